@@ -1,0 +1,27 @@
+# Each target sets itself up from a fresh clone: a local venv, the package, then the job.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/collperf predict allreduce --size 1M,64M,1G --ranks 16 --latency 10us --bandwidth 100GB/s --reduce-bandwidth 500GB/s
+	$(BIN)/collperf predict allreduce --size 2G --cluster dgx-h100 --nodes 8
+	$(BIN)/collperf crossover allreduce --ranks 64 --latency 5us --bandwidth 50GB/s
+
+test: $(STAMP)
+	$(BIN)/python -m pytest tests
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/model_throughput.py
+
+clean:
+	rm -rf $(VENV) build src/*.egg-info .pytest_cache .hypothesis
