@@ -1,0 +1,3 @@
+from collperf.cli import main
+
+main()

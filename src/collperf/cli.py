@@ -1,0 +1,188 @@
+"""The command line: parse, call the API, print. No logic lives here that the API lacks."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from collperf import api, units
+from collperf.errors import UsageError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Performance of collective communication: predict, explain, compare.")
+# Pipes and CI logs get a wide console rather than rich's 80 columns, so tables do not wrap.
+out = Console(highlight=False, width=None if sys.stdout.isatty() else 150)
+err = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 200)
+
+
+def _print_json(doc) -> None:
+    sys.stdout.write(json.dumps(doc, indent=2, default=_jsonable) + "\n")
+
+
+def _jsonable(value):
+    if isinstance(value, float) and math.isinf(value):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+# Network options shared by predict and crossover --------------------------------------------------
+_NET_HELP = "Network"
+Ranks = typer.Option(None, "--ranks", "-p", help="Number of ranks (with --latency/--bandwidth).", rich_help_panel=_NET_HELP)
+Latency = typer.Option(None, "--latency", help="Per-message latency alpha, e.g. 10us.", rich_help_panel=_NET_HELP)
+Bandwidth = typer.Option(None, "--bandwidth", help="Per-rank link bandwidth, e.g. 100GB/s or 400Gbps.", rich_help_panel=_NET_HELP)
+ReduceBw = typer.Option("inf", "--reduce-bandwidth", help="Local reduction rate (1/gamma), e.g. 500GB/s; default infinite.",
+                        rich_help_panel=_NET_HELP)
+ClusterOpt = typer.Option(None, "--cluster", help="Preset: dgx-h100, dgx-a100, dgx-1v, dgx-2, trn1, pcie-gen4, chapter.",
+                          rich_help_panel=_NET_HELP)
+Nodes = typer.Option(None, "--nodes", help="Nodes of a two-level cluster.", rich_help_panel=_NET_HELP)
+Rpn = typer.Option(None, "--ranks-per-node", help="Ranks per node.", rich_help_panel=_NET_HELP)
+IntraLat = typer.Option(None, "--intra-latency", rich_help_panel=_NET_HELP)
+IntraBw = typer.Option(None, "--intra-bandwidth", rich_help_panel=_NET_HELP)
+InterLat = typer.Option(None, "--inter-latency", rich_help_panel=_NET_HELP)
+InterBw = typer.Option(None, "--inter-bandwidth", help="Bandwidth of one NIC.", rich_help_panel=_NET_HELP)
+Nics = typer.Option(None, "--nics-per-node", help="NICs per node (default: one per rank).", rich_help_panel=_NET_HELP)
+IntraAlg = typer.Option("best", "--intra-algorithm", help="Algorithm of the intra-node phases (or best).")
+InterAlg = typer.Option("best", "--inter-algorithm", help="Algorithm of the inter-node phase (or best).")
+
+
+def _network(**kw):
+    return api.network(**kw)
+
+
+@app.command()
+def predict(
+    collective: str = typer.Argument(..., help="allreduce, allgather, reducescatter, broadcast, reduce, alltoall, "
+                                               "scatter, gather or sendrecv."),
+    size: str = typer.Option("1M,64M,1G", "--size", "-s", help="Sizes (nccl-tests convention), comma-separated."),
+    algorithm: str = typer.Option("all", "--algorithm", "-A", help="An algorithm, a comma list, or all."),
+    segments: Optional[int] = typer.Option(None, "--segments", help="Pipeline segments for chain/double-binary-tree "
+                                                                    "(default: the best per size)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON document."),
+    ranks: Optional[int] = Ranks, latency: Optional[str] = Latency, bandwidth: Optional[str] = Bandwidth,
+    reduce_bandwidth: str = ReduceBw, cluster: Optional[str] = ClusterOpt, nodes: Optional[int] = Nodes,
+    ranks_per_node: Optional[int] = Rpn, intra_latency: Optional[str] = IntraLat,
+    intra_bandwidth: Optional[str] = IntraBw, inter_latency: Optional[str] = InterLat,
+    inter_bandwidth: Optional[str] = InterBw, nics_per_node: Optional[int] = Nics,
+    intra_algorithm: str = IntraAlg, inter_algorithm: str = InterAlg,
+):
+    """Predict the time of COLLECTIVE for every algorithm, with its terms, bandwidths and lower bound."""
+    net = _network(ranks=ranks, latency=latency, bandwidth=bandwidth, reduce_bandwidth=reduce_bandwidth,
+                   cluster=cluster, nodes=nodes, ranks_per_node=ranks_per_node, intra_latency=intra_latency,
+                   intra_bandwidth=intra_bandwidth, inter_latency=inter_latency, inter_bandwidth=inter_bandwidth,
+                   nics_per_node=nics_per_node)
+    results = api.predict(collective, size, net, algorithm, intra_algorithm, inter_algorithm, segments)
+    if as_json:
+        docs = [r.to_json() for r in results]
+        _print_json(docs[0] if len(docs) == 1 else docs)
+        return
+    out.print(f"[bold]{results[0].collective}[/bold] on {results[0].network}")
+    for r in results:
+        _print_prediction(r)
+
+
+def _print_prediction(r) -> None:
+    table = Table(title=f"{r.collective}  size {units.format_size(r.size_bytes)} ({r.size_bytes} B)  "
+                        f"ranks {r.ranks}", title_justify="left")
+    for column in ("algorithm", "time", "latency", "bandwidth", "compute", "algbw GB/s", "busbw GB/s", "x bound"):
+        table.add_column(column, justify="left" if column == "algorithm" else "right")
+    for a in sorted(r.algorithms, key=lambda a: a.time_s):
+        name = a.name + (f" (k={a.segments})" if a.segments else "")
+        style = "bold green" if a.name == r.best else None
+        table.add_row(("* " if a.name == r.best else "  ") + name, units.format_time(a.time_s),
+                      units.format_time(a.latency_s), units.format_time(a.bandwidth_s),
+                      units.format_time(a.compute_s), f"{a.algbw_GBps:.2f}", f"{a.busbw_GBps:.2f}",
+                      f"{a.bound_ratio:.2f}", style=style)
+        for ph in a.phases:
+            table.add_row(f"    {ph['phase']} [{ph['algorithm']}, {ph['ranks']} ranks]",
+                          units.format_time(ph["time_s"]), units.format_time(ph["latency_s"]),
+                          units.format_time(ph["bandwidth_s"]), units.format_time(ph["compute_s"]), "", "", "",
+                          style="dim")
+    out.print(table)
+    out.print(f"lower bound {units.format_time(r.lower_bound_s)}; best: [bold]{r.best}[/bold]")
+    for name, why in r.skipped.items():
+        out.print(f"[dim]skipped {name}: {why}[/dim]")
+    out.print()
+
+
+@app.command()
+def crossover(
+    collective: str = typer.Argument(...),
+    min_size: str = typer.Option("1", "--min", help="Smallest size to consider."),
+    max_size: str = typer.Option("16G", "--max", help="Largest size to consider."),
+    algorithm: str = typer.Option("all", "--algorithm", "-A", help="Restrict to these algorithms (comma list)."),
+    as_json: bool = typer.Option(False, "--json"),
+    ranks: Optional[int] = Ranks, latency: Optional[str] = Latency, bandwidth: Optional[str] = Bandwidth,
+    reduce_bandwidth: str = ReduceBw, cluster: Optional[str] = ClusterOpt, nodes: Optional[int] = Nodes,
+    ranks_per_node: Optional[int] = Rpn, intra_latency: Optional[str] = IntraLat,
+    intra_bandwidth: Optional[str] = IntraBw, inter_latency: Optional[str] = InterLat,
+    inter_bandwidth: Optional[str] = InterBw, nics_per_node: Optional[int] = Nics,
+    intra_algorithm: str = IntraAlg, inter_algorithm: str = InterAlg,
+):
+    """Where the best algorithm for COLLECTIVE changes with the size."""
+    net = _network(ranks=ranks, latency=latency, bandwidth=bandwidth, reduce_bandwidth=reduce_bandwidth,
+                   cluster=cluster, nodes=nodes, ranks_per_node=ranks_per_node, intra_latency=intra_latency,
+                   intra_bandwidth=intra_bandwidth, inter_latency=inter_latency, inter_bandwidth=inter_bandwidth,
+                   nics_per_node=nics_per_node)
+    found, regimes = api.crossover(collective, net, min_size, max_size, algorithm, intra_algorithm, inter_algorithm)
+    if as_json:
+        _print_json({"collective": collective, "ranks": net.ranks, "network": net.describe(),
+                     "crossovers": [vars(c) for c in found], "regimes": [vars(r) for r in regimes]})
+        return
+    table = Table(title=f"best {collective} algorithm by size on {net.describe()}", title_justify="left")
+    table.add_column("from")
+    table.add_column("to")
+    table.add_column("best algorithm")
+    for r in regimes:
+        table.add_row(units.format_size(r.from_bytes), "" if math.isinf(r.to_bytes) else units.format_size(r.to_bytes),
+                      r.algorithm)
+    out.print(table)
+
+
+@app.command()
+def algorithms(
+    collective: Optional[str] = typer.Argument(None, help="Only this collective."),
+    as_json: bool = typer.Option(False, "--json"),
+):
+    """List every collective and algorithm with its cost formula and source."""
+    rows = api.algorithms(collective)
+    if as_json:
+        _print_json([{"collective": a.collective, "algorithm": a.name, "formula": a.formula, "source": a.source,
+                      "pipelined": a.pipeline is not None, "multiport": a.multiport} for a in rows])
+        return
+    table = Table(title="T = a alpha + b n beta + c n gamma (n = nccl-tests size; p ranks)", title_justify="left")
+    for column in ("collective", "algorithm", "cost", "source"):
+        table.add_column(column, overflow="fold")
+    for a in rows:
+        table.add_row(a.collective, a.name, a.formula, a.source)
+    out.print(table)
+
+
+def main() -> None:
+    try:
+        app(standalone_mode=False)
+    except UsageError as e:
+        err.print(f"[red]error:[/red] {e}")
+        sys.exit(2)
+    except typer.Exit as e:
+        sys.exit(e.exit_code)
+    except Exception as e:  # click's own usage errors
+        import click
+        if isinstance(e, click.exceptions.ClickException):
+            e.show()
+            sys.exit(e.exit_code)
+        if isinstance(e, click.exceptions.Abort):
+            sys.exit(130)
+        raise
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,10 @@
+"""The one error type for user mistakes.
+
+A `UsageError` carries a message written for the person at the keyboard: the value received,
+what was expected, and how to fix it. The CLI prints it without a traceback and exits with 2.
+Anything else that escapes is a bug in collperf.
+"""
+
+
+class UsageError(ValueError):
+    """Bad input from the user (a flag, a file, an API argument)."""

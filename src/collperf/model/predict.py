@@ -1,0 +1,197 @@
+"""The prediction API: every algorithm's cost for a collective on a network, with the bound and the best.
+
+A network is either a uniform `Link` with a rank count, or a two-level `Cluster`. On a cluster the
+flat algorithms are priced on its bottleneck link (the slower of intra and per-rank inter, as the
+cost-model chapter prices a flat ring "bottlenecked by the network") and `hierarchical` is the
+two-level composition of model/hierarchy.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from collperf.collectives import busbw_factor, check_ranks, get_collective
+from collperf.errors import UsageError
+from collperf.model.bounds import bound_coefficients, lower_bound
+from collperf.model.costs import Cost, NotApplicable, Phase, algorithms_for, cost, get_algorithm
+from collperf.model.hierarchy import PLANS, two_level_cost
+from collperf.model.network import Cluster, Link
+
+HIERARCHICAL = "hierarchical"
+
+
+@dataclass(frozen=True)
+class Network:
+    """Where a collective runs: `ranks` ranks on a uniform link, or a two-level cluster."""
+
+    ranks: int
+    link: Link | None = None
+    cluster: Cluster | None = None
+
+    def __post_init__(self):
+        check_ranks(self.ranks)
+        if (self.link is None) == (self.cluster is None):
+            raise UsageError("give either a link (--latency/--bandwidth) or a cluster (--cluster or "
+                             "--nodes/--ranks-per-node with intra/inter links), not both or neither")
+        if self.cluster is not None and self.cluster.ranks != self.ranks:
+            c = self.cluster
+            raise UsageError(f"ranks({self.ranks}) is not nodes({c.nodes}) x ranks_per_node({c.ranks_per_node}) "
+                             f"= {c.ranks}: drop --ranks or make it match")
+
+    @classmethod
+    def of(cls, link_or_cluster: Link | Cluster, ranks: int | None = None) -> "Network":
+        if isinstance(link_or_cluster, Cluster):
+            return cls(link_or_cluster.ranks if ranks is None else ranks, cluster=link_or_cluster)
+        if ranks is None:
+            raise UsageError("a uniform link needs a rank count: give --ranks")
+        return cls(ranks, link=link_or_cluster)
+
+    @property
+    def flat_link(self) -> Link:
+        return self.link if self.link is not None else self.cluster.bottleneck
+
+    def describe(self) -> str:
+        if self.cluster is not None:
+            return self.cluster.describe()
+        return f"{self.ranks} ranks; {self.link.describe()}"
+
+
+@dataclass(frozen=True)
+class AlgorithmCost:
+    name: str
+    cost: Cost   # arrays over the sizes
+
+
+def candidates(collective: str, network: Network, sizes, algorithm: str | list[str] = "all",
+               intra_algorithm: str = "best", inter_algorithm: str = "best",
+               segments: int | None = None) -> tuple[list[AlgorithmCost], dict[str, str]]:
+    """Costs of the requested algorithms over `sizes`, and why the others were skipped."""
+    name = get_collective(collective).name
+    n = np.atleast_1d(np.asarray(sizes, dtype=float))
+    wanted = _wanted(name, network, algorithm)
+    explicit = algorithm != "all"
+    results, skipped = [], {}
+    for alg_name in wanted:
+        try:
+            if alg_name == HIERARCHICAL:
+                c = two_level_cost(name, network.cluster, n, intra_algorithm, inter_algorithm)
+            else:
+                pipelined = get_algorithm(name, alg_name).pipeline is not None
+                c = cost(name, alg_name, network.ranks, n, network.flat_link, segments if pipelined else None)
+            results.append(AlgorithmCost(alg_name, c))
+        except NotApplicable as err:
+            if explicit:
+                raise
+            skipped[alg_name] = str(err)
+    if not results:
+        raise UsageError(f"no algorithm can run {name} on {network.ranks} ranks: " + "; ".join(skipped.values()))
+    return results, skipped
+
+
+def _wanted(name: str, network: Network, algorithm) -> list[str]:
+    available = [a.name for a in algorithms_for(name)]
+    if network.cluster is not None and name in PLANS:
+        available.append(HIERARCHICAL)
+    if algorithm in (None, "all"):
+        return available
+    wanted = [a.strip().lower() for a in (algorithm.split(",") if isinstance(algorithm, str) else algorithm)]
+    for a in wanted:
+        if a == HIERARCHICAL and network.cluster is None:
+            raise UsageError("the hierarchical algorithm needs a two-level cluster: give --cluster or --nodes and "
+                             "--ranks-per-node with intra/inter links")
+        if a not in available:
+            get_algorithm(name, a)   # raises with the list of known names
+    return wanted
+
+
+def network_lower_bound(collective: str, network: Network, sizes) -> Cost:
+    """The lower bound on a uniform link; on a cluster, the node-level bound on the NICs (every
+    node's data must cross its own NICs) with the compute bound over all ranks."""
+    if network.cluster is None or network.cluster.nodes == 1:
+        return lower_bound(collective, network.ranks, sizes, network.flat_link)
+    c = network.cluster
+    node_nics = Link(c.inter.latency_s, c.inter.bandwidth_Bps * c.nics_per_node, c.inter.reduce_bandwidth_Bps)
+    a, b, _ = bound_coefficients(collective, c.nodes)
+    _, _, compute = bound_coefficients(collective, c.ranks)
+    n = np.atleast_1d(np.asarray(sizes, dtype=float))
+    gamma = min(c.intra.seconds_per_reduced_byte, c.inter.seconds_per_reduced_byte)
+    return Cost(np.full(n.shape, a * c.inter.latency_s), b * n * node_nics.seconds_per_byte, compute * n * gamma)
+
+
+@dataclass
+class AlgorithmPrediction:
+    name: str
+    time_s: float
+    latency_s: float
+    bandwidth_s: float
+    compute_s: float
+    algbw_GBps: float
+    busbw_GBps: float
+    bound_ratio: float              # time / lower bound (>= 1)
+    segments: int | None = None
+    phases: list[dict] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        doc = {k: getattr(self, k) for k in ("name", "time_s", "latency_s", "bandwidth_s", "compute_s",
+                                             "algbw_GBps", "busbw_GBps", "bound_ratio")}
+        if self.segments is not None:
+            doc["segments"] = self.segments
+        if self.phases:
+            doc["phases"] = self.phases
+        return doc
+
+
+@dataclass
+class Prediction:
+    collective: str
+    size_bytes: int
+    ranks: int
+    network: str
+    algorithms: list[AlgorithmPrediction]
+    best: str
+    lower_bound_s: float
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        doc = {"collective": self.collective, "size_bytes": self.size_bytes, "ranks": self.ranks,
+               "network": self.network, "algorithms": [a.to_json() for a in self.algorithms],
+               "best": self.best, "lower_bound_s": self.lower_bound_s}
+        if self.skipped:
+            doc["skipped"] = self.skipped
+        return doc
+
+
+def predict(collective: str, sizes, network: Network, algorithm: str | list[str] = "all",
+            intra_algorithm: str = "best", inter_algorithm: str = "best",
+            segments: int | None = None) -> list[Prediction]:
+    """One Prediction per size: every requested algorithm's cost, the lower bound, the best."""
+    name = get_collective(collective).name
+    n = np.atleast_1d(np.asarray(sizes, dtype=float))
+    results, skipped = candidates(name, network, n, algorithm, intra_algorithm, inter_algorithm, segments)
+    bound = network_lower_bound(name, network, n).total_s
+    factor = busbw_factor(name, network.ranks)
+    out = []
+    for i, size in enumerate(n):
+        rows = [_row(r.name, r.cost, i, size, bound[i], factor) for r in results]
+        best = min(rows, key=lambda r: r.time_s).name
+        out.append(Prediction(name, int(size), network.ranks, network.describe(), rows, best,
+                              float(bound[i]), skipped))
+    return out
+
+
+def _row(name: str, c: Cost, i: int, size: float, bound_s: float, factor: float) -> AlgorithmPrediction:
+    time_s = float(c.total_s[i])
+    algbw = float(size) / time_s / 1e9 if time_s > 0 else float("inf")
+    return AlgorithmPrediction(
+        name, time_s, float(c.latency_s[i]), float(c.bandwidth_s[i]), float(c.compute_s[i]),
+        algbw, algbw * factor, time_s / float(bound_s) if bound_s > 0 else 1.0,
+        int(c.segments[i]) if c.segments is not None else None,
+        [_phase_json(ph, i) for ph in c.phases])
+
+
+def _phase_json(phase: Phase, i: int) -> dict:
+    return {"phase": phase.name, "algorithm": phase.algorithms[i], "ranks": phase.ranks, "link": phase.link,
+            "time_s": float(phase.cost.total_s[i]), "latency_s": float(phase.cost.latency_s[i]),
+            "bandwidth_s": float(phase.cost.bandwidth_s[i]), "compute_s": float(phase.cost.compute_s[i])}

@@ -1,0 +1,64 @@
+"""The best algorithm per size, and the sizes where the best one changes.
+
+One visible rule: the best algorithm is the one with the least predicted time (ties go to the one
+listed first in the registry); `algorithm=` anywhere overrides it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from collperf.errors import UsageError
+from collperf.model.predict import Network, candidates
+
+
+def best_algorithm(collective: str, sizes, network: Network, **options) -> np.ndarray:
+    """Name of the fastest algorithm for each size."""
+    results, _ = candidates(collective, network, sizes, **options)
+    totals = np.vstack([r.cost.total_s for r in results])
+    names = np.array([r.name for r in results], dtype=object)
+    return names[np.argmin(totals, axis=0)]
+
+
+@dataclass(frozen=True)
+class Regime:
+    algorithm: str
+    from_bytes: float     # inclusive
+    to_bytes: float       # exclusive; inf for the last
+
+
+@dataclass(frozen=True)
+class Crossover:
+    size_bytes: float     # the smallest size at which `to` is best
+    from_algorithm: str
+    to_algorithm: str
+
+
+def crossovers(collective: str, network: Network, min_bytes: float = 1, max_bytes: float = 1 << 34,
+               points_per_octave: int = 16, **options) -> tuple[list[Crossover], list[Regime]]:
+    """Where the best algorithm changes between min_bytes and max_bytes.
+
+    A geometric grid finds the changes; each is then bisected on the size (to 1 byte) between
+    the two grid points, so the reported size is exact to the byte for the model.
+    """
+    if not (0 < min_bytes < max_bytes):
+        raise UsageError(f"size range {min_bytes}..{max_bytes}: expected 0 < min < max, e.g. --min 1 --max 16G")
+    octaves = np.log2(max_bytes / min_bytes)
+    grid = np.unique(np.round(np.geomspace(min_bytes, max_bytes, int(octaves * points_per_octave) + 2)))
+    best = best_algorithm(collective, grid, network, **options)
+    found = []
+    for i in np.nonzero(best[1:] != best[:-1])[0]:
+        lo, hi = float(grid[i]), float(grid[i + 1])
+        while hi - lo > 1:
+            mid = np.floor((lo + hi) / 2)
+            if best_algorithm(collective, [mid], network, **options)[0] == best[i]:
+                lo = mid
+            else:
+                hi = mid
+        found.append(Crossover(hi, str(best[i]), str(best_algorithm(collective, [hi], network, **options)[0])))
+    edges = [float(grid[0])] + [c.size_bytes for c in found] + [float("inf")]
+    names = [str(best[0])] + [c.to_algorithm for c in found]
+    regimes = [Regime(a, edges[j], edges[j + 1]) for j, a in enumerate(names)]
+    return found, regimes
