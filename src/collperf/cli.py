@@ -9,6 +9,7 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from collperf import api, units
@@ -22,16 +23,19 @@ err = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() el
 
 
 def _print_json(doc) -> None:
-    sys.stdout.write(json.dumps(doc, indent=2, default=_jsonable) + "\n")
+    """Strict JSON: numpy numbers become floats, infinities null (json.dumps would write Infinity)."""
+    sys.stdout.write(json.dumps(_clean(doc), indent=2, allow_nan=False) + "\n")
 
 
-def _jsonable(value):
-    if isinstance(value, float) and math.isinf(value):
-        return None
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return str(value)
+def _clean(value):
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    if isinstance(value, (str, bool, int)) or value is None:
+        return value
+    number = float(value)
+    return number if math.isfinite(number) else None
 
 
 # Network options shared by predict and crossover --------------------------------------------------
@@ -102,7 +106,7 @@ def _print_prediction(r) -> None:
                       units.format_time(a.compute_s), f"{a.algbw_GBps:.2f}", f"{a.busbw_GBps:.2f}",
                       f"{a.bound_ratio:.2f}", style=style)
         for ph in a.phases:
-            table.add_row(f"    {ph['phase']} [{ph['algorithm']}, {ph['ranks']} ranks]",
+            table.add_row(escape(f"    {ph['phase']} [{ph['algorithm']}, {ph['ranks']} ranks]"),
                           units.format_time(ph["time_s"]), units.format_time(ph["latency_s"]),
                           units.format_time(ph["bandwidth_s"]), units.format_time(ph["compute_s"]), "", "", "",
                           style="dim")
@@ -137,7 +141,8 @@ def crossover(
         _print_json({"collective": collective, "ranks": net.ranks, "network": net.describe(),
                      "crossovers": [vars(c) for c in found], "regimes": [vars(r) for r in regimes]})
         return
-    table = Table(title=f"best {collective} algorithm by size on {net.describe()}", title_justify="left")
+    out.print(f"best {collective} algorithm by size on {net.describe()}")
+    table = Table()
     table.add_column("from")
     table.add_column("to")
     table.add_column("best algorithm")

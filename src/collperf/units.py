@@ -111,20 +111,23 @@ def _positive(value: float, text) -> float:
     return value
 
 
+_BINARY = ((1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB"))
+_DECIMAL = ((10**12, "TB"), (10**9, "GB"), (10**6, "MB"), (10**3, "KB"))
+
+
 def format_size(size_bytes: float) -> str:
-    """'64 MiB' for binary multiples, '100 MB' for decimal ones, else the nearest binary unit."""
+    """'64 MiB' or '100 MB' when a unit divides the size exactly (the smallest count wins),
+    else four significant digits in the nearest binary unit ('1.21 KiB')."""
     size_bytes = float(size_bytes)
     if size_bytes < 1024:
         return f"{size_bytes:g} B"
-    for factor, unit in ((1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")):
-        if size_bytes % factor == 0:
-            return f"{size_bytes / factor:g} {unit}"
-    for factor, unit in ((10**12, "TB"), (10**9, "GB"), (10**6, "MB"), (10**3, "KB")):
-        if size_bytes % factor == 0:
-            return f"{size_bytes / factor:g} {unit}"
-    for factor, unit in ((1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")):
+    exact = [(size_bytes // f, unit) for f, unit in _BINARY + _DECIMAL if size_bytes % f == 0]
+    if exact:
+        count, unit = min(exact)
+        return f"{int(count)} {unit}"
+    for factor, unit in _BINARY:
         if size_bytes >= factor:
-            return f"{size_bytes / factor:.3g} {unit}"
+            return f"{size_bytes / factor:.4g} {unit}"
     return f"{size_bytes:g} B"
 
 

@@ -282,23 +282,39 @@ def _zeros(n: np.ndarray) -> Cost:
     return Cost(z, z.copy(), z.copy())
 
 
+_SMALL_K = 64          # pipelines are searched exhaustively up to here (past the fill/drain region)
+_MAX_SEGMENTS = 1 << 20
+
+
 def _best_segments(alg: Algorithm, p: int, n: np.ndarray, link: Link) -> np.ndarray:
-    """Near-optimal pipeline depth per size: the continuous optimum of k alpha + E n beta / k,
-    rounded both ways and the better kept (the profile is exact for whichever k is chosen)."""
+    """The optimal whole number of pipeline segments per size.
+
+    Past the fill region (k >= tree height) a pipeline costs exactly c0 + da k alpha + E n / k, a
+    convex function of k, so its integer optimum is the floor or ceiling of sqrt(E n / (da alpha)).
+    Below that the profile is irregular, so k = 1.._SMALL_K are tried as well. The minimum over all
+    k is taken, which also makes the optimal time monotonic in the size.
+    """
     alpha, beta, gamma = link.latency_s, link.seconds_per_byte, link.seconds_per_reduced_byte
-    k_max = np.clip(np.floor(n), 1, 1 << 20)
-    a1, b1, c1 = alg.pipeline(p, np.array([1]))
-    a2, b2, c2 = alg.pipeline(p, np.array([2]))
-    # b(k) = b_inf + E/k exactly past the fill: E from k=1 and 2 is a good estimate for choosing k.
-    e = max(float(2 * (b1 - b2)[0]), 0.0) * beta + max(float(2 * (c1 - c2)[0]), 0.0) * gamma
-    da = float((a2 - a1)[0]) * alpha
+    k_max = np.clip(np.floor(n), 1, _MAX_SEGMENTS)
+    big = np.array([_SMALL_K, 2 * _SMALL_K])
+    a, b, c = (np.broadcast_to(x, big.shape).astype(float) for x in alg.pipeline(p, big))
+    da = (a[1] - a[0]) / _SMALL_K * alpha
+    e = max((b[0] - b[1]) * 2 * _SMALL_K, 0.0) * beta + max((c[0] - c[1]) * 2 * _SMALL_K, 0.0) * gamma
     with np.errstate(divide="ignore", invalid="ignore"):
         k_star = np.sqrt(e * n / da) if da > 0 else np.full_like(n, np.inf)
     k_star = np.where(np.isfinite(k_star), k_star, k_max)
-    lo = np.clip(np.floor(k_star), 1, k_max)
-    hi = np.clip(np.ceil(k_star), 1, k_max)
-    t_lo, t_hi = (_pipeline_cost(alg, p, n, link, k).total_s for k in (lo, hi))
-    return np.where(t_hi < t_lo, hi, lo)
+    best_k = np.clip(np.floor(k_star), 1, k_max)
+    best_t = _pipeline_cost(alg, p, n, link, best_k).total_s
+    for k in (np.clip(np.ceil(k_star), 1, k_max),):
+        t = _pipeline_cost(alg, p, n, link, k).total_s
+        best_k, best_t = np.where(t < best_t, k, best_k), np.minimum(t, best_t)
+    small_a, small_b, small_c = alg.pipeline(p, np.arange(1, _SMALL_K + 1))
+    small_c = np.broadcast_to(small_c, small_a.shape)
+    for k in range(1, _SMALL_K + 1):   # scalar coefficients: cheap over many sizes
+        t = small_a[k - 1] * alpha + (small_b[k - 1] * beta + small_c[k - 1] * gamma) * n
+        better = (t < best_t) & (k <= k_max)
+        best_k, best_t = np.where(better, k, best_k), np.where(better, t, best_t)
+    return best_k
 
 
 def _pipeline_cost(alg: Algorithm, p: int, n: np.ndarray, link: Link, k: np.ndarray) -> Cost:

@@ -1,0 +1,134 @@
+"""The prediction API and the CLI on top of it: JSON shape, best, bound, crossovers, errors."""
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import collperf
+from collperf.cli import app
+from collperf.errors import UsageError
+from collperf.model.select import best_algorithm, crossovers
+
+runner = CliRunner()
+
+
+def run(*args):
+    return runner.invoke(app, [str(a) for a in args], catch_exceptions=True)
+
+
+def test_predict_json_one_size_is_one_object():
+    res = run("predict", "allreduce", "--size", "100MB", "--ranks", 16, "--latency", "10us",
+              "--bandwidth", "100GB/s", "--algorithm", "ring", "--json")
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    assert doc["collective"] == "allreduce" and doc["size_bytes"] == 10**8 and doc["ranks"] == 16
+    (ring,) = doc["algorithms"]
+    assert set(ring) >= {"name", "time_s", "latency_s", "bandwidth_s", "compute_s", "algbw_GBps", "busbw_GBps"}
+    assert ring["time_s"] == pytest.approx(2.175e-3)
+    assert ring["latency_s"] + ring["bandwidth_s"] + ring["compute_s"] == pytest.approx(ring["time_s"])
+    assert ring["busbw_GBps"] == pytest.approx(ring["algbw_GBps"] * 2 * 15 / 16)
+    assert doc["best"] == "ring" and doc["lower_bound_s"] <= ring["time_s"]
+
+
+def test_predict_json_several_sizes_is_a_list_with_phases_on_clusters():
+    res = run("predict", "allreduce", "--size", "1M,1G", "--cluster", "dgx-h100", "--nodes", 8, "--json")
+    assert res.exit_code == 0, res.output
+    docs = json.loads(res.output)
+    assert [d["size_bytes"] for d in docs] == [1 << 20, 1 << 30]
+    for d in docs:
+        names = [a["name"] for a in d["algorithms"]]
+        assert "hierarchical" in names and d["ranks"] == 64
+        best = min(d["algorithms"], key=lambda a: a["time_s"])
+        assert d["best"] == best["name"]
+        hier = next(a for a in d["algorithms"] if a["name"] == "hierarchical")
+        assert [p["phase"] for p in hier["phases"]] == ["intra reducescatter", "inter allreduce", "intra allgather"]
+        assert sum(p["time_s"] for p in hier["phases"]) == pytest.approx(hier["time_s"])
+
+
+def test_two_level_flags_match_the_chapter():
+    res = run("predict", "allreduce", "--size", "100MB", "--nodes", 4, "--ranks-per-node", 4, "--latency", "10us",
+              "--bandwidth", "100GB/s", "--intra-algorithm", "ring", "--inter-algorithm", "ring",
+              "-A", "hierarchical", "--json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["algorithms"][0]["time_s"] == pytest.approx(1.995e-3)
+
+
+def test_human_table_marks_the_best_and_lists_skipped():
+    res = run("predict", "allgather", "--size", "1M", "--ranks", 12, "--latency", "5us", "--bandwidth", "50GB/s")
+    assert res.exit_code == 0, res.output
+    assert "* " in res.output and "lower bound" in res.output
+    assert "skipped recursive-doubling" in res.output
+
+
+@pytest.mark.parametrize("args, message", [
+    (["predict", "allreduce", "--ranks", "4"], "no network given"),
+    (["predict", "allreduce", "--ranks", "4", "--latency", "5", "--bandwidth", "1GB/s"], "missing unit"),
+    (["predict", "allsum", "--ranks", "4", "--latency", "5us", "--bandwidth", "1GB/s"], "unknown collective"),
+    (["predict", "allgather", "--ranks", "6", "--latency", "5us", "--bandwidth", "1GB/s", "-A", "recursive-doubling"],
+     "power-of-two"),
+    (["predict", "allreduce", "--cluster", "dgx-h100", "--nodes", "2", "--ranks", "10"], "ranks(10) is not nodes(2)"),
+    (["predict", "allreduce", "--cluster", "dgx-h200"], "unknown cluster preset"),
+])
+def test_cli_errors_are_clear_and_exit_2(args, message, capsys):
+    import sys
+    from collperf import cli
+    old = sys.argv
+    sys.argv = ["collperf", *args]
+    try:
+        with pytest.raises(SystemExit) as info:
+            cli.main()
+    finally:
+        sys.argv = old
+    assert info.value.code == 2
+    captured = capsys.readouterr()
+    assert message in captured.err and "Traceback" not in captured.err
+
+
+def test_crossover_matches_hand_calculation():
+    # p = 4: ring 6a + 1.5 n b, recursive doubling 2a + 2 n b: equal at n = 8 a / b = 2 MB
+    net = collperf.network(ranks=4, latency="5us", bandwidth="50GB/s")
+    found, regimes = crossovers("allreduce", net, 1, 1 << 30, algorithm="ring,recursive-doubling")
+    assert len(found) == 1
+    assert found[0].from_algorithm == "recursive-doubling" and found[0].to_algorithm == "ring"
+    assert found[0].size_bytes == pytest.approx(2e6, abs=1)
+    assert [r.algorithm for r in regimes] == ["recursive-doubling", "ring"]
+
+
+def test_crossover_sizes_are_where_the_best_changes():
+    net = collperf.network(ranks=64, latency="5us", bandwidth="50GB/s")
+    found, _ = crossovers("allreduce", net, algorithm="ring,rhd,double-binary-tree,recursive-doubling,reduce-broadcast")
+    opts = dict(algorithm="ring,rhd,double-binary-tree,recursive-doubling,reduce-broadcast")
+    for c in found:
+        before, at = best_algorithm("allreduce", [c.size_bytes - 1, c.size_bytes], net, **opts)
+        assert before == c.from_algorithm and at == c.to_algorithm
+
+
+def test_crossover_cli_json():
+    res = run("crossover", "allreduce", "--ranks", 4, "--latency", "5us", "--bandwidth", "50GB/s",
+              "-A", "ring,recursive-doubling", "--json")
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    assert doc["regimes"][-1]["to_bytes"] is None and doc["crossovers"][0]["to_algorithm"] == "ring"
+
+
+def test_algorithms_lists_every_pair_with_a_source():
+    res = run("algorithms", "--json")
+    rows = json.loads(res.output)
+    assert {r["collective"] for r in rows} == set(collperf.algorithms.__globals__["COLLECTIVES"])
+    assert all(r["source"] and r["formula"] for r in rows)
+    assert len(rows) == len(collperf.algorithms())
+
+
+def test_api_mirrors_cli():
+    net = collperf.network(cluster="chapter", nodes=8)
+    (p,) = collperf.predict("allreduce", "2GB", net, algorithm="hierarchical", intra_algorithm="ring",
+                            inter_algorithm="ring")
+    phases = [ph["time_s"] * 1e3 for ph in p.algorithms[0].phases]
+    assert phases == pytest.approx([5.840, 8.820, 5.840], abs=5e-4)
+    with pytest.raises(UsageError):
+        collperf.network(ranks=4)
+    best = best_algorithm("allreduce", np.array([1e3, 1e9]), collperf.network(ranks=8, latency="5us",
+                                                                               bandwidth="50GB/s"), algorithm="ring,rhd")
+    assert list(best) == ["rhd", "rhd"]

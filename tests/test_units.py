@@ -1,0 +1,71 @@
+import math
+
+import pytest
+from hypothesis import given, strategies as st
+
+from collperf import units
+from collperf.errors import UsageError
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("8", 8), ("8B", 8), ("1K", 1024), ("1M", 1 << 20), ("1G", 1 << 30), ("0.5M", 1 << 19),
+    ("1KB", 1000), ("1MB", 10**6), ("1GB", 10**9), ("1KiB", 1024), ("1MiB", 1 << 20), ("1GiB", 1 << 30),
+    ("64m", 64 << 20), (" 2 G ", 2 << 30), (4096, 4096),
+])
+def test_sizes(text, expected):
+    assert units.parse_size(text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("5us", 5e-6), ("5µs", 5e-6), ("1.2ms", 1.2e-3), ("0.5s", 0.5), ("100ns", 1e-7), ("0", 0.0), ("2.5 us", 2.5e-6),
+])
+def test_times(text, expected):
+    assert units.parse_time(text) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("50GB/s", 50e9), ("50GBps", 50e9), ("400Gbps", 50e9), ("400Gbit/s", 50e9), ("400Gb/s", 50e9),
+    ("12.5GiB/s", 12.5 * 2**30), ("200mbit", 25e6), ("100MB/s", 1e8), ("inf", math.inf),
+])
+def test_bandwidths(text, expected):
+    assert units.parse_bandwidth(text) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("parse, text, fragment", [
+    (units.parse_size, "12XB", "unknown unit 'XB'"),
+    (units.parse_size, "lots", "expected a number and a unit"),
+    (units.parse_size, -5, "negative"),
+    (units.parse_time, "5", "missing unit"),
+    (units.parse_time, "5 parsecs", "unknown or missing unit"),
+    (units.parse_bandwidth, "50", "missing unit"),
+    (units.parse_bandwidth, "50GB", "unknown or missing unit 'GB'"),
+    (units.parse_bandwidth, "0GB/s", "not positive"),
+])
+def test_errors_name_the_value_and_the_forms(parse, text, fragment):
+    with pytest.raises(UsageError) as info:
+        parse(text)
+    assert fragment in str(info.value)
+    assert str(text) in str(info.value)
+
+
+@given(st.integers(min_value=1, max_value=1023), st.sampled_from([1, 1 << 10, 1 << 20, 1 << 30, 10**3, 10**6, 10**9]))
+def test_size_round_trip_for_whole_units(count, unit):
+    size = count * unit
+    assert units.parse_size(units.format_size(size)) == size
+
+
+@given(st.floats(min_value=1e-9, max_value=100))
+def test_time_round_trip_to_four_digits(seconds):
+    assert units.parse_time(units.format_time(seconds)) == pytest.approx(seconds, rel=1e-3)
+
+
+@given(st.floats(min_value=1e3, max_value=1e13))
+def test_bandwidth_round_trip_to_four_digits(rate):
+    assert units.parse_bandwidth(units.format_bandwidth(rate)) == pytest.approx(rate, rel=1e-3)
+
+
+def test_format_picks_sensible_units():
+    assert units.format_size(64 << 20) == "64 MiB"
+    assert units.format_size(100 * 10**6) == "100 MB"
+    assert units.format_time(2.175e-3) == "2.175 ms"
+    assert units.format_bandwidth(50e9) == "50 GB/s"
