@@ -3,16 +3,26 @@ takes them ('64M', '5us', '50GB/s') or numbers in bytes, seconds and bytes/s."""
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+
+from collperf import topology as topology_module
 from collperf import units
-from collperf.collectives import COLLECTIVES
+from collperf.collectives import COLLECTIVES, get_collective
 from collperf.errors import UsageError
-from collperf.model.costs import ALGORITHMS, Algorithm, algorithms_for
+from collperf.model.costs import ALGORITHMS, Algorithm, algorithms_for, get_algorithm
 from collperf.model.network import Cluster, Link
 from collperf.model.predict import Network, Prediction
 from collperf.model.predict import predict as _predict
 from collperf.model.presets import get_preset
 from collperf.model.select import Crossover, Regime
 from collperf.model.select import crossovers as _crossovers
+from collperf.schedule.build import DEFAULT_PHASES, build, build_hierarchical
+from collperf.schedule.ir import Schedule
+from collperf.schedule.verify import VerificationError, verify
+from collperf.simulate import SimResult
+from collperf.simulate import simulate as simulate_schedule
+from collperf.topology import Topology
 
 
 def network(ranks: int | None = None, latency=None, bandwidth=None, reduce_bandwidth="inf",
@@ -97,4 +107,101 @@ def _sizes(sizes) -> list[int]:
     return [units.parse_size(s) for s in sizes]
 
 
-__all__ = ["network", "predict", "crossover", "algorithms", "COLLECTIVES"]
+
+
+# --- schedules, verification, simulation ---------------------------------------------------------
+
+def schedule(collective: str, algorithm: str, ranks: int | None = None, root: int = 0, segments: int = 1,
+             nodes: int | None = None, ranks_per_node: int | None = None,
+             intra_algorithm: str | None = None, inter_algorithm: str | None = None) -> Schedule:
+    """`collperf schedule`: the explicit schedule of an algorithm (hierarchical: give nodes and ranks_per_node)."""
+    if algorithm == "hierarchical":
+        if not nodes or not ranks_per_node:
+            raise UsageError("the hierarchical schedule needs --nodes and --ranks-per-node")
+        if ranks is not None and ranks != nodes * ranks_per_node:
+            raise UsageError(f"ranks({ranks}) is not nodes({nodes}) x ranks_per_node({ranks_per_node})")
+        name = get_collective(collective).name
+        default = DEFAULT_PHASES.get(name, "ring")
+        return build_hierarchical(name, nodes, ranks_per_node, intra_algorithm or default,
+                                  inter_algorithm or default, segments)
+    if ranks is None:
+        raise UsageError("give the rank count: --ranks P")
+    return build(collective, algorithm, ranks, root, segments)
+
+
+@dataclass
+class VerifyRow:
+    collective: str
+    algorithm: str
+    ranks_checked: int
+    failures: list[str]
+
+
+def verify_all(collective: str | None = None, algorithm: str | None = None, max_ranks: int = 64,
+               min_ranks: int = 1, segments=(1, 3), hierarchical: bool = True, progress=None) -> list[VerifyRow]:
+    """`collperf verify`: build and symbolically verify every selected algorithm for every rank count
+    in min_ranks..max_ranks (pipelined ones for each segment count), and the two-level schedules
+    with the default phase algorithms on every nodes x ranks_per_node factorization."""
+    if not 1 <= min_ranks <= max_ranks:
+        raise UsageError(f"rank range {min_ranks}..{max_ranks}: expected 1 <= --min-ranks <= --max-ranks")
+    chosen = [a for a in ALGORITHMS
+              if (collective is None or a.collective == get_collective(collective).name)
+              and (algorithm is None or a.name == algorithm)]
+    if algorithm is not None and algorithm != "hierarchical" and not chosen:
+        get_algorithm(collective or "allreduce", algorithm)   # raises with the known names
+        raise UsageError(f"no algorithm {algorithm!r} for {collective or 'any collective'}")
+    rows = []
+    for alg in chosen:
+        row = VerifyRow(alg.collective, alg.name, 0, [])
+        for p in range(min_ranks, max_ranks + 1):
+            if alg.unavailable(p):
+                continue
+            for k in (segments if alg.pipeline else (1,)):
+                _check(row, lambda: build(alg.collective, alg.name, p, segments=k), f"p={p}" + (f",k={k}" if alg.pipeline else ""))
+            row.ranks_checked += 1
+            if progress:
+                progress()
+        rows.append(row)
+    if hierarchical and algorithm in (None, "hierarchical"):
+        for name, phase_algorithm in DEFAULT_PHASES.items():
+            if collective is not None and get_collective(collective).name != name:
+                continue
+            row = VerifyRow(name, "hierarchical", 0, [])
+            for p in range(max(min_ranks, 4), max_ranks + 1):
+                for nodes in (n for n in range(2, p // 2 + 1) if p % n == 0):
+                    _check(row, lambda: build_hierarchical(name, nodes, p // nodes, phase_algorithm, phase_algorithm),
+                           f"{nodes}x{p // nodes}")
+                    row.ranks_checked += 1
+            rows.append(row)
+    return rows
+
+
+def _check(row: VerifyRow, make_schedule, label: str) -> None:
+    try:
+        verify(make_schedule())
+    except VerificationError as e:
+        row.failures.append(f"{label}: {e}")
+
+
+def simulate(collective: str, algorithm: str, size, topology: str, latency=None, bandwidth=None,
+             reduce_bandwidth="inf", cluster: str | None = None, mode: str = "rounds", segments: int = 1,
+             root: int = 0, intra_algorithm: str | None = None, inter_algorithm: str | None = None,
+             **cluster_options) -> tuple[SimResult, Schedule, Topology]:
+    """`collperf simulate`: the schedule of `algorithm` on a topology (dgx1v, dgx2, mesh:P, switch:P,
+    ring:P, cluster:NxG or a JSON file)."""
+    link = Link.parse(latency, bandwidth, reduce_bandwidth) if latency is not None and bandwidth is not None else None
+    base = None
+    if cluster is not None or any(v is not None for v in cluster_options.values()):
+        base = network(cluster=cluster, nodes=1, reduce_bandwidth=reduce_bandwidth, latency=latency,
+                       bandwidth=bandwidth, **cluster_options).cluster
+    topo = topology_module.parse(topology, link, base)
+    nodes = gpn = None
+    match = re.match(r"^cluster:(\d+)x(\d+)$", str(topology).strip())
+    if match:
+        nodes, gpn = int(match.group(1)), int(match.group(2))
+    sched = schedule(collective, algorithm, topo.ranks, root, segments, nodes, gpn, intra_algorithm, inter_algorithm)
+    red = units.parse_bandwidth(reduce_bandwidth)
+    return simulate_schedule(sched, topo, units.parse_size(size), mode, red), sched, topo
+
+
+__all__ = ["network", "predict", "crossover", "algorithms", "schedule", "verify_all", "simulate", "COLLECTIVES"]

@@ -13,7 +13,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from collperf import api, units
+from collperf.collectives import busbw_factor
 from collperf.errors import UsageError
+from collperf.plots import plot_timeline
+from collperf.schedule.cost import coefficients as schedule_coefficients
+from collperf.schedule.verify import verify
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Performance of collective communication: predict, explain, compare.")
@@ -169,6 +173,112 @@ def algorithms(
     for a in rows:
         table.add_row(a.collective, a.name, a.formula, a.source)
     out.print(table)
+
+
+@app.command()
+def schedule(
+    collective: str = typer.Argument(...),
+    algorithm: str = typer.Option(..., "--algorithm", "-A", help="An algorithm of the collective, or hierarchical."),
+    ranks: Optional[int] = typer.Option(None, "--ranks", "-p"),
+    root: int = typer.Option(0, "--root"),
+    segments: int = typer.Option(1, "--segments", help="Pipeline segments (chain, double-binary-tree)."),
+    nodes: Optional[int] = typer.Option(None, "--nodes", help="hierarchical: nodes."),
+    ranks_per_node: Optional[int] = typer.Option(None, "--ranks-per-node", help="hierarchical: ranks per node."),
+    intra_algorithm: Optional[str] = typer.Option(None, "--intra-algorithm"),
+    inter_algorithm: Optional[str] = typer.Option(None, "--inter-algorithm"),
+    max_steps: int = typer.Option(64, "--max-steps", help="Print at most this many steps."),
+    as_json: bool = typer.Option(False, "--json"),
+):
+    """Print an algorithm's schedule: who sends which chunks to whom at each step (-> copy, +> reduce)."""
+    s = api.schedule(collective, algorithm, ranks, root, segments, nodes, ranks_per_node,
+                     intra_algorithm, inter_algorithm)
+    verify(s)
+    a, b, c = schedule_coefficients(s)
+    if as_json:
+        _print_json({"collective": s.collective, "algorithm": s.algorithm, "ranks": s.ranks, "chunks": s.chunks,
+                     "buffer_chunks": s.chunks_per_buffer, "root": s.root,
+                     "cost": {"alpha": a, "n_beta": b, "n_gamma": c},
+                     "steps": [[{"src": t.src, "dst": t.dst, "chunks": list(t.chunks), "op": t.op}
+                                for t in st.transfers] for st in s.steps]})
+        return
+    out.print(escape(s.render(max_steps)))
+    out.print(f"verified: computes {s.collective} on {s.ranks} ranks; cost {a:g} alpha + {b:.6g} n beta + {c:.6g} n gamma "
+              f"(chunk = n / {s.chunks_per_buffer})")
+
+
+@app.command("verify")
+def verify_command(
+    collective: Optional[str] = typer.Option(None, "--collective", "-c"),
+    algorithm: Optional[str] = typer.Option(None, "--algorithm", "-A"),
+    max_ranks: int = typer.Option(64, "--max-ranks"),
+    min_ranks: int = typer.Option(1, "--min-ranks"),
+    as_json: bool = typer.Option(False, "--json"),
+):
+    """Symbolically verify every schedule for every rank count up to --max-ranks."""
+    rows = api.verify_all(collective, algorithm, max_ranks, min_ranks)
+    failed = sum(len(r.failures) for r in rows)
+    if as_json:
+        _print_json([vars(r) for r in rows])
+    else:
+        table = Table(title=f"schedules verified for {min_ranks}..{max_ranks} ranks", title_justify="left")
+        for column in ("collective", "algorithm", "rank counts / shapes", "result"):
+            table.add_column(column)
+        for r in rows:
+            result = "[green]ok[/green]" if not r.failures else f"[red]{len(r.failures)} failed[/red]: " + escape(r.failures[0])
+            table.add_row(r.collective, r.algorithm, str(r.ranks_checked), result)
+        out.print(table)
+    if failed:
+        raise typer.Exit(1)
+
+
+@app.command()
+def simulate(
+    collective: str = typer.Argument(...),
+    algorithm: str = typer.Option(..., "--algorithm", "-A"),
+    size: str = typer.Option("1G", "--size", "-s"),
+    topology: str = typer.Option(..., "--topology", "-t",
+                                 help="dgx1v | dgx2 | mesh:P | switch:P | ring:P | cluster:NxG | file.json"),
+    mode: str = typer.Option("rounds", "--mode", help="rounds (fast) or events (congestion-aware)."),
+    segments: int = typer.Option(1, "--segments"),
+    root: int = typer.Option(0, "--root"),
+    timeline: Optional[str] = typer.Option(None, "--timeline", help="Write a per-step timeline plot (PNG/SVG)."),
+    as_json: bool = typer.Option(False, "--json"),
+    latency: Optional[str] = Latency, bandwidth: Optional[str] = Bandwidth, reduce_bandwidth: str = ReduceBw,
+    cluster: Optional[str] = ClusterOpt, intra_latency: Optional[str] = IntraLat,
+    intra_bandwidth: Optional[str] = IntraBw, inter_latency: Optional[str] = InterLat,
+    inter_bandwidth: Optional[str] = InterBw, nics_per_node: Optional[int] = Nics,
+    intra_algorithm: Optional[str] = typer.Option(None, "--intra-algorithm"),
+    inter_algorithm: Optional[str] = typer.Option(None, "--inter-algorithm"),
+):
+    """Simulate an algorithm's schedule on a topology: time, bandwidths, per-step times, busiest links."""
+    result, s, topo = api.simulate(collective, algorithm, size, topology, latency, bandwidth, reduce_bandwidth,
+                                   cluster, mode, segments, root, intra_algorithm, inter_algorithm,
+                                   intra_latency=intra_latency, intra_bandwidth=intra_bandwidth,
+                                   inter_latency=inter_latency, inter_bandwidth=inter_bandwidth,
+                                   nics_per_node=nics_per_node)
+    algbw = result.size_bytes / result.time_s if result.time_s > 0 else float("inf")
+    busbw = algbw * busbw_factor(s.collective, s.ranks)
+    if timeline:
+        plot_timeline(result, s, timeline)
+    if as_json:
+        doc = result.to_json()
+        doc.update({"collective": s.collective, "algorithm": s.algorithm, "ranks": s.ranks,
+                    "topology": topo.name, "algbw_GBps": algbw / 1e9, "busbw_GBps": busbw / 1e9})
+        _print_json(doc)
+        return
+    out.print(f"[bold]{s.collective} {s.algorithm}[/bold] of {units.format_size(result.size_bytes)} on {topo.describe()} "
+              f"({mode} mode)")
+    out.print(f"time {units.format_time(result.time_s)}   algbw {algbw / 1e9:.2f} GB/s   busbw {busbw / 1e9:.2f} GB/s   "
+              f"{len(s.steps)} steps")
+    table = Table(title="busiest links", title_justify="left")
+    for column in ("link", "bytes", "capacity", "utilisation"):
+        table.add_column(column, justify="left" if column == "link" else "right")
+    for u in result.links[:8]:
+        table.add_row(escape(u.link), units.format_size(round(u.bytes)), units.format_bandwidth(u.capacity_Bps),
+                      f"{100 * u.utilisation:.1f} %")
+    out.print(table)
+    if timeline:
+        out.print(f"timeline written to {timeline}")
 
 
 def main() -> None:

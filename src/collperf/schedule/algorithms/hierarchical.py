@@ -1,0 +1,120 @@
+"""Two-level schedules: the flat schedules of model/hierarchy.PLANS run on sub-groups, side by side.
+
+Rank r = node * g + local. An intra phase runs the intra algorithm on every node at once; an inter
+phase runs the inter algorithm on every group of ranks that share a local index (all g groups at
+once) or, for rooted collectives, on the local-rank-0 group only. A sub-schedule's chunks are
+mapped onto global chunks so that each phase moves exactly the data model/hierarchy prices.
+"""
+
+from __future__ import annotations
+
+from collperf.model.hierarchy import PLANS
+from collperf.schedule.ir import embed, make, parallel
+
+
+def build(collective: str, nodes: int, g: int, intra, inter):
+    """intra(collective, ranks) / inter(collective, ranks) return flat schedules for a phase."""
+    if collective == "alltoall":
+        return _alltoall(nodes, g, intra, inter)
+    phases = []
+    for level, phase_collective, _ in PLANS[collective]:
+        ranks = g if level == "intra" else nodes
+        if ranks > 1:
+            phases.append((level, (intra if level == "intra" else inter)(phase_collective, ranks)))
+    if collective in ("allgather", "reducescatter", "scatter", "gather"):
+        return _blocks(collective, nodes, g, phases)
+    if collective == "allreduce":
+        return _allreduce(nodes, g, phases)
+    return _rooted_whole_buffer(collective, nodes, g, phases)
+
+
+def _groups(level: str, nodes: int, g: int, rooted: bool):
+    if level == "intra":
+        return [[n * g + i for i in range(g)] for n in range(nodes)]
+    locals_ = [0] if rooted else range(g)
+    return [[n * g + b for n in range(nodes)] for b in locals_]
+
+
+def _phase(sched, level, nodes, g, rooted, chunk_map, chunks, collective, buffer_chunks=0):
+    """One phase on all its groups at once; chunk_map(group) maps the phase's chunks to global ones."""
+    p = nodes * g
+    subs = [embed(sched, group, chunk_map(group), p, chunks) for group in _groups(level, nodes, g, rooted)]
+    return parallel(subs, p, chunks, collective, "hierarchical", buffer_chunks)
+
+
+def _assemble(collective, p, chunks, parts, buffer_chunks=0):
+    return make(collective, "hierarchical", p, chunks, [s for part in parts for s in part.steps],
+                buffer_chunks=buffer_chunks)
+
+
+def _blocks(collective, nodes, g, phases):
+    """Block-indexed collectives: global block (n, b) = chunk n * g + b. An intra phase's block i is
+    the global blocks with local index i (of every node; rooted: of its own node); an inter phase's
+    block n is node n's block at the group's local index (rooted: all of node n's blocks)."""
+    p = nodes * g
+    rooted = collective in ("scatter", "gather")
+
+    def chunk_map(level):
+        if level == "intra":
+            if rooted:
+                return lambda group: [[group[0] + i] for i in range(g)]
+            return lambda group: [[n * g + i for n in range(nodes)] for i in range(g)]
+        if rooted:
+            return lambda group: [[n * g + i for i in range(g)] for n in range(nodes)]
+        return lambda group: [[n * g + group[0] % g] for n in range(nodes)]
+
+    parts = [_phase(sched, level, nodes, g, rooted, chunk_map(level), p, collective) for level, sched in phases]
+    return _assemble(collective, p, p, parts)
+
+
+def _allreduce(nodes, g, phases):
+    """Global chunk b * c + j: sub-chunk j (of the inter algorithm's c) of intra block b."""
+    p = nodes * g
+    c = next((s.chunks for level, s in phases if level == "inter"), 1)
+    chunks = g * c
+    parts = []
+    for level, sched in phases:
+        if level == "intra":
+            chunk_map = lambda group: [[b * c + j for j in range(c)] for b in range(g)]  # noqa: E731
+        else:
+            chunk_map = lambda group: [[(group[0] % g) * c + j] for j in range(c)]  # noqa: E731
+        parts.append(_phase(sched, level, nodes, g, False, chunk_map, chunks, "allreduce"))
+    return _assemble("allreduce", p, chunks, parts)
+
+
+def _rooted_whole_buffer(collective, nodes, g, phases):
+    """broadcast and reduce: two phases on the whole buffer; global chunk i * c1 + j is chunk i of
+    the first phase and chunk j of the second."""
+    p = nodes * g
+    counts = [s.chunks for _, s in phases] + [1, 1]
+    c0, c1 = counts[0], counts[1]
+    maps = [lambda group: [[i * c1 + j for j in range(c1)] for i in range(c0)],
+            lambda group: [[i * c1 + j for i in range(c0)] for j in range(c1)]]
+    parts = [_phase(sched, level, nodes, g, True, maps[k], c0 * c1, collective)
+             for k, (level, sched) in enumerate(phases)]
+    return _assemble(collective, p, c0 * c1, parts)
+
+
+def _alltoall(nodes, g, intra, inter):
+    """Chunk (s, d) = s * p + d. Intra: rank (n, a) sends to (n, b) every block bound for local
+    index b on any node; inter: rank (n, b) sends to (m, b) every block that came from node n
+    and is bound for (m, b)."""
+    p = nodes * g
+    phases = []
+    if g > 1:
+        sched = intra("alltoall", g)
+        subs = []
+        for n in range(nodes):
+            group = [n * g + i for i in range(g)]
+            chunk_map = [[(n * g + a) * p + m * g + b for m in range(nodes)] for a in range(g) for b in range(g)]
+            subs.append(embed(sched, group, chunk_map, p, p * p))
+        phases.append(parallel(subs, p, p * p, "alltoall", "hierarchical", buffer_chunks=p))
+    if nodes > 1:
+        sched = inter("alltoall", nodes)
+        subs = []
+        for b in range(g):
+            group = [n * g + b for n in range(nodes)]
+            chunk_map = [[(n * g + a) * p + m * g + b for a in range(g)] for n in range(nodes) for m in range(nodes)]
+            subs.append(embed(sched, group, chunk_map, p, p * p))
+        phases.append(parallel(subs, p, p * p, "alltoall", "hierarchical", buffer_chunks=p))
+    return _assemble("alltoall", p, p * p, phases, buffer_chunks=p)

@@ -1,0 +1,92 @@
+"""Recursive doubling / halving and Rabenseifner (MPICH; Thakur, Rabenseifner & Gropp 2005).
+
+A non-power-of-two p runs on p' = 2^floor(lg p) ranks after the extra ones fold in: in pairs
+(2i, 2i+1), i < p - p', one rank reduces its whole vector into the other first and receives the
+result last (model/trees.fold_plan).
+"""
+
+from __future__ import annotations
+
+from collperf.model import trees as shapes
+from collperf.schedule.ir import COPY, REDUCE, Transfer, make, step
+
+
+def _fold_in(fold, chunks):
+    return step(Transfer(gone, kept, tuple(chunks), REDUCE) for gone, kept in fold.folded)
+
+
+def _fold_out(fold, chunks_of):
+    return step(Transfer(kept, gone, tuple(chunks_of(gone)), COPY) for gone, kept in fold.folded)
+
+
+def allgather_recursive_doubling(p: int):
+    # power-of-two p: with mask m, rank r sends its aligned block of m blocks to r ^ m
+    steps, mask = [], 1
+    while mask < p:
+        steps.append(step(Transfer(r, r ^ mask, tuple(range(r & ~(mask - 1), (r & ~(mask - 1)) + mask)), COPY)
+                          for r in range(p)))
+        mask *= 2
+    return make("allgather", "recursive-doubling", p, p, steps)
+
+
+def allreduce_recursive_doubling(p: int):
+    fold = shapes.fold_plan(p, "odd")
+    v2r = fold.survivors
+    steps = [_fold_in(fold, [0])]
+    mask = 1
+    while mask < fold.pow2:
+        steps.append(step(Transfer(v2r[v], v2r[v ^ mask], (0,), REDUCE) for v in range(fold.pow2)))
+        mask *= 2
+    steps.append(_fold_out(fold, lambda r: [0]))
+    return make("allreduce", "recursive-doubling", p, 1, steps)
+
+
+def _halving_steps(fold, chunks_of_range, op=REDUCE):
+    """Recursive halving among the survivors: v sends the chunks of the half it gives up to v ^ mask."""
+    v2r = fold.survivors
+    return [step(Transfer(v2r[v], v2r[v ^ mask], tuple(chunks_of_range(*sent[v])), op) for v in range(fold.pow2))
+            for mask, _, sent in shapes.halving_ranges(fold.pow2)]
+
+
+def _doubling_steps(fold, chunks_of_range):
+    """The mirror image of the halving: v sends the (now complete) half it kept back to v ^ mask."""
+    v2r = fold.survivors
+    return [step(Transfer(v2r[v], v2r[v ^ mask], tuple(chunks_of_range(*kept[v])), COPY) for v in range(fold.pow2))
+            for mask, kept, _ in reversed(shapes.halving_ranges(fold.pow2))]
+
+
+def reducescatter_recursive_halving(p: int):
+    # p chunks, block b final at rank b. Survivor v stands for its own block and, if it absorbed
+    # a folded rank, that rank's block too; a virtual range [lo, hi) is the blocks of v in [lo, hi).
+    fold = shapes.fold_plan(p, "odd")
+    blocks_of = [sorted([fold.survivors[v]] + [g for g, k in fold.folded if k == fold.survivors[v]])
+                 for v in range(fold.pow2)]
+
+    def chunks(lo, hi):
+        return [b for v in range(lo, hi) for b in blocks_of[v]]
+
+    steps = [_fold_in(fold, range(p))] + _halving_steps(fold, chunks) + [_fold_out(fold, lambda r: [r])]
+    return make("reducescatter", "recursive-halving", p, p, steps)
+
+
+def allreduce_rhd(p: int):
+    # Rabenseifner on p' chunks: fold in, halving reduce-scatter, doubling allgather, fold out
+    fold = shapes.fold_plan(p, "odd")
+    whole = range(fold.pow2)
+    steps = ([_fold_in(fold, whole)] + _halving_steps(fold, range) + _doubling_steps(fold, range)
+             + [_fold_out(fold, lambda r: whole)])
+    return make("allreduce", "rhd", p, fold.pow2, steps)
+
+
+def reduce_rhd(p: int):
+    # MPICH reduce_intra_reduce_scatter_gather: odd ranks fold into their left neighbour (so rank 0
+    # survives), halving reduce-scatter, then a binomial gather of the reduced chunks to rank 0
+    fold = shapes.fold_plan(p, "even")
+    v2r = fold.survivors
+    steps = [_fold_in(fold, range(fold.pow2))] + _halving_steps(fold, range)
+    mask = 1
+    while mask < fold.pow2:
+        steps.append(step(Transfer(v2r[v], v2r[v - mask], tuple(range(v, v + mask)), COPY)
+                          for v in range(mask, fold.pow2, 2 * mask)))
+        mask *= 2
+    return make("reduce", "rhd", p, fold.pow2, steps)

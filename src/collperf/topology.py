@@ -1,0 +1,287 @@
+"""Topologies: ranks, switches and full-duplex links (networkx), routes, presets, a JSON file format.
+
+A topology is an undirected multigraph-free graph whose vertices are ranks (ints 0..p-1) and other
+devices (strings: switches, NICs, CPUs). Every edge is a full-duplex link with `latency_s` and
+`bandwidth_Bps` per direction. Each rank also has a port: what it can inject (and eject) per second
+in all, `port_Bps` (default: the sum of its links, i.e. no extra limit). Routes are shortest paths
+by hop count (ties broken by the lowest-numbered path), unless given explicitly.
+
+File format (JSON):
+    {"name": "my-box", "ranks": 4,
+     "devices": ["sw"],                                   # non-rank vertices
+     "links": [{"a": 0, "b": "sw", "latency": "1us", "bandwidth": "25GB/s"}, ...],
+     "ports": {"0": "25GB/s"},                            # optional per-rank port limits
+     "routes": {"0-3": [0, "sw", 3]}}                     # optional explicit routes
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import networkx as nx
+
+from collperf import units
+from collperf.errors import UsageError
+from collperf.model.network import Cluster, Link
+
+
+@dataclass
+class Topology:
+    name: str
+    ranks: int
+    graph: nx.Graph
+    routes: dict = field(default_factory=dict)   # (src, dst) -> explicit vertex path
+    router: object = None                         # optional (src, dst) -> path, for presets
+
+    def __post_init__(self):
+        missing = [r for r in range(self.ranks) if r not in self.graph]
+        if missing:
+            raise UsageError(f"topology {self.name!r}: ranks {missing[:5]} have no links; every rank 0..{self.ranks - 1} "
+                             "must be connected")
+        for r in range(self.ranks):
+            links = [self.graph.edges[r, v]["bandwidth_Bps"] for v in self.graph[r]]
+            self.graph.nodes[r].setdefault("port_Bps", sum(links))
+
+    # --- routing ---------------------------------------------------------------------------
+    def path(self, src: int, dst: int) -> list:
+        if (src, dst) in self.routes:
+            return self.routes[(src, dst)]
+        if self.router is not None:
+            return self.router(src, dst)
+        return self._shortest(src, dst)
+
+    @cached_property
+    def _index(self) -> dict:
+        return {v: i for i, v in enumerate(sorted(self.graph.nodes, key=_vertex_key))}
+
+    def _shortest(self, src, dst):
+        key = ("_p", src, dst)
+        cache = self.__dict__.setdefault("_path_cache", {})
+        if key not in cache:
+            try:
+                paths = nx.all_shortest_paths(self.graph, src, dst)
+                cache[key] = min(paths, key=lambda path: [self._index[v] for v in path])
+            except nx.NetworkXNoPath:
+                raise UsageError(f"topology {self.name!r}: no route from rank {src} to rank {dst}") from None
+        return cache[key]
+
+    def hops(self, src: int, dst: int) -> list[tuple]:
+        """The directed links of the route from src to dst."""
+        path = self.path(src, dst)
+        return list(zip(path[:-1], path[1:]))
+
+    def link(self, u, v) -> dict:
+        return self.graph.edges[u, v]
+
+    def port_Bps(self, rank: int) -> float:
+        return self.graph.nodes[rank]["port_Bps"]
+
+    # --- file format -----------------------------------------------------------------------
+    def to_json(self) -> dict:
+        links = [{"a": u, "b": v, "latency": f"{d['latency_s'] * 1e6:g}us",
+                  "bandwidth": f"{d['bandwidth_Bps'] / 1e9:g}GB/s", **({"name": d["name"]} if d.get("name") else {})}
+                 for u, v, d in self.graph.edges(data=True)]
+        ports = {str(r): f"{self.port_Bps(r) / 1e9:g}GB/s" for r in range(self.ranks)}
+        doc = {"name": self.name, "ranks": self.ranks,
+               "devices": sorted((v for v in self.graph if not isinstance(v, int)), key=str),
+               "links": links, "ports": ports}
+        if self.routes:
+            doc["routes"] = {f"{s}-{d}": path for (s, d), path in self.routes.items()}
+        return doc
+
+    def save(self, path) -> None:
+        Path(path).write_text(json.dumps(self.to_json(), indent=1))
+
+    def describe(self) -> str:
+        switches = sum(1 for v in self.graph if not isinstance(v, int))
+        return f"{self.name}: {self.ranks} ranks, {switches} other devices, {self.graph.number_of_edges()} links"
+
+
+def _vertex_key(v):
+    return (0, v, "") if isinstance(v, int) else (1, 0, str(v))
+
+
+def load(path) -> Topology:
+    """Read a topology file (format in the module docstring); errors name the file and the field."""
+    try:
+        doc = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise UsageError(f"topology file {path!r} does not exist") from None
+    except json.JSONDecodeError as e:
+        raise UsageError(f"topology file {path}: not JSON ({e.msg} at line {e.lineno})") from None
+    return from_json(doc, str(path))
+
+
+def from_json(doc: dict, where: str = "topology") -> Topology:
+    try:
+        ranks = int(doc["ranks"])
+        graph = nx.Graph()
+        graph.add_nodes_from(range(ranks))
+        graph.add_nodes_from(doc.get("devices", []))
+        for i, link in enumerate(doc["links"]):
+            a, b = _vertex(link["a"]), _vertex(link["b"])
+            graph.add_edge(a, b, latency_s=units.parse_time(link["latency"]),
+                           bandwidth_Bps=units.parse_bandwidth(link["bandwidth"]), name=link.get("name", ""))
+        for rank, rate in doc.get("ports", {}).items():
+            graph.nodes[int(rank)]["port_Bps"] = units.parse_bandwidth(rate)
+        routes = {}
+        for pair, path in doc.get("routes", {}).items():
+            s, d = (int(x) for x in pair.split("-"))
+            routes[(s, d)] = [_vertex(v) for v in path]
+    except KeyError as e:
+        raise UsageError(f"{where}: missing field {e.args[0]!r}; see the format in `collperf simulate --help`") from None
+    except (TypeError, ValueError) as e:
+        raise UsageError(f"{where}: {e}") from None
+    return Topology(doc.get("name", where), ranks, graph, routes)
+
+
+def _vertex(v):
+    return int(v) if isinstance(v, int) or (isinstance(v, str) and v.isdigit()) else v
+
+
+# --- presets --------------------------------------------------------------------------------
+
+def full_mesh(p: int, link: Link) -> Topology:
+    """Every pair one hop apart; each rank injects and ejects at the link rate (the closed forms'
+    full-duplex port model), so on this topology simulation equals the closed form."""
+    g = nx.Graph()
+    g.add_nodes_from(range(p), port_Bps=link.bandwidth_Bps)
+    g.add_edges_from(itertools.combinations(range(p), 2), latency_s=link.latency_s,
+                     bandwidth_Bps=link.bandwidth_Bps, name="mesh")
+    if p == 1:
+        g.nodes[0]["port_Bps"] = link.bandwidth_Bps
+    return Topology(f"mesh:{p}", p, g)
+
+
+def single_switch(p: int, link: Link) -> Topology:
+    """Each rank's one NIC to a non-blocking switch; the link's latency is split over the two hops."""
+    g = nx.Graph()
+    for r in range(p):
+        g.add_edge(r, "switch", latency_s=link.latency_s / 2, bandwidth_Bps=link.bandwidth_Bps, name="nic")
+    return Topology(f"switch:{p}", p, g)
+
+
+def ring(p: int, link: Link) -> Topology:
+    g = nx.Graph()
+    g.add_nodes_from(range(p))
+    for r in range(p):
+        if p > 1:
+            g.add_edge(r, (r + 1) % p, latency_s=link.latency_s, bandwidth_Bps=link.bandwidth_Bps, name="ring")
+    return Topology(f"ring:{p}", p, g)
+
+
+def two_level(cluster: Cluster, intra: str = "switch", oversubscription: float = 1.0) -> Topology:
+    """Nodes with an intra-node switch (NVSwitch-like) or an NVLink full mesh; NICs shared by
+    ranks_per_node / nics_per_node ranks each; a fabric switch; optional oversubscription of each
+    node's uplinks (node NIC bandwidth / oversubscription reaches the fabric)."""
+    if intra not in ("switch", "mesh"):
+        raise UsageError(f"intra-node fabric {intra!r}: expected 'switch' or 'mesh'")
+    if not oversubscription >= 1:
+        raise UsageError(f"oversubscription {oversubscription} is below 1: give 1 (non-blocking) or more")
+    g = nx.Graph()
+    gpn, nodes = cluster.ranks_per_node, cluster.nodes
+    a, nic = cluster.intra, cluster.inter
+    for n in range(nodes):
+        ranks = [n * gpn + i for i in range(gpn)]
+        g.add_nodes_from(ranks, port_Bps=a.bandwidth_Bps + nic.bandwidth_Bps * cluster.nics_per_node / gpn)
+        if intra == "switch":
+            for r in ranks:
+                g.add_edge(r, f"n{n}.switch", latency_s=a.latency_s / 2, bandwidth_Bps=a.bandwidth_Bps, name="intra")
+        else:
+            g.add_edges_from(itertools.combinations(ranks, 2), latency_s=a.latency_s, bandwidth_Bps=a.bandwidth_Bps,
+                             name="intra")
+        if nodes == 1:
+            continue
+        uplink = f"n{n}.leaf" if oversubscription > 1 else "fabric"
+        for j in range(cluster.nics_per_node):
+            # a rank reaches its NIC for free: the PCIe attach is not the bottleneck modelled here
+            for i in range(gpn):
+                if _nic_of(i, gpn, cluster.nics_per_node) == j:
+                    g.add_edge(n * gpn + i, f"n{n}.nic{j}", latency_s=0.0, bandwidth_Bps=math.inf, name="attach")
+            # the NIC's latency is split over the two NIC hops of an inter-node route
+            g.add_edge(f"n{n}.nic{j}", uplink, latency_s=nic.latency_s / 2, bandwidth_Bps=nic.bandwidth_Bps, name="nic")
+        if oversubscription > 1:
+            g.add_edge(uplink, "fabric", latency_s=0.0,
+                       bandwidth_Bps=nic.bandwidth_Bps * cluster.nics_per_node / oversubscription, name="uplink")
+
+    def route(src: int, dst: int) -> list:
+        (ns, ls), (nd, ld) = divmod(src, gpn), divmod(dst, gpn)
+        if ns == nd:
+            return [src, f"n{ns}.switch", dst] if intra == "switch" else [src, dst]
+        up = [f"n{ns}.leaf", "fabric", f"n{nd}.leaf"] if oversubscription > 1 else ["fabric"]
+        return [src, f"n{ns}.nic{_nic_of(ls, gpn, cluster.nics_per_node)}", *up,
+                f"n{nd}.nic{_nic_of(ld, gpn, cluster.nics_per_node)}", dst]
+
+    return Topology(f"cluster:{nodes}x{gpn}", nodes * gpn, g, router=route)
+
+
+def _nic_of(local: int, gpn: int, nics: int) -> int:
+    """The NIC a local rank uses: ranks share NICs evenly (with more NICs than ranks, the first)."""
+    return local * nics // gpn
+
+
+_NV = 25e9   # one NVLink2 link, per direction (NVIDIA V100 datasheet: 6 links, 300 GB/s bidirectional)
+_PCIE3 = 12e9   # NCCL topo.h PCI_BW for Gen3 x16 (Blink appendix: PCIe 8-12 GB/s)
+
+
+def dgx1v(nvlink_latency_s: float = 1e-6, pcie_latency_s: float = 2e-6) -> Topology:
+    """DGX-1 (Volta): NVLink2 hybrid cube-mesh (nvidia-smi topo -m: NV1/NV2 between the GPUs below;
+    1 and 4 have no NVLink, as the Blink appendix notes) plus its PCIe tree: GPU pairs on four PCIe
+    switches, two per CPU, the CPUs joined by QPI."""
+    nv = {(0, 1): 1, (0, 2): 1, (0, 3): 2, (0, 4): 2, (1, 2): 2, (1, 3): 1, (1, 5): 2, (2, 3): 2, (2, 6): 1,
+          (3, 7): 1, (4, 5): 1, (4, 6): 1, (4, 7): 2, (5, 6): 2, (5, 7): 1, (6, 7): 2}
+    g = nx.Graph()
+    for (u, v), count in nv.items():
+        g.add_edge(u, v, latency_s=nvlink_latency_s, bandwidth_Bps=count * _NV, name=f"NV{count}")
+    for gpu in range(8):
+        g.add_edge(gpu, f"plx{gpu // 2}", latency_s=pcie_latency_s / 2, bandwidth_Bps=_PCIE3, name="pcie")
+    for s in range(4):
+        g.add_edge(f"plx{s}", f"cpu{s // 2}", latency_s=0.0, bandwidth_Bps=_PCIE3, name="pcie")
+    g.add_edge("cpu0", "cpu1", latency_s=0.0, bandwidth_Bps=10e9, name="qpi")   # NCCL topo.h SKL QPI 10 GB/s
+    return Topology("dgx1v", 8, g)
+
+
+def dgx2(latency_s: float = 1e-6) -> Topology:
+    """DGX-2: 16 V100 on NVSwitch, 6 NVLink2 links (150 GB/s per direction) from each GPU."""
+    return _renamed(single_switch(16, Link(latency_s, 6 * _NV)), "dgx2")
+
+
+def _renamed(topo: Topology, name: str) -> Topology:
+    topo.name = name
+    return topo
+
+
+_SPEC = re.compile(r"^(mesh|switch|ring):(\d+)$|^cluster:(\d+)x(\d+)$")
+
+
+def parse(spec: str, link: Link | None = None, cluster: Cluster | None = None) -> Topology:
+    """dgx1v | dgx2 | mesh:P | switch:P | ring:P | cluster:NxG | a JSON file."""
+    text = str(spec).strip()
+    if text == "dgx1v":
+        return dgx1v()
+    if text == "dgx2":
+        return dgx2()
+    match = _SPEC.match(text)
+    if match and match.group(1):
+        if link is None:
+            raise UsageError(f"topology {text} needs a link: give --latency and --bandwidth")
+        p = int(match.group(2))
+        if p < 1:
+            raise UsageError(f"topology {text}: needs at least one rank")
+        return {"mesh": full_mesh, "switch": single_switch, "ring": ring}[match.group(1)](p, link)
+    if match:
+        nodes, gpn = int(match.group(3)), int(match.group(4))
+        from collperf.model.presets import get_preset
+        base = cluster or get_preset("chapter")
+        return two_level(Cluster(nodes, gpn, base.intra, base.inter,
+                                 base.nics_per_node if cluster else gpn, base.name))
+    if text.endswith(".json") or Path(text).exists():
+        return load(text)
+    raise UsageError(f"unknown topology {spec!r}: expected dgx1v, dgx2, mesh:P, switch:P, ring:P, cluster:NxG "
+                     "or a .json file")
