@@ -9,8 +9,10 @@ rounds  Fast and vectorized. Step by step: the bytes on every resource are added
         step lasts as long as its slowest transfer, plus the most bytes any rank reduces x gamma.
 events  Congestion-aware, in the spirit of ASTRA-sim's congestion-aware backend: a rank starts
         step k+1 when its own transfers of step k (sent and received) are done and reduced;
-        messages go store-and-forward hop by hop (serialise on a link, then its latency); flows on
-        a link share it max-min fairly, recomputed at every start and finish.
+        messages go store-and-forward from rank to rank (a GPU forwarding over NVLink), and
+        cut-through across switches: a flow holds every link between two ranks at once. It
+        serialises, then pays the segment's latency; flows share each link and port max-min
+        fairly, recomputed at every start and finish.
 On a uniform full mesh (`topology.full_mesh`) both modes equal the closed form of model/costs.py.
 """
 
@@ -52,17 +54,18 @@ class SimResult:
 
 @dataclass
 class _Compiled:
-    """A schedule on a topology as flat arrays."""
+    """A schedule on a topology as flat arrays (one entry per transfer unless said otherwise)."""
 
-    step: np.ndarray        # per transfer
+    step: np.ndarray
     src: np.ndarray
     dst: np.ndarray
-    chunks: np.ndarray      # chunk count per transfer
-    reduce: np.ndarray      # bool per transfer
-    latency: np.ndarray     # route latency per transfer
+    chunks: np.ndarray      # chunk count
+    reduce: np.ndarray      # bool
+    latency: np.ndarray     # route latency
+    pair: np.ndarray        # index of the transfer's (src, dst) route in `segments`
     inc_t: np.ndarray       # incidence: transfer index ...
     inc_r: np.ndarray       # ... uses resource index
-    hops: list              # per transfer: list of (resource ids of the hop, hop latency)
+    segments: list          # per route: [(resource ids, latency)] from rank to rank
     capacity: np.ndarray    # per resource
     names: list             # per resource
 
@@ -80,44 +83,42 @@ def _compile(s: Schedule, topo: Topology) -> _Compiled:
             names.append(name)
         return res_id[key]
 
-    route_cache: dict = {}
-
     def route(src, dst):
-        if (src, dst) not in route_cache:
-            hops = []
-            path_hops = topo.hops(src, dst)
-            for i, (u, v) in enumerate(path_hops):
-                attrs = topo.link(u, v)
-                ids = []
-                if math.isfinite(attrs["bandwidth_Bps"]):
-                    ids.append(resource(("link", u, v), attrs["bandwidth_Bps"], f"{u}->{v}"))
-                if i == 0:
-                    ids.append(resource(("out", src), topo.port_Bps(src), f"port {src} out"))
-                if i == len(path_hops) - 1:
+        """The route as segments between ranks: a segment crosses switches cut-through (all its links
+        at once) and ends at a rank, which stores and forwards."""
+        segments, ids, latency = [], [resource(("out", src), topo.port_Bps(src), f"port {src} out")], 0.0
+        for u, v in topo.hops(src, dst):
+            attrs = topo.link(u, v)
+            if math.isfinite(attrs["bandwidth_Bps"]):
+                ids.append(resource(("link", u, v), attrs["bandwidth_Bps"], f"{u}->{v}"))
+            latency += attrs["latency_s"]
+            if isinstance(v, int):   # a rank: the segment ends here
+                if v == dst:
                     ids.append(resource(("in", dst), topo.port_Bps(dst), f"port {dst} in"))
-                hops.append((ids, attrs["latency_s"]))
-            route_cache[(src, dst)] = hops
-        return route_cache[(src, dst)]
+                segments.append((ids, latency))
+                ids, latency = [], 0.0
+        return segments
 
-    step, src, dst, chunks, red, lat, inc_t, inc_r, all_hops = [], [], [], [], [], [], [], [], []
-    for k, t in s.transfers:
-        hops = route(t.src, t.dst)
-        index = len(step)
-        step.append(k)
-        src.append(t.src)
-        dst.append(t.dst)
-        chunks.append(len(t.chunks))
-        red.append(t.op == REDUCE)
-        lat.append(sum(h[1] for h in hops))
-        for ids, _ in hops:
-            inc_t.extend([index] * len(ids))
-            inc_r.extend(ids)
-        all_hops.append(hops)
-    arr = np.asarray
-    return _Compiled(arr(step, dtype=np.int64), arr(src, dtype=np.int64), arr(dst, dtype=np.int64),
-                     arr(chunks, dtype=float), arr(red, dtype=bool), arr(lat, dtype=float),
-                     arr(inc_t, dtype=np.int64), arr(inc_r, dtype=np.int64), all_hops,
-                     arr(capacity, dtype=float), names)
+    count = sum(len(st.transfers) for st in s.steps)
+    flat = [t for st in s.steps for t in st.transfers]
+    step = np.repeat(np.arange(len(s.steps)), [len(st.transfers) for st in s.steps])
+    src = np.fromiter((t.src for t in flat), np.int64, count)
+    dst = np.fromiter((t.dst for t in flat), np.int64, count)
+    chunks = np.fromiter((len(t.chunks) for t in flat), float, count)
+    reduce = np.fromiter((t.op == REDUCE for t in flat), bool, count)
+    codes, pair = np.unique(src * s.ranks + dst, return_inverse=True)
+    segments = [route(*divmod(int(code), s.ranks)) for code in codes]
+    route_ids = [[r for ids, _ in segs for r in ids] for segs in segments]
+    width = max((len(ids) for ids in route_ids), default=0)
+    table = np.full((len(route_ids), width), -1, dtype=np.int64)
+    for i, ids in enumerate(route_ids):
+        table[i, :len(ids)] = ids
+    route_latency = np.array([sum(lat for _, lat in segs) for segs in segments], dtype=float)
+    per = table[pair] if count else np.zeros((0, width), dtype=np.int64)
+    inc_t = np.repeat(np.arange(count), width)[per.ravel() >= 0]
+    inc_r = per.ravel()[per.ravel() >= 0]
+    return _Compiled(step, src, dst, chunks, reduce, route_latency[pair] if count else np.zeros(0), pair,
+                     inc_t, inc_r, segments, np.asarray(capacity, dtype=float), names)
 
 
 def simulate(s: Schedule, topo: Topology, size_bytes: float, mode: str = "rounds",
@@ -251,7 +252,8 @@ def _events(s: Schedule, c: _Compiled, chunk_bytes: float, gamma: float):
     for r in range(s.ranks):
         try_start(r)
     while timers or active:
-        rates = _max_min_rates({f: c.hops[f][hop][0] for f, (_, hop) in active.items()}, c.capacity) if active else {}
+        rates = _max_min_rates({f: c.segments[c.pair[f]][hop][0] for f, (_, hop) in active.items()},
+                                c.capacity) if active else {}
         next_finish = min((rem / rates[f] if rates[f] > 0 else math.inf for f, (rem, _) in active.items()),
                           default=math.inf)
         next_timer = timers[0][0] - now if timers else math.inf
@@ -263,7 +265,7 @@ def _events(s: Schedule, c: _Compiled, chunk_bytes: float, gamma: float):
         now += dt
         for f in [f for f, (rem, _) in active.items() if rem <= 1e-9 * max(1.0, chunk_bytes)]:
             _, hop = active.pop(f)
-            heapq.heappush(timers, (now + c.hops[f][hop][1], seq, "arrive", (f, hop)))
+            heapq.heappush(timers, (now + c.segments[c.pair[f]][hop][1], seq, "arrive", (f, hop)))
             seq += 1
         while timers and timers[0][0] <= now + 1e-18:
             _, _, kind, payload = heapq.heappop(timers)
@@ -272,7 +274,7 @@ def _events(s: Schedule, c: _Compiled, chunk_bytes: float, gamma: float):
                 active[t] = [c.chunks[t] * chunk_bytes, hop]
             elif kind == "arrive":
                 t, hop = payload
-                if hop + 1 < len(c.hops[t]):
+                if hop + 1 < len(c.segments[c.pair[t]]):
                     active[t] = [c.chunks[t] * chunk_bytes, hop + 1]
                 else:
                     finish_transfer(t, now)

@@ -84,10 +84,10 @@ class Topology:
 
     # --- file format -----------------------------------------------------------------------
     def to_json(self) -> dict:
-        links = [{"a": u, "b": v, "latency": f"{d['latency_s'] * 1e6:g}us",
-                  "bandwidth": f"{d['bandwidth_Bps'] / 1e9:g}GB/s", **({"name": d["name"]} if d.get("name") else {})}
+        links = [{"a": u, "b": v, "latency": f"{d['latency_s'] * 1e6:.12g}us", "bandwidth": _rate(d["bandwidth_Bps"]),
+                  **({"name": d["name"]} if d.get("name") else {})}
                  for u, v, d in self.graph.edges(data=True)]
-        ports = {str(r): f"{self.port_Bps(r) / 1e9:g}GB/s" for r in range(self.ranks)}
+        ports = {str(r): _rate(self.port_Bps(r)) for r in range(self.ranks)}
         doc = {"name": self.name, "ranks": self.ranks,
                "devices": sorted((v for v in self.graph if not isinstance(v, int)), key=str),
                "links": links, "ports": ports}
@@ -101,6 +101,10 @@ class Topology:
     def describe(self) -> str:
         switches = sum(1 for v in self.graph if not isinstance(v, int))
         return f"{self.name}: {self.ranks} ranks, {switches} other devices, {self.graph.number_of_edges()} links"
+
+
+def _rate(bandwidth_Bps: float) -> str:
+    return "inf" if math.isinf(bandwidth_Bps) else f"{bandwidth_Bps / 1e9:.12g}GB/s"
 
 
 def _vertex_key(v):

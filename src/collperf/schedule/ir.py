@@ -15,12 +15,14 @@ chunk per rank, chunk s being rank s's message.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 COPY, REDUCE = "copy", "reduce"
 
 
-@dataclass(frozen=True)
-class Transfer:
+class Transfer(NamedTuple):
+    """A named tuple: schedules of big clusters hold millions of these."""
+
     src: int
     dst: int
     chunks: tuple[int, ...]
@@ -31,8 +33,7 @@ class Transfer:
         return f"{self.src}{arrow}{self.dst}{list(self.chunks)}"
 
 
-@dataclass(frozen=True)
-class Step:
+class Step(NamedTuple):
     transfers: tuple[Transfer, ...]
 
     def __repr__(self) -> str:
