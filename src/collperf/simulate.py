@@ -168,32 +168,31 @@ def _link_use(c: _Compiled, chunk_bytes: float, time_s: float) -> list[LinkUse]:
 # --- event-driven, congestion-aware ------------------------------------------------------------
 
 def _max_min_rates(flows: dict, capacity: np.ndarray) -> dict:
-    """Progressive filling: the most constrained resource fixes the rate of all its flows first."""
-    rates: dict = {}
-    left = {}
-    users: dict = {}
-    for f, ids in flows.items():
-        for r in ids:
-            users.setdefault(r, set()).add(f)
-            left[r] = capacity[r]
-    unfrozen = {f for f in flows if flows[f]}
-    for f in flows:
-        if not flows[f]:
-            rates[f] = math.inf
-    while unfrozen:
-        best_r, best_share = None, math.inf
-        for r, fs in users.items():
-            active = len(fs & unfrozen) if len(fs) < 64 else sum(1 for f in fs if f in unfrozen)
-            if active:
-                share = left[r] / active
-                if share < best_share:
-                    best_r, best_share = r, share
-        for f in [f for f in users[best_r] if f in unfrozen]:
-            rates[f] = best_share
-            unfrozen.discard(f)
-            for r in flows[f]:
-                left[r] -= best_share
-    return rates
+    """Max-min fair rates by progressive filling, vectorized: every round, the resources with the
+    smallest fair share fix the rate of all their still-free flows (all ties at once)."""
+    ids = list(flows)
+    if not ids:
+        return {}
+    lengths = np.array([len(flows[f]) for f in ids])
+    inc_f = np.repeat(np.arange(len(ids)), lengths)
+    inc_r = np.fromiter((r for f in ids for r in flows[f]), np.int64, int(lengths.sum()))
+    rate = np.full(len(ids), np.inf)
+    free = lengths > 0
+    left = capacity.astype(float).copy()
+    while free.any():
+        live = free[inc_f]
+        users = np.bincount(inc_r[live], minlength=len(capacity))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = np.where(users > 0, left / users, np.inf)
+        smallest = share.min()
+        bottleneck = share <= smallest * (1 + 1e-12)
+        newly = np.zeros(len(ids), dtype=bool)
+        newly[inc_f[live & bottleneck[inc_r]]] = True
+        rate[newly] = smallest
+        taken = newly[inc_f]
+        left -= np.bincount(inc_r[taken], minlength=len(capacity)) * smallest
+        free &= ~newly
+    return dict(zip(ids, rate))
 
 
 def _events(s: Schedule, c: _Compiled, chunk_bytes: float, gamma: float):

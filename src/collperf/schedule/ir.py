@@ -15,7 +15,7 @@ chunk per rank, chunk s being rank s's message.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import NamedTuple
+from typing import NamedTuple, Sequence
 
 COPY, REDUCE = "copy", "reduce"
 
@@ -25,7 +25,7 @@ class Transfer(NamedTuple):
 
     src: int
     dst: int
-    chunks: tuple[int, ...]
+    chunks: Sequence[int]   # a tuple, or a range for contiguous chunks (compact for big schedules)
     op: str = COPY
 
     def __repr__(self) -> str:

@@ -12,18 +12,18 @@ from collperf.schedule.ir import COPY, REDUCE, Transfer, make, step
 
 
 def _fold_in(fold, chunks):
-    return step(Transfer(gone, kept, tuple(chunks), REDUCE) for gone, kept in fold.folded)
+    return step(Transfer(gone, kept, chunks, REDUCE) for gone, kept in fold.folded)
 
 
 def _fold_out(fold, chunks_of):
-    return step(Transfer(kept, gone, tuple(chunks_of(gone)), COPY) for gone, kept in fold.folded)
+    return step(Transfer(kept, gone, chunks_of(gone), COPY) for gone, kept in fold.folded)
 
 
 def allgather_recursive_doubling(p: int):
     # power-of-two p: with mask m, rank r sends its aligned block of m blocks to r ^ m
     steps, mask = [], 1
     while mask < p:
-        steps.append(step(Transfer(r, r ^ mask, tuple(range(r & ~(mask - 1), (r & ~(mask - 1)) + mask)), COPY)
+        steps.append(step(Transfer(r, r ^ mask, range(r & ~(mask - 1), (r & ~(mask - 1)) + mask), COPY)
                           for r in range(p)))
         mask *= 2
     return make("allgather", "recursive-doubling", p, p, steps)
@@ -32,26 +32,26 @@ def allgather_recursive_doubling(p: int):
 def allreduce_recursive_doubling(p: int):
     fold = shapes.fold_plan(p, "odd")
     v2r = fold.survivors
-    steps = [_fold_in(fold, [0])]
+    steps = [_fold_in(fold, (0,))]
     mask = 1
     while mask < fold.pow2:
         steps.append(step(Transfer(v2r[v], v2r[v ^ mask], (0,), REDUCE) for v in range(fold.pow2)))
         mask *= 2
-    steps.append(_fold_out(fold, lambda r: [0]))
+    steps.append(_fold_out(fold, lambda r: (0,)))
     return make("allreduce", "recursive-doubling", p, 1, steps)
 
 
 def _halving_steps(fold, chunks_of_range, op=REDUCE):
     """Recursive halving among the survivors: v sends the chunks of the half it gives up to v ^ mask."""
     v2r = fold.survivors
-    return [step(Transfer(v2r[v], v2r[v ^ mask], tuple(chunks_of_range(*sent[v])), op) for v in range(fold.pow2))
+    return [step(Transfer(v2r[v], v2r[v ^ mask], chunks_of_range(*sent[v]), op) for v in range(fold.pow2))
             for mask, _, sent in shapes.halving_ranges(fold.pow2)]
 
 
 def _doubling_steps(fold, chunks_of_range):
     """The mirror image of the halving: v sends the (now complete) half it kept back to v ^ mask."""
     v2r = fold.survivors
-    return [step(Transfer(v2r[v], v2r[v ^ mask], tuple(chunks_of_range(*kept[v])), COPY) for v in range(fold.pow2))
+    return [step(Transfer(v2r[v], v2r[v ^ mask], chunks_of_range(*kept[v]), COPY) for v in range(fold.pow2))
             for mask, kept, _ in reversed(shapes.halving_ranges(fold.pow2))]
 
 
@@ -63,9 +63,9 @@ def reducescatter_recursive_halving(p: int):
                  for v in range(fold.pow2)]
 
     def chunks(lo, hi):
-        return [b for v in range(lo, hi) for b in blocks_of[v]]
+        return range(lo, hi) if not fold.extra else [b for v in range(lo, hi) for b in blocks_of[v]]
 
-    steps = [_fold_in(fold, range(p))] + _halving_steps(fold, chunks) + [_fold_out(fold, lambda r: [r])]
+    steps = [_fold_in(fold, range(p))] + _halving_steps(fold, chunks) + [_fold_out(fold, lambda r: (r,))]
     return make("reducescatter", "recursive-halving", p, p, steps)
 
 
@@ -86,7 +86,7 @@ def reduce_rhd(p: int):
     steps = [_fold_in(fold, range(fold.pow2))] + _halving_steps(fold, range)
     mask = 1
     while mask < fold.pow2:
-        steps.append(step(Transfer(v2r[v], v2r[v - mask], tuple(range(v, v + mask)), COPY)
+        steps.append(step(Transfer(v2r[v], v2r[v - mask], range(v, v + mask), COPY)
                           for v in range(mask, fold.pow2, 2 * mask)))
         mask *= 2
     return make("reduce", "rhd", p, fold.pow2, steps)

@@ -29,7 +29,7 @@ def scatter_binomial(p: int):
     steps = []
     mask = 1 << max(0, shapes.ceil_log2(p) - 1)
     while mask >= 1 and p > 1:
-        steps.append(step(Transfer(r, r + mask, tuple(range(r + mask, min(r + 2 * mask, p))), COPY)
+        steps.append(step(Transfer(r, r + mask, range(r + mask, min(r + 2 * mask, p)), COPY)
                           for r in range(0, p, 2 * mask) if r + mask < p))
         mask //= 2
     return make("scatter", "binomial", p, p, steps)
