@@ -15,13 +15,16 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/collperf predict allreduce --size 1M,64M,1G --ranks 16 --latency 10us --bandwidth 100GB/s --reduce-bandwidth 500GB/s
 	$(BIN)/collperf predict allreduce --size 2G --cluster dgx-h100 --nodes 8
-	$(BIN)/collperf crossover allreduce --ranks 64 --latency 5us --bandwidth 50GB/s
+	$(BIN)/collperf crossover allreduce --ranks 64 --latency 5us --bandwidth 50GB/s -A ring,rhd,double-binary-tree,recursive-doubling
+	$(BIN)/collperf schedule allreduce --algorithm rhd --ranks 6
+	$(BIN)/collperf simulate allreduce --algorithm ring --size 1G --topology dgx1v --mode events
 
 test: $(STAMP)
 	$(BIN)/python -m pytest tests
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/model_throughput.py
+	$(BIN)/python benchmarks/simulator_scaling.py
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache .hypothesis
