@@ -62,8 +62,13 @@ IntraAlg = typer.Option("best", "--intra-algorithm", help="Algorithm of the intr
 InterAlg = typer.Option("best", "--inter-algorithm", help="Algorithm of the inter-node phase (or best).")
 
 
-def _network(**kw):
-    return api.network(**kw)
+_NETWORK_OPTIONS = ("ranks", "latency", "bandwidth", "reduce_bandwidth", "cluster", "nodes", "ranks_per_node",
+                    "intra_latency", "intra_bandwidth", "inter_latency", "inter_bandwidth", "nics_per_node")
+
+
+def _network(options: dict):
+    """The Network described by a command's network options (its locals())."""
+    return api.network(**{k: options[k] for k in _NETWORK_OPTIONS})
 
 
 @app.command()
@@ -83,10 +88,7 @@ def predict(
     intra_algorithm: str = IntraAlg, inter_algorithm: str = InterAlg,
 ):
     """Predict the time of COLLECTIVE for every algorithm, with its terms, bandwidths and lower bound."""
-    net = _network(ranks=ranks, latency=latency, bandwidth=bandwidth, reduce_bandwidth=reduce_bandwidth,
-                   cluster=cluster, nodes=nodes, ranks_per_node=ranks_per_node, intra_latency=intra_latency,
-                   intra_bandwidth=intra_bandwidth, inter_latency=inter_latency, inter_bandwidth=inter_bandwidth,
-                   nics_per_node=nics_per_node)
+    net = _network(locals())
     results = api.predict(collective, size, net, algorithm, intra_algorithm, inter_algorithm, segments)
     if as_json:
         docs = [r.to_json() for r in results]
@@ -136,10 +138,7 @@ def crossover(
     intra_algorithm: str = IntraAlg, inter_algorithm: str = InterAlg,
 ):
     """Where the best algorithm for COLLECTIVE changes with the size."""
-    net = _network(ranks=ranks, latency=latency, bandwidth=bandwidth, reduce_bandwidth=reduce_bandwidth,
-                   cluster=cluster, nodes=nodes, ranks_per_node=ranks_per_node, intra_latency=intra_latency,
-                   intra_bandwidth=intra_bandwidth, inter_latency=inter_latency, inter_bandwidth=inter_bandwidth,
-                   nics_per_node=nics_per_node)
+    net = _network(locals())
     found, regimes = api.crossover(collective, net, min_size, max_size, algorithm, intra_algorithm, inter_algorithm)
     if as_json:
         _print_json({"collective": collective, "ranks": net.ranks, "network": net.describe(),

@@ -100,21 +100,16 @@ def _alltoall(nodes, g, intra, inter):
     index b on any node; inter: rank (n, b) sends to (m, b) every block that came from node n
     and is bound for (m, b)."""
     p = nodes * g
-    phases = []
-    if g > 1:
-        sched = intra("alltoall", g)
-        subs = []
-        for n in range(nodes):
-            group = [n * g + i for i in range(g)]
-            chunk_map = [[(n * g + a) * p + m * g + b for m in range(nodes)] for a in range(g) for b in range(g)]
-            subs.append(embed(sched, group, chunk_map, p, p * p))
-        phases.append(parallel(subs, p, p * p, "alltoall", "hierarchical", buffer_chunks=p))
-    if nodes > 1:
-        sched = inter("alltoall", nodes)
-        subs = []
-        for b in range(g):
-            group = [n * g + b for n in range(nodes)]
-            chunk_map = [[(n * g + a) * p + m * g + b for a in range(g)] for n in range(nodes) for m in range(nodes)]
-            subs.append(embed(sched, group, chunk_map, p, p * p))
-        phases.append(parallel(subs, p, p * p, "alltoall", "hierarchical", buffer_chunks=p))
-    return _assemble("alltoall", p, p * p, phases, buffer_chunks=p)
+
+    def intra_map(group):
+        n = group[0] // g
+        return [[(n * g + a) * p + m * g + b for m in range(nodes)] for a in range(g) for b in range(g)]
+
+    def inter_map(group):
+        b = group[0] % g
+        return [[(n * g + a) * p + m * g + b for a in range(g)] for n in range(nodes) for m in range(nodes)]
+
+    parts = [_phase(phase("alltoall", ranks), level, nodes, g, False, chunk_map, p * p, "alltoall", buffer_chunks=p)
+             for level, ranks, phase, chunk_map in (("intra", g, intra, intra_map), ("inter", nodes, inter, inter_map))
+             if ranks > 1]
+    return _assemble("alltoall", p, p * p, parts, buffer_chunks=p)
