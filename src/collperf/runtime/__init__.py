@@ -1,0 +1,1 @@
+"""Real processes on torch.distributed. torch is imported only below this package."""

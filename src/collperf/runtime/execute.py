@@ -1,0 +1,228 @@
+"""Run a Schedule on a torch.distributed process group.
+
+Each step's sends and receives are posted together (batch_isend_irecv). A transfer reads what its
+source held when the step began (the schedule's semantics), so data is received into scratch and
+applied after the step's sends have been posted; copies that cannot alias go straight to their
+destination. Large messages are cut into slices of `slice_bytes`: all slices are posted at once and
+each received slice is reduced as soon as it arrives, overlapping the reduction with the rest of
+the transfer.
+
+Where chunks live on a rank (`Layout`): the work buffer of the collective (allreduce, broadcast,
+reduce: the output; allgather/gather: the output's blocks; reducescatter: a scratch copy of the
+input), the input for data a rank only sends, the output for data it ends with, and scratch for
+data it only forwards (Bruck, trees, alltoall).
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.distributed as dist
+
+from collperf.schedule.ir import COPY, Schedule
+
+_REDUCE = {
+    "sum": lambda acc, x: acc.add_(x),
+    "avg": lambda acc, x: acc.add_(x),      # divided by p at the end
+    "prod": lambda acc, x: acc.mul_(x),
+    "min": lambda acc, x: torch.minimum(acc, x, out=acc),
+    "max": lambda acc, x: torch.maximum(acc, x, out=acc),
+}
+
+
+def split_sizes(elements: int, pieces: int) -> list[int]:
+    """tensor_split / array_split sizes: the first elements % pieces pieces get one more."""
+    base, extra = divmod(elements, pieces)
+    return [base + (1 if i < extra else 0) for i in range(pieces)]
+
+
+class Layout:
+    """Chunk id -> tensor view on one rank, for a collective's input and output buffers."""
+
+    def __init__(self, s: Schedule, rank: int, inp: torch.Tensor, out: torch.Tensor, in_elements: int):
+        self.s, self.rank = s, rank
+        self.views: dict[int, torch.Tensor] = {}
+        self.scratch_like = inp if inp.numel() else out
+        p, name = s.ranks, s.collective
+        if name in ("allreduce", "broadcast", "reduce"):
+            if name != "broadcast" or rank == s.root:
+                if out.data_ptr() != inp.data_ptr():
+                    out.copy_(inp)
+            self._split(out, s.chunks_per_buffer)
+        elif name == "reducescatter":
+            self.work = inp.clone()
+            self._split(self.work, s.chunks_per_buffer)
+        elif name in ("allgather", "gather"):
+            m = in_elements
+            target = out if out.numel() == p * m else torch.empty(p * m, dtype=inp.dtype, device=inp.device)
+            self._split(target, p)
+            self.views[rank].copy_(inp)
+            self.target = target
+        elif name == "scatter":
+            if rank == s.root:
+                self._split(inp, p)
+                out.copy_(self.views[rank])
+            self.views[rank] = out
+        elif name == "alltoall":
+            m = in_elements // p if p else 0
+            for d in range(p):
+                self.views[rank * p + d] = inp[d * m:(d + 1) * m]
+                self.views[d * p + rank] = out[d * m:(d + 1) * m]
+            self.views[rank * p + rank].copy_(inp[rank * m:(rank + 1) * m])
+            self.block = m
+        elif name == "sendrecv":
+            self.views[rank] = inp
+            if p == 1:
+                out.copy_(inp)
+            else:
+                self.views[(rank - 1) % p] = out
+        self.sizes = split_sizes(self._buffer_elements(in_elements), s.chunks_per_buffer)
+
+    def _split(self, tensor: torch.Tensor, pieces: int) -> None:
+        for i, view in enumerate(torch.tensor_split(tensor, pieces)):
+            self.views[i] = view
+
+    def _buffer_elements(self, in_elements: int) -> int:
+        name, p = self.s.collective, self.s.ranks
+        if name in ("allgather", "gather"):
+            return p * in_elements
+        return in_elements
+
+    def chunk(self, c: int) -> torch.Tensor:
+        """The chunk's storage, allocated as scratch the first time a forwarded chunk arrives."""
+        if c not in self.views:
+            size = self.sizes[c % self.s.chunks_per_buffer] if self.s.collective != "alltoall" else self.block
+            self.views[c] = self.scratch_like.new_empty(size)
+        return self.views[c]
+
+    def finish(self, out: torch.Tensor, op: str) -> None:
+        s, name = self.s, self.s.collective
+        if op == "avg" and name in ("allreduce", "reduce", "reducescatter"):
+            if name == "allreduce" or (name == "reduce" and self.rank == s.root):
+                out.div_(s.ranks)
+        if name == "reducescatter":
+            mine = self.views[self.rank]
+            out.copy_(mine / s.ranks if op == "avg" else mine)
+        elif name == "gather" and self.rank == s.root and self.target.data_ptr() != out.data_ptr():
+            out.copy_(self.target)
+
+
+def _message(layout: Layout, chunks) -> list[torch.Tensor]:
+    return [layout.chunk(c) for c in chunks]
+
+
+def _contiguous(views: list[torch.Tensor]) -> torch.Tensor | None:
+    """One tensor over consecutive views of the same storage, else None."""
+    if len(views) == 1:
+        return views[0]
+    first = views[0]
+    total = sum(v.numel() for v in views)
+    offset = first.storage_offset()
+    for v in views:
+        if v.untyped_storage().data_ptr() != first.untyped_storage().data_ptr() or v.storage_offset() != offset:
+            return None
+        offset += v.numel()
+    return first.as_strided((total,), (1,), first.storage_offset())
+
+
+def _slices(tensor: torch.Tensor, slice_elements: int) -> list[torch.Tensor]:
+    if slice_elements <= 0 or tensor.numel() <= slice_elements:
+        return [tensor]
+    return list(torch.split(tensor, slice_elements))
+
+
+def run_schedule(s: Schedule, inp: torch.Tensor, out: torch.Tensor, op: str = "sum",
+                 in_elements: int | None = None, slice_bytes: int = 1 << 20, group=None) -> None:
+    """Execute schedule `s` on this rank: `inp` and `out` as the nccl-tests buffers of the collective."""
+    rank = dist.get_rank(group) if group is not None else dist.get_rank()
+    layout = Layout(s, rank, inp, out, inp.numel() if in_elements is None else in_elements)
+    slice_elements = max(1, slice_bytes // max(1, inp.element_size()))
+    reduce_fn = _REDUCE[op]
+    peer = (lambda r: dist.get_global_rank(group, r)) if group is not None else (lambda r: r)
+    for step in s.steps:
+        ops, pending, send_ops = [], [], []
+        sends = {c for t in step.transfers if t.src == rank for c in t.chunks}
+        for t in step.transfers:
+            if t.src == rank:
+                views = _message(layout, t.chunks)
+                payload = _contiguous(views)
+                if payload is None:
+                    payload = torch.cat(views)
+                for piece in _slices(payload, slice_elements):
+                    if piece.numel():
+                        send_ops.append(len(ops))
+                        ops.append(dist.P2POp(dist.isend, piece, peer(t.dst), group))
+            if t.dst == rank:
+                views = _message(layout, t.chunks)
+                direct = t.op == COPY and not sends.intersection(t.chunks)
+                target = _contiguous(views) if direct else None
+                buffer = target if target is not None else torch.empty(sum(v.numel() for v in views),
+                                                                       dtype=inp.dtype, device=inp.device)
+                first = len(ops)
+                for piece in _slices(buffer, slice_elements):
+                    if piece.numel():
+                        ops.append(dist.P2POp(dist.irecv, piece, peer(t.src), group))
+                pending.append((t, views, buffer, target is not None, first, len(ops)))
+        # gloo counts completions: a work must be waited for exactly once
+        works = _Once(dist.batch_isend_irecv(ops) if ops else [])
+        sends_done = False
+        for t, views, buffer, in_place, first, last in pending:
+            if not sends_done and sends.intersection(t.chunks):
+                # a chunk this rank is still sending must not change before its send is out
+                for i in send_ops:
+                    works.wait(i)
+                sends_done = True
+            if t.op == COPY:
+                for i in range(first, last):
+                    works.wait(i)
+                if not in_place:
+                    _scatter_back(buffer, views, lambda dst, src: dst.copy_(src))
+            else:
+                _reduce_as_slices_arrive(buffer, views, [lambda i=i: works.wait(i) for i in range(first, last)],
+                                         slice_elements, reduce_fn)
+        works.wait_all()
+    layout.finish(out, op)
+
+
+class _Once:
+    """Works of one step, each waited for at most once."""
+
+    def __init__(self, works):
+        self.works, self.done = works, [False] * len(works)
+
+    def wait(self, i: int) -> None:
+        if not self.done[i]:
+            self.works[i].wait()
+            self.done[i] = True
+
+    def wait_all(self) -> None:
+        for i in range(len(self.works)):
+            self.wait(i)
+
+
+def _scatter_back(buffer: torch.Tensor, views: list[torch.Tensor], apply) -> None:
+    offset = 0
+    for v in views:
+        apply(v, buffer[offset:offset + v.numel()])
+        offset += v.numel()
+
+
+def _reduce_as_slices_arrive(buffer, views, works, slice_elements, reduce_fn) -> None:
+    """Reduce each received slice into its destination as soon as it is in, while later slices
+    are still on the wire."""
+    targets = [(offset, v) for offset, v in _offsets(views)]
+    position = 0
+    for wait, piece in zip(works, [p for p in _slices(buffer, slice_elements) if p.numel()]):
+        wait()
+        start, end = position, position + piece.numel()
+        for offset, v in targets:
+            lo, hi = max(start, offset), min(end, offset + v.numel())
+            if lo < hi:
+                reduce_fn(v[lo - offset:hi - offset], buffer[lo:hi])
+        position = end
+
+
+def _offsets(views):
+    offset = 0
+    for v in views:
+        yield offset, v
+        offset += v.numel()

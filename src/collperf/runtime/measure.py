@@ -1,0 +1,182 @@
+"""What every rank runs: timed sweeps (nccl-tests style) and bit-exact correctness checks.
+
+Called through runtime/launch.py once the process group is up. Buffers follow nccl-tests: `count`
+is the per-rank count nccl-tests passes to NCCL, `size` its size column; out-of-place uses separate
+send and receive buffers, in-place the layouts nccl-tests uses (the receive buffer holding the send
+data at the rank's offset).
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+
+from collperf.collectives import busbw_factor
+from collperf.runtime import data
+from collperf.runtime.builtin import run_builtin
+from collperf.runtime.execute import run_schedule
+from collperf.runtime.launch import device
+from collperf.schedule.build import build
+
+DIVIDED = ("allgather", "reducescatter", "alltoall", "gather", "scatter")
+NO_IN_PLACE = ("alltoall", "sendrecv")
+
+
+def elements(collective: str, count: int, p: int) -> tuple[int, int]:
+    """(input, output) elements of a rank for nccl-tests' per-rank `count`."""
+    inputs = {"allgather": count, "gather": count, "reducescatter": count * p, "alltoall": count * p,
+              "scatter": count * p}.get(collective, count)
+    outputs = {"allgather": count * p, "gather": count * p, "alltoall": count * p}.get(collective, count)
+    return inputs, outputs
+
+
+def counts(collective: str, size_bytes: int, p: int, element_bytes: int) -> tuple[int, int, int, int]:
+    """nccl-tests' (count, size, input elements, output elements) for a requested size."""
+    divisor = p if collective in DIVIDED else 1
+    count = size_bytes // element_bytes // divisor
+    return (count, count * divisor * element_bytes, *elements(collective, count, p))
+
+
+def _buffers(collective, rank, p, in_elems, out_elems, dtype, op, root, in_place, dev):
+    """(input, output) tensors on this rank, with the input data in place."""
+    data_in = data.make_input(collective, rank, p, in_elems, dtype, op, root).to(dev)
+    if not in_place:
+        return data_in, torch.zeros(out_elems, dtype=dtype, device=dev)
+    if collective in ("allreduce", "broadcast", "reduce"):
+        return data_in, data_in
+    if collective in ("allgather", "gather"):
+        out = torch.zeros(out_elems, dtype=dtype, device=dev)
+        view = out[rank * in_elems:(rank + 1) * in_elems]
+        view.copy_(data_in)
+        return view, out
+    # reducescatter, scatter: the output is the rank's block of the input buffer
+    return data_in, data_in[rank * out_elems:(rank + 1) * out_elems]
+
+
+class _Runner:
+    """One (collective, algorithm) on this process group: a callable op(inp, out)."""
+
+    def __init__(self, collective, algorithm, p, op, root, segments, slice_bytes, in_elems):
+        self.collective, self.op, self.root = collective, op, root
+        if algorithm == "builtin":
+            self.call = lambda inp, out: run_builtin(collective, inp, out, op, root)
+        else:
+            schedule = build(collective, algorithm, p, root=root, segments=segments)
+            self.call = lambda inp, out: run_schedule(schedule, inp, out, op, in_elems, slice_bytes)
+
+
+def _sync(dev) -> None:
+    if dev.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def check(collective, algorithm, count, dtype_name="float32", op="sum", root=0, segments=1, slice_bytes=1 << 20,
+          in_place=False) -> int:
+    """#wrong of one run: mismatching elements summed over all ranks."""
+    rank, p, dev = dist.get_rank(), dist.get_world_size(), device()
+    dtype = data.get_dtype(dtype_name)
+    op_used = op if collective in ("allreduce", "reduce", "reducescatter") else "sum"
+    in_elems, out_elems = elements(collective, count, p)
+    inp, out = _buffers(collective, rank, p, in_elems, out_elems, dtype, op_used, root, in_place, dev)
+    _Runner(collective, algorithm, p, op_used, root, segments, slice_bytes, in_elems).call(inp, out)
+    _sync(dev)
+    want = data.expected_output(collective, rank, p, in_elems, dtype, op_used, root)
+    wrong = torch.tensor([data.count_wrong(out, want, op_used)], dtype=torch.int64, device=dev)
+    dist.all_reduce(wrong)
+    return int(wrong.item())
+
+
+def selftest(cases) -> list[tuple[tuple, int]]:
+    """Run check() for every case (a tuple of check's arguments); rank 0 returns (case, #wrong)."""
+    return [(case, check(*case)) for case in cases]
+
+
+def _combine(samples: list[float], average: int, dev) -> float:
+    """nccl-tests -a: 0 rank 0's value, 1 the mean over ranks, 2 the min, 3 the max."""
+    value = torch.tensor([samples], dtype=torch.float64, device=dev)
+    gathered = [torch.zeros_like(value) for _ in range(dist.get_world_size())]
+    dist.all_gather(gathered, value)
+    table = torch.cat(gathered)
+    return {0: table[0], 1: table.mean(0), 2: table.min(0).values, 3: table.max(0).values}[average].tolist()
+
+
+def _time(runner, inp, out, iters: int, warmup: int, dev) -> list[float]:
+    for _ in range(warmup):
+        runner.call(inp, out)
+    _sync(dev)
+    dist.barrier()
+    samples = []
+    start = time.perf_counter()
+    for _ in range(iters):
+        t0 = time.perf_counter()
+        runner.call(inp, out)
+        _sync(dev)
+        samples.append(time.perf_counter() - t0)
+    mean = (time.perf_counter() - start) / iters
+    return [mean, min(samples), statistics.median(samples)]
+
+
+def bench(config: dict) -> list[dict]:
+    """The sweep: every size x algorithm, timed out-of-place and in-place, then checked."""
+    rank, p, dev = dist.get_rank(), dist.get_world_size(), device()
+    dtype = data.get_dtype(config["dtype"])
+    collective, op, root = config["collective"], config["op"], config["root"]
+    op_used = op if collective in ("allreduce", "reduce", "reducescatter") else "sum"
+    rows = []
+    work = [(s, a) for s in config["sizes"] for a in config["algorithms"]]
+    progress = _Progress(len(work)) if rank == 0 and config.get("progress", True) else None
+    for size_bytes, algorithm in work:
+        count, size, in_elems, out_elems = counts(collective, size_bytes, p, dtype.itemsize)
+        runner = _Runner(collective, algorithm, p, op_used, root, config["segments"], config["slice_bytes"], in_elems)
+        row = {"algorithm": algorithm, "size": size, "count": count, "type": data.NCCL_TESTS_TYPE[dtype],
+               "redop": op if collective in ("allreduce", "reduce", "reducescatter") else "none",
+               "root": root if collective in ("broadcast", "reduce", "scatter", "gather") else -1}
+        for placement in ("out_of_place", "in_place"):
+            if placement == "in_place" and (collective in NO_IN_PLACE or not config["in_place"]):
+                row[placement] = None
+                continue
+            inp, out = _buffers(collective, rank, p, in_elems, out_elems, dtype, op_used, root,
+                                placement == "in_place", dev)
+            mean, fastest, median = _combine(_time(runner, inp, out, config["iters"], config["warmup"], dev),
+                                             config["average"], dev)
+            wrong = None
+            if config["check"]:
+                wrong = 0
+                for _ in range(config["check"]):
+                    wrong += check(collective, algorithm, count, config["dtype"], op, root, config["segments"],
+                                   config["slice_bytes"], placement == "in_place")
+            algbw = size / mean / 1e9 if mean > 0 else 0.0
+            row[placement] = {"time_us": mean * 1e6, "min_us": fastest * 1e6, "p50_us": median * 1e6,
+                              "algbw": algbw, "busbw": algbw * busbw_factor(collective, p), "wrong": wrong}
+        rows.append(row)
+        if progress:
+            progress.advance(f"{algorithm} {size} B")
+    if progress:
+        progress.close()
+    return rows
+
+
+class _Progress:
+    """A progress bar on stderr, shown only once the sweep has run for a second."""
+
+    def __init__(self, total: int):
+        self.total, self.done, self.start, self.bar = total, 0, time.monotonic(), None
+
+    def advance(self, what: str) -> None:
+        self.done += 1
+        if self.bar is None and time.monotonic() - self.start > 1.0 and sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import Progress
+            self.bar = Progress(console=Console(stderr=True), transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task("bench", total=self.total)
+        if self.bar is not None:
+            self.bar.update(self.task, completed=self.done, description=what)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
