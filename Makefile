@@ -9,7 +9,9 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test]'
+	# torch 2.13.0 first, pinned: its CPU wheel is on these machines; unpinned would fetch CUDA builds
+	$(BIN)/pip install -q 'torch==2.13.0'
+	$(BIN)/pip install -q -e '.[test,run]'
 	touch $(STAMP)
 
 demo: $(STAMP)

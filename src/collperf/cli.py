@@ -14,9 +14,14 @@ from rich.table import Table
 
 from collperf import api, units
 from collperf.collectives import busbw_factor
+from collperf.bench import BenchConfig
+from collperf.bench import run as run_bench
 from collperf.errors import UsageError
+from collperf.results import to_text
+from collperf.results import write as write_results
 from collperf.plots import plot_timeline
 from collperf.schedule.cost import coefficients as schedule_coefficients
+from collperf.runtime.launch import RunError
 from collperf.schedule.verify import verify
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -280,9 +285,58 @@ def simulate(
         out.print(f"timeline written to {timeline}")
 
 
+@app.command()
+def bench(
+    collective: str = typer.Option("allreduce", "--collective", help="The collective to measure."),
+    algorithm: str = typer.Option("builtin", "--algorithm", "-A", help="Comma list: ours and/or builtin."),
+    ranks: Optional[int] = typer.Option(None, "--ranks", "-p", help="Local processes (ignored under torchrun)."),
+    min_bytes: str = typer.Option("1K", "-b", "--minbytes", help="Smallest size (nccl-tests convention)."),
+    max_bytes: str = typer.Option("1M", "-e", "--maxbytes", help="Largest size."),
+    factor: int = typer.Option(2, "-f", "--stepfactor", help="Multiplicative step (0/1: use -i)."),
+    step_bytes: str = typer.Option("1M", "-i", "--stepbytes", help="Additive step when -f is not > 1."),
+    iters: int = typer.Option(20, "-n", "--iters", help="Timed iterations per size."),
+    warmup: int = typer.Option(5, "-w", "--warmup_iters", help="Untimed warm-up iterations."),
+    dtype: str = typer.Option("float32", "-d", "--dtype", help="float32 float64 float16 bfloat16 int32 int64."),
+    op: str = typer.Option("sum", "-o", "--op", help="sum prod min max avg."),
+    root: int = typer.Option(0, "-r", "--root"),
+    check: int = typer.Option(1, "-c", "--check", help="Correctness-check iterations per size (0: off)."),
+    average: int = typer.Option(1, "-a", "--average", help="Combine ranks' times: 0 rank 0, 1 mean, 2 min, 3 max."),
+    segments: int = typer.Option(1, "--segments", help="Pipeline segments of chain/double-binary-tree."),
+    slice_bytes: str = typer.Option("1M", "--slice-bytes", help="Messages are cut into slices of this size."),
+    in_place: bool = typer.Option(True, "--in-place/--no-in-place", help="Also time in-place."),
+    timeout: float = typer.Option(300.0, "--timeout", help="Seconds before the whole run is stopped."),
+    json_path: Optional[str] = typer.Option(None, "--json", help="Write nccl-tests -J JSON (plus our fields)."),
+    csv_path: Optional[str] = typer.Option(None, "--csv", help="Write a flat CSV table."),
+    latency: Optional[str] = Latency, bandwidth: Optional[str] = Bandwidth, reduce_bandwidth: str = ReduceBw,
+    cluster: Optional[str] = ClusterOpt, nodes: Optional[int] = Nodes,
+):
+    """Measure collectives on real processes (gloo locally, NCCL under torchrun with GPUs), nccl-tests style,
+    each row beside the model's prediction."""
+    config = BenchConfig(collective, algorithm, min_bytes, max_bytes, factor, step_bytes, iters, warmup, dtype, op,
+                         root, check, average, segments, slice_bytes, in_place)
+    net = None
+    if latency is not None or bandwidth is not None or cluster is not None:
+        net = api.network(ranks=ranks, latency=latency, bandwidth=bandwidth, reduce_bandwidth=reduce_bandwidth,
+                          cluster=cluster, nodes=nodes)
+    try:
+        results = run_bench(config, ranks, timeout, net)
+    except RunError as e:
+        err.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(1)
+    if results is None:   # a torchrun rank other than 0
+        return
+    sys.stdout.write(to_text(results))
+    write_results(results, json_path, csv_path)
+    if results.wrong_rows():
+        err.print(f"[red]{results.wrong_rows()} test(s) had wrong results: their times are not to be trusted[/red]")
+        raise typer.Exit(1)
+
+
 def main() -> None:
     try:
-        app(standalone_mode=False)
+        # without standalone mode click returns the exit code of typer.Exit instead of raising it
+        code = app(standalone_mode=False)
+        sys.exit(code if isinstance(code, int) else 0)
     except UsageError as e:
         err.print(f"[red]error:[/red] {e}")
         sys.exit(2)

@@ -155,8 +155,7 @@ def run_schedule(s: Schedule, inp: torch.Tensor, out: torch.Tensor, op: str = "s
                 views = _message(layout, t.chunks)
                 direct = t.op == COPY and not sends.intersection(t.chunks)
                 target = _contiguous(views) if direct else None
-                buffer = target if target is not None else torch.empty(sum(v.numel() for v in views),
-                                                                       dtype=inp.dtype, device=inp.device)
+                buffer = target if target is not None else _scratch(len(pending), sum(v.numel() for v in views), inp)
                 first = len(ops)
                 for piece in _slices(buffer, slice_elements):
                     if piece.numel():
@@ -181,6 +180,19 @@ def run_schedule(s: Schedule, inp: torch.Tensor, out: torch.Tensor, op: str = "s
                                          slice_elements, reduce_fn)
         works.wait_all()
     layout.finish(out, op)
+
+
+_POOL: dict = {}
+
+
+def _scratch(slot: int, elements: int, like: torch.Tensor) -> torch.Tensor:
+    """Receive buffer number `slot` of a step, kept between steps and calls: allocating (and page
+    faulting) fresh megabytes at every step costs more than the reduction itself."""
+    key = (slot, like.dtype, like.device)
+    buffer = _POOL.get(key)
+    if buffer is None or buffer.numel() < elements:
+        buffer = _POOL[key] = torch.empty(max(elements, 1), dtype=like.dtype, device=like.device)
+    return buffer[:elements]
 
 
 class _Once:

@@ -81,6 +81,7 @@ def _worker(rank: int, world: int, store_path: str, job: Job, results, timeout_s
         store = dist.FileStore(store_path, world)
         dist.init_process_group("gloo", store=store, rank=rank, world_size=world,
                                 timeout=timedelta(seconds=timeout_s))
+        results.put((rank, "ready", None))
         result = job.call()
         results.put((rank, "ok", result if rank == 0 else None))
         dist.destroy_process_group()
@@ -114,15 +115,24 @@ def run_local(job: Job, ranks: int, timeout_s: float = 300.0):
             results.join_thread()
 
 
+STARTUP_S = 120.0   # importing torch and meeting the other ranks, before the run's own timeout starts
+
+
 def _supervise(procs, results, timeout_s: float):
-    deadline = time.monotonic() + timeout_s + 30   # + start-up (importing torch, init)
+    deadline = time.monotonic() + STARTUP_S
+    ready: set[int] = set()
     done: dict[int, object] = {}
     errors: dict[int, str] = {}
     first_failure = None
     while len(done) < len(procs):
         try:
             rank, status, payload = results.get(timeout=0.1)
-            (done if status == "ok" else errors)[rank] = payload
+            if status == "ready":
+                ready.add(rank)
+                if len(ready) == len(procs):
+                    deadline = time.monotonic() + timeout_s
+            else:
+                (done if status == "ok" else errors)[rank] = payload
         except queue_module.Empty:
             pass
         now = time.monotonic()
@@ -133,6 +143,9 @@ def _supervise(procs, results, timeout_s: float):
             raise RunError(_failure_message(errors, dead, len(procs)))
         if now > deadline:
             missing = [r for r in range(len(procs)) if r not in done]
+            if len(ready) < len(procs):
+                raise RunError(f"rank(s) {', '.join(str(r) for r in range(len(procs)) if r not in ready)} did not "
+                               f"start within {STARTUP_S:g} s; all ranks were killed")
             raise RunError(f"the run did not finish within its timeout of {timeout_s:g} s: rank(s) "
                            f"{', '.join(map(str, missing))} still running (a hang, or --timeout too short); "
                            "all ranks were killed")

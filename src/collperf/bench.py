@@ -1,0 +1,180 @@
+"""nccl-tests-style sweeps on real processes, each row beside the model's prediction.
+
+`run(config, ranks)` launches the ranks (local processes by default, the current torchrun job when
+started under torchrun), runs runtime/measure.bench on each, and returns Results with a predicted
+time on every row: from a given network (a link or a cluster), or, when none is given, from a link
+fitted to this run's own rows (non-negative least squares on relative error over our algorithms'
+rows, whose alpha/beta/gamma coefficients the model knows exactly). `builtin` rows are compared with
+the model's best algorithm, the lower envelope of what the model knows.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from collperf import units
+from collperf.collectives import get_collective
+from collperf.errors import UsageError
+from collperf.model.costs import algorithms_for, coefficients, get_algorithm
+from collperf.model.network import Link
+from collperf.model.predict import Network, candidates
+from collperf.results import Results
+
+DTYPE_NAMES = ("float32", "float", "float64", "double", "float16", "half", "bfloat16", "int32", "int64")
+ELEMENT_BYTES = {"float32": 4, "float": 4, "float64": 8, "double": 8, "float16": 2, "half": 2, "bfloat16": 2,
+                 "int32": 4, "int64": 8}
+OPS = ("sum", "prod", "min", "max", "avg")
+
+
+@dataclass
+class BenchConfig:
+    collective: str = "allreduce"
+    algorithms: list = field(default_factory=lambda: ["builtin"])
+    min_bytes: int = 1024
+    max_bytes: int = 1 << 20
+    factor: int = 2            # multiplicative step (-f); 0 or 1 to use step_bytes (-i)
+    step_bytes: int = 1 << 20
+    iters: int = 20
+    warmup: int = 5
+    dtype: str = "float32"
+    op: str = "sum"
+    root: int = 0
+    check: int = 1
+    average: int = 1
+    segments: int = 1
+    slice_bytes: int = 1 << 20
+    in_place: bool = True
+    progress: bool = True
+
+    def __post_init__(self):
+        self.collective = get_collective(self.collective).name
+        if isinstance(self.algorithms, str):
+            self.algorithms = [a.strip() for a in self.algorithms.split(",") if a.strip()]
+        known = [a.name for a in algorithms_for(self.collective)] + ["builtin"]
+        for a in self.algorithms:
+            if a not in known:
+                raise UsageError(f"unknown algorithm {a!r} for {self.collective}: expected one of {', '.join(known)}")
+        if not self.algorithms:
+            raise UsageError("no algorithm given: pass e.g. --algorithm ring,builtin")
+        self.min_bytes, self.max_bytes = units.parse_size(self.min_bytes), units.parse_size(self.max_bytes)
+        self.step_bytes, self.slice_bytes = units.parse_size(self.step_bytes), units.parse_size(self.slice_bytes)
+        if self.min_bytes > self.max_bytes:
+            raise UsageError(f"minBytes {self.min_bytes} > maxBytes {self.max_bytes}: -b must not exceed -e")
+        checks = {"iters (-n)": (self.iters, 1), "warmup (-w)": (self.warmup, 0), "check (-c)": (self.check, 0),
+                  "segments": (self.segments, 1), "slice bytes": (self.slice_bytes, 1), "root": (self.root, 0)}
+        for name, (value, low) in checks.items():
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise UsageError(f"{name} {value!r}: expected a whole number >= {low}")
+        if self.factor > 1 or self.step_bytes <= 0:
+            if self.factor < 2:
+                raise UsageError(f"step factor {self.factor} with step bytes {self.step_bytes}: give -f 2 or -i 1M")
+        if self.average not in (0, 1, 2, 3):
+            raise UsageError(f"average (-a) {self.average}: expected 0 (rank 0), 1 (mean), 2 (min) or 3 (max)")
+        if self.dtype not in DTYPE_NAMES:
+            raise UsageError(f"unknown dtype {self.dtype!r}: expected one of {', '.join(DTYPE_NAMES)}")
+        if self.op not in OPS:
+            raise UsageError(f"unknown op {self.op!r}: expected one of {', '.join(OPS)}")
+        if self.op == "avg" and self.dtype in ("int32", "int64"):
+            raise UsageError(f"op avg needs a floating-point dtype (got {self.dtype}): use --dtype float32")
+
+    def sizes(self) -> list[int]:
+        sizes, size = [], self.min_bytes
+        while size <= self.max_bytes:
+            sizes.append(size)
+            if self.factor > 1:
+                size = size * self.factor if size else 1
+            else:
+                size += self.step_bytes
+        return sizes
+
+    def to_job(self) -> dict:
+        doc = asdict(self)
+        doc["sizes"] = self.sizes()
+        doc["step"] = f"{self.factor}(factor)" if self.factor > 1 else f"{self.step_bytes}(bytes)"
+        return doc
+
+
+def run(config: BenchConfig, ranks: int | None = None, timeout_s: float = 300.0,
+        network: Network | None = None) -> Results | None:
+    """Run the sweep; under torchrun every rank runs it and rank 0 gets the Results (others None)."""
+    from collperf.runtime import launch   # torch is needed from here on
+    job = launch.Job("collperf.runtime.measure:bench", (config.to_job(),))
+    if launch.in_torchrun():
+        world = int(os.environ["WORLD_SIZE"])
+        _check_ranks(config, world)
+        rows = launch.run_torchrun(job, timeout_s)
+        if int(os.environ["RANK"]) != 0:
+            return None
+        backend = "nccl" if _cuda() else "gloo"
+    else:
+        if ranks is None:
+            raise UsageError("give the number of local ranks: --ranks 4 (or run under torchrun)")
+        _check_ranks(config, ranks)
+        world, backend = ranks, "gloo"
+        rows = launch.run_local(job, ranks, timeout_s)
+    results = Results(config.collective, world, backend, config.to_job(), rows)
+    add_predictions(results, network)
+    return results
+
+
+def _cuda() -> bool:
+    import torch
+    return torch.cuda.is_available()
+
+
+def _check_ranks(config: BenchConfig, ranks: int) -> None:
+    for a in config.algorithms:
+        if a != "builtin":
+            reason = get_algorithm(config.collective, a).unavailable(ranks)
+            if reason:
+                raise UsageError(f"{config.collective} {a} cannot run on {ranks} ranks: {reason}")
+    if get_collective(config.collective).rooted and not 0 <= config.root < ranks:
+        raise UsageError(f"root {config.root} is not a rank of 0..{ranks - 1}")
+
+
+def fit_link(results: Results) -> Link | None:
+    """alpha, bandwidth and reduce bandwidth fitted to the run's rows of our own algorithms."""
+    from scipy.optimize import nnls
+    rows_a, rows_t = [], []
+    p, segments = results.ranks, results.config["segments"]
+    for r in results.rows:
+        if r["algorithm"] == "builtin" or r["out_of_place"] is None:
+            continue
+        alg = get_algorithm(results.collective, r["algorithm"])
+        a, b, c = coefficients(results.collective, alg.name, p, segments if alg.pipeline else None)
+        t = r["out_of_place"]["p50_us"] * 1e-6
+        if t > 0:
+            rows_a.append(np.array([a, b * r["size"], c * r["size"]]) / t)   # relative error
+            rows_t.append(1.0)
+    if len(rows_a) < 2:
+        return None
+    (alpha, beta, gamma), _ = nnls(np.array(rows_a), np.array(rows_t))
+    if alpha <= 0 and beta <= 0:
+        return None
+    # sizes too small to show a bandwidth term fit beta = 0: an unresolved (infinite) bandwidth
+    return Link(alpha, 1 / beta if beta > 0 else math.inf, 1 / gamma if gamma > 0 else math.inf, name="fitted")
+
+
+def add_predictions(results: Results, network: Network | None) -> None:
+    if network is None:
+        link = fit_link(results)
+        if link is None:
+            results.model = "no prediction (give --latency/--bandwidth or --cluster; too few rows of our algorithms to fit)"
+            return
+        network = Network.of(link, results.ranks)
+        results.model = f"fitted to this run: {link.describe()}"
+    else:
+        if network.ranks != results.ranks:
+            raise UsageError(f"the network has {network.ranks} ranks but the run has {results.ranks}")
+        results.model = f"given: {network.describe()}"
+    sizes = sorted({r["size"] for r in results.rows})
+    costs, _ = candidates(results.collective, network, sizes, segments=results.config["segments"])
+    table = {c.name: dict(zip(sizes, c.cost.total_s)) for c in costs}
+    best = {s: min(t[s] for t in table.values()) for s in sizes}
+    for r in results.rows:
+        t = best[r["size"]] if r["algorithm"] == "builtin" else table.get(r["algorithm"], {}).get(r["size"])
+        r["predicted_us"] = float(t) * 1e6 if t else None
