@@ -15,6 +15,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
+	$(BIN)/collperf bench --ranks 4 --algorithm ring,rhd,mesh,builtin -b 64K -e 4M -f 4 -n 10 -w 2
 	$(BIN)/collperf predict allreduce --size 1M,64M,1G --ranks 16 --latency 10us --bandwidth 100GB/s --reduce-bandwidth 500GB/s
 	$(BIN)/collperf predict allreduce --size 2G --cluster dgx-h100 --nodes 8
 	$(BIN)/collperf crossover allreduce --ranks 64 --latency 5us --bandwidth 50GB/s -A ring,rhd,double-binary-tree,recursive-doubling
