@@ -142,8 +142,8 @@ def fit_link(results: Results) -> Link | None:
     rows_a, rows_t = [], []
     p, segments = results.ranks, results.config["segments"]
     for r in results.rows:
-        if r["algorithm"] == "builtin" or r["out_of_place"] is None:
-            continue
+        if r["algorithm"] == "builtin" or r["out_of_place"] is None or r["out_of_place"]["wrong"]:
+            continue   # never fit to a wrong run
         alg = get_algorithm(results.collective, r["algorithm"])
         a, b, c = coefficients(results.collective, alg.name, p, segments if alg.pipeline else None)
         t = r["out_of_place"]["p50_us"] * 1e-6
