@@ -204,4 +204,62 @@ def simulate(collective: str, algorithm: str, size, topology: str, latency=None,
     return simulate_schedule(sched, topo, units.parse_size(size), mode, red), sched, topo
 
 
-__all__ = ["network", "predict", "crossover", "algorithms", "schedule", "verify_all", "simulate", "COLLECTIVES"]
+
+
+# --- logs: ingest, fit, diagnose ------------------------------------------------------------------
+
+def read_logs(paths, collective: str | None = None, ranks: int | None = None) -> list:
+    """Every table of every log (nccl-tests text or JSON, collperf JSON/CSV, OSU, IMB)."""
+    from collperf import ingest
+    if isinstance(paths, (str, bytes)) or hasattr(paths, "__fspath__"):
+        paths = [paths]
+    return [t for p in paths for t in ingest.load(p, collective, ranks)]
+
+
+def fit_logs(paths, collective: str | None = None, ranks: int | None = None) -> list:
+    """`collperf fit`: a piecewise alpha-beta fit per table."""
+    from collperf.fit import fit
+    return [fit(t) for t in read_logs(paths, collective, ranks)]
+
+
+def diagnose_logs(paths, peak=None, cluster: str | None = None, nodes: int | None = None, model_from=None,
+                  collective: str | None = None, ranks: int | None = None) -> list:
+    """`collperf diagnose`: verdicts and anomalies per table; `model_from` predicts with another log's fit."""
+    from collperf.diagnose import diagnose
+    from collperf.fit import fit
+    model = None
+    if model_from is not None:
+        model_tables = read_logs(model_from)
+        model = fit(model_tables[0])
+    out = []
+    for t in read_logs(paths, collective, ranks):
+        net = None
+        if cluster is not None:
+            preset = get_preset(cluster)
+            net_nodes = nodes or (t.nodes if t.nodes else max(1, (t.ranks or preset.ranks_per_node) // preset.ranks_per_node))
+            net = Network.of(get_preset(cluster, net_nodes, (t.ranks // net_nodes) if t.ranks and t.ranks % net_nodes == 0
+                                        else None))
+        out.append(diagnose(t, units.parse_bandwidth(peak) if peak is not None else None, net, model))
+    return out
+
+
+def compare_logs(diagnoses) -> list[dict]:
+    """Side by side, per size, the tables of one collective: time and busbw of each, and the ratio to the first."""
+    sizes = sorted({s.size for d in diagnoses for s in d.sizes})
+    rows = []
+    for size in sizes:
+        entry = {"size": size}
+        for i, d in enumerate(diagnoses):
+            match = next((s for s in d.sizes if s.size == size), None)
+            entry[f"time_s_{i}"] = match.time_s if match else None
+            entry[f"busbw_GBps_{i}"] = match.busbw_GBps if match else None
+        first = entry["time_s_0"]
+        for i in range(1, len(diagnoses)):
+            t = entry[f"time_s_{i}"]
+            entry[f"ratio_{i}"] = t / first if t and first else None
+        rows.append(entry)
+    return rows
+
+
+__all__ = ["network", "predict", "crossover", "algorithms", "schedule", "verify_all", "simulate", "read_logs",
+           "fit_logs", "diagnose_logs", "compare_logs", "COLLECTIVES"]

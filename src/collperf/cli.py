@@ -19,7 +19,7 @@ from collperf.bench import run as run_bench
 from collperf.errors import UsageError
 from collperf.results import to_text
 from collperf.results import write as write_results
-from collperf.plots import plot_timeline
+from collperf.plots import plot_diagnosis, plot_timeline
 from collperf.schedule.cost import coefficients as schedule_coefficients
 from collperf.runtime.launch import RunError
 from collperf.schedule.verify import verify
@@ -330,6 +330,141 @@ def bench(
     if results.wrong_rows():
         err.print(f"[red]{results.wrong_rows()} test(s) had wrong results: their times are not to be trusted[/red]")
         raise typer.Exit(1)
+
+
+def _gb(value) -> str:
+    return "-" if value is None else ("inf" if math.isinf(value) else f"{value:.2f}")
+
+
+def _print_table_header(t) -> None:
+    out.print(f"[bold]{escape(t.describe())}[/bold]")
+    extra = [f"{k.replace('_', ' ')} {t.header[k]}" for k in ("nccl_tests_version", "nccl_version") if t.header.get(k)]
+    if t.header.get("gpus"):
+        extra.append(", ".join(t.header["gpus"]))
+    if extra:
+        out.print("  " + escape("; ".join(extra)))
+    for note in t.notes:
+        out.print(f"  [dim]note: {escape(note)}[/dim]")
+    for line in t.skipped[:5]:
+        out.print(f"  [yellow]skipped {escape(line)}[/yellow]")
+    if len(t.skipped) > 5:
+        out.print(f"  [yellow]... and {len(t.skipped) - 5} more skipped lines[/yellow]")
+
+
+def _print_fit(f) -> None:
+    table = Table(title="fitted regimes: t = alpha + size x busbw-factor / B", title_justify="left")
+    for column in ("from", "to", "rows", "alpha", "bus bandwidth B"):
+        table.add_column(column, justify="right")
+    for r in f.regimes:
+        table.add_row(units.format_size(r.from_bytes), units.format_size(r.to_bytes), str(r.rows),
+                      units.format_time(r.latency_s), _gb(r.busbw_GBps) + " GB/s")
+    out.print(table)
+    out.print(f"  peak busbw {f.peak_busbw_GBps:.2f} GB/s at {units.format_size(f.peak_size)}; n1/2 "
+              f"{units.format_size(round(f.n_half_bytes)) if f.n_half_bytes else 'n/a'}; R2 (log time) {f.r2:.4f}; "
+              f"row error median {100 * f.median_error:.1f} % worst {100 * f.worst_error:.1f} % "
+              f"(one straight line: median {100 * f.single_median_error:.1f} %)")
+
+
+LogCollective = typer.Option(None, "--collective", help="Override the collective the log is taken to be.")
+LogRanks = typer.Option(None, "--ranks", "-p", help="Rank count, where the log does not say.")
+
+
+@app.command("fit")
+def fit_command(
+    logs: list[str] = typer.Argument(..., help="Logs: nccl-tests text/JSON, collperf JSON/CSV, OSU, IMB."),
+    as_json: bool = typer.Option(False, "--json"),
+    collective: Optional[str] = LogCollective, ranks: Optional[int] = LogRanks,
+):
+    """Fit a piecewise alpha-beta model to measured logs: regimes, peak busbw, n1/2, residuals."""
+    fits = api.fit_logs(logs, collective, ranks)
+    if as_json:
+        docs = [f.to_json() for f in fits]
+        _print_json(docs[0] if len(docs) == 1 else docs)
+        return
+    for t, f in zip(api.read_logs(logs, collective, ranks), fits):
+        _print_table_header(t)
+        _print_fit(f)
+        out.print()
+
+
+@app.command()
+def diagnose(
+    logs: list[str] = typer.Argument(..., help="One log, or several to compare side by side."),
+    peak: Optional[str] = typer.Option(None, "--peak", help="Per-rank link rate busbw is judged against, e.g. 50GB/s."),
+    cluster: Optional[str] = ClusterOpt, nodes: Optional[int] = Nodes,
+    model_from: Optional[str] = typer.Option(None, "--model-from", help="Predict with the fit of this log instead."),
+    plot: Optional[str] = typer.Option(None, "--plot", help="Write time and busbw plots (PNG/SVG)."),
+    as_json: bool = typer.Option(False, "--json"),
+    collective: Optional[str] = LogCollective, ranks: Optional[int] = LogRanks,
+):
+    """Is it good or bad, and why: per-size verdicts against the model and the peak, and the anomalies."""
+    diagnoses = api.diagnose_logs(logs, peak, cluster, nodes, model_from, collective, ranks)
+    paths = _plot_paths(plot, len(diagnoses))
+    for d, path in zip(diagnoses, paths):
+        plot_diagnosis(d, path)
+    same = len(diagnoses) > 1 and len({d.table.collective for d in diagnoses}) == 1
+    comparison = api.compare_logs(diagnoses) if same else None
+    if as_json:
+        doc = [d.to_json() for d in diagnoses]
+        _print_json({"diagnoses": doc, "comparison": comparison} if comparison else (doc[0] if len(doc) == 1 else doc))
+        return
+    for d in diagnoses:
+        _print_diagnosis(d)
+    if comparison:
+        _print_comparison(diagnoses, comparison)
+    for path in paths:
+        out.print(f"plot written to {path}")
+
+
+def _plot_paths(plot: str | None, count: int) -> list[str]:
+    if not plot:
+        return []
+    if count == 1:
+        return [plot]
+    stem, dot, suffix = plot.rpartition(".")
+    return [f"{stem}-{i + 1}.{suffix}" for i in range(count)]
+
+
+def _print_diagnosis(d) -> None:
+    _print_table_header(d.table)
+    out.print(f"  peak: {escape(d.peak_source)}")
+    _print_fit(d.fit)
+    table = Table(title="per size", title_justify="left")
+    for column in ("size", "time", "fitted", "ideal", "bound", "busbw GB/s", "eff", "bound by", "verdict"):
+        table.add_column(column, justify="left" if column == "verdict" else "right", overflow="fold")
+    for s in d.sizes:
+        style = "red" if s.verdict.startswith("investigate") else ("green" if s.verdict == "excellent" else None)
+        table.add_row(units.format_size(s.size), units.format_time(s.time_s), units.format_time(s.fitted_s),
+                      units.format_time(s.ideal_s) if s.ideal_s else "-", units.format_time(s.bound_s) if s.bound_s else "-",
+                      _gb(s.busbw_GBps), f"{100 * s.efficiency:.0f} %" if s.efficiency is not None else "-", s.regime,
+                      s.verdict, style=style)
+    out.print(table)
+    if not d.findings:
+        out.print("  [green]no anomalies found[/green]")
+    for f in d.findings:
+        color = {"error": "red", "warning": "yellow", "info": "cyan"}[f.severity]
+        out.print(f"  [{color}]{f.severity}[/{color}] {f.kind}: {escape(f.message)}")
+    out.print()
+
+
+def _print_comparison(diagnoses, rows) -> None:
+    table = Table(title="side by side (ratio: time / time of the first log)", title_justify="left")
+    table.add_column("size", justify="right")
+    for i, d in enumerate(diagnoses):
+        name = escape(d.table.source.rsplit("/", 1)[-1])
+        table.add_column(f"time [{i}] {name}", justify="right")
+        table.add_column(f"busbw [{i}]", justify="right")
+        if i:
+            table.add_column(f"ratio [{i}]", justify="right")
+    for r in rows:
+        cells = [units.format_size(r["size"])]
+        for i in range(len(diagnoses)):
+            t = r[f"time_s_{i}"]
+            cells += [units.format_time(t) if t else "-", _gb(r[f"busbw_GBps_{i}"])]
+            if i:
+                cells.append(f"{r[f'ratio_{i}']:.2f}" if r[f"ratio_{i}"] else "-")
+        table.add_row(*cells)
+    out.print(table)
 
 
 def main() -> None:

@@ -1,0 +1,201 @@
+"""Fit the alpha-beta model to a measured table, piecewise where the curve bends.
+
+Each row's time is modelled in nccl-tests' bus terms, t = alpha + size x f / B with f the busbw factor
+of the collective, so B is directly comparable with the busbw column. A segment is fitted by
+non-negative least squares on relative error (every size counts alike from 8 B to 8 GB), made robust
+by a few rounds of Huber reweighting. Real logs bend where NCCL changes protocol or algorithm
+(LL -> LL128 -> Simple, tree -> ring), so the sizes are cut into contiguous regimes by dynamic
+programming; the number of regimes minimises BIC = N ln(RSS/N) + k ln N with k = 3 per regime, and a
+further regime must also halve the RSS, so that noise does not buy regimes (on synthetic straight
+lines with 0.5 % noise a spare regime buys up to a third). gamma is not fitted: one collective's times cannot
+separate reduction from transfer.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.optimize import nnls
+
+from collperf.collectives import busbw_factor
+from collperf.errors import UsageError
+from collperf.ingest.table import Table
+
+MIN_ROWS_PER_REGIME = 4
+MAX_REGIMES = 6
+REGIME_GAIN = 0.5      # a further regime must at least halve the residual loss
+HUBER_KNEE = 0.05      # relative error where the loss turns from squared to linear
+
+
+@dataclass
+class Regime:
+    from_bytes: int
+    to_bytes: int
+    latency_s: float          # alpha: the time of a zero-byte op in this regime
+    busbw_GBps: float         # B: the bus bandwidth of this regime (inf when no bandwidth term shows)
+    rows: int
+
+
+@dataclass
+class Fit:
+    source: str
+    collective: str
+    ranks: int | None
+    factor: float             # busbw factor used (1 when the rank count is unknown)
+    regimes: list[Regime]
+    sizes: np.ndarray
+    times_s: np.ndarray
+    residuals: np.ndarray     # (predicted - measured) / measured, per row
+    r2: float                 # on log time
+    peak_busbw_GBps: float
+    peak_size: int
+    n_half_bytes: float | None
+    single: Regime            # the one-regime fit, for comparison
+    single_median_error: float
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def median_error(self) -> float:
+        return float(np.median(np.abs(self.residuals))) if len(self.residuals) else float("nan")
+
+    @property
+    def worst_error(self) -> float:
+        return float(np.max(np.abs(self.residuals))) if len(self.residuals) else float("nan")
+
+    def regime_of(self, size: float) -> Regime:
+        for r in self.regimes:
+            if size <= r.to_bytes:
+                return r
+        return self.regimes[-1]
+
+    def terms(self, size: float) -> tuple[float, float]:
+        """(latency, bandwidth) seconds of the fitted model at `size`."""
+        r = self.regime_of(size)
+        return r.latency_s, size * self.factor / (r.busbw_GBps * 1e9)
+
+    def predict(self, size: float) -> float:
+        return sum(self.terms(size))
+
+    def to_json(self) -> dict:
+        return {"source": self.source, "collective": self.collective, "ranks": self.ranks, "busbw_factor": self.factor,
+                "regimes": [vars(r) for r in self.regimes], "r2_log_time": self.r2,
+                "median_rel_error": self.median_error, "worst_rel_error": self.worst_error,
+                "single_line": vars(self.single), "single_line_median_rel_error": self.single_median_error,
+                "peak_busbw_GBps": self.peak_busbw_GBps, "peak_size": self.peak_size, "n_half_bytes": self.n_half_bytes,
+                "rows": [{"size": int(s), "time_s": float(t), "rel_error": float(e)}
+                         for s, t, e in zip(self.sizes, self.times_s, self.residuals)],
+                "notes": self.notes}
+
+
+def _segment(x: np.ndarray, t: np.ndarray) -> tuple[float, float, float]:
+    """(alpha, beta, robust loss) of t = alpha + x beta, robust NNLS on relative error."""
+    a = np.column_stack([1 / t, x / t])
+    weights = np.ones(len(t))
+    for _ in range(4):
+        (alpha, beta), _ = nnls(a * weights[:, None], weights)
+        rel = a @ np.array([alpha, beta]) - 1
+        scale = 1.4826 * np.median(np.abs(rel)) or 1e-12
+        weights = np.sqrt(np.minimum(1.0, 1.345 * scale / np.maximum(np.abs(rel), 1e-300)))
+    rel = np.abs(a @ np.array([alpha, beta]) - 1)
+    # Huber loss with a fixed 5 % knee: comparable across segmentations, and one 70 % outlier (a
+    # dip, a warm-up row) cannot decide how many regimes the rest of the curve has
+    loss = np.where(rel <= HUBER_KNEE, rel ** 2, HUBER_KNEE * (2 * rel - HUBER_KNEE))
+    return float(alpha), float(beta), float(np.sum(loss))
+
+
+def _fit_rows(table: Table):
+    rows = [r for r in table.placement("out-of-place") or table.placement("in-place")
+            if r.size > 0 and r.time_s > 0 and not r.wrong]
+    rows.sort(key=lambda r: r.size)
+    # nccl-tests may print a size twice (e.g. two 0-byte rows); keep the first of each size
+    unique = {}
+    for r in rows:
+        unique.setdefault(r.size, r)
+    return list(unique.values())
+
+
+def fit(table: Table, max_regimes: int = MAX_REGIMES) -> Fit:
+    rows = _fit_rows(table)
+    if len(rows) < 2:
+        raise UsageError(f"{table.source}: {len(rows)} usable row(s) (size > 0, no wrong results): a fit needs at "
+                         "least 2 sizes")
+    notes = []
+    factor = 1.0
+    if table.collective and table.ranks:
+        factor = busbw_factor(table.collective, table.ranks)
+    if factor == 0 or not table.ranks:
+        factor = 1.0
+        notes.append("rank count unknown or 1: fitted on algbw (factor 1) instead of busbw")
+    sizes = np.array([r.size for r in rows], dtype=float)
+    times = np.array([r.time_s for r in rows], dtype=float)
+    x = sizes * factor
+    n = len(rows)
+
+    cost = {}
+    for i in range(n):
+        for j in range(i + MIN_ROWS_PER_REGIME, n + 1):
+            cost[(i, j)] = _segment(x[i:j], times[i:j])
+
+    best_bic, best_cuts, best_rss = math.inf, None, math.inf
+    # dynamic programming: least RSS with k regimes over the first j rows
+    table_rss = {(0, 0): (0.0, [])}
+    for k in range(1, min(max_regimes, n // MIN_ROWS_PER_REGIME) + 1):
+        for j in range(k * MIN_ROWS_PER_REGIME, n + 1):
+            options = [(table_rss[(k - 1, i)][0] + cost[(i, j)][2], table_rss[(k - 1, i)][1] + [(i, j)])
+                       for i in range((k - 1) * MIN_ROWS_PER_REGIME, j - MIN_ROWS_PER_REGIME + 1)
+                       if (k - 1, i) in table_rss]
+            if options:
+                table_rss[(k, j)] = min(options, key=lambda o: o[0])
+        if (k, n) not in table_rss:
+            break
+        rss, cuts = table_rss[(k, n)]
+        bic = n * math.log(max(rss, 1e-30) / n) + 3 * k * math.log(n)
+        # noise alone can buy a third off the RSS with a spare regime; a real bend buys far more
+        if not (bic < best_bic - 1e-9 and rss < REGIME_GAIN * best_rss):
+            break
+        best_bic, best_cuts, best_rss = bic, cuts, rss
+
+    if (0, n) not in cost:   # fewer rows than one regime needs: a single line through them
+        cost[(0, n)] = _segment(x, times)
+    best_cuts = best_cuts or [(0, n)]
+    regimes = [_regime(sizes, i, j, cost[(i, j)]) for i, j in best_cuts]
+    for k in range(len(regimes) - 1):   # a regime ends where the next begins
+        regimes[k].to_bytes = int(sizes[best_cuts[k][1] - 1])
+    single = _regime(sizes, 0, n, cost[(0, n)])
+    fitted = Fit(table.source, table.collective, table.ranks, factor, regimes, sizes, times, np.zeros(n), 0.0,
+                 0.0, 0, None, single, 0.0, notes)
+    predicted = np.array([fitted.predict(s) for s in sizes])
+    fitted.residuals = (predicted - times) / times
+    log_t = np.log(times)
+    sst = np.sum((log_t - log_t.mean()) ** 2)
+    fitted.r2 = float(1 - np.sum((np.log(predicted) - log_t) ** 2) / sst) if sst > 0 else 1.0
+    single_pred = single.latency_s + x / (single.busbw_GBps * 1e9)
+    fitted.single_median_error = float(np.median(np.abs((single_pred - times) / times)))
+    fitted.peak_busbw_GBps, fitted.peak_size, fitted.n_half_bytes = _peak(rows, factor)
+    return fitted
+
+
+def _regime(sizes, i, j, segment) -> Regime:
+    alpha, beta, _ = segment
+    return Regime(int(sizes[i]), int(sizes[j - 1]), alpha, (1 / beta / 1e9) if beta > 0 else math.inf, j - i)
+
+
+def _peak(rows, factor: float) -> tuple[float, int, float | None]:
+    """Peak measured busbw, the size where it occurs, and n1/2: the size that first reaches half of it
+    (interpolated in log size between the bracketing rows)."""
+    bus = [(r.size, r.busbw_GBps if r.busbw_GBps is not None else r.size * factor / r.time_s / 1e9) for r in rows]
+    peak_size, peak = max(bus, key=lambda sb: sb[1])
+    if peak <= 0:
+        return 0.0, int(peak_size), None
+    previous = None
+    for size, value in bus:
+        if value >= peak / 2:
+            if previous is None or previous[1] >= value:
+                return peak, int(peak_size), float(size)
+            s0, v0 = previous
+            frac = (peak / 2 - v0) / (value - v0)
+            return peak, int(peak_size), float(math.exp(math.log(s0) + frac * (math.log(size) - math.log(s0))))
+        previous = (size, value)
+    return peak, int(peak_size), None

@@ -1,0 +1,55 @@
+"""Read benchmark logs into Tables: nccl-tests text (every vintage) and JSON, collperf's bench JSON
+and CSV, OSU and Intel MPI Benchmarks. `load` sniffs the format from the content."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from collperf.collectives import get_collective
+from collperf.ingest import nccltests, others
+from collperf.ingest.table import IngestError, Row, Table
+
+__all__ = ["load", "parse", "IngestError", "Row", "Table"]
+
+
+def load(path, collective: str | None = None, ranks: int | None = None) -> list[Table]:
+    try:
+        text = Path(path).read_text(errors="replace")
+    except FileNotFoundError:
+        raise IngestError(f"log file {str(path)!r} does not exist") from None
+    except IsADirectoryError:
+        raise IngestError(f"{path} is a directory: give a log file") from None
+    return parse(text, str(path), collective, ranks)
+
+
+def parse(text: str, source: str = "<log>", collective: str | None = None, ranks: int | None = None) -> list[Table]:
+    if collective is not None:
+        collective = get_collective(collective).name
+    if ranks is not None and ranks < 1:
+        raise IngestError(f"ranks {ranks} is not a positive number")
+    stripped = text.lstrip()
+    if not stripped:
+        raise IngestError(f"{source}: the file is empty")
+    if stripped.startswith("{"):
+        try:
+            doc = json.loads(stripped)
+        except json.JSONDecodeError as e:
+            raise IngestError(f"{source}, line {e.lineno}: broken JSON ({e.msg})") from None
+        tables = others.parse_json(doc, source, collective)
+    elif stripped.startswith("algorithm,size,count"):
+        tables = others.parse_collperf_csv(text, source, collective, ranks)
+    elif "OSU" in text[:2000] and "nThread" not in text:
+        tables = others.parse_osu(text, source, collective, ranks)
+    elif "#bytes" in text and "#repetitions" in text:
+        tables = others.parse_imb(text, source, collective, ranks)
+    elif nccltests.looks_like(text):
+        tables = nccltests.parse(text, source, collective)
+    else:
+        raise IngestError(f"{source}: not a log collperf can read: expected nccl-tests output (text or -J JSON), "
+                          "collperf bench JSON/CSV, OSU or Intel MPI Benchmarks output")
+    for t in tables:
+        if ranks is not None and t.ranks is None:
+            t.ranks = ranks
+            t.notes.append(f"rank count {ranks} given on the command line")
+    return tables

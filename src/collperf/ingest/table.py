@@ -1,0 +1,48 @@
+"""The one table every parser produces: rows of a benchmark log, with what the header said."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from collperf.errors import UsageError
+
+
+class IngestError(UsageError):
+    """Input that cannot be read: the message names the file, the line and what was expected."""
+
+
+@dataclass
+class Row:
+    size: int                  # bytes, nccl-tests convention
+    time_s: float
+    algbw_GBps: float | None = None
+    busbw_GBps: float | None = None
+    wrong: int | None = None   # #wrong (legacy logs: 1 if the max error was non-zero); None = not checked
+    placement: str = "out-of-place"
+    count: int | None = None
+    dtype: str = ""
+    op: str = ""
+    root: int | None = None
+    line: int = 0              # line number in the source
+
+
+@dataclass
+class Table:
+    source: str
+    collective: str = ""
+    ranks: int | None = None
+    nodes: int | None = None
+    rows: list[Row] = field(default_factory=list)
+    header: dict = field(default_factory=dict)     # versions, flags, GPUs, hosts, ...
+    skipped: list[str] = field(default_factory=list)   # "line N: why" for lines that were not rows
+    notes: list[str] = field(default_factory=list)     # conventions detected, inferences made
+    footer: dict = field(default_factory=dict)     # out_of_bounds, avg_busbw as printed
+
+    def placement(self, name: str = "out-of-place") -> list[Row]:
+        return [r for r in self.rows if r.placement == name]
+
+    def describe(self) -> str:
+        where = f"{self.ranks} ranks" if self.ranks else "ranks unknown"
+        if self.nodes:
+            where += f" on {self.nodes} node(s)"
+        return f"{self.source}: {self.collective or 'collective unknown'}, {where}, {len(self.rows)} rows"

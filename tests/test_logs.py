@@ -1,0 +1,234 @@
+"""Reading real and synthetic logs, fitting them, diagnosing them; fuzzed parsers never crash."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from typer.testing import CliRunner
+
+from collperf import api
+from collperf.cli import app
+from collperf.diagnose import diagnose
+from collperf.fit import fit
+from collperf.ingest import IngestError, Row, Table, load, parse
+
+SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "samples" / "nccl-logs"
+FIXTURES = Path(__file__).parent / "fixtures"
+runner = CliRunner()
+
+# (file, tables, rows in the first table, ranks, nodes, collective)
+SAMPLE_FACTS = [
+    ("01_superbench-a100x8-allreduce.txt", 1, 68, 8, 1, "allreduce"),
+    ("09_aws-eks-efa-t4-2node-allreduce.txt", 1, 62, 2, 2, "allreduce"),
+    ("10_pcie-2080ti-x2-allreduce.txt", 1, 56, 2, 1, "allreduce"),
+    ("14_h100-ib400-2node-16gpu-allreduce.txt", 1, 64, 16, 2, "allreduce"),
+    ("19_lambda-b200-2node-16gpu-allreduce.txt", 1, 58, 16, None, "allreduce"),
+]
+
+
+@pytest.mark.skipif(not SAMPLES.exists(), reason="the shared samples are not beside this checkout")
+@pytest.mark.parametrize("name, tables, rows, ranks, nodes, collective", SAMPLE_FACTS)
+def test_every_sample_parses(name, tables, rows, ranks, nodes, collective):
+    parsed = load(SAMPLES / name)
+    assert len(parsed) == tables
+    t = parsed[0]
+    assert (len(t.rows), t.ranks, t.nodes, t.collective) == (rows, ranks, nodes, collective)
+    assert not t.skipped
+    assert t.footer["out_of_bounds"] == 0
+    f = fit(t)
+    assert f.median_error < 0.10 and f.r2 > 0.98      # figures per sample in the README
+    assert f.median_error <= f.single_median_error    # regimes never fit worse than one line
+
+
+def test_sample_headers():
+    t = load(SAMPLES / "14_h100-ib400-2node-16gpu-allreduce.txt")[0]
+    assert t.header["gpus"] == ["NVIDIA H100 80GB HBM3"] and t.header["hosts"] == ["bm-h100-01", "bm-h100-02"]
+    assert t.header["nccl_version"] == "2.26.2+cuda12.8"
+    t = load(SAMPLES / "19_lambda-b200-2node-16gpu-allreduce.txt")[0]
+    assert t.header["nccl_tests_version"] == "2.17.6" and "inferred 16" in t.notes[0]
+    t = load(SAMPLES / "09_aws-eks-efa-t4-2node-allreduce.txt")[0]   # mpirun --tag-output, NCCL INFO in the table
+    assert t.rows[0].size == 0 and t.rows[-1].size == 1 << 30
+
+
+@pytest.mark.parametrize("name, rows, ranks, collective", [
+    ("current_allreduce.txt", 26, 8, "allreduce"),
+    ("tagged_noise.txt", 26, 16, "allreduce"),
+    ("markdown_stripped.txt", 26, 8, "allreduce"),
+    ("legacy_allreduce.txt", 18, 8, "allreduce"),
+    ("legacy_allgather_old_algbw.txt", 12, 12, "allgather"),
+    ("per_iter_timestamp.txt", 14, 8, "allreduce"),
+    ("nccl_tests.json", 12, 8, "reducescatter"),
+    ("osu_allreduce.txt", 19, None, "allreduce"),
+    ("imb_allgather.txt", 9, 4, "allgather"),
+])
+def test_fixture_formats(name, rows, ranks, collective):
+    t = load(FIXTURES / name)[0]
+    assert (len(t.rows), t.ranks, t.collective) == (rows, ranks, collective)
+    assert all(r.time_s > 0 for r in t.rows)
+
+
+def test_legacy_and_old_conventions():
+    t = load(FIXTURES / "legacy_allgather_old_algbw.txt")[0]
+    assert t.header["old_algbw_convention"] and "pre-June-2020" in " ".join(t.notes)
+    r = t.rows[-1]
+    assert r.algbw_GBps == pytest.approx(r.size / r.time_s / 1e9)   # recomputed
+    legacy = load(FIXTURES / "legacy_allreduce.txt")[0]
+    assert all(r.wrong == 0 for r in legacy.rows) and legacy.rows[0].op == "sum"
+    imb = load(FIXTURES / "imb_allgather.txt")[0]
+    assert imb.rows[1].size == 4 * 4   # per process bytes x 4 processes
+
+
+def test_two_tests_na_and_truncation():
+    a, b = load(FIXTURES / "two_tests.txt")
+    assert (a.collective, b.collective) == ("allreduce", "allgather")
+    assert a.rows[0].wrong is None   # N/A
+    t = load(FIXTURES / "truncated.txt")[0]
+    assert len(t.skipped) == 2 and "line 25" in t.skipped[0] and "truncated" in " ".join(t.notes)
+
+
+def test_broken_input_errors():
+    with pytest.raises(IngestError, match="not a log collperf can read"):
+        load(FIXTURES / "not_a_log.txt")
+    with pytest.raises(IngestError, match="does not exist"):
+        load(FIXTURES / "nope.txt")
+    with pytest.raises(IngestError, match=r"line 1: broken JSON"):
+        parse('{"results": [', "x.json")
+    with pytest.raises(IngestError, match="no nccl-tests result rows"):
+        parse("# nThread 1 nGpus 1\n#  size count type time busbw\n", "y.txt")
+
+
+# --- fit ----------------------------------------------------------------------------------------
+
+def synthetic(regimes, noise=0.0, seed=0, p=8):
+    """A table from known piecewise parameters: [(up_to_bytes, alpha_s, busbw_GBps)]."""
+    rng = np.random.default_rng(seed)
+    t = Table("synthetic", "allreduce", p)
+    factor = 2 * (p - 1) / p
+    for k in range(3, 34):
+        size = 2 ** k
+        _, alpha, bus = next(r for r in regimes if size <= r[0])
+        time = (alpha + size * factor / (bus * 1e9)) * (1 + noise * rng.standard_normal())
+        t.rows.append(Row(size, time, size / time / 1e9, size / time / 1e9 * factor, 0))
+    return t
+
+
+def test_fit_recovers_known_piecewise_parameters():
+    truth = [(2 ** 16, 10e-6, 20.0), (2 ** 24, 30e-6, 150.0), (2 ** 40, 80e-6, 400.0)]
+    f = fit(synthetic(truth, noise=0.01))
+    assert len(f.regimes) == 3
+    for got, (to, alpha, bus) in zip(f.regimes, truth):
+        assert got.to_bytes <= to * 2 and got.latency_s == pytest.approx(alpha, rel=0.15)
+        assert got.busbw_GBps == pytest.approx(bus, rel=0.15)
+    assert f.median_error < 0.02
+
+
+def test_one_line_stays_one_regime_and_n_half():
+    f = fit(synthetic([(2 ** 40, 20e-6, 100.0)], noise=0.005))
+    assert len(f.regimes) == 1
+    # busbw(n) = B n / (n + alpha B / f): half of the plateau at n = alpha B / f
+    assert f.n_half_bytes == pytest.approx(20e-6 * 100e9 / 1.75, rel=0.3)
+
+
+def test_fit_skips_wrong_rows_and_needs_two():
+    t = synthetic([(2 ** 40, 20e-6, 100.0)])
+    for r in t.rows[:-1]:
+        r.wrong = 3
+    with pytest.raises(Exception, match="usable row"):
+        fit(t)
+
+
+# --- diagnose -----------------------------------------------------------------------------------
+
+def kinds(path, **kw):
+    return {f.kind for f in diagnose(load(FIXTURES / path)[0], **kw).findings}
+
+
+def test_each_anomaly_is_flagged_where_present_and_only_there():
+    clean = kinds("current_allreduce.txt", peak_Bps=200e9)
+    assert not clean & {"correctness", "dip", "non-monotonic", "above-peak", "single-rank", "placement"}
+    assert "correctness" in kinds("wrong_results.txt")
+    assert {"dip", "non-monotonic"} <= kinds("dip.txt")
+    assert "above-peak" in kinds("current_allreduce.txt", peak_Bps=20e9)
+    assert "single-rank" in kinds("not_multirank.txt")
+    assert "convention" in kinds("legacy_allgather_old_algbw.txt")
+    assert "avg-busbw" in clean
+    assert "skipped-lines" in kinds("truncated.txt")
+
+
+def test_verdicts_against_a_given_peak():
+    d = diagnose(load(FIXTURES / "current_allreduce.txt")[0], peak_Bps=110e9)
+    big = d.sizes[-1]
+    assert big.regime == "bandwidth" and big.verdict == "excellent" and big.efficiency > 0.85
+    d = diagnose(load(FIXTURES / "current_allreduce.txt")[0], peak_Bps=400e9)
+    assert d.sizes[-1].verdict.startswith("investigate")
+    assert d.sizes[0].regime == "latency"
+
+
+def test_model_from_one_collective_predicts_another():
+    # both fixtures share alpha-per-op 20 us and bus bandwidth 100 GB/s on 4 ranks
+    ar, ag = load(FIXTURES / "two_tests.txt")
+    d = diagnose(ag, model=fit(ar))
+    big = d.sizes[-1]
+    assert big.fitted_s == pytest.approx(big.time_s, rel=0.1)
+
+
+def test_diagnose_and_fit_cli(tmp_path):
+    png = tmp_path / "d.png"
+    res = runner.invoke(app, ["diagnose", str(FIXTURES / "dip.txt"), "--peak", "100GB/s", "--plot", str(png)])
+    assert res.exit_code == 0, res.output
+    assert "dip" in res.output and "per size" in res.output and png.stat().st_size > 10000
+    res = runner.invoke(app, ["diagnose", str(FIXTURES / "current_allreduce.txt"), str(FIXTURES / "dip.txt"), "--json"])
+    doc = json.loads(res.output)
+    assert len(doc["diagnoses"]) == 2 and doc["comparison"][0]["ratio_1"] == pytest.approx(1.0, rel=0.01)
+    res = runner.invoke(app, ["fit", str(FIXTURES / "legacy_allreduce.txt"), "--json"])
+    fitted = json.loads(res.output)
+    assert fitted["regimes"][-1]["busbw_GBps"] == pytest.approx(50, rel=0.02)
+    res = runner.invoke(app, ["diagnose", str(FIXTURES / "current_allreduce.txt"), "--cluster", "dgx-h100"])
+    assert res.exit_code == 0, res.output
+
+
+def test_api_reads_our_own_bench_json(tmp_path):
+    doc = {"version": "collperf", "collective": "allreduce", "ranks": 2, "results": [
+        {"size": s, "count": s // 4, "type": "float", "redop": "sum", "root": -1, "algorithm": "ring",
+         "out_of_place": {"time": 10 + s / 1e3, "alg_bw": 1.0, "bus_bw": 1.0, "nwrong": 0}, "in_place": None}
+        for s in (1024, 4096, 16384, 65536)]}
+    (tmp_path / "b.json").write_text(json.dumps(doc))
+    (t,) = api.read_logs(tmp_path / "b.json")
+    assert t.collective == "allreduce" and len(t.rows) == 4
+
+
+# --- fuzz ---------------------------------------------------------------------------------------
+
+TEXTS = [p.read_text() for p in sorted(FIXTURES.glob("*.txt"))]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(TEXTS), st.data())
+def test_parsers_never_crash_on_mutated_logs(text, data):
+    lines = text.splitlines()
+    cut = data.draw(st.integers(0, len(lines)))
+    lines = lines[:cut]
+    for _ in range(data.draw(st.integers(0, 4))):
+        if lines:
+            i = data.draw(st.integers(0, len(lines) - 1))
+            action = data.draw(st.sampled_from(["drop", "dup", "garble", "chop"]))
+            if action == "drop":
+                del lines[i]
+            elif action == "dup":
+                lines.insert(i, lines[i])
+            elif action == "garble":
+                lines[i] = data.draw(st.text(max_size=60))
+            else:
+                lines[i] = lines[i][: data.draw(st.integers(0, len(lines[i])))]
+    try:
+        tables = parse("\n".join(lines), "fuzz")
+    except IngestError:
+        return
+    for t in tables:
+        assert t.rows
+        try:
+            fit(t)
+        except Exception as e:   # a fit may refuse too few rows, but only with a clear user error
+            assert "usable row" in str(e)
