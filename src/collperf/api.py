@@ -261,5 +261,49 @@ def compare_logs(diagnoses) -> list[dict]:
     return rows
 
 
+
+# --- training-step plans ------------------------------------------------------------------------------
+
+def plan_step(model="70b", tp: int = 1, pp: int = 1, dp: int = 1, zero: int = 0, sequence_parallel: bool = False,
+              micro_batches: int = 1, bucket="25MB", placement: str = "tp-pp-dp", cluster: str | None = "dgx-h100",
+              nodes: int | None = None, compute=None, flops=None, overlap: str | None = None, algorithm: str = "best",
+              intra_algorithm: str = "best", inter_algorithm: str = "best", **network_options):
+    """`collperf plan`: one training step's communication. `model` is a preset name or a ModelSpec;
+    `compute` a time ('2000ms') or `flops` an achieved rate per rank ('400TFLOPS' or a number)."""
+    from collperf import plan as plans
+    spec = model if isinstance(model, plans.ModelSpec) else plans.get_model(model)
+    layout = plans.Layout(tp, pp, dp, zero, sequence_parallel, micro_batches, units.parse_size(bucket),
+                          tuple(placement.split("-")))
+    ranks = layout.ranks
+    if cluster is not None and nodes is None:
+        rpn = network_options.get("ranks_per_node") or get_preset(cluster).ranks_per_node
+        if ranks % rpn:
+            raise UsageError(f"tp({tp}) x pp({pp}) x dp({dp}) = {ranks} ranks do not fill nodes of {rpn}: "
+                             "give --nodes and --ranks-per-node")
+        nodes = ranks // rpn
+    net = network(cluster=cluster, nodes=nodes, **network_options)   # the layout is checked against it below
+    if net.cluster is None:
+        raise UsageError("a plan needs a two-level cluster: give --cluster PRESET or --nodes/--ranks-per-node "
+                         "with intra and inter links")
+    compute_s = None
+    if compute is not None:
+        compute_s = units.parse_time(compute)
+    elif flops is not None:
+        compute_s = plans.compute_time(spec, layout, _flops(flops))
+    return plans.plan(spec, layout, net.cluster, compute_s, plans.overlap_fractions(overlap), algorithm,
+                      intra_algorithm, inter_algorithm)
+
+
+def _flops(value) -> float:
+    if isinstance(value, (int, float)):
+        return float(value)
+    import re as _re
+    m = _re.fullmatch(r"\s*([0-9.eE+-]+)\s*([kMGTP]?)FLOP/?S?\s*", str(value), _re.IGNORECASE)
+    if not m:
+        raise UsageError(f"cannot read FLOP rate {value!r}: expected e.g. 400TFLOPS")
+    scale = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "p": 1e15}[m.group(2).lower()]
+    return float(m.group(1)) * scale
+
+
 __all__ = ["network", "predict", "crossover", "algorithms", "schedule", "verify_all", "simulate", "read_logs",
-           "fit_logs", "diagnose_logs", "compare_logs", "COLLECTIVES"]
+           "fit_logs", "diagnose_logs", "compare_logs", "plan_step", "COLLECTIVES"]

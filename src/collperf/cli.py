@@ -467,6 +467,118 @@ def _print_comparison(diagnoses, rows) -> None:
     out.print(table)
 
 
+@app.command("plan")
+def plan_command(
+    model: str = typer.Option("70b", "--model", help="Preset: 7b, 13b, 70b (or --params/--layers/--hidden/--seq-len)."),
+    params: Optional[float] = typer.Option(None, "--params", help="Parameters, e.g. 70e9."),
+    layers: Optional[int] = typer.Option(None, "--layers"),
+    hidden: Optional[int] = typer.Option(None, "--hidden"),
+    seq_len: Optional[int] = typer.Option(None, "--seq-len"),
+    micro_batch: Optional[int] = typer.Option(None, "--micro-batch", help="Sequences per micro-batch."),
+    dtype_bytes: Optional[int] = typer.Option(None, "--bytes", help="Bytes per parameter, gradient and activation."),
+    tp: int = typer.Option(1, "--tp"), pp: int = typer.Option(1, "--pp"), dp: int = typer.Option(1, "--dp"),
+    zero: int = typer.Option(0, "--zero", help="ZeRO stage 0-3."),
+    sp: bool = typer.Option(False, "--sp/--no-sp", help="Sequence parallelism (TP as allgather + reducescatter)."),
+    micro_batches: int = typer.Option(1, "--micro-batches", help="Micro-batches per step (per DP replica)."),
+    bucket: str = typer.Option("25MB", "--bucket", help="DP gradient bucket size."),
+    placement: str = typer.Option("tp-pp-dp", "--placement", help="Dimensions innermost first."),
+    compute: Optional[str] = typer.Option(None, "--compute", help="Compute time per step, e.g. 2000ms."),
+    flops: Optional[str] = typer.Option(None, "--flops", help="Achieved FLOP/s per rank, e.g. 400TFLOPS."),
+    overlap: Optional[str] = typer.Option(None, "--overlap", help="Fractions hidden by compute, e.g. dp=0.8,tp=0."),
+    algorithm: str = typer.Option("best", "--algorithm", "-A", help="Algorithm for every collective, or best."),
+    compare: Optional[list[str]] = typer.Option(None, "--compare", help="Another layout or cluster to set beside: "
+                                                "8x4x16, tp=8,pp=8,dp=8,zero=3, or 8x8x8@dgx-a100:64."),
+    as_json: bool = typer.Option(False, "--json"),
+    cluster: Optional[str] = typer.Option("dgx-h100", "--cluster", help="Cluster preset."),
+    nodes: Optional[int] = Nodes, ranks_per_node: Optional[int] = Rpn,
+    intra_latency: Optional[str] = IntraLat, intra_bandwidth: Optional[str] = IntraBw,
+    inter_latency: Optional[str] = InterLat, inter_bandwidth: Optional[str] = InterBw, nics_per_node: Optional[int] = Nics,
+    intra_algorithm: str = IntraAlg, inter_algorithm: str = InterAlg,
+):
+    """Plan one training step's communication (TP, PP, DP, ZeRO) on a cluster, with overlap."""
+    from dataclasses import replace as _replace
+    from collperf.plan import get_model, parse_layout
+    spec = get_model(model)
+    custom = {"params": params, "layers": layers, "hidden": hidden, "seq_len": seq_len, "micro_batch": micro_batch}
+    spec = _replace(spec, **{k: v for k, v in custom.items() if v is not None},
+                    **({"param_bytes": dtype_bytes, "grad_bytes": dtype_bytes, "act_bytes": dtype_bytes}
+                       if dtype_bytes else {}))
+    common = dict(zero=zero, sequence_parallel=sp, micro_batches=micro_batches, bucket=bucket, placement=placement,
+                  compute=compute, flops=flops, overlap=overlap, algorithm=algorithm, intra_algorithm=intra_algorithm,
+                  inter_algorithm=inter_algorithm, intra_latency=intra_latency, intra_bandwidth=intra_bandwidth,
+                  inter_latency=inter_latency, inter_bandwidth=inter_bandwidth, nics_per_node=nics_per_node,
+                  ranks_per_node=ranks_per_node)
+    plans = [api.plan_step(spec, tp, pp, dp, cluster=cluster, nodes=nodes, **common)]
+    for variant in compare or []:
+        layout_text, _, where = variant.partition("@")
+        layout = parse_layout(layout_text, plans[0].layout)
+        v_cluster, v_nodes, v_rpn = cluster, None, ranks_per_node
+        if where:
+            v_cluster, _, shape = where.partition(":")
+            if "x" in shape:
+                v_nodes, v_rpn = (int(x) for x in shape.split("x"))
+            elif shape:
+                v_nodes = int(shape)
+        options = {**common, "zero": layout.zero, "sequence_parallel": layout.sequence_parallel,
+                   "micro_batches": layout.micro_batches, "ranks_per_node": v_rpn}
+        plans.append(api.plan_step(spec, layout.tp, layout.pp, layout.dp, cluster=v_cluster, nodes=v_nodes, **options))
+    if as_json:
+        docs = [p.to_json() for p in plans]
+        _print_json(docs[0] if len(docs) == 1 else {"plans": docs, "fastest": _fastest(plans)})
+        return
+    for p in plans:
+        _print_plan(p)
+    if len(plans) > 1:
+        _print_plan_comparison(plans)
+
+
+def _fastest(plans) -> int:
+    key = (lambda p: p.step_s) if all(p.compute_s for p in plans) else (lambda p: p.comm_s)
+    return min(range(len(plans)), key=lambda i: key(plans[i]))
+
+
+def _print_plan(p) -> None:
+    m = p.model
+    out.print(f"[bold]{m.name}[/bold] ({m.params:.3g} parameters, {m.layers} layers, hidden {m.hidden}, "
+              f"activation {units.format_size(round(m.activation))} per micro-batch) as {p.layout.describe()}, "
+              f"{p.layout.micro_batches} micro-batch(es), on {escape(p.cluster.describe())}")
+    table = Table()
+    for column in ("kind", "collective", "group", "where", "algorithm", "count", "size", "per op", "total",
+                   "exposed", "share of step"):
+        table.add_column(column, justify="left" if column in ("kind", "collective", "where", "algorithm") else "right")
+    step = p.step_s if p.compute_s else p.comm_s
+    for item in p.items:
+        table.add_row(item.kind, item.collective, str(item.group_ranks), item.level, item.algorithm, str(item.count),
+                      units.format_size(round(item.size_bytes)), units.format_time(item.time_per_op_s),
+                      units.format_time(item.total_s), "", "")
+    for kind, total in p.by_kind().items():
+        exposed = p.exposed.get(kind, total)
+        table.add_row(f"[bold]{kind}[/bold]", "", "", "", "", "", "", "", units.format_time(total),
+                      units.format_time(exposed), f"{100 * exposed / step:.1f} %" if step else "-")
+    out.print(table)
+    line = f"communication {units.format_time(p.comm_s)} (dominant: {p.dominant})"
+    if p.compute_s:
+        line += (f"; compute {units.format_time(p.compute_s)}; exposed {units.format_time(p.exposed_s)}; step "
+                 f"{units.format_time(p.step_s)}; {p.speedup:.2f}x faster than without overlap")
+    out.print(line)
+    out.print()
+
+
+def _print_plan_comparison(plans) -> None:
+    best = _fastest(plans)
+    table = Table(title="side by side", title_justify="left")
+    for column in ("", "layout", "cluster", "TP", "PP", "DP/ZeRO", "communication", "step"):
+        table.add_column(column)
+    for i, p in enumerate(plans):
+        kinds = p.by_kind()
+        c = p.cluster
+        table.add_row("*" if i == best else "", p.layout.describe(), f"{c.name} {c.nodes}x{c.ranks_per_node}",
+                      units.format_time(kinds.get("TP", 0)), units.format_time(kinds.get("PP", 0)),
+                      units.format_time(kinds.get("DP", 0) + kinds.get("ZeRO", 0)), units.format_time(p.comm_s),
+                      units.format_time(p.step_s) if p.compute_s else "-", style="bold green" if i == best else None)
+    out.print(table)
+
+
 def main() -> None:
     try:
         # without standalone mode click returns the exit code of typer.Exit instead of raising it
