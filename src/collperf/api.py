@@ -28,10 +28,16 @@ from collperf.topology import Topology
 def network(ranks: int | None = None, latency=None, bandwidth=None, reduce_bandwidth="inf",
             cluster: str | None = None, nodes: int | None = None, ranks_per_node: int | None = None,
             intra_latency=None, intra_bandwidth=None, inter_latency=None, inter_bandwidth=None,
-            nics_per_node: int | None = None) -> Network:
+            nics_per_node: int | None = None, profile=None) -> Network:
     """A Network from CLI-style options: a uniform link (ranks, latency, bandwidth), a preset cluster
-    (cluster, nodes), or a two-level cluster given level by level. Unset intra/inter values fall back
-    to the preset's, then to --latency/--bandwidth."""
+    (cluster, nodes), a two-level cluster given level by level, or a calibrated profile. Unset
+    intra/inter values fall back to the preset's, then to --latency/--bandwidth."""
+    if profile is not None:
+        from collperf.calibrate import load_cluster
+        c = load_cluster(profile, nodes, ranks_per_node)
+        if ranks is not None and ranks != c.ranks and nodes is None and ranks % c.ranks_per_node == 0:
+            c = Cluster(ranks // c.ranks_per_node, c.ranks_per_node, c.intra, c.inter, c.nics_per_node, c.name)
+        return Network.of(c, ranks)
     two_level = cluster is not None or nodes is not None or ranks_per_node is not None or any(
         v is not None for v in (intra_latency, intra_bandwidth, inter_latency, inter_bandwidth, nics_per_node))
     if not two_level:
@@ -223,7 +229,7 @@ def fit_logs(paths, collective: str | None = None, ranks: int | None = None) -> 
 
 
 def diagnose_logs(paths, peak=None, cluster: str | None = None, nodes: int | None = None, model_from=None,
-                  collective: str | None = None, ranks: int | None = None) -> list:
+                  collective: str | None = None, ranks: int | None = None, profile=None) -> list:
     """`collperf diagnose`: verdicts and anomalies per table; `model_from` predicts with another log's fit."""
     from collperf.diagnose import diagnose
     from collperf.fit import fit
@@ -234,7 +240,9 @@ def diagnose_logs(paths, peak=None, cluster: str | None = None, nodes: int | Non
     out = []
     for t in read_logs(paths, collective, ranks):
         net = None
-        if cluster is not None:
+        if profile is not None:
+            net = network(ranks=t.ranks, profile=profile)
+        elif cluster is not None:
             preset = get_preset(cluster)
             net_nodes = nodes or (t.nodes if t.nodes else max(1, (t.ranks or preset.ranks_per_node) // preset.ranks_per_node))
             net = Network.of(get_preset(cluster, net_nodes, (t.ranks // net_nodes) if t.ranks and t.ranks % net_nodes == 0
@@ -275,12 +283,14 @@ def plan_step(model="70b", tp: int = 1, pp: int = 1, dp: int = 1, zero: int = 0,
     layout = plans.Layout(tp, pp, dp, zero, sequence_parallel, micro_batches, units.parse_size(bucket),
                           tuple(placement.split("-")))
     ranks = layout.ranks
-    if cluster is not None and nodes is None:
+    if cluster is not None and nodes is None and network_options.get("profile") is None:
         rpn = network_options.get("ranks_per_node") or get_preset(cluster).ranks_per_node
         if ranks % rpn:
             raise UsageError(f"tp({tp}) x pp({pp}) x dp({dp}) = {ranks} ranks do not fill nodes of {rpn}: "
                              "give --nodes and --ranks-per-node")
         nodes = ranks // rpn
+    if network_options.get("profile") is not None:
+        cluster = None
     net = network(cluster=cluster, nodes=nodes, **network_options)   # the layout is checked against it below
     if net.cluster is None:
         raise UsageError("a plan needs a two-level cluster: give --cluster PRESET or --nodes/--ranks-per-node "

@@ -99,11 +99,16 @@ class BenchConfig:
 
 
 def run(config: BenchConfig, ranks: int | None = None, timeout_s: float = 300.0,
-        network: Network | None = None) -> Results | None:
-    """Run the sweep; under torchrun every rank runs it and rank 0 gets the Results (others None)."""
+        network: Network | None = None, testbed=None) -> Results | None:
+    """Run the sweep; under torchrun every rank runs it and rank 0 gets the Results (others None);
+    on a testbed (an up testbed.Testbed) every rank runs inside its host."""
     from collperf.runtime import launch   # torch is needed from here on
     job = launch.Job("collperf.runtime.measure:bench", (config.to_job(),))
-    if launch.in_torchrun():
+    if testbed is not None:
+        _check_ranks(config, testbed.ranks)
+        world, backend = testbed.ranks, f"gloo on {testbed.describe()}"
+        rows = launch.run_testbed(job, testbed, timeout_s)
+    elif launch.in_torchrun():
         world = int(os.environ["WORLD_SIZE"])
         _check_ranks(config, world)
         rows = launch.run_torchrun(job, timeout_s)

@@ -19,7 +19,12 @@ from collperf.bench import run as run_bench
 from collperf.errors import UsageError
 from collperf.results import to_text
 from collperf.results import write as write_results
-from collperf.plots import plot_diagnosis, plot_timeline
+from collperf.collectives import get_collective
+from collperf.plots import plot_diagnosis, plot_timeline, plot_validation
+from collperf.testbed import Testbed
+from collperf.testbed import down as testbed_down_of
+from collperf.testbed import parse_spec as parse_testbed
+from collperf.testbed import status as testbed_status_of
 from collperf.schedule.cost import coefficients as schedule_coefficients
 from collperf.runtime.launch import RunError
 from collperf.schedule.verify import verify
@@ -63,12 +68,14 @@ IntraBw = typer.Option(None, "--intra-bandwidth", rich_help_panel=_NET_HELP)
 InterLat = typer.Option(None, "--inter-latency", rich_help_panel=_NET_HELP)
 InterBw = typer.Option(None, "--inter-bandwidth", help="Bandwidth of one NIC.", rich_help_panel=_NET_HELP)
 Nics = typer.Option(None, "--nics-per-node", help="NICs per node (default: one per rank).", rich_help_panel=_NET_HELP)
+ProfileOpt = typer.Option(None, "--profile", help="A calibrated profile (collperf calibrate -o FILE).",
+                          rich_help_panel=_NET_HELP)
 IntraAlg = typer.Option("best", "--intra-algorithm", help="Algorithm of the intra-node phases (or best).")
 InterAlg = typer.Option("best", "--inter-algorithm", help="Algorithm of the inter-node phase (or best).")
 
 
 _NETWORK_OPTIONS = ("ranks", "latency", "bandwidth", "reduce_bandwidth", "cluster", "nodes", "ranks_per_node",
-                    "intra_latency", "intra_bandwidth", "inter_latency", "inter_bandwidth", "nics_per_node")
+                    "intra_latency", "intra_bandwidth", "inter_latency", "inter_bandwidth", "nics_per_node", "profile")
 
 
 def _network(options: dict):
@@ -89,7 +96,7 @@ def predict(
     reduce_bandwidth: str = ReduceBw, cluster: Optional[str] = ClusterOpt, nodes: Optional[int] = Nodes,
     ranks_per_node: Optional[int] = Rpn, intra_latency: Optional[str] = IntraLat,
     intra_bandwidth: Optional[str] = IntraBw, inter_latency: Optional[str] = InterLat,
-    inter_bandwidth: Optional[str] = InterBw, nics_per_node: Optional[int] = Nics,
+    inter_bandwidth: Optional[str] = InterBw, nics_per_node: Optional[int] = Nics, profile: Optional[str] = ProfileOpt,
     intra_algorithm: str = IntraAlg, inter_algorithm: str = InterAlg,
 ):
     """Predict the time of COLLECTIVE for every algorithm, with its terms, bandwidths and lower bound."""
@@ -139,7 +146,7 @@ def crossover(
     reduce_bandwidth: str = ReduceBw, cluster: Optional[str] = ClusterOpt, nodes: Optional[int] = Nodes,
     ranks_per_node: Optional[int] = Rpn, intra_latency: Optional[str] = IntraLat,
     intra_bandwidth: Optional[str] = IntraBw, inter_latency: Optional[str] = InterLat,
-    inter_bandwidth: Optional[str] = InterBw, nics_per_node: Optional[int] = Nics,
+    inter_bandwidth: Optional[str] = InterBw, nics_per_node: Optional[int] = Nics, profile: Optional[str] = ProfileOpt,
     intra_algorithm: str = IntraAlg, inter_algorithm: str = InterAlg,
 ):
     """Where the best algorithm for COLLECTIVE changes with the size."""
@@ -308,18 +315,27 @@ def bench(
     json_path: Optional[str] = typer.Option(None, "--json", help="Write nccl-tests -J JSON (plus our fields)."),
     csv_path: Optional[str] = typer.Option(None, "--csv", help="Write a flat CSV table."),
     latency: Optional[str] = Latency, bandwidth: Optional[str] = Bandwidth, reduce_bandwidth: str = ReduceBw,
-    cluster: Optional[str] = ClusterOpt, nodes: Optional[int] = Nodes,
+    cluster: Optional[str] = ClusterOpt, nodes: Optional[int] = Nodes, profile: Optional[str] = ProfileOpt,
+    testbed: Optional[str] = typer.Option(None, "--testbed", help="Run on an emulated cluster: hosts=4,rate=200mbit"
+                                          "[,ranks-per-host=2]; brought up before and torn down after."),
 ):
     """Measure collectives on real processes (gloo locally, NCCL under torchrun with GPUs), nccl-tests style,
     each row beside the model's prediction."""
     config = BenchConfig(collective, algorithm, min_bytes, max_bytes, factor, step_bytes, iters, warmup, dtype, op,
                          root, check, average, segments, slice_bytes, in_place)
+    bed = parse_testbed(testbed) if testbed else None
+    if bed is not None:
+        ranks = bed.ranks
     net = None
-    if latency is not None or bandwidth is not None or cluster is not None:
+    if latency is not None or bandwidth is not None or cluster is not None or profile is not None:
         net = api.network(ranks=ranks, latency=latency, bandwidth=bandwidth, reduce_bandwidth=reduce_bandwidth,
-                          cluster=cluster, nodes=nodes)
+                          cluster=cluster, nodes=nodes, profile=profile)
     try:
-        results = run_bench(config, ranks, timeout, net)
+        if bed is not None:
+            with bed:
+                results = run_bench(config, ranks, timeout, net, testbed=bed)
+        else:
+            results = run_bench(config, ranks, timeout, net)
     except RunError as e:
         err.print(f"[red]error:[/red] {e}")
         raise typer.Exit(1)
@@ -395,10 +411,10 @@ def diagnose(
     model_from: Optional[str] = typer.Option(None, "--model-from", help="Predict with the fit of this log instead."),
     plot: Optional[str] = typer.Option(None, "--plot", help="Write time and busbw plots (PNG/SVG)."),
     as_json: bool = typer.Option(False, "--json"),
-    collective: Optional[str] = LogCollective, ranks: Optional[int] = LogRanks,
+    collective: Optional[str] = LogCollective, ranks: Optional[int] = LogRanks, profile: Optional[str] = ProfileOpt,
 ):
     """Is it good or bad, and why: per-size verdicts against the model and the peak, and the anomalies."""
-    diagnoses = api.diagnose_logs(logs, peak, cluster, nodes, model_from, collective, ranks)
+    diagnoses = api.diagnose_logs(logs, peak, cluster, nodes, model_from, collective, ranks, profile)
     paths = _plot_paths(plot, len(diagnoses))
     for d, path in zip(diagnoses, paths):
         plot_diagnosis(d, path)
@@ -493,7 +509,7 @@ def plan_command(
     nodes: Optional[int] = Nodes, ranks_per_node: Optional[int] = Rpn,
     intra_latency: Optional[str] = IntraLat, intra_bandwidth: Optional[str] = IntraBw,
     inter_latency: Optional[str] = InterLat, inter_bandwidth: Optional[str] = InterBw, nics_per_node: Optional[int] = Nics,
-    intra_algorithm: str = IntraAlg, inter_algorithm: str = InterAlg,
+    profile: Optional[str] = ProfileOpt, intra_algorithm: str = IntraAlg, inter_algorithm: str = InterAlg,
 ):
     """Plan one training step's communication (TP, PP, DP, ZeRO) on a cluster, with overlap."""
     from dataclasses import replace as _replace
@@ -579,6 +595,150 @@ def _print_plan_comparison(plans) -> None:
     out.print(table)
 
 
+testbed_app = typer.Typer(help="An emulated cluster on this machine: network namespaces with shaped links.",
+                          no_args_is_help=True)
+app.add_typer(testbed_app, name="testbed")
+
+
+@testbed_app.command("up")
+def testbed_up(hosts: int = typer.Option(4, "--hosts"), ranks_per_host: int = typer.Option(1, "--ranks-per-host"),
+               rate: str = typer.Option("200mbit", "--rate", help="Each host's link, each way (tc spelling)."),
+               name: str = typer.Option("tb0", "--name")):
+    """Bring a testbed up (Linux, root, iproute2)."""
+    bed = Testbed(hosts, rate, ranks_per_host, name).up()
+    out.print(bed.describe())
+
+
+@testbed_app.command("status")
+def testbed_status(name: Optional[str] = typer.Option(None, "--name"), as_json: bool = typer.Option(False, "--json")):
+    """List the testbed namespaces, their addresses, shaping and processes."""
+    rows = testbed_status_of(name)
+    if as_json:
+        _print_json(rows)
+        return
+    if not rows:
+        out.print("no testbed is up")
+    for r in rows:
+        out.print(f"{r['namespace']}: {', '.join(r['addresses'])}; shaped {r['shaping']}; {r['processes']} processes")
+
+
+@testbed_app.command("down")
+def testbed_down(name: Optional[str] = typer.Option(None, "--name", help="Only this testbed (default: all).")):
+    """Tear testbeds down, leftovers of crashed runs included."""
+    removed = testbed_down_of(name)
+    out.print(f"removed {len(removed)} namespace(s)" + (": " + ", ".join(removed) if removed else ""))
+
+
+TestbedOpt = typer.Option(None, "--testbed", help="hosts=4,rate=200mbit[,ranks-per-host=2]: brought up and torn down.")
+
+
+@app.command("calibrate")
+def calibrate_command(ranks: Optional[int] = typer.Option(None, "--ranks", "-p"), testbed: Optional[str] = TestbedOpt,
+                      output: str = typer.Option("profile.json", "-o", "--output"),
+                      timeout: float = typer.Option(300.0, "--timeout")):
+    """Measure alpha, bandwidth (intra- and inter-host) and gamma; write a profile."""
+    from collperf.calibrate import calibrate, save
+    bed = parse_testbed(testbed) if testbed else None
+    try:
+        if bed is not None:
+            with bed:
+                prof = calibrate(testbed=bed, timeout_s=timeout)
+        else:
+            prof = calibrate(ranks, timeout_s=timeout)
+    except RunError as e:
+        err.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(1)
+    save(prof, output)
+    for level in ("intra", "inter"):
+        link = prof.get(level)
+        if link:
+            out.print(f"{level}: alpha {units.format_time(link['latency_s'])}, bandwidth "
+                      f"{units.format_bandwidth(link['bandwidth_Bps'])}")
+    out.print(f"tiny-allreduce alpha {units.format_time(prof['measured']['allreduce_alpha_s'])}; reduce bandwidth "
+              f"{units.format_bandwidth(prof['reduce_bandwidth_Bps'])}; profile written to {output}")
+
+
+@app.command("bound")
+def bound_command(collective: str = typer.Argument("allreduce"), ranks: Optional[int] = typer.Option(None, "--ranks", "-p"),
+                  size: str = typer.Option("4M", "--size", "-s"), testbed: Optional[str] = TestbedOpt,
+                  profile: Optional[str] = ProfileOpt, as_json: bool = typer.Option(False, "--json"),
+                  timeout: float = typer.Option(300.0, "--timeout")):
+    """The allreduce lower bound measured on the machine (seed 003), beside each algorithm and the model."""
+    from collperf.validate import bound
+    if get_collective(collective).name != "allreduce":
+        raise UsageError(f"the measured lower bound is defined for allreduce (got {collective})")
+    bed = parse_testbed(testbed) if testbed else None
+    ranks = bed.ranks if bed else ranks
+    if not ranks:
+        raise UsageError("give --ranks P (or --testbed ...)")
+    net = api.network(ranks=ranks, profile=profile) if profile else None
+    try:
+        if bed is not None:
+            with bed:
+                result = bound(units.parse_size(size), ranks, bed, network=net, timeout_s=timeout)
+        else:
+            result = bound(units.parse_size(size), ranks, network=net, timeout_s=timeout)
+    except RunError as e:
+        err.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(1)
+    if as_json:
+        _print_json(result)
+        return
+    m = result["measured_bound"]
+    out.print(f"allreduce of {units.format_size(result['size_bytes'])} on {ranks} ranks")
+    out.print(f"  measured lower bound {units.format_time(m['bound_s'])} = forwarding {m['items_per_hop']} floats over "
+              f"{m['hops']} hops {units.format_time(m['forward_s'])} + reducing {units.format_time(m['compute_s'])}")
+    if result.get("model_bound_s"):
+        out.print(f"  model lower bound {units.format_time(result['model_bound_s'])} (from the profile)")
+    for name, t in result["algorithms"].items():
+        out.print(f"  {name:10s} {units.format_time(t)}  = {t / m['bound_s']:.2f} x the measured bound")
+
+
+@app.command("validate")
+def validate_command(testbed: Optional[str] = TestbedOpt, ranks: Optional[int] = typer.Option(None, "--ranks", "-p"),
+                     profile: Optional[str] = ProfileOpt, sizes: str = typer.Option("64K,1M,4M", "--sizes"),
+                     iters: int = typer.Option(5, "-n", "--iters"), as_json: bool = typer.Option(False, "--json"),
+                     plot: Optional[str] = typer.Option(None, "--plot"), timeout: float = typer.Option(600.0, "--timeout")):
+    """Predict a grid of collectives from a calibrated profile alone and measure them: errors per algorithm."""
+    from collperf.calibrate import calibrate, load_cluster, save
+    from collperf.model.predict import Network as _Network
+    from collperf.validate import summary, validate
+    bed = parse_testbed(testbed) if testbed else None
+    size_list = [units.format_size(s).replace(" ", "") for s in units.parse_sizes(sizes)]
+    try:
+        if bed is not None:
+            bed.up()
+        try:
+            if profile is None:   # calibrate first, on the same ranks
+                prof = calibrate(ranks, bed, timeout)
+                profile = "validate-profile.json"
+                save(prof, profile)
+            cluster = load_cluster(profile, bed.hosts if bed else None, bed.ranks_per_host if bed else ranks)
+            net = _Network.of(cluster)
+            rows = validate(net, bed, None if bed else ranks, size_list, iters=iters, timeout_s=timeout)
+        finally:
+            if bed is not None:
+                bed.down()
+    except RunError as e:
+        err.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(1)
+    table_rows = summary(rows)
+    if plot:
+        plot_validation(rows, plot)
+    if as_json:
+        _print_json({"profile": profile, "network": net.describe(), "summary": table_rows,
+                     "rows": [{**vars(r), "error": r.error} for r in rows]})
+        return
+    out.print(f"validated on {escape(net.describe())} from profile {profile}")
+    table = Table()
+    for column in ("collective", "algorithm", "regime", "rows", "median |error|", "worst |error|", "worst at"):
+        table.add_column(column)
+    for r in table_rows:
+        table.add_row(r["collective"], r["algorithm"], r["regime"], str(r["rows"]), f"{100 * r['median_abs_error']:.1f} %",
+                      f"{100 * r['worst_signed_error']:+.1f} %", units.format_size(r["worst_size"]))
+    out.print(table)
+
+
 def main() -> None:
     try:
         # without standalone mode click returns the exit code of typer.Exit instead of raising it
@@ -589,12 +749,11 @@ def main() -> None:
         sys.exit(2)
     except typer.Exit as e:
         sys.exit(e.exit_code)
-    except Exception as e:  # click's own usage errors
-        import click
-        if isinstance(e, click.exceptions.ClickException):
+    except Exception as e:  # the command-line parser's own usage errors (click's, vendored by typer)
+        if hasattr(e, "show") and hasattr(e, "exit_code"):
             e.show()
             sys.exit(e.exit_code)
-        if isinstance(e, click.exceptions.Abort):
+        if type(e).__name__ == "Abort":
             sys.exit(130)
         raise
 

@@ -63,3 +63,22 @@ def plot_diagnosis(diag, path) -> None:
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
+
+
+def plot_validation(rows, path) -> None:
+    """Predicted / measured per row, by algorithm, against the size."""
+    if Path(path).suffix.lower() not in (".png", ".svg"):
+        raise UsageError(f"plot file {path!r}: expected a .png or .svg name")
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for key in sorted({(r.collective, r.algorithm) for r in rows}):
+        mine = [r for r in rows if (r.collective, r.algorithm) == key]
+        ax.semilogx([r.size for r in mine], [r.predicted_s / r.measured_s for r in mine], "o-", ms=4,
+                    label=f"{key[0]} {key[1]}")
+    ax.axhline(1.0, color="black", lw=0.8)
+    ax.set_xlabel("size (bytes)")
+    ax.set_ylabel("predicted / measured")
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)

@@ -15,8 +15,11 @@ from __future__ import annotations
 import importlib
 import multiprocessing as mp
 import os
+import pickle
 import queue as queue_module
 import signal
+import subprocess
+import sys
 import tempfile
 import time
 import traceback
@@ -71,7 +74,7 @@ def run_torchrun(job: Job, timeout_s: float):
 
 
 def _worker(rank: int, world: int, store_path: str, job: Job, results, timeout_s: float) -> None:
-    os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
+    os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")   # a testbed host sets eth0
     os.environ["OMP_NUM_THREADS"] = "1"
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent handles Ctrl-C and kills us
     try:
@@ -168,6 +171,65 @@ def _failure_message(errors: dict, dead: dict, world: int) -> str:
     rank, text = min((own or errors).items()) if (own or errors) else (min(dead), f"exit status {dead[min(dead)]}")
     last = text.strip().splitlines()[-1] if text else ""
     return f"rank {rank} of {world} failed: {last}; the run was stopped and all ranks killed"
+
+
+class _FileChannel:
+    """The parent's side of runtime/worker.py's FileReporter: reports as they appear in a directory."""
+
+    def __init__(self, directory: str):
+        self.directory, self.seen = directory, set()
+
+    def get(self, timeout: float):
+        names = sorted(n for n in os.listdir(self.directory) if n.startswith("msg-") and n.endswith(".pkl")
+                       and n not in self.seen)
+        if not names:
+            time.sleep(timeout)
+            raise queue_module.Empty
+        self.seen.add(names[0])
+        with open(os.path.join(self.directory, names[0]), "rb") as f:
+            return pickle.load(f)
+
+
+class _Subprocess:
+    """A Popen with the few methods of multiprocessing.Process the supervisor uses."""
+
+    def __init__(self, popen: subprocess.Popen):
+        self.popen = popen
+
+    @property
+    def exitcode(self):
+        return self.popen.poll()
+
+    def is_alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def kill(self) -> None:
+        self.popen.kill()
+
+    def join(self, timeout=None) -> None:
+        try:
+            self.popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def run_testbed(job: Job, testbed, timeout_s: float = 300.0):
+    """Run `job` with testbed.ranks ranks, rank r inside host r // ranks_per_host (gloo on its eth0)."""
+    procs: list = []
+    with tempfile.TemporaryDirectory(prefix="collperf-tb-") as tmp:
+        with open(os.path.join(tmp, "job.pkl"), "wb") as f:
+            pickle.dump((job, testbed.ranks, timeout_s), f)
+        env = {**os.environ, "GLOO_SOCKET_IFNAME": "eth0", "OMP_NUM_THREADS": "1",
+               "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        try:
+            for rank in range(testbed.ranks):
+                cmd = ["ip", "netns", "exec", testbed.host(testbed.host_of(rank)), sys.executable, "-m",
+                       "collperf.runtime.worker", tmp, str(rank)]
+                procs.append(_Subprocess(subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL,
+                                                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)))
+            return _supervise(procs, _FileChannel(tmp), timeout_s)
+        finally:
+            _kill_all(procs)
 
 
 def _kill_all(procs) -> None:

@@ -180,3 +180,114 @@ class _Progress:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.stop()
+
+
+# --- calibration and the measured lower bound (issue: testbed) -------------------------------------
+
+def _pingpong(a: int, b: int, elements: int, iters: int, dev) -> float | None:
+    """One-way time between ranks a and b (p50 of round trips / 2); None on other ranks."""
+    rank = dist.get_rank()
+    buf = torch.zeros(max(elements, 1), dtype=torch.float32, device=dev)
+    samples = []
+    for i in range(iters + 2):
+        dist.barrier()
+        if rank == a:
+            t0 = time.perf_counter()
+            dist.send(buf, b)
+            dist.recv(buf, b)
+            if i >= 2:
+                samples.append((time.perf_counter() - t0) / 2)
+        elif rank == b:
+            dist.recv(buf, a)
+            dist.send(buf, a)
+    return statistics.median(samples) if samples else None
+
+
+def _link(a: int, b: int, big_elements: int, iters: int, dev) -> dict | None:
+    small = _pingpong(a, b, 2, iters * 4, dev)
+    large = _pingpong(a, b, big_elements, iters, dev)
+    if small is None:
+        return None
+    return {"ranks": [a, b], "latency_s": small, "bytes": big_elements * 4, "time_s": large,
+            "bandwidth_Bps": big_elements * 4 / max(large - small, 1e-12)}
+
+
+def calibrate(ranks_per_host: int, big_bytes: int = 16 << 20, iters: int = 5) -> dict:
+    """alpha and bandwidth between two ranks of one host and of two hosts, the chapter's tiny-allreduce
+    alpha, and the local reduction bandwidth; rank 0 returns them."""
+    rank, p, dev = dist.get_rank(), dist.get_world_size(), device()
+    big = big_bytes // 4
+    out = {"ranks": p, "ranks_per_host": ranks_per_host}
+    if ranks_per_host >= 2:
+        out["intra"] = _link(0, 1, big, iters, dev)
+    if p > ranks_per_host:
+        # the inter pair must come back to rank 0
+        link = _link(0, ranks_per_host, big, iters, dev)
+        out["inter"] = link
+    tiny = torch.zeros(1, device=dev)
+    for _ in range(5):
+        dist.all_reduce(tiny)
+    dist.barrier()
+    t0 = time.perf_counter()
+    for _ in range(50):
+        dist.all_reduce(tiny)
+    elapsed = (time.perf_counter() - t0) / 50
+    out["allreduce_alpha_s"] = elapsed / max(1, 2 * (p - 1))   # the chapter's measure_alpha
+    a, b = torch.ones(big, device=dev), torch.ones(big, device=dev)
+    a.add_(b)
+    t0 = time.perf_counter()
+    for _ in range(5):
+        a.add_(b)
+    out["reduce_bandwidth_Bps"] = big * 4 * 5 / (time.perf_counter() - t0)
+    return out
+
+
+def chain(elements: int, chain_ranks: list[int], iters: int = 3) -> float:
+    """Time for `elements` floats to be forwarded along chain_ranks (receive, then send on), from the
+    first rank's send to the last rank's receive (measured on the first rank's clock: the last rank
+    acknowledges with one float, whose one-way time is measured and taken off)."""
+    rank, dev = dist.get_rank(), device()
+    buf = torch.zeros(max(elements, 1), dtype=torch.float32, device=dev)
+    ack = torch.zeros(1, device=dev)
+    first, last = chain_ranks[0], chain_ranks[-1]
+    one_way = _pingpong(first, last, 1, 5, dev) if len(chain_ranks) > 1 else 0.0
+    samples = []
+    for _ in range(iters):
+        dist.barrier()
+        if rank == first:
+            t0 = time.perf_counter()
+            dist.send(buf, chain_ranks[1])
+            dist.recv(ack, last)
+            samples.append(time.perf_counter() - t0 - (one_way or 0.0))
+        elif rank in chain_ranks:
+            i = chain_ranks.index(rank)
+            dist.recv(buf, chain_ranks[i - 1])
+            if rank == last:
+                dist.send(ack, first)
+            else:
+                dist.send(buf, chain_ranks[i + 1])
+    return statistics.median(samples) if samples else 0.0
+
+
+def reduce_time(elements: int, iters: int = 5) -> float:
+    """Seconds to reduce `elements` floats into another buffer on this rank."""
+    dev = device()
+    a, b = torch.ones(max(elements, 1), device=dev), torch.ones(max(elements, 1), device=dev)
+    a.add_(b)
+    t0 = time.perf_counter()
+    for _ in range(iters):
+        a.add_(b)
+    return (time.perf_counter() - t0) / iters
+
+
+def measured_bound(size_bytes: int, p: int, chain_ranks: list[int]) -> dict:
+    """The allreduce lower bound measured as seed 003 does: 2n(p-1)/p / ceil(lg p) items forwarded along
+    ceil(lg p) + 1 processes, plus the time to reduce n(p-1)/p items."""
+    from collperf.model.trees import ceil_log2
+    n = size_bytes // 4
+    hops = max(1, ceil_log2(p))
+    per_hop = int(2 * n * (p - 1) / p / hops)
+    forward = chain(per_hop, chain_ranks[:hops + 1])
+    compute = reduce_time(int(n * (p - 1) / p))
+    return {"forward_s": forward, "compute_s": compute, "bound_s": forward + compute, "items_per_hop": per_hop,
+            "hops": hops}

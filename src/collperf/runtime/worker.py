@@ -1,0 +1,45 @@
+"""A rank started as its own program (inside a testbed host): `python -m collperf.runtime.worker DIR RANK`.
+
+DIR holds the job (job.pkl: the Job, the world size, the timeout) and the FileStore; the rank reports
+to the parent through files in DIR (runtime/launch.py's FileChannel), since testbed hosts share the
+filesystem but not the network of the parent.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import sys
+
+
+class FileReporter:
+    """The worker's side of the channel: each report an atomically renamed pickle."""
+
+    def __init__(self, directory: str):
+        self.directory, self.seq = directory, 0
+
+    def put(self, message) -> None:
+        rank = message[0]
+        path = os.path.join(self.directory, f"msg-{rank:05d}-{self.seq:04d}.pkl")
+        self.seq += 1
+        with open(path + ".tmp", "wb") as f:
+            pickle.dump(message, f)
+        os.replace(path + ".tmp", path)
+
+    def close(self) -> None:
+        pass
+
+    def join_thread(self) -> None:
+        pass
+
+
+def main() -> None:
+    directory, rank = sys.argv[1], int(sys.argv[2])
+    with open(os.path.join(directory, "job.pkl"), "rb") as f:
+        job, world, timeout_s = pickle.load(f)
+    from collperf.runtime.launch import _worker
+    _worker(rank, world, os.path.join(directory, "store"), job, FileReporter(directory), timeout_s)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,110 @@
+"""The emulated cluster: comes up shaped, carries traffic at its rate, leaves nothing behind."""
+
+import os
+import platform
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch", reason="the testbed runs ranks with torch")
+
+from collperf import testbed as T  # noqa: E402
+from collperf.errors import UsageError  # noqa: E402
+
+SUPPORTED = platform.system() == "Linux" and os.geteuid() == 0 and shutil.which("ip") and shutil.which("tc")
+needs_root = pytest.mark.skipif(not SUPPORTED, reason="the testbed needs Linux, root and iproute2 (ip, tc)")
+CLI = str(Path(sys.executable).parent / "collperf")
+
+
+def leftovers(name: str) -> dict:
+    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    procs = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    return {"namespaces": T.namespaces(name), "veths": [l for l in links.splitlines() if f"{T.PREFIX}{name}" in l],
+            "workers": [p for p in procs.splitlines() if "collperf.runtime.worker" in p and "grep" not in p]}
+
+
+def nothing_left(name: str) -> bool:
+    left = leftovers(name)
+    return not left["namespaces"] and not left["veths"] and not left["workers"]
+
+
+@needs_root
+def test_up_status_down_and_the_configured_rate():
+    from collperf.calibrate import calibrate
+    bed = T.Testbed(2, "200mbit", 2, "tt1")
+    with bed:
+        status = {s["namespace"]: s for s in T.status("tt1")}
+        assert set(status) == {bed.switch, bed.host(0), bed.host(1)}
+        assert status[bed.host(0)]["shaping"] == ["200Mbit"]
+        profile = calibrate(testbed=bed, timeout_s=120)
+    assert nothing_left("tt1")
+    # one-way large messages between hosts run at the shaped rate (within 10 %), within a host far faster
+    assert profile["inter"]["bandwidth_Bps"] == pytest.approx(25e6, rel=0.10)
+    assert profile["intra"]["bandwidth_Bps"] > 10 * profile["inter"]["bandwidth_Bps"]
+
+
+@needs_root
+def test_teardown_after_an_exception_and_down_cleans_crashes():
+    with pytest.raises(RuntimeError, match="boom"):
+        with T.Testbed(2, "100mbit", 1, "tt2"):
+            raise RuntimeError("boom")
+    assert nothing_left("tt2")
+    T.Testbed(2, "100mbit", 1, "tt3").up()          # a crash that never tore down
+    assert T.namespaces("tt3")
+    assert len(T.down("tt3")) == 3 and nothing_left("tt3")
+
+
+@needs_root
+def test_a_killed_rank_on_the_testbed_ends_the_run_and_leaves_nothing():
+    cmd = [CLI, "bench", "--testbed", "hosts=2,rate=100mbit,name=tt4", "-A", "ring", "-b", "1M", "-e", "1M",
+           "-n", "100000", "-w", "0", "--timeout", "60"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        pids = []
+        while len(pids) < 2 and time.monotonic() < deadline:
+            time.sleep(0.5)
+            ns = T.namespaces("tt4")
+            pids = [p for n in ns for p in subprocess.run(["ip", "netns", "pids", n], capture_output=True,
+                                                          text=True).stdout.split()]
+        assert len(pids) >= 2, "the ranks did not start"
+        time.sleep(3)
+        os.kill(int(pids[-1]), signal.SIGKILL)
+        _, err = proc.communicate(timeout=90)
+        assert proc.returncode != 0 and "died (SIGKILL)" in err, err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert nothing_left("tt4")
+
+
+@needs_root
+def test_bench_on_a_testbed_is_correct_and_torn_down():
+    out = subprocess.run([CLI, "bench", "--testbed", "hosts=2,rate=1gbit,ranks-per-host=2,name=tt5", "-A",
+                          "ring,rhd,builtin", "-b", "64K", "-e", "256K", "-n", "2", "-w", "1"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.count("Out of bounds values : 0 OK") == 3 and "on testbed tt5" in out.stdout
+    assert nothing_left("tt5")
+
+
+def test_specs_and_errors():
+    bed = T.parse_spec("hosts=3,rate=1gbit,ranks-per-host=2,name=ab")
+    assert (bed.hosts, bed.ranks_per_host, bed.ranks, bed.rate_Bps) == (3, 2, 6, 125e6)
+    assert [bed.host_of(r) for r in range(6)] == [0, 0, 1, 1, 2, 2]
+    with pytest.raises(UsageError, match="unknown field"):
+        T.parse_spec("hosts=2,speed=1gbit")
+    with pytest.raises(UsageError, match="name"):
+        T.Testbed(2, "1gbit", 1, "Bad-Name")
+
+
+@pytest.mark.skipif(bool(SUPPORTED), reason="checks the message where the testbed is not supported")
+def test_unsupported_machines_get_a_clear_error():
+    with pytest.raises(UsageError, match="needs"):
+        T.check_supported()
