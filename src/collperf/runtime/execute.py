@@ -1,6 +1,8 @@
 """Run a Schedule on a torch.distributed process group.
 
-Each step's sends and receives are posted together (batch_isend_irecv). A transfer reads what its
+Each step's sends and receives are posted together (batch_isend_irecv), receives first: with gloo, two
+ranks that exchange data and both post their send first take turns instead of overlapping (a pairwise
+exchange ran at half the link rate on the testbed until this order was fixed). A transfer reads what its
 source held when the step began (the schedule's semantics), so data is received into scratch and
 applied after the step's sends have been posted; copies that cannot alias go straight to their
 destination. Large messages are cut into slices of `slice_bytes`: all slices are posted at once and
@@ -139,18 +141,11 @@ def run_schedule(s: Schedule, inp: torch.Tensor, out: torch.Tensor, op: str = "s
     reduce_fn = _REDUCE[op]
     peer = (lambda r: dist.get_global_rank(group, r)) if group is not None else (lambda r: r)
     for step in s.steps:
+        # receives are posted before sends: with gloo, a rank that first sends to a peer which is
+        # sending to it too makes the two transfers take turns instead of overlapping
         ops, pending, send_ops = [], [], []
         sends = {c for t in step.transfers if t.src == rank for c in t.chunks}
         for t in step.transfers:
-            if t.src == rank:
-                views = _message(layout, t.chunks)
-                payload = _contiguous(views)
-                if payload is None:
-                    payload = torch.cat(views)
-                for piece in _slices(payload, slice_elements):
-                    if piece.numel():
-                        send_ops.append(len(ops))
-                        ops.append(dist.P2POp(dist.isend, piece, peer(t.dst), group))
             if t.dst == rank:
                 views = _message(layout, t.chunks)
                 direct = t.op == COPY and not sends.intersection(t.chunks)
@@ -161,6 +156,16 @@ def run_schedule(s: Schedule, inp: torch.Tensor, out: torch.Tensor, op: str = "s
                     if piece.numel():
                         ops.append(dist.P2POp(dist.irecv, piece, peer(t.src), group))
                 pending.append((t, views, buffer, target is not None, first, len(ops)))
+        for t in step.transfers:
+            if t.src == rank:
+                views = _message(layout, t.chunks)
+                payload = _contiguous(views)
+                if payload is None:
+                    payload = torch.cat(views)
+                for piece in _slices(payload, slice_elements):
+                    if piece.numel():
+                        send_ops.append(len(ops))
+                        ops.append(dist.P2POp(dist.isend, piece, peer(t.dst), group))
         # gloo counts completions: a work must be waited for exactly once
         works = _Once(dist.batch_isend_irecv(ops) if ops else [])
         sends_done = False
