@@ -197,7 +197,12 @@ def simulate(collective: str, algorithm: str, size, topology: str, latency=None,
     ring:P, cluster:NxG or a JSON file)."""
     link = Link.parse(latency, bandwidth, reduce_bandwidth) if latency is not None and bandwidth is not None else None
     base = None
-    if cluster is not None or any(v is not None for v in cluster_options.values()):
+    profile = cluster_options.pop("profile", None)
+    if profile is not None:   # a calibrated profile: its links for cluster:NxG, its intra link for flat presets
+        from collperf.calibrate import load_cluster
+        base = load_cluster(profile)
+        link = link or base.intra
+    elif cluster is not None or any(v is not None for v in cluster_options.values()):
         base = network(cluster=cluster, nodes=1, reduce_bandwidth=reduce_bandwidth, latency=latency,
                        bandwidth=bandwidth, **cluster_options).cluster
     topo = topology_module.parse(topology, link, base)
@@ -207,6 +212,8 @@ def simulate(collective: str, algorithm: str, size, topology: str, latency=None,
         nodes, gpn = int(match.group(1)), int(match.group(2))
     sched = schedule(collective, algorithm, topo.ranks, root, segments, nodes, gpn, intra_algorithm, inter_algorithm)
     red = units.parse_bandwidth(reduce_bandwidth)
+    if profile is not None and red == float("inf"):
+        red = base.intra.reduce_bandwidth_Bps
     return simulate_schedule(sched, topo, units.parse_size(size), mode, red), sched, topo
 
 

@@ -260,13 +260,14 @@ def simulate(
     inter_bandwidth: Optional[str] = InterBw, nics_per_node: Optional[int] = Nics,
     intra_algorithm: Optional[str] = typer.Option(None, "--intra-algorithm"),
     inter_algorithm: Optional[str] = typer.Option(None, "--inter-algorithm"),
+    profile: Optional[str] = ProfileOpt,
 ):
     """Simulate an algorithm's schedule on a topology: time, bandwidths, per-step times, busiest links."""
     result, s, topo = api.simulate(collective, algorithm, size, topology, latency, bandwidth, reduce_bandwidth,
                                    cluster, mode, segments, root, intra_algorithm, inter_algorithm,
                                    intra_latency=intra_latency, intra_bandwidth=intra_bandwidth,
                                    inter_latency=inter_latency, inter_bandwidth=inter_bandwidth,
-                                   nics_per_node=nics_per_node)
+                                   nics_per_node=nics_per_node, profile=profile)
     algbw = result.size_bytes / result.time_s if result.time_s > 0 else float("inf")
     busbw = algbw * busbw_factor(s.collective, s.ranks)
     if timeline:
@@ -695,7 +696,10 @@ def bound_command(collective: str = typer.Argument("allreduce"), ranks: Optional
 
 
 @app.command("validate")
-def validate_command(testbed: Optional[str] = TestbedOpt, ranks: Optional[int] = typer.Option(None, "--ranks", "-p"),
+def validate_command(testbed: Optional[list[str]] = typer.Option(None, "--testbed", help="hosts=4,rate=200mbit"
+                                                                 "[,ranks-per-host=2]; repeat for several rank counts "
+                                                                 "and flat/two-level shapes."),
+                     ranks: Optional[int] = typer.Option(None, "--ranks", "-p"),
                      profile: Optional[str] = ProfileOpt, sizes: str = typer.Option("64K,1M,4M", "--sizes"),
                      iters: int = typer.Option(5, "-n", "--iters"), as_json: bool = typer.Option(False, "--json"),
                      plot: Optional[str] = typer.Option(None, "--plot"), timeout: float = typer.Option(600.0, "--timeout")):
@@ -703,22 +707,26 @@ def validate_command(testbed: Optional[str] = TestbedOpt, ranks: Optional[int] =
     from collperf.calibrate import calibrate, load_cluster, save
     from collperf.model.predict import Network as _Network
     from collperf.validate import summary, validate
-    bed = parse_testbed(testbed) if testbed else None
     size_list = [units.format_size(s).replace(" ", "") for s in units.parse_sizes(sizes)]
+    beds = [parse_testbed(t) for t in testbed] if testbed else [None]
+    rows, described = [], []
     try:
-        if bed is not None:
-            bed.up()
-        try:
-            if profile is None:   # calibrate first, on the same ranks
-                prof = calibrate(ranks, bed, timeout)
-                profile = "validate-profile.json"
-                save(prof, profile)
-            cluster = load_cluster(profile, bed.hosts if bed else None, bed.ranks_per_host if bed else ranks)
-            net = _Network.of(cluster)
-            rows = validate(net, bed, None if bed else ranks, size_list, iters=iters, timeout_s=timeout)
-        finally:
+        for bed in beds:
             if bed is not None:
-                bed.down()
+                bed.up()
+            try:
+                bed_profile = profile
+                if bed_profile is None:   # calibrate first, on the same ranks
+                    bed_profile = f"validate-profile-{bed.hosts}x{bed.ranks_per_host}.json" if bed else \
+                        "validate-profile.json"
+                    save(calibrate(ranks, bed, timeout), bed_profile)
+                cluster = load_cluster(bed_profile, bed.hosts if bed else None, bed.ranks_per_host if bed else ranks)
+                net = _Network.of(cluster)
+                described.append(f"{net.describe()} (profile {bed_profile})")
+                rows += validate(net, bed, None if bed else ranks, size_list, iters=iters, timeout_s=timeout)
+            finally:
+                if bed is not None:
+                    bed.down()
     except RunError as e:
         err.print(f"[red]error:[/red] {e}")
         raise typer.Exit(1)
@@ -726,15 +734,16 @@ def validate_command(testbed: Optional[str] = TestbedOpt, ranks: Optional[int] =
     if plot:
         plot_validation(rows, plot)
     if as_json:
-        _print_json({"profile": profile, "network": net.describe(), "summary": table_rows,
-                     "rows": [{**vars(r), "error": r.error} for r in rows]})
+        _print_json({"networks": described, "summary": table_rows, "rows": [{**vars(r), "error": r.error} for r in rows]})
         return
-    out.print(f"validated on {escape(net.describe())} from profile {profile}")
+    for text in described:
+        out.print(f"validated on {escape(text)}")
     table = Table()
-    for column in ("collective", "algorithm", "regime", "rows", "median |error|", "worst |error|", "worst at"):
+    for column in ("collective", "algorithm", "ranks", "regime", "rows", "median |error|", "worst |error|", "worst at"):
         table.add_column(column)
     for r in table_rows:
-        table.add_row(r["collective"], r["algorithm"], r["regime"], str(r["rows"]), f"{100 * r['median_abs_error']:.1f} %",
+        table.add_row(r["collective"], r["algorithm"], str(r["ranks"]), r["regime"], str(r["rows"]),
+                      f"{100 * r['median_abs_error']:.1f} %",
                       f"{100 * r['worst_signed_error']:+.1f} %", units.format_size(r["worst_size"]))
     out.print(table)
 

@@ -52,6 +52,7 @@ def bound(size_bytes: int, ranks: int, testbed=None, algorithms=("ring", "rhd", 
 class Row:
     collective: str
     algorithm: str
+    ranks: int
     size: int
     measured_s: float
     predicted_s: float
@@ -80,21 +81,22 @@ def validate(network: Network, testbed=None, ranks: int | None = None, sizes=("6
             name = r["algorithm"] if r["algorithm"] in terms else min(
                 terms, key=lambda n: sum(terms[n].get(r["size"], (np.inf, 0))))
             lat, bw = terms[name].get(r["size"], (0.0, 1.0))
-            rows.append(Row(collective, r["algorithm"], r["size"], r["out_of_place"]["p50_us"] * 1e-6,
+            rows.append(Row(collective, r["algorithm"], network.ranks, r["size"], r["out_of_place"]["p50_us"] * 1e-6,
                             r["predicted_us"] * 1e-6, "latency" if lat > bw else "bandwidth"))
     return rows
 
 
 def summary(rows: list[Row]) -> list[dict]:
-    """Median and worst |error| per (collective, algorithm, regime), worst case named."""
+    """Median and worst |error| per (collective, algorithm, ranks, regime), worst case named."""
     groups: dict = {}
     for r in rows:
-        groups.setdefault((r.collective, r.algorithm, r.regime), []).append(r)
+        groups.setdefault((r.collective, r.algorithm, r.ranks, r.regime), []).append(r)
     out = []
-    for (collective, algorithm, regime), members in sorted(groups.items()):
+    for (collective, algorithm, ranks, regime), members in sorted(groups.items()):
         errors = np.abs([m.error for m in members])
         worst = members[int(np.argmax(errors))]
-        out.append({"collective": collective, "algorithm": algorithm, "regime": regime, "rows": len(members),
+        out.append({"collective": collective, "algorithm": algorithm, "ranks": ranks, "regime": regime,
+                    "rows": len(members),
                     "median_abs_error": float(np.median(errors)), "worst_abs_error": float(errors.max()),
                     "worst_size": worst.size, "worst_signed_error": worst.error})
     return out
