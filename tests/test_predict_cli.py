@@ -132,3 +132,28 @@ def test_api_mirrors_cli():
     best = best_algorithm("allreduce", np.array([1e3, 1e9]), collperf.network(ranks=8, latency="5us",
                                                                                bandwidth="50GB/s"), algorithm="ring,rhd")
     assert list(best) == ["rhd", "rhd"]
+
+
+def test_profiles_feed_predict_simulate_and_plan(tmp_path):
+    from collperf.calibrate import load_cluster, profile_from, save
+    raw = {"intra": {"latency_s": 2e-6, "bandwidth_Bps": 100e9}, "inter": {"latency_s": 10e-6, "bandwidth_Bps": 10e9},
+           "reduce_bandwidth_Bps": 50e9, "allreduce_alpha_s": 3e-6}
+    path = tmp_path / "profile.json"
+    save(profile_from(raw, 2, 4), path)
+    cluster = load_cluster(path)
+    assert (cluster.nodes, cluster.ranks_per_node, cluster.inter_per_rank.bandwidth_Bps) == (2, 4, 10e9 / 4)
+    res = run("predict", "allreduce", "--size", "1G", "--profile", str(path), "-A", "hierarchical",
+              "--intra-algorithm", "ring", "--inter-algorithm", "ring", "--json")
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    n = 2 ** 30   # intra ring RS (with gamma) + inter ring AR on n/4 at 10 GB/s / 4 ranks + intra ring AG
+    expected = (2 * (3 * 2e-6 + 0.75 * n / 100e9) + 0.75 * n / 50e9
+                + 2 * 10e-6 + (n / 4) / (10e9 / 4) + 0.5 * (n / 4) / 50e9)
+    assert doc["ranks"] == 8 and doc["algorithms"][0]["time_s"] == pytest.approx(expected)
+    res = run("simulate", "allreduce", "-A", "ring", "-s", "64M", "-t", "cluster:2x4", "--profile", str(path), "--json")
+    assert res.exit_code == 0, res.output
+    plan = collperf.api.plan_step("7b", tp=4, dp=2, profile=str(path), cluster=None)
+    assert plan.cluster.name.startswith("profile") and plan.comm_s > 0
+    with pytest.raises(UsageError, match="not a collperf profile"):
+        (tmp_path / "bad.json").write_text("{}")
+        load_cluster(tmp_path / "bad.json")
