@@ -12,7 +12,7 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the runtime needs torch (pip install -e '.[run]')")
 
-from collperf.bench import BenchConfig, add_predictions, run  # noqa: E402
+from collperf.bench import BenchConfig, run  # noqa: E402
 from collperf.errors import UsageError  # noqa: E402
 from collperf.model.costs import ALGORITHMS  # noqa: E402
 from collperf.results import to_csv, to_json, to_text  # noqa: E402

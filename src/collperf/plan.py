@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from collperf.errors import UsageError
-from collperf.model.network import Cluster, Link
+from collperf.model.network import Cluster
 from collperf.model.predict import Network, candidates
 
 

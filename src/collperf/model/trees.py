@@ -6,7 +6,6 @@ schedule builders, so that both describe the same algorithm.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import lru_cache
 

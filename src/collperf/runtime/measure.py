@@ -215,7 +215,7 @@ def _link(a: int, b: int, big_elements: int, iters: int, dev) -> dict | None:
 def calibrate(ranks_per_host: int, big_bytes: int = 16 << 20, iters: int = 5) -> dict:
     """alpha and bandwidth between two ranks of one host and of two hosts, the chapter's tiny-allreduce
     alpha, and the local reduction bandwidth; rank 0 returns them."""
-    rank, p, dev = dist.get_rank(), dist.get_world_size(), device()
+    p, dev = dist.get_world_size(), device()
     big = big_bytes // 4
     out = {"ranks": p, "ranks_per_host": ranks_per_host}
     if ranks_per_host >= 2:
