@@ -181,3 +181,24 @@ def test_config_errors_are_clear():
     with pytest.raises(UsageError, match="unknown algorithm 'fast'"):
         BenchConfig(algorithms="fast")
     assert BenchConfig(min_bytes=0, max_bytes=8, factor=2).sizes() == [0, 1, 2, 4, 8]
+
+
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL])
+def test_killing_the_launcher_takes_its_ranks_with_it(how):
+    cmd = [str(VENV_BIN / "collperf"), "bench", "--ranks", "2", "--algorithm", "ring", "-b", "1M", "-e", "1M",
+           "-n", "100000", "-w", "0", "--timeout", "120"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    workers = []
+    deadline = time.monotonic() + 90
+    while len(workers) < 2 and time.monotonic() < deadline:
+        time.sleep(0.5)
+        workers = [c for c in _children(proc.pid)
+                   if "spawn_main" in Path(f"/proc/{c}/cmdline").read_text(errors="replace")]
+    assert len(workers) == 2
+    time.sleep(2)
+    os.kill(proc.pid, how)
+    proc.wait(timeout=30)
+    deadline = time.monotonic() + 15
+    while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not [w for w in workers if _alive(w)]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import signal
 import sys
 from typing import Optional
 
@@ -749,6 +750,8 @@ def validate_command(testbed: Optional[list[str]] = typer.Option(None, "--testbe
 
 
 def main() -> None:
+    # SIGTERM unwinds like Ctrl-C, so that ranks are killed and testbeds torn down on the way out
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     try:
         # without standalone mode click returns the exit code of typer.Exit instead of raising it
         code = app(standalone_mode=False)

@@ -73,7 +73,18 @@ def run_torchrun(job: Job, timeout_s: float):
         dist.destroy_process_group()
 
 
+def _die_with_parent() -> None:
+    """Linux: have the kernel kill this rank if the launcher dies, even by SIGKILL (PR_SET_PDEATHSIG),
+    so that no rank outlives its run."""
+    try:
+        import ctypes
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)   # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def _worker(rank: int, world: int, store_path: str, job: Job, results, timeout_s: float) -> None:
+    _die_with_parent()
     os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")   # a testbed host sets eth0
     os.environ["OMP_NUM_THREADS"] = "1"
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent handles Ctrl-C and kills us
