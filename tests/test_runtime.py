@@ -89,6 +89,17 @@ def _children(pid: int) -> list[int]:
     return kids
 
 
+def _spawned_ranks(proc, count: int, within_s: float = 90) -> list[int]:
+    """The pids of the `count` ranks `proc` spawned, once they are all up."""
+    workers, deadline = [], time.monotonic() + within_s
+    while len(workers) < count and time.monotonic() < deadline:
+        time.sleep(0.5)
+        workers = [c for c in _children(proc.pid)
+                   if "spawn_main" in Path(f"/proc/{c}/cmdline").read_text(errors="replace")]
+    assert len(workers) == count, "the ranks did not start"
+    return workers
+
+
 def _alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -102,13 +113,7 @@ def test_a_killed_rank_ends_the_run_and_leaves_no_process():
            "-n", "100000", "-w", "0", "--timeout", "60"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        workers = []
-        deadline = time.monotonic() + 90
-        while len(workers) < 3 and time.monotonic() < deadline:
-            time.sleep(0.5)
-            workers = [c for c in _children(proc.pid)
-                       if "spawn_main" in Path(f"/proc/{c}/cmdline").read_text(errors="replace")]
-        assert len(workers) == 3, "the workers did not start"
+        workers = _spawned_ranks(proc, 3)
         time.sleep(4)   # let the sweep get going
         victim = sorted(workers)[1]
         os.kill(victim, signal.SIGKILL)
@@ -188,13 +193,7 @@ def test_killing_the_launcher_takes_its_ranks_with_it(how):
     cmd = [str(VENV_BIN / "collperf"), "bench", "--ranks", "2", "--algorithm", "ring", "-b", "1M", "-e", "1M",
            "-n", "100000", "-w", "0", "--timeout", "120"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    workers = []
-    deadline = time.monotonic() + 90
-    while len(workers) < 2 and time.monotonic() < deadline:
-        time.sleep(0.5)
-        workers = [c for c in _children(proc.pid)
-                   if "spawn_main" in Path(f"/proc/{c}/cmdline").read_text(errors="replace")]
-    assert len(workers) == 2
+    workers = _spawned_ranks(proc, 2)
     time.sleep(2)
     os.kill(proc.pid, how)
     proc.wait(timeout=30)

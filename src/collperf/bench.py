@@ -19,7 +19,7 @@ import numpy as np
 from collperf import units
 from collperf.collectives import get_collective
 from collperf.errors import UsageError
-from collperf.model.costs import algorithms_for, coefficients, get_algorithm
+from collperf.model.costs import algorithms_for, coefficients, get_algorithm, lowest
 from collperf.model.network import Link
 from collperf.model.predict import Network, candidates
 from collperf.results import Results
@@ -179,7 +179,7 @@ def add_predictions(results: Results, network: Network | None) -> None:
     sizes = sorted({r["size"] for r in results.rows})
     costs, _ = candidates(results.collective, network, sizes, segments=results.config["segments"])
     table = {c.name: dict(zip(sizes, c.cost.total_s)) for c in costs}
-    best = {s: min(t[s] for t in table.values()) for s in sizes}
+    best = dict(zip(sizes, lowest([c.cost for c in costs], [c.name for c in costs])[0].total_s))
     for r in results.rows:
         t = best[r["size"]] if r["algorithm"] == "builtin" else table.get(r["algorithm"], {}).get(r["size"])
         r["predicted_us"] = float(t) * 1e6 if t else None

@@ -19,6 +19,7 @@ import math
 from pathlib import Path
 
 from collperf.errors import UsageError
+from collperf.jsonfile import read_json
 from collperf.model.network import Cluster, Link
 
 
@@ -60,12 +61,7 @@ def save(profile: dict, path) -> None:
 
 def load_cluster(path, nodes: int | None = None, ranks_per_node: int | None = None) -> Cluster:
     """The Cluster a profile describes (node and per-node rank counts may be changed)."""
-    try:
-        doc = json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise UsageError(f"profile {str(path)!r} does not exist: make one with `collperf calibrate -o FILE`") from None
-    except json.JSONDecodeError as e:
-        raise UsageError(f"profile {path}: not JSON ({e.msg} at line {e.lineno})") from None
+    doc = read_json(path, "profile", "make one with `collperf calibrate -o FILE`")
     if doc.get("kind") != "collperf-profile":
         raise UsageError(f"{path} is not a collperf profile (no \"kind\": \"collperf-profile\")")
     gamma = doc.get("reduce_bandwidth_Bps") or math.inf

@@ -19,7 +19,7 @@ from collperf.errors import UsageError
 from collperf.fit import Fit, fit
 from collperf.ingest.table import Table
 from collperf.model.costs import coefficients
-from collperf.model.predict import Network, candidates, network_lower_bound
+from collperf.model.predict import Network, best, network_lower_bound
 
 
 @dataclass
@@ -96,7 +96,7 @@ def _terms_from_model(model: Fit, table: Table, size: int) -> tuple[float, float
         raise UsageError(f"--model-from needs the same rank count: the model log has {model.ranks} ranks, "
                          f"{table.source} has {p}")
     regime = model.regime_of(size)
-    steps_model = coefficients(model.collective, "ring" if model.collective != "broadcast" else "chain", p, 1)[0]
+    steps_model = coefficients(model.collective, _ring_of(model.collective), p, 1)[0]
     steps_here = coefficients(table.collective, _ring_of(table.collective), p, 1)[0]
     alpha_step = regime.latency_s / max(steps_model, 1)
     return alpha_step * steps_here, size * busbw_factor(table.collective, p) / (regime.busbw_GBps * 1e9)
@@ -115,9 +115,8 @@ def _peak(table: Table, peak_Bps, network) -> tuple[float | None, str]:
             raise UsageError(f"the cluster has {network.ranks} ranks but {table.source} ran on {table.ranks}: "
                              "set --nodes to match")
         big = 1 << 34
-        costs, _ = candidates(table.collective, network, [big])
-        best = min(c.cost.total_s[0] for c in costs)
-        peak = big * busbw_factor(table.collective, network.ranks) / best / 1e9
+        fastest = float(best(table.collective, network, [big])[0].total_s[0])
+        peak = big * busbw_factor(table.collective, network.ranks) / fastest / 1e9
         return peak, f"the model's best busbw on {network.describe()}"
     return None, "none given (pass --peak or --cluster): efficiency is not judged against hardware"
 
@@ -126,8 +125,7 @@ def _ideal_and_bound(table, network, peak_GBps, own: Fit, sizes):
     if not sizes:
         return [], []
     if network is not None:
-        costs, _ = candidates(table.collective, network, sizes)
-        ideal = np.min(np.vstack([c.cost.total_s for c in costs]), axis=0)
+        ideal = best(table.collective, network, sizes)[0].total_s
         bound = network_lower_bound(table.collective, network, sizes).total_s
         return list(map(float, ideal)), list(map(float, bound))
     if peak_GBps:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 
 from collperf.errors import UsageError
 from collperf.model.network import Cluster
-from collperf.model.predict import Network, candidates
+from collperf.model.predict import Network, best
 
 
 @dataclass(frozen=True)
@@ -204,10 +204,9 @@ def _network(cluster: Cluster, per_node: int, nodes: int) -> tuple[Network, str]
 def _price(collective, size, network, algorithm, intra_algorithm, inter_algorithm) -> tuple[float, str]:
     if network.ranks == 1:
         return 0.0, "-"
-    results, _ = candidates(collective, network, [size], algorithm if algorithm != "best" else "all",
-                            intra_algorithm, inter_algorithm)
-    best = min(results, key=lambda r: r.cost.total_s[0])
-    return float(best.cost.total_s[0]), best.name
+    cheapest, names = best(collective, network, [size], algorithm=algorithm if algorithm != "best" else "all",
+                           intra_algorithm=intra_algorithm, inter_algorithm=inter_algorithm)
+    return float(cheapest.total_s[0]), str(names[0])
 
 
 def plan(model: ModelSpec, layout: Layout, cluster: Cluster, compute_s: float | None = None,

@@ -28,6 +28,7 @@ import networkx as nx
 
 from collperf import units
 from collperf.errors import UsageError
+from collperf.jsonfile import read_json
 from collperf.model.network import Cluster, Link
 
 
@@ -113,13 +114,7 @@ def _vertex_key(v):
 
 def load(path) -> Topology:
     """Read a topology file (format in the module docstring); errors name the file and the field."""
-    try:
-        doc = json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise UsageError(f"topology file {path!r} does not exist") from None
-    except json.JSONDecodeError as e:
-        raise UsageError(f"topology file {path}: not JSON ({e.msg} at line {e.lineno})") from None
-    return from_json(doc, str(path))
+    return from_json(read_json(path, "topology file"), str(path))
 
 
 def from_json(doc: dict, where: str = "topology") -> Topology:

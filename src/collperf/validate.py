@@ -68,8 +68,7 @@ def validate(network: Network, testbed=None, ranks: int | None = None, sizes=("6
     rows = []
     for collective, algorithms in (grid or GRID).items():
         usable = [a for a in algorithms if a == "builtin" or not get_algorithm(collective, a).unavailable(network.ranks)]
-        config = BenchConfig(collective, usable, sizes[0], sizes[-1], 4, iters=iters, warmup=1, in_place=False,
-                             progress=False)
+        config = BenchConfig(collective, usable, sizes[0], sizes[-1], 4, iters=iters, warmup=1, in_place=False)
         config_sizes = sorted({s for s in config.sizes()})
         res = run(config, ranks, timeout_s, network, testbed=testbed)
         costs, _ = candidates(collective, network, config_sizes)

@@ -277,6 +277,17 @@ def get_algorithm(collective: str, algorithm: str) -> Algorithm:
     return REGISTRY[key]
 
 
+def lowest(costs: list[Cost], names: list[str]) -> tuple[Cost, np.ndarray]:
+    """Per size, the cheapest of several costs (ties go to the first listed): its terms and its name."""
+    totals = np.vstack([c.total_s for c in costs])
+    pick, cols = np.argmin(totals, axis=0), np.arange(totals.shape[1])
+
+    def take(attr):
+        return np.vstack([getattr(c, attr) for c in costs])[pick, cols]
+
+    return Cost(take("latency_s"), take("bandwidth_s"), take("compute_s")), np.array(names, dtype=object)[pick]
+
+
 def _zeros(n: np.ndarray) -> Cost:
     z = np.zeros_like(n)
     return Cost(z, z.copy(), z.copy())

@@ -20,7 +20,7 @@ import numpy as np
 
 from collperf.collectives import get_collective
 from collperf.errors import UsageError
-from collperf.model.costs import Cost, NotApplicable, Phase, algorithms_for, cost
+from collperf.model.costs import Cost, NotApplicable, Phase, algorithms_for, cost, lowest
 from collperf.model.network import Cluster, Link
 
 # collective -> [(level, phase collective, size divisor: "g", "N" or 1)]
@@ -46,14 +46,7 @@ def best_cost(collective: str, ranks: int, size_bytes, link: Link) -> tuple[Cost
             continue
         names.append(alg.name)
         costs.append(cost(collective, alg.name, ranks, n, link))
-    totals = np.vstack([c.total_s for c in costs])
-    pick = np.argmin(totals, axis=0)
-    cols = np.arange(n.size)
-
-    def take(attr):
-        return np.vstack([getattr(c, attr) for c in costs])[pick, cols]
-
-    return Cost(take("latency_s"), take("bandwidth_s"), take("compute_s")), np.array(names, dtype=object)[pick]
+    return lowest(costs, names)
 
 
 def _phase_cost(collective: str, algorithm: str, ranks: int, size, link: Link) -> tuple[Cost, tuple]:

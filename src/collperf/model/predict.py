@@ -15,7 +15,7 @@ import numpy as np
 from collperf.collectives import busbw_factor, check_ranks, get_collective
 from collperf.errors import UsageError
 from collperf.model.bounds import bound_coefficients, lower_bound
-from collperf.model.costs import Cost, NotApplicable, Phase, algorithms_for, cost, get_algorithm
+from collperf.model.costs import Cost, NotApplicable, Phase, algorithms_for, cost, get_algorithm, lowest
 from collperf.model.hierarchy import PLANS, two_level_cost
 from collperf.model.network import Cluster, Link
 
@@ -88,6 +88,12 @@ def candidates(collective: str, network: Network, sizes, algorithm: str | list[s
     if not results:
         raise UsageError(f"no algorithm can run {name} on {network.ranks} ranks: " + "; ".join(skipped.values()))
     return results, skipped
+
+
+def best(collective: str, network: Network, sizes, **options) -> tuple[Cost, np.ndarray]:
+    """The cheapest requested algorithm per size (the one rule every caller uses): its cost and name."""
+    results, _ = candidates(collective, network, sizes, **options)
+    return lowest([r.cost for r in results], [r.name for r in results])
 
 
 def _wanted(name: str, network: Network, algorithm) -> list[str]:

@@ -11,15 +11,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from collperf.errors import UsageError
-from collperf.model.predict import Network, candidates
+from collperf.model.predict import Network, best
 
 
 def best_algorithm(collective: str, sizes, network: Network, **options) -> np.ndarray:
     """Name of the fastest algorithm for each size."""
-    results, _ = candidates(collective, network, sizes, **options)
-    totals = np.vstack([r.cost.total_s for r in results])
-    names = np.array([r.name for r in results], dtype=object)
-    return names[np.argmin(totals, axis=0)]
+    return best(collective, network, sizes, **options)[1]
 
 
 @dataclass(frozen=True)
