@@ -13,7 +13,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from collperf.bench import BenchConfig, run
+from collperf.bench import run
+from collperf.spec import SweepSpec as BenchConfig
 
 
 def main() -> None:

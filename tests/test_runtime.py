@@ -12,7 +12,8 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the runtime needs torch (pip install -e '.[run]')")
 
-from collperf.bench import BenchConfig, run  # noqa: E402
+from collperf.bench import run  # noqa: E402
+from collperf.spec import SweepSpec  # noqa: E402
 from collperf.errors import UsageError  # noqa: E402
 from collperf.model.costs import ALGORITHMS  # noqa: E402
 from collperf.results import to_csv, to_json, to_text  # noqa: E402
@@ -89,11 +90,11 @@ def _children(pid: int) -> list[int]:
     return kids
 
 
-def _spawned_ranks(proc, count: int, within_s: float = 90) -> list[int]:
-    """The pids of the `count` ranks `proc` spawned, once they are all up."""
+def _spawned_ranks(proc, count: int, within_s: float = 90, poll_s: float = 0.5) -> list[int]:
+    """The pids of the `count` ranks `proc` spawned, as soon as they all exist."""
     workers, deadline = [], time.monotonic() + within_s
     while len(workers) < count and time.monotonic() < deadline:
-        time.sleep(0.5)
+        time.sleep(poll_s)
         workers = [c for c in _children(proc.pid)
                    if "spawn_main" in Path(f"/proc/{c}/cmdline").read_text(errors="replace")]
     assert len(workers) == count, "the ranks did not start"
@@ -131,7 +132,7 @@ def test_a_killed_rank_ends_the_run_and_leaves_no_process():
 
 
 def test_bench_runs_rows_with_predictions_and_round_trips_through_the_table(tmp_path):
-    config = BenchConfig("allreduce", "ring,rhd,builtin", 1024, 16384, 4, iters=3, warmup=1, progress=False)
+    config = SweepSpec("allreduce", "ring,rhd,builtin", 1024, 16384, 4, iters=3, warmup=1, progress=False)
     res = run(config, ranks=2, timeout_s=120)
     assert [r["size"] for r in res.rows if r["algorithm"] == "ring"] == [1024, 4096, 16384]
     assert res.wrong_rows() == 0 and res.model.startswith("fitted to this run")
@@ -156,7 +157,7 @@ def test_bench_runs_rows_with_predictions_and_round_trips_through_the_table(tmp_
 
 def test_given_network_predictions_follow_the_model():
     from collperf import api
-    config = BenchConfig("allgather", "ring,builtin", 4096, 4096, 2, iters=2, warmup=0, progress=False)
+    config = SweepSpec("allgather", "ring,builtin", 4096, 4096, 2, iters=2, warmup=0, progress=False)
     res = run(config, ranks=2, timeout_s=120, network=api.network(ranks=2, latency="10us", bandwidth="1GB/s"))
     ring = next(r for r in res.rows if r["algorithm"] == "ring")
     assert ring["predicted_us"] == pytest.approx(10 + 4096 / 2 / 1e9 * 1e6)
@@ -180,24 +181,30 @@ def test_bench_cli_json_csv_and_errors(tmp_path):
 
 def test_config_errors_are_clear():
     with pytest.raises(UsageError, match="minBytes 4096 > maxBytes 1024"):
-        BenchConfig(min_bytes=4096, max_bytes=1024)
+        SweepSpec(min_bytes=4096, max_bytes=1024)
     with pytest.raises(UsageError, match="op avg needs a floating-point dtype"):
-        BenchConfig(dtype="int32", op="avg")
+        SweepSpec(dtype="int32", op="avg")
     with pytest.raises(UsageError, match="unknown algorithm 'fast'"):
-        BenchConfig(algorithms="fast")
-    assert BenchConfig(min_bytes=0, max_bytes=8, factor=2).sizes() == [0, 1, 2, 4, 8]
+        SweepSpec(algorithms="fast")
+    assert SweepSpec(min_bytes=0, max_bytes=8, factor=2).sizes() == [0, 1, 2, 4, 8]
 
 
-@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL])
-def test_killing_the_launcher_takes_its_ranks_with_it(how):
+@pytest.mark.parametrize("how,when", [(signal.SIGTERM, "running"), (signal.SIGKILL, "running"),
+                                      (signal.SIGKILL, "starting")])
+def test_killing_the_launcher_takes_its_ranks_with_it(how, when):
+    """'starting': the launcher is killed the moment its ranks exist, while they are still importing
+    (before they could ask the kernel to kill them with their parent); they must leave all the same."""
     cmd = [str(VENV_BIN / "collperf"), "bench", "--ranks", "2", "--algorithm", "ring", "-b", "1M", "-e", "1M",
            "-n", "100000", "-w", "0", "--timeout", "120"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    workers = _spawned_ranks(proc, 2)
-    time.sleep(2)
+    if when == "starting":
+        workers = _spawned_ranks(proc, 2, poll_s=0.005)
+    else:
+        workers = _spawned_ranks(proc, 2)
+        time.sleep(2)
     os.kill(proc.pid, how)
     proc.wait(timeout=30)
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + 120   # a loaded machine may take long to reach the parent check; never hang
     while any(_alive(w) for w in workers) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not [w for w in workers if _alive(w)]

@@ -4,15 +4,35 @@
     net = collperf.network(ranks=16, latency="10us", bandwidth="100GB/s")
     for prediction in collperf.predict("allreduce", "1M,1G", net):
         print(prediction.best, prediction.lower_bound_s)
+
+Every command has a function in `collperf.api` (re-exported here) taking a spec from
+`collperf.spec`. Attributes are imported on first use, so `import collperf` stays light.
 """
 
-from collperf.api import algorithms, crossover, network, predict
-from collperf.errors import UsageError
-from collperf.model.costs import Cost, cost
-from collperf.model.network import Cluster, Link
-from collperf.model.predict import Network, Prediction
-from collperf.model.presets import PRESETS, get_preset
+import importlib
 
-__version__ = "0.1.0"
-__all__ = ["algorithms", "crossover", "network", "predict", "cost", "Cost", "Cluster", "Link", "Network",
-           "Prediction", "PRESETS", "get_preset", "UsageError"]
+__version__ = "0.2.0"
+
+# public name -> the module that defines it
+_EXPORTS = {
+    "UsageError": "collperf.errors", "RunError": "collperf.errors",
+    "Cost": "collperf.model.costs", "cost": "collperf.model.costs",
+    "Cluster": "collperf.model.network", "Link": "collperf.model.network", "Network": "collperf.model.network",
+    "Prediction": "collperf.model.predict", "PRESETS": "collperf.model.presets", "get_preset": "collperf.model.presets",
+    **{name: "collperf.spec" for name in ("NetworkSpec", "SweepSpec", "BenchSpec", "SimulateSpec", "LogSpec",
+                                          "DiagnoseSpec", "PlanSpec")},
+    **{name: "collperf.api" for name in ("network", "predict", "crossover", "algorithms", "schedule",
+                                         "verified_schedule", "verify_all", "simulate", "bench", "calibrate", "bound",
+                                         "validate", "testbed_up", "testbed_start", "testbed_status", "testbed_down",
+                                         "read_logs", "fit_tables", "fit_logs", "diagnose_logs", "compare_logs",
+                                         "plan_spec", "plan", "plan_compare", "plan_step")},
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'collperf' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value
+    return value

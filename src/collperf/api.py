@@ -1,126 +1,61 @@
-"""The Python API, mirroring the CLI one function per command. Arguments may be strings as the CLI
-takes them ('64M', '5us', '50GB/s') or numbers in bytes, seconds and bytes/s."""
+"""The Python API: one function per command, taking a validated spec (collperf.spec) and returning a
+typed result. The CLI builds the specs and renders what these return; it holds no logic of its own.
+
+Sizes, times and bandwidths may be strings as the CLI takes them ('64M', '5us', '50GB/s') or numbers
+in bytes, seconds and bytes/s. Heavy modules (scipy, networkx, matplotlib, torch) are imported by the
+functions that need them, so `import collperf` stays light.
+"""
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+import contextlib
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
 
-from collperf import topology as topology_module
 from collperf import units
-from collperf.collectives import COLLECTIVES, get_collective
 from collperf.errors import UsageError
-from collperf.model.costs import ALGORITHMS, Algorithm, algorithms_for, get_algorithm
-from collperf.model.network import Cluster, Link
-from collperf.model.predict import Network, Prediction
-from collperf.model.predict import predict as _predict
-from collperf.model.presets import get_preset
-from collperf.model.select import Crossover, Regime
-from collperf.model.select import crossovers as _crossovers
-from collperf.schedule.build import DEFAULT_PHASES, build, build_hierarchical
-from collperf.schedule.ir import Schedule
-from collperf.schedule.verify import VerificationError, verify
-from collperf.simulate import SimResult
-from collperf.simulate import simulate as simulate_schedule
-from collperf.topology import Topology
+from collperf.spec import (BenchSpec, DiagnoseSpec, LogSpec, NetworkSpec, PlanSpec, SimulateSpec, SweepSpec,
+                           network, sizes, testbed)
 
 
-def network(ranks: int | None = None, latency=None, bandwidth=None, reduce_bandwidth="inf",
-            cluster: str | None = None, nodes: int | None = None, ranks_per_node: int | None = None,
-            intra_latency=None, intra_bandwidth=None, inter_latency=None, inter_bandwidth=None,
-            nics_per_node: int | None = None, profile=None) -> Network:
-    """A Network from CLI-style options: a uniform link (ranks, latency, bandwidth), a preset cluster
-    (cluster, nodes), a two-level cluster given level by level, or a calibrated profile. Unset
-    intra/inter values fall back to the preset's, then to --latency/--bandwidth."""
-    if profile is not None:
-        from collperf.calibrate import load_cluster
-        c = load_cluster(profile, nodes, ranks_per_node)
-        if ranks is not None and ranks != c.ranks and nodes is None and ranks % c.ranks_per_node == 0:
-            c = Cluster(ranks // c.ranks_per_node, c.ranks_per_node, c.intra, c.inter, c.nics_per_node, c.name)
-        return Network.of(c, ranks)
-    two_level = cluster is not None or nodes is not None or ranks_per_node is not None or any(
-        v is not None for v in (intra_latency, intra_bandwidth, inter_latency, inter_bandwidth, nics_per_node))
-    if not two_level:
-        if latency is None or bandwidth is None:
-            raise UsageError("no network given: pass --latency and --bandwidth (with --ranks), "
-                             "or --cluster PRESET, or --nodes/--ranks-per-node with intra/inter links")
-        if ranks is None:
-            raise UsageError("a uniform link needs a rank count: pass --ranks, e.g. --ranks 16")
-        return Network.of(Link.parse(latency, bandwidth, reduce_bandwidth), ranks)
-    return Network.of(_cluster(ranks, latency, bandwidth, reduce_bandwidth, cluster, nodes, ranks_per_node,
-                               intra_latency, intra_bandwidth, inter_latency, inter_bandwidth, nics_per_node), ranks)
+def _network(net):
+    """A Network from a Network or a NetworkSpec."""
+    return net.resolve() if isinstance(net, NetworkSpec) else net
 
 
-def _cluster(ranks, latency, bandwidth, reduce_bandwidth, preset, nodes, ranks_per_node,
-             intra_latency, intra_bandwidth, inter_latency, inter_bandwidth, nics_per_node) -> Cluster:
-    base = get_preset(preset) if preset is not None else None
-    if ranks_per_node is None:
-        if base is not None:
-            ranks_per_node = base.ranks_per_node
-        elif nodes and ranks:
-            if ranks % nodes:
-                raise UsageError(f"ranks({ranks}) is not a multiple of nodes({nodes}): give --ranks-per-node")
-            ranks_per_node = ranks // nodes
-        else:
-            raise UsageError("a two-level cluster needs --ranks-per-node (or --ranks with --nodes, or --cluster)")
-    if nodes is None:
-        if ranks is not None and ranks % ranks_per_node == 0:
-            nodes = ranks // ranks_per_node
-        else:
-            nodes = 1 if ranks is None else None
-        if nodes is None:
-            raise UsageError(f"ranks({ranks}) is not a multiple of ranks_per_node({ranks_per_node}): give --nodes")
+# --- the model ----------------------------------------------------------------------------------------
 
-    def level(name, lat, bw, fallback: Link | None) -> Link:
-        overridden = lat is not None or bw is not None
-        lat = lat if lat is not None else (fallback.latency_s if fallback else latency)
-        bw = bw if bw is not None else (fallback.bandwidth_Bps if fallback else bandwidth)
-        if lat is None or bw is None:
-            raise UsageError(f"the {name}-node link is not given: pass --{name}-latency and --{name}-bandwidth "
-                             "(or --latency/--bandwidth for both levels, or --cluster PRESET)")
-        return Link(units.parse_time(lat), units.parse_bandwidth(bw), units.parse_bandwidth(reduce_bandwidth),
-                    fallback.name if fallback and not overridden else name)
-
-    intra = level("intra", intra_latency, intra_bandwidth, base.intra if base else None)
-    inter = level("inter", inter_latency, inter_bandwidth, base.inter if base else None)
-    nics = nics_per_node if nics_per_node is not None else (base.nics_per_node if base else ranks_per_node)
-    return Cluster(nodes, ranks_per_node, intra, inter, nics, name=preset or "custom")
+def predict(collective: str, size, net, algorithm="all", intra_algorithm: str = "best",
+            inter_algorithm: str = "best", segments: int | None = None) -> list:
+    """`collperf predict`: one Prediction per size (size: '1M,64M' or a list of sizes)."""
+    from collperf.model.predict import predict as _predict
+    return _predict(collective, sizes(size), _network(net), algorithm, intra_algorithm, inter_algorithm, segments)
 
 
-def predict(collective: str, sizes, network: Network, algorithm="all", intra_algorithm: str = "best",
-            inter_algorithm: str = "best", segments: int | None = None) -> list[Prediction]:
-    """`collperf predict`: one Prediction per size (sizes: '1M,64M' or a list of sizes)."""
-    return _predict(collective, _sizes(sizes), network, algorithm, intra_algorithm, inter_algorithm, segments)
+def crossover(collective: str, net, min_size="1", max_size="16G", algorithm="all",
+              intra_algorithm: str = "best", inter_algorithm: str = "best") -> tuple[list, list]:
+    """`collperf crossover`: where the best algorithm changes between min_size and max_size:
+    (crossovers, size ranges each with its best algorithm)."""
+    from collperf.model.select import crossovers
+    return crossovers(collective, _network(net), units.parse_size(min_size), units.parse_size(max_size),
+                      algorithm=algorithm, intra_algorithm=intra_algorithm, inter_algorithm=inter_algorithm)
 
 
-def crossover(collective: str, network: Network, min_size="1", max_size="16G", algorithm="all",
-              intra_algorithm: str = "best", inter_algorithm: str = "best") -> tuple[list[Crossover], list[Regime]]:
-    """`collperf crossover`: where the best algorithm changes between min_size and max_size."""
-    return _crossovers(collective, network, units.parse_size(min_size), units.parse_size(max_size),
-                       algorithm=algorithm, intra_algorithm=intra_algorithm, inter_algorithm=inter_algorithm)
-
-
-def algorithms(collective: str | None = None) -> list[Algorithm]:
+def algorithms(collective: str | None = None) -> list:
     """`collperf algorithms`: the registry, optionally for one collective."""
+    from collperf.model.costs import ALGORITHMS, algorithms_for
     return list(ALGORITHMS) if collective is None else algorithms_for(collective)
 
 
-def _sizes(sizes) -> list[int]:
-    if isinstance(sizes, str):
-        return units.parse_sizes(sizes)
-    if isinstance(sizes, (int, float)):
-        return [units.parse_size(int(sizes))]
-    return [units.parse_size(s) for s in sizes]
-
-
-
-
-# --- schedules, verification, simulation ---------------------------------------------------------
+# --- schedules ----------------------------------------------------------------------------------------
 
 def schedule(collective: str, algorithm: str, ranks: int | None = None, root: int = 0, segments: int = 1,
              nodes: int | None = None, ranks_per_node: int | None = None,
-             intra_algorithm: str | None = None, inter_algorithm: str | None = None) -> Schedule:
+             intra_algorithm: str | None = None, inter_algorithm: str | None = None):
     """`collperf schedule`: the explicit schedule of an algorithm (hierarchical: give nodes and ranks_per_node)."""
+    from collperf.collectives import get_collective
+    from collperf.schedule.build import DEFAULT_PHASES, build, build_hierarchical
     if algorithm == "hierarchical":
         if not nodes or not ranks_per_node:
             raise UsageError("the hierarchical schedule needs --nodes and --ranks-per-node")
@@ -133,6 +68,16 @@ def schedule(collective: str, algorithm: str, ranks: int | None = None, root: in
     if ranks is None:
         raise UsageError("give the rank count: --ranks P")
     return build(collective, algorithm, ranks, root, segments)
+
+
+def verified_schedule(*args, **kwargs) -> tuple:
+    """`collperf schedule`: the schedule (arguments as `schedule`), verified symbolically, and its cost
+    coefficients (alpha, n beta, n gamma) counted from its steps."""
+    from collperf.schedule.cost import coefficients
+    from collperf.schedule.verify import verify
+    s = schedule(*args, **kwargs)
+    verify(s)
+    return s, coefficients(s)
 
 
 @dataclass
@@ -148,11 +93,13 @@ def verify_all(collective: str | None = None, algorithm: str | None = None, max_
     """`collperf verify`: build and symbolically verify every selected algorithm for every rank count
     in min_ranks..max_ranks (pipelined ones for each segment count), and the two-level schedules
     with the default phase algorithms on every nodes x ranks_per_node factorization."""
+    from collperf.collectives import get_collective
+    from collperf.model.costs import ALGORITHMS, get_algorithm
+    from collperf.schedule.build import DEFAULT_PHASES, build, build_hierarchical
     if not 1 <= min_ranks <= max_ranks:
         raise UsageError(f"rank range {min_ranks}..{max_ranks}: expected 1 <= --min-ranks <= --max-ranks")
-    chosen = [a for a in ALGORITHMS
-              if (collective is None or a.collective == get_collective(collective).name)
-              and (algorithm is None or a.name == algorithm)]
+    wanted = get_collective(collective).name if collective is not None else None
+    chosen = [a for a in ALGORITHMS if wanted in (None, a.collective) and algorithm in (None, a.name)]
     if algorithm is not None and algorithm != "hierarchical" and not chosen:
         get_algorithm(collective or "allreduce", algorithm)   # raises with the known names
         raise UsageError(f"no algorithm {algorithm!r} for {collective or 'any collective'}")
@@ -163,14 +110,15 @@ def verify_all(collective: str | None = None, algorithm: str | None = None, max_
             if alg.unavailable(p):
                 continue
             for k in (segments if alg.pipeline else (1,)):
-                _check(row, lambda: build(alg.collective, alg.name, p, segments=k), f"p={p}" + (f",k={k}" if alg.pipeline else ""))
+                _check(row, lambda: build(alg.collective, alg.name, p, segments=k),
+                       f"p={p}" + (f",k={k}" if alg.pipeline else ""))
             row.ranks_checked += 1
             if progress:
                 progress()
         rows.append(row)
     if hierarchical and algorithm in (None, "hierarchical"):
         for name, phase_algorithm in DEFAULT_PHASES.items():
-            if collective is not None and get_collective(collective).name != name:
+            if wanted not in (None, name):
                 continue
             row = VerifyRow(name, "hierarchical", 0, [])
             for p in range(max(min_ranks, 4), max_ranks + 1):
@@ -183,40 +131,155 @@ def verify_all(collective: str | None = None, algorithm: str | None = None, max_
 
 
 def _check(row: VerifyRow, make_schedule, label: str) -> None:
+    from collperf.schedule.verify import VerificationError, verify
     try:
         verify(make_schedule())
     except VerificationError as e:
         row.failures.append(f"{label}: {e}")
 
 
-def simulate(collective: str, algorithm: str, size, topology: str, latency=None, bandwidth=None,
-             reduce_bandwidth="inf", cluster: str | None = None, mode: str = "rounds", segments: int = 1,
-             root: int = 0, intra_algorithm: str | None = None, inter_algorithm: str | None = None,
-             **cluster_options) -> tuple[SimResult, Schedule, Topology]:
-    """`collperf simulate`: the schedule of `algorithm` on a topology (dgx1v, dgx2, mesh:P, switch:P,
-    ring:P, cluster:NxG or a JSON file)."""
-    link = Link.parse(latency, bandwidth, reduce_bandwidth) if latency is not None and bandwidth is not None else None
+@dataclass
+class Simulation:
+    """A simulated run: the simulator's result with the schedule and topology it ran on."""
+
+    result: object          # simulate.SimResult
+    schedule: object
+    topology: object
+    algbw_Bps: float
+    busbw_Bps: float
+
+
+def simulate(spec: SimulateSpec) -> Simulation:
+    """`collperf simulate`: the schedule of an algorithm on a topology."""
+    from collperf import topology as topologies
+    from collperf.collectives import busbw_factor
+    from collperf.model.network import Link
+    from collperf.simulate import simulate as run
+    net = spec.network
+    link = Link.parse(net.latency, net.bandwidth, net.reduce_bandwidth) \
+        if net.latency is not None and net.bandwidth is not None else None
     base = None
-    profile = cluster_options.pop("profile", None)
-    if profile is not None:   # a calibrated profile: its links for cluster:NxG, its intra link for flat presets
+    if net.profile is not None:   # a calibrated profile: its links for cluster:NxG, its intra link otherwise
         from collperf.calibrate import load_cluster
-        base = load_cluster(profile)
+        base = load_cluster(net.profile)
         link = link or base.intra
-    elif cluster is not None or any(v is not None for v in cluster_options.values()):
-        base = network(cluster=cluster, nodes=1, reduce_bandwidth=reduce_bandwidth, latency=latency,
-                       bandwidth=bandwidth, **cluster_options).cluster
-    topo = topology_module.parse(topology, link, base)
-    nodes = gpn = None
-    match = re.match(r"^cluster:(\d+)x(\d+)$", str(topology).strip())
-    if match:
-        nodes, gpn = int(match.group(1)), int(match.group(2))
-    sched = schedule(collective, algorithm, topo.ranks, root, segments, nodes, gpn, intra_algorithm, inter_algorithm)
-    red = units.parse_bandwidth(reduce_bandwidth)
-    if profile is not None and red == float("inf"):
-        red = base.intra.reduce_bandwidth_Bps
-    return simulate_schedule(sched, topo, units.parse_size(size), mode, red), sched, topo
+    elif net.two_level:
+        base = NetworkSpec(**{**vars(net), "ranks": None, "nodes": 1}).resolve_cluster()
+    topo = topologies.parse(spec.topology, link, base)
+    nodes, per_node = topo.shape or (None, None)
+    sched = schedule(spec.collective, spec.algorithm, topo.ranks, spec.root, spec.segments, nodes, per_node,
+                     spec.intra_algorithm, spec.inter_algorithm)
+    reduce_Bps = units.parse_bandwidth(net.reduce_bandwidth)
+    if net.profile is not None and reduce_Bps == float("inf"):
+        reduce_Bps = base.intra.reduce_bandwidth_Bps
+    result = run(sched, topo, spec.size_bytes, spec.mode, reduce_Bps)
+    algbw = result.size_bytes / result.time_s if result.time_s > 0 else float("inf")
+    return Simulation(result, sched, topo, algbw, algbw * busbw_factor(sched.collective, sched.ranks))
 
 
+# --- real runs ----------------------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def testbed_up(bed):
+    """A testbed (a testbed.Testbed or its spec string) brought up for the `with` block and torn down
+    after it, whatever happens inside; None gives no testbed."""
+    bed = testbed(bed)
+    if bed is None:
+        yield None
+        return
+    with bed:
+        yield bed
+
+
+def testbed_start(bed):
+    """`collperf testbed up`: bring a testbed up and leave it up."""
+    return testbed(bed).up()
+
+
+def testbed_status(name: str | None = None) -> list[dict]:
+    """`collperf testbed status`: the testbed namespaces, their addresses, shaping and processes."""
+    from collperf.testbed import status
+    return status(name)
+
+
+def testbed_down(name: str | None = None) -> list[str]:
+    """`collperf testbed down`: tear testbeds down (leftovers of crashed runs included)."""
+    from collperf.testbed import down
+    return down(name)
+
+
+def bench(spec: BenchSpec):
+    """`collperf bench`: the sweep on real processes; Results with a prediction on every row (None on
+    torchrun ranks other than 0)."""
+    from collperf.bench import run
+    net = spec.network.with_ranks(spec.ranks).resolve() if spec.network.given else None
+    with testbed_up(spec.testbed) as bed:
+        return run(spec.sweep, spec.ranks, spec.timeout_s, net, testbed=bed)
+
+
+def calibrate(ranks: int | None = None, bed=None, timeout_s: float = 300.0, output=None) -> dict:
+    """`collperf calibrate`: alpha and bandwidth (intra and inter host) and the reduce rate, as a profile
+    document; written to `output` when given."""
+    from collperf.calibrate import calibrate as measure
+    from collperf.calibrate import save
+    with testbed_up(bed) as up:
+        profile = measure(ranks, up, timeout_s)
+    if output is not None:
+        save(profile, output)
+    return profile
+
+
+def bound(collective: str = "allreduce", ranks: int | None = None, size="4M", bed=None, profile=None,
+          timeout_s: float = 300.0) -> dict:
+    """`collperf bound`: the allreduce lower bound measured on the machine (a chain forwarding and
+    reducing what any algorithm must), beside each algorithm's measured time and the model's bound."""
+    from collperf.collectives import get_collective
+    from collperf.validate import bound as measure
+    if get_collective(collective).name != "allreduce":
+        raise UsageError(f"the measured lower bound is defined for allreduce (got {collective})")
+    bed = testbed(bed)
+    ranks = bed.ranks if bed is not None else ranks
+    if not ranks:
+        raise UsageError("give --ranks P (or --testbed ...)")
+    net = NetworkSpec(ranks=ranks, profile=profile).resolve() if profile else None
+    with testbed_up(bed) as up:
+        return measure(units.parse_size(size), ranks, up, network=net, timeout_s=timeout_s)
+
+
+@dataclass
+class Validation:
+    networks: list[str] = field(default_factory=list)     # each network validated on, described
+    rows: list = field(default_factory=list)              # validate.ValidationRow per measured row
+    summary: list[dict] = field(default_factory=list)     # median / worst error per algorithm and regime
+
+
+def validate(beds=(), ranks: int | None = None, profile=None, size="64K,1M,4M", iters: int = 5,
+             timeout_s: float = 600.0) -> Validation:
+    """`collperf validate`: on each testbed (or on `ranks` local processes), calibrate (unless a profile
+    is given), predict a grid of collectives from the profile alone, measure them, and report errors."""
+    from collperf.calibrate import calibrate as measure
+    from collperf.calibrate import load_cluster, save
+    from collperf.model.network import Network
+    from collperf.validate import summary
+    from collperf.validate import validate as run
+    size_list = [units.format_size(s).replace(" ", "") for s in sizes(size)]
+    beds = [testbed(b) for b in beds] or [None]
+    if beds == [None] and not ranks:
+        raise UsageError("give --ranks P or one or more --testbed hosts=N,rate=R")
+    out = Validation()
+    with tempfile.TemporaryDirectory(prefix="collperf-validate-") as tmp:
+        for i, bed in enumerate(beds):
+            with testbed_up(bed) as up:
+                used = profile
+                if used is None:   # calibrate first, on the same ranks; the profile is kept only for this run
+                    used = str(Path(tmp) / f"profile-{i}.json")
+                    save(measure(ranks, up, timeout_s), used)
+                cluster = load_cluster(used, up.hosts if up else None, up.ranks_per_host if up else ranks)
+                net = Network.of(cluster)
+                out.networks.append(net.describe() + (f" (profile {profile})" if profile else " (calibrated)"))
+                out.rows += run(net, up, None if up else ranks, size_list, iters=iters, timeout_s=timeout_s)
+    out.summary = summary(out.rows)
+    return out
 
 
 # --- logs: ingest, fit, diagnose ------------------------------------------------------------------
@@ -224,45 +287,55 @@ def simulate(collective: str, algorithm: str, size, topology: str, latency=None,
 def read_logs(paths, collective: str | None = None, ranks: int | None = None) -> list:
     """Every table of every log (nccl-tests text or JSON, collperf JSON/CSV, OSU, IMB)."""
     from collperf import ingest
-    if isinstance(paths, (str, bytes)) or hasattr(paths, "__fspath__"):
-        paths = [paths]
-    return [t for p in paths for t in ingest.load(p, collective, ranks)]
+    spec = paths if isinstance(paths, LogSpec) else LogSpec(paths, collective, ranks)
+    return [t for p in spec.paths for t in ingest.load(p, spec.collective, spec.ranks)]
+
+
+def fit_tables(tables) -> list:
+    """A piecewise alpha-beta fit per table."""
+    from collperf.fit import fit
+    return [fit(t) for t in tables]
 
 
 def fit_logs(paths, collective: str | None = None, ranks: int | None = None) -> list:
-    """`collperf fit`: a piecewise alpha-beta fit per table."""
-    from collperf.fit import fit
-    return [fit(t) for t in read_logs(paths, collective, ranks)]
+    """`collperf fit`: a piecewise alpha-beta fit per table (each fit keeps its table: `fit.table`)."""
+    return fit_tables(read_logs(paths, collective, ranks))
 
 
-def diagnose_logs(paths, peak=None, cluster: str | None = None, nodes: int | None = None, model_from=None,
-                  collective: str | None = None, ranks: int | None = None, profile=None) -> list:
-    """`collperf diagnose`: verdicts and anomalies per table; `model_from` predicts with another log's fit."""
+def diagnose_logs(spec: DiagnoseSpec | list | str, **options) -> list:
+    """`collperf diagnose`: verdicts and anomalies per table. Give a DiagnoseSpec, or paths with the
+    DiagnoseSpec fields as keywords (peak, network, model_from) and collective/ranks for the logs."""
     from collperf.diagnose import diagnose
-    from collperf.fit import fit
-    model = None
-    if model_from is not None:
-        model_tables = read_logs(model_from)
-        model = fit(model_tables[0])
+    if not isinstance(spec, DiagnoseSpec):
+        logs = LogSpec(spec, options.pop("collective", None), options.pop("ranks", None))
+        spec = DiagnoseSpec(logs, **options)
+    model = fit_tables(read_logs(spec.model_from)[:1])[0] if spec.model_from is not None else None
     out = []
-    for t in read_logs(paths, collective, ranks):
-        net = None
-        if profile is not None:
-            net = network(ranks=t.ranks, profile=profile)
-        elif cluster is not None:
-            preset = get_preset(cluster)
-            net_nodes = nodes or (t.nodes if t.nodes else max(1, (t.ranks or preset.ranks_per_node) // preset.ranks_per_node))
-            net = Network.of(get_preset(cluster, net_nodes, (t.ranks // net_nodes) if t.ranks and t.ranks % net_nodes == 0
-                                        else None))
-        out.append(diagnose(t, units.parse_bandwidth(peak) if peak is not None else None, net, model))
+    for t in read_logs(spec.logs):
+        net = _network_for_table(spec.network, t) if spec.network.given else None
+        out.append(diagnose(t, spec.peak_Bps, net, model))
     return out
+
+
+def _network_for_table(net: NetworkSpec, table):
+    """The network a log ran on: the user's cluster or profile, sized to the log's ranks and nodes."""
+    if net.profile is not None:
+        return net.with_ranks(table.ranks).resolve()
+    if net.cluster is not None:
+        from collperf.model.presets import get_preset
+        per_node = net.ranks_per_node or get_preset(net.cluster).ranks_per_node
+        nodes = net.nodes or table.nodes or max(1, (table.ranks or per_node) // per_node)
+        if table.ranks and table.ranks % nodes == 0:
+            per_node = table.ranks // nodes
+        from dataclasses import replace
+        return replace(net, ranks=None, nodes=nodes, ranks_per_node=per_node).resolve()
+    return net.with_ranks(table.ranks).resolve()
 
 
 def compare_logs(diagnoses) -> list[dict]:
     """Side by side, per size, the tables of one collective: time and busbw of each, and the ratio to the first."""
-    sizes = sorted({s.size for d in diagnoses for s in d.sizes})
     rows = []
-    for size in sizes:
+    for size in sorted({s.size for d in diagnoses for s in d.sizes}):
         entry = {"size": size}
         for i, d in enumerate(diagnoses):
             match = next((s for s in d.sizes if s.size == size), None)
@@ -276,51 +349,71 @@ def compare_logs(diagnoses) -> list[dict]:
     return rows
 
 
-
 # --- training-step plans ------------------------------------------------------------------------------
 
-def plan_step(model="70b", tp: int = 1, pp: int = 1, dp: int = 1, zero: int = 0, sequence_parallel: bool = False,
-              micro_batches: int = 1, bucket="25MB", placement: str = "tp-pp-dp", cluster: str | None = "dgx-h100",
-              nodes: int | None = None, compute=None, flops=None, overlap: str | None = None, algorithm: str = "best",
-              intra_algorithm: str = "best", inter_algorithm: str = "best", **network_options):
-    """`collperf plan`: one training step's communication. `model` is a preset name or a ModelSpec;
-    `compute` a time ('2000ms') or `flops` an achieved rate per rank ('400TFLOPS' or a number)."""
+def plan_spec(model: str = "70b", dimensions: dict | None = None, layout: dict | None = None,
+              network: NetworkSpec | None = None, cluster: str | None = "dgx-h100", **options) -> PlanSpec:
+    """A PlanSpec from CLI-style values: a model preset with optional dimension overrides (params, layers,
+    hidden, seq_len, micro_batch, dtype_bytes), layout fields (tp, pp, dp, zero, sequence_parallel,
+    micro_batches, bucket, placement), a network (its cluster preset given apart) and PlanSpec options."""
+    from dataclasses import replace
     from collperf import plan as plans
-    spec = model if isinstance(model, plans.ModelSpec) else plans.get_model(model)
-    layout = plans.Layout(tp, pp, dp, zero, sequence_parallel, micro_batches, units.parse_size(bucket),
-                          tuple(placement.split("-")))
-    ranks = layout.ranks
-    if cluster is not None and nodes is None and network_options.get("profile") is None:
-        rpn = network_options.get("ranks_per_node") or get_preset(cluster).ranks_per_node
-        if ranks % rpn:
-            raise UsageError(f"tp({tp}) x pp({pp}) x dp({dp}) = {ranks} ranks do not fill nodes of {rpn}: "
-                             "give --nodes and --ranks-per-node")
-        nodes = ranks // rpn
-    if network_options.get("profile") is not None:
-        cluster = None
-    net = network(cluster=cluster, nodes=nodes, **network_options)   # the layout is checked against it below
+    spec = plans.get_model(model)
+    changes = {k: v for k, v in (dimensions or {}).items() if v is not None and k != "dtype_bytes"}
+    dtype_bytes = (dimensions or {}).get("dtype_bytes")
+    if dtype_bytes:
+        changes.update(param_bytes=dtype_bytes, grad_bytes=dtype_bytes, act_bytes=dtype_bytes)
+    if changes:
+        spec = replace(spec, name=f"custom ({spec.name} with " + ", ".join(f"{k}={v:g}" for k, v in changes.items())
+                       + ")", **changes)
+    lay = dict(layout or {})
+    if "bucket" in lay:
+        lay["bucket_bytes"] = units.parse_size(lay.pop("bucket"))
+    if isinstance(lay.get("placement"), str):
+        lay["placement"] = tuple(lay["placement"].split("-"))
+    net = network or NetworkSpec()
+    net = NetworkSpec(**{**vars(net), "cluster": None if net.profile is not None else cluster})
+    return PlanSpec(spec, plans.Layout(**lay), net, **options)
+
+
+def plan(spec: PlanSpec):
+    """`collperf plan`: one training step's communication on a cluster."""
+    from collperf import plan as plans
+    net = spec.cluster_network().resolve()   # the layout is checked against it by plans.plan
     if net.cluster is None:
         raise UsageError("a plan needs a two-level cluster: give --cluster PRESET or --nodes/--ranks-per-node "
                          "with intra and inter links")
-    compute_s = None
-    if compute is not None:
-        compute_s = units.parse_time(compute)
-    elif flops is not None:
-        compute_s = plans.compute_time(spec, layout, _flops(flops))
-    return plans.plan(spec, layout, net.cluster, compute_s, plans.overlap_fractions(overlap), algorithm,
-                      intra_algorithm, inter_algorithm)
+    compute_s = spec.compute_s
+    if compute_s is None and spec.flops_per_rank is not None:
+        compute_s = plans.compute_time(spec.model, spec.layout, spec.flops_per_rank)
+    return plans.plan(spec.model, spec.layout, net.cluster, compute_s, spec.overlap_fractions, spec.algorithm,
+                      spec.intra_algorithm, spec.inter_algorithm)
 
 
-def _flops(value) -> float:
-    if isinstance(value, (int, float)):
-        return float(value)
-    import re as _re
-    m = _re.fullmatch(r"\s*([0-9.eE+-]+)\s*([kMGTP]?)FLOP/?S?\s*", str(value), _re.IGNORECASE)
-    if not m:
-        raise UsageError(f"cannot read FLOP rate {value!r}: expected e.g. 400TFLOPS")
-    scale = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "p": 1e15}[m.group(2).lower()]
-    return float(m.group(1)) * scale
+def plan_compare(spec: PlanSpec, variants=()) -> tuple[list, int]:
+    """`collperf plan --compare`: the plan of `spec` and of each variant ('8x4x16', 'tp=8,pp=8,dp=8,zero=3',
+    '8x8x8@dgx-a100:64'), and the index of the fastest (by step time when every plan has compute)."""
+    plans = [plan(spec)] + [plan(spec.variant(v)) for v in variants]
+    key = (lambda p: p.step_s) if all(p.compute_s for p in plans) else (lambda p: p.comm_s)
+    return plans, min(range(len(plans)), key=lambda i: key(plans[i]))
 
 
-__all__ = ["network", "predict", "crossover", "algorithms", "schedule", "verify_all", "simulate", "read_logs",
-           "fit_logs", "diagnose_logs", "compare_logs", "plan_step", "COLLECTIVES"]
+def plan_step(model="70b", tp: int = 1, pp: int = 1, dp: int = 1, zero: int = 0, sequence_parallel: bool = False,
+              micro_batches: int = 1, bucket="25MB", placement: str = "tp-pp-dp", cluster: str | None = "dgx-h100",
+              compute=None, flops=None, overlap: str | None = None, algorithm: str = "best",
+              intra_algorithm: str = "best", inter_algorithm: str = "best", **network_options):
+    """`plan` with the layout and network as keywords (a convenience over PlanSpec)."""
+    from collperf import plan as plans
+    layout = plans.Layout(tp, pp, dp, zero, sequence_parallel, micro_batches, units.parse_size(bucket),
+                          tuple(placement.split("-")))
+    if network_options.get("profile") is not None:
+        cluster = None
+    return plan(PlanSpec(model, layout, NetworkSpec(cluster=cluster, **network_options), compute, flops, overlap,
+                         algorithm, intra_algorithm, inter_algorithm))
+
+
+__all__ = ["network", "predict", "crossover", "algorithms", "schedule", "verify_all", "simulate", "bench",
+           "calibrate", "bound", "validate", "testbed_up", "testbed_start", "testbed_status", "testbed_down",
+           "read_logs", "fit_tables", "fit_logs", "diagnose_logs", "compare_logs", "plan", "plan_compare",
+           "plan_step", "NetworkSpec", "SweepSpec", "BenchSpec", "SimulateSpec", "LogSpec", "DiagnoseSpec",
+           "PlanSpec"]

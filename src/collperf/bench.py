@@ -12,93 +12,17 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import asdict, dataclass, field
-
 import numpy as np
 
-from collperf import units
 from collperf.collectives import get_collective
 from collperf.errors import UsageError
-from collperf.model.costs import algorithms_for, coefficients, get_algorithm, lowest
-from collperf.model.network import Link
-from collperf.model.predict import Network, candidates
+from collperf.model.costs import coefficients, get_algorithm, lowest
+from collperf.model.network import Link, Network
+from collperf.model.predict import candidates
 from collperf.results import Results
+from collperf.spec import SweepSpec
 
-DTYPE_NAMES = ("float32", "float", "float64", "double", "float16", "half", "bfloat16", "int32", "int64")
-ELEMENT_BYTES = {"float32": 4, "float": 4, "float64": 8, "double": 8, "float16": 2, "half": 2, "bfloat16": 2,
-                 "int32": 4, "int64": 8}
-OPS = ("sum", "prod", "min", "max", "avg")
-
-
-@dataclass
-class BenchConfig:
-    collective: str = "allreduce"
-    algorithms: list = field(default_factory=lambda: ["builtin"])
-    min_bytes: int = 1024
-    max_bytes: int = 1 << 20
-    factor: int = 2            # multiplicative step (-f); 0 or 1 to use step_bytes (-i)
-    step_bytes: int = 1 << 20
-    iters: int = 20
-    warmup: int = 5
-    dtype: str = "float32"
-    op: str = "sum"
-    root: int = 0
-    check: int = 1
-    average: int = 1
-    segments: int = 1
-    slice_bytes: int = 1 << 20
-    in_place: bool = True
-    progress: bool = True
-
-    def __post_init__(self):
-        self.collective = get_collective(self.collective).name
-        if isinstance(self.algorithms, str):
-            self.algorithms = [a.strip() for a in self.algorithms.split(",") if a.strip()]
-        known = [a.name for a in algorithms_for(self.collective)] + ["builtin"]
-        for a in self.algorithms:
-            if a not in known:
-                raise UsageError(f"unknown algorithm {a!r} for {self.collective}: expected one of {', '.join(known)}")
-        if not self.algorithms:
-            raise UsageError("no algorithm given: pass e.g. --algorithm ring,builtin")
-        self.min_bytes, self.max_bytes = units.parse_size(self.min_bytes), units.parse_size(self.max_bytes)
-        self.step_bytes, self.slice_bytes = units.parse_size(self.step_bytes), units.parse_size(self.slice_bytes)
-        if self.min_bytes > self.max_bytes:
-            raise UsageError(f"minBytes {self.min_bytes} > maxBytes {self.max_bytes}: -b must not exceed -e")
-        checks = {"iters (-n)": (self.iters, 1), "warmup (-w)": (self.warmup, 0), "check (-c)": (self.check, 0),
-                  "segments": (self.segments, 1), "slice bytes": (self.slice_bytes, 1), "root": (self.root, 0)}
-        for name, (value, low) in checks.items():
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise UsageError(f"{name} {value!r}: expected a whole number >= {low}")
-        if self.factor > 1 or self.step_bytes <= 0:
-            if self.factor < 2:
-                raise UsageError(f"step factor {self.factor} with step bytes {self.step_bytes}: give -f 2 or -i 1M")
-        if self.average not in (0, 1, 2, 3):
-            raise UsageError(f"average (-a) {self.average}: expected 0 (rank 0), 1 (mean), 2 (min) or 3 (max)")
-        if self.dtype not in DTYPE_NAMES:
-            raise UsageError(f"unknown dtype {self.dtype!r}: expected one of {', '.join(DTYPE_NAMES)}")
-        if self.op not in OPS:
-            raise UsageError(f"unknown op {self.op!r}: expected one of {', '.join(OPS)}")
-        if self.op == "avg" and self.dtype in ("int32", "int64"):
-            raise UsageError(f"op avg needs a floating-point dtype (got {self.dtype}): use --dtype float32")
-
-    def sizes(self) -> list[int]:
-        sizes, size = [], self.min_bytes
-        while size <= self.max_bytes:
-            sizes.append(size)
-            if self.factor > 1:
-                size = size * self.factor if size else 1
-            else:
-                size += self.step_bytes
-        return sizes
-
-    def to_job(self) -> dict:
-        doc = asdict(self)
-        doc["sizes"] = self.sizes()
-        doc["step"] = f"{self.factor}(factor)" if self.factor > 1 else f"{self.step_bytes}(bytes)"
-        return doc
-
-
-def run(config: BenchConfig, ranks: int | None = None, timeout_s: float = 300.0,
+def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
         network: Network | None = None, testbed=None) -> Results | None:
     """Run the sweep; under torchrun every rank runs it and rank 0 gets the Results (others None);
     on a testbed (an up testbed.Testbed) every rank runs inside its host."""
@@ -131,7 +55,7 @@ def _cuda() -> bool:
     return torch.cuda.is_available()
 
 
-def _check_ranks(config: BenchConfig, ranks: int) -> None:
+def _check_ranks(config: SweepSpec, ranks: int) -> None:
     for a in config.algorithms:
         if a != "builtin":
             reason = get_algorithm(config.collective, a).unavailable(ranks)

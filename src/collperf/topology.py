@@ -39,6 +39,7 @@ class Topology:
     graph: nx.Graph
     routes: dict = field(default_factory=dict)   # (src, dst) -> explicit vertex path
     router: object = None                         # optional (src, dst) -> path, for presets
+    shape: tuple | None = None                    # (nodes, ranks per node) of a two-level cluster
 
     def __post_init__(self):
         missing = [r for r in range(self.ranks) if r not in self.graph]
@@ -217,7 +218,7 @@ def two_level(cluster: Cluster, intra: str = "switch", oversubscription: float =
         return [src, f"n{ns}.nic{_nic_of(ls, gpn, cluster.nics_per_node)}", *up,
                 f"n{nd}.nic{_nic_of(ld, gpn, cluster.nics_per_node)}", dst]
 
-    return Topology(f"cluster:{nodes}x{gpn}", nodes * gpn, g, router=route)
+    return Topology(f"cluster:{nodes}x{gpn}", nodes * gpn, g, router=route, shape=(nodes, gpn))
 
 
 def _nic_of(local: int, gpn: int, nics: int) -> int:

@@ -13,10 +13,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from collperf.bench import BenchConfig, run
+from collperf.bench import run
 from collperf.model.bounds import lower_bound
 from collperf.model.costs import get_algorithm
-from collperf.model.predict import Network, candidates
+from collperf.model.network import Network
+from collperf.model.predict import candidates
+from collperf.spec import SweepSpec
 
 GRID = {"allreduce": ["ring", "rhd", "mesh", "builtin"], "allgather": ["ring", "bruck", "builtin"],
         "reducescatter": ["ring", "pairwise", "builtin"], "broadcast": ["binomial", "scatter-allgather", "builtin"],
@@ -34,7 +36,7 @@ def bound(size_bytes: int, ranks: int, testbed=None, algorithms=("ring", "rhd", 
     chain_ranks = order[:ceil_log2(ranks) + 1]
     job = Job("collperf.runtime.measure:measured_bound", (size_bytes, ranks, chain_ranks))
     measured = run_testbed(job, testbed, timeout_s) if testbed else run_local(job, ranks, timeout_s)
-    config = BenchConfig("allreduce", list(algorithms), size_bytes, size_bytes, 2, iters=5, warmup=1,
+    config = SweepSpec("allreduce", list(algorithms), size_bytes, size_bytes, 2, iters=5, warmup=1,
                          in_place=False, progress=False)
     res = run(config, ranks, timeout_s, network, testbed=testbed)
     out = {"size_bytes": size_bytes, "ranks": ranks, "measured_bound": measured,
@@ -49,7 +51,7 @@ def bound(size_bytes: int, ranks: int, testbed=None, algorithms=("ring", "rhd", 
 
 
 @dataclass
-class Row:
+class ValidationRow:
     collective: str
     algorithm: str
     ranks: int
@@ -64,11 +66,11 @@ class Row:
 
 
 def validate(network: Network, testbed=None, ranks: int | None = None, sizes=("64K", "1M", "4M"), grid=None,
-             iters: int = 5, timeout_s: float = 600.0) -> list[Row]:
+             iters: int = 5, timeout_s: float = 600.0) -> list[ValidationRow]:
     rows = []
     for collective, algorithms in (grid or GRID).items():
         usable = [a for a in algorithms if a == "builtin" or not get_algorithm(collective, a).unavailable(network.ranks)]
-        config = BenchConfig(collective, usable, sizes[0], sizes[-1], 4, iters=iters, warmup=1, in_place=False)
+        config = SweepSpec(collective, usable, sizes[0], sizes[-1], 4, iters=iters, warmup=1, in_place=False)
         config_sizes = sorted({s for s in config.sizes()})
         res = run(config, ranks, timeout_s, network, testbed=testbed)
         costs, _ = candidates(collective, network, config_sizes)
@@ -80,12 +82,12 @@ def validate(network: Network, testbed=None, ranks: int | None = None, sizes=("6
             name = r["algorithm"] if r["algorithm"] in terms else min(
                 terms, key=lambda n: sum(terms[n].get(r["size"], (np.inf, 0))))
             lat, bw = terms[name].get(r["size"], (0.0, 1.0))
-            rows.append(Row(collective, r["algorithm"], network.ranks, r["size"], r["out_of_place"]["p50_us"] * 1e-6,
+            rows.append(ValidationRow(collective, r["algorithm"], network.ranks, r["size"], r["out_of_place"]["p50_us"] * 1e-6,
                             r["predicted_us"] * 1e-6, "latency" if lat > bw else "bandwidth"))
     return rows
 
 
-def summary(rows: list[Row]) -> list[dict]:
+def summary(rows: list[ValidationRow]) -> list[dict]:
     """Median and worst |error| per (collective, algorithm, ranks, regime), worst case named."""
     groups: dict = {}
     for r in rows:

@@ -17,45 +17,9 @@ from collperf.errors import UsageError
 from collperf.model.bounds import bound_coefficients, lower_bound
 from collperf.model.costs import Cost, NotApplicable, Phase, algorithms_for, cost, get_algorithm, lowest
 from collperf.model.hierarchy import PLANS, two_level_cost
-from collperf.model.network import Cluster, Link
+from collperf.model.network import Cluster, Link, Network
 
 HIERARCHICAL = "hierarchical"
-
-
-@dataclass(frozen=True)
-class Network:
-    """Where a collective runs: `ranks` ranks on a uniform link, or a two-level cluster."""
-
-    ranks: int
-    link: Link | None = None
-    cluster: Cluster | None = None
-
-    def __post_init__(self):
-        check_ranks(self.ranks)
-        if (self.link is None) == (self.cluster is None):
-            raise UsageError("give either a link (--latency/--bandwidth) or a cluster (--cluster or "
-                             "--nodes/--ranks-per-node with intra/inter links), not both or neither")
-        if self.cluster is not None and self.cluster.ranks != self.ranks:
-            c = self.cluster
-            raise UsageError(f"ranks({self.ranks}) is not nodes({c.nodes}) x ranks_per_node({c.ranks_per_node}) "
-                             f"= {c.ranks}: drop --ranks or make it match")
-
-    @classmethod
-    def of(cls, link_or_cluster: Link | Cluster, ranks: int | None = None) -> "Network":
-        if isinstance(link_or_cluster, Cluster):
-            return cls(link_or_cluster.ranks if ranks is None else ranks, cluster=link_or_cluster)
-        if ranks is None:
-            raise UsageError("a uniform link needs a rank count: give --ranks")
-        return cls(ranks, link=link_or_cluster)
-
-    @property
-    def flat_link(self) -> Link:
-        return self.link if self.link is not None else self.cluster.bottleneck
-
-    def describe(self) -> str:
-        if self.cluster is not None:
-            return self.cluster.describe()
-        return f"{self.ranks} ranks; {self.link.describe()}"
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from collperf.errors import UsageError
-from collperf.model.predict import Network, best
+from collperf.model.network import Network
+from collperf.model.predict import best
 
 
 def best_algorithm(collective: str, sizes, network: Network, **options) -> np.ndarray:
@@ -20,7 +21,7 @@ def best_algorithm(collective: str, sizes, network: Network, **options) -> np.nd
 
 
 @dataclass(frozen=True)
-class Regime:
+class BestRange:
     algorithm: str
     from_bytes: float     # inclusive
     to_bytes: float       # exclusive; inf for the last
@@ -34,7 +35,7 @@ class Crossover:
 
 
 def crossovers(collective: str, network: Network, min_bytes: float = 1, max_bytes: float = 1 << 34,
-               points_per_octave: int = 16, **options) -> tuple[list[Crossover], list[Regime]]:
+               points_per_octave: int = 16, **options) -> tuple[list[Crossover], list[BestRange]]:
     """Where the best algorithm changes between min_bytes and max_bytes.
 
     A geometric grid finds the changes; each is then bisected on the size (to 1 byte) between
@@ -57,5 +58,5 @@ def crossovers(collective: str, network: Network, min_bytes: float = 1, max_byte
         found.append(Crossover(hi, str(best[i]), str(best_algorithm(collective, [hi], network, **options)[0])))
     edges = [float(grid[0])] + [c.size_bytes for c in found] + [float("inf")]
     names = [str(best[0])] + [c.to_algorithm for c in found]
-    regimes = [Regime(a, edges[j], edges[j + 1]) for j, a in enumerate(names)]
+    regimes = [BestRange(a, edges[j], edges[j + 1]) for j, a in enumerate(names)]
     return found, regimes

@@ -26,11 +26,7 @@ import traceback
 from dataclasses import dataclass
 from datetime import timedelta
 
-from collperf.errors import UsageError
-
-
-class RunError(RuntimeError):
-    """A distributed run that failed: a rank died, raised, or the run timed out."""
+from collperf.errors import RunError, UsageError
 
 
 @dataclass(frozen=True)
@@ -73,18 +69,22 @@ def run_torchrun(job: Job, timeout_s: float):
         dist.destroy_process_group()
 
 
-def _die_with_parent() -> None:
+def _die_with_parent(parent_pid: int) -> None:
     """Linux: have the kernel kill this rank if the launcher dies, even by SIGKILL (PR_SET_PDEATHSIG),
-    so that no rank outlives its run."""
+    so that no rank outlives its run. The signal only covers a parent that dies after it is set: a
+    launcher killed while this rank was still starting (importing, unpickling) has already handed us
+    to init, so check that the parent is still the launcher and leave at once if not."""
     try:
         import ctypes
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)   # 1 = PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
+    if os.getppid() != parent_pid:
+        os._exit(1)
 
 
-def _worker(rank: int, world: int, store_path: str, job: Job, results, timeout_s: float) -> None:
-    _die_with_parent()
+def _worker(rank: int, world: int, store_path: str, job: Job, results, timeout_s: float, parent_pid: int) -> None:
+    _die_with_parent(parent_pid)
     os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")   # a testbed host sets eth0
     os.environ["OMP_NUM_THREADS"] = "1"
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent handles Ctrl-C and kills us
@@ -119,7 +119,7 @@ def run_local(job: Job, ranks: int, timeout_s: float = 300.0):
         try:
             for rank in range(ranks):
                 proc = ctx.Process(target=_worker, name=f"collperf-rank{rank}", daemon=True,
-                                   args=(rank, ranks, os.path.join(tmp, "store"), job, results, timeout_s))
+                                   args=(rank, ranks, os.path.join(tmp, "store"), job, results, timeout_s, os.getpid()))
                 proc.start()
                 procs.append(proc)
             return _supervise(procs, results, timeout_s)
@@ -229,7 +229,7 @@ def run_testbed(job: Job, testbed, timeout_s: float = 300.0):
     procs: list = []
     with tempfile.TemporaryDirectory(prefix="collperf-tb-") as tmp:
         with open(os.path.join(tmp, "job.pkl"), "wb") as f:
-            pickle.dump((job, testbed.ranks, timeout_s), f)
+            pickle.dump((job, testbed.ranks, timeout_s, os.getpid()), f)
         env = {**os.environ, "GLOO_SOCKET_IFNAME": "eth0", "OMP_NUM_THREADS": "1",
                "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
         try:

@@ -1,0 +1,61 @@
+"""Option groups shared by several commands: one definition each, added to a command by a decorator."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Optional
+
+import typer
+
+from collperf.spec import NetworkSpec
+
+_PANEL = "Network"
+
+
+def _opt(*names, help=None, default=None):
+    return typer.Option(default, *names, help=help, rich_help_panel=_PANEL)
+
+
+# name -> (annotation, typer option); the names are NetworkSpec's fields
+NETWORK_OPTIONS = {
+    "ranks": (Optional[int], _opt("--ranks", "-p", help="Number of ranks (with --latency/--bandwidth).")),
+    "latency": (Optional[str], _opt("--latency", help="Per-message latency alpha of a uniform link, e.g. 10us.")),
+    "bandwidth": (Optional[str], _opt("--bandwidth", help="Per-rank bandwidth of a uniform link, e.g. 100GB/s "
+                                                         "or 400Gbps.")),
+    "reduce_bandwidth": (str, _opt("--reduce-bandwidth", default="inf",
+                                   help="Local reduction rate (1/gamma), e.g. 500GB/s; default infinite.")),
+    "cluster": (Optional[str], _opt("--cluster", help="Preset: dgx-h100, dgx-a100, dgx-1v, dgx-2, trn1, pcie-gen4, "
+                                                      "chapter.")),
+    "nodes": (Optional[int], _opt("--nodes", help="Nodes of a two-level cluster.")),
+    "ranks_per_node": (Optional[int], _opt("--ranks-per-node", help="Ranks per node.")),
+    "intra_latency": (Optional[str], _opt("--intra-latency", help="Latency inside a node.")),
+    "intra_bandwidth": (Optional[str], _opt("--intra-bandwidth", help="Per-rank bandwidth inside a node.")),
+    "inter_latency": (Optional[str], _opt("--inter-latency", help="Latency between nodes.")),
+    "inter_bandwidth": (Optional[str], _opt("--inter-bandwidth", help="Bandwidth of one NIC.")),
+    "nics_per_node": (Optional[int], _opt("--nics-per-node", help="NICs per node (default: one per rank).")),
+    "profile": (Optional[str], _opt("--profile", help="A calibrated profile (collperf calibrate -o FILE).")),
+}
+
+
+def network_options(*, only=None, exclude=()):
+    """Add the network options to a command; the command receives them as one NetworkSpec in its
+    `network` parameter (built and validated before the command runs)."""
+    names = [n for n in (only or NETWORK_OPTIONS) if n not in exclude]
+
+    def decorate(command):
+        signature = inspect.signature(command)
+        params = [p for p in signature.parameters.values() if p.name != "network"]
+        params += [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=NETWORK_OPTIONS[n][1],
+                                     annotation=NETWORK_OPTIONS[n][0]) for n in names]
+
+        @functools.wraps(command)
+        def wrapper(*args, **kwargs):
+            kwargs["network"] = NetworkSpec(**{n: kwargs.pop(n) for n in names})
+            return command(*args, **kwargs)
+
+        wrapper.__signature__ = signature.replace(parameters=params)
+        wrapper.__annotations__ = {**command.__annotations__, **{n: NETWORK_OPTIONS[n][0] for n in names}}
+        return wrapper
+
+    return decorate

@@ -1,0 +1,337 @@
+"""Rendering: rich tables and strict JSON for what the API returns. No computation lives here."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from collperf import units
+
+# Pipes and CI logs get a wide console rather than rich's 80 columns, so tables do not wrap.
+out = Console(highlight=False, width=None if sys.stdout.isatty() else 150)
+err = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 200)
+
+
+def print_json(doc) -> None:
+    """Strict JSON: numpy numbers become floats, infinities null (json.dumps would write Infinity)."""
+    sys.stdout.write(json.dumps(_clean(doc), indent=2, allow_nan=False) + "\n")
+
+
+def _clean(value):
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    if isinstance(value, (str, bool, int)) or value is None:
+        return value
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
+def print_prediction(r) -> None:
+    table = Table(title=f"{r.collective}  size {units.format_size(r.size_bytes)} ({r.size_bytes} B)  "
+                        f"ranks {r.ranks}", title_justify="left")
+    for column in ("algorithm", "time", "latency", "bandwidth", "compute", "algbw GB/s", "busbw GB/s", "x bound"):
+        table.add_column(column, justify="left" if column == "algorithm" else "right")
+    for a in sorted(r.algorithms, key=lambda a: a.time_s):
+        name = a.name + (f" (k={a.segments})" if a.segments else "")
+        style = "bold green" if a.name == r.best else None
+        table.add_row(("* " if a.name == r.best else "  ") + name, units.format_time(a.time_s),
+                      units.format_time(a.latency_s), units.format_time(a.bandwidth_s),
+                      units.format_time(a.compute_s), f"{a.algbw_GBps:.2f}", f"{a.busbw_GBps:.2f}",
+                      f"{a.bound_ratio:.2f}", style=style)
+        for ph in a.phases:
+            table.add_row(escape(f"    {ph['phase']} [{ph['algorithm']}, {ph['ranks']} ranks]"),
+                          units.format_time(ph["time_s"]), units.format_time(ph["latency_s"]),
+                          units.format_time(ph["bandwidth_s"]), units.format_time(ph["compute_s"]), "", "", "",
+                          style="dim")
+    out.print(table)
+    out.print(f"lower bound {units.format_time(r.lower_bound_s)}; best: [bold]{r.best}[/bold]")
+    for name, why in r.skipped.items():
+        out.print(f"[dim]skipped {name}: {why}[/dim]")
+    out.print()
+
+
+def _gb(value) -> str:
+    return "-" if value is None else ("inf" if math.isinf(value) else f"{value:.2f}")
+
+
+def print_table_header(t) -> None:
+    out.print(f"[bold]{escape(t.describe())}[/bold]")
+    extra = [f"{k.replace('_', ' ')} {t.header[k]}" for k in ("nccl_tests_version", "nccl_version") if t.header.get(k)]
+    if t.header.get("gpus"):
+        extra.append(", ".join(t.header["gpus"]))
+    if extra:
+        out.print("  " + escape("; ".join(extra)))
+    for note in t.notes:
+        out.print(f"  [dim]note: {escape(note)}[/dim]")
+    for line in t.skipped[:5]:
+        out.print(f"  [yellow]skipped {escape(line)}[/yellow]")
+    if len(t.skipped) > 5:
+        out.print(f"  [yellow]... and {len(t.skipped) - 5} more skipped lines[/yellow]")
+
+
+def print_fit(f) -> None:
+    table = Table(title="fitted regimes: t = alpha + size x busbw-factor / B", title_justify="left")
+    for column in ("from", "to", "rows", "alpha", "bus bandwidth B"):
+        table.add_column(column, justify="right")
+    for r in f.regimes:
+        table.add_row(units.format_size(r.from_bytes), units.format_size(r.to_bytes), str(r.rows),
+                      units.format_time(r.latency_s), _gb(r.busbw_GBps) + " GB/s")
+    out.print(table)
+    out.print(f"  peak busbw {f.peak_busbw_GBps:.2f} GB/s at {units.format_size(f.peak_size)}; n1/2 "
+              f"{units.format_size(round(f.n_half_bytes)) if f.n_half_bytes else 'n/a'}; R2 (log time) {f.r2:.4f}; "
+              f"row error median {100 * f.median_error:.1f} % worst {100 * f.worst_error:.1f} % "
+              f"(one straight line: median {100 * f.single_median_error:.1f} %)")
+
+
+def print_diagnosis(d) -> None:
+    print_table_header(d.table)
+    out.print(f"  peak: {escape(d.peak_source)}")
+    print_fit(d.fit)
+    table = Table(title="per size", title_justify="left")
+    for column in ("size", "time", "fitted", "ideal", "bound", "busbw GB/s", "eff", "bound by", "verdict"):
+        table.add_column(column, justify="left" if column == "verdict" else "right", overflow="fold")
+    for s in d.sizes:
+        style = "red" if s.verdict.startswith("investigate") else ("green" if s.verdict == "excellent" else None)
+        table.add_row(units.format_size(s.size), units.format_time(s.time_s), units.format_time(s.fitted_s),
+                      units.format_time(s.ideal_s) if s.ideal_s else "-", units.format_time(s.bound_s) if s.bound_s else "-",
+                      _gb(s.busbw_GBps), f"{100 * s.efficiency:.0f} %" if s.efficiency is not None else "-", s.regime,
+                      s.verdict, style=style)
+    out.print(table)
+    if not d.findings:
+        out.print("  [green]no anomalies found[/green]")
+    for f in d.findings:
+        color = {"error": "red", "warning": "yellow", "info": "cyan"}[f.severity]
+        out.print(f"  [{color}]{f.severity}[/{color}] {f.kind}: {escape(f.message)}")
+    out.print()
+
+
+def print_comparison(diagnoses, rows) -> None:
+    table = Table(title="side by side (ratio: time / time of the first log)", title_justify="left")
+    table.add_column("size", justify="right")
+    for i, d in enumerate(diagnoses):
+        name = escape(d.table.source.rsplit("/", 1)[-1])
+        table.add_column(f"time [{i}] {name}", justify="right")
+        table.add_column(f"busbw [{i}]", justify="right")
+        if i:
+            table.add_column(f"ratio [{i}]", justify="right")
+    for r in rows:
+        cells = [units.format_size(r["size"])]
+        for i in range(len(diagnoses)):
+            t = r[f"time_s_{i}"]
+            cells += [units.format_time(t) if t else "-", _gb(r[f"busbw_GBps_{i}"])]
+            if i:
+                cells.append(f"{r[f'ratio_{i}']:.2f}" if r[f"ratio_{i}"] else "-")
+        table.add_row(*cells)
+    out.print(table)
+
+
+def print_plan(p) -> None:
+    m = p.model
+    out.print(f"[bold]{m.name}[/bold] ({m.params:.3g} parameters, {m.layers} layers, hidden {m.hidden}, "
+              f"activation {units.format_size(round(m.activation))} per micro-batch) as {p.layout.describe()}, "
+              f"{p.layout.micro_batches} micro-batch(es), on {escape(p.cluster.describe())}")
+    table = Table()
+    for column in ("kind", "collective", "group", "where", "algorithm", "count", "size", "per op", "total",
+                   "exposed", "share of step"):
+        table.add_column(column, justify="left" if column in ("kind", "collective", "where", "algorithm") else "right")
+    step = p.step_s if p.compute_s else p.comm_s
+    for item in p.items:
+        table.add_row(item.kind, item.collective, str(item.group_ranks), item.level, item.algorithm, str(item.count),
+                      units.format_size(round(item.size_bytes)), units.format_time(item.time_per_op_s),
+                      units.format_time(item.total_s), "", "")
+    for kind, total in p.by_kind().items():
+        exposed = p.exposed.get(kind, total)
+        table.add_row(f"[bold]{kind}[/bold]", "", "", "", "", "", "", "", units.format_time(total),
+                      units.format_time(exposed), f"{100 * exposed / step:.1f} %" if step else "-")
+    out.print(table)
+    line = f"communication {units.format_time(p.comm_s)} (dominant: {p.dominant})"
+    if p.compute_s:
+        line += (f"; compute {units.format_time(p.compute_s)}; exposed {units.format_time(p.exposed_s)}; step "
+                 f"{units.format_time(p.step_s)}; {p.speedup:.2f}x faster than without overlap")
+    out.print(line)
+    out.print()
+
+
+def print_plan_comparison(plans, best: int) -> None:
+    table = Table(title="side by side", title_justify="left")
+    for column in ("", "layout", "cluster", "TP", "PP", "DP/ZeRO", "communication", "step"):
+        table.add_column(column)
+    for i, p in enumerate(plans):
+        kinds = p.by_kind()
+        c = p.cluster
+        table.add_row("*" if i == best else "", p.layout.describe(), f"{c.name} {c.nodes}x{c.ranks_per_node}",
+                      units.format_time(kinds.get("TP", 0)), units.format_time(kinds.get("PP", 0)),
+                      units.format_time(kinds.get("DP", 0) + kinds.get("ZeRO", 0)), units.format_time(p.comm_s),
+                      units.format_time(p.step_s) if p.compute_s else "-", style="bold green" if i == best else None)
+    out.print(table)
+
+
+def print_predictions(results) -> None:
+    out.print(f"[bold]{results[0].collective}[/bold] on {results[0].network}")
+    for r in results:
+        print_prediction(r)
+
+
+def print_crossover(collective: str, net, ranges) -> None:
+    out.print(f"best {collective} algorithm by size on {net.describe()}")
+    table = Table()
+    for column in ("from", "to", "best algorithm"):
+        table.add_column(column)
+    for r in ranges:
+        table.add_row(units.format_size(r.from_bytes), "" if math.isinf(r.to_bytes) else units.format_size(r.to_bytes),
+                      r.algorithm)
+    out.print(table)
+
+
+def algorithm_json(a) -> dict:
+    return {"collective": a.collective, "algorithm": a.name, "formula": a.formula, "source": a.source,
+            "pipelined": a.pipeline is not None, "multiport": a.multiport}
+
+
+def print_algorithms(rows) -> None:
+    table = Table(title="T = a alpha + b n beta + c n gamma (n = nccl-tests size; p ranks)", title_justify="left")
+    for column in ("collective", "algorithm", "cost", "source"):
+        table.add_column(column, overflow="fold")
+    for a in rows:
+        table.add_row(a.collective, a.name, a.formula, a.source)
+    out.print(table)
+
+
+def schedule_json(s, coefficients) -> dict:
+    a, b, c = coefficients
+    return {"collective": s.collective, "algorithm": s.algorithm, "ranks": s.ranks, "chunks": s.chunks,
+            "buffer_chunks": s.chunks_per_buffer, "root": s.root, "cost": {"alpha": a, "n_beta": b, "n_gamma": c},
+            "steps": [[{"src": t.src, "dst": t.dst, "chunks": list(t.chunks), "op": t.op} for t in st.transfers]
+                      for st in s.steps]}
+
+
+def print_schedule(s, coefficients, max_steps: int) -> None:
+    a, b, c = coefficients
+    out.print(escape(s.render(max_steps)))
+    out.print(f"verified: computes {s.collective} on {s.ranks} ranks; cost {a:g} alpha + {b:.6g} n beta + "
+              f"{c:.6g} n gamma (chunk = n / {s.chunks_per_buffer})")
+
+
+def print_verification(rows, min_ranks: int, max_ranks: int) -> None:
+    table = Table(title=f"schedules verified for {min_ranks}..{max_ranks} ranks", title_justify="left")
+    for column in ("collective", "algorithm", "rank counts / shapes", "result"):
+        table.add_column(column)
+    for r in rows:
+        result = "[green]ok[/green]" if not r.failures else f"[red]{len(r.failures)} failed[/red]: " + escape(r.failures[0])
+        table.add_row(r.collective, r.algorithm, str(r.ranks_checked), result)
+    out.print(table)
+
+
+def simulation_json(sim) -> dict:
+    doc = sim.result.to_json()
+    doc.update({"collective": sim.schedule.collective, "algorithm": sim.schedule.algorithm,
+                "ranks": sim.schedule.ranks, "topology": sim.topology.name, "algbw_GBps": sim.algbw_Bps / 1e9,
+                "busbw_GBps": sim.busbw_Bps / 1e9})
+    return doc
+
+
+def print_simulation(sim) -> None:
+    r, s = sim.result, sim.schedule
+    out.print(f"[bold]{s.collective} {s.algorithm}[/bold] of {units.format_size(r.size_bytes)} on "
+              f"{sim.topology.describe()} ({r.mode} mode)")
+    out.print(f"time {units.format_time(r.time_s)}   algbw {sim.algbw_Bps / 1e9:.2f} GB/s   busbw "
+              f"{sim.busbw_Bps / 1e9:.2f} GB/s   {len(s.steps)} steps")
+    table = Table(title="busiest links", title_justify="left")
+    for column in ("link", "bytes", "capacity", "utilisation"):
+        table.add_column(column, justify="left" if column == "link" else "right")
+    for u in r.links[:8]:
+        table.add_row(escape(u.link), units.format_size(round(u.bytes)), units.format_bandwidth(u.capacity_Bps),
+                      f"{100 * u.utilisation:.1f} %")
+    out.print(table)
+
+
+def print_testbed_status(rows) -> None:
+    if not rows:
+        out.print("no testbed is up")
+    for r in rows:
+        out.print(f"{r['namespace']}: {', '.join(r['addresses'])}; shaped {r['shaping']}; {r['processes']} processes")
+
+
+def print_profile(profile: dict, output) -> None:
+    for level in ("intra", "inter"):
+        link = profile.get(level)
+        if link:
+            out.print(f"{level}: alpha {units.format_time(link['latency_s'])}, bandwidth "
+                      f"{units.format_bandwidth(link['bandwidth_Bps'])}")
+    out.print(f"tiny-allreduce alpha {units.format_time(profile['measured']['allreduce_alpha_s'])}; reduce bandwidth "
+              f"{units.format_bandwidth(profile['reduce_bandwidth_Bps'])}"
+              + (f"; profile written to {output}" if output else ""))
+
+
+def print_bound(result: dict) -> None:
+    m = result["measured_bound"]
+    out.print(f"allreduce of {units.format_size(result['size_bytes'])} on {result['ranks']} ranks")
+    out.print(f"  measured lower bound {units.format_time(m['bound_s'])} = forwarding {m['items_per_hop']} floats over "
+              f"{m['hops']} hops {units.format_time(m['forward_s'])} + reducing {units.format_time(m['compute_s'])}")
+    if result.get("model_bound_s"):
+        out.print(f"  model lower bound {units.format_time(result['model_bound_s'])} (from the profile)")
+    for name, t in result["algorithms"].items():
+        out.print(f"  {name:10s} {units.format_time(t)}  = {t / m['bound_s']:.2f} x the measured bound")
+
+
+def validation_json(v) -> dict:
+    return {"networks": v.networks, "summary": v.summary, "rows": [{**vars(r), "error": r.error} for r in v.rows]}
+
+
+def print_validation(v) -> None:
+    for text in v.networks:
+        out.print(f"validated on {escape(text)}")
+    table = Table()
+    for column in ("collective", "algorithm", "ranks", "regime", "rows", "median |error|", "worst |error|", "worst at"):
+        table.add_column(column)
+    for r in v.summary:
+        table.add_row(r["collective"], r["algorithm"], str(r["ranks"]), r["regime"], str(r["rows"]),
+                      f"{100 * r['median_abs_error']:.1f} %", f"{100 * r['worst_signed_error']:+.1f} %",
+                      units.format_size(r["worst_size"]))
+    out.print(table)
+
+
+def print_plans(plans, best: int) -> None:
+    for p in plans:
+        print_plan(p)
+    if len(plans) > 1:
+        print_plan_comparison(plans, best)
+
+
+# --- files: plots and bench outputs (the writers live with the data; these only call them) ---------------
+
+def plot_timeline(sim, path) -> None:
+    from collperf.plots import plot_timeline as plot
+    plot(sim.result, sim.schedule, path)
+
+
+def plot_diagnoses(diagnoses, path: str) -> list[str]:
+    """One plot per diagnosis: PATH for one, PATH-1.png, PATH-2.png ... for several."""
+    from collperf.plots import plot_diagnosis
+    stem, _, suffix = path.rpartition(".")
+    paths = [path] if len(diagnoses) == 1 else [f"{stem}-{i + 1}.{suffix}" for i in range(len(diagnoses))]
+    for d, p in zip(diagnoses, paths):
+        plot_diagnosis(d, p)
+    return paths
+
+
+def plot_validation(validation, path) -> None:
+    from collperf.plots import plot_validation as plot
+    plot(validation.rows, path)
+
+
+def bench_text(results) -> str:
+    from collperf.results import to_text
+    return to_text(results)
+
+
+def write_results(results, json_path, csv_path) -> None:
+    from collperf.results import write
+    write(results, json_path, csv_path)

@@ -1,0 +1,386 @@
+"""Validated requests: what a user asks for, built from CLI options or from Python.
+
+Each spec checks itself once, in `__post_init__`, and raises a UsageError that names the value,
+what was expected and how to fix it. The API takes specs; the CLI only builds them. A `NetworkSpec`
+is the one way to get a `Network` (`NetworkSpec.resolve()`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields, replace
+
+from collperf import units
+from collperf.collectives import get_collective
+from collperf.errors import UsageError
+from collperf.model.network import Cluster, Link, Network
+
+
+def _whole(name: str, value, low: int = 1, flag: str = "") -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise UsageError(f"{name} {value!r}: expected a whole number >= {low}" + (f" ({flag})" if flag else ""))
+
+
+# --- networks ---------------------------------------------------------------------------------------
+
+_LEVELS = ("intra_latency", "intra_bandwidth", "inter_latency", "inter_bandwidth", "nics_per_node")
+
+
+@dataclass(frozen=True)
+class NetworkSpec:
+    """Where a collective runs: a uniform link (ranks, latency, bandwidth), a preset cluster (cluster,
+    nodes), a two-level cluster given level by level, or a calibrated profile. Values are strings as
+    the CLI takes them ('5us', '50GB/s') or numbers in seconds and bytes/s. Unset intra/inter values
+    fall back to the preset's, then to latency/bandwidth when no preset is given."""
+
+    ranks: int | None = None
+    latency: str | float | None = None
+    bandwidth: str | float | None = None
+    reduce_bandwidth: str | float = "inf"
+    cluster: str | None = None
+    nodes: int | None = None
+    ranks_per_node: int | None = None
+    intra_latency: str | float | None = None
+    intra_bandwidth: str | float | None = None
+    inter_latency: str | float | None = None
+    inter_bandwidth: str | float | None = None
+    nics_per_node: int | None = None
+    profile: str | None = None
+
+    def __post_init__(self):
+        for name in ("ranks", "nodes", "ranks_per_node", "nics_per_node"):
+            if getattr(self, name) is not None:
+                _whole(name.replace("_", "-"), getattr(self, name), flag=f"--{name.replace('_', '-')}")
+        uniform = [f"--{n}" for n in ("latency", "bandwidth") if getattr(self, n) is not None]
+        if uniform and (self.cluster is not None or self.profile is not None):
+            base = f"--cluster {self.cluster}" if self.cluster is not None else f"--profile {self.profile}"
+            raise UsageError(f"{' and '.join(uniform)} describe a uniform link and would be ignored with {base}: "
+                             "drop them, or override one level with --intra-latency/--intra-bandwidth/"
+                             "--inter-latency/--inter-bandwidth")
+        if self.cluster is not None and self.profile is not None:
+            raise UsageError(f"--cluster {self.cluster} and --profile {self.profile} both describe the network: "
+                             "give one")
+
+    @property
+    def given(self) -> bool:
+        """Whether any network option was set (a bench without one fits its own link)."""
+        return any(getattr(self, f.name) != f.default for f in fields(self) if f.name != "ranks")
+
+    @property
+    def two_level(self) -> bool:
+        return (self.cluster is not None or self.nodes is not None or self.ranks_per_node is not None
+                or any(getattr(self, n) is not None for n in _LEVELS))
+
+    def with_ranks(self, ranks: int | None, nodes: int | None = None) -> "NetworkSpec":
+        """The same network for another rank count (and node count, where given)."""
+        return replace(self, ranks=ranks, nodes=nodes if nodes is not None else self.nodes)
+
+    def resolve(self) -> Network:
+        if self.profile is not None:
+            from collperf.calibrate import load_cluster
+            c = load_cluster(self.profile, self.nodes, self.ranks_per_node)
+            if self.ranks is not None and self.ranks != c.ranks and self.nodes is None \
+                    and self.ranks % c.ranks_per_node == 0:
+                c = replace(c, nodes=self.ranks // c.ranks_per_node)
+            return Network.of(c, self.ranks)
+        if not self.two_level:
+            if self.latency is None or self.bandwidth is None:
+                raise UsageError("no network given: pass --latency and --bandwidth (with --ranks), "
+                                 "or --cluster PRESET, or --nodes/--ranks-per-node with intra/inter links")
+            if self.ranks is None:
+                raise UsageError("a uniform link needs a rank count: pass --ranks, e.g. --ranks 16")
+            return Network.of(Link.parse(self.latency, self.bandwidth, self.reduce_bandwidth), self.ranks)
+        return Network.of(self.resolve_cluster(), self.ranks)
+
+    def resolve_cluster(self) -> Cluster:
+        from collperf.model.presets import get_preset
+        base = get_preset(self.cluster) if self.cluster is not None else None
+        ranks, nodes, per_node = self.ranks, self.nodes, self.ranks_per_node
+        if per_node is None:
+            if base is not None:
+                per_node = base.ranks_per_node
+            elif nodes and ranks:
+                if ranks % nodes:
+                    raise UsageError(f"ranks({ranks}) is not a multiple of nodes({nodes}): give --ranks-per-node")
+                per_node = ranks // nodes
+            else:
+                raise UsageError("a two-level cluster needs --ranks-per-node (or --ranks with --nodes, or --cluster)")
+        if nodes is None:
+            if ranks is not None and ranks % per_node:
+                raise UsageError(f"ranks({ranks}) is not a multiple of ranks_per_node({per_node}): give --nodes")
+            nodes = 1 if ranks is None else ranks // per_node
+        intra = self._level("intra", base.intra if base else None)
+        inter = self._level("inter", base.inter if base else None)
+        nics = self.nics_per_node if self.nics_per_node is not None else (base.nics_per_node if base else per_node)
+        return Cluster(nodes, per_node, intra, inter, nics, name=self.cluster or "custom",
+                       source=base.source if base else "")
+
+    def _level(self, name: str, preset: Link | None) -> Link:
+        lat, bw = getattr(self, f"{name}_latency"), getattr(self, f"{name}_bandwidth")
+        overridden = lat is not None or bw is not None
+        lat = lat if lat is not None else (preset.latency_s if preset else self.latency)
+        bw = bw if bw is not None else (preset.bandwidth_Bps if preset else self.bandwidth)
+        if lat is None or bw is None:
+            raise UsageError(f"the {name}-node link is not given: pass --{name}-latency and --{name}-bandwidth "
+                             "(or --latency/--bandwidth for both levels, or --cluster PRESET)")
+        return Link.parse(lat, bw, self.reduce_bandwidth, preset.name if preset and not overridden else name)
+
+
+def network(**options) -> Network:
+    """A Network from CLI-style keyword options (see NetworkSpec)."""
+    return NetworkSpec(**options).resolve()
+
+
+# --- sizes --------------------------------------------------------------------------------------------
+
+def sizes(value) -> list[int]:
+    """'1M,64M', one size, or a list of sizes -> bytes."""
+    if isinstance(value, str):
+        return units.parse_sizes(value)
+    if isinstance(value, (int, float)):
+        return [units.parse_size(int(value))]
+    return [units.parse_size(s) for s in value]
+
+
+# --- bench --------------------------------------------------------------------------------------------
+
+DTYPE_BYTES = {"float32": 4, "float": 4, "float64": 8, "double": 8, "float16": 2, "half": 2, "bfloat16": 2,
+               "int32": 4, "int64": 8}
+OPS = ("sum", "prod", "min", "max", "avg")
+
+
+@dataclass
+class SweepSpec:
+    """An nccl-tests-style sweep: which collective and algorithms, which sizes, how measured and checked."""
+
+    collective: str = "allreduce"
+    algorithms: list = field(default_factory=lambda: ["builtin"])
+    min_bytes: int = 1024
+    max_bytes: int = 1 << 20
+    factor: int = 2            # multiplicative step (-f); 0 or 1 to use step_bytes (-i)
+    step_bytes: int = 1 << 20
+    iters: int = 20
+    warmup: int = 5
+    dtype: str = "float32"
+    op: str = "sum"
+    root: int = 0
+    check: int = 1
+    average: int = 1
+    segments: int = 1
+    slice_bytes: int = 1 << 20
+    in_place: bool = True
+    progress: bool = True
+
+    def __post_init__(self):
+        from collperf.model.costs import algorithms_for
+        self.collective = get_collective(self.collective).name
+        if isinstance(self.algorithms, str):
+            self.algorithms = [a.strip() for a in self.algorithms.split(",") if a.strip()]
+        known = [a.name for a in algorithms_for(self.collective)] + ["builtin"]
+        for a in self.algorithms:
+            if a not in known:
+                raise UsageError(f"unknown algorithm {a!r} for {self.collective}: expected one of {', '.join(known)}")
+        if not self.algorithms:
+            raise UsageError("no algorithm given: pass e.g. --algorithm ring,builtin")
+        self.min_bytes, self.max_bytes = units.parse_size(self.min_bytes), units.parse_size(self.max_bytes)
+        self.step_bytes, self.slice_bytes = units.parse_size(self.step_bytes), units.parse_size(self.slice_bytes)
+        if self.min_bytes > self.max_bytes:
+            raise UsageError(f"minBytes {self.min_bytes} > maxBytes {self.max_bytes}: -b must not exceed -e")
+        for name, value, low in (("iters", self.iters, 1), ("warmup", self.warmup, 0), ("check", self.check, 0),
+                                 ("segments", self.segments, 1), ("slice bytes", self.slice_bytes, 1),
+                                 ("root", self.root, 0)):
+            _whole(name, value, low)
+        if (self.factor > 1 or self.step_bytes <= 0) and self.factor < 2:
+            raise UsageError(f"step factor {self.factor} with step bytes {self.step_bytes}: give -f 2 or -i 1M")
+        if self.average not in (0, 1, 2, 3):
+            raise UsageError(f"average (-a) {self.average}: expected 0 (rank 0), 1 (mean), 2 (min) or 3 (max)")
+        if self.dtype not in DTYPE_BYTES:
+            raise UsageError(f"unknown dtype {self.dtype!r}: expected one of {', '.join(DTYPE_BYTES)}")
+        if self.op not in OPS:
+            raise UsageError(f"unknown op {self.op!r}: expected one of {', '.join(OPS)}")
+        if self.op == "avg" and self.dtype in ("int32", "int64"):
+            raise UsageError(f"op avg needs a floating-point dtype (got {self.dtype}): use --dtype float32")
+
+    def sizes(self) -> list[int]:
+        out, size = [], self.min_bytes
+        while size <= self.max_bytes:
+            out.append(size)
+            size = (size * self.factor if size else 1) if self.factor > 1 else size + self.step_bytes
+        return out
+
+    def to_job(self) -> dict:
+        doc = asdict(self)
+        doc["sizes"] = self.sizes()
+        doc["step"] = f"{self.factor}(factor)" if self.factor > 1 else f"{self.step_bytes}(bytes)"
+        return doc
+
+
+def testbed(text):
+    """A testbed description ('hosts=4,rate=200mbit[,ranks-per-host=2]') or None."""
+    if text is None or not isinstance(text, str):
+        return text
+    from collperf.testbed import parse_spec
+    return parse_spec(text)
+
+
+@dataclass
+class BenchSpec:
+    """A sweep on `ranks` local processes, under torchrun, or on a testbed; predictions from `network`
+    (when given) or from a link fitted to the run's own rows."""
+
+    sweep: SweepSpec = field(default_factory=SweepSpec)
+    ranks: int | None = None
+    timeout_s: float = 300.0
+    network: NetworkSpec = field(default_factory=NetworkSpec)
+    testbed: object = None       # a testbed.Testbed, or its spec string
+
+    def __post_init__(self):
+        self.testbed = testbed(self.testbed)
+        if self.testbed is not None:
+            if self.ranks is not None and self.ranks != self.testbed.ranks:
+                raise UsageError(f"--ranks {self.ranks} but the testbed has {self.testbed.ranks} ranks: drop --ranks")
+            self.ranks = self.testbed.ranks
+        if self.ranks is not None:
+            _whole("ranks", self.ranks, flag="--ranks")
+        if not (isinstance(self.timeout_s, (int, float)) and self.timeout_s > 0):
+            raise UsageError(f"timeout {self.timeout_s!r} s is not positive: give e.g. --timeout 300")
+
+
+# --- simulation ---------------------------------------------------------------------------------------
+
+@dataclass
+class SimulateSpec:
+    """An algorithm's schedule on a topology (dgx1v, dgx2, mesh:P, switch:P, ring:P, cluster:NxG or a file)."""
+
+    collective: str
+    algorithm: str
+    topology: str
+    size: object = "1G"
+    mode: str = "rounds"
+    segments: int = 1
+    root: int = 0
+    intra_algorithm: str | None = None
+    inter_algorithm: str | None = None
+    network: NetworkSpec = field(default_factory=NetworkSpec)
+
+    def __post_init__(self):
+        self.collective = get_collective(self.collective).name
+        self.size_bytes = units.parse_size(self.size)
+        if self.mode not in ("rounds", "events"):
+            raise UsageError(f"mode {self.mode!r}: expected rounds or events")
+        _whole("segments", self.segments, flag="--segments")
+        _whole("root", self.root, 0, "--root")
+
+
+# --- logs ---------------------------------------------------------------------------------------------
+
+@dataclass
+class LogSpec:
+    """Logs to read (nccl-tests text/JSON, collperf JSON/CSV, OSU, IMB), with what the user says of them."""
+
+    paths: list = field(default_factory=list)
+    collective: str | None = None
+    ranks: int | None = None
+
+    def __post_init__(self):
+        if isinstance(self.paths, str) or hasattr(self.paths, "__fspath__"):
+            self.paths = [self.paths]
+        if not self.paths:
+            raise UsageError("no log given: pass one or more files, e.g. collperf fit results.txt")
+        if self.collective is not None:
+            self.collective = get_collective(self.collective).name
+        if self.ranks is not None:
+            _whole("ranks", self.ranks, flag="--ranks")
+
+
+@dataclass
+class DiagnoseSpec:
+    """Logs judged against a peak rate, a cluster (preset or profile), or another log's fit."""
+
+    logs: LogSpec
+    peak: str | float | None = None
+    network: NetworkSpec = field(default_factory=NetworkSpec)
+    model_from: str | None = None
+
+    def __post_init__(self):
+        if self.peak is not None and self.network.given:
+            raise UsageError(f"--peak {self.peak} and a cluster/profile both set the peak: give one")
+        self.peak_Bps = units.parse_bandwidth(self.peak) if self.peak is not None else None
+
+
+# --- training-step plans -------------------------------------------------------------------------------
+
+@dataclass
+class PlanSpec:
+    """One training step's communication: a model, a layout, a cluster, and how compute is estimated."""
+
+    model: object = "70b"                 # a preset name or a plan.ModelSpec
+    layout: object = None                 # a plan.Layout (default: tp=pp=dp=1)
+    network: NetworkSpec = field(default_factory=lambda: NetworkSpec(cluster="dgx-h100"))
+    compute: str | float | None = None    # a time per step
+    flops: str | float | None = None      # or an achieved FLOP/s per rank
+    overlap: str | None = None
+    algorithm: str = "best"
+    intra_algorithm: str = "best"
+    inter_algorithm: str = "best"
+
+    def __post_init__(self):
+        from collperf import plan as plans
+        if not isinstance(self.model, plans.ModelSpec):
+            self.model = plans.get_model(self.model)
+        self.layout = self.layout or plans.Layout()
+        if self.compute is not None and self.flops is not None:
+            raise UsageError(f"--compute {self.compute} and --flops {self.flops} both set the compute time: give one")
+        self.compute_s = units.parse_time(self.compute) if self.compute is not None else None
+        self.flops_per_rank = flops(self.flops) if self.flops is not None else None
+        self.overlap_fractions = plans.overlap_fractions(self.overlap)
+
+    def cluster_network(self) -> NetworkSpec:
+        """The network sized to the layout: preset nodes filled by the layout's ranks."""
+        net, ranks = self.network, self.layout.ranks
+        if net.profile is None and net.cluster is not None and net.nodes is None:
+            from collperf.model.presets import get_preset
+            per_node = net.ranks_per_node or get_preset(net.cluster).ranks_per_node
+            if ranks % per_node:
+                lay = self.layout
+                raise UsageError(f"tp({lay.tp}) x pp({lay.pp}) x dp({lay.dp}) = {ranks} ranks do not fill nodes of "
+                                 f"{per_node}: give --nodes and --ranks-per-node")
+            net = replace(net, nodes=ranks // per_node)
+        return net
+
+    def variant(self, text: str) -> "PlanSpec":
+        """Another layout and/or cluster to compare: '8x4x16', 'tp=8,pp=8,dp=8,zero=3', '8x8x8@dgx-a100:64'
+        (nodes) or '...@dgx-a100:64x8' (nodes x ranks per node)."""
+        from collperf.plan import parse_layout
+        layout_text, _, where = text.partition("@")
+        layout = parse_layout(layout_text, self.layout)
+        net = self.network
+        if where:
+            preset, _, shape = where.partition(":")
+            nodes = per_node = None
+            try:
+                if "x" in shape:
+                    nodes, per_node = (int(x) for x in shape.split("x"))
+                elif shape:
+                    nodes = int(shape)
+            except ValueError:
+                raise UsageError(f"--compare {text!r}: expected LAYOUT@PRESET[:NODES[xRANKS_PER_NODE]], "
+                                 "e.g. 8x8x8@dgx-a100:64") from None
+            net = replace(net, cluster=preset, nodes=nodes, ranks_per_node=per_node, profile=None)
+        else:
+            net = replace(net, nodes=None)
+        return replace(self, layout=layout, network=net)
+
+
+def flops(value) -> float:
+    """'400TFLOPS' (or a number) -> FLOP/s."""
+    import re
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        rate = float(value)
+    else:
+        m = re.fullmatch(r"\s*([0-9.]+(?:[eE][+-]?[0-9]+)?)\s*([kMGTP]?)FLOP/?S?\s*", str(value), re.IGNORECASE)
+        if not m:
+            raise UsageError(f"cannot read FLOP rate {value!r}: expected e.g. 400TFLOPS")
+        rate = float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "p": 1e15}[m.group(2).lower()]
+    if not rate > 0 or rate == float("inf"):
+        raise UsageError(f"achieved FLOP rate {value!r} must be a positive finite number, e.g. 400TFLOPS")
+    return rate
