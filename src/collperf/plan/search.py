@@ -1,0 +1,104 @@
+"""Every valid layout for a GPU count, ranked by step time: (tp, pp, dp, ZeRO stage, micro-batch size,
+recompute, sequence parallel) at a fixed global batch, only those that fit the GPU's memory.
+
+Fast because nothing is priced twice: the memory check (closed form) drops what does not fit first,
+then all collectives of all layouts go to one `Pricer`, which prices each (collective, group network)
+once, vectorized over its sizes (benchmarks/plan_search_speed.py measures it).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+
+from collperf.errors import UsageError
+from collperf.model.network import Cluster
+from collperf.plan.comms import demands
+from collperf.plan.core import Plan, assemble
+from collperf.plan.layout import Layout, group_shape
+from collperf.plan.memory import gpu_memory_of, memory
+from collperf.plan.pipeline import compute_time
+from collperf.plan.pricing import Pricer, placed
+
+
+@dataclass
+class SearchResult:
+    plans: list[Plan]                 # the layouts that fit, fastest first
+    considered: int                   # valid layouts enumerated
+    too_big: int                      # of those, how many do not fit the GPU
+    seconds: float = 0.0              # wall time of the search
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def best(self) -> Plan | None:
+        return self.plans[0] if self.plans else None
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def candidates(model, gpus: int, ranks_per_node: int, global_batch: int, micro_batch_sizes, tp_options,
+               pp_options, zero_stages, recompute, sequence_parallel, base: Layout):
+    """(model with its micro-batch size, layout) for every combination that divides evenly."""
+    tps = tp_options or [t for t in _divisors(ranks_per_node) if gpus % t == 0]
+    pps = pp_options or [p for p in _divisors(model.layers) if p <= gpus]
+    for tp in tps:
+        for pp in pps:
+            if gpus % (tp * pp):
+                continue
+            dp = gpus // (tp * pp)
+            for b in micro_batch_sizes:
+                if global_batch % (dp * b):
+                    continue
+                m = global_batch // (dp * b)
+                if pp > 1 and m < pp:
+                    continue    # fewer micro-batches than stages: the pipeline is never full
+                sized = replace(model, micro_batch=b)
+                for zero in zero_stages:
+                    if dp == 1 and zero:
+                        continue
+                    for rc in recompute:
+                        for sp in sequence_parallel if tp > 1 else (False,):
+                            yield sized, replace(base, tp=tp, pp=pp, dp=dp, zero=zero, micro_batches=m,
+                                                 recompute=rc, sequence_parallel=sp, keep_params=False)
+
+
+def search(model, gpus: int, cluster: Cluster, global_batch: int, flops_per_rank: float, *,
+           micro_batch_sizes=(1, 2, 4), tp_options=None, pp_options=None, zero_stages=(0, 1, 2, 3),
+           recompute=("none", "selective", "full"), sequence_parallel=(True,), base: Layout | None = None,
+           gpu_memory_bytes: float | None = None, algorithm: str = "best", top: int | None = None) -> SearchResult:
+    """Rank every valid layout of `gpus` GPUs on `cluster` (its ranks_per_node and links; the node count
+    follows from gpus) that fits memory, by step time at `global_batch` sequences per step."""
+    start = time.perf_counter()
+    rpn = cluster.ranks_per_node
+    if gpus % rpn:
+        raise UsageError(f"gpus({gpus}) is not a multiple of ranks_per_node({rpn}) of {cluster.name or 'the cluster'}")
+    if not isinstance(global_batch, int) or global_batch < 1:
+        raise UsageError(f"global batch {global_batch!r}: expected a whole number of sequences >= 1")
+    cluster = replace(cluster, nodes=gpus // rpn)
+    gpu = gpu_memory_bytes if gpu_memory_bytes is not None else gpu_memory_of(cluster)
+    base = base or Layout()
+    pricer = Pricer(algorithm)
+    networks: dict = {}
+    kept, considered, too_big = [], 0, 0
+    for sized, layout in candidates(model, gpus, rpn, global_batch, micro_batch_sizes, tp_options, pp_options,
+                                    zero_stages, recompute, sequence_parallel, base):
+        considered += 1
+        if memory(sized, layout, gpu).fits is False:
+            too_big += 1
+            continue
+        wanted = []
+        for d in demands(sized, layout):
+            key = (d.dim, d.collective, group_shape(layout, d.dim, rpn), layout.dp)
+            if key not in networks:
+                networks[key] = placed(cluster, layout, d.dim, d.collective)
+            wanted.append((d, networks[key]))
+            pricer.request(d.collective, networks[key][0], d.size_bytes)
+        kept.append((sized, layout, wanted))
+    pricer.resolve()
+    plans = [assemble(sized, layout, cluster, wanted, pricer, compute_time(sized, layout, flops_per_rank), None)
+             for sized, layout, wanted in kept]
+    plans.sort(key=lambda p: p.step_s)
+    notes = [] if gpu else ["no GPU memory known for this cluster: nothing was rejected (give gpu_memory_bytes)"]
+    return SearchResult(plans[:top] if top else plans, considered, too_big, time.perf_counter() - start, notes)
