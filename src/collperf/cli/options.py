@@ -10,6 +10,9 @@ import typer
 
 from collperf.spec import NetworkSpec
 
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Performance of collective communication: predict, explain, compare.")
+
 _PANEL = "Network"
 
 
@@ -59,3 +62,16 @@ def network_options(*, only=None, exclude=()):
         return wrapper
 
     return decorate
+
+
+Collective = typer.Argument(..., help="allreduce, allgather, reducescatter, broadcast, reduce, alltoall, scatter, "
+                                      "gather or sendrecv.")
+Json = typer.Option(False, "--json", help="Print one JSON document to stdout.")
+IntraAlg = typer.Option("best", "--intra-algorithm", help="Algorithm of the intra-node phases (or best).")
+InterAlg = typer.Option("best", "--inter-algorithm", help="Algorithm of the inter-node phase (or best).")
+TestbedOpt = typer.Option(None, "--testbed", help="hosts=4,rate=200mbit[,ranks-per-host=2]: brought up and torn down.")
+Timeout = typer.Option(300.0, "--timeout", help="Seconds before the whole run is stopped.")
+
+
+def one_or_many(docs: list):
+    return docs[0] if len(docs) == 1 else docs

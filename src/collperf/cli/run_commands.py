@@ -1,0 +1,113 @@
+"""Commands that run real processes: bench, testbed, calibrate, bound, validate."""
+
+from __future__ import annotations
+
+import sys
+from typing import Optional
+
+import typer
+
+from collperf import api
+from collperf.cli import render
+from collperf.cli.options import (Json, TestbedOpt, Timeout, app, network_options)
+from collperf.cli.render import err, out, print_json
+from collperf.spec import BenchSpec, NetworkSpec, SweepSpec
+
+
+@app.command()
+@network_options(only=("latency", "bandwidth", "reduce_bandwidth", "cluster", "nodes", "profile"))
+def bench(collective: str = typer.Option("allreduce", "--collective", help="The collective to measure."),
+          algorithm: str = typer.Option("builtin", "--algorithm", "-A", help="Comma list: ours and/or builtin."),
+          ranks: Optional[int] = typer.Option(None, "--ranks", "-p", help="Local processes (ignored under torchrun)."),
+          min_bytes: str = typer.Option("1K", "-b", "--minbytes", help="Smallest size (nccl-tests convention)."),
+          max_bytes: str = typer.Option("1M", "-e", "--maxbytes", help="Largest size."),
+          factor: int = typer.Option(2, "-f", "--stepfactor", help="Multiplicative step (0/1: use -i)."),
+          step_bytes: str = typer.Option("1M", "-i", "--stepbytes", help="Additive step when -f is not > 1."),
+          iters: int = typer.Option(20, "-n", "--iters", help="Timed iterations per size."),
+          warmup: int = typer.Option(5, "-w", "--warmup_iters", help="Untimed warm-up iterations."),
+          dtype: str = typer.Option("float32", "-d", "--dtype", help="float32 float64 float16 bfloat16 int32 int64."),
+          op: str = typer.Option("sum", "-o", "--op", help="sum prod min max avg."), root: int = typer.Option(0, "-r", "--root"),
+          check: int = typer.Option(1, "-c", "--check", help="Correctness-check iterations per size (0: off)."),
+          average: int = typer.Option(1, "-a", "--average", help="Combine ranks' times: 0 rank 0, 1 mean, 2 min, 3 max."),
+          segments: int = typer.Option(1, "--segments", help="Pipeline segments of chain/double-binary-tree."),
+          slice_bytes: str = typer.Option("1M", "--slice-bytes", help="Messages are cut into slices of this size."),
+          in_place: bool = typer.Option(True, "--in-place/--no-in-place", help="Also time in-place."),
+          timeout: float = Timeout,
+          json_path: Optional[str] = typer.Option(None, "--json", help="Write nccl-tests -J JSON (plus our fields)."),
+          csv_path: Optional[str] = typer.Option(None, "--csv", help="Write a flat CSV table."),
+          testbed: Optional[str] = TestbedOpt, network: NetworkSpec = None):
+    """Measure collectives on real processes (gloo locally, NCCL under torchrun with GPUs), nccl-tests style,
+    each row beside the model's prediction."""
+    sweep = SweepSpec(collective, algorithm, min_bytes, max_bytes, factor, step_bytes, iters, warmup, dtype, op,
+                      root, check, average, segments, slice_bytes, in_place)
+    results = api.bench(BenchSpec(sweep, ranks, timeout, network, testbed))
+    if results is None:   # a torchrun rank other than 0
+        return
+    sys.stdout.write(render.bench_text(results))
+    render.write_results(results, json_path, csv_path)
+    if results.wrong_rows():
+        err.print(f"[red]{results.wrong_rows()} test(s) had wrong results: their times are not to be trusted[/red]")
+        raise typer.Exit(1)
+
+
+testbed_app = typer.Typer(help="An emulated cluster on this machine: network namespaces with shaped links.",
+                          no_args_is_help=True)
+app.add_typer(testbed_app, name="testbed")
+
+
+@testbed_app.command("up")
+def testbed_up(hosts: int = typer.Option(4, "--hosts"), ranks_per_host: int = typer.Option(1, "--ranks-per-host"),
+               rate: str = typer.Option("200mbit", "--rate", help="Each host's link, each way (tc spelling)."),
+               name: str = typer.Option("tb0", "--name")):
+    """Bring a testbed up (Linux, root, iproute2)."""
+    out.print(api.testbed_start(f"hosts={hosts},rate={rate},ranks-per-host={ranks_per_host},name={name}").describe())
+
+
+@testbed_app.command("status")
+def testbed_status(name: Optional[str] = typer.Option(None, "--name"), as_json: bool = Json):
+    """List the testbed namespaces, their addresses, shaping and processes."""
+    rows = api.testbed_status(name)
+    print_json(rows) if as_json else render.print_testbed_status(rows)
+
+
+@testbed_app.command("down")
+def testbed_down(name: Optional[str] = typer.Option(None, "--name", help="Only this testbed (default: all).")):
+    """Tear testbeds down, leftovers of crashed runs included."""
+    removed = api.testbed_down(name)
+    out.print(f"removed {len(removed)} namespace(s)" + (": " + ", ".join(removed) if removed else ""))
+
+
+@app.command("calibrate")
+def calibrate_command(ranks: Optional[int] = typer.Option(None, "--ranks", "-p"), testbed: Optional[str] = TestbedOpt,
+                      output: str = typer.Option("profile.json", "-o", "--output"), timeout: float = Timeout):
+    """Measure alpha, bandwidth (intra- and inter-host) and gamma; write a profile."""
+    render.print_profile(api.calibrate(ranks, testbed, timeout, output), output)
+
+
+@app.command("bound")
+def bound_command(collective: str = typer.Argument("allreduce"), ranks: Optional[int] = typer.Option(None, "--ranks", "-p"),
+                  size: str = typer.Option("4M", "--size", "-s"), testbed: Optional[str] = TestbedOpt,
+                  profile: Optional[str] = typer.Option(None, "--profile", help="A calibrated profile, for the "
+                                                        "model's bound beside the measured one."),
+                  as_json: bool = Json, timeout: float = Timeout):
+    """The allreduce lower bound measured on the machine (Patarasuk and Yuan's bandwidth-optimal bound, run
+    as a forwarding chain), beside each algorithm and the model."""
+    result = api.bound(collective, ranks, size, testbed, profile, timeout)
+    print_json(result) if as_json else render.print_bound(result)
+
+
+@app.command("validate")
+def validate_command(testbed: Optional[list[str]] = typer.Option(None, "--testbed", help="hosts=4,rate=200mbit"
+                                                                 "[,ranks-per-host=2]; repeat for several rank counts "
+                                                                 "and flat/two-level shapes."),
+                     ranks: Optional[int] = typer.Option(None, "--ranks", "-p"),
+                     profile: Optional[str] = typer.Option(None, "--profile", help="Use this profile instead of "
+                                                           "calibrating first."),
+                     sizes: str = typer.Option("64K,1M,4M", "--sizes"), iters: int = typer.Option(5, "-n", "--iters"),
+                     as_json: bool = Json, plot: Optional[str] = typer.Option(None, "--plot"),
+                     timeout: float = typer.Option(600.0, "--timeout")):
+    """Predict a grid of collectives from a calibrated profile alone and measure them: errors per algorithm."""
+    result = api.validate(testbed or [], ranks, profile, sizes, iters, timeout)
+    if plot:
+        render.plot_validation(result, plot)
+    print_json(render.validation_json(result)) if as_json else render.print_validation(result)
