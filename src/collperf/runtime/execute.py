@@ -20,6 +20,7 @@ from __future__ import annotations
 import torch
 import torch.distributed as dist
 
+from collperf.collectives import get_collective
 from collperf.schedule.ir import COPY, Schedule
 
 _REDUCE = {
@@ -44,7 +45,9 @@ class Layout:
         self.s, self.rank = s, rank
         self.views: dict[int, torch.Tensor] = {}
         self.scratch_like = inp if inp.numel() else out
-        p, name = s.ranks, s.collective
+        self.coll = get_collective(s.collective)
+        p, name = s.ranks, self.coll.name
+        n = self.coll.buffer_elements(in_elements, p)    # elements of the whole buffer
         if name in ("allreduce", "broadcast", "reduce"):
             if name != "broadcast" or rank == s.root:
                 if out.data_ptr() != inp.data_ptr():
@@ -54,8 +57,7 @@ class Layout:
             self.work = inp.clone()
             self._split(self.work, s.chunks_per_buffer)
         elif name in ("allgather", "gather"):
-            m = in_elements
-            target = out if out.numel() == p * m else torch.empty(p * m, dtype=inp.dtype, device=inp.device)
+            target = out if out.numel() == n else torch.empty(n, dtype=inp.dtype, device=inp.device)
             self._split(target, p)
             self.views[rank].copy_(inp)
             self.target = target
@@ -77,17 +79,11 @@ class Layout:
                 out.copy_(inp)
             else:
                 self.views[(rank - 1) % p] = out
-        self.sizes = split_sizes(self._buffer_elements(in_elements), s.chunks_per_buffer)
+        self.sizes = split_sizes(n, s.chunks_per_buffer)
 
     def _split(self, tensor: torch.Tensor, pieces: int) -> None:
         for i, view in enumerate(torch.tensor_split(tensor, pieces)):
             self.views[i] = view
-
-    def _buffer_elements(self, in_elements: int) -> int:
-        name, p = self.s.collective, self.s.ranks
-        if name in ("allgather", "gather"):
-            return p * in_elements
-        return in_elements
 
     def chunk(self, c: int) -> torch.Tensor:
         """The chunk's storage, allocated as scratch the first time a forwarded chunk arrives."""
@@ -97,8 +93,8 @@ class Layout:
         return self.views[c]
 
     def finish(self, out: torch.Tensor, op: str) -> None:
-        s, name = self.s, self.s.collective
-        if op == "avg" and name in ("allreduce", "reduce", "reducescatter"):
+        s, name = self.s, self.coll.name
+        if op == "avg" and self.coll.reduces:
             if name == "allreduce" or (name == "reduce" and self.rank == s.root):
                 out.div_(s.ranks)
         if name == "reducescatter":
