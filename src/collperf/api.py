@@ -152,7 +152,7 @@ class Simulation:
 def simulate(spec: SimulateSpec) -> Simulation:
     """`collperf simulate`: the schedule of an algorithm on a topology."""
     from collperf import topology as topologies
-    from collperf.collectives import busbw_factor
+    from collperf.collectives import get_collective
     from collperf.model.network import Link
     from collperf.simulate import simulate as run
     net = spec.network
@@ -174,7 +174,7 @@ def simulate(spec: SimulateSpec) -> Simulation:
         reduce_Bps = base.intra.reduce_bandwidth_Bps
     result = run(sched, topo, spec.size_bytes, spec.mode, reduce_Bps)
     algbw = result.size_bytes / result.time_s if result.time_s > 0 else float("inf")
-    return Simulation(result, sched, topo, algbw, algbw * busbw_factor(sched.collective, sched.ranks))
+    return Simulation(result, sched, topo, algbw, algbw * get_collective(sched.collective).busbw_factor(sched.ranks))
 
 
 # --- real runs ----------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from collperf import units
-from collperf.collectives import busbw_factor
+from collperf.collectives import busbw_factor, get_collective
 from collperf.errors import UsageError
 from collperf.fit import Fit, fit
 from collperf.ingest.table import Table
@@ -116,7 +116,7 @@ def _peak(table: Table, peak_Bps, network) -> tuple[float | None, str]:
                              "set --nodes to match")
         big = 1 << 34
         fastest = float(best(table.collective, network, [big])[0].total_s[0])
-        peak = big * busbw_factor(table.collective, network.ranks) / fastest / 1e9
+        peak = float(get_collective(table.collective).busbw(big, network.ranks, fastest)) / 1e9
         return peak, f"the model's best busbw on {network.describe()}"
     return None, "none given (pass --peak or --cluster): efficiency is not judged against hardware"
 

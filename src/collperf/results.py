@@ -13,10 +13,8 @@ import json
 import time
 from dataclasses import dataclass, field
 
-NCCL_TESTS_BINARY = {"allreduce": "all_reduce_perf", "allgather": "all_gather_perf",
-                     "reducescatter": "reduce_scatter_perf", "broadcast": "broadcast_perf", "reduce": "reduce_perf",
-                     "alltoall": "alltoall_perf", "scatter": "scatter_perf", "gather": "gather_perf",
-                     "sendrecv": "sendrecv_perf"}
+from collperf.collectives import get_collective
+
 PLACEMENTS = ("out_of_place", "in_place")
 
 
@@ -58,7 +56,7 @@ def to_text(res: Results) -> str:
     for algorithm in res.algorithms():
         rows = [r for r in res.rows if r["algorithm"] == algorithm]
         out.write(f"# collperf bench: {res.collective}, algorithm {algorithm}, {res.ranks} ranks, {res.backend}\n")
-        out.write(f"# Collective test starting: {NCCL_TESTS_BINARY[res.collective]}\n")
+        out.write(f"# Collective test starting: {get_collective(res.collective).nccl_tests_binary}\n")
         out.write(f"# nThread 1 nGpus 1 minBytes {min(c['sizes'])} maxBytes {max(c['sizes'])} step: "
                   f"{c['step']} warmup iters: {c['warmup']} iters: {c['iters']} agg iters: 1 "
                   f"validation: {1 if c['check'] else 0} graph: 0\n")
@@ -88,7 +86,7 @@ def to_text(res: Results) -> str:
         out.write(f"# Out of bounds values : {wrong} {'OK' if wrong == 0 else 'FAILED'}\n")
         out.write(f"# Avg bus bandwidth    : {res.avg_busbw(algorithm):g}\n")
         out.write("#\n")
-        out.write(f"# Collective test concluded: {NCCL_TESTS_BINARY[res.collective]}\n#\n\n")
+        out.write(f"# Collective test concluded: {get_collective(res.collective).nccl_tests_binary}\n#\n\n")
     return out.getvalue()
 
 

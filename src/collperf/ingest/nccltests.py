@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import re
 
+from collperf.collectives import COLLECTIVES, PROGRAMS, algbw
 from collperf.ingest.table import IngestError, Row, Table
 
 _PREFIX = re.compile(r"^\s*\[\d+,\d+\]<std(?:out|err)>:\s?")
-_BINARY = re.compile(r"\b(all_reduce|all_gather|reduce_scatter|broadcast|reduce|alltoall|alltoallv|scatter|gather|"
-                     r"sendrecv|hypercube)_perf")
-_COLLECTIVE = {"all_reduce": "allreduce", "all_gather": "allgather", "reduce_scatter": "reducescatter",
-               "broadcast": "broadcast", "reduce": "reduce", "alltoall": "alltoall", "alltoallv": "alltoall",
-               "scatter": "scatter", "gather": "gather", "sendrecv": "sendrecv", "hypercube": "allgather"}
+# program name without `_perf` -> collective: one per collective (collectives.py), plus the nccl-tests
+# programs that measure a collective under another name (alltoallv_perf, hypercube_perf: an allgather)
+_COLLECTIVE = {program.removesuffix("_perf"): c.name for program, c in PROGRAMS.items()} | \
+    {"alltoallv": "alltoall", "hypercube": "allgather"}
+_BINARY = re.compile(r"\b(" + "|".join(sorted(_COLLECTIVE, key=len, reverse=True)) + r")_perf")
 _DEVICE = re.compile(r"Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[[^\]]*\]\s*(.*)")
 _FLAGS = re.compile(r"nThread\s+(\d+)\s+nGpus\s+(\d+)\s+minBytes\s+(\d+)\s+maxBytes\s+(\d+)(.*)")
 _NUMBER = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
@@ -218,7 +219,7 @@ def _identify(t: Table, collective: str | None, file_binary: str | None) -> None
                        "(algbw printed as size x (n-1)/n / time); algbw recomputed as size / time")
         for r in t.rows:
             if r.time_s > 0:
-                r.algbw_GBps = r.size / r.time_s / 1e9
+                r.algbw_GBps = float(algbw(r.size, r.time_s)) / 1e9
 
 
 def _bus_ratio(t: Table) -> float | None:
@@ -231,13 +232,10 @@ def _bus_ratio(t: Table) -> float | None:
 
 def _ranks_from_ratio(collective: str, ratio: float) -> int | None:
     try:
-        if collective == "allreduce":
-            n = 2 / (2 - ratio)
-        elif collective in ("allgather", "reducescatter", "alltoall", "gather", "scatter"):
-            n = 1 / (1 - ratio)
-        else:
-            return None
+        n = COLLECTIVES[collective].ranks_for_busbw_factor(ratio) if collective in COLLECTIVES else None
     except ZeroDivisionError:
+        return None
+    if n is None:
         return None
     return int(round(n)) if 1 < n < 100000 and abs(n - round(n)) < 0.15 else None
 

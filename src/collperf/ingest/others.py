@@ -192,9 +192,9 @@ def _note_per_rank(table: Table, tool: str) -> None:
 
 
 def _bandwidths(table: Table) -> None:
-    from collperf.collectives import busbw_factor
+    from collperf.collectives import algbw, busbw_factor
     factor = busbw_factor(table.collective, table.ranks) if table.ranks else None
     for r in table.rows:
         if r.time_s > 0:
-            r.algbw_GBps = r.size / r.time_s / 1e9
+            r.algbw_GBps = float(algbw(r.size, r.time_s)) / 1e9
             r.busbw_GBps = r.algbw_GBps * factor if factor is not None else None

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from collperf.collectives import busbw_factor, get_collective
+from collperf.collectives import Collective, get_collective
 from collperf.errors import UsageError
 from collperf.model.bounds import bound_coefficients, lower_bound
 from collperf.model.costs import Cost, NotApplicable, Phase, algorithms_for, cost, get_algorithm, lowest
@@ -137,26 +137,30 @@ def predict(collective: str, sizes, network: Network, algorithm: str | list[str]
             intra_algorithm: str = "best", inter_algorithm: str = "best",
             segments: int | None = None) -> list[Prediction]:
     """One Prediction per size: every requested algorithm's cost, the lower bound, the best."""
-    name = get_collective(collective).name
+    coll = get_collective(collective)
+    name = coll.name
     n = np.atleast_1d(np.asarray(sizes, dtype=float))
     results, skipped = candidates(name, network, n, algorithm, intra_algorithm, inter_algorithm, segments)
     bound = network_lower_bound(name, network, n).total_s
-    factor = busbw_factor(name, network.ranks)
     out = []
     for i, size in enumerate(n):
-        rows = [_row(r.name, r.cost, i, size, bound[i], factor) for r in results]
+        rows = [_row(r.name, r.cost, i, size, bound[i], coll, network.ranks) for r in results]
         best = min(rows, key=lambda r: r.time_s).name
         out.append(Prediction(name, int(size), network.ranks, network.describe(), rows, best,
                               float(bound[i]), skipped))
     return out
 
 
-def _row(name: str, c: Cost, i: int, size: float, bound_s: float, factor: float) -> AlgorithmPrediction:
+def _row(name: str, c: Cost, i: int, size: float, bound_s: float, coll: Collective, ranks: int) -> AlgorithmPrediction:
     time_s = float(c.total_s[i])
-    algbw = float(size) / time_s / 1e9 if time_s > 0 else float("inf")
+    if time_s > 0:
+        algbw_GBps, busbw_GBps = coll.bandwidths_GBps(float(size), ranks, time_s)
+    else:
+        algbw_GBps = float("inf")
+        busbw_GBps = algbw_GBps * coll.busbw_factor(ranks)
     return AlgorithmPrediction(
         name, time_s, float(c.latency_s[i]), float(c.bandwidth_s[i]), float(c.compute_s[i]),
-        algbw, algbw * factor, time_s / float(bound_s) if bound_s > 0 else 1.0,
+        algbw_GBps, busbw_GBps, time_s / float(bound_s) if bound_s > 0 else 1.0,
         int(c.segments[i]) if c.segments is not None else None,
         [_phase_json(ph, i) for ph in c.phases])
 

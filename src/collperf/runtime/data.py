@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import torch
 
+from collperf.collectives import get_collective
 from collperf.errors import UsageError
 
 DTYPES = {"float32": torch.float32, "float": torch.float32, "float64": torch.float64, "double": torch.float64,
@@ -60,37 +61,30 @@ def reduced(p: int, index: torch.Tensor, op: str) -> torch.Tensor:
     return stack.max(0).values
 
 
-def make_input(collective: str, rank: int, p: int, elements: int, dtype, op: str, root: int = 0) -> torch.Tensor:
+def make_input(collective, rank: int, p: int, elements: int, dtype, op: str, root: int = 0) -> torch.Tensor:
     """Rank `rank`'s input tensor of `elements` (the collective's input size on that rank)."""
     index = torch.arange(elements, dtype=torch.int64)
-    return values(rank, index, op if _reduces(collective) else "none").to(dtype)
+    return values(rank, index, op if get_collective(collective).reduces else "none").to(dtype)
 
 
-def expected_output(collective: str, rank: int, p: int, in_elements: int, dtype, op: str, root: int = 0):
-    """What rank `rank`'s output must hold, or None where nccl-tests does not check it."""
-    n = in_elements
-    if collective == "allreduce":
-        return reduced(p, torch.arange(n), op).to(dtype)
-    if collective == "reduce":
-        return reduced(p, torch.arange(n), op).to(dtype) if rank == root else None
-    if collective == "reducescatter":      # input n = p * m; output m
-        m = n // p
-        return reduced(p, torch.arange(rank * m, (rank + 1) * m), op).to(dtype)
-    if collective == "broadcast":
-        return values(root, torch.arange(n), "none").to(dtype)
-    if collective == "allgather":          # input m; output p * m
-        return torch.cat([values(s, torch.arange(n), "none") for s in range(p)]).to(dtype)
-    if collective == "gather":
-        return torch.cat([values(s, torch.arange(n), "none") for s in range(p)]).to(dtype) if rank == root else None
-    if collective == "scatter":            # root's input p * m; output m
-        m = n // p
-        return values(root, torch.arange(rank * m, (rank + 1) * m), "none").to(dtype)
-    if collective == "alltoall":           # input p * m (block d to rank d); output block s from rank s
-        m = n // p
-        return torch.cat([values(s, torch.arange(rank * m, (rank + 1) * m), "none") for s in range(p)]).to(dtype)
-    if collective == "sendrecv":
-        return values((rank - 1) % p, torch.arange(n), "none").to(dtype)
-    raise UsageError(f"no expected output for {collective!r}")
+def expected_output(collective, rank: int, p: int, in_elements: int, dtype, op: str, root: int = 0):
+    """What rank `rank`'s output must hold, or None where nccl-tests does not check it.
+
+    Read from the collective's blocks (collectives.py): each block the output must hold is the block
+    at the same place in its source rank's input, or the reduction of that block over all ranks."""
+    coll = get_collective(collective)
+    wanted = coll.output_blocks(rank, p, root)
+    if not wanted:
+        return None
+    sources = coll.sources(p, root)
+    pieces = []
+    for block in wanted:
+        source = sources[block]
+        held = coll.input_blocks(rank if source is None else source, p, root)
+        m = in_elements // len(held)           # elements per block of an input
+        index = torch.arange(held.index(block) * m, (held.index(block) + 1) * m)
+        pieces.append(reduced(p, index, op) if source is None else values(source, index, "none"))
+    return torch.cat(pieces).to(dtype)
 
 
 def count_wrong(out: torch.Tensor, want: torch.Tensor | None, op: str = "sum") -> int:
@@ -108,7 +102,3 @@ def count_wrong(out: torch.Tensor, want: torch.Tensor | None, op: str = "sum") -
 
 def _eps(dtype) -> float:
     return torch.finfo(dtype).eps
-
-
-def _reduces(collective: str) -> bool:
-    return collective in ("allreduce", "reduce", "reducescatter")

@@ -9,7 +9,7 @@ destination. Large messages are cut into slices of `slice_bytes`: all slices are
 each received slice is reduced as soon as it arrives, overlapping the reduction with the rest of
 the transfer.
 
-Where chunks live on a rank (`Layout`): the work buffer of the collective (allreduce, broadcast,
+Where chunks live on a rank (`BufferLayout`): the work buffer of the collective (allreduce, broadcast,
 reduce: the output; allgather/gather: the output's blocks; reducescatter: a scratch copy of the
 input), the input for data a rank only sends, the output for data it ends with, and scratch for
 data it only forwards (Bruck, trees, alltoall).
@@ -20,6 +20,7 @@ from __future__ import annotations
 import torch
 import torch.distributed as dist
 
+from collperf.collectives import get_collective
 from collperf.schedule.ir import COPY, Schedule
 
 _REDUCE = {
@@ -37,14 +38,16 @@ def split_sizes(elements: int, pieces: int) -> list[int]:
     return [base + (1 if i < extra else 0) for i in range(pieces)]
 
 
-class Layout:
+class BufferLayout:
     """Chunk id -> tensor view on one rank, for a collective's input and output buffers."""
 
     def __init__(self, s: Schedule, rank: int, inp: torch.Tensor, out: torch.Tensor, in_elements: int):
         self.s, self.rank = s, rank
         self.views: dict[int, torch.Tensor] = {}
         self.scratch_like = inp if inp.numel() else out
-        p, name = s.ranks, s.collective
+        self.coll = get_collective(s.collective)
+        p, name = s.ranks, self.coll.name
+        n = self.coll.buffer_elements(in_elements, p)    # elements of the whole buffer
         if name in ("allreduce", "broadcast", "reduce"):
             if name != "broadcast" or rank == s.root:
                 if out.data_ptr() != inp.data_ptr():
@@ -54,8 +57,7 @@ class Layout:
             self.work = inp.clone()
             self._split(self.work, s.chunks_per_buffer)
         elif name in ("allgather", "gather"):
-            m = in_elements
-            target = out if out.numel() == p * m else torch.empty(p * m, dtype=inp.dtype, device=inp.device)
+            target = out if out.numel() == n else torch.empty(n, dtype=inp.dtype, device=inp.device)
             self._split(target, p)
             self.views[rank].copy_(inp)
             self.target = target
@@ -77,17 +79,11 @@ class Layout:
                 out.copy_(inp)
             else:
                 self.views[(rank - 1) % p] = out
-        self.sizes = split_sizes(self._buffer_elements(in_elements), s.chunks_per_buffer)
+        self.sizes = split_sizes(n, s.chunks_per_buffer)
 
     def _split(self, tensor: torch.Tensor, pieces: int) -> None:
         for i, view in enumerate(torch.tensor_split(tensor, pieces)):
             self.views[i] = view
-
-    def _buffer_elements(self, in_elements: int) -> int:
-        name, p = self.s.collective, self.s.ranks
-        if name in ("allgather", "gather"):
-            return p * in_elements
-        return in_elements
 
     def chunk(self, c: int) -> torch.Tensor:
         """The chunk's storage, allocated as scratch the first time a forwarded chunk arrives."""
@@ -97,8 +93,8 @@ class Layout:
         return self.views[c]
 
     def finish(self, out: torch.Tensor, op: str) -> None:
-        s, name = self.s, self.s.collective
-        if op == "avg" and name in ("allreduce", "reduce", "reducescatter"):
+        s, name = self.s, self.coll.name
+        if op == "avg" and self.coll.reduces:
             if name == "allreduce" or (name == "reduce" and self.rank == s.root):
                 out.div_(s.ranks)
         if name == "reducescatter":
@@ -108,7 +104,7 @@ class Layout:
             out.copy_(self.target)
 
 
-def _message(layout: Layout, chunks) -> list[torch.Tensor]:
+def _message(layout: BufferLayout, chunks) -> list[torch.Tensor]:
     return [layout.chunk(c) for c in chunks]
 
 
@@ -136,7 +132,7 @@ def run_schedule(s: Schedule, inp: torch.Tensor, out: torch.Tensor, op: str = "s
                  in_elements: int | None = None, slice_bytes: int = 1 << 20, group=None) -> None:
     """Execute schedule `s` on this rank: `inp` and `out` as the nccl-tests buffers of the collective."""
     rank = dist.get_rank(group) if group is not None else dist.get_rank()
-    layout = Layout(s, rank, inp, out, inp.numel() if in_elements is None else in_elements)
+    layout = BufferLayout(s, rank, inp, out, inp.numel() if in_elements is None else in_elements)
     slice_elements = max(1, slice_bytes // max(1, inp.element_size()))
     reduce_fn = _REDUCE[op]
     peer = (lambda r: dist.get_global_rank(group, r)) if group is not None else (lambda r: r)

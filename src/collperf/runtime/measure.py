@@ -15,40 +15,22 @@ import time
 import torch
 import torch.distributed as dist
 
-from collperf.collectives import busbw_factor
+from collperf.collectives import get_collective
 from collperf.runtime import data
 from collperf.runtime.builtin import run_builtin
 from collperf.runtime.execute import run_schedule
 from collperf.runtime.launch import device
 from collperf.schedule.build import build
 
-DIVIDED = ("allgather", "reducescatter", "alltoall", "gather", "scatter")
-NO_IN_PLACE = ("alltoall", "sendrecv")
-
-
-def elements(collective: str, count: int, p: int) -> tuple[int, int]:
-    """(input, output) elements of a rank for nccl-tests' per-rank `count`."""
-    inputs = {"allgather": count, "gather": count, "reducescatter": count * p, "alltoall": count * p,
-              "scatter": count * p}.get(collective, count)
-    outputs = {"allgather": count * p, "gather": count * p, "alltoall": count * p}.get(collective, count)
-    return inputs, outputs
-
-
-def counts(collective: str, size_bytes: int, p: int, element_bytes: int) -> tuple[int, int, int, int]:
-    """nccl-tests' (count, size, input elements, output elements) for a requested size."""
-    divisor = p if collective in DIVIDED else 1
-    count = size_bytes // element_bytes // divisor
-    return (count, count * divisor * element_bytes, *elements(collective, count, p))
-
-
-def _buffers(collective, rank, p, in_elems, out_elems, dtype, op, root, in_place, dev):
-    """(input, output) tensors on this rank, with the input data in place."""
-    data_in = data.make_input(collective, rank, p, in_elems, dtype, op, root).to(dev)
+def _buffers(coll, rank, p, in_elems, out_elems, dtype, op, root, in_place, dev):
+    """(input, output) tensors on this rank, with the input data in place. In place (nccl-tests), the
+    smaller buffer is block `rank` of the larger one (allgather: sendbuff = recvbuff + rank x count)."""
+    data_in = data.make_input(coll, rank, p, in_elems, dtype, op, root).to(dev)
     if not in_place:
         return data_in, torch.zeros(out_elems, dtype=dtype, device=dev)
-    if collective in ("allreduce", "broadcast", "reduce"):
+    if in_elems == out_elems:
         return data_in, data_in
-    if collective in ("allgather", "gather"):
+    if out_elems > in_elems:   # allgather, gather: the input is the rank's block of the output
         out = torch.zeros(out_elems, dtype=dtype, device=dev)
         view = out[rank * in_elems:(rank + 1) * in_elems]
         view.copy_(data_in)
@@ -60,12 +42,12 @@ def _buffers(collective, rank, p, in_elems, out_elems, dtype, op, root, in_place
 class _Runner:
     """One (collective, algorithm) on this process group: a callable op(inp, out)."""
 
-    def __init__(self, collective, algorithm, p, op, root, segments, slice_bytes, in_elems):
-        self.collective, self.op, self.root = collective, op, root
+    def __init__(self, coll, algorithm, p, op, root, segments, slice_bytes, in_elems):
+        self.collective, self.op, self.root = coll, op, root
         if algorithm == "builtin":
-            self.call = lambda inp, out: run_builtin(collective, inp, out, op, root)
+            self.call = lambda inp, out: run_builtin(coll, inp, out, op, root)
         else:
-            schedule = build(collective, algorithm, p, root=root, segments=segments)
+            schedule = build(coll.name, algorithm, p, root=root, segments=segments)
             self.call = lambda inp, out: run_schedule(schedule, inp, out, op, in_elems, slice_bytes)
 
 
@@ -78,13 +60,14 @@ def check(collective, algorithm, count, dtype_name="float32", op="sum", root=0, 
           in_place=False) -> int:
     """#wrong of one run: mismatching elements summed over all ranks."""
     rank, p, dev = dist.get_rank(), dist.get_world_size(), device()
+    coll = get_collective(collective)
     dtype = data.get_dtype(dtype_name)
-    op_used = op if collective in ("allreduce", "reduce", "reducescatter") else "sum"
-    in_elems, out_elems = elements(collective, count, p)
-    inp, out = _buffers(collective, rank, p, in_elems, out_elems, dtype, op_used, root, in_place, dev)
-    _Runner(collective, algorithm, p, op_used, root, segments, slice_bytes, in_elems).call(inp, out)
+    op_used = op if coll.reduces else "sum"
+    in_elems, out_elems = coll.elements(count, p)
+    inp, out = _buffers(coll, rank, p, in_elems, out_elems, dtype, op_used, root, in_place, dev)
+    _Runner(coll, algorithm, p, op_used, root, segments, slice_bytes, in_elems).call(inp, out)
     _sync(dev)
-    want = data.expected_output(collective, rank, p, in_elems, dtype, op_used, root)
+    want = data.expected_output(coll, rank, p, in_elems, dtype, op_used, root)
     wrong = torch.tensor([data.count_wrong(out, want, op_used)], dtype=torch.int64, device=dev)
     dist.all_reduce(wrong)
     return int(wrong.item())
@@ -124,22 +107,21 @@ def bench(config: dict) -> list[dict]:
     """The sweep: every size x algorithm, timed out-of-place and in-place, then checked."""
     rank, p, dev = dist.get_rank(), dist.get_world_size(), device()
     dtype = data.get_dtype(config["dtype"])
-    collective, op, root = config["collective"], config["op"], config["root"]
-    op_used = op if collective in ("allreduce", "reduce", "reducescatter") else "sum"
+    coll, op, root = get_collective(config["collective"]), config["op"], config["root"]
+    op_used = op if coll.reduces else "sum"
     rows = []
     work = [(s, a) for s in config["sizes"] for a in config["algorithms"]]
     progress = _Progress(len(work)) if rank == 0 and config.get("progress", True) else None
     for size_bytes, algorithm in work:
-        count, size, in_elems, out_elems = counts(collective, size_bytes, p, dtype.itemsize)
-        runner = _Runner(collective, algorithm, p, op_used, root, config["segments"], config["slice_bytes"], in_elems)
+        count, size, in_elems, out_elems = coll.counts(size_bytes, p, dtype.itemsize)
+        runner = _Runner(coll, algorithm, p, op_used, root, config["segments"], config["slice_bytes"], in_elems)
         row = {"algorithm": algorithm, "size": size, "count": count, "type": data.NCCL_TESTS_TYPE[dtype],
-               "redop": op if collective in ("allreduce", "reduce", "reducescatter") else "none",
-               "root": root if collective in ("broadcast", "reduce", "scatter", "gather") else -1}
+               "redop": op if coll.reduces else "none", "root": root if coll.rooted else -1}
         for placement in ("out_of_place", "in_place"):
-            if placement == "in_place" and (collective in NO_IN_PLACE or not config["in_place"]):
+            if placement == "in_place" and not (coll.in_place and config["in_place"]):
                 row[placement] = None
                 continue
-            inp, out = _buffers(collective, rank, p, in_elems, out_elems, dtype, op_used, root,
+            inp, out = _buffers(coll, rank, p, in_elems, out_elems, dtype, op_used, root,
                                 placement == "in_place", dev)
             mean, fastest, median = _combine(_time(runner, inp, out, config["iters"], config["warmup"], dev),
                                              config["average"], dev)
@@ -147,11 +129,11 @@ def bench(config: dict) -> list[dict]:
             if config["check"]:
                 wrong = 0
                 for _ in range(config["check"]):
-                    wrong += check(collective, algorithm, count, config["dtype"], op, root, config["segments"],
+                    wrong += check(coll, algorithm, count, config["dtype"], op, root, config["segments"],
                                    config["slice_bytes"], placement == "in_place")
-            algbw = size / mean / 1e9 if mean > 0 else 0.0
+            algbw, busbw = coll.bandwidths_GBps(size, p, mean) if mean > 0 else (0.0, 0.0)
             row[placement] = {"time_us": mean * 1e6, "min_us": fastest * 1e6, "p50_us": median * 1e6,
-                              "algbw": algbw, "busbw": algbw * busbw_factor(collective, p), "wrong": wrong}
+                              "algbw": algbw, "busbw": busbw, "wrong": wrong}
         rows.append(row)
         if progress:
             progress.advance(f"{algorithm} {size} B")

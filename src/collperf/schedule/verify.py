@@ -8,6 +8,7 @@ two writes to one chunk in one step, or a wrong final state is an error naming s
 
 from __future__ import annotations
 
+from collperf.collectives import get_collective
 from collperf.schedule.ir import COPY, REDUCE, Schedule
 
 
@@ -15,52 +16,36 @@ class VerificationError(AssertionError):
     """A schedule that does not compute its collective; the message names the place."""
 
 
-def block_owner(schedule: Schedule, chunk: int) -> int:
-    """The rank whose block a chunk belongs to (allgather, reducescatter, scatter, gather)."""
-    return chunk * schedule.ranks // schedule.chunks
+def _blocks_of_chunks(s: Schedule) -> list[int]:
+    """The block of the whole buffer (collectives.py) each chunk lies in: the chunks split the whole
+    buffer evenly into its blocks (an alltoall's p x p chunks are its p x p blocks)."""
+    whole = get_collective(s.collective).blocks(s.ranks)
+    return [i * whole // s.chunks for i in range(s.chunks)]
 
 
 def initial_state(s: Schedule) -> list[list[int]]:
-    p, c = s.ranks, s.chunks
-    state = [[0] * c for _ in range(p)]
+    """Each rank holds its own contribution in the chunks of the blocks its input holds."""
+    coll, p = get_collective(s.collective), s.ranks
+    blocks = _blocks_of_chunks(s)
+    state = []
     for r in range(p):
-        for i in range(c):
-            if s.collective in ("allreduce", "reduce", "reducescatter"):
-                state[r][i] = 1 << r
-            elif s.collective in ("allgather", "gather"):
-                state[r][i] = 1 << r if block_owner(s, i) == r else 0
-            elif s.collective in ("broadcast", "scatter"):
-                state[r][i] = 1 << r if r == s.root else 0
-            elif s.collective == "alltoall":
-                state[r][i] = 1 << r if i // p == r else 0
-            elif s.collective == "sendrecv":
-                state[r][i] = 1 << r if i == r else 0
+        held = coll.input_blocks(r, p, s.root)
+        state.append([1 << r if b in held else 0 for b in blocks])
     return state
+
+
+def _postcondition(s: Schedule, rank: int, blocks: list[int], sources: list[int | None]) -> list[int | None]:
+    """What each chunk of `rank` must hold at the end (None: it does not matter): for the blocks the
+    rank's output holds, all ranks (a reduction) or the block's source rank."""
+    wanted = get_collective(s.collective).output_blocks(rank, s.ranks, s.root)
+    full = (1 << s.ranks) - 1
+    return [(full if sources[b] is None else 1 << sources[b]) if b in wanted else None for b in blocks]
 
 
 def expected(s: Schedule, rank: int, chunk: int) -> int | None:
     """The set (rank, chunk) must hold at the end, or None when it does not matter."""
-    p, full = s.ranks, (1 << s.ranks) - 1
-    name = s.collective
-    if name == "allreduce":
-        return full
-    if name == "broadcast":
-        return 1 << s.root
-    if name == "reduce":
-        return full if rank == s.root else None
-    if name == "allgather":
-        return 1 << block_owner(s, chunk)
-    if name == "reducescatter":
-        return full if block_owner(s, chunk) == rank else None
-    if name == "scatter":
-        return 1 << s.root if block_owner(s, chunk) == rank else None
-    if name == "gather":
-        return 1 << block_owner(s, chunk) if rank == s.root else None
-    if name == "alltoall":
-        return 1 << (chunk // p) if chunk % p == rank else None
-    if name == "sendrecv":
-        return 1 << ((rank - 1) % p) if chunk == (rank - 1) % p else None
-    raise VerificationError(f"no postcondition for collective {name!r}")
+    blocks = _blocks_of_chunks(s)
+    return _postcondition(s, rank, blocks, get_collective(s.collective).sources(s.ranks, s.root))[chunk]
 
 
 def _names(mask: int) -> str:
@@ -108,11 +93,13 @@ def verify(s: Schedule, empty_chunks=frozenset()) -> None:
                     raise VerificationError(f"step {k}, transfer {t!r}: rank {t.dst} chunk {chunk} would count "
                                             f"contributions {_names(old & value)} twice")
                 state[t.dst][chunk] = old | value
+    blocks, sources = _blocks_of_chunks(s), get_collective(s.collective).sources(p, s.root)
     for r in range(p):
+        wanted = _postcondition(s, r, blocks, sources)
         for chunk in range(c):
             if chunk in empty_chunks:
                 continue
-            want = expected(s, r, chunk)
+            want = wanted[chunk]
             if want is not None and state[r][chunk] != want:
                 raise VerificationError(f"after the last step ({len(s.steps)} steps), rank {r} chunk {chunk} holds "
                                         f"{_names(state[r][chunk])}, expected {_names(want)}")
