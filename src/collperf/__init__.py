@@ -5,8 +5,9 @@
     for prediction in collperf.predict("allreduce", "1M,1G", net):
         print(prediction.best, prediction.lower_bound_s)
 
-Every command has a function in `collperf.api` (re-exported here) taking a spec from
-`collperf.spec`. Attributes are imported on first use, so `import collperf` stays light.
+Every command has a function in `collperf.api` taking a spec from `collperf.spec`; those whose
+names are not also modules of the package (collperf.bench, .simulate, .plan, ...) are re-exported
+here. Attributes are imported on first use, so `import collperf` stays light.
 """
 
 import importlib
@@ -22,10 +23,10 @@ _EXPORTS = {
     **{name: "collperf.spec" for name in ("NetworkSpec", "SweepSpec", "BenchSpec", "SimulateSpec", "LogSpec",
                                           "DiagnoseSpec", "PlanSpec")},
     **{name: "collperf.api" for name in ("network", "predict", "crossover", "algorithms", "schedule",
-                                         "verified_schedule", "verify_all", "simulate", "bench", "calibrate", "bound",
-                                         "validate", "testbed_up", "testbed_start", "testbed_status", "testbed_down",
-                                         "read_logs", "fit_tables", "fit_logs", "diagnose_logs", "compare_logs",
-                                         "plan_spec", "plan", "plan_compare", "plan_step")},
+                                         "verified_schedule", "verify_all", "bound", "testbed_up", "testbed_start",
+                                         "testbed_status", "testbed_down", "read_logs", "fit_tables", "fit_logs",
+                                         "diagnose_logs", "compare_logs", "plan_spec", "plan_compare", "plan_search",
+                                         "plan_step")},
 }
 __all__ = sorted(_EXPORTS)
 

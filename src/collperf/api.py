@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from collperf import units
@@ -327,8 +327,7 @@ def _network_for_table(net: NetworkSpec, table):
         nodes = net.nodes or table.nodes or max(1, (table.ranks or per_node) // per_node)
         if table.ranks and table.ranks % nodes == 0:
             per_node = table.ranks // nodes
-        from dataclasses import replace
-        return replace(net, ranks=None, nodes=nodes, ranks_per_node=per_node).resolve()
+            return replace(net, ranks=None, nodes=nodes, ranks_per_node=per_node).resolve()
     return net.with_ranks(table.ranks).resolve()
 
 
@@ -351,29 +350,48 @@ def compare_logs(diagnoses) -> list[dict]:
 
 # --- training-step plans ------------------------------------------------------------------------------
 
-def plan_spec(model: str = "70b", dimensions: dict | None = None, layout: dict | None = None,
+def plan_spec(model: str | None = None, dimensions: dict | None = None, layout: dict | None = None,
               network: NetworkSpec | None = None, cluster: str | None = "dgx-h100", **options) -> PlanSpec:
-    """A PlanSpec from CLI-style values: a model preset with optional dimension overrides (params, layers,
-    hidden, seq_len, micro_batch, dtype_bytes), layout fields (tp, pp, dp, zero, sequence_parallel,
-    micro_batches, bucket, placement), a network (its cluster preset given apart) and PlanSpec options."""
-    from dataclasses import replace
+    """A PlanSpec from CLI-style values: a model preset (default 70b) with optional dimension overrides
+    (params, layers, hidden, seq_len, heads, micro_batch, dtype_bytes, experts, top_k; `params` without a
+    preset describes a custom model whose other dimensions follow plan.custom_model's rule), layout fields
+    (plan.Layout's, with bucket and gpu_memory as size strings), a network (its cluster preset given apart)
+    and PlanSpec's options."""
     from collperf import plan as plans
-    spec = plans.get_model(model)
-    changes = {k: v for k, v in (dimensions or {}).items() if v is not None and k != "dtype_bytes"}
-    dtype_bytes = (dimensions or {}).get("dtype_bytes")
+    dims = {k: v for k, v in (dimensions or {}).items() if v is not None}
+    dtype_bytes = dims.pop("dtype_bytes", None)
     if dtype_bytes:
-        changes.update(param_bytes=dtype_bytes, grad_bytes=dtype_bytes, act_bytes=dtype_bytes)
-    if changes:
-        spec = replace(spec, name=f"custom ({spec.name} with " + ", ".join(f"{k}={v:g}" for k, v in changes.items())
-                       + ")", **changes)
+        dims.update(param_bytes=dtype_bytes, grad_bytes=dtype_bytes, act_bytes=dtype_bytes)
+    if model is None and "params" in dims:
+        spec = plans.custom_model(dims.pop("params"), dims.pop("layers", None), dims.pop("hidden", None),
+                                  dims.pop("seq_len", 4096), **dims)
+    else:
+        spec = plans.get_model(model or "70b")
+        spec = replace(spec, **dims) if dims else spec
     lay = dict(layout or {})
     if "bucket" in lay:
         lay["bucket_bytes"] = units.parse_size(lay.pop("bucket"))
+    memory = lay.pop("gpu_memory", None)
+    if memory is not None:
+        lay["gpu_memory_bytes"] = units.parse_size(memory)
     if isinstance(lay.get("placement"), str):
         lay["placement"] = tuple(lay["placement"].split("-"))
     net = network or NetworkSpec()
     net = NetworkSpec(**{**vars(net), "cluster": None if net.profile is not None else cluster})
     return PlanSpec(spec, plans.Layout(**lay), net, **options)
+
+
+def plan_search(spec: PlanSpec, gpus: int | None, global_batch: int | None, **options):
+    """`collperf plan --search`: every valid layout of `gpus` GPUs that fits memory, fastest first, for
+    `global_batch` sequences per step; the spec gives the model, cluster preset and achieved FLOP/s."""
+    from collperf import plan as plans
+    if not gpus or not global_batch:
+        raise UsageError(f"--search needs --gpus N and --global-batch B (got gpus={gpus}, global batch={global_batch})")
+    if spec.flops_per_rank is None:
+        raise UsageError("--search ranks layouts by step time: give the achieved rate per GPU, e.g. --flops 400TFLOPS")
+    cluster = replace(spec.network, ranks=None, nodes=1).resolve_cluster()
+    return plans.search(spec.model, gpus, cluster, global_batch, spec.flops_per_rank, base=spec.layout,
+                        gpu_memory_bytes=spec.layout.gpu_memory_bytes, algorithm=spec.algorithm, **options)
 
 
 def plan(spec: PlanSpec):

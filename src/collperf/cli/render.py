@@ -153,10 +153,23 @@ def print_plan(p) -> None:
     out.print(table)
     line = f"communication {units.format_time(p.comm_s)} (dominant: {p.dominant})"
     if p.compute_s:
-        line += (f"; compute {units.format_time(p.compute_s)}; exposed {units.format_time(p.exposed_s)}; step "
-                 f"{units.format_time(p.step_s)}; {p.speedup:.2f}x faster than without overlap")
+        line += (f"; compute {units.format_time(p.compute_s)}; pipeline bubble {units.format_time(p.bubble_s)} "
+                 f"({100 * p.bubble_s / p.compute_s:.1f} % of compute); exposed {units.format_time(p.exposed_s)}; "
+                 f"step {units.format_time(p.step_s)}; {p.speedup:.2f}x faster than without overlap")
     out.print(line)
+    if p.memory is not None:
+        out.print(memory_line(p.memory))
+    for warning in p.warnings:
+        out.print(f"[red]warning:[/red] {escape(warning)}")
     out.print()
+
+
+def memory_line(m) -> str:
+    gib = 2 ** 30
+    where = f" of {m.gpu_bytes / gib:.1f} GiB" if m.gpu_bytes else ""
+    return (f"memory per GPU {m.total_bytes / gib:.1f} GiB{where}: weights {m.weights_bytes / gib:.1f}, gradients "
+            f"{m.grads_bytes / gib:.1f}, optimizer {m.optimizer_bytes / gib:.1f}, activations "
+            f"{m.activations_bytes / gib:.1f} GiB" + ("" if m.fits is not False else "  [red]does not fit[/red]"))
 
 
 def print_plan_comparison(plans, best: int) -> None:
@@ -335,3 +348,24 @@ def bench_text(results) -> str:
 def write_results(results, json_path, csv_path) -> None:
     from collperf.results import write
     write(results, json_path, csv_path)
+
+
+def search_json(found) -> dict:
+    return {"considered": found.considered, "too_big": found.too_big, "seconds": found.seconds, "notes": found.notes,
+            "plans": [p.to_json() for p in found.plans]}
+
+
+def print_search(found) -> None:
+    out.print(f"{found.considered} layouts considered, {found.too_big} do not fit memory; "
+              f"{len(found.plans)} shown, fastest first ({found.seconds:.2f} s)")
+    for note in found.notes:
+        out.print(f"[dim]note: {escape(note)}[/dim]")
+    table = Table()
+    for column in ("#", "layout", "micro-batch x count", "step", "compute", "bubble", "exposed comm", "memory GiB"):
+        table.add_column(column, justify="left" if column == "layout" else "right")
+    for i, p in enumerate(found.plans):
+        mem = f"{p.memory.total_bytes / 2 ** 30:.1f}" if p.memory is not None else "-"
+        table.add_row(str(i + 1), p.layout.describe(), f"{p.model.micro_batch} x {p.layout.micro_batches}",
+                      units.format_time(p.step_s), units.format_time(p.compute_s or 0), units.format_time(p.bubble_s),
+                      units.format_time(p.exposed_s), mem)
+    out.print(table)

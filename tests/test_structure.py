@@ -1,0 +1,118 @@
+"""The request layer: the CLI is a thin shell over the API, importing collperf stays light, specs
+validate once with clear errors, and every command has an API function."""
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import collperf
+from collperf import api
+from collperf.cli import app
+from collperf.errors import UsageError
+from collperf.spec import DiagnoseSpec, LogSpec, NetworkSpec, PlanSpec
+
+CLI_DIR = Path(collperf.__file__).parent / "cli"
+ALLOWED = {"collperf.api", "collperf.spec", "collperf.units", "collperf.errors", "collperf.cli",
+           "collperf.cli.render", "collperf.cli.options", "collperf.cli.model_commands", "collperf.cli.run_commands",
+           "collperf.cli.log_commands", "collperf.cli.plan_command"}
+
+
+def _collperf_imports(path: Path) -> set[str]:
+    """Every collperf module a file imports, at any depth of the file (functions included)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("collperf"):
+            names = [f"{node.module}.{a.name}" for a in node.names]
+            found |= {n for n in names if n in ALLOWED} or {node.module}
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("collperf")}
+    return found
+
+
+def test_the_cli_imports_only_the_api_the_specs_rendering_and_units():
+    for path in CLI_DIR.glob("*.py"):
+        imported = _collperf_imports(path)
+        if path.name == "render.py":   # rendering may reach the writers of plots and result files
+            imported -= {"collperf.plots", "collperf.results"}
+        assert imported <= ALLOWED, f"{path.name} imports {sorted(imported - ALLOWED)}"
+
+
+def test_importing_collperf_loads_no_heavy_module():
+    """Counted from `python -X importtime`, not timed: the modules a bare import loads."""
+    out = subprocess.run([sys.executable, "-X", "importtime", "-c", "import collperf"], capture_output=True,
+                         text=True, check=True).stderr
+    loaded = {line.split("|")[-1].strip().split(".")[0] for line in out.splitlines() if "|" in line}
+    assert not loaded & {"matplotlib", "scipy", "networkx", "torch", "numpy", "rich", "typer"}
+
+
+def test_predict_loads_neither_plotting_nor_graphs_nor_torch():
+    code = ("import sys, io, contextlib; from collperf.cli import main; sys.argv = ['collperf', 'predict', "
+            "'allreduce', '-p', '8', '--latency', '5us', '--bandwidth', '50GB/s', '-s', '1M']\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    try: main()\n"
+            "    except SystemExit: pass\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('matplotlib', 'scipy', 'networkx', 'torch')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_network_spec_is_the_one_way_to_a_network_and_refuses_conflicts():
+    net = NetworkSpec(ranks=16, latency="10us", bandwidth="100GB/s").resolve()
+    assert (net.ranks, net.link.bandwidth_Bps) == (16, 100e9) and net.link.latency_s == pytest.approx(10e-6)
+    assert collperf.network(cluster="dgx-h100", nodes=2).ranks == 16
+    with pytest.raises(UsageError, match="--latency and --bandwidth describe a uniform link"):
+        NetworkSpec(cluster="dgx-h100", latency="5us", bandwidth="1GB/s")
+    with pytest.raises(UsageError, match="--cluster dgx-h100 and --profile p.json"):
+        NetworkSpec(cluster="dgx-h100", profile="p.json")
+    with pytest.raises(UsageError, match=r"ranks\(12\) is not a multiple of ranks_per_node\(8\)"):
+        NetworkSpec(ranks=12, cluster="dgx-h100").resolve()
+    with pytest.raises(UsageError, match="nodes 0"):
+        NetworkSpec(nodes=0)
+
+
+def test_specs_refuse_what_would_be_silently_ignored():
+    with pytest.raises(UsageError, match="--peak 50GB/s and a cluster"):
+        DiagnoseSpec(LogSpec(["x.txt"]), peak="50GB/s", network=NetworkSpec(cluster="dgx-a100"))
+    with pytest.raises(UsageError, match="--compute 2s and --flops 400TFLOPS"):
+        PlanSpec(compute="2s", flops="400TFLOPS")
+    with pytest.raises(UsageError, match="no log given"):
+        LogSpec([])
+
+
+def test_cli_reports_conflicting_network_options():
+    res = CliRunner().invoke(app, ["predict", "allreduce", "--cluster", "dgx-h100", "--latency", "5us"])
+    assert res.exit_code != 0 and "uniform link" in str(res.exception)
+
+
+def test_every_command_has_an_api_function():
+    commands = {c.name or c.callback.__name__ for c in app.registered_commands}
+    to_api = {"predict": "predict", "crossover": "crossover", "algorithms": "algorithms", "schedule": "verified_schedule",
+              "verify": "verify_all", "simulate": "simulate", "bench": "bench", "fit": "fit_tables",
+              "diagnose": "diagnose_logs", "plan": "plan_compare", "calibrate": "calibrate", "bound": "bound",
+              "validate": "validate"}
+    assert commands == set(to_api)
+    assert all(callable(getattr(api, f)) for f in to_api.values())
+    assert all(callable(getattr(api, f)) for f in ("testbed_up", "testbed_start", "testbed_status", "testbed_down"))
+
+
+def test_plan_custom_model_search_and_memory_from_the_cli():
+    runner = CliRunner()
+    res = runner.invoke(app, ["plan", "--params", "7e9", "--dp", "8", "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    assert doc["model"]["name"].startswith("custom") and doc["model"]["params"] == 7e9
+    assert doc["memory"]["total_bytes"] > 0
+    res = runner.invoke(app, ["plan", "--model", "70b", "--search", "--gpus", "64", "--global-batch", "64",
+                              "--flops", "400TFLOPS", "--top", "3", "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    steps = [p["step_s"] for p in doc["plans"]]
+    assert len(steps) == 3 and steps == sorted(steps) and doc["considered"] >= doc["too_big"]
+    assert all(p["memory"]["fits"] for p in doc["plans"])
+    res = runner.invoke(app, ["plan", "--search", "--gpus", "64"])
+    assert res.exit_code != 0 and "--global-batch" in str(res.exception)
