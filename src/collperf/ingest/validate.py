@@ -54,6 +54,8 @@ def is_whole(token: str) -> bool:
 def real(value, what: str, lo: float, hi: float, lo_open: bool = False) -> float:
     """A finite float in [lo, hi] (or (lo, hi]) from a text token or a JSON number."""
     if isinstance(value, str):
+        if value.lstrip("+-").lower() in ("nan", "inf", "infinity"):
+            raise BadValue(f"{what} {_show(value)} is not a finite number")
         if not is_number(value):
             raise BadValue(f"{what} {_show(value)} is not a number")
         x = float(value)
