@@ -86,8 +86,9 @@ def test_bad_rows_are_reported_and_skipped(name):
 
 
 @pytest.mark.parametrize("command", ["fit", "diagnose"])
-@pytest.mark.parametrize("name", ["01_wrong_inf.log", "10_csv_field_over_128KiB.log", "19_nccl_json_device_rank_object.log",
-                                  "27_busbw_inf_nan_n_half_cli_fit.log", "31_hang_redos_number_regex_30000_digits.log"])
+@pytest.mark.parametrize("name", ["01_wrong_inf.log", "10_csv_field_over_128KiB.log",
+                                  "19_nccl_json_device_rank_object.log", "27_busbw_inf_nan_n_half_cli_fit.log",
+                                  "31_hang_redos_number_regex_30000_digits.log"])
 def test_cli_exits_2_with_error_line(command, name, capsys, monkeypatch):
     from collperf import cli
     monkeypatch.setattr(sys, "argv", ["collperf", command, str(MALFORMED / name)])

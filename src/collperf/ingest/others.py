@@ -292,8 +292,9 @@ def _imb_table(source, name, procs, collective, ranks, columns, number) -> Table
     table = Table(f"{source} [{name} np={procs}]", collective or _IMB_NAMES.get(name or "", ""), procs or ranks)
     table.header.update(columns=columns, time_column=time_column, benchmark=name)
     if name in ("pingpong", "pingping", "sendrecv", "exchange"):
+        both = " (each rank sends it to both neighbours)" if name == "exchange" else ""
         table.notes.append(f"IMB {name}: point-to-point, read as sendrecv; size is the message, time from "
-                           f"{time_column}" + (" (each rank sends it to both neighbours)" if name == "exchange" else ""))
+                           f"{time_column}{both}")
     return table
 
 
