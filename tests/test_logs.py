@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from collperf import api
 from collperf.cli import app
+from collperf.errors import UsageError
 from collperf.diagnose import diagnose
 from collperf.fit import fit
 from collperf.ingest import IngestError, Row, Table, load, parse
@@ -233,3 +234,149 @@ def test_parsers_never_crash_on_mutated_logs(text, data):
             fit(t)
         except Exception as e:   # a fit may refuse too few rows, but only with a clear user error
             assert "usable row" in str(e)
+
+
+# --- issue 12 item 8: ingest fixes found on real logs ------------------------------------------------
+
+def test_legacy_error_rounding_is_not_a_wrong_result():
+    t = load(FIXTURES / "legacy_error_rounding.txt")[0]     # error 2e-07 on every row, footer 0 OK
+    assert all(r.max_error == pytest.approx(2e-7) and r.wrong == 0 for r in t.rows)
+    assert "correctness" not in {f.kind for f in diagnose(t).findings}
+    text = (FIXTURES / "legacy_error_rounding.txt").read_text()
+    # without the footer the type's tolerance decides: float accepts 1e-5, so 2e-07 is fine, 2e+00 is not
+    no_footer = text.replace("# Out of bounds values : 0 OK\n", "")
+    assert all(r.wrong == 0 for r in parse(no_footer)[0].rows)
+    failed = no_footer.replace("2e-07", "2e+00", 1)
+    assert [r.wrong for r in parse(failed)[0].rows[:3]] == [1, 0, 0]
+
+
+def test_legacy_alltoall_is_alltoall():
+    t = load(FIXTURES / "legacy_alltoall.txt")[0]
+    assert (t.collective, t.ranks) == ("alltoall", 8)
+
+
+def test_elided_device_lines_do_not_set_the_rank_count():
+    t = load(FIXTURES / "elided_devices.txt")[0]   # Rank 0, Rank 1, '...', Rank 15 on 16 ranks
+    assert t.ranks == 16 and t.nodes is None
+    assert any("elided" in n for n in t.notes) and any("inferred 16 from busbw/algbw" in n for n in t.notes)
+    gap = (FIXTURES / "elided_devices.txt").read_text().replace("#  ...\n", "")
+    assert parse(gap)[0].ranks == 16    # a gap in the rank numbers is an elision too
+    with pytest.raises(IngestError, match=r"--ranks 8 but the log says 16"):
+        load(FIXTURES / "elided_devices.txt", ranks=8)
+
+
+def test_imb_point_to_point_blocks_read_time_not_bandwidth():
+    pingpong, sendrecv, exchange = load(FIXTURES / "imb_p2p.txt")
+    assert pingpong.collective == sendrecv.collective == exchange.collective == "sendrecv"
+    # t[usec] of PingPong, t_avg[usec] of the others; the Mbytes/sec column is never a time
+    assert [r.time_s for r in pingpong.rows][-1] == pytest.approx(400e-6)
+    assert [r.time_s for r in sendrecv.rows][-1] == pytest.approx(435e-6)
+    assert [r.time_s for r in exchange.rows][-1] == pytest.approx(805e-6)
+    assert pingpong.rows[-1].algbw_GBps == pytest.approx(4194304 / 400e-6 / 1e9)
+
+
+def test_a_wide_dip_is_one_range_with_every_size():
+    d = diagnose(load(FIXTURES / "wide_dip.txt")[0])
+    dips = [f for f in d.findings if f.kind == "dip"]
+    assert len(dips) == 1
+    assert dips[0].sizes == [1 << k for k in range(24, 31)]     # 16 MiB .. 1 GiB, recovering at 2 GiB
+    assert "16 MiB to 1 GiB (7 size(s)" in dips[0].message
+
+
+# --- issue 20 / issue 11: no silent wrong answers ------------------------------------------------------
+
+CURRENT = (FIXTURES / "current_allreduce.txt").read_text()
+
+
+def _line_with(text: str, size: int) -> str:
+    return next(line for line in text.splitlines() if line.split()[:1] == [str(size)])
+
+
+def _replace_field(text: str, size: int, index: int, value: str) -> str:
+    line = _line_with(text, size)
+    fields = line.split()
+    fields[index] = value
+    return text.replace(line, "  ".join(fields))
+
+
+@pytest.mark.parametrize("value", ["-5.00", "0.00", "nan"])
+def test_negative_zero_or_nan_time_is_reported_not_judged(value):
+    size = int(_line_with(CURRENT, 134217728).split()[0])
+    t = parse(_replace_field(CURRENT, size, 5, value), "bad-time.txt")[0]
+    assert any("line" in s and "time (us)" in s for s in t.skipped)
+    d = diagnose(t, peak_Bps=110e9)
+    assert size not in [s.size for s in d.sizes]     # no verdict, 'excellent' or other, for that row
+    assert "skipped-lines" in {f.kind for f in d.findings}
+
+
+def test_fractional_wrong_in_current_format_is_not_zero():
+    t = parse(_replace_field(CURRENT, 8192, 8, "0.5"), "frac.txt")[0]
+    assert any("#wrong '0.5' is not a whole number" in s for s in t.skipped)
+    assert 8192 not in [r.size for r in t.placement("out-of-place")]
+
+
+def test_a_row_like_line_that_cannot_be_read_is_reported():
+    line = _line_with(CURRENT, 8)
+    t = parse(CURRENT.replace(line, "8x  2  float  sum  -1  20.0  0.00  0.00  0  20.0  0.00  0.00  0"), "x.txt")[0]
+    assert t.skipped and "not a row of the table" in t.skipped[0]     # the first row: before any row was read
+
+
+def test_time_and_algbw_that_disagree_are_flagged():
+    t = parse(_replace_field(CURRENT, 33554432, 6, "99.99"), "edit.txt")[0]
+    flagged = t.flagged()
+    assert [r.size for r in flagged] == [33554432] and "disagrees with size / time" in flagged[0].flags[0]
+    assert "inconsistent-rows" in {f.kind for f in diagnose(t).findings}
+    assert 33554432 not in fit(t).sizes     # a minority of flagged rows is left out of the fit
+
+
+def test_collective_inferred_only_when_every_row_agrees():
+    unnamed = "\n".join(l for l in CURRENT.splitlines() if "all_reduce_perf" not in l)
+    assert parse(unnamed, "u.txt")[0].collective == "allreduce"
+    # one row's busbw edited (its algbw still matches its time): the rows disagree on busbw/algbw
+    edited = _replace_field(unnamed, 8388608, 7, f"{float(_line_with(unnamed, 8388608).split()[6]) * 0.9:.2f}")
+    with pytest.raises(IngestError, match="pass --collective"):
+        parse(edited, "u.txt")
+    assert parse(edited, "u.txt", collective="allreduce")[0].flagged()   # named: flagged, not refused
+
+
+def test_two_tests_with_nbsp_and_tabs_keep_each_collective():
+    text = (FIXTURES / "two_tests.txt").read_text()
+    for odd in ("\xa0", "\t"):
+        a, b = parse(text.replace("Collective test starting: ", f"Collective{odd}test{odd}starting:{odd}"), "p.txt")
+        assert (a.collective, b.collective) == ("allreduce", "allgather")
+    # a second table whose name line was lost does not inherit the first table's collective
+    lost = text.replace("# Collective test starting: all_gather_perf", "#")
+    assert parse(lost, "p.txt")[1].header["collective_from"] != "log"
+
+
+def test_given_collective_that_the_ratio_contradicts_is_refused():
+    with pytest.raises(IngestError, match=r"--collective allgather does not fit this log.*matches allreduce"):
+        load(FIXTURES / "current_allreduce.txt", collective="allgather")
+    res = runner.invoke(app, ["fit", str(FIXTURES / "current_allreduce.txt"), "--collective", "allgather"])
+    assert res.exit_code != 0 and isinstance(res.exception, IngestError)
+
+
+def test_given_ranks_that_the_log_contradicts_are_refused():
+    with pytest.raises(IngestError, match=r"--ranks 3 but the log says 16 ranks"):
+        api.fit_logs(FIXTURES / "tagged_noise.txt", ranks=3)
+    assert load(FIXTURES / "tagged_noise.txt", ranks=16)[0].ranks == 16
+
+
+def test_two_row_log_is_refused_and_peak_uses_every_digit():
+    lines = CURRENT.splitlines()
+    rows = [i for i, l in enumerate(lines) if l.split()[:1] and l.split()[0].isdigit()]
+    two = "\n".join(l for i, l in enumerate(lines) if i not in rows[2:])
+    with pytest.raises(UsageError, match="2 usable row.*at least 3 sizes"):
+        fit(parse(two, "two.txt")[0])
+    small = "\n".join(l for i, l in enumerate(lines) if i not in rows[4:])   # busbw printed 0.00 .. 0.04
+    f = fit(parse(small, "small.txt")[0])
+    assert f.peak_busbw_GBps > 0      # size x factor / time, not the printed 0.00
+
+
+def test_osu_without_rank_count_does_not_call_algbw_busbw():
+    t = load(FIXTURES / "osu_allreduce.txt")[0]
+    assert t.ranks is None and all(r.busbw_GBps is None for r in t.rows)
+    assert any("busbw cannot be computed" in n for n in t.notes)
+    assert "no-busbw" in {f.kind for f in diagnose(t).findings}
+    t = load(FIXTURES / "osu_allreduce.txt", ranks=4)[0]
+    assert t.rows[-1].busbw_GBps == pytest.approx(t.rows[-1].algbw_GBps * 1.5)

@@ -16,7 +16,7 @@ import numpy as np
 from collperf import units
 from collperf.collectives import busbw_factor, get_collective
 from collperf.errors import UsageError
-from collperf.fit import Fit, fit
+from collperf.fit import Fit, fit, usable
 from collperf.ingest.table import Table
 from collperf.model.costs import coefficients
 from collperf.model.predict import Network, best, network_lower_bound
@@ -67,8 +67,8 @@ def diagnose(table: Table, peak_Bps: float | None = None, network: Network | Non
     own = fit(table)
     reference = model or own
     peak_GBps, peak_source = _peak(table, peak_Bps, network)
-    rows = sorted((r for r in table.placement("out-of-place") or table.placement("in-place") if r.size > 0),
-                  key=lambda r: r.size)
+    rows = sorted((r for r in table.placement("out-of-place") or table.placement("in-place")
+                   if r.size > 0 and usable(r)), key=lambda r: r.size)
     ideal, bound = _ideal_and_bound(table, network, peak_GBps, own, [r.size for r in rows])
     verdicts = []
     for i, r in enumerate(rows):
@@ -156,15 +156,7 @@ def _findings(table: Table, own: Fit, peak_GBps, rows) -> list[Finding]:
                              f"{table.footer.get('out_of_bounds', len(wrong))} {table.footer.get('status', '')}): "
                              "results were wrong, those times are meaningless and were left out of the fit", wrong))
     bus = [(r.size, r.busbw_GBps) for r in rows if r.busbw_GBps is not None]
-    top = max((b for _, b in bus), default=0)
-    # a dip: busbw well below the trend of its neighbours (their geometric mean), then recovering
-    dips = [bus[i][0] for i in range(1, len(bus) - 1)
-            if min(bus[i - 1][1], bus[i + 1][1]) >= 0.01 * top
-            and bus[i][1] < 0.75 * (bus[i - 1][1] * bus[i + 1][1]) ** 0.5]
-    if dips:
-        found.append(Finding("dip", "warning", "busbw falls and recovers at " + ", ".join(map(units.format_size, dips))
-                             + ": a protocol/algorithm switch at the wrong size, a noisy run or contention; rerun "
-                             "those sizes (-n more iterations) and check NCCL_ALGO/NCCL_PROTO", dips))
+    found.extend(_dips(bus))
     backwards = [rows[i - 1].size for i in range(1, len(rows)) if rows[i].time_s < 0.9 * rows[i - 1].time_s]
     if backwards:
         found.append(Finding("non-monotonic", "warning", "a larger size ran faster than "
@@ -197,7 +189,69 @@ def _findings(table: Table, own: Fit, peak_GBps, rows) -> list[Finding]:
     if table.header.get("old_algbw_convention"):
         found.append(Finding("convention", "info", "this log uses the pre-June-2020 all_gather/reduce_scatter "
                              "algbw convention (algbw = busbw); algbw was recomputed as size / time", []))
+    found.extend(_input_findings(table))
+    return found
+
+
+def _dips(bus: list[tuple[int, float]]) -> list[Finding]:
+    """Ranges of sizes where busbw falls below the level already reached and then recovers: one finding per
+    range, every size in it. A row is low when its busbw is under 75 % of the larger of the best busbw at
+    smaller sizes and the geometric mean of its two neighbours (the latter catches a one-size notch on the
+    rising part of the curve). A fall that never recovers is reported as its own kind (tail-drop)."""
+    found: list[Finding] = []
+    top = max((b for _, b in bus), default=0)
+    if top <= 0:
+        return found
+    low, best = [], 0.0
+    for i, (size, b) in enumerate(bus):
+        level = best
+        if 0 < i < len(bus) - 1 and min(bus[i - 1][1], bus[i + 1][1]) >= 0.01 * top:
+            level = max(level, (bus[i - 1][1] * bus[i + 1][1]) ** 0.5)
+        low.append(best >= 0.01 * top and b < 0.75 * level)
+        best = max(best, b)
+    i = 0
+    while i < len(bus):
+        if not low[i]:
+            i += 1
+            continue
+        j = i
+        while j + 1 < len(bus) and low[j + 1]:
+            j += 1
+        sizes = [bus[k][0] for k in range(i, j + 1)]
+        span = units.format_size(sizes[0]) + ("" if len(sizes) == 1 else f" to {units.format_size(sizes[-1])}")
+        if j + 1 < len(bus):
+            found.append(Finding("dip", "warning", f"busbw falls and recovers at {span} ({len(sizes)} size(s): "
+                                 + ", ".join(map(units.format_size, sizes)) + "): a protocol/algorithm switch at the "
+                                 "wrong size, a noisy run or contention; rerun those sizes (-n more iterations) and "
+                                 "check NCCL_ALGO/NCCL_PROTO", sizes))
+        else:
+            found.append(Finding("tail-drop", "warning", f"busbw falls at the largest size(s) {span} and does not "
+                                 "recover: memory pressure, a protocol limit or contention at large sizes; extend the "
+                                 "sweep (-e) or rerun", sizes))
+        i = j + 1
+    return found
+
+
+def _input_findings(table: Table) -> list[Finding]:
+    """What the reader could not use or does not trust: skipped lines, rows whose columns disagree,
+    rows with no usable time, a busbw that could not be computed."""
+    found: list[Finding] = []
     if table.skipped:
+        shown = "; ".join(table.skipped[:3])
         found.append(Finding("skipped-lines", "warning", f"{len(table.skipped)} line(s) could not be read and were "
-                             f"skipped: {table.skipped[0]}" + (" ..." if len(table.skipped) > 1 else ""), []))
+                             f"skipped: {shown}" + (" ..." if len(table.skipped) > 3 else ""), []))
+    flagged = [r for r in table.rows if getattr(r, "flags", None)]
+    if flagged:
+        found.append(Finding("inconsistent-rows", "warning", f"{len(flagged)} row(s) have columns that disagree with "
+                             f"each other (e.g. line {flagged[0].line}: {flagged[0].flags[0]}): a corrupted or hand-"
+                             "edited log; they are left out of the fit", sorted({r.size for r in flagged})))
+    unusable = [r for r in table.rows if not (isinstance(r.time_s, (int, float)) and np.isfinite(r.time_s)
+                                              and r.time_s > 0)]
+    if unusable:
+        found.append(Finding("bad-time", "error", f"{len(unusable)} row(s) have a time that is not a finite positive "
+                             f"number (e.g. {unusable[0].time_s!r} s at {unusable[0].size} B): left out of the fit "
+                             "and the verdicts", sorted({r.size for r in unusable})))
+    if not table.ranks and table.collective not in ("broadcast", "reduce", "sendrecv"):
+        found.append(Finding("no-busbw", "warning", "the rank count is unknown, so busbw (whose factor depends on it) "
+                             "is not known: the fit and the peak are in algbw; pass --ranks N", []))
     return found

@@ -24,6 +24,7 @@ from collperf.errors import UsageError
 from collperf.ingest.table import Table
 
 MIN_ROWS_PER_REGIME = 4
+MIN_ROWS = 3           # two points always fit a line: with fewer than three, R^2 and the regimes say nothing
 MAX_REGIMES = 6
 REGIME_GAIN = 0.5      # a further regime must at least halve the residual loss
 HUBER_KNEE = 0.05      # relative error where the loss turns from squared to linear
@@ -105,9 +106,21 @@ def _segment(x: np.ndarray, t: np.ndarray) -> tuple[float, float, float]:
     return float(alpha), float(beta), float(np.sum(loss))
 
 
-def _fit_rows(table: Table):
-    rows = [r for r in table.placement("out-of-place") or table.placement("in-place")
-            if r.size > 0 and r.time_s > 0 and not r.wrong]
+def usable(r) -> bool:
+    """A row the fit can use: a positive size, a finite positive time, no wrong results."""
+    return (r.size > 0 and isinstance(r.time_s, (int, float)) and math.isfinite(r.time_s) and r.time_s > 0
+            and not r.wrong)
+
+
+def _fit_rows(table: Table, notes: list[str] | None = None):
+    rows = [r for r in table.placement("out-of-place") or table.placement("in-place") if usable(r)]
+    # rows whose columns disagree (ingest.consistency) are left out while they are a minority
+    flagged = [r for r in rows if getattr(r, "flags", None)]
+    if flagged and 2 * len(flagged) < len(rows):
+        rows = [r for r in rows if not r.flags]
+        if notes is not None:
+            notes.append(f"{len(flagged)} row(s) whose columns disagree were left out of the fit (sizes "
+                         + ", ".join(str(r.size) for r in flagged[:5]) + (" ..." if len(flagged) > 5 else "") + ")")
     rows.sort(key=lambda r: r.size)
     # nccl-tests may print a size twice (e.g. two 0-byte rows); keep the first of each size
     unique = {}
@@ -117,11 +130,11 @@ def _fit_rows(table: Table):
 
 
 def fit(table: Table, max_regimes: int = MAX_REGIMES) -> Fit:
-    rows = _fit_rows(table)
-    if len(rows) < 2:
-        raise UsageError(f"{table.source}: {len(rows)} usable row(s) (size > 0, no wrong results): a fit needs at "
-                         "least 2 sizes")
-    notes = []
+    notes: list[str] = []
+    rows = _fit_rows(table, notes)
+    if len(rows) < MIN_ROWS:
+        raise UsageError(f"{table.source}: {len(rows)} usable row(s) (size > 0, a finite time > 0, no wrong results): "
+                         f"a fit needs at least {MIN_ROWS} sizes")
     factor = 1.0
     if table.collective and table.ranks:
         factor = busbw_factor(table.collective, table.ranks)
@@ -174,6 +187,11 @@ def fit(table: Table, max_regimes: int = MAX_REGIMES) -> Fit:
     single_pred = single.latency_s + x / (single.busbw_GBps * 1e9)
     fitted.single_median_error = float(np.median(np.abs((single_pred - times) / times)))
     fitted.peak_busbw_GBps, fitted.peak_size, fitted.n_half_bytes = _peak(rows, factor)
+    if fitted.r2 < 0.9:
+        notes.append(f"R2 {fitted.r2:.2f} on log time: the alpha-beta model does not describe these rows "
+                     "(too few sizes, or noise larger than the trend)")
+    if all(math.isinf(r.busbw_GBps) for r in regimes):
+        notes.append("no bandwidth term shows: the sizes are too small (latency-bound throughout) to fit a bandwidth")
     return fitted
 
 
@@ -184,8 +202,9 @@ def _regime(sizes, i, j, segment) -> Regime:
 
 def _peak(rows, factor: float) -> tuple[float, int, float | None]:
     """Peak measured busbw, the size where it occurs, and n1/2: the size that first reaches half of it
-    (interpolated in log size between the bracketing rows)."""
-    bus = [(r.size, r.busbw_GBps if r.busbw_GBps is not None else r.size * factor / r.time_s / 1e9) for r in rows]
+    (interpolated in log size between the bracketing rows). busbw is size x factor / time, not the printed
+    column: the same number with every digit (a printed 0.00 at small sizes is not a zero bandwidth)."""
+    bus = [(r.size, r.size * factor / r.time_s / 1e9) for r in rows]
     peak_size, peak = max(bus, key=lambda sb: sb[1])
     if peak <= 0:
         return 0.0, int(peak_size), None

@@ -20,14 +20,16 @@ def load(path, collective: str | None = None, ranks: int | None = None) -> list[
         raise IngestError(f"log file {str(path)!r} does not exist") from None
     except IsADirectoryError:
         raise IngestError(f"{path} is a directory: give a log file") from None
+    except OSError as e:
+        raise IngestError(f"cannot read log file {str(path)!r}: {e.strerror or e}") from None
     return parse(text, str(path), collective, ranks)
 
 
 def parse(text: str, source: str = "<log>", collective: str | None = None, ranks: int | None = None) -> list[Table]:
     if collective is not None:
         collective = get_collective(collective).name
-    if ranks is not None and ranks < 1:
-        raise IngestError(f"ranks {ranks} is not a positive number")
+    if ranks is not None and (isinstance(ranks, bool) or not isinstance(ranks, int) or ranks < 1):
+        raise IngestError(f"ranks {ranks!r} is not a positive whole number: expected --ranks >= 1")
     stripped = text.lstrip()
     if not stripped:
         raise IngestError(f"{source}: the file is empty")
@@ -36,6 +38,9 @@ def parse(text: str, source: str = "<log>", collective: str | None = None, ranks
             doc = json.loads(stripped)
         except json.JSONDecodeError as e:
             raise IngestError(f"{source}, line {e.lineno}: broken JSON ({e.msg})") from None
+        except (ValueError, RecursionError) as e:   # a 4301-digit integer, nesting deeper than Python's stack
+            raise IngestError(f"{source}: unreadable JSON ({str(e)[:80]}): expected nccl-tests -J output or "
+                              "collperf bench --json") from None
         tables = others.parse_json(doc, source, collective)
     elif stripped.startswith("algorithm,size,count"):
         tables = others.parse_collperf_csv(text, source, collective, ranks)
@@ -49,7 +54,24 @@ def parse(text: str, source: str = "<log>", collective: str | None = None, ranks
         raise IngestError(f"{source}: not a log collperf can read: expected nccl-tests output (text or -J JSON), "
                           "collperf bench JSON/CSV, OSU or Intel MPI Benchmarks output")
     for t in tables:
-        if ranks is not None and t.ranks is None:
-            t.ranks = ranks
-            t.notes.append(f"rank count {ranks} given on the command line")
+        _given_ranks(t, ranks)
     return tables
+
+
+def _given_ranks(t: Table, ranks: int | None) -> None:
+    """--ranks fills a rank count the log lacks; it never silently loses against one the log states."""
+    if ranks is None or t.ranks == ranks:
+        return
+    if t.ranks is not None:
+        where = t.header.get("ranks_from", "the log")
+        raise IngestError(f"{t.source}: --ranks {ranks} but the log says {t.ranks} ranks (from {where}): leave --ranks "
+                          "out, or check that this is the log you meant")
+    at_least = t.header.get("ranks_at_least")
+    if at_least and ranks < at_least:
+        raise IngestError(f"{t.source}: --ranks {ranks} but the device lines list rank {at_least - 1}: expected "
+                          f"--ranks >= {at_least}")
+    t.ranks = ranks
+    t.notes.append(f"rank count {ranks} given on the command line")
+    if t.header.get("collective_from") == "given" or t.collective:
+        from collperf.ingest import consistency
+        consistency.check_factor(t)

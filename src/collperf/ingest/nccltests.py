@@ -11,22 +11,28 @@ from __future__ import annotations
 
 import re
 
-from collperf.collectives import COLLECTIVES, PROGRAMS, algbw
+from collperf.collectives import COLLECTIVES, PROGRAMS
+from collperf.ingest import consistency, validate as v
 from collperf.ingest.table import IngestError, Row, Table
 
+# Every pattern here is linear in its input: literal anchors, and no two adjacent quantifiers that can
+# share characters. Numbers are recognised by validate.is_number (no regex: issue 20's ReDoS).
 _PREFIX = re.compile(r"^\s*\[\d+,\d+\]<std(?:out|err)>:\s?")
 # program name without `_perf` -> collective: one per collective (collectives.py), plus the nccl-tests
 # programs that measure a collective under another name (alltoallv_perf, hypercube_perf: an allgather)
 _COLLECTIVE = {program.removesuffix("_perf"): c.name for program, c in PROGRAMS.items()} | \
     {"alltoallv": "alltoall", "hypercube": "allgather"}
 _BINARY = re.compile(r"\b(" + "|".join(sorted(_COLLECTIVE, key=len, reverse=True)) + r")_perf")
-_DEVICE = re.compile(r"Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[[^\]]*\]\s*(.*)")
-_FLAGS = re.compile(r"nThread\s+(\d+)\s+nGpus\s+(\d+)\s+minBytes\s+(\d+)\s+maxBytes\s+(\d+)(.*)")
-_NUMBER = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+_DEVICE = re.compile(r"Rank (\S+) (?:Group \S+ )?Pid \S+ on (\S+) device (\S+) \[[^\]]*\] ?(.*)")
+_FLAGS = re.compile(r"nThread (\S+) nGpus (\S+) minBytes \S+ maxBytes \S+(.*)")
 _NOISE = re.compile(r"NCCL (INFO|WARN)|^\s*\S+:\d+:\d+ \[\d+\]|mpirun|WARNING|warning|Warning|^\s*--|"
                     r"^\s*\*|^\s*(ubuntu|root)@|^\s*\$|Authorization|xpmem|btl|pml|orte|prterun|plm:")
 DTYPES = {"int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "float", "double", "bfloat16",
           "f8e4m3", "f8e5m2", "fp8_e4m3", "fp8_e5m2"}
+# Largest |error| a legacy (pre-2.13) nccl-tests run accepted per type: DeltaMaxValue() in its src/common.cu
+# (half 5e-2, float 1e-5, double 1e-12, integer types exact). A larger value counted as an out-of-bounds test.
+_DELTA_MAX = {"half": 5e-2, "bfloat16": 5e-2, "float": 1e-5, "double": 1e-12}
+_ELISION = ("...", "\u2026")
 
 
 def looks_like(text: str) -> bool:
@@ -34,22 +40,26 @@ def looks_like(text: str) -> bool:
 
 
 def _clean(line: str) -> str:
-    line = _PREFIX.sub("", line)
-    return line.strip()
+    """Without the mpirun tag, every run of whitespace (tabs, NBSP, other unicode spaces) one space."""
+    return " ".join(_PREFIX.sub("", line).split())
 
 
-def _number(token: str) -> bool:
-    return bool(_NUMBER.match(token))
+def _numberish(token: str) -> bool:
+    """Looks like a number (a long run of digits too, so that it is reported rather than ignored)."""
+    return v.is_number(token) or (token.isascii() and token.isdigit())
 
 
 def parse(text: str, source: str = "<log>", collective: str | None = None) -> list[Table]:
     """Every test in an nccl-tests log, as Tables."""
     lines = text.splitlines()
-    file_binary = next((m.group(0) for m in map(_BINARY.search, lines) if m), None)
+    binaries = {m.group(0) for m in map(_BINARY.search, lines) if m}
+    # a table that does not name its test inherits the file's only test, never one of several
+    file_binary = binaries.pop() if len(binaries) == 1 else None
     tables: list[Table] = []
     current = Table(source)
     layout: dict | None = None
     pending_header: dict = {}
+    orphans: list[str] = []
 
     def finish():
         nonlocal current
@@ -57,9 +67,10 @@ def parse(text: str, source: str = "<log>", collective: str | None = None) -> li
             if not current.footer:
                 current.notes.append("the table has no footer (Out of bounds / Avg bus bandwidth): the log may be "
                                      "truncated")
+            _legacy_wrong(current)
             tables.append(current)
-        elif current.skipped and tables:
-            tables[-1].skipped.extend(current.skipped)
+        elif current.skipped:
+            (tables[-1].skipped if tables else orphans).extend(current.skipped)
         current = Table(source)
         current.header.update({k: v for k, v in pending_header.items()})
 
@@ -72,7 +83,7 @@ def parse(text: str, source: str = "<log>", collective: str | None = None) -> li
             pending_header["nccl_tests_version"] = m.group(1)
             current.header["nccl_tests_version"] = m.group(1)
             continue
-        if m := re.match(r"Collective test starting:\s*(\S+)", body):
+        if m := re.match(r"Collective test starting: ?(\S+)", body):
             if current.rows:
                 finish()
             current.header["binary"] = m.group(1)
@@ -85,28 +96,44 @@ def parse(text: str, source: str = "<log>", collective: str | None = None) -> li
             if current.rows:
                 finish()
             current.header["flags"] = body
-            current.header["nthreads"], current.header["ngpus"] = int(m.group(1)), int(m.group(2))
+            try:
+                current.header["nthreads"] = v.whole(m.group(1), "nThread", 1, v.MAX_RANK)
+                current.header["ngpus"] = v.whole(m.group(2), "nGpus", 1, v.MAX_RANK)
+            except v.BadValue as e:
+                current.skipped.append(f"line {number}: {e}: expected '# nThread N nGpus N minBytes ...'")
             continue
         if m := _DEVICE.search(body):
             if current.rows:
                 finish()
-            current.header.setdefault("devices", []).append(
-                {"rank": int(m.group(1)), "host": m.group(2), "device": int(m.group(3)), "gpu": m.group(4).strip()})
+            try:
+                device = {"rank": v.whole(m.group(1), "device line rank", 0, v.MAX_RANK), "host": m.group(2),
+                          "device": v.whole(m.group(3), "device index", 0, v.MAX_RANK), "gpu": m.group(4).strip()}
+            except v.BadValue as e:
+                current.skipped.append(f"line {number}: {e}: expected '#  Rank N Group N Pid N on HOST device N ...'")
+            else:
+                current.header.setdefault("devices", []).append(device)
+            continue
+        if body in _ELISION and current.header.get("devices") and not current.rows:
+            current.header["devices_elided"] = True
             continue
         if "size" in body.split() and "time" in body.split():
             if current.rows:
                 finish()
             layout = _layout(body.split())
+            current.header["columns"] = layout["preamble"]
             continue
-        if m := re.match(r"Out of bounds values\s*:\s*(\d+)\s*(\w*)", body):
-            current.footer["out_of_bounds"] = int(m.group(1))
-            current.footer["status"] = m.group(2)
-            continue
-        if m := re.match(r"Avg bus bandwidth\s*:\s*(\S+)", body):
+        if m := re.match(r"Out of bounds values ?: ?(\S+) ?(\w*)", body):
             try:
-                current.footer["avg_busbw_GBps"] = float(m.group(1))
-            except ValueError:
-                current.skipped.append(f"line {number}: unreadable Avg bus bandwidth {m.group(1)!r}")
+                current.footer["out_of_bounds"] = v.whole(m.group(1), "Out of bounds values", 0, 1 << 63)
+                current.footer["status"] = m.group(2)
+            except v.BadValue as e:
+                current.skipped.append(f"line {number}: {e}: expected '# Out of bounds values : N OK|FAILED'")
+            continue
+        if m := re.match(r"Avg bus bandwidth ?: ?(\S+)", body):
+            try:
+                current.footer["avg_busbw_GBps"] = v.real(m.group(1), "Avg bus bandwidth", 0, v.MAX_BANDWIDTH_GBPS)
+            except v.BadValue as e:
+                current.skipped.append(f"line {number}: {e}: expected '# Avg bus bandwidth : GB/s'")
             continue
         if body.startswith("Collective test concluded"):
             current.footer["concluded"] = True
@@ -114,19 +141,23 @@ def parse(text: str, source: str = "<log>", collective: str | None = None) -> li
         if line.startswith("#") or (body.startswith("(B)")):
             continue
         tokens = body.split()
-        if len(tokens) >= 2 and _number(tokens[0]) and "." not in tokens[0] and _number(tokens[1]):
+        if len(tokens) >= 2 and _numberish(tokens[0]) and _numberish(tokens[1]):
             row_or_why = _row(tokens, layout, number)
             if isinstance(row_or_why, str):
                 current.skipped.append(f"line {number}: {row_or_why}: {raw.strip()[:80]!r}")
             else:
                 current.rows.extend(row_or_why)
             continue
-        if current.rows and not _NOISE.search(line) and len(tokens) > 3:
+        # under a column header, a line that is neither noise nor a row is reported, never dropped
+        if (current.rows or layout is not None) and not _NOISE.search(line) and len(tokens) > 3:
             current.skipped.append(f"line {number}: not a row of the table: {raw.strip()[:80]!r}")
     finish()
     if not tables:
+        why = f"; {orphans[0]}" if orphans else ""
         raise IngestError(f"{source}: no nccl-tests result rows found (expected lines of "
-                          "'size count type redop root time algbw busbw #wrong ...' under a column header)")
+                          f"'size count type redop root time algbw busbw #wrong ...' under a column header){why}")
+    if orphans:
+        tables[0].skipped[:0] = orphans
     for t in tables:
         _identify(t, collective, file_binary)
     return tables
@@ -137,6 +168,25 @@ def _layout(header: list[str]) -> dict:
     names = [h.lower() for h in header]
     return {"legacy": "error" in names, "per_iter": "i_min" in names, "timestamp": "timestamp" in names,
             "preamble": names[:names.index("time")] if "time" in names else []}
+
+
+def _resolution(token: str) -> float:
+    """Half a unit in the last printed digit of a number token (what rounding may have taken off)."""
+    mantissa, _, exponent = token.lower().partition("e")
+    decimals = len(mantissa.partition(".")[2])
+    scale = 10.0 ** int(exponent) if exponent else 1.0
+    return 0.5 * 10.0 ** -decimals * scale
+
+
+def _time_vs_algbw(size: int, time_text: str, time_us: float, alg_text: str, algbw: float) -> str | None:
+    """Why the printed algbw is not size / time within the printed digits (nccl-tests: algbw = size / 1e9 / s)."""
+    dt, da = _resolution(time_text), _resolution(alg_text)
+    lo = size / (time_us + dt) / 1e3 - da
+    hi = (size / (time_us - dt) / 1e3 if time_us > dt else float("inf")) + da
+    if lo * 0.99 - 1e-9 <= algbw <= hi * 1.01 + 1e-9:
+        return None
+    return (f"algbw {alg_text} GB/s disagrees with size / time = {size / time_us / 1e3:.4g} GB/s "
+            f"(size {size} B, time {time_text} us)")
 
 
 def _row(tokens: list[str], layout: dict | None, number: int):
@@ -154,53 +204,58 @@ def _row(tokens: list[str], layout: dict | None, number: int):
     else:
         return "too few or too many fields for an nccl-tests row"
     try:
-        size, count = int(preamble[0]), int(preamble[1])
-    except ValueError:
-        return "size and count are not whole numbers"
+        size, count = v.size_bytes(preamble[0]), v.whole(preamble[1], "count", 0, v.MAX_COUNT)
+        roots = [v.whole(t, "root", -1, v.MAX_RANK) for t in preamble[2:] if t.lstrip("+-").isdigit()]
+    except v.BadValue as e:
+        return str(e)
     dtype = next((t for t in preamble[2:] if t in DTYPES), "")
     op = next((t for t in preamble[2:] if t.isalpha() and t not in DTYPES), "")
-    roots = [t for t in preamble[2:] if re.match(r"^-?\d+$", t)]
     rows = []
     for h in range(halves):
         fields = tokens[len(preamble) + h * group: len(preamble) + (h + 1) * group]
         time_text, alg_text, bus_text, wrong_text = fields[:4]
+        if time_text == "N/A":   # a placement that was not run (collperf bench writes N/A for all four)
+            continue
         try:
-            time_us = float(time_text)
-            algbw = None if alg_text == "N/A" else float(alg_text)
-            busbw = None if bus_text == "N/A" else float(bus_text)
-        except ValueError:
-            return f"unreadable time or bandwidth ({time_text!r}, {alg_text!r}, {bus_text!r})"
-        wrong = _wrong(wrong_text, layout["legacy"])
-        if wrong == "bad":
-            return f"unreadable #wrong/error field {wrong_text!r}"
-        rows.append(Row(size, time_us * 1e-6, algbw, busbw, wrong, ("out-of-place", "in-place")[h], count, dtype, op,
-                        int(roots[0]) if roots else None, number))
-    return rows
+            time_us = v.time_us(time_text)
+            algbw, busbw = v.bandwidth(alg_text, "algbw"), v.bandwidth(bus_text, "busbw")
+            if layout["legacy"]:
+                error = None if wrong_text == "N/A" else v.real(wrong_text, "error", 0.0, float("inf"))
+                wrong = None
+            else:
+                error, wrong = None, v.wrong_count(wrong_text)
+        except v.BadValue as e:
+            return str(e)
+        row = Row(size, time_us * 1e-6, algbw, busbw, wrong, ("out-of-place", "in-place")[h], count, dtype, op,
+                  roots[0] if roots else None, number, error)
+        if algbw is not None and (why := _time_vs_algbw(size, time_text, time_us, alg_text, algbw)):
+            row.flags.append(why)
+        rows.append(row)
+    return rows or "neither placement has a time"
 
 
-def _wrong(text: str, legacy: bool):
-    if text == "N/A":
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        return "bad"
-    if legacy:   # the legacy column is the max absolute error, not a count
-        return 0 if value == 0 else 1
-    return int(value)
+def _legacy_wrong(t: Table) -> None:
+    """Legacy tables print max |error|, not a count: a test was wrong when it exceeded the type's tolerance."""
+    legacy = [r for r in t.rows if r.max_error is not None]
+    if not legacy:
+        return
+    footer_ok = t.footer.get("out_of_bounds") == 0
+    for r in legacy:
+        r.wrong = 0 if footer_ok or r.max_error <= _DELTA_MAX.get(r.dtype, 0.0) else 1
+    if any(r.max_error > 0 for r in legacy):
+        t.notes.append("legacy 'error' column is the largest |error|, not a count: "
+                       + ("the footer says 0 out-of-bounds, so non-zero values are rounding within tolerance"
+                          if footer_ok else "values above the type's tolerance (nccl-tests DeltaMaxValue: half "
+                          "5e-2, float 1e-5, double 1e-12, integers 0) count as wrong"))
 
 
 def _identify(t: Table, collective: str | None, file_binary: str | None) -> None:
     """The collective, rank and node counts: stated, else inferred (and the inference noted)."""
-    devices = t.header.get("devices", [])
-    if devices:
-        t.ranks = len({d["rank"] for d in devices})
-        t.nodes = len({d["host"] for d in devices})
-        t.header["gpus"] = sorted({d["gpu"] for d in devices})
-        t.header["hosts"] = sorted({d["host"] for d in devices})
+    _ranks_from_devices(t)
     binary = t.header.get("binary") or file_binary
     name = _BINARY.search(binary).group(1) if binary and _BINARY.search(binary) else None
     t.collective = collective or (_COLLECTIVE[name] if name else "")
+    t.header["collective_from"] = "given" if collective else ("log" if name else "inferred")
     if not t.collective:
         t.collective = _guess_collective(t)
         t.notes.append(f"collective not stated in the log; inferred {t.collective} from the columns "
@@ -210,24 +265,47 @@ def _identify(t: Table, collective: str | None, file_binary: str | None) -> None
         inferred = _ranks_from_ratio(t.collective, ratio)
         if inferred:
             t.ranks = inferred
-            t.notes.append(f"rank count not in the log (no device lines); inferred {inferred} from busbw/algbw = "
-                           f"{ratio:.4f}")
-    if t.collective in ("allgather", "reducescatter") and ratio is not None and abs(ratio - 1) < 0.005 \
+            t.header["ranks_from"] = "busbw/algbw"
+            why = "device lines elided with '...'" if t.header.get("devices_elided") else "no device lines"
+            t.notes.append(f"rank count not in the log ({why}); inferred {inferred} from busbw/algbw = {ratio:.4f}")
+    # a table-wide convention: every row's algbw is off by (n-1)/n, so look at the flagged rows too
+    whole_table = consistency.ratio_of(t, flagged=True)
+    if t.collective in ("allgather", "reducescatter") and whole_table and abs(whole_table[0] - 1) < 0.005 \
             and (t.ranks or 0) > 1:
         t.header["old_algbw_convention"] = True
         t.notes.append("busbw equals algbw: the pre-June-2020 nccl-tests convention for all_gather/reduce_scatter "
                        "(algbw printed as size x (n-1)/n / time); algbw recomputed as size / time")
         for r in t.rows:
-            if r.time_s > 0:
-                r.algbw_GBps = float(algbw(r.size, r.time_s)) / 1e9
+            r.flags = [f for f in r.flags if not f.startswith("algbw")]
+            r.algbw_GBps = r.size / r.time_s / 1e9
+    else:
+        consistency.check_factor(t)
+    consistency.note_flags(t)
+
+
+def _ranks_from_devices(t: Table) -> None:
+    """Ranks and nodes from the device lines, unless lines were elided ('...' or a gap in the rank numbers)."""
+    devices = t.header.get("devices", [])
+    if not devices:
+        return
+    ranks = {d["rank"] for d in devices}
+    t.header["gpus"] = sorted({d["gpu"] for d in devices})
+    t.header["hosts"] = sorted({d["host"] for d in devices})
+    if t.header.get("devices_elided") or ranks != set(range(len(ranks))):
+        t.header["devices_elided"] = True
+        t.header["ranks_at_least"] = max(ranks) + 1
+        t.notes.append(f"device lines are elided (ranks listed: {len(ranks)}, highest {max(ranks)}): the rank and "
+                       "node counts are not read from them")
+        return
+    t.ranks = len(ranks)
+    t.nodes = len(t.header["hosts"])
+    t.header["ranks_from"] = "device lines"
 
 
 def _bus_ratio(t: Table) -> float | None:
     """busbw / algbw read from the rows with the most printed digits (the largest algbw)."""
-    best = max((r for r in t.rows if r.algbw_GBps and r.busbw_GBps), key=lambda r: r.algbw_GBps, default=None)
-    if best is None or best.algbw_GBps < 0.1:
-        return None
-    return best.busbw_GBps / best.algbw_GBps
+    found = consistency.ratio_of(t)
+    return found[0] if found else None
 
 
 def _ranks_from_ratio(collective: str, ratio: float) -> int | None:
@@ -241,9 +319,17 @@ def _ranks_from_ratio(collective: str, ratio: float) -> int | None:
 
 
 def _guess_collective(t: Table) -> str:
+    """From ops, roots, the preamble and busbw/algbw, and only when every row agrees on busbw/algbw."""
+    found = consistency.ratio_of(t)
+    ratio = found[0] if found else None
+    if found and (odd := consistency.disagreeing(t, found[0], found[1])):
+        r = odd[0]
+        raise IngestError(f"{t.source}, line {r.line}: the log does not name its test and busbw/algbw differs "
+                          f"between rows ({r.busbw_GBps:g}/{r.algbw_GBps:g} here, {ratio:.4f} at the largest algbw): "
+                          "cannot infer the collective; pass --collective")
+    ratio = ratio or 0
     ops = {r.op for r in t.rows if r.op and r.op != "none"}
     roots = {r.root for r in t.rows if r.root is not None}
-    ratio = _bus_ratio(t) or 0
     if ops:
         if roots and roots != {-1}:
             return "reduce"
@@ -251,4 +337,7 @@ def _guess_collective(t: Table) -> str:
             else "reducescatter"
     if roots and roots != {-1}:
         return "broadcast"
+    # legacy alltoall: the header names a redop column that its rows leave empty (allgather has none)
+    if "redop" in t.header.get("columns", []) and not roots:
+        return "alltoall"
     return "allgather"

@@ -3,90 +3,192 @@
 from __future__ import annotations
 
 import csv
-import io
 import re
 
+from collperf.collectives import COLLECTIVES
+from collperf.ingest import consistency, validate as v
 from collperf.ingest.nccltests import _BINARY, _COLLECTIVE
 from collperf.ingest.table import IngestError, Row, Table
 
 # --- nccl-tests -J and collperf bench JSON ---------------------------------------------------------
+# Shapes (validate.check): nccl-tests -J (reference/nccl-tests-format.md 4.4) and collperf's results.to_json.
+_BW = ("number", None, "string")            # a number, null or "N/A" (checked by validate.bandwidth)
+_MEASURE = {"time?": "number", "cpu_time?": "number", "alg_bw?": _BW, "bus_bw?": _BW, "nwrong?": ("integer", None,
+                                                                                                  "number", "string")}
+_NCCL_DOC = {"results": ["any"], "args?": ["any"], "version?": "any", "nccl_version?": "any",
+             "config?": {"devices?": [{"rank?": "integer", "hostname?": ("string", "number"),
+                                       "device_info?": ("string", None)}]}}
+_NCCL_RESULT = {"size": "number", "count?": ("number", None), "type?": ("string", None), "redop?": ("string", None),
+                "root?": ("number", None), "out_of_place?": (_MEASURE, None), "in_place?": (_MEASURE, None)}
+_COLLPERF_DOC = {"version": "string", "collective": "string", "ranks": "integer", "results": ["any"]}
+_COLLPERF_RESULT = {"algorithm": "string", "size": "number", "count?": ("number", None), "type?": ("string", None),
+                    "redop?": ("string", None), "root?": ("number", None),
+                    "out_of_place?": ({"time": "number", "alg_bw": _BW, "bus_bw": _BW,
+                                       "nwrong?": ("integer", None, "number")}, None),
+                    "in_place?": ({"time": "number", "alg_bw": _BW, "bus_bw": _BW,
+                                   "nwrong?": ("integer", None, "number")}, None)}
 
 
-def parse_json(doc: dict, source: str, collective: str | None = None) -> list[Table]:
+def _shape(doc, shape, source: str, path: str = "$") -> None:
+    try:
+        v.check(doc, shape, path)
+    except v.BadValue as e:
+        raise IngestError(f"{source}: JSON {e}") from None
+
+
+def parse_json(doc, source: str, collective: str | None = None) -> list[Table]:
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
         raise IngestError(f"{source}: JSON without a 'results' list: expected nccl-tests -J output or collperf bench --json")
     if doc.get("version") == "collperf":
-        return _collperf_json(doc, source)
+        return _collperf_json(doc, source, collective)
+    _shape(doc, _NCCL_DOC, source)
     table = Table(source)
-    config = doc.get("config", {})
-    devices = config.get("devices", [])
+    devices = (doc.get("config") or {}).get("devices") or []
     if devices:
-        table.ranks = len({d.get("rank") for d in devices})
-        table.nodes = len({d.get("hostname") for d in devices})
+        ranks = {d.get("rank") for d in devices}
+        if ranks == set(range(len(ranks))):
+            table.ranks = len(ranks)
+            table.nodes = len({str(d.get("hostname")) for d in devices})
+        else:
+            table.notes.append(f"config.devices lists ranks {sorted(r for r in ranks if r is not None)[:8]}: not "
+                               "0..n-1, so the rank count is not read from it")
         table.header["hosts"] = sorted({str(d.get("hostname")) for d in devices})
-        table.header["gpus"] = sorted({str(d.get("device_info", "")) for d in devices})
+        table.header["gpus"] = sorted({str(d.get("device_info") or "") for d in devices})
     table.header["nccl_tests_version"] = doc.get("version")
     table.header["nccl_version"] = doc.get("nccl_version")
-    argv = " ".join(map(str, doc.get("args", [])))
+    argv = " ".join(map(str, doc.get("args") or []))
     name = _BINARY.search(argv)
     table.collective = collective or (_COLLECTIVE[name.group(1)] if name else "")
+    table.header["collective_from"] = "given" if collective else "log"
     if not table.collective:
         raise IngestError(f"{source}: cannot tell the collective from the JSON's args; pass --collective")
     for i, r in enumerate(doc["results"]):
-        for key, placement in (("out_of_place", "out-of-place"), ("in_place", "in-place")):
-            m = r.get(key)
-            if not m:
-                continue
-            try:
-                time_us = float(m.get("time", m.get("cpu_time")))
-                table.rows.append(Row(int(r["size"]), time_us * 1e-6, _f(m.get("alg_bw")), _f(m.get("bus_bw")),
-                                      _wrong(m.get("nwrong")), placement, r.get("count"), str(r.get("type", "")),
-                                      str(r.get("redop", "")), r.get("root"), i + 1))
-            except (KeyError, TypeError, ValueError) as e:
-                table.skipped.append(f"result {i + 1} {key}: unreadable ({e})")
+        where = f"$.results[{i}]"
+        try:
+            v.check(r, _NCCL_RESULT, where)
+            for key, placement in (("out_of_place", "out-of-place"), ("in_place", "in-place")):
+                m = r.get(key)
+                if m:
+                    time = m["time"] if "time" in m else m.get("cpu_time")
+                    table.rows.append(_json_row(r, m, time, placement, f"{where}.{key}", i + 1))
+        except v.BadValue as e:
+            table.skipped.append(f"{e}")
     if not table.rows:
-        raise IngestError(f"{source}: the JSON has no readable results")
+        why = f": {table.skipped[0]}" if table.skipped else ""
+        raise IngestError(f"{source}: the JSON has no readable results{why}")
+    consistency.check_factor(table)
+    consistency.note_flags(table)
     return [table]
 
 
-def _collperf_json(doc: dict, source: str) -> list[Table]:
+def _json_row(r: dict, m: dict, time, placement: str, where: str, index: int) -> Row:
+    """One measurement of a JSON result, every number range-checked (BadValue names the JSON path)."""
+    try:
+        if time is None:
+            raise v.BadValue("no 'time' (us)")
+        for key in ("alg_bw", "bus_bw"):   # JSON carries numbers; a string other than N/A is a broken writer
+            if isinstance(m.get(key), str) and m[key] != "N/A":
+                raise v.BadValue(f"{key} {m[key][:20]!r} is a string: expected a number, null or 'N/A'")
+        row = Row(v.size_bytes(r["size"]), v.time_us(time) * 1e-6, v.bandwidth(m.get("alg_bw"), "alg_bw"),
+                  v.bandwidth(m.get("bus_bw"), "bus_bw"), v.wrong_count(m.get("nwrong")), placement,
+                  None if r.get("count") is None else v.whole(r["count"], "count", 0, v.MAX_COUNT),
+                  str(r.get("type") or ""), str(r.get("redop") or ""),
+                  None if r.get("root") is None else v.whole(r["root"], "root", -1, v.MAX_RANK), index)
+    except v.BadValue as e:
+        raise v.BadValue(f"{where}: {e}") from None
+    if row.algbw_GBps is not None:
+        exact = row.size / row.time_s / 1e9
+        if abs(row.algbw_GBps - exact) > 0.005 + 1e-3 * exact:
+            row.flags.append(f"alg_bw {row.algbw_GBps:g} GB/s disagrees with size / time = {exact:.4g} GB/s")
+    return row
+
+
+def _collperf_json(doc: dict, source: str, collective: str | None = None) -> list[Table]:
+    _shape(doc, _COLLPERF_DOC, source)
+    if doc["collective"] not in COLLECTIVES or doc["ranks"] < 1:
+        raise IngestError(f"{source}: JSON $.collective {doc['collective']!r} / $.ranks {doc['ranks']}: expected one "
+                          f"of {', '.join(COLLECTIVES)} and ranks >= 1")
     tables: dict[str, Table] = {}
+    skipped = []
     for i, r in enumerate(doc["results"]):
-        t = tables.setdefault(r["algorithm"], Table(f"{source} [{r['algorithm']}]", doc["collective"], doc["ranks"]))
+        where = f"$.results[{i}]"
+        try:
+            v.check(r, _COLLPERF_RESULT, where)
+            rows = [_json_row(r, r[key], r[key]["time"], placement, f"{where}.{key}", i + 1)
+                    for key, placement in (("out_of_place", "out-of-place"), ("in_place", "in-place")) if r.get(key)]
+        except v.BadValue as e:
+            skipped.append(str(e))
+            continue
+        t = tables.setdefault(r["algorithm"], Table(f"{source} [{r['algorithm']}]", collective or doc["collective"],
+                                                    doc["ranks"]))
         t.header["algorithm"] = r["algorithm"]
-        for key, placement in (("out_of_place", "out-of-place"), ("in_place", "in-place")):
-            m = r.get(key)
-            if m:
-                t.rows.append(Row(int(r["size"]), float(m["time"]) * 1e-6, m["alg_bw"], m["bus_bw"], m.get("nwrong"),
-                                  placement, r.get("count"), r.get("type", ""), r.get("redop", ""), r.get("root"), i + 1))
-    return list(tables.values())
+        t.header["collective_from"] = "given" if collective else "log"
+        t.rows.extend(rows)
+    if not any(t.rows for t in tables.values()):
+        why = f": {skipped[0]}" if skipped else ""
+        raise IngestError(f"{source}: the collperf JSON has no readable results{why}")
+    out = [t for t in tables.values() if t.rows]
+    out[0].skipped.extend(skipped)
+    for t in out:
+        consistency.check_factor(t)
+        consistency.note_flags(t)
+    return out
+
+
+_CSV_REQUIRED = ("algorithm", "size", "placement", "time_us", "algbw_GBps", "busbw_GBps")
 
 
 def parse_collperf_csv(text: str, source: str, collective: str | None, ranks: int | None) -> list[Table]:
+    """collperf bench --csv (results.CSV_COLUMNS). A bad or truncated row is reported and skipped."""
+    lines = text.splitlines()
+    header = lines[0].split(",")
+    missing = [c for c in _CSV_REQUIRED if c not in header]
+    if missing:
+        raise IngestError(f"{source}, line 1: the CSV header lacks {', '.join(missing)}: expected collperf bench "
+                          f"--csv columns ({', '.join(_CSV_REQUIRED)}, ...)")
     tables: dict[str, Table] = {}
-    for number, rec in enumerate(csv.DictReader(io.StringIO(text)), 2):
+    skipped = []
+    for number, line in enumerate(lines[1:], 2):
+        if not line.strip():
+            continue
         try:
-            t = tables.setdefault(rec["algorithm"], Table(f"{source} [{rec['algorithm']}]", collective or "", ranks))
-            t.rows.append(Row(int(rec["size"]), float(rec["time_us"]) * 1e-6, float(rec["algbw_GBps"]),
-                              float(rec["busbw_GBps"]), int(rec["wrong"]) if rec["wrong"] else None,
-                              rec["placement"].replace("_", "-"), int(rec["count"]), rec["type"], rec["redop"],
-                              int(rec["root"]), number))
-        except (KeyError, ValueError) as e:
-            raise IngestError(f"{source}, line {number}: unreadable collperf CSV row ({e})") from None
-    for t in tables.values():
+            (fields,) = csv.reader([line])      # one physical line: a field cannot grow past it
+        except (csv.Error, ValueError) as e:
+            skipped.append(f"line {number}: unreadable CSV ({e})")
+            continue
+        if len(fields) != len(header):
+            skipped.append(f"line {number}: {len(fields)} fields, expected {len(header)} ({','.join(header)[:80]}): "
+                           "the file may be truncated")
+            continue
+        rec = dict(zip(header, fields))
+        try:
+            row = _csv_row(rec, number)
+        except v.BadValue as e:
+            skipped.append(f"line {number}: {e}")
+            continue
+        t = tables.setdefault(rec["algorithm"], Table(f"{source} [{rec['algorithm']}]", collective or "", ranks))
+        t.rows.append(row)
+    if not tables:
+        why = f": {skipped[0]}" if skipped else ""
+        raise IngestError(f"{source}: no readable collperf CSV rows{why}")
+    out = list(tables.values())
+    out[0].skipped.extend(skipped)
+    for t in out:
         if not t.collective:
             t.notes.append("the CSV does not name the collective: pass --collective")
-    return list(tables.values())
+    return out
 
 
-def _f(value):
-    return None if value is None or value == "N/A" else float(value)
-
-
-def _wrong(value):
-    if value is None or value == "N/A":
-        return None
-    return int(value)
+def _csv_row(rec: dict, number: int) -> Row:
+    placement = rec["placement"].replace("_", "-")
+    if placement not in ("out-of-place", "in-place"):
+        raise v.BadValue(f"placement {rec['placement'][:20]!r} is not out_of_place or in_place")
+    optional = {k: rec.get(k) or None for k in ("count", "root", "wrong")}
+    return Row(v.size_bytes(rec["size"]), v.time_us(rec["time_us"]) * 1e-6, v.bandwidth(rec["algbw_GBps"], "algbw"),
+               v.bandwidth(rec["busbw_GBps"], "busbw"), v.wrong_count(optional["wrong"]), placement,
+               None if optional["count"] is None else v.whole(optional["count"], "count", 0, v.MAX_COUNT),
+               rec.get("type", ""), rec.get("redop", ""),
+               None if optional["root"] is None else v.whole(optional["root"], "root", -1, v.MAX_RANK), number)
 
 
 # --- OSU micro-benchmarks ----------------------------------------------------------------------------
@@ -104,9 +206,10 @@ def parse_osu(text: str, source: str, collective: str | None, ranks: int | None)
     title = next((l for l in lines if "OSU" in l), "")
     found = next((v for k, v in _OSU_NAMES.items() if re.search(k, title, re.IGNORECASE)), None)
     table = Table(source, collective or found or "", ranks)
-    table.header["title"] = title.strip("# ").strip()
+    table.header["title"] = title.strip("# ").strip()[:200]
     if not table.collective:
-        raise IngestError(f"{source}: cannot tell the collective from the OSU title {title.strip()!r}; pass --collective")
+        raise IngestError(f"{source}: cannot tell the collective from the OSU title {title.strip()[:80]!r}; "
+                          "pass --collective")
     columns = None
     for number, raw in enumerate(lines, 1):
         line = raw.strip()
@@ -117,21 +220,35 @@ def parse_osu(text: str, source: str, collective: str | None, ranks: int | None)
                 columns = [c.strip().lower() for c in re.split(r"\s{2,}", line.lstrip("# ").strip())]
             continue
         tokens = line.split()
-        try:
-            size, latency_us = int(tokens[0]), float(tokens[1])
-        except (IndexError, ValueError):
+        if len(tokens) < 2:
             table.skipped.append(f"line {number}: not 'size latency(us) ...': {raw.strip()[:60]!r}")
+            continue
+        try:
+            size, latency_us = v.size_bytes(tokens[0]), v.time_us(tokens[1], "latency")
+        except v.BadValue as e:
+            table.skipped.append(f"line {number}: {e}: expected 'size latency(us) ...': {raw.strip()[:60]!r}")
             continue
         table.rows.append(Row(_total(size, table), latency_us * 1e-6, line=number))
     _note_per_rank(table, "OSU")
     table.header["columns"] = columns
     if not table.rows:
-        raise IngestError(f"{source}: no OSU rows found (expected '# Size  Avg Latency(us)' and number lines)")
+        why = f": {table.skipped[0]}" if table.skipped else ""
+        raise IngestError(f"{source}: no OSU rows found (expected '# Size  Avg Latency(us)' and number lines){why}")
     _bandwidths(table)
     return [table]
 
 
 # --- Intel MPI Benchmarks ----------------------------------------------------------------------------
+# IMB-MPI1 names -> collective. The point-to-point benchmarks time one message to a neighbour: PingPong's
+# t[usec] is half the round trip, PingPing's one message each way at once, Sendrecv the chain shift,
+# Exchange a message to each neighbour (Intel MPI Benchmarks User Guide, "MPI-1 Benchmarks").
+_IMB_NAMES = {"allreduce": "allreduce", "allgather": "allgather", "reducescatter": "reducescatter",
+              "reducescatterblock": "reducescatter", "alltoall": "alltoall", "bcast": "broadcast",
+              "reduce": "reduce", "gather": "gather", "scatter": "scatter", "pingpong": "sendrecv",
+              "pingping": "sendrecv", "sendrecv": "sendrecv", "exchange": "sendrecv"}
+# the time column, in order of preference; never Mbytes/sec
+_IMB_TIME = ("t_avg[usec]", "t[usec]")
+
 
 def parse_imb(text: str, source: str, collective: str | None, ranks: int | None) -> list[Table]:
     tables: list[Table] = []
@@ -142,40 +259,57 @@ def parse_imb(text: str, source: str, collective: str | None, ranks: int | None)
         if m := re.match(r"#\s*Benchmarking\s+(\S+)", line):
             name = m.group(1).lower().replace("_", "")
             continue
-        if m := re.match(r"#\s*#processes\s*=\s*(\d+)", line):
-            procs = int(m.group(1))
+        if m := re.match(r"#\s*#processes\s*=\s*(\S+)", line):
+            try:
+                procs = v.whole(m.group(1), "#processes", 1, v.MAX_RANK)
+            except v.BadValue as e:
+                raise IngestError(f"{source}, line {number}: {e}: expected '# #processes = N'") from None
             continue
         if line.startswith("#bytes"):
-            coll = collective or {"allreduce": "allreduce", "allgather": "allgather", "reducescatter": "reducescatter",
-                                  "reducescatterblock": "reducescatter", "alltoall": "alltoall", "bcast": "broadcast",
-                                  "reduce": "reduce", "gather": "gather", "scatter": "scatter"}.get(name or "", "")
-            table = Table(f"{source} [{name} np={procs}]", coll, procs or ranks)
-            table.header["columns"] = line.split()
+            table = _imb_table(source, name, procs, collective, ranks, line.split(), number)
             tables.append(table)
             continue
         if table is None or not line or line.startswith("#"):
             continue
-        tokens = line.split()
-        cols = table.header["columns"]
-        if len(tokens) != len(cols):
-            table.skipped.append(f"line {number}: expected {len(cols)} fields ({' '.join(cols)}): {raw.strip()[:60]!r}")
-            continue
-        try:
-            size = int(tokens[0])
-            t_avg = float(tokens[cols.index("t_avg[usec]")]) if "t_avg[usec]" in cols else float(tokens[-1])
-        except ValueError:
-            table.skipped.append(f"line {number}: unreadable numbers: {raw.strip()[:60]!r}")
-            continue
-        table.rows.append(Row(_total(size, table), t_avg * 1e-6, line=number))
+        _imb_row(table, line.split(), number, raw)
     tables = [t for t in tables if t.rows]
     if not tables:
-        raise IngestError(f"{source}: no IMB result blocks found (expected '#bytes #repetitions t_min[usec] ...')")
+        raise IngestError(f"{source}: no IMB result blocks found (expected '#bytes #repetitions t_min[usec] ...' and "
+                          "number lines)")
     for t in tables:
         if not t.collective:
             raise IngestError(f"{t.source}: unknown IMB benchmark; pass --collective")
         _note_per_rank(t, "IMB")
         _bandwidths(t)
     return tables
+
+
+def _imb_table(source, name, procs, collective, ranks, columns, number) -> Table:
+    time_column = next((c for c in _IMB_TIME if c in columns), None)
+    if time_column is None:
+        raise IngestError(f"{source}, line {number}: IMB header {' '.join(columns)[:80]!r} has no time column: "
+                          f"expected one of {', '.join(_IMB_TIME)}")
+    table = Table(f"{source} [{name} np={procs}]", collective or _IMB_NAMES.get(name or "", ""), procs or ranks)
+    table.header.update(columns=columns, time_column=time_column, benchmark=name)
+    if name in ("pingpong", "pingping", "sendrecv", "exchange"):
+        both = " (each rank sends it to both neighbours)" if name == "exchange" else ""
+        table.notes.append(f"IMB {name}: point-to-point, read as sendrecv; size is the message, time from "
+                           f"{time_column}{both}")
+    return table
+
+
+def _imb_row(table: Table, tokens: list[str], number: int, raw: str) -> None:
+    cols = table.header["columns"]
+    if len(tokens) != len(cols):
+        table.skipped.append(f"line {number}: expected {len(cols)} fields ({' '.join(cols)}): {raw.strip()[:60]!r}")
+        return
+    try:
+        size = v.size_bytes(tokens[0])
+        t_us = v.time_us(tokens[cols.index(table.header["time_column"])], table.header["time_column"])
+    except v.BadValue as e:
+        table.skipped.append(f"line {number}: {e}: {raw.strip()[:60]!r}")
+        return
+    table.rows.append(Row(_total(size, table), t_us * 1e-6, line=number))
 
 
 def _total(size: int, table: Table) -> int:
@@ -192,9 +326,13 @@ def _note_per_rank(table: Table, tool: str) -> None:
 
 
 def _bandwidths(table: Table) -> None:
-    from collperf.collectives import algbw, busbw_factor
+    from collperf.collectives import busbw_factor
     factor = busbw_factor(table.collective, table.ranks) if table.ranks else None
+    if table.collective in ("broadcast", "reduce", "sendrecv"):
+        factor = 1.0   # independent of the rank count (collectives.busbw_factor)
+    if factor is None and table.collective not in ("broadcast", "reduce", "sendrecv"):
+        table.notes.append("rank count unknown: busbw cannot be computed (its factor depends on the rank count) and "
+                           "is left empty; the fit works on algbw. Pass --ranks N for busbw")
     for r in table.rows:
-        if r.time_s > 0:
-            r.algbw_GBps = float(algbw(r.size, r.time_s)) / 1e9
-            r.busbw_GBps = r.algbw_GBps * factor if factor is not None else None
+        r.algbw_GBps = r.size / r.time_s / 1e9
+        r.busbw_GBps = r.algbw_GBps * factor if factor is not None else None

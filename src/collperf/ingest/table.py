@@ -24,6 +24,8 @@ class Row:
     op: str = ""
     root: int | None = None
     line: int = 0              # line number in the source
+    max_error: float | None = None   # legacy `error` column: max |error| as printed
+    flags: list[str] = field(default_factory=list)   # columns that disagree with each other, and why
 
 
 @dataclass
@@ -40,6 +42,9 @@ class Table:
 
     def placement(self, name: str = "out-of-place") -> list[Row]:
         return [r for r in self.rows if r.placement == name]
+
+    def flagged(self) -> list[Row]:
+        return [r for r in self.rows if r.flags]
 
     def describe(self) -> str:
         where = f"{self.ranks} ranks" if self.ranks else "ranks unknown"
