@@ -45,41 +45,49 @@ def compile_network(topo: Topology, ranks: int, src: np.ndarray, dst: np.ndarray
     if topo.ranks < ranks:
         raise UsageError(f"the schedule needs {ranks} ranks but topology {topo.name} has {topo.ranks}")
     codes = np.unique(np.asarray(src, dtype=np.int64) * ranks + np.asarray(dst, dtype=np.int64))
-    res_id: dict = {}
     capacity, names, ports = [], [], []
     edges: dict = {}           # (u, v) -> (resource id or -1 for an unlimited link, latency)
+    out_port, in_port = [-1] * ranks, [-1] * ranks
 
-    def resource(key, cap, name, port):
-        rid = res_id.get(key)
-        if rid is None:
-            rid = res_id[key] = len(capacity)
-            capacity.append(cap)
-            names.append(name)
-            ports.append(port)
-        return rid
+    def resource(cap, name, port):
+        capacity.append(cap)
+        names.append(name)
+        ports.append(port)
+        return len(capacity) - 1
 
+    def edge_of(u, v):
+        attrs = topo.link(u, v)
+        finite = math.isfinite(attrs["bandwidth_Bps"])
+        edge = edges[(u, v)] = (resource(attrs["bandwidth_Bps"], f"{u}->{v}", False) if finite else -1,
+                                attrs["latency_s"])
+        return edge
+
+    # the hot loop of big simulations (one pass per distinct pair): kept free of calls it can avoid
+    path_of = topo.router if topo.router is not None and not topo.routes else topo.path
     seg_ptr, seg_res_ptr, seg_res, seg_latency, latency = [0], [0], [], [], []
     for code in codes.tolist():
         src_r, dst_r = divmod(code, ranks)
-        ids, seg_lat, total = [resource(("out", src_r), topo.port_Bps(src_r), f"port {src_r} out", True)], 0.0, 0.0
-        for u, v in topo.hops(src_r, dst_r):
-            edge = edges.get((u, v))
-            if edge is None:
-                attrs = topo.link(u, v)
-                finite = math.isfinite(attrs["bandwidth_Bps"])
-                edge = edges[(u, v)] = (resource(("link", u, v), attrs["bandwidth_Bps"], f"{u}->{v}", False)
-                                        if finite else -1, attrs["latency_s"])
+        if out_port[src_r] < 0:
+            out_port[src_r] = resource(topo.port_Bps(src_r), f"port {src_r} out", True)
+        ids, seg_lat, total = [out_port[src_r]], 0.0, 0.0
+        path = path_of(src_r, dst_r)
+        u = path[0]
+        for v in path[1:]:
+            edge = edges.get((u, v)) or edge_of(u, v)
             if edge[0] >= 0:
                 ids.append(edge[0])
             seg_lat += edge[1]
             if isinstance(v, int):       # a rank: the segment ends here
                 if v == dst_r:
-                    ids.append(resource(("in", dst_r), topo.port_Bps(dst_r), f"port {dst_r} in", True))
+                    if in_port[v] < 0:
+                        in_port[v] = resource(topo.port_Bps(v), f"port {v} in", True)
+                    ids.append(in_port[v])
                 seg_res.extend(ids)
                 seg_res_ptr.append(len(seg_res))
                 seg_latency.append(seg_lat)
                 total += seg_lat
                 ids, seg_lat = [], 0.0
+            u = v
         seg_ptr.append(len(seg_latency))
         latency.append(total)
     seg_ptr_a, seg_res_ptr_a = np.array(seg_ptr, dtype=np.int64), np.array(seg_res_ptr, dtype=np.int64)
