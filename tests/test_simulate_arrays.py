@@ -9,15 +9,24 @@ from collperf.model.costs import ALGORITHMS, cost
 from collperf.model.hierarchy import two_level_cost
 from collperf.model.network import Cluster, Link
 from collperf.model.presets import get_preset
-from collperf.schedule.arrays import ArraySchedule, ArrayStep, from_schedule, make_arrays
+from collperf.schedule.arrays import (
+    ArraySchedule,
+    ArrayStep,
+    from_schedule,
+    make_arrays,
+)
 from collperf.schedule.build import build, build_hierarchical
 from collperf.schedule.cost import coefficients, messages_per_rank, step_loads
+from collperf.schedule.vectorized import (
+    ARRAY_BUILDERS,
+    build_array,
+    build_hierarchical_array,
+)
 from collperf.schedule.verify import VerificationError, verify
-from collperf.schedule.vectorized import ARRAY_BUILDERS, build_array, build_hierarchical_array
 from collperf.simulate import simulate
 
 LINK = Link(2e-6, 10e9, 40e9)
-IDS = lambda a: f"{a.collective}-{a.name}"  # noqa: E731
+IDS = lambda a: f"{a.collective}-{a.name}"
 
 
 def _plain(s):
@@ -138,3 +147,11 @@ def test_a_tuple_schedule_still_simulates():
     assert isinstance(from_schedule(s), ArraySchedule)
     r = simulate(s, T.ring(6, LINK), 6e8, reduce_bandwidth_Bps=LINK.reduce_bandwidth_Bps)
     assert r.time_s == pytest.approx(float(cost("allreduce", "ring", 6, [6e8], LINK).total_s[0]))
+
+
+def test_like_steps_of_a_tuple_schedule_are_detected_as_one_class():
+    from collperf.simulate.rounds import step_classes
+
+    packed = from_schedule(build("allreduce", "ring", 6))
+    of_step, members = step_classes(packed)
+    assert len(packed.steps) == 10 and of_step == [0] * 5 + [1] * 5 and len(members) == 2

@@ -15,8 +15,16 @@ from __future__ import annotations
 import numpy as np
 
 from collperf.model import trees as shapes
-from collperf.schedule.arrays import (ArraySchedule, array_step, concat_arrays, embed_groups, from_schedule,
-                                      make_arrays, relabel_arrays, reverse_arrays)
+from collperf.schedule.arrays import (
+    ArraySchedule,
+    array_step,
+    concat_arrays,
+    embed_groups,
+    from_schedule,
+    make_arrays,
+    relabel_arrays,
+    reverse_arrays,
+)
 
 
 def _fold(p: int, keep: str = "odd"):
@@ -107,7 +115,7 @@ def recursive_doubling_allreduce(p: int) -> ArraySchedule:
 
 def rhd_allreduce(p: int) -> ArraySchedule:
     pow2, v2r, gone, kept = _fold(p)
-    same = lambda x: x  # noqa: E731
+    same = lambda x: x
     steps = ([_fold_in(gone, kept, 0, pow2)] + _halving(v2r, pow2, same) + _doubling(v2r, pow2, same)
              + [_fold_out(gone, kept, 0, pow2)])
     return make_arrays("allreduce", "rhd", p, pow2, steps)

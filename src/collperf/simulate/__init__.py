@@ -92,4 +92,4 @@ def _link_use(net: Network, load: np.ndarray, time_s: float) -> list[LinkUse]:
     return [LinkUse(names[i], float(total[i]), float(cap[i]), float(util[i])) for i in order]
 
 
-__all__ = ["simulate", "SimResult", "LinkUse"]
+__all__ = ["LinkUse", "SimResult", "simulate"]

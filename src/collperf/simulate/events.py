@@ -152,7 +152,7 @@ def events(s: ArraySchedule, net: Network, chunk_bytes: float, gamma: float):
         push(when, "advance", done)
 
     def advance(groups):
-        owner, waiting = _gather(g.waiter_ptr, g.waiter, groups)
+        _, waiting = _gather(g.waiter_ptr, g.waiter, groups)
         ts, times = _counts(waiting)
         g.need[ts] -= times
         ready = ts[g.need[ts] == 0]
