@@ -52,10 +52,18 @@ def algorithms(collective: str | None = None) -> list:
 
 def schedule(collective: str, algorithm: str, ranks: int | None = None, root: int = 0, segments: int = 1,
              nodes: int | None = None, ranks_per_node: int | None = None,
-             intra_algorithm: str | None = None, inter_algorithm: str | None = None):
-    """`collperf schedule`: the explicit schedule of an algorithm (hierarchical: give nodes and ranks_per_node)."""
+             intra_algorithm: str | None = None, inter_algorithm: str | None = None, arrays: bool = False):
+    """`collperf schedule`: the explicit schedule of an algorithm (hierarchical: give nodes and ranks_per_node).
+    `arrays=True` gives the array form (schedule/arrays.py), vectorized for the regular algorithms: what the
+    simulator takes at scale."""
     from collperf.collectives import get_collective
-    from collperf.schedule.build import DEFAULT_PHASES, build, build_hierarchical
+    from collperf.schedule.build import DEFAULT_PHASES
+    if arrays:
+        from collperf.schedule.vectorized import build_array as flat
+        from collperf.schedule.vectorized import build_hierarchical_array as two_level
+    else:
+        from collperf.schedule.build import build as flat
+        from collperf.schedule.build import build_hierarchical as two_level
     if algorithm == "hierarchical":
         if not nodes or not ranks_per_node:
             raise UsageError("the hierarchical schedule needs --nodes and --ranks-per-node")
@@ -63,11 +71,10 @@ def schedule(collective: str, algorithm: str, ranks: int | None = None, root: in
             raise UsageError(f"ranks({ranks}) is not nodes({nodes}) x ranks_per_node({ranks_per_node})")
         name = get_collective(collective).name
         default = DEFAULT_PHASES.get(name, "ring")
-        return build_hierarchical(name, nodes, ranks_per_node, intra_algorithm or default,
-                                  inter_algorithm or default, segments)
+        return two_level(name, nodes, ranks_per_node, intra_algorithm or default, inter_algorithm or default, segments)
     if ranks is None:
         raise UsageError("give the rank count: --ranks P")
-    return build(collective, algorithm, ranks, root, segments)
+    return flat(collective, algorithm, ranks, root, segments)
 
 
 def verified_schedule(*args, **kwargs) -> tuple:
@@ -168,7 +175,7 @@ def simulate(spec: SimulateSpec) -> Simulation:
     topo = topologies.parse(spec.topology, link, base)
     nodes, per_node = topo.shape or (None, None)
     sched = schedule(spec.collective, spec.algorithm, topo.ranks, spec.root, spec.segments, nodes, per_node,
-                     spec.intra_algorithm, spec.inter_algorithm)
+                     spec.intra_algorithm, spec.inter_algorithm, arrays=True)
     reduce_Bps = units.parse_bandwidth(net.reduce_bandwidth)
     if net.profile is not None and reduce_Bps == float("inf"):
         reduce_Bps = base.intra.reduce_bandwidth_Bps

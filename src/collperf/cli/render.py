@@ -255,7 +255,7 @@ def print_simulation(sim) -> None:
     out.print(f"[bold]{s.collective} {s.algorithm}[/bold] of {units.format_size(r.size_bytes)} on "
               f"{sim.topology.describe()} ({r.mode} mode)")
     out.print(f"time {units.format_time(r.time_s)}   algbw {sim.algbw_Bps / 1e9:.2f} GB/s   busbw "
-              f"{sim.busbw_Bps / 1e9:.2f} GB/s   {len(s.steps)} steps")
+              f"{sim.busbw_Bps / 1e9:.2f} GB/s   {s.step_count} steps")
     table = Table(title="busiest links", title_justify="left")
     for column in ("link", "bytes", "capacity", "utilisation"):
         table.add_column(column, justify="left" if column == "link" else "right")

@@ -4,11 +4,13 @@ Each (rank, chunk) holds the set of ranks whose contribution it contains (a bitm
 is not there yet). A copy replaces the receiver's set with the sender's; a reduce unites them and
 fails if they overlap (a contribution counted twice). Reading a chunk the sender does not hold,
 two writes to one chunk in one step, or a wrong final state is an error naming step, rank, chunk.
+The array form (schedule/arrays.py) is checked on its expansion to tuples (small p).
 """
 
 from __future__ import annotations
 
 from collperf.collectives import get_collective
+from collperf.schedule.arrays import as_tuples
 from collperf.schedule.ir import COPY, REDUCE, Schedule
 
 
@@ -55,6 +57,7 @@ def _names(mask: int) -> str:
 def verify(s: Schedule, empty_chunks=frozenset()) -> None:
     """Raise VerificationError unless `s` computes its collective. `empty_chunks` (chunk ids with no
     elements for the size at hand) carry no data and are not checked."""
+    s = as_tuples(s)
     p, c = s.ranks, s.chunks
     state = initial_state(s)
     for k, step in enumerate(s.steps):

@@ -1,4 +1,7 @@
-"""Simulate a schedule on a topology: total time, per-step timeline, per-link bytes and utilisation.
+"""The simulator as it was before the array IR (tuple schedules, per-transfer Python objects), kept
+unchanged as the reference that tests/test_simulate_arrays.py holds the array simulator to.
+
+Simulate a schedule on a topology: total time, per-step timeline, per-link bytes and utilisation.
 
 Resources are the directed links of the topology (full-duplex: u->v and v->u are separate) and
 each rank's port, out and in (`port_Bps`). A transfer of b bytes uses, on its route, every link and

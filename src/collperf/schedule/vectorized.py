@@ -1,0 +1,307 @@
+"""Vectorized builders: the regular algorithms built straight into the array form (arrays.py).
+
+Each builder makes exactly the schedule of its tuple twin in schedule/algorithms/ (same steps,
+same transfers in the same order, same chunks; tests/test_simulate_arrays.py holds them to it),
+in O(steps x ranks) numpy work and, where steps repeat, one run per step class.
+
+`ARRAY_BUILDERS` is the one dispatch table: (collective, algorithm) -> builder(p, segments). An
+algorithm without an entry is built as tuples and packed (`from_schedule`), so `build_array`
+answers every algorithm. When the builders move into model/algorithms/ objects, this table becomes
+an attribute of those objects (e.g. `Algorithm.array_builder`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from collperf.model import trees as shapes
+from collperf.schedule.arrays import (
+    ArraySchedule,
+    array_step,
+    concat_arrays,
+    embed_groups,
+    from_schedule,
+    make_arrays,
+    relabel_arrays,
+    reverse_arrays,
+)
+
+
+def _fold(p: int, keep: str = "odd"):
+    """model/trees.fold_plan as arrays: survivors (real rank of each virtual rank), gone, kept."""
+    fold = shapes.fold_plan(p, keep)
+    pairs = np.array(fold.folded, dtype=np.int64).reshape(-1, 2)
+    return fold.pow2, np.array(fold.survivors, dtype=np.int64), pairs[:, 0], pairs[:, 1]
+
+
+# --- ring (Chan et al. 2007; NCCL ring) ---------------------------------------------------------
+
+def ring_allgather(p: int) -> ArraySchedule:
+    # step s: rank r forwards block (r - s) to r + 1: one run of p - 1 steps, chunks shifting by -1
+    r = np.arange(p)
+    run = array_step(r, (r + 1) % p, r, r + 1, False, repeat=p - 1, shift=-1, modulus=p) if p > 1 else None
+    return make_arrays("allgather", "ring", p, p, [run])
+
+
+def ring_reducescatter(p: int) -> ArraySchedule:
+    r = np.arange(p)
+    block = (r - 1) % p
+    run = array_step(r, (r + 1) % p, block, block + 1, True, repeat=p - 1, shift=-1, modulus=p) if p > 1 else None
+    return make_arrays("reducescatter", "ring", p, p, [run])
+
+
+def ring_allreduce(p: int) -> ArraySchedule:
+    return concat_arrays(ring_reducescatter(p), ring_allgather(p), "allreduce", "ring")
+
+
+def ring_sendrecv(p: int) -> ArraySchedule:
+    r = np.arange(p)
+    return make_arrays("sendrecv", "ring", p, p, [array_step(r, (r + 1) % p, r, r + 1, False)] if p > 1 else [],
+                       buffer_chunks=1)
+
+
+# --- recursive doubling / halving, Rabenseifner (MPICH; Thakur, Rabenseifner & Gropp 2005) ------
+
+def _fold_in(gone, kept, start, stop):
+    return array_step(gone, kept, start, stop, True)
+
+
+def _fold_out(gone, kept, start, stop):
+    return array_step(kept, gone, start, stop, False)
+
+
+def _halving(survivors, pow2, first_chunk, op_reduce=True):
+    """Halving among the survivors (model/trees.halving_ranges in closed form): at mask m, v keeps
+    [v // m * m, + m) of the virtual blocks and sends its partner's half to v ^ m."""
+    v = np.arange(pow2)
+    steps, mask = [], pow2 >> 1
+    while mask:
+        lo = (v ^ mask) // mask * mask
+        steps.append(array_step(survivors[v], survivors[v ^ mask], first_chunk(lo), first_chunk(lo + mask), op_reduce))
+        mask >>= 1
+    return steps
+
+
+def _doubling(survivors, pow2, first_chunk):
+    v = np.arange(pow2)
+    steps, mask = [], 1
+    while mask < pow2:
+        lo = v // mask * mask
+        steps.append(array_step(survivors[v], survivors[v ^ mask], first_chunk(lo), first_chunk(lo + mask), False))
+        mask <<= 1
+    return steps
+
+
+def recursive_doubling_allgather(p: int) -> ArraySchedule:
+    r = np.arange(p)
+    steps, mask = [], 1
+    while mask < p:
+        lo = r & ~(mask - 1)
+        steps.append(array_step(r, r ^ mask, lo, lo + mask, False))
+        mask <<= 1
+    return make_arrays("allgather", "recursive-doubling", p, p, steps)
+
+
+def recursive_doubling_allreduce(p: int) -> ArraySchedule:
+    pow2, v2r, gone, kept = _fold(p)
+    v = np.arange(pow2)
+    steps, mask = [_fold_in(gone, kept, 0, 1)], 1
+    while mask < pow2:
+        steps.append(array_step(v2r[v], v2r[v ^ mask], 0, 1, True))
+        mask <<= 1
+    steps.append(_fold_out(gone, kept, 0, 1))
+    return make_arrays("allreduce", "recursive-doubling", p, 1, steps)
+
+
+def rhd_allreduce(p: int) -> ArraySchedule:
+    pow2, v2r, gone, kept = _fold(p)
+    same = lambda x: x
+    steps = ([_fold_in(gone, kept, 0, pow2)] + _halving(v2r, pow2, same) + _doubling(v2r, pow2, same)
+             + [_fold_out(gone, kept, 0, pow2)])
+    return make_arrays("allreduce", "rhd", p, pow2, steps)
+
+
+def recursive_halving_reducescatter(p: int) -> ArraySchedule:
+    # virtual rank v owns the final blocks of its survivor and of the rank folded into it: real
+    # blocks 2v, 2v + 1 (v < extra) or v + extra, contiguous in v, so a virtual range is a real one
+    pow2, v2r, gone, kept = _fold(p)
+    extra = p - pow2
+
+    def first_chunk(v):
+        return np.where(v < extra, 2 * v, v + extra)
+
+    steps = [_fold_in(gone, kept, 0, p)] + _halving(v2r, pow2, first_chunk) + [_fold_out(gone, kept, gone, gone + 1)]
+    return make_arrays("reducescatter", "recursive-halving", p, p, steps)
+
+
+# --- direct (mesh), pairwise, Bruck, binomial ---------------------------------------------------
+
+def _all_pairs(p: int):
+    """Every (r, d), d != r, r-major, d increasing: the order of the tuple builders' loops."""
+    r = np.repeat(np.arange(p), p - 1)
+    d = np.tile(np.arange(p - 1), p)
+    return r, d + (d >= r)
+
+
+def mesh_allgather(p: int) -> ArraySchedule:
+    r, d = _all_pairs(p)
+    return make_arrays("allgather", "mesh", p, p, [array_step(r, d, r, r + 1, False)])
+
+
+def mesh_reducescatter(p: int) -> ArraySchedule:
+    r, d = _all_pairs(p)
+    return make_arrays("reducescatter", "mesh", p, p, [array_step(r, d, d, d + 1, True)])
+
+
+def mesh_allreduce(p: int) -> ArraySchedule:
+    return concat_arrays(mesh_reducescatter(p), mesh_allgather(p), "allreduce", "mesh")
+
+
+def one_shot_allreduce(p: int) -> ArraySchedule:
+    r, d = _all_pairs(p)
+    return make_arrays("allreduce", "one-shot", p, 1, [array_step(r, d, 0, 1, True)])
+
+
+def mesh_alltoall(p: int) -> ArraySchedule:
+    r, d = _all_pairs(p)
+    return make_arrays("alltoall", "mesh", p, p * p, [array_step(r, d, r * p + d, r * p + d + 1, False)],
+                       buffer_chunks=p)
+
+
+def pairwise_reducescatter(p: int) -> ArraySchedule:
+    r = np.arange(p)
+    steps = [array_step(r, (r + s) % p, (r + s) % p, (r + s) % p + 1, True) for s in range(1, p)]
+    return make_arrays("reducescatter", "pairwise", p, p, steps)
+
+
+def pairwise_alltoall(p: int) -> ArraySchedule:
+    r = np.arange(p)
+    steps = [array_step(r, (r + s) % p, r * p + (r + s) % p, r * p + (r + s) % p + 1, False) for s in range(1, p)]
+    return make_arrays("alltoall", "pairwise", p, p * p, steps, buffer_chunks=p)
+
+
+def bruck_allgather(p: int) -> ArraySchedule:
+    # at distance 2^k rank r sends blocks r .. r + count - 1 (mod p) to r - 2^k: a range that
+    # wraps past p is two rows of one transfer
+    r = np.arange(p)
+    steps, distance = [], 1
+    while distance < p:
+        count = min(distance, p - distance)
+        wraps = r + count > p
+        order = np.repeat(r, 1 + wraps)
+        second = np.zeros(len(order), dtype=bool)
+        second[np.flatnonzero(wraps) + np.arange(1, wraps.sum() + 1)] = True
+        start = np.where(second, 0, order)
+        stop = np.where(second, order + count - p, np.minimum(order + count, p))
+        steps.append(array_step(order, (order - distance) % p, start, stop, False, transfer=order))
+        distance *= 2
+    return make_arrays("allgather", "bruck", p, p, steps)
+
+
+def binomial_broadcast(p: int) -> ArraySchedule:
+    steps, distance = [], 1
+    while distance < p:
+        r = np.arange(min(distance, p - distance))
+        steps.append(array_step(r, r + distance, 0, 1, False))
+        distance *= 2
+    return make_arrays("broadcast", "binomial", p, 1, steps)
+
+
+def binomial_reduce(p: int) -> ArraySchedule:
+    return reverse_arrays(binomial_broadcast(p), "reduce", "binomial", reduce=True)
+
+
+def reduce_broadcast_allreduce(p: int) -> ArraySchedule:
+    return concat_arrays(binomial_reduce(p), binomial_broadcast(p), "allreduce", "reduce-broadcast")
+
+
+# (collective, algorithm) -> builder(p, segments): the one dispatch table
+ARRAY_BUILDERS = {
+    ("allgather", "ring"): lambda p, k: ring_allgather(p),
+    ("allgather", "recursive-doubling"): lambda p, k: recursive_doubling_allgather(p),
+    ("allgather", "bruck"): lambda p, k: bruck_allgather(p),
+    ("allgather", "mesh"): lambda p, k: mesh_allgather(p),
+    ("reducescatter", "ring"): lambda p, k: ring_reducescatter(p),
+    ("reducescatter", "recursive-halving"): lambda p, k: recursive_halving_reducescatter(p),
+    ("reducescatter", "pairwise"): lambda p, k: pairwise_reducescatter(p),
+    ("reducescatter", "mesh"): lambda p, k: mesh_reducescatter(p),
+    ("allreduce", "ring"): lambda p, k: ring_allreduce(p),
+    ("allreduce", "recursive-doubling"): lambda p, k: recursive_doubling_allreduce(p),
+    ("allreduce", "rhd"): lambda p, k: rhd_allreduce(p),
+    ("allreduce", "reduce-broadcast"): lambda p, k: reduce_broadcast_allreduce(p),
+    ("allreduce", "mesh"): lambda p, k: mesh_allreduce(p),
+    ("allreduce", "one-shot"): lambda p, k: one_shot_allreduce(p),
+    ("alltoall", "pairwise"): lambda p, k: pairwise_alltoall(p),
+    ("alltoall", "mesh"): lambda p, k: mesh_alltoall(p),
+    ("broadcast", "binomial"): lambda p, k: binomial_broadcast(p),
+    ("reduce", "binomial"): lambda p, k: binomial_reduce(p),
+    ("sendrecv", "ring"): lambda p, k: ring_sendrecv(p),
+}
+# block-indexed rooted collectives rotate chunks with ranks (ir.relabel): built as tuples off root 0
+_ROTATES_CHUNKS = ("scatter", "gather")
+
+
+def build_array(collective: str, algorithm: str, ranks: int, root: int = 0, segments: int = 1) -> ArraySchedule:
+    """The array form of a flat algorithm's schedule: vectorized where ARRAY_BUILDERS has it,
+    otherwise the tuple builder's schedule packed into arrays. Validates as schedule.build does."""
+    from collperf.collectives import get_collective
+    from collperf.model.costs import get_algorithm
+    from collperf.schedule.build import build
+
+    alg = get_algorithm(collective, algorithm)
+    builder = ARRAY_BUILDERS.get((alg.collective, alg.name))
+    if builder is None or (root and alg.collective in _ROTATES_CHUNKS):
+        return from_schedule(build(collective, algorithm, ranks, root, segments))
+    p = _checked(alg, ranks, root, segments)
+    s = builder(p, segments)
+    return relabel_arrays(s, root) if get_collective(alg.collective).rooted else s
+
+
+def _checked(alg, ranks, root, segments) -> int:
+    """The argument checks of schedule.build (one place once builders live on the algorithm objects)."""
+    from collperf.collectives import check_ranks
+    from collperf.errors import UsageError
+
+    p = check_ranks(ranks)
+    reason = alg.unavailable(p)
+    if reason:
+        raise UsageError(f"{alg.collective} {alg.name} cannot run on {p} ranks: {reason}")
+    if isinstance(segments, bool) or not isinstance(segments, int) or segments < 1:
+        raise UsageError(f"segments {segments!r} is not a whole number >= 1")
+    if not 0 <= root < p:
+        raise UsageError(f"root {root} is not a rank of 0..{p - 1}")
+    return p
+
+
+def build_hierarchical_array(collective: str, nodes: int, ranks_per_node: int, intra_algorithm: str,
+                             inter_algorithm: str, segments: int = 1) -> ArraySchedule:
+    """The two-level schedule of schedule/algorithms/hierarchical.py in array form. allreduce is
+    composed from the phases' array forms (every node, every local-index group at once); the other
+    collectives are built as tuples and packed."""
+    from collperf.collectives import check_ranks, get_collective
+    from collperf.model.hierarchy import PLANS
+    from collperf.schedule.build import build_hierarchical
+
+    name = get_collective(collective).name
+    if name != "allreduce":
+        return from_schedule(build_hierarchical(collective, nodes, ranks_per_node, intra_algorithm,
+                                                inter_algorithm, segments))
+    nodes, g = check_ranks(nodes), check_ranks(ranks_per_node)
+    phases = []
+    for level, phase_collective, _ in PLANS[name]:
+        ranks = g if level == "intra" else nodes
+        if ranks > 1:
+            algorithm = intra_algorithm if level == "intra" else inter_algorithm
+            phases.append((level, build_array(phase_collective, algorithm, ranks, segments=segments)))
+    # global chunk b * c + j: sub-chunk j (of the inter phase's c) of intra block b (hierarchical._allreduce)
+    c = next((s.chunks for level, s in phases if level == "inter"), 1)
+    local = np.arange(g)
+    steps = []
+    for level, sub in phases:
+        if level == "intra":
+            groups = np.arange(nodes)[:, None] * g + local[None, :]
+            steps += embed_groups(sub, groups, c, np.zeros(nodes, dtype=np.int64))
+        else:
+            groups = np.arange(nodes)[None, :] * g + local[:, None]
+            steps += embed_groups(sub, groups, 1, local * c)
+    return make_arrays("allreduce", "hierarchical", nodes * g, g * c, steps)

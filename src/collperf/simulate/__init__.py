@@ -1,0 +1,95 @@
+"""Simulate a schedule on a topology: total time, per-step timeline, per-link bytes and utilisation.
+
+Resources are the directed links of the topology (full-duplex: u->v and v->u are separate) and
+each rank's port, out and in (`port_Bps`). A transfer of b bytes uses, on its route, every link and
+the two ports.
+
+rounds  Fast and vectorized (rounds.py). Step by step: the bytes on every resource are added up; a
+        transfer takes its route's latency plus the most loaded resource it crosses (bytes /
+        capacity); a step lasts as long as its slowest transfer, plus the most bytes any rank
+        reduces x gamma. Like steps are priced once per step class.
+events  Congestion-aware (events.py), in the spirit of ASTRA-sim's congestion-aware backend: a rank
+        starts step k+1 when its own transfers of step k (sent and received) are done and reduced;
+        messages go store-and-forward from rank to rank (a GPU forwarding over NVLink), and
+        cut-through across switches: a flow holds every link between two ranks at once. It
+        serialises, then pays the segment's latency; flows share each link and port max-min
+        fairly, recomputed at every start and finish.
+On a uniform full mesh (`topology.full_mesh`) both modes equal the closed form of model/costs.py.
+
+Both modes read the array form of a schedule (schedule/arrays.py); a tuple Schedule is packed
+into it first. Build big schedules straight as arrays (schedule.vectorized.build_array).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from collperf.errors import UsageError
+from collperf.schedule.arrays import as_arrays
+from collperf.simulate.events import events as _events
+from collperf.simulate.network import Network, compile_network
+from collperf.simulate.rounds import rounds as _rounds
+from collperf.simulate.rounds import step_classes
+from collperf.topology import Topology
+
+
+@dataclass
+class LinkUse:
+    link: str
+    bytes: float
+    capacity_Bps: float
+    utilisation: float   # bytes / (capacity x total time)
+
+
+@dataclass
+class SimResult:
+    mode: str
+    size_bytes: float
+    time_s: float
+    step_start_s: np.ndarray
+    step_end_s: np.ndarray
+    links: list[LinkUse] = field(default_factory=list)   # busiest first
+
+    def to_json(self, top: int = 10) -> dict:
+        return {"mode": self.mode, "size_bytes": self.size_bytes, "time_s": self.time_s,
+                "step_times_s": (self.step_end_s - self.step_start_s).tolist(),
+                "busiest_links": [vars(u) for u in self.links[:top]]}
+
+
+def simulate(s, topo: Topology, size_bytes: float, mode: str = "rounds",
+             reduce_bandwidth_Bps: float = math.inf) -> SimResult:
+    """Time of schedule `s` (a Schedule or an ArraySchedule) moving `size_bytes` (the nccl-tests
+    size) on `topo`."""
+    if mode not in ("rounds", "events"):
+        raise UsageError(f"simulation mode {mode!r}: expected rounds or events")
+    if size_bytes < 0:
+        raise UsageError(f"size {size_bytes} is negative")
+    a = as_arrays(s)
+    classes = step_classes(a)
+    src = np.concatenate([m[0] for m in classes[1]]) if classes[1] else np.zeros(0, dtype=np.int64)
+    dst = np.concatenate([m[1] for m in classes[1]]) if classes[1] else np.zeros(0, dtype=np.int64)
+    net = compile_network(topo, a.ranks, src, dst)
+    chunk_bytes = size_bytes / a.chunks_per_buffer
+    gamma = 0.0 if math.isinf(reduce_bandwidth_Bps) else 1.0 / reduce_bandwidth_Bps
+    time_s, start, end, load = _rounds(a, net, classes, chunk_bytes, gamma)
+    if mode == "events":
+        time_s, start, end = _events(a, net, chunk_bytes, gamma)
+    return SimResult(mode, float(size_bytes), float(time_s), start, end, _link_use(net, load, time_s))
+
+
+def _link_use(net: Network, load: np.ndarray, time_s: float) -> list[LinkUse]:
+    """Every link (ports left out), busiest first: by utilisation, then bytes, then name."""
+    links = np.flatnonzero(~net.is_port)
+    if not len(links):
+        return []
+    cap, total = net.capacity[links], load[links]
+    util = total / (cap * time_s) if time_s > 0 else np.zeros(len(links))
+    names = [net.names[r] for r in links]
+    order = sorted(range(len(links)), key=lambda i: (-util[i], -total[i], names[i]))
+    return [LinkUse(names[i], float(total[i]), float(cap[i]), float(util[i])) for i in order]
+
+
+__all__ = ["LinkUse", "SimResult", "simulate"]

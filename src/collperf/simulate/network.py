@@ -1,0 +1,100 @@
+"""Routes of a schedule's (src, dst) pairs on a topology, as arrays and a sparse matrix.
+
+Resources are the directed links of the topology with a finite bandwidth (full-duplex: u->v and
+v->u are separate) and each rank's port, out and in. A route is cut into segments from rank to
+rank: a segment crosses switches cut-through (holds all its links at once) and ends at a rank,
+which stores and forwards. Every distinct pair is routed once, whatever the number of transfers.
+
+`routes` is the pairs x resources incidence (scipy.sparse CSR): a step's bytes per resource is one
+sparse product, routes[pairs].T @ bytes_per_pair.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from collperf.errors import UsageError
+from collperf.topology import Topology
+
+
+@dataclass
+class Network:
+    ranks: int
+    codes: np.ndarray        # sorted src * ranks + dst of every routed pair
+    latency: np.ndarray      # per pair: the route's latency, s
+    routes: object           # scipy.sparse.csr_matrix, pairs x resources: times the route crosses it
+    seg_ptr: np.ndarray      # pair i's segments are seg_ptr[i] .. seg_ptr[i + 1] - 1
+    seg_res_ptr: np.ndarray  # segment j's resources are seg_res[seg_res_ptr[j] : seg_res_ptr[j + 1]]
+    seg_res: np.ndarray
+    seg_latency: np.ndarray  # per segment, s
+    capacity: np.ndarray     # per resource, bytes/s
+    names: list              # per resource
+    is_port: np.ndarray      # per resource
+
+    def pair_index(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+        return np.searchsorted(self.codes, src * self.ranks + dst)
+
+
+def compile_network(topo: Topology, ranks: int, src: np.ndarray, dst: np.ndarray) -> Network:
+    """Route every distinct (src, dst) pair among the given transfers."""
+    from scipy import sparse
+
+    if topo.ranks < ranks:
+        raise UsageError(f"the schedule needs {ranks} ranks but topology {topo.name} has {topo.ranks}")
+    codes = np.unique(np.asarray(src, dtype=np.int64) * ranks + np.asarray(dst, dtype=np.int64))
+    capacity, names, ports = [], [], []
+    edges: dict = {}           # (u, v) -> (resource id or -1 for an unlimited link, latency)
+    out_port, in_port = [-1] * ranks, [-1] * ranks
+
+    def resource(cap, name, port):
+        capacity.append(cap)
+        names.append(name)
+        ports.append(port)
+        return len(capacity) - 1
+
+    def edge_of(u, v):
+        attrs = topo.link(u, v)
+        finite = math.isfinite(attrs["bandwidth_Bps"])
+        edge = edges[(u, v)] = (resource(attrs["bandwidth_Bps"], f"{u}->{v}", False) if finite else -1,
+                                attrs["latency_s"])
+        return edge
+
+    # the hot loop of big simulations (one pass per distinct pair): kept free of calls it can avoid
+    path_of = topo.router if topo.router is not None and not topo.routes else topo.path
+    seg_ptr, seg_res_ptr, seg_res, seg_latency, latency = [0], [0], [], [], []
+    for code in codes.tolist():
+        src_r, dst_r = divmod(code, ranks)
+        if out_port[src_r] < 0:
+            out_port[src_r] = resource(topo.port_Bps(src_r), f"port {src_r} out", True)
+        ids, seg_lat, total = [out_port[src_r]], 0.0, 0.0
+        path = path_of(src_r, dst_r)
+        u = path[0]
+        for v in path[1:]:
+            edge = edges.get((u, v)) or edge_of(u, v)
+            if edge[0] >= 0:
+                ids.append(edge[0])
+            seg_lat += edge[1]
+            if isinstance(v, int):       # a rank: the segment ends here
+                if v == dst_r:
+                    if in_port[v] < 0:
+                        in_port[v] = resource(topo.port_Bps(v), f"port {v} in", True)
+                    ids.append(in_port[v])
+                seg_res.extend(ids)
+                seg_res_ptr.append(len(seg_res))
+                seg_latency.append(seg_lat)
+                total += seg_lat
+                ids, seg_lat = [], 0.0
+            u = v
+        seg_ptr.append(len(seg_latency))
+        latency.append(total)
+    seg_ptr_a, seg_res_ptr_a = np.array(seg_ptr, dtype=np.int64), np.array(seg_res_ptr, dtype=np.int64)
+    per_pair = seg_res_ptr_a[seg_ptr_a[1:]] - seg_res_ptr_a[seg_ptr_a[:-1]]
+    rows = np.repeat(np.arange(len(codes)), per_pair)
+    res = np.array(seg_res, dtype=np.int64)
+    routes = sparse.csr_matrix((np.ones(len(res)), (rows, res)), shape=(len(codes), len(capacity)))
+    routes.sum_duplicates()
+    return Network(ranks, codes, np.array(latency), routes, seg_ptr_a, seg_res_ptr_a, res,
+                   np.array(seg_latency), np.array(capacity, dtype=float), names, np.array(ports, dtype=bool))
