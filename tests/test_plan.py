@@ -46,7 +46,7 @@ def test_cluster_shape_choice_8x8_versus_16x4():
     times = []
     for nodes, rpn in ((8, 8), (16, 4)):
         cluster = get_preset("chapter", nodes, rpn)
-        cluster = type(cluster)(nodes, rpn, cluster.intra, cluster.inter, rpn, "chapter")
+        cluster = type(cluster)(nodes, rpn, cluster.intra, cluster.inter, rpn, "nvlink300-400gbe")
         p = plan(model, Layout(1, 1, 64, bucket_bytes=1e12), cluster, algorithm="hierarchical",
                  intra_algorithm="ring", inter_algorithm="ring")
         times.append(kinds(p)["DP"])

@@ -278,7 +278,7 @@ def parse(spec: str, link: Link | None = None, cluster: Cluster | None = None) -
     if match:
         nodes, gpn = int(match.group(3)), int(match.group(4))
         from collperf.model.presets import get_preset
-        base = cluster or get_preset("chapter")
+        base = cluster or get_preset("nvlink300-400gbe")
         return two_level(Cluster(nodes, gpn, base.intra, base.inter,
                                  base.nics_per_node if cluster else gpn, base.name))
     if text.endswith(".json") or Path(text).exists():

@@ -29,7 +29,7 @@ NETWORK_OPTIONS = {
     "reduce_bandwidth": (str, _opt("--reduce-bandwidth", default="inf",
                                    help="Local reduction rate (1/gamma), e.g. 500GB/s; default infinite.")),
     "cluster": (Optional[str], _opt("--cluster", help="Preset: dgx-h100, dgx-a100, dgx-1v, dgx-2, trn1, pcie-gen4, "
-                                                      "chapter.")),
+                                                      "nvlink300-400gbe.")),
     "nodes": (Optional[int], _opt("--nodes", help="Nodes of a two-level cluster.")),
     "ranks_per_node": (Optional[int], _opt("--ranks-per-node", help="Ranks per node.")),
     "intra_latency": (Optional[str], _opt("--intra-latency", help="Latency inside a node.")),

@@ -65,18 +65,24 @@ PRESETS: dict[str, Cluster] = {c.name: c for c in (
         inter=Link(5e-6, 200 * _GBIT, name="200G NIC"),
         source="PCI-SIG Gen4 rate; NCCL tuning.cc PCI hwLat"),
     Cluster(
-        # The cost-model chapter's worked example (seed 000): NVLink 1 us / 300 GB/s inside a node,
-        # network 5 us / 50 GB/s per GPU (8x 400 Gb/s NICs for 8 GPUs).
-        nodes=1, ranks_per_node=8, nics_per_node=8, name="chapter",
-        intra=Link(1e-6, 300 * _GBPS, name="NVLink (chapter)"),
-        inter=Link(5e-6, 400 * _GBIT, name="400GbE (chapter)"),
-        source="The Collective Cost Model, hierarchical example"),
+        # The worked example of "The Collective Cost Model" (a distributed-training guide's chapter on
+        # alpha-beta costs): NVLink 1 us / 300 GB/s inside a node, network 5 us / 50 GB/s per GPU
+        # (8x 400 Gb/s NICs for 8 GPUs). Its old name `chapter` stays an alias.
+        nodes=1, ranks_per_node=8, nics_per_node=8, name="nvlink300-400gbe",
+        intra=Link(1e-6, 300 * _GBPS, name="NVLink 300 GB/s"),
+        inter=Link(5e-6, 400 * _GBIT, name="400GbE"),
+        source='"The Collective Cost Model", hierarchical worked example'),
 )}
+
+
+# Former names that keep working.
+ALIASES = {"chapter": "nvlink300-400gbe"}
 
 
 def get_preset(name: str, nodes: int | None = None, ranks_per_node: int | None = None) -> Cluster:
     """A preset cluster, optionally with another node count or ranks per node."""
     key = str(name).strip().lower()
+    key = ALIASES.get(key, key)
     if key not in PRESETS:
         raise UsageError(f"unknown cluster preset {name!r}: expected one of {', '.join(PRESETS)}")
     cluster = PRESETS[key]

@@ -26,9 +26,9 @@ GIB = 2 ** 30
 
 # Memory of one GPU per cluster preset (HBM stacks are binary units: an "80GB" H100 or A100 holds 80 GiB).
 # NVIDIA H100 SXM and A100 SXM 80GB datasheets (DGX H100, DGX A100 640GB); V100 SXM2/SXM3 32GB (DGX-1V, DGX-2);
-# AWS Trainium: 32 GB HBM per chip (trn1 architecture page); "chapter" follows the DGX H100 it describes.
+# AWS Trainium: 32 GB HBM per chip (trn1 architecture page); nvlink300-400gbe (the cost-model example) follows the DGX H100 it describes.
 GPU_MEMORY_BYTES = {"dgx-h100": 80 * GIB, "dgx-a100": 80 * GIB, "dgx-1v": 32 * GIB, "dgx-2": 32 * GIB,
-                    "trn1": 32 * GIB, "chapter": 80 * GIB}
+                    "trn1": 32 * GIB, "nvlink300-400gbe": 80 * GIB}
 
 
 @dataclass(frozen=True)
