@@ -19,7 +19,8 @@ import numpy as np
 from collperf import units
 from collperf.collectives import get_collective
 from collperf.errors import UsageError
-from collperf.model.costs import algorithms_for, coefficients, get_algorithm, lowest
+from collperf.model.algorithms import algorithms_for, get_algorithm
+from collperf.model.costs import coefficients, lowest
 from collperf.model.network import Link
 from collperf.model.predict import Network, candidates
 from collperf.results import Results

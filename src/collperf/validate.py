@@ -15,7 +15,7 @@ import numpy as np
 
 from collperf.bench import BenchConfig, run
 from collperf.model.bounds import lower_bound
-from collperf.model.costs import get_algorithm
+from collperf.model.algorithms import get_algorithm
 from collperf.model.predict import Network, candidates
 
 GRID = {"allreduce": ["ring", "rhd", "mesh", "builtin"], "allgather": ["ring", "bruck", "builtin"],
