@@ -14,7 +14,8 @@ import time
 
 import numpy as np
 
-from collperf.model.costs import ALGORITHMS, cost
+from collperf.model.algorithms import ALGORITHMS
+from collperf.model.costs import cost
 from collperf.model.network import Link
 
 

@@ -9,7 +9,8 @@ from hypothesis import given, settings, strategies as st
 from collperf.errors import UsageError
 from collperf.model import trees
 from collperf.model.bounds import bound_coefficients, lower_bound
-from collperf.model.costs import ALGORITHMS, NotApplicable, coefficients, cost
+from collperf.model.algorithms import ALGORITHMS
+from collperf.model.costs import NotApplicable, coefficients, cost
 from collperf.model.network import Link
 
 ALPHA, BW, RED = 10e-6, 100e9, 400e9

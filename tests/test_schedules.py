@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from collperf.model.costs import ALGORITHMS, coefficients
+from collperf.model.algorithms import ALGORITHMS
+from collperf.model.costs import coefficients
 from collperf.model.hierarchy import two_level_cost
 from collperf.model.network import Cluster, Link
 from collperf.schedule.build import DEFAULT_PHASES, build, build_hierarchical

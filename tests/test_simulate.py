@@ -9,7 +9,8 @@ from typer.testing import CliRunner
 from collperf import topology as T
 from collperf.cli import app
 from collperf.errors import UsageError
-from collperf.model.costs import ALGORITHMS, cost
+from collperf.model.algorithms import ALGORITHMS
+from collperf.model.costs import cost
 from collperf.model.network import Cluster, Link
 from collperf.schedule.build import build
 from collperf.simulate import simulate

@@ -5,7 +5,8 @@ import pytest
 import sim_reference as reference
 
 from collperf import topology as T
-from collperf.model.costs import ALGORITHMS, cost
+from collperf.model.algorithms import ALGORITHMS
+from collperf.model.costs import cost
 from collperf.model.hierarchy import two_level_cost
 from collperf.model.network import Cluster, Link
 from collperf.model.presets import get_preset

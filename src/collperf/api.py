@@ -44,7 +44,7 @@ def crossover(collective: str, net, min_size="1", max_size="16G", algorithm="all
 
 def algorithms(collective: str | None = None) -> list:
     """`collperf algorithms`: the registry, optionally for one collective."""
-    from collperf.model.costs import ALGORITHMS, algorithms_for
+    from collperf.model.algorithms import ALGORITHMS, algorithms_for
     return list(ALGORITHMS) if collective is None else algorithms_for(collective)
 
 
@@ -101,7 +101,7 @@ def verify_all(collective: str | None = None, algorithm: str | None = None, max_
     in min_ranks..max_ranks (pipelined ones for each segment count), and the two-level schedules
     with the default phase algorithms on every nodes x ranks_per_node factorization."""
     from collperf.collectives import get_collective
-    from collperf.model.costs import ALGORITHMS, get_algorithm
+    from collperf.model.algorithms import ALGORITHMS, get_algorithm
     from collperf.schedule.build import DEFAULT_PHASES, build, build_hierarchical
     if not 1 <= min_ranks <= max_ranks:
         raise UsageError(f"rank range {min_ranks}..{max_ranks}: expected 1 <= --min-ranks <= --max-ranks")

@@ -16,7 +16,8 @@ import numpy as np
 
 from collperf.collectives import get_collective
 from collperf.errors import UsageError
-from collperf.model.costs import coefficients, get_algorithm, lowest
+from collperf.model.algorithms import get_algorithm
+from collperf.model.costs import coefficients, lowest
 from collperf.model.network import Link, Network
 from collperf.model.predict import candidates
 from collperf.results import Results

@@ -171,7 +171,7 @@ class SweepSpec:
     progress: bool = True
 
     def __post_init__(self):
-        from collperf.model.costs import algorithms_for
+        from collperf.model.algorithms import algorithms_for
         self.collective = get_collective(self.collective).name
         if isinstance(self.algorithms, str):
             self.algorithms = [a.strip() for a in self.algorithms.split(",") if a.strip()]

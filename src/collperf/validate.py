@@ -15,7 +15,7 @@ import numpy as np
 
 from collperf.bench import run
 from collperf.model.bounds import lower_bound
-from collperf.model.costs import get_algorithm
+from collperf.model.algorithms import get_algorithm
 from collperf.model.network import Network
 from collperf.model.predict import candidates
 from collperf.spec import SweepSpec

@@ -20,7 +20,8 @@ import numpy as np
 
 from collperf.collectives import get_collective
 from collperf.errors import UsageError
-from collperf.model.costs import Cost, NotApplicable, Phase, algorithms_for, cost, lowest
+from collperf.model.algorithms import algorithms_for
+from collperf.model.costs import Cost, NotApplicable, Phase, cost, lowest
 from collperf.model.network import Cluster, Link
 
 # collective -> [(level, phase collective, size divisor: "g", "N" or 1)]

@@ -15,7 +15,8 @@ import numpy as np
 from collperf.collectives import Collective, get_collective
 from collperf.errors import UsageError
 from collperf.model.bounds import bound_coefficients, lower_bound
-from collperf.model.costs import Cost, NotApplicable, Phase, algorithms_for, cost, get_algorithm, lowest
+from collperf.model.algorithms import algorithms_for, get_algorithm
+from collperf.model.costs import Cost, NotApplicable, Phase, cost, lowest
 from collperf.model.hierarchy import PLANS, two_level_cost
 from collperf.model.network import Link, Network
 

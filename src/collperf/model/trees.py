@@ -1,6 +1,6 @@
 """Shapes the algorithms are built on: NCCL's double binary tree, pipelined tree profiles, fold-in.
 
-Pure combinatorics over rank numbers, shared by the closed forms (model/costs.py) and the
+Pure combinatorics over rank numbers, shared by the closed forms (model/algorithms/) and the
 schedule builders, so that both describe the same algorithm.
 """
 

@@ -1,6 +1,6 @@
 """The cost of a schedule on a uniform, full-duplex, contention-free network.
 
-The same step model as the closed forms (model/costs.py): a step costs one alpha, the busiest
+The same step model as the closed forms (model/algorithms/base.py): a step costs one alpha, the busiest
 rank's max(bytes sent, bytes received) x beta and the most bytes any rank reduces x gamma. Chunk
 sizes are fluid (n / buffer chunks each), so the result is exact for every size and must equal the
 closed form; tests hold the two to that. Both schedule forms are accepted; the array form

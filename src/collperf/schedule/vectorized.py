@@ -1,6 +1,6 @@
 """Vectorized builders: the regular algorithms built straight into the array form (arrays.py).
 
-Each builder makes exactly the schedule of its tuple twin in schedule/algorithms/ (same steps,
+Each builder makes exactly the schedule of its tuple twin in model/algorithms/ (same steps,
 same transfers in the same order, same chunks; tests/test_simulate_arrays.py holds them to it),
 in O(steps x ranks) numpy work and, where steps repeat, one run per step class.
 
@@ -245,7 +245,7 @@ def build_array(collective: str, algorithm: str, ranks: int, root: int = 0, segm
     """The array form of a flat algorithm's schedule: vectorized where ARRAY_BUILDERS has it,
     otherwise the tuple builder's schedule packed into arrays. Validates as schedule.build does."""
     from collperf.collectives import get_collective
-    from collperf.model.costs import get_algorithm
+    from collperf.model.algorithms import get_algorithm
     from collperf.schedule.build import build
 
     alg = get_algorithm(collective, algorithm)
@@ -275,7 +275,7 @@ def _checked(alg, ranks, root, segments) -> int:
 
 def build_hierarchical_array(collective: str, nodes: int, ranks_per_node: int, intra_algorithm: str,
                              inter_algorithm: str, segments: int = 1) -> ArraySchedule:
-    """The two-level schedule of schedule/algorithms/hierarchical.py in array form. allreduce is
+    """The two-level schedule of model/algorithms/hierarchical.py in array form. allreduce is
     composed from the phases' array forms (every node, every local-index group at once); the other
     collectives are built as tuples and packed."""
     from collperf.collectives import check_ranks, get_collective

@@ -7,8 +7,52 @@ result last (model/trees.fold_plan).
 
 from __future__ import annotations
 
+import math
+
 from collperf.model import trees as shapes
+from collperf.model.algorithms.base import MPICH, Coefficients, algorithm, const, fold, lg, needs_pow2, q
 from collperf.schedule.ir import COPY, REDUCE, Transfer, make, step
+
+# ---------------------------------------------------------------------------------------------
+# Closed forms
+
+
+def _recursive_halving_rs(p: int) -> Coefficients:
+    # Fold (alpha + n beta + n gamma), halving steps of the largest sent range, unfold of one block
+    # (alpha + n/p beta). MPICH's header writes n(1+(p-1+n)/p)beta for the non-pow2 case and omits
+    # the final block's transfer; the schedule moves it, so it is counted here.
+    pow2 = shapes.floor_pow2(p)
+    sent_chunks = sum(shapes.recursive_halving_chunk_steps(p))
+    f = fold(p)
+    a = math.log2(pow2) + 2 * f
+    b = f * (1 + 1 / p) + sent_chunks / p
+    c = f * 1 + sent_chunks / p
+    return a, b, c
+
+
+def _rhd_allreduce(p: int) -> Coefficients:
+    # Rabenseifner on p' = 2^floor(lg p) ranks and p' chunks, with fold-in and fold-out
+    # (MPICH allreduce_intra_reduce_scatter_allgather.c; its (p-1)/p is (p'-1)/p' for non-pow2).
+    pow2 = shapes.floor_pow2(p)
+    f = fold(p)
+    return 2 * math.log2(pow2) + 2 * f, 2 * q(pow2) + 2 * f, q(pow2) + f
+
+
+def _rhd_reduce(p: int) -> Coefficients:
+    # MPICH reduce_intra_reduce_scatter_gather.c: odd ranks fold into their left neighbour.
+    pow2 = shapes.floor_pow2(p)
+    f = fold(p)
+    return 2 * math.log2(pow2) + f, 2 * q(pow2) + f, q(pow2) + f
+
+
+def _recursive_doubling_allreduce(p: int) -> Coefficients:
+    lg_pow2 = math.log2(shapes.floor_pow2(p))
+    f = fold(p)
+    return lg_pow2 + 2 * f, lg_pow2 + 2 * f, lg_pow2 + f
+
+
+# ---------------------------------------------------------------------------------------------
+# Schedules
 
 
 def _fold_in(fold, chunks):
@@ -19,7 +63,9 @@ def _fold_out(fold, chunks_of):
     return step(Transfer(kept, gone, chunks_of(gone), COPY) for gone, kept in fold.folded)
 
 
-def allgather_recursive_doubling(p: int):
+@algorithm("allgather", "recursive-doubling", "lg p alpha + (p-1)/p n beta (power-of-two p)",
+           MPICH + "allgather_intra_recursive_doubling.c", coefficients=const(lg, q, 0), requires=needs_pow2)
+def allgather_recursive_doubling(p: int, segments: int = 1):
     # power-of-two p: with mask m, rank r sends its aligned block of m blocks to r ^ m
     steps, mask = [], 1
     while mask < p:
@@ -29,7 +75,9 @@ def allgather_recursive_doubling(p: int):
     return make("allgather", "recursive-doubling", p, p, steps)
 
 
-def allreduce_recursive_doubling(p: int):
+@algorithm("allreduce", "recursive-doubling", "lg p (alpha + n beta + n gamma) (+ fold-in if p != p')",
+           MPICH + "allreduce_intra_recursive_doubling.c", coefficients=_recursive_doubling_allreduce)
+def allreduce_recursive_doubling(p: int, segments: int = 1):
     fold = shapes.fold_plan(p, "odd")
     v2r = fold.survivors
     steps = [_fold_in(fold, (0,))]
@@ -55,7 +103,9 @@ def _doubling_steps(fold, chunks_of_range):
             for mask, kept, _ in reversed(shapes.halving_ranges(fold.pow2))]
 
 
-def reducescatter_recursive_halving(p: int):
+@algorithm("reducescatter", "recursive-halving", "lg p alpha + (p-1)/p n (beta + gamma) for pow2; fold-in otherwise",
+           MPICH + "reduce_scatter_intra_recursive_halving.c", coefficients=_recursive_halving_rs)
+def reducescatter_recursive_halving(p: int, segments: int = 1):
     # p chunks, block b final at rank b. Survivor v stands for its own block and, if it absorbed
     # a folded rank, that rank's block too; a virtual range [lo, hi) is the blocks of v in [lo, hi).
     fold = shapes.fold_plan(p, "odd")
@@ -69,7 +119,10 @@ def reducescatter_recursive_halving(p: int):
     return make("reducescatter", "recursive-halving", p, p, steps)
 
 
-def allreduce_rhd(p: int):
+@algorithm("allreduce", "rhd",
+           "2 lg p' alpha + 2 (p'-1)/p' n beta + (p'-1)/p' n gamma (+ 2 alpha + 2 n beta + n gamma if p != p')",
+           MPICH + "allreduce_intra_reduce_scatter_allgather.c (Rabenseifner)", coefficients=_rhd_allreduce)
+def allreduce_rhd(p: int, segments: int = 1):
     # Rabenseifner on p' chunks: fold in, halving reduce-scatter, doubling allgather, fold out
     fold = shapes.fold_plan(p, "odd")
     whole = range(fold.pow2)
@@ -78,7 +131,10 @@ def allreduce_rhd(p: int):
     return make("allreduce", "rhd", p, fold.pow2, steps)
 
 
-def reduce_rhd(p: int):
+@algorithm("reduce", "rhd",
+           "2 lg p' alpha + 2 (p'-1)/p' n beta + (p'-1)/p' n gamma (+ alpha + n beta + n gamma fold-in if p != p')",
+           MPICH + "reduce_intra_reduce_scatter_gather.c (Rabenseifner)", coefficients=_rhd_reduce)
+def reduce_rhd(p: int, segments: int = 1):
     # MPICH reduce_intra_reduce_scatter_gather: odd ranks fold into their left neighbour (so rank 0
     # survives), halving reduce-scatter, then a binomial gather of the reduced chunks to rank 0
     fold = shapes.fold_plan(p, "even")

@@ -1,4 +1,5 @@
-"""Bruck et al. 1997: dissemination allgather and all-to-all in ceil(lg p) steps for any p.
+"""Bruck et al. 1997: dissemination allgather and all-to-all in ceil(lg p) steps for any p, and
+van de Geijn's broadcast (binomial scatter + Bruck allgather).
 
 Chunks keep their absolute numbers, so the local rotations of the paper are not needed.
 """
@@ -6,10 +7,14 @@ Chunks keep their absolute numbers, so the local rotations of the paper are not 
 from __future__ import annotations
 
 from collperf.model import trees as shapes
+from collperf.model.algorithms.base import MPICH, algorithm, const, lg, q
+from collperf.model.algorithms.trees import scatter_binomial
 from collperf.schedule.ir import COPY, Transfer, make, step
 
 
-def allgather(p: int):
+@algorithm("allgather", "bruck", "ceil(lg p) alpha + (p-1)/p n beta (any p)",
+           "Bruck et al. 1997; " + MPICH + "allgather_intra_brucks.c", coefficients=const(lg, q, 0))
+def allgather(p: int, segments: int = 1):
     # at distance 2^k, rank r sends the blocks it holds, r .. r + cnt - 1, to r - 2^k
     steps, distance = [], 1
     while distance < p:
@@ -20,7 +25,10 @@ def allgather(p: int):
     return make("allgather", "bruck", p, p, steps)
 
 
-def alltoall(p: int):
+@algorithm("alltoall", "bruck", "ceil(lg p) alpha + (sum of popcounts below p)/p n beta; = lg p n/2 beta for pow2",
+           "Bruck et al. 1997; " + MPICH + "alltoall_intra_brucks.c",
+           coefficients=const(lg, lambda p: shapes.bruck_alltoall_blocks(p) / p, 0))
+def alltoall(p: int, segments: int = 1):
     # block (s, d) moves by the bits of its displacement (d - s) mod p, lowest bit first
     where = {(s, d): s for s in range(p) for d in range(p)}
     steps = []
@@ -34,8 +42,11 @@ def alltoall(p: int):
     return make("alltoall", "bruck", p, p * p, steps, buffer_chunks=p)
 
 
-def broadcast_scatter_allgather(p: int):
+@algorithm("broadcast", "scatter-allgather",
+           "2 ceil(lg p) alpha + 2 (p-1)/p n beta  (binomial scatter + Bruck allgather; van de Geijn)",
+           MPICH + "bcast_intra_scatter_recursive_doubling_allgather.c",
+           coefficients=const(lambda p: 2 * lg(p), lambda p: 2 * q(p), 0))
+def broadcast_scatter_allgather(p: int, segments: int = 1):
     """van de Geijn: binomial scatter of p blocks, then a Bruck allgather of them."""
-    from collperf.schedule.algorithms.trees import scatter_binomial
     scatter = scatter_binomial(p)
     return make("broadcast", "scatter-allgather", p, p, scatter.steps + allgather(p).steps)

@@ -2,29 +2,37 @@
 
 from __future__ import annotations
 
+from collperf.model.algorithms.base import CHAN, MPICH, algorithm, const, q
 from collperf.schedule.ir import COPY, REDUCE, Transfer, concat, make, step
 
 
-def allgather(p: int):
+@algorithm("allgather", "ring", "(p-1) alpha + (p-1)/p n beta", MPICH + "allgather_intra_ring.c; " + CHAN,
+           coefficients=const(lambda p: p - 1, q, 0))
+def allgather(p: int, segments: int = 1):
     # step s: rank r forwards block (r - s) to r + 1
     steps = [step(Transfer(r, (r + 1) % p, ((r - s) % p,), COPY) for r in range(p)) for s in range(p - 1)]
     return make("allgather", "ring", p, p, steps)
 
 
-def reducescatter(p: int):
+@algorithm("reducescatter", "ring", "(p-1) alpha + (p-1)/p n beta + (p-1)/p n gamma", CHAN + " (bucket); NCCL ring",
+           coefficients=const(lambda p: p - 1, q, q))
+def reducescatter(p: int, segments: int = 1):
     # step s: rank r reduces block (r - s - 1) into r + 1; block b starts at b + 1 and, summing
     # as it goes round, arrives complete at its owner b after p - 1 steps
     steps = [step(Transfer(r, (r + 1) % p, ((r - s - 1) % p,), REDUCE) for r in range(p)) for s in range(p - 1)]
     return make("reducescatter", "ring", p, p, steps)
 
 
-def allreduce(p: int):
+@algorithm("allreduce", "ring", "2(p-1) alpha + 2 (p-1)/p n beta + (p-1)/p n gamma",
+           CHAN + "; Patarasuk & Yuan 2009; NCCL ring",
+           coefficients=const(lambda p: 2 * (p - 1), lambda p: 2 * q(p), q))
+def allreduce(p: int, segments: int = 1):
     return concat(reducescatter(p), allgather(p), "allreduce", "ring")
 
 
-def sendrecv(p: int):
+@algorithm("sendrecv", "ring", "alpha + n beta (each rank sends to its right neighbour)", "nccl-tests sendrecv_perf",
+           coefficients=const(1, 1, 0))
+def sendrecv(p: int, segments: int = 1):
     # one chunk per rank (its message), one buffer chunk: every rank sends to its right neighbour
     steps = [step(Transfer(r, (r + 1) % p, (r,), COPY) for r in range(p))] if p > 1 else []
-    return make("sendrecv", "ring", p, p, steps,
-                buffer_chunks=1)
-
+    return make("sendrecv", "ring", p, p, steps, buffer_chunks=1)

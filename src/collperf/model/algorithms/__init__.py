@@ -1,0 +1,22 @@
+"""Every algorithm as one registered object: closed-form cost + schedule builder + requirements +
+source, defined together in one module per family (ring, trees, recursive, mesh, bruck).
+
+    from collperf.model.algorithms import get_algorithm, algorithms_for, ALGORITHMS
+    alg = get_algorithm("allreduce", "ring")
+    alg.coefficients(8), alg.builder(8, 1)
+
+model/costs.py evaluates the closed forms over sizes and networks; schedule/build.py validates
+arguments and calls the builders. The two-level schedule composer is the `hierarchical` module
+here; it registers nothing and is not imported with the package (it needs model/hierarchy.py,
+which needs model/costs.py, which needs this registry).
+"""
+
+from collperf.model.algorithms import bruck, mesh, recursive, ring, trees  # noqa: F401  (they register)
+from collperf.model.algorithms.base import (ALGORITHMS, ORDER, REGISTRY, Algorithm, Coefficients,
+                                            RegistrationError, algorithm, algorithms_for, check_complete,
+                                            get_algorithm, register)
+
+check_complete()
+
+__all__ = ["ALGORITHMS", "ORDER", "REGISTRY", "Algorithm", "Coefficients", "RegistrationError", "algorithm",
+           "algorithms_for", "check_complete", "get_algorithm", "register"]
