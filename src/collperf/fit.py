@@ -186,7 +186,7 @@ def fit(table: Table, max_regimes: int = MAX_REGIMES) -> Fit:
     fitted.r2 = float(1 - np.sum((np.log(predicted) - log_t) ** 2) / sst) if sst > 0 else 1.0
     single_pred = single.latency_s + x / (single.busbw_GBps * 1e9)
     fitted.single_median_error = float(np.median(np.abs((single_pred - times) / times)))
-    fitted.peak_busbw_GBps, fitted.peak_size, fitted.n_half_bytes = _peak(rows, factor)
+    fitted.peak_busbw_GBps, fitted.peak_size, fitted.n_half_bytes = _peak_busbw(rows, factor)
     if fitted.r2 < 0.9:
         notes.append(f"R2 {fitted.r2:.2f} on log time: the alpha-beta model does not describe these rows "
                      "(too few sizes, or noise larger than the trend)")
@@ -200,7 +200,7 @@ def _regime(sizes, i, j, segment) -> Regime:
     return Regime(int(sizes[i]), int(sizes[j - 1]), alpha, (1 / beta / 1e9) if beta > 0 else math.inf, j - i)
 
 
-def _peak(rows, factor: float) -> tuple[float, int, float | None]:
+def _peak_busbw(rows, factor: float) -> tuple[float, int, float | None]:
     """Peak measured busbw, the size where it occurs, and n1/2: the size that first reaches half of it
     (interpolated in log size between the bracketing rows). busbw is size x factor / time, not the printed
     column: the same number with every digit (a printed 0.00 at small sizes is not a zero bandwidth)."""

@@ -30,7 +30,7 @@ import numpy as np
 from collperf.errors import UsageError
 from collperf.schedule.arrays import as_arrays
 from collperf.simulate.events import events as _events
-from collperf.simulate.network import Network, compile_network
+from collperf.simulate.network import RoutedPairs, compile_network
 from collperf.simulate.rounds import rounds as _rounds
 from collperf.simulate.rounds import step_classes
 from collperf.topology import Topology
@@ -80,7 +80,7 @@ def simulate(s, topo: Topology, size_bytes: float, mode: str = "rounds",
     return SimResult(mode, float(size_bytes), float(time_s), start, end, _link_use(net, load, time_s))
 
 
-def _link_use(net: Network, load: np.ndarray, time_s: float) -> list[LinkUse]:
+def _link_use(net: RoutedPairs, load: np.ndarray, time_s: float) -> list[LinkUse]:
     """Every link (ports left out), busiest first: by utilisation, then bytes, then name."""
     links = np.flatnonzero(~net.is_port)
     if not len(links):

@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from collperf.schedule.arrays import ArraySchedule
-from collperf.simulate.network import Network
+from collperf.simulate.network import RoutedPairs
 
 
 def max_min_rates(flow_of: np.ndarray, res_of: np.ndarray, flows: int, capacity: np.ndarray) -> np.ndarray:
@@ -100,7 +100,7 @@ def _counts(ids: np.ndarray):
     return np.unique(ids, return_counts=True)
 
 
-def events(s: ArraySchedule, net: Network, chunk_bytes: float, gamma: float):
+def events(s: ArraySchedule, net: RoutedPairs, chunk_bytes: float, gamma: float):
     """(time_s, step start, step end)."""
     n_steps = s.step_count
     step, src, dst, count, red = _flatten(s)

@@ -21,7 +21,7 @@ from collperf.topology import Topology
 
 
 @dataclass
-class Network:
+class RoutedPairs:
     ranks: int
     codes: np.ndarray        # sorted src * ranks + dst of every routed pair
     latency: np.ndarray      # per pair: the route's latency, s
@@ -38,7 +38,7 @@ class Network:
         return np.searchsorted(self.codes, src * self.ranks + dst)
 
 
-def compile_network(topo: Topology, ranks: int, src: np.ndarray, dst: np.ndarray) -> Network:
+def compile_network(topo: Topology, ranks: int, src: np.ndarray, dst: np.ndarray) -> RoutedPairs:
     """Route every distinct (src, dst) pair among the given transfers."""
     from scipy import sparse
 
@@ -96,5 +96,5 @@ def compile_network(topo: Topology, ranks: int, src: np.ndarray, dst: np.ndarray
     res = np.array(seg_res, dtype=np.int64)
     routes = sparse.csr_matrix((np.ones(len(res)), (rows, res)), shape=(len(codes), len(capacity)))
     routes.sum_duplicates()
-    return Network(ranks, codes, np.array(latency), routes, seg_ptr_a, seg_res_ptr_a, res,
+    return RoutedPairs(ranks, codes, np.array(latency), routes, seg_ptr_a, seg_res_ptr_a, res,
                    np.array(seg_latency), np.array(capacity, dtype=float), names, np.array(ports, dtype=bool))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from collperf.schedule.arrays import ArraySchedule
-from collperf.simulate.network import Network
+from collperf.simulate.network import RoutedPairs
 
 
 def step_classes(s: ArraySchedule):
@@ -30,7 +30,7 @@ def step_classes(s: ArraySchedule):
     return of_step, members
 
 
-def rounds(s: ArraySchedule, net: Network, classes, chunk_bytes: float, gamma: float):
+def rounds(s: ArraySchedule, net: RoutedPairs, classes, chunk_bytes: float, gamma: float):
     """(time_s, step start, step end, bytes per resource over the whole schedule)."""
     of_step, members = classes
     occurrences = np.zeros(len(members))
