@@ -17,7 +17,7 @@ from collperf.errors import UsageError
 from collperf.spec import DiagnoseSpec, LogSpec, NetworkSpec, PlanSpec
 
 CLI_DIR = Path(collperf.__file__).parent / "cli"
-ALLOWED = {"collperf.api", "collperf.spec", "collperf.units", "collperf.errors", "collperf.cli",
+ALLOWED = {"collperf", "collperf.api", "collperf.spec", "collperf.units", "collperf.errors", "collperf.cli",
            "collperf.cli.render", "collperf.cli.options", "collperf.cli.model_commands", "collperf.cli.run_commands",
            "collperf.cli.log_commands", "collperf.cli.plan_command"}
 

@@ -50,6 +50,10 @@ def algorithms(collective: str | None = None) -> list:
 
 # --- schedules ----------------------------------------------------------------------------------------
 
+# Listing every transfer (the tuple form) grows as p^2 for the rings: beyond this, use the array form.
+TUPLE_RANKS_LIMIT = 1024
+
+
 def schedule(collective: str, algorithm: str, ranks: int | None = None, root: int = 0, segments: int = 1,
              nodes: int | None = None, ranks_per_node: int | None = None,
              intra_algorithm: str | None = None, inter_algorithm: str | None = None, arrays: bool = False):
@@ -64,6 +68,11 @@ def schedule(collective: str, algorithm: str, ranks: int | None = None, root: in
     else:
         from collperf.schedule.build import build as flat
         from collperf.schedule.build import build_hierarchical as two_level
+    total = nodes * ranks_per_node if algorithm == "hierarchical" and nodes and ranks_per_node else ranks
+    if not arrays and total is not None and total > TUPLE_RANKS_LIMIT:
+        raise UsageError(f"{total} ranks: a listed schedule is limited to {TUPLE_RANKS_LIMIT} ranks (a flat ring on "
+                         f"{total} ranks has {2 * total * (total - 1):,} transfers); `collperf simulate` builds the "
+                         "compact array form and takes clusters of any size")
     if algorithm == "hierarchical":
         if not nodes or not ranks_per_node:
             raise UsageError("the hierarchical schedule needs --nodes and --ranks-per-node")
@@ -152,12 +161,12 @@ class Simulation:
     result: object          # simulate.SimResult
     schedule: object
     topology: object
-    algbw_Bps: float
-    busbw_Bps: float
+    algbw_Bps: float | None     # None where the time is 0 (one rank)
+    busbw_Bps: float | None
 
 
-def simulate(spec: SimulateSpec) -> Simulation:
-    """`collperf simulate`: the schedule of an algorithm on a topology."""
+def simulate(spec: SimulateSpec) -> list[Simulation]:
+    """`collperf simulate`: the schedule of an algorithm on a topology, simulated at each size."""
     from collperf import topology as topologies
     from collperf.collectives import get_collective
     from collperf.model.network import Link
@@ -179,9 +188,13 @@ def simulate(spec: SimulateSpec) -> Simulation:
     reduce_Bps = units.parse_bandwidth(net.reduce_bandwidth)
     if net.profile is not None and reduce_Bps == float("inf"):
         reduce_Bps = base.intra.reduce_bandwidth_Bps
-    result = run(sched, topo, spec.size_bytes, spec.mode, reduce_Bps)
-    algbw = result.size_bytes / result.time_s if result.time_s > 0 else float("inf")
-    return Simulation(result, sched, topo, algbw, algbw * get_collective(sched.collective).busbw_factor(sched.ranks))
+    factor = get_collective(sched.collective).busbw_factor(sched.ranks)
+    out = []
+    for size in spec.sizes_bytes:
+        result = run(sched, topo, size, spec.mode, reduce_Bps)
+        algbw = result.size_bytes / result.time_s if result.time_s > 0 else None   # None: nothing moved
+        out.append(Simulation(result, sched, topo, algbw, algbw * factor if algbw is not None else None))
+    return out
 
 
 # --- real runs ----------------------------------------------------------------------------------------

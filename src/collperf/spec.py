@@ -130,6 +130,24 @@ def network(**options) -> Network:
     return NetworkSpec(**options).resolve()
 
 
+def output_path(path, flag: str):
+    """Check a file the command will write, before any work: its folder exists and is writable, and
+    the path is not a folder. Returns the path (None stays None)."""
+    import os
+    from pathlib import Path
+    if path is None:
+        return None
+    p = Path(path)
+    folder = p.parent if str(p.parent) else Path(".")
+    if p.is_dir():
+        raise UsageError(f"{flag} {path}: is a folder; give a file name, e.g. {flag} {p / 'out'}")
+    if not folder.is_dir():
+        raise UsageError(f"{flag} {path}: the folder {folder} does not exist; create it or write elsewhere")
+    if not os.access(folder, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise UsageError(f"{flag} {path}: not writable; choose another place")
+    return path
+
+
 # --- sizes --------------------------------------------------------------------------------------------
 
 def sizes(value) -> list[int]:
@@ -264,7 +282,7 @@ class SimulateSpec:
 
     def __post_init__(self):
         self.collective = get_collective(self.collective).name
-        self.size_bytes = units.parse_size(self.size)
+        self.sizes_bytes = sizes(self.size)   # one size or a list ('1M,64M'): the schedule is built once
         if self.mode not in ("rounds", "events"):
             raise UsageError(f"mode {self.mode!r}: expected rounds or events")
         _whole("segments", self.segments, flag="--segments")

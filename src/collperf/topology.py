@@ -119,26 +119,65 @@ def load(path) -> Topology:
 
 
 def from_json(doc: dict, where: str = "topology") -> Topology:
+    """A topology from its JSON document; every inconsistency is a UsageError naming the field."""
+    if not isinstance(doc, dict):
+        raise UsageError(f"{where}: expected a JSON object with ranks, links (and devices, ports, routes), "
+                         f"got a {type(doc).__name__ if not isinstance(doc, list) else 'JSON array'}")
     try:
         ranks = int(doc["ranks"])
+        if ranks < 1:
+            raise ValueError(f"ranks {ranks} must be >= 1")
+        devices = [_vertex(v) for v in doc.get("devices", [])]
         graph = nx.Graph()
         graph.add_nodes_from(range(ranks))
-        graph.add_nodes_from(doc.get("devices", []))
+        graph.add_nodes_from(devices)
+        known = set(range(ranks)) | set(devices)
         for i, link in enumerate(doc["links"]):
             a, b = _vertex(link["a"]), _vertex(link["b"])
+            for end in (a, b):
+                if end not in known:
+                    what = f"rank {end} >= ranks ({ranks})" if isinstance(end, int) else f"device {end!r} is not declared"
+                    raise ValueError(f"links[{i}] ({a} - {b}): {what}; declare devices in \"devices\" and use "
+                                     f"ranks 0..{ranks - 1}")
+            if a == b:
+                raise ValueError(f"links[{i}] joins {a!r} to itself")
+            if graph.has_edge(a, b):
+                raise ValueError(f"links[{i}] ({a} - {b}) is given twice: links are full-duplex, give each pair once")
             graph.add_edge(a, b, latency_s=units.parse_time(link["latency"]),
                            bandwidth_Bps=units.parse_bandwidth(link["bandwidth"]), name=link.get("name", ""))
         for rank, rate in doc.get("ports", {}).items():
+            if _vertex(rank) not in range(ranks):
+                raise ValueError(f"ports[{rank!r}]: not a rank of 0..{ranks - 1}")
             graph.nodes[int(rank)]["port_Bps"] = units.parse_bandwidth(rate)
         routes = {}
         for pair, path in doc.get("routes", {}).items():
-            s, d = (int(x) for x in pair.split("-"))
-            routes[(s, d)] = [_vertex(v) for v in path]
+            ends = _route_ends(pair, ranks)
+            routes[ends] = _route(ends, pair, [_vertex(v) for v in path], graph)
     except KeyError as e:
         raise UsageError(f"{where}: missing field {e.args[0]!r}; see the format in `collperf simulate --help`") from None
-    except (TypeError, ValueError) as e:
+    except (TypeError, ValueError, AttributeError) as e:
         raise UsageError(f"{where}: {e}") from None
     return Topology(doc.get("name", where), ranks, graph, routes)
+
+
+def _route_ends(pair: str, ranks: int) -> tuple[int, int]:
+    s, sep, d = str(pair).partition("-")
+    if not (sep and s.isdigit() and d.isdigit() and int(s) < ranks and int(d) < ranks):
+        raise ValueError(f"routes[{pair!r}]: expected SRC-DST with ranks of 0..{ranks - 1}, e.g. \"0-3\"")
+    return int(s), int(d)
+
+
+def _route(ends: tuple[int, int], pair: str, path: list, graph) -> list:
+    """A route must start at its source, end at its destination, follow links and visit no vertex twice."""
+    s, d = ends
+    if len(path) < 2 or path[0] != s or path[-1] != d:
+        raise ValueError(f"routes[{pair!r}]: the path must run from {s} to {d}, got {path}")
+    if len(set(path)) != len(path):
+        raise ValueError(f"routes[{pair!r}]: the path {path} visits a vertex twice (a loop)")
+    for u, v in zip(path[:-1], path[1:]):
+        if not graph.has_edge(u, v):
+            raise ValueError(f"routes[{pair!r}]: {u} - {v} is not a link of the topology")
+    return path
 
 
 def _vertex(v):

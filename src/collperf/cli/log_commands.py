@@ -8,17 +8,17 @@ import typer
 
 from collperf import api
 from collperf.cli import render
-from collperf.cli.options import (Json, app, network_options,
+from collperf.cli.options import (command, Json, network_options,
                                   one_or_many)
 from collperf.cli.render import out, print_json
-from collperf.spec import DiagnoseSpec, LogSpec, NetworkSpec
+from collperf.spec import output_path, DiagnoseSpec, LogSpec, NetworkSpec
 
 
 LogCollective = typer.Option(None, "--collective", help="Override the collective the log is taken to be.")
 LogRanks = typer.Option(None, "--ranks", "-p", help="Rank count, where the log does not say.")
 
 
-@app.command("fit")
+@command("fit")
 def fit_command(logs: list[str] = typer.Argument(..., help="Logs: nccl-tests text/JSON, collperf JSON/CSV, OSU, IMB."),
                 as_json: bool = Json, collective: Optional[str] = LogCollective, ranks: Optional[int] = LogRanks):
     """Fit a piecewise alpha-beta model to measured logs: regimes, peak busbw, n1/2, residuals."""
@@ -33,7 +33,7 @@ def fit_command(logs: list[str] = typer.Argument(..., help="Logs: nccl-tests tex
         out.print()
 
 
-@app.command()
+@command()
 @network_options(only=("cluster", "nodes", "profile"))
 def diagnose(logs: list[str] = typer.Argument(..., help="One log, or several to compare side by side."),
              peak: Optional[str] = typer.Option(None, "--peak", help="Per-rank link rate busbw is judged against, "
@@ -43,6 +43,7 @@ def diagnose(logs: list[str] = typer.Argument(..., help="One log, or several to 
              as_json: bool = Json, collective: Optional[str] = LogCollective, ranks: Optional[int] = LogRanks,
              network: NetworkSpec = None):
     """Is it good or bad, and why: per-size verdicts against the model and the peak, and the anomalies."""
+    output_path(plot, "--plot")
     diagnoses = api.diagnose_logs(DiagnoseSpec(LogSpec(logs, collective, ranks), peak, network, model_from))
     paths = render.plot_diagnoses(diagnoses, plot) if plot else []
     same = len(diagnoses) > 1 and len({d.table.collective for d in diagnoses}) == 1

@@ -8,13 +8,13 @@ import typer
 
 from collperf import api
 from collperf.cli import render
-from collperf.cli.options import (Collective, InterAlg, IntraAlg, Json, app, network_options,
+from collperf.cli.options import (command, Collective, InterAlg, IntraAlg, Json, network_options,
                                   one_or_many)
 from collperf.cli.render import out, print_json
-from collperf.spec import NetworkSpec, SimulateSpec
+from collperf.spec import output_path, NetworkSpec, SimulateSpec
 
 
-@app.command()
+@command()
 @network_options()
 def predict(collective: str = Collective,
             size: str = typer.Option("1M,64M,1G", "--size", "-s", help="Sizes (nccl-tests convention), comma list."),
@@ -28,7 +28,7 @@ def predict(collective: str = Collective,
     print_json(one_or_many([r.to_json() for r in results])) if as_json else render.print_predictions(results)
 
 
-@app.command()
+@command()
 @network_options()
 def crossover(collective: str = Collective, min_size: str = typer.Option("1", "--min", help="Smallest size."),
               max_size: str = typer.Option("16G", "--max", help="Largest size."),
@@ -45,14 +45,14 @@ def crossover(collective: str = Collective, min_size: str = typer.Option("1", "-
         render.print_crossover(collective, net, ranges)
 
 
-@app.command()
+@command()
 def algorithms(collective: Optional[str] = typer.Argument(None, help="Only this collective."), as_json: bool = Json):
     """List every collective and algorithm with its cost formula and source."""
     rows = api.algorithms(collective)
     print_json([render.algorithm_json(a) for a in rows]) if as_json else render.print_algorithms(rows)
 
 
-@app.command()
+@command()
 def schedule(collective: str = Collective,
              algorithm: str = typer.Option(..., "--algorithm", "-A", help="An algorithm of the collective, or "
                                                                           "hierarchical."),
@@ -73,8 +73,8 @@ def schedule(collective: str = Collective,
         render.print_schedule(s, coefficients, max_steps)
 
 
-@app.command("verify")
-def verify_command(collective: Optional[str] = typer.Option(None, "--collective", "-c"),
+@command("verify")
+def verify_command(collective: Optional[str] = typer.Option(None, "--collective", help="Only this collective."),
                    algorithm: Optional[str] = typer.Option(None, "--algorithm", "-A"),
                    max_ranks: int = typer.Option(64, "--max-ranks"), min_ranks: int = typer.Option(1, "--min-ranks"),
                    as_json: bool = Json):
@@ -85,7 +85,7 @@ def verify_command(collective: Optional[str] = typer.Option(None, "--collective"
         raise typer.Exit(1)
 
 
-@app.command()
+@command()
 @network_options(exclude=("ranks", "nodes", "ranks_per_node"))
 def simulate(collective: str = Collective, algorithm: str = typer.Option(..., "--algorithm", "-A"),
              size: str = typer.Option("1G", "--size", "-s"),
@@ -97,10 +97,15 @@ def simulate(collective: str = Collective, algorithm: str = typer.Option(..., "-
              as_json: bool = Json, intra_algorithm: Optional[str] = typer.Option(None, "--intra-algorithm"),
              inter_algorithm: Optional[str] = typer.Option(None, "--inter-algorithm"), network: NetworkSpec = None):
     """Simulate an algorithm's schedule on a topology: time, bandwidths, per-step times, busiest links."""
-    sim = api.simulate(SimulateSpec(collective, algorithm, topology, size, mode, segments, root, intra_algorithm,
-                                    inter_algorithm, network))
+    output_path(timeline, "--timeline")
+    sims = api.simulate(SimulateSpec(collective, algorithm, topology, size, mode, segments, root, intra_algorithm,
+                                     inter_algorithm, network))
     if timeline:
-        render.plot_timeline(sim, timeline)
-    print_json(render.simulation_json(sim)) if as_json else render.print_simulation(sim)
-    if timeline and not as_json:
-        out.print(f"timeline written to {timeline}")
+        render.plot_timeline(sims[-1], timeline)
+    if as_json:
+        print_json(one_or_many([render.simulation_json(s) for s in sims]))
+        return
+    for sim in sims:
+        render.print_simulation(sim)
+    if timeline:
+        out.print(f"timeline of the {sims[-1].result.size_bytes:.0f}-byte run written to {timeline}")

@@ -7,11 +7,49 @@ import inspect
 from typing import Optional
 
 import typer
+from typer.core import TyperCommand, TyperGroup
 
 from collperf.spec import NetworkSpec
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+class Command(TyperCommand):
+    """A command whose --help option shows no value placeholder (typer prints <bool> for flags)."""
+
+    def get_help_option(self, ctx):
+        option = super().get_help_option(ctx)
+        if option is not None:
+            option.metavar = ""
+        return option
+
+
+class _Group(TyperGroup, Command):
+    pass
+
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, cls=_Group,
                   help="Performance of collective communication: predict, explain, compare.")
+
+
+def command(*args, **kwargs):
+    """`app.command` for our commands (their --help without placeholders)."""
+    return app.command(*args, cls=Command, **kwargs)
+
+
+def sub_app(**kwargs) -> typer.Typer:
+    """A command group (e.g. `testbed`) whose commands and help read like the others'."""
+    return typer.Typer(cls=_Group, no_args_is_help=True, **kwargs)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from collperf import __version__
+        typer.echo(f"collperf {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(version: bool = typer.Option(False, "--version", metavar="", callback=_version, is_eager=True,
+                                       help="Print the version and exit.")) -> None:
+    """Performance of collective communication: predict, explain, compare."""
 
 _PANEL = "Network"
 
@@ -41,6 +79,11 @@ NETWORK_OPTIONS = {
 }
 
 
+def flag(default: bool, *names, **options):
+    """A boolean option: shown in --help without a value placeholder (it takes none)."""
+    return typer.Option(default, *names, metavar="", **options)
+
+
 def network_options(*, only=None, exclude=()):
     """Add the network options to a command; the command receives them as one NetworkSpec in its
     `network` parameter (built and validated before the command runs)."""
@@ -66,7 +109,7 @@ def network_options(*, only=None, exclude=()):
 
 Collective = typer.Argument(..., help="allreduce, allgather, reducescatter, broadcast, reduce, alltoall, scatter, "
                                       "gather or sendrecv.")
-Json = typer.Option(False, "--json", help="Print one JSON document to stdout.")
+Json = flag(False, "--json", help="Print one JSON document to stdout.")
 IntraAlg = typer.Option("best", "--intra-algorithm", help="Algorithm of the intra-node phases (or best).")
 InterAlg = typer.Option("best", "--inter-algorithm", help="Algorithm of the inter-node phase (or best).")
 TestbedOpt = typer.Option(None, "--testbed", help="hosts=4,rate=200mbit[,ranks-per-host=2]: brought up and torn down.")

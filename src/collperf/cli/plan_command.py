@@ -8,7 +8,7 @@ import typer
 
 from collperf import api
 from collperf.cli import render
-from collperf.cli.options import InterAlg, IntraAlg, Json, app, network_options
+from collperf.cli.options import command, InterAlg, IntraAlg, Json, network_options
 from collperf.cli.render import print_json
 from collperf.spec import NetworkSpec
 
@@ -16,10 +16,12 @@ _MODEL, _LAYOUT, _STEP = "Model", "Layout", "Step"
 
 
 def _o(default, *names, help=None, panel=_LAYOUT):
-    return typer.Option(default, *names, help=help, rich_help_panel=panel)
+    # a flag shows no value placeholder in --help
+    return typer.Option(default, *names, help=help, rich_help_panel=panel,
+                        **({"metavar": ""} if isinstance(default, bool) else {}))
 
 
-@app.command("plan")
+@command("plan")
 @network_options(exclude=("ranks", "latency", "bandwidth", "reduce_bandwidth", "cluster"))
 def plan_command(
     model: Optional[str] = _o(None, "--model", panel=_MODEL, help="Preset: 7b, 13b, 70b, gpt3-22b, gpt3-175b, "

@@ -43,7 +43,7 @@ def print_prediction(r) -> None:
         style = "bold green" if a.name == r.best else None
         table.add_row(("* " if a.name == r.best else "  ") + name, units.format_time(a.time_s),
                       units.format_time(a.latency_s), units.format_time(a.bandwidth_s),
-                      units.format_time(a.compute_s), f"{a.algbw_GBps:.2f}", f"{a.busbw_GBps:.2f}",
+                      units.format_time(a.compute_s), _gb(a.algbw_GBps), _gb(a.busbw_GBps),
                       f"{a.bound_ratio:.2f}", style=style)
         for ph in a.phases:
             table.add_row(escape(f"    {ph['phase']} [{ph['algorithm']}, {ph['ranks']} ranks]"),
@@ -54,6 +54,8 @@ def print_prediction(r) -> None:
     out.print(f"lower bound {units.format_time(r.lower_bound_s)}; best: [bold]{r.best}[/bold]")
     for name, why in r.skipped.items():
         out.print(f"[dim]skipped {name}: {why}[/dim]")
+    for note in r.notes:
+        out.print(f"[yellow]note:[/yellow] {escape(note)}")
     out.print()
 
 
@@ -245,8 +247,9 @@ def print_verification(rows, min_ranks: int, max_ranks: int) -> None:
 def simulation_json(sim) -> dict:
     doc = sim.result.to_json()
     doc.update({"collective": sim.schedule.collective, "algorithm": sim.schedule.algorithm,
-                "ranks": sim.schedule.ranks, "topology": sim.topology.name, "algbw_GBps": sim.algbw_Bps / 1e9,
-                "busbw_GBps": sim.busbw_Bps / 1e9})
+                "ranks": sim.schedule.ranks, "topology": sim.topology.name,
+                "algbw_GBps": None if sim.algbw_Bps is None else sim.algbw_Bps / 1e9,
+                "busbw_GBps": None if sim.busbw_Bps is None else sim.busbw_Bps / 1e9})
     return doc
 
 
@@ -254,8 +257,8 @@ def print_simulation(sim) -> None:
     r, s = sim.result, sim.schedule
     out.print(f"[bold]{s.collective} {s.algorithm}[/bold] of {units.format_size(r.size_bytes)} on "
               f"{sim.topology.describe()} ({r.mode} mode)")
-    out.print(f"time {units.format_time(r.time_s)}   algbw {sim.algbw_Bps / 1e9:.2f} GB/s   busbw "
-              f"{sim.busbw_Bps / 1e9:.2f} GB/s   {s.step_count} steps")
+    out.print(f"time {units.format_time(r.time_s)}   algbw {_gb(sim.algbw_Bps and sim.algbw_Bps / 1e9)} GB/s   "
+              f"busbw {_gb(sim.busbw_Bps and sim.busbw_Bps / 1e9)} GB/s   {s.step_count} steps")
     table = Table(title="busiest links", title_justify="left")
     for column in ("link", "bytes", "capacity", "utilisation"):
         table.add_column(column, justify="left" if column == "link" else "right")

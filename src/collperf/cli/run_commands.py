@@ -9,12 +9,12 @@ import typer
 
 from collperf import api
 from collperf.cli import render
-from collperf.cli.options import (Json, TestbedOpt, Timeout, app, network_options)
+from collperf.cli.options import (Command, command, sub_app, flag, Json, TestbedOpt, Timeout, app, network_options)
 from collperf.cli.render import err, out, print_json
-from collperf.spec import BenchSpec, NetworkSpec, SweepSpec
+from collperf.spec import output_path, BenchSpec, NetworkSpec, SweepSpec
 
 
-@app.command()
+@command()
 @network_options(only=("latency", "bandwidth", "reduce_bandwidth", "cluster", "nodes", "profile"))
 def bench(collective: str = typer.Option("allreduce", "--collective", help="The collective to measure."),
           algorithm: str = typer.Option("builtin", "--algorithm", "-A", help="Comma list: ours and/or builtin."),
@@ -31,7 +31,7 @@ def bench(collective: str = typer.Option("allreduce", "--collective", help="The 
           average: int = typer.Option(1, "-a", "--average", help="Combine ranks' times: 0 rank 0, 1 mean, 2 min, 3 max."),
           segments: int = typer.Option(1, "--segments", help="Pipeline segments of chain/double-binary-tree."),
           slice_bytes: str = typer.Option("1M", "--slice-bytes", help="Messages are cut into slices of this size."),
-          in_place: bool = typer.Option(True, "--in-place/--no-in-place", help="Also time in-place."),
+          in_place: bool = flag(True, "--in-place/--no-in-place", help="Also time in-place."),
           timeout: float = Timeout,
           json_path: Optional[str] = typer.Option(None, "--json", help="Write nccl-tests -J JSON (plus our fields)."),
           csv_path: Optional[str] = typer.Option(None, "--csv", help="Write a flat CSV table."),
@@ -50,12 +50,11 @@ def bench(collective: str = typer.Option("allreduce", "--collective", help="The 
         raise typer.Exit(1)
 
 
-testbed_app = typer.Typer(help="An emulated cluster on this machine: network namespaces with shaped links.",
-                          no_args_is_help=True)
+testbed_app = sub_app(help="An emulated cluster on this machine: network namespaces with shaped links.")
 app.add_typer(testbed_app, name="testbed")
 
 
-@testbed_app.command("up")
+@testbed_app.command("up", cls=Command)
 def testbed_up(hosts: int = typer.Option(4, "--hosts"), ranks_per_host: int = typer.Option(1, "--ranks-per-host"),
                rate: str = typer.Option("200mbit", "--rate", help="Each host's link, each way (tc spelling)."),
                name: str = typer.Option("tb0", "--name")):
@@ -63,28 +62,29 @@ def testbed_up(hosts: int = typer.Option(4, "--hosts"), ranks_per_host: int = ty
     out.print(api.testbed_start(f"hosts={hosts},rate={rate},ranks-per-host={ranks_per_host},name={name}").describe())
 
 
-@testbed_app.command("status")
+@testbed_app.command("status", cls=Command)
 def testbed_status(name: Optional[str] = typer.Option(None, "--name"), as_json: bool = Json):
     """List the testbed namespaces, their addresses, shaping and processes."""
     rows = api.testbed_status(name)
     print_json(rows) if as_json else render.print_testbed_status(rows)
 
 
-@testbed_app.command("down")
+@testbed_app.command("down", cls=Command)
 def testbed_down(name: Optional[str] = typer.Option(None, "--name", help="Only this testbed (default: all).")):
     """Tear testbeds down, leftovers of crashed runs included."""
     removed = api.testbed_down(name)
     out.print(f"removed {len(removed)} namespace(s)" + (": " + ", ".join(removed) if removed else ""))
 
 
-@app.command("calibrate")
+@command("calibrate")
 def calibrate_command(ranks: Optional[int] = typer.Option(None, "--ranks", "-p"), testbed: Optional[str] = TestbedOpt,
                       output: str = typer.Option("profile.json", "-o", "--output"), timeout: float = Timeout):
     """Measure alpha, bandwidth (intra- and inter-host) and gamma; write a profile."""
+    output_path(output, "--output")
     render.print_profile(api.calibrate(ranks, testbed, timeout, output), output)
 
 
-@app.command("bound")
+@command("bound")
 def bound_command(collective: str = typer.Argument("allreduce"), ranks: Optional[int] = typer.Option(None, "--ranks", "-p"),
                   size: str = typer.Option("4M", "--size", "-s"), testbed: Optional[str] = TestbedOpt,
                   profile: Optional[str] = typer.Option(None, "--profile", help="A calibrated profile, for the "
@@ -96,7 +96,7 @@ def bound_command(collective: str = typer.Argument("allreduce"), ranks: Optional
     print_json(result) if as_json else render.print_bound(result)
 
 
-@app.command("validate")
+@command("validate")
 def validate_command(testbed: Optional[list[str]] = typer.Option(None, "--testbed", help="hosts=4,rate=200mbit"
                                                                  "[,ranks-per-host=2]; repeat for several rank counts "
                                                                  "and flat/two-level shapes."),
@@ -107,6 +107,7 @@ def validate_command(testbed: Optional[list[str]] = typer.Option(None, "--testbe
                      as_json: bool = Json, plot: Optional[str] = typer.Option(None, "--plot"),
                      timeout: float = typer.Option(600.0, "--timeout")):
     """Predict a grid of collectives from a calibrated profile alone and measure them: errors per algorithm."""
+    output_path(plot, "--plot")
     result = api.validate(testbed or [], ranks, profile, sizes, iters, timeout)
     if plot:
         render.plot_validation(result, plot)

@@ -98,8 +98,8 @@ class AlgorithmPrediction:
     latency_s: float
     bandwidth_s: float
     compute_s: float
-    algbw_GBps: float
-    busbw_GBps: float
+    algbw_GBps: float | None        # None where the time is 0 (one rank: nothing moves)
+    busbw_GBps: float | None
     bound_ratio: float              # time / lower bound (>= 1)
     segments: int | None = None
     phases: list[dict] = field(default_factory=list)
@@ -124,6 +124,7 @@ class Prediction:
     best: str
     lower_bound_s: float
     skipped: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         doc = {"collective": self.collective, "size_bytes": self.size_bytes, "ranks": self.ranks,
@@ -131,6 +132,8 @@ class Prediction:
                "best": self.best, "lower_bound_s": self.lower_bound_s}
         if self.skipped:
             doc["skipped"] = self.skipped
+        if self.notes:
+            doc["notes"] = self.notes
         return doc
 
 
@@ -147,18 +150,18 @@ def predict(collective: str, sizes, network: Network, algorithm: str | list[str]
     for i, size in enumerate(n):
         rows = [_row(r.name, r.cost, i, size, bound[i], coll, network.ranks) for r in results]
         best = min(rows, key=lambda r: r.time_s).name
+        notes = ["one rank: the collective moves no data, so every algorithm takes 0 s and bandwidths are "
+                 "undefined (shown as -)"] if network.ranks == 1 else []
         out.append(Prediction(name, int(size), network.ranks, network.describe(), rows, best,
-                              float(bound[i]), skipped))
+                              float(bound[i]), skipped, notes))
     return out
 
 
 def _row(name: str, c: Cost, i: int, size: float, bound_s: float, coll: Collective, ranks: int) -> AlgorithmPrediction:
     time_s = float(c.total_s[i])
+    algbw_GBps = busbw_GBps = None   # a zero time (nothing to move) has no bandwidth
     if time_s > 0:
         algbw_GBps, busbw_GBps = coll.bandwidths_GBps(float(size), ranks, time_s)
-    else:
-        algbw_GBps = float("inf")
-        busbw_GBps = algbw_GBps * coll.busbw_factor(ranks)
     return AlgorithmPrediction(
         name, time_s, float(c.latency_s[i]), float(c.bandwidth_s[i]), float(c.compute_s[i]),
         algbw_GBps, busbw_GBps, time_s / float(bound_s) if bound_s > 0 else 1.0,
