@@ -13,7 +13,8 @@ from collperf.errors import UsageError
 from collperf.model import blink as B
 from collperf.model.network import Link
 from collperf.model.packing import broadcast_bound, min_arborescence, pack
-from collperf.schedule import packed, patterns as P
+from collperf.schedule import packed
+from collperf.schedule import patterns as P
 from collperf.schedule.verify import verify
 from collperf.simulate import simulate
 
@@ -80,7 +81,7 @@ def _gomory_hu_dgx1v():
 
     def flow(a, b):
         path = nx.shortest_path(tree, a, b)
-        return min(tree[x][y]["weight"] for x, y in zip(path[:-1], path[1:])) * 1e6
+        return min(tree[x][y]["weight"] for x, y in itertools.pairwise(path)) * 1e6
     return topo, flow
 
 

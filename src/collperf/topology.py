@@ -159,7 +159,7 @@ def subset(topo: Topology, ranks) -> Topology:
     local = {r: i for i, r in enumerate(group)}
 
     def rename(v):
-        return (local[v] if v in local else f"rank{v}") if isinstance(v, int) else v
+        return local.get(v, f"rank{v}") if isinstance(v, int) else v
 
     g = nx.relabel_nodes(topo.graph, rename, copy=True)
     for r in range(topo.ranks):

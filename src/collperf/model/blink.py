@@ -17,7 +17,6 @@ import numpy as np
 from collperf.errors import UsageError
 from collperf.model.packing import Packing, link_kind, pack
 
-
 # --- rings as NCCL builds them ---------------------------------------------------------------------
 
 @dataclass(frozen=True)

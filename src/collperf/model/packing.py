@@ -68,8 +68,8 @@ class Packing:
         return [t for t in self.trees if t.root == root]
 
     def describe(self) -> str:
-        lines = [f"{len(self.trees)} trees on ranks {list(self.ranks)}, {self.rate_Bps / 1e9:.4g} GB/s per root "
-                 f"(bound {self.bound_Bps / 1e9:.4g} GB/s)"]
+        lines = [(f"{len(self.trees)} trees on ranks {list(self.ranks)}, {self.rate_Bps / 1e9:.4g} GB/s per root "
+                  f"(bound {self.bound_Bps / 1e9:.4g} GB/s)")]
         for t in self.trees:
             edges = ", ".join(f"{self.ranks[u]}->{self.ranks[v]}" + ("" if len(p) == 2 else f" via {p[1:-1]}")
                               for (u, v), p in sorted(t.routes.items()))
@@ -115,6 +115,7 @@ def broadcast_bound(topo, ranks, root: int, links: str = "all", transit: str = "
                     direction: str = "down") -> float:
     """min over the group's other ranks of max-flow(root -> rank) in bytes/s (root: a topology rank)."""
     import networkx as nx
+
     from collperf.topology import subset
     group = list(ranks)
     sub = subset(topo, group)

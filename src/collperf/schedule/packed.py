@@ -19,7 +19,16 @@ from dataclasses import replace
 import numpy as np
 
 from collperf.errors import UsageError
-from collperf.schedule.ir import COPY, REDUCE, Schedule, Step, Transfer, make, reverse, step
+from collperf.schedule.ir import (
+    COPY,
+    REDUCE,
+    Schedule,
+    Step,
+    Transfer,
+    make,
+    reverse,
+    step,
+)
 
 
 def units(weights, resolution: int) -> list[int]:
@@ -152,7 +161,7 @@ def allgather(packing, segments: int = 8, resolution: int = 32) -> Schedule:
         raise UsageError("an allgather needs a packing rooted at every rank: pack(topo, ranks, roots=ranks)")
     steps, routes = [], {}
     for r in range(p):
-        st, rt, used, _ = _forest(_parts(packing, r, resolution), p, segments, first_chunk=r * segments * resolution)
+        st, rt, _, _ = _forest(_parts(packing, r, resolution), p, segments, first_chunk=r * segments * resolution)
         steps += [[] for _ in range(len(st) - len(steps))]
         for i, ts in enumerate(st):
             steps[i] += ts
