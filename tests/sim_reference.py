@@ -17,6 +17,8 @@ events  Congestion-aware, in the spirit of ASTRA-sim's congestion-aware backend:
         serialises, then pays the segment's latency; flows share each link and port max-min
         fairly, recomputed at every start and finish.
 On a uniform full mesh (`topology.full_mesh`) both modes equal the closed form of model/costs.py.
+A transfer takes the topology's route, or the schedule's own when meta["routes"] has one for
+(src, dst, op, first chunk) (packed trees whose edges cross other devices: schedule/packed.py).
 """
 
 from __future__ import annotations
@@ -86,11 +88,11 @@ def _compile(s: Schedule, topo: Topology) -> _Compiled:
             names.append(name)
         return res_id[key]
 
-    def route(src, dst):
+    def route(src, dst, path=None):
         """The route as segments between ranks: a segment crosses switches cut-through (all its links
-        at once) and ends at a rank, which stores and forwards."""
+        at once) and ends at a rank, which stores and forwards. `path`: the schedule's own route."""
         segments, ids, latency = [], [resource(("out", src), topo.port_Bps(src), f"port {src} out")], 0.0
-        for u, v in topo.hops(src, dst):
+        for u, v in (_explicit_hops(topo, src, dst, path) if path else topo.hops(src, dst)):
             attrs = topo.link(u, v)
             if math.isfinite(attrs["bandwidth_Bps"]):
                 ids.append(resource(("link", u, v), attrs["bandwidth_Bps"], f"{u}->{v}"))
@@ -109,8 +111,15 @@ def _compile(s: Schedule, topo: Topology) -> _Compiled:
     dst = np.fromiter((t.dst for t in flat), np.int64, count)
     chunks = np.fromiter((len(t.chunks) for t in flat), float, count)
     reduce = np.fromiter((t.op == REDUCE for t in flat), bool, count)
-    codes, pair = np.unique(src * s.ranks + dst, return_inverse=True)
-    segments = [route(*divmod(int(code), s.ranks)) for code in codes]
+    explicit = s.meta.get("routes")
+    if explicit:   # per-transfer routes (packed trees): one route per distinct (src, dst, path)
+        keys = [(t.src, t.dst, tuple(explicit.get((t.src, t.dst, t.op, t.chunks[0]), ()))) for t in flat]
+        distinct: dict = {}
+        pair = np.fromiter((distinct.setdefault(k, len(distinct)) for k in keys), np.int64, count)
+        segments = [route(a, b, list(path)) for a, b, path in distinct]
+    else:
+        codes, pair = np.unique(src * s.ranks + dst, return_inverse=True)
+        segments = [route(*divmod(int(code), s.ranks)) for code in codes]
     route_ids = [[r for ids, _ in segs for r in ids] for segs in segments]
     width = max((len(ids) for ids in route_ids), default=0)
     table = np.full((len(route_ids), width), -1, dtype=np.int64)
@@ -122,6 +131,13 @@ def _compile(s: Schedule, topo: Topology) -> _Compiled:
     inc_r = per.ravel()[per.ravel() >= 0]
     return _Compiled(step, src, dst, chunks, reduce, route_latency[pair] if count else np.zeros(0), pair,
                      inc_t, inc_r, segments, np.asarray(capacity, dtype=float), names)
+
+
+def _explicit_hops(topo: Topology, src: int, dst: int, path: list) -> list[tuple]:
+    """The links of a schedule-given route; it must join src to dst over the topology's links."""
+    if path[0] != src or path[-1] != dst or any(not topo.graph.has_edge(u, v) for u, v in zip(path[:-1], path[1:])):
+        raise UsageError(f"route {path} of transfer {src}->{dst} is not a path of links in topology {topo.name}")
+    return list(zip(path[:-1], path[1:]))
 
 
 def simulate(s: Schedule, topo: Topology, size_bytes: float, mode: str = "rounds",

@@ -184,6 +184,37 @@ def _vertex(v):
     return int(v) if isinstance(v, int) or (isinstance(v, str) and v.isdigit()) else v
 
 
+def subset(topo: Topology, ranks) -> Topology:
+    """A group's view of `topo`: its rank i is topo's rank ranks[i]. Every other rank becomes a
+    device named "rank{r}" (node attribute `rank` = r) that still carries traffic, cut-through like a
+    switch. Explicit routes and the router are kept, renamed (those to or from idle ranks dropped)."""
+    try:
+        group = [int(r) for r in ranks]
+    except (TypeError, ValueError):
+        raise UsageError(f"ranks {ranks!r}: expected rank numbers such as 0,1,4") from None
+    bad = [r for r in group if not 0 <= r < topo.ranks]
+    if bad or len(set(group)) != len(group) or not group:
+        raise UsageError(f"ranks {group} on topology {topo.name!r}: expected distinct ranks of 0..{topo.ranks - 1}, "
+                         "at least one")
+    local = {r: i for i, r in enumerate(group)}
+
+    def rename(v):
+        return local.get(v, f"rank{v}") if isinstance(v, int) else v
+
+    g = nx.relabel_nodes(topo.graph, rename, copy=True)
+    for r in range(topo.ranks):
+        if r not in local:
+            g.nodes[f"rank{r}"]["rank"] = r
+    routes = {(local[s], local[d]): [rename(v) for v in path] for (s, d), path in topo.routes.items()
+              if s in local and d in local}
+    router = None
+    if topo.router is not None:
+        def router(src: int, dst: int) -> list:
+            return [rename(v) for v in topo.router(group[src], group[dst])]
+    name = f"{topo.name}[{','.join(map(str, group))}]"
+    return Topology(name, len(group), g, routes, router)
+
+
 # --- presets --------------------------------------------------------------------------------
 
 def full_mesh(p: int, link: Link) -> Topology:
