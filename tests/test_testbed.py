@@ -17,8 +17,11 @@ pytest.importorskip("torch", reason="the testbed runs ranks with torch")
 from collperf import testbed as T  # noqa: E402
 from collperf.errors import UsageError  # noqa: E402
 
+SKIPPED_BY_USER = os.environ.get("COLLPERF_SKIP_NETNS", "") not in ("", "0")
 SUPPORTED = platform.system() == "Linux" and os.geteuid() == 0 and shutil.which("ip") and shutil.which("tc")
-needs_root = pytest.mark.skipif(not SUPPORTED, reason="the testbed needs Linux, root and iproute2 (ip, tc)")
+needs_root = pytest.mark.skipif(not SUPPORTED or SKIPPED_BY_USER,
+                                reason="COLLPERF_SKIP_NETNS is set" if SKIPPED_BY_USER else
+                                "the testbed needs Linux, root and iproute2 (ip, tc)")
 CLI = str(Path(sys.executable).parent / "collperf")
 
 
