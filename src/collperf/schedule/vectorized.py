@@ -4,10 +4,9 @@ Each builder makes exactly the schedule of its tuple twin in model/algorithms/ (
 same transfers in the same order, same chunks; tests/test_simulate_arrays.py holds them to it),
 in O(steps x ranks) numpy work and, where steps repeat, one run per step class.
 
-`ARRAY_BUILDERS` is the one dispatch table: (collective, algorithm) -> builder(p, segments). An
-algorithm without an entry is built as tuples and packed (`from_schedule`), so `build_array`
-answers every algorithm. When the builders move into model/algorithms/ objects, this table becomes
-an attribute of those objects (e.g. `Algorithm.array_builder`).
+Each builder is registered on its algorithm's object (`Algorithm.array_builder`, model/algorithms/).
+An algorithm without one is built as tuples and packed (`from_schedule`), so `build_array` answers
+every algorithm.
 """
 
 from __future__ import annotations
@@ -216,40 +215,19 @@ def reduce_broadcast_allreduce(p: int) -> ArraySchedule:
 
 
 # (collective, algorithm) -> builder(p, segments): the one dispatch table
-ARRAY_BUILDERS = {
-    ("allgather", "ring"): lambda p, k: ring_allgather(p),
-    ("allgather", "recursive-doubling"): lambda p, k: recursive_doubling_allgather(p),
-    ("allgather", "bruck"): lambda p, k: bruck_allgather(p),
-    ("allgather", "mesh"): lambda p, k: mesh_allgather(p),
-    ("reducescatter", "ring"): lambda p, k: ring_reducescatter(p),
-    ("reducescatter", "recursive-halving"): lambda p, k: recursive_halving_reducescatter(p),
-    ("reducescatter", "pairwise"): lambda p, k: pairwise_reducescatter(p),
-    ("reducescatter", "mesh"): lambda p, k: mesh_reducescatter(p),
-    ("allreduce", "ring"): lambda p, k: ring_allreduce(p),
-    ("allreduce", "recursive-doubling"): lambda p, k: recursive_doubling_allreduce(p),
-    ("allreduce", "rhd"): lambda p, k: rhd_allreduce(p),
-    ("allreduce", "reduce-broadcast"): lambda p, k: reduce_broadcast_allreduce(p),
-    ("allreduce", "mesh"): lambda p, k: mesh_allreduce(p),
-    ("allreduce", "one-shot"): lambda p, k: one_shot_allreduce(p),
-    ("alltoall", "pairwise"): lambda p, k: pairwise_alltoall(p),
-    ("alltoall", "mesh"): lambda p, k: mesh_alltoall(p),
-    ("broadcast", "binomial"): lambda p, k: binomial_broadcast(p),
-    ("reduce", "binomial"): lambda p, k: binomial_reduce(p),
-    ("sendrecv", "ring"): lambda p, k: ring_sendrecv(p),
-}
 # block-indexed rooted collectives rotate chunks with ranks (ir.relabel): built as tuples off root 0
 _ROTATES_CHUNKS = ("scatter", "gather")
 
 
 def build_array(collective: str, algorithm: str, ranks: int, root: int = 0, segments: int = 1) -> ArraySchedule:
-    """The array form of a flat algorithm's schedule: vectorized where ARRAY_BUILDERS has it,
+    """The array form of a flat algorithm's schedule: vectorized where the algorithm has an array builder,
     otherwise the tuple builder's schedule packed into arrays. Validates as schedule.build does."""
     from collperf.collectives import get_collective
     from collperf.model.algorithms import get_algorithm
     from collperf.schedule.build import build
 
     alg = get_algorithm(collective, algorithm)
-    builder = ARRAY_BUILDERS.get((alg.collective, alg.name))
+    builder = alg.array_builder
     if builder is None or (root and alg.collective in _ROTATES_CHUNKS):
         return from_schedule(build(collective, algorithm, ranks, root, segments))
     p = _checked(alg, ranks, root, segments)

@@ -51,6 +51,9 @@ class Algorithm:
     multiport: bool = False      # talks to several peers in one step (mesh, one-shot)
     # (p, segments) -> schedule.ir.Schedule on ranks 0..p-1, rooted at rank 0 where rooted
     builder: Callable[[int, int], object] | None = None
+    # optional: (p, segments) -> the same schedule built straight into the array form (schedule/vectorized.py),
+    # for the simulator at scale; without one the tuple schedule is packed into arrays
+    array_builder: Callable[[int, int], object] | None = None
 
     def __post_init__(self):
         what = f"algorithm {self.collective} {self.name}"
@@ -162,3 +165,9 @@ def const(a, b, c):
     def coefficients(p):
         return tuple(float(x(p)) if callable(x) else float(x) for x in (a, b, c))
     return coefficients
+
+
+def arrays_of(builder):
+    """A vectorized builder of schedule/vectorized.py (p -> ArraySchedule), called as (p, segments)
+    like the tuple builders."""
+    return lambda p, segments=1: builder(p)

@@ -7,13 +7,15 @@ Chunks keep their absolute numbers, so the local rotations of the paper are not 
 from __future__ import annotations
 
 from collperf.model import trees as shapes
-from collperf.model.algorithms.base import MPICH, algorithm, const, lg, q
+from collperf.model.algorithms.base import MPICH, algorithm, arrays_of, const, lg, q
 from collperf.model.algorithms.trees import scatter_binomial
+from collperf.schedule import vectorized
 from collperf.schedule.ir import COPY, Transfer, make, step
 
 
 @algorithm("allgather", "bruck", "ceil(lg p) alpha + (p-1)/p n beta (any p)",
-           "Bruck et al. 1997; " + MPICH + "allgather_intra_brucks.c", coefficients=const(lg, q, 0))
+           "Bruck et al. 1997; " + MPICH + "allgather_intra_brucks.c", coefficients=const(lg, q, 0),
+           array_builder=arrays_of(vectorized.bruck_allgather))
 def allgather(p: int, segments: int = 1):
     # at distance 2^k, rank r sends the blocks it holds, r .. r + cnt - 1, to r - 2^k
     steps, distance = [], 1

@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 
 from collperf.model import trees as shapes
-from collperf.model.algorithms.base import MPICH, Coefficients, algorithm, const, fold, lg, needs_pow2, q
+from collperf.model.algorithms.base import Coefficients, MPICH, algorithm, arrays_of, const, fold, lg, needs_pow2, q
+from collperf.schedule import vectorized
 from collperf.schedule.ir import COPY, REDUCE, Transfer, make, step
 
 # ---------------------------------------------------------------------------------------------
@@ -64,7 +65,8 @@ def _fold_out(fold, chunks_of):
 
 
 @algorithm("allgather", "recursive-doubling", "lg p alpha + (p-1)/p n beta (power-of-two p)",
-           MPICH + "allgather_intra_recursive_doubling.c", coefficients=const(lg, q, 0), requires=needs_pow2)
+           MPICH + "allgather_intra_recursive_doubling.c", coefficients=const(lg, q, 0), requires=needs_pow2,
+           array_builder=arrays_of(vectorized.recursive_doubling_allgather))
 def allgather_recursive_doubling(p: int, segments: int = 1):
     # power-of-two p: with mask m, rank r sends its aligned block of m blocks to r ^ m
     steps, mask = [], 1
@@ -76,7 +78,8 @@ def allgather_recursive_doubling(p: int, segments: int = 1):
 
 
 @algorithm("allreduce", "recursive-doubling", "lg p (alpha + n beta + n gamma) (+ fold-in if p != p')",
-           MPICH + "allreduce_intra_recursive_doubling.c", coefficients=_recursive_doubling_allreduce)
+           MPICH + "allreduce_intra_recursive_doubling.c", coefficients=_recursive_doubling_allreduce,
+           array_builder=arrays_of(vectorized.recursive_doubling_allreduce))
 def allreduce_recursive_doubling(p: int, segments: int = 1):
     fold = shapes.fold_plan(p, "odd")
     v2r = fold.survivors
@@ -104,7 +107,8 @@ def _doubling_steps(fold, chunks_of_range):
 
 
 @algorithm("reducescatter", "recursive-halving", "lg p alpha + (p-1)/p n (beta + gamma) for pow2; fold-in otherwise",
-           MPICH + "reduce_scatter_intra_recursive_halving.c", coefficients=_recursive_halving_rs)
+           MPICH + "reduce_scatter_intra_recursive_halving.c", coefficients=_recursive_halving_rs,
+           array_builder=arrays_of(vectorized.recursive_halving_reducescatter))
 def reducescatter_recursive_halving(p: int, segments: int = 1):
     # p chunks, block b final at rank b. Survivor v stands for its own block and, if it absorbed
     # a folded rank, that rank's block too; a virtual range [lo, hi) is the blocks of v in [lo, hi).
@@ -121,7 +125,8 @@ def reducescatter_recursive_halving(p: int, segments: int = 1):
 
 @algorithm("allreduce", "rhd",
            "2 lg p' alpha + 2 (p'-1)/p' n beta + (p'-1)/p' n gamma (+ 2 alpha + 2 n beta + n gamma if p != p')",
-           MPICH + "allreduce_intra_reduce_scatter_allgather.c (Rabenseifner)", coefficients=_rhd_allreduce)
+           MPICH + "allreduce_intra_reduce_scatter_allgather.c (Rabenseifner)", coefficients=_rhd_allreduce,
+           array_builder=arrays_of(vectorized.rhd_allreduce))
 def allreduce_rhd(p: int, segments: int = 1):
     # Rabenseifner on p' chunks: fold in, halving reduce-scatter, doubling allgather, fold out
     fold = shapes.fold_plan(p, "odd")

@@ -10,7 +10,8 @@ from typing import Callable
 import numpy as np
 
 from collperf.model import trees as shapes
-from collperf.model.algorithms.base import MPICH, algorithm, const, lg, q
+from collperf.model.algorithms.base import MPICH, algorithm, arrays_of, const, lg, q
+from collperf.schedule import vectorized
 from collperf.schedule.ir import COPY, Transfer, concat, make, reverse, step
 
 
@@ -50,7 +51,8 @@ def _rooted_dtree(p: int):
 # Binomial trees
 
 @algorithm("broadcast", "binomial", "ceil(lg p) alpha + ceil(lg p) n beta", MPICH + "bcast_intra_binomial.c",
-           coefficients=_binomial())
+           coefficients=_binomial(),
+           array_builder=arrays_of(vectorized.binomial_broadcast))
 def broadcast_binomial(p: int, segments: int = 1):
     # step k: every rank that has the data (r < 2^k) sends it all to r + 2^k
     steps = []
@@ -62,13 +64,15 @@ def broadcast_binomial(p: int, segments: int = 1):
 
 
 @algorithm("reduce", "binomial", "ceil(lg p) (alpha + n beta + n gamma)", MPICH + "reduce_intra_binomial.c",
-           coefficients=_binomial(1, 1, 1))
+           coefficients=_binomial(1, 1, 1),
+           array_builder=arrays_of(vectorized.binomial_reduce))
 def reduce_binomial(p: int, segments: int = 1):
     return reverse(broadcast_binomial(p), "reduce", "binomial", reduce=True)
 
 
 @algorithm("allreduce", "reduce-broadcast", "2 ceil(lg p) alpha + 2 ceil(lg p) n beta + ceil(lg p) n gamma",
-           "binomial reduce + binomial broadcast (MPICH rows composed)", coefficients=_binomial(2, 2, 1))
+           "binomial reduce + binomial broadcast (MPICH rows composed)", coefficients=_binomial(2, 2, 1),
+           array_builder=arrays_of(vectorized.reduce_broadcast_allreduce))
 def allreduce_reduce_broadcast(p: int, segments: int = 1):
     return concat(reduce_binomial(p), broadcast_binomial(p), "allreduce", "reduce-broadcast")
 
