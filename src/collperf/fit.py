@@ -6,8 +6,10 @@ non-negative least squares on relative error (every size counts alike from 8 B t
 by a few rounds of Huber reweighting. Real logs bend where NCCL changes protocol or algorithm
 (LL -> LL128 -> Simple, tree -> ring), so the sizes are cut into contiguous regimes by dynamic
 programming; the number of regimes minimises BIC = N ln(RSS/N) + k ln N with k = 3 per regime, and a
-further regime must also halve the RSS, so that noise does not buy regimes (on synthetic straight
-lines with 0.5 % noise a spare regime buys up to a third). gamma is not fitted: one collective's times cannot
+further regime must also cut the RSS to 60 % or less, so that noise does not buy regimes (on synthetic
+straight lines with 0.5 % noise a spare regime buys up to a third). Rows slower than a larger size by
+more than 20 % (a warm-up row, a hiccup) are anomalies: left out of the fit and named in its notes,
+so that they cannot decide how many regimes the rest of the curve has. gamma is not fitted: one collective's times cannot
 separate reduction from transfer.
 """
 
@@ -26,7 +28,7 @@ from collperf.ingest.table import Table
 MIN_ROWS_PER_REGIME = 4
 MIN_ROWS = 3           # two points always fit a line: with fewer than three, R^2 and the regimes say nothing
 MAX_REGIMES = 6
-REGIME_GAIN = 0.5      # a further regime must at least halve the residual loss
+REGIME_GAIN = 0.6      # a further regime must cut the residual loss to 60 % or less
 HUBER_KNEE = 0.05      # relative error where the loss turns from squared to linear
 
 
@@ -126,7 +128,28 @@ def _fit_rows(table: Table, notes: list[str] | None = None):
     unique = {}
     for r in rows:
         unique.setdefault(r.size, r)
-    return list(unique.values())
+    return _without_slowed(list(unique.values()), notes)
+
+
+SLOWED = 1.2   # a row at least this much slower than some larger size was disturbed (warm-up, a hiccup)
+
+
+def _without_slowed(rows: list, notes: list[str] | None) -> list:
+    """Rows that ran slower than a larger size by more than SLOWED are anomalies, not the curve's shape:
+    they are left out of the fit (and said so) instead of bending the regimes around them."""
+    later_min, fastest = [], math.inf
+    for r in reversed(rows):
+        later_min.append(fastest)
+        fastest = min(fastest, r.time_s)
+    later_min.reverse()
+    slowed = [r for r, m in zip(rows, later_min) if r.time_s > SLOWED * m]
+    if not slowed or 2 * len(slowed) >= len(rows):
+        return rows
+    if notes is not None:
+        notes.append(f"{len(slowed)} row(s) left out of the fit: slower than a larger size by more than "
+                     f"{100 * (SLOWED - 1):.0f} % (sizes " + ", ".join(str(r.size) for r in slowed[:6])
+                     + (" ..." if len(slowed) > 6 else "") + ")")
+    return [r for r in rows if r not in slowed]
 
 
 def fit(table: Table, max_regimes: int = MAX_REGIMES) -> Fit:

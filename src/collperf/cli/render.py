@@ -90,6 +90,8 @@ def print_fit(f) -> None:
               f"{units.format_size(round(f.n_half_bytes)) if f.n_half_bytes else 'n/a'}; R2 (log time) {f.r2:.4f}; "
               f"row error median {100 * f.median_error:.1f} % worst {100 * f.worst_error:.1f} % "
               f"(one straight line: median {100 * f.single_median_error:.1f} %)")
+    for note in f.notes:
+        out.print(f"  [dim]fit: {escape(note)}[/dim]")
 
 
 def print_diagnosis(d) -> None:
