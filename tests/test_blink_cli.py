@@ -1,6 +1,7 @@
 """Blink from the command line: collperf trees, simulate -A blink (and --hybrid), simulate --pattern,
 -A single-hop, and clear errors for bad groups."""
 
+import itertools
 import json
 import sys
 
@@ -69,7 +70,7 @@ def test_simulated_hybrid_broadcast_adds_the_pcie_trees():
 
 def test_chain_throughput_is_the_slowest_link_at_large_sizes():
     topo, chain = T.dgx1v(), (0, 1, 2, 3)
-    slowest = min(topo.link(a, b)["bandwidth_Bps"] for a, b in zip(chain, chain[1:]))
+    slowest = min(topo.link(a, b)["bandwidth_Bps"] for a, b in itertools.pairwise(chain))
     doc = run_json("simulate", "--pattern", "chain-forward", "--topology", "dgx1v", "--gpus", "0,1,2,3",
                    "-s", "1M,256M", "--segments", 64)
     small, large = doc["throughput_Bps"]

@@ -149,9 +149,9 @@ def blink_schedules(spec, topo) -> list[tuple]:
             share = h.pcie_bytes / size if size else 0.0
             res = max(RESOLUTION[coll], 2 * (len(h.nvlink.trees) + len(h.pcie.trees)))
             s = packed.hybrid_broadcast(h.nvlink, h.pcie, share, k, res)
-            notes = [f"hybrid split (equation 8): {100 * share:.1f} % over PCIe trees "
-                     f"({h.pcie.rate_Bps / 1e9:.4g} GB/s), the rest over NVLink trees ({h.nvlink_only_Bps / 1e9:.4g} GB/s); "
-                     f"model time {h.time_s * 1e3:.4g} ms with T_dpa {spec.t_dpa_s * 1e3:g} ms"]
+            notes = [(f"hybrid split (equation 8): {100 * share:.1f} % over PCIe trees ({h.pcie.rate_Bps / 1e9:.4g} "
+                      f"GB/s), the rest over NVLink trees ({h.nvlink_only_Bps / 1e9:.4g} GB/s); "
+                      f"model time {h.time_s * 1e3:.4g} ms with T_dpa {spec.t_dpa_s * 1e3:g} ms")]
             if spec.t_dpa_s:
                 notes.append("the simulation does not pay T_dpa (the PCIe trees start at once)")
             out.append((as_arrays(s), h.nvlink.topology, notes))
@@ -166,8 +166,8 @@ def blink_schedules(spec, topo) -> list[tuple]:
     build = {"broadcast": packed.broadcast, "reduce": packed.reduce, "allreduce": packed.allreduce,
              "allgather": packed.allgather, "reducescatter": packed.reducescatter}[coll]
     s = build(pk, k, res)
-    notes = [f"{len(pk.trees)} packed trees on ranks {','.join(map(str, group))}, {pk.rate_Bps / 1e9:.4g} GB/s per root "
-             f"(max-flow bound {pk.bound_Bps / 1e9:.4g} GB/s); {k} segments"]
+    notes = [(f"{len(pk.trees)} packed trees on ranks {','.join(map(str, group))}, {pk.rate_Bps / 1e9:.4g} GB/s per "
+              f"root (max-flow bound {pk.bound_Bps / 1e9:.4g} GB/s); {k} segments")]
     return [(as_arrays(s), pk.topology, notes)] * len(spec.sizes_bytes)
 
 

@@ -8,7 +8,7 @@ import typer
 
 from collperf import api
 from collperf.cli import render_blink
-from collperf.cli.options import command, Json
+from collperf.cli.options import Json, command
 from collperf.cli.render import print_json
 from collperf.spec import TreesSpec
 

@@ -17,6 +17,7 @@ which keeps the codes of schedules without explicit paths what they were.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -57,7 +58,7 @@ def _check_path(topo: Topology, src: int, dst: int, path) -> list:
     """A schedule-given route must join src to dst over the topology's links."""
     path = list(path)
     if (len(path) < 2 or path[0] != src or path[-1] != dst
-            or any(not topo.graph.has_edge(u, v) for u, v in zip(path[:-1], path[1:]))):
+            or any(not topo.graph.has_edge(u, v) for u, v in itertools.pairwise(path))):
         raise UsageError(f"route {path} of transfer {src}->{dst} is not a path of links in topology {topo.name}")
     return path
 
