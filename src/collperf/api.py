@@ -15,8 +15,8 @@ from pathlib import Path
 
 from collperf import units
 from collperf.errors import UsageError
-from collperf.spec import (BenchSpec, DiagnoseSpec, LogSpec, NetworkSpec, PlanSpec, SimulateSpec, SweepSpec,
-                           network, sizes, testbed)
+from collperf.spec import (BenchSpec, DiagnoseSpec, LogSpec, NetworkSpec, PatternSpec, PlanSpec, SimulateSpec,
+                           SweepSpec, TreesSpec, network, sizes, testbed)
 
 
 def _network(net):
@@ -26,11 +26,26 @@ def _network(net):
 
 # --- the model ----------------------------------------------------------------------------------------
 
+# Other names of an algorithm: Blink's single-hop trees on a switch (a one-hop reduce into the root of
+# each 1/p, then a one-hop broadcast; appendix A.3) are the two-shot mesh allreduce (model/blink.py).
+ALIASES = {("allreduce", "single-hop"): "mesh"}
+
+
+def _alias(collective: str, algorithm):
+    """`algorithm` (a name, a comma list or a list) with aliases replaced by the names they stand for."""
+    from collperf.collectives import get_collective
+    name = get_collective(collective).name
+    if isinstance(algorithm, str):
+        return ",".join(ALIASES.get((name, a.strip().lower()), a) for a in algorithm.split(","))
+    return [ALIASES.get((name, str(a).lower()), a) for a in algorithm]
+
+
 def predict(collective: str, size, net, algorithm="all", intra_algorithm: str = "best",
             inter_algorithm: str = "best", segments: int | None = None) -> list:
     """`collperf predict`: one Prediction per size (size: '1M,64M' or a list of sizes)."""
     from collperf.model.predict import predict as _predict
-    return _predict(collective, sizes(size), _network(net), algorithm, intra_algorithm, inter_algorithm, segments)
+    return _predict(collective, sizes(size), _network(net), _alias(collective, algorithm), intra_algorithm,
+                    inter_algorithm, segments)
 
 
 def crossover(collective: str, net, min_size="1", max_size="16G", algorithm="all",
@@ -163,10 +178,12 @@ class Simulation:
     topology: object
     algbw_Bps: float | None     # None where the time is 0 (one rank)
     busbw_Bps: float | None
+    notes: list = field(default_factory=list)
 
 
 def simulate(spec: SimulateSpec) -> list[Simulation]:
-    """`collperf simulate`: the schedule of an algorithm on a topology, simulated at each size."""
+    """`collperf simulate`: the schedule of an algorithm on a topology, simulated at each size.
+    Algorithm blink: packed trees on the group spec.ranks, simulated on the group's view of the topology."""
     from collperf import topology as topologies
     from collperf.collectives import get_collective
     from collperf.model.network import Link
@@ -182,19 +199,40 @@ def simulate(spec: SimulateSpec) -> list[Simulation]:
     elif net.two_level:
         base = NetworkSpec(**{**vars(net), "ranks": None, "nodes": 1}).resolve_cluster()
     topo = topologies.parse(spec.topology, link, base)
-    nodes, per_node = topo.shape or (None, None)
-    sched = schedule(spec.collective, spec.algorithm, topo.ranks, spec.root, spec.segments, nodes, per_node,
-                     spec.intra_algorithm, spec.inter_algorithm, arrays=True)
+    if spec.algorithm == "blink":
+        from collperf.packed_runs import blink_schedules
+        runs = blink_schedules(spec, topo)
+    else:
+        nodes, per_node = topo.shape or (None, None)
+        sched = schedule(spec.collective, _alias(spec.collective, spec.algorithm), topo.ranks, spec.root or 0,
+                         spec.segments or 1, nodes, per_node, spec.intra_algorithm, spec.inter_algorithm, arrays=True)
+        runs = [(sched, topo, [])] * len(spec.sizes_bytes)
     reduce_Bps = units.parse_bandwidth(net.reduce_bandwidth)
     if net.profile is not None and reduce_Bps == float("inf"):
         reduce_Bps = base.intra.reduce_bandwidth_Bps
-    factor = get_collective(sched.collective).busbw_factor(sched.ranks)
     out = []
-    for size in spec.sizes_bytes:
-        result = run(sched, topo, size, spec.mode, reduce_Bps)
+    for size, (sched, where, notes) in zip(spec.sizes_bytes, runs):
+        factor = get_collective(sched.collective).busbw_factor(sched.ranks)
+        result = run(sched, where, size, spec.mode, reduce_Bps)
+        if "ranks" in sched.meta:      # a group's view (blink): links named as the topology names them
+            from collperf.packed_runs import topology_names
+            result = topology_names(result, sched.meta["ranks"])
         algbw = result.size_bytes / result.time_s if result.time_s > 0 else None   # None: nothing moved
-        out.append(Simulation(result, sched, topo, algbw, algbw * factor if algbw is not None else None))
+        out.append(Simulation(result, sched, where, algbw, algbw * factor if algbw is not None else None, notes))
     return out
+
+
+def trees(spec: TreesSpec):
+    """`collperf trees`: Blink's packed spanning trees on a group of a topology's ranks, their rate and
+    the max-flow bound, beside NCCL's rings on the same group (packed_runs.TreesResult)."""
+    from collperf.packed_runs import trees as build
+    return build(spec)
+
+
+def pattern(spec: PatternSpec):
+    """`collperf simulate --pattern`: one of Blink's micro-benchmarks, throughput vs size (packed_runs.PatternRun)."""
+    from collperf.packed_runs import pattern as run
+    return run(spec)
 
 
 # --- real runs ----------------------------------------------------------------------------------------
@@ -453,5 +491,5 @@ def plan_step(model="70b", tp: int = 1, pp: int = 1, dp: int = 1, zero: int = 0,
 __all__ = ["network", "predict", "crossover", "algorithms", "schedule", "verify_all", "simulate", "bench",
            "calibrate", "bound", "validate", "testbed_up", "testbed_start", "testbed_status", "testbed_down",
            "read_logs", "fit_tables", "fit_logs", "diagnose_logs", "compare_logs", "plan", "plan_compare",
-           "plan_step", "NetworkSpec", "SweepSpec", "BenchSpec", "SimulateSpec", "LogSpec", "DiagnoseSpec",
-           "PlanSpec"]
+           "plan_step", "trees", "pattern", "NetworkSpec", "SweepSpec", "BenchSpec", "SimulateSpec", "LogSpec",
+           "DiagnoseSpec", "PlanSpec", "TreesSpec", "PatternSpec"]

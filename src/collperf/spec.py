@@ -267,26 +267,154 @@ class BenchSpec:
 
 @dataclass
 class SimulateSpec:
-    """An algorithm's schedule on a topology (dgx1v, dgx2, mesh:P, switch:P, ring:P, cluster:NxG or a file)."""
+    """An algorithm's schedule on a topology (dgx1v, dgx2, mesh:P, switch:P, ring:P, cluster:NxG or a file).
+    Algorithm blink: Blink's packed trees on the group `ranks` of the topology (default: all its ranks),
+    from `root` (a topology rank; default the group's first); `hybrid`: a broadcast split over NVLink
+    and PCIe trees with the switching overhead `t_dpa` (Blink appendix A.2, equation 8)."""
 
     collective: str
     algorithm: str
     topology: str
     size: object = "1G"
     mode: str = "rounds"
-    segments: int = 1
-    root: int = 0
+    segments: int | None = None      # None: 1, or 16 for blink
+    root: int | None = None          # None: rank 0, or the group's first rank for blink
     intra_algorithm: str | None = None
     inter_algorithm: str | None = None
     network: NetworkSpec = field(default_factory=NetworkSpec)
+    ranks: object = None             # blink: the group, '0,1,4' or a list
+    hybrid: bool = False
+    t_dpa: str | float = 0.0
+    transit: str = "devices"         # blink: devices (the group's GPUs, switches, CPUs) or any (idle GPUs too)
 
     def __post_init__(self):
         self.collective = get_collective(self.collective).name
         self.sizes_bytes = sizes(self.size)   # one size or a list ('1M,64M'): the schedule is built once
         if self.mode not in ("rounds", "events"):
             raise UsageError(f"mode {self.mode!r}: expected rounds or events")
+        if self.segments is not None:
+            _whole("segments", self.segments, flag="--segments")
+        if self.root is not None:
+            _whole("root", self.root, 0, "--root")
+        self.ranks = rank_list(self.ranks)
+        self.t_dpa_s = units.parse_time(self.t_dpa)
+        blink = self.algorithm == "blink"
+        if self.ranks is not None and not blink:
+            raise UsageError(f"--ranks {','.join(map(str, self.ranks))} picks a group for -A blink; the other "
+                             "algorithms run on every rank of the topology")
+        if self.hybrid and not (blink and self.collective == "broadcast"):
+            raise UsageError("--hybrid is the NVLink + PCIe broadcast of Blink: use it with broadcast -A blink")
+        if self.t_dpa_s and not self.hybrid:
+            raise UsageError(f"--t-dpa {self.t_dpa} is the hybrid split's switching time: add --hybrid")
+        check_transit(self.transit)
+        if blink and self.root is not None and self.ranks is not None and self.root not in self.ranks:
+            raise UsageError(f"--root {self.root} is not one of --ranks {','.join(map(str, self.ranks))}: "
+                             "give a rank of the group")
+
+
+def rank_list(value, flag: str = "--ranks") -> list[int] | None:
+    """'0,1,4' (or a list of ints) -> distinct ranks; None stays None."""
+    if value is None:
+        return None
+    items = value.split(",") if isinstance(value, str) else list(value)
+    try:
+        ranks = [int(str(r).strip()) for r in items]
+    except ValueError:
+        raise UsageError(f"{flag} {value!r}: expected rank numbers such as 0,1,4") from None
+    if not ranks or any(r < 0 for r in ranks):
+        raise UsageError(f"{flag} {value!r}: expected rank numbers >= 0 such as 0,1,4")
+    twice = sorted({r for r in ranks if ranks.count(r) > 1})
+    if twice:
+        raise UsageError(f"{flag} {','.join(map(str, ranks))}: rank(s) {', '.join(map(str, twice))} given twice; "
+                         "list each rank once")
+    return ranks
+
+
+TREE_COLLECTIVES = ("broadcast", "allreduce", "allgather", "reducescatter")
+
+
+def check_transit(transit: str) -> None:
+    from collperf.model.packing import TRANSIT
+    if transit not in TRANSIT:
+        raise UsageError(f"--transit {transit!r}: expected devices (the group's GPUs, PCIe switches and CPUs) or "
+                         "any (idle GPUs forward too)")
+
+
+@dataclass
+class TreesSpec:
+    """Blink's packed spanning trees on a group of a topology's ranks (`collperf trees`)."""
+
+    topology: str = "dgx1v"
+    ranks: object = None             # '0,1,4' or a list; None: every rank of the topology
+    collective: str = "broadcast"
+    root: object = None              # a topology rank, 'best', or None (the group's first rank)
+    links: str = "all"               # all | nvlink | pcie
+    # devices: trees on the group's GPUs, crossing PCIe switches and CPUs (Blink packs on its own
+    # allocation, as NCCL's rings do); any: idle GPUs of the machine forward too
+    transit: str = "devices"
+    size: object = "1G"
+
+    def __post_init__(self):
+        from collperf.model.packing import LINK_KINDS
+        self.collective = get_collective(self.collective).name
+        if self.collective not in TREE_COLLECTIVES:
+            raise UsageError(f"--collective {self.collective}: packed trees are built for "
+                             f"{', '.join(TREE_COLLECTIVES)}")
+        self.ranks = rank_list(self.ranks)
+        if isinstance(self.root, str) and self.root != "best":
+            try:
+                self.root = int(self.root)
+            except ValueError:
+                raise UsageError(f"--root {self.root!r}: expected a rank of the group or best") from None
+        if self.root is not None and self.collective in ("allgather", "reducescatter"):
+            raise UsageError(f"--root: every rank is a root of {self.collective}; drop --root")
+        if isinstance(self.root, int) and self.ranks is not None and self.root not in self.ranks:
+            raise UsageError(f"--root {self.root} is not one of --ranks {','.join(map(str, self.ranks))}: "
+                             "give a rank of the group, or best")
+        if self.links not in LINK_KINDS:
+            raise UsageError(f"--links {self.links!r}: expected one of {', '.join(LINK_KINDS)}")
+        check_transit(self.transit)
+        self.size_bytes = units.parse_size(self.size)
+
+
+PATTERNS = ("chain-forward", "chain-reduce-forward", "chain-reduce-broadcast", "fan-in-forward",
+            "fan-in-reduce-forward", "fan-out-forward")
+
+
+@dataclass
+class PatternSpec:
+    """One of Blink's micro-benchmarks (appendix A.1) simulated over sizes. Chains: `gpus` in chain
+    order. Fan-in: `gpus` are the sources, sending to `center`, which forwards to `successor`.
+    Fan-out: `source` sends to `center`, which forwards to every one of `gpus`. On dgx1v, unset
+    values default to the appendix's GPUs (chain 0,1,2,3; center 4; fan-in 5,6,7 -> 4 -> 0; fan-out 5 -> 4 -> 0,6,7)."""
+
+    pattern: str
+    topology: str = "dgx1v"
+    gpus: object = None
+    center: int | None = None
+    successor: int | None = None
+    source: int | None = None
+    size: object = "1M,16M,256M"
+    mode: str = "rounds"
+    segments: int = 32
+
+    def __post_init__(self):
+        if self.pattern not in PATTERNS:
+            raise UsageError(f"--pattern {self.pattern!r}: expected one of {', '.join(PATTERNS)}")
+        self.gpus = rank_list(self.gpus, "--gpus")
+        for name in ("center", "successor", "source"):
+            if getattr(self, name) is not None:
+                _whole(name, getattr(self, name), 0, f"--{name}")
+        if self.mode not in ("rounds", "events"):
+            raise UsageError(f"mode {self.mode!r}: expected rounds or events")
         _whole("segments", self.segments, flag="--segments")
-        _whole("root", self.root, 0, "--root")
+        self.sizes_bytes = sizes(self.size)
+        fan = self.pattern.startswith("fan")
+        unused = [f"--{n}" for n in ("center", "successor", "source") if getattr(self, n) is not None
+                  and (not fan or (n == "successor" and self.pattern == "fan-out-forward")
+                       or (n == "source" and self.pattern != "fan-out-forward"))]
+        if unused:
+            raise UsageError(f"{' and '.join(unused)} do not apply to {self.pattern}: drop them")
 
 
 # --- logs ---------------------------------------------------------------------------------------------

@@ -7,18 +7,20 @@ from typing import Optional
 import typer
 
 from collperf import api
-from collperf.cli import render
-from collperf.cli.options import (command, Collective, InterAlg, IntraAlg, Json, network_options,
+from collperf.cli import render, render_blink
+from collperf.cli.options import (command, Collective, flag, InterAlg, IntraAlg, Json, network_options,
                                   one_or_many)
 from collperf.cli.render import out, print_json
-from collperf.spec import output_path, NetworkSpec, SimulateSpec
+from collperf.errors import UsageError
+from collperf.spec import output_path, NetworkSpec, PatternSpec, SimulateSpec
 
 
 @command()
 @network_options()
 def predict(collective: str = Collective,
             size: str = typer.Option("1M,64M,1G", "--size", "-s", help="Sizes (nccl-tests convention), comma list."),
-            algorithm: str = typer.Option("all", "--algorithm", "-A", help="An algorithm, a comma list, or all."),
+            algorithm: str = typer.Option("all", "--algorithm", "-A", help="An algorithm, a comma list, or all "
+                                          "(allreduce: single-hop is Blink's single-hop trees, an alias of mesh)."),
             segments: Optional[int] = typer.Option(None, "--segments", help="Pipeline segments for chain/"
                                                    "double-binary-tree (default: the best per size)."),
             as_json: bool = Json, intra_algorithm: str = IntraAlg, inter_algorithm: str = InterAlg,
@@ -85,21 +87,64 @@ def verify_command(collective: Optional[str] = typer.Option(None, "--collective"
         raise typer.Exit(1)
 
 
+_BLINK, _PATTERN = "Blink (-A blink)", "Micro-benchmarks (--pattern)"
+
+
 @command()
 @network_options(exclude=("ranks", "nodes", "ranks_per_node"))
-def simulate(collective: str = Collective, algorithm: str = typer.Option(..., "--algorithm", "-A"),
-             size: str = typer.Option("1G", "--size", "-s"),
+def simulate(collective: Optional[str] = typer.Argument(None, help="The collective (not with --pattern)."),
+             algorithm: Optional[str] = typer.Option(None, "--algorithm", "-A", help=(
+                 "An algorithm of the collective, hierarchical, blink (packed trees on --ranks), or single-hop "
+                 "(Blink's single-hop trees: an alias of the mesh allreduce).")),
+             size: Optional[str] = typer.Option(None, "--size", "-s", help="Sizes, comma list (default 1G; "
+                                                "--pattern: 1M,16M,256M)."),
              topology: str = typer.Option(..., "--topology", "-t",
                                           help="dgx1v | dgx2 | mesh:P | switch:P | ring:P | cluster:NxG | file.json"),
              mode: str = typer.Option("rounds", "--mode", help="rounds (fast) or events (congestion-aware)."),
-             segments: int = typer.Option(1, "--segments"), root: int = typer.Option(0, "--root"),
+             segments: Optional[int] = typer.Option(None, "--segments", help="Pipeline segments (default 1; blink 16; "
+                                                    "--pattern 32)."),
+             root: Optional[int] = typer.Option(None, "--root", help="Root rank (default 0; blink: the group's first)."),
              timeline: Optional[str] = typer.Option(None, "--timeline", help="Write a per-step timeline (PNG/SVG)."),
              as_json: bool = Json, intra_algorithm: Optional[str] = typer.Option(None, "--intra-algorithm"),
-             inter_algorithm: Optional[str] = typer.Option(None, "--inter-algorithm"), network: NetworkSpec = None):
-    """Simulate an algorithm's schedule on a topology: time, bandwidths, per-step times, busiest links."""
+             inter_algorithm: Optional[str] = typer.Option(None, "--inter-algorithm"),
+             ranks: Optional[str] = typer.Option(None, "--ranks", rich_help_panel=_BLINK,
+                                                 help="The group of GPUs, e.g. 0,1,4 (default: all of the topology)."),
+             hybrid: bool = flag(False, "--hybrid", rich_help_panel=_BLINK,
+                                 help="Broadcast over NVLink and PCIe trees at once (the appendix's equation 8)."),
+             t_dpa: str = typer.Option("0", "--t-dpa", rich_help_panel=_BLINK,
+                                       help="--hybrid: the switching overhead T_dpa, e.g. 0.5ms."),
+             transit: str = typer.Option("devices", "--transit", rich_help_panel=_BLINK,
+                                         help="devices: trees on the group's GPUs, PCIe switches and CPUs; "
+                                              "any: idle GPUs forward too."),
+             pattern: Optional[str] = typer.Option(None, "--pattern", rich_help_panel=_PATTERN, help=(
+                 "chain-forward | chain-reduce-forward | chain-reduce-broadcast | fan-in-forward | "
+                 "fan-in-reduce-forward | fan-out-forward: throughput vs size.")),
+             gpus: Optional[str] = typer.Option(None, "--gpus", rich_help_panel=_PATTERN, help=(
+                 "The chain in order; a fan-in's sources; a fan-out's destinations (dgx1v default: the appendix's).")),
+             center: Optional[int] = typer.Option(None, "--center", rich_help_panel=_PATTERN, help="A fan's center GPU."),
+             successor: Optional[int] = typer.Option(None, "--successor", rich_help_panel=_PATTERN,
+                                                     help="Where a fan-in's center forwards."),
+             source: Optional[int] = typer.Option(None, "--source", rich_help_panel=_PATTERN,
+                                                  help="A fan-out's source GPU."),
+             network: NetworkSpec = None):
+    """Simulate an algorithm's schedule on a topology: time, bandwidths, per-step times, busiest links.
+    With --pattern: one of Blink's micro-benchmarks, throughput vs size."""
+    if pattern is not None:
+        given = [n for n, v in (("COLLECTIVE", collective), ("-A", algorithm), ("--root", root), ("--ranks", ranks),
+                                ("--timeline", timeline)) if v is not None]
+        if given:
+            raise UsageError(f"--pattern {pattern} sets its own schedule: drop {', '.join(given)}")
+        run = api.pattern(PatternSpec(pattern, topology, gpus, center, successor, source, size or "1M,16M,256M", mode,
+                                      segments or 32))
+        print_json(run.to_json()) if as_json else render_blink.print_pattern(run)
+        return
+    if collective is None or algorithm is None:
+        raise UsageError("give a COLLECTIVE and -A ALGORITHM (or --pattern NAME)")
+    if any(v is not None for v in (gpus, center, successor, source)):
+        raise UsageError("--gpus, --center, --successor and --source describe a --pattern: add --pattern NAME")
     output_path(timeline, "--timeline")
-    sims = api.simulate(SimulateSpec(collective, algorithm, topology, size, mode, segments, root, intra_algorithm,
-                                     inter_algorithm, network))
+    sims = api.simulate(SimulateSpec(collective, algorithm, topology, size or "1G", mode, segments, root,
+                                     intra_algorithm, inter_algorithm, network, ranks, hybrid, t_dpa, transit))
     if timeline:
         render.plot_timeline(sims[-1], timeline)
     if as_json:

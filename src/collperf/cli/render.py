@@ -252,6 +252,8 @@ def simulation_json(sim) -> dict:
                 "ranks": sim.schedule.ranks, "topology": sim.topology.name,
                 "algbw_GBps": None if sim.algbw_Bps is None else sim.algbw_Bps / 1e9,
                 "busbw_GBps": None if sim.busbw_Bps is None else sim.busbw_Bps / 1e9})
+    if sim.notes:
+        doc["notes"] = list(sim.notes)
     return doc
 
 
@@ -268,6 +270,8 @@ def print_simulation(sim) -> None:
         table.add_row(escape(u.link), units.format_size(round(u.bytes)), units.format_bandwidth(u.capacity_Bps),
                       f"{100 * u.utilisation:.1f} %")
     out.print(table)
+    for note in sim.notes:
+        out.print(f"[dim]note: {escape(note)}[/dim]")
 
 
 def print_testbed_status(rows) -> None:

@@ -18,6 +18,8 @@ On a uniform full mesh (`topology.full_mesh`) both modes equal the closed form o
 
 Both modes read the array form of a schedule (schedule/arrays.py); a tuple Schedule is packed
 into it first. Build big schedules straight as arrays (schedule.vectorized.build_array).
+A transfer takes the topology's route, or the schedule's own when meta["routes"] has one for
+(src, dst, op, first chunk) (packed trees whose edges cross other devices: explicit.py).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import numpy as np
 from collperf.errors import UsageError
 from collperf.schedule.arrays import as_arrays
 from collperf.simulate.events import events as _events
+from collperf.simulate.explicit import transfer_routes
 from collperf.simulate.network import RoutedPairs, compile_network
 from collperf.simulate.rounds import rounds as _rounds
 from collperf.simulate.rounds import step_classes
@@ -67,17 +70,22 @@ def simulate(s, topo: Topology, size_bytes: float, mode: str = "rounds",
         raise UsageError(f"simulation mode {mode!r}: expected rounds or events")
     if size_bytes < 0:
         raise UsageError(f"size {size_bytes} is negative")
-    a = as_arrays(s)
-    classes = step_classes(a)
-    src = np.concatenate([m[0] for m in classes[1]]) if classes[1] else np.zeros(0, dtype=np.int64)
-    dst = np.concatenate([m[1] for m in classes[1]]) if classes[1] else np.zeros(0, dtype=np.int64)
-    net = compile_network(topo, a.ranks, src, dst)
+    a, route_of, paths = transfer_routes(as_arrays(s))
+    classes = step_classes(a, route_of)
+    net = compile_network(topo, a.ranks, _column(classes, 0), _column(classes, 1),
+                          None if route_of is None else _column(classes, 4), paths)
     chunk_bytes = size_bytes / a.chunks_per_buffer
     gamma = 0.0 if math.isinf(reduce_bandwidth_Bps) else 1.0 / reduce_bandwidth_Bps
     time_s, start, end, load = _rounds(a, net, classes, chunk_bytes, gamma)
     if mode == "events":
-        time_s, start, end = _events(a, net, chunk_bytes, gamma)
+        time_s, start, end = _events(a, net, chunk_bytes, gamma, route_of)
     return SimResult(mode, float(size_bytes), float(time_s), start, end, _link_use(net, load, time_s))
+
+
+def _column(classes, i: int) -> np.ndarray:
+    """Column i (0 src, 1 dst, 4 route) of every step class's transfers, end to end."""
+    members = classes[1]
+    return np.concatenate([m[i] for m in members]) if members else np.zeros(0, dtype=np.int64)
 
 
 def _link_use(net: RoutedPairs, load: np.ndarray, time_s: float) -> list[LinkUse]:

@@ -59,18 +59,19 @@ def _gather(ptr: np.ndarray, values: np.ndarray, which: np.ndarray):
     return owner, values[np.repeat(starts, lengths) + offsets]
 
 
-def _flatten(s: ArraySchedule):
-    """Every transfer of every expanded step: (step, src, dst, chunk count, reduce)."""
+def _flatten(s: ArraySchedule, route_of=None):
+    """Every transfer of every expanded step: (step, src, dst, chunk count, reduce, route id or None)."""
     parts, k = [], 0
-    for st in s.steps:
+    for i, st in enumerate(s.steps):
         src, dst, count, red = st.transfers()
-        parts.append((np.repeat(np.arange(k, k + st.repeat), len(src)),
-                      *(np.tile(x, st.repeat) for x in (src, dst, count, red))))
+        cols = (src, dst, count, red) if route_of is None else (src, dst, count, red, route_of[i])
+        parts.append((np.repeat(np.arange(k, k + st.repeat), len(src)), *(np.tile(x, st.repeat) for x in cols)))
         k += st.repeat
     if not parts:
         empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, empty, empty, np.zeros(0, dtype=bool)
-    return tuple(np.concatenate(col) for col in zip(*parts))
+        return empty, empty, empty, empty, np.zeros(0, dtype=bool), None
+    cols = tuple(np.concatenate(col) for col in zip(*parts))
+    return cols if route_of is not None else (*cols, None)
 
 
 class _Groups:
@@ -100,12 +101,12 @@ def _counts(ids: np.ndarray):
     return np.unique(ids, return_counts=True)
 
 
-def events(s: ArraySchedule, net: RoutedPairs, chunk_bytes: float, gamma: float):
-    """(time_s, step start, step end)."""
+def events(s: ArraySchedule, net: RoutedPairs, chunk_bytes: float, gamma: float, route_of=None):
+    """(time_s, step start, step end). route_of: per ArrayStep, its transfers' route ids (rounds.step_classes)."""
     n_steps = s.step_count
-    step, src, dst, count, red = _flatten(s)
+    step, src, dst, count, red, route = _flatten(s, route_of)
     nbytes = count * chunk_bytes
-    pair = net.pair_index(src, dst)
+    pair = net.pair_index(src, dst, route)
     seg_first, seg_end = net.seg_ptr[pair], net.seg_ptr[pair + 1]
     g = _Groups(step, src, dst, n_steps)
     reduced = np.bincount(g.of_dst[red], weights=nbytes[red], minlength=len(g.step))

@@ -7,10 +7,17 @@ which stores and forwards. Every distinct pair is routed once, whatever the numb
 
 `routes` is the pairs x resources incidence (scipy.sparse CSR): a step's bytes per resource is one
 sparse product, routes[pairs].T @ bytes_per_pair.
+
+A pair is coded src * ranks + dst. A schedule may give some transfers their own path (packed trees
+whose edges cross idle GPUs or switches: schedule/packed.py, meta["routes"]); such a transfer is a
+*virtual pair* coded route * ranks^2 + src * ranks + dst, route >= 1 naming one of `paths`, so two
+paths between the same ranks are routed (and loaded) apart. Route 0 is the topology's own route,
+which keeps the codes of schedules without explicit paths what they were.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -34,17 +41,37 @@ class RoutedPairs:
     names: list              # per resource
     is_port: np.ndarray      # per resource
 
-    def pair_index(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-        return np.searchsorted(self.codes, src * self.ranks + dst)
+    def pair_index(self, src: np.ndarray, dst: np.ndarray, route: np.ndarray | None = None) -> np.ndarray:
+        return np.searchsorted(self.codes, pair_codes(self.ranks, src, dst, route))
 
 
-def compile_network(topo: Topology, ranks: int, src: np.ndarray, dst: np.ndarray) -> RoutedPairs:
-    """Route every distinct (src, dst) pair among the given transfers."""
+def pair_codes(ranks: int, src, dst, route=None) -> np.ndarray:
+    """The code of every transfer's pair; `route`: per transfer, 0 for the topology's route or the
+    1-based index of its explicit path (None: all 0)."""
+    codes = np.asarray(src, dtype=np.int64) * ranks + np.asarray(dst, dtype=np.int64)
+    if route is not None:
+        codes = codes + np.asarray(route, dtype=np.int64) * (ranks * ranks)
+    return codes
+
+
+def _check_path(topo: Topology, src: int, dst: int, path) -> list:
+    """A schedule-given route must join src to dst over the topology's links."""
+    path = list(path)
+    if (len(path) < 2 or path[0] != src or path[-1] != dst
+            or any(not topo.graph.has_edge(u, v) for u, v in itertools.pairwise(path))):
+        raise UsageError(f"route {path} of transfer {src}->{dst} is not a path of links in topology {topo.name}")
+    return path
+
+
+def compile_network(topo: Topology, ranks: int, src: np.ndarray, dst: np.ndarray,
+                    route: np.ndarray | None = None, paths=()) -> RoutedPairs:
+    """Route every distinct (src, dst) pair among the given transfers; with `route` (per transfer)
+    and `paths`, a transfer of route k >= 1 takes paths[k - 1] instead of the topology's route."""
     from scipy import sparse
 
     if topo.ranks < ranks:
         raise UsageError(f"the schedule needs {ranks} ranks but topology {topo.name} has {topo.ranks}")
-    codes = np.unique(np.asarray(src, dtype=np.int64) * ranks + np.asarray(dst, dtype=np.int64))
+    codes = np.unique(pair_codes(ranks, src, dst, route))
     capacity, names, ports = [], [], []
     edges: dict = {}           # (u, v) -> (resource id or -1 for an unlimited link, latency)
     out_port, in_port = [-1] * ranks, [-1] * ranks
@@ -65,12 +92,14 @@ def compile_network(topo: Topology, ranks: int, src: np.ndarray, dst: np.ndarray
     # the hot loop of big simulations (one pass per distinct pair): kept free of calls it can avoid
     path_of = topo.router if topo.router is not None and not topo.routes else topo.path
     seg_ptr, seg_res_ptr, seg_res, seg_latency, latency = [0], [0], [], [], []
+    square = ranks * ranks
     for code in codes.tolist():
+        path_id, code = divmod(code, square)
         src_r, dst_r = divmod(code, ranks)
         if out_port[src_r] < 0:
             out_port[src_r] = resource(topo.port_Bps(src_r), f"port {src_r} out", True)
         ids, seg_lat, total = [out_port[src_r]], 0.0, 0.0
-        path = path_of(src_r, dst_r)
+        path = _check_path(topo, src_r, dst_r, paths[path_id - 1]) if path_id else path_of(src_r, dst_r)
         u = path[0]
         for v in path[1:]:
             edge = edges.get((u, v)) or edge_of(u, v)

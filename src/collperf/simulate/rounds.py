@@ -16,16 +16,20 @@ from collperf.schedule.arrays import ArraySchedule
 from collperf.simulate.network import RoutedPairs
 
 
-def step_classes(s: ArraySchedule):
-    """(class of every ArrayStep, per class: its transfers (src, dst, count, reduce))."""
+def step_classes(s: ArraySchedule, route_of=None):
+    """(class of every ArrayStep, per class: its transfers (src, dst, count, reduce, route)).
+    route_of: per ArrayStep, every transfer's route id (explicit.transfer_routes); None: the
+    topology's routes (route None in every class)."""
     index: dict = {}
     of_step, members = [], []
-    for st in s.steps:
+    for i, st in enumerate(s.steps):
         src, dst, count, red = st.transfers()
-        key = (src.tobytes(), dst.tobytes(), count.tobytes(), red.tobytes())
+        route = None if route_of is None else route_of[i]
+        key = (src.tobytes(), dst.tobytes(), count.tobytes(), red.tobytes(),
+               None if route is None else route.tobytes())
         if key not in index:
             index[key] = len(members)
-            members.append((src, dst, count, red))
+            members.append((src, dst, count, red, route))
         of_step.append(index[key])
     return of_step, members
 
@@ -41,9 +45,9 @@ def rounds(s: ArraySchedule, net: RoutedPairs, classes, chunk_bytes: float, gamm
     total = np.zeros(len(net.capacity))
     class_time = np.zeros(len(members))
     positive = net.capacity > 0
-    for k, (src, dst, count, red) in enumerate(members):
+    for k, (src, dst, count, red, route) in enumerate(members):
         nbytes = count * chunk_bytes
-        pairs, inverse = np.unique(net.pair_index(src, dst), return_inverse=True)
+        pairs, inverse = np.unique(net.pair_index(src, dst, route), return_inverse=True)
         per_pair = np.bincount(inverse, weights=nbytes, minlength=len(pairs))
         load = net.routes[pairs].T @ per_pair
         busy = np.zeros(len(load))

@@ -1,0 +1,244 @@
+"""Blink's packed trees for the request layer: `collperf trees`, `collperf simulate -A blink` (and
+--hybrid) and `collperf simulate --pattern`.
+
+Between the API and the pure parts: it checks a group of ranks against its topology, packs trees
+(model/packing.py), prices them beside NCCL's rings (model/blink.py), and builds the schedules
+(schedule/packed.py, schedule/patterns.py) that api.simulate runs on the group's topology view.
+Source: Wang et al., "Blink: Fast and Generic Collectives for Distributed ML", MLSys 2020, appendix
+(/work/shared/seeds/002_*).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from collperf.errors import UsageError
+
+# schedule/packed.py's defaults: segments pipelined down each tree, chunks per segment shared by the trees
+SEGMENTS = 16
+# (fine: a tree's share is rounded to whole chunks, and a link the packing fills overflows by the rounding)
+RESOLUTION = {"broadcast": 1024, "reduce": 1024, "allreduce": 1024, "allgather": 256, "reducescatter": 256}
+SINGLE_ROOT = ("broadcast", "reduce", "allreduce")
+
+
+def group_of(topo, ranks, least: int = 2, flag: str = "--ranks") -> list[int]:
+    """The group on `topo`: the given ranks (checked against it) or all of its ranks."""
+    if ranks is None:
+        return list(range(topo.ranks))
+    outside = [r for r in ranks if not 0 <= r < topo.ranks]
+    if outside:
+        raise UsageError(f"{flag} {','.join(map(str, ranks))}: rank(s) {', '.join(map(str, outside))} not in topology "
+                         f"{topo.name} (ranks 0..{topo.ranks - 1})")
+    if len(ranks) < least:
+        raise UsageError(f"{flag} {','.join(map(str, ranks))}: give at least {least} ranks")
+    return list(ranks)
+
+
+def _root(group: list[int], root) -> int:
+    if root is None:
+        return group[0]
+    if root not in group:
+        raise UsageError(f"--root {root} is not one of the ranks {','.join(map(str, group))}: give a rank of the group")
+    return root
+
+
+# --- collperf trees ---------------------------------------------------------------------------------
+
+@dataclass
+class TreesResult:
+    """A packing on a group beside NCCL's rings on the same group. Times are bandwidth terms only
+    (size / rate; the pipeline's fill and latencies: `collperf simulate -A blink`)."""
+
+    collective: str
+    topology: str
+    ranks: list[int]
+    roots: list[int]              # topology ranks
+    links: str
+    transit: str
+    rate_Bps: float               # per root: all its trees together
+    bound_Bps: float              # max-flow bound (min over roots and ranks)
+    trees: list[dict]             # root, rate_Bps, share, edges (parent, child, route in topology vertices)
+    ring_kind: str                # nvlink or pcie: NCCL's choice on the group
+    rings: list[list[int]]
+    ring_rate_Bps: float
+    size_bytes: float
+    time_s: float                 # the collective on the packed trees
+    ring_time_s: float            # the same on the rings
+    allreduce_time_s: float | None = None      # packed allreduce (reduce up, broadcast down), overlapped
+    ring_allreduce_time_s: float | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return dict(vars(self))
+
+
+def _vertex(sub, group: list[int], v):
+    """A vertex of the group's view as the topology names it: a rank number, or a device name."""
+    if isinstance(v, int):
+        return group[v]
+    return sub.graph.nodes[v].get("rank", v)
+
+
+def _trees(pk, group: list[int]) -> list[dict]:
+    out = []
+    for t in pk.trees:
+        edges = [{"parent": group[u], "child": group[v], "route": [_vertex(pk.topology, group, w) for w in path]}
+                 for (u, v), path in sorted(t.routes.items())]
+        out.append({"root": group[t.root], "rate_Bps": t.rate_Bps, "share": t.rate_Bps / pk.rate_Bps, "edges": edges})
+    return out
+
+
+def _ring_time_s(collective: str, p: int, size: float, rate_Bps: float) -> float:
+    """A pipelined ring broadcast moves size at the ring's rate; the ring allreduce moves 2 (p-1)/p of it,
+    allgather and reducescatter (p-1)/p (model/costs.py's ring bandwidth terms)."""
+    factor = {"broadcast": 1.0, "allreduce": 2 * (p - 1) / p}.get(collective, (p - 1) / p)
+    return factor * size / rate_Bps
+
+
+def trees(spec) -> TreesResult:
+    """`collperf trees`: pack (spec: a spec.TreesSpec), price, compare with NCCL's rings."""
+    from collperf import topology as topologies
+    from collperf.model import blink
+    from collperf.model.packing import pack
+    topo = topologies.parse(spec.topology)
+    group = group_of(topo, spec.ranks)
+    n, coll, options = float(spec.size_bytes), spec.collective, {"links": spec.links, "transit": spec.transit}
+    notes = []
+    if coll in ("allgather", "reducescatter"):
+        # every rank roots trees for its own block; reducescatter reduces up trees whose arcs are reversed
+        pk = pack(topo, group, group, direction="down" if coll == "allgather" else "up", **options)
+        time_s = n / len(group) / pk.rate_Bps
+        allreduce_s = None
+        notes.append(f"{coll}: each rank's 1/{len(group)} of the size at the common rate per root")
+    else:
+        if spec.root == "best":
+            root, pk, _ = blink.best_root(topo, group, coll, n, **options)
+            notes.append(f"best root for {coll} of {n:.0f} bytes: {root}")
+        else:
+            pk = pack(topo, group, [_root(group, spec.root)], **options)
+        allreduce_s = float(blink.allreduce_time_s(pk, n))
+        time_s = n / pk.rate_Bps if coll == "broadcast" else allreduce_s
+    rings = blink.nccl_rings(topo, group)
+    return TreesResult(coll, topo.name, group, [group[r] for r in pk.roots], spec.links, spec.transit, pk.rate_Bps,
+                       pk.bound_Bps, _trees(pk, group), rings.kind, [list(r) for r in rings.rings], rings.rate_Bps, n,
+                       time_s, _ring_time_s(coll, len(group), n, rings.rate_Bps), allreduce_s,
+                       None if allreduce_s is None else _ring_time_s("allreduce", len(group), n, rings.rate_Bps),
+                       notes)
+
+
+# --- collperf simulate -A blink -----------------------------------------------------------------------
+
+def blink_schedules(spec, topo) -> list[tuple]:
+    """Per size of spec (a spec.SimulateSpec with algorithm blink): (schedule, the group's topology
+    view to simulate on, notes). Packed once; a hybrid broadcast splits each size by equation 8."""
+    from collperf.model import blink
+    from collperf.model.packing import pack
+    from collperf.schedule import packed
+    from collperf.schedule.arrays import as_arrays
+    group = group_of(topo, spec.ranks)
+    coll = spec.collective
+    if coll not in RESOLUTION:
+        raise UsageError(f"-A blink builds {', '.join(RESOLUTION)}; not {coll}")
+    k = spec.segments or SEGMENTS
+    if spec.hybrid:
+        root = _root(group, spec.root)
+        out = []
+        for size in spec.sizes_bytes:
+            h = blink.hybrid_broadcast(topo, group, root, size, spec.t_dpa_s)
+            share = h.pcie_bytes / size if size else 0.0
+            res = max(RESOLUTION[coll], 2 * (len(h.nvlink.trees) + len(h.pcie.trees)))
+            s = packed.hybrid_broadcast(h.nvlink, h.pcie, share, k, res)
+            notes = [(f"hybrid split (equation 8): {100 * share:.1f} % over PCIe trees ({h.pcie.rate_Bps / 1e9:.4g} "
+                      f"GB/s), the rest over NVLink trees ({h.nvlink_only_Bps / 1e9:.4g} GB/s); "
+                      f"model time {h.time_s * 1e3:.4g} ms with T_dpa {spec.t_dpa_s * 1e3:g} ms")]
+            if spec.t_dpa_s:
+                notes.append("the simulation does not pay T_dpa (the PCIe trees start at once)")
+            out.append((as_arrays(s), h.nvlink.topology, notes))
+        return out
+    if coll in SINGLE_ROOT:
+        pk = pack(topo, group, [_root(group, spec.root)], transit=spec.transit)
+    else:
+        if spec.root is not None:
+            raise UsageError(f"--root: every rank is a root of {coll}; drop --root")
+        pk = pack(topo, group, group, transit=spec.transit, direction="down" if coll == "allgather" else "up")
+    res = max(RESOLUTION[coll], max(len(pk.trees_of(r)) for r in pk.roots))
+    build = {"broadcast": packed.broadcast, "reduce": packed.reduce, "allreduce": packed.allreduce,
+             "allgather": packed.allgather, "reducescatter": packed.reducescatter}[coll]
+    s = build(pk, k, res)
+    notes = [(f"{len(pk.trees)} packed trees on ranks {','.join(map(str, group))}, {pk.rate_Bps / 1e9:.4g} GB/s per "
+              f"root (max-flow bound {pk.bound_Bps / 1e9:.4g} GB/s); {k} segments")]
+    return [(as_arrays(s), pk.topology, notes)] * len(spec.sizes_bytes)
+
+
+def topology_names(result, group: list[int]):
+    """The simulation's link names in the topology's own vertices (the group's view numbers its ranks
+    0..p-1 and calls idle GPUs rank{r}): '0->2' on group 0,1,4 is '0->4'."""
+    from dataclasses import replace
+
+    def name(v: str) -> str:
+        if v.isdigit():
+            return str(group[int(v)])
+        return v[4:] if v.startswith("rank") and v[4:].isdigit() else v
+    links = [replace(u, link="->".join(name(v) for v in u.link.split("->"))) for u in result.links]
+    return replace(result, links=links)
+
+
+# --- collperf simulate --pattern ----------------------------------------------------------------------
+
+@dataclass
+class PatternRun:
+    pattern: str
+    topology: str
+    roles: dict                  # the GPUs: chain, or sources/center/successor, or source/center/successors
+    mode: str
+    segments: int
+    sizes_bytes: list[float]
+    time_s: list[float]
+    throughput_Bps: list[float]  # size / time, as the appendix plots
+
+    def to_json(self) -> dict:
+        return dict(vars(self))
+
+
+def _dgx1v_default(topo, value, default, flag: str, pattern: str):
+    if value is not None:
+        return value
+    if topo.name != "dgx1v":
+        raise UsageError(f"{pattern} on {topo.name}: give {flag} (defaults are the appendix's GPUs on dgx1v)")
+    return default
+
+
+def pattern(spec) -> PatternRun:
+    """`collperf simulate --pattern`: a micro-benchmark (spec: a spec.PatternSpec) simulated at every size."""
+    from collperf import topology as topologies
+    from collperf.schedule import patterns as P
+    topo = topologies.parse(spec.topology)
+    name, k = spec.pattern, spec.segments
+    if name.startswith("chain"):
+        chain = group_of(topo, _dgx1v_default(topo, spec.gpus, list(P.DGX1V_CHAIN[:4]), "--gpus", name), 2, "--gpus")
+        build = {"chain-forward": P.chain_forward, "chain-reduce-forward": P.chain_reduce_forward,
+                 "chain-reduce-broadcast": P.chain_reduce_broadcast}[name]
+        sched, sub = build(topo, chain, k)
+        roles = {"chain": chain}
+    elif name == "fan-out-forward":
+        source = _dgx1v_default(topo, spec.source, 5, "--source", name)
+        center = _dgx1v_default(topo, spec.center, P.DGX1V_FAN_CENTER, "--center", name)
+        successors = group_of(topo, _dgx1v_default(topo, spec.gpus, [0, 6, 7], "--gpus", name), 1, "--gpus")
+        group_of(topo, [source, center, *successors], 3, "the fan-out's GPUs")
+        sched, sub = P.fan_out_forward(topo, source, center, successors, k)
+        roles = {"source": source, "center": center, "successors": successors}
+    else:
+        sources = group_of(topo, _dgx1v_default(topo, spec.gpus, list(P.DGX1V_FAN_PEERS), "--gpus", name), 1, "--gpus")
+        center = _dgx1v_default(topo, spec.center, P.DGX1V_FAN_CENTER, "--center", name)
+        successor = _dgx1v_default(topo, spec.successor, P.DGX1V_FAN_SUCCESSOR, "--successor", name)
+        group_of(topo, [successor, center, *sources], 3, "the fan-in's GPUs")
+        build = P.fan_in_forward if name == "fan-in-forward" else P.fan_in_reduce_forward
+        sched, sub = build(topo, sources, center, successor, k)
+        roles = {"sources": sources, "center": center, "successor": successor}
+    sizes = [float(n) for n in spec.sizes_bytes]
+    if not all(n > 0 for n in sizes):
+        raise UsageError("pattern sizes must be positive (throughput is size / time)")
+    rates = [float(x) for x in P.throughput_Bps(sched, sub, sizes, spec.mode)]
+    return PatternRun(name, topo.name, roles, spec.mode, k, sizes, [n / r if r else math.inf for n, r in
+                                                                     zip(sizes, rates)], rates)
