@@ -232,8 +232,14 @@ class BenchSpec:
     timeout_s: float = 300.0
     network: NetworkSpec = field(default_factory=NetworkSpec)
     testbed: object = None       # a testbed.Testbed, or its spec string
+    json_file: str | None = None   # nccl-tests -J JSON (plus our fields), rewritten after every row
+    csv_file: str | None = None    # flat CSV, rewritten after every row
+    force: bool = False            # run even where the rank count or the memory estimate says it cannot fit
 
     def __post_init__(self):
+        from collperf.results import check_output_path
+        check_output_path(self.json_file, "--json-file")   # before any work: results are never lost to a typo
+        check_output_path(self.csv_file, "--csv-file")
         self.testbed = testbed(self.testbed)
         if self.testbed is not None:
             if self.ranks is not None and self.ranks != self.testbed.ranks:
