@@ -144,7 +144,7 @@ def parse(text: str, source: str = "<log>", collective: str | None = None) -> li
         tokens = body.split()
         if len(tokens) >= 2 and _numberish(tokens[0]) and _numberish(tokens[1]):
             row_or_why = _row(tokens, layout, number)
-            if layout and "algorithm" in layout.get("extra_names", ()) and len(tokens) > layout["extra"]:
+            if layout and "algorithm" in layout.get("extra_names", ()) and len(tokens) == layout["width"]:
                 position = len(tokens) - layout["extra"] + layout["extra_names"].index("algorithm")
                 current.header.setdefault("algorithm", tokens[position])
             if isinstance(row_or_why, str):
@@ -175,7 +175,7 @@ def _layout(header: list[str]) -> dict:
     while extra < len(names) and names[len(names) - 1 - extra] in _COLLPERF_COLUMNS:
         extra += 1
     return {"legacy": "error" in names, "per_iter": "i_min" in names, "timestamp": "timestamp" in names,
-            "preamble": names[:names.index("time")] if "time" in names else [], "extra": extra,
+            "preamble": names[:names.index("time")] if "time" in names else [], "extra": extra, "width": len(names),
             "extra_names": names[len(names) - extra:]}
 
 
@@ -202,7 +202,7 @@ def _row(tokens: list[str], layout: dict | None, number: int):
     """Rows (out-of-place, in-place) from one line, or why it is not one."""
     layout = layout or {"legacy": False, "per_iter": False, "timestamp": False, "preamble": []}
     extra = layout.get("extra", 0)
-    if extra and len(tokens) > extra:
+    if extra and len(tokens) > layout["width"] - extra:   # a row that has our columns (not one cut to nccl-tests')
         tokens = tokens[:len(tokens) - extra]
     if layout["timestamp"] and len(tokens) >= 2 and re.match(r"\d{4}-\d\d-\d\d", tokens[-2]):
         tokens = tokens[:-2]

@@ -255,8 +255,10 @@ def _supervise(procs, results, timeout_s: float, startup_s: float = STARTUP_S, o
         if (errors or dead) and first_failure is None:
             first_failure = now
         if first_failure is not None and now - first_failure > 1.0:   # let the others report too
-            raise RunError(state.stall_message(errors, dead, timeout_s, startup_s)
-                           or _failure_message(errors, dead, len(procs)))
+            stalled = state.stall_message(errors, dead, timeout_s, startup_s)
+            if stalled:   # the others timed out waiting for a stopped or silent rank
+                raise RunTimeout(stalled)
+            raise RunError(_failure_message(errors, dead, len(procs)))
         if now > deadline:
             raise RunTimeout(state.timeout_message(done, timeout_s, startup_s))
     return done.get(0)
