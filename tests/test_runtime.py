@@ -284,8 +284,8 @@ def test_a_rank_stopped_mid_sweep_is_named_and_the_rows_so_far_are_kept(tmp_path
             proc.wait()
     out = "".join(lines) + rest
     assert proc.returncode == 1, err
-    assert re.search(rf"rank 1 \(pid {pids[1]}\) stopped \(SIGSTOP", err), err
-    assert not re.search(r"rank [02] \(pid \d+\) stopped", err), err
+    assert re.search(rf"rank 1 \(pid {pids[1]}\) is stopped \(SIGSTOP", err), err
+    assert not re.search(r"rank [02] \(pid \d+\) is stopped", err), err
     n = int(re.search(r"timed out after (\d+) rows?", err).group(1))
     assert n >= 1 and f"# collperf bench timed out after {n} row" in out
     assert sum(len(t.rows) for t in ingest.parse(out, "stdout")) == 2 * n   # out-of-place and in-place
@@ -324,5 +324,5 @@ def test_a_rank_stopped_while_starting_is_named():
     assert victim, "no rank was seen starting"
     message = str(failure.value)
     assert "did not all start within 12 s" in message, message
-    assert re.search(rf"rank \d \(pid {victim[0]}\) stopped \(SIGSTOP", message), message
-    assert message.count("stopped (") == 1, message
+    assert re.search(rf"rank \d \(pid {victim[0]}\) is stopped \(SIGSTOP", message), message
+    assert message.count("is stopped (") == 1, message

@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 
 _PHASES = ("not started", "started (importing torch)", "imported (meeting the other ranks)", "ready")
+_WHILE = ("before its Python started", "while importing torch", "while meeting the other ranks", "after start-up")
 SILENT_S = 5.0   # heartbeats come every second; this much silence is not a busy machine's hiccup
 
 
@@ -57,18 +58,18 @@ class Ranks:
         for r in among:
             state = proc_state(getattr(self.procs[r], "pid", None))
             if state in ("T", "t"):
-                out[r] = f"stopped (SIGSTOP or a debugger: /proc state {state})"
+                out[r] = f"is stopped (SIGSTOP or a debugger: /proc state {state})"
         return out
 
     def _silent(self, among) -> dict[int, str]:
         now = time.monotonic()
-        return {r: (f"silent: no heartbeat for {now - self.seen[r]:.0f} s" if self.heard_any[r]
-                    else "silent: never reported (stuck before Python started?)")
+        return {r: (f"went silent (no heartbeat for {now - self.seen[r]:.0f} s)" if self.heard_any[r]
+                    else "never reported (stuck before Python started?)")
                 for r in among if now - self.seen[r] > SILENT_S}
 
     def _where(self, r: int, starting: bool) -> str:
         if starting:
-            return _PHASES[self.phase[r]]
+            return _WHILE[self.phase[r]]
         step, what = self.step[r]
         return f"at step {step}" + (f" ({what})" if what else "")
 
@@ -80,19 +81,18 @@ class Ranks:
             key = (lambda r: self.phase[r]) if starting else (lambda r: self.step[r][0])
             low = min(key(r) for r in among)
             if any(key(r) > low for r in among):
-                found = {r: "behind the others" for r in among if key(r) == low}
+                found = {r: "is behind the others" for r in among if key(r) == low}
         return found, [r for r in among if r not in found]
 
     def _describe(self, found: dict, others: list, starting: bool) -> str:
         parts = [f"rank {r} (pid {getattr(self.procs[r], 'pid', '?')}) {why}, {self._where(r, starting)}"
                  for r, why in sorted(found.items())]
-        text = "; ".join(parts)
         if others:
-            wheres = {self._where(r, starting) for r in others}
-            text += f"; {_ranks(others)} " + (f"waiting, {wheres.pop()}" if len(wheres) == 1 else
-                                               "waiting, " + ", ".join(f"rank {r} {self._where(r, starting)}"
-                                                                       for r in others))
-        return text
+            wheres = [self._where(r, starting) for r in others]
+            where = wheres[0] if len(set(wheres)) == 1 else ", ".join(f"rank {r} {w}" for r, w in zip(others, wheres))
+            verb = "were waiting for it" if found else "still running"
+            parts.append(f"{_ranks(others)} {verb}, {where}")
+        return "; ".join(parts)
 
     def timeout_message(self, done: dict, timeout_s: float, startup_s: float) -> str:
         running = [r for r in range(len(self.procs)) if r not in done]
@@ -104,9 +104,8 @@ class Ranks:
             head = f"the run did not finish within its timeout of {timeout_s:g} s"
         if found:
             return f"{head}: {self._describe(found, others, starting)}; all ranks were killed"
-        where = self._describe({}, others, starting).lstrip("; ")
         why = "a slow start on a busy machine" if starting else "a hang, or --timeout too short"
-        return f"{head}: {where.replace('waiting', 'still running', 1)} ({why}); all ranks were killed"
+        return f"{head}: {self._describe({}, others, starting)} ({why}); all ranks were killed"
 
     def stall_message(self, errors: dict, dead: dict, timeout_s: float, startup_s: float) -> str | None:
         """When ranks failed only because a peer stopped answering (their timeouts), name that peer."""
