@@ -263,7 +263,7 @@ def test_a_rank_stopped_mid_sweep_is_named_and_the_rows_so_far_are_kept(tmp_path
     measured stay on stdout and in the files (valid, readable), the exit is non-zero, no process is left."""
     from collperf import ingest
     cmd = [str(VENV_BIN / "collperf"), "bench", "--ranks", "3", "-A", "ring", "-b", "1K", "-e", "64M", "-n", "50",
-           "-w", "1", "--timeout", "10", "-J", str(tmp_path / "r.json"), "--csv", str(tmp_path / "r.csv")]
+           "-w", "1", "--timeout", "8", "-J", str(tmp_path / "r.json"), "--csv", str(tmp_path / "r.csv")]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     pids, lines = {}, []
     try:
@@ -326,3 +326,50 @@ def test_a_rank_stopped_while_starting_is_named():
     assert "did not all start within 12 s" in message, message
     assert re.search(rf"rank \d \(pid {victim[0]}\) is stopped \(SIGSTOP", message), message
     assert message.count("is stopped (") == 1, message
+
+
+def test_ctrl_c_keeps_the_rows_measured_so_far():
+    cmd = [str(VENV_BIN / "collperf"), "bench", "--ranks", "2", "-A", "ring", "-b", "1K", "-e", "64M", "-n", "50",
+           "-w", "1", "--timeout", "120"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    pids, lines = [], []
+    try:
+        for line in proc.stdout:
+            lines.append(line)
+            if line.startswith("#  Rank"):
+                pids.append(int(line.split()[6]))
+            elif line.strip() and not line.startswith("#"):
+                break
+        proc.send_signal(signal.SIGINT)
+        rest, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    out = "".join(lines) + rest
+    assert proc.returncode == 130, err
+    n = int(re.search(r"error: interrupted after (\d+) rows?", err).group(1))
+    assert n >= 1 and f"# collperf bench interrupted after {n} row" in out and "Traceback" not in err
+    assert len([line for line in out.splitlines() if line.strip() and not line.startswith("#")]) == n
+    time.sleep(0.5)
+    assert len(pids) == 2 and not [p for p in pids if _alive(p)]
+
+
+def test_the_file_channel_delivers_each_report_once_in_order(tmp_path):
+    """The testbed's channel (ranks in other network namespaces report through files): per rank in the order
+    sent, each once, the directory emptied as it is read."""
+    import queue
+    from collperf.runtime.launch import _FileChannel
+    from collperf.runtime.worker import FileReporter
+    reporters = [FileReporter(str(tmp_path)) for _ in range(2)]
+    for i in range(12):
+        reporters[i % 2].put((i % 2, "beat", (i, "")))
+    channel, got = _FileChannel(str(tmp_path)), []
+    while True:
+        try:
+            got.append(channel.get(timeout=0.01))
+        except queue.Empty:
+            break
+    assert [m for m in got if m[0] == 0] == [(0, "beat", (i, "")) for i in range(0, 12, 2)]
+    assert [m for m in got if m[0] == 1] == [(1, "beat", (i, "")) for i in range(1, 12, 2)]
+    assert not os.listdir(tmp_path)
