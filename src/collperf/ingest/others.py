@@ -38,7 +38,7 @@ def _shape(doc, shape, source: str, path: str = "$") -> None:
 
 def parse_json(doc, source: str, collective: str | None = None) -> list[Table]:
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
-        raise IngestError(f"{source}: JSON without a 'results' list: expected nccl-tests -J output or collperf bench --json")
+        raise IngestError(f"{source}: JSON without a 'results' list: expected nccl-tests -J output or collperf bench -J FILE")
     if doc.get("version") == "collperf":
         return _collperf_json(doc, source, collective)
     _shape(doc, _NCCL_DOC, source)
