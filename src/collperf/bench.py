@@ -122,8 +122,9 @@ def _check_ranks(config: SweepSpec, ranks: int) -> None:
 
 # --- what the machine can hold ------------------------------------------------------------------------
 
-# Resident memory of one rank once torch is imported and gloo is up, before any buffer: ~250-300 MB
-# measured on the CPU wheel of torch 2.x (VmHWM of a rank of `collperf bench -b 1K -e 1K`; README).
+# Resident memory of one rank once torch is imported and gloo is up, before any buffer: 232 MiB (243 MB)
+# measured with the CPU wheel of torch 2.13 (ru_maxrss of the ranks of `collperf bench --ranks 2 -b 1K -e 16K`),
+# rounded up for other builds and Python versions.
 TORCH_RANK_BYTES = 300 * 10 ** 6
 CHECK_BYTES = 32 << 20    # runtime/data.py builds expected values in chunks of 2^18 elements (index, values)
 FORCE_HINT = "pass --force (API: BenchSpec(force=True)) to run it anyway"

@@ -115,7 +115,8 @@ class Ranks:
             return None
         alive = [r for r in range(len(self.procs)) if r not in errors and r not in dead]
         starting = len(self.ready()) < len(self.procs)
-        found = self._stopped(alive) or self._silent(alive)
+        found = self._stopped(alive) or self._silent(alive) or \
+            {r: "did not answer (it kept running while the others timed out waiting)" for r in alive}
         if not found:
             return None
         others = [r for r in range(len(self.procs)) if r not in found]
