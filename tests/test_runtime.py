@@ -1,6 +1,7 @@
 """Real processes on gloo: every algorithm bit-exact, built-ins, failures end cleanly, the bench table."""
 
 import json
+import re
 import os
 import signal
 import subprocess
@@ -72,7 +73,7 @@ def test_a_rank_that_raises_ends_the_run_with_its_message():
 
 def test_a_hung_run_is_stopped_at_its_timeout():
     start = time.monotonic()
-    with pytest.raises(RunError, match=r"did not finish within its timeout of 3 s: rank\(s\) 0, 1"):
+    with pytest.raises(RunError, match=r"did not finish within its timeout of 3 s: ranks 0, 1 still running"):
         run_local(Job("time:sleep", (120,)), 2, timeout_s=3)
     assert time.monotonic() - start < 60
 
@@ -131,28 +132,34 @@ def test_a_killed_rank_ends_the_run_and_leaves_no_process():
             proc.wait()
 
 
-def test_bench_runs_rows_with_predictions_and_round_trips_through_the_table(tmp_path):
+def test_bench_streams_rows_and_its_outputs_read_back(tmp_path):
+    """api.bench hands each row over as it completes, in nccl-tests order (one algorithm's sizes, then the
+    next); the text, JSON and CSV read back through ingest (what `collperf fit` reads) with the same sizes,
+    times and algorithms; the checks pass."""
+    from collperf import api, ingest
+    from collperf.spec import BenchSpec
     config = SweepSpec("allreduce", "ring,rhd,builtin", 1024, 16384, 4, iters=3, warmup=1, progress=False)
-    res = run(config, ranks=2, timeout_s=120)
-    assert [r["size"] for r in res.rows if r["algorithm"] == "ring"] == [1024, 4096, 16384]
+    streamed = []
+    res = api.bench(BenchSpec(config, ranks=2, timeout_s=120, json_file=str(tmp_path / "r.json"),
+                              csv_file=str(tmp_path / "r.csv")),
+                    on_row=lambda results, row: streamed.append((row["algorithm"], row["size"], len(results.rows))))
+    assert streamed == [(a, s, i + 1) for i, (a, s) in
+                        enumerate((a, s) for a in ("ring", "rhd", "builtin") for s in (1024, 4096, 16384))]
     assert res.wrong_rows() == 0 and res.model.startswith("fitted to this run")
-    text = to_text(res)
-    parsed = []
-    for line in text.splitlines():
-        if line and not line.startswith("#"):
-            f = line.split()
-            parsed.append((int(f[0]), int(f[1]), f[2], f[3], int(f[4]), float(f[5]), int(f[8]), f[13]))
-    assert len(parsed) == 9
-    in_print_order = [r for a in res.algorithms() for r in res.rows if r["algorithm"] == a]
-    for r, (size, count, dtype, redop, root, time_us, wrong, algorithm) in zip(in_print_order, parsed):
-        assert (size, count, dtype, redop, root, wrong, algorithm) == (r["size"], r["count"], "float", "sum", -1, 0,
-                                                                        r["algorithm"])
-        assert time_us == pytest.approx(r["out_of_place"]["time_us"], rel=0.01, abs=0.01)
-        assert count * 4 == size
-    doc = to_json(res)
-    assert doc["out_of_bounds"] == {"count": 0, "okay": True}
-    assert doc["results"][0]["out_of_place"]["nwrong"] == 0 and "predicted_us" in doc["results"][0]
-    assert to_csv(res).splitlines()[0].startswith("algorithm,size,count")
+    assert len(res.peak_rss_bytes) == 2 and all(b > 10 << 20 for b in res.peak_rss_bytes)
+    want = {a: [(r["size"], pl, round(r[pl]["time_us"], 1)) for r in res.rows if r["algorithm"] == a
+                for pl in ("out_of_place", "in_place")] for a in res.algorithms()}
+    for name, tables in (("text", ingest.parse(to_text(res), "bench.txt")), ("json", ingest.load(tmp_path / "r.json")),
+                         ("csv", ingest.load(tmp_path / "r.csv"))):
+        got = {t.header["algorithm"]: [(r.size, r.placement.replace("-", "_"), round(r.time_s * 1e6, 1))
+                                       for r in t.rows] for t in tables}
+        assert got.keys() == want.keys(), name
+        for a in want:   # the text prints times to 2 decimals or fewer digits: compare to 1 %
+            for (s1, p1, t1), (s2, p2, t2) in zip(got[a], want[a]):
+                assert (s1, p1) == (s2, p2) and t1 == pytest.approx(t2, rel=0.01, abs=0.01), (name, a)
+        assert all(t.collective == "allreduce" and t.ranks == 2 and all(r.wrong == 0 for r in t.rows)
+                   for t in tables), name
+    assert to_json(res)["results"][0]["out_of_place"]["nwrong"] == 0 and to_csv(res).startswith("algorithm,size,count")
 
 
 def test_given_network_predictions_follow_the_model():
@@ -164,19 +171,23 @@ def test_given_network_predictions_follow_the_model():
     assert res.model.startswith("given")
 
 
-def test_bench_cli_json_csv_and_errors(tmp_path):
+def test_bench_cli_json_and_errors(tmp_path):
     cli = str(VENV_BIN / "collperf")
     out = subprocess.run([cli, "bench", "--ranks", "2", "--collective", "reducescatter", "-A", "ring,builtin",
-                          "-b", "1K", "-e", "4K", "-n", "2", "-w", "1", "--json", str(tmp_path / "r.json"),
-                          "--csv", str(tmp_path / "r.csv")], capture_output=True, text=True, timeout=180)
+                          "-b", "1K", "-e", "4K", "-n", "2", "-w", "1", "--json", "--csv", str(tmp_path / "r.csv")],
+                         capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, out.stderr
-    assert "# Collective test starting: reduce_scatter_perf" in out.stdout
-    doc = json.loads((tmp_path / "r.json").read_text())
-    assert {r["algorithm"] for r in doc["results"]} == {"ring", "builtin"}
+    doc = json.loads(out.stdout)   # --json: the -J document on stdout, nothing else
+    assert {r["algorithm"] for r in doc["results"]} == {"ring", "builtin"} and doc["complete"] is True
     assert len((tmp_path / "r.csv").read_text().splitlines()) == 1 + 3 * 2 * 2
     bad = subprocess.run([cli, "bench", "--ranks", "3", "--collective", "allgather", "-A", "recursive-doubling"],
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "power-of-two" in bad.stderr and "Traceback" not in bad.stderr
+    # refused at once, before any process starts: a path that cannot be written, a rank count beyond the machine
+    for args, message in ((["-J", str(tmp_path / "nowhere" / "r.json")], "does not exist"),
+                          (["--ranks", "100000"], "more local processes than this machine can run")):
+        refused = subprocess.run([cli, "bench", "--ranks", "2", *args], capture_output=True, text=True, timeout=60)
+        assert refused.returncode == 2 and message in refused.stderr and "Traceback" not in refused.stderr
 
 
 def test_config_errors_are_clear():
@@ -208,3 +219,157 @@ def test_killing_the_launcher_takes_its_ranks_with_it(how, when):
     while any(_alive(w) for w in workers) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not [w for w in workers if _alive(w)]
+
+
+def test_expected_values_in_closed_form_equal_the_reduction_over_every_rank():
+    """The check's reference (runtime/data.py) is a closed form of the reduction over ranks, computed chunk by
+    chunk; here it is compared with the reduction of every rank's stacked input, bit for bit."""
+    from collperf.runtime import data
+    index = torch.arange(200)
+    for op, reduce in (("sum", lambda s, p: s.sum(0)), ("avg", lambda s, p: s.sum(0) / p),
+                       ("prod", lambda s, p: s.prod(0)), ("min", lambda s, p: s.min(0).values),
+                       ("max", lambda s, p: s.max(0).values)):
+        for p in (1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 33, 64):
+            stack = torch.stack([data.values(r, index, op) for r in range(p)])
+            assert torch.equal(data.reduced(p, index, op), reduce(stack, p)), (op, p)
+    # pieces of at most CHUNK_ELEMENTS, in output order: allgather on 3 ranks, blocks larger than a chunk
+    m = data.CHUNK_ELEMENTS + 5
+    pieces = list(data.expected_chunks("allgather", 1, 3, m, torch.float32, "sum"))
+    assert max(len(piece) for _, piece in pieces) <= data.CHUNK_ELEMENTS
+    assert [offset for offset, _ in pieces] == [sum(len(q) for _, q in pieces[:i]) for i in range(len(pieces))]
+    whole = torch.cat([data.values(r, torch.arange(m), "none").float() for r in range(3)])
+    assert torch.equal(torch.cat([piece for _, piece in pieces]), whole)
+    out = whole.clone()
+    out[m + 2] += 1
+    assert data.check_output(out, "allgather", 1, 3, m, "sum") == 1
+
+
+def _stop(pid: int) -> None:
+    os.kill(pid, signal.SIGSTOP)
+
+
+def _release(pids) -> None:
+    """Cleanup for a test that stopped a rank: never leave a stopped process behind."""
+    for pid in pids:
+        for sig in (signal.SIGCONT, signal.SIGKILL):
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+
+
+def test_a_rank_stopped_mid_sweep_is_named_and_the_rows_so_far_are_kept(tmp_path):
+    """SIGSTOP one rank once the first row is out: the timeout names that rank (not all of them), the rows
+    measured stay on stdout and in the files (valid, readable), the exit is non-zero, no process is left."""
+    from collperf import ingest
+    cmd = [str(VENV_BIN / "collperf"), "bench", "--ranks", "3", "-A", "ring", "-b", "1K", "-e", "64M", "-n", "50",
+           "-w", "1", "--timeout", "8", "-J", str(tmp_path / "r.json"), "--csv", str(tmp_path / "r.csv")]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    pids, lines = {}, []
+    try:
+        for line in proc.stdout:   # the rows stream: read until the first one
+            lines.append(line)
+            if line.startswith("#  Rank"):
+                f = line.split()
+                pids[int(f[2])] = int(f[6])
+            elif line.strip() and not line.startswith("#"):
+                break
+        assert len(pids) == 3, "".join(lines)
+        _stop(pids[1])
+        rest, err = proc.communicate(timeout=120)
+    finally:
+        _release(pids.values())
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    out = "".join(lines) + rest
+    assert proc.returncode == 1, err
+    assert re.search(rf"rank 1 \(pid {pids[1]}\) is stopped \(SIGSTOP", err), err
+    assert not re.search(r"rank [02] \(pid \d+\) is stopped", err), err
+    n = int(re.search(r"timed out after (\d+) rows?", err).group(1))
+    assert n >= 1 and f"# collperf bench timed out after {n} row" in out
+    assert sum(len(t.rows) for t in ingest.parse(out, "stdout")) == 2 * n   # out-of-place and in-place
+    for name in ("r.json", "r.csv"):
+        assert sum(len(t.rows) for t in ingest.load(tmp_path / name)) == 2 * n, name
+    assert json.loads((tmp_path / "r.json").read_text())["complete"] is False
+    assert "Traceback" not in err
+    time.sleep(0.5)
+    assert not [p for p in pids.values() if _alive(p)]
+
+
+def test_a_rank_stopped_while_starting_is_named():
+    """SIGSTOP a rank the moment it exists (before torch is imported): the start-up timeout names it by rank
+    and pid, rather than blaming rank 0 or every rank."""
+    import threading
+    victim = []
+
+    def stop_the_first_rank():
+        deadline = time.monotonic() + 60
+        while not victim and time.monotonic() < deadline:
+            kids = [c for c in _children(os.getpid())
+                    if "spawn_main" in Path(f"/proc/{c}/cmdline").read_text(errors="replace")]
+            if kids:
+                _stop(kids[0])
+                victim.append(kids[0])
+            time.sleep(0.002)
+
+    watcher = threading.Thread(target=stop_the_first_rank, daemon=True)
+    watcher.start()
+    try:
+        with pytest.raises(RunError) as failure:
+            run_local(Job("time:sleep", (0,)), 3, timeout_s=30, startup_s=12)
+    finally:
+        watcher.join(timeout=60)
+        _release(victim)
+    assert victim, "no rank was seen starting"
+    message = str(failure.value)
+    assert "did not all start within 12 s" in message, message
+    assert re.search(rf"rank \d \(pid {victim[0]}\) is stopped \(SIGSTOP", message), message
+    assert message.count("is stopped (") == 1, message
+
+
+def test_ctrl_c_keeps_the_rows_measured_so_far():
+    cmd = [str(VENV_BIN / "collperf"), "bench", "--ranks", "2", "-A", "ring", "-b", "1K", "-e", "64M", "-n", "50",
+           "-w", "1", "--timeout", "120"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    pids, lines = [], []
+    try:
+        for line in proc.stdout:
+            lines.append(line)
+            if line.startswith("#  Rank"):
+                pids.append(int(line.split()[6]))
+            elif line.strip() and not line.startswith("#"):
+                break
+        proc.send_signal(signal.SIGINT)
+        rest, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    out = "".join(lines) + rest
+    assert proc.returncode == 130, err
+    n = int(re.search(r"error: interrupted after (\d+) rows?", err).group(1))
+    assert n >= 1 and f"# collperf bench interrupted after {n} row" in out and "Traceback" not in err
+    assert len([line for line in out.splitlines() if line.strip() and not line.startswith("#")]) == n
+    time.sleep(0.5)
+    assert len(pids) == 2 and not [p for p in pids if _alive(p)]
+
+
+def test_the_file_channel_delivers_each_report_once_in_order(tmp_path):
+    """The testbed's channel (ranks in other network namespaces report through files): per rank in the order
+    sent, each once, the directory emptied as it is read."""
+    import queue
+    from collperf.runtime.launch import _FileChannel
+    from collperf.runtime.worker import FileReporter
+    reporters = [FileReporter(str(tmp_path)) for _ in range(2)]
+    for i in range(12):
+        reporters[i % 2].put((i % 2, "beat", (i, "")))
+    channel, got = _FileChannel(str(tmp_path)), []
+    while True:
+        try:
+            got.append(channel.get(timeout=0.01))
+        except queue.Empty:
+            break
+    assert [m for m in got if m[0] == 0] == [(0, "beat", (i, "")) for i in range(0, 12, 2)]
+    assert [m for m in got if m[0] == 1] == [(1, "beat", (i, "")) for i in range(1, 12, 2)]
+    assert not os.listdir(tmp_path)

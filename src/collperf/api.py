@@ -266,13 +266,33 @@ def testbed_down(name: str | None = None) -> list[str]:
     return down(name)
 
 
-def bench(spec: BenchSpec):
+def bench(spec: BenchSpec, on_row=None, on_note=None):
     """`collperf bench`: the sweep on real processes; Results with a prediction on every row (None on
-    torchrun ranks other than 0)."""
-    from collperf.bench import run
+    torchrun ranks other than 0). Rows stream: `on_row(results, row)` is called as each row completes
+    (results holds the rows so far), and spec.json_file / spec.csv_file are rewritten after every row.
+    `on_note(text)` gets warnings (memory) before the run starts. A run that fails, times out or is
+    interrupted raises bench.BenchInterrupted (a RunError) whose `.results` holds the rows measured."""
+    from collperf.bench import BenchInterrupted, run
+    from collperf.results import ResultFiles
+    files = ResultFiles(spec.json_file, spec.csv_file)
     net = spec.network.with_ranks(spec.ranks).resolve() if spec.network.given else None
+
+    def row_done(results, row):
+        files.update(results)
+        if on_row is not None:
+            on_row(results, row)
+
     with testbed_up(spec.testbed) as bed:
-        return run(spec.sweep, spec.ranks, spec.timeout_s, net, testbed=bed)
+        try:
+            results = run(spec.sweep, spec.ranks, spec.timeout_s, net, testbed=bed, on_row=row_done,
+                          on_note=on_note, force=spec.force)
+        except BenchInterrupted as e:
+            if e.results.rows:
+                files.update(e.results)
+            raise
+    if results is not None:
+        files.update(results)
+    return results
 
 
 def calibrate(ranks: int | None = None, bed=None, timeout_s: float = 300.0, output=None) -> dict:

@@ -6,6 +6,11 @@ time on every row: from a given network (a link or a cluster), or, when none is 
 fitted to this run's own rows (non-negative least squares on relative error over our algorithms'
 rows, whose alpha/beta/gamma coefficients the model knows exactly). `builtin` rows are compared with
 the model's best algorithm, the lower envelope of what the model knows.
+
+Rows stream: rank 0 reports each finished row, and `on_row(results, row)` gets it at once (with its
+prediction when a network is given; a fitted prediction needs every row and comes at the end). A run
+that fails, times out or is interrupted raises BenchInterrupted holding the rows measured so far.
+Before anything starts, `check_capacity` refuses rank counts and sweeps the machine cannot hold.
 """
 
 from __future__ import annotations
@@ -15,40 +20,90 @@ import os
 import numpy as np
 
 from collperf.collectives import get_collective
-from collperf.errors import UsageError
+from collperf.errors import RunError, UsageError
 from collperf.model.algorithms import get_algorithm
 from collperf.model.costs import coefficients, lowest
 from collperf.model.network import Link, Network
 from collperf.model.predict import candidates
 from collperf.results import Results
-from collperf.spec import SweepSpec
+from collperf.spec import DTYPE_BYTES, SweepSpec
+
+
+class BenchInterrupted(RunError):
+    """The sweep ended early (a rank failed, a timeout, Ctrl-C): `results` holds the rows measured so far,
+    `reason` is 'timed out', 'interrupted' or 'failed'."""
+
+    def __init__(self, message: str, results: Results, reason: str):
+        super().__init__(message)
+        self.results, self.reason = results, reason
+
 
 def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
-        network: Network | None = None, testbed=None) -> Results | None:
+        network: Network | None = None, testbed=None, on_row=None, on_note=None, force: bool = False) -> Results | None:
     """Run the sweep; under torchrun every rank runs it and rank 0 gets the Results (others None);
-    on a testbed (an up testbed.Testbed) every rank runs inside its host."""
+    on a testbed (an up testbed.Testbed) every rank runs inside its host. `on_row(results, row)` is called
+    as each row completes, `on_note(text)` with warnings before the run starts; `force` runs a sweep that
+    check_capacity would refuse."""
     from collperf.runtime import launch   # torch is needed from here on
     job = launch.Job("collperf.runtime.measure:bench", (config.to_job(),))
     if testbed is not None:
-        _check_ranks(config, testbed.ranks)
-        world, backend = testbed.ranks, f"gloo on {testbed.describe()}"
-        rows = launch.run_testbed(job, testbed, timeout_s)
+        world, backend, where = testbed.ranks, f"gloo on {testbed.describe()}", "testbed"
     elif launch.in_torchrun():
-        world = int(os.environ["WORLD_SIZE"])
-        _check_ranks(config, world)
-        rows = launch.run_torchrun(job, timeout_s)
-        if int(os.environ["RANK"]) != 0:
-            return None
+        world, where = int(os.environ["WORLD_SIZE"]), "torchrun"
         backend = "nccl" if _cuda() else "gloo"
     else:
         if ranks is None:
             raise UsageError("give the number of local ranks: --ranks 4 (or run under torchrun)")
-        _check_ranks(config, ranks)
-        world, backend = ranks, "gloo"
-        rows = launch.run_local(job, ranks, timeout_s)
-    results = Results(config.collective, world, backend, config.to_job(), rows)
+        world, backend, where = ranks, "gloo", "local"
+    _check_ranks(config, world)
+    if network is not None and network.ranks != world:
+        raise UsageError(f"the network has {network.ranks} ranks but the run has {world}")
+    local = {"local": world, "testbed": world,
+             "torchrun": int(os.environ.get("LOCAL_WORLD_SIZE", "1"))}[where]
+    for note in check_capacity(config, local, force, gpu=(backend == "nccl"), spawned=(where != "torchrun")):
+        if on_note is not None:
+            on_note(note)
+    results = Results(config.collective, world, backend, config.to_job(), [])
+    if network is not None:
+        results.model = f"given: {network.describe()}"
+
+    def on_message(rank, kind, payload):
+        if kind == "devices":
+            results.devices = payload
+        elif kind == "row":
+            results.rows.append(payload)
+            if network is not None:
+                predict_rows(results, network, [payload])
+            if on_row is not None:
+                on_row(results, payload)
+
+    try:
+        if testbed is not None:
+            out = launch.run_testbed(job, testbed, timeout_s, on_message=on_message)
+        elif where == "torchrun":
+            out = launch.run_torchrun(job, timeout_s, on_message=on_message)
+            if int(os.environ["RANK"]) != 0:
+                return None
+        else:
+            out = launch.run_local(job, ranks, timeout_s, on_message=on_message)
+    except (RunError, KeyboardInterrupt) as e:
+        raise _interrupted(results, network, e) from None
+    results.rows, results.devices = out["rows"], out["devices"]
+    results.peak_rss_bytes = out["peak_rss_bytes"]
     add_predictions(results, network)
     return results
+
+
+def _interrupted(results: Results, network, e: BaseException) -> BenchInterrupted:
+    from collperf.runtime.launch import RunTimeout
+    reason = "interrupted" if isinstance(e, KeyboardInterrupt) else \
+        "timed out" if isinstance(e, RunTimeout) else "failed"
+    n = len(results.rows)
+    results.stopped = f"{reason} after {n} row{'s' if n != 1 else ''}"
+    if results.rows and network is None:
+        add_predictions(results, None)
+    why = "Ctrl-C" if reason == "interrupted" else str(e)
+    return BenchInterrupted(f"{results.stopped}: {why}", results, reason)
 
 
 def _cuda() -> bool:
@@ -65,6 +120,77 @@ def _check_ranks(config: SweepSpec, ranks: int) -> None:
     if get_collective(config.collective).rooted and not 0 <= config.root < ranks:
         raise UsageError(f"root {config.root} is not a rank of 0..{ranks - 1}")
 
+
+# --- what the machine can hold ------------------------------------------------------------------------
+
+# Resident memory of one rank once torch is imported and gloo is up, before any buffer: 232 MiB (243 MB)
+# measured with the CPU wheel of torch 2.13 (ru_maxrss of the ranks of `collperf bench --ranks 2 -b 1K -e 16K`),
+# rounded up for other builds and Python versions.
+TORCH_RANK_BYTES = 300 * 10 ** 6
+CHECK_BYTES = 32 << 20    # runtime/data.py builds expected values in chunks of 2^18 elements (index, values)
+FORCE_HINT = "pass --force (API: BenchSpec(force=True)) to run it anyway"
+
+
+def max_local_ranks() -> int:
+    """More local ranks than this is a typo or a machine-wide mistake, not a benchmark."""
+    return max(64, 8 * (os.cpu_count() or 1))
+
+
+def rank_memory_bytes(config: SweepSpec, p: int, gpu: bool = False) -> int:
+    """Peak host memory of one rank for the sweep: torch itself, then at the largest size the send and receive
+    buffers, one buffer's worth of scratch (receive slices and forwarded chunks of our schedules, the
+    backend's own temporaries) and the check's chunks. On GPUs the buffers live in device memory."""
+    coll, itemsize = get_collective(config.collective), DTYPE_BYTES[config.dtype]
+    worst = 0
+    for size in config.sizes():
+        _, _, in_elems, out_elems = coll.counts(size, p, itemsize)
+        worst = max(worst, (in_elems + out_elems + max(in_elems, out_elems)) * itemsize)
+    return TORCH_RANK_BYTES + CHECK_BYTES + (0 if gpu else worst)
+
+
+def available_memory_bytes() -> int | None:
+    """MemAvailable of /proc/meminfo (what can be allocated without swapping), None where unknown."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def check_capacity(config: SweepSpec, local_ranks: int, force: bool = False, gpu: bool = False,
+                   spawned: bool = True) -> list[str]:
+    """Refuse (UsageError) a sweep this machine cannot hold: more local ranks than max_local_ranks(), or an
+    estimated memory above MemAvailable; return warnings for one above 80 % of it. `force` turns refusals
+    into warnings. Under torchrun (spawned=False) only warnings: the launcher has already started us."""
+    notes = []
+    limit = max_local_ranks()
+    if spawned and local_ranks > limit:
+        why = (f"--ranks {local_ranks} is more local processes than this machine can run (limit max(64, 8 x "
+               f"{os.cpu_count()} cores) = {limit})")
+        if not force:
+            raise UsageError(f"{why}: give fewer ranks, use torchrun across hosts, or {FORCE_HINT}")
+        notes.append(why + "; running anyway (--force)")
+    per_rank = rank_memory_bytes(config, max(local_ranks, 1), gpu)
+    need, have = per_rank * local_ranks, available_memory_bytes()
+    if have is None:
+        return notes
+    gib = 2 ** 30
+    what = (f"{local_ranks} ranks x {per_rank / gib:.2f} GiB (torch {TORCH_RANK_BYTES / gib:.2f} GiB + buffers, "
+            f"scratch and check at {max(config.sizes())} B) = {need / gib:.1f} GiB, and {have / gib:.1f} GiB is "
+            "available (/proc/meminfo MemAvailable)")
+    if need > have:
+        if spawned and not force:
+            raise UsageError(f"the sweep needs an estimated {what}: lower -e/--maxbytes or --ranks, or {FORCE_HINT}")
+        notes.append(f"the sweep may not fit in memory: {what}")
+    elif need > 0.8 * have:
+        notes.append(f"the sweep needs most of the memory left: {what}")
+    return notes
+
+
+# --- predictions --------------------------------------------------------------------------------------
 
 def fit_link(results: Results) -> Link | None:
     """alpha, bandwidth and reduce bandwidth fitted to the run's rows of our own algorithms."""
@@ -101,10 +227,17 @@ def add_predictions(results: Results, network: Network | None) -> None:
         if network.ranks != results.ranks:
             raise UsageError(f"the network has {network.ranks} ranks but the run has {results.ranks}")
         results.model = f"given: {network.describe()}"
-    sizes = sorted({r["size"] for r in results.rows})
+    predict_rows(results, network, results.rows)
+
+
+def predict_rows(results: Results, network: Network, rows: list[dict]) -> None:
+    """Set each row's predicted_us: its algorithm's model time, the model's best for `builtin`."""
+    if not rows:
+        return
+    sizes = sorted({r["size"] for r in rows})
     costs, _ = candidates(results.collective, network, sizes, segments=results.config["segments"])
     table = {c.name: dict(zip(sizes, c.cost.total_s)) for c in costs}
     best = dict(zip(sizes, lowest([c.cost for c in costs], [c.name for c in costs])[0].total_s))
-    for r in results.rows:
+    for r in rows:
         t = best[r["size"]] if r["algorithm"] == "builtin" else table.get(r["algorithm"], {}).get(r["size"])
         r["predicted_us"] = float(t) * 1e6 if t else None

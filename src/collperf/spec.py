@@ -139,6 +139,8 @@ def output_path(path, flag: str):
         return None
     p = Path(path)
     folder = p.parent if str(p.parent) else Path(".")
+    if not str(path) or str(path).endswith(os.sep):
+        raise UsageError(f"{flag} {path!r}: not a file name; give one, e.g. {flag} results.json")
     if p.is_dir():
         raise UsageError(f"{flag} {path}: is a folder; give a file name, e.g. {flag} {p / 'out'}")
     if not folder.is_dir():
@@ -250,8 +252,13 @@ class BenchSpec:
     timeout_s: float = 300.0
     network: NetworkSpec = field(default_factory=NetworkSpec)
     testbed: object = None       # a testbed.Testbed, or its spec string
+    json_file: str | None = None   # nccl-tests -J JSON (plus our fields), rewritten after every row
+    csv_file: str | None = None    # flat CSV, rewritten after every row
+    force: bool = False            # run even where the rank count or the memory estimate says it cannot fit
 
     def __post_init__(self):
+        output_path(self.json_file, "--json-file")   # before any work: results are never lost to a typo
+        output_path(self.csv_file, "--csv-file")
         self.testbed = testbed(self.testbed)
         if self.testbed is not None:
             if self.ranks is not None and self.ranks != self.testbed.ranks:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Optional
 
 import typer
@@ -11,6 +10,7 @@ from collperf import api
 from collperf.cli import render
 from collperf.cli.options import (Command, command, sub_app, flag, Json, TestbedOpt, Timeout, app, network_options)
 from collperf.cli.render import err, out, print_json
+from collperf.errors import RunError
 from collperf.spec import output_path, BenchSpec, NetworkSpec, SweepSpec
 
 
@@ -33,18 +33,32 @@ def bench(collective: str = typer.Option("allreduce", "--collective", help="The 
           slice_bytes: str = typer.Option("1M", "--slice-bytes", help="Messages are cut into slices of this size."),
           in_place: bool = flag(True, "--in-place/--no-in-place", help="Also time in-place."),
           timeout: float = Timeout,
-          json_path: Optional[str] = typer.Option(None, "--json", help="Write nccl-tests -J JSON (plus our fields)."),
-          csv_path: Optional[str] = typer.Option(None, "--csv", help="Write a flat CSV table."),
+          as_json: bool = typer.Option(False, "--json", help="Print the nccl-tests -J JSON document (plus our "
+                                       "fields) to stdout at the end, instead of the text table."),
+          json_file: Optional[str] = typer.Option(None, "--json-file", "-J", help="Write nccl-tests -J JSON (plus our "
+                                                  "fields) to FILE, rewritten after every row."),
+          csv_file: Optional[str] = typer.Option(None, "--csv-file", "--csv", help="Write a flat CSV table to FILE, "
+                                                 "rewritten after every row."),
+          force: bool = typer.Option(False, "--force", help="Run even when the rank count exceeds max(64, 8 x cores) "
+                                     "or the memory estimate exceeds MemAvailable (refused otherwise)."),
           testbed: Optional[str] = TestbedOpt, network: NetworkSpec = None):
     """Measure collectives on real processes (gloo locally, NCCL under torchrun with GPUs), nccl-tests style,
-    each row beside the model's prediction."""
+    each row beside the model's prediction. Rows print as they complete; a timeout or Ctrl-C keeps them."""
     sweep = SweepSpec(collective, algorithm, min_bytes, max_bytes, factor, step_bytes, iters, warmup, dtype, op,
                       root, check, average, segments, slice_bytes, in_place)
-    results = api.bench(BenchSpec(sweep, ranks, timeout, network, testbed))
+    spec = BenchSpec(sweep, ranks, timeout, network, testbed, json_file=json_file, csv_file=csv_file, force=force)
+    stream = render.BenchStream(as_json, progress=sweep.progress)
+    try:
+        results = api.bench(spec, on_row=stream.row, on_note=stream.note)
+    except RunError as e:
+        partial = getattr(e, "results", None)
+        if partial is None:
+            raise
+        stream.interrupted(partial, str(e))
+        raise typer.Exit(130 if getattr(e, "reason", "") == "interrupted" else 1)
     if results is None:   # a torchrun rank other than 0
         return
-    sys.stdout.write(render.bench_text(results))
-    render.write_results(results, json_path, csv_path)
+    stream.finish(results)
     if results.wrong_rows():
         err.print(f"[red]{results.wrong_rows()} test(s) had wrong results: their times are not to be trusted[/red]")
         raise typer.Exit(1)

@@ -40,7 +40,7 @@ def parse(text: str, source: str = "<log>", collective: str | None = None, ranks
             raise IngestError(f"{source}, line {e.lineno}: broken JSON ({e.msg})") from None
         except (ValueError, RecursionError) as e:   # a 4301-digit integer, nesting deeper than Python's stack
             raise IngestError(f"{source}: unreadable JSON ({str(e)[:80]}): expected nccl-tests -J output or "
-                              "collperf bench --json") from None
+                              "collperf bench -J FILE") from None
         tables = others.parse_json(doc, source, collective)
     elif stripped.startswith("algorithm,size,count"):
         tables = others.parse_collperf_csv(text, source, collective, ranks)

@@ -33,6 +33,7 @@ DTYPES = {"int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "float"
 # (half 5e-2, float 1e-5, double 1e-12, integer types exact). A larger value counted as an out-of-bounds test.
 _DELTA_MAX = {"half": 5e-2, "bfloat16": 5e-2, "float": 1e-5, "double": 1e-12}
 _ELISION = ("...", "\u2026")
+_COLLPERF_COLUMNS = ("algorithm", "pred(us)", "meas/pred")   # collperf bench's own, after nccl-tests' columns
 
 
 def looks_like(text: str) -> bool:
@@ -143,6 +144,9 @@ def parse(text: str, source: str = "<log>", collective: str | None = None) -> li
         tokens = body.split()
         if len(tokens) >= 2 and _numberish(tokens[0]) and _numberish(tokens[1]):
             row_or_why = _row(tokens, layout, number)
+            if layout and "algorithm" in layout.get("extra_names", ()) and len(tokens) == layout["width"]:
+                position = len(tokens) - layout["extra"] + layout["extra_names"].index("algorithm")
+                current.header.setdefault("algorithm", tokens[position])
             if isinstance(row_or_why, str):
                 current.skipped.append(f"line {number}: {row_or_why}: {raw.strip()[:80]!r}")
             else:
@@ -166,8 +170,13 @@ def parse(text: str, source: str = "<log>", collective: str | None = None) -> li
 def _layout(header: list[str]) -> dict:
     """What a column header says: error or #wrong, per-iteration columns, timestamp."""
     names = [h.lower() for h in header]
+    # collperf bench appends columns of its own after the measurement groups (results.EXTRA_COLUMNS)
+    extra = 0
+    while extra < len(names) and names[len(names) - 1 - extra] in _COLLPERF_COLUMNS:
+        extra += 1
     return {"legacy": "error" in names, "per_iter": "i_min" in names, "timestamp": "timestamp" in names,
-            "preamble": names[:names.index("time")] if "time" in names else []}
+            "preamble": names[:names.index("time")] if "time" in names else [], "extra": extra, "width": len(names),
+            "extra_names": names[len(names) - extra:]}
 
 
 def _resolution(token: str) -> float:
@@ -192,6 +201,9 @@ def _time_vs_algbw(size: int, time_text: str, time_us: float, alg_text: str, alg
 def _row(tokens: list[str], layout: dict | None, number: int):
     """Rows (out-of-place, in-place) from one line, or why it is not one."""
     layout = layout or {"legacy": False, "per_iter": False, "timestamp": False, "preamble": []}
+    extra = layout.get("extra", 0)
+    if extra and len(tokens) > layout["width"] - extra:   # a row that has our columns (not one cut to nccl-tests')
+        tokens = tokens[:len(tokens) - extra]
     if layout["timestamp"] and len(tokens) >= 2 and re.match(r"\d{4}-\d\d-\d\d", tokens[-2]):
         tokens = tokens[:-2]
     group = 8 if layout["per_iter"] else 4

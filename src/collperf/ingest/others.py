@@ -38,7 +38,7 @@ def _shape(doc, shape, source: str, path: str = "$") -> None:
 
 def parse_json(doc, source: str, collective: str | None = None) -> list[Table]:
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
-        raise IngestError(f"{source}: JSON without a 'results' list: expected nccl-tests -J output or collperf bench --json")
+        raise IngestError(f"{source}: JSON without a 'results' list: expected nccl-tests -J output or collperf bench -J FILE")
     if doc.get("version") == "collperf":
         return _collperf_json(doc, source, collective)
     _shape(doc, _NCCL_DOC, source)
@@ -167,6 +167,8 @@ def parse_collperf_csv(text: str, source: str, collective: str | None, ranks: in
             skipped.append(f"line {number}: {e}")
             continue
         t = tables.setdefault(rec["algorithm"], Table(f"{source} [{rec['algorithm']}]", collective or "", ranks))
+        t.header["algorithm"] = rec["algorithm"]
+        _csv_identity(t, rec, ranks)
         t.rows.append(row)
     if not tables:
         why = f": {skipped[0]}" if skipped else ""
@@ -177,6 +179,16 @@ def parse_collperf_csv(text: str, source: str, collective: str | None, ranks: in
         if not t.collective:
             t.notes.append("the CSV does not name the collective: pass --collective")
     return out
+
+
+def _csv_identity(t: Table, rec: dict, ranks: int | None) -> None:
+    """The collective and rank count from collperf's own columns (files since issue 11), unless given."""
+    if not t.collective and rec.get("collective") in COLLECTIVES:
+        t.collective = rec["collective"]
+        t.header["collective_from"] = "log"
+    if t.ranks is None and ranks is None and (rec.get("ranks") or "").isdigit() and 0 < int(rec["ranks"]) <= v.MAX_RANK:
+        t.ranks = int(rec["ranks"])
+        t.header["ranks_from"] = "log"
 
 
 def _csv_row(rec: dict, number: int) -> Row:

@@ -6,6 +6,12 @@ The parent watches them: a rank that dies or raises ends the whole run with a me
 rank and the cause; a run that passes its timeout is killed with the ranks that did not finish
 named; in every case all children are killed and reaped before returning.
 
+Every rank reports on one channel to the launcher (a multiprocessing queue per rank locally, files in a
+shared directory on a testbed): "started" (before torch is imported), "ready" (process group up),
+a heartbeat every HEARTBEAT_S with the step of the sweep it is at (`progress`), what rank 0 chooses to
+stream (`report`, e.g. each finished bench row), then "ok" or "error". On a timeout the launcher names
+the rank(s) that stopped progressing: stopped by a signal (/proc state T), silent, or behind the others.
+
 torchrun: RANK / WORLD_SIZE / MASTER_ADDR / MASTER_PORT come from the environment (env://), the
 backend is NCCL when CUDA is available (each rank on cuda:LOCAL_RANK), gloo otherwise.
 """
@@ -27,6 +33,10 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from collperf.errors import RunError, UsageError
+
+
+class RunTimeout(RunError):
+    """The run passed its start-up or run timeout (the message names the ranks that stopped progressing)."""
 
 
 @dataclass(frozen=True)
@@ -55,10 +65,55 @@ def device():
     return torch.device("cpu")
 
 
-def run_torchrun(job: Job, timeout_s: float):
-    """Run `job` in this process, one rank of a torchrun launch."""
+# --- what a running job tells the launcher --------------------------------------------------------------
+
+HEARTBEAT_S = 1.0
+STARTUP_S = 120.0          # importing torch and meeting the other ranks, before the run's own timeout starts
+_CHANNEL = None            # (rank, channel) in a rank spawned by run_local / run_testbed
+_LOCAL_HANDLER = None      # under torchrun: on_message(rank, kind, payload), called in this process
+_STEP = [0, ""]            # this rank's progress: (steps done, what it is doing now)
+
+
+def report(kind: str, payload=None) -> None:
+    """Send a message to the launcher (or, under torchrun, to this process's own handler)."""
+    if _CHANNEL is not None:
+        rank, channel = _CHANNEL
+        channel.put((rank, kind, payload))
+    elif _LOCAL_HANDLER is not None:
+        _LOCAL_HANDLER(kind, payload)
+
+
+def progress(step: int, what: str) -> None:
+    """This rank is at `step` of its work, doing `what`: sent at once and with every heartbeat."""
+    _STEP[:] = [step, what]
+    report("progress", (step, what))
+
+
+def _heartbeat() -> None:
+    """A thread that says 'alive, at step N' every HEARTBEAT_S: a rank stopped by a signal goes silent
+    (all its threads stop), while one that waits for a peer inside a collective keeps beating."""
+    import threading
+
+    def beat():
+        while True:
+            time.sleep(HEARTBEAT_S)
+            try:
+                report("beat", tuple(_STEP))
+            except (OSError, ValueError):   # the channel is closed: the rank is leaving
+                return
+
+    threading.Thread(target=beat, name="collperf-heartbeat", daemon=True).start()
+
+
+def run_torchrun(job: Job, timeout_s: float, on_message=None):
+    """Run `job` in this process, one rank of a torchrun launch; `on_message(rank, kind, payload)` gets
+    this rank's own reports (rank 0's streamed rows)."""
+    global _LOCAL_HANDLER
     import torch
     import torch.distributed as dist
+    if on_message is not None:
+        rank = int(os.environ["RANK"])
+        _LOCAL_HANDLER = lambda kind, payload: on_message(rank, kind, payload)   # noqa: E731
     backend = "nccl" if torch.cuda.is_available() else "gloo"
     if backend == "nccl":
         torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
@@ -84,14 +139,19 @@ def _die_with_parent(parent_pid: int) -> None:
 
 
 def _worker(rank: int, world: int, store_path: str, job: Job, results, timeout_s: float, parent_pid: int) -> None:
+    global _CHANNEL
     _die_with_parent(parent_pid)
     os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")   # a testbed host sets eth0
     os.environ["OMP_NUM_THREADS"] = "1"
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent handles Ctrl-C and kills us
+    _CHANNEL = (rank, results)
+    report("started", os.getpid())
+    _heartbeat()
     try:
         import torch
         import torch.distributed as dist
         torch.set_num_threads(1)
+        report("imported")
         store = dist.FileStore(store_path, world)
         dist.init_process_group("gloo", store=store, rank=rank, world_size=world,
                                 timeout=timedelta(seconds=timeout_s))
@@ -106,47 +166,88 @@ def _worker(rank: int, world: int, store_path: str, job: Job, results, timeout_s
         os._exit(1)
 
 
-def run_local(job: Job, ranks: int, timeout_s: float = 300.0):
-    """Run `job` on `ranks` local processes; return rank 0's result or raise RunError."""
+def run_local(job: Job, ranks: int, timeout_s: float = 300.0, startup_s: float = STARTUP_S, on_message=None):
+    """Run `job` on `ranks` local processes; return rank 0's result or raise RunError. `startup_s` bounds the
+    start (imports, rendezvous), `timeout_s` the run after it; `on_message(rank, kind, payload)` gets what
+    the job reports (runtime.launch.report), as it arrives."""
     if isinstance(ranks, bool) or not isinstance(ranks, int) or ranks < 1:
         raise UsageError(f"ranks {ranks!r} is not a positive whole number: give e.g. --ranks 4")
     if not timeout_s > 0:
         raise UsageError(f"timeout {timeout_s!r} s is not positive: give e.g. --timeout 300")
     ctx = mp.get_context("spawn")
-    results = ctx.Queue()
+    queues = [ctx.Queue() for _ in range(ranks)]   # one per rank: a rank stopped mid-write blocks no other
     procs: list = []
     with tempfile.TemporaryDirectory(prefix="collperf-") as tmp:
         try:
-            for rank in range(ranks):
-                proc = ctx.Process(target=_worker, name=f"collperf-rank{rank}", daemon=True,
-                                   args=(rank, ranks, os.path.join(tmp, "store"), job, results, timeout_s, os.getpid()))
-                proc.start()
-                procs.append(proc)
-            return _supervise(procs, results, timeout_s)
+            with _children_ignore_sigint():
+                for rank in range(ranks):
+                    proc = ctx.Process(target=_worker, name=f"collperf-rank{rank}", daemon=True,
+                                       args=(rank, ranks, os.path.join(tmp, "store"), job, queues[rank], timeout_s,
+                                             os.getpid()))
+                    proc.start()
+                    procs.append(proc)
+            return _supervise(procs, _Queues(queues), timeout_s, startup_s, on_message)
         finally:
             _kill_all(procs)
-            results.close()
-            results.join_thread()
+            for q in queues:
+                q.close()
+                q.cancel_join_thread()
 
 
-STARTUP_S = 120.0   # importing torch and meeting the other ranks, before the run's own timeout starts
+class _children_ignore_sigint:
+    """Ctrl-C goes to the whole foreground process group: ranks started with SIGINT ignored (a disposition
+    that survives exec) do not print a KeyboardInterrupt traceback while they start; the launcher handles
+    Ctrl-C and kills them. Only the main thread may change signal handlers; elsewhere this does nothing."""
+
+    def __enter__(self):
+        import threading
+        self.old = None
+        if threading.current_thread() is threading.main_thread():
+            self.old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def __exit__(self, *exc):
+        if self.old is not None:
+            signal.signal(signal.SIGINT, self.old)
 
 
-def _supervise(procs, results, timeout_s: float):
-    deadline = time.monotonic() + STARTUP_S
-    ready: set[int] = set()
+class _Queues:
+    """The launcher's side of the per-rank queues: the next message of any rank."""
+
+    def __init__(self, queues):
+        self.queues, self.next = queues, 0
+
+    def get(self, timeout: float):
+        for _ in range(len(self.queues)):
+            q = self.queues[self.next]
+            self.next = (self.next + 1) % len(self.queues)
+            try:
+                return q.get_nowait()
+            except queue_module.Empty:
+                continue
+        time.sleep(timeout)
+        raise queue_module.Empty
+
+
+def _supervise(procs, results, timeout_s: float, startup_s: float = STARTUP_S, on_message=None):
+    from collperf.runtime.stall import Ranks
+    state = Ranks(procs)
+    deadline = time.monotonic() + startup_s
     done: dict[int, object] = {}
     errors: dict[int, str] = {}
     first_failure = None
     while len(done) < len(procs):
         try:
-            rank, status, payload = results.get(timeout=0.1)
-            if status == "ready":
-                ready.add(rank)
-                if len(ready) == len(procs):
+            for _ in range(10 * len(procs) + 100):   # drain what has arrived before looking at the clock
+                rank, status, payload = results.get(timeout=0.05)
+                state.heard(rank, status, payload)
+                if status == "ready" and len(state.ready()) == len(procs):
                     deadline = time.monotonic() + timeout_s
-            else:
-                (done if status == "ok" else errors)[rank] = payload
+                elif status == "ok":
+                    done[rank] = payload
+                elif status == "error":
+                    errors[rank] = payload
+                elif on_message is not None and status not in ("started", "imported", "ready", "beat", "progress"):
+                    on_message(rank, status, payload)
         except queue_module.Empty:
             pass
         now = time.monotonic()
@@ -154,15 +255,12 @@ def _supervise(procs, results, timeout_s: float):
         if (errors or dead) and first_failure is None:
             first_failure = now
         if first_failure is not None and now - first_failure > 1.0:   # let the others report too
+            stalled = state.stall_message(errors, dead, timeout_s, startup_s)
+            if stalled:   # the others timed out waiting for a stopped or silent rank
+                raise RunTimeout(stalled)
             raise RunError(_failure_message(errors, dead, len(procs)))
         if now > deadline:
-            missing = [r for r in range(len(procs)) if r not in done]
-            if len(ready) < len(procs):
-                raise RunError(f"rank(s) {', '.join(str(r) for r in range(len(procs)) if r not in ready)} did not "
-                               f"start within {STARTUP_S:g} s; all ranks were killed")
-            raise RunError(f"the run did not finish within its timeout of {timeout_s:g} s: rank(s) "
-                           f"{', '.join(map(str, missing))} still running (a hang, or --timeout too short); "
-                           "all ranks were killed")
+            raise RunTimeout(state.timeout_message(done, timeout_s, startup_s))
     return done.get(0)
 
 
@@ -188,17 +286,20 @@ class _FileChannel:
     """The parent's side of runtime/worker.py's FileReporter: reports as they appear in a directory."""
 
     def __init__(self, directory: str):
-        self.directory, self.seen = directory, set()
+        self.directory, self.pending = directory, []
 
     def get(self, timeout: float):
-        names = sorted(n for n in os.listdir(self.directory) if n.startswith("msg-") and n.endswith(".pkl")
-                       and n not in self.seen)
-        if not names:
+        if not self.pending:
+            # by rank, then by sequence number: each rank's reports in the order it sent them
+            self.pending = sorted(n for n in os.listdir(self.directory) if n.startswith("msg-") and n.endswith(".pkl"))
+        if not self.pending:
             time.sleep(timeout)
             raise queue_module.Empty
-        self.seen.add(names[0])
-        with open(os.path.join(self.directory, names[0]), "rb") as f:
-            return pickle.load(f)
+        path = os.path.join(self.directory, self.pending.pop(0))
+        with open(path, "rb") as f:
+            message = pickle.load(f)
+        os.remove(path)   # read once; the directory stays small however long the run
+        return message
 
 
 class _Subprocess:
@@ -206,6 +307,7 @@ class _Subprocess:
 
     def __init__(self, popen: subprocess.Popen):
         self.popen = popen
+        self.pid = popen.pid   # `ip netns exec` execs the rank: the same process
 
     @property
     def exitcode(self):
@@ -224,7 +326,7 @@ class _Subprocess:
             pass
 
 
-def run_testbed(job: Job, testbed, timeout_s: float = 300.0):
+def run_testbed(job: Job, testbed, timeout_s: float = 300.0, on_message=None):
     """Run `job` with testbed.ranks ranks, rank r inside host r // ranks_per_host (gloo on its eth0)."""
     procs: list = []
     with tempfile.TemporaryDirectory(prefix="collperf-tb-") as tmp:
@@ -238,7 +340,7 @@ def run_testbed(job: Job, testbed, timeout_s: float = 300.0):
                        "collperf.runtime.worker", tmp, str(rank)]
                 procs.append(_Subprocess(subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL,
                                                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)))
-            return _supervise(procs, _FileChannel(tmp), timeout_s)
+            return _supervise(procs, _FileChannel(tmp), timeout_s, on_message=on_message)
         finally:
             _kill_all(procs)
 

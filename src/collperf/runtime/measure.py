@@ -8,15 +8,15 @@ data at the rank's offset).
 
 from __future__ import annotations
 
+import os
 import statistics
-import sys
 import time
 
 import torch
 import torch.distributed as dist
 
 from collperf.collectives import get_collective
-from collperf.runtime import data
+from collperf.runtime import data, launch
 from collperf.runtime.builtin import run_builtin
 from collperf.runtime.execute import run_schedule
 from collperf.runtime.launch import device
@@ -25,18 +25,25 @@ from collperf.schedule.build import build
 def _buffers(coll, rank, p, in_elems, out_elems, dtype, op, root, in_place, dev):
     """(input, output) tensors on this rank, with the input data in place. In place (nccl-tests), the
     smaller buffer is block `rank` of the larger one (allgather: sendbuff = recvbuff + rank x count)."""
-    data_in = data.make_input(coll, rank, p, in_elems, dtype, op, root).to(dev)
-    if not in_place:
-        return data_in, torch.zeros(out_elems, dtype=dtype, device=dev)
-    if in_elems == out_elems:
-        return data_in, data_in
-    if out_elems > in_elems:   # allgather, gather: the input is the rank's block of the output
-        out = torch.zeros(out_elems, dtype=dtype, device=dev)
-        view = out[rank * in_elems:(rank + 1) * in_elems]
-        view.copy_(data_in)
-        return view, out
-    # reducescatter, scatter: the output is the rank's block of the input buffer
-    return data_in, data_in[rank * out_elems:(rank + 1) * out_elems]
+    if not in_place or in_elems == out_elems:
+        inp = torch.empty(in_elems, dtype=dtype, device=dev)
+        out = inp if in_place else torch.empty(out_elems, dtype=dtype, device=dev)
+    elif out_elems > in_elems:   # allgather, gather: the input is the rank's block of the output
+        out = torch.empty(out_elems, dtype=dtype, device=dev)
+        inp = out[rank * in_elems:(rank + 1) * in_elems]
+    else:   # reducescatter, scatter: the output is the rank's block of the input buffer
+        inp = torch.empty(in_elems, dtype=dtype, device=dev)
+        out = inp[rank * out_elems:(rank + 1) * out_elems]
+    _reset(coll, rank, op, inp, out)
+    return inp, out
+
+
+def _reset(coll, rank, op, inp, out) -> None:
+    """Zero the output, then write the input data (in place the input is a view of the output, or the
+    output of the input: this order leaves the input's data whole). A fresh output before a check, so
+    that values left by an earlier call cannot pass for a result."""
+    out.zero_()
+    data.fill_input(inp, coll, rank, op)
 
 
 class _Runner:
@@ -65,12 +72,26 @@ def check(collective, algorithm, count, dtype_name="float32", op="sum", root=0, 
     op_used = op if coll.reduces else "sum"
     in_elems, out_elems = coll.elements(count, p)
     inp, out = _buffers(coll, rank, p, in_elems, out_elems, dtype, op_used, root, in_place, dev)
-    _Runner(coll, algorithm, p, op_used, root, segments, slice_bytes, in_elems).call(inp, out)
-    _sync(dev)
-    want = data.expected_output(coll, rank, p, in_elems, dtype, op_used, root)
-    wrong = torch.tensor([data.count_wrong(out, want, op_used)], dtype=torch.int64, device=dev)
-    dist.all_reduce(wrong)
-    return int(wrong.item())
+    runner = _Runner(coll, algorithm, p, op_used, root, segments, slice_bytes, in_elems)
+    return _check_on(runner, inp, out, in_elems, 1, dev, reset=False)
+
+
+def _check_on(runner, inp, out, in_elems: int, times: int, dev, reset: bool = True) -> int:
+    """#wrong over all ranks of `times` calls on these buffers, each on fresh data. The expected values are
+    made chunk by chunk (runtime/data.py): O(chunk) extra memory, whatever the buffer size and p."""
+    rank, p = dist.get_rank(), dist.get_world_size()
+    coll, op = runner.collective, runner.op
+    wrong = 0
+    for _ in range(times):
+        if reset:
+            _reset(coll, rank, op, inp, out)
+        runner.call(inp, out)
+        _sync(dev)
+        wrong += data.check_output(out, coll, rank, p, in_elems, op, runner.root)
+        reset = True
+    total = torch.tensor([wrong], dtype=torch.int64, device=dev)
+    dist.all_reduce(total)
+    return int(total.item())
 
 
 def selftest(cases) -> list[tuple[tuple, int]]:
@@ -103,65 +124,68 @@ def _time(runner, inp, out, iters: int, warmup: int, dev) -> list[float]:
     return [mean, min(samples), statistics.median(samples)]
 
 
-def bench(config: dict) -> list[dict]:
-    """The sweep: every size x algorithm, timed out-of-place and in-place, then checked."""
+def _devices(dev) -> list[dict]:
+    """Every rank's host, pid and device (nccl-tests prints one '#  Rank N Group 0 Pid P on HOST device D
+    [bus] NAME' line each), gathered on every rank."""
+    import socket
+    name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu"
+    mine = {"rank": dist.get_rank(), "host": socket.gethostname(), "pid": os.getpid(),
+            "device": dev.index or 0, "name": name}
+    everyone = [None] * dist.get_world_size()
+    dist.all_gather_object(everyone, mine)
+    return everyone
+
+
+def _peak_rss_bytes(dev) -> list[int]:
+    """Every rank's peak resident memory so far (getrusage ru_maxrss: KiB on Linux), gathered."""
+    import resource
+    mine = torch.tensor([resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024], dtype=torch.int64, device=dev)
+    everyone = [torch.zeros_like(mine) for _ in range(dist.get_world_size())]
+    dist.all_gather(everyone, mine)
+    return [int(t.item()) for t in everyone]
+
+
+def bench(config: dict) -> dict:
+    """The sweep: for each algorithm, every size (so that each algorithm's nccl-tests block streams in
+    order), timed out-of-place and in-place, then checked on the same buffers. Rank 0 reports each row
+    as it completes (launch.report "row"); every rank reports its step (launch.progress)."""
     rank, p, dev = dist.get_rank(), dist.get_world_size(), device()
     dtype = data.get_dtype(config["dtype"])
     coll, op, root = get_collective(config["collective"]), config["op"], config["root"]
     op_used = op if coll.reduces else "sum"
-    rows = []
-    work = [(s, a) for s in config["sizes"] for a in config["algorithms"]]
-    progress = _Progress(len(work)) if rank == 0 and config.get("progress", True) else None
-    for size_bytes, algorithm in work:
-        count, size, in_elems, out_elems = coll.counts(size_bytes, p, dtype.itemsize)
-        runner = _Runner(coll, algorithm, p, op_used, root, config["segments"], config["slice_bytes"], in_elems)
-        row = {"algorithm": algorithm, "size": size, "count": count, "type": data.NCCL_TESTS_TYPE[dtype],
-               "redop": op if coll.reduces else "none", "root": root if coll.rooted else -1}
-        for placement in ("out_of_place", "in_place"):
-            if placement == "in_place" and not (coll.in_place and config["in_place"]):
-                row[placement] = None
-                continue
-            inp, out = _buffers(coll, rank, p, in_elems, out_elems, dtype, op_used, root,
-                                placement == "in_place", dev)
-            mean, fastest, median = _combine(_time(runner, inp, out, config["iters"], config["warmup"], dev),
-                                             config["average"], dev)
-            wrong = None
-            if config["check"]:
-                wrong = 0
-                for _ in range(config["check"]):
-                    wrong += check(coll, algorithm, count, config["dtype"], op, root, config["segments"],
-                                   config["slice_bytes"], placement == "in_place")
-            algbw, busbw = coll.bandwidths_GBps(size, p, mean) if mean > 0 else (0.0, 0.0)
-            row[placement] = {"time_us": mean * 1e6, "min_us": fastest * 1e6, "p50_us": median * 1e6,
-                              "algbw": algbw, "busbw": busbw, "wrong": wrong}
-        rows.append(row)
-        if progress:
-            progress.advance(f"{algorithm} {size} B")
-    if progress:
-        progress.close()
-    return rows
+    devices = _devices(dev)
+    if rank == 0:
+        launch.report("devices", devices)
+    rows, step = [], 0
+    for algorithm in config["algorithms"]:
+        for size_bytes in config["sizes"]:
+            count, size, in_elems, out_elems = coll.counts(size_bytes, p, dtype.itemsize)
+            runner = _Runner(coll, algorithm, p, op_used, root, config["segments"], config["slice_bytes"], in_elems)
+            row = {"algorithm": algorithm, "size": size, "count": count, "type": data.NCCL_TESTS_TYPE[dtype],
+                   "redop": op if coll.reduces else "none", "root": root if coll.rooted else -1}
+            for placement in ("out_of_place", "in_place"):
+                if placement == "in_place" and not (coll.in_place and config["in_place"]):
+                    row[placement] = None
+                    continue
+                step += 1
+                launch.progress(step, f"{algorithm} {size} B {placement.replace('_', '-')}")
+                row[placement] = _measure(runner, coll, rank, p, in_elems, out_elems, dtype, op_used, root,
+                                          placement == "in_place", size, config, dev)
+            rows.append(row)
+            if rank == 0:
+                launch.report("row", row)
+    return {"rows": rows, "devices": devices, "peak_rss_bytes": _peak_rss_bytes(dev)}
 
 
-class _Progress:
-    """A progress bar on stderr, shown only once the sweep has run for a second."""
-
-    def __init__(self, total: int):
-        self.total, self.done, self.start, self.bar = total, 0, time.monotonic(), None
-
-    def advance(self, what: str) -> None:
-        self.done += 1
-        if self.bar is None and time.monotonic() - self.start > 1.0 and sys.stderr.isatty():
-            from rich.console import Console
-            from rich.progress import Progress
-            self.bar = Progress(console=Console(stderr=True), transient=True)
-            self.bar.start()
-            self.task = self.bar.add_task("bench", total=self.total)
-        if self.bar is not None:
-            self.bar.update(self.task, completed=self.done, description=what)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.stop()
+def _measure(runner, coll, rank, p, in_elems, out_elems, dtype, op, root, in_place, size, config, dev) -> dict:
+    """One placement of one row: time it, then check it on the same buffers (no second pair allocated)."""
+    inp, out = _buffers(coll, rank, p, in_elems, out_elems, dtype, op, root, in_place, dev)
+    mean, fastest, median = _combine(_time(runner, inp, out, config["iters"], config["warmup"], dev),
+                                     config["average"], dev)
+    wrong = _check_on(runner, inp, out, in_elems, config["check"], dev) if config["check"] else None
+    algbw, busbw = coll.bandwidths_GBps(size, p, mean) if mean > 0 else (0.0, 0.0)
+    return {"time_us": mean * 1e6, "min_us": fastest * 1e6, "p50_us": median * 1e6, "algbw": algbw, "busbw": busbw,
+            "wrong": wrong}
 
 
 # --- calibration and the measured lower bound (issue: testbed) -------------------------------------

@@ -16,12 +16,14 @@ class FileReporter:
     """The worker's side of the channel: each report an atomically renamed pickle."""
 
     def __init__(self, directory: str):
-        self.directory, self.seq = directory, 0
+        import threading
+        self.directory, self.seq, self.lock = directory, 0, threading.Lock()   # the heartbeat thread puts too
 
     def put(self, message) -> None:
         rank = message[0]
-        path = os.path.join(self.directory, f"msg-{rank:05d}-{self.seq:04d}.pkl")
-        self.seq += 1
+        with self.lock:
+            path = os.path.join(self.directory, f"msg-{rank:05d}-{self.seq:09d}.pkl")
+            self.seq += 1
         with open(path + ".tmp", "wb") as f:
             pickle.dump(message, f)
         os.replace(path + ".tmp", path)
