@@ -152,12 +152,11 @@ def _bucket_middle(text: str) -> int | None:
     unit = "".join(ch for ch in hi if ch.isalpha())
     low_unit = "".join(ch for ch in lo if ch.isalpha()) or unit
     scale = {"": 1, "B": 1, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40}
-    try:
-        a = float(lo.rstrip("BKMGTkbmgt")) * scale[low_unit.upper()]
-        b = float(hi.rstrip("BKMGTkbmgt")) * scale[unit.upper()]
-    except (ValueError, KeyError):
+    a, b = lo.rstrip("BKMGTkbmgt").strip(), hi.rstrip("BKMGTkbmgt").strip()
+    if not (v.is_number(a) and v.is_number(b)) or low_unit.upper() not in scale or unit.upper() not in scale:
         return None
-    return int((a + b) / 2)
+    low, high = float(a) * scale[low_unit.upper()], float(b) * scale[unit.upper()]
+    return int((low + high) / 2) if 0 <= low <= high <= v.MAX_SIZE_BYTES else None
 
 
 def parse_prometheus(text: str, source: str, collective: str | None = None) -> list[Table]:
@@ -212,24 +211,28 @@ def _prom_row(labels: dict, m: dict, tables: dict, source: str, collective: str 
     ranks = v.whole(labels["nranks"], "nranks", 1, v.MAX_RANK) if labels.get("nranks") else None
     nodes = v.whole(labels["n_nodes"], "n_nodes", 1, v.MAX_RANK) if labels.get("n_nodes") else None
     comm, algo_proto = labels.get("comm_name", "?"), labels.get("algo_proto", "")
-    key = (comm, name, algo_proto)
-    t = tables.get(key)
-    if t is None:
-        t = tables[key] = Table(f"{source} [comm {comm} {name} {algo_proto}]".replace("  ", " "), name, ranks, nodes)
-        t.header.update(format="NCCL Inspector Prometheus", comm=comm, algo_proto=[algo_proto] if algo_proto else [])
-        _algo_proto(t, {algo_proto} if algo_proto else set())
     time_s = m["time_us"] * 1e-6
     factor = busbw_factor(name, ranks) if ranks and name != "sendrecv" else None
+    note = None
     if m.get("busbw") and factor:
-        size = int(round(m["busbw"] / factor * 1e9 * time_s))
-        t.notes.append(f"{labels.get('message_size', '?')}: size {size} B from busbw / factor x time")
+        size = v.size_bytes(round(m["busbw"] / factor * 1e9 * time_s))
+        note = f"{labels.get('message_size', '?')[:20]}: size {size} B from busbw / factor x time"
     else:
         size = _bucket_middle(labels.get("message_size", ""))
         if size is None:
             raise v.BadValue(f"message_size {labels.get('message_size', '')[:20]!r} is not a range such as 4-5GB "
                              "and there is no bus bandwidth to derive the size from")
+        size = v.size_bytes(size)
     row = Row(size, time_s, size / time_s / 1e9, line=m["line"])
     row.busbw_GBps = row.algbw_GBps * factor if factor else None
+    key = (comm, name, algo_proto)
+    t = tables.get(key)
+    if t is None:   # made only once a row is sound: no empty tables
+        t = tables[key] = Table(f"{source} [comm {comm} {name} {algo_proto}]".replace(" ]", "]"), name, ranks, nodes)
+        t.header.update(format="NCCL Inspector Prometheus", comm=comm, algo_proto=[algo_proto] if algo_proto else [])
+        _algo_proto(t, {algo_proto} if algo_proto else set())
+    if note:
+        t.notes.append(note)
     t.rows.append(row)
 
 
