@@ -54,7 +54,7 @@ class Buffers:
     outputs: list = field(default_factory=list)
 
     @classmethod
-    def of(cls, collective: str, ranks: int, chunks: int, root: int = 0) -> "Buffers":
+    def of(cls, collective: str, ranks: int, chunks: int, root: int = 0) -> Buffers:
         coll = get_collective(collective)
         whole = coll.blocks(ranks)
         block = [c * whole // chunks for c in range(chunks)]   # the block each chunk lies in (schedule/verify.py)

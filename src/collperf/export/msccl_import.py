@@ -86,7 +86,7 @@ class _Unit:
     partner: int = -1         # a send's receive
 
 
-def read(path) -> "Schedule":   # noqa: F821
+def read(path):
     try:
         text = Path(path).read_text(errors="replace")
     except OSError as e:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 
 from collperf.errors import UsageError
@@ -119,11 +120,11 @@ def envelope(options: list[Choice], lo: int = MIN_BYTES, hi: int = MAX_BYTES) ->
     """(first size, last size, index of the fastest option) over [lo, hi]: a change of the fastest option
     is found on a geometric grid, then bisected to the first byte where it holds."""
     octaves = math.log2(hi / lo)
-    grid = sorted({lo, hi} | {int(round(lo * 2 ** (i / GRID_PER_OCTAVE)))
+    grid = sorted({lo, hi} | {round(lo * 2 ** (i / GRID_PER_OCTAVE))
                               for i in range(int(octaves * GRID_PER_OCTAVE) + 1)})
     grid = [s for s in grid if lo <= s <= hi]
     ranges, start, current = [], lo, _best(options, lo)
-    for a, b in zip(grid, grid[1:]):
+    for a, b in pairwise(grid):
         while _best(options, b) != current:
             left, right = a, b      # best(left) == current, best(right) != current: first size that changes
             while right - left > 1:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import csv
 
-from collperf.ingest import consistency, validate as v
+from collperf.ingest import consistency
+from collperf.ingest import validate as v
 from collperf.ingest.inspector import collective_name
 from collperf.ingest.nccltests import _COLLECTIVE
 from collperf.ingest.table import IngestError, Row, Table
@@ -93,8 +94,8 @@ def parse_csv(text: str, source: str, collective: str | None = None) -> list[Tab
             items.append((number, f"unreadable CSV ({e})"))
             continue
         if len(fields) != len(header):
-            items.append((number, f"{len(fields)} fields, expected {len(header)} ({','.join(header)[:80]}): the file "
-                                  "may be truncated"))
+            why = f"{len(fields)} fields, expected {len(header)} ({','.join(header)[:80]}): the file may be truncated"
+            items.append((number, why))
             continue
         items.append((number, {k: f.strip() for k, f in zip(header, fields)}))
     return _tables(items, source, collective, "CSV")
