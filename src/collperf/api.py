@@ -16,7 +16,7 @@ from pathlib import Path
 from collperf import units
 from collperf.errors import UsageError
 from collperf.spec import (BenchSpec, DiagnoseSpec, LogSpec, NetworkSpec, PatternSpec, PlanSpec, SimulateSpec,
-                           SweepSpec, TreesSpec, network, sizes, testbed)
+                           SweepSpec, TreesSpec, network, output_path, sizes, testbed)
 
 
 def _network(net):
@@ -508,8 +508,70 @@ def plan_step(model="70b", tp: int = 1, pp: int = 1, dp: int = 1, zero: int = 0,
                          algorithm, intra_algorithm, inter_algorithm))
 
 
+# --- interoperability: NCCL tuner rules, MSCCL XML ---------------------------------------------------
+
+def export_nccl_tuner(paths, output=None, nodes: int | None = None, ranks: int | None = None,
+                      channels: int | None = None, collective: str | None = None):
+    """`collperf export nccl-tuner`: rules for NCCL's example tuner plugin from one log per forced
+    NCCL_ALGO/NCCL_PROTO (nccl-tests text/-J, Inspector, optimize_config.py CSV, ...), plus optionally a
+    default run for the gain comments. nodes/ranks default to what the logs say; written to `output` when
+    given. Returns export.nccl_tuner.TunerRules (its .text() is the file)."""
+    from collperf.export import nccl_tuner
+    output_path(output, "--output")
+    tables = read_logs(LogSpec(paths, collective, None))
+    for name, value in (("nodes", nodes), ("ranks", ranks), ("channels", channels)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise UsageError(f"--{name} {value!r}: expected a whole number >= 1")
+    said = {t.ranks for t in tables if t.ranks}
+    if ranks is None and len(said) == 1:
+        ranks = said.pop()
+    nodes_said = {t.nodes for t in tables if t.nodes}
+    if nodes is None and len(nodes_said) == 1:
+        nodes = nodes_said.pop()
+    rules = nccl_tuner.build(nccl_tuner.choices(tables, fit_tables(tables)), nodes, ranks, channels)
+    if output is not None:
+        Path(output).write_text(rules.text())
+    return rules
+
+
+@dataclass
+class ImportedSchedule:
+    """An MSCCL algorithm read back into our IR, verified and costed."""
+
+    schedule: object
+    verified: bool
+    problem: str | None                          # the verifier's message when it does not verify
+    coefficients: tuple[float, float, float]     # (alpha, n beta, n gamma) counted from its steps
+
+
+def export_msccl(collective: str, algorithm: str, ranks: int | None = None, output=None, proto: str = "Simple",
+                 **schedule_options) -> str:
+    """`collperf export msccl`: a verified schedule (arguments as `schedule`) as MSCCL algorithm XML."""
+    from collperf.export import msccl
+    output_path(output, "--output")
+    s, _ = verified_schedule(collective, algorithm, ranks, **schedule_options)
+    text = msccl.write(s, proto)
+    if output is not None:
+        Path(output).write_text(text)
+    return text
+
+
+def import_msccl(path) -> ImportedSchedule:
+    """`collperf import msccl`: an MSCCL XML as our schedule, symbolically verified and costed."""
+    from collperf.export import msccl_import
+    from collperf.schedule.cost import coefficients
+    from collperf.schedule.verify import VerificationError, verify
+    s = msccl_import.read(path)
+    try:
+        verify(s)
+        problem = None
+    except VerificationError as e:
+        problem = str(e)
+    return ImportedSchedule(s, problem is None, problem, coefficients(s))
+
+
 __all__ = ["network", "predict", "crossover", "algorithms", "schedule", "verify_all", "simulate", "bench",
            "calibrate", "bound", "validate", "testbed_up", "testbed_start", "testbed_status", "testbed_down",
            "read_logs", "fit_tables", "fit_logs", "diagnose_logs", "compare_logs", "plan", "plan_compare",
-           "plan_step", "trees", "pattern", "NetworkSpec", "SweepSpec", "BenchSpec", "SimulateSpec", "LogSpec",
-           "DiagnoseSpec", "PlanSpec", "TreesSpec", "PatternSpec"]
+           "plan_step", "trees", "pattern", "export_nccl_tuner", "export_msccl", "import_msccl", "NetworkSpec",
+           "SweepSpec", "BenchSpec", "SimulateSpec", "LogSpec", "DiagnoseSpec", "PlanSpec", "TreesSpec", "PatternSpec"]

@@ -33,13 +33,13 @@ def bench(collective: str = typer.Option("allreduce", "--collective", help="The 
           slice_bytes: str = typer.Option("1M", "--slice-bytes", help="Messages are cut into slices of this size."),
           in_place: bool = flag(True, "--in-place/--no-in-place", help="Also time in-place."),
           timeout: float = Timeout,
-          as_json: bool = typer.Option(False, "--json", help="Print the nccl-tests -J JSON document (plus our "
+          as_json: bool = flag(False, "--json", help="Print the nccl-tests -J JSON document (plus our "
                                        "fields) to stdout at the end, instead of the text table."),
           json_file: Optional[str] = typer.Option(None, "--json-file", "-J", help="Write nccl-tests -J JSON (plus our "
                                                   "fields) to FILE, rewritten after every row."),
           csv_file: Optional[str] = typer.Option(None, "--csv-file", "--csv", help="Write a flat CSV table to FILE, "
                                                  "rewritten after every row."),
-          force: bool = typer.Option(False, "--force", help="Run even when the rank count exceeds max(64, 8 x cores) "
+          force: bool = flag(False, "--force", help="Run even when the rank count exceeds max(64, 8 x cores) "
                                      "or the memory estimate exceeds MemAvailable (refused otherwise)."),
           testbed: Optional[str] = TestbedOpt, network: NetworkSpec = None):
     """Measure collectives on real processes (gloo locally, NCCL under torchrun with GPUs), nccl-tests style,

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from collperf.collectives import get_collective
-from collperf.ingest import nccltests, others
+from collperf.ingest import inspector, nccl_perf_csv, nccltests, others, rccl
 from collperf.ingest.table import IngestError, Row, Table
 
 __all__ = ["load", "parse", "IngestError", "Row", "Table"]
@@ -33,7 +33,10 @@ def parse(text: str, source: str = "<log>", collective: str | None = None, ranks
     stripped = text.lstrip()
     if not stripped:
         raise IngestError(f"{source}: the file is empty")
-    if stripped.startswith("{"):
+    records = _json_lines(stripped)
+    if records is not None:
+        tables = _parse_json_lines(records, source, collective)
+    elif stripped.startswith("{"):
         try:
             doc = json.loads(stripped)
         except json.JSONDecodeError as e:
@@ -42,6 +45,12 @@ def parse(text: str, source: str = "<log>", collective: str | None = None, ranks
             raise IngestError(f"{source}: unreadable JSON ({str(e)[:80]}): expected nccl-tests -J output or "
                               "collperf bench -J FILE") from None
         tables = others.parse_json(doc, source, collective)
+    elif nccl_perf_csv.looks_like(stripped):
+        tables = nccl_perf_csv.parse(stripped, source, collective)
+    elif rccl.looks_like_csv(stripped):
+        tables = rccl.parse_csv(text, source, collective)
+    elif inspector.looks_like_prometheus(text):
+        tables = inspector.parse_prometheus(text, source, collective)
     elif stripped.startswith("algorithm,size,count"):
         tables = others.parse_collperf_csv(text, source, collective, ranks)
     elif "OSU" in text[:2000] and "nThread" not in text:
@@ -52,10 +61,34 @@ def parse(text: str, source: str = "<log>", collective: str | None = None, ranks
         tables = nccltests.parse(text, source, collective)
     else:
         raise IngestError(f"{source}: not a log collperf can read: expected nccl-tests output (text or -J JSON), "
-                          "collperf bench JSON/CSV, OSU or Intel MPI Benchmarks output")
+                          "collperf bench JSON/CSV, OSU or Intel MPI Benchmarks output, NCCL Inspector JSONL or "
+                          "Prometheus, rccl-tests JSON/CSV, or optimize_config.py's CSV")
     for t in tables:
         _given_ranks(t, ranks)
     return tables
+
+
+def _json_lines(stripped: str):
+    """Decoded lines when the text is JSON-lines (an object on its first line and more lines after), else None."""
+    first, newline, rest = stripped.partition("\n")
+    if not first.startswith("{") or not newline or not rest.strip():
+        return None
+    try:
+        if not isinstance(json.loads(first), dict):
+            return None
+    except (json.JSONDecodeError, ValueError, RecursionError):
+        return None
+    return inspector.decode_lines(stripped)
+
+
+def _parse_json_lines(records, source: str, collective: str | None) -> list[Table]:
+    first = next((r for _, r in records if isinstance(r, dict)), None)
+    if inspector.looks_like_jsonl(first):
+        return inspector.parse_jsonl(records, source, collective)
+    if rccl.looks_like_record(first):
+        return rccl.parse_jsonl(records, source, collective)
+    raise IngestError(f"{source}, line 1: JSON-lines whose records are neither NCCL Inspector ('coll_perf') nor "
+                      f"rccl-tests ({', '.join(rccl.KEYS)})")
 
 
 def _given_ranks(t: Table, ranks: int | None) -> None:

@@ -15,7 +15,11 @@ from collperf.ingest.table import IngestError, Row, Table
 _BW = ("number", None, "string")            # a number, null or "N/A" (checked by validate.bandwidth)
 _MEASURE = {"time?": "number", "cpu_time?": "number", "alg_bw?": _BW, "bus_bw?": _BW, "nwrong?": ("integer", None,
                                                                                                   "number", "string")}
+_PER_ITER = {"min_us?": "number", "max_us?": "number", "avg_us?": "number", "p50_us?": "number", "p95_us?": "number",
+             "p99_us?": "number", "stdev_us?": "number", "cv_pct?": "number", "skipped_iterations?": "integer",
+             "times_us?": ["number"], "per_process_max_times_us?": [["number"]]}
 _NCCL_DOC = {"results": ["any"], "args?": ["any"], "version?": "any", "nccl_version?": "any",
+             "env?": (["any"], {}),
              "config?": {"devices?": [{"rank?": "integer", "hostname?": ("string", "number"),
                                        "device_info?": ("string", None)}]}}
 _NCCL_RESULT = {"size": "number", "count?": ("number", None), "type?": ("string", None), "redop?": ("string", None),
@@ -54,6 +58,7 @@ def parse_json(doc, source: str, collective: str | None = None) -> list[Table]:
                                "0..n-1, so the rank count is not read from it")
         table.header["hosts"] = sorted({str(d.get("hostname")) for d in devices})
         table.header["gpus"] = sorted({str(d.get("device_info") or "") for d in devices})
+    _env(table, doc.get("env"))
     table.header["nccl_tests_version"] = doc.get("version")
     table.header["nccl_version"] = doc.get("nccl_version")
     argv = " ".join(map(str, doc.get("args") or []))
@@ -70,7 +75,9 @@ def parse_json(doc, source: str, collective: str | None = None) -> list[Table]:
                 m = r.get(key)
                 if m:
                     time = m["time"] if "time" in m else m.get("cpu_time")
-                    table.rows.append(_json_row(r, m, time, placement, f"{where}.{key}", i + 1))
+                    row = _json_row(r, m, time, placement, f"{where}.{key}", i + 1)
+                    _per_iter(table, row, r.get(f"{key}_per_iter", m.get("per_iter")), f"{where}.{key}_per_iter")
+                    table.rows.append(row)
         except v.BadValue as e:
             table.skipped.append(f"{e}")
     if not table.rows:
@@ -79,6 +86,47 @@ def parse_json(doc, source: str, collective: str | None = None) -> list[Table]:
     consistency.check_factor(table)
     consistency.note_flags(table)
     return [table]
+
+
+def _env(table: Table, env) -> None:
+    """NCCL_ALGO / NCCL_PROTO / channel bounds the run was forced with (nccl-tests -J `env`: a list of
+    'KEY=VALUE' strings, or an object): what `collperf export nccl-tuner` needs to know of each log."""
+    if isinstance(env, dict):
+        pairs = {str(k): str(val) for k, val in env.items()}
+    else:
+        pairs = dict(str(e).partition("=")[::2] for e in (env or []) if isinstance(e, str) and "=" in e)
+    algo, proto = pairs.get("NCCL_ALGO", "").strip().lower(), pairs.get("NCCL_PROTO", "").strip().lower()
+    if algo and "," not in algo and ";" not in algo and "^" not in algo:
+        table.header["nccl_algo"] = algo
+    if proto and "," not in proto and ";" not in proto and "^" not in proto:
+        table.header["nccl_proto"] = proto
+    low, high = pairs.get("NCCL_MIN_NCHANNELS"), pairs.get("NCCL_MAX_NCHANNELS")
+    if low and low == high and v.is_whole(low.strip()):
+        table.header["nccl_channels"] = int(low)
+    if not algo and not proto:
+        table.header["nccl_default"] = True
+
+
+def _per_iter(table: Table, row: Row, stats, where: str) -> None:
+    """nccl-tests -I: per-iteration statistics of one measurement, kept in header['per_iter'] by
+    (size, placement); every number range-checked (a bad block is dropped with a note, the row stays)."""
+    if stats is None:
+        return
+    try:
+        v.check(stats, _PER_ITER, where)
+        kept = {k: v.real(stats[k], f"{where}.{k}", 0.0, v.MAX_TIME_US if k != "cv_pct" else 1e6)
+                for k in ("min_us", "max_us", "avg_us", "p50_us", "p95_us", "p99_us", "stdev_us", "cv_pct")
+                if k in stats}
+        times = [v.time_us(x, f"{where}.times_us[]") for x in stats.get("times_us", [])]
+        if "min_us" in kept and "max_us" in kept and kept["min_us"] > kept["max_us"]:
+            raise v.BadValue(f"{where}: min_us {kept['min_us']:g} > max_us {kept['max_us']:g}")
+    except v.BadValue as e:
+        table.notes.append(f"per-iteration timing dropped: {e}")
+        return
+    kept["times_us"] = times
+    if "skipped_iterations" in stats:
+        kept["skipped_iterations"] = stats["skipped_iterations"]
+    table.header.setdefault("per_iter", {})[(row.size, row.placement)] = kept
 
 
 def _json_row(r: dict, m: dict, time, placement: str, where: str, index: int) -> Row:

@@ -1,0 +1,72 @@
+"""Commands that speak other tools' formats: `export nccl-tuner`, `export msccl`, `import msccl`."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from collperf import api
+from collperf.cli.options import Command, Json, app, sub_app
+from collperf.cli.render import escape, out, print_json
+
+export_app = sub_app(help="Write what other tools read: NCCL tuner-plugin rules, MSCCL algorithm XML.")
+import_app = sub_app(help="Read what other tools write: MSCCL algorithm XML.")
+app.add_typer(export_app, name="export")
+app.add_typer(import_app, name="import")
+
+
+@export_app.command("nccl-tuner", cls=Command)
+def export_nccl_tuner(logs: list[str] = typer.Argument(..., help="One log per NCCL_ALGO/NCCL_PROTO (and optionally a "
+                                                                 "default run), or optimize_config.py's CSV."),
+                      output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the rules here."),
+                      nodes: Optional[int] = typer.Option(None, "--nodes", help="nNodes of the rules (default: "
+                                                                                "the logs', else -1 = any)."),
+                      ranks: Optional[int] = typer.Option(None, "--ranks", "-p", help="nRanks of the rules (default: "
+                                                                                      "the logs', else -1 = any)."),
+                      channels: Optional[int] = typer.Option(None, "--channels", help="Channel count, where the logs "
+                                                                                      "do not say."),
+                      collective: Optional[str] = typer.Option(None, "--collective", help="Override the collective.")):
+    """NCCL example tuner plugin rules (CSV) from fits of measured logs: boundaries where the curves cross."""
+    rules = api.export_nccl_tuner(logs, output, nodes, ranks, channels, collective)
+    if output is None:
+        out.print(rules.text(), end="", markup=False, highlight=False, soft_wrap=True)
+    else:
+        out.print(f"{len(rules.rules)} rule(s) written to {escape(output)}")
+
+
+@export_app.command("msccl", cls=Command)
+def export_msccl(collective: str = typer.Option(..., "--collective", help="The collective."),
+                 algorithm: str = typer.Option(..., "--algorithm", "-A", help="The algorithm (collperf algorithms)."),
+                 ranks: Optional[int] = typer.Option(None, "--ranks", "-p", help="Rank count."),
+                 root: int = typer.Option(0, "--root", help="Root rank of rooted collectives."),
+                 segments: int = typer.Option(1, "--segments", help="Pipeline segments."),
+                 nodes: Optional[int] = typer.Option(None, "--nodes", help="Nodes (hierarchical)."),
+                 ranks_per_node: Optional[int] = typer.Option(None, "--ranks-per-node", help="Ranks per node."),
+                 proto: str = typer.Option("Simple", "--proto", help="MSCCL protocol: Simple, LL or LL128."),
+                 output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the XML here.")):
+    """A verified schedule as an MSCCL algorithm XML."""
+    text = api.export_msccl(collective, algorithm, ranks, output, proto, root=root, segments=segments, nodes=nodes,
+                            ranks_per_node=ranks_per_node)
+    if output is None:
+        out.print(text, end="", markup=False, highlight=False, soft_wrap=True)
+    else:
+        out.print(f"MSCCL XML written to {escape(output)}")
+
+
+@import_app.command("msccl", cls=Command)
+def import_msccl(path: str = typer.Argument(..., help="An MSCCL algorithm XML file."), as_json: bool = Json):
+    """Read an MSCCL XML into collperf's schedule IR: summary, symbolic verification, cost."""
+    imported = api.import_msccl(path)
+    s = imported.schedule
+    a, b, c = imported.coefficients
+    if as_json:
+        print_json({"collective": s.collective, "algorithm": s.algorithm, "ranks": s.ranks, "chunks": s.chunks,
+                    "root": s.root, "steps": len(s.steps), "transfers": sum(len(st.transfers) for st in s.steps),
+                    "verified": imported.verified, "problem": imported.problem,
+                    "cost": {"alpha": a, "n_beta": b, "n_gamma": c}})
+        return
+    out.print(s.render(max_steps=32), markup=False, highlight=False)
+    verdict = "verified: computes " + s.collective if imported.verified else f"does NOT verify: {imported.problem}"
+    out.print(verdict, markup=False, highlight=False)
+    out.print(f"cost: T = {a:g} alpha + {b:.6g} n beta + {c:.6g} n gamma (n = the formula's bytes)", markup=False)

@@ -1,0 +1,249 @@
+"""NCCL Inspector (profiler plugin, NCCL >= 2.28.3): its JSON-lines dump and its Prometheus text export.
+
+Facts: reference/interop-formats.md 3. A JSONL record is one collective call on one rank:
+`{"header": {"id", "rank", "n_ranks", "nnodes"}, "metadata": {...}, "coll_perf": {"coll", "coll_sn",
+"coll_msg_size_bytes", "coll_exec_time_us", "coll_timing_source", "coll_algobw_gbs", "coll_busbw_gbs"
+[, "algo_proto"]}}`. Production traffic repeats a few sizes many times, so the records become one table
+per communicator x collective, with one row per size bucket (a power of two: [2^k, 2^(k+1))) holding the
+median size and the median time of the bucket's calls (medians: one slow call, a straggler, does not move
+the row; the spread is kept in the table header). The Prometheus export has the metrics
+`nccl_bus_bandwidth_gbs` and `nccl_collective_exec_time_microseconds` with labels comm_name, n_nodes,
+nranks, collective, message_size (a bucket such as "4-5GB") and algo_proto; a row's size is
+busbw / factor x time when both metrics are there (the bucket label's middle otherwise).
+*Unverified* (read from source, not a GPU run): whether coll_msg_size_bytes of AllGather/ReduceScatter is the
+total buffer; it is taken as nccl-tests' size, and a busbw that disagrees with that reading is flagged.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+
+from collperf.collectives import busbw_factor
+from collperf.ingest import validate as v
+from collperf.ingest.table import IngestError, Row, Table
+
+_NAMES = {"allreduce": "allreduce", "allgather": "allgather", "reducescatter": "reducescatter",
+          "broadcast": "broadcast", "reduce": "reduce", "alltoall": "alltoall", "gather": "gather",
+          "scatter": "scatter", "sendrecv": "sendrecv"}
+_RECORD = {"header?": {"id?": ("string", "integer"), "rank?": "integer", "n_ranks?": "integer", "nnodes?": "integer"},
+           "coll_perf": {"coll": "string", "coll_msg_size_bytes": "number", "coll_exec_time_us": "number",
+                         "coll_sn?": "number", "coll_timing_source?": "string", "coll_algobw_gbs?": ("number", None),
+                         "coll_busbw_gbs?": ("number", None), "algo_proto?": "string"}}
+
+
+def collective_name(text: str) -> str | None:
+    return _NAMES.get(text.lower().replace("_", "").replace("-", ""))
+
+
+def looks_like_jsonl(first: dict) -> bool:
+    return isinstance(first, dict) and "coll_perf" in first
+
+
+def looks_like_prometheus(text: str) -> bool:
+    head = text[:4000]
+    return "nccl_collective_exec_time_microseconds" in head or "nccl_bus_bandwidth_gbs" in head
+
+
+def _bucket(size: int) -> int:
+    return size.bit_length()   # sizes in [2^(k-1), 2^k) share k; 0 bytes alone
+
+
+def parse_jsonl(lines: list[tuple[int, object]], source: str, collective: str | None = None) -> list[Table]:
+    """`lines`: (line number, decoded JSON or an error string) for every non-empty line."""
+    groups: dict[tuple, dict] = {}
+    skipped = []
+    for number, rec in lines:
+        try:
+            if isinstance(rec, str):
+                raise v.BadValue(rec)
+            v.check(rec, _RECORD, "$")
+            perf, head = rec["coll_perf"], rec.get("header") or {}
+            name = collective or collective_name(perf["coll"])
+            if name is None:
+                raise v.BadValue(f"coll {perf['coll'][:20]!r} is not a collective collperf knows")
+            size = v.size_bytes(perf["coll_msg_size_bytes"])
+            time_s = v.time_us(perf["coll_exec_time_us"], "coll_exec_time_us") * 1e-6
+            busbw = v.bandwidth(perf.get("coll_busbw_gbs"), "coll_busbw_gbs")
+            ranks = v.whole(head["n_ranks"], "n_ranks", 1, v.MAX_RANK) if "n_ranks" in head else None
+            nodes = v.whole(head["nnodes"], "nnodes", 1, v.MAX_RANK) if "nnodes" in head else None
+        except v.BadValue as e:
+            skipped.append(f"line {number}: {e}")
+            continue
+        comm = str(head.get("id", "?"))
+        g = groups.setdefault((comm, name), {"ranks": ranks, "nodes": nodes, "rows": {}, "algo_proto": set(),
+                                              "timing": set(), "calls": 0, "first_line": number})
+        g["rows"].setdefault(_bucket(size), []).append((size, time_s, busbw, number))
+        g["calls"] += 1
+        if perf.get("algo_proto"):
+            g["algo_proto"].add(perf["algo_proto"])
+        if perf.get("coll_timing_source"):
+            g["timing"].add(perf["coll_timing_source"])
+    if not groups:
+        why = f": {skipped[0]}" if skipped else ""
+        raise IngestError(f"{source}: no readable NCCL Inspector records{why}")
+    tables = [_table(source, comm, name, g) for (comm, name), g in groups.items()]
+    tables[0].skipped.extend(skipped)
+    return tables
+
+
+def _table(source: str, comm: str, name: str, g: dict) -> Table:
+    t = Table(f"{source} [comm {comm} {name}]", name, g["ranks"], g["nodes"])
+    t.header.update(format="NCCL Inspector JSONL", comm=comm, calls=g["calls"],
+                    timing_source=sorted(g["timing"]), algo_proto=sorted(g["algo_proto"]), buckets={})
+    _algo_proto(t, g["algo_proto"])
+    factor = busbw_factor(name, g["ranks"]) if g["ranks"] and name not in ("sendrecv",) else None
+    for k in sorted(g["rows"]):
+        calls = g["rows"][k]
+        size = int(statistics.median_low([c[0] for c in calls]))
+        time_s = statistics.median([c[1] for c in calls])
+        row = Row(size, time_s, size / time_s / 1e9, line=calls[0][3])
+        row.busbw_GBps = row.algbw_GBps * factor if factor else None
+        reported = [c[2] for c in calls if c[2] is not None]
+        if reported and row.busbw_GBps:
+            median_bus = statistics.median(reported)
+            if abs(median_bus - row.busbw_GBps) > 0.02 * row.busbw_GBps + 0.01:
+                row.flags.append(f"coll_busbw_gbs {median_bus:.4g} disagrees with size x factor / time = "
+                                 f"{row.busbw_GBps:.4g} GB/s")
+        times = sorted(c[1] for c in calls)
+        t.header["buckets"][size] = {"calls": len(calls), "min_time_s": times[0], "max_time_s": times[-1]}
+        t.rows.append(row)
+    t.notes.append(f"{g['calls']} calls in {len(t.rows)} size buckets (powers of two): median size and time per bucket")
+    return t
+
+
+def _algo_proto(t: Table, seen) -> None:
+    """'Ring_ll' -> nccl_algo ring, nccl_proto ll, when the whole table ran with one."""
+    if len(seen) == 1:
+        algo, _, proto = next(iter(seen)).partition("_")
+        if algo and proto:
+            t.header.update(nccl_algo=algo.lower(), nccl_proto=proto.lower())
+
+
+# --- Prometheus text ------------------------------------------------------------------------------------
+
+_METRICS = {"nccl_bus_bandwidth_gbs": "busbw", "nccl_collective_exec_time_microseconds": "time_us"}
+
+
+def _labels(body: str, number: int) -> dict:
+    """`a="x",b="y"` -> dict; a plain loop (no regex), quotes may hold commas."""
+    out, i = {}, 0
+    while i < len(body):
+        eq = body.find("=", i)
+        if eq < 0 or eq + 1 >= len(body) or body[eq + 1] != '"':
+            raise v.BadValue(f"label list {body[:40]!r} is not name=\"value\",...")
+        end = body.find('"', eq + 2)
+        while end > 0 and body[end - 1] == "\\":
+            end = body.find('"', end + 1)
+        if end < 0:
+            raise v.BadValue(f"label list {body[:40]!r} has an unclosed quote")
+        out[body[i:eq].strip().lstrip(",").strip()] = body[eq + 2:end]
+        i = end + 1
+        while i < len(body) and body[i] in ", ":
+            i += 1
+    return out
+
+
+def _bucket_middle(text: str) -> int | None:
+    """'4-5GB' -> 4.5 GiB in bytes (units binary, as nccl-tests); None when it is not a range."""
+    lo, sep, hi = text.partition("-")
+    if not sep:
+        return None
+    unit = "".join(ch for ch in hi if ch.isalpha())
+    low_unit = "".join(ch for ch in lo if ch.isalpha()) or unit
+    scale = {"": 1, "B": 1, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40}
+    a, b = lo.rstrip("BKMGTkbmgt").strip(), hi.rstrip("BKMGTkbmgt").strip()
+    if not (v.is_number(a) and v.is_number(b)) or low_unit.upper() not in scale or unit.upper() not in scale:
+        return None
+    low, high = float(a) * scale[low_unit.upper()], float(b) * scale[unit.upper()]
+    return int((low + high) / 2) if 0 <= low <= high <= v.MAX_SIZE_BYTES else None
+
+
+def parse_prometheus(text: str, source: str, collective: str | None = None) -> list[Table]:
+    series: dict[tuple, dict] = {}
+    skipped = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        name, brace, rest = line.partition("{")
+        if name not in _METRICS:
+            continue
+        try:
+            if not brace or "}" not in rest:
+                raise v.BadValue("expected metric{labels} value")
+            body, _, value = rest.rpartition("}")
+            labels = _labels(body, number)
+            tokens = value.split()
+            if not tokens:
+                raise v.BadValue("no value after the labels")
+            what = _METRICS[name]
+            x = v.time_us(tokens[0], name) if what == "time_us" else v.bandwidth(tokens[0], name)
+        except v.BadValue as e:
+            skipped.append(f"line {number}: {e}")
+            continue
+        key = tuple(sorted((k, val) for k, val in labels.items()))
+        series.setdefault(key, {"line": number})[what] = x
+    tables: dict[tuple, Table] = {}
+    for key, m in series.items():
+        labels = dict(key)
+        try:
+            _prom_row(labels, m, tables, source, collective)
+        except v.BadValue as e:
+            skipped.append(f"line {m['line']}: {e}")
+    if not tables:
+        why = f": {skipped[0]}" if skipped else ""
+        raise IngestError(f"{source}: no readable NCCL Inspector Prometheus series (nccl_collective_exec_time_"
+                          f"microseconds{{comm_name=...,collective=...,message_size=...}}){why}")
+    out = list(tables.values())
+    for t in out:
+        t.rows.sort(key=lambda r: r.size)
+    out[0].skipped.extend(skipped)
+    return out
+
+
+def _prom_row(labels: dict, m: dict, tables: dict, source: str, collective: str | None) -> None:
+    if "time_us" not in m:
+        return   # a bandwidth without its time says nothing a row needs
+    name = collective or collective_name(labels.get("collective", ""))
+    if name is None:
+        raise v.BadValue(f"collective {labels.get('collective', '')[:20]!r} is not one collperf knows")
+    ranks = v.whole(labels["nranks"], "nranks", 1, v.MAX_RANK) if labels.get("nranks") else None
+    nodes = v.whole(labels["n_nodes"], "n_nodes", 1, v.MAX_RANK) if labels.get("n_nodes") else None
+    comm, algo_proto = labels.get("comm_name", "?"), labels.get("algo_proto", "")
+    time_s = m["time_us"] * 1e-6
+    factor = busbw_factor(name, ranks) if ranks and name != "sendrecv" else None
+    note = None
+    if m.get("busbw") and factor:
+        size = v.size_bytes(round(m["busbw"] / factor * 1e9 * time_s))
+        note = f"{labels.get('message_size', '?')[:20]}: size {size} B from busbw / factor x time"
+    else:
+        size = _bucket_middle(labels.get("message_size", ""))
+        if size is None:
+            raise v.BadValue(f"message_size {labels.get('message_size', '')[:20]!r} is not a range such as 4-5GB "
+                             "and there is no bus bandwidth to derive the size from")
+        size = v.size_bytes(size)
+    row = Row(size, time_s, size / time_s / 1e9, line=m["line"])
+    row.busbw_GBps = row.algbw_GBps * factor if factor else None
+    key = (comm, name, algo_proto)
+    t = tables.get(key)
+    if t is None:   # made only once a row is sound: no empty tables
+        t = tables[key] = Table(f"{source} [comm {comm} {name} {algo_proto}]".replace(" ]", "]"), name, ranks, nodes)
+        t.header.update(format="NCCL Inspector Prometheus", comm=comm, algo_proto=[algo_proto] if algo_proto else [])
+        _algo_proto(t, {algo_proto} if algo_proto else set())
+    if note:
+        t.notes.append(note)
+    t.rows.append(row)
+
+
+def decode_lines(text: str) -> list[tuple[int, object]]:
+    """JSON-lines: (line number, object) per non-empty line, or (line number, error message)."""
+    out = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            out.append((number, json.loads(line)))
+        except (json.JSONDecodeError, ValueError, RecursionError) as e:
+            out.append((number, f"broken JSON ({str(e)[:60]})"))
+    return out

@@ -1,0 +1,73 @@
+"""The input CSV of NCCL's tuner-config generator (plugins/tuner/example/scripts/optimize_config.py):
+`collective,size_bytes,algorithm,protocol,channels,nodes,ranks,pipeOps,regBuff,cost_metric,bandwidth_gbps,
+latency_us` (reference/interop-formats.md 1). One table per measured configuration (collective, algorithm,
+protocol, channels, nodes, ranks, pipeOps, regBuff); time is latency_us, the time of one call at that size.
+The tables carry their algorithm, protocol and channels (header nccl_algo, nccl_proto, nccl_channels), so
+`collperf export nccl-tuner` reads them like logs run with NCCL_ALGO/NCCL_PROTO forced."""
+
+from __future__ import annotations
+
+import csv
+
+from collperf.ingest import validate as v
+from collperf.ingest.table import IngestError, Row, Table
+
+HEADER = ("collective", "size_bytes", "algorithm", "protocol", "channels", "nodes", "ranks", "pipeOps", "regBuff",
+          "cost_metric", "bandwidth_gbps", "latency_us")
+_NAMES = {"allreduce": "allreduce", "allgather": "allgather", "reducescatter": "reducescatter",
+          "reduce_scatter": "reducescatter", "broadcast": "broadcast", "reduce": "reduce"}
+
+
+def looks_like(text: str) -> bool:
+    first = text.lstrip().split("\n", 1)[0].strip().replace(" ", "")
+    return first.startswith("collective,size_bytes,algorithm,protocol")
+
+
+def parse(text: str, source: str, collective: str | None = None) -> list[Table]:
+    lines = text.lstrip().splitlines()
+    header = [h.strip() for h in lines[0].split(",")]
+    missing = [h for h in HEADER[:9] + ("latency_us",) if h not in header]
+    if missing:
+        raise IngestError(f"{source}, line 1: the header lacks {', '.join(missing)}: expected optimize_config.py's "
+                          f"columns ({','.join(HEADER)})")
+    tables: dict[tuple, Table] = {}
+    skipped = []
+    for number, line in enumerate(lines[1:], 2):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        try:
+            (fields,) = csv.reader([line])
+            if len(fields) != len(header):
+                raise v.BadValue(f"{len(fields)} fields, expected {len(header)}")
+            rec = {k: f.strip() for k, f in zip(header, fields)}
+            key, row = _row(rec, number)
+        except (v.BadValue, csv.Error) as e:
+            skipped.append(f"line {number}: {e}")
+            continue
+        name, algo, proto, channels, nodes, ranks, pipe, reg = key
+        t = tables.get(key)
+        if t is None:
+            t = tables[key] = Table(f"{source} [{name} {algo}/{proto} ch={channels} {nodes}x{ranks}]",
+                                    collective or name, ranks if ranks > 0 else None, nodes if nodes > 0 else None)
+            t.header.update(nccl_algo=algo, nccl_proto=proto, nccl_channels=channels if channels > 0 else None,
+                            pipe_ops=pipe, reg_buff=reg, format="optimize_config.py CSV")
+        t.rows.append(row)
+    if not tables:
+        why = f": {skipped[0]}" if skipped else ""
+        raise IngestError(f"{source}: no readable optimize_config.py CSV rows{why}")
+    out = list(tables.values())
+    out[0].skipped.extend(skipped)
+    return out
+
+
+def _row(rec: dict, number: int):
+    name = _NAMES.get(rec["collective"].lower())
+    if name is None:
+        raise v.BadValue(f"collective {rec['collective'][:20]!r}: expected one of {', '.join(sorted(_NAMES))}")
+    algo, proto = rec["algorithm"].lower(), rec["protocol"].lower()
+    if not algo.replace("_", "").isalnum() or not proto.isalnum():
+        raise v.BadValue(f"algorithm/protocol {algo[:20]!r}/{proto[:20]!r} is not a name")
+    ints = [v.whole(rec[k], k, -1, v.MAX_RANK) for k in ("channels", "nodes", "ranks", "pipeOps", "regBuff")]
+    size = v.size_bytes(rec["size_bytes"])
+    time_s = v.time_us(rec["latency_us"], "latency_us") * 1e-6
+    return (name, algo, proto, *ints), Row(size, time_s, size / time_s / 1e9, line=number)

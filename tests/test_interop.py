@@ -1,0 +1,244 @@
+"""Interoperability (issue 16): NCCL tuner rules out, MSCCL XML out and in, NCCL Inspector, nccl-tests -J
+with per-iteration timing, rccl-tests JSONL/CSV and optimize_config.py's CSV in."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from collperf import api, ingest
+from collperf.errors import UsageError
+from collperf.export import msccl, msccl_import, nccl_tuner
+from collperf.fit import fit
+from collperf.ingest.table import Row, Table
+from collperf.model.algorithms import REGISTRY, get_algorithm
+from collperf.schedule.build import build, build_hierarchical
+from collperf.schedule.verify import verify
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+# --- NCCL tuner rules -------------------------------------------------------------------------------
+
+def _table(name: str, latency_us: float, busbw_GBps: float, p: int = 8) -> Table:
+    """An exact alpha-beta allreduce curve from 8 B to 1 GiB."""
+    t = Table(name, "allreduce", p)
+    for e in range(3, 31):
+        size = 2 ** e
+        t.rows.append(Row(size, latency_us * 1e-6 + size * 2 * (p - 1) / p / (busbw_GBps * 1e9)))
+    return t
+
+
+CURVES = [("allreduce_tree_ll.txt", 5, 10), ("allreduce_ring_ll128.txt", 10, 60), ("allreduce_ring_simple.txt", 25, 100)]
+
+
+def _rules(with_default: bool = True):
+    tables = [_table(*c) for c in CURVES] + ([_table("allreduce_default.txt", 12, 80)] if with_default else [])
+    options = nccl_tuner.choices(tables, [fit(t) for t in tables])
+    return options, nccl_tuner.build(options, nodes=1, ranks=8, channels=4)
+
+
+def test_tuner_boundaries_are_the_crossings_to_the_byte():
+    _, rules = _rules()
+    # tree/ll = ring/ll128 where 5 us + s 1.75 / 10 GB/s = 10 us + s 1.75 / 60 GB/s: s = 5e3 / (1.75 (1/10 - 1/60))
+    # = 34285.7 B; ring/ll128 = ring/simple at s = 15e3 / (1.75 (1/60 - 1/100)) = 1285714.3 B
+    got = [(r.min_bytes, r.max_bytes, r.choice.label) for r in rules.rules]
+    assert got == [(0, 34285, "tree/ll"), (34286, 1285714, "ring/ll128"), (1285715, -1, "ring/simple")]
+
+
+def test_tuner_csv_picks_the_fastest_fit_under_the_plugin_rules():
+    options, rules = _rules()
+    text = rules.text()
+    parsed = nccl_tuner.parse_rules(text)
+    assert all(r["channels"] > 0 for r in parsed)      # an explicit channel count on every rule
+    forced = [o for o in options if o.algorithm != "default"]
+    for size in np.unique(np.geomspace(1, 2 ** 34, 2000).astype(int)).tolist() + [34285, 34286, 1285714, 1285715]:
+        picked = nccl_tuner.match(parsed, "allreduce", size, nodes=1, ranks=8)
+        times = {o.label: o.time_s(size) for o in forced}
+        assert f"{picked['algorithm']}/{picked['protocol']}" == min(times, key=times.get), size
+    # the rules are for 1 node x 8 ranks: another shape matches none
+    assert nccl_tuner.match(parsed, "allreduce", 1 << 20, nodes=2, ranks=16) is None
+    assert "time saved vs NCCL default" in text and "unknown" not in text
+
+
+def test_plugin_matcher_first_match_inclusive_wildcards():
+    rules = nccl_tuner.parse_rules("# c\nallreduce,0,65536,tree,simple,2,1,8\nallreduce,65536,-1,ring,simple,4,-1,-1\n")
+    assert nccl_tuner.match(rules, "allreduce", 65536, 1, 8)["algorithm"] == "tree"     # inclusive, first wins
+    assert nccl_tuner.match(rules, "allreduce", 65536, 2, 16)["algorithm"] == "ring"    # -1 = any
+    assert nccl_tuner.match(rules, "allgather", 10, 1, 8) is None
+    with pytest.raises(UsageError, match="line 2"):
+        nccl_tuner.parse_rules("# c\nallreduce,0,x,tree,simple,2,1,8\n")
+
+
+def test_tuner_without_channels_or_labels_is_a_usage_error():
+    t = _table("run.txt", 5, 10)
+    with pytest.raises(UsageError, match="NCCL_ALGO"):
+        nccl_tuner.choices([t], [fit(t)])
+    t = _table("allreduce_ring_simple.txt", 5, 10)
+    with pytest.raises(UsageError, match="--channels"):
+        nccl_tuner.build(nccl_tuner.choices([t], [fit(t)]))
+
+
+def test_optimize_config_csv_feeds_the_tuner(tmp_path):
+    tables = ingest.load(FIXTURES / "optimize_config.csv")
+    assert {(t.header["nccl_algo"], t.header["nccl_proto"], t.header["nccl_channels"]) for t in tables} == \
+        {("tree", "ll", 8), ("ring", "simple", 8)}
+    assert all(t.ranks == 8 and t.nodes == 1 and len(t.rows) == 10 for t in tables)
+    out = tmp_path / "rules.csv"
+    rules = api.export_nccl_tuner([FIXTURES / "optimize_config.csv"], out)
+    # tree/ll (5 us, 10 GB/s) = ring/simple (25 us, 100 GB/s) at s = 20e3 / (1.75 x 0.09) = 126984.1 B
+    assert [(r.min_bytes, r.max_bytes) for r in rules.rules] == [(0, 126984), (126985, -1)]
+    assert out.read_text().count("\nallreduce,") == 2
+
+
+# --- MSCCL XML -------------------------------------------------------------------------------------
+
+def _normal(s):
+    steps = []
+    for st in s.steps:
+        merged = {}
+        for t in st.transfers:
+            merged.setdefault((t.src, t.dst, t.op), set()).update(t.chunks)
+        steps.append(sorted((k, sorted(v)) for k, v in merged.items()))
+    return steps
+
+
+def _round_trip(s):
+    back = msccl_import.parse(msccl.write(s))
+    verify(back)
+    assert _normal(back) == _normal(s)
+    assert (back.collective, back.algorithm, back.ranks, back.chunks, back.root, back.chunks_per_buffer) == \
+        (s.collective, s.algorithm, s.ranks, s.chunks, s.root, s.chunks_per_buffer)
+
+
+@pytest.mark.parametrize("collective,algorithm", sorted(REGISTRY))
+def test_every_algorithm_round_trips_through_msccl_xml(collective, algorithm):
+    alg = get_algorithm(collective, algorithm)
+    for p in range(2, 17):
+        if alg.unavailable(p):
+            continue
+        roots = (0, p - 1) if collective in ("broadcast", "reduce", "scatter", "gather") else (0,)
+        for root in roots:
+            _round_trip(build(collective, algorithm, p, root=root))
+        if alg.pipeline and p in (3, 8):
+            _round_trip(build(collective, algorithm, p, segments=3))
+
+
+def test_hierarchical_schedules_round_trip():
+    for name, phase in (("allreduce", "ring"), ("allgather", "ring"), ("alltoall", "pairwise"),
+                        ("broadcast", "binomial")):
+        _round_trip(build_hierarchical(name, 2, 4, phase, phase))
+
+
+def test_root_is_found_without_the_name_hint():
+    s = build("broadcast", "scatter-allgather", 6, root=4)
+    text = re.sub(r" root=\d+", "", msccl.write(s))
+    assert msccl_import.parse(text).root == 4
+
+
+def test_ring_allreduce_xml_structure():
+    algo = msccl.to_xml(build("allreduce", "ring", 4))
+    assert algo.get("coll") == "allreduce" and algo.get("ngpus") == "4" and algo.get("nchunksperloop") == "4"
+    for gpu in algo.findall("gpu"):
+        r = int(gpu.get("id"))
+        blocks = {(int(tb.get("send")), int(tb.get("recv"))): tb for tb in gpu.findall("tb")}
+        assert set(blocks) == {((r + 1) % 4, -1), (-1, (r - 1) % 4)}     # a ring: send right, receive left
+        types = [st.get("type") for st in blocks[(-1, (r - 1) % 4)].findall("step")]
+        assert types == ["rrc"] * 3 + ["r"] * 3                          # reduce-scatter, then allgather
+
+
+def test_msccl_import_errors_name_the_line(tmp_path):
+    good = msccl.write(build("allreduce", "ring", 3))
+    lines = good.splitlines()
+    i = next(k for k, line in enumerate(lines) if 'type="rrc"' in line)
+    bad = "\n".join(lines[:i] + [lines[i].replace('cnt="1"', 'cnt="x"')] + lines[i + 1:])
+    with pytest.raises(UsageError, match=rf"line {i + 1}: <step>: cnt 'x' is not a whole number"):
+        msccl_import.parse(bad, "bad.xml")
+    with pytest.raises(UsageError, match=r"bad.xml, line 2: broken XML"):
+        msccl_import.parse("<algo ngpus='2'>\n<gpu</algo>", "bad.xml")
+    unmatched = good.replace('type="r" ', 'type="nop" ', 1)
+    with pytest.raises(UsageError, match="every send needs its receive"):
+        msccl_import.parse(unmatched, "bad.xml")
+
+
+def test_api_export_and_import(tmp_path):
+    path = tmp_path / "rhd.xml"
+    api.export_msccl("allreduce", "rhd", 8, path)
+    imported = api.import_msccl(path)
+    assert imported.verified and imported.schedule.algorithm == "rhd"
+    # rhd on 8 ranks: 2 log2(8) steps, 2 (p-1)/p n bytes per rank, (p-1)/p n reduced (Rabenseifner)
+    assert imported.coefficients == (6.0, 1.75, 0.875)
+
+
+# --- readers -----------------------------------------------------------------------------------------
+
+def test_inspector_jsonl_buckets_per_communicator_and_collective():
+    tables = {t.header["comm"]: t for t in ingest.load(FIXTURES / "inspector.jsonl")}
+    ar, ag = tables["0xa1"], tables["0xb2"]
+    assert (ar.collective, ar.ranks, ar.nodes, ag.collective, ag.ranks, ag.nodes) == \
+        ("allreduce", 16, 2, "allgather", 8, 1)
+    # medians per bucket: 64 KiB calls 40/50/45 us -> 45; 1 MiB 100/120/110 -> 110; 16 MiB 200/220 -> 210
+    assert [(r.size, round(r.time_s * 1e6, 6)) for r in ar.rows] == \
+        [(65536, 45.0), (1048576, 110.0), (16777216, 210.0), (268435456, 2000.0)]
+    assert ar.rows[0].busbw_GBps == pytest.approx(65536 / 45e-6 / 1e9 * 30 / 16)
+    assert (ar.header["nccl_algo"], ar.header["nccl_proto"], ag.header["nccl_proto"]) == ("ring", "simple", "ll128")
+    assert not ar.flagged()
+
+
+def test_inspector_corrupt_lines_are_reported_with_their_numbers():
+    tables = ingest.load(FIXTURES / "corrupt" / "inspector_corrupt.jsonl")
+    ar = next(t for t in tables if t.collective == "allreduce")
+    assert any(s.startswith("line 3: broken JSON") for s in ar.skipped)
+    assert any(s.startswith("line 5: coll_exec_time_us") for s in ar.skipped)
+    assert [round(r.time_s * 1e6, 6) for r in ar.rows][:2] == [45.0, 105.0]   # 40, 50 -> 45; 100, 110 -> 105
+    with pytest.raises(UsageError, match=r"x.jsonl: no readable NCCL Inspector records: line 1: \$.coll_perf"):
+        ingest.parse('{"coll_perf": 1}\n{"coll_perf": {}\n', "x.jsonl")
+
+
+def test_inspector_prometheus():
+    (t,) = ingest.load(FIXTURES / "inspector_prom.txt")
+    assert (t.collective, t.ranks, t.nodes, t.header["nccl_algo"], t.header["nccl_proto"]) == \
+        ("allreduce", 16, 2, "ring", "ll")
+    # 18.75 GB/s busbw / (2 x 15/16) = 10 GB/s algbw x 100 us = 1e6 B; 150 / 1.875 x 12.5 ms = 1e9 B;
+    # the 4-5GB bucket has no bandwidth: its middle, 4.5 GiB
+    assert [r.size for r in t.rows] == [1_000_000, 1_000_000_000, 4831838208]
+    assert [r.time_s for r in t.rows] == pytest.approx([100e-6, 12.5e-3, 40e-3])
+    (bad,) = ingest.load(FIXTURES / "corrupt" / "inspector_prom_corrupt.txt")
+    assert [s.split(":")[0] for s in bad.skipped] == ["line 8", "line 9"]
+
+
+def test_nccl_tests_json_with_per_iteration_timing():
+    (t,) = ingest.load(FIXTURES / "nccl_tests_per_iter.json")
+    assert (t.collective, t.ranks, t.nodes) == ("allreduce", 8, 1)
+    assert (t.header["nccl_algo"], t.header["nccl_proto"], t.header["nccl_channels"]) == ("ring", "simple", 16)
+    assert [r.size for r in t.placement("out-of-place")] == [1024, 1048576, 67108864, 268435456]
+    stats = t.header["per_iter"][(1048576, "out-of-place")]
+    assert (stats["min_us"], stats["max_us"], stats["p50_us"], stats["times_us"]) == (38.0, 45.0, 40.0,
+                                                                                       [38.0, 40.0, 45.0])
+    assert not t.flagged()
+    with pytest.raises(UsageError, match=r"corrupt.json, line \d+: broken JSON"):
+        ingest.load(FIXTURES / "corrupt" / "nccl_tests_per_iter_corrupt.json")
+
+
+@pytest.mark.parametrize("name", ["rccl_tests.jsonl", "rccl_tests.csv"])
+def test_rccl_tests_output(name):
+    (t,) = ingest.load(FIXTURES / name)
+    assert (t.collective, t.ranks) == ("allgather", 4)
+    assert [(r.size, round(r.time_s * 1e6, 9), r.placement) for r in t.rows[:2]] == [(1024, 15.0, "out-of-place"),
+                                                                                     (1024, 15.0, "in-place")]
+    assert len(t.rows) == 8 and not t.flagged() and not t.notes
+
+
+def test_rccl_csv_corrupt_rows_are_skipped_with_line_numbers():
+    (t,) = ingest.load(FIXTURES / "corrupt" / "rccl_tests_corrupt.csv")
+    assert [s.split(":")[0] for s in t.skipped] == ["line 4", "line 7"]
+    assert len(t.rows) == 6
+
+
+def test_new_formats_fit_and_diagnose():
+    for name in ("inspector.jsonl", "nccl_tests_per_iter.json", "rccl_tests.csv"):
+        assert api.fit_logs([FIXTURES / name])
+        assert api.diagnose_logs([FIXTURES / name])
