@@ -10,7 +10,8 @@ import sys
 
 import typer
 
-from collperf.cli import log_commands, model_commands, plan_command, run_commands  # noqa: F401  (register commands)
+from collperf.cli import (log_commands, model_commands, plan_command, report_command,  # noqa: F401  (register commands)
+                          run_commands)
 from collperf.cli.options import app
 from collperf.cli.render import err, escape
 from collperf.errors import RunError, UsageError

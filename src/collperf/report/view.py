@@ -11,6 +11,8 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from collperf import units
+
 # What each finding kind checks, in one line: the page shows it beside diagnose's own message
 # (the message says what was found at which sizes; this says what the check looks at).
 FINDING_KINDS = {
@@ -158,8 +160,9 @@ def overall_verdict(d, rows: list[RowView], findings: list[FindingView]) -> tupl
     top = bandwidth[-1]
     if top.efficiency is None:
         return ("not judged", "no peak to judge busbw against: pass --peak RATE or --cluster PRESET", "neutral")
-    detail = f"{100 * top.efficiency:.0f} % of the peak at the largest size"
-    return top.verdict, detail + (f"; {top.verdict_detail}" if top.verdict_detail else ""), top.tone
+    where = f"at {units.format_size(top.size)}, the largest bandwidth-bound size"
+    detail = f"{where}: {top.verdict_detail}" if top.verdict_detail else f"{100 * top.efficiency:.0f} % of the peak {where}"
+    return top.verdict, detail, top.tone
 
 
 def diagnosis_view(d) -> DiagnosisView:
@@ -215,7 +218,8 @@ def validation_view(v) -> ValidationView:
     else:
         # the report's own bands (not a published threshold): within 10 % median the model can pick
         # algorithms and sizes; beyond 30 % it cannot be trusted for that
-        verdict = "model agrees" if median <= 0.1 else ("model roughly agrees" if median <= 0.3 else "model disagrees")
+        band = round(median, 9)   # 1.1e-3 vs 1e-3 is 10 %, not 10.000000000000009 %
+        verdict = "model agrees" if band <= 0.1 else ("model roughly agrees" if band <= 0.3 else "model disagrees")
         tone = {"model agrees": "good", "model roughly agrees": "ok"}.get(verdict, "bad")
     return ValidationView([str(n) for n in _get(v, "networks", [])], [dict(s) for s in _get(v, "summary", [])],
                           rows, median, verdict, tone)
