@@ -28,9 +28,10 @@ class _References(HTMLParser):
     """Everything in a page that would make a browser fetch: read from the parsed tags, so that a log's
     text shown on the page (escaped) is not mistaken for markup."""
 
-    FETCHING_TAGS = {"script", "link", "iframe", "object", "embed", "img", "video", "audio", "source", "frame"}
-    URL_ATTRIBUTES = {"src", "href", "xlink:href", "action", "poster", "srcset", "data", "background"}
-    CSS = re.compile(r"""@import|url\(\s*(?:["']\s*)?(?![#"'])""", re.I)
+    FETCHING_TAGS = frozenset({"script", "link", "iframe", "object", "embed", "img", "video", "audio", "source",
+                               "frame"})
+    URL_ATTRIBUTES = frozenset({"src", "href", "xlink:href", "action", "poster", "srcset", "data", "background"})
+    CSS = re.compile(r"""@import|url\(\s*(?:["']\s*)?(?![#"'])""", re.IGNORECASE)
 
     def __init__(self):
         super().__init__()
@@ -152,6 +153,16 @@ def test_a_validate_json_report(tmp_path):
     assert [round(r["error"], 6) for r in v.rows] == [0.1, -0.2, 0.05] and v.median_abs_error == pytest.approx(0.1)
     assert "model agrees" in text and "-20.0 %" in text and "4 MiB" in text
     assert "<b>rhd</b>" not in page and "&lt;b&gt;rhd&lt;/b&gt;" in page and tags.count("svg") == 1
+
+
+def test_a_validation_object_reports_like_its_json(tmp_path):
+    from collperf.validate import ValidationRow, summary
+    rows = [ValidationRow("allgather", "bruck", 8, 65536, 2e-4, 1e-4, "latency"),      # -50 %
+            ValidationRow("allgather", "bruck", 8, 1048576, 1e-3, 1.25e-3, "bandwidth")]  # +25 %
+    result = api.Validation(["8 ranks (profile p.json)"], rows, summary(rows))
+    text, _ = page_text(api.report([result], tmp_path / "v.html").read_text())
+    # median |error| of 50 % and 25 %: 37.5 %, beyond the 30 % band
+    assert "model disagrees" in text and "-50.0 %" in text and "+25.0 %" in text and "8 ranks (profile p.json)" in text
 
 
 def test_the_view_reads_fields_it_does_not_know_with_defaults():

@@ -466,8 +466,8 @@ def report(inputs, output, command: str | None = None, peak=None, network: Netwo
             diagnoses += diagnose_logs(replace(spec, logs=LogSpec([item], collective, ranks)))
     same = len(diagnoses) > 1 and len({d.table.collective for d in diagnoses}) == 1
     if command is None:
-        command = f"collperf.api.report({[str(i) if isinstance(i, (str, Path)) else type(i).__name__ for i in items]!r}, " \
-                  f"{str(output)!r})"
+        shown = [str(i) if isinstance(i, (str, Path)) else type(i).__name__ for i in items]
+        command = f"collperf.api.report({shown!r}, {str(output)!r})"
     text = pages.render_page(diagnoses, validations, compare_logs(diagnoses) if same else None, command, title)
     return pages.write_page(text, output)
 

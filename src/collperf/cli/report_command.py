@@ -14,7 +14,6 @@ from collperf.cli.render import out
 from collperf.spec import NetworkSpec
 
 
-
 def _html_name(value: Optional[str]) -> Optional[str]:
     """Refuse a wrong file name before a long run, not after it."""
     if value is not None and not value.lower().endswith((".html", ".htm")):

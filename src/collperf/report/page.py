@@ -24,7 +24,8 @@ h1 { font-size: 24px; margin: 0 0 4px; }
 h2 { font-size: 19px; margin: 32px 0 8px; padding-bottom: 4px; border-bottom: 2px solid var(--line); }
 h3 { font-size: 16px; margin: 22px 0 6px; }
 p.sub, .muted { color: var(--muted); }
-code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "DejaVu Sans Mono", monospace; font-size: 13px; }
+code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "DejaVu Sans Mono", monospace;
+               font-size: 13px; }
 .tiles { display: grid; grid-template-columns: repeat(auto-fit, minmax(200px, 1fr)); gap: 10px; margin: 14px 0; }
 .tile { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 10px 14px; }
 .tile .k { font-size: 12px; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); }
@@ -33,7 +34,8 @@ code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "DejaV
 .tile.verdict { border-left: 6px solid var(--neutral); }
 .tile.verdict.good { border-left-color: var(--good); } .tile.verdict.ok { border-left-color: var(--ok); }
 .tile.verdict.bad { border-left-color: var(--bad); }
-.good .v, td.good b { color: var(--good); } .ok .v, td.ok b { color: var(--ok); } .bad .v, td.bad b { color: var(--bad); }
+.good .v, td.good b { color: var(--good); } .ok .v, td.ok b { color: var(--ok); }
+.bad .v, td.bad b { color: var(--bad); }
 dl.system { display: grid; grid-template-columns: max-content 1fr; gap: 2px 14px; margin: 6px 0; font-size: 14px; }
 dl.system dt { color: var(--muted); } dl.system dd { margin: 0; overflow-wrap: anywhere; }
 .plots { display: grid; grid-template-columns: 1fr 1fr; gap: 12px; }
@@ -118,7 +120,8 @@ def system_list(v: DiagnosisView) -> str:
 
 
 def regimes_table(v: DiagnosisView) -> str:
-    head = "<tr><th>regime</th><th>from</th><th>to</th><th>rows</th><th>\u03b1 (latency)</th><th>bus bandwidth B</th></tr>"
+    head = ("<tr><th>regime</th><th>from</th><th>to</th><th>rows</th><th>\u03b1 (latency)</th>"
+            "<th>bus bandwidth B</th></tr>")
     body = "".join(
         f"<tr><td>R{k + 1}</td><td>{e(units.format_size(r.from_bytes))}</td><td>{e(units.format_size(r.to_bytes))}</td>"
         f"<td>{r.rows}</td><td>{e(_time(r.latency_s))}</td>"
@@ -136,7 +139,8 @@ def sizes_table(v: DiagnosisView) -> str:
     for r in v.rows:
         cells = [units.format_size(r.size), _time(r.time_s), _time(r.fitted_s), _time(r.expected_s), _time(r.bound_s),
                  _gb(r.busbw_GBps), _pct(r.efficiency), r.regime]
-        verdict = f"<b>{e(r.verdict)}</b>" + (f'<div class="why">{e(r.verdict_detail)}</div>' if r.verdict_detail else "")
+        why = f'<div class="why">{e(r.verdict_detail)}</div>' if r.verdict_detail else ""
+        verdict = f"<b>{e(r.verdict)}</b>{why}"
         body.append("<tr>" + "".join(f"<td>{e(c)}</td>" for c in cells) + f'<td class="l {r.tone}">{verdict}</td></tr>')
     return ("<h3>Per size</h3><p class=\"explain\">expected: the model's time on the system assumed; bound: the "
             "lower bound no algorithm beats there; of peak: busbw / the peak judged against.</p>"
@@ -174,7 +178,8 @@ def overview(views: list[DiagnosisView]) -> str:
     head = ("<tr><th>#</th><th class=\"l\">source</th><th class=\"l\">collective</th><th class=\"l\">ranks</th>"
             "<th>peak busbw</th><th>n\u00bd</th><th class=\"l\">verdict</th></tr>")
     body = "".join(
-        f"<tr><td>[{i}]</td><td class=\"l\"><a href=\"#input-{i}\">{e(v.name)}</a></td><td class=\"l\">{e(v.collective)}</td>"
+        f"<tr><td>[{i}]</td><td class=\"l\"><a href=\"#input-{i}\">{e(v.name)}</a></td>"
+        f"<td class=\"l\">{e(v.collective)}</td>"
         f"<td class=\"l\">{e(_where(v))}</td><td>{e(_gb(v.measured_peak_GBps))} GB/s</td>"
         f"<td>{e(units.format_size(round(v.n_half_bytes)) if v.n_half_bytes else '-')}</td>"
         f"<td class=\"l {v.tone}\"><b>{e(v.verdict)}</b></td></tr>" for i, v in enumerate(views))
@@ -210,7 +215,8 @@ def validation_section(v: ValidationView, index: int) -> str:
     body = "".join(
         f"<tr><td class=\"l\">{e(s.get('collective', ''))}</td><td class=\"l\">{e(s.get('algorithm', ''))}</td>"
         f"<td>{e(s.get('ranks', ''))}</td><td class=\"l\">{e(s.get('regime', ''))}</td><td>{e(s.get('rows', ''))}</td>"
-        f"<td>{e(_signed(s.get('median_abs_error'), False))}</td><td>{e(_signed(s.get('worst_signed_error'), True))}</td>"
+        f"<td>{e(_signed(s.get('median_abs_error'), False))}</td>"
+        f"<td>{e(_signed(s.get('worst_signed_error'), True))}</td>"
         f"<td>{e(_size(s.get('worst_size')))}</td></tr>" for s in v.summary)
     return (f'<section class="input" id="validation-{index}"><h2>Validation: the model against measurements</h2>'
             f"{tiles}<p>validated on:</p>{networks}<div class=\"plots\">{svg.validation_plot(v, f'v{index}')}"
@@ -252,4 +258,5 @@ def render(diagnoses: list[DiagnosisView], validations: list[ValidationView], co
                  "busbw as nccl-tests defines it.</footer>")
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            f"<title>{e(title)}</title><style>{CSS}</style></head><body><main>" + "".join(parts) + "</main></body></html>\n")
+            f"<title>{e(title)}</title><style>{CSS}</style></head><body><main>" + "".join(parts)
+            + "</main></body></html>\n")

@@ -18,7 +18,7 @@ COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17
 
 def _figure():
     import matplotlib
-    from matplotlib.figure import Figure   # no pyplot: no global state, no GUI backend
+    from matplotlib.figure import Figure  # no pyplot: no global state, no GUI backend
     matplotlib.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "collperf-report",
                                 "font.family": "sans-serif", "font.size": 9.5})
     fig = Figure(figsize=(WIDTH_IN, HEIGHT_IN))
@@ -32,7 +32,7 @@ def _svg(fig, ident: str) -> str:
     fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
     text = buffer.getvalue()
     text = text[text.index("<svg"):]
-    text = re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.S)
+    text = re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.DOTALL)
     text = re.sub(r'id="([^"]+)"', rf'id="{ident}-\1"', text)
     text = re.sub(r'url\(#([^)]+)\)', rf'url(#{ident}-\1)', text)
     text = re.sub(r'href="#([^"]+)"', rf'href="#{ident}-\1"', text)
@@ -53,6 +53,16 @@ def _size_axis(ax, sizes) -> None:
     ax.minorticks_off()
     ax.set_xlabel("size (nccl-tests convention)")
     ax.grid(True, which="major", color="#dddddd", lw=0.6)
+
+
+def _few_decades(ax, values) -> None:
+    """Label 1-2-5 ticks on a log axis that spans less than two decades (where matplotlib would label
+    one power of ten, or none)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    if values and max(values) < 100 * min(values):
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
 
 
 def _finish(fig, ax, title: str, ident: str) -> str:
@@ -84,6 +94,7 @@ def time_plot(views, ident: str) -> str:
             ax.plot(sizes, [max(r.bound_s, 1e-12) * 1e6 for r in rows], ":", lw=1.4, color="#888888",
                     label="lower bound")
     ax.set_yscale("log")
+    _few_decades(ax, [r.time_s * 1e6 for v in views for r in v.rows if r.time_s])
     ax.set_ylabel("time (\u00b5s)")
     _size_axis(ax, [r.size for v in views for r in v.rows] or [1])
     return _finish(fig, ax, "time per operation", ident)
@@ -124,8 +135,9 @@ def busbw_plot(views, ident: str) -> str:
 def _shade_regimes(ax, regimes) -> None:
     for k, r in enumerate(regimes):
         ax.axvspan(r.from_bytes, max(r.to_bytes, r.from_bytes), color="#2ca02c", alpha=0.06 if k % 2 else 0.13, lw=0)
-        ax.text((r.from_bytes * max(r.to_bytes, r.from_bytes)) ** 0.5, 0.985, f"R{k + 1}", transform=ax.get_xaxis_transform(),
-                ha="center", va="top", fontsize=8, color="#2a6e2a")
+        middle = (r.from_bytes * max(r.to_bytes, r.from_bytes)) ** 0.5   # the middle on a log axis
+        ax.text(middle, 0.985, f"R{k + 1}", transform=ax.get_xaxis_transform(), ha="center", va="top", fontsize=8,
+                color="#2a6e2a")
 
 
 def validation_plot(view, ident: str) -> str:

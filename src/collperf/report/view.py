@@ -8,6 +8,7 @@ bound of another kind, showing it is a change here, not in the page. Nothing her
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -161,7 +162,8 @@ def overall_verdict(d, rows: list[RowView], findings: list[FindingView]) -> tupl
     if top.efficiency is None:
         return ("not judged", "no peak to judge busbw against: pass --peak RATE or --cluster PRESET", "neutral")
     where = f"at {units.format_size(top.size)}, the largest bandwidth-bound size"
-    detail = f"{where}: {top.verdict_detail}" if top.verdict_detail else f"{100 * top.efficiency:.0f} % of the peak {where}"
+    detail = (f"{where}: {top.verdict_detail}" if top.verdict_detail
+              else f"{100 * top.efficiency:.0f} % of the peak {where}")
     return top.verdict, detail, top.tone
 
 
@@ -211,8 +213,8 @@ def validation_view(v) -> ValidationView:
         rows.append({"collective": str(_get(r, "collective", "")), "algorithm": str(_get(r, "algorithm", "")),
                      "ranks": _get(r, "ranks"), "size": int(_get(r, "size", 0)), "measured_s": measured,
                      "predicted_s": predicted, "regime": str(_get(r, "regime", "")), "error": error})
-    errors = sorted(abs(r["error"]) for r in rows if r["error"] is not None)
-    median = errors[len(errors) // 2] if errors else None
+    errors = [abs(r["error"]) for r in rows if r["error"] is not None]
+    median = statistics.median(errors) if errors else None
     if median is None:
         verdict, tone = "no rows", "neutral"
     else:
