@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench clean chromium
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,8 +22,16 @@ demo: $(STAMP)
 	$(BIN)/collperf schedule allreduce --algorithm rhd --ranks 6
 	$(BIN)/collperf simulate allreduce --algorithm ring --size 1G --topology dgx1v --mode events
 
-test: $(STAMP)
+test: $(STAMP) chromium
 	$(BIN)/python -m pytest tests
+
+# headless Chromium for the report's browser test (tests/test_report.py): installed when missing, only as root on
+# Debian/Ubuntu; elsewhere, or when apt cannot install it, the step says so and that test skips with its reason
+chromium:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	{ [ "$$(id -u)" = 0 ] && [ -f /etc/debian_version ] && \
+	  (timeout 300 apt-get update -qq && DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y -qq chromium >/dev/null) ; } || \
+	echo "chromium not installed: the headless-browser report test will be skipped"
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/model_throughput.py

@@ -20,7 +20,8 @@ CLI_DIR = Path(collperf.__file__).parent / "cli"
 ALLOWED = {"collperf", "collperf.api", "collperf.spec", "collperf.units", "collperf.errors", "collperf.cli",
            "collperf.cli.render", "collperf.cli.options", "collperf.cli.model_commands", "collperf.cli.run_commands",
            "collperf.cli.log_commands", "collperf.cli.plan_command", "collperf.cli.topology_commands",
-           "collperf.cli.render_blink", "collperf.cli.interop_commands"}
+           "collperf.cli.render_blink", "collperf.cli.interop_commands",
+           "collperf.cli.report_command"}
 
 
 def _collperf_imports(path: Path) -> set[str]:
@@ -95,7 +96,7 @@ def test_every_command_has_an_api_function():
     to_api = {"predict": "predict", "crossover": "crossover", "algorithms": "algorithms", "schedule": "verified_schedule",
               "verify": "verify_all", "simulate": "simulate", "bench": "bench", "fit": "fit_tables",
               "diagnose": "diagnose_logs", "plan": "plan_compare", "calibrate": "calibrate", "bound": "bound",
-              "validate": "validate", "trees": "trees"}
+              "validate": "validate", "trees": "trees", "report": "report"}
     assert commands == set(to_api)
     assert all(callable(getattr(api, f)) for f in to_api.values())
     assert all(callable(getattr(api, f)) for f in ("testbed_up", "testbed_start", "testbed_status", "testbed_down",

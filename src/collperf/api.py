@@ -570,8 +570,45 @@ def import_msccl(path) -> ImportedSchedule:
     return ImportedSchedule(s, problem is None, problem, coefficients(s))
 
 
+# --- shareable reports --------------------------------------------------------------------------------
+
+def report(inputs, output, command: str | None = None, peak=None, network: NetworkSpec | None = None,
+           collective: str | None = None, ranks: int | None = None, title: str | None = None) -> Path:
+    """`collperf report`: one self-contained HTML page at `output`; returns its path. Each input is a log
+    path (anything diagnose reads, a bench JSON included), a validate JSON path, a Diagnosis, a bench's
+    Results or a Validation; several logs of one collective are compared side by side. `peak`, `network`,
+    `collective` and `ranks` are diagnose's options for the logs. `command` is shown on the page as what
+    made it (default: this call)."""
+    from collperf import report as pages
+    from collperf.diagnose import Diagnosis, diagnose
+    output_path(output, "--output")
+    items = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    spec = DiagnoseSpec(LogSpec(["-"], collective, ranks), peak, network or NetworkSpec())
+    diagnoses, validations = [], []
+    for item in items:
+        if isinstance(item, Diagnosis) or pages.is_diagnosis(item):
+            diagnoses.append(item)
+        elif isinstance(item, Validation) or pages.is_validation(item):
+            validations.append(item)
+        elif hasattr(item, "rows") and hasattr(item, "config"):   # a bench's Results
+            for t in pages.results_tables(item):
+                net = _network_for_table(spec.network, t) if spec.network.given else None
+                diagnoses.append(diagnose(t, spec.peak_Bps, net))
+        elif (doc := pages.read_validation(item)) is not None:
+            validations.append(doc)
+        else:
+            diagnoses += diagnose_logs(replace(spec, logs=LogSpec([item], collective, ranks)))
+    same = len(diagnoses) > 1 and len({d.table.collective for d in diagnoses}) == 1
+    if command is None:
+        shown = [str(i) if isinstance(i, (str, Path)) else type(i).__name__ for i in items]
+        command = f"collperf.api.report({shown!r}, {str(output)!r})"
+    text = pages.render_page(diagnoses, validations, compare_logs(diagnoses) if same else None, command, title)
+    return pages.write_page(text, output)
+
+
 __all__ = ["network", "predict", "crossover", "algorithms", "schedule", "verify_all", "simulate", "bench",
            "calibrate", "bound", "validate", "testbed_up", "testbed_start", "testbed_status", "testbed_down",
            "read_logs", "fit_tables", "fit_logs", "diagnose_logs", "compare_logs", "plan", "plan_compare",
-           "plan_step", "trees", "pattern", "export_nccl_tuner", "export_msccl", "import_msccl", "NetworkSpec",
-           "SweepSpec", "BenchSpec", "SimulateSpec", "LogSpec", "DiagnoseSpec", "PlanSpec", "TreesSpec", "PatternSpec"]
+           "plan_step", "trees", "pattern", "export_nccl_tuner", "export_msccl", "import_msccl", "report",
+           "NetworkSpec", "SweepSpec", "BenchSpec", "SimulateSpec", "LogSpec", "DiagnoseSpec", "PlanSpec", "TreesSpec",
+           "PatternSpec"]

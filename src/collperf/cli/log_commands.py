@@ -11,6 +11,7 @@ from collperf.cli import render
 from collperf.cli.options import (command, Json, network_options,
                                   one_or_many)
 from collperf.cli.render import out, print_json
+from collperf.cli.report_command import Html, command_line
 from collperf.spec import output_path, DiagnoseSpec, LogSpec, NetworkSpec
 
 
@@ -41,13 +42,15 @@ def diagnose(logs: list[str] = typer.Argument(..., help="One log, or several to 
              model_from: Optional[str] = typer.Option(None, "--model-from", help="Predict with this log's fit instead."),
              plot: Optional[str] = typer.Option(None, "--plot", help="Write time and busbw plots (PNG/SVG)."),
              as_json: bool = Json, collective: Optional[str] = LogCollective, ranks: Optional[int] = LogRanks,
-             network: NetworkSpec = None):
+             html: Optional[str] = Html, network: NetworkSpec = None):
     """Is it good or bad, and why: per-size verdicts against the model and the peak, and the anomalies."""
     output_path(plot, "--plot")
     diagnoses = api.diagnose_logs(DiagnoseSpec(LogSpec(logs, collective, ranks), peak, network, model_from))
     paths = render.plot_diagnoses(diagnoses, plot) if plot else []
     same = len(diagnoses) > 1 and len({d.table.collective for d in diagnoses}) == 1
     comparison = api.compare_logs(diagnoses) if same else None
+    if html:
+        paths.append(str(api.report(diagnoses, html, command_line())))
     if as_json:
         docs = [d.to_json() for d in diagnoses]
         print_json({"diagnoses": docs, "comparison": comparison} if comparison else one_or_many(docs))
@@ -57,4 +60,4 @@ def diagnose(logs: list[str] = typer.Argument(..., help="One log, or several to 
     if comparison:
         render.print_comparison(diagnoses, comparison)
     for path in paths:
-        out.print(f"plot written to {path}")
+        out.print(f"{'report' if path.endswith('.html') else 'plot'} written to {path}")

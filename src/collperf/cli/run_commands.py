@@ -10,6 +10,7 @@ from collperf import api
 from collperf.cli import render
 from collperf.cli.options import (Command, command, sub_app, flag, Json, TestbedOpt, Timeout, app, network_options)
 from collperf.cli.render import err, out, print_json
+from collperf.cli.report_command import Html, command_line
 from collperf.errors import RunError
 from collperf.spec import output_path, BenchSpec, NetworkSpec, SweepSpec
 
@@ -41,7 +42,7 @@ def bench(collective: str = typer.Option("allreduce", "--collective", help="The 
                                                  "rewritten after every row."),
           force: bool = flag(False, "--force", help="Run even when the rank count exceeds max(64, 8 x cores) "
                                      "or the memory estimate exceeds MemAvailable (refused otherwise)."),
-          testbed: Optional[str] = TestbedOpt, network: NetworkSpec = None):
+          testbed: Optional[str] = TestbedOpt, html: Optional[str] = Html, network: NetworkSpec = None):
     """Measure collectives on real processes (gloo locally, NCCL under torchrun with GPUs), nccl-tests style,
     each row beside the model's prediction. Rows print as they complete; a timeout or Ctrl-C keeps them."""
     sweep = SweepSpec(collective, algorithm, min_bytes, max_bytes, factor, step_bytes, iters, warmup, dtype, op,
@@ -59,6 +60,8 @@ def bench(collective: str = typer.Option("allreduce", "--collective", help="The 
     if results is None:   # a torchrun rank other than 0
         return
     stream.finish(results)
+    if html:
+        api.report([results], html, command_line(), network=network)
     if results.wrong_rows():
         err.print(f"[red]{results.wrong_rows()} test(s) had wrong results: their times are not to be trusted[/red]")
         raise typer.Exit(1)
@@ -119,10 +122,12 @@ def validate_command(testbed: Optional[list[str]] = typer.Option(None, "--testbe
                                                            "calibrating first."),
                      sizes: str = typer.Option("64K,1M,4M", "--sizes"), iters: int = typer.Option(5, "-n", "--iters"),
                      as_json: bool = Json, plot: Optional[str] = typer.Option(None, "--plot"),
-                     timeout: float = typer.Option(600.0, "--timeout")):
+                     html: Optional[str] = Html, timeout: float = typer.Option(600.0, "--timeout")):
     """Predict a grid of collectives from a calibrated profile alone and measure them: errors per algorithm."""
     output_path(plot, "--plot")
     result = api.validate(testbed or [], ranks, profile, sizes, iters, timeout)
     if plot:
         render.plot_validation(result, plot)
+    if html:
+        api.report([result], html, command_line())
     print_json(render.validation_json(result)) if as_json else render.print_validation(result)

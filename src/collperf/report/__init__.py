@@ -1,0 +1,76 @@
+"""`collperf report`: one self-contained HTML page (inline CSS and SVG, no script, nothing fetched) with
+the verdict, the plots, the fitted regimes, the per-size table and the findings of one or more logs, or
+of a validation.
+
+    view.py   reads Diagnosis / validation objects into plain views (the one place that knows their fields)
+    svg.py    the plots, matplotlib into in-memory SVG
+    page.py   the HTML; every string from a log is escaped there
+
+The API (`collperf.api.report`) reads and diagnoses the inputs; `render_page` only lays them out.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from collperf.errors import UsageError
+
+VALIDATION_KEYS = {"networks", "summary", "rows"}
+
+
+def is_validation(doc) -> bool:
+    """`collperf validate --json`'s document (or an api.Validation)."""
+    if isinstance(doc, dict):
+        return VALIDATION_KEYS <= set(doc)
+    return all(hasattr(doc, k) for k in VALIDATION_KEYS) and not hasattr(doc, "sizes")
+
+
+def is_diagnosis(obj) -> bool:
+    return hasattr(obj, "sizes") and hasattr(obj, "findings") and hasattr(obj, "table")
+
+
+def read_validation(path) -> dict | None:
+    """The validation document in `path`, or None when the file is something else (a log for ingest)."""
+    try:
+        with open(path, "rb") as f:
+            start = f.read(64).lstrip()
+        if not start.startswith(b"{"):
+            return None
+        doc = json.loads(Path(path).read_text(errors="replace"))
+    except (OSError, ValueError, RecursionError):
+        return None   # ingest reads it next and says what is wrong with it
+    if not is_validation(doc):
+        return None
+    if not all(isinstance(doc[k], list) for k in VALIDATION_KEYS):
+        raise UsageError(f"{path}: a validation document needs lists under 'networks', 'summary' and 'rows' "
+                         "(collperf validate --json writes them)")
+    return doc
+
+
+def results_tables(results, source: str = "collperf bench") -> list:
+    """A bench's Results read back through ingest, as its JSON file would be."""
+    from collperf import ingest
+    from collperf.results import to_json
+    return ingest.parse(json.dumps(to_json(results)), source)
+
+
+def render_page(diagnoses=(), validations=(), comparison=None, command: str = "", title: str | None = None) -> str:
+    """The HTML page for Diagnosis objects and validations (api.Validation or its JSON document)."""
+    from collperf import __version__
+    from collperf.report import page, view
+    if not diagnoses and not validations:
+        raise UsageError("nothing to report: give at least one log, bench JSON or validate JSON")
+    return page.render([view.diagnosis_view(d) for d in diagnoses], [view.validation_view(v) for v in validations],
+                       comparison, command, __version__, title)
+
+
+def write_page(text: str, output) -> Path:
+    path = Path(output)
+    if path.suffix.lower() not in (".html", ".htm"):
+        raise UsageError(f"report file {str(output)!r}: expected a name ending in .html")
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise UsageError(f"cannot write the report to {str(output)!r}: {e.strerror or e}") from None
+    return path

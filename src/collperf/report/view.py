@@ -1,0 +1,227 @@
+"""The one place that reads diagnose's and validate's objects for the report: plain views with defaults.
+
+Every field is read with a default (`_get`), so the report renders Diagnosis objects of today and of
+tomorrow alike: when diagnose grows an expected time per row (`expected_s`), a verdict per table or a
+bound of another kind, showing it is a change here, not in the page. Nothing here formats HTML.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from collperf import units
+
+# What each finding kind checks, in one line: the page shows it beside diagnose's own message
+# (the message says what was found at which sizes; this says what the check looks at).
+FINDING_KINDS = {
+    "correctness": "nccl-tests counted wrong results (#wrong > 0 or 'Out of bounds values' FAILED).",
+    "dip": "busbw falls below the level already reached at smaller sizes and then recovers.",
+    "tail-drop": "busbw falls at the largest sizes and does not recover.",
+    "non-monotonic": "a larger message finished faster than a smaller one.",
+    "above-peak": "busbw exceeds the peak it is judged against.",
+    "single-rank": "the table ran on one rank, where busbw is zero by definition.",
+    "avg-busbw": "nccl-tests' 'Avg bus bandwidth' averages all sizes, latency-bound ones included.",
+    "placement": "in-place and out-of-place times of one size disagree.",
+    "convention": "the log uses an older nccl-tests bandwidth convention.",
+    "latency-bound": "sizes where the fitted latency term is larger than the bandwidth term.",
+    "skipped-lines": "lines of the log that could not be read.",
+    "inconsistent-rows": "rows whose time, algbw and busbw columns disagree with each other.",
+    "bad-time": "rows without a finite positive time.",
+    "no-busbw": "busbw needs the rank count, which the log does not give.",
+}
+
+SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
+def _get(obj, name: str, default=None):
+    """A field of a dataclass-like object or a dict, or `default` when it is missing or None."""
+    value = obj.get(name, default) if isinstance(obj, dict) else getattr(obj, name, default)
+    return default if value is None else value
+
+
+def _number(value) -> float | None:
+    """A finite float, or None (NaN, inf, missing and non-numbers all read as 'not known')."""
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return None
+    return value if math.isfinite(value) else None
+
+
+@dataclass
+class RowView:
+    size: int
+    time_s: float | None
+    fitted_s: float | None
+    expected_s: float | None      # the model's expected time (today: diagnose's ideal_s)
+    bound_s: float | None
+    busbw_GBps: float | None
+    efficiency: float | None
+    regime: str
+    verdict: str                  # short label: excellent, typical, investigate, latency-bound, ...
+    verdict_detail: str           # the rest of diagnose's verdict text (why, what to check)
+    tone: str                     # good, ok, bad, neutral: the colour of the verdict
+
+
+@dataclass
+class FindingView:
+    severity: str
+    kind: str
+    message: str
+    explanation: str
+    sizes: list[int] = field(default_factory=list)
+
+
+@dataclass
+class RegimeView:
+    from_bytes: int
+    to_bytes: int
+    latency_s: float | None
+    busbw_GBps: float | None
+    rows: int
+
+
+@dataclass
+class DiagnosisView:
+    source: str
+    name: str                     # the file name of the source
+    collective: str
+    ranks: int | None
+    nodes: int | None
+    busbw_factor: float
+    system: list[tuple[str, str]]  # (label, value) lines: GPUs, hosts, NCCL version, ...
+    peak_GBps: float | None       # what busbw is judged against
+    peak_source: str
+    measured_peak_GBps: float | None
+    measured_peak_size: int | None
+    n_half_bytes: float | None
+    fit_r2: float | None
+    fit_median_error: float | None
+    regimes: list[RegimeView]
+    rows: list[RowView]
+    findings: list[FindingView]
+    notes: list[str]
+    verdict: str                  # the overall verdict, short
+    verdict_detail: str
+    tone: str
+
+
+def _split_verdict(text: str) -> tuple[str, str]:
+    label, _, detail = str(text).partition(":")
+    return label.strip(), detail.strip()
+
+
+def _tone(label: str) -> str:
+    return {"excellent": "good", "typical": "ok", "investigate": "bad", "error": "bad"}.get(label, "neutral")
+
+
+def row_view(s) -> RowView:
+    label, detail = _split_verdict(_get(s, "verdict", ""))
+    # diagnose's expected model: `expected_s` when it has one, the ideal model's time until then
+    expected = _number(_get(s, "expected_s", _get(s, "ideal_s")))
+    return RowView(int(_get(s, "size", 0)), _number(_get(s, "time_s")), _number(_get(s, "fitted_s")), expected,
+                   _number(_get(s, "bound_s")), _number(_get(s, "busbw_GBps")), _number(_get(s, "efficiency")),
+                   str(_get(s, "regime", "")), label, detail, _tone(label))
+
+
+def _system(table) -> list[tuple[str, str]]:
+    header = _get(table, "header", {})
+    lines = []
+    if header.get("gpus"):
+        lines.append(("GPUs", ", ".join(map(str, header["gpus"]))))
+    if header.get("hosts"):
+        hosts = list(map(str, header["hosts"]))
+        lines.append(("hosts", ", ".join(hosts[:8]) + (f" and {len(hosts) - 8} more" if len(hosts) > 8 else "")))
+    if header.get("nccl_version"):
+        lines.append(("NCCL", str(header["nccl_version"])))
+    if header.get("flags"):
+        lines.append(("run", str(header["flags"])))
+    return lines
+
+
+def overall_verdict(d, rows: list[RowView], findings: list[FindingView]) -> tuple[str, str, str]:
+    """(label, detail, tone) for the whole table. diagnose's own overall verdict when it has one;
+    otherwise an error finding wins, then the verdict at the largest bandwidth-bound size (where a
+    collective reaches its bus bandwidth), then 'latency-bound' when no size is bandwidth-bound."""
+    own = _get(d, "verdict")
+    if isinstance(own, str) and own:
+        label, detail = _split_verdict(own)
+        return label, detail, _tone(label)
+    errors = [f for f in findings if f.severity == "error"]
+    if errors:
+        return "error", "; ".join(f.kind for f in errors) + ": see the findings", "bad"
+    bandwidth = [r for r in rows if r.regime == "bandwidth"]
+    if not rows:
+        return "no data", "no usable rows", "neutral"
+    if not bandwidth:
+        return "latency-bound", "every size is latency-bound: the sweep never reaches the bandwidth regime", "neutral"
+    top = bandwidth[-1]
+    if top.efficiency is None:
+        return ("not judged", "no peak to judge busbw against: pass --peak RATE or --cluster PRESET", "neutral")
+    where = f"at {units.format_size(top.size)}, the largest bandwidth-bound size"
+    detail = (f"{where}: {top.verdict_detail}" if top.verdict_detail
+              else f"{100 * top.efficiency:.0f} % of the peak {where}")
+    return top.verdict, detail, top.tone
+
+
+def diagnosis_view(d) -> DiagnosisView:
+    """A Diagnosis (collperf.diagnose) as the report shows it."""
+    table, fitted = _get(d, "table"), _get(d, "fit")
+    rows = [row_view(s) for s in _get(d, "sizes", [])]
+    findings = [FindingView(str(_get(f, "severity", "info")), str(_get(f, "kind", "")), str(_get(f, "message", "")),
+                            FINDING_KINDS.get(str(_get(f, "kind", "")), ""), list(_get(f, "sizes", [])))
+                for f in _get(d, "findings", [])]
+    findings.sort(key=lambda f: SEVERITY_ORDER.get(f.severity, 3))
+    regimes = [RegimeView(int(_get(r, "from_bytes", 0)), int(_get(r, "to_bytes", 0)), _number(_get(r, "latency_s")),
+                          _number(_get(r, "busbw_GBps")), int(_get(r, "rows", 0)))
+               for r in _get(fitted, "regimes", [])]
+    source = str(_get(table, "source", "<log>"))
+    label, detail, tone = overall_verdict(d, rows, findings)
+    notes = list(map(str, _get(table, "notes", []))) + list(map(str, _get(fitted, "notes", [])))
+    median = _get(fitted, "median_error")
+    return DiagnosisView(
+        source=source, name=Path(source).name or source, collective=str(_get(table, "collective", "")),
+        ranks=_get(table, "ranks"), nodes=_get(table, "nodes"), busbw_factor=float(_get(fitted, "factor", 1.0)),
+        system=_system(table), peak_GBps=_number(_get(d, "peak_GBps")), peak_source=str(_get(d, "peak_source", "")),
+        measured_peak_GBps=_number(_get(fitted, "peak_busbw_GBps")), measured_peak_size=_get(fitted, "peak_size"),
+        n_half_bytes=_number(_get(fitted, "n_half_bytes")), fit_r2=_number(_get(fitted, "r2")),
+        fit_median_error=_number(median), regimes=regimes, rows=rows, findings=findings, notes=notes,
+        verdict=label, verdict_detail=detail, tone=tone)
+
+
+@dataclass
+class ValidationView:
+    networks: list[str]
+    summary: list[dict]
+    rows: list[dict]              # collective, algorithm, ranks, size, measured_s, predicted_s, regime, error
+    median_abs_error: float | None
+    verdict: str
+    tone: str
+
+
+def validation_view(v) -> ValidationView:
+    """A validation (api.Validation or `collperf validate --json`'s document) as the report shows it."""
+    rows = []
+    for r in _get(v, "rows", []):
+        measured, predicted = _number(_get(r, "measured_s")), _number(_get(r, "predicted_s"))
+        error = _number(_get(r, "error"))
+        if error is None and measured and predicted is not None:
+            error = (predicted - measured) / measured
+        rows.append({"collective": str(_get(r, "collective", "")), "algorithm": str(_get(r, "algorithm", "")),
+                     "ranks": _get(r, "ranks"), "size": int(_get(r, "size", 0)), "measured_s": measured,
+                     "predicted_s": predicted, "regime": str(_get(r, "regime", "")), "error": error})
+    errors = [abs(r["error"]) for r in rows if r["error"] is not None]
+    median = statistics.median(errors) if errors else None
+    if median is None:
+        verdict, tone = "no rows", "neutral"
+    else:
+        # the report's own bands (not a published threshold): within 10 % median the model can pick
+        # algorithms and sizes; beyond 30 % it cannot be trusted for that
+        band = round(median, 9)   # 1.1e-3 vs 1e-3 is 10 %, not 10.000000000000009 %
+        verdict = "model agrees" if band <= 0.1 else ("model roughly agrees" if band <= 0.3 else "model disagrees")
+        tone = {"model agrees": "good", "model roughly agrees": "ok"}.get(verdict, "bad")
+    return ValidationView([str(n) for n in _get(v, "networks", [])], [dict(s) for s in _get(v, "summary", [])],
+                          rows, median, verdict, tone)
