@@ -41,6 +41,7 @@ class System:
     nccl_version: str = ""           # informational
     launch_overhead_us: float = 0.0  # host-side cost per call not in NCCL's model (launch, sync)
     bw_scale: float = 1.0            # multiplies NCCL's per-channel bandwidths (a fit sets it)
+    phys_scale: float = 1.0          # multiplies the physical rates the bound uses (a fit sets it)
     source: str = field(default="", compare=False)
     provenance: dict = field(default_factory=dict, compare=False)
 
@@ -54,7 +55,7 @@ class System:
                              f"{self.nvlink_GBps!r}: give the NVLink rate per GPU per direction")
         if not self.nic_Gbps > 0:
             raise UsageError(f"system {self.name!r}: nic_Gbps {self.nic_Gbps!r} is not > 0")
-        if not (self.bw_scale > 0 and self.launch_overhead_us >= 0):
+        if not (self.bw_scale > 0 and self.phys_scale > 0 and self.launch_overhead_us >= 0):
             raise UsageError(f"system {self.name!r}: bw_scale {self.bw_scale!r} must be > 0 and "
                              f"launch_overhead_us {self.launch_overhead_us!r} >= 0")
         if self.cpu_vendor not in ("intel", "amd"):

@@ -128,9 +128,10 @@ def p2p_time(collective: str, size_bytes, system: "System") -> tuple[np.ndarray,
 def system_bound(collective: str, size_bytes, system: "System") -> "TwoLevelBound":
     """The physical lower bound on this system (bounds.two_level_bound with its rates)."""
     from collperf.model.bounds import two_level_bound
-    return two_level_bound(collective, size_bytes, system.nodes, system.gpus_per_node, system.intra_Bps,
-                           system.node_network_Bps, in_switch_reduction=system.nvls,
-                           host_bridge_Bps=system.pcie_GBps * 1e9 if system.host_bridge else None)
+    k = system.phys_scale
+    return two_level_bound(collective, size_bytes, system.nodes, system.gpus_per_node, system.intra_Bps * k,
+                           system.node_network_Bps * k, in_switch_reduction=system.nvls,
+                           host_bridge_Bps=system.pcie_GBps * 1e9 * k if system.host_bridge else None)
 
 
 def expect(collective: str, size_bytes, system: "System") -> NcclPrediction:

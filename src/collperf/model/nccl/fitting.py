@@ -36,7 +36,9 @@ class FitResult:
                 f"median error {self.median_abs_error:.1%}")
 
 
-def _scaled(system: "System", k_bw: float, overhead_us: float, why: str) -> "System":
+def _scaled(system: "System", k_bw: float, overhead_us: float, why: str, physical: bool) -> "System":
+    if physical:
+        return system.with_(why, phys_scale=system.phys_scale * k_bw, launch_overhead_us=overhead_us)
     return system.with_(why, bw_scale=system.bw_scale * k_bw, launch_overhead_us=overhead_us)
 
 
@@ -54,11 +56,17 @@ def fit_system(collective: str, size_bytes, time_s, system: "System", min_size_b
                          f"got {int(keep.sum())}")
     n, t = n[keep], t[keep]
     level = "network" if system.nodes > 1 else "intra"
+    # Scale what sets the time: where the physical bound, not NCCL's model, gives most of the
+    # unfitted expectation (e.g. PCIe through host memory), the fit scales the physical rates;
+    # else NCCL's channel bandwidths.
+    physical = bool(np.mean(expect(collective, n, system).regime == "bound") > 0.5)
+    if physical:
+        level = "host bridge" if system.host_bridge else level + " (physical)"
     why = f"fitted to {source}"
 
     def model(x):
         k_bw, overhead = np.exp(x[0]), max(0.0, x[1])
-        return expect(collective, n, _scaled(system, k_bw, overhead, why)).time_s
+        return expect(collective, n, _scaled(system, k_bw, overhead, why, physical)).time_s
 
     def residual(x):
         return np.concatenate([np.log(model(x) / t), 0.05 * np.array([x[0]])])
@@ -69,7 +77,7 @@ def fit_system(collective: str, size_bytes, time_s, system: "System", min_size_b
         if best is None or res.cost < best.cost:
             best = res
     k_bw, overhead = float(np.exp(best.x[0])), float(best.x[1])
-    fitted = _scaled(system, k_bw, overhead, why)
+    fitted = _scaled(system, k_bw, overhead, why, physical)
     err = np.abs(model(best.x) / t - 1)
     return FitResult(fitted, k_bw, level, overhead, float(np.sqrt(np.mean(np.log(model(best.x) / t) ** 2))),
                      float(np.median(err)))
