@@ -18,6 +18,9 @@ The terms bound each coefficient separately, so their sum bounds every algorithm
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 import numpy as np
 
 from collperf.collectives import check_ranks, formula_bytes, get_collective
@@ -58,3 +61,99 @@ def lower_bound(collective: str, ranks: int, size_bytes, link: Link, ports: str 
     n = np.atleast_1d(formula_bytes(collective, size_bytes)).astype(float)
     return Cost(np.full(n.shape, a * link.latency_s), b * n * link.seconds_per_byte,
                 c * n * link.seconds_per_reduced_byte)
+
+
+# ---- two-level (nodes x GPUs) bounds ------------------------------------------------------------
+# A collective on N nodes x g GPUs cannot beat the busiest resource: each node's NICs (the node-level
+# bound: treat a node as one endpoint with NICs x rate; Patarasuk & Yuan's argument over N endpoints),
+# each GPU's intra-node links (the same argument over the g GPUs of a node) and, for PCIe GPUs without
+# P2P, the host bridge every byte crosses. Phases that NCCL pipelines overlap, so the bound is the max
+# of the three, not their sum (reference/nccl-tuning-model.md §2: NVLSTree/Tree pipeline intra and inter).
+
+# bytes per size that each node sends over its NICs, as a function of N (nodes) and g
+_NODE_NET = {
+    "allreduce": lambda N, g: 2.0 * (N - 1) / N,
+    "allgather": lambda N, g: (N - 1) / N,
+    "reducescatter": lambda N, g: (N - 1) / N,
+    "broadcast": lambda N, g: 1.0,
+    "reduce": lambda N, g: 1.0,
+    "alltoall": lambda N, g: g * (N - 1) / N,     # every rank's off-node blocks
+    "scatter": lambda N, g: (N - 1) / N,
+    "gather": lambda N, g: (N - 1) / N,
+    "sendrecv": lambda N, g: 1.0,
+}
+
+
+def _intra_coefficient(name: str, g: int, in_switch_reduction: bool) -> float:
+    """Bytes per size each GPU moves over its intra-node links in the intra phase (the flat bound
+    over the g GPUs of a node); NVLS reduces in the switch, halving allreduce's (Patarasuk-Yuan: each
+    GPU sends its (g-1)/g share once and receives the reduced share once)."""
+    if g <= 1:
+        return 0.0
+    if name == "allreduce":
+        return (g - 1) / g if in_switch_reduction else 2.0 * (g - 1) / g
+    if name in ("broadcast", "reduce", "sendrecv"):
+        return 1.0
+    return (g - 1) / g
+
+
+def _host_bridge_coefficient(name: str, p: int) -> float:
+    """Bytes per size crossing a shared host bridge (PCIe without P2P: every GPU-to-GPU byte goes
+    through host memory): the sum over ranks of what each must receive (Patarasuk-Yuan per rank)."""
+    if p <= 1:
+        return 0.0
+    return {"allreduce": 2.0 * (p - 1), "broadcast": float(p - 1), "reduce": 1.0,
+            "sendrecv": 1.0}.get(name, float(p - 1))
+
+
+@dataclass(frozen=True)
+class TwoLevelBound:
+    """Lower bound per size and which resource binds."""
+
+    collective: str
+    ranks: int
+    size_bytes: np.ndarray
+    network_s: np.ndarray
+    intra_s: np.ndarray
+    host_bridge_s: np.ndarray
+
+    @property
+    def time_s(self) -> np.ndarray:
+        return np.maximum(np.maximum(self.network_s, self.intra_s), self.host_bridge_s)
+
+    @property
+    def binding(self) -> list[str]:
+        stacked = np.vstack([self.network_s, self.intra_s, self.host_bridge_s])
+        names = np.array(["network", "intra-node", "host bridge"])
+        return list(names[np.argmax(stacked, axis=0)])
+
+    @property
+    def peak_busbw_Bps(self) -> float:
+        """The busbw no size can exceed (bandwidth terms are linear in size)."""
+        from collperf.collectives import busbw_factor
+        per_byte = max(float(np.max(t / np.maximum(self.size_bytes, 1))) for t in
+                       (self.network_s, self.intra_s, self.host_bridge_s))
+        return math.inf if per_byte == 0 else busbw_factor(self.collective, self.ranks) / per_byte
+
+
+def two_level_bound(collective: str, size_bytes, nodes: int, gpus_per_node: int, intra_Bps: float,
+                    node_network_Bps: float, in_switch_reduction: bool = False,
+                    host_bridge_Bps: float | None = None) -> TwoLevelBound:
+    """max(node-level network bound, intra-node bound, host-bridge bound) per size.
+
+    node_network_Bps: one node's NICs together (NICs x rate). intra_Bps: one GPU's links to the other
+    GPUs of its node, per direction. host_bridge_Bps: the shared path through host memory (None: P2P).
+    """
+    from collperf.collectives import get_collective
+    name = get_collective(collective).name
+    check_ranks(nodes), check_ranks(gpus_per_node)
+    if not (intra_Bps > 0 and node_network_Bps > 0):
+        raise UsageError(f"intra {intra_Bps!r} B/s and network {node_network_Bps!r} B/s must be > 0")
+    n = np.atleast_1d(formula_bytes(name, size_bytes)).astype(float)
+    N, g = int(nodes), int(gpus_per_node)
+    net = n * (_NODE_NET[name](N, g) if N > 1 else 0.0) / node_network_Bps
+    intra = n * _intra_coefficient(name, g, in_switch_reduction and name == "allreduce") / intra_Bps
+    bridge = np.zeros_like(n)
+    if host_bridge_Bps:
+        bridge = n * _host_bridge_coefficient(name, g) / host_bridge_Bps
+    return TwoLevelBound(name, N * g, n, net, intra, bridge)

@@ -1,0 +1,158 @@
+"""What NCCL does on a System, per size: the chosen (algorithm, protocol), its time split into latency
+and bandwidth terms, the runner-up; and the expected time of a real run (NCCL's model plus the host
+launch overhead, never below the physical lower bound).
+
+`select` is NCCL's own choice and time (tuning.cc + enqueue.cc topoGetAlgoInfo: argmin over the
+enabled table, first entry wins ties). `expect` is what diagnose should compare a measurement with.
+AlltoAll and send/recv are point-to-point in NCCL (no tuning table): `expect` prices them from
+per-peer link rates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from collperf.collectives import busbw_factor, check_ranks, get_collective
+from collperf.errors import UsageError
+from collperf.model.nccl import constants as C
+from collperf.model.nccl.tuning import TuningTable, entry_times_us, tuning_table
+
+if TYPE_CHECKING:
+    from collperf.model.bounds import TwoLevelBound
+    from collperf.model.systems import System
+
+
+@dataclass(frozen=True)
+class NcclPrediction:
+    """Per size: choice, time and its split. Arrays all have the shape of size_bytes."""
+
+    collective: str
+    ranks: int
+    nodes: int
+    size_bytes: np.ndarray
+    algorithm: np.ndarray          # str per size ("ring", "tree", "nvls-tree", ..., "p2p")
+    protocol: np.ndarray           # "LL" / "LL128" / "Simple"
+    latency_s: np.ndarray          # the chosen entry's latency term (+ launch overhead in expect)
+    bandwidth_s: np.ndarray        # the chosen entry's size / bandwidth term
+    runner_up_algorithm: np.ndarray
+    runner_up_protocol: np.ndarray
+    runner_up_time_s: np.ndarray   # inf where nothing else is enabled
+    bound_s: np.ndarray | None = None   # the physical lower bound (expect only)
+
+    @property
+    def time_s(self) -> np.ndarray:
+        t = self.latency_s + self.bandwidth_s
+        return t if self.bound_s is None else np.maximum(t, self.bound_s)
+
+    @property
+    def algbw_Bps(self) -> np.ndarray:
+        return self.size_bytes / self.time_s
+
+    @property
+    def busbw_Bps(self) -> np.ndarray:
+        return self.algbw_Bps * busbw_factor(self.collective, self.ranks)
+
+    @property
+    def regime(self) -> np.ndarray:
+        """'latency' or 'bandwidth' per size from the chosen algorithm's own terms, 'bound' where the
+        physical bound, not NCCL's model, sets the expectation."""
+        out = np.where(self.latency_s >= self.bandwidth_s, "latency", "bandwidth").astype(object)
+        if self.bound_s is not None:
+            out[self.bound_s > self.latency_s + self.bandwidth_s] = "bound"
+        return out
+
+    @property
+    def choice(self) -> list[str]:
+        return [f"{a}/{p}" for a, p in zip(self.algorithm, self.protocol)]
+
+
+def _sizes(size_bytes) -> np.ndarray:
+    n = np.atleast_1d(np.asarray(size_bytes, dtype=float))
+    if n.ndim != 1 or np.any(~np.isfinite(n)) or np.any(n < 0):
+        raise UsageError(f"sizes {size_bytes!r}: expected sizes in bytes >= 0")
+    return n
+
+
+def select(collective: str, size_bytes, system: "System", table: TuningTable | None = None) -> NcclPrediction:
+    """NCCL's choice per size and its model time (no launch overhead, no bound)."""
+    name = get_collective(collective).name
+    n = _sizes(size_bytes)
+    table = table or tuning_table(name, system)
+    lat_us, bw_us = entry_times_us(table, system, n)
+    total = lat_us + bw_us
+    entries = TuningTable.entries()
+    if np.all(np.isnan(total)):
+        raise UsageError(f"no NCCL algorithm is enabled for {name} on {system.describe()} "
+                         f"(protocols {system.protocols}); check the system's protocols and ranks")
+    masked = np.where(np.isnan(total), np.inf, total)
+    order = np.argsort(masked, axis=0, kind="stable")   # stable: NCCL's loop order breaks ties
+    best, second = order[0], order[1]
+    cols = np.arange(n.size)
+    names_a = np.array([a for a, _ in entries], dtype=object)
+    names_p = np.array([p for _, p in entries], dtype=object)
+    return NcclPrediction(
+        name, system.ranks, system.nodes, n, names_a[best], names_p[best],
+        lat_us[best, cols] * 1e-6, bw_us[best, cols] * 1e-6,
+        names_a[second], names_p[second], masked[second, cols] * 1e-6)
+
+
+def p2p_time(collective: str, size_bytes, system: "System") -> tuple[np.ndarray, np.ndarray]:
+    """(latency, bandwidth) seconds for alltoall / sendrecv from per-peer link rates.
+
+    alltoall: each rank sends size/p to every peer at once; the (g-1)/p on-node share crosses its
+    NVLink/PCIe, the (p-g)/p off-node share its NICs' share (NICs x rate / g); the slower one binds.
+    sendrecv (nccl-tests: rank r sends size to r+1): a node-crossing pair uses one NIC, else the GPU link.
+    Latency: NCCL's Simple base + one hop (tuning.cc Ring Simple hwLatencies), the NET hop when crossing.
+    """
+    n = _sizes(size_bytes)
+    g, p = system.gpus_per_node, system.ranks
+    hop_intra = C.HW_LATENCY_US["NVLINK" if system.nvlink_links else "PCI"]["ring"][2]
+    hop_net = C.HW_LATENCY_US["NET"]["ring"][2] + 2 * system.net_latency_us
+    base = C.BASE_LATENCY_US["ring"][2]
+    intra_Bps = system.intra_Bps if not system.host_bridge else system.intra_Bps / max(1, g)
+    nic_share_Bps = system.node_network_Bps / g
+    if collective == "sendrecv":
+        crosses = system.nodes > 1
+        rate = min(system.nic_Bps, system.intra_Bps) if crosses else intra_Bps
+        lat = base + (hop_net if crosses else hop_intra)
+        return np.full_like(n, lat * 1e-6), n / rate
+    on_node = n * (g - 1) / p / intra_Bps if g > 1 else np.zeros_like(n)
+    off_node = n * (p - g) / p / nic_share_Bps if system.nodes > 1 else np.zeros_like(n)
+    lat = base + (hop_net if system.nodes > 1 else hop_intra)
+    return np.full_like(n, lat * 1e-6), np.maximum(on_node, off_node)
+
+
+def system_bound(collective: str, size_bytes, system: "System") -> "TwoLevelBound":
+    """The physical lower bound on this system (bounds.two_level_bound with its rates)."""
+    from collperf.model.bounds import two_level_bound
+    k = system.phys_scale
+    return two_level_bound(collective, size_bytes, system.nodes, system.gpus_per_node, system.intra_Bps * k,
+                           system.node_network_Bps * k, in_switch_reduction=system.nvls,
+                           host_bridge_Bps=system.pcie_GBps * 1e9 * k if system.host_bridge else None)
+
+
+def expect(collective: str, size_bytes, system: "System") -> NcclPrediction:
+    """The expected time of an nccl-tests measurement: NCCL's choice and model time, plus the host
+    launch overhead of the system, and never below the physical bound."""
+    name = get_collective(collective).name
+    check_ranks(system.ranks)
+    n = _sizes(size_bytes)
+    overhead_s = system.launch_overhead_us * 1e-6
+    bound = system_bound(name, n, system).time_s
+    if name in C.FUNCTIONS:
+        pred = select(name, n, system)
+        return NcclPrediction(name, pred.ranks, pred.nodes, n, pred.algorithm, pred.protocol,
+                              pred.latency_s + overhead_s, pred.bandwidth_s, pred.runner_up_algorithm,
+                              pred.runner_up_protocol, pred.runner_up_time_s + overhead_s, bound)
+    if name not in ("alltoall", "sendrecv"):
+        raise UsageError(f"{name}: NCCL has no {name} of its own (nccl-tests builds it from send/recv); "
+                         "expected one of allreduce, allgather, reducescatter, broadcast, reduce, "
+                         "alltoall, sendrecv")
+    lat, bw = p2p_time(name, n, system)
+    none = np.full(n.shape, "-", dtype=object)
+    return NcclPrediction(name, system.ranks, system.nodes, n, np.full(n.shape, "p2p", dtype=object),
+                          np.full(n.shape, "Simple", dtype=object), lat + overhead_s, bw, none, none,
+                          np.full(n.shape, np.inf), bound)

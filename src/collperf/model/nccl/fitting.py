@@ -1,0 +1,83 @@
+"""Fit the hardware to one measured table, then predict other collectives on the same machine.
+
+The expectation model's free physical parameters are scaled so that it reproduces the log: the
+bandwidth NCCL gets per channel (one factor `k_bw` on every graph bandwidth: on one node that is
+the intra-node level, on several the NIC-limited one) and the host launch overhead (latency not in
+NCCL's model). The physical rates, and so the bound, stay as they are: a fit says how well NCCL uses
+the hardware, not that the hardware changed. The fitted System is then fed to `expect` for any
+collective, which makes its own NCCL algorithm/protocol choice. Least squares on log time (relative
+errors), with a weak pull of the scales towards 1 so that what the data cannot see stays as it was.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from collperf.errors import UsageError
+
+if TYPE_CHECKING:
+    from collperf.model.systems import System
+
+
+@dataclass(frozen=True)
+class FitResult:
+    system: "System"            # the fitted system (provenance says "fitted to <source>")
+    k_bw: float                 # bandwidth scale of NCCL's channels
+    level: str                  # "intra" or "network": the level it mostly describes
+    launch_overhead_us: float
+    rms_log_error: float
+    median_abs_error: float     # |model - measured| / measured, median over the rows used
+
+    def describe(self) -> str:
+        return (f"{self.level} bandwidth x{self.k_bw:.3f}, launch overhead {self.launch_overhead_us:.1f} us; "
+                f"median error {self.median_abs_error:.1%}")
+
+
+def _scaled(system: "System", k_bw: float, overhead_us: float, why: str, physical: bool) -> "System":
+    if physical:
+        return system.with_(why, phys_scale=system.phys_scale * k_bw, launch_overhead_us=overhead_us)
+    return system.with_(why, bw_scale=system.bw_scale * k_bw, launch_overhead_us=overhead_us)
+
+
+def fit_system(collective: str, size_bytes, time_s, system: "System", min_size_bytes: int = 0,
+               source: str = "log") -> FitResult:
+    """Fit `system` to measured (size, time) rows of one collective; returns the fitted system."""
+    from scipy.optimize import least_squares
+
+    from collperf.model.nccl.expected import expect
+    n = np.asarray(size_bytes, dtype=float)
+    t = np.asarray(time_s, dtype=float)
+    keep = (n >= max(min_size_bytes, 1)) & (t > 0)
+    if keep.sum() < 2:
+        raise UsageError(f"fit needs at least 2 rows with size >= {min_size_bytes} B and time > 0; "
+                         f"got {int(keep.sum())}")
+    n, t = n[keep], t[keep]
+    level = "network" if system.nodes > 1 else "intra"
+    # Scale what sets the time: where the physical bound, not NCCL's model, gives most of the
+    # unfitted expectation (e.g. PCIe through host memory), the fit scales the physical rates;
+    # else NCCL's channel bandwidths.
+    physical = bool(np.mean(expect(collective, n, system).regime == "bound") > 0.5)
+    if physical:
+        level = "host bridge" if system.host_bridge else level + " (physical)"
+    why = f"fitted to {source}"
+
+    def model(x):
+        k_bw, overhead = np.exp(x[0]), max(0.0, x[1])
+        return expect(collective, n, _scaled(system, k_bw, overhead, why, physical)).time_s
+
+    def residual(x):
+        return np.concatenate([np.log(model(x) / t), 0.05 * np.array([x[0]])])
+
+    best = None
+    for start in ((0.0, system.launch_overhead_us), (np.log(0.5), 5.0), (np.log(0.25), 20.0)):
+        res = least_squares(residual, np.array(start, dtype=float), bounds=([-5, 0], [3, 1e4]))
+        if best is None or res.cost < best.cost:
+            best = res
+    k_bw, overhead = float(np.exp(best.x[0])), float(best.x[1])
+    fitted = _scaled(system, k_bw, overhead, why, physical)
+    err = np.abs(model(best.x) / t - 1)
+    return FitResult(fitted, k_bw, level, overhead, float(np.sqrt(np.mean(np.log(model(best.x) / t) ** 2))),
+                     float(np.median(err)))

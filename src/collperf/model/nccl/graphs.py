@@ -1,0 +1,123 @@
+"""What NCCL's topology search (src/graph/search.cc, ncclTopoCompute) finds on a System: per algorithm
+graph, the channel count and the per-channel bandwidths bwIntra / bwInter (GB/s) the tuning model reads.
+
+This is a closed-form stand-in for the search, not the search itself. Rules (search.cc):
+- speeds come from the generation's ladder (intra ladder on one node, inter ladder with a network);
+  the search starts at the highest speed <= maxBw (the best GPU->GPU path, or GPU->NIC with a network);
+- a ring channel crosses every GPU once, using `speed` of each GPU's links (getTotalBw: sum of NVLinks,
+  else PCIe) and, with a network, `speed` of one NIC in each direction; it keeps the count x speed
+  that is largest (graphs compare by nChannels * bw);
+- ncclTopoDupChannels doubles channels and halves bw when bwIntra >= 25 (not on sm90+ when bw < 50
+  and there are more than 4 channels), never above MAXCHANNELS;
+- trees (and NVLS) "do not need to close the ring", so their NVLink budget is x g/(g-1); on two nodes
+  trees raise bwIntra up to twice bwInter (pass 2);
+- NVLS (Hopper+ with NVSwitch): one channel per GPU head; each channel uses bwIntra of every GPU's
+  NVLink and twice on its head (ncclTopoSearchTryNvls), so bwIntra <= totalBw / (g + 1); with a network
+  pass 2 raises bwInter up to twice bwIntra, within the GPU->NIC path.
+- PCIe without P2P: the shared path to the host is left to the bounds (see below).
+Known gaps: the cube-mesh of DGX-1 (treated as its NVLink sum), crossNic, PXN, CollNet heads.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from collperf.model.nccl.constants import MAX_CHANNELS, MAX_NVLS_ARITY, pcie_bw, speed_ladder
+
+if TYPE_CHECKING:
+    from collperf.model.systems import System
+
+
+@dataclass(frozen=True)
+class Graph:
+    n_channels: int
+    bw_intra: float        # GB/s per channel
+    bw_inter: float        # GB/s per channel
+    type_intra: str = "NVLINK"   # "NVLINK" or "PCI": which hwLatencies row
+    latency_inter_us: float = 0.0
+    same_channels: bool = True
+
+
+def _best_speed(ladder, max_bw: float, channels_at) -> tuple[float, int]:
+    """Walk the ladder down from the first speed <= max_bw; once a solution exists, go on only while the
+    next speed is > 0.49 of it (search.cc "Decrease bw until we find a solution"), keeping the largest
+    channels x speed (ties: the faster speed)."""
+    best = (0.0, 0)
+    for speed in ladder:
+        if speed > max_bw + 1e-9:
+            continue
+        if best[1] and speed <= 0.49 * best[0]:
+            break
+        n = channels_at(speed)
+        if n >= 1 and n * speed > best[0] * best[1] + 1e-9:
+            best = (speed, n)
+    if best[1] == 0:   # nothing fits: search.cc falls back to the slowest speed, one channel
+        best = (ladder[-1], 1)
+    return best
+
+
+def _dup(speed: float, n: int, cc: int) -> tuple[float, int]:
+    """search.cc ncclTopoDupChannels."""
+    if speed < 25.0 or (cc > 80 and speed < 50.0 and n > 4):
+        return speed, n
+    dup = min(2 * n, MAX_CHANNELS)
+    return speed / math.ceil(dup / n), dup
+
+
+def search_graphs(system: "System") -> dict[str, Graph]:
+    """Graphs for 'ring', 'tree', 'nvls' (absent when the system has no NVLS), 'collnet'."""
+    cc, g, nodes = system.compute_capability, system.gpus_per_node, system.nodes
+    inter = nodes > 1
+    ladder = speed_ladder(cc, inter)
+    type_intra = "NVLINK" if system.nvlink_links else "PCI"
+    gpu_bw = system.nccl_gpu_bw
+    # PCIe without P2P: we keep the GPU's own PCIe rate here (search.cc would also charge the shared
+    # switch-to-CPU link); the shared host bridge is a physical limit that `expect` applies through
+    # the lower bound (bounds.host_bridge_time), which reads sample 12 (broadcast) correctly.
+    if inter:
+        net_path = min(system.nccl_nic_bw, pcie_bw(system.pcie_gen))   # GPU -> NIC over PCIe, then the NIC
+        max_bw = net_path if g == 1 else min(net_path, gpu_bw)
+
+        def ring_channels(speed):
+            per_nic = math.floor(system.nccl_nic_bw / speed + 1e-9)
+            by_gpu = math.floor(gpu_bw / speed + 1e-9) if g > 1 else MAX_CHANNELS
+            return min(MAX_CHANNELS, system.nics_per_node * per_nic, by_gpu)
+    else:
+        max_bw = gpu_bw if g > 1 else 5000.0   # LOC_BW for a single GPU
+
+        def ring_channels(speed):
+            return min(MAX_CHANNELS, math.floor(gpu_bw / speed + 1e-9))
+    speed, n = _best_speed(ladder, max_bw, ring_channels)
+    speed, n = _dup(speed, n, cc)
+    lat = system.net_latency_us
+    graphs = {"ring": Graph(n, speed, speed, type_intra, lat),
+              "collnet": Graph(n, speed, speed, type_intra, lat)}
+    # Trees: same channels as rings (search.cc tries for that first); on 2 nodes bwIntra rises to
+    # at most twice bwInter within the NVLink budget x g/(g-1).
+    tree_intra = speed
+    if inter and g > 1:
+        budget = gpu_bw * g / (g - 1)
+        for s in sorted(ladder):
+            if speed < s and tree_intra < 2 * speed and s * n <= budget + 1e-9:
+                tree_intra = s
+    graphs["tree"] = Graph(n, tree_intra, speed, type_intra, lat)
+    if system.nvls and system.nvswitch and cc >= 90 and g > 1:
+        heads = min(MAX_NVLS_ARITY, g)
+        ok = [s for s in ladder if s * (g + 1) <= system.nccl_gpu_bw + 1e-9 and (not inter or s <= max_bw)]
+        if ok:
+            intra = max(ok)
+            # pass 2 raises bwInter one rung at a time while it is below twice bwIntra; with a network
+            # it must still fit the GPU->NIC path, on one node nothing else limits it.
+            inter_bw = intra
+            limit = min(system.nccl_nic_bw, pcie_bw(system.pcie_gen)) if inter else math.inf
+            for s in sorted(ladder):
+                if inter_bw < s <= limit and inter_bw < 2 * intra:
+                    inter_bw = s
+            graphs["nvls"] = Graph(heads, intra, inter_bw, "NVLINK", lat, same_channels=False)
+    if system.bw_scale != 1.0:   # a fitted efficiency, applied after the (discrete) search
+        k = system.bw_scale
+        graphs = {name: Graph(gr.n_channels, gr.bw_intra * k, gr.bw_inter * k, gr.type_intra, gr.latency_inter_us,
+                              gr.same_channels) for name, gr in graphs.items()}
+    return graphs
