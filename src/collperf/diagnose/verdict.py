@@ -59,8 +59,8 @@ def causes(collective: str, runtime: str, regime: str, nodes: int, choice: str =
                "too few channels per peer (NCCL_NCHANNELS_PER_NET_PEER, NCCL_P2P_NET_CHUNKSIZE)"]
         return out
     if regime == "latency":
-        return ["per-call overhead outside NCCL's model: one host thread launching every GPU (nccl-tests -g N: "
-                "use one process per GPU, -g 1), no CUDA graphs (-G), a busy CPU or unpinned processes",
+        return ["per-call host overhead outside NCCL's model: kernel launch, a busy CPU or unpinned processes, no "
+                "CUDA graphs (nccl-tests -G); nccl-tests -g N > 1 launches every GPU from one thread",
                 f"a protocol forced by the environment (NCCL_PROTO) where NCCL would pick {choice or 'LL/LL128'}"]
     out = []
     if nodes > 1:
