@@ -110,8 +110,8 @@ def network_options(*, only=None, exclude=()):
 _HW_PANEL = "Hardware (default: from the log)"
 
 
-def _hw(*names, help=None, default=None):
-    return typer.Option(default, *names, help=help, rich_help_panel=_HW_PANEL)
+def _hw(*names, help=None, default=None, **extra):
+    return typer.Option(default, *names, help=help, rich_help_panel=_HW_PANEL, **extra)
 
 
 # name -> (annotation, typer option); the names are HardwareSpec's fields
@@ -123,7 +123,7 @@ HARDWARE_OPTIONS = {
     "nodes": (Optional[int], _hw("--nodes", help="Nodes (GPUs per node = ranks / nodes).")),
     "nics_per_node": (Optional[int], _hw("--nics-per-node", help="NICs per node.")),
     "nic_rate": (Optional[str], _hw("--nic-rate", help="One NIC's line rate, e.g. 400Gb/s.")),
-    "nvls": (Optional[bool], _hw("--nvls/--no-nvls", help="NVLink SHARP (in-switch reduction) on or off.")),
+    "nvls": (Optional[bool], _hw("--nvls/--no-nvls", metavar="", help="NVLink SHARP (in-switch reduction) on or off.")),
     "intra_bandwidth": (Optional[str], _hw("--intra-bandwidth", help="One GPU's physical rate to the other GPUs "
                                                                      "of its node, per direction, e.g. 450GB/s.")),
     "profile": (Optional[str], _hw("--profile", help="A calibrated profile (collperf calibrate -o FILE).")),

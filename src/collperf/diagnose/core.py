@@ -96,6 +96,9 @@ def expectation(collective: str, sizes, assumed: Assumed, peak_Bps: float | None
     expected = regime = None
     choice = runner = [""] * len(n)
     expected_from = f"none: {assumed.why_none}"
+    if system is not None and system.ranks < 2:
+        expected_from = "none: one rank, no collective to model"
+        system = None
     if system is not None and len(n):
         pred = expect(collective, n, system)
         expected, regime = pred.time_s, pred.regime
@@ -135,6 +138,8 @@ def _judge(size, time_s, busbw, i, ex: Expectation, collective, runtime, nodes, 
     text, eff = V.verdict(time_s, expected, bound, wrong)
     why = V.causes(collective, runtime, regime, nodes, ex.choice[i], ex.runner_up[i]) \
         if text.startswith("slower") else []
+    if why and expected and time_s > 10 * expected:
+        why.insert(0, V.FAR_OFF)
     return SizeVerdict(size, time_s, expected, bound, busbw, eff, regime, text, ex.choice[i], ex.runner_up[i],
                        ex.binding[i], fitted_s, why, wrong)
 

@@ -38,6 +38,10 @@ ISOLATED = ("an isolated size (its neighbours are as expected): noise, warm-up (
             "protocol/algorithm switch at this size; rerun with more iterations (-n) before changing anything")
 
 
+FAR_OFF = ("a gap this large is rarely the hardware: check the size convention (nccl-tests' size is the buffer "
+           "per rank: --size), that the time is one call (not a loop or a whole step), and the rank count")
+
+
 def causes(collective: str, runtime: str, regime: str, nodes: int, choice: str = "", runner_up: str = "") -> list[str]:
     """Likely causes of a slower-than-expected row, for the tool, the collective and the regime."""
     if runtime == "mpi":
@@ -89,5 +93,6 @@ def verdict(time_s: float, expected_s: float | None, bound_s: float | None, wron
     ratio = time_s / expected_s
     if time_s <= SLOWER_FACTOR * expected_s + HOST_SLACK_S:
         return "as expected", efficiency
-    return (f"slower than expected by {ratio - 1:.0%} ({units.format_time(time_s)} vs "
+    by = f"{ratio - 1:.0%}" if ratio < 2 else f"{ratio:.3g}x"
+    return (f"slower than expected by {by} ({units.format_time(time_s)} vs "
             f"{units.format_time(expected_s)})"), efficiency
