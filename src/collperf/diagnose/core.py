@@ -88,8 +88,9 @@ class Expectation:
 
 
 def expectation(collective: str, sizes, assumed: Assumed, peak_Bps: float | None = None,
-                factor: float | None = None) -> Expectation:
-    """NCCL's expected time and the bound on the assumed system (a flat bound from `peak_Bps` if given)."""
+                factor: float | None = None, bound_system=None) -> Expectation:
+    """NCCL's expected time and the bound on the assumed system (a flat bound from `peak_Bps` if given;
+    `bound_system`: another system for the bound, e.g. the unfitted hardware when the expectation is a fit)."""
     from collperf.model.nccl import expect, system_bound
     n = np.asarray(sizes, dtype=float)
     system = assumed.system
@@ -117,7 +118,8 @@ def expectation(collective: str, sizes, assumed: Assumed, peak_Bps: float | None
         binding = ["peak"] * len(n)
         peak_GBps = peak_Bps / 1e9
         bound_from = f"given: --peak {units.format_bandwidth(peak_Bps)} per rank (busbw cannot exceed it)"
-    elif system is not None and len(n):
+    elif (bound_system or system) is not None and len(n):
+        system = bound_system or system
         b = system_bound(collective, n, system)
         bound, binding = b.time_s, b.binding
         peak = b.peak_busbw_Bps
@@ -178,6 +180,7 @@ def diagnose(table: Table, peak_Bps: float | None = None, hardware=None, model=N
     own = fit(table)
     assumed = assume(table, hardware)
     model_from = None
+    hardware_system = assumed.system
     if model is not None:
         system, result, model_from = _model_system(model, hardware, table)
         assumed = Assumed(system, assumed.values, assumed.notes)
@@ -188,7 +191,8 @@ def diagnose(table: Table, peak_Bps: float | None = None, hardware=None, model=N
                        if r.size > 0 and isinstance(r.time_s, (int, float)) and np.isfinite(r.time_s)
                        and r.time_s > 0), key=lambda r: r.size)
     rows = [r for r in measured if usable(r)]
-    ex = expectation(table.collective, [r.size for r in measured], assumed, peak_Bps, own.factor)
+    ex = expectation(table.collective, [r.size for r in measured], assumed, peak_Bps, own.factor,
+                     hardware_system if model_from else None)
     if model_from:
         ex.expected_from = f"NCCL's model fitted to {model_from}, predicting {table.collective} with its own choice"
     nodes = assumed.system.nodes if assumed.system else (table.nodes or 1)
@@ -212,7 +216,7 @@ def _mark_isolated(verdicts: list[SizeVerdict]) -> None:
         if not v.verdict.startswith("slower"):
             continue
         near = [verdicts[j] for j in (i - 1, i + 1) if 0 <= j < len(verdicts)]
-        if near and all(n.verdict == "as expected" for n in near):
+        if near and all(n.verdict.startswith(("as expected", "faster")) for n in near):
             v.causes.insert(0, V.ISOLATED)
 
 

@@ -91,6 +91,9 @@ def verdict(time_s: float, expected_s: float | None, bound_s: float | None, wron
     if expected_s is None:
         return "not judged: no system assumed (pass --cluster or --gpu)", efficiency
     ratio = time_s / expected_s
+    if ratio < 1 / SLOWER_FACTOR:
+        return (f"faster than expected ({units.format_time(time_s)} vs {units.format_time(expected_s)}): good; "
+                "NCCL's model of the assumed system undervalues this run"), efficiency
     if time_s <= SLOWER_FACTOR * expected_s + HOST_SLACK_S:
         return "as expected", efficiency
     by = f"{ratio - 1:.0%}" if ratio < 2 else f"{ratio:.3g}x"

@@ -116,7 +116,7 @@ def _split_verdict(text: str) -> tuple[str, str]:
 
 
 def _tone(label: str) -> str:
-    for start, tone in (("as expected", "good"), ("excellent", "good"), ("typical", "ok"), ("above", "ok"),
+    for start, tone in (("as expected", "good"), ("faster", "good"), ("excellent", "good"), ("typical", "ok"), ("above", "ok"),
                         ("slower", "bad"), ("investigate", "bad"), ("error", "bad")):
         if label.startswith(start):
             return tone
