@@ -231,7 +231,8 @@ def test_hardware_options_on_the_cli():
     assert values["NICs per node"]["assumed"] == "4"
     res = runner.invoke(app, ["diagnose", str(sample("01_")), "--gpu", "H100", "--json"])
     values = {v["value"]: v for v in json.loads(res.output)["system"]["values"]}
-    assert values["GPU"] == {"value": "GPU", "assumed": "H100", "source": "user override (--gpu)"}
+    assert values["GPU"] == {"value": "GPU", "assumed": "H100", "source": "user override (--gpu), taken as the SXM part"}
+    assert values["in-switch reduction (NVLS)"]["assumed"] == "yes"
     res = runner.invoke(app, ["diagnose", str(sample("01_")), "--nvls"])
     assert res.exit_code != 0 and "NVLS" in str(res.exception)
 

@@ -183,9 +183,15 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
         try:
             base = system_for_gpu(gpu_text, nodes=1)
         except UsageError as e:
-            if hw.profile is None:
-                return Assumed(None, [], notes, f"{e}; pass --cluster SYSTEM")
             base = None
+            if hw.gpu is not None:   # a bare 'H100' / 'A100' from the user: the SXM part of the catalogue
+                try:
+                    base = system_for_gpu(f"{gpu_text} SXM", nodes=1)
+                    gpu_src = "user override (--gpu), taken as the SXM part"
+                except UsageError:
+                    raise UsageError(f"--gpu {hw.gpu}: {e}") from None
+            elif hw.profile is None:
+                return Assumed(None, [], notes, f"{e}; pass --cluster SYSTEM")
     per_node_default = base.gpus_per_node if base is not None else (ranks or 1)
     if nodes is None and ranks:
         if ranks > per_node_default and ranks % per_node_default == 0:
