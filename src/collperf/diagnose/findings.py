@@ -155,15 +155,16 @@ def above_bound(verdicts, assumed, peak_source: str | None) -> list[Finding]:
 def slower_overall(verdicts, assumed) -> list[Finding]:
     """Most judged rows slower than expected: the run as a whole, or the system assumed, is off."""
     judged = [v for v in verdicts if v.expected_s and not v.verdict.startswith(("not judged", "above"))]
+    judged = [v for v in judged if v.regime != "latency"] or judged   # where the hardware shows
     slow = [v for v in judged if v.verdict.startswith("slower")]
-    if len(judged) < 4 or len(slow) < 0.75 * len(judged):
+    if len(judged) < 3 or len(slow) < 0.75 * len(judged):
         return []
     ratio = float(np.median([v.time_s / v.expected_s for v in judged]))
     defaults = [f"{label} {value}" for label, value, src in assumed.values
                 if src.startswith("default") and label in ("NIC rate", "NICs per node", "intra-node link")]
     hint = (" Values taken from the catalogue's defaults, not from the log: " + ", ".join(defaults) + ".") \
         if defaults else ""
-    return [Finding("slower-overall", "warning", f"{len(slow)} of {len(judged)} sizes are slower than NCCL's expected "
+    return [Finding("slower-overall", "warning", f"{len(slow)} of {len(judged)} bandwidth-bound sizes are slower than NCCL's expected "
                     f"time (median {ratio:.2f}x): either the hardware is slower than assumed (give --cluster, "
                     "--nic-rate, --nics-per-node) or the whole path is slow (see the causes per size)." + hint,
                     [v.size for v in slow])]
