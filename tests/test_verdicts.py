@@ -250,3 +250,20 @@ def test_model_from_goes_through_the_expectation_model_and_names_the_model_log()
     assert row(d, 8 * GIB).bound_s == pytest.approx(row(alone, 8 * GIB).bound_s)
     res = runner.invoke(app, ["diagnose", str(sample("12_")), "--model-from", str(sample("10_"))], terminal_width=200)
     assert res.exit_code == 0 and "model log:" in res.output and sample("10_").name in res.output
+
+
+def test_a_profile_sets_the_rates_and_says_so(tmp_path):
+    profile = tmp_path / "p.json"
+    profile.write_text(json.dumps({"kind": "collperf-profile", "nodes": 1, "ranks_per_node": 2,
+                                   "intra": {"latency_s": 2e-6, "bandwidth_Bps": 400e9},
+                                   "inter": {"latency_s": 5e-6, "bandwidth_Bps": 100e9}}))
+    d = diagnose(load(sample("14_"))[0], hardware=HardwareSpec(profile=str(profile)))
+    values = {label: (value, src) for label, value, src in d.assumed.values}
+    assert values["NIC rate"] == ("800 Gb/s", "user override (--profile p.json)")
+    assert values["nodes"] == ("2", "from the hosts in the device lines")      # the log's, not the profile's
+    # node-level bound: 2 (N-1)/N x 16 GiB over one 100 GB/s path per node
+    assert row(d, 16 * GIB).bound_s == pytest.approx(16 * GIB / 100e9)
+    # 16 GiB ran in 68.65 ms, faster than that bound: the profile cannot be this machine's
+    above = next(f for f in d.findings if f.kind == "above-bound")
+    assert "NIC rate = 800 Gb/s (user override (--profile p.json))" in above.message
+    assert all(s.efficiency is None or s.efficiency <= 1 for s in d.sizes)

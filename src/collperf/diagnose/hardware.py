@@ -127,18 +127,16 @@ def _overrides(system: System, hw) -> System:
     return system
 
 
-def _from_profile(system: System | None, path: str, nodes: int, per_node: int) -> System:
+def _from_profile(system: System, path: str) -> System:
     """A calibrated profile's two levels as the system's physical rates: intra -> the GPU link, inter ->
     one NIC per node (collperf calibrate measures one path per level)."""
     from collperf.calibrate import load_cluster
     c = load_cluster(path)
-    base = system or get_system("pcie-p2p")
     why = f"user override (--profile {Path(path).name})"
-    base = base.with_(why, nodes=nodes, gpus_per_node=per_node, nics_per_node=1,
-                      nic_Gbps=c.inter.bandwidth * 8 / 1e9)
+    base = system.with_(why, nics_per_node=1, nic_Gbps=c.inter.bandwidth_Bps * 8 / 1e9)
     if base.nvlink_links:
-        return base.with_(why, nvlink_GBps=c.intra.bandwidth / 1e9)
-    gen = min((3, 4, 5, 6), key=lambda g: abs({3: 15.75, 4: 31.5, 5: 63.0, 6: 126.0}[g] - c.intra.bandwidth / 1e9))
+        return base.with_(why, nvlink_GBps=c.intra.bandwidth_Bps / 1e9)
+    gen = min((3, 4, 5, 6), key=lambda g: abs({3: 15.75, 4: 31.5, 5: 63.0, 6: 126.0}[g] - c.intra.bandwidth_Bps / 1e9))
     return base.with_(why, pcie_gen=gen)
 
 
@@ -203,29 +201,27 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
     if ranks and ranks % nodes:
         raise UsageError(f"{ranks} ranks do not split over {nodes} nodes: set --nodes to a divisor of the ranks")
     per_node = ranks // nodes if ranks else (c_per or per_node_default)
+    base = base or get_system("pcie-p2p")      # a profile on a log that names no GPU: PCIe GPUs, P2P
+    system = base.with_(nodes_src or "assumed: one node", nodes=nodes).with_(
+        "from the ranks in the log / nodes" if table is not None and ranks else "from --ranks / nodes",
+        gpus_per_node=per_node)
+    system = system.with_(gpu_src, gpu=gpu_text) if hw.cluster is None and gpu_text else system
+    hints = hints_from_header(header, info) if info else {}
+    version = _nccl_version(table, info) if table is not None else None
+    if version and "nccl_version" not in hints:
+        hints["nccl_version"] = version
+    ngpus = int(header.get("ngpus", 1) or 1)
+    if ngpus > 1:
+        hints["gpus_per_thread"] = ngpus
+    if hints:
+        from collperf.model.systems import _apply_hints
+        system = _apply_hints(system, hints)
+        for k in ("nics_per_node", "protocols", "nvls", "launch_overhead_us"):
+            if system.provenance.get(k, "").startswith("from NCCL INFO"):
+                what = {"launch_overhead_us": "nccl-tests -g (one thread launches every GPU)"}.get(
+                    k, "NCCL INFO lines")
+                system = system.with_(f"from {what}", **{k: getattr(system, k)})
     if hw.profile is not None:
-        system = _from_profile(base, hw.profile, nodes, per_node)
-    else:
-        system = base.with_(nodes_src, nodes=nodes).with_(
-            "from the ranks in the log / nodes" if table is not None and ranks else "from --ranks / nodes",
-            gpus_per_node=per_node)
-        system = system.with_(gpu_src, gpu=gpu_text) if hw.cluster is None else system
-        hints = hints_from_header(header, info) if info else {}
-        version = _nccl_version(table, info) if table is not None else None
-        if version and "nccl_version" not in hints:
-            hints["nccl_version"] = version
-        ngpus = int(header.get("ngpus", 1) or 1)
-        if ngpus > 1:
-            hints["gpus_per_thread"] = ngpus
-        if hints:
-            from collperf.model.systems import _apply_hints
-            system = _apply_hints(system, hints)
-            for k in ("nics_per_node", "protocols", "nvls", "launch_overhead_us"):
-                if system.provenance.get(k, "").startswith("from NCCL INFO"):
-                    what = {"launch_overhead_us": "nccl-tests -g (one thread launches every GPU)"}.get(
-                        k, "NCCL INFO lines")
-                    system = system.with_(f"from {what}", **{k: getattr(system, k)})
+        system = _from_profile(system, hw.profile)
     system = _overrides(system, hw)
-    if system.nodes > 1 and not system.nics_per_node:
-        notes.append("no NIC count known")
     return Assumed(system, _values(system), notes)
