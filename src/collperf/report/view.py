@@ -125,6 +125,9 @@ def _tone(label: str) -> str:
 
 def row_view(s) -> RowView:
     label, detail = _split_verdict(_get(s, "verdict", ""))
+    causes = [str(c) for c in _get(s, "causes", [])]
+    if causes:   # diagnose's likely causes for a slower row
+        detail = "; ".join([detail] * bool(detail) + ["likely: " + "; ".join(causes)])
     # diagnose's expected model: `expected_s` when it has one, the ideal model's time until then
     expected = _number(_get(s, "expected_s", _get(s, "ideal_s")))
     return RowView(int(_get(s, "size", 0)), _number(_get(s, "time_s")), _number(_get(s, "fitted_s")), expected,
