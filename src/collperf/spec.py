@@ -513,6 +513,8 @@ class DiagnoseSpec:
     def __post_init__(self):
         if self.hardware is None:
             self.hardware = HardwareSpec.from_network(self.network)
+        elif self.network.given:
+            raise UsageError("diagnose got both network= and hardware=: give the hardware once (HardwareSpec)")
         self.peak_Bps = units.parse_bandwidth(self.peak) if self.peak is not None else None
         if self.peak_Bps is not None and not self.peak_Bps < float("inf"):
             raise UsageError(f"--peak {self.peak}: expected a finite rate per rank, e.g. 50GB/s")

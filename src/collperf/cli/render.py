@@ -164,7 +164,7 @@ def print_judgement(j) -> None:
                   + (f"; runner-up {escape(r.runner_up)}" if r.runner_up else "") + ")")
     if r.bound_s:
         out.print(f"  bound {units.format_time(r.bound_s)} ({r.binding}); efficiency "
-                  f"{100 * r.efficiency:.0f} % of the bound")
+                  f"{100 * r.efficiency:.2g} % (bound / measured)")
     out.print(f"  [bold]verdict[/bold]: [{_verdict_style(r.verdict) or 'default'}]{escape(r.verdict)}[/]")
     _causes([r])
 
