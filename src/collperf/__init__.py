@@ -21,11 +21,11 @@ _EXPORTS = {
     "Cluster": "collperf.model.network", "Link": "collperf.model.network", "Network": "collperf.model.network",
     "Prediction": "collperf.model.predict", "PRESETS": "collperf.model.presets", "get_preset": "collperf.model.presets",
     **{name: "collperf.spec" for name in ("NetworkSpec", "SweepSpec", "BenchSpec", "SimulateSpec", "LogSpec",
-                                          "DiagnoseSpec", "PlanSpec")},
+                                          "DiagnoseSpec", "HardwareSpec", "MeasurementSpec", "PlanSpec")},
     **{name: "collperf.api" for name in ("network", "predict", "crossover", "algorithms", "schedule",
                                          "verified_schedule", "verify_all", "bound", "testbed_up", "testbed_start",
                                          "testbed_status", "testbed_down", "read_logs", "fit_tables", "fit_logs",
-                                         "diagnose_logs", "compare_logs", "plan_spec", "plan_compare", "plan_search",
+                                         "diagnose_logs", "diagnose_measurement", "predict_nccl", "compare_logs", "plan_spec", "plan_compare", "plan_search",
                                          "plan_step")},
 }
 __all__ = sorted(_EXPORTS)

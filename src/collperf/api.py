@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from collperf import units
 from collperf.errors import UsageError
-from collperf.spec import (BenchSpec, DiagnoseSpec, LogSpec, NetworkSpec, PatternSpec, PlanSpec, SimulateSpec,
-                           SweepSpec, TreesSpec, network, output_path, sizes, testbed)
+from collperf.spec import (BenchSpec, DiagnoseSpec, HardwareSpec, LogSpec, MeasurementSpec, NetworkSpec,
+                           PatternSpec, PlanSpec, SimulateSpec, SweepSpec, TreesSpec, network, output_path, sizes, testbed)
 
 
 def _network(net):
@@ -381,32 +381,41 @@ def fit_logs(paths, collective: str | None = None, ranks: int | None = None) -> 
 
 
 def diagnose_logs(spec: DiagnoseSpec | list | str, **options) -> list:
-    """`collperf diagnose`: verdicts and anomalies per table. Give a DiagnoseSpec, or paths with the
-    DiagnoseSpec fields as keywords (peak, network, model_from) and collective/ranks for the logs."""
+    """`collperf diagnose`: verdicts and findings per table. Give a DiagnoseSpec, or paths with the
+    DiagnoseSpec fields as keywords (peak, network, hardware, model_from) and collective/ranks for the logs.
+    Each row is judged against NCCL's expected time on the system assumed from the log (the hardware
+    options override it) and against the physical bound (the system's two-level bound, or --peak)."""
     from collperf.diagnose import diagnose
     if not isinstance(spec, DiagnoseSpec):
         logs = LogSpec(spec, options.pop("collective", None), options.pop("ranks", None))
         spec = DiagnoseSpec(logs, **options)
-    model = fit_tables(read_logs(spec.model_from)[:1])[0] if spec.model_from is not None else None
-    out = []
-    for t in read_logs(spec.logs):
-        net = _network_for_table(spec.network, t) if spec.network.given else None
-        out.append(diagnose(t, spec.peak_Bps, net, model))
-    return out
+    model = read_logs(spec.model_from)[0] if spec.model_from is not None else None
+    return [diagnose(t, spec.peak_Bps, spec.hardware, model) for t in read_logs(spec.logs)]
 
 
-def _network_for_table(net: NetworkSpec, table):
-    """The network a log ran on: the user's cluster or profile, sized to the log's ranks and nodes."""
-    if net.profile is not None:
-        return net.with_ranks(table.ranks).resolve()
-    if net.cluster is not None:
-        from collperf.model.presets import get_preset
-        per_node = net.ranks_per_node or get_preset(net.cluster).ranks_per_node
-        nodes = net.nodes or table.nodes or max(1, (table.ranks or per_node) // per_node)
-        if table.ranks and table.ranks % nodes == 0:
-            per_node = table.ranks // nodes
-            return replace(net, ranks=None, nodes=nodes, ranks_per_node=per_node).resolve()
-    return net.with_ranks(table.ranks).resolve()
+def diagnose_measurement(spec: MeasurementSpec | None = None, **options):
+    """`collperf diagnose allreduce --size 1GB --time 500ms --ranks 16 --cluster dgx-h100 --nodes 2`: one
+    measured number judged like a log row (expected, bound, verdict, causes). Give a MeasurementSpec or its
+    fields as keywords (hardware values may be given flat: cluster=, nodes=, gpu=, ...)."""
+    from collperf.diagnose import diagnose_measurement as judge
+    if spec is None:
+        hw = {k: options.pop(k) for k in [f.name for f in fields(HardwareSpec)] if k in options}
+        spec = MeasurementSpec(hardware=HardwareSpec(**hw), **options)
+    return judge(spec)
+
+
+def predict_nccl(collective: str, sizes, hardware: HardwareSpec | None = None, ranks: int | None = None):
+    """`collperf predict --nccl`: NCCL's chosen algorithm/protocol, time and busbw, and the runner-up, per
+    size on a catalogue system (hardware.cluster, or hardware.gpu) sized to `ranks`/`hardware.nodes`.
+    Returns (Assumed, NcclPrediction)."""
+    from collperf.diagnose.hardware import assume
+    from collperf.model.nccl import expect
+    hardware = hardware or HardwareSpec(cluster="dgx-h100")
+    assumed = assume(None, hardware, ranks)
+    if assumed.system is None:
+        raise UsageError(f"predict --nccl: {assumed.why_none}")
+    n = [units.parse_size(s) for s in sizes] if not isinstance(sizes, (int, str)) else units.parse_sizes(str(sizes))
+    return assumed, expect(collective, n, assumed.system)
 
 
 def compare_logs(diagnoses) -> list[dict]:
@@ -592,8 +601,7 @@ def report(inputs, output, command: str | None = None, peak=None, network: Netwo
             validations.append(item)
         elif hasattr(item, "rows") and hasattr(item, "config"):   # a bench's Results
             for t in pages.results_tables(item):
-                net = _network_for_table(spec.network, t) if spec.network.given else None
-                diagnoses.append(diagnose(t, spec.peak_Bps, net))
+                diagnoses.append(diagnose(t, spec.peak_Bps, spec.hardware))
         elif (doc := pages.read_validation(item)) is not None:
             validations.append(doc)
         else:
@@ -608,7 +616,7 @@ def report(inputs, output, command: str | None = None, peak=None, network: Netwo
 
 __all__ = ["network", "predict", "crossover", "algorithms", "schedule", "verify_all", "simulate", "bench",
            "calibrate", "bound", "validate", "testbed_up", "testbed_start", "testbed_status", "testbed_down",
-           "read_logs", "fit_tables", "fit_logs", "diagnose_logs", "compare_logs", "plan", "plan_compare",
+           "read_logs", "fit_tables", "fit_logs", "diagnose_logs", "diagnose_measurement", "predict_nccl", "compare_logs", "plan", "plan_compare",
            "plan_step", "trees", "pattern", "export_nccl_tuner", "export_msccl", "import_msccl", "report",
-           "NetworkSpec", "SweepSpec", "BenchSpec", "SimulateSpec", "LogSpec", "DiagnoseSpec", "PlanSpec", "TreesSpec",
+           "NetworkSpec", "SweepSpec", "BenchSpec", "SimulateSpec", "LogSpec", "DiagnoseSpec", "HardwareSpec", "MeasurementSpec", "PlanSpec", "TreesSpec",
            "PatternSpec"]

@@ -35,17 +35,18 @@ def plot_timeline(result, schedule, path) -> None:
 
 
 def plot_diagnosis(diag, path) -> None:
-    """Time vs size (log-log) with the fitted model, the ideal model and the lower bound; busbw vs
-    size with the peak line and the fitted regimes shaded."""
+    """Time vs size (log-log) with the fitted model, NCCL's expected time and the lower bound; busbw vs
+    size with the bound's busbw line and the fitted regimes shaded."""
     if Path(path).suffix.lower() not in (".png", ".svg"):
         raise UsageError(f"plot file {path!r}: expected a .png or .svg name")
     plt = _pyplot()
     sizes = [s.size for s in diag.sizes]
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 8), sharex=True)
     top.loglog(sizes, [s.time_s * 1e6 for s in diag.sizes], "o", ms=4, label="measured")
-    top.loglog(sizes, [s.fitted_s * 1e6 for s in diag.sizes], "-", label="fitted model")
-    if all(s.ideal_s for s in diag.sizes):
-        top.loglog(sizes, [s.ideal_s * 1e6 for s in diag.sizes], "--", label="ideal model")
+    if all(s.fitted_s for s in diag.sizes):
+        top.loglog(sizes, [s.fitted_s * 1e6 for s in diag.sizes], "-", label="fitted model")
+    if all(s.expected_s for s in diag.sizes):
+        top.loglog(sizes, [s.expected_s * 1e6 for s in diag.sizes], "--", label="NCCL expected")
     if all(s.bound_s for s in diag.sizes):
         top.loglog(sizes, [max(s.bound_s, 1e-12) * 1e6 for s in diag.sizes], ":", label="lower bound")
     top.set_ylabel("time (us)")
@@ -54,8 +55,8 @@ def plot_diagnosis(diag, path) -> None:
     bus = [(s.size, s.busbw_GBps) for s in diag.sizes if s.busbw_GBps is not None]
     bottom.semilogx([b[0] for b in bus], [b[1] for b in bus], "o-", ms=4, label="busbw")
     if diag.peak_GBps:
-        bottom.axhline(diag.peak_GBps, color="tab:red", ls="--", label=f"peak {diag.peak_GBps:.1f} GB/s")
-    for i, r in enumerate(diag.fit.regimes):
+        bottom.axhline(diag.peak_GBps, color="tab:red", ls="--", label=f"bound {diag.peak_GBps:.1f} GB/s")
+    for i, r in enumerate(diag.fit.regimes if diag.fit else []):
         bottom.axvspan(r.from_bytes, r.to_bytes, alpha=0.08 if i % 2 else 0.16, color="tab:green")
     bottom.set_xlabel("size (bytes)")
     bottom.set_ylabel("busbw (GB/s)")

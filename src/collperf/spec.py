@@ -446,17 +446,104 @@ class LogSpec:
 
 
 @dataclass
+class HardwareSpec:
+    """The hardware a log or a measurement is judged on, as the user overrides it: a catalogue system
+    (`cluster`, model/systems.py CATALOGUE), a GPU model, node count, NICs and their rate, NVLS on/off,
+    the intra-node rate, or a calibrated profile. Unset values come from the log (diagnose/hardware.py)."""
+
+    cluster: str | None = None
+    gpu: str | None = None
+    nodes: int | None = None
+    nics_per_node: int | None = None
+    nic_rate: str | float | None = None          # one NIC's line rate, e.g. '400Gb/s'
+    nvls: bool | None = None
+    intra_bandwidth: str | float | None = None   # one GPU's physical rate to its node's GPUs, per direction
+    profile: str | None = None
+
+    def __post_init__(self):
+        from collperf.model.systems import CATALOGUE
+        for name in ("nodes", "nics_per_node"):
+            if getattr(self, name) is not None:
+                _whole(name.replace("_", "-"), getattr(self, name), flag=f"--{name.replace('_', '-')}")
+        if self.cluster is not None and str(self.cluster).strip().lower() not in CATALOGUE:
+            raise UsageError(f"--cluster {self.cluster}: not a system of the catalogue; expected one of "
+                             f"{', '.join(CATALOGUE)} (or give --gpu, --nics-per-node, --nic-rate, ...)")
+        if self.cluster is not None and self.profile is not None:
+            raise UsageError(f"--cluster {self.cluster} and --profile {self.profile} both describe the hardware: "
+                             "give one")
+        if self.gpu is not None and not str(self.gpu).strip():
+            raise UsageError("--gpu '': expected a GPU model such as 'H100' or 'NVIDIA A100-SXM4-80GB'")
+        self.nic_Gbps = units.parse_bandwidth(self.nic_rate) * 8 / 1e9 if self.nic_rate is not None else None
+        self.intra_GBps = (units.parse_bandwidth(self.intra_bandwidth) / 1e9
+                           if self.intra_bandwidth is not None else None)
+        for label, value in (("--nic-rate", self.nic_Gbps), ("--intra-bandwidth", self.intra_GBps)):
+            if value is not None and not (0 < value < float("inf")):
+                raise UsageError(f"{label}: expected a finite rate > 0, e.g. 400Gb/s or 450GB/s")
+
+    @property
+    def given(self) -> bool:
+        return any(getattr(self, f.name) is not None for f in fields(self))
+
+    @classmethod
+    def from_network(cls, net: "NetworkSpec | None") -> "HardwareSpec":
+        """diagnose's hardware from the network options other commands share (--cluster, --nodes,
+        --profile, --nics-per-node, --intra-bandwidth, --inter-bandwidth as the NIC rate)."""
+        if net is None:
+            return cls()
+        cluster = net.cluster
+        if cluster is not None:
+            from collperf.model.presets import ALIASES
+            cluster = ALIASES.get(str(cluster).lower(), cluster)
+        return cls(cluster=cluster, nodes=net.nodes, nics_per_node=net.nics_per_node, nic_rate=net.inter_bandwidth,
+                   intra_bandwidth=net.intra_bandwidth, profile=net.profile)
+
+
+@dataclass
 class DiagnoseSpec:
-    """Logs judged against a peak rate, a cluster (preset or profile), or another log's fit."""
+    """Logs judged against NCCL's expected time on the hardware (from the log, `hardware` overrides it),
+    the physical bound (the hardware's, or `peak` per rank), and optionally another log's fitted model.
+    `network` (the shared network options) is read as hardware when `hardware` is not given."""
 
     logs: LogSpec
     peak: str | float | None = None
     network: NetworkSpec = field(default_factory=NetworkSpec)
     model_from: str | None = None
+    hardware: HardwareSpec | None = None
 
     def __post_init__(self):
-        if self.peak is not None and self.network.given:
-            raise UsageError(f"--peak {self.peak} and a cluster/profile both set the peak: give one")
+        if self.hardware is None:
+            self.hardware = HardwareSpec.from_network(self.network)
+        elif self.network.given:
+            raise UsageError("diagnose got both network= and hardware=: give the hardware once (HardwareSpec)")
+        self.peak_Bps = units.parse_bandwidth(self.peak) if self.peak is not None else None
+        if self.peak_Bps is not None and not self.peak_Bps < float("inf"):
+            raise UsageError(f"--peak {self.peak}: expected a finite rate per rank, e.g. 50GB/s")
+
+
+@dataclass
+class MeasurementSpec:
+    """One measured number: `collective` of `size` took `time` on `ranks` GPUs (nccl-tests' size:
+    the buffer per rank), judged like a row of a log on `hardware`."""
+
+    collective: str
+    size: str | int
+    time: str | float
+    ranks: int | None = None
+    hardware: HardwareSpec = field(default_factory=HardwareSpec)
+    peak: str | float | None = None
+
+    def __post_init__(self):
+        self.collective = get_collective(self.collective).name
+        self.size_bytes = units.parse_size(self.size)
+        if self.size_bytes <= 0:
+            raise UsageError(f"--size {self.size}: expected a size > 0, e.g. 1GB")
+        self.time_s = units.parse_time(self.time)
+        if not (0 < self.time_s < float("inf")):
+            raise UsageError(f"--time {self.time}: expected a time > 0, e.g. 500ms")
+        if self.ranks is not None:
+            _whole("ranks", self.ranks, low=2, flag="--ranks")
+        if self.ranks is None and self.hardware.cluster is None:
+            raise UsageError("a single measurement needs --ranks N (and --cluster SYSTEM --nodes N, or --gpu MODEL)")
         self.peak_Bps = units.parse_bandwidth(self.peak) if self.peak is not None else None
 
 

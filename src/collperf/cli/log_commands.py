@@ -8,11 +8,11 @@ import typer
 
 from collperf import api
 from collperf.cli import render
-from collperf.cli.options import (command, Json, network_options,
-                                  one_or_many)
+from collperf.cli.options import command, hardware_options, Json, one_or_many
 from collperf.cli.render import out, print_json
 from collperf.cli.report_command import Html, command_line
-from collperf.spec import output_path, DiagnoseSpec, LogSpec, NetworkSpec
+from collperf.errors import UsageError
+from collperf.spec import output_path, DiagnoseSpec, HardwareSpec, LogSpec, MeasurementSpec
 
 
 LogCollective = typer.Option(None, "--collective", help="Override the collective the log is taken to be.")
@@ -35,17 +35,34 @@ def fit_command(logs: list[str] = typer.Argument(..., help="Logs: nccl-tests tex
 
 
 @command()
-@network_options(only=("cluster", "nodes", "profile"))
-def diagnose(logs: list[str] = typer.Argument(..., help="One log, or several to compare side by side."),
-             peak: Optional[str] = typer.Option(None, "--peak", help="Per-rank link rate busbw is judged against, "
-                                                                     "e.g. 50GB/s."),
-             model_from: Optional[str] = typer.Option(None, "--model-from", help="Predict with this log's fit instead."),
+@hardware_options()
+def diagnose(logs: list[str] = typer.Argument(..., help="One log, or several to compare side by side; or a "
+                                                        "collective with --size and --time (one measurement)."),
+             size: Optional[str] = typer.Option(None, "--size", "-s", help="One measurement: its size "
+                                                "(nccl-tests convention), e.g. 1GB."),
+             time: Optional[str] = typer.Option(None, "--time", "-t", help="One measurement: its time, e.g. 500ms."),
+             peak: Optional[str] = typer.Option(None, "--peak", help="Per-rank busbw that is the bound, e.g. 50GB/s "
+                                                "(with --cluster: the cluster gives the expected time, this the "
+                                                "bound)."),
+             model_from: Optional[str] = typer.Option(None, "--model-from", help="Expected times from NCCL's model "
+                                                      "fitted to this log (e.g. an allreduce log of the same "
+                                                      "machine)."),
              plot: Optional[str] = typer.Option(None, "--plot", help="Write time and busbw plots (PNG/SVG)."),
              as_json: bool = Json, collective: Optional[str] = LogCollective, ranks: Optional[int] = LogRanks,
-             html: Optional[str] = Html, network: NetworkSpec = None):
-    """Is it good or bad, and why: per-size verdicts against the model and the peak, and the anomalies."""
+             html: Optional[str] = Html, hardware: HardwareSpec = None):
+    """Is it good or bad, and why: each size against NCCL's expected time and the hardware's bound, on the
+    system assumed from the log (the hardware options override it), and the anomalies."""
+    if time is not None or size is not None:
+        if time is None or size is None or len(logs) != 1 or model_from or plot or html:
+            raise UsageError("one measurement takes a collective, --size and --time (and --ranks with --cluster "
+                             "or --gpu), e.g. collperf diagnose allreduce --size 1GB --time 500ms --ranks 16 "
+                             "--cluster dgx-h100 --nodes 2; --model-from, --plot and --html are for logs")
+        judged = api.diagnose_measurement(MeasurementSpec(logs[0], size, time, ranks, hardware, peak))
+        print_json(judged.to_json()) if as_json else render.print_judgement(judged)
+        return
     output_path(plot, "--plot")
-    diagnoses = api.diagnose_logs(DiagnoseSpec(LogSpec(logs, collective, ranks), peak, network, model_from))
+    diagnoses = api.diagnose_logs(DiagnoseSpec(LogSpec(logs, collective, ranks), peak, model_from=model_from,
+                                               hardware=hardware))
     paths = render.plot_diagnoses(diagnoses, plot) if plot else []
     same = len(diagnoses) > 1 and len({d.table.collective for d in diagnoses}) == 1
     comparison = api.compare_logs(diagnoses) if same else None

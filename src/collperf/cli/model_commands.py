@@ -12,7 +12,7 @@ from collperf.cli.options import (command, Collective, flag, InterAlg, IntraAlg,
                                   one_or_many)
 from collperf.cli.render import out, print_json
 from collperf.errors import UsageError
-from collperf.spec import output_path, NetworkSpec, PatternSpec, SimulateSpec
+from collperf.spec import output_path, HardwareSpec, NetworkSpec, PatternSpec, SimulateSpec
 
 
 @command()
@@ -23,9 +23,28 @@ def predict(collective: str = Collective,
                                           "(allreduce: single-hop is Blink's single-hop trees, an alias of mesh)."),
             segments: Optional[int] = typer.Option(None, "--segments", help="Pipeline segments for chain/"
                                                    "double-binary-tree (default: the best per size)."),
+            nccl: bool = flag(False, "--nccl", help="NCCL's own choice per size on a catalogue system (--cluster, "
+                              "--nodes): algorithm/protocol, time, busbw and the runner-up."),
             as_json: bool = Json, intra_algorithm: str = IntraAlg, inter_algorithm: str = InterAlg,
             network: NetworkSpec = None):
     """Predict the time of COLLECTIVE for every algorithm, with its terms, bandwidths and lower bound."""
+    if nccl:
+        if network.cluster is None and network.profile is None:
+            raise UsageError("predict --nccl needs a system: --cluster dgx-a100|dgx-h100|dgx-b200|dgx-1v|dgx-2|"
+                             "pcie-p2p|pcie-2080ti|pcie-t4 (with --nodes)")
+        assumed, pred = api.predict_nccl(collective, size, HardwareSpec.from_network(network), network.ranks)
+        if as_json:
+            print_json({"collective": pred.collective, "ranks": pred.ranks, "nodes": pred.nodes,
+                        "system": assumed.to_json(), "sizes": [
+                            {"size": int(n), "algorithm": pred.algorithm[i], "protocol": pred.protocol[i],
+                             "time_s": float(pred.time_s[i]), "busbw_GBps": float(pred.busbw_Bps[i]) / 1e9,
+                             "regime": str(pred.regime[i]), "runner_up": f"{pred.runner_up_algorithm[i]}/"
+                             f"{pred.runner_up_protocol[i]}", "runner_up_time_s": float(pred.runner_up_time_s[i])
+                             if pred.runner_up_time_s[i] < float("inf") else None}
+                            for i, n in enumerate(pred.size_bytes)]})
+        else:
+            render.print_nccl_prediction(assumed, pred)
+        return
     results = api.predict(collective, size, network, algorithm, intra_algorithm, inter_algorithm, segments)
     print_json(one_or_many([r.to_json() for r in results])) if as_json else render.print_predictions(results)
 

@@ -107,6 +107,52 @@ def network_options(*, only=None, exclude=()):
     return decorate
 
 
+_HW_PANEL = "Hardware (default: from the log)"
+
+
+def _hw(*names, help=None, default=None, **extra):
+    return typer.Option(default, *names, help=help, rich_help_panel=_HW_PANEL, **extra)
+
+
+# name -> (annotation, typer option); the names are HardwareSpec's fields
+HARDWARE_OPTIONS = {
+    "cluster": (Optional[str], _hw("--cluster", "--system", help="A catalogue system: dgx-a100, dgx-h100, dgx-b200, "
+                                                                  "dgx-1v, dgx-2, pcie-p2p, pcie-2080ti, pcie-t4.")),
+    "gpu": (Optional[str], _hw("--gpu", help="GPU model, e.g. H100 or 'NVIDIA A100-SXM4-80GB' (picks the "
+                                             "catalogue system).")),
+    "nodes": (Optional[int], _hw("--nodes", help="Nodes (GPUs per node = ranks / nodes).")),
+    "nics_per_node": (Optional[int], _hw("--nics-per-node", help="NICs per node.")),
+    "nic_rate": (Optional[str], _hw("--nic-rate", help="One NIC's line rate, e.g. 400Gb/s.")),
+    "nvls": (Optional[bool], _hw("--nvls/--no-nvls", metavar="", help="NVLink SHARP (in-switch reduction) on or off.")),
+    "intra_bandwidth": (Optional[str], _hw("--intra-bandwidth", help="One GPU's physical rate to the other GPUs "
+                                                                     "of its node, per direction, e.g. 450GB/s.")),
+    "profile": (Optional[str], _hw("--profile", help="A calibrated profile (collperf calibrate -o FILE).")),
+}
+
+
+def hardware_options():
+    """Add the hardware options to a command; it receives them as one HardwareSpec in `hardware`."""
+    from collperf.spec import HardwareSpec
+    names = list(HARDWARE_OPTIONS)
+
+    def decorate(command):
+        signature = inspect.signature(command)
+        params = [p for p in signature.parameters.values() if p.name != "hardware"]
+        params += [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=HARDWARE_OPTIONS[n][1],
+                                     annotation=HARDWARE_OPTIONS[n][0]) for n in names]
+
+        @functools.wraps(command)
+        def wrapper(*args, **kwargs):
+            kwargs["hardware"] = HardwareSpec(**{n: kwargs.pop(n) for n in names})
+            return command(*args, **kwargs)
+
+        wrapper.__signature__ = signature.replace(parameters=params)
+        wrapper.__annotations__ = {**command.__annotations__, **{n: HARDWARE_OPTIONS[n][0] for n in names}}
+        return wrapper
+
+    return decorate
+
+
 Collective = typer.Argument(..., help="allreduce, allgather, reducescatter, broadcast, reduce, alltoall, scatter, "
                                       "gather or sendrecv.")
 Json = flag(False, "--json", help="Print one JSON document to stdout.")

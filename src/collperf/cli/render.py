@@ -94,26 +94,97 @@ def print_fit(f) -> None:
         out.print(f"  [dim]fit: {escape(note)}[/dim]")
 
 
+def print_assumed(assumed, expected_from: str, bound_from: str) -> None:
+    """Which system was assumed and where each value came from."""
+    out.print(f"  [bold]system assumed[/bold]: {escape(assumed.describe())}")
+    for label, value, source in assumed.values:
+        out.print(f"    {escape(label)}: {escape(value)}  [dim]({escape(source)})[/dim]")
+    for note in assumed.notes:
+        out.print(f"    [dim]note: {escape(note)}[/dim]")
+    out.print(f"  expected: {escape(expected_from)}")
+    out.print(f"  bound: {escape(bound_from)}")
+
+
+def _verdict_style(text: str):
+    if text.startswith("as expected"):
+        return "green"
+    if text.startswith(("slower", "above")):
+        return "yellow" if not text.startswith("slower") or "x)" not in text else "red"
+    return None
+
+
+def _causes(sizes) -> None:
+    """Causes once per distinct list, with the sizes they apply to."""
+    groups: dict[tuple, list[int]] = {}
+    for s in sizes:
+        if s.causes:
+            groups.setdefault(tuple(s.causes), []).append(s.size)
+    for why, where in groups.items():
+        out.print("  likely causes at " + ", ".join(map(units.format_size, where)) + ":")
+        for c in why:
+            out.print(f"    - {escape(c)}")
+
+
 def print_diagnosis(d) -> None:
     print_table_header(d.table)
-    out.print(f"  peak: {escape(d.peak_source)}")
-    print_fit(d.fit)
-    table = Table(title="per size", title_justify="left")
-    for column in ("size", "time", "fitted", "ideal", "bound", "busbw GB/s", "eff", "bound by", "verdict"):
-        table.add_column(column, justify="left" if column == "verdict" else "right", overflow="fold")
+    print_assumed(d.assumed, d.expected_from, d.bound_from)
+    if d.model_from:
+        out.print(f"  model log: {escape(d.model_from)}")
+    table = Table(title="per size (eff = bound / measured time, at most 100 %)", title_justify="left")
+    for column in ("size", "time", "expected", "NCCL choice", "bound", "busbw GB/s", "eff", "regime", "verdict"):
+        table.add_column(column, justify="left" if column in ("verdict", "NCCL choice") else "right",
+                         overflow="fold")
     for s in d.sizes:
-        style = "red" if s.verdict.startswith("investigate") else ("green" if s.verdict == "excellent" else None)
-        table.add_row(units.format_size(s.size), units.format_time(s.time_s), units.format_time(s.fitted_s),
-                      units.format_time(s.ideal_s) if s.ideal_s else "-", units.format_time(s.bound_s) if s.bound_s else "-",
-                      _gb(s.busbw_GBps), f"{100 * s.efficiency:.0f} %" if s.efficiency is not None else "-", s.regime,
-                      s.verdict, style=style)
+        table.add_row(units.format_size(s.size), units.format_time(s.time_s),
+                      units.format_time(s.expected_s) if s.expected_s else "-", s.choice or "-",
+                      units.format_time(s.bound_s) if s.bound_s else "-", _gb(s.busbw_GBps),
+                      f"{100 * s.efficiency:.0f} %" if s.efficiency is not None else "-", s.regime,
+                      escape(s.verdict), style=_verdict_style(s.verdict))
     out.print(table)
+    out.print(f"  [bold]verdict[/bold]: {escape(d.verdict)}")
+    _causes(d.sizes)
+    if d.fit is not None:
+        print_fit(d.fit)
     if not d.findings:
         out.print("  [green]no anomalies found[/green]")
     for f in d.findings:
         color = {"error": "red", "warning": "yellow", "info": "cyan"}[f.severity]
         out.print(f"  [{color}]{f.severity}[/{color}] {f.kind}: {escape(f.message)}")
     out.print()
+
+
+def print_judgement(j) -> None:
+    """One measurement judged like a log row."""
+    r = j.row
+    out.print(f"[bold]{j.collective} of {units.format_size(r.size)} on {j.ranks} ranks in "
+              f"{units.format_time(r.time_s)}[/bold]: algbw {j.algbw_GBps:.2f} GB/s, busbw {_gb(r.busbw_GBps)} GB/s")
+    print_assumed(j.assumed, j.expected_from, j.bound_from)
+    if r.expected_s:
+        out.print(f"  expected {units.format_time(r.expected_s)} ({escape(r.choice)}, {r.regime}-bound"
+                  + (f"; runner-up {escape(r.runner_up)}" if r.runner_up else "") + ")")
+    if r.bound_s:
+        out.print(f"  bound {units.format_time(r.bound_s)} ({r.binding}); efficiency "
+                  f"{100 * r.efficiency:.2g} % (bound / measured)")
+    out.print(f"  [bold]verdict[/bold]: [{_verdict_style(r.verdict) or 'default'}]{escape(r.verdict)}[/]")
+    _causes([r])
+
+
+def print_nccl_prediction(assumed, pred) -> None:
+    """`predict --nccl`: NCCL's choice per size, time, busbw and the runner-up."""
+    out.print(f"[bold]{pred.collective}, {pred.ranks} ranks on {pred.nodes} node(s): NCCL's choice[/bold]")
+    print_assumed(assumed, "NCCL's model (tuning.cc) plus launch overhead, never below the bound",
+                  "the system's two-level bound")
+    table = Table(title="per size", title_justify="left")
+    for column in ("size", "algorithm/protocol", "time", "busbw GB/s", "regime", "runner-up", "its time"):
+        table.add_column(column, justify="left" if column in ("algorithm/protocol", "runner-up", "regime")
+                         else "right")
+    for i, n in enumerate(pred.size_bytes):
+        other = pred.runner_up_time_s[i]
+        table.add_row(units.format_size(int(n)), pred.choice[i], units.format_time(float(pred.time_s[i])),
+                      _gb(float(pred.busbw_Bps[i]) / 1e9), str(pred.regime[i]),
+                      f"{pred.runner_up_algorithm[i]}/{pred.runner_up_protocol[i]}" if math.isfinite(other) else "-",
+                      units.format_time(float(other)) if math.isfinite(other) else "-")
+    out.print(table)
 
 
 def print_comparison(diagnoses, rows) -> None:

@@ -112,7 +112,7 @@ def summary_tiles(v: DiagnosisView) -> str:
 
 def system_list(v: DiagnosisView) -> str:
     items = [("source", v.source), ("collective", v.collective or "unknown"), ("ranks", _where(v)),
-             *v.system, ("system assumed", v.peak_source)]
+             *v.system, ("bound", v.peak_source)]
     if v.fit_r2 is not None:
         items.append(("fit", f"R\u00b2 {v.fit_r2:.4f} on log time, median row error "
                       + (f"{100 * v.fit_median_error:.1f} %" if v.fit_median_error is not None else "-")))
@@ -133,7 +133,7 @@ def regimes_table(v: DiagnosisView) -> str:
 
 
 def sizes_table(v: DiagnosisView) -> str:
-    columns = ["size", "time", "fitted", "expected", "bound", "busbw GB/s", "of peak", "bound by"]
+    columns = ["size", "time", "fitted", "expected", "bound", "busbw GB/s", "of bound", "regime"]
     head = "".join(f"<th>{c}</th>" for c in columns) + '<th class="l">verdict</th>'
     body = []
     for r in v.rows:
@@ -142,8 +142,9 @@ def sizes_table(v: DiagnosisView) -> str:
         why = f'<div class="why">{e(r.verdict_detail)}</div>' if r.verdict_detail else ""
         verdict = f"<b>{e(r.verdict)}</b>{why}"
         body.append("<tr>" + "".join(f"<td>{e(c)}</td>" for c in cells) + f'<td class="l {r.tone}">{verdict}</td></tr>')
-    return ("<h3>Per size</h3><p class=\"explain\">expected: the model's time on the system assumed; bound: the "
-            "lower bound no algorithm beats there; of peak: busbw / the peak judged against.</p>"
+    return ("<h3>Per size</h3><p class=\"explain\">expected: NCCL's time (its own algorithm/protocol choice) on "
+            "the system assumed; bound: the lower bound no algorithm beats there; of bound: bound / measured time "
+            "(at most 100 %); regime: latency- or bandwidth-bound from the expected choice's own terms.</p>"
             f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
 
 

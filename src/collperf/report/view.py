@@ -21,12 +21,13 @@ FINDING_KINDS = {
     "dip": "busbw falls below the level already reached at smaller sizes and then recovers.",
     "tail-drop": "busbw falls at the largest sizes and does not recover.",
     "non-monotonic": "a larger message finished faster than a smaller one.",
-    "above-peak": "busbw exceeds the peak it is judged against.",
+    "above-bound": "a size ran faster than the lower bound of the assumed hardware: the assumed system is wrong.",
+    "slower-overall": "most sizes are slower than NCCL's expected time: the run, or the system assumed, is off.",
     "single-rank": "the table ran on one rank, where busbw is zero by definition.",
     "avg-busbw": "nccl-tests' 'Avg bus bandwidth' averages all sizes, latency-bound ones included.",
     "placement": "in-place and out-of-place times of one size disagree.",
     "convention": "the log uses an older nccl-tests bandwidth convention.",
-    "latency-bound": "sizes where the fitted latency term is larger than the bandwidth term.",
+    "latency-bound": "sizes where NCCL's chosen algorithm/protocol spends more in latency than in bandwidth.",
     "skipped-lines": "lines of the log that could not be read.",
     "inconsistent-rows": "rows whose time, algbw and busbw columns disagree with each other.",
     "bad-time": "rows without a finite positive time.",
@@ -56,12 +57,12 @@ class RowView:
     size: int
     time_s: float | None
     fitted_s: float | None
-    expected_s: float | None      # the model's expected time (today: diagnose's ideal_s)
+    expected_s: float | None      # NCCL's expected time on the assumed system
     bound_s: float | None
     busbw_GBps: float | None
     efficiency: float | None
     regime: str
-    verdict: str                  # short label: excellent, typical, investigate, latency-bound, ...
+    verdict: str                  # short label: as expected, slower than expected by X, above the bound, ...
     verdict_detail: str           # the rest of diagnose's verdict text (why, what to check)
     tone: str                     # good, ok, bad, neutral: the colour of the verdict
 
@@ -115,11 +116,18 @@ def _split_verdict(text: str) -> tuple[str, str]:
 
 
 def _tone(label: str) -> str:
-    return {"excellent": "good", "typical": "ok", "investigate": "bad", "error": "bad"}.get(label, "neutral")
+    for start, tone in (("as expected", "good"), ("faster", "good"), ("excellent", "good"), ("typical", "ok"), ("above", "ok"),
+                        ("slower", "bad"), ("investigate", "bad"), ("error", "bad")):
+        if label.startswith(start):
+            return tone
+    return "neutral"
 
 
 def row_view(s) -> RowView:
     label, detail = _split_verdict(_get(s, "verdict", ""))
+    causes = [str(c) for c in _get(s, "causes", [])]
+    if causes:   # diagnose's likely causes for a slower row
+        detail = "; ".join([detail] * bool(detail) + ["likely: " + "; ".join(causes)])
     # diagnose's expected model: `expected_s` when it has one, the ideal model's time until then
     expected = _number(_get(s, "expected_s", _get(s, "ideal_s")))
     return RowView(int(_get(s, "size", 0)), _number(_get(s, "time_s")), _number(_get(s, "fitted_s")), expected,
@@ -127,9 +135,17 @@ def row_view(s) -> RowView:
                    str(_get(s, "regime", "")), label, detail, _tone(label))
 
 
-def _system(table) -> list[tuple[str, str]]:
+def _system(table, assumed=None) -> list[tuple[str, str]]:
     header = _get(table, "header", {})
     lines = []
+    if assumed is not None:   # diagnose's system assumed, each value with where it came from
+        lines.append(("system assumed", str(assumed.describe() if hasattr(assumed, "describe")
+                                            else _get(assumed, "description", ""))))
+        values = _get(assumed, "values", [])
+        for v in values:
+            label, value, source = (v if isinstance(v, (list, tuple)) else
+                                    (_get(v, "value", ""), _get(v, "assumed", ""), _get(v, "source", "")))
+            lines.append((str(label), f"{value} ({source})"))
     if header.get("gpus"):
         lines.append(("GPUs", ", ".join(map(str, header["gpus"]))))
     if header.get("hosts"):
@@ -185,7 +201,7 @@ def diagnosis_view(d) -> DiagnosisView:
     return DiagnosisView(
         source=source, name=Path(source).name or source, collective=str(_get(table, "collective", "")),
         ranks=_get(table, "ranks"), nodes=_get(table, "nodes"), busbw_factor=float(_get(fitted, "factor", 1.0)),
-        system=_system(table), peak_GBps=_number(_get(d, "peak_GBps")), peak_source=str(_get(d, "peak_source", "")),
+        system=_system(table, _get(d, "assumed", _get(d, "system"))), peak_GBps=_number(_get(d, "peak_GBps")), peak_source=str(_get(d, "peak_source", "")),
         measured_peak_GBps=_number(_get(fitted, "peak_busbw_GBps")), measured_peak_size=_get(fitted, "peak_size"),
         n_half_bytes=_number(_get(fitted, "n_half_bytes")), fit_r2=_number(_get(fitted, "r2")),
         fit_median_error=_number(median), regimes=regimes, rows=rows, findings=findings, notes=notes,

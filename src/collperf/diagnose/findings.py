@@ -1,0 +1,181 @@
+"""Table-wide findings: wrong results, dips, non-monotonic times, measurements above the bound, the
+latency-bound range (from the expected algorithm/protocol's own terms), reader problems."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from collperf import units
+from collperf.fit import Fit
+from collperf.ingest.table import Table
+
+
+@dataclass
+class Finding:
+    kind: str        # correctness, dip, tail-drop, non-monotonic, above-bound, slower-overall, latency-bound,
+    #                  single-rank, avg-busbw, placement, convention, skipped-lines, inconsistent-rows, bad-time, no-busbw
+    severity: str    # error, warning, info
+    message: str
+    sizes: list[int] = field(default_factory=list)
+
+
+def table_findings(table: Table, own: Fit, rows) -> list[Finding]:
+    found: list[Finding] = []
+    wrong = sorted({r.size for r in table.rows if r.wrong})
+    if wrong or table.footer.get("status") == "FAILED":
+        found.append(Finding("correctness", "error", f"#wrong > 0 at {len(wrong)} size(s) (Out of bounds values: "
+                             f"{table.footer.get('out_of_bounds', len(wrong))} {table.footer.get('status', '')}): "
+                             "results were wrong, those times are meaningless and were left out of the fit", wrong))
+    bus = [(r.size, r.busbw_GBps) for r in rows if r.busbw_GBps is not None]
+    found.extend(_dips(bus))
+    backwards = [rows[i - 1].size for i in range(1, len(rows)) if rows[i].time_s < 0.9 * rows[i - 1].time_s]
+    if backwards:
+        found.append(Finding("non-monotonic", "warning", "a larger size ran faster than "
+                             + ", ".join(map(units.format_size, backwards)) + ": that size was slowed by something "
+                             "other than its size (warm-up, a slow protocol choice, noise)", backwards))
+    if table.ranks == 1:
+        found.append(Finding("single-rank", "error", "this table ran on one rank: busbw is 0 by definition. If several "
+                             "processes were launched, nccl-tests was built without MPI=1 and each printed its own "
+                             "table as Rank 0: rebuild with MPI=1", []))
+    if "avg_busbw_GBps" in table.footer and own.peak_busbw_GBps:
+        found.append(Finding("avg-busbw", "info", f"'Avg bus bandwidth' {table.footer['avg_busbw_GBps']:g} GB/s "
+                             "averages every size, the small latency-bound ones included: judge by the peak busbw "
+                             f"{own.peak_busbw_GBps:.2f} GB/s (at {units.format_size(own.peak_size)}) and n1/2 = "
+                             f"{units.format_size(round(own.n_half_bytes)) if own.n_half_bytes else 'n/a'}, the size "
+                             "that reaches half of it", []))
+    inplace = {r.size: r.time_s for r in table.placement("in-place")}
+    split = [r.size for r in rows if r.size >= 1 << 20 and r.size in inplace
+             and abs(inplace[r.size] - r.time_s) > 0.2 * r.time_s]
+    if split:
+        found.append(Finding("placement", "warning", "in-place and out-of-place differ by more than 20 % at "
+                             + ", ".join(map(units.format_size, split)) + ": noise, or a memory-bound copy in one "
+                             "path; rerun with more iterations", split))
+    if table.header.get("old_algbw_convention"):
+        found.append(Finding("convention", "info", "this log uses the pre-June-2020 all_gather/reduce_scatter "
+                             "algbw convention (algbw = busbw); algbw was recomputed as size / time", []))
+    found.extend(_input_findings(table))
+    return found
+
+
+def _dips(bus: list[tuple[int, float]]) -> list[Finding]:
+    """Ranges of sizes where busbw falls below the level already reached and then recovers: one finding per
+    range, every size in it. A row is low when its busbw is under 75 % of the larger of the best busbw at
+    smaller sizes and the geometric mean of its two neighbours (the latter catches a one-size notch on the
+    rising part of the curve). A fall that never recovers is reported as its own kind (tail-drop)."""
+    found: list[Finding] = []
+    top = max((b for _, b in bus), default=0)
+    if top <= 0:
+        return found
+    low, best = [], 0.0
+    for i, (size, b) in enumerate(bus):
+        level = best
+        if 0 < i < len(bus) - 1 and min(bus[i - 1][1], bus[i + 1][1]) >= 0.01 * top:
+            level = max(level, (bus[i - 1][1] * bus[i + 1][1]) ** 0.5)
+        low.append(best >= 0.01 * top and b < 0.75 * level)
+        best = max(best, b)
+    i = 0
+    while i < len(bus):
+        if not low[i]:
+            i += 1
+            continue
+        j = i
+        while j + 1 < len(bus) and low[j + 1]:
+            j += 1
+        sizes = [bus[k][0] for k in range(i, j + 1)]
+        span = units.format_size(sizes[0]) + ("" if len(sizes) == 1 else f" to {units.format_size(sizes[-1])}")
+        if j + 1 < len(bus):
+            found.append(Finding("dip", "warning", f"busbw falls and recovers at {span} ({len(sizes)} size(s): "
+                                 + ", ".join(map(units.format_size, sizes)) + "): a protocol/algorithm switch at the "
+                                 "wrong size, a noisy run or contention; rerun those sizes (-n more iterations) and "
+                                 "check NCCL_ALGO/NCCL_PROTO", sizes))
+        else:
+            found.append(Finding("tail-drop", "warning", f"busbw falls at the largest size(s) {span} and does not "
+                                 "recover: memory pressure, a protocol limit or contention at large sizes; extend the "
+                                 "sweep (-e) or rerun", sizes))
+        i = j + 1
+    return found
+
+
+def _input_findings(table: Table) -> list[Finding]:
+    """What the reader could not use or does not trust: skipped lines, rows whose columns disagree,
+    rows with no usable time, a busbw that could not be computed."""
+    found: list[Finding] = []
+    if table.skipped:
+        shown = "; ".join(table.skipped[:3])
+        found.append(Finding("skipped-lines", "warning", f"{len(table.skipped)} line(s) could not be read and were "
+                             f"skipped: {shown}" + (" ..." if len(table.skipped) > 3 else ""), []))
+    flagged = [r for r in table.rows if getattr(r, "flags", None)]
+    if flagged:
+        found.append(Finding("inconsistent-rows", "warning", f"{len(flagged)} row(s) have columns that disagree with "
+                             f"each other (e.g. line {flagged[0].line}: {flagged[0].flags[0]}): a corrupted or hand-"
+                             "edited log; they are left out of the fit", sorted({r.size for r in flagged})))
+    unusable = [r for r in table.rows if not (isinstance(r.time_s, (int, float)) and np.isfinite(r.time_s)
+                                              and r.time_s > 0)]
+    if unusable:
+        found.append(Finding("bad-time", "error", f"{len(unusable)} row(s) have a time that is not a finite positive "
+                             f"number (e.g. {unusable[0].time_s!r} s at {unusable[0].size} B): left out of the fit "
+                             "and the verdicts", sorted({r.size for r in unusable})))
+    if not table.ranks and table.collective not in ("broadcast", "reduce", "sendrecv"):
+        found.append(Finding("no-busbw", "warning", "the rank count is unknown, so busbw (whose factor depends on it) "
+                             "is not known: the fit and the peak are in algbw; pass --ranks N", []))
+    return found
+
+
+# value to check when a measurement beats the bound, per binding resource (what the bound assumed)
+_CHECK = {
+    "network": ("NICs per node", "NIC rate"),
+    "intra-node": ("intra-node link", "in-switch reduction (NVLS)"),
+    "host bridge": ("intra-node link",),
+}
+
+
+def above_bound(verdicts, assumed, peak_source: str | None) -> list[Finding]:
+    """Rows faster than the bound: the bound's hardware is wrong, never a > 100 % efficiency."""
+    above = [v for v in verdicts if v.verdict.startswith("above the bound")]
+    if not above:
+        return []
+    sizes = [v.size for v in above]
+    if peak_source:
+        check = f"the --peak given ({peak_source}): the per-rank busbw this path reaches is higher"
+    else:
+        binding = max({v.binding for v in above}, key=[v.binding for v in above].count)
+        shown = {label: (value, src) for label, value, src in assumed.values}
+        check = "; ".join(f"{label} = {shown[label][0]} ({shown[label][1]})" for label in _CHECK.get(binding, ())
+                          if label in shown) or "the system assumed"
+        check = f"the {binding} bound binds: check {check}"
+    worst = max(above, key=lambda v: v.bound_s / v.time_s)
+    return [Finding("above-bound", "warning", f"{len(sizes)} size(s) ran faster than the lower bound of the assumed "
+                    f"hardware (e.g. {units.format_size(worst.size)}: {units.format_time(worst.time_s)} measured, bound "
+                    f"{units.format_time(worst.bound_s)}): the hardware is not what was assumed. {check}; give the "
+                    "right value (--cluster, --nics-per-node, --nic-rate, --nvls, --intra-bandwidth, --peak)", sizes)]
+
+
+def slower_overall(verdicts, assumed) -> list[Finding]:
+    """Most judged rows slower than expected: the run as a whole, or the system assumed, is off."""
+    judged = [v for v in verdicts if v.expected_s and not v.verdict.startswith(("not judged", "above"))]
+    judged = [v for v in judged if v.regime != "latency"] or judged   # where the hardware shows
+    slow = [v for v in judged if v.verdict.startswith("slower")]
+    if len(judged) < 3 or len(slow) < 0.75 * len(judged):
+        return []
+    ratio = float(np.median([v.time_s / v.expected_s for v in judged]))
+    defaults = [f"{label} {value}" for label, value, src in assumed.values
+                if src.startswith("default") and label in ("NIC rate", "NICs per node", "intra-node link")]
+    hint = (" Values taken from the catalogue's defaults, not from the log: " + ", ".join(defaults) + ".") \
+        if defaults else ""
+    return [Finding("slower-overall", "warning", f"{len(slow)} of {len(judged)} bandwidth-bound sizes are slower than NCCL's expected "
+                    f"time (median {ratio:.2f}x): either the hardware is slower than assumed (give --cluster, "
+                    "--nic-rate, --nics-per-node) or the whole path is slow (see the causes per size)." + hint,
+                    [v.size for v in slow])]
+
+
+def latency_bound(verdicts, from_model: bool) -> list[Finding]:
+    sizes = [v.size for v in verdicts if v.regime == "latency"]
+    if not sizes:
+        return []
+    why = ("NCCL's chosen algorithm/protocol spends more in its latency term than in its bandwidth term"
+           if from_model else "the fitted latency is larger than the bandwidth term (no system assumed)")
+    return [Finding("latency-bound", "info", f"sizes up to {units.format_size(max(sizes))} are latency-bound ({why}): "
+                    "fewer, bigger messages (bucket fusion), CUDA graphs or one process per GPU help there; "
+                    "bandwidth does not", sizes)]

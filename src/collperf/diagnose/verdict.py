@@ -1,0 +1,101 @@
+"""One row's verdict: measured against NCCL's expected time (the main verdict), against the physical
+bound (efficiency, never above 100 %), and the likely causes named for the context.
+
+Expected: model/nccl `expect` on the assumed system (NCCL's own algorithm/protocol choice, its latency
+and bandwidth terms, never below the bound). Bound: model/bounds two-level bound (the larger of the
+node-level network bound and the intra-node bound, in-switch reduction where the system has NVLS), or
+with --peak the flat bound size x busbw-factor / peak.
+"""
+
+from __future__ import annotations
+
+from collperf import units
+
+# Measured within this factor of NCCL's expected time is "as expected". The hardware-alone model has a
+# spread of its own (reference/nccl-tuning-model.md: NCCL's tuning model is a selection heuristic, not a
+# timing model; on the shared healthy samples it is within 15 % median but up to ~1.5x at the protocol
+# transitions of one size), so only a slowdown beyond that spread is a finding about the run.
+SLOWER_FACTOR = 1.5
+# Plus a per-call slack for host-side time NCCL's model leaves out (launch, the test's own loop): sample
+# 01's floor is 35 us against NCCL's 15 us model latency (model/systems.py), so ~20 us is ordinary.
+HOST_SLACK_S = 20e-6
+# A measurement this much under the bound is not noise: the assumed system is slower than the real one.
+ABOVE_BOUND_SLACK = 0.98
+
+
+def runtime_of(table) -> str:
+    """'mpi' (OSU, Intel MPI Benchmarks), 'collperf' (our own bench on torch.distributed) or 'nccl'."""
+    header = getattr(table, "header", {}) or {}
+    title = str(header.get("title", ""))
+    if "OSU" in title or "time_column" in header or "MPI" in title or "IMB" in title:
+        return "mpi"
+    if "algorithm" in header and "nccl_version" not in header:
+        return "collperf"
+    return "nccl"
+
+
+ISOLATED = ("an isolated size (its neighbours are as expected): noise, warm-up (the first size of a sweep) or a "
+            "protocol/algorithm switch at this size; rerun with more iterations (-n) before changing anything")
+
+
+FAR_OFF = ("a gap this large is rarely the hardware: check the size convention (nccl-tests' size is the buffer "
+           "per rank: --size), that the time is one call (not a loop or a whole step), and the rank count")
+
+
+def causes(collective: str, runtime: str, regime: str, nodes: int, choice: str = "", runner_up: str = "") -> list[str]:
+    """Likely causes of a slower-than-expected row, for the tool, the collective and the regime."""
+    if runtime == "mpi":
+        out = ["the MPI library's algorithm choice for this size (Open MPI: --mca coll_tuned_use_dynamic_rules 1 "
+               f"with coll_tuned_{collective}_algorithm; Intel MPI: I_MPI_ADJUST_{collective.upper()})",
+               "the transport (UCX_TLS, or TCP instead of RDMA), process binding (--bind-to core) and, for GPU "
+               "buffers, a CUDA-aware MPI build"]
+        if regime == "latency":
+            out.insert(0, "per-call software overhead: the eager/rendezvous threshold and progress thread settings")
+        return out
+    if runtime == "collperf":
+        return ["the torch.distributed backend's own algorithm (gloo is ring/halving-doubling, not NCCL)",
+                "CPU contention between ranks on one host, or the network namespace's rate limit"]
+    if collective in ("alltoall", "sendrecv"):
+        out = [f"{collective} is point-to-point in NCCL (no NCCL_ALGO/NCCL_PROTO choice): per-peer link rates set it",
+               "off-node traffic: NICs per node and their rate, rail alignment (GPU i to NIC i), congestion or "
+               "adaptive routing in the fabric" if nodes > 1 else "the GPU-to-GPU path: P2P over NVLink/PCIe "
+               "(nvidia-smi topo -m; NCCL_P2P_LEVEL, NCCL_P2P_DISABLE)",
+               "too few channels per peer (NCCL_NCHANNELS_PER_NET_PEER, NCCL_P2P_NET_CHUNKSIZE)"]
+        return out
+    if regime == "latency":
+        return ["per-call host overhead outside NCCL's model: kernel launch, a busy CPU or unpinned processes, no "
+                "CUDA graphs (nccl-tests -G); nccl-tests -g N > 1 launches every GPU from one thread",
+                f"a protocol forced by the environment (NCCL_PROTO) where NCCL would pick {choice or 'LL/LL128'}"]
+    out = []
+    if nodes > 1:
+        out.append("the network: fewer NICs or a lower rate than assumed (NCCL_IB_HCA, link speed in ibstat), "
+                   "GPUDirect RDMA off (NCCL_NET_GDR_LEVEL, nvidia-peermem), congestion or no adaptive routing")
+    out.append("the intra-node path: P2P or NVLink not used (nvidia-smi topo -m, NCCL_P2P_DISABLE, "
+               "NCCL_NVLS_ENABLE), a GPU at a lower PCIe/NVLink rate")
+    if runner_up and runner_up != choice:
+        out.append(f"NCCL chose another algorithm/protocol than {choice} (NCCL_ALGO/NCCL_PROTO set in the "
+                   f"environment or by a tuner plugin); the runner-up here is {runner_up}")
+    return out
+
+
+def verdict(time_s: float, expected_s: float | None, bound_s: float | None, wrong: bool) -> tuple[str, float | None]:
+    """(verdict text without causes, efficiency bound/measured capped at 1)."""
+    if wrong:
+        return "not judged: wrong results (#wrong > 0), the time is meaningless", None
+    efficiency = None
+    if bound_s is not None and bound_s > 0:
+        efficiency = min(1.0, bound_s / time_s)
+    if bound_s is not None and time_s < ABOVE_BOUND_SLACK * bound_s:
+        return ("above the bound: faster than the assumed hardware allows, so the assumed system is wrong "
+                "(see the above-bound finding)"), efficiency
+    if expected_s is None:
+        return "not judged: no system assumed (pass --cluster or --gpu)", efficiency
+    ratio = time_s / expected_s
+    if ratio < 1 / SLOWER_FACTOR:
+        return (f"faster than expected ({units.format_time(time_s)} vs {units.format_time(expected_s)}): good; "
+                "NCCL's model of the assumed system undervalues this run"), efficiency
+    if time_s <= SLOWER_FACTOR * expected_s + HOST_SLACK_S:
+        return "as expected", efficiency
+    by = f"{ratio - 1:.0%}" if ratio < 2 else f"{ratio:.3g}x"
+    return (f"slower than expected by {by} ({units.format_time(time_s)} vs "
+            f"{units.format_time(expected_s)})"), efficiency
