@@ -275,24 +275,42 @@ def bench(spec: BenchSpec, on_row=None, on_note=None):
     from collperf.bench import BenchInterrupted, run
     from collperf.results import ResultFiles
     files = ResultFiles(spec.json_file, spec.csv_file)
-    net = spec.network.with_ranks(spec.ranks).resolve() if spec.network.given else None
+    placement = None
+    if spec.placed:    # -A blink / blink-hybrid / --pattern: schedules built on the topology, here, before any rank
+        from collperf.packed_runs import bench_schedules
+        placement = bench_schedules(spec)
+        for note in placement.notes:
+            if on_note is not None:
+                on_note(note)
+    ranks = spec.ranks if placement is None or spec.ranks is not None or _torchrun() else placement.ranks
+    net = spec.network.with_ranks(ranks).resolve() if spec.network.given else None
 
     def row_done(results, row):
+        if placement is not None:
+            results.config["placement"] = placement.to_json()
         files.update(results)
         if on_row is not None:
             on_row(results, row)
 
     with testbed_up(spec.testbed) as bed:
         try:
-            results = run(spec.sweep, spec.ranks, spec.timeout_s, net, testbed=bed, on_row=row_done,
-                          on_note=on_note, force=spec.force)
+            results = run(spec.sweep, ranks, spec.timeout_s, net, testbed=bed, on_row=row_done,
+                          on_note=on_note, force=spec.force,
+                          schedules=placement.schedules if placement is not None else None)
         except BenchInterrupted as e:
             if e.results.rows:
                 files.update(e.results)
             raise
     if results is not None:
+        if placement is not None:
+            results.config["placement"] = placement.to_json()
         files.update(results)
     return results
+
+
+def _torchrun() -> bool:
+    from collperf.runtime.launch import in_torchrun
+    return in_torchrun()
 
 
 def calibrate(ranks: int | None = None, bed=None, timeout_s: float = 300.0, output=None) -> dict:

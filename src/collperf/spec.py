@@ -168,6 +168,12 @@ DTYPE_BYTES = {"float32": 4, "float": 4, "float64": 8, "double": 8, "float16": 2
 OPS = ("sum", "prod", "min", "max", "avg")
 
 
+# Algorithms built on a topology rather than on p alone (Blink's packed trees, packed_runs.py): the bench
+# places its local ranks on the topology's GPUs (BenchSpec.topology, .gpus) to build them
+TOPOLOGY_ALGORITHMS = {"blink": ("broadcast", "reduce", "allreduce", "allgather", "reducescatter"),
+                       "blink-hybrid": ("broadcast",)}
+
+
 @dataclass
 class SweepSpec:
     """An nccl-tests-style sweep: which collective and algorithms, which sizes, how measured and checked."""
@@ -195,7 +201,8 @@ class SweepSpec:
         self.collective = get_collective(self.collective).name
         if isinstance(self.algorithms, str):
             self.algorithms = [a.strip() for a in self.algorithms.split(",") if a.strip()]
-        known = [a.name for a in algorithms_for(self.collective)] + ["builtin"]
+        known = [a.name for a in algorithms_for(self.collective)] + ["builtin"] + \
+            [a for a, colls in TOPOLOGY_ALGORITHMS.items() if self.collective in colls]
         for a in self.algorithms:
             if a not in known:
                 raise UsageError(f"unknown algorithm {a!r} for {self.collective}: expected one of {', '.join(known)}")
@@ -255,10 +262,21 @@ class BenchSpec:
     json_file: str | None = None   # nccl-tests -J JSON (plus our fields), rewritten after every row
     csv_file: str | None = None    # flat CSV, rewritten after every row
     force: bool = False            # run even where the rank count or the memory estimate says it cannot fit
+    # -A blink / blink-hybrid and --pattern: local rank i stands for GPU gpus[i] of `topology` (default
+    # dgx1v, and its first GPUs; a pattern's default GPUs are the appendix's), whose packing or pattern
+    # gives the schedule the ranks run (packed_runs.bench_schedules)
+    topology: str | None = None
+    gpus: object = None
+    t_dpa: str | float = 0.0         # blink-hybrid: the PCIe path's switching time in equation 8
+    pattern: str | None = None       # one of PATTERNS: sets the collective and the algorithm
+    center: int | None = None
+    successor: int | None = None
+    source: int | None = None
 
     def __post_init__(self):
         output_path(self.json_file, "--json-file")   # before any work: results are never lost to a typo
         output_path(self.csv_file, "--csv-file")
+        self._placement()
         self.testbed = testbed(self.testbed)
         if self.testbed is not None:
             if self.ranks is not None and self.ranks != self.testbed.ranks:
@@ -268,6 +286,53 @@ class BenchSpec:
             _whole("ranks", self.ranks, flag="--ranks")
         if not (isinstance(self.timeout_s, (int, float)) and self.timeout_s > 0):
             raise UsageError(f"timeout {self.timeout_s!r} s is not positive: give e.g. --timeout 300")
+
+    @property
+    def placed(self) -> bool:
+        """The ranks run schedules built on a topology (-A blink, blink-hybrid, --pattern)."""
+        return self.pattern is not None or any(a in TOPOLOGY_ALGORITHMS for a in self.sweep.algorithms)
+
+    def _placement(self) -> None:
+        self.gpus = rank_list(self.gpus, "--gpus")
+        for name in ("center", "successor", "source"):
+            if getattr(self, name) is not None:
+                _whole(name, getattr(self, name), 0, f"--{name}")
+        self.t_dpa_s = units.parse_time(self.t_dpa)
+        if self.pattern is not None:
+            if self.pattern not in PATTERNS:
+                raise UsageError(f"--pattern {self.pattern!r}: expected one of {', '.join(PATTERNS)}")
+            if self.sweep.algorithms not in (["builtin"], [self.pattern]):
+                raise UsageError(f"--pattern {self.pattern} runs the pattern's own schedule: drop -A "
+                                 f"{','.join(self.sweep.algorithms)}")
+            if self.sweep.root != 0:
+                raise UsageError(f"--root {self.sweep.root}: a pattern's root is its own (the chain's end, the "
+                                 "fan's source or successor); drop --root")
+            self.sweep.collective = PATTERN_COLLECTIVES[self.pattern]
+            self.sweep.algorithms = [self.pattern]
+            fan = self.pattern.startswith("fan")
+            unused = [f"--{n}" for n in ("center", "successor", "source") if getattr(self, n) is not None
+                      and (not fan or (n == "successor" and self.pattern == "fan-out-forward")
+                           or (n == "source" and self.pattern != "fan-out-forward"))]
+            if unused:
+                raise UsageError(f"{' and '.join(unused)} do not apply to {self.pattern}: drop them")
+        elif any(getattr(self, n) is not None for n in ("center", "successor", "source")):
+            raise UsageError("--center, --successor and --source place a --pattern's GPUs: add --pattern or drop them")
+        if not self.placed and (self.topology is not None or self.gpus is not None):
+            raise UsageError("--topology and --gpus place the ranks of -A blink, blink-hybrid or --pattern on a "
+                             "machine's GPUs: add one of those or drop them")
+        if self.t_dpa_s and "blink-hybrid" not in self.sweep.algorithms:
+            raise UsageError(f"--t-dpa {self.t_dpa} is the hybrid split's switching time: use it with -A blink-hybrid")
+        if self.placed:
+            self.topology = self.topology or "dgx1v"
+            if self.testbed is not None:
+                raise UsageError("-A blink and --pattern run on local ranks (or torchrun), not on a testbed: "
+                                 "drop --testbed")
+        if self.gpus is not None and self.pattern is None:
+            if self.ranks is None:
+                self.ranks = len(self.gpus)
+            elif self.ranks != len(self.gpus):
+                raise UsageError(f"--ranks {self.ranks} but --gpus {','.join(map(str, self.gpus))} names "
+                                 f"{len(self.gpus)} GPUs: give one GPU per rank")
 
 
 # --- simulation ---------------------------------------------------------------------------------------
@@ -386,6 +451,10 @@ class TreesSpec:
 
 PATTERNS = ("chain-forward", "chain-reduce-forward", "chain-reduce-broadcast", "fan-in-forward",
             "fan-in-reduce-forward", "fan-out-forward")
+# the collective each pattern's schedule computes (schedule/patterns.py): what its destinations must hold
+PATTERN_COLLECTIVES = {"chain-forward": "broadcast", "chain-reduce-forward": "reduce",
+                       "chain-reduce-broadcast": "allreduce", "fan-in-forward": "gather",
+                       "fan-in-reduce-forward": "reduce", "fan-out-forward": "broadcast"}
 
 
 @dataclass
