@@ -65,15 +65,15 @@ def _sync(dev) -> None:
 
 
 def check(collective, algorithm, count, dtype_name="float32", op="sum", root=0, segments=1, slice_bytes=1 << 20,
-          in_place=False) -> int:
-    """#wrong of one run: mismatching elements summed over all ranks."""
+          in_place=False, schedule=None) -> int:
+    """#wrong of one run: mismatching elements summed over all ranks. `schedule`: a prebuilt one (Blink's)."""
     rank, p, dev = dist.get_rank(), dist.get_world_size(), device()
     coll = get_collective(collective)
     dtype = data.get_dtype(dtype_name)
     op_used = op if coll.reduces else "sum"
     in_elems, out_elems = coll.elements(count, p)
     inp, out = _buffers(coll, rank, p, in_elems, out_elems, dtype, op_used, root, in_place, dev)
-    runner = _Runner(coll, algorithm, p, op_used, root, segments, slice_bytes, in_elems)
+    runner = _Runner(coll, algorithm, p, op_used, root, segments, slice_bytes, in_elems, schedule)
     return _check_on(runner, inp, out, in_elems, 1, dev, reset=False)
 
 
