@@ -16,7 +16,8 @@ from pathlib import Path
 from collperf import units
 from collperf.errors import UsageError
 from collperf.spec import (BenchSpec, DiagnoseSpec, HardwareSpec, LogSpec, MeasurementSpec, NetworkSpec,
-                           PatternSpec, PlanSpec, SimulateSpec, SweepSpec, TreesSpec, network, output_path, sizes, testbed)
+                           PatternSpec, PlanSpec, SimulateSpec, SweepSpec, TopologyPredictSpec, TreesSpec, network,
+                           output_path, sizes, testbed)
 
 
 def _network(net):
@@ -46,6 +47,46 @@ def predict(collective: str, size, net, algorithm="all", intra_algorithm: str = 
     from collperf.model.predict import predict as _predict
     return _predict(collective, sizes(size), _network(net), _alias(collective, algorithm), intra_algorithm,
                     inter_algorithm, segments)
+
+
+@dataclass
+class TopologyPrediction:
+    """`collperf predict --topology`: Blink's packed trees (`blink`: packed_runs.BlinkPrediction per size), or
+    the closed forms (`predictions`, as `predict` gives them) on the link of a switch topology's group."""
+
+    topology: str
+    ranks: list
+    algorithm: str
+    blink: list | None = None
+    link: object = None                # model.network.Link, for the closed forms
+    predictions: list | None = None
+
+    def to_json(self) -> dict:
+        doc = {"topology": self.topology, "ranks": self.ranks, "algorithm": self.algorithm}
+        if self.blink is not None:
+            doc["sizes"] = [b.to_json() for b in self.blink]
+        else:
+            doc["link"] = {"latency_s": self.link.latency_s, "bandwidth_Bps": self.link.bandwidth_Bps,
+                           "name": self.link.name}
+            doc["sizes"] = [p.to_json() for p in self.predictions]
+        return doc
+
+
+def predict_topology(spec: TopologyPredictSpec) -> TopologyPrediction:
+    """`collperf predict --topology`: -A blink prices the packed trees on the group (with spec.hybrid, the
+    NVLink + PCIe split of the appendix's equation 8); any other algorithm (single-hop, ring, all, ...)
+    takes the closed forms on the link every pair of the group sees through a switch (dgx2, switch:P)."""
+    from collperf import packed_runs
+    from collperf import topology as topologies
+    from collperf.model.network import Network
+    topo = topologies.parse(spec.topology)
+    if spec.algorithm == "blink":
+        rows = packed_runs.predict_blink(spec, topo)
+        return TopologyPrediction(topo.name, rows[0].ranks if rows else packed_runs.group_of(topo, spec.ranks),
+                                  "blink", blink=rows)
+    group, link = packed_runs.switch_link(topo, spec.ranks)
+    rows = predict(spec.collective, spec.sizes_bytes, Network.of(link, len(group)), spec.algorithm)
+    return TopologyPrediction(topo.name, group, spec.algorithm, link=link, predictions=rows)
 
 
 def crossover(collective: str, net, min_size="1", max_size="16G", algorithm="all",

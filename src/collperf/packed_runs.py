@@ -363,3 +363,105 @@ def bench_schedules(spec) -> BenchPlacement:
 
 def _roles_text(roles: dict) -> str:
     return "; ".join(f"{k} {','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in roles.items())
+
+
+# --- collperf predict --topology --------------------------------------------------------------------------
+
+@dataclass
+class BlinkPrediction:
+    """The model of Blink's packed trees for one size (bandwidth terms, as the appendix's equation 8):
+    broadcast and reduce size / rate, allreduce reduce-up + broadcast-down overlapped on the same trees,
+    allgather/reducescatter size / p at the common rate per root; beside NCCL's rings on the group."""
+
+    collective: str
+    topology: str
+    ranks: list[int]
+    roots: list[int]
+    size_bytes: float
+    time_s: float
+    algbw_Bps: float
+    rate_Bps: float                 # the trees' rate per root (hybrid: NVLink and PCIe together, effective)
+    ring_kind: str
+    ring_rate_Bps: float
+    ring_time_s: float
+    hybrid: dict | None = None      # equation 8: the split and both tree sets' times
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return dict(vars(self))
+
+
+def predict_blink(spec, topo=None) -> list[BlinkPrediction]:
+    """`collperf predict -A blink --topology` (spec: a spec.TopologyPredictSpec): one row per size."""
+    from collperf import topology as topologies
+    from collperf.model import blink
+    from collperf.model.packing import pack
+    topo = topo or topologies.parse(spec.topology)
+    group = group_of(topo, spec.ranks)
+    coll, p = spec.collective, len(group)
+    rings = blink.nccl_rings(topo, group)
+    out = []
+    if spec.hybrid:
+        root = _root(group, spec.root)
+        nv = pack(topo, group, [root], links="nvlink", transit="devices")
+        pc = pack(topo, group, [root], links="pcie", transit="devices")
+        for n in spec.sizes_bytes:
+            # equation 8 (model/blink.py hybrid_split): D_PCIe that makes T_dpa + D_PCIe/BW_PCIe = D_NVL/BW_NVL
+            d_pcie, d_nvl, t = (float(x) for x in blink.hybrid_split(n, pc.rate_Bps, nv.rate_Bps, spec.t_dpa_s))
+            t_pcie = spec.t_dpa_s + d_pcie / pc.rate_Bps if d_pcie > 0 else 0.0
+            nvl_only = n / nv.rate_Bps
+            hybrid = {"pcie_bytes": d_pcie, "nvlink_bytes": d_nvl, "pcie_Bps": pc.rate_Bps, "nvlink_Bps": nv.rate_Bps,
+                      "t_dpa_s": spec.t_dpa_s, "pcie_time_s": t_pcie, "nvlink_time_s": d_nvl / nv.rate_Bps,
+                      "nvlink_only_time_s": nvl_only, "gain": nvl_only / t if t > 0 else 1.0}
+            notes = [] if d_pcie > 0 else [f"T_dpa {spec.t_dpa_s * 1e3:g} ms outweighs the PCIe trees at "
+                                           f"{n:.0f} bytes: all data over NVLink (equation 8 gives D_PCIe <= 0)"]
+            out.append(BlinkPrediction(coll, topo.name, group, [root], float(n), t, n / t if t > 0 else math.inf,
+                                       n / t if t > 0 else math.inf, rings.kind, rings.rate_Bps,
+                                       _ring_time_s(coll, p, n, rings.rate_Bps), hybrid, notes))
+        return out
+    if coll in SINGLE_ROOT:
+        pk = pack(topo, group, [_root(group, spec.root)], transit=spec.transit)
+    else:
+        pk = pack(topo, group, group, transit=spec.transit, direction="down" if coll == "allgather" else "up")
+    for n in spec.sizes_bytes:
+        if coll in ("broadcast", "reduce"):
+            t = n / pk.rate_Bps            # a reduce runs the broadcast's trees reversed (full-duplex links)
+        elif coll == "allreduce":
+            t = float(blink.allreduce_time_s(pk, n))
+        else:
+            t = n / p / pk.rate_Bps        # each rank's block at the common rate per root
+        out.append(BlinkPrediction(coll, topo.name, group, [group[r] for r in pk.roots], float(n), t,
+                                   n / t if t > 0 else math.inf, pk.rate_Bps, rings.kind, rings.rate_Bps,
+                                   _ring_time_s(coll, p, n, rings.rate_Bps)))
+    return out
+
+
+def switch_link(topo, ranks=None):
+    """(group, Link) of a group whose every GPU has one link, to a switch, and every pair the same route
+    latency and bandwidth (dgx2, switch:P): the uniform link the closed forms (single-hop, ring, ...) take.
+    Other topologies (dgx1v's NVLink mesh, clusters) are refused: their pairs differ."""
+    from collperf.model.network import Link
+    group = group_of(topo, ranks)
+    g = topo.graph
+    several = [r for r in group if g.degree(r) != 1]
+    if several:
+        raise UsageError(f"predict --topology {topo.name} -A <closed form> needs a switch: each GPU one link to it "
+                         f"(dgx2, switch:P); GPU {several[0]} of {topo.name} has {g.degree(several[0])} links. "
+                         "Use -A blink (packed trees on any topology) or collperf simulate")
+    pairs = {}
+    for a in group:
+        for b in group:
+            if a != b:
+                path = topo.path(a, b)
+                hops = list(zip(path[:-1], path[1:]))
+                pairs[(a, b)] = (sum(g.edges[u, v]["latency_s"] for u, v in hops),
+                                 min(g.edges[u, v]["bandwidth_Bps"] for u, v in hops))
+    values = set(pairs.values())
+    if len(values) > 1:
+        (a, b), (la, ba) = next(iter(pairs.items()))
+        (c, d), (lc, bc) = next((k, v) for k, v in pairs.items() if v != (la, ba))
+        raise UsageError(f"the pairs of {topo.name} ranks {','.join(map(str, group))} differ ({a}-{b}: {la * 1e6:.3g} us, "
+                         f"{ba / 1e9:.4g} GB/s; {c}-{d}: {lc * 1e6:.3g} us, {bc / 1e9:.4g} GB/s): the closed forms "
+                         "need one link; use -A blink or collperf simulate")
+    latency_s, bandwidth_Bps = values.pop() if values else (0.0, math.inf)
+    return group, Link(latency_s, bandwidth_Bps, name=f"{topo.name} through its switch")

@@ -449,6 +449,50 @@ class TreesSpec:
         self.size_bytes = units.parse_size(self.size)
 
 
+@dataclass
+class TopologyPredictSpec:
+    """`collperf predict --topology`: the model on a machine's topology. -A blink: Blink's packed trees on
+    the group `ranks` (bandwidth terms: size over the packing's rate; allreduce reduces up and broadcasts
+    down the same trees), with `hybrid` the NVLink + PCIe broadcast split by the appendix's equation 8
+    (switching time `t_dpa`). Other algorithms (single-hop, ring, ...): the closed forms on the link
+    every pair of the group sees through a switch (dgx2, switch:P)."""
+
+    collective: str
+    topology: str
+    algorithm: str = "blink"
+    size: object = "1M,64M,1G"
+    ranks: object = None             # the group, '0,1,2' or a list; None: every rank of the topology
+    root: int | None = None          # blink: a topology rank of the group (default its first)
+    hybrid: bool = False
+    t_dpa: str | float = 0.0
+    transit: str = "devices"
+
+    def __post_init__(self):
+        self.collective = get_collective(self.collective).name
+        self.sizes_bytes = sizes(self.size)
+        self.ranks = rank_list(self.ranks)
+        self.t_dpa_s = units.parse_time(self.t_dpa)
+        if self.t_dpa_s < 0:
+            raise UsageError(f"--t-dpa {self.t_dpa} is negative: give a switching time >= 0, e.g. 0.5ms")
+        if self.root is not None:
+            _whole("root", self.root, 0, "--root")
+        blink = self.algorithm == "blink"
+        if blink and self.collective not in TOPOLOGY_ALGORITHMS["blink"]:
+            raise UsageError(f"-A blink with --topology prices {', '.join(TOPOLOGY_ALGORITHMS['blink'])}; "
+                             f"not {self.collective}")
+        if self.hybrid and not (blink and self.collective == "broadcast"):
+            raise UsageError("--hybrid is the NVLink + PCIe broadcast of Blink: use it with broadcast -A blink")
+        if self.t_dpa_s and not self.hybrid:
+            raise UsageError(f"--t-dpa {self.t_dpa} is the hybrid split's switching time: add --hybrid")
+        if self.root is not None and not (blink and self.collective in ("broadcast", "reduce", "allreduce")):
+            raise UsageError("--root picks the packed trees' root of a broadcast, reduce or allreduce -A blink: "
+                             "drop it")
+        if self.root is not None and self.ranks is not None and self.root not in self.ranks:
+            raise UsageError(f"--root {self.root} is not one of --ranks {','.join(map(str, self.ranks))}: "
+                             "give a rank of the group")
+        check_transit(self.transit)
+
+
 PATTERNS = ("chain-forward", "chain-reduce-forward", "chain-reduce-broadcast", "fan-in-forward",
             "fan-in-reduce-forward", "fan-out-forward")
 # the collective each pattern's schedule computes (schedule/patterns.py): what its destinations must hold
