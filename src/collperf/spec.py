@@ -472,8 +472,6 @@ class TopologyPredictSpec:
         self.sizes_bytes = sizes(self.size)
         self.ranks = rank_list(self.ranks)
         self.t_dpa_s = units.parse_time(self.t_dpa)
-        if self.t_dpa_s < 0:
-            raise UsageError(f"--t-dpa {self.t_dpa} is negative: give a switching time >= 0, e.g. 0.5ms")
         if self.root is not None:
             _whole("root", self.root, 0, "--root")
         blink = self.algorithm == "blink"
