@@ -307,11 +307,12 @@ def testbed_down(name: str | None = None) -> list[str]:
     return down(name)
 
 
-def bench(spec: BenchSpec, on_row=None, on_note=None):
+def bench(spec: BenchSpec, on_row=None, on_note=None, on_info=None):
     """`collperf bench`: the sweep on real processes; Results with a prediction on every row (None on
     torchrun ranks other than 0). Rows stream: `on_row(results, row)` is called as each row completes
     (results holds the rows so far), and spec.json_file / spec.csv_file are rewritten after every row.
-    `on_note(text)` gets warnings (memory) before the run starts. A run that fails, times out or is
+    `on_note(text)` gets warnings (memory) before the run starts, `on_info(text)` what -A blink / --pattern
+    place where (default: on_note). A run that fails, times out or is
     interrupted raises bench.BenchInterrupted (a RunError) whose `.results` holds the rows measured."""
     from collperf.bench import BenchInterrupted, run
     from collperf.results import ResultFiles
@@ -321,8 +322,8 @@ def bench(spec: BenchSpec, on_row=None, on_note=None):
         from collperf.packed_runs import bench_schedules
         placement = bench_schedules(spec)
         for note in placement.notes:
-            if on_note is not None:
-                on_note(note)
+            if (on_info or on_note) is not None:
+                (on_info or on_note)(note)
     ranks = spec.ranks if placement is None or spec.ranks is not None or _torchrun() else placement.ranks
     net = spec.network.with_ranks(ranks).resolve() if spec.network.given else None
 

@@ -44,8 +44,10 @@ def bench(collective: str = typer.Option("allreduce", "--collective", help="The 
                                      "or the memory estimate exceeds MemAvailable (refused otherwise)."),
           topology: Optional[str] = typer.Option(None, "--topology", help="-A blink, blink-hybrid, --pattern: "
                                                  "the machine whose GPUs the local ranks stand for (default dgx1v)."),
-          gpus: Optional[str] = typer.Option(None, "--gpus", help="The topology's GPUs, one per rank in rank order "
-                                             "(default: the first --ranks GPUs; a pattern: the appendix's)."),
+          gpus: Optional[str] = typer.Option(None, "--gpus", help="-A blink: the topology's GPUs, one per rank in "
+                                             "rank order (default: the first --ranks GPUs). --pattern: the chain in "
+                                             "order, a fan-in's sources, a fan-out's destinations (default: the "
+                                             "appendix's, cut to --ranks)."),
           t_dpa: str = typer.Option("0", "--t-dpa", help="-A blink-hybrid: the PCIe path's switching time (eq. 8)."),
           pattern: Optional[str] = typer.Option(None, "--pattern", help="A Blink micro-benchmark: chain-forward, "
                                                 "chain-reduce-forward, chain-reduce-broadcast, fan-in-forward, "
@@ -63,7 +65,7 @@ def bench(collective: str = typer.Option("allreduce", "--collective", help="The 
                      source=source)
     stream = render.BenchStream(as_json, progress=sweep.progress)
     try:
-        results = api.bench(spec, on_row=stream.row, on_note=stream.note)
+        results = api.bench(spec, on_row=stream.row, on_note=stream.note, on_info=stream.info)
     except RunError as e:
         partial = getattr(e, "results", None)
         if partial is None:
