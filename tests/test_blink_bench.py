@@ -148,6 +148,7 @@ def test_patterns_needing_other_rank_counts_are_refused(kw, match):
     (lambda: spec("builtin", "allreduce", pattern="chains", ranks=3), r"--pattern 'chains'"),
     (lambda: spec("builtin", "allreduce", pattern="chain-forward", center=4, ranks=3), r"--center do not apply"),
     (lambda: spec("builtin", "allreduce", center=4, ranks=3), r"add --pattern"),
+    (lambda: spec("builtin", "broadcast", pattern="chain-reduce-forward", ranks=3), r"checked as a reduce"),
 ])
 def test_bad_bench_specs_are_refused(make, match):
     with pytest.raises(UsageError, match=match):

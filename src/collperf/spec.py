@@ -307,6 +307,10 @@ class BenchSpec:
             if self.sweep.root != 0:
                 raise UsageError(f"--root {self.sweep.root}: a pattern's root is its own (the chain's end, the "
                                  "fan's source or successor); drop --root")
+            # the sweep's collective defaults to allreduce: any other given one contradicts the pattern
+            if self.sweep.collective not in ("allreduce", PATTERN_COLLECTIVES[self.pattern]):
+                raise UsageError(f"--pattern {self.pattern} is checked as a {PATTERN_COLLECTIVES[self.pattern]} "
+                                 f"(what its destinations must hold): drop --collective {self.sweep.collective}")
             self.sweep.collective = PATTERN_COLLECTIVES[self.pattern]
             self.sweep.algorithms = [self.pattern]
             fan = self.pattern.startswith("fan")
