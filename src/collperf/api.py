@@ -16,7 +16,8 @@ from pathlib import Path
 from collperf import units
 from collperf.errors import UsageError
 from collperf.spec import (BenchSpec, DiagnoseSpec, HardwareSpec, LogSpec, MeasurementSpec, NetworkSpec,
-                           PatternSpec, PlanSpec, SimulateSpec, SweepSpec, TreesSpec, network, output_path, sizes, testbed)
+                           PatternSpec, PlanSpec, SimulateSpec, SweepSpec, TopologyPredictSpec, TreesSpec, network,
+                           output_path, sizes, testbed)
 
 
 def _network(net):
@@ -46,6 +47,46 @@ def predict(collective: str, size, net, algorithm="all", intra_algorithm: str = 
     from collperf.model.predict import predict as _predict
     return _predict(collective, sizes(size), _network(net), _alias(collective, algorithm), intra_algorithm,
                     inter_algorithm, segments)
+
+
+@dataclass
+class TopologyPrediction:
+    """`collperf predict --topology`: Blink's packed trees (`blink`: packed_runs.BlinkPrediction per size), or
+    the closed forms (`predictions`, as `predict` gives them) on the link of a switch topology's group."""
+
+    topology: str
+    ranks: list
+    algorithm: str
+    blink: list | None = None
+    link: object = None                # model.network.Link, for the closed forms
+    predictions: list | None = None
+
+    def to_json(self) -> dict:
+        doc = {"topology": self.topology, "ranks": self.ranks, "algorithm": self.algorithm}
+        if self.blink is not None:
+            doc["sizes"] = [b.to_json() for b in self.blink]
+        else:
+            doc["link"] = {"latency_s": self.link.latency_s, "bandwidth_Bps": self.link.bandwidth_Bps,
+                           "name": self.link.name}
+            doc["sizes"] = [p.to_json() for p in self.predictions]
+        return doc
+
+
+def predict_topology(spec: TopologyPredictSpec) -> TopologyPrediction:
+    """`collperf predict --topology`: -A blink prices the packed trees on the group (with spec.hybrid, the
+    NVLink + PCIe split of the appendix's equation 8); any other algorithm (single-hop, ring, all, ...)
+    takes the closed forms on the link every pair of the group sees through a switch (dgx2, switch:P)."""
+    from collperf import packed_runs
+    from collperf import topology as topologies
+    from collperf.model.network import Network
+    topo = topologies.parse(spec.topology)
+    if spec.algorithm == "blink":
+        rows = packed_runs.predict_blink(spec, topo)
+        return TopologyPrediction(topo.name, rows[0].ranks if rows else packed_runs.group_of(topo, spec.ranks),
+                                  "blink", blink=rows)
+    group, link = packed_runs.switch_link(topo, spec.ranks)
+    rows = predict(spec.collective, spec.sizes_bytes, Network.of(link, len(group)), spec.algorithm)
+    return TopologyPrediction(topo.name, group, spec.algorithm, link=link, predictions=rows)
 
 
 def crossover(collective: str, net, min_size="1", max_size="16G", algorithm="all",
@@ -266,33 +307,52 @@ def testbed_down(name: str | None = None) -> list[str]:
     return down(name)
 
 
-def bench(spec: BenchSpec, on_row=None, on_note=None):
+def bench(spec: BenchSpec, on_row=None, on_note=None, on_info=None):
     """`collperf bench`: the sweep on real processes; Results with a prediction on every row (None on
     torchrun ranks other than 0). Rows stream: `on_row(results, row)` is called as each row completes
     (results holds the rows so far), and spec.json_file / spec.csv_file are rewritten after every row.
-    `on_note(text)` gets warnings (memory) before the run starts. A run that fails, times out or is
+    `on_note(text)` gets warnings (memory) before the run starts, `on_info(text)` what -A blink / --pattern
+    place where (default: on_note). A run that fails, times out or is
     interrupted raises bench.BenchInterrupted (a RunError) whose `.results` holds the rows measured."""
     from collperf.bench import BenchInterrupted, run
     from collperf.results import ResultFiles
     files = ResultFiles(spec.json_file, spec.csv_file)
-    net = spec.network.with_ranks(spec.ranks).resolve() if spec.network.given else None
+    placement = None
+    if spec.placed:    # -A blink / blink-hybrid / --pattern: schedules built on the topology, here, before any rank
+        from collperf.packed_runs import bench_schedules
+        placement = bench_schedules(spec)
+        for note in placement.notes:
+            if (on_info or on_note) is not None:
+                (on_info or on_note)(note)
+    ranks = spec.ranks if placement is None or spec.ranks is not None or _torchrun() else placement.ranks
+    net = spec.network.with_ranks(ranks).resolve() if spec.network.given else None
 
     def row_done(results, row):
+        if placement is not None:
+            results.config["placement"] = placement.to_json()
         files.update(results)
         if on_row is not None:
             on_row(results, row)
 
     with testbed_up(spec.testbed) as bed:
         try:
-            results = run(spec.sweep, spec.ranks, spec.timeout_s, net, testbed=bed, on_row=row_done,
-                          on_note=on_note, force=spec.force)
+            results = run(spec.sweep, ranks, spec.timeout_s, net, testbed=bed, on_row=row_done,
+                          on_note=on_note, force=spec.force,
+                          schedules=placement.schedules if placement is not None else None)
         except BenchInterrupted as e:
             if e.results.rows:
                 files.update(e.results)
             raise
     if results is not None:
+        if placement is not None:
+            results.config["placement"] = placement.to_json()
         files.update(results)
     return results
+
+
+def _torchrun() -> bool:
+    from collperf.runtime.launch import in_torchrun
+    return in_torchrun()
 
 
 def calibrate(ranks: int | None = None, bed=None, timeout_s: float = 300.0, output=None) -> dict:

@@ -20,6 +20,10 @@ SEGMENTS = 16
 # (fine: a tree's share is rounded to whole chunks, and a link the packing fills overflows by the rounding)
 RESOLUTION = {"broadcast": 1024, "reduce": 1024, "allreduce": 1024, "allgather": 256, "reducescatter": 256}
 SINGLE_ROOT = ("broadcast", "reduce", "allreduce")
+# the bench runs the same builders with the trees' shares rounded to 1/64 of a segment: the executor
+# handles every chunk of a message on its own (a view, a contiguity check), and 1024 chunks per segment
+# cost it more than gloo's transfers at the sizes a CPU run reaches
+BENCH_RESOLUTION = 64
 
 
 def group_of(topo, ranks, least: int = 2, flag: str = "--ranks") -> list[int]:
@@ -132,43 +136,59 @@ def trees(spec) -> TreesResult:
 def blink_schedules(spec, topo) -> list[tuple]:
     """Per size of spec (a spec.SimulateSpec with algorithm blink): (schedule, the group's topology
     view to simulate on, notes). Packed once; a hybrid broadcast splits each size by equation 8."""
+    from collperf.schedule.arrays import as_arrays
+    group = group_of(topo, spec.ranks)
+    if spec.hybrid:
+        out = []
+        for size in spec.sizes_bytes:
+            s, where, notes = blink_schedule(topo, group, spec.collective, spec.root, spec.segments, spec.transit,
+                                             hybrid_size=size, t_dpa_s=spec.t_dpa_s)
+            out.append((as_arrays(s), where, notes))
+        return out
+    s, where, notes = blink_schedule(topo, group, spec.collective, spec.root, spec.segments, spec.transit)
+    return [(as_arrays(s), where, notes)] * len(spec.sizes_bytes)
+
+
+def blink_schedule(topo, group: list[int], coll: str, root=None, segments: int | None = None,
+                   transit: str = "devices", hybrid_size: float | None = None, t_dpa_s: float = 0.0,
+                   resolution: int | None = None) -> tuple:
+    """(schedule in tuple form on the group's local ranks, the group's topology view, notes): Blink's
+    packed trees for `coll` on the topology ranks `group` from `root` (a topology rank; default the
+    group's first). hybrid_size: the NVLink + PCIe broadcast of that many bytes, split by equation 8.
+    resolution: chunks per segment shared by the trees (default RESOLUTION[coll]).
+    What `collperf simulate -A blink` simulates and `collperf bench -A blink` runs."""
     from collperf.model import blink
     from collperf.model.packing import pack
     from collperf.schedule import packed
-    from collperf.schedule.arrays import as_arrays
-    group = group_of(topo, spec.ranks)
-    coll = spec.collective
     if coll not in RESOLUTION:
         raise UsageError(f"-A blink builds {', '.join(RESOLUTION)}; not {coll}")
-    k = spec.segments or SEGMENTS
-    if spec.hybrid:
-        root = _root(group, spec.root)
-        out = []
-        for size in spec.sizes_bytes:
-            h = blink.hybrid_broadcast(topo, group, root, size, spec.t_dpa_s)
-            share = h.pcie_bytes / size if size else 0.0
-            res = max(RESOLUTION[coll], 2 * (len(h.nvlink.trees) + len(h.pcie.trees)))
-            s = packed.hybrid_broadcast(h.nvlink, h.pcie, share, k, res)
-            notes = [(f"hybrid split (equation 8): {100 * share:.1f} % over PCIe trees ({h.pcie.rate_Bps / 1e9:.4g} "
-                      f"GB/s), the rest over NVLink trees ({h.nvlink_only_Bps / 1e9:.4g} GB/s); "
-                      f"model time {h.time_s * 1e3:.4g} ms with T_dpa {spec.t_dpa_s * 1e3:g} ms")]
-            if spec.t_dpa_s:
-                notes.append("the simulation does not pay T_dpa (the PCIe trees start at once)")
-            out.append((as_arrays(s), h.nvlink.topology, notes))
-        return out
+    k = segments or SEGMENTS
+    if hybrid_size is not None:
+        if coll != "broadcast":
+            raise UsageError(f"the hybrid NVLink + PCIe split is a broadcast; not {coll}")
+        h = blink.hybrid_broadcast(topo, group, _root(group, root), hybrid_size, t_dpa_s)
+        share = h.pcie_bytes / hybrid_size if hybrid_size else 0.0
+        res = max(resolution or RESOLUTION[coll], 2 * (len(h.nvlink.trees) + len(h.pcie.trees)))
+        s = packed.hybrid_broadcast(h.nvlink, h.pcie, share, k, res)
+        notes = [(f"hybrid split (equation 8): {100 * share:.1f} % over PCIe trees ({h.pcie.rate_Bps / 1e9:.4g} "
+                  f"GB/s), the rest over NVLink trees ({h.nvlink_only_Bps / 1e9:.4g} GB/s); "
+                  f"model time {h.time_s * 1e3:.4g} ms with T_dpa {t_dpa_s * 1e3:g} ms")]
+        if t_dpa_s:
+            notes.append("the simulation does not pay T_dpa (the PCIe trees start at once)")
+        return s, h.nvlink.topology, notes
     if coll in SINGLE_ROOT:
-        pk = pack(topo, group, [_root(group, spec.root)], transit=spec.transit)
+        pk = pack(topo, group, [_root(group, root)], transit=transit)
     else:
-        if spec.root is not None:
+        if root is not None:
             raise UsageError(f"--root: every rank is a root of {coll}; drop --root")
-        pk = pack(topo, group, group, transit=spec.transit, direction="down" if coll == "allgather" else "up")
-    res = max(RESOLUTION[coll], max(len(pk.trees_of(r)) for r in pk.roots))
+        pk = pack(topo, group, group, transit=transit, direction="down" if coll == "allgather" else "up")
+    res = max(resolution or RESOLUTION[coll], max(len(pk.trees_of(r)) for r in pk.roots))
     build = {"broadcast": packed.broadcast, "reduce": packed.reduce, "allreduce": packed.allreduce,
              "allgather": packed.allgather, "reducescatter": packed.reducescatter}[coll]
     s = build(pk, k, res)
     notes = [(f"{len(pk.trees)} packed trees on ranks {','.join(map(str, group))}, {pk.rate_Bps / 1e9:.4g} GB/s per "
               f"root (max-flow bound {pk.bound_Bps / 1e9:.4g} GB/s); {k} segments")]
-    return [(as_arrays(s), pk.topology, notes)] * len(spec.sizes_bytes)
+    return s, pk.topology, notes
 
 
 def topology_names(result, group: list[int]):
@@ -209,36 +229,239 @@ def _dgx1v_default(topo, value, default, flag: str, pattern: str):
     return default
 
 
+def pattern_schedule(topo, name: str, gpus=None, center=None, successor=None, source=None, segments: int = 32):
+    """(schedule on local ranks, the pattern's topology view, roles) of micro-benchmark `name` on
+    `topo`; unset GPUs are the appendix's on dgx1v. What `simulate --pattern` simulates and
+    `bench --pattern` runs."""
+    from collperf.schedule import patterns as P
+    k = segments
+    if name.startswith("chain"):
+        chain = group_of(topo, _dgx1v_default(topo, gpus, list(P.DGX1V_CHAIN[:4]), "--gpus", name), 2, "--gpus")
+        build = {"chain-forward": P.chain_forward, "chain-reduce-forward": P.chain_reduce_forward,
+                 "chain-reduce-broadcast": P.chain_reduce_broadcast}[name]
+        sched, sub = build(topo, chain, k)
+        roles = {"chain": chain}
+    elif name == "fan-out-forward":
+        source = _dgx1v_default(topo, source, 5, "--source", name)
+        center = _dgx1v_default(topo, center, P.DGX1V_FAN_CENTER, "--center", name)
+        successors = group_of(topo, _dgx1v_default(topo, gpus, [0, 6, 7], "--gpus", name), 1, "--gpus")
+        group_of(topo, [source, center, *successors], 3, "the fan-out's GPUs")
+        sched, sub = P.fan_out_forward(topo, source, center, successors, k)
+        roles = {"source": source, "center": center, "successors": successors}
+    else:
+        sources = group_of(topo, _dgx1v_default(topo, gpus, list(P.DGX1V_FAN_PEERS), "--gpus", name), 1, "--gpus")
+        center = _dgx1v_default(topo, center, P.DGX1V_FAN_CENTER, "--center", name)
+        successor = _dgx1v_default(topo, successor, P.DGX1V_FAN_SUCCESSOR, "--successor", name)
+        group_of(topo, [successor, center, *sources], 3, "the fan-in's GPUs")
+        build = P.fan_in_forward if name == "fan-in-forward" else P.fan_in_reduce_forward
+        sched, sub = build(topo, sources, center, successor, k)
+        roles = {"sources": sources, "center": center, "successor": successor}
+    return sched, sub, roles
+
+
 def pattern(spec) -> PatternRun:
     """`collperf simulate --pattern`: a micro-benchmark (spec: a spec.PatternSpec) simulated at every size."""
     from collperf import topology as topologies
     from collperf.schedule import patterns as P
     topo = topologies.parse(spec.topology)
     name, k = spec.pattern, spec.segments
-    if name.startswith("chain"):
-        chain = group_of(topo, _dgx1v_default(topo, spec.gpus, list(P.DGX1V_CHAIN[:4]), "--gpus", name), 2, "--gpus")
-        build = {"chain-forward": P.chain_forward, "chain-reduce-forward": P.chain_reduce_forward,
-                 "chain-reduce-broadcast": P.chain_reduce_broadcast}[name]
-        sched, sub = build(topo, chain, k)
-        roles = {"chain": chain}
-    elif name == "fan-out-forward":
-        source = _dgx1v_default(topo, spec.source, 5, "--source", name)
-        center = _dgx1v_default(topo, spec.center, P.DGX1V_FAN_CENTER, "--center", name)
-        successors = group_of(topo, _dgx1v_default(topo, spec.gpus, [0, 6, 7], "--gpus", name), 1, "--gpus")
-        group_of(topo, [source, center, *successors], 3, "the fan-out's GPUs")
-        sched, sub = P.fan_out_forward(topo, source, center, successors, k)
-        roles = {"source": source, "center": center, "successors": successors}
-    else:
-        sources = group_of(topo, _dgx1v_default(topo, spec.gpus, list(P.DGX1V_FAN_PEERS), "--gpus", name), 1, "--gpus")
-        center = _dgx1v_default(topo, spec.center, P.DGX1V_FAN_CENTER, "--center", name)
-        successor = _dgx1v_default(topo, spec.successor, P.DGX1V_FAN_SUCCESSOR, "--successor", name)
-        group_of(topo, [successor, center, *sources], 3, "the fan-in's GPUs")
-        build = P.fan_in_forward if name == "fan-in-forward" else P.fan_in_reduce_forward
-        sched, sub = build(topo, sources, center, successor, k)
-        roles = {"sources": sources, "center": center, "successor": successor}
+    sched, sub, roles = pattern_schedule(topo, name, spec.gpus, spec.center, spec.successor, spec.source, k)
     sizes = [float(n) for n in spec.sizes_bytes]
     if not all(n > 0 for n in sizes):
         raise UsageError("pattern sizes must be positive (throughput is size / time)")
     rates = [float(x) for x in P.throughput_Bps(sched, sub, sizes, spec.mode)]
     return PatternRun(name, topo.name, roles, spec.mode, k, sizes, [n / r if r else math.inf for n, r in
                                                                      zip(sizes, rates)], rates)
+
+
+# --- collperf bench -A blink / --pattern ----------------------------------------------------------------
+
+@dataclass
+class BenchPlacement:
+    """What `collperf bench` runs for -A blink, blink-hybrid or --pattern: the schedules (keyed by
+    (algorithm, size in bytes as the sweep lists it)), on `ranks` local ranks standing for the
+    topology's GPUs `gpus` (local rank i is gpus[i])."""
+
+    topology: str
+    gpus: list[int]
+    ranks: int
+    schedules: dict
+    roles: dict = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"topology": self.topology, "gpus": self.gpus, "roles": self.roles, "notes": self.notes}
+
+
+def _pattern_gpus(topo, spec, ranks: int | None) -> dict:
+    """The pattern's GPUs from --gpus/--center/... or, on dgx1v, the appendix's, cut to `ranks` ranks
+    (a chain of `ranks` GPUs; a fan with ranks - 2 sources or successors)."""
+    from collperf.schedule import patterns as P
+    name, fan = spec.pattern, spec.pattern.startswith("fan")
+    least = 3 if fan else 2
+    if ranks is not None and ranks < least:
+        raise UsageError(f"--pattern {name} needs at least {least} ranks ({'a source, a center and a successor' if fan else 'a chain of two GPUs'}); "
+                         f"--ranks {ranks} is too few")
+    gpus = spec.gpus
+    if gpus is None and ranks is not None and topo.name == "dgx1v":
+        defaults = {"chain": list(P.DGX1V_CHAIN), "fan-out-forward": [0, 6, 7]}.get(
+            "chain" if not fan else name, list(P.DGX1V_FAN_PEERS))
+        wanted = ranks - (2 if fan else 0)
+        if wanted > len(defaults):
+            raise UsageError(f"--pattern {name} on dgx1v's default GPUs takes at most {len(defaults) + (2 if fan else 0)} "
+                             f"ranks (the appendix's {'fan degree is 1 to 3' if fan else 'chain has 8 GPUs'}); "
+                             f"--ranks {ranks}: give fewer ranks or the GPUs with --gpus")
+        gpus = defaults[:wanted]
+    return {"gpus": gpus, "center": spec.center, "successor": spec.successor, "source": spec.source}
+
+
+def bench_schedules(spec) -> BenchPlacement:
+    """The schedules `collperf bench` runs for a spec.BenchSpec with -A blink / blink-hybrid or --pattern:
+    the same builders as `collperf simulate` (blink_schedule, pattern_schedule). Checked here, before any
+    process starts: GPUs in the topology, one GPU per rank, enough ranks for the pattern."""
+    import os
+    from collperf import topology as topologies
+    from collperf.runtime.launch import in_torchrun     # no torch imported by it
+    topo = topologies.parse(spec.topology)
+    sweep = spec.sweep
+    ranks = spec.ranks if spec.ranks is not None else int(os.environ["WORLD_SIZE"]) if in_torchrun() else None
+    if spec.pattern is not None:
+        sched, _, roles = pattern_schedule(topo, spec.pattern, segments=sweep.segments if sweep.segments > 1 else 8,
+                                           **_pattern_gpus(topo, spec, ranks))
+        gpus = list(sched.meta["ranks"])
+        if ranks is not None and ranks != len(gpus):
+            raise UsageError(f"--pattern {spec.pattern} on GPUs {','.join(map(str, gpus))} needs {len(gpus)} ranks, "
+                             f"not --ranks {ranks}: give --ranks {len(gpus)} or other --gpus")
+        return BenchPlacement(topo.name, gpus, len(gpus), {(spec.pattern, n): sched for n in sweep.sizes()}, roles,
+                              [f"{spec.pattern}: local ranks 0..{len(gpus) - 1} stand for {topo.name} GPUs "
+                               f"{','.join(map(str, gpus))} ({_roles_text(roles)})"])
+    if ranks is None:
+        raise UsageError("give the number of local ranks: --ranks 4 (or --gpus 0,1,4; or run under torchrun)")
+    gpus = spec.gpus if spec.gpus is not None else list(range(ranks))
+    if len(gpus) != ranks:
+        raise UsageError(f"--gpus {','.join(map(str, gpus))} names {len(gpus)} GPUs for {ranks} ranks: one per rank")
+    group = group_of(topo, gpus, 2, "--gpus" if spec.gpus is not None else "--ranks")
+    if not 0 <= sweep.root < ranks:
+        raise UsageError(f"--root {sweep.root} is not a rank of 0..{ranks - 1}")
+    root = group[sweep.root] if sweep.collective in SINGLE_ROOT else None
+    k = sweep.segments if sweep.segments > 1 else SEGMENTS
+    schedules, notes = {}, []
+    for algorithm in sweep.algorithms:
+        if algorithm == "blink":
+            s, _, more = blink_schedule(topo, group, sweep.collective, root, k, resolution=BENCH_RESOLUTION)
+            schedules.update({(algorithm, n): s for n in sweep.sizes()})
+            notes += more
+        elif algorithm == "blink-hybrid":
+            for n in sweep.sizes():
+                s, _, more = blink_schedule(topo, group, sweep.collective, root, k, hybrid_size=n,
+                                            t_dpa_s=spec.t_dpa_s, resolution=BENCH_RESOLUTION)
+                schedules[(algorithm, n)] = s
+            notes += more[:1]
+    notes.insert(0, f"ranks 0..{ranks - 1} stand for {topo.name} GPUs {','.join(map(str, group))}")
+    return BenchPlacement(topo.name, group, ranks, schedules, {}, notes)
+
+
+def _roles_text(roles: dict) -> str:
+    return "; ".join(f"{k} {','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in roles.items())
+
+
+# --- collperf predict --topology --------------------------------------------------------------------------
+
+@dataclass
+class BlinkPrediction:
+    """The model of Blink's packed trees for one size (bandwidth terms, as the appendix's equation 8):
+    broadcast and reduce size / rate, allreduce reduce-up + broadcast-down overlapped on the same trees,
+    allgather/reducescatter size / p at the common rate per root; beside NCCL's rings on the group."""
+
+    collective: str
+    topology: str
+    ranks: list[int]
+    roots: list[int]
+    size_bytes: float
+    time_s: float
+    algbw_Bps: float
+    rate_Bps: float                 # the trees' rate per root (hybrid: NVLink and PCIe together, effective)
+    ring_kind: str
+    ring_rate_Bps: float
+    ring_time_s: float
+    hybrid: dict | None = None      # equation 8: the split and both tree sets' times
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return dict(vars(self))
+
+
+def predict_blink(spec, topo=None) -> list[BlinkPrediction]:
+    """`collperf predict -A blink --topology` (spec: a spec.TopologyPredictSpec): one row per size."""
+    from collperf import topology as topologies
+    from collperf.model import blink
+    from collperf.model.packing import pack
+    topo = topo or topologies.parse(spec.topology)
+    group = group_of(topo, spec.ranks)
+    coll, p = spec.collective, len(group)
+    rings = blink.nccl_rings(topo, group)
+    out = []
+    if spec.hybrid:
+        root = _root(group, spec.root)
+        nv = pack(topo, group, [root], links="nvlink", transit="devices")
+        pc = pack(topo, group, [root], links="pcie", transit="devices")
+        for n in spec.sizes_bytes:
+            # equation 8 (model/blink.py hybrid_split): D_PCIe that makes T_dpa + D_PCIe/BW_PCIe = D_NVL/BW_NVL
+            d_pcie, d_nvl, t = (float(x) for x in blink.hybrid_split(n, pc.rate_Bps, nv.rate_Bps, spec.t_dpa_s))
+            t_pcie = spec.t_dpa_s + d_pcie / pc.rate_Bps if d_pcie > 0 else 0.0
+            nvl_only = n / nv.rate_Bps
+            hybrid = {"pcie_bytes": d_pcie, "nvlink_bytes": d_nvl, "pcie_Bps": pc.rate_Bps, "nvlink_Bps": nv.rate_Bps,
+                      "t_dpa_s": spec.t_dpa_s, "pcie_time_s": t_pcie, "nvlink_time_s": d_nvl / nv.rate_Bps,
+                      "nvlink_only_time_s": nvl_only, "gain": nvl_only / t if t > 0 else 1.0}
+            notes = [] if d_pcie > 0 else [f"T_dpa {spec.t_dpa_s * 1e3:g} ms outweighs the PCIe trees at "
+                                           f"{n:.0f} bytes: all data over NVLink (equation 8 gives D_PCIe <= 0)"]
+            out.append(BlinkPrediction(coll, topo.name, group, [root], float(n), t, n / t if t > 0 else math.inf,
+                                       n / t if t > 0 else math.inf, rings.kind, rings.rate_Bps,
+                                       _ring_time_s(coll, p, n, rings.rate_Bps), hybrid, notes))
+        return out
+    if coll in SINGLE_ROOT:
+        pk = pack(topo, group, [_root(group, spec.root)], transit=spec.transit)
+    else:
+        pk = pack(topo, group, group, transit=spec.transit, direction="down" if coll == "allgather" else "up")
+    for n in spec.sizes_bytes:
+        if coll in ("broadcast", "reduce"):
+            t = n / pk.rate_Bps            # a reduce runs the broadcast's trees reversed (full-duplex links)
+        elif coll == "allreduce":
+            t = float(blink.allreduce_time_s(pk, n))
+        else:
+            t = n / p / pk.rate_Bps        # each rank's block at the common rate per root
+        out.append(BlinkPrediction(coll, topo.name, group, [group[r] for r in pk.roots], float(n), t,
+                                   n / t if t > 0 else math.inf, pk.rate_Bps, rings.kind, rings.rate_Bps,
+                                   _ring_time_s(coll, p, n, rings.rate_Bps)))
+    return out
+
+
+def switch_link(topo, ranks=None):
+    """(group, Link) of a group whose every GPU has one link, to a switch, and every pair the same route
+    latency and bandwidth (dgx2, switch:P): the uniform link the closed forms (single-hop, ring, ...) take.
+    Other topologies (dgx1v's NVLink mesh, clusters) are refused: their pairs differ."""
+    from collperf.model.network import Link
+    group = group_of(topo, ranks)
+    g = topo.graph
+    several = [r for r in group if g.degree(r) != 1]
+    if several:
+        raise UsageError(f"predict --topology {topo.name} -A <closed form> needs a switch: each GPU one link to it "
+                         f"(dgx2, switch:P); GPU {several[0]} of {topo.name} has {g.degree(several[0])} links. "
+                         "Use -A blink (packed trees on any topology) or collperf simulate")
+    pairs = {}
+    for a in group:
+        for b in group:
+            if a != b:
+                path = topo.path(a, b)
+                hops = list(zip(path[:-1], path[1:]))
+                pairs[(a, b)] = (sum(g.edges[u, v]["latency_s"] for u, v in hops),
+                                 min(g.edges[u, v]["bandwidth_Bps"] for u, v in hops))
+    values = set(pairs.values())
+    if len(values) > 1:
+        (a, b), (la, ba) = next(iter(pairs.items()))
+        (c, d), (lc, bc) = next((k, v) for k, v in pairs.items() if v != (la, ba))
+        raise UsageError(f"the pairs of {topo.name} ranks {','.join(map(str, group))} differ ({a}-{b}: {la * 1e6:.3g} us, "
+                         f"{ba / 1e9:.4g} GB/s; {c}-{d}: {lc * 1e6:.3g} us, {bc / 1e9:.4g} GB/s): the closed forms "
+                         "need one link; use -A blink or collperf simulate")
+    latency_s, bandwidth_Bps = values.pop() if values else (0.0, math.inf)
+    return group, Link(latency_s, bandwidth_Bps, name=f"{topo.name} through its switch")

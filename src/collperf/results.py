@@ -200,7 +200,8 @@ def to_json(res: Results) -> dict:
                    "aggregated_iterations": 1, "validation": c["check"], "graph": 0, "dtype": c["dtype"],
                    "op": c["op"], "algorithms": c["algorithms"], "slice_bytes": c["slice_bytes"],
                    "devices": [{"rank": d["rank"], "hostname": d["host"], "pid": d["pid"], "device": d["device"],
-                                "device_info": d["name"]} for d in res.devices]},
+                                "device_info": d["name"]} for d in res.devices],
+                   **({"placement": c["placement"]} if "placement" in c else {})},   # -A blink, --pattern
         "results": [{
             "size": r["size"], "count": r["count"], "type": r["type"], "redop": r["redop"], "root": r["root"],
             "algorithm": r["algorithm"], "predicted_us": r.get("predicted_us"),

@@ -168,6 +168,12 @@ DTYPE_BYTES = {"float32": 4, "float": 4, "float64": 8, "double": 8, "float16": 2
 OPS = ("sum", "prod", "min", "max", "avg")
 
 
+# Algorithms built on a topology rather than on p alone (Blink's packed trees, packed_runs.py): the bench
+# places its local ranks on the topology's GPUs (BenchSpec.topology, .gpus) to build them
+TOPOLOGY_ALGORITHMS = {"blink": ("broadcast", "reduce", "allreduce", "allgather", "reducescatter"),
+                       "blink-hybrid": ("broadcast",)}
+
+
 @dataclass
 class SweepSpec:
     """An nccl-tests-style sweep: which collective and algorithms, which sizes, how measured and checked."""
@@ -195,7 +201,8 @@ class SweepSpec:
         self.collective = get_collective(self.collective).name
         if isinstance(self.algorithms, str):
             self.algorithms = [a.strip() for a in self.algorithms.split(",") if a.strip()]
-        known = [a.name for a in algorithms_for(self.collective)] + ["builtin"]
+        known = [a.name for a in algorithms_for(self.collective)] + ["builtin"] + \
+            [a for a, colls in TOPOLOGY_ALGORITHMS.items() if self.collective in colls]
         for a in self.algorithms:
             if a not in known:
                 raise UsageError(f"unknown algorithm {a!r} for {self.collective}: expected one of {', '.join(known)}")
@@ -255,10 +262,21 @@ class BenchSpec:
     json_file: str | None = None   # nccl-tests -J JSON (plus our fields), rewritten after every row
     csv_file: str | None = None    # flat CSV, rewritten after every row
     force: bool = False            # run even where the rank count or the memory estimate says it cannot fit
+    # -A blink / blink-hybrid and --pattern: local rank i stands for GPU gpus[i] of `topology` (default
+    # dgx1v, and its first GPUs; a pattern's default GPUs are the appendix's), whose packing or pattern
+    # gives the schedule the ranks run (packed_runs.bench_schedules)
+    topology: str | None = None
+    gpus: object = None
+    t_dpa: str | float = 0.0         # blink-hybrid: the PCIe path's switching time in equation 8
+    pattern: str | None = None       # one of PATTERNS: sets the collective and the algorithm
+    center: int | None = None
+    successor: int | None = None
+    source: int | None = None
 
     def __post_init__(self):
         output_path(self.json_file, "--json-file")   # before any work: results are never lost to a typo
         output_path(self.csv_file, "--csv-file")
+        self._placement()
         self.testbed = testbed(self.testbed)
         if self.testbed is not None:
             if self.ranks is not None and self.ranks != self.testbed.ranks:
@@ -268,6 +286,57 @@ class BenchSpec:
             _whole("ranks", self.ranks, flag="--ranks")
         if not (isinstance(self.timeout_s, (int, float)) and self.timeout_s > 0):
             raise UsageError(f"timeout {self.timeout_s!r} s is not positive: give e.g. --timeout 300")
+
+    @property
+    def placed(self) -> bool:
+        """The ranks run schedules built on a topology (-A blink, blink-hybrid, --pattern)."""
+        return self.pattern is not None or any(a in TOPOLOGY_ALGORITHMS for a in self.sweep.algorithms)
+
+    def _placement(self) -> None:
+        self.gpus = rank_list(self.gpus, "--gpus")
+        for name in ("center", "successor", "source"):
+            if getattr(self, name) is not None:
+                _whole(name, getattr(self, name), 0, f"--{name}")
+        self.t_dpa_s = units.parse_time(self.t_dpa)
+        if self.pattern is not None:
+            if self.pattern not in PATTERNS:
+                raise UsageError(f"--pattern {self.pattern!r}: expected one of {', '.join(PATTERNS)}")
+            if self.sweep.algorithms not in (["builtin"], [self.pattern]):
+                raise UsageError(f"--pattern {self.pattern} runs the pattern's own schedule: drop -A "
+                                 f"{','.join(self.sweep.algorithms)}")
+            if self.sweep.root != 0:
+                raise UsageError(f"--root {self.sweep.root}: a pattern's root is its own (the chain's end, the "
+                                 "fan's source or successor); drop --root")
+            # the sweep's collective defaults to allreduce: any other given one contradicts the pattern
+            if self.sweep.collective not in ("allreduce", PATTERN_COLLECTIVES[self.pattern]):
+                raise UsageError(f"--pattern {self.pattern} is checked as a {PATTERN_COLLECTIVES[self.pattern]} "
+                                 f"(what its destinations must hold): drop --collective {self.sweep.collective}")
+            self.sweep.collective = PATTERN_COLLECTIVES[self.pattern]
+            self.sweep.algorithms = [self.pattern]
+            fan = self.pattern.startswith("fan")
+            unused = [f"--{n}" for n in ("center", "successor", "source") if getattr(self, n) is not None
+                      and (not fan or (n == "successor" and self.pattern == "fan-out-forward")
+                           or (n == "source" and self.pattern != "fan-out-forward"))]
+            if unused:
+                raise UsageError(f"{' and '.join(unused)} do not apply to {self.pattern}: drop them")
+        elif any(getattr(self, n) is not None for n in ("center", "successor", "source")):
+            raise UsageError("--center, --successor and --source place a --pattern's GPUs: add --pattern or drop them")
+        if not self.placed and (self.topology is not None or self.gpus is not None):
+            raise UsageError("--topology and --gpus place the ranks of -A blink, blink-hybrid or --pattern on a "
+                             "machine's GPUs: add one of those or drop them")
+        if self.t_dpa_s and "blink-hybrid" not in self.sweep.algorithms:
+            raise UsageError(f"--t-dpa {self.t_dpa} is the hybrid split's switching time: use it with -A blink-hybrid")
+        if self.placed:
+            self.topology = self.topology or "dgx1v"
+            if self.testbed is not None:
+                raise UsageError("-A blink and --pattern run on local ranks (or torchrun), not on a testbed: "
+                                 "drop --testbed")
+        if self.gpus is not None and self.pattern is None:
+            if self.ranks is None:
+                self.ranks = len(self.gpus)
+            elif self.ranks != len(self.gpus):
+                raise UsageError(f"--ranks {self.ranks} but --gpus {','.join(map(str, self.gpus))} names "
+                                 f"{len(self.gpus)} GPUs: give one GPU per rank")
 
 
 # --- simulation ---------------------------------------------------------------------------------------
@@ -384,8 +453,54 @@ class TreesSpec:
         self.size_bytes = units.parse_size(self.size)
 
 
+@dataclass
+class TopologyPredictSpec:
+    """`collperf predict --topology`: the model on a machine's topology. -A blink: Blink's packed trees on
+    the group `ranks` (bandwidth terms: size over the packing's rate; allreduce reduces up and broadcasts
+    down the same trees), with `hybrid` the NVLink + PCIe broadcast split by the appendix's equation 8
+    (switching time `t_dpa`). Other algorithms (single-hop, ring, ...): the closed forms on the link
+    every pair of the group sees through a switch (dgx2, switch:P)."""
+
+    collective: str
+    topology: str
+    algorithm: str = "blink"
+    size: object = "1M,64M,1G"
+    ranks: object = None             # the group, '0,1,2' or a list; None: every rank of the topology
+    root: int | None = None          # blink: a topology rank of the group (default its first)
+    hybrid: bool = False
+    t_dpa: str | float = 0.0
+    transit: str = "devices"
+
+    def __post_init__(self):
+        self.collective = get_collective(self.collective).name
+        self.sizes_bytes = sizes(self.size)
+        self.ranks = rank_list(self.ranks)
+        self.t_dpa_s = units.parse_time(self.t_dpa)
+        if self.root is not None:
+            _whole("root", self.root, 0, "--root")
+        blink = self.algorithm == "blink"
+        if blink and self.collective not in TOPOLOGY_ALGORITHMS["blink"]:
+            raise UsageError(f"-A blink with --topology prices {', '.join(TOPOLOGY_ALGORITHMS['blink'])}; "
+                             f"not {self.collective}")
+        if self.hybrid and not (blink and self.collective == "broadcast"):
+            raise UsageError("--hybrid is the NVLink + PCIe broadcast of Blink: use it with broadcast -A blink")
+        if self.t_dpa_s and not self.hybrid:
+            raise UsageError(f"--t-dpa {self.t_dpa} is the hybrid split's switching time: add --hybrid")
+        if self.root is not None and not (blink and self.collective in ("broadcast", "reduce", "allreduce")):
+            raise UsageError("--root picks the packed trees' root of a broadcast, reduce or allreduce -A blink: "
+                             "drop it")
+        if self.root is not None and self.ranks is not None and self.root not in self.ranks:
+            raise UsageError(f"--root {self.root} is not one of --ranks {','.join(map(str, self.ranks))}: "
+                             "give a rank of the group")
+        check_transit(self.transit)
+
+
 PATTERNS = ("chain-forward", "chain-reduce-forward", "chain-reduce-broadcast", "fan-in-forward",
             "fan-in-reduce-forward", "fan-out-forward")
+# the collective each pattern's schedule computes (schedule/patterns.py): what its destinations must hold
+PATTERN_COLLECTIVES = {"chain-forward": "broadcast", "chain-reduce-forward": "reduce",
+                       "chain-reduce-broadcast": "allreduce", "fan-in-forward": "gather",
+                       "fan-in-reduce-forward": "reduce", "fan-out-forward": "broadcast"}
 
 
 @dataclass

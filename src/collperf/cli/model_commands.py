@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Optional
 
 import typer
@@ -12,11 +13,14 @@ from collperf.cli.options import (command, Collective, flag, InterAlg, IntraAlg,
                                   one_or_many)
 from collperf.cli.render import out, print_json
 from collperf.errors import UsageError
-from collperf.spec import output_path, HardwareSpec, NetworkSpec, PatternSpec, SimulateSpec
+from collperf.spec import output_path, HardwareSpec, NetworkSpec, PatternSpec, SimulateSpec, TopologyPredictSpec
+
+
+_TOPOLOGY = "Topology (--topology)"
 
 
 @command()
-@network_options()
+@network_options(exclude=("ranks",))
 def predict(collective: str = Collective,
             size: str = typer.Option("1M,64M,1G", "--size", "-s", help="Sizes (nccl-tests convention), comma list."),
             algorithm: str = typer.Option("all", "--algorithm", "-A", help="An algorithm, a comma list, or all "
@@ -26,8 +30,39 @@ def predict(collective: str = Collective,
             nccl: bool = flag(False, "--nccl", help="NCCL's own choice per size on a catalogue system (--cluster, "
                               "--nodes): algorithm/protocol, time, busbw and the runner-up."),
             as_json: bool = Json, intra_algorithm: str = IntraAlg, inter_algorithm: str = InterAlg,
+            ranks: Optional[str] = typer.Option(None, "--ranks", "-p", rich_help_panel="Network", help=(
+                "Number of ranks (with --latency/--bandwidth); with --topology the group of GPUs, e.g. 0,1,2.")),
+            topology: Optional[str] = typer.Option(None, "--topology", "-t", rich_help_panel=_TOPOLOGY, help=(
+                "dgx1v | dgx2 | switch:P | file.json: -A blink prices packed trees on --ranks; other algorithms "
+                "(single-hop, ring, ...) the closed forms on a switch's link.")),
+            root: Optional[int] = typer.Option(None, "--root", rich_help_panel=_TOPOLOGY,
+                                               help="-A blink: the trees' root (default the group's first)."),
+            hybrid: bool = flag(False, "--hybrid", rich_help_panel=_TOPOLOGY,
+                                help="-A blink broadcast over NVLink and PCIe trees (equation 8)."),
+            t_dpa: str = typer.Option("0", "--t-dpa", rich_help_panel=_TOPOLOGY,
+                                      help="--hybrid: the switching overhead T_dpa, e.g. 0.5ms."),
+            transit: str = typer.Option("devices", "--transit", rich_help_panel=_TOPOLOGY,
+                                        help="-A blink: devices or any (idle GPUs forward too)."),
             network: NetworkSpec = None):
-    """Predict the time of COLLECTIVE for every algorithm, with its terms, bandwidths and lower bound."""
+    """Predict the time of COLLECTIVE for every algorithm, with its terms, bandwidths and lower bound.
+    With --topology: Blink's packed trees (-A blink, --hybrid) or the closed forms on a switch's link."""
+    if topology is not None:
+        if network.given or nccl:
+            raise UsageError("--topology gives the machine: drop the network options (--latency, --cluster, ...) "
+                             "and --nccl")
+        alg = "blink" if hybrid and algorithm == "all" else algorithm    # the hybrid split is Blink's
+        result = api.predict_topology(TopologyPredictSpec(collective, topology, alg, size, ranks, root, hybrid, t_dpa,
+                                                          transit))
+        print_json(result.to_json()) if as_json else render_blink.print_topology_prediction(result)
+        return
+    given = [n for n, v in (("--root", root), ("--hybrid", hybrid or None), ("--t-dpa", None if t_dpa == "0" else t_dpa),
+                            ("--transit", None if transit == "devices" else transit)) if v is not None]
+    if given:
+        raise UsageError(f"{', '.join(given)} go with --topology (Blink's packed trees): add --topology dgx1v")
+    if ranks is not None:
+        if not ranks.strip().isdigit():
+            raise UsageError(f"--ranks {ranks}: a number of ranks; a group of GPUs such as 0,1,2 goes with --topology")
+        network = replace(network, ranks=int(ranks))
     if nccl:
         if network.cluster is None and network.profile is None:
             raise UsageError("predict --nccl needs a system: --cluster dgx-a100|dgx-h100|dgx-b200|dgx-1v|dgx-2|"

@@ -450,6 +450,10 @@ class BenchStream:
     def note(self, text: str) -> None:
         err.print(f"[yellow]warning:[/yellow] {escape(text)}")
 
+    def info(self, text: str) -> None:
+        """What the run is (Blink's placement on a topology): not a warning."""
+        err.print(f"note: {escape(text)}")
+
     def row(self, results, row) -> None:
         self.rows += 1
         if not self.as_json:

@@ -50,3 +50,42 @@ def print_pattern(run) -> None:
     for n, t, rate in zip(run.sizes_bytes, run.time_s, run.throughput_Bps):
         table.add_row(units.format_size(n), units.format_time(t), _GBps(rate))
     out.print(table)
+
+
+def print_topology_prediction(r) -> None:
+    """`collperf predict --topology`: the packed trees' model (and the hybrid split), or the closed forms on
+    the switch's link."""
+    from collperf.cli.render import print_predictions
+    group = ",".join(map(str, r.ranks))
+    if r.blink is None:
+        out.print(f"{r.topology} ranks {group}: every pair through the switch, "
+                  f"{units.format_time(r.link.latency_s)} and {_GBps(r.link.bandwidth_Bps)} (the closed forms' link)")
+        print_predictions(r.predictions)
+        return
+    first = r.blink[0]
+    hybrid = first.hybrid is not None
+    out.print(f"[bold]{first.collective}[/bold] on Blink's packed trees, {r.topology} GPUs {group}, root "
+              f"{','.join(map(str, first.roots)) if len(first.roots) == 1 else 'every rank'}"
+              + (f"; hybrid NVLink {_GBps(first.hybrid['nvlink_Bps'])} + PCIe {_GBps(first.hybrid['pcie_Bps'])}, "
+                 f"T_dpa {units.format_time(first.hybrid['t_dpa_s'])} (equation 8)" if hybrid
+                 else f"; {_GBps(first.rate_Bps)} per root"))
+    table = Table()
+    columns = ["size", "time", "algbw"]
+    columns += ["over PCIe", "T_PCIe", "T_NVLink", "NVLink only", "gain"] if hybrid else []
+    columns += [f"NCCL rings ({first.ring_kind})", "x ring"]
+    for c in columns:
+        table.add_column(c, justify="right")
+    for b in r.blink:
+        row = [units.format_size(b.size_bytes), units.format_time(b.time_s), _GBps(b.algbw_Bps)]
+        if hybrid:
+            h = b.hybrid
+            row += [f"{100 * h['pcie_bytes'] / b.size_bytes:.1f} %" if b.size_bytes else "-",
+                    units.format_time(h["pcie_time_s"]), units.format_time(h["nvlink_time_s"]),
+                    units.format_time(h["nvlink_only_time_s"]), f"x{h['gain']:.3f}"]
+        row += [units.format_time(b.ring_time_s), f"x{b.ring_time_s / b.time_s:.2f}" if b.time_s else "-"]
+        table.add_row(*row)
+    out.print(table)
+    out.print("bandwidth terms (the appendix's model; `collperf simulate -A blink` adds the pipeline and latencies)")
+    for b in r.blink:
+        for note in b.notes:
+            out.print(f"note: {escape(note)}")

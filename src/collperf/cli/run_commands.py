@@ -42,15 +42,30 @@ def bench(collective: str = typer.Option("allreduce", "--collective", help="The 
                                                  "rewritten after every row."),
           force: bool = flag(False, "--force", help="Run even when the rank count exceeds max(64, 8 x cores) "
                                      "or the memory estimate exceeds MemAvailable (refused otherwise)."),
+          topology: Optional[str] = typer.Option(None, "--topology", help="-A blink, blink-hybrid, --pattern: "
+                                                 "the machine whose GPUs the local ranks stand for (default dgx1v)."),
+          gpus: Optional[str] = typer.Option(None, "--gpus", help="-A blink: the topology's GPUs, one per rank in "
+                                             "rank order (default: the first --ranks GPUs). --pattern: the chain in "
+                                             "order, a fan-in's sources, a fan-out's destinations (default: the "
+                                             "appendix's, cut to --ranks)."),
+          t_dpa: str = typer.Option("0", "--t-dpa", help="-A blink-hybrid: the PCIe path's switching time (eq. 8)."),
+          pattern: Optional[str] = typer.Option(None, "--pattern", help="A Blink micro-benchmark: chain-forward, "
+                                                "chain-reduce-forward, chain-reduce-broadcast, fan-in-forward, "
+                                                "fan-in-reduce-forward, fan-out-forward."),
+          center: Optional[int] = typer.Option(None, "--center", help="--pattern fan-*: the center GPU."),
+          successor: Optional[int] = typer.Option(None, "--successor", help="--pattern fan-in-*: the successor GPU."),
+          source: Optional[int] = typer.Option(None, "--source", help="--pattern fan-out-forward: the source GPU."),
           testbed: Optional[str] = TestbedOpt, html: Optional[str] = Html, network: NetworkSpec = None):
     """Measure collectives on real processes (gloo locally, NCCL under torchrun with GPUs), nccl-tests style,
     each row beside the model's prediction. Rows print as they complete; a timeout or Ctrl-C keeps them."""
     sweep = SweepSpec(collective, algorithm, min_bytes, max_bytes, factor, step_bytes, iters, warmup, dtype, op,
                       root, check, average, segments, slice_bytes, in_place)
-    spec = BenchSpec(sweep, ranks, timeout, network, testbed, json_file=json_file, csv_file=csv_file, force=force)
+    spec = BenchSpec(sweep, ranks, timeout, network, testbed, json_file=json_file, csv_file=csv_file, force=force,
+                     topology=topology, gpus=gpus, t_dpa=t_dpa, pattern=pattern, center=center, successor=successor,
+                     source=source)
     stream = render.BenchStream(as_json, progress=sweep.progress)
     try:
-        results = api.bench(spec, on_row=stream.row, on_note=stream.note)
+        results = api.bench(spec, on_row=stream.row, on_note=stream.note, on_info=stream.info)
     except RunError as e:
         partial = getattr(e, "results", None)
         if partial is None:

@@ -55,11 +55,10 @@ class BufferLayout:
             self._split(out, s.chunks_per_buffer)
         elif name == "reducescatter":
             self.work = inp.clone()
-            self._split(self.work, s.chunks_per_buffer)
+            self.mine = self._split_blocks(self.work, p, s.chunks_per_buffer)[rank]
         elif name in ("allgather", "gather"):
             target = out if out.numel() == n else torch.empty(n, dtype=inp.dtype, device=inp.device)
-            self._split(target, p)
-            self.views[rank].copy_(inp)
+            self._split_blocks(target, p, s.chunks_per_buffer)[rank].copy_(inp)
             self.target = target
         elif name == "scatter":
             if rank == s.root:
@@ -85,6 +84,16 @@ class BufferLayout:
         for i, view in enumerate(torch.tensor_split(tensor, pieces)):
             self.views[i] = view
 
+    def _split_blocks(self, tensor: torch.Tensor, p: int, chunks: int) -> tuple:
+        """Block r (rank r's data) is chunks r c .. r c + c - 1, c = chunks / p: one chunk per block for
+        most algorithms, several for pipelined ones (Blink's packed trees, the fan-in pattern)."""
+        per = max(1, chunks // p)
+        blocks = torch.tensor_split(tensor, p)
+        for b, block in enumerate(blocks):
+            for i, view in enumerate(torch.tensor_split(block, per)):
+                self.views[b * per + i] = view
+        return blocks
+
     def chunk(self, c: int) -> torch.Tensor:
         """The chunk's storage, allocated as scratch the first time a forwarded chunk arrives."""
         if c not in self.views:
@@ -98,7 +107,7 @@ class BufferLayout:
             if name == "allreduce" or (name == "reduce" and self.rank == s.root):
                 out.div_(s.ranks)
         if name == "reducescatter":
-            mine = self.views[self.rank]
+            mine = self.mine
             out.copy_(mine / s.ranks if op == "avg" else mine)
         elif name == "gather" and self.rank == s.root and self.target.data_ptr() != out.data_ptr():
             out.copy_(self.target)
