@@ -520,26 +520,74 @@ def plan_step(model="70b", tp: int = 1, pp: int = 1, dp: int = 1, zero: int = 0,
 # --- interoperability: NCCL tuner rules, MSCCL XML ---------------------------------------------------
 
 def export_nccl_tuner(paths, output=None, nodes: int | None = None, ranks: int | None = None,
-                      channels: int | None = None, collective: str | None = None):
+                      channels: int | None = None, collective: str | None = None,
+                      hardware: HardwareSpec | None = None):
     """`collperf export nccl-tuner`: rules for NCCL's example tuner plugin from one log per forced
     NCCL_ALGO/NCCL_PROTO (nccl-tests text/-J, Inspector, optimize_config.py CSV, ...), plus optionally a
     default run for the gain comments. nodes/ranks default to what the logs say; written to `output` when
-    given. Returns export.nccl_tuner.TunerRules (its .text() is the file)."""
+    given. Without logs, from NCCL's selection model on `hardware` (a catalogue system, link rates as
+    overrides: export/tuner_model.py). Returns export.nccl_tuner.TunerRules (its .text() is the file)."""
     from collperf.export import nccl_tuner
     output_path(output, "--output")
-    tables = read_logs(LogSpec(paths, collective, None))
     for name, value in (("nodes", nodes), ("ranks", ranks), ("channels", channels)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
             raise UsageError(f"--{name} {value!r}: expected a whole number >= 1")
-    said = {t.ranks for t in tables if t.ranks}
-    if ranks is None and len(said) == 1:
-        ranks = said.pop()
-    nodes_said = {t.nodes for t in tables if t.nodes}
-    if nodes is None and len(nodes_said) == 1:
-        nodes = nodes_said.pop()
-    rules = nccl_tuner.build(nccl_tuner.choices(tables, fit_tables(tables)), nodes, ranks, channels)
+    hardware = hardware or HardwareSpec()
+    if not paths:
+        rules = _tuner_from_model(hardware, nodes, ranks, channels, collective)
+    else:
+        extra = [f.name for f in fields(HardwareSpec) if f.name != "nodes" and getattr(hardware, f.name) is not None]
+        if extra:
+            raise UsageError(f"--{extra[0].replace('_', '-')} describes hardware for rules from NCCL's model; with "
+                             "logs the rules come from the logs' fits: give logs or a --cluster, not both")
+        nodes = nodes or hardware.nodes
+        tables = read_logs(LogSpec(paths, collective, None))
+        said = {t.ranks for t in tables if t.ranks}
+        if ranks is None and len(said) == 1:
+            ranks = said.pop()
+        nodes_said = {t.nodes for t in tables if t.nodes}
+        if nodes is None and len(nodes_said) == 1:
+            nodes = nodes_said.pop()
+        rules = nccl_tuner.build(nccl_tuner.choices(tables, fit_tables(tables)), nodes, ranks, channels)
     if output is not None:
         Path(output).write_text(rules.text())
+    return rules
+
+
+def _tuner_from_model(hardware: HardwareSpec, nodes, ranks, channels, collective):
+    """Rules from NCCL's model: the argmin on the hardware with the user's link rates, the gain over NCCL's
+    argmin on the rates of the catalogue (what NCCL detects)."""
+    from collperf.collectives import get_collective
+    from collperf.diagnose.hardware import assume
+    from collperf.export import nccl_tuner, tuner_model
+    if not hardware.given:
+        raise UsageError("export nccl-tuner: give logs (one per NCCL_ALGO/NCCL_PROTO) or a system for NCCL's "
+                         "model: --cluster dgx-h100 --nodes 2 (link rates: --nic-rate, --intra-bandwidth)")
+    if channels is not None:
+        raise UsageError(f"--channels {channels}: rules from the model carry the channels of NCCL's own graphs; "
+                         "drop --channels")
+    if nodes is not None and hardware.nodes is not None and nodes != hardware.nodes:
+        raise UsageError(f"--nodes given twice ({nodes} and {hardware.nodes}): give one")
+    hardware = replace(hardware, nodes=nodes or hardware.nodes)
+    real = assume(None, hardware, ranks)
+    if real.system is None:
+        raise UsageError(f"export nccl-tuner: {real.why_none}")
+    rates = hardware.nic_rate is not None or hardware.intra_bandwidth is not None
+    believed = assume(None, replace(hardware, nic_rate=None, intra_bandwidth=None), ranks).system if rates else None
+    wanted = nccl_tuner.COLLECTIVES
+    if collective is not None:
+        name = get_collective(collective).name
+        if name not in nccl_tuner.COLLECTIVES:
+            raise UsageError(f"--collective {collective}: not tuned by NCCL's tuner plugins: expected one of "
+                             f"{', '.join(nccl_tuner.COLLECTIVES)}")
+        wanted = (name,)
+    system = real.system
+    rules = nccl_tuner.build(tuner_model.choices(system, believed, wanted), system.nodes, system.ranks)
+    rules.notes.insert(0, f"from NCCL's selection model (tuning.cc) on {system.describe()}")
+    rules.notes.insert(1, "NCCL default = NCCL's argmin on the catalogue's link rates; the gains are times on "
+                          "the rates given" if believed is not None else
+                          "no link rates given: the rules are NCCL's own choice (gain +0.0%) with explicit channels; "
+                          "--nic-rate/--intra-bandwidth say what the links really deliver")
     return rules
 
 

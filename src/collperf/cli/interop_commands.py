@@ -7,8 +7,9 @@ from typing import Optional
 import typer
 
 from collperf import api
-from collperf.cli.options import Command, Json, app, sub_app
+from collperf.cli.options import Command, Json, app, hardware_options, sub_app
 from collperf.cli.render import escape, out, print_json
+from collperf.spec import HardwareSpec
 
 export_app = sub_app(help="Write what other tools read: NCCL tuner-plugin rules, MSCCL algorithm XML.")
 import_app = sub_app(help="Read what other tools write: MSCCL algorithm XML.")
@@ -17,18 +18,23 @@ app.add_typer(import_app, name="import")
 
 
 @export_app.command("nccl-tuner", cls=Command)
-def export_nccl_tuner(logs: list[str] = typer.Argument(..., help="One log per NCCL_ALGO/NCCL_PROTO (and optionally a "
-                                                                 "default run), or optimize_config.py's CSV."),
+@hardware_options()
+def export_nccl_tuner(logs: Optional[list[str]] = typer.Argument(None, help="One log per NCCL_ALGO/NCCL_PROTO (and "
+                                                                            "optionally a default run), or "
+                                                                            "optimize_config.py's CSV. None: "
+                                                                            "rules from NCCL's model on --cluster."),
                       output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the rules here."),
-                      nodes: Optional[int] = typer.Option(None, "--nodes", help="nNodes of the rules (default: "
-                                                                                "the logs', else -1 = any)."),
                       ranks: Optional[int] = typer.Option(None, "--ranks", "-p", help="nRanks of the rules (default: "
                                                                                       "the logs', else -1 = any)."),
                       channels: Optional[int] = typer.Option(None, "--channels", help="Channel count, where the logs "
                                                                                       "do not say."),
-                      collective: Optional[str] = typer.Option(None, "--collective", help="Override the collective.")):
-    """NCCL example tuner plugin rules (CSV) from fits of measured logs: boundaries where the curves cross."""
-    rules = api.export_nccl_tuner(logs, output, nodes, ranks, channels, collective)
+                      collective: Optional[str] = typer.Option(None, "--collective", help="Override the collective "
+                                                               "(model: only this one)."),
+                      hardware: HardwareSpec = None):
+    """NCCL example tuner plugin rules (CSV): from fits of measured logs, or from NCCL's own model on a system
+    (--cluster dgx-h100 --nodes 2; --nic-rate/--intra-bandwidth: what the links really deliver); a boundary
+    wherever the fastest curve changes, bisected to the byte."""
+    rules = api.export_nccl_tuner(logs or [], output, None, ranks, channels, collective, hardware=hardware)
     if output is None:
         out.print(rules.text(), end="", markup=False, highlight=False, soft_wrap=True)
     else:

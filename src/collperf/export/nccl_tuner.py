@@ -122,6 +122,8 @@ def envelope(options: list[Choice], lo: int = MIN_BYTES, hi: int = MAX_BYTES) ->
     octaves = math.log2(hi / lo)
     grid = sorted({lo, hi} | {round(lo * 2 ** (i / GRID_PER_OCTAVE))
                               for i in range(int(octaves * GRID_PER_OCTAVE) + 1)})
+    # steps of a curve (a model's ring plateau: `fit.breakpoints`) a grid could step over
+    grid = sorted(set(grid) | {b + d for o in options for b in getattr(o.fit, "breakpoints", ()) for d in (-1, 0)})
     grid = [s for s in grid if lo <= s <= hi]
     ranges, start, current = [], lo, _best(options, lo)
     for a, b in pairwise(grid):
