@@ -15,8 +15,10 @@ from collperf.export import msccl, msccl_import, nccl_tuner
 from collperf.fit import fit
 from collperf.ingest.table import Row, Table
 from collperf.model.algorithms import REGISTRY, get_algorithm
+from collperf.schedule.arrays import as_tuples
 from collperf.schedule.build import build, build_hierarchical
 from collperf.schedule.verify import verify
+from collperf.spec import NetworkSpec, SimulateSpec
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -171,6 +173,43 @@ def test_api_export_and_import(tmp_path):
     assert imported.verified and imported.schedule.algorithm == "rhd"
     # rhd on 8 ranks: 2 log2(8) steps, 2 (p-1)/p n bytes per rank, (p-1)/p n reduced (Rabenseifner)
     assert imported.coefficients == (6.0, 1.75, 0.875)
+
+
+def test_import_simulates_beside_our_algorithms(tmp_path):
+    path = tmp_path / "ring4.xml"
+    api.export_msccl("allreduce", "ring", 4, path)
+    imported = api.import_msccl(path, "switch:4", "1G", network=NetworkSpec(latency="1us", bandwidth="10GB/s"))
+    (run,) = imported.simulations
+    # ring allreduce through a switch: 2(p-1) steps, each alpha + (n/p) / B on every rank's link:
+    # 6 (1 us + 2^30 / (4 x 10 GB/s)) = 6 us + 0.1610612736 s
+    assert run.time_s == pytest.approx(6e-6 + 2 ** 30 / 4e10 * 6, rel=1e-12)
+    assert run.same_name == "ring" and run.ours["ring"] == run.time_s
+    assert {"ring", "rhd", "mesh", "blink"} <= set(run.ours)
+    assert run.busbw_Bps == pytest.approx(2 ** 30 / run.time_s * 1.5)
+    with pytest.raises(UsageError, match="need a --topology"):
+        api.import_msccl(path, size="1M")
+    with pytest.raises(UsageError, match="the XML has 4 GPUs and topology dgx1v has 8 ranks"):
+        api.import_msccl(path, "dgx1v")
+
+
+@pytest.mark.parametrize("collective", ["broadcast", "reduce", "allreduce", "allgather", "reducescatter"])
+def test_blink_packed_trees_round_trip_through_msccl_xml(collective):
+    groups = ("0,1", "0,1,4", "0,3,5", "2,3,6,7") + (("0,1,2,3,4,5,6,7",) if collective == "broadcast" else ())
+    for group in groups:
+        back = msccl_import.parse(api.export_msccl(collective, "blink", group, topology="dgx1v"))
+        verify(back)
+        sims = api.simulate(SimulateSpec(collective, "blink", "dgx1v", size="1M", ranks=group))
+        ours = as_tuples(sims[0].schedule)
+        assert _normal(back) == _normal(ours) and back.ranks == len(group.split(","))
+
+
+def test_blink_export_needs_a_topology():
+    with pytest.raises(UsageError, match="--topology dgx1v"):
+        api.export_msccl("allreduce", "blink", "0,1,4")
+    with pytest.raises(UsageError, match="drop --topology"):
+        api.export_msccl("allreduce", "ring", 4, topology="dgx1v")
+    with pytest.raises(UsageError, match="expected a rank count"):
+        api.export_msccl("allreduce", "ring", "0,1,4")
 
 
 # --- readers -----------------------------------------------------------------------------------------

@@ -593,28 +593,84 @@ def _tuner_from_model(hardware: HardwareSpec, nodes, ranks, channels, collective
 
 @dataclass
 class ImportedSchedule:
-    """An MSCCL algorithm read back into our IR, verified and costed."""
+    """An MSCCL algorithm read back into our IR, verified, costed and (with a topology) simulated."""
 
     schedule: object
     verified: bool
     problem: str | None                          # the verifier's message when it does not verify
     coefficients: tuple[float, float, float]     # (alpha, n beta, n gamma) counted from its steps
+    topology: str | None = None
+    simulations: list = field(default_factory=list)   # ImportedRun per size
 
 
-def export_msccl(collective: str, algorithm: str, ranks: int | None = None, output=None, proto: str = "Simple",
-                 **schedule_options) -> str:
-    """`collperf export msccl`: a verified schedule (arguments as `schedule`) as MSCCL algorithm XML."""
+@dataclass
+class ImportedRun:
+    """One size: the imported schedule's simulated time beside our algorithms' on the same topology."""
+
+    size_bytes: float
+    time_s: float
+    busbw_Bps: float | None
+    ours: dict                       # our algorithm -> simulated time (s), every one that builds at this size
+    same_name: str | None            # our algorithm of the schedule's name, when it is one of ours
+
+    @property
+    def best(self) -> tuple[str, float]:
+        name = min(self.ours, key=self.ours.get)
+        return name, self.ours[name]
+
+    def to_json(self) -> dict:
+        best, best_s = self.best if self.ours else (None, None)
+        return {"size_bytes": self.size_bytes, "time_s": self.time_s, "busbw_Bps": self.busbw_Bps,
+                "ours_time_s": self.ours, "same_name": self.same_name, "our_best": best, "our_best_time_s": best_s}
+
+
+def export_msccl(collective: str, algorithm: str, ranks=None, output=None, proto: str = "Simple",
+                 topology: str | None = None, **schedule_options) -> str:
+    """`collperf export msccl`: a verified schedule (arguments as `schedule`) as MSCCL algorithm XML.
+    Algorithm blink: Blink's packed trees on the group `ranks` ('0,1,4') of `topology` (as simulate -A blink)."""
     from collperf.export import msccl
     output_path(output, "--output")
-    s, _ = verified_schedule(collective, algorithm, ranks, **schedule_options)
+    if algorithm == "blink":
+        s = _blink_schedule(collective, topology, ranks, **schedule_options)
+    else:
+        if topology is not None:
+            raise UsageError(f"--topology {topology} places -A blink's packed trees; -A {algorithm} is built "
+                             "for -p ranks alone: drop --topology")
+        if isinstance(ranks, str):
+            try:
+                ranks = int(ranks)
+            except ValueError:
+                raise UsageError(f"--ranks {ranks!r}: expected a rank count (a group such as 0,1,4 is for "
+                                 "-A blink with --topology)") from None
+        options = {k: v for k, v in schedule_options.items() if v is not None}    # None: schedule's defaults
+        s, _ = verified_schedule(collective, algorithm, ranks, **options)
     text = msccl.write(s, proto)
     if output is not None:
         Path(output).write_text(text)
     return text
 
 
-def import_msccl(path) -> ImportedSchedule:
-    """`collperf import msccl`: an MSCCL XML as our schedule, symbolically verified and costed."""
+def _blink_schedule(collective: str, topology: str | None, ranks, root: int | None = None, segments: int | None = None,
+                    **others):
+    """Blink's packed-tree schedule on a group of a topology, verified (simulate -A blink builds the same)."""
+    from collperf.schedule.arrays import as_tuples
+    from collperf.schedule.verify import verify
+    if topology is None:
+        raise UsageError("-A blink packs trees on a topology: add --topology dgx1v (and --ranks 0,1,4 for a group)")
+    given = [k.replace("_", "-") for k, v in others.items() if v is not None]
+    if given:
+        raise UsageError(f"--{given[0]} is not an option of -A blink (it takes --topology, --ranks, --root, "
+                         "--segments)")
+    spec = SimulateSpec(collective, "blink", topology, size="1M", ranks=ranks, root=root, segments=segments)
+    s = as_tuples(simulate(spec)[0].schedule)
+    verify(s)
+    return s
+
+
+def import_msccl(path, topology: str | None = None, size=None, mode: str = "rounds",
+                 network: NetworkSpec | None = None) -> ImportedSchedule:
+    """`collperf import msccl`: an MSCCL XML as our schedule, symbolically verified and costed; with a
+    `topology`, simulated at each `size` beside every algorithm of ours for the collective on that topology."""
     from collperf.export import msccl_import
     from collperf.schedule.cost import coefficients
     from collperf.schedule.verify import VerificationError, verify
@@ -624,7 +680,46 @@ def import_msccl(path) -> ImportedSchedule:
         problem = None
     except VerificationError as e:
         problem = str(e)
-    return ImportedSchedule(s, problem is None, problem, coefficients(s))
+    imported = ImportedSchedule(s, problem is None, problem, coefficients(s))
+    if topology is None:
+        if size is not None:
+            raise UsageError(f"--size {size}: the sizes to simulate at need a --topology (dgx1v, switch:8, ...)")
+        return imported
+    imported.topology = topology
+    imported.simulations = _simulate_imported(s, topology, size or "1M,64M,1G", mode, network or NetworkSpec())
+    return imported
+
+
+def _simulate_imported(s, topology: str, size, mode: str, network: NetworkSpec) -> list[ImportedRun]:
+    from collperf.collectives import get_collective
+    from collperf.model.algorithms import ALGORITHMS
+    from collperf.simulate import simulate as run
+    ours, where, first_error = {}, None, None
+    names = [a.name for a in ALGORITHMS if a.collective == s.collective and not a.unavailable(s.ranks)] + ["blink"]
+    for name in names:
+        try:      # blink: packed trees on all the topology's GPUs, from the same root
+            sims = simulate(SimulateSpec(s.collective, name, topology, size=size, mode=mode,
+                                         root=s.root if get_collective(s.collective).rooted or name != "blink"
+                                         else None, network=network))
+        except UsageError as e:
+            first_error = first_error or str(e)
+            continue                       # this topology cannot host that algorithm (rank count, shape)
+        if sims[0].schedule.ranks != s.ranks:
+            raise UsageError(f"the XML has {s.ranks} GPUs and topology {topology} has {sims[0].schedule.ranks} "
+                             f"ranks: give a topology of {s.ranks} ranks (switch:{s.ranks}, ring:{s.ranks}, ...)")
+        ours[name], where = [x.result.time_s for x in sims], where or sims
+    if where is None:
+        raise UsageError(f"none of our {s.collective} algorithms runs on topology {topology} ({s.ranks} GPUs in the "
+                         f"XML): {first_error}")
+    reduce_Bps = units.parse_bandwidth(network.reduce_bandwidth)
+    factor = get_collective(s.collective).busbw_factor(s.ranks)
+    out = []
+    for i, sim in enumerate(where):
+        r = run(s, sim.topology, sim.result.size_bytes, mode, reduce_Bps)
+        busbw = r.size_bytes / r.time_s * factor if r.time_s > 0 else None
+        out.append(ImportedRun(r.size_bytes, r.time_s, busbw, {k: v[i] for k, v in ours.items()},
+                               s.algorithm if s.algorithm in ours else None))
+    return out
 
 
 # --- shareable reports --------------------------------------------------------------------------------
