@@ -281,3 +281,69 @@ def test_new_formats_fit_and_diagnose():
     for name in ("inspector.jsonl", "nccl_tests_per_iter.json", "rccl_tests.csv"):
         assert api.fit_logs([FIXTURES / name])
         assert api.diagnose_logs([FIXTURES / name])
+
+
+# --- a corrupted input of each format: a line-numbered message ---------------------------------------
+
+def _corrupt(name: str, line: int, old: str, new: str) -> str:
+    """The fixture with `old` replaced by `new` on its 1-based line `line` (the line must hold it)."""
+    lines = (FIXTURES / name).read_text().split("\n")
+    assert old in lines[line - 1], (name, line, lines[line - 1])
+    lines[line - 1] = lines[line - 1].replace(old, new, 1)
+    return "\n".join(lines)
+
+
+def _first_line_with(name: str, text: str) -> int:
+    return next(i for i, line in enumerate((FIXTURES / name).read_text().split("\n"), 1) if text in line)
+
+
+def _only(name: str, keep: int) -> str:
+    """The header (line 1) and line `keep` of a line-oriented fixture."""
+    lines = (FIXTURES / name).read_text().split("\n")
+    return "\n".join([lines[0], lines[keep - 1]]) + "\n"
+
+
+ONE_BAD_LINE = [   # (fixture, line, old, new): the bad line is skipped and named, the rest is read
+    ("rccl_tests.jsonl", 2, '"size": 1024', '"size": "x"'),
+    ("rccl_tests.csv", 3, ",1024,", ",-1024,"),
+    ("optimize_config.csv", 3, ",latency,", ",latency,zz,"),
+    ("inspector.jsonl", 2, "{", "{{"),
+    ("inspector_prom.txt", 3, "} 18.75", "} eighteen"),
+]
+
+
+@pytest.mark.parametrize("name,line,old,new", ONE_BAD_LINE)
+def test_a_corrupted_line_is_skipped_and_named(name, line, old, new):
+    good = sum(len(t.rows) for t in ingest.load(FIXTURES / name))
+    tables = ingest.parse(_corrupt(name, line, old, new), name)
+    skipped = [s for t in tables for s in t.skipped]
+    assert any(s.startswith(f"line {line}:") for s in skipped), skipped
+    assert 0 < sum(len(t.rows) for t in tables) <= good     # Inspector rows are buckets: a lost call may keep one
+
+
+def test_a_corrupted_nccl_tests_json_result_is_named_by_line_and_path():
+    name = "nccl_tests_per_iter.json"
+    size_line = _first_line_with(name, '"size": 1048576')      # the second result; its '{' is one line up
+    (t,) = ingest.parse(_corrupt(name, size_line, '"size": 1048576', '"size": "big"'), name)
+    assert t.skipped == [f"line {size_line - 1}: $.results[1].size: expected a number, got the string 'big'"]
+    assert 1048576 not in [r.size for r in t.rows]
+    # blank lines before the document move every number
+    (t,) = ingest.parse("\n\n" + _corrupt(name, size_line, '"size": 1048576', '"size": "big"'), name)
+    assert t.skipped[0].startswith(f"line {size_line + 1}: ")
+
+
+@pytest.mark.parametrize("name,line,old,new,message", [
+    ("rccl_tests.jsonl", 2, '"time": 15.0', '"time": "slow"', r"no readable rccl-tests JSON records: line 1: time"),
+    ("rccl_tests.csv", 2, ",15.0,", ",zz,", r"no readable rccl-tests CSV records: line 2: time"),
+    ("optimize_config.csv", 2, ",5.1792", ",zz", r"no readable optimize_config.py CSV rows: line 2: latency_us"),
+    ("inspector_prom.txt", 7, "} 100", " 100", r"no readable NCCL Inspector Prometheus series .*: line 2: expected metric"),
+])
+def test_a_file_with_nothing_readable_is_a_line_numbered_usage_error(name, line, old, new, message):
+    text = _only(name, line)
+    if name == "rccl_tests.jsonl":       # JSON lines have no header line: keep the record alone, twice
+        text = (FIXTURES / name).read_text().split("\n")[line - 1] + "\n"
+        text = "\n".join([text.strip()] * 2) + "\n"
+    corrupted = text.replace(old, new)
+    assert corrupted != text
+    with pytest.raises(UsageError, match=message):
+        ingest.parse(corrupted, name)
