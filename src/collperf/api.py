@@ -630,8 +630,13 @@ def export_msccl(collective: str, algorithm: str, ranks=None, output=None, proto
     Algorithm blink: Blink's packed trees on the group `ranks` ('0,1,4') of `topology` (as simulate -A blink)."""
     from collperf.export import msccl
     output_path(output, "--output")
+    name = None
     if algorithm == "blink":
         s = _blink_schedule(collective, topology, ranks, **schedule_options)
+        from collperf.collectives import get_collective
+        group = ",".join(map(str, s.meta.get("ranks", range(s.ranks))))
+        name = (f"collperf {s.collective} blink" + (f" root={s.root}" if get_collective(s.collective).rooted else "")
+                + f" on {topology} GPUs {group}")      # MSCCL rank i is the group's i-th GPU
     else:
         if topology is not None:
             raise UsageError(f"--topology {topology} places -A blink's packed trees; -A {algorithm} is built "
@@ -644,7 +649,7 @@ def export_msccl(collective: str, algorithm: str, ranks=None, output=None, proto
                                  "-A blink with --topology)") from None
         options = {k: v for k, v in schedule_options.items() if v is not None}    # None: schedule's defaults
         s, _ = verified_schedule(collective, algorithm, ranks, **options)
-    text = msccl.write(s, proto)
+    text = msccl.write(s, proto, name)
     if output is not None:
         Path(output).write_text(text)
     return text
