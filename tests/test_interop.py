@@ -16,7 +16,7 @@ from collperf.fit import fit
 from collperf.ingest.table import Row, Table
 from collperf.model.algorithms import REGISTRY, get_algorithm
 from collperf.schedule.arrays import as_tuples
-from collperf.schedule.build import build, build_hierarchical
+from collperf.schedule.build import DEFAULT_PHASES, build, build_hierarchical
 from collperf.schedule.verify import verify
 from collperf.spec import NetworkSpec, SimulateSpec
 
@@ -129,10 +129,13 @@ def test_every_algorithm_round_trips_through_msccl_xml(collective, algorithm):
             _round_trip(build(collective, algorithm, p, segments=3))
 
 
-def test_hierarchical_schedules_round_trip():
-    for name, phase in (("allreduce", "ring"), ("allgather", "ring"), ("alltoall", "pairwise"),
-                        ("broadcast", "binomial")):
-        _round_trip(build_hierarchical(name, 2, 4, phase, phase))
+@pytest.mark.parametrize("name", sorted(DEFAULT_PHASES))
+def test_hierarchical_schedules_round_trip(name):
+    # the two-level schedule with its default phases on every nodes x ranks-per-node of 4..16 ranks
+    phase = DEFAULT_PHASES[name]
+    for p in range(4, 17):
+        for nodes in (n for n in range(2, p // 2 + 1) if p % n == 0):
+            _round_trip(build_hierarchical(name, nodes, p // nodes, phase, phase))
 
 
 def test_root_is_found_without_the_name_hint():
