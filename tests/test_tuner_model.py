@@ -111,3 +111,5 @@ def test_model_rules_usage_errors():
         api.export_nccl_tuner([], channels=4, hardware=HardwareSpec(cluster="dgx-h100"))
     with pytest.raises(UsageError, match="not tuned"):
         api.export_nccl_tuner([], collective="alltoall", hardware=HardwareSpec(cluster="dgx-h100"))
+    with pytest.raises(UsageError, match="one rank"):
+        api.export_nccl_tuner([], hardware=HardwareSpec(cluster="pcie-t4", nodes=1))    # one T4 per node

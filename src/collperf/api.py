@@ -582,6 +582,9 @@ def _tuner_from_model(hardware: HardwareSpec, nodes, ranks, channels, collective
                              f"{', '.join(nccl_tuner.COLLECTIVES)}")
         wanted = (name,)
     system = real.system
+    if system.ranks < 2:
+        raise UsageError(f"{system.describe()} is {system.ranks} rank: NCCL runs no algorithm on one rank; give "
+                         "--nodes N or --ranks N (>= 2)")
     rules = nccl_tuner.build(tuner_model.choices(system, believed, wanted), system.nodes, system.ranks)
     rules.notes.insert(0, f"from NCCL's selection model (tuning.cc) on {system.describe()}")
     rules.notes.insert(1, "NCCL default = NCCL's argmin on the catalogue's link rates; the gains are times on "

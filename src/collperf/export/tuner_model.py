@@ -100,6 +100,8 @@ def choices(system, believed=None, collectives=COLLECTIVES, label: str = "NCCL m
         table = tuning_table(collective, system)
         real = _Table(table, system)
         believed_table = real if believed is None else _Table(tuning_table(collective, believed), believed)
+        if not table.enabled():
+            continue             # nothing NCCL could run (build() says which collectives have rules)
         breaks = _plateau_bytes(system, table)
         for i, (a, p) in enumerate(TuningTable.entries()):
             if table.bandwidth_GBps[(a, p)] <= 0:
