@@ -195,6 +195,20 @@ def test_import_simulates_beside_our_algorithms(tmp_path):
         api.import_msccl(path, "dgx1v")
 
 
+def test_a_foreign_msccl_xml_with_fused_instructions_imports():
+    # msccl-tools style ring allreduce on 3 GPUs (hand-written): one block per GPU, s, rrs, rrcs, rcs, r
+    imported = api.import_msccl(FIXTURES / "msccl_ring3_fused.xml", "switch:3", "1G",
+                                network=NetworkSpec(latency="1us", bandwidth="10GB/s"))
+    s = imported.schedule
+    assert imported.verified and (s.collective, s.algorithm, s.ranks) == ("allreduce", "allreduce_ring_fused", 3)
+    # a ring allreduce: 2(p-1) = 4 steps, each rank sends 2(p-1)/p n and reduces (p-1)/p n
+    assert len(s.steps) == 4 and imported.coefficients == pytest.approx((4, 4 / 3, 2 / 3))
+    assert [{t.op for t in st.transfers} for st in s.steps] == [{"reduce"}] * 2 + [{"copy"}] * 2
+    assert all({(t.src, t.dst) for t in st.transfers} == {(0, 1), (1, 2), (2, 0)} for st in s.steps)
+    (run,) = imported.simulations
+    assert run.same_name is None and run.time_s == pytest.approx(run.ours["ring"], rel=1e-12)
+
+
 @pytest.mark.parametrize("collective", ["broadcast", "reduce", "allreduce", "allgather", "reducescatter"])
 def test_blink_packed_trees_round_trip_through_msccl_xml(collective):
     groups = ("0,1", "0,1,4", "0,3,5", "2,3,6,7") + (("0,1,2,3,4,5,6,7",) if collective == "broadcast" else ())
