@@ -96,6 +96,26 @@ def test_optimize_config_csv_feeds_the_tuner(tmp_path):
     assert out.read_text().count("\nallreduce,") == 2
 
 
+def test_sparse_optimize_config_csv_gives_rules_per_shape_and_channel_count():
+    # tests/fixtures/optimize_config_sparse.csv, in NCCL's sample shape: 2-3 sizes per configuration, joined point
+    # to point (export.nccl_tuner.PointsCurve); two shapes (1x8 with numPipeOps 1 / regBuff 0, and 2x16); ring/simple
+    # measured on 4 and on 16 channels. 1x8: tree/ll (10 -> 42 us over 1K..64K) meets ring/simple ch4 (20 -> 30 us)
+    # where 10 + 32 x = 20 + 10 x, x = (s - 1024) / 64512 = 10/22: s = 30347.6; ch4 (30 -> 1000 us over 64K..16M)
+    # meets ch16 (35 -> 500 us) where 30 + 970 y = 35 + 465 y, y = (s - 65536) / 16711680 = 5/505: s = 230998.2.
+    # 2x16: ring/ll128 (30 -> 100 us over 1K..1M) meets tree/simple (40 -> 82 us) where 30 + 70 z = 40 + 42 z,
+    # z = (s - 1024) / 1047552 = 10/28: s = 375149.7.
+    rules = api.export_nccl_tuner([FIXTURES / "optimize_config_sparse.csv"])
+    got = [(r.min_bytes, r.max_bytes, r.choice.label, r.choice.channels, r.dims) for r in rules.rules]
+    assert got == [(0, 30347, "tree/ll", 2, (1, 8, 1, 0)), (30348, 230998, "ring/simple", 4, (1, 8, 1, 0)),
+                   (230999, -1, "ring/simple", 16, (1, 8, 1, 0)),
+                   (0, 375149, "ring/ll128", 8, (2, 16, -1, -1)), (375150, -1, "tree/simple", 8, (2, 16, -1, -1))]
+    parsed = nccl_tuner.parse_rules(rules.text())
+    assert nccl_tuner.match(parsed, "allreduce", 1 << 20, 1, 8, pipe_ops=1, reg_buff=0)["channels"] == 16
+    assert nccl_tuner.match(parsed, "allreduce", 1 << 20, 1, 8, pipe_ops=2, reg_buff=0) is None   # not measured
+    assert nccl_tuner.match(parsed, "allreduce", 1 << 20, 2, 16, pipe_ops=4)["algorithm"] == "tree"  # -1 = any
+    assert "too few to fit regimes" in rules.text()
+
+
 # --- MSCCL XML -------------------------------------------------------------------------------------
 
 def _normal(s):

@@ -542,13 +542,8 @@ def export_nccl_tuner(paths, output=None, nodes: int | None = None, ranks: int |
                              "logs the rules come from the logs' fits: give logs or a --cluster, not both")
         nodes = nodes or hardware.nodes
         tables = read_logs(LogSpec(paths, collective, None))
-        said = {t.ranks for t in tables if t.ranks}
-        if ranks is None and len(said) == 1:
-            ranks = said.pop()
-        nodes_said = {t.nodes for t in tables if t.nodes}
-        if nodes is None and len(nodes_said) == 1:
-            nodes = nodes_said.pop()
-        rules = nccl_tuner.build(nccl_tuner.choices(tables, fit_tables(tables)), nodes, ranks, channels)
+        curves = [nccl_tuner.curve(t) for t in tables]     # a fit, or a line through 1-2 sizes
+        rules = nccl_tuner.build(nccl_tuner.choices(tables, curves), nodes, ranks, channels)
     if output is not None:
         Path(output).write_text(rules.text())
     return rules
