@@ -116,6 +116,18 @@ def test_sparse_optimize_config_csv_gives_rules_per_shape_and_channel_count():
     assert "too few to fit regimes" in rules.text()
 
 
+def test_optimize_config_rows_with_a_bandwidth_only():
+    # the script's newest header has no cost_metric, and a row needs latency_us or bandwidth_gbps: 1 MiB at
+    # 10 GB/s (read as algbw) is 104.8576 us
+    text = ("collective,size_bytes,algorithm,protocol,channels,nodes,ranks,pipeOps,regBuff,bandwidth_gbps,latency_us\n"
+            "allreduce,1048576,ring,simple,8,1,8,-1,-1,10,\n"
+            "allreduce,2097152,ring,simple,8,1,8,-1,-1,,150\n"
+            "allreduce,4194304,ring,simple,8,1,8,-1,-1,,\n")
+    (t,) = ingest.parse(text, "bw.csv")
+    assert [(r.size, r.time_s) for r in t.rows] == [(1048576, pytest.approx(104.8576e-6)), (2097152, 150e-6)]
+    assert t.skipped == ["line 4: neither latency_us nor bandwidth_gbps: expected one of them"]
+
+
 # --- MSCCL XML -------------------------------------------------------------------------------------
 
 def _normal(s):
