@@ -15,8 +15,10 @@ from collperf.export import msccl, msccl_import, nccl_tuner
 from collperf.fit import fit
 from collperf.ingest.table import Row, Table
 from collperf.model.algorithms import REGISTRY, get_algorithm
-from collperf.schedule.build import build, build_hierarchical
+from collperf.schedule.arrays import as_tuples
+from collperf.schedule.build import DEFAULT_PHASES, build, build_hierarchical
 from collperf.schedule.verify import verify
+from collperf.spec import NetworkSpec, SimulateSpec
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -94,6 +96,38 @@ def test_optimize_config_csv_feeds_the_tuner(tmp_path):
     assert out.read_text().count("\nallreduce,") == 2
 
 
+def test_sparse_optimize_config_csv_gives_rules_per_shape_and_channel_count():
+    # tests/fixtures/optimize_config_sparse.csv, in NCCL's sample shape: 2-3 sizes per configuration, joined point
+    # to point (export.nccl_tuner.PointsCurve); two shapes (1x8 with numPipeOps 1 / regBuff 0, and 2x16); ring/simple
+    # measured on 4 and on 16 channels. 1x8: tree/ll (10 -> 42 us over 1K..64K) meets ring/simple ch4 (20 -> 30 us)
+    # where 10 + 32 x = 20 + 10 x, x = (s - 1024) / 64512 = 10/22: s = 30347.6; ch4 (30 -> 1000 us over 64K..16M)
+    # meets ch16 (35 -> 500 us) where 30 + 970 y = 35 + 465 y, y = (s - 65536) / 16711680 = 5/505: s = 230998.2.
+    # 2x16: ring/ll128 (30 -> 100 us over 1K..1M) meets tree/simple (40 -> 82 us) where 30 + 70 z = 40 + 42 z,
+    # z = (s - 1024) / 1047552 = 10/28: s = 375149.7.
+    rules = api.export_nccl_tuner([FIXTURES / "optimize_config_sparse.csv"])
+    got = [(r.min_bytes, r.max_bytes, r.choice.label, r.choice.channels, r.dims) for r in rules.rules]
+    assert got == [(0, 30347, "tree/ll", 2, (1, 8, 1, 0)), (30348, 230998, "ring/simple", 4, (1, 8, 1, 0)),
+                   (230999, -1, "ring/simple", 16, (1, 8, 1, 0)),
+                   (0, 375149, "ring/ll128", 8, (2, 16, -1, -1)), (375150, -1, "tree/simple", 8, (2, 16, -1, -1))]
+    parsed = nccl_tuner.parse_rules(rules.text())
+    assert nccl_tuner.match(parsed, "allreduce", 1 << 20, 1, 8, pipe_ops=1, reg_buff=0)["channels"] == 16
+    assert nccl_tuner.match(parsed, "allreduce", 1 << 20, 1, 8, pipe_ops=2, reg_buff=0) is None   # not measured
+    assert nccl_tuner.match(parsed, "allreduce", 1 << 20, 2, 16, pipe_ops=4)["algorithm"] == "tree"  # -1 = any
+    assert "too few to fit regimes" in rules.text()
+
+
+def test_optimize_config_rows_with_a_bandwidth_only():
+    # the script's newest header has no cost_metric, and a row needs latency_us or bandwidth_gbps: 1 MiB at
+    # 10 GB/s (read as algbw) is 104.8576 us
+    text = ("collective,size_bytes,algorithm,protocol,channels,nodes,ranks,pipeOps,regBuff,bandwidth_gbps,latency_us\n"
+            "allreduce,1048576,ring,simple,8,1,8,-1,-1,10,\n"
+            "allreduce,2097152,ring,simple,8,1,8,-1,-1,,150\n"
+            "allreduce,4194304,ring,simple,8,1,8,-1,-1,,\n")
+    (t,) = ingest.parse(text, "bw.csv")
+    assert [(r.size, r.time_s) for r in t.rows] == [(1048576, pytest.approx(104.8576e-6)), (2097152, 150e-6)]
+    assert t.skipped == ["line 4: neither latency_us nor bandwidth_gbps: expected one of them"]
+
+
 # --- MSCCL XML -------------------------------------------------------------------------------------
 
 def _normal(s):
@@ -127,10 +161,13 @@ def test_every_algorithm_round_trips_through_msccl_xml(collective, algorithm):
             _round_trip(build(collective, algorithm, p, segments=3))
 
 
-def test_hierarchical_schedules_round_trip():
-    for name, phase in (("allreduce", "ring"), ("allgather", "ring"), ("alltoall", "pairwise"),
-                        ("broadcast", "binomial")):
-        _round_trip(build_hierarchical(name, 2, 4, phase, phase))
+@pytest.mark.parametrize("name", sorted(DEFAULT_PHASES))
+def test_hierarchical_schedules_round_trip(name):
+    # the two-level schedule with its default phases on every nodes x ranks-per-node of 4..16 ranks
+    phase = DEFAULT_PHASES[name]
+    for p in range(4, 17):
+        for nodes in (n for n in range(2, p // 2 + 1) if p % n == 0):
+            _round_trip(build_hierarchical(name, nodes, p // nodes, phase, phase))
 
 
 def test_root_is_found_without_the_name_hint():
@@ -171,6 +208,57 @@ def test_api_export_and_import(tmp_path):
     assert imported.verified and imported.schedule.algorithm == "rhd"
     # rhd on 8 ranks: 2 log2(8) steps, 2 (p-1)/p n bytes per rank, (p-1)/p n reduced (Rabenseifner)
     assert imported.coefficients == (6.0, 1.75, 0.875)
+
+
+def test_import_simulates_beside_our_algorithms(tmp_path):
+    path = tmp_path / "ring4.xml"
+    api.export_msccl("allreduce", "ring", 4, path)
+    imported = api.import_msccl(path, "switch:4", "1G", network=NetworkSpec(latency="1us", bandwidth="10GB/s"))
+    (run,) = imported.simulations
+    # ring allreduce through a switch: 2(p-1) steps, each alpha + (n/p) / B on every rank's link:
+    # 6 (1 us + 2^30 / (4 x 10 GB/s)) = 6 us + 0.1610612736 s
+    assert run.time_s == pytest.approx(6e-6 + 2 ** 30 / 4e10 * 6, rel=1e-12)
+    assert run.same_name == "ring" and run.ours["ring"] == run.time_s
+    assert {"ring", "rhd", "mesh", "blink"} <= set(run.ours)
+    assert run.busbw_Bps == pytest.approx(2 ** 30 / run.time_s * 1.5)
+    with pytest.raises(UsageError, match="need a --topology"):
+        api.import_msccl(path, size="1M")
+    with pytest.raises(UsageError, match="the XML has 4 GPUs and topology dgx1v has 8 ranks"):
+        api.import_msccl(path, "dgx1v")
+
+
+def test_a_foreign_msccl_xml_with_fused_instructions_imports():
+    # msccl-tools style ring allreduce on 3 GPUs (hand-written): one block per GPU, s, rrs, rrcs, rcs, r
+    imported = api.import_msccl(FIXTURES / "msccl_ring3_fused.xml", "switch:3", "1G",
+                                network=NetworkSpec(latency="1us", bandwidth="10GB/s"))
+    s = imported.schedule
+    assert imported.verified and (s.collective, s.algorithm, s.ranks) == ("allreduce", "allreduce_ring_fused", 3)
+    # a ring allreduce: 2(p-1) = 4 steps, each rank sends 2(p-1)/p n and reduces (p-1)/p n
+    assert len(s.steps) == 4 and imported.coefficients == pytest.approx((4, 4 / 3, 2 / 3))
+    assert [{t.op for t in st.transfers} for st in s.steps] == [{"reduce"}] * 2 + [{"copy"}] * 2
+    assert all({(t.src, t.dst) for t in st.transfers} == {(0, 1), (1, 2), (2, 0)} for st in s.steps)
+    (run,) = imported.simulations
+    assert run.same_name is None and run.time_s == pytest.approx(run.ours["ring"], rel=1e-12)
+
+
+@pytest.mark.parametrize("collective", ["broadcast", "reduce", "allreduce", "allgather", "reducescatter"])
+def test_blink_packed_trees_round_trip_through_msccl_xml(collective):
+    groups = ("0,1", "0,1,4", "0,3,5", "2,3,6,7") + (("0,1,2,3,4,5,6,7",) if collective == "broadcast" else ())
+    for group in groups:
+        back = msccl_import.parse(api.export_msccl(collective, "blink", group, topology="dgx1v"))
+        verify(back)
+        sims = api.simulate(SimulateSpec(collective, "blink", "dgx1v", size="1M", ranks=group))
+        ours = as_tuples(sims[0].schedule)
+        assert _normal(back) == _normal(ours) and back.ranks == len(group.split(","))
+
+
+def test_blink_export_needs_a_topology():
+    with pytest.raises(UsageError, match="--topology dgx1v"):
+        api.export_msccl("allreduce", "blink", "0,1,4")
+    with pytest.raises(UsageError, match="drop --topology"):
+        api.export_msccl("allreduce", "ring", 4, topology="dgx1v")
+    with pytest.raises(UsageError, match="expected a rank count"):
+        api.export_msccl("allreduce", "ring", "0,1,4")
 
 
 # --- readers -----------------------------------------------------------------------------------------
@@ -242,3 +330,69 @@ def test_new_formats_fit_and_diagnose():
     for name in ("inspector.jsonl", "nccl_tests_per_iter.json", "rccl_tests.csv"):
         assert api.fit_logs([FIXTURES / name])
         assert api.diagnose_logs([FIXTURES / name])
+
+
+# --- a corrupted input of each format: a line-numbered message ---------------------------------------
+
+def _corrupt(name: str, line: int, old: str, new: str) -> str:
+    """The fixture with `old` replaced by `new` on its 1-based line `line` (the line must hold it)."""
+    lines = (FIXTURES / name).read_text().split("\n")
+    assert old in lines[line - 1], (name, line, lines[line - 1])
+    lines[line - 1] = lines[line - 1].replace(old, new, 1)
+    return "\n".join(lines)
+
+
+def _first_line_with(name: str, text: str) -> int:
+    return next(i for i, line in enumerate((FIXTURES / name).read_text().split("\n"), 1) if text in line)
+
+
+def _only(name: str, keep: int) -> str:
+    """The header (line 1) and line `keep` of a line-oriented fixture."""
+    lines = (FIXTURES / name).read_text().split("\n")
+    return "\n".join([lines[0], lines[keep - 1]]) + "\n"
+
+
+ONE_BAD_LINE = [   # (fixture, line, old, new): the bad line is skipped and named, the rest is read
+    ("rccl_tests.jsonl", 2, '"size": 1024', '"size": "x"'),
+    ("rccl_tests.csv", 3, ",1024,", ",-1024,"),
+    ("optimize_config.csv", 3, ",latency,", ",latency,zz,"),
+    ("inspector.jsonl", 2, "{", "{{"),
+    ("inspector_prom.txt", 3, "} 18.75", "} eighteen"),
+]
+
+
+@pytest.mark.parametrize("name,line,old,new", ONE_BAD_LINE)
+def test_a_corrupted_line_is_skipped_and_named(name, line, old, new):
+    good = sum(len(t.rows) for t in ingest.load(FIXTURES / name))
+    tables = ingest.parse(_corrupt(name, line, old, new), name)
+    skipped = [s for t in tables for s in t.skipped]
+    assert any(s.startswith(f"line {line}:") for s in skipped), skipped
+    assert 0 < sum(len(t.rows) for t in tables) <= good     # Inspector rows are buckets: a lost call may keep one
+
+
+def test_a_corrupted_nccl_tests_json_result_is_named_by_line_and_path():
+    name = "nccl_tests_per_iter.json"
+    size_line = _first_line_with(name, '"size": 1048576')      # the second result; its '{' is one line up
+    (t,) = ingest.parse(_corrupt(name, size_line, '"size": 1048576', '"size": "big"'), name)
+    assert t.skipped == [f"line {size_line - 1}: $.results[1].size: expected a number, got the string 'big'"]
+    assert 1048576 not in [r.size for r in t.rows]
+    # blank lines before the document move every number
+    (t,) = ingest.parse("\n\n" + _corrupt(name, size_line, '"size": 1048576', '"size": "big"'), name)
+    assert t.skipped[0].startswith(f"line {size_line + 1}: ")
+
+
+@pytest.mark.parametrize("name,line,old,new,message", [
+    ("rccl_tests.jsonl", 2, '"time": 15.0', '"time": "slow"', r"no readable rccl-tests JSON records: line 1: time"),
+    ("rccl_tests.csv", 2, ",15.0,", ",zz,", r"no readable rccl-tests CSV records: line 2: time"),
+    ("optimize_config.csv", 2, ",5.1792", ",zz", r"no readable optimize_config.py CSV rows: line 2: latency_us"),
+    ("inspector_prom.txt", 7, "} 100", " 100", r"no readable NCCL Inspector Prometheus series .*: line 2: expected metric"),
+])
+def test_a_file_with_nothing_readable_is_a_line_numbered_usage_error(name, line, old, new, message):
+    text = _only(name, line)
+    if name == "rccl_tests.jsonl":       # JSON lines have no header line: keep the record alone, twice
+        text = (FIXTURES / name).read_text().split("\n")[line - 1] + "\n"
+        text = "\n".join([text.strip()] * 2) + "\n"
+    corrupted = text.replace(old, new)
+    assert corrupted != text
+    with pytest.raises(UsageError, match=message):
+        ingest.parse(corrupted, name)

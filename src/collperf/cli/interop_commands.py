@@ -7,8 +7,9 @@ from typing import Optional
 import typer
 
 from collperf import api
-from collperf.cli.options import Command, Json, app, sub_app
+from collperf.cli.options import Command, Json, app, hardware_options, network_options, sub_app
 from collperf.cli.render import escape, out, print_json
+from collperf.spec import HardwareSpec, NetworkSpec
 
 export_app = sub_app(help="Write what other tools read: NCCL tuner-plugin rules, MSCCL algorithm XML.")
 import_app = sub_app(help="Read what other tools write: MSCCL algorithm XML.")
@@ -17,18 +18,23 @@ app.add_typer(import_app, name="import")
 
 
 @export_app.command("nccl-tuner", cls=Command)
-def export_nccl_tuner(logs: list[str] = typer.Argument(..., help="One log per NCCL_ALGO/NCCL_PROTO (and optionally a "
-                                                                 "default run), or optimize_config.py's CSV."),
+@hardware_options()
+def export_nccl_tuner(logs: Optional[list[str]] = typer.Argument(None, help="One log per NCCL_ALGO/NCCL_PROTO (and "
+                                                                            "optionally a default run), or "
+                                                                            "optimize_config.py's CSV. None: "
+                                                                            "rules from NCCL's model on --cluster."),
                       output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the rules here."),
-                      nodes: Optional[int] = typer.Option(None, "--nodes", help="nNodes of the rules (default: "
-                                                                                "the logs', else -1 = any)."),
                       ranks: Optional[int] = typer.Option(None, "--ranks", "-p", help="nRanks of the rules (default: "
                                                                                       "the logs', else -1 = any)."),
                       channels: Optional[int] = typer.Option(None, "--channels", help="Channel count, where the logs "
                                                                                       "do not say."),
-                      collective: Optional[str] = typer.Option(None, "--collective", help="Override the collective.")):
-    """NCCL example tuner plugin rules (CSV) from fits of measured logs: boundaries where the curves cross."""
-    rules = api.export_nccl_tuner(logs, output, nodes, ranks, channels, collective)
+                      collective: Optional[str] = typer.Option(None, "--collective", help="Override the collective "
+                                                               "(model: only this one)."),
+                      hardware: HardwareSpec = None):
+    """NCCL example tuner plugin rules (CSV): from fits of measured logs, or from NCCL's own model on a system
+    (--cluster dgx-h100 --nodes 2; --nic-rate/--intra-bandwidth: what the links really deliver); a boundary
+    wherever the fastest curve changes, bisected to the byte."""
+    rules = api.export_nccl_tuner(logs or [], output, None, ranks, channels, collective, hardware=hardware)
     if output is None:
         out.print(rules.text(), end="", markup=False, highlight=False, soft_wrap=True)
     else:
@@ -37,17 +43,23 @@ def export_nccl_tuner(logs: list[str] = typer.Argument(..., help="One log per NC
 
 @export_app.command("msccl", cls=Command)
 def export_msccl(collective: str = typer.Option(..., "--collective", help="The collective."),
-                 algorithm: str = typer.Option(..., "--algorithm", "-A", help="The algorithm (collperf algorithms)."),
-                 ranks: Optional[int] = typer.Option(None, "--ranks", "-p", help="Rank count."),
-                 root: int = typer.Option(0, "--root", help="Root rank of rooted collectives."),
-                 segments: int = typer.Option(1, "--segments", help="Pipeline segments."),
+                 algorithm: str = typer.Option(..., "--algorithm", "-A", help="The algorithm (collperf algorithms), "
+                                                                              "or blink (packed trees on --topology)."),
+                 ranks: Optional[str] = typer.Option(None, "--ranks", "-p", help="Rank count; -A blink: the group of "
+                                                                                 "the topology's GPUs, e.g. 0,1,4."),
+                 root: Optional[int] = typer.Option(None, "--root", help="Root rank of rooted collectives (default 0; "
+                                                                         "blink: the group's first)."),
+                 segments: Optional[int] = typer.Option(None, "--segments", help="Pipeline segments (default 1; "
+                                                                                 "blink 16)."),
                  nodes: Optional[int] = typer.Option(None, "--nodes", help="Nodes (hierarchical)."),
                  ranks_per_node: Optional[int] = typer.Option(None, "--ranks-per-node", help="Ranks per node."),
+                 topology: Optional[str] = typer.Option(None, "--topology", "-t", help="-A blink: dgx1v, dgx2, "
+                                                                                       "cluster:NxG or a file."),
                  proto: str = typer.Option("Simple", "--proto", help="MSCCL protocol: Simple, LL or LL128."),
                  output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the XML here.")):
-    """A verified schedule as an MSCCL algorithm XML."""
-    text = api.export_msccl(collective, algorithm, ranks, output, proto, root=root, segments=segments, nodes=nodes,
-                            ranks_per_node=ranks_per_node)
+    """A verified schedule as an MSCCL algorithm XML (ours, or Blink's packed trees on a topology's group)."""
+    text = api.export_msccl(collective, algorithm, ranks, output, proto, topology=topology, root=root,
+                            segments=segments, nodes=nodes, ranks_per_node=ranks_per_node)
     if output is None:
         out.print(text, end="", markup=False, highlight=False, soft_wrap=True)
     else:
@@ -55,18 +67,49 @@ def export_msccl(collective: str = typer.Option(..., "--collective", help="The c
 
 
 @import_app.command("msccl", cls=Command)
-def import_msccl(path: str = typer.Argument(..., help="An MSCCL algorithm XML file."), as_json: bool = Json):
-    """Read an MSCCL XML into collperf's schedule IR: summary, symbolic verification, cost."""
-    imported = api.import_msccl(path)
+@network_options(exclude=("ranks", "nodes", "ranks_per_node"))
+def import_msccl(path: str = typer.Argument(..., help="An MSCCL algorithm XML file."),
+                 topology: Optional[str] = typer.Option(None, "--topology", "-t", help="Simulate on this topology "
+                                                        "(dgx1v, switch:8, ring:8, cluster:NxG, file.json)."),
+                 size: Optional[str] = typer.Option(None, "--size", "-s", help="Sizes to simulate at, comma list "
+                                                                               "(default 1M,64M,1G)."),
+                 mode: str = typer.Option("rounds", "--mode", help="rounds (fast) or events (congestion-aware)."),
+                 as_json: bool = Json, network: NetworkSpec = None):
+    """Read an MSCCL XML into collperf's schedule IR: summary, symbolic verification, cost; with --topology,
+    its simulated time beside each of our algorithms' on the same topology."""
+    imported = api.import_msccl(path, topology, size, mode, network)
     s = imported.schedule
     a, b, c = imported.coefficients
     if as_json:
         print_json({"collective": s.collective, "algorithm": s.algorithm, "ranks": s.ranks, "chunks": s.chunks,
                     "root": s.root, "steps": len(s.steps), "transfers": sum(len(st.transfers) for st in s.steps),
                     "verified": imported.verified, "problem": imported.problem,
-                    "cost": {"alpha": a, "n_beta": b, "n_gamma": c}})
+                    "cost": {"alpha": a, "n_beta": b, "n_gamma": c}, "topology": imported.topology,
+                    "simulations": [r.to_json() for r in imported.simulations]})
         return
     out.print(s.render(max_steps=32), markup=False, highlight=False)
     verdict = "verified: computes " + s.collective if imported.verified else f"does NOT verify: {imported.problem}"
     out.print(verdict, markup=False, highlight=False)
     out.print(f"cost: T = {a:g} alpha + {b:.6g} n beta + {c:.6g} n gamma (n = the formula's bytes)", markup=False)
+    if imported.simulations:
+        _print_runs(imported)
+
+
+def _print_runs(imported) -> None:
+    from rich.table import Table
+
+    from collperf import units
+    s = imported.schedule
+    same = imported.simulations[0].same_name
+    table = Table(title=f"simulated on {imported.topology}: the imported schedule beside ours", title_justify="left")
+    for name in ["size", "imported", "busbw"] + ([f"ours: {same}"] if same else []) + ["our best", "imported / best"]:
+        table.add_column(name, justify="left" if name == "our best" else "right")
+    for r in imported.simulations:
+        best, best_s = r.best
+        table.add_row(units.format_size(r.size_bytes), units.format_time(r.time_s),
+                      units.format_bandwidth(r.busbw_Bps) if r.busbw_Bps else "-",
+                      *([units.format_time(r.ours[same])] if same else []),
+                      f"{best} {units.format_time(best_s)}", f"{r.time_s / best_s:.3f}" if best_s > 0 else "-")
+    out.print(table)
+    out.print(f"ours: every {s.collective} algorithm of collperf that builds on {s.ranks} ranks, simulated the same "
+              f"way ({', '.join(imported.simulations[0].ours)})", markup=False, highlight=False)

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
 
+import numpy as np
+
 from collperf.errors import UsageError
 
 COLLECTIVES = ("broadcast", "reduce", "allgather", "reducescatter", "allreduce")   # the functions NCCL tunes
@@ -40,12 +42,17 @@ class Choice:
     algorithm: str            # NCCL name (ALGORITHMS), or "default" for a run NCCL chose itself
     protocol: str
     channels: int | None
-    fit: object               # fit.Fit
+    fit: object               # fit.Fit, PointsCurve, or anything with predict(size) -> seconds
     source: str
+    dims: tuple = (None, None, -1, -1)   # (nodes, ranks, numPipeOps, regBuff) it was measured on; None/-1: unknown
 
     @property
     def label(self) -> str:
         return f"{self.algorithm}/{self.protocol}"
+
+    @property
+    def key(self) -> tuple:
+        return self.algorithm, self.protocol, self.channels
 
     def time_s(self, size: float) -> float:
         return self.fit.predict(max(size, 1.0))
@@ -60,6 +67,7 @@ class Rule:
     runner_up: Choice | None
     gain_vs_default: tuple[float, float] | None    # (least, most) time saved over the range, fraction
     gain_vs_runner_up: tuple[float, float] | None
+    dims: tuple = (-1, -1, -1, -1)        # nNodes, nRanks, numPipeOps, regBuff of the rule (-1 = any)
 
 
 @dataclass
@@ -107,8 +115,44 @@ def choices(tables, fits) -> list[Choice]:
                              f"{algo!r}/{proto!r}): expected NCCL_ALGO/NCCL_PROTO in a -J file's env, or a file "
                              f"name with one of {', '.join(ALGORITHMS)} and one of {', '.join(PROTOCOLS)} "
                              "(allreduce_ring_ll128.txt), or 'default' for a run NCCL chose itself")
-        out.append(Choice(t.collective, algo, proto, channels, f, t.source))
+        dims = (t.nodes, t.ranks, _whole_or_any(t.header.get("pipe_ops")), _whole_or_any(t.header.get("reg_buff")))
+        out.append(Choice(t.collective, algo, proto, channels, f, t.source, dims))
     return out
+
+
+def _whole_or_any(value) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else -1
+
+
+@dataclass
+class PointsCurve:
+    """A time curve through a few measured sizes (fewer than a fit needs, as in optimize_config.py's sample
+    data): straight lines between neighbouring points (an alpha-beta segment each); below the smallest size
+    its time (latency-bound), above the largest its time scaled with size (bandwidth-bound)."""
+
+    sizes: list
+    times_s: list
+
+    def predict(self, size: float) -> float:
+        xs, ts = self.sizes, self.times_s
+        if size <= xs[0]:
+            return ts[0]
+        if size >= xs[-1]:
+            return ts[-1] * size / xs[-1]
+        return float(np.interp(size, xs, ts))
+
+
+def curve(table):
+    """The piecewise alpha-beta fit of a table swept over many sizes; a PointsCurve through its points where it
+    has fewer than two regimes' worth (fit.MIN_ROWS_PER_REGIME): one straight line fitted to a few points
+    would move them, and the rules should follow what was measured."""
+    from collperf.fit import MIN_ROWS_PER_REGIME, _fit_rows, fit
+    rows = _fit_rows(table)
+    if len(rows) >= 2 * MIN_ROWS_PER_REGIME:
+        return fit(table)
+    if not rows:
+        raise UsageError(f"{table.source}: no usable row (size > 0, a finite time > 0, no wrong results)")
+    return PointsCurve([float(r.size) for r in rows], [r.time_s for r in rows])
 
 
 def _best(options: list[Choice], size: int) -> int:
@@ -122,6 +166,8 @@ def envelope(options: list[Choice], lo: int = MIN_BYTES, hi: int = MAX_BYTES) ->
     octaves = math.log2(hi / lo)
     grid = sorted({lo, hi} | {round(lo * 2 ** (i / GRID_PER_OCTAVE))
                               for i in range(int(octaves * GRID_PER_OCTAVE) + 1)})
+    # steps of a curve (a model's ring plateau: `fit.breakpoints`) a grid could step over
+    grid = sorted(set(grid) | {b + d for o in options for b in getattr(o.fit, "breakpoints", ()) for d in (-1, 0)})
     grid = [s for s in grid if lo <= s <= hi]
     ranges, start, current = [], lo, _best(options, lo)
     for a, b in pairwise(grid):
@@ -149,35 +195,52 @@ def _gain(winner: Choice, other: Choice | None, lo: int, hi: int) -> tuple[float
 
 def build(options: list[Choice], nodes: int | None = None, ranks: int | None = None,
           channels: int | None = None) -> TunerRules:
-    """Rules for every collective among `options` (Choice per measured algorithm/protocol)."""
+    """Rules for every collective among `options` (Choice per measured algorithm/protocol/channels), one group of
+    rules per shape measured (nNodes, nRanks, numPipeOps, regBuff; `nodes`/`ranks` override the shape)."""
     if not options:
         raise UsageError("no measured tables: give one log per NCCL algorithm/protocol")
     out = TunerRules([], nodes if nodes is not None else -1, ranks if ranks is not None else -1, channels)
+
+    def shape(o: Choice) -> tuple:
+        n, r, pipe, reg = o.dims
+        return (nodes if nodes is not None else (n or -1), ranks if ranks is not None else (r or -1), pipe, reg)
+
+    shapes = sorted({shape(o) for o in options})
     for collective in [c for c in COLLECTIVES if any(o.collective == c for o in options)]:
-        mine = [o for o in options if o.collective == collective]
-        default = next((o for o in mine if o.algorithm == "default"), None)
-        forced = [o for o in mine if o.algorithm != "default"]
-        if not forced:
-            raise UsageError(f"{collective}: only a default run: give logs with NCCL_ALGO/NCCL_PROTO forced")
-        seen = {}
-        for o in forced:
-            if o.label in seen:
-                raise UsageError(f"{collective} {o.label} is given twice ({seen[o.label]} and {o.source}): merge the "
-                                 "runs into one log or leave one out")
-            seen[o.label] = o.source
-            if o.channels is None and channels is None:
-                raise UsageError(f"{o.source}: the channel count it ran with is unknown and NCCL's example plugin "
-                                 "needs an explicit one on every rule: pass --channels N (NCCL_MIN_NCHANNELS = "
-                                 "NCCL_MAX_NCHANNELS of the run)")
-        for lo, hi, i in envelope(forced):
-            others = [o for o in forced if o is not forced[i]]
-            runner = min(others, key=lambda o: o.time_s(math.sqrt(lo * hi))) if others else None
-            out.rules.append(Rule(collective, 0 if lo == MIN_BYTES else lo, -1 if hi == MAX_BYTES else hi, forced[i],
-                                  runner, _gain(forced[i], default, lo, hi), _gain(forced[i], runner, lo, hi)))
-        if default is None:
-            out.notes.append(f"{collective}: no run without NCCL_ALGO/NCCL_PROTO was given, so the gain over NCCL's "
-                             "default choice is unknown (the comments give the gain over the next best choice)")
+        for dims in shapes:
+            mine = [o for o in options if o.collective == collective and shape(o) == dims]
+            if mine:
+                _build_one(out, collective, mine, dims, channels, len(shapes) > 1)
+    for c in sorted({id(o.fit): o for o in options if isinstance(o.fit, PointsCurve)}.values(), key=lambda o: o.source):
+        out.notes.append(f"{c.source}: {len(c.fit.sizes)} size(s), too few to fit regimes: the curve joins them, "
+                         "the smallest one's time below, the largest one's scaled with size above")
     return out
+
+
+def _build_one(out: TunerRules, collective: str, mine: list[Choice], dims: tuple, channels, several: bool) -> None:
+    where = f" on {dims[0]} node(s) x {dims[1]} ranks" if several else ""
+    default = next((o for o in mine if o.algorithm == "default"), None)
+    forced = [o for o in mine if o.algorithm != "default"]
+    if not forced:
+        raise UsageError(f"{collective}{where}: only a default run: give logs with NCCL_ALGO/NCCL_PROTO forced")
+    seen = {}
+    for o in forced:
+        if o.key in seen:
+            raise UsageError(f"{collective}{where} {o.label} on {o.channels or 'unknown'} channels is given twice "
+                             f"({seen[o.key]} and {o.source}): merge the runs into one log or leave one out")
+        seen[o.key] = o.source
+        if o.channels is None and channels is None:
+            raise UsageError(f"{o.source}: the channel count it ran with is unknown and NCCL's example plugin "
+                             "needs an explicit one on every rule: pass --channels N (NCCL_MIN_NCHANNELS = "
+                             "NCCL_MAX_NCHANNELS of the run)")
+    for lo, hi, i in envelope(forced):
+        others = [o for o in forced if o is not forced[i]]
+        runner = min(others, key=lambda o: o.time_s(math.sqrt(lo * hi))) if others else None
+        out.rules.append(Rule(collective, 0 if lo == MIN_BYTES else lo, -1 if hi == MAX_BYTES else hi, forced[i],
+                              runner, _gain(forced[i], default, lo, hi), _gain(forced[i], runner, lo, hi), dims))
+    if default is None:
+        out.notes.append(f"{collective}{where}: no run without NCCL_ALGO/NCCL_PROTO was given, so the gain over "
+                         "NCCL's default choice is unknown (the comments give the gain over the next best choice)")
 
 
 def _pct(g: tuple[float, float] | None) -> str:
@@ -200,7 +263,7 @@ def render(r: TunerRules) -> str:
                      f"{_pct(rule.gain_vs_default)}, vs next best "
                      f"{rule.runner_up.label if rule.runner_up else '-'} {_pct(rule.gain_vs_runner_up)}")
         lines.append(f"{rule.collective},{rule.min_bytes},{rule.max_bytes},{c.algorithm},{c.protocol},{channels},"
-                     f"{r.nodes},{r.ranks},-1,-1")
+                     + ",".join(map(str, rule.dims)))
     return "\n".join(lines) + "\n"
 
 

@@ -37,14 +37,15 @@ def parse(text: str, source: str = "<log>", collective: str | None = None, ranks
     if records is not None:
         tables = _parse_json_lines(records, source, collective)
     elif stripped.startswith("{"):
+        lead = text[:len(text) - len(stripped)].count("\n")   # json counts lines from the first non-blank one
         try:
             doc = json.loads(stripped)
         except json.JSONDecodeError as e:
-            raise IngestError(f"{source}, line {e.lineno}: broken JSON ({e.msg})") from None
+            raise IngestError(f"{source}, line {e.lineno + lead}: broken JSON ({e.msg})") from None
         except (ValueError, RecursionError) as e:   # a 4301-digit integer, nesting deeper than Python's stack
             raise IngestError(f"{source}: unreadable JSON ({str(e)[:80]}): expected nccl-tests -J output or "
                               "collperf bench -J FILE") from None
-        tables = others.parse_json(doc, source, collective)
+        tables = others.parse_json(doc, source, collective, [n + lead for n in others.result_lines(stripped)])
     elif nccl_perf_csv.looks_like(stripped):
         tables = nccl_perf_csv.parse(stripped, source, collective)
     elif rccl.looks_like_csv(stripped):

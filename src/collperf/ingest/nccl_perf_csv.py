@@ -1,7 +1,9 @@
 """The input CSV of NCCL's tuner-config generator (plugins/tuner/example/scripts/optimize_config.py):
 `collective,size_bytes,algorithm,protocol,channels,nodes,ranks,pipeOps,regBuff,cost_metric,bandwidth_gbps,
 latency_us` (reference/interop-formats.md 1). One table per measured configuration (collective, algorithm,
-protocol, channels, nodes, ranks, pipeOps, regBuff); time is latency_us, the time of one call at that size.
+protocol, channels, nodes, ranks, pipeOps, regBuff); time is latency_us, the time of one call at that size
+(lower is better in the script), or size / bandwidth_gbps where a row gives only the bandwidth (the script
+needs one of the two; its newest header drops cost_metric, which is not read here).
 The tables carry their algorithm, protocol and channels (header nccl_algo, nccl_proto, nccl_channels), so
 `collperf export nccl-tuner` reads them like logs run with NCCL_ALGO/NCCL_PROTO forced."""
 
@@ -26,7 +28,9 @@ def looks_like(text: str) -> bool:
 def parse(text: str, source: str, collective: str | None = None) -> list[Table]:
     lines = text.lstrip().splitlines()
     header = [h.strip() for h in lines[0].split(",")]
-    missing = [h for h in HEADER[:9] + ("latency_us",) if h not in header]
+    missing = [h for h in HEADER[:9] if h not in header]
+    if "latency_us" not in header and "bandwidth_gbps" not in header:
+        missing.append("latency_us (or bandwidth_gbps)")
     if missing:
         raise IngestError(f"{source}, line 1: the header lacks {', '.join(missing)}: expected optimize_config.py's "
                           f"columns ({','.join(HEADER)})")
@@ -69,5 +73,15 @@ def _row(rec: dict, number: int):
         raise v.BadValue(f"algorithm/protocol {algo[:20]!r}/{proto[:20]!r} is not a name")
     ints = [v.whole(rec[k], k, -1, v.MAX_RANK) for k in ("channels", "nodes", "ranks", "pipeOps", "regBuff")]
     size = v.size_bytes(rec["size_bytes"])
-    time_s = v.time_us(rec["latency_us"], "latency_us") * 1e-6
+    if rec.get("latency_us"):
+        time_s = v.time_us(rec["latency_us"], "latency_us") * 1e-6
+    elif rec.get("bandwidth_gbps"):
+        # a row with a bandwidth only (the script needs one of the two): time = size / bandwidth. Read as algbw;
+        # were it busbw, every time of one collective and shape would scale alike and the rules not change
+        bw = v.bandwidth(rec["bandwidth_gbps"], "bandwidth_gbps")
+        if not bw:
+            raise v.BadValue(f"bandwidth_gbps {rec['bandwidth_gbps']!r}: expected a rate > 0 (GB/s)")
+        time_s = size / (bw * 1e9)
+    else:
+        raise v.BadValue("neither latency_us nor bandwidth_gbps: expected one of them")
     return (name, algo, proto, *ints), Row(size, time_s, size / time_s / 1e9, line=number)

@@ -40,11 +40,36 @@ def _shape(doc, shape, source: str, path: str = "$") -> None:
         raise IngestError(f"{source}: JSON {e}") from None
 
 
-def parse_json(doc, source: str, collective: str | None = None) -> list[Table]:
+def result_lines(text: str) -> list[int]:
+    """The line each element of the top-level "results" list starts on (1-based), so that a bad result is
+    reported by line as well as by JSON path; [] when the list cannot be found (messages keep the path)."""
+    import json
+    m = re.search(r'"results"\s*:\s*\[', text)
+    if m is None:
+        return []
+    decoder, at, out = json.JSONDecoder(), m.end(), []
+    blank = re.compile(r"[\s,]*")
+    while True:
+        at = blank.match(text, at).end()
+        if at >= len(text) or text[at] == "]":
+            return out
+        out.append(text.count("\n", 0, at) + 1)
+        try:
+            at = decoder.raw_decode(text, at)[1]
+        except ValueError:
+            return out
+
+
+def _where(i: int, lines: list[int] | None) -> str:
+    return (f"line {lines[i]}: " if lines and i < len(lines) else "") + f"$.results[{i}]"
+
+
+def parse_json(doc, source: str, collective: str | None = None, lines: list[int] | None = None) -> list[Table]:
+    """nccl-tests -J or collperf bench JSON; `lines`: result_lines of its text (bad results by line)."""
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
         raise IngestError(f"{source}: JSON without a 'results' list: expected nccl-tests -J output or collperf bench -J FILE")
     if doc.get("version") == "collperf":
-        return _collperf_json(doc, source, collective)
+        return _collperf_json(doc, source, collective, lines)
     _shape(doc, _NCCL_DOC, source)
     table = Table(source)
     devices = (doc.get("config") or {}).get("devices") or []
@@ -68,7 +93,7 @@ def parse_json(doc, source: str, collective: str | None = None) -> list[Table]:
     if not table.collective:
         raise IngestError(f"{source}: cannot tell the collective from the JSON's args; pass --collective")
     for i, r in enumerate(doc["results"]):
-        where = f"$.results[{i}]"
+        where = _where(i, lines)
         try:
             v.check(r, _NCCL_RESULT, where)
             for key, placement in (("out_of_place", "out-of-place"), ("in_place", "in-place")):
@@ -151,7 +176,7 @@ def _json_row(r: dict, m: dict, time, placement: str, where: str, index: int) ->
     return row
 
 
-def _collperf_json(doc: dict, source: str, collective: str | None = None) -> list[Table]:
+def _collperf_json(doc: dict, source: str, collective: str | None = None, lines: list[int] | None = None) -> list[Table]:
     _shape(doc, _COLLPERF_DOC, source)
     if doc["collective"] not in COLLECTIVES or doc["ranks"] < 1:
         raise IngestError(f"{source}: JSON $.collective {doc['collective']!r} / $.ranks {doc['ranks']}: expected one "
@@ -159,7 +184,7 @@ def _collperf_json(doc: dict, source: str, collective: str | None = None) -> lis
     tables: dict[str, Table] = {}
     skipped = []
     for i, r in enumerate(doc["results"]):
-        where = f"$.results[{i}]"
+        where = _where(i, lines)
         try:
             v.check(r, _COLLPERF_RESULT, where)
             rows = [_json_row(r, r[key], r[key]["time"], placement, f"{where}.{key}", i + 1)
