@@ -26,7 +26,8 @@ _SHOWN = (
     ("gpus_per_node", "GPUs per node", lambda s: str(s.gpus_per_node)),
     ("nvlink_GBps", "intra-node link", lambda s: (f"{s.nvlink_links}x NVLink, {s.nvlink_GBps * s.phys_scale:g} GB/s "
                                                   f"per GPU per direction{', NVSwitch' if s.nvswitch else ''}")
-     if s.nvlink_links else f"PCIe Gen{s.pcie_gen}{'' if s.p2p else ' without P2P (through host memory)'}"),
+     if s.nvlink_links else f"PCIe Gen{s.pcie_gen}{'' if s.p2p else ' without P2P (through host memory)'}"
+                            f"{', GPUs behind one PCIe switch' if s.pcie_switch_shared else ''}"),
     ("nvls", "in-switch reduction (NVLS)", lambda s: "yes" if s.nvls else "no"),
     ("nics_per_node", "NICs per node", lambda s: str(s.nics_per_node)),
     ("nic_Gbps", "NIC rate", lambda s: f"{s.nic_Gbps:g} Gb/s"),
@@ -34,7 +35,7 @@ _SHOWN = (
     ("launch_overhead_us", "launch overhead", lambda s: f"{s.launch_overhead_us:g} us per call"),
 )
 # a shown value's provenance may sit under another field name (pcie_gen/p2p set the PCIe link)
-_ALSO = {"nvlink_GBps": ("nvlink_links", "pcie_gen", "p2p", "phys_scale"), "nodes": (), "gpu": ("compute_capability",)}
+_ALSO = {"nvlink_GBps": ("nvlink_links", "pcie_gen", "p2p", "pcie_switch_shared", "phys_scale"), "nodes": (), "gpu": ("compute_capability",)}
 
 
 @dataclass
@@ -221,6 +222,11 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
                 what = {"launch_overhead_us": "nccl-tests -g (one thread launches every GPU)"}.get(
                     k, "NCCL INFO lines")
                 system = system.with_(f"from {what}", **{k: getattr(system, k)})
+    # "under a PCIe switch" / nvidia-smi topo "PIX" in the log's comments: the GPUs share the switch's
+    # uplink to the CPU, which carries all their host-memory traffic when P2P is off (nccl/transport.py)
+    switch_line = next((ln for ln in comments if re.search(r"\bPIX\b|PCIe switch", ln, re.IGNORECASE)), None)
+    if switch_line and system.gpus_per_node > 1 and not system.nvlink_links:
+        system = system.with_(f"from a comment line in the log ('{switch_line[:100]}')", pcie_switch_shared=True)
     if hw.profile is not None:
         system = _from_profile(system, hw.profile)
     system = _overrides(system, hw)

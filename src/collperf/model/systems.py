@@ -31,6 +31,10 @@ class System:
     nvswitch: bool = False           # all GPUs of a node behind NVSwitch (any pair at full rate)
     pcie_gen: int = 3
     p2p: bool = True                 # GPU peer-to-peer over PCIe (False: via host memory)
+    pcie_switch_shared: bool = False  # the node's GPUs sit behind one PCIe switch (topo "PIX"): without
+                                      # P2P their host-memory traffic shares its uplink (nccl/transport.py)
+    host_duplex_efficiency: float = 1.0  # link rate left to a GPU sending and receiving through host
+                                      # memory at once (1: none assumed; a fit to an allreduce measures it)
     nics_per_node: int = 1
     nic_Gbps: float = 100.0          # one NIC's line rate
     nvls: bool = False               # NVLink SHARP (in-switch reduction), Hopper+ NVSwitch
@@ -58,6 +62,9 @@ class System:
         if not (self.bw_scale > 0 and self.phys_scale > 0 and self.launch_overhead_us >= 0):
             raise UsageError(f"system {self.name!r}: bw_scale {self.bw_scale!r} must be > 0 and "
                              f"launch_overhead_us {self.launch_overhead_us!r} >= 0")
+        if not 0 < self.host_duplex_efficiency <= 1:
+            raise UsageError(f"system {self.name!r}: host_duplex_efficiency {self.host_duplex_efficiency!r} "
+                             "must be in (0, 1]")
         if self.cpu_vendor not in ("intel", "amd"):
             raise UsageError(f"cpu_vendor {self.cpu_vendor!r}: expected 'intel' or 'amd'")
         bad = [p for p in self.protocols if p not in ("LL", "LL128", "Simple")]
