@@ -94,3 +94,17 @@ def test_pcie_switch_from_the_log_comment(tmp_path):
     bare = tmp_path / "bare.txt"
     bare.write_text("\n".join(ln for ln in text.splitlines() if "PIX" not in ln))
     assert not assume(load(bare)[0]).system.pcie_switch_shared
+
+
+def test_b200_two_nodes_nvls_graph_and_tree_bandwidth_by_hand():
+    from collperf.model.nccl import search_graphs, tuning_table
+    from collperf.model.systems import system_for_gpu
+    b200 = system_for_gpu("NVIDIA B200", nodes=2, gpus_per_node=8)
+    nvls = search_graphs(b200)["nvls"]
+    # NVLink 18 x 40.1 = 721.8 GB/s; (8 + 1) x 80 = 720 fits (sm100 inter ladder 96, 86, 80, ...):
+    # bwIntra 80; bwInter stays at the GPU->NIC path: min(400 Gb/s / 8 = 50, PCIe Gen5 x16 16 x 240 / 80 = 48)
+    assert (nvls.n_channels, nvls.bw_intra, nvls.bw_inter) == (8, 80.0, 48.0)
+    t = tuning_table("allreduce", b200)
+    # NVLSTree: min(80 x 0.74 x 7/8 x 2 = 103.6, 48 x 2 = 96, perChMaxNVLSTreeBw[Blackwell][2 nodes] 96) = 96
+    # per channel -> 8 x 96 = 768 bus GB/s, x 16/30 -> 409.6 GB/s algorithm bandwidth
+    assert t.bandwidth_GBps[("nvls-tree", "Simple")] == pytest.approx(409.6)
