@@ -108,3 +108,17 @@ def test_b200_two_nodes_nvls_graph_and_tree_bandwidth_by_hand():
     # NVLSTree: min(80 x 0.74 x 7/8 x 2 = 103.6, 48 x 2 = 96, perChMaxNVLSTreeBw[Blackwell][2 nodes] 96) = 96
     # per channel -> 8 x 96 = 768 bus GB/s, x 16/30 -> 409.6 GB/s algorithm bandwidth
     assert t.bandwidth_GBps[("nvls-tree", "Simple")] == pytest.approx(409.6)
+
+
+def test_gpudirect_rdma_from_the_channel_lines():
+    from collperf.diagnose.hardware import assume
+    from collperf.ingest import load
+    from collperf.model.systems import hints_from_header
+    # NCCL appends /GDRDMA to a NET channel line that uses GPUDirect RDMA
+    assert hints_from_header({}, "NCCL INFO Channel 00/0 : 0[1b000] -> 8[1b000] [send] via NET/IB/0/GDRDMA")["net_gdr"]
+    assert not hints_from_header({}, "NCCL INFO Channel 00/0 : 0[35000] -> 1[f5000] [send] via NET/AWS Libfabric/0")[
+        "net_gdr"]
+    assert "net_gdr" not in hints_from_header({}, "NCCL INFO Channel 00/0 : 0 1 via P2P/IPC")
+    src = next((__import__("pathlib").Path(__file__).resolve().parents[1] / "examples").glob("09_*.txt"))
+    system = assume(load(src)[0]).system
+    assert system.net_gdr is False and system.provenance["net_gdr"] == "from NCCL INFO lines"

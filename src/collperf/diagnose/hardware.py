@@ -31,6 +31,7 @@ _SHOWN = (
     ("nvls", "in-switch reduction (NVLS)", lambda s: "yes" if s.nvls else "no"),
     ("nics_per_node", "NICs per node", lambda s: str(s.nics_per_node)),
     ("nic_Gbps", "NIC rate", lambda s: f"{s.nic_Gbps:g} Gb/s"),
+    ("net_gdr", "GPUDirect RDMA", lambda s: "yes" if s.net_gdr else "no (network data staged through host memory)"),
     ("protocols", "NCCL protocols", lambda s: ", ".join(s.protocols)),
     ("launch_overhead_us", "launch overhead", lambda s: f"{s.launch_overhead_us:g} us per call"),
 )
@@ -217,7 +218,7 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
     if hints:
         from collperf.model.systems import _apply_hints
         system = _apply_hints(system, hints)
-        for k in ("nics_per_node", "protocols", "nvls", "launch_overhead_us"):
+        for k in ("nics_per_node", "protocols", "nvls", "launch_overhead_us", "net_gdr"):
             if system.provenance.get(k, "").startswith("from NCCL INFO"):
                 what = {"launch_overhead_us": "nccl-tests -g (one thread launches every GPU)"}.get(
                     k, "NCCL INFO lines")

@@ -37,6 +37,8 @@ class System:
                                       # memory at once (1: none assumed; a fit to an allreduce measures it)
     nics_per_node: int = 1
     nic_Gbps: float = 100.0          # one NIC's line rate
+    net_gdr: bool = True             # GPUDirect RDMA to the NIC (False: the network path is staged
+                                     # through host memory; NCCL INFO channel lines lack "/GDRDMA")
     nvls: bool = False               # NVLink SHARP (in-switch reduction), Hopper+ NVSwitch
     collnet: bool = False            # network SHARP (CollNet) enabled
     cpu_vendor: str = "intel"        # NCCL's llMaxBw/netOverhead choice on several nodes
@@ -234,6 +236,8 @@ def _apply_hints(system: System, hints: dict) -> System:
         changes["protocols"] = ("Simple",)
     if "protocols" in hints:
         changes["protocols"] = tuple(hints["protocols"])
+    if "net_gdr" in hints and system.nodes > 1:
+        changes["net_gdr"] = bool(hints["net_gdr"])
     if "nccl_version" in hints:
         changes["nccl_version"] = str(hints["nccl_version"])
     if "gpus_per_thread" in hints and int(hints["gpus_per_thread"]) > 1:
@@ -256,6 +260,10 @@ def hints_from_header(header: dict, lines: str = "") -> dict:
         hints["net"] = "efa"
     elif re.search(r"NET/IB", text):
         hints["net"] = "ib"
+    # NCCL prints "via NET/<plugin>/<dev>/GDRDMA" on channel lines that use GPUDirect RDMA (transport/net.cc)
+    net_lines = re.findall(r"via NET/[^\n]*", text)
+    if net_lines:
+        hints["net_gdr"] = any("GDRDMA" in ln for ln in net_lines)
     m = re.search(r"NCCL version (\d+\.\d+\.\d+)", text)
     if m:
         hints["nccl_version"] = m.group(1)
