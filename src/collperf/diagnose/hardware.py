@@ -31,7 +31,8 @@ _SHOWN = (
     ("nvls", "in-switch reduction (NVLS)", lambda s: "yes" if s.nvls else "no"),
     ("nics_per_node", "NICs per node", lambda s: str(s.nics_per_node)),
     ("nic_Gbps", "NIC rate", lambda s: f"{s.nic_Gbps:g} Gb/s"),
-    ("net_gdr", "GPUDirect RDMA", lambda s: "yes" if s.net_gdr else "no (network data staged through host memory)"),
+    ("net_gdr", "GPUDirect RDMA", lambda s: "not used (one node)" if s.nodes == 1 else
+     "yes" if s.net_gdr else "no (network data staged through host memory)"),
     ("protocols", "NCCL protocols", lambda s: ", ".join(s.protocols)),
     ("launch_overhead_us", "launch overhead", lambda s: f"{s.launch_overhead_us:g} us per call"),
 )
@@ -63,8 +64,9 @@ def _values(system: System) -> list[tuple[str, str, str]]:
     for key, label, show in _SHOWN:
         src = system.provenance.get(key)
         for other in _ALSO.get(key, ()):
-            src = system.provenance.get(other, src) if src is None or "user" in system.provenance.get(other, "") \
-                or "fitted" in system.provenance.get(other, "") else src
+            theirs = system.provenance.get(other, "")
+            src = system.provenance.get(other, src) if src is None or "user" in theirs or "fitted" in theirs \
+                or theirs.startswith("from ") else src
         out.append((label, show(system), src or f"default for {system.name}"))
     return out
 

@@ -98,7 +98,7 @@ def fit_system(collective: str, size_bytes, time_s, system: "System", min_size_b
         res = least_squares(residual, np.array(start, dtype=float), bounds=([-5, 0], [3, 1e4]))
         if best is None or res.cost < best.cost:
             best = res
-    k_bw, overhead = float(np.exp(best.x[0])), float(best.x[1])
+    k_bw, overhead = float(np.exp(best.x[0])), round(float(best.x[1]), 2)
     fitted = _scaled(system, k_bw, overhead, why, mode)
     err = np.abs(model(best.x) / t - 1)
     return FitResult(fitted, k_bw, level, overhead, float(np.sqrt(np.mean(np.log(model(best.x) / t) ** 2))),
