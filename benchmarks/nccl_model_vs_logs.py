@@ -10,14 +10,13 @@ predictions (fit on one log, predict another collective of the same machine).
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
 
 from collperf.ingest import load
 from collperf.model.nccl import expect, fit_system, system_bound
-from collperf.model.systems import hints_from_header, system_for_gpu
+from collperf.model.systems import system_for_gpu
 
 LOGS = Path("/work/shared/samples/nccl-logs")
 MIB = 1 << 20
@@ -37,25 +36,18 @@ CROSS = (("01_superbench-a100x8-allreduce.txt", "02_superbench-a100x8-allgather.
 
 
 def read(name: str):
-    """(table, system, sizes, times) of a sample; the system from the log alone."""
-    gpu_given, nodes_given = SAMPLES[name]
+    """(table, system, sizes, times) of a sample; the system from the log alone, assumed the way
+    `collperf diagnose` assumes it (device lines, node count, NCCL INFO and comment lines)."""
+    from collperf.diagnose.hardware import assume
     path = LOGS / name
     table = load(path)[0]
     rows = table.placement("out-of-place")
     sizes = np.array([r.size for r in rows], dtype=float)
     times = np.array([r.time_s for r in rows], dtype=float)
-    text = "\n".join(line for line in path.read_text(errors="replace").splitlines()
-                     if "NCCL INFO" in line or "NCCL version" in line or "nccl-library" in line)
-    hints = hints_from_header(table.header, text)
-    m = re.search(r"nccl-library=(\d)(\d\d)(\d\d)", text)
-    if m and "nccl_version" not in hints:
-        hints["nccl_version"] = f"{int(m.group(1))}.{int(m.group(2))}.{int(m.group(3))}"
-    ngpus = int(table.header.get("ngpus", 1) or 1)
-    if ngpus > 1:
-        hints["gpus_per_thread"] = ngpus
-    gpus = table.header.get("gpus") or [gpu_given]
-    nodes = table.nodes or nodes_given
-    system = system_for_gpu(gpus[0], nodes=nodes, gpus_per_node=table.ranks // nodes, hints=hints)
+    system = assume(table).system
+    gpu_given, nodes_given = SAMPLES[name]
+    if system is None:   # no device lines and no usable comment: the table above names the GPU
+        system = system_for_gpu(gpu_given, nodes=nodes_given, gpus_per_node=table.ranks // nodes_given)
     return table, system, sizes, times
 
 

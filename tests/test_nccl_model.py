@@ -215,9 +215,9 @@ MEETS = ["01_superbench-a100x8-allreduce.txt", "12_pcie-2080ti-x2-broadcast.txt"
          "14_h100-ib400-2node-16gpu-allreduce.txt"]
 MISSES = {  # issue target 15 %; figures at the time of writing, kept from getting worse
     "02_superbench-a100x8-allgather.txt": 0.25,     # slow mid-size ramp NCCL's model does not have
-    "09_aws-eks-efa-t4-2node-allreduce.txt": 0.55,  # EFA without GPUDirect gets half the 50 Gb/s
-    "10_pcie-2080ti-x2-allreduce.txt": 0.52,        # SHM reduction slower than the host-bridge bound
-    "19_lambda-b200-2node-16gpu-allreduce.txt": 0.30,   # our NVLS graph stand-in undervalues B200
+    "09_aws-eks-efa-t4-2node-allreduce.txt": 0.55,  # g4dn.metal (100 Gb/s), no GDR: 25 Gb/s measured
+    "10_pcie-2080ti-x2-allreduce.txt": 0.34,        # host-staged ring: the duplex cost is not known from hardware
+    "19_lambda-b200-2node-16gpu-allreduce.txt": 0.30,   # 1-128 MiB slower than NCCL's model (pipeline)
 }
 
 
@@ -254,9 +254,9 @@ def test_cross_collective(bench):
     out = bench.cross_collective()
     a100_pair = out[("01_superbench-a100x8-allreduce.txt", "02_superbench-a100x8-allgather.txt")]
     pcie_pair = out[("10_pcie-2080ti-x2-allreduce.txt", "12_pcie-2080ti-x2-broadcast.txt")]
-    # issue target 10 %; measured 10.9 % and 38.9 % at the time of writing: guard against regressions
+    # issue target 10 %; measured 10.9 % and 8.0 % at the time of writing: guard against regressions
     assert a100_pair["median"] <= 0.12
-    assert pcie_pair["median"] <= 0.42
+    assert pcie_pair["median"] <= 0.10
     assert a100_pair["fit"].median_abs_error <= 0.05 and pcie_pair["fit"].median_abs_error <= 0.05
 
 

@@ -26,15 +26,18 @@ _SHOWN = (
     ("gpus_per_node", "GPUs per node", lambda s: str(s.gpus_per_node)),
     ("nvlink_GBps", "intra-node link", lambda s: (f"{s.nvlink_links}x NVLink, {s.nvlink_GBps * s.phys_scale:g} GB/s "
                                                   f"per GPU per direction{', NVSwitch' if s.nvswitch else ''}")
-     if s.nvlink_links else f"PCIe Gen{s.pcie_gen}{'' if s.p2p else ' without P2P (through host memory)'}"),
+     if s.nvlink_links else f"PCIe Gen{s.pcie_gen}{'' if s.p2p else ' without P2P (through host memory)'}"
+                            f"{', GPUs behind one PCIe switch' if s.pcie_switch_shared else ''}"),
     ("nvls", "in-switch reduction (NVLS)", lambda s: "yes" if s.nvls else "no"),
     ("nics_per_node", "NICs per node", lambda s: str(s.nics_per_node)),
     ("nic_Gbps", "NIC rate", lambda s: f"{s.nic_Gbps:g} Gb/s"),
+    ("net_gdr", "GPUDirect RDMA", lambda s: "not used (one node)" if s.nodes == 1 else
+     "yes" if s.net_gdr else "no (network data staged through host memory)"),
     ("protocols", "NCCL protocols", lambda s: ", ".join(s.protocols)),
     ("launch_overhead_us", "launch overhead", lambda s: f"{s.launch_overhead_us:g} us per call"),
 )
 # a shown value's provenance may sit under another field name (pcie_gen/p2p set the PCIe link)
-_ALSO = {"nvlink_GBps": ("nvlink_links", "pcie_gen", "p2p", "phys_scale"), "nodes": (), "gpu": ("compute_capability",)}
+_ALSO = {"nvlink_GBps": ("nvlink_links", "pcie_gen", "p2p", "pcie_switch_shared", "phys_scale"), "nodes": (), "gpu": ("compute_capability",)}
 
 
 @dataclass
@@ -61,8 +64,9 @@ def _values(system: System) -> list[tuple[str, str, str]]:
     for key, label, show in _SHOWN:
         src = system.provenance.get(key)
         for other in _ALSO.get(key, ()):
-            src = system.provenance.get(other, src) if src is None or "user" in system.provenance.get(other, "") \
-                or "fitted" in system.provenance.get(other, "") else src
+            theirs = system.provenance.get(other, "")
+            src = system.provenance.get(other, src) if src is None or "user" in theirs or "fitted" in theirs \
+                or (other == "pcie_switch_shared" and theirs.startswith("from ")) else src
         out.append((label, show(system), src or f"default for {system.name}"))
     return out
 
@@ -216,11 +220,16 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
     if hints:
         from collperf.model.systems import _apply_hints
         system = _apply_hints(system, hints)
-        for k in ("nics_per_node", "protocols", "nvls", "launch_overhead_us"):
+        for k in ("nics_per_node", "protocols", "nvls", "launch_overhead_us", "net_gdr"):
             if system.provenance.get(k, "").startswith("from NCCL INFO"):
                 what = {"launch_overhead_us": "nccl-tests -g (one thread launches every GPU)"}.get(
                     k, "NCCL INFO lines")
                 system = system.with_(f"from {what}", **{k: getattr(system, k)})
+    # "under a PCIe switch" / nvidia-smi topo "PIX" in the log's comments: the GPUs share the switch's
+    # uplink to the CPU, which carries all their host-memory traffic when P2P is off (nccl/transport.py)
+    switch_line = next((ln for ln in comments if re.search(r"\bPIX\b|PCIe switch", ln, re.IGNORECASE)), None)
+    if switch_line and system.gpus_per_node > 1 and not system.nvlink_links:
+        system = system.with_(f"from a comment line in the log ('{switch_line[:100]}')", pcie_switch_shared=True)
     if hw.profile is not None:
         system = _from_profile(system, hw.profile)
     system = _overrides(system, hw)

@@ -31,8 +31,14 @@ class System:
     nvswitch: bool = False           # all GPUs of a node behind NVSwitch (any pair at full rate)
     pcie_gen: int = 3
     p2p: bool = True                 # GPU peer-to-peer over PCIe (False: via host memory)
+    pcie_switch_shared: bool = False  # the node's GPUs sit behind one PCIe switch (topo "PIX"): without
+                                      # P2P their host-memory traffic shares its uplink (nccl/transport.py)
+    host_duplex_efficiency: float = 1.0  # link rate left to a GPU sending and receiving through host
+                                      # memory at once (1: none assumed; a fit to an allreduce measures it)
     nics_per_node: int = 1
     nic_Gbps: float = 100.0          # one NIC's line rate
+    net_gdr: bool = True             # GPUDirect RDMA to the NIC (False: the network path is staged
+                                     # through host memory; NCCL INFO channel lines lack "/GDRDMA")
     nvls: bool = False               # NVLink SHARP (in-switch reduction), Hopper+ NVSwitch
     collnet: bool = False            # network SHARP (CollNet) enabled
     cpu_vendor: str = "intel"        # NCCL's llMaxBw/netOverhead choice on several nodes
@@ -58,6 +64,9 @@ class System:
         if not (self.bw_scale > 0 and self.phys_scale > 0 and self.launch_overhead_us >= 0):
             raise UsageError(f"system {self.name!r}: bw_scale {self.bw_scale!r} must be > 0 and "
                              f"launch_overhead_us {self.launch_overhead_us!r} >= 0")
+        if not 0 < self.host_duplex_efficiency <= 1:
+            raise UsageError(f"system {self.name!r}: host_duplex_efficiency {self.host_duplex_efficiency!r} "
+                             "must be in (0, 1]")
         if self.cpu_vendor not in ("intel", "amd"):
             raise UsageError(f"cpu_vendor {self.cpu_vendor!r}: expected 'intel' or 'amd'")
         bad = [p for p in self.protocols if p not in ("LL", "LL128", "Simple")]
@@ -227,6 +236,8 @@ def _apply_hints(system: System, hints: dict) -> System:
         changes["protocols"] = ("Simple",)
     if "protocols" in hints:
         changes["protocols"] = tuple(hints["protocols"])
+    if "net_gdr" in hints and system.nodes > 1:
+        changes["net_gdr"] = bool(hints["net_gdr"])
     if "nccl_version" in hints:
         changes["nccl_version"] = str(hints["nccl_version"])
     if "gpus_per_thread" in hints and int(hints["gpus_per_thread"]) > 1:
@@ -249,6 +260,10 @@ def hints_from_header(header: dict, lines: str = "") -> dict:
         hints["net"] = "efa"
     elif re.search(r"NET/IB", text):
         hints["net"] = "ib"
+    # NCCL prints "via NET/<plugin>/<dev>/GDRDMA" on channel lines that use GPUDirect RDMA (transport/net.cc)
+    net_lines = re.findall(r"via NET/[^\n]*", text)
+    if net_lines:
+        hints["net_gdr"] = any("GDRDMA" in ln for ln in net_lines)
     m = re.search(r"NCCL version (\d+\.\d+\.\d+)", text)
     if m:
         hints["nccl_version"] = m.group(1)

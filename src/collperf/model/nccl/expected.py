@@ -144,8 +144,14 @@ def expect(collective: str, size_bytes, system: "System") -> NcclPrediction:
     bound = system_bound(name, n, system).time_s
     if name in C.FUNCTIONS:
         pred = select(name, n, system)
+        bandwidth_s = pred.bandwidth_s
+        if system.host_bridge:
+            # PCIe without P2P: the data goes through host memory (SHM transport), and the busiest PCIe
+            # link of that path, not NCCL's channel bandwidth, sets the bandwidth term (transport.py)
+            from collperf.model.nccl.transport import host_staged_time
+            bandwidth_s = np.maximum(bandwidth_s, host_staged_time(name, n, system))
         return NcclPrediction(name, pred.ranks, pred.nodes, n, pred.algorithm, pred.protocol,
-                              pred.latency_s + overhead_s, pred.bandwidth_s, pred.runner_up_algorithm,
+                              pred.latency_s + overhead_s, bandwidth_s, pred.runner_up_algorithm,
                               pred.runner_up_protocol, pred.runner_up_time_s + overhead_s, bound)
     if name not in ("alltoall", "sendrecv"):
         raise UsageError(f"{name}: NCCL has no {name} of its own (nccl-tests builds it from send/recv); "

@@ -32,14 +32,33 @@ class FitResult:
     median_abs_error: float     # |model - measured| / measured, median over the rows used
 
     def describe(self) -> str:
-        return (f"{self.level} bandwidth x{self.k_bw:.3f}, launch overhead {self.launch_overhead_us:.1f} us; "
+        what = f"{self.level} {self.system.host_duplex_efficiency:.3f}" if "duplex" in self.level else \
+            f"{self.level} bandwidth x{self.k_bw:.3f}"
+        return (f"{what}, launch overhead {self.launch_overhead_us:.1f} us; "
                 f"median error {self.median_abs_error:.1%}")
 
 
-def _scaled(system: "System", k_bw: float, overhead_us: float, why: str, physical: bool) -> "System":
-    if physical:
+def _scaled(system: "System", k_bw: float, overhead_us: float, why: str, mode: str) -> "System":
+    if mode == "duplex":
+        eff = min(1.0, system.host_duplex_efficiency * k_bw)
+        return system.with_(why, host_duplex_efficiency=eff, launch_overhead_us=overhead_us)
+    if mode == "physical":
         return system.with_(why, phys_scale=system.phys_scale * k_bw, launch_overhead_us=overhead_us)
     return system.with_(why, bw_scale=system.bw_scale * k_bw, launch_overhead_us=overhead_us)
+
+
+def _fit_mode(collective: str, n: np.ndarray, system: "System") -> str:
+    """What the fit scales: 'duplex' (host-staged PCIe and a collective whose ranks send and receive
+    through host memory at once: the log measures what that costs, transport.py), 'physical' (the
+    physical bound sets most of the unfitted expectation), else 'channels' (NCCL's channel bandwidths)."""
+    from collperf.model.nccl.expected import expect, select
+    from collperf.model.nccl.transport import host_staged_time, is_duplex
+    if system.host_bridge and collective in ("allreduce", "allgather", "reducescatter", "broadcast", "reduce") \
+            and is_duplex(collective, system.ranks):
+        staged = host_staged_time(collective, n, system)
+        if np.mean(staged > select(collective, n, system).bandwidth_s) > 0.5:
+            return "duplex"
+    return "physical" if np.mean(expect(collective, n, system).regime == "bound") > 0.5 else "channels"
 
 
 def fit_system(collective: str, size_bytes, time_s, system: "System", min_size_bytes: int = 0,
@@ -56,17 +75,20 @@ def fit_system(collective: str, size_bytes, time_s, system: "System", min_size_b
                          f"got {int(keep.sum())}")
     n, t = n[keep], t[keep]
     level = "network" if system.nodes > 1 else "intra"
-    # Scale what sets the time: where the physical bound, not NCCL's model, gives most of the
-    # unfitted expectation (e.g. PCIe through host memory), the fit scales the physical rates;
-    # else NCCL's channel bandwidths.
-    physical = bool(np.mean(expect(collective, n, system).regime == "bound") > 0.5)
-    if physical:
+    # Scale what sets the time: on host-staged PCIe with ranks that send and receive at once, the
+    # duplex efficiency of the GPU links (the one value hardware alone does not give, transport.py);
+    # where the physical bound gives most of the unfitted expectation, the physical rates; else
+    # NCCL's channel bandwidths.
+    mode = _fit_mode(collective, n, system)
+    if mode == "duplex":
+        level = "host-staged duplex efficiency"
+    elif mode == "physical":
         level = "host bridge" if system.host_bridge else level + " (physical)"
     why = f"fitted to {source}"
 
     def model(x):
         k_bw, overhead = np.exp(x[0]), max(0.0, x[1])
-        return expect(collective, n, _scaled(system, k_bw, overhead, why, physical)).time_s
+        return expect(collective, n, _scaled(system, k_bw, overhead, why, mode)).time_s
 
     def residual(x):
         return np.concatenate([np.log(model(x) / t), 0.05 * np.array([x[0]])])
@@ -76,8 +98,8 @@ def fit_system(collective: str, size_bytes, time_s, system: "System", min_size_b
         res = least_squares(residual, np.array(start, dtype=float), bounds=([-5, 0], [3, 1e4]))
         if best is None or res.cost < best.cost:
             best = res
-    k_bw, overhead = float(np.exp(best.x[0])), float(best.x[1])
-    fitted = _scaled(system, k_bw, overhead, why, physical)
+    k_bw, overhead = float(np.exp(best.x[0])), round(float(best.x[1]), 2)
+    fitted = _scaled(system, k_bw, overhead, why, mode)
     err = np.abs(model(best.x) / t - 1)
     return FitResult(fitted, k_bw, level, overhead, float(np.sqrt(np.mean(np.log(model(best.x) / t) ** 2))),
                      float(np.median(err)))

@@ -12,8 +12,9 @@ This is a closed-form stand-in for the search, not the search itself. Rules (sea
 - trees (and NVLS) "do not need to close the ring", so their NVLink budget is x g/(g-1); on two nodes
   trees raise bwIntra up to twice bwInter (pass 2);
 - NVLS (Hopper+ with NVSwitch): one channel per GPU head; each channel uses bwIntra of every GPU's
-  NVLink and twice on its head (ncclTopoSearchTryNvls), so bwIntra <= totalBw / (g + 1); with a network
-  pass 2 raises bwInter up to twice bwIntra, within the GPU->NIC path.
+  NVLink and twice on its head (ncclTopoSearchTryNvls), so bwIntra <= totalBw / (g + 1) (not capped by
+  the NIC path: see search_graphs); with a network pass 2 raises bwInter up to twice bwIntra, within
+  the GPU->NIC path.
 - PCIe without P2P: the shared path to the host is left to the bounds (see below).
 Known gaps: the cube-mesh of DGX-1 (treated as its NVLink sum), crossNic, PXN, CollNet heads.
 """
@@ -105,13 +106,22 @@ def search_graphs(system: "System") -> dict[str, Graph]:
     graphs["tree"] = Graph(n, tree_intra, speed, type_intra, lat)
     if system.nvls and system.nvswitch and cc >= 90 and g > 1:
         heads = min(MAX_NVLS_ARITY, g)
-        ok = [s for s in ladder if s * (g + 1) <= system.nccl_gpu_bw + 1e-9 and (not inter or s <= max_bw)]
+        # bwIntra: the fastest ladder speed the NVLink budget takes (each GPU carries bwIntra for every
+        # head and twice for its own: (g + 1) x bwIntra <= its NVLink total). NCCL's search, with a
+        # network, starts both speeds at the GPU->NIC path (pass 1) and its pass 2 cannot raise bwIntra
+        # once the bwInter step has failed (search.cc: the "increase bwIntra" branch runs with the failed
+        # bwInter still set), so on B200 (NVLink 18 x 40.1 = 721.8, NIC path 48) it keeps 48 where the
+        # NVLink carries 80. That is a quirk of the search, not of the hardware: the switch-side traffic
+        # of NVLS never crosses the NIC path, so we take the NVLink's speed (sample 19 measures 93 % of
+        # the network bound at 2 GiB, which NCCL's 48 would put 40 % above; H100's 40 is NVLink-bound
+        # either way).
+        ok = [s for s in ladder if s * (g + 1) <= system.nccl_gpu_bw + 1e-9]
         if ok:
             intra = max(ok)
             # pass 2 raises bwInter one rung at a time while it is below twice bwIntra; with a network
             # it must still fit the GPU->NIC path, on one node nothing else limits it.
-            inter_bw = intra
             limit = min(system.nccl_nic_bw, pcie_bw(system.pcie_gen)) if inter else math.inf
+            inter_bw = max([s for s in ladder if s <= min(intra, limit) + 1e-9] or [ladder[-1]])
             for s in sorted(ladder):
                 if inter_bw < s <= limit and inter_bw < 2 * intra:
                     inter_bw = s
