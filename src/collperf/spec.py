@@ -313,12 +313,7 @@ class BenchSpec:
                                  f"(what its destinations must hold): drop --collective {self.sweep.collective}")
             self.sweep.collective = PATTERN_COLLECTIVES[self.pattern]
             self.sweep.algorithms = [self.pattern]
-            fan = self.pattern.startswith("fan")
-            unused = [f"--{n}" for n in ("center", "successor", "source") if getattr(self, n) is not None
-                      and (not fan or (n == "successor" and self.pattern == "fan-out-forward")
-                           or (n == "source" and self.pattern != "fan-out-forward"))]
-            if unused:
-                raise UsageError(f"{' and '.join(unused)} do not apply to {self.pattern}: drop them")
+            _refuse_unused_pattern_options(self)
         elif any(getattr(self, n) is not None for n in ("center", "successor", "source")):
             raise UsageError("--center, --successor and --source place a --pattern's GPUs: add --pattern or drop them")
         if not self.placed and (self.topology is not None or self.gpus is not None):
@@ -498,6 +493,17 @@ class TopologyPredictSpec:
 PATTERNS = ("chain-forward", "chain-reduce-forward", "chain-reduce-broadcast", "fan-in-forward",
             "fan-in-reduce-forward", "fan-out-forward")
 # the collective each pattern's schedule computes (schedule/patterns.py): what its destinations must hold
+def _refuse_unused_pattern_options(spec) -> None:
+    """--center/--successor/--source name a fan's GPUs (a fan-out has a source, a fan-in a successor); chains
+    take none: a given one that the pattern does not use is an error, not silently dropped."""
+    fan = spec.pattern.startswith("fan")
+    unused = [f"--{n}" for n in ("center", "successor", "source") if getattr(spec, n) is not None
+              and (not fan or (n == "successor" and spec.pattern == "fan-out-forward")
+                   or (n == "source" and spec.pattern != "fan-out-forward"))]
+    if unused:
+        raise UsageError(f"{' and '.join(unused)} do not apply to {spec.pattern}: drop them")
+
+
 PATTERN_COLLECTIVES = {"chain-forward": "broadcast", "chain-reduce-forward": "reduce",
                        "chain-reduce-broadcast": "allreduce", "fan-in-forward": "gather",
                        "fan-in-reduce-forward": "reduce", "fan-out-forward": "broadcast"}
@@ -531,12 +537,7 @@ class PatternSpec:
             raise UsageError(f"mode {self.mode!r}: expected rounds or events")
         _whole("segments", self.segments, flag="--segments")
         self.sizes_bytes = sizes(self.size)
-        fan = self.pattern.startswith("fan")
-        unused = [f"--{n}" for n in ("center", "successor", "source") if getattr(self, n) is not None
-                  and (not fan or (n == "successor" and self.pattern == "fan-out-forward")
-                       or (n == "source" and self.pattern != "fan-out-forward"))]
-        if unused:
-            raise UsageError(f"{' and '.join(unused)} do not apply to {self.pattern}: drop them")
+        _refuse_unused_pattern_options(self)
 
 
 # --- logs ---------------------------------------------------------------------------------------------

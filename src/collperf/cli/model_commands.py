@@ -9,8 +9,8 @@ import typer
 
 from collperf import api
 from collperf.cli import render, render_blink
-from collperf.cli.options import (command, Collective, flag, InterAlg, IntraAlg, Json, network_options,
-                                  one_or_many)
+from collperf.cli.options import (command, Collective, flag, Hybrid, InterAlg, IntraAlg, Json, network_options,
+                                  one_or_many, TDpa, Transit)
 from collperf.cli.render import out, print_json
 from collperf.errors import UsageError
 from collperf.spec import output_path, HardwareSpec, NetworkSpec, PatternSpec, SimulateSpec, TopologyPredictSpec
@@ -37,12 +37,7 @@ def predict(collective: str = Collective,
                 "(single-hop, ring, ...) the closed forms on a switch's link.")),
             root: Optional[int] = typer.Option(None, "--root", rich_help_panel=_TOPOLOGY,
                                                help="-A blink: the trees' root (default the group's first)."),
-            hybrid: bool = flag(False, "--hybrid", rich_help_panel=_TOPOLOGY,
-                                help="-A blink broadcast over NVLink and PCIe trees (equation 8)."),
-            t_dpa: str = typer.Option("0", "--t-dpa", rich_help_panel=_TOPOLOGY,
-                                      help="--hybrid: the switching overhead T_dpa, e.g. 0.5ms."),
-            transit: str = typer.Option("devices", "--transit", rich_help_panel=_TOPOLOGY,
-                                        help="-A blink: devices or any (idle GPUs forward too)."),
+            hybrid: bool = Hybrid(_TOPOLOGY), t_dpa: str = TDpa(_TOPOLOGY), transit: str = Transit(_TOPOLOGY),
             network: NetworkSpec = None):
     """Predict the time of COLLECTIVE for every algorithm, with its terms, bandwidths and lower bound.
     With --topology: Blink's packed trees (-A blink, --hybrid) or the closed forms on a switch's link."""
@@ -163,13 +158,7 @@ def simulate(collective: Optional[str] = typer.Argument(None, help="The collecti
              inter_algorithm: Optional[str] = typer.Option(None, "--inter-algorithm"),
              ranks: Optional[str] = typer.Option(None, "--ranks", rich_help_panel=_BLINK,
                                                  help="The group of GPUs, e.g. 0,1,4 (default: all of the topology)."),
-             hybrid: bool = flag(False, "--hybrid", rich_help_panel=_BLINK,
-                                 help="Broadcast over NVLink and PCIe trees at once (the appendix's equation 8)."),
-             t_dpa: str = typer.Option("0", "--t-dpa", rich_help_panel=_BLINK,
-                                       help="--hybrid: the switching overhead T_dpa, e.g. 0.5ms."),
-             transit: str = typer.Option("devices", "--transit", rich_help_panel=_BLINK,
-                                         help="devices: trees on the group's GPUs, PCIe switches and CPUs; "
-                                              "any: idle GPUs forward too."),
+             hybrid: bool = Hybrid(_BLINK), t_dpa: str = TDpa(_BLINK), transit: str = Transit(_BLINK),
              pattern: Optional[str] = typer.Option(None, "--pattern", rich_help_panel=_PATTERN, help=(
                  "chain-forward | chain-reduce-forward | chain-reduce-broadcast | fan-in-forward | "
                  "fan-in-reduce-forward | fan-out-forward: throughput vs size.")),

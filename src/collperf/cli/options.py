@@ -164,3 +164,19 @@ Timeout = typer.Option(300.0, "--timeout", help="Seconds before the whole run is
 
 def one_or_many(docs: list):
     return docs[0] if len(docs) == 1 else docs
+
+
+# Blink's options, in predict (--topology panel) and simulate (Blink panel): one wording for both
+def Hybrid(panel: str):
+    return flag(False, "--hybrid", rich_help_panel=panel,
+                help="-A blink broadcast over NVLink and PCIe trees at once (the appendix's equation 8).")
+
+
+def TDpa(panel: str):
+    return typer.Option("0", "--t-dpa", rich_help_panel=panel, help="--hybrid: the switching overhead T_dpa, e.g. 0.5ms.")
+
+
+def Transit(panel: str):
+    return typer.Option("devices", "--transit", rich_help_panel=panel,
+                        help="-A blink: devices (trees on the group's GPUs, PCIe switches and CPUs) or any (idle "
+                             "GPUs forward too).")
