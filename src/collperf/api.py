@@ -283,9 +283,12 @@ def bench(spec: BenchSpec, on_row=None, on_note=None):
             on_row(results, row)
 
     with testbed_up(spec.testbed) as bed:
+        from collperf.hetero_runs import is_topology_bed
+        from collperf.hetero_runs import schedules as topology_schedules   # -A blink on the testbed's routes
         try:
             results = run(spec.sweep, spec.ranks, spec.timeout_s, net, testbed=bed, on_row=row_done,
-                          on_note=on_note, force=spec.force)
+                          on_note=on_note, force=spec.force,
+                          schedules=topology_schedules(bed, spec.sweep) if is_topology_bed(bed) else None)
         except BenchInterrupted as e:
             if e.results.rows:
                 files.update(e.results)

@@ -39,13 +39,15 @@ class BenchInterrupted(RunError):
 
 
 def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
-        network: Network | None = None, testbed=None, on_row=None, on_note=None, force: bool = False) -> Results | None:
+        network: Network | None = None, testbed=None, on_row=None, on_note=None, force: bool = False,
+        schedules: dict | None = None) -> Results | None:
     """Run the sweep; under torchrun every rank runs it and rank 0 gets the Results (others None);
     on a testbed (an up testbed.Testbed) every rank runs inside its host. `on_row(results, row)` is called
     as each row completes, `on_note(text)` with warnings before the run starts; `force` runs a sweep that
-    check_capacity would refuse."""
+    check_capacity would refuse. `schedules`: prebuilt schedules keyed (algorithm, size) for the algorithms
+    the registry cannot build from p alone (Blink's packed trees and patterns, packed_runs.bench_schedules)."""
     from collperf.runtime import launch   # torch is needed from here on
-    job = launch.Job("collperf.runtime.measure:bench", (config.to_job(),))
+    job = launch.Job("collperf.runtime.measure:bench", (config.to_job(), schedules))
     if testbed is not None:
         world, backend, where = testbed.ranks, f"gloo on {testbed.describe()}", "testbed"
     elif launch.in_torchrun():
@@ -55,7 +57,7 @@ def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
         if ranks is None:
             raise UsageError("give the number of local ranks: --ranks 4 (or run under torchrun)")
         world, backend, where = ranks, "gloo", "local"
-    _check_ranks(config, world)
+    _check_ranks(config, world, {a for a, _ in schedules or ()})
     if network is not None and network.ranks != world:
         raise UsageError(f"the network has {network.ranks} ranks but the run has {world}")
     local = {"local": world, "testbed": world,
@@ -90,7 +92,11 @@ def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
         raise _interrupted(results, network, e) from None
     results.rows, results.devices = out["rows"], out["devices"]
     results.peak_rss_bytes = out["peak_rss_bytes"]
-    add_predictions(results, network)
+    from collperf import hetero_runs
+    if network is None and hetero_runs.is_topology_bed(testbed):   # the simulator on the testbed's own topology
+        hetero_runs.predict_rows(results, testbed, results.rows, schedules)
+    else:
+        add_predictions(results, network)
     return results
 
 
@@ -111,9 +117,9 @@ def _cuda() -> bool:
     return torch.cuda.is_available()
 
 
-def _check_ranks(config: SweepSpec, ranks: int) -> None:
+def _check_ranks(config: SweepSpec, ranks: int, prebuilt=()) -> None:
     for a in config.algorithms:
-        if a != "builtin":
+        if a != "builtin" and a not in prebuilt:
             reason = get_algorithm(config.collective, a).unavailable(ranks)
             if reason:
                 raise UsageError(f"{config.collective} {a} cannot run on {ranks} ranks: {reason}")
@@ -200,6 +206,8 @@ def fit_link(results: Results) -> Link | None:
     for r in results.rows:
         if r["algorithm"] == "builtin" or r["out_of_place"] is None or r["out_of_place"]["wrong"]:
             continue   # never fit to a wrong run
+        if r["algorithm"] not in _registered(results.collective):
+            continue   # blink, patterns: no closed form in the registry
         alg = get_algorithm(results.collective, r["algorithm"])
         a, b, c = coefficients(results.collective, alg.name, p, segments if alg.pipeline else None)
         t = r["out_of_place"]["p50_us"] * 1e-6
@@ -213,6 +221,11 @@ def fit_link(results: Results) -> Link | None:
         return None
     # sizes too small to show a bandwidth term fit beta = 0: an unresolved (infinite) bandwidth
     return Link(alpha, 1 / beta if beta > 0 else math.inf, 1 / gamma if gamma > 0 else math.inf, name="fitted")
+
+
+def _registered(collective: str) -> set[str]:
+    from collperf.model.algorithms import algorithms_for
+    return {a.name for a in algorithms_for(collective)}
 
 
 def add_predictions(results: Results, network: Network | None) -> None:

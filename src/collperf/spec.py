@@ -168,6 +168,12 @@ DTYPE_BYTES = {"float32": 4, "float": 4, "float64": 8, "double": 8, "float16": 2
 OPS = ("sum", "prod", "min", "max", "avg")
 
 
+# Algorithms built on a topology rather than on p alone (Blink's packed trees, packed_runs.py): the bench
+# places its local ranks on the topology's GPUs (BenchSpec.topology, .gpus) to build them
+TOPOLOGY_ALGORITHMS = {"blink": ("broadcast", "reduce", "allreduce", "allgather", "reducescatter"),
+                       "blink-hybrid": ("broadcast",)}
+
+
 @dataclass
 class SweepSpec:
     """An nccl-tests-style sweep: which collective and algorithms, which sizes, how measured and checked."""
@@ -195,7 +201,8 @@ class SweepSpec:
         self.collective = get_collective(self.collective).name
         if isinstance(self.algorithms, str):
             self.algorithms = [a.strip() for a in self.algorithms.split(",") if a.strip()]
-        known = [a.name for a in algorithms_for(self.collective)] + ["builtin"]
+        known = [a.name for a in algorithms_for(self.collective)] + ["builtin"] + \
+            [a for a, colls in TOPOLOGY_ALGORITHMS.items() if self.collective in colls]
         for a in self.algorithms:
             if a not in known:
                 raise UsageError(f"unknown algorithm {a!r} for {self.collective}: expected one of {', '.join(known)}")

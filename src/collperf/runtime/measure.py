@@ -49,12 +49,13 @@ def _reset(coll, rank, op, inp, out) -> None:
 class _Runner:
     """One (collective, algorithm) on this process group: a callable op(inp, out)."""
 
-    def __init__(self, coll, algorithm, p, op, root, segments, slice_bytes, in_elems):
+    def __init__(self, coll, algorithm, p, op, root, segments, slice_bytes, in_elems, schedule=None):
         self.collective, self.op, self.root = coll, op, root
         if algorithm == "builtin":
             self.call = lambda inp, out: run_builtin(coll, inp, out, op, root)
         else:
-            schedule = build(coll.name, algorithm, p, root=root, segments=segments)
+            # a prebuilt schedule (Blink's packed trees, patterns: built on a topology by the launcher)
+            schedule = schedule or build(coll.name, algorithm, p, root=root, segments=segments)
             self.call = lambda inp, out: run_schedule(schedule, inp, out, op, in_elems, slice_bytes)
 
 
@@ -64,15 +65,15 @@ def _sync(dev) -> None:
 
 
 def check(collective, algorithm, count, dtype_name="float32", op="sum", root=0, segments=1, slice_bytes=1 << 20,
-          in_place=False) -> int:
-    """#wrong of one run: mismatching elements summed over all ranks."""
+          in_place=False, schedule=None) -> int:
+    """#wrong of one run: mismatching elements summed over all ranks. `schedule`: a prebuilt one (Blink's)."""
     rank, p, dev = dist.get_rank(), dist.get_world_size(), device()
     coll = get_collective(collective)
     dtype = data.get_dtype(dtype_name)
     op_used = op if coll.reduces else "sum"
     in_elems, out_elems = coll.elements(count, p)
     inp, out = _buffers(coll, rank, p, in_elems, out_elems, dtype, op_used, root, in_place, dev)
-    runner = _Runner(coll, algorithm, p, op_used, root, segments, slice_bytes, in_elems)
+    runner = _Runner(coll, algorithm, p, op_used, root, segments, slice_bytes, in_elems, schedule)
     return _check_on(runner, inp, out, in_elems, 1, dev, reset=False)
 
 
@@ -145,7 +146,7 @@ def _peak_rss_bytes(dev) -> list[int]:
     return [int(t.item()) for t in everyone]
 
 
-def bench(config: dict) -> dict:
+def bench(config: dict, schedules: dict | None = None) -> dict:
     """The sweep: for each algorithm, every size (so that each algorithm's nccl-tests block streams in
     order), timed out-of-place and in-place, then checked on the same buffers. Rank 0 reports each row
     as it completes (launch.report "row"); every rank reports its step (launch.progress)."""
@@ -160,7 +161,8 @@ def bench(config: dict) -> dict:
     for algorithm in config["algorithms"]:
         for size_bytes in config["sizes"]:
             count, size, in_elems, out_elems = coll.counts(size_bytes, p, dtype.itemsize)
-            runner = _Runner(coll, algorithm, p, op_used, root, config["segments"], config["slice_bytes"], in_elems)
+            runner = _Runner(coll, algorithm, p, op_used, root, config["segments"], config["slice_bytes"], in_elems,
+                             (schedules or {}).get((algorithm, size_bytes)))
             row = {"algorithm": algorithm, "size": size, "count": count, "type": data.NCCL_TESTS_TYPE[dtype],
                    "redop": op if coll.reduces else "none", "root": root if coll.rooted else -1}
             for placement in ("out_of_place", "in_place"):
