@@ -303,8 +303,12 @@ def calibrate(ranks: int | None = None, bed=None, timeout_s: float = 300.0, outp
     document; written to `output` when given."""
     from collperf.calibrate import calibrate as measure
     from collperf.calibrate import save
+    from collperf.hetero_runs import calibrate_links, is_topology_bed
     with testbed_up(bed) as up:
-        profile = measure(ranks, up, timeout_s)
+        if is_topology_bed(up):      # a topology testbed: each link measured end to end
+            profile = {"testbed": up.describe(), "links": [vars(m) for m in calibrate_links(up)]}
+        else:
+            profile = measure(ranks, up, timeout_s)
     if output is not None:
         save(profile, output)
     return profile
@@ -350,6 +354,12 @@ def validate(beds=(), ranks: int | None = None, profile=None, size="64K,1M,4M", 
     out = Validation()
     with tempfile.TemporaryDirectory(prefix="collperf-validate-") as tmp:
         for i, bed in enumerate(beds):
+            from collperf import hetero_runs
+            if hetero_runs.is_topology_bed(bed):   # the simulator on the testbed's own topology, no profile
+                with testbed_up(bed) as up:
+                    out.networks.append(f"{up.describe()} (simulated on its topology, events and rounds modes)")
+                    out.rows += hetero_runs.validate(up, size_list, iters=iters, timeout_s=timeout_s)
+                continue
             with testbed_up(bed) as up:
                 used = profile
                 if used is None:   # calibrate first, on the same ranks; the profile is kept only for this run
@@ -359,7 +369,10 @@ def validate(beds=(), ranks: int | None = None, profile=None, size="64K,1M,4M", 
                 net = Network.of(cluster)
                 out.networks.append(net.describe() + (f" (profile {profile})" if profile else " (calibrated)"))
                 out.rows += run(net, up, None if up else ranks, size_list, iters=iters, timeout_s=timeout_s)
-    out.summary = summary(out.rows)
+    from collperf.hetero_runs import TopologyValidationRow
+    from collperf.hetero_runs import summary as topology_summary
+    out.summary = summary([r for r in out.rows if not isinstance(r, TopologyValidationRow)]) + \
+        topology_summary([r for r in out.rows if isinstance(r, TopologyValidationRow)])
     return out
 
 

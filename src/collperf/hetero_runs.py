@@ -219,16 +219,20 @@ def validate(bed, sizes=("1M", "4M"), grid=None, iters: int = 3, segments: int =
 
 
 def summary(rows: list[TopologyValidationRow]) -> list[dict]:
+    """Per (collective, algorithm) and simulator mode: median and worst |error| (validate.summary's keys;
+    `regime` names the mode)."""
     groups: dict = {}
     for r in rows:
         groups.setdefault((r.collective, r.algorithm), []).append(r)
     out = []
     for (collective, algorithm), members in sorted(groups.items()):
-        ev = [abs(m.error) for m in members]
-        ro = [abs(m.rounds_error) for m in members]
-        out.append({"collective": collective, "algorithm": algorithm, "ranks": members[0].ranks, "rows": len(members),
-                    "median_abs_error": sorted(ev)[len(ev) // 2], "worst_abs_error": max(ev),
-                    "median_abs_error_rounds": sorted(ro)[len(ro) // 2], "worst_abs_error_rounds": max(ro)})
+        for mode, error in (("events", lambda m: m.error), ("rounds", lambda m: m.rounds_error)):
+            errors = [abs(error(m)) for m in members]
+            worst = members[max(range(len(members)), key=lambda i: errors[i])]
+            out.append({"collective": collective, "algorithm": algorithm, "ranks": members[0].ranks,
+                        "regime": f"{mode} mode", "rows": len(members),
+                        "median_abs_error": sorted(errors)[len(errors) // 2], "worst_abs_error": max(errors),
+                        "worst_size": worst.size, "worst_signed_error": error(worst)})
     return out
 
 
