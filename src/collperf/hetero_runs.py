@@ -109,7 +109,8 @@ class LinkMeasure:
 
 def calibrate_links(bed, size_bytes: int = 4 << 20, timeout_s: float = 120.0) -> list[LinkMeasure]:
     """Measure every link of an up topology testbed, one after another: a TCP stream of size_bytes from one
-    end to the other (the receiver times it from its first byte) and a small ping-pong, with plain sockets
+    end to the other (the receiver times it from its first read, not counting what that read found
+    already queued: a reader descheduled on a busy machine would otherwise see a burst) and a small ping-pong, with plain sockets
     in the two namespaces (no torch: each end is a short Python program)."""
     out = []
     for link in bed.plan.links:
@@ -129,8 +130,10 @@ n, first, total = int(sys.argv[2]), None, 0
 while total < n:
     b = c.recv(1 << 20)
     if not b: break
-    first = first or time.perf_counter(); total += len(b)
-print(total / (time.perf_counter() - first), flush=True)
+    total += len(b)
+    if first is None:      # bytes queued before this reader ran are not timed
+        first, skip = time.perf_counter(), total
+print((total - skip) / (time.perf_counter() - first), flush=True)
 c.sendall(b"d")
 """
 
