@@ -203,3 +203,20 @@ def test_down_cleans_a_crashed_topology_testbed_and_validate_compares_with_the_s
     assert {(r.collective, r.algorithm) for r in v.rows} >= {("broadcast", "chain"), ("broadcast", "blink")}
     assert all(r.measured_s > 0 and r.events_s > 0 and r.rounds_s > 0 for r in v.rows)
     assert {s["regime"] for s in v.summary} == {"events mode", "rounds mode"}
+
+
+def test_the_simulator_prices_the_testbed_routes():
+    """The chain 0 -> 1 -> 4 on dgx1v-like in rounds mode, by hand: 16 segments of n/16; the first step
+    only crosses 0->1 (100 Mbit/s = 12.5 MB/s), the next 15 both hops, the last only 1->4, whose route
+    crosses QPI (5 MB/s): n/16 x (1/12.5e6 + 16/5e6)."""
+    pytest.importorskip("torch")
+    from collperf import hetero_runs
+    from collperf.schedule.build import build
+    from collperf.testbed_hetero import TopologyTestbed
+    bed = TopologyTestbed("dgx1v-like", [0, 1, 4], name="ab")      # not brought up: the plan is enough
+    n = 16 << 20
+    chain = build("broadcast", "chain", 3, segments=16)
+    assert hetero_runs.simulated_s(bed, chain, n, "rounds") == pytest.approx(n / 16 * (1 / 12.5e6 + 16 / 5e6))
+    blink = hetero_runs.blink_schedule(bed, "broadcast", 0, 16)
+    floor = n / (140 * MBIT)                # the packing's rate is the most any schedule of its trees gets
+    assert floor * (1 - 1e-3) <= hetero_runs.simulated_s(bed, blink, n, "events") <= 1.25 * floor
