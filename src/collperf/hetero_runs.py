@@ -16,7 +16,9 @@ from collperf.errors import UsageError
 
 SEGMENTS = 16          # packed trees: segments pipelined down each tree (packed_runs.SEGMENTS)
 RESOLUTION = 128       # chunks per segment shared by the trees (a tree's share rounded to 1/128)
-BLINK_COLLECTIVES = ("broadcast", "allgather")
+# allgather's packed schedule (many chunks per root) does not fit the executor's allgather layout (one
+# chunk per rank) yet: its ranks end with wrong data, so only broadcast runs here
+BLINK_COLLECTIVES = ("broadcast",)
 
 
 def is_topology_bed(bed) -> bool:
@@ -171,7 +173,7 @@ def _measure_pair(bed, a, b, size_bytes: int, timeout_s: float) -> tuple[float, 
 
 # --- validation: measured vs simulated on the same topology ----------------------------------------
 
-GRID = {"broadcast": ["chain", "binomial", "blink"], "allgather": ["ring", "blink"], "allreduce": ["ring"]}
+GRID = {"broadcast": ["chain", "binomial", "blink"], "allgather": ["ring"], "allreduce": ["ring"]}
 
 
 @dataclass
@@ -207,8 +209,10 @@ def validate(bed, sizes=("1M", "4M"), grid=None, iters: int = 3, segments: int =
                   a not in ("blink", "builtin") and not get_algorithm(collective, a).unavailable(bed.ranks)]
         if not usable:
             continue
+        # the slowest rank's time (nccl-tests -a 3): the simulator's time is when the last rank is done, and
+        # ranks of a tree finish at different times (a mean over ranks would be below the makespan)
         config = SweepSpec(collective, usable, sizes[0], sizes[-1], 2, iters=iters, warmup=1, in_place=False,
-                           segments=segments, progress=False)
+                           segments=segments, average=3, progress=False)
         pre = schedules(bed, config)
         res = run(config, None, timeout_s, None, testbed=bed, schedules=pre or None)
         for r in res.rows:
