@@ -28,7 +28,6 @@ class TopologyTestbed:
     """Same interface as testbed.Testbed (ranks, host, host_of, up, down, describe, a context manager)."""
 
     def __init__(self, topology, group=None, ranks_per_host: int = 1, name: str = "tb0"):
-        self.spec = topology if isinstance(topology, str) else getattr(topology, "name", "topology")
         topo = parse(topology) if isinstance(topology, str) else topology
         if isinstance(ranks_per_host, bool) or not isinstance(ranks_per_host, int) or ranks_per_host < 1:
             raise UsageError(f"ranks per host {ranks_per_host!r}: expected a whole number >= 1")
