@@ -335,10 +335,15 @@ def bench(spec: BenchSpec, on_row=None, on_note=None, on_info=None):
             on_row(results, row)
 
     with testbed_up(spec.testbed) as bed:
+        from collperf.hetero_runs import is_topology_bed
+        from collperf.hetero_runs import schedules as topology_schedules   # -A blink on the testbed's routes
         try:
+            if is_topology_bed(bed):
+                schedules = topology_schedules(bed, spec.sweep)
+            else:
+                schedules = placement.schedules if placement is not None else None
             results = run(spec.sweep, ranks, spec.timeout_s, net, testbed=bed, on_row=row_done,
-                          on_note=on_note, force=spec.force,
-                          schedules=placement.schedules if placement is not None else None)
+                          on_note=on_note, force=spec.force, schedules=schedules)
         except BenchInterrupted as e:
             if e.results.rows:
                 files.update(e.results)
@@ -360,8 +365,12 @@ def calibrate(ranks: int | None = None, bed=None, timeout_s: float = 300.0, outp
     document; written to `output` when given."""
     from collperf.calibrate import calibrate as measure
     from collperf.calibrate import save
+    from collperf.hetero_runs import calibrate_links, is_topology_bed
     with testbed_up(bed) as up:
-        profile = measure(ranks, up, timeout_s)
+        if is_topology_bed(up):      # a topology testbed: each link measured end to end
+            profile = {"testbed": up.describe(), "links": [vars(m) for m in calibrate_links(up)]}
+        else:
+            profile = measure(ranks, up, timeout_s)
     if output is not None:
         save(profile, output)
     return profile
@@ -407,6 +416,12 @@ def validate(beds=(), ranks: int | None = None, profile=None, size="64K,1M,4M", 
     out = Validation()
     with tempfile.TemporaryDirectory(prefix="collperf-validate-") as tmp:
         for i, bed in enumerate(beds):
+            from collperf import hetero_runs
+            if hetero_runs.is_topology_bed(bed):   # the simulator on the testbed's own topology, no profile
+                with testbed_up(bed) as up:
+                    out.networks.append(f"{up.describe()} (simulated on its topology, events and rounds modes)")
+                    out.rows += hetero_runs.validate(up, size_list, iters=iters, timeout_s=timeout_s)
+                continue
             with testbed_up(bed) as up:
                 used = profile
                 if used is None:   # calibrate first, on the same ranks; the profile is kept only for this run
@@ -416,7 +431,10 @@ def validate(beds=(), ranks: int | None = None, profile=None, size="64K,1M,4M", 
                 net = Network.of(cluster)
                 out.networks.append(net.describe() + (f" (profile {profile})" if profile else " (calibrated)"))
                 out.rows += run(net, up, None if up else ranks, size_list, iters=iters, timeout_s=timeout_s)
-    out.summary = summary(out.rows)
+    from collperf.hetero_runs import TopologyValidationRow
+    from collperf.hetero_runs import summary as topology_summary
+    out.summary = summary([r for r in out.rows if not isinstance(r, TopologyValidationRow)]) + \
+        topology_summary([r for r in out.rows if isinstance(r, TopologyValidationRow)])
     return out
 
 

@@ -92,7 +92,11 @@ def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
         raise _interrupted(results, network, e) from None
     results.rows, results.devices = out["rows"], out["devices"]
     results.peak_rss_bytes = out["peak_rss_bytes"]
-    add_predictions(results, network)
+    from collperf import hetero_runs
+    if network is None and hetero_runs.is_topology_bed(testbed):   # the simulator on the testbed's own topology
+        hetero_runs.predict_rows(results, testbed, results.rows, schedules)
+    else:
+        add_predictions(results, network)
     return results
 
 

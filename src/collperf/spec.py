@@ -276,8 +276,8 @@ class BenchSpec:
     def __post_init__(self):
         output_path(self.json_file, "--json-file")   # before any work: results are never lost to a typo
         output_path(self.csv_file, "--csv-file")
-        self._placement()
         self.testbed = testbed(self.testbed)
+        self._placement()
         if self.testbed is not None:
             if self.ranks is not None and self.ranks != self.testbed.ranks:
                 raise UsageError(f"--ranks {self.ranks} but the testbed has {self.testbed.ranks} ranks: drop --ranks")
@@ -289,7 +289,10 @@ class BenchSpec:
 
     @property
     def placed(self) -> bool:
-        """The ranks run schedules built on a topology (-A blink, blink-hybrid, --pattern)."""
+        """The ranks run schedules built on a topology (-A blink, blink-hybrid, --pattern) here, before any rank
+        starts; not on a topology testbed, whose own hosts and routes place -A blink (hetero_runs.schedules)."""
+        if getattr(self.testbed, "plan", None) is not None and self.pattern is None:
+            return False
         return self.pattern is not None or any(a in TOPOLOGY_ALGORITHMS for a in self.sweep.algorithms)
 
     def _placement(self) -> None:
@@ -324,8 +327,8 @@ class BenchSpec:
         if self.placed:
             self.topology = self.topology or "dgx1v"
             if self.testbed is not None:
-                raise UsageError("-A blink and --pattern run on local ranks (or torchrun), not on a testbed: "
-                                 "drop --testbed")
+                raise UsageError("-A blink runs on local ranks, torchrun or a topology testbed (--testbed "
+                                 "topology=dgx1v-like,group=0+1+4); --pattern on local ranks or torchrun: drop --testbed")
         if self.gpus is not None and self.pattern is None:
             if self.ranks is None:
                 self.ranks = len(self.gpus)

@@ -129,24 +129,8 @@ class Testbed:
         return self
 
     def _shape(self, ns: str, dev: str) -> None:
-        """Shape `dev`'s egress to the rate with htb. Small packets (IP length < 128 B: TCP ACKs) get
-        their own class with priority: behind a deep queue of data they would wait for it, and a
-        two-way exchange would run at half the rate (bufferbloat; the kernels here have no fq_codel).
-        The data class gets a deep queue, so that TCP is shaped rather than dropped (drops make it back
-        off at random, which no cost model predicts)."""
-        rate, tenth = self.rate_bits, f"{max(1, int(self.rate_Bps * 8 / 10))}bit"
-        bulk = f"{max(1, int(self.rate_Bps * 8 * 9 / 10))}bit"
-        tc = ("ip", "netns", "exec", ns, "tc")
-        _run(*tc, "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "20", "r2q", "1000")
-        _run(*tc, "class", "add", "dev", dev, "parent", "1:", "classid", "1:1", "htb", "rate", rate, "ceil", rate)
-        _run(*tc, "class", "add", "dev", dev, "parent", "1:1", "classid", "1:10", "htb", "rate", tenth, "ceil", rate,
-             "prio", "0")
-        _run(*tc, "class", "add", "dev", dev, "parent", "1:1", "classid", "1:20", "htb", "rate", bulk, "ceil", rate,
-             "prio", "1")
-        _run(*tc, "filter", "add", "dev", dev, "parent", "1:", "protocol", "ip", "prio", "1", "u32", "match", "u16",
-             "0x0000", "0xff80", "at", "2", "flowid", "1:10")
-        _run(*tc, "qdisc", "add", "dev", dev, "parent", "1:20", "handle", "20:", "bfifo", "limit",
-             str(max(256 * 1024, int(self.rate_Bps * QUEUE_S))))
+        for line in shape_commands(dev, self.rate_Bps):
+            _run("ip", "netns", "exec", ns, "tc", *line.split())
 
     def down(self) -> list[str]:
         return down(self.name)
@@ -160,6 +144,22 @@ class Testbed:
     def describe(self) -> str:
         return (f"testbed {self.name}: {self.hosts} hosts x {self.ranks_per_host} ranks, links shaped to "
                 f"{units.format_bandwidth(self.rate_Bps)} ({self.rate}) each way")
+
+
+def shape_commands(dev: str, rate_Bps: float) -> list[str]:
+    """tc commands (without `tc`) shaping `dev`'s egress to rate_Bps with htb. Small packets (IP length
+    < 128 B: TCP ACKs) get their own class with priority: behind a deep queue of data they would wait for
+    it, and a two-way exchange would run at half the rate (bufferbloat; the kernels here have no fq_codel).
+    The data class gets a deep queue, so that TCP is shaped rather than dropped (drops make it back off at
+    random, which no cost model predicts)."""
+    rate, tenth = f"{int(rate_Bps * 8)}bit", f"{max(1, int(rate_Bps * 8 / 10))}bit"
+    bulk = f"{max(1, int(rate_Bps * 8 * 9 / 10))}bit"
+    return [f"qdisc add dev {dev} root handle 1: htb default 20 r2q 1000",
+            f"class add dev {dev} parent 1: classid 1:1 htb rate {rate} ceil {rate}",
+            f"class add dev {dev} parent 1:1 classid 1:10 htb rate {tenth} ceil {rate} prio 0",
+            f"class add dev {dev} parent 1:1 classid 1:20 htb rate {bulk} ceil {rate} prio 1",
+            f"filter add dev {dev} parent 1: protocol ip prio 1 u32 match u16 0x0000 0xff80 at 2 flowid 1:10",
+            f"qdisc add dev {dev} parent 1:20 handle 20: bfifo limit {max(256 * 1024, int(rate_Bps * QUEUE_S))}"]
 
 
 def namespaces(name: str | None = None) -> list[str]:
@@ -183,6 +183,10 @@ def down(name: str | None = None) -> list[str]:
                 pass
         _run("ip", "netns", "delete", ns, check=False)
         removed.append(ns)
+    # a topology testbed makes its veth pairs here before moving them: a crash in between leaves them
+    links = _run("ip", "-o", "link", check=False).stdout if shutil.which("ip") else ""
+    for dev in re.findall(rf"^\d+: ({PREFIX}{re.escape(name) if name else '[a-z0-9]+'}[abxy]\d+)[@:]", links, re.M):
+        _run("ip", "link", "delete", dev, check=False)
     return removed
 
 
@@ -201,11 +205,15 @@ def status(name: str | None = None) -> list[dict]:
 
 
 def parse_spec(text: str) -> Testbed:
-    """'hosts=4,rate=200mbit[,ranks-per-host=2][,name=tb0]' -> Testbed."""
+    """'hosts=4,rate=200mbit[,ranks-per-host=2][,name=tb0]' -> Testbed; 'topology=dgx1v-like|FILE.json
+    [,group=0+1+4][,ranks-per-host=1][,name=tb0]' -> testbed_hetero.TopologyTestbed."""
     fields = {}
     for part in str(text).split(","):
         key, _, value = part.partition("=")
         fields[key.strip().replace("-", "_")] = value.strip()
+    if "topology" in fields:      # point-to-point links following a topology (testbed_hetero.py)
+        from collperf.testbed_hetero import parse_spec as topology_spec
+        return topology_spec(fields, text)
     unknown = set(fields) - {"hosts", "rate", "ranks_per_host", "name"}
     if unknown:
         raise UsageError(f"testbed spec {text!r}: unknown field(s) {', '.join(sorted(unknown))}; expected "

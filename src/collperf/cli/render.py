@@ -353,6 +353,13 @@ def print_testbed_status(rows) -> None:
 
 
 def print_profile(profile: dict, output) -> None:
+    if "links" in profile:      # a topology testbed: each link measured
+        out.print(profile["testbed"])
+        for m in profile["links"]:
+            out.print(f"  {m['a']} - {m['b']}: {units.format_bandwidth(m['measured_Bps'])} of "
+                      f"{units.format_bandwidth(m['configured_Bps'])} configured, one-way {units.format_time(m['latency_s'])}")
+        out.print(f"profile written to {output}" if output else "")
+        return
     for level in ("intra", "inter"):
         link = profile.get(level)
         if link:

@@ -89,9 +89,17 @@ app.add_typer(testbed_app, name="testbed")
 @testbed_app.command("up", cls=Command)
 def testbed_up(hosts: int = typer.Option(4, "--hosts"), ranks_per_host: int = typer.Option(1, "--ranks-per-host"),
                rate: str = typer.Option("200mbit", "--rate", help="Each host's link, each way (tc spelling)."),
-               name: str = typer.Option("tb0", "--name")):
+               name: str = typer.Option("tb0", "--name"),
+               topology: Optional[str] = typer.Option(None, "--topology", help="dgx1v-like or a topology .json: "
+                                                      "point-to-point links at their own rates, forwarding hosts."),
+               group: Optional[str] = typer.Option(None, "--group", help="With --topology: the hosts ranks run on, "
+                                                   "e.g. 0+1+4 (default all).")):
     """Bring a testbed up (Linux, root, iproute2)."""
-    out.print(api.testbed_start(f"hosts={hosts},rate={rate},ranks-per-host={ranks_per_host},name={name}").describe())
+    if topology is not None:
+        spec = f"topology={topology},ranks-per-host={ranks_per_host},name={name}" + (f",group={group}" if group else "")
+    else:
+        spec = f"hosts={hosts},rate={rate},ranks-per-host={ranks_per_host},name={name}"
+    out.print(api.testbed_start(spec).describe())
 
 
 @testbed_app.command("status", cls=Command)

@@ -332,7 +332,8 @@ def run_testbed(job: Job, testbed, timeout_s: float = 300.0, on_message=None):
     with tempfile.TemporaryDirectory(prefix="collperf-tb-") as tmp:
         with open(os.path.join(tmp, "job.pkl"), "wb") as f:
             pickle.dump((job, testbed.ranks, timeout_s, os.getpid()), f)
-        env = {**os.environ, "GLOO_SOCKET_IFNAME": "eth0", "OMP_NUM_THREADS": "1",
+        # a switch testbed's host has its eth0; a topology testbed's its own address on id0
+        env = {**os.environ, "GLOO_SOCKET_IFNAME": getattr(testbed, "ifname", "eth0"), "OMP_NUM_THREADS": "1",
                "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
         try:
             for rank in range(testbed.ranks):

@@ -1,0 +1,247 @@
+"""Runs on a topology testbed (testbed_hetero.py): packed-tree schedules built on its routes, predictions
+from the simulator on the same topology, per-link calibration, and the validation grid.
+
+Between the API and the pure parts, as packed_runs.py is for the simulator. Local rank i runs on host
+bed.group[i] (one rank per host), so the group's view of the testbed topology (topology.subset: the
+other hosts and the devices forward) is what the simulator runs every schedule on, with the routes the
+testbed installed: the model and the measurement see the same network.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from collperf.errors import UsageError
+
+SEGMENTS = 16          # packed trees: segments pipelined down each tree (packed_runs.SEGMENTS)
+RESOLUTION = 128       # chunks per segment shared by the trees (a tree's share rounded to 1/128)
+# packed trees on fixed routes are built for broadcast and allgather (every rank roots its block's trees); the
+# reduce direction (reducescatter, allreduce) is not built on routes yet
+BLINK_COLLECTIVES = ("broadcast", "allgather")
+
+
+def is_topology_bed(bed) -> bool:
+    return bed is not None and getattr(bed, "plan", None) is not None
+
+
+def _one_rank_per_host(bed, what: str) -> None:
+    if bed.ranks_per_host != 1:
+        raise UsageError(f"{what} on a topology testbed places one rank per host: drop ranks-per-host="
+                         f"{bed.ranks_per_host}")
+
+
+def packing(bed, collective: str, root: int = 0):
+    """pack_on_routes on the bed's topology for its group: one root for broadcast, every rank for allgather."""
+    from collperf.model.routed_packing import pack_on_routes
+    if collective not in BLINK_COLLECTIVES:
+        raise UsageError(f"-A blink on a topology testbed builds {' and '.join(BLINK_COLLECTIVES)} on the testbed's "
+                         f"routes; not {collective}")
+    _one_rank_per_host(bed, "-A blink")
+    group = bed.group
+    roots = [group[root]] if collective == "broadcast" else group
+    return pack_on_routes(bed.topology, group, roots)
+
+
+def blink_schedule(bed, collective: str, root: int = 0, segments: int = 1):
+    """The packed schedule the ranks run (segments 1, the sweep's default, means SEGMENTS here)."""
+    from collperf.schedule import packed
+    pk = packing(bed, collective, root)
+    k = segments if segments > 1 else SEGMENTS
+    if collective == "broadcast":
+        return packed.broadcast(pk, k, max(RESOLUTION, len(pk.trees)))
+    return packed.allgather(pk, k, max(32, max(len(pk.trees_of(r)) for r in pk.roots)))
+
+
+def schedules(bed, sweep) -> dict:
+    """(algorithm, size) -> prebuilt schedule for the algorithms the registry cannot build (blink)."""
+    if "blink" not in sweep.algorithms:
+        return {}
+    s = blink_schedule(bed, sweep.collective, sweep.root, sweep.segments)
+    return {("blink", size): s for size in sweep.sizes()}
+
+
+def schedule_of(bed, collective: str, algorithm: str, root: int, segments: int, prebuilt=None):
+    from collperf.schedule.build import build
+    if prebuilt is not None:
+        return prebuilt
+    if algorithm == "blink":
+        return blink_schedule(bed, collective, root, segments)
+    return build(collective, algorithm, bed.ranks, root=root, segments=segments)
+
+
+def simulated_s(bed, schedule, size_bytes: float, mode: str = "events") -> float:
+    """The simulator's time for `schedule` (on local ranks) on the bed's topology, group view."""
+    from collperf.simulate import simulate
+    from collperf.topology import subset
+    return simulate(schedule, subset(bed.topology, bed.group), size_bytes, mode).time_s
+
+
+def predict_rows(results, bed, rows, prebuilt=None, mode: str = "events") -> None:
+    """Each row's predicted_us from the simulator on the testbed's topology; builtin rows get none (the
+    backend's own algorithm is not a schedule the simulator has)."""
+    if bed.ranks_per_host != 1:
+        results.model = "no prediction: the simulator places one rank per host of a topology testbed"
+        return
+    cfg = results.config
+    cache: dict = {}
+    for r in rows:
+        if r["algorithm"] == "builtin":
+            r["predicted_us"] = None
+            continue
+        key = (r["algorithm"], r["size"])
+        if key not in cache:
+            s = schedule_of(bed, results.collective, r["algorithm"], cfg["root"], cfg["segments"],
+                            (prebuilt or {}).get(key))
+            cache[key] = simulated_s(bed, s, r["size"], mode)
+        r["predicted_us"] = cache[key] * 1e6
+    results.model = f"simulated ({mode}) on the testbed's topology {bed.topology.name}, its link rates and routes"
+
+
+# --- per-link calibration -------------------------------------------------------------------------
+
+@dataclass
+class LinkMeasure:
+    a: object
+    b: object
+    configured_Bps: float
+    measured_Bps: float          # a -> b, bulk TCP through the link's shaping
+    latency_s: float             # one-way, half a small round trip
+
+
+def calibrate_links(bed, size_bytes: int = 4 << 20, timeout_s: float = 120.0) -> list[LinkMeasure]:
+    """Measure every link of an up topology testbed, one after another: a TCP stream of size_bytes from one
+    end to the other (the receiver times it from its first read, not counting what that read found
+    already queued: a reader descheduled on a busy machine would otherwise see a burst) and a small ping-pong, with plain sockets
+    in the two namespaces (no torch: each end is a short Python program)."""
+    out = []
+    for link in bed.plan.links:
+        rate, lat = _measure_pair(bed, link.a, link.b, size_bytes, timeout_s)
+        out.append(LinkMeasure(link.a, link.b, link.rate_Bps, rate, lat))
+    return out
+
+
+_SERVER = r"""
+import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], 5099)); s.listen(1); print("ready", flush=True)
+c, _ = s.accept(); c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+for _ in range(20):
+    c.recv(1); c.sendall(b"x")
+n, first, total = int(sys.argv[2]), None, 0
+while total < n:
+    b = c.recv(1 << 20)
+    if not b: break
+    total += len(b)
+    if first is None:      # bytes queued before this reader ran are not timed
+        first, skip = time.perf_counter(), total
+print((total - skip) / (time.perf_counter() - first), flush=True)
+c.sendall(b"d")
+"""
+
+_CLIENT = r"""
+import socket, sys, time, statistics
+c = socket.create_connection((sys.argv[1], 5099), timeout=60); c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+rt = []
+for _ in range(20):
+    t = time.perf_counter(); c.sendall(b"p"); c.recv(1); rt.append(time.perf_counter() - t)
+print(statistics.median(rt[5:]) / 2, flush=True)
+c.sendall(bytes(int(sys.argv[2]))); c.recv(1)
+"""
+
+
+def _measure_pair(bed, a, b, size_bytes: int, timeout_s: float) -> tuple[float, float]:
+    import subprocess
+    import sys
+    addr = bed.address(b)
+    server = subprocess.Popen(["ip", "netns", "exec", bed.host(b), sys.executable, "-c", _SERVER, addr,
+                               str(size_bytes)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        if server.stdout.readline().strip() != "ready":
+            raise UsageError(f"calibrate: the receiver on {b} did not start: {server.stderr.read().strip()}")
+        client = subprocess.run(["ip", "netns", "exec", bed.host(a), sys.executable, "-c", _CLIENT, addr,
+                                 str(size_bytes)], capture_output=True, text=True, timeout=timeout_s)
+        if client.returncode != 0:
+            raise UsageError(f"calibrate: link {a} - {b}: {client.stderr.strip().splitlines()[-1:]}")
+        rate = float(server.communicate(timeout=timeout_s)[0].strip().splitlines()[-1])
+        return rate, float(client.stdout.strip())
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+
+
+# --- validation: measured vs simulated on the same topology ----------------------------------------
+
+GRID = {"broadcast": ["chain", "binomial", "blink"], "allgather": ["ring"], "allreduce": ["ring"]}
+
+
+@dataclass
+class TopologyValidationRow:
+    collective: str
+    algorithm: str
+    ranks: int
+    size: int
+    measured_s: float
+    rounds_s: float
+    events_s: float
+
+    @property
+    def error(self) -> float:          # the events mode (congestion-aware) against the measurement
+        return (self.events_s - self.measured_s) / self.measured_s
+
+    @property
+    def rounds_error(self) -> float:
+        return (self.rounds_s - self.measured_s) / self.measured_s
+
+
+def validate(bed, sizes=("1M", "4M"), grid=None, iters: int = 3, segments: int = SEGMENTS,
+             timeout_s: float = 600.0) -> list[TopologyValidationRow]:
+    """On an up topology testbed: run the grid, simulate each measured row in both modes on the bed's
+    topology, and return measured beside predicted."""
+    from collperf.bench import run
+    from collperf.model.algorithms import get_algorithm
+    from collperf.spec import SweepSpec
+    _one_rank_per_host(bed, "validate")
+    rows = []
+    for collective, algorithms in (grid or GRID).items():
+        usable = [a for a in algorithms if a == "blink" and collective in BLINK_COLLECTIVES or
+                  a not in ("blink", "builtin") and not get_algorithm(collective, a).unavailable(bed.ranks)]
+        if not usable:
+            continue
+        # the slowest rank's time (nccl-tests -a 3): the simulator's time is when the last rank is done, and
+        # ranks of a tree finish at different times (a mean over ranks would be below the makespan)
+        config = SweepSpec(collective, usable, sizes[0], sizes[-1], 2, iters=iters, warmup=1, in_place=False,
+                           segments=segments, average=3, progress=False)
+        pre = schedules(bed, config)
+        res = run(config, None, timeout_s, None, testbed=bed, schedules=pre or None)
+        for r in res.rows:
+            if r["out_of_place"] is None or r["out_of_place"]["wrong"]:
+                continue
+            s = schedule_of(bed, collective, r["algorithm"], 0, segments, pre.get((r["algorithm"], r["size"])))
+            rows.append(TopologyValidationRow(collective, r["algorithm"], bed.ranks, r["size"],
+                                              r["out_of_place"]["p50_us"] * 1e-6, simulated_s(bed, s, r["size"], "rounds"),
+                                              simulated_s(bed, s, r["size"], "events")))
+    return rows
+
+
+def summary(rows: list[TopologyValidationRow]) -> list[dict]:
+    """Per (collective, algorithm) and simulator mode: median and worst |error| (validate.summary's keys;
+    `regime` names the mode)."""
+    groups: dict = {}
+    for r in rows:
+        groups.setdefault((r.collective, r.algorithm), []).append(r)
+    out = []
+    for (collective, algorithm), members in sorted(groups.items()):
+        for mode, error in (("events", lambda m: m.error), ("rounds", lambda m: m.rounds_error)):
+            errors = [abs(error(m)) for m in members]
+            worst = members[max(range(len(members)), key=lambda i: errors[i])]
+            out.append({"collective": collective, "algorithm": algorithm, "ranks": members[0].ranks,
+                        "regime": f"{mode} mode", "rows": len(members),
+                        "median_abs_error": sorted(errors)[len(errors) // 2], "worst_abs_error": max(errors),
+                        "worst_size": worst.size, "worst_signed_error": error(worst)})
+    return out
+
+
+def ratio(a: float, b: float) -> float:
+    return a / b if b else math.inf

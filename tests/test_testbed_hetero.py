@@ -1,0 +1,222 @@
+"""A testbed that follows a topology: the plan (pure), packing on fixed routes, and, as root, a 3-host
+triangle missing one side whose far pair is forwarded through the third host."""
+
+import os
+import platform
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from collperf import topology as topologies
+from collperf.errors import UsageError
+from collperf.model.packing import pack
+from collperf.model.routed_packing import pack_on_routes, ring_rate_Bps
+from collperf.topology_testbed import dgx1v_like, plan, with_routes
+
+SKIPPED_BY_USER = os.environ.get("COLLPERF_SKIP_NETNS", "") not in ("", "0")
+SUPPORTED = platform.system() == "Linux" and os.geteuid() == 0 and shutil.which("ip") and shutil.which("tc")
+needs_root = pytest.mark.skipif(not SUPPORTED or SKIPPED_BY_USER,
+                                reason="COLLPERF_SKIP_NETNS is set" if SKIPPED_BY_USER else
+                                "the testbed needs Linux, root and iproute2 (ip, tc)")
+CLI = str(Path(sys.executable).parent / "collperf")
+MBIT = 1e6 / 8
+
+# hosts 1 and 2 have no link of their own: 0 forwards between them; the two links have unequal rates
+TRIANGLE = {"name": "triangle", "ranks": 3,
+            "links": [{"a": 0, "b": 1, "latency": "0us", "bandwidth": "200mbit"},
+                      {"a": 0, "b": 2, "latency": "0us", "bandwidth": "100mbit"}]}
+
+
+def triangle():
+    return topologies.from_json(TRIANGLE)
+
+
+# --- the plan, without root ---------------------------------------------------------------------------
+
+def test_plan_of_the_triangle_forwards_the_far_pair_through_the_third_host():
+    p = plan(triangle(), "ab")
+    assert p.route(1, 2) == [1, 0, 2] and p.route(2, 1) == [2, 0, 1] and p.route(0, 2) == [0, 2]
+    assert p.next_hop[1][2] == (0, "l0") and p.next_hop[0][2] == (2, "l2")     # l<index of the far end>
+    assert len(set(p.address.values())) == 3 and len(set(p.namespace.values())) == 3
+    assert sorted((link.a, link.b, link.rate_Bps) for link in p.links) == [(0, 1, 200 * MBIT), (0, 2, 100 * MBIT)]
+    assert p.topology.routes[(1, 2)] == [1, 0, 2]
+
+
+def test_routes_that_disagree_at_a_vertex_are_refused():
+    # 0 would send to 2 through 1 for one route and through 3 for the other: kernels route by destination
+    doc = {"ranks": 5, "links": [{"a": a, "b": b, "latency": "0us", "bandwidth": "100mbit"}
+                                 for a, b in ((0, 1), (1, 2), (2, 3), (3, 0), (4, 0))],
+           "routes": {"0-2": [0, 1, 2], "4-2": [4, 0, 3, 2]}}
+    with pytest.raises(UsageError, match="different links"):
+        plan(topologies.from_json(doc), "ab")
+
+
+def test_dgx1v_like_scales_the_links_and_sends_pairs_without_nvlink_over_pcie():
+    t = dgx1v_like()
+    assert t.link(0, 3)["bandwidth_Bps"] == 200 * MBIT and t.link(0, 1)["bandwidth_Bps"] == 100 * MBIT
+    assert t.link("cpu0", "cpu1")["bandwidth_Bps"] == 40 * MBIT      # QPI 10 GB/s at 100 Mbit / 25 GB/s
+    assert t.path(1, 4) == [1, "plx0", "cpu0", "cpu1", "plx2", 4] and t.path(0, 4) == [0, 4]
+    p = plan(t, "ab")        # the PCIe tree and direct NVLinks: routes agree everywhere
+    assert len(p.namespace) == 14 and len(p.links) == 16 + 8 + 4 + 1
+
+
+def test_packing_on_routes_on_the_fragmented_group_0_1_4():
+    """By hand: host 1 receives over its NVLink from 0 (100 Mbit/s) and over the one route 4 -> 1 (PCIe, QPI
+    40 Mbit/s): at most 140 Mbit/s, and the trees {0->1, 0->4} and {0->4, 4->1} reach it. The chain 0->1->4
+    crosses QPI: 40 Mbit/s. Free routing (idle GPUs forward) would do better."""
+    t = with_routes(dgx1v_like())
+    pk = pack_on_routes(t, [0, 1, 4])
+    assert pk.rate_Bps == pytest.approx(140 * MBIT)
+    assert ring_rate_Bps(t, [0, 1, 4]) == pytest.approx(40 * MBIT)
+    for tree in pk.trees:
+        for (u, v), path in tree.routes.items():
+            assert len(path) == len(t.path([0, 1, 4][u], [0, 1, 4][v]))      # each edge on the network's route
+    assert pack(t, [0, 1, 4]).rate_Bps >= pk.rate_Bps
+    assert pk.bound_Bps > pk.rate_Bps
+
+
+def test_triangle_packing_is_limited_by_the_slow_side():
+    pk = pack_on_routes(with_routes(triangle()), [1, 0, 2])      # from host 1: host 2 is behind 0 -> 2
+    assert pk.rate_Bps == pytest.approx(100 * MBIT)
+
+
+def test_specs_and_errors():
+    pytest.importorskip("torch")
+    from collperf.testbed import parse_spec
+    bed = parse_spec("topology=dgx1v-like,group=0+1+4,name=ab")
+    assert (bed.ranks, bed.hosts, [bed.host_of(r) for r in range(3)]) == (3, 3, [0, 1, 4])
+    assert bed.host(4) == "cptb-ab-h4" and bed.host("cpu0").startswith("cptb-ab-d")
+    with pytest.raises(UsageError, match="unknown field"):
+        parse_spec("topology=dgx1v-like,rate=1gbit")
+    with pytest.raises(UsageError, match="group"):
+        parse_spec("topology=dgx1v-like,group=0+9")
+    with pytest.raises(UsageError, match="testbed topology"):
+        parse_spec("topology=nosuch")
+
+
+# --- as root: the triangle brought up -------------------------------------------------------------------
+
+def _leftovers(name: str) -> dict:
+    from collperf import testbed as T
+    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    procs = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    return {"namespaces": T.namespaces(name), "veths": [x for x in links.splitlines() if f"{T.PREFIX}{name}" in x],
+            "workers": [x for x in procs.splitlines() if "collperf.runtime.worker" in x and name in x]}
+
+
+def _nothing_left(name: str) -> bool:
+    return not any(_leftovers(name).values())
+
+
+def _forwarded(ns: str) -> int:
+    """IP datagrams the namespace forwarded (Ip: ForwDatagrams of /proc/net/snmp)."""
+    lines = subprocess.run(["ip", "netns", "exec", ns, "cat", "/proc/net/snmp"], capture_output=True,
+                           text=True).stdout.splitlines()
+    head, values = [line.split() for line in lines if line.startswith("Ip:")][:2]
+    return int(values[head.index("ForwDatagrams")])
+
+
+@pytest.fixture
+def triangle_file(tmp_path):
+    import json
+    path = tmp_path / "triangle.json"
+    path.write_text(json.dumps(TRIANGLE))
+    return str(path)
+
+
+@needs_root
+def test_the_far_pair_is_forwarded_by_the_third_host(triangle_file):
+    pytest.importorskip("torch")
+    from collperf.hetero_runs import calibrate_links, _measure_pair
+    from collperf.testbed_hetero import TopologyTestbed
+    with TopologyTestbed(triangle_file, name="th1") as bed:
+        got = subprocess.run(["ip", "netns", "exec", bed.host(1), "ip", "route", "get", bed.address(2)],
+                             capture_output=True, text=True).stdout
+        assert f"via {bed.address(0)} dev l0" in got, got
+        before = _forwarded(bed.host(0))
+        rate, _ = _measure_pair(bed, 1, 2, 1 << 20, 60)
+        assert _forwarded(bed.host(0)) - before >= (1 << 20) // 65536      # at least that many datagrams
+        assert _forwarded(bed.host(1)) == 0 and _forwarded(bed.host(2)) == 0
+        links = calibrate_links(bed, 2 << 20)
+    assert _nothing_left("th1")
+    # the shaping is a ceiling (5 % for timing granularity); how close to it a run gets is the machine's load
+    assert {(m.a, m.b) for m in links} == {(0, 1), (0, 2)}
+    assert all(0 < m.measured_Bps <= m.configured_Bps * 1.05 for m in links) and 0 < rate <= 100 * MBIT * 1.05
+
+
+@needs_root
+def test_packed_broadcast_over_the_forwarded_pair_is_correct(triangle_file):
+    pytest.importorskip("torch")
+    # group 1,0,2: local rank 0 is host 1, so the trees reach host 2 through host 0's forwarding
+    out = subprocess.run([CLI, "bench", "--collective", "broadcast", "--testbed",
+                          f"topology={triangle_file},group=1+0+2,name=th2", "-A", "blink,chain,builtin",
+                          "-b", "256K", "-e", "512K", "-n", "2", "-w", "1", "--segments", "4"],
+                         capture_output=True, text=True, timeout=400)
+    assert out.returncode == 0, out.stderr
+    # one nccl-tests block per algorithm, each with its #wrong summed over sizes and placements
+    assert out.stdout.count("Out of bounds values : 0 OK") == 3, out.stdout
+    assert " blink " in out.stdout and "simulated (events) on the testbed's topology triangle" in out.stdout
+    assert _nothing_left("th2")
+
+
+@needs_root
+def test_a_killed_rank_leaves_no_namespace_link_or_worker(triangle_file):
+    pytest.importorskip("torch")
+    from collperf import testbed as T
+    cmd = [CLI, "bench", "--collective", "broadcast", "--testbed", f"topology={triangle_file},name=th3", "-A", "chain",
+           "-b", "1M", "-e", "1M", "-n", "100000", "-w", "0", "--timeout", "60"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline, pids = time.monotonic() + 90, []
+        while len(pids) < 3 and time.monotonic() < deadline:
+            time.sleep(0.5)
+            pids = [p for n in T.namespaces("th3") for p in subprocess.run(["ip", "netns", "pids", n],
+                                                                           capture_output=True, text=True).stdout.split()]
+        assert len(pids) >= 3, "the ranks did not start"
+        time.sleep(3)
+        os.kill(int(pids[-1]), signal.SIGKILL)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode != 0 and "died (SIGKILL)" in err, err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert _nothing_left("th3")
+
+
+@needs_root
+def test_down_cleans_a_crashed_topology_testbed_and_validate_compares_with_the_simulator(triangle_file):
+    pytest.importorskip("torch")
+    from collperf import api
+    from collperf import testbed as T
+    from collperf.testbed_hetero import TopologyTestbed
+    TopologyTestbed(triangle_file, name="th4").up()          # a crash that never tore down
+    subprocess.run(["ip", "link", "add", "cptbth4a9", "type", "veth", "peer", "name", "cptbth4b9"], check=True)
+    assert len(T.down("th4")) == 3 and _nothing_left("th4")
+    v = api.validate([f"topology={triangle_file},name=th5"], size="256K", iters=2)
+    assert _nothing_left("th5")
+    assert {(r.collective, r.algorithm) for r in v.rows} >= {("broadcast", "chain"), ("broadcast", "blink")}
+    assert all(r.measured_s > 0 and r.events_s > 0 and r.rounds_s > 0 for r in v.rows)
+    assert {s["regime"] for s in v.summary} == {"events mode", "rounds mode"}
+
+
+def test_the_simulator_prices_the_testbed_routes():
+    """The chain 0 -> 1 -> 4 on dgx1v-like in rounds mode, by hand: 16 segments of n/16; the first step
+    only crosses 0->1 (100 Mbit/s = 12.5 MB/s), the next 15 both hops, the last only 1->4, whose route
+    crosses QPI (5 MB/s): n/16 x (1/12.5e6 + 16/5e6)."""
+    pytest.importorskip("torch")
+    from collperf import hetero_runs
+    from collperf.schedule.build import build
+    from collperf.testbed_hetero import TopologyTestbed
+    bed = TopologyTestbed("dgx1v-like", [0, 1, 4], name="ab")      # not brought up: the plan is enough
+    n = 16 << 20
+    chain = build("broadcast", "chain", 3, segments=16)
+    assert hetero_runs.simulated_s(bed, chain, n, "rounds") == pytest.approx(n / 16 * (1 / 12.5e6 + 16 / 5e6))
+    blink = hetero_runs.blink_schedule(bed, "broadcast", 0, 16)
+    floor = n / (140 * MBIT)                # the packing's rate is the most any schedule of its trees gets
+    assert floor * (1 - 1e-3) <= hetero_runs.simulated_s(bed, blink, n, "events") <= 1.25 * floor
