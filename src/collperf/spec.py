@@ -195,7 +195,8 @@ class SweepSpec:
         self.collective = get_collective(self.collective).name
         if isinstance(self.algorithms, str):
             self.algorithms = [a.strip() for a in self.algorithms.split(",") if a.strip()]
-        known = [a.name for a in algorithms_for(self.collective)] + ["builtin"]
+        # auto: per size, the algorithm the model predicts fastest for the run's network (bench.py)
+        known = [a.name for a in algorithms_for(self.collective)] + ["builtin", "auto"]
         for a in self.algorithms:
             if a not in known:
                 raise UsageError(f"unknown algorithm {a!r} for {self.collective}: expected one of {', '.join(known)}")

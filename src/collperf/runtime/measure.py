@@ -47,10 +47,13 @@ def _reset(coll, rank, op, inp, out) -> None:
 
 
 class _Runner:
-    """One (collective, algorithm) on this process group: a callable op(inp, out)."""
+    """One (collective, algorithm) on this process group: a callable op(inp, out). `auto` is auto's choice
+    at this size (bench.py choices_for): the algorithm and segments it runs."""
 
-    def __init__(self, coll, algorithm, p, op, root, segments, slice_bytes, in_elems):
+    def __init__(self, coll, algorithm, p, op, root, segments, slice_bytes, in_elems, auto=None):
         self.collective, self.op, self.root = coll, op, root
+        if algorithm == "auto":
+            algorithm, segments = auto["algorithm"], auto.get("segments") or segments
         if algorithm == "builtin":
             self.call = lambda inp, out: run_builtin(coll, inp, out, op, root)
         else:
@@ -156,13 +159,18 @@ def bench(config: dict) -> dict:
     devices = _devices(dev)
     if rank == 0:
         launch.report("devices", devices)
+    auto = _auto(config, dev) if "auto" in config["algorithms"] else None
+    choices = {c["size"]: c for c in auto["choices"]} if auto else {}
     rows, step = [], 0
     for algorithm in config["algorithms"]:
         for size_bytes in config["sizes"]:
             count, size, in_elems, out_elems = coll.counts(size_bytes, p, dtype.itemsize)
-            runner = _Runner(coll, algorithm, p, op_used, root, config["segments"], config["slice_bytes"], in_elems)
+            runner = _Runner(coll, algorithm, p, op_used, root, config["segments"], config["slice_bytes"], in_elems,
+                             choices.get(size_bytes))
             row = {"algorithm": algorithm, "size": size, "count": count, "type": data.NCCL_TESTS_TYPE[dtype],
                    "redop": op if coll.reduces else "none", "root": root if coll.rooted else -1}
+            if algorithm == "auto":
+                row["auto"] = choices[size_bytes]
             for placement in ("out_of_place", "in_place"):
                 if placement == "in_place" and not (coll.in_place and config["in_place"]):
                     row[placement] = None
@@ -174,7 +182,31 @@ def bench(config: dict) -> dict:
             rows.append(row)
             if rank == 0:
                 launch.report("row", row)
-    return {"rows": rows, "devices": devices, "peak_rss_bytes": _peak_rss_bytes(dev)}
+    return {"rows": rows, "devices": devices, "peak_rss_bytes": _peak_rss_bytes(dev), "auto": auto}
+
+
+def _auto(config: dict, dev) -> dict:
+    """auto's choice per size, the same on every rank: the one bench.py made from a given network, or
+    made here on rank 0 from a quick calibration of this run's network (ping-pong between two ranks,
+    across hosts too on a testbed, and the local reduction rate) and broadcast."""
+    from collperf import bench as plan
+    if config.get("auto") is not None:
+        return {"choices": config["auto"], "network": config["auto_network"]}
+    rph = config["auto_ranks_per_host"]
+    if dist.get_world_size() == 1:   # nothing moves: any algorithm does
+        from collperf.model.network import Link, Network
+        network = Network.of(Link(1e-6, 1e9), 1)
+        return {"choices": plan.choices_for(config, network), "network": "one rank"}
+    raw = calibrate(rph, big_bytes=plan.AUTO_CALIBRATION_BYTES, iters=3)
+    box = [None]
+    if dist.get_rank() == 0:
+        network = plan.auto_network(raw, dist.get_world_size(), rph)
+        box[0] = {"choices": plan.choices_for(config, network),
+                  "network": f"quick calibration: {network.describe()}"}
+    dist.broadcast_object_list(box, src=0)
+    if dist.get_rank() == 0:
+        launch.report("auto", box[0])
+    return box[0]
 
 
 def _measure(runner, coll, rank, p, in_elems, out_elems, dtype, op, root, in_place, size, config, dev) -> dict:
