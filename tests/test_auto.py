@@ -62,3 +62,19 @@ def test_auto_runs_bit_exact_on_a_given_network_and_after_a_quick_calibration():
     assert res.config["auto_network"].startswith("quick calibration")
     assert all(r["auto"]["algorithm"] in runnable_algorithms("allreduce", 2) for r in res.rows)
     assert all(r[pl]["wrong"] == 0 for r in res.rows for pl in ("out_of_place", "in_place"))
+
+
+def test_slices_follow_the_message_size_and_stay_exact():
+    pytest.importorskip("torch")
+    from collperf.runtime.execute import MAX_SLICES, slices_for
+    from collperf.runtime.launch import Job, run_local
+    # k = round(sqrt(n gamma / a)) with gamma 0.2 ns/B and a 100 us: 1 below ~1.1 MB, 4 at 8 MiB (sqrt(16.8)), capped
+    assert slices_for(0) == slices_for(64 << 10) == 1
+    assert slices_for(8 << 20) == 4
+    assert slices_for(1 << 34) == MAX_SLICES
+    # uneven messages cut in 2 or 3 slices (slice_bytes=0), with the early receives of reduce steps, bit-exact
+    cases = [(c, a, 1_000_003, "float32", "sum", 0, 1, 0, False) for c, a in
+             (("allreduce", "ring"), ("allreduce", "rhd"), ("reducescatter", "ring"), ("alltoall", "pairwise"),
+              ("broadcast", "scatter-allgather"), ("reduce", "binomial"))]
+    results = run_local(Job("collperf.runtime.measure:selftest", (cases,)), 3, timeout_s=120)
+    assert [w for _, w in results] == [0] * len(cases)

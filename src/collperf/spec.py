@@ -207,7 +207,7 @@ class SweepSpec:
         if self.min_bytes > self.max_bytes:
             raise UsageError(f"minBytes {self.min_bytes} > maxBytes {self.max_bytes}: -b must not exceed -e")
         for name, value, low in (("iters", self.iters, 1), ("warmup", self.warmup, 0), ("check", self.check, 0),
-                                 ("segments", self.segments, 1), ("slice bytes", self.slice_bytes, 1),
+                                 ("segments", self.segments, 1), ("slice bytes", self.slice_bytes, 0),
                                  ("root", self.root, 0)):
             _whole(name, value, low)
         if (self.factor > 1 or self.step_bytes <= 0) and self.factor < 2:

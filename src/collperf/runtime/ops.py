@@ -24,7 +24,7 @@ import torch.distributed as dist
 from collperf.errors import UsageError
 from collperf.runtime.execute import run_schedule
 
-DEFAULT_SLICE_BYTES = 1 << 20
+DEFAULT_SLICE_BYTES = 0      # execute.py slices_for: per message, from the per-message cost
 _OPS = (("sum", "SUM"), ("prod", "PRODUCT"), ("min", "MIN"), ("max", "MAX"), ("avg", "AVG"))
 # the schedule each function runs (collectives.py names)
 _COLLECTIVE = {"all_reduce": "allreduce", "broadcast": "broadcast", "reduce": "reduce", "all_gather": "allgather",
