@@ -329,3 +329,43 @@ def measured_bound(size_bytes: int, p: int, chain_ranks: list[int]) -> dict:
     compute = reduce_time(int(n * (p - 1) / p))
     return {"forward_s": forward, "compute_s": compute, "bound_s": forward + compute, "items_per_hop": per_hop,
             "hops": hops}
+
+
+def head_to_head(config: dict) -> dict:
+    """Several algorithms of one collective timed interleaved (each iteration runs every algorithm once,
+    each after a barrier), so that the load of a busy machine hits them alike; then each checked once.
+    `config`: a bench config (collective, algorithms, sizes, iters, warmup, op, dtype, root, segments,
+    slice_bytes, auto...). Rank 0 returns {algorithm: [{size, p50_us, busbw, wrong, auto?}]}; times are
+    out-of-place, the p50 over iterations of the mean over ranks."""
+    rank, p, dev = dist.get_rank(), dist.get_world_size(), device()
+    dtype = data.get_dtype(config["dtype"])
+    coll, op, root = get_collective(config["collective"]), config["op"], config["root"]
+    op_used = op if coll.reduces else "sum"
+    auto = _auto(config, dev) if "auto" in config["algorithms"] else None
+    choices = {c["size"]: c for c in auto["choices"]} if auto else {}
+    table = {a: [] for a in config["algorithms"]}
+    for size_bytes in config["sizes"]:
+        count, size, in_elems, out_elems = coll.counts(size_bytes, p, dtype.itemsize)
+        runners = {a: _Runner(coll, a, p, op_used, root, config["segments"], config["slice_bytes"], in_elems,
+                              choices.get(size_bytes)) for a in config["algorithms"]}
+        buffers = {a: _buffers(coll, rank, p, in_elems, out_elems, dtype, op_used, root, False, dev) for a in runners}
+        samples = {a: [] for a in runners}
+        for i in range(config["warmup"] + config["iters"]):
+            for a, runner in runners.items():
+                dist.barrier()
+                t0 = time.perf_counter()
+                runner.call(*buffers[a])
+                _sync(dev)
+                if i >= config["warmup"]:
+                    samples[a].append(time.perf_counter() - t0)
+        for a, runner in runners.items():
+            mean_over_ranks = _combine(samples[a], 1, dev)
+            t = statistics.median(mean_over_ranks)
+            wrong = _check_on(runner, *buffers[a], in_elems, 1, dev)
+            algbw, busbw = coll.bandwidths_GBps(size, p, t) if t > 0 else (0.0, 0.0)
+            row = {"size": size, "p50_us": t * 1e6, "busbw": busbw, "wrong": wrong}
+            if a == "auto":
+                row["auto"] = choices[size_bytes]
+            table[a].append(row)
+        del buffers
+    return {"table": table, "auto_network": auto["network"] if auto else None}
