@@ -78,3 +78,18 @@ def test_slices_follow_the_message_size_and_stay_exact():
               ("broadcast", "scatter-allgather"), ("reduce", "binomial"))]
     results = run_local(Job("collperf.runtime.measure:selftest", (cases,)), 3, timeout_s=120)
     assert [w for _, w in results] == [0] * len(cases)
+
+
+def test_head_to_head_times_auto_and_builtin_interleaved_and_checks_both():
+    pytest.importorskip("torch")
+    from collperf.bench import auto_plan
+    from collperf.runtime.launch import Job, run_local
+    from collperf.spec import SweepSpec
+    config = SweepSpec("reducescatter", "auto,builtin", "4K", "16K", 4, iters=2, warmup=0, progress=False).to_job()
+    network = Network.of(Link(1e-3, 1e8), 2)
+    auto_plan(config, 2, network, 2)
+    out = run_local(Job("collperf.runtime.measure:head_to_head", (config,)), 2, timeout_s=120)
+    assert [r["size"] for r in out["table"]["auto"]] == [4096, 16384]
+    assert [r["auto"]["algorithm"] for r in out["table"]["auto"]] == \
+        [c.algorithm for c in auto_choices("reducescatter", network, [4096, 16384])]
+    assert all(r["wrong"] == 0 and r["p50_us"] > 0 for a in ("auto", "builtin") for r in out["table"][a])
