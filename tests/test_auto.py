@@ -56,6 +56,13 @@ def test_auto_runs_bit_exact_on_a_given_network_and_after_a_quick_calibration():
     want = auto_choices("broadcast", network, [r["size"] for r in auto])
     assert [r["auto"]["algorithm"] for r in auto] == [c.algorithm for c in want]
     assert [r["predicted_us"] for r in auto] == pytest.approx([c.predicted_s * 1e6 for c in want])
+    # 4 ranks, a latency-bound network: every auto row exact, the choices the model's
+    network = Network.of(Link(1e-3, 1e10, 1e10), 4)
+    config = SweepSpec("allgather", "auto", "1K", "16K", 4, iters=1, warmup=0, progress=False)
+    res = run(config, ranks=4, timeout_s=120, network=network)
+    assert [r["auto"]["algorithm"] for r in res.rows] == \
+        [c.algorithm for c in auto_choices("allgather", network, [r["size"] for r in res.rows])]
+    assert all(r[pl]["wrong"] == 0 for r in res.rows for pl in ("out_of_place", "in_place"))
     # no network: the ranks calibrate first; every choice is a runnable algorithm, every row exact
     config = SweepSpec("allreduce", "auto", "4K", "64K", 4, iters=2, warmup=0, progress=False)
     res = run(config, ranks=2, timeout_s=120)
