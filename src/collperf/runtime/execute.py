@@ -7,7 +7,8 @@ source held when the step began (the schedule's semantics), so data is received 
 applied after the step's sends have been posted; copies that cannot alias go straight to their
 destination. Large messages are cut into slices of `slice_bytes`: all slices are posted at once and
 each received slice is reduced as soon as it arrives, overlapping the reduction with the rest of
-the transfer.
+the transfer; with slice_bytes=0 the number of slices follows the message size (slices_for). On gloo,
+a step whose receives are all reductions has them posted while the step before is still running.
 
 Where chunks live on a rank (`BufferLayout`): the work buffer of the collective (allreduce, broadcast,
 reduce: the output; allgather/gather: the output's blocks; reducescatter: a scratch copy of the
@@ -161,11 +162,13 @@ def run_schedule(s: Schedule, inp: torch.Tensor, out: torch.Tensor, op: str = "s
     reduce_fn = _REDUCE[op]
     peer = (lambda r: dist.get_global_rank(group, r)) if group is not None else (lambda r: r)
     # gloo: each p2p op is its own request (batch_isend_irecv only loops over them), so requests are made
-    # directly and the next step's receives can be posted early (see _early); NCCL needs them batched
+    # directly and the next step's receives can be posted early (below); NCCL needs them batched
     gloo = dist.get_backend(group) == "gloo"
     early = None
     for index, step in enumerate(s.steps):
         sends = {c for t in step.transfers if t.src == rank for c in t.chunks}
+        # receives are posted before sends: with gloo, a rank that first sends to a peer which is
+        # sending to it too makes the two transfers take turns instead of overlapping
         if early is not None:
             ops, pending = early
         else:
@@ -190,9 +193,7 @@ def run_schedule(s: Schedule, inp: torch.Tensor, out: torch.Tensor, op: str = "s
         if gloo and index + 1 < len(s.steps) and _all_reduce_receives(s.steps[index + 1], rank):
             next_ops, next_pending = _receives(s.steps[index + 1], rank, layout, set(), inp, slice_elements, peer,
                                                group, (index + 1) % 2)
-            early = (next_ops, next_pending)
-            early_works = _issue(next_ops, gloo)
-            early = ([_Posted(w) for w in early_works], next_pending)
+            early = ([_Posted(w) for w in _issue(next_ops, gloo)], next_pending)
         sends_done = False
         for t, views, buffer, in_place, first, last in pending:
             if not sends_done and sends.intersection(t.chunks):
