@@ -47,7 +47,8 @@ def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
     check_capacity would refuse. `schedules`: prebuilt schedules keyed (algorithm, size) for the algorithms
     the registry cannot build from p alone (Blink's packed trees and patterns, packed_runs.bench_schedules)."""
     from collperf.runtime import launch   # torch is needed from here on
-    job = launch.Job("collperf.runtime.measure:bench", (config.to_job(), schedules))
+    job_config = config.to_job()
+    job = launch.Job("collperf.runtime.measure:bench", (job_config, schedules))
     if testbed is not None:
         world, backend, where = testbed.ranks, f"gloo on {testbed.describe()}", "testbed"
     elif launch.in_torchrun():
@@ -65,13 +66,18 @@ def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
     for note in check_capacity(config, local, force, gpu=(backend == "nccl"), spawned=(where != "torchrun")):
         if on_note is not None:
             on_note(note)
-    results = Results(config.collective, world, backend, config.to_job(), [])
+    if "auto" in config.algorithms:
+        auto_plan(job_config, world, network, testbed.ranks_per_host if testbed is not None else
+                  int(os.environ.get("LOCAL_WORLD_SIZE", world)) if where == "torchrun" else world)
+    results = Results(config.collective, world, backend, job_config, [])
     if network is not None:
         results.model = f"given: {network.describe()}"
 
     def on_message(rank, kind, payload):
         if kind == "devices":
             results.devices = payload
+        elif kind == "auto":
+            results.config["auto"], results.config["auto_network"] = payload["choices"], payload["network"]
         elif kind == "row":
             results.rows.append(payload)
             if network is not None:
@@ -91,6 +97,8 @@ def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
     except (RunError, KeyboardInterrupt) as e:
         raise _interrupted(results, network, e) from None
     results.rows, results.devices = out["rows"], out["devices"]
+    if out.get("auto") is not None:
+        results.config["auto"], results.config["auto_network"] = out["auto"]["choices"], out["auto"]["network"]
     results.peak_rss_bytes = out["peak_rss_bytes"]
     from collperf import hetero_runs
     if network is None and hetero_runs.is_topology_bed(testbed):   # the simulator on the testbed's own topology
@@ -119,12 +127,48 @@ def _cuda() -> bool:
 
 def _check_ranks(config: SweepSpec, ranks: int, prebuilt=()) -> None:
     for a in config.algorithms:
-        if a != "builtin" and a not in prebuilt:
+        if a not in ("builtin", "auto") and a not in prebuilt:
             reason = get_algorithm(config.collective, a).unavailable(ranks)
             if reason:
                 raise UsageError(f"{config.collective} {a} cannot run on {ranks} ranks: {reason}")
     if get_collective(config.collective).rooted and not 0 <= config.root < ranks:
         raise UsageError(f"root {config.root} is not a rank of 0..{ranks - 1}")
+
+
+# --- -A auto ----------------------------------------------------------------------------------------------
+
+AUTO_CALIBRATION_BYTES = 4 << 20   # the quick calibration's ping-pong size: seconds on a 200 Mbit/s link
+
+
+def auto_plan(job_config: dict, world: int, network: Network | None, ranks_per_host: int) -> None:
+    """What `-A auto` runs at each size, into the job's config: chosen here from the given network
+    (--profile, --cluster or link options), or left to the ranks (config["auto"] None) to choose after a
+    quick calibration of this run's own network (runtime/measure.py auto_calibrate)."""
+    job_config["auto_ranks_per_host"] = max(1, min(ranks_per_host, world))
+    job_config["auto_network"] = None
+    job_config["auto"] = None
+    if network is not None:
+        job_config["auto"] = choices_for(job_config, network)
+        job_config["auto_network"] = f"given: {network.describe()}"
+
+
+def choices_for(job_config: dict, network: Network) -> list[dict]:
+    """auto's choice per size of the sweep on `network` (model/select.py auto_choices), as JSON."""
+    from collperf.model.select import auto_choices
+    fixed = job_config["segments"] if job_config["segments"] > 1 else None   # --segments N fixes them
+    return [c.to_json() for c in auto_choices(job_config["collective"], network, job_config["sizes"], fixed)]
+
+
+def auto_network(raw: dict, world: int, ranks_per_host: int) -> Network:
+    """The network a quick calibration (runtime/measure.py calibrate) measured: one host's link between
+    its ranks, or hosts x ranks_per_host with the inter-host link, the reduction rate as gamma."""
+    from collperf.calibrate import cluster_from, profile_from
+    nodes = max(1, world // ranks_per_host)
+    doc = profile_from(raw, nodes, ranks_per_host)
+    cluster = cluster_from(doc, "quick calibration")
+    if nodes == 1:
+        return Network.of(cluster.intra, world)
+    return Network.of(cluster, world)
 
 
 # --- what the machine can hold ------------------------------------------------------------------------
@@ -206,10 +250,13 @@ def fit_link(results: Results) -> Link | None:
     for r in results.rows:
         if r["algorithm"] == "builtin" or r["out_of_place"] is None or r["out_of_place"]["wrong"]:
             continue   # never fit to a wrong run
-        if r["algorithm"] not in _registered(results.collective):
+        name, k = r["algorithm"], segments
+        if name == "auto":   # the algorithm auto ran, with its segments
+            name, k = r["auto"]["algorithm"], r["auto"].get("segments") or segments
+        if name not in _registered(results.collective):
             continue   # blink, patterns: no closed form in the registry
-        alg = get_algorithm(results.collective, r["algorithm"])
-        a, b, c = coefficients(results.collective, alg.name, p, segments if alg.pipeline else None)
+        alg = get_algorithm(results.collective, name)
+        a, b, c = coefficients(results.collective, alg.name, p, k if alg.pipeline else None)
         t = r["out_of_place"]["p50_us"] * 1e-6
         if t > 0:
             rows_a.append(np.array([a, b * r["size"], c * r["size"]]) / t)   # relative error
@@ -252,5 +299,8 @@ def predict_rows(results: Results, network: Network, rows: list[dict]) -> None:
     table = {c.name: dict(zip(sizes, c.cost.total_s)) for c in costs}
     best = dict(zip(sizes, lowest([c.cost for c in costs], [c.name for c in costs])[0].total_s))
     for r in rows:
+        if r["algorithm"] == "auto":   # the prediction auto chose by (given or calibrated network)
+            r["predicted_us"] = r["auto"]["predicted_us"]
+            continue
         t = best[r["size"]] if r["algorithm"] == "builtin" else table.get(r["algorithm"], {}).get(r["size"])
         r["predicted_us"] = float(t) * 1e6 if t else None

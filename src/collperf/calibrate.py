@@ -64,13 +64,20 @@ def load_cluster(path, nodes: int | None = None, ranks_per_node: int | None = No
     doc = read_json(path, "profile", "make one with `collperf calibrate -o FILE`")
     if doc.get("kind") != "collperf-profile":
         raise UsageError(f"{path} is not a collperf profile (no \"kind\": \"collperf-profile\")")
+    return cluster_from(doc, f"profile {Path(path).name}", nodes, ranks_per_node)
+
+
+def cluster_from(doc: dict, name: str, nodes: int | None = None, ranks_per_node: int | None = None) -> Cluster:
+    """The Cluster of a profile document (profile_from's shape)."""
     gamma = doc.get("reduce_bandwidth_Bps") or math.inf
 
-    def link(key, name):
+    where = name
+
+    def link(key, label):
         try:
-            return Link(doc[key]["latency_s"], doc[key]["bandwidth_Bps"], gamma, name)
+            return Link(doc[key]["latency_s"], doc[key]["bandwidth_Bps"], gamma, label)
         except (KeyError, TypeError):
-            raise UsageError(f"profile {path}: missing {key}.latency_s or {key}.bandwidth_Bps") from None
+            raise UsageError(f"{where}: missing {key}.latency_s or {key}.bandwidth_Bps") from None
 
     return Cluster(nodes or doc["nodes"], ranks_per_node or doc["ranks_per_node"], link("intra", "intra (profile)"),
-                   link("inter", "inter (profile)"), nics_per_node=1, name=f"profile {Path(path).name}")
+                   link("inter", "inter (profile)"), nics_per_node=1, name=name)

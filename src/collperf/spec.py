@@ -201,7 +201,8 @@ class SweepSpec:
         self.collective = get_collective(self.collective).name
         if isinstance(self.algorithms, str):
             self.algorithms = [a.strip() for a in self.algorithms.split(",") if a.strip()]
-        known = [a.name for a in algorithms_for(self.collective)] + ["builtin"] + \
+        # auto: per size, the algorithm the model predicts fastest for the run's network (bench.py)
+        known = [a.name for a in algorithms_for(self.collective)] + ["builtin", "auto"] + \
             [a for a, colls in TOPOLOGY_ALGORITHMS.items() if self.collective in colls]
         for a in self.algorithms:
             if a not in known:
@@ -213,7 +214,7 @@ class SweepSpec:
         if self.min_bytes > self.max_bytes:
             raise UsageError(f"minBytes {self.min_bytes} > maxBytes {self.max_bytes}: -b must not exceed -e")
         for name, value, low in (("iters", self.iters, 1), ("warmup", self.warmup, 0), ("check", self.check, 0),
-                                 ("segments", self.segments, 1), ("slice bytes", self.slice_bytes, 1),
+                                 ("segments", self.segments, 1), ("slice bytes", self.slice_bytes, 0),
                                  ("root", self.root, 0)):
             _whole(name, value, low)
         if (self.factor > 1 or self.step_bytes <= 0) and self.factor < 2:

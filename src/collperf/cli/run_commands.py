@@ -18,7 +18,7 @@ from collperf.spec import output_path, BenchSpec, NetworkSpec, SweepSpec
 @command()
 @network_options(only=("latency", "bandwidth", "reduce_bandwidth", "cluster", "nodes", "profile"))
 def bench(collective: str = typer.Option("allreduce", "--collective", help="The collective to measure."),
-          algorithm: str = typer.Option("builtin", "--algorithm", "-A", help="Comma list: ours and/or builtin."),
+          algorithm: str = typer.Option("builtin", "--algorithm", "-A", help="Comma list: ours, builtin, and/or auto (per size the model's fastest for the network)."),
           ranks: Optional[int] = typer.Option(None, "--ranks", "-p", help="Local processes (ignored under torchrun)."),
           min_bytes: str = typer.Option("1K", "-b", "--minbytes", help="Smallest size (nccl-tests convention)."),
           max_bytes: str = typer.Option("1M", "-e", "--maxbytes", help="Largest size."),
@@ -31,7 +31,7 @@ def bench(collective: str = typer.Option("allreduce", "--collective", help="The 
           check: int = typer.Option(1, "-c", "--check", help="Correctness-check iterations per size (0: off)."),
           average: int = typer.Option(1, "-a", "--average", help="Combine ranks' times: 0 rank 0, 1 mean, 2 min, 3 max."),
           segments: int = typer.Option(1, "--segments", help="Pipeline segments of chain/double-binary-tree."),
-          slice_bytes: str = typer.Option("1M", "--slice-bytes", help="Messages are cut into slices of this size."),
+          slice_bytes: str = typer.Option("1M", "--slice-bytes", help="Messages are cut into slices of this size (0: per message, from the per-message cost)."),
           in_place: bool = flag(True, "--in-place/--no-in-place", help="Also time in-place."),
           timeout: float = Timeout,
           as_json: bool = flag(False, "--json", help="Print the nccl-tests -J JSON document (plus our "

@@ -60,3 +60,46 @@ def crossovers(collective: str, network: Network, min_bytes: float = 1, max_byte
     names = [str(best[0])] + [c.to_algorithm for c in found]
     regimes = [BestRange(a, edges[j], edges[j + 1]) for j, a in enumerate(names)]
     return found, regimes
+
+
+@dataclass(frozen=True)
+class AutoChoice:
+    """What `-A auto` runs at one size: the algorithm the model predicts fastest among those the executor
+    can run (flat schedules), its predicted time, and its pipeline segments (None: not pipelined)."""
+
+    size_bytes: int
+    algorithm: str
+    predicted_s: float
+    segments: int | None = None
+
+    def to_json(self) -> dict:
+        return {"size": self.size_bytes, "algorithm": self.algorithm, "predicted_us": self.predicted_s * 1e6,
+                "segments": self.segments}
+
+
+def runnable_algorithms(collective: str, ranks: int) -> list[str]:
+    """The registered flat algorithms that can run `collective` on `ranks` ranks, in registry order (the
+    two-level `hierarchical` cost is not among them: auto runs what it priced)."""
+    from collperf.model.algorithms import algorithms_for
+    return [a.name for a in algorithms_for(collective) if not a.unavailable(ranks)]
+
+
+def auto_choices(collective: str, network: Network, sizes, segments: int | None = None) -> list[AutoChoice]:
+    """Per size, the model's best runnable algorithm on `network` (the rule of `best`: least predicted
+    time, ties to the first registered). Pipelined algorithms get the model's best segment count unless
+    `segments` fixes it."""
+    from collperf.model.predict import candidates
+    from collperf.model.costs import lowest
+    sizes = [int(s) for s in sizes]
+    names = runnable_algorithms(collective, network.ranks)
+    if not names:
+        raise UsageError(f"no algorithm of ours can run {collective} on {network.ranks} ranks: use builtin")
+    costs, _ = candidates(collective, network, sizes, algorithm=names, segments=segments)
+    by_name = {c.name: c.cost for c in costs}
+    cost, picked = lowest([c.cost for c in costs], [c.name for c in costs])
+    out = []
+    for i, size in enumerate(sizes):
+        name = str(picked[i])
+        k = by_name[name].segments
+        out.append(AutoChoice(size, name, float(cost.total_s[i]), int(k[i]) if k is not None else None))
+    return out

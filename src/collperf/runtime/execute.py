@@ -7,7 +7,8 @@ source held when the step began (the schedule's semantics), so data is received 
 applied after the step's sends have been posted; copies that cannot alias go straight to their
 destination. Large messages are cut into slices of `slice_bytes`: all slices are posted at once and
 each received slice is reduced as soon as it arrives, overlapping the reduction with the rest of
-the transfer.
+the transfer; with slice_bytes=0 the number of slices follows the message size (slices_for). On gloo,
+a step whose receives are all reductions has them posted while the step before is still running.
 
 Where chunks live on a rank (`BufferLayout`): the work buffer of the collective (allreduce, broadcast,
 reduce: the output; allgather/gather: the output's blocks; reducescatter: a scratch copy of the
@@ -16,6 +17,8 @@ data it only forwards (Bruck, trees, alltoall).
 """
 
 from __future__ import annotations
+
+import math
 
 import torch
 import torch.distributed as dist
@@ -131,7 +134,28 @@ def _contiguous(views: list[torch.Tensor]) -> torch.Tensor | None:
     return first.as_strided((total,), (1,), first.storage_offset())
 
 
+# slice_bytes=0: the number of slices of a message from the pipelining trade-off. k slices of an n-byte
+# message cost about k x (per-message cost) and leave n/k bytes to reduce after the last one arrives, so
+# k* = sqrt(n gamma / per-message cost) (the optimum of k a + n g / k, as for a pipelined chain's
+# segments: ../shared/reference cost-model chapter). Measured on this 2-core box with gloo over loopback
+# (benchmarks/executor_profile.py): about 100 us per extra message, about 5 GB/s of add_.
+PER_MESSAGE_S = 100e-6
+REDUCE_S_PER_BYTE = 1 / 5e9
+MAX_SLICES = 16
+
+
+def slices_for(message_bytes: int) -> int:
+    """Slices of a message when the executor picks (slice_bytes=0): round(sqrt(n gamma / a)), 1..16."""
+    k = round(math.sqrt(max(message_bytes, 0) * REDUCE_S_PER_BYTE / PER_MESSAGE_S))
+    return max(1, min(MAX_SLICES, k))
+
+
 def _slices(tensor: torch.Tensor, slice_elements: int) -> list[torch.Tensor]:
+    """The pieces a message is sent as: of slice_elements each, or (slice_elements 0) slices_for its size.
+    Sender and receiver cut the same message the same way (both know its size)."""
+    if slice_elements == 0:
+        k = slices_for(tensor.numel() * tensor.element_size())
+        slice_elements = -(-tensor.numel() // k) if tensor.numel() else 1
     if slice_elements <= 0 or tensor.numel() <= slice_elements:
         return [tensor]
     return list(torch.split(tensor, slice_elements))
@@ -142,25 +166,23 @@ def run_schedule(s: Schedule, inp: torch.Tensor, out: torch.Tensor, op: str = "s
     """Execute schedule `s` on this rank: `inp` and `out` as the nccl-tests buffers of the collective."""
     rank = dist.get_rank(group) if group is not None else dist.get_rank()
     layout = BufferLayout(s, rank, inp, out, inp.numel() if in_elements is None else in_elements)
-    slice_elements = max(1, slice_bytes // max(1, inp.element_size()))
+    # slice_bytes 0: each message cut by slices_for (its size); else in pieces of slice_bytes
+    slice_elements = 0 if not slice_bytes else max(1, slice_bytes // max(1, inp.element_size()))
     reduce_fn = _REDUCE[op]
     peer = (lambda r: dist.get_global_rank(group, r)) if group is not None else (lambda r: r)
-    for step in s.steps:
+    # gloo: each p2p op is its own request (batch_isend_irecv only loops over them), so requests are made
+    # directly and the next step's receives can be posted early (below); NCCL needs them batched
+    gloo = dist.get_backend(group) == "gloo"
+    early = None
+    for index, step in enumerate(s.steps):
+        sends = {c for t in step.transfers if t.src == rank for c in t.chunks}
         # receives are posted before sends: with gloo, a rank that first sends to a peer which is
         # sending to it too makes the two transfers take turns instead of overlapping
-        ops, pending, send_ops = [], [], []
-        sends = {c for t in step.transfers if t.src == rank for c in t.chunks}
-        for t in step.transfers:
-            if t.dst == rank:
-                views = _message(layout, t.chunks)
-                direct = t.op == COPY and not sends.intersection(t.chunks)
-                target = _contiguous(views) if direct else None
-                buffer = target if target is not None else _scratch(len(pending), sum(v.numel() for v in views), inp)
-                first = len(ops)
-                for piece in _slices(buffer, slice_elements):
-                    if piece.numel():
-                        ops.append(dist.P2POp(dist.irecv, piece, peer(t.src), group))
-                pending.append((t, views, buffer, target is not None, first, len(ops)))
+        if early is not None:
+            ops, pending = early
+        else:
+            ops, pending = _receives(step, rank, layout, sends, inp, slice_elements, peer, group, index % 2)
+        send_ops = []
         for t in step.transfers:
             if t.src == rank:
                 views = _message(layout, t.chunks)
@@ -172,7 +194,15 @@ def run_schedule(s: Schedule, inp: torch.Tensor, out: torch.Tensor, op: str = "s
                         send_ops.append(len(ops))
                         ops.append(dist.P2POp(dist.isend, piece, peer(t.dst), group))
         # gloo counts completions: a work must be waited for exactly once
-        works = _Once(dist.batch_isend_irecv(ops) if ops else [])
+        works = _Once(_issue(ops, gloo))
+        # a receiver that has posted its receive lets gloo's sender write at once instead of first asking
+        # whether the receive is there (a round trip per message): post the next step's receives now when
+        # they all go to scratch (reductions) and so cannot touch what this step still sends or reduces
+        early = None
+        if gloo and index + 1 < len(s.steps) and _all_reduce_receives(s.steps[index + 1], rank):
+            next_ops, next_pending = _receives(s.steps[index + 1], rank, layout, set(), inp, slice_elements, peer,
+                                               group, (index + 1) % 2)
+            early = ([_Posted(w) for w in _issue(next_ops, gloo)], next_pending)
         sends_done = False
         for t, views, buffer, in_place, first, last in pending:
             if not sends_done and sends.intersection(t.chunks):
@@ -190,6 +220,46 @@ def run_schedule(s: Schedule, inp: torch.Tensor, out: torch.Tensor, op: str = "s
                                          slice_elements, reduce_fn)
         works.wait_all()
     layout.finish(out, op)
+
+
+class _Posted:
+    """A request already issued (an early receive): issuing it again returns it."""
+
+    def __init__(self, work):
+        self.work = work
+
+
+def _issue(ops, gloo: bool):
+    """The requests of `ops` (P2POps, or _Posted requests already issued), in order."""
+    if not gloo:
+        fresh = [o for o in ops if not isinstance(o, _Posted)]
+        works = iter(dist.batch_isend_irecv(fresh) if fresh else [])
+        return [o.work if isinstance(o, _Posted) else next(works) for o in ops]
+    return [o.work if isinstance(o, _Posted) else o.op(o.tensor, o.peer, o.group) for o in ops]
+
+
+def _all_reduce_receives(step, rank: int) -> bool:
+    mine = [t for t in step.transfers if t.dst == rank]
+    return bool(mine) and all(t.op != COPY for t in mine)
+
+
+def _receives(step, rank, layout, sends, inp, slice_elements, peer, group, parity: int):
+    """The receive ops of `step` on this rank and what each transfer needs once they are in. Scratch
+    slots alternate between even and odd steps, so that early receives never share the current step's."""
+    ops, pending = [], []
+    for t in step.transfers:
+        if t.dst == rank:
+            views = _message(layout, t.chunks)
+            direct = t.op == COPY and not sends.intersection(t.chunks)
+            target = _contiguous(views) if direct else None
+            buffer = target if target is not None else _scratch((parity, len(pending)), sum(v.numel() for v in views),
+                                                                inp)
+            first = len(ops)
+            for piece in _slices(buffer, slice_elements):
+                if piece.numel():
+                    ops.append(dist.P2POp(dist.irecv, piece, peer(t.src), group))
+            pending.append((t, views, buffer, target is not None, first, len(ops)))
+    return ops, pending
 
 
 _POOL: dict = {}

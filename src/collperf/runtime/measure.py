@@ -47,10 +47,13 @@ def _reset(coll, rank, op, inp, out) -> None:
 
 
 class _Runner:
-    """One (collective, algorithm) on this process group: a callable op(inp, out)."""
+    """One (collective, algorithm) on this process group: a callable op(inp, out). `auto` is auto's choice
+    at this size (bench.py choices_for): the algorithm and segments it runs."""
 
-    def __init__(self, coll, algorithm, p, op, root, segments, slice_bytes, in_elems, schedule=None):
+    def __init__(self, coll, algorithm, p, op, root, segments, slice_bytes, in_elems, schedule=None, auto=None):
         self.collective, self.op, self.root = coll, op, root
+        if algorithm == "auto":
+            algorithm, segments = auto["algorithm"], auto.get("segments") or segments
         if algorithm == "builtin":
             self.call = lambda inp, out: run_builtin(coll, inp, out, op, root)
         else:
@@ -157,14 +160,18 @@ def bench(config: dict, schedules: dict | None = None) -> dict:
     devices = _devices(dev)
     if rank == 0:
         launch.report("devices", devices)
+    auto = _auto(config, dev) if "auto" in config["algorithms"] else None
+    choices = {c["size"]: c for c in auto["choices"]} if auto else {}
     rows, step = [], 0
     for algorithm in config["algorithms"]:
         for size_bytes in config["sizes"]:
             count, size, in_elems, out_elems = coll.counts(size_bytes, p, dtype.itemsize)
             runner = _Runner(coll, algorithm, p, op_used, root, config["segments"], config["slice_bytes"], in_elems,
-                             (schedules or {}).get((algorithm, size_bytes)))
+                             (schedules or {}).get((algorithm, size_bytes)), choices.get(size_bytes))
             row = {"algorithm": algorithm, "size": size, "count": count, "type": data.NCCL_TESTS_TYPE[dtype],
                    "redop": op if coll.reduces else "none", "root": root if coll.rooted else -1}
+            if algorithm == "auto":
+                row["auto"] = choices[size_bytes]
             for placement in ("out_of_place", "in_place"):
                 if placement == "in_place" and not (coll.in_place and config["in_place"]):
                     row[placement] = None
@@ -176,7 +183,31 @@ def bench(config: dict, schedules: dict | None = None) -> dict:
             rows.append(row)
             if rank == 0:
                 launch.report("row", row)
-    return {"rows": rows, "devices": devices, "peak_rss_bytes": _peak_rss_bytes(dev)}
+    return {"rows": rows, "devices": devices, "peak_rss_bytes": _peak_rss_bytes(dev), "auto": auto}
+
+
+def _auto(config: dict, dev) -> dict:
+    """auto's choice per size, the same on every rank: the one bench.py made from a given network, or
+    made here on rank 0 from a quick calibration of this run's network (ping-pong between two ranks,
+    across hosts too on a testbed, and the local reduction rate) and broadcast."""
+    from collperf import bench as plan
+    if config.get("auto") is not None:
+        return {"choices": config["auto"], "network": config["auto_network"]}
+    rph = config["auto_ranks_per_host"]
+    if dist.get_world_size() == 1:   # nothing moves: any algorithm does
+        from collperf.model.network import Link, Network
+        network = Network.of(Link(1e-6, 1e9), 1)
+        return {"choices": plan.choices_for(config, network), "network": "one rank"}
+    raw = calibrate(rph, big_bytes=plan.AUTO_CALIBRATION_BYTES, iters=3)
+    box = [None]
+    if dist.get_rank() == 0:
+        network = plan.auto_network(raw, dist.get_world_size(), rph)
+        box[0] = {"choices": plan.choices_for(config, network),
+                  "network": f"quick calibration: {network.describe()}"}
+    dist.broadcast_object_list(box, src=0)
+    if dist.get_rank() == 0:
+        launch.report("auto", box[0])
+    return box[0]
 
 
 def _measure(runner, coll, rank, p, in_elems, out_elems, dtype, op, root, in_place, size, config, dev) -> dict:
@@ -299,3 +330,43 @@ def measured_bound(size_bytes: int, p: int, chain_ranks: list[int]) -> dict:
     compute = reduce_time(int(n * (p - 1) / p))
     return {"forward_s": forward, "compute_s": compute, "bound_s": forward + compute, "items_per_hop": per_hop,
             "hops": hops}
+
+
+def head_to_head(config: dict) -> dict:
+    """Several algorithms of one collective timed interleaved (each iteration runs every algorithm once,
+    each after a barrier), so that the load of a busy machine hits them alike; then each checked once.
+    `config`: a bench config (collective, algorithms, sizes, iters, warmup, op, dtype, root, segments,
+    slice_bytes, auto...). Rank 0 returns {algorithm: [{size, p50_us, busbw, wrong, auto?}]}; times are
+    out-of-place, the p50 over iterations of the mean over ranks."""
+    rank, p, dev = dist.get_rank(), dist.get_world_size(), device()
+    dtype = data.get_dtype(config["dtype"])
+    coll, op, root = get_collective(config["collective"]), config["op"], config["root"]
+    op_used = op if coll.reduces else "sum"
+    auto = _auto(config, dev) if "auto" in config["algorithms"] else None
+    choices = {c["size"]: c for c in auto["choices"]} if auto else {}
+    table = {a: [] for a in config["algorithms"]}
+    for size_bytes in config["sizes"]:
+        count, size, in_elems, out_elems = coll.counts(size_bytes, p, dtype.itemsize)
+        runners = {a: _Runner(coll, a, p, op_used, root, config["segments"], config["slice_bytes"], in_elems,
+                              auto=choices.get(size_bytes)) for a in config["algorithms"]}
+        buffers = {a: _buffers(coll, rank, p, in_elems, out_elems, dtype, op_used, root, False, dev) for a in runners}
+        samples = {a: [] for a in runners}
+        for i in range(config["warmup"] + config["iters"]):
+            for a, runner in runners.items():
+                dist.barrier()
+                t0 = time.perf_counter()
+                runner.call(*buffers[a])
+                _sync(dev)
+                if i >= config["warmup"]:
+                    samples[a].append(time.perf_counter() - t0)
+        for a, runner in runners.items():
+            mean_over_ranks = _combine(samples[a], 1, dev)
+            t = statistics.median(mean_over_ranks)
+            wrong = _check_on(runner, *buffers[a], in_elems, 1, dev)
+            algbw, busbw = coll.bandwidths_GBps(size, p, t) if t > 0 else (0.0, 0.0)
+            row = {"size": size, "p50_us": t * 1e6, "busbw": busbw, "wrong": wrong}
+            if a == "auto":
+                row["auto"] = choices[size_bytes]
+            table[a].append(row)
+        del buffers
+    return {"table": table, "auto_network": auto["network"] if auto else None}

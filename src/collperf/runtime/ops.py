@@ -1,0 +1,384 @@
+"""Our collectives from user code, on any initialised torch.distributed process group (gloo; NCCL too).
+
+    import collperf.runtime as cr
+    cr.all_reduce(grad, op="sum")                    # in place, like dist.all_reduce
+    cr.broadcast(weights, src=0, algorithm="binomial")
+
+Each function has the semantics of torch.distributed's function of the same name (in place where
+torch's is; `src`/`dst` are global ranks, as in torch) and runs one of our verified schedules with the
+executor of runtime/execute.py. `algorithm="auto"` takes, per (collective, size), the algorithm the
+model predicts fastest (model/select.py auto_choices) on the group's network: the one given with
+`set_network`, else a quick calibration the first time auto is used on a group (a collective call:
+every rank of the group makes it, as they make the collective). `algorithm="builtin"` calls the
+backend's own. Every rank of the group must pass the same algorithm.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+
+import torch
+import torch.distributed as dist
+
+from collperf.errors import UsageError
+from collperf.runtime.execute import run_schedule
+
+DEFAULT_SLICE_BYTES = 0      # execute.py slices_for: per message, from the per-message cost
+_OPS = (("sum", "SUM"), ("prod", "PRODUCT"), ("min", "MIN"), ("max", "MAX"), ("avg", "AVG"))
+# the schedule each function runs (collectives.py names)
+_COLLECTIVE = {"all_reduce": "allreduce", "broadcast": "broadcast", "reduce": "reduce", "all_gather": "allgather",
+               "all_gather_into_tensor": "allgather", "reduce_scatter": "reducescatter",
+               "reduce_scatter_tensor": "reducescatter", "all_to_all": "alltoall", "all_to_all_single": "alltoall"}
+_NETWORKS: dict = {}     # group key -> Network (given or calibrated)
+_CHOICES: dict = {}      # (group key, collective, bytes) -> (algorithm, segments)
+
+
+def _op_name(op) -> str:
+    if isinstance(op, str):
+        name = op.lower()
+        if name in dict(_OPS):
+            return name
+    else:
+        for name, attr in _OPS:
+            if op == getattr(dist.ReduceOp, attr, None):
+                return name
+    raise UsageError(f"reduction op {op!r}: expected one of sum, prod, min, max, avg (or dist.ReduceOp.SUM ...)")
+
+
+def _key(group):
+    return "WORLD" if group is None or group is dist.group.WORLD else id(group)
+
+
+def _size(group) -> int:
+    return dist.get_world_size(group)
+
+
+def _group_rank(group, global_rank: int) -> int:
+    if group is None or group is dist.group.WORLD:
+        return global_rank
+    return dist.get_group_rank(group, global_rank)
+
+
+def set_network(network, group=None) -> None:
+    """The network auto chooses by on `group` (a model.network Network or Link, or None to calibrate again)."""
+    from collperf.model.network import Link, Network
+    if isinstance(network, Link):
+        network = Network.of(network, _size(group))
+    if network is not None and network.ranks != _size(group):
+        raise UsageError(f"the network has {network.ranks} ranks but the group has {_size(group)}")
+    key = _key(group)
+    _NETWORKS.pop(key, None)
+    for k in [k for k in _CHOICES if k[0] == key]:
+        del _CHOICES[k]
+    if network is not None:
+        _NETWORKS[key] = network
+
+
+def _pingpong(group, buf: torch.Tensor, iters: int) -> float | None:
+    """One-way time between group ranks 0 and 1 (median of round trips / 2), on group rank 0."""
+    me = dist.get_rank(group)
+    a, b = dist.get_global_rank(group, 0) if group else 0, dist.get_global_rank(group, 1) if group else 1
+    samples = []
+    for _ in range(iters):
+        if me == 0:
+            t0 = time.perf_counter()
+            dist.send(buf, b, group=group)
+            dist.recv(buf, b, group=group)
+            samples.append((time.perf_counter() - t0) / 2)
+        elif me == 1:
+            dist.recv(buf, a, group=group)
+            dist.send(buf, a, group=group)
+    samples.sort()
+    return samples[len(samples) // 2] if samples else None
+
+
+def calibrate(group=None, device=None, big_bytes: int = 1 << 20):
+    """A quick Link for the group (alpha from 8-byte, bandwidth from `big_bytes` ping-pongs between its
+    first two ranks, gamma from a local add), measured on group rank 0 and broadcast: every rank of the
+    group must call it."""
+    from collperf.model.network import Link, Network
+    dev = device or torch.device("cpu")
+    p = _size(group)
+    values = torch.zeros(3, dtype=torch.float64, device=dev)
+    if p > 1:
+        small, big = torch.zeros(2, device=dev), torch.zeros(big_bytes // 4, device=dev)
+        _pingpong(group, small, 2)   # warm the connection
+        alpha = _pingpong(group, small, 7)
+        transfer = _pingpong(group, big, 3)
+        a, b = torch.ones(big_bytes // 4, device=dev), torch.ones(big_bytes // 4, device=dev)
+        a.add_(b)
+        t0 = time.perf_counter()
+        for _ in range(3):
+            a.add_(b)
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
+        gamma = 3 * big_bytes / max(time.perf_counter() - t0, 1e-9)
+        if dist.get_rank(group) == 0:
+            values[:] = torch.tensor([alpha, big_bytes / max(transfer - alpha, 1e-9), gamma])
+        dist.broadcast(values, src=dist.get_global_rank(group, 0) if group else 0, group=group)
+        alpha, bandwidth, gamma = values.tolist()
+    else:
+        alpha, bandwidth, gamma = 1e-6, 1e9, 1e9
+    return Network.of(Link(alpha, bandwidth, gamma, name="quick calibration"), p)
+
+
+def choose(collective: str, size_bytes: int, group=None, device=None) -> tuple[str, int | None]:
+    """auto's (algorithm, segments) for `size_bytes` of `collective` on `group`."""
+    key = (_key(group), collective, size_bytes)
+    if key not in _CHOICES:
+        from collperf.model.select import auto_choices
+        if _key(group) not in _NETWORKS:
+            _NETWORKS[_key(group)] = calibrate(group, device)
+        c = auto_choices(collective, _NETWORKS[_key(group)], [size_bytes])[0]
+        _CHOICES[key] = (c.algorithm, c.segments)
+    return _CHOICES[key]
+
+
+@functools.lru_cache(maxsize=256)
+def _schedule(collective: str, algorithm: str, p: int, root: int, segments: int):
+    from collperf.schedule.build import build
+    return build(collective, algorithm, p, root=root, segments=segments)
+
+
+def _run(collective: str, algorithm: str, inp: torch.Tensor, out: torch.Tensor, op: str, group, root: int = 0,
+         segments: int = 1, slice_bytes: int | None = None) -> None:
+    p = _size(group)
+    if algorithm == "auto":
+        algorithm, chosen = choose(collective, max(inp.numel(), out.numel()) * inp.element_size(), group,
+                                   inp.device)
+        segments = chosen or segments
+    s = _schedule(collective, algorithm, p, root, segments)
+    run_schedule(s, inp, out, op, inp.numel(), slice_bytes or DEFAULT_SLICE_BYTES, group=group)
+
+
+def _flat(tensor: torch.Tensor) -> torch.Tensor:
+    """A 1-D view of the tensor's elements (a contiguous copy where it has none: see _back)."""
+    return tensor.view(-1) if tensor.is_contiguous() else tensor.contiguous().view(-1)
+
+
+def _back(tensor: torch.Tensor, flat: torch.Tensor) -> None:
+    if flat.data_ptr() != tensor.data_ptr() or not tensor.is_contiguous():
+        tensor.copy_(flat.view(tensor.shape))
+
+
+def _check(name: str, async_op: bool, *tensors) -> None:
+    if async_op:
+        raise UsageError(f"{name}: async_op=True is not supported by collperf's collectives: call it synchronously")
+    for t in tensors:
+        if not isinstance(t, torch.Tensor):
+            raise UsageError(f"{name}: expected tensors, got {type(t).__name__}")
+
+
+def all_reduce(tensor: torch.Tensor, op="sum", group=None, algorithm: str = "auto", async_op: bool = False,
+               slice_bytes: int | None = None) -> None:
+    """dist.all_reduce: `tensor` becomes the reduction over the group's ranks, in place."""
+    _check("all_reduce", async_op, tensor)
+    name = _op_name(op)
+    if algorithm == "builtin":
+        return dist.all_reduce(tensor, op=getattr(dist.ReduceOp, dict(_OPS)[name]), group=group)
+    if name == "avg" and not tensor.dtype.is_floating_point:
+        raise UsageError(f"op avg needs a floating-point tensor (got {tensor.dtype})")
+    flat = _flat(tensor)
+    _run("allreduce", algorithm, flat, flat, name, group, slice_bytes=slice_bytes)
+    _back(tensor, flat)
+
+
+def broadcast(tensor: torch.Tensor, src: int, group=None, algorithm: str = "auto", async_op: bool = False,
+              slice_bytes: int | None = None) -> None:
+    """dist.broadcast: every rank's `tensor` becomes global rank `src`'s, in place."""
+    _check("broadcast", async_op, tensor)
+    if algorithm == "builtin":
+        return dist.broadcast(tensor, src=src, group=group)
+    flat = _flat(tensor)
+    _run("broadcast", algorithm, flat, flat, "sum", group, root=_group_rank(group, src), slice_bytes=slice_bytes)
+    _back(tensor, flat)
+
+
+def reduce(tensor: torch.Tensor, dst: int, op="sum", group=None, algorithm: str = "auto", async_op: bool = False,
+           slice_bytes: int | None = None) -> None:
+    """dist.reduce: global rank `dst`'s `tensor` becomes the reduction, in place (others' are scratch)."""
+    _check("reduce", async_op, tensor)
+    name = _op_name(op)
+    if algorithm == "builtin":
+        return dist.reduce(tensor, dst=dst, op=getattr(dist.ReduceOp, dict(_OPS)[name]), group=group)
+    flat = _flat(tensor)
+    _run("reduce", algorithm, flat, flat, name, group, root=_group_rank(group, dst), slice_bytes=slice_bytes)
+    _back(tensor, flat)
+
+
+def all_gather_into_tensor(output_tensor: torch.Tensor, input_tensor: torch.Tensor, group=None,
+                           algorithm: str = "auto", async_op: bool = False, slice_bytes: int | None = None) -> None:
+    """dist.all_gather_into_tensor: `output_tensor` holds every rank's input, in rank order."""
+    _check("all_gather_into_tensor", async_op, output_tensor, input_tensor)
+    p = _size(group)
+    if output_tensor.numel() != p * input_tensor.numel():
+        raise UsageError(f"all_gather: output has {output_tensor.numel()} elements, expected {p} x "
+                         f"{input_tensor.numel()}")
+    if algorithm == "builtin":
+        fn = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor   # the newer name first
+        return fn(output_tensor, input_tensor, group=group)
+    out = _flat(output_tensor)
+    _run("allgather", algorithm, _flat(input_tensor), out, "sum", group, slice_bytes=slice_bytes)
+    _back(output_tensor, out)
+
+
+def all_gather(tensor_list: list, tensor: torch.Tensor, group=None, algorithm: str = "auto",
+               async_op: bool = False, slice_bytes: int | None = None) -> None:
+    """dist.all_gather: tensor_list[i] becomes group rank i's `tensor`."""
+    _check("all_gather", async_op, tensor, *tensor_list)
+    _same_sizes("all_gather", tensor_list, tensor, _size(group))
+    if algorithm == "builtin":
+        return dist.all_gather(tensor_list, tensor, group=group)
+    out = torch.empty(len(tensor_list) * tensor.numel(), dtype=tensor.dtype, device=tensor.device)
+    _run("allgather", algorithm, _flat(tensor), out, "sum", group, slice_bytes=slice_bytes)
+    n = tensor.numel()
+    for i, t in enumerate(tensor_list):
+        t.copy_(out[i * n:(i + 1) * n].view(t.shape))
+
+
+def reduce_scatter_tensor(output: torch.Tensor, input: torch.Tensor, op="sum", group=None, algorithm: str = "auto",
+                          async_op: bool = False, slice_bytes: int | None = None) -> None:
+    """dist.reduce_scatter_tensor: `output` becomes block (group rank) of the reduction of the inputs."""
+    _check("reduce_scatter_tensor", async_op, output, input)
+    name, p = _op_name(op), _size(group)
+    if input.numel() != p * output.numel():
+        raise UsageError(f"reduce_scatter: input has {input.numel()} elements, expected {p} x {output.numel()}")
+    if algorithm == "builtin":
+        fn = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
+        return fn(output, input, op=getattr(dist.ReduceOp, dict(_OPS)[name]), group=group)
+    out = _flat(output)
+    _run("reducescatter", algorithm, _flat(input), out, name, group, slice_bytes=slice_bytes)
+    _back(output, out)
+
+
+def reduce_scatter(output: torch.Tensor, input_list: list, op="sum", group=None, algorithm: str = "auto",
+                   async_op: bool = False, slice_bytes: int | None = None) -> None:
+    """dist.reduce_scatter: `output` becomes the reduction over ranks of their input_list[group rank]."""
+    _check("reduce_scatter", async_op, output, *input_list)
+    _same_sizes("reduce_scatter", input_list, output, _size(group))
+    if algorithm == "builtin":
+        name = _op_name(op)
+        return dist.reduce_scatter(output, input_list, op=getattr(dist.ReduceOp, dict(_OPS)[name]), group=group)
+    reduce_scatter_tensor(output, torch.cat([t.reshape(-1) for t in input_list]), op, group, algorithm,
+                          slice_bytes=slice_bytes)
+
+
+def all_to_all_single(output: torch.Tensor, input: torch.Tensor, group=None, algorithm: str = "auto",
+                      async_op: bool = False, slice_bytes: int | None = None) -> None:
+    """dist.all_to_all_single with equal splits: block j of rank i's input becomes block i of rank j's output."""
+    _check("all_to_all_single", async_op, output, input)
+    p = _size(group)
+    if input.numel() != output.numel() or input.numel() % p:
+        raise UsageError(f"all_to_all_single: input and output need the same number of elements, a multiple of "
+                         f"{p} (got {input.numel()} and {output.numel()}); uneven splits: use algorithm='builtin'")
+    if algorithm == "builtin":
+        return dist.all_to_all_single(output, input, group=group)
+    out = _flat(output)
+    _run("alltoall", algorithm, _flat(input), out, "sum", group, slice_bytes=slice_bytes)
+    _back(output, out)
+
+
+def all_to_all(output_tensor_list: list, input_tensor_list: list, group=None, algorithm: str = "auto",
+               async_op: bool = False, slice_bytes: int | None = None) -> None:
+    """dist.all_to_all (tensors of one size): output_tensor_list[i] becomes rank i's input_tensor_list[me]."""
+    _check("all_to_all", async_op, *output_tensor_list, *input_tensor_list)
+    p = _size(group)
+    if len(input_tensor_list) != p or len(output_tensor_list) != p:
+        raise UsageError(f"all_to_all: expected {p} input and {p} output tensors")
+    sizes = {t.numel() for t in [*input_tensor_list, *output_tensor_list]}
+    if algorithm == "builtin" or len(sizes) != 1:
+        if algorithm != "builtin":
+            raise UsageError("all_to_all: tensors of different sizes: use algorithm='builtin'")
+        return dist.all_to_all(output_tensor_list, input_tensor_list, group=group)
+    inp = torch.cat([t.reshape(-1) for t in input_tensor_list])
+    out = torch.empty_like(inp)
+    _run("alltoall", algorithm, inp, out, "sum", group, slice_bytes=slice_bytes)
+    n = out.numel() // p
+    for i, t in enumerate(output_tensor_list):
+        t.copy_(out[i * n:(i + 1) * n].view(t.shape))
+
+
+def _same_sizes(name: str, tensors: list, like: torch.Tensor, p: int) -> None:
+    if len(tensors) != p:
+        raise UsageError(f"{name}: expected a list of {p} tensors (one per rank of the group), got {len(tensors)}")
+    if any(t.numel() != like.numel() or t.dtype != like.dtype for t in tensors):
+        raise UsageError(f"{name}: every tensor of the list must have {like.numel()} elements of {like.dtype}")
+
+
+# --- a self-test on real ranks (tests/test_user_api.py) ------------------------------------------------------
+
+def selftest(plan) -> list:
+    """`plan`: [(members, cases)], members a list of world ranks in group-rank order (None: the world).
+    Each case (function, elements, dtype, op, algorithm, root as a group rank) runs on every member with
+    integer data in floating point (any summation order gives the same bits) and is compared with values
+    computed here in closed form; rank 0 returns [(members, case, mismatching elements over all ranks)]."""
+    from collperf.runtime import data
+    groups = [(None if members is None else dist.new_group(members), members, cases) for members, cases in plan]
+    out = []
+    for group, members, cases in groups:   # every rank creates every group, in the same order
+        for case in cases:
+            wrong = torch.zeros(1, dtype=torch.int64)
+            if members is None or dist.get_rank() in members:
+                wrong[0] = _one_case(case, group, data)
+            dist.all_reduce(wrong)
+            out.append((members, case, int(wrong.item())))
+    return out
+
+
+def _one_case(case, group, data) -> int:
+    fn, n, dtype_name, op, algorithm, root = case
+    dtype = data.get_dtype(dtype_name)
+    p, me = _size(group), dist.get_rank(group)
+    gl = (lambda r: dist.get_global_rank(group, r)) if group is not None else (lambda r: r)
+    idx = torch.arange(n)
+
+    def mine(r, kind="none", offset=0):      # group rank r's input block: values of (r, offset + i)
+        return data.values(r, idx + offset, kind).to(dtype)
+
+    def reduced(offset=0):
+        return data.reduced(p, idx + offset, op).to(dtype)
+
+    if fn == "all_reduce":
+        base = mine(me, op)
+        # an even count also goes through a non-contiguous view (a transposed 2 x n/2)
+        t = base.reshape(2, n // 2).t() if n and n % 2 == 0 else base
+        all_reduce(t, op=op, group=group, algorithm=algorithm)
+        return data.count_wrong(base, reduced(), op)
+    if fn == "broadcast":
+        t = mine(me) if me == root else torch.zeros(n, dtype=dtype)
+        broadcast(t, src=gl(root), group=group, algorithm=algorithm)
+        return data.count_wrong(t, mine(root))
+    if fn == "reduce":
+        t = mine(me, op)
+        reduce(t, dst=gl(root), op=op, group=group, algorithm=algorithm)
+        return data.count_wrong(t, reduced(), op) if me == root else 0
+    if fn == "all_gather":
+        outs = [torch.full((n,), -1, dtype=dtype) for _ in range(p)]
+        all_gather(outs, mine(me), group=group, algorithm=algorithm)
+        return sum(data.count_wrong(o, mine(r)) for r, o in enumerate(outs))
+    if fn == "all_gather_into_tensor":
+        o = torch.full((p * n,), -1, dtype=dtype)
+        all_gather_into_tensor(o, mine(me), group=group, algorithm=algorithm)
+        return sum(data.count_wrong(o[r * n:(r + 1) * n], mine(r)) for r in range(p))
+    if fn in ("reduce_scatter", "reduce_scatter_tensor"):
+        # rank r's whole input is values(r, 0 .. p n): block b of it is values(r, b n + i)
+        whole = data.values(me, torch.arange(p * n), op).to(dtype)
+        o = torch.full((n,), -1, dtype=dtype)
+        if fn == "reduce_scatter":
+            reduce_scatter(o, [whole[b * n:(b + 1) * n] for b in range(p)], op=op, group=group, algorithm=algorithm)
+        else:
+            reduce_scatter_tensor(o, whole, op=op, group=group, algorithm=algorithm)
+        return data.count_wrong(o, reduced(me * n), op)
+    if fn in ("all_to_all", "all_to_all_single"):
+        # block j of rank r's input: values(r, j n + i); rank j's output block r must hold it
+        whole = data.values(me, torch.arange(p * n), "none").to(dtype)
+        if fn == "all_to_all":
+            outs = [torch.full((n,), -1, dtype=dtype) for _ in range(p)]
+            all_to_all(outs, [whole[b * n:(b + 1) * n] for b in range(p)], group=group, algorithm=algorithm)
+            got = torch.cat(outs) if outs else torch.zeros(0, dtype=dtype)
+        else:
+            got = torch.full((p * n,), -1, dtype=dtype)
+            all_to_all_single(got, whole, group=group, algorithm=algorithm)
+        return sum(data.count_wrong(got[r * n:(r + 1) * n], mine(r, offset=me * n)) for r in range(p))
+    raise UsageError(f"unknown function {fn!r}")
