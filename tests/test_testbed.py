@@ -1,14 +1,7 @@
 """The emulated cluster: comes up shaped, carries traffic at its rate, leaves nothing behind."""
 
 import math
-import os
-import platform
-import shutil
-import signal
 import subprocess
-import sys
-import time
-from pathlib import Path
 
 import pytest
 
@@ -16,57 +9,18 @@ pytest.importorskip("torch", reason="the testbed runs ranks with torch")
 
 from collperf import testbed as T  # noqa: E402
 from collperf.errors import UsageError  # noqa: E402
-
-SKIPPED_BY_USER = os.environ.get("COLLPERF_SKIP_NETNS", "") not in ("", "0")
-SUPPORTED = platform.system() == "Linux" and os.geteuid() == 0 and shutil.which("ip") and shutil.which("tc")
-needs_root = pytest.mark.skipif(not SUPPORTED or SKIPPED_BY_USER,
-                                reason="COLLPERF_SKIP_NETNS is set" if SKIPPED_BY_USER else
-                                "the testbed needs Linux, root and iproute2 (ip, tc)")
-CLI = str(Path(sys.executable).parent / "collperf")
-
-
-# Two test runs (two `make test`, or a developer's run beside CI) must not share testbeds: each run names its
-# testbeds with a tag from its pid, and marks the ranks it starts (the environment is inherited through `ip netns
-# exec`) so that a leftover check counts this run's workers only.
-RUN_TAG = "".join("0123456789abcdefghijklmnopqrstuvwxyz"[os.getpid() // 36 ** i % 36] for i in range(4))
-os.environ["COLLPERF_TEST_RUN"] = RUN_TAG
-
-
-def bed_name(n: int) -> str:
-    """This run's testbed number n: a name of 6 characters (the testbed's limit)."""
-    return f"t{n}{RUN_TAG}"
-
-
-def _ours(pid: str) -> bool:
-    try:
-        return f"COLLPERF_TEST_RUN={RUN_TAG}".encode() in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-    except OSError:   # gone meanwhile, or not ours to read
-        return False
-
-
-def leftovers(name: str) -> dict:
-    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
-    procs = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True).stdout.splitlines()
-    workers = [p for p in procs if "collperf.runtime.worker" in p and _ours(p.split()[0])]
-    return {"namespaces": T.namespaces(name), "veths": [l for l in links.splitlines() if f"{T.PREFIX}{name}" in l],
-            "workers": workers}
-
-
-def nothing_left(name: str) -> bool:
-    left = leftovers(name)
-    return not left["namespaces"] and not left["veths"] and not left["workers"]
-
+from testbed_support import CLI, SUPPORTED, bed_name, kill_a_rank_mid_run, needs_root, nothing_left  # noqa: E402
 
 @needs_root
 def test_up_status_down_and_the_configured_rate():
     from collperf.calibrate import calibrate
-    bed = T.Testbed(2, "200mbit", 2, bed_name(1))
+    bed = T.Testbed(2, "200mbit", 2, bed_name("t1"))
     with bed:
-        status = {s["namespace"]: s for s in T.status(bed_name(1))}
+        status = {s["namespace"]: s for s in T.status(bed_name("t1"))}
         assert set(status) == {bed.switch, bed.host(0), bed.host(1)}
         assert status[bed.host(0)]["shaping"] == ["200Mbit"]
         profile = calibrate(testbed=bed, timeout_s=120)
-    assert nothing_left(bed_name(1))
+    assert nothing_left(bed_name("t1"))
     # shaping is a ceiling whatever the load: between hosts no faster than the rate (5 % for measurement
     # granularity); how close to it a run gets depends on the machine's load, so that is measured in
     # benchmarks/testbed_validation.py, not asserted here
@@ -76,47 +30,29 @@ def test_up_status_down_and_the_configured_rate():
 @needs_root
 def test_teardown_after_an_exception_and_down_cleans_crashes():
     with pytest.raises(RuntimeError, match="boom"):
-        with T.Testbed(2, "100mbit", 1, bed_name(2)):
+        with T.Testbed(2, "100mbit", 1, bed_name("t2")):
             raise RuntimeError("boom")
-    assert nothing_left(bed_name(2))
-    T.Testbed(2, "100mbit", 1, bed_name(3)).up()          # a crash that never tore down
-    assert T.namespaces(bed_name(3))
-    assert len(T.down(bed_name(3))) == 3 and nothing_left(bed_name(3))
+    assert nothing_left(bed_name("t2"))
+    T.Testbed(2, "100mbit", 1, bed_name("t3")).up()          # a crash that never tore down
+    assert T.namespaces(bed_name("t3"))
+    assert len(T.down(bed_name("t3"))) == 3 and nothing_left(bed_name("t3"))
 
 
 @needs_root
 def test_a_killed_rank_on_the_testbed_ends_the_run_and_leaves_nothing():
-    cmd = [CLI, "bench", "--testbed", "hosts=2,rate=100mbit,name=" + bed_name(4), "-A", "ring", "-b", "1M", "-e", "1M",
-           "-n", "100000", "-w", "0", "--timeout", "60"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 60
-        pids = []
-        while len(pids) < 2 and time.monotonic() < deadline:
-            time.sleep(0.5)
-            ns = T.namespaces(bed_name(4))
-            pids = [p for n in ns for p in subprocess.run(["ip", "netns", "pids", n], capture_output=True,
-                                                          text=True).stdout.split()]
-        assert len(pids) >= 2, "the ranks did not start"
-        time.sleep(3)
-        os.kill(int(pids[-1]), signal.SIGKILL)
-        _, err = proc.communicate(timeout=90)
-        assert proc.returncode != 0 and "died (SIGKILL)" in err, err
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert nothing_left(bed_name(4))
+    cmd = [CLI, "bench", "--testbed", "hosts=2,rate=100mbit,name=" + bed_name("t4"), "-A", "ring", "-b", "1M",
+           "-e", "1M", "-n", "100000", "-w", "0", "--timeout", "60"]
+    kill_a_rank_mid_run(cmd, bed_name("t4"), 2)
 
 
 @needs_root
 def test_bench_on_a_testbed_is_correct_and_torn_down():
-    out = subprocess.run([CLI, "bench", "--testbed", "hosts=2,rate=1gbit,ranks-per-host=2,name=" + bed_name(5), "-A",
+    out = subprocess.run([CLI, "bench", "--testbed", "hosts=2,rate=1gbit,ranks-per-host=2,name=" + bed_name("t5"), "-A",
                           "ring,rhd,builtin", "-b", "64K", "-e", "256K", "-n", "2", "-w", "1"],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.count("Out of bounds values : 0 OK") == 3 and "on testbed " + bed_name(5) in out.stdout
-    assert nothing_left(bed_name(5))
+    assert out.stdout.count("Out of bounds values : 0 OK") == 3 and "on testbed " + bed_name("t5") in out.stdout
+    assert nothing_left(bed_name("t5"))
 
 
 def test_specs_and_errors():
@@ -144,14 +80,14 @@ def test_validation_error_on_a_small_testbed():
     from collperf.model.network import Cluster, Link
     from collperf.model.network import Network
     from collperf.validate import summary, validate
-    with T.Testbed(2, "400mbit", 1, bed_name(6)) as bed:
+    with T.Testbed(2, "400mbit", 1, bed_name("t6")) as bed:
         prof = calibrate(testbed=bed, timeout_s=120)
         assert 0 < prof["inter"]["bandwidth_Bps"] <= 50e6 * 1.05
         cluster = Cluster(2, 1, Link(prof["intra"]["latency_s"], prof["intra"]["bandwidth_Bps"]),
                           Link(prof["inter"]["latency_s"], prof["inter"]["bandwidth_Bps"]), 1)
         grid = {"allreduce": ["ring", "rhd"], "allgather": ["ring"], "broadcast": ["binomial"], "alltoall": ["pairwise"]}
         rows = validate(Network.of(cluster), bed, None, ("1M", "4M"), grid=grid, iters=3, timeout_s=300)
-    assert nothing_left(bed_name(6))
+    assert nothing_left(bed_name("t6"))
     assert len(rows) == 10 and {(r.collective, r.size) for r in rows} >= {("allreduce", 1 << 20), ("alltoall", 4 << 20)}
     assert all(r.measured_s > 0 and r.predicted_s > 0 and math.isfinite(r.error) for r in rows)
     assert {s["algorithm"] for s in summary(rows)} == {"ring", "rhd", "binomial", "pairwise"}

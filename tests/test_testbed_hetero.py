@@ -1,14 +1,7 @@
 """A testbed that follows a topology: the plan (pure), packing on fixed routes, and, as root, a 3-host
 triangle missing one side whose far pair is forwarded through the third host."""
 
-import os
-import platform
-import shutil
-import signal
 import subprocess
-import sys
-import time
-from pathlib import Path
 
 import pytest
 
@@ -17,13 +10,8 @@ from collperf.errors import UsageError
 from collperf.model.packing import pack
 from collperf.model.routed_packing import pack_on_routes, ring_rate_Bps
 from collperf.topology_testbed import dgx1v_like, plan, with_routes
+from testbed_support import CLI, bed_name, kill_a_rank_mid_run, needs_root, nothing_left
 
-SKIPPED_BY_USER = os.environ.get("COLLPERF_SKIP_NETNS", "") not in ("", "0")
-SUPPORTED = platform.system() == "Linux" and os.geteuid() == 0 and shutil.which("ip") and shutil.which("tc")
-needs_root = pytest.mark.skipif(not SUPPORTED or SKIPPED_BY_USER,
-                                reason="COLLPERF_SKIP_NETNS is set" if SKIPPED_BY_USER else
-                                "the testbed needs Linux, root and iproute2 (ip, tc)")
-CLI = str(Path(sys.executable).parent / "collperf")
 MBIT = 1e6 / 8
 
 # hosts 1 and 2 have no link of their own: 0 forwards between them; the two links have unequal rates
@@ -101,18 +89,6 @@ def test_specs_and_errors():
 
 # --- as root: the triangle brought up -------------------------------------------------------------------
 
-def _leftovers(name: str) -> dict:
-    from collperf import testbed as T
-    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
-    procs = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
-    return {"namespaces": T.namespaces(name), "veths": [x for x in links.splitlines() if f"{T.PREFIX}{name}" in x],
-            "workers": [x for x in procs.splitlines() if "collperf.runtime.worker" in x and name in x]}
-
-
-def _nothing_left(name: str) -> bool:
-    return not any(_leftovers(name).values())
-
-
 def _forwarded(ns: str) -> int:
     """IP datagrams the namespace forwarded (Ip: ForwDatagrams of /proc/net/snmp)."""
     lines = subprocess.run(["ip", "netns", "exec", ns, "cat", "/proc/net/snmp"], capture_output=True,
@@ -134,7 +110,7 @@ def test_the_far_pair_is_forwarded_by_the_third_host(triangle_file):
     pytest.importorskip("torch")
     from collperf.hetero_runs import calibrate_links, _measure_pair
     from collperf.testbed_hetero import TopologyTestbed
-    with TopologyTestbed(triangle_file, name="th1") as bed:
+    with TopologyTestbed(triangle_file, name=bed_name("h1")) as bed:
         got = subprocess.run(["ip", "netns", "exec", bed.host(1), "ip", "route", "get", bed.address(2)],
                              capture_output=True, text=True).stdout
         assert f"via {bed.address(0)} dev l0" in got, got
@@ -143,7 +119,7 @@ def test_the_far_pair_is_forwarded_by_the_third_host(triangle_file):
         assert _forwarded(bed.host(0)) - before >= (1 << 20) // 65536      # at least that many datagrams
         assert _forwarded(bed.host(1)) == 0 and _forwarded(bed.host(2)) == 0
         links = calibrate_links(bed, 2 << 20)
-    assert _nothing_left("th1")
+    assert nothing_left(bed_name("h1"))
     # the shaping is a ceiling (5 % for timing granularity); how close to it a run gets is the machine's load
     assert {(m.a, m.b) for m in links} == {(0, 1), (0, 2)}
     assert all(0 < m.measured_Bps <= m.configured_Bps * 1.05 for m in links) and 0 < rate <= 100 * MBIT * 1.05
@@ -154,39 +130,23 @@ def test_packed_broadcast_over_the_forwarded_pair_is_correct(triangle_file):
     pytest.importorskip("torch")
     # group 1,0,2: local rank 0 is host 1, so the trees reach host 2 through host 0's forwarding
     out = subprocess.run([CLI, "bench", "--collective", "broadcast", "--testbed",
-                          f"topology={triangle_file},group=1+0+2,name=th2", "-A", "blink,chain,builtin",
+                          f"topology={triangle_file},group=1+0+2,name={bed_name('h2')}", "-A", "blink,chain,builtin",
                           "-b", "256K", "-e", "512K", "-n", "2", "-w", "1", "--segments", "4"],
                          capture_output=True, text=True, timeout=400)
     assert out.returncode == 0, out.stderr
     # one nccl-tests block per algorithm, each with its #wrong summed over sizes and placements
     assert out.stdout.count("Out of bounds values : 0 OK") == 3, out.stdout
     assert " blink " in out.stdout and "simulated (events) on the testbed's topology triangle" in out.stdout
-    assert _nothing_left("th2")
+    assert nothing_left(bed_name("h2"))
 
 
 @needs_root
 def test_a_killed_rank_leaves_no_namespace_link_or_worker(triangle_file):
     pytest.importorskip("torch")
-    from collperf import testbed as T
-    cmd = [CLI, "bench", "--collective", "broadcast", "--testbed", f"topology={triangle_file},name=th3", "-A", "chain",
-           "-b", "1M", "-e", "1M", "-n", "100000", "-w", "0", "--timeout", "60"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline, pids = time.monotonic() + 90, []
-        while len(pids) < 3 and time.monotonic() < deadline:
-            time.sleep(0.5)
-            pids = [p for n in T.namespaces("th3") for p in subprocess.run(["ip", "netns", "pids", n],
-                                                                           capture_output=True, text=True).stdout.split()]
-        assert len(pids) >= 3, "the ranks did not start"
-        time.sleep(3)
-        os.kill(int(pids[-1]), signal.SIGKILL)
-        _, err = proc.communicate(timeout=120)
-        assert proc.returncode != 0 and "died (SIGKILL)" in err, err
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert _nothing_left("th3")
+    name = bed_name("h3")
+    cmd = [CLI, "bench", "--collective", "broadcast", "--testbed", f"topology={triangle_file},name={name}", "-A",
+           "chain", "-b", "1M", "-e", "1M", "-n", "100000", "-w", "0", "--timeout", "60"]
+    kill_a_rank_mid_run(cmd, name, 3)
 
 
 @needs_root
@@ -195,11 +155,12 @@ def test_down_cleans_a_crashed_topology_testbed_and_validate_compares_with_the_s
     from collperf import api
     from collperf import testbed as T
     from collperf.testbed_hetero import TopologyTestbed
-    TopologyTestbed(triangle_file, name="th4").up()          # a crash that never tore down
-    subprocess.run(["ip", "link", "add", "cptbth4a9", "type", "veth", "peer", "name", "cptbth4b9"], check=True)
-    assert len(T.down("th4")) == 3 and _nothing_left("th4")
-    v = api.validate([f"topology={triangle_file},name=th5"], size="256K", iters=2)
-    assert _nothing_left("th5")
+    name = bed_name("h4")
+    TopologyTestbed(triangle_file, name=name).up()          # a crash that never tore down
+    subprocess.run(["ip", "link", "add", f"cptb{name}a9", "type", "veth", "peer", "name", f"cptb{name}b9"], check=True)
+    assert len(T.down(bed_name("h4"))) == 3 and nothing_left(bed_name("h4"))
+    v = api.validate([f"topology={triangle_file},name={bed_name('h5')}"], size="256K", iters=2)
+    assert nothing_left(bed_name("h5"))
     assert {(r.collective, r.algorithm) for r in v.rows} >= {("broadcast", "chain"), ("broadcast", "blink")}
     assert all(r.measured_s > 0 and r.events_s > 0 and r.rounds_s > 0 for r in v.rows)
     assert {s["regime"] for s in v.summary} == {"events mode", "rounds mode"}
