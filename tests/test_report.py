@@ -134,6 +134,15 @@ def test_several_logs_side_by_side_and_the_cli(tmp_path):
         api.report([str(H100)], tmp_path / "r.pdf")
 
 
+def test_the_readme_report_command_with_a_cluster(tmp_path):
+    """README: `collperf report LOG --cluster dgx-h100 -o h100.html`: the cluster is the system assumed."""
+    out = tmp_path / "h100.html"
+    res = CliRunner().invoke(app, ["report", str(H100), "--cluster", "dgx-h100", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    text, _ = page_text(out.read_text())
+    assert "dgx-h100" in text and "user override" in text
+
+
 def test_a_validate_json_report(tmp_path):
     doc = {"networks": ["1 nodes x 4 ranks (calibrated)"],
            "summary": [{"collective": "allreduce", "algorithm": "ring", "ranks": 4, "regime": "bandwidth", "rows": 2,

@@ -816,7 +816,9 @@ def report(inputs, output, command: str | None = None, peak=None, network: Netwo
     from collperf.diagnose import Diagnosis, diagnose
     output_path(output, "--output")
     items = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
-    spec = DiagnoseSpec(LogSpec(["-"], collective, ranks), peak, network or NetworkSpec())
+    # the network options read once as hardware: the spec is copied per log below (replace re-validates it)
+    hardware = HardwareSpec.from_network(network) if network is not None else None
+    spec = DiagnoseSpec(LogSpec(["-"], collective, ranks), peak, hardware=hardware)
     diagnoses, validations = [], []
     for item in items:
         if isinstance(item, Diagnosis) or pages.is_diagnosis(item):
