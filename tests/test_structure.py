@@ -53,12 +53,14 @@ def test_importing_collperf_loads_no_heavy_module():
 
 
 def test_predict_loads_neither_plotting_nor_graphs_nor_torch():
+    # pydantic too: typer 0.29 builds every parameter through it (+150 ms per command); pyproject keeps typer < 0.29
     code = ("import sys, io, contextlib; from collperf.cli import main; sys.argv = ['collperf', 'predict', "
             "'allreduce', '-p', '8', '--latency', '5us', '--bandwidth', '50GB/s', '-s', '1M']\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             "    try: main()\n"
             "    except SystemExit: pass\n"
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('matplotlib', 'scipy', 'networkx', 'torch')))")
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('matplotlib', 'scipy', 'networkx', 'torch', "
+            "'pydantic')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
