@@ -343,7 +343,7 @@ def best_segments(build, sizes, candidates=SEGMENT_CANDIDATES) -> dict:
 
 
 def _segments_note(name: str, chosen: dict) -> str:
-    """'blink segments per size (simulated fastest of 1..32): 1K 1, 32K 2, 1M 4'."""
+    """'blink segments per size (the simulator's fastest of 1,2,...; --segments N fixes them): 1 KiB 1, 1 MiB 4'."""
     from collperf.units import format_size
     per = ", ".join(f"{format_size(n)} {k}" for n, (k, _, _) in chosen.items())
     return (f"{name} segments per size (the simulator's fastest of {','.join(map(str, SEGMENT_CANDIDATES))}; "
@@ -378,7 +378,7 @@ def bench_schedules(spec) -> BenchPlacement:
             schedules = {(spec.pattern, n): c[1] for n, c in chosen.items()}
             notes.append(_segments_note(spec.pattern, chosen))
         return BenchPlacement(topo.name, gpus, len(gpus), schedules, roles, notes,
-                              {spec.pattern: {n: c[0] for n, c in chosen.items()}})
+                              {spec.pattern: {n: c[0] for n, c in chosen.items()}} if chosen else {})
     if ranks is None:
         raise UsageError("give the number of local ranks: --ranks 4 (or --gpus 0,1,4; or run under torchrun)")
     gpus = spec.gpus if spec.gpus is not None else list(range(ranks))
