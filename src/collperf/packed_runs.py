@@ -288,9 +288,12 @@ class BenchPlacement:
     schedules: dict
     roles: dict = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    # {algorithm or pattern: {size: segments}} where bench picked them (no --segments); empty when fixed
+    segments: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
-        return {"topology": self.topology, "gpus": self.gpus, "roles": self.roles, "notes": self.notes}
+        return {"topology": self.topology, "gpus": self.gpus, "roles": self.roles, "notes": self.notes,
+                "segments": {a: {str(n): k for n, k in per.items()} for a, per in self.segments.items()}}
 
 
 def _pattern_gpus(topo, spec, ranks: int | None) -> dict:
@@ -315,6 +318,38 @@ def _pattern_gpus(topo, spec, ranks: int | None) -> dict:
     return {"gpus": gpus, "center": spec.center, "successor": spec.successor, "source": spec.source}
 
 
+# segment counts bench tries per size when --segments is not given (powers of two around the default 16)
+SEGMENT_CANDIDATES = (1, 2, 4, 8, 16, 32)
+
+
+def best_segments(build, sizes, candidates=SEGMENT_CANDIDATES) -> dict:
+    """Per size (bytes): (segments, schedule, simulated time in s) of the candidate segment count whose
+    schedule the simulator (rounds mode, on the schedule's topology view) finds fastest at that size;
+    ties go to the fewer segments. build(k) -> (schedule, topology view) is called once per candidate.
+    Few segments pay fewer steps (latency terms), more pipeline the trees (bandwidth terms), as
+    `collperf predict` picks the segments of pipelined algorithms per size (model/costs.py)."""
+    from collperf.schedule.arrays import as_arrays
+    from collperf.simulate import simulate
+    built = []
+    for k in candidates:
+        sched, where = build(k)
+        built.append((k, sched, as_arrays(sched), where))
+    out = {}
+    for n in sizes:
+        times = [simulate(a, where, float(n), "rounds").time_s for _, _, a, where in built]
+        i = min(range(len(times)), key=lambda j: (times[j], j))
+        out[n] = (built[i][0], built[i][1], times[i])
+    return out
+
+
+def _segments_note(name: str, chosen: dict) -> str:
+    """'blink segments per size (the simulator's fastest of 1,2,...; --segments N fixes them): 1 KiB 1, 1 MiB 4'."""
+    from collperf.units import format_size
+    per = ", ".join(f"{format_size(n)} {k}" for n, (k, _, _) in chosen.items())
+    return (f"{name} segments per size (the simulator's fastest of {','.join(map(str, SEGMENT_CANDIDATES))}; "
+            f"--segments N fixes them): {per}")
+
+
 def bench_schedules(spec) -> BenchPlacement:
     """The schedules `collperf bench` runs for a spec.BenchSpec with -A blink / blink-hybrid or --pattern:
     the same builders as `collperf simulate` (blink_schedule, pattern_schedule). Checked here, before any
@@ -325,16 +360,25 @@ def bench_schedules(spec) -> BenchPlacement:
     topo = topologies.parse(spec.topology)
     sweep = spec.sweep
     ranks = spec.ranks if spec.ranks is not None else int(os.environ["WORLD_SIZE"]) if in_torchrun() else None
+    fixed = sweep.segments if sweep.segments > 1 else None     # --segments N; else the simulator's choice per size
     if spec.pattern is not None:
-        sched, _, roles = pattern_schedule(topo, spec.pattern, segments=sweep.segments if sweep.segments > 1 else 8,
-                                           **_pattern_gpus(topo, spec, ranks))
+        where_gpus = _pattern_gpus(topo, spec, ranks)
+        sched, _, roles = pattern_schedule(topo, spec.pattern, segments=fixed or 8, **where_gpus)
         gpus = list(sched.meta["ranks"])
         if ranks is not None and ranks != len(gpus):
             raise UsageError(f"--pattern {spec.pattern} on GPUs {','.join(map(str, gpus))} needs {len(gpus)} ranks, "
                              f"not --ranks {ranks}: give --ranks {len(gpus)} or other --gpus")
-        return BenchPlacement(topo.name, gpus, len(gpus), {(spec.pattern, n): sched for n in sweep.sizes()}, roles,
-                              [f"{spec.pattern}: local ranks 0..{len(gpus) - 1} stand for {topo.name} GPUs "
-                               f"{','.join(map(str, gpus))} ({_roles_text(roles)})"])
+        notes = [f"{spec.pattern}: local ranks 0..{len(gpus) - 1} stand for {topo.name} GPUs "
+                 f"{','.join(map(str, gpus))} ({_roles_text(roles)})"]
+        if fixed:
+            schedules, chosen = {(spec.pattern, n): sched for n in sweep.sizes()}, {}
+        else:
+            chosen = best_segments(lambda k: pattern_schedule(topo, spec.pattern, segments=k, **where_gpus)[:2],
+                                   sweep.sizes())
+            schedules = {(spec.pattern, n): c[1] for n, c in chosen.items()}
+            notes.append(_segments_note(spec.pattern, chosen))
+        return BenchPlacement(topo.name, gpus, len(gpus), schedules, roles, notes,
+                              {spec.pattern: {n: c[0] for n, c in chosen.items()}} if chosen else {})
     if ranks is None:
         raise UsageError("give the number of local ranks: --ranks 4 (or --gpus 0,1,4; or run under torchrun)")
     gpus = spec.gpus if spec.gpus is not None else list(range(ranks))
@@ -344,21 +388,42 @@ def bench_schedules(spec) -> BenchPlacement:
     if not 0 <= sweep.root < ranks:
         raise UsageError(f"--root {sweep.root} is not a rank of 0..{ranks - 1}")
     root = group[sweep.root] if sweep.collective in SINGLE_ROOT else None
-    k = sweep.segments if sweep.segments > 1 else SEGMENTS
-    schedules, notes = {}, []
+    schedules, notes, segments = {}, [], {}
     for algorithm in sweep.algorithms:
         if algorithm == "blink":
-            s, _, more = blink_schedule(topo, group, sweep.collective, root, k, resolution=BENCH_RESOLUTION)
-            schedules.update({(algorithm, n): s for n in sweep.sizes()})
-            notes += more
+            def build(k):
+                s, where, more = blink_schedule(topo, group, sweep.collective, root, k, resolution=BENCH_RESOLUTION)
+                return s, where
+            s, _, more = blink_schedule(topo, group, sweep.collective, root, fixed or SEGMENTS,
+                                        resolution=BENCH_RESOLUTION)
+            notes += [more[0].rsplit(";", 1)[0]] if not fixed else more
+            if fixed:
+                schedules.update({(algorithm, n): s for n in sweep.sizes()})
+            else:
+                chosen = best_segments(build, sweep.sizes())
+                schedules.update({(algorithm, n): c[1] for n, c in chosen.items()})
+                segments[algorithm] = {n: c[0] for n, c in chosen.items()}
+                notes.append(_segments_note(algorithm, chosen))
         elif algorithm == "blink-hybrid":
+            chosen = {}
             for n in sweep.sizes():
-                s, _, more = blink_schedule(topo, group, sweep.collective, root, k, hybrid_size=n,
-                                            t_dpa_s=spec.t_dpa_s, resolution=BENCH_RESOLUTION)
-                schedules[(algorithm, n)] = s
-            notes += more[:1]
+                def build(k, n=n):
+                    s, where, more = blink_schedule(topo, group, sweep.collective, root, k, hybrid_size=n,
+                                                    t_dpa_s=spec.t_dpa_s, resolution=BENCH_RESOLUTION)
+                    return s, where
+                if fixed:
+                    schedules[(algorithm, n)] = build(fixed)[0]
+                else:
+                    chosen.update(best_segments(build, [n]))
+                    schedules[(algorithm, n)] = chosen[n][1]
+            notes += blink_schedule(topo, group, sweep.collective, root, fixed or SEGMENTS,
+                                    hybrid_size=sweep.sizes()[-1], t_dpa_s=spec.t_dpa_s,
+                                    resolution=BENCH_RESOLUTION)[2][:1]
+            if chosen:
+                segments[algorithm] = {n: c[0] for n, c in chosen.items()}
+                notes.append(_segments_note(algorithm, chosen))
     notes.insert(0, f"ranks 0..{ranks - 1} stand for {topo.name} GPUs {','.join(map(str, group))}")
-    return BenchPlacement(topo.name, group, ranks, schedules, {}, notes)
+    return BenchPlacement(topo.name, group, ranks, schedules, {}, notes, segments)
 
 
 def _roles_text(roles: dict) -> str:

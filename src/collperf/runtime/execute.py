@@ -24,7 +24,7 @@ import torch
 import torch.distributed as dist
 
 from collperf.collectives import get_collective
-from collperf.schedule.ir import COPY, Schedule
+from collperf.schedule.ir import COPY, Schedule, Step, Transfer
 
 _REDUCE = {
     "sum": lambda acc, x: acc.add_(x),
@@ -174,7 +174,8 @@ def run_schedule(s: Schedule, inp: torch.Tensor, out: torch.Tensor, op: str = "s
     # directly and the next step's receives can be posted early (below); NCCL needs them batched
     gloo = dist.get_backend(group) == "gloo"
     early = None
-    for index, step in enumerate(s.steps):
+    steps = coalesced_steps(s)
+    for index, step in enumerate(steps):
         sends = {c for t in step.transfers if t.src == rank for c in t.chunks}
         # receives are posted before sends: with gloo, a rank that first sends to a peer which is
         # sending to it too makes the two transfers take turns instead of overlapping
@@ -199,8 +200,8 @@ def run_schedule(s: Schedule, inp: torch.Tensor, out: torch.Tensor, op: str = "s
         # whether the receive is there (a round trip per message): post the next step's receives now when
         # they all go to scratch (reductions) and so cannot touch what this step still sends or reduces
         early = None
-        if gloo and index + 1 < len(s.steps) and _all_reduce_receives(s.steps[index + 1], rank):
-            next_ops, next_pending = _receives(s.steps[index + 1], rank, layout, set(), inp, slice_elements, peer,
+        if gloo and index + 1 < len(steps) and _all_reduce_receives(steps[index + 1], rank):
+            next_ops, next_pending = _receives(steps[index + 1], rank, layout, set(), inp, slice_elements, peer,
                                                group, (index + 1) % 2)
             early = ([_Posted(w) for w in _issue(next_ops, gloo)], next_pending)
         sends_done = False
@@ -220,6 +221,37 @@ def run_schedule(s: Schedule, inp: torch.Tensor, out: torch.Tensor, op: str = "s
                                          slice_elements, reduce_fn)
         works.wait_all()
     layout.finish(out, op)
+
+
+def coalesce(step: Step) -> Step:
+    """The step with its transfers between the same two ranks and of the same kind (copy or reduce) made
+    one: their chunks, in the order of the transfers, travel as one message (packed into one buffer when
+    they are not contiguous, unpacked on receipt), where the schedule lists one transfer per tree. Blink's
+    packed trees share edges: 4 trees from one root send 2 to 4 transfers down the same edge in a step,
+    and each message costs gloo about PER_MESSAGE_S whatever its size. The merged transfer takes the
+    place of the first of its group; the step means the same (every transfer reads what its source held
+    when the step began, and reductions into a chunk commute)."""
+    groups: dict = {}
+    for t in step.transfers:
+        groups.setdefault((t.src, t.dst, t.op), []).append(t)
+    if len(groups) == len(step.transfers):
+        return step
+    return Step(tuple(ts[0] if len(ts) == 1 else
+                      Transfer(ts[0].src, ts[0].dst, tuple(c for t in ts for c in t.chunks), ts[0].op)
+                      for ts in groups.values()))
+
+
+_COALESCED: dict = {}
+
+
+def coalesced_steps(s: Schedule) -> tuple:
+    """coalesce() of every step of `s`, kept per schedule object (bench runs the same one many times)."""
+    kept = _COALESCED.get(id(s))
+    if kept is None or kept[0] is not s:
+        if len(_COALESCED) > 64:
+            _COALESCED.clear()
+        kept = _COALESCED[id(s)] = (s, tuple(coalesce(step) for step in s.steps))
+    return kept[1]
 
 
 class _Posted:
