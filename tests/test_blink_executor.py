@@ -54,6 +54,10 @@ def test_fixed_segments_are_kept_and_hybrid_and_patterns_choose_too():
     pl = bench_schedules(BenchSpec(SweepSpec("allreduce", "blink", "1K", "1M", 32, segments=8), 4))
     fixed, _, _ = blink_schedule(DGX1V, GROUP, "allreduce", 0, 8, resolution=BENCH_RESOLUTION)
     assert pl.segments == {} and all(s.steps == fixed.steps for s in pl.schedules.values())
+    # --segments 1 is a choice too, not "not given": one segment at every size, even where more would be faster
+    pl = bench_schedules(BenchSpec(SweepSpec("allreduce", "blink", "1K", "1G", 1024, segments=1), 4))
+    one, _, _ = blink_schedule(DGX1V, GROUP, "allreduce", 0, 1, resolution=BENCH_RESOLUTION)
+    assert pl.segments == {} and all(s.steps == one.steps for s in pl.schedules.values())
     pl = bench_schedules(BenchSpec(SweepSpec("broadcast", "blink-hybrid", "1K", "1M", 32), 4))
     assert set(pl.segments["blink-hybrid"]) == {1024, 32768, 1 << 20}
     pl = bench_schedules(BenchSpec(SweepSpec("broadcast", "builtin", "1K", "1M", 32), 4, pattern="chain-forward"))

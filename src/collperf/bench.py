@@ -155,7 +155,7 @@ def auto_plan(job_config: dict, world: int, network: Network | None, ranks_per_h
 def choices_for(job_config: dict, network: Network) -> list[dict]:
     """auto's choice per size of the sweep on `network` (model/select.py auto_choices), as JSON."""
     from collperf.model.select import auto_choices
-    fixed = job_config["segments"] if job_config["segments"] > 1 else None   # --segments N fixes them
+    fixed = job_config["segments"] if job_config["segments_given"] else None   # --segments N fixes them
     return [c.to_json() for c in auto_choices(job_config["collective"], network, job_config["sizes"], fixed)]
 
 

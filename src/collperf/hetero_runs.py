@@ -43,11 +43,11 @@ def packing(bed, collective: str, root: int = 0):
     return pack_on_routes(bed.topology, group, roots)
 
 
-def blink_schedule(bed, collective: str, root: int = 0, segments: int = 1):
-    """The packed schedule the ranks run (segments 1, the sweep's default, means SEGMENTS here)."""
+def blink_schedule(bed, collective: str, root: int = 0, segments: int | None = None):
+    """The packed schedule the ranks run (segments None, not given, means SEGMENTS here)."""
     from collperf.schedule import packed
     pk = packing(bed, collective, root)
-    k = segments if segments > 1 else SEGMENTS
+    k = segments or SEGMENTS
     if collective == "broadcast":
         return packed.broadcast(pk, k, max(RESOLUTION, len(pk.trees)))
     return packed.allgather(pk, k, max(32, max(len(pk.trees_of(r)) for r in pk.roots)))

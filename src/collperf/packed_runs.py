@@ -360,7 +360,7 @@ def bench_schedules(spec) -> BenchPlacement:
     topo = topologies.parse(spec.topology)
     sweep = spec.sweep
     ranks = spec.ranks if spec.ranks is not None else int(os.environ["WORLD_SIZE"]) if in_torchrun() else None
-    fixed = sweep.segments if sweep.segments > 1 else None     # --segments N; else the simulator's choice per size
+    fixed = sweep.segments     # --segments N; None: the simulator's choice per size
     if spec.pattern is not None:
         where_gpus = _pattern_gpus(topo, spec, ranks)
         sched, _, roles = pattern_schedule(topo, spec.pattern, segments=fixed or 8, **where_gpus)

@@ -191,7 +191,7 @@ class SweepSpec:
     root: int = 0
     check: int = 1
     average: int = 1
-    segments: int = 1
+    segments: int | None = None      # None: 1, or per size where bench chooses (-A auto, blink, patterns)
     slice_bytes: int = 1 << 20
     in_place: bool = True
     progress: bool = True
@@ -214,7 +214,8 @@ class SweepSpec:
         if self.min_bytes > self.max_bytes:
             raise UsageError(f"minBytes {self.min_bytes} > maxBytes {self.max_bytes}: -b must not exceed -e")
         for name, value, low in (("iters", self.iters, 1), ("warmup", self.warmup, 0), ("check", self.check, 0),
-                                 ("segments", self.segments, 1), ("slice bytes", self.slice_bytes, 0),
+                                 ("segments", 1 if self.segments is None else self.segments, 1),
+                                 ("slice bytes", self.slice_bytes, 0),
                                  ("root", self.root, 0)):
             _whole(name, value, low)
         if (self.factor > 1 or self.step_bytes <= 0) and self.factor < 2:
@@ -237,6 +238,7 @@ class SweepSpec:
 
     def to_job(self) -> dict:
         doc = asdict(self)
+        doc["segments_given"], doc["segments"] = self.segments is not None, self.segments or 1
         doc["sizes"] = self.sizes()
         doc["step"] = f"{self.factor}(factor)" if self.factor > 1 else f"{self.step_bytes}(bytes)"
         return doc

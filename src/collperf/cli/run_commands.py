@@ -30,7 +30,7 @@ def bench(collective: str = typer.Option("allreduce", "--collective", help="The 
           op: str = typer.Option("sum", "-o", "--op", help="sum prod min max avg."), root: int = typer.Option(0, "-r", "--root"),
           check: int = typer.Option(1, "-c", "--check", help="Correctness-check iterations per size (0: off)."),
           average: int = typer.Option(1, "-a", "--average", help="Combine ranks' times: 0 rank 0, 1 mean, 2 min, 3 max."),
-          segments: int = typer.Option(1, "--segments", help="Pipeline segments of chain/double-binary-tree."),
+          segments: Optional[int] = typer.Option(None, "--segments", help="Pipeline segments of chain/double-binary-tree."),
           slice_bytes: str = typer.Option("1M", "--slice-bytes", help="Messages are cut into slices of this size (0: per message, from the per-message cost)."),
           in_place: bool = flag(True, "--in-place/--no-in-place", help="Also time in-place."),
           timeout: float = Timeout,
