@@ -59,3 +59,20 @@ def test_bad_arguments_are_usage_errors():
     assert ops._op_name(torch.distributed.ReduceOp.MAX) == "max"
     with pytest.raises(UsageError, match="async_op"):
         ops._check("all_reduce", True, torch.zeros(1))
+
+
+def test_a_root_outside_the_group_is_a_usage_error(tmp_path):
+    import torch.distributed as dist
+    from collperf.runtime import ops
+    dist.init_process_group("gloo", store=dist.FileStore(str(tmp_path / "store"), 1), rank=0, world_size=1)
+    try:
+        with pytest.raises(UsageError, match="rank 3 is not in the world of 1 ranks"):
+            ops.broadcast(torch.zeros(4), src=3, algorithm="binomial")
+        solo = dist.new_group([0])
+        with pytest.raises(UsageError, match=r"rank 2 is not in the group \(global ranks \[0\]\)"):
+            ops.reduce(torch.zeros(4), dst=2, group=solo, algorithm="binomial")
+        t = torch.arange(4.0)
+        ops.broadcast(t, src=0, group=solo, algorithm="binomial")      # a member: runs (one rank: a no-op)
+        assert t.tolist() == [0.0, 1.0, 2.0, 3.0]
+    finally:
+        dist.destroy_process_group()

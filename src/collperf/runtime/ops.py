@@ -55,9 +55,18 @@ def _size(group) -> int:
 
 
 def _group_rank(group, global_rank: int) -> int:
+    """src/dst are global ranks, as in torch.distributed: their rank in `group`, or a UsageError."""
     if group is None or group is dist.group.WORLD:
+        if not 0 <= global_rank < dist.get_world_size():
+            raise UsageError(f"rank {global_rank} is not in the world of {dist.get_world_size()} ranks: give a "
+                             f"global rank 0..{dist.get_world_size() - 1}")
         return global_rank
-    return dist.get_group_rank(group, global_rank)
+    try:
+        return dist.get_group_rank(group, global_rank)
+    except (ValueError, RuntimeError):
+        members = [dist.get_global_rank(group, r) for r in range(_size(group))]
+        raise UsageError(f"rank {global_rank} is not in the group (global ranks {members}): src/dst are global "
+                         "ranks, as in torch.distributed") from None
 
 
 def set_network(network, group=None) -> None:
@@ -76,9 +85,11 @@ def set_network(network, group=None) -> None:
 
 
 def _pingpong(group, buf: torch.Tensor, iters: int) -> float | None:
-    """One-way time between group ranks 0 and 1 (median of round trips / 2), on group rank 0."""
-    me = dist.get_rank(group)
-    a, b = dist.get_global_rank(group, 0) if group else 0, dist.get_global_rank(group, 1) if group else 1
+    """One-way time between the group's first and last ranks (median of round trips / 2), on its first rank.
+    The last, not the second: under torchrun's placement (consecutive ranks per node) a group that spans nodes
+    then measures a link between nodes, its slowest, which the flat network of calibrate() then assumes."""
+    me, last = dist.get_rank(group), _size(group) - 1
+    a, b = (dist.get_global_rank(group, 0), dist.get_global_rank(group, last)) if group else (0, last)
     samples = []
     for _ in range(iters):
         if me == 0:
@@ -86,7 +97,7 @@ def _pingpong(group, buf: torch.Tensor, iters: int) -> float | None:
             dist.send(buf, b, group=group)
             dist.recv(buf, b, group=group)
             samples.append((time.perf_counter() - t0) / 2)
-        elif me == 1:
+        elif me == last:
             dist.recv(buf, a, group=group)
             dist.send(buf, a, group=group)
     samples.sort()
@@ -95,7 +106,7 @@ def _pingpong(group, buf: torch.Tensor, iters: int) -> float | None:
 
 def calibrate(group=None, device=None, big_bytes: int = 1 << 20):
     """A quick Link for the group (alpha from 8-byte, bandwidth from `big_bytes` ping-pongs between its
-    first two ranks, gamma from a local add), measured on group rank 0 and broadcast: every rank of the
+    first and last ranks, gamma from a local add), measured on group rank 0 and broadcast: every rank of the
     group must call it."""
     from collperf.model.network import Link, Network
     dev = device or torch.device("cpu")
