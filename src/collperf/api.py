@@ -79,7 +79,7 @@ def predict_topology(spec: TopologyPredictSpec) -> TopologyPrediction:
     from collperf import packed_runs
     from collperf import topology as topologies
     from collperf.model.network import Network
-    topo = topologies.parse(spec.topology)
+    topo = topologies.parse(spec.topology, spec.link)
     if spec.algorithm == "blink":
         rows = packed_runs.predict_blink(spec, topo)
         return TopologyPrediction(topo.name, rows[0].ranks if rows else packed_runs.group_of(topo, spec.ranks),
@@ -701,14 +701,19 @@ class ImportedRun:
 
 
 def export_msccl(collective: str, algorithm: str, ranks=None, output=None, proto: str = "Simple",
-                 topology: str | None = None, **schedule_options) -> str:
+                 topology: str | None = None, network: NetworkSpec | None = None, **schedule_options) -> str:
     """`collperf export msccl`: a verified schedule (arguments as `schedule`) as MSCCL algorithm XML.
-    Algorithm blink: Blink's packed trees on the group `ranks` ('0,1,4') of `topology` (as simulate -A blink)."""
+    Algorithm blink: Blink's packed trees on the group `ranks` ('0,1,4') of `topology` (as simulate -A blink;
+    `network`'s latency/bandwidth: the link of a switch:P, mesh:P or ring:P)."""
     from collperf.export import msccl
     output_path(output, "--output")
     name = None
+    network = network or NetworkSpec()
+    if algorithm != "blink" and network.given:
+        raise UsageError(f"--latency/--bandwidth give the link of -A blink's --topology (switch:P, ...); -A "
+                         f"{algorithm}'s schedule does not depend on a link: drop them")
     if algorithm == "blink":
-        s = _blink_schedule(collective, topology, ranks, **schedule_options)
+        s = _blink_schedule(collective, topology, ranks, network=network, **schedule_options)
         from collperf.collectives import get_collective
         group = ",".join(map(str, s.meta.get("ranks", range(s.ranks))))
         name = (f"collperf {s.collective} blink" + (f" root={s.root}" if get_collective(s.collective).rooted else "")
@@ -732,7 +737,7 @@ def export_msccl(collective: str, algorithm: str, ranks=None, output=None, proto
 
 
 def _blink_schedule(collective: str, topology: str | None, ranks, root: int | None = None, segments: int | None = None,
-                    **others):
+                    network: NetworkSpec | None = None, **others):
     """Blink's packed-tree schedule on a group of a topology, verified (simulate -A blink builds the same)."""
     from collperf.schedule.arrays import as_tuples
     from collperf.schedule.verify import verify
@@ -742,7 +747,11 @@ def _blink_schedule(collective: str, topology: str | None, ranks, root: int | No
     if given:
         raise UsageError(f"--{given[0]} is not an option of -A blink (it takes --topology, --ranks, --root, "
                          "--segments)")
-    spec = SimulateSpec(collective, "blink", topology, size="1M", ranks=ranks, root=root, segments=segments)
+    if network is not None:
+        from collperf.spec import topology_link
+        topology_link(network, topology)    # the link's options apply to switch:P, mesh:P, ring:P only
+    spec = SimulateSpec(collective, "blink", topology, size="1M", ranks=ranks, root=root, segments=segments,
+                        network=network or NetworkSpec())
     s = as_tuples(simulate(spec)[0].schedule)
     verify(s)
     return s
