@@ -222,14 +222,11 @@ class Simulation:
     notes: list = field(default_factory=list)
 
 
-def simulate(spec: SimulateSpec) -> list[Simulation]:
-    """`collperf simulate`: the schedule of an algorithm on a topology, simulated at each size.
-    Algorithm blink: packed trees on the group spec.ranks, simulated on the group's view of the topology."""
+def _topology(text: str, net: NetworkSpec):
+    """topology.parse with the network options: the link of mesh:P/switch:P/ring:P, the levels of cluster:NxG
+    (and the calibrated profile's cluster, or None)."""
     from collperf import topology as topologies
-    from collperf.collectives import get_collective
     from collperf.model.network import Link
-    from collperf.simulate import simulate as run
-    net = spec.network
     link = Link.parse(net.latency, net.bandwidth, net.reduce_bandwidth) \
         if net.latency is not None and net.bandwidth is not None else None
     base = None
@@ -239,7 +236,16 @@ def simulate(spec: SimulateSpec) -> list[Simulation]:
         link = link or base.intra
     elif net.two_level:
         base = NetworkSpec(**{**vars(net), "ranks": None, "nodes": 1}).resolve_cluster()
-    topo = topologies.parse(spec.topology, link, base)
+    return topologies.parse(text, link, base), base
+
+
+def simulate(spec: SimulateSpec) -> list[Simulation]:
+    """`collperf simulate`: the schedule of an algorithm on a topology, simulated at each size.
+    Algorithm blink: packed trees on the group spec.ranks, simulated on the group's view of the topology."""
+    from collperf.collectives import get_collective
+    from collperf.simulate import simulate as run
+    net = spec.network
+    topo, base = _topology(spec.topology, net)
     if spec.algorithm == "blink":
         from collperf.packed_runs import blink_schedules
         runs = blink_schedules(spec, topo)
@@ -782,11 +788,14 @@ def import_msccl(path, topology: str | None = None, size=None, mode: str = "roun
 
 def _simulate_imported(s, topology: str, size, mode: str, network: NetworkSpec) -> list[ImportedRun]:
     from collperf.collectives import get_collective
-    from collperf.model.algorithms import ALGORITHMS
+    from collperf.model.select import runnable_algorithms
     from collperf.simulate import simulate as run
+    from collperf.spec import check_mode
+    # what every algorithm shares, checked once: in the loop a UsageError means the topology cannot host one
+    sizes(size), check_mode(mode), _topology(topology, network)
+    reduce_Bps = units.parse_bandwidth(network.reduce_bandwidth)
     ours, where, first_error = {}, None, None
-    names = [a.name for a in ALGORITHMS if a.collective == s.collective and not a.unavailable(s.ranks)] + ["blink"]
-    for name in names:
+    for name in runnable_algorithms(s.collective, s.ranks) + ["blink"]:
         try:      # blink: packed trees on all the topology's GPUs, from the same root
             sims = simulate(SimulateSpec(s.collective, name, topology, size=size, mode=mode,
                                          root=s.root if get_collective(s.collective).rooted or name != "blink"
@@ -801,7 +810,6 @@ def _simulate_imported(s, topology: str, size, mode: str, network: NetworkSpec) 
     if where is None:
         raise UsageError(f"none of our {s.collective} algorithms runs on topology {topology} ({s.ranks} GPUs in the "
                          f"XML): {first_error}")
-    reduce_Bps = units.parse_bandwidth(network.reduce_bandwidth)
     factor = get_collective(s.collective).busbw_factor(s.ranks)
     out = []
     for i, sim in enumerate(where):

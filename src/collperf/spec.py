@@ -366,8 +366,7 @@ class SimulateSpec:
     def __post_init__(self):
         self.collective = get_collective(self.collective).name
         self.sizes_bytes = sizes(self.size)   # one size or a list ('1M,64M'): the schedule is built once
-        if self.mode not in ("rounds", "events"):
-            raise UsageError(f"mode {self.mode!r}: expected rounds or events")
+        check_mode(self.mode)
         if self.segments is not None:
             _whole("segments", self.segments, flag="--segments")
         if self.root is not None:
@@ -386,6 +385,12 @@ class SimulateSpec:
         if blink and self.root is not None and self.ranks is not None and self.root not in self.ranks:
             raise UsageError(f"--root {self.root} is not one of --ranks {','.join(map(str, self.ranks))}: "
                              "give a rank of the group")
+
+
+def check_mode(mode: str) -> None:
+    """The simulator's modes (simulate/): rounds, or events (congestion-aware)."""
+    if mode not in ("rounds", "events"):
+        raise UsageError(f"mode {mode!r}: expected rounds or events")
 
 
 def rank_list(value, flag: str = "--ranks") -> list[int] | None:
@@ -584,8 +589,7 @@ class PatternSpec:
         for name in ("center", "successor", "source"):
             if getattr(self, name) is not None:
                 _whole(name, getattr(self, name), 0, f"--{name}")
-        if self.mode not in ("rounds", "events"):
-            raise UsageError(f"mode {self.mode!r}: expected rounds or events")
+        check_mode(self.mode)
         _whole("segments", self.segments, flag="--segments")
         self.sizes_bytes = sizes(self.size)
         _refuse_unused_pattern_options(self)
