@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 from collperf import api
 from collperf.cli import app
 from collperf.errors import UsageError
-from collperf.spec import TopologyPredictSpec, TreesSpec
+from collperf.spec import NetworkSpec, predict_network, TopologyPredictSpec, TreesSpec
 
 G = 1e9
 
@@ -109,7 +109,15 @@ def test_single_hop_on_dgx2_is_two_one_hop_steps(ranks, p):
     (["broadcast", "-A", "blink", "--topology", "dgx1v", "--ranks", "0,1", "--root", "3"], r"--root 3 is not one of"),
     (["alltoall", "-A", "blink", "--topology", "dgx1v"], r"not alltoall"),
     (["allreduce", "--ranks", "0,1,2", "--latency", "1us", "--bandwidth", "1GB/s"], r"goes with --topology"),
-    (["allreduce", "-A", "blink", "--topology", "dgx1v", "--latency", "1us"], r"drop the network options"),
+    (["allreduce", "-A", "blink", "--topology", "dgx1v", "--latency", "1us"], r"needs both --latency and --bandwidth"),
+    (["allreduce", "-A", "blink", "--topology", "dgx1v", "--latency", "1us", "--bandwidth", "1GB/s"],
+     r"dgx1v has its own links: drop --latency"),
+    (["allreduce", "--topology", "switch:4", "--cluster", "dgx-h100"], r"gives the machine: drop --cluster"),
+    (["allreduce", "--topology", "dgx1v", "--nccl"], r"drop --topology or --nccl"),
+    (["allreduce", "--topology", "switch:4", "-A", "ring"], r"switch:4 needs a link: give --latency and --bandwidth"),
+    (["broadcast", "--t-dpa", "1ms", "--latency", "1us", "--bandwidth", "1GB/s", "-p", "4"], r"--t-dpa go with"),
+    (["broadcast", "--root", "1", "--transit", "any", "--latency", "1us", "--bandwidth", "1GB/s", "-p", "4"],
+     r"--root, --transit go with --topology"),
     (["broadcast", "--hybrid", "--latency", "1us", "--bandwidth", "1GB/s", "-p", "4"], r"--hybrid go with --topology"),
     (["broadcast", "-A", "blink", "--topology", "dgx1v", "--ranks", "3"], r"give at least 2 ranks"),
 ])
@@ -124,3 +132,33 @@ def test_predict_without_topology_still_takes_a_rank_count():
     assert doc["ranks"] == 4
     with pytest.raises(UsageError, match="negative"):
         TopologyPredictSpec("broadcast", "dgx1v", t_dpa=-1e-3, hybrid=True)
+
+
+def test_a_switch_topology_takes_its_link_from_latency_and_bandwidth():
+    # switch:4 on a 1 us, 10 GB/s link: every pair meets through the switch, so the closed forms apply with
+    # p = 4 on that link. Ring allreduce: 2(p-1) steps of alpha + (n/p)/B = 6 us + 1.5 n / 10 GB/s.
+    doc = run_json("predict", "allreduce", "--topology", "switch:4", "-A", "ring", "--latency", "1us",
+                   "--bandwidth", "10GB/s", "-s", "1GB")
+    assert doc["ranks"] == [0, 1, 2, 3] and doc["link"]["bandwidth_Bps"] == pytest.approx(10 * G)
+    (row,) = doc["sizes"]
+    (ring,) = [a for a in row["algorithms"] if a["name"] == "ring"]
+    assert ring["time_s"] == pytest.approx(6e-6 + 1.5 * 1e9 / (10 * G))
+    spec = TopologyPredictSpec("allreduce", "switch:4", "ring", "1GB",
+                               network=NetworkSpec(latency="1us", bandwidth="10GB/s"))
+    assert api.predict_topology(spec).to_json() == doc
+
+
+def test_predict_options_are_checked_by_the_spec_not_the_cli():
+    # --hybrid alone (-A all) is Blink's hybrid broadcast
+    assert TopologyPredictSpec("broadcast", "dgx1v", "all", hybrid=True).algorithm == "blink"
+    assert TopologyPredictSpec("allreduce", "dgx1v", "all").algorithm == "all"
+    # a zero switching time in any unit is the default, not a --t-dpa given without --topology
+    assert predict_network(NetworkSpec(), None, t_dpa="0ms") == NetworkSpec()
+    assert predict_network(NetworkSpec(), " 8 ").ranks == 8
+    with pytest.raises(UsageError, match="a group of GPUs such as 0,1,2 goes with --topology"):
+        predict_network(NetworkSpec(), "0,1,2")
+    with pytest.raises(UsageError, match="--hybrid go with --topology"):
+        predict_network(NetworkSpec(), hybrid=True)
+    doc = run_json("predict", "broadcast", "-A", "binomial", "-p", "4", "--latency", "1us", "--bandwidth", "1GB/s",
+                   "-s", "1M", "--t-dpa", "0ms")
+    assert doc["ranks"] == 4

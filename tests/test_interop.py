@@ -396,3 +396,53 @@ def test_a_file_with_nothing_readable_is_a_line_numbered_usage_error(name, line,
     assert corrupted != text
     with pytest.raises(UsageError, match=message):
         ingest.parse(corrupted, name)
+
+
+def test_import_names_a_bad_mode_size_or_link_not_the_topology(tmp_path):
+    # the options every algorithm shares are checked once: a bad one is not "no algorithm of ours runs here"
+    path = tmp_path / "ring4.xml"
+    api.export_msccl("allreduce", "ring", 4, path)
+    link = NetworkSpec(latency="1us", bandwidth="10GB/s")
+    for kwargs, message in [({"mode": "bogus"}, r"mode 'bogus': expected rounds or events"),
+                            ({"size": "12Q"}, r"cannot read size '12Q'"),
+                            ({"network": NetworkSpec(latency="5", bandwidth="10GB/s")}, r"cannot read time '5'")]:
+        with pytest.raises(UsageError, match=message) as caught:
+            api.import_msccl(path, "switch:4", **{"size": "1M", "network": link, **kwargs})
+        assert "none of our" not in str(caught.value)
+    with pytest.raises(UsageError, match="unknown topology 'bogus'"):
+        api.import_msccl(path, "bogus", network=link)
+    # every runnable flat algorithm of ours (select.runnable_algorithms) and blink run on switch:4's link
+    from collperf.model.select import runnable_algorithms
+    (run,) = api.import_msccl(path, "switch:4", "1M", network=link).simulations
+    assert set(run.ours) == set(runnable_algorithms("allreduce", 4)) | {"blink"}
+
+
+def test_cli_import_reports_a_bad_mode(tmp_path):
+    from typer.testing import CliRunner
+
+    from collperf.cli import app
+    path = tmp_path / "ring4.xml"
+    api.export_msccl("allreduce", "ring", 4, path)
+    res = CliRunner().invoke(app, ["import", "msccl", str(path), "--topology", "switch:4", "--latency", "1us",
+                                   "--bandwidth", "10GB/s", "--mode", "bogus"])
+    assert res.exit_code != 0 and "expected rounds or events" in str(res.exception)
+
+
+def test_blink_export_on_a_switch_takes_its_link():
+    link = NetworkSpec(latency="1us", bandwidth="10GB/s")
+    back = msccl_import.parse(api.export_msccl("allreduce", "blink", None, topology="switch:4", network=link))
+    verify(back)
+    sims = api.simulate(SimulateSpec("allreduce", "blink", "switch:4", size="1M", network=link))
+    assert back.ranks == 4 and _normal(back) == _normal(as_tuples(sims[0].schedule))
+    with pytest.raises(UsageError, match="switch:4 needs a link: give --latency and --bandwidth"):
+        api.export_msccl("allreduce", "blink", None, topology="switch:4")
+    with pytest.raises(UsageError, match="dgx1v has its own links"):
+        api.export_msccl("allreduce", "blink", "0,1,4", topology="dgx1v", network=link)
+    with pytest.raises(UsageError, match="-A ring's schedule does not depend on a link"):
+        api.export_msccl("allreduce", "ring", 4, network=link)
+    from typer.testing import CliRunner
+
+    from collperf.cli import app
+    res = CliRunner().invoke(app, ["export", "msccl", "--collective", "allreduce", "-A", "blink", "--topology",
+                                   "switch:4", "--latency", "1us", "--bandwidth", "10GB/s"])
+    assert res.exit_code == 0 and 'ngpus="4"' in res.output, res.output

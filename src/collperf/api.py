@@ -79,7 +79,7 @@ def predict_topology(spec: TopologyPredictSpec) -> TopologyPrediction:
     from collperf import packed_runs
     from collperf import topology as topologies
     from collperf.model.network import Network
-    topo = topologies.parse(spec.topology)
+    topo = topologies.parse(spec.topology, spec.link)
     if spec.algorithm == "blink":
         rows = packed_runs.predict_blink(spec, topo)
         return TopologyPrediction(topo.name, rows[0].ranks if rows else packed_runs.group_of(topo, spec.ranks),
@@ -222,14 +222,11 @@ class Simulation:
     notes: list = field(default_factory=list)
 
 
-def simulate(spec: SimulateSpec) -> list[Simulation]:
-    """`collperf simulate`: the schedule of an algorithm on a topology, simulated at each size.
-    Algorithm blink: packed trees on the group spec.ranks, simulated on the group's view of the topology."""
+def _topology(text: str, net: NetworkSpec):
+    """topology.parse with the network options: the link of mesh:P/switch:P/ring:P, the levels of cluster:NxG
+    (and the calibrated profile's cluster, or None)."""
     from collperf import topology as topologies
-    from collperf.collectives import get_collective
     from collperf.model.network import Link
-    from collperf.simulate import simulate as run
-    net = spec.network
     link = Link.parse(net.latency, net.bandwidth, net.reduce_bandwidth) \
         if net.latency is not None and net.bandwidth is not None else None
     base = None
@@ -239,7 +236,16 @@ def simulate(spec: SimulateSpec) -> list[Simulation]:
         link = link or base.intra
     elif net.two_level:
         base = NetworkSpec(**{**vars(net), "ranks": None, "nodes": 1}).resolve_cluster()
-    topo = topologies.parse(spec.topology, link, base)
+    return topologies.parse(text, link, base), base
+
+
+def simulate(spec: SimulateSpec) -> list[Simulation]:
+    """`collperf simulate`: the schedule of an algorithm on a topology, simulated at each size.
+    Algorithm blink: packed trees on the group spec.ranks, simulated on the group's view of the topology."""
+    from collperf.collectives import get_collective
+    from collperf.simulate import simulate as run
+    net = spec.network
+    topo, base = _topology(spec.topology, net)
     if spec.algorithm == "blink":
         from collperf.packed_runs import blink_schedules
         runs = blink_schedules(spec, topo)
@@ -701,14 +707,19 @@ class ImportedRun:
 
 
 def export_msccl(collective: str, algorithm: str, ranks=None, output=None, proto: str = "Simple",
-                 topology: str | None = None, **schedule_options) -> str:
+                 topology: str | None = None, network: NetworkSpec | None = None, **schedule_options) -> str:
     """`collperf export msccl`: a verified schedule (arguments as `schedule`) as MSCCL algorithm XML.
-    Algorithm blink: Blink's packed trees on the group `ranks` ('0,1,4') of `topology` (as simulate -A blink)."""
+    Algorithm blink: Blink's packed trees on the group `ranks` ('0,1,4') of `topology` (as simulate -A blink;
+    `network`'s latency/bandwidth: the link of a switch:P, mesh:P or ring:P)."""
     from collperf.export import msccl
     output_path(output, "--output")
     name = None
+    network = network or NetworkSpec()
+    if algorithm != "blink" and network.given:
+        raise UsageError(f"--latency/--bandwidth give the link of -A blink's --topology (switch:P, ...); -A "
+                         f"{algorithm}'s schedule does not depend on a link: drop them")
     if algorithm == "blink":
-        s = _blink_schedule(collective, topology, ranks, **schedule_options)
+        s = _blink_schedule(collective, topology, ranks, network=network, **schedule_options)
         from collperf.collectives import get_collective
         group = ",".join(map(str, s.meta.get("ranks", range(s.ranks))))
         name = (f"collperf {s.collective} blink" + (f" root={s.root}" if get_collective(s.collective).rooted else "")
@@ -732,7 +743,7 @@ def export_msccl(collective: str, algorithm: str, ranks=None, output=None, proto
 
 
 def _blink_schedule(collective: str, topology: str | None, ranks, root: int | None = None, segments: int | None = None,
-                    **others):
+                    network: NetworkSpec | None = None, **others):
     """Blink's packed-tree schedule on a group of a topology, verified (simulate -A blink builds the same)."""
     from collperf.schedule.arrays import as_tuples
     from collperf.schedule.verify import verify
@@ -742,7 +753,11 @@ def _blink_schedule(collective: str, topology: str | None, ranks, root: int | No
     if given:
         raise UsageError(f"--{given[0]} is not an option of -A blink (it takes --topology, --ranks, --root, "
                          "--segments)")
-    spec = SimulateSpec(collective, "blink", topology, size="1M", ranks=ranks, root=root, segments=segments)
+    if network is not None:
+        from collperf.spec import topology_link
+        topology_link(network, topology)    # the link's options apply to switch:P, mesh:P, ring:P only
+    spec = SimulateSpec(collective, "blink", topology, size="1M", ranks=ranks, root=root, segments=segments,
+                        network=network or NetworkSpec())
     s = as_tuples(simulate(spec)[0].schedule)
     verify(s)
     return s
@@ -773,11 +788,14 @@ def import_msccl(path, topology: str | None = None, size=None, mode: str = "roun
 
 def _simulate_imported(s, topology: str, size, mode: str, network: NetworkSpec) -> list[ImportedRun]:
     from collperf.collectives import get_collective
-    from collperf.model.algorithms import ALGORITHMS
+    from collperf.model.select import runnable_algorithms
     from collperf.simulate import simulate as run
+    from collperf.spec import check_mode
+    # what every algorithm shares, checked once: in the loop a UsageError means the topology cannot host one
+    sizes(size), check_mode(mode), _topology(topology, network)
+    reduce_Bps = units.parse_bandwidth(network.reduce_bandwidth)
     ours, where, first_error = {}, None, None
-    names = [a.name for a in ALGORITHMS if a.collective == s.collective and not a.unavailable(s.ranks)] + ["blink"]
-    for name in names:
+    for name in runnable_algorithms(s.collective, s.ranks) + ["blink"]:
         try:      # blink: packed trees on all the topology's GPUs, from the same root
             sims = simulate(SimulateSpec(s.collective, name, topology, size=size, mode=mode,
                                          root=s.root if get_collective(s.collective).rooted or name != "blink"
@@ -792,7 +810,6 @@ def _simulate_imported(s, topology: str, size, mode: str, network: NetworkSpec) 
     if where is None:
         raise UsageError(f"none of our {s.collective} algorithms runs on topology {topology} ({s.ranks} GPUs in the "
                          f"XML): {first_error}")
-    reduce_Bps = units.parse_bandwidth(network.reduce_bandwidth)
     factor = get_collective(s.collective).busbw_factor(s.ranks)
     out = []
     for i, sim in enumerate(where):

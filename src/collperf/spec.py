@@ -7,6 +7,7 @@ is the one way to get a `Network` (`NetworkSpec.resolve()`).
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field, fields, replace
 
 from collperf import units
@@ -367,8 +368,7 @@ class SimulateSpec:
     def __post_init__(self):
         self.collective = get_collective(self.collective).name
         self.sizes_bytes = sizes(self.size)   # one size or a list ('1M,64M'): the schedule is built once
-        if self.mode not in ("rounds", "events"):
-            raise UsageError(f"mode {self.mode!r}: expected rounds or events")
+        check_mode(self.mode)
         if self.segments is not None:
             _whole("segments", self.segments, flag="--segments")
         if self.root is not None:
@@ -387,6 +387,12 @@ class SimulateSpec:
         if blink and self.root is not None and self.ranks is not None and self.root not in self.ranks:
             raise UsageError(f"--root {self.root} is not one of --ranks {','.join(map(str, self.ranks))}: "
                              "give a rank of the group")
+
+
+def check_mode(mode: str) -> None:
+    """The simulator's modes (simulate/): rounds, or events (congestion-aware)."""
+    if mode not in ("rounds", "events"):
+        raise UsageError(f"mode {mode!r}: expected rounds or events")
 
 
 def rank_list(value, flag: str = "--ranks") -> list[int] | None:
@@ -471,12 +477,16 @@ class TopologyPredictSpec:
     hybrid: bool = False
     t_dpa: str | float = 0.0
     transit: str = "devices"
+    network: NetworkSpec = field(default_factory=NetworkSpec)   # latency/bandwidth: the link of switch:P, ...
 
     def __post_init__(self):
         self.collective = get_collective(self.collective).name
+        if self.hybrid and self.algorithm == "all":
+            self.algorithm = "blink"     # the hybrid split is Blink's: --hybrid alone means -A blink
         self.sizes_bytes = sizes(self.size)
         self.ranks = rank_list(self.ranks)
         self.t_dpa_s = units.parse_time(self.t_dpa)
+        self.link = topology_link(self.network, self.topology)
         if self.root is not None:
             _whole("root", self.root, 0, "--root")
         blink = self.algorithm == "blink"
@@ -494,6 +504,48 @@ class TopologyPredictSpec:
             raise UsageError(f"--root {self.root} is not one of --ranks {','.join(map(str, self.ranks))}: "
                              "give a rank of the group")
         check_transit(self.transit)
+
+
+# the topologies built on one given link (topology.parse): the only ones --latency/--bandwidth apply to
+_LINKED_TOPOLOGY = re.compile(r"^(mesh|switch|ring):\d+$")
+
+
+def topology_link(network: NetworkSpec, topology: str) -> Link | None:
+    """The link --latency/--bandwidth give a mesh:P, switch:P or ring:P (None when not given); the other
+    network options describe a machine, which --topology already gives: refused, not ignored."""
+    machine = [f"--{f.name.replace('_', '-')}" for f in fields(network)
+               if f.name not in ("ranks", "latency", "bandwidth", "reduce_bandwidth")
+               and getattr(network, f.name) != f.default]
+    if machine:
+        raise UsageError(f"--topology {topology} gives the machine: drop {', '.join(machine)} (only --latency and "
+                         "--bandwidth go with it, as the link of switch:P, mesh:P or ring:P)")
+    if network.latency is None and network.bandwidth is None:
+        return None
+    if network.latency is None or network.bandwidth is None:
+        raise UsageError(f"--topology {topology}: a link needs both --latency and --bandwidth (e.g. --latency 1us "
+                         "--bandwidth 10GB/s)")
+    if not _LINKED_TOPOLOGY.match(str(topology).strip()):
+        raise UsageError(f"--topology {topology} has its own links: drop --latency/--bandwidth (they give the link "
+                         "of switch:P, mesh:P or ring:P)")
+    return Link.parse(network.latency, network.bandwidth, network.reduce_bandwidth)
+
+
+def predict_network(network: NetworkSpec, ranks=None, root=None, hybrid: bool = False, t_dpa="0",
+                    transit: str = "devices") -> NetworkSpec:
+    """`collperf predict` without --topology: refuses the options that only place Blink's packed trees on a
+    topology, and takes --ranks as a rank count (a group such as 0,1,2 needs --topology)."""
+    given = [n for n, v in (("--root", root is not None), ("--hybrid", hybrid),
+                            ("--t-dpa", units.parse_time(t_dpa) != 0), ("--transit", transit != "devices")) if v]
+    if given:
+        raise UsageError(f"{', '.join(given)} go with --topology (Blink's packed trees): add --topology dgx1v")
+    if ranks is None:
+        return network
+    try:
+        count = int(str(ranks).strip())
+    except ValueError:
+        raise UsageError(f"--ranks {ranks}: a number of ranks; a group of GPUs such as 0,1,2 goes with "
+                         "--topology") from None
+    return replace(network, ranks=count)
 
 
 PATTERNS = ("chain-forward", "chain-reduce-forward", "chain-reduce-broadcast", "fan-in-forward",
@@ -539,8 +591,7 @@ class PatternSpec:
         for name in ("center", "successor", "source"):
             if getattr(self, name) is not None:
                 _whole(name, getattr(self, name), 0, f"--{name}")
-        if self.mode not in ("rounds", "events"):
-            raise UsageError(f"mode {self.mode!r}: expected rounds or events")
+        check_mode(self.mode)
         _whole("segments", self.segments, flag="--segments")
         self.sizes_bytes = sizes(self.size)
         _refuse_unused_pattern_options(self)

@@ -42,6 +42,7 @@ def export_nccl_tuner(logs: Optional[list[str]] = typer.Argument(None, help="One
 
 
 @export_app.command("msccl", cls=Command)
+@network_options(only=("latency", "bandwidth"))
 def export_msccl(collective: str = typer.Option(..., "--collective", help="The collective."),
                  algorithm: str = typer.Option(..., "--algorithm", "-A", help="The algorithm (collperf algorithms), "
                                                                               "or blink (packed trees on --topology)."),
@@ -54,11 +55,13 @@ def export_msccl(collective: str = typer.Option(..., "--collective", help="The c
                  nodes: Optional[int] = typer.Option(None, "--nodes", help="Nodes (hierarchical)."),
                  ranks_per_node: Optional[int] = typer.Option(None, "--ranks-per-node", help="Ranks per node."),
                  topology: Optional[str] = typer.Option(None, "--topology", "-t", help="-A blink: dgx1v, dgx2, "
-                                                                                       "cluster:NxG or a file."),
+                                                                                       "switch:P, cluster:NxG or a file."),
                  proto: str = typer.Option("Simple", "--proto", help="MSCCL protocol: Simple, LL or LL128."),
-                 output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the XML here.")):
-    """A verified schedule as an MSCCL algorithm XML (ours, or Blink's packed trees on a topology's group)."""
-    text = api.export_msccl(collective, algorithm, ranks, output, proto, topology=topology, root=root,
+                 output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the XML here."),
+                 network: NetworkSpec = None):
+    """A verified schedule as an MSCCL algorithm XML (ours, or Blink's packed trees on a topology's group;
+    switch:P, mesh:P, ring:P take their link from --latency and --bandwidth)."""
+    text = api.export_msccl(collective, algorithm, ranks, output, proto, topology=topology, network=network, root=root,
                             segments=segments, nodes=nodes, ranks_per_node=ranks_per_node)
     if output is None:
         out.print(text, end="", markup=False, highlight=False, soft_wrap=True)

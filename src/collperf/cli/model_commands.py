@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Optional
 
 import typer
@@ -13,7 +12,8 @@ from collperf.cli.options import (command, Collective, flag, Hybrid, InterAlg, I
                                   one_or_many, TDpa, Transit)
 from collperf.cli.render import out, print_json
 from collperf.errors import UsageError
-from collperf.spec import output_path, HardwareSpec, NetworkSpec, PatternSpec, SimulateSpec, TopologyPredictSpec
+from collperf.spec import (output_path, predict_network, HardwareSpec, NetworkSpec, PatternSpec, SimulateSpec,
+                           TopologyPredictSpec)
 
 
 _TOPOLOGY = "Topology (--topology)"
@@ -42,22 +42,13 @@ def predict(collective: str = Collective,
     """Predict the time of COLLECTIVE for every algorithm, with its terms, bandwidths and lower bound.
     With --topology: Blink's packed trees (-A blink, --hybrid) or the closed forms on a switch's link."""
     if topology is not None:
-        if network.given or nccl:
-            raise UsageError("--topology gives the machine: drop the network options (--latency, --cluster, ...) "
-                             "and --nccl")
-        alg = "blink" if hybrid and algorithm == "all" else algorithm    # the hybrid split is Blink's
-        result = api.predict_topology(TopologyPredictSpec(collective, topology, alg, size, ranks, root, hybrid, t_dpa,
-                                                          transit))
+        if nccl:
+            raise UsageError("--nccl prices NCCL on a catalogue system (--cluster): drop --topology or --nccl")
+        result = api.predict_topology(TopologyPredictSpec(collective, topology, algorithm, size, ranks, root, hybrid,
+                                                          t_dpa, transit, network))
         print_json(result.to_json()) if as_json else render_blink.print_topology_prediction(result)
         return
-    given = [n for n, v in (("--root", root), ("--hybrid", hybrid or None), ("--t-dpa", None if t_dpa == "0" else t_dpa),
-                            ("--transit", None if transit == "devices" else transit)) if v is not None]
-    if given:
-        raise UsageError(f"{', '.join(given)} go with --topology (Blink's packed trees): add --topology dgx1v")
-    if ranks is not None:
-        if not ranks.strip().isdigit():
-            raise UsageError(f"--ranks {ranks}: a number of ranks; a group of GPUs such as 0,1,2 goes with --topology")
-        network = replace(network, ranks=int(ranks))
+    network = predict_network(network, ranks, root, hybrid, t_dpa, transit)
     if nccl:
         if network.cluster is None and network.profile is None:
             raise UsageError("predict --nccl needs a system: --cluster dgx-a100|dgx-h100|dgx-b200|dgx-1v|dgx-2|"
