@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import subprocess
 import sys
-import time
 import types
 
 BEFORE = "bfa2fc3"      # runtime/execute.py before the coalesced messages
@@ -45,6 +43,7 @@ def job(collective: str, sizes: list, iters: int, schedules: list, variants_run:
     from collperf.collectives import get_collective
     from collperf.runtime import data
     from collperf.runtime.execute import run_schedule
+    from _interleaved import time_interleaved
     before = _before_module()
     p, rank = dist.get_world_size(), dist.get_rank()
     coll = get_collective(collective)
@@ -59,24 +58,11 @@ def job(collective: str, sizes: list, iters: int, schedules: list, variants_run:
             s = variants[v]
             runner = before.run_schedule if v in ("old", "segments") else run_schedule
             calls[v] = (lambda s=s, runner=runner: runner(s, inp, out, "sum", in_elems, 1 << 20))
-        samples = {k: [] for k in calls}
-        wrong = {}
-        for k, call in calls.items():
-            out.zero_()
-            call()
-            wrong[k] = data.check_output(out, coll, rank, p, in_elems, "sum", root)
-        for _ in range(iters):
-            for k, call in calls.items():
-                dist.barrier()
-                t0 = time.perf_counter()
-                call()
-                samples[k].append(time.perf_counter() - t0)
+        timed = time_interleaved(calls, out, lambda o: data.check_output(o, coll, rank, p, in_elems, "sum", root),
+                                 iters)
         row = {"size": size}
-        for k in calls:
-            t = torch.tensor([statistics.median(samples[k]), wrong[k]], dtype=torch.float64)
-            dist.all_reduce(t)
-            row[k] = t[0].item() / p
-            row[k + "_wrong"] = int(t[1].item())
+        for k, (t_s, wrong) in timed.items():
+            row[k], row[k + "_wrong"] = t_s, wrong
         rows.append(row)
     return rows
 
@@ -90,8 +76,7 @@ def _messages(s, coalesced: bool) -> float:
 
 def main() -> None:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from collperf import topology as T
-    from collperf.packed_runs import BENCH_RESOLUTION, SINGLE_ROOT, bench_schedules, blink_schedule
+    from collperf.packed_runs import bench_schedules
     from collperf.runtime.launch import Job, run_local
     from collperf.schedule.build import build
     from collperf.spec import BenchSpec, SweepSpec
@@ -107,21 +92,19 @@ def main() -> None:
     sizes = [parse_size(x) for x in args.sizes.split(",")]
     p = args.ranks
 
-    def placed(n: int, segments: int):
-        """bench's placement of -A blink at size n: segments 16 fixed, or 1 (not given: bench picks)."""
+    def placed(n: int, segments: int | None):
+        """bench's placement of -A blink at size n: segments fixed, or None (not given: bench picks)."""
         return bench_schedules(BenchSpec(SweepSpec(args.collective, "blink", n, n, 2, segments=segments), p))
     reference = "ring" if args.collective not in ("broadcast", "reduce") else "binomial"
     ring = build(args.collective, reference, p)
     schedules, picked = [], []
     for n in sizes:
         old = placed(n, 16).schedules[("blink", n)]
-        pl = placed(n, 1)
+        pl = placed(n, None)
         new = pl.schedules[("blink", n)]
         schedules.append({"old": old, "coalesce": old, "segments": new, "new": new, "ring": ring})
         if args.fixed:
-            schedules[-1][run[-1]] = placed(n, args.fixed).schedules[("blink", n)] if args.fixed > 1 else \
-                blink_schedule(T.parse("dgx1v"), list(range(p)), args.collective,
-                               0 if args.collective in SINGLE_ROOT else None, 1, resolution=BENCH_RESOLUTION)[0]
+            schedules[-1][run[-1]] = placed(n, args.fixed).schedules[("blink", n)]
         picked.append(pl.segments["blink"][n])
     print(f"{os.cpu_count()} cores shared with other jobs (load {os.getloadavg()[0]:.1f}); {args.collective} on {p} "
           f"local gloo ranks (dgx1v GPUs 0..{p - 1}); p50 of {args.iters} interleaved iterations (mean over ranks)")

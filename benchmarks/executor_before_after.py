@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import subprocess
 import sys
-import time
 import types
 
 BEFORE = "45bf380"
@@ -35,6 +33,7 @@ def job(collective: str, algorithm: str, sizes: list, iters: int):
     from collperf.runtime import data
     from collperf.runtime.execute import run_schedule
     from collperf.schedule.build import build
+    from _interleaved import time_interleaved
     before = _before_module()
     p, rank = dist.get_world_size(), dist.get_rank()
     coll = get_collective(collective)
@@ -46,24 +45,10 @@ def job(collective: str, algorithm: str, sizes: list, iters: int):
         data.fill_input(inp, coll, rank, "sum")
         calls = {"before": lambda: before.run_schedule(s, inp, out, "sum", in_elems, 1 << 20),
                  "after": lambda: run_schedule(s, inp, out, "sum", in_elems, 0)}
-        samples = {k: [] for k in calls}
-        wrong = {}
-        for k, call in calls.items():
-            out.zero_()
-            call()
-            wrong[k] = data.check_output(out, coll, rank, p, in_elems, "sum")
-        for _ in range(iters):
-            for k, call in calls.items():
-                dist.barrier()
-                t0 = time.perf_counter()
-                call()
-                samples[k].append(time.perf_counter() - t0)
+        timed = time_interleaved(calls, out, lambda o: data.check_output(o, coll, rank, p, in_elems, "sum"), iters)
         row = {"size": size}
-        for k in calls:
-            t = torch.tensor([statistics.median(samples[k]), wrong[k]], dtype=torch.float64)
-            dist.all_reduce(t)
-            row[k] = coll.bandwidths_GBps(size, p, t[0].item() / p)[1]
-            row[k + "_wrong"] = int(t[1].item())
+        for k, (t_s, wrong) in timed.items():
+            row[k], row[k + "_wrong"] = coll.bandwidths_GBps(size, p, t_s)[1], wrong
         rows.append(row)
     return rows
 
