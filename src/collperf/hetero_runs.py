@@ -13,9 +13,10 @@ import math
 from dataclasses import dataclass
 
 from collperf.errors import RunError, UsageError
+from collperf.packed_runs import SEGMENTS      # packed trees: segments pipelined down each tree
 
-SEGMENTS = 16          # packed trees: segments pipelined down each tree (packed_runs.SEGMENTS)
-RESOLUTION = 128       # chunks per segment shared by the trees (a tree's share rounded to 1/128)
+# chunks per segment shared by the trees (a tree's share rounded to 1/RESOLUTION), at least one per tree
+RESOLUTION = {"broadcast": 128, "allgather": 32}
 # packed trees on fixed routes are built for broadcast and allgather (every rank roots its block's trees); the
 # reduce direction (reducescatter, allreduce) is not built on routes yet
 BLINK_COLLECTIVES = ("broadcast", "allgather")
@@ -31,9 +32,8 @@ def _one_rank_per_host(bed, what: str) -> None:
                          f"{bed.ranks_per_host}")
 
 
-def packing(bed, collective: str, root: int = 0):
-    """pack_on_routes on the bed's topology for its group: one root for broadcast, every rank for allgather."""
-    from collperf.model.routed_packing import pack_on_routes
+def _blink_roots(bed, collective: str, root: int) -> list:
+    """The topology ranks that root the packed trees (one for broadcast, every rank for allgather), checked."""
     if collective not in BLINK_COLLECTIVES:
         raise UsageError(f"-A blink on a topology testbed builds {' and '.join(BLINK_COLLECTIVES)} on the testbed's "
                          f"routes; not {collective}")
@@ -42,18 +42,24 @@ def packing(bed, collective: str, root: int = 0):
     if collective == "broadcast" and not (isinstance(root, int) and 0 <= root < len(group)):
         raise UsageError(f"--root {root}: the testbed's group has {len(group)} ranks (0..{len(group) - 1}): "
                          f"give --root between 0 and {len(group) - 1}")
-    roots = [group[root]] if collective == "broadcast" else group
-    return pack_on_routes(bed.topology, group, roots)
+    return [group[root]] if collective == "broadcast" else group
+
+
+def packing(bed, collective: str, root: int = 0):
+    """pack_on_routes on the bed's topology for its group: one root for broadcast, every rank for allgather."""
+    from collperf.model.routed_packing import pack_on_routes
+    return pack_on_routes(bed.topology, bed.group, _blink_roots(bed, collective, root))
 
 
 def blink_schedule(bed, collective: str, root: int = 0, segments: int = 1):
-    """The packed schedule the ranks run (segments 1, the sweep's default, means SEGMENTS here)."""
-    from collperf.schedule import packed
-    pk = packing(bed, collective, root)
-    k = segments if segments > 1 else SEGMENTS
-    if collective == "broadcast":
-        return packed.broadcast(pk, k, max(RESOLUTION, len(pk.trees)))
-    return packed.allgather(pk, k, max(32, max(len(pk.trees_of(r)) for r in pk.roots)))
+    """The packed schedule the ranks run (segments 1, the sweep's default, means SEGMENTS here): packed_runs'
+    builder with the trees packed on the testbed's routes."""
+    from collperf.model.routed_packing import pack_on_routes
+    from collperf.packed_runs import blink_schedule as build
+    roots = _blink_roots(bed, collective, root)
+    s, _, _ = build(bed.topology, bed.group, collective, roots[0] if collective == "broadcast" else None,
+                    segments if segments > 1 else SEGMENTS, resolution=RESOLUTION[collective], packing=pack_on_routes)
+    return s
 
 
 def schedules(bed, sweep) -> dict:
