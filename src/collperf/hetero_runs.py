@@ -172,7 +172,8 @@ c.sendall(bytes(int(sys.argv[2]))); c.recv(1)
 
 def _last_line(text: str | None) -> str:
     lines = (text or "").strip().splitlines()
-    return lines[-1] if lines else "no output"
+    line = lines[-1] if lines else "no output"
+    return line + (": give a longer --timeout" if "timed out" in line else "")
 
 
 def _measure_pair(bed, a, b, size_bytes: int, timeout_s: float) -> tuple[float, float]:
