@@ -181,3 +181,116 @@ def test_the_simulator_prices_the_testbed_routes():
     blink = hetero_runs.blink_schedule(bed, "broadcast", 0, 16)
     floor = n / (140 * MBIT)                # the packing's rate is the most any schedule of its trees gets
     assert floor * (1 - 1e-3) <= hetero_runs.simulated_s(bed, blink, n, "events") <= 1.25 * floor
+
+
+# --- review fixes: auto rows, --root, calibration failures, the shared summary (no root) -----------------
+
+def _bed_014():
+    from collperf.testbed_hetero import TopologyTestbed
+    return TopologyTestbed("dgx1v-like", [0, 1, 4], name="ab")      # not brought up: the plan is enough
+
+
+def test_auto_rows_are_simulated_as_the_algorithm_and_segments_auto_ran():
+    """The chain 0 -> 1 -> 4 in rounds mode by hand (test above): k segments take n/k x (1/12.5e6 + k/5e6); an
+    auto row that ran the chain with 16 segments is that, one with no segments of its own takes the sweep's (1)."""
+    pytest.importorskip("torch")
+    from types import SimpleNamespace
+    from collperf import hetero_runs
+    n = 16 << 20
+    results = SimpleNamespace(collective="broadcast", config={"root": 0, "segments": 1}, model=None)
+    rows = [{"algorithm": "auto", "size": n, "auto": {"algorithm": "chain", "segments": 16}},
+            {"algorithm": "auto", "size": n, "auto": {"algorithm": "chain", "segments": None}},
+            {"algorithm": "auto", "size": n, "auto": {"algorithm": "builtin"}},
+            {"algorithm": "chain", "size": n}, {"algorithm": "builtin", "size": n}]
+    hetero_runs.predict_rows(results, _bed_014(), rows, mode="rounds")
+    assert rows[0]["predicted_us"] * 1e-6 == pytest.approx(n / 16 * (1 / 12.5e6 + 16 / 5e6))
+    assert rows[1]["predicted_us"] * 1e-6 == pytest.approx(n * (1 / 12.5e6 + 1 / 5e6))
+    assert rows[3]["predicted_us"] == pytest.approx(rows[1]["predicted_us"])
+    assert rows[2]["predicted_us"] is None and rows[4]["predicted_us"] is None
+    assert "dgx1v-like" in results.model
+
+
+def test_a_root_outside_the_group_is_a_usage_error_before_the_testbed_comes_up():
+    pytest.importorskip("torch")
+    from collperf import hetero_runs
+    from collperf.spec import BenchSpec, SweepSpec
+    bed = _bed_014()
+    with pytest.raises(UsageError, match=r"--root 3.*3 ranks.*between 0 and 2"):
+        hetero_runs.packing(bed, "broadcast", 3)
+    with pytest.raises(UsageError, match=r"--root 3.*3 ranks.*between 0 and 2"):
+        BenchSpec(SweepSpec("broadcast", ["chain", "blink"], root=3), testbed=bed)
+    assert BenchSpec(SweepSpec("broadcast", ["chain", "blink"], root=2), testbed=bed).ranks == 3
+    assert list(hetero_runs.packing(bed, "broadcast", 2).roots) == [2]     # local ranks (host 4)
+
+
+class _FakeBed:
+    """Both ends of a calibration on this machine's loopback (no namespaces, no root)."""
+
+    def address(self, h):
+        return "127.0.0.1"
+
+    def host(self, h):
+        return f"ns{h}"
+
+
+@pytest.fixture
+def no_netns(monkeypatch):
+    """Runs `ip netns exec NS cmd...` as cmd...; replace[which] (which: 'server' or 'client') swaps that end's
+    program for another program (its argv before the real one's arguments)."""
+    from collperf import hetero_runs
+    real, replace = subprocess.Popen, {}
+
+    def popen(args, *a, **kw):
+        if list(args[:3]) == ["ip", "netns", "exec"]:
+            args = list(args[4:])
+            which = "server" if args[2] == hetero_runs._SERVER else "client" if args[2] == hetero_runs._CLIENT else None
+            if which in replace:      # the stand-in gets the same arguments (address, size, timeout, port)
+                args = replace[which] + args[3:]
+        return real(args, *a, **kw)
+    monkeypatch.setattr(subprocess, "Popen", popen)
+    return replace
+
+
+def test_calibration_failures_are_run_errors_naming_the_link(no_netns):
+    import sys
+    from collperf import hetero_runs
+    from collperf.errors import RunError
+    bed = _FakeBed()
+    # a receiver that never says ready: the wait for it is bounded by the timeout
+    no_netns["server"] = [sys.executable, "-c", "import time; time.sleep(30)"]
+    with pytest.raises(RunError, match=r"link \(0, 1\).*receiver on 1 did not start"):
+        hetero_runs._measure_pair(bed, 0, 1, 1 << 20, 1.0)
+    # a sender that hangs: subprocess.run's TimeoutExpired becomes a RunError
+    del no_netns["server"]
+    no_netns["client"] = [sys.executable, "-c", "import time; time.sleep(30)"]
+    with pytest.raises(RunError, match=r"link \(0, 1\).*sender on 0 ran past the timeout"):
+        hetero_runs._measure_pair(bed, 0, 1, 1 << 20, 1.0)
+    # a sender that answers the ping-pong then closes: the receiver's first read is empty (skip was undefined)
+    no_netns["client"] = [sys.executable, "-c", "import socket, sys\n"
+                          "c = socket.create_connection(('127.0.0.1', int(sys.argv[4])), timeout=10)\n"
+                          "for _ in range(20): c.sendall(b'p'); c.recv(1)\n"
+                          "print(1e-6); c.close()"]
+    with pytest.raises(RunError, match=r"link \(0, 1\).*receiver on 1 failed: received 0 of 1048576 bytes"):
+        hetero_runs._measure_pair(bed, 0, 1, 1 << 20, 10.0)
+
+
+def test_calibration_on_loopback_measures_a_rate_and_a_latency(no_netns):
+    from collperf import hetero_runs
+    rate_Bps, latency_s = hetero_runs._measure_pair(_FakeBed(), 0, 1, 64 << 20, 30.0)
+    assert rate_Bps > 0 and latency_s > 0
+
+
+def test_the_topology_summary_is_validate_summary_s_median():
+    """Errors 0.1 and 0.3 (events), -0.2 and 0.4 (rounds): medians 0.2 and 0.3 (np.median; the upper median
+    was 0.3 and 0.4), the same numbers validate.summary gives for rows with those errors."""
+    from collperf import hetero_runs, validate
+    rows = [hetero_runs.TopologyValidationRow("broadcast", "chain", 3, 1 << 20, 1.0, 0.8, 1.1),
+            hetero_runs.TopologyValidationRow("broadcast", "chain", 3, 4 << 20, 1.0, 1.4, 1.3)]
+    events, rounds = hetero_runs.summary(rows)
+    assert events["regime"] == "events mode" and rounds["regime"] == "rounds mode"
+    assert events["median_abs_error"] == pytest.approx(0.2) and events["worst_abs_error"] == pytest.approx(0.3)
+    assert (events["worst_size"], events["worst_signed_error"]) == (4 << 20, pytest.approx(0.3))
+    assert rounds["median_abs_error"] == pytest.approx(0.3) and rounds["worst_signed_error"] == pytest.approx(0.4)
+    same = [validate.ValidationRow("broadcast", "chain", 3, r.size, r.measured_s, r.events_s, "events mode") for r in rows]
+    (v,) = validate.summary(same)
+    assert {k: v[k] for k in events} == pytest.approx(events)

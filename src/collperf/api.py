@@ -374,7 +374,7 @@ def calibrate(ranks: int | None = None, bed=None, timeout_s: float = 300.0, outp
     from collperf.hetero_runs import calibrate_links, is_topology_bed
     with testbed_up(bed) as up:
         if is_topology_bed(up):      # a topology testbed: each link measured end to end
-            profile = {"testbed": up.describe(), "links": [vars(m) for m in calibrate_links(up)]}
+            profile = {"testbed": up.describe(), "links": [vars(m) for m in calibrate_links(up, timeout_s=timeout_s)]}
         else:
             profile = measure(ranks, up, timeout_s)
     if output is not None:

@@ -12,10 +12,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from collperf.errors import UsageError
+from collperf.errors import RunError, UsageError
+from collperf.packed_runs import SEGMENTS      # packed trees: segments pipelined down each tree
 
-SEGMENTS = 16          # packed trees: segments pipelined down each tree (packed_runs.SEGMENTS)
-RESOLUTION = 128       # chunks per segment shared by the trees (a tree's share rounded to 1/128)
+# chunks per segment shared by the trees (a tree's share rounded to 1/RESOLUTION), at least one per tree
+RESOLUTION = {"broadcast": 128, "allgather": 32}
 # packed trees on fixed routes are built for broadcast and allgather (every rank roots its block's trees); the
 # reduce direction (reducescatter, allreduce) is not built on routes yet
 BLINK_COLLECTIVES = ("broadcast", "allgather")
@@ -31,26 +32,34 @@ def _one_rank_per_host(bed, what: str) -> None:
                          f"{bed.ranks_per_host}")
 
 
-def packing(bed, collective: str, root: int = 0):
-    """pack_on_routes on the bed's topology for its group: one root for broadcast, every rank for allgather."""
-    from collperf.model.routed_packing import pack_on_routes
+def _blink_roots(bed, collective: str, root: int) -> list:
+    """The topology ranks that root the packed trees (one for broadcast, every rank for allgather), checked."""
     if collective not in BLINK_COLLECTIVES:
         raise UsageError(f"-A blink on a topology testbed builds {' and '.join(BLINK_COLLECTIVES)} on the testbed's "
                          f"routes; not {collective}")
     _one_rank_per_host(bed, "-A blink")
     group = bed.group
-    roots = [group[root]] if collective == "broadcast" else group
-    return pack_on_routes(bed.topology, group, roots)
+    if collective == "broadcast" and not (isinstance(root, int) and 0 <= root < len(group)):
+        raise UsageError(f"--root {root}: the testbed's group has {len(group)} ranks (0..{len(group) - 1}): "
+                         f"give --root between 0 and {len(group) - 1}")
+    return [group[root]] if collective == "broadcast" else group
+
+
+def packing(bed, collective: str, root: int = 0):
+    """pack_on_routes on the bed's topology for its group: one root for broadcast, every rank for allgather."""
+    from collperf.model.routed_packing import pack_on_routes
+    return pack_on_routes(bed.topology, bed.group, _blink_roots(bed, collective, root))
 
 
 def blink_schedule(bed, collective: str, root: int = 0, segments: int | None = None):
-    """The packed schedule the ranks run (segments None, not given, means SEGMENTS here)."""
-    from collperf.schedule import packed
-    pk = packing(bed, collective, root)
-    k = segments or SEGMENTS
-    if collective == "broadcast":
-        return packed.broadcast(pk, k, max(RESOLUTION, len(pk.trees)))
-    return packed.allgather(pk, k, max(32, max(len(pk.trees_of(r)) for r in pk.roots)))
+    """The packed schedule the ranks run (segments None, not given, means SEGMENTS here): packed_runs'
+    builder with the trees packed on the testbed's routes."""
+    from collperf.model.routed_packing import pack_on_routes
+    from collperf.packed_runs import blink_schedule as build
+    roots = _blink_roots(bed, collective, root)
+    s, _, _ = build(bed.topology, bed.group, collective, roots[0] if collective == "broadcast" else None,
+                    segments or SEGMENTS, resolution=RESOLUTION[collective], packing=pack_on_routes)
+    return s
 
 
 def schedules(bed, sweep) -> dict:
@@ -86,13 +95,16 @@ def predict_rows(results, bed, rows, prebuilt=None, mode: str = "events") -> Non
     cfg = results.config
     cache: dict = {}
     for r in rows:
-        if r["algorithm"] == "builtin":
+        algorithm, segments = r["algorithm"], cfg["segments"]
+        if algorithm == "auto":     # what auto ran at this size, with its segments (as runtime/measure._Runner)
+            algorithm, segments = r["auto"]["algorithm"], r["auto"].get("segments") or segments
+        if algorithm == "builtin":
             r["predicted_us"] = None
             continue
-        key = (r["algorithm"], r["size"])
+        key = (algorithm, segments, r["size"])
         if key not in cache:
-            s = schedule_of(bed, results.collective, r["algorithm"], cfg["root"], cfg["segments"],
-                            (prebuilt or {}).get(key))
+            pre = (prebuilt or {}).get((algorithm, r["size"])) if segments == cfg["segments"] else None
+            s = schedule_of(bed, results.collective, algorithm, cfg["root"], segments, pre)
             cache[key] = simulated_s(bed, s, r["size"], mode)
         r["predicted_us"] = cache[key] * 1e6
     results.model = f"simulated ({mode}) on the testbed's topology {bed.topology.name}, its link rates and routes"
@@ -113,7 +125,8 @@ def calibrate_links(bed, size_bytes: int = 4 << 20, timeout_s: float = 120.0) ->
     """Measure every link of an up topology testbed, one after another: a TCP stream of size_bytes from one
     end to the other (the receiver times it from its first read, not counting what that read found
     already queued: a reader descheduled on a busy machine would otherwise see a burst) and a small ping-pong, with plain sockets
-    in the two namespaces (no torch: each end is a short Python program)."""
+    in the two namespaces (no torch: each end is a short Python program). timeout_s bounds each link's
+    measurement; a link that fails or runs past it raises RunError naming the link."""
     out = []
     for link in bed.plan.links:
         rate, lat = _measure_pair(bed, link.a, link.b, size_bytes, timeout_s)
@@ -121,27 +134,34 @@ def calibrate_links(bed, size_bytes: int = 4 << 20, timeout_s: float = 120.0) ->
     return out
 
 
+# both ends give up on their own after the measurement's timeout (argv[3]): a peer that never comes leaves no
+# process behind even if the parent is gone
 _SERVER = r"""
 import socket, sys, time
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind((sys.argv[1], 5099)); s.listen(1); print("ready", flush=True)
-c, _ = s.accept(); c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+timeout = float(sys.argv[3])
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.settimeout(timeout)
+s.bind((sys.argv[1], 0)); s.listen(1); print("ready", s.getsockname()[1], flush=True)
+c, _ = s.accept(); c.settimeout(timeout); c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 for _ in range(20):
     c.recv(1); c.sendall(b"x")
-n, first, total = int(sys.argv[2]), None, 0
+n, first, skip, total = int(sys.argv[2]), None, 0, 0
 while total < n:
     b = c.recv(1 << 20)
     if not b: break
     total += len(b)
     if first is None:      # bytes queued before this reader ran are not timed
         first, skip = time.perf_counter(), total
-print((total - skip) / (time.perf_counter() - first), flush=True)
+if first is None or total < n:
+    sys.exit(f"received {total} of {n} bytes")
+elapsed = time.perf_counter() - first
+print((total - skip) / elapsed if elapsed > 0 and total > skip else "nan", flush=True)
 c.sendall(b"d")
 """
 
 _CLIENT = r"""
 import socket, sys, time, statistics
-c = socket.create_connection((sys.argv[1], 5099), timeout=60); c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+c = socket.create_connection((sys.argv[1], int(sys.argv[4])), timeout=float(sys.argv[3]))
+c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 rt = []
 for _ in range(20):
     t = time.perf_counter(); c.sendall(b"p"); c.recv(1); rt.append(time.perf_counter() - t)
@@ -150,25 +170,75 @@ c.sendall(bytes(int(sys.argv[2]))); c.recv(1)
 """
 
 
+def _last_line(text: str | None) -> str:
+    lines = (text or "").strip().splitlines()
+    line = lines[-1] if lines else "no output"
+    return line + (": give a longer --timeout" if "timed out" in line else "")
+
+
 def _measure_pair(bed, a, b, size_bytes: int, timeout_s: float) -> tuple[float, float]:
+    """(a -> b bulk rate in B/s, one-way latency in s); RunError naming the link on any failure, and no wait
+    longer than timeout_s in all (the receiver's start, the sender, the receiver's result)."""
     import subprocess
     import sys
+    import time
+    link = f"calibrate: link ({a}, {b})"
+    deadline = time.monotonic() + timeout_s
+
+    def left() -> float:
+        return max(0.1, deadline - time.monotonic())
+
     addr = bed.address(b)
-    server = subprocess.Popen(["ip", "netns", "exec", bed.host(b), sys.executable, "-c", _SERVER, addr,
-                               str(size_bytes)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    args = [addr, str(size_bytes), repr(float(timeout_s))]
+    server = subprocess.Popen(["ip", "netns", "exec", bed.host(b), sys.executable, "-c", _SERVER, *args],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        if server.stdout.readline().strip() != "ready":
-            raise UsageError(f"calibrate: the receiver on {b} did not start: {server.stderr.read().strip()}")
-        client = subprocess.run(["ip", "netns", "exec", bed.host(a), sys.executable, "-c", _CLIENT, addr,
-                                 str(size_bytes)], capture_output=True, text=True, timeout=timeout_s)
+        # the receiver binds a free port (two calibrations, or a test on loopback, never collide) and names it
+        ready = _ready(server, left()).split()
+        if len(ready) != 2 or ready[0] != "ready":
+            server.kill()
+            raise RunError(f"{link}: the receiver on {b} did not start within {timeout_s:g} s: "
+                           f"{_last_line(server.communicate(timeout=5)[1])}")
+        try:
+            client = subprocess.run(["ip", "netns", "exec", bed.host(a), sys.executable, "-c", _CLIENT, *args,
+                                     ready[1]],
+                                    capture_output=True, text=True, timeout=left())
+        except subprocess.TimeoutExpired:
+            raise RunError(f"{link}: the sender on {a} ran past the timeout of {timeout_s:g} s: give a longer "
+                           "--timeout") from None
         if client.returncode != 0:
-            raise UsageError(f"calibrate: link {a} - {b}: {client.stderr.strip().splitlines()[-1:]}")
-        rate = float(server.communicate(timeout=timeout_s)[0].strip().splitlines()[-1])
-        return rate, float(client.stdout.strip())
+            raise RunError(f"{link}: the sender on {a} failed: {_last_line(client.stderr)}")
+        try:
+            stdout, stderr = server.communicate(timeout=left())
+        except subprocess.TimeoutExpired:
+            raise RunError(f"{link}: the receiver on {b} ran past the timeout of {timeout_s:g} s: give a longer "
+                           "--timeout") from None
+        if server.returncode != 0:
+            raise RunError(f"{link}: the receiver on {b} failed: {_last_line(stderr)}")
+        try:
+            rate, latency = float(_last_line(stdout)), float(client.stdout.strip())
+        except ValueError:
+            raise RunError(f"{link}: unreadable measurement (receiver {_last_line(stdout)!r}, sender "
+                           f"{_last_line(client.stdout)!r})") from None
+        if not math.isfinite(rate):
+            raise RunError(f"{link}: all {size_bytes} bytes were queued before the receiver's first read, so "
+                           "nothing was timed: calibrate with a larger size")
+        return rate, latency
     finally:
         if server.poll() is None:
             server.kill()
             server.wait()
+
+
+def _ready(process, timeout_s: float) -> str:
+    """The process's first line of output, or '' if none comes within timeout_s (readline alone would wait
+    forever on a receiver stuck before it prints)."""
+    import selectors
+    with selectors.DefaultSelector() as sel:
+        sel.register(process.stdout, selectors.EVENT_READ)
+        if not sel.select(timeout_s):
+            return ""
+    return process.stdout.readline().strip()
 
 
 # --- validation: measured vs simulated on the same topology ----------------------------------------
@@ -226,20 +296,17 @@ def validate(bed, sizes=("1M", "4M"), grid=None, iters: int = 3, segments: int =
 
 
 def summary(rows: list[TopologyValidationRow]) -> list[dict]:
-    """Per (collective, algorithm) and simulator mode: median and worst |error| (validate.summary's keys;
-    `regime` names the mode)."""
+    """Per (collective, algorithm) and simulator mode: median and worst |error| (validate.summary's keys and
+    its computation, validate.error_stats; `regime` names the mode)."""
+    from collperf.validate import error_stats
     groups: dict = {}
     for r in rows:
         groups.setdefault((r.collective, r.algorithm), []).append(r)
     out = []
     for (collective, algorithm), members in sorted(groups.items()):
-        for mode, error in (("events", lambda m: m.error), ("rounds", lambda m: m.rounds_error)):
-            errors = [abs(error(m)) for m in members]
-            worst = members[max(range(len(members)), key=lambda i: errors[i])]
+        for mode, errors in (("events", [m.error for m in members]), ("rounds", [m.rounds_error for m in members])):
             out.append({"collective": collective, "algorithm": algorithm, "ranks": members[0].ranks,
-                        "regime": f"{mode} mode", "rows": len(members),
-                        "median_abs_error": sorted(errors)[len(errors) // 2], "worst_abs_error": max(errors),
-                        "worst_size": worst.size, "worst_signed_error": error(worst)})
+                        "regime": f"{mode} mode", **error_stats(members, errors)})
     return out
 
 

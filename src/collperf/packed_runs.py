@@ -151,11 +151,13 @@ def blink_schedules(spec, topo) -> list[tuple]:
 
 def blink_schedule(topo, group: list[int], coll: str, root=None, segments: int | None = None,
                    transit: str = "devices", hybrid_size: float | None = None, t_dpa_s: float = 0.0,
-                   resolution: int | None = None) -> tuple:
+                   resolution: int | None = None, packing=None) -> tuple:
     """(schedule in tuple form on the group's local ranks, the group's topology view, notes): Blink's
     packed trees for `coll` on the topology ranks `group` from `root` (a topology rank; default the
     group's first). hybrid_size: the NVLink + PCIe broadcast of that many bytes, split by equation 8.
     resolution: chunks per segment shared by the trees (default RESOLUTION[coll]).
+    packing: packing(topo, group, roots, direction=...) -> Packing, the trees' packer (default model.packing.pack
+    with `transit`; a topology testbed passes routed_packing.pack_on_routes); not for the hybrid split.
     What `collperf simulate -A blink` simulates and `collperf bench -A blink` runs."""
     from collperf.model import blink
     from collperf.model.packing import pack
@@ -176,12 +178,15 @@ def blink_schedule(topo, group: list[int], coll: str, root=None, segments: int |
         if t_dpa_s:
             notes.append("the simulation does not pay T_dpa (the PCIe trees start at once)")
         return s, h.nvlink.topology, notes
+    if packing is None:
+        def packing(t, g, roots, direction="down"):
+            return pack(t, g, roots, transit=transit, direction=direction)
     if coll in SINGLE_ROOT:
-        pk = pack(topo, group, [_root(group, root)], transit=transit)
+        pk = packing(topo, group, [_root(group, root)])
     else:
         if root is not None:
             raise UsageError(f"--root: every rank is a root of {coll}; drop --root")
-        pk = pack(topo, group, group, transit=transit, direction="down" if coll == "allgather" else "up")
+        pk = packing(topo, group, group, direction="down" if coll == "allgather" else "up")
     res = max(resolution or RESOLUTION[coll], max(len(pk.trees_of(r)) for r in pk.roots))
     build = {"broadcast": packed.broadcast, "reduce": packed.reduce, "allreduce": packed.allreduce,
              "allgather": packed.allgather, "reducescatter": packed.reducescatter}[coll]

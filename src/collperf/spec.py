@@ -286,6 +286,10 @@ class BenchSpec:
             if self.ranks is not None and self.ranks != self.testbed.ranks:
                 raise UsageError(f"--ranks {self.ranks} but the testbed has {self.testbed.ranks} ranks: drop --ranks")
             self.ranks = self.testbed.ranks
+            # before the testbed comes up (a topology testbed builds -A blink from the root then)
+            if get_collective(self.sweep.collective).rooted and not 0 <= self.sweep.root < self.ranks:
+                raise UsageError(f"--root {self.sweep.root}: the testbed has {self.ranks} ranks: give --root "
+                                 f"between 0 and {self.ranks - 1}")
         if self.ranks is not None:
             _whole("ranks", self.ranks, flag="--ranks")
         if not (isinstance(self.timeout_s, (int, float)) and self.timeout_s > 0):

@@ -87,6 +87,17 @@ def validate(network: Network, testbed=None, ranks: int | None = None, sizes=("6
     return rows
 
 
+def error_stats(members, signed_errors) -> dict:
+    """rows, median and worst |error| of `members` (rows with a size) whose signed relative errors are
+    `signed_errors`, with the worst row's size and signed error: the numbers of a validation summary line
+    (shared with hetero_runs.summary, so that the two agree)."""
+    signed = np.asarray(signed_errors, dtype=float)
+    errors = np.abs(signed)
+    worst = int(np.argmax(errors))
+    return {"rows": len(members), "median_abs_error": float(np.median(errors)), "worst_abs_error": float(errors[worst]),
+            "worst_size": members[worst].size, "worst_signed_error": float(signed[worst])}
+
+
 def summary(rows: list[ValidationRow]) -> list[dict]:
     """Median and worst |error| per (collective, algorithm, ranks, regime), worst case named."""
     groups: dict = {}
@@ -94,10 +105,6 @@ def summary(rows: list[ValidationRow]) -> list[dict]:
         groups.setdefault((r.collective, r.algorithm, r.ranks, r.regime), []).append(r)
     out = []
     for (collective, algorithm, ranks, regime), members in sorted(groups.items()):
-        errors = np.abs([m.error for m in members])
-        worst = members[int(np.argmax(errors))]
         out.append({"collective": collective, "algorithm": algorithm, "ranks": ranks, "regime": regime,
-                    "rows": len(members),
-                    "median_abs_error": float(np.median(errors)), "worst_abs_error": float(errors.max()),
-                    "worst_size": worst.size, "worst_signed_error": worst.error})
+                    **error_stats(members, [m.error for m in members])})
     return out
