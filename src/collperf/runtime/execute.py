@@ -24,7 +24,7 @@ import torch
 import torch.distributed as dist
 
 from collperf.collectives import get_collective
-from collperf.schedule.ir import COPY, Schedule, Step, Transfer
+from collperf.schedule.ir import COPY, Schedule, coalesce
 
 _REDUCE = {
     "sum": lambda acc, x: acc.add_(x),
@@ -221,24 +221,6 @@ def run_schedule(s: Schedule, inp: torch.Tensor, out: torch.Tensor, op: str = "s
                                          slice_elements, reduce_fn)
         works.wait_all()
     layout.finish(out, op)
-
-
-def coalesce(step: Step) -> Step:
-    """The step with its transfers between the same two ranks and of the same kind (copy or reduce) made
-    one: their chunks, in the order of the transfers, travel as one message (packed into one buffer when
-    they are not contiguous, unpacked on receipt), where the schedule lists one transfer per tree. Blink's
-    packed trees share edges: 4 trees from one root send 2 to 4 transfers down the same edge in a step,
-    and each message costs gloo about PER_MESSAGE_S whatever its size. The merged transfer takes the
-    place of the first of its group; the step means the same (every transfer reads what its source held
-    when the step began, and reductions into a chunk commute)."""
-    groups: dict = {}
-    for t in step.transfers:
-        groups.setdefault((t.src, t.dst, t.op), []).append(t)
-    if len(groups) == len(step.transfers):
-        return step
-    return Step(tuple(ts[0] if len(ts) == 1 else
-                      Transfer(ts[0].src, ts[0].dst, tuple(c for t in ts for c in t.chunks), ts[0].op)
-                      for ts in groups.values()))
 
 
 _COALESCED: dict = {}

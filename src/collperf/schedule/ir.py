@@ -157,3 +157,21 @@ def embed(schedule: Schedule, rank_map, chunk_map, ranks: int, chunks: int) -> S
                                       tuple(g for c in t.chunks for g in chunk_map[c]), t.op)
                              for t in s.transfers)) for s in schedule.steps)
     return replace(schedule, ranks=ranks, chunks=chunks, steps=steps)
+
+
+def coalesce(step: Step) -> Step:
+    """The step with its transfers between the same two ranks and of the same kind (copy or reduce) made
+    one: their chunks, in the order of the transfers, travel as one message (packed into one buffer when
+    they are not contiguous, unpacked on receipt), where the schedule lists one transfer per tree. Blink's
+    packed trees share edges: 4 trees from one root send 2 to 4 transfers down the same edge in a step,
+    and each message costs a fixed amount whatever its size (gloo: runtime/execute.py PER_MESSAGE_S). The
+    merged transfer takes the place of the first of its group; the step means the same (every transfer reads what its source held
+    when the step began, and reductions into a chunk commute)."""
+    groups: dict = {}
+    for t in step.transfers:
+        groups.setdefault((t.src, t.dst, t.op), []).append(t)
+    if len(groups) == len(step.transfers):
+        return step
+    return Step(tuple(ts[0] if len(ts) == 1 else
+                      Transfer(ts[0].src, ts[0].dst, tuple(c for t in ts for c in t.chunks), ts[0].op)
+                      for ts in groups.values()))
