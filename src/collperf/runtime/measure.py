@@ -223,28 +223,31 @@ def _measure(runner, coll, rank, p, in_elems, out_elems, dtype, op, root, in_pla
 
 # --- calibration and the measured lower bound (issue: testbed) -------------------------------------
 
-def _pingpong(a: int, b: int, elements: int, iters: int, dev) -> float | None:
-    """One-way time between ranks a and b (p50 of round trips / 2); None on other ranks."""
+def _pingpong(a: int, b: int, elements: int, iters: int, dev, group=None) -> float | None:
+    """One-way time between (global) ranks a and b of `group` (p50 of round trips / 2); None on other ranks.
+    Every rank of the group calls it (a barrier starts each round trip)."""
     rank = dist.get_rank()
     buf = torch.zeros(max(elements, 1), dtype=torch.float32, device=dev)
     samples = []
     for i in range(iters + 2):
-        dist.barrier()
+        dist.barrier(group=group)
         if rank == a:
             t0 = time.perf_counter()
-            dist.send(buf, b)
-            dist.recv(buf, b)
+            dist.send(buf, b, group=group)
+            dist.recv(buf, b, group=group)
             if i >= 2:
                 samples.append((time.perf_counter() - t0) / 2)
         elif rank == b:
-            dist.recv(buf, a)
-            dist.send(buf, a)
+            dist.recv(buf, a, group=group)
+            dist.send(buf, a, group=group)
     return statistics.median(samples) if samples else None
 
 
-def _link(a: int, b: int, big_elements: int, iters: int, dev) -> dict | None:
-    small = _pingpong(a, b, 2, iters * 4, dev)
-    large = _pingpong(a, b, big_elements, iters, dev)
+def link(a: int, b: int, big_elements: int, iters: int, dev, group=None) -> dict | None:
+    """Latency (a small ping-pong) and bandwidth (a big one, less the latency) between ranks a and b; on
+    rank a, None elsewhere. Used by calibrate here and by the user-facing collectives' auto (ops.py)."""
+    small = _pingpong(a, b, 2, iters * 4, dev, group)
+    large = _pingpong(a, b, big_elements, iters, dev, group)
     if small is None:
         return None
     return {"ranks": [a, b], "latency_s": small, "bytes": big_elements * 4, "time_s": large,
@@ -258,11 +261,10 @@ def calibrate(ranks_per_host: int, big_bytes: int = 16 << 20, iters: int = 5) ->
     big = big_bytes // 4
     out = {"ranks": p, "ranks_per_host": ranks_per_host}
     if ranks_per_host >= 2:
-        out["intra"] = _link(0, 1, big, iters, dev)
+        out["intra"] = link(0, 1, big, iters, dev)
     if p > ranks_per_host:
         # the inter pair must come back to rank 0
-        link = _link(0, ranks_per_host, big, iters, dev)
-        out["inter"] = link
+        out["inter"] = link(0, ranks_per_host, big, iters, dev)
     tiny = torch.zeros(1, device=dev)
     for _ in range(5):
         dist.all_reduce(tiny)
@@ -272,13 +274,22 @@ def calibrate(ranks_per_host: int, big_bytes: int = 16 << 20, iters: int = 5) ->
         dist.all_reduce(tiny)
     elapsed = (time.perf_counter() - t0) / 50
     out["allreduce_alpha_s"] = elapsed / max(1, 2 * (p - 1))   # the chapter's measure_alpha
-    a, b = torch.ones(big, device=dev), torch.ones(big, device=dev)
-    a.add_(b)
-    t0 = time.perf_counter()
-    for _ in range(5):
-        a.add_(b)
-    out["reduce_bandwidth_Bps"] = big * 4 * 5 / (time.perf_counter() - t0)
+    out["reduce_bandwidth_Bps"] = add_rate_Bps(big * 4, dev)
     return out
+
+
+def add_rate_Bps(size_bytes: int, dev, iters: int = 5) -> float:
+    """This rank's reduction rate: bytes of float32 added per second (add_ of two buffers of size_bytes)."""
+    a, b = torch.ones(size_bytes // 4, device=dev), torch.ones(size_bytes // 4, device=dev)
+    a.add_(b)
+    if dev.type == "cuda":
+        torch.cuda.synchronize(dev)
+    t0 = time.perf_counter()
+    for _ in range(iters):
+        a.add_(b)
+    if dev.type == "cuda":
+        torch.cuda.synchronize(dev)
+    return iters * size_bytes / max(time.perf_counter() - t0, 1e-9)
 
 
 def chain(elements: int, chain_ranks: list[int], iters: int = 3) -> float:

@@ -16,7 +16,6 @@ backend's own. Every rank of the group must pass the same algorithm.
 from __future__ import annotations
 
 import functools
-import time
 
 import torch
 import torch.distributed as dist
@@ -84,53 +83,27 @@ def set_network(network, group=None) -> None:
         _NETWORKS[key] = network
 
 
-def _pingpong(group, buf: torch.Tensor, iters: int) -> float | None:
-    """One-way time between the group's first and last ranks (median of round trips / 2), on its first rank.
-    The last, not the second: under torchrun's placement (consecutive ranks per node) a group that spans nodes
-    then measures a link between nodes, its slowest, which the flat network of calibrate() then assumes."""
-    me, last = dist.get_rank(group), _size(group) - 1
-    a, b = (dist.get_global_rank(group, 0), dist.get_global_rank(group, last)) if group else (0, last)
-    samples = []
-    for _ in range(iters):
-        if me == 0:
-            t0 = time.perf_counter()
-            dist.send(buf, b, group=group)
-            dist.recv(buf, b, group=group)
-            samples.append((time.perf_counter() - t0) / 2)
-        elif me == last:
-            dist.recv(buf, a, group=group)
-            dist.send(buf, a, group=group)
-    samples.sort()
-    return samples[len(samples) // 2] if samples else None
-
-
 def calibrate(group=None, device=None, big_bytes: int = 1 << 20):
     """A quick Link for the group (alpha from 8-byte, bandwidth from `big_bytes` ping-pongs between its
     first and last ranks, gamma from a local add), measured on group rank 0 and broadcast: every rank of the
-    group must call it."""
+    group must call it. The last rank, not the second: under torchrun's placement (consecutive ranks per
+    node) a group that spans nodes then measures a link between nodes, its slowest, which the flat network
+    returned here assumes. The ping-pongs are bench's calibration's (measure.link)."""
     from collperf.model.network import Link, Network
+    from collperf.runtime.measure import add_rate_Bps, link
     dev = device or torch.device("cpu")
     p = _size(group)
+    if p == 1:
+        return Network.of(Link(1e-6, 1e9, 1e9, name="quick calibration"), 1)
+    first = dist.get_global_rank(group, 0) if group else 0
+    last = dist.get_global_rank(group, p - 1) if group else p - 1
+    measured = link(first, last, big_bytes // 4, 3, dev, group)
+    gamma = add_rate_Bps(big_bytes, dev, iters=3)
     values = torch.zeros(3, dtype=torch.float64, device=dev)
-    if p > 1:
-        small, big = torch.zeros(2, device=dev), torch.zeros(big_bytes // 4, device=dev)
-        _pingpong(group, small, 2)   # warm the connection
-        alpha = _pingpong(group, small, 7)
-        transfer = _pingpong(group, big, 3)
-        a, b = torch.ones(big_bytes // 4, device=dev), torch.ones(big_bytes // 4, device=dev)
-        a.add_(b)
-        t0 = time.perf_counter()
-        for _ in range(3):
-            a.add_(b)
-        if dev.type == "cuda":
-            torch.cuda.synchronize(dev)
-        gamma = 3 * big_bytes / max(time.perf_counter() - t0, 1e-9)
-        if dist.get_rank(group) == 0:
-            values[:] = torch.tensor([alpha, big_bytes / max(transfer - alpha, 1e-9), gamma])
-        dist.broadcast(values, src=dist.get_global_rank(group, 0) if group else 0, group=group)
-        alpha, bandwidth, gamma = values.tolist()
-    else:
-        alpha, bandwidth, gamma = 1e-6, 1e9, 1e9
+    if measured is not None:
+        values[:] = torch.tensor([measured["latency_s"], measured["bandwidth_Bps"], gamma])
+    dist.broadcast(values, src=first, group=group)
+    alpha, bandwidth, gamma = values.tolist()
     return Network.of(Link(alpha, bandwidth, gamma, name="quick calibration"), p)
 
 
