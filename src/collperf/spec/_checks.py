@@ -1,0 +1,64 @@
+"""Validators the specs share: whole numbers, sizes, rank lists, simulator modes, files to write."""
+
+from __future__ import annotations
+
+from collperf import units
+from collperf.errors import UsageError
+
+
+def _whole(name: str, value, low: int = 1, flag: str = "") -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise UsageError(f"{name} {value!r}: expected a whole number >= {low}" + (f" ({flag})" if flag else ""))
+
+
+def output_path(path, flag: str):
+    """Check a file the command will write, before any work: its folder exists and is writable, and
+    the path is not a folder. Returns the path (None stays None)."""
+    import os
+    from pathlib import Path
+    if path is None:
+        return None
+    p = Path(path)
+    folder = p.parent if str(p.parent) else Path(".")
+    if not str(path) or str(path).endswith(os.sep):
+        raise UsageError(f"{flag} {path!r}: not a file name; give one, e.g. {flag} results.json")
+    if p.is_dir():
+        raise UsageError(f"{flag} {path}: is a folder; give a file name, e.g. {flag} {p / 'out'}")
+    if not folder.is_dir():
+        raise UsageError(f"{flag} {path}: the folder {folder} does not exist; create it or write elsewhere")
+    if not os.access(folder, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise UsageError(f"{flag} {path}: not writable; choose another place")
+    return path
+
+
+def sizes(value) -> list[int]:
+    """'1M,64M', one size, or a list of sizes -> bytes."""
+    if isinstance(value, str):
+        return units.parse_sizes(value)
+    if isinstance(value, (int, float)):
+        return [units.parse_size(int(value))]
+    return [units.parse_size(s) for s in value]
+
+
+def check_mode(mode: str) -> None:
+    """The simulator's modes (simulate/): rounds, or events (congestion-aware)."""
+    if mode not in ("rounds", "events"):
+        raise UsageError(f"mode {mode!r}: expected rounds or events")
+
+
+def rank_list(value, flag: str = "--ranks") -> list[int] | None:
+    """'0,1,4' (or a list of ints) -> distinct ranks; None stays None."""
+    if value is None:
+        return None
+    items = value.split(",") if isinstance(value, str) else list(value)
+    try:
+        ranks = [int(str(r).strip()) for r in items]
+    except ValueError:
+        raise UsageError(f"{flag} {value!r}: expected rank numbers such as 0,1,4") from None
+    if not ranks or any(r < 0 for r in ranks):
+        raise UsageError(f"{flag} {value!r}: expected rank numbers >= 0 such as 0,1,4")
+    twice = sorted({r for r in ranks if ranks.count(r) > 1})
+    if twice:
+        raise UsageError(f"{flag} {','.join(map(str, ranks))}: rank(s) {', '.join(map(str, twice))} given twice; "
+                         "list each rank once")
+    return ranks

@@ -1,0 +1,171 @@
+"""Where a collective runs (NetworkSpec, the one way to a Network) and the hardware a log is judged on
+(HardwareSpec)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+
+from collperf import units
+from collperf.errors import UsageError
+from collperf.model.network import Cluster, Link, Network
+from collperf.spec._checks import _whole
+
+_LEVELS = ("intra_latency", "intra_bandwidth", "inter_latency", "inter_bandwidth", "nics_per_node")
+
+
+@dataclass(frozen=True)
+class NetworkSpec:
+    """Where a collective runs: a uniform link (ranks, latency, bandwidth), a preset cluster (cluster,
+    nodes), a two-level cluster given level by level, or a calibrated profile. Values are strings as
+    the CLI takes them ('5us', '50GB/s') or numbers in seconds and bytes/s. Unset intra/inter values
+    fall back to the preset's, then to latency/bandwidth when no preset is given."""
+
+    ranks: int | None = None
+    latency: str | float | None = None
+    bandwidth: str | float | None = None
+    reduce_bandwidth: str | float = "inf"
+    cluster: str | None = None
+    nodes: int | None = None
+    ranks_per_node: int | None = None
+    intra_latency: str | float | None = None
+    intra_bandwidth: str | float | None = None
+    inter_latency: str | float | None = None
+    inter_bandwidth: str | float | None = None
+    nics_per_node: int | None = None
+    profile: str | None = None
+
+    def __post_init__(self):
+        for name in ("ranks", "nodes", "ranks_per_node", "nics_per_node"):
+            if getattr(self, name) is not None:
+                _whole(name.replace("_", "-"), getattr(self, name), flag=f"--{name.replace('_', '-')}")
+        uniform = [f"--{n}" for n in ("latency", "bandwidth") if getattr(self, n) is not None]
+        if uniform and (self.cluster is not None or self.profile is not None):
+            base = f"--cluster {self.cluster}" if self.cluster is not None else f"--profile {self.profile}"
+            raise UsageError(f"{' and '.join(uniform)} describe a uniform link and would be ignored with {base}: "
+                             "drop them, or override one level with --intra-latency/--intra-bandwidth/"
+                             "--inter-latency/--inter-bandwidth")
+        if self.cluster is not None and self.profile is not None:
+            raise UsageError(f"--cluster {self.cluster} and --profile {self.profile} both describe the network: "
+                             "give one")
+
+    @property
+    def given(self) -> bool:
+        """Whether any network option was set (a bench without one fits its own link)."""
+        return any(getattr(self, f.name) != f.default for f in fields(self) if f.name != "ranks")
+
+    @property
+    def two_level(self) -> bool:
+        return (self.cluster is not None or self.nodes is not None or self.ranks_per_node is not None
+                or any(getattr(self, n) is not None for n in _LEVELS))
+
+    def with_ranks(self, ranks: int | None, nodes: int | None = None) -> "NetworkSpec":
+        """The same network for another rank count (and node count, where given)."""
+        return replace(self, ranks=ranks, nodes=nodes if nodes is not None else self.nodes)
+
+    def resolve(self) -> Network:
+        if self.profile is not None:
+            from collperf.calibrate import load_cluster
+            c = load_cluster(self.profile, self.nodes, self.ranks_per_node)
+            if self.ranks is not None and self.ranks != c.ranks and self.nodes is None \
+                    and self.ranks % c.ranks_per_node == 0:
+                c = replace(c, nodes=self.ranks // c.ranks_per_node)
+            return Network.of(c, self.ranks)
+        if not self.two_level:
+            if self.latency is None or self.bandwidth is None:
+                raise UsageError("no network given: pass --latency and --bandwidth (with --ranks), "
+                                 "or --cluster PRESET, or --nodes/--ranks-per-node with intra/inter links")
+            if self.ranks is None:
+                raise UsageError("a uniform link needs a rank count: pass --ranks, e.g. --ranks 16")
+            return Network.of(Link.parse(self.latency, self.bandwidth, self.reduce_bandwidth), self.ranks)
+        return Network.of(self.resolve_cluster(), self.ranks)
+
+    def resolve_cluster(self) -> Cluster:
+        from collperf.model.presets import get_preset
+        base = get_preset(self.cluster) if self.cluster is not None else None
+        ranks, nodes, per_node = self.ranks, self.nodes, self.ranks_per_node
+        if per_node is None:
+            if base is not None:
+                per_node = base.ranks_per_node
+            elif nodes and ranks:
+                if ranks % nodes:
+                    raise UsageError(f"ranks({ranks}) is not a multiple of nodes({nodes}): give --ranks-per-node")
+                per_node = ranks // nodes
+            else:
+                raise UsageError("a two-level cluster needs --ranks-per-node (or --ranks with --nodes, or --cluster)")
+        if nodes is None:
+            if ranks is not None and ranks % per_node:
+                raise UsageError(f"ranks({ranks}) is not a multiple of ranks_per_node({per_node}): give --nodes")
+            nodes = 1 if ranks is None else ranks // per_node
+        intra = self._level("intra", base.intra if base else None)
+        inter = self._level("inter", base.inter if base else None)
+        nics = self.nics_per_node if self.nics_per_node is not None else (base.nics_per_node if base else per_node)
+        return Cluster(nodes, per_node, intra, inter, nics, name=self.cluster or "custom",
+                       source=base.source if base else "")
+
+    def _level(self, name: str, preset: Link | None) -> Link:
+        lat, bw = getattr(self, f"{name}_latency"), getattr(self, f"{name}_bandwidth")
+        overridden = lat is not None or bw is not None
+        lat = lat if lat is not None else (preset.latency_s if preset else self.latency)
+        bw = bw if bw is not None else (preset.bandwidth_Bps if preset else self.bandwidth)
+        if lat is None or bw is None:
+            raise UsageError(f"the {name}-node link is not given: pass --{name}-latency and --{name}-bandwidth "
+                             "(or --latency/--bandwidth for both levels, or --cluster PRESET)")
+        return Link.parse(lat, bw, self.reduce_bandwidth, preset.name if preset and not overridden else name)
+
+
+def network(**options) -> Network:
+    """A Network from CLI-style keyword options (see NetworkSpec)."""
+    return NetworkSpec(**options).resolve()
+
+
+@dataclass
+class HardwareSpec:
+    """The hardware a log or a measurement is judged on, as the user overrides it: a catalogue system
+    (`cluster`, model/systems.py CATALOGUE), a GPU model, node count, NICs and their rate, NVLS on/off,
+    the intra-node rate, or a calibrated profile. Unset values come from the log (diagnose/hardware.py)."""
+
+    cluster: str | None = None
+    gpu: str | None = None
+    nodes: int | None = None
+    nics_per_node: int | None = None
+    nic_rate: str | float | None = None          # one NIC's line rate, e.g. '400Gb/s'
+    nvls: bool | None = None
+    intra_bandwidth: str | float | None = None   # one GPU's physical rate to its node's GPUs, per direction
+    profile: str | None = None
+
+    def __post_init__(self):
+        from collperf.model.systems import CATALOGUE
+        for name in ("nodes", "nics_per_node"):
+            if getattr(self, name) is not None:
+                _whole(name.replace("_", "-"), getattr(self, name), flag=f"--{name.replace('_', '-')}")
+        if self.cluster is not None and str(self.cluster).strip().lower() not in CATALOGUE:
+            raise UsageError(f"--cluster {self.cluster}: not a system of the catalogue; expected one of "
+                             f"{', '.join(CATALOGUE)} (or give --gpu, --nics-per-node, --nic-rate, ...)")
+        if self.cluster is not None and self.profile is not None:
+            raise UsageError(f"--cluster {self.cluster} and --profile {self.profile} both describe the hardware: "
+                             "give one")
+        if self.gpu is not None and not str(self.gpu).strip():
+            raise UsageError("--gpu '': expected a GPU model such as 'H100' or 'NVIDIA A100-SXM4-80GB'")
+        self.nic_Gbps = units.parse_bandwidth(self.nic_rate) * 8 / 1e9 if self.nic_rate is not None else None
+        self.intra_GBps = (units.parse_bandwidth(self.intra_bandwidth) / 1e9
+                           if self.intra_bandwidth is not None else None)
+        for label, value in (("--nic-rate", self.nic_Gbps), ("--intra-bandwidth", self.intra_GBps)):
+            if value is not None and not (0 < value < float("inf")):
+                raise UsageError(f"{label}: expected a finite rate > 0, e.g. 400Gb/s or 450GB/s")
+
+    @property
+    def given(self) -> bool:
+        return any(getattr(self, f.name) is not None for f in fields(self))
+
+    @classmethod
+    def from_network(cls, net: "NetworkSpec | None") -> "HardwareSpec":
+        """diagnose's hardware from the network options other commands share (--cluster, --nodes,
+        --profile, --nics-per-node, --intra-bandwidth, --inter-bandwidth as the NIC rate)."""
+        if net is None:
+            return cls()
+        cluster = net.cluster
+        if cluster is not None:
+            from collperf.model.presets import ALIASES
+            cluster = ALIASES.get(str(cluster).lower(), cluster)
+        return cls(cluster=cluster, nodes=net.nodes, nics_per_node=net.nics_per_node, nic_rate=net.inter_bandwidth,
+                   intra_bandwidth=net.intra_bandwidth, profile=net.profile)

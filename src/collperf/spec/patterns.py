@@ -1,0 +1,60 @@
+"""Blink's micro-benchmark patterns (appendix A.1): their names, the collective each computes, and
+PatternSpec (`collperf simulate --pattern`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from collperf.errors import UsageError
+from collperf.spec._checks import _whole, check_mode, rank_list, sizes
+
+PATTERNS = ("chain-forward", "chain-reduce-forward", "chain-reduce-broadcast", "fan-in-forward",
+            "fan-in-reduce-forward", "fan-out-forward")
+
+
+def _refuse_unused_pattern_options(spec) -> None:
+    """--center/--successor/--source name a fan's GPUs (a fan-out has a source, a fan-in a successor); chains
+    take none: a given one that the pattern does not use is an error, not silently dropped."""
+    fan = spec.pattern.startswith("fan")
+    unused = [f"--{n}" for n in ("center", "successor", "source") if getattr(spec, n) is not None
+              and (not fan or (n == "successor" and spec.pattern == "fan-out-forward")
+                   or (n == "source" and spec.pattern != "fan-out-forward"))]
+    if unused:
+        raise UsageError(f"{' and '.join(unused)} do not apply to {spec.pattern}: drop them")
+
+
+# the collective each pattern's schedule computes (schedule/patterns.py): what its destinations must hold
+
+PATTERN_COLLECTIVES = {"chain-forward": "broadcast", "chain-reduce-forward": "reduce",
+                       "chain-reduce-broadcast": "allreduce", "fan-in-forward": "gather",
+                       "fan-in-reduce-forward": "reduce", "fan-out-forward": "broadcast"}
+
+
+@dataclass
+class PatternSpec:
+    """One of Blink's micro-benchmarks (appendix A.1) simulated over sizes. Chains: `gpus` in chain
+    order. Fan-in: `gpus` are the sources, sending to `center`, which forwards to `successor`.
+    Fan-out: `source` sends to `center`, which forwards to every one of `gpus`. On dgx1v, unset
+    values default to the appendix's GPUs (chain 0,1,2,3; center 4; fan-in 5,6,7 -> 4 -> 0; fan-out 5 -> 4 -> 0,6,7)."""
+
+    pattern: str
+    topology: str = "dgx1v"
+    gpus: object = None
+    center: int | None = None
+    successor: int | None = None
+    source: int | None = None
+    size: object = "1M,16M,256M"
+    mode: str = "rounds"
+    segments: int = 32
+
+    def __post_init__(self):
+        if self.pattern not in PATTERNS:
+            raise UsageError(f"--pattern {self.pattern!r}: expected one of {', '.join(PATTERNS)}")
+        self.gpus = rank_list(self.gpus, "--gpus")
+        for name in ("center", "successor", "source"):
+            if getattr(self, name) is not None:
+                _whole(name, getattr(self, name), 0, f"--{name}")
+        check_mode(self.mode)
+        _whole("segments", self.segments, flag="--segments")
+        self.sizes_bytes = sizes(self.size)
+        _refuse_unused_pattern_options(self)

@@ -1,0 +1,86 @@
+"""Training-step plans (PlanSpec): a model, a layout, a cluster, and how compute is estimated."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from collperf import units
+from collperf.errors import UsageError
+from collperf.spec.network import NetworkSpec
+
+
+@dataclass
+class PlanSpec:
+    """One training step's communication: a model, a layout, a cluster, and how compute is estimated."""
+
+    model: object = "70b"                 # a preset name or a plan.ModelSpec
+    layout: object = None                 # a plan.Layout (default: tp=pp=dp=1)
+    network: NetworkSpec = field(default_factory=lambda: NetworkSpec(cluster="dgx-h100"))
+    compute: str | float | None = None    # a time per step
+    flops: str | float | None = None      # or an achieved FLOP/s per rank
+    overlap: str | None = None
+    algorithm: str = "best"
+    intra_algorithm: str = "best"
+    inter_algorithm: str = "best"
+
+    def __post_init__(self):
+        from collperf import plan as plans
+        if not isinstance(self.model, plans.ModelSpec):
+            self.model = plans.get_model(self.model)
+        self.layout = self.layout or plans.Layout()
+        if self.compute is not None and self.flops is not None:
+            raise UsageError(f"--compute {self.compute} and --flops {self.flops} both set the compute time: give one")
+        self.compute_s = units.parse_time(self.compute) if self.compute is not None else None
+        self.flops_per_rank = flops(self.flops) if self.flops is not None else None
+        self.overlap_fractions = plans.overlap_fractions(self.overlap)
+
+    def cluster_network(self) -> NetworkSpec:
+        """The network sized to the layout: preset nodes filled by the layout's ranks."""
+        net, ranks = self.network, self.layout.ranks
+        if net.profile is None and net.cluster is not None and net.nodes is None:
+            from collperf.model.presets import get_preset
+            per_node = net.ranks_per_node or get_preset(net.cluster).ranks_per_node
+            if ranks % per_node:
+                lay = self.layout
+                raise UsageError(f"tp({lay.tp}) x pp({lay.pp}) x dp({lay.dp}) = {ranks} ranks do not fill nodes of "
+                                 f"{per_node}: give --nodes and --ranks-per-node")
+            net = replace(net, nodes=ranks // per_node)
+        return net
+
+    def variant(self, text: str) -> "PlanSpec":
+        """Another layout and/or cluster to compare: '8x4x16', 'tp=8,pp=8,dp=8,zero=3', '8x8x8@dgx-a100:64'
+        (nodes) or '...@dgx-a100:64x8' (nodes x ranks per node)."""
+        from collperf.plan import parse_layout
+        layout_text, _, where = text.partition("@")
+        layout = parse_layout(layout_text, self.layout)
+        net = self.network
+        if where:
+            preset, _, shape = where.partition(":")
+            nodes = per_node = None
+            try:
+                if "x" in shape:
+                    nodes, per_node = (int(x) for x in shape.split("x"))
+                elif shape:
+                    nodes = int(shape)
+            except ValueError:
+                raise UsageError(f"--compare {text!r}: expected LAYOUT@PRESET[:NODES[xRANKS_PER_NODE]], "
+                                 "e.g. 8x8x8@dgx-a100:64") from None
+            net = replace(net, cluster=preset, nodes=nodes, ranks_per_node=per_node, profile=None)
+        else:
+            net = replace(net, nodes=None)
+        return replace(self, layout=layout, network=net)
+
+
+def flops(value) -> float:
+    """'400TFLOPS' (or a number) -> FLOP/s."""
+    import re
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        rate = float(value)
+    else:
+        m = re.fullmatch(r"\s*([0-9.]+(?:[eE][+-]?[0-9]+)?)\s*([kMGTP]?)FLOP/?S?\s*", str(value), re.IGNORECASE)
+        if not m:
+            raise UsageError(f"cannot read FLOP rate {value!r}: expected e.g. 400TFLOPS")
+        rate = float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "p": 1e15}[m.group(2).lower()]
+    if not rate > 0 or rate == float("inf"):
+        raise UsageError(f"achieved FLOP rate {value!r} must be a positive finite number, e.g. 400TFLOPS")
+    return rate

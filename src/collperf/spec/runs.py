@@ -1,0 +1,193 @@
+"""Runs on ranks: the nccl-tests-style sweep (SweepSpec), where it runs (BenchSpec: local ranks,
+torchrun, a testbed) and the testbed's description."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from collperf import units
+from collperf.collectives import get_collective
+from collperf.errors import UsageError
+from collperf.spec._checks import _whole, output_path, rank_list
+from collperf.spec.network import NetworkSpec
+from collperf.spec.patterns import PATTERN_COLLECTIVES, PATTERNS, _refuse_unused_pattern_options
+
+DTYPE_BYTES = {"float32": 4, "float": 4, "float64": 8, "double": 8, "float16": 2, "half": 2, "bfloat16": 2,
+               "int32": 4, "int64": 8}
+OPS = ("sum", "prod", "min", "max", "avg")
+
+
+# Algorithms built on a topology rather than on p alone (Blink's packed trees, packed_runs.py): the bench
+# places its local ranks on the topology's GPUs (BenchSpec.topology, .gpus) to build them
+TOPOLOGY_ALGORITHMS = {"blink": ("broadcast", "reduce", "allreduce", "allgather", "reducescatter"),
+                       "blink-hybrid": ("broadcast",)}
+
+
+@dataclass
+class SweepSpec:
+    """An nccl-tests-style sweep: which collective and algorithms, which sizes, how measured and checked."""
+
+    collective: str = "allreduce"
+    algorithms: list = field(default_factory=lambda: ["builtin"])
+    min_bytes: int = 1024
+    max_bytes: int = 1 << 20
+    factor: int = 2            # multiplicative step (-f); 0 or 1 to use step_bytes (-i)
+    step_bytes: int = 1 << 20
+    iters: int = 20
+    warmup: int = 5
+    dtype: str = "float32"
+    op: str = "sum"
+    root: int = 0
+    check: int = 1
+    average: int = 1
+    segments: int | None = None      # None: 1, or per size where bench chooses (-A auto, blink, patterns)
+    slice_bytes: int = 1 << 20
+    in_place: bool = True
+    progress: bool = True
+
+    def __post_init__(self):
+        from collperf.model.algorithms import algorithms_for
+        self.collective = get_collective(self.collective).name
+        if isinstance(self.algorithms, str):
+            self.algorithms = [a.strip() for a in self.algorithms.split(",") if a.strip()]
+        # auto: per size, the algorithm the model predicts fastest for the run's network (bench.py)
+        known = [a.name for a in algorithms_for(self.collective)] + ["builtin", "auto"] + \
+            [a for a, colls in TOPOLOGY_ALGORITHMS.items() if self.collective in colls]
+        for a in self.algorithms:
+            if a not in known:
+                raise UsageError(f"unknown algorithm {a!r} for {self.collective}: expected one of {', '.join(known)}")
+        if not self.algorithms:
+            raise UsageError("no algorithm given: pass e.g. --algorithm ring,builtin")
+        self.min_bytes, self.max_bytes = units.parse_size(self.min_bytes), units.parse_size(self.max_bytes)
+        self.step_bytes, self.slice_bytes = units.parse_size(self.step_bytes), units.parse_size(self.slice_bytes)
+        if self.min_bytes > self.max_bytes:
+            raise UsageError(f"minBytes {self.min_bytes} > maxBytes {self.max_bytes}: -b must not exceed -e")
+        for name, value, low in (("iters", self.iters, 1), ("warmup", self.warmup, 0), ("check", self.check, 0),
+                                 ("segments", 1 if self.segments is None else self.segments, 1),
+                                 ("slice bytes", self.slice_bytes, 0),
+                                 ("root", self.root, 0)):
+            _whole(name, value, low)
+        if (self.factor > 1 or self.step_bytes <= 0) and self.factor < 2:
+            raise UsageError(f"step factor {self.factor} with step bytes {self.step_bytes}: give -f 2 or -i 1M")
+        if self.average not in (0, 1, 2, 3):
+            raise UsageError(f"average (-a) {self.average}: expected 0 (rank 0), 1 (mean), 2 (min) or 3 (max)")
+        if self.dtype not in DTYPE_BYTES:
+            raise UsageError(f"unknown dtype {self.dtype!r}: expected one of {', '.join(DTYPE_BYTES)}")
+        if self.op not in OPS:
+            raise UsageError(f"unknown op {self.op!r}: expected one of {', '.join(OPS)}")
+        if self.op == "avg" and self.dtype in ("int32", "int64"):
+            raise UsageError(f"op avg needs a floating-point dtype (got {self.dtype}): use --dtype float32")
+
+    def sizes(self) -> list[int]:
+        out, size = [], self.min_bytes
+        while size <= self.max_bytes:
+            out.append(size)
+            size = (size * self.factor if size else 1) if self.factor > 1 else size + self.step_bytes
+        return out
+
+    def to_job(self) -> dict:
+        doc = asdict(self)
+        doc["segments_given"], doc["segments"] = self.segments is not None, self.segments or 1
+        doc["sizes"] = self.sizes()
+        doc["step"] = f"{self.factor}(factor)" if self.factor > 1 else f"{self.step_bytes}(bytes)"
+        return doc
+
+
+def testbed(text):
+    """A testbed description ('hosts=4,rate=200mbit[,ranks-per-host=2]') or None."""
+    if text is None or not isinstance(text, str):
+        return text
+    from collperf.testbed import parse_spec
+    return parse_spec(text)
+
+
+@dataclass
+class BenchSpec:
+    """A sweep on `ranks` local processes, under torchrun, or on a testbed; predictions from `network`
+    (when given) or from a link fitted to the run's own rows."""
+
+    sweep: SweepSpec = field(default_factory=SweepSpec)
+    ranks: int | None = None
+    timeout_s: float = 300.0
+    network: NetworkSpec = field(default_factory=NetworkSpec)
+    testbed: object = None       # a testbed.Testbed, or its spec string
+    json_file: str | None = None   # nccl-tests -J JSON (plus our fields), rewritten after every row
+    csv_file: str | None = None    # flat CSV, rewritten after every row
+    force: bool = False            # run even where the rank count or the memory estimate says it cannot fit
+    # -A blink / blink-hybrid and --pattern: local rank i stands for GPU gpus[i] of `topology` (default
+    # dgx1v, and its first GPUs; a pattern's default GPUs are the appendix's), whose packing or pattern
+    # gives the schedule the ranks run (packed_runs.bench_schedules)
+    topology: str | None = None
+    gpus: object = None
+    t_dpa: str | float = 0.0         # blink-hybrid: the PCIe path's switching time in equation 8
+    pattern: str | None = None       # one of PATTERNS: sets the collective and the algorithm
+    center: int | None = None
+    successor: int | None = None
+    source: int | None = None
+
+    def __post_init__(self):
+        output_path(self.json_file, "--json-file")   # before any work: results are never lost to a typo
+        output_path(self.csv_file, "--csv-file")
+        self.testbed = testbed(self.testbed)
+        self._placement()
+        if self.testbed is not None:
+            if self.ranks is not None and self.ranks != self.testbed.ranks:
+                raise UsageError(f"--ranks {self.ranks} but the testbed has {self.testbed.ranks} ranks: drop --ranks")
+            self.ranks = self.testbed.ranks
+            # before the testbed comes up (a topology testbed builds -A blink from the root then)
+            if get_collective(self.sweep.collective).rooted and not 0 <= self.sweep.root < self.ranks:
+                raise UsageError(f"--root {self.sweep.root}: the testbed has {self.ranks} ranks: give --root "
+                                 f"between 0 and {self.ranks - 1}")
+        if self.ranks is not None:
+            _whole("ranks", self.ranks, flag="--ranks")
+        if not (isinstance(self.timeout_s, (int, float)) and self.timeout_s > 0):
+            raise UsageError(f"timeout {self.timeout_s!r} s is not positive: give e.g. --timeout 300")
+
+    @property
+    def placed(self) -> bool:
+        """The ranks run schedules built on a topology (-A blink, blink-hybrid, --pattern) here, before any rank
+        starts; not on a topology testbed, whose own hosts and routes place -A blink (hetero_runs.schedules)."""
+        if getattr(self.testbed, "plan", None) is not None and self.pattern is None:
+            return False
+        return self.pattern is not None or any(a in TOPOLOGY_ALGORITHMS for a in self.sweep.algorithms)
+
+    def _placement(self) -> None:
+        self.gpus = rank_list(self.gpus, "--gpus")
+        for name in ("center", "successor", "source"):
+            if getattr(self, name) is not None:
+                _whole(name, getattr(self, name), 0, f"--{name}")
+        self.t_dpa_s = units.parse_time(self.t_dpa)
+        if self.pattern is not None:
+            if self.pattern not in PATTERNS:
+                raise UsageError(f"--pattern {self.pattern!r}: expected one of {', '.join(PATTERNS)}")
+            if self.sweep.algorithms not in (["builtin"], [self.pattern]):
+                raise UsageError(f"--pattern {self.pattern} runs the pattern's own schedule: drop -A "
+                                 f"{','.join(self.sweep.algorithms)}")
+            if self.sweep.root != 0:
+                raise UsageError(f"--root {self.sweep.root}: a pattern's root is its own (the chain's end, the "
+                                 "fan's source or successor); drop --root")
+            # the sweep's collective defaults to allreduce: any other given one contradicts the pattern
+            if self.sweep.collective not in ("allreduce", PATTERN_COLLECTIVES[self.pattern]):
+                raise UsageError(f"--pattern {self.pattern} is checked as a {PATTERN_COLLECTIVES[self.pattern]} "
+                                 f"(what its destinations must hold): drop --collective {self.sweep.collective}")
+            self.sweep.collective = PATTERN_COLLECTIVES[self.pattern]
+            self.sweep.algorithms = [self.pattern]
+            _refuse_unused_pattern_options(self)
+        elif any(getattr(self, n) is not None for n in ("center", "successor", "source")):
+            raise UsageError("--center, --successor and --source place a --pattern's GPUs: add --pattern or drop them")
+        if not self.placed and (self.topology is not None or self.gpus is not None):
+            raise UsageError("--topology and --gpus place the ranks of -A blink, blink-hybrid or --pattern on a "
+                             "machine's GPUs: add one of those or drop them")
+        if self.t_dpa_s and "blink-hybrid" not in self.sweep.algorithms:
+            raise UsageError(f"--t-dpa {self.t_dpa} is the hybrid split's switching time: use it with -A blink-hybrid")
+        if self.placed:
+            self.topology = self.topology or "dgx1v"
+            if self.testbed is not None:
+                raise UsageError("-A blink runs on local ranks, torchrun or a topology testbed (--testbed "
+                                 "topology=dgx1v-like,group=0+1+4); --pattern on local ranks or torchrun: drop --testbed")
+        if self.gpus is not None and self.pattern is None:
+            if self.ranks is None:
+                self.ranks = len(self.gpus)
+            elif self.ranks != len(self.gpus):
+                raise UsageError(f"--ranks {self.ranks} but --gpus {','.join(map(str, self.gpus))} names "
+                                 f"{len(self.gpus)} GPUs: give one GPU per rank")

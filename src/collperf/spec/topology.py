@@ -1,0 +1,196 @@
+"""Requests on a machine's topology: simulate (SimulateSpec), Blink's packed trees (TreesSpec), predict
+--topology (TopologyPredictSpec), and the network options that go with a topology or not."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, fields, replace
+
+from collperf import units
+from collperf.collectives import get_collective
+from collperf.errors import UsageError
+from collperf.model.network import Link
+from collperf.spec._checks import _whole, check_mode, rank_list, sizes
+from collperf.spec.network import NetworkSpec
+from collperf.spec.runs import TOPOLOGY_ALGORITHMS
+
+
+@dataclass
+class SimulateSpec:
+    """An algorithm's schedule on a topology (dgx1v, dgx2, mesh:P, switch:P, ring:P, cluster:NxG or a file).
+    Algorithm blink: Blink's packed trees on the group `ranks` of the topology (default: all its ranks),
+    from `root` (a topology rank; default the group's first); `hybrid`: a broadcast split over NVLink
+    and PCIe trees with the switching overhead `t_dpa` (Blink appendix A.2, equation 8)."""
+
+    collective: str
+    algorithm: str
+    topology: str
+    size: object = "1G"
+    mode: str = "rounds"
+    segments: int | None = None      # None: 1, or 16 for blink
+    root: int | None = None          # None: rank 0, or the group's first rank for blink
+    intra_algorithm: str | None = None
+    inter_algorithm: str | None = None
+    network: NetworkSpec = field(default_factory=NetworkSpec)
+    ranks: object = None             # blink: the group, '0,1,4' or a list
+    hybrid: bool = False
+    t_dpa: str | float = 0.0
+    transit: str = "devices"         # blink: devices (the group's GPUs, switches, CPUs) or any (idle GPUs too)
+
+    def __post_init__(self):
+        self.collective = get_collective(self.collective).name
+        self.sizes_bytes = sizes(self.size)   # one size or a list ('1M,64M'): the schedule is built once
+        check_mode(self.mode)
+        if self.segments is not None:
+            _whole("segments", self.segments, flag="--segments")
+        if self.root is not None:
+            _whole("root", self.root, 0, "--root")
+        self.ranks = rank_list(self.ranks)
+        self.t_dpa_s = units.parse_time(self.t_dpa)
+        blink = self.algorithm == "blink"
+        if self.ranks is not None and not blink:
+            raise UsageError(f"--ranks {','.join(map(str, self.ranks))} picks a group for -A blink; the other "
+                             "algorithms run on every rank of the topology")
+        if self.hybrid and not (blink and self.collective == "broadcast"):
+            raise UsageError("--hybrid is the NVLink + PCIe broadcast of Blink: use it with broadcast -A blink")
+        if self.t_dpa_s and not self.hybrid:
+            raise UsageError(f"--t-dpa {self.t_dpa} is the hybrid split's switching time: add --hybrid")
+        check_transit(self.transit)
+        if blink and self.root is not None and self.ranks is not None and self.root not in self.ranks:
+            raise UsageError(f"--root {self.root} is not one of --ranks {','.join(map(str, self.ranks))}: "
+                             "give a rank of the group")
+
+
+TREE_COLLECTIVES = ("broadcast", "allreduce", "allgather", "reducescatter")
+
+
+def check_transit(transit: str) -> None:
+    from collperf.model.packing import TRANSIT
+    if transit not in TRANSIT:
+        raise UsageError(f"--transit {transit!r}: expected devices (the group's GPUs, PCIe switches and CPUs) or "
+                         "any (idle GPUs forward too)")
+
+
+@dataclass
+class TreesSpec:
+    """Blink's packed spanning trees on a group of a topology's ranks (`collperf trees`)."""
+
+    topology: str = "dgx1v"
+    ranks: object = None             # '0,1,4' or a list; None: every rank of the topology
+    collective: str = "broadcast"
+    root: object = None              # a topology rank, 'best', or None (the group's first rank)
+    links: str = "all"               # all | nvlink | pcie
+    # devices: trees on the group's GPUs, crossing PCIe switches and CPUs (Blink packs on its own
+    # allocation, as NCCL's rings do); any: idle GPUs of the machine forward too
+    transit: str = "devices"
+    size: object = "1G"
+
+    def __post_init__(self):
+        from collperf.model.packing import LINK_KINDS
+        self.collective = get_collective(self.collective).name
+        if self.collective not in TREE_COLLECTIVES:
+            raise UsageError(f"--collective {self.collective}: packed trees are built for "
+                             f"{', '.join(TREE_COLLECTIVES)}")
+        self.ranks = rank_list(self.ranks)
+        if isinstance(self.root, str) and self.root != "best":
+            try:
+                self.root = int(self.root)
+            except ValueError:
+                raise UsageError(f"--root {self.root!r}: expected a rank of the group or best") from None
+        if self.root is not None and self.collective in ("allgather", "reducescatter"):
+            raise UsageError(f"--root: every rank is a root of {self.collective}; drop --root")
+        if isinstance(self.root, int) and self.ranks is not None and self.root not in self.ranks:
+            raise UsageError(f"--root {self.root} is not one of --ranks {','.join(map(str, self.ranks))}: "
+                             "give a rank of the group, or best")
+        if self.links not in LINK_KINDS:
+            raise UsageError(f"--links {self.links!r}: expected one of {', '.join(LINK_KINDS)}")
+        check_transit(self.transit)
+        self.size_bytes = units.parse_size(self.size)
+
+
+@dataclass
+class TopologyPredictSpec:
+    """`collperf predict --topology`: the model on a machine's topology. -A blink: Blink's packed trees on
+    the group `ranks` (bandwidth terms: size over the packing's rate; allreduce reduces up and broadcasts
+    down the same trees), with `hybrid` the NVLink + PCIe broadcast split by the appendix's equation 8
+    (switching time `t_dpa`). Other algorithms (single-hop, ring, ...): the closed forms on the link
+    every pair of the group sees through a switch (dgx2, switch:P)."""
+
+    collective: str
+    topology: str
+    algorithm: str = "blink"
+    size: object = "1M,64M,1G"
+    ranks: object = None             # the group, '0,1,2' or a list; None: every rank of the topology
+    root: int | None = None          # blink: a topology rank of the group (default its first)
+    hybrid: bool = False
+    t_dpa: str | float = 0.0
+    transit: str = "devices"
+    network: NetworkSpec = field(default_factory=NetworkSpec)   # latency/bandwidth: the link of switch:P, ...
+
+    def __post_init__(self):
+        self.collective = get_collective(self.collective).name
+        if self.hybrid and self.algorithm == "all":
+            self.algorithm = "blink"     # the hybrid split is Blink's: --hybrid alone means -A blink
+        self.sizes_bytes = sizes(self.size)
+        self.ranks = rank_list(self.ranks)
+        self.t_dpa_s = units.parse_time(self.t_dpa)
+        self.link = topology_link(self.network, self.topology)
+        if self.root is not None:
+            _whole("root", self.root, 0, "--root")
+        blink = self.algorithm == "blink"
+        if blink and self.collective not in TOPOLOGY_ALGORITHMS["blink"]:
+            raise UsageError(f"-A blink with --topology prices {', '.join(TOPOLOGY_ALGORITHMS['blink'])}; "
+                             f"not {self.collective}")
+        if self.hybrid and not (blink and self.collective == "broadcast"):
+            raise UsageError("--hybrid is the NVLink + PCIe broadcast of Blink: use it with broadcast -A blink")
+        if self.t_dpa_s and not self.hybrid:
+            raise UsageError(f"--t-dpa {self.t_dpa} is the hybrid split's switching time: add --hybrid")
+        if self.root is not None and not (blink and self.collective in ("broadcast", "reduce", "allreduce")):
+            raise UsageError("--root picks the packed trees' root of a broadcast, reduce or allreduce -A blink: "
+                             "drop it")
+        if self.root is not None and self.ranks is not None and self.root not in self.ranks:
+            raise UsageError(f"--root {self.root} is not one of --ranks {','.join(map(str, self.ranks))}: "
+                             "give a rank of the group")
+        check_transit(self.transit)
+
+
+# the topologies built on one given link (topology.parse): the only ones --latency/--bandwidth apply to
+_LINKED_TOPOLOGY = re.compile(r"^(mesh|switch|ring):\d+$")
+
+
+def topology_link(network: NetworkSpec, topology: str) -> Link | None:
+    """The link --latency/--bandwidth give a mesh:P, switch:P or ring:P (None when not given); the other
+    network options describe a machine, which --topology already gives: refused, not ignored."""
+    machine = [f"--{f.name.replace('_', '-')}" for f in fields(network)
+               if f.name not in ("ranks", "latency", "bandwidth", "reduce_bandwidth")
+               and getattr(network, f.name) != f.default]
+    if machine:
+        raise UsageError(f"--topology {topology} gives the machine: drop {', '.join(machine)} (only --latency and "
+                         "--bandwidth go with it, as the link of switch:P, mesh:P or ring:P)")
+    if network.latency is None and network.bandwidth is None:
+        return None
+    if network.latency is None or network.bandwidth is None:
+        raise UsageError(f"--topology {topology}: a link needs both --latency and --bandwidth (e.g. --latency 1us "
+                         "--bandwidth 10GB/s)")
+    if not _LINKED_TOPOLOGY.match(str(topology).strip()):
+        raise UsageError(f"--topology {topology} has its own links: drop --latency/--bandwidth (they give the link "
+                         "of switch:P, mesh:P or ring:P)")
+    return Link.parse(network.latency, network.bandwidth, network.reduce_bandwidth)
+
+
+def predict_network(network: NetworkSpec, ranks=None, root=None, hybrid: bool = False, t_dpa="0",
+                    transit: str = "devices") -> NetworkSpec:
+    """`collperf predict` without --topology: refuses the options that only place Blink's packed trees on a
+    topology, and takes --ranks as a rank count (a group such as 0,1,2 needs --topology)."""
+    given = [n for n, v in (("--root", root is not None), ("--hybrid", hybrid),
+                            ("--t-dpa", units.parse_time(t_dpa) != 0), ("--transit", transit != "devices")) if v]
+    if given:
+        raise UsageError(f"{', '.join(given)} go with --topology (Blink's packed trees): add --topology dgx1v")
+    if ranks is None:
+        return network
+    try:
+        count = int(str(ranks).strip())
+    except ValueError:
+        raise UsageError(f"--ranks {ranks}: a number of ranks; a group of GPUs such as 0,1,2 goes with "
+                         "--topology") from None
+    return replace(network, ranks=count)
