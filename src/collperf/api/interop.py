@@ -1,0 +1,231 @@
+"""Interoperability: NCCL tuner rules (export_nccl_tuner) and MSCCL XML out and in (export_msccl,
+import_msccl, with the imported schedule verified and simulated)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+
+from collperf import units
+from collperf.errors import UsageError
+from collperf.spec import HardwareSpec, LogSpec, NetworkSpec, SimulateSpec, output_path, sizes
+from collperf.api._common import _topology
+from collperf.api.logs import read_logs
+from collperf.api.schedules import simulate, verified_schedule
+
+
+def export_nccl_tuner(paths, output=None, nodes: int | None = None, ranks: int | None = None,
+                      channels: int | None = None, collective: str | None = None,
+                      hardware: HardwareSpec | None = None):
+    """`collperf export nccl-tuner`: rules for NCCL's example tuner plugin from one log per forced
+    NCCL_ALGO/NCCL_PROTO (nccl-tests text/-J, Inspector, optimize_config.py CSV, ...), plus optionally a
+    default run for the gain comments. nodes/ranks default to what the logs say; written to `output` when
+    given. Without logs, from NCCL's selection model on `hardware` (a catalogue system, link rates as
+    overrides: export/tuner_model.py). Returns export.nccl_tuner.TunerRules (its .text() is the file)."""
+    from collperf.export import nccl_tuner
+    output_path(output, "--output")
+    for name, value in (("nodes", nodes), ("ranks", ranks), ("channels", channels)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise UsageError(f"--{name} {value!r}: expected a whole number >= 1")
+    hardware = hardware or HardwareSpec()
+    if not paths:
+        rules = _tuner_from_model(hardware, nodes, ranks, channels, collective)
+    else:
+        extra = [f.name for f in fields(HardwareSpec) if f.name != "nodes" and getattr(hardware, f.name) is not None]
+        if extra:
+            raise UsageError(f"--{extra[0].replace('_', '-')} describes hardware for rules from NCCL's model; with "
+                             "logs the rules come from the logs' fits: give logs or a --cluster, not both")
+        nodes = nodes or hardware.nodes
+        tables = read_logs(LogSpec(paths, collective, None))
+        curves = [nccl_tuner.curve(t) for t in tables]     # a fit, or a line through 1-2 sizes
+        rules = nccl_tuner.build(nccl_tuner.choices(tables, curves), nodes, ranks, channels)
+    if output is not None:
+        Path(output).write_text(rules.text())
+    return rules
+
+
+def _tuner_from_model(hardware: HardwareSpec, nodes, ranks, channels, collective):
+    """Rules from NCCL's model: the argmin on the hardware with the user's link rates, the gain over NCCL's
+    argmin on the rates of the catalogue (what NCCL detects)."""
+    from collperf.collectives import get_collective
+    from collperf.diagnose.hardware import assume
+    from collperf.export import nccl_tuner, tuner_model
+    if not hardware.given:
+        raise UsageError("export nccl-tuner: give logs (one per NCCL_ALGO/NCCL_PROTO) or a system for NCCL's "
+                         "model: --cluster dgx-h100 --nodes 2 (link rates: --nic-rate, --intra-bandwidth)")
+    if channels is not None:
+        raise UsageError(f"--channels {channels}: rules from the model carry the channels of NCCL's own graphs; "
+                         "drop --channels")
+    if nodes is not None and hardware.nodes is not None and nodes != hardware.nodes:
+        raise UsageError(f"--nodes given twice ({nodes} and {hardware.nodes}): give one")
+    hardware = replace(hardware, nodes=nodes or hardware.nodes)
+    real = assume(None, hardware, ranks)
+    if real.system is None:
+        raise UsageError(f"export nccl-tuner: {real.why_none}")
+    rates = hardware.nic_rate is not None or hardware.intra_bandwidth is not None
+    believed = assume(None, replace(hardware, nic_rate=None, intra_bandwidth=None), ranks).system if rates else None
+    wanted = nccl_tuner.COLLECTIVES
+    if collective is not None:
+        name = get_collective(collective).name
+        if name not in nccl_tuner.COLLECTIVES:
+            raise UsageError(f"--collective {collective}: not tuned by NCCL's tuner plugins: expected one of "
+                             f"{', '.join(nccl_tuner.COLLECTIVES)}")
+        wanted = (name,)
+    system = real.system
+    if system.ranks < 2:
+        raise UsageError(f"{system.describe()} is {system.ranks} rank: NCCL runs no algorithm on one rank; give "
+                         "--nodes N or --ranks N (>= 2)")
+    rules = nccl_tuner.build(tuner_model.choices(system, believed, wanted), system.nodes, system.ranks)
+    rules.notes.insert(0, f"from NCCL's selection model (tuning.cc) on {system.describe()}")
+    rules.notes.insert(1, "NCCL default = NCCL's argmin on the catalogue's link rates; the gains are times on "
+                          "the rates given" if believed is not None else
+                          "no link rates given: the rules are NCCL's own choice (gain +0.0%) with explicit channels; "
+                          "--nic-rate/--intra-bandwidth say what the links really deliver")
+    return rules
+
+
+@dataclass
+class ImportedSchedule:
+    """An MSCCL algorithm read back into our IR, verified, costed and (with a topology) simulated."""
+
+    schedule: object
+    verified: bool
+    problem: str | None                          # the verifier's message when it does not verify
+    coefficients: tuple[float, float, float]     # (alpha, n beta, n gamma) counted from its steps
+    topology: str | None = None
+    simulations: list = field(default_factory=list)   # ImportedRun per size
+
+
+@dataclass
+class ImportedRun:
+    """One size: the imported schedule's simulated time beside our algorithms' on the same topology."""
+
+    size_bytes: float
+    time_s: float
+    busbw_Bps: float | None
+    ours: dict                       # our algorithm -> simulated time (s), every one that builds at this size
+    same_name: str | None            # our algorithm of the schedule's name, when it is one of ours
+
+    @property
+    def best(self) -> tuple[str, float]:
+        name = min(self.ours, key=self.ours.get)
+        return name, self.ours[name]
+
+    def to_json(self) -> dict:
+        best, best_s = self.best if self.ours else (None, None)
+        return {"size_bytes": self.size_bytes, "time_s": self.time_s, "busbw_Bps": self.busbw_Bps,
+                "ours_time_s": self.ours, "same_name": self.same_name, "our_best": best, "our_best_time_s": best_s}
+
+
+def export_msccl(collective: str, algorithm: str, ranks=None, output=None, proto: str = "Simple",
+                 topology: str | None = None, network: NetworkSpec | None = None, **schedule_options) -> str:
+    """`collperf export msccl`: a verified schedule (arguments as `schedule`) as MSCCL algorithm XML.
+    Algorithm blink: Blink's packed trees on the group `ranks` ('0,1,4') of `topology` (as simulate -A blink;
+    `network`'s latency/bandwidth: the link of a switch:P, mesh:P or ring:P)."""
+    from collperf.export import msccl
+    output_path(output, "--output")
+    name = None
+    network = network or NetworkSpec()
+    if algorithm != "blink" and network.given:
+        raise UsageError(f"--latency/--bandwidth give the link of -A blink's --topology (switch:P, ...); -A "
+                         f"{algorithm}'s schedule does not depend on a link: drop them")
+    if algorithm == "blink":
+        s = _blink_schedule(collective, topology, ranks, network=network, **schedule_options)
+        from collperf.collectives import get_collective
+        group = ",".join(map(str, s.meta.get("ranks", range(s.ranks))))
+        name = (f"collperf {s.collective} blink" + (f" root={s.root}" if get_collective(s.collective).rooted else "")
+                + f" on {topology} GPUs {group}")      # MSCCL rank i is the group's i-th GPU
+    else:
+        if topology is not None:
+            raise UsageError(f"--topology {topology} places -A blink's packed trees; -A {algorithm} is built "
+                             "for -p ranks alone: drop --topology")
+        if isinstance(ranks, str):
+            try:
+                ranks = int(ranks)
+            except ValueError:
+                raise UsageError(f"--ranks {ranks!r}: expected a rank count (a group such as 0,1,4 is for "
+                                 "-A blink with --topology)") from None
+        options = {k: v for k, v in schedule_options.items() if v is not None}    # None: schedule's defaults
+        s, _ = verified_schedule(collective, algorithm, ranks, **options)
+    text = msccl.write(s, proto, name)
+    if output is not None:
+        Path(output).write_text(text)
+    return text
+
+
+def _blink_schedule(collective: str, topology: str | None, ranks, root: int | None = None, segments: int | None = None,
+                    network: NetworkSpec | None = None, **others):
+    """Blink's packed-tree schedule on a group of a topology, verified (simulate -A blink builds the same)."""
+    from collperf.schedule.arrays import as_tuples
+    from collperf.schedule.verify import verify
+    if topology is None:
+        raise UsageError("-A blink packs trees on a topology: add --topology dgx1v (and --ranks 0,1,4 for a group)")
+    given = [k.replace("_", "-") for k, v in others.items() if v is not None]
+    if given:
+        raise UsageError(f"--{given[0]} is not an option of -A blink (it takes --topology, --ranks, --root, "
+                         "--segments)")
+    if network is not None:
+        from collperf.spec import topology_link
+        topology_link(network, topology)    # the link's options apply to switch:P, mesh:P, ring:P only
+    spec = SimulateSpec(collective, "blink", topology, size="1M", ranks=ranks, root=root, segments=segments,
+                        network=network or NetworkSpec())
+    s = as_tuples(simulate(spec)[0].schedule)
+    verify(s)
+    return s
+
+
+def import_msccl(path, topology: str | None = None, size=None, mode: str = "rounds",
+                 network: NetworkSpec | None = None) -> ImportedSchedule:
+    """`collperf import msccl`: an MSCCL XML as our schedule, symbolically verified and costed; with a
+    `topology`, simulated at each `size` beside every algorithm of ours for the collective on that topology."""
+    from collperf.export import msccl_import
+    from collperf.schedule.cost import coefficients
+    from collperf.schedule.verify import VerificationError, verify
+    s = msccl_import.read(path)
+    try:
+        verify(s)
+        problem = None
+    except VerificationError as e:
+        problem = str(e)
+    imported = ImportedSchedule(s, problem is None, problem, coefficients(s))
+    if topology is None:
+        if size is not None:
+            raise UsageError(f"--size {size}: the sizes to simulate at need a --topology (dgx1v, switch:8, ...)")
+        return imported
+    imported.topology = topology
+    imported.simulations = _simulate_imported(s, topology, size or "1M,64M,1G", mode, network or NetworkSpec())
+    return imported
+
+
+def _simulate_imported(s, topology: str, size, mode: str, network: NetworkSpec) -> list[ImportedRun]:
+    from collperf.collectives import get_collective
+    from collperf.model.select import runnable_algorithms
+    from collperf.simulate import simulate as run
+    from collperf.spec import check_mode
+    # what every algorithm shares, checked once: in the loop a UsageError means the topology cannot host one
+    sizes(size), check_mode(mode), _topology(topology, network)
+    reduce_Bps = units.parse_bandwidth(network.reduce_bandwidth)
+    ours, where, first_error = {}, None, None
+    for name in runnable_algorithms(s.collective, s.ranks) + ["blink"]:
+        try:      # blink: packed trees on all the topology's GPUs, from the same root
+            sims = simulate(SimulateSpec(s.collective, name, topology, size=size, mode=mode,
+                                         root=s.root if get_collective(s.collective).rooted or name != "blink"
+                                         else None, network=network))
+        except UsageError as e:
+            first_error = first_error or str(e)
+            continue                       # this topology cannot host that algorithm (rank count, shape)
+        if sims[0].schedule.ranks != s.ranks:
+            raise UsageError(f"the XML has {s.ranks} GPUs and topology {topology} has {sims[0].schedule.ranks} "
+                             f"ranks: give a topology of {s.ranks} ranks (switch:{s.ranks}, ring:{s.ranks}, ...)")
+        ours[name], where = [x.result.time_s for x in sims], where or sims
+    if where is None:
+        raise UsageError(f"none of our {s.collective} algorithms runs on topology {topology} ({s.ranks} GPUs in the "
+                         f"XML): {first_error}")
+    factor = get_collective(s.collective).busbw_factor(s.ranks)
+    out = []
+    for i, sim in enumerate(where):
+        r = run(s, sim.topology, sim.result.size_bytes, mode, reduce_Bps)
+        busbw = r.size_bytes / r.time_s * factor if r.time_s > 0 else None
+        out.append(ImportedRun(r.size_bytes, r.time_s, busbw, {k: v[i] for k, v in ours.items()},
+                               s.algorithm if s.algorithm in ours else None))
+    return out

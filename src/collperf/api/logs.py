@@ -1,0 +1,121 @@
+"""Logs: reading benchmark logs (read_logs), fitting them (fit_tables, fit_logs), judging them against
+the hardware (diagnose_logs, diagnose_measurement, predict_nccl), comparing them (compare_logs) and
+shareable HTML reports of them (report)."""
+
+from __future__ import annotations
+
+from dataclasses import fields, replace
+from pathlib import Path
+
+from collperf import units
+from collperf.errors import UsageError
+from collperf.spec import DiagnoseSpec, HardwareSpec, LogSpec, MeasurementSpec, NetworkSpec, output_path
+from collperf.api.runs import Validation
+
+
+def read_logs(paths, collective: str | None = None, ranks: int | None = None) -> list:
+    """Every table of every log (nccl-tests text or JSON, collperf JSON/CSV, OSU, IMB)."""
+    from collperf import ingest
+    spec = paths if isinstance(paths, LogSpec) else LogSpec(paths, collective, ranks)
+    return [t for p in spec.paths for t in ingest.load(p, spec.collective, spec.ranks)]
+
+
+def fit_tables(tables) -> list:
+    """A piecewise alpha-beta fit per table."""
+    from collperf.fit import fit
+    return [fit(t) for t in tables]
+
+
+def fit_logs(paths, collective: str | None = None, ranks: int | None = None) -> list:
+    """`collperf fit`: a piecewise alpha-beta fit per table (each fit keeps its table: `fit.table`)."""
+    return fit_tables(read_logs(paths, collective, ranks))
+
+
+def diagnose_logs(spec: DiagnoseSpec | list | str, **options) -> list:
+    """`collperf diagnose`: verdicts and findings per table. Give a DiagnoseSpec, or paths with the
+    DiagnoseSpec fields as keywords (peak, network, hardware, model_from) and collective/ranks for the logs.
+    Each row is judged against NCCL's expected time on the system assumed from the log (the hardware
+    options override it) and against the physical bound (the system's two-level bound, or --peak)."""
+    from collperf.diagnose import diagnose
+    if not isinstance(spec, DiagnoseSpec):
+        logs = LogSpec(spec, options.pop("collective", None), options.pop("ranks", None))
+        spec = DiagnoseSpec(logs, **options)
+    model = read_logs(spec.model_from)[0] if spec.model_from is not None else None
+    return [diagnose(t, spec.peak_Bps, spec.hardware, model) for t in read_logs(spec.logs)]
+
+
+def diagnose_measurement(spec: MeasurementSpec | None = None, **options):
+    """`collperf diagnose allreduce --size 1GB --time 500ms --ranks 16 --cluster dgx-h100 --nodes 2`: one
+    measured number judged like a log row (expected, bound, verdict, causes). Give a MeasurementSpec or its
+    fields as keywords (hardware values may be given flat: cluster=, nodes=, gpu=, ...)."""
+    from collperf.diagnose import diagnose_measurement as judge
+    if spec is None:
+        hw = {k: options.pop(k) for k in [f.name for f in fields(HardwareSpec)] if k in options}
+        spec = MeasurementSpec(hardware=HardwareSpec(**hw), **options)
+    return judge(spec)
+
+
+def predict_nccl(collective: str, sizes, hardware: HardwareSpec | None = None, ranks: int | None = None):
+    """`collperf predict --nccl`: NCCL's chosen algorithm/protocol, time and busbw, and the runner-up, per
+    size on a catalogue system (hardware.cluster, or hardware.gpu) sized to `ranks`/`hardware.nodes`.
+    Returns (Assumed, NcclPrediction)."""
+    from collperf.diagnose.hardware import assume
+    from collperf.model.nccl import expect
+    hardware = hardware or HardwareSpec(cluster="dgx-h100")
+    assumed = assume(None, hardware, ranks)
+    if assumed.system is None:
+        raise UsageError(f"predict --nccl: {assumed.why_none}")
+    n = [units.parse_size(s) for s in sizes] if not isinstance(sizes, (int, str)) else units.parse_sizes(str(sizes))
+    return assumed, expect(collective, n, assumed.system)
+
+
+def compare_logs(diagnoses) -> list[dict]:
+    """Side by side, per size, the tables of one collective: time and busbw of each, and the ratio to the first."""
+    rows = []
+    for size in sorted({s.size for d in diagnoses for s in d.sizes}):
+        entry = {"size": size}
+        for i, d in enumerate(diagnoses):
+            match = next((s for s in d.sizes if s.size == size), None)
+            entry[f"time_s_{i}"] = match.time_s if match else None
+            entry[f"busbw_GBps_{i}"] = match.busbw_GBps if match else None
+        first = entry["time_s_0"]
+        for i in range(1, len(diagnoses)):
+            t = entry[f"time_s_{i}"]
+            entry[f"ratio_{i}"] = t / first if t and first else None
+        rows.append(entry)
+    return rows
+
+
+def report(inputs, output, command: str | None = None, peak=None, network: NetworkSpec | None = None,
+           collective: str | None = None, ranks: int | None = None, title: str | None = None) -> Path:
+    """`collperf report`: one self-contained HTML page at `output`; returns its path. Each input is a log
+    path (anything diagnose reads, a bench JSON included), a validate JSON path, a Diagnosis, a bench's
+    Results or a Validation; several logs of one collective are compared side by side. `peak`, `network`,
+    `collective` and `ranks` are diagnose's options for the logs. `command` is shown on the page as what
+    made it (default: this call)."""
+    from collperf import report as pages
+    from collperf.diagnose import Diagnosis, diagnose
+    output_path(output, "--output")
+    items = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    # the network options read once as hardware: the spec is copied per log below (replace re-validates it)
+    hardware = HardwareSpec.from_network(network) if network is not None else None
+    spec = DiagnoseSpec(LogSpec(["-"], collective, ranks), peak, hardware=hardware)
+    diagnoses, validations = [], []
+    for item in items:
+        if isinstance(item, Diagnosis) or pages.is_diagnosis(item):
+            diagnoses.append(item)
+        elif isinstance(item, Validation) or pages.is_validation(item):
+            validations.append(item)
+        elif hasattr(item, "rows") and hasattr(item, "config"):   # a bench's Results
+            for t in pages.results_tables(item):
+                diagnoses.append(diagnose(t, spec.peak_Bps, spec.hardware))
+        elif (doc := pages.read_validation(item)) is not None:
+            validations.append(doc)
+        else:
+            diagnoses += diagnose_logs(replace(spec, logs=LogSpec([item], collective, ranks)))
+    same = len(diagnoses) > 1 and len({d.table.collective for d in diagnoses}) == 1
+    if command is None:
+        shown = [str(i) if isinstance(i, (str, Path)) else type(i).__name__ for i in items]
+        command = f"collperf.api.report({shown!r}, {str(output)!r})"
+    text = pages.render_page(diagnoses, validations, compare_logs(diagnoses) if same else None, command, title)
+    return pages.write_page(text, output)

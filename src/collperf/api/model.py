@@ -1,0 +1,73 @@
+"""The model: predicted times and bandwidths of the algorithms (predict, predict_topology), the sizes
+where the best algorithm changes (crossover) and the algorithms a collective has (algorithms)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from collperf import units
+from collperf.spec import TopologyPredictSpec, sizes
+from collperf.api._common import _alias, _network
+
+
+def predict(collective: str, size, net, algorithm="all", intra_algorithm: str = "best",
+            inter_algorithm: str = "best", segments: int | None = None) -> list:
+    """`collperf predict`: one Prediction per size (size: '1M,64M' or a list of sizes)."""
+    from collperf.model.predict import predict as _predict
+    return _predict(collective, sizes(size), _network(net), _alias(collective, algorithm), intra_algorithm,
+                    inter_algorithm, segments)
+
+
+@dataclass
+class TopologyPrediction:
+    """`collperf predict --topology`: Blink's packed trees (`blink`: packed_runs.BlinkPrediction per size), or
+    the closed forms (`predictions`, as `predict` gives them) on the link of a switch topology's group."""
+
+    topology: str
+    ranks: list
+    algorithm: str
+    blink: list | None = None
+    link: object = None                # model.network.Link, for the closed forms
+    predictions: list | None = None
+
+    def to_json(self) -> dict:
+        doc = {"topology": self.topology, "ranks": self.ranks, "algorithm": self.algorithm}
+        if self.blink is not None:
+            doc["sizes"] = [b.to_json() for b in self.blink]
+        else:
+            doc["link"] = {"latency_s": self.link.latency_s, "bandwidth_Bps": self.link.bandwidth_Bps,
+                           "name": self.link.name}
+            doc["sizes"] = [p.to_json() for p in self.predictions]
+        return doc
+
+
+def predict_topology(spec: TopologyPredictSpec) -> TopologyPrediction:
+    """`collperf predict --topology`: -A blink prices the packed trees on the group (with spec.hybrid, the
+    NVLink + PCIe split of the appendix's equation 8); any other algorithm (single-hop, ring, all, ...)
+    takes the closed forms on the link every pair of the group sees through a switch (dgx2, switch:P)."""
+    from collperf import packed_runs
+    from collperf import topology as topologies
+    from collperf.model.network import Network
+    topo = topologies.parse(spec.topology, spec.link)
+    if spec.algorithm == "blink":
+        rows = packed_runs.predict_blink(spec, topo)
+        return TopologyPrediction(topo.name, rows[0].ranks if rows else packed_runs.group_of(topo, spec.ranks),
+                                  "blink", blink=rows)
+    group, link = packed_runs.switch_link(topo, spec.ranks)
+    rows = predict(spec.collective, spec.sizes_bytes, Network.of(link, len(group)), spec.algorithm)
+    return TopologyPrediction(topo.name, group, spec.algorithm, link=link, predictions=rows)
+
+
+def crossover(collective: str, net, min_size="1", max_size="16G", algorithm="all",
+              intra_algorithm: str = "best", inter_algorithm: str = "best") -> tuple[list, list]:
+    """`collperf crossover`: where the best algorithm changes between min_size and max_size:
+    (crossovers, size ranges each with its best algorithm)."""
+    from collperf.model.select import crossovers
+    return crossovers(collective, _network(net), units.parse_size(min_size), units.parse_size(max_size),
+                      algorithm=algorithm, intra_algorithm=intra_algorithm, inter_algorithm=inter_algorithm)
+
+
+def algorithms(collective: str | None = None) -> list:
+    """`collperf algorithms`: the registry, optionally for one collective."""
+    from collperf.model.algorithms import ALGORITHMS, algorithms_for
+    return list(ALGORITHMS) if collective is None else algorithms_for(collective)

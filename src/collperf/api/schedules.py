@@ -1,0 +1,169 @@
+"""Schedules: an algorithm's transfers (schedule, verified_schedule), their verification across rank
+counts (verify_all), and their simulation on a topology (simulate, trees, pattern)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from collperf import units
+from collperf.errors import UsageError
+from collperf.spec import PatternSpec, SimulateSpec, TreesSpec
+from collperf.api._common import _alias, _topology
+
+# Listing every transfer (the tuple form) grows as p^2 for the rings: beyond this, use the array form.
+TUPLE_RANKS_LIMIT = 1024
+
+
+def schedule(collective: str, algorithm: str, ranks: int | None = None, root: int = 0, segments: int = 1,
+             nodes: int | None = None, ranks_per_node: int | None = None,
+             intra_algorithm: str | None = None, inter_algorithm: str | None = None, arrays: bool = False):
+    """`collperf schedule`: the explicit schedule of an algorithm (hierarchical: give nodes and ranks_per_node).
+    `arrays=True` gives the array form (schedule/arrays.py), vectorized for the regular algorithms: what the
+    simulator takes at scale."""
+    from collperf.collectives import get_collective
+    from collperf.schedule.build import DEFAULT_PHASES
+    if arrays:
+        from collperf.schedule.vectorized import build_array as flat
+        from collperf.schedule.vectorized import build_hierarchical_array as two_level
+    else:
+        from collperf.schedule.build import build as flat
+        from collperf.schedule.build import build_hierarchical as two_level
+    total = nodes * ranks_per_node if algorithm == "hierarchical" and nodes and ranks_per_node else ranks
+    if not arrays and total is not None and total > TUPLE_RANKS_LIMIT:
+        raise UsageError(f"{total} ranks: a listed schedule is limited to {TUPLE_RANKS_LIMIT} ranks (a flat ring on "
+                         f"{total} ranks has {2 * total * (total - 1):,} transfers); `collperf simulate` builds the "
+                         "compact array form and takes clusters of any size")
+    if algorithm == "hierarchical":
+        if not nodes or not ranks_per_node:
+            raise UsageError("the hierarchical schedule needs --nodes and --ranks-per-node")
+        if ranks is not None and ranks != nodes * ranks_per_node:
+            raise UsageError(f"ranks({ranks}) is not nodes({nodes}) x ranks_per_node({ranks_per_node})")
+        name = get_collective(collective).name
+        default = DEFAULT_PHASES.get(name, "ring")
+        return two_level(name, nodes, ranks_per_node, intra_algorithm or default, inter_algorithm or default, segments)
+    if ranks is None:
+        raise UsageError("give the rank count: --ranks P")
+    return flat(collective, algorithm, ranks, root, segments)
+
+
+def verified_schedule(*args, **kwargs) -> tuple:
+    """`collperf schedule`: the schedule (arguments as `schedule`), verified symbolically, and its cost
+    coefficients (alpha, n beta, n gamma) counted from its steps."""
+    from collperf.schedule.cost import coefficients
+    from collperf.schedule.verify import verify
+    s = schedule(*args, **kwargs)
+    verify(s)
+    return s, coefficients(s)
+
+
+@dataclass
+class VerifyRow:
+    collective: str
+    algorithm: str
+    ranks_checked: int
+    failures: list[str]
+
+
+def verify_all(collective: str | None = None, algorithm: str | None = None, max_ranks: int = 64,
+               min_ranks: int = 1, segments=(1, 3), hierarchical: bool = True, progress=None) -> list[VerifyRow]:
+    """`collperf verify`: build and symbolically verify every selected algorithm for every rank count
+    in min_ranks..max_ranks (pipelined ones for each segment count), and the two-level schedules
+    with the default phase algorithms on every nodes x ranks_per_node factorization."""
+    from collperf.collectives import get_collective
+    from collperf.model.algorithms import ALGORITHMS, get_algorithm
+    from collperf.schedule.build import DEFAULT_PHASES, build, build_hierarchical
+    if not 1 <= min_ranks <= max_ranks:
+        raise UsageError(f"rank range {min_ranks}..{max_ranks}: expected 1 <= --min-ranks <= --max-ranks")
+    wanted = get_collective(collective).name if collective is not None else None
+    chosen = [a for a in ALGORITHMS if wanted in (None, a.collective) and algorithm in (None, a.name)]
+    if algorithm is not None and algorithm != "hierarchical" and not chosen:
+        get_algorithm(collective or "allreduce", algorithm)   # raises with the known names
+        raise UsageError(f"no algorithm {algorithm!r} for {collective or 'any collective'}")
+    rows = []
+    for alg in chosen:
+        row = VerifyRow(alg.collective, alg.name, 0, [])
+        for p in range(min_ranks, max_ranks + 1):
+            if alg.unavailable(p):
+                continue
+            for k in (segments if alg.pipeline else (1,)):
+                _check(row, lambda: build(alg.collective, alg.name, p, segments=k),
+                       f"p={p}" + (f",k={k}" if alg.pipeline else ""))
+            row.ranks_checked += 1
+            if progress:
+                progress()
+        rows.append(row)
+    if hierarchical and algorithm in (None, "hierarchical"):
+        for name, phase_algorithm in DEFAULT_PHASES.items():
+            if wanted not in (None, name):
+                continue
+            row = VerifyRow(name, "hierarchical", 0, [])
+            for p in range(max(min_ranks, 4), max_ranks + 1):
+                for nodes in (n for n in range(2, p // 2 + 1) if p % n == 0):
+                    _check(row, lambda: build_hierarchical(name, nodes, p // nodes, phase_algorithm, phase_algorithm),
+                           f"{nodes}x{p // nodes}")
+                    row.ranks_checked += 1
+            rows.append(row)
+    return rows
+
+
+def _check(row: VerifyRow, make_schedule, label: str) -> None:
+    from collperf.schedule.verify import VerificationError, verify
+    try:
+        verify(make_schedule())
+    except VerificationError as e:
+        row.failures.append(f"{label}: {e}")
+
+
+@dataclass
+class Simulation:
+    """A simulated run: the simulator's result with the schedule and topology it ran on."""
+
+    result: object          # simulate.SimResult
+    schedule: object
+    topology: object
+    algbw_Bps: float | None     # None where the time is 0 (one rank)
+    busbw_Bps: float | None
+    notes: list = field(default_factory=list)
+
+
+def simulate(spec: SimulateSpec) -> list[Simulation]:
+    """`collperf simulate`: the schedule of an algorithm on a topology, simulated at each size.
+    Algorithm blink: packed trees on the group spec.ranks, simulated on the group's view of the topology."""
+    from collperf.collectives import get_collective
+    from collperf.simulate import simulate as run
+    net = spec.network
+    topo, base = _topology(spec.topology, net)
+    if spec.algorithm == "blink":
+        from collperf.packed_runs import blink_schedules
+        runs = blink_schedules(spec, topo)
+    else:
+        nodes, per_node = topo.shape or (None, None)
+        sched = schedule(spec.collective, _alias(spec.collective, spec.algorithm), topo.ranks, spec.root or 0,
+                         spec.segments or 1, nodes, per_node, spec.intra_algorithm, spec.inter_algorithm, arrays=True)
+        runs = [(sched, topo, [])] * len(spec.sizes_bytes)
+    reduce_Bps = units.parse_bandwidth(net.reduce_bandwidth)
+    if net.profile is not None and reduce_Bps == float("inf"):
+        reduce_Bps = base.intra.reduce_bandwidth_Bps
+    out = []
+    for size, (sched, where, notes) in zip(spec.sizes_bytes, runs):
+        factor = get_collective(sched.collective).busbw_factor(sched.ranks)
+        result = run(sched, where, size, spec.mode, reduce_Bps)
+        if "ranks" in sched.meta:      # a group's view (blink): links named as the topology names them
+            from collperf.packed_runs import topology_names
+            result = topology_names(result, sched.meta["ranks"])
+        algbw = result.size_bytes / result.time_s if result.time_s > 0 else None   # None: nothing moved
+        out.append(Simulation(result, sched, where, algbw, algbw * factor if algbw is not None else None, notes))
+    return out
+
+
+def trees(spec: TreesSpec):
+    """`collperf trees`: Blink's packed spanning trees on a group of a topology's ranks, their rate and
+    the max-flow bound, beside NCCL's rings on the same group (packed_runs.TreesResult)."""
+    from collperf.packed_runs import trees as build
+    return build(spec)
+
+
+def pattern(spec: PatternSpec):
+    """`collperf simulate --pattern`: one of Blink's micro-benchmarks, throughput vs size (packed_runs.PatternRun)."""
+    from collperf.packed_runs import pattern as run
+    return run(spec)
