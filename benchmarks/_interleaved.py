@@ -28,3 +28,14 @@ def time_interleaved(calls: dict, out, check, iters: int) -> dict:
         dist.all_reduce(t)
         result[k] = (t[0].item() / p, int(t[1].item()))
     return result
+
+
+def common_args(parser, sizes: str, iters: int):
+    """The arguments the executor benchmarks share: ranks, collective, algorithm, and their own default
+    sizes and iterations."""
+    parser.add_argument("--ranks", default="2,4")
+    parser.add_argument("--collective", default="allreduce")
+    parser.add_argument("--algorithm", default="ring")
+    parser.add_argument("--sizes", default=sizes)
+    parser.add_argument("--iters", type=int, default=iters)
+    return parser

@@ -57,12 +57,8 @@ def main() -> None:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from collperf.runtime.launch import Job, run_local
     from collperf.units import parse_size
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ranks", default="2,4")
-    parser.add_argument("--collective", default="allreduce")
-    parser.add_argument("--algorithm", default="ring")
-    parser.add_argument("--sizes", default="1M,4M,16M,64M")
-    parser.add_argument("--iters", type=int, default=7)
+    from _interleaved import common_args
+    parser = common_args(argparse.ArgumentParser(description=__doc__.splitlines()[0]), "1M,4M,16M,64M", 7)
     args = parser.parse_args()
     print(f"{os.cpu_count()} cores shared with other jobs (load {os.getloadavg()[0]:.1f}); {args.collective} "
           f"{args.algorithm}; p50 of {args.iters} interleaved iterations (mean over ranks)")

@@ -66,12 +66,8 @@ def main() -> None:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from collperf.runtime.launch import Job, run_local
     from collperf.units import parse_size
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ranks", default="2,4")
-    parser.add_argument("--collective", default="allreduce")
-    parser.add_argument("--algorithm", default="ring")
-    parser.add_argument("--sizes", default="1M,16M")
-    parser.add_argument("--iters", type=int, default=10)
+    from _interleaved import common_args
+    parser = common_args(argparse.ArgumentParser(description=__doc__.splitlines()[0]), "1M,16M", 10)
     parser.add_argument("--slice", default="1M")
     parser.add_argument("--top", type=int, default=14)
     parser.add_argument("--compare-slices", default="", help="Also time these slice sizes, interleaved.")

@@ -20,7 +20,7 @@ CLI_DIR = Path(collperf.__file__).parent / "cli"
 ALLOWED = {"collperf", "collperf.api", "collperf.spec", "collperf.units", "collperf.errors", "collperf.cli",
            "collperf.cli.render", "collperf.cli.options", "collperf.cli.model_commands", "collperf.cli.run_commands",
            "collperf.cli.log_commands", "collperf.cli.plan_command", "collperf.cli.topology_commands",
-           "collperf.cli.render_blink", "collperf.cli.interop_commands",
+           "collperf.cli.render_blink", "collperf.cli.render_logs", "collperf.cli.interop_commands",
            "collperf.cli.report_command"}
 
 

@@ -188,6 +188,14 @@ def _measure_pair(bed, a, b, size_bytes: int, timeout_s: float) -> tuple[float, 
     def left() -> float:
         return max(0.1, deadline - time.monotonic())
 
+    def bounded(who: str, wait):
+        """wait() (its own timeout: left()); past it, a RunError naming who and what to give."""
+        try:
+            return wait()
+        except subprocess.TimeoutExpired:
+            raise RunError(f"{link}: {who} ran past the timeout of {timeout_s:g} s: give a longer "
+                           "--timeout") from None
+
     addr = bed.address(b)
     args = [addr, str(size_bytes), repr(float(timeout_s))]
     server = subprocess.Popen(["ip", "netns", "exec", bed.host(b), sys.executable, "-c", _SERVER, *args],
@@ -199,20 +207,12 @@ def _measure_pair(bed, a, b, size_bytes: int, timeout_s: float) -> tuple[float, 
             server.kill()
             raise RunError(f"{link}: the receiver on {b} did not start within {timeout_s:g} s: "
                            f"{_last_line(server.communicate(timeout=5)[1])}")
-        try:
-            client = subprocess.run(["ip", "netns", "exec", bed.host(a), sys.executable, "-c", _CLIENT, *args,
-                                     ready[1]],
-                                    capture_output=True, text=True, timeout=left())
-        except subprocess.TimeoutExpired:
-            raise RunError(f"{link}: the sender on {a} ran past the timeout of {timeout_s:g} s: give a longer "
-                           "--timeout") from None
+        client = bounded(f"the sender on {a}", lambda: subprocess.run(
+            ["ip", "netns", "exec", bed.host(a), sys.executable, "-c", _CLIENT, *args, ready[1]],
+            capture_output=True, text=True, timeout=left()))
         if client.returncode != 0:
             raise RunError(f"{link}: the sender on {a} failed: {_last_line(client.stderr)}")
-        try:
-            stdout, stderr = server.communicate(timeout=left())
-        except subprocess.TimeoutExpired:
-            raise RunError(f"{link}: the receiver on {b} ran past the timeout of {timeout_s:g} s: give a longer "
-                           "--timeout") from None
+        stdout, stderr = bounded(f"the receiver on {b}", lambda: server.communicate(timeout=left()))
         if server.returncode != 0:
             raise RunError(f"{link}: the receiver on {b} failed: {_last_line(stderr)}")
         try:

@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 
 from collperf import api
-from collperf.cli import render
+from collperf.cli import render, render_logs
 from collperf.cli.options import command, hardware_options, Json, one_or_many
 from collperf.cli.render import out, print_json
 from collperf.cli.report_command import Html, command_line
@@ -29,8 +29,8 @@ def fit_command(logs: list[str] = typer.Argument(..., help="Logs: nccl-tests tex
         print_json(one_or_many([f.to_json() for f in fits]))
         return
     for t, f in zip(tables, fits):
-        render.print_table_header(t)
-        render.print_fit(f)
+        render_logs.print_table_header(t)
+        render_logs.print_fit(f)
         out.print()
 
 
@@ -58,7 +58,7 @@ def diagnose(logs: list[str] = typer.Argument(..., help="One log, or several to 
                              "or --gpu), e.g. collperf diagnose allreduce --size 1GB --time 500ms --ranks 16 "
                              "--cluster dgx-h100 --nodes 2; --model-from, --plot and --html are for logs")
         judged = api.diagnose_measurement(MeasurementSpec(logs[0], size, time, ranks, hardware, peak))
-        print_json(judged.to_json()) if as_json else render.print_judgement(judged)
+        print_json(judged.to_json()) if as_json else render_logs.print_judgement(judged)
         return
     output_path(plot, "--plot")
     diagnoses = api.diagnose_logs(DiagnoseSpec(LogSpec(logs, collective, ranks), peak, model_from=model_from,
@@ -73,8 +73,8 @@ def diagnose(logs: list[str] = typer.Argument(..., help="One log, or several to 
         print_json({"diagnoses": docs, "comparison": comparison} if comparison else one_or_many(docs))
         return
     for d in diagnoses:
-        render.print_diagnosis(d)
+        render_logs.print_diagnosis(d)
     if comparison:
-        render.print_comparison(diagnoses, comparison)
+        render_logs.print_comparison(diagnoses, comparison)
     for path in paths:
         out.print(f"{'report' if path.endswith('.html') else 'plot'} written to {path}")

@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 
 from collperf import api
-from collperf.cli import render, render_blink
+from collperf.cli import render, render_blink, render_logs
 from collperf.cli.options import (command, Collective, flag, Hybrid, InterAlg, IntraAlg, Json, network_options,
                                   one_or_many, TDpa, Transit)
 from collperf.cli.render import out, print_json
@@ -64,7 +64,7 @@ def predict(collective: str = Collective,
                              if pred.runner_up_time_s[i] < float("inf") else None}
                             for i, n in enumerate(pred.size_bytes)]})
         else:
-            render.print_nccl_prediction(assumed, pred)
+            render_logs.print_nccl_prediction(assumed, pred)
         return
     results = api.predict(collective, size, network, algorithm, intra_algorithm, inter_algorithm, segments)
     print_json(one_or_many([r.to_json() for r in results])) if as_json else render.print_predictions(results)

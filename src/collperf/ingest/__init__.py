@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from collperf.collectives import get_collective
-from collperf.ingest import inspector, nccl_perf_csv, nccltests, others, rccl
+from collperf.ingest import inspector, mpi_benchmarks, nccl_perf_csv, nccltests, others, rccl
 from collperf.ingest.table import IngestError, Row, Table
 
 __all__ = ["load", "parse", "IngestError", "Row", "Table"]
@@ -55,9 +55,9 @@ def parse(text: str, source: str = "<log>", collective: str | None = None, ranks
     elif stripped.startswith("algorithm,size,count"):
         tables = others.parse_collperf_csv(text, source, collective, ranks)
     elif "OSU" in text[:2000] and "nThread" not in text:
-        tables = others.parse_osu(text, source, collective, ranks)
+        tables = mpi_benchmarks.parse_osu(text, source, collective, ranks)
     elif "#bytes" in text and "#repetitions" in text:
-        tables = others.parse_imb(text, source, collective, ranks)
+        tables = mpi_benchmarks.parse_imb(text, source, collective, ranks)
     elif nccltests.looks_like(text):
         tables = nccltests.parse(text, source, collective)
     else:

@@ -1,0 +1,156 @@
+"""Rendering what the log commands return (`collperf fit`, `diagnose`, `judge`, `compare`) and `predict
+--nccl`: a log's header, the fitted regimes, the system assumed, verdicts per size. No computation lives here."""
+
+from __future__ import annotations
+
+import math
+
+from rich.markup import escape
+from rich.table import Table
+
+from collperf import units
+from collperf.cli.render import _gb, out
+
+
+def print_table_header(t) -> None:
+    out.print(f"[bold]{escape(t.describe())}[/bold]")
+    extra = [f"{k.replace('_', ' ')} {t.header[k]}" for k in ("nccl_tests_version", "nccl_version") if t.header.get(k)]
+    if t.header.get("gpus"):
+        extra.append(", ".join(t.header["gpus"]))
+    if extra:
+        out.print("  " + escape("; ".join(extra)))
+    for note in t.notes:
+        out.print(f"  [dim]note: {escape(note)}[/dim]")
+    for line in t.skipped[:5]:
+        out.print(f"  [yellow]skipped {escape(line)}[/yellow]")
+    if len(t.skipped) > 5:
+        out.print(f"  [yellow]... and {len(t.skipped) - 5} more skipped lines[/yellow]")
+
+
+def print_fit(f) -> None:
+    table = Table(title="fitted regimes: t = alpha + size x busbw-factor / B", title_justify="left")
+    for column in ("from", "to", "rows", "alpha", "bus bandwidth B"):
+        table.add_column(column, justify="right")
+    for r in f.regimes:
+        table.add_row(units.format_size(r.from_bytes), units.format_size(r.to_bytes), str(r.rows),
+                      units.format_time(r.latency_s), _gb(r.busbw_GBps) + " GB/s")
+    out.print(table)
+    out.print(f"  peak busbw {f.peak_busbw_GBps:.2f} GB/s at {units.format_size(f.peak_size)}; n1/2 "
+              f"{units.format_size(round(f.n_half_bytes)) if f.n_half_bytes else 'n/a'}; R2 (log time) {f.r2:.4f}; "
+              f"row error median {100 * f.median_error:.1f} % worst {100 * f.worst_error:.1f} % "
+              f"(one straight line: median {100 * f.single_median_error:.1f} %)")
+    for note in f.notes:
+        out.print(f"  [dim]fit: {escape(note)}[/dim]")
+
+
+def print_assumed(assumed, expected_from: str, bound_from: str) -> None:
+    """Which system was assumed and where each value came from."""
+    out.print(f"  [bold]system assumed[/bold]: {escape(assumed.describe())}")
+    for label, value, source in assumed.values:
+        out.print(f"    {escape(label)}: {escape(value)}  [dim]({escape(source)})[/dim]")
+    for note in assumed.notes:
+        out.print(f"    [dim]note: {escape(note)}[/dim]")
+    out.print(f"  expected: {escape(expected_from)}")
+    out.print(f"  bound: {escape(bound_from)}")
+
+
+def _verdict_style(text: str):
+    if text.startswith("as expected"):
+        return "green"
+    if text.startswith(("slower", "above")):
+        return "yellow" if not text.startswith("slower") or "x)" not in text else "red"
+    return None
+
+
+def _causes(sizes) -> None:
+    """Causes once per distinct list, with the sizes they apply to."""
+    groups: dict[tuple, list[int]] = {}
+    for s in sizes:
+        if s.causes:
+            groups.setdefault(tuple(s.causes), []).append(s.size)
+    for why, where in groups.items():
+        out.print("  likely causes at " + ", ".join(map(units.format_size, where)) + ":")
+        for c in why:
+            out.print(f"    - {escape(c)}")
+
+
+def print_diagnosis(d) -> None:
+    print_table_header(d.table)
+    print_assumed(d.assumed, d.expected_from, d.bound_from)
+    if d.model_from:
+        out.print(f"  model log: {escape(d.model_from)}")
+    table = Table(title="per size (eff = bound / measured time, at most 100 %)", title_justify="left")
+    for column in ("size", "time", "expected", "NCCL choice", "bound", "busbw GB/s", "eff", "regime", "verdict"):
+        table.add_column(column, justify="left" if column in ("verdict", "NCCL choice") else "right",
+                         overflow="fold")
+    for s in d.sizes:
+        table.add_row(units.format_size(s.size), units.format_time(s.time_s),
+                      units.format_time(s.expected_s) if s.expected_s else "-", s.choice or "-",
+                      units.format_time(s.bound_s) if s.bound_s else "-", _gb(s.busbw_GBps),
+                      f"{100 * s.efficiency:.0f} %" if s.efficiency is not None else "-", s.regime,
+                      escape(s.verdict), style=_verdict_style(s.verdict))
+    out.print(table)
+    out.print(f"  [bold]verdict[/bold]: {escape(d.verdict)}")
+    _causes(d.sizes)
+    if d.fit is not None:
+        print_fit(d.fit)
+    if not d.findings:
+        out.print("  [green]no anomalies found[/green]")
+    for f in d.findings:
+        color = {"error": "red", "warning": "yellow", "info": "cyan"}[f.severity]
+        out.print(f"  [{color}]{f.severity}[/{color}] {f.kind}: {escape(f.message)}")
+    out.print()
+
+
+def print_judgement(j) -> None:
+    """One measurement judged like a log row."""
+    r = j.row
+    out.print(f"[bold]{j.collective} of {units.format_size(r.size)} on {j.ranks} ranks in "
+              f"{units.format_time(r.time_s)}[/bold]: algbw {j.algbw_GBps:.2f} GB/s, busbw {_gb(r.busbw_GBps)} GB/s")
+    print_assumed(j.assumed, j.expected_from, j.bound_from)
+    if r.expected_s:
+        out.print(f"  expected {units.format_time(r.expected_s)} ({escape(r.choice)}, {r.regime}-bound"
+                  + (f"; runner-up {escape(r.runner_up)}" if r.runner_up else "") + ")")
+    if r.bound_s:
+        out.print(f"  bound {units.format_time(r.bound_s)} ({r.binding}); efficiency "
+                  f"{100 * r.efficiency:.2g} % (bound / measured)")
+    out.print(f"  [bold]verdict[/bold]: [{_verdict_style(r.verdict) or 'default'}]{escape(r.verdict)}[/]")
+    _causes([r])
+
+
+def print_nccl_prediction(assumed, pred) -> None:
+    """`predict --nccl`: NCCL's choice per size, time, busbw and the runner-up."""
+    out.print(f"[bold]{pred.collective}, {pred.ranks} ranks on {pred.nodes} node(s): NCCL's choice[/bold]")
+    print_assumed(assumed, "NCCL's model (tuning.cc) plus launch overhead, never below the bound",
+                  "the system's two-level bound")
+    table = Table(title="per size", title_justify="left")
+    for column in ("size", "algorithm/protocol", "time", "busbw GB/s", "regime", "runner-up", "its time"):
+        table.add_column(column, justify="left" if column in ("algorithm/protocol", "runner-up", "regime")
+                         else "right")
+    for i, n in enumerate(pred.size_bytes):
+        other = pred.runner_up_time_s[i]
+        table.add_row(units.format_size(int(n)), pred.choice[i], units.format_time(float(pred.time_s[i])),
+                      _gb(float(pred.busbw_Bps[i]) / 1e9), str(pred.regime[i]),
+                      f"{pred.runner_up_algorithm[i]}/{pred.runner_up_protocol[i]}" if math.isfinite(other) else "-",
+                      units.format_time(float(other)) if math.isfinite(other) else "-")
+    out.print(table)
+
+
+def print_comparison(diagnoses, rows) -> None:
+    table = Table(title="side by side (ratio: time / time of the first log)", title_justify="left")
+    table.add_column("size", justify="right")
+    for i, d in enumerate(diagnoses):
+        name = escape(d.table.source.rsplit("/", 1)[-1])
+        table.add_column(f"time [{i}] {name}", justify="right")
+        table.add_column(f"busbw [{i}]", justify="right")
+        if i:
+            table.add_column(f"ratio [{i}]", justify="right")
+    for r in rows:
+        cells = [units.format_size(r["size"])]
+        for i in range(len(diagnoses)):
+            t = r[f"time_s_{i}"]
+            cells += [units.format_time(t) if t else "-", _gb(r[f"busbw_GBps_{i}"])]
+            if i:
+                cells.append(f"{r[f'ratio_{i}']:.2f}" if r[f"ratio_{i}"] else "-")
+        table.add_row(*cells)
+    out.print(table)
