@@ -290,17 +290,3 @@ def bench_schedules(spec) -> BenchPlacement:
 
 def _roles_text(roles: dict) -> str:
     return "; ".join(f"{k} {','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in roles.items())
-
-
-# `collperf trees`, simulate -A blink's schedules, --pattern and predict --topology moved to blink_reports.py
-# (which imports the builders above); their names stay importable from here, loaded on first use so that
-# importing either module first works
-_REPORTS = ("TreesResult", "trees", "blink_schedules", "topology_names", "PatternRun", "pattern",
-            "BlinkPrediction", "predict_blink", "switch_link")
-
-
-def __getattr__(name: str):
-    if name in _REPORTS:
-        from collperf import blink_reports
-        return getattr(blink_reports, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -20,7 +20,7 @@ def predict(collective: str, size, net, algorithm="all", intra_algorithm: str = 
 
 @dataclass
 class TopologyPrediction:
-    """`collperf predict --topology`: Blink's packed trees (`blink`: packed_runs.BlinkPrediction per size), or
+    """`collperf predict --topology`: Blink's packed trees (`blink`: blink_reports.BlinkPrediction per size), or
     the closed forms (`predictions`, as `predict` gives them) on the link of a switch topology's group."""
 
     topology: str
@@ -45,15 +45,15 @@ def predict_topology(spec: TopologyPredictSpec) -> TopologyPrediction:
     """`collperf predict --topology`: -A blink prices the packed trees on the group (with spec.hybrid, the
     NVLink + PCIe split of the appendix's equation 8); any other algorithm (single-hop, ring, all, ...)
     takes the closed forms on the link every pair of the group sees through a switch (dgx2, switch:P)."""
-    from collperf import packed_runs
+    from collperf import blink_reports, packed_runs
     from collperf import topology as topologies
     from collperf.model.network import Network
     topo = topologies.parse(spec.topology, spec.link)
     if spec.algorithm == "blink":
-        rows = packed_runs.predict_blink(spec, topo)
+        rows = blink_reports.predict_blink(spec, topo)
         return TopologyPrediction(topo.name, rows[0].ranks if rows else packed_runs.group_of(topo, spec.ranks),
                                   "blink", blink=rows)
-    group, link = packed_runs.switch_link(topo, spec.ranks)
+    group, link = blink_reports.switch_link(topo, spec.ranks)
     rows = predict(spec.collective, spec.sizes_bytes, Network.of(link, len(group)), spec.algorithm)
     return TopologyPrediction(topo.name, group, spec.algorithm, link=link, predictions=rows)
 
