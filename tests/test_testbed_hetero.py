@@ -294,3 +294,16 @@ def test_the_topology_summary_is_validate_summary_s_median():
     same = [validate.ValidationRow("broadcast", "chain", 3, r.size, r.measured_s, r.events_s, "events mode") for r in rows]
     (v,) = validate.summary(same)
     assert {k: v[k] for k in events} == pytest.approx(events)
+
+
+def test_calibrating_the_links_reports_each_as_it_is_measured(monkeypatch):
+    """A long calibration shows progress: on_link(done, total, measure) after every link, in order."""
+    from types import SimpleNamespace
+    from collperf import hetero_runs
+    links = [SimpleNamespace(a=0, b=1, rate_Bps=25e6), SimpleNamespace(a=0, b=2, rate_Bps=12.5e6)]
+    bed = SimpleNamespace(plan=SimpleNamespace(links=links))
+    monkeypatch.setattr(hetero_runs, "_measure_pair", lambda bed, a, b, size, timeout: (10e6 * b, 1e-5 * b))
+    heard = []
+    out = hetero_runs.calibrate_links(bed, on_link=lambda done, total, m: heard.append((done, total, m.b,
+                                                                                         m.measured_Bps)))
+    assert heard == [(1, 2, 1, 10e6), (2, 2, 2, 20e6)] and [m.latency_s for m in out] == [1e-5, 2e-5]

@@ -121,16 +121,19 @@ class LinkMeasure:
     latency_s: float             # one-way, half a small round trip
 
 
-def calibrate_links(bed, size_bytes: int = 4 << 20, timeout_s: float = 120.0) -> list[LinkMeasure]:
+def calibrate_links(bed, size_bytes: int = 4 << 20, timeout_s: float = 120.0, on_link=None) -> list[LinkMeasure]:
     """Measure every link of an up topology testbed, one after another: a TCP stream of size_bytes from one
     end to the other (the receiver times it from its first read, not counting what that read found
     already queued: a reader descheduled on a busy machine would otherwise see a burst) and a small ping-pong, with plain sockets
     in the two namespaces (no torch: each end is a short Python program). timeout_s bounds each link's
-    measurement; a link that fails or runs past it raises RunError naming the link."""
+    measurement; a link that fails or runs past it raises RunError naming the link. on_link(done, total,
+    measure) is called as each link is measured (dgx1v-like has 29 links: tens of seconds in all)."""
     out = []
     for link in bed.plan.links:
         rate, lat = _measure_pair(bed, link.a, link.b, size_bytes, timeout_s)
         out.append(LinkMeasure(link.a, link.b, link.rate_Bps, rate, lat))
+        if on_link is not None:
+            on_link(len(out), len(bed.plan.links), out[-1])
     return out
 
 

@@ -95,15 +95,17 @@ def _torchrun() -> bool:
     return in_torchrun()
 
 
-def calibrate(ranks: int | None = None, bed=None, timeout_s: float = 300.0, output=None) -> dict:
+def calibrate(ranks: int | None = None, bed=None, timeout_s: float = 300.0, output=None, on_link=None) -> dict:
     """`collperf calibrate`: alpha and bandwidth (intra and inter host) and the reduce rate, as a profile
-    document; written to `output` when given."""
+    document; written to `output` when given. On a topology testbed every link is measured, and
+    on_link(done, total, measure) hears of each as it is done."""
     from collperf.calibrate import calibrate as measure
     from collperf.calibrate import save
     from collperf.hetero_runs import calibrate_links, is_topology_bed
     with testbed_up(bed) as up:
         if is_topology_bed(up):      # a topology testbed: each link measured end to end
-            profile = {"testbed": up.describe(), "links": [vars(m) for m in calibrate_links(up, timeout_s=timeout_s)]}
+            links = calibrate_links(up, timeout_s=timeout_s, on_link=on_link)
+            profile = {"testbed": up.describe(), "links": [vars(m) for m in links]}
         else:
             profile = measure(ranks, up, timeout_s)
     if output is not None:

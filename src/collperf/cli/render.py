@@ -380,3 +380,9 @@ def print_search(found) -> None:
                       units.format_time(p.step_s), units.format_time(p.compute_s or 0), units.format_time(p.bubble_s),
                       units.format_time(p.exposed_s), mem)
     out.print(table)
+
+
+def link_progress(done: int, total: int, m) -> None:
+    """calibrate on a topology testbed: one stderr line per link as it is measured."""
+    err.print(f"link {done}/{total} ({m.a}, {m.b}): {m.measured_Bps / 1e6:.3g} of {m.configured_Bps / 1e6:.3g} MB/s, "
+              f"{m.latency_s * 1e6:.0f} us")

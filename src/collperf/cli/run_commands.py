@@ -121,7 +121,7 @@ def calibrate_command(ranks: Optional[int] = typer.Option(None, "--ranks", "-p")
                       output: str = typer.Option("profile.json", "-o", "--output"), timeout: float = Timeout):
     """Measure alpha, bandwidth (intra- and inter-host) and gamma; write a profile."""
     output_path(output, "--output")
-    render.print_profile(api.calibrate(ranks, testbed, timeout, output), output)
+    render.print_profile(api.calibrate(ranks, testbed, timeout, output, on_link=render.link_progress), output)
 
 
 @command("bound")
