@@ -34,7 +34,9 @@ _SHOWN = (
     ("net_gdr", "GPUDirect RDMA", lambda s: "not used (one node)" if s.nodes == 1 else
      "yes" if s.net_gdr else "no (network data staged through host memory)"),
     ("protocols", "NCCL protocols", lambda s: ", ".join(s.protocols)),
-    ("launch_overhead_us", "launch overhead", lambda s: f"{s.launch_overhead_us:g} us per call"),
+    ("launch_overhead_us", "launch overhead", lambda s: f"{s.launch_overhead_us:g} us per call"
+     if s.protocol_overhead_us is None else "per call " + ", ".join(
+         f"{p} {o:g} us" for p, o in zip(("LL", "LL128", "Simple"), s.protocol_overhead_us))),
 )
 # a shown value's provenance may sit under another field name (pcie_gen/p2p set the PCIe link)
 _ALSO = {"nvlink_GBps": ("nvlink_links", "pcie_gen", "p2p", "pcie_switch_shared", "phys_scale"), "nodes": (), "gpu": ("compute_capability",)}

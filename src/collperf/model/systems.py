@@ -46,6 +46,8 @@ class System:
     protocols: tuple[str, ...] = ("LL", "LL128", "Simple")  # NCCL_PROTO (e.g. aws-ofi-nccl: Simple)
     nccl_version: str = ""           # informational
     launch_overhead_us: float = 0.0  # host-side cost per call not in NCCL's model (launch, sync)
+    protocol_overhead_us: tuple[float, float, float] | None = None  # per call of each protocol (LL,
+                                      # LL128, Simple) in place of launch_overhead_us: a fit measures it
     bw_scale: float = 1.0            # multiplies NCCL's per-channel bandwidths (a fit sets it)
     phys_scale: float = 1.0          # multiplies the physical rates the bound uses (a fit sets it)
     source: str = field(default="", compare=False)
@@ -64,6 +66,10 @@ class System:
         if not (self.bw_scale > 0 and self.phys_scale > 0 and self.launch_overhead_us >= 0):
             raise UsageError(f"system {self.name!r}: bw_scale {self.bw_scale!r} must be > 0 and "
                              f"launch_overhead_us {self.launch_overhead_us!r} >= 0")
+        if self.protocol_overhead_us is not None and (
+                len(self.protocol_overhead_us) != 3 or not all(o >= 0 for o in self.protocol_overhead_us)):
+            raise UsageError(f"system {self.name!r}: protocol_overhead_us {self.protocol_overhead_us!r}: "
+                             "expected three times >= 0 (LL, LL128, Simple) in us")
         if not 0 < self.host_duplex_efficiency <= 1:
             raise UsageError(f"system {self.name!r}: host_duplex_efficiency {self.host_duplex_efficiency!r} "
                              "must be in (0, 1]")
@@ -74,6 +80,14 @@ class System:
             raise UsageError(f"protocols {self.protocols!r}: expected some of LL, LL128, Simple")
 
     # ---- derived quantities -------------------------------------------------------------
+    def overhead_s(self, protocols) -> "np.ndarray":
+        """Per-call host overhead (s) of calls that run each given protocol ("LL"/"LL128"/"Simple")."""
+        import numpy as np
+        if self.protocol_overhead_us is None:
+            return np.full(len(protocols), self.launch_overhead_us * 1e-6)
+        per = dict(zip(("LL", "LL128", "Simple"), self.protocol_overhead_us))
+        return np.array([per.get(p, self.launch_overhead_us) for p in protocols], dtype=float) * 1e-6
+
     @property
     def ranks(self) -> int:
         return self.nodes * self.gpus_per_node

@@ -140,7 +140,6 @@ def expect(collective: str, size_bytes, system: "System") -> NcclPrediction:
     name = get_collective(collective).name
     check_ranks(system.ranks)
     n = _sizes(size_bytes)
-    overhead_s = system.launch_overhead_us * 1e-6
     bound = system_bound(name, n, system).time_s
     if name in C.FUNCTIONS:
         pred = select(name, n, system)
@@ -150,9 +149,11 @@ def expect(collective: str, size_bytes, system: "System") -> NcclPrediction:
             # link of that path, not NCCL's channel bandwidth, sets the bandwidth term (transport.py)
             from collperf.model.nccl.transport import host_staged_time
             bandwidth_s = np.maximum(bandwidth_s, host_staged_time(name, n, system))
+        # the host overhead is not in NCCL's model, so it cannot change NCCL's choice: added after it
         return NcclPrediction(name, pred.ranks, pred.nodes, n, pred.algorithm, pred.protocol,
-                              pred.latency_s + overhead_s, bandwidth_s, pred.runner_up_algorithm,
-                              pred.runner_up_protocol, pred.runner_up_time_s + overhead_s, bound)
+                              pred.latency_s + system.overhead_s(pred.protocol), bandwidth_s,
+                              pred.runner_up_algorithm, pred.runner_up_protocol,
+                              pred.runner_up_time_s + system.overhead_s(pred.runner_up_protocol), bound)
     if name not in ("alltoall", "sendrecv"):
         raise UsageError(f"{name}: NCCL has no {name} of its own (nccl-tests builds it from send/recv); "
                          "expected one of allreduce, allgather, reducescatter, broadcast, reduce, "
@@ -160,5 +161,5 @@ def expect(collective: str, size_bytes, system: "System") -> NcclPrediction:
     lat, bw = p2p_time(name, n, system)
     none = np.full(n.shape, "-", dtype=object)
     return NcclPrediction(name, system.ranks, system.nodes, n, np.full(n.shape, "p2p", dtype=object),
-                          np.full(n.shape, "Simple", dtype=object), lat + overhead_s, bw, none, none,
+                          np.full(n.shape, "Simple", dtype=object), lat + system.overhead_s(["Simple"]), bw, none, none,
                           np.full(n.shape, np.inf), bound)

@@ -7,6 +7,12 @@ NCCL's model). The physical rates, and so the bound, stay as they are: a fit say
 the hardware, not that the hardware changed. The fitted System is then fed to `expect` for any
 collective, which makes its own NCCL algorithm/protocol choice. Least squares on log time (relative
 errors), with a weak pull of the scales towards 1 so that what the data cannot see stays as it was.
+
+The host overhead is fitted per protocol (LL, LL128, Simple) when the log's rows run more than one:
+what a call costs outside NCCL's model differs by protocol (Simple synchronises and flushes every step,
+LL does not), and it is that fixed cost, not a per-step one, that carries over to another collective
+on the same machine (01 -> 02 in benchmarks/diagnose_samples.py: 10.9 % with one overhead, 9.3 % per
+protocol). A protocol the log never runs takes the mean of the fitted ones.
 """
 
 from __future__ import annotations
@@ -27,24 +33,32 @@ class FitResult:
     system: "System"            # the fitted system (provenance says "fitted to <source>")
     k_bw: float                 # bandwidth scale of NCCL's channels
     level: str                  # "intra" or "network": the level it mostly describes
-    launch_overhead_us: float
+    launch_overhead_us: float   # the mean per-call overhead (per protocol in system.protocol_overhead_us)
     rms_log_error: float
     median_abs_error: float     # |model - measured| / measured, median over the rows used
 
     def describe(self) -> str:
         what = f"{self.level} {self.system.host_duplex_efficiency:.3f}" if "duplex" in self.level else \
             f"{self.level} bandwidth x{self.k_bw:.3f}"
-        return (f"{what}, launch overhead {self.launch_overhead_us:.1f} us; "
-                f"median error {self.median_abs_error:.1%}")
+        per = self.system.protocol_overhead_us
+        overhead = (f"launch overhead {self.launch_overhead_us:.1f} us" if per is None else
+                    "launch overhead " + " / ".join(f"{p} {o:.1f}" for p, o in zip(_PROTOCOLS, per)) + " us")
+        return f"{what}, {overhead}; median error {self.median_abs_error:.1%}"
 
 
-def _scaled(system: "System", k_bw: float, overhead_us: float, why: str, mode: str) -> "System":
+_PROTOCOLS = ("LL", "LL128", "Simple")
+
+
+def _scaled(system: "System", k_bw: float, overhead_us, why: str, mode: str) -> "System":
+    """`system` with the fitted scale and overheads (one number, or one per protocol)."""
+    per = tuple(float(o) for o in overhead_us) if np.ndim(overhead_us) else None
+    common = float(np.mean(overhead_us))
+    kw = dict(launch_overhead_us=common, protocol_overhead_us=per)
     if mode == "duplex":
-        eff = min(1.0, system.host_duplex_efficiency * k_bw)
-        return system.with_(why, host_duplex_efficiency=eff, launch_overhead_us=overhead_us)
+        return system.with_(why, host_duplex_efficiency=min(1.0, system.host_duplex_efficiency * k_bw), **kw)
     if mode == "physical":
-        return system.with_(why, phys_scale=system.phys_scale * k_bw, launch_overhead_us=overhead_us)
-    return system.with_(why, bw_scale=system.bw_scale * k_bw, launch_overhead_us=overhead_us)
+        return system.with_(why, phys_scale=system.phys_scale * k_bw, **kw)
+    return system.with_(why, bw_scale=system.bw_scale * k_bw, **kw)
 
 
 def _fit_mode(collective: str, n: np.ndarray, system: "System") -> str:
@@ -85,21 +99,33 @@ def fit_system(collective: str, size_bytes, time_s, system: "System", min_size_b
     elif mode == "physical":
         level = "host bridge" if system.host_bridge else level + " (physical)"
     why = f"fitted to {source}"
+    # NCCL's choice does not depend on the overhead (expect adds it after choosing), so the protocols
+    # the rows run are known before fitting it; one overhead each when there are several
+    used = sorted(set(expect(collective, n, system).protocol), key=_PROTOCOLS.index)
+    per_protocol = len(used) > 1
+
+    def overheads(x):
+        if not per_protocol:
+            return max(0.0, x[1])
+        fitted = dict(zip(used, x[1:]))
+        mean = float(np.mean(list(fitted.values())))
+        return [max(0.0, fitted.get(p, mean)) for p in _PROTOCOLS]
 
     def model(x):
-        k_bw, overhead = np.exp(x[0]), max(0.0, x[1])
-        return expect(collective, n, _scaled(system, k_bw, overhead, why, mode)).time_s
+        return expect(collective, n, _scaled(system, np.exp(x[0]), overheads(x), why, mode)).time_s
 
     def residual(x):
         return np.concatenate([np.log(model(x) / t), 0.05 * np.array([x[0]])])
 
+    k = len(used) if per_protocol else 1
     best = None
-    for start in ((0.0, system.launch_overhead_us), (np.log(0.5), 5.0), (np.log(0.25), 20.0)):
-        res = least_squares(residual, np.array(start, dtype=float), bounds=([-5, 0], [3, 1e4]))
+    for k0, o0 in ((0.0, system.launch_overhead_us), (np.log(0.5), 5.0), (np.log(0.25), 20.0)):
+        res = least_squares(residual, np.array([k0] + [o0] * k, dtype=float), bounds=([-5] + [0] * k, [3] + [1e4] * k))
         if best is None or res.cost < best.cost:
             best = res
-    k_bw, overhead = float(np.exp(best.x[0])), round(float(best.x[1]), 2)
+    k_bw = float(np.exp(best.x[0]))
+    overhead = np.round(overheads(best.x), 2)
     fitted = _scaled(system, k_bw, overhead, why, mode)
     err = np.abs(model(best.x) / t - 1)
-    return FitResult(fitted, k_bw, level, overhead, float(np.sqrt(np.mean(np.log(model(best.x) / t) ** 2))),
-                     float(np.median(err)))
+    return FitResult(fitted, k_bw, level, round(float(np.mean(overhead)), 2),
+                     float(np.sqrt(np.mean(np.log(model(best.x) / t) ** 2))), float(np.median(err)))
