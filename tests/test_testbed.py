@@ -48,10 +48,11 @@ def test_a_killed_rank_on_the_testbed_ends_the_run_and_leaves_nothing():
 @needs_root
 def test_bench_on_a_testbed_is_correct_and_torn_down():
     out = subprocess.run([CLI, "bench", "--testbed", "hosts=2,rate=1gbit,ranks-per-host=2,name=" + bed_name("t5"), "-A",
-                          "ring,rhd,builtin", "-b", "64K", "-e", "256K", "-n", "2", "-w", "1"],
+                          "ring,rhd,hierarchical,builtin", "-b", "64K", "-e", "256K", "-n", "2", "-w", "1"],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.count("Out of bounds values : 0 OK") == 3 and "on testbed " + bed_name("t5") in out.stdout
+    # hierarchical: the testbed's hosts are its nodes (2 x 2)
+    assert out.stdout.count("Out of bounds values : 0 OK") == 4 and "on testbed " + bed_name("t5") in out.stdout
     assert nothing_left(bed_name("t5"))
 
 

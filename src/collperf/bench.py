@@ -58,17 +58,18 @@ def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
         if ranks is None:
             raise UsageError("give the number of local ranks: --ranks 4 (or run under torchrun)")
         world, backend, where = ranks, "gloo", "local"
-    _check_ranks(config, world, {a for a, _ in schedules or ()})
     if network is not None and network.ranks != world:
         raise UsageError(f"the network has {network.ranks} ranks but the run has {world}")
+    job_config["two_level"] = two_level_shape(world, where, testbed, network)
+    _check_ranks(config, world, {a for a, _ in schedules or ()}, job_config["two_level"])
     local = {"local": world, "testbed": world,
              "torchrun": int(os.environ.get("LOCAL_WORLD_SIZE", "1"))}[where]
     for note in check_capacity(config, local, force, gpu=(backend == "nccl"), spawned=(where != "torchrun")):
         if on_note is not None:
             on_note(note)
     if "auto" in config.algorithms:
-        auto_plan(job_config, world, network, testbed.ranks_per_host if testbed is not None else
-                  int(os.environ.get("LOCAL_WORLD_SIZE", world)) if where == "torchrun" else world)
+        shape = job_config["two_level"]
+        auto_plan(job_config, world, network, shape[1] if shape else world)
     results = Results(config.collective, world, backend, job_config, [])
     if network is not None:
         results.model = f"given: {network.describe()}"
@@ -125,9 +126,40 @@ def _cuda() -> bool:
     return torch.cuda.is_available()
 
 
-def _check_ranks(config: SweepSpec, ranks: int, prebuilt=()) -> None:
+def two_level_shape(world: int, where: str, testbed=None, network: Network | None = None) -> list[int] | None:
+    """[nodes, ranks per node] of the run, for `-A hierarchical` and auto: the testbed's hosts, torchrun's
+    nodes (LOCAL_WORLD_SIZE ranks each), or local ranks grouped as the given two-level network says
+    (--nodes/--ranks-per-node, --cluster, --profile); None for local ranks without one (one host)."""
+    if testbed is not None:
+        return [testbed.ranks // testbed.ranks_per_host, testbed.ranks_per_host]
+    if where == "torchrun":
+        g = int(os.environ.get("LOCAL_WORLD_SIZE", world))
+        return [world // g, g] if g and world % g == 0 else None
+    if network is not None and network.cluster is not None:
+        return [network.cluster.nodes, network.cluster.ranks_per_node]
+    return None
+
+
+def _check_hierarchical(config: SweepSpec, shape) -> None:
+    from collperf.model.hierarchy import PLANS
+    if config.collective not in PLANS:
+        raise UsageError(f"no two-level algorithm for {config.collective}: expected one of {', '.join(PLANS)}")
+    if shape is None or shape[0] < 2 or shape[1] < 2:
+        where = "one host" if shape is None else f"{shape[0]} node(s) x {shape[1]} rank(s)"
+        raise UsageError(f"-A hierarchical runs an intra-node then an inter-node phase, and this run is {where}: "
+                         "run it on a testbed with several ranks per host (ranks-per-host=2), under torchrun "
+                         "across nodes, or group local ranks into nodes with --nodes N --ranks-per-node G "
+                         "(and their links, e.g. --intra-bandwidth/--inter-bandwidth)")
+    if get_collective(config.collective).rooted and config.root != 0:
+        raise UsageError(f"--root {config.root}: -A hierarchical's root is rank 0 (the first rank of the first "
+                         "node); drop --root")
+
+
+def _check_ranks(config: SweepSpec, ranks: int, prebuilt=(), shape=None) -> None:
     for a in config.algorithms:
-        if a not in ("builtin", "auto") and a not in prebuilt:
+        if a == "hierarchical":
+            _check_hierarchical(config, shape)
+        elif a not in ("builtin", "auto") and a not in prebuilt:
             reason = get_algorithm(config.collective, a).unavailable(ranks)
             if reason:
                 raise UsageError(f"{config.collective} {a} cannot run on {ranks} ranks: {reason}")
@@ -156,7 +188,8 @@ def choices_for(job_config: dict, network: Network) -> list[dict]:
     """auto's choice per size of the sweep on `network` (model/select.py auto_choices), as JSON."""
     from collperf.model.select import auto_choices
     fixed = job_config["segments"] if job_config["segments_given"] else None   # --segments N fixes them
-    return [c.to_json() for c in auto_choices(job_config["collective"], network, job_config["sizes"], fixed)]
+    return [c.to_json() for c in auto_choices(job_config["collective"], network, job_config["sizes"], fixed,
+                                              job_config["root"])]
 
 
 def auto_network(raw: dict, world: int, ranks_per_host: int) -> Network:
@@ -270,6 +303,11 @@ def fit_link(results: Results) -> Link | None:
     return Link(alpha, 1 / beta if beta > 0 else math.inf, 1 / gamma if gamma > 0 else math.inf, name="fitted")
 
 
+def _default_phase(collective: str) -> str:
+    from collperf.schedule.build import DEFAULT_PHASES
+    return DEFAULT_PHASES.get(collective, "best")
+
+
 def _registered(collective: str) -> set[str]:
     from collperf.model.algorithms import algorithms_for
     return {a.name for a in algorithms_for(collective)}
@@ -295,7 +333,9 @@ def predict_rows(results: Results, network: Network, rows: list[dict]) -> None:
     if not rows:
         return
     sizes = sorted({r["size"] for r in rows})
-    costs, _ = candidates(results.collective, network, sizes, segments=results.config["segments"])
+    phase = _default_phase(results.collective)   # what -A hierarchical runs (measure.hierarchical_schedule)
+    costs, _ = candidates(results.collective, network, sizes, segments=results.config["segments"],
+                          intra_algorithm=phase, inter_algorithm=phase)
     table = {c.name: dict(zip(sizes, c.cost.total_s)) for c in costs}
     best = dict(zip(sizes, lowest([c.cost for c in costs], [c.name for c in costs])[0].total_s))
     for r in rows:

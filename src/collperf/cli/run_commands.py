@@ -16,7 +16,9 @@ from collperf.spec import output_path, BenchSpec, NetworkSpec, SweepSpec
 
 
 @command()
-@network_options(only=("latency", "bandwidth", "reduce_bandwidth", "cluster", "nodes", "profile"))
+@network_options(only=("latency", "bandwidth", "reduce_bandwidth", "cluster", "nodes", "ranks_per_node",
+                        "intra_latency", "intra_bandwidth", "inter_latency", "inter_bandwidth", "nics_per_node",
+                        "profile"))
 def bench(collective: str = typer.Option("allreduce", "--collective", help="The collective to measure."),
           algorithm: str = typer.Option("builtin", "--algorithm", "-A", help="Comma list: ours, builtin, and/or auto (per size the model's fastest for the network)."),
           ranks: Optional[int] = typer.Option(None, "--ranks", "-p", help="Local processes (ignored under torchrun)."),

@@ -78,23 +78,40 @@ class AutoChoice:
 
 
 def runnable_algorithms(collective: str, ranks: int) -> list[str]:
-    """The registered flat algorithms that can run `collective` on `ranks` ranks, in registry order (the
-    two-level `hierarchical` cost is not among them: auto runs what it priced)."""
+    """The registered flat algorithms that can run `collective` on `ranks` ranks, in registry order."""
     from collperf.model.algorithms import algorithms_for
     return [a.name for a in algorithms_for(collective) if not a.unavailable(ranks)]
 
 
-def auto_choices(collective: str, network: Network, sizes, segments: int | None = None) -> list[AutoChoice]:
+def auto_algorithms(collective: str, network: Network, root: int = 0) -> list[str]:
+    """What auto chooses among: the runnable flat algorithms, then `hierarchical` on a network of several
+    nodes of several ranks (the executor runs its default phase algorithms, schedule/build.py
+    DEFAULT_PHASES, and auto prices exactly those; a rooted one only from rank 0, its root)."""
+    from collperf.collectives import get_collective
+    from collperf.model.hierarchy import PLANS
+    names = runnable_algorithms(collective, network.ranks)
+    c = network.cluster
+    if c is not None and c.nodes > 1 and c.ranks_per_node > 1 and collective in PLANS and \
+            (root == 0 or not get_collective(collective).rooted):
+        names.append("hierarchical")
+    return names
+
+
+def auto_choices(collective: str, network: Network, sizes, segments: int | None = None,
+                 root: int = 0) -> list[AutoChoice]:
     """Per size, the model's best runnable algorithm on `network` (the rule of `best`: least predicted
     time, ties to the first registered). Pipelined algorithms get the model's best segment count unless
     `segments` fixes it."""
-    from collperf.model.predict import candidates
     from collperf.model.costs import lowest
+    from collperf.model.predict import candidates
+    from collperf.schedule.build import DEFAULT_PHASES
     sizes = [int(s) for s in sizes]
-    names = runnable_algorithms(collective, network.ranks)
+    names = auto_algorithms(collective, network, root)
     if not names:
         raise UsageError(f"no algorithm of ours can run {collective} on {network.ranks} ranks: use builtin")
-    costs, _ = candidates(collective, network, sizes, algorithm=names, segments=segments)
+    phase = DEFAULT_PHASES.get(collective, "best")
+    costs, _ = candidates(collective, network, sizes, algorithm=names, segments=segments,
+                          intra_algorithm=phase, inter_algorithm=phase)
     by_name = {c.name: c.cost for c in costs}
     cost, picked = lowest([c.cost for c in costs], [c.name for c in costs])
     out = []

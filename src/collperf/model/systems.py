@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, fields, replace
+from typing import TYPE_CHECKING
 
 from collperf.errors import UsageError
 from collperf.model.nccl.constants import NVLINK_BW_PER_LINK, pcie_bw
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass(frozen=True)

@@ -50,16 +50,28 @@ class _Runner:
     """One (collective, algorithm) on this process group: a callable op(inp, out). `auto` is auto's choice
     at this size (bench.py choices_for): the algorithm and segments it runs."""
 
-    def __init__(self, coll, algorithm, p, op, root, segments, slice_bytes, in_elems, schedule=None, auto=None):
+    def __init__(self, coll, algorithm, p, op, root, segments, slice_bytes, in_elems, schedule=None, auto=None,
+                 two_level=None):
         self.collective, self.op, self.root = coll, op, root
         if algorithm == "auto":
             algorithm, segments = auto["algorithm"], auto.get("segments") or segments
         if algorithm == "builtin":
             self.call = lambda inp, out: run_builtin(coll, inp, out, op, root)
         else:
+            if algorithm == "hierarchical":   # two_level: [nodes, ranks per node] (bench.py two_level_shape)
+                schedule = hierarchical_schedule(coll.name, two_level, segments)
             # a prebuilt schedule (Blink's packed trees, patterns: built on a topology by the launcher)
             schedule = schedule or build(coll.name, algorithm, p, root=root, segments=segments)
             self.call = lambda inp, out: run_schedule(schedule, inp, out, op, in_elems, slice_bytes)
+
+
+def hierarchical_schedule(collective: str, two_level, segments: int = 1):
+    """The two-level schedule bench runs: every phase with its default algorithm (schedule/build.py
+    DEFAULT_PHASES, ring for allreduce's phases), as model/bench.py prices it."""
+    from collperf.schedule.build import DEFAULT_PHASES, build_hierarchical
+    nodes, g = two_level
+    phase = DEFAULT_PHASES[collective]
+    return build_hierarchical(collective, nodes, g, phase, phase, segments=segments)
 
 
 def _sync(dev) -> None:
@@ -68,15 +80,16 @@ def _sync(dev) -> None:
 
 
 def check(collective, algorithm, count, dtype_name="float32", op="sum", root=0, segments=1, slice_bytes=1 << 20,
-          in_place=False, schedule=None) -> int:
-    """#wrong of one run: mismatching elements summed over all ranks. `schedule`: a prebuilt one (Blink's)."""
+          in_place=False, schedule=None, two_level=None) -> int:
+    """#wrong of one run: mismatching elements summed over all ranks. `schedule`: a prebuilt one (Blink's);
+    two_level: [nodes, ranks per node] for algorithm "hierarchical"."""
     rank, p, dev = dist.get_rank(), dist.get_world_size(), device()
     coll = get_collective(collective)
     dtype = data.get_dtype(dtype_name)
     op_used = op if coll.reduces else "sum"
     in_elems, out_elems = coll.elements(count, p)
     inp, out = _buffers(coll, rank, p, in_elems, out_elems, dtype, op_used, root, in_place, dev)
-    runner = _Runner(coll, algorithm, p, op_used, root, segments, slice_bytes, in_elems, schedule)
+    runner = _Runner(coll, algorithm, p, op_used, root, segments, slice_bytes, in_elems, schedule, two_level=two_level)
     return _check_on(runner, inp, out, in_elems, 1, dev, reset=False)
 
 
@@ -167,7 +180,8 @@ def bench(config: dict, schedules: dict | None = None) -> dict:
         for size_bytes in config["sizes"]:
             count, size, in_elems, out_elems = coll.counts(size_bytes, p, dtype.itemsize)
             runner = _Runner(coll, algorithm, p, op_used, root, config["segments"], config["slice_bytes"], in_elems,
-                             (schedules or {}).get((algorithm, size_bytes)), choices.get(size_bytes))
+                             (schedules or {}).get((algorithm, size_bytes)), choices.get(size_bytes),
+                             config.get("two_level"))
             row = {"algorithm": algorithm, "size": size, "count": count, "type": data.NCCL_TESTS_TYPE[dtype],
                    "redop": op if coll.reduces else "none", "root": root if coll.rooted else -1}
             if algorithm == "auto":

@@ -107,22 +107,40 @@ def calibrate(group=None, device=None, big_bytes: int = 1 << 20):
     return Network.of(Link(alpha, bandwidth, gamma, name="quick calibration"), p)
 
 
-def choose(collective: str, size_bytes: int, group=None, device=None) -> tuple[str, int | None]:
-    """auto's (algorithm, segments) for `size_bytes` of `collective` on `group`."""
-    key = (_key(group), collective, size_bytes)
+def choose(collective: str, size_bytes: int, group=None, device=None, root: int = 0) -> tuple[str, int | None]:
+    """auto's (algorithm, segments) for `size_bytes` of `collective` on `group` (root: a group rank)."""
+    key = (_key(group), collective, size_bytes, root)
     if key not in _CHOICES:
         from collperf.model.select import auto_choices
         if _key(group) not in _NETWORKS:
             _NETWORKS[_key(group)] = calibrate(group, device)
-        c = auto_choices(collective, _NETWORKS[_key(group)], [size_bytes])[0]
+        c = auto_choices(collective, _NETWORKS[_key(group)], [size_bytes], root=root)[0]
         _CHOICES[key] = (c.algorithm, c.segments)
     return _CHOICES[key]
 
 
 @functools.lru_cache(maxsize=256)
-def _schedule(collective: str, algorithm: str, p: int, root: int, segments: int):
+def _schedule(collective: str, algorithm: str, p: int, root: int, segments: int, two_level=None):
+    if algorithm == "hierarchical":
+        from collperf.runtime.measure import hierarchical_schedule
+        return hierarchical_schedule(collective, two_level, segments)
     from collperf.schedule.build import build
     return build(collective, algorithm, p, root=root, segments=segments)
+
+
+def _two_level(collective: str, group, root: int) -> tuple[int, int]:
+    """[nodes, ranks per node] of the group's network (set_network with a two-level Network) for
+    algorithm="hierarchical": group ranks node by node, the root the first rank."""
+    from collperf.collectives import get_collective
+    network = _NETWORKS.get(_key(group))
+    c = network.cluster if network is not None else None
+    if c is None:
+        raise UsageError("algorithm='hierarchical' needs the group's nodes: call collperf.runtime.set_network("
+                         "Network.of(Cluster(nodes, ranks_per_node, intra, inter), p), group) first")
+    if root != 0 and get_collective(collective).rooted:
+        raise UsageError(f"algorithm='hierarchical' roots {collective} at group rank 0, not {root}: use another "
+                         "algorithm or root 0")
+    return (c.nodes, c.ranks_per_node)
 
 
 def _run(collective: str, algorithm: str, inp: torch.Tensor, out: torch.Tensor, op: str, group, root: int = 0,
@@ -130,9 +148,10 @@ def _run(collective: str, algorithm: str, inp: torch.Tensor, out: torch.Tensor, 
     p = _size(group)
     if algorithm == "auto":
         algorithm, chosen = choose(collective, max(inp.numel(), out.numel()) * inp.element_size(), group,
-                                   inp.device)
+                                   inp.device, root)
         segments = chosen or segments
-    s = _schedule(collective, algorithm, p, root, segments)
+    shape = _two_level(collective, group, root) if algorithm == "hierarchical" else None
+    s = _schedule(collective, algorithm, p, root, segments, shape)
     run_schedule(s, inp, out, op, inp.numel(), slice_bytes or DEFAULT_SLICE_BYTES, group=group)
 
 
@@ -293,14 +312,17 @@ def _same_sizes(name: str, tensors: list, like: torch.Tensor, p: int) -> None:
 # --- a self-test on real ranks (tests/test_user_api.py) ------------------------------------------------------
 
 def selftest(plan) -> list:
-    """`plan`: [(members, cases)], members a list of world ranks in group-rank order (None: the world).
-    Each case (function, elements, dtype, op, algorithm, root as a group rank) runs on every member with
-    integer data in floating point (any summation order gives the same bits) and is compared with values
-    computed here in closed form; rank 0 returns [(members, case, mismatching elements over all ranks)]."""
+    """`plan`: [(members, cases[, network])], members a list of world ranks in group-rank order (None: the
+    world), network one for set_network on the group (what auto and "hierarchical" go by). Each case
+    (function, elements, dtype, op, algorithm, root as a group rank) runs on every member with integer data
+    in floating point (any summation order gives the same bits) and is compared with values computed here
+    in closed form; rank 0 returns [(members, case, mismatching elements over all ranks)]."""
     from collperf.runtime import data
-    groups = [(None if members is None else dist.new_group(members), members, cases) for members, cases in plan]
+    groups = [(None if entry[0] is None else dist.new_group(entry[0]), *entry) for entry in plan]
     out = []
-    for group, members, cases in groups:   # every rank creates every group, in the same order
+    for group, members, cases, *network in groups:   # every rank creates every group, in the same order
+        if network and (members is None or dist.get_rank() in members):
+            set_network(network[0], group)
         for case in cases:
             wrong = torch.zeros(1, dtype=torch.int64)
             if members is None or dist.get_rank() in members:

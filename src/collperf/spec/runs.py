@@ -51,8 +51,11 @@ class SweepSpec:
         if isinstance(self.algorithms, str):
             self.algorithms = [a.strip() for a in self.algorithms.split(",") if a.strip()]
         # auto: per size, the algorithm the model predicts fastest for the run's network (bench.py)
+        from collperf.model.hierarchy import PLANS
+        # hierarchical: the two-level schedule on the run's nodes (bench.py two_level_shape)
         known = [a.name for a in algorithms_for(self.collective)] + ["builtin", "auto"] + \
-            [a for a, colls in TOPOLOGY_ALGORITHMS.items() if self.collective in colls]
+            [a for a, colls in TOPOLOGY_ALGORITHMS.items() if self.collective in colls] + \
+            (["hierarchical"] if self.collective in PLANS else [])
         for a in self.algorithms:
             if a not in known:
                 raise UsageError(f"unknown algorithm {a!r} for {self.collective}: expected one of {', '.join(known)}")
