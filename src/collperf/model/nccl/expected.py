@@ -161,5 +161,6 @@ def expect(collective: str, size_bytes, system: "System") -> NcclPrediction:
     lat, bw = p2p_time(name, n, system)
     none = np.full(n.shape, "-", dtype=object)
     return NcclPrediction(name, system.ranks, system.nodes, n, np.full(n.shape, "p2p", dtype=object),
-                          np.full(n.shape, "Simple", dtype=object), lat + system.overhead_s(["Simple"]), bw, none, none,
+                          np.full(n.shape, "Simple", dtype=object), lat + system.overhead_s(["Simple"]), bw,
+                          none, none,
                           np.full(n.shape, np.inf), bound)
