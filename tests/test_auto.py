@@ -100,3 +100,14 @@ def test_head_to_head_times_auto_and_builtin_interleaved_and_checks_both():
     assert [r["auto"]["algorithm"] for r in out["table"]["auto"]] == \
         [c.algorithm for c in auto_choices("reducescatter", network, [4096, 16384])]
     assert all(r["wrong"] == 0 and r["p50_us"] > 0 for a in ("auto", "builtin") for r in out["table"][a])
+
+
+def test_a_noisy_calibration_never_reports_an_unbounded_bandwidth():
+    pytest.importorskip("torch")
+    from collperf.runtime.measure import bandwidth_from
+    # a resolved transfer: 4 MiB in 1 ms after a 100 us latency
+    assert bandwidth_from(100e-6, 1.1e-3, 4 << 20) == pytest.approx((4 << 20) / 1e-3)
+    # a loaded host's big ping-pong no slower than its small one (seen in a quick calibration of a
+    # testbed host's loopback: 1.47 ms both ways, "4.2e6 TB/s"): the finite floor bytes / whole time
+    for small, large in ((1.47e-3, 1.46e-3), (1.47e-3, 1.5e-3)):
+        assert bandwidth_from(small, large, 4 << 20) == pytest.approx((4 << 20) / large)

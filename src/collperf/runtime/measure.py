@@ -265,7 +265,18 @@ def link(a: int, b: int, big_elements: int, iters: int, dev, group=None) -> dict
     if small is None:
         return None
     return {"ranks": [a, b], "latency_s": small, "bytes": big_elements * 4, "time_s": large,
-            "bandwidth_Bps": big_elements * 4 / max(large - small, 1e-12)}
+            "bandwidth_Bps": bandwidth_from(small, large, big_elements * 4)}
+
+
+def bandwidth_from(small_s: float, large_s: float, large_bytes: int) -> float:
+    """Bandwidth of a link from one-way times of a tiny and a big message: the big one's bytes over its
+    time less the latency. Where that difference is under a tenth of the big time (a loaded host whose
+    big ping-pong came back about as fast as the small one: noise, not a link of petabytes per second),
+    the bandwidth is not resolved and the big message's bytes over its whole time, a finite floor, is used."""
+    transfer_s = large_s - small_s
+    if transfer_s > 0.1 * large_s:
+        return large_bytes / transfer_s
+    return large_bytes / max(large_s, 1e-12)
 
 
 def calibrate(ranks_per_host: int, big_bytes: int = 16 << 20, iters: int = 5) -> dict:
