@@ -141,16 +141,15 @@ def two_level_shape(world: int, where: str, testbed=None, network: Network | Non
 
 
 def _check_hierarchical(config: SweepSpec, shape) -> None:
-    from collperf.model.hierarchy import PLANS
-    if config.collective not in PLANS:
-        raise UsageError(f"no two-level algorithm for {config.collective}: expected one of {', '.join(PLANS)}")
+    """SweepSpec has refused collectives without a two-level plan; here: the run's shape and the root."""
+    from collperf.schedule.build import roots_at_zero
     if shape is None or shape[0] < 2 or shape[1] < 2:
         where = "one host" if shape is None else f"{shape[0]} node(s) x {shape[1]} rank(s)"
         raise UsageError(f"-A hierarchical runs an intra-node then an inter-node phase, and this run is {where}: "
                          "run it on a testbed with several ranks per host (ranks-per-host=2), under torchrun "
                          "across nodes, or group local ranks into nodes with --nodes N --ranks-per-node G "
                          "(and their links, e.g. --intra-bandwidth/--inter-bandwidth)")
-    if get_collective(config.collective).rooted and config.root != 0:
+    if not roots_at_zero(config.collective, config.root):
         raise UsageError(f"--root {config.root}: -A hierarchical's root is rank 0 (the first rank of the first "
                          "node); drop --root")
 
@@ -303,11 +302,6 @@ def fit_link(results: Results) -> Link | None:
     return Link(alpha, 1 / beta if beta > 0 else math.inf, 1 / gamma if gamma > 0 else math.inf, name="fitted")
 
 
-def _default_phase(collective: str) -> str:
-    from collperf.schedule.build import DEFAULT_PHASES
-    return DEFAULT_PHASES.get(collective, "best")
-
-
 def _registered(collective: str) -> set[str]:
     from collperf.model.algorithms import algorithms_for
     return {a.name for a in algorithms_for(collective)}
@@ -329,11 +323,12 @@ def add_predictions(results: Results, network: Network | None) -> None:
 
 
 def predict_rows(results: Results, network: Network, rows: list[dict]) -> None:
+    from collperf.schedule.build import default_phase
     """Set each row's predicted_us: its algorithm's model time, the model's best for `builtin`."""
     if not rows:
         return
     sizes = sorted({r["size"] for r in rows})
-    phase = _default_phase(results.collective)   # what -A hierarchical runs (measure.hierarchical_schedule)
+    phase = default_phase(results.collective)   # what -A hierarchical runs (schedule/build.py build_two_level)
     costs, _ = candidates(results.collective, network, sizes, segments=results.config["segments"],
                           intra_algorithm=phase, inter_algorithm=phase)
     table = {c.name: dict(zip(sizes, c.cost.total_s)) for c in costs}

@@ -81,3 +81,14 @@ def cluster_from(doc: dict, name: str, nodes: int | None = None, ranks_per_node:
 
     return Cluster(nodes or doc["nodes"], ranks_per_node or doc["ranks_per_node"], link("intra", "intra (profile)"),
                    link("inter", "inter (profile)"), nics_per_node=1, name=name)
+
+
+def bandwidth_from(small_s: float, large_s: float, large_bytes: int) -> float:
+    """Bandwidth of a link from one-way times of a tiny and a big message: the big one's bytes over its
+    time less the latency. Where that difference is under a tenth of the big time (a loaded host whose
+    big ping-pong came back about as fast as the small one: noise, not a link of petabytes per second),
+    the bandwidth is not resolved and the big message's bytes over its whole time, a finite floor, is used."""
+    transfer_s = large_s - small_s
+    if transfer_s > 0.1 * large_s:
+        return large_bytes / transfer_s
+    return large_bytes / max(large_s, 1e-12)

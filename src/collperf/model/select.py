@@ -87,12 +87,12 @@ def auto_algorithms(collective: str, network: Network, root: int = 0) -> list[st
     """What auto chooses among: the runnable flat algorithms, then `hierarchical` on a network of several
     nodes of several ranks (the executor runs its default phase algorithms, schedule/build.py
     DEFAULT_PHASES, and auto prices exactly those; a rooted one only from rank 0, its root)."""
-    from collperf.collectives import get_collective
     from collperf.model.hierarchy import PLANS
+    from collperf.schedule.build import roots_at_zero
     names = runnable_algorithms(collective, network.ranks)
     c = network.cluster
     if c is not None and c.nodes > 1 and c.ranks_per_node > 1 and collective in PLANS and \
-            (root == 0 or not get_collective(collective).rooted):
+            roots_at_zero(collective, root):
         names.append("hierarchical")
     return names
 
@@ -104,12 +104,12 @@ def auto_choices(collective: str, network: Network, sizes, segments: int | None 
     `segments` fixes it."""
     from collperf.model.costs import lowest
     from collperf.model.predict import candidates
-    from collperf.schedule.build import DEFAULT_PHASES
+    from collperf.schedule.build import default_phase
     sizes = [int(s) for s in sizes]
     names = auto_algorithms(collective, network, root)
     if not names:
         raise UsageError(f"no algorithm of ours can run {collective} on {network.ranks} ranks: use builtin")
-    phase = DEFAULT_PHASES.get(collective, "best")
+    phase = default_phase(collective)
     costs, _ = candidates(collective, network, sizes, algorithm=names, segments=segments,
                           intra_algorithm=phase, inter_algorithm=phase)
     by_name = {c.name: c.cost for c in costs}

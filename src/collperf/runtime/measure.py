@@ -15,12 +15,13 @@ import time
 import torch
 import torch.distributed as dist
 
+from collperf.calibrate import bandwidth_from
 from collperf.collectives import get_collective
 from collperf.runtime import data, launch
 from collperf.runtime.builtin import run_builtin
 from collperf.runtime.execute import run_schedule
 from collperf.runtime.launch import device
-from collperf.schedule.build import build
+from collperf.schedule.build import build, build_two_level
 
 def _buffers(coll, rank, p, in_elems, out_elems, dtype, op, root, in_place, dev):
     """(input, output) tensors on this rank, with the input data in place. In place (nccl-tests), the
@@ -59,19 +60,11 @@ class _Runner:
             self.call = lambda inp, out: run_builtin(coll, inp, out, op, root)
         else:
             if algorithm == "hierarchical":   # two_level: [nodes, ranks per node] (bench.py two_level_shape)
-                schedule = hierarchical_schedule(coll.name, two_level, segments)
+                schedule = build_two_level(coll.name, *two_level, segments=segments)
             # a prebuilt schedule (Blink's packed trees, patterns: built on a topology by the launcher)
             schedule = schedule or build(coll.name, algorithm, p, root=root, segments=segments)
             self.call = lambda inp, out: run_schedule(schedule, inp, out, op, in_elems, slice_bytes)
 
-
-def hierarchical_schedule(collective: str, two_level, segments: int = 1):
-    """The two-level schedule bench runs: every phase with its default algorithm (schedule/build.py
-    DEFAULT_PHASES, ring for allreduce's phases), as model/bench.py prices it."""
-    from collperf.schedule.build import DEFAULT_PHASES, build_hierarchical
-    nodes, g = two_level
-    phase = DEFAULT_PHASES[collective]
-    return build_hierarchical(collective, nodes, g, phase, phase, segments=segments)
 
 
 def _sync(dev) -> None:
@@ -267,16 +260,6 @@ def link(a: int, b: int, big_elements: int, iters: int, dev, group=None) -> dict
     return {"ranks": [a, b], "latency_s": small, "bytes": big_elements * 4, "time_s": large,
             "bandwidth_Bps": bandwidth_from(small, large, big_elements * 4)}
 
-
-def bandwidth_from(small_s: float, large_s: float, large_bytes: int) -> float:
-    """Bandwidth of a link from one-way times of a tiny and a big message: the big one's bytes over its
-    time less the latency. Where that difference is under a tenth of the big time (a loaded host whose
-    big ping-pong came back about as fast as the small one: noise, not a link of petabytes per second),
-    the bandwidth is not resolved and the big message's bytes over its whole time, a finite floor, is used."""
-    transfer_s = large_s - small_s
-    if transfer_s > 0.1 * large_s:
-        return large_bytes / transfer_s
-    return large_bytes / max(large_s, 1e-12)
 
 
 def calibrate(ranks_per_host: int, big_bytes: int = 16 << 20, iters: int = 5) -> dict:

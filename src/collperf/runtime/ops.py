@@ -121,23 +121,22 @@ def choose(collective: str, size_bytes: int, group=None, device=None, root: int 
 
 @functools.lru_cache(maxsize=256)
 def _schedule(collective: str, algorithm: str, p: int, root: int, segments: int, two_level=None):
+    from collperf.schedule.build import build, build_two_level
     if algorithm == "hierarchical":
-        from collperf.runtime.measure import hierarchical_schedule
-        return hierarchical_schedule(collective, two_level, segments)
-    from collperf.schedule.build import build
+        return build_two_level(collective, *two_level, segments=segments)
     return build(collective, algorithm, p, root=root, segments=segments)
 
 
 def _two_level(collective: str, group, root: int) -> tuple[int, int]:
     """[nodes, ranks per node] of the group's network (set_network with a two-level Network) for
     algorithm="hierarchical": group ranks node by node, the root the first rank."""
-    from collperf.collectives import get_collective
+    from collperf.schedule.build import roots_at_zero
     network = _NETWORKS.get(_key(group))
     c = network.cluster if network is not None else None
     if c is None:
         raise UsageError("algorithm='hierarchical' needs the group's nodes: call collperf.runtime.set_network("
                          "Network.of(Cluster(nodes, ranks_per_node, intra, inter), p), group) first")
-    if root != 0 and get_collective(collective).rooted:
+    if not roots_at_zero(collective, root):
         raise UsageError(f"algorithm='hierarchical' roots {collective} at group rank 0, not {root}: use another "
                          "algorithm or root 0")
     return (c.nodes, c.ranks_per_node)

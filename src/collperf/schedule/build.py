@@ -42,3 +42,19 @@ def build_hierarchical(collective: str, nodes: int, ranks_per_node: int, intra_a
 # The default phase algorithms of a two-level schedule when none is given.
 DEFAULT_PHASES = {"allreduce": "ring", "allgather": "ring", "reducescatter": "ring", "alltoall": "pairwise",
                   "broadcast": "binomial", "reduce": "binomial", "scatter": "binomial", "gather": "binomial"}
+
+
+def default_phase(collective: str) -> str:
+    """The phase algorithm `bench -A hierarchical`, auto and the user collectives run (and price)."""
+    return DEFAULT_PHASES.get(get_collective(collective).name, "best")
+
+
+def build_two_level(collective: str, nodes: int, ranks_per_node: int, segments: int = 1) -> Schedule:
+    """The two-level schedule the executor runs: every phase with its default algorithm."""
+    phase = default_phase(collective)
+    return build_hierarchical(collective, nodes, ranks_per_node, phase, phase, segments=segments)
+
+
+def roots_at_zero(collective: str, root: int) -> bool:
+    """Whether a two-level schedule can serve this root: its rooted collectives are rooted at rank 0."""
+    return root == 0 or not get_collective(collective).rooted
