@@ -85,8 +85,8 @@ def runnable_algorithms(collective: str, ranks: int) -> list[str]:
 
 def auto_algorithms(collective: str, network: Network, root: int = 0) -> list[str]:
     """What auto chooses among: the runnable flat algorithms, then `hierarchical` on a network of several
-    nodes of several ranks (the executor runs its default phase algorithms, schedule/build.py
-    DEFAULT_PHASES, and auto prices exactly those; a rooted one only from rank 0, its root)."""
+    nodes of several ranks (the executor runs schedule/build.py build_two_level, its default phase
+    algorithms, and auto prices exactly those; a rooted one only from rank 0, its root)."""
     from collperf.model.hierarchy import PLANS
     from collperf.schedule.build import roots_at_zero
     names = runnable_algorithms(collective, network.ranks)
