@@ -99,6 +99,10 @@ def test_cli_exits_2_with_error_line(command, name, capsys, monkeypatch):
     with pytest.raises(SystemExit) as info:
         cli.main()
     captured = capsys.readouterr()
+    if command == "diagnose" and name.startswith("27_"):
+        # two usable sizes: fit refuses, diagnose judges them without a fit and says so
+        assert info.value.code == 0 and "not-fitted" in captured.out and "Traceback" not in captured.err
+        return
     assert info.value.code == 2 and "error:" in captured.err and "Traceback" not in captured.err
 
 
