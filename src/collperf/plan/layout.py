@@ -33,6 +33,11 @@ class Layout:
     cp: int = 1                         # context parallel: sequence split, K/V exchanged in a ring
     expert_parallel: int = 1            # MoE: experts spread over this many ranks of the DP group
     gpu_memory_bytes: float | None = None   # None: from the cluster preset
+    first_stage_layers: int | None = None   # Megatron's --decoder-first-pipeline-num-layers (None: the rule)
+    last_stage_layers: int | None = None    # Megatron's --decoder-last-pipeline-num-layers
+    cp_allgather: bool = False          # context parallel by all-gathered K/V (Llama 3) instead of the ring
+    flash_attention: bool = True        # fused attention core (FlashAttention); False: Megatron 2021-22's
+                                        # unfused QK^T, softmax, dropout, weighted sum
 
     def __post_init__(self):
         for name in ("tp", "pp", "dp", "micro_batches", "virtual_stages", "cp", "expert_parallel"):
@@ -57,6 +62,10 @@ class Layout:
                                  f"of pp({self.pp}) (Megatron's requirement)")
         if self.keep_params and self.zero != 3:
             raise UsageError(f"keep_params is a ZeRO-3 option; zero is {self.zero}")
+        for name in ("first_stage_layers", "last_stage_layers"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise UsageError(f"{name} {value!r} is not a whole number >= 1")
         if self.gpu_memory_bytes is not None and not self.gpu_memory_bytes > 0:
             raise UsageError(f"gpu memory {self.gpu_memory_bytes!r} bytes must be positive, e.g. --gpu-memory 80GB")
 
@@ -79,16 +88,24 @@ class Layout:
     def check(self, ranks: int, layers: int) -> None:
         if self.ranks != ranks:
             cp = f" x cp({self.cp})" if self.cp > 1 else ""
-            raise UsageError(f"tp({self.tp}){cp} x pp({self.pp}) x dp({self.dp}) = {self.ranks} != ranks({ranks})")
-        if layers % (self.pp * self.virtual_stages):
-            raise UsageError(f"layers({layers}) is not a multiple of pp({self.pp}) x virtual_stages"
-                             f"({self.virtual_stages})")
+            raise UsageError(f"tp({self.tp}){cp} x pp({self.pp}) x dp({self.dp}) = {self.ranks} != ranks({ranks}): "
+                             f"choose degrees whose product is {ranks}, or leave the layout out to search them")
+        if layers < self.pp * self.virtual_stages:
+            raise UsageError(f"layers({layers}) < pp({self.pp}) x virtual_stages({self.virtual_stages}): every "
+                             "pipeline stage (and model chunk) must hold at least one layer")
 
     def check_model(self, model) -> None:
         if model.experts % self.expert_parallel:
             raise UsageError(f"expert_parallel({self.expert_parallel}) must divide experts({model.experts})")
         if model.seq_len % self.cp:
             raise UsageError(f"cp({self.cp}) must divide seq_len({model.seq_len})")
+        if model.n_heads % self.tp:
+            raise UsageError(f"tp({self.tp}) must divide the attention heads({model.n_heads}): tensor parallelism "
+                             "splits whole heads (Megatron refuses it); choose tp from "
+                             f"{', '.join(str(d) for d in range(1, model.n_heads + 1) if model.n_heads % d == 0 and d <= 64)}")
+        if model.n_kv_heads % self.tp and self.tp % model.n_kv_heads:
+            raise UsageError(f"tp({self.tp}) and the K/V heads({model.n_kv_heads}): one must divide the other "
+                             "(each rank holds whole K/V heads, or a K/V head is replicated over tp / kv_heads ranks)")
 
     def describe(self) -> str:
         text = f"tp{self.tp} x pp{self.pp} x dp{self.dp}"
@@ -98,6 +115,8 @@ class Layout:
             text += f" v{self.virtual_stages}"
         if self.expert_parallel > 1:
             text += f" ep{self.expert_parallel}"
+        if self.micro_batches > 1:
+            text += f" mb{self.micro_batches}"
         if self.zero:
             text += f" zero{self.zero}"
         if self.sequence_parallel:
@@ -129,7 +148,9 @@ def group_shape(layout: Layout, dim: str, ranks_per_node: int) -> tuple[int, int
 
 
 _FIELDS = {"tp": "tp", "pp": "pp", "dp": "dp", "cp": "cp", "ep": "expert_parallel", "zero": "zero",
-           "sp": "sequence_parallel", "mb": "micro_batches", "v": "virtual_stages", "recompute": "recompute"}
+           "sp": "sequence_parallel", "mb": "micro_batches", "v": "virtual_stages", "recompute": "recompute",
+           "first": "first_stage_layers", "last": "last_stage_layers"}
+_FLAGS = {"sp"}
 
 
 def parse_layout(text: str, base: Layout | None = None) -> Layout:

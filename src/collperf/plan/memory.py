@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from collperf.plan.pipeline import stage_layers
+
 GIB = 2 ** 30
 
 # Memory of one GPU per cluster preset (HBM stacks are binary units: an "80GB" H100 or A100 holds 80 GiB).
@@ -72,10 +74,10 @@ def activation_per_layer(model, layout) -> float:
 def layers_in_flight(model, layout) -> float:
     """Layers' worth of activations the first pipeline stage holds at its peak (1F1B, §4.2.3)."""
     p, v, m = layout.pp, layout.virtual_stages, layout.micro_batches
-    stage_layers = model.layers / p
+    layers = max(stage_layers(model, layout))
     if v > 1:
-        return model.layers * (1 + (p - 1) / (p * v))
-    return stage_layers * min(p, m)
+        return layers * p * (1 + (p - 1) / (p * v))
+    return layers * min(p, m)
 
 
 def model_states(model, layout) -> tuple[float, float, float]:
@@ -91,8 +93,8 @@ def model_states(model, layout) -> tuple[float, float, float]:
     weights = model.param_bytes * shard(3)
     if layout.zero == 3:
         # gathered weights: all of them when kept, else the layer in use and the one prefetched
-        stage_layers = model.layers / layout.pp
-        weights += model.param_bytes * (dense + experts) * (1 if layout.keep_params else min(1.0, 2 / stage_layers))
+        layers = max(stage_layers(model, layout))
+        weights += model.param_bytes * (dense + experts) * (1 if layout.keep_params else min(1.0, 2 / layers))
     return weights, model.grad_bytes * shard(2), model.optimizer_bytes * shard(1)
 
 
