@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from collperf.plan.pipeline import stage_layers
+from collperf.plan.zero3 import get_impl
 
 
 @dataclass(frozen=True)
@@ -122,7 +123,20 @@ def _cp_demands(model, layout, layers) -> list[Demand]:
     return [Demand("CP", "cp", "sendrecv", hops * layers * m, kv, "cp")]
 
 
-def _dp_demands(model, layout, stage_layers) -> list[Demand]:
+def _zero3_demands(dim, params, grads, layers, layout) -> list[Demand]:
+    """One collective per layer and direction (FSDP) or per parameter tensor (DeepSpeed), zero3.py."""
+    k = get_impl(layout.zero3_impl).tensors_per_layer
+    ops, p_op, g_op = layers * k, params / (layers * k), grads / (layers * k)
+    if layout.keep_params:
+        return [Demand("ZeRO", dim, "allgather", ops, p_op, "z3-keep-ag"),
+                Demand("ZeRO", dim, "reducescatter", ops, g_op, "z3-keep-rs")]
+    m = layout.micro_batches
+    return [Demand("ZeRO", dim, "allgather", ops * m, p_op, "z3-fwd"),
+            Demand("ZeRO", dim, "allgather", ops * m, p_op, "z3-bwd"),
+            Demand("ZeRO", dim, "reducescatter", ops * m, g_op, "z3-bwd")]
+
+
+def _dp_demands(model, layout, layers) -> list[Demand]:
     m, split = layout.micro_batches, layout.tp * layout.pp
     groups = [("dp", model.dense_params / split)]
     if model.expert_params:
@@ -139,11 +153,6 @@ def _dp_demands(model, layout, stage_layers) -> list[Demand]:
             r = m if (layout.zero == 2 or layout.reduce_every_microbatch) else 1
             out += _buckets("DP", dim, "reducescatter", grads, layout.bucket_bytes, "bucket", r)
             out.append(Demand("DP", dim, "allgather", 1, params, "once"))
-        elif layout.keep_params:
-            out += [Demand("ZeRO", dim, "allgather", stage_layers, params / stage_layers, "z3-keep-ag"),
-                    Demand("ZeRO", dim, "reducescatter", stage_layers, grads / stage_layers, "z3-keep-rs")]
         else:
-            out += [Demand("ZeRO", dim, "allgather", stage_layers * m, params / stage_layers, "z3-fwd"),
-                    Demand("ZeRO", dim, "allgather", stage_layers * m, params / stage_layers, "z3-bwd"),
-                    Demand("ZeRO", dim, "reducescatter", stage_layers * m, grads / stage_layers, "z3-bwd")]
+            out += _zero3_demands(dim, params, grads, layers, layout)
     return out

@@ -12,6 +12,7 @@ from collperf.plan.memory import Memory, gpu_memory_of, memory
 from collperf.plan.model import ModelSpec
 from collperf.plan.pipeline import ComputeSplit, bubble_fraction, split_compute, stage_layers
 from collperf.plan.pricing import Pricer, placed
+from collperf.plan.zero3 import exposed_role, get_impl, prefetched_share
 
 
 @dataclass
@@ -171,14 +172,7 @@ def _exposed_role(p: Plan, items: list[CommItem], split: ComputeSplit) -> float:
         return reductions * max(last, total / reductions - window)
     if not role.startswith("z3"):
         return total
-    if not lay.prefetch:
-        return total
-    per_op = sum(i.total_s / i.count for i in items)      # one layer's collectives (all DP groups)
-    f_layer, b_layer = split.forward_s / (m * layers), split.backward_s / (m * layers)
-    if role == "z3-fwd":        # the next layer's allgather under this layer's forward; the first never hides
-        return m * (per_op + (layers - 1) * max(0.0, per_op - f_layer))
-    if role == "z3-bwd":        # allgather of the next layer and reducescatter of the last under the backward
-        return m * (per_op + (layers - 1) * max(0.0, per_op - b_layer))
-    if role == "z3-keep-ag":    # kept: gathered once, under the first micro-batch's forward
-        return per_op + (layers - 1) * max(0.0, per_op - f_layer)
-    return per_op + (layers - 1) * max(0.0, per_op - b_layer)     # z3-keep-rs: under the last backward
+    impl = get_impl(lay.zero3_impl)
+    layer_elements = (p.model.dense_params + p.model.expert_params / lay.expert_parallel) / (lay.tp * lay.pp)
+    share = prefetched_share(impl, layer_elements / layers)
+    return exposed_role(role, items, layers, m, split.forward_s, split.backward_s, share, lay.prefetch)

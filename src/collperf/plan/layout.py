@@ -35,6 +35,7 @@ class Layout:
     gpu_memory_bytes: float | None = None   # None: from the cluster preset
     first_stage_layers: int | None = None   # Megatron's --decoder-first-pipeline-num-layers (None: the rule)
     last_stage_layers: int | None = None    # Megatron's --decoder-last-pipeline-num-layers
+    zero3_impl: str = "fsdp"            # how ZeRO-3 issues its collectives: fsdp | deepspeed (zero3.py)
     cp_allgather: bool = False          # context parallel by all-gathered K/V (Llama 3) instead of the ring
     flash_attention: bool = True        # fused attention core (FlashAttention); False: Megatron 2021-22's
                                         # unfused QK^T, softmax, dropout, weighted sum
@@ -46,6 +47,8 @@ class Layout:
                 raise UsageError(f"{name} {value!r} is not a whole number >= 1")
         if self.zero not in (0, 1, 2, 3):
             raise UsageError(f"zero stage {self.zero!r}: expected 0, 1, 2 or 3")
+        if self.zero3_impl not in ("fsdp", "deepspeed"):
+            raise UsageError(f"zero3 implementation {self.zero3_impl!r}: expected fsdp or deepspeed")
         if self.recompute not in RECOMPUTE:
             raise UsageError(f"recompute {self.recompute!r}: expected one of {', '.join(RECOMPUTE)}")
         self.order   # validates the placement
