@@ -118,8 +118,6 @@ class Layout:
             text += f" v{self.virtual_stages}"
         if self.expert_parallel > 1:
             text += f" ep{self.expert_parallel}"
-        if self.micro_batches > 1:
-            text += f" mb{self.micro_batches}"
         if self.zero:
             text += f" zero{self.zero}"
         if self.sequence_parallel:
