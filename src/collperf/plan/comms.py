@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from collperf.plan.pipeline import stage_layers
+from collperf.plan.pipeline import busiest_moe_layers, stage_layers
 from collperf.plan.zero3 import get_impl
 
 
@@ -93,10 +93,10 @@ def _ep_demands(model, layout, layers, tokens) -> list[Demand]:
     sends min(top_k, M) copies of a token instead of top_k; the NVLink fan-out is not priced. The
     forward dispatch may travel in FP8 (dispatch_bytes)."""
     m, redo = layout.micro_batches, 1 if layout.recompute == "full" else 0
-    moe_layers = layers * model.moe_layers / model.layers
+    moe_layers = busiest_moe_layers(model, layout)
     copies = min(model.top_k, model.route_nodes) if model.route_nodes else model.top_k
     per_token = tokens * copies * model.hidden
-    dispatch, combine = round((1 + redo) * moe_layers * m), round((3 + redo) * moe_layers * m)
+    dispatch, combine = (1 + redo) * moe_layers * m, (3 + redo) * moe_layers * m
     if model.dispatch_element_bytes == model.act_bytes:
         return [Demand("EP", "ep", "alltoall", dispatch + combine, per_token * model.act_bytes, "ep")]
     return [Demand("EP", "ep", "alltoall", dispatch, per_token * model.dispatch_element_bytes, "ep"),

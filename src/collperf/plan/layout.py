@@ -35,6 +35,7 @@ class Layout:
     gpu_memory_bytes: float | None = None   # None: from the cluster preset
     first_stage_layers: int | None = None   # Megatron's --decoder-first-pipeline-num-layers (None: the rule)
     last_stage_layers: int | None = None    # Megatron's --decoder-last-pipeline-num-layers
+    replicate_kv: bool = False          # tp > K/V heads: each K/V head copied on tp / kv_heads ranks
     zero3_impl: str = "fsdp"            # how ZeRO-3 issues its collectives: fsdp | deepspeed (zero3.py)
     cp_allgather: bool = False          # context parallel by all-gathered K/V (Llama 3) instead of the ring
     flash_attention: bool = True        # fused attention core (FlashAttention); False: Megatron 2021-22's
@@ -106,9 +107,11 @@ class Layout:
             raise UsageError(f"tp({self.tp}) must divide the attention heads({model.n_heads}): tensor parallelism "
                              "splits whole heads (Megatron refuses it); choose tp from "
                              f"{', '.join(str(d) for d in range(1, model.n_heads + 1) if model.n_heads % d == 0 and d <= 64)}")
-        if model.n_kv_heads % self.tp and self.tp % model.n_kv_heads:
-            raise UsageError(f"tp({self.tp}) and the K/V heads({model.n_kv_heads}): one must divide the other "
-                             "(each rank holds whole K/V heads, or a K/V head is replicated over tp / kv_heads ranks)")
+        kv = model.n_kv_heads
+        if kv % self.tp and not (self.replicate_kv and self.tp % kv == 0):
+            raise UsageError(f"tp({self.tp}) must divide the K/V heads({kv}) (Megatron-Core's num_query_groups rule); "
+                             f"with tp a multiple of {kv}, give replicate_kv (--replicate-kv) to copy each K/V head "
+                             f"on tp / kv_heads ranks")
 
     def describe(self) -> str:
         text = f"tp{self.tp} x pp{self.pp} x dp{self.dp}"

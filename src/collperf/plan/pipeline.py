@@ -49,6 +49,19 @@ def stage_layers(model, layout) -> tuple[int, ...]:
     return tuple(counts)
 
 
+def busiest_moe_layers(model, layout) -> int:
+    """MoE layers of the busiest stage (most layers; of those, most MoE layers): the dense first layers of
+    an MoE model sit on the first stage."""
+    if model.experts == 1:
+        return 0
+    start, best = 0, (0, 0)
+    for count in stage_layers(model, layout):
+        moe = sum(1 for i in range(start, start + count) if i >= model.dense_layers)
+        best = max(best, (count, moe))
+        start += count
+    return best[1]
+
+
 def bubble_fraction(layout) -> float:
     """Idle time of the pipeline as a fraction of its compute time: (p - 1) / (v m)."""
     return (layout.pp - 1) / (layout.virtual_stages * layout.micro_batches)

@@ -46,7 +46,8 @@ def _divisors(n: int) -> list[int]:
 def candidates(model, gpus: int, ranks_per_node: int, global_batch: int, micro_batch_sizes, tp_options,
                pp_options, zero_stages, recompute, sequence_parallel, base: Layout, virtual_stages=(1,)):
     """(model with its micro-batch size, layout) for every combination that divides evenly."""
-    tps = tp_options or [t for t in _divisors(ranks_per_node) if gpus % t == 0 and _splits_heads(model, t)]
+    tps = tp_options or [t for t in _divisors(ranks_per_node)
+                         if gpus % t == 0 and _splits_heads(model, t, base.replicate_kv)]
     pps = pp_options or [p for p in _divisors(gpus) if p <= model.layers]
     for tp in tps:
         for pp in pps:
@@ -72,9 +73,9 @@ def candidates(model, gpus: int, ranks_per_node: int, global_batch: int, micro_b
                                                      virtual_stages=v)
 
 
-def _splits_heads(model, tp: int) -> bool:
+def _splits_heads(model, tp: int, replicate_kv: bool) -> bool:
     kv = model.n_kv_heads
-    return model.n_heads % tp == 0 and (kv % tp == 0 or tp % kv == 0)
+    return model.n_heads % tp == 0 and (kv % tp == 0 or (replicate_kv and tp % kv == 0))
 
 
 def search(model, gpus: int, cluster: Cluster, global_batch: int, flops_per_rank: float | None = None, *,
