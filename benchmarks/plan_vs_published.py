@@ -198,7 +198,8 @@ def main() -> None:
         print(f"{row.source:14} {row.model.name[:18]:18} {row.gpus:5} {p.layout.describe()[:34]:34} "
               f"{row.published_s:9.2f} {p.step_s:8.2f} {err:+7.1%} {p.compute_s:8.2f} {p.bubble_s:7.2f} "
               f"{p.exposed_s:8.2f}")
-    print(f"{len(errors)} rows from 6 sources: median |error| {statistics.median(errors):.1%}, "
+    sources = len({row.source.split()[0] for row in rows()})
+    print(f"{len(errors)} rows from {sources} sources: median |error| {statistics.median(errors):.1%}, "
           f"mean {statistics.mean(errors):.1%}, worst {max(errors):.1%}")
     for group, points in series.items():
         (g0, pub0, plan0), (g1, pub1, plan1) = points[0], points[-1]

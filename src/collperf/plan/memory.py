@@ -13,7 +13,8 @@ micro-batch, h hidden, a heads, t tensor parallel:
     selective recompute (drops 5 a s / h) s b h (10 + 24 / t), or 34 s b h / t with sequence parallel
     full recompute (the layer's input)    2 s b h   (we divide it by t with sequence parallel: the stored
                                           input is the sequence shard, as Megatron keeps it)
-With 1F1B the first stage holds p micro-batches in flight, i.e. the activations of all L layers
+A fused attention core (FlashAttention, Dao et al. 2022) stores no score matrix: the 5 a s / h term
+goes as with selective recompute. With 1F1B the first stage holds p micro-batches in flight, i.e. the activations of all L layers
 (§4.2.3); interleaved with v chunks, L (1 + (p - 1) / (p v)) layers. Not counted: the embedding and
 output-layer activations (the paper's small extra terms), MoE's top-k scaling of the MLP activations.
 """
@@ -66,8 +67,8 @@ def activation_per_layer(model, layout) -> float:
         per_layer = 2 * sbh / (t if sp else 1)
     else:
         per_layer = 34 * sbh / t if sp else sbh * (10 + 24 / t)
-        if layout.recompute == "none":
-            per_layer += scores
+        if layout.recompute == "none" and not layout.flash_attention:
+            per_layer += scores     # a fused attention core (FlashAttention) never stores the a s^2 scores
     return per_layer * model.act_bytes / 2      # the paper counts 16-bit activations
 
 
