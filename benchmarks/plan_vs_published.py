@@ -47,7 +47,7 @@ from collperf.plan.gpus import GPUS
 from collperf.plan.kernels import modelled_compute
 
 V_GPT = 51200
-ALGORITHM = "ring"      # NCCL before 2.23 runs allgather and reducescatter as rings only
+ALGORITHM = "best"      # the planner's default: the best of what NCCL runs (plan/pricing.py)
 
 
 @dataclass(frozen=True, kw_only=True)
