@@ -148,6 +148,25 @@ def test_zero3_throughput_collapses_with_dp_for_deepspeed_more_than_fsdp():
     assert deepspeed < 0.5 and deepspeed < fsdp
 
 
+def test_hsdp_and_hpz_keep_gathers_inside_the_node():
+    model = ModelSpec("m", 8e9, 32, 4096, 2048)
+    cluster = get_preset("dgx-h100", 8)                 # dp 64: 8 ranks per node, 8 nodes
+    flat = plan(model, Layout(dp=64, zero=3), cluster)
+    assert {(i.collective, i.level) for i in flat.items} == {("allgather", "two-level"), ("reducescatter", "two-level")}
+    hsdp = plan(model, Layout(dp=64, zero=3, zero3_shard=8), cluster)
+    levels = {(i.collective, i.group_ranks, i.level) for i in hsdp.items}
+    assert levels == {("allgather", 8, "intra"), ("reducescatter", 8, "intra"), ("allreduce", 8, "inter")}
+    # the replicas allreduce each rank's shard once per step: 8e9 x 2 bytes / 8 = 2 GB in 25 MB buckets
+    reduced = [i for i in hsdp.items if i.collective == "allreduce"]
+    assert sum(i.count * i.size_bytes for i in reduced) == pytest.approx(8e9 * 2 / 8)
+    hpz = plan(model, Layout(dp=64, zero=3, hpz=8), cluster)
+    gathers = sorted((i.role, i.level) for i in hpz.items if i.collective == "allgather")
+    assert gathers == [("z3-bwd", "intra"), ("z3-fwd", "two-level")]
+    assert hpz.memory.weights_bytes - flat.memory.weights_bytes == pytest.approx(2 * 8e9 / 8)   # the secondary copy
+    with pytest.raises(UsageError, match=r"zero3_shard\(6\) must be a whole number dividing dp\(64\)"):
+        Layout(dp=64, zero=3, zero3_shard=6)
+
+
 # --- the published runs -------------------------------------------------------------------------------
 
 def load_bench():

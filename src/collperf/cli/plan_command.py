@@ -47,6 +47,10 @@ def plan_command(
     zero: int = _o(0, "--zero", help="ZeRO stage 0-3."),
     zero3_impl: str = _o("fsdp", "--zero3-impl", help="ZeRO-3 as fsdp (a collective per layer, next layer "
                          "prefetched) or deepspeed (per tensor, 5e7-element prefetch)."),
+    hsdp: Optional[int] = _o(None, "--hsdp", help="ZeRO-3 sharded over groups of this many DP ranks (FSDP "
+                             "HYBRID_SHARD), replicas allreduce their gradient shards."),
+    hpz: Optional[int] = _o(None, "--hpz", help="ZeRO++ hpZ: backward gathers from a copy sharded over this many "
+                            "DP ranks (a node)."),
     replicate_kv: bool = _o(False, "--replicate-kv", help="tp larger than the K/V heads: copy each K/V head."),
     cp_allgather: bool = _o(False, "--cp-allgather", help="Context parallel by all-gathered K/V (Llama 3), not a ring."),
     first_stage_layers: Optional[int] = _o(None, "--first-stage-layers", help="Layers of the first pipeline stage."),
@@ -98,7 +102,8 @@ def plan_command(
                               recompute=recompute, keep_params=keep_params,
                               reduce_every_microbatch=reduce_every_microbatch, prefetch=prefetch,
                               scatter_gather=scatter_gather, bucket=bucket, placement=placement,
-                              gpu_memory=gpu_memory, zero3_impl=zero3_impl, replicate_kv=replicate_kv, cp_allgather=cp_allgather,
+                              gpu_memory=gpu_memory, zero3_impl=zero3_impl, replicate_kv=replicate_kv,
+                              zero3_shard=hsdp, hpz=hpz, cp_allgather=cp_allgather,
                               first_stage_layers=first_stage_layers, last_stage_layers=last_stage_layers,
                               flash_attention=flash_attention),
                          network, cluster, compute=compute, flops=flops, overlap=overlap, algorithm=algorithm,

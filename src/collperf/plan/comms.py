@@ -36,7 +36,7 @@ from collperf.plan.zero3 import get_impl
 @dataclass(frozen=True)
 class Demand:
     kind: str           # TP PP CP EP DP ZeRO
-    dim: str            # the group: tp cp pp dp ep edp; "pp" and "cp" are neighbour send/recv
+    dim: str            # the group: tp cp pp dp ep edp dps dpr dph; "pp" and "cp" are neighbour send/recv
     collective: str
     count: int          # per rank per step
     size_bytes: float
@@ -124,16 +124,24 @@ def _cp_demands(model, layout, layers) -> list[Demand]:
 
 
 def _zero3_demands(dim, params, grads, layers, layout) -> list[Demand]:
-    """One collective per layer and direction (FSDP) or per parameter tensor (DeepSpeed), zero3.py."""
+    """One collective per layer and direction (FSDP) or per parameter tensor (DeepSpeed), zero3.py.
+    HSDP (zero3_shard) gathers and reduce-scatters inside its shard group and allreduces each rank's
+    gradient shard over the replicas once per step (Zhao et al. 2023 §3.2.2); hpZ (Wang et al. 2023,
+    "ZeRO++", §3.2) gathers the backward's parameters from a secondary copy inside its group."""
     k = get_impl(layout.zero3_impl).tensors_per_layer
     ops, p_op, g_op = layers * k, params / (layers * k), grads / (layers * k)
+    shard = "dps" if dim == "dp" and layout.zero3_shard else dim
+    back = "dph" if dim == "dp" and layout.hpz else shard
+    out: list[Demand] = []
+    if shard == "dps" and layout.dp > layout.zero3_shard:
+        out += _buckets("ZeRO", "dpr", "allreduce", grads / layout.zero3_shard, layout.bucket_bytes, "bucket", 1)
     if layout.keep_params:
-        return [Demand("ZeRO", dim, "allgather", ops, p_op, "z3-keep-ag"),
-                Demand("ZeRO", dim, "reducescatter", ops, g_op, "z3-keep-rs")]
+        return out + [Demand("ZeRO", shard, "allgather", ops, p_op, "z3-keep-ag"),
+                      Demand("ZeRO", shard, "reducescatter", ops, g_op, "z3-keep-rs")]
     m = layout.micro_batches
-    return [Demand("ZeRO", dim, "allgather", ops * m, p_op, "z3-fwd"),
-            Demand("ZeRO", dim, "allgather", ops * m, p_op, "z3-bwd"),
-            Demand("ZeRO", dim, "reducescatter", ops * m, g_op, "z3-bwd")]
+    return out + [Demand("ZeRO", shard, "allgather", ops * m, p_op, "z3-fwd"),
+                  Demand("ZeRO", back, "allgather", ops * m, p_op, "z3-bwd"),
+                  Demand("ZeRO", shard, "reducescatter", ops * m, g_op, "z3-bwd")]
 
 
 def _dp_demands(model, layout, layers) -> list[Demand]:

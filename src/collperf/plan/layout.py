@@ -35,6 +35,10 @@ class Layout:
     gpu_memory_bytes: float | None = None   # None: from the cluster preset
     first_stage_layers: int | None = None   # Megatron's --decoder-first-pipeline-num-layers (None: the rule)
     last_stage_layers: int | None = None    # Megatron's --decoder-last-pipeline-num-layers
+    zero3_shard: int | None = None      # HSDP (FSDP HYBRID_SHARD): ZeRO-3 shards over groups of this many DP
+                                        # ranks, replicas reduce their gradient shards once per step
+    hpz: int | None = None              # ZeRO++ hpZ: a secondary copy sharded over this many DP ranks (a node),
+                                        # so the backward gathers inside it
     replicate_kv: bool = False          # tp > K/V heads: each K/V head copied on tp / kv_heads ranks
     zero3_impl: str = "fsdp"            # how ZeRO-3 issues its collectives: fsdp | deepspeed (zero3.py)
     cp_allgather: bool = False          # context parallel by all-gathered K/V (Llama 3) instead of the ring
@@ -64,6 +68,14 @@ class Layout:
             if self.micro_batches % self.pp:
                 raise UsageError(f"interleaved schedule: micro_batches({self.micro_batches}) must be a multiple "
                                  f"of pp({self.pp}) (Megatron's requirement)")
+        for name in ("zero3_shard", "hpz"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if self.zero != 3:
+                raise UsageError(f"{name} is a ZeRO-3 option; zero is {self.zero}")
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1 or self.dp % value:
+                raise UsageError(f"{name}({value!r}) must be a whole number dividing dp({self.dp})")
         if self.keep_params and self.zero != 3:
             raise UsageError(f"keep_params is a ZeRO-3 option; zero is {self.zero}")
         for name in ("first_stage_layers", "last_stage_layers"):
@@ -123,6 +135,10 @@ class Layout:
             text += f" ep{self.expert_parallel}"
         if self.zero:
             text += f" zero{self.zero}"
+        if self.zero3_shard:
+            text += f" hsdp{self.zero3_shard}"
+        if self.hpz:
+            text += f" hpz{self.hpz}"
         if self.sequence_parallel:
             text += " sp"
         if self.recompute != "none":
@@ -132,10 +148,11 @@ class Layout:
 
 def group_shape(layout: Layout, dim: str, ranks_per_node: int) -> tuple[int, int]:
     """(ranks per node, nodes) spanned by one group of dimension `dim` under the placement. Besides
-    tp, cp, pp, dp: `ep` (expert parallel: the innermost expert_parallel ranks of a DP group) and `edp`
-    (the ranks holding the same experts: every expert_parallel-th rank of a DP group)."""
+    tp, cp, pp, dp: `ep` (expert parallel: the innermost expert_parallel ranks of a DP group), `edp`
+    (the ranks holding the same experts: every expert_parallel-th rank of a DP group), and for ZeRO-3's
+    hierarchical sharding `dps`/`dpr` (HSDP's shard group and its replicas) and `dph` (hpZ's group)."""
     sizes = {"tp": layout.tp, "cp": layout.cp, "pp": layout.pp, "dp": layout.dp}
-    base = "dp" if dim in ("ep", "edp") else dim
+    base = "dp" if dim in ("ep", "edp", "dps", "dpr", "dph") else dim
     stride = 1
     for d in layout.order:
         if d == base:
@@ -146,6 +163,12 @@ def group_shape(layout: Layout, dim: str, ranks_per_node: int) -> tuple[int, int
         degree = layout.expert_parallel
     elif dim == "edp":
         degree, stride = layout.dp // layout.expert_parallel, stride * layout.expert_parallel
+    elif dim == "dps":      # HSDP: the innermost zero3_shard ranks of a DP group hold one copy, sharded
+        degree = layout.zero3_shard
+    elif dim == "dpr":      # HSDP: the ranks holding the same shard in each copy
+        degree, stride = layout.dp // layout.zero3_shard, stride * layout.zero3_shard
+    elif dim == "dph":      # hpZ: the innermost hpz ranks of a DP group
+        degree = layout.hpz
     ranks = [k * stride for k in range(degree)]
     nodes = {r // ranks_per_node for r in ranks}
     return degree // len(nodes), len(nodes)
@@ -153,7 +176,7 @@ def group_shape(layout: Layout, dim: str, ranks_per_node: int) -> tuple[int, int
 
 _FIELDS = {"tp": "tp", "pp": "pp", "dp": "dp", "cp": "cp", "ep": "expert_parallel", "zero": "zero",
            "sp": "sequence_parallel", "mb": "micro_batches", "v": "virtual_stages", "recompute": "recompute",
-           "first": "first_stage_layers", "last": "last_stage_layers"}
+           "first": "first_stage_layers", "last": "last_stage_layers", "hsdp": "zero3_shard", "hpz": "hpz"}
 _FLAGS = {"sp"}
 
 

@@ -87,15 +87,18 @@ def model_states(model, layout) -> tuple[float, float, float]:
     split = layout.tp * layout.pp
     dense, experts = model.dense_params / split, model.expert_params / (split * layout.expert_parallel)
     edp = layout.dp // layout.expert_parallel
+    group = layout.zero3_shard or layout.dp     # HSDP shards over its group, not the whole DP
 
     def shard(stage):   # a state sharded over the DP group from this ZeRO stage on
-        return dense / layout.dp + experts / edp if layout.zero >= stage else dense + experts
+        return dense / group + experts / edp if layout.zero >= stage else dense + experts
 
     weights = model.param_bytes * shard(3)
     if layout.zero == 3:
         # gathered weights: all of them when kept, else the layer in use and the one prefetched
         layers = max(stage_layers(model, layout))
         weights += model.param_bytes * (dense + experts) * (1 if layout.keep_params else min(1.0, 2 / layers))
+        if layout.hpz:
+            weights += model.param_bytes * dense / layout.hpz     # hpZ's secondary copy
     return weights, model.grad_bytes * shard(2), model.optimizer_bytes * shard(1)
 
 
