@@ -17,7 +17,8 @@ def plan_spec(model: str | None = None, dimensions: dict | None = None, layout: 
               network: NetworkSpec | None = None, cluster: str | None = "dgx-h100", fill_dp: bool = False,
               **options) -> PlanSpec:
     """A PlanSpec from CLI-style values: a model preset (default 70b) with optional dimension overrides
-    (params, layers, hidden, seq_len, heads, micro_batch, dtype_bytes, experts, top_k; `params` without a
+    (params, layers, hidden, seq_len, heads, micro_batch, dtype_bytes, experts, top_k, kv_heads, ffn_hidden,
+    vocab, grad_bytes, optimizer_bytes; `params` without a
     preset describes a custom model whose other dimensions follow plan.custom_model's rule), layout fields
     (plan.Layout's, with bucket and gpu_memory as size strings), a network (its cluster preset given apart)
     and PlanSpec's options. With `fill_dp`, dp is what fills the network's GPUs (nodes x GPUs per node)."""
@@ -44,7 +45,7 @@ def plan_spec(model: str | None = None, dimensions: dict | None = None, layout: 
     net = NetworkSpec(**{**vars(net), "cluster": None if net.profile is not None else cluster})
     if fill_dp and "dp" not in lay and net.nodes is not None:
         lay["dp"] = _fill_dp(net, lay)
-    return PlanSpec(spec, plans.Layout(**lay), net, **options)
+    return PlanSpec(model=spec, layout=plans.Layout(**lay), network=net, **options)
 
 
 def _fill_dp(net: NetworkSpec, lay: dict) -> int:
@@ -110,9 +111,11 @@ def plan_step(model="70b", tp: int = 1, pp: int = 1, dp: int = 1, zero: int = 0,
               intra_algorithm: str = "best", inter_algorithm: str = "best", **network_options):
     """`plan` with the layout and network as keywords (a convenience over PlanSpec)."""
     from collperf import plan as plans
-    layout = plans.Layout(tp, pp, dp, zero, sequence_parallel, micro_batches, units.parse_size(bucket),
-                          tuple(placement.split("-")))
+    layout = plans.Layout(tp=tp, pp=pp, dp=dp, zero=zero, sequence_parallel=sequence_parallel,
+                          micro_batches=micro_batches, bucket_bytes=units.parse_size(bucket),
+                          placement=tuple(placement.split("-")))
     if network_options.get("profile") is not None:
         cluster = None
-    return plan(PlanSpec(model, layout, NetworkSpec(cluster=cluster, **network_options), compute, flops, overlap,
-                         algorithm, intra_algorithm, inter_algorithm))
+    return plan(PlanSpec(model=model, layout=layout, network=NetworkSpec(cluster=cluster, **network_options),
+                         compute=compute, flops=flops, overlap=overlap, algorithm=algorithm,
+                         intra_algorithm=intra_algorithm, inter_algorithm=inter_algorithm))

@@ -39,6 +39,8 @@ def plan_command(
     vocab: Optional[int] = _o(None, "--vocab", panel=_MODEL, help="Vocabulary size (embedding and LM head)."),
     grad_bytes: Optional[int] = _o(None, "--grad-bytes", panel=_MODEL, help="Bytes per gradient (4: fp32 "
                                    "gradients beside bf16 parameters)."),
+    optimizer_bytes: Optional[int] = _o(None, "--optimizer-bytes", panel=_MODEL, help="Optimizer state bytes per "
+                                        "parameter (default 12: Adam's fp32 master, momentum, variance)."),
     tp: Optional[int] = _o(None, "--tp", help="Tensor parallel (leave tp, pp, dp out to search the layouts)."),
     pp: Optional[int] = _o(None, "--pp"),
     dp: Optional[int] = _o(None, "--dp", help="Data parallel (default: what fills the nodes)."),
@@ -95,7 +97,8 @@ def plan_command(
     searching = search or (all(v is None for v in degrees.values()) and cp == 1 and not compare)
     spec = api.plan_spec(model, dict(params=params, layers=layers, hidden=hidden, seq_len=seq_len, heads=heads,
                                      micro_batch=micro_batch, dtype_bytes=dtype_bytes, experts=experts, top_k=top_k,
-                                     kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=vocab, grad_bytes=grad_bytes),
+                                     kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=vocab, grad_bytes=grad_bytes,
+                                     optimizer_bytes=optimizer_bytes),
                          dict(**{k: v for k, v in degrees.items() if v is not None}, cp=cp,
                               expert_parallel=expert_parallel, zero=zero,
                               sequence_parallel=sp, micro_batches=micro_batches, virtual_stages=virtual_stages,
