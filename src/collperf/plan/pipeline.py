@@ -72,9 +72,9 @@ def recompute_flops_per_token(model, recompute: str) -> float:
     layer, 2 x (parameters outside the embedding) + 4 L s h (Korthikanti et al. 2022 §5, the 4/3 of
     model FLOPs); selective: the forward of the attention core only, QK^T and the weighted sum,
     4 L s h (§4.3: the part that recomputes cheaply)."""
-    attention = 4.0 * model.layers * model.seq_len * model.hidden
+    attention = 4.0 * model.layers * model.seq_len * model.core_width
     if recompute == "full":
-        return 2.0 * (model.active_params - model.vocab * model.hidden) + attention
+        return 2.0 * (model.active_params - model.embedding_params) + attention
     if recompute == "selective":
         return attention
     return 0.0
