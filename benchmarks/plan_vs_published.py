@@ -9,8 +9,9 @@ FLOP/s turned into seconds with the paper's own FLOP count):
        Selene = DGX A100 nodes with 8 HDR 200 Gb/s NICs) and Table 2 (ZeRO-3 without model
        parallelism against PTD parallelism, 175B and 530B). FLOPs per iteration, their eq. 3 (full
        recompute): 96 B s l h^2 (1 + s / 6h + V / 16lh). Sequence 2048, vocabulary 51200, full
-       recompute, no sequence parallelism, unfused attention (2021). Micro-batch 1 where pipelined
-       (the paper's Table 2 states it; §5.7 finds it best) and the paper's stated size for ZeRO-3.
+       recompute, no sequence parallelism, unfused attention (2021). Micro-batch 1 for the PTD rows
+       (Table 2 states it; Table 1 does not, and §5.7 finds 1 best with pipelining, so every Table 1
+       row uses it too) and Table 2's stated size (4, 2, 1) for the ZeRO-3 rows.
   K22  Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer Models"
        (arXiv 2205.05198), Table 5: seconds per iteration, full recompute and "present work"
        (sequence parallel + selective recompute), Table 3's GPT models, tp 8, micro-batch 1.
@@ -26,7 +27,9 @@ FLOP/s turned into seconds with the paper's own FLOP count):
        405B on H100 (400 Gb/s per GPU), tp 8, pp 16 with interleaving and 7-layer first and last
        stages, 16M tokens per batch: 430, 400 and 380 TFLOP/s per GPU (8192 and 16384 GPUs at
        sequence 8192; 16384 GPUs with cp 16 at sequence 131072). FP32 gradient reduce-scatter,
-       sharded optimizer states, FlashAttention, no recompute. FLOPs per token counted as PaLM's
+       sharded optimizer states, FlashAttention, no recompute (the paper states none; with any the
+       published rate could not be reached, though the planner's activation model puts these rows at
+       about 118 GiB per GPU: the "fits" column says no). FLOPs per token counted as PaLM's
        6 N + 12 L s h (Chowdhery et al. 2022, appendix B), which the paper's MFU follows.
 
 Reported: median and worst |error| over all rows, and the ZeRO-3 collapse: per-GPU throughput at the
@@ -187,7 +190,7 @@ def main() -> None:
                       f"{g.gemm_half:.0f}, flash {g.flash:.0%}, batched {g.batched:.0%}"
                       for g in (GPUS["dgx-a100"], GPUS["dgx-h100"])))
     print(f"{'source':14} {'model':18} {'GPUs':>5} {'layout':34} {'published':>9} {'planned':>8} {'error':>7} "
-          f"{'compute':>8} {'bubble':>7} {'exposed':>8}")
+          f"{'compute':>8} {'bubble':>7} {'exposed':>8} {'fits':>5}")
     errors, series = [], {}
     for row in rows():
         p = predict(row)
@@ -197,7 +200,7 @@ def main() -> None:
             series.setdefault(row.zero3_group, []).append((row.gpus, row.published_s, p.step_s))
         print(f"{row.source:14} {row.model.name[:18]:18} {row.gpus:5} {p.layout.describe()[:34]:34} "
               f"{row.published_s:9.2f} {p.step_s:8.2f} {err:+7.1%} {p.compute_s:8.2f} {p.bubble_s:7.2f} "
-              f"{p.exposed_s:8.2f}")
+              f"{p.exposed_s:8.2f} {'yes' if p.fits else 'no':>5}")
     sources = len({row.source.split()[0] for row in rows()})
     print(f"{len(errors)} rows from {sources} sources: median |error| {statistics.median(errors):.1%}, "
           f"mean {statistics.mean(errors):.1%}, worst {max(errors):.1%}")
