@@ -3,6 +3,7 @@ FSDP run it, the shape-dependent compute model, the checks, the newcomer path an
 (benchmarks/plan_vs_published.py), each against hand arithmetic in the comments or a published figure."""
 
 import importlib.util
+import json
 import statistics
 import sys
 from dataclasses import replace
@@ -220,3 +221,14 @@ def test_dp_fills_the_nodes_and_search_tries_interleaving():
                    zero_stages=(0,), recompute=("selective",))
     assert {p.layout.virtual_stages for p in found.plans} >= {1, 2}
     assert all(96 % p.layout.tp == 0 for p in found.plans)
+
+
+def test_compare_prefers_the_published_faster_layout_over_zero3_at_1536_gpus():
+    # Narayanan et al. 2021 Table 2, 175B on 1536 A100s: tp8 x pp12 ran 141 TFLOP/s per GPU, ZeRO-3 44
+    res = CliRunner().invoke(app, ["plan", "--model", "gpt3-175b", "--tp", "1", "--pp", "1", "--dp", "1536",
+                                   "--zero", "3", "--recompute", "full", "--unfused-attention", "--cluster", "dgx-a100",
+                                   "--nodes", "192", "--compare", "tp=8,pp=12,dp=16,mb=96,zero=0", "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    zero3, ptd = (p["step_s"] for p in doc["plans"])
+    assert doc["fastest"] == 1 and zero3 / ptd > 2
