@@ -60,7 +60,7 @@ def table_findings(table: Table, own: Fit, rows) -> list[Finding]:
 
 
 PLATEAU = 0.5          # neighbours at least this share of the log's best busbw: the flat part of the curve
-PLATEAU_NOTCH = 0.85   # a row under this share of its neighbours' geometric mean there is a dip
+PLATEAU_NOTCH = 0.85   # a row under this share of the lower of its two neighbours there is a dip
 
 
 def not_fitted(table: Table, usable_rows: int, needed: int, judged: bool) -> Finding:
@@ -79,9 +79,10 @@ def _dips(bus: list[tuple[int, float]]) -> list[Finding]:
     range, every size in it. A row is low when its busbw is under 75 % of the larger of the best busbw at
     smaller sizes and the geometric mean of its two neighbours (the latter catches a one-size notch on the
     rising part of the curve). On the plateau (both neighbours at least half the best busbw of the log) the
-    curve is flat, so a row under 85 % of its neighbours' mean (a time about 18 % longer than they predict)
-    is a notch too: a 30 % slower 1 GiB row between two healthy ones is not noise on a flat curve. A fall
-    that never recovers is reported as its own kind (tail-drop)."""
+    curve is flat, so a row under 85 % of the lower of its two neighbours (a time about 18 % longer than
+    either) is a notch too: a 30 % slower 1 GiB row between two healthy ones is not noise on a flat curve,
+    while a row just before a protocol step up (lower than the next size, level with the previous one) is
+    no notch. A fall that never recovers is reported as its own kind (tail-drop)."""
     found: list[Finding] = []
     top = max((b for _, b in bus), default=0)
     if top <= 0:
@@ -92,7 +93,8 @@ def _dips(bus: list[tuple[int, float]]) -> list[Finding]:
         if 0 < i < len(bus) - 1 and min(bus[i - 1][1], bus[i + 1][1]) >= 0.01 * top:
             around = (bus[i - 1][1] * bus[i + 1][1]) ** 0.5
             level = max(level, around)
-            notch = min(bus[i - 1][1], bus[i + 1][1]) >= PLATEAU * top and b < PLATEAU_NOTCH * around
+            lower = min(bus[i - 1][1], bus[i + 1][1])
+            notch = lower >= PLATEAU * top and b < PLATEAU_NOTCH * lower
         low.append(best >= 0.01 * top and (b < 0.75 * level or notch))
         best = max(best, b)
     i = 0
