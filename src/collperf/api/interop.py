@@ -9,7 +9,7 @@ from pathlib import Path
 from collperf import units
 from collperf.errors import UsageError
 from collperf.spec import HardwareSpec, LogSpec, NetworkSpec, SimulateSpec, output_path, sizes
-from collperf.api._common import _topology
+from collperf.api.common import topology_for
 from collperf.api.logs import read_logs
 from collperf.api.schedules import simulate, verified_schedule
 
@@ -203,7 +203,7 @@ def _simulate_imported(s, topology: str, size, mode: str, network: NetworkSpec) 
     from collperf.simulate import simulate as run
     from collperf.spec import check_mode
     # what every algorithm shares, checked once: in the loop a UsageError means the topology cannot host one
-    sizes(size), check_mode(mode), _topology(topology, network)
+    sizes(size), check_mode(mode), topology_for(topology, network)
     reduce_Bps = units.parse_bandwidth(network.reduce_bandwidth)
     ours, where, first_error = {}, None, None
     for name in runnable_algorithms(s.collective, s.ranks) + ["blink"]:

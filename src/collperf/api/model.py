@@ -7,20 +7,20 @@ from dataclasses import dataclass
 
 from collperf import units
 from collperf.spec import TopologyPredictSpec, sizes
-from collperf.api._common import _alias, _network
+from collperf.api.common import resolved_network, with_aliases
 
 
 def predict(collective: str, size, net, algorithm="all", intra_algorithm: str = "best",
             inter_algorithm: str = "best", segments: int | None = None) -> list:
     """`collperf predict`: one Prediction per size (size: '1M,64M' or a list of sizes)."""
     from collperf.model.predict import predict as _predict
-    return _predict(collective, sizes(size), _network(net), _alias(collective, algorithm), intra_algorithm,
+    return _predict(collective, sizes(size), resolved_network(net), with_aliases(collective, algorithm), intra_algorithm,
                     inter_algorithm, segments)
 
 
 @dataclass
 class TopologyPrediction:
-    """`collperf predict --topology`: Blink's packed trees (`blink`: blink_reports.BlinkPrediction per size), or
+    """`collperf predict --topology`: Blink's packed trees (`blink`: blink.reports.BlinkPrediction per size), or
     the closed forms (`predictions`, as `predict` gives them) on the link of a switch topology's group."""
 
     topology: str
@@ -63,7 +63,7 @@ def crossover(collective: str, net, min_size="1", max_size="16G", algorithm="all
     """`collperf crossover`: where the best algorithm changes between min_size and max_size:
     (crossovers, size ranges each with its best algorithm)."""
     from collperf.model.select import crossovers
-    return crossovers(collective, _network(net), units.parse_size(min_size), units.parse_size(max_size),
+    return crossovers(collective, resolved_network(net), units.parse_size(min_size), units.parse_size(max_size),
                       algorithm=algorithm, intra_algorithm=intra_algorithm, inter_algorithm=inter_algorithm)
 
 

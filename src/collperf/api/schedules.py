@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from collperf import units
 from collperf.errors import UsageError
 from collperf.spec import PatternSpec, SimulateSpec, TreesSpec
-from collperf.api._common import _alias, _topology
+from collperf.api.common import topology_for, with_aliases
 
 # Listing every transfer (the tuple form) grows as p^2 for the rings: beyond this, use the array form.
 TUPLE_RANKS_LIMIT = 1024
@@ -132,13 +132,13 @@ def simulate(spec: SimulateSpec) -> list[Simulation]:
     from collperf.collectives import get_collective
     from collperf.simulate import simulate as run
     net = spec.network
-    topo, base = _topology(spec.topology, net)
+    topo, base = topology_for(spec.topology, net)
     if spec.algorithm == "blink":
         from collperf.blink.reports import blink_schedules
         runs = blink_schedules(spec, topo)
     else:
         nodes, per_node = topo.shape or (None, None)
-        sched = schedule(spec.collective, _alias(spec.collective, spec.algorithm), topo.ranks, spec.root or 0,
+        sched = schedule(spec.collective, with_aliases(spec.collective, spec.algorithm), topo.ranks, spec.root or 0,
                          spec.segments or 1, nodes, per_node, spec.intra_algorithm, spec.inter_algorithm, arrays=True)
         runs = [(sched, topo, [])] * len(spec.sizes_bytes)
     reduce_Bps = units.parse_bandwidth(net.reduce_bandwidth)
@@ -158,12 +158,12 @@ def simulate(spec: SimulateSpec) -> list[Simulation]:
 
 def trees(spec: TreesSpec):
     """`collperf trees`: Blink's packed spanning trees on a group of a topology's ranks, their rate and
-    the max-flow bound, beside NCCL's rings on the same group (blink_reports.TreesResult)."""
+    the max-flow bound, beside NCCL's rings on the same group (blink.reports.TreesResult)."""
     from collperf.blink.reports import trees as build
     return build(spec)
 
 
 def pattern(spec: PatternSpec):
-    """`collperf simulate --pattern`: one of Blink's micro-benchmarks, throughput vs size (blink_reports.PatternRun)."""
+    """`collperf simulate --pattern`: one of Blink's micro-benchmarks, throughput vs size (blink.reports.PatternRun)."""
     from collperf.blink.reports import pattern as run
     return run(spec)

@@ -2,8 +2,8 @@
 broadcast and allreduce times with the best root, the hybrid PCIe + NVLink split (Blink appendix
 A.2, equation 8) and single-hop trees on a switch (appendix A.3).
 
-Source: Wang et al., "Blink: Fast and Generic Collectives for Distributed ML", MLSys 2020, appendix
-(/work/shared/seeds/002_*). Pure: networkx is imported inside the functions.
+Source: Wang et al., "Blink: Fast and Generic Collectives for Distributed ML", MLSys 2020, appendix A.
+Pure: networkx is imported inside the functions.
 """
 
 from __future__ import annotations
@@ -178,7 +178,7 @@ SINGLE_HOP = "mesh"
 """Blink's single-hop trees on NVSwitch: rank r roots the tree of its 1/p of the data, a one-hop
 reduce into r then a one-hop broadcast from r. That is the two-shot mesh allreduce (reduce-scatter
 then allgather, each one step to all peers), whose closed form and schedule the project already has
-(model/costs.py "mesh", schedule/algorithms/mesh.py): reuse them, do not write them twice."""
+(model/algorithms/mesh.py: the closed form and the schedule): reuse them, do not write them twice."""
 
 
 def single_hop_vs_nccl(ranks: int, size_bytes, link) -> dict:

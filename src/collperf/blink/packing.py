@@ -2,7 +2,7 @@
 of weighted trees that reaches it.
 
 Blink (Wang et al., "Blink: Fast and Generic Collectives for Distributed ML", MLSys 2020; appendix
-A.2 in /work/shared/seeds/002_*) replaces rings, whose rate is their slowest link, by spanning trees
+A.2) replaces rings, whose rate is their slowest link, by spanning trees
 packed so that every link is used at its own rate.
 
 - The bound. With every link full-duplex at one rate per direction, the directed link graph is
@@ -227,14 +227,14 @@ def pack(topo, ranks, roots=None, links: str = "all", transit: str = "any", dire
     if p == 1:
         return Packing(tuple(group), tuple(local_roots), math.inf, math.inf, (), sub, links, direction)
     bound = min(broadcast_bound(topo, group, group[r], links, transit, direction) for r in local_roots)
-    lp = _Master(sub, p, local_roots, *group_arcs(sub, links, transit, direction))
+    lp = Master(sub, p, local_roots, *group_arcs(sub, links, transit, direction))
     # one root: the bound is exact (see the module docstring), so reaching it ends the search early;
     # several roots share links and their common rate can be below it: the LP decides alone
     lp.solve(max_rounds, bound if len(local_roots) == 1 else math.inf)
     return lp.result(tuple(group), bound, links, direction)
 
 
-class _Master:
+class Master:
     """Column generation state: resources are the finite arcs and every rank's ports."""
 
     def __init__(self, sub, p, roots, vertices, arcs):
@@ -350,7 +350,7 @@ class _Master:
 
     def _warm_start(self, price, rounds: int, step: float = 1.0):
         """Multiplicative weights (Garg & Koenemann 1998): price every resource by 1/capacity, take the
-        cheapest tree, raise the prices of what it used, repeat. The distinct trees seed the LP."""
+        cheapest tree, raise the prices of what it used, repeat. The distinct trees start the LP."""
         finite = np.isfinite(self.cap)
         for _ in range(rounds):
             for r in self.roots:

@@ -2,8 +2,7 @@
 and `collperf predict --topology` report on a topology: the packing priced beside NCCL's rings, the
 patterns' throughput, the model per size. The builders they share with `collperf bench` (blink_schedule,
 pattern_schedule) and the group checks live in blink/runs.py.
-Source: Wang et al., "Blink: Fast and Generic Collectives for Distributed ML", MLSys 2020, appendix
-(/work/shared/seeds/002_*).
+Source: Wang et al., "Blink: Fast and Generic Collectives for Distributed ML", MLSys 2020, appendix A.
 """
 
 from __future__ import annotations
@@ -12,7 +11,7 @@ import math
 from dataclasses import dataclass, field
 
 from collperf.errors import UsageError
-from collperf.blink.runs import SINGLE_ROOT, _root, blink_schedule, group_of, pattern_schedule
+from collperf.blink.runs import SINGLE_ROOT, root_in_group, blink_schedule, group_of, pattern_schedule
 
 # --- collperf trees ---------------------------------------------------------------------------------
 
@@ -87,7 +86,7 @@ def trees(spec) -> TreesResult:
             root, pk, _ = blink.best_root(topo, group, coll, n, **options)
             notes.append(f"best root for {coll} of {n:.0f} bytes: {root}")
         else:
-            pk = pack(topo, group, [_root(group, spec.root)], **options)
+            pk = pack(topo, group, [root_in_group(group, spec.root)], **options)
         allreduce_s = float(blink.allreduce_time_s(pk, n))
         time_s = n / pk.rate_Bps if coll == "broadcast" else allreduce_s
     rings = blink.nccl_rings(topo, group)
@@ -198,7 +197,7 @@ def predict_blink(spec, topo=None) -> list[BlinkPrediction]:
     rings = blink.nccl_rings(topo, group)
     out = []
     if spec.hybrid:
-        root = _root(group, spec.root)
+        root = root_in_group(group, spec.root)
         nv = pack(topo, group, [root], links="nvlink", transit="devices")
         pc = pack(topo, group, [root], links="pcie", transit="devices")
         for n in spec.sizes_bytes:
@@ -216,7 +215,7 @@ def predict_blink(spec, topo=None) -> list[BlinkPrediction]:
                                        _ring_time_s(coll, p, n, rings.rate_Bps), hybrid, notes))
         return out
     if coll in SINGLE_ROOT:
-        pk = pack(topo, group, [_root(group, spec.root)], transit=spec.transit)
+        pk = pack(topo, group, [root_in_group(group, spec.root)], transit=spec.transit)
     else:
         pk = pack(topo, group, group, transit=spec.transit, direction="down" if coll == "allgather" else "up")
     for n in spec.sizes_bytes:

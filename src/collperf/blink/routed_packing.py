@@ -9,7 +9,7 @@ of u -> v now the price of its one route. Column generation stops at the LP opti
 the max-flow bound of packing.py, which assumes free routing, is reported beside it and may not be
 reached.
 
-Pure: numpy, scipy (through packing._Master).
+Pure: numpy, scipy (through packing.Master).
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ import math
 import numpy as np
 
 from collperf.errors import UsageError
-from collperf.blink.packing import Packing, _Master, broadcast_bound, group_arcs, min_arborescence
+from collperf.blink.packing import Packing, Master, broadcast_bound, group_arcs, min_arborescence
 
 
-class _RoutedMaster(_Master):
-    """packing._Master whose tree edges take the topology's route between the two ranks."""
+class _RoutedMaster(Master):
+    """packing.Master whose tree edges take the topology's route between the two ranks."""
 
     def __init__(self, sub, p, roots, vertices, arcs):
         super().__init__(sub, p, roots, vertices, arcs)

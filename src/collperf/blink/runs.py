@@ -5,8 +5,7 @@ Between the API and the pure parts: it checks a group of ranks against its topol
 (blink/packing.py) and builds the schedules (blink/packed.py, blink/patterns.py); bench_schedules
 places them on local ranks and picks the segments per size. What `collperf trees`, `simulate` and
 `predict --topology` report (pricing beside NCCL's rings): blink/reports.py.
-Source: Wang et al., "Blink: Fast and Generic Collectives for Distributed ML", MLSys 2020, appendix
-(/work/shared/seeds/002_*).
+Source: Wang et al., "Blink: Fast and Generic Collectives for Distributed ML", MLSys 2020, appendix A.
 """
 
 from __future__ import annotations
@@ -39,7 +38,7 @@ def group_of(topo, ranks, least: int = 2, flag: str = "--ranks") -> list[int]:
     return list(ranks)
 
 
-def _root(group: list[int], root) -> int:
+def root_in_group(group: list[int], root) -> int:
     if root is None:
         return group[0]
     if root not in group:
@@ -68,7 +67,7 @@ def blink_schedule(topo, group: list[int], coll: str, root=None, segments: int |
     if hybrid_size is not None:
         if coll != "broadcast":
             raise UsageError(f"the hybrid NVLink + PCIe split is a broadcast; not {coll}")
-        h = blink.hybrid_broadcast(topo, group, _root(group, root), hybrid_size, t_dpa_s)
+        h = blink.hybrid_broadcast(topo, group, root_in_group(group, root), hybrid_size, t_dpa_s)
         share = h.pcie_bytes / hybrid_size if hybrid_size else 0.0
         res = max(resolution or RESOLUTION[coll], 2 * (len(h.nvlink.trees) + len(h.pcie.trees)))
         s = packed.hybrid_broadcast(h.nvlink, h.pcie, share, k, res)
@@ -82,7 +81,7 @@ def blink_schedule(topo, group: list[int], coll: str, root=None, segments: int |
         def packing(t, g, roots, direction="down"):
             return pack(t, g, roots, transit=transit, direction=direction)
     if coll in SINGLE_ROOT:
-        pk = packing(topo, group, [_root(group, root)])
+        pk = packing(topo, group, [root_in_group(group, root)])
     else:
         if root is not None:
             raise UsageError(f"--root: every rank is a root of {coll}; drop --root")

@@ -284,16 +284,6 @@ def plot_validation(validation, path) -> None:
     plot(validation.rows, path)
 
 
-def bench_text(results) -> str:
-    from collperf.lab.results import to_text
-    return to_text(results)
-
-
-def write_results(results, json_path, csv_path) -> None:
-    from collperf.lab.results import write
-    write(results, json_path, csv_path)
-
-
 class BenchStream:
     """bench's output as the rows come: the nccl-tests text on stdout, row by row (or, with --json, one
     JSON document at the end), a progress line on stderr when it is a terminal, warnings on stderr."""

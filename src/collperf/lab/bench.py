@@ -42,7 +42,7 @@ def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
         network: Network | None = None, testbed=None, on_row=None, on_note=None, force: bool = False,
         schedules: dict | None = None) -> Results | None:
     """Run the sweep; under torchrun every rank runs it and rank 0 gets the Results (others None);
-    on a testbed (an up testbed.Testbed) every rank runs inside its host. `on_row(results, row)` is called
+    on a testbed (an up lab.testbed.Testbed) every rank runs inside its host. `on_row(results, row)` is called
     as each row completes, `on_note(text)` with warnings before the run starts; `force` runs a sweep that
     check_capacity would refuse. `schedules`: prebuilt schedules keyed (algorithm, size) for the algorithms
     the registry cannot build from p alone (Blink's packed trees and patterns, packed_runs.bench_schedules)."""
@@ -101,10 +101,8 @@ def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
     if out.get("auto") is not None:
         results.config["auto"], results.config["auto_network"] = out["auto"]["choices"], out["auto"]["network"]
     results.peak_rss_bytes = out["peak_rss_bytes"]
-    from collperf.lab.testbed import routed_runs as hetero_runs
-    if network is None and hetero_runs.is_topology_bed(testbed):   # the simulator on the testbed's own topology
-        hetero_runs.predict_rows(results, testbed, results.rows, schedules)
-    else:
+    # with no network given, a testbed that models itself (the simulator on its topology) predicts the rows
+    if not (network is None and testbed is not None and testbed.predict_rows(results, results.rows, schedules)):
         add_predictions(results, network)
     return results
 
@@ -194,7 +192,7 @@ def choices_for(job_config: dict, network: Network) -> list[dict]:
 def auto_network(raw: dict, world: int, ranks_per_host: int) -> Network:
     """The network a quick calibration (runtime/measure.py calibrate) measured: one host's link between
     its ranks, or hosts x ranks_per_host with the inter-host link, the reduction rate as gamma."""
-    from collperf.lab.calibrate import cluster_from, profile_from
+    from collperf.model.profile import cluster_from, profile_from
     nodes = max(1, world // ranks_per_host)
     doc = profile_from(raw, nodes, ranks_per_host)
     cluster = cluster_from(doc, "quick calibration")

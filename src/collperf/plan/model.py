@@ -49,7 +49,7 @@ class ModelSpec:
             raise UsageError(f"vocab({self.vocab}) and optimizer_bytes({self.optimizer_bytes}) must be >= 0")
         preset = _SHAPES.get(self.name)
         if preset is not None and preset != (self.params, self.layers, self.hidden):
-            # a preset edited with --params/--layers/--hidden is not that preset any more (issue 15)
+            # a preset edited with --params/--layers/--hidden is not that preset any more
             object.__setattr__(self, "name", custom_label(self.params, self.layers, self.hidden))
 
     @property

@@ -138,7 +138,7 @@ def _die_with_parent(parent_pid: int) -> None:
         os._exit(1)
 
 
-def _worker(rank: int, world: int, store_path: str, job: Job, results, timeout_s: float, parent_pid: int) -> None:
+def worker_main(rank: int, world: int, store_path: str, job: Job, results, timeout_s: float, parent_pid: int) -> None:
     global _CHANNEL
     _die_with_parent(parent_pid)
     os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")   # a testbed host sets eth0
@@ -181,7 +181,7 @@ def run_local(job: Job, ranks: int, timeout_s: float = 300.0, startup_s: float =
         try:
             with _children_ignore_sigint():
                 for rank in range(ranks):
-                    proc = ctx.Process(target=_worker, name=f"collperf-rank{rank}", daemon=True,
+                    proc = ctx.Process(target=worker_main, name=f"collperf-rank{rank}", daemon=True,
                                        args=(rank, ranks, os.path.join(tmp, "store"), job, queues[rank], timeout_s,
                                              os.getpid()))
                     proc.start()

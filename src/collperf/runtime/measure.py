@@ -15,7 +15,7 @@ import time
 import torch
 import torch.distributed as dist
 
-from collperf.lab.calibrate import bandwidth_from
+from collperf.model.profile import bandwidth_from
 from collperf.collectives import get_collective
 from collperf.runtime import data, launch
 from collperf.runtime.builtin import run_builtin
@@ -228,7 +228,7 @@ def _measure(runner, coll, rank, p, in_elems, out_elems, dtype, op, root, in_pla
             "wrong": wrong}
 
 
-# --- calibration and the measured lower bound (issue: testbed) -------------------------------------
+# --- calibration and the measured lower bound -------------------------------------
 
 def _pingpong(a: int, b: int, elements: int, iters: int, dev, group=None) -> float | None:
     """One-way time between (global) ranks a and b of `group` (p50 of round trips / 2); None on other ranks.
@@ -339,7 +339,7 @@ def reduce_time(elements: int, iters: int = 5) -> float:
 
 
 def measured_bound(size_bytes: int, p: int, chain_ranks: list[int]) -> dict:
-    """The allreduce lower bound measured as seed 003 does: 2n(p-1)/p / ceil(lg p) items forwarded along
+    """The allreduce lower bound measured with a chain of processes: 2n(p-1)/p / ceil(lg p) items forwarded along
     ceil(lg p) + 1 processes, plus the time to reduce n(p-1)/p items."""
     from collperf.model.trees import ceil_log2
     n = size_bytes // 4

@@ -10,7 +10,7 @@ from collperf import units
 from collperf.collectives import get_collective
 from collperf.errors import UsageError
 from collperf.model.network import Link
-from collperf.spec._checks import _whole, check_mode, rank_list, sizes
+from collperf.spec.checks import check_mode, rank_list, sizes, whole
 from collperf.spec.network import NetworkSpec
 from collperf.spec.runs import TOPOLOGY_ALGORITHMS
 
@@ -42,9 +42,9 @@ class SimulateSpec:
         self.sizes_bytes = sizes(self.size)   # one size or a list ('1M,64M'): the schedule is built once
         check_mode(self.mode)
         if self.segments is not None:
-            _whole("segments", self.segments, flag="--segments")
+            whole("segments", self.segments, flag="--segments")
         if self.root is not None:
-            _whole("root", self.root, 0, "--root")
+            whole("root", self.root, 0, "--root")
         self.ranks = rank_list(self.ranks)
         self.t_dpa_s = units.parse_time(self.t_dpa)
         blink = self.algorithm == "blink"
@@ -136,7 +136,7 @@ class TopologyPredictSpec:
         self.t_dpa_s = units.parse_time(self.t_dpa)
         self.link = topology_link(self.network, self.topology)
         if self.root is not None:
-            _whole("root", self.root, 0, "--root")
+            whole("root", self.root, 0, "--root")
         blink = self.algorithm == "blink"
         if blink and self.collective not in TOPOLOGY_ALGORITHMS["blink"]:
             raise UsageError(f"-A blink with --topology prices {', '.join(TOPOLOGY_ALGORITHMS['blink'])}; "

@@ -2,7 +2,7 @@
 
 Every vertex of the topology (a rank: an emulated host; a device: a switch, a PCIe switch, a CPU) becomes
 one network namespace. Every link becomes one veth pair between the two namespaces, shaped in each
-direction to the link's own rate (testbed.shape). Every vertex owns one /32 address on an interface of
+direction to the link's own rate (switch.py shape_commands). Every vertex owns one /32 address on an interface of
 its own (`id0`, which nothing else uses), so that a rank's address does not depend on the link a packet
 arrives by. Host routes send each rank's traffic to each other rank along the topology's own route
 (Topology.path: explicit routes, else fewest hops with the lowest-numbered path): the first hop is a

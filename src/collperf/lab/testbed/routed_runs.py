@@ -12,18 +12,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from collperf.errors import RunError, UsageError
 from collperf.blink.runs import SEGMENTS      # packed trees: segments pipelined down each tree
+from collperf.errors import RunError, UsageError
+from collperf.lab.bench import run
+from collperf.model.algorithms import get_algorithm
+from collperf.spec import SweepSpec
 
 # chunks per segment shared by the trees (a tree's share rounded to 1/RESOLUTION), at least one per tree
 RESOLUTION = {"broadcast": 128, "allgather": 32}
 # packed trees on fixed routes are built for broadcast and allgather (every rank roots its block's trees); the
 # reduce direction (reducescatter, allreduce) is not built on routes yet
 BLINK_COLLECTIVES = ("broadcast", "allgather")
-
-
-def is_topology_bed(bed) -> bool:
-    return bed is not None and getattr(bed, "plan", None) is not None
 
 
 def _one_rank_per_host(bed, what: str) -> None:
@@ -52,7 +51,7 @@ def packing(bed, collective: str, root: int = 0):
 
 
 def blink_schedule(bed, collective: str, root: int = 0, segments: int | None = None):
-    """The packed schedule the ranks run (segments None, not given, means SEGMENTS here): packed_runs'
+    """The packed schedule the ranks run (segments None, not given, means SEGMENTS here): blink/runs.py's
     builder with the trees packed on the testbed's routes."""
     from collperf.blink.routed_packing import pack_on_routes
     from collperf.blink.runs import blink_schedule as build
@@ -267,14 +266,15 @@ class TopologyValidationRow:
     def rounds_error(self) -> float:
         return (self.rounds_s - self.measured_s) / self.measured_s
 
+    def errors(self) -> list[tuple[str, float]]:
+        """(regime, signed relative error) per simulator mode: what lab/validate.py summary groups by."""
+        return [("events mode", self.error), ("rounds mode", self.rounds_error)]
+
 
 def validate(bed, sizes=("1M", "4M"), grid=None, iters: int = 3, segments: int = SEGMENTS,
              timeout_s: float = 600.0) -> list[TopologyValidationRow]:
     """On an up topology testbed: run the grid, simulate each measured row in both modes on the bed's
     topology, and return measured beside predicted."""
-    from collperf.lab.bench import run
-    from collperf.model.algorithms import get_algorithm
-    from collperf.spec import SweepSpec
     _one_rank_per_host(bed, "validate")
     rows = []
     for collective, algorithms in (grid or GRID).items():
@@ -296,21 +296,6 @@ def validate(bed, sizes=("1M", "4M"), grid=None, iters: int = 3, segments: int =
                                               r["out_of_place"]["p50_us"] * 1e-6, simulated_s(bed, s, r["size"], "rounds"),
                                               simulated_s(bed, s, r["size"], "events")))
     return rows
-
-
-def summary(rows: list[TopologyValidationRow]) -> list[dict]:
-    """Per (collective, algorithm) and simulator mode: median and worst |error| (validate.summary's keys and
-    its computation, validate.error_stats; `regime` names the mode)."""
-    from collperf.lab.validate import error_stats
-    groups: dict = {}
-    for r in rows:
-        groups.setdefault((r.collective, r.algorithm), []).append(r)
-    out = []
-    for (collective, algorithm), members in sorted(groups.items()):
-        for mode, errors in (("events", [m.error for m in members]), ("rounds", [m.rounds_error for m in members])):
-            out.append({"collective": collective, "algorithm": algorithm, "ranks": members[0].ranks,
-                        "regime": f"{mode} mode", **error_stats(members, errors)})
-    return out
 
 
 def ratio(a: float, b: float) -> float:
