@@ -172,7 +172,7 @@ def test_the_simulator_prices_the_testbed_routes():
     crosses QPI (5 MB/s): n/16 x (1/12.5e6 + 16/5e6)."""
     pytest.importorskip("torch")
     from collperf.lab.testbed import routed_runs as hetero_runs
-    from collperf.schedule.build import build
+    from collperf.model.algorithms.build import build
     from collperf.lab.testbed.routed import TopologyTestbed
     bed = TopologyTestbed("dgx1v-like", [0, 1, 4], name="ab")      # not brought up: the plan is enough
     n = 16 << 20

@@ -21,12 +21,12 @@ from __future__ import annotations
 # ruff: noqa: F401  (this package re-exports its modules' names)
 from collperf.spec import (BenchSpec, DiagnoseSpec, HardwareSpec, LogSpec, MeasurementSpec, NetworkSpec,
                            PatternSpec, PlanSpec, SimulateSpec, SweepSpec, TopologyPredictSpec, TreesSpec, network,
-                           output_path, sizes, testbed)
+                           output_path, sizes)
 from collperf.api.common import ALIASES
 from collperf.api.model import TopologyPrediction, algorithms, crossover, predict, predict_topology
 from collperf.api.schedules import (TUPLE_RANKS_LIMIT, Simulation, VerifyRow, pattern, schedule, simulate,
                                     trees, verified_schedule, verify_all)
-from collperf.api.runs import (Validation, bench, bound, calibrate, testbed_down, testbed_start,
+from collperf.api.runs import (Validation, bench, bound, calibrate, testbed, testbed_down, testbed_start,
                                testbed_status, testbed_up, validate)
 from collperf.api.logs import (compare_logs, diagnose_logs, diagnose_measurement, fit_logs, fit_tables, predict_nccl,
                                read_logs, report)

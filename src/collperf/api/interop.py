@@ -179,7 +179,7 @@ def import_msccl(path, topology: str | None = None, size=None, mode: str = "roun
     """`collperf import msccl`: an MSCCL XML as our schedule, symbolically verified and costed; with a
     `topology`, simulated at each `size` beside every algorithm of ours for the collective on that topology."""
     from collperf.export import msccl_import
-    from collperf.schedule.cost import coefficients
+    from collperf.model.schedule_cost import coefficients
     from collperf.schedule.verify import VerificationError, verify
     s = msccl_import.read(path)
     try:

@@ -4,11 +4,21 @@ measured bound of a collective (bound) and the model checked against measurement
 from __future__ import annotations
 
 import contextlib
+import os
 from dataclasses import dataclass, field
 
 from collperf import units
 from collperf.errors import UsageError
-from collperf.spec import BenchSpec, NetworkSpec, sizes, testbed
+from collperf.spec import BenchSpec, NetworkSpec, sizes
+
+
+def testbed(text):
+    """A Testbed from its description ('hosts=4,rate=200mbit[,ranks-per-host=2]' or 'topology=dgx1v-like
+    [,group=0+1+4]'), None for None; a Testbed is returned as it is."""
+    if text is None or not isinstance(text, str):
+        return text
+    from collperf.lab.testbed import parse_spec     # the routed testbed's plan loads networkx
+    return parse_spec(text)
 
 
 @contextlib.contextmanager
@@ -53,7 +63,7 @@ def bench(spec: BenchSpec, on_row=None, on_note=None, on_info=None):
     placement = None
     if spec.placed:    # -A blink / blink-hybrid / --pattern: schedules built on the topology, here, before any rank
         from collperf.blink.runs import bench_schedules
-        placement = bench_schedules(spec)
+        placement = bench_schedules(spec, _torchrun_world())
         for note in placement.notes:
             if (on_info or on_note) is not None:
                 (on_info or on_note)(note)
@@ -87,6 +97,11 @@ def bench(spec: BenchSpec, on_row=None, on_note=None, on_info=None):
 def _torchrun() -> bool:
     from collperf.runtime.launch import in_torchrun
     return in_torchrun()
+
+
+def _torchrun_world() -> int | None:
+    """The rank count torchrun gives this run, None outside torchrun."""
+    return int(os.environ["WORLD_SIZE"]) if _torchrun() else None
 
 
 def calibrate(ranks: int | None = None, bed=None, timeout_s: float = 300.0, output=None, on_link=None) -> dict:

@@ -21,13 +21,13 @@ def schedule(collective: str, algorithm: str, ranks: int | None = None, root: in
     `arrays=True` gives the array form (schedule/arrays.py), vectorized for the regular algorithms: what the
     simulator takes at scale."""
     from collperf.collectives import get_collective
-    from collperf.schedule.build import DEFAULT_PHASES
+    from collperf.model.algorithms.build import DEFAULT_PHASES
     if arrays:
-        from collperf.schedule.vectorized import build_array as flat
-        from collperf.schedule.vectorized import build_hierarchical_array as two_level
+        from collperf.model.algorithms.build import build_array as flat
+        from collperf.model.algorithms.build import build_hierarchical_array as two_level
     else:
-        from collperf.schedule.build import build as flat
-        from collperf.schedule.build import build_hierarchical as two_level
+        from collperf.model.algorithms.build import build as flat
+        from collperf.model.algorithms.build import build_hierarchical as two_level
     total = nodes * ranks_per_node if algorithm == "hierarchical" and nodes and ranks_per_node else ranks
     if not arrays and total is not None and total > TUPLE_RANKS_LIMIT:
         raise UsageError(f"{total} ranks: a listed schedule is limited to {TUPLE_RANKS_LIMIT} ranks (a flat ring on "
@@ -49,7 +49,7 @@ def schedule(collective: str, algorithm: str, ranks: int | None = None, root: in
 def verified_schedule(*args, **kwargs) -> tuple:
     """`collperf schedule`: the schedule (arguments as `schedule`), verified symbolically, and its cost
     coefficients (alpha, n beta, n gamma) counted from its steps."""
-    from collperf.schedule.cost import coefficients
+    from collperf.model.schedule_cost import coefficients
     from collperf.schedule.verify import verify
     s = schedule(*args, **kwargs)
     verify(s)
@@ -71,7 +71,7 @@ def verify_all(collective: str | None = None, algorithm: str | None = None, max_
     with the default phase algorithms on every nodes x ranks_per_node factorization."""
     from collperf.collectives import get_collective
     from collperf.model.algorithms import ALGORITHMS, get_algorithm
-    from collperf.schedule.build import DEFAULT_PHASES, build, build_hierarchical
+    from collperf.model.algorithms.build import DEFAULT_PHASES, build, build_hierarchical
     if not 1 <= min_ranks <= max_ranks:
         raise UsageError(f"rank range {min_ranks}..{max_ranks}: expected 1 <= --min-ranks <= --max-ranks")
     wanted = get_collective(collective).name if collective is not None else None

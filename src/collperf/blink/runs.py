@@ -211,16 +211,15 @@ def _segments_note(name: str, chosen: dict) -> str:
             f"--segments N fixes them): {per}")
 
 
-def bench_schedules(spec) -> BenchPlacement:
+def bench_schedules(spec, world: int | None = None) -> BenchPlacement:
     """The schedules `collperf bench` runs for a spec.BenchSpec with -A blink / blink-hybrid or --pattern:
     the same builders as `collperf simulate` (blink_schedule, pattern_schedule). Checked here, before any
-    process starts: GPUs in the topology, one GPU per rank, enough ranks for the pattern."""
-    import os
+    process starts: GPUs in the topology, one GPU per rank, enough ranks for the pattern. `world`: the rank
+    count of the run where the spec gives none (torchrun's)."""
     from collperf import topology as topologies
-    from collperf.runtime.launch import in_torchrun     # no torch imported by it
     topo = topologies.parse(spec.topology)
     sweep = spec.sweep
-    ranks = spec.ranks if spec.ranks is not None else int(os.environ["WORLD_SIZE"]) if in_torchrun() else None
+    ranks = spec.ranks if spec.ranks is not None else world
     fixed = sweep.segments     # --segments N; None: the simulator's choice per size
     if spec.pattern is not None:
         where_gpus = _pattern_gpus(topo, spec, ranks)

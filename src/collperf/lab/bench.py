@@ -25,6 +25,7 @@ from collperf.model.algorithms import get_algorithm
 from collperf.model.costs import coefficients, lowest
 from collperf.model.network import Link, Network
 from collperf.model.predict import candidates
+from collperf.model.select import choices_for
 from collperf.lab.results import Results
 from collperf.spec import DTYPE_BYTES, SweepSpec
 
@@ -140,7 +141,7 @@ def two_level_shape(world: int, where: str, testbed=None, network: Network | Non
 
 def _check_hierarchical(config: SweepSpec, shape) -> None:
     """SweepSpec has refused collectives without a two-level plan; here: the run's shape and the root."""
-    from collperf.schedule.build import roots_at_zero
+    from collperf.model.algorithms.build import roots_at_zero
     if shape is None or shape[0] < 2 or shape[1] < 2:
         where = "one host" if shape is None else f"{shape[0]} node(s) x {shape[1]} rank(s)"
         raise UsageError(f"-A hierarchical runs an intra-node then an inter-node phase, and this run is {where}: "
@@ -166,9 +167,6 @@ def _check_ranks(config: SweepSpec, ranks: int, prebuilt=(), shape=None) -> None
 
 # --- -A auto ----------------------------------------------------------------------------------------------
 
-AUTO_CALIBRATION_BYTES = 4 << 20   # the quick calibration's ping-pong size: seconds on a 200 Mbit/s link
-
-
 def auto_plan(job_config: dict, world: int, network: Network | None, ranks_per_host: int) -> None:
     """What `-A auto` runs at each size, into the job's config: chosen here from the given network
     (--profile, --cluster or link options), or left to the ranks (config["auto"] None) to choose after a
@@ -179,26 +177,6 @@ def auto_plan(job_config: dict, world: int, network: Network | None, ranks_per_h
     if network is not None:
         job_config["auto"] = choices_for(job_config, network)
         job_config["auto_network"] = f"given: {network.describe()}"
-
-
-def choices_for(job_config: dict, network: Network) -> list[dict]:
-    """auto's choice per size of the sweep on `network` (model/select.py auto_choices), as JSON."""
-    from collperf.model.select import auto_choices
-    fixed = job_config["segments"] if job_config["segments_given"] else None   # --segments N fixes them
-    return [c.to_json() for c in auto_choices(job_config["collective"], network, job_config["sizes"], fixed,
-                                              job_config["root"])]
-
-
-def auto_network(raw: dict, world: int, ranks_per_host: int) -> Network:
-    """The network a quick calibration (runtime/measure.py calibrate) measured: one host's link between
-    its ranks, or hosts x ranks_per_host with the inter-host link, the reduction rate as gamma."""
-    from collperf.model.profile import cluster_from, profile_from
-    nodes = max(1, world // ranks_per_host)
-    doc = profile_from(raw, nodes, ranks_per_host)
-    cluster = cluster_from(doc, "quick calibration")
-    if nodes == 1:
-        return Network.of(cluster.intra, world)
-    return Network.of(cluster, world)
 
 
 # --- what the machine can hold ------------------------------------------------------------------------
@@ -321,12 +299,12 @@ def add_predictions(results: Results, network: Network | None) -> None:
 
 
 def predict_rows(results: Results, network: Network, rows: list[dict]) -> None:
-    from collperf.schedule.build import default_phase
+    from collperf.model.algorithms.build import default_phase
     """Set each row's predicted_us: its algorithm's model time, the model's best for `builtin`."""
     if not rows:
         return
     sizes = sorted({r["size"] for r in rows})
-    phase = default_phase(results.collective)   # what -A hierarchical runs (schedule/build.py build_two_level)
+    phase = default_phase(results.collective)   # what -A hierarchical runs (model/algorithms/build.py build_two_level)
     costs, _ = candidates(results.collective, network, sizes, segments=results.config["segments"],
                           intra_algorithm=phase, inter_algorithm=phase)
     table = {c.name: dict(zip(sizes, c.cost.total_s)) for c in costs}

@@ -15,13 +15,14 @@ import time
 import torch
 import torch.distributed as dist
 
-from collperf.model.profile import bandwidth_from
 from collperf.collectives import get_collective
+from collperf.model.profile import bandwidth_from
+from collperf.model.select import AUTO_CALIBRATION_BYTES, auto_network, choices_for
 from collperf.runtime import data, launch
 from collperf.runtime.builtin import run_builtin
 from collperf.runtime.execute import run_schedule
 from collperf.runtime.launch import device
-from collperf.schedule.build import build, build_two_level
+from collperf.model.algorithms.build import build, build_two_level
 
 def _buffers(coll, rank, p, in_elems, out_elems, dtype, op, root, in_place, dev):
     """(input, output) tensors on this rank, with the input data in place. In place (nccl-tests), the
@@ -49,7 +50,7 @@ def _reset(coll, rank, op, inp, out) -> None:
 
 class _Runner:
     """One (collective, algorithm) on this process group: a callable op(inp, out). `auto` is auto's choice
-    at this size (lab/bench.py choices_for): the algorithm and segments it runs."""
+    at this size (model/select.py choices_for): the algorithm and segments it runs."""
 
     def __init__(self, coll, algorithm, p, op, root, segments, slice_bytes, in_elems, schedule=None, auto=None,
                  two_level=None):
@@ -194,22 +195,21 @@ def bench(config: dict, schedules: dict | None = None) -> dict:
 
 
 def _auto(config: dict, dev) -> dict:
-    """auto's choice per size, the same on every rank: the one lab/bench.py made from a given network, or
+    """auto's choice per size, the same on every rank: the one lab/bench.py made from a given network (model/select.py), or
     made here on rank 0 from a quick calibration of this run's network (ping-pong between two ranks,
     across hosts too on a testbed, and the local reduction rate) and broadcast."""
-    from collperf.lab import bench as plan
     if config.get("auto") is not None:
         return {"choices": config["auto"], "network": config["auto_network"]}
     rph = config["auto_ranks_per_host"]
     if dist.get_world_size() == 1:   # nothing moves: any algorithm does
         from collperf.model.network import Link, Network
         network = Network.of(Link(1e-6, 1e9), 1)
-        return {"choices": plan.choices_for(config, network), "network": "one rank"}
-    raw = calibrate(rph, big_bytes=plan.AUTO_CALIBRATION_BYTES, iters=3)
+        return {"choices": choices_for(config, network), "network": "one rank"}
+    raw = calibrate(rph, big_bytes=AUTO_CALIBRATION_BYTES, iters=3)
     box = [None]
     if dist.get_rank() == 0:
-        network = plan.auto_network(raw, dist.get_world_size(), rph)
-        box[0] = {"choices": plan.choices_for(config, network),
+        network = auto_network(raw, dist.get_world_size(), rph)
+        box[0] = {"choices": choices_for(config, network),
                   "network": f"quick calibration: {network.describe()}"}
     dist.broadcast_object_list(box, src=0)
     if dist.get_rank() == 0:

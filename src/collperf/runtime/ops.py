@@ -121,7 +121,7 @@ def choose(collective: str, size_bytes: int, group=None, device=None, root: int 
 
 @functools.lru_cache(maxsize=256)
 def _schedule(collective: str, algorithm: str, p: int, root: int, segments: int, two_level=None):
-    from collperf.schedule.build import build, build_two_level
+    from collperf.model.algorithms.build import build, build_two_level
     if algorithm == "hierarchical":
         return build_two_level(collective, *two_level, segments=segments)
     return build(collective, algorithm, p, root=root, segments=segments)
@@ -130,7 +130,7 @@ def _schedule(collective: str, algorithm: str, p: int, root: int, segments: int,
 def _two_level(collective: str, group, root: int) -> tuple[int, int]:
     """[nodes, ranks per node] of the group's network (set_network with a two-level Network) for
     algorithm="hierarchical": group ranks node by node, the root the first rank."""
-    from collperf.schedule.build import roots_at_zero
+    from collperf.model.algorithms.build import roots_at_zero
     network = _NETWORKS.get(_key(group))
     c = network.cluster if network is not None else None
     if c is None:

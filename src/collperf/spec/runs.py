@@ -96,14 +96,6 @@ class SweepSpec:
         return doc
 
 
-def testbed(text):
-    """A testbed description ('hosts=4,rate=200mbit[,ranks-per-host=2]') or None."""
-    if text is None or not isinstance(text, str):
-        return text
-    from collperf.lab.testbed import parse_spec
-    return parse_spec(text)
-
-
 @dataclass
 class BenchSpec:
     """A sweep on `ranks` local processes, under torchrun, or on a testbed; predictions from `network`
@@ -113,7 +105,7 @@ class BenchSpec:
     ranks: int | None = None
     timeout_s: float = 300.0
     network: NetworkSpec = field(default_factory=NetworkSpec)
-    testbed: object = None       # a lab.testbed.Testbed, or its spec string
+    testbed: object = None       # a lab.testbed.Testbed (api.testbed makes one from its description)
     json_file: str | None = None   # nccl-tests -J JSON (plus our fields), rewritten after every row
     csv_file: str | None = None    # flat CSV, rewritten after every row
     force: bool = False            # run even where the rank count or the memory estimate says it cannot fit
@@ -131,7 +123,9 @@ class BenchSpec:
     def __post_init__(self):
         output_path(self.json_file, "--json-file")   # before any work: results are never lost to a typo
         output_path(self.csv_file, "--csv-file")
-        self.testbed = testbed(self.testbed)
+        if isinstance(self.testbed, str):    # a description is made into a Testbed by the API, not by the spec
+            raise UsageError(f"BenchSpec(testbed={self.testbed!r}) takes a Testbed: give "
+                             f"collperf.api.testbed({self.testbed!r})")
         self._placement()
         if self.testbed is not None:
             if self.ranks is not None and self.ranks != self.testbed.ranks:

@@ -70,7 +70,7 @@ def schedules(bed, sweep) -> dict:
 
 
 def schedule_of(bed, collective: str, algorithm: str, root: int, segments: int, prebuilt=None):
-    from collperf.schedule.build import build
+    from collperf.model.algorithms.build import build
     if prebuilt is not None:
         return prebuilt
     if algorithm == "blink":
