@@ -32,6 +32,8 @@ LAYERS = [
     ["cli", "__main__"],
 ]
 LAYER_OF = {name: rank for rank, names in enumerate(LAYERS) for name in names}
+# what may be imported where it is used (docs/DESIGN.md): loading these takes a noticeable part of a second
+HEAVY = {"torch", "matplotlib", "scipy", "networkx"}
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,7 @@ class Structure:
     cycles: list[list[str]] = field(default_factory=list)
     upward: list[Import] = field(default_factory=list)
     root_modules: list[str] = field(default_factory=list)
+    heavy: dict[str, set[str]] = field(default_factory=dict)    # module -> the HEAVY libraries loading it loads
 
     @property
     def function_level(self) -> list[Import]:
@@ -139,16 +142,58 @@ def _cycles(modules: list[str], imports: list[Import]) -> list[list[str]]:
     return sorted(components)
 
 
+def _heavy_imports(tree: ast.Module) -> set[str]:
+    """The HEAVY libraries a module imports when it loads (its top level; `if TYPE_CHECKING:` blocks excepted)."""
+    found = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or \
+                isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            continue
+        for x in ast.walk(node):
+            if isinstance(x, ast.Import):
+                found |= {a.name.split(".")[0] for a in x.names} & HEAVY
+            elif isinstance(x, ast.ImportFrom) and x.level == 0 and (x.module or "").split(".")[0] in HEAVY:
+                found.add(x.module.split(".")[0])
+    return found
+
+
+def _heavy(modules: list[str], imports: list[Import], direct: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Per module, the HEAVY libraries loading it loads: its own, its parent packages' and those of every module
+    it imports at its top, transitively."""
+    top: dict[str, set[str]] = {}
+    for i in imports:
+        if not i.in_function:
+            top.setdefault(i.source, set()).add(i.target)
+    memo: dict[str, set[str]] = {}
+
+    def loads(m: str, seen: frozenset) -> set[str]:
+        if m in memo:
+            return memo[m]
+        out = set(direct.get(m, ()))
+        parts = m.split(".")
+        for k in range(2, len(parts)):
+            out |= loads(".".join(parts[:k]), seen | {m})
+        for t in top.get(m, ()):
+            if t not in seen:
+                out |= loads(t, seen | {m})
+        memo[m] = out
+        return out
+
+    return {m: loads(m, frozenset()) for m in modules}
+
+
 def walk(src: Path) -> Structure:
     """The structure of the package under `src` (the folder holding `collperf/`)."""
     paths = sorted((src / "collperf").rglob("*.py"))
     modules = [module_name(p, src) for p in paths]
     known = set(modules)
-    imports = [i for p, m in zip(paths, modules) for i in _imports_of(ast.parse(p.read_text()), m, known)]
+    trees = [ast.parse(p.read_text()) for p in paths]
+    imports = [i for tree, m in zip(trees, modules) for i in _imports_of(tree, m, known)]
+    heavy = _heavy(modules, imports, {m: _heavy_imports(tree) for tree, m in zip(trees, modules)})
     upward = [i for i in imports
               if layer(i.source) is not None and layer(i.target) is not None and layer(i.target) > layer(i.source)]
     root = sorted(p.stem for p in (src / "collperf").glob("*.py") if p.stem not in ("__init__", "__main__"))
-    return Structure(modules, imports, _cycles(modules, imports), upward, root)
+    return Structure(modules, imports, _cycles(modules, imports), upward, root, heavy)
 
 
 if __name__ == "__main__":

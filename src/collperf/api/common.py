@@ -3,7 +3,11 @@ from its text and the network options."""
 
 from __future__ import annotations
 
+from collperf import topology as topologies
+from collperf.collectives import get_collective
+from collperf.model.network import Link
 from collperf.spec import NetworkSpec
+from collperf.spec.network import load_cluster
 
 
 def resolved_network(net):
@@ -18,7 +22,6 @@ ALIASES = {("allreduce", "single-hop"): "mesh"}
 
 def with_aliases(collective: str, algorithm):
     """`algorithm` (a name, a comma list or a list) with aliases replaced by the names they stand for."""
-    from collperf.collectives import get_collective
     name = get_collective(collective).name
     if isinstance(algorithm, str):
         return ",".join(ALIASES.get((name, a.strip().lower()), a) for a in algorithm.split(","))
@@ -28,13 +31,10 @@ def with_aliases(collective: str, algorithm):
 def topology_for(text: str, net: NetworkSpec):
     """topology.parse with the network options: the link of mesh:P/switch:P/ring:P, the levels of cluster:NxG
     (and the calibrated profile's cluster, or None)."""
-    from collperf import topology as topologies
-    from collperf.model.network import Link
     link = Link.parse(net.latency, net.bandwidth, net.reduce_bandwidth) \
         if net.latency is not None and net.bandwidth is not None else None
     base = None
     if net.profile is not None:   # a calibrated profile: its links for cluster:NxG, its intra link otherwise
-        from collperf.spec.network import load_cluster
         base = load_cluster(net.profile)
         link = link or base.intra
     elif net.two_level:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from collperf import units
+from collperf import plan as plans, units
 from collperf.errors import UsageError
 from collperf.spec import NetworkSpec, PlanSpec
 
@@ -17,7 +17,6 @@ def plan_spec(model: str | None = None, dimensions: dict | None = None, layout: 
     preset describes a custom model whose other dimensions follow plan.custom_model's rule), layout fields
     (plan.Layout's, with bucket and gpu_memory as size strings), a network (its cluster preset given apart)
     and PlanSpec's options."""
-    from collperf import plan as plans
     dims = {k: v for k, v in (dimensions or {}).items() if v is not None}
     dtype_bytes = dims.pop("dtype_bytes", None)
     if dtype_bytes:
@@ -44,7 +43,6 @@ def plan_spec(model: str | None = None, dimensions: dict | None = None, layout: 
 def plan_search(spec: PlanSpec, gpus: int | None, global_batch: int | None, **options):
     """`collperf plan --search`: every valid layout of `gpus` GPUs that fits memory, fastest first, for
     `global_batch` sequences per step; the spec gives the model, cluster preset and achieved FLOP/s."""
-    from collperf import plan as plans
     if not gpus or not global_batch:
         raise UsageError(f"--search needs --gpus N and --global-batch B (got gpus={gpus}, global batch={global_batch})")
     if spec.flops_per_rank is None:
@@ -56,7 +54,6 @@ def plan_search(spec: PlanSpec, gpus: int | None, global_batch: int | None, **op
 
 def plan(spec: PlanSpec):
     """`collperf plan`: one training step's communication on a cluster."""
-    from collperf import plan as plans
     net = spec.cluster_network().resolve()   # the layout is checked against it by plans.plan
     if net.cluster is None:
         raise UsageError("a plan needs a two-level cluster: give --cluster PRESET or --nodes/--ranks-per-node "
@@ -81,7 +78,6 @@ def plan_step(model="70b", tp: int = 1, pp: int = 1, dp: int = 1, zero: int = 0,
               compute=None, flops=None, overlap: str | None = None, algorithm: str = "best",
               intra_algorithm: str = "best", inter_algorithm: str = "best", **network_options):
     """`plan` with the layout and network as keywords (a convenience over PlanSpec)."""
-    from collperf import plan as plans
     layout = plans.Layout(tp, pp, dp, zero, sequence_parallel, micro_batches, units.parse_size(bucket),
                           tuple(placement.split("-")))
     if network_options.get("profile") is not None:

@@ -8,7 +8,14 @@ import os
 from dataclasses import dataclass, field
 
 from collperf import units
+from collperf.blink.runs import bench_schedules
+from collperf.collectives import get_collective
 from collperf.errors import UsageError
+from collperf.lab.bench import BenchInterrupted, run
+from collperf.lab.calibrate import calibrate as calibrate_here, save
+from collperf.lab.results import ResultFiles
+from collperf.lab.validate import bound as measured_bound, calibrated_grid, summary
+from collperf.runtime.launch import in_torchrun
 from collperf.spec import BenchSpec, NetworkSpec, sizes
 
 
@@ -57,12 +64,9 @@ def bench(spec: BenchSpec, on_row=None, on_note=None, on_info=None):
     `on_note(text)` gets warnings (memory) before the run starts, `on_info(text)` what -A blink / --pattern
     place where (default: on_note). A run that fails, times out or is
     interrupted raises bench.BenchInterrupted (a RunError) whose `.results` holds the rows measured."""
-    from collperf.lab.bench import BenchInterrupted, run
-    from collperf.lab.results import ResultFiles
     files = ResultFiles(spec.json_file, spec.csv_file)
     placement = None
     if spec.placed:    # -A blink / blink-hybrid / --pattern: schedules built on the topology, here, before any rank
-        from collperf.blink.runs import bench_schedules
         placement = bench_schedules(spec, _torchrun_world())
         for note in placement.notes:
             if (on_info or on_note) is not None:
@@ -95,7 +99,6 @@ def bench(spec: BenchSpec, on_row=None, on_note=None, on_info=None):
 
 
 def _torchrun() -> bool:
-    from collperf.runtime.launch import in_torchrun
     return in_torchrun()
 
 
@@ -109,10 +112,8 @@ def calibrate(ranks: int | None = None, bed=None, timeout_s: float = 300.0, outp
     document (model/profile.py, what --profile reads); written to `output` when given. A testbed calibrates
     itself: one that follows a topology measures every link, and on_link(done, total, measure) hears of each
     as it is done."""
-    from collperf.lab.calibrate import calibrate as measure
-    from collperf.lab.calibrate import save
     with testbed_up(bed) as up:
-        profile = up.calibrate(timeout_s, on_link) if up is not None else measure(ranks, None, timeout_s)
+        profile = up.calibrate(timeout_s, on_link) if up is not None else calibrate_here(ranks, None, timeout_s)
     if output is not None:
         save(profile, output)
     return profile
@@ -122,8 +123,6 @@ def bound(collective: str = "allreduce", ranks: int | None = None, size="4M", be
           timeout_s: float = 300.0) -> dict:
     """`collperf bound`: the allreduce lower bound measured on the machine (a chain forwarding and
     reducing what any algorithm must), beside each algorithm's measured time and the model's bound."""
-    from collperf.collectives import get_collective
-    from collperf.lab.validate import bound as measure
     if get_collective(collective).name != "allreduce":
         raise UsageError(f"the measured lower bound is defined for allreduce (got {collective})")
     bed = testbed(bed)
@@ -132,7 +131,7 @@ def bound(collective: str = "allreduce", ranks: int | None = None, size="4M", be
         raise UsageError("give --ranks P (or --testbed ...)")
     net = NetworkSpec(ranks=ranks, profile=profile).resolve() if profile else None
     with testbed_up(bed) as up:
-        return measure(units.parse_size(size), ranks, up, network=net, timeout_s=timeout_s)
+        return measured_bound(units.parse_size(size), ranks, up, network=net, timeout_s=timeout_s)
 
 
 @dataclass
@@ -146,7 +145,6 @@ def validate(beds=(), ranks: int | None = None, profile=None, size="64K,1M,4M", 
              timeout_s: float = 600.0) -> Validation:
     """`collperf validate`: on each testbed (or on `ranks` local processes), calibrate (unless a profile
     is given), predict a grid of collectives from the profile alone, measure them, and report errors."""
-    from collperf.lab.validate import calibrated_grid, summary
     size_list = [units.format_size(s).replace(" ", "") for s in sizes(size)]
     beds = [testbed(b) for b in beds] or [None]
     if beds == [None] and not ranks:

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from collperf.blink.packing import link_kind, pack, Packing
 from collperf.errors import UsageError
-from collperf.blink.packing import Packing, link_kind, pack
+from collperf.model.costs import cost
 
 # --- rings as NCCL builds them ---------------------------------------------------------------------
 
@@ -183,7 +184,6 @@ then allgather, each one step to all peers), whose closed form and schedule the 
 
 def single_hop_vs_nccl(ranks: int, size_bytes, link) -> dict:
     """Allreduce times (s) of single-hop trees, ring and double-binary-tree (closed forms)."""
-    from collperf.model.costs import cost
     return {name: cost("allreduce", alg, ranks, size_bytes, link).total_s
             for name, alg in (("single-hop", SINGLE_HOP), ("ring", "ring"),
                               ("double-binary-tree", "double-binary-tree"))}

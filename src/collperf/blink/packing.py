@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from collperf.errors import UsageError
+from collperf.model.trees import depths_of
+from collperf.topology import subset
 
 LINK_KINDS = ("all", "nvlink", "pcie")
 TRANSIT = ("any", "devices")
@@ -46,7 +48,6 @@ class Tree:
     rate_Bps: float             # the data rate this tree carries
 
     def depth(self) -> list[int]:
-        from collperf.model.trees import depths_of
         return depths_of(list(self.parent))
 
 
@@ -116,7 +117,6 @@ def broadcast_bound(topo, ranks, root: int, links: str = "all", transit: str = "
     """min over the group's other ranks of max-flow(root -> rank) in bytes/s (root: a topology rank)."""
     import networkx as nx
 
-    from collperf.topology import subset
     group = list(ranks)
     sub = subset(topo, group)
     if root not in group:
@@ -216,7 +216,6 @@ def pack(topo, ranks, roots=None, links: str = "all", transit: str = "any", dire
          max_rounds: int = 500) -> Packing:
     """Weighted trees rooted at each of `roots` (topology ranks; default: the first rank) that
     maximise the common rate per root. One root: Blink's broadcast packing. Every rank: allgather."""
-    from collperf.topology import subset
     group = list(ranks)
     sub = subset(topo, group)
     roots = [group[0]] if roots is None else list(roots)

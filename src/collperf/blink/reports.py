@@ -10,8 +10,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from collperf import topology as topologies
+from collperf.blink import model as blink, patterns as P
+from collperf.blink.packing import pack
+from collperf.blink.runs import blink_schedule, group_of, pattern_schedule, root_in_group, SINGLE_ROOT
 from collperf.errors import UsageError
-from collperf.blink.runs import SINGLE_ROOT, root_in_group, blink_schedule, group_of, pattern_schedule
+from collperf.model.network import Link
+from collperf.schedule.arrays import as_arrays
 
 # --- collperf trees ---------------------------------------------------------------------------------
 
@@ -68,9 +73,6 @@ def _ring_time_s(collective: str, p: int, size: float, rate_Bps: float) -> float
 
 def trees(spec) -> TreesResult:
     """`collperf trees`: pack (spec: a spec.TreesSpec), price, compare with NCCL's rings."""
-    from collperf import topology as topologies
-    from collperf.blink import model as blink
-    from collperf.blink.packing import pack
     topo = topologies.parse(spec.topology)
     group = group_of(topo, spec.ranks)
     n, coll, options = float(spec.size_bytes), spec.collective, {"links": spec.links, "transit": spec.transit}
@@ -102,7 +104,6 @@ def trees(spec) -> TreesResult:
 def blink_schedules(spec, topo) -> list[tuple]:
     """Per size of spec (a spec.SimulateSpec with algorithm blink): (schedule, the group's topology
     view to simulate on, notes). Packed once; a hybrid broadcast splits each size by equation 8."""
-    from collperf.schedule.arrays import as_arrays
     group = group_of(topo, spec.ranks)
     if spec.hybrid:
         out = []
@@ -147,8 +148,6 @@ class PatternRun:
 
 def pattern(spec) -> PatternRun:
     """`collperf simulate --pattern`: a micro-benchmark (spec: a spec.PatternSpec) simulated at every size."""
-    from collperf import topology as topologies
-    from collperf.blink import patterns as P
     topo = topologies.parse(spec.topology)
     name, k = spec.pattern, spec.segments
     sched, sub, roles = pattern_schedule(topo, name, spec.gpus, spec.center, spec.successor, spec.source, k)
@@ -188,9 +187,6 @@ class BlinkPrediction:
 
 def predict_blink(spec, topo=None) -> list[BlinkPrediction]:
     """`collperf predict -A blink --topology` (spec: a spec.TopologyPredictSpec): one row per size."""
-    from collperf import topology as topologies
-    from collperf.blink import model as blink
-    from collperf.blink.packing import pack
     topo = topo or topologies.parse(spec.topology)
     group = group_of(topo, spec.ranks)
     coll, p = spec.collective, len(group)
@@ -235,7 +231,6 @@ def switch_link(topo, ranks=None):
     """(group, Link) of a group whose every GPU has one link, to a switch, and every pair the same route
     latency and bandwidth (dgx2, switch:P): the uniform link the closed forms (single-hop, ring, ...) take.
     Other topologies (dgx1v's NVLink mesh, clusters) are refused: their pairs differ."""
-    from collperf.model.network import Link
     group = group_of(topo, ranks)
     g = topo.graph
     several = [r for r in group if g.degree(r) != 1]

@@ -18,8 +18,9 @@ import math
 
 import numpy as np
 
+from collperf.blink.packing import broadcast_bound, group_arcs, Master, min_arborescence, Packing
 from collperf.errors import UsageError
-from collperf.blink.packing import Packing, Master, broadcast_bound, group_arcs, min_arborescence
+from collperf.topology import subset
 
 
 class _RoutedMaster(Master):
@@ -59,7 +60,6 @@ def pack_on_routes(topo, ranks, roots=None, direction: str = "down", max_rounds:
     """Weighted trees rooted at each of `roots` (topology ranks; default the first of `ranks`) whose edges
     follow `topo`'s routes (Topology.path), maximising the common rate per root. The returned Packing's
     bound_Bps is the free-routing max-flow bound (packing.broadcast_bound), for comparison."""
-    from collperf.topology import subset
     group = [int(r) for r in ranks]
     sub = subset(topo, group)
     roots = [group[0]] if roots is None else [int(r) for r in roots]

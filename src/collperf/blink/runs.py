@@ -12,7 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from collperf import topology as topologies
+from collperf.blink import model as blink, packed, patterns as P
+from collperf.blink.packing import pack
 from collperf.errors import UsageError
+from collperf.schedule.arrays import as_arrays
+from collperf.simulate import simulate
+from collperf.units import format_size
 
 # blink/packed.py's defaults: segments pipelined down each tree, chunks per segment shared by the trees
 SEGMENTS = 16
@@ -58,9 +64,6 @@ def blink_schedule(topo, group: list[int], coll: str, root=None, segments: int |
     packing: packing(topo, group, roots, direction=...) -> Packing, the trees' packer (default model.packing.pack
     with `transit`; a topology testbed passes routed_packing.pack_on_routes); not for the hybrid split.
     What `collperf simulate -A blink` simulates and `collperf bench -A blink` runs."""
-    from collperf.blink import model as blink
-    from collperf.blink.packing import pack
-    from collperf.blink import packed
     if coll not in RESOLUTION:
         raise UsageError(f"-A blink builds {', '.join(RESOLUTION)}; not {coll}")
     k = segments or SEGMENTS
@@ -109,7 +112,6 @@ def pattern_schedule(topo, name: str, gpus=None, center=None, successor=None, so
     """(schedule on local ranks, the pattern's topology view, roles) of micro-benchmark `name` on
     `topo`; unset GPUs are the appendix's on dgx1v. What `simulate --pattern` simulates and
     `bench --pattern` runs."""
-    from collperf.blink import patterns as P
     k = segments
     if name.startswith("chain"):
         chain = group_of(topo, _dgx1v_default(topo, gpus, list(P.DGX1V_CHAIN[:4]), "--gpus", name), 2, "--gpus")
@@ -160,7 +162,6 @@ class BenchPlacement:
 def _pattern_gpus(topo, spec, ranks: int | None) -> dict:
     """The pattern's GPUs from --gpus/--center/... or, on dgx1v, the appendix's, cut to `ranks` ranks
     (a chain of `ranks` GPUs; a fan with ranks - 2 sources or successors)."""
-    from collperf.blink import patterns as P
     name, fan = spec.pattern, spec.pattern.startswith("fan")
     least = 3 if fan else 2
     if ranks is not None and ranks < least:
@@ -189,8 +190,6 @@ def best_segments(build, sizes, candidates=SEGMENT_CANDIDATES) -> dict:
     ties go to the fewer segments. build(k) -> (schedule, topology view) is called once per candidate.
     Few segments pay fewer steps (latency terms), more pipeline the trees (bandwidth terms), as
     `collperf predict` picks the segments of pipelined algorithms per size (model/costs.py)."""
-    from collperf.schedule.arrays import as_arrays
-    from collperf.simulate import simulate
     built = []
     for k in candidates:
         sched, where = build(k)
@@ -205,7 +204,6 @@ def best_segments(build, sizes, candidates=SEGMENT_CANDIDATES) -> dict:
 
 def _segments_note(name: str, chosen: dict) -> str:
     """'blink segments per size (the simulator's fastest of 1,2,...; --segments N fixes them): 1 KiB 1, 1 MiB 4'."""
-    from collperf.units import format_size
     per = ", ".join(f"{format_size(n)} {k}" for n, (k, _, _) in chosen.items())
     return (f"{name} segments per size (the simulator's fastest of {','.join(map(str, SEGMENT_CANDIDATES))}; "
             f"--segments N fixes them): {per}")
@@ -216,7 +214,6 @@ def bench_schedules(spec, world: int | None = None) -> BenchPlacement:
     the same builders as `collperf simulate` (blink_schedule, pattern_schedule). Checked here, before any
     process starts: GPUs in the topology, one GPU per rank, enough ranks for the pattern. `world`: the rank
     count of the run where the spec gives none (torchrun's)."""
-    from collperf import topology as topologies
     topo = topologies.parse(spec.topology)
     sweep = spec.sweep
     ranks = spec.ranks if spec.ranks is not None else world

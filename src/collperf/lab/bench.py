@@ -21,12 +21,15 @@ import numpy as np
 
 from collperf.collectives import get_collective
 from collperf.errors import RunError, UsageError
-from collperf.model.algorithms import get_algorithm
+from collperf.lab.results import Results
+from collperf.model.algorithms import algorithms_for, get_algorithm
+from collperf.model.algorithms.build import default_phase, roots_at_zero
 from collperf.model.costs import coefficients, lowest
 from collperf.model.network import Link, Network
 from collperf.model.predict import candidates
 from collperf.model.select import choices_for
-from collperf.lab.results import Results
+from collperf.runtime import launch
+from collperf.runtime.launch import RunTimeout
 from collperf.spec import DTYPE_BYTES, SweepSpec
 
 
@@ -47,7 +50,6 @@ def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
     as each row completes, `on_note(text)` with warnings before the run starts; `force` runs a sweep that
     check_capacity would refuse. `schedules`: prebuilt schedules keyed (algorithm, size) for the algorithms
     the registry cannot build from p alone (Blink's packed trees and patterns, packed_runs.bench_schedules)."""
-    from collperf.runtime import launch   # torch is needed from here on
     job_config = config.to_job()
     job = launch.Job("collperf.runtime.measure:bench", (job_config, schedules))
     if testbed is not None:
@@ -109,7 +111,6 @@ def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
 
 
 def _interrupted(results: Results, network, e: BaseException) -> BenchInterrupted:
-    from collperf.runtime.launch import RunTimeout
     reason = "interrupted" if isinstance(e, KeyboardInterrupt) else \
         "timed out" if isinstance(e, RunTimeout) else "failed"
     n = len(results.rows)
@@ -141,7 +142,6 @@ def two_level_shape(world: int, where: str, testbed=None, network: Network | Non
 
 def _check_hierarchical(config: SweepSpec, shape) -> None:
     """SweepSpec has refused collectives without a two-level plan; here: the run's shape and the root."""
-    from collperf.model.algorithms.build import roots_at_zero
     if shape is None or shape[0] < 2 or shape[1] < 2:
         where = "one host" if shape is None else f"{shape[0]} node(s) x {shape[1]} rank(s)"
         raise UsageError(f"-A hierarchical runs an intra-node then an inter-node phase, and this run is {where}: "
@@ -279,7 +279,6 @@ def fit_link(results: Results) -> Link | None:
 
 
 def _registered(collective: str) -> set[str]:
-    from collperf.model.algorithms import algorithms_for
     return {a.name for a in algorithms_for(collective)}
 
 
@@ -299,7 +298,6 @@ def add_predictions(results: Results, network: Network | None) -> None:
 
 
 def predict_rows(results: Results, network: Network, rows: list[dict]) -> None:
-    from collperf.model.algorithms.build import default_phase
     """Set each row's predicted_us: its algorithm's model time, the model's best for `builtin`."""
     if not rows:
         return

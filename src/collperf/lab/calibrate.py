@@ -15,10 +15,10 @@ from pathlib import Path
 
 from collperf.errors import UsageError
 from collperf.model.profile import profile_from
+from collperf.runtime.launch import Job, run_local, run_testbed
 
 
 def calibrate(ranks: int | None = None, testbed=None, timeout_s: float = 300.0, big_bytes: int = 16 << 20) -> dict:
-    from collperf.runtime.launch import Job, run_local, run_testbed
     rph = testbed.ranks_per_host if testbed else (ranks or 2)
     job = Job("collperf.runtime.measure:calibrate", (rph, big_bytes))
     if testbed is not None:

@@ -18,8 +18,10 @@ from collperf.lab.calibrate import calibrate
 from collperf.model.algorithms import get_algorithm
 from collperf.model.bounds import lower_bound
 from collperf.model.network import Network
-from collperf.model.predict import candidates
+from collperf.model.predict import candidates, network_lower_bound
 from collperf.model.profile import cluster_from
+from collperf.model.trees import ceil_log2
+from collperf.runtime.launch import Job, run_local, run_testbed
 from collperf.spec import SweepSpec
 from collperf.spec.network import load_cluster
 
@@ -30,8 +32,6 @@ GRID = {"allreduce": ["ring", "rhd", "mesh", "builtin"], "allgather": ["ring", "
 
 def bound(size_bytes: int, ranks: int, testbed=None, algorithms=("ring", "rhd", "builtin"), network: Network = None,
           timeout_s: float = 300.0) -> dict:
-    from collperf.runtime.launch import Job, run_local, run_testbed
-    from collperf.model.trees import ceil_log2
     hosts = testbed.hosts if testbed else 1
     rph = testbed.ranks_per_host if testbed else ranks
     # one chain process per host first, so that the chain crosses the network where there is one
@@ -48,7 +48,6 @@ def bound(size_bytes: int, ranks: int, testbed=None, algorithms=("ring", "rhd", 
         out["model_bound_s"] = float(lower_bound("allreduce", ranks, [size_bytes], network.flat_link,
                                                  ports="single").total_s[0]) if network.cluster is None else None
         if network.cluster is not None:
-            from collperf.model.predict import network_lower_bound
             out["model_bound_s"] = float(network_lower_bound("allreduce", network, [size_bytes]).total_s[0])
     return out
 

@@ -11,8 +11,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from collperf.errors import UsageError
+from collperf.model.algorithms import algorithms_for
+from collperf.model.algorithms.build import default_phase, roots_at_zero
+from collperf.model.costs import lowest
+from collperf.model.hierarchy import PLANS
 from collperf.model.network import Network
-from collperf.model.predict import best
+from collperf.model.predict import best, candidates
 from collperf.model.profile import cluster_from, profile_from
 
 
@@ -80,7 +84,6 @@ class AutoChoice:
 
 def runnable_algorithms(collective: str, ranks: int) -> list[str]:
     """The registered flat algorithms that can run `collective` on `ranks` ranks, in registry order."""
-    from collperf.model.algorithms import algorithms_for
     return [a.name for a in algorithms_for(collective) if not a.unavailable(ranks)]
 
 
@@ -88,8 +91,6 @@ def auto_algorithms(collective: str, network: Network, root: int = 0) -> list[st
     """What auto chooses among: the runnable flat algorithms, then `hierarchical` on a network of several
     nodes of several ranks (the executor runs model/algorithms/build.py build_two_level, its default phase
     algorithms, and auto prices exactly those; a rooted one only from rank 0, its root)."""
-    from collperf.model.hierarchy import PLANS
-    from collperf.model.algorithms.build import roots_at_zero
     names = runnable_algorithms(collective, network.ranks)
     c = network.cluster
     if c is not None and c.nodes > 1 and c.ranks_per_node > 1 and collective in PLANS and \
@@ -103,9 +104,6 @@ def auto_choices(collective: str, network: Network, sizes, segments: int | None 
     """Per size, the model's best runnable algorithm on `network` (the rule of `best`: least predicted
     time, ties to the first registered). Pipelined algorithms get the model's best segment count unless
     `segments` fixes it."""
-    from collperf.model.costs import lowest
-    from collperf.model.predict import candidates
-    from collperf.model.algorithms.build import default_phase
     sizes = [int(s) for s in sizes]
     names = auto_algorithms(collective, network, root)
     if not names:

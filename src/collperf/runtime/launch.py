@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from collperf.errors import RunError, UsageError
+from collperf.runtime.stall import Ranks
 
 
 class RunTimeout(RunError):
@@ -229,7 +230,6 @@ class _Queues:
 
 
 def _supervise(procs, results, timeout_s: float, startup_s: float = STARTUP_S, on_message=None):
-    from collperf.runtime.stall import Ranks
     state = Ranks(procs)
     deadline = time.monotonic() + startup_s
     done: dict[int, object] = {}

@@ -16,13 +16,15 @@ import torch
 import torch.distributed as dist
 
 from collperf.collectives import get_collective
+from collperf.model.algorithms.build import build, build_two_level
+from collperf.model.network import Link, Network
 from collperf.model.profile import bandwidth_from
 from collperf.model.select import AUTO_CALIBRATION_BYTES, auto_network, choices_for
+from collperf.model.trees import ceil_log2
 from collperf.runtime import data, launch
 from collperf.runtime.builtin import run_builtin
 from collperf.runtime.execute import run_schedule
 from collperf.runtime.launch import device
-from collperf.model.algorithms.build import build, build_two_level
 
 def _buffers(coll, rank, p, in_elems, out_elems, dtype, op, root, in_place, dev):
     """(input, output) tensors on this rank, with the input data in place. In place (nccl-tests), the
@@ -202,7 +204,6 @@ def _auto(config: dict, dev) -> dict:
         return {"choices": config["auto"], "network": config["auto_network"]}
     rph = config["auto_ranks_per_host"]
     if dist.get_world_size() == 1:   # nothing moves: any algorithm does
-        from collperf.model.network import Link, Network
         network = Network.of(Link(1e-6, 1e9), 1)
         return {"choices": choices_for(config, network), "network": "one rank"}
     raw = calibrate(rph, big_bytes=AUTO_CALIBRATION_BYTES, iters=3)
@@ -341,7 +342,6 @@ def reduce_time(elements: int, iters: int = 5) -> float:
 def measured_bound(size_bytes: int, p: int, chain_ranks: list[int]) -> dict:
     """The allreduce lower bound measured with a chain of processes: 2n(p-1)/p / ceil(lg p) items forwarded along
     ceil(lg p) + 1 processes, plus the time to reduce n(p-1)/p items."""
-    from collperf.model.trees import ceil_log2
     n = size_bytes // 4
     hops = max(1, ceil_log2(p))
     per_hop = int(2 * n * (p - 1) / p / hops)

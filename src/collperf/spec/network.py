@@ -10,7 +10,9 @@ from collperf import units
 from collperf.errors import UsageError
 from collperf.jsonfile import read_json
 from collperf.model.network import Cluster, Link, Network
+from collperf.model.presets import ALIASES, get_preset
 from collperf.model.profile import cluster_from
+from collperf.model.systems import CATALOGUE
 from collperf.spec.checks import whole
 
 def load_cluster(path, nodes: int | None = None, ranks_per_node: int | None = None) -> Cluster:
@@ -88,7 +90,6 @@ class NetworkSpec:
         return Network.of(self.resolve_cluster(), self.ranks)
 
     def resolve_cluster(self) -> Cluster:
-        from collperf.model.presets import get_preset
         base = get_preset(self.cluster) if self.cluster is not None else None
         ranks, nodes, per_node = self.ranks, self.nodes, self.ranks_per_node
         if per_node is None:
@@ -142,7 +143,6 @@ class HardwareSpec:
     profile: str | None = None
 
     def __post_init__(self):
-        from collperf.model.systems import CATALOGUE
         for name in ("nodes", "nics_per_node"):
             if getattr(self, name) is not None:
                 whole(name.replace("_", "-"), getattr(self, name), flag=f"--{name.replace('_', '-')}")
@@ -173,7 +173,6 @@ class HardwareSpec:
             return cls()
         cluster = net.cluster
         if cluster is not None:
-            from collperf.model.presets import ALIASES
             cluster = ALIASES.get(str(cluster).lower(), cluster)
         return cls(cluster=cluster, nodes=net.nodes, nics_per_node=net.nics_per_node, nic_rate=net.inter_bandwidth,
                    intra_bandwidth=net.intra_bandwidth, profile=net.profile)

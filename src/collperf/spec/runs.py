@@ -8,6 +8,8 @@ from dataclasses import asdict, dataclass, field
 from collperf import units
 from collperf.collectives import get_collective
 from collperf.errors import UsageError
+from collperf.model.algorithms import algorithms_for
+from collperf.model.hierarchy import PLANS
 from collperf.spec.checks import output_path, rank_list, whole
 from collperf.spec.network import NetworkSpec
 from collperf.spec.patterns import PATTERN_COLLECTIVES, PATTERNS, refuse_unused_pattern_options
@@ -46,12 +48,10 @@ class SweepSpec:
     progress: bool = True
 
     def __post_init__(self):
-        from collperf.model.algorithms import algorithms_for
         self.collective = get_collective(self.collective).name
         if isinstance(self.algorithms, str):
             self.algorithms = [a.strip() for a in self.algorithms.split(",") if a.strip()]
         # auto: per size, the algorithm the model predicts fastest for the run's network (lab/bench.py)
-        from collperf.model.hierarchy import PLANS
         # hierarchical: the two-level schedule on the run's nodes (lab/bench.py two_level_shape)
         known = [a.name for a in algorithms_for(self.collective)] + ["builtin", "auto"] + \
             [a for a, colls in TOPOLOGY_ALGORITHMS.items() if self.collective in colls] + \

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field, fields, replace
 
 from collperf import units
+from collperf.blink.packing import LINK_KINDS, TRANSIT
 from collperf.collectives import get_collective
 from collperf.errors import UsageError
 from collperf.model.network import Link
@@ -65,7 +66,6 @@ TREE_COLLECTIVES = ("broadcast", "allreduce", "allgather", "reducescatter")
 
 
 def check_transit(transit: str) -> None:
-    from collperf.blink.packing import TRANSIT
     if transit not in TRANSIT:
         raise UsageError(f"--transit {transit!r}: expected devices (the group's GPUs, PCIe switches and CPUs) or "
                          "any (idle GPUs forward too)")
@@ -86,7 +86,6 @@ class TreesSpec:
     size: object = "1G"
 
     def __post_init__(self):
-        from collperf.blink.packing import LINK_KINDS
         self.collective = get_collective(self.collective).name
         if self.collective not in TREE_COLLECTIVES:
             raise UsageError(f"--collective {self.collective}: packed trees are built for "

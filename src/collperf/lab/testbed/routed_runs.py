@@ -13,10 +13,15 @@ import math
 from dataclasses import dataclass
 
 from collperf.blink.runs import SEGMENTS      # packed trees: segments pipelined down each tree
+from collperf.blink import runs as blink_runs
+from collperf.blink.routed_packing import pack_on_routes
 from collperf.errors import RunError, UsageError
 from collperf.lab.bench import run
 from collperf.model.algorithms import get_algorithm
+from collperf.model.algorithms.build import build
+from collperf.simulate import simulate
 from collperf.spec import SweepSpec
+from collperf.topology import subset
 
 # chunks per segment shared by the trees (a tree's share rounded to 1/RESOLUTION), at least one per tree
 RESOLUTION = {"broadcast": 128, "allgather": 32}
@@ -46,18 +51,16 @@ def _blink_roots(bed, collective: str, root: int) -> list:
 
 def packing(bed, collective: str, root: int = 0):
     """pack_on_routes on the bed's topology for its group: one root for broadcast, every rank for allgather."""
-    from collperf.blink.routed_packing import pack_on_routes
     return pack_on_routes(bed.topology, bed.group, _blink_roots(bed, collective, root))
 
 
 def blink_schedule(bed, collective: str, root: int = 0, segments: int | None = None):
     """The packed schedule the ranks run (segments None, not given, means SEGMENTS here): blink/runs.py's
     builder with the trees packed on the testbed's routes."""
-    from collperf.blink.routed_packing import pack_on_routes
-    from collperf.blink.runs import blink_schedule as build
     roots = _blink_roots(bed, collective, root)
-    s, _, _ = build(bed.topology, bed.group, collective, roots[0] if collective == "broadcast" else None,
-                    segments or SEGMENTS, resolution=RESOLUTION[collective], packing=pack_on_routes)
+    s, _, _ = blink_runs.blink_schedule(bed.topology, bed.group, collective,
+                                        roots[0] if collective == "broadcast" else None, segments or SEGMENTS,
+                                        resolution=RESOLUTION[collective], packing=pack_on_routes)
     return s
 
 
@@ -70,7 +73,6 @@ def schedules(bed, sweep) -> dict:
 
 
 def schedule_of(bed, collective: str, algorithm: str, root: int, segments: int, prebuilt=None):
-    from collperf.model.algorithms.build import build
     if prebuilt is not None:
         return prebuilt
     if algorithm == "blink":
@@ -80,8 +82,6 @@ def schedule_of(bed, collective: str, algorithm: str, root: int, segments: int, 
 
 def simulated_s(bed, schedule, size_bytes: float, mode: str = "events") -> float:
     """The simulator's time for `schedule` (on local ranks) on the bed's topology, group view."""
-    from collperf.simulate import simulate
-    from collperf.topology import subset
     return simulate(schedule, subset(bed.topology, bed.group), size_bytes, mode).time_s
 
 
