@@ -321,6 +321,15 @@ def test_both_testbeds_offer_the_testbed_protocol_and_one_parser_makes_either():
     assert switch.prebuilt_schedules(None) is None and switch.predict_rows(None, []) is False
 
 
+def test_a_testbed_description_is_made_into_a_testbed_by_the_api_not_by_the_spec():
+    from collperf import api
+    from collperf.spec import BenchSpec, SweepSpec
+    bed = api.testbed("hosts=3,rate=1gbit,ranks-per-host=2,name=ab")
+    assert BenchSpec(SweepSpec("allreduce", ["ring"]), testbed=bed).ranks == 6
+    with pytest.raises(UsageError, match=r"takes a Testbed: give collperf\.api\.testbed\('hosts=3'\)"):
+        BenchSpec(SweepSpec("allreduce", ["ring"]), testbed="hosts=3")
+
+
 def test_calibrating_a_topology_testbed_writes_a_profile_that_profile_reads(monkeypatch, triangle_file, tmp_path):
     """The triangle's two links measured (stand-in: 90% of each link's rate, latency 0.1 ms x the far end): the
     profile's uniform network is the median link, (0.9 x 25e6 + 0.9 x 12.5e6) / 2 = 16.875e6 B/s and 0.15 ms,
