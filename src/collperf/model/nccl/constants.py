@@ -3,8 +3,9 @@
 Source: NCCL 2.30.7 (github.com/NVIDIA/nccl tag v2.30.7-1), src/graph/tuning.cc
 (`ncclTunerConstantsDefaults`, `nvlsEfficiency`, `treeCorrectionFactor`), src/graph/search.cc
 (speed ladders), src/graph/topo.h (per-link bandwidths), src/include/graph.h (path types),
-src/include/device.h (channel limits), src/transport/nvls.cc (NVLS channels). Latencies in
-microseconds, bandwidths in GB/s (1e9 bytes/s, NCCL's "bytes per ns"), exactly as NCCL keeps them.
+src/include/device.h (channel limits), src/transport/nvls.cc (NVLS channels); older values checked at
+tag 2.21.5. Latencies in microseconds, bandwidths in GB/s (1e9 bytes/s, NCCL's "bytes per ns"), exactly
+as NCCL keeps them.
 """
 
 from __future__ import annotations
