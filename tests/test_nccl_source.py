@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from collperf.export.tuner_model import choices
 from collperf.model.nccl import constants as C
@@ -197,3 +199,29 @@ def test_tuner_rules_carry_nccls_channels(cluster, ring_tree, nvls_tree):
     assert ("ring", ring_tree) in got and ("tree", ring_tree) in got and ("nvls_tree", nvls_tree) in got
     assert nvls_channels(s) == nvls_tree
     assert channels_run("nvls", s, search_graphs(s)) == min(nvls_tree, ring_tree)
+
+
+# ---- properties of the search stand-in over many systems --------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(cluster=st.sampled_from(["dgx-a100", "dgx-h100", "dgx-b200", "dgx-1v", "pcie-t4"]), nodes=st.integers(1, 16),
+       nics=st.integers(1, 8), nic_gbps=st.sampled_from([50.0, 100.0, 200.0, 400.0, 800.0]))
+def test_graphs_stay_within_their_links(cluster, nodes, nics, nic_gbps):
+    s = CATALOGUE[cluster].with_(nodes=nodes, nics_per_node=nics, nic_Gbps=nic_gbps)
+    graphs = search_graphs(s)
+    ring, tree = graphs["ring"], graphs["tree"]
+    g = s.gpus_per_node
+    assert 1 <= ring.n_channels <= C.MAX_RING_CHANNELS
+    assert 1 <= comm_channels(s, graphs) <= C.MAX_CHANNELS
+    # NVLink load per GPU: n x speed, or (n - n // g) x speed when a crossNic ring sends over its own NIC
+    # (ncclTopoDupChannels keeps n x speed, so the duplicated ring stays within it too)
+    if g > 1 and s.nvlink_links:
+        load = (ring.n_channels - (ring.n_channels // g if ring.cross_nic else 0)) * ring.bw_intra
+        assert load <= s.nccl_gpu_bw + 1e-6
+    # pass 2 never takes a tree's bwIntra past the first rung at or above twice bwInter
+    assert tree.bw_intra >= tree.bw_inter and tree.n_channels == ring.n_channels
+    if nodes > 1:
+        below = [x for x in C.speed_ladder(s.compute_capability, True) if x < 2 * tree.bw_inter]
+        assert tree.bw_intra <= min([x for x in C.speed_ladder(s.compute_capability, True)
+                                     if x >= 2 * tree.bw_inter] or [max(below)]) + 1e-9
