@@ -2,38 +2,50 @@
 plan/kernels.py) that no row tunes: the planner's compute model, the cluster preset's links, the
 layout as the paper states it.
 
-Sources (every row cites its table; times per iteration are the paper's, or the paper's per-GPU
-FLOP/s turned into seconds with the paper's own FLOP count):
+Sources (every row carries its citation in Row.cite; times per iteration are the paper's, or the
+paper's per-GPU FLOP/s turned into seconds with the paper's own FLOP count). Each row's figures were
+checked against the source text; where a figure is the benchmark's assumption, it says so here.
   N21  Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters Using
-       Megatron-LM" (SC21, arXiv 2104.04473). Table 1 (weak scaling, GPT models, A100 80GB on
+       Megatron-LM" (SC21, arXiv 2104.04473v5). Table 1 (weak scaling, GPT models, A100 80GB on
        Selene = DGX A100 nodes with 8 HDR 200 Gb/s NICs) and Table 2 (ZeRO-3 without model
-       parallelism against PTD parallelism, 175B and 530B). FLOPs per iteration, their eq. 3 (full
-       recompute): 96 B s l h^2 (1 + s / 6h + V / 16lh). Sequence 2048, vocabulary 51200, full
-       recompute, no sequence parallelism, unfused attention (2021). Micro-batch 1 for the PTD rows
-       (Table 2 states it; Table 1 does not, and §5.7 finds 1 best with pipelining, so every Table 1
-       row uses it too) and Table 2's stated size (4, 2, 1) for the ZeRO-3 rows.
+       parallelism against PTD parallelism, 175B and 530B; the 530B ZeRO-3 series runs 640 GPUs at
+       batch 2560, the table's starred row, then 1120 and 2240 GPUs at 2240). FLOPs per iteration,
+       their eq. 3 (full recompute): 96 B s l h^2 (1 + s / 6h + V / 16lh). Sequence 2048, vocabulary
+       51200, full recompute, no sequence parallelism, unfused attention (2021). Micro-batch 1 for the
+       PTD rows and Table 2's stated size (4, 2, 1) for the ZeRO-3 rows. Table 1 states none: every
+       Table 1 row assumes 1, an assumption only (the paper's micro-batch study, Figure 16, finds 2
+       best for a 91B model at tp 8, pp 8).
   K22  Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer Models"
-       (arXiv 2205.05198), Table 5: seconds per iteration, full recompute and "present work"
-       (sequence parallel + selective recompute), Table 3's GPT models, tp 8, micro-batch 1.
+       (arXiv 2205.05198v1): Table 5's seconds per iteration, full recompute and "present work"
+       (sequence parallel + selective recompute), on Table 3's GPT models and layouts: tp 8, no data
+       parallelism, micro-batch 4 for 22B (its whole batch) and 1 for the others; §6 runs 175B and
+       530B with the interleaved schedule, three chunks per pipeline rank.
   MT   Smith et al. 2022, "Using DeepSpeed and Megatron to Train Megatron-Turing NLG 530B"
        (arXiv 2201.11990) §2.4: batch 1920 on 280, 350 and 420 DGX A100 nodes, tp 8, pp 35:
-       60.1, 50.2 and 44.4 s per iteration (126, 121, 113 TFLOP/s per GPU).
+       60.1, 50.2 and 44.4 s per iteration (126, 121, 113 TFLOP/s per GPU). Micro-batch 1 and no
+       interleaving are assumptions.
   BL   BigScience 2022, "BLOOM: A 176B-Parameter Open-Access Multilingual Language Model" (arXiv
-       2211.05100) §3.4 and the BigScience 176B model page: 384 A100 80GB (48 nodes, 4 x 100 Gb/s
-       Omni-Path per node), tp 4, pp 12, dp 8, ZeRO-1, micro-batch 2, batch 2048 sequences of 2048,
-       70 layers, hidden 14336, 112 heads, vocabulary 250680; "about 150 TFLOP/s" per GPU (counted
-       as Megatron does, eq. 3 above).
+       2211.05100) §3.4 (48 nodes of 8 A100 80GB, 4 x 100 Gb/s Omni-Path per node; 70 layers,
+       hidden 14336, 112 heads, vocabulary 250680, batch 2048 sequences of 2048) and the run's launch
+       script (bigscience-workshop/bigscience train/tr11-176B-ml/tr11-176B-ml.slurm: tp 4, pp 12,
+       micro-batch 2, activation checkpointing, BF16 optimizer "its own zero stage 1 equivalent");
+       "about 150 TFLOP/s" per GPU from the BigScience 176B model page (counted as Megatron does,
+       eq. 3 above).
   L3   Dubey et al. 2024, "The Llama 3 Herd of Models" (arXiv 2407.21783) §3.3.2, Table 4: Llama 3
-       405B on H100 (400 Gb/s per GPU), tp 8, pp 16 with interleaving and 7-layer first and last
-       stages, 16M tokens per batch: 430, 400 and 380 TFLOP/s per GPU (8192 and 16384 GPUs at
-       sequence 8192; 16384 GPUs with cp 16 at sequence 131072). FP32 gradient reduce-scatter,
-       sharded optimizer states, FlashAttention, no recompute (the paper states none; with any the
-       published rate could not be reached, though the planner's activation model puts these rows at
-       about 118 GiB per GPU: the "fits" column says no). FLOPs per token counted as PaLM's
-       6 N + 12 L s h (Chowdhery et al. 2022, appendix B), which the paper's MFU follows.
+       405B on H100 (400 Gb/s per GPU), tp 8, pp 16 with the interleaved schedule and one layer fewer
+       on the first and last stages, 16M tokens per batch: 430, 400 and 380 TFLOP/s per GPU (8192
+       and 16384 GPUs at sequence 8192; 16384 GPUs with cp 16 at sequence 131072). The table prints
+       DP 4 on the 131072 row, which contradicts its own 16384 GPUs and 16M tokens (8 x 16 x 16 x 4
+       is 8192); DP 8 satisfies both and is used. FP32 gradient reduce-scatter, FSDP sharding
+       optimizer states and gradients once per step (priced as zero=1), FlashAttention; §3.3.2 says
+       the 8K-sequence runs use no activation checkpointing, and none is planned for any row, though
+       the planner's activation model puts these rows at about 118 GiB per GPU: the "fits" column
+       says no. The number of chunks per pipeline rank is not published; 2 is assumed. FLOPs per
+       token counted as PaLM's 6 N + 12 L s h (Chowdhery et al. 2022, appendix B), which the
+       paper's MFU follows.
 
-Reported: median and worst |error| over all rows, and the ZeRO-3 collapse: per-GPU throughput at the
-largest over the smallest data-parallel size, planned against published (N21 Table 2).
+Reported: median and worst |error| over all rows, and the ZeRO-3 collapse: sequences per second per
+GPU at the largest over the smallest data-parallel size, planned against published (N21 Table 2).
 
     PYTHONPATH=src python benchmarks/plan_vs_published.py
 """
