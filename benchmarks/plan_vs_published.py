@@ -111,8 +111,9 @@ def n21_table1() -> list[Row]:
             (96, 12288, 80, 8, 8, 1536, 2304, 148), (128, 16384, 96, 8, 16, 1920, 2160, 155),
             (128, 20480, 105, 8, 35, 2520, 2520, 163), (160, 25600, 128, 8, 64, 3072, 3072, 163)):
         m = gpt(layers, hidden, heads)
-        rows.append(Row(source="N21 T1", cite="arXiv 2104.04473v5 Table 1", model=m, gpus=gpus, batch=batch, layout=dict(tp=tp, pp=pp, **OLD),
-                        published_s=from_tflops(m, batch, gpus, tflops), note=f"{tflops} TFLOP/s"))
+        rows.append(Row(source="N21 T1", cite="arXiv 2104.04473v5 Table 1", model=m, gpus=gpus, batch=batch,
+                        layout=dict(tp=tp, pp=pp, **OLD), published_s=from_tflops(m, batch, gpus, tflops),
+                        note=f"{tflops} TFLOP/s"))
     return rows
 
 
@@ -124,14 +125,16 @@ def n21_table2() -> list[Row]:
     for m, series in ((m175, ((384, 1536, 4, 144), (768, 1536, 2, 88), (1536, 1536, 1, 44))),
                       (m530, ((640, 2560, 4, 138), (1120, 2240, 2, 98), (2240, 2240, 1, 48)))):
         for gpus, batch, mb, tflops in series:
-            rows.append(Row(source="N21 T2 ZeRO-3", cite="arXiv 2104.04473v5 Table 2", model=replace(m, micro_batch=mb), gpus=gpus, batch=batch,
+            rows.append(Row(source="N21 T2 ZeRO-3", cite="arXiv 2104.04473v5 Table 2",
+                            model=replace(m, micro_batch=mb), gpus=gpus, batch=batch,
                             layout=dict(tp=1, pp=1, zero=3, zero3_impl="deepspeed", **OLD),
                             published_s=from_tflops(m, batch, gpus, tflops),
                             note=f"{tflops} TFLOP/s", zero3_group=f"{m.params / 1e9:.0f}B"))
     for m, tp, pp, batch, series in ((m175, 8, 12, 1536, ((384, 153), (768, 149), (1536, 141))),
                                      (m530, 8, 35, 2240, ((560, 171), (1120, 167), (2240, 159)))):
         for gpus, tflops in series:
-            rows.append(Row(source="N21 T2 PTD", cite="arXiv 2104.04473v5 Table 2", model=m, gpus=gpus, batch=batch, layout=dict(tp=tp, pp=pp, **OLD),
+            rows.append(Row(source="N21 T2 PTD", cite="arXiv 2104.04473v5 Table 2", model=m, gpus=gpus,
+                            batch=batch, layout=dict(tp=tp, pp=pp, **OLD),
                             published_s=from_tflops(m, batch, gpus, tflops), note=f"{tflops} TFLOP/s"))
     return rows
 
@@ -140,13 +143,14 @@ def k22_table5() -> list[Row]:
     rows = []
     # Table 3's layout (tp 8, no DP, micro-batch 4 for 22B and 1 otherwise) and §6's interleaved
     # schedule with three chunks per pipeline rank for 175B and 530B; Table 5's seconds.
+    cite = "arXiv 2205.05198v1 Tables 3 and 5, §6"
     for name, pp, chunks, gpus, batch, mb, full_s, present_s in (
             ("gpt3-22b", 1, 1, 8, 4, 4, 1.42, 1.10), ("gpt3-175b", 8, 3, 64, 64, 1, 18.13, 13.75),
             ("gpt3-530b", 35, 3, 280, 280, 1, 49.05, 37.83), ("gpt3-1t", 64, 1, 512, 512, 1, 94.42, 71.49)):
         m = replace(plans.get_model(name), micro_batch=mb)
-        rows.append(Row(source="K22 T5 full", cite="arXiv 2205.05198v1 Tables 3 and 5, §6", model=m, gpus=gpus, batch=batch,
+        rows.append(Row(source="K22 T5 full", cite=cite, model=m, gpus=gpus, batch=batch,
                         layout=dict(tp=8, pp=pp, virtual_stages=chunks, **OLD), published_s=full_s))
-        rows.append(Row(source="K22 T5 sp+sel", cite="arXiv 2205.05198v1 Tables 3 and 5, §6", model=m, gpus=gpus, batch=batch,
+        rows.append(Row(source="K22 T5 sp+sel", cite=cite, model=m, gpus=gpus, batch=batch,
                         layout=dict(tp=8, pp=pp, virtual_stages=chunks, recompute="selective",
                                     sequence_parallel=True, flash_attention=False), published_s=present_s))
     return rows
@@ -154,14 +158,15 @@ def k22_table5() -> list[Row]:
 
 def mtnlg() -> list[Row]:
     m = gpt(105, 20480, 128)
-    return [Row(source="MT-NLG §2.4", cite="arXiv 2201.11990 §2.4", model=m, gpus=gpus, batch=1920, layout=dict(tp=8, pp=35, **OLD),
-                published_s=seconds, note=f"{tflops} TFLOP/s")
+    return [Row(source="MT-NLG §2.4", cite="arXiv 2201.11990 §2.4", model=m, gpus=gpus, batch=1920,
+                layout=dict(tp=8, pp=35, **OLD), published_s=seconds, note=f"{tflops} TFLOP/s")
             for gpus, seconds, tflops in ((2240, 60.1, 126), (2800, 50.2, 121), (3360, 44.4, 113))]
 
 
 def bloom() -> list[Row]:
     m = replace(gpt(70, 14336, 112, vocab=250680), name="bloom-176b", micro_batch=2)
-    return [Row(source="BLOOM §3.4", cite="arXiv 2211.05100 §3.4; BigScience tr11-176B-ml.slurm", model=m, gpus=384, batch=2048, cluster="jean-zay",
+    return [Row(source="BLOOM §3.4", cite="arXiv 2211.05100 §3.4; BigScience tr11-176B-ml.slurm", model=m,
+                gpus=384, batch=2048, cluster="jean-zay",
                 layout=dict(tp=4, pp=12, zero=1, **OLD), published_s=from_tflops(m, 2048, 384, 150),
                 note="150 TFLOP/s")]
 
@@ -173,8 +178,9 @@ def llama3() -> list[Row]:
     for gpus, cp, seq, tflops in ((8192, 1, 8192, 430), (16384, 1, 8192, 400), (16384, 16, 131072, 380)):
         m = replace(base, seq_len=seq)
         batch = 16 * 2 ** 20 // seq
-        rows.append(Row(source="Llama 3 T4", cite="arXiv 2407.21783 Table 4, §3.3.2", model=m, gpus=gpus, batch=batch, cluster="dgx-h100",
-                        layout=dict(lay, cp=cp, cp_allgather=True), published_s=palm_seconds(m, batch, gpus, tflops),
+        rows.append(Row(source="Llama 3 T4", cite="arXiv 2407.21783 Table 4, §3.3.2", model=m, gpus=gpus,
+                        batch=batch, cluster="dgx-h100", layout=dict(lay, cp=cp, cp_allgather=True),
+                        published_s=palm_seconds(m, batch, gpus, tflops),
                         note=f"{tflops} TFLOP/s"))
     return rows
 
