@@ -13,11 +13,13 @@ import numpy as np
 from collperf.errors import UsageError
 from collperf.model.algorithms import algorithms_for
 from collperf.model.algorithms.build import default_phase, roots_at_zero
-from collperf.model.costs import lowest
+from collperf.model.builtin_cost import BUILTIN, BuiltinFit
+from collperf.model.costs import Cost, lowest
 from collperf.model.hierarchy import PLANS
 from collperf.model.network import Network
-from collperf.model.predict import best, candidates
+from collperf.model.predict import HIERARCHICAL, best, candidates
 from collperf.model.profile import cluster_from, profile_from
+from collperf.model.shared_links import HostLinks, host_priced
 
 
 def best_algorithm(collective: str, sizes, network: Network, **options) -> np.ndarray:
@@ -100,19 +102,25 @@ def auto_algorithms(collective: str, network: Network, root: int = 0) -> list[st
 
 
 def auto_choices(collective: str, network: Network, sizes, segments: int | None = None,
-                 root: int = 0) -> list[AutoChoice]:
+                 root: int = 0, builtin: BuiltinFit | None = None, hosts: HostLinks | None = None
+                 ) -> list[AutoChoice]:
     """Per size, the model's best runnable algorithm on `network` (the rule of `best`: least predicted
     time, ties to the first registered). Pipelined algorithms get the model's best segment count unless
-    `segments` fixes it."""
+    `segments` fixes it. `hosts`: the flat schedules priced on shared host links (model/shared_links.py);
+    `builtin`: the backend's own collective as one more candidate, priced by its fit (model/builtin_cost.py),
+    listed last so that a tie keeps our schedule."""
     sizes = [int(s) for s in sizes]
     names = auto_algorithms(collective, network, root)
-    if not names:
+    if not names and builtin is None:
         raise UsageError(f"no algorithm of ours can run {collective} on {network.ranks} ranks: use builtin")
     phase = default_phase(collective)
     costs, _ = candidates(collective, network, sizes, algorithm=names, segments=segments,
-                          intra_algorithm=phase, inter_algorithm=phase)
-    by_name = {c.name: c.cost for c in costs}
-    cost, picked = lowest([c.cost for c in costs], [c.name for c in costs])
+                          intra_algorithm=phase, inter_algorithm=phase) if names else ([], {})
+    pairs = [(c.name, _on_hosts(collective, c, sizes, network, hosts, root)) for c in costs]
+    if builtin is not None:
+        pairs.append((BUILTIN, Cost(np.zeros(len(sizes)), builtin.time_s(sizes), np.zeros(len(sizes)))))
+    by_name = dict(pairs)
+    cost, picked = lowest([c for _, c in pairs], [name for name, _ in pairs])
     out = []
     for i, size in enumerate(sizes):
         name = str(picked[i])
@@ -121,16 +129,27 @@ def auto_choices(collective: str, network: Network, sizes, segments: int | None 
     return out
 
 
+def _on_hosts(collective: str, candidate, sizes, network: Network, hosts: HostLinks | None, root: int) -> Cost:
+    """A candidate's cost, repriced on shared host links where they are given (flat schedules only: the
+    hierarchical composition already prices each phase on its own link)."""
+    if hosts is None or candidate.name == HIERARCHICAL:
+        return candidate.cost
+    c = network.cluster
+    intra = c.intra if c is not None else network.flat_link
+    return host_priced(collective, candidate.name, sizes, candidate.cost.segments, intra, hosts, root)
+
+
 # --- what -A auto runs: the choices per size of a sweep, on a given network or a quick calibration's ---
 
 AUTO_CALIBRATION_BYTES = 4 << 20   # the quick calibration's ping-pong size: seconds on a 200 Mbit/s link
 
 
-def choices_for(job_config: dict, network: Network) -> list[dict]:
+def choices_for(job_config: dict, network: Network, builtin: BuiltinFit | None = None,
+                hosts: HostLinks | None = None) -> list[dict]:
     """auto's choice per size of the sweep on `network` (auto_choices), as JSON."""
     fixed = job_config["segments"] if job_config["segments_given"] else None   # --segments N fixes them
     return [c.to_json() for c in auto_choices(job_config["collective"], network, job_config["sizes"], fixed,
-                                              job_config["root"])]
+                                              job_config["root"], builtin, hosts)]
 
 
 def auto_network(raw: dict, world: int, ranks_per_host: int) -> Network:
