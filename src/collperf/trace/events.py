@@ -1,0 +1,87 @@
+"""One rank's trace, boiled down while it streams: collective calls, computation intervals, steps.
+
+What is kept per event kind (everything else is dropped as it is read):
+  GPU `kernel` events: NCCL/RCCL kernels become calls (their args carry PyTorch's collective metadata);
+      the others are computation intervals, placed in a step by the time of their launch (the
+      `cuda_runtime`/`cuda_driver` event with the same correlation id);
+  `gloo:*` annotations (the gloo work on its own thread: its duration) paired with the `c10d::*` op that
+      enqueued it (its shapes, with record_shapes=True);
+  CPU ops on other threads: the computation of a trace that has no GPU kernels (a gloo job on CPUs);
+  `ProfilerStep#N` annotations: the steps.
+"""
+
+from __future__ import annotations
+
+from array import array
+from dataclasses import dataclass, field
+
+C10D_PREFIX = "c10d::"
+GLOO_PREFIX = "gloo:"
+STEP_PREFIX = "ProfilerStep#"
+_LAUNCH_CATS = ("cuda_runtime", "cuda_driver", "hip_runtime", "hip_driver")
+
+
+@dataclass
+class HostOp:
+    """A c10d op (the enqueue, on the caller's thread) or a gloo work annotation (the run, on gloo's thread)."""
+
+    name: str
+    ts: float
+    dur: float
+    dims: list
+    types: list
+
+
+@dataclass
+class Collected:
+    """What one file's scan keeps."""
+
+    kernels: list = field(default_factory=list)          # (event dict) of NCCL/RCCL kernels
+    gpu_compute: array = field(default_factory=lambda: array("d"))     # start, end, correlation triples
+    launches: dict = field(default_factory=dict)         # correlation id -> launch ts
+    cpu_ops: array = field(default_factory=lambda: array("d"))         # tid, start, end triples
+    c10d: list = field(default_factory=list)              # HostOp
+    gloo: list = field(default_factory=list)              # HostOp
+    gloo_tids: set = field(default_factory=set)
+    steps: list = field(default_factory=list)             # (name, start, end)
+    kernel_count: int = 0
+
+    def add(self, e: dict) -> None:
+        if e.get("ph") != "X":
+            return
+        name = e.get("name")
+        cat = str(e.get("cat", "")).lower()
+        if not isinstance(name, str):
+            return
+        ts, dur = e.get("ts"), e.get("dur")
+        if not isinstance(ts, (int, float)) or not isinstance(dur, (int, float)):
+            return
+        if cat == "kernel":
+            self.kernel_count += 1
+            if name.startswith(("nccl", "rccl")) and "Kernel" in name[:16]:
+                self.kernels.append(e)
+            else:
+                corr = (e.get("args") or {}).get("correlation", -1)
+                self.gpu_compute.extend((ts, ts + dur, corr if isinstance(corr, (int, float)) else -1))
+            return
+        if cat in _LAUNCH_CATS:
+            corr = (e.get("args") or {}).get("correlation")
+            if corr is not None:
+                self.launches[corr] = ts
+            return
+        if name.startswith(STEP_PREFIX) and not cat.startswith("gpu"):
+            self.steps.append((name, float(ts), float(ts + dur)))
+            return
+        args = e.get("args") or {}
+        if name.startswith(GLOO_PREFIX):
+            self.gloo.append(HostOp(name, float(ts), float(dur), args.get("Input Dims") or [],
+                                    args.get("Input type") or []))
+            self.gloo_tids.add(e.get("tid"))
+            return
+        if cat != "cpu_op":
+            return
+        if name.startswith(C10D_PREFIX):
+            self.c10d.append(HostOp(name, float(ts), float(dur), args.get("Input Dims") or [],
+                                    args.get("Input type") or []))
+        tid = e.get("tid")
+        self.cpu_ops.extend((float(tid) if isinstance(tid, (int, float)) else -1.0, ts, ts + dur))
