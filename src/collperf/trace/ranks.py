@@ -98,8 +98,9 @@ def skew(traces, matched: list[Matched]) -> list[RankSkew]:
             s.calls += 1
             s.lateness_s.append(c.start_s - earliest)
             s.waited_s += waits[r]
-        stats[last].last_arrivals += 1
-        stats[last].cost_s += sum(waits.values())
+        if max(waits.values()) > 0:       # a tie has no last arrival
+            stats[last].last_arrivals += 1
+            stats[last].cost_s += sum(waits.values())
     return [stats[r] for r in sorted(stats)]
 
 
