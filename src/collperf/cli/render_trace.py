@@ -80,6 +80,8 @@ def print_what_if(w) -> None:
     out.print(table)
     out.print(f"  exposed communication, all steps and ranks: {_t(doc['exposed_comm_s'])} measured -> "
               f"{_t(doc['what_if_exposed_comm_s'])} what-if ({_t(doc['exposed_change_s'])} change)")
+    for note in w.notes:
+        out.print(f"  [dim]what-if: {escape(note)}[/dim]")
 
 
 def print_trace(report) -> None:

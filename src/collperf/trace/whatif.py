@@ -32,13 +32,15 @@ class WhatIf:
     priced_with: str
     collectives: list = field(default_factory=list)   # per row: measured and what-if time
     steps: list = field(default_factory=list)         # per step: exposed now and what-if
+    notes: list = field(default_factory=list)
 
     def to_json(self) -> dict:
         now = sum(s["exposed_comm_s"] for s in self.steps)
         then = sum(s["what_if_exposed_comm_s"] for s in self.steps)
         return {"system": self.system, "description": self.description, "algorithm": self.algorithm,
                 "priced_with": self.priced_with, "collectives": self.collectives, "steps": self.steps,
-                "exposed_comm_s": now, "what_if_exposed_comm_s": then, "exposed_change_s": then - now}
+                "exposed_comm_s": now, "what_if_exposed_comm_s": then, "exposed_change_s": then - now,
+                "notes": self.notes}
 
 
 def target_system(cluster: str | None, nodes: int | None, assumed: Assumed):
@@ -75,25 +77,37 @@ def _moved(row, system, world: int):
                         row.group_size, "what-if: the process group packed on the fewest nodes")
 
 
-def price(row, system, world: int, algorithm) -> float | None:
-    """Seconds one call of `row` takes on `system`: NCCL's expected time, or the best of -A's algorithms."""
+def price(row, system, world: int, algorithm) -> tuple[float | None, str]:
+    """Seconds one call of `row` takes on `system` (NCCL's expected time, or the best of -A's algorithms), and
+    a note where -A could not price it."""
     if row.size_bytes is None or row.group_size < 2:
-        return None
+        return None, ""
     mine = _moved(row, system, world)
     if algorithm:
         net = Network.of(cluster_of(mine)) if mine.nodes > 1 else Network.of(cluster_of(mine).intra, mine.ranks)
-        total, _ = predict.best(row.collective, net, [row.size_bytes], algorithm=algorithm)
-        return float(total.total_s[0])
+        times, refused = [], []
+        for name in algorithm:     # the registry says which of them run this collective here
+            try:
+                times.append(float(predict.best(row.collective, net, [row.size_bytes], algorithm=[name])[0]
+                                   .total_s[0]))
+            except UsageError as e:
+                refused.append(str(e))
+        if times:
+            return min(times), ""
+        why = f"{row.collective}: {'; '.join(refused)}; priced with NCCL's choice"
+    else:
+        why = ""
     ex = expected_and_bound(row.collective, [row.size_bytes], Assumed(mine, _values(mine)))
-    return float(ex.expected_s[0]) if ex.expected_s is not None else None
+    return (float(ex.expected_s[0]) if ex.expected_s is not None else None), why
 
 
 def what_if(rows, views, system, world: int, algorithm) -> WhatIf:
     """Price every row on `system`; per step, the exposed communication before and after."""
-    priced = {}
-    table = []
+    priced, table, notes = {}, [], []
     for r in rows:
-        t = price(r, system, world, algorithm)
+        t, note = price(r, system, world, algorithm)
+        if note:
+            notes.append(note)
         priced[(r.process_group, r.collective, r.size_bytes)] = t
         table.append({"process_group": r.process_group, "collective": r.collective, "size_bytes": r.size_bytes,
                       "time_s": r.time_s, "what_if_s": t, "ratio": t / r.time_s if t and r.time_s else None})
@@ -114,4 +128,4 @@ def what_if(rows, views, system, world: int, algorithm) -> WhatIf:
     names = ",".join(algorithm) if isinstance(algorithm, (list, tuple)) else algorithm
     how = (f"our algorithms ({names}) on a two-level network of {system.name}" if algorithm else
            f"NCCL's expected time on {system.name} (diagnose's expectation)")
-    return WhatIf(system.name, system.describe(), names or "NCCL's choice", how, table, steps)
+    return WhatIf(system.name, system.describe(), names or "NCCL's choice", how, table, steps, notes)
