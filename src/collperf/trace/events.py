@@ -15,10 +15,15 @@ from __future__ import annotations
 from array import array
 from dataclasses import dataclass, field
 
+import numpy as np
+
 C10D_PREFIX = "c10d::"
 GLOO_PREFIX = "gloo:"
 STEP_PREFIX = "ProfilerStep#"
 _LAUNCH_CATS = ("cuda_runtime", "cuda_driver", "hip_runtime", "hip_driver")
+# what a collective kernel's args say that is read (PyTorch's torch/csrc/profiler/util.h names)
+KERNEL_ARGS = ("Collective name", "In msg nelems", "Out msg nelems", "Group size", "dtype", "In split size",
+               "Process Group Name", "Process Group Description", "Process Group Ranks", "Seq", "correlation")
 
 
 @dataclass
@@ -32,13 +37,24 @@ class HostOp:
     types: list
 
 
+def launch_times(launches: array, correlations: np.ndarray, default: np.ndarray) -> np.ndarray:
+    """The launch time of each correlation id (`default` where no launch event has it)."""
+    if not len(launches) or not len(correlations):
+        return default
+    pairs = np.frombuffer(launches, dtype=float).reshape(-1, 2)
+    order = np.argsort(pairs[:, 0], kind="stable")
+    ids, ts = pairs[order, 0], pairs[order, 1]
+    i = np.clip(np.searchsorted(ids, correlations), 0, len(ids) - 1)
+    return np.where(ids[i] == correlations, ts[i], default)
+
+
 @dataclass
 class Collected:
     """What one file's scan keeps."""
 
-    kernels: list = field(default_factory=list)          # (event dict) of NCCL/RCCL kernels
+    kernels: list = field(default_factory=list)          # NCCL/RCCL kernels: their name, times and the args read
     gpu_compute: array = field(default_factory=lambda: array("d"))     # start, end, correlation triples
-    launches: dict = field(default_factory=dict)         # correlation id -> launch ts
+    launches: array = field(default_factory=lambda: array("d"))        # correlation id, launch ts pairs
     cpu_ops: array = field(default_factory=lambda: array("d"))         # tid, start, end triples
     c10d: list = field(default_factory=list)              # HostOp
     gloo: list = field(default_factory=list)              # HostOp
@@ -59,15 +75,17 @@ class Collected:
         if cat == "kernel":
             self.kernel_count += 1
             if name.startswith(("nccl", "rccl")) and "Kernel" in name[:16]:
-                self.kernels.append(e)
+                args = e.get("args") or {}
+                self.kernels.append({"name": name, "ts": ts, "dur": dur,
+                                     "args": {k: args[k] for k in KERNEL_ARGS if k in args}})
             else:
                 corr = (e.get("args") or {}).get("correlation", -1)
                 self.gpu_compute.extend((ts, ts + dur, corr if isinstance(corr, (int, float)) else -1))
             return
         if cat in _LAUNCH_CATS:
             corr = (e.get("args") or {}).get("correlation")
-            if corr is not None:
-                self.launches[corr] = ts
+            if isinstance(corr, (int, float)):
+                self.launches.extend((corr, ts))
             return
         if name.startswith(STEP_PREFIX) and not cat.startswith("gpu"):
             self.steps.append((name, float(ts), float(ts + dur)))

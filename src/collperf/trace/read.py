@@ -11,7 +11,7 @@ import numpy as np
 
 from collperf.errors import UsageError
 from collperf.trace import kernels as K
-from collperf.trace.events import Collected, HostOp
+from collperf.trace.events import Collected, launch_times
 from collperf.trace.gloo import pair_gloo
 from collperf.trace.stream import scan
 
@@ -107,7 +107,7 @@ def _int(value, default=0) -> int:
         return default
 
 
-def _kernel_call(e: dict, rank: int, world: int, groups: dict, launches: dict, default_pg: str) -> Call:
+def _kernel_call(e: dict, rank: int, world: int, groups: dict, launch_us: float, default_pg: str) -> Call:
     parsed = K.parse_kernel(e["name"]) or (None, "-", "-", "")
     from_name, algorithm, protocol, kernel_dtype = parsed
     args = e.get("args") or {}
@@ -123,10 +123,8 @@ def _kernel_call(e: dict, rank: int, world: int, groups: dict, launches: dict, d
         size = K.whole_elements(collective, _int(args.get("In msg nelems")), _int(args.get("Out msg nelems")),
                                 group_size) * elt
     splits = str(args.get("In split size", "")) if collective == "alltoall" else ""
-    ts = float(e["ts"]) * US
-    launch = launches.get(args.get("correlation"))
     return Call(rank, label, ranks, collective, size, K.dtype_name(dtype) if dtype else "", group_size, algorithm,
-                protocol, ts, float(e["dur"]) * US, float(launch) * US if launch is not None else ts,
+                protocol, float(e["ts"]) * US, float(e["dur"]) * US, launch_us * US,
                 _int(args["Seq"]) if "Seq" in args else None, "" if splits in ("[]", "") else splits)
 
 
@@ -135,8 +133,8 @@ def _compute(c: Collected, gpu: bool) -> np.ndarray:
     gloo's, less the time inside c10d ops (enqueueing communication is not computation)."""
     if gpu:
         a = np.frombuffer(c.gpu_compute, dtype=float).reshape(-1, 3) if len(c.gpu_compute) else np.empty((0, 3))
-        launch = np.array([c.launches.get(int(k), s) if k >= 0 else s for s, _, k in a]) if len(a) else np.empty(0)
-        return np.column_stack([a[:, 0], a[:, 1], launch]) * US if len(a) else np.empty((0, 3))
+        launch = launch_times(c.launches, a[:, 2], a[:, 0])
+        return np.column_stack([a[:, 0], a[:, 1], launch]) * US
     from collperf.trace.overlap import subtract, union
     ops = np.frombuffer(c.cpu_ops, dtype=float).reshape(-1, 3) if len(c.cpu_ops) else np.empty((0, 3))
     keep = ~np.isin(ops[:, 0], [float(t) for t in c.gloo_tids if isinstance(t, (int, float))])
@@ -160,7 +158,11 @@ def read_rank(path) -> RankTrace:
     default_pg = next(iter(groups), "default_pg")
     groups.setdefault(default_pg, tuple(range(world)))
     notes: list[str] = []
-    calls = [_kernel_call(e, rank, world, groups, collected.launches, default_pg) for e in collected.kernels]
+    corr = np.array([_int(e["args"].get("correlation"), -1) for e in collected.kernels], dtype=float)
+    starts = np.array([float(e["ts"]) for e in collected.kernels])
+    launched = launch_times(collected.launches, corr, starts)
+    calls = [_kernel_call(e, rank, world, groups, float(t), default_pg)
+             for e, t in zip(collected.kernels, launched)]
     if collected.gloo:
         calls += pair_gloo(collected.gloo, collected.c10d, rank, default_pg, groups[default_pg], notes)
         if len(groups) > 1:
