@@ -7,7 +7,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from collperf import units
-from collperf.cli.render import _gb, out
+from collperf.cli.render import out
 from collperf.cli.render_logs import _verdict_style, print_assumed
 
 
@@ -19,19 +19,30 @@ def _size(value) -> str:
     return units.format_size(value) if value is not None else "?"
 
 
+def _bw(value) -> str:
+    return f"{value:.3g}" if value is not None else "-"
+
+
 def print_collectives(rows) -> None:
     table = Table(title="collectives: per (process group, collective, size), by total time", title_justify="left")
     for column in ("group", "collective", "size", "dtype", "ranks", "alg/proto", "calls", "median", "total",
                    "busbw GB/s", "expected", "bound", "verdict"):
         table.add_column(column, justify="left" if column in ("group", "collective", "verdict", "alg/proto")
                          else "right")
+    reasons: dict[str, None] = {}
     for r in rows:
         ran = f"{r.algorithm}/{r.protocol}" if r.algorithm != "-" else "-"
         style = _verdict_style(r.verdict)
+        verdict = r.verdict
+        if verdict.startswith("not judged: "):     # the reason once, under the table
+            reasons[verdict.partition(": ")[2]] = None
+            verdict = "not judged"
         table.add_row(escape(r.process_group), r.collective, _size(r.size_bytes), escape(r.dtype), str(r.group_size),
-                      ran, str(r.calls), _t(r.time_s), _t(r.total_s), _gb(r.busbw_GBps), _t(r.expected_s),
-                      _t(r.bound_s), f"[{style}]{escape(r.verdict)}[/{style}]" if style else escape(r.verdict))
+                      ran, str(r.calls), _t(r.time_s), _t(r.total_s), _bw(r.busbw_GBps), _t(r.expected_s),
+                      _t(r.bound_s), f"[{style}]{escape(verdict)}[/{style}]" if style else escape(verdict))
     out.print(table)
+    for why in reasons:
+        out.print(f"  [dim]not judged: {escape(why)}[/dim]")
     for r in rows:
         if r.choice_note:
             out.print(f"  [yellow]choice:[/yellow] {escape(r.process_group)} {r.collective}: {escape(r.choice_note)}")
@@ -61,9 +72,11 @@ def print_ranks(report) -> None:
     out.print(table)
     st = report.straggler
     if st and st["cost_to_others_s"] > 0:
-        out.print(f"  [bold]straggler: rank {st['rank']}[/bold], last to arrive at {st['last_arrivals']} of "
-                  f"{st['calls']} calls, median {_t(st['median_lateness_s'])} late; the others waited "
-                  f"{_t(st['cost_to_others_s'])} for it ({st['share_of_all_waiting']:.0%} of all waiting)")
+        what = (f"[bold]straggler: rank {st['rank']}[/bold]" if st["clear"] else
+                f"no single straggler (the last arrival moves between ranks); most waited for: rank {st['rank']}")
+        out.print(f"  {what}, last to arrive at {st['last_arrivals']} of {st['calls']} calls, median "
+                  f"{_t(st['median_lateness_s'])} late; the others waited {_t(st['cost_to_others_s'])} for it "
+                  f"({st['share_of_all_waiting']:.0%} of all waiting)")
 
 
 def print_what_if(w) -> None:

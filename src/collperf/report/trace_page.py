@@ -112,7 +112,7 @@ def trace_section(report) -> str:
              _tile("system", report.assumed.system.name if report.assumed.system else "none",
                    report.assumed.describe())]
     st = report.straggler
-    if st and st["cost_to_others_s"] > 0:
+    if st and st["clear"]:
         tiles.append(_tile("straggler", f"rank {st['rank']}", f"the others waited {_t(st['cost_to_others_s'])}",
                            "verdict bad"))
     notes = "".join(f"<li>{e(n)}</li>" for n in report.notes)

@@ -104,8 +104,14 @@ def skew(traces, matched: list[Matched]) -> list[RankSkew]:
     return [stats[r] for r in sorted(stats)]
 
 
+# A rank is named the straggler when it caused at least this share of all waiting; below it the last arrival
+# moves between ranks (noise, a shared host) and the rank that cost most is reported without the name.
+STRAGGLER_SHARE = 0.5
+
+
 def straggler(stats: list[RankSkew]) -> dict | None:
-    """The rank that cost the others most waiting, with how much; None when no call was matched."""
+    """The rank that cost the others most waiting, with how much and whether it is a clear straggler
+    (`clear`: it caused at least STRAGGLER_SHARE of all waiting); None when no call was matched."""
     ranked = [s for s in stats if s.calls]
     if len(ranked) < 2:
         return None
@@ -114,7 +120,7 @@ def straggler(stats: list[RankSkew]) -> dict | None:
     late = float(np.median(worst.lateness_s)) if worst.lateness_s else 0.0
     return {"rank": worst.rank, "last_arrivals": worst.last_arrivals, "calls": worst.calls,
             "cost_to_others_s": worst.cost_s, "share_of_all_waiting": worst.cost_s / total if total else 0.0,
-            "median_lateness_s": late}
+            "median_lateness_s": late, "clear": total > 0 and worst.cost_s >= STRAGGLER_SHARE * total}
 
 
 def spread(matched: list[Matched]) -> dict:
