@@ -11,6 +11,7 @@ from collperf import units
 from collperf.errors import UsageError
 from collperf.spec import DiagnoseSpec, HardwareSpec, LogSpec, MeasurementSpec, NetworkSpec, TraceSpec, output_path
 from collperf.api.runs import Validation
+from collperf.api.trace import trace
 
 
 def read_logs(paths, collective: str | None = None, ranks: int | None = None) -> list:
@@ -123,7 +124,6 @@ def report(inputs, output, command: str | None = None, peak=None, network: Netwo
         shown = [str(i) if isinstance(i, (str, Path)) else type(i).__name__ for i in items]
         command = f"collperf.api.report({shown!r}, {str(output)!r})"
     if trace_paths:
-        from collperf.api.trace import trace
         traces.append(trace(TraceSpec(trace_paths, hardware=hardware or HardwareSpec())))
     text = pages.render_page(diagnoses, validations, compare_logs(diagnoses) if same else None, command, title,
                              traces)

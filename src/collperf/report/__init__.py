@@ -12,6 +12,8 @@ The API (`collperf.api.report`) reads and diagnoses the inputs; `render_page` on
 
 from __future__ import annotations
 
+import glob
+import gzip
 import json
 from pathlib import Path
 
@@ -70,8 +72,6 @@ def render_page(diagnoses=(), validations=(), comparison=None, command: str = ""
 
 def is_trace(item) -> bool:
     """A profiler trace (a TraceReport, a Kineto JSON file, or a directory or glob of them)."""
-    import glob
-    import gzip
     if hasattr(item, "collectives") and hasattr(item, "steps"):
         return True
     text = str(item)

@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 from collperf.trace.core import TraceReport, analyse
-from collperf.trace.read import Call, RankTrace, read_rank, read_traces, trace_files
+from collperf.trace.events import Call
+from collperf.trace.read import RankTrace, read_rank, read_traces, trace_files
 
 __all__ = ["analyse", "TraceReport", "Call", "RankTrace", "read_rank", "read_traces", "trace_files"]

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 
 from collperf.diagnose import Assumed
 from collperf.trace import ranks as R
-from collperf.trace.judge import Row, expected_and_bound, rows
+from collperf.errors import UsageError
+from collperf.trace.judge import Row, expected_and_bound, rows, sized
 from collperf.trace.read import read_traces
 from collperf.trace.steps import StepView, critical, step_views
 from collperf.trace.system import assume_system
@@ -49,9 +50,8 @@ def _provenance(assumed: Assumed, collectives: list[Row]) -> tuple[str, str]:
         why = assumed.why_none or "no collective with a known size"
         return f"none: {why}", f"none: {why}"
     try:
-        from collperf.trace.judge import sized
         ex = expected_and_bound(judged.collective, [judged.size_bytes], sized(assumed, judged))
-    except Exception:   # a collective NCCL has no model of: its row says so
+    except UsageError:   # a collective NCCL has no model of: its row says so
         return "NCCL's model on the assumed system", "the two-level bound on the assumed system"
     return ex.expected_from, ex.bound_from
 

@@ -27,6 +27,30 @@ KERNEL_ARGS = ("Collective name", "In msg nelems", "Out msg nelems", "Group size
 
 
 @dataclass
+class Call:
+    """One collective call on one rank."""
+
+    rank: int
+    process_group: str
+    pg_ranks: tuple
+    collective: str
+    size_bytes: int | None        # nccl-tests' size; None where the trace does not say
+    dtype: str
+    group_size: int
+    algorithm: str                # what NCCL ran (from the kernel name), '-' where unknown (gloo, generic kernels)
+    protocol: str
+    start_s: float
+    time_s: float
+    launch_s: float               # when the host issued it: places the call in a step
+    seq: int | None = None        # PyTorch's sequence number in its group, where the trace has it
+    splits: str = ""              # all-to-all split sizes, as the trace gives them
+
+    @property
+    def end_s(self) -> float:
+        return self.start_s + self.time_s
+
+
+@dataclass
 class HostOp:
     """A c10d op (the enqueue, on the caller's thread) or a gloo work annotation (the run, on gloo's thread)."""
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from collperf.trace import kernels as K
-from collperf.trace.events import HostOp
+from collperf.trace.events import Call, HostOp
 
 US = 1e-6
 # c10d op -> (collective, index of the input in 'Input Dims', index of the output), torch 2.13's schemas
@@ -49,7 +49,6 @@ def _first_type(types) -> str:
 
 def pair_gloo(works: list[HostOp], ops: list[HostOp], rank: int, group: str, ranks: tuple, notes: list):
     """gloo works and the c10d ops of one file -> Calls (a barrier is not a collective of ours: dropped)."""
-    from collperf.trace.read import Call
     pending = sorted((op for op in ops if op.name[len("c10d::"):] in C10D_OPS or op.name.endswith("barrier")),
                      key=lambda op: op.ts)
     used = [False] * len(pending)

@@ -11,36 +11,13 @@ import numpy as np
 
 from collperf.errors import UsageError
 from collperf.trace import kernels as K
-from collperf.trace.events import Collected, launch_times
+from collperf.trace.events import Call, Collected, launch_times
 from collperf.trace.gloo import pair_gloo
+from collperf.trace.overlap import subtract, union
 from collperf.trace.stream import scan
 
 US = 1e-6
 _SUFFIXES = (".json", ".json.gz")
-
-
-@dataclass
-class Call:
-    """One collective call on one rank."""
-
-    rank: int
-    process_group: str
-    pg_ranks: tuple
-    collective: str
-    size_bytes: int | None        # nccl-tests' size; None where the trace does not say
-    dtype: str
-    group_size: int
-    algorithm: str                # what NCCL ran (from the kernel name), '-' where unknown (gloo, generic kernels)
-    protocol: str
-    start_s: float
-    time_s: float
-    launch_s: float               # when the host issued it: places the call in a step
-    seq: int | None = None        # PyTorch's sequence number in its group, where the trace has it
-    splits: str = ""              # all-to-all split sizes, as the trace gives them
-
-    @property
-    def end_s(self) -> float:
-        return self.start_s + self.time_s
 
 
 @dataclass
@@ -135,7 +112,6 @@ def _compute(c: Collected, gpu: bool) -> np.ndarray:
         a = np.frombuffer(c.gpu_compute, dtype=float).reshape(-1, 3) if len(c.gpu_compute) else np.empty((0, 3))
         launch = launch_times(c.launches, a[:, 2], a[:, 0])
         return np.column_stack([a[:, 0], a[:, 1], launch]) * US
-    from collperf.trace.overlap import subtract, union
     ops = np.frombuffer(c.cpu_ops, dtype=float).reshape(-1, 3) if len(c.cpu_ops) else np.empty((0, 3))
     keep = ~np.isin(ops[:, 0], [float(t) for t in c.gloo_tids if isinstance(t, (int, float))])
     busy = union(ops[keep, 1:] * US)
