@@ -21,6 +21,7 @@ from collperf.errors import UsageError
 _CHUNK = 1 << 20          # characters read at a time
 _LIMIT = 64 << 20         # no single value (an event, distributedInfo) is this long in a real trace
 _SEPARATORS = re.compile(r"[\s,]*")
+_AFTER_NUMBER = re.compile(r"[^0-9.eE+-]")
 _DECODER = json.JSONDecoder()
 
 
@@ -62,8 +63,10 @@ class _Window:
                     raise UsageError(f"{self.source}: not valid JSON near character {e.pos} of its window "
                                      f"({e.msg}); the trace is cut or corrupt: export it again") from None
                 continue
-            # a number that ends exactly at the window's end may go on in the next chunk
-            if end == len(self.text) and not self.eof and self._more():
+            # a number cut by the window's end decodes as its prefix ('0' of '0.5'): unless a character that
+            # cannot continue it follows, it may go on in the next chunk
+            if (isinstance(value, (int, float)) and not isinstance(value, bool) and not self.eof
+                    and not _AFTER_NUMBER.search(self.text, end) and self._more()):
                 continue
             self.pos = end
             return value
