@@ -170,7 +170,7 @@ def test_old_kernel_names_and_a_call_without_size():
     assert report.assumed.system.name == "dgx-a100"
     assert {(r.collective, r.size_bytes, r.protocol) for r in report.collectives} == {
         ("allreduce", 16384 * 4, "LL"), ("allgather", 1048576 * 4, "Simple"), ("reducescatter", 4194304 * 2, "Simple"),
-        ("broadcast", None, "LL")}
+        ("broadcast", None, "LL"), ("reduce", 2048 * 4, "LL")}     # the reduce's size from record_param_comms
     unknown = _row(report, "broadcast", None)
     assert unknown.verdict.startswith("not judged") and unknown.busbw_GBps is None
     assert any("without a size" in n for n in report.notes)

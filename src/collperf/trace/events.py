@@ -23,7 +23,8 @@ STEP_PREFIX = "ProfilerStep#"
 _LAUNCH_CATS = ("cuda_runtime", "cuda_driver", "hip_runtime", "hip_driver")
 # what a collective kernel's args say that is read (PyTorch's torch/csrc/profiler/util.h names)
 KERNEL_ARGS = ("Collective name", "In msg nelems", "Out msg nelems", "Group size", "dtype", "In split size",
-               "Process Group Name", "Process Group Description", "Process Group Ranks", "Seq", "correlation")
+               "Process Group Name", "Process Group Description", "Process Group Ranks", "Seq", "correlation",
+               "External id")
 
 
 @dataclass
@@ -84,6 +85,7 @@ class Collected:
     gloo: list = field(default_factory=list)              # HostOp
     gloo_tids: set = field(default_factory=set)
     steps: list = field(default_factory=list)             # (name, start, end)
+    comms_meta: dict = field(default_factory=dict)        # External id -> a record_param_comms op's metadata
     kernel_count: int = 0
 
     def add(self, e: dict) -> None:
@@ -125,5 +127,8 @@ class Collected:
         if name.startswith(C10D_PREFIX):
             self.c10d.append(HostOp(name, float(ts), float(dur), args.get("Input Dims") or [],
                                     args.get("Input type") or []))
+        elif "Collective name" in args and "External id" in args:
+            # record_param_comms: the metadata an older PyTorch does not copy to the kernel it launches
+            self.comms_meta[args["External id"]] = {k: args[k] for k in KERNEL_ARGS if k in args}
         tid = e.get("tid")
         self.cpu_ops.extend((float(tid) if isinstance(tid, (int, float)) else -1.0, ts, ts + dur))

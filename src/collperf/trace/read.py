@@ -134,6 +134,10 @@ def read_rank(path) -> RankTrace:
     default_pg = next(iter(groups), "default_pg")
     groups.setdefault(default_pg, tuple(range(world)))
     notes: list[str] = []
+    for e in collected.kernels:     # metadata from the record_param_comms op that launched the kernel
+        launcher = collected.comms_meta.get(e["args"].get("External id"))
+        if launcher and "In msg nelems" not in e["args"]:
+            e["args"] = {**launcher, **e["args"]}
     corr = np.array([_int(e["args"].get("correlation"), -1) for e in collected.kernels], dtype=float)
     starts = np.array([float(e["ts"]) for e in collected.kernels])
     launched = launch_times(collected.launches, corr, starts)
