@@ -259,3 +259,34 @@ def test_report_shows_the_timeline_coloured_by_verdict(tmp_path):
     assert "<script" not in page
     again = api.report(api.trace(str(TRACES / "gloo")), tmp_path / "gloo.html")
     assert "ProfilerStep#2" in again.read_text()
+
+
+# --- the planner, from a trace ----------------------------------------------------------------------------------
+
+def test_planner_takes_compute_and_overlap_from_a_trace():
+    """Rank 0's step: DP (default_pg) 4000 + 400 + 560 us with 1500 + 200 + 0 hidden; TP 100 us, none hidden."""
+    net = api.NetworkSpec(nodes=1, ranks_per_node=4)
+    spec = api.plan_spec("7b", layout=dict(tp=2, dp=2), network=net, cluster="dgx-h100",
+                         from_trace=str(TRACES / "nccl"))
+    p = api.plan(spec)
+    m = p.measured
+    assert m.kinds == {"default_pg": "DP", "tp": "TP"}
+    assert m.compute_s == pytest.approx(5300 * US) and p.compute_s == pytest.approx(5300 * US)
+    assert m.comm_s["DP"] == pytest.approx(4960 * US) and m.comm_s["TP"] == pytest.approx(100 * US)
+    assert m.hidden == {"DP": pytest.approx(1700 / 4960), "TP": pytest.approx(0.0, abs=1e-9)}
+    dp = p.by_kind()["DP"]
+    assert p.exposed["DP"] == pytest.approx(dp * (1 - 1700 / 4960))
+    assert p.to_json()["from_trace"]["hidden_fraction"]["DP"] == pytest.approx(1700 / 4960)
+    # what the user gives wins over the trace
+    own = api.plan(api.plan_spec("7b", layout=dict(tp=2, dp=2), network=net, cluster="dgx-h100", compute="1s",
+                                 overlap="dp=1", from_trace=str(TRACES / "nccl")))
+    assert own.compute_s == 1.0 and own.exposed["DP"] == 0.0
+
+
+def test_a_process_group_of_unclear_dimension_is_an_error():
+    from collperf.plan.from_trace import kind_of
+    sizes = {"TP": 2, "PP": 1, "CP": 1, "DP": 2}
+    assert kind_of("data_parallel", 2, sizes) == "DP" and kind_of("tensor_model_parallel", 2, sizes) == "TP"
+    assert kind_of("7", 4, {"TP": 2, "PP": 1, "CP": 1, "DP": 4}) == "DP"      # the one dimension of 4 ranks
+    with pytest.raises(UsageError, match="layout dimension is not clear"):
+        kind_of("7", 2, sizes)

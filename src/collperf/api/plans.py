@@ -7,7 +7,9 @@ from dataclasses import replace
 
 from collperf import units
 from collperf.errors import UsageError
-from collperf.spec import NetworkSpec, PlanSpec
+from collperf.api.trace import trace
+from collperf.plan.from_trace import measured
+from collperf.spec import NetworkSpec, PlanSpec, TraceSpec
 
 
 def plan_spec(model: str | None = None, dimensions: dict | None = None, layout: dict | None = None,
@@ -64,8 +66,17 @@ def plan(spec: PlanSpec):
     compute_s = spec.compute_s
     if compute_s is None and spec.flops_per_rank is not None:
         compute_s = plans.compute_time(spec.model, spec.layout, spec.flops_per_rank)
-    return plans.plan(spec.model, spec.layout, net.cluster, compute_s, spec.overlap_fractions, spec.algorithm,
-                      spec.intra_algorithm, spec.inter_algorithm)
+    overlap, traced = spec.overlap_fractions, None
+    if spec.from_trace:
+        # the traced step's compute and overlap, where the user gave none
+        traced = measured(trace(TraceSpec(spec.from_trace)), spec.layout)
+        if compute_s is None and spec.flops_per_rank is None:
+            compute_s = traced.compute_s
+        overlap = {**traced.hidden, **overlap}
+    result = plans.plan(spec.model, spec.layout, net.cluster, compute_s, overlap, spec.algorithm,
+                        spec.intra_algorithm, spec.inter_algorithm)
+    result.measured = traced
+    return result
 
 
 def plan_compare(spec: PlanSpec, variants=()) -> tuple[list, int]:

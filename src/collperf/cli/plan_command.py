@@ -62,6 +62,9 @@ def plan_command(
     gpus: Optional[int] = _o(None, "--gpus", panel=_STEP, help="--search: GPUs to lay the model out on."),
     global_batch: Optional[int] = _o(None, "--global-batch", panel=_STEP, help="--search: sequences per step."),
     top: int = _o(10, "--top", panel=_STEP, help="--search: show this many layouts."),
+    from_trace: Optional[list[str]] = _o(None, "--from-trace", panel=_STEP, help="Profiler traces of a real step "
+                                         "(files, a directory or a glob): their compute time and measured overlap "
+                                         "per kind replace the estimates (--compute and --overlap still win)."),
     as_json: bool = Json, cluster: Optional[str] = typer.Option("dgx-h100", "--cluster", help="Cluster preset."),
     intra_algorithm: str = IntraAlg, inter_algorithm: str = InterAlg, network: NetworkSpec = None,
 ):
@@ -76,7 +79,7 @@ def plan_command(
                               scatter_gather=scatter_gather, bucket=bucket, placement=placement,
                               gpu_memory=gpu_memory),
                          network, cluster, compute=compute, flops=flops, overlap=overlap, algorithm=algorithm,
-                         intra_algorithm=intra_algorithm, inter_algorithm=inter_algorithm)
+                         intra_algorithm=intra_algorithm, inter_algorithm=inter_algorithm, from_trace=from_trace)
     if search:
         found = api.plan_search(spec, gpus, global_batch, top=top)
         print_json(render.search_json(found)) if as_json else render.print_search(found)

@@ -22,6 +22,7 @@ class PlanSpec:
     algorithm: str = "best"
     intra_algorithm: str = "best"
     inter_algorithm: str = "best"
+    from_trace: list | str | None = None  # profiler traces of a step: their compute and overlap replace the estimates
 
     def __post_init__(self):
         from collperf import plan as plans
@@ -33,6 +34,8 @@ class PlanSpec:
         self.compute_s = units.parse_time(self.compute) if self.compute is not None else None
         self.flops_per_rank = flops(self.flops) if self.flops is not None else None
         self.overlap_fractions = plans.overlap_fractions(self.overlap)
+        if isinstance(self.from_trace, str):
+            self.from_trace = [self.from_trace]
 
     def cluster_network(self) -> NetworkSpec:
         """The network sized to the layout: preset nodes filled by the layout's ranks."""
