@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from collperf import units
-from collperf.collectives import get_collective
+from collperf.collectives import COLLECTIVES, get_collective
 from collperf.diagnose import Assumed, expectation
 from collperf.diagnose import verdict as V
 from collperf.errors import UsageError
@@ -110,7 +110,7 @@ def rows(matched, assumed: Assumed, spreads: dict | None = None) -> list[Row]:
         worst = [{"time_s": m.time_s, "start_s": m.first.start_s,
                   "rank": min(m.calls, key=lambda r: m.calls[r].time_s)} for m in slow]
         busbw = (get_collective(collective).bandwidths_GBps(size, p, median)[1]
-                 if size and median > 0 and collective in _KNOWN else None)
+                 if size and median > 0 and collective in COLLECTIVES else None)
         out.append(Row(group, collective, size, _most(c.dtype for c in firsts), p,
                        _most(c.algorithm for c in firsts), _most(c.protocol for c in firsts), len(ms), median,
                        float(sum(times)), busbw, None, None, "", "", worst,
@@ -118,10 +118,6 @@ def rows(matched, assumed: Assumed, spreads: dict | None = None) -> list[Row]:
     for r in out:
         _judge(r, assumed)
     return sorted(out, key=lambda r: -r.total_s)
-
-
-_KNOWN = ("allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "scatter", "gather",
-          "sendrecv")
 
 
 def sized(assumed: Assumed, row: Row) -> Assumed:
@@ -133,7 +129,7 @@ def sized(assumed: Assumed, row: Row) -> Assumed:
 
 
 def _judge(row: Row, assumed: Assumed) -> None:
-    if row.size_bytes is None or row.collective not in _KNOWN:
+    if row.size_bytes is None or row.collective not in COLLECTIVES:
         row.verdict = "not judged: the trace does not give this call's size"
         return
     if row.group_size < 2:

@@ -120,6 +120,25 @@ def _compute(c: Collected, gpu: bool) -> np.ndarray:
     return np.column_stack([left, left[:, 0]]) if len(left) else np.empty((0, 3))
 
 
+def _groups(info: dict, world: int) -> tuple[dict, str]:
+    """Process group label -> ranks from distributedInfo's pg_config, and the default group's label."""
+    groups = {_label(g.get("pg_name"), g.get("pg_desc")): _ranks(g.get("ranks", [])) or tuple(range(world))
+              for g in info.get("pg_config") or [] if isinstance(g, dict)}
+    default_pg = next(iter(groups), "default_pg")
+    groups.setdefault(default_pg, tuple(range(world)))
+    return groups, default_pg
+
+
+def _kernel_calls(c: Collected, rank: int, world: int, groups: dict, default_pg: str) -> list[Call]:
+    for e in c.kernels:     # metadata from the record_param_comms op that launched the kernel (older PyTorch)
+        launcher = c.comms_meta.get(e["args"].get("External id"))
+        if launcher and "In msg nelems" not in e["args"]:
+            e["args"] = {**launcher, **e["args"]}
+    corr = np.array([_int(e["args"].get("correlation"), -1) for e in c.kernels], dtype=float)
+    launched = launch_times(c.launches, corr, np.array([float(e["ts"]) for e in c.kernels]))
+    return [_kernel_call(e, rank, world, groups, float(t), default_pg) for e, t in zip(c.kernels, launched)]
+
+
 def read_rank(path) -> RankTrace:
     """One file: its distributed info, device, calls, computation and steps."""
     collected = Collected()
@@ -129,20 +148,9 @@ def read_rank(path) -> RankTrace:
         raise UsageError(f"{path}: no distributedInfo (rank, world size, process groups): record the trace in a "
                          "process where torch.distributed is initialised (init_process_group before the profiler)")
     rank, world = _int(info.get("rank")), _int(info.get("world_size"), 1)
-    groups = {_label(g.get("pg_name"), g.get("pg_desc")): _ranks(g.get("ranks", [])) or tuple(range(world))
-              for g in info.get("pg_config") or [] if isinstance(g, dict)}
-    default_pg = next(iter(groups), "default_pg")
-    groups.setdefault(default_pg, tuple(range(world)))
+    groups, default_pg = _groups(info, world)
     notes: list[str] = []
-    for e in collected.kernels:     # metadata from the record_param_comms op that launched the kernel
-        launcher = collected.comms_meta.get(e["args"].get("External id"))
-        if launcher and "In msg nelems" not in e["args"]:
-            e["args"] = {**launcher, **e["args"]}
-    corr = np.array([_int(e["args"].get("correlation"), -1) for e in collected.kernels], dtype=float)
-    starts = np.array([float(e["ts"]) for e in collected.kernels])
-    launched = launch_times(collected.launches, corr, starts)
-    calls = [_kernel_call(e, rank, world, groups, float(t), default_pg)
-             for e, t in zip(collected.kernels, launched)]
+    calls = _kernel_calls(collected, rank, world, groups, default_pg)
     if collected.gloo:
         calls += pair_gloo(collected.gloo, collected.c10d, rank, default_pg, groups[default_pg], notes)
         if len(groups) > 1:
@@ -162,8 +170,7 @@ def read_rank(path) -> RankTrace:
     version = info.get("nccl_version")
     return RankTrace(str(path), rank, world, str(info.get("backend", "")),
                      str(version) if version not in (None, "") else None, gpu, top.get("host_name"), groups, calls,
-                     _compute(collected, collected.kernel_count > 0),
-                     steps, notes)
+                     _compute(collected, collected.kernel_count > 0), steps, notes)
 
 
 def read_traces(paths) -> list[RankTrace]:
