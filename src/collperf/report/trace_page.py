@@ -79,18 +79,23 @@ def _collectives(report) -> str:
     head = "".join(f"<th{left if h in ('group', 'collective', 'verdict') else ''}>{h}</th>" for h in (
         "group", "collective", "size", "ranks", "alg/proto", "calls", "median", "total", "busbw GB/s", "expected",
         "bound", "verdict"))
-    body = []
+    body, reasons = [], {}
     for r in report.collectives:
         ran = f"{r.algorithm}/{r.protocol}" if r.algorithm != "-" else "-"
         note = f'<div class="why">{e(r.choice_note)}</div>' if r.choice_note else ""
         size = units.format_size(r.size_bytes) if r.size_bytes else "?"
-        busbw = f"{r.busbw_GBps:.2f}" if r.busbw_GBps is not None else "-"
+        busbw = f"{r.busbw_GBps:.3g}" if r.busbw_GBps is not None else "-"
+        verdict = r.verdict
+        if verdict.startswith("not judged: "):     # the reason once, under the table
+            reasons[verdict.partition(": ")[2]] = None
+            verdict = "not judged"
         body.append(f"<tr><td class=\"l\">{e(r.process_group)}</td><td class=\"l\">{e(r.collective)}</td>"
                     f"<td>{e(size)}</td><td>{r.group_size}</td><td>{e(ran)}</td><td>{r.calls}</td>"
                     f"<td>{e(_t(r.time_s))}</td><td>{e(_t(r.total_s))}</td><td>{busbw}</td>"
                     f"<td>{e(_t(r.expected_s))}</td><td>{e(_t(r.bound_s))}</td>"
-                    f"<td class=\"l {_tone(r.verdict)}\"><b>{e(r.verdict)}</b>{note}</td></tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+                    f"<td class=\"l {_tone(r.verdict)}\"><b>{e(verdict)}</b>{note}</td></tr>")
+    why = "".join(f'<p class="explain">not judged: {e(w)}</p>' for w in reasons)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{why}"
 
 
 def _steps(report) -> str:
@@ -105,8 +110,11 @@ def trace_section(report) -> str:
     exposed = sum(s.exposed_comm_s for s in report.steps)
     total = sum(s.time_s for s in report.steps)
     slow = sum(r.verdict.startswith("slower") for r in report.collectives)
-    tiles = [_tile("collectives", f"{len(report.collectives)} groups", f"{slow} slower than expected",
-                   "verdict " + ("bad" if slow else "good")),
+    judged = sum(not r.verdict.startswith("not judged") for r in report.collectives)
+    tone = "bad" if slow else "good" if judged else "neutral"
+    tiles = [_tile("collectives", f"{len(report.collectives)} groups",
+                   f"{slow} of {judged} judged slower than expected" if judged else "none judged: no system known",
+                   f"verdict {tone}"),
              _tile("exposed communication", f"{exposed / total:.0%}" if total else "-",
                    f"{_t(exposed)} of {_t(total)} over all steps and ranks"),
              _tile("system", report.assumed.system.name if report.assumed.system else "none",
