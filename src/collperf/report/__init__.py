@@ -17,7 +17,10 @@ import gzip
 import json
 from pathlib import Path
 
+from collperf import __version__, ingest
 from collperf.errors import UsageError
+from collperf.lab.results import to_json
+from collperf.report import page, trace_page, view
 
 VALIDATION_KEYS = {"networks", "summary", "rows"}
 
@@ -53,8 +56,6 @@ def read_validation(path) -> dict | None:
 
 def results_tables(results, source: str = "collperf bench") -> list:
     """A bench's Results read back through ingest, as its JSON file would be."""
-    from collperf import ingest
-    from collperf.lab.results import to_json
     return ingest.parse(json.dumps(to_json(results)), source)
 
 
@@ -62,8 +63,6 @@ def render_page(diagnoses=(), validations=(), comparison=None, command: str = ""
                 traces=()) -> str:
     """The HTML page for Diagnosis objects, validations (api.Validation or its JSON document) and trace
     reports (collperf.trace.TraceReport)."""
-    from collperf import __version__
-    from collperf.report import page, trace_page, view
     if not diagnoses and not validations and not traces:
         raise UsageError("nothing to report: give at least one log, bench JSON, validate JSON or profiler trace")
     return page.render([view.diagnosis_view(d) for d in diagnoses], [view.validation_view(v) for v in validations],

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from collperf.errors import UsageError
-from collperf.spec._checks import _whole
+from collperf.spec.checks import whole
 from collperf.spec.network import HardwareSpec
 
 
@@ -31,7 +31,7 @@ class TraceSpec:
             self.algorithm = [a.strip() for a in self.algorithm.split(",") if a.strip()]
         self.algorithm = list(self.algorithm or [])
         if self.what_if_nodes is not None:
-            _whole("what-if-nodes", self.what_if_nodes, flag="--what-if-nodes")
+            whole("what-if-nodes", self.what_if_nodes, flag="--what-if-nodes")
         if self.what_if_nodes is not None and self.what_if_cluster is None and not self.algorithm:
             raise UsageError(f"--what-if-nodes {self.what_if_nodes} without --what-if-cluster or -A: nothing to "
                              "price; add --what-if-cluster SYSTEM (e.g. dgx-h100)")

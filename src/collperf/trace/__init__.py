@@ -14,10 +14,18 @@
     core.py     analyse(spec) -> TraceReport
 """
 
-from __future__ import annotations
+import importlib
 
-from collperf.trace.core import TraceReport, analyse
-from collperf.trace.events import Call
-from collperf.trace.read import RankTrace, read_rank, read_traces, trace_files
+# public name -> the module that defines it; imported on first use, so that a light caller (the report's
+# timeline reads overlap.py) does not load the analysis and what it needs (diagnose, scipy)
+_EXPORTS = {"analyse": "collperf.trace.core", "TraceReport": "collperf.trace.core", "Call": "collperf.trace.events",
+            **{name: "collperf.trace.read" for name in ("RankTrace", "read_rank", "read_traces", "trace_files")}}
+__all__ = sorted(_EXPORTS)
 
-__all__ = ["analyse", "TraceReport", "Call", "RankTrace", "read_rank", "read_traces", "trace_files"]
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'collperf.trace' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value
+    return value
