@@ -95,3 +95,16 @@ def test_shared_links_make_auto_leave_mesh_on_a_testbed():
     hosts = HostLinks.blocks(4, 1, link, flow_overhead=0.4)
     picked = {c.algorithm for c in auto_choices("allgather", network, [16 << 20], hosts=hosts)}
     assert "mesh" not in picked
+
+
+def test_ours_must_beat_the_builtin_by_the_margin():
+    from collperf.model.select import BUILTIN_MARGIN
+    size = 16 << 20
+    ours = auto_choices("allreduce", SLOW, [size])[0]
+    # a built-in 10 % slower than our best prediction still runs (within the margin), at its own time
+    near = BuiltinFit("allreduce", 0.0, ours.predicted_s * 1.1 / size)
+    c = auto_choices("allreduce", SLOW, [size], builtin=near)[0]
+    assert c.algorithm == "builtin" and c.predicted_s == pytest.approx(ours.predicted_s * 1.1)
+    # one slower than the margin allows does not
+    far = BuiltinFit("allreduce", 0.0, ours.predicted_s * BUILTIN_MARGIN * 1.01 / size)
+    assert auto_choices("allreduce", SLOW, [size], builtin=far)[0].algorithm == ours.algorithm

@@ -101,14 +101,17 @@ def auto_algorithms(collective: str, network: Network, root: int = 0) -> list[st
     return names
 
 
+BUILTIN_MARGIN = 1.25   # ours predicted >= 1.25x faster than the built-in's fit, else the built-in runs
+
+
 def auto_choices(collective: str, network: Network, sizes, segments: int | None = None,
                  root: int = 0, builtin: BuiltinFit | None = None, hosts: HostLinks | None = None
                  ) -> list[AutoChoice]:
     """Per size, the model's best runnable algorithm on `network` (the rule of `best`: least predicted
     time, ties to the first registered). Pipelined algorithms get the model's best segment count unless
     `segments` fixes it. `hosts`: the flat schedules priced on shared host links (model/shared_links.py);
-    `builtin`: the backend's own collective as one more candidate, priced by its fit (model/builtin_cost.py),
-    listed last so that a tie keeps our schedule."""
+    `builtin`: the backend's own collective as one more candidate, priced by its fit (model/builtin_cost.py) and
+    chosen unless one of ours is predicted BUILTIN_MARGIN times faster."""
     sizes = [int(s) for s in sizes]
     names = auto_algorithms(collective, network, root)
     if not names and builtin is None:
@@ -118,9 +121,15 @@ def auto_choices(collective: str, network: Network, sizes, segments: int | None 
                           intra_algorithm=phase, inter_algorithm=phase) if names else ([], {})
     pairs = [(c.name, _on_hosts(collective, c, sizes, network, hosts, root)) for c in costs]
     if builtin is not None:
-        pairs.append((BUILTIN, Cost(np.zeros(len(sizes)), builtin.time_s(sizes), np.zeros(len(sizes)))))
+        # the built-in's time is measured, ours predicted: ours must be predicted BUILTIN_MARGIN times faster
+        # to be run instead, so that a calibration's noise cannot make auto slower than doing nothing
+        pairs.append((BUILTIN, Cost(np.zeros(len(sizes)), builtin.time_s(sizes) / BUILTIN_MARGIN,
+                                    np.zeros(len(sizes)))))
     by_name = dict(pairs)
     cost, picked = lowest([c for _, c in pairs], [name for name, _ in pairs])
+    if builtin is not None:
+        cost = Cost(np.where(picked == BUILTIN, builtin.time_s(sizes), cost.total_s), np.zeros(len(sizes)),
+                    np.zeros(len(sizes)))
     out = []
     for i, size in enumerate(sizes):
         name = str(picked[i])
