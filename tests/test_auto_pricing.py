@@ -108,3 +108,13 @@ def test_ours_must_beat_the_builtin_by_the_margin():
     # one slower than the margin allows does not
     far = BuiltinFit("allreduce", 0.0, ours.predicted_s * BUILTIN_MARGIN * 1.01 / size)
     assert auto_choices("allreduce", SLOW, [size], builtin=far)[0].algorithm == ours.algorithm
+
+
+def test_auto_measures_the_builtin_and_the_exchange_on_gloo_ranks():
+    pytest.importorskip("torch")
+    from collperf.runtime.launch import Job, run_local
+    out = run_local(Job("collperf.runtime.builtin_fit:auto_inputs", ("allreduce", [64 << 10, 1 << 20], 2)), 2,
+                    timeout_s=120)
+    assert out["builtin_latency_s"] >= 0 and out["builtin_seconds_per_byte"] > 0
+    assert out["exchange_bandwidth_Bps"] > 0 and out["exchange_latency_s"] >= 0
+    assert out["flow_overhead"] == 0.0    # one host: no host link to share

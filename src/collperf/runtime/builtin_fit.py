@@ -178,3 +178,15 @@ def with_exchange(raw: dict, link: Link, several_hosts: bool) -> dict:
     out = dict(raw)
     out["inter" if several_hosts else "intra"] = {"latency_s": link.latency_s, "bandwidth_Bps": link.bandwidth_Bps}
     return out
+
+
+def auto_inputs(collective: str, sweep_sizes, ranks_per_host: int) -> dict:
+    """Everything -A auto measures besides the ping-pong links, as JSON (a collective call; rank 0's answer
+    is the run's): the built-in's fit, the executor's exchange link and the per-flow overhead."""
+    fit = builtin_fit(collective, sweep_sizes, ranks_per_host)
+    link = exchange_link(sweep_sizes, ranks_per_host)
+    several = dist.get_world_size() > ranks_per_host
+    return {"builtin": fit.to_json(), "builtin_latency_s": fit.latency_s,
+            "builtin_seconds_per_byte": fit.seconds_per_byte, "exchange_latency_s": link.latency_s,
+            "exchange_bandwidth_Bps": link.bandwidth_Bps,
+            "flow_overhead": flow_overhead(ranks_per_host) if several else 0.0}
