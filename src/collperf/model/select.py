@@ -139,10 +139,10 @@ def auto_choices(collective: str, network: Network, sizes, segments: int | None 
 
 
 def _on_hosts(collective: str, candidate, sizes, network: Network, hosts: HostLinks | None, root: int) -> Cost:
-    """A candidate's cost, repriced on shared host links where they are given (flat schedules only: the
-    hierarchical composition already prices each phase on its own link)."""
-    if hosts is None or candidate.name == HIERARCHICAL:
-        return candidate.cost
+    """A candidate's cost, repriced on shared host links where they are given (flat unpipelined schedules: the
+    hierarchical composition prices each phase on its own link)."""
+    if hosts is None or candidate.name == HIERARCHICAL or candidate.cost.segments is not None:
+        return candidate.cost   # pipelined: thousands of steps at their best segment count; closed form kept
     c = network.cluster
     intra = c.intra if c is not None else network.flat_link
     return host_priced(collective, candidate.name, sizes, candidate.cost.segments, intra, hosts, root)

@@ -176,7 +176,11 @@ def with_exchange(raw: dict, link: Link, several_hosts: bool) -> dict:
     """The quick calibration's raw measurements (measure.calibrate) with the link our schedules cross (the
     inter-host one on several hosts, else the one inside the host) priced by the executor's exchange."""
     out = dict(raw)
-    out["inter" if several_hosts else "intra"] = {"latency_s": link.latency_s, "bandwidth_Bps": link.bandwidth_Bps}
+    key = "inter" if several_hosts else "intra"
+    # a step never costs less than the ping-pong's small message (a fit of a few sizes can put alpha at 0,
+    # and pipelined algorithms would then be priced with a million segments)
+    floor = (raw.get(key) or {}).get("latency_s", 0.0)
+    out[key] = {"latency_s": max(link.latency_s, floor), "bandwidth_Bps": link.bandwidth_Bps}
     return out
 
 
