@@ -20,6 +20,8 @@ from collperf import units
 from collperf.collectives import busbw_factor, get_collective
 from collperf.diagnose import findings as F
 from collperf.diagnose import verdict as V
+from collperf.diagnose.calibrated import Peers, peers
+from collperf.diagnose.expectation import Expectation, expectation
 from collperf.diagnose.hardware import Assumed, assume
 from collperf.errors import UsageError
 from collperf.fit import Fit, fit, usable
@@ -32,7 +34,7 @@ MIB = 1 << 20
 class SizeVerdict:
     size: int
     time_s: float
-    expected_s: float | None      # NCCL's expected time on the assumed (or fitted) system
+    expected_s: float | None      # the typical time of healthy runs (NCCL's model calibrated), or the fit's
     bound_s: float | None         # the physical lower bound
     busbw_GBps: float | None
     efficiency: float | None      # bound / measured, at most 1
@@ -44,6 +46,10 @@ class SizeVerdict:
     fitted_s: float | None = None  # this log's own piecewise fit
     causes: list[str] = field(default_factory=list)
     wrong: bool = False
+    model_s: float | None = None      # NCCL's own model time
+    expected_low_s: float | None = None   # the band of healthy public runs (10th-90th percentile of their time)
+    expected_high_s: float | None = None
+    band_from: str = ""
 
 
 @dataclass
@@ -58,6 +64,7 @@ class Diagnosis:
     findings: list[F.Finding]
     model_from: str | None = None
     verdict: str = ""             # the table's overall verdict, "label: detail"
+    peers: Peers | None = None    # public runs like this one, at the largest judged size
 
     @property
     def peak_source(self) -> str:
@@ -69,67 +76,8 @@ class Diagnosis:
                 "bound_from": self.bound_from, "model_from": self.model_from, "verdict": self.verdict,
                 "peak_busbw_GBps": self.peak_GBps, "fit": self.fit.to_json() if self.fit else None,
                 "sizes": [vars(s) for s in self.sizes], "findings": [vars(f) for f in self.findings],
+                "peers": self.peers.to_json() if self.peers else None,
                 "notes": self.table.notes, "skipped_lines": self.table.skipped}
-
-
-@dataclass
-class Expectation:
-    """What a row is compared with: expected and bound per size, and where they come from."""
-
-    expected_s: np.ndarray | None
-    regime: np.ndarray | None
-    choice: list[str]
-    runner_up: list[str]
-    bound_s: np.ndarray | None
-    binding: list[str]
-    peak_GBps: float | None
-    expected_from: str
-    bound_from: str
-
-
-def expectation(collective: str, sizes, assumed: Assumed, peak_Bps: float | None = None,
-                factor: float | None = None, bound_system=None) -> Expectation:
-    """NCCL's expected time and the bound on the assumed system (a flat bound from `peak_Bps` if given;
-    `bound_system`: another system for the bound, e.g. the unfitted hardware when the expectation is a fit)."""
-    from collperf.model.nccl import expect, system_bound
-    n = np.asarray(sizes, dtype=float)
-    system = assumed.system
-    expected = regime = None
-    choice = runner = [""] * len(n)
-    expected_from = f"none: {assumed.why_none}"
-    if system is not None and system.ranks < 2:
-        expected_from = "none: one rank, no collective to model"
-        system = None
-    if system is not None and len(n):
-        pred = expect(collective, n, system)
-        expected, regime = pred.time_s, pred.regime
-        choice = pred.choice
-        runner = [f"{a}/{p}" if a != "-" else "" for a, p in zip(pred.runner_up_algorithm, pred.runner_up_protocol)]
-        fitted = system.provenance.get("launch_overhead_us", "")
-        expected_from = (f"NCCL's model on {system.name} ({fitted})" if fitted.startswith("fitted")
-                         else f"NCCL's model (algorithm/protocol choice and time) on {system.name}")
-    bound = None
-    binding = [""] * len(n)
-    peak_GBps = None
-    bound_from = "none: no system assumed and no --peak"
-    if peak_Bps is not None:
-        f = factor if factor else busbw_factor(collective, system.ranks) if system else 1.0
-        bound = n * f / peak_Bps
-        binding = ["peak"] * len(n)
-        peak_GBps = peak_Bps / 1e9
-        bound_from = f"given: --peak {units.format_bandwidth(peak_Bps)} per rank (busbw cannot exceed it)"
-    elif (bound_system or system) is not None and len(n):
-        system = bound_system or system
-        b = system_bound(collective, n, system)
-        bound, binding = b.time_s, b.binding
-        peak = b.peak_busbw_Bps
-        peak_GBps = peak / 1e9 if np.isfinite(peak) else None
-        bound_from = (f"two-level bound on {system.name}: the larger of the node-level network bound "
-                      f"({system.nics_per_node}x {system.nic_Gbps:g} Gb/s per node) and the intra-node bound"
-                      f"{' with in-switch reduction (NVLS)' if system.nvls else ''}"
-                      f"{'; host bridge (no P2P)' if system.host_bridge else ''}")
-    return Expectation(expected, regime, list(choice), list(runner), bound, list(binding), peak_GBps,
-                       expected_from, bound_from)
 
 
 def _judge(size, time_s, busbw, i, ex: Expectation, collective, runtime, nodes, wrong, fitted_s=None,
@@ -137,13 +85,21 @@ def _judge(size, time_s, busbw, i, ex: Expectation, collective, runtime, nodes, 
     expected = float(ex.expected_s[i]) if ex.expected_s is not None else None
     bound = float(ex.bound_s[i]) if ex.bound_s is not None else None
     regime = str(ex.regime[i]) if ex.regime is not None else own_regime
-    text, eff = V.verdict(time_s, expected, bound, wrong)
+    low, high = (_at(ex.low_s, i), _at(ex.high_s, i))
+    text, eff = V.verdict(time_s, expected, bound, wrong, low, high)
     why = V.causes(collective, runtime, regime, nodes, ex.choice[i], ex.runner_up[i]) \
         if text.startswith("slower") else []
     if why and expected and time_s > 10 * expected:
         why.insert(0, V.FAR_OFF)
     return SizeVerdict(size, time_s, expected, bound, busbw, eff, regime, text, ex.choice[i], ex.runner_up[i],
-                       ex.binding[i], fitted_s, why, wrong)
+                       ex.binding[i], fitted_s, why, wrong, _at(ex.model_s, i), low, high,
+                       ex.band_from[i] if ex.band_from else "")
+
+
+def _at(values, i) -> float | None:
+    if values is None or not np.isfinite(values[i]):
+        return None
+    return float(values[i])
 
 
 def _model_system(model_log: "Table | str", hardware, target: Table):
@@ -171,10 +127,12 @@ def _model_system(model_log: "Table | str", hardware, target: Table):
     return system, result, model_log.source
 
 
-def diagnose(table: Table, peak_Bps: float | None = None, hardware=None, model=None) -> Diagnosis:
+def diagnose(table: Table, peak_Bps: float | None = None, hardware=None, model=None, bands: dict | None = None,
+             peer_runs: list | None = None) -> Diagnosis:
     """Verdicts for every size of `table`. `hardware`: a HardwareSpec (overrides of what the log says);
     `peak_Bps`: a flat bound per rank instead of the hardware's; `model`: a log (path or Table) whose
-    fit through NCCL's model gives the expected times (cross-collective prediction)."""
+    fit through NCCL's model gives the expected times (cross-collective prediction). `bands` and
+    `peer_runs`: another calibration table and peer list than the committed ones (cross-validation)."""
     from collperf.spec import HardwareSpec
     hardware = hardware or HardwareSpec()
     own = fit(table)
@@ -192,7 +150,7 @@ def diagnose(table: Table, peak_Bps: float | None = None, hardware=None, model=N
                        and r.time_s > 0), key=lambda r: r.size)
     rows = [r for r in measured if usable(r)]
     ex = expectation(table.collective, [r.size for r in measured], assumed, peak_Bps, own.factor,
-                     hardware_system if model_from else None)
+                     hardware_system if model_from else None, {} if model_from else bands)
     if model_from:
         ex.expected_from = f"NCCL's model fitted to {model_from}, predicting {table.collective} with its own choice"
     nodes = assumed.system.nodes if assumed.system else (table.nodes or 1)
@@ -205,9 +163,13 @@ def diagnose(table: Table, peak_Bps: float | None = None, hardware=None, model=N
     found = F.table_findings(table, own, rows)
     found += F.above_bound(verdicts, assumed, ex.bound_from if peak_Bps is not None else None)
     found += F.slower_overall(verdicts, assumed)
+    found += outside_band(verdicts)
     found += F.latency_bound(verdicts, ex.regime is not None)
+    judged = [v for v in verdicts if v.busbw_GBps and not v.wrong]
+    like = peers(table.collective, hardware_system, judged[-1].size, judged[-1].busbw_GBps, peer_runs,
+                 exclude=Path(table.source).stem) if judged else None
     return Diagnosis(table, own, assumed, ex.expected_from, ex.bound_from, ex.peak_GBps, verdicts, found,
-                     model_from, overall(verdicts, found))
+                     model_from, overall(verdicts, found), like)
 
 
 def _mark_isolated(verdicts: list[SizeVerdict]) -> None:
@@ -233,14 +195,34 @@ def overall(verdicts: list[SizeVerdict], found) -> str:
         return "above the bound: some sizes beat the assumed hardware's bound, so the system assumed is wrong"
     big = [v for v in judged if v.regime != "latency"] or judged
     slow = [v for v in big if v.verdict.startswith("slower")]
+    fast = [v for v in big if v.verdict.startswith("faster")]
     top = big[-1]
     eff = f", {top.efficiency:.0%} of the bound" if top.efficiency is not None else ""
+    banded = any(v.expected_high_s for v in big)
+    against = "the band of healthy public runs" if banded else f"{V.SLOWER_FACTOR:g}x of NCCL's expected time"
     if len(slow) > len(big) / 2:
-        worst = max(slow, key=lambda v: v.time_s / v.expected_s)
-        return (f"slower than expected: {len(slow)} of {len(big)} bandwidth-bound sizes, up to "
-                f"{worst.time_s / worst.expected_s:.2f}x at {units.format_size(worst.size)}{eff}")
-    return f"as expected: {len(big) - len(slow)} of {len(big)} bandwidth-bound sizes within " \
-           f"{V.SLOWER_FACTOR:g}x of NCCL's expected time{eff} at {units.format_size(top.size)}"
+        worst = max(slow, key=lambda v: v.time_s / (v.expected_high_s or v.expected_s))
+        edge = worst.expected_high_s or worst.expected_s
+        return (f"slower than expected: {len(slow)} of {len(big)} bandwidth-bound sizes above {against}, up to "
+                f"{worst.time_s / edge:.2f}x {'its slow edge' if banded else 'the expected time'} at "
+                f"{units.format_size(worst.size)}{eff}")
+    if banded and len(fast) > len(big) / 2:
+        return (f"faster than typical: {len(fast)} of {len(big)} bandwidth-bound sizes faster than 90 % of healthy "
+                f"public runs{eff} at {units.format_size(top.size)}")
+    return (f"as expected: {len(big) - len(slow)} of {len(big)} bandwidth-bound sizes within {against}"
+            f"{' or faster' if banded and fast else ''}{eff} at {units.format_size(top.size)}")
+
+
+def outside_band(verdicts: list[SizeVerdict]) -> list[F.Finding]:
+    """The size-by-size view: which sizes fall outside the band of healthy public runs, and which way."""
+    slow = [v.size for v in verdicts if v.expected_high_s and v.verdict.startswith("slower")]
+    fast = [v.size for v in verdicts if v.expected_low_s and v.verdict.startswith("faster")]
+    if not slow and not fast:
+        return []
+    parts = ([f"slower than the band at {', '.join(map(units.format_size, slow))}"] if slow else []) + \
+        ([f"faster than typical at {', '.join(map(units.format_size, fast))}"] if fast else [])
+    return [F.Finding("outside-band", "info", "sizes outside the band of healthy public runs (10th-90th "
+                      f"percentile): {'; '.join(parts)}", slow + fast)]
 
 
 # ---- one measured number -------------------------------------------------------------------------

@@ -295,6 +295,10 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
     system = base.with_(nodes_src, nodes=nodes).with_(
         "from the ranks in the log / nodes" if table is not None and ranks else "from --ranks / nodes",
         gpus_per_node=per_node)
+    if per_node < base.gpus_per_node and base.one_nic_per_gpu:
+        # a run on some of a node's GPUs uses their NICs (one rail per GPU), not the whole node's
+        system = system.with_(f"{base.nics_per_node} NICs of {base.name} scaled to the {per_node} GPU(s) per node "
+                              "used", nics_per_node=max(1, base.nics_per_node * per_node // base.gpus_per_node))
     if hw.cluster is None and gpu_text and "instance" not in facts:
         system = system.with_(gpu_src, gpu=gpu_text)
     ngpus = int((table.header if table is not None else {}).get("ngpus", 1) or 1)

@@ -78,8 +78,11 @@ def causes(collective: str, runtime: str, regime: str, nodes: int, choice: str =
     return out
 
 
-def verdict(time_s: float, expected_s: float | None, bound_s: float | None, wrong: bool) -> tuple[str, float | None]:
-    """(verdict text without causes, efficiency bound/measured capped at 1)."""
+def verdict(time_s: float, expected_s: float | None, bound_s: float | None, wrong: bool,
+            low_s: float | None = None, high_s: float | None = None) -> tuple[str, float | None]:
+    """(verdict text without causes, efficiency bound/measured capped at 1). With a band (low_s..high_s: the
+    10th-90th percentile of healthy public runs' time) slower means above its slow edge, faster below its
+    fast edge; without one, beyond SLOWER_FACTOR of NCCL's expected time."""
     if wrong:
         return "not judged: wrong results (#wrong > 0), the time is meaningless", None
     efficiency = None
@@ -90,6 +93,8 @@ def verdict(time_s: float, expected_s: float | None, bound_s: float | None, wron
                 "(see the above-bound finding)"), efficiency
     if expected_s is None:
         return "not judged: no system assumed (pass --cluster or --gpu)", efficiency
+    if low_s is not None and high_s is not None:
+        return band_verdict(time_s, low_s, high_s), efficiency
     ratio = time_s / expected_s
     if ratio < 1 / SLOWER_FACTOR:
         return (f"faster than expected ({units.format_time(time_s)} vs {units.format_time(expected_s)}): good; "
@@ -99,3 +104,14 @@ def verdict(time_s: float, expected_s: float | None, bound_s: float | None, wron
     by = f"{ratio - 1:.0%}" if ratio < 2 else f"{ratio:.3g}x"
     return (f"slower than expected by {by} ({units.format_time(time_s)} vs "
             f"{units.format_time(expected_s)})"), efficiency
+
+
+def band_verdict(time_s: float, low_s: float, high_s: float) -> str:
+    band = f"{units.format_time(low_s)}-{units.format_time(high_s)}"
+    if time_s > high_s:
+        ratio = time_s / high_s
+        by = f"{ratio - 1:.0%}" if ratio < 2 else f"{ratio:.3g}x"
+        return (f"slower than expected by {by} ({units.format_time(time_s)}; healthy public runs take {band})")
+    if time_s < low_s:
+        return (f"faster than typical ({units.format_time(time_s)}; healthy public runs take {band}): good")
+    return "as expected"

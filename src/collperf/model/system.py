@@ -11,6 +11,7 @@ catalogue value came from; `provenance` says how a value of this instance was se
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, fields, replace
 import numpy as np
 
@@ -21,8 +22,9 @@ from collperf.model.nccl.constants import NVLINK_BW_PER_LINK, pcie_bw
 # GPUDirect-TCPX / TCPXO, plain sockets, and a rack-scale NVLink domain (GB200/GB300 NVL72).
 NETWORK_FABRICS = ("ib", "roce", "efa", "tcpx", "tcpxo", "socket", "nvl72")
 # ... and inside one node: NVSwitch with or without in-switch reduction, PCIe peer-to-peer, PCIe through
-# host memory. Calibration and peers are kept per class (model/calibration.py).
-NODE_FABRICS = ("nvswitch", "nvswitch-nvls", "pcie-p2p", "pcie-host")
+# host memory; AMD's Infinity Fabric (xGMI) mesh. Calibration and peers are kept per class
+# (model/calibration.py).
+NODE_FABRICS = ("nvswitch", "nvswitch-nvls", "xgmi", "pcie-p2p", "pcie-host")
 FABRICS = NODE_FABRICS + NETWORK_FABRICS
 
 
@@ -136,6 +138,9 @@ class System:
     @property
     def nccl_gpu_bw(self) -> float:
         """NCCL's total bandwidth of one GPU (search.cc getTotalBw): sum of NVLinks, else PCIe."""
+        if self.nvlink_links and self.amd:
+            # RCCL keeps NCCL's search; its xGMI links are given the same derate as NVLink4 (20.6 of 25 GB/s)
+            return self.nvlink_GBps * NVLINK_BW_PER_LINK[90] / 25.0
         if self.nvlink_links:
             cc = min(NVLINK_BW_PER_LINK, key=lambda k: (abs(k - self.compute_capability), -k))
             return self.nvlink_links * NVLINK_BW_PER_LINK[cc]
@@ -160,13 +165,18 @@ class System:
         return total_Gbps / self.nccl_nics / 8.0
 
     @property
+    def amd(self) -> bool:
+        """An AMD Instinct GPU (RCCL; its links are Infinity Fabric, not NVLink)."""
+        return bool(re.search(r"\bAMD\b|\bMI\d{3}|gfx9", self.gpu))
+
+    @property
     def fabric_class(self) -> str:
         """The fabric a run of this size crosses: the network's class on several nodes (nvl72 while the run
         stays in one NVLink domain), else the node's: nvswitch(-nvls), pcie-p2p or pcie-host."""
         if self.nodes > 1:
             return "nvl72" if self.nvlink_domain and self.ranks <= self.nvlink_domain else self.fabric
         if self.nvlink_links:
-            return "nvswitch-nvls" if self.nvls else "nvswitch"
+            return "xgmi" if self.amd and not self.nvswitch else "nvswitch-nvls" if self.nvls else "nvswitch"
         return "pcie-p2p" if self.p2p else "pcie-host"
 
     def describe(self) -> str:

@@ -18,7 +18,7 @@ from collperf.model.network import Cluster, Link
 from collperf.model.system import FABRICS, NETWORK_FABRICS, NODE_FABRICS, System
 
 __all__ = ["System", "CATALOGUE", "ALIASES", "FABRICS", "NETWORK_FABRICS", "NODE_FABRICS", "get_system",
-           "system_for_gpu", "to_cluster", "resolve_name", "system_for_instance"]
+           "system_for_gpu", "to_cluster", "resolve_name", "system_for_instance", "gpu_family"]
 
 # Data sheets, quoted by every entry that takes a value from them.
 _DGX_A100 = "NVIDIA DGX A100 data sheet (nvidia.com/content/dam/en-zz/Solutions/Data-Center/nvidia-dgx-a100-datasheet.pdf)"
@@ -28,6 +28,7 @@ _DGX_B200 = "NVIDIA DGX B200 data sheet (nvidia.com/en-us/data-center/dgx-b200)"
 _GB200 = "NVIDIA GB200 NVL72 specifications (nvidia.com/en-us/data-center/gb200-nvl72)"
 _GB300 = "NVIDIA GB300 NVL72 specifications (nvidia.com/en-us/data-center/gb300-nvl72)"
 _MI300X = "AMD Instinct MI300X platform data sheet (amd.com/en/products/accelerators/instinct/mi300/platform.html)"
+_MI355X = "AMD Instinct MI355X data sheet (amd.com/en/products/accelerators/instinct/mi350/mi355x.html)"
 _ND_MI300X = "Azure ND MI300X v5 series (learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/ndmi300xv5-series)"
 _GCP_GPUS = "Google Cloud GPU machine types (cloud.google.com/compute/docs/gpus)"
 _GCP_NET = "Google Cloud accelerator-optimized machines, network (cloud.google.com/compute/docs/accelerator-optimized-machines)"
@@ -85,6 +86,11 @@ CATALOGUE: dict[str, System] = {s.name: s for s in (
            name="mi300x", gpu="AMD Instinct MI300X", compute_capability=90, gpus_per_node=8, nvlink_links=7,
            nvlink_GBps=448.0, nvswitch=False, pcie_gen=5, nics_per_node=8, nic_Gbps=400.0, fabric="ib",
            cpu_vendor="amd", instance="MI300X platform"),
+    # MI355X: 7 Infinity Fabric links, 1,075 GB/s in both directions (537.6 per direction), CDNA 4
+    _entry(_MI355X, {"nics_per_node": _ND_MI300X, "nic_Gbps": _ND_MI300X, "fabric": _ND_MI300X},
+           name="mi355x", gpu="AMD Instinct MI355X", compute_capability=100, gpus_per_node=8, nvlink_links=7,
+           nvlink_GBps=537.6, nvswitch=False, pcie_gen=5, nics_per_node=8, nic_Gbps=400.0, fabric="roce",
+           cpu_vendor="amd", instance="MI355X platform"),
     # ---- cloud instances ------------------------------------------------------------------------------
     _entry(_GCP_NET, {"gpu": _GCP_GPUS}, name="gcp-a3-high", gpu="H100 80GB", **_HOPPER, nics_per_node=4,
            nic_Gbps=200.0, fabric="tcpx", net_gdr=False, instance="a3-highgpu-8g"),
@@ -153,6 +159,7 @@ _GPU_PATTERNS = (
     (r"H100.*(HBM3|SXM)|H100 80GB|H800|GH200", "dgx-h100", "default for H100 SXM"),
     (r"A100.*SXM|A800.*SXM", "dgx-a100", "default for A100 SXM"),
     (r"MI300X|gfx942", "mi300x", "default for MI300X"),
+    (r"MI35\dX|gfx950", "mi355x", "default for MI355X"),
     (r"V100.*SXM3|V100.*32GB.*SXM3", "dgx-2", "default for V100 DGX-2"),
     (r"V100.*SXM", "dgx-1v", "default for V100 DGX-1"),
     (r"2080 Ti|RTX [2345]0[0-9]0|GeForce", "pcie-2080ti", "default for GeForce (PCIe, no P2P)"),
@@ -168,6 +175,14 @@ def resolve_name(name: str) -> str:
         raise UsageError(f"unknown system {name!r}: expected one of {', '.join(CATALOGUE)} "
                          f"(or an alias: {', '.join(ALIASES)})")
     return key
+
+
+def gpu_family(system: System) -> str:
+    """The catalogue entry of the system's GPU model (dgx-h100 for any H100 system), to match peers."""
+    for pattern, key, _ in _GPU_PATTERNS:
+        if re.search(pattern, system.gpu, re.IGNORECASE):
+            return key
+    return system.name
 
 
 def get_system(name: str, nodes: int = 1) -> System:
