@@ -6,7 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from collperf import units
-from collperf.spec import TopologyPredictSpec, sizes
+from collperf.collectives import get_collective
+from collperf.diagnose.expectation import expected_bands as _expected_bands
+from collperf.diagnose.hardware import assume
+from collperf.errors import UsageError
+from collperf.spec import HardwareSpec, TopologyPredictSpec, sizes
 from collperf.api._common import _alias, _network
 
 
@@ -71,3 +75,13 @@ def algorithms(collective: str | None = None) -> list:
     """`collperf algorithms`: the registry, optionally for one collective."""
     from collperf.model.algorithms import ALGORITHMS, algorithms_for
     return list(ALGORITHMS) if collective is None else algorithms_for(collective)
+
+
+def expected_bands(collective: str, size, net) -> tuple:
+    """`collperf predict --cluster X`: what NCCL on the catalogue system is expected to take per size (the band
+    of healthy public runs of its fabric class around NCCL's model time, the bound, peers): the expectation
+    `diagnose` judges a measurement against. Returns (Assumed, [ExpectedBand per size])."""
+    assumed = assume(None, HardwareSpec.from_network(net), net.ranks)
+    if assumed.system is None:
+        raise UsageError(f"predict --cluster: {assumed.why_none}")
+    return assumed, _expected_bands(get_collective(collective).name, sizes(size), assumed)

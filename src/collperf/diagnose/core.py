@@ -238,11 +238,12 @@ class Judgement:
     algbw_GBps: float
     expected_from: str
     bound_from: str
+    peers: Peers | None = None
 
     def to_json(self) -> dict:
         return {"collective": self.collective, "ranks": self.ranks, "system": self.assumed.to_json(),
                 "expected_from": self.expected_from, "bound_from": self.bound_from, "algbw_GBps": self.algbw_GBps,
-                **vars(self.row)}
+                **vars(self.row), "peers": self.peers.to_json() if self.peers else None}
 
 
 def diagnose_measurement(spec) -> Judgement:
@@ -259,4 +260,5 @@ def diagnose_measurement(spec) -> Judgement:
     algbw = spec.size_bytes / spec.time_s / 1e9
     row = _judge(spec.size_bytes, spec.time_s, algbw * factor, 0, ex, name, "nccl",
                  assumed.system.nodes if assumed.system else 1, False)
-    return Judgement(name, ranks, assumed, row, algbw, ex.expected_from, ex.bound_from)
+    like = peers(name, assumed.system, spec.size_bytes, algbw * factor)
+    return Judgement(name, ranks, assumed, row, algbw, ex.expected_from, ex.bound_from, like)

@@ -52,7 +52,7 @@ class CorpusLog:
 
     def sample(self) -> Sample:
         return Sample(self.id, self.source, self.system.fabric_class, self.sizes, self.times / self.model_s,
-                      self.bound_s / self.times)
+                      self.bound_s / self.times, gpu_family(self.system))
 
 
 def read_index(corpus: Path) -> list[dict]:
@@ -111,7 +111,10 @@ def _model(log: CorpusLog) -> bool:
                   key=lambda r: r.size)
     if assumed.system is None or assumed.system.ranks < 2 or len(rows) < 3:
         return False
-    ex = expectation(log.table.collective, [r.size for r in rows], assumed, bands={})
+    try:
+        ex = expectation(log.table.collective, [r.size for r in rows], assumed, bands={})
+    except UsageError:      # a collective NCCL's model does not price (gather, scatter)
+        return False
     if ex.model_s is None:
         return False
     log.system = assumed.system

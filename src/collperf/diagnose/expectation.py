@@ -10,10 +10,11 @@ import numpy as np
 
 from collperf import units
 from collperf.collectives import busbw_factor
-from collperf.diagnose.calibrated import calibration
+from collperf.diagnose.calibrated import calibration, peers
 from collperf.diagnose.hardware import Assumed
 from collperf.model.calibration import band
 from collperf.model.nccl import expect, system_bound
+from collperf.model.systems import gpu_family
 
 
 @dataclass
@@ -91,7 +92,7 @@ def _calibrate(ex: Expectation, n: np.ndarray, system, bands: dict) -> None:
     ex.fabric = system.fabric_class
     if not bands:
         return
-    b = band(n, ex.model_s, ex.fabric, bands, floor_s=ex.bound_s)
+    b = band(n, ex.model_s, ex.fabric, bands, floor_s=ex.bound_s, family=gpu_family(system))
     ok = np.isfinite(b.typical_s)
     if not ok.any():
         return
@@ -101,3 +102,44 @@ def _calibrate(ex: Expectation, n: np.ndarray, system, bands: dict) -> None:
     ex.band_from = b.provenance
     ex.expected_from = (f"{ex.expected_from}, calibrated on healthy public runs: the band is the 10th-90th "
                         f"percentile of their time relative to NCCL's model ({'; '.join(dict.fromkeys(b.provenance))})")
+
+
+@dataclass
+class ExpectedBand:
+    """`predict --cluster`: per size, what NCCL on the system is expected to take (the calibrated band and
+    NCCL's own model time), the bound, and public runs like it."""
+
+    size: int
+    low_s: float | None
+    typical_s: float
+    high_s: float | None
+    model_s: float
+    bound_s: float | None
+    choice: str
+    band_from: str
+    busbw_factor: float
+    peers: object = None
+
+    def busbw_GBps(self, time_s: float | None) -> float | None:
+        return self.size * self.busbw_factor / time_s / 1e9 if time_s else None
+
+    def to_json(self) -> dict:
+        return {"size": self.size, "expected_low_s": self.low_s, "expected_s": self.typical_s,
+                "expected_high_s": self.high_s, "nccl_model_s": self.model_s, "bound_s": self.bound_s,
+                "nccl_choice": self.choice, "band_from": self.band_from,
+                "expected_busbw_GBps": [self.busbw_GBps(self.high_s), self.busbw_GBps(self.low_s)],
+                "peers": self.peers.to_json() if self.peers else None}
+
+
+def expected_bands(collective: str, sizes, assumed: Assumed, peer_list=None) -> list[ExpectedBand]:
+    """The same expectation diagnose judges a measurement against, for sizes not yet measured."""
+    n = [int(x) for x in sizes]
+    ex = expectation(collective, n, assumed)
+    factor = busbw_factor(collective, assumed.system.ranks)
+
+    def at(values, i):
+        return float(values[i]) if values is not None and np.isfinite(values[i]) else None
+    return [ExpectedBand(size, at(ex.low_s, i), float(ex.expected_s[i]), at(ex.high_s, i), float(ex.model_s[i]),
+                         at(ex.bound_s, i), ex.choice[i], ex.band_from[i] if ex.band_from else ex.expected_from,
+                         factor, peers(collective, assumed.system, size, None, peer_list))
+            for i, size in enumerate(n)]

@@ -45,6 +45,7 @@ class Sample:
     size_bytes: np.ndarray
     ratio: np.ndarray
     efficiency: np.ndarray
+    family: str = ""          # the GPU's catalogue family (dgx-h100 for any H100): a finer class where it has data
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,8 @@ def fit_bands(samples: list[Sample]) -> dict:
     """{class: {"2^k": stats}} for every fabric class in the samples, each group of GROUPS and POOLED.
     stats: low/typical/high ratio (10th/50th/90th percentile), logs, sources, efficiency percentiles."""
     classes = {f: [s for s in samples if s.fabric == f] for f in sorted({s.fabric for s in samples})}
+    for fabric, family in sorted({(s.fabric, s.family) for s in samples if s.family}):
+        classes[f"{fabric}:{family}"] = [s for s in samples if (s.fabric, s.family) == (fabric, family)]
     for group, members in GROUPS.items():
         classes[group] = [s for s in samples if s.fabric in members]
     classes[POOLED] = list(samples)
@@ -113,8 +116,12 @@ def _enough(stats: dict | None) -> bool:
     return bool(stats) and stats["logs"] >= MIN_LOGS and stats["sources"] >= MIN_SOURCES
 
 
-def _pick(table: dict, fabric: str, k: int) -> tuple[dict | None, str]:
+def _pick(table: dict, fabric: str, k: int, family: str = "") -> tuple[dict | None, str]:
     key = str(k)
+    mine = table.get(f"{fabric}:{family}", {}).get(key) if family else None
+    if _enough(mine):
+        return mine, (f"calibrated on {mine['logs']} public runs of this GPU family on this fabric class "
+                      f"({family}, {fabric}) from {mine['sources']} sources")
     own = table.get(fabric, {}).get(key)
     if _enough(own):
         return own, (f"calibrated on {own['logs']} public runs of this fabric class ({fabric}) from "
@@ -130,14 +137,15 @@ def _pick(table: dict, fabric: str, k: int) -> tuple[dict | None, str]:
     return None, "not calibrated: too few public runs near this size"
 
 
-def band(size_bytes, model_time_s, fabric: str, table: dict, floor_s=None) -> Band:
-    """The calibrated band of each size around NCCL's model time (never below `floor_s`, the bound)."""
+def band(size_bytes, model_time_s, fabric: str, table: dict, floor_s=None, family: str = "") -> Band:
+    """The calibrated band of each size around NCCL's model time (never below `floor_s`, the bound): from the
+    runs of the same GPU family on the fabric class where there are enough, else of the class, its group, all."""
     n = np.atleast_1d(np.asarray(size_bytes, dtype=float))
     t = np.atleast_1d(np.asarray(model_time_s, dtype=float))
     factors = np.full((3, n.size), np.nan)
     provenance = []
     for i, g in enumerate(_grid_index(n)):
-        stats, why = _pick(table, fabric, GRID_LOG2[g])
+        stats, why = _pick(table, fabric, GRID_LOG2[g], family)
         provenance.append(why)
         if stats:
             factors[:, i] = (stats["low"], stats["typical"], stats["high"])

@@ -123,7 +123,15 @@ class System:
     @property
     def intra_Bps(self) -> float:
         """Physical per-GPU rate to the other GPUs of its node (NVLink, else PCIe)."""
-        return self.nvlink_GBps * 1e9 if self.nvlink_links else self.pcie_GBps * 1e9
+        return self.nvlink_GBps * self.mesh_share * 1e9 if self.nvlink_links else self.pcie_GBps * 1e9
+
+    @property
+    def mesh_share(self) -> float:
+        """The share of a GPU's links a run can use: all of them behind a switch; on AMD's xGMI full mesh
+        (one link to each peer) only the links to the run's other GPUs of the node."""
+        if self.nvswitch or not self.amd or not self.nvlink_links:
+            return 1.0
+        return min(1.0, (self.gpus_per_node - 1) / self.nvlink_links)
 
     @property
     def pcie_GBps(self) -> float:
@@ -140,7 +148,7 @@ class System:
         """NCCL's total bandwidth of one GPU (search.cc getTotalBw): sum of NVLinks, else PCIe."""
         if self.nvlink_links and self.amd:
             # RCCL keeps NCCL's search; its xGMI links are given the same derate as NVLink4 (20.6 of 25 GB/s)
-            return self.nvlink_GBps * NVLINK_BW_PER_LINK[90] / 25.0
+            return self.nvlink_GBps * self.mesh_share * NVLINK_BW_PER_LINK[90] / 25.0
         if self.nvlink_links:
             cc = min(NVLINK_BW_PER_LINK, key=lambda k: (abs(k - self.compute_capability), -k))
             return self.nvlink_links * NVLINK_BW_PER_LINK[cc]
