@@ -64,7 +64,9 @@ def main() -> None:
     if args.verbose:
         for r in results:
             err = f"{100 * r['error']:.1f} %" if r["error"] is not None else "-"
-            print(f"{r['id'][:48]:48} {r['fabric']:13} {'ok ' if r['healthy'] else 'BAD'} {err:>8}  {r['verdict'][:70]}")
+            beyond = f"{r['beyond']:.2f}" if r["beyond"] is not None else "-"
+            print(f"{r['id'][:48]:48} {r['fabric']:13} {'ok ' if r['healthy'] else 'BAD'} {err:>8} {beyond:>5}  "
+                  f"{r['verdict'][:60]}")
     print(f"leave-one-source-out over {len(results)} logs from {len({r['source'] for r in results})} sources:")
     report(results)
 

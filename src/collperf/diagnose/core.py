@@ -203,6 +203,11 @@ def overall(verdicts: list[SizeVerdict], found) -> str:
     if len(slow) > len(big) / 2:
         worst = max(slow, key=lambda v: v.time_s / (v.expected_high_s or v.expected_s))
         edge = worst.expected_high_s or worst.expected_s
+        beyond = float(np.median([v.time_s / v.expected_high_s for v in slow])) if banded else None
+        if beyond is not None and beyond < V.BAND_MARGIN:
+            return (f"as expected, at the slow end of healthy runs: {len(slow)} of {len(big)} bandwidth-bound sizes "
+                    f"just above {against} (median {beyond - 1:.0%} beyond its slow edge){eff} at "
+                    f"{units.format_size(top.size)}")
         return (f"slower than expected: {len(slow)} of {len(big)} bandwidth-bound sizes above {against}, up to "
                 f"{worst.time_s / edge:.2f}x {'its slow edge' if banded else 'the expected time'} at "
                 f"{units.format_size(worst.size)}{eff}")

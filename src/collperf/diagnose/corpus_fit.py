@@ -82,7 +82,9 @@ def hardware_for(row: dict) -> HardwareSpec:
 def _tables(path: Path, row: dict) -> list:
     wanted = {get_collective(c).name for c in re.split(r"[;| ]+", row.get("collectives", "")) if c.strip()} \
         if row.get("collectives") else set()
-    tables = [t for t in load(path) if t.collective and (not wanted or t.collective in wanted)]
+    # a log that names one collective in the index is read as that one (some logs print no test name)
+    tables = load(path, next(iter(wanted))) if len(wanted) == 1 else load(path)
+    tables = [t for t in tables if t.collective and (not wanted or t.collective in wanted)]
     ranks = int(row["ranks"]) if row.get("ranks", "").isdigit() else None
     for t in tables:
         if not t.ranks and ranks:
@@ -160,7 +162,7 @@ def cross_validate(logs: list[CorpusLog]) -> list[dict]:
             raw = [abs(t - m) / t for t, m, n in zip(log.times, log.model_s, log.sizes) if n >= MIB]
             out.append({"id": log.id, "source": source, "fabric": log.system.fabric_class, "healthy": log.healthy,
                         "error": log_error(log, d), "model_error": float(np.median(raw)) if raw else None,
-                        "verdict": d.verdict, "flagged": _flagged(d)})
+                        "verdict": d.verdict, "flagged": _flagged(d), "beyond": _beyond(d)})
     return out
 
 
@@ -168,3 +170,10 @@ def _flagged(d) -> bool:
     """A known-bad log is caught when the verdict is slower, or a dip/drop/error finding names sizes."""
     return d.verdict.startswith(("slower", "error")) or any(
         f.kind in ("dip", "tail-drop", "slower-overall", "correctness") for f in d.findings)
+
+
+def _beyond(d) -> float | None:
+    """Median of time / the band's slow edge over the bandwidth-bound sizes (> 1: slower than the band)."""
+    big = [v for v in d.sizes if v.expected_high_s and v.regime != "latency"] or \
+        [v for v in d.sizes if v.expected_high_s]
+    return float(np.median([v.time_s / v.expected_high_s for v in big])) if big else None

@@ -250,9 +250,9 @@ def _base(hw, gpu_text, gpu_src, facts: LogFacts, notes) -> tuple[System | None,
             raise UsageError(f"--gpu {hw.gpu}: {e}") from None
 
 
-def _nodes(base, nodes, nodes_src, ranks):
+def _nodes(base, nodes, nodes_src, ranks, fabric=None):
     per_default = base.gpus_per_node if base is not None else (ranks or 1)
-    if base is not None and base.nvlink_domain and ranks and ranks <= base.nvlink_domain:
+    if base is not None and base.nvlink_domain and ranks and ranks <= base.nvlink_domain and not fabric:
         return 1, f"one NVLink domain ({base.name}: {base.nvlink_domain} GPUs on NVSwitch across trays)"
     if nodes is None and ranks:
         if ranks > per_default and ranks % per_default == 0:
@@ -283,7 +283,7 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
         if hw.profile is None:
             return Assumed(None, [], notes, f"{e}; pass --cluster SYSTEM")
         base, gpu_text = None, gpu_log
-    nodes, nodes_src = _nodes(base, nodes, nodes_src, ranks)
+    nodes, nodes_src = _nodes(base, nodes, nodes_src, ranks, hw.fabric)
     if ranks and ranks % nodes:
         raise UsageError(f"{ranks} ranks do not split over {nodes} nodes: set --nodes to a divisor of the ranks")
     per_node = ranks // nodes if ranks else (c_per or (base.gpus_per_node if base else 1))

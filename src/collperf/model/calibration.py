@@ -132,9 +132,21 @@ def _pick(table: dict, fabric: str, k: int, family: str = "") -> tuple[dict | No
         stats = table.get(name, {}).get(key)
         if _enough(stats):
             what = "all fabric classes" if name == POOLED else f"the {name} fabric classes"
-            return stats, (f"calibrated on {stats['logs']} public runs of {what} ({have} at this size, too few "
-                           "for a band of their own)")
+            return _widen(stats, own), (f"calibrated on {stats['logs']} public runs of {what} ({have} at this "
+                                        "size, too few for a band of their own)")
     return None, "not calibrated: too few public runs near this size"
+
+
+def _widen(borrowed: dict, own: dict | None) -> dict:
+    """A borrowed band spans the class's own few runs too: a class unlike its group (TCPX among the network
+    fabrics) is not called slow for being itself; its own runs also give the typical time where there are any."""
+    if not own:
+        return borrowed
+    return {**borrowed, "low": min(borrowed["low"], own["low"]), "high": max(borrowed["high"], own["high"]),
+            "typical": own["typical"] if WIDEN_TYPICAL else borrowed["typical"]}
+
+
+WIDEN_TYPICAL = False
 
 
 def band(size_bytes, model_time_s, fabric: str, table: dict, floor_s=None, family: str = "") -> Band:

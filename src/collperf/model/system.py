@@ -179,10 +179,12 @@ class System:
 
     @property
     def fabric_class(self) -> str:
-        """The fabric a run of this size crosses: the network's class on several nodes (nvl72 while the run
-        stays in one NVLink domain), else the node's: nvswitch(-nvls), pcie-p2p or pcie-host."""
+        """The fabric a run crosses: the network's class on several nodes, else the node's: nvl72 (a rack-scale
+        NVLink domain, its trays taken as one node), nvswitch(-nvls), xgmi, pcie-p2p or pcie-host."""
         if self.nodes > 1:
-            return "nvl72" if self.nvlink_domain and self.ranks <= self.nvlink_domain else self.fabric
+            return self.fabric
+        if self.nvlink_domain:
+            return "nvl72"
         if self.nvlink_links:
             return "xgmi" if self.amd and not self.nvswitch else "nvswitch-nvls" if self.nvls else "nvswitch"
         return "pcie-p2p" if self.p2p else "pcie-host"
