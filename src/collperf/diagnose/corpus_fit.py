@@ -158,7 +158,10 @@ def cross_validate(logs: list[CorpusLog]) -> list[dict]:
         bands = fit_bands([log.sample() for log in rest])
         peers = [peer_record(log) for log in rest]
         for log in (x for x in logs if x.source == source):
-            d = diagnose(log.table, hardware=log.hardware, bands=bands, peer_runs=peers)
+            try:
+                d = diagnose(log.table, hardware=log.hardware, bands=bands, peer_runs=peers)
+            except UsageError:      # too few rows for diagnose's own fit: nothing to judge
+                continue
             raw = [abs(t - m) / t for t, m, n in zip(log.times, log.model_s, log.sizes) if n >= MIB]
             out.append({"id": log.id, "source": source, "fabric": log.system.fabric_class, "healthy": log.healthy,
                         "error": log_error(log, d), "model_error": float(np.median(raw)) if raw else None,

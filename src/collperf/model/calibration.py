@@ -68,11 +68,17 @@ def _grid_index(size_bytes) -> np.ndarray:
 
 
 def _weighted_quantiles(values: np.ndarray, weights: np.ndarray, qs) -> list[float]:
-    """Quantiles of a weighted sample (each value's weight spread over its interval of the CDF)."""
-    order = np.argsort(values)
+    """Quantiles of a weighted sample: the smallest value whose cumulative weight reaches q, the mean of it and the
+    next value where the cumulative weight is exactly q (so ten equal logs give a median between the 5th and 6th)."""
+    order = np.argsort(values, kind="stable")
     v, w = values[order], weights[order]
-    cdf = (np.cumsum(w) - 0.5 * w) / w.sum()
-    return [float(np.interp(q, cdf, v)) for q in qs]
+    cum = np.cumsum(w) / w.sum()
+    out = []
+    for q in qs:
+        i = min(int(np.searchsorted(cum, q - 1e-9)), v.size - 1)
+        exact = abs(cum[i] - q) <= 1e-9 and i + 1 < v.size
+        out.append(float((v[i] + v[i + 1]) / 2 if exact else v[i]))
+    return out
 
 
 def _stats_at(samples: list[Sample], k: int) -> dict | None:
