@@ -50,6 +50,7 @@ class SizeVerdict:
     expected_low_s: float | None = None   # the band of healthy public runs (10th-90th percentile of their time)
     expected_high_s: float | None = None
     band_from: str = ""
+    band_logs: int = 0                # how many public runs the band rests on
 
 
 @dataclass
@@ -93,7 +94,7 @@ def _judge(size, time_s, busbw, i, ex: Expectation, collective, runtime, nodes, 
         why.insert(0, V.FAR_OFF)
     return SizeVerdict(size, time_s, expected, bound, busbw, eff, regime, text, ex.choice[i], ex.runner_up[i],
                        ex.binding[i], fitted_s, why, wrong, _at(ex.model_s, i), low, high,
-                       ex.band_from[i] if ex.band_from else "")
+                       ex.band_from[i] if ex.band_from else "", ex.band_logs[i] if ex.band_logs else 0)
 
 
 def _at(values, i) -> float | None:
@@ -207,12 +208,13 @@ def overall(verdicts: list[SizeVerdict], found) -> str:
             # where the hardware shows: the largest sizes, judged against a band of the run's own fabric class
             largest = [v for v in big if v.expected_high_s][-3:]
             beyond = float(np.median([v.time_s / v.expected_high_s for v in largest]))
+            margin = V.band_margin(min(v.band_logs for v in largest))
             borrowed = [v for v in largest if "too few" in v.band_from]
-            if len(borrowed) > len(largest) / 2 and beyond >= V.BAND_MARGIN:
+            if len(borrowed) > len(largest) / 2 and beyond >= margin:
                 return (f"not judged: {len(slow)} of {len(big)} bandwidth-bound sizes are slower than the band, but "
                         f"that band is borrowed from other fabric classes ({borrowed[-1].band_from}); give --fabric "
                         "if the log's network is not the one assumed")
-            if beyond < V.BAND_MARGIN:
+            if beyond < margin:
                 return (f"as expected, at the slow end of healthy runs: {len(slow)} of {len(big)} bandwidth-bound "
                         f"sizes above {against}, the largest {beyond - 1:.0%} beyond its slow edge (median){eff} at "
                         f"{units.format_size(top.size)}")

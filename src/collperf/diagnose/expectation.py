@@ -34,6 +34,7 @@ class Expectation:
     low_s: np.ndarray | None = None       # the band of healthy public runs: 10th percentile of their time
     high_s: np.ndarray | None = None      # ... and 90th (slower than this is "slower than expected")
     band_from: list = field(default_factory=list)   # per size: what the band was calibrated on
+    band_logs: list = field(default_factory=list)   # per size: how many public runs the band rests on
     fabric: str = ""
 
 
@@ -100,6 +101,7 @@ def _calibrate(ex: Expectation, n: np.ndarray, system, bands: dict) -> None:
     ex.low_s = np.where(ok, b.low_s, np.nan)
     ex.high_s = np.where(ok, b.high_s, np.nan)
     ex.band_from = b.provenance
+    ex.band_logs = b.logs
     ex.expected_from = (f"{ex.expected_from}, calibrated on healthy public runs: the band is the 10th-90th "
                         f"percentile of their time relative to NCCL's model ({'; '.join(dict.fromkeys(b.provenance))})")
 

@@ -58,6 +58,7 @@ class Band:
     high_s: np.ndarray
     fabric: list
     provenance: list = field(default_factory=list)
+    logs: list = field(default_factory=list)       # how many public runs each size's band rests on
 
 
 def _grid_index(size_bytes) -> np.ndarray:
@@ -161,14 +162,15 @@ def band(size_bytes, model_time_s, fabric: str, table: dict, floor_s=None, famil
     n = np.atleast_1d(np.asarray(size_bytes, dtype=float))
     t = np.atleast_1d(np.asarray(model_time_s, dtype=float))
     factors = np.full((3, n.size), np.nan)
-    provenance = []
+    provenance, logs = [], []
     for i, g in enumerate(_grid_index(n)):
         stats, why = _pick(table, fabric, GRID_LOG2[g], family)
         provenance.append(why)
+        logs.append(stats["logs"] if stats else 0)
         if stats:
             factors[:, i] = (stats["low"], stats["typical"], stats["high"])
     low, typical, high = factors[0] * t, factors[1] * t, factors[2] * t
     if floor_s is not None:
         floor = np.atleast_1d(np.asarray(floor_s, dtype=float))
         low, typical, high = (np.maximum(x, floor) for x in (low, typical, high))
-    return Band(low, typical, high, [fabric] * n.size, provenance)
+    return Band(low, typical, high, [fabric] * n.size, provenance, logs)
