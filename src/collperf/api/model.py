@@ -7,8 +7,6 @@ from dataclasses import dataclass
 
 from collperf import units
 from collperf.collectives import get_collective
-from collperf.diagnose.expectation import expected_bands as _expected_bands
-from collperf.diagnose.hardware import assume
 from collperf.errors import UsageError
 from collperf.spec import HardwareSpec, TopologyPredictSpec, sizes
 from collperf.api._common import _alias, _network
@@ -81,6 +79,9 @@ def expected_bands(collective: str, size, net) -> tuple:
     """`collperf predict --cluster X`: what NCCL on the catalogue system is expected to take per size (the band
     of healthy public runs of its fabric class around NCCL's model time, the bound, peers): the expectation
     `diagnose` judges a measurement against. Returns (Assumed, [ExpectedBand per size])."""
+    # imported here: the diagnose package loads its log fit (scipy), which plain predict never needs
+    from collperf.diagnose.expectation import expected_bands as _expected_bands
+    from collperf.diagnose.hardware import assume
     assumed = assume(None, HardwareSpec.from_network(net), net.ranks)
     if assumed.system is None:
         raise UsageError(f"predict --cluster: {assumed.why_none}")

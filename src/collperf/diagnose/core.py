@@ -221,11 +221,17 @@ def overall(verdicts: list[SizeVerdict], found) -> str:
         return (f"slower than expected: {len(slow)} of {len(big)} bandwidth-bound sizes above {against}, up to "
                 f"{worst.time_s / edge:.2f}x {'its slow edge' if banded else 'the expected time'} at "
                 f"{units.format_size(worst.size)}{eff}")
-    if banded and len(fast) > len(big) / 2:
+    if banded and len(fast) > len(big) / 2 and _below_band(big) >= V.band_margin(min(v.band_logs for v in big[-3:])):
         return (f"faster than typical: {len(fast)} of {len(big)} bandwidth-bound sizes faster than 90 % of healthy "
                 f"public runs{eff} at {units.format_size(top.size)}")
     return (f"as expected: {len(big) - len(slow)} of {len(big)} bandwidth-bound sizes within {against}"
             f"{' or faster' if banded and fast else ''}{eff} at {units.format_size(top.size)}")
+
+
+def _below_band(big: list[SizeVerdict]) -> float:
+    """How far the largest sizes are below the band's fast edge (median of edge / time over the three largest)."""
+    largest = [v for v in big if v.expected_low_s][-3:]
+    return float(np.median([v.expected_low_s / v.time_s for v in largest])) if largest else 0.0
 
 
 def outside_band(verdicts: list[SizeVerdict]) -> list[F.Finding]:

@@ -87,8 +87,8 @@ def _tables(path: Path, row: dict) -> list:
     tables = [t for t in tables if t.collective and (not wanted or t.collective in wanted)]
     ranks = int(row["ranks"]) if row.get("ranks", "").isdigit() else None
     for t in tables:
-        if not t.ranks and ranks:
-            t.ranks = ranks
+        if ranks and t.ranks != ranks:      # the index is read from the source; a paste without device lines
+            t.ranks = ranks                 # gets its rank count inferred from busbw / algbw, less exactly
     return tables
 
 

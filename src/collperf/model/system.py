@@ -117,8 +117,9 @@ class System:
 
     @property
     def node_network_Bps(self) -> float:
-        """What one node can push into the network: NICs x line rate."""
-        return self.nics_per_node * self.nic_Bps
+        """What one node can push into the network: NICs x line rate, at most what its GPUs' PCIe links carry
+        to the NICs (a run on one GPU of a node with eight NICs reaches them only through its own x16 link)."""
+        return min(self.nics_per_node * self.nic_Bps, self.gpus_per_node * self.pcie_GBps * 1e9)
 
     @property
     def intra_Bps(self) -> float:
@@ -129,7 +130,7 @@ class System:
     def mesh_share(self) -> float:
         """The share of a GPU's links a run can use: all of them behind a switch; on AMD's xGMI full mesh
         (one link to each peer) only the links to the run's other GPUs of the node."""
-        if self.nvswitch or not self.amd or not self.nvlink_links:
+        if self.nvswitch or not self.amd or not self.nvlink_links or self.gpus_per_node < 2:
             return 1.0
         return min(1.0, (self.gpus_per_node - 1) / self.nvlink_links)
 
@@ -170,7 +171,9 @@ class System:
     def nccl_nic_bw(self) -> float:
         """NCCL's NIC bandwidth (topo.cc: speed in Mbps / 8000), GB/s, of one of `nccl_nics`."""
         total_Gbps = self.nics_per_node * self.nic_Gbps
-        return total_Gbps / self.nccl_nics / 8.0
+        if not self.one_nic_per_gpu:
+            return total_Gbps / self.nccl_nics / 8.0
+        return min(total_Gbps / self.nccl_nics / 8.0, pcie_bw(self.pcie_gen))   # one GPU's share, through its PCIe
 
     @property
     def amd(self) -> bool:

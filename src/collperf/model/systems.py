@@ -164,6 +164,8 @@ _GPU_PATTERNS = (
     (r"V100.*SXM", "dgx-1v", "default for V100 DGX-1"),
     (r"2080 Ti|RTX [2345]0[0-9]0|GeForce", "pcie-2080ti", "default for GeForce (PCIe, no P2P)"),
     (r"T4\b", "pcie-t4", "default for T4 (PCIe)"),
+    (r"A100.*PCI|A800.*PCI|L40S?\b|\bL4\b|A10G?\b|A30\b|A40\b|RTX A\d000|RTX \d000 Ada", "pcie-gen4",
+     "default for a PCIe Gen4 data-center card (P2P)"),
 )
 
 
