@@ -205,10 +205,10 @@ def overall(verdicts: list[SizeVerdict], found) -> str:
         worst = max(slow, key=lambda v: v.time_s / (v.expected_high_s or v.expected_s))
         edge = worst.expected_high_s or worst.expected_s
         if banded:
-            # where the hardware shows: the largest sizes, judged against a band of the run's own fabric class
-            largest = [v for v in big if v.expected_high_s][-3:]
+            # where the hardware shows (the bandwidth-bound sizes), against a band of the run's own fabric class
+            largest = [v for v in big if v.expected_high_s]
             beyond = float(np.median([v.time_s / v.expected_high_s for v in largest]))
-            margin = V.band_margin(min(v.band_logs for v in largest))
+            margin = V.band_margin(int(np.median([v.band_logs for v in largest])))
             borrowed = [v for v in largest if "too few" in v.band_from]
             if len(borrowed) > len(largest) / 2 and beyond >= margin:
                 return (f"not judged: {len(slow)} of {len(big)} bandwidth-bound sizes are slower than the band, but "
@@ -221,7 +221,8 @@ def overall(verdicts: list[SizeVerdict], found) -> str:
         return (f"slower than expected: {len(slow)} of {len(big)} bandwidth-bound sizes above {against}, up to "
                 f"{worst.time_s / edge:.2f}x {'its slow edge' if banded else 'the expected time'} at "
                 f"{units.format_size(worst.size)}{eff}")
-    if banded and len(fast) > len(big) / 2 and _below_band(big) >= V.band_margin(min(v.band_logs for v in big[-3:])):
+    if banded and len(fast) > len(big) / 2 and \
+            _below_band(big) >= V.band_margin(int(np.median([v.band_logs for v in big]))):
         return (f"faster than typical: {len(fast)} of {len(big)} bandwidth-bound sizes faster than 90 % of healthy "
                 f"public runs{eff} at {units.format_size(top.size)}")
     return (f"as expected: {len(big) - len(slow)} of {len(big)} bandwidth-bound sizes within {against}"
@@ -229,8 +230,8 @@ def overall(verdicts: list[SizeVerdict], found) -> str:
 
 
 def _below_band(big: list[SizeVerdict]) -> float:
-    """How far the largest sizes are below the band's fast edge (median of edge / time over the three largest)."""
-    largest = [v for v in big if v.expected_low_s][-3:]
+    """How far the bandwidth-bound sizes are below the band's fast edge (median of edge / time)."""
+    largest = [v for v in big if v.expected_low_s]
     return float(np.median([v.expected_low_s / v.time_s for v in largest])) if largest else 0.0
 
 

@@ -23,7 +23,7 @@ from collperf.errors import UsageError
 from collperf.fit import usable
 from collperf.ingest import load
 from collperf.model.calibration import Sample, fit_bands
-from collperf.model.systems import NETWORK_FABRICS, gpu_family, resolve_name
+from collperf.model.systems import NETWORK_FABRICS, get_system, gpu_family, resolve_name
 from collperf.spec import HardwareSpec
 
 MIB = 1 << 20
@@ -75,7 +75,11 @@ def hardware_for(row: dict) -> HardwareSpec:
         values["fabric"] = fabric
     m = re.match(r"(\d+)x(\d+(?:\.\d+)?)G", row.get("nic", ""))
     if m and values.get("nodes", 1) > 1:
-        values["nics_per_node"], values["nic_rate"] = int(m.group(1)), f"{m.group(2)}Gbps"
+        nics, used = int(m.group(1)), int(row["gpus_per_node"]) if row.get("gpus_per_node", "").isdigit() else 0
+        whole = get_system(values["cluster"]).gpus_per_node if "cluster" in values else 8
+        if used and nics >= whole > used:     # the node's NICs, one rail per GPU: a run on fewer GPUs uses theirs
+            nics = max(1, nics * used // whole)
+        values["nics_per_node"], values["nic_rate"] = nics, f"{m.group(2)}Gbps"
     return HardwareSpec(**values)
 
 

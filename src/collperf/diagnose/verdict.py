@@ -20,12 +20,13 @@ SLOWER_FACTOR = 1.5
 # 01's floor is 35 us against NCCL's 15 us model latency (model/systems.py), so ~20 us is ordinary.
 HOST_SLACK_S = 20e-6
 # The band's slow edge is the 90th percentile of healthy public runs, so one healthy run in ten is beyond it by
-# construction: a whole log is called slower than expected only when its largest sizes are beyond that edge by
-# more than this factor (median of the three largest); just beyond it is the slow end of healthy, and each size
+# construction: a whole log is called slower than expected only when its bandwidth-bound sizes are beyond that
+# edge by more than this factor (median over them); just beyond it is the slow end of healthy, and each size
 # outside the band is still named (the outside-band finding). The fewer runs a band rests on, the less its
 # slow edge says (of n runs, the next healthy one is slower than all of them one time in n + 1): the margin
-# grows as 1 + 1/n. 1.3 gives no healthy corpus log a "slower" verdict in leave-one-source-out
-# (benchmarks/calibrate_corpus.py); the known-bad logs are beyond their band by 2.1x or more.
+# grows as 1 + 1/n (n: the median count over those sizes). 1.3 gives no healthy corpus log a "slower" verdict
+# in leave-one-source-out (benchmarks/calibrate_corpus.py); the known-bad logs are beyond their band by 1.8x
+# or more.
 BAND_MARGIN = 1.3
 
 
