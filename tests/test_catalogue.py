@@ -82,7 +82,7 @@ def test_old_preset_names_and_values_still_work():
 def test_predict_and_diagnose_accept_the_same_names():
     for name in list(CATALOGUE) + list(ALIASES):
         cluster = NetworkSpec(cluster=name, nodes=2).resolve_cluster()
-        assert cluster.name == resolve_name(name) and cluster.name in PRESETS
+        assert resolve_name(cluster.name) == resolve_name(name) in PRESETS
         assert HardwareSpec(cluster=name).cluster == name
     with pytest.raises(UsageError, match="unknown system 'dgx-z9'"):
         NetworkSpec(cluster="dgx-z9").resolve_cluster()
@@ -95,3 +95,17 @@ def test_instance_types_in_text():
     assert system_for_instance("instance p5en.48xlarge").name == "aws-p5en"
     assert system_for_instance("p5.48xlarge").name == "aws-p5"
     assert system_for_instance("a plain host") is None
+
+
+def test_systems_command_lists_the_catalogue_with_its_sheets():
+    import json
+
+    from typer.testing import CliRunner
+
+    from collperf.cli import app
+    res = CliRunner().invoke(app, ["systems", "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    rows = {r["name"]: r for r in doc["systems"]}
+    assert set(DATASHEETS) <= set(rows) and doc["aliases"]["chapter"] == "nvlink300-400gbe"
+    assert rows["aws-p5"]["node_network_Gbps"] == 3200 and "aws.amazon.com" in rows["aws-p5"]["sources"]["nic_Gbps"]
