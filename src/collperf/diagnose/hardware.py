@@ -250,10 +250,15 @@ def _base(hw, gpu_text, gpu_src, facts: LogFacts, notes) -> tuple[System | None,
             raise UsageError(f"--gpu {hw.gpu}: {e}") from None
 
 
-def _nodes(base, nodes, nodes_src, ranks, fabric=None):
+def _nodes(base, nodes, nodes_src, ranks):
     per_default = base.gpus_per_node if base is not None else (ranks or 1)
-    if base is not None and base.nvlink_domain and ranks and ranks <= base.nvlink_domain and not fabric:
-        return 1, f"one NVLink domain ({base.name}: {base.nvlink_domain} GPUs on NVSwitch across trays)"
+    if base is not None and base.nvlink_domain and ranks:
+        # the trays of a rack-scale system share NVSwitch: the model's "node" is one NVLink domain
+        k = -(-ranks // base.nvlink_domain)
+        while ranks % k:
+            k += 1
+        return k, (f"{ranks} GPUs on {k} NVLink domain(s) of up to {base.nvlink_domain} ({base.name}: the trays of "
+                   "a rack share NVSwitch)")
     if nodes is None and ranks:
         if ranks > per_default and ranks % per_default == 0:
             return ranks // per_default, (f"ranks {ranks} / {per_default} GPUs per node of "
@@ -283,7 +288,7 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
         if hw.profile is None:
             return Assumed(None, [], notes, f"{e}; pass --cluster SYSTEM")
         base, gpu_text = None, gpu_log
-    nodes, nodes_src = _nodes(base, nodes, nodes_src, ranks, hw.fabric)
+    nodes, nodes_src = _nodes(base, nodes, nodes_src, ranks)
     if ranks and ranks % nodes:
         raise UsageError(f"{ranks} ranks do not split over {nodes} nodes: set --nodes to a divisor of the ranks")
     per_node = ranks // nodes if ranks else (c_per or (base.gpus_per_node if base else 1))
