@@ -23,7 +23,8 @@ from collperf.spec import (BenchSpec, DiagnoseSpec, HardwareSpec, LogSpec, Measu
                            PatternSpec, PlanSpec, SimulateSpec, SweepSpec, TopologyPredictSpec, TreesSpec, network,
                            output_path, sizes, testbed)
 from collperf.api._common import ALIASES
-from collperf.api.model import TopologyPrediction, algorithms, crossover, expected_bands, predict, predict_topology
+from collperf.api.model import (TopologyPrediction, algorithms, crossover, expected_bands, predict, predict_topology,
+                               systems)
 from collperf.api.schedules import (TUPLE_RANKS_LIMIT, Simulation, VerifyRow, pattern, schedule, simulate,
                                     trees, verified_schedule, verify_all)
 from collperf.api.runs import (Validation, bench, bound, calibrate, testbed_down, testbed_start,
@@ -34,7 +35,7 @@ from collperf.api.plans import plan, plan_compare, plan_search, plan_spec, plan_
 from collperf.api.interop import (ImportedRun, ImportedSchedule, export_msccl, export_nccl_tuner,
                                   import_msccl)
 
-__all__ = ["network", "predict", "expected_bands", "crossover", "algorithms", "schedule", "verify_all", "simulate", "bench",
+__all__ = ["network", "predict", "expected_bands", "systems", "crossover", "algorithms", "schedule", "verify_all", "simulate", "bench",
            "calibrate", "bound", "validate", "testbed_up", "testbed_start", "testbed_status", "testbed_down",
            "read_logs", "fit_tables", "fit_logs", "diagnose_logs", "diagnose_measurement", "predict_nccl", "compare_logs", "plan", "plan_compare",
            "plan_step", "trees", "pattern", "export_nccl_tuner", "export_msccl", "import_msccl", "report",

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from collperf import units
 from collperf.collectives import get_collective
 from collperf.errors import UsageError
+from collperf.model.systems import ALIASES, CATALOGUE
 from collperf.spec import HardwareSpec, TopologyPredictSpec, sizes
 from collperf.api._common import _alias, _network
 
@@ -86,3 +87,9 @@ def expected_bands(collective: str, size, net) -> tuple:
     if assumed.system is None:
         raise UsageError(f"predict --cluster: {assumed.why_none}")
     return assumed, _expected_bands(get_collective(collective).name, sizes(size), assumed)
+
+
+def systems() -> tuple[list, dict]:
+    """`collperf systems`: the hardware catalogue (every System, each value with its data sheet) and the
+    aliases --cluster also takes."""
+    return list(CATALOGUE.values()), dict(ALIASES)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from rich.table import Table
 
+from collperf import api
 from collperf.cli.options import Json, command
 from collperf.cli.render import escape, out, print_json
-from collperf.model.systems import ALIASES, CATALOGUE
 
 
 def _row(s) -> dict:
@@ -19,15 +19,16 @@ def _row(s) -> dict:
 @command()
 def systems(as_json: bool = Json):
     """List the hardware catalogue (--cluster names): GPUs, NVLink, NICs x rate, fabric, GPUDirect RDMA, data sheet."""
+    catalogue, aliases = api.systems()
     if as_json:
-        print_json({"systems": [_row(s) for s in CATALOGUE.values()], "aliases": ALIASES})
+        print_json({"systems": [_row(s) for s in catalogue], "aliases": aliases})
         return
     table = Table(title="the hardware catalogue (--cluster NAME; rates per direction)", title_justify="left")
     for column in ("name", "instance", "GPUs", "NVLink GB/s", "NICs", "fabric", "GDR", "data sheet"):
         table.add_column(column, overflow="fold")
-    for s in CATALOGUE.values():
+    for s in catalogue:
         table.add_row(s.name, s.instance, f"{s.gpus_per_node}x {s.gpu}", f"{s.nvlink_GBps:g}" if s.nvlink_links else
                       f"PCIe Gen{s.pcie_gen}", f"{s.nics_per_node}x {s.nic_Gbps:g}G", s.fabric,
                       "yes" if s.net_gdr else "no", escape(s.source))
     out.print(table)
-    out.print("aliases: " + ", ".join(f"{k} -> {v}" for k, v in ALIASES.items()))
+    out.print("aliases: " + ", ".join(f"{k} -> {v}" for k, v in aliases.items()))
