@@ -48,6 +48,13 @@ def report(results: list[dict]) -> None:
               f"{false:10d} {sum(r['flagged'] for r in bad):5d} of {len(bad):<3d}")
 
 
+def _dumps(data: dict) -> str:
+    """The data file: the bands indented, one peer run per line (a readable diff when the corpus grows)."""
+    head = json.dumps({k: v for k, v in data.items() if k != "peers"}, indent=1, sort_keys=True)
+    peers = ",\n".join("  " + json.dumps(p, sort_keys=True, separators=(",", ":")) for p in data["peers"])
+    return head[:-2] + ',\n "peers": [\n' + peers + "\n ]\n}\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="cross-validate only; do not write the data file")
@@ -57,7 +64,7 @@ def main() -> None:
     logs = read_corpus(args.corpus)
     if not args.check:
         data = build(logs)
-        OUT.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+        OUT.write_text(_dumps(data))
         print(f"wrote {OUT.relative_to(ROOT)}: {data['logs']} healthy logs from {data['sources']} sources, "
               f"fabric classes {', '.join(k for k in data['bands'] if k != 'all')}")
     results = cross_validate(logs)
