@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from dataclasses import dataclass, field
 from importlib import resources
 
@@ -53,6 +54,13 @@ class Peers:
                 "summary": self.describe(), "sources": self.runs}
 
 
+def gpu_model(text: str) -> str:
+    """The model number of a GPU name ('NVIDIA GeForce RTX 4090' -> '4090', 'H100 80GB HBM3' -> 'H100'), so that
+    peers of one catalogue family (every GeForce card) are still the same card."""
+    m = re.search(r"\b[A-Z]*\d{3,4}[A-Z]*\b", str(text).upper().replace("-", " "))
+    return m.group(0) if m else ""
+
+
 def _like(system: System, collective: str) -> str:
     nets = {"ib": "InfiniBand", "roce": "RoCE", "efa": "EFA", "tcpx": "GPUDirect-TCPX", "tcpxo": "GPUDirect-TCPXO",
             "socket": "sockets", "nvl72": "one NVL72 NVLink domain"}
@@ -70,11 +78,12 @@ def peers(collective: str, system: System | None, size: int, yours_GBps: float |
     if system is None or not size:
         return None
     runs = calibration()["peers"] if runs is None else runs
-    family = gpu_family(system)
+    family, model = gpu_family(system), gpu_model(system.gpu)
     found = Peers(int(size), like=_like(system, collective), yours_GBps=yours_GBps)
     for run in runs:
         if (run["collective"], run["family"], run["fabric"], run["nodes"], run["gpus_per_node"]) != \
-                (collective, family, system.fabric_class, system.nodes, system.gpus_per_node) or run["id"] == exclude:
+                (collective, family, system.fabric_class, system.nodes, system.gpus_per_node) or run["id"] == exclude \
+                or (model and run.get("gpu") and gpu_model(run["gpu"]) != model):
             continue
         sizes = np.array([s for s, _ in run["busbw"]], dtype=float)
         if not sizes.size:
@@ -83,6 +92,8 @@ def peers(collective: str, system: System | None, size: int, yours_GBps: float |
         if abs(np.log2(sizes[i]) - np.log2(size)) > 1:
             continue
         bus = float(run["busbw"][i][1])
+        if yours_GBps and sizes[i] == size and abs(bus - yours_GBps) <= 1e-3 * yours_GBps:
+            continue            # the same busbw at the same size: this log itself (the corpus ships it)
         found.busbw_GBps.append(bus)
         found.runs.append({"id": run["id"], "source_url": run["source_url"], "system": run["system"],
                            "nic": run.get("nic", ""), "size": int(sizes[i]), "busbw_GBps": bus})

@@ -166,11 +166,18 @@ def diagnose(table: Table, peak_Bps: float | None = None, hardware=None, model=N
     found += F.slower_overall(verdicts, assumed)
     found += outside_band(verdicts)
     found += F.latency_bound(verdicts, ex.regime is not None)
-    judged = [v for v in verdicts if v.busbw_GBps and not v.wrong]
-    like = peers(table.collective, hardware_system, judged[-1].size, judged[-1].busbw_GBps, peer_runs,
-                 exclude=Path(table.source).stem) if judged else None
+    like = _best_peers(table, hardware_system, verdicts, peer_runs)
     return Diagnosis(table, own, assumed, ex.expected_from, ex.bound_from, ex.peak_GBps, verdicts, found,
                      model_from, overall(verdicts, found), like)
+
+
+def _best_peers(table: Table, system, verdicts: list[SizeVerdict], runs) -> Peers | None:
+    """Peers at the judged size >= 1 MiB that most public runs share (the larger on a tie)."""
+    judged = [v for v in verdicts if v.busbw_GBps and not v.wrong and v.size >= MIB] or \
+        [v for v in verdicts if v.busbw_GBps and not v.wrong]
+    found = [peers(table.collective, system, v.size, v.busbw_GBps, runs, exclude=Path(table.source).stem)
+             for v in judged]
+    return max(found, key=lambda p: (len(p.runs), p.size), default=None) if system is not None else None
 
 
 def _mark_isolated(verdicts: list[SizeVerdict]) -> None:

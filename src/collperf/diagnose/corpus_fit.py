@@ -135,6 +135,7 @@ def peer_record(log: CorpusLog) -> dict:
     big = log.sizes >= MIB
     return {"id": log.id, "source_url": log.row.get("source_url", ""), "system": log.row.get("system", ""),
             "nic": log.row.get("nic", ""), "collective": log.table.collective, "family": gpu_family(log.system),
+            "gpu": log.system.gpu,
             "fabric": log.system.fabric_class, "nodes": log.system.nodes, "gpus_per_node": log.system.gpus_per_node,
             "busbw": [[int(s), round(float(b), 3)] for s, b in zip(log.sizes[big], log.busbw[big]) if np.isfinite(b)]}
 
