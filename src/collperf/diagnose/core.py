@@ -18,14 +18,16 @@ import numpy as np
 
 from collperf import units
 from collperf.collectives import busbw_factor, get_collective
-from collperf.diagnose import findings as F
-from collperf.diagnose import verdict as V
+from collperf.diagnose import findings as F, verdict as V
 from collperf.diagnose.calibrated import Peers, peers
 from collperf.diagnose.expectation import Expectation, expectation
-from collperf.diagnose.hardware import Assumed, assume
+from collperf.diagnose.hardware import _values, assume, Assumed
 from collperf.errors import UsageError
 from collperf.fit import Fit, fit, usable
+from collperf.ingest import load
 from collperf.ingest.table import Table
+from collperf.model.nccl import fit_system
+from collperf.spec import HardwareSpec
 
 MIB = 1 << 20
 
@@ -105,8 +107,6 @@ def _at(values, i) -> float | None:
 
 def _model_system(model_log: "Table | str", hardware, target: Table):
     """Fit the hardware's parameters to the model log (model/nccl fitting), then size it to `target`."""
-    from collperf.ingest import load
-    from collperf.model.nccl import fit_system
     if not isinstance(model_log, Table):
         model_log = load(model_log)[0]
     m = assume(model_log, hardware)
@@ -134,7 +134,6 @@ def diagnose(table: Table, peak_Bps: float | None = None, hardware=None, model=N
     `peak_Bps`: a flat bound per rank instead of the hardware's; `model`: a log (path or Table) whose
     fit through NCCL's model gives the expected times (cross-collective prediction). `bands` and
     `peer_runs`: another calibration table and peer list than the committed ones (cross-validation)."""
-    from collperf.spec import HardwareSpec
     hardware = hardware or HardwareSpec()
     own = fit(table)
     assumed = assume(table, hardware)
@@ -143,7 +142,6 @@ def diagnose(table: Table, peak_Bps: float | None = None, hardware=None, model=N
     if model is not None:
         system, result, model_from = _model_system(model, hardware, table)
         assumed = Assumed(system, assumed.values, assumed.notes)
-        from collperf.diagnose.hardware import _values
         assumed.values = _values(system) + [("fit", result.describe(), f"fitted to {model_from}")]
     runtime = V.runtime_of(table)
     measured = sorted((r for r in table.placement("out-of-place") or table.placement("in-place")

@@ -22,7 +22,9 @@ from pathlib import Path
 
 from collperf.diagnose.loglines import LogFacts, read_facts
 from collperf.errors import UsageError
-from collperf.model.systems import System, get_system, resolve_name, system_for_gpu
+from collperf.model.systems import System, get_system, system_for_gpu
+from collperf.spec import HardwareSpec
+from collperf.spec.network import load_cluster
 
 # the values the output lists, in order, with how each is shown
 _SHOWN = (
@@ -149,7 +151,6 @@ def _overrides(system: System, hw) -> System:
 def _from_profile(system: System, path: str) -> System:
     """A calibrated profile's two levels as the system's physical rates: intra -> the GPU link, inter ->
     one NIC per node (collperf calibrate measures one path per level)."""
-    from collperf.lab.calibrate import load_cluster
     c = load_cluster(path)
     why = f"user override (--profile {Path(path).name})"
     base = system.with_(why, nics_per_node=1, nic_Gbps=c.inter.bandwidth_Bps * 8 / 1e9)
@@ -269,7 +270,6 @@ def _nodes(base, nodes, nodes_src, ranks):
 
 def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
     """The system a log (`table`) or a bare measurement (`ranks`) is judged on, with provenance."""
-    from collperf.spec import HardwareSpec
     hw = hw or HardwareSpec()
     notes: list[str] = []
     ranks = ranks or (table.ranks if table is not None else None)

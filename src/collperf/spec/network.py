@@ -4,13 +4,23 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
+from pathlib import Path
 
 from collperf import units
 from collperf.errors import UsageError
+from collperf.jsonfile import read_json
 from collperf.model.network import Cluster, Link, Network
 from collperf.model.presets import get_preset
+from collperf.model.profile import cluster_from
 from collperf.model.systems import NETWORK_FABRICS, resolve_name
-from collperf.spec._checks import _whole
+from collperf.spec.checks import whole
+
+
+def load_cluster(path, nodes: int | None = None, ranks_per_node: int | None = None) -> Cluster:
+    """The Cluster a profile file describes (model/profile.py; node and per-node rank counts may be changed)."""
+    doc = read_json(path, "profile", "make one with `collperf calibrate -o FILE`")
+    return cluster_from(doc, f"profile {Path(path).name}", nodes, ranks_per_node)
+
 
 FLAG_FABRICS = tuple(f for f in NETWORK_FABRICS if f != "nvl72")
 _LEVELS = ("intra_latency", "intra_bandwidth", "inter_latency", "inter_bandwidth", "nics_per_node")
@@ -40,7 +50,7 @@ class NetworkSpec:
     def __post_init__(self):
         for name in ("ranks", "nodes", "ranks_per_node", "nics_per_node"):
             if getattr(self, name) is not None:
-                _whole(name.replace("_", "-"), getattr(self, name), flag=f"--{name.replace('_', '-')}")
+                whole(name.replace("_", "-"), getattr(self, name), flag=f"--{name.replace('_', '-')}")
         uniform = [f"--{n}" for n in ("latency", "bandwidth") if getattr(self, n) is not None]
         if uniform and (self.cluster is not None or self.profile is not None):
             base = f"--cluster {self.cluster}" if self.cluster is not None else f"--profile {self.profile}"
@@ -67,7 +77,6 @@ class NetworkSpec:
 
     def resolve(self) -> Network:
         if self.profile is not None:
-            from collperf.lab.calibrate import load_cluster
             c = load_cluster(self.profile, self.nodes, self.ranks_per_node)
             if self.ranks is not None and self.ranks != c.ranks and self.nodes is None \
                     and self.ranks % c.ranks_per_node == 0:
@@ -140,7 +149,7 @@ class HardwareSpec:
     def __post_init__(self):
         for name in ("nodes", "nics_per_node"):
             if getattr(self, name) is not None:
-                _whole(name.replace("_", "-"), getattr(self, name), flag=f"--{name.replace('_', '-')}")
+                whole(name.replace("_", "-"), getattr(self, name), flag=f"--{name.replace('_', '-')}")
         if self.cluster is not None:
             try:
                 resolve_name(self.cluster)
