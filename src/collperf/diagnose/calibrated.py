@@ -24,7 +24,7 @@ DATA_FILE = "calibration.json"
 def calibration() -> dict:
     """{'bands': {fabric: {regime: stats}}, 'peers': [run, ...], ...}; empty tables when the file is absent."""
     try:
-        text = resources.files("collperf.data").joinpath(DATA_FILE).read_text()
+        text = resources.files("collperf").joinpath("data", DATA_FILE).read_text()
     except (FileNotFoundError, ModuleNotFoundError, OSError):
         return {"bands": {}, "peers": []}
     return json.loads(text)

@@ -1,1 +1,0 @@
-"""Data shipped with collperf: the corpus of public runs and the calibration computed from it."""
