@@ -24,9 +24,9 @@ HOST_SLACK_S = 20e-6
 # edge by more than this factor (median over them); just beyond it is the slow end of healthy, and each size
 # outside the band is still named (the outside-band finding). The fewer runs a band rests on, the less its
 # slow edge says (of n runs, the next healthy one is slower than all of them one time in n + 1): the margin
-# grows as 1 + 1/n (n: the median count over those sizes). 1.3 gives no healthy corpus log a "slower" verdict
-# in leave-one-source-out (benchmarks/calibrate_corpus.py); the known-bad logs are beyond their band by 1.8x
-# or more.
+# grows as 1 + 1/n (n: the median count over those sizes). With 1.3, leave-one-source-out on the corpus
+# (benchmarks/calibrate_corpus.py, docs/calibration.md) calls one healthy log slower (1.9x beyond) and flags
+# every known-bad one (1.3-3.4x beyond).
 BAND_MARGIN = 1.3
 
 
