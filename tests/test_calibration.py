@@ -96,7 +96,8 @@ def _log_text(system, fraction, sizes):
               "            (us)  (GB/s)  (GB/s)"]
     for n, t in zip(sizes, pred.time_s * fraction):
         us, alg = t * 1e6, n / t / 1e9
-        lines.append(f"{int(n):12d} {int(n) // 4:12d}     float     sum      -1 {us:8.1f} {alg:7.2f} {alg * factor:7.2f}"
+        lines.append(f"{int(n):12d} {int(n) // 4:12d}     float     sum      -1 {us:8.1f} {alg:7.2f} "
+                     f"{alg * factor:7.2f}"
                      f"      0 {us:8.1f} {alg:7.2f} {alg * factor:7.2f}      0")
     lines.append("# Avg bus bandwidth    : 1.0")
     return "\n".join(lines) + "\n"

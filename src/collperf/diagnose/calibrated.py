@@ -38,19 +38,20 @@ class Peers:
     busbw_GBps: list[float] = field(default_factory=list)
     runs: list[dict] = field(default_factory=list)     # id, source_url, system, nic, busbw_GBps at `size`
     like: str = ""                                     # what "like this one" meant
-    yours_GBps: float | None = None
+    yours_busbw_GBps: float | None = None
 
     def describe(self) -> str:
         if not self.runs:
             return f"no public runs on {self.like} in the corpus to compare with"
         lo, hi = min(self.busbw_GBps), max(self.busbw_GBps)
         reach = f"{lo:.0f} GB/s" if round(lo) == round(hi) else f"{lo:.0f}-{hi:.0f} GB/s"
-        yours = f"; yours: {self.yours_GBps:.0f}" if self.yours_GBps is not None else ""
+        yours = f"; yours: {self.yours_busbw_GBps:.0f}" if self.yours_busbw_GBps is not None else ""
         return (f"public runs on {self.like} reach {reach} busbw at {units.format_size(self.size)} "
                 f"({len(self.runs)} run{'s' if len(self.runs) != 1 else ''}){yours}")
 
     def to_json(self) -> dict:
-        return {"size": self.size, "like": self.like, "busbw_GBps": self.busbw_GBps, "yours_GBps": self.yours_GBps,
+        return {"size": self.size, "like": self.like, "busbw_GBps": self.busbw_GBps,
+                "yours_busbw_GBps": self.yours_busbw_GBps,
                 "summary": self.describe(), "sources": self.runs}
 
 
@@ -71,7 +72,7 @@ def _like(system: System, collective: str) -> str:
     return f"{where}{net}, {collective}"
 
 
-def peers(collective: str, system: System | None, size: int, yours_GBps: float | None = None,
+def peers(collective: str, system: System | None, size: int, yours_busbw_GBps: float | None = None,
           runs: list[dict] | None = None, exclude: str = "") -> Peers | None:
     """Healthy public runs of the same collective on the same GPU family, fabric class and layout (nodes x
     GPUs per node), with their busbw at the corpus size nearest `size` (within a factor 2)."""
@@ -79,7 +80,7 @@ def peers(collective: str, system: System | None, size: int, yours_GBps: float |
         return None
     runs = calibration()["peers"] if runs is None else runs
     family, model = gpu_family(system), gpu_model(system.gpu)
-    found = Peers(int(size), like=_like(system, collective), yours_GBps=yours_GBps)
+    found = Peers(int(size), like=_like(system, collective), yours_busbw_GBps=yours_busbw_GBps)
     for run in runs:
         if (run["collective"], run["family"], run["fabric"], run["nodes"], run["gpus_per_node"]) != \
                 (collective, family, system.fabric_class, system.nodes, system.gpus_per_node) or run["id"] == exclude \
@@ -92,7 +93,7 @@ def peers(collective: str, system: System | None, size: int, yours_GBps: float |
         if abs(np.log2(sizes[i]) - np.log2(size)) > 1:
             continue
         bus = float(run["busbw"][i][1])
-        if yours_GBps and sizes[i] == size and abs(bus - yours_GBps) <= 1e-3 * yours_GBps:
+        if yours_busbw_GBps and sizes[i] == size and abs(bus - yours_busbw_GBps) <= 1e-3 * yours_busbw_GBps:
             continue            # the same busbw at the same size: this log itself (the corpus ships it)
         found.busbw_GBps.append(bus)
         found.runs.append({"id": run["id"], "source_url": run["source_url"], "system": run["system"],

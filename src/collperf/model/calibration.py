@@ -7,8 +7,8 @@ fabric (EFA and TCPX lose more than InfiniBand) and the size regime. So the expe
     ratio = measured time / NCCL's expected time (model/nccl `expect`: its choice, launch overhead, bound)
 
 per fabric class (model/system.py FABRICS) and size (one band per octave, GRID_LOG2), over the rows of
-healthy public runs (the corpus in collperf/data/corpus), each log weighing the same at each size. The band is the 10th-90th
-percentile of that ratio, the typical time its median. `fit_bands` computes it from samples (the offline
+healthy public runs (the corpus in collperf/data/corpus), each log weighing the same at each size. The band
+is the 10th-90th percentile of that ratio, the typical time its median. `fit_bands` computes it from samples (the offline
 script benchmarks/calibrate_corpus.py writes the committed table); `band` applies a table to one
 prediction. Pure: the table is data passed in.
 """

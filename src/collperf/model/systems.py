@@ -21,7 +21,8 @@ __all__ = ["System", "CATALOGUE", "ALIASES", "FABRICS", "NETWORK_FABRICS", "NODE
            "system_for_gpu", "to_cluster", "resolve_name", "system_for_instance", "gpu_family"]
 
 # Data sheets, quoted by every entry that takes a value from them.
-_DGX_A100 = "NVIDIA DGX A100 data sheet (nvidia.com/content/dam/en-zz/Solutions/Data-Center/nvidia-dgx-a100-datasheet.pdf)"
+_DGX_A100 = ("NVIDIA DGX A100 data sheet "
+             "(nvidia.com/content/dam/en-zz/Solutions/Data-Center/nvidia-dgx-a100-datasheet.pdf)")
 _DGX_H100 = "NVIDIA DGX H100 data sheet (resources.nvidia.com/en-us-dgx-systems/ai-enterprise-dgx)"
 _DGX_H200 = "NVIDIA DGX H200 product page (nvidia.com/en-us/data-center/dgx-h200)"
 _DGX_B200 = "NVIDIA DGX B200 data sheet (nvidia.com/en-us/data-center/dgx-b200)"
@@ -29,9 +30,11 @@ _GB200 = "NVIDIA GB200 NVL72 specifications (nvidia.com/en-us/data-center/gb200-
 _GB300 = "NVIDIA GB300 NVL72 specifications (nvidia.com/en-us/data-center/gb300-nvl72)"
 _MI300X = "AMD Instinct MI300X platform data sheet (amd.com/en/products/accelerators/instinct/mi300/platform.html)"
 _MI355X = "AMD Instinct MI355X data sheet (amd.com/en/products/accelerators/instinct/mi350/mi355x.html)"
-_ND_MI300X = "Azure ND MI300X v5 series (learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/ndmi300xv5-series)"
+_ND_MI300X = ("Azure ND MI300X v5 series "
+              "(learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/ndmi300xv5-series)")
 _GCP_GPUS = "Google Cloud GPU machine types (cloud.google.com/compute/docs/gpus)"
-_GCP_NET = "Google Cloud accelerator-optimized machines, network (cloud.google.com/compute/docs/accelerator-optimized-machines)"
+_GCP_NET = ("Google Cloud accelerator-optimized machines, network "
+            "(cloud.google.com/compute/docs/accelerator-optimized-machines)")
 _AWS_P4 = "Amazon EC2 P4 instances (aws.amazon.com/ec2/instance-types/p4)"
 _AWS_P5 = "Amazon EC2 P5 instances (aws.amazon.com/ec2/instance-types/p5)"
 _AWS_G4 = "Amazon EC2 G4 instances (aws.amazon.com/ec2/instance-types/g4)"
