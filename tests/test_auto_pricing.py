@@ -118,3 +118,13 @@ def test_auto_measures_the_builtin_and_the_exchange_on_gloo_ranks():
     assert out["builtin_latency_s"] >= 0 and out["builtin_seconds_per_byte"] > 0
     assert out["exchange_bandwidth_Bps"] > 0 and out["exchange_latency_s"] >= 0
     assert out["flow_overhead"] == 0.0    # one host: no host link to share
+
+
+def test_the_builtin_is_timed_where_the_sweep_runs():
+    pytest.importorskip("torch")
+    from collperf.runtime.builtin_fit import FIT_MAX_BYTES, FIT_MIN_BYTES, fit_sizes
+    assert fit_sizes([1 << 20, 4 << 20, 16 << 20, 64 << 20]) == [1 << 20, 4 << 20, 16 << 20]   # capped at 16 MiB
+    for sweep in ([1], [1 << 30], [1 << 10, 1 << 12], [3 << 20, 5 << 20]):
+        sizes = fit_sizes(sweep)
+        assert len(sizes) >= 2 and sizes == sorted(set(sizes))
+        assert FIT_MIN_BYTES <= sizes[0] and sizes[-1] <= FIT_MAX_BYTES
