@@ -1,4 +1,4 @@
-"""Hardened readers (issue 20): every malformed reproducer gives a clear UsageError (exit 2 on the CLI), and a
+"""Hardened readers: every malformed reproducer gives a clear UsageError (exit 2 on the CLI), and a
 seeded mutator over every input format gives rows or a UsageError, never another exception, never a hang."""
 
 import json

@@ -230,7 +230,7 @@ def test_hardware_alone_known_misses_do_not_get_worse(alone, name):
 
 
 @pytest.mark.parametrize("name", sorted(MISSES))
-@pytest.mark.xfail(strict=True, reason="issue 12 target (15 %) not met yet; see the benchmark")
+@pytest.mark.xfail(strict=True, reason="the 15 % target on every sample is not met yet; see the benchmark")
 def test_hardware_alone_issue_target_on_misses(alone, name):
     assert alone[name]["median"] <= 0.15
 

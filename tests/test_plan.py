@@ -59,7 +59,7 @@ def test_overlap_exercise():
     p = plan(CHAPTER_70B, Layout(8, 8, 8, micro_batches=8), get_preset("chapter", 64), compute_s=2.0,
              overlap={"TP": 0.5, "PP": 0.0, "DP": 1.0})
     by = p.by_kind()
-    # 8 stages, 8 micro-batches: the 1F1B bubble is (8 - 1) / 8 of the 2 s of compute = 1.75 s (issue 15)
+    # 8 stages, 8 micro-batches: the 1F1B bubble is (8 - 1) / 8 of the 2 s of compute = 1.75 s
     assert p.bubble_s == pytest.approx(1.75)
     assert p.step_s == pytest.approx(2.0 + 1.75 + 0.5 * by["TP"] + by["PP"])
     assert p.speedup == pytest.approx((2.0 + 1.75 + p.comm_s) / p.step_s)

@@ -1,4 +1,4 @@
-"""The planner's corrected details (issue 15), each against arithmetic done by hand in the comments:
+"""The planner's corrected details, each against arithmetic done by hand in the comments:
 gradient accumulation, ZeRO per micro-batch, SP pipeline messages, the 1F1B bubble, memory, recompute,
 MoE, context parallel, custom models, the layout search."""
 

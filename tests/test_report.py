@@ -97,7 +97,7 @@ def test_a_report_is_one_page_with_no_external_reference(tmp_path):
     assert "235.26 GB/s" in text and "at 8 GiB" in text
     assert squash(d.peak_source) in text and "A100-SXM4-40GB" in text
     # 8 GiB: busbw 235.26 of a 300 GB/s peak (the bound) is 78 %; NCCL's expected time on the A100
-    # box the device lines name is within 1.5x at every bandwidth-bound size: 'as expected' (issue 12)
+    # box the device lines name is within 1.5x at every bandwidth-bound size: 'as expected'
     assert "8 GiB 63.9 ms" in text and "78 %" in text
     assert re.search(r"verdict as expected", text)
     for f in d.findings:
@@ -136,7 +136,7 @@ def test_several_logs_side_by_side_and_the_cli(tmp_path):
 
 
 def test_the_readme_report_command_with_a_cluster(tmp_path):
-    """README: `collperf report LOG --cluster dgx-h100 -o h100.html`: the cluster is the system assumed."""
+    """docs/report.md: `collperf report LOG --cluster dgx-h100 -o h100.html`: the cluster is the system assumed."""
     out = tmp_path / "h100.html"
     res = CliRunner().invoke(app, ["report", str(H100), "--cluster", "dgx-h100", "-o", str(out)])
     assert res.exit_code == 0, res.output
