@@ -134,7 +134,7 @@ def simulate(spec: SimulateSpec) -> list[Simulation]:
     net = spec.network
     topo, base = _topology(spec.topology, net)
     if spec.algorithm == "blink":
-        from collperf.blink_reports import blink_schedules
+        from collperf.blink.reports import blink_schedules
         runs = blink_schedules(spec, topo)
     else:
         nodes, per_node = topo.shape or (None, None)
@@ -149,7 +149,7 @@ def simulate(spec: SimulateSpec) -> list[Simulation]:
         factor = get_collective(sched.collective).busbw_factor(sched.ranks)
         result = run(sched, where, size, spec.mode, reduce_Bps)
         if "ranks" in sched.meta:      # a group's view (blink): links named as the topology names them
-            from collperf.blink_reports import topology_names
+            from collperf.blink.reports import topology_names
             result = topology_names(result, sched.meta["ranks"])
         algbw = result.size_bytes / result.time_s if result.time_s > 0 else None   # None: nothing moved
         out.append(Simulation(result, sched, where, algbw, algbw * factor if algbw is not None else None, notes))
@@ -159,11 +159,11 @@ def simulate(spec: SimulateSpec) -> list[Simulation]:
 def trees(spec: TreesSpec):
     """`collperf trees`: Blink's packed spanning trees on a group of a topology's ranks, their rate and
     the max-flow bound, beside NCCL's rings on the same group (blink_reports.TreesResult)."""
-    from collperf.blink_reports import trees as build
+    from collperf.blink.reports import trees as build
     return build(spec)
 
 
 def pattern(spec: PatternSpec):
     """`collperf simulate --pattern`: one of Blink's micro-benchmarks, throughput vs size (blink_reports.PatternRun)."""
-    from collperf.blink_reports import pattern as run
+    from collperf.blink.reports import pattern as run
     return run(spec)

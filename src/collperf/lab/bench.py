@@ -1,0 +1,341 @@
+"""nccl-tests-style sweeps on real processes, each row beside the model's prediction.
+
+`run(config, ranks)` launches the ranks (local processes by default, the current torchrun job when
+started under torchrun), runs runtime/measure.bench on each, and returns Results with a predicted
+time on every row: from a given network (a link or a cluster), or, when none is given, from a link
+fitted to this run's own rows (non-negative least squares on relative error over our algorithms'
+rows, whose alpha/beta/gamma coefficients the model knows exactly). `builtin` rows are compared with
+the model's best algorithm, the lower envelope of what the model knows.
+
+Rows stream: rank 0 reports each finished row, and `on_row(results, row)` gets it at once (with its
+prediction when a network is given; a fitted prediction needs every row and comes at the end). A run
+that fails, times out or is interrupted raises BenchInterrupted holding the rows measured so far.
+Before anything starts, `check_capacity` refuses rank counts and sweeps the machine cannot hold.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import numpy as np
+
+from collperf.collectives import get_collective
+from collperf.errors import RunError, UsageError
+from collperf.model.algorithms import get_algorithm
+from collperf.model.costs import coefficients, lowest
+from collperf.model.network import Link, Network
+from collperf.model.predict import candidates
+from collperf.lab.results import Results
+from collperf.spec import DTYPE_BYTES, SweepSpec
+
+
+class BenchInterrupted(RunError):
+    """The sweep ended early (a rank failed, a timeout, Ctrl-C): `results` holds the rows measured so far,
+    `reason` is 'timed out', 'interrupted' or 'failed'."""
+
+    def __init__(self, message: str, results: Results, reason: str):
+        super().__init__(message)
+        self.results, self.reason = results, reason
+
+
+def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
+        network: Network | None = None, testbed=None, on_row=None, on_note=None, force: bool = False,
+        schedules: dict | None = None) -> Results | None:
+    """Run the sweep; under torchrun every rank runs it and rank 0 gets the Results (others None);
+    on a testbed (an up testbed.Testbed) every rank runs inside its host. `on_row(results, row)` is called
+    as each row completes, `on_note(text)` with warnings before the run starts; `force` runs a sweep that
+    check_capacity would refuse. `schedules`: prebuilt schedules keyed (algorithm, size) for the algorithms
+    the registry cannot build from p alone (Blink's packed trees and patterns, packed_runs.bench_schedules)."""
+    from collperf.runtime import launch   # torch is needed from here on
+    job_config = config.to_job()
+    job = launch.Job("collperf.runtime.measure:bench", (job_config, schedules))
+    if testbed is not None:
+        world, backend, where = testbed.ranks, f"gloo on {testbed.describe()}", "testbed"
+    elif launch.in_torchrun():
+        world, where = int(os.environ["WORLD_SIZE"]), "torchrun"
+        backend = "nccl" if _cuda() else "gloo"
+    else:
+        if ranks is None:
+            raise UsageError("give the number of local ranks: --ranks 4 (or run under torchrun)")
+        world, backend, where = ranks, "gloo", "local"
+    if network is not None and network.ranks != world:
+        raise UsageError(f"the network has {network.ranks} ranks but the run has {world}")
+    job_config["two_level"] = two_level_shape(world, where, testbed, network)
+    _check_ranks(config, world, {a for a, _ in schedules or ()}, job_config["two_level"])
+    local = {"local": world, "testbed": world,
+             "torchrun": int(os.environ.get("LOCAL_WORLD_SIZE", "1"))}[where]
+    for note in check_capacity(config, local, force, gpu=(backend == "nccl"), spawned=(where != "torchrun")):
+        if on_note is not None:
+            on_note(note)
+    if "auto" in config.algorithms:
+        shape = job_config["two_level"]
+        auto_plan(job_config, world, network, shape[1] if shape else world)
+    results = Results(config.collective, world, backend, job_config, [])
+    if network is not None:
+        results.model = f"given: {network.describe()}"
+
+    def on_message(rank, kind, payload):
+        if kind == "devices":
+            results.devices = payload
+        elif kind == "auto":
+            results.config["auto"], results.config["auto_network"] = payload["choices"], payload["network"]
+        elif kind == "row":
+            results.rows.append(payload)
+            if network is not None:
+                predict_rows(results, network, [payload])
+            if on_row is not None:
+                on_row(results, payload)
+
+    try:
+        if testbed is not None:
+            out = launch.run_testbed(job, testbed, timeout_s, on_message=on_message)
+        elif where == "torchrun":
+            out = launch.run_torchrun(job, timeout_s, on_message=on_message)
+            if int(os.environ["RANK"]) != 0:
+                return None
+        else:
+            out = launch.run_local(job, ranks, timeout_s, on_message=on_message)
+    except (RunError, KeyboardInterrupt) as e:
+        raise _interrupted(results, network, e) from None
+    results.rows, results.devices = out["rows"], out["devices"]
+    if out.get("auto") is not None:
+        results.config["auto"], results.config["auto_network"] = out["auto"]["choices"], out["auto"]["network"]
+    results.peak_rss_bytes = out["peak_rss_bytes"]
+    from collperf.lab.testbed import routed_runs as hetero_runs
+    if network is None and hetero_runs.is_topology_bed(testbed):   # the simulator on the testbed's own topology
+        hetero_runs.predict_rows(results, testbed, results.rows, schedules)
+    else:
+        add_predictions(results, network)
+    return results
+
+
+def _interrupted(results: Results, network, e: BaseException) -> BenchInterrupted:
+    from collperf.runtime.launch import RunTimeout
+    reason = "interrupted" if isinstance(e, KeyboardInterrupt) else \
+        "timed out" if isinstance(e, RunTimeout) else "failed"
+    n = len(results.rows)
+    results.stopped = f"{reason} after {n} row{'s' if n != 1 else ''}"
+    if results.rows and network is None:
+        add_predictions(results, None)
+    why = "Ctrl-C" if reason == "interrupted" else str(e)
+    return BenchInterrupted(f"{results.stopped}: {why}", results, reason)
+
+
+def _cuda() -> bool:
+    import torch
+    return torch.cuda.is_available()
+
+
+def two_level_shape(world: int, where: str, testbed=None, network: Network | None = None) -> list[int] | None:
+    """[nodes, ranks per node] of the run, for `-A hierarchical` and auto: the testbed's hosts, torchrun's
+    nodes (LOCAL_WORLD_SIZE ranks each), or local ranks grouped as the given two-level network says
+    (--nodes/--ranks-per-node, --cluster, --profile); None for local ranks without one (one host)."""
+    if testbed is not None:
+        return [testbed.ranks // testbed.ranks_per_host, testbed.ranks_per_host]
+    if where == "torchrun":
+        g = int(os.environ.get("LOCAL_WORLD_SIZE", world))
+        return [world // g, g] if g and world % g == 0 else None
+    if network is not None and network.cluster is not None:
+        return [network.cluster.nodes, network.cluster.ranks_per_node]
+    return None
+
+
+def _check_hierarchical(config: SweepSpec, shape) -> None:
+    """SweepSpec has refused collectives without a two-level plan; here: the run's shape and the root."""
+    from collperf.schedule.build import roots_at_zero
+    if shape is None or shape[0] < 2 or shape[1] < 2:
+        where = "one host" if shape is None else f"{shape[0]} node(s) x {shape[1]} rank(s)"
+        raise UsageError(f"-A hierarchical runs an intra-node then an inter-node phase, and this run is {where}: "
+                         "run it on a testbed with several ranks per host (ranks-per-host=2), under torchrun "
+                         "across nodes, or group local ranks into nodes with --nodes N --ranks-per-node G "
+                         "(and their links, e.g. --intra-bandwidth/--inter-bandwidth)")
+    if not roots_at_zero(config.collective, config.root):
+        raise UsageError(f"--root {config.root}: -A hierarchical's root is rank 0 (the first rank of the first "
+                         "node); drop --root")
+
+
+def _check_ranks(config: SweepSpec, ranks: int, prebuilt=(), shape=None) -> None:
+    for a in config.algorithms:
+        if a == "hierarchical":
+            _check_hierarchical(config, shape)
+        elif a not in ("builtin", "auto") and a not in prebuilt:
+            reason = get_algorithm(config.collective, a).unavailable(ranks)
+            if reason:
+                raise UsageError(f"{config.collective} {a} cannot run on {ranks} ranks: {reason}")
+    if get_collective(config.collective).rooted and not 0 <= config.root < ranks:
+        raise UsageError(f"root {config.root} is not a rank of 0..{ranks - 1}")
+
+
+# --- -A auto ----------------------------------------------------------------------------------------------
+
+AUTO_CALIBRATION_BYTES = 4 << 20   # the quick calibration's ping-pong size: seconds on a 200 Mbit/s link
+
+
+def auto_plan(job_config: dict, world: int, network: Network | None, ranks_per_host: int) -> None:
+    """What `-A auto` runs at each size, into the job's config: chosen here from the given network
+    (--profile, --cluster or link options), or left to the ranks (config["auto"] None) to choose after a
+    quick calibration of this run's own network (runtime/measure.py auto_calibrate)."""
+    job_config["auto_ranks_per_host"] = max(1, min(ranks_per_host, world))
+    job_config["auto_network"] = None
+    job_config["auto"] = None
+    if network is not None:
+        job_config["auto"] = choices_for(job_config, network)
+        job_config["auto_network"] = f"given: {network.describe()}"
+
+
+def choices_for(job_config: dict, network: Network) -> list[dict]:
+    """auto's choice per size of the sweep on `network` (model/select.py auto_choices), as JSON."""
+    from collperf.model.select import auto_choices
+    fixed = job_config["segments"] if job_config["segments_given"] else None   # --segments N fixes them
+    return [c.to_json() for c in auto_choices(job_config["collective"], network, job_config["sizes"], fixed,
+                                              job_config["root"])]
+
+
+def auto_network(raw: dict, world: int, ranks_per_host: int) -> Network:
+    """The network a quick calibration (runtime/measure.py calibrate) measured: one host's link between
+    its ranks, or hosts x ranks_per_host with the inter-host link, the reduction rate as gamma."""
+    from collperf.lab.calibrate import cluster_from, profile_from
+    nodes = max(1, world // ranks_per_host)
+    doc = profile_from(raw, nodes, ranks_per_host)
+    cluster = cluster_from(doc, "quick calibration")
+    if nodes == 1:
+        return Network.of(cluster.intra, world)
+    return Network.of(cluster, world)
+
+
+# --- what the machine can hold ------------------------------------------------------------------------
+
+# Resident memory of one rank once torch is imported and gloo is up, before any buffer: 232 MiB (243 MB)
+# measured with the CPU wheel of torch 2.13 (ru_maxrss of the ranks of `collperf bench --ranks 2 -b 1K -e 16K`),
+# rounded up for other builds and Python versions.
+TORCH_RANK_BYTES = 300 * 10 ** 6
+CHECK_BYTES = 32 << 20    # runtime/data.py builds expected values in chunks of 2^18 elements (index, values)
+FORCE_HINT = "pass --force (API: BenchSpec(force=True)) to run it anyway"
+
+
+def max_local_ranks() -> int:
+    """More local ranks than this is a typo or a machine-wide mistake, not a benchmark."""
+    return max(64, 8 * (os.cpu_count() or 1))
+
+
+def rank_memory_bytes(config: SweepSpec, p: int, gpu: bool = False) -> int:
+    """Peak host memory of one rank for the sweep: torch itself, then at the largest size the send and receive
+    buffers, one buffer's worth of scratch (receive slices and forwarded chunks of our schedules, the
+    backend's own temporaries) and the check's chunks. On GPUs the buffers live in device memory."""
+    coll, itemsize = get_collective(config.collective), DTYPE_BYTES[config.dtype]
+    worst = 0
+    for size in config.sizes():
+        _, _, in_elems, out_elems = coll.counts(size, p, itemsize)
+        worst = max(worst, (in_elems + out_elems + max(in_elems, out_elems)) * itemsize)
+    return TORCH_RANK_BYTES + CHECK_BYTES + (0 if gpu else worst)
+
+
+def available_memory_bytes() -> int | None:
+    """MemAvailable of /proc/meminfo (what can be allocated without swapping), None where unknown."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def check_capacity(config: SweepSpec, local_ranks: int, force: bool = False, gpu: bool = False,
+                   spawned: bool = True) -> list[str]:
+    """Refuse (UsageError) a sweep this machine cannot hold: more local ranks than max_local_ranks(), or an
+    estimated memory above MemAvailable; return warnings for one above 80 % of it. `force` turns refusals
+    into warnings. Under torchrun (spawned=False) only warnings: the launcher has already started us."""
+    notes = []
+    limit = max_local_ranks()
+    if spawned and local_ranks > limit:
+        why = (f"--ranks {local_ranks} is more local processes than this machine can run (limit max(64, 8 x "
+               f"{os.cpu_count()} cores) = {limit})")
+        if not force:
+            raise UsageError(f"{why}: give fewer ranks, use torchrun across hosts, or {FORCE_HINT}")
+        notes.append(why + "; running anyway (--force)")
+    per_rank = rank_memory_bytes(config, max(local_ranks, 1), gpu)
+    need, have = per_rank * local_ranks, available_memory_bytes()
+    if have is None:
+        return notes
+    gib = 2 ** 30
+    what = (f"{local_ranks} ranks x {per_rank / gib:.2f} GiB (torch {TORCH_RANK_BYTES / gib:.2f} GiB + buffers, "
+            f"scratch and check at {max(config.sizes())} B) = {need / gib:.1f} GiB, and {have / gib:.1f} GiB is "
+            "available (/proc/meminfo MemAvailable)")
+    if need > have:
+        if spawned and not force:
+            raise UsageError(f"the sweep needs an estimated {what}: lower -e/--maxbytes or --ranks, or {FORCE_HINT}")
+        notes.append(f"the sweep may not fit in memory: {what}")
+    elif need > 0.8 * have:
+        notes.append(f"the sweep needs most of the memory left: {what}")
+    return notes
+
+
+# --- predictions --------------------------------------------------------------------------------------
+
+def fit_link(results: Results) -> Link | None:
+    """alpha, bandwidth and reduce bandwidth fitted to the run's rows of our own algorithms."""
+    from scipy.optimize import nnls
+    rows_a, rows_t = [], []
+    p, segments = results.ranks, results.config["segments"]
+    for r in results.rows:
+        if r["algorithm"] == "builtin" or r["out_of_place"] is None or r["out_of_place"]["wrong"]:
+            continue   # never fit to a wrong run
+        name, k = r["algorithm"], segments
+        if name == "auto":   # the algorithm auto ran, with its segments
+            name, k = r["auto"]["algorithm"], r["auto"].get("segments") or segments
+        if name not in _registered(results.collective):
+            continue   # blink, patterns: no closed form in the registry
+        alg = get_algorithm(results.collective, name)
+        a, b, c = coefficients(results.collective, alg.name, p, k if alg.pipeline else None)
+        t = r["out_of_place"]["p50_us"] * 1e-6
+        if t > 0:
+            rows_a.append(np.array([a, b * r["size"], c * r["size"]]) / t)   # relative error
+            rows_t.append(1.0)
+    if len(rows_a) < 2:
+        return None
+    (alpha, beta, gamma), _ = nnls(np.array(rows_a), np.array(rows_t))
+    if alpha <= 0 and beta <= 0:
+        return None
+    # sizes too small to show a bandwidth term fit beta = 0: an unresolved (infinite) bandwidth
+    return Link(alpha, 1 / beta if beta > 0 else math.inf, 1 / gamma if gamma > 0 else math.inf, name="fitted")
+
+
+def _registered(collective: str) -> set[str]:
+    from collperf.model.algorithms import algorithms_for
+    return {a.name for a in algorithms_for(collective)}
+
+
+def add_predictions(results: Results, network: Network | None) -> None:
+    if network is None:
+        link = fit_link(results)
+        if link is None:
+            results.model = "no prediction (give --latency/--bandwidth or --cluster; too few rows of our algorithms to fit)"
+            return
+        network = Network.of(link, results.ranks)
+        results.model = f"fitted to this run: {link.describe()}"
+    else:
+        if network.ranks != results.ranks:
+            raise UsageError(f"the network has {network.ranks} ranks but the run has {results.ranks}")
+        results.model = f"given: {network.describe()}"
+    predict_rows(results, network, results.rows)
+
+
+def predict_rows(results: Results, network: Network, rows: list[dict]) -> None:
+    from collperf.schedule.build import default_phase
+    """Set each row's predicted_us: its algorithm's model time, the model's best for `builtin`."""
+    if not rows:
+        return
+    sizes = sorted({r["size"] for r in rows})
+    phase = default_phase(results.collective)   # what -A hierarchical runs (schedule/build.py build_two_level)
+    costs, _ = candidates(results.collective, network, sizes, segments=results.config["segments"],
+                          intra_algorithm=phase, inter_algorithm=phase)
+    table = {c.name: dict(zip(sizes, c.cost.total_s)) for c in costs}
+    best = dict(zip(sizes, lowest([c.cost for c in costs], [c.name for c in costs])[0].total_s))
+    for r in rows:
+        if r["algorithm"] == "auto":   # the prediction auto chose by (given or calibrated network)
+            r["predicted_us"] = r["auto"]["predicted_us"]
+            continue
+        t = best[r["size"]] if r["algorithm"] == "builtin" else table.get(r["algorithm"], {}).get(r["size"])
+        r["predicted_us"] = float(t) * 1e6 if t else None

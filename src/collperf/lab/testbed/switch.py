@@ -1,0 +1,225 @@
+"""A small cluster on one Linux machine: network namespaces as hosts, shaped veth links to a switch.
+
+Layout for a testbed named NAME with H hosts:
+  NAME-sw          a namespace holding the switch: a bridge `br0`, no address
+  NAME-h0 .. hH-1  one namespace per host; its `eth0` is one end of a veth pair, the other end
+                   (`p0` .. in NAME-sw) is a port of the bridge
+Each host's link is shaped in both directions with a token bucket (tc tbf) to `rate`: egress on the
+host's eth0, and egress on its switch port (what the host receives). Ranks on one host talk through
+that namespace's own stack (unshaped, fast: intra-node); ranks on different hosts cross two shaped
+links through the bridge (inter-node). Addresses are 10.(77 + k).0.(h + 1)/24, private to the
+namespaces: no route leads out of them.
+
+Teardown removes the namespaces (their veths go with them) and kills what runs inside them; `down`
+also finds what an earlier crash left, by the name prefix.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import shutil
+import signal
+import subprocess
+import zlib
+from dataclasses import dataclass
+
+from collperf import units
+from collperf.errors import UsageError
+
+PREFIX = "cptb"   # every namespace of every testbed starts with this
+
+
+QUEUE_S = 0.02   # the data queue of a shaped link holds this many seconds at the rate
+
+
+class TestbedError(UsageError):
+    """A testbed command that failed (the message names the command and what it said)."""
+
+
+def check_supported() -> None:
+    """The testbed needs Linux, root and iproute2; say which is missing."""
+    if platform.system() != "Linux":
+        raise UsageError(f"the testbed needs Linux network namespaces; this is {platform.system()}")
+    if os.geteuid() != 0:
+        raise UsageError("the testbed needs root (it creates network namespaces and shapes links with tc): "
+                         "run as root, e.g. in CI or a container")
+    for tool in ("ip", "tc"):
+        if shutil.which(tool) is None:
+            raise UsageError(f"the testbed needs `{tool}` from iproute2: install it (apt-get install iproute2)")
+
+
+def _run(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    result = subprocess.run(list(args), capture_output=True, text=True, timeout=30)
+    if check and result.returncode != 0:
+        raise TestbedError(f"testbed: `{' '.join(args)}` failed: {result.stderr.strip() or result.stdout.strip()}")
+    return result
+
+
+@dataclass
+class Testbed:
+    hosts: int = 4
+    rate: str = "200mbit"
+    ranks_per_host: int = 1
+    name: str = "tb0"
+
+    def __post_init__(self):
+        if isinstance(self.hosts, bool) or not isinstance(self.hosts, int) or not 1 <= self.hosts <= 64:
+            raise UsageError(f"hosts {self.hosts!r}: expected 1 to 64")
+        if isinstance(self.ranks_per_host, bool) or not isinstance(self.ranks_per_host, int) or self.ranks_per_host < 1:
+            raise UsageError(f"ranks per host {self.ranks_per_host!r}: expected a whole number >= 1")
+        if not re.fullmatch(r"[a-z0-9]{1,6}", self.name):
+            raise UsageError(f"testbed name {self.name!r}: expected 1 to 6 lowercase letters or digits")
+        self.rate_Bps = units.parse_bandwidth(self.rate)
+        if self.rate_Bps == float("inf"):
+            raise UsageError("testbed rate must be finite, e.g. 200mbit")
+
+    # names and addresses --------------------------------------------------------------------------
+    @property
+    def switch(self) -> str:
+        return f"{PREFIX}-{self.name}-sw"
+
+    def host(self, h: int) -> str:
+        return f"{PREFIX}-{self.name}-h{h}"
+
+    def address(self, h: int) -> str:
+        return f"10.{77 + zlib.crc32(self.name.encode()) % 100}.0.{h + 1}"
+
+    @property
+    def ranks(self) -> int:
+        return self.hosts * self.ranks_per_host
+
+    def host_of(self, rank: int) -> int:
+        return rank // self.ranks_per_host
+
+    @property
+    def rate_bits(self) -> str:
+        return f"{int(self.rate_Bps * 8)}bit"
+
+    # life cycle -------------------------------------------------------------------------------
+    def up(self) -> "Testbed":
+        check_supported()
+        down(self.name)   # whatever an earlier run of this name left behind
+        try:
+            _run("ip", "netns", "add", self.switch)
+            _run("ip", "-n", self.switch, "link", "add", "br0", "type", "bridge")
+            _run("ip", "-n", self.switch, "link", "set", "br0", "up")
+            _run("ip", "-n", self.switch, "link", "set", "lo", "up")
+            for h in range(self.hosts):
+                ns, port = self.host(h), f"p{h}"
+                _run("ip", "netns", "add", ns)
+                _run("ip", "link", "add", f"{PREFIX}{self.name}x{h}", "type", "veth", "peer", "name",
+                     f"{PREFIX}{self.name}y{h}")
+                _run("ip", "link", "set", f"{PREFIX}{self.name}x{h}", "netns", ns, "name", "eth0")
+                _run("ip", "link", "set", f"{PREFIX}{self.name}y{h}", "netns", self.switch, "name", port)
+                _run("ip", "-n", ns, "addr", "add", f"{self.address(h)}/24", "dev", "eth0")
+                _run("ip", "-n", ns, "link", "set", "eth0", "up")
+                _run("ip", "-n", ns, "link", "set", "lo", "up")
+                # a collective's steps leave a connection idle between messages; by default TCP then
+                # restarts from a small window each step, which only the first message should pay
+                _run("ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv4.tcp_slow_start_after_idle=0")
+                _run("ip", "-n", self.switch, "link", "set", port, "master", "br0")
+                _run("ip", "-n", self.switch, "link", "set", port, "up")
+                self._shape(ns, "eth0")
+                self._shape(self.switch, port)
+        except BaseException:
+            down(self.name)
+            raise
+        return self
+
+    def _shape(self, ns: str, dev: str) -> None:
+        for line in shape_commands(dev, self.rate_Bps):
+            _run("ip", "netns", "exec", ns, "tc", *line.split())
+
+    def down(self) -> list[str]:
+        return down(self.name)
+
+    def __enter__(self) -> "Testbed":
+        return self.up()
+
+    def __exit__(self, *exc) -> None:
+        self.down()
+
+    def describe(self) -> str:
+        return (f"testbed {self.name}: {self.hosts} hosts x {self.ranks_per_host} ranks, links shaped to "
+                f"{units.format_bandwidth(self.rate_Bps)} ({self.rate}) each way")
+
+
+def shape_commands(dev: str, rate_Bps: float) -> list[str]:
+    """tc commands (without `tc`) shaping `dev`'s egress to rate_Bps with htb. Small packets (IP length
+    < 128 B: TCP ACKs) get their own class with priority: behind a deep queue of data they would wait for
+    it, and a two-way exchange would run at half the rate (bufferbloat; the kernels here have no fq_codel).
+    The data class gets a deep queue, so that TCP is shaped rather than dropped (drops make it back off at
+    random, which no cost model predicts)."""
+    rate, tenth = f"{int(rate_Bps * 8)}bit", f"{max(1, int(rate_Bps * 8 / 10))}bit"
+    bulk = f"{max(1, int(rate_Bps * 8 * 9 / 10))}bit"
+    return [f"qdisc add dev {dev} root handle 1: htb default 20 r2q 1000",
+            f"class add dev {dev} parent 1: classid 1:1 htb rate {rate} ceil {rate}",
+            f"class add dev {dev} parent 1:1 classid 1:10 htb rate {tenth} ceil {rate} prio 0",
+            f"class add dev {dev} parent 1:1 classid 1:20 htb rate {bulk} ceil {rate} prio 1",
+            f"filter add dev {dev} parent 1: protocol ip prio 1 u32 match u16 0x0000 0xff80 at 2 flowid 1:10",
+            f"qdisc add dev {dev} parent 1:20 handle 20: bfifo limit {max(256 * 1024, int(rate_Bps * QUEUE_S))}"]
+
+
+def namespaces(name: str | None = None) -> list[str]:
+    """Namespaces of the testbed `name` (all testbeds when None)."""
+    if shutil.which("ip") is None:
+        return []
+    listed = _run("ip", "netns", "list", check=False).stdout.split("\n")
+    wanted = f"{PREFIX}-{name}-" if name else f"{PREFIX}-"
+    return sorted(line.split()[0] for line in listed if line.startswith(wanted))
+
+
+def down(name: str | None = None) -> list[str]:
+    """Kill what runs in the testbed's namespaces and delete them (all testbeds when name is None)."""
+    removed = []
+    for ns in namespaces(name):
+        pids = _run("ip", "netns", "pids", ns, check=False).stdout.split()
+        for pid in pids:
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except (ProcessLookupError, ValueError):
+                pass
+        _run("ip", "netns", "delete", ns, check=False)
+        removed.append(ns)
+    # a topology testbed makes its veth pairs here before moving them: a crash in between leaves them
+    links = _run("ip", "-o", "link", check=False).stdout if shutil.which("ip") else ""
+    for dev in re.findall(rf"^\d+: ({PREFIX}{re.escape(name) if name else '[a-z0-9]+'}[abxy]\d+)[@:]", links, re.M):
+        _run("ip", "link", "delete", dev, check=False)
+    return removed
+
+
+def status(name: str | None = None) -> list[dict]:
+    """The namespaces found, with their address and shaping."""
+    out = []
+    for ns in namespaces(name):
+        addr = _run("ip", "-n", ns, "-4", "-o", "addr", "show", check=False).stdout
+        devices = re.findall(r"^\d+: ([^:@]+)", _run("ip", "-n", ns, "-o", "link", check=False).stdout, re.M)
+        rates = [rate for dev in devices for rate in re.findall(
+            r"class htb 1:1 root rate (\S+)", _run("ip", "netns", "exec", ns, "tc", "class", "show", "dev", dev,
+                                                    check=False).stdout)]
+        out.append({"namespace": ns, "addresses": re.findall(r"inet (\S+)", addr), "shaping": rates,
+                    "processes": len(_run("ip", "netns", "pids", ns, check=False).stdout.split())})
+    return out
+
+
+def parse_spec(text: str) -> Testbed:
+    """'hosts=4,rate=200mbit[,ranks-per-host=2][,name=tb0]' -> Testbed; 'topology=dgx1v-like|FILE.json
+    [,group=0+1+4][,ranks-per-host=1][,name=tb0]' -> testbed_hetero.TopologyTestbed."""
+    fields = {}
+    for part in str(text).split(","):
+        key, _, value = part.partition("=")
+        fields[key.strip().replace("-", "_")] = value.strip()
+    if "topology" in fields:      # point-to-point links following a topology (lab/testbed/routed.py)
+        from collperf.lab.testbed.routed import parse_spec as topology_spec
+        return topology_spec(fields, text)
+    unknown = set(fields) - {"hosts", "rate", "ranks_per_host", "name"}
+    if unknown:
+        raise UsageError(f"testbed spec {text!r}: unknown field(s) {', '.join(sorted(unknown))}; expected "
+                         "hosts=4,rate=200mbit[,ranks-per-host=2][,name=tb0]")
+    try:
+        return Testbed(int(fields.get("hosts", 4)), fields.get("rate", "200mbit"),
+                       int(fields.get("ranks_per_host", 1)), fields.get("name", "tb0"))
+    except ValueError:
+        raise UsageError(f"testbed spec {text!r}: hosts and ranks-per-host must be whole numbers") from None
