@@ -225,3 +225,28 @@ def test_every_python_name_the_docs_mention_exists(page):
             resolve(dotted)
         except (ImportError, AttributeError) as e:
             pytest.fail(f"{page.relative_to(ROOT)} names {dotted}, which does not resolve: {e}")
+
+
+def _modules() -> set[str]:
+    """Every module of the package as the map names it: `lab/bench.py`, a package as `lab/`."""
+    package = ROOT / "src" / "collperf"
+    found = set()
+    for path in package.rglob("*.py"):
+        if "__pycache__" in path.parts:
+            continue
+        name = path.relative_to(package).as_posix()
+        found.add(name[:-len("__init__.py")] if name.endswith("/__init__.py") else name)
+    return found
+
+
+def test_the_design_maps_every_module():
+    """docs/DESIGN.md's module map names every module of src/collperf, and nothing that is gone."""
+    text = (ROOT / "docs" / "DESIGN.md").read_text()
+    assert "Module map\n" in text, "docs/DESIGN.md has no Module map section"
+    section = text.split("Module map\n", 1)[1].split("\n## ", 1)[0]
+    listed = set(re.findall(r"^\| `([\w./]+)` \|", section, flags=re.MULTILINE))
+    modules = _modules()
+    missing, stale = sorted(modules - listed), sorted(listed - modules)
+    assert not missing and not stale, (
+        f"docs/DESIGN.md's module map: add a line for {missing} (a `| `path` | what it holds |` row), "
+        f"remove {stale}")
