@@ -61,6 +61,7 @@ def selftest(p, cases):
     return [(case[:9], wrong) for case, wrong in results]
 
 
+@pytest.mark.multiprocess
 @pytest.mark.parametrize("p,gpus", [(3, [0, 1, 4]), (4, [0, 3, 4, 5])])
 def test_packed_trees_and_patterns_are_bit_exact_on_real_ranks(p, gpus):
     # fragmented groups (trees through PCIe switches and QPI), a root other than the first rank, every

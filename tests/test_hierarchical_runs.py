@@ -67,6 +67,7 @@ def test_hierarchical_runs_bit_exact_on_local_ranks_grouped_into_nodes():
     assert not [r for r in results if r[1]], [r for r in results if r[1]][:5]
 
 
+@pytest.mark.multiprocess
 def test_bench_runs_hierarchical_and_auto_chooses_it_on_a_two_level_network():
     pytest.importorskip("torch")
     from collperf.lab.bench import run

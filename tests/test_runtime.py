@@ -168,6 +168,7 @@ def test_bench_streams_rows_and_its_outputs_read_back(tmp_path):
     assert to_json(res)["results"][0]["out_of_place"]["nwrong"] == 0 and to_csv(res).startswith("algorithm,size,count")
 
 
+@pytest.mark.multiprocess
 def test_given_network_predictions_follow_the_model():
     from collperf import api
     config = SweepSpec("allgather", "ring,builtin", 4096, 4096, 2, iters=2, warmup=0, progress=False)
