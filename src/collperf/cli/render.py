@@ -66,12 +66,15 @@ def _gb(value) -> str:
 
 def print_plan(p) -> None:
     m = p.model
+    if p.fits is False:
+        out.print(f"[red bold]does not fit[/red bold] in GPU memory: {escape(p.warnings[0])}")
     out.print(f"[bold]{m.name}[/bold] ({m.params:.3g} parameters, {m.layers} layers, hidden {m.hidden}, "
               f"activation {units.format_size(round(m.activation))} per micro-batch) as {p.layout.describe()}, "
               f"{p.layout.micro_batches} micro-batch(es), on {escape(p.cluster.describe())}")
     table = Table()
+    share = "share of step" if p.compute_s else "share of communication"
     for column in ("kind", "collective", "group", "where", "algorithm", "count", "size", "per op", "total",
-                   "exposed", "share of step"):
+                   "exposed", share):
         table.add_column(column, justify="left" if column in ("kind", "collective", "where", "algorithm") else "right")
     step = p.step_s if p.compute_s else p.comm_s
     for item in p.items:
@@ -366,7 +369,13 @@ def search_json(found) -> dict:
             "plans": [p.to_json() for p in found.plans]}
 
 
-def print_search(found) -> None:
+def print_search(found, why: bool = False) -> None:
+    if found.plans:
+        first = found.plans[0]
+        lay = first.layout
+        batch = lay.dp * lay.micro_batches * first.model.micro_batch
+        out.print(f"[bold]{first.model.name}[/bold] on {lay.ranks} GPUs of {escape(first.cluster.describe())}, "
+                  f"{batch} sequences of {first.model.seq_len} per step")
     out.print(f"{found.considered} layouts considered, {found.too_big} do not fit memory; "
               f"{len(found.plans)} shown, fastest first ({found.seconds:.2f} s)")
     for note in found.notes:
@@ -380,6 +389,25 @@ def print_search(found) -> None:
                       units.format_time(p.step_s), units.format_time(p.compute_s or 0), units.format_time(p.bubble_s),
                       units.format_time(p.exposed_s), mem)
     out.print(table)
+    if why:
+        for i, p in enumerate(found.plans):
+            out.print(f"{i + 1}. {escape(p.layout.describe())}: {escape(plan_why(p))}")
+        out.print("[dim]one layout in detail: collperf plan --tp T --pp P --dp D ... (the layout above); every "
+                  "layout: --search --gpus N --global-batch B[/dim]")
+
+
+def plan_why(p) -> str:
+    """Where one plan's step goes, in a line: compute, bubble, the largest exposed communication, memory."""
+    step = p.step_s
+    parts = [f"compute {100 * (p.compute_s or 0) / step:.0f} % of the step"]
+    if p.bubble_s:
+        parts.append(f"bubble {100 * p.bubble_s / step:.0f} %")
+    if p.exposed:
+        kind = max(p.exposed, key=p.exposed.get)
+        parts.append(f"exposed communication {100 * p.exposed_s / step:.0f} % (most: {kind})")
+    if p.memory is not None and p.memory.gpu_bytes:
+        parts.append(f"memory {p.memory.total_bytes / 2 ** 30:.0f} of {p.memory.gpu_bytes / 2 ** 30:.0f} GiB")
+    return ", ".join(parts)
 
 
 def link_progress(done: int, total: int, m) -> None:

@@ -9,7 +9,7 @@ from collperf.errors import UsageError
 from collperf.spec.network import NetworkSpec
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class PlanSpec:
     """One training step's communication: a model, a layout, a cluster, and how compute is estimated."""
 
@@ -25,14 +25,26 @@ class PlanSpec:
 
     def __post_init__(self):
         from collperf import plan as plans
-        if not isinstance(self.model, plans.ModelSpec):
-            self.model = plans.get_model(self.model)
-        self.layout = self.layout or plans.Layout()
+        if not isinstance(self.model, plans.ModelSpec):     # a preset name: its ModelSpec (frozen: set once)
+            object.__setattr__(self, "model", plans.get_model(self.model))
+        if self.layout is None:
+            object.__setattr__(self, "layout", plans.Layout())
         if self.compute is not None and self.flops is not None:
             raise UsageError(f"--compute {self.compute} and --flops {self.flops} both set the compute time: give one")
-        self.compute_s = units.parse_time(self.compute) if self.compute is not None else None
-        self.flops_per_rank = flops(self.flops) if self.flops is not None else None
-        self.overlap_fractions = plans.overlap_fractions(self.overlap)
+        self.compute_s, self.flops_per_rank, self.overlap_fractions     # parse now: bad values fail here
+
+    @property
+    def compute_s(self) -> float | None:
+        return units.parse_time(self.compute) if self.compute is not None else None
+
+    @property
+    def flops_per_rank(self) -> float | None:
+        return flops(self.flops) if self.flops is not None else None
+
+    @property
+    def overlap_fractions(self) -> dict:
+        from collperf import plan as plans
+        return plans.overlap_fractions(self.overlap)
 
     def cluster_network(self) -> NetworkSpec:
         """The network sized to the layout: preset nodes filled by the layout's ranks."""
