@@ -245,14 +245,31 @@ def _modules() -> set[str]:
     return found
 
 
-def test_the_design_maps_every_module():
-    """docs/DESIGN.md's module map names every module of src/collperf, and nothing that is gone."""
+def design_map() -> set[str]:
+    """The modules docs/DESIGN.md's layout names: its code block under `src/collperf/`, two spaces of
+    indent per folder level, a line's names before its description (a line may name several)."""
     text = (ROOT / "docs" / "DESIGN.md").read_text()
-    assert "Module map\n" in text, "docs/DESIGN.md has no Module map section"
-    section = text.split("Module map\n", 1)[1].split("\n## ", 1)[0]
-    listed = set(re.findall(r"^\| `([\w./]+)` \|", section, flags=re.MULTILINE))
-    modules = _modules()
+    block = text.split("\nsrc/collperf/\n", 1)[1].split("```", 1)[0]
+    listed, folders = set(), []
+    for line in block.split("\n"):
+        if not line.startswith("  ") or not line.strip():
+            continue
+        depth = (len(line) - len(line.lstrip(" "))) // 2 - 1
+        if depth < 0:
+            break   # tests/, benchmarks/: outside the package
+        folders = folders[:depth]
+        names = [n for n in re.split(r"\s{2,}", line.strip())[0].split() if n.endswith((".py", "/"))]
+        for name in names:
+            path = "".join(folders) + name
+            listed.add(path[:-len("__init__.py")] if path.endswith("/__init__.py") else path)
+        if len(names) == 1 and names[0].endswith("/"):
+            folders.append(names[0])
+    return listed
+
+
+def test_the_design_maps_every_module():
+    """docs/DESIGN.md's layout names every module of src/collperf, and nothing that is gone."""
+    listed, modules = design_map(), _modules()
     missing, stale = sorted(modules - listed), sorted(listed - modules)
     assert not missing and not stale, (
-        f"docs/DESIGN.md's module map: add a line for {missing} (a `| `path` | what it holds |` row), "
-        f"remove {stale}")
+        f"docs/DESIGN.md's layout (section 3): add a line for {missing}, remove {stale}")

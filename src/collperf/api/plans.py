@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from collperf import units
+from collperf import plan as plans, units
 from collperf.errors import UsageError
 from collperf.spec import NetworkSpec, PlanSpec
 
@@ -22,7 +22,6 @@ def plan_spec(model: str | None = None, dimensions: dict | None = None, layout: 
     preset describes a custom model whose other dimensions follow plan.custom_model's rule), layout fields
     (plan.Layout's, with bucket and gpu_memory as size strings), a network (its cluster preset given apart)
     and PlanSpec's options. With `fill_dp`, dp is what fills the network's GPUs (nodes x GPUs per node)."""
-    from collperf import plan as plans
     dims = {k: v for k, v in (dimensions or {}).items() if v is not None}
     dtype_bytes = dims.pop("dtype_bytes", None)
     if dtype_bytes:
@@ -62,7 +61,6 @@ def plan_search(spec: PlanSpec, gpus: int | None, global_batch: int | None, defa
     `global_batch` sequences per step; the spec gives the model, cluster preset and achieved FLOP/s (or
     the GPU's compute model). With `defaults` (plan without a layout): gpus = --nodes (default 1) x GPUs
     per node and a global batch of 4M tokens."""
-    from collperf import plan as plans
     if defaults:
         net = spec.network
         per_node = net.ranks_per_node or replace(net, ranks=None, nodes=1).resolve_cluster().ranks_per_node
@@ -80,7 +78,6 @@ def plan_search(spec: PlanSpec, gpus: int | None, global_batch: int | None, defa
 
 def plan(spec: PlanSpec):
     """`collperf plan`: one training step's communication on a cluster."""
-    from collperf import plan as plans
     net = spec.cluster_network().resolve()   # the layout is checked against it by plans.plan
     if net.cluster is None:
         raise UsageError("a plan needs a two-level cluster: give --cluster PRESET or --nodes/--ranks-per-node "
@@ -110,7 +107,6 @@ def plan_step(model="70b", tp: int = 1, pp: int = 1, dp: int = 1, zero: int = 0,
               compute=None, flops=None, overlap: str | None = None, algorithm: str = "best",
               intra_algorithm: str = "best", inter_algorithm: str = "best", **network_options):
     """`plan` with the layout and network as keywords (a convenience over PlanSpec)."""
-    from collperf import plan as plans
     layout = plans.Layout(tp=tp, pp=pp, dp=dp, zero=zero, sequence_parallel=sequence_parallel,
                           micro_batches=micro_batches, bucket_bytes=units.parse_size(bucket),
                           placement=tuple(placement.split("-")))
