@@ -18,6 +18,19 @@ BUILD_MACHINE = re.compile(r"(?<![\w.~-])/" + "work/")
 HOME = re.compile(r"(?<![\w.~-])/" + r"home/\w")
 TMP = re.compile(r"(?<![\w.~-])/" + r"tmp/")
 ISSUE = re.compile(r"\bissues?\s*#?\s*\d+\b|(?<![\w&#/\"'=-])#\d{1,4}\b(?![\w-])", re.IGNORECASE)
+CITED_TRACKER = re.compile(r"[\w.]+[-/][\w./-]*\s*$")   # "astra-sim #296", "NVIDIA/nccl#123": another project's
+
+
+class _TrackerReference:
+    """Our tracker's numbers ("issue 12", "(#12)"); another project's issue cited by name is a source."""
+
+    @staticmethod
+    def search(line: str):
+        return next((m for m in ISSUE.finditer(line)
+                     if m.group(0).lower().startswith("issue") or not CITED_TRACKER.search(line[:m.start()])), None)
+
+
+TRACKER = _TrackerReference()
 SOURCE_DOCUMENT = re.compile(r"\bseeds?\s+\d{3}\b|\bseed\s+(?:documents?|papers?|texts?)\b|\bseeds/", re.IGNORECASE)
 
 
@@ -63,10 +76,11 @@ AREAS = {
     "tests": pytest.param("tests", id="tests"),
     "docs": pytest.param("docs", id="docs"),
     "rest": pytest.param(None, id="everything-else"),   # front pages, benchmarks, examples, build files
-    # src/ is being restructured on another branch, which cleans its text; until that lands, report only
+    # one line of src/ is left: model/presets.py names a source document by its internal name; that file
+    # belongs to the hardware catalogue being unified on another branch
     "src": pytest.param("src", id="src", marks=pytest.mark.xfail(
-        reason="src/ text (build-machine paths, issue numbers, internal document names) is cleaned by the "
-               "restructuring of the package; remove this mark once it has landed", strict=False)),
+        reason="model/presets.py cites the AWS Neuron guide as 'seed 004'; remove this mark once the "
+               "catalogue's text cites the guide", strict=False)),
 }
 
 
@@ -79,7 +93,7 @@ def _area_files(area: str | None, data: bool = False) -> list[Path]:
     return chosen if data else [p for p in chosen if not rel(p).startswith(DATA)]
 
 
-@pytest.mark.parametrize("area", AREAS.values())
+@pytest.mark.parametrize("area", [AREAS[a] for a in ("tests", "docs", "rest")] + [pytest.param("src", id="src")])
 def test_no_file_points_beside_the_checkout_or_at_the_build_machine(area):
     everything = _area_files(area, data=True)
     found = hits(everything, SIBLING) + hits(everything, BUILD_MACHINE)
@@ -91,7 +105,7 @@ def test_no_file_points_beside_the_checkout_or_at_the_build_machine(area):
     pytest.param("", id="front-pages")])
 def test_text_cites_sources_not_the_tracker_or_internal_names(area):
     paths = _area_files(area) if area else [ROOT / "README.md", ROOT / "benchmarks" / "README.md"]
-    found = [f"issue number: {h}" for h in hits(paths, ISSUE)]
+    found = [f"issue number: {h}" for h in hits(paths, TRACKER)]
     found += [f"internal source-document name (cite the paper or page): {h}" for h in hits(paths, SOURCE_DOCUMENT)]
     assert not found, "\n".join(found)
 
@@ -100,6 +114,7 @@ def test_the_patterns_are_precise():
     """Random seeds and colours are fine; issue numbers and the internal names of source documents are not."""
     assert not ISSUE.search("color='#444444' and rank 0 of #wrong, seed=3, `-I 1`")
     assert ISSUE.search("see issue 17") and ISSUE.search("fixed in #12.")
+    assert TRACKER.search("fixed in #12.") and not TRACKER.search("ASTRA-sim direct (astra-sim #296)")
     assert not SOURCE_DOCUMENT.search("a seeded mutator over 2,000 seeds; torch.manual_seed(0); seeds=20000")
     assert SOURCE_DOCUMENT.search("as seed 003 measures it")
     assert BUILD_MACHINE.search("LOGS = Path('/" + "work/x')") and not BUILD_MACHINE.search("framework/work/x")
