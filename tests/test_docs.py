@@ -6,8 +6,8 @@ where it starts ranks). In a `console` block each `$ collperf ...` line is a com
 continues it) and the lines after it, up to the next `$`, are output that must appear in what it prints
 (whitespace-insensitive; `...` elides part of a line, a line of only `...` is skipped; a two-space `# note`
 after a line is the page's comment, not output). A `python` block runs as a script; the block after it, when
-marked `<!-- output -->`, is what it must print. Everything runs in a temporary directory holding a link to
-examples/, so nothing is written into the checkout."""
+marked `<!-- output -->`, is what it must print. Everything runs in a temporary directory holding links to
+examples/ and tests/fixtures/, so nothing is written into the checkout."""
 
 import os
 import re
@@ -126,6 +126,8 @@ def console_commands(text: str) -> list[tuple[str, str]]:
 @pytest.fixture
 def workdir(tmp_path):
     (tmp_path / "examples").symlink_to(ROOT / "examples")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "fixtures").symlink_to(ROOT / "tests" / "fixtures")
     return tmp_path
 
 

@@ -41,7 +41,20 @@ def diagnose_logs(spec: DiagnoseSpec | list | str, **options) -> list:
         logs = LogSpec(spec, options.pop("collective", None), options.pop("ranks", None))
         spec = DiagnoseSpec(logs, **options)
     model = read_logs(spec.model_from)[0] if spec.model_from is not None else None
-    return [diagnose(t, spec.peak_Bps, spec.hardware, model) for t in read_logs(spec.logs)]
+    tables = read_logs(spec.logs)
+    _number_runs(tables)
+    return [diagnose(t, spec.peak_Bps, spec.hardware, model) for t in tables]
+
+
+def _number_runs(tables) -> None:
+    """Several runs read from one file (a multi-run log): each table knows it is run k of n."""
+    by_source: dict[str, list] = {}
+    for t in tables:
+        by_source.setdefault(t.source, []).append(t)
+    for same in by_source.values():
+        if len(same) > 1:
+            for k, t in enumerate(same, 1):
+                t.header["run"] = (k, len(same))
 
 
 def diagnose_measurement(spec: MeasurementSpec | None = None, **options):
