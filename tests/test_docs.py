@@ -165,7 +165,7 @@ def test_runnable_block(block, workdir):
 
 def test_every_page_has_runnable_examples_where_it_shows_commands():
     """The pages that teach commands run at least one of them, so a renamed flag cannot hide there."""
-    teaching = [p for p in PAGES if any(b.lang == "console" for b in blocks(p))]
+    teaching = [p for p in PAGES if any(b.lang == "console" and "$ collperf " in b.text for b in blocks(p))]
     assert teaching
     for page in teaching:
         assert any(b.page == page for b in RUNNABLE), f"{page.relative_to(ROOT)} shows commands but runs none"
@@ -272,6 +272,9 @@ def design_map() -> set[str]:
 def test_the_design_maps_every_module():
     """docs/DESIGN.md's layout names every module of src/collperf, and nothing that is gone."""
     listed, modules = design_map(), _modules()
+    package = ROOT / "src" / "collperf"
+    # a folder of package data (no __init__.py) is on the map as a place, not a module
+    listed = {n for n in listed if not (n.endswith("/") and (package / n).is_dir() and not (package / n / "__init__.py").exists())}
     missing, stale = sorted(modules - listed), sorted(listed - modules)
     assert not missing and not stale, (
         f"docs/DESIGN.md's layout (section 3): add a line for {missing}, remove {stale}")

@@ -76,11 +76,7 @@ AREAS = {
     "tests": pytest.param("tests", id="tests"),
     "docs": pytest.param("docs", id="docs"),
     "rest": pytest.param(None, id="everything-else"),   # front pages, benchmarks, examples, build files
-    # one line of src/ is left: model/presets.py names a source document by its internal name; that file
-    # belongs to the hardware catalogue being unified on another branch
-    "src": pytest.param("src", id="src", marks=pytest.mark.xfail(
-        reason="model/presets.py cites the AWS Neuron guide as 'seed 004'; remove this mark once the "
-               "catalogue's text cites the guide", strict=False)),
+    "src": pytest.param("src", id="src"),
 }
 
 
