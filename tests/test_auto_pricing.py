@@ -110,6 +110,7 @@ def test_ours_must_beat_the_builtin_by_the_margin():
     assert auto_choices("allreduce", SLOW, [size], builtin=far)[0].algorithm == ours.algorithm
 
 
+@pytest.mark.multiprocess
 def test_auto_measures_the_builtin_and_the_exchange_on_gloo_ranks():
     pytest.importorskip("torch")
     from collperf.runtime.launch import Job, run_local
