@@ -48,8 +48,8 @@ class _Irregular(Exception):
 
 
 def _row_ids(ptr: np.ndarray, values: np.ndarray, sort: bool, lead: np.ndarray | None = None) -> np.ndarray:
-    """One id per CSR row, equal for equal rows (as multisets when `sort`), exactly: np.unique over
-    the rows padded to one width, after the `lead` columns (one row of them per CSR row)."""
+    """One id per CSR row, equal for equal rows (as multisets when `sort`), exactly: the rows padded
+    to one width, after the `lead` columns (one row of them per CSR row), compressed column by column."""
     rows = len(ptr) - 1
     lengths = np.diff(ptr)
     owner = np.repeat(np.arange(rows), lengths)
@@ -64,12 +64,22 @@ def _row_ids(ptr: np.ndarray, values: np.ndarray, sort: bool, lead: np.ndarray |
     if lead is not None:
         mat[:, 1:front] = lead
     mat[owner, front + np.arange(len(values)) - ptr[owner]] = values
-    return np.unique(mat, axis=0, return_inverse=True)[1].ravel()
+    return _relabel(*mat.T)
 
 
 def _relabel(*columns) -> np.ndarray:
-    """Dense ids of the distinct rows of the given columns."""
-    return np.unique(np.stack(columns, axis=1), axis=0, return_inverse=True)[1].ravel()
+    """Dense ids of the distinct rows of the given columns (in the rows' lexicographic order),
+    folding one column at a time into the ids so far: 1-D sorts only."""
+    ids = np.zeros(len(columns[0]), dtype=np.int64)
+    for col in columns:
+        col = np.asarray(col, dtype=np.int64)
+        low = int(col.min(initial=0))
+        span = int(col.max(initial=0)) - low + 1
+        if span * (int(ids.max(initial=0)) + 1) >= 2**62:      # would overflow: rank the values first
+            col = np.unique(col, return_inverse=True)[1].ravel()
+            low, span = 0, int(col.max(initial=0)) + 1
+        ids = np.unique(ids * span + (col - low), return_inverse=True)[1].ravel()
+    return ids
 
 
 def _signature(owner: np.ndarray, feature: np.ndarray, owners: int, old: np.ndarray) -> np.ndarray:
