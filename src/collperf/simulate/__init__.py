@@ -45,6 +45,7 @@ from collperf.simulate.network import RoutedPairs, compile_network
 from collperf.simulate.rounds import rounds as _rounds
 from collperf.simulate.rounds import step_classes
 from collperf.simulate.symmetry import refine
+from collperf.spec._checks import EVENT_ENGINES
 from collperf.topology import Topology
 
 
@@ -70,10 +71,8 @@ class SimResult:
     def to_json(self, top: int = 10) -> dict:
         return {"mode": self.mode, "engine": self.engine, "size_bytes": self.size_bytes, "time_s": self.time_s,
                 "step_times_s": (self.step_end_s - self.step_start_s).tolist(),
+                "estimate": None if self.estimate is None else vars(self.estimate),
                 "busiest_links": [vars(u) for u in self.links[:top]]}
-
-
-ENGINES = ("auto", "grouped", "per-transfer")
 
 
 def simulate(s, topo: Topology, size_bytes: float, mode: str = "rounds", reduce_bandwidth_Bps: float = math.inf, *,
@@ -85,8 +84,8 @@ def simulate(s, topo: Topology, size_bytes: float, mode: str = "rounds", reduce_
     is; on_estimate(budget.Estimate) its expected time and memory, before it starts."""
     if mode not in ("rounds", "events"):
         raise UsageError(f"simulation mode {mode!r}: expected rounds or events")
-    if engine not in ENGINES:
-        raise UsageError(f"events engine {engine!r}: expected one of {', '.join(ENGINES)}")
+    if engine not in EVENT_ENGINES:
+        raise UsageError(f"events engine {engine!r}: expected one of {', '.join(EVENT_ENGINES)}")
     if size_bytes < 0:
         raise UsageError(f"size {size_bytes} is negative")
     a, route_of, paths = transfer_routes(as_arrays(s))
@@ -153,4 +152,4 @@ def _link_use(net: RoutedPairs, load: np.ndarray, time_s: float) -> list[LinkUse
     return [LinkUse(names[i], float(total[i]), float(cap[i]), float(util[i])) for i in order]
 
 
-__all__ = ["ENGINES", "LinkUse", "SimResult", "simulate"]
+__all__ = ["LinkUse", "SimResult", "simulate"]

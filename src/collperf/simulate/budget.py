@@ -65,8 +65,13 @@ def check(estimate: Estimate, limit_bytes: float | None) -> None:
     if estimate.memory_bytes > limit:
         raise UsageError(f"this simulation would need {estimate.describe()}, over the memory limit of {_gib(limit)} "
                          f"({'the memory available now' if limit_bytes is None else 'the limit given'}); "
-                         "simulate fewer ranks, use --mode rounds (no contention, far less memory), a symmetric "
-                         "topology and algorithm (events mode groups their like transfers), or raise --memory-limit")
+                         f"{_HINTS[estimate.engine]}, or raise --memory-limit")
+
+
+_HINTS = {"rounds": "simulate fewer ranks",
+          "grouped": "simulate fewer ranks or use --mode rounds (no contention, less memory)",
+          "per-transfer": "simulate fewer ranks, use --mode rounds (no contention, far less memory), or a symmetric "
+                          "topology and algorithm (events mode then moves classes of like transfers)"}
 
 
 def _gib(n: float) -> str:
@@ -74,4 +79,6 @@ def _gib(n: float) -> str:
 
 
 def _duration(t: float) -> str:
+    if t < 0.1:
+        return "under 0.1 s"
     return f"{t:.1f} s" if t < 120 else f"{t / 60:.1f} min"

@@ -46,6 +46,15 @@ def check_mode(mode: str) -> None:
         raise UsageError(f"mode {mode!r}: expected rounds or events")
 
 
+# events mode's engines (simulate/): classes of like transfers where they are few, or forced either way
+EVENT_ENGINES = ("auto", "grouped", "per-transfer")
+
+
+def check_engine(engine: str) -> None:
+    if engine not in EVENT_ENGINES:
+        raise UsageError(f"--engine {engine!r}: expected {', '.join(EVENT_ENGINES)}")
+
+
 def rank_list(value, flag: str = "--ranks") -> list[int] | None:
     """'0,1,4' (or a list of ints) -> distinct ranks; None stays None."""
     if value is None:
