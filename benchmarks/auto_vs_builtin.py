@@ -16,7 +16,7 @@ import argparse
 import os
 import time
 
-from collperf.bench import auto_plan
+from collperf.lab.bench import auto_plan
 from collperf.runtime.launch import Job, run_local, run_testbed
 from collperf.spec import SweepSpec, testbed as parse_testbed
 

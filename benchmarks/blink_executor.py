@@ -76,7 +76,7 @@ def _messages(s, coalesced: bool) -> float:
 
 def main() -> None:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from collperf.packed_runs import bench_schedules
+    from collperf.blink.runs import bench_schedules
     from collperf.runtime.launch import Job, run_local
     from collperf.schedule.build import build
     from collperf.spec import BenchSpec, SweepSpec

@@ -11,10 +11,10 @@ import argparse
 import numpy as np
 
 from collperf import topology as T
-from collperf.model import blink as B
+from collperf.blink import model as B
 from collperf.model.network import Link
-from collperf.model.packing import pack
-from collperf.schedule import packed
+from collperf.blink.packing import pack
+from collperf.blink import packed
 from collperf.schedule.build import build
 from collperf.simulate import simulate
 

@@ -14,12 +14,12 @@ The machine this ran on is shared and busy: rates are noisy, ratios measured in 
 
 import sys
 
-from collperf import hetero_runs
-from collperf.bench import run
-from collperf.model.routed_packing import pack_on_routes, ring_rate_Bps
+from collperf.lab.testbed import routed_runs as hetero_runs
+from collperf.lab.bench import run
+from collperf.blink.routed_packing import pack_on_routes, ring_rate_Bps
 from collperf.schedule.build import build
 from collperf.spec import SweepSpec
-from collperf.testbed_hetero import TopologyTestbed
+from collperf.lab.testbed.routed import TopologyTestbed
 from collperf import units
 
 SIZE = sys.argv[1] if len(sys.argv) > 1 else "16M"

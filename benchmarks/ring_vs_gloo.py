@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from collperf.bench import run
+from collperf.lab.bench import run
 from collperf.spec import SweepSpec as BenchConfig
 
 

@@ -9,7 +9,7 @@ import argparse
 import statistics
 
 from collperf import api, units
-from collperf.testbed import Testbed
+from collperf.lab.testbed.switch import Testbed
 
 
 def main() -> None:

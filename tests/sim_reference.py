@@ -18,7 +18,7 @@ events  Congestion-aware, in the spirit of ASTRA-sim's congestion-aware backend:
         fairly, recomputed at every start and finish.
 On a uniform full mesh (`topology.full_mesh`) both modes equal the closed form of model/costs.py.
 A transfer takes the topology's route, or the schedule's own when meta["routes"] has one for
-(src, dst, op, first chunk) (packed trees whose edges cross other devices: schedule/packed.py).
+(src, dst, op, first chunk) (packed trees whose edges cross other devices: blink/packed.py).
 """
 
 from __future__ import annotations

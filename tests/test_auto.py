@@ -46,7 +46,7 @@ def test_auto_follows_the_network():
 
 def test_auto_runs_bit_exact_on_a_given_network_and_after_a_quick_calibration():
     pytest.importorskip("torch")
-    from collperf.bench import run
+    from collperf.lab.bench import run
     from collperf.spec import SweepSpec
     network = Network.of(Link(20e-6, 1e9, 5e9), 3)
     config = SweepSpec("broadcast", "auto,builtin", "1K", "256K", 16, iters=2, warmup=0, root=1, progress=False)
@@ -89,7 +89,7 @@ def test_slices_follow_the_message_size_and_stay_exact():
 
 def test_head_to_head_times_auto_and_builtin_interleaved_and_checks_both():
     pytest.importorskip("torch")
-    from collperf.bench import auto_plan
+    from collperf.lab.bench import auto_plan
     from collperf.runtime.launch import Job, run_local
     from collperf.spec import SweepSpec
     config = SweepSpec("reducescatter", "auto,builtin", "4K", "16K", 4, iters=2, warmup=0, progress=False).to_job()
@@ -103,7 +103,7 @@ def test_head_to_head_times_auto_and_builtin_interleaved_and_checks_both():
 
 
 def test_a_noisy_calibration_never_reports_an_unbounded_bandwidth():
-    from collperf.calibrate import bandwidth_from
+    from collperf.lab.calibrate import bandwidth_from
     # a resolved transfer: 4 MiB in 1 ms after a 100 us latency
     assert bandwidth_from(100e-6, 1.1e-3, 4 << 20) == pytest.approx((4 << 20) / 1e-3)
     # a loaded host's big ping-pong no slower than its small one (seen in a quick calibration of a

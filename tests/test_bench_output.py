@@ -8,10 +8,10 @@ import os
 import pytest
 
 from collperf import ingest
-from collperf.bench import check_capacity, max_local_ranks, rank_memory_bytes, TORCH_RANK_BYTES, CHECK_BYTES
+from collperf.lab.bench import check_capacity, max_local_ranks, rank_memory_bytes, TORCH_RANK_BYTES, CHECK_BYTES
 from collperf.errors import UsageError
 from collperf.spec import output_path
-from collperf.results import ResultFiles, Results, TextStream, to_csv, to_json, to_text
+from collperf.lab.results import ResultFiles, Results, TextStream, to_csv, to_json, to_text
 from collperf.spec import BenchSpec, SweepSpec
 
 SIZES = [1024, 4096, 16384]

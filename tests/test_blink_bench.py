@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from collperf import topology as T
 from collperf.errors import UsageError
-from collperf.packed_runs import BENCH_RESOLUTION, bench_schedules, blink_schedule, pattern_schedule
+from collperf.blink.runs import BENCH_RESOLUTION, bench_schedules, blink_schedule, pattern_schedule
 from collperf.schedule.verify import verify
 from collperf.spec import BenchSpec, SweepSpec
 

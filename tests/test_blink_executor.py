@@ -4,7 +4,7 @@ messages (the transfers of a step between the same two ranks sent as one), bit-e
 import pytest
 
 from collperf import topology as T
-from collperf.packed_runs import (
+from collperf.blink.runs import (
     BENCH_RESOLUTION,
     SEGMENT_CANDIDATES,
     best_segments,

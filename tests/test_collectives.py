@@ -165,7 +165,7 @@ def test_program_names_round_trip():
 @pytest.mark.parametrize("name", list(C.COLLECTIVES))
 def test_bench_text_names_the_program_and_reads_back(name):
     from collperf.ingest import parse
-    from collperf.results import Results, to_text
+    from collperf.lab.results import Results, to_text
     c = C.get_collective(name)
     rows = []
     for size in (1 << 20, 1 << 22):

@@ -68,7 +68,7 @@ def test_hierarchical_runs_bit_exact_on_local_ranks_grouped_into_nodes():
 
 def test_bench_runs_hierarchical_and_auto_chooses_it_on_a_two_level_network():
     pytest.importorskip("torch")
-    from collperf.bench import run
+    from collperf.lab.bench import run
     from collperf.spec import SweepSpec
     config = SweepSpec("allreduce", "hierarchical,auto", "1K", "4M", 64, iters=1, warmup=0, progress=False)
     res = run(config, ranks=4, timeout_s=180, network=TWO_BY_TWO)
@@ -84,7 +84,7 @@ def test_bench_runs_hierarchical_and_auto_chooses_it_on_a_two_level_network():
 
 
 def test_hierarchical_without_nodes_or_from_another_root_is_a_usage_error():
-    from collperf.bench import _check_ranks
+    from collperf.lab.bench import _check_ranks
     from collperf.spec import SweepSpec
     with pytest.raises(UsageError, match="one host.*--ranks-per-node"):
         _check_ranks(SweepSpec("allreduce", "hierarchical"), 4, shape=None)

@@ -10,11 +10,11 @@ import pytest
 
 from collperf import topology as T
 from collperf.errors import UsageError
-from collperf.model import blink as B
+from collperf.blink import model as B
 from collperf.model.network import Link
-from collperf.model.packing import broadcast_bound, min_arborescence, pack
-from collperf.schedule import packed
-from collperf.schedule import patterns as P
+from collperf.blink.packing import broadcast_bound, min_arborescence, pack
+from collperf.blink import packed
+from collperf.blink import patterns as P
 from collperf.schedule.verify import verify
 from collperf.simulate import simulate
 
@@ -99,7 +99,7 @@ def _dgx1v_symmetries(topo):
 
 
 def test_every_dgx1v_subset_and_root_reaches_max_flow():
-    from collperf.model.packing import broadcast_bound
+    from collperf.blink.packing import broadcast_bound
 
     topo, flow = _gomory_hu_dgx1v()
     symmetries = _dgx1v_symmetries(topo)

@@ -13,11 +13,11 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the runtime needs torch (pip install -e '.[run]')")
 
-from collperf.bench import run  # noqa: E402
+from collperf.lab.bench import run  # noqa: E402
 from collperf.spec import SweepSpec  # noqa: E402
 from collperf.errors import UsageError  # noqa: E402
 from collperf.model.algorithms import ALGORITHMS  # noqa: E402
-from collperf.results import to_csv, to_json, to_text  # noqa: E402
+from collperf.lab.results import to_csv, to_json, to_text  # noqa: E402
 from collperf.runtime.launch import Job, RunError, run_local  # noqa: E402
 
 COLLECTIVES = ("allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "scatter", "gather",

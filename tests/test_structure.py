@@ -40,7 +40,7 @@ def test_the_cli_imports_only_the_api_the_specs_rendering_and_units():
     for path in CLI_DIR.glob("*.py"):
         imported = _collperf_imports(path)
         if path.name == "render.py":   # rendering may reach the writers of plots and result files
-            imported -= {"collperf.plots", "collperf.results"}
+            imported -= {"collperf.plots", "collperf.lab.results"}
         assert imported <= ALLOWED, f"{path.name} imports {sorted(imported - ALLOWED)}"
 
 

@@ -7,9 +7,9 @@ import pytest
 
 from collperf import topology as topologies
 from collperf.errors import UsageError
-from collperf.model.packing import pack
-from collperf.model.routed_packing import pack_on_routes, ring_rate_Bps
-from collperf.topology_testbed import dgx1v_like, plan, with_routes
+from collperf.blink.packing import pack
+from collperf.blink.routed_packing import pack_on_routes, ring_rate_Bps
+from collperf.lab.testbed.layout import dgx1v_like, plan, with_routes
 from testbed_support import CLI, bed_name, kill_a_rank_mid_run, needs_root, nothing_left
 
 MBIT = 1e6 / 8
@@ -75,7 +75,7 @@ def test_triangle_packing_is_limited_by_the_slow_side():
 
 def test_specs_and_errors():
     pytest.importorskip("torch")
-    from collperf.testbed import parse_spec
+    from collperf.lab.testbed.switch import parse_spec
     bed = parse_spec("topology=dgx1v-like,group=0+1+4,name=ab")
     assert (bed.ranks, bed.hosts, [bed.host_of(r) for r in range(3)]) == (3, 3, [0, 1, 4])
     assert bed.host(4) == "cptb-ab-h4" and bed.host("cpu0").startswith("cptb-ab-d")
@@ -108,8 +108,8 @@ def triangle_file(tmp_path):
 @needs_root
 def test_the_far_pair_is_forwarded_by_the_third_host(triangle_file):
     pytest.importorskip("torch")
-    from collperf.hetero_runs import calibrate_links, _measure_pair
-    from collperf.testbed_hetero import TopologyTestbed
+    from collperf.lab.testbed.routed_runs import calibrate_links, _measure_pair
+    from collperf.lab.testbed.routed import TopologyTestbed
     with TopologyTestbed(triangle_file, name=bed_name("h1")) as bed:
         got = subprocess.run(["ip", "netns", "exec", bed.host(1), "ip", "route", "get", bed.address(2)],
                              capture_output=True, text=True).stdout
@@ -153,8 +153,8 @@ def test_a_killed_rank_leaves_no_namespace_link_or_worker(triangle_file):
 def test_down_cleans_a_crashed_topology_testbed_and_validate_compares_with_the_simulator(triangle_file):
     pytest.importorskip("torch")
     from collperf import api
-    from collperf import testbed as T
-    from collperf.testbed_hetero import TopologyTestbed
+    from collperf.lab.testbed import switch as T
+    from collperf.lab.testbed.routed import TopologyTestbed
     name = bed_name("h4")
     TopologyTestbed(triangle_file, name=name).up()          # a crash that never tore down
     subprocess.run(["ip", "link", "add", f"cptb{name}a9", "type", "veth", "peer", "name", f"cptb{name}b9"], check=True)
@@ -171,9 +171,9 @@ def test_the_simulator_prices_the_testbed_routes():
     only crosses 0->1 (100 Mbit/s = 12.5 MB/s), the next 15 both hops, the last only 1->4, whose route
     crosses QPI (5 MB/s): n/16 x (1/12.5e6 + 16/5e6)."""
     pytest.importorskip("torch")
-    from collperf import hetero_runs
+    from collperf.lab.testbed import routed_runs as hetero_runs
     from collperf.schedule.build import build
-    from collperf.testbed_hetero import TopologyTestbed
+    from collperf.lab.testbed.routed import TopologyTestbed
     bed = TopologyTestbed("dgx1v-like", [0, 1, 4], name="ab")      # not brought up: the plan is enough
     n = 16 << 20
     chain = build("broadcast", "chain", 3, segments=16)
@@ -186,7 +186,7 @@ def test_the_simulator_prices_the_testbed_routes():
 # --- review fixes: auto rows, --root, calibration failures, the shared summary (no root) -----------------
 
 def _bed_014():
-    from collperf.testbed_hetero import TopologyTestbed
+    from collperf.lab.testbed.routed import TopologyTestbed
     return TopologyTestbed("dgx1v-like", [0, 1, 4], name="ab")      # not brought up: the plan is enough
 
 
@@ -195,7 +195,7 @@ def test_auto_rows_are_simulated_as_the_algorithm_and_segments_auto_ran():
     auto row that ran the chain with 16 segments is that, one with no segments of its own takes the sweep's (1)."""
     pytest.importorskip("torch")
     from types import SimpleNamespace
-    from collperf import hetero_runs
+    from collperf.lab.testbed import routed_runs as hetero_runs
     n = 16 << 20
     results = SimpleNamespace(collective="broadcast", config={"root": 0, "segments": 1}, model=None)
     rows = [{"algorithm": "auto", "size": n, "auto": {"algorithm": "chain", "segments": 16}},
@@ -212,7 +212,7 @@ def test_auto_rows_are_simulated_as_the_algorithm_and_segments_auto_ran():
 
 def test_a_root_outside_the_group_is_a_usage_error_before_the_testbed_comes_up():
     pytest.importorskip("torch")
-    from collperf import hetero_runs
+    from collperf.lab.testbed import routed_runs as hetero_runs
     from collperf.spec import BenchSpec, SweepSpec
     bed = _bed_014()
     with pytest.raises(UsageError, match=r"--root 3.*3 ranks.*between 0 and 2"):
@@ -237,7 +237,7 @@ class _FakeBed:
 def no_netns(monkeypatch):
     """Runs `ip netns exec NS cmd...` as cmd...; replace[which] (which: 'server' or 'client') swaps that end's
     program for another program (its argv before the real one's arguments)."""
-    from collperf import hetero_runs
+    from collperf.lab.testbed import routed_runs as hetero_runs
     real, replace = subprocess.Popen, {}
 
     def popen(args, *a, **kw):
@@ -253,7 +253,7 @@ def no_netns(monkeypatch):
 
 def test_calibration_failures_are_run_errors_naming_the_link(no_netns):
     import sys
-    from collperf import hetero_runs
+    from collperf.lab.testbed import routed_runs as hetero_runs
     from collperf.errors import RunError
     bed = _FakeBed()
     # a receiver that never says ready: the wait for it is bounded by the timeout
@@ -275,7 +275,7 @@ def test_calibration_failures_are_run_errors_naming_the_link(no_netns):
 
 
 def test_calibration_on_loopback_measures_a_rate_and_a_latency(no_netns):
-    from collperf import hetero_runs
+    from collperf.lab.testbed import routed_runs as hetero_runs
     rate_Bps, latency_s = hetero_runs._measure_pair(_FakeBed(), 0, 1, 64 << 20, 30.0)
     assert rate_Bps > 0 and latency_s > 0
 
@@ -283,7 +283,8 @@ def test_calibration_on_loopback_measures_a_rate_and_a_latency(no_netns):
 def test_the_topology_summary_is_validate_summary_s_median():
     """Errors 0.1 and 0.3 (events), -0.2 and 0.4 (rounds): medians 0.2 and 0.3 (np.median; the upper median
     was 0.3 and 0.4), the same numbers validate.summary gives for rows with those errors."""
-    from collperf import hetero_runs, validate
+    from collperf.lab import validate
+    from collperf.lab.testbed import routed_runs as hetero_runs
     rows = [hetero_runs.TopologyValidationRow("broadcast", "chain", 3, 1 << 20, 1.0, 0.8, 1.1),
             hetero_runs.TopologyValidationRow("broadcast", "chain", 3, 4 << 20, 1.0, 1.4, 1.3)]
     events, rounds = hetero_runs.summary(rows)
@@ -299,7 +300,7 @@ def test_the_topology_summary_is_validate_summary_s_median():
 def test_calibrating_the_links_reports_each_as_it_is_measured(monkeypatch):
     """A long calibration shows progress: on_link(done, total, measure) after every link, in order."""
     from types import SimpleNamespace
-    from collperf import hetero_runs
+    from collperf.lab.testbed import routed_runs as hetero_runs
     links = [SimpleNamespace(a=0, b=1, rate_Bps=25e6), SimpleNamespace(a=0, b=2, rate_Bps=12.5e6)]
     bed = SimpleNamespace(plan=SimpleNamespace(links=links))
     monkeypatch.setattr(hetero_runs, "_measure_pair", lambda bed, a, b, size, timeout: (10e6 * b, 1e-5 * b))

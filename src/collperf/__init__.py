@@ -6,7 +6,7 @@
         print(prediction.best, prediction.lower_bound_s)
 
 Every command has a function in `collperf.api` taking a spec from `collperf.spec`; those whose
-names are not also modules of the package (collperf.bench, .simulate, .plan, ...) are re-exported
+names are not also modules of the package (collperf.lab.bench, .simulate, .plan, ...) are re-exported
 here. Attributes are imported on first use, so `import collperf` stays light.
 """
 

@@ -169,7 +169,7 @@ COLLECTIVES: dict[str, Collective] = {c.name: c for c in (
                in_place=False),
 )}
 
-# nccl-tests program name -> collective (what results.py writes and the ingest reads)
+# nccl-tests program name -> collective (what lab/results.py writes and the ingest reads)
 PROGRAMS: dict[str, Collective] = {c.nccl_tests_binary: c for c in COLLECTIVES.values()}
 
 _ALIASES = {"p2p": "sendrecv", "bcast": "broadcast", "a2a": "alltoall"}

@@ -12,7 +12,7 @@ def _network(net):
 
 
 # Other names of an algorithm: Blink's single-hop trees on a switch (a one-hop reduce into the root of
-# each 1/p, then a one-hop broadcast; appendix A.3) are the two-shot mesh allreduce (model/blink.py).
+# each 1/p, then a one-hop broadcast; appendix A.3) are the two-shot mesh allreduce (blink/model.py).
 ALIASES = {("allreduce", "single-hop"): "mesh"}
 
 
@@ -34,7 +34,7 @@ def _topology(text: str, net: NetworkSpec):
         if net.latency is not None and net.bandwidth is not None else None
     base = None
     if net.profile is not None:   # a calibrated profile: its links for cluster:NxG, its intra link otherwise
-        from collperf.calibrate import load_cluster
+        from collperf.lab.calibrate import load_cluster
         base = load_cluster(net.profile)
         link = link or base.intra
     elif net.two_level:

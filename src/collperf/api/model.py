@@ -45,7 +45,7 @@ def predict_topology(spec: TopologyPredictSpec) -> TopologyPrediction:
     """`collperf predict --topology`: -A blink prices the packed trees on the group (with spec.hybrid, the
     NVLink + PCIe split of the appendix's equation 8); any other algorithm (single-hop, ring, all, ...)
     takes the closed forms on the link every pair of the group sees through a switch (dgx2, switch:P)."""
-    from collperf import blink_reports, packed_runs
+    from collperf.blink import reports as blink_reports, runs as packed_runs
     from collperf import topology as topologies
     from collperf.model.network import Network
     topo = topologies.parse(spec.topology, spec.link)

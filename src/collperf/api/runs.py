@@ -32,13 +32,13 @@ def testbed_start(bed):
 
 def testbed_status(name: str | None = None) -> list[dict]:
     """`collperf testbed status`: the testbed namespaces, their addresses, shaping and processes."""
-    from collperf.testbed import status
+    from collperf.lab.testbed.switch import status
     return status(name)
 
 
 def testbed_down(name: str | None = None) -> list[str]:
     """`collperf testbed down`: tear testbeds down (leftovers of crashed runs included)."""
-    from collperf.testbed import down
+    from collperf.lab.testbed.switch import down
     return down(name)
 
 
@@ -49,12 +49,12 @@ def bench(spec: BenchSpec, on_row=None, on_note=None, on_info=None):
     `on_note(text)` gets warnings (memory) before the run starts, `on_info(text)` what -A blink / --pattern
     place where (default: on_note). A run that fails, times out or is
     interrupted raises bench.BenchInterrupted (a RunError) whose `.results` holds the rows measured."""
-    from collperf.bench import BenchInterrupted, run
-    from collperf.results import ResultFiles
+    from collperf.lab.bench import BenchInterrupted, run
+    from collperf.lab.results import ResultFiles
     files = ResultFiles(spec.json_file, spec.csv_file)
     placement = None
     if spec.placed:    # -A blink / blink-hybrid / --pattern: schedules built on the topology, here, before any rank
-        from collperf.packed_runs import bench_schedules
+        from collperf.blink.runs import bench_schedules
         placement = bench_schedules(spec)
         for note in placement.notes:
             if (on_info or on_note) is not None:
@@ -70,8 +70,8 @@ def bench(spec: BenchSpec, on_row=None, on_note=None, on_info=None):
             on_row(results, row)
 
     with testbed_up(spec.testbed) as bed:
-        from collperf.hetero_runs import is_topology_bed
-        from collperf.hetero_runs import schedules as topology_schedules   # -A blink on the testbed's routes
+        from collperf.lab.testbed.routed_runs import is_topology_bed
+        from collperf.lab.testbed.routed_runs import schedules as topology_schedules   # -A blink on the testbed's routes
         try:
             if is_topology_bed(bed):
                 schedules = topology_schedules(bed, spec.sweep)
@@ -99,9 +99,9 @@ def calibrate(ranks: int | None = None, bed=None, timeout_s: float = 300.0, outp
     """`collperf calibrate`: alpha and bandwidth (intra and inter host) and the reduce rate, as a profile
     document; written to `output` when given. On a topology testbed every link is measured, and
     on_link(done, total, measure) hears of each as it is done."""
-    from collperf.calibrate import calibrate as measure
-    from collperf.calibrate import save
-    from collperf.hetero_runs import calibrate_links, is_topology_bed
+    from collperf.lab.calibrate import calibrate as measure
+    from collperf.lab.calibrate import save
+    from collperf.lab.testbed.routed_runs import calibrate_links, is_topology_bed
     with testbed_up(bed) as up:
         if is_topology_bed(up):      # a topology testbed: each link measured end to end
             links = calibrate_links(up, timeout_s=timeout_s, on_link=on_link)
@@ -118,7 +118,7 @@ def bound(collective: str = "allreduce", ranks: int | None = None, size="4M", be
     """`collperf bound`: the allreduce lower bound measured on the machine (a chain forwarding and
     reducing what any algorithm must), beside each algorithm's measured time and the model's bound."""
     from collperf.collectives import get_collective
-    from collperf.validate import bound as measure
+    from collperf.lab.validate import bound as measure
     if get_collective(collective).name != "allreduce":
         raise UsageError(f"the measured lower bound is defined for allreduce (got {collective})")
     bed = testbed(bed)
@@ -141,11 +141,11 @@ def validate(beds=(), ranks: int | None = None, profile=None, size="64K,1M,4M", 
              timeout_s: float = 600.0) -> Validation:
     """`collperf validate`: on each testbed (or on `ranks` local processes), calibrate (unless a profile
     is given), predict a grid of collectives from the profile alone, measure them, and report errors."""
-    from collperf.calibrate import calibrate as measure
-    from collperf.calibrate import load_cluster, save
+    from collperf.lab.calibrate import calibrate as measure
+    from collperf.lab.calibrate import load_cluster, save
     from collperf.model.network import Network
-    from collperf.validate import summary
-    from collperf.validate import validate as run
+    from collperf.lab.validate import summary
+    from collperf.lab.validate import validate as run
     size_list = [units.format_size(s).replace(" ", "") for s in sizes(size)]
     beds = [testbed(b) for b in beds] or [None]
     if beds == [None] and not ranks:
@@ -153,7 +153,7 @@ def validate(beds=(), ranks: int | None = None, profile=None, size="64K,1M,4M", 
     out = Validation()
     with tempfile.TemporaryDirectory(prefix="collperf-validate-") as tmp:
         for i, bed in enumerate(beds):
-            from collperf import hetero_runs
+            from collperf.lab.testbed import routed_runs as hetero_runs
             if hetero_runs.is_topology_bed(bed):   # the simulator on the testbed's own topology, no profile
                 with testbed_up(bed) as up:
                     out.networks.append(f"{up.describe()} (simulated on its topology, events and rounds modes)")
@@ -168,8 +168,8 @@ def validate(beds=(), ranks: int | None = None, profile=None, size="64K,1M,4M", 
                 net = Network.of(cluster)
                 out.networks.append(net.describe() + (f" (profile {profile})" if profile else " (calibrated)"))
                 out.rows += run(net, up, None if up else ranks, size_list, iters=iters, timeout_s=timeout_s)
-    from collperf.hetero_runs import TopologyValidationRow
-    from collperf.hetero_runs import summary as topology_summary
+    from collperf.lab.testbed.routed_runs import TopologyValidationRow
+    from collperf.lab.testbed.routed_runs import summary as topology_summary
     out.summary = summary([r for r in out.rows if not isinstance(r, TopologyValidationRow)]) + \
         topology_summary([r for r in out.rows if isinstance(r, TopologyValidationRow)])
     return out

@@ -137,7 +137,7 @@ def simulate(spec: SimulateSpec, progress=None, on_estimate=None) -> list[Simula
     net = spec.network
     topo, base = _topology(spec.topology, net)
     if spec.algorithm == "blink":
-        from collperf.blink_reports import blink_schedules
+        from collperf.blink.reports import blink_schedules
         runs = blink_schedules(spec, topo)
     else:
         nodes, per_node = topo.shape or (None, None)
@@ -153,7 +153,7 @@ def simulate(spec: SimulateSpec, progress=None, on_estimate=None) -> list[Simula
         result = run(sched, where, size, spec.mode, reduce_Bps, engine=spec.engine,
                      memory_limit_bytes=spec.memory_limit_bytes, progress=progress, on_estimate=on_estimate)
         if "ranks" in sched.meta:      # a group's view (blink): links named as the topology names them
-            from collperf.blink_reports import topology_names
+            from collperf.blink.reports import topology_names
             result = topology_names(result, sched.meta["ranks"])
         algbw = result.size_bytes / result.time_s if result.time_s > 0 else None   # None: nothing moved
         out.append(Simulation(result, sched, where, algbw, algbw * factor if algbw is not None else None, notes))
@@ -163,11 +163,11 @@ def simulate(spec: SimulateSpec, progress=None, on_estimate=None) -> list[Simula
 def trees(spec: TreesSpec):
     """`collperf trees`: Blink's packed spanning trees on a group of a topology's ranks, their rate and
     the max-flow bound, beside NCCL's rings on the same group (blink_reports.TreesResult)."""
-    from collperf.blink_reports import trees as build
+    from collperf.blink.reports import trees as build
     return build(spec)
 
 
 def pattern(spec: PatternSpec):
     """`collperf simulate --pattern`: one of Blink's micro-benchmarks, throughput vs size (blink_reports.PatternRun)."""
-    from collperf.blink_reports import pattern as run
+    from collperf.blink.reports import pattern as run
     return run(spec)

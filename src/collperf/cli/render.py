@@ -285,12 +285,12 @@ def plot_validation(validation, path) -> None:
 
 
 def bench_text(results) -> str:
-    from collperf.results import to_text
+    from collperf.lab.results import to_text
     return to_text(results)
 
 
 def write_results(results, json_path, csv_path) -> None:
-    from collperf.results import write
+    from collperf.lab.results import write
     write(results, json_path, csv_path)
 
 
@@ -299,7 +299,7 @@ class BenchStream:
     JSON document at the end), a progress line on stderr when it is a terminal, warnings on stderr."""
 
     def __init__(self, as_json: bool = False, progress: bool = True):
-        from collperf.results import TextStream
+        from collperf.lab.results import TextStream
         self.as_json = as_json
         self.text = TextStream(self._write)
         self.bar = None
@@ -345,7 +345,7 @@ class BenchStream:
     def finish(self, results) -> None:
         self._stop_bar()
         if self.as_json:
-            from collperf.results import to_json
+            from collperf.lab.results import to_json
             print_json(to_json(results))
         else:
             self.text.close(results)
@@ -354,7 +354,7 @@ class BenchStream:
         """After a failure, timeout or Ctrl-C: the rows so far stay, then one line that says what happened."""
         self._stop_bar()
         if self.as_json:
-            from collperf.results import to_json
+            from collperf.lab.results import to_json
             print_json(to_json(results))
         else:
             self.text.close(results)

@@ -136,7 +136,7 @@ def _overrides(system: System, hw) -> System:
 def _from_profile(system: System, path: str) -> System:
     """A calibrated profile's two levels as the system's physical rates: intra -> the GPU link, inter ->
     one NIC per node (collperf calibrate measures one path per level)."""
-    from collperf.calibrate import load_cluster
+    from collperf.lab.calibrate import load_cluster
     c = load_cluster(path)
     why = f"user override (--profile {Path(path).name})"
     base = system.with_(why, nics_per_node=1, nic_Gbps=c.inter.bandwidth_Bps * 8 / 1e9)

@@ -51,7 +51,7 @@ def read_validation(path) -> dict | None:
 def results_tables(results, source: str = "collperf bench") -> list:
     """A bench's Results read back through ingest, as its JSON file would be."""
     from collperf import ingest
-    from collperf.results import to_json
+    from collperf.lab.results import to_json
     return ingest.parse(json.dumps(to_json(results)), source)
 
 

@@ -15,7 +15,7 @@ import time
 import torch
 import torch.distributed as dist
 
-from collperf.calibrate import bandwidth_from
+from collperf.lab.calibrate import bandwidth_from
 from collperf.collectives import get_collective
 from collperf.runtime import data, launch
 from collperf.runtime.builtin import run_builtin
@@ -49,7 +49,7 @@ def _reset(coll, rank, op, inp, out) -> None:
 
 class _Runner:
     """One (collective, algorithm) on this process group: a callable op(inp, out). `auto` is auto's choice
-    at this size (bench.py choices_for): the algorithm and segments it runs."""
+    at this size (lab/bench.py choices_for): the algorithm and segments it runs."""
 
     def __init__(self, coll, algorithm, p, op, root, segments, slice_bytes, in_elems, schedule=None, auto=None,
                  two_level=None):
@@ -59,7 +59,7 @@ class _Runner:
         if algorithm == "builtin":
             self.call = lambda inp, out: run_builtin(coll, inp, out, op, root)
         else:
-            if algorithm == "hierarchical":   # two_level: [nodes, ranks per node] (bench.py two_level_shape)
+            if algorithm == "hierarchical":   # two_level: [nodes, ranks per node] (lab/bench.py two_level_shape)
                 schedule = build_two_level(coll.name, *two_level, segments=segments)
             # a prebuilt schedule (Blink's packed trees, patterns: built on a topology by the launcher)
             schedule = schedule or build(coll.name, algorithm, p, root=root, segments=segments)
@@ -194,10 +194,10 @@ def bench(config: dict, schedules: dict | None = None) -> dict:
 
 
 def _auto(config: dict, dev) -> dict:
-    """auto's choice per size, the same on every rank: the one bench.py made from a given network, or
+    """auto's choice per size, the same on every rank: the one lab/bench.py made from a given network, or
     made here on rank 0 from a quick calibration of this run's network (ping-pong between two ranks,
     across hosts too on a testbed, and the local reduction rate) and broadcast."""
-    from collperf import bench as plan
+    from collperf.lab import bench as plan
     if config.get("auto") is not None:
         return {"choices": config["auto"], "network": config["auto_network"]}
     rph = config["auto_ranks_per_host"]

@@ -2,7 +2,7 @@
 
 A schedule may route some transfers itself: meta["routes"] maps (src, dst, op, first chunk) to a
 path of topology vertices (packed trees whose edges cross idle GPUs, PCIe switches or the CPUs:
-schedule/packed.py). The simulator turns that into one route id per transfer, 0 for the topology's
+blink/packed.py). The simulator turns that into one route id per transfer, 0 for the topology's
 own route and k >= 1 for the k-th distinct path, so that network.compile_network routes each
 (src, dst, path) once as a virtual pair. Schedules without meta["routes"] skip all of this.
 """

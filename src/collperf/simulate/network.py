@@ -9,7 +9,7 @@ which stores and forwards. Every distinct pair is routed once, whatever the numb
 sparse product, routes[pairs].T @ bytes_per_pair.
 
 A pair is coded src * ranks + dst. A schedule may give some transfers their own path (packed trees
-whose edges cross idle GPUs or switches: schedule/packed.py, meta["routes"]); such a transfer is a
+whose edges cross idle GPUs or switches: blink/packed.py, meta["routes"]); such a transfer is a
 *virtual pair* coded route * ranks^2 + src * ranks + dst, route >= 1 naming one of `paths`, so two
 paths between the same ranks are routed (and loaded) apart. Route 0 is the topology's own route,
 which keeps the codes of schedules without explicit paths what they were.

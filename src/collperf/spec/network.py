@@ -64,7 +64,7 @@ class NetworkSpec:
 
     def resolve(self) -> Network:
         if self.profile is not None:
-            from collperf.calibrate import load_cluster
+            from collperf.lab.calibrate import load_cluster
             c = load_cluster(self.profile, self.nodes, self.ranks_per_node)
             if self.ranks is not None and self.ranks != c.ranks and self.nodes is None \
                     and self.ranks % c.ranks_per_node == 0:

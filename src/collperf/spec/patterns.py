@@ -23,7 +23,7 @@ def _refuse_unused_pattern_options(spec) -> None:
         raise UsageError(f"{' and '.join(unused)} do not apply to {spec.pattern}: drop them")
 
 
-# the collective each pattern's schedule computes (schedule/patterns.py): what its destinations must hold
+# the collective each pattern's schedule computes (blink/patterns.py): what its destinations must hold
 
 PATTERN_COLLECTIVES = {"chain-forward": "broadcast", "chain-reduce-forward": "reduce",
                        "chain-reduce-broadcast": "allreduce", "fan-in-forward": "gather",

@@ -17,7 +17,7 @@ DTYPE_BYTES = {"float32": 4, "float": 4, "float64": 8, "double": 8, "float16": 2
 OPS = ("sum", "prod", "min", "max", "avg")
 
 
-# Algorithms built on a topology rather than on p alone (Blink's packed trees, packed_runs.py): the bench
+# Algorithms built on a topology rather than on p alone (Blink's packed trees, blink/runs.py): the bench
 # places its local ranks on the topology's GPUs (BenchSpec.topology, .gpus) to build them
 TOPOLOGY_ALGORITHMS = {"blink": ("broadcast", "reduce", "allreduce", "allgather", "reducescatter"),
                        "blink-hybrid": ("broadcast",)}
@@ -50,9 +50,9 @@ class SweepSpec:
         self.collective = get_collective(self.collective).name
         if isinstance(self.algorithms, str):
             self.algorithms = [a.strip() for a in self.algorithms.split(",") if a.strip()]
-        # auto: per size, the algorithm the model predicts fastest for the run's network (bench.py)
+        # auto: per size, the algorithm the model predicts fastest for the run's network (lab/bench.py)
         from collperf.model.hierarchy import PLANS
-        # hierarchical: the two-level schedule on the run's nodes (bench.py two_level_shape)
+        # hierarchical: the two-level schedule on the run's nodes (lab/bench.py two_level_shape)
         known = [a.name for a in algorithms_for(self.collective)] + ["builtin", "auto"] + \
             [a for a, colls in TOPOLOGY_ALGORITHMS.items() if self.collective in colls] + \
             (["hierarchical"] if self.collective in PLANS else [])
@@ -100,7 +100,7 @@ def testbed(text):
     """A testbed description ('hosts=4,rate=200mbit[,ranks-per-host=2]') or None."""
     if text is None or not isinstance(text, str):
         return text
-    from collperf.testbed import parse_spec
+    from collperf.lab.testbed.switch import parse_spec
     return parse_spec(text)
 
 

@@ -81,7 +81,7 @@ TREE_COLLECTIVES = ("broadcast", "allreduce", "allgather", "reducescatter")
 
 
 def check_transit(transit: str) -> None:
-    from collperf.model.packing import TRANSIT
+    from collperf.blink.packing import TRANSIT
     if transit not in TRANSIT:
         raise UsageError(f"--transit {transit!r}: expected devices (the group's GPUs, PCIe switches and CPUs) or "
                          "any (idle GPUs forward too)")
@@ -102,7 +102,7 @@ class TreesSpec:
     size: object = "1G"
 
     def __post_init__(self):
-        from collperf.model.packing import LINK_KINDS
+        from collperf.blink.packing import LINK_KINDS
         self.collective = get_collective(self.collective).name
         if self.collective not in TREE_COLLECTIVES:
             raise UsageError(f"--collective {self.collective}: packed trees are built for "

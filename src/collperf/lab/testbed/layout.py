@@ -17,7 +17,7 @@ shape and forward: one NVLink 100 Mbit/s, two 200 Mbit/s, PCIe 48 Mbit/s, QPI 40
 25 : 12 : 10 GB/s of the real machine). GPUs without an NVLink between them talk through the PCIe tree
 and the CPUs, the way CUDA peer-to-peer goes without NVLink: a slower path that those pairs share.
 
-Pure: no I/O; testbed_hetero.py runs the plan.
+Pure: no I/O; lab/testbed/routed.py runs the plan.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What `collperf trees`, `collperf simulate -A blink` (the schedules per size), `collperf simulate --pattern`
 and `collperf predict --topology` report on a topology: the packing priced beside NCCL's rings, the
 patterns' throughput, the model per size. The builders they share with `collperf bench` (blink_schedule,
-pattern_schedule) and the group checks live in packed_runs.py.
+pattern_schedule) and the group checks live in blink/runs.py.
 Source: Wang et al., "Blink: Fast and Generic Collectives for Distributed ML", MLSys 2020, appendix
 (/work/shared/seeds/002_*).
 """
@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 
 from collperf.errors import UsageError
-from collperf.packed_runs import SINGLE_ROOT, _root, blink_schedule, group_of, pattern_schedule
+from collperf.blink.runs import SINGLE_ROOT, _root, blink_schedule, group_of, pattern_schedule
 
 # --- collperf trees ---------------------------------------------------------------------------------
 
@@ -70,8 +70,8 @@ def _ring_time_s(collective: str, p: int, size: float, rate_Bps: float) -> float
 def trees(spec) -> TreesResult:
     """`collperf trees`: pack (spec: a spec.TreesSpec), price, compare with NCCL's rings."""
     from collperf import topology as topologies
-    from collperf.model import blink
-    from collperf.model.packing import pack
+    from collperf.blink import model as blink
+    from collperf.blink.packing import pack
     topo = topologies.parse(spec.topology)
     group = group_of(topo, spec.ranks)
     n, coll, options = float(spec.size_bytes), spec.collective, {"links": spec.links, "transit": spec.transit}
@@ -149,7 +149,7 @@ class PatternRun:
 def pattern(spec) -> PatternRun:
     """`collperf simulate --pattern`: a micro-benchmark (spec: a spec.PatternSpec) simulated at every size."""
     from collperf import topology as topologies
-    from collperf.schedule import patterns as P
+    from collperf.blink import patterns as P
     topo = topologies.parse(spec.topology)
     name, k = spec.pattern, spec.segments
     sched, sub, roles = pattern_schedule(topo, name, spec.gpus, spec.center, spec.successor, spec.source, k)
@@ -190,8 +190,8 @@ class BlinkPrediction:
 def predict_blink(spec, topo=None) -> list[BlinkPrediction]:
     """`collperf predict -A blink --topology` (spec: a spec.TopologyPredictSpec): one row per size."""
     from collperf import topology as topologies
-    from collperf.model import blink
-    from collperf.model.packing import pack
+    from collperf.blink import model as blink
+    from collperf.blink.packing import pack
     topo = topo or topologies.parse(spec.topology)
     group = group_of(topo, spec.ranks)
     coll, p = spec.collective, len(group)
@@ -202,7 +202,7 @@ def predict_blink(spec, topo=None) -> list[BlinkPrediction]:
         nv = pack(topo, group, [root], links="nvlink", transit="devices")
         pc = pack(topo, group, [root], links="pcie", transit="devices")
         for n in spec.sizes_bytes:
-            # equation 8 (model/blink.py hybrid_split): D_PCIe that makes T_dpa + D_PCIe/BW_PCIe = D_NVL/BW_NVL
+            # equation 8 (blink/model.py hybrid_split): D_PCIe that makes T_dpa + D_PCIe/BW_PCIe = D_NVL/BW_NVL
             d_pcie, d_nvl, t = (float(x) for x in blink.hybrid_split(n, pc.rate_Bps, nv.rate_Bps, spec.t_dpa_s))
             t_pcie = spec.t_dpa_s + d_pcie / pc.rate_Bps if d_pcie > 0 else 0.0
             nvl_only = n / nv.rate_Bps

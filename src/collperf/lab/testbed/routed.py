@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import subprocess
 
-from collperf import testbed as T
+from collperf.lab.testbed import switch as T
 from collperf import units
 from collperf.errors import UsageError
-from collperf.topology_testbed import Plan, parse, plan
+from collperf.lab.testbed.layout import Plan, parse, plan
 
 IFNAME = "id0"
 
@@ -110,7 +110,7 @@ class TopologyTestbed:
                       for dst, (nxt, dev) in sorted(p.next_hop[v].items(), key=lambda kv: p.address[kv[0]])]
             _batch(["ip", "-n", ns, "-batch", "-"], lines)
             # forwarding hosts; no reverse-path filter (a route's way back may differ from its way out); a
-            # collective's idle connections keep their window (testbed.py)
+            # collective's idle connections keep their window (lab/testbed/switch.py)
             T._run("ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1",
                    "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0",
                    "net.ipv4.tcp_slow_start_after_idle=0")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from collperf.errors import UsageError
-from collperf.model.packing import Packing, link_kind, pack
+from collperf.blink.packing import Packing, link_kind, pack
 
 # --- rings as NCCL builds them ---------------------------------------------------------------------
 

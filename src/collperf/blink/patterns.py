@@ -21,8 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 from collperf.errors import UsageError
-from collperf.model.packing import Packing, Tree
-from collperf.schedule import packed
+from collperf.blink.packing import Packing, Tree
+from collperf.blink import packed
 from collperf.schedule.ir import COPY, Transfer, make, step
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from collperf.bench import run
+from collperf.lab.bench import run
 from collperf.model.bounds import lower_bound
 from collperf.model.algorithms import get_algorithm
 from collperf.model.network import Network

@@ -25,7 +25,7 @@ from collperf.model.algorithms import get_algorithm
 from collperf.model.costs import coefficients, lowest
 from collperf.model.network import Link, Network
 from collperf.model.predict import candidates
-from collperf.results import Results
+from collperf.lab.results import Results
 from collperf.spec import DTYPE_BYTES, SweepSpec
 
 
@@ -101,7 +101,7 @@ def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
     if out.get("auto") is not None:
         results.config["auto"], results.config["auto_network"] = out["auto"]["choices"], out["auto"]["network"]
     results.peak_rss_bytes = out["peak_rss_bytes"]
-    from collperf import hetero_runs
+    from collperf.lab.testbed import routed_runs as hetero_runs
     if network is None and hetero_runs.is_topology_bed(testbed):   # the simulator on the testbed's own topology
         hetero_runs.predict_rows(results, testbed, results.rows, schedules)
     else:
@@ -194,7 +194,7 @@ def choices_for(job_config: dict, network: Network) -> list[dict]:
 def auto_network(raw: dict, world: int, ranks_per_host: int) -> Network:
     """The network a quick calibration (runtime/measure.py calibrate) measured: one host's link between
     its ranks, or hosts x ranks_per_host with the inter-host link, the reduction rate as gamma."""
-    from collperf.calibrate import cluster_from, profile_from
+    from collperf.lab.calibrate import cluster_from, profile_from
     nodes = max(1, world // ranks_per_host)
     doc = profile_from(raw, nodes, ranks_per_host)
     cluster = cluster_from(doc, "quick calibration")

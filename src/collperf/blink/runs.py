@@ -2,9 +2,9 @@
 `collperf simulate --pattern` and `collperf bench -A blink / --pattern` share, and what bench runs.
 
 Between the API and the pure parts: it checks a group of ranks against its topology, packs trees
-(model/packing.py) and builds the schedules (schedule/packed.py, schedule/patterns.py); bench_schedules
+(blink/packing.py) and builds the schedules (blink/packed.py, blink/patterns.py); bench_schedules
 places them on local ranks and picks the segments per size. What `collperf trees`, `simulate` and
-`predict --topology` report (pricing beside NCCL's rings): blink_reports.py.
+`predict --topology` report (pricing beside NCCL's rings): blink/reports.py.
 Source: Wang et al., "Blink: Fast and Generic Collectives for Distributed ML", MLSys 2020, appendix
 (/work/shared/seeds/002_*).
 """
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from collperf.errors import UsageError
 
-# schedule/packed.py's defaults: segments pipelined down each tree, chunks per segment shared by the trees
+# blink/packed.py's defaults: segments pipelined down each tree, chunks per segment shared by the trees
 SEGMENTS = 16
 # (fine: a tree's share is rounded to whole chunks, and a link the packing fills overflows by the rounding)
 RESOLUTION = {"broadcast": 1024, "reduce": 1024, "allreduce": 1024, "allgather": 256, "reducescatter": 256}
@@ -59,9 +59,9 @@ def blink_schedule(topo, group: list[int], coll: str, root=None, segments: int |
     packing: packing(topo, group, roots, direction=...) -> Packing, the trees' packer (default model.packing.pack
     with `transit`; a topology testbed passes routed_packing.pack_on_routes); not for the hybrid split.
     What `collperf simulate -A blink` simulates and `collperf bench -A blink` runs."""
-    from collperf.model import blink
-    from collperf.model.packing import pack
-    from collperf.schedule import packed
+    from collperf.blink import model as blink
+    from collperf.blink.packing import pack
+    from collperf.blink import packed
     if coll not in RESOLUTION:
         raise UsageError(f"-A blink builds {', '.join(RESOLUTION)}; not {coll}")
     k = segments or SEGMENTS
@@ -110,7 +110,7 @@ def pattern_schedule(topo, name: str, gpus=None, center=None, successor=None, so
     """(schedule on local ranks, the pattern's topology view, roles) of micro-benchmark `name` on
     `topo`; unset GPUs are the appendix's on dgx1v. What `simulate --pattern` simulates and
     `bench --pattern` runs."""
-    from collperf.schedule import patterns as P
+    from collperf.blink import patterns as P
     k = segments
     if name.startswith("chain"):
         chain = group_of(topo, _dgx1v_default(topo, gpus, list(P.DGX1V_CHAIN[:4]), "--gpus", name), 2, "--gpus")
@@ -161,7 +161,7 @@ class BenchPlacement:
 def _pattern_gpus(topo, spec, ranks: int | None) -> dict:
     """The pattern's GPUs from --gpus/--center/... or, on dgx1v, the appendix's, cut to `ranks` ranks
     (a chain of `ranks` GPUs; a fan with ranks - 2 sources or successors)."""
-    from collperf.schedule import patterns as P
+    from collperf.blink import patterns as P
     name, fan = spec.pattern, spec.pattern.startswith("fan")
     least = 3 if fan else 2
     if ranks is not None and ranks < least:

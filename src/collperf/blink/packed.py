@@ -1,4 +1,4 @@
-"""Packed trees (model/packing.py) as schedules: broadcast, reduce, allreduce, allgather, reducescatter.
+"""Packed trees (blink/packing.py) as schedules: broadcast, reduce, allreduce, allgather, reducescatter.
 
 Each tree carries its share of the data: the buffer is cut into `segments` x `resolution` chunks
 per root; every segment of tree t is m_t chunks, m_t / resolution being the tree's share (rounded

@@ -211,8 +211,8 @@ def parse_spec(text: str) -> Testbed:
     for part in str(text).split(","):
         key, _, value = part.partition("=")
         fields[key.strip().replace("-", "_")] = value.strip()
-    if "topology" in fields:      # point-to-point links following a topology (testbed_hetero.py)
-        from collperf.testbed_hetero import parse_spec as topology_spec
+    if "topology" in fields:      # point-to-point links following a topology (lab/testbed/routed.py)
+        from collperf.lab.testbed.routed import parse_spec as topology_spec
         return topology_spec(fields, text)
     unknown = set(fields) - {"hosts", "rate", "ranks_per_host", "name"}
     if unknown:

@@ -1,6 +1,6 @@
 """Packed trees on fixed routes: Blink's packing where every pair of ranks has one route, the network's.
 
-model/packing.py lets each tree edge take the cheapest route at the current link prices, as GPUs that
+blink/packing.py lets each tree edge take the cheapest route at the current link prices, as GPUs that
 forward for each other can. A routed network (the testbed: IP forwarding by destination) has one route
 per pair of hosts, whatever the tree: a tree edge u -> v loads every link of route(u, v). The linear
 program is the same (maximise the common rate per root; trees as columns, links and ports as
@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from collperf.errors import UsageError
-from collperf.model.packing import Packing, _Master, broadcast_bound, group_arcs, min_arborescence
+from collperf.blink.packing import Packing, _Master, broadcast_bound, group_arcs, min_arborescence
 
 
 class _RoutedMaster(_Master):

@@ -1,7 +1,7 @@
-"""Runs on a topology testbed (testbed_hetero.py): packed-tree schedules built on its routes, predictions
+"""Runs on a topology testbed (lab/testbed/routed.py): packed-tree schedules built on its routes, predictions
 from the simulator on the same topology, per-link calibration, and the validation grid.
 
-Between the API and the pure parts, as packed_runs.py is for the simulator. Local rank i runs on host
+Between the API and the pure parts, as blink/runs.py is for the simulator. Local rank i runs on host
 bed.group[i] (one rank per host), so the group's view of the testbed topology (topology.subset: the
 other hosts and the devices forward) is what the simulator runs every schedule on, with the routes the
 testbed installed: the model and the measurement see the same network.
@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 
 from collperf.errors import RunError, UsageError
-from collperf.packed_runs import SEGMENTS      # packed trees: segments pipelined down each tree
+from collperf.blink.runs import SEGMENTS      # packed trees: segments pipelined down each tree
 
 # chunks per segment shared by the trees (a tree's share rounded to 1/RESOLUTION), at least one per tree
 RESOLUTION = {"broadcast": 128, "allgather": 32}
@@ -47,15 +47,15 @@ def _blink_roots(bed, collective: str, root: int) -> list:
 
 def packing(bed, collective: str, root: int = 0):
     """pack_on_routes on the bed's topology for its group: one root for broadcast, every rank for allgather."""
-    from collperf.model.routed_packing import pack_on_routes
+    from collperf.blink.routed_packing import pack_on_routes
     return pack_on_routes(bed.topology, bed.group, _blink_roots(bed, collective, root))
 
 
 def blink_schedule(bed, collective: str, root: int = 0, segments: int | None = None):
     """The packed schedule the ranks run (segments None, not given, means SEGMENTS here): packed_runs'
     builder with the trees packed on the testbed's routes."""
-    from collperf.model.routed_packing import pack_on_routes
-    from collperf.packed_runs import blink_schedule as build
+    from collperf.blink.routed_packing import pack_on_routes
+    from collperf.blink.runs import blink_schedule as build
     roots = _blink_roots(bed, collective, root)
     s, _, _ = build(bed.topology, bed.group, collective, roots[0] if collective == "broadcast" else None,
                     segments or SEGMENTS, resolution=RESOLUTION[collective], packing=pack_on_routes)
@@ -272,7 +272,7 @@ def validate(bed, sizes=("1M", "4M"), grid=None, iters: int = 3, segments: int =
              timeout_s: float = 600.0) -> list[TopologyValidationRow]:
     """On an up topology testbed: run the grid, simulate each measured row in both modes on the bed's
     topology, and return measured beside predicted."""
-    from collperf.bench import run
+    from collperf.lab.bench import run
     from collperf.model.algorithms import get_algorithm
     from collperf.spec import SweepSpec
     _one_rank_per_host(bed, "validate")
@@ -301,7 +301,7 @@ def validate(bed, sizes=("1M", "4M"), grid=None, iters: int = 3, segments: int =
 def summary(rows: list[TopologyValidationRow]) -> list[dict]:
     """Per (collective, algorithm) and simulator mode: median and worst |error| (validate.summary's keys and
     its computation, validate.error_stats; `regime` names the mode)."""
-    from collperf.validate import error_stats
+    from collperf.lab.validate import error_stats
     groups: dict = {}
     for r in rows:
         groups.setdefault((r.collective, r.algorithm), []).append(r)
