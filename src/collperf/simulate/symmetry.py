@@ -69,17 +69,23 @@ def _row_ids(ptr: np.ndarray, values: np.ndarray, sort: bool, lead: np.ndarray |
 
 def _relabel(*columns) -> np.ndarray:
     """Dense ids of the distinct rows of the given columns (in the rows' lexicographic order),
-    folding one column at a time into the ids so far: 1-D sorts only."""
+    folding the columns into one integer key (mixed radix) as long as it fits in 62 bits, then
+    ranking it: 1-D sorts only, as few as the widths allow."""
     ids = np.zeros(len(columns[0]), dtype=np.int64)
+    span_ids = 1
     for col in columns:
         col = np.asarray(col, dtype=np.int64)
         low = int(col.min(initial=0))
         span = int(col.max(initial=0)) - low + 1
-        if span * (int(ids.max(initial=0)) + 1) >= 2**62:      # would overflow: rank the values first
-            col = np.unique(col, return_inverse=True)[1].ravel()
-            low, span = 0, int(col.max(initial=0)) + 1
-        ids = np.unique(ids * span + (col - low), return_inverse=True)[1].ravel()
-    return ids
+        if span_ids * span >= 2**62:          # the key would overflow: rank what is folded so far
+            ids = np.unique(ids, return_inverse=True)[1].ravel()
+            span_ids = int(ids.max(initial=0)) + 1
+            if span_ids * span >= 2**62:      # one wide column: rank its values first
+                col = np.unique(col, return_inverse=True)[1].ravel()
+                low, span = 0, int(col.max(initial=0)) + 1
+        ids = ids * span + (col - low)
+        span_ids *= span
+    return np.unique(ids, return_inverse=True)[1].ravel()
 
 
 def _signature(owner: np.ndarray, feature: np.ndarray, owners: int, old: np.ndarray) -> np.ndarray:
