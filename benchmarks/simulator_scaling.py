@@ -109,8 +109,8 @@ def main() -> None:
                     checks.append(f"vs rounds {abs(r['time_s'] / rounds_time[(fabric, algorithm, p)] - 1):.1e}")
                 flows = f"{r['flows']:9,}" if mode == "events" else f"{'-':>9}"
                 print(f"{head} {r['transfers']:13,} {flows} {r['load']:5.1f} {r['build_s']:7.2f} {r['sim_s']:7.2f} "
-                      f"{r['estimate_s']:7.1f} {r['peak_MiB']:8.0f} {r['estimate_MiB']:8.0f} {r['time_s'] * 1e3:10.3f}  "
-                      f"{', '.join(checks)}", flush=True)
+                      f"{r['estimate_s']:7.1f} {r['peak_MiB']:8.0f} {r['estimate_MiB']:8.0f} "
+                      f"{r['time_s'] * 1e3:10.3f}  {', '.join(checks)}", flush=True)
 
 
 if __name__ == "__main__":

@@ -87,7 +87,7 @@ def max_min_rates(flow_of: np.ndarray, res_of: np.ndarray, flows: int, capacity:
     return rate
 
 
-def _gather(ptr: np.ndarray, values: np.ndarray, which: np.ndarray):
+def csr_rows(ptr: np.ndarray, values: np.ndarray, which: np.ndarray):
     """CSR rows `which`: (position in `which` of every value, the values)."""
     starts = ptr[which]
     lengths = ptr[which + 1] - starts
@@ -206,7 +206,7 @@ def run(f: Flows, chunk_bytes: float, gamma: float, progress=None):
         push(when, "advance", done)
 
     def advance(groups):
-        _, waiting = _gather(g.waiter_ptr, g.waiter, groups)
+        _, waiting = csr_rows(g.waiter_ptr, g.waiter, groups)
         ts, times = _counts(waiting)
         g.need[ts] -= times
         ready = ts[g.need[ts] == 0]
@@ -217,8 +217,8 @@ def run(f: Flows, chunk_bytes: float, gamma: float, progress=None):
     while timers or len(flow_t):
         next_finish, rate = math.inf, np.zeros(0)
         if len(flow_t):
-            flow_of, res_of = _gather(f.seg_res_ptr, f.seg_res, flow_seg)
-            weight = None if f.seg_weight is None else _gather(f.seg_res_ptr, f.seg_weight, flow_seg)[1]
+            flow_of, res_of = csr_rows(f.seg_res_ptr, f.seg_res, flow_seg)
+            weight = None if f.seg_weight is None else csr_rows(f.seg_res_ptr, f.seg_weight, flow_seg)[1]
             rate = max_min_rates(flow_of, res_of, len(flow_t), f.capacity, weight)
             finish_in = np.full(len(rate), np.inf)
             np.divide(flow_rem, rate, out=finish_in, where=rate > 0)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from collperf.schedule.arrays import ArraySchedule
-from collperf.simulate.events import Flows
+from collperf.simulate.events import Flows, csr_rows
 from collperf.simulate.network import RoutedPairs
 from collperf.simulate.symmetry import Partition
 
@@ -34,13 +34,8 @@ def grouped_flows(s: ArraySchedule, of_step, part: Partition, net: RoutedPairs, 
     # every segment of each type's representative transfer, and the resource classes it crosses
     pair = part.pair[rep]
     seg_count = net.seg_ptr[pair + 1] - net.seg_ptr[pair]
-    seg_owner = np.repeat(types, seg_count)
-    seg = np.repeat(net.seg_ptr[pair], seg_count) + np.arange(seg_count.sum()) - np.repeat(
-        np.cumsum(seg_count) - seg_count, seg_count)
-    res_len = net.seg_res_ptr[seg + 1] - net.seg_res_ptr[seg]
-    q_seg = np.repeat(np.arange(len(seg)), res_len)
-    res = net.seg_res[np.repeat(net.seg_res_ptr[seg], res_len) + np.arange(res_len.sum())
-                      - np.repeat(np.cumsum(res_len) - res_len, res_len)]
+    seg_owner, seg = csr_rows(net.seg_ptr, np.arange(len(net.seg_latency)), pair)
+    q_seg, res = csr_rows(net.seg_res_ptr, net.seg_res, seg)
     classes = int(res_size.size)
     keys, crossings = np.unique(q_seg * classes + part.res_class[res], return_counts=True)
     q_seg_of, q_res = keys // classes, keys % classes

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from collperf.simulate.events import csr_rows
 from collperf.simulate.network import RoutedPairs
 
 # a padded row matrix bigger than this (cells) means an irregular case: refinement gives up
@@ -109,10 +110,7 @@ def refine(members, net: RoutedPairs, ranks: int, max_classes: int, max_rounds: 
     # every transfer's resources, with the position of their segment in the route
     seg_pos = np.arange(len(net.seg_latency)) - np.repeat(net.seg_ptr[:-1], np.diff(net.seg_ptr))
     seg_of = np.repeat(np.arange(len(net.seg_latency)), np.diff(net.seg_res_ptr))
-    pair_ptr = net.seg_res_ptr[net.seg_ptr]
-    lengths = pair_ptr[pair + 1] - pair_ptr[pair]
-    inc_t = np.repeat(np.arange(len(pair)), lengths)
-    inc = np.repeat(pair_ptr[pair], lengths) + np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    inc_t, inc = csr_rows(net.seg_res_ptr[net.seg_ptr], np.arange(len(net.seg_res)), pair)
     inc_res, inc_pos = net.seg_res[inc], seg_pos[seg_of[inc]]
     latency = _relabel(net.seg_latency.view(np.int64))[:, None]
     rank_class = np.zeros(ranks, dtype=np.int64)
