@@ -146,3 +146,11 @@ def test_simulate_cli_fabric_engine_and_refusal():
     assert isinstance(res.exception, UsageError) and "memory limit of 1 MiB" in str(res.exception)
     res = runner.invoke(app, ["simulate", "allreduce", "-A", "ring", "-t", "cluster:8x4", "--engine", "fast"])
     assert isinstance(res.exception, UsageError) and "--engine 'fast'" in str(res.exception)
+
+
+def test_schedule_given_routes_group_exactly():
+    # Blink's packed trees route some edges through idle GPUs and PCIe switches (meta routes)
+    for collective, ranks in (("broadcast", "0,1,4"), ("allreduce", None)):
+        times = [api.simulate(SimulateSpec(collective, "blink", "dgx1v", size="64M", mode="events", ranks=ranks,
+                                           engine=engine))[0].result.time_s for engine in ("grouped", "per-transfer")]
+        assert times[0] == pytest.approx(times[1], rel=1e-9)
