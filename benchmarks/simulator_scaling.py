@@ -14,7 +14,7 @@ Checks, printed beside each row: the flat ring and the two-level ring/ring again
 step waits on one contention-free hop, so they must agree; and events mode against rounds mode on the
 same case, which must agree where nothing contends (all of these cases).
 
-    .venv/bin/python benchmarks/simulator_scaling.py [--max-ranks 131072] [--events-max-s 120]
+    .venv/bin/python benchmarks/simulator_scaling.py [--max-ranks 131072] [--events-max-s 40] [--modes rounds,events]
 """
 
 from __future__ import annotations
@@ -79,7 +79,8 @@ def run_case(mode: str, fabric: str, algorithm: str, p: int, events_max_s: float
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-ranks", type=int, default=131072)
-    parser.add_argument("--events-max-s", type=float, default=120.0)
+    parser.add_argument("--events-max-s", type=float, default=40.0)
+    parser.add_argument("--modes", default="rounds,events")
     parser.add_argument("--case", help=argparse.SUPPRESS)       # mode,fabric,algorithm,ranks: run one, print JSON
     args = parser.parse_args()
     if args.case:
@@ -89,7 +90,7 @@ def main() -> None:
     print(f"{'mode':6} {'fabric':7} {'ranks':>6} {'algorithm':12} {'transfers':>13} {'flows':>9} {'load':>5} "
           f"{'build s':>7} {'sim s':>7} {'est. s':>7} {'peak MiB':>8} {'est. MiB':>8} {'time ms':>10}  checks")
     rounds_time = {}
-    for mode in ("rounds", "events"):
+    for mode in args.modes.split(","):
         for p in (p for p in RANKS if p <= args.max_ranks):
             for fabric, algorithm in CASES:
                 out = subprocess.run([sys.executable, __file__, "--case", f"{mode},{fabric},{algorithm},{p}",

@@ -21,7 +21,8 @@ _SETUP_BYTES = 2048                 # per transfer of the step classes (routes, 
 _SETUP_S = 15e-6
 _REFINE_S = 40e-6                   # grouped: colour refinement, per transfer of the step classes
 _FLOW_BYTES = 320                   # per flow of events mode (its arrays, groups, DAG, active state)
-_FLOW_S = {"per-transfer": 2.5e-6, "grouped": 60e-6}    # grouped: a flow is a class, about an event per step
+# grouped: between one event per step (classes in lockstep) and one per flow (a flat ring's classes drift apart)
+_FLOW_S = {"per-transfer": 2.5e-6, "grouped": 150e-6}
 
 
 @dataclass
