@@ -87,13 +87,13 @@ def max_min_rates(flow_of: np.ndarray, res_of: np.ndarray, flows: int, capacity:
     return rate
 
 
-def csr_rows(ptr: np.ndarray, values: np.ndarray, which: np.ndarray):
-    """CSR rows `which`: (position in `which` of every value, the values)."""
+def csr_rows(ptr: np.ndarray, values: np.ndarray | None, which: np.ndarray):
+    """CSR rows `which`: (position in `which` of every value, the values; or their indices with None)."""
     starts = ptr[which]
     lengths = ptr[which + 1] - starts
     owner = np.repeat(np.arange(len(which)), lengths)
-    offsets = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    return owner, values[np.repeat(starts, lengths) + offsets]
+    at = np.arange(len(owner)) + np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
+    return owner, at if values is None else values[at]
 
 
 def _flatten(s: ArraySchedule, route_of=None):
@@ -217,8 +217,8 @@ def run(f: Flows, chunk_bytes: float, gamma: float, progress=None):
     while timers or len(flow_t):
         next_finish, rate = math.inf, np.zeros(0)
         if len(flow_t):
-            flow_of, res_of = csr_rows(f.seg_res_ptr, f.seg_res, flow_seg)
-            weight = None if f.seg_weight is None else csr_rows(f.seg_res_ptr, f.seg_weight, flow_seg)[1]
+            flow_of, at = csr_rows(f.seg_res_ptr, None, flow_seg)
+            res_of, weight = f.seg_res[at], None if f.seg_weight is None else f.seg_weight[at]
             rate = max_min_rates(flow_of, res_of, len(flow_t), f.capacity, weight)
             finish_in = np.full(len(rate), np.inf)
             np.divide(flow_rem, rate, out=finish_in, where=rate > 0)

@@ -34,7 +34,7 @@ def grouped_flows(s: ArraySchedule, of_step, part: Partition, net: RoutedPairs, 
     # every segment of each type's representative transfer, and the resource classes it crosses
     pair = part.pair[rep]
     seg_count = net.seg_ptr[pair + 1] - net.seg_ptr[pair]
-    seg_owner, seg = csr_rows(net.seg_ptr, np.arange(len(net.seg_latency)), pair)
+    seg_owner, seg = csr_rows(net.seg_ptr, None, pair)
     q_seg, res = csr_rows(net.seg_res_ptr, net.seg_res, seg)
     classes = int(res_size.size)
     keys, crossings = np.unique(q_seg * classes + part.res_class[res], return_counts=True)

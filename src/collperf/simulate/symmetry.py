@@ -110,7 +110,7 @@ def refine(members, net: RoutedPairs, ranks: int, max_classes: int, max_rounds: 
     # every transfer's resources, with the position of their segment in the route
     seg_pos = np.arange(len(net.seg_latency)) - np.repeat(net.seg_ptr[:-1], np.diff(net.seg_ptr))
     seg_of = np.repeat(np.arange(len(net.seg_latency)), np.diff(net.seg_res_ptr))
-    inc_t, inc = csr_rows(net.seg_res_ptr[net.seg_ptr], np.arange(len(net.seg_res)), pair)
+    inc_t, inc = csr_rows(net.seg_res_ptr[net.seg_ptr], None, pair)
     inc_res, inc_pos = net.seg_res[inc], seg_pos[seg_of[inc]]
     latency = _relabel(net.seg_latency.view(np.int64))[:, None]
     rank_class = np.zeros(ranks, dtype=np.int64)
