@@ -1,6 +1,6 @@
 """How the simulator's time and memory grow with the rank count, in both modes.
 
-Builds (array form, schedule/vectorized.py) and simulates the flat ring and rhd allreduce and the
+Builds (array form, model/algorithms/vectorized.py) and simulates the flat ring and rhd allreduce and the
 two-level ring/ring one of 1 GiB on two-level clusters cluster:Nx8 (the nvlink300-400gbe preset:
 8 ranks per node, NVLink switch inside, one NIC per rank) of 1,024 to 131,072 ranks, in rounds mode
 and in events mode, and the two-level allreduce on a rail-optimized fat-tree (rail:Nx8, scalable
@@ -33,7 +33,7 @@ from collperf import topology
 from collperf.model.costs import cost
 from collperf.model.hierarchy import two_level_cost
 from collperf.model.presets import get_preset
-from collperf.schedule.vectorized import build_array, build_hierarchical_array
+from collperf.model.algorithms.build import build_array, build_hierarchical_array
 from collperf.simulate import simulate
 
 RANKS = (1024, 4096, 16384, 65536, 131072)

@@ -16,11 +16,13 @@ Routing is minimal and deterministic.
 from __future__ import annotations
 
 import math
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from collperf.errors import UsageError
 from collperf.model.network import Cluster, Link
+
+if TYPE_CHECKING:     # networkx is imported where a graph is built, so that importing this stays light
+    import networkx as nx
 
 # NVIDIA GB200 NVL72 data sheet: 72 Blackwell GPUs in one NVLink domain, NVLink 5 at 1.8 TB/s
 # bidirectional per GPU (900 GB/s per direction); DGX GB200: one ConnectX-7 400 Gb/s NIC per GPU.
@@ -82,6 +84,7 @@ def rail_fat_tree(c: Cluster, su_nodes: int = 32, oversubscription: float = 1.0)
     units of `su_nodes`; NIC j of every node of a unit goes to that unit's leaf of rail j, so
     same-rail traffic inside a unit crosses one leaf; every leaf reaches the spine layer with its
     downlink bandwidth / oversubscription. Cross-rail traffic goes up to the spines (no PXN)."""
+    import networkx as nx
     _check_ratio("oversub", oversubscription)
     if su_nodes < 1:
         raise UsageError(f"su {su_nodes}: a scalable unit holds at least one node")
@@ -108,6 +111,7 @@ def fat_tree(c: Cluster, rack_nodes: int = 16, pod_racks: int = 8, oversubscript
     its pod with its NIC bandwidth / oversubscription, a pod the core with its racks' uplink
     bandwidth / core_oversubscription (k:1 oversubscription: k times more bandwidth below a tier
     than above it)."""
+    import networkx as nx
     _check_ratio("oversub", oversubscription)
     _check_ratio("core-oversub", core_oversubscription)
     if rack_nodes < 1 or pod_racks < 1:
@@ -144,6 +148,7 @@ def dragonfly(c: Cluster, routers: int = 8, router_nodes: int = 4):
     group g's link to group h on its router ((h - g - 1) mod G) // ceil((G - 1) / routers). Every
     router-to-router link runs at the NIC rate x NICs of a node. Minimal routing: local hop to the
     router holding the global link, global link, local hop to the destination's router."""
+    import networkx as nx
     if routers < 1 or router_nodes < 1:
         raise UsageError(f"routers {routers}, nodes per router {router_nodes}: give at least 1 of each")
     per_group = routers * router_nodes

@@ -7,15 +7,15 @@ from __future__ import annotations
 from dataclasses import fields, replace
 from pathlib import Path
 
-from collperf import units
-from collperf.errors import UsageError
-from collperf.spec import DiagnoseSpec, HardwareSpec, LogSpec, MeasurementSpec, NetworkSpec, output_path
+from collperf import ingest, report as pages, units
 from collperf.api.runs import Validation
+from collperf.errors import UsageError
+from collperf.model.nccl import expect
+from collperf.spec import DiagnoseSpec, HardwareSpec, LogSpec, MeasurementSpec, NetworkSpec, output_path
 
 
 def read_logs(paths, collective: str | None = None, ranks: int | None = None) -> list:
     """Every table of every log (nccl-tests text or JSON, collperf JSON/CSV, OSU, IMB)."""
-    from collperf import ingest
     spec = paths if isinstance(paths, LogSpec) else LogSpec(paths, collective, ranks)
     return [t for p in spec.paths for t in ingest.load(p, spec.collective, spec.ranks)]
 
@@ -60,7 +60,6 @@ def predict_nccl(collective: str, sizes, hardware: HardwareSpec | None = None, r
     size on a catalogue system (hardware.cluster, or hardware.gpu) sized to `ranks`/`hardware.nodes`.
     Returns (Assumed, NcclPrediction)."""
     from collperf.diagnose.hardware import assume
-    from collperf.model.nccl import expect
     hardware = hardware or HardwareSpec(cluster="dgx-h100")
     assumed = assume(None, hardware, ranks)
     if assumed.system is None:
@@ -93,7 +92,6 @@ def report(inputs, output, command: str | None = None, peak=None, network: Netwo
     Results or a Validation; several logs of one collective are compared side by side. `peak`, `network`,
     `collective` and `ranks` are diagnose's options for the logs. `command` is shown on the page as what
     made it (default: this call)."""
-    from collperf import report as pages
     from collperf.diagnose import Diagnosis, diagnose
     output_path(output, "--output")
     items = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]

@@ -18,12 +18,14 @@ import numpy as np
 
 from collperf import units
 from collperf.collectives import busbw_factor, get_collective
-from collperf.diagnose import findings as F
-from collperf.diagnose import verdict as V
-from collperf.diagnose.hardware import Assumed, assume
+from collperf.diagnose import findings as F, verdict as V
+from collperf.diagnose.hardware import _values, assume, Assumed
 from collperf.errors import UsageError
 from collperf.fit import Fit, fit, usable
+from collperf.ingest import load
 from collperf.ingest.table import Table
+from collperf.model.nccl import expect, fit_system, system_bound
+from collperf.spec import HardwareSpec
 
 MIB = 1 << 20
 
@@ -91,7 +93,6 @@ def expectation(collective: str, sizes, assumed: Assumed, peak_Bps: float | None
                 factor: float | None = None, bound_system=None) -> Expectation:
     """NCCL's expected time and the bound on the assumed system (a flat bound from `peak_Bps` if given;
     `bound_system`: another system for the bound, e.g. the unfitted hardware when the expectation is a fit)."""
-    from collperf.model.nccl import expect, system_bound
     n = np.asarray(sizes, dtype=float)
     system = assumed.system
     expected = regime = None
@@ -148,8 +149,6 @@ def _judge(size, time_s, busbw, i, ex: Expectation, collective, runtime, nodes, 
 
 def _model_system(model_log: "Table | str", hardware, target: Table):
     """Fit the hardware's parameters to the model log (model/nccl fitting), then size it to `target`."""
-    from collperf.ingest import load
-    from collperf.model.nccl import fit_system
     if not isinstance(model_log, Table):
         model_log = load(model_log)[0]
     m = assume(model_log, hardware)
@@ -175,7 +174,6 @@ def diagnose(table: Table, peak_Bps: float | None = None, hardware=None, model=N
     """Verdicts for every size of `table`. `hardware`: a HardwareSpec (overrides of what the log says);
     `peak_Bps`: a flat bound per rank instead of the hardware's; `model`: a log (path or Table) whose
     fit through NCCL's model gives the expected times (cross-collective prediction)."""
-    from collperf.spec import HardwareSpec
     hardware = hardware or HardwareSpec()
     own = fit(table)
     assumed = assume(table, hardware)
@@ -184,7 +182,6 @@ def diagnose(table: Table, peak_Bps: float | None = None, hardware=None, model=N
     if model is not None:
         system, result, model_from = _model_system(model, hardware, table)
         assumed = Assumed(system, assumed.values, assumed.notes)
-        from collperf.diagnose.hardware import _values
         assumed.values = _values(system) + [("fit", result.describe(), f"fitted to {model_from}")]
     runtime = V.runtime_of(table)
     measured = sorted((r for r in table.placement("out-of-place") or table.placement("in-place")

@@ -2,7 +2,7 @@
 
 Handles: the current format (#wrong, 5 preamble fields) and the legacy one (`error` column, 3 to 5
 preamble fields), `N/A`, exponent forms, `-I` (i_min i_max i_p99 i_cv% after each #wrong) and `-S`
-(timestamp) columns; `mpirun --tag-output` prefixes, NCCL INFO/WARN and MPI lines inside the table,
+(timestamp) columns; `mpirun --tag-output` and `srun --label` prefixes, NCCL INFO/WARN and MPI lines inside the table,
 renderers that drop the leading `#`, markdown indentation, several tests in one file, truncated files.
 Rows are read from the right: the measurement groups are fixed, the preamble varies by test.
 """
@@ -16,8 +16,10 @@ from collperf.ingest import consistency, validate as v
 from collperf.ingest.table import IngestError, Row, Table
 
 # Every pattern here is linear in its input: literal anchors, and no two adjacent quantifiers that can
-# share characters. Numbers are recognised by validate.is_number (no regex: issue 20's ReDoS).
-_PREFIX = re.compile(r"^\s*\[\d+,\d+\]<std(?:out|err)>:\s?")
+# share characters. Numbers are recognised by validate.is_number (no regex: a backtracking pattern is
+# quadratic on a long run of digits).
+# `mpirun --tag-output` ([1,0]<stdout>:) and `srun --label` (0:) prefixes
+_PREFIX = re.compile(r"^\s*(?:\[\d+,\d+\]<std(?:out|err)>:|\d+:(?=\s))\s?")
 # program name without `_perf` -> collective: one per collective (collectives.py), plus the nccl-tests
 # programs that measure a collective under another name (alltoallv_perf, hypercube_perf: an allgather)
 _COLLECTIVE = {program.removesuffix("_perf"): c.name for program, c in PROGRAMS.items()} | \

@@ -255,7 +255,7 @@ def parse_collperf_csv(text: str, source: str, collective: str | None, ranks: in
 
 
 def _csv_identity(t: Table, rec: dict, ranks: int | None) -> None:
-    """The collective and rank count from collperf's own columns (files since issue 11), unless given."""
+    """The collective and rank count from collperf's own columns (the files it writes), unless given."""
     if not t.collective and rec.get("collective") in COLLECTIVES:
         t.collective = rec["collective"]
         t.header["collective_from"] = "log"

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from collperf.collectives import check_ranks, formula_bytes, get_collective
+from collperf.collectives import busbw_factor, check_ranks, formula_bytes, get_collective
 from collperf.errors import UsageError
 from collperf.model.costs import Cost
 from collperf.model.network import Link
@@ -130,7 +130,6 @@ class TwoLevelBound:
     @property
     def peak_busbw_Bps(self) -> float:
         """The busbw no size can exceed (bandwidth terms are linear in size)."""
-        from collperf.collectives import busbw_factor
         per_byte = max(float(np.max(t / np.maximum(self.size_bytes, 1))) for t in
                        (self.network_s, self.intra_s, self.host_bridge_s))
         return math.inf if per_byte == 0 else busbw_factor(self.collective, self.ranks) / per_byte
@@ -144,7 +143,6 @@ def two_level_bound(collective: str, size_bytes, nodes: int, gpus_per_node: int,
     node_network_Bps: one node's NICs together (NICs x rate). intra_Bps: one GPU's links to the other
     GPUs of its node, per direction. host_bridge_Bps: the shared path through host memory (None: P2P).
     """
-    from collperf.collectives import get_collective
     name = get_collective(collective).name
     check_ranks(nodes), check_ranks(gpus_per_node)
     if not (intra_Bps > 0 and node_network_Bps > 0):

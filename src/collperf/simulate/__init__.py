@@ -45,8 +45,11 @@ from collperf.simulate.network import RoutedPairs, compile_network
 from collperf.simulate.rounds import rounds as _rounds
 from collperf.simulate.rounds import step_classes
 from collperf.simulate.symmetry import refine
-from collperf.spec._checks import EVENT_ENGINES
 from collperf.topology import Topology
+
+
+# events mode's engines: classes of like transfers where they are few (auto), or forced either way
+ENGINES = ("auto", "grouped", "per-transfer")
 
 
 @dataclass
@@ -84,8 +87,8 @@ def simulate(s, topo: Topology, size_bytes: float, mode: str = "rounds", reduce_
     is; on_estimate(budget.Estimate) its expected time and memory, before it starts."""
     if mode not in ("rounds", "events"):
         raise UsageError(f"simulation mode {mode!r}: expected rounds or events")
-    if engine not in EVENT_ENGINES:
-        raise UsageError(f"events engine {engine!r}: expected one of {', '.join(EVENT_ENGINES)}")
+    if engine not in ENGINES:
+        raise UsageError(f"events engine {engine!r}: expected one of {', '.join(ENGINES)}")
     if size_bytes < 0:
         raise UsageError(f"size {size_bytes} is negative")
     a, route_of, paths = transfer_routes(as_arrays(s))
@@ -152,4 +155,4 @@ def _link_use(net: RoutedPairs, load: np.ndarray, time_s: float) -> list[LinkUse
     return [LinkUse(names[i], float(total[i]), float(cap[i]), float(util[i])) for i in order]
 
 
-__all__ = ["LinkUse", "SimResult", "simulate"]
+__all__ = ["ENGINES", "LinkUse", "SimResult", "simulate"]

@@ -2,8 +2,8 @@
 
 Source: github.com/NVIDIA/nccl HEAD 5067397 (v2.30 development), src/graph/tuning.cc
 (`ncclTunerConstantsDefaults`, `nvlsEfficiency`, `treeCorrectionFactor`), src/graph/search.cc
-(speed ladders), src/graph/topo.h (per-link bandwidths); summarised in
-/work/shared/reference/nccl-tuning-model.md §2-§3. Latencies in microseconds, bandwidths in GB/s
+(speed ladders), src/graph/topo.h (per-link bandwidths); older values checked at tag 2.21.5.
+Latencies in microseconds, bandwidths in GB/s
 (1e9 bytes/s, NCCL's "bytes per ns"), exactly as NCCL keeps them.
 """
 

@@ -4,7 +4,7 @@ Follows src/graph/tuning.cc of github.com/NVIDIA/nccl HEAD 5067397: `ncclTopoTun
 function, a latency (us) and an algorithm bandwidth (GB/s) for each (algorithm, protocol) from the
 graphs of the topology search; `ncclTopoGetAlgoTime` prices a call as lat + nBytes / (1000 bw) with
 the tree correction and the ring plateau; src/enqueue.cc `topoGetAlgoInfo` takes the argmin over the
-enabled entries. The formulas are written out in /work/shared/reference/nccl-tuning-model.md §1-§4.
+enabled entries (NCCL 2.30 src/enqueue.cc and src/graph/tuning.cc).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ from collperf import units
 from collperf.errors import UsageError
 
 
-def _whole(name: str, value, low: int = 1, flag: str = "") -> None:
+def whole(name: str, value, low: int = 1, flag: str = "") -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
         raise UsageError(f"{name} {value!r}: expected a whole number >= {low}" + (f" ({flag})" if flag else ""))
 
@@ -44,15 +44,6 @@ def check_mode(mode: str) -> None:
     """The simulator's modes (simulate/): rounds, or events (congestion-aware)."""
     if mode not in ("rounds", "events"):
         raise UsageError(f"mode {mode!r}: expected rounds or events")
-
-
-# events mode's engines (simulate/): classes of like transfers where they are few, or forced either way
-EVENT_ENGINES = ("auto", "grouped", "per-transfer")
-
-
-def check_engine(engine: str) -> None:
-    if engine not in EVENT_ENGINES:
-        raise UsageError(f"--engine {engine!r}: expected {', '.join(EVENT_ENGINES)}")
 
 
 def rank_list(value, flag: str = "--ranks") -> list[int] | None:
