@@ -25,11 +25,12 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from collperf import fabrics, units
+from collperf import units
 from collperf.errors import UsageError
 from collperf.jsonfile import read_json
 from collperf.model.network import Cluster, Link
 from collperf.model.presets import get_preset
+from collperf.topology import fabrics
 
 if TYPE_CHECKING:     # networkx is imported where a graph is built or searched, so that importing this stays light
     import networkx as nx

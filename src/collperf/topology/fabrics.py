@@ -1,7 +1,7 @@
 """The fabrics of large GPU clusters as graphs and routers: rail-optimized fat-tree, 3-tier fat-tree
-with oversubscription, dragonfly. topology.py wraps them into Topology objects (and adds the NVL72
-domain, a two-level cluster); this module knows graphs, not topologies, so that the two do not
-import each other.
+with oversubscription, dragonfly. The package (topology/__init__.py) wraps them into Topology objects
+(and adds the NVL72 domain, a two-level cluster); this module knows graphs, not topologies, so that
+the two do not import each other.
 
 Every fabric hangs off the same node: `ranks_per_node` GPUs behind an intra-node switch (NVSwitch-
 like, the intra link's latency split over its two hops), NICs shared evenly by the node's GPUs, each
