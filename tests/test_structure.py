@@ -101,7 +101,7 @@ def test_every_command_has_an_api_function():
     to_api = {"predict": "predict", "crossover": "crossover", "algorithms": "algorithms", "schedule": "verified_schedule",
               "verify": "verify_all", "simulate": "simulate", "bench": "bench", "fit": "fit_tables",
               "diagnose": "diagnose_logs", "plan": "plan_compare", "calibrate": "calibrate", "bound": "bound",
-              "validate": "validate", "trees": "trees", "report": "report"}
+              "validate": "validate", "trees": "trees", "report": "report", "trace": "trace"}
     assert commands == set(to_api)
     assert all(callable(getattr(api, f)) for f in to_api.values())
     assert all(callable(getattr(api, f)) for f in ("testbed_up", "testbed_start", "testbed_status", "testbed_down",
@@ -135,6 +135,7 @@ def test_plan_custom_model_search_and_memory_from_the_cli():
 LAZY_TARGETS = {
     "collperf.fit": "scipy (least squares)",
     "collperf.diagnose": "scipy, through fit",
+    "collperf.trace.core": "scipy, through diagnose",
     "collperf.lab.testbed": "networkx (the routed testbed's plan)",
     "collperf.runtime.ops": "torch (the user collectives)",
 }

@@ -84,6 +84,12 @@ _NODE_NET = {
 }
 
 
+def node_network_coefficient(collective: str, nodes: int, gpus_per_node: int) -> float:
+    """Bytes per byte of size that each node must send over its NICs (0 on one node)."""
+    name = get_collective(collective).name
+    return _NODE_NET[name](int(nodes), int(gpus_per_node)) if nodes > 1 else 0.0
+
+
 def _intra_coefficient(name: str, g: int, in_switch_reduction: bool) -> float:
     """Bytes per size each GPU moves over its intra-node links in the intra phase (the flat bound
     over the g GPUs of a node); NVLS reduces in the switch, halving allreduce's (Patarasuk-Yuan: each
@@ -149,7 +155,7 @@ def two_level_bound(collective: str, size_bytes, nodes: int, gpus_per_node: int,
         raise UsageError(f"intra {intra_Bps!r} B/s and network {node_network_Bps!r} B/s must be > 0")
     n = np.atleast_1d(formula_bytes(name, size_bytes)).astype(float)
     N, g = int(nodes), int(gpus_per_node)
-    net = n * (_NODE_NET[name](N, g) if N > 1 else 0.0) / node_network_Bps
+    net = n * node_network_coefficient(name, N, g) / node_network_Bps
     intra = n * _intra_coefficient(name, g, in_switch_reduction and name == "allreduce") / intra_Bps
     bridge = np.zeros_like(n)
     if host_bridge_Bps:
