@@ -120,7 +120,6 @@ def refine(members, net: RoutedPairs, ranks: int, max_classes: int, max_rounds: 
             seg_tok = _row_ids(net.seg_res_ptr, res_class[net.seg_res], sort=True, lead=latency)
             route = _row_ids(net.seg_ptr, seg_tok, sort=False)
             type_of = _relabel(cls, rank_class[src], rank_class[dst], count, red, route[pair])
-            types = int(type_of.max(initial=-1)) + 1
             new_rank = _signature(np.concatenate([src, dst]),
                                   np.concatenate([2 * type_of, 2 * type_of + 1]), ranks, rank_class)
             positions = int(inc_pos.max(initial=0)) + 1
