@@ -130,7 +130,7 @@ def test_refused_before_it_starts_with_the_estimate():
     heard, phases = [], set()
     sim = api.simulate(spec, lambda phase, done, total: phases.add(phase), heard.append)[0]
     assert sim.result.engine == "grouped" and heard[-1].engine == "grouped" and heard[-1].memory_bytes < 256 << 20
-    assert phases == {"routing", "events"}
+    assert phases == {"routing", "grouping like transfers", "events"}
     with pytest.raises(UsageError, match="--memory-limit"):
         SimulateSpec("allreduce", "ring", "cluster:2x2", memory_limit="lots")
 

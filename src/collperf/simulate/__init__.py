@@ -102,6 +102,8 @@ def simulate(s, topo: Topology, size_bytes: float, mode: str = "rounds", reduce_
     time_s, start, end, load = _rounds(a, net, classes, chunk_bytes, gamma)
     used = "rounds"
     if mode == "events":
+        if progress is not None:       # the refinement reports no steps: the bar names it while it runs
+            progress("grouping like transfers", 0, 1)
         flows, estimate = _flows(a, net, classes, chunk_bytes, route_of, engine, estimate, memory_limit_bytes,
                                  on_estimate)
         used = estimate.engine
