@@ -8,7 +8,7 @@ from pathlib import Path
 
 from collperf import units
 from collperf.errors import UsageError
-from collperf.spec import HardwareSpec, LogSpec, NetworkSpec, SimulateSpec, output_path, sizes
+from collperf.spec import HardwareSpec, LogSpec, NetworkSpec, SimulateSpec, output_path, sizes, write_output
 from collperf.api._common import _topology
 from collperf.api.logs import read_logs
 from collperf.api.schedules import simulate, verified_schedule
@@ -40,7 +40,7 @@ def export_nccl_tuner(paths, output=None, nodes: int | None = None, ranks: int |
         curves = [nccl_tuner.curve(t) for t in tables]     # a fit, or a line through 1-2 sizes
         rules = nccl_tuner.build(nccl_tuner.choices(tables, curves), nodes, ranks, channels)
     if output is not None:
-        Path(output).write_text(rules.text())
+        write_output(output, rules.text(), "--output")
     return rules
 
 
@@ -149,7 +149,7 @@ def export_msccl(collective: str, algorithm: str, ranks=None, output=None, proto
         s, _ = verified_schedule(collective, algorithm, ranks, **options)
     text = msccl.write(s, proto, name)
     if output is not None:
-        Path(output).write_text(text)
+        write_output(output, text, "--output")
     return text
 
 

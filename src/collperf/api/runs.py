@@ -10,7 +10,7 @@ from pathlib import Path
 
 from collperf import units
 from collperf.errors import UsageError
-from collperf.spec import BenchSpec, NetworkSpec, sizes, testbed
+from collperf.spec import BenchSpec, NetworkSpec, testbed
 
 
 @contextlib.contextmanager
@@ -52,6 +52,7 @@ def bench(spec: BenchSpec, on_row=None, on_note=None, on_info=None):
     from collperf.lab.bench import BenchInterrupted, run
     from collperf.lab.results import ResultFiles
     files = ResultFiles(spec.json_file, spec.csv_file)
+    files.start()
     placement = None
     if spec.placed:    # -A blink / blink-hybrid / --pattern: schedules built on the topology, here, before any rank
         from collperf.blink.runs import bench_schedules
@@ -80,8 +81,7 @@ def bench(spec: BenchSpec, on_row=None, on_note=None, on_info=None):
             results = run(spec.sweep, ranks, spec.timeout_s, net, testbed=bed, on_row=row_done,
                           on_note=on_note, force=spec.force, schedules=schedules)
         except BenchInterrupted as e:
-            if e.results.rows:
-                files.update(e.results)
+            files.update(e.results)    # the rows so far, or none: never "complete"
             raise
     if results is not None:
         if placement is not None:
@@ -137,37 +137,50 @@ class Validation:
     summary: list[dict] = field(default_factory=list)     # median / worst error per algorithm and regime
 
 
-def validate(beds=(), ranks: int | None = None, profile=None, size="64K,1M,4M", iters: int = 5,
-             timeout_s: float = 600.0) -> Validation:
+def validate(beds=(), ranks: int | None = None, profile=None, sizes=None, iters: int = 5, timeout_s: float = 600.0,
+             *, min_bytes="64K", max_bytes="4M", factor: int = 4, on_step=None) -> Validation:
     """`collperf validate`: on each testbed (or on `ranks` local processes), calibrate (unless a profile
-    is given), predict a grid of collectives from the profile alone, measure them, and report errors."""
+    is given), predict a grid of collectives from the profile alone, measure them, and report errors.
+    The sizes are `sizes` (a list, e.g. "64K,1M,4M": exactly those) or else min_bytes to max_bytes by
+    `factor` (-b/-e/-f). on_step(text) hears of each phase (calibrating, each collective) as it starts.
+    Everything is checked before any testbed comes up or any calibration runs."""
     from collperf.lab.calibrate import calibrate as measure
-    from collperf.lab.calibrate import load_cluster, save
+    from collperf.lab.calibrate import check_ranks, load_cluster, save
     from collperf.model.network import Network
     from collperf.lab.validate import summary
     from collperf.lab.validate import validate as run
-    size_list = [units.format_size(s).replace(" ", "") for s in sizes(size)]
+    from collperf.lab.testbed import routed_runs as hetero_runs
+    from collperf.spec import SweepSpec
+    size_list = SweepSpec(min_bytes=min_bytes, max_bytes=max_bytes, factor=factor, size_list=sizes).sizes()
     beds = [testbed(b) for b in beds] or [None]
     if beds == [None] and not ranks:
         raise UsageError("give --ranks P or one or more --testbed hosts=N,rate=R")
+    if profile is None:
+        for bed in beds:
+            if not hetero_runs.is_topology_bed(bed):
+                check_ranks(ranks, bed)
+    step = on_step or (lambda text: None)
     out = Validation()
     with tempfile.TemporaryDirectory(prefix="collperf-validate-") as tmp:
         for i, bed in enumerate(beds):
-            from collperf.lab.testbed import routed_runs as hetero_runs
+            if bed is not None:
+                step(f"bringing up {bed.describe()}")
             if hetero_runs.is_topology_bed(bed):   # the simulator on the testbed's own topology, no profile
                 with testbed_up(bed) as up:
                     out.networks.append(f"{up.describe()} (simulated on its topology, events and rounds modes)")
-                    out.rows += hetero_runs.validate(up, size_list, iters=iters, timeout_s=timeout_s)
+                    out.rows += hetero_runs.validate(up, size_list, iters=iters, timeout_s=timeout_s, on_step=step)
                 continue
             with testbed_up(bed) as up:
                 used = profile
                 if used is None:   # calibrate first, on the same ranks; the profile is kept only for this run
                     used = str(Path(tmp) / f"profile-{i}.json")
+                    step("calibrating")
                     save(measure(ranks, up, timeout_s), used)
                 cluster = load_cluster(used, up.hosts if up else None, up.ranks_per_host if up else ranks)
                 net = Network.of(cluster)
                 out.networks.append(net.describe() + (f" (profile {profile})" if profile else " (calibrated)"))
-                out.rows += run(net, up, None if up else ranks, size_list, iters=iters, timeout_s=timeout_s)
+                out.rows += run(net, up, None if up else ranks, size_list, iters=iters, timeout_s=timeout_s,
+                                on_step=step)
     from collperf.lab.testbed.routed_runs import TopologyValidationRow
     from collperf.lab.testbed.routed_runs import summary as topology_summary
     out.summary = summary([r for r in out.rows if not isinstance(r, TopologyValidationRow)]) + \

@@ -216,12 +216,11 @@ def bench_schedules(spec) -> BenchPlacement:
     """The schedules `collperf bench` runs for a spec.BenchSpec with -A blink / blink-hybrid or --pattern:
     the same builders as `collperf simulate` (blink_schedule, pattern_schedule). Checked here, before any
     process starts: GPUs in the topology, one GPU per rank, enough ranks for the pattern."""
-    import os
     from collperf import topology as topologies
-    from collperf.runtime.launch import in_torchrun     # no torch imported by it
+    from collperf.runtime.launch import in_torchrun, torchrun_int     # no torch imported by it
     topo = topologies.parse(spec.topology)
     sweep = spec.sweep
-    ranks = spec.ranks if spec.ranks is not None else int(os.environ["WORLD_SIZE"]) if in_torchrun() else None
+    ranks = spec.ranks if spec.ranks is not None else torchrun_int("WORLD_SIZE", low=1) if in_torchrun() else None
     fixed = sweep.segments     # --segments N; None: the simulator's choice per size
     if spec.pattern is not None:
         where_gpus = _pattern_gpus(topo, spec, ranks)

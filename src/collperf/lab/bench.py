@@ -52,7 +52,8 @@ def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
     if testbed is not None:
         world, backend, where = testbed.ranks, f"gloo on {testbed.describe()}", "testbed"
     elif launch.in_torchrun():
-        world, where = int(os.environ["WORLD_SIZE"]), "torchrun"
+        world, where = launch.torchrun_int("WORLD_SIZE", low=1), "torchrun"
+        launch.torchrun_int("RANK")
         backend = "nccl" if _cuda() else "gloo"
     else:
         if ranks is None:
@@ -63,7 +64,7 @@ def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
     job_config["two_level"] = two_level_shape(world, where, testbed, network)
     _check_ranks(config, world, {a for a, _ in schedules or ()}, job_config["two_level"])
     local = {"local": world, "testbed": world,
-             "torchrun": int(os.environ.get("LOCAL_WORLD_SIZE", "1"))}[where]
+             "torchrun": launch.torchrun_int("LOCAL_WORLD_SIZE", 1, low=1) if where == "torchrun" else 1}[where]
     for note in check_capacity(config, local, force, gpu=(backend == "nccl"), spawned=(where != "torchrun")):
         if on_note is not None:
             on_note(note)
@@ -91,7 +92,7 @@ def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
             out = launch.run_testbed(job, testbed, timeout_s, on_message=on_message)
         elif where == "torchrun":
             out = launch.run_torchrun(job, timeout_s, on_message=on_message)
-            if int(os.environ["RANK"]) != 0:
+            if launch.torchrun_int("RANK") != 0:
                 return None
         else:
             out = launch.run_local(job, ranks, timeout_s, on_message=on_message)
@@ -133,7 +134,8 @@ def two_level_shape(world: int, where: str, testbed=None, network: Network | Non
     if testbed is not None:
         return [testbed.ranks // testbed.ranks_per_host, testbed.ranks_per_host]
     if where == "torchrun":
-        g = int(os.environ.get("LOCAL_WORLD_SIZE", world))
+        from collperf.runtime.launch import torchrun_int
+        g = torchrun_int("LOCAL_WORLD_SIZE", world, low=1)
         return [world // g, g] if g and world % g == 0 else None
     if network is not None and network.cluster is not None:
         return [network.cluster.nodes, network.cluster.ranks_per_node]

@@ -65,12 +65,16 @@ class ValidationRow:
         return (self.predicted_s - self.measured_s) / self.measured_s
 
 
-def validate(network: Network, testbed=None, ranks: int | None = None, sizes=("64K", "1M", "4M"), grid=None,
-             iters: int = 5, timeout_s: float = 600.0) -> list[ValidationRow]:
+def validate(network: Network, testbed=None, ranks: int | None = None, sizes=("64K", "256K", "1M", "4M"), grid=None,
+             iters: int = 5, timeout_s: float = 600.0, on_step=None) -> list[ValidationRow]:
+    """Measure each of `sizes` (exactly those) for the grid; on_step(text) hears of each collective as it starts."""
     rows = []
     for collective, algorithms in (grid or GRID).items():
         usable = [a for a in algorithms if a == "builtin" or not get_algorithm(collective, a).unavailable(network.ranks)]
-        config = SweepSpec(collective, usable, sizes[0], sizes[-1], 4, iters=iters, warmup=1, in_place=False)
+        if on_step is not None:
+            on_step(f"measuring {collective}")
+        config = SweepSpec(collective, usable, iters=iters, warmup=1, in_place=False, progress=False,
+                           size_list=list(sizes))
         config_sizes = sorted({s for s in config.sizes()})
         res = run(config, ranks, timeout_s, network, testbed=testbed)
         costs, _ = candidates(collective, network, config_sizes)

@@ -10,7 +10,7 @@ DiagnoseSpec, MeasurementSpec), plan (PlanSpec), _checks (the validators they sh
 re-exported here: `from collperf.spec import X` is the way in.
 """
 
-from collperf.spec._checks import _whole, check_mode, output_path, rank_list, sizes
+from collperf.spec._checks import _whole, check_mode, output_path, rank_list, sizes, write_output
 from collperf.spec.logs import DiagnoseSpec, LogSpec, MeasurementSpec
 from collperf.spec.network import _LEVELS, HardwareSpec, NetworkSpec, network
 from collperf.spec.patterns import PATTERN_COLLECTIVES, PATTERNS, PatternSpec, _refuse_unused_pattern_options
@@ -23,4 +23,4 @@ __all__ = ["BenchSpec", "DiagnoseSpec", "DTYPE_BYTES", "HardwareSpec", "LogSpec"
            "OPS", "PATTERN_COLLECTIVES", "PATTERNS", "PatternSpec", "PlanSpec", "SimulateSpec", "SweepSpec",
            "TOPOLOGY_ALGORITHMS", "TREE_COLLECTIVES", "TopologyPredictSpec", "TreesSpec", "_LEVELS",
            "_LINKED_TOPOLOGY", "_refuse_unused_pattern_options", "_whole", "check_mode", "check_transit", "flops",
-           "network", "output_path", "predict_network", "rank_list", "sizes", "testbed", "topology_link"]
+           "network", "output_path", "predict_network", "rank_list", "sizes", "testbed", "topology_link", "write_output"]

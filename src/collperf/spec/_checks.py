@@ -31,6 +31,16 @@ def output_path(path, flag: str):
     return path
 
 
+def write_output(path, text: str, flag: str) -> None:
+    """Write a file the user named: a place output_path cannot foresee refusing it (a read-only or
+    virtual file system such as /proc, a full disk) is a usage error naming the flag, not a traceback."""
+    from pathlib import Path
+    try:
+        Path(path).write_text(text)
+    except OSError as e:
+        raise UsageError(f"{flag} {path}: cannot be written ({e.strerror or e}); choose another place") from None
+
+
 def sizes(value) -> list[int]:
     """'1M,64M', one size, or a list of sizes -> bytes."""
     if isinstance(value, str):
