@@ -100,8 +100,11 @@ def calibrate(ranks: int | None = None, bed=None, timeout_s: float = 300.0, outp
     document; written to `output` when given. On a topology testbed every link is measured, and
     on_link(done, total, measure) hears of each as it is done."""
     from collperf.lab.calibrate import calibrate as measure
-    from collperf.lab.calibrate import save
+    from collperf.lab.calibrate import check_ranks, save
     from collperf.lab.testbed.routed_runs import calibrate_links, is_topology_bed
+    bed = testbed(bed)
+    if not is_topology_bed(bed):   # before any testbed comes up
+        check_ranks(ranks, bed)
     with testbed_up(bed) as up:
         if is_topology_bed(up):      # a topology testbed: each link measured end to end
             links = calibrate_links(up, timeout_s=timeout_s, on_link=on_link)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from collperf.errors import UsageError
-from collperf.model.systems import System, get_system, hints_from_header, system_for_gpu
+from collperf.model.systems import CATALOGUE, System, get_system, hints_from_header, system_for_gpu
 
 # the values the output lists, in order, with how each is shown
 _SHOWN = (
@@ -183,6 +183,10 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
         why = ("the log names no GPU (no device lines)" if table is not None else "no system given") + \
               ": pass --cluster SYSTEM (or --gpu MODEL) to get NCCL's expected time and the hardware bound"
         return Assumed(None, [], notes, why)
+    if base is None and gpu_text is not None and hw.profile is None and hw.gpu is None and _cpu(gpu_text):
+        return Assumed(None, [], notes, "a CPU run (the log's devices are 'cpu'): NCCL's model and the GPU "
+                                        "catalogue do not apply; give --peak BUSBW (e.g. the link's rate) for a "
+                                        "bound, or --profile FILE (collperf calibrate -o FILE) for the expected time")
     if base is None and gpu_text is not None:
         try:
             base = system_for_gpu(gpu_text, nodes=1)
@@ -195,7 +199,9 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
                 except UsageError:
                     raise UsageError(f"--gpu {hw.gpu}: {e}") from None
             elif hw.profile is None:
-                return Assumed(None, [], notes, f"{e}; pass --cluster SYSTEM")
+                return Assumed(None, [], notes, f"GPU model {gpu_text!r} is not in the catalogue: pass --cluster "
+                                                f"SYSTEM ({', '.join(CATALOGUE)}) or --gpu MODEL for NCCL's "
+                                                "expected time, or --peak BUSBW / --profile FILE for a bound")
     per_node_default = base.gpus_per_node if base is not None else (ranks or 1)
     if nodes is None and ranks:
         if ranks > per_node_default and ranks % per_node_default == 0:
@@ -236,3 +242,8 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
         system = _from_profile(system, hw.profile)
     system = _overrides(system, hw)
     return Assumed(system, _values(system), notes)
+
+
+def _cpu(device: str) -> bool:
+    """A device line of a CPU run (collperf bench on gloo prints 'cpu')."""
+    return device.strip().lower() in ("cpu", "cpu (gloo)")

@@ -61,6 +61,7 @@ def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
         world, backend, where = ranks, "gloo", "local"
     if network is not None and network.ranks != world:
         raise UsageError(f"the network has {network.ranks} ranks but the run has {world}")
+    job_config["sizes"] = distinct_sizes(config, world)
     job_config["two_level"] = two_level_shape(world, where, testbed, network)
     _check_ranks(config, world, {a for a, _ in schedules or ()}, job_config["two_level"])
     local = {"local": world, "testbed": world,
@@ -125,6 +126,19 @@ def _interrupted(results: Results, network, e: BaseException) -> BenchInterrupte
 def _cuda() -> bool:
     import torch
     return torch.cuda.is_available()
+
+
+def distinct_sizes(config: SweepSpec, world: int) -> list[int]:
+    """The sweep's sizes less those that measure a buffer measured already: nccl-tests rounds a size down
+    to whole blocks of elements (Collective.counts), so -b 0 by a factor of 2 asks for 0, 1 and 2 bytes,
+    which are all 0 bytes of float32; each buffer is measured once, under the first size asking for it."""
+    coll, seen, out = get_collective(config.collective), set(), []
+    for size in config.sizes():
+        measured = coll.counts(size, world, DTYPE_BYTES[config.dtype])[1]
+        if measured not in seen:
+            seen.add(measured)
+            out.append(size)
+    return out
 
 
 def two_level_shape(world: int, where: str, testbed=None, network: Network | None = None) -> list[int] | None:
