@@ -23,22 +23,6 @@ def _counted(steps, verb: str):
     return on_item
 
 
-def _refuse_log_with_measurement(logs: list[str]) -> None:
-    """--size/--time judge one number; a log named with them is a mix-up, said as such (not as an
-    unknown collective)."""
-    from pathlib import Path
-    from collperf.collectives import get_collective
-    for name in logs:
-        try:
-            get_collective(name)
-        except UsageError:
-            if Path(name).exists():
-                raise UsageError(f"--size and --time judge one measurement and take no log ({name} is a file): "
-                                 "drop --size/--time to diagnose the log, or give a collective instead, e.g. "
-                                 "collperf diagnose allreduce --size 1GB --time 500ms --cluster dgx-h100 "
-                                 "--ranks 16 --nodes 2") from None
-
-
 LogCollective = typer.Option(None, "--collective", help="Override the collective the log is taken to be.")
 LogRanks = typer.Option(None, "--ranks", "-p", help="Rank count, where the log does not say.")
 
@@ -78,7 +62,6 @@ def diagnose(logs: list[str] = typer.Argument(..., help="One log, or several to 
     """Is it good or bad, and why: each size against NCCL's expected time and the hardware's bound, on the
     system assumed from the log (the hardware options override it), and the anomalies."""
     if time is not None or size is not None:
-        _refuse_log_with_measurement(logs)
         if time is None or size is None or len(logs) != 1 or model_from or plot or html:
             raise UsageError("one measurement takes a collective, --size and --time (and --ranks with --cluster "
                              "or --gpu), e.g. collperf diagnose allreduce --size 1GB --time 500ms --ranks 16 "

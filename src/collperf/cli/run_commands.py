@@ -12,8 +12,8 @@ from collperf.cli.options import (Command, command, sub_app, flag, Json, Testbed
 from collperf.cli.render import err, out, print_json
 from collperf.cli.report_command import Html, command_line
 from collperf.cli.progress import progress
-from collperf.errors import RunError, UsageError
-from collperf.spec import output_path, BenchSpec, NetworkSpec, SweepSpec
+from collperf.errors import RunError
+from collperf.spec import output_path, sweep_collective, BenchSpec, NetworkSpec, SweepSpec
 
 
 @command()
@@ -65,7 +65,7 @@ def bench(collective_arg: Optional[str] = typer.Argument(None, metavar="[COLLECT
           testbed: Optional[str] = TestbedOpt, html: Optional[str] = Html, network: NetworkSpec = None):
     """Measure collectives on real processes (gloo locally, NCCL under torchrun with GPUs), nccl-tests style,
     each row beside the model's prediction. Rows print as they complete; a timeout or Ctrl-C keeps them."""
-    sweep = SweepSpec(_one_collective(collective_arg, collective), algorithm, min_bytes, max_bytes, factor, step_bytes, iters, warmup, dtype, op,
+    sweep = SweepSpec(sweep_collective(collective_arg, collective), algorithm, min_bytes, max_bytes, factor, step_bytes, iters, warmup, dtype, op,
                       root, check, average, segments, slice_bytes, in_place)
     spec = BenchSpec(sweep, ranks, timeout, network, testbed, json_file=json_file, csv_file=csv_file, force=force,
                      topology=topology, gpus=gpus, t_dpa=t_dpa, pattern=pattern, center=center, successor=successor,
@@ -87,15 +87,6 @@ def bench(collective_arg: Optional[str] = typer.Argument(None, metavar="[COLLECT
     if results.wrong_rows():
         err.print(f"[red]{results.wrong_rows()} test(s) had wrong results: their times are not to be trusted[/red]")
         raise typer.Exit(1)
-
-
-def _one_collective(argument: str | None, option: str | None) -> str:
-    """bench takes the collective as an argument, as the other commands do, or as --collective (nccl-tests'
-    habit); both given must agree."""
-    from collperf.collectives import get_collective
-    if argument is not None and option is not None and get_collective(argument) != get_collective(option):
-        raise UsageError(f"the collective is given twice, as {argument} and as --collective {option}: give one")
-    return argument or option or "allreduce"
 
 
 testbed_app = sub_app(help="An emulated cluster on this machine: network namespaces with shaped links.")

@@ -15,7 +15,7 @@ from collperf.spec.logs import DiagnoseSpec, LogSpec, MeasurementSpec
 from collperf.spec.network import _LEVELS, HardwareSpec, NetworkSpec, network
 from collperf.spec.patterns import PATTERN_COLLECTIVES, PATTERNS, PatternSpec, _refuse_unused_pattern_options
 from collperf.spec.plan import PlanSpec, flops
-from collperf.spec.runs import DTYPE_BYTES, OPS, TOPOLOGY_ALGORITHMS, BenchSpec, SweepSpec, testbed
+from collperf.spec.runs import DTYPE_BYTES, OPS, TOPOLOGY_ALGORITHMS, BenchSpec, SweepSpec, sweep_collective, testbed
 from collperf.spec.topology import (_LINKED_TOPOLOGY, TREE_COLLECTIVES, SimulateSpec, TopologyPredictSpec,
                                     TreesSpec, check_transit, predict_network, topology_link)
 
@@ -23,4 +23,5 @@ __all__ = ["BenchSpec", "DiagnoseSpec", "DTYPE_BYTES", "HardwareSpec", "LogSpec"
            "OPS", "PATTERN_COLLECTIVES", "PATTERNS", "PatternSpec", "PlanSpec", "SimulateSpec", "SweepSpec",
            "TOPOLOGY_ALGORITHMS", "TREE_COLLECTIVES", "TopologyPredictSpec", "TreesSpec", "_LEVELS",
            "_LINKED_TOPOLOGY", "_refuse_unused_pattern_options", "_whole", "check_mode", "check_transit", "flops",
-           "network", "output_path", "predict_network", "rank_list", "sizes", "testbed", "topology_link", "write_output"]
+           "network", "output_path", "predict_network", "rank_list", "sizes", "sweep_collective", "testbed", "topology_link",
+           "write_output"]

@@ -105,6 +105,14 @@ class SweepSpec:
         return doc
 
 
+def sweep_collective(argument: str | None, option: str | None) -> str:
+    """bench takes the collective as an argument, as the other commands do, or as --collective (nccl-tests'
+    habit); both given must agree. Default allreduce."""
+    if argument is not None and option is not None and get_collective(argument) != get_collective(option):
+        raise UsageError(f"the collective is given twice, as {argument} and as --collective {option}: give one")
+    return argument or option or "allreduce"
+
+
 def testbed(text):
     """A testbed description ('hosts=4,rate=200mbit[,ranks-per-host=2]') or None."""
     if text is None or not isinstance(text, str):
