@@ -11,7 +11,7 @@ from collperf.cli import render
 from collperf.cli.options import (Command, command, sub_app, flag, Json, TestbedOpt, Timeout, app, network_options)
 from collperf.cli.render import err, out, print_json
 from collperf.cli.report_command import Html, command_line
-from collperf.cli.progress import progress
+from collperf.cli.progress import progress, shown
 from collperf.errors import RunError
 from collperf.spec import output_path, sweep_collective, BenchSpec, NetworkSpec, SweepSpec
 
@@ -129,8 +129,9 @@ def calibrate_command(ranks: Optional[int] = typer.Option(None, "--ranks", "-p")
     """Measure alpha, bandwidth (intra- and inter-host) and gamma; write a profile."""
     output_path(output, "--output")
     with progress("calibrating: ping-pong of 8 B and 16 MiB, the reduction rate") as steps:
-        def on_link(done, total, measured):
-            render.link_progress(done, total, measured)
+        def on_link(done, total, measured):   # each link as it is measured, where a person watches
+            if shown():
+                render.link_progress(done, total, measured)
             steps.done(done, total, f"calibrating link {done}/{total}")
         profile = api.calibrate(ranks, testbed, timeout, output, on_link=on_link)
     render.print_profile(profile, output)
