@@ -59,7 +59,7 @@ def test_overlap_exercise():
     p = plan(CHAPTER_70B, Layout(8, 8, 8, micro_batches=8), get_preset("chapter", 64), compute_s=2.0,
              overlap={"TP": 0.5, "PP": 0.0, "DP": 1.0})
     by = p.by_kind()
-    # 8 stages, 8 micro-batches: the 1F1B bubble is (8 - 1) / 8 of the 2 s of compute = 1.75 s (issue 15)
+    # 8 stages, 8 micro-batches: the 1F1B bubble is (8 - 1) / 8 of the 2 s of compute = 1.75 s
     assert p.bubble_s == pytest.approx(1.75)
     assert p.step_s == pytest.approx(2.0 + 1.75 + 0.5 * by["TP"] + by["PP"])
     assert p.speedup == pytest.approx((2.0 + 1.75 + p.comm_s) / p.step_s)
@@ -111,8 +111,11 @@ def test_placement_decides_intra_or_inter():
 def test_layouts_that_do_not_fit_are_rejected():
     with pytest.raises(UsageError, match=r"tp\(8\) x pp\(8\) x dp\(4\) = 256 != ranks\(512\)"):
         plan(CHAPTER_70B, Layout(8, 8, 4), get_preset("chapter", 64))
-    with pytest.raises(UsageError, match="layers"):
-        plan(CHAPTER_70B, Layout(8, 3, 8), get_preset("chapter", 24))
+    # 80 layers on 3 stages is uneven (27, 27, 26: the last stage also holds the head), not refused;
+    # more stages than layers is
+    assert plan(CHAPTER_70B, Layout(8, 3, 8), get_preset("chapter", 24)).items
+    with pytest.raises(UsageError, match=r"layers\(80\) < pp\(96\)"):
+        plan(CHAPTER_70B, Layout(1, 96, 1), get_preset("chapter", 12))
     with pytest.raises(UsageError, match="expected TPxPPxDP"):
         parse_layout("8by8")
     assert parse_layout("tp=4,pp=2,dp=8,zero=3,sp=1").zero == 3

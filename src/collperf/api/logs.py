@@ -7,16 +7,16 @@ from __future__ import annotations
 from dataclasses import fields, replace
 from pathlib import Path
 
-from collperf import units
-from collperf.errors import UsageError
-from collperf.spec import DiagnoseSpec, HardwareSpec, LogSpec, MeasurementSpec, NetworkSpec, output_path
+from collperf import ingest, report as pages, units
 from collperf.api.runs import Validation
+from collperf.errors import UsageError
+from collperf.model.nccl import expect
+from collperf.spec import DiagnoseSpec, HardwareSpec, LogSpec, MeasurementSpec, NetworkSpec, output_path
 
 
 def read_logs(paths, collective: str | None = None, ranks: int | None = None, on_log=None) -> list:
     """Every table of every log (nccl-tests text or JSON, collperf JSON/CSV, OSU, IMB); on_log(done, total,
     path) hears of each log as it is read."""
-    from collperf import ingest
     spec = paths if isinstance(paths, LogSpec) else LogSpec(paths, collective, ranks)
     tables = []
     for i, p in enumerate(spec.paths):
@@ -53,11 +53,23 @@ def diagnose_logs(spec: DiagnoseSpec | list | str, on_log=None, on_table=None, *
         spec = DiagnoseSpec(logs, **options)
     model = read_logs(spec.model_from)[0] if spec.model_from is not None else None
     tables, out = read_logs(spec.logs, on_log=on_log), []
+    _number_runs(tables)
     for t in tables:   # on_log / on_table: (done, total[, path]) as each log is read and each table judged
         out.append(diagnose(t, spec.peak_Bps, spec.hardware, model))
         if on_table is not None:
             on_table(len(out), len(tables))
     return out
+
+
+def _number_runs(tables) -> None:
+    """Several runs read from one file (a multi-run log): each table knows it is run k of n."""
+    by_source: dict[str, list] = {}
+    for t in tables:
+        by_source.setdefault(t.source, []).append(t)
+    for same in by_source.values():
+        if len(same) > 1:
+            for k, t in enumerate(same, 1):
+                t.header["run"] = (k, len(same))
 
 
 def diagnose_measurement(spec: MeasurementSpec | None = None, **options):
@@ -76,7 +88,6 @@ def predict_nccl(collective: str, sizes, hardware: HardwareSpec | None = None, r
     size on a catalogue system (hardware.cluster, or hardware.gpu) sized to `ranks`/`hardware.nodes`.
     Returns (Assumed, NcclPrediction)."""
     from collperf.diagnose.hardware import assume
-    from collperf.model.nccl import expect
     hardware = hardware or HardwareSpec(cluster="dgx-h100")
     assumed = assume(None, hardware, ranks)
     if assumed.system is None:
@@ -109,7 +120,6 @@ def report(inputs, output, command: str | None = None, peak=None, network: Netwo
     Results or a Validation; several logs of one collective are compared side by side. `peak`, `network`,
     `collective` and `ranks` are diagnose's options for the logs. `command` is shown on the page as what
     made it (default: this call)."""
-    from collperf import report as pages
     from collperf.diagnose import Diagnosis, diagnose
     output_path(output, "--output")
     items = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]

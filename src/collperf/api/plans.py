@@ -5,19 +5,23 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from collperf import units
+from collperf import plan as plans, units
 from collperf.errors import UsageError
 from collperf.spec import NetworkSpec, PlanSpec
 
 
+DEFAULT_BATCH_TOKENS = 2 ** 22     # 4M tokens per step: GPT-3's 3.2M and Llama 3's 4M-16M pre-training batches
+
+
 def plan_spec(model: str | None = None, dimensions: dict | None = None, layout: dict | None = None,
-              network: NetworkSpec | None = None, cluster: str | None = "dgx-h100", **options) -> PlanSpec:
+              network: NetworkSpec | None = None, cluster: str | None = "dgx-h100", fill_dp: bool = False,
+              **options) -> PlanSpec:
     """A PlanSpec from CLI-style values: a model preset (default 70b) with optional dimension overrides
-    (params, layers, hidden, seq_len, heads, micro_batch, dtype_bytes, experts, top_k; `params` without a
+    (params, layers, hidden, seq_len, heads, micro_batch, dtype_bytes, experts, top_k, kv_heads, ffn_hidden,
+    vocab, grad_bytes, optimizer_bytes; `params` without a
     preset describes a custom model whose other dimensions follow plan.custom_model's rule), layout fields
     (plan.Layout's, with bucket and gpu_memory as size strings), a network (its cluster preset given apart)
-    and PlanSpec's options."""
-    from collperf import plan as plans
+    and PlanSpec's options. With `fill_dp`, dp is what fills the network's GPUs (nodes x GPUs per node)."""
     dims = {k: v for k, v in (dimensions or {}).items() if v is not None}
     dtype_bytes = dims.pop("dtype_bytes", None)
     if dtype_bytes:
@@ -38,25 +42,42 @@ def plan_spec(model: str | None = None, dimensions: dict | None = None, layout: 
         lay["placement"] = tuple(lay["placement"].split("-"))
     net = network or NetworkSpec()
     net = NetworkSpec(**{**vars(net), "cluster": None if net.profile is not None else cluster})
-    return PlanSpec(spec, plans.Layout(**lay), net, **options)
+    if fill_dp and "dp" not in lay and net.nodes is not None:
+        lay["dp"] = _fill_dp(net, lay)
+    return PlanSpec(model=spec, layout=plans.Layout(**lay), network=net, **options)
 
 
-def plan_search(spec: PlanSpec, gpus: int | None, global_batch: int | None, **options):
+def _fill_dp(net: NetworkSpec, lay: dict) -> int:
+    gpus = net.nodes * (net.ranks_per_node or replace(net, nodes=1).resolve_cluster().ranks_per_node)
+    model_parallel = lay.get("tp", 1) * lay.get("pp", 1) * lay.get("cp", 1)
+    if gpus % model_parallel:
+        raise UsageError(f"tp({lay.get('tp', 1)}) x pp({lay.get('pp', 1)}) x cp({lay.get('cp', 1)}) = {model_parallel} "
+                         f"does not divide the {gpus} GPUs of --nodes {net.nodes}: give --dp, or degrees that divide it")
+    return gpus // model_parallel
+
+
+def plan_search(spec: PlanSpec, gpus: int | None, global_batch: int | None, defaults: bool = False, **options):
     """`collperf plan --search`: every valid layout of `gpus` GPUs that fits memory, fastest first, for
-    `global_batch` sequences per step; the spec gives the model, cluster preset and achieved FLOP/s."""
-    from collperf import plan as plans
+    `global_batch` sequences per step; the spec gives the model, cluster preset and achieved FLOP/s (or
+    the GPU's compute model). With `defaults` (plan without a layout): gpus = --nodes (default 1) x GPUs
+    per node and a global batch of 4M tokens."""
+    if defaults:
+        net = spec.network
+        per_node = net.ranks_per_node or replace(net, ranks=None, nodes=1).resolve_cluster().ranks_per_node
+        gpus = gpus or (net.nodes or 1) * per_node
+        global_batch = global_batch or max(1, DEFAULT_BATCH_TOKENS // spec.model.seq_len)
     if not gpus or not global_batch:
         raise UsageError(f"--search needs --gpus N and --global-batch B (got gpus={gpus}, global batch={global_batch})")
-    if spec.flops_per_rank is None:
-        raise UsageError("--search ranks layouts by step time: give the achieved rate per GPU, e.g. --flops 400TFLOPS")
     cluster = replace(spec.network, ranks=None, nodes=1).resolve_cluster()
+    if spec.flops_per_rank is None and plans.gpu_of(cluster) is None:
+        raise UsageError(f"--search ranks layouts by step time and no GPU compute rates are known for "
+                         f"{cluster.name or 'this network'}: give the achieved rate per GPU, e.g. --flops 400TFLOPS")
     return plans.search(spec.model, gpus, cluster, global_batch, spec.flops_per_rank, base=spec.layout,
                         gpu_memory_bytes=spec.layout.gpu_memory_bytes, algorithm=spec.algorithm, **options)
 
 
 def plan(spec: PlanSpec):
     """`collperf plan`: one training step's communication on a cluster."""
-    from collperf import plan as plans
     net = spec.cluster_network().resolve()   # the layout is checked against it by plans.plan
     if net.cluster is None:
         raise UsageError("a plan needs a two-level cluster: give --cluster PRESET or --nodes/--ranks-per-node "
@@ -64,6 +85,11 @@ def plan(spec: PlanSpec):
     compute_s = spec.compute_s
     if compute_s is None and spec.flops_per_rank is not None:
         compute_s = plans.compute_time(spec.model, spec.layout, spec.flops_per_rank)
+    elif compute_s is None and plans.gpu_of(net.cluster) is not None:
+        # no time or rate given: the shape-dependent compute model of the cluster's GPU
+        spec.layout.check(net.cluster.ranks, spec.model.layers)
+        spec.layout.check_model(spec.model)
+        compute_s = plans.modelled_compute(spec.model, spec.layout, plans.gpu_of(net.cluster))
     return plans.plan(spec.model, spec.layout, net.cluster, compute_s, spec.overlap_fractions, spec.algorithm,
                       spec.intra_algorithm, spec.inter_algorithm)
 
@@ -81,10 +107,11 @@ def plan_step(model="70b", tp: int = 1, pp: int = 1, dp: int = 1, zero: int = 0,
               compute=None, flops=None, overlap: str | None = None, algorithm: str = "best",
               intra_algorithm: str = "best", inter_algorithm: str = "best", **network_options):
     """`plan` with the layout and network as keywords (a convenience over PlanSpec)."""
-    from collperf import plan as plans
-    layout = plans.Layout(tp, pp, dp, zero, sequence_parallel, micro_batches, units.parse_size(bucket),
-                          tuple(placement.split("-")))
+    layout = plans.Layout(tp=tp, pp=pp, dp=dp, zero=zero, sequence_parallel=sequence_parallel,
+                          micro_batches=micro_batches, bucket_bytes=units.parse_size(bucket),
+                          placement=tuple(placement.split("-")))
     if network_options.get("profile") is not None:
         cluster = None
-    return plan(PlanSpec(model, layout, NetworkSpec(cluster=cluster, **network_options), compute, flops, overlap,
-                         algorithm, intra_algorithm, inter_algorithm))
+    return plan(PlanSpec(model=model, layout=layout, network=NetworkSpec(cluster=cluster, **network_options),
+                         compute=compute, flops=flops, overlap=overlap, algorithm=algorithm,
+                         intra_algorithm=intra_algorithm, inter_algorithm=inter_algorithm))

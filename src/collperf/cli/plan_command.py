@@ -34,10 +34,31 @@ def plan_command(
     dtype_bytes: Optional[int] = _o(None, "--bytes", panel=_MODEL, help="Bytes per parameter, gradient, activation."),
     experts: Optional[int] = _o(None, "--experts", panel=_MODEL, help="MoE experts per MoE layer."),
     top_k: Optional[int] = _o(None, "--top-k", panel=_MODEL, help="MoE experts each token is routed to."),
-    tp: int = _o(1, "--tp"), pp: int = _o(1, "--pp"), dp: int = _o(1, "--dp"),
+    kv_heads: Optional[int] = _o(None, "--kv-heads", panel=_MODEL, help="Grouped-query attention: K/V heads."),
+    ffn_hidden: Optional[int] = _o(None, "--ffn-hidden", panel=_MODEL, help="The MLP's inner size (default 4 x hidden)."),
+    vocab: Optional[int] = _o(None, "--vocab", panel=_MODEL, help="Vocabulary size (embedding and LM head)."),
+    grad_bytes: Optional[int] = _o(None, "--grad-bytes", panel=_MODEL, help="Bytes per gradient (4: fp32 "
+                                   "gradients beside bf16 parameters)."),
+    optimizer_bytes: Optional[int] = _o(None, "--optimizer-bytes", panel=_MODEL, help="Optimizer state bytes per "
+                                        "parameter (default 12: Adam's fp32 master, momentum, variance)."),
+    tp: Optional[int] = _o(None, "--tp", help="Tensor parallel (leave tp, pp, dp out to search the layouts)."),
+    pp: Optional[int] = _o(None, "--pp"),
+    dp: Optional[int] = _o(None, "--dp", help="Data parallel (default: what fills the nodes)."),
     cp: int = _o(1, "--cp", help="Context parallel: the sequence split over this many ranks."),
     expert_parallel: int = _o(1, "--expert-parallel", help="MoE: experts spread over this many DP ranks."),
     zero: int = _o(0, "--zero", help="ZeRO stage 0-3."),
+    zero3_impl: str = _o("fsdp", "--zero3-impl", help="ZeRO-3 as fsdp (a collective per layer, next layer "
+                         "prefetched) or deepspeed (per tensor, 5e7-element prefetch)."),
+    hsdp: Optional[int] = _o(None, "--hsdp", help="ZeRO-3 sharded over groups of this many DP ranks (FSDP "
+                             "HYBRID_SHARD), replicas allreduce their gradient shards."),
+    hpz: Optional[int] = _o(None, "--hpz", help="ZeRO++ hpZ: backward gathers from a copy sharded over this many "
+                            "DP ranks (a node)."),
+    replicate_kv: bool = _o(False, "--replicate-kv", help="tp larger than the K/V heads: copy each K/V head."),
+    cp_allgather: bool = _o(False, "--cp-allgather", help="Context parallel by all-gathered K/V (Llama 3), not a ring."),
+    first_stage_layers: Optional[int] = _o(None, "--first-stage-layers", help="Layers of the first pipeline stage."),
+    last_stage_layers: Optional[int] = _o(None, "--last-stage-layers", help="Layers of the last pipeline stage."),
+    flash_attention: bool = _o(True, "--flash-attention/--unfused-attention", help="Attention core fused "
+                               "(FlashAttention) or unfused (softmax through memory)."),
     sp: bool = _o(False, "--sp/--no-sp", help="Sequence parallelism (TP as allgather + reducescatter)."),
     micro_batches: int = _o(1, "--micro-batches", help="Micro-batches per step (per DP replica)."),
     virtual_stages: int = _o(1, "--virtual-stages", help="Interleaved 1F1B: model chunks per pipeline rank."),
@@ -58,28 +79,41 @@ def plan_command(
     algorithm: str = _o("best", "--algorithm", "-A", panel=_STEP, help="Algorithm for every collective, or best."),
     compare: Optional[list[str]] = _o(None, "--compare", panel=_STEP, help="Another layout or cluster to set beside: "
                                       "8x4x16, tp=8,pp=8,dp=8,zero=3, or 8x8x8@dgx-a100:64."),
-    search: bool = _o(False, "--search", panel=_STEP, help="Rank every layout of --gpus GPUs that fits memory."),
-    gpus: Optional[int] = _o(None, "--gpus", panel=_STEP, help="--search: GPUs to lay the model out on."),
-    global_batch: Optional[int] = _o(None, "--global-batch", panel=_STEP, help="--search: sequences per step."),
-    top: int = _o(10, "--top", panel=_STEP, help="--search: show this many layouts."),
+    search: bool = _o(False, "--search", panel=_STEP, help="Rank every layout of --gpus GPUs that fits memory "
+                      "(also what plan does when no --tp/--pp/--dp is given)."),
+    gpus: Optional[int] = _o(None, "--gpus", panel=_STEP, help="Search: GPUs to lay the model out on (default: "
+                             "--nodes x GPUs per node)."),
+    global_batch: Optional[int] = _o(None, "--global-batch", panel=_STEP, help="Search: sequences per step "
+                                     "(default: 4M tokens)."),
+    top: Optional[int] = _o(None, "--top", panel=_STEP, help="Search: show this many layouts (default 3, 10 with "
+                            "--search)."),
+    require_fit: bool = _o(False, "--require-fit", panel=_STEP, help="Exit 1 when a plan does not fit in GPU memory."),
     as_json: bool = Json, cluster: Optional[str] = typer.Option("dgx-h100", "--cluster", help="Cluster preset."),
     intra_algorithm: str = IntraAlg, inter_algorithm: str = InterAlg, network: NetworkSpec = None,
 ):
-    """Plan one training step's communication (TP, PP, CP, EP, DP, ZeRO) on a cluster: exposed time, the
-    pipeline bubble and memory per GPU; compare layouts, or search them."""
+    """Plan one training step (TP, PP, CP, EP, DP, ZeRO) on a cluster: compute, exposed communication, the
+    pipeline bubble and memory per GPU. Without --tp/--pp/--dp: the best layouts for --nodes, and why."""
+    degrees = dict(tp=tp, pp=pp, dp=dp)
+    searching = search or (all(v is None for v in degrees.values()) and cp == 1 and not compare)
     spec = api.plan_spec(model, dict(params=params, layers=layers, hidden=hidden, seq_len=seq_len, heads=heads,
-                                     micro_batch=micro_batch, dtype_bytes=dtype_bytes, experts=experts, top_k=top_k),
-                         dict(tp=tp, pp=pp, dp=dp, cp=cp, expert_parallel=expert_parallel, zero=zero,
+                                     micro_batch=micro_batch, dtype_bytes=dtype_bytes, experts=experts, top_k=top_k,
+                                     kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=vocab, grad_bytes=grad_bytes,
+                                     optimizer_bytes=optimizer_bytes),
+                         dict(**{k: v for k, v in degrees.items() if v is not None}, cp=cp,
+                              expert_parallel=expert_parallel, zero=zero,
                               sequence_parallel=sp, micro_batches=micro_batches, virtual_stages=virtual_stages,
                               recompute=recompute, keep_params=keep_params,
                               reduce_every_microbatch=reduce_every_microbatch, prefetch=prefetch,
                               scatter_gather=scatter_gather, bucket=bucket, placement=placement,
-                              gpu_memory=gpu_memory),
+                              gpu_memory=gpu_memory, zero3_impl=zero3_impl, replicate_kv=replicate_kv,
+                              zero3_shard=hsdp, hpz=hpz, cp_allgather=cp_allgather,
+                              first_stage_layers=first_stage_layers, last_stage_layers=last_stage_layers,
+                              flash_attention=flash_attention),
                          network, cluster, compute=compute, flops=flops, overlap=overlap, algorithm=algorithm,
-                         intra_algorithm=intra_algorithm, inter_algorithm=inter_algorithm)
-    if search:
-        found = api.plan_search(spec, gpus, global_batch, top=top)
-        print_json(render.search_json(found)) if as_json else render.print_search(found)
+                         intra_algorithm=intra_algorithm, inter_algorithm=inter_algorithm, fill_dp=dp is None)
+    if searching:
+        found = api.plan_search(spec, gpus, global_batch, defaults=not search, top=top or (10 if search else 3))
+        print_json(render.search_json(found)) if as_json else render.print_search(found, why=not search)
         return
     plans, best = api.plan_compare(spec, compare or [])
     if as_json:
@@ -87,3 +121,5 @@ def plan_command(
         print_json(docs[0] if len(docs) == 1 else {"plans": docs, "fastest": best})
     else:
         render.print_plans(plans, best)
+    if require_fit and any(p.fits is False for p in plans):
+        raise typer.Exit(1)

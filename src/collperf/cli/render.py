@@ -11,7 +11,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from collperf import units
+from collperf import plots, units
+from collperf.lab.results import TextStream, to_json
 
 # Pipes and CI logs get a wide console rather than rich's 80 columns, so tables do not wrap.
 out = Console(highlight=False, width=None if sys.stdout.isatty() else 150)
@@ -66,12 +67,15 @@ def _gb(value) -> str:
 
 def print_plan(p) -> None:
     m = p.model
+    if p.fits is False:
+        out.print(f"[red bold]does not fit[/red bold] in GPU memory: {escape(p.warnings[0])}")
     out.print(f"[bold]{m.name}[/bold] ({m.params:.3g} parameters, {m.layers} layers, hidden {m.hidden}, "
               f"activation {units.format_size(round(m.activation))} per micro-batch) as {p.layout.describe()}, "
               f"{p.layout.micro_batches} micro-batch(es), on {escape(p.cluster.describe())}")
     table = Table()
+    share = "share of step" if p.compute_s else "share of communication"
     for column in ("kind", "collective", "group", "where", "algorithm", "count", "size", "per op", "total",
-                   "exposed", "share of step"):
+                   "exposed", share):
         table.add_column(column, justify="left" if column in ("kind", "collective", "where", "algorithm") else "right")
     step = p.step_s if p.compute_s else p.comm_s
     for item in p.items:
@@ -265,33 +269,20 @@ def print_plans(plans, best: int) -> None:
 # --- files: plots and bench outputs (the writers live with the data; these only call them) ---------------
 
 def plot_timeline(sim, path) -> None:
-    from collperf.plots import plot_timeline as plot
-    plot(sim.result, sim.schedule, path)
+    plots.plot_timeline(sim.result, sim.schedule, path)
 
 
 def plot_diagnoses(diagnoses, path: str) -> list[str]:
     """One plot per diagnosis: PATH for one, PATH-1.png, PATH-2.png ... for several."""
-    from collperf.plots import plot_diagnosis
     stem, _, suffix = path.rpartition(".")
     paths = [path] if len(diagnoses) == 1 else [f"{stem}-{i + 1}.{suffix}" for i in range(len(diagnoses))]
     for d, p in zip(diagnoses, paths):
-        plot_diagnosis(d, p)
+        plots.plot_diagnosis(d, p)
     return paths
 
 
 def plot_validation(validation, path) -> None:
-    from collperf.plots import plot_validation as plot
-    plot(validation.rows, path)
-
-
-def bench_text(results) -> str:
-    from collperf.lab.results import to_text
-    return to_text(results)
-
-
-def write_results(results, json_path, csv_path) -> None:
-    from collperf.lab.results import write
-    write(results, json_path, csv_path)
+    plots.plot_validation(validation.rows, path)
 
 
 class BenchStream:
@@ -299,7 +290,6 @@ class BenchStream:
     JSON document at the end), a progress line on stderr when it is a terminal, warnings on stderr."""
 
     def __init__(self, as_json: bool = False, progress: bool = True):
-        from collperf.lab.results import TextStream
         self.as_json = as_json
         self.text = TextStream(self._write)
         self.bar = None
@@ -345,7 +335,6 @@ class BenchStream:
     def finish(self, results) -> None:
         self._stop_bar()
         if self.as_json:
-            from collperf.lab.results import to_json
             print_json(to_json(results))
         else:
             self.text.close(results)
@@ -354,7 +343,6 @@ class BenchStream:
         """After a failure, timeout or Ctrl-C: the rows so far stay, then one line that says what happened."""
         self._stop_bar()
         if self.as_json:
-            from collperf.lab.results import to_json
             print_json(to_json(results))
         else:
             self.text.close(results)
@@ -366,7 +354,13 @@ def search_json(found) -> dict:
             "plans": [p.to_json() for p in found.plans]}
 
 
-def print_search(found) -> None:
+def print_search(found, why: bool = False) -> None:
+    if found.plans:
+        first = found.plans[0]
+        lay = first.layout
+        batch = lay.dp * lay.micro_batches * first.model.micro_batch
+        out.print(f"[bold]{first.model.name}[/bold] on {lay.ranks} GPUs of {escape(first.cluster.describe())}, "
+                  f"{batch} sequences of {first.model.seq_len} per step")
     out.print(f"{found.considered} layouts considered, {found.too_big} do not fit memory; "
               f"{len(found.plans)} shown, fastest first ({found.seconds:.2f} s)")
     for note in found.notes:
@@ -380,6 +374,25 @@ def print_search(found) -> None:
                       units.format_time(p.step_s), units.format_time(p.compute_s or 0), units.format_time(p.bubble_s),
                       units.format_time(p.exposed_s), mem)
     out.print(table)
+    if why:
+        for i, p in enumerate(found.plans):
+            out.print(f"{i + 1}. {escape(p.layout.describe())}: {escape(plan_why(p))}")
+        out.print("[dim]one layout in detail: collperf plan --tp T --pp P --dp D ... (the layout above); every "
+                  "layout: --search --gpus N --global-batch B[/dim]")
+
+
+def plan_why(p) -> str:
+    """Where one plan's step goes, in a line: compute, bubble, the largest exposed communication, memory."""
+    step = p.step_s
+    parts = [f"compute {100 * (p.compute_s or 0) / step:.0f} % of the step"]
+    if p.bubble_s:
+        parts.append(f"bubble {100 * p.bubble_s / step:.0f} %")
+    if p.exposed:
+        kind = max(p.exposed, key=p.exposed.get)
+        parts.append(f"exposed communication {100 * p.exposed_s / step:.0f} % (most: {kind})")
+    if p.memory is not None and p.memory.gpu_bytes:
+        parts.append(f"memory {p.memory.total_bytes / 2 ** 30:.0f} of {p.memory.gpu_bytes / 2 ** 30:.0f} GiB")
+    return ", ".join(parts)
 
 
 def link_progress(done: int, total: int, m) -> None:

@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from collperf import api
+from collperf import api, units
 from collperf.cli import render
 from collperf.cli.options import (Command, command, sub_app, flag, Json, TestbedOpt, Timeout, app, network_options)
 from collperf.cli.render import err, out, print_json
@@ -67,7 +67,7 @@ def bench(collective_arg: Optional[str] = typer.Argument(None, metavar="[COLLECT
     each row beside the model's prediction. Rows print as they complete; a timeout or Ctrl-C keeps them."""
     sweep = SweepSpec(sweep_collective(collective_arg, collective), algorithm, min_bytes, max_bytes, factor, step_bytes, iters, warmup, dtype, op,
                       root, check, average, segments, slice_bytes, in_place)
-    spec = BenchSpec(sweep, ranks, timeout, network, testbed, json_file=json_file, csv_file=csv_file, force=force,
+    spec = BenchSpec(sweep, ranks, timeout, network, api.testbed(testbed), json_file=json_file, csv_file=csv_file, force=force,
                      topology=topology, gpus=gpus, t_dpa=t_dpa, pattern=pattern, center=center, successor=successor,
                      source=source)
     stream = render.BenchStream(as_json, progress=sweep.progress)
@@ -182,7 +182,6 @@ def _note_old_range(sizes: str | None, min_bytes: str, max_bytes: str, factor: i
     sizes that the default grid's step would fill in are said to be measured alone, with the range's flags."""
     if sizes is None:
         return
-    from collperf import units
     given = sorted(set(units.parse_sizes(sizes)))
     if len(given) == 2 and given[1] > given[0] * factor:
         low, high = (units.format_size(s).replace(" ", "").replace("iB", "") for s in given)

@@ -10,8 +10,9 @@ from collperf.plan.comms import Demand, demands
 from collperf.plan.layout import Layout
 from collperf.plan.memory import Memory, gpu_memory_of, memory
 from collperf.plan.model import ModelSpec
-from collperf.plan.pipeline import ComputeSplit, bubble_fraction, split_compute
+from collperf.plan.pipeline import ComputeSplit, bubble_fraction, split_compute, stage_layers
 from collperf.plan.pricing import Pricer, placed
+from collperf.plan.zero3 import exposed_role, get_impl, prefetched_share
 
 
 @dataclass
@@ -103,11 +104,12 @@ class Plan:
                 "memory": self.memory.to_json() if self.memory else None, "warnings": self.warnings}
 
 
-def plan(model: ModelSpec, layout: Layout, cluster: Cluster, compute_s: float | None = None,
+def plan(model: ModelSpec, layout: Layout, cluster: Cluster, compute_s: float | ComputeSplit | None = None,
          overlap: dict | None = None, algorithm: str = "best", intra_algorithm: str = "best",
          inter_algorithm: str = "best", pricer: Pricer | None = None) -> Plan:
     """The communication of one training step, priced on `cluster`, with overlap against compute, the
-    pipeline bubble and the memory per GPU (`plan.warnings` says when it does not fit)."""
+    pipeline bubble and the memory per GPU (`plan.warnings` says when it does not fit). `compute_s` is
+    a time per step (split 1:2 forward:backward plus recompute) or a ComputeSplit (kernels.py)."""
     layout.check(cluster.ranks, model.layers)
     layout.check_model(model)
     pricer = pricer or Pricer(algorithm, intra_algorithm, inter_algorithm)
@@ -126,9 +128,13 @@ def assemble(model, layout, cluster, wanted: list[tuple[Demand, tuple]], pricer:
         time_s, name = pricer.price(d.collective, net, d.size_bytes)
         items.append(CommItem(d.kind, d.collective, net.ranks, level, d.count, d.size_bytes, time_s, name,
                               d.role, d.reductions))
+    split = compute_s if isinstance(compute_s, ComputeSplit) else None
+    if split is not None:
+        compute_s = split.total_s
+    elif compute_s:
+        split = split_compute(model, layout, compute_s)
     result = Plan(model, layout, cluster, items, compute_s, dict(overlap or {}),
                   memory=memory(model, layout, gpu_memory_of(cluster)))
-    split = split_compute(model, layout, compute_s) if compute_s else None
     result.exposed = exposed(result, split)
     result.bubble_s = bubble_fraction(layout) * compute_s if compute_s else 0.0
     return result
@@ -156,7 +162,7 @@ def exposed(p: Plan, split: ComputeSplit | None) -> dict:
 def _exposed_role(p: Plan, items: list[CommItem], split: ComputeSplit) -> float:
     role, lay = items[0].role, p.layout
     total = sum(i.total_s for i in items)
-    m, layers = lay.micro_batches, p.model.layers // lay.pp
+    m, layers = lay.micro_batches, max(stage_layers(p.model, lay))
     if role == "bucket":
         # DDP/Megatron: buckets go out one by one under the backward of the micro-batch after which they
         # are reduced (the last one only, unless reduced every micro-batch); the last bucket never hides.
@@ -166,14 +172,7 @@ def _exposed_role(p: Plan, items: list[CommItem], split: ComputeSplit) -> float:
         return reductions * max(last, total / reductions - window)
     if not role.startswith("z3"):
         return total
-    if not lay.prefetch:
-        return total
-    per_op = sum(i.total_s / i.count for i in items)      # one layer's collectives (all DP groups)
-    f_layer, b_layer = split.forward_s / (m * layers), split.backward_s / (m * layers)
-    if role == "z3-fwd":        # the next layer's allgather under this layer's forward; the first never hides
-        return m * (per_op + (layers - 1) * max(0.0, per_op - f_layer))
-    if role == "z3-bwd":        # allgather of the next layer and reducescatter of the last under the backward
-        return m * (per_op + (layers - 1) * max(0.0, per_op - b_layer))
-    if role == "z3-keep-ag":    # kept: gathered once, under the first micro-batch's forward
-        return per_op + (layers - 1) * max(0.0, per_op - f_layer)
-    return per_op + (layers - 1) * max(0.0, per_op - b_layer)     # z3-keep-rs: under the last backward
+    impl = get_impl(lay.zero3_impl)
+    layer_elements = (p.model.dense_params + p.model.expert_params / lay.expert_parallel) / (lay.tp * lay.pp)
+    share = prefetched_share(impl, layer_elements / layers)
+    return exposed_role(role, items, layers, m, split.forward_s, split.backward_s, share, lay.prefetch)

@@ -33,6 +33,17 @@ class Layout:
     cp: int = 1                         # context parallel: sequence split, K/V exchanged in a ring
     expert_parallel: int = 1            # MoE: experts spread over this many ranks of the DP group
     gpu_memory_bytes: float | None = None   # None: from the cluster preset
+    first_stage_layers: int | None = None   # Megatron's --decoder-first-pipeline-num-layers (None: the rule)
+    last_stage_layers: int | None = None    # Megatron's --decoder-last-pipeline-num-layers
+    zero3_shard: int | None = None      # HSDP (FSDP HYBRID_SHARD): ZeRO-3 shards over groups of this many DP
+                                        # ranks, replicas reduce their gradient shards once per step
+    hpz: int | None = None              # ZeRO++ hpZ: a secondary copy sharded over this many DP ranks (a node),
+                                        # so the backward gathers inside it
+    replicate_kv: bool = False          # tp > K/V heads: each K/V head copied on tp / kv_heads ranks
+    zero3_impl: str = "fsdp"            # how ZeRO-3 issues its collectives: fsdp | deepspeed (zero3.py)
+    cp_allgather: bool = False          # context parallel by all-gathered K/V (Llama 3) instead of the ring
+    flash_attention: bool = True        # fused attention core (FlashAttention); False: Megatron 2021-22's
+                                        # unfused QK^T, softmax, dropout, weighted sum
 
     def __post_init__(self):
         for name in ("tp", "pp", "dp", "micro_batches", "virtual_stages", "cp", "expert_parallel"):
@@ -41,6 +52,8 @@ class Layout:
                 raise UsageError(f"{name} {value!r} is not a whole number >= 1")
         if self.zero not in (0, 1, 2, 3):
             raise UsageError(f"zero stage {self.zero!r}: expected 0, 1, 2 or 3")
+        if self.zero3_impl not in ("fsdp", "deepspeed"):
+            raise UsageError(f"zero3 implementation {self.zero3_impl!r}: expected fsdp or deepspeed")
         if self.recompute not in RECOMPUTE:
             raise UsageError(f"recompute {self.recompute!r}: expected one of {', '.join(RECOMPUTE)}")
         self.order   # validates the placement
@@ -55,8 +68,20 @@ class Layout:
             if self.micro_batches % self.pp:
                 raise UsageError(f"interleaved schedule: micro_batches({self.micro_batches}) must be a multiple "
                                  f"of pp({self.pp}) (Megatron's requirement)")
+        for name in ("zero3_shard", "hpz"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if self.zero != 3:
+                raise UsageError(f"{name} is a ZeRO-3 option; zero is {self.zero}")
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1 or self.dp % value:
+                raise UsageError(f"{name}({value!r}) must be a whole number dividing dp({self.dp})")
         if self.keep_params and self.zero != 3:
             raise UsageError(f"keep_params is a ZeRO-3 option; zero is {self.zero}")
+        for name in ("first_stage_layers", "last_stage_layers"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise UsageError(f"{name} {value!r} is not a whole number >= 1")
         if self.gpu_memory_bytes is not None and not self.gpu_memory_bytes > 0:
             raise UsageError(f"gpu memory {self.gpu_memory_bytes!r} bytes must be positive, e.g. --gpu-memory 80GB")
 
@@ -79,16 +104,26 @@ class Layout:
     def check(self, ranks: int, layers: int) -> None:
         if self.ranks != ranks:
             cp = f" x cp({self.cp})" if self.cp > 1 else ""
-            raise UsageError(f"tp({self.tp}){cp} x pp({self.pp}) x dp({self.dp}) = {self.ranks} != ranks({ranks})")
-        if layers % (self.pp * self.virtual_stages):
-            raise UsageError(f"layers({layers}) is not a multiple of pp({self.pp}) x virtual_stages"
-                             f"({self.virtual_stages})")
+            raise UsageError(f"tp({self.tp}){cp} x pp({self.pp}) x dp({self.dp}) = {self.ranks} != ranks({ranks}): "
+                             f"choose degrees whose product is {ranks}, or leave the layout out to search them")
+        if layers < self.pp * self.virtual_stages:
+            raise UsageError(f"layers({layers}) < pp({self.pp}) x virtual_stages({self.virtual_stages}): every "
+                             "pipeline stage (and model chunk) must hold at least one layer")
 
     def check_model(self, model) -> None:
         if model.experts % self.expert_parallel:
             raise UsageError(f"expert_parallel({self.expert_parallel}) must divide experts({model.experts})")
         if model.seq_len % self.cp:
             raise UsageError(f"cp({self.cp}) must divide seq_len({model.seq_len})")
+        if model.n_heads % self.tp:
+            raise UsageError(f"tp({self.tp}) must divide the attention heads({model.n_heads}): tensor parallelism "
+                             "splits whole heads (Megatron refuses it); choose tp from "
+                             f"{', '.join(str(d) for d in range(1, model.n_heads + 1) if model.n_heads % d == 0 and d <= 64)}")
+        kv = model.n_kv_heads
+        if kv % self.tp and not (self.replicate_kv and self.tp % kv == 0):
+            raise UsageError(f"tp({self.tp}) must divide the K/V heads({kv}) (Megatron-Core's num_query_groups rule); "
+                             f"with tp a multiple of {kv}, give replicate_kv (--replicate-kv) to copy each K/V head "
+                             f"on tp / kv_heads ranks")
 
     def describe(self) -> str:
         text = f"tp{self.tp} x pp{self.pp} x dp{self.dp}"
@@ -100,6 +135,10 @@ class Layout:
             text += f" ep{self.expert_parallel}"
         if self.zero:
             text += f" zero{self.zero}"
+        if self.zero3_shard:
+            text += f" hsdp{self.zero3_shard}"
+        if self.hpz:
+            text += f" hpz{self.hpz}"
         if self.sequence_parallel:
             text += " sp"
         if self.recompute != "none":
@@ -109,10 +148,11 @@ class Layout:
 
 def group_shape(layout: Layout, dim: str, ranks_per_node: int) -> tuple[int, int]:
     """(ranks per node, nodes) spanned by one group of dimension `dim` under the placement. Besides
-    tp, cp, pp, dp: `ep` (expert parallel: the innermost expert_parallel ranks of a DP group) and `edp`
-    (the ranks holding the same experts: every expert_parallel-th rank of a DP group)."""
+    tp, cp, pp, dp: `ep` (expert parallel: the innermost expert_parallel ranks of a DP group), `edp`
+    (the ranks holding the same experts: every expert_parallel-th rank of a DP group), and for ZeRO-3's
+    hierarchical sharding `dps`/`dpr` (HSDP's shard group and its replicas) and `dph` (hpZ's group)."""
     sizes = {"tp": layout.tp, "cp": layout.cp, "pp": layout.pp, "dp": layout.dp}
-    base = "dp" if dim in ("ep", "edp") else dim
+    base = "dp" if dim in ("ep", "edp", "dps", "dpr", "dph") else dim
     stride = 1
     for d in layout.order:
         if d == base:
@@ -123,13 +163,21 @@ def group_shape(layout: Layout, dim: str, ranks_per_node: int) -> tuple[int, int
         degree = layout.expert_parallel
     elif dim == "edp":
         degree, stride = layout.dp // layout.expert_parallel, stride * layout.expert_parallel
+    elif dim == "dps":      # HSDP: the innermost zero3_shard ranks of a DP group hold one copy, sharded
+        degree = layout.zero3_shard
+    elif dim == "dpr":      # HSDP: the ranks holding the same shard in each copy
+        degree, stride = layout.dp // layout.zero3_shard, stride * layout.zero3_shard
+    elif dim == "dph":      # hpZ: the innermost hpz ranks of a DP group
+        degree = layout.hpz
     ranks = [k * stride for k in range(degree)]
     nodes = {r // ranks_per_node for r in ranks}
     return degree // len(nodes), len(nodes)
 
 
 _FIELDS = {"tp": "tp", "pp": "pp", "dp": "dp", "cp": "cp", "ep": "expert_parallel", "zero": "zero",
-           "sp": "sequence_parallel", "mb": "micro_batches", "v": "virtual_stages", "recompute": "recompute"}
+           "sp": "sequence_parallel", "mb": "micro_batches", "v": "virtual_stages", "recompute": "recompute",
+           "first": "first_stage_layers", "last": "last_stage_layers", "hsdp": "zero3_shard", "hpz": "hpz"}
+_FLAGS = {"sp"}
 
 
 def parse_layout(text: str, base: Layout | None = None) -> Layout:

@@ -13,7 +13,8 @@ micro-batch, h hidden, a heads, t tensor parallel:
     selective recompute (drops 5 a s / h) s b h (10 + 24 / t), or 34 s b h / t with sequence parallel
     full recompute (the layer's input)    2 s b h   (we divide it by t with sequence parallel: the stored
                                           input is the sequence shard, as Megatron keeps it)
-With 1F1B the first stage holds p micro-batches in flight, i.e. the activations of all L layers
+A fused attention core (FlashAttention, Dao et al. 2022) stores no score matrix: the 5 a s / h term
+goes as with selective recompute. With 1F1B the first stage holds p micro-batches in flight, i.e. the activations of all L layers
 (§4.2.3); interleaved with v chunks, L (1 + (p - 1) / (p v)) layers. Not counted: the embedding and
 output-layer activations (the paper's small extra terms), MoE's top-k scaling of the MLP activations.
 """
@@ -21,6 +22,8 @@ output-layer activations (the paper's small extra terms), MoE's top-k scaling of
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from collperf.plan.pipeline import stage_layers
 
 GIB = 2 ** 30
 
@@ -64,18 +67,18 @@ def activation_per_layer(model, layout) -> float:
         per_layer = 2 * sbh / (t if sp else 1)
     else:
         per_layer = 34 * sbh / t if sp else sbh * (10 + 24 / t)
-        if layout.recompute == "none":
-            per_layer += scores
+        if layout.recompute == "none" and not layout.flash_attention:
+            per_layer += scores     # a fused attention core (FlashAttention) never stores the a s^2 scores
     return per_layer * model.act_bytes / 2      # the paper counts 16-bit activations
 
 
 def layers_in_flight(model, layout) -> float:
     """Layers' worth of activations the first pipeline stage holds at its peak (1F1B, §4.2.3)."""
     p, v, m = layout.pp, layout.virtual_stages, layout.micro_batches
-    stage_layers = model.layers / p
+    layers = max(stage_layers(model, layout))
     if v > 1:
-        return model.layers * (1 + (p - 1) / (p * v))
-    return stage_layers * min(p, m)
+        return layers * p * (1 + (p - 1) / (p * v))
+    return layers * min(p, m)
 
 
 def model_states(model, layout) -> tuple[float, float, float]:
@@ -84,15 +87,18 @@ def model_states(model, layout) -> tuple[float, float, float]:
     split = layout.tp * layout.pp
     dense, experts = model.dense_params / split, model.expert_params / (split * layout.expert_parallel)
     edp = layout.dp // layout.expert_parallel
+    group = layout.zero3_shard or layout.dp     # HSDP shards over its group, not the whole DP
 
     def shard(stage):   # a state sharded over the DP group from this ZeRO stage on
-        return dense / layout.dp + experts / edp if layout.zero >= stage else dense + experts
+        return dense / group + experts / edp if layout.zero >= stage else dense + experts
 
     weights = model.param_bytes * shard(3)
     if layout.zero == 3:
         # gathered weights: all of them when kept, else the layer in use and the one prefetched
-        stage_layers = model.layers / layout.pp
-        weights += model.param_bytes * (dense + experts) * (1 if layout.keep_params else min(1.0, 2 / stage_layers))
+        layers = max(stage_layers(model, layout))
+        weights += model.param_bytes * (dense + experts) * (1 if layout.keep_params else min(1.0, 2 / layers))
+        if layout.hpz:
+            weights += model.param_bytes * dense / layout.hpz     # hpZ's secondary copy
     return weights, model.grad_bytes * shard(2), model.optimizer_bytes * shard(1)
 
 

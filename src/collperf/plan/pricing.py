@@ -5,6 +5,12 @@ on the intra link, one rank per node on the inter link (each rank's share of its
 of a node is in some group of the same dimension at once), several per node on several nodes as a
 two-level collective. Send/recv (PP, CP) is one hop between neighbours.
 
+"best" is the cost model's best among the algorithms NCCL runs for the collective: any for allreduce
+(ring, tree, hierarchical), the ring for allgather and reducescatter (NCCL 2.x implements those as
+rings, src/device/all_gather.h and reduce_scatter.h up to NCCL 2.22; PAT, 2.23, serves one rank per
+node only), whatever the model finds for alltoall. A hierarchical allgather would be faster on paper
+and made ZeRO-3 look free at a thousand GPUs; `-A hierarchical` still prices it.
+
 The cost model is numpy-vectorized over sizes, so `Pricer` collects every (collective, network, size)
 first and prices each (collective, network) once with all its sizes (`resolve`); the layout search
 prices thousands of layouts with a few dozen calls.
@@ -41,6 +47,9 @@ def placed(cluster: Cluster, layout, dim: str, collective: str) -> tuple[Network
     return group_network(cluster, per_node, nodes)
 
 
+NCCL_BEST = {"allgather": "ring", "reducescatter": "ring"}
+
+
 class Pricer:
     """Time of one collective of `size` bytes on a network, each distinct (collective, network) priced
     in one vectorized call."""
@@ -59,7 +68,7 @@ class Pricer:
         algorithm, intra, inter = self.options
         for (collective, network), sizes in self._pending.items():
             sizes = sorted(sizes)
-            alg = "ring" if collective == "sendrecv" else (algorithm if algorithm != "best" else "all")
+            alg = "ring" if collective == "sendrecv" else (algorithm if algorithm != "best" else NCCL_BEST.get(collective, "all"))
             cost, names = best(collective, network, np.array(sizes), algorithm=alg,
                                intra_algorithm=intra, inter_algorithm=inter)
             for size, t, name in zip(sizes, np.atleast_1d(cost.total_s), np.atleast_1d(names)):

@@ -1,5 +1,8 @@
-"""Every valid layout for a GPU count, ranked by step time: (tp, pp, dp, ZeRO stage, micro-batch size,
-recompute, sequence parallel) at a fixed global batch, only those that fit the GPU's memory.
+"""Every valid layout for a GPU count, ranked by step time: (tp, pp, interleave depth, dp, ZeRO stage,
+micro-batch size, recompute, sequence parallel) at a fixed global batch, only those that fit the GPU's
+memory. tp divides the attention heads and the K/V heads (or they divide it); pp need not divide the
+layers (stages are uneven, pipeline.stage_layers); the interleave depth v is tried at 1, 2 and 4
+where micro_batches is a multiple of pp and every chunk keeps a layer.
 
 Fast because nothing is priced twice: the memory check (closed form) drops what does not fit first,
 then all collectives of all layouts go to one `Pricer`, which prices each (collective, group network)
@@ -15,6 +18,8 @@ from collperf.errors import UsageError
 from collperf.model.network import Cluster
 from collperf.plan.comms import demands
 from collperf.plan.core import Plan, assemble
+from collperf.plan.gpus import require_gpu
+from collperf.plan.kernels import modelled_compute
 from collperf.plan.layout import Layout, group_shape
 from collperf.plan.memory import gpu_memory_of, memory
 from collperf.plan.pipeline import compute_time
@@ -39,10 +44,11 @@ def _divisors(n: int) -> list[int]:
 
 
 def candidates(model, gpus: int, ranks_per_node: int, global_batch: int, micro_batch_sizes, tp_options,
-               pp_options, zero_stages, recompute, sequence_parallel, base: Layout):
+               pp_options, zero_stages, recompute, sequence_parallel, base: Layout, virtual_stages=(1,)):
     """(model with its micro-batch size, layout) for every combination that divides evenly."""
-    tps = tp_options or [t for t in _divisors(ranks_per_node) if gpus % t == 0]
-    pps = pp_options or [p for p in _divisors(model.layers) if p <= gpus]
+    tps = tp_options or [t for t in _divisors(ranks_per_node)
+                         if gpus % t == 0 and _splits_heads(model, t, base.replicate_kv)]
+    pps = pp_options or [p for p in _divisors(gpus) if p <= model.layers]
     for tp in tps:
         for pp in pps:
             if gpus % (tp * pp):
@@ -55,21 +61,32 @@ def candidates(model, gpus: int, ranks_per_node: int, global_batch: int, micro_b
                 if pp > 1 and m < pp:
                     continue    # fewer micro-batches than stages: the pipeline is never full
                 sized = replace(model, micro_batch=b)
+                depths = [v for v in virtual_stages if v == 1 or (pp > 1 and m % pp == 0 and model.layers >= pp * v)]
                 for zero in zero_stages:
                     if dp == 1 and zero:
                         continue
                     for rc in recompute:
                         for sp in sequence_parallel if tp > 1 else (False,):
-                            yield sized, replace(base, tp=tp, pp=pp, dp=dp, zero=zero, micro_batches=m,
-                                                 recompute=rc, sequence_parallel=sp, keep_params=False)
+                            for v in depths:
+                                yield sized, replace(base, tp=tp, pp=pp, dp=dp, zero=zero, micro_batches=m,
+                                                     recompute=rc, sequence_parallel=sp, keep_params=False,
+                                                     virtual_stages=v)
 
 
-def search(model, gpus: int, cluster: Cluster, global_batch: int, flops_per_rank: float, *,
+def _splits_heads(model, tp: int, replicate_kv: bool) -> bool:
+    kv = model.n_kv_heads
+    return model.n_heads % tp == 0 and (kv % tp == 0 or (replicate_kv and tp % kv == 0))
+
+
+def search(model, gpus: int, cluster: Cluster, global_batch: int, flops_per_rank: float | None = None, *,
            micro_batch_sizes=(1, 2, 4), tp_options=None, pp_options=None, zero_stages=(0, 1, 2, 3),
-           recompute=("none", "selective", "full"), sequence_parallel=(True,), base: Layout | None = None,
-           gpu_memory_bytes: float | None = None, algorithm: str = "best", top: int | None = None) -> SearchResult:
+           recompute=("none", "selective", "full"), sequence_parallel=(True,), virtual_stages=(1, 2, 4),
+           base: Layout | None = None, gpu_memory_bytes: float | None = None, algorithm: str = "best",
+           top: int | None = None) -> SearchResult:
     """Rank every valid layout of `gpus` GPUs on `cluster` (its ranks_per_node and links; the node count
-    follows from gpus) that fits memory, by step time at `global_batch` sequences per step."""
+    follows from gpus) that fits memory, by step time at `global_batch` sequences per step. Compute
+    comes from `flops_per_rank` (one rate for every layout) or, when None, from the shape-dependent
+    model of the cluster's GPU (kernels.py)."""
     start = time.perf_counter()
     rpn = cluster.ranks_per_node
     if gpus % rpn:
@@ -82,8 +99,9 @@ def search(model, gpus: int, cluster: Cluster, global_batch: int, flops_per_rank
     pricer = Pricer(algorithm)
     networks: dict = {}
     kept, considered, too_big = [], 0, 0
+    gpu_model = require_gpu(cluster) if flops_per_rank is None else None
     for sized, layout in candidates(model, gpus, rpn, global_batch, micro_batch_sizes, tp_options, pp_options,
-                                    zero_stages, recompute, sequence_parallel, base):
+                                    zero_stages, recompute, sequence_parallel, base, virtual_stages):
         considered += 1
         if memory(sized, layout, gpu).fits is False:
             too_big += 1
@@ -97,7 +115,9 @@ def search(model, gpus: int, cluster: Cluster, global_batch: int, flops_per_rank
             pricer.request(d.collective, networks[key][0], d.size_bytes)
         kept.append((sized, layout, wanted))
     pricer.resolve()
-    plans = [assemble(sized, layout, cluster, wanted, pricer, compute_time(sized, layout, flops_per_rank), None)
+    plans = [assemble(sized, layout, cluster, wanted, pricer,
+                      compute_time(sized, layout, flops_per_rank) if gpu_model is None
+                      else modelled_compute(sized, layout, gpu_model), None)
              for sized, layout, wanted in kept]
     plans.sort(key=lambda p: p.step_s)
     notes = [] if gpu else ["no GPU memory known for this cluster: nothing was rejected (give gpu_memory_bytes)"]

@@ -14,7 +14,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from collperf import __version__, ingest
 from collperf.errors import UsageError
+from collperf.lab.results import to_json
+from collperf.report import page, view
 
 VALIDATION_KEYS = {"networks", "summary", "rows"}
 
@@ -50,15 +53,11 @@ def read_validation(path) -> dict | None:
 
 def results_tables(results, source: str = "collperf bench") -> list:
     """A bench's Results read back through ingest, as its JSON file would be."""
-    from collperf import ingest
-    from collperf.lab.results import to_json
     return ingest.parse(json.dumps(to_json(results)), source)
 
 
 def render_page(diagnoses=(), validations=(), comparison=None, command: str = "", title: str | None = None) -> str:
     """The HTML page for Diagnosis objects and validations (api.Validation or its JSON document)."""
-    from collperf import __version__
-    from collperf.report import page, view
     if not diagnoses and not validations:
         raise UsageError("nothing to report: give at least one log, bench JSON or validate JSON")
     return page.render([view.diagnosis_view(d) for d in diagnoses], [view.validation_view(v) for v in validations],

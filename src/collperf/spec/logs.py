@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from collperf import units
 from collperf.collectives import get_collective
 from collperf.errors import UsageError
-from collperf.spec._checks import _whole
+from collperf.spec.checks import whole
 from collperf.spec.network import HardwareSpec, NetworkSpec
 
 
@@ -28,7 +29,7 @@ class LogSpec:
         if self.collective is not None:
             self.collective = get_collective(self.collective).name
         if self.ranks is not None:
-            _whole("ranks", self.ranks, flag="--ranks")
+            whole("ranks", self.ranks, flag="--ranks")
 
 
 @dataclass
@@ -75,14 +76,13 @@ class MeasurementSpec:
         if not (0 < self.time_s < float("inf")):
             raise UsageError(f"--time {self.time}: expected a time > 0, e.g. 500ms")
         if self.ranks is not None:
-            _whole("ranks", self.ranks, low=2, flag="--ranks")
+            whole("ranks", self.ranks, low=2, flag="--ranks")
         if self.ranks is None and self.hardware.cluster is None:
             raise UsageError("a single measurement needs --ranks N (and --cluster SYSTEM --nodes N, or --gpu MODEL)")
         self.peak_Bps = units.parse_bandwidth(self.peak) if self.peak is not None else None
 
     def _refuse_a_log(self) -> None:
         """A log named with --size/--time is a mix-up, said as such (not as an unknown collective)."""
-        from pathlib import Path
         try:
             get_collective(self.collective)
         except UsageError:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from collperf import units
+from collperf import plan as plans, units
 from collperf.errors import UsageError
+from collperf.model.presets import get_preset
+from collperf.plan import parse_layout
 from collperf.spec.network import NetworkSpec
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class PlanSpec:
     """One training step's communication: a model, a layout, a cluster, and how compute is estimated."""
 
@@ -24,21 +26,30 @@ class PlanSpec:
     inter_algorithm: str = "best"
 
     def __post_init__(self):
-        from collperf import plan as plans
-        if not isinstance(self.model, plans.ModelSpec):
-            self.model = plans.get_model(self.model)
-        self.layout = self.layout or plans.Layout()
+        if not isinstance(self.model, plans.ModelSpec):     # a preset name: its ModelSpec (frozen: set once)
+            object.__setattr__(self, "model", plans.get_model(self.model))
+        if self.layout is None:
+            object.__setattr__(self, "layout", plans.Layout())
         if self.compute is not None and self.flops is not None:
             raise UsageError(f"--compute {self.compute} and --flops {self.flops} both set the compute time: give one")
-        self.compute_s = units.parse_time(self.compute) if self.compute is not None else None
-        self.flops_per_rank = flops(self.flops) if self.flops is not None else None
-        self.overlap_fractions = plans.overlap_fractions(self.overlap)
+        self.compute_s, self.flops_per_rank, self.overlap_fractions     # parse now: bad values fail here
+
+    @property
+    def compute_s(self) -> float | None:
+        return units.parse_time(self.compute) if self.compute is not None else None
+
+    @property
+    def flops_per_rank(self) -> float | None:
+        return flops(self.flops) if self.flops is not None else None
+
+    @property
+    def overlap_fractions(self) -> dict:
+        return plans.overlap_fractions(self.overlap)
 
     def cluster_network(self) -> NetworkSpec:
         """The network sized to the layout: preset nodes filled by the layout's ranks."""
         net, ranks = self.network, self.layout.ranks
         if net.profile is None and net.cluster is not None and net.nodes is None:
-            from collperf.model.presets import get_preset
             per_node = net.ranks_per_node or get_preset(net.cluster).ranks_per_node
             if ranks % per_node:
                 lay = self.layout
@@ -50,7 +61,6 @@ class PlanSpec:
     def variant(self, text: str) -> "PlanSpec":
         """Another layout and/or cluster to compare: '8x4x16', 'tp=8,pp=8,dp=8,zero=3', '8x8x8@dgx-a100:64'
         (nodes) or '...@dgx-a100:64x8' (nodes x ranks per node)."""
-        from collperf.plan import parse_layout
         layout_text, _, where = text.partition("@")
         layout = parse_layout(layout_text, self.layout)
         net = self.network

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from collperf import units
 from collperf.errors import UsageError
 
 
-def _whole(name: str, value, low: int = 1, flag: str = "") -> None:
+def whole(name: str, value, low: int = 1, flag: str = "") -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
         raise UsageError(f"{name} {value!r}: expected a whole number >= {low}" + (f" ({flag})" if flag else ""))
 
@@ -34,7 +36,6 @@ def output_path(path, flag: str):
 def write_output(path, text: str, flag: str) -> None:
     """Write a file the user named: a place output_path cannot foresee refusing it (a read-only or
     virtual file system such as /proc, a full disk) is a usage error naming the flag, not a traceback."""
-    from pathlib import Path
     try:
         Path(path).write_text(text)
     except OSError as e:
