@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+import collperf
 from testbed_support import bed_name, needs_root
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
@@ -64,7 +65,10 @@ def _drain(fd: int, chunks: list) -> None:
 def run(args, terminal: bool, stand_ins: bool = False, cwd=None):
     """(exit code, stdout, stderr) of the command line, its stderr a pseudo-terminal or a pipe."""
     cmd = [sys.executable, "-c", STAND_INS, *args] if stand_ins else [sys.executable, "-m", "collperf", *args]
-    env = {**os.environ, "TERM": "xterm", "COLUMNS": "120"}
+    # the collperf under test, whatever the child's working folder
+    here = str(Path(collperf.__file__).parents[1])
+    env = {**os.environ, "TERM": "xterm", "COLUMNS": "120",
+           "PYTHONPATH": os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)}
     if not terminal:
         done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
         return done.returncode, done.stdout, done.stderr
