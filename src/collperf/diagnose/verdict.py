@@ -89,7 +89,7 @@ def verdict(time_s: float, expected_s: float | None, bound_s: float | None, wron
         return ("above the bound: faster than the assumed hardware allows, so the assumed system is wrong "
                 "(see the above-bound finding)"), efficiency
     if expected_s is None:
-        return "not judged: no expected time (pass --cluster or --gpu; a CPU run --profile)", efficiency
+        return "not judged: no system assumed (pass --cluster or --gpu; for a CPU run --peak or --profile)", efficiency
     ratio = time_s / expected_s
     if ratio < 1 / SLOWER_FACTOR:
         return (f"faster than expected ({units.format_time(time_s)} vs {units.format_time(expected_s)}): good; "
