@@ -107,7 +107,7 @@ def test_broadcast_is_ring_only_and_allgather_has_no_tree():
 
 
 def test_protocols_and_pat():
-    t4 = system_for_gpu("Tesla T4", nodes=4, hints={"net": "efa"})
+    t4 = system_for_gpu("Tesla T4", nodes=4).with_(protocols=("Simple",))   # as aws-ofi-nccl sets it
     t = tuning_table("allgather", t4)
     assert {p for _, p in t.enabled()} == {"Simple"}          # aws-ofi-nccl sets NCCL_PROTO=simple
     assert ("pat", "Simple") in t.enabled()                   # one GPU per node
@@ -175,7 +175,7 @@ def test_gpu_model_maps_to_a_system_with_provenance(text, name):
 
 def test_bad_inputs_are_usage_errors():
     with pytest.raises(UsageError, match="not in the catalogue"):
-        system_for_gpu("Radeon MI300X")
+        system_for_gpu("Radeon RX 7900 XTX")
     with pytest.raises(UsageError, match="unknown system value"):
         a100().with_(nics=3)
     with pytest.raises(UsageError, match="point-to-point"):
@@ -193,8 +193,6 @@ def test_alltoall_from_link_rates_by_hand():
 
 
 # ---- the real logs ------------------------------------------------------------------------------
-LOGS = Path("/work/shared/samples/nccl-logs")
-needs_logs = pytest.mark.skipif(not LOGS.is_dir(), reason=f"{LOGS} not present")
 
 
 @pytest.fixture(scope="module")
@@ -221,26 +219,22 @@ MISSES = {  # issue target 15 %; figures at the time of writing, kept from getti
 }
 
 
-@needs_logs
 @pytest.mark.parametrize("name", MEETS)
 def test_hardware_alone_within_15_percent(alone, name):
     assert alone[name]["median"] <= 0.15
 
 
-@needs_logs
 @pytest.mark.parametrize("name", sorted(MISSES))
 def test_hardware_alone_known_misses_do_not_get_worse(alone, name):
     assert alone[name]["median"] <= MISSES[name]
 
 
-@needs_logs
 @pytest.mark.parametrize("name", sorted(MISSES))
-@pytest.mark.xfail(strict=True, reason="issue 12 target (15 %) not met yet; see the benchmark")
+@pytest.mark.xfail(strict=True, reason="the 15 % target on every sample is not met yet; see the benchmark")
 def test_hardware_alone_issue_target_on_misses(alone, name):
     assert alone[name]["median"] <= 0.15
 
 
-@needs_logs
 @pytest.mark.parametrize("name", ["14_h100-ib400-2node-16gpu-allreduce.txt",
                                   "19_lambda-b200-2node-16gpu-allreduce.txt"])
 def test_measured_busbw_within_the_bound(alone, name):
@@ -249,7 +243,6 @@ def test_measured_busbw_within_the_bound(alone, name):
     assert r["bound_busbw"] == pytest.approx(750e9)   # 8 x 400 Gb/s per node, 16 ranks
 
 
-@needs_logs
 def test_cross_collective(bench):
     out = bench.cross_collective()
     a100_pair = out[("01_superbench-a100x8-allreduce.txt", "02_superbench-a100x8-allgather.txt")]

@@ -80,7 +80,7 @@ def test_network_spec_is_the_one_way_to_a_network_and_refuses_conflicts():
 
 
 def test_specs_refuse_what_would_be_silently_ignored():
-    # --peak with a cluster: the cluster gives the expected time, the peak the bound (issue 12)
+    # --peak with a cluster: the cluster gives the expected time, the peak the bound
     both = DiagnoseSpec(LogSpec(["x.txt"]), peak="50GB/s", network=NetworkSpec(cluster="dgx-a100"))
     assert both.peak_Bps == 50e9 and both.hardware.cluster == "dgx-a100"
     with pytest.raises(UsageError, match="--cluster dgx-a100 and --profile p.json"):
@@ -101,7 +101,8 @@ def test_every_command_has_an_api_function():
     to_api = {"predict": "predict", "crossover": "crossover", "algorithms": "algorithms", "schedule": "verified_schedule",
               "verify": "verify_all", "simulate": "simulate", "bench": "bench", "fit": "fit_tables",
               "diagnose": "diagnose_logs", "plan": "plan_compare", "calibrate": "calibrate", "bound": "bound",
-              "validate": "validate", "trees": "trees", "report": "report"}
+              "validate": "validate", "trees": "trees", "report": "report", "trace": "trace",
+              "systems": "systems"}
     assert commands == set(to_api)
     assert all(callable(getattr(api, f)) for f in to_api.values())
     assert all(callable(getattr(api, f)) for f in ("testbed_up", "testbed_start", "testbed_status", "testbed_down",
@@ -135,6 +136,7 @@ def test_plan_custom_model_search_and_memory_from_the_cli():
 LAZY_TARGETS = {
     "collperf.fit": "scipy (least squares)",
     "collperf.diagnose": "scipy, through fit",
+    "collperf.trace.core": "scipy, through diagnose",
     "collperf.lab.testbed": "networkx (the routed testbed's plan)",
     "collperf.runtime.ops": "torch (the user collectives)",
 }

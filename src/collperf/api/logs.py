@@ -9,9 +9,10 @@ from pathlib import Path
 
 from collperf import ingest, report as pages, units
 from collperf.api.runs import Validation
+from collperf.api.trace import trace
 from collperf.errors import UsageError
 from collperf.model.nccl import expect
-from collperf.spec import DiagnoseSpec, HardwareSpec, LogSpec, MeasurementSpec, NetworkSpec, output_path
+from collperf.spec import DiagnoseSpec, HardwareSpec, LogSpec, MeasurementSpec, NetworkSpec, TraceSpec, output_path
 
 
 def read_logs(paths, collective: str | None = None, ranks: int | None = None, on_log=None) -> list:
@@ -117,7 +118,8 @@ def report(inputs, output, command: str | None = None, peak=None, network: Netwo
            collective: str | None = None, ranks: int | None = None, title: str | None = None) -> Path:
     """`collperf report`: one self-contained HTML page at `output`; returns its path. Each input is a log
     path (anything diagnose reads, a bench JSON included), a validate JSON path, a Diagnosis, a bench's
-    Results or a Validation; several logs of one collective are compared side by side. `peak`, `network`,
+    Results, a Validation, a profiler trace (files, a directory or a glob: one file per rank, read together)
+    or a TraceReport; several logs of one collective are compared side by side. `peak`, `network`,
     `collective` and `ranks` are diagnose's options for the logs. `command` is shown on the page as what
     made it (default: this call)."""
     from collperf.diagnose import Diagnosis, diagnose
@@ -126,9 +128,13 @@ def report(inputs, output, command: str | None = None, peak=None, network: Netwo
     # the network options read once as hardware: the spec is copied per log below (replace re-validates it)
     hardware = HardwareSpec.from_network(network) if network is not None else None
     spec = DiagnoseSpec(LogSpec(["-"], collective, ranks), peak, hardware=hardware)
-    diagnoses, validations = [], []
+    diagnoses, validations, traces, trace_paths = [], [], [], []
     for item in items:
-        if isinstance(item, Diagnosis) or pages.is_diagnosis(item):
+        if isinstance(item, (str, Path)) and pages.is_trace(item):
+            trace_paths.append(item)   # one file per rank: read together below
+        elif pages.is_trace(item):
+            traces.append(item)
+        elif isinstance(item, Diagnosis) or pages.is_diagnosis(item):
             diagnoses.append(item)
         elif isinstance(item, Validation) or pages.is_validation(item):
             validations.append(item)
@@ -143,5 +149,8 @@ def report(inputs, output, command: str | None = None, peak=None, network: Netwo
     if command is None:
         shown = [str(i) if isinstance(i, (str, Path)) else type(i).__name__ for i in items]
         command = f"collperf.api.report({shown!r}, {str(output)!r})"
-    text = pages.render_page(diagnoses, validations, compare_logs(diagnoses) if same else None, command, title)
+    if trace_paths:
+        traces.append(trace(TraceSpec(trace_paths, hardware=hardware or HardwareSpec())))
+    text = pages.render_page(diagnoses, validations, compare_logs(diagnoses) if same else None, command, title,
+                             traces)
     return pages.write_page(text, output)

@@ -7,7 +7,9 @@ from dataclasses import replace
 
 from collperf import plan as plans, units
 from collperf.errors import UsageError
-from collperf.spec import NetworkSpec, PlanSpec
+from collperf.api.trace import trace
+from collperf.plan.from_trace import measured
+from collperf.spec import NetworkSpec, PlanSpec, TraceSpec
 
 
 DEFAULT_BATCH_TOKENS = 2 ** 22     # 4M tokens per step: GPT-3's 3.2M and Llama 3's 4M-16M pre-training batches
@@ -83,15 +85,22 @@ def plan(spec: PlanSpec):
         raise UsageError("a plan needs a two-level cluster: give --cluster PRESET or --nodes/--ranks-per-node "
                          "with intra and inter links")
     compute_s = spec.compute_s
+    # a traced step: its compute time and measured overlap per kind, where the user gave none
+    traced = measured(trace(TraceSpec(spec.from_trace)), spec.layout) if spec.from_trace else None
+    overlap = {**traced.hidden, **spec.overlap_fractions} if traced else spec.overlap_fractions
     if compute_s is None and spec.flops_per_rank is not None:
         compute_s = plans.compute_time(spec.model, spec.layout, spec.flops_per_rank)
+    elif compute_s is None and traced is not None and traced.compute_s:
+        compute_s = traced.compute_s
     elif compute_s is None and plans.gpu_of(net.cluster) is not None:
         # no time or rate given: the shape-dependent compute model of the cluster's GPU
         spec.layout.check(net.cluster.ranks, spec.model.layers)
         spec.layout.check_model(spec.model)
         compute_s = plans.modelled_compute(spec.model, spec.layout, plans.gpu_of(net.cluster))
-    return plans.plan(spec.model, spec.layout, net.cluster, compute_s, spec.overlap_fractions, spec.algorithm,
-                      spec.intra_algorithm, spec.inter_algorithm)
+    result = plans.plan(spec.model, spec.layout, net.cluster, compute_s, overlap, spec.algorithm,
+                        spec.intra_algorithm, spec.inter_algorithm)
+    result.measured = traced
+    return result
 
 
 def plan_compare(spec: PlanSpec, variants=()) -> tuple[list, int]:

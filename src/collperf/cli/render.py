@@ -95,6 +95,12 @@ def print_plan(p) -> None:
     out.print(line)
     if p.memory is not None:
         out.print(memory_line(p.memory))
+    if p.measured is not None:
+        m = p.measured
+        kinds = ", ".join(f"{k} {units.format_time(t)} ({100 * m.hidden.get(k, 0):.0f} % hidden)"
+                          for k, t in m.comm_s.items())
+        out.print(f"from the trace ({m.steps} steps): compute {units.format_time(m.compute_s or 0)} per step; "
+                  f"measured communication per step: {kinds}")
     for warning in p.warnings:
         out.print(f"[red]warning:[/red] {escape(warning)}")
     out.print()

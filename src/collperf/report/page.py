@@ -101,12 +101,16 @@ def _where(v: DiagnosisView) -> str:
 def summary_tiles(v: DiagnosisView) -> str:
     peak = f"{v.measured_peak_GBps:.2f} GB/s" if v.measured_peak_GBps is not None else "-"
     at = f"at {units.format_size(v.measured_peak_size)}" if v.measured_peak_size else ""
-    judged = f"{v.peak_GBps:.1f} GB/s" if v.peak_GBps else "none"
+    bound = f"{v.peak_GBps:.1f} GB/s" if v.peak_GBps else "none"
+    expected = f"{v.expected_GBps:.1f} GB/s" if v.expected_GBps else "none"
+    expected_at = f"at {units.format_size(v.expected_at)}: " if v.expected_at else ""
+    # the verdict compares each time with the expected model; the bound only says how much headroom is left
     tiles = [_tile("verdict", v.verdict, v.verdict_detail, f"verdict {v.tone}"),
              _tile("peak busbw (measured)", peak, at),
+             _tile("expected busbw (verdict)", expected, expected_at + (v.expected_source or "no expected model")),
+             _tile("lower-bound busbw (headroom)", bound, v.peak_source),
              _tile("n\u00bd", units.format_size(round(v.n_half_bytes)) if v.n_half_bytes else "-",
-                   "the size that reaches half the peak busbw"),
-             _tile("judged against", judged, v.peak_source)]
+                   "the size that reaches half the peak busbw")]
     return '<div class="tiles">' + "".join(tiles) + "</div>"
 
 
@@ -240,12 +244,12 @@ def _size(value) -> str:
 
 
 def render(diagnoses: list[DiagnosisView], validations: list[ValidationView], comparison: list[dict] | None,
-           command: str, version: str, title: str | None = None) -> str:
-    """The whole page."""
-    many = len(diagnoses) + len(validations) > 1
+           command: str, version: str, title: str | None = None, traces: list[str] = ()) -> str:
+    """The whole page; `traces`: the HTML sections of trace reports (report/trace_page.py)."""
+    many = len(diagnoses) + len(validations) + len(traces) > 1
     if title is None:
         title = ("collperf report: " + (f"{diagnoses[0].collective}, {_where(diagnoses[0])}" if len(diagnoses) == 1
-                 else f"{len(diagnoses)} logs" if diagnoses else "validation"))
+                 else f"{len(diagnoses)} logs" if diagnoses else "validation" if validations else "training step"))
     parts = [f"<h1>{e(title)}</h1>",
              f'<p class="sub">collperf {e(version)} \u00b7 {e(time.strftime("%Y-%m-%d %H:%M"))}</p>']
     if len(diagnoses) > 1:
@@ -254,6 +258,7 @@ def render(diagnoses: list[DiagnosisView], validations: list[ValidationView], co
         parts.append(comparison_section(diagnoses, comparison))
     parts += [diagnosis_section(v, i, many) for i, v in enumerate(diagnoses)]
     parts += [validation_section(v, i) for i, v in enumerate(validations)]
+    parts += list(traces)
     parts.append(f"<footer>Made by collperf {e(version)} with:<code>{e(command)}</code>"
                  "Times: seconds in SI prefixes; sizes: binary (KiB, MiB) as nccl-tests; GB/s = 10\u2079 bytes/s; "
                  "busbw as nccl-tests defines it.</footer>")

@@ -24,6 +24,7 @@ class PlanSpec:
     algorithm: str = "best"
     intra_algorithm: str = "best"
     inter_algorithm: str = "best"
+    from_trace: list | str | None = None  # profiler traces of a step: their compute and overlap replace the estimates
 
     def __post_init__(self):
         if not isinstance(self.model, plans.ModelSpec):     # a preset name: its ModelSpec (frozen: set once)
@@ -32,6 +33,8 @@ class PlanSpec:
             object.__setattr__(self, "layout", plans.Layout())
         if self.compute is not None and self.flops is not None:
             raise UsageError(f"--compute {self.compute} and --flops {self.flops} both set the compute time: give one")
+        if isinstance(self.from_trace, str):
+            object.__setattr__(self, "from_trace", [self.from_trace])
         self.compute_s, self.flops_per_rank, self.overlap_fractions     # parse now: bad values fail here
 
     @property
