@@ -38,6 +38,7 @@ def refused(*args, env=None) -> str:
     return " ".join(err.split())
 
 
+@pytest.mark.multiprocess
 def test_a_mistyped_torchrun_variable_is_named():
     text = refused("bench", "-b", "64K", "-e", "64K", env={"RANK": "0", "WORLD_SIZE": "abc",
                                                             "TORCHELASTIC_RUN_ID": "x"})
@@ -75,6 +76,7 @@ def test_testbed_spec_host_count_that_is_not_a_number():
     assert "hosts='x' is not a whole number" in refused("calibrate", "--testbed", "hosts=x")
 
 
+@pytest.mark.multiprocess
 def test_calibrate_on_one_rank_is_refused_and_writes_nothing(tmp_path):
     profile = tmp_path / "p.json"
     text = refused("calibrate", "--testbed", "hosts=1", "-o", profile)
@@ -82,6 +84,7 @@ def test_calibrate_on_one_rank_is_refused_and_writes_nothing(tmp_path):
     assert not profile.exists()
 
 
+@pytest.mark.multiprocess
 def test_validate_checks_its_sizes_before_calibrating():
     # refused at once (no testbed brought up, nothing calibrated), naming flags validate has
     started = time.monotonic()
@@ -91,6 +94,7 @@ def test_validate_checks_its_sizes_before_calibrating():
     assert time.monotonic() - started < 60   # generous: a calibration would bring a testbed up first
 
 
+@pytest.mark.multiprocess
 def test_validate_old_style_range_is_a_list_said_so_and_checked_first():
     # --sizes 64K,4M was a range: now the two sizes alone, with the range's flags named; the one-rank testbed
     # is refused before anything runs
@@ -148,6 +152,7 @@ def test_zero_bytes_by_a_factor_is_measured_once():
     assert distinct_sizes(SweepSpec("allgather", min_bytes=0, max_bytes=64), 4) == [0, 16, 32, 64]
 
 
+@pytest.mark.multiprocess
 def test_bench_from_zero_bytes_prints_no_repeated_rows():
     code, out, err = collperf("bench", "--ranks", 2, "-b", 0, "-e", 16, "-n", 1, "-w", 0, "--json")
     assert code == 0, err
@@ -155,6 +160,7 @@ def test_bench_from_zero_bytes_prints_no_repeated_rows():
     assert sizes == sorted(set(sizes)) == [0, 4, 8, 16]
 
 
+@pytest.mark.multiprocess
 def test_interrupted_bench_before_its_first_row_leaves_no_complete_file(tmp_path):
     """Ctrl-C before the first row: the -J file of an earlier run with the same name must not stay, claiming
     to be complete. The signal is sent once the run has removed it (a marker, not a sleep)."""
@@ -179,6 +185,7 @@ def test_interrupted_bench_before_its_first_row_leaves_no_complete_file(tmp_path
         assert doc["complete"] is False
 
 
+@pytest.mark.multiprocess
 def test_bench_takes_the_collective_as_an_argument():
     # the algorithm check names the collective it was given: the argument reached the sweep
     assert "for allgather" in refused("bench", "allgather", "-A", "nonesuch", "--ranks", 2)
