@@ -15,16 +15,27 @@ from collperf.model.nccl import expect
 from collperf.spec import DiagnoseSpec, HardwareSpec, LogSpec, MeasurementSpec, NetworkSpec, TraceSpec, output_path
 
 
-def read_logs(paths, collective: str | None = None, ranks: int | None = None) -> list:
-    """Every table of every log (nccl-tests text or JSON, collperf JSON/CSV, OSU, IMB)."""
+def read_logs(paths, collective: str | None = None, ranks: int | None = None, on_log=None) -> list:
+    """Every table of every log (nccl-tests text or JSON, collperf JSON/CSV, OSU, IMB); on_log(done, total,
+    path) hears of each log as it is read."""
     spec = paths if isinstance(paths, LogSpec) else LogSpec(paths, collective, ranks)
-    return [t for p in spec.paths for t in ingest.load(p, spec.collective, spec.ranks)]
+    tables = []
+    for i, p in enumerate(spec.paths):
+        tables += ingest.load(p, spec.collective, spec.ranks)
+        if on_log is not None:
+            on_log(i + 1, len(spec.paths), p)
+    return tables
 
 
-def fit_tables(tables) -> list:
-    """A piecewise alpha-beta fit per table."""
+def fit_tables(tables, on_table=None) -> list:
+    """A piecewise alpha-beta fit per table; on_table(done, total) hears of each as it is fitted."""
     from collperf.fit import fit
-    return [fit(t) for t in tables]
+    fits = []
+    for t in tables:
+        fits.append(fit(t))
+        if on_table is not None:
+            on_table(len(fits), len(tables))
+    return fits
 
 
 def fit_logs(paths, collective: str | None = None, ranks: int | None = None) -> list:
@@ -32,7 +43,7 @@ def fit_logs(paths, collective: str | None = None, ranks: int | None = None) -> 
     return fit_tables(read_logs(paths, collective, ranks))
 
 
-def diagnose_logs(spec: DiagnoseSpec | list | str, **options) -> list:
+def diagnose_logs(spec: DiagnoseSpec | list | str, on_log=None, on_table=None, **options) -> list:
     """`collperf diagnose`: verdicts and findings per table. Give a DiagnoseSpec, or paths with the
     DiagnoseSpec fields as keywords (peak, network, hardware, model_from) and collective/ranks for the logs.
     Each row is judged against NCCL's expected time on the system assumed from the log (the hardware
@@ -42,9 +53,13 @@ def diagnose_logs(spec: DiagnoseSpec | list | str, **options) -> list:
         logs = LogSpec(spec, options.pop("collective", None), options.pop("ranks", None))
         spec = DiagnoseSpec(logs, **options)
     model = read_logs(spec.model_from)[0] if spec.model_from is not None else None
-    tables = read_logs(spec.logs)
+    tables, out = read_logs(spec.logs, on_log=on_log), []
     _number_runs(tables)
-    return [diagnose(t, spec.peak_Bps, spec.hardware, model) for t in tables]
+    for t in tables:   # on_log / on_table: (done, total[, path]) as each log is read and each table judged
+        out.append(diagnose(t, spec.peak_Bps, spec.hardware, model))
+        if on_table is not None:
+            on_table(len(out), len(tables))
+    return out
 
 
 def _number_runs(tables) -> None:

@@ -9,10 +9,18 @@ import typer
 from collperf import api
 from collperf.cli import render, render_logs
 from collperf.cli.options import command, hardware_options, Json, one_or_many
+from collperf.cli.progress import progress
 from collperf.cli.render import out, print_json
 from collperf.cli.report_command import Html, command_line
 from collperf.errors import UsageError
 from collperf.spec import output_path, DiagnoseSpec, HardwareSpec, LogSpec, MeasurementSpec
+
+
+def _counted(steps, verb: str):
+    """A callback (done, total[, path]) that moves the bar: logs read, tables fitted or judged."""
+    def on_item(done: int, total: int, path=None):
+        steps.done(done, total, f"{verb} {done}/{total}" + (f" ({path})" if path else ""))
+    return on_item
 
 
 LogCollective = typer.Option(None, "--collective", help="Override the collective the log is taken to be.")
@@ -23,8 +31,9 @@ LogRanks = typer.Option(None, "--ranks", "-p", help="Rank count, where the log d
 def fit_command(logs: list[str] = typer.Argument(..., help="Logs: nccl-tests text/JSON, collperf JSON/CSV, OSU, IMB."),
                 as_json: bool = Json, collective: Optional[str] = LogCollective, ranks: Optional[int] = LogRanks):
     """Fit a piecewise alpha-beta model to measured logs: regimes, peak busbw, n1/2, residuals."""
-    tables = api.read_logs(LogSpec(logs, collective, ranks))
-    fits = api.fit_tables(tables)
+    with progress("reading logs", as_json, total=len(logs)) as steps:
+        tables = api.read_logs(LogSpec(logs, collective, ranks), on_log=_counted(steps, "read"))
+        fits = api.fit_tables(tables, on_table=_counted(steps, "fitted"))
     if as_json:
         print_json(one_or_many([f.to_json() for f in fits]))
         return
@@ -40,7 +49,7 @@ def diagnose(logs: list[str] = typer.Argument(..., help="One log, or several to 
                                                         "collective with --size and --time (one measurement)."),
              size: Optional[str] = typer.Option(None, "--size", "-s", help="One measurement: its size "
                                                 "(nccl-tests convention), e.g. 1GB."),
-             time: Optional[str] = typer.Option(None, "--time", "-t", help="One measurement: its time, e.g. 500ms."),
+             time: Optional[str] = typer.Option(None, "--time", help="One measurement: its time, e.g. 500ms."),
              peak: Optional[str] = typer.Option(None, "--peak", help="Per-rank busbw that is the bound, e.g. 50GB/s "
                                                 "(with --cluster: the cluster gives the expected time, this the "
                                                 "bound)."),
@@ -61,8 +70,10 @@ def diagnose(logs: list[str] = typer.Argument(..., help="One log, or several to 
         print_json(judged.to_json()) if as_json else render_logs.print_judgement(judged)
         return
     output_path(plot, "--plot")
-    diagnoses = api.diagnose_logs(DiagnoseSpec(LogSpec(logs, collective, ranks), peak, model_from=model_from,
-                                               hardware=hardware))
+    with progress("reading logs", as_json, total=len(logs)) as steps:
+        diagnoses = api.diagnose_logs(DiagnoseSpec(LogSpec(logs, collective, ranks), peak, model_from=model_from,
+                                                   hardware=hardware),
+                                      on_log=_counted(steps, "read"), on_table=_counted(steps, "judged"))
     paths = render.plot_diagnoses(diagnoses, plot) if plot else []
     same = len(diagnoses) > 1 and len({d.table.collective for d in diagnoses}) == 1
     comparison = api.compare_logs(diagnoses) if same else None

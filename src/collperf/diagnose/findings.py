@@ -9,6 +9,7 @@ import numpy as np
 
 from collperf import units
 from collperf.fit import Fit
+from collperf.diagnose.verdict import runtime_of
 from collperf.ingest.table import Table
 
 
@@ -29,7 +30,7 @@ def table_findings(table: Table, own: Fit, rows) -> list[Finding]:
                              f"{table.footer.get('out_of_bounds', len(wrong))} {table.footer.get('status', '')}): "
                              "results were wrong, those times are meaningless and were left out of the fit", wrong))
     bus = [(r.size, r.busbw_GBps) for r in rows if r.busbw_GBps is not None]
-    found.extend(_dips(bus))
+    found.extend(_dips(bus, nccl=runtime_of(table) == "nccl"))
     backwards = [rows[i - 1].size for i in range(1, len(rows)) if rows[i].time_s < 0.9 * rows[i - 1].time_s]
     if backwards:
         found.append(Finding("non-monotonic", "warning", "a larger size ran faster than "
@@ -74,7 +75,7 @@ def not_fitted(table: Table, usable_rows: int, needed: int, judged: bool) -> Fin
                    f"a fit needs {needed}, so it has no fit of its own; {how}", [])
 
 
-def _dips(bus: list[tuple[int, float]]) -> list[Finding]:
+def _dips(bus: list[tuple[int, float]], nccl: bool = True) -> list[Finding]:
     """Ranges of sizes where busbw falls below the level already reached and then recovers: one finding per
     range, every size in it. A row is low when its busbw is under 75 % of the larger of the best busbw at
     smaller sizes and the geometric mean of its two neighbours (the latter catches a one-size notch on the
@@ -110,8 +111,8 @@ def _dips(bus: list[tuple[int, float]]) -> list[Finding]:
         if j + 1 < len(bus):
             found.append(Finding("dip", "warning", f"busbw falls and recovers at {span} ({len(sizes)} size(s): "
                                  + ", ".join(map(units.format_size, sizes)) + "): a protocol/algorithm switch at the "
-                                 "wrong size, a noisy run or contention; rerun those sizes (-n more iterations) and "
-                                 "check NCCL_ALGO/NCCL_PROTO", sizes))
+                                 "wrong size, a noisy run or contention; rerun those sizes (-n more iterations)"
+                                 + (" and check NCCL_ALGO/NCCL_PROTO" if nccl else ""), sizes))
         else:
             found.append(Finding("tail-drop", "warning", f"busbw falls at the largest size(s) {span} and does not "
                                  "recover: memory pressure, a protocol limit or contention at large sizes; extend the "

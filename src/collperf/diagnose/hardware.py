@@ -282,11 +282,17 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
         why = ("the log names no GPU (no device lines)" if table is not None else "no system given") + \
               ": pass --cluster SYSTEM (or --gpu MODEL) to get NCCL's expected time and the hardware bound"
         return Assumed(None, [], notes, why)
+    if hw.cluster is None and hw.gpu is None and hw.profile is None and gpu_log and _cpu(gpu_log):
+        return Assumed(None, [], notes, "a CPU run (the log's devices are 'cpu'): NCCL's model and the GPU "
+                                        "catalogue do not apply; give --peak BUSBW (e.g. the link's rate) for a "
+                                        "bound, or --profile FILE (collperf calibrate -o FILE) for the expected time")
     try:
         base, gpu_text, gpu_src = _base(hw, gpu_log, gpu_src, facts, notes)
-    except UsageError as e:
+    except UsageError:
         if hw.profile is None:
-            return Assumed(None, [], notes, f"{e}; pass --cluster SYSTEM")
+            return Assumed(None, [], notes, f"GPU model {gpu_log!r} is not in the catalogue: pass --cluster SYSTEM "
+                                            "(collperf systems lists them) or --gpu MODEL for NCCL's expected time, "
+                                            "or --peak BUSBW / --profile FILE for a bound")
         base, gpu_text = None, gpu_log
     nodes, nodes_src = _nodes(base, nodes, nodes_src, ranks)
     if ranks and ranks % nodes:
@@ -317,3 +323,8 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
         system = _from_profile(system, hw.profile)
     system = _overrides(system, hw)
     return Assumed(system, _values(system), notes)
+
+
+def _cpu(device: str) -> bool:
+    """A device line of a CPU run (collperf bench on gloo prints 'cpu')."""
+    return device.strip().lower() in ("cpu", "cpu (gloo)")

@@ -109,7 +109,7 @@ def verdict(time_s: float, expected_s: float | None, bound_s: float | None, wron
         return ("above the bound: faster than the assumed hardware allows, so the assumed system is wrong "
                 "(see the above-bound finding)"), efficiency
     if expected_s is None:
-        return "not judged: no system assumed (pass --cluster or --gpu)", efficiency
+        return "not judged: no system assumed (pass --cluster or --gpu; for a CPU run --peak or --profile)", efficiency
     if low_s is not None and high_s is not None:
         return band_verdict(time_s, low_s, high_s), efficiency
     ratio = time_s / expected_s

@@ -55,7 +55,8 @@ def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
     if testbed is not None:
         world, backend, where = testbed.ranks, f"gloo on {testbed.describe()}", "testbed"
     elif launch.in_torchrun():
-        world, where = int(os.environ["WORLD_SIZE"]), "torchrun"
+        world, where = launch.torchrun_int("WORLD_SIZE", low=1), "torchrun"
+        launch.torchrun_int("RANK")
         backend = "nccl" if _cuda() else "gloo"
     else:
         if ranks is None:
@@ -63,10 +64,11 @@ def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
         world, backend, where = ranks, "gloo", "local"
     if network is not None and network.ranks != world:
         raise UsageError(f"the network has {network.ranks} ranks but the run has {world}")
+    job_config["sizes"] = distinct_sizes(config, world)
     job_config["two_level"] = two_level_shape(world, where, testbed, network)
     _check_ranks(config, world, {a for a, _ in schedules or ()}, job_config["two_level"])
     local = {"local": world, "testbed": world,
-             "torchrun": int(os.environ.get("LOCAL_WORLD_SIZE", "1"))}[where]
+             "torchrun": launch.torchrun_int("LOCAL_WORLD_SIZE", 1, low=1) if where == "torchrun" else 1}[where]
     for note in check_capacity(config, local, force, gpu=(backend == "nccl"), spawned=(where != "torchrun")):
         if on_note is not None:
             on_note(note)
@@ -94,7 +96,7 @@ def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
             out = launch.run_testbed(job, testbed, timeout_s, on_message=on_message)
         elif where == "torchrun":
             out = launch.run_torchrun(job, timeout_s, on_message=on_message)
-            if int(os.environ["RANK"]) != 0:
+            if launch.torchrun_int("RANK") != 0:
                 return None
         else:
             out = launch.run_local(job, ranks, timeout_s, on_message=on_message)
@@ -126,6 +128,19 @@ def _cuda() -> bool:
     return torch.cuda.is_available()
 
 
+def distinct_sizes(config: SweepSpec, world: int) -> list[int]:
+    """The sweep's sizes less those that measure a buffer measured already: nccl-tests rounds a size down
+    to whole blocks of elements (Collective.counts), so -b 0 by a factor of 2 asks for 0, 1 and 2 bytes,
+    which are all 0 bytes of float32; each buffer is measured once, under the first size asking for it."""
+    coll, seen, out = get_collective(config.collective), set(), []
+    for size in config.sizes():
+        measured = coll.counts(size, world, DTYPE_BYTES[config.dtype])[1]
+        if measured not in seen:
+            seen.add(measured)
+            out.append(size)
+    return out
+
+
 def two_level_shape(world: int, where: str, testbed=None, network: Network | None = None) -> list[int] | None:
     """[nodes, ranks per node] of the run, for `-A hierarchical` and auto: the testbed's hosts, torchrun's
     nodes (LOCAL_WORLD_SIZE ranks each), or local ranks grouped as the given two-level network says
@@ -133,7 +148,7 @@ def two_level_shape(world: int, where: str, testbed=None, network: Network | Non
     if testbed is not None:
         return [testbed.ranks // testbed.ranks_per_host, testbed.ranks_per_host]
     if where == "torchrun":
-        g = int(os.environ.get("LOCAL_WORLD_SIZE", world))
+        g = launch.torchrun_int("LOCAL_WORLD_SIZE", world, low=1)
         return [world // g, g] if g and world % g == 0 else None
     if network is not None and network.cluster is not None:
         return [network.cluster.nodes, network.cluster.ranks_per_node]

@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass, field
 
 from collperf.collectives import get_collective
+from collperf.errors import UsageError
 from collperf.spec import output_path
 
 PLACEMENTS = ("out_of_place", "in_place")
@@ -245,12 +246,15 @@ def to_csv(res: Results) -> str:
     return buffer.getvalue()
 
 
-def _replace(path: str, text: str) -> None:
+def _replace(path: str, text: str, flag: str) -> None:
     """Write `text` to `path` atomically (a reader sees the old file or the new one, never half of one)."""
     tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "w", newline="") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", newline="") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except OSError as e:
+        raise UsageError(f"{flag} {path}: cannot be written ({e.strerror or e}); choose another place") from None
 
 
 class ResultFiles:
@@ -262,11 +266,18 @@ class ResultFiles:
         output_path(csv_path, "--csv-file")
         self.json_path, self.csv_path = json_path, csv_path
 
+    def start(self) -> None:
+        """Before the run: an older file of the same name goes, so that a run stopped before its first row
+        leaves no earlier run's document claiming to be this one (or complete)."""
+        for path in (self.json_path, self.csv_path):
+            if path and os.path.isfile(path):
+                os.remove(path)
+
     def update(self, res: Results) -> None:
         if self.json_path:
-            _replace(self.json_path, json.dumps(to_json(res), indent=1) + "\n")
+            _replace(self.json_path, json.dumps(to_json(res), indent=1) + "\n", "--json-file")
         if self.csv_path:
-            _replace(self.csv_path, to_csv(res))
+            _replace(self.csv_path, to_csv(res), "--csv-file")
 
 
 def write(res: Results, json_path: str | None = None, csv_path: str | None = None) -> None:

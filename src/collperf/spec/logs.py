@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from collperf import units
 from collperf.collectives import get_collective
@@ -66,6 +67,7 @@ class MeasurementSpec:
     peak: str | float | None = None
 
     def __post_init__(self):
+        self._refuse_a_log()
         self.collective = get_collective(self.collective).name
         self.size_bytes = units.parse_size(self.size)
         if self.size_bytes <= 0:
@@ -78,3 +80,14 @@ class MeasurementSpec:
         if self.ranks is None and self.hardware.cluster is None:
             raise UsageError("a single measurement needs --ranks N (and --cluster SYSTEM --nodes N, or --gpu MODEL)")
         self.peak_Bps = units.parse_bandwidth(self.peak) if self.peak is not None else None
+
+    def _refuse_a_log(self) -> None:
+        """A log named with --size/--time is a mix-up, said as such (not as an unknown collective)."""
+        try:
+            get_collective(self.collective)
+        except UsageError:
+            if isinstance(self.collective, str) and Path(self.collective).exists():
+                raise UsageError(f"--size and --time judge one measurement and take no log ({self.collective} is a "
+                                 "file): drop --size/--time to diagnose the log, or give a collective instead, e.g. "
+                                 "collperf diagnose allreduce --size 1GB --time 500ms --cluster dgx-h100 --ranks 16 "
+                                 "--nodes 2") from None

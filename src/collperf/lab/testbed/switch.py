@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from collperf import units
 from collperf.errors import UsageError
-from collperf.lab.calibrate import calibrate
+from collperf.lab.calibrate import calibrate, check_ranks
 from collperf.lab.validate import calibrated_grid
 
 PREFIX = "cptb"   # every namespace of every testbed starts with this
@@ -67,15 +67,22 @@ class Testbed:
     name: str = "tb0"
 
     def __post_init__(self):
+        # the flag and the spec field both, as either may be what the user typed (testbed up / --testbed)
         if isinstance(self.hosts, bool) or not isinstance(self.hosts, int) or not 1 <= self.hosts <= 64:
-            raise UsageError(f"hosts {self.hosts!r}: expected 1 to 64")
+            raise UsageError(f"hosts {self.hosts!r}: a testbed has at least 1 host and at most 64 (--hosts N, "
+                             "or hosts=N in --testbed)")
         if isinstance(self.ranks_per_host, bool) or not isinstance(self.ranks_per_host, int) or self.ranks_per_host < 1:
-            raise UsageError(f"ranks per host {self.ranks_per_host!r}: expected a whole number >= 1")
+            raise UsageError(f"ranks per host {self.ranks_per_host!r}: expected a whole number >= 1 "
+                             "(--ranks-per-host N, or ranks-per-host=N in --testbed)")
         if not re.fullmatch(r"[a-z0-9]{1,6}", self.name):
             raise UsageError(f"testbed name {self.name!r}: expected 1 to 6 lowercase letters or digits")
-        self.rate_Bps = units.parse_bandwidth(self.rate)
-        if self.rate_Bps == float("inf"):
-            raise UsageError("testbed rate must be finite, e.g. 200mbit")
+        try:
+            self.rate_Bps = units.parse_bandwidth(self.rate)
+        except UsageError:
+            raise UsageError(f"testbed rate {self.rate!r}: expected a rate with its unit, e.g. 200mbit or 1gbit "
+                             "(tc spelling) or 25MB/s (--rate R, or rate=R in --testbed)") from None
+        if self.rate_Bps == float("inf") or self.rate_Bps <= 0:
+            raise UsageError(f"testbed rate {self.rate!r}: must be finite and positive, e.g. 200mbit")
 
     # names and addresses --------------------------------------------------------------------------
     @property
@@ -163,8 +170,11 @@ class Testbed:
     def predict_rows(self, results, rows, schedules=None) -> bool:
         return False
 
-    def validation_grid(self, sizes, iters: int, timeout_s: float, profile=None) -> tuple[str, list]:
-        return calibrated_grid(self, None, sizes, iters, timeout_s, profile)
+    def check_calibration(self) -> None:
+        check_ranks(None, self)     # a link is measured between two ranks
+
+    def validation_grid(self, sizes, iters: int, timeout_s: float, profile=None, on_step=None) -> tuple[str, list]:
+        return calibrated_grid(self, None, sizes, iters, timeout_s, profile, on_step=on_step)
 
 
 def shape_commands(dev: str, rate_Bps: float) -> list[str]:
@@ -246,8 +256,11 @@ def parse_fields(fields: dict, text: str) -> Testbed:
     if unknown:
         raise UsageError(f"testbed spec {text!r}: unknown field(s) {', '.join(sorted(unknown))}; expected "
                          "hosts=4,rate=200mbit[,ranks-per-host=2][,name=tb0]")
-    try:
-        return Testbed(int(fields.get("hosts", 4)), fields.get("rate", "200mbit"),
-                       int(fields.get("ranks_per_host", 1)), fields.get("name", "tb0"))
-    except ValueError:
-        raise UsageError(f"testbed spec {text!r}: hosts and ranks-per-host must be whole numbers") from None
+    counts = {}
+    for key, default in (("hosts", 4), ("ranks_per_host", 1)):
+        try:
+            counts[key] = int(fields.get(key, default))
+        except ValueError:
+            raise UsageError(f"testbed spec {text!r}: {key.replace('_', '-')}={fields[key]!r} is not a whole "
+                             "number") from None
+    return Testbed(counts["hosts"], fields.get("rate", "200mbit"), counts["ranks_per_host"], fields.get("name", "tb0"))
