@@ -67,11 +67,13 @@ def test_testbed_of_no_hosts_says_at_least_one():
     assert "at least 1 host" in text and "--hosts" in text
 
 
+@pytest.mark.multiprocess   # runs `collperf calibrate` (refused at parse time, but the guard cannot know)
 def test_calibrate_testbed_rate_that_is_a_word_names_the_rate():
     text = refused("calibrate", "--testbed", "hosts=2,rate=fast")
     assert "rate 'fast'" in text and "whole numbers" not in text
 
 
+@pytest.mark.multiprocess   # runs `collperf calibrate` (refused at parse time)
 def test_testbed_spec_host_count_that_is_not_a_number():
     assert "hosts='x' is not a whole number" in refused("calibrate", "--testbed", "hosts=x")
 
