@@ -17,7 +17,7 @@ def read_logs(paths, collective: str | None = None, ranks: int | None = None) ->
     """Every table of every log (nccl-tests text or JSON, collperf JSON/CSV, OSU, IMB)."""
     from collperf import ingest
     spec = paths if isinstance(paths, LogSpec) else LogSpec(paths, collective, ranks)
-    return [t for p in spec.paths for t in ingest.load(p, spec.collective, spec.ranks)]
+    return [t for p in spec.paths for t in ingest.load(p, spec.collective, spec.ranks, spec.max_bytes)]
 
 
 def fit_tables(tables) -> list:

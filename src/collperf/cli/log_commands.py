@@ -17,13 +17,16 @@ from collperf.spec import output_path, DiagnoseSpec, HardwareSpec, LogSpec, Meas
 
 LogCollective = typer.Option(None, "--collective", help="Override the collective the log is taken to be.")
 LogRanks = typer.Option(None, "--ranks", "-p", help="Rank count, where the log does not say.")
+LogMaxBytes = typer.Option(None, "--max-bytes", help="Refuse a log file larger than this (default 256MiB): a log "
+                           "is held in memory while read; e.g. --max-bytes 2GiB.")
 
 
 @command("fit")
 def fit_command(logs: list[str] = typer.Argument(..., help="Logs: nccl-tests text/JSON, collperf JSON/CSV, OSU, IMB."),
-                as_json: bool = Json, collective: Optional[str] = LogCollective, ranks: Optional[int] = LogRanks):
+                as_json: bool = Json, collective: Optional[str] = LogCollective, ranks: Optional[int] = LogRanks,
+                max_bytes: Optional[str] = LogMaxBytes):
     """Fit a piecewise alpha-beta model to measured logs: regimes, peak busbw, n1/2, residuals."""
-    tables = api.read_logs(LogSpec(logs, collective, ranks))
+    tables = api.read_logs(LogSpec(logs, collective, ranks, max_bytes))
     fits = api.fit_tables(tables)
     if as_json:
         print_json(one_or_many([f.to_json() for f in fits]))
@@ -49,7 +52,7 @@ def diagnose(logs: list[str] = typer.Argument(..., help="One log, or several to 
                                                       "machine)."),
              plot: Optional[str] = typer.Option(None, "--plot", help="Write time and busbw plots (PNG/SVG)."),
              as_json: bool = Json, collective: Optional[str] = LogCollective, ranks: Optional[int] = LogRanks,
-             html: Optional[str] = Html, hardware: HardwareSpec = None):
+             html: Optional[str] = Html, max_bytes: Optional[str] = LogMaxBytes, hardware: HardwareSpec = None):
     """Is it good or bad, and why: each size against NCCL's expected time and the hardware's bound, on the
     system assumed from the log (the hardware options override it), and the anomalies."""
     if time is not None or size is not None:
@@ -61,7 +64,7 @@ def diagnose(logs: list[str] = typer.Argument(..., help="One log, or several to 
         print_json(judged.to_json()) if as_json else render_logs.print_judgement(judged)
         return
     output_path(plot, "--plot")
-    diagnoses = api.diagnose_logs(DiagnoseSpec(LogSpec(logs, collective, ranks), peak, model_from=model_from,
+    diagnoses = api.diagnose_logs(DiagnoseSpec(LogSpec(logs, collective, ranks, max_bytes), peak, model_from=model_from,
                                                hardware=hardware))
     paths = render.plot_diagnoses(diagnoses, plot) if plot else []
     same = len(diagnoses) > 1 and len({d.table.collective for d in diagnoses}) == 1

@@ -12,6 +12,7 @@ Order (each later source overrides the earlier, and provenance says which one se
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,13 +75,30 @@ def _values(system: System) -> list[tuple[str, str, str]]:
 
 
 def log_text_hints(source: str) -> tuple[str, list[str]]:
-    """(NCCL INFO / version lines, comment lines) of a log file, '' and [] when it is not a readable file."""
+    """(NCCL INFO / version lines, comment lines) of a log file, '' and [] when it is not a readable file.
+    Read once per file, line by line: a log of 1,600 tables is not read 1,600 times, and a large one is
+    never held whole for this."""
     try:
-        text = Path(source).read_text(errors="replace")
+        stat = Path(source).stat()
     except (OSError, ValueError):
         return "", []
-    info = [ln for ln in text.splitlines() if "NCCL INFO" in ln or "NCCL version" in ln or "nccl-library" in ln]
-    comments = [ln.lstrip("# ").strip() for ln in text.splitlines()[:60] if ln.startswith("#")]
+    info, comments = _hints(source, stat.st_mtime_ns, stat.st_size)
+    return info, list(comments)
+
+
+@functools.lru_cache(maxsize=8)
+def _hints(source: str, mtime_ns: int, size_bytes: int) -> tuple[str, list[str]]:
+    info, comments = [], []
+    try:
+        with open(source, errors="replace") as lines:
+            for number, line in enumerate(lines):
+                line = line.rstrip("\n")
+                if "NCCL INFO" in line or "NCCL version" in line or "nccl-library" in line:
+                    info.append(line)
+                if number < 60 and line.startswith("#"):
+                    comments.append(line.lstrip("# ").strip())
+    except (OSError, ValueError):
+        return "", []
     return "\n".join(info), comments
 
 

@@ -49,11 +49,14 @@ def result_lines(text: str) -> list[int]:
         return []
     decoder, at, out = json.JSONDecoder(), m.end(), []
     blank = re.compile(r"[\s,]*")
+    counted, line = 0, 1   # newlines counted so far, up to `counted`: each character is counted once
     while True:
         at = blank.match(text, at).end()
         if at >= len(text) or text[at] == "]":
             return out
-        out.append(text.count("\n", 0, at) + 1)
+        line += text.count("\n", counted, at)
+        counted = at
+        out.append(line)
         try:
             at = decoder.raw_decode(text, at)[1]
         except ValueError:
