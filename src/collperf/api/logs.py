@@ -4,7 +4,7 @@ shareable HTML reports of them (report)."""
 
 from __future__ import annotations
 
-from dataclasses import fields, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from collperf import units
@@ -20,10 +20,50 @@ def read_logs(paths, collective: str | None = None, ranks: int | None = None) ->
     return [t for p in spec.paths for t in ingest.load(p, spec.collective, spec.ranks, spec.max_bytes)]
 
 
-def fit_tables(tables) -> list:
-    """A piecewise alpha-beta fit per table."""
+@dataclass
+class Unjudged:
+    """A table that could not be fitted or judged, and why (the others of its logs still are)."""
+    table: object
+    why: str
+
+    def to_json(self) -> dict:
+        return {"source": self.table.source, "collective": self.table.collective, "not_judged": self.why}
+
+
+class Judged(list):
+    """The fits or diagnoses of the tables that could be judged, in order; `not_judged` lists the others
+    (Unjudged: the table and why). One unfittable table does not take the rest down with it."""
+
+    def __init__(self, items=(), not_judged=None):
+        super().__init__(items)
+        self.not_judged: list[Unjudged] = list(not_judged or [])
+
+
+def _each(tables, judge) -> Judged:
+    """judge(table) for every table, a user-facing refusal (UsageError) kept as Unjudged; raises only
+    when no table at all can be judged (with each table's reason)."""
+    out = Judged()
+    for t in tables:
+        try:
+            result = judge(t)
+        except UsageError as e:
+            out.not_judged.append(Unjudged(t, str(e)))
+            continue
+        result.table = t
+        out.append(result)
+    if not out and out.not_judged:
+        if len(out.not_judged) == 1:
+            raise UsageError(out.not_judged[0].why)
+        raise UsageError(f"none of the {len(out.not_judged)} tables can be judged: "
+                         + "; ".join(u.why for u in out.not_judged[:5]) + (" ..." if len(out.not_judged) > 5 else ""))
+    return out
+
+
+def fit_tables(tables) -> Judged:
+    """A piecewise alpha-beta fit per table (each keeps its table: `fit.table`); a table that cannot be
+    fitted is listed in the result's `not_judged` instead (UsageError only when none can)."""
     from collperf.fit import fit
-    return [fit(t) for t in tables]
+    return _each(tables, fit)
 
 
 def fit_logs(paths, collective: str | None = None, ranks: int | None = None) -> list:
@@ -31,17 +71,18 @@ def fit_logs(paths, collective: str | None = None, ranks: int | None = None) -> 
     return fit_tables(read_logs(paths, collective, ranks))
 
 
-def diagnose_logs(spec: DiagnoseSpec | list | str, **options) -> list:
+def diagnose_logs(spec: DiagnoseSpec | list | str, **options) -> Judged:
     """`collperf diagnose`: verdicts and findings per table. Give a DiagnoseSpec, or paths with the
     DiagnoseSpec fields as keywords (peak, network, hardware, model_from) and collective/ranks for the logs.
     Each row is judged against NCCL's expected time on the system assumed from the log (the hardware
-    options override it) and against the physical bound (the system's two-level bound, or --peak)."""
+    options override it) and against the physical bound (the system's two-level bound, or --peak). A table
+    that cannot be judged is listed in the result's `not_judged` with why (UsageError only when none can)."""
     from collperf.diagnose import diagnose
     if not isinstance(spec, DiagnoseSpec):
         logs = LogSpec(spec, options.pop("collective", None), options.pop("ranks", None))
         spec = DiagnoseSpec(logs, **options)
     model = read_logs(spec.model_from)[0] if spec.model_from is not None else None
-    return [diagnose(t, spec.peak_Bps, spec.hardware, model) for t in read_logs(spec.logs)]
+    return _each(read_logs(spec.logs), lambda t: diagnose(t, spec.peak_Bps, spec.hardware, model))
 
 
 def diagnose_measurement(spec: MeasurementSpec | None = None, **options):

@@ -50,7 +50,7 @@ def bench(spec: BenchSpec, on_row=None, on_note=None, on_info=None):
     place where (default: on_note). A run that fails, times out or is
     interrupted raises bench.BenchInterrupted (a RunError) whose `.results` holds the rows measured."""
     from collperf.lab.bench import BenchInterrupted, run
-    from collperf.lab.results import ResultFiles
+    from collperf.lab.results import OutputError, ResultFiles
     files = ResultFiles(spec.json_file, spec.csv_file)
     placement = None
     if spec.placed:    # -A blink / blink-hybrid / --pattern: schedules built on the topology, here, before any rank
@@ -81,7 +81,10 @@ def bench(spec: BenchSpec, on_row=None, on_note=None, on_info=None):
                           on_note=on_note, force=spec.force, schedules=schedules)
         except BenchInterrupted as e:
             if e.results.rows:
-                files.update(e.results)
+                try:   # the files say how the run ended; a file that cannot be written is what ended it
+                    files.update(e.results)
+                except OutputError:
+                    pass
             raise
     if results is not None:
         if placement is not None:

@@ -29,12 +29,14 @@ def fit_command(logs: list[str] = typer.Argument(..., help="Logs: nccl-tests tex
     tables = api.read_logs(LogSpec(logs, collective, ranks, max_bytes))
     fits = api.fit_tables(tables)
     if as_json:
-        print_json(one_or_many([f.to_json() for f in fits]))
+        docs = [f.to_json() for f in fits] + [u.to_json() for u in fits.not_judged]
+        print_json(one_or_many(docs))
         return
-    for t, f in zip(tables, fits):
-        render_logs.print_table_header(t)
+    for f in fits:
+        render_logs.print_table_header(f.table)
         render_logs.print_fit(f)
         out.print()
+    render_logs.print_not_judged(fits.not_judged, "fitted")
 
 
 @command()
@@ -72,12 +74,13 @@ def diagnose(logs: list[str] = typer.Argument(..., help="One log, or several to 
     if html:
         paths.append(str(api.report(diagnoses, html, command_line())))
     if as_json:
-        docs = [d.to_json() for d in diagnoses]
+        docs = [d.to_json() for d in diagnoses] + [u.to_json() for u in diagnoses.not_judged]
         print_json({"diagnoses": docs, "comparison": comparison} if comparison else one_or_many(docs))
         return
     for d in diagnoses:
         render_logs.print_diagnosis(d)
     if comparison:
         render_logs.print_comparison(diagnoses, comparison)
+    render_logs.print_not_judged(diagnoses.not_judged, "judged")
     for path in paths:
         out.print(f"{'report' if path.endswith('.html') else 'plot'} written to {path}")

@@ -73,7 +73,8 @@ def bench(collective: str = typer.Option("allreduce", "--collective", help="The 
         if partial is None:
             raise
         stream.interrupted(partial, str(e))
-        raise typer.Exit(130 if getattr(e, "reason", "") == "interrupted" else 1)
+        reason = getattr(e, "reason", "")   # the shell's codes for SIGINT and SIGTERM, 1 for a failure
+        raise typer.Exit(130 if reason == "interrupted" else 143 if reason.startswith("terminated") else 1)
     if results is None:   # a torchrun rank other than 0
         return
     stream.finish(results)

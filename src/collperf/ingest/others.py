@@ -208,6 +208,8 @@ def _collperf_json(doc: dict, source: str, collective: str | None = None, lines:
     for t in out:
         consistency.check_factor(t)
         consistency.note_flags(t)
+        if doc.get("complete") is False:   # bench's marker: the run ended early, or was still running
+            t.header["incomplete"] = str(doc.get("stopped") or "the run had not finished (complete: false)")
     return out
 
 
@@ -223,6 +225,7 @@ def parse_collperf_csv(text: str, source: str, collective: str | None, ranks: in
         raise IngestError(f"{source}, line 1: the CSV header lacks {', '.join(missing)}: expected collperf bench "
                           f"--csv columns ({', '.join(_CSV_REQUIRED)}, ...)")
     tables: dict[str, Table] = {}
+    runs: dict[str, str] = {}
     skipped = []
     for number, line in enumerate(lines[1:], 2):
         if not line.strip():
@@ -246,6 +249,7 @@ def parse_collperf_csv(text: str, source: str, collective: str | None, ranks: in
         t.header["algorithm"] = rec["algorithm"]
         _csv_identity(t, rec, ranks)
         t.rows.append(row)
+        runs[rec["algorithm"]] = rec.get("run") or "complete"   # the run column: the last line's state
     if not tables:
         why = f": {skipped[0]}" if skipped else ""
         raise IngestError(f"{source}: no readable collperf CSV rows{why}")
@@ -254,6 +258,8 @@ def parse_collperf_csv(text: str, source: str, collective: str | None, ranks: in
     for t in out:
         if not t.collective:
             t.notes.append("the CSV does not name the collective: pass --collective")
+        if (state := runs.get(t.header.get("algorithm"), "complete")).startswith("INCOMPLETE"):
+            t.header["incomplete"] = state.partition(":")[2].strip() or "the run ended early"
     return out
 
 

@@ -15,8 +15,12 @@ Before anything starts, `check_capacity` refuses rank counts and sweeps the mach
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+import signal
+import threading
+
 import numpy as np
 
 from collperf.collectives import get_collective
@@ -87,16 +91,25 @@ def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
                 on_row(results, payload)
 
     try:
-        if testbed is not None:
-            out = launch.run_testbed(job, testbed, timeout_s, on_message=on_message)
-        elif where == "torchrun":
-            out = launch.run_torchrun(job, timeout_s, on_message=on_message)
-            if int(os.environ["RANK"]) != 0:
-                return None
-        else:
-            out = launch.run_local(job, ranks, timeout_s, on_message=on_message)
+        with sigterm_interrupts():
+            out = _launch(launch, job, ranks, testbed, where, timeout_s, on_message)
+        if out is None:   # a torchrun rank other than 0
+            return None
     except (RunError, KeyboardInterrupt) as e:
         raise _interrupted(results, network, e) from None
+    return _finished(results, out, network, testbed, schedules)
+
+
+def _launch(launch, job, ranks, testbed, where: str, timeout_s: float, on_message):
+    if testbed is not None:
+        return launch.run_testbed(job, testbed, timeout_s, on_message=on_message)
+    if where == "torchrun":
+        out = launch.run_torchrun(job, timeout_s, on_message=on_message)
+        return out if int(os.environ["RANK"]) == 0 else None
+    return launch.run_local(job, ranks, timeout_s, on_message=on_message)
+
+
+def _finished(results: Results, out: dict, network, testbed, schedules) -> Results:
     results.rows, results.devices = out["rows"], out["devices"]
     if out.get("auto") is not None:
         results.config["auto"], results.config["auto_network"] = out["auto"]["choices"], out["auto"]["network"]
@@ -109,15 +122,38 @@ def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
     return results
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (what timeout, Slurm and Kubernetes send) ends a run as Ctrl-C does: ranks killed, rows kept,
+    an honest footer, and the cause named."""
+
+
+@contextlib.contextmanager
+def sigterm_interrupts():
+    """While the ranks run, SIGTERM raises Terminated in the launcher (the main thread only: elsewhere a
+    handler cannot be set, and the default, an exit without a word, stays)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminated(signum, frame):
+        raise Terminated("SIGTERM")
+    before = signal.signal(signal.SIGTERM, terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
 def _interrupted(results: Results, network, e: BaseException) -> BenchInterrupted:
     from collperf.runtime.launch import RunTimeout
-    reason = "interrupted" if isinstance(e, KeyboardInterrupt) else \
-        "timed out" if isinstance(e, RunTimeout) else "failed"
+    reason = "terminated (SIGTERM)" if isinstance(e, Terminated) else "interrupted" \
+        if isinstance(e, KeyboardInterrupt) else "timed out" if isinstance(e, RunTimeout) else "failed"
     n = len(results.rows)
     results.stopped = f"{reason} after {n} row{'s' if n != 1 else ''}"
     if results.rows and network is None:
         add_predictions(results, None)
-    why = "Ctrl-C" if reason == "interrupted" else str(e)
+    why = "Ctrl-C" if reason == "interrupted" else "SIGTERM received: the ranks were stopped" \
+        if isinstance(e, Terminated) else str(e)
     return BenchInterrupted(f"{results.stopped}: {why}", results, reason)
 
 
