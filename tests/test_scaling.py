@@ -60,3 +60,83 @@ def test_the_candidate_search_finds_the_exact_optimum_cuts(rows, monkeypatch):
     exact = fitting.fit(table)
     assert [(r.from_bytes, r.to_bytes) for r in bounded.regimes] == [(r.from_bytes, r.to_bytes) for r in exact.regimes]
     assert bounded.median_error == pytest.approx(exact.median_error, rel=1e-9)
+
+
+class CountingText(str):
+    """A log's text that counts the characters its reader scans with count() and find(): a reader that
+    rescans from the start for each result (what made 40,000 -J results take a minute) counts quadratically."""
+    scanned = 0
+
+    def count(self, sub, start=0, end=None):
+        end = len(self) if end is None else end
+        CountingText.scanned += max(0, end - start)
+        return str.count(self, sub, start, end)
+
+    def find(self, sub, start=0, end=None):
+        at = str.find(self, sub, start, end)
+        CountingText.scanned += (len(self) if at < 0 else at) - start
+        return at
+
+
+def nccl_tests_json(rows: int) -> str:
+    """nccl-tests -J in its own shape, pretty-printed (a field a line, as nccl-tests writes it)."""
+    def measure(size):
+        return {"time": 20 + size / 2e3, "alg_bw": size / (20 + size / 2e3) / 1e3, "bus_bw": None, "nwrong": 0}
+    return json.dumps({"version": "2.17.6", "args": ["./build/all_reduce_perf", "-J", "x.json"],
+                       "results": [{"size": 8 * (k + 1), "count": 2 * (k + 1), "type": "float", "redop": "sum",
+                                    "root": -1, "out_of_place": measure(8 * (k + 1)), "in_place": None}
+                                   for k in range(rows)]}, indent=2)
+
+
+def inspector_jsonl(calls: int) -> str:
+    return "\n".join(json.dumps({"header": {"id": "c0", "rank": 0, "n_ranks": 8, "nnodes": 1},
+                                 "coll_perf": {"coll": "AllReduce", "coll_sn": k, "coll_msg_size_bytes": 8 << (k % 20),
+                                               "coll_exec_time_us": 10 + (8 << (k % 20)) / 1e4}})
+                     for k in range(calls)) + "\n"
+
+
+def _lines_of_results(text):
+    from collperf.ingest import others
+    return others.result_lines(text)        # where each -J result starts, for messages by line
+
+
+def _inspector_records(text):
+    from collperf.ingest import inspector
+    return list(inspector.decode_lines(text))
+
+
+@pytest.mark.parametrize("make,scan,rows", [(nccl_tests_json, _lines_of_results, 200),
+                                            (inspector_jsonl, _inspector_records, 300)])
+def test_readers_scan_each_character_a_bounded_number_of_times(make, scan, rows):
+    from collperf.ingest import parse
+    scanned = {}
+    for scale in (1, 10, 100):
+        text = make(rows * scale)
+        assert sum(len(t.rows) for t in parse(text, "scaled"))
+        CountingText.scanned = 0
+        assert len(scan(CountingText(text))) >= rows * scale
+        scanned[scale] = CountingText.scanned / len(text)    # characters scanned per character of input
+    # linear: the same few passes per character at every size (quadratic: 10x and 100x more per character)
+    assert scanned[1] > 0
+    assert scanned[10] <= 2 * scanned[1]
+    assert scanned[100] <= 2 * scanned[1]
+
+
+def test_diagnose_reads_a_log_of_many_tables_once(tmp_path):
+    """A log of 40 tables: the reader reads it once, and diagnose's hints (NCCL INFO and comment lines)
+    are read once for all of them, not once per table."""
+    from collperf import api
+    from collperf.diagnose import hardware
+    block = ("# Collective test starting: all_reduce_perf\n#  Rank  0 Group  0 Pid 1 on n0 device  0 [0] NVIDIA H100\n"
+             "#  Rank  1 Group  0 Pid 2 on n0 device  1 [0] NVIDIA H100\n"
+             "#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
+             + "".join(f"{8 << k:12d}  {2 << k:12d}     float     sum      -1  {10 + (8 << k) / 1e4:8.2f}  "
+                       f"{(8 << k) / (10 + (8 << k) / 1e4) / 1e3:6.2f}  {(8 << k) / (10 + (8 << k) / 1e4) / 1e3:6.2f}"
+                       "       0\n" for k in range(8))
+             + "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 1\n")
+    path = tmp_path / "many.txt"
+    path.write_text(block * 40)
+    hardware._hints.cache_clear()
+    judged = api.diagnose_logs([str(path)], peak="10GB/s")
+    assert len(judged) == 40
+    assert hardware._hints.cache_info().misses == 1

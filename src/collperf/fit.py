@@ -33,7 +33,7 @@ MAX_REGIMES = 6
 REGIME_GAIN = 0.6      # a further regime must cut the residual loss to 60 % or less
 HUBER_KNEE = 0.05      # relative error where the loss turns from squared to linear
 EXACT_ROWS = 96        # up to this many sizes every row is a possible cut (every published sweep has fewer)
-CANDIDATES = 64        # beyond: cuts among 65 evenly spread rows, then refined row by row
+CANDIDATES = 40        # beyond: cuts among 41 evenly spread rows, then refined row by row
 REFINE_POINTS = 8      # positions tried per round when a cut is refined
 
 
