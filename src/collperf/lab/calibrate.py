@@ -62,9 +62,16 @@ def save(profile: dict, path) -> None:
 def load_cluster(path, nodes: int | None = None, ranks_per_node: int | None = None) -> Cluster:
     """The Cluster a profile describes (node and per-node rank counts may be changed)."""
     doc = read_json(path, "profile", "make one with `collperf calibrate -o FILE`")
-    if doc.get("kind") != "collperf-profile":
+    if not isinstance(doc, dict) or doc.get("kind") != "collperf-profile":
         raise UsageError(f"{path} is not a collperf profile (no \"kind\": \"collperf-profile\")")
-    return cluster_from(doc, f"profile {Path(path).name}", nodes, ranks_per_node)
+    try:
+        return cluster_from(doc, f"profile {Path(path).name}", nodes, ranks_per_node)
+    except UsageError:
+        raise
+    except (KeyError, TypeError, ValueError, OverflowError, ZeroDivisionError) as e:   # a hand-edited profile
+        what = f"missing field {e.args[0]!r}" if isinstance(e, KeyError) else str(e) or type(e).__name__
+        raise UsageError(f"profile {path}: {what}: expected nodes, ranks_per_node, intra and inter "
+                         "{latency_s, bandwidth_Bps} as `collperf calibrate -o FILE` writes them") from None
 
 
 def cluster_from(doc: dict, name: str, nodes: int | None = None, ranks_per_node: int | None = None) -> Cluster:
