@@ -65,9 +65,9 @@ def bench(spec: BenchSpec, on_row=None, on_note=None, on_info=None):
     def row_done(results, row):
         if placement is not None:
             results.config["placement"] = placement.to_json()
-        files.update(results)
-        if on_row is not None:
+        if on_row is not None:   # shown first: a row measured is printed even when its file cannot be written
             on_row(results, row)
+        files.update(results)
 
     with testbed_up(spec.testbed) as bed:
         from collperf.lab.testbed.routed_runs import is_topology_bed
