@@ -18,7 +18,8 @@ import time
 
 from collperf.lab.bench import auto_plan
 from collperf.runtime.launch import Job, run_local, run_testbed
-from collperf.spec import SweepSpec, testbed as parse_testbed
+from collperf.api import testbed as parse_testbed
+from collperf.spec import SweepSpec
 
 COLLECTIVES = ("allreduce", "allgather", "reducescatter", "broadcast", "alltoall")
 

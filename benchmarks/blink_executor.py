@@ -78,7 +78,7 @@ def main() -> None:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from collperf.blink.runs import bench_schedules
     from collperf.runtime.launch import Job, run_local
-    from collperf.schedule.build import build
+    from collperf.model.algorithms.build import build
     from collperf.spec import BenchSpec, SweepSpec
     from collperf.units import format_size, parse_size
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

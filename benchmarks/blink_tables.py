@@ -15,7 +15,7 @@ from collperf.blink import model as B
 from collperf.model.network import Link
 from collperf.blink.packing import pack
 from collperf.blink import packed
-from collperf.schedule.build import build
+from collperf.model.algorithms.build import build
 from collperf.simulate import simulate
 
 GROUPS = [(0, 1, 4), (0, 3, 4, 5), (1, 2, 4, 7), (0, 1, 3), (0, 1, 2, 5, 6), (0, 1, 2, 3), (4, 5, 6, 7),

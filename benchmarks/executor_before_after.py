@@ -32,7 +32,7 @@ def job(collective: str, algorithm: str, sizes: list, iters: int):
     from collperf.collectives import get_collective
     from collperf.runtime import data
     from collperf.runtime.execute import run_schedule
-    from collperf.schedule.build import build
+    from collperf.model.algorithms.build import build
     from _interleaved import time_interleaved
     before = _before_module()
     p, rank = dist.get_world_size(), dist.get_rank()

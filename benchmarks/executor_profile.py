@@ -28,7 +28,7 @@ def job(collective: str, algorithm: str, size_bytes: int, iters: int, slice_byte
     from collperf.collectives import get_collective
     from collperf.runtime.builtin import run_builtin
     from collperf.runtime.execute import run_schedule
-    from collperf.schedule.build import build
+    from collperf.model.algorithms.build import build
     p = dist.get_world_size()
     coll = get_collective(collective)
     _, _, in_elems, out_elems = coll.counts(size_bytes, p, 4)

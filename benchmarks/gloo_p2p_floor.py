@@ -20,7 +20,7 @@ def job(nbytes: int, iters: int) -> dict:
     import torch
     import torch.distributed as dist
     from collperf.runtime.execute import run_schedule
-    from collperf.schedule.build import build
+    from collperf.model.algorithms.build import build
     r, n = dist.get_rank(), nbytes // 4
     peer = 1 - r
     a, b, out, c = torch.ones(n), torch.zeros(n), torch.zeros(n), torch.ones(n)

@@ -1,6 +1,6 @@
 """How the simulator's time and memory grow with the rank count.
 
-Builds (array form, schedule/vectorized.py) and simulates the flat ring and rhd allreduce and the
+Builds (array form, model/algorithms/vectorized.py) and simulates the flat ring and rhd allreduce and the
 two-level ring/ring one of 1 GiB on two-level clusters cluster:Nx8 (the `chapter` preset: 8 ranks
 per node, NVLink switch inside, one NIC per rank) of 64 to 65536 ranks, in rounds mode, and in
 events mode up to --events-max-transfers transfers. Each case runs in a fresh process, timed after
@@ -44,7 +44,7 @@ def run_case(mode: str, algorithm: str, p: int) -> dict:
     from collperf.model.costs import cost
     from collperf.model.hierarchy import two_level_cost
     from collperf.model.presets import get_preset
-    from collperf.schedule.vectorized import build_array, build_hierarchical_array
+    from collperf.model.algorithms.build import build_array, build_hierarchical_array
     from collperf.simulate import simulate
 
     size = float(1 << 30)

@@ -103,7 +103,7 @@ def test_head_to_head_times_auto_and_builtin_interleaved_and_checks_both():
 
 
 def test_a_noisy_calibration_never_reports_an_unbounded_bandwidth():
-    from collperf.lab.calibrate import bandwidth_from
+    from collperf.model.profile import bandwidth_from
     # a resolved transfer: 4 MiB in 1 ms after a 100 us latency
     assert bandwidth_from(100e-6, 1.1e-3, 4 << 20) == pytest.approx((4 << 20) / 1e-3)
     # a loaded host's big ping-pong no slower than its small one (seen in a quick calibration of a

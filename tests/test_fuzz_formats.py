@@ -14,7 +14,7 @@ from collperf import topology
 from collperf.errors import UsageError
 from collperf.fit import fit
 from collperf.ingest import parse
-from collperf.lab.calibrate import load_cluster
+from collperf.spec.network import load_cluster
 from collperf.lab.results import to_json
 
 from test_bench_output import _results

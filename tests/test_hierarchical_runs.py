@@ -9,7 +9,7 @@ from collperf.errors import UsageError
 from collperf.model.hierarchy import two_level_cost
 from collperf.model.network import Cluster, Link, Network
 from collperf.model.select import auto_algorithms, auto_choices, runnable_algorithms
-from collperf.schedule.build import DEFAULT_PHASES
+from collperf.model.algorithms.build import DEFAULT_PHASES
 
 # a fast node (1 us, 10 GB/s) and a thin network (100 us, 10 MB/s): moving bytes inside the node is free
 # next to crossing it, so for big messages the two-level schedule (each rank crosses with 1/g of the

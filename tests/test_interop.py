@@ -16,7 +16,7 @@ from collperf.fit import fit
 from collperf.ingest.table import Row, Table
 from collperf.model.algorithms import REGISTRY, get_algorithm
 from collperf.schedule.arrays import as_tuples
-from collperf.schedule.build import DEFAULT_PHASES, build, build_hierarchical
+from collperf.model.algorithms.build import DEFAULT_PHASES, build, build_hierarchical
 from collperf.schedule.verify import verify
 from collperf.spec import NetworkSpec, SimulateSpec
 

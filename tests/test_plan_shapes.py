@@ -187,13 +187,28 @@ def test_published_runs_within_the_stated_errors():
         p = bench.predict(row)
         errors.append(abs(p.step_s / row.published_s - 1))
         if row.zero3_group:
-            series.setdefault(row.zero3_group, []).append((row.gpus, row.published_s, p.step_s))
+            series.setdefault(row.zero3_group, []).append((row.gpus, row.batch, row.published_s, p.step_s))
     assert statistics.median(errors) <= 0.10 and max(errors) <= 0.30
     assert len(series) == 2
     for points in series.values():
-        (g0, pub0, plan0), (g1, pub1, plan1) = points[0], points[-1]
-        published, planned = (g0 * pub0) / (g1 * pub1), (g0 * plan0) / (g1 * plan1)
+        (g0, b0, pub0, plan0), (g1, b1, pub1, plan1) = points[0], points[-1]
+        published = bench.per_gpu_ratio(g0, b0, pub0, g1, b1, pub1)
+        planned = bench.per_gpu_ratio(g0, b0, plan0, g1, b1, plan1)
         assert published < 0.4 and planned / published == pytest.approx(1, abs=0.25)
+
+
+def test_per_gpu_ratio_counts_sequences_not_gpu_seconds():
+    bench = load_bench()
+    # 2560 sequences on 640 GPUs in 10 s, then 2240 on 2240 GPUs in 20 s:
+    # 2560 / 6400 = 0.4 and 2240 / 44800 = 0.05 sequences per GPU-second, a ratio of 0.125
+    assert bench.per_gpu_ratio(640, 2560, 10.0, 2240, 2240, 20.0) == pytest.approx(0.125)
+    # at one batch it is the GPU-seconds ratio: 384 x 10 / (1536 x 5) = 0.5
+    assert bench.per_gpu_ratio(384, 1536, 10.0, 1536, 1536, 5.0) == pytest.approx(0.5)
+
+
+def test_every_published_row_cites_an_arxiv_id_and_a_place_in_it():
+    for row in load_bench().rows():
+        assert "arXiv 2" in row.cite and any(w in row.cite for w in ("Table", "§")), row
 
 
 # --- the CLI ------------------------------------------------------------------------------------------

@@ -136,7 +136,9 @@ def test_api_mirrors_cli():
 
 
 def test_profiles_feed_predict_simulate_and_plan(tmp_path):
-    from collperf.lab.calibrate import load_cluster, profile_from, save
+    from collperf.lab.calibrate import save
+    from collperf.model.profile import profile_from
+    from collperf.spec.network import load_cluster
     raw = {"intra": {"latency_s": 2e-6, "bandwidth_Bps": 100e9}, "inter": {"latency_s": 10e-6, "bandwidth_Bps": 10e9},
            "reduce_bandwidth_Bps": 50e9, "allreduce_alpha_s": 3e-6}
     path = tmp_path / "profile.json"

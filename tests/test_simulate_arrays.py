@@ -16,9 +16,9 @@ from collperf.schedule.arrays import (
     from_schedule,
     make_arrays,
 )
-from collperf.schedule.build import build, build_hierarchical
-from collperf.schedule.cost import coefficients, messages_per_rank, step_loads
-from collperf.schedule.vectorized import build_array, build_hierarchical_array
+from collperf.model.algorithms.build import build, build_hierarchical
+from collperf.model.schedule_cost import coefficients, messages_per_rank, step_loads
+from collperf.model.algorithms.build import build_array, build_hierarchical_array
 from collperf.schedule.verify import VerificationError, verify
 from collperf.simulate import simulate
 

@@ -101,7 +101,7 @@ def test_every_command_has_an_api_function():
     to_api = {"predict": "predict", "crossover": "crossover", "algorithms": "algorithms", "schedule": "verified_schedule",
               "verify": "verify_all", "simulate": "simulate", "bench": "bench", "fit": "fit_tables",
               "diagnose": "diagnose_logs", "plan": "plan_compare", "calibrate": "calibrate", "bound": "bound",
-              "validate": "validate", "trees": "trees", "report": "report"}
+              "validate": "validate", "trees": "trees", "report": "report", "trace": "trace"}
     assert commands == set(to_api)
     assert all(callable(getattr(api, f)) for f in to_api.values())
     assert all(callable(getattr(api, f)) for f in ("testbed_up", "testbed_start", "testbed_status", "testbed_down",
@@ -124,3 +124,67 @@ def test_plan_custom_model_search_and_memory_from_the_cli():
     assert all(p["memory"]["fits"] for p in doc["plans"])
     res = runner.invoke(app, ["plan", "--search", "--gpus", "64"])
     assert res.exit_code != 0 and "--global-batch" in str(res.exception)
+
+
+# --- the house's structure, drawn from the imports (tests/structure_walk.py) ----------------------------------
+
+# Internal imports that may stay inside a function: modules whose loading loads a heavy library (the test
+# checks that they do), imported where used so that `import collperf` and `collperf predict` stay light.
+# Every other internal import sits at the top of its module, so that the import lines tell which module
+# depends on which.
+LAZY_TARGETS = {
+    "collperf.fit": "scipy (least squares)",
+    "collperf.diagnose": "scipy, through fit",
+    "collperf.trace.core": "scipy, through diagnose",
+    "collperf.lab.testbed": "networkx (the routed testbed's plan)",
+    "collperf.runtime.ops": "torch (the user collectives)",
+}
+
+
+def _lazy_allowed(target: str) -> bool:
+    return any(target == t or target.startswith(t + ".") for t in LAZY_TARGETS)
+
+
+def _structure():
+    from structure_walk import walk
+    return walk(Path(collperf.__file__).parent.parent)
+
+
+def test_the_structure_facts_are_printed_and_hold():
+    """Run with -s to read them: root modules, cycles, upward imports and function-level imports."""
+    s = _structure()
+    print("\n" + s.report())
+    assert len(s.root_modules) <= 8, f"{len(s.root_modules)} modules at the package root: {s.root_modules}"
+    assert not s.cycles, f"import cycles: {s.cycles}"
+    assert not s.upward, "imports from a lower layer up to a higher one:\n" + \
+        "\n".join(f"{i.source}:{i.line} -> {i.target}" for i in s.upward)
+    unlisted = [i for i in s.function_level if not _lazy_allowed(i.target)]
+    assert not unlisted, "internal imports inside functions (move them to the module's top):\n" + \
+        "\n".join(f"{i.source}:{i.line} -> {i.target}" for i in unlisted)
+    assert len(s.function_level) <= 20, f"{len(s.function_level)} internal imports inside functions"
+    light = [t for t in LAZY_TARGETS if not s.heavy.get(t)]
+    assert not light, f"on the lazy list but loading no heavy library (import them at the top): {light}"
+
+
+def test_every_package_folder_has_a_layer():
+    from structure_walk import LAYER_OF
+    s = _structure()
+    folders = {m.split(".")[1] for m in s.modules if "." in m}
+    assert not folders - set(LAYER_OF), f"modules outside the layer order: {sorted(folders - set(LAYER_OF))}"
+
+
+def test_the_walk_finds_a_cycle_an_upward_import_and_a_function_level_import(tmp_path):
+    """The walk itself, on a made-up package: lab imports model at the top, model imports lab in a function."""
+    from structure_walk import walk
+    pkg = tmp_path / "collperf"
+    (pkg / "model").mkdir(parents=True)
+    (pkg / "lab").mkdir()
+    for path in (pkg / "__init__.py", pkg / "model" / "__init__.py", pkg / "lab" / "__init__.py"):
+        path.write_text("")
+    (pkg / "lab" / "bench.py").write_text("from collperf.model import costs\n")
+    (pkg / "model" / "costs.py").write_text("def f():\n    from collperf.lab import bench\n")
+    s = walk(tmp_path)
+    assert s.cycles == [["collperf.lab.bench", "collperf.model.costs"]]
+    assert [(i.source, i.target, i.in_function) for i in s.upward] == [("collperf.model.costs", "collperf.lab.bench", True)]
+    assert [(i.source, i.line) for i in s.function_level] == [("collperf.model.costs", 2)]
+    assert s.root_modules == []

@@ -75,7 +75,7 @@ def test_triangle_packing_is_limited_by_the_slow_side():
 
 def test_specs_and_errors():
     pytest.importorskip("torch")
-    from collperf.lab.testbed.switch import parse_spec
+    from collperf.lab.testbed import parse_spec
     bed = parse_spec("topology=dgx1v-like,group=0+1+4,name=ab")
     assert (bed.ranks, bed.hosts, [bed.host_of(r) for r in range(3)]) == (3, 3, [0, 1, 4])
     assert bed.host(4) == "cptb-ab-h4" and bed.host("cpu0").startswith("cptb-ab-d")
@@ -172,7 +172,7 @@ def test_the_simulator_prices_the_testbed_routes():
     crosses QPI (5 MB/s): n/16 x (1/12.5e6 + 16/5e6)."""
     pytest.importorskip("torch")
     from collperf.lab.testbed import routed_runs as hetero_runs
-    from collperf.schedule.build import build
+    from collperf.model.algorithms.build import build
     from collperf.lab.testbed.routed import TopologyTestbed
     bed = TopologyTestbed("dgx1v-like", [0, 1, 4], name="ab")      # not brought up: the plan is enough
     n = 16 << 20
@@ -287,7 +287,7 @@ def test_the_topology_summary_is_validate_summary_s_median():
     from collperf.lab.testbed import routed_runs as hetero_runs
     rows = [hetero_runs.TopologyValidationRow("broadcast", "chain", 3, 1 << 20, 1.0, 0.8, 1.1),
             hetero_runs.TopologyValidationRow("broadcast", "chain", 3, 4 << 20, 1.0, 1.4, 1.3)]
-    events, rounds = hetero_runs.summary(rows)
+    events, rounds = validate.summary(rows)
     assert events["regime"] == "events mode" and rounds["regime"] == "rounds mode"
     assert events["median_abs_error"] == pytest.approx(0.2) and events["worst_abs_error"] == pytest.approx(0.3)
     assert (events["worst_size"], events["worst_signed_error"]) == (4 << 20, pytest.approx(0.3))
@@ -308,3 +308,48 @@ def test_calibrating_the_links_reports_each_as_it_is_measured(monkeypatch):
     out = hetero_runs.calibrate_links(bed, on_link=lambda done, total, m: heard.append((done, total, m.b,
                                                                                          m.measured_Bps)))
     assert heard == [(1, 2, 1, 10e6), (2, 2, 2, 20e6)] and [m.latency_s for m in out] == [1e-5, 2e-5]
+
+
+# --- one Testbed protocol: both testbeds offer it, and a calibration is a profile --profile reads ------------
+
+def test_both_testbeds_offer_the_testbed_protocol_and_one_parser_makes_either():
+    from collperf.lab.testbed import SwitchTestbed, Testbed, TopologyTestbed, parse_spec
+    switch, routed = parse_spec("hosts=2,rate=1gbit,name=ab"), parse_spec("topology=dgx1v-like,group=0+1+4,name=ab")
+    assert isinstance(switch, SwitchTestbed) and isinstance(routed, TopologyTestbed)
+    assert isinstance(switch, Testbed) and isinstance(routed, Testbed)
+    assert switch.topology is None and routed.topology is not None
+    assert switch.prebuilt_schedules(None) is None and switch.predict_rows(None, []) is False
+
+
+def test_a_testbed_description_is_made_into_a_testbed_by_the_api_not_by_the_spec():
+    from collperf import api
+    from collperf.spec import BenchSpec, SweepSpec
+    bed = api.testbed("hosts=3,rate=1gbit,ranks-per-host=2,name=ab")
+    assert BenchSpec(SweepSpec("allreduce", ["ring"]), testbed=bed).ranks == 6
+    with pytest.raises(UsageError, match=r"takes a Testbed: give collperf\.api\.testbed\('hosts=3'\)"):
+        BenchSpec(SweepSpec("allreduce", ["ring"]), testbed="hosts=3")
+
+
+def test_calibrating_a_topology_testbed_writes_a_profile_that_profile_reads(monkeypatch, triangle_file, tmp_path):
+    """The triangle's two links measured (stand-in: 90% of each link's rate, latency 0.1 ms x the far end): the
+    profile's uniform network is the median link, (0.9 x 25e6 + 0.9 x 12.5e6) / 2 = 16.875e6 B/s and 0.15 ms,
+    and --profile reads it on the CLI and through NetworkSpec."""
+    import json
+    from typer.testing import CliRunner
+    from collperf.cli import app
+    from collperf.lab.testbed import routed_runs
+    from collperf.lab.testbed.routed import TopologyTestbed
+    from collperf.spec import NetworkSpec
+    bed = TopologyTestbed(triangle_file, name="ab")        # not brought up: the measurement is stood in for
+    rate = {1: 200 * MBIT, 2: 100 * MBIT}
+    monkeypatch.setattr(routed_runs, "_measure_pair", lambda bed, a, b, size, timeout: (0.9 * rate[b], 1e-4 * b))
+    profile = bed.calibrate(timeout_s=5)
+    assert [(m["a"], m["b"]) for m in profile["links"]] == [(0, 1), (0, 2)]
+    path = tmp_path / "profile.json"
+    path.write_text(json.dumps(profile))
+    net = NetworkSpec(ranks=3, profile=str(path)).resolve()
+    assert net.cluster.inter.bandwidth_Bps == pytest.approx(16.875e6)
+    assert net.cluster.inter.latency_s == pytest.approx(1.5e-4)
+    assert (net.cluster.nodes, net.cluster.ranks_per_node) == (3, 1)
+    result = CliRunner().invoke(app, ["predict", "allreduce", "-p", "3", "-s", "1M", "--profile", str(path)])
+    assert result.exit_code == 0, result.output

@@ -14,10 +14,9 @@ from collperf.errors import UsageError
 from collperf.export import nccl_tuner
 from collperf.export.tuner_model import plugin_names
 from collperf.model.nccl import search_graphs, select, tuning_table
+from collperf.model.nccl.channels import channels_run
 from collperf.spec import HardwareSpec
 
-GRAPH = {"ring": "ring", "tree": "tree", "pat": "ring", "nvls": "nvls", "nvls_tree": "nvls",
-         "collnet_direct": "collnet", "collnet_chain": "collnet"}
 
 
 def _system(**hw):
@@ -47,8 +46,9 @@ def test_model_rules_pick_the_models_fastest_cell_under_the_plugin_rules(cluster
         for size, a, p in zip(sizes, best.algorithm, best.protocol):
             picked = nccl_tuner.match(rules, collective, size, nodes=system.nodes, ranks=system.ranks)
             assert (picked["algorithm"], picked["protocol"]) == plugin_names(a, p), (collective, size)
-            # explicit channels: the graph NCCL prices that algorithm with
-            assert picked["channels"] == graphs[GRAPH[picked["algorithm"]]].n_channels >= 1
+            # explicit channels: what NCCL runs for that algorithm by default (comm->nChannels or
+            # comm->nvlsChannels, enqueue.cc:2070-2097), never fewer than the graph it is priced with
+            assert picked["channels"] == channels_run(a, system, graphs) >= 1
         # the rules are for this shape only
         assert nccl_tuner.match(rules, collective, 1 << 20, nodes=system.nodes + 1, ranks=system.ranks) is None
 

@@ -41,7 +41,6 @@ _HOLDS = {
 class Collective:
     name: str
     nccl_tests_binary: str        # the nccl-tests program that measures it (all_reduce_perf, ...)
-    size_meaning: str             # what the nccl-tests `size` column is for this collective
     reduces: bool                 # does it apply a reduction operator
     rooted: bool                  # does it have a root rank
     busbw_scale: float | None     # busbw factor = busbw_scale x (p-1)/p; None: the factor is 1
@@ -145,26 +144,35 @@ class Collective:
 
 
 COLLECTIVES: dict[str, Collective] = {c.name: c for c in (
-    Collective("allreduce", "all_reduce_perf", "the vector every rank holds (input = output)",
+    # size: the vector every rank holds (input = output)
+    Collective("allreduce", "all_reduce_perf",
                reduces=True, rooted=False, busbw_scale=2.0, whole="1", before="every", after="every"),
-    Collective("allgather", "all_gather_perf", "the whole output: ranks x per-rank contribution",
+    # size: the whole output: ranks x per-rank contribution
+    Collective("allgather", "all_gather_perf",
                reduces=False, rooted=False, busbw_scale=1.0, whole="p", before="own", after="every"),
-    Collective("reducescatter", "reduce_scatter_perf", "the whole input: ranks x per-rank output",
+    # size: the whole input: ranks x per-rank output
+    Collective("reducescatter", "reduce_scatter_perf",
                reduces=True, rooted=False, busbw_scale=1.0, whole="p", before="every", after="own"),
-    Collective("broadcast", "broadcast_perf", "the vector broadcast from the root",
+    # size: the vector broadcast from the root
+    Collective("broadcast", "broadcast_perf",
                reduces=False, rooted=True, busbw_scale=None, whole="1", before="root", after="every"),
-    Collective("reduce", "reduce_perf", "the vector every rank contributes",
+    # size: the vector every rank contributes
+    Collective("reduce", "reduce_perf",
                reduces=True, rooted=True, busbw_scale=None, whole="1", before="every", after="root"),
     # block s*p + d: what rank s sends to rank d
-    Collective("alltoall", "alltoall_perf", "all data one rank sends (ranks blocks, its own included)",
+    # size: all data one rank sends (ranks blocks, its own included)
+    Collective("alltoall", "alltoall_perf",
                reduces=False, rooted=False, busbw_scale=1.0, whole="p*p", before="row", after="column",
                in_place=False),
-    Collective("scatter", "scatter_perf", "all data at the root (ranks blocks)",
+    # size: all data at the root (ranks blocks)
+    Collective("scatter", "scatter_perf",
                reduces=False, rooted=True, busbw_scale=1.0, whole="p", before="root", after="own"),
-    Collective("gather", "gather_perf", "all data gathered at the root (ranks blocks)",
+    # size: all data gathered at the root (ranks blocks)
+    Collective("gather", "gather_perf",
                reduces=False, rooted=True, busbw_scale=1.0, whole="p", before="own", after="root"),
     # block s: rank s's message, which rank s + 1 receives
-    Collective("sendrecv", "sendrecv_perf", "the message each rank sends to its neighbour",
+    # size: the message each rank sends to its neighbour
+    Collective("sendrecv", "sendrecv_perf",
                reduces=False, rooted=False, busbw_scale=None, whole="p", before="own", after="left",
                in_place=False),
 )}

@@ -23,13 +23,16 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from collperf import units
 from collperf.errors import UsageError
 from collperf.jsonfile import read_json
 from collperf.model.network import Cluster, Link
+from collperf.model.presets import get_preset
+
+if TYPE_CHECKING:     # networkx is imported where a graph is built or searched, so that importing this stays light
+    import networkx as nx
 
 
 @dataclass
@@ -63,6 +66,7 @@ class Topology:
         return {v: i for i, v in enumerate(sorted(self.graph.nodes, key=_vertex_key))}
 
     def _shortest(self, src, dst):
+        import networkx as nx
         key = ("_p", src, dst)
         cache = self.__dict__.setdefault("_path_cache", {})
         if key not in cache:
@@ -123,6 +127,7 @@ def load(path) -> Topology:
 
 def from_json(doc: dict, where: str = "topology") -> Topology:
     """A topology from its JSON document; every inconsistency is a UsageError naming the field."""
+    import networkx as nx
     if not isinstance(doc, dict):
         raise UsageError(f"{where}: expected a JSON object with ranks, links (and devices, ports, routes), "
                          f"got a {type(doc).__name__ if not isinstance(doc, list) else 'JSON array'}")
@@ -191,6 +196,7 @@ def subset(topo: Topology, ranks) -> Topology:
     """A group's view of `topo`: its rank i is topo's rank ranks[i]. Every other rank becomes a
     device named "rank{r}" (node attribute `rank` = r) that still carries traffic, cut-through like a
     switch. Explicit routes and the router are kept, renamed (those to or from idle ranks dropped)."""
+    import networkx as nx
     try:
         group = [int(r) for r in ranks]
     except (TypeError, ValueError):
@@ -223,6 +229,7 @@ def subset(topo: Topology, ranks) -> Topology:
 def full_mesh(p: int, link: Link) -> Topology:
     """Every pair one hop apart; each rank injects and ejects at the link rate (the closed forms'
     full-duplex port model), so on this topology simulation equals the closed form."""
+    import networkx as nx
     g = nx.Graph()
     g.add_nodes_from(range(p), port_Bps=link.bandwidth_Bps)
     g.add_edges_from(itertools.combinations(range(p), 2), latency_s=link.latency_s,
@@ -234,6 +241,7 @@ def full_mesh(p: int, link: Link) -> Topology:
 
 def single_switch(p: int, link: Link) -> Topology:
     """Each rank's one NIC to a non-blocking switch; the link's latency is split over the two hops."""
+    import networkx as nx
     g = nx.Graph()
     for r in range(p):
         g.add_edge(r, "switch", latency_s=link.latency_s / 2, bandwidth_Bps=link.bandwidth_Bps, name="nic")
@@ -241,6 +249,7 @@ def single_switch(p: int, link: Link) -> Topology:
 
 
 def ring(p: int, link: Link) -> Topology:
+    import networkx as nx
     g = nx.Graph()
     g.add_nodes_from(range(p))
     for r in range(p):
@@ -253,6 +262,7 @@ def two_level(cluster: Cluster, intra: str = "switch", oversubscription: float =
     """Nodes with an intra-node switch (NVSwitch-like) or an NVLink full mesh; NICs shared by
     ranks_per_node / nics_per_node ranks each; a fabric switch; optional oversubscription of each
     node's uplinks (node NIC bandwidth / oversubscription reaches the fabric)."""
+    import networkx as nx
     if intra not in ("switch", "mesh"):
         raise UsageError(f"intra-node fabric {intra!r}: expected 'switch' or 'mesh'")
     if not oversubscription >= 1:
@@ -307,6 +317,7 @@ def dgx1v(nvlink_latency_s: float = 1e-6, pcie_latency_s: float = 2e-6) -> Topol
     """DGX-1 (Volta): NVLink2 hybrid cube-mesh (nvidia-smi topo -m: NV1/NV2 between the GPUs below;
     1 and 4 have no NVLink, as the Blink appendix notes) plus its PCIe tree: GPU pairs on four PCIe
     switches, two per CPU, the CPUs joined by QPI."""
+    import networkx as nx
     nv = {(0, 1): 1, (0, 2): 1, (0, 3): 2, (0, 4): 2, (1, 2): 2, (1, 3): 1, (1, 5): 2, (2, 3): 2, (2, 6): 1,
           (3, 7): 1, (4, 5): 1, (4, 6): 1, (4, 7): 2, (5, 6): 2, (5, 7): 1, (6, 7): 2}
     g = nx.Graph()
@@ -350,7 +361,6 @@ def parse(spec: str, link: Link | None = None, cluster: Cluster | None = None) -
         return {"mesh": full_mesh, "switch": single_switch, "ring": ring}[match.group(1)](p, link)
     if match:
         nodes, gpn = int(match.group(3)), int(match.group(4))
-        from collperf.model.presets import get_preset
         base = cluster or get_preset("nvlink300-400gbe")
         return two_level(Cluster(nodes, gpn, base.intra, base.inter,
                                  base.nics_per_node if cluster else gpn, base.name))

@@ -12,31 +12,33 @@ api.predict(...)` and `from collperf.api import predict` work as they always did
   runs.py        testbed up/start/status/down, bench, calibrate, bound, validate
   logs.py        read_logs, fit_*, diagnose_*, predict_nccl, compare_logs, report
   plans.py       plan_spec, plan_search, plan, plan_compare, plan_step
+  trace.py       trace (profiler traces of a training step)
   interop.py     export_nccl_tuner, export_msccl, import_msccl
-  _common.py     the private helpers they share (the network from a spec, algorithm aliases, topologies)
+  common.py      the helpers they share (the network from a spec, algorithm aliases, topologies)
 """
 
 from __future__ import annotations
 
 # ruff: noqa: F401  (this package re-exports its modules' names)
 from collperf.spec import (BenchSpec, DiagnoseSpec, HardwareSpec, LogSpec, MeasurementSpec, NetworkSpec,
-                           PatternSpec, PlanSpec, SimulateSpec, SweepSpec, TopologyPredictSpec, TreesSpec, network,
-                           output_path, sizes, testbed)
-from collperf.api._common import ALIASES
+                           PatternSpec, PlanSpec, SimulateSpec, SweepSpec, TopologyPredictSpec, TraceSpec, TreesSpec, network,
+                           output_path, sizes)
+from collperf.api.common import ALIASES
 from collperf.api.model import TopologyPrediction, algorithms, crossover, predict, predict_topology
 from collperf.api.schedules import (TUPLE_RANKS_LIMIT, Simulation, VerifyRow, pattern, schedule, simulate,
                                     trees, verified_schedule, verify_all)
-from collperf.api.runs import (Validation, bench, bound, calibrate, testbed_down, testbed_start,
+from collperf.api.runs import (Validation, bench, bound, calibrate, testbed, testbed_down, testbed_start,
                                testbed_status, testbed_up, validate)
 from collperf.api.logs import (compare_logs, diagnose_logs, diagnose_measurement, fit_logs, fit_tables, predict_nccl,
                                read_logs, report)
 from collperf.api.plans import plan, plan_compare, plan_search, plan_spec, plan_step
+from collperf.api.trace import trace
 from collperf.api.interop import (ImportedRun, ImportedSchedule, export_msccl, export_nccl_tuner,
                                   import_msccl)
 
 __all__ = ["network", "predict", "crossover", "algorithms", "schedule", "verify_all", "simulate", "bench",
            "calibrate", "bound", "validate", "testbed_up", "testbed_start", "testbed_status", "testbed_down",
            "read_logs", "fit_tables", "fit_logs", "diagnose_logs", "diagnose_measurement", "predict_nccl", "compare_logs", "plan", "plan_compare",
-           "plan_step", "trees", "pattern", "export_nccl_tuner", "export_msccl", "import_msccl", "report",
+           "plan_step", "trees", "pattern", "export_nccl_tuner", "export_msccl", "import_msccl", "report", "trace",
            "NetworkSpec", "SweepSpec", "BenchSpec", "SimulateSpec", "LogSpec", "DiagnoseSpec", "HardwareSpec", "MeasurementSpec", "PlanSpec", "TreesSpec",
-           "PatternSpec"]
+           "PatternSpec", "TraceSpec"]

@@ -7,11 +7,19 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from collperf import units
-from collperf.errors import UsageError
-from collperf.spec import HardwareSpec, LogSpec, NetworkSpec, SimulateSpec, output_path, sizes
-from collperf.api._common import _topology
+from collperf.api.common import topology_for
 from collperf.api.logs import read_logs
 from collperf.api.schedules import simulate, verified_schedule
+from collperf.collectives import get_collective
+from collperf.errors import UsageError
+from collperf.export import msccl, msccl_import, nccl_tuner, tuner_model
+from collperf.model.schedule_cost import coefficients
+from collperf.model.select import runnable_algorithms
+from collperf.schedule.arrays import as_tuples
+from collperf.schedule.verify import VerificationError, verify
+from collperf.simulate import simulate as run
+from collperf.spec import (check_mode, HardwareSpec, LogSpec, NetworkSpec, output_path, SimulateSpec, sizes,
+                           topology_link)
 
 
 def export_nccl_tuner(paths, output=None, nodes: int | None = None, ranks: int | None = None,
@@ -22,7 +30,6 @@ def export_nccl_tuner(paths, output=None, nodes: int | None = None, ranks: int |
     default run for the gain comments. nodes/ranks default to what the logs say; written to `output` when
     given. Without logs, from NCCL's selection model on `hardware` (a catalogue system, link rates as
     overrides: export/tuner_model.py). Returns export.nccl_tuner.TunerRules (its .text() is the file)."""
-    from collperf.export import nccl_tuner
     output_path(output, "--output")
     for name, value in (("nodes", nodes), ("ranks", ranks), ("channels", channels)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
@@ -47,9 +54,7 @@ def export_nccl_tuner(paths, output=None, nodes: int | None = None, ranks: int |
 def _tuner_from_model(hardware: HardwareSpec, nodes, ranks, channels, collective):
     """Rules from NCCL's model: the argmin on the hardware with the user's link rates, the gain over NCCL's
     argmin on the rates of the catalogue (what NCCL detects)."""
-    from collperf.collectives import get_collective
     from collperf.diagnose.hardware import assume
-    from collperf.export import nccl_tuner, tuner_model
     if not hardware.given:
         raise UsageError("export nccl-tuner: give logs (one per NCCL_ALGO/NCCL_PROTO) or a system for NCCL's "
                          "model: --cluster dgx-h100 --nodes 2 (link rates: --nic-rate, --intra-bandwidth)")
@@ -122,7 +127,6 @@ def export_msccl(collective: str, algorithm: str, ranks=None, output=None, proto
     """`collperf export msccl`: a verified schedule (arguments as `schedule`) as MSCCL algorithm XML.
     Algorithm blink: Blink's packed trees on the group `ranks` ('0,1,4') of `topology` (as simulate -A blink;
     `network`'s latency/bandwidth: the link of a switch:P, mesh:P or ring:P)."""
-    from collperf.export import msccl
     output_path(output, "--output")
     name = None
     network = network or NetworkSpec()
@@ -131,7 +135,6 @@ def export_msccl(collective: str, algorithm: str, ranks=None, output=None, proto
                          f"{algorithm}'s schedule does not depend on a link: drop them")
     if algorithm == "blink":
         s = _blink_schedule(collective, topology, ranks, network=network, **schedule_options)
-        from collperf.collectives import get_collective
         group = ",".join(map(str, s.meta.get("ranks", range(s.ranks))))
         name = (f"collperf {s.collective} blink" + (f" root={s.root}" if get_collective(s.collective).rooted else "")
                 + f" on {topology} GPUs {group}")      # MSCCL rank i is the group's i-th GPU
@@ -156,8 +159,6 @@ def export_msccl(collective: str, algorithm: str, ranks=None, output=None, proto
 def _blink_schedule(collective: str, topology: str | None, ranks, root: int | None = None, segments: int | None = None,
                     network: NetworkSpec | None = None, **others):
     """Blink's packed-tree schedule on a group of a topology, verified (simulate -A blink builds the same)."""
-    from collperf.schedule.arrays import as_tuples
-    from collperf.schedule.verify import verify
     if topology is None:
         raise UsageError("-A blink packs trees on a topology: add --topology dgx1v (and --ranks 0,1,4 for a group)")
     given = [k.replace("_", "-") for k, v in others.items() if v is not None]
@@ -165,7 +166,6 @@ def _blink_schedule(collective: str, topology: str | None, ranks, root: int | No
         raise UsageError(f"--{given[0]} is not an option of -A blink (it takes --topology, --ranks, --root, "
                          "--segments)")
     if network is not None:
-        from collperf.spec import topology_link
         topology_link(network, topology)    # the link's options apply to switch:P, mesh:P, ring:P only
     spec = SimulateSpec(collective, "blink", topology, size="1M", ranks=ranks, root=root, segments=segments,
                         network=network or NetworkSpec())
@@ -178,9 +178,6 @@ def import_msccl(path, topology: str | None = None, size=None, mode: str = "roun
                  network: NetworkSpec | None = None) -> ImportedSchedule:
     """`collperf import msccl`: an MSCCL XML as our schedule, symbolically verified and costed; with a
     `topology`, simulated at each `size` beside every algorithm of ours for the collective on that topology."""
-    from collperf.export import msccl_import
-    from collperf.schedule.cost import coefficients
-    from collperf.schedule.verify import VerificationError, verify
     s = msccl_import.read(path)
     try:
         verify(s)
@@ -198,12 +195,8 @@ def import_msccl(path, topology: str | None = None, size=None, mode: str = "roun
 
 
 def _simulate_imported(s, topology: str, size, mode: str, network: NetworkSpec) -> list[ImportedRun]:
-    from collperf.collectives import get_collective
-    from collperf.model.select import runnable_algorithms
-    from collperf.simulate import simulate as run
-    from collperf.spec import check_mode
     # what every algorithm shares, checked once: in the loop a UsageError means the topology cannot host one
-    sizes(size), check_mode(mode), _topology(topology, network)
+    sizes(size), check_mode(mode), topology_for(topology, network)
     reduce_Bps = units.parse_bandwidth(network.reduce_bandwidth)
     ours, where, first_error = {}, None, None
     for name in runnable_algorithms(s.collective, s.ranks) + ["blink"]:

@@ -7,15 +7,16 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
-from collperf import units
-from collperf.errors import UsageError
-from collperf.spec import DiagnoseSpec, HardwareSpec, LogSpec, MeasurementSpec, NetworkSpec, output_path
+from collperf import ingest, report as pages, units
 from collperf.api.runs import Validation
+from collperf.api.trace import trace
+from collperf.errors import UsageError
+from collperf.model.nccl import expect
+from collperf.spec import DiagnoseSpec, HardwareSpec, LogSpec, MeasurementSpec, NetworkSpec, TraceSpec, output_path
 
 
 def read_logs(paths, collective: str | None = None, ranks: int | None = None) -> list:
     """Every table of every log (nccl-tests text or JSON, collperf JSON/CSV, OSU, IMB)."""
-    from collperf import ingest
     spec = paths if isinstance(paths, LogSpec) else LogSpec(paths, collective, ranks)
     return [t for p in spec.paths for t in ingest.load(p, spec.collective, spec.ranks, spec.max_bytes)]
 
@@ -82,7 +83,20 @@ def diagnose_logs(spec: DiagnoseSpec | list | str, **options) -> Judged:
         logs = LogSpec(spec, options.pop("collective", None), options.pop("ranks", None))
         spec = DiagnoseSpec(logs, **options)
     model = read_logs(spec.model_from)[0] if spec.model_from is not None else None
-    return _each(read_logs(spec.logs), lambda t: diagnose(t, spec.peak_Bps, spec.hardware, model))
+    tables = read_logs(spec.logs)
+    _number_runs(tables)
+    return _each(tables, lambda t: diagnose(t, spec.peak_Bps, spec.hardware, model))
+
+
+def _number_runs(tables) -> None:
+    """Several runs read from one file (a multi-run log): each table knows it is run k of n."""
+    by_source: dict[str, list] = {}
+    for t in tables:
+        by_source.setdefault(t.source, []).append(t)
+    for same in by_source.values():
+        if len(same) > 1:
+            for k, t in enumerate(same, 1):
+                t.header["run"] = (k, len(same))
 
 
 def diagnose_measurement(spec: MeasurementSpec | None = None, **options):
@@ -101,7 +115,6 @@ def predict_nccl(collective: str, sizes, hardware: HardwareSpec | None = None, r
     size on a catalogue system (hardware.cluster, or hardware.gpu) sized to `ranks`/`hardware.nodes`.
     Returns (Assumed, NcclPrediction)."""
     from collperf.diagnose.hardware import assume
-    from collperf.model.nccl import expect
     hardware = hardware or HardwareSpec(cluster="dgx-h100")
     assumed = assume(None, hardware, ranks)
     if assumed.system is None:
@@ -131,19 +144,23 @@ def report(inputs, output, command: str | None = None, peak=None, network: Netwo
            collective: str | None = None, ranks: int | None = None, title: str | None = None) -> Path:
     """`collperf report`: one self-contained HTML page at `output`; returns its path. Each input is a log
     path (anything diagnose reads, a bench JSON included), a validate JSON path, a Diagnosis, a bench's
-    Results or a Validation; several logs of one collective are compared side by side. `peak`, `network`,
+    Results, a Validation, a profiler trace (files, a directory or a glob: one file per rank, read together)
+    or a TraceReport; several logs of one collective are compared side by side. `peak`, `network`,
     `collective` and `ranks` are diagnose's options for the logs. `command` is shown on the page as what
     made it (default: this call)."""
-    from collperf import report as pages
     from collperf.diagnose import Diagnosis, diagnose
     output_path(output, "--output")
     items = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
     # the network options read once as hardware: the spec is copied per log below (replace re-validates it)
     hardware = HardwareSpec.from_network(network) if network is not None else None
     spec = DiagnoseSpec(LogSpec(["-"], collective, ranks), peak, hardware=hardware)
-    diagnoses, validations = [], []
+    diagnoses, validations, traces, trace_paths = [], [], [], []
     for item in items:
-        if isinstance(item, Diagnosis) or pages.is_diagnosis(item):
+        if isinstance(item, (str, Path)) and pages.is_trace(item):
+            trace_paths.append(item)   # one file per rank: read together below
+        elif pages.is_trace(item):
+            traces.append(item)
+        elif isinstance(item, Diagnosis) or pages.is_diagnosis(item):
             diagnoses.append(item)
         elif isinstance(item, Validation) or pages.is_validation(item):
             validations.append(item)
@@ -158,5 +175,8 @@ def report(inputs, output, command: str | None = None, peak=None, network: Netwo
     if command is None:
         shown = [str(i) if isinstance(i, (str, Path)) else type(i).__name__ for i in items]
         command = f"collperf.api.report({shown!r}, {str(output)!r})"
-    text = pages.render_page(diagnoses, validations, compare_logs(diagnoses) if same else None, command, title)
+    if trace_paths:
+        traces.append(trace(TraceSpec(trace_paths, hardware=hardware or HardwareSpec())))
+    text = pages.render_page(diagnoses, validations, compare_logs(diagnoses) if same else None, command, title,
+                             traces)
     return pages.write_page(text, output)

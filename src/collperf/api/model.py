@@ -5,22 +5,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from collperf import units
-from collperf.spec import TopologyPredictSpec, sizes
-from collperf.api._common import _alias, _network
+from collperf import topology as topologies, units
+from collperf.api.common import resolved_network, with_aliases
+from collperf.blink import reports as blink_reports, runs as packed_runs
+from collperf.model.algorithms import ALGORITHMS, algorithms_for
+from collperf.model.network import Network
+from collperf.model.predict import predict as _predict
+from collperf.model.select import crossovers
+from collperf.spec import sizes, TopologyPredictSpec
 
 
 def predict(collective: str, size, net, algorithm="all", intra_algorithm: str = "best",
             inter_algorithm: str = "best", segments: int | None = None) -> list:
     """`collperf predict`: one Prediction per size (size: '1M,64M' or a list of sizes)."""
-    from collperf.model.predict import predict as _predict
-    return _predict(collective, sizes(size), _network(net), _alias(collective, algorithm), intra_algorithm,
+    return _predict(collective, sizes(size), resolved_network(net), with_aliases(collective, algorithm), intra_algorithm,
                     inter_algorithm, segments)
 
 
 @dataclass
 class TopologyPrediction:
-    """`collperf predict --topology`: Blink's packed trees (`blink`: blink_reports.BlinkPrediction per size), or
+    """`collperf predict --topology`: Blink's packed trees (`blink`: blink.reports.BlinkPrediction per size), or
     the closed forms (`predictions`, as `predict` gives them) on the link of a switch topology's group."""
 
     topology: str
@@ -45,9 +49,6 @@ def predict_topology(spec: TopologyPredictSpec) -> TopologyPrediction:
     """`collperf predict --topology`: -A blink prices the packed trees on the group (with spec.hybrid, the
     NVLink + PCIe split of the appendix's equation 8); any other algorithm (single-hop, ring, all, ...)
     takes the closed forms on the link every pair of the group sees through a switch (dgx2, switch:P)."""
-    from collperf.blink import reports as blink_reports, runs as packed_runs
-    from collperf import topology as topologies
-    from collperf.model.network import Network
     topo = topologies.parse(spec.topology, spec.link)
     if spec.algorithm == "blink":
         rows = blink_reports.predict_blink(spec, topo)
@@ -62,12 +63,10 @@ def crossover(collective: str, net, min_size="1", max_size="16G", algorithm="all
               intra_algorithm: str = "best", inter_algorithm: str = "best") -> tuple[list, list]:
     """`collperf crossover`: where the best algorithm changes between min_size and max_size:
     (crossovers, size ranges each with its best algorithm)."""
-    from collperf.model.select import crossovers
-    return crossovers(collective, _network(net), units.parse_size(min_size), units.parse_size(max_size),
+    return crossovers(collective, resolved_network(net), units.parse_size(min_size), units.parse_size(max_size),
                       algorithm=algorithm, intra_algorithm=intra_algorithm, inter_algorithm=inter_algorithm)
 
 
 def algorithms(collective: str | None = None) -> list:
     """`collperf algorithms`: the registry, optionally for one collective."""
-    from collperf.model.algorithms import ALGORITHMS, algorithms_for
     return list(ALGORITHMS) if collective is None else algorithms_for(collective)

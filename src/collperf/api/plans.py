@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from collperf import units
+from collperf import plan as plans, units
 from collperf.errors import UsageError
-from collperf.spec import NetworkSpec, PlanSpec
+from collperf.api.trace import trace
+from collperf.plan.from_trace import measured
+from collperf.spec import NetworkSpec, PlanSpec, TraceSpec
 
 
 DEFAULT_BATCH_TOKENS = 2 ** 22     # 4M tokens per step: GPT-3's 3.2M and Llama 3's 4M-16M pre-training batches
@@ -22,7 +24,6 @@ def plan_spec(model: str | None = None, dimensions: dict | None = None, layout: 
     preset describes a custom model whose other dimensions follow plan.custom_model's rule), layout fields
     (plan.Layout's, with bucket and gpu_memory as size strings), a network (its cluster preset given apart)
     and PlanSpec's options. With `fill_dp`, dp is what fills the network's GPUs (nodes x GPUs per node)."""
-    from collperf import plan as plans
     dims = {k: v for k, v in (dimensions or {}).items() if v is not None}
     dtype_bytes = dims.pop("dtype_bytes", None)
     if dtype_bytes:
@@ -62,7 +63,6 @@ def plan_search(spec: PlanSpec, gpus: int | None, global_batch: int | None, defa
     `global_batch` sequences per step; the spec gives the model, cluster preset and achieved FLOP/s (or
     the GPU's compute model). With `defaults` (plan without a layout): gpus = --nodes (default 1) x GPUs
     per node and a global batch of 4M tokens."""
-    from collperf import plan as plans
     if defaults:
         net = spec.network
         per_node = net.ranks_per_node or replace(net, ranks=None, nodes=1).resolve_cluster().ranks_per_node
@@ -80,21 +80,27 @@ def plan_search(spec: PlanSpec, gpus: int | None, global_batch: int | None, defa
 
 def plan(spec: PlanSpec):
     """`collperf plan`: one training step's communication on a cluster."""
-    from collperf import plan as plans
     net = spec.cluster_network().resolve()   # the layout is checked against it by plans.plan
     if net.cluster is None:
         raise UsageError("a plan needs a two-level cluster: give --cluster PRESET or --nodes/--ranks-per-node "
                          "with intra and inter links")
     compute_s = spec.compute_s
+    # a traced step: its compute time and measured overlap per kind, where the user gave none
+    traced = measured(trace(TraceSpec(spec.from_trace)), spec.layout) if spec.from_trace else None
+    overlap = {**traced.hidden, **spec.overlap_fractions} if traced else spec.overlap_fractions
     if compute_s is None and spec.flops_per_rank is not None:
         compute_s = plans.compute_time(spec.model, spec.layout, spec.flops_per_rank)
+    elif compute_s is None and traced is not None and traced.compute_s:
+        compute_s = traced.compute_s
     elif compute_s is None and plans.gpu_of(net.cluster) is not None:
         # no time or rate given: the shape-dependent compute model of the cluster's GPU
         spec.layout.check(net.cluster.ranks, spec.model.layers)
         spec.layout.check_model(spec.model)
         compute_s = plans.modelled_compute(spec.model, spec.layout, plans.gpu_of(net.cluster))
-    return plans.plan(spec.model, spec.layout, net.cluster, compute_s, spec.overlap_fractions, spec.algorithm,
-                      spec.intra_algorithm, spec.inter_algorithm)
+    result = plans.plan(spec.model, spec.layout, net.cluster, compute_s, overlap, spec.algorithm,
+                        spec.intra_algorithm, spec.inter_algorithm)
+    result.measured = traced
+    return result
 
 
 def plan_compare(spec: PlanSpec, variants=()) -> tuple[list, int]:
@@ -110,7 +116,6 @@ def plan_step(model="70b", tp: int = 1, pp: int = 1, dp: int = 1, zero: int = 0,
               compute=None, flops=None, overlap: str | None = None, algorithm: str = "best",
               intra_algorithm: str = "best", inter_algorithm: str = "best", **network_options):
     """`plan` with the layout and network as keywords (a convenience over PlanSpec)."""
-    from collperf import plan as plans
     layout = plans.Layout(tp=tp, pp=pp, dp=dp, zero=zero, sequence_parallel=sequence_parallel,
                           micro_batches=micro_batches, bucket_bytes=units.parse_size(bucket),
                           placement=tuple(placement.split("-")))

@@ -4,18 +4,33 @@ measured bound of a collective (bound) and the model checked against measurement
 from __future__ import annotations
 
 import contextlib
-import tempfile
+import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from collperf import units
+from collperf.blink.runs import bench_schedules
+from collperf.collectives import get_collective
 from collperf.errors import UsageError
-from collperf.spec import BenchSpec, NetworkSpec, sizes, testbed
+from collperf.lab.bench import BenchInterrupted, run
+from collperf.lab.calibrate import calibrate as calibrate_here, save
+from collperf.lab.results import OutputError, ResultFiles
+from collperf.lab.validate import bound as measured_bound, calibrated_grid, summary
+from collperf.runtime.launch import in_torchrun
+from collperf.spec import BenchSpec, NetworkSpec, sizes
+
+
+def testbed(text):
+    """A Testbed from its description ('hosts=4,rate=200mbit[,ranks-per-host=2]' or 'topology=dgx1v-like
+    [,group=0+1+4]'), None for None; a Testbed is returned as it is."""
+    if text is None or not isinstance(text, str):
+        return text
+    from collperf.lab.testbed import parse_spec     # the routed testbed's plan loads networkx
+    return parse_spec(text)
 
 
 @contextlib.contextmanager
 def testbed_up(bed):
-    """A testbed (a testbed.Testbed or its spec string) brought up for the `with` block and torn down
+    """A testbed (a lab.testbed.Testbed or its spec string) brought up for the `with` block and torn down
     after it, whatever happens inside; None gives no testbed."""
     bed = testbed(bed)
     if bed is None:
@@ -49,13 +64,10 @@ def bench(spec: BenchSpec, on_row=None, on_note=None, on_info=None):
     `on_note(text)` gets warnings (memory) before the run starts, `on_info(text)` what -A blink / --pattern
     place where (default: on_note). A run that fails, times out or is
     interrupted raises bench.BenchInterrupted (a RunError) whose `.results` holds the rows measured."""
-    from collperf.lab.bench import BenchInterrupted, run
-    from collperf.lab.results import OutputError, ResultFiles
     files = ResultFiles(spec.json_file, spec.csv_file)
     placement = None
     if spec.placed:    # -A blink / blink-hybrid / --pattern: schedules built on the topology, here, before any rank
-        from collperf.blink.runs import bench_schedules
-        placement = bench_schedules(spec)
+        placement = bench_schedules(spec, _torchrun_world())
         for note in placement.notes:
             if (on_info or on_note) is not None:
                 (on_info or on_note)(note)
@@ -70,13 +82,9 @@ def bench(spec: BenchSpec, on_row=None, on_note=None, on_info=None):
         files.update(results)
 
     with testbed_up(spec.testbed) as bed:
-        from collperf.lab.testbed.routed_runs import is_topology_bed
-        from collperf.lab.testbed.routed_runs import schedules as topology_schedules   # -A blink on the testbed's routes
         try:
-            if is_topology_bed(bed):
-                schedules = topology_schedules(bed, spec.sweep)
-            else:
-                schedules = placement.schedules if placement is not None else None
+            own = bed.prebuilt_schedules(spec.sweep) if bed is not None else None   # -A blink on the bed's routes
+            schedules = own if own is not None else placement.schedules if placement is not None else None
             results = run(spec.sweep, ranks, spec.timeout_s, net, testbed=bed, on_row=row_done,
                           on_note=on_note, force=spec.force, schedules=schedules)
         except BenchInterrupted as e:
@@ -94,23 +102,21 @@ def bench(spec: BenchSpec, on_row=None, on_note=None, on_info=None):
 
 
 def _torchrun() -> bool:
-    from collperf.runtime.launch import in_torchrun
     return in_torchrun()
+
+
+def _torchrun_world() -> int | None:
+    """The rank count torchrun gives this run, None outside torchrun."""
+    return int(os.environ["WORLD_SIZE"]) if _torchrun() else None
 
 
 def calibrate(ranks: int | None = None, bed=None, timeout_s: float = 300.0, output=None, on_link=None) -> dict:
     """`collperf calibrate`: alpha and bandwidth (intra and inter host) and the reduce rate, as a profile
-    document; written to `output` when given. On a topology testbed every link is measured, and
-    on_link(done, total, measure) hears of each as it is done."""
-    from collperf.lab.calibrate import calibrate as measure
-    from collperf.lab.calibrate import save
-    from collperf.lab.testbed.routed_runs import calibrate_links, is_topology_bed
+    document (model/profile.py, what --profile reads); written to `output` when given. A testbed calibrates
+    itself: one that follows a topology measures every link, and on_link(done, total, measure) hears of each
+    as it is done."""
     with testbed_up(bed) as up:
-        if is_topology_bed(up):      # a topology testbed: each link measured end to end
-            links = calibrate_links(up, timeout_s=timeout_s, on_link=on_link)
-            profile = {"testbed": up.describe(), "links": [vars(m) for m in links]}
-        else:
-            profile = measure(ranks, up, timeout_s)
+        profile = up.calibrate(timeout_s, on_link) if up is not None else calibrate_here(ranks, None, timeout_s)
     if output is not None:
         save(profile, output)
     return profile
@@ -120,8 +126,6 @@ def bound(collective: str = "allreduce", ranks: int | None = None, size="4M", be
           timeout_s: float = 300.0) -> dict:
     """`collperf bound`: the allreduce lower bound measured on the machine (a chain forwarding and
     reducing what any algorithm must), beside each algorithm's measured time and the model's bound."""
-    from collperf.collectives import get_collective
-    from collperf.lab.validate import bound as measure
     if get_collective(collective).name != "allreduce":
         raise UsageError(f"the measured lower bound is defined for allreduce (got {collective})")
     bed = testbed(bed)
@@ -130,13 +134,13 @@ def bound(collective: str = "allreduce", ranks: int | None = None, size="4M", be
         raise UsageError("give --ranks P (or --testbed ...)")
     net = NetworkSpec(ranks=ranks, profile=profile).resolve() if profile else None
     with testbed_up(bed) as up:
-        return measure(units.parse_size(size), ranks, up, network=net, timeout_s=timeout_s)
+        return measured_bound(units.parse_size(size), ranks, up, network=net, timeout_s=timeout_s)
 
 
 @dataclass
 class Validation:
     networks: list[str] = field(default_factory=list)     # each network validated on, described
-    rows: list = field(default_factory=list)              # validate.ValidationRow per measured row
+    rows: list = field(default_factory=list)              # a validation row per measured row (lab/validate.py)
     summary: list[dict] = field(default_factory=list)     # median / worst error per algorithm and regime
 
 
@@ -144,35 +148,18 @@ def validate(beds=(), ranks: int | None = None, profile=None, size="64K,1M,4M", 
              timeout_s: float = 600.0) -> Validation:
     """`collperf validate`: on each testbed (or on `ranks` local processes), calibrate (unless a profile
     is given), predict a grid of collectives from the profile alone, measure them, and report errors."""
-    from collperf.lab.calibrate import calibrate as measure
-    from collperf.lab.calibrate import load_cluster, save
-    from collperf.model.network import Network
-    from collperf.lab.validate import summary
-    from collperf.lab.validate import validate as run
     size_list = [units.format_size(s).replace(" ", "") for s in sizes(size)]
     beds = [testbed(b) for b in beds] or [None]
     if beds == [None] and not ranks:
         raise UsageError("give --ranks P or one or more --testbed hosts=N,rate=R")
     out = Validation()
-    with tempfile.TemporaryDirectory(prefix="collperf-validate-") as tmp:
-        for i, bed in enumerate(beds):
-            from collperf.lab.testbed import routed_runs as hetero_runs
-            if hetero_runs.is_topology_bed(bed):   # the simulator on the testbed's own topology, no profile
-                with testbed_up(bed) as up:
-                    out.networks.append(f"{up.describe()} (simulated on its topology, events and rounds modes)")
-                    out.rows += hetero_runs.validate(up, size_list, iters=iters, timeout_s=timeout_s)
-                continue
-            with testbed_up(bed) as up:
-                used = profile
-                if used is None:   # calibrate first, on the same ranks; the profile is kept only for this run
-                    used = str(Path(tmp) / f"profile-{i}.json")
-                    save(measure(ranks, up, timeout_s), used)
-                cluster = load_cluster(used, up.hosts if up else None, up.ranks_per_host if up else ranks)
-                net = Network.of(cluster)
-                out.networks.append(net.describe() + (f" (profile {profile})" if profile else " (calibrated)"))
-                out.rows += run(net, up, None if up else ranks, size_list, iters=iters, timeout_s=timeout_s)
-    from collperf.lab.testbed.routed_runs import TopologyValidationRow
-    from collperf.lab.testbed.routed_runs import summary as topology_summary
-    out.summary = summary([r for r in out.rows if not isinstance(r, TopologyValidationRow)]) + \
-        topology_summary([r for r in out.rows if isinstance(r, TopologyValidationRow)])
+    for bed in beds:
+        with testbed_up(bed) as up:
+            if up is None:
+                described, rows = calibrated_grid(None, ranks, size_list, iters, timeout_s, profile)
+            else:
+                described, rows = up.validation_grid(size_list, iters, timeout_s, profile)
+        out.networks.append(described)
+        out.rows += rows
+    out.summary = summary(out.rows)
     return out

@@ -6,9 +6,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from collperf import units
+from collperf.api.common import topology_for, with_aliases
+from collperf.blink import reports as blink_reports
+from collperf.collectives import get_collective
 from collperf.errors import UsageError
+from collperf.model.algorithms import ALGORITHMS, get_algorithm
+from collperf.model.algorithms.build import (build, build_array, build_hierarchical, build_hierarchical_array,
+                                             DEFAULT_PHASES)
+from collperf.model.schedule_cost import coefficients
+from collperf.schedule.verify import VerificationError, verify
+from collperf.simulate import simulate as run
 from collperf.spec import PatternSpec, SimulateSpec, TreesSpec
-from collperf.api._common import _alias, _topology
 
 # Listing every transfer (the tuple form) grows as p^2 for the rings: beyond this, use the array form.
 TUPLE_RANKS_LIMIT = 1024
@@ -20,14 +28,7 @@ def schedule(collective: str, algorithm: str, ranks: int | None = None, root: in
     """`collperf schedule`: the explicit schedule of an algorithm (hierarchical: give nodes and ranks_per_node).
     `arrays=True` gives the array form (schedule/arrays.py), vectorized for the regular algorithms: what the
     simulator takes at scale."""
-    from collperf.collectives import get_collective
-    from collperf.schedule.build import DEFAULT_PHASES
-    if arrays:
-        from collperf.schedule.vectorized import build_array as flat
-        from collperf.schedule.vectorized import build_hierarchical_array as two_level
-    else:
-        from collperf.schedule.build import build as flat
-        from collperf.schedule.build import build_hierarchical as two_level
+    flat, two_level = (build_array, build_hierarchical_array) if arrays else (build, build_hierarchical)
     total = nodes * ranks_per_node if algorithm == "hierarchical" and nodes and ranks_per_node else ranks
     if not arrays and total is not None and total > TUPLE_RANKS_LIMIT:
         raise UsageError(f"{total} ranks: a listed schedule is limited to {TUPLE_RANKS_LIMIT} ranks (a flat ring on "
@@ -49,8 +50,6 @@ def schedule(collective: str, algorithm: str, ranks: int | None = None, root: in
 def verified_schedule(*args, **kwargs) -> tuple:
     """`collperf schedule`: the schedule (arguments as `schedule`), verified symbolically, and its cost
     coefficients (alpha, n beta, n gamma) counted from its steps."""
-    from collperf.schedule.cost import coefficients
-    from collperf.schedule.verify import verify
     s = schedule(*args, **kwargs)
     verify(s)
     return s, coefficients(s)
@@ -69,9 +68,6 @@ def verify_all(collective: str | None = None, algorithm: str | None = None, max_
     """`collperf verify`: build and symbolically verify every selected algorithm for every rank count
     in min_ranks..max_ranks (pipelined ones for each segment count), and the two-level schedules
     with the default phase algorithms on every nodes x ranks_per_node factorization."""
-    from collperf.collectives import get_collective
-    from collperf.model.algorithms import ALGORITHMS, get_algorithm
-    from collperf.schedule.build import DEFAULT_PHASES, build, build_hierarchical
     if not 1 <= min_ranks <= max_ranks:
         raise UsageError(f"rank range {min_ranks}..{max_ranks}: expected 1 <= --min-ranks <= --max-ranks")
     wanted = get_collective(collective).name if collective is not None else None
@@ -107,7 +103,6 @@ def verify_all(collective: str | None = None, algorithm: str | None = None, max_
 
 
 def _check(row: VerifyRow, make_schedule, label: str) -> None:
-    from collperf.schedule.verify import VerificationError, verify
     try:
         verify(make_schedule())
     except VerificationError as e:
@@ -129,16 +124,13 @@ class Simulation:
 def simulate(spec: SimulateSpec) -> list[Simulation]:
     """`collperf simulate`: the schedule of an algorithm on a topology, simulated at each size.
     Algorithm blink: packed trees on the group spec.ranks, simulated on the group's view of the topology."""
-    from collperf.collectives import get_collective
-    from collperf.simulate import simulate as run
     net = spec.network
-    topo, base = _topology(spec.topology, net)
+    topo, base = topology_for(spec.topology, net)
     if spec.algorithm == "blink":
-        from collperf.blink.reports import blink_schedules
-        runs = blink_schedules(spec, topo)
+        runs = blink_reports.blink_schedules(spec, topo)
     else:
         nodes, per_node = topo.shape or (None, None)
-        sched = schedule(spec.collective, _alias(spec.collective, spec.algorithm), topo.ranks, spec.root or 0,
+        sched = schedule(spec.collective, with_aliases(spec.collective, spec.algorithm), topo.ranks, spec.root or 0,
                          spec.segments or 1, nodes, per_node, spec.intra_algorithm, spec.inter_algorithm, arrays=True)
         runs = [(sched, topo, [])] * len(spec.sizes_bytes)
     reduce_Bps = units.parse_bandwidth(net.reduce_bandwidth)
@@ -149,8 +141,7 @@ def simulate(spec: SimulateSpec) -> list[Simulation]:
         factor = get_collective(sched.collective).busbw_factor(sched.ranks)
         result = run(sched, where, size, spec.mode, reduce_Bps)
         if "ranks" in sched.meta:      # a group's view (blink): links named as the topology names them
-            from collperf.blink.reports import topology_names
-            result = topology_names(result, sched.meta["ranks"])
+            result = blink_reports.topology_names(result, sched.meta["ranks"])
         algbw = result.size_bytes / result.time_s if result.time_s > 0 else None   # None: nothing moved
         out.append(Simulation(result, sched, where, algbw, algbw * factor if algbw is not None else None, notes))
     return out
@@ -158,12 +149,10 @@ def simulate(spec: SimulateSpec) -> list[Simulation]:
 
 def trees(spec: TreesSpec):
     """`collperf trees`: Blink's packed spanning trees on a group of a topology's ranks, their rate and
-    the max-flow bound, beside NCCL's rings on the same group (blink_reports.TreesResult)."""
-    from collperf.blink.reports import trees as build
-    return build(spec)
+    the max-flow bound, beside NCCL's rings on the same group (blink.reports.TreesResult)."""
+    return blink_reports.trees(spec)
 
 
 def pattern(spec: PatternSpec):
-    """`collperf simulate --pattern`: one of Blink's micro-benchmarks, throughput vs size (blink_reports.PatternRun)."""
-    from collperf.blink.reports import pattern as run
-    return run(spec)
+    """`collperf simulate --pattern`: one of Blink's micro-benchmarks, throughput vs size (blink.reports.PatternRun)."""
+    return blink_reports.pattern(spec)

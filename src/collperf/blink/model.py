@@ -2,8 +2,8 @@
 broadcast and allreduce times with the best root, the hybrid PCIe + NVLink split (Blink appendix
 A.2, equation 8) and single-hop trees on a switch (appendix A.3).
 
-Source: Wang et al., "Blink: Fast and Generic Collectives for Distributed ML", MLSys 2020, appendix
-(/work/shared/seeds/002_*). Pure: networkx is imported inside the functions.
+Source: Wang et al., "Blink: Fast and Generic Collectives for Distributed ML", MLSys 2020, appendix A.
+Pure: networkx is imported inside the functions.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from collperf.blink.packing import link_kind, pack, Packing
 from collperf.errors import UsageError
-from collperf.blink.packing import Packing, link_kind, pack
+from collperf.model.costs import cost
 
 # --- rings as NCCL builds them ---------------------------------------------------------------------
 
@@ -178,12 +179,11 @@ SINGLE_HOP = "mesh"
 """Blink's single-hop trees on NVSwitch: rank r roots the tree of its 1/p of the data, a one-hop
 reduce into r then a one-hop broadcast from r. That is the two-shot mesh allreduce (reduce-scatter
 then allgather, each one step to all peers), whose closed form and schedule the project already has
-(model/costs.py "mesh", schedule/algorithms/mesh.py): reuse them, do not write them twice."""
+(model/algorithms/mesh.py: the closed form and the schedule): reuse them, do not write them twice."""
 
 
 def single_hop_vs_nccl(ranks: int, size_bytes, link) -> dict:
     """Allreduce times (s) of single-hop trees, ring and double-binary-tree (closed forms)."""
-    from collperf.model.costs import cost
     return {name: cost("allreduce", alg, ranks, size_bytes, link).total_s
             for name, alg in (("single-hop", SINGLE_HOP), ("ring", "ring"),
                               ("double-binary-tree", "double-binary-tree"))}

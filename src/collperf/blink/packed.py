@@ -3,7 +3,7 @@
 Each tree carries its share of the data: the buffer is cut into `segments` x `resolution` chunks
 per root; every segment of tree t is m_t chunks, m_t / resolution being the tree's share (rounded
 by largest remainders, at least one chunk per tree). Segments are pipelined down each tree as the
-project's other pipelined trees are (schedule/algorithms/trees.py): a rank at depth d sends segment
+project's other pipelined trees are (model/algorithms/trees.py): a rank at depth d sends segment
 j to its children at step d + j. The reduce direction is the time reversal.
 
 A tree edge may be a route through other devices (a PCIe switch, an idle GPU): the schedule carries

@@ -2,7 +2,7 @@
 of weighted trees that reaches it.
 
 Blink (Wang et al., "Blink: Fast and Generic Collectives for Distributed ML", MLSys 2020; appendix
-A.2 in /work/shared/seeds/002_*) replaces rings, whose rate is their slowest link, by spanning trees
+A.2) replaces rings, whose rate is their slowest link, by spanning trees
 packed so that every link is used at its own rate.
 
 - The bound. With every link full-duplex at one rate per direction, the directed link graph is
@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from collperf.errors import UsageError
+from collperf.model.trees import depths_of
+from collperf.topology import subset
 
 LINK_KINDS = ("all", "nvlink", "pcie")
 TRANSIT = ("any", "devices")
@@ -46,7 +48,6 @@ class Tree:
     rate_Bps: float             # the data rate this tree carries
 
     def depth(self) -> list[int]:
-        from collperf.model.trees import depths_of
         return depths_of(list(self.parent))
 
 
@@ -116,7 +117,6 @@ def broadcast_bound(topo, ranks, root: int, links: str = "all", transit: str = "
     """min over the group's other ranks of max-flow(root -> rank) in bytes/s (root: a topology rank)."""
     import networkx as nx
 
-    from collperf.topology import subset
     group = list(ranks)
     sub = subset(topo, group)
     if root not in group:
@@ -216,7 +216,6 @@ def pack(topo, ranks, roots=None, links: str = "all", transit: str = "any", dire
          max_rounds: int = 500) -> Packing:
     """Weighted trees rooted at each of `roots` (topology ranks; default: the first rank) that
     maximise the common rate per root. One root: Blink's broadcast packing. Every rank: allgather."""
-    from collperf.topology import subset
     group = list(ranks)
     sub = subset(topo, group)
     roots = [group[0]] if roots is None else list(roots)
@@ -227,14 +226,14 @@ def pack(topo, ranks, roots=None, links: str = "all", transit: str = "any", dire
     if p == 1:
         return Packing(tuple(group), tuple(local_roots), math.inf, math.inf, (), sub, links, direction)
     bound = min(broadcast_bound(topo, group, group[r], links, transit, direction) for r in local_roots)
-    lp = _Master(sub, p, local_roots, *group_arcs(sub, links, transit, direction))
+    lp = Master(sub, p, local_roots, *group_arcs(sub, links, transit, direction))
     # one root: the bound is exact (see the module docstring), so reaching it ends the search early;
     # several roots share links and their common rate can be below it: the LP decides alone
     lp.solve(max_rounds, bound if len(local_roots) == 1 else math.inf)
     return lp.result(tuple(group), bound, links, direction)
 
 
-class _Master:
+class Master:
     """Column generation state: resources are the finite arcs and every rank's ports."""
 
     def __init__(self, sub, p, roots, vertices, arcs):
@@ -350,7 +349,7 @@ class _Master:
 
     def _warm_start(self, price, rounds: int, step: float = 1.0):
         """Multiplicative weights (Garg & Koenemann 1998): price every resource by 1/capacity, take the
-        cheapest tree, raise the prices of what it used, repeat. The distinct trees seed the LP."""
+        cheapest tree, raise the prices of what it used, repeat. The distinct trees start the LP."""
         finite = np.isfinite(self.cap)
         for _ in range(rounds):
             for r in self.roots:

@@ -20,14 +20,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from collperf.errors import UsageError
-from collperf.blink.packing import Packing, Tree
 from collperf.blink import packed
-from collperf.schedule.ir import COPY, Transfer, make, step
+from collperf.blink.packing import Packing, Tree
+from collperf.errors import UsageError
+from collperf.schedule.ir import COPY, make, step, Transfer
+from collperf.simulate import simulate
+from collperf.topology import subset
 
 
 def _one_tree(topo, gpus, parent) -> Packing:
-    from collperf.topology import subset
     sub = subset(topo, gpus)
     routes = {(up, child): sub.path(up, child) for child, up in enumerate(parent) if up >= 0}
     return Packing(tuple(gpus), (parent.index(-1),), 1.0, 1.0, (Tree(parent.index(-1), tuple(parent), routes, 1.0),),
@@ -75,7 +76,6 @@ def fan_in_forward(topo, sources, center: int, successor: int, segments: int = 8
     """Local ranks: 0 the successor, 1 the center, 2.. the sources; block b (chunks b k .. b k + k - 1)
     is rank b's data. Step s: sources send their segment s to the center, the center sends its own
     segment s and the sources' segment s - 1 on to the successor."""
-    from collperf.topology import subset
     gpus = _check_gpus([successor, center, *sources], 3, "a fan-in")
     p, k = len(gpus), segments
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
@@ -99,7 +99,6 @@ def _named(s, name: str):
 
 def throughput_Bps(schedule, topology, sizes, mode: str = "rounds", reduce_bandwidth_Bps: float = float("inf")):
     """size / simulated time for every size (bytes): the appendix's throughput curves."""
-    from collperf.simulate import simulate
     sizes = np.atleast_1d(np.asarray(sizes, dtype=float))
     return np.array([n / simulate(schedule, topology, n, mode, reduce_bandwidth_Bps).time_s for n in sizes])
 

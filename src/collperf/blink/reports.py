@@ -2,8 +2,7 @@
 and `collperf predict --topology` report on a topology: the packing priced beside NCCL's rings, the
 patterns' throughput, the model per size. The builders they share with `collperf bench` (blink_schedule,
 pattern_schedule) and the group checks live in blink/runs.py.
-Source: Wang et al., "Blink: Fast and Generic Collectives for Distributed ML", MLSys 2020, appendix
-(/work/shared/seeds/002_*).
+Source: Wang et al., "Blink: Fast and Generic Collectives for Distributed ML", MLSys 2020, appendix A.
 """
 
 from __future__ import annotations
@@ -11,8 +10,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from collperf import topology as topologies
+from collperf.blink import model as blink, patterns as P
+from collperf.blink.packing import pack
+from collperf.blink.runs import blink_schedule, group_of, pattern_schedule, root_in_group, SINGLE_ROOT
 from collperf.errors import UsageError
-from collperf.blink.runs import SINGLE_ROOT, _root, blink_schedule, group_of, pattern_schedule
+from collperf.model.network import Link
+from collperf.schedule.arrays import as_arrays
 
 # --- collperf trees ---------------------------------------------------------------------------------
 
@@ -69,9 +73,6 @@ def _ring_time_s(collective: str, p: int, size: float, rate_Bps: float) -> float
 
 def trees(spec) -> TreesResult:
     """`collperf trees`: pack (spec: a spec.TreesSpec), price, compare with NCCL's rings."""
-    from collperf import topology as topologies
-    from collperf.blink import model as blink
-    from collperf.blink.packing import pack
     topo = topologies.parse(spec.topology)
     group = group_of(topo, spec.ranks)
     n, coll, options = float(spec.size_bytes), spec.collective, {"links": spec.links, "transit": spec.transit}
@@ -87,7 +88,7 @@ def trees(spec) -> TreesResult:
             root, pk, _ = blink.best_root(topo, group, coll, n, **options)
             notes.append(f"best root for {coll} of {n:.0f} bytes: {root}")
         else:
-            pk = pack(topo, group, [_root(group, spec.root)], **options)
+            pk = pack(topo, group, [root_in_group(group, spec.root)], **options)
         allreduce_s = float(blink.allreduce_time_s(pk, n))
         time_s = n / pk.rate_Bps if coll == "broadcast" else allreduce_s
     rings = blink.nccl_rings(topo, group)
@@ -103,7 +104,6 @@ def trees(spec) -> TreesResult:
 def blink_schedules(spec, topo) -> list[tuple]:
     """Per size of spec (a spec.SimulateSpec with algorithm blink): (schedule, the group's topology
     view to simulate on, notes). Packed once; a hybrid broadcast splits each size by equation 8."""
-    from collperf.schedule.arrays import as_arrays
     group = group_of(topo, spec.ranks)
     if spec.hybrid:
         out = []
@@ -148,8 +148,6 @@ class PatternRun:
 
 def pattern(spec) -> PatternRun:
     """`collperf simulate --pattern`: a micro-benchmark (spec: a spec.PatternSpec) simulated at every size."""
-    from collperf import topology as topologies
-    from collperf.blink import patterns as P
     topo = topologies.parse(spec.topology)
     name, k = spec.pattern, spec.segments
     sched, sub, roles = pattern_schedule(topo, name, spec.gpus, spec.center, spec.successor, spec.source, k)
@@ -189,16 +187,13 @@ class BlinkPrediction:
 
 def predict_blink(spec, topo=None) -> list[BlinkPrediction]:
     """`collperf predict -A blink --topology` (spec: a spec.TopologyPredictSpec): one row per size."""
-    from collperf import topology as topologies
-    from collperf.blink import model as blink
-    from collperf.blink.packing import pack
     topo = topo or topologies.parse(spec.topology)
     group = group_of(topo, spec.ranks)
     coll, p = spec.collective, len(group)
     rings = blink.nccl_rings(topo, group)
     out = []
     if spec.hybrid:
-        root = _root(group, spec.root)
+        root = root_in_group(group, spec.root)
         nv = pack(topo, group, [root], links="nvlink", transit="devices")
         pc = pack(topo, group, [root], links="pcie", transit="devices")
         for n in spec.sizes_bytes:
@@ -216,7 +211,7 @@ def predict_blink(spec, topo=None) -> list[BlinkPrediction]:
                                        _ring_time_s(coll, p, n, rings.rate_Bps), hybrid, notes))
         return out
     if coll in SINGLE_ROOT:
-        pk = pack(topo, group, [_root(group, spec.root)], transit=spec.transit)
+        pk = pack(topo, group, [root_in_group(group, spec.root)], transit=spec.transit)
     else:
         pk = pack(topo, group, group, transit=spec.transit, direction="down" if coll == "allgather" else "up")
     for n in spec.sizes_bytes:
@@ -236,7 +231,6 @@ def switch_link(topo, ranks=None):
     """(group, Link) of a group whose every GPU has one link, to a switch, and every pair the same route
     latency and bandwidth (dgx2, switch:P): the uniform link the closed forms (single-hop, ring, ...) take.
     Other topologies (dgx1v's NVLink mesh, clusters) are refused: their pairs differ."""
-    from collperf.model.network import Link
     group = group_of(topo, ranks)
     g = topo.graph
     several = [r for r in group if g.degree(r) != 1]

@@ -9,7 +9,7 @@ of u -> v now the price of its one route. Column generation stops at the LP opti
 the max-flow bound of packing.py, which assumes free routing, is reported beside it and may not be
 reached.
 
-Pure: numpy, scipy (through packing._Master).
+Pure: numpy, scipy (through packing.Master).
 """
 
 from __future__ import annotations
@@ -18,12 +18,13 @@ import math
 
 import numpy as np
 
+from collperf.blink.packing import broadcast_bound, group_arcs, Master, min_arborescence, Packing
 from collperf.errors import UsageError
-from collperf.blink.packing import Packing, _Master, broadcast_bound, group_arcs, min_arborescence
+from collperf.topology import subset
 
 
-class _RoutedMaster(_Master):
-    """packing._Master whose tree edges take the topology's route between the two ranks."""
+class _RoutedMaster(Master):
+    """packing.Master whose tree edges take the topology's route between the two ranks."""
 
     def __init__(self, sub, p, roots, vertices, arcs):
         super().__init__(sub, p, roots, vertices, arcs)
@@ -59,7 +60,6 @@ def pack_on_routes(topo, ranks, roots=None, direction: str = "down", max_rounds:
     """Weighted trees rooted at each of `roots` (topology ranks; default the first of `ranks`) whose edges
     follow `topo`'s routes (Topology.path), maximising the common rate per root. The returned Packing's
     bound_Bps is the free-routing max-flow bound (packing.broadcast_bound), for comparison."""
-    from collperf.topology import subset
     group = [int(r) for r in ranks]
     sub = subset(topo, group)
     roots = [group[0]] if roots is None else [int(r) for r in roots]

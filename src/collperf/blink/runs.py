@@ -5,15 +5,20 @@ Between the API and the pure parts: it checks a group of ranks against its topol
 (blink/packing.py) and builds the schedules (blink/packed.py, blink/patterns.py); bench_schedules
 places them on local ranks and picks the segments per size. What `collperf trees`, `simulate` and
 `predict --topology` report (pricing beside NCCL's rings): blink/reports.py.
-Source: Wang et al., "Blink: Fast and Generic Collectives for Distributed ML", MLSys 2020, appendix
-(/work/shared/seeds/002_*).
+Source: Wang et al., "Blink: Fast and Generic Collectives for Distributed ML", MLSys 2020, appendix A.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from collperf import topology as topologies
+from collperf.blink import model as blink, packed, patterns as P
+from collperf.blink.packing import pack
 from collperf.errors import UsageError
+from collperf.schedule.arrays import as_arrays
+from collperf.simulate import simulate
+from collperf.units import format_size
 
 # blink/packed.py's defaults: segments pipelined down each tree, chunks per segment shared by the trees
 SEGMENTS = 16
@@ -39,7 +44,7 @@ def group_of(topo, ranks, least: int = 2, flag: str = "--ranks") -> list[int]:
     return list(ranks)
 
 
-def _root(group: list[int], root) -> int:
+def root_in_group(group: list[int], root) -> int:
     if root is None:
         return group[0]
     if root not in group:
@@ -59,16 +64,13 @@ def blink_schedule(topo, group: list[int], coll: str, root=None, segments: int |
     packing: packing(topo, group, roots, direction=...) -> Packing, the trees' packer (default model.packing.pack
     with `transit`; a topology testbed passes routed_packing.pack_on_routes); not for the hybrid split.
     What `collperf simulate -A blink` simulates and `collperf bench -A blink` runs."""
-    from collperf.blink import model as blink
-    from collperf.blink.packing import pack
-    from collperf.blink import packed
     if coll not in RESOLUTION:
         raise UsageError(f"-A blink builds {', '.join(RESOLUTION)}; not {coll}")
     k = segments or SEGMENTS
     if hybrid_size is not None:
         if coll != "broadcast":
             raise UsageError(f"the hybrid NVLink + PCIe split is a broadcast; not {coll}")
-        h = blink.hybrid_broadcast(topo, group, _root(group, root), hybrid_size, t_dpa_s)
+        h = blink.hybrid_broadcast(topo, group, root_in_group(group, root), hybrid_size, t_dpa_s)
         share = h.pcie_bytes / hybrid_size if hybrid_size else 0.0
         res = max(resolution or RESOLUTION[coll], 2 * (len(h.nvlink.trees) + len(h.pcie.trees)))
         s = packed.hybrid_broadcast(h.nvlink, h.pcie, share, k, res)
@@ -82,7 +84,7 @@ def blink_schedule(topo, group: list[int], coll: str, root=None, segments: int |
         def packing(t, g, roots, direction="down"):
             return pack(t, g, roots, transit=transit, direction=direction)
     if coll in SINGLE_ROOT:
-        pk = packing(topo, group, [_root(group, root)])
+        pk = packing(topo, group, [root_in_group(group, root)])
     else:
         if root is not None:
             raise UsageError(f"--root: every rank is a root of {coll}; drop --root")
@@ -110,7 +112,6 @@ def pattern_schedule(topo, name: str, gpus=None, center=None, successor=None, so
     """(schedule on local ranks, the pattern's topology view, roles) of micro-benchmark `name` on
     `topo`; unset GPUs are the appendix's on dgx1v. What `simulate --pattern` simulates and
     `bench --pattern` runs."""
-    from collperf.blink import patterns as P
     k = segments
     if name.startswith("chain"):
         chain = group_of(topo, _dgx1v_default(topo, gpus, list(P.DGX1V_CHAIN[:4]), "--gpus", name), 2, "--gpus")
@@ -161,7 +162,6 @@ class BenchPlacement:
 def _pattern_gpus(topo, spec, ranks: int | None) -> dict:
     """The pattern's GPUs from --gpus/--center/... or, on dgx1v, the appendix's, cut to `ranks` ranks
     (a chain of `ranks` GPUs; a fan with ranks - 2 sources or successors)."""
-    from collperf.blink import patterns as P
     name, fan = spec.pattern, spec.pattern.startswith("fan")
     least = 3 if fan else 2
     if ranks is not None and ranks < least:
@@ -190,8 +190,6 @@ def best_segments(build, sizes, candidates=SEGMENT_CANDIDATES) -> dict:
     ties go to the fewer segments. build(k) -> (schedule, topology view) is called once per candidate.
     Few segments pay fewer steps (latency terms), more pipeline the trees (bandwidth terms), as
     `collperf predict` picks the segments of pipelined algorithms per size (model/costs.py)."""
-    from collperf.schedule.arrays import as_arrays
-    from collperf.simulate import simulate
     built = []
     for k in candidates:
         sched, where = build(k)
@@ -206,22 +204,19 @@ def best_segments(build, sizes, candidates=SEGMENT_CANDIDATES) -> dict:
 
 def _segments_note(name: str, chosen: dict) -> str:
     """'blink segments per size (the simulator's fastest of 1,2,...; --segments N fixes them): 1 KiB 1, 1 MiB 4'."""
-    from collperf.units import format_size
     per = ", ".join(f"{format_size(n)} {k}" for n, (k, _, _) in chosen.items())
     return (f"{name} segments per size (the simulator's fastest of {','.join(map(str, SEGMENT_CANDIDATES))}; "
             f"--segments N fixes them): {per}")
 
 
-def bench_schedules(spec) -> BenchPlacement:
+def bench_schedules(spec, world: int | None = None) -> BenchPlacement:
     """The schedules `collperf bench` runs for a spec.BenchSpec with -A blink / blink-hybrid or --pattern:
     the same builders as `collperf simulate` (blink_schedule, pattern_schedule). Checked here, before any
-    process starts: GPUs in the topology, one GPU per rank, enough ranks for the pattern."""
-    import os
-    from collperf import topology as topologies
-    from collperf.runtime.launch import in_torchrun     # no torch imported by it
+    process starts: GPUs in the topology, one GPU per rank, enough ranks for the pattern. `world`: the rank
+    count of the run where the spec gives none (torchrun's)."""
     topo = topologies.parse(spec.topology)
     sweep = spec.sweep
-    ranks = spec.ranks if spec.ranks is not None else int(os.environ["WORLD_SIZE"]) if in_torchrun() else None
+    ranks = spec.ranks if spec.ranks is not None else world
     fixed = sweep.segments     # --segments N; None: the simulator's choice per size
     if spec.pattern is not None:
         where_gpus = _pattern_gpus(topo, spec, ranks)

@@ -6,8 +6,8 @@ from typing import Optional
 
 import typer
 
-from collperf import api
-from collperf.cli.options import Command, Json, app, hardware_options, network_options, sub_app
+from collperf import api, units
+from collperf.cli.options import app, Command, hardware_options, Json, network_options, sub_app
 from collperf.cli.render import escape, out, print_json
 from collperf.spec import HardwareSpec, NetworkSpec
 
@@ -101,7 +101,6 @@ def import_msccl(path: str = typer.Argument(..., help="An MSCCL algorithm XML fi
 def _print_runs(imported) -> None:
     from rich.table import Table
 
-    from collperf import units
     s = imported.schedule
     same = imported.simulations[0].same_name
     table = Table(title=f"simulated on {imported.topology}: the imported schedule beside ours", title_justify="left")

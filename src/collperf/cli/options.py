@@ -9,7 +9,8 @@ from typing import Optional
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from collperf.spec import NetworkSpec
+from collperf import __version__
+from collperf.spec import HardwareSpec, NetworkSpec
 
 class Command(TyperCommand):
     """A command whose --help option shows no value placeholder (typer prints <bool> for flags)."""
@@ -41,7 +42,6 @@ def sub_app(**kwargs) -> typer.Typer:
 
 def _version(value: bool) -> None:
     if value:
-        from collperf import __version__
         typer.echo(f"collperf {__version__}")
         raise typer.Exit()
 
@@ -132,7 +132,6 @@ HARDWARE_OPTIONS = {
 
 def hardware_options():
     """Add the hardware options to a command; it receives them as one HardwareSpec in `hardware`."""
-    from collperf.spec import HardwareSpec
     names = list(HARDWARE_OPTIONS)
 
     def decorate(command):

@@ -10,6 +10,7 @@ from collperf import api
 from collperf.cli import render
 from collperf.cli.options import command, InterAlg, IntraAlg, Json, network_options
 from collperf.cli.render import print_json
+from collperf.errors import UsageError
 from collperf.spec import NetworkSpec
 
 _MODEL, _LAYOUT, _STEP = "Model", "Layout", "Step"
@@ -88,13 +89,18 @@ def plan_command(
     top: Optional[int] = _o(None, "--top", panel=_STEP, help="Search: show this many layouts (default 3, 10 with "
                             "--search)."),
     require_fit: bool = _o(False, "--require-fit", panel=_STEP, help="Exit 1 when a plan does not fit in GPU memory."),
+    from_trace: Optional[list[str]] = _o(None, "--from-trace", panel=_STEP, help="Profiler traces of a real step "
+                                         "(files, a directory or a glob): their compute time and measured overlap "
+                                         "per kind replace the estimates (--compute and --overlap still win)."),
     as_json: bool = Json, cluster: Optional[str] = typer.Option("dgx-h100", "--cluster", help="Cluster preset."),
     intra_algorithm: str = IntraAlg, inter_algorithm: str = InterAlg, network: NetworkSpec = None,
 ):
     """Plan one training step (TP, PP, CP, EP, DP, ZeRO) on a cluster: compute, exposed communication, the
     pipeline bubble and memory per GPU. Without --tp/--pp/--dp: the best layouts for --nodes, and why."""
     degrees = dict(tp=tp, pp=pp, dp=dp)
-    searching = search or (all(v is None for v in degrees.values()) and cp == 1 and not compare)
+    searching = search or (all(v is None for v in degrees.values()) and cp == 1 and not compare and not from_trace)
+    if search and from_trace:
+        raise UsageError("--from-trace feeds one layout's plan: give its --tp/--pp/--dp instead of --search")
     spec = api.plan_spec(model, dict(params=params, layers=layers, hidden=hidden, seq_len=seq_len, heads=heads,
                                      micro_batch=micro_batch, dtype_bytes=dtype_bytes, experts=experts, top_k=top_k,
                                      kv_heads=kv_heads, ffn_hidden=ffn_hidden, vocab=vocab, grad_bytes=grad_bytes,
@@ -110,7 +116,8 @@ def plan_command(
                               first_stage_layers=first_stage_layers, last_stage_layers=last_stage_layers,
                               flash_attention=flash_attention),
                          network, cluster, compute=compute, flops=flops, overlap=overlap, algorithm=algorithm,
-                         intra_algorithm=intra_algorithm, inter_algorithm=inter_algorithm, fill_dp=dp is None)
+                         intra_algorithm=intra_algorithm, inter_algorithm=inter_algorithm, fill_dp=dp is None,
+                         from_trace=from_trace)
     if searching:
         found = api.plan_search(spec, gpus, global_batch, defaults=not search, top=top or (10 if search else 3))
         print_json(render.search_json(found)) if as_json else render.print_search(found, why=not search)

@@ -11,7 +11,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from collperf import units
+from collperf import plots, units
+from collperf.lab.results import TextStream, to_json
 
 # Pipes and CI logs get a wide console rather than rich's 80 columns, so tables do not wrap.
 out = Console(highlight=False, width=None if sys.stdout.isatty() else 150)
@@ -94,6 +95,12 @@ def print_plan(p) -> None:
     out.print(line)
     if p.memory is not None:
         out.print(memory_line(p.memory))
+    if p.measured is not None:
+        m = p.measured
+        kinds = ", ".join(f"{k} {units.format_time(t)} ({100 * m.hidden.get(k, 0):.0f} % hidden)"
+                          for k, t in m.comm_s.items())
+        out.print(f"from the trace ({m.steps} steps): compute {units.format_time(m.compute_s or 0)} per step; "
+                  f"measured communication per step: {kinds}")
     for warning in p.warnings:
         out.print(f"[red]warning:[/red] {escape(warning)}")
     out.print()
@@ -268,33 +275,20 @@ def print_plans(plans, best: int) -> None:
 # --- files: plots and bench outputs (the writers live with the data; these only call them) ---------------
 
 def plot_timeline(sim, path) -> None:
-    from collperf.plots import plot_timeline as plot
-    plot(sim.result, sim.schedule, path)
+    plots.plot_timeline(sim.result, sim.schedule, path)
 
 
 def plot_diagnoses(diagnoses, path: str) -> list[str]:
     """One plot per diagnosis: PATH for one, PATH-1.png, PATH-2.png ... for several."""
-    from collperf.plots import plot_diagnosis
     stem, _, suffix = path.rpartition(".")
     paths = [path] if len(diagnoses) == 1 else [f"{stem}-{i + 1}.{suffix}" for i in range(len(diagnoses))]
     for d, p in zip(diagnoses, paths):
-        plot_diagnosis(d, p)
+        plots.plot_diagnosis(d, p)
     return paths
 
 
 def plot_validation(validation, path) -> None:
-    from collperf.plots import plot_validation as plot
-    plot(validation.rows, path)
-
-
-def bench_text(results) -> str:
-    from collperf.lab.results import to_text
-    return to_text(results)
-
-
-def write_results(results, json_path, csv_path) -> None:
-    from collperf.lab.results import write
-    write(results, json_path, csv_path)
+    plots.plot_validation(validation.rows, path)
 
 
 class BenchStream:
@@ -302,7 +296,6 @@ class BenchStream:
     JSON document at the end), a progress line on stderr when it is a terminal, warnings on stderr."""
 
     def __init__(self, as_json: bool = False, progress: bool = True):
-        from collperf.lab.results import TextStream
         self.as_json = as_json
         self.text = TextStream(self._write)
         self.bar = None
@@ -348,7 +341,6 @@ class BenchStream:
     def finish(self, results) -> None:
         self._stop_bar()
         if self.as_json:
-            from collperf.lab.results import to_json
             print_json(to_json(results))
         else:
             self.text.close(results)
@@ -357,7 +349,6 @@ class BenchStream:
         """After a failure, timeout or Ctrl-C: the rows so far stay, then one line that says what happened."""
         self._stop_bar()
         if self.as_json:
-            from collperf.lab.results import to_json
             print_json(to_json(results))
         else:
             self.text.close(results)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.table import Table
 
 from collperf import units
-from collperf.cli.render import escape, out
+from collperf.cli.render import escape, out, print_predictions
 
 
 def _GBps(rate_Bps: float) -> str:
@@ -55,7 +55,6 @@ def print_pattern(run) -> None:
 def print_topology_prediction(r) -> None:
     """`collperf predict --topology`: the packed trees' model (and the hybrid split), or the closed forms on
     the switch's link."""
-    from collperf.cli.render import print_predictions
     group = ",".join(map(str, r.ranks))
     if r.blink is None:
         out.print(f"{r.topology} ranks {group}: every pair through the switch, "

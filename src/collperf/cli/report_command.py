@@ -32,8 +32,10 @@ def command_line() -> str:
 
 @command("report")
 @network_options(only=("cluster", "nodes", "profile"))
-def report_command(inputs: list[str] = typer.Argument(..., help="Logs (anything diagnose reads), bench JSON or "
-                                                               "validate JSON; several are compared side by side."),
+def report_command(inputs: list[str] = typer.Argument(..., help="Logs (anything diagnose reads), bench JSON, "
+                                                               "validate JSON or profiler traces (one file per rank, "
+                                                               "a directory or a glob); several logs are compared "
+                                                               "side by side."),
                    output: str = typer.Option("report.html", "-o", "--output", help="The HTML file to write."),
                    peak: Optional[str] = typer.Option(None, "--peak", help="Per-rank link rate busbw is judged "
                                                                            "against, e.g. 50GB/s."),

@@ -62,7 +62,7 @@ def bench(collective: str = typer.Option("allreduce", "--collective", help="The 
     each row beside the model's prediction. Rows print as they complete; a timeout or Ctrl-C keeps them."""
     sweep = SweepSpec(collective, algorithm, min_bytes, max_bytes, factor, step_bytes, iters, warmup, dtype, op,
                       root, check, average, segments, slice_bytes, in_place)
-    spec = BenchSpec(sweep, ranks, timeout, network, testbed, json_file=json_file, csv_file=csv_file, force=force,
+    spec = BenchSpec(sweep, ranks, timeout, network, api.testbed(testbed), json_file=json_file, csv_file=csv_file, force=force,
                      topology=topology, gpus=gpus, t_dpa=t_dpa, pattern=pattern, center=center, successor=successor,
                      source=source)
     stream = render.BenchStream(as_json, progress=sweep.progress)

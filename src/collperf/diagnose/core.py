@@ -18,12 +18,14 @@ import numpy as np
 
 from collperf import units
 from collperf.collectives import busbw_factor, get_collective
-from collperf.diagnose import findings as F
-from collperf.diagnose import verdict as V
-from collperf.diagnose.hardware import Assumed, assume
+from collperf.diagnose import findings as F, mpi, verdict as V
+from collperf.diagnose.hardware import _values, assume, Assumed
 from collperf.errors import UsageError
-from collperf.fit import Fit, fit, usable
+from collperf.fit import MIN_ROWS, Fit, fit, usable
+from collperf.ingest import load
 from collperf.ingest.table import Table
+from collperf.model.nccl import expect, fit_system, system_bound
+from collperf.spec import HardwareSpec
 
 MIB = 1 << 20
 
@@ -91,7 +93,6 @@ def expectation(collective: str, sizes, assumed: Assumed, peak_Bps: float | None
                 factor: float | None = None, bound_system=None) -> Expectation:
     """NCCL's expected time and the bound on the assumed system (a flat bound from `peak_Bps` if given;
     `bound_system`: another system for the bound, e.g. the unfitted hardware when the expectation is a fit)."""
-    from collperf.model.nccl import expect, system_bound
     n = np.asarray(sizes, dtype=float)
     system = assumed.system
     expected = regime = None
@@ -137,7 +138,8 @@ def _judge(size, time_s, busbw, i, ex: Expectation, collective, runtime, nodes, 
     expected = float(ex.expected_s[i]) if ex.expected_s is not None else None
     bound = float(ex.bound_s[i]) if ex.bound_s is not None else None
     regime = str(ex.regime[i]) if ex.regime is not None else own_regime
-    text, eff = V.verdict(time_s, expected, bound, wrong)
+    text, eff = (mpi.verdict(time_s, bound, regime, wrong) if runtime == "mpi"
+                 else V.verdict(time_s, expected, bound, wrong))
     why = V.causes(collective, runtime, regime, nodes, ex.choice[i], ex.runner_up[i]) \
         if text.startswith("slower") else []
     if why and expected and time_s > 10 * expected:
@@ -148,8 +150,6 @@ def _judge(size, time_s, busbw, i, ex: Expectation, collective, runtime, nodes, 
 
 def _model_system(model_log: "Table | str", hardware, target: Table):
     """Fit the hardware's parameters to the model log (model/nccl fitting), then size it to `target`."""
-    from collperf.ingest import load
-    from collperf.model.nccl import fit_system
     if not isinstance(model_log, Table):
         model_log = load(model_log)[0]
     m = assume(model_log, hardware)
@@ -175,39 +175,54 @@ def diagnose(table: Table, peak_Bps: float | None = None, hardware=None, model=N
     """Verdicts for every size of `table`. `hardware`: a HardwareSpec (overrides of what the log says);
     `peak_Bps`: a flat bound per rank instead of the hardware's; `model`: a log (path or Table) whose
     fit through NCCL's model gives the expected times (cross-collective prediction)."""
-    from collperf.spec import HardwareSpec
     hardware = hardware or HardwareSpec()
-    own = fit(table)
+    own = _own_fit(table)
     assumed = assume(table, hardware)
     model_from = None
     hardware_system = assumed.system
     if model is not None:
         system, result, model_from = _model_system(model, hardware, table)
         assumed = Assumed(system, assumed.values, assumed.notes)
-        from collperf.diagnose.hardware import _values
         assumed.values = _values(system) + [("fit", result.describe(), f"fitted to {model_from}")]
     runtime = V.runtime_of(table)
     measured = sorted((r for r in table.placement("out-of-place") or table.placement("in-place")
                        if r.size > 0 and isinstance(r.time_s, (int, float)) and np.isfinite(r.time_s)
                        and r.time_s > 0), key=lambda r: r.size)
     rows = [r for r in measured if usable(r)]
-    ex = expectation(table.collective, [r.size for r in measured], assumed, peak_Bps, own.factor,
+    factor = own.factor if own else (busbw_factor(table.collective, table.ranks) if table.ranks else None)
+    ex = expectation(table.collective, [r.size for r in measured], assumed, peak_Bps, factor,
                      hardware_system if model_from else None)
     if model_from:
         ex.expected_from = f"NCCL's model fitted to {model_from}, predicting {table.collective} with its own choice"
+    if runtime == "mpi":
+        ex = mpi.for_mpi(ex, table.collective, [r.size for r in measured], table.ranks, hardware, peak_Bps)
     nodes = assumed.system.nodes if assumed.system else (table.nodes or 1)
     verdicts = []
     for i, r in enumerate(measured):
-        latency, bandwidth = own.terms(r.size)
+        latency, bandwidth = own.terms(r.size) if own else (None, None)
         verdicts.append(_judge(r.size, r.time_s, r.busbw_GBps, i, ex, table.collective, runtime, nodes, bool(r.wrong),
-                               latency + bandwidth, "latency" if latency >= bandwidth else "bandwidth"))
+                               None if own is None else latency + bandwidth,
+                               "" if own is None else "latency" if latency >= bandwidth else "bandwidth"))
     _mark_isolated(verdicts)
     found = F.table_findings(table, own, rows)
+    if own is None:
+        found.append(F.not_fitted(table, len(rows), MIN_ROWS, ex.expected_s is not None))
     found += F.above_bound(verdicts, assumed, ex.bound_from if peak_Bps is not None else None)
     found += F.slower_overall(verdicts, assumed)
     found += F.latency_bound(verdicts, ex.regime is not None)
     return Diagnosis(table, own, assumed, ex.expected_from, ex.bound_from, ex.peak_GBps, verdicts, found,
-                     model_from, overall(verdicts, found))
+                     model_from, mpi.overall(verdicts, found) if runtime == "mpi" else overall(verdicts, found))
+
+
+def _own_fit(table: Table) -> Fit | None:
+    """The log's own piecewise fit, or None when it has too few sizes (a short run of a multi-run log):
+    its rows are still judged, against the model alone."""
+    if len([r for r in table.rows if usable(r)]) < MIN_ROWS:
+        return None
+    try:
+        return fit(table)
+    except UsageError:      # fewer usable rows of one placement than the count above: no fit either
+        return None
 
 
 def _mark_isolated(verdicts: list[SizeVerdict]) -> None:

@@ -40,7 +40,7 @@ def table_findings(table: Table, own: Fit, rows) -> list[Finding]:
         found.append(Finding("single-rank", "error", "this table ran on one rank: busbw is 0 by definition. If several "
                              "processes were launched, nccl-tests was built without MPI=1 and each printed its own "
                              "table as Rank 0: rebuild with MPI=1", []))
-    if "avg_busbw_GBps" in table.footer and own.peak_busbw_GBps:
+    if "avg_busbw_GBps" in table.footer and own is not None and own.peak_busbw_GBps:
         found.append(Finding("avg-busbw", "info", f"'Avg bus bandwidth' {table.footer['avg_busbw_GBps']:g} GB/s "
                              "averages every size, the small latency-bound ones included: judge by the peak busbw "
                              f"{own.peak_busbw_GBps:.2f} GB/s (at {units.format_size(own.peak_size)}) and n1/2 = "
@@ -60,21 +60,43 @@ def table_findings(table: Table, own: Fit, rows) -> list[Finding]:
     return found
 
 
+PLATEAU = 0.5          # neighbours at least this share of the log's best busbw: the flat part of the curve
+PLATEAU_NOTCH = 0.85   # a row under this share of the lower of its two neighbours there is a dip
+
+
+def not_fitted(table: Table, usable_rows: int, needed: int, judged: bool) -> Finding:
+    """A table with too few sizes for a fit of its own (one short run of a multi-run log)."""
+    run = table.header.get("run")
+    where = f"run {run[0]} of {run[1]} in this log" if run else "this table"
+    shape = f"{table.ranks} ranks" + (f" on {table.nodes} node(s)" if table.nodes else "") if table.ranks else ""
+    how = ("its rows are judged against NCCL's expected time and the bound alone" if judged else
+           "its rows are judged against the bound alone" )
+    return Finding("not-fitted", "info", f"{where}{f' ({shape})' if shape else ''} has {usable_rows} usable size(s): "
+                   f"a fit needs {needed}, so it has no fit of its own; {how}", [])
+
+
 def _dips(bus: list[tuple[int, float]]) -> list[Finding]:
     """Ranges of sizes where busbw falls below the level already reached and then recovers: one finding per
     range, every size in it. A row is low when its busbw is under 75 % of the larger of the best busbw at
     smaller sizes and the geometric mean of its two neighbours (the latter catches a one-size notch on the
-    rising part of the curve). A fall that never recovers is reported as its own kind (tail-drop)."""
+    rising part of the curve). On the plateau (both neighbours at least half the best busbw of the log) the
+    curve is flat, so a row under 85 % of the lower of its two neighbours (a time about 18 % longer than
+    either) is a notch too: a 30 % slower 1 GiB row between two healthy ones is not noise on a flat curve,
+    while a row just before a protocol step up (lower than the next size, level with the previous one) is
+    no notch. A fall that never recovers is reported as its own kind (tail-drop)."""
     found: list[Finding] = []
     top = max((b for _, b in bus), default=0)
     if top <= 0:
         return found
     low, best = [], 0.0
     for i, (size, b) in enumerate(bus):
-        level = best
+        level, notch = best, False
         if 0 < i < len(bus) - 1 and min(bus[i - 1][1], bus[i + 1][1]) >= 0.01 * top:
-            level = max(level, (bus[i - 1][1] * bus[i + 1][1]) ** 0.5)
-        low.append(best >= 0.01 * top and b < 0.75 * level)
+            around = (bus[i - 1][1] * bus[i + 1][1]) ** 0.5
+            level = max(level, around)
+            lower = min(bus[i - 1][1], bus[i + 1][1])
+            notch = lower >= PLATEAU * top and b < PLATEAU_NOTCH * lower
+        low.append(best >= 0.01 * top and (b < 0.75 * level or notch))
         best = max(best, b)
     i = 0
     while i < len(bus):

@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from collperf.errors import UsageError
-from collperf.model.systems import System, get_system, hints_from_header, system_for_gpu
+from collperf.model.systems import _apply_hints, get_system, hints_from_header, System, system_for_gpu
+from collperf.spec import HardwareSpec
+from collperf.spec.network import load_cluster
 
 # the values the output lists, in order, with how each is shown
 _SHOWN = (
@@ -154,7 +156,6 @@ def _overrides(system: System, hw) -> System:
 def _from_profile(system: System, path: str) -> System:
     """A calibrated profile's two levels as the system's physical rates: intra -> the GPU link, inter ->
     one NIC per node (collperf calibrate measures one path per level)."""
-    from collperf.lab.calibrate import load_cluster
     c = load_cluster(path)
     why = f"user override (--profile {Path(path).name})"
     base = system.with_(why, nics_per_node=1, nic_Gbps=c.inter.bandwidth_Bps * 8 / 1e9)
@@ -166,7 +167,6 @@ def _from_profile(system: System, path: str) -> System:
 
 def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
     """The system a log (`table`) or a bare measurement (`ranks`) is judged on, with provenance."""
-    from collperf.spec import HardwareSpec
     hw = hw or HardwareSpec()
     notes: list[str] = []
     ranks = ranks or (table.ranks if table is not None else None)
@@ -238,7 +238,6 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
     if ngpus > 1:
         hints["gpus_per_thread"] = ngpus
     if hints:
-        from collperf.model.systems import _apply_hints
         system = _apply_hints(system, hints)
         for k in ("nics_per_node", "protocols", "nvls", "launch_overhead_us", "net_gdr"):
             if system.provenance.get(k, "").startswith("from NCCL INFO"):

@@ -23,9 +23,10 @@ from xml.parsers import expat
 
 from collperf.collectives import COLLECTIVES
 from collperf.errors import UsageError
-from collperf.export.msccl import MSCCL_COLL, SPLIT, Buffers
+from collperf.export.msccl import Buffers, MSCCL_COLL, SPLIT
 from collperf.ingest import validate as v
-from collperf.schedule.ir import COPY, REDUCE, Transfer, make, step
+from collperf.schedule.ir import COPY, make, REDUCE, step, Transfer
+from collperf.schedule.verify import VerificationError, verify
 
 _COLL = {m: c for c, m in MSCCL_COLL.items()} | {"reducescatter": "reducescatter"}
 _RECV = {"r": COPY, "rcs": COPY, "rrc": REDUCE, "rrcs": REDUCE, "rrs": REDUCE}
@@ -135,7 +136,6 @@ def _build(rd, root, collective, algorithm, p, chunks, root_rank, units, blocks,
 
 
 def _verifies(schedule) -> bool:
-    from collperf.schedule.verify import VerificationError, verify
     try:
         verify(schedule)
     except VerificationError:

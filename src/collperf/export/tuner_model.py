@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from collperf.export.nccl_tuner import COLLECTIVES, Choice
+from collperf.model.nccl.channels import channels_run, comm_channels
 from collperf.model.nccl.tuning import TuningTable, entry_times_us, tuning_table
 
 # model/nccl names -> the example plugin's names (reference/interop-formats.md 1)
@@ -29,15 +30,6 @@ PLUGIN_ALGORITHM = {"nvls-tree": "nvls_tree", "collnet-direct": "collnet_direct"
 
 def plugin_names(algorithm: str, protocol: str) -> tuple[str, str]:
     return PLUGIN_ALGORITHM.get(algorithm, algorithm), protocol.lower()
-
-
-def _graph_of(algorithm: str) -> str:
-    """Which graph NCCL prices an algorithm with (tuning.cc: one graph per algorithm family; PAT uses the ring)."""
-    if algorithm.startswith("nvls"):
-        return "nvls"
-    if algorithm.startswith("collnet"):
-        return "collnet"
-    return "tree" if algorithm == "tree" else "ring"
 
 
 @dataclass
@@ -86,10 +78,10 @@ class DefaultCurve:
 
 def _plateau_bytes(system, table: TuningTable) -> tuple:
     """The size where ring/Simple allreduce's latency steps up by 1.4 (tuning.cc "Plateau effect of ring"):
-    nBytes / (nChannels nRanks) >= 64. A grid could step over it; the envelope gets it as a grid point."""
+    nBytes / (comm->nChannels nRanks) >= 64. A grid could step over it; the envelope gets it as a grid point."""
     if table.collective != "allreduce" or system.nodes <= 1:
         return ()
-    return (64 * table.graphs["ring"].n_channels * system.ranks,)
+    return (64 * comm_channels(system, table.graphs) * system.ranks,)
 
 
 def choices(system, believed=None, collectives=COLLECTIVES, label: str = "NCCL model") -> list[Choice]:
@@ -107,7 +99,7 @@ def choices(system, believed=None, collectives=COLLECTIVES, label: str = "NCCL m
             if table.bandwidth_GBps[(a, p)] <= 0:
                 continue
             algorithm, protocol = plugin_names(a, p)
-            channels = table.graphs[_graph_of(a)].n_channels
+            channels = channels_run(a, system, table.graphs)
             out.append(Choice(collective, algorithm, protocol, channels, CellCurve(real, i, breaks),
                               f"{label} cell {a}/{p}"))
         out.append(Choice(collective, "default", "default", None, DefaultCurve(real, believed_table),

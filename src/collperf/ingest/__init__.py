@@ -8,7 +8,7 @@ from pathlib import Path
 
 from collperf import units
 from collperf.collectives import get_collective
-from collperf.ingest import inspector, mpi_benchmarks, nccl_perf_csv, nccltests, others, rccl
+from collperf.ingest import consistency, inspector, mpi_benchmarks, nccl_perf_csv, nccltests, others, rccl
 from collperf.ingest.table import IngestError, Row, Table
 
 __all__ = ["load", "parse", "IngestError", "Row", "Table"]
@@ -113,5 +113,4 @@ def _given_ranks(t: Table, ranks: int | None) -> None:
     t.ranks = ranks
     t.notes.append(f"rank count {ranks} given on the command line")
     if t.header.get("collective_from") == "given" or t.collective:
-        from collperf.ingest import consistency
         consistency.check_factor(t)

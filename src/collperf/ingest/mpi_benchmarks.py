@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from collperf.collectives import busbw_factor
 from collperf.ingest import validate as v
 from collperf.ingest.table import IngestError, Row, Table
 
@@ -143,7 +144,6 @@ def _note_per_rank(table: Table, tool: str) -> None:
 
 
 def _bandwidths(table: Table) -> None:
-    from collperf.collectives import busbw_factor
     factor = busbw_factor(table.collective, table.ranks) if table.ranks else None
     if table.collective in ("broadcast", "reduce", "sendrecv"):
         factor = 1.0   # independent of the rank count (collectives.busbw_factor)

@@ -16,7 +16,8 @@ from collperf.ingest import consistency, validate as v
 from collperf.ingest.table import IngestError, Row, Table
 
 # Every pattern here is linear in its input: literal anchors, and no two adjacent quantifiers that can
-# share characters. Numbers are recognised by validate.is_number (no regex: issue 20's ReDoS).
+# share characters. Numbers are recognised by validate.is_number (no regex: a backtracking pattern is
+# quadratic on a long run of digits).
 # `mpirun --tag-output` ([1,0]<stdout>:) and `srun --label` (0:) prefixes
 _PREFIX = re.compile(r"^\s*(?:\[\d+,\d+\]<std(?:out|err)>:|\d+:(?=\s))\s?")
 # program name without `_perf` -> collective: one per collective (collectives.py), plus the nccl-tests

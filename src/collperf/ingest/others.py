@@ -23,7 +23,7 @@ _NCCL_DOC = {"results": ["any"], "args?": ["any"], "version?": "any", "nccl_vers
              "config?": {"devices?": [{"rank?": "integer", "hostname?": ("string", "number"),
                                        "device_info?": ("string", None)}]}}
 _NCCL_RESULT = {"size": "number", "count?": ("number", None), "type?": ("string", None), "redop?": ("string", None),
-                "root?": ("number", None), "out_of_place?": (_MEASURE, None), "in_place?": (_MEASURE, None)}
+                "root?": ("number", "string", None), "out_of_place?": (_MEASURE, None), "in_place?": (_MEASURE, None)}
 _COLLPERF_DOC = {"version": "string", "collective": "string", "ranks": "integer", "results": ["any"]}
 _COLLPERF_RESULT = {"algorithm": "string", "size": "number", "count?": ("number", None), "type?": ("string", None),
                     "redop?": ("string", None), "root?": ("number", None),
@@ -87,8 +87,11 @@ def parse_json(doc, source: str, collective: str | None = None, lines: list[int]
         table.header["hosts"] = sorted({str(d.get("hostname")) for d in devices})
         table.header["gpus"] = sorted({str(d.get("device_info") or "") for d in devices})
     _env(table, doc.get("env"))
-    table.header["nccl_tests_version"] = doc.get("version")
-    table.header["nccl_version"] = doc.get("nccl_version")
+    _version(table, doc)
+    config = doc.get("config") or {}
+    for key in ("nthreads", "ngpus"):          # as the text log's "# nThread N nGpus N" line
+        if isinstance(config.get(key), int) and not isinstance(config[key], bool) and config[key] >= 1:
+            table.header[key] = config[key]
     argv = " ".join(map(str, doc.get("args") or []))
     name = _BINARY.search(argv)
     table.collective = collective or (_COLLECTIVE[name.group(1)] if name else "")
@@ -111,6 +114,7 @@ def parse_json(doc, source: str, collective: str | None = None, lines: list[int]
     if not table.rows:
         why = f": {table.skipped[0]}" if table.skipped else ""
         raise IngestError(f"{source}: the JSON has no readable results{why}")
+    _footer(table, doc)
     consistency.check_factor(table)
     consistency.note_flags(table)
     return [table]
@@ -169,7 +173,7 @@ def _json_row(r: dict, m: dict, time, placement: str, where: str, index: int) ->
                   v.bandwidth(m.get("bus_bw"), "bus_bw"), v.wrong_count(m.get("nwrong")), placement,
                   None if r.get("count") is None else v.whole(r["count"], "count", 0, v.MAX_COUNT),
                   str(r.get("type") or ""), str(r.get("redop") or ""),
-                  None if r.get("root") is None else v.whole(r["root"], "root", -1, v.MAX_RANK), index)
+                  _root(r.get("root")), index)
     except v.BadValue as e:
         raise v.BadValue(f"{where}: {e}") from None
     if row.algbw_GBps is not None:
@@ -177,6 +181,44 @@ def _json_row(r: dict, m: dict, time, placement: str, where: str, index: int) ->
         if abs(row.algbw_GBps - exact) > 0.005 + 1e-3 * exact:
             row.flags.append(f"alg_bw {row.algbw_GBps:g} GB/s disagrees with size / time = {exact:.4g} GB/s")
     return row
+
+
+def _footer(table: Table, doc: dict) -> None:
+    """The summary the writer puts after "results" (util.cu writeResultFooter): as the text log's
+    '# Out of bounds values' and '# Avg bus bandwidth' lines."""
+    bounds, avg = doc.get("out_of_bounds"), doc.get("average_bus_bandwidth")
+    try:
+        if isinstance(bounds, dict) and "count" in bounds:
+            table.footer["out_of_bounds"] = v.whole(bounds["count"], "$.out_of_bounds.count", 0, 1 << 63)
+            table.footer["status"] = "OK" if table.footer["out_of_bounds"] == 0 else "FAILED"
+        if isinstance(avg, dict) and "bandwidth" in avg:
+            table.footer["avg_busbw_GBps"] = v.real(avg["bandwidth"], "$.average_bus_bandwidth.bandwidth", 0,
+                                                    v.MAX_BANDWIDTH_GBPS)
+    except v.BadValue as e:
+        table.notes.append(f"summary not read: {e}")
+
+
+def _root(value) -> int | None:
+    """nccl-tests' writer puts the text column's `%6i` string in "root" ("    -1", util.cu
+    writeBenchmarkLinePreamble); older writers and collperf a number."""
+    if value is None:
+        return None
+    return v.whole(value.strip() if isinstance(value, str) else value, "root", -1, v.MAX_RANK)
+
+
+def _version(table: Table, doc: dict) -> None:
+    """JSON_FILE_VERSION 3 writes "version" as the file format (an integer) and "nccl_version" as NCCL's
+    version code (NCCL_VERSION(X,Y,Z) = X*10000 + Y*100 + Z from 2.9, X*1000 + Y*100 + Z before)."""
+    version, code = doc.get("version"), doc.get("nccl_version")
+    if isinstance(version, int) and not isinstance(version, bool):
+        table.header["json_version"] = version
+    elif version is not None:
+        table.header["nccl_tests_version"] = str(version)
+    if isinstance(code, int) and not isinstance(code, bool) and code > 0:
+        major, rest = (code // 10000, code % 10000) if code >= 10000 else (code // 1000, code % 1000)
+        table.header["nccl_version"] = f"{major}.{rest // 100}.{rest % 100}"
+    elif code is not None:
+        table.header["nccl_version"] = str(code)
 
 
 def _collperf_json(doc: dict, source: str, collective: str | None = None, lines: list[int] | None = None) -> list[Table]:
@@ -264,7 +306,7 @@ def parse_collperf_csv(text: str, source: str, collective: str | None, ranks: in
 
 
 def _csv_identity(t: Table, rec: dict, ranks: int | None) -> None:
-    """The collective and rank count from collperf's own columns (files since issue 11), unless given."""
+    """The collective and rank count from collperf's own columns (the files it writes), unless given."""
     if not t.collective and rec.get("collective") in COLLECTIVES:
         t.collective = rec["collective"]
         t.header["collective_from"] = "log"

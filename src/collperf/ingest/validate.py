@@ -3,7 +3,7 @@
 Every reader goes through these: a field is finite and in range before it becomes an int or a float,
 and a rejection says what was read and what was expected. The checks are plain loops and
 `str` methods, linear in the input: no regular expression here (a backtracking number pattern was
-quadratic in a run of digits, issue 20).
+quadratic in a run of digits).
 
 JSON shapes are declared as small dicts (see `check`) rather than with the `jsonschema` package:
 the shapes are four short documents, the messages must name the file and JSON path the way the

@@ -25,11 +25,15 @@ import numpy as np
 
 from collperf.collectives import get_collective
 from collperf.errors import RunError, UsageError
-from collperf.model.algorithms import get_algorithm
+from collperf.lab.results import Results
+from collperf.model.algorithms import algorithms_for, get_algorithm
+from collperf.model.algorithms.build import default_phase, roots_at_zero
 from collperf.model.costs import coefficients, lowest
 from collperf.model.network import Link, Network
 from collperf.model.predict import candidates
-from collperf.lab.results import Results
+from collperf.model.select import choices_for
+from collperf.runtime import launch
+from collperf.runtime.launch import RunTimeout
 from collperf.spec import DTYPE_BYTES, SweepSpec
 
 
@@ -46,11 +50,10 @@ def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
         network: Network | None = None, testbed=None, on_row=None, on_note=None, force: bool = False,
         schedules: dict | None = None) -> Results | None:
     """Run the sweep; under torchrun every rank runs it and rank 0 gets the Results (others None);
-    on a testbed (an up testbed.Testbed) every rank runs inside its host. `on_row(results, row)` is called
+    on a testbed (an up lab.testbed.Testbed) every rank runs inside its host. `on_row(results, row)` is called
     as each row completes, `on_note(text)` with warnings before the run starts; `force` runs a sweep that
     check_capacity would refuse. `schedules`: prebuilt schedules keyed (algorithm, size) for the algorithms
     the registry cannot build from p alone (Blink's packed trees and patterns, packed_runs.bench_schedules)."""
-    from collperf.runtime import launch   # torch is needed from here on
     job_config = config.to_job()
     job = launch.Job("collperf.runtime.measure:bench", (job_config, schedules))
     if testbed is not None:
@@ -92,7 +95,7 @@ def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
 
     try:
         with sigterm_interrupts():
-            out = _launch(launch, job, ranks, testbed, where, timeout_s, on_message)
+            out = _launch(job, ranks, testbed, where, timeout_s, on_message)
         if out is None:   # a torchrun rank other than 0
             return None
     except (RunError, KeyboardInterrupt) as e:
@@ -100,7 +103,7 @@ def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
     return _finished(results, out, network, testbed, schedules)
 
 
-def _launch(launch, job, ranks, testbed, where: str, timeout_s: float, on_message):
+def _launch(job, ranks, testbed, where: str, timeout_s: float, on_message):
     if testbed is not None:
         return launch.run_testbed(job, testbed, timeout_s, on_message=on_message)
     if where == "torchrun":
@@ -114,10 +117,8 @@ def _finished(results: Results, out: dict, network, testbed, schedules) -> Resul
     if out.get("auto") is not None:
         results.config["auto"], results.config["auto_network"] = out["auto"]["choices"], out["auto"]["network"]
     results.peak_rss_bytes = out["peak_rss_bytes"]
-    from collperf.lab.testbed import routed_runs as hetero_runs
-    if network is None and hetero_runs.is_topology_bed(testbed):   # the simulator on the testbed's own topology
-        hetero_runs.predict_rows(results, testbed, results.rows, schedules)
-    else:
+    # with no network given, a testbed that models itself (the simulator on its topology) predicts the rows
+    if not (network is None and testbed is not None and testbed.predict_rows(results, results.rows, schedules)):
         add_predictions(results, network)
     return results
 
@@ -145,7 +146,6 @@ def sigterm_interrupts():
 
 
 def _interrupted(results: Results, network, e: BaseException) -> BenchInterrupted:
-    from collperf.runtime.launch import RunTimeout
     reason = "terminated (SIGTERM)" if isinstance(e, Terminated) else "interrupted" \
         if isinstance(e, KeyboardInterrupt) else "timed out" if isinstance(e, RunTimeout) else "failed"
     n = len(results.rows)
@@ -178,7 +178,6 @@ def two_level_shape(world: int, where: str, testbed=None, network: Network | Non
 
 def _check_hierarchical(config: SweepSpec, shape) -> None:
     """SweepSpec has refused collectives without a two-level plan; here: the run's shape and the root."""
-    from collperf.schedule.build import roots_at_zero
     if shape is None or shape[0] < 2 or shape[1] < 2:
         where = "one host" if shape is None else f"{shape[0]} node(s) x {shape[1]} rank(s)"
         raise UsageError(f"-A hierarchical runs an intra-node then an inter-node phase, and this run is {where}: "
@@ -204,9 +203,6 @@ def _check_ranks(config: SweepSpec, ranks: int, prebuilt=(), shape=None) -> None
 
 # --- -A auto ----------------------------------------------------------------------------------------------
 
-AUTO_CALIBRATION_BYTES = 4 << 20   # the quick calibration's ping-pong size: seconds on a 200 Mbit/s link
-
-
 def auto_plan(job_config: dict, world: int, network: Network | None, ranks_per_host: int) -> None:
     """What `-A auto` runs at each size, into the job's config: chosen here from the given network
     (--profile, --cluster or link options), or left to the ranks (config["auto"] None) to choose after a
@@ -217,26 +213,6 @@ def auto_plan(job_config: dict, world: int, network: Network | None, ranks_per_h
     if network is not None:
         job_config["auto"] = choices_for(job_config, network)
         job_config["auto_network"] = f"given: {network.describe()}"
-
-
-def choices_for(job_config: dict, network: Network) -> list[dict]:
-    """auto's choice per size of the sweep on `network` (model/select.py auto_choices), as JSON."""
-    from collperf.model.select import auto_choices
-    fixed = job_config["segments"] if job_config["segments_given"] else None   # --segments N fixes them
-    return [c.to_json() for c in auto_choices(job_config["collective"], network, job_config["sizes"], fixed,
-                                              job_config["root"])]
-
-
-def auto_network(raw: dict, world: int, ranks_per_host: int) -> Network:
-    """The network a quick calibration (runtime/measure.py calibrate) measured: one host's link between
-    its ranks, or hosts x ranks_per_host with the inter-host link, the reduction rate as gamma."""
-    from collperf.lab.calibrate import cluster_from, profile_from
-    nodes = max(1, world // ranks_per_host)
-    doc = profile_from(raw, nodes, ranks_per_host)
-    cluster = cluster_from(doc, "quick calibration")
-    if nodes == 1:
-        return Network.of(cluster.intra, world)
-    return Network.of(cluster, world)
 
 
 # --- what the machine can hold ------------------------------------------------------------------------
@@ -339,7 +315,6 @@ def fit_link(results: Results) -> Link | None:
 
 
 def _registered(collective: str) -> set[str]:
-    from collperf.model.algorithms import algorithms_for
     return {a.name for a in algorithms_for(collective)}
 
 
@@ -359,12 +334,11 @@ def add_predictions(results: Results, network: Network | None) -> None:
 
 
 def predict_rows(results: Results, network: Network, rows: list[dict]) -> None:
-    from collperf.schedule.build import default_phase
     """Set each row's predicted_us: its algorithm's model time, the model's best for `builtin`."""
     if not rows:
         return
     sizes = sorted({r["size"] for r in rows})
-    phase = default_phase(results.collective)   # what -A hierarchical runs (schedule/build.py build_two_level)
+    phase = default_phase(results.collective)   # what -A hierarchical runs (model/algorithms/build.py build_two_level)
     costs, _ = candidates(results.collective, network, sizes, segments=results.config["segments"],
                           intra_algorithm=phase, inter_algorithm=phase)
     table = {c.name: dict(zip(sizes, c.cost.total_s)) for c in costs}

@@ -1,6 +1,6 @@
 """The model against a real network stack: the measured allreduce lower bound, and a validation grid.
 
-`bound` measures seed 003's lower bound (a chain of ceil(lg p) + 1 processes forwarding
+`bound` measures the allreduce lower bound (a chain of ceil(lg p) + 1 processes forwarding
 2n(p-1)/p / ceil(lg p) items, plus the time to reduce n(p-1)/p items) beside the measured times of
 allreduce algorithms and the model's bound. `validate` runs a grid of collectives x algorithms x
 sizes on the ranks at hand, predicts every row from a calibrated profile alone, and reports the
@@ -14,11 +14,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from collperf.lab.bench import run
-from collperf.model.bounds import lower_bound
+from collperf.lab.calibrate import calibrate
 from collperf.model.algorithms import get_algorithm
+from collperf.model.bounds import lower_bound
 from collperf.model.network import Network
-from collperf.model.predict import candidates
+from collperf.model.predict import candidates, network_lower_bound
+from collperf.model.profile import cluster_from
+from collperf.model.trees import ceil_log2
+from collperf.runtime.launch import Job, run_local, run_testbed
 from collperf.spec import SweepSpec
+from collperf.spec.network import load_cluster
 
 GRID = {"allreduce": ["ring", "rhd", "mesh", "builtin"], "allgather": ["ring", "bruck", "builtin"],
         "reducescatter": ["ring", "pairwise", "builtin"], "broadcast": ["binomial", "scatter-allgather", "builtin"],
@@ -27,8 +32,6 @@ GRID = {"allreduce": ["ring", "rhd", "mesh", "builtin"], "allgather": ["ring", "
 
 def bound(size_bytes: int, ranks: int, testbed=None, algorithms=("ring", "rhd", "builtin"), network: Network = None,
           timeout_s: float = 300.0) -> dict:
-    from collperf.runtime.launch import Job, run_local, run_testbed
-    from collperf.model.trees import ceil_log2
     hosts = testbed.hosts if testbed else 1
     rph = testbed.ranks_per_host if testbed else ranks
     # one chain process per host first, so that the chain crosses the network where there is one
@@ -45,7 +48,6 @@ def bound(size_bytes: int, ranks: int, testbed=None, algorithms=("ring", "rhd", 
         out["model_bound_s"] = float(lower_bound("allreduce", ranks, [size_bytes], network.flat_link,
                                                  ports="single").total_s[0]) if network.cluster is None else None
         if network.cluster is not None:
-            from collperf.model.predict import network_lower_bound
             out["model_bound_s"] = float(network_lower_bound("allreduce", network, [size_bytes]).total_s[0])
     return out
 
@@ -63,6 +65,10 @@ class ValidationRow:
     @property
     def error(self) -> float:
         return (self.predicted_s - self.measured_s) / self.measured_s
+
+    def errors(self) -> list[tuple[str, float]]:
+        """(regime, signed relative error): what summary groups by."""
+        return [(self.regime, self.error)]
 
 
 def validate(network: Network, testbed=None, ranks: int | None = None, sizes=("64K", "1M", "4M"), grid=None,
@@ -87,10 +93,25 @@ def validate(network: Network, testbed=None, ranks: int | None = None, sizes=("6
     return rows
 
 
+def calibrated_grid(testbed, ranks: int | None, sizes, iters: int, timeout_s: float,
+                    profile=None) -> tuple[str, list[ValidationRow]]:
+    """On `testbed` (up) or `ranks` local processes: calibrate unless a profile file is given, predict the grid
+    from the profile alone, measure it; (the network validated on, described; the rows)."""
+    nodes, per_node = (testbed.hosts, testbed.ranks_per_host) if testbed is not None else (None, ranks)
+    if profile is None:    # the calibrated profile is used for this run only
+        cluster = cluster_from(calibrate(ranks, testbed, timeout_s), "calibrated profile", nodes, per_node)
+    else:
+        cluster = load_cluster(profile, nodes, per_node)
+    net = Network.of(cluster)
+    described = net.describe() + (f" (profile {profile})" if profile else " (calibrated)")
+    return described, validate(net, testbed, None if testbed is not None else ranks, sizes, iters=iters,
+                               timeout_s=timeout_s)
+
+
 def error_stats(members, signed_errors) -> dict:
     """rows, median and worst |error| of `members` (rows with a size) whose signed relative errors are
     `signed_errors`, with the worst row's size and signed error: the numbers of a validation summary line
-    (shared with hetero_runs.summary, so that the two agree)."""
+    (every kind of validation row is summarised by summary, so that they agree)."""
     signed = np.asarray(signed_errors, dtype=float)
     errors = np.abs(signed)
     worst = int(np.argmax(errors))
@@ -98,13 +119,16 @@ def error_stats(members, signed_errors) -> dict:
             "worst_size": members[worst].size, "worst_signed_error": float(signed[worst])}
 
 
-def summary(rows: list[ValidationRow]) -> list[dict]:
-    """Median and worst |error| per (collective, algorithm, ranks, regime), worst case named."""
+def summary(rows) -> list[dict]:
+    """Median and worst |error| per (collective, algorithm, ranks, regime), worst case named; a row gives one
+    signed error per regime it is judged in (row.errors(): ValidationRow one, a routed testbed's row one per
+    simulator mode)."""
     groups: dict = {}
     for r in rows:
-        groups.setdefault((r.collective, r.algorithm, r.ranks, r.regime), []).append(r)
+        for regime, error in r.errors():
+            groups.setdefault((r.collective, r.algorithm, r.ranks, regime), []).append((r, error))
     out = []
-    for (collective, algorithm, ranks, regime), members in sorted(groups.items()):
+    for (collective, algorithm, ranks, regime), pairs in sorted(groups.items()):
         out.append({"collective": collective, "algorithm": algorithm, "ranks": ranks, "regime": regime,
-                    **error_stats(members, [m.error for m in members])})
+                    **error_stats([r for r, _ in pairs], [e for _, e in pairs])})
     return out

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from collperf.collectives import check_ranks, formula_bytes, get_collective
+from collperf.collectives import busbw_factor, check_ranks, formula_bytes, get_collective
 from collperf.errors import UsageError
 from collperf.model.costs import Cost
 from collperf.model.network import Link
@@ -84,6 +84,12 @@ _NODE_NET = {
 }
 
 
+def node_network_coefficient(collective: str, nodes: int, gpus_per_node: int) -> float:
+    """Bytes per byte of size that each node must send over its NICs (0 on one node)."""
+    name = get_collective(collective).name
+    return _NODE_NET[name](int(nodes), int(gpus_per_node)) if nodes > 1 else 0.0
+
+
 def _intra_coefficient(name: str, g: int, in_switch_reduction: bool) -> float:
     """Bytes per size each GPU moves over its intra-node links in the intra phase (the flat bound
     over the g GPUs of a node); NVLS reduces in the switch, halving allreduce's (Patarasuk-Yuan: each
@@ -130,7 +136,6 @@ class TwoLevelBound:
     @property
     def peak_busbw_Bps(self) -> float:
         """The busbw no size can exceed (bandwidth terms are linear in size)."""
-        from collperf.collectives import busbw_factor
         per_byte = max(float(np.max(t / np.maximum(self.size_bytes, 1))) for t in
                        (self.network_s, self.intra_s, self.host_bridge_s))
         return math.inf if per_byte == 0 else busbw_factor(self.collective, self.ranks) / per_byte
@@ -144,14 +149,13 @@ def two_level_bound(collective: str, size_bytes, nodes: int, gpus_per_node: int,
     node_network_Bps: one node's NICs together (NICs x rate). intra_Bps: one GPU's links to the other
     GPUs of its node, per direction. host_bridge_Bps: the shared path through host memory (None: P2P).
     """
-    from collperf.collectives import get_collective
     name = get_collective(collective).name
     check_ranks(nodes), check_ranks(gpus_per_node)
     if not (intra_Bps > 0 and node_network_Bps > 0):
         raise UsageError(f"intra {intra_Bps!r} B/s and network {node_network_Bps!r} B/s must be > 0")
     n = np.atleast_1d(formula_bytes(name, size_bytes)).astype(float)
     N, g = int(nodes), int(gpus_per_node)
-    net = n * (_NODE_NET[name](N, g) if N > 1 else 0.0) / node_network_Bps
+    net = n * node_network_coefficient(name, N, g) / node_network_Bps
     intra = n * _intra_coefficient(name, g, in_switch_reduction and name == "allreduce") / intra_Bps
     bridge = np.zeros_like(n)
     if host_bridge_Bps:

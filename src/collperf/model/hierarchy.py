@@ -1,6 +1,7 @@
 """Two-level (hierarchical) composition on a cluster of nodes x ranks_per_node.
 
-Neuron's hierarchical algorithm (seed 004) and the cost-model chapter's two-level model (seed 000):
+Neuron's hierarchical algorithm (AWS Neuron, "Inter-node Collective Communications with AWS Neuron") and
+the two-level model of the cost-model chapter "The Collective Cost Model":
   allreduce      intra reducescatter (n) -> inter allreduce (n/g) -> intra allgather (n)
   allgather      inter allgather (n/g) -> intra allgather (n)
   reducescatter  intra reducescatter (n) -> inter reducescatter (n/g)

@@ -14,7 +14,7 @@ import numpy as np
 
 from collperf.collectives import Collective, get_collective
 from collperf.errors import UsageError
-from collperf.model.bounds import bound_coefficients, lower_bound
+from collperf.model.bounds import bound_coefficients, lower_bound, node_network_coefficient
 from collperf.model.algorithms import algorithms_for, get_algorithm
 from collperf.model.costs import Cost, NotApplicable, Phase, cost, lowest
 from collperf.model.hierarchy import PLANS, two_level_cost
@@ -79,12 +79,14 @@ def _wanted(name: str, network: Network, algorithm) -> list[str]:
 
 def network_lower_bound(collective: str, network: Network, sizes) -> Cost:
     """The lower bound on a uniform link; on a cluster, the node-level bound on the NICs (every
-    node's data must cross its own NICs) with the compute bound over all ranks."""
+    node's data must cross its own NICs: bounds.node_network_coefficient, g (N-1)/N of the size for
+    alltoall, whose every rank sends its off-node blocks) with the compute bound over all ranks."""
     if network.cluster is None or network.cluster.nodes == 1:
         return lower_bound(collective, network.ranks, sizes, network.flat_link)
     c = network.cluster
     node_nics = Link(c.inter.latency_s, c.inter.bandwidth_Bps * c.nics_per_node, c.inter.reduce_bandwidth_Bps)
-    a, b, _ = bound_coefficients(collective, c.nodes)
+    a, _, _ = bound_coefficients(collective, c.nodes)
+    b = node_network_coefficient(collective, c.nodes, c.ranks_per_node)
     _, _, compute = bound_coefficients(collective, c.ranks)
     n = np.atleast_1d(np.asarray(sizes, dtype=float))
     gamma = min(c.intra.seconds_per_reduced_byte, c.inter.seconds_per_reduced_byte)

@@ -11,8 +11,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from collperf.errors import UsageError
+from collperf.model.algorithms import algorithms_for
+from collperf.model.algorithms.build import default_phase, roots_at_zero
+from collperf.model.costs import lowest
+from collperf.model.hierarchy import PLANS
 from collperf.model.network import Network
-from collperf.model.predict import best
+from collperf.model.predict import best, candidates
+from collperf.model.profile import cluster_from, profile_from
 
 
 def best_algorithm(collective: str, sizes, network: Network, **options) -> np.ndarray:
@@ -79,16 +84,13 @@ class AutoChoice:
 
 def runnable_algorithms(collective: str, ranks: int) -> list[str]:
     """The registered flat algorithms that can run `collective` on `ranks` ranks, in registry order."""
-    from collperf.model.algorithms import algorithms_for
     return [a.name for a in algorithms_for(collective) if not a.unavailable(ranks)]
 
 
 def auto_algorithms(collective: str, network: Network, root: int = 0) -> list[str]:
     """What auto chooses among: the runnable flat algorithms, then `hierarchical` on a network of several
-    nodes of several ranks (the executor runs schedule/build.py build_two_level, its default phase
+    nodes of several ranks (the executor runs model/algorithms/build.py build_two_level, its default phase
     algorithms, and auto prices exactly those; a rooted one only from rank 0, its root)."""
-    from collperf.model.hierarchy import PLANS
-    from collperf.schedule.build import roots_at_zero
     names = runnable_algorithms(collective, network.ranks)
     c = network.cluster
     if c is not None and c.nodes > 1 and c.ranks_per_node > 1 and collective in PLANS and \
@@ -102,9 +104,6 @@ def auto_choices(collective: str, network: Network, sizes, segments: int | None 
     """Per size, the model's best runnable algorithm on `network` (the rule of `best`: least predicted
     time, ties to the first registered). Pipelined algorithms get the model's best segment count unless
     `segments` fixes it."""
-    from collperf.model.costs import lowest
-    from collperf.model.predict import candidates
-    from collperf.schedule.build import default_phase
     sizes = [int(s) for s in sizes]
     names = auto_algorithms(collective, network, root)
     if not names:
@@ -120,3 +119,26 @@ def auto_choices(collective: str, network: Network, sizes, segments: int | None 
         k = by_name[name].segments
         out.append(AutoChoice(size, name, float(cost.total_s[i]), int(k[i]) if k is not None else None))
     return out
+
+
+# --- what -A auto runs: the choices per size of a sweep, on a given network or a quick calibration's ---
+
+AUTO_CALIBRATION_BYTES = 4 << 20   # the quick calibration's ping-pong size: seconds on a 200 Mbit/s link
+
+
+def choices_for(job_config: dict, network: Network) -> list[dict]:
+    """auto's choice per size of the sweep on `network` (auto_choices), as JSON."""
+    fixed = job_config["segments"] if job_config["segments_given"] else None   # --segments N fixes them
+    return [c.to_json() for c in auto_choices(job_config["collective"], network, job_config["sizes"], fixed,
+                                              job_config["root"])]
+
+
+def auto_network(raw: dict, world: int, ranks_per_host: int) -> Network:
+    """The network a quick calibration (runtime/measure.py calibrate) measured: one host's link between
+    its ranks, or hosts x ranks_per_host with the inter-host link, the reduction rate as gamma."""
+    nodes = max(1, world // ranks_per_host)
+    doc = profile_from(raw, nodes, ranks_per_host)
+    cluster = cluster_from(doc, "quick calibration")
+    if nodes == 1:
+        return Network.of(cluster.intra, world)
+    return Network.of(cluster, world)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING
 
 from collperf.errors import UsageError
-from collperf.model.nccl.constants import NVLINK_BW_PER_LINK, pcie_bw
+from collperf.model.nccl.constants import PATH_TYPES, nvlink_bw_per_link, pcie_bw
 
 if TYPE_CHECKING:
     import numpy as np
@@ -46,6 +46,9 @@ class System:
     nvls: bool = False               # NVLink SHARP (in-switch reduction), Hopper+ NVSwitch
     collnet: bool = False            # network SHARP (CollNet) enabled
     cpu_vendor: str = "intel"        # NCCL's llMaxBw/netOverhead choice on several nodes
+    cpu_arch: str = "x86"            # "x86", "arm" (Grace) or "power": NCCL's cpuArch (tuning.cc)
+    nic_path: str = "PIX"            # NCCL's path type from a GPU to its nearest NIC (graph.h: PIX, PXB,
+                                     # P2C, PXN, PHB, SYS): the graphs' typeInter, read by the LL128 rule
     net_latency_us: float = 0.0      # graph.latencyInter: the net plugin's reported latency
     protocols: tuple[str, ...] = ("LL", "LL128", "Simple")  # NCCL_PROTO (e.g. aws-ofi-nccl: Simple)
     nccl_version: str = ""           # informational
@@ -79,6 +82,11 @@ class System:
                              "must be in (0, 1]")
         if self.cpu_vendor not in ("intel", "amd"):
             raise UsageError(f"cpu_vendor {self.cpu_vendor!r}: expected 'intel' or 'amd'")
+        if self.cpu_arch not in ("x86", "arm", "power"):
+            raise UsageError(f"cpu_arch {self.cpu_arch!r}: expected 'x86', 'arm' or 'power'")
+        if self.nic_path not in PATH_TYPES[PATH_TYPES.index("PIX"):PATH_TYPES.index("NET")]:
+            raise UsageError(f"nic_path {self.nic_path!r}: expected one of PIX, PXB, P2C, PXN, PHB, SYS "
+                             "(nvidia-smi topo -m between a GPU and its NIC)")
         bad = [p for p in self.protocols if p not in ("LL", "LL128", "Simple")]
         if bad or not self.protocols:
             raise UsageError(f"protocols {self.protocols!r}: expected some of LL, LL128, Simple")
@@ -124,8 +132,7 @@ class System:
     def nccl_gpu_bw(self) -> float:
         """NCCL's total bandwidth of one GPU (search.cc getTotalBw): sum of NVLinks, else PCIe."""
         if self.nvlink_links:
-            cc = min(NVLINK_BW_PER_LINK, key=lambda k: (abs(k - self.compute_capability), -k))
-            return self.nvlink_links * NVLINK_BW_PER_LINK[cc]
+            return self.nvlink_links * nvlink_bw_per_link(self.compute_capability)
         return pcie_bw(self.pcie_gen)
 
     @property

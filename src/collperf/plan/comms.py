@@ -1,7 +1,8 @@
 """What one rank communicates in one training step: collectives, counts and sizes (not yet priced).
 
-Per rank and step, m micro-batches, the layers of the busiest pipeline stage (the cost-model
-chapter's accounting, with gradient accumulation and ZeRO per micro-batch):
+Per rank and step, m micro-batches, the layers of the busiest pipeline stage (the accounting of the
+cost-model chapter "The Collective Cost Model", with gradient accumulation and ZeRO per micro-batch and the
+references below for each term):
   TP   per layer and micro-batch 2 allreduces forward, 2 backward of the activation b s h (Megatron,
        Shoeybi et al. 2019 §3); with sequence parallelism each is an allgather + a reducescatter of the
        same tensor (Korthikanti et al. 2022 §4.2.2); full recompute repeats the forward's 2 in the backward.
@@ -40,7 +41,7 @@ class Demand:
     collective: str
     count: int          # per rank per step
     size_bytes: float
-    role: str           # how it overlaps with compute (timing.py)
+    role: str           # how it overlaps with compute (plan/core.py)
     reductions: int = 1     # DP buckets: how many times per step the bucket set is reduced
 
 

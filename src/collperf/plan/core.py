@@ -44,6 +44,7 @@ class Plan:
     exposed: dict = field(default_factory=dict)     # kind -> exposed seconds
     bubble_s: float = 0.0
     memory: Memory | None = None
+    measured: object = None      # plan/from_trace.Measured: the traced step beside the plan
 
     def by_kind(self) -> dict:
         totals: dict = {}
@@ -101,7 +102,8 @@ class Plan:
                 "bubble_fraction": bubble_fraction(self.layout),
                 "step_s": self.step_s if self.compute_s else None,
                 "speedup_from_overlap": self.speedup, "dominant": self.dominant,
-                "memory": self.memory.to_json() if self.memory else None, "warnings": self.warnings}
+                "memory": self.memory.to_json() if self.memory else None, "warnings": self.warnings,
+                "from_trace": self.measured.to_json() if self.measured else None}
 
 
 def plan(model: ModelSpec, layout: Layout, cluster: Cluster, compute_s: float | ComputeSplit | None = None,

@@ -2,6 +2,7 @@
 the verdict, the plots, the fitted regimes, the per-size table and the findings of one or more logs, or
 of a validation.
 
+    trace_page.py  the section of a profiler trace (step timeline coloured by verdict)
     view.py   reads Diagnosis / validation objects into plain views (the one place that knows their fields)
     svg.py    the plots, matplotlib into in-memory SVG
     page.py   the HTML; every string from a log is escaped there
@@ -11,10 +12,15 @@ The API (`collperf.api.report`) reads and diagnoses the inputs; `render_page` on
 
 from __future__ import annotations
 
+import glob
+import gzip
 import json
 from pathlib import Path
 
+from collperf import __version__, ingest
 from collperf.errors import UsageError
+from collperf.lab.results import to_json
+from collperf.report import page, trace_page, view
 
 VALIDATION_KEYS = {"networks", "summary", "rows"}
 
@@ -50,19 +56,36 @@ def read_validation(path) -> dict | None:
 
 def results_tables(results, source: str = "collperf bench") -> list:
     """A bench's Results read back through ingest, as its JSON file would be."""
-    from collperf import ingest
-    from collperf.lab.results import to_json
     return ingest.parse(json.dumps(to_json(results)), source)
 
 
-def render_page(diagnoses=(), validations=(), comparison=None, command: str = "", title: str | None = None) -> str:
-    """The HTML page for Diagnosis objects and validations (api.Validation or its JSON document)."""
-    from collperf import __version__
-    from collperf.report import page, view
-    if not diagnoses and not validations:
-        raise UsageError("nothing to report: give at least one log, bench JSON or validate JSON")
+def render_page(diagnoses=(), validations=(), comparison=None, command: str = "", title: str | None = None,
+                traces=()) -> str:
+    """The HTML page for Diagnosis objects, validations (api.Validation or its JSON document) and trace
+    reports (collperf.trace.TraceReport)."""
+    if not diagnoses and not validations and not traces:
+        raise UsageError("nothing to report: give at least one log, bench JSON, validate JSON or profiler trace")
     return page.render([view.diagnosis_view(d) for d in diagnoses], [view.validation_view(v) for v in validations],
-                       comparison, command, __version__, title)
+                       comparison, command, __version__, title, [trace_page.trace_section(t) for t in traces])
+
+
+def is_trace(item) -> bool:
+    """A profiler trace (a TraceReport, a Kineto JSON file, or a directory or glob of them)."""
+    if hasattr(item, "collectives") and hasattr(item, "steps"):
+        return True
+    text = str(item)
+    paths = [Path(p) for p in glob.glob(text)] if any(c in text for c in "*?[") else [Path(text)]
+    if len(paths) == 1 and paths[0].is_dir():
+        paths = [p for p in paths[0].iterdir() if p.name.endswith((".json", ".json.gz"))]
+    if not paths:
+        return False
+    try:
+        opener = gzip.open if paths[0].name.endswith(".gz") else open
+        with opener(paths[0], "rb") as f:
+            start = f.read(4096)
+    except (OSError, EOFError):
+        return False
+    return b'"traceEvents"' in start or b'"schemaVersion"' in start or b'"distributedInfo"' in start
 
 
 def write_page(text: str, output) -> Path:

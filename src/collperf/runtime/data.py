@@ -29,13 +29,6 @@ def get_dtype(name: str) -> torch.dtype:
     return DTYPES[name]
 
 
-def check_op(op: str, dtype: torch.dtype) -> None:
-    if op not in OPS:
-        raise UsageError(f"unknown reduction op {op!r}: expected one of {', '.join(OPS)}")
-    if op == "avg" and not dtype.is_floating_point:
-        raise UsageError(f"op avg needs a floating-point dtype (got {NCCL_TESTS_TYPE[dtype]}): use --dtype float32")
-
-
 def values(rank, index: torch.Tensor, op: str) -> torch.Tensor:
     """The float64 value rank `rank` contributes at element `index` (rank may be a tensor)."""
     if op in ("sum", "avg"):
@@ -78,7 +71,7 @@ def reduced(p: int, index: torch.Tensor, op: str) -> torch.Tensor:
 
 
 # Expected values and inputs are made this many elements at a time, so that a check costs O(chunk) extra
-# memory per rank (a few MB), whatever the buffer size and the number of ranks (issue 20).
+# memory per rank (a few MB), whatever the buffer size and the number of ranks.
 CHUNK_ELEMENTS = 1 << 18
 
 
@@ -89,11 +82,6 @@ def fill_input(tensor: torch.Tensor, collective, rank: int, op: str) -> torch.Te
         stop = min(start + CHUNK_ELEMENTS, tensor.numel())
         tensor[start:stop].copy_(values(rank, torch.arange(start, stop), kind).to(tensor.dtype))
     return tensor
-
-
-def make_input(collective, rank: int, p: int, elements: int, dtype, op: str, root: int = 0) -> torch.Tensor:
-    """Rank `rank`'s input tensor of `elements` (the collective's input size on that rank)."""
-    return fill_input(torch.empty(elements, dtype=dtype), collective, rank, op)
 
 
 def expected_chunks(collective, rank: int, p: int, in_elements: int, dtype, op: str, root: int = 0):

@@ -137,7 +137,7 @@ def _contiguous(views: list[torch.Tensor]) -> torch.Tensor | None:
 # slice_bytes=0: the number of slices of a message from the pipelining trade-off. k slices of an n-byte
 # message cost about k x (per-message cost) and leave n/k bytes to reduce after the last one arrives, so
 # k* = sqrt(n gamma / per-message cost) (the optimum of k a + n g / k, as for a pipelined chain's
-# segments: ../shared/reference cost-model chapter). Measured on this 2-core box with gloo over loopback
+# segments: the cost-model chapter "The Collective Cost Model"). Measured on this 2-core box with gloo over loopback
 # (benchmarks/executor_profile.py): about 100 us per extra message, about 5 GB/s of add_.
 PER_MESSAGE_S = 100e-6
 REDUCE_S_PER_BYTE = 1 / 5e9

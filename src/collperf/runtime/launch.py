@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from collperf.errors import RunError, UsageError
+from collperf.runtime.stall import Ranks
 
 
 class RunTimeout(RunError):
@@ -138,7 +139,7 @@ def _die_with_parent(parent_pid: int) -> None:
         os._exit(1)
 
 
-def _worker(rank: int, world: int, store_path: str, job: Job, results, timeout_s: float, parent_pid: int) -> None:
+def worker_main(rank: int, world: int, store_path: str, job: Job, results, timeout_s: float, parent_pid: int) -> None:
     global _CHANNEL
     _die_with_parent(parent_pid)
     os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")   # a testbed host sets eth0
@@ -181,7 +182,7 @@ def run_local(job: Job, ranks: int, timeout_s: float = 300.0, startup_s: float =
         try:
             with _children_ignore_sigint():
                 for rank in range(ranks):
-                    proc = ctx.Process(target=_worker, name=f"collperf-rank{rank}", daemon=True,
+                    proc = ctx.Process(target=worker_main, name=f"collperf-rank{rank}", daemon=True,
                                        args=(rank, ranks, os.path.join(tmp, "store"), job, queues[rank], timeout_s,
                                              os.getpid()))
                     proc.start()
@@ -229,7 +230,6 @@ class _Queues:
 
 
 def _supervise(procs, results, timeout_s: float, startup_s: float = STARTUP_S, on_message=None):
-    from collperf.runtime.stall import Ranks
     state = Ranks(procs)
     deadline = time.monotonic() + startup_s
     done: dict[int, object] = {}

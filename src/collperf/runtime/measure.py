@@ -15,13 +15,16 @@ import time
 import torch
 import torch.distributed as dist
 
-from collperf.lab.calibrate import bandwidth_from
 from collperf.collectives import get_collective
+from collperf.model.algorithms.build import build, build_two_level
+from collperf.model.network import Link, Network
+from collperf.model.profile import bandwidth_from
+from collperf.model.select import AUTO_CALIBRATION_BYTES, auto_network, choices_for
+from collperf.model.trees import ceil_log2
 from collperf.runtime import data, launch
 from collperf.runtime.builtin import run_builtin
 from collperf.runtime.execute import run_schedule
 from collperf.runtime.launch import device
-from collperf.schedule.build import build, build_two_level
 
 def _buffers(coll, rank, p, in_elems, out_elems, dtype, op, root, in_place, dev):
     """(input, output) tensors on this rank, with the input data in place. In place (nccl-tests), the
@@ -49,7 +52,7 @@ def _reset(coll, rank, op, inp, out) -> None:
 
 class _Runner:
     """One (collective, algorithm) on this process group: a callable op(inp, out). `auto` is auto's choice
-    at this size (lab/bench.py choices_for): the algorithm and segments it runs."""
+    at this size (model/select.py choices_for): the algorithm and segments it runs."""
 
     def __init__(self, coll, algorithm, p, op, root, segments, slice_bytes, in_elems, schedule=None, auto=None,
                  two_level=None):
@@ -194,22 +197,20 @@ def bench(config: dict, schedules: dict | None = None) -> dict:
 
 
 def _auto(config: dict, dev) -> dict:
-    """auto's choice per size, the same on every rank: the one lab/bench.py made from a given network, or
+    """auto's choice per size, the same on every rank: the one lab/bench.py made from a given network (model/select.py), or
     made here on rank 0 from a quick calibration of this run's network (ping-pong between two ranks,
     across hosts too on a testbed, and the local reduction rate) and broadcast."""
-    from collperf.lab import bench as plan
     if config.get("auto") is not None:
         return {"choices": config["auto"], "network": config["auto_network"]}
     rph = config["auto_ranks_per_host"]
     if dist.get_world_size() == 1:   # nothing moves: any algorithm does
-        from collperf.model.network import Link, Network
         network = Network.of(Link(1e-6, 1e9), 1)
-        return {"choices": plan.choices_for(config, network), "network": "one rank"}
-    raw = calibrate(rph, big_bytes=plan.AUTO_CALIBRATION_BYTES, iters=3)
+        return {"choices": choices_for(config, network), "network": "one rank"}
+    raw = calibrate(rph, big_bytes=AUTO_CALIBRATION_BYTES, iters=3)
     box = [None]
     if dist.get_rank() == 0:
-        network = plan.auto_network(raw, dist.get_world_size(), rph)
-        box[0] = {"choices": plan.choices_for(config, network),
+        network = auto_network(raw, dist.get_world_size(), rph)
+        box[0] = {"choices": choices_for(config, network),
                   "network": f"quick calibration: {network.describe()}"}
     dist.broadcast_object_list(box, src=0)
     if dist.get_rank() == 0:
@@ -228,7 +229,7 @@ def _measure(runner, coll, rank, p, in_elems, out_elems, dtype, op, root, in_pla
             "wrong": wrong}
 
 
-# --- calibration and the measured lower bound (issue: testbed) -------------------------------------
+# --- calibration and the measured lower bound -------------------------------------
 
 def _pingpong(a: int, b: int, elements: int, iters: int, dev, group=None) -> float | None:
     """One-way time between (global) ranks a and b of `group` (p50 of round trips / 2); None on other ranks.
@@ -339,9 +340,8 @@ def reduce_time(elements: int, iters: int = 5) -> float:
 
 
 def measured_bound(size_bytes: int, p: int, chain_ranks: list[int]) -> dict:
-    """The allreduce lower bound measured as seed 003 does: 2n(p-1)/p / ceil(lg p) items forwarded along
+    """The allreduce lower bound measured with a chain of processes: 2n(p-1)/p / ceil(lg p) items forwarded along
     ceil(lg p) + 1 processes, plus the time to reduce n(p-1)/p items."""
-    from collperf.model.trees import ceil_log2
     n = size_bytes // 4
     hops = max(1, ceil_log2(p))
     per_hop = int(2 * n * (p - 1) / p / hops)

@@ -21,7 +21,12 @@ import torch
 import torch.distributed as dist
 
 from collperf.errors import UsageError
+from collperf.model.algorithms.build import build, build_two_level, roots_at_zero
+from collperf.model.network import Link, Network
+from collperf.model.select import auto_choices
+from collperf.runtime import data
 from collperf.runtime.execute import run_schedule
+from collperf.runtime.measure import add_rate_Bps, link
 
 DEFAULT_SLICE_BYTES = 0      # execute.py slices_for: per message, from the per-message cost
 _OPS = (("sum", "SUM"), ("prod", "PRODUCT"), ("min", "MIN"), ("max", "MAX"), ("avg", "AVG"))
@@ -70,7 +75,6 @@ def _group_rank(group, global_rank: int) -> int:
 
 def set_network(network, group=None) -> None:
     """The network auto chooses by on `group` (a model.network Network or Link, or None to calibrate again)."""
-    from collperf.model.network import Link, Network
     if isinstance(network, Link):
         network = Network.of(network, _size(group))
     if network is not None and network.ranks != _size(group):
@@ -89,8 +93,6 @@ def calibrate(group=None, device=None, big_bytes: int = 1 << 20):
     group must call it. The last rank, not the second: under torchrun's placement (consecutive ranks per
     node) a group that spans nodes then measures a link between nodes, its slowest, which the flat network
     returned here assumes. The ping-pongs are bench's calibration's (measure.link)."""
-    from collperf.model.network import Link, Network
-    from collperf.runtime.measure import add_rate_Bps, link
     dev = device or torch.device("cpu")
     p = _size(group)
     if p == 1:
@@ -111,7 +113,6 @@ def choose(collective: str, size_bytes: int, group=None, device=None, root: int 
     """auto's (algorithm, segments) for `size_bytes` of `collective` on `group` (root: a group rank)."""
     key = (_key(group), collective, size_bytes, root)
     if key not in _CHOICES:
-        from collperf.model.select import auto_choices
         if _key(group) not in _NETWORKS:
             _NETWORKS[_key(group)] = calibrate(group, device)
         c = auto_choices(collective, _NETWORKS[_key(group)], [size_bytes], root=root)[0]
@@ -121,7 +122,6 @@ def choose(collective: str, size_bytes: int, group=None, device=None, root: int 
 
 @functools.lru_cache(maxsize=256)
 def _schedule(collective: str, algorithm: str, p: int, root: int, segments: int, two_level=None):
-    from collperf.schedule.build import build, build_two_level
     if algorithm == "hierarchical":
         return build_two_level(collective, *two_level, segments=segments)
     return build(collective, algorithm, p, root=root, segments=segments)
@@ -130,7 +130,6 @@ def _schedule(collective: str, algorithm: str, p: int, root: int, segments: int,
 def _two_level(collective: str, group, root: int) -> tuple[int, int]:
     """[nodes, ranks per node] of the group's network (set_network with a two-level Network) for
     algorithm="hierarchical": group ranks node by node, the root the first rank."""
-    from collperf.schedule.build import roots_at_zero
     network = _NETWORKS.get(_key(group))
     c = network.cluster if network is not None else None
     if c is None:
@@ -316,7 +315,6 @@ def selftest(plan) -> list:
     (function, elements, dtype, op, algorithm, root as a group rank) runs on every member with integer data
     in floating point (any summation order gives the same bits) and is compared with values computed here
     in closed form; rank 0 returns [(members, case, mismatching elements over all ranks)]."""
-    from collperf.runtime import data
     groups = [(None if entry[0] is None else dist.new_group(entry[0]), *entry) for entry in plan]
     out = []
     for group, members, cases, *network in groups:   # every rank creates every group, in the same order

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import pickle
 import sys
+from collperf.runtime.launch import worker_main
 
 
 class FileReporter:
@@ -39,8 +40,7 @@ def main() -> None:
     directory, rank = sys.argv[1], int(sys.argv[2])
     with open(os.path.join(directory, "job.pkl"), "rb") as f:
         job, world, timeout_s, launcher_pid = pickle.load(f)
-    from collperf.runtime.launch import _worker
-    _worker(rank, world, os.path.join(directory, "store"), job, FileReporter(directory), timeout_s, launcher_pid)
+    worker_main(rank, world, os.path.join(directory, "store"), job, FileReporter(directory), timeout_s, launcher_pid)
 
 
 if __name__ == "__main__":

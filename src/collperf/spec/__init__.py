@@ -6,21 +6,22 @@ is the one way to get a `Network` (`NetworkSpec.resolve()`).
 
 Submodules by area: network (NetworkSpec, HardwareSpec), runs (SweepSpec, BenchSpec, testbeds),
 topology (SimulateSpec, TreesSpec, TopologyPredictSpec), patterns (PatternSpec), logs (LogSpec,
-DiagnoseSpec, MeasurementSpec), plan (PlanSpec), _checks (the validators they share). Every name is
+DiagnoseSpec, MeasurementSpec), trace (TraceSpec), plan (PlanSpec), checks (the validators they share). Every name is
 re-exported here: `from collperf.spec import X` is the way in.
 """
 
-from collperf.spec._checks import _whole, check_mode, output_path, rank_list, sizes
+from collperf.spec.checks import check_mode, output_path, rank_list, sizes
 from collperf.spec.logs import DiagnoseSpec, LogSpec, MeasurementSpec
-from collperf.spec.network import _LEVELS, HardwareSpec, NetworkSpec, network
-from collperf.spec.patterns import PATTERN_COLLECTIVES, PATTERNS, PatternSpec, _refuse_unused_pattern_options
+from collperf.spec.network import HardwareSpec, NetworkSpec, network
+from collperf.spec.patterns import PATTERN_COLLECTIVES, PATTERNS, PatternSpec
 from collperf.spec.plan import PlanSpec, flops
-from collperf.spec.runs import DTYPE_BYTES, OPS, TOPOLOGY_ALGORITHMS, BenchSpec, SweepSpec, testbed
-from collperf.spec.topology import (_LINKED_TOPOLOGY, TREE_COLLECTIVES, SimulateSpec, TopologyPredictSpec,
+from collperf.spec.runs import DTYPE_BYTES, OPS, TOPOLOGY_ALGORITHMS, BenchSpec, SweepSpec
+from collperf.spec.trace import TraceSpec
+from collperf.spec.topology import (TREE_COLLECTIVES, SimulateSpec, TopologyPredictSpec,
                                     TreesSpec, check_transit, predict_network, topology_link)
 
 __all__ = ["BenchSpec", "DiagnoseSpec", "DTYPE_BYTES", "HardwareSpec", "LogSpec", "MeasurementSpec", "NetworkSpec",
            "OPS", "PATTERN_COLLECTIVES", "PATTERNS", "PatternSpec", "PlanSpec", "SimulateSpec", "SweepSpec",
-           "TOPOLOGY_ALGORITHMS", "TREE_COLLECTIVES", "TopologyPredictSpec", "TreesSpec", "_LEVELS",
-           "_LINKED_TOPOLOGY", "_refuse_unused_pattern_options", "_whole", "check_mode", "check_transit", "flops",
-           "network", "output_path", "predict_network", "rank_list", "sizes", "testbed", "topology_link"]
+           "TOPOLOGY_ALGORITHMS", "TREE_COLLECTIVES", "TopologyPredictSpec", "TraceSpec", "TreesSpec", "check_mode",
+           "check_transit", "flops",
+           "network", "output_path", "predict_network", "rank_list", "sizes", "topology_link"]

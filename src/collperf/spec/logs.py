@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from collperf import units
 from collperf.collectives import get_collective
 from collperf.errors import UsageError
-from collperf.spec._checks import _whole
+from collperf.spec.checks import whole
 from collperf.spec.network import HardwareSpec, NetworkSpec
 
 
@@ -34,7 +34,7 @@ class LogSpec:
         if self.collective is not None:
             self.collective = get_collective(self.collective).name
         if self.ranks is not None:
-            _whole("ranks", self.ranks, flag="--ranks")
+            whole("ranks", self.ranks, flag="--ranks")
         self.max_bytes = MAX_LOG_BYTES if self.max_bytes is None else units.parse_size(self.max_bytes)
         if self.max_bytes < 1:
             raise UsageError(f"--max-bytes {self.max_bytes}: expected a positive size such as 1GiB")
@@ -83,7 +83,7 @@ class MeasurementSpec:
         if not (0 < self.time_s < float("inf")):
             raise UsageError(f"--time {self.time}: expected a time > 0, e.g. 500ms")
         if self.ranks is not None:
-            _whole("ranks", self.ranks, low=2, flag="--ranks")
+            whole("ranks", self.ranks, low=2, flag="--ranks")
         if self.ranks is None and self.hardware.cluster is None:
             raise UsageError("a single measurement needs --ranks N (and --cluster SYSTEM --nodes N, or --gpu MODEL)")
         self.peak_Bps = units.parse_bandwidth(self.peak) if self.peak is not None else None

@@ -4,11 +4,29 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
+from pathlib import Path
 
 from collperf import units
 from collperf.errors import UsageError
+from collperf.jsonfile import read_json
 from collperf.model.network import Cluster, Link, Network
-from collperf.spec._checks import _whole
+from collperf.model.presets import ALIASES, get_preset
+from collperf.model.profile import cluster_from
+from collperf.model.systems import CATALOGUE
+from collperf.spec.checks import whole
+
+def load_cluster(path, nodes: int | None = None, ranks_per_node: int | None = None) -> Cluster:
+    """The Cluster a profile file describes (model/profile.py; node and per-node rank counts may be changed)."""
+    doc = read_json(path, "profile", "make one with `collperf calibrate -o FILE`")
+    try:
+        return cluster_from(doc, f"profile {Path(path).name}", nodes, ranks_per_node)
+    except UsageError:
+        raise
+    except (KeyError, TypeError, ValueError, OverflowError, ZeroDivisionError) as e:   # a hand-edited profile
+        what = f"missing field {e.args[0]!r}" if isinstance(e, KeyError) else str(e) or type(e).__name__
+        raise UsageError(f"profile {path}: {what}: expected nodes, ranks_per_node, intra and inter "
+                         "{latency_s, bandwidth_Bps} as `collperf calibrate -o FILE` writes them") from None
+
 
 _LEVELS = ("intra_latency", "intra_bandwidth", "inter_latency", "inter_bandwidth", "nics_per_node")
 
@@ -37,7 +55,7 @@ class NetworkSpec:
     def __post_init__(self):
         for name in ("ranks", "nodes", "ranks_per_node", "nics_per_node"):
             if getattr(self, name) is not None:
-                _whole(name.replace("_", "-"), getattr(self, name), flag=f"--{name.replace('_', '-')}")
+                whole(name.replace("_", "-"), getattr(self, name), flag=f"--{name.replace('_', '-')}")
         uniform = [f"--{n}" for n in ("latency", "bandwidth") if getattr(self, n) is not None]
         if uniform and (self.cluster is not None or self.profile is not None):
             base = f"--cluster {self.cluster}" if self.cluster is not None else f"--profile {self.profile}"
@@ -64,7 +82,6 @@ class NetworkSpec:
 
     def resolve(self) -> Network:
         if self.profile is not None:
-            from collperf.lab.calibrate import load_cluster
             c = load_cluster(self.profile, self.nodes, self.ranks_per_node)
             if self.ranks is not None and self.ranks != c.ranks and self.nodes is None \
                     and self.ranks % c.ranks_per_node == 0:
@@ -80,7 +97,6 @@ class NetworkSpec:
         return Network.of(self.resolve_cluster(), self.ranks)
 
     def resolve_cluster(self) -> Cluster:
-        from collperf.model.presets import get_preset
         base = get_preset(self.cluster) if self.cluster is not None else None
         ranks, nodes, per_node = self.ranks, self.nodes, self.ranks_per_node
         if per_node is None:
@@ -134,10 +150,9 @@ class HardwareSpec:
     profile: str | None = None
 
     def __post_init__(self):
-        from collperf.model.systems import CATALOGUE
         for name in ("nodes", "nics_per_node"):
             if getattr(self, name) is not None:
-                _whole(name.replace("_", "-"), getattr(self, name), flag=f"--{name.replace('_', '-')}")
+                whole(name.replace("_", "-"), getattr(self, name), flag=f"--{name.replace('_', '-')}")
         if self.cluster is not None and str(self.cluster).strip().lower() not in CATALOGUE:
             raise UsageError(f"--cluster {self.cluster}: not a system of the catalogue; expected one of "
                              f"{', '.join(CATALOGUE)} (or give --gpu, --nics-per-node, --nic-rate, ...)")
@@ -165,7 +180,6 @@ class HardwareSpec:
             return cls()
         cluster = net.cluster
         if cluster is not None:
-            from collperf.model.presets import ALIASES
             cluster = ALIASES.get(str(cluster).lower(), cluster)
         return cls(cluster=cluster, nodes=net.nodes, nics_per_node=net.nics_per_node, nic_rate=net.inter_bandwidth,
                    intra_bandwidth=net.intra_bandwidth, profile=net.profile)

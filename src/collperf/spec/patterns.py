@@ -6,13 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from collperf.errors import UsageError
-from collperf.spec._checks import _whole, check_mode, rank_list, sizes
+from collperf.spec.checks import check_mode, rank_list, sizes, whole
 
 PATTERNS = ("chain-forward", "chain-reduce-forward", "chain-reduce-broadcast", "fan-in-forward",
             "fan-in-reduce-forward", "fan-out-forward")
 
 
-def _refuse_unused_pattern_options(spec) -> None:
+def refuse_unused_pattern_options(spec) -> None:
     """--center/--successor/--source name a fan's GPUs (a fan-out has a source, a fan-in a successor); chains
     take none: a given one that the pattern does not use is an error, not silently dropped."""
     fan = spec.pattern.startswith("fan")
@@ -53,8 +53,8 @@ class PatternSpec:
         self.gpus = rank_list(self.gpus, "--gpus")
         for name in ("center", "successor", "source"):
             if getattr(self, name) is not None:
-                _whole(name, getattr(self, name), 0, f"--{name}")
+                whole(name, getattr(self, name), 0, f"--{name}")
         check_mode(self.mode)
-        _whole("segments", self.segments, flag="--segments")
+        whole("segments", self.segments, flag="--segments")
         self.sizes_bytes = sizes(self.size)
-        _refuse_unused_pattern_options(self)
+        refuse_unused_pattern_options(self)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from collperf import units
+from collperf import plan as plans, units
 from collperf.errors import UsageError
+from collperf.model.presets import get_preset
+from collperf.plan import parse_layout
 from collperf.spec.network import NetworkSpec
 
 
@@ -22,15 +24,17 @@ class PlanSpec:
     algorithm: str = "best"
     intra_algorithm: str = "best"
     inter_algorithm: str = "best"
+    from_trace: list | str | None = None  # profiler traces of a step: their compute and overlap replace the estimates
 
     def __post_init__(self):
-        from collperf import plan as plans
         if not isinstance(self.model, plans.ModelSpec):     # a preset name: its ModelSpec (frozen: set once)
             object.__setattr__(self, "model", plans.get_model(self.model))
         if self.layout is None:
             object.__setattr__(self, "layout", plans.Layout())
         if self.compute is not None and self.flops is not None:
             raise UsageError(f"--compute {self.compute} and --flops {self.flops} both set the compute time: give one")
+        if isinstance(self.from_trace, str):
+            object.__setattr__(self, "from_trace", [self.from_trace])
         self.compute_s, self.flops_per_rank, self.overlap_fractions     # parse now: bad values fail here
 
     @property
@@ -43,14 +47,12 @@ class PlanSpec:
 
     @property
     def overlap_fractions(self) -> dict:
-        from collperf import plan as plans
         return plans.overlap_fractions(self.overlap)
 
     def cluster_network(self) -> NetworkSpec:
         """The network sized to the layout: preset nodes filled by the layout's ranks."""
         net, ranks = self.network, self.layout.ranks
         if net.profile is None and net.cluster is not None and net.nodes is None:
-            from collperf.model.presets import get_preset
             per_node = net.ranks_per_node or get_preset(net.cluster).ranks_per_node
             if ranks % per_node:
                 lay = self.layout
@@ -62,7 +64,6 @@ class PlanSpec:
     def variant(self, text: str) -> "PlanSpec":
         """Another layout and/or cluster to compare: '8x4x16', 'tp=8,pp=8,dp=8,zero=3', '8x8x8@dgx-a100:64'
         (nodes) or '...@dgx-a100:64x8' (nodes x ranks per node)."""
-        from collperf.plan import parse_layout
         layout_text, _, where = text.partition("@")
         layout = parse_layout(layout_text, self.layout)
         net = self.network

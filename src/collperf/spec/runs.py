@@ -8,9 +8,11 @@ from dataclasses import asdict, dataclass, field
 from collperf import units
 from collperf.collectives import get_collective
 from collperf.errors import UsageError
-from collperf.spec._checks import _whole, output_path, rank_list
+from collperf.model.algorithms import algorithms_for
+from collperf.model.hierarchy import PLANS
+from collperf.spec.checks import output_path, rank_list, whole
 from collperf.spec.network import NetworkSpec
-from collperf.spec.patterns import PATTERN_COLLECTIVES, PATTERNS, _refuse_unused_pattern_options
+from collperf.spec.patterns import PATTERN_COLLECTIVES, PATTERNS, refuse_unused_pattern_options
 
 DTYPE_BYTES = {"float32": 4, "float": 4, "float64": 8, "double": 8, "float16": 2, "half": 2, "bfloat16": 2,
                "int32": 4, "int64": 8}
@@ -46,12 +48,10 @@ class SweepSpec:
     progress: bool = True
 
     def __post_init__(self):
-        from collperf.model.algorithms import algorithms_for
         self.collective = get_collective(self.collective).name
         if isinstance(self.algorithms, str):
             self.algorithms = [a.strip() for a in self.algorithms.split(",") if a.strip()]
         # auto: per size, the algorithm the model predicts fastest for the run's network (lab/bench.py)
-        from collperf.model.hierarchy import PLANS
         # hierarchical: the two-level schedule on the run's nodes (lab/bench.py two_level_shape)
         known = [a.name for a in algorithms_for(self.collective)] + ["builtin", "auto"] + \
             [a for a, colls in TOPOLOGY_ALGORITHMS.items() if self.collective in colls] + \
@@ -69,7 +69,7 @@ class SweepSpec:
                                  ("segments", 1 if self.segments is None else self.segments, 1),
                                  ("slice bytes", self.slice_bytes, 0),
                                  ("root", self.root, 0)):
-            _whole(name, value, low)
+            whole(name, value, low)
         if (self.factor > 1 or self.step_bytes <= 0) and self.factor < 2:
             raise UsageError(f"step factor {self.factor} with step bytes {self.step_bytes}: give -f 2 or -i 1M")
         if self.average not in (0, 1, 2, 3):
@@ -96,14 +96,6 @@ class SweepSpec:
         return doc
 
 
-def testbed(text):
-    """A testbed description ('hosts=4,rate=200mbit[,ranks-per-host=2]') or None."""
-    if text is None or not isinstance(text, str):
-        return text
-    from collperf.lab.testbed.switch import parse_spec
-    return parse_spec(text)
-
-
 @dataclass
 class BenchSpec:
     """A sweep on `ranks` local processes, under torchrun, or on a testbed; predictions from `network`
@@ -113,13 +105,13 @@ class BenchSpec:
     ranks: int | None = None
     timeout_s: float = 300.0
     network: NetworkSpec = field(default_factory=NetworkSpec)
-    testbed: object = None       # a testbed.Testbed, or its spec string
+    testbed: object = None       # a lab.testbed.Testbed (api.testbed makes one from its description)
     json_file: str | None = None   # nccl-tests -J JSON (plus our fields), rewritten after every row
     csv_file: str | None = None    # flat CSV, rewritten after every row
     force: bool = False            # run even where the rank count or the memory estimate says it cannot fit
     # -A blink / blink-hybrid and --pattern: local rank i stands for GPU gpus[i] of `topology` (default
     # dgx1v, and its first GPUs; a pattern's default GPUs are the appendix's), whose packing or pattern
-    # gives the schedule the ranks run (packed_runs.bench_schedules)
+    # gives the schedule the ranks run (blink/runs.py bench_schedules)
     topology: str | None = None
     gpus: object = None
     t_dpa: str | float = 0.0         # blink-hybrid: the PCIe path's switching time in equation 8
@@ -131,7 +123,9 @@ class BenchSpec:
     def __post_init__(self):
         output_path(self.json_file, "--json-file")   # before any work: results are never lost to a typo
         output_path(self.csv_file, "--csv-file")
-        self.testbed = testbed(self.testbed)
+        if isinstance(self.testbed, str):    # a description is made into a Testbed by the API, not by the spec
+            raise UsageError(f"BenchSpec(testbed={self.testbed!r}) takes a Testbed: give "
+                             f"collperf.api.testbed({self.testbed!r})")
         self._placement()
         if self.testbed is not None:
             if self.ranks is not None and self.ranks != self.testbed.ranks:
@@ -142,15 +136,16 @@ class BenchSpec:
                 raise UsageError(f"--root {self.sweep.root}: the testbed has {self.ranks} ranks: give --root "
                                  f"between 0 and {self.ranks - 1}")
         if self.ranks is not None:
-            _whole("ranks", self.ranks, flag="--ranks")
+            whole("ranks", self.ranks, flag="--ranks")
         if not (isinstance(self.timeout_s, (int, float)) and self.timeout_s > 0):
             raise UsageError(f"timeout {self.timeout_s!r} s is not positive: give e.g. --timeout 300")
 
     @property
     def placed(self) -> bool:
         """The ranks run schedules built on a topology (-A blink, blink-hybrid, --pattern) here, before any rank
-        starts; not on a topology testbed, whose own hosts and routes place -A blink (hetero_runs.schedules)."""
-        if getattr(self.testbed, "plan", None) is not None and self.pattern is None:
+        starts; not on a testbed that follows a topology, whose own hosts and routes place -A blink
+        (Testbed.prebuilt_schedules)."""
+        if self.testbed is not None and self.testbed.topology is not None and self.pattern is None:
             return False
         return self.pattern is not None or any(a in TOPOLOGY_ALGORITHMS for a in self.sweep.algorithms)
 
@@ -158,7 +153,7 @@ class BenchSpec:
         self.gpus = rank_list(self.gpus, "--gpus")
         for name in ("center", "successor", "source"):
             if getattr(self, name) is not None:
-                _whole(name, getattr(self, name), 0, f"--{name}")
+                whole(name, getattr(self, name), 0, f"--{name}")
         self.t_dpa_s = units.parse_time(self.t_dpa)
         if self.pattern is not None:
             if self.pattern not in PATTERNS:
@@ -175,7 +170,7 @@ class BenchSpec:
                                  f"(what its destinations must hold): drop --collective {self.sweep.collective}")
             self.sweep.collective = PATTERN_COLLECTIVES[self.pattern]
             self.sweep.algorithms = [self.pattern]
-            _refuse_unused_pattern_options(self)
+            refuse_unused_pattern_options(self)
         elif any(getattr(self, n) is not None for n in ("center", "successor", "source")):
             raise UsageError("--center, --successor and --source place a --pattern's GPUs: add --pattern or drop them")
         if not self.placed and (self.topology is not None or self.gpus is not None):

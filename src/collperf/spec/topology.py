@@ -7,10 +7,11 @@ import re
 from dataclasses import dataclass, field, fields, replace
 
 from collperf import units
+from collperf.blink.packing import LINK_KINDS, TRANSIT
 from collperf.collectives import get_collective
 from collperf.errors import UsageError
 from collperf.model.network import Link
-from collperf.spec._checks import _whole, check_mode, rank_list, sizes
+from collperf.spec.checks import check_mode, rank_list, sizes, whole
 from collperf.spec.network import NetworkSpec
 from collperf.spec.runs import TOPOLOGY_ALGORITHMS
 
@@ -42,9 +43,9 @@ class SimulateSpec:
         self.sizes_bytes = sizes(self.size)   # one size or a list ('1M,64M'): the schedule is built once
         check_mode(self.mode)
         if self.segments is not None:
-            _whole("segments", self.segments, flag="--segments")
+            whole("segments", self.segments, flag="--segments")
         if self.root is not None:
-            _whole("root", self.root, 0, "--root")
+            whole("root", self.root, 0, "--root")
         self.ranks = rank_list(self.ranks)
         self.t_dpa_s = units.parse_time(self.t_dpa)
         blink = self.algorithm == "blink"
@@ -65,7 +66,6 @@ TREE_COLLECTIVES = ("broadcast", "allreduce", "allgather", "reducescatter")
 
 
 def check_transit(transit: str) -> None:
-    from collperf.blink.packing import TRANSIT
     if transit not in TRANSIT:
         raise UsageError(f"--transit {transit!r}: expected devices (the group's GPUs, PCIe switches and CPUs) or "
                          "any (idle GPUs forward too)")
@@ -86,7 +86,6 @@ class TreesSpec:
     size: object = "1G"
 
     def __post_init__(self):
-        from collperf.blink.packing import LINK_KINDS
         self.collective = get_collective(self.collective).name
         if self.collective not in TREE_COLLECTIVES:
             raise UsageError(f"--collective {self.collective}: packed trees are built for "
@@ -136,7 +135,7 @@ class TopologyPredictSpec:
         self.t_dpa_s = units.parse_time(self.t_dpa)
         self.link = topology_link(self.network, self.topology)
         if self.root is not None:
-            _whole("root", self.root, 0, "--root")
+            whole("root", self.root, 0, "--root")
         blink = self.algorithm == "blink"
         if blink and self.collective not in TOPOLOGY_ALGORITHMS["blink"]:
             raise UsageError(f"-A blink with --topology prices {', '.join(TOPOLOGY_ALGORITHMS['blink'])}; "

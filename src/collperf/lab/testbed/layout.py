@@ -2,7 +2,7 @@
 
 Every vertex of the topology (a rank: an emulated host; a device: a switch, a PCIe switch, a CPU) becomes
 one network namespace. Every link becomes one veth pair between the two namespaces, shaped in each
-direction to the link's own rate (testbed.shape). Every vertex owns one /32 address on an interface of
+direction to the link's own rate (switch.py shape_commands). Every vertex owns one /32 address on an interface of
 its own (`id0`, which nothing else uses), so that a rank's address does not depend on the link a packet
 arrives by. Host routes send each rank's traffic to each other rank along the topology's own route
 (Topology.path: explicit routes, else fewest hops with the lowest-numbered path): the first hop is a
@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
-from collperf import units
+from collperf import topology as topologies, units
 from collperf.errors import UsageError
-from collperf.topology import Topology
+from collperf.topology import dgx1v, Topology
 
 PRESETS = ("dgx1v-like",)
 NV1_RATE = "100mbit"          # dgx1v-like: one NVLink on the box
@@ -157,7 +157,6 @@ def _fmt(path) -> str:
 def dgx1v_like(nv1_rate: str = NV1_RATE) -> Topology:
     """topology.dgx1v scaled so that one NVLink is `nv1_rate`, latencies left to the network stack, and
     GPU pairs without an NVLink routed through the PCIe switches and CPUs (QPI between the CPUs)."""
-    from collperf.topology import dgx1v
     base = dgx1v()
     scale = units.parse_bandwidth(nv1_rate) / 25e9          # topology._NV: one NVLink2, per direction
     g = nx.Graph()
@@ -177,7 +176,6 @@ def parse(spec: str) -> Topology:
     text = str(spec).strip()
     if text == "dgx1v-like":
         return dgx1v_like()
-    from collperf import topology as topologies
     try:
         return topologies.parse(text)
     except UsageError as e:

@@ -1,14 +1,14 @@
 """A testbed that follows a topology: point-to-point links with their own rates, forwarding hosts.
 
-topology_testbed.plan says what to build (pure); this builds it: one namespace per vertex, one veth pair
-per link shaped each way to the link's rate (testbed.shape_commands: htb, ACKs first, a deep data queue),
+layout.plan says what to build (pure); this builds it: one namespace per vertex, one veth pair
+per link shaped each way to the link's rate (switch.shape_commands: htb, ACKs first, a deep data queue),
 one /32 per vertex on its `id0` (a bridge with no port: this kernel has no dummy interfaces; nothing
 else uses it), IP forwarding on, host routes to every rank along the topology's routes and to every
 neighbour over the direct link. Ranks run on the hosts of `group` (default: every rank of the topology),
 `ranks_per_host` each, and bind to their host's address (GLOO_SOCKET_IFNAME=id0); the other hosts and
 the devices only forward, as the idle GPUs and PCIe switches a packing routes through.
 
-Teardown is the switch testbed's (testbed.down: the namespaces by name, their processes killed, veths
+Teardown is the switch testbed's (switch.down: the namespaces by name, their processes killed, veths
 left in the root namespace by a crash deleted); `with` and every error path tear down.
 """
 
@@ -16,16 +16,19 @@ from __future__ import annotations
 
 import subprocess
 
-from collperf.lab.testbed import switch as T
 from collperf import units
 from collperf.errors import UsageError
+from collperf.lab.testbed import routed_runs
+from collperf.lab.testbed import switch as T
 from collperf.lab.testbed.layout import Plan, parse, plan
+from collperf.model.profile import links_profile
 
 IFNAME = "id0"
 
 
 class TopologyTestbed:
-    """Same interface as testbed.Testbed (ranks, host, host_of, up, down, describe, a context manager)."""
+    """The Testbed protocol (lab/testbed/__init__.py) on a topology: hosts are the topology's ranks, links its
+    links; the simulator on the same topology is its model."""
 
     def __init__(self, topology, group=None, ranks_per_host: int = 1, name: str = "tb0"):
         topo = parse(topology) if isinstance(topology, str) else topology
@@ -64,6 +67,24 @@ class TopologyTestbed:
         return (f"testbed {self.name}: topology {self.topology.name} ({len(self.plan.namespace)} namespaces, "
                 f"{len(self.plan.links)} point-to-point links at {', '.join(rates)}), ranks on hosts "
                 f"{','.join(map(str, self.group))} x {self.ranks_per_host}")
+
+    # the Testbed protocol's capabilities: each link measured, the simulator on the testbed's own topology ---
+    def calibrate(self, timeout_s: float = 300.0, on_link=None) -> dict:
+        """Every link measured end to end (routed_runs.calibrate_links), as a profile `--profile` reads."""
+        links = routed_runs.calibrate_links(self, timeout_s=timeout_s, on_link=on_link)
+        return links_profile(self.describe(), self.hosts, self.ranks_per_host, [vars(m) for m in links])
+
+    def prebuilt_schedules(self, sweep) -> dict:
+        return routed_runs.schedules(self, sweep)
+
+    def predict_rows(self, results, rows, schedules=None) -> bool:
+        routed_runs.predict_rows(results, self, rows, schedules)
+        return True
+
+    def validation_grid(self, sizes, iters: int, timeout_s: float, profile=None) -> tuple[str, list]:
+        """The simulator on the testbed's own topology predicts, in both modes: a profile is not needed."""
+        return (f"{self.describe()} (simulated on its topology, events and rounds modes)",
+                routed_runs.validate(self, sizes, iters=iters, timeout_s=timeout_s))
 
     # life cycle -------------------------------------------------------------------------------------
     def up(self) -> "TopologyTestbed":
@@ -127,7 +148,7 @@ def _batch(cmd: list[str], lines: list[str]) -> None:
         raise T.TestbedError(f"testbed: `{' '.join(cmd)}` failed: {result.stderr.strip() or result.stdout.strip()}")
 
 
-def parse_spec(fields: dict, text: str) -> TopologyTestbed:
+def parse_fields(fields: dict, text: str) -> TopologyTestbed:
     """topology=dgx1v-like|FILE.json[,group=0+1+4][,ranks-per-host=1][,name=tb0] (fields already split)."""
     unknown = set(fields) - {"topology", "group", "ranks_per_host", "name"}
     if unknown:

@@ -12,18 +12,22 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from collperf.errors import RunError, UsageError
 from collperf.blink.runs import SEGMENTS      # packed trees: segments pipelined down each tree
+from collperf.blink import runs as blink_runs
+from collperf.blink.routed_packing import pack_on_routes
+from collperf.errors import RunError, UsageError
+from collperf.lab.bench import run
+from collperf.model.algorithms import get_algorithm
+from collperf.model.algorithms.build import build
+from collperf.simulate import simulate
+from collperf.spec import SweepSpec
+from collperf.topology import subset
 
 # chunks per segment shared by the trees (a tree's share rounded to 1/RESOLUTION), at least one per tree
 RESOLUTION = {"broadcast": 128, "allgather": 32}
 # packed trees on fixed routes are built for broadcast and allgather (every rank roots its block's trees); the
 # reduce direction (reducescatter, allreduce) is not built on routes yet
 BLINK_COLLECTIVES = ("broadcast", "allgather")
-
-
-def is_topology_bed(bed) -> bool:
-    return bed is not None and getattr(bed, "plan", None) is not None
 
 
 def _one_rank_per_host(bed, what: str) -> None:
@@ -47,18 +51,16 @@ def _blink_roots(bed, collective: str, root: int) -> list:
 
 def packing(bed, collective: str, root: int = 0):
     """pack_on_routes on the bed's topology for its group: one root for broadcast, every rank for allgather."""
-    from collperf.blink.routed_packing import pack_on_routes
     return pack_on_routes(bed.topology, bed.group, _blink_roots(bed, collective, root))
 
 
 def blink_schedule(bed, collective: str, root: int = 0, segments: int | None = None):
-    """The packed schedule the ranks run (segments None, not given, means SEGMENTS here): packed_runs'
+    """The packed schedule the ranks run (segments None, not given, means SEGMENTS here): blink/runs.py's
     builder with the trees packed on the testbed's routes."""
-    from collperf.blink.routed_packing import pack_on_routes
-    from collperf.blink.runs import blink_schedule as build
     roots = _blink_roots(bed, collective, root)
-    s, _, _ = build(bed.topology, bed.group, collective, roots[0] if collective == "broadcast" else None,
-                    segments or SEGMENTS, resolution=RESOLUTION[collective], packing=pack_on_routes)
+    s, _, _ = blink_runs.blink_schedule(bed.topology, bed.group, collective,
+                                        roots[0] if collective == "broadcast" else None, segments or SEGMENTS,
+                                        resolution=RESOLUTION[collective], packing=pack_on_routes)
     return s
 
 
@@ -71,7 +73,6 @@ def schedules(bed, sweep) -> dict:
 
 
 def schedule_of(bed, collective: str, algorithm: str, root: int, segments: int, prebuilt=None):
-    from collperf.schedule.build import build
     if prebuilt is not None:
         return prebuilt
     if algorithm == "blink":
@@ -81,8 +82,6 @@ def schedule_of(bed, collective: str, algorithm: str, root: int, segments: int, 
 
 def simulated_s(bed, schedule, size_bytes: float, mode: str = "events") -> float:
     """The simulator's time for `schedule` (on local ranks) on the bed's topology, group view."""
-    from collperf.simulate import simulate
-    from collperf.topology import subset
     return simulate(schedule, subset(bed.topology, bed.group), size_bytes, mode).time_s
 
 
@@ -267,14 +266,15 @@ class TopologyValidationRow:
     def rounds_error(self) -> float:
         return (self.rounds_s - self.measured_s) / self.measured_s
 
+    def errors(self) -> list[tuple[str, float]]:
+        """(regime, signed relative error) per simulator mode: what lab/validate.py summary groups by."""
+        return [("events mode", self.error), ("rounds mode", self.rounds_error)]
+
 
 def validate(bed, sizes=("1M", "4M"), grid=None, iters: int = 3, segments: int = SEGMENTS,
              timeout_s: float = 600.0) -> list[TopologyValidationRow]:
     """On an up topology testbed: run the grid, simulate each measured row in both modes on the bed's
     topology, and return measured beside predicted."""
-    from collperf.lab.bench import run
-    from collperf.model.algorithms import get_algorithm
-    from collperf.spec import SweepSpec
     _one_rank_per_host(bed, "validate")
     rows = []
     for collective, algorithms in (grid or GRID).items():
@@ -296,21 +296,6 @@ def validate(bed, sizes=("1M", "4M"), grid=None, iters: int = 3, segments: int =
                                               r["out_of_place"]["p50_us"] * 1e-6, simulated_s(bed, s, r["size"], "rounds"),
                                               simulated_s(bed, s, r["size"], "events")))
     return rows
-
-
-def summary(rows: list[TopologyValidationRow]) -> list[dict]:
-    """Per (collective, algorithm) and simulator mode: median and worst |error| (validate.summary's keys and
-    its computation, validate.error_stats; `regime` names the mode)."""
-    from collperf.lab.validate import error_stats
-    groups: dict = {}
-    for r in rows:
-        groups.setdefault((r.collective, r.algorithm), []).append(r)
-    out = []
-    for (collective, algorithm), members in sorted(groups.items()):
-        for mode, errors in (("events", [m.error for m in members]), ("rounds", [m.rounds_error for m in members])):
-            out.append({"collective": collective, "algorithm": algorithm, "ranks": members[0].ranks,
-                        "regime": f"{mode} mode", **error_stats(members, errors)})
-    return out
 
 
 def ratio(a: float, b: float) -> float:

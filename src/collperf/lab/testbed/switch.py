@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 from collperf import units
 from collperf.errors import UsageError
+from collperf.lab.calibrate import calibrate
+from collperf.lab.validate import calibrated_grid
 
 PREFIX = "cptb"   # every namespace of every testbed starts with this
 
@@ -145,6 +147,25 @@ class Testbed:
         return (f"testbed {self.name}: {self.hosts} hosts x {self.ranks_per_host} ranks, links shaped to "
                 f"{units.format_bandwidth(self.rate_Bps)} ({self.rate}) each way")
 
+    # the Testbed protocol's capabilities (lab/testbed/__init__.py) ----------------------------------
+    # one shaped link per host into one switch: no topology of its own, so the network a profile describes
+    # (calibrated here, or given) is what predicts its runs
+    topology = None
+
+    def calibrate(self, timeout_s: float = 300.0, on_link=None) -> dict:
+        """Ping-pong within a host and across the switch (lab/calibrate.py); on_link is unused: no per-link
+        measurement here."""
+        return calibrate(None, self, timeout_s)
+
+    def prebuilt_schedules(self, sweep) -> None:
+        return None      # every schedule run here is built from the rank count alone
+
+    def predict_rows(self, results, rows, schedules=None) -> bool:
+        return False
+
+    def validation_grid(self, sizes, iters: int, timeout_s: float, profile=None) -> tuple[str, list]:
+        return calibrated_grid(self, None, sizes, iters, timeout_s, profile)
+
 
 def shape_commands(dev: str, rate_Bps: float) -> list[str]:
     """tc commands (without `tc`) shaping `dev`'s egress to rate_Bps with htb. Small packets (IP length
@@ -204,16 +225,23 @@ def status(name: str | None = None) -> list[dict]:
     return out
 
 
-def parse_spec(text: str) -> Testbed:
-    """'hosts=4,rate=200mbit[,ranks-per-host=2][,name=tb0]' -> Testbed; 'topology=dgx1v-like|FILE.json
-    [,group=0+1+4][,ranks-per-host=1][,name=tb0]' -> testbed_hetero.TopologyTestbed."""
+def split_fields(text: str) -> dict:
+    """'a=1,b-c=2' -> {'a': '1', 'b_c': '2'}: a testbed description's fields, option spelling folded."""
     fields = {}
     for part in str(text).split(","):
         key, _, value = part.partition("=")
         fields[key.strip().replace("-", "_")] = value.strip()
-    if "topology" in fields:      # point-to-point links following a topology (lab/testbed/routed.py)
-        from collperf.lab.testbed.routed import parse_spec as topology_spec
-        return topology_spec(fields, text)
+    return fields
+
+
+def parse_spec(text: str) -> Testbed:
+    """'hosts=4,rate=200mbit[,ranks-per-host=2][,name=tb0]' -> Testbed (any kind of testbed:
+    lab/testbed/__init__.py parse_spec)."""
+    return parse_fields(split_fields(text), text)
+
+
+def parse_fields(fields: dict, text: str) -> Testbed:
+    """The switch testbed of a description's fields (split_fields); `text` is the description, for errors."""
     unknown = set(fields) - {"hosts", "rate", "ranks_per_host", "name"}
     if unknown:
         raise UsageError(f"testbed spec {text!r}: unknown field(s) {', '.join(sorted(unknown))}; expected "

@@ -5,7 +5,7 @@ source, defined together in one module per family (ring, trees, recursive, mesh,
     alg = get_algorithm("allreduce", "ring")
     alg.coefficients(8), alg.builder(8, 1)
 
-model/costs.py evaluates the closed forms over sizes and networks; schedule/build.py validates
+model/costs.py evaluates the closed forms over sizes and networks; model/algorithms/build.py validates
 arguments and calls the builders. The two-level schedule composer is the `hierarchical` module
 here; it registers nothing and is not imported with the package (it needs model/hierarchy.py,
 which needs model/costs.py, which needs this registry).

@@ -5,7 +5,7 @@ formula bytes of collectives.formula_bytes, beta = 1/bandwidth, gamma = 1/reduce
 plain algorithm gives (a, b, c) as a function of p; a pipelined one gives them as a function of p
 and the segment count k (arrays). The evaluation over sizes and networks is model/costs.py.
 
-Model of a step (the same one the schedules are costed with, schedule/cost.py): all transfers of
+Model of a step (the same one the schedules are costed with, model/schedule_cost.py): all transfers of
 a step run at once; a step costs one alpha, plus the busiest rank's max(bytes sent, bytes
 received) times beta (one full-duplex port shared by that rank's messages), plus the most bytes
 any rank reduces times gamma. Under this model the single-port algorithms reproduce the
@@ -51,7 +51,7 @@ class Algorithm:
     multiport: bool = False      # talks to several peers in one step (mesh, one-shot)
     # (p, segments) -> schedule.ir.Schedule on ranks 0..p-1, rooted at rank 0 where rooted
     builder: Callable[[int, int], object] | None = None
-    # optional: (p, segments) -> the same schedule built straight into the array form (schedule/vectorized.py),
+    # optional: (p, segments) -> the same schedule built straight into the array form (model/algorithms/vectorized.py),
     # for the simulator at scale; without one the tuple schedule is packed into arrays
     array_builder: Callable[[int, int], object] | None = None
 
@@ -168,6 +168,6 @@ def const(a, b, c):
 
 
 def arrays_of(builder):
-    """A vectorized builder of schedule/vectorized.py (p -> ArraySchedule), called as (p, segments)
+    """A vectorized builder of model/algorithms/vectorized.py (p -> ArraySchedule), called as (p, segments)
     like the tuple builders."""
     return lambda p, segments=1: builder(p)

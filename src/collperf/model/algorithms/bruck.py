@@ -9,7 +9,7 @@ from __future__ import annotations
 from collperf.model import trees as shapes
 from collperf.model.algorithms.base import MPICH, algorithm, arrays_of, const, lg, q
 from collperf.model.algorithms.trees import scatter_binomial
-from collperf.schedule import vectorized
+from collperf.model.algorithms import vectorized
 from collperf.schedule.ir import COPY, Transfer, make, step
 
 

@@ -5,7 +5,7 @@ p - 1 steps (MPICH pairwise), and the linear rooted ones."""
 from __future__ import annotations
 
 from collperf.model.algorithms.base import MPICH, algorithm, arrays_of, const, q
-from collperf.schedule import vectorized
+from collperf.model.algorithms import vectorized
 from collperf.schedule.ir import COPY, REDUCE, Transfer, concat, make, reverse, step
 
 _NEURON = "AWS Neuron inter-node Mesh; ASTRA-sim direct"

@@ -11,7 +11,7 @@ import math
 
 from collperf.model import trees as shapes
 from collperf.model.algorithms.base import Coefficients, MPICH, algorithm, arrays_of, const, fold, lg, needs_pow2, q
-from collperf.schedule import vectorized
+from collperf.model.algorithms import vectorized
 from collperf.schedule.ir import COPY, REDUCE, Transfer, make, step
 
 # ---------------------------------------------------------------------------------------------

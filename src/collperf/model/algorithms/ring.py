@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collperf.model.algorithms.base import CHAN, MPICH, algorithm, arrays_of, const, q
-from collperf.schedule import vectorized
+from collperf.model.algorithms import vectorized
 from collperf.schedule.ir import COPY, REDUCE, Transfer, concat, make, step
 
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from collperf.model import trees as shapes
 from collperf.model.algorithms.base import MPICH, algorithm, arrays_of, const, lg, q
-from collperf.schedule import vectorized
+from collperf.model.algorithms import vectorized
 from collperf.schedule.ir import COPY, Transfer, concat, make, reverse, step
 
 

@@ -5,8 +5,9 @@
     sys = system_for_gpu("NVIDIA H100 80GB HBM3", nodes=2, gpus_per_node=8)
     pred = expect("allreduce", sizes, sys)   # pred.time_s, pred.algorithm, pred.regime, pred.bound_s
 
-Modules: constants (tuning.cc tables), graphs (a stand-in for the topology search), tuning (the
-per-function table), expected (choice per size, p2p, bound-capped expectation), fitting (hardware from a log).
+Modules: constants (tuning.cc tables), graphs (a stand-in for the topology search), channels (the channels
+NCCL runs: comm->nChannels, nvlsChannels), tuning (the per-function table), expected (choice per size, p2p,
+bound-capped expectation), fitting (hardware from a log). NCCL 2.30.7; docs/nccl-model.md maps each rule.
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
 """NCCL's tuning constants, as data.
 
-Source: github.com/NVIDIA/nccl HEAD 5067397 (v2.30 development), src/graph/tuning.cc
+Source: NCCL 2.30.7 (github.com/NVIDIA/nccl tag v2.30.7-1), src/graph/tuning.cc
 (`ncclTunerConstantsDefaults`, `nvlsEfficiency`, `treeCorrectionFactor`), src/graph/search.cc
-(speed ladders), src/graph/topo.h (per-link bandwidths); summarised in
-/work/shared/reference/nccl-tuning-model.md §2-§3. Latencies in microseconds, bandwidths in GB/s
-(1e9 bytes/s, NCCL's "bytes per ns"), exactly as NCCL keeps them.
+(speed ladders), src/graph/topo.h (per-link bandwidths), src/include/graph.h (path types),
+src/include/device.h (channel limits), src/transport/nvls.cc (NVLS channels); older values checked at
+tag 2.21.5. Latencies in microseconds, bandwidths in GB/s (1e9 bytes/s, NCCL's "bytes per ns"), exactly
+as NCCL keeps them.
 """
 
 from __future__ import annotations
@@ -57,11 +58,41 @@ SPEEDS_INTER = {0: (48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7
                 100: (96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0,
                       2.4, 1.2, 0.24, 0.12)}
 
-# topo.h: NVLink bandwidth per link (GB/s) by compute capability; PCI_BW (Gen3 x16), NET_BW (100 Gbit).
-NVLINK_BW_PER_LINK = {60: 18.0, 70: 20.0, 75: 20.0, 80: 20.0, 86: 12.0, 89: 12.0, 90: 20.6, 100: 40.1}
+# topo.h:19-24 SM*_NVLINK_BW: NVLink bandwidth per link (GB/s); nvlink_bw_per_link picks one as
+# ncclTopoNVLinkBw does (topo.h:274-281). PCI_BW (Gen3 x16).
+NVLINK_BW_PER_LINK = {60: 18.0, 70: 20.0, 80: 20.0, 86: 12.0, 90: 20.6, 100: 40.1}
 PCI_BW = 12.0
-MAX_CHANNELS = 32          # device.h MAXCHANNELS (graph channels are capped here)
+MAX_CHANNELS = 64          # device.h:91 MAXCHANNELS: what a communicator may run (connect.cc:460 caps here)
+MAX_RING_CHANNELS = MAX_CHANNELS // 2   # init.cc:1177 ringGraph->maxChannels = MAXCHANNELS / 2 (the search's cap)
 MAX_NVLS_ARITY = 32        # device.h NCCL_MAX_NVLS_ARITY
+# transport/nvls.cc:155-157: NVLS channels by default (sm90; sm100 on several nodes; sm100 on one node)
+NVLS_CHANNELS_SM90, NVLS_CHANNELS_SM100, NVLS_CHANNELS_SM100_NVL = 16, 32, 24
+
+# include/graph.h:117-154: path types, closest first. A graph's typeIntra / typeInter is one of these.
+PATH_TYPES = ("LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C", "PXN", "PHB", "SYS", "NET")
+
+
+def path_rank(path: str) -> int:
+    """PATH_LOC 0 .. PATH_NET 10 (graph.h), for the `<=` comparisons of tuning.cc."""
+    return PATH_TYPES.index(path)
+
+
+def nvlink_bw_per_link(compute_capability: int) -> float:
+    """topo.h:274-281 ncclTopoNVLinkBw: only sm86 is 12.0; sm87 and sm89 take SM80's 20.0."""
+    cc = compute_capability
+    if cc >= 100:
+        return NVLINK_BW_PER_LINK[100]
+    if cc >= 90:
+        return NVLINK_BW_PER_LINK[90]
+    if cc == 86:
+        return NVLINK_BW_PER_LINK[86]
+    if cc >= 80:
+        return NVLINK_BW_PER_LINK[80]
+    if cc >= 70:
+        return NVLINK_BW_PER_LINK[70]
+    if cc >= 60:
+        return NVLINK_BW_PER_LINK[60]
+    return NVLINK_BW_PER_LINK[80]
 NET_OVERHEAD_US = {"intel": 1.0, "amd": 2.0}   # tuning.cc getNetOverhead (NCCL_NET_OVERHEAD default)
 
 

@@ -17,8 +17,10 @@ import numpy as np
 
 from collperf.collectives import busbw_factor, check_ranks, get_collective
 from collperf.errors import UsageError
+from collperf.model.bounds import two_level_bound
 from collperf.model.nccl import constants as C
-from collperf.model.nccl.tuning import TuningTable, entry_times_us, tuning_table
+from collperf.model.nccl.transport import host_staged_time
+from collperf.model.nccl.tuning import entry_times_us, tuning_table, TuningTable
 
 if TYPE_CHECKING:
     from collperf.model.bounds import TwoLevelBound
@@ -127,7 +129,6 @@ def p2p_time(collective: str, size_bytes, system: "System") -> tuple[np.ndarray,
 
 def system_bound(collective: str, size_bytes, system: "System") -> "TwoLevelBound":
     """The physical lower bound on this system (bounds.two_level_bound with its rates)."""
-    from collperf.model.bounds import two_level_bound
     k = system.phys_scale
     return two_level_bound(collective, size_bytes, system.nodes, system.gpus_per_node, system.intra_Bps * k,
                            system.node_network_Bps * k, in_switch_reduction=system.nvls,
@@ -147,7 +148,6 @@ def expect(collective: str, size_bytes, system: "System") -> NcclPrediction:
         if system.host_bridge:
             # PCIe without P2P: the data goes through host memory (SHM transport), and the busiest PCIe
             # link of that path, not NCCL's channel bandwidth, sets the bandwidth term (transport.py)
-            from collperf.model.nccl.transport import host_staged_time
             bandwidth_s = np.maximum(bandwidth_s, host_staged_time(name, n, system))
         # the host overhead is not in NCCL's model, so it cannot change NCCL's choice: added after it
         return NcclPrediction(name, pred.ranks, pred.nodes, n, pred.algorithm, pred.protocol,

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from collperf.errors import UsageError
+from collperf.model.nccl.expected import expect, select
+from collperf.model.nccl.transport import host_staged_time, is_duplex
 
 if TYPE_CHECKING:
     from collperf.model.systems import System
@@ -65,8 +67,6 @@ def _fit_mode(collective: str, n: np.ndarray, system: "System") -> str:
     """What the fit scales: 'duplex' (host-staged PCIe and a collective whose ranks send and receive
     through host memory at once: the log measures what that costs, transport.py), 'physical' (the
     physical bound sets most of the unfitted expectation), else 'channels' (NCCL's channel bandwidths)."""
-    from collperf.model.nccl.expected import expect, select
-    from collperf.model.nccl.transport import host_staged_time, is_duplex
     if system.host_bridge and collective in ("allreduce", "allgather", "reducescatter", "broadcast", "reduce") \
             and is_duplex(collective, system.ranks):
         staged = host_staged_time(collective, n, system)
@@ -80,7 +80,6 @@ def fit_system(collective: str, size_bytes, time_s, system: "System", min_size_b
     """Fit `system` to measured (size, time) rows of one collective; returns the fitted system."""
     from scipy.optimize import least_squares
 
-    from collperf.model.nccl.expected import expect
     n = np.asarray(size_bytes, dtype=float)
     t = np.asarray(time_s, dtype=float)
     keep = (n >= max(min_size_bytes, 1)) & (t > 0)

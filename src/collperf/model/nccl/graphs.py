@@ -7,25 +7,36 @@ This is a closed-form stand-in for the search, not the search itself. Rules (sea
 - a ring channel crosses every GPU once, using `speed` of each GPU's links (getTotalBw: sum of NVLinks,
   else PCIe) and, with a network, `speed` of one NIC in each direction; it keeps the count x speed
   that is largest (graphs compare by nChannels * bw);
+- crossNic (NCCL_CROSS_NIC default 2, search.cc:16, tried at search.cc:1236-1241 when a node has
+  several NICs): a ring may leave the node through another NIC than the one it came in by, so the
+  GPU that sends to the network does it over its own PCIe, not over NVLink: with n channels each GPU
+  is that last GPU n/g times and its NVLink carries speed x (n - n/g), not speed x n;
 - ncclTopoDupChannels doubles channels and halves bw when bwIntra >= 25 (not on sm90+ when bw < 50
-  and there are more than 4 channels), never above MAXCHANNELS;
-- trees (and NVLS) "do not need to close the ring", so their NVLink budget is x g/(g-1); on two nodes
-  trees raise bwIntra up to twice bwInter (pass 2);
+  and there are more than 4 channels), never above the ring graph's maxChannels (MAXCHANNELS / 2);
+- trees (and NVLS) "do not need to close the ring", so their NVLink budget is x g/(g-1); pass 2 raises
+  a tree's bwIntra up to twice bwInter (search.cc:1279-1283), within that budget, and with one GPU per
+  node (no GPU-to-GPU hop) without one;
+- the tree's pattern (read by tuning.cc:336): one GPU per node makes it NCCL_TOPO_PATTERN_TREE
+  (search.cc:1133); on sm90+ with a network the search tries that simpler tree first when the balanced
+  tree finds no path (search.cc:1215-1219), which is the case when every GPU has its own NIC (the
+  balanced tree's second GPU would reach the first GPU's NIC only through a farther path type);
 - NVLS (Hopper+ with NVSwitch): one channel per GPU head; each channel uses bwIntra of every GPU's
   NVLink and twice on its head (ncclTopoSearchTryNvls), so bwIntra <= totalBw / (g + 1) (not capped by
   the NIC path: see search_graphs); with a network pass 2 raises bwInter up to twice bwIntra, within
   the GPU->NIC path.
+- path types (graph.h): typeIntra is LOC with one GPU per node, NVL over NVLink, PIX/PXB over PCIe
+  switches, PHB through the host; typeInter is the system's GPU->NIC path (PIX on one node).
 - PCIe without P2P: the shared path to the host is left to the bounds (see below).
-Known gaps: the cube-mesh of DGX-1 (treated as its NVLink sum), crossNic, PXN, CollNet heads.
+Known gaps: the cube-mesh of DGX-1 (treated as its NVLink sum), PXN, CollNet heads.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from collperf.model.nccl.constants import MAX_CHANNELS, MAX_NVLS_ARITY, pcie_bw, speed_ladder
+from collperf.model.nccl.constants import MAX_NVLS_ARITY, MAX_RING_CHANNELS, pcie_bw, speed_ladder
 
 if TYPE_CHECKING:
     from collperf.model.systems import System
@@ -39,6 +50,10 @@ class Graph:
     type_intra: str = "NVLINK"   # "NVLINK" or "PCI": which hwLatencies row
     latency_inter_us: float = 0.0
     same_channels: bool = True
+    pattern: str = "ring"        # "ring", "balanced-tree", "tree" (NCCL_TOPO_PATTERN_TREE) or "nvls"
+    path_intra: str = "NVL"      # graph.h path type of the GPU-to-GPU hops (typeIntra)
+    path_inter: str = "PIX"      # graph.h path type of the GPU-to-NIC hops (typeInter)
+    cross_nic: bool = False      # a ring leaves through another NIC than it came in by
 
 
 def _best_speed(ladder, max_bw: float, channels_at) -> tuple[float, int]:
@@ -63,7 +78,7 @@ def _dup(speed: float, n: int, cc: int) -> tuple[float, int]:
     """search.cc ncclTopoDupChannels."""
     if speed < 25.0 or (cc > 80 and speed < 50.0 and n > 4):
         return speed, n
-    dup = min(2 * n, MAX_CHANNELS)
+    dup = min(2 * n, MAX_RING_CHANNELS)
     return speed / math.ceil(dup / n), dup
 
 
@@ -77,33 +92,31 @@ def search_graphs(system: "System") -> dict[str, Graph]:
     # PCIe without P2P: we keep the GPU's own PCIe rate here (search.cc would also charge the shared
     # switch-to-CPU link); the shared host bridge is a physical limit that `expect` applies through
     # the lower bound (bounds.host_bridge_time), which reads sample 12 (broadcast) correctly.
+    cross_nic = inter and g > 1 and system.nics_per_node > 1
     if inter:
         net_path = min(system.nccl_nic_bw, pcie_bw(system.pcie_gen))   # GPU -> NIC over PCIe, then the NIC
         max_bw = net_path if g == 1 else min(net_path, gpu_bw)
 
-        def ring_channels(speed):
+        def ring_channels(speed, cross=cross_nic):
             per_nic = math.floor(system.nccl_nic_bw / speed + 1e-9)
-            by_gpu = math.floor(gpu_bw / speed + 1e-9) if g > 1 else MAX_CHANNELS
-            return min(MAX_CHANNELS, system.nics_per_node * per_nic, by_gpu)
+            by_gpu = _ring_channels_by_gpu(gpu_bw, speed, g, cross) if g > 1 else MAX_RING_CHANNELS
+            return min(MAX_RING_CHANNELS, system.nics_per_node * per_nic, by_gpu)
     else:
         max_bw = gpu_bw if g > 1 else 5000.0   # LOC_BW for a single GPU
 
-        def ring_channels(speed):
-            return min(MAX_CHANNELS, math.floor(gpu_bw / speed + 1e-9))
+        def ring_channels(speed, cross=False):
+            return min(MAX_RING_CHANNELS, math.floor(gpu_bw / speed + 1e-9))
     speed, n = _best_speed(ladder, max_bw, ring_channels)
+    # crossNic is what found the ring when the plain ring at that speed has fewer channels
+    used_cross = cross_nic and ring_channels(speed, False) < n
     speed, n = _dup(speed, n, cc)
     lat = system.net_latency_us
-    graphs = {"ring": Graph(n, speed, speed, type_intra, lat),
-              "collnet": Graph(n, speed, speed, type_intra, lat)}
-    # Trees: same channels as rings (search.cc tries for that first); on 2 nodes bwIntra rises to
-    # at most twice bwInter within the NVLink budget x g/(g-1).
-    tree_intra = speed
-    if inter and g > 1:
-        budget = gpu_bw * g / (g - 1)
-        for s in sorted(ladder):
-            if speed < s and tree_intra < 2 * speed and s * n <= budget + 1e-9:
-                tree_intra = s
-    graphs["tree"] = Graph(n, tree_intra, speed, type_intra, lat)
+    path_intra = _path_intra(system)
+    path_inter = system.nic_path if inter else "PIX"
+    ring = Graph(n, speed, speed, type_intra, lat, True, "ring", path_intra, path_inter, used_cross)
+    graphs = {"ring": ring, "collnet": Graph(n, speed, speed, type_intra, lat, True, "tree", path_intra, path_inter)}
+    graphs["tree"] = Graph(n, _tree_bw_intra(system, ladder, speed, n), speed, type_intra, lat, True,
+                           _tree_pattern(system), path_intra, path_inter)
     if system.nvls and system.nvswitch and cc >= 90 and g > 1:
         heads = min(MAX_NVLS_ARITY, g)
         # bwIntra: the fastest ladder speed the NVLink budget takes (each GPU carries bwIntra for every
@@ -125,9 +138,59 @@ def search_graphs(system: "System") -> dict[str, Graph]:
             for s in sorted(ladder):
                 if inter_bw < s <= limit and inter_bw < 2 * intra:
                     inter_bw = s
-            graphs["nvls"] = Graph(heads, intra, inter_bw, "NVLINK", lat, same_channels=False)
+            graphs["nvls"] = Graph(heads, intra, inter_bw, "NVLINK", lat, False, "nvls", "NVL", path_inter)
     if system.bw_scale != 1.0:   # a fitted efficiency, applied after the (discrete) search
         k = system.bw_scale
-        graphs = {name: Graph(gr.n_channels, gr.bw_intra * k, gr.bw_inter * k, gr.type_intra, gr.latency_inter_us,
-                              gr.same_channels) for name, gr in graphs.items()}
+        graphs = {name: replace(gr, bw_intra=gr.bw_intra * k, bw_inter=gr.bw_inter * k) for name, gr in graphs.items()}
     return graphs
+
+
+def _ring_channels_by_gpu(gpu_bw: float, speed: float, g: int, cross_nic: bool) -> int:
+    """Ring channels one GPU's links carry at `speed`: n x speed without crossNic; with it, the GPU is
+    the ring's last GPU (the one that sends to the network over PCIe) in n/g of the channels, so its
+    NVLink carries (n - n // g) x speed."""
+    plain = math.floor(gpu_bw / speed + 1e-9)
+    if not cross_nic:
+        return plain
+    n = plain
+    while n < MAX_RING_CHANNELS and (n + 1 - (n + 1) // g) * speed <= gpu_bw + 1e-9:
+        n += 1
+    return n
+
+
+def _path_intra(system: "System") -> str:
+    """graph.h typeIntra: LOC for one GPU per node (search.cc minTypeIntra), NVL over NVLink, PIX behind
+    one PCIe switch, PXB across switches with P2P, PHB through the host without P2P."""
+    if system.gpus_per_node == 1:
+        return "LOC"
+    if system.nvlink_links:
+        return "NVL"
+    if system.host_bridge:
+        return "PHB"
+    return "PIX" if system.pcie_switch_shared else "PXB"
+
+
+def _tree_bw_intra(system: "System", ladder, speed: float, n: int) -> float:
+    """Pass 2 (search.cc:1279-1283): a tree's bwIntra rises one rung at a time while it is below twice
+    bwInter, as long as the search still finds the channels: within the NVLink budget x g/(g-1) when the
+    chain has GPU-to-GPU hops, without a limit with one GPU per node. On one node nothing is raised."""
+    g = system.gpus_per_node
+    if system.nodes == 1:
+        return speed
+    budget = system.nccl_gpu_bw * g / (g - 1) if g > 1 else math.inf
+    tree_intra = speed
+    for s in sorted(ladder):
+        if speed < s and tree_intra < 2 * speed and s * n <= budget + 1e-9:
+            tree_intra = s
+    return tree_intra
+
+
+def _tree_pattern(system: "System") -> str:
+    """The tree graph's pattern NCCL ends with (comm->maxTreePattern, init.cc:1447)."""
+    if system.nodes == 1:
+        return "balanced-tree"
+    if system.gpus_per_node == 1:
+        return "tree"                                 # search.cc:1133
+    if system.compute_capability >= 90 and system.nics_per_node >= system.gpus_per_node:
+        return "tree"                                 # search.cc:1215-1219, the balanced tree found no path
+    return "balanced-tree"

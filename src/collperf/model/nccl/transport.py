@@ -24,7 +24,7 @@ the middle ranks of a broadcast chain) moves its two streams through one link an
 loads from host memory, reduces and stores back to host memory. `System.host_duplex_efficiency`
 (default 1: nothing assumed from hardware alone) scales that GPU's link rate; a fit to an allreduce
 log measures it (model/nccl/fitting.py), and a 2-rank broadcast, whose GPUs each use one direction,
-does not pay it. Reference: /work/shared/reference/nccl-tuning-model.md §2 (PCIe rate from sysfs).
+does not pay it. Reference: NCCL 2.30 src/graph/topo.h and src/graph/search.cc (the PCIe rate read from sysfs).
 """
 
 from __future__ import annotations

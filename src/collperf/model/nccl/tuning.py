@@ -1,10 +1,10 @@
 """NCCL's algorithm x protocol cost table and its choice, vectorized over sizes.
 
-Follows src/graph/tuning.cc of github.com/NVIDIA/nccl HEAD 5067397: `ncclTopoTuneModel` builds, per
+Follows NCCL 2.30.7 src/graph/tuning.cc: `ncclTopoTuneModel` builds, per
 function, a latency (us) and an algorithm bandwidth (GB/s) for each (algorithm, protocol) from the
 graphs of the topology search; `ncclTopoGetAlgoTime` prices a call as lat + nBytes / (1000 bw) with
 the tree correction and the ring plateau; src/enqueue.cc `topoGetAlgoInfo` takes the argmin over the
-enabled entries. The formulas are written out in /work/shared/reference/nccl-tuning-model.md §1-§4.
+enabled entries (NCCL 2.30 src/enqueue.cc and src/graph/tuning.cc).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import numpy as np
 
 from collperf.errors import UsageError
 from collperf.model.nccl import constants as C
+from collperf.model.nccl.channels import comm_channels
 from collperf.model.nccl.graphs import Graph, search_graphs
 
 if TYPE_CHECKING:
@@ -96,16 +97,24 @@ def _algorithm_enabled(system: "System", a: str, graphs: dict) -> bool:
     return True
 
 
-def _protocol_enabled(system: "System", a: str, p: str) -> bool:
+def _protocol_enabled(system: "System", a: str, p: str, g: Graph) -> bool:
     if p not in system.protocols:                       # NCCL_PROTO
         return False
     if a in ("nvls", "nvls-tree", "pat", "collnet-direct", "collnet-chain") and p != "Simple":
         return False
     if p == "LL128":
-        # LL128 by default only with intra paths <= NVB (NVLink) and sm70+ (tuning.cc protoEnable)
-        if system.compute_capability < 70 or not system.nvlink_links:
-            return False
+        return _ll128_enabled(system, g)
     return True
+
+
+def _ll128_enabled(system: "System", g: Graph) -> bool:
+    """LL128's default, per graph (NCCL 2.30.7 tuning.cc:518-535, NCCL_LL128_C2C=1): the GPU-to-NIC path
+    at most PXN on sm90+, at most PXB before; GPU-to-GPU hops at most NVB (one GPU per node is LOC);
+    one compute capability (always here); sm70+."""
+    cc = system.compute_capability
+    max_inter = "PXN" if cc >= 90 else "PXB"
+    return (C.path_rank(g.path_inter) <= C.path_rank(max_inter)
+            and C.path_rank(g.path_intra) <= C.path_rank("NVB") and cc >= 70)
 
 
 def _bus_bandwidth(system, collective, a, p, g: Graph) -> float:
@@ -134,6 +143,8 @@ def _bus_bandwidth(system, collective, a, p, g: Graph) -> float:
     if a == "tree" and p == "LL128":
         bus = min(bus * (7.0 / 9.0 if nodes == 1 else 120.0 / 128.0),
                   g.n_channels * C.PER_CH_MAX_TREE_LL128_BW[gen][ni])
+    if a == "tree" and g.pattern == "tree":
+        bus *= 0.85      # tuning.cc:336: comm->maxTreePattern == NCCL_TOPO_PATTERN_TREE
     if a == "pat":
         bus *= 0.75
     if a == "collnet-direct":
@@ -196,6 +207,15 @@ def _latency(system, collective, a, p, g: Graph) -> float:
     raise AssertionError(a)
 
 
+def _graph_of(algorithm: str) -> str:
+    """The graph NCCL prices an algorithm with (init.cc:980-981: PAT on the tree graph)."""
+    if algorithm.startswith("nvls"):
+        return "nvls"
+    if algorithm.startswith("collnet"):
+        return "collnet"
+    return "tree" if algorithm in ("tree", "pat") else "ring"
+
+
 def tuning_table(collective: str, system: "System", graphs: dict | None = None) -> TuningTable:
     """The latency/bandwidth table NCCL builds at init for one function (ncclTopoTuneModel)."""
     if collective not in C.FUNCTIONS:
@@ -207,10 +227,9 @@ def tuning_table(collective: str, system: "System", graphs: dict | None = None) 
         lat[(a, p)], bw[(a, p)] = 0.0, 0.0
         if system.ranks <= 1 or not _algorithm_allowed(collective, a) or not _algorithm_enabled(system, a, graphs):
             continue
-        if not _protocol_enabled(system, a, p):
+        g = graphs[_graph_of(a)]
+        if not _protocol_enabled(system, a, p, g):
             continue
-        g = graphs["nvls" if a.startswith("nvls") else ("collnet" if a.startswith("collnet") else
-                                                      ("tree" if a == "tree" else "ring"))]
         bw[(a, p)] = _bus_bandwidth(system, collective, a, p, g)
         lat[(a, p)] = _latency(system, collective, a, p, g)
     return TuningTable(collective, system.ranks, system.nodes, lat, bw, graphs)
@@ -225,22 +244,24 @@ def entry_times_us(table: TuningTable, system: "System", size_bytes: np.ndarray)
     bw_t = np.full((len(entries), n.size), np.nan)
     blocks = np.floor(n / 64.0)
     log_size = np.where(blocks >= 1, np.floor(np.log2(np.maximum(blocks, 1))), -1).astype(int)
-    ring_channels = table.graphs["ring"].n_channels
+    n_channels = comm_channels(system, table.graphs)      # comm->nChannels (tuning.cc:647-648)
     for i, (a, p) in enumerate(entries):
         bw = table.bandwidth_GBps[(a, p)]
         if bw <= 0:
             continue
         pi = C.PROTOCOLS.index(p)
         factor = np.ones_like(n)
+        # tuning.cc:643-644: NVLS-tree is corrected only on sm100+ with an x86 CPU
         corrected = (a == "tree" and table.collective == "allreduce") or (
-            a == "nvls-tree" and table.collective == "allreduce" and system.compute_capability >= 100)
+            a == "nvls-tree" and table.collective == "allreduce" and system.compute_capability >= 100
+            and system.cpu_arch == "x86")
         if corrected:
             limit = 23 if a == "tree" else 24
             ok = (log_size >= 0) & (log_size < limit)
             factor[ok] = np.asarray(C.TREE_CORRECTION[pi])[log_size[ok]]
         lat = np.full_like(n, table.latency_us[(a, p)])
         if a == "ring" and p == "Simple" and system.nodes > 1 and table.collective == "allreduce":
-            plateau = n / (ring_channels * system.ranks) >= 64     # "Plateau effect of ring"
+            plateau = np.floor(n / (n_channels * system.ranks)) >= 64     # "Plateau effect of ring"
             lat = np.where(plateau, lat * (1.9 if system.compute_capability < 80 else 1.4), lat)
         lat_t[i] = lat
         bw_t[i] = n / (1000.0 * bw * factor)

@@ -6,7 +6,7 @@ from collperf import units
 from collperf.errors import UsageError
 
 
-def _whole(name: str, value, low: int = 1, flag: str = "") -> None:
+def whole(name: str, value, low: int = 1, flag: str = "") -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
         raise UsageError(f"{name} {value!r}: expected a whole number >= {low}" + (f" ({flag})" if flag else ""))
 

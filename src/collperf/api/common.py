@@ -1,12 +1,16 @@
-"""Private helpers the API's modules share: the network from a spec, the algorithm aliases, a topology
+"""Helpers the API's modules share: the network from a spec, the algorithm aliases, a topology
 from its text and the network options."""
 
 from __future__ import annotations
 
+from collperf import topology as topologies
+from collperf.collectives import get_collective
+from collperf.model.network import Link
 from collperf.spec import NetworkSpec
+from collperf.spec.network import load_cluster
 
 
-def _network(net):
+def resolved_network(net):
     """A Network from a Network or a NetworkSpec."""
     return net.resolve() if isinstance(net, NetworkSpec) else net
 
@@ -16,25 +20,21 @@ def _network(net):
 ALIASES = {("allreduce", "single-hop"): "mesh"}
 
 
-def _alias(collective: str, algorithm):
+def with_aliases(collective: str, algorithm):
     """`algorithm` (a name, a comma list or a list) with aliases replaced by the names they stand for."""
-    from collperf.collectives import get_collective
     name = get_collective(collective).name
     if isinstance(algorithm, str):
         return ",".join(ALIASES.get((name, a.strip().lower()), a) for a in algorithm.split(","))
     return [ALIASES.get((name, str(a).lower()), a) for a in algorithm]
 
 
-def _topology(text: str, net: NetworkSpec):
+def topology_for(text: str, net: NetworkSpec):
     """topology.parse with the network options: the link of mesh:P/switch:P/ring:P, the levels of cluster:NxG
     (and the calibrated profile's cluster, or None)."""
-    from collperf import topology as topologies
-    from collperf.model.network import Link
     link = Link.parse(net.latency, net.bandwidth, net.reduce_bandwidth) \
         if net.latency is not None and net.bandwidth is not None else None
     base = None
     if net.profile is not None:   # a calibrated profile: its links for cluster:NxG, its intra link otherwise
-        from collperf.lab.calibrate import load_cluster
         base = load_cluster(net.profile)
         link = link or base.intra
     elif net.two_level:

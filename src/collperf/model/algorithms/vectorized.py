@@ -5,8 +5,8 @@ same transfers in the same order, same chunks; tests/test_simulate_arrays.py hol
 in O(steps x ranks) numpy work and, where steps repeat, one run per step class.
 
 Each builder is registered on its algorithm's object (`Algorithm.array_builder`, model/algorithms/).
-An algorithm without one is built as tuples and packed (`from_schedule`), so `build_array` answers
-every algorithm.
+An algorithm without one is built as tuples and packed (`from_schedule`), so `build_array`
+(model/algorithms/build.py) answers every algorithm.
 """
 
 from __future__ import annotations
@@ -18,10 +18,7 @@ from collperf.schedule.arrays import (
     ArraySchedule,
     array_step,
     concat_arrays,
-    embed_groups,
-    from_schedule,
     make_arrays,
-    relabel_arrays,
     reverse_arrays,
 )
 
@@ -212,74 +209,3 @@ def binomial_reduce(p: int) -> ArraySchedule:
 
 def reduce_broadcast_allreduce(p: int) -> ArraySchedule:
     return concat_arrays(binomial_reduce(p), binomial_broadcast(p), "allreduce", "reduce-broadcast")
-
-
-# (collective, algorithm) -> builder(p, segments): the one dispatch table
-# block-indexed rooted collectives rotate chunks with ranks (ir.relabel): built as tuples off root 0
-_ROTATES_CHUNKS = ("scatter", "gather")
-
-
-def build_array(collective: str, algorithm: str, ranks: int, root: int = 0, segments: int = 1) -> ArraySchedule:
-    """The array form of a flat algorithm's schedule: vectorized where the algorithm has an array builder,
-    otherwise the tuple builder's schedule packed into arrays. Validates as schedule.build does."""
-    from collperf.collectives import get_collective
-    from collperf.model.algorithms import get_algorithm
-    from collperf.schedule.build import build
-
-    alg = get_algorithm(collective, algorithm)
-    builder = alg.array_builder
-    if builder is None or (root and alg.collective in _ROTATES_CHUNKS):
-        return from_schedule(build(collective, algorithm, ranks, root, segments))
-    p = _checked(alg, ranks, root, segments)
-    s = builder(p, segments)
-    return relabel_arrays(s, root) if get_collective(alg.collective).rooted else s
-
-
-def _checked(alg, ranks, root, segments) -> int:
-    """The argument checks of schedule.build (one place once builders live on the algorithm objects)."""
-    from collperf.collectives import check_ranks
-    from collperf.errors import UsageError
-
-    p = check_ranks(ranks)
-    reason = alg.unavailable(p)
-    if reason:
-        raise UsageError(f"{alg.collective} {alg.name} cannot run on {p} ranks: {reason}")
-    if isinstance(segments, bool) or not isinstance(segments, int) or segments < 1:
-        raise UsageError(f"segments {segments!r} is not a whole number >= 1")
-    if not 0 <= root < p:
-        raise UsageError(f"root {root} is not a rank of 0..{p - 1}")
-    return p
-
-
-def build_hierarchical_array(collective: str, nodes: int, ranks_per_node: int, intra_algorithm: str,
-                             inter_algorithm: str, segments: int = 1) -> ArraySchedule:
-    """The two-level schedule of model/algorithms/hierarchical.py in array form. allreduce is
-    composed from the phases' array forms (every node, every local-index group at once); the other
-    collectives are built as tuples and packed."""
-    from collperf.collectives import check_ranks, get_collective
-    from collperf.model.hierarchy import PLANS
-    from collperf.schedule.build import build_hierarchical
-
-    name = get_collective(collective).name
-    if name != "allreduce":
-        return from_schedule(build_hierarchical(collective, nodes, ranks_per_node, intra_algorithm,
-                                                inter_algorithm, segments))
-    nodes, g = check_ranks(nodes), check_ranks(ranks_per_node)
-    phases = []
-    for level, phase_collective, _ in PLANS[name]:
-        ranks = g if level == "intra" else nodes
-        if ranks > 1:
-            algorithm = intra_algorithm if level == "intra" else inter_algorithm
-            phases.append((level, build_array(phase_collective, algorithm, ranks, segments=segments)))
-    # global chunk b * c + j: sub-chunk j (of the inter phase's c) of intra block b (hierarchical._allreduce)
-    c = next((s.chunks for level, s in phases if level == "inter"), 1)
-    local = np.arange(g)
-    steps = []
-    for level, sub in phases:
-        if level == "intra":
-            groups = np.arange(nodes)[:, None] * g + local[None, :]
-            steps += embed_groups(sub, groups, c, np.zeros(nodes, dtype=np.int64))
-        else:
-            groups = np.arange(nodes)[None, :] * g + local[:, None]
-            steps += embed_groups(sub, groups, 1, local * c)
-    return make_arrays("allreduce", "hierarchical", nodes * g, g * c, steps)

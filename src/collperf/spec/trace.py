@@ -1,0 +1,37 @@
+"""A request to judge profiler traces (TraceSpec)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from collperf.errors import UsageError
+from collperf.spec.checks import whole
+from collperf.spec.network import HardwareSpec
+
+
+@dataclass
+class TraceSpec:
+    """Kineto traces (files, directories or globs; one file per rank), the hardware they ran on (what the
+    trace says unless `hardware` overrides it) and an optional what-if: another catalogue system
+    (`what_if_cluster` with `what_if_nodes` nodes) and/or our algorithms (`algorithm`, -A)."""
+
+    paths: list = field(default_factory=list)
+    hardware: HardwareSpec = field(default_factory=HardwareSpec)
+    what_if_cluster: str | None = None
+    what_if_nodes: int | None = None
+    algorithm: list | str | None = None
+
+    def __post_init__(self):
+        if isinstance(self.paths, str) or hasattr(self.paths, "__fspath__"):
+            self.paths = [self.paths]
+        if not self.paths:
+            raise UsageError("no trace given: pass one file per rank, a directory or a glob, e.g. "
+                             "collperf trace traces/")
+        if isinstance(self.algorithm, str):
+            self.algorithm = [a.strip() for a in self.algorithm.split(",") if a.strip()]
+        self.algorithm = list(self.algorithm or [])
+        if self.what_if_nodes is not None:
+            whole("what-if-nodes", self.what_if_nodes, flag="--what-if-nodes")
+        if self.what_if_nodes is not None and self.what_if_cluster is None and not self.algorithm:
+            raise UsageError(f"--what-if-nodes {self.what_if_nodes} without --what-if-cluster or -A: nothing to "
+                             "price; add --what-if-cluster SYSTEM (e.g. dgx-h100)")

@@ -1,0 +1,31 @@
+"""`collperf trace`: judge the collectives of a training step from PyTorch profiler (Kineto) traces.
+
+    stream.py   the streaming JSON reader (events one at a time, any file size)
+    events.py   what a scan keeps of each event kind
+    kernels.py  NCCL/RCCL kernel names, PyTorch collective names, element types, nccl-tests' size
+    gloo.py     gloo's work annotations paired with the c10d ops that enqueued them
+    read.py     one file -> RankTrace (calls, computation, steps); files, directories, globs
+    overlap.py  interval arithmetic (union, difference, covered time)
+    steps.py    per step: computation, communication, exposed communication, the critical calls
+    ranks.py    across ranks: matching, arrival skew, the straggler, duration spread
+    system.py   the system assumed from the trace (diagnose's assume) and each process group's share
+    judge.py    per (process group, collective, size): verdict against expected and bound, choice check
+    whatif.py   the same collectives on another system or with our algorithms
+    core.py     analyse(spec) -> TraceReport
+"""
+
+import importlib
+
+# public name -> the module that defines it; imported on first use, so that a light caller (the report's
+# timeline reads overlap.py) does not load the analysis and what it needs (diagnose, scipy)
+_EXPORTS = {"analyse": "collperf.trace.core", "TraceReport": "collperf.trace.core", "Call": "collperf.trace.events",
+            **{name: "collperf.trace.read" for name in ("RankTrace", "read_rank", "read_traces", "trace_files")}}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'collperf.trace' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value
+    return value

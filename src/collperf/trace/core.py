@@ -1,0 +1,79 @@
+"""`collperf trace`: read the ranks' traces, match their calls, judge each collective, lay out the steps,
+name the straggler and price the what-if."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from collperf.diagnose import Assumed
+from collperf.trace import ranks as R
+from collperf.errors import UsageError
+from collperf.trace.judge import Row, expected_and_bound, rows, sized
+from collperf.trace.read import read_traces
+from collperf.trace.steps import StepView, critical, step_views
+from collperf.trace.system import assume_system
+from collperf.trace.whatif import WhatIf, target_system, what_if
+
+
+@dataclass
+class TraceReport:
+    sources: list
+    backend: str
+    world_size: int
+    assumed: Assumed
+    expected_from: str
+    bound_from: str
+    collectives: list[Row]
+    steps: list[StepView]
+    ranks: list                         # RankSkew per rank (several files)
+    straggler: dict | None
+    critical_path: list
+    what_if: WhatIf | None
+    traces: list = field(repr=False, default_factory=list)
+    notes: list = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"sources": self.sources, "backend": self.backend, "world_size": self.world_size,
+                "system": {**self.assumed.to_json(), "expected_from": self.expected_from,
+                           "bound_from": self.bound_from},
+                "collectives": [r.to_json() for r in self.collectives],
+                "steps": [s.to_json() for s in self.steps],
+                "ranks": [s.to_json() for s in self.ranks] if len(self.ranks) > 1 else [],
+                "straggler": self.straggler, "critical_path": self.critical_path,
+                "what_if": self.what_if.to_json() if self.what_if else None, "notes": self.notes}
+
+
+def _provenance(assumed: Assumed, collectives: list[Row]) -> tuple[str, str]:
+    """Where expected and bound come from, as diagnose words it (for the first judged collective)."""
+    judged = next((r for r in collectives if r.size_bytes and r.group_size > 1), None)
+    if judged is None or assumed.system is None:
+        why = assumed.why_none or "no collective with a known size"
+        return f"none: {why}", f"none: {why}"
+    try:
+        ex = expected_and_bound(judged.collective, [judged.size_bytes], sized(assumed, judged))
+    except UsageError:   # a collective NCCL has no model of: its row says so
+        return "NCCL's model on the assumed system", "the two-level bound on the assumed system"
+    return ex.expected_from, ex.bound_from
+
+
+def analyse(spec) -> TraceReport:
+    """A TraceSpec in, the report out."""
+    traces = read_traces(spec.paths)
+    assumed = assume_system(traces, spec.hardware)
+    matched, notes = R.match(traces)
+    many = len(traces) > 1
+    table = rows(matched, assumed, R.spread(matched) if many else None)
+    views = [v for t in traces for v in step_views(t)]
+    stats = R.skew(traces, matched) if many else []
+    whatif = None
+    if spec.what_if_cluster is not None or spec.algorithm:
+        system = target_system(spec.what_if_cluster, spec.what_if_nodes, assumed)
+        whatif = what_if(table, views, system, traces[0].world_size, spec.algorithm)
+    expected_from, bound_from = _provenance(assumed, table)
+    notes = [n for t in traces for n in t.notes] + notes + assumed.notes
+    if many and len({t.host for t in traces}) > 1:
+        notes.append("ranks on several hosts: their start times are compared as recorded, so the skew includes "
+                     "any offset between the hosts' clocks")
+    return TraceReport([t.source for t in traces], traces[0].backend, traces[0].world_size, assumed, expected_from,
+                       bound_from, table, views, stats, R.straggler(stats) if many else None, critical(views),
+                       whatif, traces, notes)

@@ -1,0 +1,134 @@
+"""One rank's trace, boiled down while it streams: collective calls, computation intervals, steps.
+
+What is kept per event kind (everything else is dropped as it is read):
+  GPU `kernel` events: NCCL/RCCL kernels become calls (their args carry PyTorch's collective metadata);
+      the others are computation intervals, placed in a step by the time of their launch (the
+      `cuda_runtime`/`cuda_driver` event with the same correlation id);
+  `gloo:*` annotations (the gloo work on its own thread: its duration) paired with the `c10d::*` op that
+      enqueued it (its shapes, with record_shapes=True);
+  CPU ops on other threads: the computation of a trace that has no GPU kernels (a gloo job on CPUs);
+  `ProfilerStep#N` annotations: the steps.
+"""
+
+from __future__ import annotations
+
+from array import array
+from dataclasses import dataclass, field
+
+import numpy as np
+
+C10D_PREFIX = "c10d::"
+GLOO_PREFIX = "gloo:"
+STEP_PREFIX = "ProfilerStep#"
+_LAUNCH_CATS = ("cuda_runtime", "cuda_driver", "hip_runtime", "hip_driver")
+# what a collective kernel's args say that is read (PyTorch's torch/csrc/profiler/util.h names)
+KERNEL_ARGS = ("Collective name", "In msg nelems", "Out msg nelems", "Group size", "dtype", "In split size",
+               "Process Group Name", "Process Group Description", "Process Group Ranks", "Seq", "correlation",
+               "External id")
+
+
+@dataclass
+class Call:
+    """One collective call on one rank."""
+
+    rank: int
+    process_group: str
+    pg_ranks: tuple
+    collective: str
+    size_bytes: int | None        # nccl-tests' size; None where the trace does not say
+    dtype: str
+    group_size: int
+    algorithm: str                # what NCCL ran (from the kernel name), '-' where unknown (gloo, generic kernels)
+    protocol: str
+    start_s: float
+    time_s: float
+    launch_s: float               # when the host issued it: places the call in a step
+    seq: int | None = None        # PyTorch's sequence number in its group, where the trace has it
+    splits: str = ""              # all-to-all split sizes, as the trace gives them
+
+    @property
+    def end_s(self) -> float:
+        return self.start_s + self.time_s
+
+
+@dataclass
+class HostOp:
+    """A c10d op (the enqueue, on the caller's thread) or a gloo work annotation (the run, on gloo's thread)."""
+
+    name: str
+    ts: float
+    dur: float
+    dims: list
+    types: list
+
+
+def launch_times(launches: array, correlations: np.ndarray, default: np.ndarray) -> np.ndarray:
+    """The launch time of each correlation id (`default` where no launch event has it)."""
+    if not len(launches) or not len(correlations):
+        return default
+    pairs = np.frombuffer(launches, dtype=float).reshape(-1, 2)
+    order = np.argsort(pairs[:, 0], kind="stable")
+    ids, ts = pairs[order, 0], pairs[order, 1]
+    i = np.clip(np.searchsorted(ids, correlations), 0, len(ids) - 1)
+    return np.where(ids[i] == correlations, ts[i], default)
+
+
+@dataclass
+class Collected:
+    """What one file's scan keeps."""
+
+    kernels: list = field(default_factory=list)          # NCCL/RCCL kernels: their name, times and the args read
+    gpu_compute: array = field(default_factory=lambda: array("d"))     # start, end, correlation triples
+    launches: array = field(default_factory=lambda: array("d"))        # correlation id, launch ts pairs
+    cpu_ops: array = field(default_factory=lambda: array("d"))         # tid, start, end triples
+    c10d: list = field(default_factory=list)              # HostOp
+    gloo: list = field(default_factory=list)              # HostOp
+    gloo_tids: set = field(default_factory=set)
+    steps: list = field(default_factory=list)             # (name, start, end)
+    comms_meta: dict = field(default_factory=dict)        # External id -> a record_param_comms op's metadata
+    kernel_count: int = 0
+
+    def add(self, e: dict) -> None:
+        if e.get("ph") != "X":
+            return
+        name = e.get("name")
+        cat = str(e.get("cat", "")).lower()
+        if not isinstance(name, str):
+            return
+        ts, dur = e.get("ts"), e.get("dur")
+        if not isinstance(ts, (int, float)) or not isinstance(dur, (int, float)):
+            return
+        if cat == "kernel":
+            self.kernel_count += 1
+            if name.startswith(("nccl", "rccl")) and "Kernel" in name[:16]:
+                args = e.get("args") or {}
+                self.kernels.append({"name": name, "ts": ts, "dur": dur,
+                                     "args": {k: args[k] for k in KERNEL_ARGS if k in args}})
+            else:
+                corr = (e.get("args") or {}).get("correlation", -1)
+                self.gpu_compute.extend((ts, ts + dur, corr if isinstance(corr, (int, float)) else -1))
+            return
+        if cat in _LAUNCH_CATS:
+            corr = (e.get("args") or {}).get("correlation")
+            if isinstance(corr, (int, float)):
+                self.launches.extend((corr, ts))
+            return
+        if name.startswith(STEP_PREFIX) and not cat.startswith("gpu"):
+            self.steps.append((name, float(ts), float(ts + dur)))
+            return
+        args = e.get("args") or {}
+        if name.startswith(GLOO_PREFIX):
+            self.gloo.append(HostOp(name, float(ts), float(dur), args.get("Input Dims") or [],
+                                    args.get("Input type") or []))
+            self.gloo_tids.add(e.get("tid"))
+            return
+        if cat != "cpu_op":
+            return
+        if name.startswith(C10D_PREFIX):
+            self.c10d.append(HostOp(name, float(ts), float(dur), args.get("Input Dims") or [],
+                                    args.get("Input type") or []))
+        elif "Collective name" in args and "External id" in args:
+            # record_param_comms: the metadata an older PyTorch does not copy to the kernel it launches
+            self.comms_meta[args["External id"]] = {k: args[k] for k in KERNEL_ARGS if k in args}
+        tid = e.get("tid")
+        self.cpu_ops.extend((float(tid) if isinstance(tid, (int, float)) else -1.0, ts, ts + dur))

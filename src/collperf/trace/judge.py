@@ -1,0 +1,150 @@
+"""A verdict per collective: calls grouped by (process group, collective, size), each group's median time
+against the expected band and the bound on the assumed system, and the choice check (did NCCL run what
+its model picks for that size on that system?)."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from collperf import units
+from collperf.collectives import COLLECTIVES, get_collective
+from collperf.diagnose import Assumed, expectation
+from collperf.diagnose import verdict as V
+from collperf.errors import UsageError
+from collperf.model.nccl import select, tuning_table
+from collperf.model.nccl.constants import FUNCTIONS
+from collperf.model.nccl.tuning import TuningTable, entry_times_us
+from collperf.trace.system import group_system
+
+
+@dataclass
+class Row:
+    process_group: str
+    collective: str
+    size_bytes: int | None
+    dtype: str
+    group_size: int
+    algorithm: str
+    protocol: str
+    calls: int
+    time_s: float                  # median over the calls
+    total_s: float
+    busbw_GBps: float | None
+    expected_s: float | None
+    bound_s: float | None
+    verdict: str
+    choice_note: str
+    worst: list = field(default_factory=list)        # the slowest calls: {time_s, start_s, rank}
+    rank_spread_s: float | None = None
+    pg_ranks: tuple = ()
+    times_s: list = field(default_factory=list, repr=False)
+
+    def to_json(self) -> dict:
+        keys = ("process_group", "collective", "size_bytes", "dtype", "group_size", "algorithm", "protocol", "calls",
+                "time_s", "total_s", "busbw_GBps", "expected_s", "bound_s", "verdict", "choice_note", "worst",
+                "rank_spread_s")
+        return {k: getattr(self, k) for k in keys}
+
+
+def expected_and_bound(collective: str, sizes, assumed: Assumed):
+    """The one call into diagnose's expectation: NCCL's expected time (the band's centre) and the physical
+    bound per size on the assumed system. Every verdict of a trace goes through here."""
+    return expectation(collective, sizes, assumed)
+
+
+def nccl_name(algorithm: str, protocol: str) -> str:
+    """'RING/LL', 'NVLS_TREE/Simple': NCCL's spelling of the algorithm, ours of the protocol."""
+    return f"{algorithm.upper().replace('-', '_')}/{protocol}"
+
+
+def choice_note(collective: str, size_bytes: int, algorithm: str, protocol: str, system) -> str:
+    """'' when NCCL ran what its model picks for this size on `system`, else what ran, what the model picks,
+    who can set it and the model's cost of the difference."""
+    if system is None or algorithm == "-" or collective not in FUNCTIONS or not size_bytes or system.ranks < 2:
+        return ""
+    n = np.array([float(size_bytes)])
+    pick = select(collective, n, system)
+    chosen = (str(pick.algorithm[0]), str(pick.protocol[0]))
+    if chosen == (algorithm, protocol):
+        return ""
+    knobs = " and ".join(k for k, differs in (("NCCL_ALGO", chosen[0] != algorithm),
+                                              ("NCCL_PROTO", chosen[1] != protocol)) if differs)
+    head = (f"{nccl_name(algorithm, protocol)} at {units.format_size(size_bytes)} where NCCL's default picks "
+            f"{nccl_name(*chosen)}: {knobs} or a tuner plugin set it")
+    table = tuning_table(collective, system)
+    entries = TuningTable.entries()
+    if (algorithm, protocol) not in entries:
+        return head
+    lat, bw = entry_times_us(table, system, n)
+    ran = lat[entries.index((algorithm, protocol)), 0] + bw[entries.index((algorithm, protocol)), 0]
+    best = float(pick.latency_s[0] + pick.bandwidth_s[0]) * 1e6
+    if not np.isfinite(ran):
+        return head + f"; NCCL's model has it disabled on {system.name}"
+    return head + f"; model cost {ran / best:.2g}x"
+
+
+def _groups(matched) -> dict:
+    out = defaultdict(list)
+    for m in matched:
+        f = m.first
+        out[(f.process_group, f.collective, f.size_bytes)].append(m)
+    return out
+
+
+def _most(values):
+    return Counter(values).most_common(1)[0][0]
+
+
+def rows(matched, assumed: Assumed, spreads: dict | None = None) -> list[Row]:
+    """One Row per (process group, collective, size), largest total time first."""
+    out = []
+    for (group, collective, size), ms in _groups(matched).items():
+        times = [m.time_s for m in ms]
+        firsts = [m.first for m in ms]
+        p = _most(c.group_size for c in firsts)
+        median = float(np.median(times))
+        slow = sorted(ms, key=lambda m: -m.time_s)[:3]
+        worst = [{"time_s": m.time_s, "start_s": m.first.start_s,
+                  "rank": min(m.calls, key=lambda r: m.calls[r].time_s)} for m in slow]
+        busbw = (get_collective(collective).bandwidths_GBps(size, p, median)[1]
+                 if size and median > 0 and collective in COLLECTIVES else None)
+        out.append(Row(group, collective, size, _most(c.dtype for c in firsts), p,
+                       _most(c.algorithm for c in firsts), _most(c.protocol for c in firsts), len(ms), median,
+                       float(sum(times)), busbw, None, None, "", "", worst,
+                       (spreads or {}).get((group, collective, size)), _most(c.pg_ranks for c in firsts), times))
+    for r in out:
+        _judge(r, assumed)
+    return sorted(out, key=lambda r: -r.total_s)
+
+
+def sized(assumed: Assumed, row: Row) -> Assumed:
+    """The assumed system cut to the row's process group."""
+    if assumed.system is None:
+        return assumed
+    return Assumed(group_system(assumed.system, row.pg_ranks, row.group_size), assumed.values, assumed.notes,
+                   assumed.why_none)
+
+
+def _judge(row: Row, assumed: Assumed) -> None:
+    if row.size_bytes is None or row.collective not in COLLECTIVES:
+        row.verdict = "not judged: the trace does not give this call's size"
+        return
+    if row.group_size < 2:
+        row.verdict = "not judged: a group of one rank does not communicate"
+        return
+    mine = sized(assumed, row)
+    try:
+        ex = expected_and_bound(row.collective, [row.size_bytes], mine)
+    except UsageError as e:
+        row.verdict = f"not judged: {e}"
+        return
+    row.expected_s = float(ex.expected_s[0]) if ex.expected_s is not None else None
+    row.bound_s = float(ex.bound_s[0]) if ex.bound_s is not None else None
+    text, _ = V.verdict(row.time_s, row.expected_s, row.bound_s, False)
+    if row.expected_s is None and assumed.system is None:
+        text = f"not judged: {assumed.why_none}"
+    row.verdict = text
+    row.choice_note = choice_note(row.collective, row.size_bytes, row.algorithm, row.protocol, mine.system)

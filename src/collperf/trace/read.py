@@ -1,0 +1,187 @@
+"""Read one rank's trace file into calls, computation and steps (times in seconds of the trace's clock)."""
+
+from __future__ import annotations
+
+import glob
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from collperf.errors import UsageError
+from collperf.trace import kernels as K
+from collperf.trace.events import Call, Collected, launch_times
+from collperf.trace.gloo import pair_gloo
+from collperf.trace.overlap import subtract, union
+from collperf.trace.stream import scan
+
+US = 1e-6
+_SUFFIXES = (".json", ".json.gz")
+
+
+@dataclass
+class RankTrace:
+    source: str
+    rank: int
+    world_size: int
+    backend: str
+    nccl_version: str | None
+    gpu: str | None
+    host: str | None
+    groups: dict                  # process group label -> ranks
+    calls: list
+    compute: np.ndarray           # (k, 3): start_s, end_s, launch_s of each computation interval
+    steps: list                   # (name, start_s, end_s)
+    notes: list = field(default_factory=list)
+
+
+def trace_files(paths) -> list[Path]:
+    """The files named by `paths`: files, directories (their .json/.json.gz files) and globs, in order."""
+    found: list[Path] = []
+    for item in [paths] if isinstance(paths, (str, Path)) else paths:
+        text = str(item)
+        if any(c in text for c in "*?["):
+            matches = sorted(Path(p) for p in glob.glob(text))
+            if not matches:
+                raise UsageError(f"{text}: the pattern matches no file; give trace files, a directory or a glob "
+                                 "such as 'traces/*.json.gz'")
+            found += [p for p in matches if p.is_file()]
+        elif Path(text).is_dir():
+            inside = sorted(p for p in Path(text).iterdir() if p.is_file() and p.name.endswith(_SUFFIXES))
+            if not inside:
+                raise UsageError(f"{text}: no .json or .json.gz file in this directory")
+            found += inside
+        elif Path(text).is_file():
+            found.append(Path(text))
+        else:
+            raise UsageError(f"{text}: no such file or directory; give trace files (.json/.json.gz), a "
+                             "directory of them or a glob")
+    if not found:
+        raise UsageError("no trace given: pass one file per rank, a directory or a glob")
+    return found
+
+
+def _ranks(value) -> tuple:
+    if isinstance(value, (list, tuple)):
+        return tuple(int(r) for r in value)
+    try:
+        parsed = json.loads(str(value))
+        return tuple(int(r) for r in parsed) if isinstance(parsed, list) else ()
+    except (ValueError, TypeError):
+        return ()
+
+
+def _label(name, desc) -> str:
+    desc = str(desc or "")
+    return desc if desc and desc != "undefined" else str(name)
+
+
+def _int(value, default=0) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return default
+
+
+def _kernel_call(e: dict, rank: int, world: int, groups: dict, launch_us: float, default_pg: str) -> Call:
+    parsed = K.parse_kernel(e["name"]) or (None, "-", "-", "")
+    from_name, algorithm, protocol, kernel_dtype = parsed
+    args = e.get("args") or {}
+    collective = K.collective_of(args.get("Collective name", "")) or from_name or "unknown"
+    label = _label(args.get("Process Group Name", ""), args.get("Process Group Description", "")) \
+        if "Process Group Name" in args else default_pg
+    ranks = _ranks(args.get("Process Group Ranks", "")) or groups.get(label, ())
+    group_size = _int(args.get("Group size"), len(ranks) or world)
+    dtype = args.get("dtype") or kernel_dtype
+    size = None
+    elt = K.element_bytes(dtype)
+    if elt and ("In msg nelems" in args or "Out msg nelems" in args) and collective != "unknown":
+        size = K.whole_elements(collective, _int(args.get("In msg nelems")), _int(args.get("Out msg nelems")),
+                                group_size) * elt
+    splits = str(args.get("In split size", "")) if collective == "alltoall" else ""
+    return Call(rank, label, ranks, collective, size, K.dtype_name(dtype) if dtype else "", group_size, algorithm,
+                protocol, float(e["ts"]) * US, float(e["dur"]) * US, launch_us * US,
+                _int(args["Seq"]) if "Seq" in args else None, "" if splits in ("[]", "") else splits)
+
+
+def _compute(c: Collected, gpu: bool) -> np.ndarray:
+    """Computation intervals: GPU kernels that are not collectives; without any, CPU ops on threads other than
+    gloo's, less the time inside c10d ops (enqueueing communication is not computation)."""
+    if gpu:
+        a = np.frombuffer(c.gpu_compute, dtype=float).reshape(-1, 3) if len(c.gpu_compute) else np.empty((0, 3))
+        launch = launch_times(c.launches, a[:, 2], a[:, 0])
+        return np.column_stack([a[:, 0], a[:, 1], launch]) * US
+    ops = np.frombuffer(c.cpu_ops, dtype=float).reshape(-1, 3) if len(c.cpu_ops) else np.empty((0, 3))
+    keep = ~np.isin(ops[:, 0], [float(t) for t in c.gloo_tids if isinstance(t, (int, float))])
+    busy = union(ops[keep, 1:] * US)
+    comm = union(np.array([[o.ts, o.ts + o.dur] for o in c.c10d]) * US) if c.c10d else np.empty((0, 2))
+    left = subtract(busy, comm)
+    return np.column_stack([left, left[:, 0]]) if len(left) else np.empty((0, 3))
+
+
+def _groups(info: dict, world: int) -> tuple[dict, str]:
+    """Process group label -> ranks from distributedInfo's pg_config, and the default group's label."""
+    groups = {_label(g.get("pg_name"), g.get("pg_desc")): _ranks(g.get("ranks", [])) or tuple(range(world))
+              for g in info.get("pg_config") or [] if isinstance(g, dict)}
+    default_pg = next(iter(groups), "default_pg")
+    groups.setdefault(default_pg, tuple(range(world)))
+    return groups, default_pg
+
+
+def _kernel_calls(c: Collected, rank: int, world: int, groups: dict, default_pg: str) -> list[Call]:
+    for e in c.kernels:     # metadata from the record_param_comms op that launched the kernel (older PyTorch)
+        launcher = c.comms_meta.get(e["args"].get("External id"))
+        if launcher and "In msg nelems" not in e["args"]:
+            e["args"] = {**launcher, **e["args"]}
+    corr = np.array([_int(e["args"].get("correlation"), -1) for e in c.kernels], dtype=float)
+    launched = launch_times(c.launches, corr, np.array([float(e["ts"]) for e in c.kernels]))
+    return [_kernel_call(e, rank, world, groups, float(t), default_pg) for e, t in zip(c.kernels, launched)]
+
+
+def read_rank(path) -> RankTrace:
+    """One file: its distributed info, device, calls, computation and steps."""
+    collected = Collected()
+    top = scan(path, collected.add)
+    info = top.get("distributedInfo")
+    if not isinstance(info, dict) or "rank" not in info:
+        raise UsageError(f"{path}: no distributedInfo (rank, world size, process groups): record the trace in a "
+                         "process where torch.distributed is initialised (init_process_group before the profiler)")
+    rank, world = _int(info.get("rank")), _int(info.get("world_size"), 1)
+    groups, default_pg = _groups(info, world)
+    notes: list[str] = []
+    calls = _kernel_calls(collected, rank, world, groups, default_pg)
+    if collected.gloo:
+        calls += pair_gloo(collected.gloo, collected.c10d, rank, default_pg, groups[default_pg], notes)
+        if len(groups) > 1:
+            notes.append("gloo work does not name its process group: every gloo call is taken to be on "
+                         f"{default_pg}")
+    if not calls:
+        raise UsageError(f"{path}: no collective found (no NCCL/RCCL kernel, no gloo work): profile the steps that "
+                         "communicate, with ProfilerActivity.CUDA for NCCL (record_shapes=True for gloo's sizes)")
+    calls.sort(key=lambda c: c.start_s)
+    unknown = sum(c.size_bytes is None for c in calls)
+    if unknown:
+        notes.append(f"{unknown} calls without a size (no 'In msg nelems' in the kernel's args, or no shapes: "
+                     "record with record_shapes=True): listed, not judged")
+    devices = top.get("deviceProperties") or []
+    gpu = devices[0].get("name") if devices and isinstance(devices[0], dict) else None
+    steps = sorted(((n, s * US, e * US) for n, s, e in collected.steps), key=lambda s: s[1])
+    version = info.get("nccl_version")
+    return RankTrace(str(path), rank, world, str(info.get("backend", "")),
+                     str(version) if version not in (None, "") else None, gpu, top.get("host_name"), groups, calls,
+                     _compute(collected, collected.kernel_count > 0), steps, notes)
+
+
+def read_traces(paths) -> list[RankTrace]:
+    """Every rank's trace, in rank order; a rank given twice is an error."""
+    traces = [read_rank(p) for p in trace_files(paths)]
+    seen: dict[int, str] = {}
+    for t in traces:
+        if t.rank in seen:
+            raise UsageError(f"two traces of rank {t.rank}: {seen[t.rank]} and {t.source}; give one file per rank")
+        seen[t.rank] = t.source
+    worlds = {t.world_size for t in traces}
+    if len(worlds) > 1:
+        raise UsageError(f"the traces disagree on the world size ({sorted(worlds)}): give traces of one job")
+    return sorted(traces, key=lambda t: t.rank)

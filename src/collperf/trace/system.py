@@ -1,0 +1,49 @@
+"""Which system a trace is judged on: diagnose's `assume` fed with what the trace says (the GPU in
+deviceProperties, the world size, NCCL's version, the hosts), the user's hardware options on top; and
+each process group's share of it."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from collperf.diagnose import Assumed, assume
+from collperf.diagnose.hardware import _values
+
+FROM_TRACE = "from deviceProperties in the trace"
+
+
+def assume_system(traces, hardware) -> Assumed:
+    """The system of the whole job, with provenance. Nodes: the hosts of the traces when every rank's
+    trace is given, else the catalogue's GPUs per node (diagnose's rule)."""
+    first = traces[0]
+    header = {"gpus": [first.gpu]} if first.gpu else {}
+    if first.nccl_version:
+        header["nccl_version"] = first.nccl_version
+    hosts = {t.host for t in traces if t.host}
+    nodes = len(hosts) if len(traces) == first.world_size and hosts else None
+    # source '': no log text to read NCCL INFO lines from (a trace has none)
+    job = SimpleNamespace(header=header, source="", nodes=nodes, ranks=first.world_size)
+    assumed = assume(job, hardware)
+    if assumed.system is None:
+        why = assumed.why_none.replace("the log names no GPU (no device lines)",
+                                       "the trace names no GPU (no deviceProperties: a CPU/gloo job)")
+        return Assumed(None, [], assumed.notes, why)
+    system = assumed.system
+    if first.gpu and hardware.cluster is None and hardware.gpu is None:
+        system = system.with_(FROM_TRACE, gpu=system.gpu, compute_capability=system.compute_capability)
+    if nodes and hardware.nodes is None:
+        system = system.with_(f"from the {nodes} host name(s) of the traces", nodes=system.nodes)
+    if first.nccl_version and hardware.cluster is None:
+        system = system.with_("from distributedInfo in the trace", nccl_version=first.nccl_version)
+    return Assumed(system, _values(system), assumed.notes)
+
+
+def group_system(system, pg_ranks: tuple, group_size: int, why: str = "from the process group's ranks"):
+    """The part of `system` one process group spans: its ranks' nodes (rank r on node r // GPUs per node)."""
+    g = system.gpus_per_node
+    ranks = pg_ranks or tuple(range(group_size))
+    nodes = len({r // g for r in ranks})
+    per = max(1, len(ranks) // nodes)
+    if (nodes, per) == (system.nodes, system.gpus_per_node):
+        return system
+    return system.with_(why, nodes=nodes, gpus_per_node=per)
