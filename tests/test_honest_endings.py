@@ -84,18 +84,21 @@ def test_diagnose_says_the_input_is_incomplete(tmp_path, name):
 def test_what_can_be_judged_is_judged_and_the_rest_listed_with_why(tmp_path, name):
     res = _stopped()                  # builtin has one row: nothing to fit, ring is whole
     (tmp_path / name).write_text(WRITERS[name](res))
-    for call in (api.fit_logs, api.diagnose_logs):
-        judged = call([str(tmp_path / name)])
-        assert [j.table.header["algorithm"] for j in judged] == ["ring"]
-        (left,) = judged.not_judged
-        assert left.table.header["algorithm"] == "builtin" and "1 usable row" in left.why
-        assert left.to_json()["not_judged"] == left.why
+    fits = api.fit_logs([str(tmp_path / name)])
+    assert [f.table.header["algorithm"] for f in fits] == ["ring"]
+    (left,) = fits.not_judged
+    assert left.table.header["algorithm"] == "builtin" and "1 usable row" in left.why
+    assert left.to_json()["not_judged"] == left.why
+    # diagnose judges the unfittable table's rows without a fit, and says why it has none
+    judged = api.diagnose_logs([str(tmp_path / name)])
+    assert [d.table.header["algorithm"] for d in judged] == ["ring", "builtin"] and not judged.not_judged
+    assert "not-fitted" in {f.kind for f in judged[1].findings}
 
 
 def test_the_cli_shows_what_it_could_not_judge(tmp_path):
     (tmp_path / "r.json").write_text(json.dumps(to_json(_stopped())))
     env = {**os.environ, "PYTHONPATH": SRC}
-    for command in ("fit", "diagnose"):
+    for command in ("fit",):   # diagnose judges such a table without its fit (a not-fitted finding)
         done = subprocess.run([sys.executable, "-m", "collperf", command, str(tmp_path / "r.json")], env=env,
                               capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
