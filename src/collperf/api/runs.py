@@ -41,8 +41,12 @@ def testbed_up(bed):
 
 
 def testbed_start(bed):
-    """`collperf testbed up`: bring a testbed up and leave it up."""
-    return testbed(bed).up()
+    """`collperf testbed up`: bring a testbed up and leave it up, held for the user: no run and no
+    `testbed down` without its name takes it down."""
+    from collperf.lab.testbed import owners
+    up = testbed(bed).up()
+    owners.claim(up.name, by="user")
+    return up
 
 
 def testbed_status(name: str | None = None) -> list[dict]:
@@ -51,10 +55,19 @@ def testbed_status(name: str | None = None) -> list[dict]:
     return status(name)
 
 
-def testbed_down(name: str | None = None) -> list[str]:
-    """`collperf testbed down`: tear testbeds down (leftovers of crashed runs included)."""
+def testbed_held() -> list[str]:
+    """The testbeds on this machine that a live run or `collperf testbed up` holds (what a plain
+    `collperf testbed down` keeps)."""
+    from collperf.lab.testbed.switch import held
+    return held()
+
+
+def testbed_down(name: str | None = None, everything: bool = False) -> list[str]:
+    """`collperf testbed down`: the named testbed (refused while a running bench holds it, unless
+    everything=True), or without a name every testbed nobody alive holds: what crashed runs left
+    (everything=True: all of them, live ones included)."""
     from collperf.lab.testbed.switch import down
-    return down(name)
+    return down(name, everything)
 
 
 def bench(spec: BenchSpec, on_row=None, on_note=None, on_info=None):

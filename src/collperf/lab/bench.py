@@ -99,7 +99,7 @@ def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
         if out is None:   # a torchrun rank other than 0
             return None
     except (RunError, KeyboardInterrupt) as e:
-        raise _interrupted(results, network, e) from None
+        raise _interrupted(results, network, e, _vanished(testbed)) from None
     return _finished(results, out, network, testbed, schedules)
 
 
@@ -145,7 +145,18 @@ def sigterm_interrupts():
         signal.signal(signal.SIGTERM, before)
 
 
-def _interrupted(results: Results, network, e: BaseException) -> BenchInterrupted:
+def _vanished(testbed) -> str:
+    """Why the ranks died when it was not their fault: the testbed they ran in is gone."""
+    if testbed is None or not hasattr(testbed, "name"):
+        return ""
+    from collperf.lab.testbed.switch import namespaces
+    if namespaces(testbed.name):
+        return ""
+    return (f"testbed {testbed.name!r} vanished during the run (its namespaces are gone: something ran "
+            "`collperf testbed down` or deleted them), which killed the ranks")
+
+
+def _interrupted(results: Results, network, e: BaseException, cause: str = "") -> BenchInterrupted:
     reason = "terminated (SIGTERM)" if isinstance(e, Terminated) else "interrupted" \
         if isinstance(e, KeyboardInterrupt) else "timed out" if isinstance(e, RunTimeout) else "failed"
     n = len(results.rows)
@@ -153,7 +164,7 @@ def _interrupted(results: Results, network, e: BaseException) -> BenchInterrupte
     if results.rows and network is None:
         add_predictions(results, None)
     why = "Ctrl-C" if reason == "interrupted" else "SIGTERM received: the ranks were stopped" \
-        if isinstance(e, Terminated) else str(e)
+        if isinstance(e, Terminated) else cause or str(e)
     return BenchInterrupted(f"{results.stopped}: {why}", results, reason)
 
 

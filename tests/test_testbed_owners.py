@@ -1,0 +1,80 @@
+"""Testbed ownership without namespaces: the holder record (pid + start time) decides who may take a
+testbed name and what `testbed down` without a name may remove. A live holder is this test process or a
+child it started; a dead one is a child that has exited (its pid and start time no longer match)."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from collperf.lab.testbed import owners, switch
+
+
+@pytest.fixture
+def owners_dir(tmp_path, monkeypatch):
+    monkeypatch.setattr(owners, "OWNERS_DIR", tmp_path)
+    return tmp_path
+
+
+def _held_by(owners_dir, name, pid, by="bench"):
+    (owners_dir / f"{name}.json").write_text(json.dumps({"pid": pid, "start_ticks": owners.start_ticks(pid),
+                                                         "by": by}))
+
+
+def test_a_live_holder_is_seen_and_a_dead_one_is_not(owners_dir):
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        _held_by(owners_dir, "live", child.pid)
+        assert owners.holder("live") == f"a running collperf (pid {child.pid})"
+    finally:
+        child.kill()
+        child.wait()
+    assert owners.holder("live") is None                 # exited: its testbed is a leftover
+    (owners_dir / "reused.json").write_text(json.dumps({"pid": 1, "start_ticks": -5, "by": "bench"}))
+    assert owners.holder("reused") is None               # a pid that now belongs to another process
+    assert owners.holder("never") is None
+
+
+def test_a_user_testbed_is_held_until_named(owners_dir):
+    owners.claim("mine", by="user")
+    assert owners.holder("mine").startswith("`collperf testbed up`")
+
+
+def test_a_second_run_of_one_name_is_refused_and_the_first_keeps_it(owners_dir, monkeypatch):
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    removed = []
+    monkeypatch.setattr(switch, "_remove", lambda name: removed.append(name) or [])
+    try:
+        _held_by(owners_dir, "tb0", child.pid)
+        with pytest.raises(switch.TestbedError, match=r"'tb0' is in use by a running collperf .*another name"):
+            switch.take("tb0")
+        assert switch.give_back("tb0") == [] and removed == []   # not ours: left alone
+        with pytest.raises(switch.TestbedError, match="pass --all"):
+            switch.down("tb0")
+        assert removed == []
+    finally:
+        child.kill()
+        child.wait()
+    switch.take("tb0")                                   # its holder is gone: taken, leftovers removed
+    assert removed == ["tb0"] and owners.mine("tb0")
+    assert switch.give_back("tb0") == [] and removed == ["tb0", "tb0"] and owners.record("tb0") is None
+
+
+def test_down_without_a_name_removes_only_what_nobody_holds(owners_dir, monkeypatch):
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    removed = []
+    monkeypatch.setattr(switch, "namespaces", lambda name=None: ["cptb-live-h0", "cptb-live-sw", "cptb-dead-h0",
+                                                                  "cptb-user-bed-h0"])
+    monkeypatch.setattr(switch, "_remove", lambda name: removed.append(name) or [f"cptb-{name}-h0"])
+    try:
+        _held_by(owners_dir, "live", child.pid)
+        (owners_dir / "dead.json").write_text(json.dumps({"pid": child.pid, "start_ticks": -1, "by": "bench"}))
+        owners.claim("user-bed", by="user")
+        assert switch.down() == ["cptb-dead-h0"] and removed == ["dead"]
+        assert switch.held() == ["live", "user-bed"]
+        removed.clear()
+        assert sorted(switch.down(everything=True)) == ["cptb-dead-h0", "cptb-live-h0", "cptb-user-bed-h0"]
+    finally:
+        child.kill()
+        child.wait()
