@@ -78,3 +78,45 @@ def test_down_without_a_name_removes_only_what_nobody_holds(owners_dir, monkeypa
     finally:
         child.kill()
         child.wait()
+
+
+def _bench_on(name: str, iters: str) -> list[str]:
+    from testbed_support import CLI
+    return [CLI, "bench", "--testbed", f"hosts=2,rate=1gbit,name={name}", "-A", "ring", "-b", "64K", "-e", "64K",
+            "-n", iters, "-w", "0", "--timeout", "120"]
+
+
+def test_two_benches_of_one_name_the_second_refuses_and_the_first_is_untouched():
+    """With real namespaces: while a bench holds testbed NAME, a second bench of that name exits 2 naming
+    the holder, `testbed down` keeps it, and the first ends by its own SIGTERM (not by a rank
+    killed under it), leaving nothing behind."""
+    import os
+    import signal
+    import time
+    from testbed_support import CLI, SUPPORTED, SKIPPED_BY_USER, bed_name, nothing_left
+    if not SUPPORTED or SKIPPED_BY_USER:
+        pytest.skip("the testbed needs Linux, root and iproute2 (ip, tc)")
+    name = bed_name("own")
+    first = subprocess.Popen(_bench_on(name, "1000000"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (switch.namespaces(name) and owners.holder(name)) and time.monotonic() < deadline:
+            time.sleep(0.3)
+        assert owners.holder(name) == f"a running collperf (pid {first.pid})"
+        second = subprocess.run(_bench_on(name, "1"), capture_output=True, text=True, timeout=120)
+        assert second.returncode == 2 and f"'{name}' is in use by a running collperf (pid {first.pid})" in second.stderr
+        # what a plain `testbed down` keeps (not run here: it would also remove other runs' unheld leftovers
+        # on a shared machine), and `testbed down --name` refuses without --all
+        assert name in switch.held()
+        named = subprocess.run([CLI, "testbed", "down", "--name", name], capture_output=True, text=True, timeout=120)
+        assert named.returncode == 2 and "pass --all" in named.stderr
+        assert switch.namespaces(name)                            # still up, the first still running
+        assert first.poll() is None
+        first.send_signal(signal.SIGTERM)
+        _, err = first.communicate(timeout=120)
+        assert first.returncode == 143 and "terminated (SIGTERM)" in err and "died" not in err, err
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+    assert nothing_left(name) and owners.record(name) is None

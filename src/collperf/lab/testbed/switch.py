@@ -224,7 +224,7 @@ def down(name: str | None = None, everything: bool = False) -> list[str]:
     with no name, every testbed nobody alive holds any more (everything=True: all of them)."""
     if name is not None:
         who = owners.holder(name)
-        if who is not None and not everything and not who.startswith("`collperf testbed up`"):
+        if who is not None and not everything and not owners.mine(name) and not who.startswith("`collperf testbed up`"):
             raise TestbedError(f"testbed {name!r} is in use by {who}: taking it down would kill that run; "
                                "pass --all to do it anyway")
         removed = _remove(name)
