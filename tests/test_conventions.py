@@ -25,7 +25,7 @@ def cli(capsys, monkeypatch, *args) -> tuple[int, str, str]:
     (["simulate", "allreduce", "-A", "ring", "-t", "cluster:2x4", "--cluster", "dgx-h100", *UNIFORM],
      "describe a uniform link"),
     (["diagnose", "allreduce", "--time", "500ms"], "one measurement takes a collective, --size and --time"),
-    (["diagnose", "examples/01_superbench-a100x8-allreduce.txt", "--cluster", "trn1"], "not a system of the catalogue"),
+    (["diagnose", "examples/01_superbench-a100x8-allreduce.txt", "--cluster", "dgx-z9"], "unknown system"),
     (["plan", "--compute", "2s", "--flops", "400TFLOPS"], "--compute 2s and --flops 400TFLOPS"),
     (["schedule", "allreduce", "-A", "ring", "-p", "100000"], "limited to 1024 ranks"),
     (["simulate", "allreduce", "-A", "ring", "-s", "1M", "-t", "mesh:4", *UNIFORM, "--timeline", "/nonexistent/t.png"],

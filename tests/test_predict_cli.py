@@ -70,7 +70,7 @@ def test_human_table_marks_the_best_and_lists_skipped():
     (["predict", "allgather", "--ranks", "6", "--latency", "5us", "--bandwidth", "1GB/s", "-A", "recursive-doubling"],
      "power-of-two"),
     (["predict", "allreduce", "--cluster", "dgx-h100", "--nodes", "2", "--ranks", "10"], "ranks(10) is not nodes(2)"),
-    (["predict", "allreduce", "--cluster", "dgx-h200"], "unknown cluster preset"),
+    (["predict", "allreduce", "--cluster", "dgx-z900"], "unknown system"),
 ])
 def test_cli_errors_are_clear_and_exit_2(args, message, capsys):
     import sys

@@ -7,7 +7,7 @@ functions that need them, so `import collperf` stays light.
 
 The functions live in one module per area; this package re-exports them, so `from collperf import api;
 api.predict(...)` and `from collperf.api import predict` work as they always did:
-  model.py       predict, predict_topology, crossover, algorithms
+  model.py       predict, predict_topology, crossover, algorithms, expected_bands (predict --cluster)
   schedules.py   schedule, verified_schedule, verify_all, simulate, trees, pattern
   runs.py        testbed up/start/status/down, bench, calibrate, bound, validate
   logs.py        read_logs, fit_*, diagnose_*, predict_nccl, compare_logs, report
@@ -24,7 +24,8 @@ from collperf.spec import (BenchSpec, DiagnoseSpec, HardwareSpec, LogSpec, Measu
                            PatternSpec, PlanSpec, SimulateSpec, SweepSpec, TopologyPredictSpec, TraceSpec, TreesSpec, network,
                            output_path, sizes)
 from collperf.api.common import ALIASES
-from collperf.api.model import TopologyPrediction, algorithms, crossover, predict, predict_topology
+from collperf.api.model import (TopologyPrediction, algorithms, crossover, expected_bands, predict, predict_topology,
+                               systems)
 from collperf.api.schedules import (TUPLE_RANKS_LIMIT, Simulation, VerifyRow, pattern, schedule, simulate,
                                     trees, verified_schedule, verify_all)
 from collperf.api.runs import (Validation, bench, bound, calibrate, testbed, testbed_down, testbed_held, testbed_start,
@@ -36,7 +37,7 @@ from collperf.api.trace import trace
 from collperf.api.interop import (ImportedRun, ImportedSchedule, export_msccl, export_nccl_tuner,
                                   import_msccl)
 
-__all__ = ["network", "predict", "crossover", "algorithms", "schedule", "verify_all", "simulate", "bench",
+__all__ = ["network", "predict", "expected_bands", "systems", "crossover", "algorithms", "schedule", "verify_all", "simulate", "bench",
            "calibrate", "bound", "validate", "testbed_up", "testbed_start", "testbed_status", "testbed_down", "testbed_held",
            "read_logs", "fit_tables", "fit_logs", "diagnose_logs", "diagnose_measurement", "predict_nccl", "compare_logs", "plan", "plan_compare",
            "plan_step", "trees", "pattern", "export_nccl_tuner", "export_msccl", "import_msccl", "report", "trace",

@@ -8,11 +8,14 @@ from dataclasses import dataclass
 from collperf import topology as topologies, units
 from collperf.api.common import resolved_network, with_aliases
 from collperf.blink import reports as blink_reports, runs as packed_runs
+from collperf.collectives import get_collective
+from collperf.errors import UsageError
 from collperf.model.algorithms import ALGORITHMS, algorithms_for
 from collperf.model.network import Network
 from collperf.model.predict import predict as _predict
 from collperf.model.select import crossovers
-from collperf.spec import sizes, TopologyPredictSpec
+from collperf.model.systems import ALIASES, CATALOGUE
+from collperf.spec import HardwareSpec, sizes, TopologyPredictSpec
 
 
 def predict(collective: str, size, net, algorithm="all", intra_algorithm: str = "best",
@@ -70,3 +73,22 @@ def crossover(collective: str, net, min_size="1", max_size="16G", algorithm="all
 def algorithms(collective: str | None = None) -> list:
     """`collperf algorithms`: the registry, optionally for one collective."""
     return list(ALGORITHMS) if collective is None else algorithms_for(collective)
+
+
+def expected_bands(collective: str, size, net) -> tuple:
+    """`collperf predict --cluster X`: what NCCL on the catalogue system is expected to take per size (the band
+    of healthy public runs of its fabric class around NCCL's model time, the bound, peers): the expectation
+    `diagnose` judges a measurement against. Returns (Assumed, [ExpectedBand per size])."""
+    # imported here: the diagnose package loads its log fit (scipy), which plain predict never needs
+    from collperf.diagnose.expectation import expected_bands as _expected_bands
+    from collperf.diagnose.hardware import assume
+    assumed = assume(None, HardwareSpec.from_network(net), net.ranks)
+    if assumed.system is None:
+        raise UsageError(f"predict --cluster: {assumed.why_none}")
+    return assumed, _expected_bands(get_collective(collective).name, sizes(size), assumed)
+
+
+def systems() -> tuple[list, dict]:
+    """`collperf systems`: the hardware catalogue (every System, each value with its data sheet) and the
+    aliases --cluster also takes."""
+    return list(CATALOGUE.values()), dict(ALIASES)

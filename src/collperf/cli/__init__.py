@@ -11,7 +11,7 @@ import sys
 import typer
 
 from collperf.cli import (interop_commands, log_commands, model_commands,  # noqa: F401  (register commands)
-                          plan_command, report_command, run_commands, topology_commands,
+                          plan_command, report_command, run_commands, systems_command, topology_commands,
                           trace_command)
 from collperf.cli.options import app
 from collperf.cli.render import err, escape

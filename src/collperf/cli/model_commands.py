@@ -67,7 +67,16 @@ def predict(collective: str = Collective,
             render_logs.print_nccl_prediction(assumed, pred)
         return
     results = api.predict(collective, size, network, algorithm, intra_algorithm, inter_algorithm, segments)
-    print_json(one_or_many([r.to_json() for r in results])) if as_json else render.print_predictions(results)
+    assumed, bands = api.expected_bands(collective, size, network) if network.cluster is not None else (None, [])
+    if as_json:
+        docs = [r.to_json() for r in results]
+        for doc, b in zip(docs, bands):
+            doc["nccl_expected"] = b.to_json()
+        print_json(one_or_many(docs))
+        return
+    render.print_predictions(results)
+    if bands:
+        render_logs.print_expected_bands(assumed, bands)
 
 
 @command()

@@ -116,8 +116,9 @@ def _hw(*names, help=None, default=None, **extra):
 
 # name -> (annotation, typer option); the names are HardwareSpec's fields
 HARDWARE_OPTIONS = {
-    "cluster": (Optional[str], _hw("--cluster", "--system", help="A catalogue system: dgx-a100, dgx-h100, dgx-b200, "
-                                                                  "dgx-1v, dgx-2, pcie-p2p, pcie-2080ti, pcie-t4.")),
+    "cluster": (Optional[str], _hw("--cluster", "--system", help="A catalogue system or cloud instance (collperf "
+                                   "systems lists them): dgx-h100, gb200-nvl72, gcp-a3-mega, aws-p5, azure-nd-h100-v5, "
+                                   "oci-bm-gpu-h100, pcie-2080ti, ...")),
     "gpu": (Optional[str], _hw("--gpu", help="GPU model, e.g. H100 or 'NVIDIA A100-SXM4-80GB' (picks the "
                                              "catalogue system).")),
     "nodes": (Optional[int], _hw("--nodes", help="Nodes (GPUs per node = ranks / nodes).")),
@@ -127,6 +128,10 @@ HARDWARE_OPTIONS = {
     "intra_bandwidth": (Optional[str], _hw("--intra-bandwidth", help="One GPU's physical rate to the other GPUs "
                                                                      "of its node, per direction, e.g. 450GB/s.")),
     "profile": (Optional[str], _hw("--profile", help="A calibrated profile (collperf calibrate -o FILE).")),
+    "fabric": (Optional[str], _hw("--fabric", help="The network between nodes, where the log does not say: "
+                                  "ib|roce|efa|tcpx|tcpxo|socket.")),
+    "pcie_switch": (Optional[bool], _hw("--pcie-switch", metavar="", help="The node's PCIe GPUs sit behind one "
+                                        "PCIe switch (nvidia-smi topo: PIX) and share its uplink.")),
 }
 
 

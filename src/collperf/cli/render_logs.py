@@ -85,12 +85,14 @@ def print_diagnosis(d) -> None:
                          overflow="fold")
     for s in d.sizes:
         table.add_row(units.format_size(s.size), units.format_time(s.time_s),
-                      units.format_time(s.expected_s) if s.expected_s else "-", s.choice or "-",
+                      _expected(s.expected_s, s.expected_low_s, s.expected_high_s), s.choice or "-",
                       units.format_time(s.bound_s) if s.bound_s else "-", _gb(s.busbw_GBps),
                       f"{100 * s.efficiency:.0f} %" if s.efficiency is not None else "-", s.regime,
                       escape(s.verdict), style=_verdict_style(s.verdict))
     out.print(table)
     out.print(f"  [bold]verdict[/bold]: {escape(d.verdict)}")
+    if d.peers is not None:
+        out.print(f"  peers: {escape(d.peers.describe())}")
     _causes(d.sizes)
     if d.fit is not None:
         print_fit(d.fit)
@@ -109,13 +111,47 @@ def print_judgement(j) -> None:
               f"{units.format_time(r.time_s)}[/bold]: algbw {j.algbw_GBps:.2f} GB/s, busbw {_gb(r.busbw_GBps)} GB/s")
     print_assumed(j.assumed, j.expected_from, j.bound_from)
     if r.expected_s:
-        out.print(f"  expected {units.format_time(r.expected_s)} ({escape(r.choice)}, {r.regime}-bound"
-                  + (f"; runner-up {escape(r.runner_up)}" if r.runner_up else "") + ")")
+        out.print(f"  expected {_expected(r.expected_s, r.expected_low_s, r.expected_high_s)} ({escape(r.choice)}, "
+                  f"{r.regime}-bound" + (f"; runner-up {escape(r.runner_up)}" if r.runner_up else "") + ")"
+                  + (f"; NCCL's model alone {units.format_time(r.model_s)}" if r.model_s else ""))
+        if r.band_from:
+            out.print(f"  band: {escape(r.band_from)}")
     if r.bound_s:
         out.print(f"  bound {units.format_time(r.bound_s)} ({r.binding}); efficiency "
                   f"{100 * r.efficiency:.2g} % (bound / measured)")
     out.print(f"  [bold]verdict[/bold]: [{_verdict_style(r.verdict) or 'default'}]{escape(r.verdict)}[/]")
+    if j.peers is not None:
+        out.print(f"  peers: {escape(j.peers.describe())}")
     _causes([r])
+
+
+def _expected(typical, low, high) -> str:
+    """'4.27 ms (4.02-5.18 ms)': the typical time of healthy runs and their band, or NCCL's time alone."""
+    if not typical:
+        return "-"
+    if low is None or high is None:
+        return units.format_time(typical)
+    return f"{units.format_time(typical)} ({units.format_time(low)}-{units.format_time(high)})"
+
+
+def print_expected_bands(assumed, bands) -> None:
+    """`predict --cluster`: NCCL's expected band and the bound per size, beside our algorithms."""
+    out.print(f"[bold]NCCL on {escape(assumed.describe())}: the expected band[/bold] (the time healthy public runs "
+              "of this fabric class take, 10th-90th percentile, around NCCL's own model time)")
+    table = Table(title_justify="left")
+    for column in ("size", "expected", "busbw GB/s", "NCCL model", "NCCL choice", "bound", "calibration"):
+        table.add_column(column, justify="left" if column in ("NCCL choice", "calibration") else "right",
+                         overflow="fold")
+    for b in bands:
+        lo, hi = b.busbw_GBps(b.high_s), b.busbw_GBps(b.low_s)
+        table.add_row(units.format_size(b.size), _expected(b.typical_s, b.low_s, b.high_s),
+                      f"{lo:.0f}-{hi:.0f}" if lo and hi else _gb(b.busbw_GBps(b.typical_s)),
+                      units.format_time(b.model_s), b.choice, units.format_time(b.bound_s) if b.bound_s else "-",
+                      escape(b.band_from))
+    out.print(table)
+    for b in bands:
+        if b.peers is not None:
+            out.print(f"  peers: {escape(b.peers.describe())}")
 
 
 def print_nccl_prediction(assumed, pred) -> None:

@@ -19,12 +19,14 @@ import numpy as np
 from collperf import units
 from collperf.collectives import busbw_factor, get_collective
 from collperf.diagnose import findings as F, mpi, verdict as V
+from collperf.diagnose.calibrated import Peers, peers
+from collperf.diagnose.expectation import Expectation, expectation
 from collperf.diagnose.hardware import _values, assume, Assumed
 from collperf.errors import UsageError
 from collperf.fit import MIN_ROWS, Fit, fit, usable
 from collperf.ingest import load
 from collperf.ingest.table import Table
-from collperf.model.nccl import expect, fit_system, system_bound
+from collperf.model.nccl import fit_system
 from collperf.spec import HardwareSpec
 
 MIB = 1 << 20
@@ -34,7 +36,7 @@ MIB = 1 << 20
 class SizeVerdict:
     size: int
     time_s: float
-    expected_s: float | None      # NCCL's expected time on the assumed (or fitted) system
+    expected_s: float | None      # the typical time of healthy runs (NCCL's model calibrated), or the fit's
     bound_s: float | None         # the physical lower bound
     busbw_GBps: float | None
     efficiency: float | None      # bound / measured, at most 1
@@ -46,6 +48,11 @@ class SizeVerdict:
     fitted_s: float | None = None  # this log's own piecewise fit
     causes: list[str] = field(default_factory=list)
     wrong: bool = False
+    model_s: float | None = None      # NCCL's own model time
+    expected_low_s: float | None = None   # the band of healthy public runs (10th-90th percentile of their time)
+    expected_high_s: float | None = None
+    band_from: str = ""
+    band_logs: int = 0                # how many public runs the band rests on
 
 
 @dataclass
@@ -60,6 +67,7 @@ class Diagnosis:
     findings: list[F.Finding]
     model_from: str | None = None
     verdict: str = ""             # the table's overall verdict, "label: detail"
+    peers: Peers | None = None    # public runs like this one, at the largest judged size
 
     @property
     def peak_source(self) -> str:
@@ -71,66 +79,8 @@ class Diagnosis:
                 "bound_from": self.bound_from, "model_from": self.model_from, "verdict": self.verdict,
                 "peak_busbw_GBps": self.peak_GBps, "fit": self.fit.to_json() if self.fit else None,
                 "sizes": [vars(s) for s in self.sizes], "findings": [vars(f) for f in self.findings],
+                "peers": self.peers.to_json() if self.peers else None,
                 "notes": self.table.notes, "skipped_lines": self.table.skipped}
-
-
-@dataclass
-class Expectation:
-    """What a row is compared with: expected and bound per size, and where they come from."""
-
-    expected_s: np.ndarray | None
-    regime: np.ndarray | None
-    choice: list[str]
-    runner_up: list[str]
-    bound_s: np.ndarray | None
-    binding: list[str]
-    peak_GBps: float | None
-    expected_from: str
-    bound_from: str
-
-
-def expectation(collective: str, sizes, assumed: Assumed, peak_Bps: float | None = None,
-                factor: float | None = None, bound_system=None) -> Expectation:
-    """NCCL's expected time and the bound on the assumed system (a flat bound from `peak_Bps` if given;
-    `bound_system`: another system for the bound, e.g. the unfitted hardware when the expectation is a fit)."""
-    n = np.asarray(sizes, dtype=float)
-    system = assumed.system
-    expected = regime = None
-    choice = runner = [""] * len(n)
-    expected_from = f"none: {assumed.why_none}"
-    if system is not None and system.ranks < 2:
-        expected_from = "none: one rank, no collective to model"
-        system = None
-    if system is not None and len(n):
-        pred = expect(collective, n, system)
-        expected, regime = pred.time_s, pred.regime
-        choice = pred.choice
-        runner = [f"{a}/{p}" if a != "-" else "" for a, p in zip(pred.runner_up_algorithm, pred.runner_up_protocol)]
-        fitted = system.provenance.get("launch_overhead_us", "")
-        expected_from = (f"NCCL's model on {system.name} ({fitted})" if fitted.startswith("fitted")
-                         else f"NCCL's model (algorithm/protocol choice and time) on {system.name}")
-    bound = None
-    binding = [""] * len(n)
-    peak_GBps = None
-    bound_from = "none: no system assumed and no --peak"
-    if peak_Bps is not None:
-        f = factor if factor else busbw_factor(collective, system.ranks) if system else 1.0
-        bound = n * f / peak_Bps
-        binding = ["peak"] * len(n)
-        peak_GBps = peak_Bps / 1e9
-        bound_from = f"given: --peak {units.format_bandwidth(peak_Bps)} per rank (busbw cannot exceed it)"
-    elif (bound_system or system) is not None and len(n):
-        system = bound_system or system
-        b = system_bound(collective, n, system)
-        bound, binding = b.time_s, b.binding
-        peak = b.peak_busbw_Bps
-        peak_GBps = peak / 1e9 if np.isfinite(peak) else None
-        bound_from = (f"two-level bound on {system.name}: the larger of the node-level network bound "
-                      f"({system.nics_per_node}x {system.nic_Gbps:g} Gb/s per node) and the intra-node bound"
-                      f"{' with in-switch reduction (NVLS)' if system.nvls else ''}"
-                      f"{'; host bridge (no P2P)' if system.host_bridge else ''}")
-    return Expectation(expected, regime, list(choice), list(runner), bound, list(binding), peak_GBps,
-                       expected_from, bound_from)
 
 
 def _judge(size, time_s, busbw, i, ex: Expectation, collective, runtime, nodes, wrong, fitted_s=None,
@@ -138,14 +88,22 @@ def _judge(size, time_s, busbw, i, ex: Expectation, collective, runtime, nodes, 
     expected = float(ex.expected_s[i]) if ex.expected_s is not None else None
     bound = float(ex.bound_s[i]) if ex.bound_s is not None else None
     regime = str(ex.regime[i]) if ex.regime is not None else own_regime
+    low, high = (_at(ex.low_s, i), _at(ex.high_s, i))
     text, eff = (mpi.verdict(time_s, bound, regime, wrong) if runtime == "mpi"
-                 else V.verdict(time_s, expected, bound, wrong))
+                 else V.verdict(time_s, expected, bound, wrong, low, high))
     why = V.causes(collective, runtime, regime, nodes, ex.choice[i], ex.runner_up[i]) \
         if text.startswith("slower") else []
     if why and expected and time_s > 10 * expected:
         why.insert(0, V.FAR_OFF)
     return SizeVerdict(size, time_s, expected, bound, busbw, eff, regime, text, ex.choice[i], ex.runner_up[i],
-                       ex.binding[i], fitted_s, why, wrong)
+                       ex.binding[i], fitted_s, why, wrong, _at(ex.model_s, i), low, high,
+                       ex.band_from[i] if ex.band_from else "", ex.band_logs[i] if ex.band_logs else 0)
+
+
+def _at(values, i) -> float | None:
+    if values is None or not np.isfinite(values[i]):
+        return None
+    return float(values[i])
 
 
 def _model_system(model_log: "Table | str", hardware, target: Table):
@@ -171,10 +129,12 @@ def _model_system(model_log: "Table | str", hardware, target: Table):
     return system, result, model_log.source
 
 
-def diagnose(table: Table, peak_Bps: float | None = None, hardware=None, model=None) -> Diagnosis:
+def diagnose(table: Table, peak_Bps: float | None = None, hardware=None, model=None, bands: dict | None = None,
+             peer_runs: list | None = None) -> Diagnosis:
     """Verdicts for every size of `table`. `hardware`: a HardwareSpec (overrides of what the log says);
     `peak_Bps`: a flat bound per rank instead of the hardware's; `model`: a log (path or Table) whose
-    fit through NCCL's model gives the expected times (cross-collective prediction)."""
+    fit through NCCL's model gives the expected times (cross-collective prediction). `bands` and
+    `peer_runs`: another calibration table and peer list than the committed ones (cross-validation)."""
     hardware = hardware or HardwareSpec()
     own = _own_fit(table)
     assumed = assume(table, hardware)
@@ -191,11 +151,13 @@ def diagnose(table: Table, peak_Bps: float | None = None, hardware=None, model=N
     rows = [r for r in measured if usable(r)]
     factor = own.factor if own else (busbw_factor(table.collective, table.ranks) if table.ranks else None)
     ex = expectation(table.collective, [r.size for r in measured], assumed, peak_Bps, factor,
-                     hardware_system if model_from else None)
+                     hardware_system if model_from else None, {} if model_from else bands)
     if model_from:
         ex.expected_from = f"NCCL's model fitted to {model_from}, predicting {table.collective} with its own choice"
     if runtime == "mpi":
         ex = mpi.for_mpi(ex, table.collective, [r.size for r in measured], table.ranks, hardware, peak_Bps)
+        ex.model_s = ex.low_s = ex.high_s = None        # no NCCL expectation, so no band either
+        ex.band_from, ex.band_logs = [], []
     nodes = assumed.system.nodes if assumed.system else (table.nodes or 1)
     verdicts = []
     for i, r in enumerate(measured):
@@ -209,9 +171,20 @@ def diagnose(table: Table, peak_Bps: float | None = None, hardware=None, model=N
         found.append(F.not_fitted(table, len(rows), MIN_ROWS, ex.expected_s is not None))
     found += F.above_bound(verdicts, assumed, ex.bound_from if peak_Bps is not None else None)
     found += F.slower_overall(verdicts, assumed)
+    found += outside_band(verdicts)
     found += F.latency_bound(verdicts, ex.regime is not None)
+    like = _best_peers(table, hardware_system, verdicts, peer_runs)
     return Diagnosis(table, own, assumed, ex.expected_from, ex.bound_from, ex.peak_GBps, verdicts, found,
-                     model_from, mpi.overall(verdicts, found) if runtime == "mpi" else overall(verdicts, found))
+                     model_from, mpi.overall(verdicts, found) if runtime == "mpi" else overall(verdicts, found), like)
+
+
+def _best_peers(table: Table, system, verdicts: list[SizeVerdict], runs) -> Peers | None:
+    """Peers at the judged size >= 1 MiB that most public runs share (the larger on a tie)."""
+    judged = [v for v in verdicts if v.busbw_GBps and not v.wrong and v.size >= MIB] or \
+        [v for v in verdicts if v.busbw_GBps and not v.wrong]
+    found = [peers(table.collective, system, v.size, v.busbw_GBps, runs, exclude=Path(table.source).stem)
+             for v in judged]
+    return max(found, key=lambda p: (len(p.runs), p.size), default=None) if system is not None else None
 
 
 def _own_fit(table: Table) -> Fit | None:
@@ -248,14 +221,55 @@ def overall(verdicts: list[SizeVerdict], found) -> str:
         return "above the bound: some sizes beat the assumed hardware's bound, so the system assumed is wrong"
     big = [v for v in judged if v.regime != "latency"] or judged
     slow = [v for v in big if v.verdict.startswith("slower")]
+    fast = [v for v in big if v.verdict.startswith("faster")]
     top = big[-1]
     eff = f", {top.efficiency:.0%} of the bound" if top.efficiency is not None else ""
+    banded = any(v.expected_high_s for v in big)
+    against = "the band of healthy public runs" if banded else f"{V.SLOWER_FACTOR:g}x of NCCL's expected time"
     if len(slow) > len(big) / 2:
-        worst = max(slow, key=lambda v: v.time_s / v.expected_s)
-        return (f"slower than expected: {len(slow)} of {len(big)} bandwidth-bound sizes, up to "
-                f"{worst.time_s / worst.expected_s:.2f}x at {units.format_size(worst.size)}{eff}")
-    return f"as expected: {len(big) - len(slow)} of {len(big)} bandwidth-bound sizes within " \
-           f"{V.SLOWER_FACTOR:g}x of NCCL's expected time{eff} at {units.format_size(top.size)}"
+        worst = max(slow, key=lambda v: v.time_s / (v.expected_high_s or v.expected_s))
+        edge = worst.expected_high_s or worst.expected_s
+        if banded:
+            # where the hardware shows (the bandwidth-bound sizes), against a band of the run's own fabric class
+            largest = [v for v in big if v.expected_high_s]
+            beyond = float(np.median([v.time_s / v.expected_high_s for v in largest]))
+            margin = V.band_margin(int(np.median([v.band_logs for v in largest])))
+            borrowed = [v for v in largest if "too few" in v.band_from]
+            if len(borrowed) > len(largest) / 2 and beyond >= margin:
+                return (f"not judged: {len(slow)} of {len(big)} bandwidth-bound sizes are slower than the band, but "
+                        f"that band is borrowed from other fabric classes ({borrowed[-1].band_from}); give --fabric "
+                        "if the log's network is not the one assumed")
+            if beyond < margin:
+                return (f"as expected, at the slow end of healthy runs: {len(slow)} of {len(big)} bandwidth-bound "
+                        f"sizes above {against}, the largest {beyond - 1:.0%} beyond its slow edge (median){eff} at "
+                        f"{units.format_size(top.size)}")
+        return (f"slower than expected: {len(slow)} of {len(big)} bandwidth-bound sizes above {against}, up to "
+                f"{worst.time_s / edge:.2f}x {'its slow edge' if banded else 'the expected time'} at "
+                f"{units.format_size(worst.size)}{eff}")
+    if banded and len(fast) > len(big) / 2 and \
+            _below_band(big) >= V.band_margin(int(np.median([v.band_logs for v in big]))):
+        return (f"faster than typical: {len(fast)} of {len(big)} bandwidth-bound sizes faster than 90 % of healthy "
+                f"public runs{eff} at {units.format_size(top.size)}")
+    return (f"as expected: {len(big) - len(slow)} of {len(big)} bandwidth-bound sizes within {against}"
+            f"{' or faster' if banded and fast else ''}{eff} at {units.format_size(top.size)}")
+
+
+def _below_band(big: list[SizeVerdict]) -> float:
+    """How far the bandwidth-bound sizes are below the band's fast edge (median of edge / time)."""
+    largest = [v for v in big if v.expected_low_s]
+    return float(np.median([v.expected_low_s / v.time_s for v in largest])) if largest else 0.0
+
+
+def outside_band(verdicts: list[SizeVerdict]) -> list[F.Finding]:
+    """The size-by-size view: which sizes fall outside the band of healthy public runs, and which way."""
+    slow = [v.size for v in verdicts if v.expected_high_s and v.verdict.startswith("slower")]
+    fast = [v.size for v in verdicts if v.expected_low_s and v.verdict.startswith("faster")]
+    if not slow and not fast:
+        return []
+    parts = ([f"slower than the band at {', '.join(map(units.format_size, slow))}"] if slow else []) + \
+        ([f"faster than typical at {', '.join(map(units.format_size, fast))}"] if fast else [])
+    return [F.Finding("outside-band", "info", "sizes outside the band of healthy public runs (10th-90th "
+                      f"percentile): {'; '.join(parts)}", slow + fast)]
 
 
 # ---- one measured number -------------------------------------------------------------------------
@@ -271,11 +285,12 @@ class Judgement:
     algbw_GBps: float
     expected_from: str
     bound_from: str
+    peers: Peers | None = None
 
     def to_json(self) -> dict:
         return {"collective": self.collective, "ranks": self.ranks, "system": self.assumed.to_json(),
                 "expected_from": self.expected_from, "bound_from": self.bound_from, "algbw_GBps": self.algbw_GBps,
-                **vars(self.row)}
+                **vars(self.row), "peers": self.peers.to_json() if self.peers else None}
 
 
 def diagnose_measurement(spec) -> Judgement:
@@ -292,4 +307,5 @@ def diagnose_measurement(spec) -> Judgement:
     algbw = spec.size_bytes / spec.time_s / 1e9
     row = _judge(spec.size_bytes, spec.time_s, algbw * factor, 0, ex, name, "nccl",
                  assumed.system.nodes if assumed.system else 1, False)
-    return Judgement(name, ranks, assumed, row, algbw, ex.expected_from, ex.bound_from)
+    like = peers(name, assumed.system, spec.size_bytes, algbw * factor)
+    return Judgement(name, ranks, assumed, row, algbw, ex.expected_from, ex.bound_from, like)

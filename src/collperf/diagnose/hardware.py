@@ -5,20 +5,26 @@ Order (each later source overrides the earlier, and provenance says which one se
      named in the log's comment lines when it has no device lines (e.g. "# hardware: 2 nodes x 8 B200");
   2. the node count and ranks in the log (hosts in the device lines, else "N nodes" in a comment, else
      ranks / the catalogue's GPUs per node);
-  3. NCCL INFO lines (NICs found, NET/OFI or NET/IB, NVLS, NCCL_PROTO) and nccl-tests' -g (launch cost);
+     a host name that names an instance type (a3-mega..., p5en..., BM.GPU.H100...) picks that instance,
+     and the GPU with the fabric the NCCL INFO lines name picks the cloud instance that has both
+     (H100 + GPUDirect-TCPXO: gcp-a3-mega; H200 + EFA: aws-p5en);
+  3. NCCL INFO lines (diagnose/loglines.py: the network, NICs found, GPUDirect RDMA, P2P or SHM, NVLS,
+     NCCL_PROTO) and nccl-tests' -g (launch cost), each with the line that decided it;
   4. the user's overrides: --cluster (a catalogue system), --gpu, --nodes, --nics-per-node, --nic-rate,
-     --nvls/--no-nvls, --intra-bandwidth, --profile.
+     --fabric, --pcie-switch, --nvls/--no-nvls, --intra-bandwidth, --profile.
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from collperf.diagnose.loglines import LogFacts, read_facts
 from collperf.errors import UsageError
-from collperf.model.systems import _apply_hints, get_system, hints_from_header, System, system_for_gpu
+from collperf.model.systems import System, get_system, system_for_gpu
 from collperf.spec import HardwareSpec
 from collperf.spec.network import load_cluster
 
@@ -32,6 +38,7 @@ _SHOWN = (
      if s.nvlink_links else f"PCIe Gen{s.pcie_gen}{'' if s.p2p else ' without P2P (through host memory)'}"
                             f"{', GPUs behind one PCIe switch' if s.pcie_switch_shared else ''}"),
     ("nvls", "in-switch reduction (NVLS)", lambda s: "yes" if s.nvls else "no"),
+    ("fabric", "fabric", lambda s: s.fabric_class),
     ("nics_per_node", "NICs per node", lambda s: str(s.nics_per_node)),
     ("nic_Gbps", "NIC rate", lambda s: f"{s.nic_Gbps:g} Gb/s"),
     ("net_gdr", "GPUDirect RDMA", lambda s: "not used (one node)" if s.nodes == 1 else
@@ -42,7 +49,8 @@ _SHOWN = (
          f"{p} {o:g} us" for p, o in zip(("LL", "LL128", "Simple"), s.protocol_overhead_us))),
 )
 # a shown value's provenance may sit under another field name (pcie_gen/p2p set the PCIe link)
-_ALSO = {"nvlink_GBps": ("nvlink_links", "pcie_gen", "p2p", "pcie_switch_shared", "phys_scale"), "nodes": (), "gpu": ("compute_capability",)}
+_ALSO = {"nvlink_GBps": ("nvlink_links", "pcie_gen", "p2p", "pcie_switch_shared", "phys_scale"), "nodes": (),
+         "gpu": ("compute_capability",)}
 
 
 @dataclass
@@ -77,31 +85,30 @@ def _values(system: System) -> list[tuple[str, str, str]]:
 
 
 def log_text_hints(source: str) -> tuple[str, list[str]]:
-    """(NCCL INFO / version lines, comment lines) of a log file, '' and [] when it is not a readable file.
-    Read once per file, line by line: a log of 1,600 tables is not read 1,600 times, and a large one is
-    never held whole for this."""
+    """(the log's text, its comment lines) of a log file, '' and [] when it is not a readable file. Read
+    once per file (remembered for the last two): a log of 1,600 tables is not read 1,600 times."""
     try:
         stat = Path(source).stat()
     except (OSError, ValueError):
         return "", []
-    info, comments = _hints(source, stat.st_mtime_ns, stat.st_size)
-    return info, list(comments)
+    text, comments = _hints(source, stat.st_mtime_ns, stat.st_size)
+    return text, list(comments)
 
 
-@functools.lru_cache(maxsize=8)
-def _hints(source: str, mtime_ns: int, size_bytes: int) -> tuple[str, list[str]]:
-    info, comments = [], []
+@functools.lru_cache(maxsize=2)
+def _hints(source: str, mtime_ns: int, size_bytes: int) -> tuple[str, tuple[str, ...]]:
     try:
-        with open(source, errors="replace") as lines:
-            for number, line in enumerate(lines):
-                line = line.rstrip("\n")
-                if "NCCL INFO" in line or "NCCL version" in line or "nccl-library" in line:
-                    info.append(line)
-                if number < 60 and line.startswith("#"):
-                    comments.append(line.lstrip("# ").strip())
+        text = Path(source).read_text(errors="replace")
     except (OSError, ValueError):
-        return "", []
-    return "\n".join(info), comments
+        return "", ()
+    head = text[:1 << 20].splitlines()[:60]   # comments are read from the first 60 lines only
+    return text, tuple(ln.lstrip("# ").strip() for ln in head if ln.startswith("#"))
+
+
+@functools.lru_cache(maxsize=2)
+def _facts(text: str) -> LogFacts:
+    """read_facts once per log text (the same text object for every table of a file: its hash is cached)."""
+    return read_facts(text)
 
 
 _GPU_WORDS = r"(?:NVIDIA\s+)?(?:GB200|B200|B100|H200|H100[\w -]*?|H800|A100[\w-]*|A800[\w-]*|V100[\w-]*|Tesla T4|" \
@@ -137,6 +144,13 @@ def _overrides(system: System, hw) -> System:
         changes.append(("--nics-per-node", {"nics_per_node": hw.nics_per_node}))
     if hw.nic_Gbps is not None:
         changes.append(("--nic-rate", {"nic_Gbps": hw.nic_Gbps}))
+    if hw.fabric is not None:
+        changes.append(("--fabric", {"fabric": hw.fabric, **({"net_gdr": False} if hw.fabric == "socket" else {})}))
+    if hw.pcie_switch:
+        if system.nvlink_links:
+            raise UsageError(f"--pcie-switch: {system.gpu} ({system.name}) talks over NVLink, not through a PCIe "
+                             "switch; drop --pcie-switch or pick another --cluster/--gpu")
+        changes.append(("--pcie-switch", {"pcie_switch_shared": True}))
     if hw.nvls is not None:
         if hw.nvls and not (system.nvswitch and system.compute_capability >= 90):
             raise UsageError(f"--nvls: {system.gpu} ({system.name}) has no NVSwitch with SHARP (NVLS needs "
@@ -165,85 +179,154 @@ def _from_profile(system: System, path: str) -> System:
     return base.with_(why, pcie_gen=gen)
 
 
-def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
-    """The system a log (`table`) or a bare measurement (`ranks`) is judged on, with provenance."""
-    hw = hw or HardwareSpec()
-    notes: list[str] = []
-    ranks = ranks or (table.ranks if table is not None else None)
+# the GPU model's catalogue entry and the network the log names -> the cloud instance that has both
+_CLOUD = {("dgx-h100", "tcpx"): "gcp-a3-high", ("dgx-h100", "tcpxo"): "gcp-a3-mega",
+          ("dgx-h200", "roce"): "gcp-a3-ultra", ("dgx-b200", "roce"): "gcp-a4", ("dgx-h100", "roce"): "oci-bm-gpu-h100",
+          ("dgx-a100", "efa"): "aws-p4d", ("dgx-h100", "efa"): "aws-p5", ("dgx-h200", "efa"): "aws-p5en",
+          ("pcie-t4", "efa"): "pcie-t4"}
+
+
+def _cloud_base(base: System, fabric: str, why: str, per_node: int | None) -> System:
+    """The cloud instance with this GPU and this network, sized like the log; `base` when none fits."""
+    key = _CLOUD.get((base.name, fabric))
+    if key == "pcie-t4" and per_node in (4, 8):
+        key = "aws-g4dn-12xlarge" if per_node == 4 else "aws-g4dn-metal"
+    if key is None or key == base.name:
+        return base
+    cloud = get_system(key)
+    return cloud.with_(f"{why}: the {cloud.instance} instance", **{k: getattr(cloud, k) for k in (
+        "nics_per_node", "nic_Gbps", "fabric", "net_gdr")}).with_(base.provenance.get("gpu", ""), gpu=base.gpu)
+
+
+def _apply_facts(system: System, facts: LogFacts, ngpus: int) -> System:
+    """The log's own lines over the catalogue's defaults, each value quoting its line."""
+    def quote(key):
+        return f"from the log line '{facts.line(key)}'"
+    if "fabric" in facts and system.nodes > 1:
+        system = system.with_(quote("fabric"), fabric=facts.get("fabric"))
+        if facts.get("fabric") == "socket":
+            system = system.with_(quote("fabric"), net_gdr=False)
+    if "nics" in facts and system.nodes > 1:
+        system = system.with_(quote("nics"), nics_per_node=int(facts.get("nics")))
+    if "net_gdr" in facts and system.nodes > 1:
+        system = system.with_(quote("net_gdr"), net_gdr=bool(facts.get("net_gdr")))
+    if "p2p" in facts and not system.nvlink_links and system.gpus_per_node > 1:
+        system = system.with_(quote("p2p"), p2p=bool(facts.get("p2p")))
+    if "nvls" in facts:
+        system = system.with_(quote("nvls"), nvls=bool(facts.get("nvls")) and system.nvswitch
+                              and system.compute_capability >= 90)
+    if "protocols" in facts:
+        system = system.with_(quote("protocols"), protocols=tuple(facts.get("protocols")))
+    if "nccl_version" in facts:
+        system = system.with_(quote("nccl_version"), nccl_version=str(facts.get("nccl_version")))
+    if ngpus > 1:
+        # One host thread launching g kernels per iteration (nccl-tests -g g) adds about 2.5 us per GPU to
+        # every call (samples 01 and 10: 35 us and 11.7 us floors vs NCCL's 15 us / 8.6 us model latency).
+        system = system.with_("from nccl-tests -g (one thread launches every GPU)", launch_overhead_us=2.5 * ngpus)
+    return system
+
+
+def _log_gpu_nodes(table, hw, comments):
+    """(GPU model, its source, nodes, their source, GPUs per node from a comment) from the log and --nodes."""
     header = table.header if table is not None else {}
-    info, comments = log_text_hints(table.source) if table is not None else ("", [])
-    gpu_log = (header.get("gpus") or [None])[0]
-    gpu_src = "from GPU model in device lines"
+    gpu, gpu_src = (header.get("gpus") or [None])[0], "from GPU model in device lines"
     c_gpu, c_nodes, c_per, c_line = _gpu_from_comments(comments)
-    if gpu_log is None and c_gpu:
-        gpu_log, gpu_src = c_gpu, f"from a comment line in the log ('{c_line}')"
+    if gpu is None and c_gpu:
+        gpu, gpu_src = c_gpu, f"from a comment line in the log ('{c_line}')"
     nodes, nodes_src = (table.nodes, "from the hosts in the device lines") if table is not None and table.nodes \
         else (None, "")
     if nodes is None and c_nodes:
         nodes, nodes_src = c_nodes, f"from a comment line in the log ('{c_line}')"
     if hw.nodes is not None:
         nodes, nodes_src = hw.nodes, "user override (--nodes)"
+    return gpu, gpu_src, nodes, nodes_src, c_per
 
+
+def _base(hw, gpu_text, gpu_src, facts: LogFacts, notes) -> tuple[System | None, str, str]:
+    """The catalogue system to start from: --cluster, an instance named by a host, else the GPU's entry."""
     if hw.cluster is not None:
         base = get_system(hw.cluster)
-        base = base.with_(f"user override (--cluster {base.name})",
-                          **{k: getattr(base, k) for k in ("gpu", "nvlink_GBps", "nics_per_node", "nic_Gbps",
-                                                           "nvls", "protocols", "pcie_gen", "p2p")})
-        gpu_text, gpu_src = base.gpu, f"user override (--cluster {base.name})"
+        why = f"user override (--cluster {hw.cluster})"
         if hw.gpu is not None:
             notes.append(f"--gpu {hw.gpu} ignored: --cluster {hw.cluster} names the system")
-    else:
-        gpu_text = hw.gpu or gpu_log
-        if hw.gpu is not None:
-            gpu_src = "user override (--gpu)"
-        base = None
-    if base is None and gpu_text is None and hw.profile is None:
+        return base.with_(why, **{k: getattr(base, k) for k in base.sources if k != "gpu"}), base.gpu, why
+    if hw.gpu is not None:
+        gpu_text, gpu_src = hw.gpu, "user override (--gpu)"
+    if "instance" in facts:
+        base = get_system(facts.get("instance"))
+        why = f"from the host name in '{facts.line('instance')}' ({base.instance})"
+        return base.with_(why, **{k: getattr(base, k) for k in base.sources if k != "gpu"}), gpu_text or base.gpu, \
+            gpu_src if gpu_text else why
+    if gpu_text is None:
+        return None, gpu_text, gpu_src
+    try:
+        return system_for_gpu(gpu_text, nodes=1), gpu_text, gpu_src
+    except UsageError as e:
+        if hw.gpu is None:
+            raise
+        try:    # a bare 'H100' / 'A100' from the user: the SXM part of the catalogue
+            return system_for_gpu(f"{gpu_text} SXM", nodes=1), gpu_text, "user override (--gpu), taken as the SXM part"
+        except UsageError:
+            raise UsageError(f"--gpu {hw.gpu}: {e}") from None
+
+
+def _nodes(base, nodes, nodes_src, ranks):
+    per_default = base.gpus_per_node if base is not None else (ranks or 1)
+    if base is not None and base.nvlink_domain and ranks:
+        # the trays of a rack-scale system share NVSwitch: the model's "node" is one NVLink domain
+        k = -(-ranks // base.nvlink_domain)
+        while ranks % k:
+            k += 1
+        return k, (f"{ranks} GPUs on {k} NVLink domain(s) of up to {base.nvlink_domain} ({base.name}: the trays of "
+                   "a rack share NVSwitch)")
+    if nodes is None and ranks:
+        if ranks > per_default and ranks % per_default == 0:
+            return ranks // per_default, (f"ranks {ranks} / {per_default} GPUs per node of "
+                                          f"{base.name if base else 'the profile'} (assumed)")
+        return 1, "assumed: one node (the log does not say)"
+    return nodes or 1, nodes_src or "assumed: one node"
+
+
+def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
+    """The system a log (`table`) or a bare measurement (`ranks`) is judged on, with provenance."""
+    hw = hw or HardwareSpec()
+    notes: list[str] = []
+    ranks = ranks or (table.ranks if table is not None else None)
+    text, comments = log_text_hints(table.source) if table is not None else ("", [])
+    facts = copy.deepcopy(_facts(text)) if text else LogFacts()
+    if table is not None and "nccl_version" not in facts and (version := _nccl_version(table, text)):
+        facts.set("nccl_version", version, "the nccl-tests header")
+    gpu_log, gpu_src, nodes, nodes_src, c_per = _log_gpu_nodes(table, hw, comments)
+    if hw.cluster is None and hw.gpu is None and gpu_log is None and hw.profile is None and "instance" not in facts:
         why = ("the log names no GPU (no device lines)" if table is not None else "no system given") + \
               ": pass --cluster SYSTEM (or --gpu MODEL) to get NCCL's expected time and the hardware bound"
         return Assumed(None, [], notes, why)
-    if base is None and gpu_text is not None:
-        try:
-            base = system_for_gpu(gpu_text, nodes=1)
-        except UsageError as e:
-            base = None
-            if hw.gpu is not None:   # a bare 'H100' / 'A100' from the user: the SXM part of the catalogue
-                try:
-                    base = system_for_gpu(f"{gpu_text} SXM", nodes=1)
-                    gpu_src = "user override (--gpu), taken as the SXM part"
-                except UsageError:
-                    raise UsageError(f"--gpu {hw.gpu}: {e}") from None
-            elif hw.profile is None:
-                return Assumed(None, [], notes, f"{e}; pass --cluster SYSTEM")
-    per_node_default = base.gpus_per_node if base is not None else (ranks or 1)
-    if nodes is None and ranks:
-        if ranks > per_node_default and ranks % per_node_default == 0:
-            nodes, nodes_src = ranks // per_node_default, f"ranks {ranks} / {per_node_default} GPUs per node " \
-                                                          f"of {base.name if base else 'the profile'} (assumed)"
-        else:
-            nodes, nodes_src = 1, "assumed: one node (the log does not say)"
-    nodes = nodes or 1
+    try:
+        base, gpu_text, gpu_src = _base(hw, gpu_log, gpu_src, facts, notes)
+    except UsageError as e:
+        if hw.profile is None:
+            return Assumed(None, [], notes, f"{e}; pass --cluster SYSTEM")
+        base, gpu_text = None, gpu_log
+    nodes, nodes_src = _nodes(base, nodes, nodes_src, ranks)
     if ranks and ranks % nodes:
         raise UsageError(f"{ranks} ranks do not split over {nodes} nodes: set --nodes to a divisor of the ranks")
-    per_node = ranks // nodes if ranks else (c_per or per_node_default)
+    per_node = ranks // nodes if ranks else (c_per or (base.gpus_per_node if base else 1))
     base = base or get_system("pcie-p2p")      # a profile on a log that names no GPU: PCIe GPUs, P2P
-    system = base.with_(nodes_src or "assumed: one node", nodes=nodes).with_(
+    fabric = hw.fabric or (facts.get("fabric") if nodes > 1 else None)
+    if hw.cluster is None and "instance" not in facts and fabric:
+        why = "user override (--fabric)" if hw.fabric else f"from the log line '{facts.line('fabric')}'"
+        base = _cloud_base(base, fabric, why, per_node)
+    system = base.with_(nodes_src, nodes=nodes).with_(
         "from the ranks in the log / nodes" if table is not None and ranks else "from --ranks / nodes",
         gpus_per_node=per_node)
-    system = system.with_(gpu_src, gpu=gpu_text) if hw.cluster is None and gpu_text else system
-    hints = hints_from_header(header, info) if info else {}
-    version = _nccl_version(table, info) if table is not None else None
-    if version and "nccl_version" not in hints:
-        hints["nccl_version"] = version
-    ngpus = int(header.get("ngpus", 1) or 1)
-    if ngpus > 1:
-        hints["gpus_per_thread"] = ngpus
-    if hints:
-        system = _apply_hints(system, hints)
-        for k in ("nics_per_node", "protocols", "nvls", "launch_overhead_us", "net_gdr"):
-            if system.provenance.get(k, "").startswith("from NCCL INFO"):
-                what = {"launch_overhead_us": "nccl-tests -g (one thread launches every GPU)"}.get(
-                    k, "NCCL INFO lines")
-                system = system.with_(f"from {what}", **{k: getattr(system, k)})
+    if per_node < base.gpus_per_node and base.one_nic_per_gpu:
+        # a run on some of a node's GPUs uses their NICs (one rail per GPU), not the whole node's
+        system = system.with_(f"{base.nics_per_node} NICs of {base.name} scaled to the {per_node} GPU(s) per node "
+                              "used", nics_per_node=max(1, base.nics_per_node * per_node // base.gpus_per_node))
+    if hw.cluster is None and gpu_text and "instance" not in facts:
+        system = system.with_(gpu_src, gpu=gpu_text)
+    ngpus = int((table.header if table is not None else {}).get("ngpus", 1) or 1)
+    system = _apply_facts(system, facts, ngpus)
     # "under a PCIe switch" / nvidia-smi topo "PIX" in the log's comments: the GPUs share the switch's
     # uplink to the CPU, which carries all their host-memory traffic when P2P is off (nccl/transport.py)
     switch_line = next((ln for ln in comments if re.search(r"\bPIX\b|PCIe switch", ln, re.IGNORECASE)), None)

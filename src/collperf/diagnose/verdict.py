@@ -19,6 +19,23 @@ SLOWER_FACTOR = 1.5
 # Plus a per-call slack for host-side time NCCL's model leaves out (launch, the test's own loop): sample
 # 01's floor is 35 us against NCCL's 15 us model latency (model/systems.py), so ~20 us is ordinary.
 HOST_SLACK_S = 20e-6
+# The band's slow edge is the 90th percentile of healthy public runs, so one healthy run in ten is beyond it by
+# construction: a whole log is called slower than expected only when its bandwidth-bound sizes are beyond that
+# edge by more than this factor (median over them); just beyond it is the slow end of healthy, and each size
+# outside the band is still named (the outside-band finding). The fewer runs a band rests on, the less its
+# slow edge says (of n runs, the next healthy one is slower than all of them one time in n + 1): the margin
+# grows as 1 + 1/n (n: the median count over those sizes). With 1.3, leave-one-source-out on the corpus
+# (benchmarks/calibrate_corpus.py, docs/calibration.md) calls one healthy log slower (1.9x beyond) and flags
+# every known-bad one (1.3-3.4x beyond).
+BAND_MARGIN = 1.3
+
+
+# an edge is a percentile of measured times printed to 3-4 digits: within half a percent of it is on it
+BAND_TOLERANCE = 0.005
+
+
+def band_margin(logs: int) -> float:
+    return BAND_MARGIN * (1.0 + 1.0 / max(logs, 1))
 # A measurement this much under the bound is not noise: the assumed system is slower than the real one.
 ABOVE_BOUND_SLACK = 0.98
 
@@ -78,8 +95,11 @@ def causes(collective: str, runtime: str, regime: str, nodes: int, choice: str =
     return out
 
 
-def verdict(time_s: float, expected_s: float | None, bound_s: float | None, wrong: bool) -> tuple[str, float | None]:
-    """(verdict text without causes, efficiency bound/measured capped at 1)."""
+def verdict(time_s: float, expected_s: float | None, bound_s: float | None, wrong: bool,
+            low_s: float | None = None, high_s: float | None = None) -> tuple[str, float | None]:
+    """(verdict text without causes, efficiency bound/measured capped at 1). With a band (low_s..high_s: the
+    10th-90th percentile of healthy public runs' time) slower means above its slow edge, faster below its
+    fast edge; without one, beyond SLOWER_FACTOR of NCCL's expected time."""
     if wrong:
         return "not judged: wrong results (#wrong > 0), the time is meaningless", None
     efficiency = None
@@ -90,6 +110,8 @@ def verdict(time_s: float, expected_s: float | None, bound_s: float | None, wron
                 "(see the above-bound finding)"), efficiency
     if expected_s is None:
         return "not judged: no system assumed (pass --cluster or --gpu)", efficiency
+    if low_s is not None and high_s is not None:
+        return band_verdict(time_s, low_s, high_s), efficiency
     ratio = time_s / expected_s
     if ratio < 1 / SLOWER_FACTOR:
         return (f"faster than expected ({units.format_time(time_s)} vs {units.format_time(expected_s)}): good; "
@@ -99,3 +121,14 @@ def verdict(time_s: float, expected_s: float | None, bound_s: float | None, wron
     by = f"{ratio - 1:.0%}" if ratio < 2 else f"{ratio:.3g}x"
     return (f"slower than expected by {by} ({units.format_time(time_s)} vs "
             f"{units.format_time(expected_s)})"), efficiency
+
+
+def band_verdict(time_s: float, low_s: float, high_s: float) -> str:
+    band = f"{units.format_time(low_s)}-{units.format_time(high_s)}"
+    if time_s > high_s * (1 + BAND_TOLERANCE):
+        ratio = time_s / high_s
+        by = f"{ratio - 1:.0%}" if ratio < 2 else f"{ratio:.3g}x"
+        return (f"slower than expected by {by} ({units.format_time(time_s)}; healthy public runs take {band})")
+    if time_s < low_s * (1 - BAND_TOLERANCE):
+        return (f"faster than typical ({units.format_time(time_s)}; healthy public runs take {band}): good")
+    return "as expected"

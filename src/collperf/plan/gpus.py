@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from collperf.errors import UsageError
+from collperf.model.systems import get_system, gpu_family
 
 
 @dataclass(frozen=True)
@@ -69,8 +70,15 @@ GPUS = {"dgx-a100": _A100, "dgx-h100": _H100, "dgx-b200": _B200, "dgx-1v": _V100
 
 
 def gpu_of(cluster) -> GPU | None:
-    """The GPU of a cluster preset, or None (a custom network: give --flops or --compute)."""
-    return GPUS.get(getattr(cluster, "name", "") or "")
+    """The GPU of a cluster preset or of any catalogue system with the same GPU (aws-p5, azure-nd-h100-v5: the
+    H100's), or None (a custom network: give --flops or --compute)."""
+    name = getattr(cluster, "name", "") or ""
+    if name in GPUS:
+        return GPUS[name]
+    try:
+        return GPUS.get(gpu_family(get_system(name)))
+    except UsageError:
+        return None
 
 
 def require_gpu(cluster) -> GPU:

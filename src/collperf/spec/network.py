@@ -10,10 +10,11 @@ from collperf import units
 from collperf.errors import UsageError
 from collperf.jsonfile import read_json
 from collperf.model.network import Cluster, Link, Network
-from collperf.model.presets import ALIASES, get_preset
+from collperf.model.presets import get_preset
 from collperf.model.profile import cluster_from
-from collperf.model.systems import CATALOGUE
+from collperf.model.systems import NETWORK_FABRICS, resolve_name
 from collperf.spec.checks import whole
+
 
 def load_cluster(path, nodes: int | None = None, ranks_per_node: int | None = None) -> Cluster:
     """The Cluster a profile file describes (model/profile.py; node and per-node rank counts may be changed)."""
@@ -28,6 +29,7 @@ def load_cluster(path, nodes: int | None = None, ranks_per_node: int | None = No
                          "{latency_s, bandwidth_Bps} as `collperf calibrate -o FILE` writes them") from None
 
 
+FLAG_FABRICS = tuple(f for f in NETWORK_FABRICS if f != "nvl72")
 _LEVELS = ("intra_latency", "intra_bandwidth", "inter_latency", "inter_bandwidth", "nics_per_node")
 
 
@@ -148,14 +150,24 @@ class HardwareSpec:
     nvls: bool | None = None
     intra_bandwidth: str | float | None = None   # one GPU's physical rate to its node's GPUs, per direction
     profile: str | None = None
+    fabric: str | None = None                    # the network between nodes: ib, roce, efa, tcpx, tcpxo, socket
+    pcie_switch: bool | None = None              # the node's GPUs sit behind one PCIe switch (share its uplink)
 
     def __post_init__(self):
         for name in ("nodes", "nics_per_node"):
             if getattr(self, name) is not None:
                 whole(name.replace("_", "-"), getattr(self, name), flag=f"--{name.replace('_', '-')}")
-        if self.cluster is not None and str(self.cluster).strip().lower() not in CATALOGUE:
-            raise UsageError(f"--cluster {self.cluster}: not a system of the catalogue; expected one of "
-                             f"{', '.join(CATALOGUE)} (or give --gpu, --nics-per-node, --nic-rate, ...)")
+        if self.cluster is not None:
+            try:
+                resolve_name(self.cluster)
+            except UsageError as e:
+                raise UsageError(f"--cluster {self.cluster}: {e} (or give --gpu, --nics-per-node, --nic-rate, "
+                                 "...)") from None
+        if self.fabric is not None:
+            self.fabric = str(self.fabric).strip().lower()
+            if self.fabric not in FLAG_FABRICS:
+                raise UsageError(f"--fabric {self.fabric}: expected one of {'|'.join(FLAG_FABRICS)} (the network "
+                                 "between nodes: InfiniBand, RoCE, AWS EFA, GCP GPUDirect-TCPX/TCPXO, sockets)")
         if self.cluster is not None and self.profile is not None:
             raise UsageError(f"--cluster {self.cluster} and --profile {self.profile} both describe the hardware: "
                              "give one")
@@ -180,6 +192,6 @@ class HardwareSpec:
             return cls()
         cluster = net.cluster
         if cluster is not None:
-            cluster = ALIASES.get(str(cluster).lower(), cluster)
+            cluster = resolve_name(cluster)
         return cls(cluster=cluster, nodes=net.nodes, nics_per_node=net.nics_per_node, nic_rate=net.inter_bandwidth,
                    intra_bandwidth=net.intra_bandwidth, profile=net.profile)

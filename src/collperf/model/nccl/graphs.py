@@ -92,7 +92,7 @@ def search_graphs(system: "System") -> dict[str, Graph]:
     # PCIe without P2P: we keep the GPU's own PCIe rate here (search.cc would also charge the shared
     # switch-to-CPU link); the shared host bridge is a physical limit that `expect` applies through
     # the lower bound (bounds.host_bridge_time), which reads sample 12 (broadcast) correctly.
-    cross_nic = inter and g > 1 and system.nics_per_node > 1
+    cross_nic = inter and g > 1 and system.nccl_nics > 1
     if inter:
         net_path = min(system.nccl_nic_bw, pcie_bw(system.pcie_gen))   # GPU -> NIC over PCIe, then the NIC
         max_bw = net_path if g == 1 else min(net_path, gpu_bw)
@@ -100,7 +100,7 @@ def search_graphs(system: "System") -> dict[str, Graph]:
         def ring_channels(speed, cross=cross_nic):
             per_nic = math.floor(system.nccl_nic_bw / speed + 1e-9)
             by_gpu = _ring_channels_by_gpu(gpu_bw, speed, g, cross) if g > 1 else MAX_RING_CHANNELS
-            return min(MAX_RING_CHANNELS, system.nics_per_node * per_nic, by_gpu)
+            return min(MAX_RING_CHANNELS, system.nccl_nics * per_nic, by_gpu)
     else:
         max_bw = gpu_bw if g > 1 else 5000.0   # LOC_BW for a single GPU
 

@@ -1,0 +1,101 @@
+"""The calibration table and the peers, read from the committed data file (collperf/data/calibration.json,
+written by benchmarks/calibrate_corpus.py from the corpus of public runs), and the peers of a run:
+public healthy runs of the same GPU, fabric class, layout and collective, with their busbw at a size.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+
+import numpy as np
+
+from collperf import units
+from collperf.model.system import System
+from collperf.model.systems import gpu_family
+
+DATA_FILE = "calibration.json"
+
+
+@functools.lru_cache(maxsize=1)
+def calibration() -> dict:
+    """{'bands': {fabric: {regime: stats}}, 'peers': [run, ...], ...}; empty tables when the file is absent."""
+    try:
+        text = resources.files("collperf").joinpath("data", DATA_FILE).read_text()
+    except (FileNotFoundError, ModuleNotFoundError, OSError):
+        return {"bands": {}, "peers": []}
+    return json.loads(text)
+
+
+@dataclass
+class Peers:
+    """Public runs like this one at one size: their busbw range and sources."""
+
+    size: int
+    busbw_GBps: list[float] = field(default_factory=list)
+    runs: list[dict] = field(default_factory=list)     # id, source_url, system, nic, busbw_GBps at `size`
+    like: str = ""                                     # what "like this one" meant
+    yours_busbw_GBps: float | None = None
+
+    def describe(self) -> str:
+        if not self.runs:
+            return f"no public runs on {self.like} in the corpus to compare with"
+        lo, hi = min(self.busbw_GBps), max(self.busbw_GBps)
+        reach = f"{lo:.0f} GB/s" if round(lo) == round(hi) else f"{lo:.0f}-{hi:.0f} GB/s"
+        yours = f"; yours: {self.yours_busbw_GBps:.0f}" if self.yours_busbw_GBps is not None else ""
+        return (f"public runs on {self.like} reach {reach} busbw at {units.format_size(self.size)} "
+                f"({len(self.runs)} run{'s' if len(self.runs) != 1 else ''}){yours}")
+
+    def to_json(self) -> dict:
+        return {"size": self.size, "like": self.like, "busbw_GBps": self.busbw_GBps,
+                "yours_busbw_GBps": self.yours_busbw_GBps,
+                "summary": self.describe(), "sources": self.runs}
+
+
+def gpu_model(text: str) -> str:
+    """The model number of a GPU name ('NVIDIA GeForce RTX 4090' -> '4090', 'H100 80GB HBM3' -> 'H100'), so that
+    peers of one catalogue family (every GeForce card) are still the same card."""
+    m = re.search(r"\b[A-Z]*\d{3,4}[A-Z]*\b", str(text).upper().replace("-", " "))
+    return m.group(0) if m else ""
+
+
+def _like(system: System, collective: str) -> str:
+    nets = {"ib": "InfiniBand", "roce": "RoCE", "efa": "EFA", "tcpx": "GPUDirect-TCPX", "tcpxo": "GPUDirect-TCPXO",
+            "socket": "sockets", "nvl72": "one NVL72 NVLink domain"}
+    where = f"{system.nodes}x{system.gpus_per_node} {system.gpu}"
+    fabric = system.fabric_class
+    net = (f" with {system.nics_per_node}x {system.nic_Gbps:g} Gb/s {nets.get(fabric, fabric)}" if system.nodes > 1
+           else f" ({fabric})")
+    return f"{where}{net}, {collective}"
+
+
+def peers(collective: str, system: System | None, size: int, yours_busbw_GBps: float | None = None,
+          runs: list[dict] | None = None, exclude: str = "") -> Peers | None:
+    """Healthy public runs of the same collective on the same GPU family, fabric class and layout (nodes x
+    GPUs per node), with their busbw at the corpus size nearest `size` (within a factor 2)."""
+    if system is None or not size:
+        return None
+    runs = calibration()["peers"] if runs is None else runs
+    family, model = gpu_family(system), gpu_model(system.gpu)
+    found = Peers(int(size), like=_like(system, collective), yours_busbw_GBps=yours_busbw_GBps)
+    for run in runs:
+        if (run["collective"], run["family"], run["fabric"], run["nodes"], run["gpus_per_node"]) != \
+                (collective, family, system.fabric_class, system.nodes, system.gpus_per_node) or run["id"] == exclude \
+                or (model and run.get("gpu") and gpu_model(run["gpu"]) != model):
+            continue
+        sizes = np.array([s for s, _ in run["busbw"]], dtype=float)
+        if not sizes.size:
+            continue
+        i = int(np.argmin(np.abs(np.log2(sizes) - np.log2(size))))
+        if abs(np.log2(sizes[i]) - np.log2(size)) > 1:
+            continue
+        bus = float(run["busbw"][i][1])
+        if yours_busbw_GBps and sizes[i] == size and abs(bus - yours_busbw_GBps) <= 1e-3 * yours_busbw_GBps:
+            continue            # the same busbw at the same size: this log itself (the corpus ships it)
+        found.busbw_GBps.append(bus)
+        found.runs.append({"id": run["id"], "source_url": run["source_url"], "system": run["system"],
+                           "nic": run.get("nic", ""), "size": int(sizes[i]), "busbw_GBps": bus})
+    return found

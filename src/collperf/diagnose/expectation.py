@@ -1,0 +1,147 @@
+"""What a measurement is compared with: the expected band (NCCL's model on the assumed system, calibrated on
+healthy public runs of its fabric class: model/calibration.py) and the physical bound (model/bounds
+two-level bound, or a flat --peak)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from collperf import units
+from collperf.collectives import busbw_factor
+from collperf.diagnose.calibrated import calibration, peers
+from collperf.diagnose.hardware import Assumed
+from collperf.model.calibration import band
+from collperf.model.nccl import expect, system_bound
+from collperf.model.systems import gpu_family
+
+
+@dataclass
+class Expectation:
+    """What a row is compared with: expected and bound per size, and where they come from."""
+
+    expected_s: np.ndarray | None
+    regime: np.ndarray | None
+    choice: list[str]
+    runner_up: list[str]
+    bound_s: np.ndarray | None
+    binding: list[str]
+    peak_GBps: float | None
+    expected_from: str
+    bound_from: str
+    model_s: np.ndarray | None = None     # NCCL's own model time (expected_s is the calibrated typical time)
+    low_s: np.ndarray | None = None       # the band of healthy public runs: 10th percentile of their time
+    high_s: np.ndarray | None = None      # ... and 90th (slower than this is "slower than expected")
+    band_from: list = field(default_factory=list)   # per size: what the band was calibrated on
+    band_logs: list = field(default_factory=list)   # per size: how many public runs the band rests on
+    fabric: str = ""
+
+
+def expectation(collective: str, sizes, assumed: Assumed, peak_Bps: float | None = None,
+                factor: float | None = None, bound_system=None, bands: dict | None = None) -> Expectation:
+    """The expected band and the bound on the assumed system: NCCL's model time scaled by what healthy public
+    runs of the system's fabric class achieve relative to it (`bands`: a calibration table, default the
+    committed one; {} for NCCL's model alone). A flat bound from `peak_Bps` if given; `bound_system`:
+    another system for the bound, e.g. the unfitted hardware when the expectation is a fit."""
+    n = np.asarray(sizes, dtype=float)
+    system = assumed.system
+    expected = regime = None
+    choice = runner = [""] * len(n)
+    expected_from = f"none: {assumed.why_none}"
+    if system is not None and system.ranks < 2:
+        expected_from = "none: one rank, no collective to model"
+        system = None
+    if system is not None and len(n):
+        pred = expect(collective, n, system)
+        expected, regime = pred.time_s, pred.regime
+        choice = pred.choice
+        runner = [f"{a}/{p}" if a != "-" else "" for a, p in zip(pred.runner_up_algorithm, pred.runner_up_protocol)]
+        fitted = system.provenance.get("launch_overhead_us", "")
+        expected_from = (f"NCCL's model on {system.name} ({fitted})" if fitted.startswith("fitted")
+                         else f"NCCL's model (algorithm/protocol choice and time) on {system.name}")
+    bound = None
+    binding = [""] * len(n)
+    peak_GBps = None
+    bound_from = "none: no system assumed and no --peak"
+    if peak_Bps is not None:
+        f = factor if factor else busbw_factor(collective, system.ranks) if system else 1.0
+        bound = n * f / peak_Bps
+        binding = ["peak"] * len(n)
+        peak_GBps = peak_Bps / 1e9
+        bound_from = f"given: --peak {units.format_bandwidth(peak_Bps)} per rank (busbw cannot exceed it)"
+    elif (bound_system or system) is not None and len(n):
+        system = bound_system or system
+        b = system_bound(collective, n, system)
+        bound, binding = b.time_s, b.binding
+        peak = b.peak_busbw_Bps
+        peak_GBps = peak / 1e9 if np.isfinite(peak) else None
+        bound_from = (f"two-level bound on {system.name}: the larger of the node-level network bound "
+                      f"({system.nics_per_node}x {system.nic_Gbps:g} Gb/s per node) and the intra-node bound"
+                      f"{' with in-switch reduction (NVLS)' if system.nvls else ''}"
+                      f"{'; host bridge (no P2P)' if system.host_bridge else ''}")
+    ex = Expectation(expected, regime, list(choice), list(runner), bound, list(binding), peak_GBps,
+                     expected_from, bound_from, model_s=expected)
+    fitted = assumed.system is not None and assumed.system.provenance.get("launch_overhead_us", "").startswith("fitted")
+    if expected is not None and not fitted:
+        _calibrate(ex, n, assumed.system, calibration()["bands"] if bands is None else bands)
+    return ex
+
+
+def _calibrate(ex: Expectation, n: np.ndarray, system, bands: dict) -> None:
+    """Replace NCCL's model time by the calibrated band where the table covers the size."""
+    ex.fabric = system.fabric_class
+    if not bands:
+        return
+    b = band(n, ex.model_s, ex.fabric, bands, floor_s=ex.bound_s, family=gpu_family(system))
+    ok = np.isfinite(b.typical_s)
+    if not ok.any():
+        return
+    ex.expected_s = np.where(ok, b.typical_s, ex.model_s)
+    ex.low_s = np.where(ok, b.low_s, np.nan)
+    ex.high_s = np.where(ok, b.high_s, np.nan)
+    ex.band_from = b.provenance
+    ex.band_logs = b.logs
+    ex.expected_from = (f"{ex.expected_from}, calibrated on healthy public runs: the band is the 10th-90th "
+                        f"percentile of their time relative to NCCL's model ({'; '.join(dict.fromkeys(b.provenance))})")
+
+
+@dataclass
+class ExpectedBand:
+    """`predict --cluster`: per size, what NCCL on the system is expected to take (the calibrated band and
+    NCCL's own model time), the bound, and public runs like it."""
+
+    size: int
+    low_s: float | None
+    typical_s: float
+    high_s: float | None
+    model_s: float
+    bound_s: float | None
+    choice: str
+    band_from: str
+    busbw_factor: float
+    peers: object = None
+
+    def busbw_GBps(self, time_s: float | None) -> float | None:
+        return self.size * self.busbw_factor / time_s / 1e9 if time_s else None
+
+    def to_json(self) -> dict:
+        return {"size": self.size, "expected_low_s": self.low_s, "expected_s": self.typical_s,
+                "expected_high_s": self.high_s, "nccl_model_s": self.model_s, "bound_s": self.bound_s,
+                "nccl_choice": self.choice, "band_from": self.band_from,
+                "expected_busbw_GBps": [self.busbw_GBps(self.high_s), self.busbw_GBps(self.low_s)],
+                "peers": self.peers.to_json() if self.peers else None}
+
+
+def expected_bands(collective: str, sizes, assumed: Assumed, peer_list=None) -> list[ExpectedBand]:
+    """The same expectation diagnose judges a measurement against, for sizes not yet measured."""
+    n = [int(x) for x in sizes]
+    ex = expectation(collective, n, assumed)
+    factor = busbw_factor(collective, assumed.system.ranks)
+
+    def at(values, i):
+        return float(values[i]) if values is not None and np.isfinite(values[i]) else None
+    return [ExpectedBand(size, at(ex.low_s, i), float(ex.expected_s[i]), at(ex.high_s, i), float(ex.model_s[i]),
+                         at(ex.bound_s, i), ex.choice[i], ex.band_from[i] if ex.band_from else ex.expected_from,
+                         factor, peers(collective, assumed.system, size, None, peer_list))
+            for i, size in enumerate(n)]

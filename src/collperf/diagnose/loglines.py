@@ -1,0 +1,146 @@
+"""Hardware facts from what real logs carry: NCCL INFO lines (the net plugin, NICs, GPUDirect RDMA, NVLS,
+P2P or SHM, channel counts, NCCL_ALGO/NCCL_PROTO echoes), the NCCL version, and host names that name a
+cloud instance type. Each fact keeps the line that decided it, so provenance can quote it.
+
+Line shapes follow NCCL 2.30.7 src/init.cc ("Using network %s", "%d coll channels, ..."),
+src/transport/net_ib.cc ("NET/IB : Using [0]mlx5_0:1/IB ..."; "/RoCE" for Ethernet ports),
+src/transport/net_socket.cc ("NET/Socket : Using [0]eth0:..."), src/transport/net.cc and p2p.cc
+("via NET/IB/0/GDRDMA", "via P2P/IPC", "via SHM/direct/direct"), aws-ofi-nccl ("NET/OFI Selected Provider
+is efa (found 4 nics)", "Setting NCCL_PROTO to \"simple\""), GCP's nccl-plugin-gpudirecttcpx
+("NET/GPUDirectTCPX") and its TCPXO successor ("NET/FasTrak").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+# "Using network <name>" (init.cc) -> fabric class; the plugin names as their plugins register them
+_NETWORK_NAMES = (
+    (r"AWS Libfabric|OFI", "efa"),
+    (r"FasTrak|TCPXO", "tcpxo"),
+    (r"GPUDirectTCPX|TCPX", "tcpx"),
+    (r"\bIB\b|IBext|sharp", "ib"),
+    (r"Socket", "socket"),
+)
+# host names or headers that name an instance type -> catalogue system
+_HOSTS = (
+    (r"a3-?mega", "gcp-a3-mega"), (r"a3-?ultra", "gcp-a3-ultra"), (r"a3-?high", "gcp-a3-high"),
+    (r"\ba4-?high|\ba4-\w*gpu", "gcp-a4"), (r"p5en", "aws-p5en"), (r"\bp5\.48xlarge|\bp5-", "aws-p5"),
+    (r"\bp4d", "aws-p4d"), (r"g4dn\.12xlarge", "aws-g4dn-12xlarge"), (r"g4dn\.metal", "aws-g4dn-metal"),
+    (r"nd96isr|ndv5|nd-?h100-?v5", "azure-nd-h100-v5"), (r"nd96asr|nd-?a100-?v4", "azure-nd-a100-v4"),
+    (r"bm\.gpu\.h100|bm-gpu-h100", "oci-bm-gpu-h100"), (r"bm\.gpu\.b200|bm-gpu-b200", "oci-bm-gpu-b200"),
+)
+
+
+@dataclass
+class LogFacts:
+    """What a log's own lines say about the hardware: value name -> (value, the line that decided it)."""
+
+    values: dict = field(default_factory=dict)
+
+    def get(self, key, default=None):
+        return self.values[key][0] if key in self.values else default
+
+    def line(self, key) -> str:
+        return self.values[key][1] if key in self.values else ""
+
+    def __contains__(self, key) -> bool:
+        return key in self.values
+
+    def set(self, key, value, line: str) -> None:
+        if key not in self.values:           # the first line that says it decides
+            self.values[key] = (value, _short(line))
+
+
+def _short(line: str) -> str:
+    line = re.sub(r"^\[\d+,\d+\]<std\w+>:", "", line.strip())   # mpirun --tag-output prefixes
+    return line if len(line) <= 160 else line[:157] + "..."
+
+
+def read_facts(text: str) -> LogFacts:
+    """Every fact the log's lines state (comment lines written by a person, '# hardware:', are not read)."""
+    facts = LogFacts()
+    lines = [ln for ln in text.splitlines() if not re.match(r"\s*#\s*(hardware|source)\s*:", ln)]
+    for ln in lines:
+        _network(facts, ln)
+        _nics(facts, ln)
+        _transport(facts, ln)
+        _tuning_echoes(facts, ln)
+        m = re.search(r"NCCL version (\d+\.\d+\.\d+)|RCCL version (\d+\.\d+\.\d+)", ln)
+        if m:
+            facts.set("nccl_version", m.group(1) or m.group(2), ln)
+        m = re.search(r"(\d+) coll channels, (?:(\d+) collnet channels, )?(?:(\d+) nvls channels, )?(\d+) p2p channels",
+                      ln)
+        if m:
+            facts.set("channels", int(m.group(1)), ln)
+            if m.group(3) is not None:
+                facts.set("nvls", int(m.group(3)) > 0, ln)
+    for ln in lines:
+        if re.search(r"Rank\s+\d+\s.*\bon\s+\S+|NCCL INFO|^\s*\S+:\d+:\d+", ln):
+            for pattern, key in _HOSTS:
+                if re.search(pattern, ln, re.IGNORECASE):
+                    facts.set("instance", key, ln)
+                    break
+    return facts
+
+
+def _network(facts: LogFacts, ln: str) -> None:
+    m = re.search(r"Using network (.+?)\s*$", ln)
+    if m:
+        for pattern, fabric in _NETWORK_NAMES:
+            if re.search(pattern, m.group(1)):
+                facts.set("fabric", fabric, ln)
+                return
+    if re.search(r"NET/OFI Selected Provider is efa|NET/OFI .*efa", ln):
+        facts.set("fabric", "efa", ln)
+    elif re.search(r"NET/FasTrak|TCPXO", ln):
+        facts.set("fabric", "tcpxo", ln)
+    elif re.search(r"NET/GPUDirectTCPX", ln):
+        facts.set("fabric", "tcpx", ln)
+    elif re.search(r"NET/IB\s*:\s*Using\s*\[", ln):
+        facts.set("fabric", "roce" if "/RoCE" in ln else "ib", ln)
+
+
+def _nics(facts: LogFacts, ln: str) -> None:
+    m = re.search(r"found (\d+) nics", ln)
+    if m:
+        facts.set("nics", int(m.group(1)), ln)
+        return
+    m = re.search(r"NET/(?:IB|Socket|GPUDirectTCPX|FasTrak)\w*\s*:\s*Using\s*((?:\[\d+\]\S+\s*)+)", ln)
+    if m:
+        facts.set("nics", len(re.findall(r"\[\d+\]", m.group(1))), ln)
+        if "/RoCE" in m.group(1):
+            facts.values["fabric"] = ("roce", _short(ln))   # NET/IB over Ethernet ports is RoCE
+        if "NET/Socket" in ln and "fabric" not in facts:
+            facts.set("socket_devices", True, ln)
+
+
+def _transport(facts: LogFacts, ln: str) -> None:
+    if re.search(r"via NET/", ln):
+        facts.set("net_gdr", "GDRDMA" in ln, ln)
+    if re.search(r"via P2P/", ln):
+        facts.set("p2p", True, ln)
+    elif re.search(r"via SHM/", ln):
+        facts.set("p2p", False, ln)
+    if re.search(r"NVLS multicast support is available|NVLS comm|nvls channels", ln) and "nvls" not in facts:
+        if not re.search(r"0 nvls channels|not available", ln):
+            facts.set("nvls", True, ln)
+
+
+def _tuning_echoes(facts: LogFacts, ln: str) -> None:
+    m = re.search(r"NCCL_PROTO (?:set by environment )?to \"?([\w,^]+)\"?", ln)
+    if m:
+        facts.set("protocols", _protocols(m.group(1)), ln)
+    m = re.search(r"NCCL_ALGO (?:set by environment )?to \"?([\w,^;:]+)\"?", ln)
+    if m:
+        facts.set("algorithms", m.group(1), ln)
+
+
+def _protocols(value: str) -> tuple[str, ...]:
+    """NCCL_PROTO's value ('simple', 'LL,LL128', '^LL128') as the protocols left enabled."""
+    names = {"ll": "LL", "ll128": "LL128", "simple": "Simple"}
+    exclude = value.startswith("^")
+    given = [names[p.lower()] for p in value.lstrip("^").split(",") if p.lower() in names]
+    kept = [p for p in ("LL", "LL128", "Simple") if (p not in given) == exclude]
+    return tuple(kept) or ("LL", "LL128", "Simple")

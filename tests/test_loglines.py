@@ -1,0 +1,142 @@
+"""Hardware from what real logs carry: NCCL INFO lines, device lines, host names; the provenance quotes the line
+that decided each value; the flags for what no log says; the shared samples with and without their curated
+'# hardware:' lines."""
+
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from collperf import cli
+from collperf.cli import app
+from collperf.diagnose import assume, diagnose
+from collperf.diagnose.loglines import read_facts
+from collperf.errors import UsageError
+from collperf.ingest import load, parse
+from collperf.spec import HardwareSpec
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+@pytest.mark.parametrize("line, key, value", [
+    ("host:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [2]mlx5_2:1/IB ; OOB eth0:10.0.0.1<0>",
+     "fabric", "ib"),
+    ("host:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [2]mlx5_2:1/IB ; OOB eth0:10.0.0.1<0>",
+     "nics", 3),
+    ("host:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_3:1/RoCE ; OOB eth0:10.0.0.1<0>",
+     "fabric", "roce"),
+    ("host:1:1 [0] NCCL INFO Using network AWS Libfabric", "fabric", "efa"),
+    ("host:1:1 [0] NCCL INFO NET/OFI Selected Provider is efa (found 4 nics)", "nics", 4),
+    ("host:1:1 [0] NCCL INFO NET/GPUDirectTCPX ver. 3.1.8.", "fabric", "tcpx"),
+    ("host:1:1 [0] NCCL INFO Using network FasTrak", "fabric", "tcpxo"),
+    ("host:1:1 [0] NCCL INFO Using network Socket", "fabric", "socket"),
+    ("host:1:1 [0] NCCL INFO NCCL_PROTO set by environment to ^LL128", "protocols", ("LL", "Simple")),
+    ("host:1:1 [0] NCCL INFO NET/OFI Setting NCCL_PROTO to \"simple\"", "protocols", ("Simple",)),
+    ("host:1:1 [0] NCCL INFO NCCL_ALGO set by environment to Ring", "algorithms", "Ring"),
+    ("host:1:1 [0] NCCL INFO 24 coll channels, 24 collnet channels, 16 nvls channels, 32 p2p channels, 32 p2p "
+     "channels per peer", "nvls", True),
+    ("host:1:1 [0] NCCL INFO 24 coll channels, 0 collnet channels, 0 nvls channels, 32 p2p channels, 2 p2p "
+     "channels per peer", "channels", 24),
+    ("host:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via SHM/direct/direct", "p2p", False),
+    ("host:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC", "p2p", True),
+    ("#  Rank  0 Group  0 Pid   1 on a3mega-a3meganodeset-0 device  0 [0x04] NVIDIA H100 80GB HBM3",
+     "instance", "gcp-a3-mega"),
+    ("NCCL version 2.21.5+cuda12.4", "nccl_version", "2.21.5"),
+])
+def test_each_line_kind_decides_its_value_and_is_quoted(line, key, value):
+    facts = read_facts(line)
+    assert facts.get(key) == value
+    assert line.strip()[:60] in facts.line(key)
+
+
+def test_curated_hardware_lines_are_not_read():
+    assert "fabric" not in read_facts("# hardware: 2 nodes, NCCL INFO Using network IB (curated)")
+
+
+def _log(tmp_path, lines, gpu="NVIDIA H100 80GB HBM3", hosts=("nodeA", "nodeB")):
+    devices = [f"#  Rank {r:2d} Group  0 Pid {r} on {hosts[r // 8]} device {r % 8} [0x1b] {gpu}"
+               for r in range(8 * len(hosts))]
+    rows = ["#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   "
+            "busbw #wrong"] + [f"{n:12d} {n // 4:12d}     float     sum      -1  {t:8.1f} 0 0 0 {t:8.1f} 0 0 0"
+                               for n, t in ((1 << 20, 80.0), (1 << 26, 900.0), (1 << 30, 12000.0))]
+    path = tmp_path / "run.txt"
+    path.write_text("\n".join(["# nThread 1 nGpus 1 minBytes 1048576 maxBytes 1073741824 step: 64(factor)",
+                               "# Using devices", *devices, *lines, *rows]) + "\n")
+    return load(path)[0]
+
+
+def test_a_tcpxo_log_on_h100_is_judged_as_gcp_a3_mega_with_the_line_quoted(tmp_path):
+    table = _log(tmp_path, ["nodeA:1:1 [0] NCCL INFO Using network FasTrak"])
+    system = assume(table).system
+    assert system.name == "gcp-a3-mega" and (system.nics_per_node, system.nic_Gbps) == (8, 200.0)
+    assert system.fabric_class == "tcpxo"
+    assert "Using network FasTrak" in system.provenance["fabric"]
+    assert system.provenance["gpu"] == "from GPU model in device lines"
+
+
+def test_a_host_name_picks_the_instance(tmp_path):
+    table = _log(tmp_path, [], hosts=("p5en-st-1", "p5en-st-2"), gpu="NVIDIA H200")
+    system = assume(table).system
+    assert system.name == "aws-p5en" and system.fabric == "efa"
+    assert "p5en-st-1" in system.provenance["nics_per_node"]
+
+
+def test_ib_nic_count_from_the_log_and_gdr_from_channel_lines(tmp_path):
+    table = _log(tmp_path, ["nodeA:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [2]mlx5_2:1/IB "
+                            "[3]mlx5_3:1/IB ; OOB eth0:10.0.0.1<0>",
+                            "nodeA:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA"])
+    system = assume(table).system
+    assert (system.nics_per_node, system.fabric, system.net_gdr) == (4, "ib", True)
+    assert "NET/IB : Using" in system.provenance["nics_per_node"] and "GDRDMA" in system.provenance["net_gdr"]
+
+
+def test_flags_for_what_no_log_says(tmp_path):
+    table = _log(tmp_path, [])
+    system = assume(table, HardwareSpec(fabric="efa")).system
+    assert system.name == "aws-p5" and system.provenance["fabric"] == "user override (--fabric)"
+    pair = parse(EXAMPLES.joinpath("10_pcie-2080ti-x2-allreduce.txt").read_text().replace("# hardware:", "# note:"),
+                 "stripped.txt")[0]
+    assert not assume(pair).system.pcie_switch_shared
+    assert assume(pair, HardwareSpec(pcie_switch=True)).system.pcie_switch_shared
+    with pytest.raises(UsageError, match="--fabric infiniband: expected one of ib|roce"):
+        HardwareSpec(fabric="infiniband")
+    with pytest.raises(UsageError, match="--pcie-switch"):
+        assume(table, HardwareSpec(pcie_switch=True))
+
+
+def test_cli_flags_and_their_errors(capsys, monkeypatch):
+    sample = str(EXAMPLES / "10_pcie-2080ti-x2-allreduce.txt")
+    ok = CliRunner().invoke(app, ["diagnose", sample, "--pcie-switch", "--json"])
+    assert ok.exit_code == 0 and "behind one PCIe switch" in ok.output
+    monkeypatch.setattr(sys, "argv", ["collperf", "diagnose", sample, "--fabric", "myrinet"])
+    with pytest.raises(SystemExit) as info:
+        cli.main()
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and "--fabric myrinet" in err and "Traceback" not in err
+
+
+def _stripped(path: Path, tmp_path: Path) -> Path:
+    out = tmp_path / path.name
+    out.write_text("".join(ln for ln in path.read_text().splitlines(keepends=True)
+                           if not ln.lstrip("# ").lower().startswith("hardware:")))
+    return out
+
+
+_RANK = {"slower": 0, "not judged": 1, "above": 1, "error": 1, "as expected": 2, "faster": 3}
+
+
+def _label(verdict: str) -> int:
+    return next(v for k, v in _RANK.items() if verdict.startswith(k))
+
+
+# sample 19 prints no device lines: without its curated line the user names the system
+_NAMED = {"19_lambda-b200-2node-16gpu-allreduce.txt": HardwareSpec(cluster="dgx-b200", nodes=2)}
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.txt")), ids=lambda p: p.name[:2])
+def test_samples_without_their_hardware_lines_judge_the_same_or_better(path, tmp_path):
+    with_lines = diagnose(load(path)[0])
+    without = diagnose(load(_stripped(path, tmp_path))[0], hardware=_NAMED.get(path.name))
+    assert _label(without.verdict) >= _label(with_lines.verdict), (with_lines.verdict, without.verdict)
+    assert not without.verdict.startswith("slower") and not with_lines.verdict.startswith("slower")
