@@ -120,3 +120,26 @@ def test_two_benches_of_one_name_the_second_refuses_and_the_first_is_untouched()
             first.kill()
             first.wait()
     assert nothing_left(name) and owners.record(name) is None
+
+
+def test_a_run_whose_testbed_vanished_says_so():
+    """The namespaces of a running bench's testbed deleted under it: the error names the testbed, not a rank."""
+    import time
+    from testbed_support import SUPPORTED, SKIPPED_BY_USER, bed_name, nothing_left
+    if not SUPPORTED or SKIPPED_BY_USER:
+        pytest.skip("the testbed needs Linux, root and iproute2 (ip, tc)")
+    name = bed_name("van")
+    run = subprocess.Popen(_bench_on(name, "1000000"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (switch.namespaces(name) and owners.holder(name)) and time.monotonic() < deadline:
+            time.sleep(0.3)
+        time.sleep(2)
+        switch._remove(name)                                  # what another tool's cleanup would do
+        _, err = run.communicate(timeout=180)
+        assert run.returncode == 1 and f"testbed '{name}' vanished during the run" in err, err
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    assert nothing_left(name)
