@@ -1,4 +1,4 @@
-"""The NCCL expectation model against the real logs in /work/shared/samples/nccl-logs/.
+"""The NCCL expectation model against the real logs in examples/.
 
 Per sample: the system assumed (from the GPU model in the device lines, the node count and the NCCL
 INFO lines; no fitting), the median and worst relative error of the expected time over out-of-place
@@ -18,7 +18,7 @@ from collperf.ingest import load
 from collperf.model.nccl import expect, fit_system, system_bound
 from collperf.model.systems import system_for_gpu
 
-LOGS = Path("/work/shared/samples/nccl-logs")
+LOGS = Path(__file__).resolve().parents[1] / "examples"
 MIB = 1 << 20
 # sample -> (GPU model when the log has no device lines, nodes when the reader could not tell)
 SAMPLES = {

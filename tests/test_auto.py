@@ -44,6 +44,7 @@ def test_auto_follows_the_network():
     assert by_bandwidth.predicted_s >= 0.75 * (1 << 20) / 1e6 * 0.999   # (p-1)/p n beta at best
 
 
+@pytest.mark.multiprocess
 def test_auto_runs_bit_exact_on_a_given_network_and_after_a_quick_calibration():
     pytest.importorskip("torch")
     from collperf.lab.bench import run
@@ -71,6 +72,7 @@ def test_auto_runs_bit_exact_on_a_given_network_and_after_a_quick_calibration():
     assert all(r[pl]["wrong"] == 0 for r in res.rows for pl in ("out_of_place", "in_place"))
 
 
+@pytest.mark.multiprocess
 def test_slices_follow_the_message_size_and_stay_exact():
     pytest.importorskip("torch")
     from collperf.runtime.execute import MAX_SLICES, slices_for
@@ -87,6 +89,7 @@ def test_slices_follow_the_message_size_and_stay_exact():
     assert [w for _, w in results] == [0] * len(cases)
 
 
+@pytest.mark.multiprocess
 def test_head_to_head_times_auto_and_builtin_interleaved_and_checks_both():
     pytest.importorskip("torch")
     from collperf.lab.bench import auto_plan

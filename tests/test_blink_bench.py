@@ -61,6 +61,7 @@ def selftest(p, cases):
     return [(case[:9], wrong) for case, wrong in results]
 
 
+@pytest.mark.multiprocess
 @pytest.mark.parametrize("p,gpus", [(3, [0, 1, 4]), (4, [0, 3, 4, 5])])
 def test_packed_trees_and_patterns_are_bit_exact_on_real_ranks(p, gpus):
     # fragmented groups (trees through PCIe switches and QPI), a root other than the first rank, every
@@ -72,6 +73,7 @@ def test_packed_trees_and_patterns_are_bit_exact_on_real_ranks(p, gpus):
     assert not wrong, wrong[:5]
 
 
+@pytest.mark.multiprocess
 def test_a_wrong_prebuilt_schedule_is_caught():
     # the check is not vacuous: a pattern schedule with its last transfer removed leaves data missing
     from dataclasses import replace
@@ -83,6 +85,7 @@ def test_a_wrong_prebuilt_schedule_is_caught():
     assert results[0][1] > 0
 
 
+@pytest.mark.multiprocess
 def test_bench_cli_blink_on_4_ranks(tmp_path):
     # collperf bench --ranks 4 -A blink: dgx1v's first 4 GPUs, #wrong = 0, the placement in the JSON file
     from collperf.cli import app
@@ -97,6 +100,7 @@ def test_bench_cli_blink_on_4_ranks(tmp_path):
     assert "ranks 0..3 stand for dgx1v GPUs 0,1,2,3" in res.output
 
 
+@pytest.mark.multiprocess
 def test_bench_pattern_on_3_ranks_measures_throughput():
     from collperf import api
     sweep = SweepSpec("allreduce", "builtin", "1K", "4K", 4, iters=1, warmup=0, progress=False)

@@ -105,6 +105,7 @@ def test_coalescing_cuts_blink_messages_and_keeps_the_schedule(coll):
     verify(replace(s, steps=steps))
 
 
+@pytest.mark.multiprocess
 @pytest.mark.parametrize("p,gpus", [(3, [0, 1, 4]), (4, [0, 1, 2, 3])])
 def test_coalesced_blink_schedules_are_bit_exact_on_real_ranks(p, gpus):
     # every collective Blink builds, at the segment counts bench picks at the ends of its range (1 and 32),

@@ -70,7 +70,7 @@ def test_hybrid_split_without_switching_time_adds_the_rates_and_a_large_one_keep
 
 
 def test_blink_predictions_are_size_over_the_packed_rate():
-    # GPUs 0,1,4 (README): 37 GB/s from GPU 0; NCCL's ring goes through PCIe and QPI at 10 GB/s
+    # GPUs 0,1,4 (docs/blink.md): 37 GB/s from GPU 0; NCCL's ring goes through PCIe and QPI at 10 GB/s
     doc = run_json("predict", "broadcast", "-A", "blink", "--topology", "dgx1v", "--ranks", "0,1,4", "-s", "1G")
     row = doc["sizes"][0]
     assert row["rate_Bps"] == pytest.approx(37 * G) and row["time_s"] == pytest.approx(2**30 / (37 * G))

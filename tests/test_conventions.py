@@ -1,4 +1,4 @@
-"""What a new user hits (issue 11): no silent wrong answers, one set of conventions. Each case is a
+"""What a new user hits: no silent wrong answers, one set of conventions. Each case is a
 real CLI call with its exit code and message."""
 
 import json

@@ -1,5 +1,5 @@
 """The fit on real multi-node logs: the LL / LL128 / Simple and tree / ring switches give 3-4 regimes,
-and disturbed rows are left out of the fit and named, not absorbed (issue 12, item 7)."""
+and disturbed rows are left out of the fit and named, not absorbed."""
 
 from pathlib import Path
 

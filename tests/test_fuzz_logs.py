@@ -1,4 +1,4 @@
-"""Hardened readers (issue 20): every malformed reproducer gives a clear UsageError (exit 2 on the CLI), and a
+"""Hardened readers: every malformed reproducer gives a clear UsageError (exit 2 on the CLI), and a
 seeded mutator over every input format gives rows or a UsageError, never another exception, never a hang."""
 
 import json
@@ -17,7 +17,7 @@ from collperf.ingest import parse
 
 FIXTURES = Path(__file__).parent / "fixtures"
 MALFORMED = FIXTURES / "malformed"
-SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "samples" / "nccl-logs"
+SAMPLES = Path(__file__).resolve().parents[1] / "examples"   # public nccl-tests logs, each with its source
 BOUND_S = 2.0   # per input: a hang check (the quadratic regex took 40 s), not a speed assertion
 
 # what each reproducer must say (a piece of the message), or None where it is in fact readable
@@ -128,8 +128,7 @@ def _formats() -> list[tuple[str, str]]:
     inputs = [(p.name, p.read_text(errors="replace")) for p in sorted(FIXTURES.iterdir()) if p.is_file()]
     inputs += [(p.name, p.read_text(errors="replace")) for p in sorted(MALFORMED.glob("*.log"))
                if p.stat().st_size < 10_000]
-    if SAMPLES.exists():
-        inputs += [(p.name, p.read_text(errors="replace")) for p in sorted(SAMPLES.glob("*.txt"))]
+    inputs += [(p.name, p.read_text(errors="replace")) for p in sorted(SAMPLES.glob("*.txt"))]
     return inputs
 
 
@@ -199,7 +198,7 @@ def mutate(text: str, rng: random.Random) -> str:
 
 def test_mutated_logs_give_rows_or_a_usage_error():
     """SEEDS seeded mutations over every fixture format (nccl-tests text of every vintage and -J JSON, collperf
-    JSON/CSV, OSU, IMB, the malformed reproducers and, when beside the checkout, the shared sample logs);
+    JSON/CSV, OSU, IMB, the malformed reproducers and the sample logs of examples/);
     every 16th parsed input also goes through fit and diagnose."""
     inputs = _formats()
     outcomes = {"rows": 0, "usage-error": 0}

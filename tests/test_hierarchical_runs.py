@@ -46,6 +46,7 @@ def test_auto_prices_hierarchical_with_the_phases_the_executor_runs(collective):
         assert picked[-1].predicted_s >= (n / 2) / (1e7 / 2)
 
 
+@pytest.mark.multiprocess
 def test_hierarchical_runs_bit_exact_on_local_ranks_grouped_into_nodes():
     pytest.importorskip("torch")
     from collperf.runtime.launch import Job, run_local
@@ -66,6 +67,7 @@ def test_hierarchical_runs_bit_exact_on_local_ranks_grouped_into_nodes():
     assert not [r for r in results if r[1]], [r for r in results if r[1]][:5]
 
 
+@pytest.mark.multiprocess
 def test_bench_runs_hierarchical_and_auto_chooses_it_on_a_two_level_network():
     pytest.importorskip("torch")
     from collperf.lab.bench import run
@@ -97,6 +99,7 @@ def test_hierarchical_without_nodes_or_from_another_root_is_a_usage_error():
     _check_ranks(SweepSpec("allgather", "hierarchical"), 4, shape=[2, 2])   # fine
 
 
+@pytest.mark.multiprocess
 def test_the_cli_groups_local_ranks_into_nodes():
     pytest.importorskip("torch")
     from typer.testing import CliRunner
@@ -112,6 +115,7 @@ def test_the_cli_groups_local_ranks_into_nodes():
     assert res.exit_code != 0 and isinstance(res.exception, UsageError) and "--ranks-per-node" in str(res.exception)
 
 
+@pytest.mark.multiprocess
 def test_user_collectives_run_hierarchical_on_a_group_with_nodes():
     pytest.importorskip("torch")
     from collperf.runtime.launch import Job, run_local

@@ -1,4 +1,4 @@
-"""Interoperability (issue 16): NCCL tuner rules out, MSCCL XML out and in, NCCL Inspector, nccl-tests -J
+"""Interoperability: NCCL tuner rules out, MSCCL XML out and in, NCCL Inspector, nccl-tests -J
 with per-iteration timing, rccl-tests JSONL/CSV and optimize_config.py's CSV in."""
 
 from __future__ import annotations

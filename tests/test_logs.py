@@ -15,7 +15,7 @@ from collperf.diagnose import diagnose
 from collperf.fit import fit
 from collperf.ingest import IngestError, Row, Table, load, parse
 
-SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "samples" / "nccl-logs"
+SAMPLES = Path(__file__).resolve().parents[1] / "examples"   # public nccl-tests logs, each with its source
 FIXTURES = Path(__file__).parent / "fixtures"
 ROOT = Path(__file__).parent.parent
 runner = CliRunner()
@@ -30,7 +30,6 @@ SAMPLE_FACTS = [
 ]
 
 
-@pytest.mark.skipif(not SAMPLES.exists(), reason="the shared samples are not beside this checkout")
 @pytest.mark.parametrize("name, tables, rows, ranks, nodes, collective", SAMPLE_FACTS)
 def test_every_sample_parses(name, tables, rows, ranks, nodes, collective):
     parsed = load(SAMPLES / name)
@@ -40,11 +39,10 @@ def test_every_sample_parses(name, tables, rows, ranks, nodes, collective):
     assert not t.skipped
     assert t.footer["out_of_bounds"] == 0
     f = fit(t)
-    assert f.median_error < 0.10 and f.r2 > 0.98      # figures per sample in the README
+    assert f.median_error < 0.10 and f.r2 > 0.98      # figures per sample in docs/diagnose.md
     assert f.median_error <= f.single_median_error    # regimes never fit worse than one line
 
 
-@pytest.mark.skipif(not SAMPLES.exists(), reason="the shared samples are not beside this checkout")
 def test_sample_headers():
     t = load(SAMPLES / "14_h100-ib400-2node-16gpu-allreduce.txt")[0]
     assert t.header["gpus"] == ["NVIDIA H100 80GB HBM3"] and t.header["hosts"] == ["bm-h100-01", "bm-h100-02"]
@@ -242,7 +240,7 @@ def test_parsers_never_crash_on_mutated_logs(text, data):
             assert "usable row" in str(e)
 
 
-# --- issue 12 item 8: ingest fixes found on real logs ------------------------------------------------
+# --- ingest fixes found on real logs ---------------------------------------------------------------
 
 def test_legacy_error_rounding_is_not_a_wrong_result():
     t = load(FIXTURES / "legacy_error_rounding.txt")[0]     # error 2e-07 on every row, footer 0 OK
@@ -289,7 +287,7 @@ def test_a_wide_dip_is_one_range_with_every_size():
     assert "16 MiB to 1 GiB (7 size(s)" in dips[0].message
 
 
-# --- issue 20 / issue 11: no silent wrong answers ------------------------------------------------------
+# --- no silent wrong answers -------------------------------------------------------------------------
 
 CURRENT = (FIXTURES / "current_allreduce.txt").read_text()
 

@@ -16,7 +16,8 @@ from typer.testing import CliRunner
 from collperf import api
 from collperf.cli import app
 from collperf.errors import UsageError
-from collperf.report import view
+from collperf.report import svg, view
+from collperf.spec import DiagnoseSpec, LogSpec
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 A100 = EXAMPLES / "01_superbench-a100x8-allreduce.txt"
@@ -96,7 +97,7 @@ def test_a_report_is_one_page_with_no_external_reference(tmp_path):
     assert "235.26 GB/s" in text and "at 8 GiB" in text
     assert squash(d.peak_source) in text and "A100-SXM4-40GB" in text
     # 8 GiB: busbw 235.26 of a 300 GB/s peak (the bound) is 78 %; NCCL's expected time on the A100
-    # box the device lines name is within 1.5x at every bandwidth-bound size: 'as expected' (issue 12)
+    # box the device lines name is within 1.5x at every bandwidth-bound size: 'as expected'
     assert "8 GiB 63.9 ms" in text and "78 %" in text
     assert re.search(r"verdict as expected", text)
     for f in d.findings:
@@ -135,7 +136,7 @@ def test_several_logs_side_by_side_and_the_cli(tmp_path):
 
 
 def test_the_readme_report_command_with_a_cluster(tmp_path):
-    """README: `collperf report LOG --cluster dgx-h100 -o h100.html`: the cluster is the system assumed."""
+    """docs/report.md: `collperf report LOG --cluster dgx-h100 -o h100.html`: the cluster is the system assumed."""
     out = tmp_path / "h100.html"
     res = CliRunner().invoke(app, ["report", str(H100), "--cluster", "dgx-h100", "-o", str(out)])
     assert res.exit_code == 0, res.output
@@ -213,3 +214,28 @@ def test_the_report_in_headless_chromium(tmp_path):
     # the log's own last row prints busbw 469.21 GB/s at 16 GiB
     assert "469.2" in text and "at 16 GiB" in text
     assert d.findings and all(squash(f.message) in text for f in d.findings)
+
+
+def _row(size, time_s, bound_s, expected_s=None, regime="bandwidth"):
+    return view.RowView(size, time_s, None, expected_s, bound_s, None, None, regime, "as expected", "", "good")
+
+
+def test_the_time_plot_draws_the_bound_only_within_a_decade_of_the_measured_times():
+    # the fastest measured time is 20 us: a bound of 0.02 ns (8 B over 400 GB/s) is 9 decades below it and
+    # is left out; 3 us (within a decade below) and 42.95 ms are drawn
+    rows = [_row(8, 68.5e-6, 2e-11), _row(16, 20e-6, 3e-6), _row(1 << 34, 68.65e-3, 42.95e-3)]
+    assert [r.size for r in svg.bound_points(rows)] == [16, 1 << 34]
+    assert svg.bound_points([_row(8, None, 1e-9)]) == []          # nothing measured: no scale to judge by
+
+
+def test_the_card_shows_the_expected_busbw_and_the_bound_labelled(tmp_path):
+    d = api.diagnose_logs(DiagnoseSpec(LogSpec(str(H100))))[0]
+    v = view.diagnosis_view(d)
+    top = [s for s in d.sizes if s.regime == "bandwidth"][-1]
+    # busbw = size x 2 (p - 1) / p / time for allreduce (nccl-tests PERFORMANCE.md), p = 16
+    assert v.expected_at == top.size
+    assert v.expected_GBps == pytest.approx(top.size * 2 * 15 / 16 / top.expected_s / 1e9)
+    text = api.report([d], str(tmp_path / "r.html")).read_text()
+    assert "expected busbw (verdict)" in text and "lower-bound busbw (headroom)" in text
+    assert f"{v.expected_GBps:.1f} GB/s" in text and f"{v.peak_GBps:.1f} GB/s" in text
+    assert "judged against" not in text

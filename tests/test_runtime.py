@@ -43,6 +43,7 @@ def cases_for(p: int, counts=(0, 1, 3, 7, 65)):
     return cases
 
 
+@pytest.mark.multiprocess
 @pytest.mark.parametrize("p", [1, 2, 3, 4, 6])
 def test_every_algorithm_is_bit_exact(p):
     results = run_local(Job("collperf.runtime.measure:selftest", (cases_for(p) if p != 6 else cases_for(p, (5, 13)),)),
@@ -52,6 +53,7 @@ def test_every_algorithm_is_bit_exact(p):
     assert len(results) > 100
 
 
+@pytest.mark.multiprocess
 def test_a_wrong_schedule_is_counted_as_wrong(monkeypatch):
     # the check is not vacuous: a run whose result is wrong reports #wrong > 0
     results = run_local(Job("collperf.runtime.measure:selftest",
@@ -64,11 +66,13 @@ def test_a_wrong_schedule_is_counted_as_wrong(monkeypatch):
     assert data.count_wrong(bad, want) == 1
 
 
+@pytest.mark.multiprocess
 def test_a_rank_that_raises_ends_the_run_with_its_message():
     with pytest.raises(RunError, match=r"rank 0 of 2 failed: .*cannot read size 'bogus'"):
         run_local(Job("collperf.units:parse_size", ("bogus",)), 2, timeout_s=60)
 
 
+@pytest.mark.multiprocess
 def test_a_hung_run_is_stopped_at_its_timeout():
     # a generous start-up budget: on a loaded machine importing torch can take minutes, and this test is about
     # the run's own timeout (which starts once every rank is ready), not about start-up
@@ -108,6 +112,7 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+@pytest.mark.multiprocess
 def test_a_killed_rank_ends_the_run_and_leaves_no_process():
     cmd = [str(VENV_BIN / "collperf"), "bench", "--ranks", "3", "--algorithm", "ring", "-b", "4M", "-e", "4M",
            "-n", "100000", "-w", "0", "--timeout", "60"]
@@ -128,6 +133,7 @@ def test_a_killed_rank_ends_the_run_and_leaves_no_process():
             proc.wait()
 
 
+@pytest.mark.multiprocess
 def test_bench_streams_rows_and_its_outputs_read_back(tmp_path):
     """api.bench hands each row over as it completes, in nccl-tests order (one algorithm's sizes, then the
     next); the text, JSON and CSV read back through ingest (what `collperf fit` reads) with the same sizes,
@@ -158,6 +164,7 @@ def test_bench_streams_rows_and_its_outputs_read_back(tmp_path):
     assert to_json(res)["results"][0]["out_of_place"]["nwrong"] == 0 and to_csv(res).startswith("algorithm,size,count")
 
 
+@pytest.mark.multiprocess
 def test_given_network_predictions_follow_the_model():
     from collperf import api
     config = SweepSpec("allgather", "ring,builtin", 4096, 4096, 2, iters=2, warmup=0, progress=False)
@@ -167,6 +174,7 @@ def test_given_network_predictions_follow_the_model():
     assert res.model.startswith("given")
 
 
+@pytest.mark.multiprocess
 def test_bench_cli_json_and_errors(tmp_path):
     cli = str(VENV_BIN / "collperf")
     out = subprocess.run([cli, "bench", "--ranks", "2", "--collective", "reducescatter", "-A", "ring,builtin",
@@ -198,6 +206,7 @@ def test_config_errors_are_clear():
 
 @pytest.mark.parametrize("how,when", [(signal.SIGTERM, "running"), (signal.SIGKILL, "running"),
                                       (signal.SIGKILL, "starting")])
+@pytest.mark.multiprocess
 def test_killing_the_launcher_takes_its_ranks_with_it(how, when):
     """'starting': the launcher is killed the moment its ranks exist, while they are still importing
     (before they could ask the kernel to kill them with their parent); they must leave all the same."""
@@ -254,6 +263,7 @@ def _release(pids) -> None:
                 pass
 
 
+@pytest.mark.multiprocess
 def test_a_rank_stopped_mid_sweep_is_named_and_the_rows_so_far_are_kept(tmp_path):
     """SIGSTOP one rank once the first row is out: the timeout names that rank (not all of them), the rows
     measured stay on stdout and in the files (valid, readable), the exit is non-zero, no process is left."""
@@ -293,6 +303,7 @@ def test_a_rank_stopped_mid_sweep_is_named_and_the_rows_so_far_are_kept(tmp_path
     assert not [p for p in pids.values() if _alive(p)]
 
 
+@pytest.mark.multiprocess
 def test_a_rank_stopped_while_starting_is_named():
     """SIGSTOP a rank the moment it exists (before torch is imported): the start-up timeout names it by rank
     and pid, rather than blaming rank 0 or every rank."""
@@ -324,6 +335,7 @@ def test_a_rank_stopped_while_starting_is_named():
     assert message.count("is stopped (") == 1, message
 
 
+@pytest.mark.multiprocess
 def test_ctrl_c_keeps_the_rows_measured_so_far():
     cmd = [str(VENV_BIN / "collperf"), "bench", "--ranks", "2", "-A", "ring", "-b", "1K", "-e", "64M", "-n", "50",
            "-w", "1", "--timeout", "120"]

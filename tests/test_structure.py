@@ -80,7 +80,7 @@ def test_network_spec_is_the_one_way_to_a_network_and_refuses_conflicts():
 
 
 def test_specs_refuse_what_would_be_silently_ignored():
-    # --peak with a cluster: the cluster gives the expected time, the peak the bound (issue 12)
+    # --peak with a cluster: the cluster gives the expected time, the peak the bound
     both = DiagnoseSpec(LogSpec(["x.txt"]), peak="50GB/s", network=NetworkSpec(cluster="dgx-a100"))
     assert both.peak_Bps == 50e9 and both.hardware.cluster == "dgx-a100"
     with pytest.raises(UsageError, match="--cluster dgx-a100 and --profile p.json"):

@@ -34,6 +34,7 @@ def cases(p, with_named=True):
     return out
 
 
+@pytest.mark.multiprocess
 def test_user_collectives_are_bit_exact_on_1_to_5_ranks():
     # one run of 5 ranks: the world, and groups of 4, 3, 2 and 1 ranks whose group ranks are not their world
     # ranks (reversed, or skipping rank 0), so that roots given as world ranks must be translated
@@ -47,6 +48,7 @@ def test_user_collectives_are_bit_exact_on_1_to_5_ranks():
     assert len(results) == sum(len(c) for _, c in plan)
 
 
+@pytest.mark.multiprocess
 def test_user_collectives_on_one_rank():
     results = run_local(Job("collperf.runtime.ops:selftest", ([(None, cases(1))],)), 1, timeout_s=120)
     assert not [r for r in results if r[2]]

@@ -1,4 +1,4 @@
-"""Issue 12, the verdict side: rows judged against NCCL's expected time and the two-level bound, on a
+"""The verdict side: rows judged against NCCL's expected time and the two-level bound, on a
 system assumed from the log with the provenance of each value; one measurement judged like a row;
 causes named for the context; no efficiency above 100 %; no alarm on healthy samples."""
 

@@ -17,9 +17,16 @@ import pytest
 
 SKIPPED_BY_USER = os.environ.get("COLLPERF_SKIP_NETNS", "") not in ("", "0")
 SUPPORTED = platform.system() == "Linux" and os.geteuid() == 0 and shutil.which("ip") and shutil.which("tc")
-needs_root = pytest.mark.skipif(not SUPPORTED or SKIPPED_BY_USER,
-                                reason="COLLPERF_SKIP_NETNS is set" if SKIPPED_BY_USER else
-                                "the testbed needs Linux, root and iproute2 (ip, tc)")
+_skip_unless_root = pytest.mark.skipif(not SUPPORTED or SKIPPED_BY_USER,
+                                       reason="COLLPERF_SKIP_NETNS is set" if SKIPPED_BY_USER else
+                                       "the testbed needs Linux, root and iproute2 (ip, tc)")
+
+
+def needs_root(test):
+    """A testbed test: skipped where namespaces cannot be made, marked `testbed` (so also `multiprocess`)."""
+    return pytest.mark.testbed(_skip_unless_root(test))
+
+
 CLI = str(Path(sys.executable).parent / "collperf")
 
 RUN_TAG = "".join("0123456789abcdefghijklmnopqrstuvwxyz"[os.getpid() // 36 ** i % 36] for i in range(3))

@@ -101,12 +101,16 @@ def _where(v: DiagnosisView) -> str:
 def summary_tiles(v: DiagnosisView) -> str:
     peak = f"{v.measured_peak_GBps:.2f} GB/s" if v.measured_peak_GBps is not None else "-"
     at = f"at {units.format_size(v.measured_peak_size)}" if v.measured_peak_size else ""
-    judged = f"{v.peak_GBps:.1f} GB/s" if v.peak_GBps else "none"
+    bound = f"{v.peak_GBps:.1f} GB/s" if v.peak_GBps else "none"
+    expected = f"{v.expected_GBps:.1f} GB/s" if v.expected_GBps else "none"
+    expected_at = f"at {units.format_size(v.expected_at)}: " if v.expected_at else ""
+    # the verdict compares each time with the expected model; the bound only says how much headroom is left
     tiles = [_tile("verdict", v.verdict, v.verdict_detail, f"verdict {v.tone}"),
              _tile("peak busbw (measured)", peak, at),
+             _tile("expected busbw (verdict)", expected, expected_at + (v.expected_source or "no expected model")),
+             _tile("lower-bound busbw (headroom)", bound, v.peak_source),
              _tile("n\u00bd", units.format_size(round(v.n_half_bytes)) if v.n_half_bytes else "-",
-                   "the size that reaches half the peak busbw"),
-             _tile("judged against", judged, v.peak_source)]
+                   "the size that reaches half the peak busbw")]
     return '<div class="tiles">' + "".join(tiles) + "</div>"
 
 

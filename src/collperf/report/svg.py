@@ -90,14 +90,27 @@ def time_plot(views, ident: str) -> str:
                     label=f"{tag}fitted regimes")
         if not many and all(r.expected_s for r in rows):
             ax.plot(sizes, [r.expected_s * 1e6 for r in rows], "--", lw=1.2, color="#444444", label="expected (model)")
-        if not many and all(r.bound_s for r in rows):
-            ax.plot(sizes, [max(r.bound_s, 1e-12) * 1e6 for r in rows], ":", lw=1.4, color="#888888",
-                    label="lower bound")
+        shown = bound_points(rows) if not many else []
+        if shown:
+            ax.plot([r.size for r in shown], [r.bound_s * 1e6 for r in shown], ":", lw=1.4, color="#888888",
+                    label="lower bound (bandwidth term)")
     ax.set_yscale("log")
     _few_decades(ax, [r.time_s * 1e6 for v in views for r in v.rows if r.time_s])
     ax.set_ylabel("time (\u00b5s)")
     _size_axis(ax, [r.size for v in views for r in v.rows] or [1])
     return _finish(fig, ax, "time per operation", ident)
+
+
+def bound_points(rows, decades: float = 1.0):
+    """The rows whose lower bound is worth drawing on the time plot: those within `decades` below the
+    fastest measured time. The bound has no latency term (it is the bytes every rank must move over the
+    fastest links), so at small sizes it falls many decades below anything a run can reach and would
+    stretch the axis over ten decades; where it is that far below, it says nothing about the run."""
+    times = [r.time_s for r in rows if r.time_s]
+    if not times or not all(r.bound_s for r in rows):
+        return []
+    floor = min(times) / 10 ** decades
+    return [r for r in rows if r.bound_s >= floor]
 
 
 def busbw_plot(views, ident: str) -> str:
@@ -122,7 +135,7 @@ def busbw_plot(views, ident: str) -> str:
             ax.plot(sizes, [r.size * v.busbw_factor / max(r.bound_s, 1e-12) / 1e9 for r in rows], ":", lw=1.4,
                     color="#888888", label="lower bound")
         if v.peak_GBps:
-            ax.axhline(v.peak_GBps, color="#d62728", ls="-.", lw=1, label=f"peak {v.peak_GBps:.1f} GB/s")
+            ax.axhline(v.peak_GBps, color="#d62728", ls="-.", lw=1, label=f"lower bound's peak {v.peak_GBps:.1f} GB/s")
         _shade_regimes(ax, v.regimes)
     ax.set_ylabel("busbw (GB/s)")
     top = max([r.busbw_GBps for v in views for r in v.rows if r.busbw_GBps is not None]

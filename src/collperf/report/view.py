@@ -94,8 +94,11 @@ class DiagnosisView:
     nodes: int | None
     busbw_factor: float
     system: list[tuple[str, str]]  # (label, value) lines: GPUs, hosts, NCCL version, ...
-    peak_GBps: float | None       # what busbw is judged against
+    peak_GBps: float | None       # the lower bound's busbw: what no size can exceed
     peak_source: str
+    expected_GBps: float | None   # the expected model's busbw at `expected_at`, the size the verdict reads
+    expected_at: int | None
+    expected_source: str
     measured_peak_GBps: float | None
     measured_peak_size: int | None
     n_half_bytes: float | None
@@ -183,6 +186,16 @@ def overall_verdict(d, rows: list[RowView], findings: list[FindingView]) -> tupl
     return top.verdict, detail, top.tone
 
 
+def _expected_busbw(rows: list[RowView], factor: float) -> tuple[int | None, float | None]:
+    """(size, busbw) of the expected model where the verdict is read: the largest bandwidth-bound size
+    with an expected time, else the largest size with one (busbw = size x factor / time, nccl-tests)."""
+    timed = [r for r in rows if r.expected_s]
+    top = ([r for r in timed if r.regime == "bandwidth"] or timed or [None])[-1]
+    if top is None:
+        return None, None
+    return top.size, top.size * factor / top.expected_s / 1e9
+
+
 def diagnosis_view(d) -> DiagnosisView:
     """A Diagnosis (collperf.diagnose) as the report shows it."""
     table, fitted = _get(d, "table"), _get(d, "fit")
@@ -196,12 +209,16 @@ def diagnosis_view(d) -> DiagnosisView:
                for r in _get(fitted, "regimes", [])]
     source = str(_get(table, "source", "<log>"))
     label, detail, tone = overall_verdict(d, rows, findings)
+    factor = float(_get(fitted, "factor", 1.0))
+    expected_at, expected_GBps = _expected_busbw(rows, factor)
     notes = list(map(str, _get(table, "notes", []))) + list(map(str, _get(fitted, "notes", [])))
     median = _get(fitted, "median_error")
     return DiagnosisView(
         source=source, name=Path(source).name or source, collective=str(_get(table, "collective", "")),
-        ranks=_get(table, "ranks"), nodes=_get(table, "nodes"), busbw_factor=float(_get(fitted, "factor", 1.0)),
-        system=_system(table, _get(d, "assumed", _get(d, "system"))), peak_GBps=_number(_get(d, "peak_GBps")), peak_source=str(_get(d, "peak_source", "")),
+        ranks=_get(table, "ranks"), nodes=_get(table, "nodes"), busbw_factor=factor,
+        system=_system(table, _get(d, "assumed", _get(d, "system"))), peak_GBps=_number(_get(d, "peak_GBps")),
+        peak_source=str(_get(d, "peak_source", "")), expected_GBps=expected_GBps, expected_at=expected_at,
+        expected_source=str(_get(d, "expected_from", "")),
         measured_peak_GBps=_number(_get(fitted, "peak_busbw_GBps")), measured_peak_size=_get(fitted, "peak_size"),
         n_half_bytes=_number(_get(fitted, "n_half_bytes")), fit_r2=_number(_get(fitted, "r2")),
         fit_median_error=_number(median), regimes=regimes, rows=rows, findings=findings, notes=notes,
