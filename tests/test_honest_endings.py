@@ -165,6 +165,7 @@ def _rows_in(path: Path) -> int:
         return 0
 
 
+@pytest.mark.multiprocess
 def test_sigterm_ends_a_bench_with_its_rows_and_an_incomplete_marker(tmp_path):
     """A real 2-rank sweep, SIGTERM once its first row is on disk: exit 143, the cause on stderr, the text
     and the JSON marked incomplete (the sweep is long enough that it cannot finish first: 24 sizes x 2000

@@ -86,6 +86,7 @@ def _bench_on(name: str, iters: str) -> list[str]:
             "-n", iters, "-w", "0", "--timeout", "120"]
 
 
+@pytest.mark.testbed
 def test_two_benches_of_one_name_the_second_refuses_and_the_first_is_untouched():
     """With real namespaces: while a bench holds testbed NAME, a second bench of that name exits 2 naming
     the holder, `testbed down` keeps it, and the first ends by its own SIGTERM (not by a rank
@@ -122,6 +123,7 @@ def test_two_benches_of_one_name_the_second_refuses_and_the_first_is_untouched()
     assert nothing_left(name) and owners.record(name) is None
 
 
+@pytest.mark.testbed
 def test_a_run_whose_testbed_vanished_says_so():
     """The namespaces of a running bench's testbed deleted under it: the error names the testbed, not a rank."""
     import time
