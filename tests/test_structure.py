@@ -21,7 +21,7 @@ ALLOWED = {"collperf", "collperf.api", "collperf.spec", "collperf.units", "collp
            "collperf.cli.render", "collperf.cli.options", "collperf.cli.model_commands", "collperf.cli.run_commands",
            "collperf.cli.log_commands", "collperf.cli.plan_command", "collperf.cli.topology_commands",
            "collperf.cli.render_blink", "collperf.cli.render_logs", "collperf.cli.interop_commands",
-           "collperf.cli.report_command"}
+           "collperf.cli.report_command", "collperf.cli.sim_watch"}
 
 
 def _collperf_imports(path: Path) -> set[str]:
