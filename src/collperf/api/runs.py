@@ -12,7 +12,7 @@ from collperf.collectives import get_collective
 from collperf.errors import UsageError
 from collperf.lab.bench import BenchInterrupted, run
 from collperf.lab.calibrate import calibrate as calibrate_here, check_ranks, save
-from collperf.lab.results import ResultFiles
+from collperf.lab.results import OutputError, ResultFiles
 from collperf.lab.validate import bound as measured_bound, calibrated_grid, summary
 from collperf.runtime.launch import in_torchrun, torchrun_int
 from collperf.spec import BenchSpec, NetworkSpec, SweepSpec
@@ -40,8 +40,12 @@ def testbed_up(bed):
 
 
 def testbed_start(bed):
-    """`collperf testbed up`: bring a testbed up and leave it up."""
-    return testbed(bed).up()
+    """`collperf testbed up`: bring a testbed up and leave it up, held for the user: no run and no
+    `testbed down` without its name takes it down."""
+    from collperf.lab.testbed import owners
+    up = testbed(bed).up()
+    owners.claim(up.name, by="user")
+    return up
 
 
 def testbed_status(name: str | None = None) -> list[dict]:
@@ -50,10 +54,19 @@ def testbed_status(name: str | None = None) -> list[dict]:
     return status(name)
 
 
-def testbed_down(name: str | None = None) -> list[str]:
-    """`collperf testbed down`: tear testbeds down (leftovers of crashed runs included)."""
+def testbed_held() -> list[str]:
+    """The testbeds on this machine that a live run or `collperf testbed up` holds (what a plain
+    `collperf testbed down` keeps)."""
+    from collperf.lab.testbed.switch import held
+    return held()
+
+
+def testbed_down(name: str | None = None, everything: bool = False) -> list[str]:
+    """`collperf testbed down`: the named testbed (refused while a running bench holds it, unless
+    everything=True), or without a name every testbed nobody alive holds: what crashed runs left
+    (everything=True: all of them, live ones included)."""
     from collperf.lab.testbed.switch import down
-    return down(name)
+    return down(name, everything)
 
 
 def bench(spec: BenchSpec, on_row=None, on_note=None, on_info=None):
@@ -77,9 +90,9 @@ def bench(spec: BenchSpec, on_row=None, on_note=None, on_info=None):
     def row_done(results, row):
         if placement is not None:
             results.config["placement"] = placement.to_json()
-        files.update(results)
-        if on_row is not None:
+        if on_row is not None:   # shown first: a row measured is printed even when its file cannot be written
             on_row(results, row)
+        files.update(results)
 
     with testbed_up(spec.testbed) as bed:
         try:
@@ -88,7 +101,10 @@ def bench(spec: BenchSpec, on_row=None, on_note=None, on_info=None):
             results = run(spec.sweep, ranks, spec.timeout_s, net, testbed=bed, on_row=row_done,
                           on_note=on_note, force=spec.force, schedules=schedules)
         except BenchInterrupted as e:
-            files.update(e.results)    # the rows so far, or none: never "complete"
+            try:   # the rows so far, or none, never "complete"; a file that cannot be written is what ended it
+                files.update(e.results)
+            except OutputError:
+                pass
             raise
     if results is not None:
         if placement is not None:

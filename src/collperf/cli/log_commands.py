@@ -25,22 +25,27 @@ def _counted(steps, verb: str):
 
 LogCollective = typer.Option(None, "--collective", help="Override the collective the log is taken to be.")
 LogRanks = typer.Option(None, "--ranks", "-p", help="Rank count, where the log does not say.")
+LogMaxBytes = typer.Option(None, "--max-bytes", help="Refuse a log file larger than this (default 256MiB): a log "
+                           "is held in memory while read; e.g. --max-bytes 2GiB.")
 
 
 @command("fit")
 def fit_command(logs: list[str] = typer.Argument(..., help="Logs: nccl-tests text/JSON, collperf JSON/CSV, OSU, IMB."),
-                as_json: bool = Json, collective: Optional[str] = LogCollective, ranks: Optional[int] = LogRanks):
+                as_json: bool = Json, collective: Optional[str] = LogCollective, ranks: Optional[int] = LogRanks,
+                max_bytes: Optional[str] = LogMaxBytes):
     """Fit a piecewise alpha-beta model to measured logs: regimes, peak busbw, n1/2, residuals."""
     with progress("reading logs", as_json, total=len(logs)) as steps:
-        tables = api.read_logs(LogSpec(logs, collective, ranks), on_log=_counted(steps, "read"))
+        tables = api.read_logs(LogSpec(logs, collective, ranks, max_bytes), on_log=_counted(steps, "read"))
         fits = api.fit_tables(tables, on_table=_counted(steps, "fitted"))
     if as_json:
-        print_json(one_or_many([f.to_json() for f in fits]))
+        docs = [f.to_json() for f in fits] + [u.to_json() for u in fits.not_judged]
+        print_json(one_or_many(docs))
         return
-    for t, f in zip(tables, fits):
-        render_logs.print_table_header(t)
+    for f in fits:
+        render_logs.print_table_header(f.table)
         render_logs.print_fit(f)
         out.print()
+    render_logs.print_not_judged(fits.not_judged, "fitted")
 
 
 @command()
@@ -58,7 +63,7 @@ def diagnose(logs: list[str] = typer.Argument(..., help="One log, or several to 
                                                       "machine)."),
              plot: Optional[str] = typer.Option(None, "--plot", help="Write time and busbw plots (PNG/SVG)."),
              as_json: bool = Json, collective: Optional[str] = LogCollective, ranks: Optional[int] = LogRanks,
-             html: Optional[str] = Html, hardware: HardwareSpec = None):
+             html: Optional[str] = Html, max_bytes: Optional[str] = LogMaxBytes, hardware: HardwareSpec = None):
     """Is it good or bad, and why: each size against NCCL's expected time and the hardware's bound, on the
     system assumed from the log (the hardware options override it), and the anomalies."""
     if time is not None or size is not None:
@@ -71,8 +76,8 @@ def diagnose(logs: list[str] = typer.Argument(..., help="One log, or several to 
         return
     output_path(plot, "--plot")
     with progress("reading logs", as_json, total=len(logs)) as steps:
-        diagnoses = api.diagnose_logs(DiagnoseSpec(LogSpec(logs, collective, ranks), peak, model_from=model_from,
-                                                   hardware=hardware),
+        diagnoses = api.diagnose_logs(DiagnoseSpec(LogSpec(logs, collective, ranks, max_bytes), peak,
+                                                   model_from=model_from, hardware=hardware),
                                       on_log=_counted(steps, "read"), on_table=_counted(steps, "judged"))
     paths = render.plot_diagnoses(diagnoses, plot) if plot else []
     same = len(diagnoses) > 1 and len({d.table.collective for d in diagnoses}) == 1
@@ -80,12 +85,13 @@ def diagnose(logs: list[str] = typer.Argument(..., help="One log, or several to 
     if html:
         paths.append(str(api.report(diagnoses, html, command_line())))
     if as_json:
-        docs = [d.to_json() for d in diagnoses]
+        docs = [d.to_json() for d in diagnoses] + [u.to_json() for u in diagnoses.not_judged]
         print_json({"diagnoses": docs, "comparison": comparison} if comparison else one_or_many(docs))
         return
     for d in diagnoses:
         render_logs.print_diagnosis(d)
     if comparison:
         render_logs.print_comparison(diagnoses, comparison)
+    render_logs.print_not_judged(diagnoses.not_judged, "judged")
     for path in paths:
         out.print(f"{'report' if path.endswith('.html') else 'plot'} written to {path}")

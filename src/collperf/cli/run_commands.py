@@ -78,7 +78,8 @@ def bench(collective_arg: Optional[str] = typer.Argument(None, metavar="[COLLECT
         if partial is None:
             raise
         stream.interrupted(partial, str(e))
-        raise typer.Exit(130 if getattr(e, "reason", "") == "interrupted" else 1)
+        reason = getattr(e, "reason", "")   # the shell's codes for SIGINT and SIGTERM, 1 for a failure
+        raise typer.Exit(130 if reason == "interrupted" else 143 if reason.startswith("terminated") else 1)
     if results is None:   # a torchrun rank other than 0
         return
     stream.finish(results)
@@ -117,10 +118,17 @@ def testbed_status(name: Optional[str] = typer.Option(None, "--name"), as_json: 
 
 
 @testbed_app.command("down", cls=Command)
-def testbed_down(name: Optional[str] = typer.Option(None, "--name", help="Only this testbed (default: all).")):
-    """Tear testbeds down, leftovers of crashed runs included."""
-    removed = api.testbed_down(name)
+def testbed_down(name: Optional[str] = typer.Option(None, "--name", help="Only this testbed (default: every "
+                                                   "testbed whose run has ended)."),
+                 everything: bool = flag(False, "--all", help="Also testbeds a live run or `testbed up` holds.")):
+    """Tear testbeds down: by name, or every one that crashed or ended runs left (--all: every one)."""
+    removed = api.testbed_down(name, everything)
     out.print(f"removed {len(removed)} namespace(s)" + (": " + ", ".join(removed) if removed else ""))
+    if name is None and not everything:
+        kept = api.testbed_held()
+        if kept:
+            out.print(f"kept {', '.join(kept)}: held by a running collperf or `testbed up`; name one with --name "
+                      "(or pass --all)")
 
 
 @command("calibrate")

@@ -16,7 +16,8 @@ from collperf.ingest.table import Table
 @dataclass
 class Finding:
     kind: str        # correctness, dip, tail-drop, non-monotonic, above-bound, slower-overall, latency-bound,
-    #                  single-rank, avg-busbw, placement, convention, skipped-lines, inconsistent-rows, bad-time, no-busbw
+    #                  single-rank, avg-busbw, placement, convention, incomplete, skipped-lines, inconsistent-rows,
+    #                  bad-time, no-busbw
     severity: str    # error, warning, info
     message: str
     sizes: list[int] = field(default_factory=list)
@@ -125,6 +126,9 @@ def _input_findings(table: Table) -> list[Finding]:
     """What the reader could not use or does not trust: skipped lines, rows whose columns disagree,
     rows with no usable time, a busbw that could not be computed."""
     found: list[Finding] = []
+    if table.header.get("incomplete"):
+        found.append(Finding("incomplete", "warning", f"the input is incomplete ({table.header['incomplete']}): the "
+                             "sizes it lacks are not judged, and its last row may have been cut short", []))
     if table.skipped:
         shown = "; ".join(table.skipped[:3])
         found.append(Finding("skipped-lines", "warning", f"{len(table.skipped)} line(s) could not be read and were "

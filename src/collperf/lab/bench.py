@@ -15,8 +15,12 @@ Before anything starts, `check_capacity` refuses rank counts and sweeps the mach
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+import signal
+import threading
+
 import numpy as np
 
 from collperf.collectives import get_collective
@@ -92,16 +96,25 @@ def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
                 on_row(results, payload)
 
     try:
-        if testbed is not None:
-            out = launch.run_testbed(job, testbed, timeout_s, on_message=on_message)
-        elif where == "torchrun":
-            out = launch.run_torchrun(job, timeout_s, on_message=on_message)
-            if launch.torchrun_int("RANK") != 0:
-                return None
-        else:
-            out = launch.run_local(job, ranks, timeout_s, on_message=on_message)
+        with sigterm_interrupts():
+            out = _launch(job, ranks, testbed, where, timeout_s, on_message)
+        if out is None:   # a torchrun rank other than 0
+            return None
     except (RunError, KeyboardInterrupt) as e:
-        raise _interrupted(results, network, e) from None
+        raise _interrupted(results, network, e, _vanished(testbed)) from None
+    return _finished(results, out, network, testbed, schedules)
+
+
+def _launch(job, ranks, testbed, where: str, timeout_s: float, on_message):
+    if testbed is not None:
+        return launch.run_testbed(job, testbed, timeout_s, on_message=on_message)
+    if where == "torchrun":
+        out = launch.run_torchrun(job, timeout_s, on_message=on_message)
+        return out if launch.torchrun_int("RANK") == 0 else None
+    return launch.run_local(job, ranks, timeout_s, on_message=on_message)
+
+
+def _finished(results: Results, out: dict, network, testbed, schedules) -> Results:
     results.rows, results.devices = out["rows"], out["devices"]
     if out.get("auto") is not None:
         results.config["auto"], results.config["auto_network"] = out["auto"]["choices"], out["auto"]["network"]
@@ -112,14 +125,48 @@ def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
     return results
 
 
-def _interrupted(results: Results, network, e: BaseException) -> BenchInterrupted:
-    reason = "interrupted" if isinstance(e, KeyboardInterrupt) else \
-        "timed out" if isinstance(e, RunTimeout) else "failed"
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (what timeout, Slurm and Kubernetes send) ends a run as Ctrl-C does: ranks killed, rows kept,
+    an honest footer, and the cause named."""
+
+
+@contextlib.contextmanager
+def sigterm_interrupts():
+    """While the ranks run, SIGTERM raises Terminated in the launcher (the main thread only: elsewhere a
+    handler cannot be set, and the default, an exit without a word, stays)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminated(signum, frame):
+        raise Terminated("SIGTERM")
+    before = signal.signal(signal.SIGTERM, terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+def _vanished(testbed) -> str:
+    """Why the ranks died when it was not their fault: the testbed they ran in is gone."""
+    if testbed is None or not os.path.isdir("/run/netns"):
+        return ""
+    # `ip netns` keeps each namespace as a file under /run/netns: the testbed's first host is gone with it
+    if os.path.exists(os.path.join("/run/netns", testbed.host(testbed.host_of(0)))):
+        return ""
+    return (f"testbed {testbed.name!r} vanished during the run (its namespaces are gone: something ran "
+            "`collperf testbed down` or deleted them), which killed the ranks")
+
+
+def _interrupted(results: Results, network, e: BaseException, cause: str = "") -> BenchInterrupted:
+    reason = "terminated (SIGTERM)" if isinstance(e, Terminated) else "interrupted" \
+        if isinstance(e, KeyboardInterrupt) else "timed out" if isinstance(e, RunTimeout) else "failed"
     n = len(results.rows)
     results.stopped = f"{reason} after {n} row{'s' if n != 1 else ''}"
     if results.rows and network is None:
         add_predictions(results, None)
-    why = "Ctrl-C" if reason == "interrupted" else str(e)
+    why = "Ctrl-C" if reason == "interrupted" else "SIGTERM received: the ranks were stopped" \
+        if isinstance(e, Terminated) else cause or str(e)
     return BenchInterrupted(f"{results.stopped}: {why}", results, reason)
 
 

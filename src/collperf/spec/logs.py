@@ -13,6 +13,11 @@ from collperf.spec.checks import whole
 from collperf.spec.network import HardwareSpec, NetworkSpec
 
 
+# Reading holds a log in memory at about its size (text) and parses it in one pass; beyond this a typo'd
+# path to a multi-GB capture is refused at once, with the way out, rather than read for minutes.
+MAX_LOG_BYTES = 256 << 20
+
+
 @dataclass
 class LogSpec:
     """Logs to read (nccl-tests text/JSON, collperf JSON/CSV, OSU, IMB), with what the user says of them."""
@@ -20,6 +25,7 @@ class LogSpec:
     paths: list = field(default_factory=list)
     collective: str | None = None
     ranks: int | None = None
+    max_bytes: int | str | None = None   # refuse a larger file (default: MAX_LOG_BYTES)
 
     def __post_init__(self):
         if isinstance(self.paths, str) or hasattr(self.paths, "__fspath__"):
@@ -30,6 +36,9 @@ class LogSpec:
             self.collective = get_collective(self.collective).name
         if self.ranks is not None:
             whole("ranks", self.ranks, flag="--ranks")
+        self.max_bytes = MAX_LOG_BYTES if self.max_bytes is None else units.parse_size(self.max_bytes)
+        if self.max_bytes < 1:
+            raise UsageError(f"--max-bytes {self.max_bytes}: expected a positive size such as 1GiB")
 
 
 @dataclass

@@ -19,7 +19,14 @@ from collperf.spec.checks import whole
 def load_cluster(path, nodes: int | None = None, ranks_per_node: int | None = None) -> Cluster:
     """The Cluster a profile file describes (model/profile.py; node and per-node rank counts may be changed)."""
     doc = read_json(path, "profile", "make one with `collperf calibrate -o FILE`")
-    return cluster_from(doc, f"profile {Path(path).name}", nodes, ranks_per_node)
+    try:
+        return cluster_from(doc, f"profile {Path(path).name}", nodes, ranks_per_node)
+    except UsageError:
+        raise
+    except (KeyError, TypeError, ValueError, OverflowError, ZeroDivisionError) as e:   # a hand-edited profile
+        what = f"missing field {e.args[0]!r}" if isinstance(e, KeyError) else str(e) or type(e).__name__
+        raise UsageError(f"profile {path}: {what}: expected nodes, ranks_per_node, intra and inter "
+                         "{latency_s, bandwidth_Bps} as `collperf calibrate -o FILE` writes them") from None
 
 
 FLAG_FABRICS = tuple(f for f in NETWORK_FABRICS if f != "nvl72")

@@ -118,6 +118,9 @@ def _vertex_key(v):
     return (0, v, "") if isinstance(v, int) else (1, 0, str(v))
 
 
+MAX_RANKS = 1 << 16
+
+
 def load(path) -> Topology:
     """Read a topology file (format in the module docstring); errors name the file and the field."""
     return from_json(read_json(path, "topology file"), str(path))
@@ -131,8 +134,8 @@ def from_json(doc: dict, where: str = "topology") -> Topology:
                          f"got a {type(doc).__name__ if not isinstance(doc, list) else 'JSON array'}")
     try:
         ranks = int(doc["ranks"])
-        if ranks < 1:
-            raise ValueError(f"ranks {ranks} must be >= 1")
+        if not 1 <= ranks <= MAX_RANKS:   # a graph node per rank: a typo'd 10**30 would never finish
+            raise ValueError(f"ranks {ranks} must be 1..{MAX_RANKS}")
         devices = [_vertex(v) for v in doc.get("devices", [])]
         graph = nx.Graph()
         graph.add_nodes_from(range(ranks))
@@ -161,7 +164,7 @@ def from_json(doc: dict, where: str = "topology") -> Topology:
             routes[ends] = _route(ends, pair, [_vertex(v) for v in path], graph)
     except KeyError as e:
         raise UsageError(f"{where}: missing field {e.args[0]!r}; see the format in `collperf simulate --help`") from None
-    except (TypeError, ValueError, AttributeError) as e:
+    except (TypeError, ValueError, AttributeError, OverflowError) as e:   # OverflowError: "ranks": Infinity
         raise UsageError(f"{where}: {e}") from None
     return Topology(doc.get("name", where), ranks, graph, routes)
 

@@ -92,16 +92,16 @@ class TopologyTestbed:
     # life cycle -------------------------------------------------------------------------------------
     def up(self) -> "TopologyTestbed":
         T.check_supported()
-        T.down(self.name)
+        T.take(self.name)   # refused while another live run holds the name
         try:
             self._build()
         except BaseException:
-            T.down(self.name)
+            T.give_back(self.name)
             raise
         return self
 
     def down(self) -> list[str]:
-        return T.down(self.name)
+        return T.give_back(self.name)
 
     def __enter__(self) -> "TopologyTestbed":
         return self.up()
