@@ -130,3 +130,15 @@ def test_calibrate_on_a_testbed_shows_progress_on_a_terminal(tmp_path):
     code, out, tty = run(["calibrate", "--testbed", spec, "-o", "p.json"], terminal=True, cwd=tmp_path)
     assert code == 0, tty
     assert "calibrating" in tty and json.loads((tmp_path / "p.json").read_text())["inter"] is not None
+
+
+def test_plan_search_shows_progress_on_a_terminal_only():
+    args = ["plan", "--model", "70b", "--cluster", "dgx-h100", "--nodes", "2"]
+    code, out, tty = run(args, terminal=True)
+    assert code == 0, tty
+    assert "planned" in tty and "layouts" in tty      # the bar's last state, drawn as it stops
+    code, out, err = run(args, terminal=False)
+    assert code == 0 and "planned" not in err and "considered" not in err
+    code, out, tty = run([*args, "--json"], terminal=True)
+    assert code == 0 and "planned" not in tty
+    json.loads(out)
