@@ -30,36 +30,46 @@ def _starts_ranks(argv) -> bool:
     return runs_collperf and any(a in RUN_COMMANDS for a in argv) and "--help" not in argv
 
 
+_ORIGINAL_START = multiprocessing.process.BaseProcess.start
+_ORIGINAL_POPEN = subprocess.Popen.__init__
+_active: list = []   # the node id of the unmarked test now running, if any (set and cleared per phase)
+
+
+def _refuse(what: str):
+    pytest.fail(f"{_active[0]} {what}: mark it @pytest.mark.multiprocess (or testbed), so that "
+                f"`pytest -m \"not multiprocess\"` stays the quick core", pytrace=False)
+
+
+def _start(process):
+    if _active:
+        _refuse(f"starts a process ({process.name})")
+    return _ORIGINAL_START(process)
+
+
+def _popen(popen_self, args, *rest, **kwargs):
+    if _active and _starts_ranks(args):
+        _refuse(f"runs `{' '.join(map(str, args)) if not isinstance(args, str) else args}`")
+    return _ORIGINAL_POPEN(popen_self, args, *rest, **kwargs)
+
+
+# installed once for the session and switched on per test: patching and restoring per test could leave a
+# stale wrapper behind (naming an earlier test) when a test's helper thread outlived it
+multiprocessing.process.BaseProcess.start = _start
+subprocess.Popen.__init__ = _popen
+
+
 class _Guard:
     """While an unmarked test runs: starting a process, or a subprocess that runs ranks, fails the test."""
 
     def __init__(self, name: str):
         self.name = name
-        self.start = multiprocessing.process.BaseProcess.start
-        self.popen = subprocess.Popen.__init__
-
-    def _refuse(self, what: str):
-        pytest.fail(f"{self.name} {what}: mark it @pytest.mark.multiprocess (or testbed), so that "
-                    f"`pytest -m \"not multiprocess\"` stays the quick core", pytrace=False)
 
     def __enter__(self):
-        guard = self
-
-        def start(process):
-            guard._refuse(f"starts a process ({process.name})")
-
-        def popen(popen_self, args, *rest, **kwargs):
-            if _starts_ranks(args):
-                guard._refuse(f"runs `{' '.join(map(str, args)) if not isinstance(args, str) else args}`")
-            return guard.popen(popen_self, args, *rest, **kwargs)
-
-        multiprocessing.process.BaseProcess.start = start
-        subprocess.Popen.__init__ = popen
+        _active[:] = [self.name]
         return self
 
     def __exit__(self, *exc):
-        multiprocessing.process.BaseProcess.start = self.start
-        subprocess.Popen.__init__ = self.popen
+        _active.clear()
         return False
 
 

@@ -161,6 +161,7 @@ def worker_main(rank: int, world: int, store_path: str, job: Job, results, timeo
     os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")   # a testbed host sets eth0
     os.environ["OMP_NUM_THREADS"] = "1"
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent handles Ctrl-C and kills us
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})   # blocked by the launcher while it spawned us
     _CHANNEL = (rank, results)
     report("started", os.getpid())
     _heartbeat()
@@ -214,17 +215,21 @@ def run_local(job: Job, ranks: int, timeout_s: float = 300.0, startup_s: float =
 class _children_ignore_sigint:
     """Ctrl-C goes to the whole foreground process group: ranks started with SIGINT ignored (a disposition
     that survives exec) do not print a KeyboardInterrupt traceback while they start; the launcher handles
-    Ctrl-C and kills them. Only the main thread may change signal handlers; elsewhere this does nothing."""
+    Ctrl-C and kills them. SIGINT is also blocked meanwhile, so a Ctrl-C that arrives while the ranks are
+    spawned stays pending and ends the run as soon as they are (ignored, it would be lost and the run would
+    go on). Only the main thread may change signal handlers; elsewhere this does nothing."""
 
     def __enter__(self):
         import threading
         self.old = None
         if threading.current_thread() is threading.main_thread():
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
             self.old = signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     def __exit__(self, *exc):
         if self.old is not None:
             signal.signal(signal.SIGINT, self.old)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})   # a pending Ctrl-C is delivered here
 
 
 class _Queues:
