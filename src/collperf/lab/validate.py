@@ -16,6 +16,7 @@ import numpy as np
 from collperf.lab.bench import run
 from collperf.lab.calibrate import calibrate
 from collperf.model.algorithms import get_algorithm
+from collperf.model.algorithms.modes import is_runtime_only
 from collperf.model.bounds import lower_bound
 from collperf.model.network import Network
 from collperf.model.predict import candidates, network_lower_bound
@@ -75,7 +76,7 @@ def validate(network: Network, testbed=None, ranks: int | None = None, sizes=("6
              iters: int = 5, timeout_s: float = 600.0) -> list[ValidationRow]:
     rows = []
     for collective, algorithms in (grid or GRID).items():
-        usable = [a for a in algorithms if a == "builtin" or not get_algorithm(collective, a).unavailable(network.ranks)]
+        usable = [a for a in algorithms if is_runtime_only(a) or not get_algorithm(collective, a).unavailable(network.ranks)]
         config = SweepSpec(collective, usable, sizes[0], sizes[-1], 4, iters=iters, warmup=1, in_place=False)
         config_sizes = sorted({s for s in config.sizes()})
         res = run(config, ranks, timeout_s, network, testbed=testbed)

@@ -13,6 +13,7 @@ import numpy as np
 from collperf.errors import UsageError
 from collperf.model.algorithms import algorithms_for
 from collperf.model.algorithms.build import default_phase, roots_at_zero
+from collperf.model.algorithms.modes import HIERARCHICAL
 from collperf.model.costs import lowest
 from collperf.model.hierarchy import PLANS
 from collperf.model.network import Network
@@ -95,7 +96,7 @@ def auto_algorithms(collective: str, network: Network, root: int = 0) -> list[st
     c = network.cluster
     if c is not None and c.nodes > 1 and c.ranks_per_node > 1 and collective in PLANS and \
             roots_at_zero(collective, root):
-        names.append("hierarchical")
+        names.append(HIERARCHICAL.name)
     return names
 
 
