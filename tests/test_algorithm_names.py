@@ -17,7 +17,7 @@ ROOT = Path(collperf.__file__).parent
 REGISTRATION = {ROOT / "model" / "algorithms", ROOT / "blink" / "algorithms.py"}
 # other vocabularies that share a word with an -A name: NCCL's own algorithms (ring, tree, NVLS: NCCL 2.30
 # src/graph/tuning.cc) and topology kinds (ring:P, mesh:P)
-OTHER_VOCABULARY = {ROOT / "model" / "nccl", ROOT / "topology.py"}
+OTHER_VOCABULARY = {ROOT / "model" / "nccl", ROOT / "topology"}
 
 
 def _names() -> set[str]:

@@ -64,11 +64,12 @@ def test_auto_runs_bit_exact_on_a_given_network_and_after_a_quick_calibration():
     assert [r["auto"]["algorithm"] for r in res.rows] == \
         [c.algorithm for c in auto_choices("allgather", network, [r["size"] for r in res.rows])]
     assert all(r[pl]["wrong"] == 0 for r in res.rows for pl in ("out_of_place", "in_place"))
-    # no network: the ranks calibrate first; every choice is a runnable algorithm, every row exact
+    # no network: the ranks calibrate first (the built-in too); every choice is runnable, every row exact
     config = SweepSpec("allreduce", "auto", "4K", "64K", 4, iters=2, warmup=0, progress=False)
     res = run(config, ranks=2, timeout_s=120)
     assert res.config["auto_network"].startswith("quick calibration")
-    assert all(r["auto"]["algorithm"] in runnable_algorithms("allreduce", 2) for r in res.rows)
+    assert "builtin" in res.config["auto_network"]
+    assert all(r["auto"]["algorithm"] in runnable_algorithms("allreduce", 2) + ["builtin"] for r in res.rows)
     assert all(r[pl]["wrong"] == 0 for r in res.rows for pl in ("out_of_place", "in_place"))
 
 

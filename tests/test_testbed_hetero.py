@@ -159,7 +159,7 @@ def test_down_cleans_a_crashed_topology_testbed_and_validate_compares_with_the_s
     TopologyTestbed(triangle_file, name=name).up()          # a crash that never tore down
     subprocess.run(["ip", "link", "add", f"cptb{name}a9", "type", "veth", "peer", "name", f"cptb{name}b9"], check=True)
     assert len(T.down(bed_name("h4"))) == 3 and nothing_left(bed_name("h4"))
-    v = api.validate([f"topology={triangle_file},name={bed_name('h5')}"], size="256K", iters=2)
+    v = api.validate([f"topology={triangle_file},name={bed_name('h5')}"], sizes="256K", iters=2)
     assert nothing_left(bed_name("h5"))
     assert {(r.collective, r.algorithm) for r in v.rows} >= {("broadcast", "chain"), ("broadcast", "blink")}
     assert all(r.measured_s > 0 and r.events_s > 0 and r.rounds_s > 0 for r in v.rows)

@@ -5,7 +5,9 @@ of the collective, so B is directly comparable with the busbw column. A segment 
 non-negative least squares on relative error (every size counts alike from 8 B to 8 GB), made robust
 by a few rounds of Huber reweighting. Real logs bend where NCCL changes protocol or algorithm
 (LL -> LL128 -> Simple, tree -> ring), so the sizes are cut into contiguous regimes by dynamic
-programming; the number of regimes minimises BIC = N ln(RSS/N) + k ln N with k = 3 per regime, and a
+programming (over every row up to EXACT_ROWS sizes; beyond, over CANDIDATES evenly spread rows with
+each cut then refined row by row, so that a 10,000-row sweep costs what a 1,000-row one does, ten times
+over, not a hundred); the number of regimes minimises BIC = N ln(RSS/N) + k ln N with k = 3 per regime, and a
 further regime must also cut the RSS to 60 % or less, so that noise does not buy regimes (on synthetic
 straight lines with 0.5 % noise a spare regime buys up to a third). Rows slower than a larger size by
 more than 20 % (a warm-up row, a hiccup) are anomalies: left out of the fit and named in its notes,
@@ -30,6 +32,9 @@ MIN_ROWS = 3           # two points always fit a line: with fewer than three, R^
 MAX_REGIMES = 6
 REGIME_GAIN = 0.6      # a further regime must cut the residual loss to 60 % or less
 HUBER_KNEE = 0.05      # relative error where the loss turns from squared to linear
+EXACT_ROWS = 96        # up to this many sizes every row is a possible cut (every published sweep has fewer)
+CANDIDATES = 40        # beyond: cuts among 41 evenly spread rows, then refined row by row
+REFINE_POINTS = 8      # positions tried per round when a cut is refined
 
 
 @dataclass
@@ -149,7 +154,8 @@ def _without_slowed(rows: list, notes: list[str] | None) -> list:
         notes.append(f"{len(slowed)} row(s) left out of the fit: slower than a larger size by more than "
                      f"{100 * (SLOWED - 1):.0f} % (sizes " + ", ".join(str(r.size) for r in slowed[:6])
                      + (" ..." if len(slowed) > 6 else "") + ")")
-    return [r for r in rows if r not in slowed]
+    gone = {id(r) for r in slowed}
+    return [r for r in rows if id(r) not in gone]
 
 
 def fit(table: Table, max_regimes: int = MAX_REGIMES) -> Fit:
@@ -169,37 +175,12 @@ def fit(table: Table, max_regimes: int = MAX_REGIMES) -> Fit:
     x = sizes * factor
     n = len(rows)
 
-    cost = {}
-    for i in range(n):
-        for j in range(i + MIN_ROWS_PER_REGIME, n + 1):
-            cost[(i, j)] = _segment(x[i:j], times[i:j])
-
-    best_bic, best_cuts, best_rss = math.inf, None, math.inf
-    # dynamic programming: least RSS with k regimes over the first j rows
-    table_rss = {(0, 0): (0.0, [])}
-    for k in range(1, min(max_regimes, n // MIN_ROWS_PER_REGIME) + 1):
-        for j in range(k * MIN_ROWS_PER_REGIME, n + 1):
-            options = [(table_rss[(k - 1, i)][0] + cost[(i, j)][2], table_rss[(k - 1, i)][1] + [(i, j)])
-                       for i in range((k - 1) * MIN_ROWS_PER_REGIME, j - MIN_ROWS_PER_REGIME + 1)
-                       if (k - 1, i) in table_rss]
-            if options:
-                table_rss[(k, j)] = min(options, key=lambda o: o[0])
-        if (k, n) not in table_rss:
-            break
-        rss, cuts = table_rss[(k, n)]
-        bic = n * math.log(max(rss, 1e-30) / n) + 3 * k * math.log(n)
-        # noise alone can buy a third off the RSS with a spare regime; a real bend buys far more
-        if not (bic < best_bic - 1e-9 and rss < REGIME_GAIN * best_rss):
-            break
-        best_bic, best_cuts, best_rss = bic, cuts, rss
-
-    if (0, n) not in cost:   # fewer rows than one regime needs: a single line through them
-        cost[(0, n)] = _segment(x, times)
-    best_cuts = best_cuts or [(0, n)]
-    regimes = [_regime(sizes, i, j, cost[(i, j)]) for i, j in best_cuts]
+    cost = _Segments(x, times)
+    best_cuts = _best_cuts(cost, n, max_regimes)
+    regimes = [_regime(sizes, i, j, cost(i, j)) for i, j in best_cuts]
     for k in range(len(regimes) - 1):   # a regime ends where the next begins
         regimes[k].to_bytes = int(sizes[best_cuts[k][1] - 1])
-    single = _regime(sizes, 0, n, cost[(0, n)])
+    single = _regime(sizes, 0, n, cost(0, n))
     fitted = Fit(table.source, table.collective, table.ranks, factor, regimes, sizes, times, np.zeros(n), 0.0,
                  0.0, 0, None, single, 0.0, notes)
     predicted = np.array([fitted.predict(s) for s in sizes])
@@ -216,6 +197,83 @@ def fit(table: Table, max_regimes: int = MAX_REGIMES) -> Fit:
     if all(math.isinf(r.busbw_GBps) for r in regimes):
         notes.append("no bandwidth term shows: the sizes are too small (latency-bound throughout) to fit a bandwidth")
     return fitted
+
+
+class _Segments:
+    """The robust line of rows [i, j), fitted once per pair and remembered; `fits` and `rows_fitted` count
+    the work (a test holds them to linear growth in the number of rows)."""
+
+    def __init__(self, x: np.ndarray, t: np.ndarray):
+        self.x, self.t, self.done = x, t, {}
+        self.fits = self.rows_fitted = 0
+
+    def __call__(self, i: int, j: int) -> tuple[float, float, float]:
+        if (i, j) not in self.done:
+            self.done[(i, j)] = _segment(self.x[i:j], self.t[i:j])
+            self.fits += 1
+            self.rows_fitted += j - i
+        return self.done[(i, j)]
+
+
+def _candidates(n: int) -> list[int]:
+    """Where a regime may start: every row up to EXACT_ROWS rows (the exact optimum), else CANDIDATES + 1
+    boundaries spread evenly over the rows, whose cuts are then refined row by row (_refine). Every pair
+    of candidates is one fit, so the search costs CANDIDATES^2 fits however long the sweep is."""
+    if n <= EXACT_ROWS:
+        return list(range(n + 1))
+    return sorted({round(c * n / CANDIDATES) for c in range(CANDIDATES + 1)})
+
+
+def _best_cuts(cost: _Segments, n: int, max_regimes: int) -> list[tuple[int, int]]:
+    """The regimes [(i, j), ...) with the lowest BIC among 1..max_regimes regimes, by dynamic programming
+    over the candidate boundaries: least robust loss with k regimes over the first j rows."""
+    starts = _candidates(n)
+    exact = n <= EXACT_ROWS
+    best_bic, best_cuts, best_rss = math.inf, None, math.inf
+    table_rss = {(0, 0): (0.0, [])}
+    for k in range(1, min(max_regimes, n // MIN_ROWS_PER_REGIME) + 1):
+        for j in starts:
+            if j < k * MIN_ROWS_PER_REGIME:
+                continue
+            options = [(table_rss[(k - 1, i)][0] + cost(i, j)[2], table_rss[(k - 1, i)][1] + [(i, j)])
+                       for i in starts if (k - 1) * MIN_ROWS_PER_REGIME <= i <= j - MIN_ROWS_PER_REGIME
+                       and (k - 1, i) in table_rss]
+            if options:
+                table_rss[(k, j)] = min(options, key=lambda o: o[0])
+        if (k, n) not in table_rss:
+            break
+        rss, cuts = table_rss[(k, n)]
+        if not exact:
+            rss, cuts = _refine(cost, cuts, n / CANDIDATES)
+        bic = n * math.log(max(rss, 1e-30) / n) + 3 * k * math.log(n)
+        # noise alone can buy a third off the RSS with a spare regime; a real bend buys far more
+        if not (bic < best_bic - 1e-9 and rss < REGIME_GAIN * best_rss):
+            break
+        best_bic, best_cuts, best_rss = bic, cuts, rss
+    return best_cuts or [(0, n)]
+
+
+def _refine(cost: _Segments, cuts: list[tuple[int, int]], spacing: float) -> tuple[float, list[tuple[int, int]]]:
+    """Move each cut found among the candidates to its best row within a candidate spacing either side,
+    the others held: a coarse-to-fine search of REFINE_POINTS positions per round, each round narrowing
+    the window to one step around the best (log(spacing) rounds, not spacing fits)."""
+    edges = [cuts[0][0]] + [j for _, j in cuts]
+    for m in range(1, len(edges) - 1):
+        lo = max(edges[m - 1] + MIN_ROWS_PER_REGIME, edges[m] - math.ceil(spacing))
+        hi = min(edges[m + 1] - MIN_ROWS_PER_REGIME, edges[m] + math.ceil(spacing))
+
+        def loss(c: int) -> float:
+            return cost(edges[m - 1], c)[2] + cost(c, edges[m + 1])[2]
+        best = edges[m]
+        while lo <= hi:
+            step = max(1, math.ceil((hi - lo) / REFINE_POINTS))
+            best = min([*range(lo, hi + 1, step), hi, best], key=lambda c: (loss(c), c))
+            if step == 1:
+                break
+            lo, hi = max(lo, best - step + 1), min(hi, best + step - 1)
+        edges[m] = best
+    cuts = list(zip(edges[:-1], edges[1:]))
+    return sum(cost(i, j)[2] for i, j in cuts), cuts
 
 
 def _regime(sizes, i, j, segment) -> Regime:

@@ -28,7 +28,7 @@ from collperf.api.model import (TopologyPrediction, algorithms, crossover, expec
                                systems)
 from collperf.api.schedules import (TUPLE_RANKS_LIMIT, Simulation, VerifyRow, pattern, schedule, simulate,
                                     trees, verified_schedule, verify_all)
-from collperf.api.runs import (Validation, bench, bound, calibrate, testbed, testbed_down, testbed_start,
+from collperf.api.runs import (Validation, bench, bound, calibrate, testbed, testbed_down, testbed_held, testbed_start,
                                testbed_status, testbed_up, validate)
 from collperf.api.logs import (compare_logs, diagnose_logs, diagnose_measurement, fit_logs, fit_tables, predict_nccl,
                                read_logs, report)
@@ -38,7 +38,7 @@ from collperf.api.interop import (ImportedRun, ImportedSchedule, export_msccl, e
                                   import_msccl)
 
 __all__ = ["network", "predict", "expected_bands", "systems", "crossover", "algorithms", "schedule", "verify_all", "simulate", "bench",
-           "calibrate", "bound", "validate", "testbed_up", "testbed_start", "testbed_status", "testbed_down",
+           "calibrate", "bound", "validate", "testbed_up", "testbed_start", "testbed_status", "testbed_down", "testbed_held",
            "read_logs", "fit_tables", "fit_logs", "diagnose_logs", "diagnose_measurement", "predict_nccl", "compare_logs", "plan", "plan_compare",
            "plan_step", "trees", "pattern", "export_nccl_tuner", "export_msccl", "import_msccl", "report", "trace",
            "NetworkSpec", "SweepSpec", "BenchSpec", "SimulateSpec", "LogSpec", "DiagnoseSpec", "HardwareSpec", "MeasurementSpec", "PlanSpec", "TreesSpec",

@@ -21,7 +21,7 @@ from collperf.schedule.arrays import as_tuples
 from collperf.schedule.verify import VerificationError, verify
 from collperf.simulate import simulate as run
 from collperf.spec import (check_mode, HardwareSpec, LogSpec, NetworkSpec, output_path, SimulateSpec, sizes,
-                           topology_link)
+                           topology_link, write_output)
 
 
 def export_nccl_tuner(paths, output=None, nodes: int | None = None, ranks: int | None = None,
@@ -49,7 +49,7 @@ def export_nccl_tuner(paths, output=None, nodes: int | None = None, ranks: int |
         curves = [nccl_tuner.curve(t) for t in tables]     # a fit, or a line through 1-2 sizes
         rules = nccl_tuner.build(nccl_tuner.choices(tables, curves), nodes, ranks, channels)
     if output is not None:
-        Path(output).write_text(rules.text())
+        write_output(output, rules.text(), "--output")
     return rules
 
 
@@ -154,7 +154,7 @@ def export_msccl(collective: str, algorithm: str, ranks=None, output=None, proto
         s, _ = verified_schedule(collective, algorithm, ranks, **options)
     text = msccl.write(s, proto, name)
     if output is not None:
-        Path(output).write_text(text)
+        write_output(output, text, "--output")
     return text
 
 

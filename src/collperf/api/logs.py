@@ -4,7 +4,7 @@ shareable HTML reports of them (report)."""
 
 from __future__ import annotations
 
-from dataclasses import fields, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from collperf import ingest, report as pages, units
@@ -15,16 +15,66 @@ from collperf.model.nccl import expect
 from collperf.spec import DiagnoseSpec, HardwareSpec, LogSpec, MeasurementSpec, NetworkSpec, TraceSpec, output_path
 
 
-def read_logs(paths, collective: str | None = None, ranks: int | None = None) -> list:
-    """Every table of every log (nccl-tests text or JSON, collperf JSON/CSV, OSU, IMB)."""
+def read_logs(paths, collective: str | None = None, ranks: int | None = None, on_log=None) -> list:
+    """Every table of every log (nccl-tests text or JSON, collperf JSON/CSV, OSU, IMB); on_log(done, total,
+    path) hears of each log as it is read."""
     spec = paths if isinstance(paths, LogSpec) else LogSpec(paths, collective, ranks)
-    return [t for p in spec.paths for t in ingest.load(p, spec.collective, spec.ranks)]
+    tables = []
+    for i, p in enumerate(spec.paths):
+        tables += ingest.load(p, spec.collective, spec.ranks, spec.max_bytes)
+        if on_log is not None:
+            on_log(i + 1, len(spec.paths), p)
+    return tables
 
 
-def fit_tables(tables) -> list:
-    """A piecewise alpha-beta fit per table."""
+@dataclass
+class Unjudged:
+    """A table that could not be fitted or judged, and why (the others of its logs still are)."""
+    table: object
+    why: str
+
+    def to_json(self) -> dict:
+        return {"source": self.table.source, "collective": self.table.collective, "not_judged": self.why}
+
+
+class Judged(list):
+    """The fits or diagnoses of the tables that could be judged, in order; `not_judged` lists the others
+    (Unjudged: the table and why). One unfittable table does not take the rest down with it."""
+
+    def __init__(self, items=(), not_judged=None):
+        super().__init__(items)
+        self.not_judged: list[Unjudged] = list(not_judged or [])
+
+
+def _each(tables, judge, on_table=None) -> Judged:
+    """judge(table) for every table, a user-facing refusal (UsageError) kept as Unjudged; raises only
+    when no table at all can be judged (with each table's reason). on_table(done, total) hears of each."""
+    out = Judged()
+    for i, t in enumerate(tables):
+        try:
+            result = judge(t)
+        except UsageError as e:
+            out.not_judged.append(Unjudged(t, str(e)))
+            continue
+        finally:
+            if on_table is not None:
+                on_table(i + 1, len(tables))
+        result.table = t
+        out.append(result)
+    if not out and out.not_judged:
+        if len(out.not_judged) == 1:
+            raise UsageError(out.not_judged[0].why)
+        raise UsageError(f"none of the {len(out.not_judged)} tables can be judged: "
+                         + "; ".join(u.why for u in out.not_judged[:5]) + (" ..." if len(out.not_judged) > 5 else ""))
+    return out
+
+
+def fit_tables(tables, on_table=None) -> Judged:
+    """A piecewise alpha-beta fit per table (each keeps its table: `fit.table`); a table that cannot be
+    fitted is listed in the result's `not_judged` instead (UsageError only when none can); on_table(done,
+    total) hears of each as it is fitted."""
     from collperf.fit import fit
-    return [fit(t) for t in tables]
+    return _each(tables, fit, on_table)
 
 
 def fit_logs(paths, collective: str | None = None, ranks: int | None = None) -> list:
@@ -32,19 +82,20 @@ def fit_logs(paths, collective: str | None = None, ranks: int | None = None) -> 
     return fit_tables(read_logs(paths, collective, ranks))
 
 
-def diagnose_logs(spec: DiagnoseSpec | list | str, **options) -> list:
+def diagnose_logs(spec: DiagnoseSpec | list | str, on_log=None, on_table=None, **options) -> Judged:
     """`collperf diagnose`: verdicts and findings per table. Give a DiagnoseSpec, or paths with the
     DiagnoseSpec fields as keywords (peak, network, hardware, model_from) and collective/ranks for the logs.
     Each row is judged against NCCL's expected time on the system assumed from the log (the hardware
-    options override it) and against the physical bound (the system's two-level bound, or --peak)."""
+    options override it) and against the physical bound (the system's two-level bound, or --peak). A table
+    that cannot be judged is listed in the result's `not_judged` with why (UsageError only when none can)."""
     from collperf.diagnose import diagnose
     if not isinstance(spec, DiagnoseSpec):
         logs = LogSpec(spec, options.pop("collective", None), options.pop("ranks", None))
         spec = DiagnoseSpec(logs, **options)
     model = read_logs(spec.model_from)[0] if spec.model_from is not None else None
-    tables = read_logs(spec.logs)
+    tables, out = read_logs(spec.logs, on_log=on_log), []
     _number_runs(tables)
-    return [diagnose(t, spec.peak_Bps, spec.hardware, model) for t in tables]
+    return _each(tables, lambda t: diagnose(t, spec.peak_Bps, spec.hardware, model), on_table)
 
 
 def _number_runs(tables) -> None:

@@ -4,7 +4,6 @@ measured bound of a collective (bound) and the model checked against measurement
 from __future__ import annotations
 
 import contextlib
-import os
 from dataclasses import dataclass, field
 
 from collperf import units
@@ -12,11 +11,11 @@ from collperf.blink.runs import bench_schedules
 from collperf.collectives import get_collective
 from collperf.errors import UsageError
 from collperf.lab.bench import BenchInterrupted, run
-from collperf.lab.calibrate import calibrate as calibrate_here, save
-from collperf.lab.results import ResultFiles
+from collperf.lab.calibrate import calibrate as calibrate_here, check_ranks, save
+from collperf.lab.results import OutputError, ResultFiles
 from collperf.lab.validate import bound as measured_bound, calibrated_grid, summary
-from collperf.runtime.launch import in_torchrun
-from collperf.spec import BenchSpec, NetworkSpec, sizes
+from collperf.runtime.launch import in_torchrun, torchrun_int
+from collperf.spec import BenchSpec, NetworkSpec, SweepSpec
 
 
 def testbed(text):
@@ -41,8 +40,12 @@ def testbed_up(bed):
 
 
 def testbed_start(bed):
-    """`collperf testbed up`: bring a testbed up and leave it up."""
-    return testbed(bed).up()
+    """`collperf testbed up`: bring a testbed up and leave it up, held for the user: no run and no
+    `testbed down` without its name takes it down."""
+    from collperf.lab.testbed import owners
+    up = testbed(bed).up()
+    owners.claim(up.name, by="user")
+    return up
 
 
 def testbed_status(name: str | None = None) -> list[dict]:
@@ -51,10 +54,19 @@ def testbed_status(name: str | None = None) -> list[dict]:
     return status(name)
 
 
-def testbed_down(name: str | None = None) -> list[str]:
-    """`collperf testbed down`: tear testbeds down (leftovers of crashed runs included)."""
+def testbed_held() -> list[str]:
+    """The testbeds on this machine that a live run or `collperf testbed up` holds (what a plain
+    `collperf testbed down` keeps)."""
+    from collperf.lab.testbed.switch import held
+    return held()
+
+
+def testbed_down(name: str | None = None, everything: bool = False) -> list[str]:
+    """`collperf testbed down`: the named testbed (refused while a running bench holds it, unless
+    everything=True), or without a name every testbed nobody alive holds: what crashed runs left
+    (everything=True: all of them, live ones included)."""
     from collperf.lab.testbed.switch import down
-    return down(name)
+    return down(name, everything)
 
 
 def bench(spec: BenchSpec, on_row=None, on_note=None, on_info=None):
@@ -65,6 +77,7 @@ def bench(spec: BenchSpec, on_row=None, on_note=None, on_info=None):
     place where (default: on_note). A run that fails, times out or is
     interrupted raises bench.BenchInterrupted (a RunError) whose `.results` holds the rows measured."""
     files = ResultFiles(spec.json_file, spec.csv_file)
+    files.start()
     placement = None
     if spec.placed:    # -A blink / blink-hybrid / --pattern: schedules built on the topology, here, before any rank
         placement = bench_schedules(spec, _torchrun_world())
@@ -77,9 +90,9 @@ def bench(spec: BenchSpec, on_row=None, on_note=None, on_info=None):
     def row_done(results, row):
         if placement is not None:
             results.config["placement"] = placement.to_json()
-        files.update(results)
-        if on_row is not None:
+        if on_row is not None:   # shown first: a row measured is printed even when its file cannot be written
             on_row(results, row)
+        files.update(results)
 
     with testbed_up(spec.testbed) as bed:
         try:
@@ -88,8 +101,10 @@ def bench(spec: BenchSpec, on_row=None, on_note=None, on_info=None):
             results = run(spec.sweep, ranks, spec.timeout_s, net, testbed=bed, on_row=row_done,
                           on_note=on_note, force=spec.force, schedules=schedules)
         except BenchInterrupted as e:
-            if e.results.rows:
+            try:   # the rows so far, or none, never "complete"; a file that cannot be written is what ended it
                 files.update(e.results)
+            except OutputError:
+                pass
             raise
     if results is not None:
         if placement is not None:
@@ -104,14 +119,19 @@ def _torchrun() -> bool:
 
 def _torchrun_world() -> int | None:
     """The rank count torchrun gives this run, None outside torchrun."""
-    return int(os.environ["WORLD_SIZE"]) if _torchrun() else None
+    return torchrun_int("WORLD_SIZE", low=1) if _torchrun() else None
 
 
 def calibrate(ranks: int | None = None, bed=None, timeout_s: float = 300.0, output=None, on_link=None) -> dict:
     """`collperf calibrate`: alpha and bandwidth (intra and inter host) and the reduce rate, as a profile
     document (model/profile.py, what --profile reads); written to `output` when given. A testbed calibrates
     itself: one that follows a topology measures every link, and on_link(done, total, measure) hears of each
-    as it is done."""
+    as it is done. What it cannot calibrate (one rank) is refused before a testbed comes up."""
+    bed = testbed(bed)
+    if bed is None:
+        check_ranks(ranks)
+    else:
+        bed.check_calibration()
     with testbed_up(bed) as up:
         profile = up.calibrate(timeout_s, on_link) if up is not None else calibrate_here(ranks, None, timeout_s)
     if output is not None:
@@ -141,21 +161,33 @@ class Validation:
     summary: list[dict] = field(default_factory=list)     # median / worst error per algorithm and regime
 
 
-def validate(beds=(), ranks: int | None = None, profile=None, size="64K,1M,4M", iters: int = 5,
-             timeout_s: float = 600.0) -> Validation:
+def validate(beds=(), ranks: int | None = None, profile=None, sizes=None, iters: int = 5, timeout_s: float = 600.0,
+             *, min_bytes="64K", max_bytes="4M", factor: int = 4, on_step=None) -> Validation:
     """`collperf validate`: on each testbed (or on `ranks` local processes), calibrate (unless a profile
-    is given), predict a grid of collectives from the profile alone, measure them, and report errors."""
-    size_list = [units.format_size(s).replace(" ", "") for s in sizes(size)]
+    is given), predict a grid of collectives from the profile alone, measure them, and report errors.
+    The sizes are `sizes` (a list, e.g. "64K,1M,4M": exactly those) or else min_bytes to max_bytes by
+    `factor` (-b/-e/-f). on_step(text) hears of each phase (calibrating, each collective) as it starts.
+    Everything is checked before any testbed comes up or any calibration runs."""
+    size_list = SweepSpec(min_bytes=min_bytes, max_bytes=max_bytes, factor=factor, size_list=sizes).sizes()
     beds = [testbed(b) for b in beds] or [None]
     if beds == [None] and not ranks:
         raise UsageError("give --ranks P or one or more --testbed hosts=N,rate=R")
+    if profile is None:     # each is calibrated first
+        for bed in beds:
+            if bed is None:
+                check_ranks(ranks)
+            else:
+                bed.check_calibration()
+    step = on_step or (lambda text: None)
     out = Validation()
     for bed in beds:
+        if bed is not None:
+            step(f"bringing up {bed.describe()}")
         with testbed_up(bed) as up:
             if up is None:
-                described, rows = calibrated_grid(None, ranks, size_list, iters, timeout_s, profile)
+                described, rows = calibrated_grid(None, ranks, size_list, iters, timeout_s, profile, on_step=step)
             else:
-                described, rows = up.validation_grid(size_list, iters, timeout_s, profile)
+                described, rows = up.validation_grid(size_list, iters, timeout_s, profile, on_step=step)
         out.networks.append(described)
         out.rows += rows
     out.summary = summary(out.rows)

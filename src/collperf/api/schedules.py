@@ -123,9 +123,12 @@ class Simulation:
     notes: list = field(default_factory=list)
 
 
-def simulate(spec: SimulateSpec) -> list[Simulation]:
+def simulate(spec: SimulateSpec, progress=None, on_estimate=None) -> list[Simulation]:
     """`collperf simulate`: the schedule of an algorithm on a topology, simulated at each size.
-    Algorithm blink: packed trees on the group spec.ranks, simulated on the group's view of the topology."""
+    Algorithm blink: packed trees on the group spec.ranks, simulated on the group's view of the topology.
+    progress(phase, done, total) hears how far a long run is, on_estimate(simulate.budget.Estimate) its
+    expected time and memory before it starts; a run over spec.memory_limit (default: the memory
+    available) is refused before it starts (UsageError, with the estimate)."""
     net = spec.network
     topo, base = topology_for(spec.topology, net)
     if mode_of(spec.algorithm) is BLINK:
@@ -141,7 +144,8 @@ def simulate(spec: SimulateSpec) -> list[Simulation]:
     out = []
     for size, (sched, where, notes) in zip(spec.sizes_bytes, runs):
         factor = get_collective(sched.collective).busbw_factor(sched.ranks)
-        result = run(sched, where, size, spec.mode, reduce_Bps)
+        result = run(sched, where, size, spec.mode, reduce_Bps, engine=spec.engine,
+                     memory_limit_bytes=spec.memory_limit_bytes, progress=progress, on_estimate=on_estimate)
         if "ranks" in sched.meta:      # a group's view (blink): links named as the topology names them
             result = blink_reports.topology_names(result, sched.meta["ranks"])
         algbw = result.size_bytes / result.time_s if result.time_s > 0 else None   # None: nothing moved

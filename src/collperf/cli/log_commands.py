@@ -9,29 +9,43 @@ import typer
 from collperf import api
 from collperf.cli import render, render_logs
 from collperf.cli.options import command, hardware_options, Json, one_or_many
+from collperf.cli.progress import progress
 from collperf.cli.render import out, print_json
 from collperf.cli.report_command import Html, command_line
 from collperf.errors import UsageError
 from collperf.spec import output_path, DiagnoseSpec, HardwareSpec, LogSpec, MeasurementSpec
 
 
+def _counted(steps, verb: str):
+    """A callback (done, total[, path]) that moves the bar: logs read, tables fitted or judged."""
+    def on_item(done: int, total: int, path=None):
+        steps.done(done, total, f"{verb} {done}/{total}" + (f" ({path})" if path else ""))
+    return on_item
+
+
 LogCollective = typer.Option(None, "--collective", help="Override the collective the log is taken to be.")
 LogRanks = typer.Option(None, "--ranks", "-p", help="Rank count, where the log does not say.")
+LogMaxBytes = typer.Option(None, "--max-bytes", help="Refuse a log file larger than this (default 256MiB): a log "
+                           "is held in memory while read; e.g. --max-bytes 2GiB.")
 
 
 @command("fit")
 def fit_command(logs: list[str] = typer.Argument(..., help="Logs: nccl-tests text/JSON, collperf JSON/CSV, OSU, IMB."),
-                as_json: bool = Json, collective: Optional[str] = LogCollective, ranks: Optional[int] = LogRanks):
+                as_json: bool = Json, collective: Optional[str] = LogCollective, ranks: Optional[int] = LogRanks,
+                max_bytes: Optional[str] = LogMaxBytes):
     """Fit a piecewise alpha-beta model to measured logs: regimes, peak busbw, n1/2, residuals."""
-    tables = api.read_logs(LogSpec(logs, collective, ranks))
-    fits = api.fit_tables(tables)
+    with progress("reading logs", as_json, total=len(logs)) as steps:
+        tables = api.read_logs(LogSpec(logs, collective, ranks, max_bytes), on_log=_counted(steps, "read"))
+        fits = api.fit_tables(tables, on_table=_counted(steps, "fitted"))
     if as_json:
-        print_json(one_or_many([f.to_json() for f in fits]))
+        docs = [f.to_json() for f in fits] + [u.to_json() for u in fits.not_judged]
+        print_json(one_or_many(docs))
         return
-    for t, f in zip(tables, fits):
-        render_logs.print_table_header(t)
+    for f in fits:
+        render_logs.print_table_header(f.table)
         render_logs.print_fit(f)
         out.print()
+    render_logs.print_not_judged(fits.not_judged, "fitted")
 
 
 @command()
@@ -40,7 +54,7 @@ def diagnose(logs: list[str] = typer.Argument(..., help="One log, or several to 
                                                         "collective with --size and --time (one measurement)."),
              size: Optional[str] = typer.Option(None, "--size", "-s", help="One measurement: its size "
                                                 "(nccl-tests convention), e.g. 1GB."),
-             time: Optional[str] = typer.Option(None, "--time", "-t", help="One measurement: its time, e.g. 500ms."),
+             time: Optional[str] = typer.Option(None, "--time", help="One measurement: its time, e.g. 500ms."),
              peak: Optional[str] = typer.Option(None, "--peak", help="Per-rank busbw that is the bound, e.g. 50GB/s "
                                                 "(with --cluster: the cluster gives the expected time, this the "
                                                 "bound)."),
@@ -49,7 +63,7 @@ def diagnose(logs: list[str] = typer.Argument(..., help="One log, or several to 
                                                       "machine)."),
              plot: Optional[str] = typer.Option(None, "--plot", help="Write time and busbw plots (PNG/SVG)."),
              as_json: bool = Json, collective: Optional[str] = LogCollective, ranks: Optional[int] = LogRanks,
-             html: Optional[str] = Html, hardware: HardwareSpec = None):
+             html: Optional[str] = Html, max_bytes: Optional[str] = LogMaxBytes, hardware: HardwareSpec = None):
     """Is it good or bad, and why: each size against NCCL's expected time and the hardware's bound, on the
     system assumed from the log (the hardware options override it), and the anomalies."""
     if time is not None or size is not None:
@@ -61,20 +75,23 @@ def diagnose(logs: list[str] = typer.Argument(..., help="One log, or several to 
         print_json(judged.to_json()) if as_json else render_logs.print_judgement(judged)
         return
     output_path(plot, "--plot")
-    diagnoses = api.diagnose_logs(DiagnoseSpec(LogSpec(logs, collective, ranks), peak, model_from=model_from,
-                                               hardware=hardware))
+    with progress("reading logs", as_json, total=len(logs)) as steps:
+        diagnoses = api.diagnose_logs(DiagnoseSpec(LogSpec(logs, collective, ranks, max_bytes), peak,
+                                                   model_from=model_from, hardware=hardware),
+                                      on_log=_counted(steps, "read"), on_table=_counted(steps, "judged"))
     paths = render.plot_diagnoses(diagnoses, plot) if plot else []
     same = len(diagnoses) > 1 and len({d.table.collective for d in diagnoses}) == 1
     comparison = api.compare_logs(diagnoses) if same else None
     if html:
         paths.append(str(api.report(diagnoses, html, command_line())))
     if as_json:
-        docs = [d.to_json() for d in diagnoses]
+        docs = [d.to_json() for d in diagnoses] + [u.to_json() for u in diagnoses.not_judged]
         print_json({"diagnoses": docs, "comparison": comparison} if comparison else one_or_many(docs))
         return
     for d in diagnoses:
         render_logs.print_diagnosis(d)
     if comparison:
         render_logs.print_comparison(diagnoses, comparison)
+    render_logs.print_not_judged(diagnoses.not_judged, "judged")
     for path in paths:
         out.print(f"{'report' if path.endswith('.html') else 'plot'} written to {path}")

@@ -11,6 +11,7 @@ from collperf.cli import render, render_blink, render_logs
 from collperf.cli.options import (command, Collective, flag, Hybrid, InterAlg, IntraAlg, Json, network_options,
                                   one_or_many, TDpa, Transit)
 from collperf.cli.render import out, print_json
+from collperf.cli.sim_watch import SimulationWatch
 from collperf.errors import UsageError
 from collperf.spec import (output_path, predict_network, HardwareSpec, NetworkSpec, PatternSpec, SimulateSpec,
                            TopologyPredictSpec)
@@ -150,6 +151,11 @@ def simulate(collective: Optional[str] = typer.Argument(None, help="The collecti
              topology: str = typer.Option(..., "--topology", "-t",
                                           help="dgx1v | dgx2 | mesh:P | switch:P | ring:P | cluster:NxG | file.json"),
              mode: str = typer.Option("rounds", "--mode", help="rounds (fast) or events (congestion-aware)."),
+             memory_limit: Optional[str] = typer.Option(None, "--memory-limit", help=(
+                 "Refuse, before it starts, a run whose estimated memory is over this (default: the memory "
+                 "available now), e.g. 8GiB.")),
+             engine: str = typer.Option("auto", "--engine", help=(
+                 "Events mode: auto (classes of like transfers where they are few), grouped, or per-transfer.")),
              segments: Optional[int] = typer.Option(None, "--segments", help="Pipeline segments (default 1; blink 16; "
                                                     "--pattern 32)."),
              root: Optional[int] = typer.Option(None, "--root", help="Root rank (default 0; blink: the group's first)."),
@@ -186,8 +192,13 @@ def simulate(collective: Optional[str] = typer.Argument(None, help="The collecti
     if any(v is not None for v in (gpus, center, successor, source)):
         raise UsageError("--gpus, --center, --successor and --source describe a --pattern: add --pattern NAME")
     output_path(timeline, "--timeline")
-    sims = api.simulate(SimulateSpec(collective, algorithm, topology, size or "1G", mode, segments, root,
-                                     intra_algorithm, inter_algorithm, network, ranks, hybrid, t_dpa, transit))
+    spec = SimulateSpec(collective, algorithm, topology, size or "1G", mode, segments, root, intra_algorithm,
+                        inter_algorithm, network, ranks, hybrid, t_dpa, transit, memory_limit, engine)
+    watch = SimulationWatch(mode, as_json)
+    try:
+        sims = api.simulate(spec, watch.progress, watch.estimate)
+    finally:
+        watch.close()
     if timeline:
         render.plot_timeline(sims[-1], timeline)
     if as_json:

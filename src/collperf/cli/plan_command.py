@@ -9,6 +9,7 @@ import typer
 from collperf import api
 from collperf.cli import render
 from collperf.cli.options import command, InterAlg, IntraAlg, Json, network_options
+from collperf.cli.progress import progress
 from collperf.cli.render import print_json
 from collperf.errors import UsageError
 from collperf.spec import NetworkSpec
@@ -119,7 +120,9 @@ def plan_command(
                          intra_algorithm=intra_algorithm, inter_algorithm=inter_algorithm, fill_dp=dp is None,
                          from_trace=from_trace)
     if searching:
-        found = api.plan_search(spec, gpus, global_batch, defaults=not search, top=top or (10 if search else 3))
+        with progress("searching layouts", as_json) as steps:
+            found = api.plan_search(spec, gpus, global_batch, defaults=not search, top=top or (10 if search else 3),
+                                    on_step=lambda text, done, total: steps.done(done, total, text))
         print_json(render.search_json(found)) if as_json else render.print_search(found, why=not search)
         return
     plans, best = api.plan_compare(spec, compare or [])

@@ -190,3 +190,11 @@ def print_comparison(diagnoses, rows) -> None:
                 cells.append(f"{r[f'ratio_{i}']:.2f}" if r[f"ratio_{i}"] else "-")
         table.add_row(*cells)
     out.print(table)
+
+
+def print_not_judged(unjudged, verb: str) -> None:
+    """The tables the others were judged without, each with why (one bad table never hides the rest)."""
+    if unjudged:
+        out.print(f"[yellow]{len(unjudged)} table(s) could not be {verb}:[/yellow]")
+        for u in unjudged:
+            out.print(f"  {escape(u.why)}")

@@ -6,20 +6,25 @@ from typing import Optional
 
 import typer
 
-from collperf import api
+from collperf import api, units
 from collperf.cli import render
 from collperf.cli.options import (Command, command, sub_app, flag, Json, TestbedOpt, Timeout, app, network_options)
 from collperf.cli.render import err, out, print_json
 from collperf.cli.report_command import Html, command_line
+from collperf.cli.progress import progress, shown
 from collperf.errors import RunError
-from collperf.spec import output_path, BenchSpec, NetworkSpec, SweepSpec
+from collperf.spec import output_path, sweep_collective, BenchSpec, NetworkSpec, SweepSpec
 
 
 @command()
 @network_options(only=("latency", "bandwidth", "reduce_bandwidth", "cluster", "nodes", "ranks_per_node",
                         "intra_latency", "intra_bandwidth", "inter_latency", "inter_bandwidth", "nics_per_node",
                         "profile"))
-def bench(collective: str = typer.Option("allreduce", "--collective", help="The collective to measure."),
+def bench(collective_arg: Optional[str] = typer.Argument(None, metavar="[COLLECTIVE]",
+                                                         help="The collective to measure (default allreduce); "
+                                                              "or --collective."),
+          collective: Optional[str] = typer.Option(None, "--collective", help="The collective to measure (as the "
+                                                   "argument)."),
           algorithm: str = typer.Option("builtin", "--algorithm", "-A", help="Comma list: ours, builtin, and/or auto (per size the model's fastest for the network)."),
           ranks: Optional[int] = typer.Option(None, "--ranks", "-p", help="Local processes (ignored under torchrun)."),
           min_bytes: str = typer.Option("1K", "-b", "--minbytes", help="Smallest size (nccl-tests convention)."),
@@ -44,7 +49,7 @@ def bench(collective: str = typer.Option("allreduce", "--collective", help="The 
                                                  "rewritten after every row."),
           force: bool = flag(False, "--force", help="Run even when the rank count exceeds max(64, 8 x cores) "
                                      "or the memory estimate exceeds MemAvailable (refused otherwise)."),
-          topology: Optional[str] = typer.Option(None, "--topology", help="-A blink, blink-hybrid, --pattern: "
+          topology: Optional[str] = typer.Option(None, "--topology", "-t", help="-A blink, blink-hybrid, --pattern: "
                                                  "the machine whose GPUs the local ranks stand for (default dgx1v)."),
           gpus: Optional[str] = typer.Option(None, "--gpus", help="-A blink: the topology's GPUs, one per rank in "
                                              "rank order (default: the first --ranks GPUs). --pattern: the chain in "
@@ -60,7 +65,7 @@ def bench(collective: str = typer.Option("allreduce", "--collective", help="The 
           testbed: Optional[str] = TestbedOpt, html: Optional[str] = Html, network: NetworkSpec = None):
     """Measure collectives on real processes (gloo locally, NCCL under torchrun with GPUs), nccl-tests style,
     each row beside the model's prediction. Rows print as they complete; a timeout or Ctrl-C keeps them."""
-    sweep = SweepSpec(collective, algorithm, min_bytes, max_bytes, factor, step_bytes, iters, warmup, dtype, op,
+    sweep = SweepSpec(sweep_collective(collective_arg, collective), algorithm, min_bytes, max_bytes, factor, step_bytes, iters, warmup, dtype, op,
                       root, check, average, segments, slice_bytes, in_place)
     spec = BenchSpec(sweep, ranks, timeout, network, api.testbed(testbed), json_file=json_file, csv_file=csv_file, force=force,
                      topology=topology, gpus=gpus, t_dpa=t_dpa, pattern=pattern, center=center, successor=successor,
@@ -73,7 +78,8 @@ def bench(collective: str = typer.Option("allreduce", "--collective", help="The 
         if partial is None:
             raise
         stream.interrupted(partial, str(e))
-        raise typer.Exit(130 if getattr(e, "reason", "") == "interrupted" else 1)
+        reason = getattr(e, "reason", "")   # the shell's codes for SIGINT and SIGTERM, 1 for a failure
+        raise typer.Exit(130 if reason == "interrupted" else 143 if reason.startswith("terminated") else 1)
     if results is None:   # a torchrun rank other than 0
         return
     stream.finish(results)
@@ -92,7 +98,7 @@ app.add_typer(testbed_app, name="testbed")
 def testbed_up(hosts: int = typer.Option(4, "--hosts"), ranks_per_host: int = typer.Option(1, "--ranks-per-host"),
                rate: str = typer.Option("200mbit", "--rate", help="Each host's link, each way (tc spelling)."),
                name: str = typer.Option("tb0", "--name"),
-               topology: Optional[str] = typer.Option(None, "--topology", help="dgx1v-like or a topology .json: "
+               topology: Optional[str] = typer.Option(None, "--topology", "-t", help="dgx1v-like or a topology .json: "
                                                       "point-to-point links at their own rates, forwarding hosts."),
                group: Optional[str] = typer.Option(None, "--group", help="With --topology: the hosts ranks run on, "
                                                    "e.g. 0+1+4 (default all).")):
@@ -112,10 +118,17 @@ def testbed_status(name: Optional[str] = typer.Option(None, "--name"), as_json: 
 
 
 @testbed_app.command("down", cls=Command)
-def testbed_down(name: Optional[str] = typer.Option(None, "--name", help="Only this testbed (default: all).")):
-    """Tear testbeds down, leftovers of crashed runs included."""
-    removed = api.testbed_down(name)
+def testbed_down(name: Optional[str] = typer.Option(None, "--name", help="Only this testbed (default: every "
+                                                   "testbed whose run has ended)."),
+                 everything: bool = flag(False, "--all", help="Also testbeds a live run or `testbed up` holds.")):
+    """Tear testbeds down: by name, or every one that crashed or ended runs left (--all: every one)."""
+    removed = api.testbed_down(name, everything)
     out.print(f"removed {len(removed)} namespace(s)" + (": " + ", ".join(removed) if removed else ""))
+    if name is None and not everything:
+        kept = api.testbed_held()
+        if kept:
+            out.print(f"kept {', '.join(kept)}: held by a running collperf or `testbed up`; name one with --name "
+                      "(or pass --all)")
 
 
 @command("calibrate")
@@ -123,7 +136,13 @@ def calibrate_command(ranks: Optional[int] = typer.Option(None, "--ranks", "-p")
                       output: str = typer.Option("profile.json", "-o", "--output"), timeout: float = Timeout):
     """Measure alpha, bandwidth (intra- and inter-host) and gamma; write a profile."""
     output_path(output, "--output")
-    render.print_profile(api.calibrate(ranks, testbed, timeout, output, on_link=render.link_progress), output)
+    with progress("calibrating: ping-pong of 8 B and 16 MiB, the reduction rate") as steps:
+        def on_link(done, total, measured):   # each link as it is measured, where a person watches
+            if shown():
+                render.link_progress(done, total, measured)
+            steps.done(done, total, f"calibrating link {done}/{total}")
+        profile = api.calibrate(ranks, testbed, timeout, output, on_link=on_link)
+    render.print_profile(profile, output)
 
 
 @command("bound")
@@ -145,14 +164,34 @@ def validate_command(testbed: Optional[list[str]] = typer.Option(None, "--testbe
                      ranks: Optional[int] = typer.Option(None, "--ranks", "-p"),
                      profile: Optional[str] = typer.Option(None, "--profile", help="Use this profile instead of "
                                                            "calibrating first."),
-                     sizes: str = typer.Option("64K,1M,4M", "--sizes"), iters: int = typer.Option(5, "-n", "--iters"),
+                     min_bytes: str = typer.Option("64K", "-b", "--minbytes", help="Smallest size of the grid."),
+                     max_bytes: str = typer.Option("4M", "-e", "--maxbytes", help="Largest size of the grid."),
+                     factor: int = typer.Option(4, "-f", "--stepfactor", help="Multiplicative step from -b to -e."),
+                     sizes: Optional[str] = typer.Option(None, "--sizes", help="Exactly these sizes, e.g. 64K,1M "
+                                                         "(instead of -b/-e/-f)."),
+                     iters: int = typer.Option(5, "-n", "--iters"),
                      as_json: bool = Json, plot: Optional[str] = typer.Option(None, "--plot"),
                      html: Optional[str] = Html, timeout: float = typer.Option(600.0, "--timeout")):
     """Predict a grid of collectives from a calibrated profile alone and measure them: errors per algorithm."""
     output_path(plot, "--plot")
-    result = api.validate(testbed or [], ranks, profile, sizes, iters, timeout)
+    _note_old_range(sizes, min_bytes, max_bytes, factor)
+    with progress("validating", as_json) as steps:
+        result = api.validate(testbed or [], ranks, profile, sizes, iters, timeout, min_bytes=min_bytes,
+                              max_bytes=max_bytes, factor=factor, on_step=steps.step)
     if plot:
         render.plot_validation(result, plot)
     if html:
         api.report([result], html, command_line())
     print_json(render.validation_json(result)) if as_json else render.print_validation(result)
+
+
+def _note_old_range(sizes: str | None, min_bytes: str, max_bytes: str, factor: int) -> None:
+    """validate once read --sizes A,B as the range from A to B; it is a list now, as everywhere else. Two
+    sizes that the default grid's step would fill in are said to be measured alone, with the range's flags."""
+    if sizes is None:
+        return
+    given = sorted(set(units.parse_sizes(sizes)))
+    if len(given) == 2 and given[1] > given[0] * factor:
+        low, high = (units.format_size(s).replace(" ", "").replace("iB", "") for s in given)
+        err.print(f"note: --sizes {sizes} measures these 2 sizes only (a list, as in every command); for the range "
+                  f"between them give -b {low} -e {high}")

@@ -211,14 +211,11 @@ def _mark_isolated(verdicts: list[SizeVerdict]) -> None:
 def overall(verdicts: list[SizeVerdict], found) -> str:
     """The table's verdict, 'label: detail': an error finding first, then above-bound, then the verdict of
     the bandwidth-bound rows (where a collective shows what the hardware gives)."""
-    kinds = {f.kind for f in found if f.severity == "error"}
-    if kinds:
-        return "error: " + ", ".join(sorted(kinds)) + " (see the findings)"
+    settled = V.settled_overall(verdicts, found, "some sizes beat the assumed hardware's bound, so the system "
+                                "assumed is wrong")
+    if settled is not None:
+        return settled
     judged = [v for v in verdicts if not v.verdict.startswith("not judged")]
-    if not judged:
-        return "not judged: " + (verdicts[0].verdict.partition(": ")[2] if verdicts else "no usable rows")
-    if any(v.verdict.startswith("above") for v in judged):
-        return "above the bound: some sizes beat the assumed hardware's bound, so the system assumed is wrong"
     big = [v for v in judged if v.regime != "latency"] or judged
     slow = [v for v in big if v.verdict.startswith("slower")]
     fast = [v for v in big if v.verdict.startswith("faster")]

@@ -9,13 +9,15 @@ import numpy as np
 
 from collperf import units
 from collperf.fit import Fit
+from collperf.diagnose.verdict import runtime_of
 from collperf.ingest.table import Table
 
 
 @dataclass
 class Finding:
     kind: str        # correctness, dip, tail-drop, non-monotonic, above-bound, slower-overall, latency-bound,
-    #                  single-rank, avg-busbw, placement, convention, skipped-lines, inconsistent-rows, bad-time, no-busbw
+    #                  single-rank, avg-busbw, placement, convention, incomplete, skipped-lines, inconsistent-rows,
+    #                  bad-time, no-busbw
     severity: str    # error, warning, info
     message: str
     sizes: list[int] = field(default_factory=list)
@@ -29,7 +31,7 @@ def table_findings(table: Table, own: Fit, rows) -> list[Finding]:
                              f"{table.footer.get('out_of_bounds', len(wrong))} {table.footer.get('status', '')}): "
                              "results were wrong, those times are meaningless and were left out of the fit", wrong))
     bus = [(r.size, r.busbw_GBps) for r in rows if r.busbw_GBps is not None]
-    found.extend(_dips(bus))
+    found.extend(_dips(bus, nccl=runtime_of(table) == "nccl"))
     backwards = [rows[i - 1].size for i in range(1, len(rows)) if rows[i].time_s < 0.9 * rows[i - 1].time_s]
     if backwards:
         found.append(Finding("non-monotonic", "warning", "a larger size ran faster than "
@@ -74,7 +76,7 @@ def not_fitted(table: Table, usable_rows: int, needed: int, judged: bool) -> Fin
                    f"a fit needs {needed}, so it has no fit of its own; {how}", [])
 
 
-def _dips(bus: list[tuple[int, float]]) -> list[Finding]:
+def _dips(bus: list[tuple[int, float]], nccl: bool = True) -> list[Finding]:
     """Ranges of sizes where busbw falls below the level already reached and then recovers: one finding per
     range, every size in it. A row is low when its busbw is under 75 % of the larger of the best busbw at
     smaller sizes and the geometric mean of its two neighbours (the latter catches a one-size notch on the
@@ -110,8 +112,8 @@ def _dips(bus: list[tuple[int, float]]) -> list[Finding]:
         if j + 1 < len(bus):
             found.append(Finding("dip", "warning", f"busbw falls and recovers at {span} ({len(sizes)} size(s): "
                                  + ", ".join(map(units.format_size, sizes)) + "): a protocol/algorithm switch at the "
-                                 "wrong size, a noisy run or contention; rerun those sizes (-n more iterations) and "
-                                 "check NCCL_ALGO/NCCL_PROTO", sizes))
+                                 "wrong size, a noisy run or contention; rerun those sizes (-n more iterations)"
+                                 + (" and check NCCL_ALGO/NCCL_PROTO" if nccl else ""), sizes))
         else:
             found.append(Finding("tail-drop", "warning", f"busbw falls at the largest size(s) {span} and does not "
                                  "recover: memory pressure, a protocol limit or contention at large sizes; extend the "
@@ -124,6 +126,9 @@ def _input_findings(table: Table) -> list[Finding]:
     """What the reader could not use or does not trust: skipped lines, rows whose columns disagree,
     rows with no usable time, a busbw that could not be computed."""
     found: list[Finding] = []
+    if table.header.get("incomplete"):
+        found.append(Finding("incomplete", "warning", f"the input is incomplete ({table.header['incomplete']}): the "
+                             "sizes it lacks are not judged, and its last row may have been cut short", []))
     if table.skipped:
         shown = "; ".join(table.skipped[:3])
         found.append(Finding("skipped-lines", "warning", f"{len(table.skipped)} line(s) could not be read and were "

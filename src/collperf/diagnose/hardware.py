@@ -16,6 +16,8 @@ Order (each later source overrides the earlier, and provenance says which one se
 
 from __future__ import annotations
 
+import copy
+import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,13 +85,30 @@ def _values(system: System) -> list[tuple[str, str, str]]:
 
 
 def log_text_hints(source: str) -> tuple[str, list[str]]:
-    """(the log's text, its comment lines) of a log file, '' and [] when it is not a readable file."""
+    """(the log's text, its comment lines) of a log file, '' and [] when it is not a readable file. Read
+    once per file (remembered for the last two): a log of 1,600 tables is not read 1,600 times."""
+    try:
+        stat = Path(source).stat()
+    except (OSError, ValueError):
+        return "", []
+    text, comments = _hints(source, stat.st_mtime_ns, stat.st_size)
+    return text, list(comments)
+
+
+@functools.lru_cache(maxsize=2)
+def _hints(source: str, mtime_ns: int, size_bytes: int) -> tuple[str, tuple[str, ...]]:
     try:
         text = Path(source).read_text(errors="replace")
     except (OSError, ValueError):
-        return "", []
-    comments = [ln.lstrip("# ").strip() for ln in text.splitlines()[:60] if ln.startswith("#")]
-    return text, comments
+        return "", ()
+    head = text[:1 << 20].splitlines()[:60]   # comments are read from the first 60 lines only
+    return text, tuple(ln.lstrip("# ").strip() for ln in head if ln.startswith("#"))
+
+
+@functools.lru_cache(maxsize=2)
+def _facts(text: str) -> LogFacts:
+    """read_facts once per log text (the same text object for every table of a file: its hash is cached)."""
+    return read_facts(text)
 
 
 _GPU_WORDS = r"(?:NVIDIA\s+)?(?:GB200|B200|B100|H200|H100[\w -]*?|H800|A100[\w-]*|A800[\w-]*|V100[\w-]*|Tesla T4|" \
@@ -274,7 +293,7 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
     notes: list[str] = []
     ranks = ranks or (table.ranks if table is not None else None)
     text, comments = log_text_hints(table.source) if table is not None else ("", [])
-    facts = read_facts(text) if text else LogFacts()
+    facts = copy.deepcopy(_facts(text)) if text else LogFacts()
     if table is not None and "nccl_version" not in facts and (version := _nccl_version(table, text)):
         facts.set("nccl_version", version, "the nccl-tests header")
     gpu_log, gpu_src, nodes, nodes_src, c_per = _log_gpu_nodes(table, hw, comments)
@@ -282,11 +301,17 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
         why = ("the log names no GPU (no device lines)" if table is not None else "no system given") + \
               ": pass --cluster SYSTEM (or --gpu MODEL) to get NCCL's expected time and the hardware bound"
         return Assumed(None, [], notes, why)
+    if hw.cluster is None and hw.gpu is None and hw.profile is None and gpu_log and _cpu(gpu_log):
+        return Assumed(None, [], notes, "a CPU run (the log's devices are 'cpu'): NCCL's model and the GPU "
+                                        "catalogue do not apply; give --peak BUSBW (e.g. the link's rate) for a "
+                                        "bound, or --profile FILE (collperf calibrate -o FILE) for the expected time")
     try:
         base, gpu_text, gpu_src = _base(hw, gpu_log, gpu_src, facts, notes)
-    except UsageError as e:
+    except UsageError:
         if hw.profile is None:
-            return Assumed(None, [], notes, f"{e}; pass --cluster SYSTEM")
+            return Assumed(None, [], notes, f"GPU model {gpu_log!r} is not in the catalogue: pass --cluster SYSTEM "
+                                            "(collperf systems lists them) or --gpu MODEL for NCCL's expected time, "
+                                            "or --peak BUSBW / --profile FILE for a bound")
         base, gpu_text = None, gpu_log
     nodes, nodes_src = _nodes(base, nodes, nodes_src, ranks)
     if ranks and ranks % nodes:
@@ -317,3 +342,8 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
         system = _from_profile(system, hw.profile)
     system = _overrides(system, hw)
     return Assumed(system, _values(system), notes)
+
+
+def _cpu(device: str) -> bool:
+    """A device line of a CPU run (collperf bench on gloo prints 'cpu')."""
+    return device.strip().lower() in ("cpu", "cpu (gloo)")

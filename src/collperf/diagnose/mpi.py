@@ -71,14 +71,11 @@ def verdict(time_s: float, bound_s: float | None, regime: str, wrong: bool) -> t
 
 def overall(verdicts, found) -> str:
     """The table's verdict, judged against the bound (the bandwidth-bound rows decide)."""
-    kinds = {f.kind for f in found if f.severity == "error"}
-    if kinds:
-        return "error: " + ", ".join(sorted(kinds)) + " (see the findings)"
+    settled = V.settled_overall(verdicts, found, "some sizes beat the bound given, so the bound (or the rank "
+                                "count) is wrong")
+    if settled is not None:
+        return settled
     judged = [v for v in verdicts if not v.verdict.startswith("not judged")]
-    if not judged:
-        return "not judged: " + (verdicts[0].verdict.partition(": ")[2] if verdicts else "no usable rows")
-    if any(v.verdict.startswith("above") for v in judged):
-        return "above the bound: some sizes beat the bound given, so the bound (or the rank count) is wrong"
     slow = [v for v in judged if v.verdict.startswith("slower")]
     top = judged[-1]
     if len(slow) > len(judged) / 2:

@@ -109,7 +109,7 @@ def verdict(time_s: float, expected_s: float | None, bound_s: float | None, wron
         return ("above the bound: faster than the assumed hardware allows, so the assumed system is wrong "
                 "(see the above-bound finding)"), efficiency
     if expected_s is None:
-        return "not judged: no system assumed (pass --cluster or --gpu)", efficiency
+        return "not judged: no system assumed (pass --cluster or --gpu; for a CPU run --peak or --profile)", efficiency
     if low_s is not None and high_s is not None:
         return band_verdict(time_s, low_s, high_s), efficiency
     ratio = time_s / expected_s
@@ -132,3 +132,17 @@ def band_verdict(time_s: float, low_s: float, high_s: float) -> str:
     if time_s < low_s * (1 - BAND_TOLERANCE):
         return (f"faster than typical ({units.format_time(time_s)}; healthy public runs take {band}): good")
     return "as expected"
+
+
+def settled_overall(verdicts, found, above: str) -> str | None:
+    """The table's verdict where the rows' own verdicts do not decide it: an error finding, no judged row,
+    or a row above the bound (`above` says what that means for this kind of table); None otherwise."""
+    kinds = {f.kind for f in found if f.severity == "error"}
+    if kinds:
+        return "error: " + ", ".join(sorted(kinds)) + " (see the findings)"
+    judged = [v for v in verdicts if not v.verdict.startswith("not judged")]
+    if not judged:
+        return "not judged: " + (verdicts[0].verdict.partition(": ")[2] if verdicts else "no usable rows")
+    if any(v.verdict.startswith("above") for v in judged):
+        return "above the bound: " + above
+    return None

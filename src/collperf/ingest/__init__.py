@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from collperf import units
 from collperf.collectives import get_collective
 from collperf.ingest import consistency, inspector, mpi_benchmarks, nccl_perf_csv, nccltests, others, rccl
 from collperf.ingest.table import IngestError, Row, Table
@@ -13,8 +14,13 @@ from collperf.ingest.table import IngestError, Row, Table
 __all__ = ["load", "parse", "IngestError", "Row", "Table"]
 
 
-def load(path, collective: str | None = None, ranks: int | None = None) -> list[Table]:
+def load(path, collective: str | None = None, ranks: int | None = None, max_bytes: int | None = None) -> list[Table]:
+    """The tables of one log file; a file over `max_bytes` is refused before it is read."""
     try:
+        if max_bytes is not None and (size := Path(path).stat().st_size) > max_bytes:
+            raise IngestError(f"{path}: {units.format_size(size)} is over the {units.format_size(max_bytes)} a log may "
+                              f"have (--max-bytes): pass --max-bytes {-(-size // (1 << 20))}MiB (it is read whole "
+                              "into memory), or split the log and read the parts")
         text = Path(path).read_text(errors="replace")
     except FileNotFoundError:
         raise IngestError(f"log file {str(path)!r} does not exist") from None
@@ -70,7 +76,7 @@ def parse(text: str, source: str = "<log>", collective: str | None = None, ranks
 
 
 def _json_lines(stripped: str):
-    """Decoded lines when the text is JSON-lines (an object on its first line and more lines after), else None."""
+    """The text when it is JSON-lines (an object on its first line and more lines after), else None."""
     first, newline, rest = stripped.partition("\n")
     if not first.startswith("{") or not newline or not rest.strip():
         return None
@@ -79,15 +85,15 @@ def _json_lines(stripped: str):
             return None
     except (json.JSONDecodeError, ValueError, RecursionError):
         return None
-    return inspector.decode_lines(stripped)
+    return stripped   # decoded line by line, once, by the reader of its format
 
 
 def _parse_json_lines(records, source: str, collective: str | None) -> list[Table]:
-    first = next((r for _, r in records if isinstance(r, dict)), None)
+    first = json.loads(records.partition("\n")[0])   # _json_lines checked that it decodes to an object
     if inspector.looks_like_jsonl(first):
-        return inspector.parse_jsonl(records, source, collective)
+        return inspector.parse_jsonl(inspector.decode_lines(records), source, collective)
     if rccl.looks_like_record(first):
-        return rccl.parse_jsonl(records, source, collective)
+        return rccl.parse_jsonl(list(inspector.decode_lines(records)), source, collective)
     raise IngestError(f"{source}, line 1: JSON-lines whose records are neither NCCL Inspector ('coll_perf') nor "
                       f"rccl-tests ({', '.join(rccl.KEYS)})")
 

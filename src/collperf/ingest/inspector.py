@@ -49,8 +49,9 @@ def _bucket(size: int) -> int:
     return size.bit_length()   # sizes in [2^(k-1), 2^k) share k; 0 bytes alone
 
 
-def parse_jsonl(lines: list[tuple[int, object]], source: str, collective: str | None = None) -> list[Table]:
-    """`lines`: (line number, decoded JSON or an error string) for every non-empty line."""
+def parse_jsonl(lines, source: str, collective: str | None = None) -> list[Table]:
+    """`lines`: (line number, decoded JSON or an error string) for every non-empty line, read once (a
+    generator is consumed as it goes: one record in memory at a time)."""
     groups: dict[tuple, dict] = {}
     skipped = []
     for number, rec in lines:
@@ -236,14 +237,20 @@ def _prom_row(labels: dict, m: dict, tables: dict, source: str, collective: str 
     t.rows.append(row)
 
 
-def decode_lines(text: str) -> list[tuple[int, object]]:
-    """JSON-lines: (line number, object) per non-empty line, or (line number, error message)."""
-    out = []
-    for number, line in enumerate(text.splitlines(), 1):
+def decode_lines(text: str, start: int = 0):
+    """JSON-lines, lazily: (line number, object) per non-empty line, or (line number, error message).
+    A generator that slices one line at a time, so that a dump of a million calls is never held twice
+    (as a list of lines and as a list of records) beside its text."""
+    number, at, end = 0, start, len(text)
+    while at < end:
+        stop = text.find("\n", at)
+        stop = end if stop < 0 else stop
+        number += 1
+        line = text[at:stop]
+        at = stop + 1
         if not line.strip():
             continue
         try:
-            out.append((number, json.loads(line)))
+            yield number, json.loads(line)
         except (json.JSONDecodeError, ValueError, RecursionError) as e:
-            out.append((number, f"broken JSON ({str(e)[:60]})"))
-    return out
+            yield number, f"broken JSON ({str(e)[:60]})"

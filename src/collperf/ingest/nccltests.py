@@ -70,6 +70,7 @@ def parse(text: str, source: str = "<log>", collective: str | None = None) -> li
             if not current.footer:
                 current.notes.append("the table has no footer (Out of bounds / Avg bus bandwidth): the log may be "
                                      "truncated")
+                current.header.setdefault("incomplete", "the table has no footer: the log may be truncated")
             _legacy_wrong(current)
             tables.append(current)
         elif current.skipped:
@@ -140,6 +141,10 @@ def parse(text: str, source: str = "<log>", collective: str | None = None) -> li
             continue
         if body.startswith("Collective test concluded"):
             current.footer["concluded"] = True
+            continue
+        if m := re.match(r"(?:Collective test INCOMPLETE: ?\S+?:|collperf run: INCOMPLETE:) ?(.*)", body):
+            # collperf bench's marker of a run that ended early (the run line follows the last block)
+            (current if current.rows or not tables else tables[-1]).header["incomplete"] = m.group(1).strip()
             continue
         if line.startswith("#") or (body.startswith("(B)")):
             continue

@@ -49,11 +49,14 @@ def result_lines(text: str) -> list[int]:
         return []
     decoder, at, out = json.JSONDecoder(), m.end(), []
     blank = re.compile(r"[\s,]*")
+    counted, line = 0, 1   # newlines counted so far, up to `counted`: each character is counted once
     while True:
         at = blank.match(text, at).end()
         if at >= len(text) or text[at] == "]":
             return out
-        out.append(text.count("\n", 0, at) + 1)
+        line += text.count("\n", counted, at)
+        counted = at
+        out.append(line)
         try:
             at = decoder.raw_decode(text, at)[1]
         except ValueError:
@@ -247,6 +250,8 @@ def _collperf_json(doc: dict, source: str, collective: str | None = None, lines:
     for t in out:
         consistency.check_factor(t)
         consistency.note_flags(t)
+        if doc.get("complete") is False:   # bench's marker: the run ended early, or was still running
+            t.header["incomplete"] = str(doc.get("stopped") or "the run had not finished (complete: false)")
     return out
 
 
@@ -262,6 +267,7 @@ def parse_collperf_csv(text: str, source: str, collective: str | None, ranks: in
         raise IngestError(f"{source}, line 1: the CSV header lacks {', '.join(missing)}: expected collperf bench "
                           f"--csv columns ({', '.join(_CSV_REQUIRED)}, ...)")
     tables: dict[str, Table] = {}
+    runs: dict[str, str] = {}
     skipped = []
     for number, line in enumerate(lines[1:], 2):
         if not line.strip():
@@ -285,6 +291,7 @@ def parse_collperf_csv(text: str, source: str, collective: str | None, ranks: in
         t.header["algorithm"] = rec["algorithm"]
         _csv_identity(t, rec, ranks)
         t.rows.append(row)
+        runs[rec["algorithm"]] = rec.get("run") or "complete"   # the run column: the last line's state
     if not tables:
         why = f": {skipped[0]}" if skipped else ""
         raise IngestError(f"{source}: no readable collperf CSV rows{why}")
@@ -293,6 +300,8 @@ def parse_collperf_csv(text: str, source: str, collective: str | None, ranks: in
     for t in out:
         if not t.collective:
             t.notes.append("the CSV does not name the collective: pass --collective")
+        if (state := runs.get(t.header.get("algorithm"), "complete")).startswith("INCOMPLETE"):
+            t.header["incomplete"] = state.partition(":")[2].strip() or "the run ended early"
     return out
 
 

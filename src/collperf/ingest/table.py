@@ -50,4 +50,6 @@ class Table:
         where = f"{self.ranks} ranks" if self.ranks else "ranks unknown"
         if self.nodes:
             where += f" on {self.nodes} node(s)"
-        return f"{self.source}: {self.collective or 'collective unknown'}, {where}, {len(self.rows)} rows"
+        # one log holds a table per algorithm (collperf bench -A ring,builtin): the name tells them apart
+        algorithm = f", algorithm {self.header['algorithm']}" if self.header.get("algorithm") else ""
+        return f"{self.source}: {self.collective or 'collective unknown'}{algorithm}, {where}, {len(self.rows)} rows"

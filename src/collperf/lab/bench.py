@@ -15,8 +15,12 @@ Before anything starts, `check_capacity` refuses rank counts and sweeps the mach
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+import signal
+import threading
+
 import numpy as np
 
 from collperf.collectives import get_collective
@@ -56,7 +60,8 @@ def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
     if testbed is not None:
         world, backend, where = testbed.ranks, f"gloo on {testbed.describe()}", "testbed"
     elif launch.in_torchrun():
-        world, where = int(os.environ["WORLD_SIZE"]), "torchrun"
+        world, where = launch.torchrun_int("WORLD_SIZE", low=1), "torchrun"
+        launch.torchrun_int("RANK")
         backend = "nccl" if _cuda() else "gloo"
     else:
         if ranks is None:
@@ -64,10 +69,11 @@ def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
         world, backend, where = ranks, "gloo", "local"
     if network is not None and network.ranks != world:
         raise UsageError(f"the network has {network.ranks} ranks but the run has {world}")
+    job_config["sizes"] = distinct_sizes(config, world)
     job_config["two_level"] = two_level_shape(world, where, testbed, network)
     _check_ranks(config, world, {a for a, _ in schedules or ()}, job_config["two_level"])
     local = {"local": world, "testbed": world,
-             "torchrun": int(os.environ.get("LOCAL_WORLD_SIZE", "1"))}[where]
+             "torchrun": launch.torchrun_int("LOCAL_WORLD_SIZE", 1, low=1) if where == "torchrun" else 1}[where]
     for note in check_capacity(config, local, force, gpu=(backend == "nccl"), spawned=(where != "torchrun")):
         if on_note is not None:
             on_note(note)
@@ -91,16 +97,25 @@ def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
                 on_row(results, payload)
 
     try:
-        if testbed is not None:
-            out = launch.run_testbed(job, testbed, timeout_s, on_message=on_message)
-        elif where == "torchrun":
-            out = launch.run_torchrun(job, timeout_s, on_message=on_message)
-            if int(os.environ["RANK"]) != 0:
-                return None
-        else:
-            out = launch.run_local(job, ranks, timeout_s, on_message=on_message)
+        with sigterm_interrupts():
+            out = _launch(job, ranks, testbed, where, timeout_s, on_message)
+        if out is None:   # a torchrun rank other than 0
+            return None
     except (RunError, KeyboardInterrupt) as e:
-        raise _interrupted(results, network, e) from None
+        raise _interrupted(results, network, e, _vanished(testbed)) from None
+    return _finished(results, out, network, testbed, schedules)
+
+
+def _launch(job, ranks, testbed, where: str, timeout_s: float, on_message):
+    if testbed is not None:
+        return launch.run_testbed(job, testbed, timeout_s, on_message=on_message)
+    if where == "torchrun":
+        out = launch.run_torchrun(job, timeout_s, on_message=on_message)
+        return out if launch.torchrun_int("RANK") == 0 else None
+    return launch.run_local(job, ranks, timeout_s, on_message=on_message)
+
+
+def _finished(results: Results, out: dict, network, testbed, schedules) -> Results:
     results.rows, results.devices = out["rows"], out["devices"]
     if out.get("auto") is not None:
         results.config["auto"], results.config["auto_network"] = out["auto"]["choices"], out["auto"]["network"]
@@ -111,20 +126,67 @@ def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
     return results
 
 
-def _interrupted(results: Results, network, e: BaseException) -> BenchInterrupted:
-    reason = "interrupted" if isinstance(e, KeyboardInterrupt) else \
-        "timed out" if isinstance(e, RunTimeout) else "failed"
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (what timeout, Slurm and Kubernetes send) ends a run as Ctrl-C does: ranks killed, rows kept,
+    an honest footer, and the cause named."""
+
+
+@contextlib.contextmanager
+def sigterm_interrupts():
+    """While the ranks run, SIGTERM raises Terminated in the launcher (the main thread only: elsewhere a
+    handler cannot be set, and the default, an exit without a word, stays)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminated(signum, frame):
+        raise Terminated("SIGTERM")
+    before = signal.signal(signal.SIGTERM, terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+def _vanished(testbed) -> str:
+    """Why the ranks died when it was not their fault: the testbed they ran in is gone."""
+    if testbed is None or not os.path.isdir("/run/netns"):
+        return ""
+    # `ip netns` keeps each namespace as a file under /run/netns: the testbed's first host is gone with it
+    if os.path.exists(os.path.join("/run/netns", testbed.host(testbed.host_of(0)))):
+        return ""
+    return (f"testbed {testbed.name!r} vanished during the run (its namespaces are gone: something ran "
+            "`collperf testbed down` or deleted them), which killed the ranks")
+
+
+def _interrupted(results: Results, network, e: BaseException, cause: str = "") -> BenchInterrupted:
+    reason = "terminated (SIGTERM)" if isinstance(e, Terminated) else "interrupted" \
+        if isinstance(e, KeyboardInterrupt) else "timed out" if isinstance(e, RunTimeout) else "failed"
     n = len(results.rows)
     results.stopped = f"{reason} after {n} row{'s' if n != 1 else ''}"
     if results.rows and network is None:
         add_predictions(results, None)
-    why = "Ctrl-C" if reason == "interrupted" else str(e)
+    why = "Ctrl-C" if reason == "interrupted" else "SIGTERM received: the ranks were stopped" \
+        if isinstance(e, Terminated) else cause or str(e)
     return BenchInterrupted(f"{results.stopped}: {why}", results, reason)
 
 
 def _cuda() -> bool:
     import torch
     return torch.cuda.is_available()
+
+
+def distinct_sizes(config: SweepSpec, world: int) -> list[int]:
+    """The sweep's sizes less those that measure a buffer measured already: nccl-tests rounds a size down
+    to whole blocks of elements (Collective.counts), so -b 0 by a factor of 2 asks for 0, 1 and 2 bytes,
+    which are all 0 bytes of float32; each buffer is measured once, under the first size asking for it."""
+    coll, seen, out = get_collective(config.collective), set(), []
+    for size in config.sizes():
+        measured = coll.counts(size, world, DTYPE_BYTES[config.dtype])[1]
+        if measured not in seen:
+            seen.add(measured)
+            out.append(size)
+    return out
 
 
 def two_level_shape(world: int, where: str, testbed=None, network: Network | None = None) -> list[int] | None:
@@ -134,7 +196,7 @@ def two_level_shape(world: int, where: str, testbed=None, network: Network | Non
     if testbed is not None:
         return [testbed.ranks // testbed.ranks_per_host, testbed.ranks_per_host]
     if where == "torchrun":
-        g = int(os.environ.get("LOCAL_WORLD_SIZE", world))
+        g = launch.torchrun_int("LOCAL_WORLD_SIZE", world, low=1)
         return [world // g, g] if g and world % g == 0 else None
     if network is not None and network.cluster is not None:
         return [network.cluster.nodes, network.cluster.ranks_per_node]

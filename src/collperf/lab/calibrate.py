@@ -11,26 +11,37 @@ function or its own per-link measurement, into the same format.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from collperf.errors import UsageError
 from collperf.model.profile import profile_from
 from collperf.runtime.launch import Job, run_local, run_testbed
+from collperf.spec import write_output
+
+
+def check_ranks(ranks: int | None = None, testbed=None) -> None:
+    """Before any testbed comes up: a link is measured between two ranks, so there must be two."""
+    if testbed is not None:
+        if testbed.ranks < 2:
+            raise UsageError(f"calibration measures a link between 2 ranks; the testbed has {testbed.ranks} "
+                             f"({testbed.describe()}): give hosts=2 (the link between hosts) or "
+                             "ranks-per-host=2 (within a host) in --testbed")
+    elif not ranks or ranks < 2:
+        raise UsageError(f"calibration measures a link between 2 ranks (got --ranks {ranks}): give --ranks 2 "
+                         "(or --testbed hosts=2,rate=200mbit)")
 
 
 def calibrate(ranks: int | None = None, testbed=None, timeout_s: float = 300.0, big_bytes: int = 16 << 20) -> dict:
+    check_ranks(ranks, testbed)
     rph = testbed.ranks_per_host if testbed else (ranks or 2)
     job = Job("collperf.runtime.measure:calibrate", (rph, big_bytes))
     if testbed is not None:
         raw = run_testbed(job, testbed, timeout_s)
         nodes = testbed.hosts
     else:
-        if not ranks or ranks < 2:
-            raise UsageError("calibration needs at least 2 ranks: --ranks 2 (or --testbed hosts=2,...)")
         raw = run_local(job, ranks, timeout_s)
         nodes = 1
     return profile_from(raw, nodes, rph)
 
 
 def save(profile: dict, path) -> None:
-    Path(path).write_text(json.dumps(profile, indent=1))
+    write_output(path, json.dumps(profile, indent=1), "--output")

@@ -26,10 +26,15 @@ import time
 from dataclasses import dataclass, field
 
 from collperf.collectives import get_collective
+from collperf.errors import RunError
 from collperf.model.algorithms.modes import is_chooser
 from collperf.spec import output_path
 
 PLACEMENTS = ("out_of_place", "in_place")
+
+
+class OutputError(RunError):
+    """A result file could not be written (full disk, file-size limit): the run stops, its rows kept."""
 
 
 @dataclass
@@ -125,12 +130,25 @@ def text_row(r: dict) -> str:
 
 
 def text_footer(res: Results, algorithm: str) -> str:
+    """nccl-tests' footer; the block a stopped run was in when it stopped says so instead of 'concluded'
+    (its counts are of the rows measured, and the reader marks the table incomplete)."""
     rows = [r for r in res.rows if r["algorithm"] == algorithm]
     wrong = res.wrong_rows(rows)
     binary = get_collective(res.collective).nccl_tests_binary
-    return (f"# Out of bounds values : {wrong} {'OK' if wrong == 0 else 'FAILED'}\n"
-            f"# Avg bus bandwidth    : {res.avg_busbw(algorithm):g}\n#\n"
-            f"# Collective test concluded: {binary}\n#\n\n")
+    cut = res.stopped and algorithm == (res.algorithms() or [algorithm])[-1]
+    end = f"# Collective test INCOMPLETE: {binary}: {res.stopped}\n" if cut else \
+        f"# Collective test concluded: {binary}\n"
+    return (f"# Out of bounds values : {wrong} {'OK' if wrong == 0 else 'FAILED'}"
+            + (f" (of the {len(rows)} rows measured)" if cut else "") + "\n"
+            f"# Avg bus bandwidth    : {res.avg_busbw(algorithm):g}\n#\n{end}#\n\n")
+
+
+def run_state(res: Results) -> str:
+    """The completeness marker every output carries: 'complete', or 'INCOMPLETE: <how it ended>'."""
+    if res.stopped:
+        return f"INCOMPLETE: {res.stopped}"
+    expected = len(res.config.get("sizes") or ()) * len(res.config.get("algorithms") or ())
+    return "complete" if len(res.rows) >= expected else f"INCOMPLETE: {len(res.rows)} of {expected} rows"
 
 
 def text_summary(res: Results, predictions: bool = False) -> str:
@@ -152,6 +170,7 @@ def text_summary(res: Results, predictions: bool = False) -> str:
                   f"{res.peak_rss_bytes.index(peak)}), min {min(res.peak_rss_bytes) / 2 ** 20:.0f} MiB\n")
     if res.stopped:
         out.write(f"# collperf bench {res.stopped}\n")
+    out.write(f"# collperf run: {run_state(res)}\n")
     return out.getvalue()
 
 
@@ -225,11 +244,13 @@ def to_json(res: Results) -> dict:
 # "algorithm,size,count" first: ingest sniffs the format from it; collective and ranks let `collperf fit`
 # read the file without --collective
 CSV_COLUMNS = ["algorithm", "size", "count", "type", "redop", "root", "placement", "time_us", "min_us", "p50_us",
-               "algbw_GBps", "busbw_GBps", "wrong", "predicted_us", "measured_over_predicted", "collective", "ranks"]
+               "algbw_GBps", "busbw_GBps", "wrong", "predicted_us", "measured_over_predicted", "collective", "ranks",
+               "run"]   # run_state on every line, as of the file's last rewrite (a killed run stays INCOMPLETE)
 
 
 def to_csv(res: Results) -> str:
     buffer = io.StringIO()
+    state = run_state(res)
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for r in res.rows:
@@ -242,16 +263,24 @@ def to_csv(res: Results) -> str:
                              f"{m['time_us']:.3f}", f"{m['min_us']:.3f}", f"{m['p50_us']:.3f}", f"{m['algbw']:.4f}",
                              f"{m['busbw']:.4f}", "" if m["wrong"] is None else m["wrong"],
                              f"{pred:.3f}" if pred else "", f"{m['time_us'] / pred:.4f}" if pred else "",
-                             res.collective, res.ranks])
+                             res.collective, res.ranks, state])
     return buffer.getvalue()
 
 
-def _replace(path: str, text: str) -> None:
+def _replace(path: str, text: str, flag: str) -> None:
     """Write `text` to `path` atomically (a reader sees the old file or the new one, never half of one)."""
     tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "w", newline="") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", newline="") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except OSError as e:   # a full disk, a file-size limit: the previous file stays, the temporary goes
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        raise OutputError(f"cannot write {path}: {e.strerror or e}; it holds the rows up to the previous one "
+                          "(free space or pick another path)") from None
 
 
 class ResultFiles:
@@ -263,11 +292,18 @@ class ResultFiles:
         output_path(csv_path, "--csv-file")
         self.json_path, self.csv_path = json_path, csv_path
 
+    def start(self) -> None:
+        """Before the run: an older file of the same name goes, so that a run stopped before its first row
+        leaves no earlier run's document claiming to be this one (or complete)."""
+        for path in (self.json_path, self.csv_path):
+            if path and os.path.isfile(path):
+                os.remove(path)
+
     def update(self, res: Results) -> None:
         if self.json_path:
-            _replace(self.json_path, json.dumps(to_json(res), indent=1) + "\n")
+            _replace(self.json_path, json.dumps(to_json(res), indent=1) + "\n", "--json-file")
         if self.csv_path:
-            _replace(self.csv_path, to_csv(res))
+            _replace(self.csv_path, to_csv(res), "--csv-file")
 
 
 def write(res: Results, json_path: str | None = None, csv_path: str | None = None) -> None:

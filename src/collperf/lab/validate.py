@@ -72,12 +72,16 @@ class ValidationRow:
         return [(self.regime, self.error)]
 
 
-def validate(network: Network, testbed=None, ranks: int | None = None, sizes=("64K", "1M", "4M"), grid=None,
-             iters: int = 5, timeout_s: float = 600.0) -> list[ValidationRow]:
+def validate(network: Network, testbed=None, ranks: int | None = None, sizes=("64K", "256K", "1M", "4M"), grid=None,
+             iters: int = 5, timeout_s: float = 600.0, on_step=None) -> list[ValidationRow]:
+    """Measure each of `sizes` (exactly those) for the grid; on_step(text) hears of each collective as it starts."""
     rows = []
     for collective, algorithms in (grid or GRID).items():
         usable = [a for a in algorithms if is_runtime_only(a) or not get_algorithm(collective, a).unavailable(network.ranks)]
-        config = SweepSpec(collective, usable, sizes[0], sizes[-1], 4, iters=iters, warmup=1, in_place=False)
+        if on_step is not None:
+            on_step(f"measuring {collective}")
+        config = SweepSpec(collective, usable, iters=iters, warmup=1, in_place=False, progress=False,
+                           size_list=list(sizes))
         config_sizes = sorted({s for s in config.sizes()})
         res = run(config, ranks, timeout_s, network, testbed=testbed)
         costs, _ = candidates(collective, network, config_sizes)
@@ -95,18 +99,21 @@ def validate(network: Network, testbed=None, ranks: int | None = None, sizes=("6
 
 
 def calibrated_grid(testbed, ranks: int | None, sizes, iters: int, timeout_s: float,
-                    profile=None) -> tuple[str, list[ValidationRow]]:
+                    profile=None, on_step=None) -> tuple[str, list[ValidationRow]]:
     """On `testbed` (up) or `ranks` local processes: calibrate unless a profile file is given, predict the grid
-    from the profile alone, measure it; (the network validated on, described; the rows)."""
+    from the profile alone, measure it; (the network validated on, described; the rows). on_step(text) hears
+    of each phase as it starts."""
     nodes, per_node = (testbed.hosts, testbed.ranks_per_host) if testbed is not None else (None, ranks)
     if profile is None:    # the calibrated profile is used for this run only
+        if on_step is not None:
+            on_step("calibrating")
         cluster = cluster_from(calibrate(ranks, testbed, timeout_s), "calibrated profile", nodes, per_node)
     else:
         cluster = load_cluster(profile, nodes, per_node)
     net = Network.of(cluster)
     described = net.describe() + (f" (profile {profile})" if profile else " (calibrated)")
     return described, validate(net, testbed, None if testbed is not None else ranks, sizes, iters=iters,
-                               timeout_s=timeout_s)
+                               timeout_s=timeout_s, on_step=on_step)
 
 
 def error_stats(members, signed_errors) -> dict:

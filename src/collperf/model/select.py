@@ -13,12 +13,14 @@ import numpy as np
 from collperf.errors import UsageError
 from collperf.model.algorithms import algorithms_for
 from collperf.model.algorithms.build import default_phase, roots_at_zero
-from collperf.model.algorithms.modes import HIERARCHICAL
-from collperf.model.costs import lowest
+from collperf.model.algorithms.modes import is_runtime_only, is_two_level
+from collperf.model.builtin_cost import BUILTIN, BuiltinFit
+from collperf.model.costs import Cost, lowest
 from collperf.model.hierarchy import PLANS
 from collperf.model.network import Network
-from collperf.model.predict import best, candidates
+from collperf.model.predict import HIERARCHICAL, best, candidates
 from collperf.model.profile import cluster_from, profile_from
+from collperf.model.shared_links import HostLinks, host_priced
 
 
 def best_algorithm(collective: str, sizes, network: Network, **options) -> np.ndarray:
@@ -96,24 +98,39 @@ def auto_algorithms(collective: str, network: Network, root: int = 0) -> list[st
     c = network.cluster
     if c is not None and c.nodes > 1 and c.ranks_per_node > 1 and collective in PLANS and \
             roots_at_zero(collective, root):
-        names.append(HIERARCHICAL.name)
+        names.append(HIERARCHICAL)
     return names
 
 
+BUILTIN_MARGIN = 1.25   # ours predicted >= 1.25x faster than the built-in's fit, else the built-in runs
+
+
 def auto_choices(collective: str, network: Network, sizes, segments: int | None = None,
-                 root: int = 0) -> list[AutoChoice]:
+                 root: int = 0, builtin: BuiltinFit | None = None, hosts: HostLinks | None = None
+                 ) -> list[AutoChoice]:
     """Per size, the model's best runnable algorithm on `network` (the rule of `best`: least predicted
     time, ties to the first registered). Pipelined algorithms get the model's best segment count unless
-    `segments` fixes it."""
+    `segments` fixes it. `hosts`: the flat schedules priced on shared host links (model/shared_links.py);
+    `builtin`: the backend's own collective as one more candidate, priced by its fit (model/builtin_cost.py) and
+    chosen unless one of ours is predicted BUILTIN_MARGIN times faster."""
     sizes = [int(s) for s in sizes]
     names = auto_algorithms(collective, network, root)
-    if not names:
+    if not names and builtin is None:
         raise UsageError(f"no algorithm of ours can run {collective} on {network.ranks} ranks: use builtin")
     phase = default_phase(collective)
     costs, _ = candidates(collective, network, sizes, algorithm=names, segments=segments,
-                          intra_algorithm=phase, inter_algorithm=phase)
-    by_name = {c.name: c.cost for c in costs}
-    cost, picked = lowest([c.cost for c in costs], [c.name for c in costs])
+                          intra_algorithm=phase, inter_algorithm=phase) if names else ([], {})
+    pairs = [(c.name, _on_hosts(collective, c, sizes, network, hosts, root)) for c in costs]
+    if builtin is not None:
+        # the built-in's time is measured, ours predicted: ours must be predicted BUILTIN_MARGIN times faster
+        # to be run instead, so that a calibration's noise cannot make auto slower than doing nothing
+        pairs.append((BUILTIN, Cost(np.zeros(len(sizes)), builtin.time_s(sizes) / BUILTIN_MARGIN,
+                                    np.zeros(len(sizes)))))
+    by_name = dict(pairs)
+    cost, picked = lowest([c for _, c in pairs], [name for name, _ in pairs])
+    if builtin is not None:
+        cost = Cost(np.where([is_runtime_only(name) for name in picked], builtin.time_s(sizes), cost.total_s), np.zeros(len(sizes)),
+                    np.zeros(len(sizes)))
     out = []
     for i, size in enumerate(sizes):
         name = str(picked[i])
@@ -122,16 +139,27 @@ def auto_choices(collective: str, network: Network, sizes, segments: int | None 
     return out
 
 
+def _on_hosts(collective: str, candidate, sizes, network: Network, hosts: HostLinks | None, root: int) -> Cost:
+    """A candidate's cost, repriced on shared host links where they are given (flat unpipelined schedules: the
+    hierarchical composition prices each phase on its own link)."""
+    if hosts is None or is_two_level(candidate.name) or candidate.cost.segments is not None:
+        return candidate.cost   # pipelined: thousands of steps at their best segment count; closed form kept
+    c = network.cluster
+    intra = c.intra if c is not None else network.flat_link
+    return host_priced(collective, candidate.name, sizes, candidate.cost.segments, intra, hosts, root)
+
+
 # --- what -A auto runs: the choices per size of a sweep, on a given network or a quick calibration's ---
 
 AUTO_CALIBRATION_BYTES = 4 << 20   # the quick calibration's ping-pong size: seconds on a 200 Mbit/s link
 
 
-def choices_for(job_config: dict, network: Network) -> list[dict]:
+def choices_for(job_config: dict, network: Network, builtin: BuiltinFit | None = None,
+                hosts: HostLinks | None = None) -> list[dict]:
     """auto's choice per size of the sweep on `network` (auto_choices), as JSON."""
     fixed = job_config["segments"] if job_config["segments_given"] else None   # --segments N fixes them
     return [c.to_json() for c in auto_choices(job_config["collective"], network, job_config["sizes"], fixed,
-                                              job_config["root"])]
+                                              job_config["root"], builtin, hosts)]
 
 
 def auto_network(raw: dict, world: int, ranks_per_host: int) -> Network:

@@ -82,12 +82,14 @@ def search(model, gpus: int, cluster: Cluster, global_batch: int, flops_per_rank
            micro_batch_sizes=(1, 2, 4), tp_options=None, pp_options=None, zero_stages=(0, 1, 2, 3),
            recompute=("none", "selective", "full"), sequence_parallel=(True,), virtual_stages=(1, 2, 4),
            base: Layout | None = None, gpu_memory_bytes: float | None = None, algorithm: str = "best",
-           top: int | None = None) -> SearchResult:
+           top: int | None = None, on_step=None) -> SearchResult:
     """Rank every valid layout of `gpus` GPUs on `cluster` (its ranks_per_node and links; the node count
     follows from gpus) that fits memory, by step time at `global_batch` sequences per step. Compute
     comes from `flops_per_rank` (one rate for every layout) or, when None, from the shape-dependent
-    model of the cluster's GPU (kernels.py)."""
+    model of the cluster's GPU (kernels.py). on_step(text, done, total) hears how far the search is: layouts
+    considered (total unknown until the end), then plans assembled out of those that fit."""
     start = time.perf_counter()
+    tell = on_step or (lambda text, done, total: None)
     rpn = cluster.ranks_per_node
     if gpus % rpn:
         raise UsageError(f"gpus({gpus}) is not a multiple of ranks_per_node({rpn}) of {cluster.name or 'the cluster'}")
@@ -103,6 +105,8 @@ def search(model, gpus: int, cluster: Cluster, global_batch: int, flops_per_rank
     for sized, layout in candidates(model, gpus, rpn, global_batch, micro_batch_sizes, tp_options, pp_options,
                                     zero_stages, recompute, sequence_parallel, base, virtual_stages):
         considered += 1
+        if considered % 64 == 0:
+            tell(f"considered {considered} layouts", considered, None)
         if memory(sized, layout, gpu).fits is False:
             too_big += 1
             continue
@@ -114,11 +118,14 @@ def search(model, gpus: int, cluster: Cluster, global_batch: int, flops_per_rank
             wanted.append((d, networks[key]))
             pricer.request(d.collective, networks[key][0], d.size_bytes)
         kept.append((sized, layout, wanted))
+    tell(f"pricing the collectives of {len(kept)} layouts that fit", 0, len(kept))
     pricer.resolve()
-    plans = [assemble(sized, layout, cluster, wanted, pricer,
-                      compute_time(sized, layout, flops_per_rank) if gpu_model is None
-                      else modelled_compute(sized, layout, gpu_model), None)
-             for sized, layout, wanted in kept]
+    plans = []
+    for sized, layout, wanted in kept:
+        plans.append(assemble(sized, layout, cluster, wanted, pricer,
+                              compute_time(sized, layout, flops_per_rank) if gpu_model is None
+                              else modelled_compute(sized, layout, gpu_model), None))
+        tell(f"planned {len(plans)}/{len(kept)} layouts", len(plans), len(kept))
     plans.sort(key=lambda p: p.step_s)
     notes = [] if gpu else ["no GPU memory known for this cluster: nothing was rejected (give gpu_memory_bytes)"]
     return SearchResult(plans[:top] if top else plans, considered, too_big, time.perf_counter() - start, notes)

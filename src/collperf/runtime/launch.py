@@ -57,6 +57,22 @@ def in_torchrun() -> bool:
     return "RANK" in os.environ and "WORLD_SIZE" in os.environ and "TORCHELASTIC_RUN_ID" in os.environ
 
 
+def torchrun_int(name: str, default: int | None = None, low: int = 0) -> int:
+    """A whole number torchrun puts in the environment (RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, LOCAL_RANK),
+    checked: a hand-set variable with a typo is a usage error naming it, not a traceback."""
+    text = os.environ.get(name)
+    if text is None and default is not None:
+        return default
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        value = None
+    if value is None or value < low:
+        raise UsageError(f"environment variable {name}={text!r}: expected a whole number >= {low} (torchrun sets "
+                         f"it; unset RANK, WORLD_SIZE and TORCHELASTIC_RUN_ID to run local ranks with --ranks)")
+    return value
+
+
 def device():
     """The device this rank computes on: its GPU under NCCL, else the CPU."""
     import torch
@@ -113,11 +129,11 @@ def run_torchrun(job: Job, timeout_s: float, on_message=None):
     import torch
     import torch.distributed as dist
     if on_message is not None:
-        rank = int(os.environ["RANK"])
+        rank = torchrun_int("RANK")
         _LOCAL_HANDLER = lambda kind, payload: on_message(rank, kind, payload)   # noqa: E731
     backend = "nccl" if torch.cuda.is_available() else "gloo"
     if backend == "nccl":
-        torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+        torch.cuda.set_device(torchrun_int("LOCAL_RANK", 0))
     dist.init_process_group(backend, init_method="env://", timeout=timedelta(seconds=timeout_s))
     try:
         return job.call()

@@ -24,6 +24,7 @@ from collperf.model.select import AUTO_CALIBRATION_BYTES, auto_network, choices_
 from collperf.model.trees import ceil_log2
 from collperf.runtime import data, launch
 from collperf.runtime.builtin import run_builtin
+from collperf.runtime.builtin_fit import auto_extras, auto_extras_text, auto_hosts, exchange_link, with_exchange
 from collperf.runtime.execute import run_schedule
 from collperf.runtime.launch import device
 
@@ -208,11 +209,15 @@ def _auto(config: dict, dev) -> dict:
         network = Network.of(Link(1e-6, 1e9), 1)
         return {"choices": choices_for(config, network), "network": "one rank"}
     raw = calibrate(rph, big_bytes=AUTO_CALIBRATION_BYTES, iters=3)
+    fit, overhead = auto_extras(config, rph)
+    several_hosts = dist.get_world_size() > rph
+    raw = with_exchange(raw, exchange_link(config["sizes"], rph), several_hosts)
     box = [None]
     if dist.get_rank() == 0:
         network = auto_network(raw, dist.get_world_size(), rph)
-        box[0] = {"choices": choices_for(config, network),
-                  "network": f"quick calibration: {network.describe()}"}
+        hosts = auto_hosts(network, overhead)
+        box[0] = {"choices": choices_for(config, network, fit, hosts),
+                  "network": f"quick calibration: {network.describe()}" + auto_extras_text(fit, hosts)}
     dist.broadcast_object_list(box, src=0)
     if dist.get_rank() == 0:
         launch.report("auto_choices", box[0])

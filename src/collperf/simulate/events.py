@@ -1,4 +1,4 @@
-"""Events mode: congestion-aware, rank-local progress, every transfer a flow, all state in arrays.
+"""Events mode: congestion-aware, rank-local progress, all state in arrays.
 
 In the spirit of ASTRA-sim's congestion-aware backend. A rank starts its step k when its own
 transfers of its previous step are done (sent and received) and reduced; a transfer starts when
@@ -8,6 +8,10 @@ serialises segment by segment (store-and-forward at ranks, cut-through across sw
 pays the segment's latency; flows share every link and port max-min fairly, recomputed at every
 event. Flows that start or finish at the same instant are one event: a symmetric step of p
 transfers costs a handful of events, not p.
+
+The loop (`run`) moves `Flows`: one per schedule transfer (`per_transfer`, any schedule), or one
+per class of like transfers that provably move in lockstep (grouped.py), where a "rank" is a class
+of ranks and a flow weighs on a resource as many times as its class has members crossing it.
 
 Complexity. Set-up: O(m log m) for m transfers (sorting the (rank, step) groups). Per event:
 O(B x (F h + R)) for F active flows of h resources each, R resources and B progressive-filling
@@ -20,24 +24,55 @@ from __future__ import annotations
 
 import heapq
 import math
+import time
+from dataclasses import dataclass
 
 import numpy as np
 
 from collperf.schedule.arrays import ArraySchedule
 from collperf.simulate.network import RoutedPairs
 
+# how often (seconds of wall time) the loop reports its progress
+_PROGRESS_EVERY_S = 0.2
 
-def max_min_rates(flow_of: np.ndarray, res_of: np.ndarray, flows: int, capacity: np.ndarray) -> np.ndarray:
+
+@dataclass
+class Flows:
+    """What the event loop moves. Per transfer: its step, its two ends (ranks, or rank classes), bytes,
+    whether it reduces, `in_weight` (how many of it each destination receives: 1 per transfer, the
+    class's share when grouped) and its segments seg_first .. seg_end - 1. Per segment: resources
+    (CSR seg_res_ptr / seg_res), `seg_weight` (times each of its resources carries the flow; None: 1)
+    and latency. Per resource: capacity, bytes/s."""
+
+    steps: int
+    step: np.ndarray
+    src: np.ndarray
+    dst: np.ndarray
+    nbytes: np.ndarray
+    red: np.ndarray
+    in_weight: np.ndarray | None
+    seg_first: np.ndarray
+    seg_end: np.ndarray
+    seg_res_ptr: np.ndarray
+    seg_res: np.ndarray
+    seg_weight: np.ndarray | None
+    seg_latency: np.ndarray
+    capacity: np.ndarray
+
+
+def max_min_rates(flow_of: np.ndarray, res_of: np.ndarray, flows: int, capacity: np.ndarray,
+                  weight: np.ndarray | None = None) -> np.ndarray:
     """Max-min fair rates by progressive filling over the flow x resource incidence (flow_of[i]
-    uses res_of[i]): every round, the resources with the smallest fair share fix the rate of all
-    their still-free flows at once (ties included). A flow that uses no resource gets inf."""
+    uses res_of[i], weight[i] times: a class of like flows): every round, the resources with the
+    smallest fair share fix the rate of all their still-free flows at once (ties included). A flow
+    that uses no resource gets inf."""
     rate = np.full(flows, np.inf)
     free = np.bincount(flow_of, minlength=flows) > 0
     left = capacity.astype(float)
     live = np.ones(len(flow_of), dtype=bool)
     while free.any():
         live &= free[flow_of]
-        users = np.bincount(res_of[live], minlength=len(capacity))
+        users = np.bincount(res_of[live], weights=None if weight is None else weight[live], minlength=len(capacity))
         share = np.full(len(capacity), np.inf)
         np.divide(left, users, out=share, where=users > 0)
         smallest = share.min()
@@ -45,18 +80,20 @@ def max_min_rates(flow_of: np.ndarray, res_of: np.ndarray, flows: int, capacity:
         newly = np.zeros(flows, dtype=bool)
         newly[flow_of[live & bottleneck[res_of]]] = True
         rate[newly] = smallest
-        left -= np.bincount(res_of[newly[flow_of]], minlength=len(capacity)) * smallest
+        fixed = newly[flow_of]
+        left -= np.bincount(res_of[fixed], weights=None if weight is None else weight[fixed],
+                            minlength=len(capacity)) * smallest
         free &= ~newly
     return rate
 
 
-def _gather(ptr: np.ndarray, values: np.ndarray, which: np.ndarray):
-    """CSR rows `which`: (position in `which` of every value, the values)."""
+def csr_rows(ptr: np.ndarray, values: np.ndarray | None, which: np.ndarray):
+    """CSR rows `which`: (position in `which` of every value, the values; or their indices with None)."""
     starts = ptr[which]
     lengths = ptr[which + 1] - starts
     owner = np.repeat(np.arange(len(which)), lengths)
-    offsets = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    return owner, values[np.repeat(starts, lengths) + offsets]
+    at = np.arange(len(owner)) + np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
+    return owner, at if values is None else values[at]
 
 
 def _flatten(s: ArraySchedule, route_of=None):
@@ -72,6 +109,15 @@ def _flatten(s: ArraySchedule, route_of=None):
         return empty, empty, empty, empty, np.zeros(0, dtype=bool), None
     cols = tuple(np.concatenate(col) for col in zip(*parts))
     return cols if route_of is not None else (*cols, None)
+
+
+def per_transfer(s: ArraySchedule, net: RoutedPairs, chunk_bytes: float, route_of=None) -> Flows:
+    """Every transfer of the schedule a flow of its own. route_of: per ArrayStep, its transfers'
+    route ids (rounds.step_classes)."""
+    step, src, dst, count, red, route = _flatten(s, route_of)
+    pair = net.pair_index(src, dst, route)
+    return Flows(s.step_count, step, src, dst, count * chunk_bytes, red, None, net.seg_ptr[pair],
+                 net.seg_ptr[pair + 1], net.seg_res_ptr, net.seg_res, None, net.seg_latency, net.capacity)
 
 
 class _Groups:
@@ -101,15 +147,19 @@ def _counts(ids: np.ndarray):
     return np.unique(ids, return_counts=True)
 
 
-def events(s: ArraySchedule, net: RoutedPairs, chunk_bytes: float, gamma: float, route_of=None):
-    """(time_s, step start, step end). route_of: per ArrayStep, its transfers' route ids (rounds.step_classes)."""
-    n_steps = s.step_count
-    step, src, dst, count, red, route = _flatten(s, route_of)
-    nbytes = count * chunk_bytes
-    pair = net.pair_index(src, dst, route)
-    seg_first, seg_end = net.seg_ptr[pair], net.seg_ptr[pair + 1]
-    g = _Groups(step, src, dst, n_steps)
-    reduced = np.bincount(g.of_dst[red], weights=nbytes[red], minlength=len(g.step))
+def events(s: ArraySchedule, net: RoutedPairs, chunk_bytes: float, gamma: float, route_of=None, progress=None):
+    """(time_s, step start, step end), every transfer a flow of its own."""
+    return run(per_transfer(s, net, chunk_bytes, route_of), chunk_bytes, gamma, progress)
+
+
+def run(f: Flows, chunk_bytes: float, gamma: float, progress=None):
+    """(time_s, step start, step end) of the flows. progress(done, total): called now and then
+    with the (rank, step) groups done so far."""
+    n_steps, step, nbytes = f.steps, f.step, f.nbytes
+    g = _Groups(step, f.src, f.dst, n_steps)
+    red = f.red
+    weights = nbytes[red] if f.in_weight is None else nbytes[red] * f.in_weight[red]
+    reduced = np.bincount(g.of_dst[red], weights=weights, minlength=len(g.step))
     step_start = np.full(n_steps, math.inf)
     step_end = np.zeros(n_steps)
     tolerance = 1e-9 * max(1.0, chunk_bytes)
@@ -119,6 +169,7 @@ def events(s: ArraySchedule, net: RoutedPairs, chunk_bytes: float, gamma: float,
     flow_seg = np.zeros(0, dtype=np.int64)
     flow_rem = np.zeros(0)
     now = 0.0
+    groups_done, reported = 0, time.monotonic()
 
     def push(times, kind, *payload):
         nonlocal seq
@@ -141,19 +192,21 @@ def events(s: ArraySchedule, net: RoutedPairs, chunk_bytes: float, gamma: float,
 
     def start(ts):
         np.minimum.at(step_start, step[ts], now)
-        add_flows(ts, seg_first[ts])
+        add_flows(ts, f.seg_first[ts])
 
     def finish(ts):
+        nonlocal groups_done
         np.maximum.at(step_end, step[ts], now)
         groups, times = _counts(np.concatenate([g.of_src[ts], g.of_dst[ts]]))
         g.pending[groups] -= times
         done = groups[g.pending[groups] == 0]
+        groups_done += len(done)
         when = now + reduced[done] * gamma
         np.maximum.at(step_end, g.step[done], when)
         push(when, "advance", done)
 
     def advance(groups):
-        _, waiting = _gather(g.waiter_ptr, g.waiter, groups)
+        _, waiting = csr_rows(g.waiter_ptr, g.waiter, groups)
         ts, times = _counts(waiting)
         g.need[ts] -= times
         ready = ts[g.need[ts] == 0]
@@ -164,8 +217,9 @@ def events(s: ArraySchedule, net: RoutedPairs, chunk_bytes: float, gamma: float,
     while timers or len(flow_t):
         next_finish, rate = math.inf, np.zeros(0)
         if len(flow_t):
-            flow_of, res_of = _gather(net.seg_res_ptr, net.seg_res, flow_seg)
-            rate = max_min_rates(flow_of, res_of, len(flow_t), net.capacity)
+            flow_of, at = csr_rows(f.seg_res_ptr, None, flow_seg)
+            res_of, weight = f.seg_res[at], None if f.seg_weight is None else f.seg_weight[at]
+            rate = max_min_rates(flow_of, res_of, len(flow_t), f.capacity, weight)
             finish_in = np.full(len(rate), np.inf)
             np.divide(flow_rem, rate, out=finish_in, where=rate > 0)
             next_finish = float(finish_in.min())
@@ -177,18 +231,23 @@ def events(s: ArraySchedule, net: RoutedPairs, chunk_bytes: float, gamma: float,
         now += dt
         done = flow_rem <= tolerance
         if done.any():
-            push(now + net.seg_latency[flow_seg[done]], "arrive", flow_t[done], flow_seg[done])
+            push(now + f.seg_latency[flow_seg[done]], "arrive", flow_t[done], flow_seg[done])
             flow_t, flow_seg, flow_rem = flow_t[~done], flow_seg[~done], flow_rem[~done]
         while timers and timers[0][0] <= now + 1e-18:
             _, _, kind, payload = heapq.heappop(timers)
             if kind == "arrive":
                 ts, segs = payload
-                onward = segs + 1 < seg_end[ts]
+                onward = segs + 1 < f.seg_end[ts]
                 if onward.any():
                     add_flows(ts[onward], segs[onward] + 1)
                 if not onward.all():
                     finish(ts[~onward])
             else:
                 advance(payload[0])
+        if progress is not None and time.monotonic() - reported > _PROGRESS_EVERY_S:
+            progress(groups_done, len(g.step))
+            reported = time.monotonic()
+    if progress is not None:
+        progress(len(g.step), len(g.step))
     step_start = np.where(np.isfinite(step_start), step_start, 0.0)
     return (float(step_end.max()) if n_steps else 0.0), step_start, step_end

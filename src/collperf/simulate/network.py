@@ -27,6 +27,10 @@ from collperf.errors import UsageError
 from collperf.topology import Topology
 
 
+# routing reports its progress once per this many pairs
+_PROGRESS_PAIRS = 8192
+
+
 @dataclass
 class RoutedPairs:
     ranks: int
@@ -64,9 +68,10 @@ def _check_path(topo: Topology, src: int, dst: int, path) -> list:
 
 
 def compile_network(topo: Topology, ranks: int, src: np.ndarray, dst: np.ndarray,
-                    route: np.ndarray | None = None, paths=()) -> RoutedPairs:
+                    route: np.ndarray | None = None, paths=(), progress=None) -> RoutedPairs:
     """Route every distinct (src, dst) pair among the given transfers; with `route` (per transfer)
-    and `paths`, a transfer of route k >= 1 takes paths[k - 1] instead of the topology's route."""
+    and `paths`, a transfer of route k >= 1 takes paths[k - 1] instead of the topology's route.
+    progress("routing", done, total) hears how far it is, every few thousand pairs."""
     from scipy import sparse
 
     if topo.ranks < ranks:
@@ -93,7 +98,9 @@ def compile_network(topo: Topology, ranks: int, src: np.ndarray, dst: np.ndarray
     path_of = topo.router if topo.router is not None and not topo.routes else topo.path
     seg_ptr, seg_res_ptr, seg_res, seg_latency, latency = [0], [0], [], [], []
     square = ranks * ranks
-    for code in codes.tolist():
+    for done, code in enumerate(codes.tolist()):
+        if progress is not None and done % _PROGRESS_PAIRS == 0:
+            progress("routing", done, len(codes))
         path_id, code = divmod(code, square)
         src_r, dst_r = divmod(code, ranks)
         if out_port[src_r] < 0:

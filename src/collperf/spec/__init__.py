@@ -10,12 +10,12 @@ DiagnoseSpec, MeasurementSpec), trace (TraceSpec), plan (PlanSpec), checks (the 
 re-exported here: `from collperf.spec import X` is the way in.
 """
 
-from collperf.spec.checks import check_mode, output_path, rank_list, sizes
+from collperf.spec.checks import check_mode, output_path, rank_list, sizes, write_output
 from collperf.spec.logs import DiagnoseSpec, LogSpec, MeasurementSpec
 from collperf.spec.network import HardwareSpec, NetworkSpec, network
 from collperf.spec.patterns import PATTERN_COLLECTIVES, PATTERNS, PatternSpec
 from collperf.spec.plan import PlanSpec, flops
-from collperf.spec.runs import DTYPE_BYTES, OPS, TOPOLOGY_ALGORITHMS, BenchSpec, SweepSpec
+from collperf.spec.runs import DTYPE_BYTES, OPS, TOPOLOGY_ALGORITHMS, BenchSpec, SweepSpec, sweep_collective
 from collperf.spec.trace import TraceSpec
 from collperf.spec.topology import (TREE_COLLECTIVES, SimulateSpec, TopologyPredictSpec,
                                     TreesSpec, check_transit, predict_network, topology_link)
@@ -24,4 +24,5 @@ __all__ = ["BenchSpec", "DiagnoseSpec", "DTYPE_BYTES", "HardwareSpec", "LogSpec"
            "OPS", "PATTERN_COLLECTIVES", "PATTERNS", "PatternSpec", "PlanSpec", "SimulateSpec", "SweepSpec",
            "TOPOLOGY_ALGORITHMS", "TREE_COLLECTIVES", "TopologyPredictSpec", "TraceSpec", "TreesSpec", "check_mode",
            "check_transit", "flops",
-           "network", "output_path", "predict_network", "rank_list", "sizes", "topology_link"]
+           "network", "output_path", "predict_network", "rank_list", "sizes", "sweep_collective", "topology_link",
+           "write_output"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from collperf import units
 from collperf.errors import UsageError
 
@@ -29,6 +31,15 @@ def output_path(path, flag: str):
     if not os.access(folder, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
         raise UsageError(f"{flag} {path}: not writable; choose another place")
     return path
+
+
+def write_output(path, text: str, flag: str) -> None:
+    """Write a file the user named: a place output_path cannot foresee refusing it (a read-only or
+    virtual file system such as /proc, a full disk) is a usage error naming the flag, not a traceback."""
+    try:
+        Path(path).write_text(text)
+    except OSError as e:
+        raise UsageError(f"{flag} {path}: cannot be written ({e.strerror or e}); choose another place") from None
 
 
 def sizes(value) -> list[int]:

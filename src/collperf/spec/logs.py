@@ -4,12 +4,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from collperf import units
 from collperf.collectives import get_collective
 from collperf.errors import UsageError
 from collperf.spec.checks import whole
 from collperf.spec.network import HardwareSpec, NetworkSpec
+
+
+# Reading holds a log in memory at about its size (text) and parses it in one pass; beyond this a typo'd
+# path to a multi-GB capture is refused at once, with the way out, rather than read for minutes.
+MAX_LOG_BYTES = 256 << 20
 
 
 @dataclass
@@ -19,6 +25,7 @@ class LogSpec:
     paths: list = field(default_factory=list)
     collective: str | None = None
     ranks: int | None = None
+    max_bytes: int | str | None = None   # refuse a larger file (default: MAX_LOG_BYTES)
 
     def __post_init__(self):
         if isinstance(self.paths, str) or hasattr(self.paths, "__fspath__"):
@@ -29,6 +36,9 @@ class LogSpec:
             self.collective = get_collective(self.collective).name
         if self.ranks is not None:
             whole("ranks", self.ranks, flag="--ranks")
+        self.max_bytes = MAX_LOG_BYTES if self.max_bytes is None else units.parse_size(self.max_bytes)
+        if self.max_bytes < 1:
+            raise UsageError(f"--max-bytes {self.max_bytes}: expected a positive size such as 1GiB")
 
 
 @dataclass
@@ -66,6 +76,7 @@ class MeasurementSpec:
     peak: str | float | None = None
 
     def __post_init__(self):
+        self._refuse_a_log()
         self.collective = get_collective(self.collective).name
         self.size_bytes = units.parse_size(self.size)
         if self.size_bytes <= 0:
@@ -78,3 +89,14 @@ class MeasurementSpec:
         if self.ranks is None and self.hardware.cluster is None:
             raise UsageError("a single measurement needs --ranks N (and --cluster SYSTEM --nodes N, or --gpu MODEL)")
         self.peak_Bps = units.parse_bandwidth(self.peak) if self.peak is not None else None
+
+    def _refuse_a_log(self) -> None:
+        """A log named with --size/--time is a mix-up, said as such (not as an unknown collective)."""
+        try:
+            get_collective(self.collective)
+        except UsageError:
+            if isinstance(self.collective, str) and Path(self.collective).exists():
+                raise UsageError(f"--size and --time judge one measurement and take no log ({self.collective} is a "
+                                 "file): drop --size/--time to diagnose the log, or give a collective instead, e.g. "
+                                 "collperf diagnose allreduce --size 1GB --time 500ms --cluster dgx-h100 --ranks 16 "
+                                 "--nodes 2") from None

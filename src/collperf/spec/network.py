@@ -19,7 +19,14 @@ from collperf.spec.checks import whole
 def load_cluster(path, nodes: int | None = None, ranks_per_node: int | None = None) -> Cluster:
     """The Cluster a profile file describes (model/profile.py; node and per-node rank counts may be changed)."""
     doc = read_json(path, "profile", "make one with `collperf calibrate -o FILE`")
-    return cluster_from(doc, f"profile {Path(path).name}", nodes, ranks_per_node)
+    try:
+        return cluster_from(doc, f"profile {Path(path).name}", nodes, ranks_per_node)
+    except UsageError:
+        raise
+    except (KeyError, TypeError, ValueError, OverflowError, ZeroDivisionError) as e:   # a hand-edited profile
+        what = f"missing field {e.args[0]!r}" if isinstance(e, KeyError) else str(e) or type(e).__name__
+        raise UsageError(f"profile {path}: {what}: expected nodes, ranks_per_node, intra and inter "
+                         "{latency_s, bandwidth_Bps} as `collperf calibrate -o FILE` writes them") from None
 
 
 FLAG_FABRICS = tuple(f for f in NETWORK_FABRICS if f != "nvl72")
@@ -99,13 +106,19 @@ class NetworkSpec:
                 per_node = base.ranks_per_node
             elif nodes and ranks:
                 if ranks % nodes:
-                    raise UsageError(f"ranks({ranks}) is not a multiple of nodes({nodes}): give --ranks-per-node")
+                    raise UsageError(f"--ranks {ranks} does not split into --nodes {nodes} equal nodes: give --ranks "
+                                     f"a multiple of {nodes}, or --ranks-per-node")
                 per_node = ranks // nodes
             else:
                 raise UsageError("a two-level cluster needs --ranks-per-node (or --ranks with --nodes, or --cluster)")
         if nodes is None:
             if ranks is not None and ranks % per_node:
-                raise UsageError(f"ranks({ranks}) is not a multiple of ranks_per_node({per_node}): give --nodes")
+                where = f"--ranks-per-node {per_node}" if self.ranks_per_node is not None else \
+                    f"{per_node} ranks per node of --cluster {self.cluster} (--ranks-per-node overrides it)"
+                lower = ranks // per_node * per_node
+                raise UsageError(f"--ranks {ranks} does not fill whole nodes of {where}: give --ranks a multiple of "
+                                 f"{per_node} (e.g. {lower or per_node} or {lower + per_node}), or a --ranks-per-node "
+                                 f"that divides {ranks}")
             nodes = 1 if ranks is None else ranks // per_node
         intra = self._level("intra", base.intra if base else None)
         inter = self._level("inter", base.inter if base else None)

@@ -14,6 +14,7 @@ from collperf.model.algorithms.modes import (is_hybrid, is_runtime_only, mode_na
                                              topology_collectives)
 from collperf.model.hierarchy import PLANS
 from collperf.spec.checks import output_path, rank_list, whole
+from collperf.spec.checks import sizes as parse_size_list
 from collperf.spec.network import NetworkSpec
 from collperf.spec.patterns import PATTERN_COLLECTIVES, PATTERNS, refuse_unused_pattern_options
 
@@ -48,6 +49,7 @@ class SweepSpec:
     slice_bytes: int = 1 << 20
     in_place: bool = True
     progress: bool = True
+    size_list: list | None = None    # exactly these sizes (a list, as --sizes elsewhere), instead of -b/-e/-f
 
     def __post_init__(self):
         self.collective = get_collective(self.collective).name
@@ -63,6 +65,11 @@ class SweepSpec:
                 raise UsageError(f"unknown algorithm {a!r} for {self.collective}: expected one of {', '.join(known)}")
         if not self.algorithms:
             raise UsageError("no algorithm given: pass e.g. --algorithm ring,builtin")
+        if self.size_list is not None:
+            self.size_list = sorted(set(parse_size_list(self.size_list)))
+            if not self.size_list:
+                raise UsageError("--sizes is empty: give sizes such as --sizes 64K,1M,4M")
+            self.min_bytes, self.max_bytes = self.size_list[0], self.size_list[-1]
         self.min_bytes, self.max_bytes = units.parse_size(self.min_bytes), units.parse_size(self.max_bytes)
         self.step_bytes, self.slice_bytes = units.parse_size(self.step_bytes), units.parse_size(self.slice_bytes)
         if self.min_bytes > self.max_bytes:
@@ -84,6 +91,8 @@ class SweepSpec:
             raise UsageError(f"op avg needs a floating-point dtype (got {self.dtype}): use --dtype float32")
 
     def sizes(self) -> list[int]:
+        if self.size_list is not None:
+            return list(self.size_list)
         out, size = [], self.min_bytes
         while size <= self.max_bytes:
             out.append(size)
@@ -96,6 +105,14 @@ class SweepSpec:
         doc["sizes"] = self.sizes()
         doc["step"] = f"{self.factor}(factor)" if self.factor > 1 else f"{self.step_bytes}(bytes)"
         return doc
+
+
+def sweep_collective(argument: str | None, option: str | None) -> str:
+    """bench takes the collective as an argument, as the other commands do, or as --collective (nccl-tests'
+    habit); both given must agree. Default allreduce."""
+    if argument is not None and option is not None and get_collective(argument) != get_collective(option):
+        raise UsageError(f"the collective is given twice, as {argument} and as --collective {option}: give one")
+    return argument or option or "allreduce"
 
 
 @dataclass

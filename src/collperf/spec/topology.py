@@ -13,6 +13,7 @@ from collperf.collectives import get_collective
 from collperf.errors import UsageError
 from collperf.model.algorithms.modes import mode_of
 from collperf.model.network import Link
+from collperf.simulate import ENGINES
 from collperf.spec.checks import check_mode, rank_list, sizes, whole
 from collperf.spec.network import NetworkSpec
 
@@ -38,11 +39,16 @@ class SimulateSpec:
     hybrid: bool = False
     t_dpa: str | float = 0.0
     transit: str = "devices"         # blink: devices (the group's GPUs, switches, CPUs) or any (idle GPUs too)
+    memory_limit: str | float | None = None   # refuse a run whose estimate is over it; None: the available memory
+    engine: str = "auto"             # events mode: auto, grouped (classes of like transfers) or per-transfer
 
     def __post_init__(self):
         self.collective = get_collective(self.collective).name
         self.sizes_bytes = sizes(self.size)   # one size or a list ('1M,64M'): the schedule is built once
         check_mode(self.mode)
+        if self.engine not in ENGINES:
+            raise UsageError(f"--engine {self.engine!r}: expected {', '.join(ENGINES)}")
+        self.memory_limit_bytes = None if self.memory_limit is None else _memory(self.memory_limit)
         if self.segments is not None:
             whole("segments", self.segments, flag="--segments")
         if self.root is not None:
@@ -61,6 +67,18 @@ class SimulateSpec:
         if blink and self.root is not None and self.ranks is not None and self.root not in self.ranks:
             raise UsageError(f"--root {self.root} is not one of --ranks {','.join(map(str, self.ranks))}: "
                              "give a rank of the group")
+
+
+def _memory(limit) -> int:
+    """--memory-limit: a size ('8GiB') or a number of bytes, above 0."""
+    try:
+        value = units.parse_size(round(limit) if isinstance(limit, (int, float)) and not isinstance(limit, bool)
+                                 else limit)
+    except UsageError as e:
+        raise UsageError(f"--memory-limit {limit}: {e}") from None
+    if value <= 0:
+        raise UsageError(f"--memory-limit {limit}: expected a positive size such as 8GiB")
+    return value
 
 
 TREE_COLLECTIVES = ("broadcast", "allreduce", "allgather", "reducescatter")

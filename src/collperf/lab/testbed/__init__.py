@@ -62,9 +62,13 @@ class Testbed(Protocol):
         """Each row's predicted_us from the testbed's own model of itself; False when it has none (then the
         network given or calibrated predicts)."""
 
-    def validation_grid(self, sizes, iters: int, timeout_s: float, profile=None) -> tuple[str, list]:
+    def check_calibration(self) -> None:
+        """Before the testbed comes up: refuse a calibration it cannot do (a UsageError saying why)."""
+
+    def validation_grid(self, sizes, iters: int, timeout_s: float, profile=None, on_step=None) -> tuple[str, list]:
         """On an up testbed: (the network validated on, described; rows with measured and predicted times),
-        predicted from `profile` when given (a file) and from the testbed's own calibration otherwise."""
+        predicted from `profile` when given (a file) and from the testbed's own calibration otherwise;
+        on_step(text) hears of each phase (calibrating, each collective) as it starts."""
 
 
 def parse_spec(text: str) -> Testbed:

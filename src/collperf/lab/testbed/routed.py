@@ -81,24 +81,27 @@ class TopologyTestbed:
         routed_runs.predict_rows(results, self, rows, schedules)
         return True
 
-    def validation_grid(self, sizes, iters: int, timeout_s: float, profile=None) -> tuple[str, list]:
+    def check_calibration(self) -> None:
+        """Every link of the topology is measured, whatever the group: nothing to refuse."""
+
+    def validation_grid(self, sizes, iters: int, timeout_s: float, profile=None, on_step=None) -> tuple[str, list]:
         """The simulator on the testbed's own topology predicts, in both modes: a profile is not needed."""
         return (f"{self.describe()} (simulated on its topology, events and rounds modes)",
-                routed_runs.validate(self, sizes, iters=iters, timeout_s=timeout_s))
+                routed_runs.validate(self, sizes, iters=iters, timeout_s=timeout_s, on_step=on_step))
 
     # life cycle -------------------------------------------------------------------------------------
     def up(self) -> "TopologyTestbed":
         T.check_supported()
-        T.down(self.name)
+        T.take(self.name)   # refused while another live run holds the name
         try:
             self._build()
         except BaseException:
-            T.down(self.name)
+            T.give_back(self.name)
             raise
         return self
 
     def down(self) -> list[str]:
-        return T.down(self.name)
+        return T.give_back(self.name)
 
     def __enter__(self) -> "TopologyTestbed":
         return self.up()

@@ -279,8 +279,8 @@ class TopologyValidationRow:
         return [("events mode", self.error), ("rounds mode", self.rounds_error)]
 
 
-def validate(bed, sizes=("1M", "4M"), grid=None, iters: int = 3, segments: int = SEGMENTS,
-             timeout_s: float = 600.0) -> list[TopologyValidationRow]:
+def validate(bed, sizes=("1M", "2M", "4M"), grid=None, iters: int = 3, segments: int = SEGMENTS,
+             timeout_s: float = 600.0, on_step=None) -> list[TopologyValidationRow]:
     """On an up topology testbed: run the grid, simulate each measured row in both modes on the bed's
     topology, and return measured beside predicted."""
     _one_rank_per_host(bed, "validate")
@@ -292,8 +292,10 @@ def validate(bed, sizes=("1M", "4M"), grid=None, iters: int = 3, segments: int =
             continue
         # the slowest rank's time (nccl-tests -a 3): the simulator's time is when the last rank is done, and
         # ranks of a tree finish at different times (a mean over ranks would be below the makespan)
-        config = SweepSpec(collective, usable, sizes[0], sizes[-1], 2, iters=iters, warmup=1, in_place=False,
-                           segments=segments, average=3, progress=False)
+        if on_step is not None:
+            on_step(f"measuring {collective}")
+        config = SweepSpec(collective, usable, iters=iters, warmup=1, in_place=False, segments=segments, average=3,
+                           progress=False, size_list=list(sizes))
         pre = schedules(bed, config)
         res = run(config, None, timeout_s, None, testbed=bed, schedules=pre or None)
         for r in res.rows:

@@ -10,8 +10,9 @@ that namespace's own stack (unshaped, fast: intra-node); ranks on different host
 links through the bridge (inter-node). Addresses are 10.(77 + k).0.(h + 1)/24, private to the
 namespaces: no route leads out of them.
 
-Teardown removes the namespaces (their veths go with them) and kills what runs inside them; `down`
-also finds what an earlier crash left, by the name prefix.
+Teardown removes the namespaces (their veths go with them) and kills what runs inside them. Each
+testbed name has one holder (owners.py: pid and start time, written at `up`): a run never takes down a
+testbed another live process holds, and `down` without a name removes only what nobody alive holds.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from dataclasses import dataclass
 
 from collperf import units
 from collperf.errors import UsageError
-from collperf.lab.calibrate import calibrate
+from collperf.lab.calibrate import calibrate, check_ranks
+from collperf.lab.testbed import owners
 from collperf.lab.validate import calibrated_grid
 
 PREFIX = "cptb"   # every namespace of every testbed starts with this
@@ -67,15 +69,22 @@ class Testbed:
     name: str = "tb0"
 
     def __post_init__(self):
+        # the flag and the spec field both, as either may be what the user typed (testbed up / --testbed)
         if isinstance(self.hosts, bool) or not isinstance(self.hosts, int) or not 1 <= self.hosts <= 64:
-            raise UsageError(f"hosts {self.hosts!r}: expected 1 to 64")
+            raise UsageError(f"hosts {self.hosts!r}: a testbed has at least 1 host and at most 64 (--hosts N, "
+                             "or hosts=N in --testbed)")
         if isinstance(self.ranks_per_host, bool) or not isinstance(self.ranks_per_host, int) or self.ranks_per_host < 1:
-            raise UsageError(f"ranks per host {self.ranks_per_host!r}: expected a whole number >= 1")
+            raise UsageError(f"ranks per host {self.ranks_per_host!r}: expected a whole number >= 1 "
+                             "(--ranks-per-host N, or ranks-per-host=N in --testbed)")
         if not re.fullmatch(r"[a-z0-9]{1,6}", self.name):
             raise UsageError(f"testbed name {self.name!r}: expected 1 to 6 lowercase letters or digits")
-        self.rate_Bps = units.parse_bandwidth(self.rate)
-        if self.rate_Bps == float("inf"):
-            raise UsageError("testbed rate must be finite, e.g. 200mbit")
+        try:
+            self.rate_Bps = units.parse_bandwidth(self.rate)
+        except UsageError:
+            raise UsageError(f"testbed rate {self.rate!r}: expected a rate with its unit, e.g. 200mbit or 1gbit "
+                             "(tc spelling) or 25MB/s (--rate R, or rate=R in --testbed)") from None
+        if self.rate_Bps == float("inf") or self.rate_Bps <= 0:
+            raise UsageError(f"testbed rate {self.rate!r}: must be finite and positive, e.g. 200mbit")
 
     # names and addresses --------------------------------------------------------------------------
     @property
@@ -102,7 +111,7 @@ class Testbed:
     # life cycle -------------------------------------------------------------------------------
     def up(self) -> "Testbed":
         check_supported()
-        down(self.name)   # whatever an earlier run of this name left behind
+        take(self.name)   # refused while another live run holds the name; what a dead one left is removed
         try:
             _run("ip", "netns", "add", self.switch)
             _run("ip", "-n", self.switch, "link", "add", "br0", "type", "bridge")
@@ -126,7 +135,7 @@ class Testbed:
                 self._shape(ns, "eth0")
                 self._shape(self.switch, port)
         except BaseException:
-            down(self.name)
+            give_back(self.name)
             raise
         return self
 
@@ -135,7 +144,7 @@ class Testbed:
             _run("ip", "netns", "exec", ns, "tc", *line.split())
 
     def down(self) -> list[str]:
-        return down(self.name)
+        return give_back(self.name)
 
     def __enter__(self) -> "Testbed":
         return self.up()
@@ -163,8 +172,11 @@ class Testbed:
     def predict_rows(self, results, rows, schedules=None) -> bool:
         return False
 
-    def validation_grid(self, sizes, iters: int, timeout_s: float, profile=None) -> tuple[str, list]:
-        return calibrated_grid(self, None, sizes, iters, timeout_s, profile)
+    def check_calibration(self) -> None:
+        check_ranks(None, self)     # a link is measured between two ranks
+
+    def validation_grid(self, sizes, iters: int, timeout_s: float, profile=None, on_step=None) -> tuple[str, list]:
+        return calibrated_grid(self, None, sizes, iters, timeout_s, profile, on_step=on_step)
 
 
 def shape_commands(dev: str, rate_Bps: float) -> list[str]:
@@ -192,8 +204,57 @@ def namespaces(name: str | None = None) -> list[str]:
     return sorted(line.split()[0] for line in listed if line.startswith(wanted))
 
 
-def down(name: str | None = None) -> list[str]:
-    """Kill what runs in the testbed's namespaces and delete them (all testbeds when name is None)."""
+def testbed_of(ns: str) -> str:
+    """The testbed name of one of its namespaces (PREFIX-NAME-host)."""
+    return ns[len(PREFIX) + 1:].rsplit("-", 1)[0]
+
+
+def take(name: str) -> None:
+    """Before bringing testbed `name` up: refuse while a live process holds it (two runs of one name would
+    tear each other down); remove what a dead holder left; record this process as the holder."""
+    who = owners.holder(name)
+    if who is not None and not owners.mine(name):
+        raise TestbedError(f"testbed {name!r} is in use by {who}: give this run another name (name=tb1 in "
+                           "--testbed, or --name tb1), or wait for that one to end")
+    _remove(name)
+    owners.claim(name)
+
+
+def give_back(name: str) -> list[str]:
+    """Tear down the testbed this process holds (or that nobody alive holds); leave another's alone."""
+    if owners.holder(name) is not None and not owners.mine(name):
+        return []
+    removed = _remove(name)
+    owners.release(name)
+    return removed
+
+
+def down(name: str | None = None, everything: bool = False) -> list[str]:
+    """`collperf testbed down`: the named testbed (unless a live run holds it: pass everything=True), or,
+    with no name, every testbed nobody alive holds any more (everything=True: all of them)."""
+    if name is not None:
+        who = owners.holder(name)
+        if who is not None and not everything and not owners.mine(name) and not who.startswith("`collperf testbed up`"):
+            raise TestbedError(f"testbed {name!r} is in use by {who}: taking it down would kill that run; "
+                               "pass --all to do it anyway")
+        removed = _remove(name)
+        owners.release(name)
+        return removed
+    removed = []
+    for bed in sorted({testbed_of(ns) for ns in namespaces()}):
+        if everything or owners.holder(bed) is None:
+            removed += _remove(bed)
+            owners.release(bed)
+    return removed
+
+
+def held() -> list[str]:
+    """Testbeds on this machine that a live process (or `collperf testbed up`) holds."""
+    return sorted(bed for bed in {testbed_of(ns) for ns in namespaces()} if owners.holder(bed) is not None)
+
+
+def _remove(name: str) -> list[str]:
+    """Kill what runs in the testbed's namespaces and delete them."""
     removed = []
     for ns in namespaces(name):
         pids = _run("ip", "netns", "pids", ns, check=False).stdout.split()
@@ -206,7 +267,7 @@ def down(name: str | None = None) -> list[str]:
         removed.append(ns)
     # a topology testbed makes its veth pairs here before moving them: a crash in between leaves them
     links = _run("ip", "-o", "link", check=False).stdout if shutil.which("ip") else ""
-    for dev in re.findall(rf"^\d+: ({PREFIX}{re.escape(name) if name else '[a-z0-9]+'}[abxy]\d+)[@:]", links, re.M):
+    for dev in re.findall(rf"^\d+: ({PREFIX}{re.escape(name)}[abxy]\d+)[@:]", links, re.M):
         _run("ip", "link", "delete", dev, check=False)
     return removed
 
@@ -246,8 +307,11 @@ def parse_fields(fields: dict, text: str) -> Testbed:
     if unknown:
         raise UsageError(f"testbed spec {text!r}: unknown field(s) {', '.join(sorted(unknown))}; expected "
                          "hosts=4,rate=200mbit[,ranks-per-host=2][,name=tb0]")
-    try:
-        return Testbed(int(fields.get("hosts", 4)), fields.get("rate", "200mbit"),
-                       int(fields.get("ranks_per_host", 1)), fields.get("name", "tb0"))
-    except ValueError:
-        raise UsageError(f"testbed spec {text!r}: hosts and ranks-per-host must be whole numbers") from None
+    counts = {}
+    for key, default in (("hosts", 4), ("ranks_per_host", 1)):
+        try:
+            counts[key] = int(fields.get(key, default))
+        except ValueError:
+            raise UsageError(f"testbed spec {text!r}: {key.replace('_', '-')}={fields[key]!r} is not a whole "
+                             "number") from None
+    return Testbed(counts["hosts"], fields.get("rate", "200mbit"), counts["ranks_per_host"], fields.get("name", "tb0"))

@@ -30,6 +30,7 @@ from collperf.errors import UsageError
 from collperf.jsonfile import read_json
 from collperf.model.network import Cluster, Link
 from collperf.model.presets import get_preset
+from collperf.topology import fabrics
 
 if TYPE_CHECKING:     # networkx is imported where a graph is built or searched, so that importing this stays light
     import networkx as nx
@@ -117,6 +118,9 @@ def _vertex_key(v):
     return (0, v, "") if isinstance(v, int) else (1, 0, str(v))
 
 
+MAX_RANKS = 1 << 16
+
+
 def load(path) -> Topology:
     """Read a topology file (format in the module docstring); errors name the file and the field."""
     return from_json(read_json(path, "topology file"), str(path))
@@ -130,8 +134,8 @@ def from_json(doc: dict, where: str = "topology") -> Topology:
                          f"got a {type(doc).__name__ if not isinstance(doc, list) else 'JSON array'}")
     try:
         ranks = int(doc["ranks"])
-        if ranks < 1:
-            raise ValueError(f"ranks {ranks} must be >= 1")
+        if not 1 <= ranks <= MAX_RANKS:   # a graph node per rank: a typo'd 10**30 would never finish
+            raise ValueError(f"ranks {ranks} must be 1..{MAX_RANKS}")
         devices = [_vertex(v) for v in doc.get("devices", [])]
         graph = nx.Graph()
         graph.add_nodes_from(range(ranks))
@@ -160,7 +164,7 @@ def from_json(doc: dict, where: str = "topology") -> Topology:
             routes[ends] = _route(ends, pair, [_vertex(v) for v in path], graph)
     except KeyError as e:
         raise UsageError(f"{where}: missing field {e.args[0]!r}; see the format in `collperf simulate --help`") from None
-    except (TypeError, ValueError, AttributeError) as e:
+    except (TypeError, ValueError, AttributeError, OverflowError) as e:   # OverflowError: "ranks": Infinity
         raise UsageError(f"{where}: {e}") from None
     return Topology(doc.get("name", where), ranks, graph, routes)
 
@@ -338,11 +342,49 @@ def _renamed(topo: Topology, name: str) -> Topology:
     return topo
 
 
+def rail_fat_tree(cluster: Cluster, su_nodes: int = 32, oversubscription: float = 1.0, name: str = "") -> Topology:
+    """Rail-optimized leaf/spine: NIC j of each node to its scalable unit's leaf of rail j (fabrics.py)."""
+    return _fabric(name or f"rail:{cluster.nodes}x{cluster.ranks_per_node}", cluster,
+                   fabrics.rail_fat_tree(cluster, su_nodes, oversubscription))
+
+
+def fat_tree(cluster: Cluster, rack_nodes: int = 16, pod_racks: int = 8, oversubscription: float = 1.0,
+             core_oversubscription: float = 1.0, name: str = "") -> Topology:
+    """3-tier fat-tree (top-of-rack, aggregation, core), oversubscribed k:1 at the racks and the pods (fabrics.py)."""
+    return _fabric(name or f"fattree:{cluster.nodes}x{cluster.ranks_per_node}", cluster,
+                   fabrics.fat_tree(cluster, rack_nodes, pod_racks, oversubscription, core_oversubscription))
+
+
+def dragonfly(cluster: Cluster, routers: int = 8, router_nodes: int = 4, name: str = "") -> Topology:
+    """Dragonfly: all-to-all groups of routers, one global link between every two groups (fabrics.py)."""
+    return _fabric(name or f"dragonfly:{cluster.nodes}x{cluster.ranks_per_node}", cluster,
+                   fabrics.dragonfly(cluster, routers, router_nodes))
+
+
+def _fabric(name: str, cluster: Cluster, built) -> Topology:
+    graph, route = built
+    return Topology(name, cluster.ranks, graph, router=route, shape=(cluster.nodes, cluster.ranks_per_node))
+
+
+def nvl72(racks: int, cluster: Cluster | None = None) -> Topology:
+    """`racks` NVL72 domains: 72 GPUs each on the rack's NVLink switches, one NIC per GPU to a
+    non-blocking fabric. `cluster`: other links (its intra link for NVLink, its NIC for the network)."""
+    base = cluster or fabrics.NVL72
+    return _renamed(two_level(Cluster(racks, 72, base.intra, base.inter, 72, "nvl72")), f"nvl72:{racks}")
+
+
 _SPEC = re.compile(r"^(mesh|switch|ring):(\d+)$|^cluster:(\d+)x(\d+)$")
+_FABRIC = re.compile(r"^(rail|fattree|dragonfly):(\d+)x(\d+)((?:,[a-z-]+=[0-9.]+)*)$")
+_BUILD = {"rail": rail_fat_tree, "fattree": fat_tree, "dragonfly": dragonfly}
+_KINDS = ("dgx1v, dgx2, mesh:P, switch:P, ring:P, cluster:NxG, rail:NxG[,su=32,oversub=1], "
+          "fattree:NxG[,rack=16,pod=8,oversub=1,core-oversub=1], dragonfly:NxG[,routers=8,router-nodes=4], "
+          "nvl72:RACKS or a .json file")
 
 
 def parse(spec: str, link: Link | None = None, cluster: Cluster | None = None) -> Topology:
-    """dgx1v | dgx2 | mesh:P | switch:P | ring:P | cluster:NxG | a JSON file."""
+    """dgx1v | dgx2 | mesh:P | switch:P | ring:P | cluster:NxG | rail:NxG | fattree:NxG | dragonfly:NxG
+    (options after commas) | nvl72:RACKS | a JSON file. Cluster fabrics take their links from `cluster`
+    (default: the nvlink300-400gbe preset with one NIC per GPU)."""
     text = str(spec).strip()
     if text == "dgx1v":
         return dgx1v()
@@ -357,11 +399,22 @@ def parse(spec: str, link: Link | None = None, cluster: Cluster | None = None) -
             raise UsageError(f"topology {text}: needs at least one rank")
         return {"mesh": full_mesh, "switch": single_switch, "ring": ring}[match.group(1)](p, link)
     if match:
-        nodes, gpn = int(match.group(3)), int(match.group(4))
-        base = cluster or get_preset("nvlink300-400gbe")
-        return two_level(Cluster(nodes, gpn, base.intra, base.inter,
-                                 base.nics_per_node if cluster else gpn, base.name))
+        return two_level(_cluster(text, int(match.group(3)), int(match.group(4)), cluster))
+    fabric = _FABRIC.match(text)
+    if fabric:
+        kind = fabric.group(1)
+        c = _cluster(text, int(fabric.group(2)), int(fabric.group(3)), cluster)
+        return _BUILD[kind](c, **fabrics.options(text, kind, fabric.group(4)), name=text)
+    if text.startswith("nvl72:") and text[6:].isdigit() and int(text[6:]) >= 1:
+        return nvl72(int(text[6:]), cluster)
     if text.endswith(".json") or Path(text).exists():
         return load(text)
-    raise UsageError(f"unknown topology {spec!r}: expected dgx1v, dgx2, mesh:P, switch:P, ring:P, cluster:NxG "
-                     "or a .json file")
+    raise UsageError(f"unknown topology {spec!r}: expected {_KINDS}")
+
+
+def _cluster(text: str, nodes: int, gpn: int, cluster: Cluster | None) -> Cluster:
+    """NxG nodes of a cluster fabric, with the given cluster's links (default: one NIC per GPU)."""
+    if nodes < 1 or gpn < 1:
+        raise UsageError(f"topology {text}: needs at least one node of at least one rank")
+    base = cluster or get_preset("nvlink300-400gbe")
+    return Cluster(nodes, gpn, base.intra, base.inter, base.nics_per_node if cluster else gpn, base.name)

@@ -1,0 +1,92 @@
+"""The fuzz of the log readers (test_fuzz_logs.py) extended to the other files collperf reads: topology
+files (predict/simulate --topology), calibration profiles (--profile), bench's own -J JSON in its writer's
+shape, NCCL Inspector JSONL and rccl-tests. Every mutation gives a result or a UsageError, never another
+exception, and no input takes more than its budget (a hang check, generous on a loaded machine)."""
+
+import json
+import random
+import time
+from pathlib import Path
+
+import pytest
+
+from collperf import topology
+from collperf.errors import UsageError
+from collperf.fit import fit
+from collperf.ingest import parse
+from collperf.spec.network import load_cluster
+from collperf.lab.results import to_json
+
+from test_bench_output import _results
+from test_fuzz_logs import _json_mutation, mutate
+
+FIXTURES = Path(__file__).parent / "fixtures"
+BUDGET_S = 5.0
+CASES = 300
+
+PROFILE = {"kind": "collperf-profile", "nodes": 2, "ranks_per_node": 2, "reduce_bandwidth_Bps": 20e9,
+           "intra": {"latency_s": 2e-6, "bandwidth_Bps": 400e9}, "inter": {"latency_s": 5e-6, "bandwidth_Bps": 100e9}}
+
+
+def _topologies() -> list[str]:
+    docs = [topology.dgx1v().to_json() if hasattr(topology, "dgx1v") else None]
+    docs += [{"ranks": 4, "links": [{"a": i, "b": (i + 1) % 4, "bandwidth": "10GB/s", "latency": "2us"}
+                                    for i in range(4)]}]
+    return [json.dumps(d, indent=1) for d in docs if d]
+
+
+def _check(kind: str, call, text: str, case: int) -> str:
+    started = time.perf_counter()
+    try:
+        call(text)
+        outcome = "ok"
+    except UsageError as e:
+        assert str(e)
+        outcome = "usage-error"
+    except Exception as e:   # noqa: BLE001 - anything else is the bug this test exists to find
+        pytest.fail(f"{kind} case {case}: {type(e).__name__}: {e}\n{text[:300]!r}")
+    assert time.perf_counter() - started < BUDGET_S, f"{kind} case {case} over its {BUDGET_S} s budget"
+    return outcome
+
+
+def _topology(text: str):
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        raise UsageError("not JSON") from None
+    topology.from_json(doc, "fuzzed topology")
+
+
+def _profile(tmp: Path):
+    def read(text: str):
+        path = tmp / "p.json"
+        path.write_text(text, errors="replace")
+        load_cluster(path)
+    return read
+
+
+def _log(text: str):
+    for t in parse(text, "fuzzed"):
+        for r in t.rows:
+            assert r.size >= 0 and 0 < r.time_s < float("inf")
+        try:
+            fit(t)
+        except UsageError:
+            pass
+
+
+@pytest.mark.parametrize("kind", ["topology", "profile", "bench-json", "inspector", "rccl"])
+def test_mutated_inputs_give_a_result_or_a_usage_error(kind, tmp_path):
+    originals = {"topology": _topologies(), "profile": [json.dumps(PROFILE, indent=1)],
+                 "bench-json": [json.dumps(to_json(_results()), indent=1)],
+                 "inspector": [(FIXTURES / "inspector.jsonl").read_text()],
+                 "rccl": [(FIXTURES / "rccl_tests.jsonl").read_text(), (FIXTURES / "rccl_tests.csv").read_text()]}[kind]
+    call = {"topology": _topology, "profile": _profile(tmp_path)}.get(kind, _log)
+    outcomes = {"ok": 0, "usage-error": 0}
+    assert _check(kind, call, originals[0], -1) == "ok"      # the unmutated input reads
+    for case in range(CASES):
+        rng = random.Random(case)
+        original = originals[case % len(originals)]
+        text = _json_mutation(original, rng) if case % 2 else mutate(original, rng)
+        outcomes[_check(kind, call, text, case)] += 1
+    assert outcomes["usage-error"] > 0
