@@ -10,9 +10,11 @@ from collperf import units
 from collperf.api.common import topology_for
 from collperf.api.logs import read_logs
 from collperf.api.schedules import simulate, verified_schedule
+from collperf.blink.algorithms import BLINK
 from collperf.collectives import get_collective
 from collperf.errors import UsageError
 from collperf.export import msccl, msccl_import, nccl_tuner, tuner_model
+from collperf.model.algorithms.modes import mode_of
 from collperf.model.schedule_cost import coefficients
 from collperf.model.select import runnable_algorithms
 from collperf.schedule.arrays import as_tuples
@@ -130,10 +132,10 @@ def export_msccl(collective: str, algorithm: str, ranks=None, output=None, proto
     output_path(output, "--output")
     name = None
     network = network or NetworkSpec()
-    if algorithm != "blink" and network.given:
+    if mode_of(algorithm) is not BLINK and network.given:
         raise UsageError(f"--latency/--bandwidth give the link of -A blink's --topology (switch:P, ...); -A "
                          f"{algorithm}'s schedule does not depend on a link: drop them")
-    if algorithm == "blink":
+    if mode_of(algorithm) is BLINK:
         s = _blink_schedule(collective, topology, ranks, network=network, **schedule_options)
         group = ",".join(map(str, s.meta.get("ranks", range(s.ranks))))
         name = (f"collperf {s.collective} blink" + (f" root={s.root}" if get_collective(s.collective).rooted else "")
@@ -167,7 +169,7 @@ def _blink_schedule(collective: str, topology: str | None, ranks, root: int | No
                          "--segments)")
     if network is not None:
         topology_link(network, topology)    # the link's options apply to switch:P, mesh:P, ring:P only
-    spec = SimulateSpec(collective, "blink", topology, size="1M", ranks=ranks, root=root, segments=segments,
+    spec = SimulateSpec(collective, BLINK.name, topology, size="1M", ranks=ranks, root=root, segments=segments,
                         network=network or NetworkSpec())
     s = as_tuples(simulate(spec)[0].schedule)
     verify(s)
@@ -199,10 +201,10 @@ def _simulate_imported(s, topology: str, size, mode: str, network: NetworkSpec) 
     sizes(size), check_mode(mode), topology_for(topology, network)
     reduce_Bps = units.parse_bandwidth(network.reduce_bandwidth)
     ours, where, first_error = {}, None, None
-    for name in runnable_algorithms(s.collective, s.ranks) + ["blink"]:
+    for name in runnable_algorithms(s.collective, s.ranks) + [BLINK.name]:
         try:      # blink: packed trees on all the topology's GPUs, from the same root
             sims = simulate(SimulateSpec(s.collective, name, topology, size=size, mode=mode,
-                                         root=s.root if get_collective(s.collective).rooted or name != "blink"
+                                         root=s.root if get_collective(s.collective).rooted or mode_of(name) is not BLINK
                                          else None, network=network))
         except UsageError as e:
             first_error = first_error or str(e)

@@ -8,9 +8,11 @@ from dataclasses import dataclass
 from collperf import topology as topologies, units
 from collperf.api.common import resolved_network, with_aliases
 from collperf.blink import reports as blink_reports, runs as packed_runs
+from collperf.blink.algorithms import BLINK
 from collperf.collectives import get_collective
 from collperf.errors import UsageError
 from collperf.model.algorithms import ALGORITHMS, algorithms_for
+from collperf.model.algorithms.modes import mode_of
 from collperf.model.network import Network
 from collperf.model.predict import predict as _predict
 from collperf.model.select import crossovers
@@ -53,10 +55,10 @@ def predict_topology(spec: TopologyPredictSpec) -> TopologyPrediction:
     NVLink + PCIe split of the appendix's equation 8); any other algorithm (single-hop, ring, all, ...)
     takes the closed forms on the link every pair of the group sees through a switch (dgx2, switch:P)."""
     topo = topologies.parse(spec.topology, spec.link)
-    if spec.algorithm == "blink":
+    if mode_of(spec.algorithm) is BLINK:
         rows = blink_reports.predict_blink(spec, topo)
         return TopologyPrediction(topo.name, rows[0].ranks if rows else packed_runs.group_of(topo, spec.ranks),
-                                  "blink", blink=rows)
+                                  BLINK.name, blink=rows)
     group, link = blink_reports.switch_link(topo, spec.ranks)
     rows = predict(spec.collective, spec.sizes_bytes, Network.of(link, len(group)), spec.algorithm)
     return TopologyPrediction(topo.name, group, spec.algorithm, link=link, predictions=rows)

@@ -8,11 +8,13 @@ from dataclasses import dataclass, field
 from collperf import units
 from collperf.api.common import topology_for, with_aliases
 from collperf.blink import reports as blink_reports
+from collperf.blink.algorithms import BLINK
 from collperf.collectives import get_collective
 from collperf.errors import UsageError
 from collperf.model.algorithms import ALGORITHMS, get_algorithm
 from collperf.model.algorithms.build import (build, build_array, build_hierarchical, build_hierarchical_array,
                                              DEFAULT_PHASES)
+from collperf.model.algorithms.modes import HIERARCHICAL, is_two_level, mode_of
 from collperf.model.schedule_cost import coefficients
 from collperf.schedule.verify import VerificationError, verify
 from collperf.simulate import simulate as run
@@ -29,12 +31,12 @@ def schedule(collective: str, algorithm: str, ranks: int | None = None, root: in
     `arrays=True` gives the array form (schedule/arrays.py), vectorized for the regular algorithms: what the
     simulator takes at scale."""
     flat, two_level = (build_array, build_hierarchical_array) if arrays else (build, build_hierarchical)
-    total = nodes * ranks_per_node if algorithm == "hierarchical" and nodes and ranks_per_node else ranks
+    total = nodes * ranks_per_node if is_two_level(algorithm) and nodes and ranks_per_node else ranks
     if not arrays and total is not None and total > TUPLE_RANKS_LIMIT:
         raise UsageError(f"{total} ranks: a listed schedule is limited to {TUPLE_RANKS_LIMIT} ranks (a flat ring on "
                          f"{total} ranks has {2 * total * (total - 1):,} transfers); `collperf simulate` builds the "
                          "compact array form and takes clusters of any size")
-    if algorithm == "hierarchical":
+    if is_two_level(algorithm):
         if not nodes or not ranks_per_node:
             raise UsageError("the hierarchical schedule needs --nodes and --ranks-per-node")
         if ranks is not None and ranks != nodes * ranks_per_node:
@@ -72,7 +74,7 @@ def verify_all(collective: str | None = None, algorithm: str | None = None, max_
         raise UsageError(f"rank range {min_ranks}..{max_ranks}: expected 1 <= --min-ranks <= --max-ranks")
     wanted = get_collective(collective).name if collective is not None else None
     chosen = [a for a in ALGORITHMS if wanted in (None, a.collective) and algorithm in (None, a.name)]
-    if algorithm is not None and algorithm != "hierarchical" and not chosen:
+    if algorithm is not None and not is_two_level(algorithm) and not chosen:
         get_algorithm(collective or "allreduce", algorithm)   # raises with the known names
         raise UsageError(f"no algorithm {algorithm!r} for {collective or 'any collective'}")
     rows = []
@@ -88,11 +90,11 @@ def verify_all(collective: str | None = None, algorithm: str | None = None, max_
             if progress:
                 progress()
         rows.append(row)
-    if hierarchical and algorithm in (None, "hierarchical"):
+    if hierarchical and (algorithm is None or is_two_level(algorithm)):
         for name, phase_algorithm in DEFAULT_PHASES.items():
             if wanted not in (None, name):
                 continue
-            row = VerifyRow(name, "hierarchical", 0, [])
+            row = VerifyRow(name, HIERARCHICAL.name, 0, [])
             for p in range(max(min_ranks, 4), max_ranks + 1):
                 for nodes in (n for n in range(2, p // 2 + 1) if p % n == 0):
                     _check(row, lambda: build_hierarchical(name, nodes, p // nodes, phase_algorithm, phase_algorithm),
@@ -129,7 +131,7 @@ def simulate(spec: SimulateSpec, progress=None, on_estimate=None) -> list[Simula
     available) is refused before it starts (UsageError, with the estimate)."""
     net = spec.network
     topo, base = topology_for(spec.topology, net)
-    if spec.algorithm == "blink":
+    if mode_of(spec.algorithm) is BLINK:
         runs = blink_reports.blink_schedules(spec, topo)
     else:
         nodes, per_node = topo.shape or (None, None)

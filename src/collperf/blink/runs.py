@@ -14,8 +14,10 @@ from dataclasses import dataclass, field
 
 from collperf import topology as topologies
 from collperf.blink import model as blink, packed, patterns as P
+from collperf.blink.algorithms import BLINK, BLINK_HYBRID
 from collperf.blink.packing import pack
 from collperf.errors import UsageError
+from collperf.model.algorithms.modes import mode_of
 from collperf.schedule.arrays import as_arrays
 from collperf.simulate import simulate
 from collperf.units import format_size
@@ -247,7 +249,8 @@ def bench_schedules(spec, world: int | None = None) -> BenchPlacement:
     root = group[sweep.root] if sweep.collective in SINGLE_ROOT else None
     schedules, notes, segments = {}, [], {}
     for algorithm in sweep.algorithms:
-        if algorithm == "blink":
+        mode = mode_of(algorithm)
+        if mode is BLINK:
             def build(k):
                 s, where, more = blink_schedule(topo, group, sweep.collective, root, k, resolution=BENCH_RESOLUTION)
                 return s, where
@@ -261,7 +264,7 @@ def bench_schedules(spec, world: int | None = None) -> BenchPlacement:
                 schedules.update({(algorithm, n): c[1] for n, c in chosen.items()})
                 segments[algorithm] = {n: c[0] for n, c in chosen.items()}
                 notes.append(_segments_note(algorithm, chosen))
-        elif algorithm == "blink-hybrid":
+        elif mode is BLINK_HYBRID:
             chosen = {}
             for n in sweep.sizes():
                 def build(k, n=n):

@@ -28,6 +28,7 @@ from collperf.errors import RunError, UsageError
 from collperf.lab.results import Results
 from collperf.model.algorithms import algorithms_for, get_algorithm
 from collperf.model.algorithms.build import default_phase, roots_at_zero
+from collperf.model.algorithms.modes import is_chooser, is_flat, is_runtime_only, is_two_level
 from collperf.model.costs import coefficients, lowest
 from collperf.model.network import Link, Network
 from collperf.model.predict import candidates
@@ -76,7 +77,7 @@ def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
     for note in check_capacity(config, local, force, gpu=(backend == "nccl"), spawned=(where != "torchrun")):
         if on_note is not None:
             on_note(note)
-    if "auto" in config.algorithms:
+    if any(map(is_chooser, config.algorithms)):
         shape = job_config["two_level"]
         auto_plan(job_config, world, network, shape[1] if shape else world)
     results = Results(config.collective, world, backend, job_config, [])
@@ -86,7 +87,7 @@ def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
     def on_message(rank, kind, payload):
         if kind == "devices":
             results.devices = payload
-        elif kind == "auto":
+        elif kind == "auto_choices":
             results.config["auto"], results.config["auto_network"] = payload["choices"], payload["network"]
         elif kind == "row":
             results.rows.append(payload)
@@ -217,9 +218,9 @@ def _check_hierarchical(config: SweepSpec, shape) -> None:
 
 def _check_ranks(config: SweepSpec, ranks: int, prebuilt=(), shape=None) -> None:
     for a in config.algorithms:
-        if a == "hierarchical":
+        if is_two_level(a):
             _check_hierarchical(config, shape)
-        elif a not in ("builtin", "auto") and a not in prebuilt:
+        elif is_flat(a) and a not in prebuilt:
             reason = get_algorithm(config.collective, a).unavailable(ranks)
             if reason:
                 raise UsageError(f"{config.collective} {a} cannot run on {ranks} ranks: {reason}")
@@ -318,10 +319,10 @@ def fit_link(results: Results) -> Link | None:
     rows_a, rows_t = [], []
     p, segments = results.ranks, results.config["segments"]
     for r in results.rows:
-        if r["algorithm"] == "builtin" or r["out_of_place"] is None or r["out_of_place"]["wrong"]:
+        if is_runtime_only(r["algorithm"]) or r["out_of_place"] is None or r["out_of_place"]["wrong"]:
             continue   # never fit to a wrong run
         name, k = r["algorithm"], segments
-        if name == "auto":   # the algorithm auto ran, with its segments
+        if is_chooser(name):   # the algorithm auto ran, with its segments
             name, k = r["auto"]["algorithm"], r["auto"].get("segments") or segments
         if name not in _registered(results.collective):
             continue   # blink, patterns: no closed form in the registry
@@ -370,8 +371,8 @@ def predict_rows(results: Results, network: Network, rows: list[dict]) -> None:
     table = {c.name: dict(zip(sizes, c.cost.total_s)) for c in costs}
     best = dict(zip(sizes, lowest([c.cost for c in costs], [c.name for c in costs])[0].total_s))
     for r in rows:
-        if r["algorithm"] == "auto":   # the prediction auto chose by (given or calibrated network)
+        if is_chooser(r["algorithm"]):   # the prediction auto chose by (given or calibrated network)
             r["predicted_us"] = r["auto"]["predicted_us"]
             continue
-        t = best[r["size"]] if r["algorithm"] == "builtin" else table.get(r["algorithm"], {}).get(r["size"])
+        t = best[r["size"]] if is_runtime_only(r["algorithm"]) else table.get(r["algorithm"], {}).get(r["size"])
         r["predicted_us"] = float(t) * 1e6 if t else None

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from collperf.collectives import get_collective
 from collperf.errors import RunError
+from collperf.model.algorithms.modes import is_chooser
 from collperf.spec import output_path
 
 PLACEMENTS = ("out_of_place", "in_place")
@@ -93,7 +94,7 @@ def text_header(res: Results, algorithm: str, streaming: bool = False) -> str:
         for d in res.devices:
             out.write(f"#  Rank {d['rank']:2d} Group  0 Pid {d['pid']:6d} on {d['host']:>10s} device {d['device']:2d} "
                       f"[{'cpu' if d['name'] == 'cpu' else 'gpu'}] {d['name']}\n")
-    if algorithm == "auto" and c.get("auto_network"):
+    if is_chooser(algorithm) and c.get("auto_network"):
         out.write(f"# auto: per size the model's fastest of our algorithms on {c['auto_network']}\n")
     if res.model:
         out.write(f"# model: {res.model}\n")
@@ -122,7 +123,7 @@ def text_row(r: dict) -> str:
                       f"{_float_str(m['busbw'], 6):>6s}  {wrong:>6s}")
     pred = r.get("predicted_us")
     ratio = r["out_of_place"]["time_us"] / pred if pred and r.get("out_of_place") else None
-    name = r["algorithm"] if "auto" not in r else f"auto:{r['auto']['algorithm']}"   # what auto ran
+    name = r["algorithm"] if r.get("auto") is None else f"auto:{r['auto']['algorithm']}"   # what auto ran
     out.write(f"  {name:18s}  {_float_str(pred, 8) if pred else 'N/A':>8s}  "
               f"{_float_str(ratio, 9) if ratio else 'N/A':>9s}\n")
     return out.getvalue()
@@ -227,7 +228,7 @@ def to_json(res: Results) -> dict:
         "results": [{
             "size": r["size"], "count": r["count"], "type": r["type"], "redop": r["redop"], "root": r["root"],
             "algorithm": r["algorithm"], "predicted_us": r.get("predicted_us"),
-            **({"auto": r["auto"]} if "auto" in r else {}),
+            **({"auto": r["auto"]} if r.get("auto") is not None else {}),
             **{pl: None if r.get(pl) is None else {
                 "time": r[pl]["time_us"], "alg_bw": r[pl]["algbw"], "bus_bw": r[pl]["busbw"],
                 "nwrong": r[pl]["wrong"], "min_us": r[pl]["min_us"], "p50_us": r[pl]["p50_us"]} for pl in PLACEMENTS},

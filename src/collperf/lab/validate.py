@@ -16,6 +16,7 @@ import numpy as np
 from collperf.lab.bench import run
 from collperf.lab.calibrate import calibrate
 from collperf.model.algorithms import get_algorithm
+from collperf.model.algorithms.modes import is_runtime_only
 from collperf.model.bounds import lower_bound
 from collperf.model.network import Network
 from collperf.model.predict import candidates, network_lower_bound
@@ -76,7 +77,7 @@ def validate(network: Network, testbed=None, ranks: int | None = None, sizes=("6
     """Measure each of `sizes` (exactly those) for the grid; on_step(text) hears of each collective as it starts."""
     rows = []
     for collective, algorithms in (grid or GRID).items():
-        usable = [a for a in algorithms if a == "builtin" or not get_algorithm(collective, a).unavailable(network.ranks)]
+        usable = [a for a in algorithms if is_runtime_only(a) or not get_algorithm(collective, a).unavailable(network.ranks)]
         if on_step is not None:
             on_step(f"measuring {collective}")
         config = SweepSpec(collective, usable, iters=iters, warmup=1, in_place=False, progress=False,

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from collperf.errors import UsageError
+from collperf.model.algorithms.modes import BUILTIN as BUILTIN_MODE
 
-BUILTIN = "builtin"   # the name a run and a bench row give the backend's own collective
+BUILTIN = BUILTIN_MODE.name   # the name a run and a bench row give the backend's own collective
 
 
 @dataclass(frozen=True)

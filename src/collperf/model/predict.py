@@ -16,11 +16,12 @@ from collperf.collectives import Collective, get_collective
 from collperf.errors import UsageError
 from collperf.model.bounds import bound_coefficients, lower_bound, node_network_coefficient
 from collperf.model.algorithms import algorithms_for, get_algorithm
+from collperf.model.algorithms.modes import HIERARCHICAL as MODE_HIERARCHICAL, is_two_level
 from collperf.model.costs import Cost, NotApplicable, Phase, cost, lowest
 from collperf.model.hierarchy import PLANS, two_level_cost
 from collperf.model.network import Link, Network
 
-HIERARCHICAL = "hierarchical"
+HIERARCHICAL = MODE_HIERARCHICAL.name   # the two-level composition of model/hierarchy.py
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,7 @@ def candidates(collective: str, network: Network, sizes, algorithm: str | list[s
     results, skipped = [], {}
     for alg_name in wanted:
         try:
-            if alg_name == HIERARCHICAL:
+            if is_two_level(alg_name):
                 c = two_level_cost(name, network.cluster, n, intra_algorithm, inter_algorithm)
             else:
                 pipelined = get_algorithm(name, alg_name).pipeline is not None
@@ -69,7 +70,7 @@ def _wanted(name: str, network: Network, algorithm) -> list[str]:
         return available
     wanted = [a.strip().lower() for a in (algorithm.split(",") if isinstance(algorithm, str) else algorithm)]
     for a in wanted:
-        if a == HIERARCHICAL and network.cluster is None:
+        if is_two_level(a) and network.cluster is None:
             raise UsageError("the hierarchical algorithm needs a two-level cluster: give --cluster or --nodes and "
                              "--ranks-per-node with intra/inter links")
         if a not in available:

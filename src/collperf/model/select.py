@@ -13,6 +13,7 @@ import numpy as np
 from collperf.errors import UsageError
 from collperf.model.algorithms import algorithms_for
 from collperf.model.algorithms.build import default_phase, roots_at_zero
+from collperf.model.algorithms.modes import is_runtime_only, is_two_level
 from collperf.model.builtin_cost import BUILTIN, BuiltinFit
 from collperf.model.costs import Cost, lowest
 from collperf.model.hierarchy import PLANS
@@ -97,7 +98,7 @@ def auto_algorithms(collective: str, network: Network, root: int = 0) -> list[st
     c = network.cluster
     if c is not None and c.nodes > 1 and c.ranks_per_node > 1 and collective in PLANS and \
             roots_at_zero(collective, root):
-        names.append("hierarchical")
+        names.append(HIERARCHICAL)
     return names
 
 
@@ -128,7 +129,7 @@ def auto_choices(collective: str, network: Network, sizes, segments: int | None 
     by_name = dict(pairs)
     cost, picked = lowest([c for _, c in pairs], [name for name, _ in pairs])
     if builtin is not None:
-        cost = Cost(np.where(picked == BUILTIN, builtin.time_s(sizes), cost.total_s), np.zeros(len(sizes)),
+        cost = Cost(np.where([is_runtime_only(name) for name in picked], builtin.time_s(sizes), cost.total_s), np.zeros(len(sizes)),
                     np.zeros(len(sizes)))
     out = []
     for i, size in enumerate(sizes):
@@ -141,7 +142,7 @@ def auto_choices(collective: str, network: Network, sizes, segments: int | None 
 def _on_hosts(collective: str, candidate, sizes, network: Network, hosts: HostLinks | None, root: int) -> Cost:
     """A candidate's cost, repriced on shared host links where they are given (flat unpipelined schedules: the
     hierarchical composition prices each phase on its own link)."""
-    if hosts is None or candidate.name == HIERARCHICAL or candidate.cost.segments is not None:
+    if hosts is None or is_two_level(candidate.name) or candidate.cost.segments is not None:
         return candidate.cost   # pipelined: thousands of steps at their best segment count; closed form kept
     c = network.cluster
     intra = c.intra if c is not None else network.flat_link

@@ -17,6 +17,7 @@ import torch.distributed as dist
 
 from collperf.collectives import get_collective
 from collperf.model.algorithms.build import build, build_two_level
+from collperf.model.algorithms.modes import is_chooser, is_runtime_only, is_two_level
 from collperf.model.network import Link, Network
 from collperf.model.profile import bandwidth_from
 from collperf.model.select import AUTO_CALIBRATION_BYTES, auto_network, choices_for
@@ -58,12 +59,12 @@ class _Runner:
     def __init__(self, coll, algorithm, p, op, root, segments, slice_bytes, in_elems, schedule=None, auto=None,
                  two_level=None):
         self.collective, self.op, self.root = coll, op, root
-        if algorithm == "auto":
+        if is_chooser(algorithm):
             algorithm, segments = auto["algorithm"], auto.get("segments") or segments
-        if algorithm == "builtin":
+        if is_runtime_only(algorithm):
             self.call = lambda inp, out: run_builtin(coll, inp, out, op, root)
         else:
-            if algorithm == "hierarchical":   # two_level: [nodes, ranks per node] (lab/bench.py two_level_shape)
+            if is_two_level(algorithm):   # two_level: [nodes, ranks per node] (lab/bench.py two_level_shape)
                 schedule = build_two_level(coll.name, *two_level, segments=segments)
             # a prebuilt schedule (Blink's packed trees, patterns: built on a topology by the launcher)
             schedule = schedule or build(coll.name, algorithm, p, root=root, segments=segments)
@@ -170,7 +171,7 @@ def bench(config: dict, schedules: dict | None = None) -> dict:
     devices = _devices(dev)
     if rank == 0:
         launch.report("devices", devices)
-    auto = _auto(config, dev) if "auto" in config["algorithms"] else None
+    auto = _auto(config, dev) if any(map(is_chooser, config["algorithms"])) else None
     choices = {c["size"]: c for c in auto["choices"]} if auto else {}
     rows, step = [], 0
     for algorithm in config["algorithms"]:
@@ -181,7 +182,7 @@ def bench(config: dict, schedules: dict | None = None) -> dict:
                              config.get("two_level"))
             row = {"algorithm": algorithm, "size": size, "count": count, "type": data.NCCL_TESTS_TYPE[dtype],
                    "redop": op if coll.reduces else "none", "root": root if coll.rooted else -1}
-            if algorithm == "auto":
+            if is_chooser(algorithm):
                 row["auto"] = choices[size_bytes]
             for placement in ("out_of_place", "in_place"):
                 if placement == "in_place" and not (coll.in_place and config["in_place"]):
@@ -219,7 +220,7 @@ def _auto(config: dict, dev) -> dict:
                   "network": f"quick calibration: {network.describe()}" + auto_extras_text(fit, hosts)}
     dist.broadcast_object_list(box, src=0)
     if dist.get_rank() == 0:
-        launch.report("auto", box[0])
+        launch.report("auto_choices", box[0])
     return box[0]
 
 
@@ -366,7 +367,7 @@ def head_to_head(config: dict) -> dict:
     dtype = data.get_dtype(config["dtype"])
     coll, op, root = get_collective(config["collective"]), config["op"], config["root"]
     op_used = op if coll.reduces else "sum"
-    auto = _auto(config, dev) if "auto" in config["algorithms"] else None
+    auto = _auto(config, dev) if any(map(is_chooser, config["algorithms"])) else None
     choices = {c["size"]: c for c in auto["choices"]} if auto else {}
     table = {a: [] for a in config["algorithms"]}
     for size_bytes in config["sizes"]:
@@ -389,7 +390,7 @@ def head_to_head(config: dict) -> dict:
             wrong = _check_on(runner, *buffers[a], in_elems, 1, dev)
             algbw, busbw = coll.bandwidths_GBps(size, p, t) if t > 0 else (0.0, 0.0)
             row = {"size": size, "p50_us": t * 1e6, "busbw": busbw, "wrong": wrong}
-            if a == "auto":
+            if is_chooser(a):
                 row["auto"] = choices[size_bytes]
             table[a].append(row)
         del buffers

@@ -22,6 +22,7 @@ import torch.distributed as dist
 
 from collperf.errors import UsageError
 from collperf.model.algorithms.build import build, build_two_level, roots_at_zero
+from collperf.model.algorithms.modes import is_chooser, is_runtime_only, is_two_level
 from collperf.model.network import Link, Network
 from collperf.model.select import auto_choices
 from collperf.runtime import data
@@ -122,7 +123,7 @@ def choose(collective: str, size_bytes: int, group=None, device=None, root: int 
 
 @functools.lru_cache(maxsize=256)
 def _schedule(collective: str, algorithm: str, p: int, root: int, segments: int, two_level=None):
-    if algorithm == "hierarchical":
+    if is_two_level(algorithm):
         return build_two_level(collective, *two_level, segments=segments)
     return build(collective, algorithm, p, root=root, segments=segments)
 
@@ -144,11 +145,11 @@ def _two_level(collective: str, group, root: int) -> tuple[int, int]:
 def _run(collective: str, algorithm: str, inp: torch.Tensor, out: torch.Tensor, op: str, group, root: int = 0,
          segments: int = 1, slice_bytes: int | None = None) -> None:
     p = _size(group)
-    if algorithm == "auto":
+    if is_chooser(algorithm):
         algorithm, chosen = choose(collective, max(inp.numel(), out.numel()) * inp.element_size(), group,
                                    inp.device, root)
         segments = chosen or segments
-    shape = _two_level(collective, group, root) if algorithm == "hierarchical" else None
+    shape = _two_level(collective, group, root) if is_two_level(algorithm) else None
     s = _schedule(collective, algorithm, p, root, segments, shape)
     run_schedule(s, inp, out, op, inp.numel(), slice_bytes or DEFAULT_SLICE_BYTES, group=group)
 
@@ -176,7 +177,7 @@ def all_reduce(tensor: torch.Tensor, op="sum", group=None, algorithm: str = "aut
     """dist.all_reduce: `tensor` becomes the reduction over the group's ranks, in place."""
     _check("all_reduce", async_op, tensor)
     name = _op_name(op)
-    if algorithm == "builtin":
+    if is_runtime_only(algorithm):
         return dist.all_reduce(tensor, op=getattr(dist.ReduceOp, dict(_OPS)[name]), group=group)
     if name == "avg" and not tensor.dtype.is_floating_point:
         raise UsageError(f"op avg needs a floating-point tensor (got {tensor.dtype})")
@@ -189,7 +190,7 @@ def broadcast(tensor: torch.Tensor, src: int, group=None, algorithm: str = "auto
               slice_bytes: int | None = None) -> None:
     """dist.broadcast: every rank's `tensor` becomes global rank `src`'s, in place."""
     _check("broadcast", async_op, tensor)
-    if algorithm == "builtin":
+    if is_runtime_only(algorithm):
         return dist.broadcast(tensor, src=src, group=group)
     flat = _flat(tensor)
     _run("broadcast", algorithm, flat, flat, "sum", group, root=_group_rank(group, src), slice_bytes=slice_bytes)
@@ -201,7 +202,7 @@ def reduce(tensor: torch.Tensor, dst: int, op="sum", group=None, algorithm: str 
     """dist.reduce: global rank `dst`'s `tensor` becomes the reduction, in place (others' are scratch)."""
     _check("reduce", async_op, tensor)
     name = _op_name(op)
-    if algorithm == "builtin":
+    if is_runtime_only(algorithm):
         return dist.reduce(tensor, dst=dst, op=getattr(dist.ReduceOp, dict(_OPS)[name]), group=group)
     flat = _flat(tensor)
     _run("reduce", algorithm, flat, flat, name, group, root=_group_rank(group, dst), slice_bytes=slice_bytes)
@@ -216,7 +217,7 @@ def all_gather_into_tensor(output_tensor: torch.Tensor, input_tensor: torch.Tens
     if output_tensor.numel() != p * input_tensor.numel():
         raise UsageError(f"all_gather: output has {output_tensor.numel()} elements, expected {p} x "
                          f"{input_tensor.numel()}")
-    if algorithm == "builtin":
+    if is_runtime_only(algorithm):
         fn = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor   # the newer name first
         return fn(output_tensor, input_tensor, group=group)
     out = _flat(output_tensor)
@@ -229,7 +230,7 @@ def all_gather(tensor_list: list, tensor: torch.Tensor, group=None, algorithm: s
     """dist.all_gather: tensor_list[i] becomes group rank i's `tensor`."""
     _check("all_gather", async_op, tensor, *tensor_list)
     _same_sizes("all_gather", tensor_list, tensor, _size(group))
-    if algorithm == "builtin":
+    if is_runtime_only(algorithm):
         return dist.all_gather(tensor_list, tensor, group=group)
     out = torch.empty(len(tensor_list) * tensor.numel(), dtype=tensor.dtype, device=tensor.device)
     _run("allgather", algorithm, _flat(tensor), out, "sum", group, slice_bytes=slice_bytes)
@@ -245,7 +246,7 @@ def reduce_scatter_tensor(output: torch.Tensor, input: torch.Tensor, op="sum", g
     name, p = _op_name(op), _size(group)
     if input.numel() != p * output.numel():
         raise UsageError(f"reduce_scatter: input has {input.numel()} elements, expected {p} x {output.numel()}")
-    if algorithm == "builtin":
+    if is_runtime_only(algorithm):
         fn = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
         return fn(output, input, op=getattr(dist.ReduceOp, dict(_OPS)[name]), group=group)
     out = _flat(output)
@@ -258,7 +259,7 @@ def reduce_scatter(output: torch.Tensor, input_list: list, op="sum", group=None,
     """dist.reduce_scatter: `output` becomes the reduction over ranks of their input_list[group rank]."""
     _check("reduce_scatter", async_op, output, *input_list)
     _same_sizes("reduce_scatter", input_list, output, _size(group))
-    if algorithm == "builtin":
+    if is_runtime_only(algorithm):
         name = _op_name(op)
         return dist.reduce_scatter(output, input_list, op=getattr(dist.ReduceOp, dict(_OPS)[name]), group=group)
     reduce_scatter_tensor(output, torch.cat([t.reshape(-1) for t in input_list]), op, group, algorithm,
@@ -273,7 +274,7 @@ def all_to_all_single(output: torch.Tensor, input: torch.Tensor, group=None, alg
     if input.numel() != output.numel() or input.numel() % p:
         raise UsageError(f"all_to_all_single: input and output need the same number of elements, a multiple of "
                          f"{p} (got {input.numel()} and {output.numel()}); uneven splits: use algorithm='builtin'")
-    if algorithm == "builtin":
+    if is_runtime_only(algorithm):
         return dist.all_to_all_single(output, input, group=group)
     out = _flat(output)
     _run("alltoall", algorithm, _flat(input), out, "sum", group, slice_bytes=slice_bytes)
@@ -288,8 +289,8 @@ def all_to_all(output_tensor_list: list, input_tensor_list: list, group=None, al
     if len(input_tensor_list) != p or len(output_tensor_list) != p:
         raise UsageError(f"all_to_all: expected {p} input and {p} output tensors")
     sizes = {t.numel() for t in [*input_tensor_list, *output_tensor_list]}
-    if algorithm == "builtin" or len(sizes) != 1:
-        if algorithm != "builtin":
+    if is_runtime_only(algorithm) or len(sizes) != 1:
+        if not is_runtime_only(algorithm):
             raise UsageError("all_to_all: tensors of different sizes: use algorithm='builtin'")
         return dist.all_to_all(output_tensor_list, input_tensor_list, group=group)
     inp = torch.cat([t.reshape(-1) for t in input_tensor_list])

@@ -8,7 +8,10 @@ from dataclasses import asdict, dataclass, field
 from collperf import units
 from collperf.collectives import get_collective
 from collperf.errors import UsageError
+from collperf.blink import algorithms as _blink_modes  # noqa: F401  (registers -A blink, blink-hybrid)
 from collperf.model.algorithms import algorithms_for
+from collperf.model.algorithms.modes import (is_hybrid, is_runtime_only, mode_names, needs_topology,
+                                             topology_collectives)
 from collperf.model.hierarchy import PLANS
 from collperf.spec.checks import output_path, rank_list, whole
 from collperf.spec.checks import sizes as parse_size_list
@@ -22,8 +25,7 @@ OPS = ("sum", "prod", "min", "max", "avg")
 
 # Algorithms built on a topology rather than on p alone (Blink's packed trees, blink/runs.py): the bench
 # places its local ranks on the topology's GPUs (BenchSpec.topology, .gpus) to build them
-TOPOLOGY_ALGORITHMS = {"blink": ("broadcast", "reduce", "allreduce", "allgather", "reducescatter"),
-                       "blink-hybrid": ("broadcast",)}
+TOPOLOGY_ALGORITHMS = topology_collectives()
 
 
 @dataclass
@@ -55,9 +57,9 @@ class SweepSpec:
             self.algorithms = [a.strip() for a in self.algorithms.split(",") if a.strip()]
         # auto: per size, the algorithm the model predicts fastest for the run's network (lab/bench.py)
         # hierarchical: the two-level schedule on the run's nodes (lab/bench.py two_level_shape)
-        known = [a.name for a in algorithms_for(self.collective)] + ["builtin", "auto"] + \
-            [a for a, colls in TOPOLOGY_ALGORITHMS.items() if self.collective in colls] + \
-            (["hierarchical"] if self.collective in PLANS else [])
+        known = [a.name for a in algorithms_for(self.collective)] + mode_names("runtime_only") + \
+            mode_names("chooser") + [a for a, colls in TOPOLOGY_ALGORITHMS.items() if self.collective in colls] + \
+            (mode_names("two_level") if self.collective in PLANS else [])
         for a in self.algorithms:
             if a not in known:
                 raise UsageError(f"unknown algorithm {a!r} for {self.collective}: expected one of {', '.join(known)}")
@@ -164,7 +166,7 @@ class BenchSpec:
         (Testbed.prebuilt_schedules)."""
         if self.testbed is not None and self.testbed.topology is not None and self.pattern is None:
             return False
-        return self.pattern is not None or any(a in TOPOLOGY_ALGORITHMS for a in self.sweep.algorithms)
+        return self.pattern is not None or any(map(needs_topology, self.sweep.algorithms))
 
     def _placement(self) -> None:
         self.gpus = rank_list(self.gpus, "--gpus")
@@ -175,7 +177,8 @@ class BenchSpec:
         if self.pattern is not None:
             if self.pattern not in PATTERNS:
                 raise UsageError(f"--pattern {self.pattern!r}: expected one of {', '.join(PATTERNS)}")
-            if self.sweep.algorithms not in (["builtin"], [self.pattern]):
+            algorithms = self.sweep.algorithms   # the default (the backend's own) or the pattern itself
+            if algorithms != [self.pattern] and not (len(algorithms) == 1 and is_runtime_only(algorithms[0])):
                 raise UsageError(f"--pattern {self.pattern} runs the pattern's own schedule: drop -A "
                                  f"{','.join(self.sweep.algorithms)}")
             if self.sweep.root != 0:
@@ -193,7 +196,7 @@ class BenchSpec:
         if not self.placed and (self.topology is not None or self.gpus is not None):
             raise UsageError("--topology and --gpus place the ranks of -A blink, blink-hybrid or --pattern on a "
                              "machine's GPUs: add one of those or drop them")
-        if self.t_dpa_s and "blink-hybrid" not in self.sweep.algorithms:
+        if self.t_dpa_s and not any(map(is_hybrid, self.sweep.algorithms)):
             raise UsageError(f"--t-dpa {self.t_dpa} is the hybrid split's switching time: use it with -A blink-hybrid")
         if self.placed:
             self.topology = self.topology or "dgx1v"

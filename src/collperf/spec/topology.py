@@ -7,14 +7,15 @@ import re
 from dataclasses import dataclass, field, fields, replace
 
 from collperf import units
+from collperf.blink.algorithms import BLINK
 from collperf.blink.packing import LINK_KINDS, TRANSIT
 from collperf.collectives import get_collective
 from collperf.errors import UsageError
+from collperf.model.algorithms.modes import mode_of
 from collperf.model.network import Link
 from collperf.simulate import ENGINES
 from collperf.spec.checks import check_mode, rank_list, sizes, whole
 from collperf.spec.network import NetworkSpec
-from collperf.spec.runs import TOPOLOGY_ALGORITHMS
 
 
 @dataclass
@@ -54,7 +55,7 @@ class SimulateSpec:
             whole("root", self.root, 0, "--root")
         self.ranks = rank_list(self.ranks)
         self.t_dpa_s = units.parse_time(self.t_dpa)
-        blink = self.algorithm == "blink"
+        blink = mode_of(self.algorithm) is BLINK
         if self.ranks is not None and not blink:
             raise UsageError(f"--ranks {','.join(map(str, self.ranks))} picks a group for -A blink; the other "
                              "algorithms run on every rank of the topology")
@@ -154,9 +155,9 @@ class TopologyPredictSpec:
         self.link = topology_link(self.network, self.topology)
         if self.root is not None:
             whole("root", self.root, 0, "--root")
-        blink = self.algorithm == "blink"
-        if blink and self.collective not in TOPOLOGY_ALGORITHMS["blink"]:
-            raise UsageError(f"-A blink with --topology prices {', '.join(TOPOLOGY_ALGORITHMS['blink'])}; "
+        blink = mode_of(self.algorithm) is BLINK
+        if blink and not BLINK.serves(self.collective):
+            raise UsageError(f"-A blink with --topology prices {', '.join(BLINK.collectives)}; "
                              f"not {self.collective}")
         if self.hybrid and not (blink and self.collective == "broadcast"):
             raise UsageError("--hybrid is the NVLink + PCIe broadcast of Blink: use it with broadcast -A blink")

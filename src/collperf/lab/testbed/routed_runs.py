@@ -14,11 +14,13 @@ from dataclasses import dataclass
 
 from collperf.blink.runs import SEGMENTS      # packed trees: segments pipelined down each tree
 from collperf.blink import runs as blink_runs
+from collperf.blink.algorithms import BLINK
 from collperf.blink.routed_packing import pack_on_routes
 from collperf.errors import RunError, UsageError
 from collperf.lab.bench import run
 from collperf.model.algorithms import get_algorithm
 from collperf.model.algorithms.build import build
+from collperf.model.algorithms.modes import is_chooser, is_flat, is_runtime_only, mode_of
 from collperf.simulate import simulate
 from collperf.spec import SweepSpec
 from collperf.topology import subset
@@ -64,18 +66,24 @@ def blink_schedule(bed, collective: str, root: int = 0, segments: int | None = N
     return s
 
 
+def _is_blink(algorithm) -> bool:
+    """-A blink: its packed trees are packed on this bed's routes here, not built by the registry."""
+    return mode_of(algorithm) is BLINK
+
+
 def schedules(bed, sweep) -> dict:
     """(algorithm, size) -> prebuilt schedule for the algorithms the registry cannot build (blink)."""
-    if "blink" not in sweep.algorithms:
+    names = [a for a in sweep.algorithms if _is_blink(a)]
+    if not names:
         return {}
     s = blink_schedule(bed, sweep.collective, sweep.root, sweep.segments)
-    return {("blink", size): s for size in sweep.sizes()}
+    return {(names[0], size): s for size in sweep.sizes()}
 
 
 def schedule_of(bed, collective: str, algorithm: str, root: int, segments: int, prebuilt=None):
     if prebuilt is not None:
         return prebuilt
-    if algorithm == "blink":
+    if _is_blink(algorithm):
         return blink_schedule(bed, collective, root, segments)
     return build(collective, algorithm, bed.ranks, root=root, segments=segments)
 
@@ -95,9 +103,9 @@ def predict_rows(results, bed, rows, prebuilt=None, mode: str = "events") -> Non
     cache: dict = {}
     for r in rows:
         algorithm, segments = r["algorithm"], cfg["segments"]
-        if algorithm == "auto":     # what auto ran at this size, with its segments (as runtime/measure._Runner)
+        if is_chooser(algorithm):     # what auto ran at this size, with its segments (as runtime/measure._Runner)
             algorithm, segments = r["auto"]["algorithm"], r["auto"].get("segments") or segments
-        if algorithm == "builtin":
+        if is_runtime_only(algorithm):
             r["predicted_us"] = None
             continue
         key = (algorithm, segments, r["size"])
@@ -278,8 +286,8 @@ def validate(bed, sizes=("1M", "2M", "4M"), grid=None, iters: int = 3, segments:
     _one_rank_per_host(bed, "validate")
     rows = []
     for collective, algorithms in (grid or GRID).items():
-        usable = [a for a in algorithms if a == "blink" and collective in BLINK_COLLECTIVES or
-                  a not in ("blink", "builtin") and not get_algorithm(collective, a).unavailable(bed.ranks)]
+        usable = [a for a in algorithms if _is_blink(a) and collective in BLINK_COLLECTIVES or
+                  is_flat(a) and not get_algorithm(collective, a).unavailable(bed.ranks)]
         if not usable:
             continue
         # the slowest rank's time (nccl-tests -a 3): the simulator's time is when the last rank is done, and
