@@ -142,3 +142,10 @@ def test_plan_search_shows_progress_on_a_terminal_only():
     code, out, tty = run([*args, "--json"], terminal=True)
     assert code == 0 and "planned" not in tty
     json.loads(out)
+
+
+def test_bench_stream_shows_its_bar_on_a_terminal_but_never_under_json(monkeypatch):
+    from collperf.cli.render import BenchStream
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert BenchStream(as_json=False).progress and not BenchStream(as_json=True).progress
+    assert not BenchStream(as_json=False, progress=False).progress

@@ -299,7 +299,7 @@ class BenchStream:
         self.as_json = as_json
         self.text = TextStream(self._write)
         self.bar = None
-        self.progress = progress and sys.stderr.isatty()
+        self.progress = progress and not as_json and sys.stderr.isatty()   # quiet under --json, as every command
         self.rows = 0
 
     @staticmethod
