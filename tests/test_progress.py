@@ -145,7 +145,7 @@ def test_plan_search_shows_progress_on_a_terminal_only():
 
 
 def test_bench_stream_shows_its_bar_on_a_terminal_but_never_under_json(monkeypatch):
-    from collperf.cli.render import BenchStream
+    from collperf.cli.bench_stream import BenchStream
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     assert BenchStream(as_json=False).progress and not BenchStream(as_json=True).progress
     assert not BenchStream(as_json=False, progress=False).progress

@@ -8,6 +8,7 @@ import typer
 
 from collperf import api, units
 from collperf.cli import render
+from collperf.cli.bench_stream import BenchStream
 from collperf.cli.options import (Command, command, sub_app, flag, Json, TestbedOpt, Timeout, app, network_options)
 from collperf.cli.render import err, out, print_json
 from collperf.cli.report_command import Html, command_line
@@ -70,7 +71,7 @@ def bench(collective_arg: Optional[str] = typer.Argument(None, metavar="[COLLECT
     spec = BenchSpec(sweep, ranks, timeout, network, api.testbed(testbed), json_file=json_file, csv_file=csv_file, force=force,
                      topology=topology, gpus=gpus, t_dpa=t_dpa, pattern=pattern, center=center, successor=successor,
                      source=source)
-    stream = render.BenchStream(as_json, progress=sweep.progress)
+    stream = BenchStream(as_json, progress=sweep.progress)
     try:
         results = api.bench(spec, on_row=stream.row, on_note=stream.note, on_info=stream.info)
     except RunError as e:
