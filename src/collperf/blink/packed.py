@@ -100,11 +100,15 @@ def broadcast(packing, segments: int = 16, resolution: int = 128) -> Schedule:
     return s
 
 
+def _time_reversed(down: Schedule, collective: str) -> Schedule:
+    """`down` run backwards as `collective`: copies become reductions, every route reversed."""
+    s = reverse(down, collective, "blink", reduce=True)
+    return replace(s, meta={**down.meta, "routes": _reversed_routes(down.meta["routes"])})
+
+
 def reduce(packing, segments: int = 16, resolution: int = 128) -> Schedule:
     """Reduce up the packed trees to their root (the broadcast's time reversal, routes reversed)."""
-    down = broadcast(packing, segments, resolution)
-    s = reverse(down, "reduce", "blink", reduce=True)
-    return replace(s, meta={**down.meta, "routes": _reversed_routes(down.meta["routes"])})
+    return _time_reversed(broadcast(packing, segments, resolution), "reduce")
 
 
 def allreduce(packing, segments: int = 16, resolution: int = 128, overlap: bool = True) -> Schedule:
@@ -173,9 +177,7 @@ def allgather(packing, segments: int = 8, resolution: int = 32) -> Schedule:
 
 def reducescatter(packing, segments: int = 8, resolution: int = 32) -> Schedule:
     """The allgather's time reversal: block r is reduced up rank r's trees into rank r."""
-    down = allgather(packing, segments, resolution)
-    s = reverse(down, "reducescatter", "blink", reduce=True)
-    return replace(s, meta={**down.meta, "routes": _reversed_routes(down.meta["routes"])})
+    return _time_reversed(allgather(packing, segments, resolution), "reducescatter")
 
 
 def hybrid_broadcast(nvlink, pcie, pcie_fraction: float, segments: int = 16, resolution: int = 128) -> Schedule:
