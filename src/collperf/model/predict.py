@@ -1,9 +1,9 @@
 """The prediction API: every algorithm's cost for a collective on a network, with the bound and the best.
 
 A network is either a uniform `Link` with a rank count, or a two-level `Cluster`. On a cluster the
-flat algorithms are priced on its bottleneck link (the slower of intra and per-rank inter, as the
-cost-model chapter prices a flat ring "bottlenecked by the network") and `hierarchical` is the
-two-level composition of model/hierarchy.py.
+flat algorithms are priced with the traffic each level of their schedule carries (model/two_level.py:
+the part of a step that stays on a node at the intra link, the part that leaves at the NICs, the
+slower of the two) and `hierarchical` is the two-level composition of model/hierarchy.py.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from collperf.model.algorithms.modes import HIERARCHICAL as MODE_HIERARCHICAL, i
 from collperf.model.costs import Cost, NotApplicable, Phase, cost, lowest
 from collperf.model.hierarchy import PLANS, two_level_cost
 from collperf.model.network import Link, Network
+from collperf.model.two_level import flat_cost
 
 HIERARCHICAL = MODE_HIERARCHICAL.name   # the two-level composition of model/hierarchy.py
 
@@ -43,9 +44,11 @@ def candidates(collective: str, network: Network, sizes, algorithm: str | list[s
         try:
             if is_two_level(alg_name):
                 c = two_level_cost(name, network.cluster, n, intra_algorithm, inter_algorithm)
+            elif network.cluster is not None:
+                c = flat_cost(name, alg_name, network.cluster, n, segments)
             else:
                 pipelined = get_algorithm(name, alg_name).pipeline is not None
-                c = cost(name, alg_name, network.ranks, n, network.flat_link, segments if pipelined else None)
+                c = cost(name, alg_name, network.ranks, n, network.link, segments if pipelined else None)
             results.append(AlgorithmCost(alg_name, c))
         except NotApplicable as err:
             if explicit:
