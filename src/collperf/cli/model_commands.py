@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import copy
+from dataclasses import replace
 from typing import Optional
 
 import typer
 
 from collperf import api
 from collperf.cli import render, render_blink, render_logs
-from collperf.cli.options import (command, Collective, flag, Hybrid, InterAlg, IntraAlg, Json, network_options,
+from collperf.cli.options import (command, Collective, flag, HARDWARE_OPTIONS, Hybrid, InterAlg, IntraAlg, Json, network_options,
                                   one_or_many, TDpa, Transit)
 from collperf.cli.render import out, print_json
 from collperf.cli.sim_watch import SimulationWatch
@@ -18,6 +20,13 @@ from collperf.spec import (output_path, predict_network, HardwareSpec, NetworkSp
 
 
 _TOPOLOGY = "Topology (--topology)"
+
+
+def _nccl_option(name: str):
+    """A hardware option of diagnose (cli/options.py) on predict --nccl's panel."""
+    option = copy.copy(HARDWARE_OPTIONS[name][1])   # a copy: diagnose keeps its own panel
+    option.rich_help_panel = "NCCL (--nccl)"
+    return option
 
 
 @command()
@@ -39,9 +48,16 @@ def predict(collective: str = Collective,
             root: Optional[int] = typer.Option(None, "--root", rich_help_panel=_TOPOLOGY,
                                                help="-A blink: the trees' root (default the group's first)."),
             hybrid: bool = Hybrid(_TOPOLOGY), t_dpa: str = TDpa(_TOPOLOGY), transit: str = Transit(_TOPOLOGY),
+            cpu_arch: Optional[str] = _nccl_option("cpu_arch"), nic_path: Optional[str] = _nccl_option("nic_path"),
+            proto: Optional[str] = _nccl_option("proto"), algo: Optional[str] = _nccl_option("algo"),
             network: NetworkSpec = None):
     """Predict the time of COLLECTIVE for every algorithm, with its terms, bandwidths and lower bound.
     With --topology: Blink's packed trees (-A blink, --hybrid) or the closed forms on a switch's link."""
+    nccl_view = {"cpu_arch": cpu_arch, "nic_path": nic_path, "proto": proto, "algo": algo}
+    given = [name for name, value in nccl_view.items() if value is not None]
+    if given and not nccl:
+        raise UsageError(f"--{given[0].replace('_', '-')} describes what NCCL sees: it applies to predict --nccl; "
+                         "add --nccl (or drop it)")
     if topology is not None:
         if nccl:
             raise UsageError("--nccl prices NCCL on a catalogue system (--cluster): drop --topology or --nccl")
@@ -54,7 +70,8 @@ def predict(collective: str = Collective,
         if network.cluster is None and network.profile is None:
             raise UsageError("predict --nccl needs a system: --cluster dgx-a100|dgx-h100|dgx-b200|dgx-1v|dgx-2|"
                              "pcie-p2p|pcie-2080ti|pcie-t4 (with --nodes)")
-        assumed, pred = api.predict_nccl(collective, size, HardwareSpec.from_network(network), network.ranks)
+        hardware = replace(HardwareSpec.from_network(network), **nccl_view)
+        assumed, pred = api.predict_nccl(collective, size, hardware, network.ranks)
         if as_json:
             print_json({"collective": pred.collective, "ranks": pred.ranks, "nodes": pred.nodes,
                         "system": assumed.to_json(), "sizes": [

@@ -132,6 +132,13 @@ HARDWARE_OPTIONS = {
                                   "ib|roce|efa|tcpx|tcpxo|socket.")),
     "pcie_switch": (Optional[bool], _hw("--pcie-switch", metavar="", help="The node's PCIe GPUs sit behind one "
                                         "PCIe switch (nvidia-smi topo: PIX) and share its uplink.")),
+    "cpu_arch": (Optional[str], _hw("--cpu-arch", help="x86|arm|power: NCCL's cpuArch (NVLS-tree size correction "
+                                    "on x86 only; default from the system: Grace is arm).")),
+    "nic_path": (Optional[str], _hw("--nic-path", help="The GPU-NIC path type of nvidia-smi topo -m: PIX|PXB|P2C|PXN|"
+                                    "PHB|SYS (NCCL's LL128 rule reads it; default PIX).")),
+    "proto": (Optional[str], _hw("--proto", help="NCCL_PROTO as NCCL reads it, e.g. Simple, ^LL128, "
+                                 "'LL;allreduce:Simple'.")),
+    "algo": (Optional[str], _hw("--algo", help="NCCL_ALGO as NCCL reads it, e.g. Ring, Tree,Ring, ^NVLS.")),
 }
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from collperf.diagnose.loglines import LogFacts, read_facts
 from collperf.errors import UsageError
+from collperf.model.nccl.env import NCCL_ALGO_NAMES, NCCL_PROTO_NAMES, check as check_env
 from collperf.model.systems import System, get_system, system_for_gpu
 from collperf.spec import HardwareSpec
 from collperf.spec.network import load_cluster
@@ -44,6 +45,10 @@ _SHOWN = (
     ("net_gdr", "GPUDirect RDMA", lambda s: "not used (one node)" if s.nodes == 1 else
      "yes" if s.net_gdr else "no (network data staged through host memory)"),
     ("protocols", "NCCL protocols", lambda s: ", ".join(s.protocols)),
+    ("nccl_proto", "NCCL_PROTO", lambda s: s.nccl_proto or "unset"),
+    ("nccl_algo", "NCCL_ALGO", lambda s: s.nccl_algo or "unset"),
+    ("cpu_arch", "CPU architecture", lambda s: s.cpu_arch),
+    ("nic_path", "GPU-NIC path", lambda s: "not used (one node)" if s.nodes == 1 else s.nic_path),
     ("launch_overhead_us", "launch overhead", lambda s: f"{s.launch_overhead_us:g} us per call"
      if s.protocol_overhead_us is None else "per call " + ", ".join(
          f"{p} {o:g} us" for p, o in zip(("LL", "LL128", "Simple"), s.protocol_overhead_us))),
@@ -146,6 +151,10 @@ def _overrides(system: System, hw) -> System:
         changes.append(("--nic-rate", {"nic_Gbps": hw.nic_Gbps}))
     if hw.fabric is not None:
         changes.append(("--fabric", {"fabric": hw.fabric, **({"net_gdr": False} if hw.fabric == "socket" else {})}))
+    for flag, name, key in (("--cpu-arch", "cpu_arch", "cpu_arch"), ("--nic-path", "nic_path", "nic_path"),
+                            ("--proto", "proto", "nccl_proto"), ("--algo", "algo", "nccl_algo")):
+        if getattr(hw, name, None) is not None:
+            changes.append((flag, {key: getattr(hw, name)}))
     if hw.pcie_switch:
         if system.nvlink_links:
             raise UsageError(f"--pcie-switch: {system.gpu} ({system.name}) talks over NVLink, not through a PCIe "
@@ -217,6 +226,9 @@ def _apply_facts(system: System, facts: LogFacts, ngpus: int) -> System:
                               and system.compute_capability >= 90)
     if "protocols" in facts:
         system = system.with_(quote("protocols"), protocols=tuple(facts.get("protocols")))
+    for fact, key, names in (("nccl_proto", "nccl_proto", NCCL_PROTO_NAMES), ("algorithms", "nccl_algo", NCCL_ALGO_NAMES)):
+        if fact in facts and _nccl_accepts(str(facts.get(fact)), names):
+            system = system.with_(quote(fact), **{key: str(facts.get(fact))})
     if "nccl_version" in facts:
         system = system.with_(quote("nccl_version"), nccl_version=str(facts.get("nccl_version")))
     if ngpus > 1:
@@ -224,6 +236,15 @@ def _apply_facts(system: System, facts: LogFacts, ngpus: int) -> System:
         # every call (samples 01 and 10: 35 us and 11.7 us floors vs NCCL's 15 us / 8.6 us model latency).
         system = system.with_("from nccl-tests -g (one thread launches every GPU)", launch_overhead_us=2.5 * ngpus)
     return system
+
+
+def _nccl_accepts(value: str, names) -> bool:
+    """Whether this NCCL's parser reads an NCCL_PROTO/NCCL_ALGO echo (an older NCCL's names are left out)."""
+    try:
+        check_env(value, "NCCL_ALGO/NCCL_PROTO", names)
+    except UsageError:
+        return False
+    return True
 
 
 def _log_gpu_nodes(table, hw, comments):

@@ -132,6 +132,7 @@ def _tuning_echoes(facts: LogFacts, ln: str) -> None:
     m = re.search(r"NCCL_PROTO (?:set by environment )?to \"?([\w,^]+)\"?", ln)
     if m:
         facts.set("protocols", _protocols(m.group(1)), ln)
+        facts.set("nccl_proto", m.group(1), ln)
     m = re.search(r"NCCL_ALGO (?:set by environment )?to \"?([\w,^;:]+)\"?", ln)
     if m:
         facts.set("algorithms", m.group(1), ln)

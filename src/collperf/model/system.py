@@ -17,6 +17,7 @@ import numpy as np
 
 from collperf.errors import UsageError
 from collperf.model.nccl.constants import PATH_TYPES, nvlink_bw_per_link, pcie_bw
+from collperf.model.nccl.env import NCCL_ALGO_NAMES, NCCL_PROTO_NAMES, check as check_env
 
 # The fabric classes a system's network (several nodes) can be: InfiniBand, RoCE, AWS EFA, GCP's
 # GPUDirect-TCPX / TCPXO, plain sockets, and a rack-scale NVLink domain (GB200/GB300 NVL72).
@@ -57,7 +58,9 @@ class System:
     nic_path: str = "PIX"            # NCCL's path type from a GPU to its nearest NIC (graph.h: PIX, PXB,
                                      # P2C, PXN, PHB, SYS): the graphs' typeInter, read by the LL128 rule
     net_latency_us: float = 0.0      # graph.latencyInter: the net plugin's reported latency
-    protocols: tuple[str, ...] = ("LL", "LL128", "Simple")  # NCCL_PROTO (e.g. aws-ofi-nccl: Simple)
+    protocols: tuple[str, ...] = ("LL", "LL128", "Simple")  # what the platform runs (e.g. aws-ofi-nccl: Simple)
+    nccl_proto: str = ""             # NCCL_PROTO as set in the environment (model/nccl/env.py), "" unset
+    nccl_algo: str = ""              # NCCL_ALGO as set in the environment, "" unset
     nccl_version: str = ""           # informational
     launch_overhead_us: float = 0.0  # host-side cost per call not in NCCL's model (launch, sync)
     protocol_overhead_us: tuple[float, float, float] | None = None  # per call of each protocol (LL,
@@ -103,6 +106,8 @@ class System:
         if self.nic_path not in PATH_TYPES[PATH_TYPES.index("PIX"):PATH_TYPES.index("NET")]:
             raise UsageError(f"nic_path {self.nic_path!r}: expected one of PIX, PXB, P2C, PXN, PHB, SYS "
                              "(nvidia-smi topo -m between a GPU and its NIC)")
+        check_env(self.nccl_proto, "NCCL_PROTO", NCCL_PROTO_NAMES)
+        check_env(self.nccl_algo, "NCCL_ALGO", NCCL_ALGO_NAMES)
         bad = [p for p in self.protocols if p not in ("LL", "LL128", "Simple")]
         if bad or not self.protocols:
             raise UsageError(f"protocols {self.protocols!r}: expected some of LL, LL128, Simple")

@@ -9,11 +9,15 @@ from pathlib import Path
 from collperf import units
 from collperf.errors import UsageError
 from collperf.jsonfile import read_json
+from collperf.model.nccl.env import NCCL_ALGO_NAMES, NCCL_PROTO_NAMES, check as check_env
 from collperf.model.network import Cluster, Link, Network
 from collperf.model.presets import get_preset
 from collperf.model.profile import cluster_from
 from collperf.model.systems import NETWORK_FABRICS, resolve_name
 from collperf.spec.checks import whole
+
+CPU_ARCHS = ("x86", "arm", "power")
+NIC_PATHS = ("PIX", "PXB", "P2C", "PXN", "PHB", "SYS")   # NCCL 2.30.7 src/graph/topo.h path types up to SYS
 
 
 def load_cluster(path, nodes: int | None = None, ranks_per_node: int | None = None) -> Cluster:
@@ -158,6 +162,10 @@ class HardwareSpec:
     profile: str | None = None
     fabric: str | None = None                    # the network between nodes: ib, roce, efa, tcpx, tcpxo, socket
     pcie_switch: bool | None = None              # the node's GPUs sit behind one PCIe switch (share its uplink)
+    cpu_arch: str | None = None                  # x86 | arm | power: NCCL's cpuArch (Grace is arm)
+    nic_path: str | None = None                  # the GPU-NIC path type (nvidia-smi topo -m): PIX PXB P2C PXN PHB SYS
+    proto: str | None = None                     # NCCL_PROTO as NCCL reads it, e.g. 'Simple' or '^LL128'
+    algo: str | None = None                      # NCCL_ALGO as NCCL reads it, e.g. 'Ring' or 'Tree,Ring'
 
     def __post_init__(self):
         for name in ("nodes", "nics_per_node"):
@@ -174,6 +182,7 @@ class HardwareSpec:
             if self.fabric not in FLAG_FABRICS:
                 raise UsageError(f"--fabric {self.fabric}: expected one of {'|'.join(FLAG_FABRICS)} (the network "
                                  "between nodes: InfiniBand, RoCE, AWS EFA, GCP GPUDirect-TCPX/TCPXO, sockets)")
+        self._check_nccl_view()
         if self.cluster is not None and self.profile is not None:
             raise UsageError(f"--cluster {self.cluster} and --profile {self.profile} both describe the hardware: "
                              "give one")
@@ -185,6 +194,21 @@ class HardwareSpec:
         for label, value in (("--nic-rate", self.nic_Gbps), ("--intra-bandwidth", self.intra_GBps)):
             if value is not None and not (0 < value < float("inf")):
                 raise UsageError(f"{label}: expected a finite rate > 0, e.g. 400Gb/s or 450GB/s")
+
+    def _check_nccl_view(self) -> None:
+        """What NCCL sees that a log or a data sheet does not say: the CPU, the GPU-NIC path, NCCL_PROTO/ALGO."""
+        if self.cpu_arch is not None:
+            self.cpu_arch = str(self.cpu_arch).strip().lower()
+            if self.cpu_arch not in CPU_ARCHS:
+                raise UsageError(f"--cpu-arch {self.cpu_arch}: expected one of {'|'.join(CPU_ARCHS)} (NCCL's cpuArch; "
+                                 "Grace systems such as GB200 are arm)")
+        if self.nic_path is not None:
+            self.nic_path = str(self.nic_path).strip().upper()
+            if self.nic_path not in NIC_PATHS:
+                raise UsageError(f"--nic-path {self.nic_path}: expected one of {'|'.join(NIC_PATHS)} (the GPU-NIC "
+                                 "entry of nvidia-smi topo -m; PXN: through another GPU's NIC)")
+        check_env(self.proto or "", "--proto", NCCL_PROTO_NAMES)
+        check_env(self.algo or "", "--algo", NCCL_ALGO_NAMES)
 
     @property
     def given(self) -> bool:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from collperf.errors import UsageError
-from collperf.model.nccl import constants as C
+from collperf.model.nccl import constants as C, env
 from collperf.model.nccl.channels import comm_channels
 from collperf.model.nccl.graphs import Graph, search_graphs
 
@@ -73,9 +73,11 @@ def _version_at_least(version: str, major: int, minor: int) -> bool:
     return not parts or tuple(parts) >= (major, minor)
 
 
-def _algorithm_enabled(system: "System", a: str, graphs: dict) -> bool:
-    """The disable rules of ncclTopoTuneModel plus what the graphs make possible."""
+def _algorithm_enabled(system: "System", collective: str, a: str, graphs: dict) -> bool:
+    """NCCL_ALGO, the disable rules of ncclTopoTuneModel, and what the graphs make possible."""
     nodes = system.nodes
+    if not env.algorithm_enabled(system.nccl_algo, collective, a):   # tuning.cc:537
+        return False
     if a in ("nvls", "nvls-tree"):
         if "nvls" not in graphs or graphs["nvls"].n_channels < 2:
             return False
@@ -97,12 +99,15 @@ def _algorithm_enabled(system: "System", a: str, graphs: dict) -> bool:
     return True
 
 
-def _protocol_enabled(system: "System", a: str, p: str, g: Graph) -> bool:
-    if p not in system.protocols:                       # NCCL_PROTO
+def _protocol_enabled(system: "System", collective: str, a: str, p: str, g: Graph) -> bool:
+    if p not in system.protocols:                       # what the platform runs
         return False
     if a in ("nvls", "nvls-tree", "pat", "collnet-direct", "collnet-chain") and p != "Simple":
         return False
-    if p == "LL128":
+    state = env.protocol_state(system.nccl_proto, collective, p)
+    if state == env.OFF:                                # tuning.cc:536: pEnable == 0
+        return False
+    if p == "LL128" and state == env.DEFAULT:           # tuning.cc:516-517: only the default (2) runs the rule
         return _ll128_enabled(system, g)
     return True
 
@@ -225,10 +230,12 @@ def tuning_table(collective: str, system: "System", graphs: dict | None = None) 
     lat, bw = {}, {}
     for a, p in TuningTable.entries():
         lat[(a, p)], bw[(a, p)] = 0.0, 0.0
-        if system.ranks <= 1 or not _algorithm_allowed(collective, a) or not _algorithm_enabled(system, a, graphs):
+        if system.ranks <= 1 or not _algorithm_allowed(collective, a):
+            continue
+        if not _algorithm_enabled(system, collective, a, graphs):
             continue
         g = graphs[_graph_of(a)]
-        if not _protocol_enabled(system, a, p, g):
+        if not _protocol_enabled(system, collective, a, p, g):
             continue
         bw[(a, p)] = _bus_bandwidth(system, collective, a, p, g)
         lat[(a, p)] = _latency(system, collective, a, p, g)
