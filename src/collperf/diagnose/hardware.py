@@ -226,7 +226,8 @@ def _apply_facts(system: System, facts: LogFacts, ngpus: int) -> System:
                               and system.compute_capability >= 90)
     if "protocols" in facts:
         system = system.with_(quote("protocols"), protocols=tuple(facts.get("protocols")))
-    for fact, key, names in (("nccl_proto", "nccl_proto", NCCL_PROTO_NAMES), ("algorithms", "nccl_algo", NCCL_ALGO_NAMES)):
+    for fact, key, names in (("nccl_proto", "nccl_proto", NCCL_PROTO_NAMES),
+                             ("algorithms", "nccl_algo", NCCL_ALGO_NAMES)):
         if fact in facts and _nccl_accepts(str(facts.get(fact)), names):
             system = system.with_(quote(fact), **{key: str(facts.get(fact))})
     if "nccl_version" in facts:

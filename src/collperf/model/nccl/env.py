@@ -45,7 +45,8 @@ def _parse(value: str, names: tuple[str, ...], what: str) -> dict[str, dict[str,
         unknown = [e for e in given if e.lower() not in lowered]
         if unknown:
             raise UsageError(f"{what} {value!r}: unknown name(s) {', '.join(map(repr, unknown))}: expected some of "
-                             f"{', '.join(names)}, optionally after ^ to exclude them (e.g. {names[1]!r} or '^{names[0]}')")
+                             f"{', '.join(names)}, optionally after ^ to exclude them "
+                             f"(e.g. {names[1]!r} or '^{names[0]}')")
         chosen = {lowered[e.lower()] for e in given}
         for f in functions:
             out[f] = {n: (n in chosen) != exclude for n in names}
