@@ -45,10 +45,12 @@ _SHOWN = (
     ("net_gdr", "GPUDirect RDMA", lambda s: "not used (one node)" if s.nodes == 1 else
      "yes" if s.net_gdr else "no (network data staged through host memory)"),
     ("protocols", "NCCL protocols", lambda s: ", ".join(s.protocols)),
-    ("nccl_proto", "NCCL_PROTO", lambda s: s.nccl_proto or "unset"),
-    ("nccl_algo", "NCCL_ALGO", lambda s: s.nccl_algo or "unset"),
-    ("cpu_arch", "CPU architecture", lambda s: s.cpu_arch),
-    ("nic_path", "GPU-NIC path", lambda s: "not used (one node)" if s.nodes == 1 else s.nic_path),
+    # shown where they are set or read (None: left out): NCCL_PROTO/ALGO when set, the CPU where the NVLS-tree
+    # correction reads it (sm100+), the GPU-NIC path where the LL128 rule does (several nodes)
+    ("nccl_proto", "NCCL_PROTO", lambda s: s.nccl_proto or None),
+    ("nccl_algo", "NCCL_ALGO", lambda s: s.nccl_algo or None),
+    ("cpu_arch", "CPU architecture", lambda s: s.cpu_arch if s.compute_capability >= 100 else None),
+    ("nic_path", "GPU-NIC path", lambda s: s.nic_path if s.nodes > 1 else None),
     ("launch_overhead_us", "launch overhead", lambda s: f"{s.launch_overhead_us:g} us per call"
      if s.protocol_overhead_us is None else "per call " + ", ".join(
          f"{p} {o:g} us" for p, o in zip(("LL", "LL128", "Simple"), s.protocol_overhead_us))),
@@ -80,6 +82,8 @@ class Assumed:
 def _values(system: System) -> list[tuple[str, str, str]]:
     out = []
     for key, label, show in _SHOWN:
+        if show(system) is None:
+            continue
         src = system.provenance.get(key)
         for other in _ALSO.get(key, ()):
             theirs = system.provenance.get(other, "")
