@@ -67,9 +67,9 @@ def test_parse_list_as_nccl():
 
 
 @pytest.mark.parametrize("value, expected", [
-    ("Simple;LL", "every entry after the first needs a function prefix"),   # tuning.cc:70-76
-    ("LL,foo", "unknown name(s) 'foo'"),                                      # tuning.cc:101-104
-    ("tree:Simple", "unknown function 'tree'"),                               # tuning.cc:110-113
+    ("Simple;LL", "every entry after the first needs a function prefix"),   # tuning.cc:73
+    ("LL,foo", "unknown name(s) 'foo'"),                                      # tuning.cc:109
+    ("tree:Simple", "unknown function 'tree'"),                               # tuning.cc:119
 ])
 def test_nccl_proto_errors_name_the_flag(capsys, monkeypatch, value, expected):
     code, err = _main(capsys, monkeypatch, "--cluster", "dgx-h100", "--nodes", "2", "--size", "64K", "--proto", value)
@@ -86,7 +86,7 @@ def test_forced_algorithm_and_protocol_are_chosen():
 
 def test_named_ll128_skips_the_default_rule():
     # tuning.cc:446: LL128 starts at 2 ("enabled only in certain cases"); parseList sets a named (or not
-    # excluded) protocol to 1, and tuning.cc:516 runs the path rule only for 2
+    # excluded) protocol to 1, and tuning.cc:518 runs the path rule only for 2
     far = get_system("dgx-h100", nodes=2).with_(nic_path="SYS")
     assert ("tree", "LL128") not in tuning_table("allreduce", far).enabled()
     assert ("tree", "LL128") in tuning_table("allreduce", far.with_(nccl_proto="LL128")).enabled()
@@ -148,7 +148,7 @@ def test_spec_checks_without_the_cli():
 
 
 def test_a_logs_nccl_algo_and_proto_echoes_are_applied(tmp_path):
-    # tuning.cc:454, 459: NCCL echoes "NCCL_PROTO/NCCL_ALGO set by environment to %s"; the flags win over them
+    # tuning.cc:455, 460: NCCL echoes "NCCL_PROTO/NCCL_ALGO set by environment to %s"; the flags win over them
     table = _log(tmp_path, ["nodeA:1:1 [0] NCCL INFO NCCL_ALGO set by environment to Ring",
                             "nodeA:1:1 [0] NCCL INFO NCCL_PROTO set by environment to LL128"])
     system = assume(table).system

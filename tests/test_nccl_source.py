@@ -193,7 +193,7 @@ def test_constants_nvlink_per_link_and_channel_limits():
 @pytest.mark.parametrize("cluster, ring_tree, nvls_tree", [("dgx-h100", 16, 16), ("dgx-b200", 16, 32)])
 def test_tuner_rules_carry_nccls_channels(cluster, ring_tree, nvls_tree):
     # enqueue.cc:2070 `int nc = comm->nChannels;` for ring/tree; enqueue.cc:2089 `nc = comm->nvlsChannels;`
-    # nvls.cc:155 NVLS_NCHANNELS_SM90 16; nvls.cc:172-173 sm100 on 2 nodes with NICs >= 48 GB/s: 32
+    # nvls.cc:155 NVLS_NCHANNELS_SM90 16; nvls.cc:173-174 sm100 on 2 nodes with NICs >= 48 GB/s: 32
     s = CATALOGUE[cluster].with_(nodes=2)
     got = {(c.algorithm, c.channels) for c in choices(s, collectives=("allreduce",)) if c.algorithm != "default"}
     assert ("ring", ring_tree) in got and ("tree", ring_tree) in got and ("nvls_tree", nvls_tree) in got

@@ -1,4 +1,4 @@
-"""NCCL_ALGO and NCCL_PROTO as NCCL reads them (NCCL 2.30.7 src/graph/tuning.cc parseList, lines 36-130,
+"""NCCL_ALGO and NCCL_PROTO as NCCL reads them (NCCL 2.30.7 src/graph/tuning.cc parseList, lines 36-138,
 and ncclTopoTuneModel, lines 440-462 and 516-538).
 
 A value is a comma list of names (case-insensitive), `^` in front to exclude them instead, optionally
@@ -8,7 +8,7 @@ ncclProtoStr / ncclFuncStr.
 
 What an entry does differs by protocol: LL128 is on by default only where the graph allows it
 (tuning.cc:518-535, protoEnable = 2); any NCCL_PROTO that leaves LL128 enabled — named, or by
-excluding another — sets it to 1, which skips that rule (tuning.cc:446, 516-517).
+excluding another — sets it to 1, which skips that rule (tuning.cc:446, 518).
 """
 
 from __future__ import annotations

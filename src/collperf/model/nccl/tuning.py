@@ -76,7 +76,7 @@ def _version_at_least(version: str, major: int, minor: int) -> bool:
 def _algorithm_enabled(system: "System", collective: str, a: str, graphs: dict) -> bool:
     """NCCL_ALGO, the disable rules of ncclTopoTuneModel, and what the graphs make possible."""
     nodes = system.nodes
-    if not env.algorithm_enabled(system.nccl_algo, collective, a):   # tuning.cc:537
+    if not env.algorithm_enabled(system.nccl_algo, collective, a):   # tuning.cc:538
         return False
     if a in ("nvls", "nvls-tree"):
         if "nvls" not in graphs or graphs["nvls"].n_channels < 2:
@@ -105,9 +105,9 @@ def _protocol_enabled(system: "System", collective: str, a: str, p: str, g: Grap
     if a in ("nvls", "nvls-tree", "pat", "collnet-direct", "collnet-chain") and p != "Simple":
         return False
     state = env.protocol_state(system.nccl_proto, collective, p)
-    if state == env.OFF:                                # tuning.cc:536: pEnable == 0
+    if state == env.OFF:                                # tuning.cc:537: pEnable == 0
         return False
-    if p == "LL128" and state == env.DEFAULT:           # tuning.cc:516-517: only the default (2) runs the rule
+    if p == "LL128" and state == env.DEFAULT:           # tuning.cc:518: only the default (2) runs the rule
         return _ll128_enabled(system, g)
     return True
 
