@@ -17,7 +17,8 @@ from collperf.model.costs import NotApplicable, cost
 from collperf.model.network import Cluster, Link, Network
 from collperf.model.predict import candidates, network_lower_bound
 from collperf.model.select import auto_choices
-from collperf.model.two_level import flat_cost
+from collperf.model.algorithms.build import build_array
+from collperf.model.two_level import flat_cost, reference_segments, schedule_terms
 
 NV = Link(1e-6, 200e9)        # 200 GB/s per GPU inside a node
 NIC = Link(5e-6, 50e9)        # one 400 Gb/s NIC
@@ -108,3 +109,20 @@ def test_two_level_price_never_below_the_bound(collective, nodes, per_node, nics
     costs, _ = candidates(collective, net, sizes)
     for r in costs:
         assert np.all(r.cost.total_s >= bound * (1 - 1e-9)), r.name
+
+
+@pytest.mark.parametrize("segments", [1, 3, 8, 16])
+def test_a_pipeline_at_a_reference_count_is_its_schedule_priced_per_level(segments):
+    assert reference_segments(segments) == segments
+    c = Cluster(2, 4, Link(1e-6, 100e9), Link(5e-6, 25e9), nics_per_node=2)
+    n = 1e8
+    latency_s, seconds_per_byte = schedule_terms(build_array("allreduce", "double-binary-tree", 8,
+                                                             segments=segments), c)
+    got = flat_cost("allreduce", "double-binary-tree", c, [n], segments=segments)
+    assert got.segments[0] == segments
+    assert got.latency_s[0] == pytest.approx(latency_s, rel=1e-12)
+    assert got.bandwidth_s[0] == pytest.approx(seconds_per_byte * n, rel=1e-12)
+
+
+def test_reference_counts_above_eight_are_powers_of_two():
+    assert [reference_segments(k) for k in (9, 15, 16, 17, 63, 64, 1000)] == [8, 8, 16, 16, 32, 64, 64]

@@ -17,9 +17,11 @@ sees one link and this is the closed form on that link; tests hold it to that.
 
 Every term is linear in the size, so a schedule is reduced once to (latency s, seconds per byte,
 seconds per reduced byte) and cached. Pipelined algorithms (tree, chain) get their segment count from
-the closed form on the bottleneck link as before; at up to PRICED_SEGMENTS segments their schedule is
-priced exactly, above that the schedule at PRICED_SEGMENTS gives the effective link (its per-step alpha,
-beta and gamma) on which the closed form at the chosen count is evaluated.
+the closed form on the bottleneck link as before; their schedule at a reference count (the count itself up
+to EXACT_SEGMENTS, else the power of two below it, at most PRICED_SEGMENTS) gives the effective link (its
+mean step alpha and its bandwidth) on which the closed form at the chosen count is evaluated: exact at the
+reference counts, and a handful of schedules built however many sizes are asked (a tree pipeline's steps
+repeat past its fill, so the per-step ratio of the two levels changes little between reference counts).
 """
 
 from __future__ import annotations
@@ -36,7 +38,15 @@ from collperf.model.network import Cluster, Link
 from collperf.model.schedule_cost import coefficients as uniform_coefficients
 from collperf.schedule.arrays import ArraySchedule
 
-PRICED_SEGMENTS = 64   # pipelines priced step by step up to this many segments (thousands of steps above)
+EXACT_SEGMENTS = 8      # pipelines priced at their own segment count up to here (the fill region)
+PRICED_SEGMENTS = 64    # ... then at powers of two up to here (thousands of steps above)
+
+
+def reference_segments(k: int) -> int:
+    """The segment count whose schedule prices a pipeline of k segments on two levels."""
+    if k <= EXACT_SEGMENTS:
+        return int(k)
+    return 1 << (min(int(k), PRICED_SEGMENTS).bit_length() - 1)
 
 
 def is_split(cluster: Cluster | None) -> bool:
@@ -112,7 +122,7 @@ def flat_cost(collective: str, algorithm: str, cluster: Cluster, size_bytes, seg
     latency, bandwidth, compute = (np.zeros(sizes.shape) for _ in range(3))
     for k in np.unique(ks):
         at = ks == k
-        link = _effective_link(name, algorithm, cluster, int(min(k, PRICED_SEGMENTS)))
+        link = _effective_link(name, algorithm, cluster, reference_segments(int(k)))
         c = cost(name, algorithm, cluster.ranks, sizes[at], link, int(k))
         latency[at], bandwidth[at], compute[at] = c.latency_s, c.bandwidth_s, c.compute_s
     return Cost(latency, bandwidth, compute, segments=ks.astype(float))
