@@ -126,3 +126,16 @@ def test_a_pipeline_at_a_reference_count_is_its_schedule_priced_per_level(segmen
 
 def test_reference_counts_above_eight_are_powers_of_two():
     assert [reference_segments(k) for k in (9, 15, 16, 17, 63, 64, 1000)] == [8, 8, 16, 16, 32, 64, 64]
+
+
+@pytest.mark.parametrize("collective, algorithm, segments", [("broadcast", "chain", 20), ("broadcast", "chain", 100),
+                                                             ("allreduce", "double-binary-tree", 40)])
+def test_a_pipeline_past_its_fill_is_exact_between_reference_counts(collective, algorithm, segments):
+    # 8 ranks: the chain fills in 7 steps, the trees in a few; 16 and 32 segments are past it, so each
+    # added segment is one all-edges step and the price at 20, 40 or 100 equals the schedule's own
+    c = Cluster(2, 4, Link(1e-6, 100e9), Link(5e-6, 25e9), nics_per_node=2)
+    n = 1e8
+    latency_s, seconds_per_byte = schedule_terms(build_array(collective, algorithm, 8, segments=segments), c)
+    got = flat_cost(collective, algorithm, c, [n], segments=segments)
+    assert got.latency_s[0] == pytest.approx(latency_s, rel=1e-12)
+    assert got.bandwidth_s[0] == pytest.approx(seconds_per_byte * n, rel=1e-12)

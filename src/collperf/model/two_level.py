@@ -15,27 +15,28 @@ latency if any of its transfers crosses nodes, the intra-node one otherwise. The
 slower of the two links' (as on the bottleneck link). On one node, or one rank per node, every transfer
 sees one link and this is the closed form on that link; tests hold it to that.
 
-Every term is linear in the size, so a schedule is reduced once to (latency s, seconds per byte,
-seconds per reduced byte) and cached. Pipelined algorithms (tree, chain) get their segment count from
-the closed form on the bottleneck link as before; their schedule at a reference count (the count itself up
-to EXACT_SEGMENTS, else the power of two below it, at most PRICED_SEGMENTS) gives the effective link (its
-mean step alpha and its bandwidth) on which the closed form at the chosen count is evaluated: exact at the
-reference counts, and a handful of schedules built however many sizes are asked (a tree pipeline's steps
-repeat past its fill, so the per-step ratio of the two levels changes little between reference counts).
+Every term is linear in the size, so a schedule is reduced once (per level, in chunks) and cached.
+Pipelined algorithms (tree, chain) keep the segment count k the closed form on the bottleneck link gives
+them and are priced from their schedule at a reference count r (k itself up to EXACT_SEGMENTS, else the
+power of two below it, at most PRICED_SEGMENTS): r's steps per level, plus the steps k segments add (the
+closed form's step count) each at r's costliest step. Past the pipeline's fill every added step is one
+with all tree edges busy, which is that costliest step, so this is exact there and at the reference
+counts, and an upper bound before the fill (never below what the schedule moves); a handful of schedules
+are built however many sizes are asked.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
-from collperf.collectives import get_collective
+from collperf.collectives import formula_bytes, get_collective
 from collperf.model.algorithms import get_algorithm
 from collperf.model.algorithms.build import build_array
 from collperf.model.costs import Cost, cost
-from collperf.model.network import Cluster, Link
-from collperf.model.schedule_cost import coefficients as uniform_coefficients
+from collperf.model.network import Cluster
 from collperf.schedule.arrays import ArraySchedule
 
 EXACT_SEGMENTS = 8      # pipelines priced at their own segment count up to here (the fill region)
@@ -79,31 +80,47 @@ def _step_seconds(src, dst, count, node, cluster: Cluster) -> tuple[float, float
     return alpha, max(port, rank_nic, node_nic)
 
 
-def schedule_terms(s: ArraySchedule, cluster: Cluster) -> tuple[float, float]:
-    """(latency s, seconds per formula byte) of a schedule on the cluster's two levels (ranks placed node by
-    node: rank r on node r // ranks_per_node). The reduction term is the step model's own (schedule_cost)."""
+@dataclass(frozen=True)
+class LevelTerms:
+    """A schedule reduced on a cluster's two levels, in chunks (sizes enter only through the chunk's bytes):
+    its total alpha, its seconds per chunk byte summed over steps, the chunks of a buffer, and its costliest
+    step (alpha, seconds per chunk byte), which bounds what one more pipeline step can add."""
+
+    latency_s: float
+    per_chunk_s: float
+    chunks: int
+    step_latency_s: float
+    step_per_chunk_s: float
+
+
+def level_terms(s: ArraySchedule, cluster: Cluster) -> LevelTerms:
+    """A schedule on the cluster's two levels (ranks placed node by node: rank r on node r // ranks_per_node).
+    The reduction term is the step model's own (schedule_cost), not a level's."""
     node = np.arange(cluster.ranks) // cluster.ranks_per_node
-    latency_s, per_chunk_s = 0.0, 0.0
+    latency_s = per_chunk_s = step_alpha = step_seconds = 0.0
     for st in s.steps:
         src, dst, count, _ = st.transfers()
         alpha, seconds = _step_seconds(src, dst, count.astype(float), node, cluster)
         latency_s += alpha * st.repeat
         per_chunk_s += seconds * st.repeat
-    return latency_s, per_chunk_s / s.chunks_per_buffer
+        step_alpha, step_seconds = max(step_alpha, alpha), max(step_seconds, seconds)
+    return LevelTerms(latency_s, per_chunk_s, s.chunks_per_buffer, step_alpha, step_seconds)
+
+
+def schedule_terms(s: ArraySchedule, cluster: Cluster) -> tuple[float, float]:
+    """(latency s, seconds per formula byte) of a schedule on the cluster's two levels."""
+    t = level_terms(s, cluster)
+    return t.latency_s, t.per_chunk_s / t.chunks
+
+
+def _steps(alg, ranks: int, segments: int) -> float:
+    """Steps of a pipeline of `segments` segments: its closed form's alpha coefficient."""
+    return float(np.asarray(alg.pipeline(ranks, np.array([segments]))[0]).ravel()[0])
 
 
 @lru_cache(maxsize=512)
-def _effective_link(collective: str, algorithm: str, cluster: Cluster, segments: int) -> Link:
-    """The uniform link on which the closed form equals the schedule's two-level price: alpha the mean step
-    latency, the bandwidth the uniform byte coefficient over the two-level seconds per byte, the reduction
-    rate the bottleneck's."""
-    s = build_array(collective, algorithm, cluster.ranks, segments=segments)
-    a, b, _ = uniform_coefficients(s)
-    latency_s, seconds_per_byte = schedule_terms(s, cluster)
-    slow = cluster.bottleneck
-    return Link(latency_s / a if a else slow.latency_s,
-                b / seconds_per_byte if seconds_per_byte > 0 else slow.bandwidth_Bps,
-                slow.reduce_bandwidth_Bps, "two-level")
+def _terms(collective: str, algorithm: str, cluster: Cluster, segments: int) -> LevelTerms:
+    return level_terms(build_array(collective, algorithm, cluster.ranks, segments=segments), cluster)
 
 
 def flat_cost(collective: str, algorithm: str, cluster: Cluster, size_bytes, segments: int | None = None) -> Cost:
@@ -113,18 +130,23 @@ def flat_cost(collective: str, algorithm: str, cluster: Cluster, size_bytes, seg
     slow = cluster.bottleneck
     alg = get_algorithm(name, algorithm)
     sizes = np.atleast_1d(np.asarray(size_bytes, dtype=float))
+    # the closed form on the bottleneck: NotApplicable where the algorithm cannot run, the pipeline's segment
+    # count, and the reduction term (the step model's, at the slower link's rate)
+    on_slow = cost(name, algorithm, cluster.ranks, sizes, slow, segments if alg.pipeline else None)
     if not is_split(cluster):
-        return cost(name, algorithm, cluster.ranks, sizes, slow, segments if alg.pipeline else None)
-    on_slow = cost(name, algorithm, cluster.ranks, sizes, slow, segments if alg.pipeline else None)  # NotApplicable
-    if alg.pipeline is None:
-        return cost(name, algorithm, cluster.ranks, sizes, _effective_link(name, algorithm, cluster, 1))
-    ks = on_slow.segments.astype(int)
-    latency, bandwidth, compute = (np.zeros(sizes.shape) for _ in range(3))
+        return on_slow
+    n = np.atleast_1d(formula_bytes(name, sizes)).astype(float)
+    ks = np.ones(n.shape, dtype=int) if alg.pipeline is None else on_slow.segments.astype(int)
+    latency, bandwidth = np.zeros(n.shape), np.zeros(n.shape)
     for k in np.unique(ks):
         at = ks == k
-        link = _effective_link(name, algorithm, cluster, reference_segments(int(k)))
-        c = cost(name, algorithm, cluster.ranks, sizes[at], link, int(k))
-        latency[at], bandwidth[at], compute[at] = c.latency_s, c.bandwidth_s, c.compute_s
-    return Cost(latency, bandwidth, compute, segments=ks.astype(float))
-
-
+        r = reference_segments(int(k)) if alg.pipeline is not None else 1
+        t = _terms(name, algorithm, cluster, r)
+        # a pipeline of k > r segments: r's steps plus the closed form's extra steps, none costlier than r's
+        # costliest step (past the fill every added step is an all-edges one, which is that step): exact in the
+        # steady state, an upper bound before it
+        extra = _steps(alg, cluster.ranks, int(k)) - _steps(alg, cluster.ranks, r) if alg.pipeline else 0.0
+        chunks = t.chunks * int(k) / r
+        latency[at] = t.latency_s + extra * t.step_latency_s
+        bandwidth[at] = (t.per_chunk_s + extra * t.step_per_chunk_s) * n[at] / chunks
+    return Cost(latency, bandwidth, on_slow.compute_s, segments=on_slow.segments)
