@@ -34,10 +34,11 @@ import numpy as np
 
 from collperf.collectives import formula_bytes, get_collective
 from collperf.model.algorithms import get_algorithm
-from collperf.model.algorithms.build import build_array
+from collperf.model.algorithms.build import build, build_array
 from collperf.model.costs import Cost, cost
 from collperf.model.network import Cluster
 from collperf.schedule.arrays import ArraySchedule
+from collperf.schedule.ir import Schedule
 
 EXACT_SEGMENTS = 8      # pipelines priced at their own segment count up to here (the fill region)
 PRICED_SEGMENTS = 64    # ... then at powers of two up to here (thousands of steps above)
@@ -93,16 +94,29 @@ class LevelTerms:
     step_per_chunk_s: float
 
 
-def level_terms(s: ArraySchedule, cluster: Cluster) -> LevelTerms:
+def _step_traffic(s: ArraySchedule | Schedule):
+    """(src, dst, chunk counts, how many steps in a row) per step class; a tuple schedule is read as it is
+    (packing its chunks into arrays costs more than the pricing)."""
+    if isinstance(s, ArraySchedule):
+        for st in s.steps:
+            src, dst, count, _ = st.transfers()
+            yield src, dst, count.astype(float), st.repeat
+        return
+    for st in s.steps:
+        src, dst, count = (np.array(x, dtype=kind) for x, kind in zip(
+            zip(*((t.src, t.dst, len(t.chunks)) for t in st.transfers)), (np.int64, np.int64, float)))
+        yield src, dst, count, 1
+
+
+def level_terms(s: ArraySchedule | Schedule, cluster: Cluster) -> LevelTerms:
     """A schedule on the cluster's two levels (ranks placed node by node: rank r on node r // ranks_per_node).
     The reduction term is the step model's own (schedule_cost), not a level's."""
     node = np.arange(cluster.ranks) // cluster.ranks_per_node
     latency_s = per_chunk_s = step_alpha = step_seconds = 0.0
-    for st in s.steps:
-        src, dst, count, _ = st.transfers()
-        alpha, seconds = _step_seconds(src, dst, count.astype(float), node, cluster)
-        latency_s += alpha * st.repeat
-        per_chunk_s += seconds * st.repeat
+    for src, dst, count, repeat in _step_traffic(s):
+        alpha, seconds = _step_seconds(src, dst, count, node, cluster)
+        latency_s += alpha * repeat
+        per_chunk_s += seconds * repeat
         step_alpha, step_seconds = max(step_alpha, alpha), max(step_seconds, seconds)
     return LevelTerms(latency_s, per_chunk_s, s.chunks_per_buffer, step_alpha, step_seconds)
 
@@ -120,7 +134,9 @@ def _steps(alg, ranks: int, segments: int) -> float:
 
 @lru_cache(maxsize=512)
 def _terms(collective: str, algorithm: str, cluster: Cluster, segments: int) -> LevelTerms:
-    return level_terms(build_array(collective, algorithm, cluster.ranks, segments=segments), cluster)
+    vectorized = get_algorithm(collective, algorithm).array_builder is not None
+    schedule = (build_array if vectorized else build)(collective, algorithm, cluster.ranks, segments=segments)
+    return level_terms(schedule, cluster)
 
 
 def flat_cost(collective: str, algorithm: str, cluster: Cluster, size_bytes, segments: int | None = None) -> Cost:

@@ -29,7 +29,8 @@ def allgather(p: int, segments: int = 1):
 
 @algorithm("alltoall", "bruck", "ceil(lg p) alpha + (sum of popcounts below p)/p n beta; = lg p n/2 beta for pow2",
            "Bruck et al. 1997; " + MPICH + "alltoall_intra_brucks.c",
-           coefficients=const(lg, lambda p: shapes.bruck_alltoall_blocks(p) / p, 0))
+           coefficients=const(lg, lambda p: shapes.bruck_alltoall_blocks(p) / p, 0),
+           array_builder=arrays_of(vectorized.bruck_alltoall))
 def alltoall(p: int, segments: int = 1):
     # block (s, d) moves by the bits of its displacement (d - s) mod p, lowest bit first
     where = {(s, d): s for s in range(p) for d in range(p)}

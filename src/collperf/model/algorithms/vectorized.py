@@ -209,3 +209,27 @@ def binomial_reduce(p: int) -> ArraySchedule:
 
 def reduce_broadcast_allreduce(p: int) -> ArraySchedule:
     return concat_arrays(binomial_reduce(p), binomial_broadcast(p), "allreduce", "reduce-broadcast")
+
+
+def bruck_alltoall(p: int) -> ArraySchedule:
+    # block (s, d), chunk s p + d, moves by the bits of (d - s) mod p, lowest first: at step k every block
+    # with bit k set goes from where it is, x, to x + 2^k. One transfer per sender, its chunks sorted; a
+    # transfer's rows are its runs of consecutive chunk numbers (as arrays.from_schedule packs the tuple twin)
+    s, d = (a.ravel() for a in np.meshgrid(np.arange(p), np.arange(p), indexing="ij"))
+    chunk, shift, where = s * p + d, (d - s) % p, s.copy()
+    steps = []
+    for k in range(shapes.ceil_log2(p)):
+        moving = np.flatnonzero((shift >> k) & 1)
+        order = moving[np.lexsort((chunk[moving], where[moving]))]
+        x, c = where[order], chunk[order]
+        new_row = np.ones(len(order), dtype=bool)
+        new_row[1:] = (x[1:] != x[:-1]) | (c[1:] != c[:-1] + 1)
+        starts = np.flatnonzero(new_row)
+        stops = np.append(starts[1:], len(order))
+        senders = x[starts]
+        transfer = np.cumsum(np.r_[True, senders[1:] != senders[:-1]]) - 1
+        rows_are_transfers = transfer[-1] + 1 == len(starts) if len(starts) else True
+        steps.append(array_step(senders, (senders + (1 << k)) % p, c[starts], c[stops - 1] + 1, False,
+                                None if rows_are_transfers else transfer))
+        where[moving] = (where[moving] + (1 << k)) % p
+    return make_arrays("alltoall", "bruck", p, p * p, steps, buffer_chunks=p)
