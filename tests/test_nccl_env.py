@@ -62,8 +62,9 @@ def test_parse_list_as_nccl():
     assert env.protocol_state("", "allreduce", "LL128") == env.DEFAULT
     # a prefix only for one function leaves the others at NCCL's default
     assert env.protocol_state("allreduce:Simple", "allgather", "LL128") == env.DEFAULT
-    # names are case-insensitive (strcasecmp)
+    # names are case-insensitive (strcasecmp); strtok skips empty tokens
     assert env.protocol_state("simple", "allreduce", "Simple") == env.ON
+    assert env.protocol_state("Simple;", "allreduce", "LL") == env.OFF
 
 
 @pytest.mark.parametrize("value, expected", [

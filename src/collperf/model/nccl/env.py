@@ -25,9 +25,9 @@ DEFAULT, OFF, ON = "default", "off", "on"
 
 
 def _parse(value: str, names: tuple[str, ...], what: str) -> dict[str, dict[str, bool]]:
-    """{function: {name: enabled}} for the functions the value mentions (None: all of them)."""
+    """{function: {name: enabled}} for the functions the value sets (a first entry without a prefix sets all)."""
     out: dict[str, dict[str, bool]] = {}
-    for i, entry in enumerate(value.strip().split(";")):
+    for i, entry in enumerate(e for e in value.strip().split(";") if e.strip()):   # strtok skips empty tokens
         prefix, _, elems = entry.partition(":")
         if not _:
             if i:
