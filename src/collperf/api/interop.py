@@ -20,8 +20,8 @@ from collperf.model.select import runnable_algorithms
 from collperf.schedule.arrays import as_tuples
 from collperf.schedule.verify import VerificationError, verify
 from collperf.simulate import simulate as run
-from collperf.spec import (check_mode, HardwareSpec, LogSpec, NetworkSpec, output_path, SimulateSpec, sizes,
-                           topology_link, write_output)
+from collperf.spec import (check_mode, HardwareSpec, LogSpec, NetworkSpec, output_path, ScheduleSpec, SimulateSpec,
+                           sizes, topology_link, write_output)
 
 
 def export_nccl_tuner(paths, output=None, nodes: int | None = None, ranks: int | None = None,
@@ -45,7 +45,7 @@ def export_nccl_tuner(paths, output=None, nodes: int | None = None, ranks: int |
             raise UsageError(f"--{extra[0].replace('_', '-')} describes hardware for rules from NCCL's model; with "
                              "logs the rules come from the logs' fits: give logs or a --cluster, not both")
         nodes = nodes or hardware.nodes
-        tables = read_logs(LogSpec(paths, collective, None))
+        tables = read_logs(LogSpec(paths=paths, collective=collective, ranks=None))
         curves = [nccl_tuner.curve(t) for t in tables]     # a fit, or a line through 1-2 sizes
         rules = nccl_tuner.build(nccl_tuner.choices(tables, curves), nodes, ranks, channels)
     if output is not None:
@@ -102,6 +102,14 @@ class ImportedSchedule:
     topology: str | None = None
     simulations: list = field(default_factory=list)   # ImportedRun per size
 
+    def to_json(self) -> dict:
+        s, (a, b, c) = self.schedule, self.coefficients
+        return {"collective": s.collective, "algorithm": s.algorithm, "ranks": s.ranks, "chunks": s.chunks,
+                "root": s.root, "steps": len(s.steps), "transfers": sum(len(st.transfers) for st in s.steps),
+                "verified": self.verified, "problem": self.problem,
+                "cost": {"alpha": a, "n_beta": b, "n_gamma": c}, "topology": self.topology,
+                "simulations": [r.to_json() for r in self.simulations]}
+
 
 @dataclass
 class ImportedRun:
@@ -151,7 +159,7 @@ def export_msccl(collective: str, algorithm: str, ranks=None, output=None, proto
                 raise UsageError(f"--ranks {ranks!r}: expected a rank count (a group such as 0,1,4 is for "
                                  "-A blink with --topology)") from None
         options = {k: v for k, v in schedule_options.items() if v is not None}    # None: schedule's defaults
-        s, _ = verified_schedule(collective, algorithm, ranks, **options)
+        s = verified_schedule(ScheduleSpec(collective=collective, algorithm=algorithm, ranks=ranks, **options)).schedule
     text = msccl.write(s, proto, name)
     if output is not None:
         write_output(output, text, "--output")
@@ -169,7 +177,7 @@ def _blink_schedule(collective: str, topology: str | None, ranks, root: int | No
                          "--segments)")
     if network is not None:
         topology_link(network, topology)    # the link's options apply to switch:P, mesh:P, ring:P only
-    spec = SimulateSpec(collective, BLINK.name, topology, size="1M", ranks=ranks, root=root, segments=segments,
+    spec = SimulateSpec(collective=collective, algorithm=BLINK.name, topology=topology, size="1M", ranks=ranks, root=root, segments=segments,
                         network=network or NetworkSpec())
     s = as_tuples(simulate(spec)[0].schedule)
     verify(s)
@@ -203,7 +211,7 @@ def _simulate_imported(s, topology: str, size, mode: str, network: NetworkSpec) 
     ours, where, first_error = {}, None, None
     for name in runnable_algorithms(s.collective, s.ranks) + [BLINK.name]:
         try:      # blink: packed trees on all the topology's GPUs, from the same root
-            sims = simulate(SimulateSpec(s.collective, name, topology, size=size, mode=mode,
+            sims = simulate(SimulateSpec(collective=s.collective, algorithm=name, topology=topology, size=size, mode=mode,
                                          root=s.root if get_collective(s.collective).rooted or mode_of(name) is not BLINK
                                          else None, network=network))
         except UsageError as e:

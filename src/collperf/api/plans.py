@@ -43,7 +43,7 @@ def plan_spec(model: str | None = None, dimensions: dict | None = None, layout: 
     if isinstance(lay.get("placement"), str):
         lay["placement"] = tuple(lay["placement"].split("-"))
     net = network or NetworkSpec()
-    net = NetworkSpec(**{**vars(net), "cluster": None if net.profile is not None else cluster})
+    net = replace(net, cluster=None if net.profile is not None else cluster)
     if fill_dp and "dp" not in lay and net.nodes is not None:
         lay["dp"] = _fill_dp(net, lay)
     return PlanSpec(model=spec, layout=plans.Layout(**lay), network=net, **options)
@@ -86,7 +86,7 @@ def plan(spec: PlanSpec):
                          "with intra and inter links")
     compute_s = spec.compute_s
     # a traced step: its compute time and measured overlap per kind, where the user gave none
-    traced = measured(trace(TraceSpec(spec.from_trace)), spec.layout) if spec.from_trace else None
+    traced = measured(trace(TraceSpec(paths=spec.from_trace)), spec.layout) if spec.from_trace else None
     overlap = {**traced.hidden, **spec.overlap_fractions} if traced else spec.overlap_fractions
     if compute_s is None and spec.flops_per_rank is not None:
         compute_s = plans.compute_time(spec.model, spec.layout, spec.flops_per_rank)

@@ -81,15 +81,11 @@ def import_msccl(path: str = typer.Argument(..., help="An MSCCL algorithm XML fi
     """Read an MSCCL XML into collperf's schedule IR: summary, symbolic verification, cost; with --topology,
     its simulated time beside each of our algorithms' on the same topology."""
     imported = api.import_msccl(path, topology, size, mode, network)
+    if as_json:
+        print_json(imported.to_json())
+        return
     s = imported.schedule
     a, b, c = imported.coefficients
-    if as_json:
-        print_json({"collective": s.collective, "algorithm": s.algorithm, "ranks": s.ranks, "chunks": s.chunks,
-                    "root": s.root, "steps": len(s.steps), "transfers": sum(len(st.transfers) for st in s.steps),
-                    "verified": imported.verified, "problem": imported.problem,
-                    "cost": {"alpha": a, "n_beta": b, "n_gamma": c}, "topology": imported.topology,
-                    "simulations": [r.to_json() for r in imported.simulations]})
-        return
     out.print(s.render(max_steps=32), markup=False, highlight=False)
     verdict = "verified: computes " + s.collective if imported.verified else f"does NOT verify: {imported.problem}"
     out.print(verdict, markup=False, highlight=False)

@@ -123,7 +123,7 @@ def plan_command(
         with progress("searching layouts", as_json) as steps:
             found = api.plan_search(spec, gpus, global_batch, defaults=not search, top=top or (10 if search else 3),
                                     on_step=lambda text, done, total: steps.done(done, total, text))
-        print_json(render.search_json(found)) if as_json else render.print_search(found, why=not search)
+        print_json(found.to_json()) if as_json else render.print_search(found, why=not search)
         return
     plans, best = api.plan_compare(spec, compare or [])
     if as_json:

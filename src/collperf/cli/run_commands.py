@@ -14,7 +14,8 @@ from collperf.cli.render import err, out, print_json
 from collperf.cli.report_command import Html, command_line
 from collperf.cli.progress import progress, shown
 from collperf.errors import RunError
-from collperf.spec import output_path, sweep_collective, BenchSpec, NetworkSpec, SweepSpec
+from collperf.spec import (BenchSpec, BoundSpec, CalibrateSpec, NetworkSpec, output_path, sweep_collective, SweepSpec,
+                           ValidateSpec)
 
 
 @command()
@@ -66,10 +67,12 @@ def bench(collective_arg: Optional[str] = typer.Argument(None, metavar="[COLLECT
           testbed: Optional[str] = TestbedOpt, html: Optional[str] = Html, network: NetworkSpec = None):
     """Measure collectives on real processes (gloo locally, NCCL under torchrun with GPUs), nccl-tests style,
     each row beside the model's prediction. Rows print as they complete; a timeout or Ctrl-C keeps them."""
-    sweep = SweepSpec(sweep_collective(collective_arg, collective), algorithm, min_bytes, max_bytes, factor, step_bytes, iters, warmup, dtype, op,
-                      root, check, average, segments, slice_bytes, in_place)
-    spec = BenchSpec(sweep, ranks, timeout, network, api.testbed(testbed), json_file=json_file, csv_file=csv_file, force=force,
-                     topology=topology, gpus=gpus, t_dpa=t_dpa, pattern=pattern, center=center, successor=successor,
+    sweep = SweepSpec(collective=sweep_collective(collective_arg, collective), algorithms=algorithm,
+                      min_bytes=min_bytes, max_bytes=max_bytes, factor=factor, step_bytes=step_bytes, iters=iters,
+                      warmup=warmup, dtype=dtype, op=op, root=root, check=check, average=average, segments=segments,
+                      slice_bytes=slice_bytes, in_place=in_place)
+    spec = BenchSpec(sweep=sweep, ranks=ranks, timeout_s=timeout, network=network, testbed=api.testbed(testbed),
+                     json_file=json_file, csv_file=csv_file, force=force, topology=topology, gpus=gpus, t_dpa=t_dpa, pattern=pattern, center=center, successor=successor,
                      source=source)
     stream = BenchStream(as_json, progress=sweep.progress)
     try:
@@ -142,8 +145,9 @@ def calibrate_command(ranks: Optional[int] = typer.Option(None, "--ranks", "-p")
             if shown():
                 render.link_progress(done, total, measured)
             steps.done(done, total, f"calibrating link {done}/{total}")
-        profile = api.calibrate(ranks, testbed, timeout, output, on_link=on_link)
-    render.print_profile(profile, output)
+        result = api.calibrate(CalibrateSpec(ranks=ranks, testbed=testbed, timeout_s=timeout, output=output),
+                               on_link=on_link)
+    render.print_profile(result.profile, output)
 
 
 @command("bound")
@@ -154,8 +158,9 @@ def bound_command(collective: str = typer.Argument("allreduce"), ranks: Optional
                   as_json: bool = Json, timeout: float = Timeout):
     """The allreduce lower bound measured on the machine (Patarasuk and Yuan's bandwidth-optimal bound, run
     as a forwarding chain), beside each algorithm and the model."""
-    result = api.bound(collective, ranks, size, testbed, profile, timeout)
-    print_json(result) if as_json else render.print_bound(result)
+    result = api.bound(BoundSpec(collective=collective, ranks=ranks, size=size, testbed=testbed, profile=profile,
+                                 timeout_s=timeout))
+    print_json(result.to_json()) if as_json else render.print_bound(result)
 
 
 @command("validate")
@@ -177,13 +182,14 @@ def validate_command(testbed: Optional[list[str]] = typer.Option(None, "--testbe
     output_path(plot, "--plot")
     _note_old_range(sizes, min_bytes, max_bytes, factor)
     with progress("validating", as_json) as steps:
-        result = api.validate(testbed or [], ranks, profile, sizes, iters, timeout, min_bytes=min_bytes,
-                              max_bytes=max_bytes, factor=factor, on_step=steps.step)
+        result = api.validate(ValidateSpec(testbeds=testbed or [], ranks=ranks, profile=profile, sizes=sizes,
+                                           iters=iters, timeout_s=timeout, min_bytes=min_bytes, max_bytes=max_bytes,
+                                           factor=factor), on_step=steps.step)
     if plot:
         render.plot_validation(result, plot)
     if html:
         api.report([result], html, command_line())
-    print_json(render.validation_json(result)) if as_json else render.print_validation(result)
+    print_json(result.to_json()) if as_json else render.print_validation(result)
 
 
 def _note_old_range(sizes: str | None, min_bytes: str, max_bytes: str, factor: int) -> None:

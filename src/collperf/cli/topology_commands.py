@@ -26,5 +26,5 @@ def trees(topology: str = typer.Option("dgx1v", "--topology", "-t", help="dgx1v 
           size: str = typer.Option("1G", "--size", "-s", help="Size for the times (nccl-tests convention)."),
           as_json: bool = Json):
     """Blink's packed spanning trees on a group of GPUs: trees, rate, max-flow bound, NCCL's rings beside."""
-    result = api.trees(TreesSpec(topology, ranks, collective, root, links, transit, size))
+    result = api.trees(TreesSpec(topology=topology, ranks=ranks, collective=collective, root=root, links=links, transit=transit, size=size))
     print_json(result.to_json()) if as_json else render_blink.print_trees(result)

@@ -51,6 +51,13 @@ def sizes(value) -> list[int]:
     return [units.parse_size(s) for s in value]
 
 
+def path_list(paths) -> list:
+    """Files given as one path (a str or a Path) or several: always a list (a copy)."""
+    if isinstance(paths, str) or hasattr(paths, "__fspath__"):
+        return [paths]
+    return list(paths or [])
+
+
 def check_mode(mode: str) -> None:
     """The simulator's modes (simulate/): rounds, or events (congestion-aware)."""
     if mode not in ("rounds", "events"):

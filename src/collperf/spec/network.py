@@ -33,7 +33,7 @@ FLAG_FABRICS = tuple(f for f in NETWORK_FABRICS if f != "nvl72")
 _LEVELS = ("intra_latency", "intra_bandwidth", "inter_latency", "inter_bandwidth", "nics_per_node")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class NetworkSpec:
     """Where a collective runs: a uniform link (ranks, latency, bandwidth), a preset cluster (cluster,
     nodes), a two-level cluster given level by level, or a calibrated profile. Values are strings as
@@ -142,7 +142,7 @@ def network(**options) -> Network:
     return NetworkSpec(**options).resolve()
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class HardwareSpec:
     """The hardware a log or a measurement is judged on, as the user overrides it: a catalogue system
     (`cluster`, model/systems.py CATALOGUE), a GPU model, node count, NICs and their rate, NVLS on/off,
@@ -170,7 +170,7 @@ class HardwareSpec:
                 raise UsageError(f"--cluster {self.cluster}: {e} (or give --gpu, --nics-per-node, --nic-rate, "
                                  "...)") from None
         if self.fabric is not None:
-            self.fabric = str(self.fabric).strip().lower()
+            object.__setattr__(self, "fabric", str(self.fabric).strip().lower())
             if self.fabric not in FLAG_FABRICS:
                 raise UsageError(f"--fabric {self.fabric}: expected one of {'|'.join(FLAG_FABRICS)} (the network "
                                  "between nodes: InfiniBand, RoCE, AWS EFA, GCP GPUDirect-TCPX/TCPXO, sockets)")
@@ -179,12 +179,19 @@ class HardwareSpec:
                              "give one")
         if self.gpu is not None and not str(self.gpu).strip():
             raise UsageError("--gpu '': expected a GPU model such as 'H100' or 'NVIDIA A100-SXM4-80GB'")
-        self.nic_Gbps = units.parse_bandwidth(self.nic_rate) * 8 / 1e9 if self.nic_rate is not None else None
-        self.intra_GBps = (units.parse_bandwidth(self.intra_bandwidth) / 1e9
-                           if self.intra_bandwidth is not None else None)
         for label, value in (("--nic-rate", self.nic_Gbps), ("--intra-bandwidth", self.intra_GBps)):
             if value is not None and not (0 < value < float("inf")):
                 raise UsageError(f"{label}: expected a finite rate > 0, e.g. 400Gb/s or 450GB/s")
+
+    @property
+    def nic_Gbps(self) -> float | None:
+        """--nic-rate in Gb/s (None: from the log)."""
+        return units.parse_bandwidth(self.nic_rate) * 8 / 1e9 if self.nic_rate is not None else None
+
+    @property
+    def intra_GBps(self) -> float | None:
+        """--intra-bandwidth in GB/s (None: from the log)."""
+        return units.parse_bandwidth(self.intra_bandwidth) / 1e9 if self.intra_bandwidth is not None else None
 
     @property
     def given(self) -> bool:
