@@ -24,7 +24,8 @@ from __future__ import annotations
 from collperf.spec import (BenchSpec, BoundSpec, CalibrateSpec, CrossoverSpec, DiagnoseSpec, HardwareSpec, LogSpec,
                            MeasurementSpec, NcclPredictSpec, NetworkSpec, PatternSpec, PlanSpec, PredictSpec,
                            ScheduleSpec, SimulateSpec, SweepSpec, TopologyPredictSpec, TraceSpec, TreesSpec,
-                           ValidateSpec, VerifySpec, network, output_path, sizes)
+                           ValidateSpec, VerifySpec, MscclExportSpec, MscclImportSpec, TunerSpec, network, output_path,
+                           sizes)
 from collperf.api.results import (Algorithms, Calibration, Crossover, MeasuredBound, NcclChoice, Predictions,
                                   VerifiedSchedule, Verification, VerifyRow)
 from collperf.api.common import ALIASES
@@ -47,4 +48,4 @@ __all__ = ["network", "predict", "expected_bands", "systems", "crossover", "algo
            "plan_step", "trees", "pattern", "export_nccl_tuner", "export_msccl", "import_msccl", "report", "trace",
            "NetworkSpec", "SweepSpec", "BenchSpec", "SimulateSpec", "LogSpec", "DiagnoseSpec", "HardwareSpec", "MeasurementSpec", "PlanSpec", "TreesSpec",
            "PatternSpec", "TraceSpec", "PredictSpec", "NcclPredictSpec", "CrossoverSpec", "ScheduleSpec", "VerifySpec",
-           "CalibrateSpec", "BoundSpec", "ValidateSpec"]
+           "CalibrateSpec", "BoundSpec", "ValidateSpec", "TunerSpec", "MscclExportSpec", "MscclImportSpec"]

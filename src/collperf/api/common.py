@@ -56,6 +56,7 @@ def as_spec(cls, spec, options: dict, **leading):
         return spec
     if spec is not None and not leading:
         raise TypeError(f"expected a {cls.__name__} (or its fields as keywords), got {spec!r}")
-    if spec is not None:
-        given[next(iter(leading))] = spec     # the first positional stands in for the spec
+    first = next(iter(leading), None)
+    if spec is not None and leading[first] is spec:
+        given[first] = spec     # the first positional stands in for the spec
     return cls(**given, **options)

@@ -10,12 +10,14 @@ are derived properties, checked when the spec is made.
 
 Submodules by area: network (NetworkSpec, HardwareSpec), model (PredictSpec, NcclPredictSpec, CrossoverSpec,
 ScheduleSpec, VerifySpec), runs (SweepSpec, BenchSpec), lab (CalibrateSpec, BoundSpec, ValidateSpec),
+interop (TunerSpec, MscclExportSpec, MscclImportSpec),
 topology (SimulateSpec, TreesSpec, TopologyPredictSpec), patterns (PatternSpec), logs (LogSpec,
 DiagnoseSpec, MeasurementSpec), trace (TraceSpec), plan (PlanSpec), checks (the validators they share). Every name is
 re-exported here: `from collperf.spec import X` is the way in.
 """
 
 from collperf.spec.checks import check_mode, output_path, rank_list, sizes, write_output
+from collperf.spec.interop import MscclExportSpec, MscclImportSpec, TunerSpec
 from collperf.spec.lab import BoundSpec, CalibrateSpec, ValidateSpec
 from collperf.spec.logs import DiagnoseSpec, LogSpec, MeasurementSpec
 from collperf.spec.model import CrossoverSpec, NcclPredictSpec, PredictSpec, ScheduleSpec, VerifySpec
@@ -28,7 +30,7 @@ from collperf.spec.topology import (TREE_COLLECTIVES, SimulateSpec, TopologyPred
                                     TreesSpec, check_transit, predict_network, topology_link)
 
 __all__ = ["BenchSpec", "BoundSpec", "CalibrateSpec", "CrossoverSpec", "NcclPredictSpec", "PredictSpec", "ScheduleSpec",
-           "ValidateSpec", "VerifySpec", "DiagnoseSpec", "DTYPE_BYTES", "HardwareSpec", "LogSpec", "MeasurementSpec", "NetworkSpec",
+           "ValidateSpec", "VerifySpec", "MscclExportSpec", "MscclImportSpec", "TunerSpec", "DiagnoseSpec", "DTYPE_BYTES", "HardwareSpec", "LogSpec", "MeasurementSpec", "NetworkSpec",
            "OPS", "PATTERN_COLLECTIVES", "PATTERNS", "PatternSpec", "PlanSpec", "SimulateSpec", "SweepSpec",
            "TOPOLOGY_ALGORITHMS", "TREE_COLLECTIVES", "TopologyPredictSpec", "TraceSpec", "TreesSpec", "check_mode",
            "check_transit", "flops",

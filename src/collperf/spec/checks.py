@@ -80,3 +80,10 @@ def rank_list(value, flag: str = "--ranks") -> list[int] | None:
         raise UsageError(f"{flag} {','.join(map(str, ranks))}: rank(s) {', '.join(map(str, twice))} given twice; "
                          "list each rank once")
     return ranks
+
+
+def cli_option(*flags: str, help: str, type=None) -> dict:
+    """A spec field's command-line option, declared once beside the field: its flags and help text (the field
+    gives the default; `type`: what the command line takes when the default is None, str unless given). The
+    CLI makes its typer options from these (cli/options.py spec_options). Used as field(metadata=...)."""
+    return {"cli": {"flags": flags, "help": help, "type": type}}

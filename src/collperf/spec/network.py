@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from collperf import units
@@ -13,7 +13,7 @@ from collperf.model.network import Cluster, Link, Network
 from collperf.model.presets import get_preset
 from collperf.model.profile import cluster_from
 from collperf.model.systems import NETWORK_FABRICS, resolve_name
-from collperf.spec.checks import whole
+from collperf.spec.checks import cli_option, whole
 
 
 def load_cluster(path, nodes: int | None = None, ranks_per_node: int | None = None) -> Cluster:
@@ -40,19 +40,31 @@ class NetworkSpec:
     the CLI takes them ('5us', '50GB/s') or numbers in seconds and bytes/s. Unset intra/inter values
     fall back to the preset's, then to latency/bandwidth when no preset is given."""
 
-    ranks: int | None = None
-    latency: str | float | None = None
-    bandwidth: str | float | None = None
-    reduce_bandwidth: str | float = "inf"
-    cluster: str | None = None
-    nodes: int | None = None
-    ranks_per_node: int | None = None
-    intra_latency: str | float | None = None
-    intra_bandwidth: str | float | None = None
-    inter_latency: str | float | None = None
-    inter_bandwidth: str | float | None = None
-    nics_per_node: int | None = None
-    profile: str | None = None
+    ranks: int | None = field(default=None, metadata=cli_option(
+        "--ranks", "-p", type=int, help="Number of ranks (with --latency/--bandwidth)."))
+    latency: str | float | None = field(default=None, metadata=cli_option(
+        "--latency", help="Per-message latency alpha of a uniform link, e.g. 10us."))
+    bandwidth: str | float | None = field(default=None, metadata=cli_option(
+        "--bandwidth", help="Per-rank bandwidth of a uniform link, e.g. 100GB/s or 400Gbps."))
+    reduce_bandwidth: str | float = field(default="inf", metadata=cli_option(
+        "--reduce-bandwidth", help="Local reduction rate (1/gamma), e.g. 500GB/s; default infinite."))
+    cluster: str | None = field(default=None, metadata=cli_option(
+        "--cluster", help="Preset: dgx-h100, dgx-a100, dgx-1v, dgx-2, trn1, pcie-gen4, nvlink300-400gbe."))
+    nodes: int | None = field(default=None, metadata=cli_option("--nodes", type=int, help="Nodes of a two-level cluster."))
+    ranks_per_node: int | None = field(default=None, metadata=cli_option(
+        "--ranks-per-node", type=int, help="Ranks per node."))
+    intra_latency: str | float | None = field(default=None, metadata=cli_option(
+        "--intra-latency", help="Latency inside a node."))
+    intra_bandwidth: str | float | None = field(default=None, metadata=cli_option(
+        "--intra-bandwidth", help="Per-rank bandwidth inside a node."))
+    inter_latency: str | float | None = field(default=None, metadata=cli_option(
+        "--inter-latency", help="Latency between nodes."))
+    inter_bandwidth: str | float | None = field(default=None, metadata=cli_option(
+        "--inter-bandwidth", help="Bandwidth of one NIC."))
+    nics_per_node: int | None = field(default=None, metadata=cli_option(
+        "--nics-per-node", type=int, help="NICs per node (default: one per rank)."))
+    profile: str | None = field(default=None, metadata=cli_option(
+        "--profile", help="A calibrated profile (collperf calibrate -o FILE)."))
 
     def __post_init__(self):
         for name in ("ranks", "nodes", "ranks_per_node", "nics_per_node"):
@@ -148,16 +160,28 @@ class HardwareSpec:
     (`cluster`, model/systems.py CATALOGUE), a GPU model, node count, NICs and their rate, NVLS on/off,
     the intra-node rate, or a calibrated profile. Unset values come from the log (diagnose/hardware.py)."""
 
-    cluster: str | None = None
-    gpu: str | None = None
-    nodes: int | None = None
-    nics_per_node: int | None = None
-    nic_rate: str | float | None = None          # one NIC's line rate, e.g. '400Gb/s'
-    nvls: bool | None = None
-    intra_bandwidth: str | float | None = None   # one GPU's physical rate to its node's GPUs, per direction
-    profile: str | None = None
-    fabric: str | None = None                    # the network between nodes: ib, roce, efa, tcpx, tcpxo, socket
-    pcie_switch: bool | None = None              # the node's GPUs sit behind one PCIe switch (share its uplink)
+    cluster: str | None = field(default=None, metadata=cli_option(
+        "--cluster", "--system", help="A catalogue system or cloud instance (collperf systems lists them): dgx-h100, "
+        "gb200-nvl72, gcp-a3-mega, aws-p5, azure-nd-h100-v5, oci-bm-gpu-h100, pcie-2080ti, ..."))
+    gpu: str | None = field(default=None, metadata=cli_option(
+        "--gpu", help="GPU model, e.g. H100 or 'NVIDIA A100-SXM4-80GB' (picks the catalogue system)."))
+    nodes: int | None = field(default=None, metadata=cli_option(
+        "--nodes", type=int, help="Nodes (GPUs per node = ranks / nodes)."))
+    nics_per_node: int | None = field(default=None, metadata=cli_option("--nics-per-node", type=int,
+                                                                        help="NICs per node."))
+    nic_rate: str | float | None = field(default=None, metadata=cli_option(
+        "--nic-rate", help="One NIC's line rate, e.g. 400Gb/s."))
+    nvls: bool | None = field(default=None, metadata=cli_option(
+        "--nvls/--no-nvls", type=bool, help="NVLink SHARP (in-switch reduction) on or off."))
+    intra_bandwidth: str | float | None = field(default=None, metadata=cli_option(
+        "--intra-bandwidth", help="One GPU's physical rate to the other GPUs of its node, per direction, e.g. 450GB/s."))
+    profile: str | None = field(default=None, metadata=cli_option(
+        "--profile", help="A calibrated profile (collperf calibrate -o FILE)."))
+    fabric: str | None = field(default=None, metadata=cli_option(
+        "--fabric", help="The network between nodes, where the log does not say: ib|roce|efa|tcpx|tcpxo|socket."))
+    pcie_switch: bool | None = field(default=None, metadata=cli_option(
+        "--pcie-switch", type=bool, help="The node's PCIe GPUs sit behind one PCIe switch (nvidia-smi topo: PIX) and "
+        "share its uplink."))
 
     def __post_init__(self):
         for name in ("nodes", "nics_per_node"):

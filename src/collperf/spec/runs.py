@@ -13,7 +13,7 @@ from collperf.model.algorithms import algorithms_for
 from collperf.model.algorithms.modes import (is_hybrid, is_runtime_only, mode_names, needs_topology,
                                              topology_collectives)
 from collperf.model.hierarchy import PLANS
-from collperf.spec.checks import output_path, rank_list, whole
+from collperf.spec.checks import cli_option, output_path, rank_list, whole
 from collperf.spec.checks import sizes as parse_size_list
 from collperf.spec.network import NetworkSpec
 from collperf.spec.patterns import PATTERN_COLLECTIVES, PATTERNS, refuse_unused_pattern_options
@@ -34,21 +34,34 @@ class SweepSpec:
     Sizes are given as the CLI takes them ('64K') or in bytes; the `*_size_bytes` properties read them."""
 
     collective: str = "allreduce"
-    algorithms: list[str] = field(default_factory=lambda: ["builtin"])   # 'ring,builtin' is read into the list
-    min_bytes: int | str = 1024
-    max_bytes: int | str = 1 << 20
-    factor: int = 2            # multiplicative step (-f); 0 or 1 to use step_bytes (-i)
-    step_bytes: int | str = 1 << 20
-    iters: int = 20
-    warmup: int = 5
-    dtype: str = "float32"
-    op: str = "sum"
-    root: int = 0
-    check: int = 1
-    average: int = 1
-    segments: int | None = None      # None: 1, or per size where bench chooses (-A auto, blink, patterns)
-    slice_bytes: int | str = 1 << 20
-    in_place: bool = True
+    # 'ring,builtin' is read into the list once
+    algorithms: list[str] = field(default_factory=lambda: ["builtin"], metadata=cli_option(
+        "--algorithm", "-A", help="Comma list: ours, builtin, and/or auto (per size the model's fastest for the "
+        "network)."))
+    min_bytes: int | str = field(default="1K", metadata=cli_option(
+        "-b", "--minbytes", help="Smallest size (nccl-tests convention)."))
+    max_bytes: int | str = field(default="1M", metadata=cli_option("-e", "--maxbytes", help="Largest size."))
+    factor: int = field(default=2, metadata=cli_option(
+        "-f", "--stepfactor", help="Multiplicative step (0/1: use -i)."))
+    step_bytes: int | str = field(default="1M", metadata=cli_option(
+        "-i", "--stepbytes", help="Additive step when -f is not > 1."))
+    iters: int = field(default=20, metadata=cli_option("-n", "--iters", help="Timed iterations per size."))
+    warmup: int = field(default=5, metadata=cli_option("-w", "--warmup_iters", help="Untimed warm-up iterations."))
+    dtype: str = field(default="float32", metadata=cli_option(
+        "-d", "--dtype", help="float32 float64 float16 bfloat16 int32 int64."))
+    op: str = field(default="sum", metadata=cli_option("-o", "--op", help="sum prod min max avg."))
+    root: int = field(default=0, metadata=cli_option("-r", "--root", help="Root rank of rooted collectives."))
+    check: int = field(default=1, metadata=cli_option(
+        "-c", "--check", help="Correctness-check iterations per size (0: off)."))
+    average: int = field(default=1, metadata=cli_option(
+        "-a", "--average", help="Combine ranks' times: 0 rank 0, 1 mean, 2 min, 3 max."))
+    # None: 1, or per size where bench chooses (-A auto, blink, patterns)
+    segments: int | None = field(default=None, metadata=cli_option(
+        "--segments", type=int, help="Pipeline segments of chain/double-binary-tree."))
+    slice_bytes: int | str = field(default="1M", metadata=cli_option(
+        "--slice-bytes", help="Messages are cut into slices of this size (0: per message, from the per-message "
+        "cost)."))
+    in_place: bool = field(default=True, metadata=cli_option("--in-place/--no-in-place", help="Also time in-place."))
     progress: bool = True
     size_list: list[int] | None = None   # exactly these sizes (sorted, once; as --sizes elsewhere), not -b/-e/-f
 
@@ -142,23 +155,39 @@ class BenchSpec:
     (when given) or from a link fitted to the run's own rows."""
 
     sweep: SweepSpec = field(default_factory=SweepSpec)
-    ranks: int | None = None
+    ranks: int | None = field(default=None, metadata=cli_option(
+        "--ranks", "-p", type=int, help="Local processes (ignored under torchrun)."))
     timeout_s: float = 300.0
     network: NetworkSpec = field(default_factory=NetworkSpec)
     testbed: object = None       # a lab.testbed.Testbed (api.testbed makes one from its description)
-    json_file: str | None = None   # nccl-tests -J JSON (plus our fields), rewritten after every row
-    csv_file: str | None = None    # flat CSV, rewritten after every row
-    force: bool = False            # run even where the rank count or the memory estimate says it cannot fit
+    json_file: str | None = field(default=None, metadata=cli_option(
+        "--json-file", "-J", help="Write nccl-tests -J JSON (plus our fields) to FILE, rewritten after every row."))
+    csv_file: str | None = field(default=None, metadata=cli_option(
+        "--csv-file", "--csv", help="Write a flat CSV table to FILE, rewritten after every row."))
+    force: bool = field(default=False, metadata=cli_option(
+        "--force", help="Run even when the rank count exceeds max(64, 8 x cores) or the memory estimate exceeds "
+        "MemAvailable (refused otherwise)."))
     # -A blink / blink-hybrid and --pattern: local rank i stands for GPU gpus[i] of `topology` (default
     # dgx1v, and its first GPUs; a pattern's default GPUs are the appendix's), whose packing or pattern
     # gives the schedule the ranks run (blink/runs.py bench_schedules)
-    topology: str | None = None
-    gpus: list[int] | None = None    # '0,1,4' is read into the list once
-    t_dpa: str | float = 0.0         # blink-hybrid: the PCIe path's switching time in equation 8
-    pattern: str | None = None       # one of PATTERNS: sets the collective and the algorithm
-    center: int | None = None
-    successor: int | None = None
-    source: int | None = None
+    topology: str | None = field(default=None, metadata=cli_option(
+        "--topology", "-t", help="-A blink, blink-hybrid, --pattern: the machine whose GPUs the local ranks stand "
+        "for (default dgx1v)."))
+    gpus: list[int] | None = field(default=None, metadata=cli_option(   # '0,1,4' is read into the list once
+        "--gpus", help="-A blink: the topology's GPUs, one per rank in rank order (default: the first --ranks "
+        "GPUs). --pattern: the chain in order, a fan-in's sources, a fan-out's destinations (default: the "
+        "appendix's, cut to --ranks)."))
+    t_dpa: str | float = field(default="0", metadata=cli_option(
+        "--t-dpa", help="-A blink-hybrid: the PCIe path's switching time (eq. 8)."))
+    pattern: str | None = field(default=None, metadata=cli_option(   # sets the collective and the algorithm
+        "--pattern", help="A Blink micro-benchmark: chain-forward, chain-reduce-forward, chain-reduce-broadcast, "
+        "fan-in-forward, fan-in-reduce-forward, fan-out-forward."))
+    center: int | None = field(default=None, metadata=cli_option(
+        "--center", type=int, help="--pattern fan-*: the center GPU."))
+    successor: int | None = field(default=None, metadata=cli_option(
+        "--successor", type=int, help="--pattern fan-in-*: the successor GPU."))
+    source: int | None = field(default=None, metadata=cli_option(
+        "--source", type=int, help="--pattern fan-out-forward: the source GPU."))
 
     def __post_init__(self):
         output_path(self.json_file, "--json-file")   # before any work: results are never lost to a typo

@@ -37,7 +37,7 @@ class SimulateSpec:
     network: NetworkSpec = field(default_factory=NetworkSpec)
     ranks: list[int] | None = None   # blink: the group ('0,1,4' is read into the list once)
     hybrid: bool = False
-    t_dpa: str | float = 0.0
+    t_dpa: str | float = "0"
     transit: str = "devices"         # blink: devices (the group's GPUs, switches, CPUs) or any (idle GPUs too)
     memory_limit: str | float | None = None   # refuse a run whose estimate is over it; None: the available memory
     engine: str = "auto"             # events mode: auto, grouped (classes of like transfers) or per-transfer
@@ -156,7 +156,7 @@ class TopologyPredictSpec:
     ranks: list[int] | None = None   # the group ('0,1,2' is read into the list once); None: every rank
     root: int | None = None          # blink: a topology rank of the group (default its first)
     hybrid: bool = False
-    t_dpa: str | float = 0.0
+    t_dpa: str | float = "0"
     transit: str = "devices"
     network: NetworkSpec = field(default_factory=NetworkSpec)   # latency/bandwidth: the link of switch:P, ...
 
