@@ -14,14 +14,16 @@ from collperf.api.runs import Validation
 from collperf.api.trace import trace
 from collperf.errors import UsageError
 from collperf.model.nccl import expect
-from collperf.spec import (DiagnoseSpec, HardwareSpec, LogSpec, MeasurementSpec, NcclPredictSpec, NetworkSpec, TraceSpec,
-                           output_path)
+from collperf.spec import (DiagnoseSpec, HardwareSpec, LogSpec, MeasurementSpec, NcclPredictSpec, ReportSpec,
+                           TraceSpec)
 
 
-def read_logs(paths, collective: str | None = None, ranks: int | None = None, on_log=None) -> list:
+def read_logs(spec: LogSpec | list | str, collective: str | None = None, ranks: int | None = None,
+              on_log=None) -> list:
     """Every table of every log (nccl-tests text or JSON, collperf JSON/CSV, OSU, IMB); on_log(done, total,
-    path) hears of each log as it is read."""
-    spec = paths if isinstance(paths, LogSpec) else LogSpec(paths=paths, collective=collective, ranks=ranks)
+    path) hears of each log as it is read. Give a LogSpec, or (the convenience) the paths with the collective
+    and rank count."""
+    spec = as_spec(LogSpec, spec, {}, paths=spec, collective=collective, ranks=ranks)
     tables = []
     for i, p in enumerate(spec.paths):
         tables += ingest.load(p, spec.collective, spec.ranks, spec.max_log_bytes)
@@ -86,9 +88,10 @@ def fit_tables(tables, on_table=None) -> Judged:
     return _each(tables, fit, on_table)
 
 
-def fit_logs(paths, collective: str | None = None, ranks: int | None = None) -> list:
-    """`collperf fit`: a piecewise alpha-beta fit per table (each fit keeps its table: `fit.table`)."""
-    return fit_tables(read_logs(paths, collective, ranks))
+def fit_logs(spec: LogSpec | list | str, collective: str | None = None, ranks: int | None = None) -> Judged:
+    """`collperf fit`: a piecewise alpha-beta fit per table (each fit keeps its table: `fit.table`). Give a
+    LogSpec, or (the convenience) the paths with the collective and rank count."""
+    return fit_tables(read_logs(spec, collective, ranks))
 
 
 def diagnose_logs(spec: DiagnoseSpec | list | str, on_log=None, on_table=None, **options) -> Judged:
@@ -162,20 +165,19 @@ def compare_logs(diagnoses) -> list[dict]:
     return rows
 
 
-def report(inputs, output, command: str | None = None, peak=None, network: NetworkSpec | None = None,
-           collective: str | None = None, ranks: int | None = None, title: str | None = None) -> Path:
-    """`collperf report`: one self-contained HTML page at `output`; returns its path. Each input is a log
+def report(spec: ReportSpec | list, output=None, command: str | None = None, **options) -> Path:
+    """`collperf report`: one self-contained HTML page at spec.output; returns its path. Each input is a log
     path (anything diagnose reads, a bench JSON included), a validate JSON path, a Diagnosis, a bench's
     Results, a Validation, a profiler trace (files, a directory or a glob: one file per rank, read together)
-    or a TraceReport; several logs of one collective are compared side by side. `peak`, `network`,
-    `collective` and `ranks` are diagnose's options for the logs. `command` is shown on the page as what
-    made it (default: this call)."""
+    or a TraceReport; several logs of one collective are compared side by side (ReportSpec). Give a
+    ReportSpec, or (the convenience) the inputs, output and command with the other fields as keywords."""
     from collperf.diagnose import Diagnosis, diagnose
-    output_path(output, "--output")
-    items = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    spec = as_spec(ReportSpec, spec, options, inputs=spec, output=output, command=command)
+    items, output, command, network = spec.inputs, spec.output, spec.command, spec.network
+    collective, ranks, peak, title = spec.collective, spec.ranks, spec.peak, spec.title
     # the network options read once as hardware: the spec is copied per log below (replace re-validates it)
     hardware = HardwareSpec.from_network(network) if network is not None else None
-    spec = DiagnoseSpec(logs=LogSpec(paths=["-"], collective=collective, ranks=ranks), peak=peak, hardware=hardware)
+    judging = DiagnoseSpec(logs=LogSpec(paths=["-"], collective=collective, ranks=ranks), peak=peak, hardware=hardware)
     diagnoses, validations, traces, trace_paths = [], [], [], []
     for item in items:
         if isinstance(item, (str, Path)) and pages.is_trace(item):
@@ -188,11 +190,11 @@ def report(inputs, output, command: str | None = None, peak=None, network: Netwo
             validations.append(item)
         elif hasattr(item, "rows") and hasattr(item, "config"):   # a bench's Results
             for t in pages.results_tables(item):
-                diagnoses.append(diagnose(t, spec.peak_Bps, spec.hardware))
+                diagnoses.append(diagnose(t, judging.peak_Bps, judging.hardware))
         elif (doc := pages.read_validation(item)) is not None:
             validations.append(doc)
         else:
-            diagnoses += diagnose_logs(replace(spec, logs=LogSpec(paths=[item], collective=collective, ranks=ranks)))
+            diagnoses += diagnose_logs(replace(judging, logs=LogSpec(paths=[item], collective=collective, ranks=ranks)))
     same = len(diagnoses) > 1 and len({d.table.collective for d in diagnoses}) == 1
     if command is None:
         shown = [str(i) if isinstance(i, (str, Path)) else type(i).__name__ for i in items]

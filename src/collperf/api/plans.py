@@ -7,9 +7,10 @@ from dataclasses import replace
 
 from collperf import plan as plans, units
 from collperf.errors import UsageError
+from collperf.api.common import as_spec
 from collperf.api.trace import trace
 from collperf.plan.from_trace import measured
-from collperf.spec import NetworkSpec, PlanSpec, TraceSpec
+from collperf.spec import NetworkSpec, PlanSpec, SearchSpec, TraceSpec
 
 
 DEFAULT_BATCH_TOKENS = 2 ** 22     # 4M tokens per step: GPT-3's 3.2M and Llama 3's 4M-16M pre-training batches
@@ -58,12 +59,17 @@ def _fill_dp(net: NetworkSpec, lay: dict) -> int:
     return gpus // model_parallel
 
 
-def plan_search(spec: PlanSpec, gpus: int | None, global_batch: int | None, defaults: bool = False, **options):
-    """`collperf plan --search`: every valid layout of `gpus` GPUs that fits memory, fastest first, for
-    `global_batch` sequences per step; the spec gives the model, cluster preset and achieved FLOP/s (or
-    the GPU's compute model). With `defaults` (plan without a layout): gpus = --nodes (default 1) x GPUs
-    per node and a global batch of 4M tokens."""
-    if defaults:
+def plan_search(spec: SearchSpec | PlanSpec, gpus: int | None = None, global_batch: int | None = None,
+                on_step=None, **options):
+    """`collperf plan --search`: every valid layout of spec.gpus GPUs that fits memory, fastest first, for
+    spec.global_batch sequences per step; the plan gives the model, cluster preset and achieved FLOP/s (or
+    the GPU's compute model). With spec.defaults (plan without a layout): gpus = --nodes (default 1) x GPUs
+    per node and a global batch of 4M tokens. on_step(text, done, total) hears how far it is. Give a
+    SearchSpec, or (the convenience) a PlanSpec, gpus and global batch with the other fields as keywords.
+    Returns plan.search.SearchResult (its to_json() is what --json prints)."""
+    search = as_spec(SearchSpec, spec, options, plan=spec, gpus=gpus, global_batch=global_batch)
+    spec, gpus, global_batch = search.plan, search.gpus, search.global_batch
+    if search.defaults:
         net = spec.network
         per_node = net.ranks_per_node or replace(net, ranks=None, nodes=1).resolve_cluster().ranks_per_node
         gpus = gpus or (net.nodes or 1) * per_node
@@ -75,7 +81,8 @@ def plan_search(spec: PlanSpec, gpus: int | None, global_batch: int | None, defa
         raise UsageError(f"--search ranks layouts by step time and no GPU compute rates are known for "
                          f"{cluster.name or 'this network'}: give the achieved rate per GPU, e.g. --flops 400TFLOPS")
     return plans.search(spec.model, gpus, cluster, global_batch, spec.flops_per_rank, base=spec.layout,
-                        gpu_memory_bytes=spec.layout.gpu_memory_bytes, algorithm=spec.algorithm, **options)
+                        gpu_memory_bytes=spec.layout.gpu_memory_bytes, algorithm=spec.algorithm, top=search.top,
+                        on_step=on_step)
 
 
 def plan(spec: PlanSpec):

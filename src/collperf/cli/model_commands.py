@@ -9,7 +9,7 @@ import typer
 from collperf import api
 from collperf.cli import render, render_blink, render_logs
 from collperf.cli.options import (command, Collective, flag, Hybrid, InterAlg, IntraAlg, Json, network_options,
-                                  TDpa, Transit)
+                                  spec_options, TDpa, Transit)
 from collperf.cli.render import out, print_json
 from collperf.cli.sim_watch import SimulationWatch
 from collperf.errors import UsageError
@@ -72,16 +72,12 @@ def predict(collective: str = Collective,
 
 @command()
 @network_options()
-def crossover(collective: str = Collective, min_size: str = typer.Option("1", "--min", help="Smallest size."),
-              max_size: str = typer.Option("16G", "--max", help="Largest size."),
-              algorithm: str = typer.Option("all", "--algorithm", "-A", help="Restrict to these (comma list)."),
-              as_json: bool = Json, intra_algorithm: str = IntraAlg, inter_algorithm: str = InterAlg,
-              network: NetworkSpec = None):
+@spec_options(CrossoverSpec, "fields", exclude=("network",), build=False)
+def crossover(as_json: bool = Json, fields: dict = None, network: NetworkSpec = None):
     """Where the best algorithm for COLLECTIVE changes with the size."""
-    result = api.crossover(CrossoverSpec(collective=collective, network=network.resolve(), min_size=min_size,
-                                         max_size=max_size, algorithm=algorithm, intra_algorithm=intra_algorithm,
-                                         inter_algorithm=inter_algorithm))
-    print_json(result.to_json()) if as_json else render.print_crossover(collective, result.network, result.ranges)
+    result = api.crossover(CrossoverSpec(network=network.resolve(), **fields))
+    print_json(result.to_json()) if as_json else render.print_crossover(result.collective, result.network,
+                                                                         result.ranges)
 
 
 @command()
@@ -92,21 +88,11 @@ def algorithms(collective: Optional[str] = typer.Argument(None, help="Only this 
 
 
 @command()
-def schedule(collective: str = Collective,
-             algorithm: str = typer.Option(..., "--algorithm", "-A", help="An algorithm of the collective, or "
-                                                                          "hierarchical."),
-             ranks: Optional[int] = typer.Option(None, "--ranks", "-p"), root: int = typer.Option(0, "--root"),
-             segments: int = typer.Option(1, "--segments", help="Pipeline segments (chain, double-binary-tree)."),
-             nodes: Optional[int] = typer.Option(None, "--nodes", help="hierarchical: nodes."),
-             ranks_per_node: Optional[int] = typer.Option(None, "--ranks-per-node", help="hierarchical: ranks per node."),
-             intra_algorithm: Optional[str] = typer.Option(None, "--intra-algorithm"),
-             inter_algorithm: Optional[str] = typer.Option(None, "--inter-algorithm"),
-             max_steps: int = typer.Option(64, "--max-steps", help="Print at most this many steps."),
-             as_json: bool = Json):
+@spec_options(ScheduleSpec, "spec")
+def schedule(max_steps: int = typer.Option(64, "--max-steps", help="Print at most this many steps."),
+             as_json: bool = Json, spec: ScheduleSpec = None):
     """Print an algorithm's schedule: who sends which chunks to whom at each step (-> copy, +> reduce)."""
-    result = api.verified_schedule(ScheduleSpec(collective=collective, algorithm=algorithm, ranks=ranks, root=root,
-                                                segments=segments, nodes=nodes, ranks_per_node=ranks_per_node,
-                                                intra_algorithm=intra_algorithm, inter_algorithm=inter_algorithm))
+    result = api.verified_schedule(spec)
     if as_json:
         print_json(result.to_json())
     else:
@@ -114,14 +100,11 @@ def schedule(collective: str = Collective,
 
 
 @command("verify")
-def verify_command(collective: Optional[str] = typer.Option(None, "--collective", help="Only this collective."),
-                   algorithm: Optional[str] = typer.Option(None, "--algorithm", "-A"),
-                   max_ranks: int = typer.Option(64, "--max-ranks"), min_ranks: int = typer.Option(1, "--min-ranks"),
-                   as_json: bool = Json):
+@spec_options(VerifySpec, "spec")
+def verify_command(as_json: bool = Json, spec: VerifySpec = None):
     """Symbolically verify every schedule for every rank count up to --max-ranks."""
-    rows = api.verify_all(VerifySpec(collective=collective, algorithm=algorithm, max_ranks=max_ranks,
-                                     min_ranks=min_ranks))
-    print_json(rows.to_json()) if as_json else render.print_verification(rows, min_ranks, max_ranks)
+    rows = api.verify_all(spec)
+    print_json(rows.to_json()) if as_json else render.print_verification(rows, spec.min_ranks, spec.max_ranks)
     if rows.failed:
         raise typer.Exit(1)
 

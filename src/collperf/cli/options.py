@@ -61,11 +61,14 @@ def _field_option(f, panel: str | None):
     """(annotation, typer option) of a spec field from its declaration (spec.checks.cli_option): the flags and
     help declared beside the field, the field's own default."""
     meta = f.metadata["cli"]
-    default = f.default if f.default is not MISSING else f.default_factory()
+    required = f.default is MISSING and f.default_factory is MISSING
+    default = ... if required else f.default if f.default is not MISSING else f.default_factory()
     if isinstance(default, (list, tuple)):      # a list field takes a comma list on the command line
         default = ",".join(map(str, default))
-    kind = meta["type"] or (type(default) if default is not None else str)
+    kind = meta["type"] or (type(default) if default not in (None, ...) else str)
     annotation = kind if default is not None else Optional[kind]
+    if not meta["flags"]:                       # no flag: the command's argument
+        return annotation, typer.Argument(default, help=meta["help"])
     extra = {"metavar": ""} if kind is bool else {}
     return annotation, typer.Option(default, *meta["flags"], help=meta["help"], rich_help_panel=panel, **extra)
 

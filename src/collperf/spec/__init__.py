@@ -19,18 +19,18 @@ re-exported here: `from collperf.spec import X` is the way in.
 from collperf.spec.checks import check_mode, output_path, rank_list, sizes, write_output
 from collperf.spec.interop import MscclExportSpec, MscclImportSpec, TunerSpec
 from collperf.spec.lab import BoundSpec, CalibrateSpec, ValidateSpec
-from collperf.spec.logs import DiagnoseSpec, LogSpec, MeasurementSpec
+from collperf.spec.logs import DiagnoseSpec, LogSpec, MeasurementSpec, ReportSpec
 from collperf.spec.model import CrossoverSpec, NcclPredictSpec, PredictSpec, ScheduleSpec, VerifySpec
 from collperf.spec.network import HardwareSpec, NetworkSpec, network
 from collperf.spec.patterns import PATTERN_COLLECTIVES, PATTERNS, PatternSpec
-from collperf.spec.plan import PlanSpec, flops
+from collperf.spec.plan import PlanSpec, SearchSpec, flops
 from collperf.spec.runs import DTYPE_BYTES, OPS, TOPOLOGY_ALGORITHMS, BenchSpec, SweepSpec, sweep_collective
 from collperf.spec.trace import TraceSpec
 from collperf.spec.topology import (TREE_COLLECTIVES, SimulateSpec, TopologyPredictSpec,
                                     TreesSpec, check_transit, predict_network, topology_link)
 
 __all__ = ["BenchSpec", "BoundSpec", "CalibrateSpec", "CrossoverSpec", "NcclPredictSpec", "PredictSpec", "ScheduleSpec",
-           "ValidateSpec", "VerifySpec", "MscclExportSpec", "MscclImportSpec", "TunerSpec", "DiagnoseSpec", "DTYPE_BYTES", "HardwareSpec", "LogSpec", "MeasurementSpec", "NetworkSpec",
+           "ValidateSpec", "VerifySpec", "ReportSpec", "SearchSpec", "MscclExportSpec", "MscclImportSpec", "TunerSpec", "DiagnoseSpec", "DTYPE_BYTES", "HardwareSpec", "LogSpec", "MeasurementSpec", "NetworkSpec",
            "OPS", "PATTERN_COLLECTIVES", "PATTERNS", "PatternSpec", "PlanSpec", "SimulateSpec", "SweepSpec",
            "TOPOLOGY_ALGORITHMS", "TREE_COLLECTIVES", "TopologyPredictSpec", "TraceSpec", "TreesSpec", "check_mode",
            "check_transit", "flops",

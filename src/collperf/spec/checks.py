@@ -84,6 +84,7 @@ def rank_list(value, flag: str = "--ranks") -> list[int] | None:
 
 def cli_option(*flags: str, help: str, type=None) -> dict:
     """A spec field's command-line option, declared once beside the field: its flags and help text (the field
-    gives the default; `type`: what the command line takes when the default is None, str unless given). The
-    CLI makes its typer options from these (cli/options.py spec_options). Used as field(metadata=...)."""
+    gives the default; `type`: what the command line takes when the default is None, str unless given; no
+    flags: the command's argument). The CLI makes its typer options from these (cli/options.py
+    spec_options). Used as field(metadata=...)."""
     return {"cli": {"flags": flags, "help": help, "type": type}}

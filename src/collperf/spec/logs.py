@@ -9,7 +9,7 @@ from pathlib import Path
 from collperf import units
 from collperf.collectives import get_collective
 from collperf.errors import UsageError
-from collperf.spec.checks import path_list, whole
+from collperf.spec.checks import output_path, path_list, whole
 from collperf.spec.network import HardwareSpec, NetworkSpec
 
 
@@ -116,3 +116,25 @@ class MeasurementSpec:
                                  "file): drop --size/--time to diagnose the log, or give a collective instead, e.g. "
                                  "collperf diagnose allreduce --size 1GB --time 500ms --cluster dgx-h100 --ranks 16 "
                                  "--nodes 2") from None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportSpec:
+    """`collperf report`: one self-contained HTML page at `output`. Each input is a log path (anything diagnose
+    reads, a bench JSON included), a validate JSON path, a Diagnosis, a bench's Results, a Validation, a
+    profiler trace (files, a directory or a glob) or a TraceReport. `peak`, `network`, `collective` and `ranks`
+    are diagnose's options for the logs; `command` is shown as what made the page (default: the API call)."""
+
+    inputs: list = field(default_factory=list)   # one input is read as a list of one
+    output: str = "report.html"
+    command: str | None = None
+    peak: str | float | None = None
+    network: NetworkSpec | None = None
+    collective: str | None = None
+    ranks: int | None = None
+    title: str | None = None
+
+    def __post_init__(self):
+        items = self.inputs if isinstance(self.inputs, (list, tuple)) else [self.inputs]
+        object.__setattr__(self, "inputs", list(items))
+        output_path(self.output, "--output")

@@ -10,7 +10,10 @@ from collperf import units
 from collperf.collectives import get_collective
 from collperf.errors import UsageError
 from collperf.model.network import Network
-from collperf.spec.checks import sizes, whole
+from collperf.spec.checks import cli_option, sizes, whole
+
+COLLECTIVES_HELP = ("allreduce, allgather, reducescatter, broadcast, reduce, alltoall, scatter, gather or "
+                    "sendrecv.")
 from collperf.spec.network import HardwareSpec, NetworkSpec
 
 
@@ -67,13 +70,16 @@ class NcclPredictSpec:
 class CrossoverSpec:
     """`collperf crossover`: where the best algorithm of `collective` changes between min_size and max_size."""
 
-    collective: str
+    collective: str = field(metadata=cli_option(help=COLLECTIVES_HELP))
     network: NetworkSpec | Network = field(default_factory=NetworkSpec)
-    min_size: str | int = "1"
-    max_size: str | int = "16G"
-    algorithm: str | list = "all"
-    intra_algorithm: str = "best"
-    inter_algorithm: str = "best"
+    min_size: str | int = field(default="1", metadata=cli_option("--min", help="Smallest size."))
+    max_size: str | int = field(default="16G", metadata=cli_option("--max", help="Largest size."))
+    algorithm: str | list = field(default="all", metadata=cli_option(
+        "--algorithm", "-A", help="Restrict to these (comma list)."))
+    intra_algorithm: str = field(default="best", metadata=cli_option(
+        "--intra-algorithm", help="Algorithm of the intra-node phases (or best)."))
+    inter_algorithm: str = field(default="best", metadata=cli_option(
+        "--inter-algorithm", help="Algorithm of the inter-node phase (or best)."))
 
     def __post_init__(self):
         get_collective(self.collective)
@@ -95,15 +101,20 @@ class ScheduleSpec:
     ranks_per_node, with the phases' algorithms). `arrays`: the array form (schedule/arrays.py) the
     simulator takes at scale, instead of the listed transfers."""
 
-    collective: str
-    algorithm: str
-    ranks: int | None = None
-    root: int = 0
-    segments: int = 1
-    nodes: int | None = None
-    ranks_per_node: int | None = None
-    intra_algorithm: str | None = None
-    inter_algorithm: str | None = None
+    collective: str = field(metadata=cli_option(help=COLLECTIVES_HELP))
+    algorithm: str = field(metadata=cli_option("--algorithm", "-A", help="An algorithm of the collective, or "
+                                                                          "hierarchical."))
+    ranks: int | None = field(default=None, metadata=cli_option("--ranks", "-p", type=int, help="Rank count."))
+    root: int = field(default=0, metadata=cli_option("--root", help="Root rank of rooted collectives."))
+    segments: int = field(default=1, metadata=cli_option(
+        "--segments", help="Pipeline segments (chain, double-binary-tree)."))
+    nodes: int | None = field(default=None, metadata=cli_option("--nodes", type=int, help="hierarchical: nodes."))
+    ranks_per_node: int | None = field(default=None, metadata=cli_option(
+        "--ranks-per-node", type=int, help="hierarchical: ranks per node."))
+    intra_algorithm: str | None = field(default=None, metadata=cli_option(
+        "--intra-algorithm", help="hierarchical: the intra-node phases' algorithm (default: the collective's)."))
+    inter_algorithm: str | None = field(default=None, metadata=cli_option(
+        "--inter-algorithm", help="hierarchical: the inter-node phase's algorithm (default: the collective's)."))
     arrays: bool = False
 
     def __post_init__(self):
@@ -120,10 +131,10 @@ class VerifySpec:
     min_ranks..max_ranks (pipelined ones at each of `segments`), and with `hierarchical` the two-level
     schedules on every nodes x ranks_per_node factorization."""
 
-    collective: str | None = None
-    algorithm: str | None = None
-    max_ranks: int = 64
-    min_ranks: int = 1
+    collective: str | None = field(default=None, metadata=cli_option("--collective", help="Only this collective."))
+    algorithm: str | None = field(default=None, metadata=cli_option("--algorithm", "-A", help="Only this algorithm."))
+    max_ranks: int = field(default=64, metadata=cli_option("--max-ranks", help="The largest rank count checked."))
+    min_ranks: int = field(default=1, metadata=cli_option("--min-ranks", help="The smallest rank count checked."))
     segments: tuple = (1, 3)
     hierarchical: bool = True
 

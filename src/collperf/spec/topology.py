@@ -14,7 +14,7 @@ from collperf.errors import UsageError
 from collperf.model.algorithms.modes import mode_of
 from collperf.model.network import Link
 from collperf.simulate import ENGINES
-from collperf.spec.checks import check_mode, rank_list, sizes, whole
+from collperf.spec.checks import check_mode, cli_option, rank_list, sizes, whole
 from collperf.spec.network import NetworkSpec
 
 
@@ -105,15 +105,25 @@ def check_transit(transit: str) -> None:
 class TreesSpec:
     """Blink's packed spanning trees on a group of a topology's ranks (`collperf trees`)."""
 
-    topology: str = "dgx1v"
-    ranks: list[int] | None = None   # '0,1,4' is read into the list once; None: every rank of the topology
-    collective: str = "broadcast"
-    root: int | str | None = None    # a topology rank ('3' is read as 3), 'best', or None (the group's first rank)
-    links: str = "all"               # all | nvlink | pcie
+    topology: str = field(default="dgx1v", metadata=cli_option(
+        "--topology", "-t", help="dgx1v | dgx2 | a topology file.json."))
+    # '0,1,4' is read into the list once; None: every rank of the topology
+    ranks: list[int] | None = field(default=None, metadata=cli_option(
+        "--ranks", help="The group of GPUs, e.g. 0,1,4 (default: all)."))
+    collective: str = field(default="broadcast", metadata=cli_option(
+        "--collective", help="broadcast | allreduce | allgather | reducescatter."))
+    # a topology rank ('3' is read as 3), 'best', or None (the group's first rank)
+    root: int | str | None = field(default=None, metadata=cli_option(
+        "--root", help="A rank of the group, or best (default: the group's first; not for allgather/reducescatter)."))
+    links: str = field(default="all", metadata=cli_option(
+        "--links", help="all | nvlink | pcie: the links trees may use."))
     # devices: trees on the group's GPUs, crossing PCIe switches and CPUs (Blink packs on its own
     # allocation, as NCCL's rings do); any: idle GPUs of the machine forward too
-    transit: str = "devices"
-    size: object = "1G"
+    transit: str = field(default="devices", metadata=cli_option(
+        "--transit", help="devices: trees on the group's GPUs, through PCIe switches and CPUs (Blink's setting); "
+        "any: idle GPUs forward too."))
+    size: str | int = field(default="1G", metadata=cli_option(
+        "--size", "-s", help="Size for the times (nccl-tests convention)."))
 
     def __post_init__(self):
         object.__setattr__(self, "collective", get_collective(self.collective).name)
