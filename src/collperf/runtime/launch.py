@@ -8,9 +8,12 @@ named; in every case all children are killed and reaped before returning.
 
 Every rank reports on one channel to the launcher (a multiprocessing queue per rank locally, files in a
 shared directory on a testbed): "started" (before torch is imported), "ready" (process group up),
-a heartbeat every HEARTBEAT_S with the step of the sweep it is at (`progress`), what rank 0 chooses to
-stream (`report`, e.g. each finished bench row), then "ok" or "error". On a timeout the launcher names
-the rank(s) that stopped progressing: stopped by a signal (/proc state T), silent, or behind the others.
+a heartbeat every HEARTBEAT_S with the step of the sweep it is at (`progress`, with the step's expected
+time per iteration, and `tick` once per iteration), what rank 0 chooses to stream (`report`, e.g. each
+finished bench row), then "ok" or "error". A watchdog (runtime/stall.py) ends the run as soon as a rank
+makes no progress for max(10 s, k x its step's expected time), naming the rank, its pid and its phase; on
+a timeout the launcher names the rank(s) that stopped progressing: stopped by a signal (/proc state T),
+silent, or behind the others.
 
 torchrun: RANK / WORLD_SIZE / MASTER_ADDR / MASTER_PORT come from the environment (env://), the
 backend is NCCL when CUDA is available (each rank on cuda:LOCAL_RANK), gloo otherwise.
@@ -38,6 +41,15 @@ from collperf.runtime.stall import Ranks
 
 class RunTimeout(RunError):
     """The run passed its start-up or run timeout (the message names the ranks that stopped progressing)."""
+
+
+class RunStalled(RunTimeout):
+    """The watchdog ended the run: a rank made no progress for its bound. `culprit` names it in a few words
+    (rank, pid, phase), for the footer of what was measured."""
+
+    def __init__(self, message: str, culprit: str):
+        super().__init__(message)
+        self.culprit = culprit
 
 
 @dataclass(frozen=True)
@@ -88,7 +100,7 @@ HEARTBEAT_S = 1.0
 STARTUP_S = 120.0          # importing torch and meeting the other ranks, before the run's own timeout starts
 _CHANNEL = None            # (rank, channel) in a rank spawned by run_local / run_testbed
 _LOCAL_HANDLER = None      # under torchrun: on_message(rank, kind, payload), called in this process
-_STEP = [0, ""]            # this rank's progress: (steps done, what it is doing now)
+_STEP = [0, "", 0, None]   # this rank's progress: steps done, what it is doing, iterations, expected s each
 
 
 def report(kind: str, payload=None) -> None:
@@ -100,10 +112,17 @@ def report(kind: str, payload=None) -> None:
         _LOCAL_HANDLER(kind, payload)
 
 
-def progress(step: int, what: str) -> None:
-    """This rank is at `step` of its work, doing `what`: sent at once and with every heartbeat."""
-    _STEP[:] = [step, what]
-    report("progress", (step, what))
+def progress(step: int, what: str, expected_s: float | None = None) -> None:
+    """This rank is at `step` of its work, doing `what`, each iteration of which should take about
+    `expected_s` (None: unknown, the watchdog's floor applies): sent at once and with every heartbeat."""
+    _STEP[:] = [step, what, 0, expected_s]
+    report("progress", tuple(_STEP))
+
+
+def tick() -> None:
+    """One more iteration of the current step done: a counter the next heartbeat carries (no message of its
+    own, so that a loop of microsecond iterations costs nothing), so that a long step still shows progress."""
+    _STEP[2] += 1
 
 
 def _heartbeat() -> None:
@@ -273,6 +292,9 @@ def _supervise(procs, results, timeout_s: float, startup_s: float = STARTUP_S, o
             pass
         now = time.monotonic()
         dead = {r: p.exitcode for r, p in enumerate(procs) if p.exitcode not in (None, 0) and r not in done}
+        stalled = state.watchdog(done, errors, dead)
+        if stalled is not None and first_failure is None:
+            raise RunStalled(*stalled)
         if (errors or dead) and first_failure is None:
             first_failure = now
         if first_failure is not None and now - first_failure > 1.0:   # let the others report too
