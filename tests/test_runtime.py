@@ -368,12 +368,12 @@ def test_the_file_channel_delivers_each_report_once_in_order(tmp_path):
     """The testbed's channel (ranks in other network namespaces report through files): per rank in the order
     sent, each once, the directory emptied as it is read."""
     import queue
-    from collperf.runtime.launch import _FileChannel
+    from collperf.runtime.channels import FileChannel
     from collperf.runtime.worker import FileReporter
     reporters = [FileReporter(str(tmp_path)) for _ in range(2)]
     for i in range(12):
         reporters[i % 2].put((i % 2, "beat", (i, "")))
-    channel, got = _FileChannel(str(tmp_path)), []
+    channel, got = FileChannel(str(tmp_path)), []
     while True:
         try:
             got.append(channel.get(timeout=0.01))

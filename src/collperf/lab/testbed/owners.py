@@ -16,18 +16,9 @@ import os
 import tempfile
 from pathlib import Path
 
+from collperf.runtime.owned import start_ticks
+
 OWNERS_DIR = Path(tempfile.gettempdir()) / "collperf-testbeds"
-
-
-def start_ticks(pid: int) -> int | None:
-    """The process's start time (clock ticks since boot), None when it does not exist."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except (OSError, ValueError):
-        return None
-    # the command name (field 2) may hold spaces and parentheses: count fields after its last ')'
-    fields = stat[stat.rfind(")") + 2:].split()
-    return int(fields[19]) if len(fields) > 19 else None
 
 
 def _path(name: str) -> Path:
