@@ -159,3 +159,17 @@ def test_a_run_removes_its_own_directory(tmp_path, monkeypatch):
     with owned.tempdir("run") as path:
         assert json.loads((Path(path) / "owner").read_text())["pid"] == os.getpid()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_run_taking_a_testbed_removes_those_whose_holder_died(tmp_path, monkeypatch):
+    from collperf.lab.testbed import owners, switch
+    monkeypatch.setattr(owners, "OWNERS_DIR", tmp_path)
+    removed = []
+    monkeypatch.setattr(switch, "_remove", lambda name: removed.append(name) or [])
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    (tmp_path / "gone.json").write_text(json.dumps({"pid": dead.pid, "start_ticks": 1, "by": "bench"}))
+    owners.claim("kept", by="user")
+    switch.take("new")
+    assert removed == ["new", "gone"]                     # its own name first, then the dead holder's
+    assert owners.names() == ["kept", "new"]

@@ -18,7 +18,9 @@ from pathlib import Path
 
 from collperf.runtime.owned import start_ticks
 
-OWNERS_DIR = Path(tempfile.gettempdir()) / "collperf-testbeds"
+# namespaces are machine-wide, and so are their records: the machine's /tmp whatever TMPDIR says (a per-user
+# or per-test TMPDIR would hide a live testbed from another's `collperf testbed down`, which would remove it)
+OWNERS_DIR = (Path("/tmp") if os.path.isdir("/tmp") else Path(tempfile.gettempdir())) / "collperf-testbeds"
 
 
 def _path(name: str) -> Path:
@@ -61,6 +63,14 @@ def claim(name: str, by: str = "bench") -> None:
     tmp = _path(name).with_suffix(f".tmp-{pid}")
     tmp.write_text(json.dumps(doc))
     os.replace(tmp, _path(name))
+
+
+def names() -> list[str]:
+    """The testbed names with a record."""
+    try:
+        return sorted(p.stem for p in OWNERS_DIR.glob("*.json"))
+    except OSError:
+        return []
 
 
 def release(name: str) -> None:

@@ -254,7 +254,7 @@ def down(name: str | None = None, everything: bool = False) -> list[str]:
 def _remove_dead() -> None:
     """The testbeds whose recorded holder has died (a launcher killed before it could tear down what it
     started): the next run removes them. One with no record is left for `collperf testbed down`."""
-    for bed in sorted({testbed_of(ns) for ns in namespaces()}):
+    for bed in owners.names():
         if owners.record(bed) is not None and owners.holder(bed) is None:
             _remove(bed)
             owners.release(bed)
