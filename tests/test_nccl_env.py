@@ -102,7 +102,7 @@ def test_named_ll128_skips_the_default_rule():
 ])
 def test_nic_path_flag_drives_the_ll128_rule(cluster, path, ll128):
     hw = HardwareSpec(cluster=cluster, nodes=2, nic_path=path)
-    assumed, _ = api.predict_nccl("allreduce", "1M", hw)
+    assumed, _ = api.predict_nccl(collective="allreduce", size="1M", hardware=hw)
     assert assumed.system.nic_path == path
     assert (("ring", "LL128") in tuning_table("allreduce", assumed.system).enabled()) == ll128
 
@@ -116,7 +116,7 @@ def test_cpu_arch_switches_the_nvls_tree_correction():
     times = {}
     for arch in ("x86", "arm"):
         hw = HardwareSpec(cluster="dgx-b200", nodes=2, cpu_arch=arch, algo="NVLSTree")
-        _, pred = api.predict_nccl("allreduce", [size], hw)
+        _, pred = api.predict_nccl(collective="allreduce", size=[size], hardware=hw)
         times[arch] = pred.bandwidth_s[0]
     assert times["arm"] == pytest.approx(times["x86"] * factor, rel=1e-12)
 
