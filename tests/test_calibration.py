@@ -41,13 +41,13 @@ def test_fit_recovers_known_overhead_factor_and_fraction(overhead_us, factor, fr
     assert (stats["low"], stats["typical"], stats["high"]) == pytest.approx((1.0, 1.0, 1.0))
 
 
-def test_the_factor_is_the_error_weighted_median_and_each_source_weighs_the_same():
+def test_the_factor_is_the_error_weighted_median_and_each_log_weighs_the_same():
     # five logs at 1.1..1.5 x NCCL's model: minimising the mean relative error |r - c| / c is the median of c
     # weighted by 1/c: weights .909 .833 .769 .714 .667 (sum 3.89), cumulative .909, 1.742, 2.511: r = 1.3
     assert fit_two_part([_sample(i, 1.1 + 0.1 * i) for i in range(5)]).model_factor == pytest.approx(1.3)
-    # one source publishing six logs at 2.0 weighs as much as each of three sources at 1.0
-    many = [_sample(10 + i, 2.0, source="prolific") for i in range(6)]
-    assert fit_two_part(many + [_sample(i, 1.0) for i in range(3)]).model_factor == pytest.approx(1.0)
+    # a log with 50 rows per size weighs as much as each of three short ones
+    long = _sample(9, 2.0, sizes=np.repeat(SIZES, 50))
+    assert fit_two_part([long] + [_sample(i, 1.0) for i in range(3)]).model_factor == pytest.approx(1.0)
 
 
 def test_the_band_is_the_spread_around_the_fit_each_log_weighing_the_same():

@@ -11,11 +11,11 @@ typical time is a two-part model with three parameters, fitted on the healthy pu
     typical = overhead + max(model_factor x NCCL's model time, bound / bound_fraction)
 
 (bound_fraction 0: no bound term). The parameters minimise the mean over logs of each log's median relative
-error over its rows >= 1 MiB (capped; each source weighs the same, however many logs and rows it has),
-searched on a grid: robust, and nothing to diverge. A class with too few logs or sources borrows the fit of its group (the
-fabrics between nodes, those inside a node), then of all classes, and says so. Around that typical time the
-band is the 10th-90th percentile, per size regime (one octave, GRID_LOG2), of measured / typical over the
-class's healthy rows. `fit_bands` computes the table from samples (the offline script
+error over its rows >= 1 MiB (capped; each log weighs the same, however many rows it has), searched on a
+grid: robust, and nothing to diverge. A class with too few logs or sources borrows the fit of its group
+(the fabrics between nodes, those inside a node), then of all classes, and says so. Around that typical
+time the band is the 10th-90th percentile, per size regime (one octave, GRID_LOG2), of measured / typical
+over the class's healthy rows. `fit_bands` computes the table from samples (the offline script
 benchmarks/calibrate_corpus.py writes the committed one); `band` applies it to one prediction. Pure: the
 table is data passed in.
 """
@@ -156,14 +156,10 @@ def _grid_errors_of(s: Sample) -> np.ndarray:
 
 def fit_two_part(samples: list[Sample], of: str = "") -> Fit:
     """The grid point with the least mean, over logs, of each log's median relative error capped at ERROR_CAP
-    (a log that far from every setting is an outlier of the class: it should not steer the others' fit), each
-    source weighing the same however many logs it published (the unit cross-validation leaves out)."""
-    per_source: dict = {}
-    for s in samples:
-        per_source[s.source] = per_source.get(s.source, 0) + 1
-    weights = np.array([1.0 / per_source[s.source] for s in samples])
-    capped = np.stack([np.minimum(_grid_errors(s), ERROR_CAP) for s in samples])
-    errors = np.tensordot(weights, capped, axes=1) / weights.sum()
+    (a log that far from every setting is an outlier of the class: it should not steer the others' fit). Each
+    log weighs the same, as in the band; weighing sources instead lets one odd single-log source outvote a
+    source's several consistent runs (EFA: a T4 pair against p4d/p5 nodes)."""
+    errors = np.mean([np.minimum(_grid_errors(s), ERROR_CAP) for s in samples], axis=0)
     i, j, k = np.unravel_index(int(np.argmin(errors)), errors.shape)
     return Fit(float(OVERHEAD_US[i]), float(MODEL_FACTOR[j]), float(BOUND_FRACTION[k]), len(samples),
                len({s.source for s in samples}), of)
