@@ -35,6 +35,8 @@ WINDOW, SIGMA = 2.0, 1.0
 LOW_Q, MID_Q, HIGH_Q = 0.10, 0.50, 0.90
 # a class with fewer logs (or sources) than this borrows the fit (and, per size, the band) of its group, then of all
 MIN_LOGS, MIN_SOURCES = 3, 2
+# ... and its own fit only from more logs than the fit has parameters (three)
+FIT_MIN_LOGS, FIT_MIN_SOURCES = 4, 2
 POOLED = "all"
 # the groups a class borrows from: the fabrics between nodes, and those inside one node
 GROUPS = {"network": ("ib", "roce", "efa", "tcpx", "tcpxo", "socket"),
@@ -42,7 +44,7 @@ GROUPS = {"network": ("ib", "roce", "efa", "tcpx", "tcpxo", "socket"),
 # The two-part model's grid: per-call overhead (us), factor on NCCL's model time, fraction of the bound (0: none).
 # The fit is judged on the rows the error is quoted on (>= FIT_MIN_BYTES), where the hardware shows.
 OVERHEAD_US = np.array([0, 2, 5, 10, 15, 20, 30, 40, 50, 60, 80, 100, 130, 160, 200, 250, 300, 400, 500], float)
-MODEL_FACTOR = np.round(np.arange(0.5, 3.0001, 0.05), 2)
+MODEL_FACTOR = np.round(np.arange(0.3, 5.0001, 0.05), 2)
 BOUND_FRACTION = np.round(np.concatenate([[0.0], np.arange(0.1, 1.0001, 0.05)]), 2)
 FIT_MIN_BYTES = MIB
 ERROR_CAP = 0.5
@@ -200,9 +202,9 @@ def _group_of(fabric: str) -> str:
 
 def fit_bands(samples: list[Sample]) -> dict:
     """{class: {"fit": Fit as a dict, "2^k": stats}} for every fabric class in the samples, each group of GROUPS
-    and POOLED. The fit is the class's own where it has MIN_LOGS logs from MIN_SOURCES sources, else its group's,
-    else the pooled one; stats: low/typical/high of measured / the fit's typical time (10th/50th/90th percentile),
-    logs, sources, efficiency percentiles."""
+    and POOLED. The fit is the class's own where it has FIT_MIN_LOGS logs from FIT_MIN_SOURCES sources, else its
+    group's, else the pooled one; stats: low/typical/high of measured / the fit's typical time (10th/50th/90th
+    percentile), logs, sources, efficiency percentiles."""
     classes = {f: [s for s in samples if s.fabric == f] for f in sorted({s.fabric for s in samples})}
     for group, members in GROUPS.items():
         classes[group] = [s for s in samples if s.fabric in members]
@@ -211,11 +213,14 @@ def fit_bands(samples: list[Sample]) -> dict:
     table = {}
     for name in own:
         chain = [name] + ([] if name in GROUPS or name == POOLED else [_group_of(name)]) + [POOLED]
-        fit = next((own[c] for c in chain if c in own and own[c].logs >= MIN_LOGS and own[c].sources >= MIN_SOURCES),
-                   own[POOLED])
+        fit = next((own[c] for c in chain if c in own and _fits(own[c])), own[POOLED])
         table[name] = {"fit": fit.to_json(),
                        **{str(k): st for k in GRID_LOG2 if (st := _residual_stats(classes[name], fit, k)) is not None}}
     return table
+
+
+def _fits(fit: Fit) -> bool:
+    return fit.logs >= FIT_MIN_LOGS and fit.sources >= FIT_MIN_SOURCES
 
 
 def _fit_of(entry: dict) -> Fit:
