@@ -9,6 +9,7 @@ import pytest
 from collperf.collectives import busbw_factor
 from collperf.diagnose import diagnose
 from collperf.diagnose.calibrated import peers
+from collperf.diagnose.core import SizeVerdict, beyond_band
 from collperf.diagnose.corpus_fit import build, cross_validate, read_corpus
 from collperf.diagnose.verdict import band_verdict
 from collperf.ingest import parse
@@ -189,3 +190,21 @@ def test_diagnose_judges_against_the_band_and_names_sizes_outside(corpus):
     outside = next(f for f in d.findings if f.kind == "outside-band")
     assert outside.sizes == [slow.size] and "16 MiB" in outside.message
     assert "calibrated on 5 public runs" in d.expected_from
+
+
+def _size(size, time_s, high_s):
+    return SizeVerdict(size, time_s, high_s / 1.5, None, None, None, "bandwidth", "", expected_high_s=high_s)
+
+
+def test_a_log_slow_only_at_its_mid_sizes_is_beyond_the_band_by_its_plateau():
+    # sizes 1 MiB .. 1 GiB against a slow edge of 1 ms each: the mid sizes 3x beyond it (a per-call overhead),
+    # the plateau (the sizes within 16x of the largest: 64 MiB .. 1 GiB) at the edge: beyond = min(median over
+    # all 11 = 3.0, median over the plateau's 5 = 1.0)
+    sizes = [1 << k for k in range(20, 31)]
+    mid_slow = [_size(n, 3e-3 if n < (64 << 20) else 1e-3, 1e-3) for n in sizes]
+    assert beyond_band(mid_slow) == pytest.approx(1.0)
+    # slow everywhere: 2x beyond, both ways
+    assert beyond_band([_size(n, 2e-3, 1e-3) for n in sizes]) == pytest.approx(2.0)
+    # only the largest size 4x beyond: the plateau's median is 1, so is the whole log's
+    one_bad = [_size(n, 4e-3 if n == sizes[-1] else 1e-3, 1e-3) for n in sizes]
+    assert beyond_band(one_bad) == pytest.approx(1.0)
