@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-KIB, MIB = 1 << 10, 1 << 20
+MIB = 1 << 20
 # The size regimes are one octave apart: the band at size 2^k pools the rows within WINDOW octaves of it,
 # weighted by a Gaussian of SIGMA octaves, each log weighing the same (so a long sweep does not outvote a
 # short one). A protocol or algorithm switch moves the ratio over an octave or two, not more.
@@ -273,13 +273,11 @@ def band(size_bytes, model_time_s, fabric: str, table: dict, floor_s=None) -> Ba
         provenance.append(why)
         logs.append(stats["logs"] if stats else 0)
         if stats:
+            # the typical time is the fit itself: re-centring it on each octave's median of the spread was
+            # less accurate under leave-one-source-out (median error 18.1 % against 16.8 % on a 68-log corpus)
             base = float(fit.typical_s(t[i], None if floor is None else floor[i]))
-            middle = stats["typical"] if TYPICAL_FROM_SPREAD else 1.0
-            low[i], typical[i], high[i] = (min(stats["low"], middle) * base, middle * base,
-                                           max(stats["high"], middle) * base)
+            low[i], typical[i], high[i] = min(stats["low"], 1.0) * base, base, max(stats["high"], 1.0) * base
     if floor is not None:
         low, typical, high = (np.maximum(x, floor) for x in (low, typical, high))
     return Band(low, typical, high, [fabric] * n.size, provenance, logs)
 
-
-TYPICAL_FROM_SPREAD = False
