@@ -208,3 +208,20 @@ def test_a_log_slow_only_at_its_mid_sizes_is_beyond_the_band_by_its_plateau():
     # only the largest size 4x beyond: the plateau's median is 1, so is the whole log's
     one_bad = [_size(n, 4e-3 if n == sizes[-1] else 1e-3, 1e-3) for n in sizes]
     assert beyond_band(one_bad) == pytest.approx(1.0)
+
+
+def test_below_a_mib_the_typical_time_follows_the_octaves_median_and_the_class_own_runs():
+    # below 1 MiB the fit was not judged: the typical time is the fit times the octave's median of healthy runs;
+    # a class whose band is borrowed there still takes its typical time from its own runs
+    table = {"network": {"fit": {"overhead_us": 0.0, "model_factor": 1.0, "bound_fraction": 0.0, "logs": 9,
+                                 "sources": 4, "of": "network"},
+                         "16": {"low": 0.5, "typical": 2.0, "high": 3.0, "logs": 9, "sources": 4}},
+             "tcpx": {"fit": {"overhead_us": 10.0, "model_factor": 1.0, "bound_fraction": 0.0, "logs": 9,
+                              "sources": 4, "of": "network"},
+                      "16": {"low": 1.0, "typical": 1.5, "high": 2.0, "logs": 1, "sources": 1}}}
+    b = band([1 << 16], [20e-6], "network", table)
+    assert (b.low_s[0], b.typical_s[0], b.high_s[0]) == pytest.approx((10e-6, 40e-6, 60e-6))
+    # tcpx: the network band (0.5x-3x of 20 us) around its own typical 1.5 x (10 us + 20 us) = 45 us
+    b = band([1 << 16], [20e-6], "tcpx", table)
+    assert (b.low_s[0], b.typical_s[0], b.high_s[0]) == pytest.approx((10e-6, 45e-6, 60e-6))
+    assert "too few" in b.provenance[0]

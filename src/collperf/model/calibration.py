@@ -273,10 +273,21 @@ def band(size_bytes, model_time_s, fabric: str, table: dict, floor_s=None) -> Ba
         provenance.append(why)
         logs.append(stats["logs"] if stats else 0)
         if stats:
-            # the typical time is the fit itself: re-centring it on each octave's median of the spread was
-            # less accurate under leave-one-source-out (median error 18.1 % against 16.8 % on a 68-log corpus)
-            base = float(fit.typical_s(t[i], None if floor is None else floor[i]))
-            low[i], typical[i], high[i] = min(stats["low"], 1.0) * base, base, max(stats["high"], 1.0) * base
+            # From FIT_MIN_BYTES up the typical time is the fit itself (re-centring it on each octave's median
+            # was less accurate under leave-one-source-out: median error 18.1 % against 16.8 % on a 68-log
+            # corpus); below, where the fit was not judged, the octave's median of healthy runs corrects it
+            # (a per-call overhead fitted on MiB sizes is not what a 64 KiB call costs on NVLink).
+            bound_i = None if floor is None else floor[i]
+            base = float(fit.typical_s(t[i], bound_i))
+            middle = stats["typical"] * base if n[i] < FIT_MIN_BYTES else base
+            own_entry = table.get(fabric, {})
+            own = own_entry.get(str(GRID_LOG2[g]))
+            if n[i] < FIT_MIN_BYTES and own is not None and own is not stats and "fit" in own_entry:
+                # a borrowed band still takes the typical time from the class's own few runs where it has any
+                # (two H100 NVLS runs say more about a 64 KiB call on NVLS than PCIe boxes in the node group)
+                middle = own["typical"] * float(_fit_of(own_entry).typical_s(t[i], bound_i))
+            low[i], typical[i], high[i] = (min(stats["low"] * base, middle), middle,
+                                           max(stats["high"] * base, middle))
     if floor is not None:
         low, typical, high = (np.maximum(x, floor) for x in (low, typical, high))
     return Band(low, typical, high, [fabric] * n.size, provenance, logs)
