@@ -3,8 +3,9 @@
     python benchmarks/calibrate_corpus.py            # fit, write src/collperf/data/calibration.json, LOSO table
     python benchmarks/calibrate_corpus.py --check    # LOSO table only (the committed file is left alone)
 
-Fit: per fabric class and size regime, the 10th/50th/90th percentile of measured / NCCL's model time over
-the rows of every healthy corpus log (model/calibration.py). Leave-one-source-out: for every source group
+Fit: per fabric class, a per-call overhead, a factor on NCCL's model time and an achieved fraction of the
+bound (the typical time), and per size regime the 10th/50th/90th percentile of measured / typical over the
+rows of every healthy corpus log (model/calibration.py). Leave-one-source-out: for every source group
 of the index, fit on all the others and judge that source's logs with the fit; per log, the median error
 of the calibrated typical time over rows >= 1 MiB (and of NCCL's model alone, side by side), the overall
 verdict of healthy logs (a "slower than expected" there is a false alarm) and whether known-bad logs are
@@ -67,6 +68,11 @@ def main() -> None:
         OUT.write_text(_dumps(data))
         print(f"wrote {OUT.relative_to(ROOT)}: {data['logs']} healthy logs from {data['sources']} sources, "
               f"fabric classes {', '.join(k for k in data['bands'] if k != 'all')}")
+        print(f"{'class':15} {'overhead':>9} {'x model':>8} {'of bound':>8}  fitted on")
+        for name, entry in data["bands"].items():
+            fit = entry["fit"]
+            print(f"{name:15} {fit['overhead_us']:6.0f} us {fit['model_factor']:8.2f} {fit['bound_fraction']:8.2f}  "
+                  f"{fit['logs']} logs from {fit['sources']} sources ({fit['of']})")
     results = cross_validate(logs)
     if args.verbose:
         for r in results:

@@ -9,10 +9,11 @@ import pytest
 from collperf.collectives import busbw_factor
 from collperf.diagnose import diagnose
 from collperf.diagnose.calibrated import peers
+from collperf.diagnose.core import SizeVerdict, beyond_band
 from collperf.diagnose.corpus_fit import build, cross_validate, read_corpus
 from collperf.diagnose.verdict import band_verdict
 from collperf.ingest import parse
-from collperf.model.calibration import Sample, band, fit_bands
+from collperf.model.calibration import Sample, band, fit_bands, fit_two_part
 from collperf.model.nccl import expect
 from collperf.model.systems import get_system
 from collperf.spec import HardwareSpec
@@ -20,45 +21,74 @@ from collperf.spec import HardwareSpec
 SIZES = np.array([2.0 ** k for k in range(20, 31)])      # 1 MiB .. 1 GiB
 
 
-def _sample(i, ratio, fabric="ib", source=None, sizes=SIZES):
-    return Sample(f"log{i}", source or f"src{i}", fabric, sizes, np.full(sizes.shape, ratio), np.full(sizes.shape, 0.8))
+def _sample(i, factor, fabric="ib", source=None, overhead_s=0.0, fraction=0.0, sizes=SIZES):
+    """A log that takes `overhead_s` + max(`factor` x NCCL's model time, bound / `fraction`) at every size. NCCL's
+    model: 200 us + 40 GB/s, the bound 50 GB/s: with a fraction of 0.6 the model term rules up to ~16 MiB."""
+    model, bound = 200e-6 + sizes / 40e9, sizes / 50e9
+    t = overhead_s + np.maximum(factor * model, bound / fraction if fraction else 0.0)
+    return Sample(f"log{i}", source or f"src{i}", fabric, sizes, t, model, bound)
 
 
-def test_fit_recovers_known_fractions():
-    # ten logs achieving 1.0, 1.1, ..., 1.9 x NCCL's model time at every size: each log weighs 1/10, so the
-    # cumulative weight is exactly 0.1 after the first log: the 10th percentile is the mean of 1.0 and 1.1, the
-    # 50th of 1.4 and 1.5, the 90th of 1.8 and 1.9
-    table = fit_bands([_sample(i, 1.0 + 0.1 * i) for i in range(10)])
+@pytest.mark.parametrize("overhead_us, factor, fraction", [(40, 1.2, 0.0), (100, 0.9, 0.6), (0, 1.0, 0.35)])
+def test_fit_recovers_known_overhead_factor_and_fraction(overhead_us, factor, fraction):
+    # logs made from a known per-call overhead, factor on NCCL's model and fraction of the bound, of different
+    # sizes ranges so that every part shows somewhere: the fit finds exactly those (they are on its grid)
+    samples = [_sample(i, factor, overhead_s=overhead_us * 1e-6, fraction=fraction,
+                       sizes=np.array([2.0 ** k for k in range(10 + 2 * i, 31)])) for i in range(4)]
+    fit = fit_two_part(samples, "ib")
+    assert (fit.overhead_us, fit.model_factor, fit.bound_fraction) == (overhead_us, factor, fraction)
+    assert (fit.logs, fit.sources, fit.of) == (4, 4, "ib")
+    stats = fit_bands(samples)["ib"]["25"]
+    assert (stats["low"], stats["typical"], stats["high"]) == pytest.approx((1.0, 1.0, 1.0))
+
+
+def test_the_factor_is_the_error_weighted_median_and_each_log_weighs_the_same():
+    # five logs at 1.1..1.5 x NCCL's model: minimising the mean relative error |r - c| / c is the median of c
+    # weighted by 1/c: weights .909 .833 .769 .714 .667 (sum 3.89), cumulative .909, 1.742, 2.511: r = 1.3
+    assert fit_two_part([_sample(i, 1.1 + 0.1 * i) for i in range(5)]).model_factor == pytest.approx(1.3)
+    # a log with 50 rows per size weighs as much as each of three short ones
+    long = _sample(9, 2.0, sizes=np.repeat(SIZES, 50))
+    assert fit_two_part([long] + [_sample(i, 1.0) for i in range(3)]).model_factor == pytest.approx(1.0)
+
+
+def test_the_band_is_the_spread_around_the_fit_each_log_weighing_the_same():
+    # ten logs at 1.0..1.9 x NCCL's model; the fit is their error-weighted median (weights 1/c, sum 7.19: cumulative
+    # 1, 1.909, 2.742, 3.511, 4.225 against half of it, 3.59): r = 1.4, and the band the percentiles of c / 1.4
+    long = _sample(0, 1.0, sizes=np.repeat(SIZES, 50))       # 50 rows per size: still one log's weight
+    table = fit_bands([long] + [_sample(i, 1.0 + 0.1 * i) for i in range(1, 10)])
+    assert table["ib"]["fit"]["model_factor"] == pytest.approx(1.4)
     stats = table["ib"]["25"]
-    assert (stats["low"], stats["typical"], stats["high"]) == pytest.approx((1.05, 1.45, 1.85))
+    assert (stats["low"], stats["typical"], stats["high"]) == pytest.approx((1.05 / 1.4, 1.45 / 1.4, 1.85 / 1.4),
+                                                                           abs=1e-4)
     assert (stats["logs"], stats["sources"]) == (10, 10)
-    assert stats["efficiency"] == pytest.approx([0.8, 0.8, 0.8])
-    assert table["network"]["25"]["typical"] == pytest.approx(1.45) and "node" not in table
+    assert table["network"]["fit"]["of"] == "network" and "node" not in table
 
 
-def test_each_log_weighs_the_same_however_many_rows():
-    long = _sample(0, 2.0, sizes=np.repeat(SIZES, 50))
-    short = [_sample(i, 1.0) for i in range(1, 4)]
-    stats = fit_bands([long] + short)["ib"]["25"]
-    assert stats["typical"] == pytest.approx(1.0)            # 3 logs of 1.0 outvote 1 log of 2.0, rows aside
-    # cumulative weight 3/4 after the three logs at 1.0: the 90th percentile is the long log's 2.0
-    assert stats["high"] == pytest.approx(2.0)
-
-
-def test_band_multiplies_the_model_time_and_never_goes_below_the_bound():
-    table = fit_bands([_sample(i, 1.0 + 0.1 * i) for i in range(10)])
-    b = band([1 << 25, 1 << 25], [2e-3, 1e-3], "ib", table, floor_s=[0.0, 1.2e-3])
-    assert b.typical_s == pytest.approx([2.9e-3, 1.45e-3]) and b.low_s == pytest.approx([2.1e-3, 1.2e-3])
-    assert b.high_s == pytest.approx([3.7e-3, 1.85e-3])
-    assert "10 public runs of this fabric class (ib) from 10 sources" in b.provenance[0]
+def test_band_applies_the_fit_and_the_spread_and_never_goes_below_the_bound():
+    table = {"ib": {"fit": {"overhead_us": 50.0, "model_factor": 1.1, "bound_fraction": 0.5, "logs": 9,
+                            "sources": 4, "of": "ib"},
+                    "25": {"low": 0.8, "typical": 1.02, "high": 1.5, "logs": 9, "sources": 4}}}
+    # typical = 50 us + max(1.1 x model, bound / 0.5): 50 + max(2200, 1000) = 2250 us; 50 + max(1100, 1600) =
+    # 1650 us; the band 0.8x..1.5x of it
+    b = band([1 << 25, 1 << 25], [2e-3, 1e-3], "ib", table, floor_s=[0.5e-3, 0.8e-3])
+    assert b.typical_s == pytest.approx([2.25e-3, 1.65e-3]) and b.high_s == pytest.approx([3.375e-3, 2.475e-3])
+    assert b.low_s == pytest.approx([1.8e-3, 1.32e-3])
+    # without a bound term (fraction 0): 50 us + 1.1 ms = 1.15 ms, under a 1.4 ms bound: low and typical are the bound
+    table["ib"]["fit"]["bound_fraction"] = 0.0
+    floor = band([1 << 25], [1e-3], "ib", table, floor_s=[1.4e-3])
+    assert floor.low_s == pytest.approx([1.4e-3]) and floor.typical_s == pytest.approx([1.4e-3])
+    assert floor.high_s == pytest.approx([1.725e-3])
+    assert "9 public runs of this fabric class (ib) from 4 sources" in b.provenance[0]
 
 
 def test_a_class_with_too_few_runs_borrows_its_group_and_keeps_its_own_spread():
     samples = [_sample(i, 1.2) for i in range(5)] + [_sample(9, 3.0, fabric="tcpx")]
-    b = band([1 << 25], [1e-3], "tcpx", fit_bands(samples))
-    assert b.typical_s == pytest.approx([1.2e-3])              # the network group's typical time
+    table = fit_bands(samples)
+    assert table["tcpx"]["fit"]["of"] == "network" and table["tcpx"]["fit"]["model_factor"] == pytest.approx(1.2)
+    b = band([1 << 25], [1e-3], "tcpx", table)
+    assert b.typical_s == pytest.approx([1.2e-3])              # the network group's fit
     assert b.high_s == pytest.approx([3.0e-3])                 # ... but its own run is inside the band
-    assert "1 tcpx run(s)" in b.provenance[0] and "network" in b.provenance[0]
+    assert "1 tcpx run(s)" in b.provenance[0] and "network" in b.provenance[0] and "too few" in b.provenance[0]
     none = band([1 << 25], [1e-3], "ib", {})
     assert np.isnan(none.typical_s[0]) and none.provenance[0].startswith("not calibrated")
 
@@ -131,15 +161,19 @@ def test_synthetic_corpus_recovers_the_fractions_and_cross_validates(corpus):
     assert len(logs) == 6 and {log.system.fabric_class for log in logs} == {"ib"}
     data = build(logs)
     assert data["logs"] == 5 and len(data["peers"]) == 5
+    # five logs at 1.1..1.5 x NCCL's model time: the fit is their median weighted by 1/c (1.3, see above) with no
+    # overhead and no bound term, and the band 1.1/1.3 .. 1.5/1.3 around it (within the rounding of the printed
+    # microseconds)
+    fit = data["bands"]["ib"]["fit"]
+    assert (fit["overhead_us"], fit["model_factor"], fit["bound_fraction"]) == (0.0, pytest.approx(1.3), 0.0)
     stats = data["bands"]["ib"]["25"]
-    # five logs at 1.1..1.5, cumulative weights 0.2, 0.4, ...: the percentiles are 1.1, 1.3 and 1.5 (within the
-    # rounding of the log's printed microseconds)
-    assert (stats["low"], stats["typical"], stats["high"]) == pytest.approx((1.1, 1.3, 1.5), rel=2e-3)
+    assert (stats["low"], stats["typical"], stats["high"]) == pytest.approx((1.1 / 1.3, 1.0, 1.5 / 1.3), rel=2e-3)
     results = {r["id"]: r for r in cross_validate(logs)}
     assert not any(r["verdict"].startswith("slower") for r in results.values() if r["healthy"])
     assert results["h100-ib-bad"]["verdict"].startswith("slower than expected") and results["h100-ib-bad"]["flagged"]
-    # the middle log, left out: the other four (1.1, 1.2, 1.4, 1.5) reach weight 1/2 exactly at 1.2: typical 1.3
-    assert results["h100-ib-c"]["error"] == pytest.approx(0.0, abs=5e-3)
+    # the middle log, left out: the other four (1.1, 1.2, 1.4, 1.5; weights .909 .833 .714 .667, half 1.56)
+    # give r = 1.2, so the 1.3 log is 0.1 / 1.3 off
+    assert results["h100-ib-c"]["error"] == pytest.approx(0.1 / 1.3, abs=5e-3)
 
 
 def test_diagnose_judges_against_the_band_and_names_sizes_outside(corpus):
@@ -156,3 +190,38 @@ def test_diagnose_judges_against_the_band_and_names_sizes_outside(corpus):
     outside = next(f for f in d.findings if f.kind == "outside-band")
     assert outside.sizes == [slow.size] and "16 MiB" in outside.message
     assert "calibrated on 5 public runs" in d.expected_from
+
+
+def _size(size, time_s, high_s):
+    return SizeVerdict(size, time_s, high_s / 1.5, None, None, None, "bandwidth", "", expected_high_s=high_s)
+
+
+def test_a_log_slow_only_at_its_mid_sizes_is_beyond_the_band_by_its_plateau():
+    # sizes 1 MiB .. 1 GiB against a slow edge of 1 ms each: the mid sizes 3x beyond it (a per-call overhead),
+    # the plateau (the sizes within 16x of the largest: 64 MiB .. 1 GiB) at the edge: beyond = min(median over
+    # all 11 = 3.0, median over the plateau's 5 = 1.0)
+    sizes = [1 << k for k in range(20, 31)]
+    mid_slow = [_size(n, 3e-3 if n < (64 << 20) else 1e-3, 1e-3) for n in sizes]
+    assert beyond_band(mid_slow) == pytest.approx(1.0)
+    # slow everywhere: 2x beyond, both ways
+    assert beyond_band([_size(n, 2e-3, 1e-3) for n in sizes]) == pytest.approx(2.0)
+    # only the largest size 4x beyond: the plateau's median is 1, so is the whole log's
+    one_bad = [_size(n, 4e-3 if n == sizes[-1] else 1e-3, 1e-3) for n in sizes]
+    assert beyond_band(one_bad) == pytest.approx(1.0)
+
+
+def test_below_a_mib_the_typical_time_follows_the_octaves_median_and_the_class_own_runs():
+    # below 1 MiB the fit was not judged: the typical time is the fit times the octave's median of healthy runs;
+    # a class whose band is borrowed there still takes its typical time from its own runs
+    table = {"network": {"fit": {"overhead_us": 0.0, "model_factor": 1.0, "bound_fraction": 0.0, "logs": 9,
+                                 "sources": 4, "of": "network"},
+                         "16": {"low": 0.5, "typical": 2.0, "high": 3.0, "logs": 9, "sources": 4}},
+             "tcpx": {"fit": {"overhead_us": 10.0, "model_factor": 1.0, "bound_fraction": 0.0, "logs": 9,
+                              "sources": 4, "of": "network"},
+                      "16": {"low": 1.0, "typical": 1.5, "high": 2.0, "logs": 1, "sources": 1}}}
+    b = band([1 << 16], [20e-6], "network", table)
+    assert (b.low_s[0], b.typical_s[0], b.high_s[0]) == pytest.approx((10e-6, 40e-6, 60e-6))
+    # tcpx: the network band (0.5x-3x of 20 us) around its own typical 1.5 x (10 us + 20 us) = 45 us
+    b = band([1 << 16], [20e-6], "tcpx", table)
+    assert (b.low_s[0], b.typical_s[0], b.high_s[0]) == pytest.approx((10e-6, 45e-6, 60e-6))
+    assert "too few" in b.provenance[0]

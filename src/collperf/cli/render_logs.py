@@ -137,7 +137,7 @@ def _expected(typical, low, high) -> str:
 def print_expected_bands(assumed, bands) -> None:
     """`predict --cluster`: NCCL's expected band and the bound per size, beside our algorithms."""
     out.print(f"[bold]NCCL on {escape(assumed.describe())}: the expected band[/bold] (the time healthy public runs "
-              "of this fabric class take, 10th-90th percentile, around NCCL's own model time)")
+              "of this fabric class take, 10th-90th percentile, fitted on NCCL's own model time and the bound)")
     table = Table(title_justify="left")
     for column in ("size", "expected", "busbw GB/s", "NCCL model", "NCCL choice", "bound", "calibration"):
         table.add_column(column, justify="left" if column in ("NCCL choice", "calibration") else "right",

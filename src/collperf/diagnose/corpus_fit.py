@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from collperf.collectives import get_collective
-from collperf.diagnose.core import diagnose
+from collperf.diagnose.core import beyond_band, diagnose
 from collperf.diagnose.expectation import expectation
 from collperf.diagnose.hardware import assume
 from collperf.errors import UsageError
@@ -51,8 +51,8 @@ class CorpusLog:
         return self.row.get("source_group") or self.row.get("source_url") or self.id
 
     def sample(self) -> Sample:
-        return Sample(self.id, self.source, self.system.fabric_class, self.sizes, self.times / self.model_s,
-                      self.bound_s / self.times, gpu_family(self.system))
+        return Sample(self.id, self.source, self.system.fabric_class, self.sizes, self.times, self.model_s,
+                      self.bound_s)
 
 
 def read_index(corpus: Path) -> list[dict]:
@@ -181,7 +181,8 @@ def _flagged(d) -> bool:
 
 
 def _beyond(d) -> float | None:
-    """Median of time / the band's slow edge over the bandwidth-bound sizes (> 1: slower than the band)."""
+    """How far beyond the band's slow edge the bandwidth-bound sizes are, as the overall verdict measures it
+    (> 1: slower than the band)."""
     big = [v for v in d.sizes if v.expected_high_s and v.regime != "latency"] or \
         [v for v in d.sizes if v.expected_high_s]
-    return float(np.median([v.time_s / v.expected_high_s for v in big])) if big else None
+    return beyond_band(big) if big else None

@@ -1,5 +1,5 @@
-"""What a measurement is compared with: the expected band (NCCL's model on the assumed system, calibrated on
-healthy public runs of its fabric class: model/calibration.py) and the physical bound (model/bounds
+"""What a measurement is compared with: the expected band (NCCL's model and the bound on the assumed system,
+calibrated on healthy public runs of its fabric class: model/calibration.py) and the physical bound (model/bounds
 two-level bound, or a flat --peak)."""
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from collperf.diagnose.calibrated import calibration, peers
 from collperf.diagnose.hardware import Assumed
 from collperf.model.calibration import band
 from collperf.model.nccl import expect, system_bound
-from collperf.model.systems import gpu_family
 
 
 @dataclass
@@ -40,8 +39,8 @@ class Expectation:
 
 def expectation(collective: str, sizes, assumed: Assumed, peak_Bps: float | None = None,
                 factor: float | None = None, bound_system=None, bands: dict | None = None) -> Expectation:
-    """The expected band and the bound on the assumed system: NCCL's model time scaled by what healthy public
-    runs of the system's fabric class achieve relative to it (`bands`: a calibration table, default the
+    """The expected band and the bound on the assumed system: from NCCL's model time and the bound, as healthy
+    public runs of the system's fabric class achieve relative to them (`bands`: a calibration table, default the
     committed one; {} for NCCL's model alone). A flat bound from `peak_Bps` if given; `bound_system`:
     another system for the bound, e.g. the unfitted hardware when the expectation is a fit."""
     n = np.asarray(sizes, dtype=float)
@@ -93,7 +92,7 @@ def _calibrate(ex: Expectation, n: np.ndarray, system, bands: dict) -> None:
     ex.fabric = system.fabric_class
     if not bands:
         return
-    b = band(n, ex.model_s, ex.fabric, bands, floor_s=ex.bound_s, family=gpu_family(system))
+    b = band(n, ex.model_s, ex.fabric, bands, floor_s=ex.bound_s)
     ok = np.isfinite(b.typical_s)
     if not ok.any():
         return
@@ -102,8 +101,10 @@ def _calibrate(ex: Expectation, n: np.ndarray, system, bands: dict) -> None:
     ex.high_s = np.where(ok, b.high_s, np.nan)
     ex.band_from = b.provenance
     ex.band_logs = b.logs
-    ex.expected_from = (f"{ex.expected_from}, calibrated on healthy public runs: the band is the 10th-90th "
-                        f"percentile of their time relative to NCCL's model ({'; '.join(dict.fromkeys(b.provenance))})")
+    ex.expected_from = (f"{ex.expected_from}, calibrated on healthy public runs: the typical time is a per-call "
+                        "overhead plus the larger of a factor on NCCL's model time and the bound over an achieved "
+                        "fraction, fitted per fabric class; the band the 10th-90th percentile of those runs around it "
+                        f"({'; '.join(dict.fromkeys(b.provenance))})")
 
 
 @dataclass

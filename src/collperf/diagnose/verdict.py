@@ -21,12 +21,12 @@ SLOWER_FACTOR = 1.5
 HOST_SLACK_S = 20e-6
 # The band's slow edge is the 90th percentile of healthy public runs, so one healthy run in ten is beyond it by
 # construction: a whole log is called slower than expected only when its bandwidth-bound sizes are beyond that
-# edge by more than this factor (median over them); just beyond it is the slow end of healthy, and each size
-# outside the band is still named (the outside-band finding). The fewer runs a band rests on, the less its
-# slow edge says (of n runs, the next healthy one is slower than all of them one time in n + 1): the margin
-# grows as 1 + 1/n (n: the median count over those sizes). With 1.3, leave-one-source-out on the corpus
-# (benchmarks/calibrate_corpus.py, docs/calibration.md) calls one healthy log slower (1.9x beyond) and flags
-# every known-bad one (1.3-3.4x beyond).
+# edge by more than this factor (median over them, or over the plateau if less: core.beyond_band); just beyond
+# it is the slow end of healthy, and each size outside the band is still named (the outside-band finding). The
+# fewer runs a band rests on, the less its slow edge says (of n runs, the next healthy one is slower than all of
+# them one time in n + 1): the margin grows as 1 + 1/n (n: the median count over those sizes). With 1.3,
+# leave-one-source-out on the corpus (benchmarks/calibrate_corpus.py, docs/calibration.md) calls one healthy log
+# slower (1.9x beyond) and flags every known-bad one (1.4-3.6x beyond, or by its findings).
 BAND_MARGIN = 1.3
 
 
