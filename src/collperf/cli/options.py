@@ -11,7 +11,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from collperf import __version__
-from collperf.spec import HardwareSpec, NetworkSpec
+from collperf.spec import HardwareSpec, NetworkSpec, PredictSpec, SimulateSpec
 
 class Command(TyperCommand):
     """A command whose --help option shows no value placeholder (typer prints <bool> for flags)."""
@@ -117,26 +117,28 @@ def hardware_options():
     return spec_options(HardwareSpec, "hardware", panel="Hardware (default: from the log)")
 
 
-Collective = typer.Argument(..., help="allreduce, allgather, reducescatter, broadcast, reduce, alltoall, scatter, "
-                                      "gather or sendrecv.")
+def field_option(spec_class, name: str, panel: str | None = None):
+    """The typer option (or argument) a spec field declares, for a command that places it among options of its
+    own (a command built from several specs)."""
+    return _field_option(next(f for f in fields(spec_class) if f.name == name), panel)[1]
+
+
+Collective = field_option(PredictSpec, "collective")
 Json = flag(False, "--json", help="Print one JSON document to stdout.")
-IntraAlg = typer.Option("best", "--intra-algorithm", help="Algorithm of the intra-node phases (or best).")
-InterAlg = typer.Option("best", "--inter-algorithm", help="Algorithm of the inter-node phase (or best).")
+IntraAlg = field_option(PredictSpec, "intra_algorithm")
+InterAlg = field_option(PredictSpec, "inter_algorithm")
 TestbedOpt = typer.Option(None, "--testbed", help="hosts=4,rate=200mbit[,ranks-per-host=2]: brought up and torn down.")
 Timeout = typer.Option(300.0, "--timeout", help="Seconds before the whole run is stopped.")
 
 
-# Blink's options, in predict (--topology panel) and simulate (Blink panel): one wording for both
+# Blink's options, in predict (--topology panel) and simulate (Blink panel): declared once, by SimulateSpec
 def Hybrid(panel: str):
-    return flag(False, "--hybrid", rich_help_panel=panel,
-                help="-A blink broadcast over NVLink and PCIe trees at once (the appendix's equation 8).")
+    return field_option(SimulateSpec, "hybrid", panel)
 
 
 def TDpa(panel: str):
-    return typer.Option("0", "--t-dpa", rich_help_panel=panel, help="--hybrid: the switching overhead T_dpa, e.g. 0.5ms.")
+    return field_option(SimulateSpec, "t_dpa", panel)
 
 
 def Transit(panel: str):
-    return typer.Option("devices", "--transit", rich_help_panel=panel,
-                        help="-A blink: devices (trees on the group's GPUs, PCIe switches and CPUs) or any (idle "
-                             "GPUs forward too).")
+    return field_option(SimulateSpec, "transit", panel)

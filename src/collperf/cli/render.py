@@ -1,4 +1,5 @@
-"""Rendering: rich tables for what the API returns, and its JSON (each result's to_json()) printed strictly (the log commands' tables: render_logs.py).
+"""Rendering: rich tables for what the API returns, and its JSON (each result's to_json()) printed strictly
+(the log commands' tables: render_logs.py).
 No computation lives here."""
 
 from __future__ import annotations

@@ -29,8 +29,9 @@ from collperf.spec.trace import TraceSpec
 from collperf.spec.topology import (TREE_COLLECTIVES, SimulateSpec, TopologyPredictSpec,
                                     TreesSpec, check_transit, predict_network, topology_link)
 
-__all__ = ["NCCL_VIEW", "BenchSpec", "BoundSpec", "CalibrateSpec", "CrossoverSpec", "NcclPredictSpec", "PredictSpec", "ScheduleSpec",
-           "ValidateSpec", "VerifySpec", "ReportSpec", "SearchSpec", "MscclExportSpec", "MscclImportSpec", "TunerSpec", "DiagnoseSpec", "DTYPE_BYTES", "HardwareSpec", "LogSpec", "MeasurementSpec", "NetworkSpec",
+__all__ = ["NCCL_VIEW", "BenchSpec", "BoundSpec", "CalibrateSpec", "CrossoverSpec", "NcclPredictSpec", "PredictSpec",
+           "ScheduleSpec", "ValidateSpec", "VerifySpec", "ReportSpec", "SearchSpec", "MscclExportSpec", "MscclImportSpec",
+           "TunerSpec", "DiagnoseSpec", "DTYPE_BYTES", "HardwareSpec", "LogSpec", "MeasurementSpec", "NetworkSpec",
            "OPS", "PATTERN_COLLECTIVES", "PATTERNS", "PatternSpec", "PlanSpec", "SimulateSpec", "SweepSpec",
            "TOPOLOGY_ALGORITHMS", "TREE_COLLECTIVES", "TopologyPredictSpec", "TraceSpec", "TreesSpec", "check_mode",
            "check_transit", "flops",

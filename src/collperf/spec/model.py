@@ -14,6 +14,9 @@ from collperf.spec.checks import cli_option, sizes, whole
 
 COLLECTIVES_HELP = ("allreduce, allgather, reducescatter, broadcast, reduce, alltoall, scatter, gather or "
                     "sendrecv.")
+# the two-level algorithms' phases, as predict, crossover and plan take them
+INTRA_ALGORITHM = cli_option("--intra-algorithm", help="Algorithm of the intra-node phases (or best).")
+INTER_ALGORITHM = cli_option("--inter-algorithm", help="Algorithm of the inter-node phase (or best).")
 from collperf.spec.network import HardwareSpec, NetworkSpec
 
 
@@ -23,12 +26,12 @@ class PredictSpec:
     `collective` at each size on `network` (a NetworkSpec, or a Network already resolved). With `expected`,
     also what NCCL on the catalogue system (network.cluster) is expected to take per size."""
 
-    collective: str
+    collective: str = field(metadata=cli_option(help=COLLECTIVES_HELP))
     size: str | int | list = "1M,64M,1G"
     network: NetworkSpec | Network = field(default_factory=NetworkSpec)
     algorithm: str | list = "all"
-    intra_algorithm: str = "best"
-    inter_algorithm: str = "best"
+    intra_algorithm: str = field(default="best", metadata=INTRA_ALGORITHM)
+    inter_algorithm: str = field(default="best", metadata=INTER_ALGORITHM)
     segments: int | None = None      # None: the best per size for the pipelined algorithms
     expected: bool = False
 
@@ -76,10 +79,8 @@ class CrossoverSpec:
     max_size: str | int = field(default="16G", metadata=cli_option("--max", help="Largest size."))
     algorithm: str | list = field(default="all", metadata=cli_option(
         "--algorithm", "-A", help="Restrict to these (comma list)."))
-    intra_algorithm: str = field(default="best", metadata=cli_option(
-        "--intra-algorithm", help="Algorithm of the intra-node phases (or best)."))
-    inter_algorithm: str = field(default="best", metadata=cli_option(
-        "--inter-algorithm", help="Algorithm of the inter-node phase (or best)."))
+    intra_algorithm: str = field(default="best", metadata=INTRA_ALGORITHM)
+    inter_algorithm: str = field(default="best", metadata=INTER_ALGORITHM)
 
     def __post_init__(self):
         get_collective(self.collective)

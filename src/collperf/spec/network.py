@@ -55,7 +55,8 @@ class NetworkSpec:
         "--reduce-bandwidth", help="Local reduction rate (1/gamma), e.g. 500GB/s; default infinite."))
     cluster: str | None = field(default=None, metadata=cli_option(
         "--cluster", help="Preset: dgx-h100, dgx-a100, dgx-1v, dgx-2, trn1, pcie-gen4, nvlink300-400gbe."))
-    nodes: int | None = field(default=None, metadata=cli_option("--nodes", type=int, help="Nodes of a two-level cluster."))
+    nodes: int | None = field(default=None, metadata=cli_option(
+        "--nodes", type=int, help="Nodes of a two-level cluster."))
     ranks_per_node: int | None = field(default=None, metadata=cli_option(
         "--ranks-per-node", type=int, help="Ranks per node."))
     intra_latency: str | float | None = field(default=None, metadata=cli_option(
@@ -179,7 +180,8 @@ class HardwareSpec:
     nvls: bool | None = field(default=None, metadata=cli_option(
         "--nvls/--no-nvls", type=bool, help="NVLink SHARP (in-switch reduction) on or off."))
     intra_bandwidth: str | float | None = field(default=None, metadata=cli_option(
-        "--intra-bandwidth", help="One GPU's physical rate to the other GPUs of its node, per direction, e.g. 450GB/s."))
+        "--intra-bandwidth", help="One GPU's physical rate to the other GPUs of its node, per direction, e.g. "
+        "450GB/s."))
     profile: str | None = field(default=None, metadata=cli_option(
         "--profile", help="A calibrated profile (collperf calibrate -o FILE)."))
     fabric: str | None = field(default=None, metadata=cli_option(

@@ -18,6 +18,14 @@ from collperf.spec.checks import check_mode, cli_option, rank_list, sizes, whole
 from collperf.spec.network import NetworkSpec
 
 
+# Blink's options, in predict --topology and simulate: one declaration for both
+HYBRID_OPTION = cli_option("--hybrid", help="-A blink broadcast over NVLink and PCIe trees at once (the appendix's "
+                                             "equation 8).")
+T_DPA_OPTION = cli_option("--t-dpa", help="--hybrid: the switching overhead T_dpa, e.g. 0.5ms.")
+TRANSIT_OPTION = cli_option("--transit", help="-A blink: devices (trees on the group's GPUs, PCIe switches and "
+                                               "CPUs) or any (idle GPUs forward too).")
+
+
 @dataclass(frozen=True, kw_only=True)
 class SimulateSpec:
     """An algorithm's schedule on a topology (dgx1v, dgx2, mesh:P, switch:P, ring:P, cluster:NxG or a file).
@@ -36,9 +44,10 @@ class SimulateSpec:
     inter_algorithm: str | None = None
     network: NetworkSpec = field(default_factory=NetworkSpec)
     ranks: list[int] | None = None   # blink: the group ('0,1,4' is read into the list once)
-    hybrid: bool = False
-    t_dpa: str | float = "0"
-    transit: str = "devices"         # blink: devices (the group's GPUs, switches, CPUs) or any (idle GPUs too)
+    hybrid: bool = field(default=False, metadata=HYBRID_OPTION)
+    t_dpa: str | float = field(default="0", metadata=T_DPA_OPTION)
+    # blink: devices (the group's GPUs, switches, CPUs) or any (idle GPUs too)
+    transit: str = field(default="devices", metadata=TRANSIT_OPTION)
     memory_limit: str | float | None = None   # refuse a run whose estimate is over it; None: the available memory
     engine: str = "auto"             # events mode: auto, grouped (classes of like transfers) or per-transfer
 
@@ -165,9 +174,9 @@ class TopologyPredictSpec:
     size: object = "1M,64M,1G"
     ranks: list[int] | None = None   # the group ('0,1,2' is read into the list once); None: every rank
     root: int | None = None          # blink: a topology rank of the group (default its first)
-    hybrid: bool = False
-    t_dpa: str | float = "0"
-    transit: str = "devices"
+    hybrid: bool = field(default=False, metadata=HYBRID_OPTION)
+    t_dpa: str | float = field(default="0", metadata=T_DPA_OPTION)
+    transit: str = field(default="devices", metadata=TRANSIT_OPTION)
     network: NetworkSpec = field(default_factory=NetworkSpec)   # latency/bandwidth: the link of switch:P, ...
 
     def __post_init__(self):
