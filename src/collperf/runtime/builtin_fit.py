@@ -42,31 +42,38 @@ def fit_sizes(sweep_sizes, max_bytes: int = FIT_MAX_BYTES) -> list[int]:
     return sorted({lo, max(mid, lo + 4096), hi})
 
 
-def _key(collective: str, ranks_per_host: int) -> tuple:
-    return (dist.get_backend(), dist.get_world_size(), ranks_per_host, collective)
+def group_key(group) -> tuple:
+    """What names a process group in the caches: its backend, size and identity (the default group: WORLD)."""
+    named = "WORLD" if group is None or group is dist.group.WORLD else id(group)
+    return (dist.get_backend(group), dist.get_world_size(group), named)
+
+
+def _key(collective: str, ranks_per_host: int, group=None) -> tuple:
+    return (*group_key(group), ranks_per_host, collective)
 
 
 def builtin_fit(collective: str, sweep_sizes, ranks_per_host: int, root: int = 0, iters: int = 3,
-                max_bytes: int = FIT_MAX_BYTES) -> BuiltinFit:
-    """The built-in of `collective` timed at fit_sizes (float32 sum, out-of-place, after a barrier; the median
-    over `iters` of the mean over ranks) and fitted; the same on every rank."""
-    key = _key(get_collective(collective).name, ranks_per_host)
+                max_bytes: int = FIT_MAX_BYTES, group=None, dev=None) -> BuiltinFit:
+    """The built-in of `collective` on `group` (None: the default group; root a rank of it) timed at fit_sizes
+    (float32 sum, out-of-place, after a barrier; the median over `iters` of the mean over ranks) and fitted;
+    the same on every rank of the group."""
+    key = _key(get_collective(collective).name, ranks_per_host, group)
     if key not in _FITS:
-        coll, p, dev = get_collective(collective), dist.get_world_size(), device()
+        coll, p, dev = get_collective(collective), dist.get_world_size(group), dev or device()
         sizes, times = fit_sizes(sweep_sizes, max_bytes), []
         for size in sizes:
             _, _, in_elems, out_elems = coll.counts(size, p, 4)
             inp = torch.ones(in_elems, dtype=torch.float32, device=dev)
             out = torch.zeros(out_elems, dtype=torch.float32, device=dev)
-            run_builtin(coll, inp, out, "sum", root)   # warm-up: the backend's buffers and connections
+            run_builtin(coll, inp, out, "sum", root, group)   # warm-up: the backend's buffers and connections
             samples = []
             for _ in range(iters):
-                dist.barrier()
+                dist.barrier(group=group)
                 t0 = time.perf_counter()
-                run_builtin(coll, inp, out, "sum", root)
+                run_builtin(coll, inp, out, "sum", root, group)
                 samples.append(time.perf_counter() - t0)
             mean = torch.tensor(samples, dtype=torch.float64)
-            dist.all_reduce(mean)
+            dist.all_reduce(mean, group=group)
             times.append(statistics.median((mean / p).tolist()))
         _FITS[key] = fit_builtin(coll.name, sizes, times)
     return _FITS[key]

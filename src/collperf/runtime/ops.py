@@ -9,8 +9,9 @@ torch's is; `src`/`dst` are global ranks, as in torch) and runs one of our verif
 executor of runtime/execute.py. `algorithm="auto"` takes, per (collective, size), the algorithm the
 model predicts fastest (model/select.py auto_choices) on the group's network: the one given with
 `set_network`, else a quick calibration the first time auto is used on a group (a collective call:
-every rank of the group makes it, as they make the collective). `algorithm="builtin"` calls the
-backend's own. Every rank of the group must pass the same algorithm.
+every rank of the group makes it, as they make the collective). The backend's own is a candidate too, as
+in `bench -A auto`: priced by its fit on the group, and where ours is picked by a close margin both are
+timed on the size (once per size octave). `algorithm="builtin"` calls the backend's own. Every rank of the group must pass the same algorithm.
 """
 
 from __future__ import annotations
@@ -26,8 +27,11 @@ from collperf.model.algorithms.modes import is_chooser, is_runtime_only, is_two_
 from collperf.model.network import Link, Network
 from collperf.model.select import auto_choices
 from collperf.runtime import data
+from collperf.runtime.builtin import run_builtin
+from collperf.runtime.builtin_fit import FIT_MAX_BYTES, FIT_MIN_BYTES, builtin_fit
 from collperf.runtime.execute import run_schedule
-from collperf.runtime.measure import add_rate_Bps, link
+from collperf.runtime.calibration import add_rate_Bps, link
+from collperf.runtime.confirm import confirm_choices
 
 DEFAULT_SLICE_BYTES = 0      # execute.py slices_for: per message, from the per-message cost
 _OPS = (("sum", "SUM"), ("prod", "PRODUCT"), ("min", "MIN"), ("max", "MAX"), ("avg", "AVG"))
@@ -111,14 +115,26 @@ def calibrate(group=None, device=None, big_bytes: int = 1 << 20):
 
 
 def choose(collective: str, size_bytes: int, group=None, device=None, root: int = 0) -> tuple[str, int | None]:
-    """auto's (algorithm, segments) for `size_bytes` of `collective` on `group` (root: a group rank)."""
+    """auto's (algorithm, segments) for `size_bytes` of `collective` on `group` (root: a group rank): bench's
+    chooser (model/select.py auto_choices) with the backend's built-in as a candidate, priced by its fit on the
+    group (runtime/builtin_fit.py), and a close call between ours and it timed (runtime/confirm.py)."""
     key = (_key(group), collective, size_bytes, root)
     if key not in _CHOICES:
         if _key(group) not in _NETWORKS:
             _NETWORKS[_key(group)] = calibrate(group, device)
-        c = auto_choices(collective, _NETWORKS[_key(group)], [size_bytes], root=root)[0]
+        network = _NETWORKS[_key(group)]
+        dev = device or torch.device("cpu")
+        # one fit per group and collective, over the sizes the fit covers (sizes differ from call to call)
+        fit = builtin_fit(collective, [FIT_MIN_BYTES, FIT_MAX_BYTES], _size(group), root, group=group, dev=dev)
+        c = auto_choices(collective, network, [size_bytes], root=root, builtin=fit)[0]
+        c = confirm_choices([c], collective, root, group, DEFAULT_SLICE_BYTES, _shape(network), dev=dev)[0]
         _CHOICES[key] = (c.algorithm, c.segments)
     return _CHOICES[key]
+
+
+def _shape(network) -> tuple[int, int] | None:
+    c = network.cluster
+    return (c.nodes, c.ranks_per_node) if c is not None else None
 
 
 @functools.lru_cache(maxsize=256)
@@ -149,6 +165,8 @@ def _run(collective: str, algorithm: str, inp: torch.Tensor, out: torch.Tensor, 
         algorithm, chosen = choose(collective, max(inp.numel(), out.numel()) * inp.element_size(), group,
                                    inp.device, root)
         segments = chosen or segments
+        if is_runtime_only(algorithm):   # auto chose the backend's own
+            return run_builtin(collective, inp, out, op, root, group)
     shape = _two_level(collective, group, root) if is_two_level(algorithm) else None
     s = _schedule(collective, algorithm, p, root, segments, shape)
     run_schedule(s, inp, out, op, inp.numel(), slice_bytes or DEFAULT_SLICE_BYTES, group=group)
