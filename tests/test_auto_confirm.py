@@ -87,3 +87,50 @@ def test_a_choice_says_what_decided_it_in_json():
     assert doc["decided_by"] == "measured" and doc["algorithm"] == "ring"
     assert doc["measured"]["builtin_us"] == pytest.approx(1e4)
     assert doc["builtin_predicted_us"] == pytest.approx(1500)
+
+
+# --- on real gloo ranks: the user collectives and the bench go through the same chooser ---------------------
+
+def _never_slower(d: dict) -> bool:
+    """A decision auto may make: the built-in, ours by a decisive predicted margin, or ours measured faster."""
+    if d["algorithm"] == "builtin":
+        return True
+    if d["decided_by"] == "measured":
+        return d["measured"]["ours_us"] * MEASURED_MARGIN <= d["measured"]["builtin_us"]
+    return d.get("builtin_predicted_us") is None or d["builtin_predicted_us"] >= DECISIVE_MARGIN * d["predicted_us"]
+
+
+@pytest.mark.multiprocess
+def test_user_collectives_choose_the_builtin_through_the_same_chooser():
+    pytest.importorskip("torch")
+    from collperf.runtime.launch import Job, run_local
+    # ours priced on an absurd network (1 s per message, 1 kB/s): the built-in's fit wins by the model alone
+    awful = Network.of(Link(1.0, 1e3, 1e9), 2)
+    cases = [("all_reduce", 1 << 14, "float32", "sum", "auto", 0), ("all_gather_into_tensor", 1 << 12, "float32",
+             "sum", "auto", 0), ("broadcast", 1 << 12, "float32", "sum", "auto", 1)]
+    out = run_local(Job("collperf.runtime.ops:selftest_decisions", ([(None, cases, awful)],)), 2, timeout_s=300)
+    assert [w for _, _, w in out["wrong"]] == [0, 0, 0]
+    assert [(d["collective"], d["algorithm"], d["decided_by"]) for d in out["decisions"]] == \
+        [(c, "builtin", "model") for c in ("allreduce", "allgather", "broadcast")]
+    # calibrated on the ranks themselves: whatever auto picks, it is never a pick measured slower
+    cases = [("all_reduce", 1 << 18, "float32", "sum", "auto", 0), ("reduce_scatter_tensor", 1 << 17, "float32",
+             "sum", "auto", 0)]
+    out = run_local(Job("collperf.runtime.ops:selftest_decisions", ([(None, cases)],)), 2, timeout_s=300)
+    assert [w for _, _, w in out["wrong"]] == [0, 0]
+    assert len(out["decisions"]) == 2 and all(map(_never_slower, out["decisions"])), out["decisions"]
+
+
+@pytest.mark.multiprocess
+def test_bench_auto_rows_say_what_decided_them():
+    pytest.importorskip("torch")
+    from collperf.lab.bench import auto_plan
+    from collperf.runtime.launch import Job, run_local
+    from collperf.spec import SweepSpec
+    config = SweepSpec("reducescatter", "auto,builtin", "256K", "1M", 4, iters=2, warmup=0, progress=False).to_job()
+    auto_plan(config, 2, None, 2)   # no network given: the ranks calibrate, choose and confirm
+    out = run_local(Job("collperf.runtime.measure:head_to_head", (config,)), 2, timeout_s=300)
+    decided = [r["auto"] for r in out["table"]["auto"]]
+    assert [d["size"] for d in decided] == [256 << 10, 1 << 20]
+    assert all(d["decided_by"] in ("model", "measured") for d in decided)
+    assert all(map(_never_slower, decided)), decided
+    assert all(r["wrong"] == 0 for a in ("auto", "builtin") for r in out["table"][a])

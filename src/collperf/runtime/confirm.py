@@ -54,6 +54,7 @@ def time_both(coll, algorithm: str, segments, size_bytes: int, root: int, group,
     _, _, in_elems, out_elems = coll.counts(size_bytes, p, 4)
     inp = torch.ones(in_elems, dtype=torch.float32, device=dev)
     out = torch.zeros(out_elems, dtype=torch.float32, device=dev)
+    segments = segments or 1   # not pipelined: the builders take 1
     schedule = build_two_level(coll.name, *two_level, segments=segments) if is_two_level(algorithm) else \
         build(coll.name, algorithm, p, root=root, segments=segments)
     calls = (lambda: run_schedule(schedule, inp, out, "sum", in_elems, slice_bytes, group=group),

@@ -262,7 +262,7 @@ def measured_bound(size_bytes: int, p: int, chain_ranks: list[int]) -> dict:
 
 def head_to_head(config: dict) -> dict:
     """Several algorithms of one collective timed interleaved (each iteration runs every algorithm once,
-    each after a barrier), so that the load of a busy machine hits them alike; then each checked once.
+    each after a barrier, in the reverse order every other iteration), so that the load of a busy machine hits them alike; then each checked once.
     `config`: a bench config (collective, algorithms, sizes, iters, warmup, op, dtype, root, segments,
     slice_bytes, auto...). Rank 0 returns {algorithm: [{size, p50_us, busbw, wrong, auto?}]}; times are
     out-of-place, the p50 over iterations of the mean over ranks."""
@@ -279,8 +279,10 @@ def head_to_head(config: dict) -> dict:
                               auto=choices.get(size_bytes)) for a in config["algorithms"]}
         buffers = {a: _buffers(coll, rank, p, in_elems, out_elems, dtype, op_used, root, False, dev) for a in runners}
         samples = {a: [] for a in runners}
+        order = list(runners)
         for i in range(config["warmup"] + config["iters"]):
-            for a, runner in runners.items():
+            for a in (order if i % 2 == 0 else order[::-1]):   # alternate who goes first: no order bias
+                runner = runners[a]
                 dist.barrier()
                 t0 = time.perf_counter()
                 runner.call(*buffers[a])

@@ -127,9 +127,15 @@ def choose(collective: str, size_bytes: int, group=None, device=None, root: int 
         # one fit per group and collective, over the sizes the fit covers (sizes differ from call to call)
         fit = builtin_fit(collective, [FIT_MIN_BYTES, FIT_MAX_BYTES], _size(group), root, group=group, dev=dev)
         c = auto_choices(collective, network, [size_bytes], root=root, builtin=fit)[0]
-        c = confirm_choices([c], collective, root, group, DEFAULT_SLICE_BYTES, _shape(network), dev=dev)[0]
-        _CHOICES[key] = (c.algorithm, c.segments)
-    return _CHOICES[key]
+        _CHOICES[key] = confirm_choices([c], collective, root, group, DEFAULT_SLICE_BYTES, _shape(network),
+                                        dev=dev)[0]
+    return _CHOICES[key].algorithm, _CHOICES[key].segments
+
+
+def decisions(group=None) -> list[dict]:
+    """What auto chose on `group` so far, one dict per (collective, size, root): the algorithm, its segments,
+    the predicted times and what decided it ("model", or "measured" with both timings)."""
+    return [{"collective": k[1], "root": k[3], **c.to_json()} for k, c in _CHOICES.items() if k[0] == _key(group)]
 
 
 def _shape(network) -> tuple[int, int] | None:
@@ -327,6 +333,11 @@ def _same_sizes(name: str, tensors: list, like: torch.Tensor, p: int) -> None:
 
 
 # --- a self-test on real ranks (tests/test_user_api.py) ------------------------------------------------------
+
+def selftest_decisions(plan) -> dict:
+    """selftest(plan), then what auto decided on the world group: {"wrong": ..., "decisions": ...}."""
+    return {"wrong": selftest(plan), "decisions": decisions()}
+
 
 def selftest(plan) -> list:
     """`plan`: [(members, cases[, network])], members a list of world ranks in group-rank order (None: the
