@@ -21,6 +21,7 @@ from collperf.model.builtin_cost import BuiltinFit, fit_builtin
 from collperf.model.network import Link
 from collperf.model.shared_links import HostLinks
 from collperf.runtime.builtin import run_builtin
+from collperf.runtime.calibration import pingpong
 from collperf.runtime.launch import device
 
 _FITS: dict[tuple, BuiltinFit] = {}
@@ -201,3 +202,16 @@ def auto_inputs(collective: str, sweep_sizes, ranks_per_host: int) -> dict:
             "builtin_seconds_per_byte": fit.seconds_per_byte, "exchange_latency_s": link.latency_s,
             "exchange_bandwidth_Bps": link.bandwidth_Bps,
             "flow_overhead": flow_overhead(ranks_per_host) if several else 0.0}
+
+
+def step_link(sweep_sizes, ranks_per_host: int) -> Link:
+    """What one step of our executor costs here (exchange_link), its alpha at least a small ping-pong's one-way
+    time (a fit of three sizes can put alpha at 0, and pipelines would then be cut into every segment
+    allowed); the same on every rank. What -A blink and the patterns choose their segments by on local ranks."""
+    link = exchange_link(sweep_sizes, ranks_per_host)
+    small = torch.zeros(1, dtype=torch.float64)
+    one_way = pingpong(0, 1, 2, 12, device())
+    if one_way is not None:
+        small[0] = one_way
+    dist.broadcast(small, src=0)
+    return Link(max(link.latency_s, float(small.item())), link.bandwidth_Bps, name="executor step")
