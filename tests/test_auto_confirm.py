@@ -11,14 +11,15 @@ MiB = 1 << 20
 
 
 class FakeMeasure:
-    """Times each candidate as the table says (seconds), counting the calls."""
+    """Times each candidate as given (seconds, one pair per round; a number: three equal rounds), counting calls."""
 
-    def __init__(self, ours_s: float, builtin_s: float):
+    def __init__(self, ours_s, builtin_s):
         self.ours_s, self.builtin_s, self.calls = ours_s, builtin_s, []
 
     def __call__(self, algorithm, segments, size_bytes):
         self.calls.append((algorithm, segments, size_bytes))
-        return self.ours_s, self.builtin_s
+        rounds = (lambda x: list(x) if isinstance(x, (list, tuple)) else [x] * 3)
+        return rounds(self.ours_s), rounds(self.builtin_s)
 
 
 def close_call(size=4 * MiB, algorithm="ring", predicted_s=1e-3, builtin_s=1.5e-3):
@@ -53,6 +54,19 @@ def test_ours_must_measure_faster_by_the_margin():
     faster = FakeMeasure(ours_s=1.0, builtin_s=MEASURED_MARGIN * 1.001)
     (c,) = confirm([close_call()], faster, {})
     assert c.algorithm == "ring" and c.decided_by == "measured"
+
+
+def test_ours_must_win_the_rounds_too_not_only_the_medians():
+    # a load that drifts: ours wins the medians (2.0 vs 2.5) but loses every round to the built-in beside it
+    ours, theirs = [2.0, 2.0, 2.0, 4.0, 4.0], [1.0, 1.0, 2.5, 3.0, 3.0]
+    (c,) = confirm([close_call()], FakeMeasure(ours, theirs), {})
+    assert c.algorithm == "builtin"
+    # by hand: medians 2.0 and 2.5 (1.25x), ratios 2, 2, 0.8, 1.33, 1.33: median 1.33
+    assert c.measured["ours_us"] == pytest.approx(2e6) and c.measured["builtin_us"] == pytest.approx(2.5e6)
+    assert c.measured["paired_ratio"] == pytest.approx(4 / 3)
+    # the same times, each round's pair together: ours wins every round by 1.25x
+    (c,) = confirm([close_call()], FakeMeasure([1.0, 1.6, 2.0, 2.4, 3.2], [1.25, 2.0, 2.5, 3.0, 4.0]), {})
+    assert c.algorithm == "ring" and c.measured["paired_ratio"] == pytest.approx(0.8)
 
 
 def test_a_confirmed_pick_is_cached_per_octave():

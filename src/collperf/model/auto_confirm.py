@@ -4,8 +4,9 @@ The model picks among our schedules and the built-in from a quick calibration (m
 auto_choices). A calibration on a busy machine is noisy, and a schedule of ours predicted a little faster
 than the built-in can run at half its speed. So where auto's pick is ours, the built-in is a candidate and
 the model's margin is not decisive (ours predicted less than DECISIVE_MARGIN times faster), both are timed
-on the actual size, interleaved, and ours is kept only if its median is MEASURED_MARGIN times faster;
-otherwise the built-in runs. The decision is cached per (group, collective, root, size octave, algorithm,
+on the actual size, interleaved in rounds (each round runs both), and ours is kept only if it is
+MEASURED_MARGIN times faster both by its median and by the median of the rounds' ratios (a round's pair
+shares that moment's load, so the ratios cancel a load that drifts between rounds); otherwise the built-in runs. The decision is cached per (group, collective, root, size octave, algorithm,
 segments), like the link calibration, so a sweep or a training loop measures each octave once.
 
 Pure: the timing is a callable the caller gives (runtime/confirm.py times real ranks; tests give a fake).
@@ -17,15 +18,19 @@ import math
 from dataclasses import replace
 from typing import Callable
 
+import numpy as np
+
+from collperf.errors import RunError
 from collperf.model.algorithms.modes import is_runtime_only
 from collperf.model.builtin_cost import BUILTIN
 from collperf.model.select import AutoChoice
 
 DECISIVE_MARGIN = 4.0    # ours predicted >= 4x faster than the built-in's fit: the model decides alone
-MEASURED_MARGIN = 1.05   # ours must measure >= 5 % faster (median of interleaved runs) to replace the built-in
+MEASURED_MARGIN = 1.10   # ours must measure >= 10 % faster to replace the built-in: a loaded machine's
+                         # medians of a few rounds move by that much between two runs of one call
 
-# measure(algorithm, segments, size_bytes) -> (our median time in s, the built-in's median time in s)
-Measure = Callable[[str, "int | None", int], "tuple[float, float]"]
+# measure(algorithm, segments, size_bytes) -> (our times in s, the built-in's in s), one pair per round
+Measure = Callable[[str, "int | None", int], "tuple[list[float], list[float]]"]
 
 
 def needs_confirmation(choice: AutoChoice) -> bool:
@@ -40,6 +45,15 @@ def octave(size_bytes: int) -> int:
     return int(math.floor(math.log2(max(int(size_bytes), 1))))
 
 
+def summary(choice: AutoChoice, ours_s, builtin_s) -> dict:
+    """What a confirmation measured: each median (us) and the median of ours / built-in over the rounds."""
+    ours, theirs = np.asarray(ours_s, dtype=float), np.asarray(builtin_s, dtype=float)
+    if ours.shape != theirs.shape or ours.size == 0 or not (theirs > 0).all():
+        raise RunError(f"a confirmation needs paired positive times (got {ours.tolist()}, {theirs.tolist()})")
+    return {"size": choice.size_bytes, "algorithm": choice.algorithm, "ours_us": float(np.median(ours)) * 1e6,
+            "builtin_us": float(np.median(theirs)) * 1e6, "paired_ratio": float(np.median(ours / theirs))}
+
+
 def confirm(choices: list[AutoChoice], measure: Measure, cache: dict, key: tuple = ()) -> list[AutoChoice]:
     """`choices` with every close call decided by `measure` (once per cache key; `key` names the group,
     collective and root). A rejected pick becomes the built-in, priced by its fit; both say decided_by
@@ -51,11 +65,9 @@ def confirm(choices: list[AutoChoice], measure: Measure, cache: dict, key: tuple
             continue
         slot = (*key, octave(c.size_bytes), c.algorithm, c.segments)
         if slot not in cache:
-            ours_s, builtin_s = measure(c.algorithm, c.segments, c.size_bytes)
-            cache[slot] = {"size": c.size_bytes, "algorithm": c.algorithm, "ours_us": ours_s * 1e6,
-                           "builtin_us": builtin_s * 1e6}
+            cache[slot] = summary(c, *measure(c.algorithm, c.segments, c.size_bytes))
         seen = cache[slot]
-        if seen["ours_us"] * MEASURED_MARGIN <= seen["builtin_us"]:
+        if seen["ours_us"] * MEASURED_MARGIN <= seen["builtin_us"] and seen["paired_ratio"] * MEASURED_MARGIN <= 1:
             out.append(replace(c, decided_by="measured", measured=dict(seen)))
         else:
             out.append(AutoChoice(c.size_bytes, BUILTIN, c.builtin_s, None, c.builtin_s, "measured", dict(seen)))

@@ -2,13 +2,12 @@
 
 The rule and its cache are model/auto_confirm.py's; this times both candidates on the group: `reps` rounds,
 each running ours and the built-in once (their order alternating, each after a barrier), the time of each
-call summed over the group's ranks (all_reduce) so that every rank takes the same median and the same
+call summed over the group's ranks (all_reduce) so that every rank sees the same times and makes the same
 decision. A collective call: every rank of the group confirms the same choices in the same order.
 """
 
 from __future__ import annotations
 
-import statistics
 import time
 
 import torch
@@ -24,7 +23,7 @@ from collperf.runtime.builtin_fit import group_key
 from collperf.runtime.execute import run_schedule
 from collperf.runtime.launch import device
 
-CONFIRM_REPS = 5
+CONFIRM_REPS = 7
 _DECISIONS: dict = {}   # model/auto_confirm.py's cache: (group, collective, root, octave, algorithm, segments)
 
 
@@ -34,7 +33,7 @@ def confirm_choices(choices: list[AutoChoice], collective: str, root: int = 0, g
     two_level: [nodes, ranks per node] where a choice may be `hierarchical`."""
     coll = get_collective(collective)
 
-    def measure(algorithm: str, segments, size_bytes: int) -> tuple[float, float]:
+    def measure(algorithm: str, segments, size_bytes: int) -> tuple[list[float], list[float]]:
         return time_both(coll, algorithm, segments, size_bytes, root, group, slice_bytes, two_level, reps,
                          dev or device())
 
@@ -47,9 +46,9 @@ def _sync(dev) -> None:
 
 
 def time_both(coll, algorithm: str, segments, size_bytes: int, root: int, group, slice_bytes: int, two_level,
-              reps: int, dev) -> tuple[float, float]:
-    """(median of ours, median of the built-in) in seconds at `size_bytes`, interleaved; each sample the mean
-    over the group's ranks."""
+              reps: int, dev) -> tuple[list[float], list[float]]:
+    """(our times, the built-in's) in seconds at `size_bytes`, one pair per round, interleaved; each time the
+    mean over the group's ranks."""
     p = dist.get_world_size(group)
     _, _, in_elems, out_elems = coll.counts(size_bytes, p, 4)
     inp = torch.ones(in_elems, dtype=torch.float32, device=dev)
@@ -70,5 +69,5 @@ def time_both(coll, algorithm: str, segments, size_bytes: int, root: int, group,
             _sync(dev)
             samples[j, i] = time.perf_counter() - t0
     dist.all_reduce(samples, group=group)
-    ours, theirs = (statistics.median((row / p).tolist()) for row in samples)
+    ours, theirs = ((row / p).tolist() for row in samples)
     return ours, theirs
