@@ -148,3 +148,22 @@ def test_bench_auto_rows_say_what_decided_them():
     assert all(d["decided_by"] in ("model", "measured") for d in decided)
     assert all(map(_never_slower, decided)), decided
     assert all(r["wrong"] == 0 for a in ("auto", "builtin") for r in out["table"][a])
+
+
+def test_the_bench_text_says_which_picks_a_measurement_decided():
+    from collperf import ingest
+    from collperf.lab.results import Results, to_text
+    measured = confirm([close_call(4096)], FakeMeasure(2e-3, 1e-3), {})[0]
+    model = AutoChoice(1024, "builtin", 1e-4, None, 1e-4)
+    rows = []
+    for c in (model, measured):
+        m = {"time_us": 100.0, "min_us": 100.0, "p50_us": 100.0, "algbw": 0.01, "busbw": 0.015, "wrong": 0}
+        rows.append({"algorithm": "auto", "size": c.size_bytes, "count": c.size_bytes // 4, "type": "float",
+                     "redop": "sum", "root": -1, "out_of_place": m, "in_place": None, "auto": c.to_json()})
+    config = {"sizes": [1024, 4096], "step": "4(factor)", "factor": 4, "warmup": 1, "iters": 2, "check": 1,
+              "dtype": "float32", "op": "sum", "algorithms": ["auto"], "slice_bytes": 0,
+              "auto_network": "quick calibration", "auto": [model.to_json(), measured.to_json()]}
+    text = to_text(Results("allreduce", 4, "gloo", config, rows))
+    assert "# auto: 4096 B decided by measurement at 4096 B: ring 2000 us vs builtin 1000 us -> builtin" in text
+    assert "1024 B decided" not in text
+    assert sum(len(t.rows) for t in ingest.parse(text, "auto.txt")) == 2   # the comment lines keep it nccl-tests text
