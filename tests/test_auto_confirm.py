@@ -122,14 +122,14 @@ def test_user_collectives_choose_the_builtin_through_the_same_chooser():
     awful = Network.of(Link(1.0, 1e3, 1e9), 2)
     cases = [("all_reduce", 1 << 14, "float32", "sum", "auto", 0), ("all_gather_into_tensor", 1 << 12, "float32",
              "sum", "auto", 0), ("broadcast", 1 << 12, "float32", "sum", "auto", 1)]
-    out = run_local(Job("collperf.runtime.ops:selftest_decisions", ([(None, cases, awful)],)), 2, timeout_s=300)
+    out = run_local(Job("collperf.runtime.ops_check:selftest_decisions", ([(None, cases, awful)],)), 2, timeout_s=300)
     assert [w for _, _, w in out["wrong"]] == [0, 0, 0]
     assert [(d["collective"], d["algorithm"], d["decided_by"]) for d in out["decisions"]] == \
         [(c, "builtin", "model") for c in ("allreduce", "allgather", "broadcast")]
     # calibrated on the ranks themselves: whatever auto picks, it is never a pick measured slower
     cases = [("all_reduce", 1 << 18, "float32", "sum", "auto", 0), ("reduce_scatter_tensor", 1 << 17, "float32",
              "sum", "auto", 0)]
-    out = run_local(Job("collperf.runtime.ops:selftest_decisions", ([(None, cases)],)), 2, timeout_s=300)
+    out = run_local(Job("collperf.runtime.ops_check:selftest_decisions", ([(None, cases)],)), 2, timeout_s=300)
     assert [w for _, _, w in out["wrong"]] == [0, 0]
     assert len(out["decisions"]) == 2 and all(map(_never_slower, out["decisions"])), out["decisions"]
 

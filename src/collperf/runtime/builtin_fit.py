@@ -148,15 +148,19 @@ def auto_extras_text(fit: BuiltinFit | None, hosts: HostLinks | None) -> str:
     return text
 
 
-def exchange_link(sweep_sizes, ranks_per_host: int, iters: int = 3, max_bytes: int = FIT_MAX_BYTES) -> Link:
-    """The per-step cost of our executor on this backend: every rank sends n bytes to the rank one host on
-    (r + ranks_per_host on several hosts, r + 1 on one) and receives as much, posted together
-    (batch_isend_irecv, as runtime/execute.py posts a step), timed at fit_sizes and fitted alpha + n / bandwidth.
-    A blocking ping-pong (measure.link) misses what a batched exchange costs on gloo (its per-message work
-    and both directions at once), and auto would price our schedules as faster than they run."""
-    key = _key("exchange", ranks_per_host)
+def exchange_link(sweep_sizes, ranks_per_host: int, iters: int = 3, max_bytes: int = FIT_MAX_BYTES, group=None,
+                  dev=None) -> Link:
+    """The per-step cost of our executor on this backend: every rank of `group` (None: the default group) sends
+    n bytes to the rank one host on (r + ranks_per_host on several hosts, r + 1 on one) and receives as much,
+    posted together (batch_isend_irecv, as runtime/execute.py posts a step), timed at fit_sizes and fitted
+    alpha + n / bandwidth. A blocking ping-pong (calibration.link) misses what a batched exchange costs on
+    gloo (its per-message work and both directions at once), and auto would price our schedules as faster
+    than they run."""
+    key = _key("exchange", ranks_per_host, group)
     if key not in _EXCHANGES:
-        p, rank, dev = dist.get_world_size(), dist.get_rank(), device()
+        p, dev = dist.get_world_size(group), dev or device()
+        rank = dist.get_rank(group) if group is not None else dist.get_rank()
+        peer = (lambda r: dist.get_global_rank(group, r)) if group is not None else (lambda r: r)
         hop = ranks_per_host if p > ranks_per_host else 1
         sizes, times = fit_sizes(sweep_sizes, max_bytes), []
         for size in sizes:
@@ -164,15 +168,16 @@ def exchange_link(sweep_sizes, ranks_per_host: int, iters: int = 3, max_bytes: i
             recv = torch.empty_like(send)
             samples = []
             for i in range(iters + 1):
-                dist.barrier()
+                dist.barrier(group=group)
                 t0 = time.perf_counter()
-                ops = [dist.P2POp(dist.isend, send, (rank + hop) % p), dist.P2POp(dist.irecv, recv, (rank - hop) % p)]
+                ops = [dist.P2POp(dist.isend, send, peer((rank + hop) % p), group),
+                       dist.P2POp(dist.irecv, recv, peer((rank - hop) % p), group)]
                 for w in dist.batch_isend_irecv(ops):
                     w.wait()
                 if i:   # the first round opens the connections
                     samples.append(time.perf_counter() - t0)
             mean = torch.tensor(samples, dtype=torch.float64)
-            dist.all_reduce(mean)
+            dist.all_reduce(mean, group=group)
             times.append(statistics.median((mean / p).tolist()))
         fit = fit_builtin("sendrecv", sizes, times)
         _EXCHANGES[key] = Link(fit.latency_s, 1 / fit.seconds_per_byte if fit.seconds_per_byte else math.inf,
