@@ -58,3 +58,13 @@ def test_bench_placement_uses_the_step_cost_it_is_given():
     assert slow.segments["blink"][MiB] == 1          # 10 ms a step: one segment, the fewest steps
     assert fast.segments["blink"][MiB] > 1
     assert any("per step" in note for note in slow.notes)
+
+
+def test_bench_prices_blink_steps_on_the_given_link():
+    from collperf.api.runs import _step_cost
+    from collperf.spec import NetworkSpec
+    spec = BenchSpec(SweepSpec("broadcast", "blink", "1M", "1M"), ranks=4, topology="dgx1v",
+                     network=NetworkSpec(latency="10ms", bandwidth="1GB/s"))
+    link = _step_cost(spec)(4)
+    assert link.latency_s == pytest.approx(10e-3) and link.bandwidth_Bps == pytest.approx(1e9)
+    assert bench_schedules(spec, step_cost=_step_cost(spec)).segments["blink"][MiB] == 1
