@@ -1,5 +1,7 @@
 """-A auto's confirmation by measurement (model/auto_confirm.py) with a fake measurer and a fake calibration."""
 
+import math
+
 import pytest
 
 from collperf.model.auto_confirm import DECISIVE_MARGIN, MEASURED_MARGIN, confirm, needs_confirmation, octave
@@ -83,12 +85,14 @@ def test_a_confirmed_pick_is_cached_per_octave():
 
 def test_a_decisive_margin_and_a_builtin_pick_are_not_measured():
     measure = FakeMeasure(1.0, 1e-9)
-    decisive = close_call(predicted_s=1e-3, builtin_s=DECISIVE_MARGIN * 1e-3)
+    decisive = close_call(predicted_s=1e-3, builtin_s=4e-3)
     no_fit = AutoChoice(MiB, "ring", 1e-3)
     builtin = AutoChoice(MiB, "builtin", 1e-3, None, 1e-3)
-    assert not any(map(needs_confirmation, (decisive, no_fit, builtin)))
-    assert confirm([decisive, no_fit, builtin], measure, {}) == [decisive, no_fit, builtin]
+    assert not any(needs_confirmation(c, decisive_margin=4) for c in (decisive, no_fit, builtin))
+    assert confirm([decisive, no_fit, builtin], measure, {}, decisive_margin=4) == [decisive, no_fit, builtin]
     assert measure.calls == []
+    # by default no margin is decisive: a pick of ours 1000x faster by the model is still timed
+    assert needs_confirmation(close_call(predicted_s=1e-6, builtin_s=1e-3)) and DECISIVE_MARGIN == math.inf
 
 
 def test_octaves():
@@ -111,7 +115,7 @@ def _never_slower(d: dict) -> bool:
         return True
     if d["decided_by"] == "measured":
         return d["measured"]["ours_us"] * MEASURED_MARGIN <= d["measured"]["builtin_us"]
-    return d.get("builtin_predicted_us") is None or d["builtin_predicted_us"] >= DECISIVE_MARGIN * d["predicted_us"]
+    return d.get("builtin_predicted_us") is None   # no built-in priced: nothing to be slower than
 
 
 @pytest.mark.multiprocess

@@ -3,7 +3,8 @@
 The model picks among our schedules and the built-in from a quick calibration (model/select.py
 auto_choices). A calibration on a busy machine is noisy, and a schedule of ours predicted a little faster
 than the built-in can run at half its speed. So where auto's pick is ours, the built-in is a candidate and
-the model's margin is not decisive (ours predicted less than DECISIVE_MARGIN times faster), both are timed
+the model's margin is not decisive (ours predicted less than DECISIVE_MARGIN times faster; by default every
+pick of ours), both are timed
 on the actual size, interleaved in rounds (each round runs both), and ours is kept only if it is
 MEASURED_MARGIN times faster both by its median and by the median of the rounds' ratios (a round's pair
 shares that moment's load, so the ratios cancel a load that drifts between rounds); otherwise the built-in runs. The decision is cached per (group, collective, root, size octave, algorithm,
@@ -25,7 +26,10 @@ from collperf.model.algorithms.modes import is_runtime_only
 from collperf.model.builtin_cost import BUILTIN
 from collperf.model.select import AutoChoice
 
-DECISIVE_MARGIN = 4.0    # ours predicted >= 4x faster than the built-in's fit: the model decides alone
+# ours predicted this many times faster than the built-in's fit: the model decides alone. Infinite by default:
+# on a loaded machine the fit itself was off by more than 4x (4 gloo ranks, allreduce: a fitted alpha of 9.4 ms
+# made mesh look 4x faster at 1 MiB, and it ran at 0.61x), so every pick of ours is timed
+DECISIVE_MARGIN = math.inf
 MEASURED_MARGIN = 1.10   # ours must measure >= 10 % faster to replace the built-in: a loaded machine's
                          # medians of a few rounds move by that much between two runs of one call
 
@@ -33,11 +37,11 @@ MEASURED_MARGIN = 1.10   # ours must measure >= 10 % faster to replace the built
 Measure = Callable[[str, "int | None", int], "tuple[list[float], list[float]]"]
 
 
-def needs_confirmation(choice: AutoChoice) -> bool:
-    """True where the model picked ours over a priced built-in by less than DECISIVE_MARGIN."""
+def needs_confirmation(choice: AutoChoice, decisive_margin: float = DECISIVE_MARGIN) -> bool:
+    """True where the model picked ours over a priced built-in by less than `decisive_margin`."""
     if choice.builtin_s is None or is_runtime_only(choice.algorithm):
         return False
-    return choice.builtin_s < DECISIVE_MARGIN * choice.predicted_s
+    return choice.builtin_s < decisive_margin * choice.predicted_s
 
 
 def octave(size_bytes: int) -> int:
@@ -54,13 +58,14 @@ def summary(choice: AutoChoice, ours_s, builtin_s) -> dict:
             "builtin_us": float(np.median(theirs)) * 1e6, "paired_ratio": float(np.median(ours / theirs))}
 
 
-def confirm(choices: list[AutoChoice], measure: Measure, cache: dict, key: tuple = ()) -> list[AutoChoice]:
+def confirm(choices: list[AutoChoice], measure: Measure, cache: dict, key: tuple = (),
+            decisive_margin: float = DECISIVE_MARGIN) -> list[AutoChoice]:
     """`choices` with every close call decided by `measure` (once per cache key; `key` names the group,
     collective and root). A rejected pick becomes the built-in, priced by its fit; both say decided_by
     "measured" and carry what was measured (a cached decision: the timing of the size that made it)."""
     out = []
     for c in choices:
-        if not needs_confirmation(c):
+        if not needs_confirmation(c, decisive_margin):
             out.append(c)
             continue
         slot = (*key, octave(c.size_bytes), c.algorithm, c.segments)
