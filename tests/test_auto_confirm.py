@@ -144,7 +144,7 @@ def test_bench_auto_rows_say_what_decided_them():
     from collperf.lab.bench import auto_plan
     from collperf.runtime.launch import Job, run_local
     from collperf.spec import SweepSpec
-    config = SweepSpec("reducescatter", "auto,builtin", "256K", "1M", 4, iters=2, warmup=0, progress=False).to_job()
+    config = SweepSpec(collective="reducescatter", algorithms="auto,builtin", min_bytes="256K", max_bytes="1M", factor=4, iters=2, warmup=0, progress=False).to_job()
     auto_plan(config, 2, None, 2)   # no network given: the ranks calibrate, choose and confirm
     out = run_local(Job("collperf.runtime.measure:head_to_head", (config,)), 2, timeout_s=300)
     decided = [r["auto"] for r in out["table"]["auto"]]

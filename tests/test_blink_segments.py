@@ -45,7 +45,7 @@ def test_a_higher_per_message_cost_never_gives_more_segments():
 
 
 def test_bench_placement_uses_the_step_cost_it_is_given():
-    spec = BenchSpec(SweepSpec("broadcast", "blink", "1M", "1M"), ranks=4, topology="dgx1v")
+    spec = BenchSpec(sweep=SweepSpec(collective="broadcast", algorithms="blink", min_bytes="1M", max_bytes="1M"), ranks=4, topology="dgx1v")
     asked = []
 
     def step_cost(ranks):
@@ -63,7 +63,7 @@ def test_bench_placement_uses_the_step_cost_it_is_given():
 def test_bench_prices_blink_steps_on_the_given_link():
     from collperf.api.runs import _step_cost
     from collperf.spec import NetworkSpec
-    spec = BenchSpec(SweepSpec("broadcast", "blink", "1M", "1M"), ranks=4, topology="dgx1v",
+    spec = BenchSpec(sweep=SweepSpec(collective="broadcast", algorithms="blink", min_bytes="1M", max_bytes="1M"), ranks=4, topology="dgx1v",
                      network=NetworkSpec(latency="10ms", bandwidth="1GB/s"))
     link = _step_cost(spec)(4)
     assert link.latency_s == pytest.approx(10e-3) and link.bandwidth_Bps == pytest.approx(1e9)
