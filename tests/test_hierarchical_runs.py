@@ -136,6 +136,6 @@ def test_user_collectives_run_hierarchical_on_a_group_with_nodes():
                                                         "broadcast", "all_to_all_single")
              for n in (1, 37) for a in ("hierarchical", "auto")]
     plan = [(None, cases, TWO_BY_TWO), ([3, 2, 1, 0], cases, TWO_BY_TWO)]
-    results = run_local(Job("collperf.runtime.ops:selftest", (plan,)), 4, timeout_s=180)
+    results = run_local(Job("collperf.runtime.ops_check:selftest", (plan,)), 4, timeout_s=180)
     assert len(results) == 2 * len(cases) and not [r for r in results if r[2]]
 

@@ -42,7 +42,7 @@ def test_user_collectives_are_bit_exact_on_1_to_5_ranks():
             ([3], cases(1, False))]
     plan = [(m, [(fn, n, dt, op, a, root if m is None else min(root, len(m) - 1)) for fn, n, dt, op, a, root in c])
             for m, c in plan]
-    results = run_local(Job("collperf.runtime.ops:selftest", (plan,)), 5, timeout_s=180)
+    results = run_local(Job("collperf.runtime.ops_check:selftest", (plan,)), 5, timeout_s=180)
     wrong = [r for r in results if r[2]]
     assert not wrong, wrong[:5]
     assert len(results) == sum(len(c) for _, c in plan)
@@ -50,7 +50,7 @@ def test_user_collectives_are_bit_exact_on_1_to_5_ranks():
 
 @pytest.mark.multiprocess
 def test_user_collectives_on_one_rank():
-    results = run_local(Job("collperf.runtime.ops:selftest", ([(None, cases(1))],)), 1, timeout_s=120)
+    results = run_local(Job("collperf.runtime.ops_check:selftest", ([(None, cases(1))],)), 1, timeout_s=120)
     assert not [r for r in results if r[2]]
 
 

@@ -11,7 +11,7 @@ from collperf.api.results import Calibration, MeasuredBound
 from collperf.blink.runs import bench_schedules
 from collperf.errors import UsageError
 from collperf.lab.bench import BenchInterrupted, run
-from collperf.lab.calibrate import calibrate as calibrate_here, check_ranks, save
+from collperf.lab.calibrate import calibrate as calibrate_here, check_ranks, save, step_link
 from collperf.lab.results import OutputError, ResultFiles
 from collperf.lab.validate import bound as measured_bound, calibrated_grid, summary
 from collperf.runtime.launch import in_torchrun, torchrun_int
@@ -80,7 +80,7 @@ def bench(spec: BenchSpec, on_row=None, on_note=None, on_info=None):
     files.start()
     placement = None
     if spec.placed:    # -A blink / blink-hybrid / --pattern: schedules built on the topology, here, before any rank
-        placement = bench_schedules(spec, _torchrun_world())
+        placement = bench_schedules(spec, _torchrun_world(), _step_cost(spec))
         for note in placement.notes:
             if (on_info or on_note) is not None:
                 (on_info or on_note)(note)
@@ -111,6 +111,18 @@ def bench(spec: BenchSpec, on_row=None, on_note=None, on_info=None):
             results.config["placement"] = placement.to_json()
         files.update(results)
     return results
+
+
+def _step_cost(spec: BenchSpec):
+    """ranks -> what one step of our executor costs where the placed schedules will run, for their segments
+    (blink/runs.py best_segments): the given network's link, or on local ranks a quick calibration of them
+    (gloo's per-message cost, not the topology's NVLink); None (the topology's links) under torchrun or on
+    a testbed (which places its own schedules)."""
+    if spec.network.given:
+        return lambda ranks: spec.network.with_ranks(ranks).resolve().flat_link
+    if _torchrun() or spec.testbed is not None:
+        return None
+    return lambda ranks: step_link(ranks, spec.sweep.sizes(), spec.timeout_s)
 
 
 def _torchrun() -> bool:

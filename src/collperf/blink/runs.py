@@ -18,6 +18,8 @@ from collperf.blink.algorithms import BLINK, BLINK_HYBRID
 from collperf.blink.packing import pack
 from collperf.errors import UsageError
 from collperf.model.algorithms.modes import mode_of
+from collperf.model.network import Link
+from collperf.model.schedule_cost import schedule_cost
 from collperf.schedule.arrays import as_arrays
 from collperf.simulate import simulate
 from collperf.units import format_size
@@ -186,36 +188,44 @@ def _pattern_gpus(topo, spec, ranks: int | None) -> dict:
 SEGMENT_CANDIDATES = (1, 2, 4, 8, 16, 32)
 
 
-def best_segments(build, sizes, candidates=SEGMENT_CANDIDATES) -> dict:
-    """Per size (bytes): (segments, schedule, simulated time in s) of the candidate segment count whose
-    schedule the simulator (rounds mode, on the schedule's topology view) finds fastest at that size;
-    ties go to the fewer segments. build(k) -> (schedule, topology view) is called once per candidate.
-    Few segments pay fewer steps (latency terms), more pipeline the trees (bandwidth terms), as
-    `collperf predict` picks the segments of pipelined algorithms per size (model/costs.py)."""
+def best_segments(build, sizes, candidates=SEGMENT_CANDIDATES, step_link: Link | None = None) -> dict:
+    """Per size (bytes): (segments, schedule, time in s) of the candidate segment count whose schedule is
+    fastest at that size; ties go to the fewer segments. build(k) -> (schedule, topology view) is called once
+    per candidate. Few segments pay fewer steps (latency terms), more pipeline the trees (bandwidth terms).
+    `step_link`: what one step costs on the backend that runs them (a calibrated alpha and bandwidth, gloo's
+    per-message work included), each schedule priced step by step on it (model/schedule_cost.py); without
+    it, the simulator (rounds mode) on the schedule's topology view (its devices' links)."""
     built = []
     for k in candidates:
         sched, where = build(k)
         built.append((k, sched, as_arrays(sched), where))
     out = {}
     for n in sizes:
-        times = [simulate(a, where, float(n), "rounds").time_s for _, _, a, where in built]
+        if step_link is not None:
+            times = [float(schedule_cost(a, float(n), step_link).total_s[0]) for _, _, a, _ in built]
+        else:
+            times = [simulate(a, where, float(n), "rounds").time_s for _, _, a, where in built]
         i = min(range(len(times)), key=lambda j: (times[j], j))
         out[n] = (built[i][0], built[i][1], times[i])
     return out
 
 
-def _segments_note(name: str, chosen: dict) -> str:
+def _segments_note(name: str, chosen: dict, step_link: Link | None = None) -> str:
     """'blink segments per size (the simulator's fastest of 1,2,...; --segments N fixes them): 1 KiB 1, 1 MiB 4'."""
     per = ", ".join(f"{format_size(n)} {k}" for n, (k, _, _) in chosen.items())
-    return (f"{name} segments per size (the simulator's fastest of {','.join(map(str, SEGMENT_CANDIDATES))}; "
+    by = "the simulator's" if step_link is None else \
+        f"the fastest on {step_link.latency_s * 1e6:.0f} us + n / {step_link.bandwidth_Bps / 1e9:.3g} GB/s per step"
+    return (f"{name} segments per size ({by} of {','.join(map(str, SEGMENT_CANDIDATES))}; "
             f"--segments N fixes them): {per}")
 
 
-def bench_schedules(spec, world: int | None = None) -> BenchPlacement:
+def bench_schedules(spec, world: int | None = None, step_cost=None) -> BenchPlacement:
     """The schedules `collperf bench` runs for a spec.BenchSpec with -A blink / blink-hybrid or --pattern:
     the same builders as `collperf simulate` (blink_schedule, pattern_schedule). Checked here, before any
     process starts: GPUs in the topology, one GPU per rank, enough ranks for the pattern. `world`: the rank
-    count of the run where the spec gives none (torchrun's)."""
+    count of the run where the spec gives none (torchrun's). step_cost(ranks) -> Link or None: what a step
+    costs on the backend that will run them (api/runs.py: a calibration of local gloo ranks); the segments
+    per size are chosen on it (best_segments), else on the topology's links."""
     topo = topologies.parse(spec.topology)
     sweep = spec.sweep
     ranks = spec.ranks if spec.ranks is not None else world
@@ -232,10 +242,11 @@ def bench_schedules(spec, world: int | None = None) -> BenchPlacement:
         if fixed:
             schedules, chosen = {(spec.pattern, n): sched for n in sweep.sizes()}, {}
         else:
+            link = step_cost(len(gpus)) if step_cost is not None else None
             chosen = best_segments(lambda k: pattern_schedule(topo, spec.pattern, segments=k, **where_gpus)[:2],
-                                   sweep.sizes())
+                                   sweep.sizes(), step_link=link)
             schedules = {(spec.pattern, n): c[1] for n, c in chosen.items()}
-            notes.append(_segments_note(spec.pattern, chosen))
+            notes.append(_segments_note(spec.pattern, chosen, link))
         return BenchPlacement(topo.name, gpus, len(gpus), schedules, roles, notes,
                               {spec.pattern: {n: c[0] for n, c in chosen.items()}} if chosen else {})
     if ranks is None:
@@ -248,6 +259,7 @@ def bench_schedules(spec, world: int | None = None) -> BenchPlacement:
         raise UsageError(f"--root {sweep.root} is not a rank of 0..{ranks - 1}")
     root = group[sweep.root] if sweep.collective in SINGLE_ROOT else None
     schedules, notes, segments = {}, [], {}
+    link = step_cost(ranks) if step_cost is not None and not fixed else None
     for algorithm in sweep.algorithms:
         mode = mode_of(algorithm)
         if mode is BLINK:
@@ -260,10 +272,10 @@ def bench_schedules(spec, world: int | None = None) -> BenchPlacement:
             if fixed:
                 schedules.update({(algorithm, n): s for n in sweep.sizes()})
             else:
-                chosen = best_segments(build, sweep.sizes())
+                chosen = best_segments(build, sweep.sizes(), step_link=link)
                 schedules.update({(algorithm, n): c[1] for n, c in chosen.items()})
                 segments[algorithm] = {n: c[0] for n, c in chosen.items()}
-                notes.append(_segments_note(algorithm, chosen))
+                notes.append(_segments_note(algorithm, chosen, link))
         elif mode is BLINK_HYBRID:
             chosen = {}
             for n in sweep.sizes():
@@ -274,14 +286,14 @@ def bench_schedules(spec, world: int | None = None) -> BenchPlacement:
                 if fixed:
                     schedules[(algorithm, n)] = build(fixed)[0]
                 else:
-                    chosen.update(best_segments(build, [n]))
+                    chosen.update(best_segments(build, [n], step_link=link))
                     schedules[(algorithm, n)] = chosen[n][1]
             notes += blink_schedule(topo, group, sweep.collective, root, fixed or SEGMENTS,
                                     hybrid_size=sweep.sizes()[-1], t_dpa_s=spec.t_dpa_s,
                                     resolution=BENCH_RESOLUTION)[2][:1]
             if chosen:
                 segments[algorithm] = {n: c[0] for n, c in chosen.items()}
-                notes.append(_segments_note(algorithm, chosen))
+                notes.append(_segments_note(algorithm, chosen, link))
     notes.insert(0, f"ranks 0..{ranks - 1} stand for {topo.name} GPUs {','.join(map(str, group))}")
     return BenchPlacement(topo.name, group, ranks, schedules, {}, notes, segments)
 

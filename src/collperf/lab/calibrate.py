@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 
 from collperf.errors import UsageError
+from collperf.model.network import Link
 from collperf.model.profile import profile_from
 from collperf.runtime.launch import Job, run_local, run_testbed
 from collperf.spec import write_output
@@ -41,6 +42,12 @@ def calibrate(ranks: int | None = None, testbed=None, timeout_s: float = 300.0, 
         raw = run_local(job, ranks, timeout_s)
         nodes = 1
     return profile_from(raw, nodes, rph)
+
+
+def step_link(ranks: int, sweep_sizes, timeout_s: float = 300.0) -> Link:
+    """What one step of our executor costs on `ranks` local gloo ranks (runtime/builtin_fit.py step_link:
+    a batched exchange fitted at three sizes spanning the sweep, alpha floored by a small ping-pong)."""
+    return run_local(Job("collperf.runtime.builtin_fit:step_link", (list(sweep_sizes), ranks)), ranks, timeout_s)
 
 
 def save(profile: dict, path) -> None:

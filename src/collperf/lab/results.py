@@ -96,6 +96,11 @@ def text_header(res: Results, algorithm: str, streaming: bool = False) -> str:
                       f"[{'cpu' if d['name'] == 'cpu' else 'gpu'}] {d['name']}\n")
     if is_chooser(algorithm) and c.get("auto_network"):
         out.write(f"# auto: per size the model's fastest of our algorithms on {c['auto_network']}\n")
+        for choice in c.get("auto") or []:
+            m = choice.get("measured") if choice.get("decided_by") == "measured" else None
+            if m:   # a close call timed before the sweep (model/auto_confirm.py)
+                out.write(f"# auto: {choice['size']} B decided by measurement at {m['size']} B: {m['algorithm']} "
+                          f"{m['ours_us']:.0f} us vs builtin {m['builtin_us']:.0f} us -> {choice['algorithm']}\n")
     if res.model:
         out.write(f"# model: {res.model}\n")
     elif streaming:

@@ -73,16 +73,27 @@ def crossovers(collective: str, network: Network, min_bytes: float = 1, max_byte
 @dataclass(frozen=True)
 class AutoChoice:
     """What `-A auto` runs at one size: the algorithm the model predicts fastest among those the executor
-    can run (flat schedules), its predicted time, and its pipeline segments (None: not pipelined)."""
+    can run (flat schedules), its predicted time, and its pipeline segments (None: not pipelined).
+    builtin_s: the built-in's time by its fit (None: not a candidate); decided_by: "model", or "measured"
+    when a confirmation timed ours against the built-in (model/auto_confirm.py), `measured` holding
+    {size, ours_us, builtin_us, algorithm} of that timing."""
 
     size_bytes: int
     algorithm: str
     predicted_s: float
     segments: int | None = None
+    builtin_s: float | None = None
+    decided_by: str = "model"
+    measured: dict | None = None
 
     def to_json(self) -> dict:
-        return {"size": self.size_bytes, "algorithm": self.algorithm, "predicted_us": self.predicted_s * 1e6,
-                "segments": self.segments}
+        out = {"size": self.size_bytes, "algorithm": self.algorithm, "predicted_us": self.predicted_s * 1e6,
+               "segments": self.segments, "decided_by": self.decided_by}
+        if self.builtin_s is not None:
+            out["builtin_predicted_us"] = self.builtin_s * 1e6
+        if self.measured is not None:
+            out["measured"] = dict(self.measured)
+        return out
 
 
 def runnable_algorithms(collective: str, ranks: int) -> list[str]:
@@ -131,11 +142,13 @@ def auto_choices(collective: str, network: Network, sizes, segments: int | None 
     if builtin is not None:
         cost = Cost(np.where([is_runtime_only(name) for name in picked], builtin.time_s(sizes), cost.total_s), np.zeros(len(sizes)),
                     np.zeros(len(sizes)))
+    theirs = builtin.time_s(sizes) if builtin is not None else None
     out = []
     for i, size in enumerate(sizes):
         name = str(picked[i])
         k = by_name[name].segments
-        out.append(AutoChoice(size, name, float(cost.total_s[i]), int(k[i]) if k is not None else None))
+        out.append(AutoChoice(size, name, float(cost.total_s[i]), int(k[i]) if k is not None else None,
+                              float(theirs[i]) if theirs is not None else None))
     return out
 
 
@@ -157,9 +170,15 @@ AUTO_CALIBRATION_BYTES = 4 << 20   # the quick calibration's ping-pong size: sec
 def choices_for(job_config: dict, network: Network, builtin: BuiltinFit | None = None,
                 hosts: HostLinks | None = None) -> list[dict]:
     """auto's choice per size of the sweep on `network` (auto_choices), as JSON."""
+    return [c.to_json() for c in choose_for(job_config, network, builtin, hosts)]
+
+
+def choose_for(job_config: dict, network: Network, builtin: BuiltinFit | None = None,
+               hosts: HostLinks | None = None) -> list[AutoChoice]:
+    """auto's choice per size of a bench config's sweep on `network` (auto_choices)."""
     fixed = job_config["segments"] if job_config["segments_given"] else None   # --segments N fixes them
-    return [c.to_json() for c in auto_choices(job_config["collective"], network, job_config["sizes"], fixed,
-                                              job_config["root"], builtin, hosts)]
+    return auto_choices(job_config["collective"], network, job_config["sizes"], fixed, job_config["root"],
+                        builtin, hosts)
 
 
 def auto_network(raw: dict, world: int, ranks_per_host: int) -> Network:

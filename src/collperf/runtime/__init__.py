@@ -9,7 +9,7 @@ They are loaded on first use, so that importing this package does not import tor
 """
 
 _OPS = ("all_reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter", "reduce_scatter_tensor", "broadcast",
-        "reduce", "all_to_all", "all_to_all_single", "set_network", "choose")
+        "reduce", "all_to_all", "all_to_all_single", "set_network", "choose", "decisions")
 
 __all__ = list(_OPS)
 

@@ -21,6 +21,7 @@ from collperf.model.builtin_cost import BuiltinFit, fit_builtin
 from collperf.model.network import Link
 from collperf.model.shared_links import HostLinks
 from collperf.runtime.builtin import run_builtin
+from collperf.runtime.calibration import pingpong
 from collperf.runtime.launch import device
 
 _FITS: dict[tuple, BuiltinFit] = {}
@@ -42,31 +43,38 @@ def fit_sizes(sweep_sizes, max_bytes: int = FIT_MAX_BYTES) -> list[int]:
     return sorted({lo, max(mid, lo + 4096), hi})
 
 
-def _key(collective: str, ranks_per_host: int) -> tuple:
-    return (dist.get_backend(), dist.get_world_size(), ranks_per_host, collective)
+def group_key(group) -> tuple:
+    """What names a process group in the caches: its backend, size and identity (the default group: WORLD)."""
+    named = "WORLD" if group is None or group is dist.group.WORLD else id(group)
+    return (dist.get_backend(group), dist.get_world_size(group), named)
+
+
+def _key(collective: str, ranks_per_host: int, group=None) -> tuple:
+    return (*group_key(group), ranks_per_host, collective)
 
 
 def builtin_fit(collective: str, sweep_sizes, ranks_per_host: int, root: int = 0, iters: int = 3,
-                max_bytes: int = FIT_MAX_BYTES) -> BuiltinFit:
-    """The built-in of `collective` timed at fit_sizes (float32 sum, out-of-place, after a barrier; the median
-    over `iters` of the mean over ranks) and fitted; the same on every rank."""
-    key = _key(get_collective(collective).name, ranks_per_host)
+                max_bytes: int = FIT_MAX_BYTES, group=None, dev=None) -> BuiltinFit:
+    """The built-in of `collective` on `group` (None: the default group; root a rank of it) timed at fit_sizes
+    (float32 sum, out-of-place, after a barrier; the median over `iters` of the mean over ranks) and fitted;
+    the same on every rank of the group."""
+    key = _key(get_collective(collective).name, ranks_per_host, group)
     if key not in _FITS:
-        coll, p, dev = get_collective(collective), dist.get_world_size(), device()
+        coll, p, dev = get_collective(collective), dist.get_world_size(group), dev or device()
         sizes, times = fit_sizes(sweep_sizes, max_bytes), []
         for size in sizes:
             _, _, in_elems, out_elems = coll.counts(size, p, 4)
             inp = torch.ones(in_elems, dtype=torch.float32, device=dev)
             out = torch.zeros(out_elems, dtype=torch.float32, device=dev)
-            run_builtin(coll, inp, out, "sum", root)   # warm-up: the backend's buffers and connections
+            run_builtin(coll, inp, out, "sum", root, group)   # warm-up: the backend's buffers and connections
             samples = []
             for _ in range(iters):
-                dist.barrier()
+                dist.barrier(group=group)
                 t0 = time.perf_counter()
-                run_builtin(coll, inp, out, "sum", root)
+                run_builtin(coll, inp, out, "sum", root, group)
                 samples.append(time.perf_counter() - t0)
             mean = torch.tensor(samples, dtype=torch.float64)
-            dist.all_reduce(mean)
+            dist.all_reduce(mean, group=group)
             times.append(statistics.median((mean / p).tolist()))
         _FITS[key] = fit_builtin(coll.name, sizes, times)
     return _FITS[key]
@@ -140,15 +148,19 @@ def auto_extras_text(fit: BuiltinFit | None, hosts: HostLinks | None) -> str:
     return text
 
 
-def exchange_link(sweep_sizes, ranks_per_host: int, iters: int = 3, max_bytes: int = FIT_MAX_BYTES) -> Link:
-    """The per-step cost of our executor on this backend: every rank sends n bytes to the rank one host on
-    (r + ranks_per_host on several hosts, r + 1 on one) and receives as much, posted together
-    (batch_isend_irecv, as runtime/execute.py posts a step), timed at fit_sizes and fitted alpha + n / bandwidth.
-    A blocking ping-pong (measure.link) misses what a batched exchange costs on gloo (its per-message work
-    and both directions at once), and auto would price our schedules as faster than they run."""
-    key = _key("exchange", ranks_per_host)
+def exchange_link(sweep_sizes, ranks_per_host: int, iters: int = 3, max_bytes: int = FIT_MAX_BYTES, group=None,
+                  dev=None) -> Link:
+    """The per-step cost of our executor on this backend: every rank of `group` (None: the default group) sends
+    n bytes to the rank one host on (r + ranks_per_host on several hosts, r + 1 on one) and receives as much,
+    posted together (batch_isend_irecv, as runtime/execute.py posts a step), timed at fit_sizes and fitted
+    alpha + n / bandwidth. A blocking ping-pong (calibration.link) misses what a batched exchange costs on
+    gloo (its per-message work and both directions at once), and auto would price our schedules as faster
+    than they run."""
+    key = _key("exchange", ranks_per_host, group)
     if key not in _EXCHANGES:
-        p, rank, dev = dist.get_world_size(), dist.get_rank(), device()
+        p, dev = dist.get_world_size(group), dev or device()
+        rank = dist.get_rank(group) if group is not None else dist.get_rank()
+        peer = (lambda r: dist.get_global_rank(group, r)) if group is not None else (lambda r: r)
         hop = ranks_per_host if p > ranks_per_host else 1
         sizes, times = fit_sizes(sweep_sizes, max_bytes), []
         for size in sizes:
@@ -156,15 +168,16 @@ def exchange_link(sweep_sizes, ranks_per_host: int, iters: int = 3, max_bytes: i
             recv = torch.empty_like(send)
             samples = []
             for i in range(iters + 1):
-                dist.barrier()
+                dist.barrier(group=group)
                 t0 = time.perf_counter()
-                ops = [dist.P2POp(dist.isend, send, (rank + hop) % p), dist.P2POp(dist.irecv, recv, (rank - hop) % p)]
+                ops = [dist.P2POp(dist.isend, send, peer((rank + hop) % p), group),
+                       dist.P2POp(dist.irecv, recv, peer((rank - hop) % p), group)]
                 for w in dist.batch_isend_irecv(ops):
                     w.wait()
                 if i:   # the first round opens the connections
                     samples.append(time.perf_counter() - t0)
             mean = torch.tensor(samples, dtype=torch.float64)
-            dist.all_reduce(mean)
+            dist.all_reduce(mean, group=group)
             times.append(statistics.median((mean / p).tolist()))
         fit = fit_builtin("sendrecv", sizes, times)
         _EXCHANGES[key] = Link(fit.latency_s, 1 / fit.seconds_per_byte if fit.seconds_per_byte else math.inf,
@@ -194,3 +207,16 @@ def auto_inputs(collective: str, sweep_sizes, ranks_per_host: int) -> dict:
             "builtin_seconds_per_byte": fit.seconds_per_byte, "exchange_latency_s": link.latency_s,
             "exchange_bandwidth_Bps": link.bandwidth_Bps,
             "flow_overhead": flow_overhead(ranks_per_host) if several else 0.0}
+
+
+def step_link(sweep_sizes, ranks_per_host: int) -> Link:
+    """What one step of our executor costs here (exchange_link), its alpha at least a small ping-pong's one-way
+    time (a fit of three sizes can put alpha at 0, and pipelines would then be cut into every segment
+    allowed); the same on every rank. What -A blink and the patterns choose their segments by on local ranks."""
+    link = exchange_link(sweep_sizes, ranks_per_host)
+    small = torch.zeros(1, dtype=torch.float64)
+    one_way = pingpong(0, 1, 2, 12, device())
+    if one_way is not None:
+        small[0] = one_way
+    dist.broadcast(small, src=0)
+    return Link(max(link.latency_s, float(small.item())), link.bandwidth_Bps, name="executor step")

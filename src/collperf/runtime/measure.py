@@ -18,13 +18,12 @@ import torch.distributed as dist
 from collperf.collectives import get_collective
 from collperf.model.algorithms.build import build, build_two_level
 from collperf.model.algorithms.modes import is_chooser, is_runtime_only, is_two_level
-from collperf.model.network import Link, Network
-from collperf.model.profile import bandwidth_from
-from collperf.model.select import AUTO_CALIBRATION_BYTES, auto_network, choices_for
 from collperf.model.trees import ceil_log2
 from collperf.runtime import data, launch
+from collperf.runtime.auto import auto_here
 from collperf.runtime.builtin import run_builtin
-from collperf.runtime.builtin_fit import auto_extras, auto_extras_text, auto_hosts, exchange_link, with_exchange
+# the quick calibration lives in runtime/calibration.py; its job name stays collperf.runtime.measure:calibrate
+from collperf.runtime.calibration import calibrate, pingpong  # noqa: F401
 from collperf.runtime.execute import run_schedule
 from collperf.runtime.launch import device
 from collperf.runtime.pace import Pace
@@ -179,7 +178,7 @@ def bench(config: dict, schedules: dict | None = None) -> dict:
     devices = _devices(dev)
     if rank == 0:
         launch.report("devices", devices)
-    auto = _auto(config, dev) if any(map(is_chooser, config["algorithms"])) else None
+    auto = auto_here(config, dev) if any(map(is_chooser, config["algorithms"])) else None
     choices = {c["size"]: c for c in auto["choices"]} if auto else {}
     rows, step, pace = [], 0, Pace()
     for algorithm in config["algorithms"]:
@@ -210,32 +209,6 @@ def bench(config: dict, schedules: dict | None = None) -> dict:
     return {"rows": rows, "devices": devices, "peak_rss_bytes": _peak_rss_bytes(dev), "auto": auto}
 
 
-def _auto(config: dict, dev) -> dict:
-    """auto's choice per size, the same on every rank: the one lab/bench.py made from a given network (model/select.py), or
-    made here on rank 0 from a quick calibration of this run's network (ping-pong between two ranks,
-    across hosts too on a testbed, and the local reduction rate) and broadcast."""
-    if config.get("auto") is not None:
-        return {"choices": config["auto"], "network": config["auto_network"]}
-    rph = config["auto_ranks_per_host"]
-    if dist.get_world_size() == 1:   # nothing moves: any algorithm does
-        network = Network.of(Link(1e-6, 1e9), 1)
-        return {"choices": choices_for(config, network), "network": "one rank"}
-    raw = calibrate(rph, big_bytes=AUTO_CALIBRATION_BYTES, iters=3)
-    fit, overhead = auto_extras(config, rph)
-    several_hosts = dist.get_world_size() > rph
-    raw = with_exchange(raw, exchange_link(config["sizes"], rph), several_hosts)
-    box = [None]
-    if dist.get_rank() == 0:
-        network = auto_network(raw, dist.get_world_size(), rph)
-        hosts = auto_hosts(network, overhead)
-        box[0] = {"choices": choices_for(config, network, fit, hosts),
-                  "network": f"quick calibration: {network.describe()}" + auto_extras_text(fit, hosts)}
-    dist.broadcast_object_list(box, src=0)
-    if dist.get_rank() == 0:
-        launch.report("auto_choices", box[0])
-    return box[0]
-
-
 def _measure(runner, coll, rank, p, in_elems, out_elems, dtype, op, root, in_place, size, config, dev, phase) -> dict:
     """One placement of one row: time it, then check it on the same buffers (no second pair allocated);
     `phase(name)` reports each phase (buffers, warm-up, timed loop, check) to the launcher's watchdog."""
@@ -251,77 +224,7 @@ def _measure(runner, coll, rank, p, in_elems, out_elems, dtype, op, root, in_pla
             "wrong": wrong}
 
 
-# --- calibration and the measured lower bound -------------------------------------
-
-def _pingpong(a: int, b: int, elements: int, iters: int, dev, group=None) -> float | None:
-    """One-way time between (global) ranks a and b of `group` (p50 of round trips / 2); None on other ranks.
-    Every rank of the group calls it (a barrier starts each round trip)."""
-    rank = dist.get_rank()
-    buf = torch.zeros(max(elements, 1), dtype=torch.float32, device=dev)
-    samples = []
-    for i in range(iters + 2):
-        dist.barrier(group=group)
-        if rank == a:
-            t0 = time.perf_counter()
-            dist.send(buf, b, group=group)
-            dist.recv(buf, b, group=group)
-            if i >= 2:
-                samples.append((time.perf_counter() - t0) / 2)
-        elif rank == b:
-            dist.recv(buf, a, group=group)
-            dist.send(buf, a, group=group)
-    return statistics.median(samples) if samples else None
-
-
-def link(a: int, b: int, big_elements: int, iters: int, dev, group=None) -> dict | None:
-    """Latency (a small ping-pong) and bandwidth (a big one, less the latency) between ranks a and b; on
-    rank a, None elsewhere. Used by calibrate here and by the user-facing collectives' auto (ops.py)."""
-    small = _pingpong(a, b, 2, iters * 4, dev, group)
-    large = _pingpong(a, b, big_elements, iters, dev, group)
-    if small is None:
-        return None
-    return {"ranks": [a, b], "latency_s": small, "bytes": big_elements * 4, "time_s": large,
-            "bandwidth_Bps": bandwidth_from(small, large, big_elements * 4)}
-
-
-
-def calibrate(ranks_per_host: int, big_bytes: int = 16 << 20, iters: int = 5) -> dict:
-    """alpha and bandwidth between two ranks of one host and of two hosts, the chapter's tiny-allreduce
-    alpha, and the local reduction bandwidth; rank 0 returns them."""
-    p, dev = dist.get_world_size(), device()
-    big = big_bytes // 4
-    out = {"ranks": p, "ranks_per_host": ranks_per_host}
-    if ranks_per_host >= 2:
-        out["intra"] = link(0, 1, big, iters, dev)
-    if p > ranks_per_host:
-        # the inter pair must come back to rank 0
-        out["inter"] = link(0, ranks_per_host, big, iters, dev)
-    tiny = torch.zeros(1, device=dev)
-    for _ in range(5):
-        dist.all_reduce(tiny)
-    dist.barrier()
-    t0 = time.perf_counter()
-    for _ in range(50):
-        dist.all_reduce(tiny)
-    elapsed = (time.perf_counter() - t0) / 50
-    out["allreduce_alpha_s"] = elapsed / max(1, 2 * (p - 1))   # the chapter's measure_alpha
-    out["reduce_bandwidth_Bps"] = add_rate_Bps(big * 4, dev)
-    return out
-
-
-def add_rate_Bps(size_bytes: int, dev, iters: int = 5) -> float:
-    """This rank's reduction rate: bytes of float32 added per second (add_ of two buffers of size_bytes)."""
-    a, b = torch.ones(size_bytes // 4, device=dev), torch.ones(size_bytes // 4, device=dev)
-    a.add_(b)
-    if dev.type == "cuda":
-        torch.cuda.synchronize(dev)
-    t0 = time.perf_counter()
-    for _ in range(iters):
-        a.add_(b)
-    if dev.type == "cuda":
-        torch.cuda.synchronize(dev)
-    return iters * size_bytes / max(time.perf_counter() - t0, 1e-9)
-
+# --- the measured lower bound -------------------------------------------------------
 
 def chain(elements: int, chain_ranks: list[int], iters: int = 3) -> float:
     """Time for `elements` floats to be forwarded along chain_ranks (receive, then send on), from the
@@ -331,7 +234,7 @@ def chain(elements: int, chain_ranks: list[int], iters: int = 3) -> float:
     buf = torch.zeros(max(elements, 1), dtype=torch.float32, device=dev)
     ack = torch.zeros(1, device=dev)
     first, last = chain_ranks[0], chain_ranks[-1]
-    one_way = _pingpong(first, last, 1, 5, dev) if len(chain_ranks) > 1 else 0.0
+    one_way = pingpong(first, last, 1, 5, dev) if len(chain_ranks) > 1 else 0.0
     samples = []
     for _ in range(iters):
         dist.barrier()
@@ -375,7 +278,7 @@ def measured_bound(size_bytes: int, p: int, chain_ranks: list[int]) -> dict:
 
 def head_to_head(config: dict) -> dict:
     """Several algorithms of one collective timed interleaved (each iteration runs every algorithm once,
-    each after a barrier), so that the load of a busy machine hits them alike; then each checked once.
+    each after a barrier, in the reverse order every other iteration), so that the load of a busy machine hits them alike; then each checked once.
     `config`: a bench config (collective, algorithms, sizes, iters, warmup, op, dtype, root, segments,
     slice_bytes, auto...). Rank 0 returns {algorithm: [{size, p50_us, busbw, wrong, auto?}]}; times are
     out-of-place, the p50 over iterations of the mean over ranks."""
@@ -383,7 +286,7 @@ def head_to_head(config: dict) -> dict:
     dtype = data.get_dtype(config["dtype"])
     coll, op, root = get_collective(config["collective"]), config["op"], config["root"]
     op_used = op if coll.reduces else "sum"
-    auto = _auto(config, dev) if any(map(is_chooser, config["algorithms"])) else None
+    auto = auto_here(config, dev) if any(map(is_chooser, config["algorithms"])) else None
     choices = {c["size"]: c for c in auto["choices"]} if auto else {}
     table = {a: [] for a in config["algorithms"]}
     for size_bytes in config["sizes"]:
@@ -392,8 +295,10 @@ def head_to_head(config: dict) -> dict:
                               auto=choices.get(size_bytes)) for a in config["algorithms"]}
         buffers = {a: _buffers(coll, rank, p, in_elems, out_elems, dtype, op_used, root, False, dev) for a in runners}
         samples = {a: [] for a in runners}
+        order = list(runners)
         for i in range(config["warmup"] + config["iters"]):
-            for a, runner in runners.items():
+            for a in (order if i % 2 == 0 else order[::-1]):   # alternate who goes first: no order bias
+                runner = runners[a]
                 dist.barrier()
                 t0 = time.perf_counter()
                 runner.call(*buffers[a])

@@ -9,8 +9,9 @@ torch's is; `src`/`dst` are global ranks, as in torch) and runs one of our verif
 executor of runtime/execute.py. `algorithm="auto"` takes, per (collective, size), the algorithm the
 model predicts fastest (model/select.py auto_choices) on the group's network: the one given with
 `set_network`, else a quick calibration the first time auto is used on a group (a collective call:
-every rank of the group makes it, as they make the collective). `algorithm="builtin"` calls the
-backend's own. Every rank of the group must pass the same algorithm.
+every rank of the group makes it, as they make the collective). The backend's own is a candidate too, as
+in `bench -A auto`: priced by its fit on the group, and where ours is picked by a close margin both are
+timed on the size (once per size octave). `algorithm="builtin"` calls the backend's own. Every rank of the group must pass the same algorithm.
 """
 
 from __future__ import annotations
@@ -25,9 +26,11 @@ from collperf.model.algorithms.build import build, build_two_level, roots_at_zer
 from collperf.model.algorithms.modes import is_chooser, is_runtime_only, is_two_level
 from collperf.model.network import Link, Network
 from collperf.model.select import auto_choices
-from collperf.runtime import data
+from collperf.runtime.builtin import run_builtin
+from collperf.runtime.builtin_fit import FIT_MAX_BYTES, FIT_MIN_BYTES, builtin_fit, exchange_link
 from collperf.runtime.execute import run_schedule
-from collperf.runtime.measure import add_rate_Bps, link
+from collperf.runtime.calibration import add_rate_Bps, link
+from collperf.runtime.confirm import confirm_choices
 
 DEFAULT_SLICE_BYTES = 0      # execute.py slices_for: per message, from the per-message cost
 _OPS = (("sum", "SUM"), ("prod", "PRODUCT"), ("min", "MIN"), ("max", "MAX"), ("avg", "AVG"))
@@ -93,7 +96,8 @@ def calibrate(group=None, device=None, big_bytes: int = 1 << 20):
     first and last ranks, gamma from a local add), measured on group rank 0 and broadcast: every rank of the
     group must call it. The last rank, not the second: under torchrun's placement (consecutive ranks per
     node) a group that spans nodes then measures a link between nodes, its slowest, which the flat network
-    returned here assumes. The ping-pongs are bench's calibration's (measure.link)."""
+    returned here assumes. The ping-pongs are bench's calibration's (calibration.link); alpha and bandwidth
+    are then at least as slow as a batched exchange between neighbours (builtin_fit.exchange_link)."""
     dev = device or torch.device("cpu")
     p = _size(group)
     if p == 1:
@@ -107,18 +111,40 @@ def calibrate(group=None, device=None, big_bytes: int = 1 << 20):
         values[:] = torch.tensor([measured["latency_s"], measured["bandwidth_Bps"], gamma])
     dist.broadcast(values, src=first, group=group)
     alpha, bandwidth, gamma = values.tolist()
-    return Network.of(Link(alpha, bandwidth, gamma, name="quick calibration"), p)
+    # what a step of our executor costs on the group (gloo's per-message work included), and never less than
+    # the ping-pong's slowest link: the segments of pipelined schedules follow what runs
+    step = exchange_link([FIT_MIN_BYTES, FIT_MAX_BYTES], p, group=group, dev=dev)
+    return Network.of(Link(max(alpha, step.latency_s), min(bandwidth, step.bandwidth_Bps), gamma,
+                           name="quick calibration"), p)
 
 
 def choose(collective: str, size_bytes: int, group=None, device=None, root: int = 0) -> tuple[str, int | None]:
-    """auto's (algorithm, segments) for `size_bytes` of `collective` on `group` (root: a group rank)."""
+    """auto's (algorithm, segments) for `size_bytes` of `collective` on `group` (root: a group rank): bench's
+    chooser (model/select.py auto_choices) with the backend's built-in as a candidate, priced by its fit on the
+    group (runtime/builtin_fit.py), and a close call between ours and it timed (runtime/confirm.py)."""
     key = (_key(group), collective, size_bytes, root)
     if key not in _CHOICES:
         if _key(group) not in _NETWORKS:
             _NETWORKS[_key(group)] = calibrate(group, device)
-        c = auto_choices(collective, _NETWORKS[_key(group)], [size_bytes], root=root)[0]
-        _CHOICES[key] = (c.algorithm, c.segments)
-    return _CHOICES[key]
+        network = _NETWORKS[_key(group)]
+        dev = device or torch.device("cpu")
+        # one fit per group and collective, over the sizes the fit covers (sizes differ from call to call)
+        fit = builtin_fit(collective, [FIT_MIN_BYTES, FIT_MAX_BYTES], _size(group), root, group=group, dev=dev)
+        c = auto_choices(collective, network, [size_bytes], root=root, builtin=fit)[0]
+        _CHOICES[key] = confirm_choices([c], collective, root, group, DEFAULT_SLICE_BYTES, _shape(network),
+                                        dev=dev)[0]
+    return _CHOICES[key].algorithm, _CHOICES[key].segments
+
+
+def decisions(group=None) -> list[dict]:
+    """What auto chose on `group` so far, one dict per (collective, size, root): the algorithm, its segments,
+    the predicted times and what decided it ("model", or "measured" with both timings)."""
+    return [{"collective": k[1], "root": k[3], **c.to_json()} for k, c in _CHOICES.items() if k[0] == _key(group)]
+
+
+def _shape(network) -> tuple[int, int] | None:
+    c = network.cluster
+    return (c.nodes, c.ranks_per_node) if c is not None else None
 
 
 @functools.lru_cache(maxsize=256)
@@ -149,6 +175,8 @@ def _run(collective: str, algorithm: str, inp: torch.Tensor, out: torch.Tensor, 
         algorithm, chosen = choose(collective, max(inp.numel(), out.numel()) * inp.element_size(), group,
                                    inp.device, root)
         segments = chosen or segments
+        if is_runtime_only(algorithm):   # auto chose the backend's own
+            return run_builtin(collective, inp, out, op, root, group)
     shape = _two_level(collective, group, root) if is_two_level(algorithm) else None
     s = _schedule(collective, algorithm, p, root, segments, shape)
     run_schedule(s, inp, out, op, inp.numel(), slice_bytes or DEFAULT_SLICE_BYTES, group=group)
@@ -306,83 +334,3 @@ def _same_sizes(name: str, tensors: list, like: torch.Tensor, p: int) -> None:
         raise UsageError(f"{name}: expected a list of {p} tensors (one per rank of the group), got {len(tensors)}")
     if any(t.numel() != like.numel() or t.dtype != like.dtype for t in tensors):
         raise UsageError(f"{name}: every tensor of the list must have {like.numel()} elements of {like.dtype}")
-
-
-# --- a self-test on real ranks (tests/test_user_api.py) ------------------------------------------------------
-
-def selftest(plan) -> list:
-    """`plan`: [(members, cases[, network])], members a list of world ranks in group-rank order (None: the
-    world), network one for set_network on the group (what auto and "hierarchical" go by). Each case
-    (function, elements, dtype, op, algorithm, root as a group rank) runs on every member with integer data
-    in floating point (any summation order gives the same bits) and is compared with values computed here
-    in closed form; rank 0 returns [(members, case, mismatching elements over all ranks)]."""
-    groups = [(None if entry[0] is None else dist.new_group(entry[0]), *entry) for entry in plan]
-    out = []
-    for group, members, cases, *network in groups:   # every rank creates every group, in the same order
-        if network and (members is None or dist.get_rank() in members):
-            set_network(network[0], group)
-        for case in cases:
-            wrong = torch.zeros(1, dtype=torch.int64)
-            if members is None or dist.get_rank() in members:
-                wrong[0] = _one_case(case, group, data)
-            dist.all_reduce(wrong)
-            out.append((members, case, int(wrong.item())))
-    return out
-
-
-def _one_case(case, group, data) -> int:
-    fn, n, dtype_name, op, algorithm, root = case
-    dtype = data.get_dtype(dtype_name)
-    p, me = _size(group), dist.get_rank(group)
-    gl = (lambda r: dist.get_global_rank(group, r)) if group is not None else (lambda r: r)
-    idx = torch.arange(n)
-
-    def mine(r, kind="none", offset=0):      # group rank r's input block: values of (r, offset + i)
-        return data.values(r, idx + offset, kind).to(dtype)
-
-    def reduced(offset=0):
-        return data.reduced(p, idx + offset, op).to(dtype)
-
-    if fn == "all_reduce":
-        base = mine(me, op)
-        # an even count also goes through a non-contiguous view (a transposed 2 x n/2)
-        t = base.reshape(2, n // 2).t() if n and n % 2 == 0 else base
-        all_reduce(t, op=op, group=group, algorithm=algorithm)
-        return data.count_wrong(base, reduced(), op)
-    if fn == "broadcast":
-        t = mine(me) if me == root else torch.zeros(n, dtype=dtype)
-        broadcast(t, src=gl(root), group=group, algorithm=algorithm)
-        return data.count_wrong(t, mine(root))
-    if fn == "reduce":
-        t = mine(me, op)
-        reduce(t, dst=gl(root), op=op, group=group, algorithm=algorithm)
-        return data.count_wrong(t, reduced(), op) if me == root else 0
-    if fn == "all_gather":
-        outs = [torch.full((n,), -1, dtype=dtype) for _ in range(p)]
-        all_gather(outs, mine(me), group=group, algorithm=algorithm)
-        return sum(data.count_wrong(o, mine(r)) for r, o in enumerate(outs))
-    if fn == "all_gather_into_tensor":
-        o = torch.full((p * n,), -1, dtype=dtype)
-        all_gather_into_tensor(o, mine(me), group=group, algorithm=algorithm)
-        return sum(data.count_wrong(o[r * n:(r + 1) * n], mine(r)) for r in range(p))
-    if fn in ("reduce_scatter", "reduce_scatter_tensor"):
-        # rank r's whole input is values(r, 0 .. p n): block b of it is values(r, b n + i)
-        whole = data.values(me, torch.arange(p * n), op).to(dtype)
-        o = torch.full((n,), -1, dtype=dtype)
-        if fn == "reduce_scatter":
-            reduce_scatter(o, [whole[b * n:(b + 1) * n] for b in range(p)], op=op, group=group, algorithm=algorithm)
-        else:
-            reduce_scatter_tensor(o, whole, op=op, group=group, algorithm=algorithm)
-        return data.count_wrong(o, reduced(me * n), op)
-    if fn in ("all_to_all", "all_to_all_single"):
-        # block j of rank r's input: values(r, j n + i); rank j's output block r must hold it
-        whole = data.values(me, torch.arange(p * n), "none").to(dtype)
-        if fn == "all_to_all":
-            outs = [torch.full((n,), -1, dtype=dtype) for _ in range(p)]
-            all_to_all(outs, [whole[b * n:(b + 1) * n] for b in range(p)], group=group, algorithm=algorithm)
-            got = torch.cat(outs) if outs else torch.zeros(0, dtype=dtype)
-        else:
-            got = torch.full((p * n,), -1, dtype=dtype)
-            all_to_all_single(got, whole, group=group, algorithm=algorithm)
-        return sum(data.count_wrong(got[r * n:(r + 1) * n], mine(r, offset=me * n)) for r in range(p))
-    raise UsageError(f"unknown function {fn!r}")

@@ -1,0 +1,73 @@
+"""-A auto's confirmation on real ranks: a close call between ours and the built-in timed on the actual size.
+
+The rule and its cache are model/auto_confirm.py's; this times both candidates on the group: `reps` rounds,
+each running ours and the built-in once (their order alternating, each after a barrier), the time of each
+call summed over the group's ranks (all_reduce) so that every rank sees the same times and makes the same
+decision. A collective call: every rank of the group confirms the same choices in the same order.
+"""
+
+from __future__ import annotations
+
+import time
+
+import torch
+import torch.distributed as dist
+
+from collperf.collectives import get_collective
+from collperf.model.algorithms.build import build, build_two_level
+from collperf.model.algorithms.modes import is_two_level
+from collperf.model.auto_confirm import confirm
+from collperf.model.select import AutoChoice
+from collperf.runtime.builtin import run_builtin
+from collperf.runtime.builtin_fit import group_key
+from collperf.runtime.execute import run_schedule
+from collperf.runtime.launch import device
+
+CONFIRM_REPS = 7
+_DECISIONS: dict = {}   # model/auto_confirm.py's cache: (group, collective, root, octave, algorithm, segments)
+
+
+def confirm_choices(choices: list[AutoChoice], collective: str, root: int = 0, group=None, slice_bytes: int = 0,
+                    two_level=None, reps: int = CONFIRM_REPS, dev=None) -> list[AutoChoice]:
+    """auto's `choices` with each close call measured on `group` (cached per size octave for the process).
+    two_level: [nodes, ranks per node] where a choice may be `hierarchical`."""
+    coll = get_collective(collective)
+
+    def measure(algorithm: str, segments, size_bytes: int) -> tuple[list[float], list[float]]:
+        return time_both(coll, algorithm, segments, size_bytes, root, group, slice_bytes, two_level, reps,
+                         dev or device())
+
+    return confirm(choices, measure, _DECISIONS, (*group_key(group), coll.name, root))
+
+
+def _sync(dev) -> None:
+    if dev.type == "cuda":
+        torch.cuda.synchronize(dev)
+
+
+def time_both(coll, algorithm: str, segments, size_bytes: int, root: int, group, slice_bytes: int, two_level,
+              reps: int, dev) -> tuple[list[float], list[float]]:
+    """(our times, the built-in's) in seconds at `size_bytes`, one pair per round, interleaved; each time the
+    mean over the group's ranks."""
+    p = dist.get_world_size(group)
+    _, _, in_elems, out_elems = coll.counts(size_bytes, p, 4)
+    inp = torch.ones(in_elems, dtype=torch.float32, device=dev)
+    out = torch.zeros(out_elems, dtype=torch.float32, device=dev)
+    segments = segments or 1   # not pipelined: the builders take 1
+    schedule = build_two_level(coll.name, *two_level, segments=segments) if is_two_level(algorithm) else \
+        build(coll.name, algorithm, p, root=root, segments=segments)
+    calls = (lambda: run_schedule(schedule, inp, out, "sum", in_elems, slice_bytes, group=group),
+             lambda: run_builtin(coll, inp, out, "sum", root, group))
+    for call in calls:   # warm-up: connections, buffers, the schedule's first use
+        call()
+    samples = torch.zeros(2, reps, dtype=torch.float64)
+    for i in range(reps):
+        for j in ((0, 1) if i % 2 == 0 else (1, 0)):   # alternate who goes first: a drifting load hits both
+            dist.barrier(group=group)
+            t0 = time.perf_counter()
+            calls[j]()
+            _sync(dev)
+            samples[j, i] = time.perf_counter() - t0
+    dist.all_reduce(samples, group=group)
+    ours, theirs = ((row / p).tolist() for row in samples)
+    return ours, theirs
