@@ -6,16 +6,36 @@ Chunks keep their absolute numbers, so the local rotations of the paper are not 
 
 from __future__ import annotations
 
+import numpy as np
+
 from collperf.model import trees as shapes
-from collperf.model.algorithms.base import MPICH, algorithm, arrays_of, const, lg, q
+from collperf.model.algorithms.base import MPICH, algorithm, const, lg, q
 from collperf.model.algorithms.trees import scatter_binomial
-from collperf.model.algorithms import vectorized
+from collperf.schedule.arrays import ArraySchedule, array_step, make_arrays
 from collperf.schedule.ir import COPY, Transfer, make, step
+
+
+def allgather_arrays(p: int, segments: int = 1) -> ArraySchedule:
+    # at distance 2^k rank r sends blocks r .. r + count - 1 (mod p) to r - 2^k: a range that
+    # wraps past p is two rows of one transfer
+    r = np.arange(p)
+    steps, distance = [], 1
+    while distance < p:
+        count = min(distance, p - distance)
+        wraps = r + count > p
+        order = np.repeat(r, 1 + wraps)
+        second = np.zeros(len(order), dtype=bool)
+        second[np.flatnonzero(wraps) + np.arange(1, wraps.sum() + 1)] = True
+        start = np.where(second, 0, order)
+        stop = np.where(second, order + count - p, np.minimum(order + count, p))
+        steps.append(array_step(order, (order - distance) % p, start, stop, False, transfer=order))
+        distance *= 2
+    return make_arrays("allgather", "bruck", p, p, steps)
 
 
 @algorithm("allgather", "bruck", "ceil(lg p) alpha + (p-1)/p n beta (any p)",
            "Bruck et al. 1997; " + MPICH + "allgather_intra_brucks.c", coefficients=const(lg, q, 0),
-           array_builder=arrays_of(vectorized.bruck_allgather))
+           array_builder=allgather_arrays)
 def allgather(p: int, segments: int = 1):
     # at distance 2^k, rank r sends the blocks it holds, r .. r + cnt - 1, to r - 2^k
     steps, distance = [], 1

@@ -66,11 +66,10 @@ def build_array(collective: str, algorithm: str, ranks: int, root: int = 0, segm
     """The array form of a flat algorithm's schedule: vectorized where the algorithm has an array builder,
     otherwise the tuple builder's schedule packed into arrays. Checked as build is (checked_ranks)."""
     alg = get_algorithm(collective, algorithm)
-    builder = alg.array_builder
-    if builder is None or (root and alg.collective in _ROTATES_CHUNKS):
+    if not alg.builds_arrays or (root and alg.collective in _ROTATES_CHUNKS):
         return from_schedule(build(collective, algorithm, ranks, root, segments))
     p = checked_ranks(alg, ranks, root, segments)
-    s = builder(p, segments)
+    s = alg.array_builder(p, segments)
     return relabel_arrays(s, root) if get_collective(alg.collective).rooted else s
 
 
