@@ -191,6 +191,7 @@ def _png_size(path: Path) -> tuple[int, int]:
     return struct.unpack(">II", head[16:24])
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed (Debian: apt-get install -y "
                                              "chromium; `make test` installs it when run as root)")
 def test_the_report_in_headless_chromium(tmp_path):
