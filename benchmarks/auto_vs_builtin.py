@@ -25,7 +25,7 @@ COLLECTIVES = ("allreduce", "allgather", "reducescatter", "broadcast", "alltoall
 
 
 def one(collective: str, ranks: int, args, bed=None) -> dict:
-    config = SweepSpec(collective, "auto,builtin", args.minbytes, args.maxbytes, args.factor, iters=args.iters,
+    config = SweepSpec(collective=collective, algorithms="auto,builtin", min_bytes=args.minbytes, max_bytes=args.maxbytes, factor=args.factor, iters=args.iters,
                        warmup=args.warmup, slice_bytes=args.slice_bytes, in_place=False, progress=False).to_job()
     auto_plan(config, ranks, None, bed.ranks_per_host if bed is not None else ranks)
     job = Job("collperf.runtime.measure:head_to_head", (config,))

@@ -94,7 +94,7 @@ def main() -> None:
 
     def placed(n: int, segments: int | None):
         """bench's placement of -A blink at size n: segments fixed, or None (not given: bench picks)."""
-        return bench_schedules(BenchSpec(SweepSpec(args.collective, "blink", n, n, 2, segments=segments), p))
+        return bench_schedules(BenchSpec(sweep=SweepSpec(collective=args.collective, algorithms="blink", min_bytes=n, max_bytes=n, factor=2, segments=segments), ranks=p))
     reference = "ring" if args.collective not in ("broadcast", "reduce") else "binomial"
     ring = build(args.collective, reference, p)
     schedules, picked = [], []

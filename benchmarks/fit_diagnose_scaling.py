@@ -104,7 +104,7 @@ def main():
             f.write(block)
     refused = time.perf_counter()
     try:
-        api.read_logs(LogSpec([str(big)]))
+        api.read_logs(LogSpec(paths=[str(big)]))
         outcome = "read (not refused)"
     except UsageError as e:
         outcome = f"refused: {e}"

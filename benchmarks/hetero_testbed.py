@@ -29,7 +29,7 @@ SEGMENTS = 16
 
 def sweep(bed, algorithms, size=SIZE):
     # the slowest rank's time (nccl-tests -a 3): the simulator's time is the last rank's
-    config = SweepSpec("broadcast", algorithms, size, size, 2, iters=ITERS, warmup=1, in_place=False,
+    config = SweepSpec(collective="broadcast", algorithms=algorithms, min_bytes=size, max_bytes=size, factor=2, iters=ITERS, warmup=1, in_place=False,
                        segments=SEGMENTS, average=3, progress=False)
     pre = hetero_runs.schedules(bed, config)
     res = run(config, None, 1800, None, testbed=bed, schedules=pre or None)

@@ -18,7 +18,7 @@ def main() -> None:
     parser.add_argument("--rate", default="400mbit")
     args = parser.parse_args()
     bed = Testbed(args.hosts, args.rate, 1, "bv0")
-    result = api.validate([bed], size="1M,4M", iters=3, timeout_s=300)
+    result = api.validate(testbeds=[bed], sizes="1M,4M", iters=3, timeout_s=300)
     print(result.networks[0])
     print(f"shaped rate {units.format_bandwidth(bed.rate_Bps)}")
     errors = [abs(r.error) for r in result.rows if r.regime == "bandwidth"]

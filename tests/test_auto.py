@@ -50,7 +50,7 @@ def test_auto_runs_bit_exact_on_a_given_network_and_after_a_quick_calibration():
     from collperf.lab.bench import run
     from collperf.spec import SweepSpec
     network = Network.of(Link(20e-6, 1e9, 5e9), 3)
-    config = SweepSpec("broadcast", "auto,builtin", "1K", "256K", 16, iters=2, warmup=0, root=1, progress=False)
+    config = SweepSpec(collective="broadcast", algorithms="auto,builtin", min_bytes="1K", max_bytes="256K", factor=16, iters=2, warmup=0, root=1, progress=False)
     res = run(config, ranks=3, timeout_s=120, network=network)
     auto = [r for r in res.rows if r["algorithm"] == "auto"]
     assert len(auto) == 3 and all(r[pl]["wrong"] == 0 for r in auto for pl in ("out_of_place", "in_place"))
@@ -59,13 +59,13 @@ def test_auto_runs_bit_exact_on_a_given_network_and_after_a_quick_calibration():
     assert [r["predicted_us"] for r in auto] == pytest.approx([c.predicted_s * 1e6 for c in want])
     # 4 ranks, a latency-bound network: every auto row exact, the choices the model's
     network = Network.of(Link(1e-3, 1e10, 1e10), 4)
-    config = SweepSpec("allgather", "auto", "1K", "16K", 4, iters=1, warmup=0, progress=False)
+    config = SweepSpec(collective="allgather", algorithms="auto", min_bytes="1K", max_bytes="16K", factor=4, iters=1, warmup=0, progress=False)
     res = run(config, ranks=4, timeout_s=120, network=network)
     assert [r["auto"]["algorithm"] for r in res.rows] == \
         [c.algorithm for c in auto_choices("allgather", network, [r["size"] for r in res.rows])]
     assert all(r[pl]["wrong"] == 0 for r in res.rows for pl in ("out_of_place", "in_place"))
     # no network: the ranks calibrate first (the built-in too); every choice is runnable, every row exact
-    config = SweepSpec("allreduce", "auto", "4K", "64K", 4, iters=2, warmup=0, progress=False)
+    config = SweepSpec(collective="allreduce", algorithms="auto", min_bytes="4K", max_bytes="64K", factor=4, iters=2, warmup=0, progress=False)
     res = run(config, ranks=2, timeout_s=120)
     assert res.config["auto_network"].startswith("quick calibration")
     assert "builtin" in res.config["auto_network"]
@@ -96,7 +96,7 @@ def test_head_to_head_times_auto_and_builtin_interleaved_and_checks_both():
     from collperf.lab.bench import auto_plan
     from collperf.runtime.launch import Job, run_local
     from collperf.spec import SweepSpec
-    config = SweepSpec("reducescatter", "auto,builtin", "4K", "16K", 4, iters=2, warmup=0, progress=False).to_job()
+    config = SweepSpec(collective="reducescatter", algorithms="auto,builtin", min_bytes="4K", max_bytes="16K", factor=4, iters=2, warmup=0, progress=False).to_job()
     network = Network.of(Link(1e-3, 1e8), 2)
     auto_plan(config, 2, network, 2)
     out = run_local(Job("collperf.runtime.measure:head_to_head", (config,)), 2, timeout_s=120)

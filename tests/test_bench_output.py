@@ -105,7 +105,7 @@ def test_output_paths_are_checked_before_any_work(tmp_path):
     with pytest.raises(UsageError, match="is a folder"):
         output_path(str(tmp_path), "--csv-file")
     with pytest.raises(UsageError, match="--csv-file.*does not exist"):
-        BenchSpec(SweepSpec(), ranks=2, csv_file=str(tmp_path / "no" / "r.csv"))
+        BenchSpec(sweep=SweepSpec(), ranks=2, csv_file=str(tmp_path / "no" / "r.csv"))
     if os.geteuid() != 0:   # root writes anywhere
         locked = tmp_path / "locked"
         locked.mkdir(mode=0o500)
@@ -127,5 +127,5 @@ def test_rank_counts_and_sweeps_the_machine_cannot_hold_are_refused():
     assert rank_memory_bytes(SweepSpec(min_bytes="64M", max_bytes="64M"), 4) == \
         TORCH_RANK_BYTES + CHECK_BYTES + 3 * (64 << 20)
     # allgather's size is the whole output: the input is a quarter of it at 4 ranks
-    assert rank_memory_bytes(SweepSpec("allgather", min_bytes="64M", max_bytes="64M"), 4) == \
+    assert rank_memory_bytes(SweepSpec(collective="allgather", min_bytes="64M", max_bytes="64M"), 4) == \
         TORCH_RANK_BYTES + CHECK_BYTES + (16 + 64 + 64) * (1 << 20)

@@ -103,8 +103,8 @@ def test_bench_cli_blink_on_4_ranks(tmp_path):
 @pytest.mark.multiprocess
 def test_bench_pattern_on_3_ranks_measures_throughput():
     from collperf import api
-    sweep = SweepSpec("allreduce", "builtin", "1K", "4K", 4, iters=1, warmup=0, progress=False)
-    results = api.bench(BenchSpec(sweep, 3, 120, pattern="chain-reduce-forward"))
+    sweep = SweepSpec(collective="allreduce", algorithms="builtin", min_bytes="1K", max_bytes="4K", factor=4, iters=1, warmup=0, progress=False)
+    results = api.bench(BenchSpec(sweep=sweep, ranks=3, timeout_s=120, pattern="chain-reduce-forward"))
     assert results.collective == "reduce" and {r["algorithm"] for r in results.rows} == {"chain-reduce-forward"}
     for r in results.rows:
         m = r["out_of_place"]
@@ -118,7 +118,7 @@ def test_bench_pattern_on_3_ranks_measures_throughput():
 # --- errors, before any process ------------------------------------------------------------------------
 
 def spec(algorithm="blink", collective="broadcast", **kw):
-    return BenchSpec(SweepSpec(collective, algorithm, "1K", "4K"), **kw)
+    return BenchSpec(sweep=SweepSpec(collective=collective, algorithms=algorithm, min_bytes="1K", max_bytes="4K"), **kw)
 
 
 @pytest.mark.parametrize("kw,match", [
@@ -163,11 +163,11 @@ def test_bench_schedules_follow_the_defaults():
     # -A blink on --ranks 3: dgx1v's GPUs 0,1,2, root local 0; the hybrid one per size, the others shared
     pl = bench_schedules(spec("blink,blink-hybrid", ranks=3))
     assert pl.gpus == [0, 1, 2] and pl.ranks == 3
-    sizes = SweepSpec("broadcast", "blink", "1K", "4K").sizes()
+    sizes = SweepSpec(collective="broadcast", algorithms="blink", min_bytes="1K", max_bytes="4K").sizes()
     assert set(pl.schedules) == {(a, n) for a in ("blink", "blink-hybrid") for n in sizes}
     assert all(s.ranks == 3 and s.root == 0 for s in pl.schedules.values())
     # --gpus sets the rank count; root 1 is GPU 4
-    pl = bench_schedules(BenchSpec(SweepSpec("reduce", "blink", "1K", "1K", root=1), gpus="0,4,1"))
+    pl = bench_schedules(BenchSpec(sweep=SweepSpec(collective="reduce", algorithms="blink", min_bytes="1K", max_bytes="1K", root=1), gpus="0,4,1"))
     assert pl.ranks == 3 and pl.gpus == [0, 4, 1] and pl.schedules[("blink", 1024)].root == 1
     # a pattern's default GPUs on dgx1v are the appendix's: fan-in 5,6 -> 4 -> 0 on 4 ranks
     pl = bench_schedules(spec("builtin", "allreduce", pattern="fan-in-forward", ranks=4))

@@ -33,8 +33,8 @@ def simulated_us(coll, k, size, root=0):
 
 @pytest.mark.parametrize("coll", ["allreduce", "broadcast", "allgather"])
 def test_bench_picks_the_argmin_of_the_simulated_times(coll):
-    sizes = SweepSpec(coll, "blink", "1K", "32M", 32).sizes()
-    pl = bench_schedules(BenchSpec(SweepSpec(coll, "blink", "1K", "32M", 32), 4))
+    sizes = SweepSpec(collective=coll, algorithms="blink", min_bytes="1K", max_bytes="32M", factor=32).sizes()
+    pl = bench_schedules(BenchSpec(sweep=SweepSpec(collective=coll, algorithms="blink", min_bytes="1K", max_bytes="32M", factor=32), ranks=4))
     for n in sizes:
         times = [simulated_us(coll, k, n) for k in SEGMENT_CANDIDATES]
         best = SEGMENT_CANDIDATES[times.index(min(times))]     # first of equal times: the fewer segments
@@ -51,16 +51,16 @@ def test_bench_picks_the_argmin_of_the_simulated_times(coll):
 
 
 def test_fixed_segments_are_kept_and_hybrid_and_patterns_choose_too():
-    pl = bench_schedules(BenchSpec(SweepSpec("allreduce", "blink", "1K", "1M", 32, segments=8), 4))
+    pl = bench_schedules(BenchSpec(sweep=SweepSpec(collective="allreduce", algorithms="blink", min_bytes="1K", max_bytes="1M", factor=32, segments=8), ranks=4))
     fixed, _, _ = blink_schedule(DGX1V, GROUP, "allreduce", 0, 8, resolution=BENCH_RESOLUTION)
     assert pl.segments == {} and all(s.steps == fixed.steps for s in pl.schedules.values())
     # --segments 1 is a choice too, not "not given": one segment at every size, even where more would be faster
-    pl = bench_schedules(BenchSpec(SweepSpec("allreduce", "blink", "1K", "1G", 1024, segments=1), 4))
+    pl = bench_schedules(BenchSpec(sweep=SweepSpec(collective="allreduce", algorithms="blink", min_bytes="1K", max_bytes="1G", factor=1024, segments=1), ranks=4))
     one, _, _ = blink_schedule(DGX1V, GROUP, "allreduce", 0, 1, resolution=BENCH_RESOLUTION)
     assert pl.segments == {} and all(s.steps == one.steps for s in pl.schedules.values())
-    pl = bench_schedules(BenchSpec(SweepSpec("broadcast", "blink-hybrid", "1K", "1M", 32), 4))
+    pl = bench_schedules(BenchSpec(sweep=SweepSpec(collective="broadcast", algorithms="blink-hybrid", min_bytes="1K", max_bytes="1M", factor=32), ranks=4))
     assert set(pl.segments["blink-hybrid"]) == {1024, 32768, 1 << 20}
-    pl = bench_schedules(BenchSpec(SweepSpec("broadcast", "builtin", "1K", "1M", 32), 4, pattern="chain-forward"))
+    pl = bench_schedules(BenchSpec(sweep=SweepSpec(collective="broadcast", algorithms="builtin", min_bytes="1K", max_bytes="1M", factor=32), ranks=4, pattern="chain-forward"))
     assert pl.segments["chain-forward"][1024] == 1
 
 

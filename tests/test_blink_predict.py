@@ -53,15 +53,15 @@ def test_hybrid_split_is_equation_8_by_hand():
     assert row["time_s"] == pytest.approx(t) and h["pcie_time_s"] == pytest.approx(t) == h["nvlink_time_s"]
     assert h["nvlink_only_time_s"] == pytest.approx(d / BW_NVL) and h["gain"] == pytest.approx(20e-3 / t)
     # the API gives the same
-    r = api.predict_topology(TopologyPredictSpec("broadcast", "dgx1v", "blink", "1GB", [0, 1, 2], None, True, 0.5e-3))
+    r = api.predict_topology(TopologyPredictSpec(collective="broadcast", topology="dgx1v", algorithm="blink", size="1GB", ranks=[0, 1, 2], root=None, hybrid=True, t_dpa=0.5e-3))
     assert r.blink[0].time_s == pytest.approx(t) and r.to_json() == doc
 
 
 def test_hybrid_split_without_switching_time_adds_the_rates_and_a_large_one_keeps_pcie_off():
-    r = api.predict_topology(TopologyPredictSpec("broadcast", "dgx1v", "blink", "1GB,1MB", "0,1,2", hybrid=True))
+    r = api.predict_topology(TopologyPredictSpec(collective="broadcast", topology="dgx1v", algorithm="blink", size="1GB,1MB", ranks="0,1,2", hybrid=True))
     assert r.blink[0].time_s == pytest.approx(1e9 / (BW_NVL + BW_PCIE))       # T_dpa 0: 62 GB/s together
     # 1 MB with T_dpa 0.5 ms: equation 8 gives D_PCIe < 0 (NVLink alone finishes in 20 us): no PCIe, no T_dpa
-    r = api.predict_topology(TopologyPredictSpec("broadcast", "dgx1v", "blink", "1MB", "0,1,2", hybrid=True,
+    r = api.predict_topology(TopologyPredictSpec(collective="broadcast", topology="dgx1v", algorithm="blink", size="1MB", ranks="0,1,2", hybrid=True,
                                                  t_dpa="0.5ms"))
     b = r.blink[0]
     assert equation_8(1e6, 0.5e-3)[0] < 0
@@ -77,13 +77,13 @@ def test_blink_predictions_are_size_over_the_packed_rate():
     assert row["ring_kind"] == "pcie" and row["ring_time_s"] == pytest.approx(2**30 / (10 * G))
     # the other collectives agree with `collperf trees` on the same group
     for coll in ("allreduce", "allgather", "reducescatter"):
-        r = api.predict_topology(TopologyPredictSpec(coll, "dgx1v", "blink", "1G", "0,1,4,6"))
-        t = api.trees(TreesSpec("dgx1v", "0,1,4,6", coll, size="1G"))
+        r = api.predict_topology(TopologyPredictSpec(collective=coll, topology="dgx1v", algorithm="blink", size="1G", ranks="0,1,4,6"))
+        t = api.trees(TreesSpec(topology="dgx1v", ranks="0,1,4,6", collective=coll, size="1G"))
         assert r.blink[0].time_s == pytest.approx(t.time_s), coll
     # a reduce runs the broadcast's trees reversed: the same time on full-duplex links
-    r = api.predict_topology(TopologyPredictSpec("reduce", "dgx1v", "blink", "1G", "0,1,4", root=4))
+    r = api.predict_topology(TopologyPredictSpec(collective="reduce", topology="dgx1v", algorithm="blink", size="1G", ranks="0,1,4", root=4))
     assert r.blink[0].roots == [4] and r.blink[0].time_s == pytest.approx(
-        api.predict_topology(TopologyPredictSpec("broadcast", "dgx1v", "blink", "1G", "0,1,4", root=4)).blink[0].time_s)
+        api.predict_topology(TopologyPredictSpec(collective="broadcast", topology="dgx1v", algorithm="blink", size="1G", ranks="0,1,4", root=4)).blink[0].time_s)
 
 
 @pytest.mark.parametrize("ranks,p", [(None, 16), ("0,1,2,3", 4)])
@@ -131,7 +131,7 @@ def test_predict_without_topology_still_takes_a_rank_count():
                    "-s", "1M")
     assert doc["ranks"] == 4
     with pytest.raises(UsageError, match="negative"):
-        TopologyPredictSpec("broadcast", "dgx1v", t_dpa=-1e-3, hybrid=True)
+        TopologyPredictSpec(collective="broadcast", topology="dgx1v", t_dpa=-1e-3, hybrid=True)
 
 
 def test_a_switch_topology_takes_its_link_from_latency_and_bandwidth():
@@ -143,15 +143,15 @@ def test_a_switch_topology_takes_its_link_from_latency_and_bandwidth():
     (row,) = doc["sizes"]
     (ring,) = [a for a in row["algorithms"] if a["name"] == "ring"]
     assert ring["time_s"] == pytest.approx(6e-6 + 1.5 * 1e9 / (10 * G))
-    spec = TopologyPredictSpec("allreduce", "switch:4", "ring", "1GB",
+    spec = TopologyPredictSpec(collective="allreduce", topology="switch:4", algorithm="ring", size="1GB",
                                network=NetworkSpec(latency="1us", bandwidth="10GB/s"))
     assert api.predict_topology(spec).to_json() == doc
 
 
 def test_predict_options_are_checked_by_the_spec_not_the_cli():
     # --hybrid alone (-A all) is Blink's hybrid broadcast
-    assert TopologyPredictSpec("broadcast", "dgx1v", "all", hybrid=True).algorithm == "blink"
-    assert TopologyPredictSpec("allreduce", "dgx1v", "all").algorithm == "all"
+    assert TopologyPredictSpec(collective="broadcast", topology="dgx1v", algorithm="all", hybrid=True).algorithm == "blink"
+    assert TopologyPredictSpec(collective="allreduce", topology="dgx1v", algorithm="all").algorithm == "all"
     # a zero switching time in any unit is the default, not a --t-dpa given without --topology
     assert predict_network(NetworkSpec(), None, t_dpa="0ms") == NetworkSpec()
     assert predict_network(NetworkSpec(), " 8 ").ranks == 8

@@ -19,6 +19,7 @@ DATASHEETS = {
     "gb200-nvl72": (72, 1800, 72, 400, "ib", True, "GB200 NVL72"),   # 72 GPUs on one NVLink domain
     "gb300-nvl72": (72, 1800, 72, 800, "ib", True, "GB300 NVL72"),   # ConnectX-8 800 Gb/s per GPU
     "mi300x": (8, 896, 8, 400, "ib", True, "MI300X"),                # Infinity Fabric 896 GB/s peer-to-peer
+    "mi325x": (8, 896, 8, 400, "roce", True, "MI325X"),              # same 896 GB/s mesh; Thor 2 400G RoCE
     "gcp-a3-high": (8, 900, 4, 200, "tcpx", False, "Google Cloud"),  # 4x 200 Gb/s GPU NICs, GPUDirect-TCPX
     "gcp-a3-mega": (8, 900, 8, 200, "tcpxo", False, "Google Cloud"),  # 8x 200 Gb/s, GPUDirect-TCPXO
     "gcp-a3-ultra": (8, 900, 8, 400, "roce", True, "Google Cloud"),  # 8x 400 Gb/s ConnectX-7 RoCE

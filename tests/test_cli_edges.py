@@ -151,7 +151,7 @@ def test_zero_bytes_by_a_factor_is_measured_once():
     assert sweep.sizes()[:4] == [0, 1, 2, 4]
     assert distinct_sizes(sweep, 2) == [0, 4, 8, 16, 32, 64]
     # allgather on 4 ranks: a size is whole blocks of 4 ranks x 4 B, so below 16 B every size is 0 B
-    assert distinct_sizes(SweepSpec("allgather", min_bytes=0, max_bytes=64), 4) == [0, 16, 32, 64]
+    assert distinct_sizes(SweepSpec(collective="allgather", min_bytes=0, max_bytes=64), 4) == [0, 16, 32, 64]
 
 
 @pytest.mark.multiprocess

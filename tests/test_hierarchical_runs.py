@@ -72,7 +72,7 @@ def test_bench_runs_hierarchical_and_auto_chooses_it_on_a_two_level_network():
     pytest.importorskip("torch")
     from collperf.lab.bench import run
     from collperf.spec import SweepSpec
-    config = SweepSpec("allreduce", "hierarchical,auto", "1K", "4M", 64, iters=1, warmup=0, progress=False)
+    config = SweepSpec(collective="allreduce", algorithms="hierarchical,auto", min_bytes="1K", max_bytes="4M", factor=64, iters=1, warmup=0, progress=False)
     res = run(config, ranks=4, timeout_s=180, network=TWO_BY_TWO)
     assert res.config["two_level"] == [2, 2]
     assert all(r[pl]["wrong"] == 0 for r in res.rows for pl in ("out_of_place", "in_place"))
@@ -89,14 +89,14 @@ def test_hierarchical_without_nodes_or_from_another_root_is_a_usage_error():
     from collperf.lab.bench import _check_ranks
     from collperf.spec import SweepSpec
     with pytest.raises(UsageError, match="one host.*--ranks-per-node"):
-        _check_ranks(SweepSpec("allreduce", "hierarchical"), 4, shape=None)
+        _check_ranks(SweepSpec(collective="allreduce", algorithms="hierarchical"), 4, shape=None)
     with pytest.raises(UsageError, match="4 node.*1 rank"):
-        _check_ranks(SweepSpec("allreduce", "hierarchical"), 4, shape=[4, 1])
+        _check_ranks(SweepSpec(collective="allreduce", algorithms="hierarchical"), 4, shape=[4, 1])
     with pytest.raises(UsageError, match="root is rank 0"):
-        _check_ranks(SweepSpec("broadcast", "hierarchical", root=2), 4, shape=[2, 2])
+        _check_ranks(SweepSpec(collective="broadcast", algorithms="hierarchical", root=2), 4, shape=[2, 2])
     with pytest.raises(UsageError, match="unknown algorithm 'hierarchical'"):
-        SweepSpec("sendrecv", "hierarchical")
-    _check_ranks(SweepSpec("allgather", "hierarchical"), 4, shape=[2, 2])   # fine
+        SweepSpec(collective="sendrecv", algorithms="hierarchical")
+    _check_ranks(SweepSpec(collective="allgather", algorithms="hierarchical"), 4, shape=[2, 2])   # fine
 
 
 @pytest.mark.multiprocess

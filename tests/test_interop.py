@@ -256,7 +256,7 @@ def test_blink_packed_trees_round_trip_through_msccl_xml(collective, part):
     for group in groups:
         back = msccl_import.parse(api.export_msccl(collective, "blink", group, topology="dgx1v"))
         verify(back)
-        sims = api.simulate(SimulateSpec(collective, "blink", "dgx1v", size="1M", ranks=group))
+        sims = api.simulate(SimulateSpec(collective=collective, algorithm="blink", topology="dgx1v", size="1M", ranks=group))
         ours = as_tuples(sims[0].schedule)
         assert _normal(back) == _normal(ours) and back.ranks == len(group.split(","))
 
@@ -441,7 +441,7 @@ def test_blink_export_on_a_switch_takes_its_link():
     link = NetworkSpec(latency="1us", bandwidth="10GB/s")
     back = msccl_import.parse(api.export_msccl("allreduce", "blink", None, topology="switch:4", network=link))
     verify(back)
-    sims = api.simulate(SimulateSpec("allreduce", "blink", "switch:4", size="1M", network=link))
+    sims = api.simulate(SimulateSpec(collective="allreduce", algorithm="blink", topology="switch:4", size="1M", network=link))
     assert back.ranks == 4 and _normal(back) == _normal(as_tuples(sims[0].schedule))
     with pytest.raises(UsageError, match="switch:4 needs a link: give --latency and --bandwidth"):
         api.export_msccl("allreduce", "blink", None, topology="switch:4")

@@ -230,7 +230,7 @@ def test_the_time_plot_draws_the_bound_only_within_a_decade_of_the_measured_time
 
 
 def test_the_card_shows_the_expected_busbw_and_the_bound_labelled(tmp_path):
-    d = api.diagnose_logs(DiagnoseSpec(LogSpec(str(H100))))[0]
+    d = api.diagnose_logs(DiagnoseSpec(logs=LogSpec(paths=str(H100))))[0]
     v = view.diagnosis_view(d)
     top = [s for s in d.sizes if s.regime == "bandwidth"][-1]
     # busbw = size x 2 (p - 1) / p / time for allreduce (nccl-tests PERFORMANCE.md), p = 16

@@ -140,9 +140,9 @@ def test_bench_streams_rows_and_its_outputs_read_back(tmp_path):
     times and algorithms; the checks pass."""
     from collperf import api, ingest
     from collperf.spec import BenchSpec
-    config = SweepSpec("allreduce", "ring,rhd,builtin", 1024, 16384, 4, iters=3, warmup=1, progress=False)
+    config = SweepSpec(collective="allreduce", algorithms="ring,rhd,builtin", min_bytes=1024, max_bytes=16384, factor=4, iters=3, warmup=1, progress=False)
     streamed = []
-    res = api.bench(BenchSpec(config, ranks=2, timeout_s=120, json_file=str(tmp_path / "r.json"),
+    res = api.bench(BenchSpec(sweep=config, ranks=2, timeout_s=120, json_file=str(tmp_path / "r.json"),
                               csv_file=str(tmp_path / "r.csv")),
                     on_row=lambda results, row: streamed.append((row["algorithm"], row["size"], len(results.rows))))
     assert streamed == [(a, s, i + 1) for i, (a, s) in
@@ -167,7 +167,7 @@ def test_bench_streams_rows_and_its_outputs_read_back(tmp_path):
 @pytest.mark.multiprocess
 def test_given_network_predictions_follow_the_model():
     from collperf import api
-    config = SweepSpec("allgather", "ring,builtin", 4096, 4096, 2, iters=2, warmup=0, progress=False)
+    config = SweepSpec(collective="allgather", algorithms="ring,builtin", min_bytes=4096, max_bytes=4096, factor=2, iters=2, warmup=0, progress=False)
     res = run(config, ranks=2, timeout_s=120, network=api.network(ranks=2, latency="10us", bandwidth="1GB/s"))
     ring = next(r for r in res.rows if r["algorithm"] == "ring")
     assert ring["predicted_us"] == pytest.approx(10 + 4096 / 2 / 1e9 * 1e6)

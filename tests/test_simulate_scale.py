@@ -121,18 +121,18 @@ def test_fabric_routes():
 
 def test_refused_before_it_starts_with_the_estimate():
     # 2 p (p - 1) = 523,264 transfers, one flow each
-    spec = SimulateSpec("allreduce", "ring", "cluster:64x8", mode="events", engine="per-transfer",
+    spec = SimulateSpec(collective="allreduce", algorithm="ring", topology="cluster:64x8", mode="events", engine="per-transfer",
                         memory_limit="256MiB")
     with pytest.raises(UsageError, match=r"would need events mode, 523,264 flows .* over the memory limit of 256 MiB"):
         api.simulate(spec)
     # the same run grouped holds a few flows per step: it fits
-    spec = SimulateSpec("allreduce", "ring", "cluster:64x8", mode="events", memory_limit="256MiB")
+    spec = SimulateSpec(collective="allreduce", algorithm="ring", topology="cluster:64x8", mode="events", memory_limit="256MiB")
     heard, phases = [], set()
     sim = api.simulate(spec, lambda phase, done, total: phases.add(phase), heard.append)[0]
     assert sim.result.engine == "grouped" and heard[-1].engine == "grouped" and heard[-1].memory_bytes < 256 << 20
     assert phases == {"routing", "grouping like transfers", "events"}
     with pytest.raises(UsageError, match="--memory-limit"):
-        SimulateSpec("allreduce", "ring", "cluster:2x2", memory_limit="lots")
+        SimulateSpec(collective="allreduce", algorithm="ring", topology="cluster:2x2", memory_limit="lots")
 
 
 def test_simulate_cli_fabric_engine_and_refusal():
@@ -151,6 +151,6 @@ def test_simulate_cli_fabric_engine_and_refusal():
 def test_schedule_given_routes_group_exactly():
     # Blink's packed trees route some edges through idle GPUs and PCIe switches (meta routes)
     for collective, ranks in (("broadcast", "0,1,4"), ("allreduce", None)):
-        times = [api.simulate(SimulateSpec(collective, "blink", "dgx1v", size="64M", mode="events", ranks=ranks,
+        times = [api.simulate(SimulateSpec(collective=collective, algorithm="blink", topology="dgx1v", size="64M", mode="events", ranks=ranks,
                                            engine=engine))[0].result.time_s for engine in ("grouped", "per-transfer")]
         assert times[0] == pytest.approx(times[1], rel=1e-9)

@@ -81,14 +81,14 @@ def test_network_spec_is_the_one_way_to_a_network_and_refuses_conflicts():
 
 def test_specs_refuse_what_would_be_silently_ignored():
     # --peak with a cluster: the cluster gives the expected time, the peak the bound
-    both = DiagnoseSpec(LogSpec(["x.txt"]), peak="50GB/s", network=NetworkSpec(cluster="dgx-a100"))
+    both = DiagnoseSpec(logs=LogSpec(paths=["x.txt"]), peak="50GB/s", network=NetworkSpec(cluster="dgx-a100"))
     assert both.peak_Bps == 50e9 and both.hardware.cluster == "dgx-a100"
     with pytest.raises(UsageError, match="--cluster dgx-a100 and --profile p.json"):
-        DiagnoseSpec(LogSpec(["x.txt"]), network=NetworkSpec(cluster="dgx-a100", profile="p.json"))
+        DiagnoseSpec(logs=LogSpec(paths=["x.txt"]), network=NetworkSpec(cluster="dgx-a100", profile="p.json"))
     with pytest.raises(UsageError, match="--compute 2s and --flops 400TFLOPS"):
         PlanSpec(compute="2s", flops="400TFLOPS")
     with pytest.raises(UsageError, match="no log given"):
-        LogSpec([])
+        LogSpec(paths=[])
 
 
 def test_cli_reports_conflicting_network_options():

@@ -159,7 +159,7 @@ def test_down_cleans_a_crashed_topology_testbed_and_validate_compares_with_the_s
     TopologyTestbed(triangle_file, name=name).up()          # a crash that never tore down
     subprocess.run(["ip", "link", "add", f"cptb{name}a9", "type", "veth", "peer", "name", f"cptb{name}b9"], check=True)
     assert len(T.down(bed_name("h4"))) == 3 and nothing_left(bed_name("h4"))
-    v = api.validate([f"topology={triangle_file},name={bed_name('h5')}"], sizes="256K", iters=2)
+    v = api.validate(testbeds=[f"topology={triangle_file},name={bed_name('h5')}"], sizes="256K", iters=2)
     assert nothing_left(bed_name("h5"))
     assert {(r.collective, r.algorithm) for r in v.rows} >= {("broadcast", "chain"), ("broadcast", "blink")}
     assert all(r.measured_s > 0 and r.events_s > 0 and r.rounds_s > 0 for r in v.rows)
@@ -218,8 +218,8 @@ def test_a_root_outside_the_group_is_a_usage_error_before_the_testbed_comes_up()
     with pytest.raises(UsageError, match=r"--root 3.*3 ranks.*between 0 and 2"):
         hetero_runs.packing(bed, "broadcast", 3)
     with pytest.raises(UsageError, match=r"--root 3.*3 ranks.*between 0 and 2"):
-        BenchSpec(SweepSpec("broadcast", ["chain", "blink"], root=3), testbed=bed)
-    assert BenchSpec(SweepSpec("broadcast", ["chain", "blink"], root=2), testbed=bed).ranks == 3
+        BenchSpec(sweep=SweepSpec(collective="broadcast", algorithms=["chain", "blink"], root=3), testbed=bed)
+    assert BenchSpec(sweep=SweepSpec(collective="broadcast", algorithms=["chain", "blink"], root=2), testbed=bed).ranks == 3
     assert list(hetero_runs.packing(bed, "broadcast", 2).roots) == [2]     # local ranks (host 4)
 
 
@@ -325,9 +325,9 @@ def test_a_testbed_description_is_made_into_a_testbed_by_the_api_not_by_the_spec
     from collperf import api
     from collperf.spec import BenchSpec, SweepSpec
     bed = api.testbed("hosts=3,rate=1gbit,ranks-per-host=2,name=ab")
-    assert BenchSpec(SweepSpec("allreduce", ["ring"]), testbed=bed).ranks == 6
+    assert BenchSpec(sweep=SweepSpec(collective="allreduce", algorithms=["ring"]), testbed=bed).ranks == 6
     with pytest.raises(UsageError, match=r"takes a Testbed: give collperf\.api\.testbed\('hosts=3'\)"):
-        BenchSpec(SweepSpec("allreduce", ["ring"]), testbed="hosts=3")
+        BenchSpec(sweep=SweepSpec(collective="allreduce", algorithms=["ring"]), testbed="hosts=3")
 
 
 def test_calibrating_a_topology_testbed_writes_a_profile_that_profile_reads(monkeypatch, triangle_file, tmp_path):

@@ -163,8 +163,8 @@ def test_causes_by_context():
 # ---- one measured number -------------------------------------------------------------------------------
 
 def test_one_measurement_from_the_api():
-    j = api.diagnose_measurement(MeasurementSpec("allreduce", "1GB", "500ms", 16,
-                                                 HardwareSpec(cluster="dgx-h100", nodes=2)))
+    j = api.diagnose_measurement(MeasurementSpec(collective="allreduce", size="1GB", time="500ms", ranks=16,
+                                                 hardware=HardwareSpec(cluster="dgx-h100", nodes=2)))
     # 1e9 B allreduce over 2 nodes x 8 x 400 Gb/s: the node-level bound is 1e9 / 400e9 = 2.5 ms
     assert j.row.bound_s == pytest.approx(2.5e-3) and j.row.binding == "network"
     assert j.row.efficiency == pytest.approx(2.5e-3 / 0.5)
@@ -191,9 +191,9 @@ def test_one_measurement_from_the_cli_text_and_json():
 
 def test_one_measurement_refusals():
     with pytest.raises(UsageError, match="--ranks"):
-        MeasurementSpec("allreduce", "1GB", "500ms")
+        MeasurementSpec(collective="allreduce", size="1GB", time="500ms")
     with pytest.raises(UsageError, match="--time"):
-        MeasurementSpec("allreduce", "1GB", "0s", 16)
+        MeasurementSpec(collective="allreduce", size="1GB", time="0s", ranks=16)
     with pytest.raises(UsageError, match="12 ranks do not split over 5 nodes"):
         api.diagnose_measurement(collective="allreduce", size="1GB", time="1s", ranks=12, cluster="dgx-h100", nodes=5)
     res = runner.invoke(app, ["diagnose", "allreduce", "--size", "1GB"])

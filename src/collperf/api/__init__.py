@@ -14,19 +14,25 @@ api.predict(...)` and `from collperf.api import predict` work as they always did
   plans.py       plan_spec, plan_search, plan, plan_compare, plan_step
   trace.py       trace (profiler traces of a training step)
   interop.py     export_nccl_tuner, export_msccl, import_msccl
-  common.py      the helpers they share (the network from a spec, algorithm aliases, topologies)
+  results.py     the typed results of the model and schedule functions, each with its to_json()
+  common.py      the helpers they share (the network from a spec, algorithm aliases, topologies, as_spec)
 """
 
 from __future__ import annotations
 
 # ruff: noqa: F401  (this package re-exports its modules' names)
-from collperf.spec import (BenchSpec, DiagnoseSpec, HardwareSpec, LogSpec, MeasurementSpec, NetworkSpec,
-                           PatternSpec, PlanSpec, SimulateSpec, SweepSpec, TopologyPredictSpec, TraceSpec, TreesSpec, network,
+from collperf.spec import (BenchSpec, BoundSpec, CalibrateSpec, CrossoverSpec, DiagnoseSpec, HardwareSpec, LogSpec,
+                           MeasurementSpec, NcclPredictSpec, NetworkSpec, PatternSpec, PlanSpec, PredictSpec,
+                           ScheduleSpec, SimulateSpec, SweepSpec, TopologyPredictSpec, TraceSpec, TreesSpec,
+                           ValidateSpec, VerifySpec, MscclExportSpec, MscclImportSpec, ReportSpec, SearchSpec, TunerSpec,
+                           network,
                            output_path, sizes)
+from collperf.api.results import (Algorithms, Calibration, Crossover, MeasuredBound, NcclChoice, Predictions,
+                                  VerifiedSchedule, Verification, VerifyRow)
 from collperf.api.common import ALIASES
 from collperf.api.model import (TopologyPrediction, algorithms, crossover, expected_bands, predict, predict_topology,
                                systems)
-from collperf.api.schedules import (TUPLE_RANKS_LIMIT, Simulation, VerifyRow, pattern, schedule, simulate,
+from collperf.api.schedules import (TUPLE_RANKS_LIMIT, Simulation, Simulations, pattern, schedule, simulate,
                                     trees, verified_schedule, verify_all)
 from collperf.api.runs import (Validation, bench, bound, calibrate, testbed, testbed_down, testbed_held, testbed_start,
                                testbed_status, testbed_up, validate)
@@ -42,4 +48,5 @@ __all__ = ["network", "predict", "expected_bands", "systems", "crossover", "algo
            "read_logs", "fit_tables", "fit_logs", "diagnose_logs", "diagnose_measurement", "predict_nccl", "compare_logs", "plan", "plan_compare",
            "plan_step", "trees", "pattern", "export_nccl_tuner", "export_msccl", "import_msccl", "report", "trace",
            "NetworkSpec", "SweepSpec", "BenchSpec", "SimulateSpec", "LogSpec", "DiagnoseSpec", "HardwareSpec", "MeasurementSpec", "PlanSpec", "TreesSpec",
-           "PatternSpec", "TraceSpec"]
+           "PatternSpec", "TraceSpec", "PredictSpec", "NcclPredictSpec", "CrossoverSpec", "ScheduleSpec", "VerifySpec",
+           "CalibrateSpec", "BoundSpec", "ValidateSpec", "TunerSpec", "MscclExportSpec", "MscclImportSpec", "ReportSpec", "SearchSpec"]

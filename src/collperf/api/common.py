@@ -3,6 +3,8 @@ from its text and the network options."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from collperf import topology as topologies
 from collperf.collectives import get_collective
 from collperf.model.network import Link
@@ -38,5 +40,23 @@ def topology_for(text: str, net: NetworkSpec):
         base = load_cluster(net.profile)
         link = link or base.intra
     elif net.two_level:
-        base = NetworkSpec(**{**vars(net), "ranks": None, "nodes": 1}).resolve_cluster()
+        base = replace(net, ranks=None, nodes=1).resolve_cluster()
     return topologies.parse(text, link, base), base
+
+
+def as_spec(cls, spec, options: dict, **leading):
+    """`spec` when it is a `cls`, else the `cls` built from the keyword `options`: every API function takes its
+    spec, and its fields as keywords as a convenience (f(PredictSpec(...)) is f(collective=..., ...)).
+    `leading`: the fields a function also takes positionally in place of the spec (None: not given)."""
+    given = {k: v for k, v in leading.items() if v is not None and v is not spec}
+    if isinstance(spec, cls):
+        if options or given:
+            raise TypeError(f"give a {cls.__name__} or its fields as keywords, not both "
+                            f"({', '.join([*options, *given])})")
+        return spec
+    if spec is not None and not leading:
+        raise TypeError(f"expected a {cls.__name__} (or its fields as keywords), got {spec!r}")
+    first = next(iter(leading), None)
+    if spec is not None and leading[first] is spec:
+        given[first] = spec     # the first positional stands in for the spec
+    return cls(**given, **options)

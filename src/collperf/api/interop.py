@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from collperf import units
-from collperf.api.common import topology_for
+from collperf.api.common import as_spec, topology_for
 from collperf.api.logs import read_logs
 from collperf.api.schedules import simulate, verified_schedule
 from collperf.blink.algorithms import BLINK
@@ -20,23 +20,22 @@ from collperf.model.select import runnable_algorithms
 from collperf.schedule.arrays import as_tuples
 from collperf.schedule.verify import VerificationError, verify
 from collperf.simulate import simulate as run
-from collperf.spec import (check_mode, HardwareSpec, LogSpec, NetworkSpec, output_path, SimulateSpec, sizes,
-                           topology_link, write_output)
+from collperf.spec import (check_mode, HardwareSpec, LogSpec, MscclExportSpec, MscclImportSpec, NetworkSpec,
+                           ScheduleSpec, SimulateSpec, sizes, topology_link, TunerSpec, write_output)
 
 
-def export_nccl_tuner(paths, output=None, nodes: int | None = None, ranks: int | None = None,
-                      channels: int | None = None, collective: str | None = None,
-                      hardware: HardwareSpec | None = None):
+def export_nccl_tuner(spec: TunerSpec | list | None = None, output=None, **options):
     """`collperf export nccl-tuner`: rules for NCCL's example tuner plugin from one log per forced
     NCCL_ALGO/NCCL_PROTO (nccl-tests text/-J, Inspector, optimize_config.py CSV, ...), plus optionally a
-    default run for the gain comments. nodes/ranks default to what the logs say; written to `output` when
-    given. Without logs, from NCCL's selection model on `hardware` (a catalogue system, link rates as
-    overrides: export/tuner_model.py). Returns export.nccl_tuner.TunerRules (its .text() is the file)."""
-    output_path(output, "--output")
-    for name, value in (("nodes", nodes), ("ranks", ranks), ("channels", channels)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-            raise UsageError(f"--{name} {value!r}: expected a whole number >= 1")
-    hardware = hardware or HardwareSpec()
+    default run for the gain comments. nodes/ranks default to what the logs say; written to spec.output when
+    given. Without logs, from NCCL's selection model on spec.hardware (a catalogue system, link rates as
+    overrides: export/tuner_model.py). Returns export.nccl_tuner.TunerRules (its .text() is the file). Give
+    a TunerSpec, or (the convenience) the logs and output with the other fields as keywords."""
+    if options.get("hardware", 0) is None:
+        options.pop("hardware")
+    spec = as_spec(TunerSpec, spec, options, logs=spec, output=output)
+    paths, output, nodes, ranks = spec.logs, spec.output, spec.nodes, spec.ranks
+    channels, collective, hardware = spec.channels, spec.collective, spec.hardware
     if not paths:
         rules = _tuner_from_model(hardware, nodes, ranks, channels, collective)
     else:
@@ -45,7 +44,7 @@ def export_nccl_tuner(paths, output=None, nodes: int | None = None, ranks: int |
             raise UsageError(f"--{extra[0].replace('_', '-')} describes hardware for rules from NCCL's model; with "
                              "logs the rules come from the logs' fits: give logs or a --cluster, not both")
         nodes = nodes or hardware.nodes
-        tables = read_logs(LogSpec(paths, collective, None))
+        tables = read_logs(LogSpec(paths=paths, collective=collective, ranks=None))
         curves = [nccl_tuner.curve(t) for t in tables]     # a fit, or a line through 1-2 sizes
         rules = nccl_tuner.build(nccl_tuner.choices(tables, curves), nodes, ranks, channels)
     if output is not None:
@@ -102,6 +101,14 @@ class ImportedSchedule:
     topology: str | None = None
     simulations: list = field(default_factory=list)   # ImportedRun per size
 
+    def to_json(self) -> dict:
+        s, (a, b, c) = self.schedule, self.coefficients
+        return {"collective": s.collective, "algorithm": s.algorithm, "ranks": s.ranks, "chunks": s.chunks,
+                "root": s.root, "steps": len(s.steps), "transfers": sum(len(st.transfers) for st in s.steps),
+                "verified": self.verified, "problem": self.problem,
+                "cost": {"alpha": a, "n_beta": b, "n_gamma": c}, "topology": self.topology,
+                "simulations": [r.to_json() for r in self.simulations]}
+
 
 @dataclass
 class ImportedRun:
@@ -124,14 +131,19 @@ class ImportedRun:
                 "ours_time_s": self.ours, "same_name": self.same_name, "our_best": best, "our_best_time_s": best_s}
 
 
-def export_msccl(collective: str, algorithm: str, ranks=None, output=None, proto: str = "Simple",
-                 topology: str | None = None, network: NetworkSpec | None = None, **schedule_options) -> str:
-    """`collperf export msccl`: a verified schedule (arguments as `schedule`) as MSCCL algorithm XML.
-    Algorithm blink: Blink's packed trees on the group `ranks` ('0,1,4') of `topology` (as simulate -A blink;
-    `network`'s latency/bandwidth: the link of a switch:P, mesh:P or ring:P)."""
-    output_path(output, "--output")
+def export_msccl(spec: MscclExportSpec | str, algorithm: str | None = None, ranks=None, output=None,
+                 **options) -> str:
+    """`collperf export msccl`: a verified schedule (fields as ScheduleSpec's) as MSCCL algorithm XML, the
+    text returned (and written to spec.output when given). Algorithm blink: Blink's packed trees on the group
+    spec.ranks ('0,1,4') of spec.topology (as simulate -A blink; the network's latency/bandwidth: the link of a
+    switch:P, mesh:P or ring:P). Give an MscclExportSpec, or (the convenience) the collective, algorithm,
+    ranks and output with the other fields as keywords."""
+    if options.get("network", 0) is None:
+        options.pop("network")
+    spec = as_spec(MscclExportSpec, spec, options, collective=spec, algorithm=algorithm, ranks=ranks, output=output)
+    collective, algorithm, ranks, output, topology = spec.collective, spec.algorithm, spec.ranks, spec.output, spec.topology
+    proto, network, schedule_options = spec.proto, spec.network, spec.schedule_options
     name = None
-    network = network or NetworkSpec()
     if mode_of(algorithm) is not BLINK and network.given:
         raise UsageError(f"--latency/--bandwidth give the link of -A blink's --topology (switch:P, ...); -A "
                          f"{algorithm}'s schedule does not depend on a link: drop them")
@@ -150,8 +162,8 @@ def export_msccl(collective: str, algorithm: str, ranks=None, output=None, proto
             except ValueError:
                 raise UsageError(f"--ranks {ranks!r}: expected a rank count (a group such as 0,1,4 is for "
                                  "-A blink with --topology)") from None
-        options = {k: v for k, v in schedule_options.items() if v is not None}    # None: schedule's defaults
-        s, _ = verified_schedule(collective, algorithm, ranks, **options)
+        s = verified_schedule(ScheduleSpec(collective=collective, algorithm=algorithm, ranks=ranks,
+                                           **schedule_options)).schedule
     text = msccl.write(s, proto, name)
     if output is not None:
         write_output(output, text, "--output")
@@ -169,17 +181,21 @@ def _blink_schedule(collective: str, topology: str | None, ranks, root: int | No
                          "--segments)")
     if network is not None:
         topology_link(network, topology)    # the link's options apply to switch:P, mesh:P, ring:P only
-    spec = SimulateSpec(collective, BLINK.name, topology, size="1M", ranks=ranks, root=root, segments=segments,
+    spec = SimulateSpec(collective=collective, algorithm=BLINK.name, topology=topology, size="1M", ranks=ranks, root=root, segments=segments,
                         network=network or NetworkSpec())
     s = as_tuples(simulate(spec)[0].schedule)
     verify(s)
     return s
 
 
-def import_msccl(path, topology: str | None = None, size=None, mode: str = "rounds",
+def import_msccl(spec: MscclImportSpec | str, topology: str | None = None, size=None, mode: str | None = None,
                  network: NetworkSpec | None = None) -> ImportedSchedule:
     """`collperf import msccl`: an MSCCL XML as our schedule, symbolically verified and costed; with a
-    `topology`, simulated at each `size` beside every algorithm of ours for the collective on that topology."""
+    spec.topology, simulated at each spec.size beside every algorithm of ours for the collective on that
+    topology. Give an MscclImportSpec, or (the convenience) its fields in order."""
+    if not isinstance(spec, MscclImportSpec):
+        spec = as_spec(MscclImportSpec, None, {}, path=spec, topology=topology, size=size, mode=mode, network=network)
+    path, topology, size, mode, network = spec.path, spec.topology, spec.size, spec.mode, spec.network
     s = msccl_import.read(path)
     try:
         verify(s)
@@ -188,11 +204,9 @@ def import_msccl(path, topology: str | None = None, size=None, mode: str = "roun
         problem = str(e)
     imported = ImportedSchedule(s, problem is None, problem, coefficients(s))
     if topology is None:
-        if size is not None:
-            raise UsageError(f"--size {size}: the sizes to simulate at need a --topology (dgx1v, switch:8, ...)")
         return imported
     imported.topology = topology
-    imported.simulations = _simulate_imported(s, topology, size or "1M,64M,1G", mode, network or NetworkSpec())
+    imported.simulations = _simulate_imported(s, topology, size or "1M,64M,1G", mode, network)
     return imported
 
 
@@ -203,7 +217,7 @@ def _simulate_imported(s, topology: str, size, mode: str, network: NetworkSpec) 
     ours, where, first_error = {}, None, None
     for name in runnable_algorithms(s.collective, s.ranks) + [BLINK.name]:
         try:      # blink: packed trees on all the topology's GPUs, from the same root
-            sims = simulate(SimulateSpec(s.collective, name, topology, size=size, mode=mode,
+            sims = simulate(SimulateSpec(collective=s.collective, algorithm=name, topology=topology, size=size, mode=mode,
                                          root=s.root if get_collective(s.collective).rooted or mode_of(name) is not BLINK
                                          else None, network=network))
         except UsageError as e:

@@ -7,21 +7,26 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
-from collperf import ingest, report as pages, units
+from collperf import ingest, report as pages
+from collperf.api.common import as_spec
+from collperf.api.results import NcclChoice, one_or_many
 from collperf.api.runs import Validation
 from collperf.api.trace import trace
 from collperf.errors import UsageError
 from collperf.model.nccl import expect
-from collperf.spec import DiagnoseSpec, HardwareSpec, LogSpec, MeasurementSpec, NetworkSpec, TraceSpec, output_path
+from collperf.spec import (DiagnoseSpec, HardwareSpec, LogSpec, MeasurementSpec, NcclPredictSpec, ReportSpec,
+                           TraceSpec)
 
 
-def read_logs(paths, collective: str | None = None, ranks: int | None = None, on_log=None) -> list:
+def read_logs(spec: LogSpec | list | str, collective: str | None = None, ranks: int | None = None,
+              on_log=None) -> list:
     """Every table of every log (nccl-tests text or JSON, collperf JSON/CSV, OSU, IMB); on_log(done, total,
-    path) hears of each log as it is read."""
-    spec = paths if isinstance(paths, LogSpec) else LogSpec(paths, collective, ranks)
+    path) hears of each log as it is read. Give a LogSpec, or (the convenience) the paths with the collective
+    and rank count."""
+    spec = as_spec(LogSpec, spec, {}, paths=spec, collective=collective, ranks=ranks)
     tables = []
     for i, p in enumerate(spec.paths):
-        tables += ingest.load(p, spec.collective, spec.ranks, spec.max_bytes)
+        tables += ingest.load(p, spec.collective, spec.ranks, spec.max_log_bytes)
         if on_log is not None:
             on_log(i + 1, len(spec.paths), p)
     return tables
@@ -44,6 +49,12 @@ class Judged(list):
     def __init__(self, items=(), not_judged=None):
         super().__init__(items)
         self.not_judged: list[Unjudged] = list(not_judged or [])
+        self.comparison: list[dict] | None = None    # diagnose: logs of one collective side by side (compare_logs)
+
+    def to_json(self):
+        """Each judged table's document, then each unjudged one's; with a comparison, both under their names."""
+        docs = [d.to_json() for d in self] + [u.to_json() for u in self.not_judged]
+        return {"diagnoses": docs, "comparison": self.comparison} if self.comparison else one_or_many(docs)
 
 
 def _each(tables, judge, on_table=None) -> Judged:
@@ -77,9 +88,10 @@ def fit_tables(tables, on_table=None) -> Judged:
     return _each(tables, fit, on_table)
 
 
-def fit_logs(paths, collective: str | None = None, ranks: int | None = None) -> list:
-    """`collperf fit`: a piecewise alpha-beta fit per table (each fit keeps its table: `fit.table`)."""
-    return fit_tables(read_logs(paths, collective, ranks))
+def fit_logs(spec: LogSpec | list | str, collective: str | None = None, ranks: int | None = None) -> Judged:
+    """`collperf fit`: a piecewise alpha-beta fit per table (each fit keeps its table: `fit.table`). Give a
+    LogSpec, or (the convenience) the paths with the collective and rank count."""
+    return fit_tables(read_logs(spec, collective, ranks))
 
 
 def diagnose_logs(spec: DiagnoseSpec | list | str, on_log=None, on_table=None, **options) -> Judged:
@@ -87,15 +99,19 @@ def diagnose_logs(spec: DiagnoseSpec | list | str, on_log=None, on_table=None, *
     DiagnoseSpec fields as keywords (peak, network, hardware, model_from) and collective/ranks for the logs.
     Each row is judged against NCCL's expected time on the system assumed from the log (the hardware
     options override it) and against the physical bound (the system's two-level bound, or --peak). A table
-    that cannot be judged is listed in the result's `not_judged` with why (UsageError only when none can)."""
+    that cannot be judged is listed in the result's `not_judged` with why (UsageError only when none can).
+    Several tables of one collective are also compared side by side (the result's `comparison`)."""
     from collperf.diagnose import diagnose
     if not isinstance(spec, DiagnoseSpec):
-        logs = LogSpec(spec, options.pop("collective", None), options.pop("ranks", None))
-        spec = DiagnoseSpec(logs, **options)
+        logs = LogSpec(paths=spec, collective=options.pop("collective", None), ranks=options.pop("ranks", None))
+        spec = DiagnoseSpec(logs=logs, **options)
     model = read_logs(spec.model_from)[0] if spec.model_from is not None else None
-    tables, out = read_logs(spec.logs, on_log=on_log), []
+    tables = read_logs(spec.logs, on_log=on_log)
     _number_runs(tables)
-    return _each(tables, lambda t: diagnose(t, spec.peak_Bps, spec.hardware, model), on_table)
+    judged = _each(tables, lambda t: diagnose(t, spec.peak_Bps, spec.hardware, model), on_table)
+    if len(judged) > 1 and len({d.table.collective for d in judged}) == 1:   # one collective: side by side
+        judged.comparison = compare_logs(judged)
+    return judged
 
 
 def _number_runs(tables) -> None:
@@ -120,17 +136,16 @@ def diagnose_measurement(spec: MeasurementSpec | None = None, **options):
     return judge(spec)
 
 
-def predict_nccl(collective: str, sizes, hardware: HardwareSpec | None = None, ranks: int | None = None):
+def predict_nccl(spec: NcclPredictSpec | None = None, **options) -> NcclChoice:
     """`collperf predict --nccl`: NCCL's chosen algorithm/protocol, time and busbw, and the runner-up, per
-    size on a catalogue system (hardware.cluster, or hardware.gpu) sized to `ranks`/`hardware.nodes`.
-    Returns (Assumed, NcclPrediction)."""
+    size on a catalogue system (spec.hardware.cluster, or .gpu) sized to spec.ranks/hardware.nodes. The
+    result unpacks as (Assumed, NcclPrediction). Give an NcclPredictSpec, or its fields as keywords."""
     from collperf.diagnose.hardware import assume
-    hardware = hardware or HardwareSpec(cluster="dgx-h100")
-    assumed = assume(None, hardware, ranks)
+    spec = as_spec(NcclPredictSpec, spec, options)
+    assumed = assume(None, spec.hardware, spec.ranks)
     if assumed.system is None:
         raise UsageError(f"predict --nccl: {assumed.why_none}")
-    n = [units.parse_size(s) for s in sizes] if not isinstance(sizes, (int, str)) else units.parse_sizes(str(sizes))
-    return assumed, expect(collective, n, assumed.system)
+    return NcclChoice(assumed, expect(spec.collective, spec.sizes_bytes, assumed.system))
 
 
 def compare_logs(diagnoses) -> list[dict]:
@@ -150,20 +165,19 @@ def compare_logs(diagnoses) -> list[dict]:
     return rows
 
 
-def report(inputs, output, command: str | None = None, peak=None, network: NetworkSpec | None = None,
-           collective: str | None = None, ranks: int | None = None, title: str | None = None) -> Path:
-    """`collperf report`: one self-contained HTML page at `output`; returns its path. Each input is a log
+def report(spec: ReportSpec | list, output=None, command: str | None = None, **options) -> Path:
+    """`collperf report`: one self-contained HTML page at spec.output; returns its path. Each input is a log
     path (anything diagnose reads, a bench JSON included), a validate JSON path, a Diagnosis, a bench's
     Results, a Validation, a profiler trace (files, a directory or a glob: one file per rank, read together)
-    or a TraceReport; several logs of one collective are compared side by side. `peak`, `network`,
-    `collective` and `ranks` are diagnose's options for the logs. `command` is shown on the page as what
-    made it (default: this call)."""
+    or a TraceReport; several logs of one collective are compared side by side (ReportSpec). Give a
+    ReportSpec, or (the convenience) the inputs, output and command with the other fields as keywords."""
     from collperf.diagnose import Diagnosis, diagnose
-    output_path(output, "--output")
-    items = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    spec = as_spec(ReportSpec, spec, options, inputs=spec, output=output, command=command)
+    items, output, command, network = spec.inputs, spec.output, spec.command, spec.network
+    collective, ranks, peak, title = spec.collective, spec.ranks, spec.peak, spec.title
     # the network options read once as hardware: the spec is copied per log below (replace re-validates it)
     hardware = HardwareSpec.from_network(network) if network is not None else None
-    spec = DiagnoseSpec(LogSpec(["-"], collective, ranks), peak, hardware=hardware)
+    judging = DiagnoseSpec(logs=LogSpec(paths=["-"], collective=collective, ranks=ranks), peak=peak, hardware=hardware)
     diagnoses, validations, traces, trace_paths = [], [], [], []
     for item in items:
         if isinstance(item, (str, Path)) and pages.is_trace(item):
@@ -176,17 +190,17 @@ def report(inputs, output, command: str | None = None, peak=None, network: Netwo
             validations.append(item)
         elif hasattr(item, "rows") and hasattr(item, "config"):   # a bench's Results
             for t in pages.results_tables(item):
-                diagnoses.append(diagnose(t, spec.peak_Bps, spec.hardware))
+                diagnoses.append(diagnose(t, judging.peak_Bps, judging.hardware))
         elif (doc := pages.read_validation(item)) is not None:
             validations.append(doc)
         else:
-            diagnoses += diagnose_logs(replace(spec, logs=LogSpec([item], collective, ranks)))
+            diagnoses += diagnose_logs(replace(judging, logs=LogSpec(paths=[item], collective=collective, ranks=ranks)))
     same = len(diagnoses) > 1 and len({d.table.collective for d in diagnoses}) == 1
     if command is None:
         shown = [str(i) if isinstance(i, (str, Path)) else type(i).__name__ for i in items]
         command = f"collperf.api.report({shown!r}, {str(output)!r})"
     if trace_paths:
-        traces.append(trace(TraceSpec(trace_paths, hardware=hardware or HardwareSpec())))
+        traces.append(trace(TraceSpec(paths=trace_paths, hardware=hardware or HardwareSpec())))
     text = pages.render_page(diagnoses, validations, compare_logs(diagnoses) if same else None, command, title,
                              traces)
     return pages.write_page(text, output)

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from collperf import topology as topologies, units
-from collperf.api.common import resolved_network, with_aliases
+from collperf import topology as topologies
+from collperf.api.common import as_spec, resolved_network, with_aliases
+from collperf.api.results import Algorithms, Crossover, Predictions
 from collperf.blink import reports as blink_reports, runs as packed_runs
 from collperf.blink.algorithms import BLINK
 from collperf.collectives import get_collective
@@ -17,14 +18,22 @@ from collperf.model.network import Network
 from collperf.model.predict import predict as _predict
 from collperf.model.select import crossovers
 from collperf.model.systems import ALIASES, CATALOGUE
-from collperf.spec import HardwareSpec, sizes, TopologyPredictSpec
+from collperf.spec import CrossoverSpec, HardwareSpec, PredictSpec, sizes, TopologyPredictSpec
 
 
-def predict(collective: str, size, net, algorithm="all", intra_algorithm: str = "best",
-            inter_algorithm: str = "best", segments: int | None = None) -> list:
-    """`collperf predict`: one Prediction per size (size: '1M,64M' or a list of sizes)."""
-    return _predict(collective, sizes(size), resolved_network(net), with_aliases(collective, algorithm), intra_algorithm,
-                    inter_algorithm, segments)
+def predict(spec: PredictSpec | str, size=None, network=None, **options) -> Predictions:
+    """`collperf predict`: one Prediction per size (spec.size: '1M,64M' or a list of sizes); with
+    spec.expected, NCCL's expected band per size on the catalogue system beside them. Give a PredictSpec,
+    or (the convenience) the collective, size and network with the other fields as keywords:
+    predict("allreduce", "1M,1G", net, algorithm="ring")."""
+    spec = as_spec(PredictSpec, spec, options, collective=spec, size=size, network=network)
+    rows = _predict(spec.collective, spec.sizes_bytes, resolved_network(spec.network),
+                    with_aliases(spec.collective, spec.algorithm), spec.intra_algorithm, spec.inter_algorithm,
+                    spec.segments)
+    if not spec.expected:
+        return Predictions(rows)
+    assumed, bands = expected_bands(spec.collective, spec.sizes_bytes, spec.network)
+    return Predictions(rows, assumed, bands)
 
 
 @dataclass
@@ -60,21 +69,26 @@ def predict_topology(spec: TopologyPredictSpec) -> TopologyPrediction:
         return TopologyPrediction(topo.name, rows[0].ranks if rows else packed_runs.group_of(topo, spec.ranks),
                                   BLINK.name, blink=rows)
     group, link = blink_reports.switch_link(topo, spec.ranks)
-    rows = predict(spec.collective, spec.sizes_bytes, Network.of(link, len(group)), spec.algorithm)
+    rows = predict(PredictSpec(collective=spec.collective, size=spec.sizes_bytes, network=Network.of(link, len(group)),
+                               algorithm=spec.algorithm))
     return TopologyPrediction(topo.name, group, spec.algorithm, link=link, predictions=rows)
 
 
-def crossover(collective: str, net, min_size="1", max_size="16G", algorithm="all",
-              intra_algorithm: str = "best", inter_algorithm: str = "best") -> tuple[list, list]:
-    """`collperf crossover`: where the best algorithm changes between min_size and max_size:
-    (crossovers, size ranges each with its best algorithm)."""
-    return crossovers(collective, resolved_network(net), units.parse_size(min_size), units.parse_size(max_size),
-                      algorithm=algorithm, intra_algorithm=intra_algorithm, inter_algorithm=inter_algorithm)
+def crossover(spec: CrossoverSpec | str, network=None, **options) -> Crossover:
+    """`collperf crossover`: where the best algorithm changes between spec.min_size and spec.max_size: the
+    crossovers and the size ranges each with its best algorithm (the result unpacks as that pair). Give a
+    CrossoverSpec, or (the convenience) the collective and network with the other fields as keywords."""
+    spec = as_spec(CrossoverSpec, spec, options, collective=spec, network=network)
+    net = resolved_network(spec.network)
+    found, ranges = crossovers(spec.collective, net, spec.min_size_bytes, spec.max_size_bytes,
+                               algorithm=spec.algorithm, intra_algorithm=spec.intra_algorithm,
+                               inter_algorithm=spec.inter_algorithm)
+    return Crossover(spec.collective, net, found, ranges)
 
 
-def algorithms(collective: str | None = None) -> list:
-    """`collperf algorithms`: the registry, optionally for one collective."""
-    return list(ALGORITHMS) if collective is None else algorithms_for(collective)
+def algorithms(collective: str | None = None) -> Algorithms:
+    """`collperf algorithms`: the registry, optionally for one collective (its only option)."""
+    return Algorithms(ALGORITHMS if collective is None else algorithms_for(collective))
 
 
 def expected_bands(collective: str, size, net) -> tuple:

@@ -7,9 +7,10 @@ from dataclasses import replace
 
 from collperf import plan as plans, units
 from collperf.errors import UsageError
+from collperf.api.common import as_spec
 from collperf.api.trace import trace
 from collperf.plan.from_trace import measured
-from collperf.spec import NetworkSpec, PlanSpec, TraceSpec
+from collperf.spec import NetworkSpec, PlanSpec, SearchSpec, TraceSpec
 
 
 DEFAULT_BATCH_TOKENS = 2 ** 22     # 4M tokens per step: GPT-3's 3.2M and Llama 3's 4M-16M pre-training batches
@@ -43,7 +44,7 @@ def plan_spec(model: str | None = None, dimensions: dict | None = None, layout: 
     if isinstance(lay.get("placement"), str):
         lay["placement"] = tuple(lay["placement"].split("-"))
     net = network or NetworkSpec()
-    net = NetworkSpec(**{**vars(net), "cluster": None if net.profile is not None else cluster})
+    net = replace(net, cluster=None if net.profile is not None else cluster)
     if fill_dp and "dp" not in lay and net.nodes is not None:
         lay["dp"] = _fill_dp(net, lay)
     return PlanSpec(model=spec, layout=plans.Layout(**lay), network=net, **options)
@@ -58,12 +59,17 @@ def _fill_dp(net: NetworkSpec, lay: dict) -> int:
     return gpus // model_parallel
 
 
-def plan_search(spec: PlanSpec, gpus: int | None, global_batch: int | None, defaults: bool = False, **options):
-    """`collperf plan --search`: every valid layout of `gpus` GPUs that fits memory, fastest first, for
-    `global_batch` sequences per step; the spec gives the model, cluster preset and achieved FLOP/s (or
-    the GPU's compute model). With `defaults` (plan without a layout): gpus = --nodes (default 1) x GPUs
-    per node and a global batch of 4M tokens."""
-    if defaults:
+def plan_search(spec: SearchSpec | PlanSpec, gpus: int | None = None, global_batch: int | None = None,
+                on_step=None, **options):
+    """`collperf plan --search`: every valid layout of spec.gpus GPUs that fits memory, fastest first, for
+    spec.global_batch sequences per step; the plan gives the model, cluster preset and achieved FLOP/s (or
+    the GPU's compute model). With spec.defaults (plan without a layout): gpus = --nodes (default 1) x GPUs
+    per node and a global batch of 4M tokens. on_step(text, done, total) hears how far it is. Give a
+    SearchSpec, or (the convenience) a PlanSpec, gpus and global batch with the other fields as keywords.
+    Returns plan.search.SearchResult (its to_json() is what --json prints)."""
+    search = as_spec(SearchSpec, spec, options, plan=spec, gpus=gpus, global_batch=global_batch)
+    spec, gpus, global_batch = search.plan, search.gpus, search.global_batch
+    if search.defaults:
         net = spec.network
         per_node = net.ranks_per_node or replace(net, ranks=None, nodes=1).resolve_cluster().ranks_per_node
         gpus = gpus or (net.nodes or 1) * per_node
@@ -75,7 +81,8 @@ def plan_search(spec: PlanSpec, gpus: int | None, global_batch: int | None, defa
         raise UsageError(f"--search ranks layouts by step time and no GPU compute rates are known for "
                          f"{cluster.name or 'this network'}: give the achieved rate per GPU, e.g. --flops 400TFLOPS")
     return plans.search(spec.model, gpus, cluster, global_batch, spec.flops_per_rank, base=spec.layout,
-                        gpu_memory_bytes=spec.layout.gpu_memory_bytes, algorithm=spec.algorithm, **options)
+                        gpu_memory_bytes=spec.layout.gpu_memory_bytes, algorithm=spec.algorithm, top=search.top,
+                        on_step=on_step)
 
 
 def plan(spec: PlanSpec):
@@ -86,7 +93,7 @@ def plan(spec: PlanSpec):
                          "with intra and inter links")
     compute_s = spec.compute_s
     # a traced step: its compute time and measured overlap per kind, where the user gave none
-    traced = measured(trace(TraceSpec(spec.from_trace)), spec.layout) if spec.from_trace else None
+    traced = measured(trace(TraceSpec(paths=spec.from_trace)), spec.layout) if spec.from_trace else None
     overlap = {**traced.hidden, **spec.overlap_fractions} if traced else spec.overlap_fractions
     if compute_s is None and spec.flops_per_rank is not None:
         compute_s = plans.compute_time(spec.model, spec.layout, spec.flops_per_rank)

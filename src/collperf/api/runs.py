@@ -6,16 +6,16 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass, field
 
-from collperf import units
+from collperf.api.common import as_spec
+from collperf.api.results import Calibration, MeasuredBound
 from collperf.blink.runs import bench_schedules
-from collperf.collectives import get_collective
 from collperf.errors import UsageError
 from collperf.lab.bench import BenchInterrupted, run
 from collperf.lab.calibrate import calibrate as calibrate_here, check_ranks, save
 from collperf.lab.results import OutputError, ResultFiles
 from collperf.lab.validate import bound as measured_bound, calibrated_grid, summary
 from collperf.runtime.launch import in_torchrun, torchrun_int
-from collperf.spec import BenchSpec, NetworkSpec, SweepSpec
+from collperf.spec import BenchSpec, BoundSpec, CalibrateSpec, NetworkSpec, ValidateSpec
 
 
 def testbed(text):
@@ -122,12 +122,15 @@ def _torchrun_world() -> int | None:
     return torchrun_int("WORLD_SIZE", low=1) if _torchrun() else None
 
 
-def calibrate(ranks: int | None = None, bed=None, timeout_s: float = 300.0, output=None, on_link=None) -> dict:
+def calibrate(spec: CalibrateSpec | None = None, on_link=None, **options) -> Calibration:
     """`collperf calibrate`: alpha and bandwidth (intra and inter host) and the reduce rate, as a profile
-    document (model/profile.py, what --profile reads); written to `output` when given. A testbed calibrates
+    document (model/profile.py, what --profile reads); written to spec.output when given. A testbed calibrates
     itself: one that follows a topology measures every link, and on_link(done, total, measure) hears of each
-    as it is done. What it cannot calibrate (one rank) is refused before a testbed comes up."""
-    bed = testbed(bed)
+    as it is done. What it cannot calibrate (one rank) is refused before a testbed comes up. Give a
+    CalibrateSpec, or its fields as keywords."""
+    spec = as_spec(CalibrateSpec, spec, options)
+    ranks, timeout_s, output = spec.ranks, spec.timeout_s, spec.output
+    bed = testbed(spec.testbed)
     if bed is None:
         check_ranks(ranks)
     else:
@@ -136,22 +139,21 @@ def calibrate(ranks: int | None = None, bed=None, timeout_s: float = 300.0, outp
         profile = up.calibrate(timeout_s, on_link) if up is not None else calibrate_here(ranks, None, timeout_s)
     if output is not None:
         save(profile, output)
-    return profile
+    return Calibration(profile, output)
 
 
-def bound(collective: str = "allreduce", ranks: int | None = None, size="4M", bed=None, profile=None,
-          timeout_s: float = 300.0) -> dict:
+def bound(spec: BoundSpec | None = None, **options) -> MeasuredBound:
     """`collperf bound`: the allreduce lower bound measured on the machine (a chain forwarding and
-    reducing what any algorithm must), beside each algorithm's measured time and the model's bound."""
-    if get_collective(collective).name != "allreduce":
-        raise UsageError(f"the measured lower bound is defined for allreduce (got {collective})")
-    bed = testbed(bed)
-    ranks = bed.ranks if bed is not None else ranks
+    reducing what any algorithm must), beside each algorithm's measured time and the model's bound. Give a
+    BoundSpec, or its fields as keywords."""
+    spec = as_spec(BoundSpec, spec, options)
+    bed = testbed(spec.testbed)
+    ranks = bed.ranks if bed is not None else spec.ranks
     if not ranks:
         raise UsageError("give --ranks P (or --testbed ...)")
-    net = NetworkSpec(ranks=ranks, profile=profile).resolve() if profile else None
+    net = NetworkSpec(ranks=ranks, profile=spec.profile).resolve() if spec.profile else None
     with testbed_up(bed) as up:
-        return measured_bound(units.parse_size(size), ranks, up, network=net, timeout_s=timeout_s)
+        return MeasuredBound(measured_bound(spec.size_bytes, ranks, up, network=net, timeout_s=spec.timeout_s))
 
 
 @dataclass
@@ -160,18 +162,21 @@ class Validation:
     rows: list = field(default_factory=list)              # a validation row per measured row (lab/validate.py)
     summary: list[dict] = field(default_factory=list)     # median / worst error per algorithm and regime
 
+    def to_json(self) -> dict:
+        return {"networks": self.networks, "summary": self.summary,
+                "rows": [{**vars(r), "error": r.error} for r in self.rows]}
 
-def validate(beds=(), ranks: int | None = None, profile=None, sizes=None, iters: int = 5, timeout_s: float = 600.0,
-             *, min_bytes="64K", max_bytes="4M", factor: int = 4, on_step=None) -> Validation:
-    """`collperf validate`: on each testbed (or on `ranks` local processes), calibrate (unless a profile
+
+def validate(spec: ValidateSpec | None = None, on_step=None, **options) -> Validation:
+    """`collperf validate`: on each testbed (or on spec.ranks local processes), calibrate (unless a profile
     is given), predict a grid of collectives from the profile alone, measure them, and report errors.
-    The sizes are `sizes` (a list, e.g. "64K,1M,4M": exactly those) or else min_bytes to max_bytes by
+    The sizes are spec.sizes (a list, e.g. "64K,1M,4M": exactly those) or else min_bytes to max_bytes by
     `factor` (-b/-e/-f). on_step(text) hears of each phase (calibrating, each collective) as it starts.
-    Everything is checked before any testbed comes up or any calibration runs."""
-    size_list = SweepSpec(min_bytes=min_bytes, max_bytes=max_bytes, factor=factor, size_list=sizes).sizes()
-    beds = [testbed(b) for b in beds] or [None]
-    if beds == [None] and not ranks:
-        raise UsageError("give --ranks P or one or more --testbed hosts=N,rate=R")
+    Everything is checked before any testbed comes up or any calibration runs. Give a ValidateSpec, or its
+    fields as keywords."""
+    spec = as_spec(ValidateSpec, spec, options)
+    size_list, ranks, profile, iters, timeout_s = spec.sizes_bytes, spec.ranks, spec.profile, spec.iters, spec.timeout_s
+    beds = [testbed(b) for b in spec.testbeds] or [None]
     if profile is None:     # each is calibrated first
         for bed in beds:
             if bed is None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from collperf import units
-from collperf.api.common import topology_for, with_aliases
+from collperf.api.common import as_spec, topology_for, with_aliases
+from collperf.api.results import one_or_many, VerifiedSchedule, Verification, VerifyRow
 from collperf.blink import reports as blink_reports
 from collperf.blink.algorithms import BLINK
 from collperf.collectives import get_collective
@@ -18,18 +19,21 @@ from collperf.model.algorithms.modes import HIERARCHICAL, is_two_level, mode_of
 from collperf.model.schedule_cost import coefficients
 from collperf.schedule.verify import VerificationError, verify
 from collperf.simulate import simulate as run
-from collperf.spec import PatternSpec, SimulateSpec, TreesSpec
+from collperf.spec import PatternSpec, ScheduleSpec, SimulateSpec, TreesSpec, VerifySpec
 
 # Listing every transfer (the tuple form) grows as p^2 for the rings: beyond this, use the array form.
 TUPLE_RANKS_LIMIT = 1024
 
 
-def schedule(collective: str, algorithm: str, ranks: int | None = None, root: int = 0, segments: int = 1,
-             nodes: int | None = None, ranks_per_node: int | None = None,
-             intra_algorithm: str | None = None, inter_algorithm: str | None = None, arrays: bool = False):
+def schedule(spec: ScheduleSpec | None = None, **options):
     """`collperf schedule`: the explicit schedule of an algorithm (hierarchical: give nodes and ranks_per_node).
-    `arrays=True` gives the array form (schedule/arrays.py), vectorized for the regular algorithms: what the
-    simulator takes at scale."""
+    spec.arrays gives the array form (schedule/arrays.py), vectorized for the regular algorithms: what the
+    simulator takes at scale. Give a ScheduleSpec, or its fields as keywords."""
+    spec = as_spec(ScheduleSpec, spec, options)
+    collective, algorithm, ranks, root, segments = (spec.collective, spec.algorithm, spec.ranks, spec.root,
+                                                    spec.segments)
+    nodes, ranks_per_node, arrays = spec.nodes, spec.ranks_per_node, spec.arrays
+    intra_algorithm, inter_algorithm = spec.intra_algorithm, spec.inter_algorithm
     flat, two_level = (build_array, build_hierarchical_array) if arrays else (build, build_hierarchical)
     total = nodes * ranks_per_node if is_two_level(algorithm) and nodes and ranks_per_node else ranks
     if not arrays and total is not None and total > TUPLE_RANKS_LIMIT:
@@ -49,29 +53,22 @@ def schedule(collective: str, algorithm: str, ranks: int | None = None, root: in
     return flat(collective, algorithm, ranks, root, segments)
 
 
-def verified_schedule(*args, **kwargs) -> tuple:
-    """`collperf schedule`: the schedule (arguments as `schedule`), verified symbolically, and its cost
-    coefficients (alpha, n beta, n gamma) counted from its steps."""
-    s = schedule(*args, **kwargs)
+def verified_schedule(spec: ScheduleSpec | None = None, **options) -> VerifiedSchedule:
+    """`collperf schedule`: the schedule (spec as `schedule`), verified symbolically, and its cost
+    coefficients (alpha, n beta, n gamma) counted from its steps (the result unpacks as that pair)."""
+    s = schedule(as_spec(ScheduleSpec, spec, options))
     verify(s)
-    return s, coefficients(s)
+    return VerifiedSchedule(s, coefficients(s))
 
 
-@dataclass
-class VerifyRow:
-    collective: str
-    algorithm: str
-    ranks_checked: int
-    failures: list[str]
-
-
-def verify_all(collective: str | None = None, algorithm: str | None = None, max_ranks: int = 64,
-               min_ranks: int = 1, segments=(1, 3), hierarchical: bool = True, progress=None) -> list[VerifyRow]:
+def verify_all(spec: VerifySpec | None = None, progress=None, **options) -> Verification:
     """`collperf verify`: build and symbolically verify every selected algorithm for every rank count
     in min_ranks..max_ranks (pipelined ones for each segment count), and the two-level schedules
-    with the default phase algorithms on every nodes x ranks_per_node factorization."""
-    if not 1 <= min_ranks <= max_ranks:
-        raise UsageError(f"rank range {min_ranks}..{max_ranks}: expected 1 <= --min-ranks <= --max-ranks")
+    with the default phase algorithms on every nodes x ranks_per_node factorization. progress() hears
+    of each rank count checked. Give a VerifySpec, or its fields as keywords."""
+    spec = as_spec(VerifySpec, spec, options)
+    collective, algorithm, segments = spec.collective, spec.algorithm, spec.segments
+    min_ranks, max_ranks = spec.min_ranks, spec.max_ranks
     wanted = get_collective(collective).name if collective is not None else None
     chosen = [a for a in ALGORITHMS if wanted in (None, a.collective) and algorithm in (None, a.name)]
     if algorithm is not None and not is_two_level(algorithm) and not chosen:
@@ -90,7 +87,7 @@ def verify_all(collective: str | None = None, algorithm: str | None = None, max_
             if progress:
                 progress()
         rows.append(row)
-    if hierarchical and (algorithm is None or is_two_level(algorithm)):
+    if spec.hierarchical and (algorithm is None or is_two_level(algorithm)):
         for name, phase_algorithm in DEFAULT_PHASES.items():
             if wanted not in (None, name):
                 continue
@@ -101,7 +98,7 @@ def verify_all(collective: str | None = None, algorithm: str | None = None, max_
                            f"{nodes}x{p // nodes}")
                     row.ranks_checked += 1
             rows.append(row)
-    return rows
+    return Verification(rows, min_ranks, max_ranks)
 
 
 def _check(row: VerifyRow, make_schedule, label: str) -> None:
@@ -122,8 +119,25 @@ class Simulation:
     busbw_Bps: float | None
     notes: list = field(default_factory=list)
 
+    def to_json(self) -> dict:
+        doc = self.result.to_json()
+        doc.update({"collective": self.schedule.collective, "algorithm": self.schedule.algorithm,
+                    "ranks": self.schedule.ranks, "topology": self.topology.name,
+                    "algbw_GBps": None if self.algbw_Bps is None else self.algbw_Bps / 1e9,
+                    "busbw_GBps": None if self.busbw_Bps is None else self.busbw_Bps / 1e9})
+        if self.notes:
+            doc["notes"] = list(self.notes)
+        return doc
 
-def simulate(spec: SimulateSpec, progress=None, on_estimate=None) -> list[Simulation]:
+
+class Simulations(list):
+    """`simulate`: one Simulation per size."""
+
+    def to_json(self):
+        return one_or_many([s.to_json() for s in self])
+
+
+def simulate(spec: SimulateSpec, progress=None, on_estimate=None) -> Simulations:
     """`collperf simulate`: the schedule of an algorithm on a topology, simulated at each size.
     Algorithm blink: packed trees on the group spec.ranks, simulated on the group's view of the topology.
     progress(phase, done, total) hears how far a long run is, on_estimate(simulate.budget.Estimate) its
@@ -135,13 +149,15 @@ def simulate(spec: SimulateSpec, progress=None, on_estimate=None) -> list[Simula
         runs = blink_reports.blink_schedules(spec, topo)
     else:
         nodes, per_node = topo.shape or (None, None)
-        sched = schedule(spec.collective, with_aliases(spec.collective, spec.algorithm), topo.ranks, spec.root or 0,
-                         spec.segments or 1, nodes, per_node, spec.intra_algorithm, spec.inter_algorithm, arrays=True)
+        sched = schedule(ScheduleSpec(collective=spec.collective, algorithm=with_aliases(spec.collective, spec.algorithm),
+                                      ranks=topo.ranks, root=spec.root or 0, segments=spec.segments or 1, nodes=nodes,
+                                      ranks_per_node=per_node, intra_algorithm=spec.intra_algorithm,
+                                      inter_algorithm=spec.inter_algorithm, arrays=True))
         runs = [(sched, topo, [])] * len(spec.sizes_bytes)
     reduce_Bps = units.parse_bandwidth(net.reduce_bandwidth)
     if net.profile is not None and reduce_Bps == float("inf"):
         reduce_Bps = base.intra.reduce_bandwidth_Bps
-    out = []
+    out = Simulations()
     for size, (sched, where, notes) in zip(spec.sizes_bytes, runs):
         factor = get_collective(sched.collective).busbw_factor(sched.ranks)
         result = run(sched, where, size, spec.mode, reduce_Bps, engine=spec.engine,

@@ -16,5 +16,5 @@ def trace(spec: TraceSpec | list | str, **options):
     from collperf.trace.core import analyse
     if not isinstance(spec, TraceSpec):
         hw = {k: options.pop(k) for k in [f.name for f in fields(HardwareSpec)] if k in options}
-        spec = TraceSpec(spec, hardware=options.pop("hardware", None) or HardwareSpec(**hw), **options)
+        spec = TraceSpec(paths=spec, hardware=options.pop("hardware", None) or HardwareSpec(**hw), **options)
     return analyse(spec)

@@ -9,7 +9,7 @@ import typer
 from collperf import api, units
 from collperf.cli.options import app, Command, hardware_options, Json, network_options, sub_app
 from collperf.cli.render import escape, out, print_json
-from collperf.spec import HardwareSpec, NetworkSpec
+from collperf.spec import HardwareSpec, MscclExportSpec, MscclImportSpec, NetworkSpec, TunerSpec
 
 export_app = sub_app(help="Write what other tools read: NCCL tuner-plugin rules, MSCCL algorithm XML.")
 import_app = sub_app(help="Read what other tools write: MSCCL algorithm XML.")
@@ -34,7 +34,8 @@ def export_nccl_tuner(logs: Optional[list[str]] = typer.Argument(None, help="One
     """NCCL example tuner plugin rules (CSV): from fits of measured logs, or from NCCL's own model on a system
     (--cluster dgx-h100 --nodes 2; --nic-rate/--intra-bandwidth: what the links really deliver); a boundary
     wherever the fastest curve changes, bisected to the byte."""
-    rules = api.export_nccl_tuner(logs or [], output, None, ranks, channels, collective, hardware=hardware)
+    rules = api.export_nccl_tuner(TunerSpec(logs=logs or [], output=output, ranks=ranks, channels=channels,
+                                            collective=collective, hardware=hardware))
     if output is None:
         out.print(rules.text(), end="", markup=False, highlight=False, soft_wrap=True)
     else:
@@ -61,8 +62,9 @@ def export_msccl(collective: str = typer.Option(..., "--collective", help="The c
                  network: NetworkSpec = None):
     """A verified schedule as an MSCCL algorithm XML (ours, or Blink's packed trees on a topology's group;
     switch:P, mesh:P, ring:P take their link from --latency and --bandwidth)."""
-    text = api.export_msccl(collective, algorithm, ranks, output, proto, topology=topology, network=network, root=root,
-                            segments=segments, nodes=nodes, ranks_per_node=ranks_per_node)
+    text = api.export_msccl(MscclExportSpec(collective=collective, algorithm=algorithm, ranks=ranks, output=output,
+                                            proto=proto, topology=topology, network=network, root=root,
+                                            segments=segments, nodes=nodes, ranks_per_node=ranks_per_node))
     if output is None:
         out.print(text, end="", markup=False, highlight=False, soft_wrap=True)
     else:
@@ -80,16 +82,12 @@ def import_msccl(path: str = typer.Argument(..., help="An MSCCL algorithm XML fi
                  as_json: bool = Json, network: NetworkSpec = None):
     """Read an MSCCL XML into collperf's schedule IR: summary, symbolic verification, cost; with --topology,
     its simulated time beside each of our algorithms' on the same topology."""
-    imported = api.import_msccl(path, topology, size, mode, network)
+    imported = api.import_msccl(MscclImportSpec(path=path, topology=topology, size=size, mode=mode, network=network))
+    if as_json:
+        print_json(imported.to_json())
+        return
     s = imported.schedule
     a, b, c = imported.coefficients
-    if as_json:
-        print_json({"collective": s.collective, "algorithm": s.algorithm, "ranks": s.ranks, "chunks": s.chunks,
-                    "root": s.root, "steps": len(s.steps), "transfers": sum(len(st.transfers) for st in s.steps),
-                    "verified": imported.verified, "problem": imported.problem,
-                    "cost": {"alpha": a, "n_beta": b, "n_gamma": c}, "topology": imported.topology,
-                    "simulations": [r.to_json() for r in imported.simulations]})
-        return
     out.print(s.render(max_steps=32), markup=False, highlight=False)
     verdict = "verified: computes " + s.collective if imported.verified else f"does NOT verify: {imported.problem}"
     out.print(verdict, markup=False, highlight=False)

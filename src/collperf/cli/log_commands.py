@@ -8,7 +8,7 @@ import typer
 
 from collperf import api
 from collperf.cli import render, render_logs
-from collperf.cli.options import command, hardware_options, Json, one_or_many
+from collperf.cli.options import command, hardware_options, Json
 from collperf.cli.progress import progress
 from collperf.cli.render import out, print_json
 from collperf.cli.report_command import Html, command_line
@@ -35,11 +35,11 @@ def fit_command(logs: list[str] = typer.Argument(..., help="Logs: nccl-tests tex
                 max_bytes: Optional[str] = LogMaxBytes):
     """Fit a piecewise alpha-beta model to measured logs: regimes, peak busbw, n1/2, residuals."""
     with progress("reading logs", as_json, total=len(logs)) as steps:
-        tables = api.read_logs(LogSpec(logs, collective, ranks, max_bytes), on_log=_counted(steps, "read"))
+        tables = api.read_logs(LogSpec(paths=logs, collective=collective, ranks=ranks, max_bytes=max_bytes),
+                               on_log=_counted(steps, "read"))
         fits = api.fit_tables(tables, on_table=_counted(steps, "fitted"))
     if as_json:
-        docs = [f.to_json() for f in fits] + [u.to_json() for u in fits.not_judged]
-        print_json(one_or_many(docs))
+        print_json(fits.to_json())
         return
     for f in fits:
         render_logs.print_table_header(f.table)
@@ -71,27 +71,25 @@ def diagnose(logs: list[str] = typer.Argument(..., help="One log, or several to 
             raise UsageError("one measurement takes a collective, --size and --time (and --ranks with --cluster "
                              "or --gpu), e.g. collperf diagnose allreduce --size 1GB --time 500ms --ranks 16 "
                              "--cluster dgx-h100 --nodes 2; --model-from, --plot and --html are for logs")
-        judged = api.diagnose_measurement(MeasurementSpec(logs[0], size, time, ranks, hardware, peak))
+        judged = api.diagnose_measurement(MeasurementSpec(collective=logs[0], size=size, time=time, ranks=ranks,
+                                                          hardware=hardware, peak=peak))
         print_json(judged.to_json()) if as_json else render_logs.print_judgement(judged)
         return
     output_path(plot, "--plot")
     with progress("reading logs", as_json, total=len(logs)) as steps:
-        diagnoses = api.diagnose_logs(DiagnoseSpec(LogSpec(logs, collective, ranks, max_bytes), peak,
-                                                   model_from=model_from, hardware=hardware),
+        logs_spec = LogSpec(paths=logs, collective=collective, ranks=ranks, max_bytes=max_bytes)
+        diagnoses = api.diagnose_logs(DiagnoseSpec(logs=logs_spec, peak=peak, model_from=model_from, hardware=hardware),
                                       on_log=_counted(steps, "read"), on_table=_counted(steps, "judged"))
     paths = render.plot_diagnoses(diagnoses, plot) if plot else []
-    same = len(diagnoses) > 1 and len({d.table.collective for d in diagnoses}) == 1
-    comparison = api.compare_logs(diagnoses) if same else None
     if html:
         paths.append(str(api.report(diagnoses, html, command_line())))
     if as_json:
-        docs = [d.to_json() for d in diagnoses] + [u.to_json() for u in diagnoses.not_judged]
-        print_json({"diagnoses": docs, "comparison": comparison} if comparison else one_or_many(docs))
+        print_json(diagnoses.to_json())
         return
     for d in diagnoses:
         render_logs.print_diagnosis(d)
-    if comparison:
-        render_logs.print_comparison(diagnoses, comparison)
+    if diagnoses.comparison:
+        render_logs.print_comparison(diagnoses, diagnoses.comparison)
     render_logs.print_not_judged(diagnoses.not_judged, "judged")
     for path in paths:
         out.print(f"{'report' if path.endswith('.html') else 'plot'} written to {path}")

@@ -9,12 +9,12 @@ import typer
 from collperf import api
 from collperf.cli import render, render_blink, render_logs
 from collperf.cli.options import (command, Collective, flag, Hybrid, InterAlg, IntraAlg, Json, network_options,
-                                  one_or_many, TDpa, Transit)
+                                  spec_options, TDpa, Transit)
 from collperf.cli.render import out, print_json
 from collperf.cli.sim_watch import SimulationWatch
 from collperf.errors import UsageError
-from collperf.spec import (output_path, predict_network, HardwareSpec, NetworkSpec, PatternSpec, SimulateSpec,
-                           TopologyPredictSpec)
+from collperf.spec import (CrossoverSpec, HardwareSpec, NcclPredictSpec, NetworkSpec, output_path, PatternSpec,
+                           predict_network, PredictSpec, ScheduleSpec, SimulateSpec, TopologyPredictSpec, VerifySpec)
 
 
 _TOPOLOGY = "Topology (--topology)"
@@ -45,8 +45,9 @@ def predict(collective: str = Collective,
     if topology is not None:
         if nccl:
             raise UsageError("--nccl prices NCCL on a catalogue system (--cluster): drop --topology or --nccl")
-        result = api.predict_topology(TopologyPredictSpec(collective, topology, algorithm, size, ranks, root, hybrid,
-                                                          t_dpa, transit, network))
+        result = api.predict_topology(TopologyPredictSpec(collective=collective, topology=topology, algorithm=algorithm,
+                                                          size=size, ranks=ranks, root=root, hybrid=hybrid,
+                                                          t_dpa=t_dpa, transit=transit, network=network))
         print_json(result.to_json()) if as_json else render_blink.print_topology_prediction(result)
         return
     network = predict_network(network, ranks, root, hybrid, t_dpa, transit)
@@ -54,86 +55,57 @@ def predict(collective: str = Collective,
         if network.cluster is None and network.profile is None:
             raise UsageError("predict --nccl needs a system: --cluster dgx-a100|dgx-h100|dgx-b200|dgx-1v|dgx-2|"
                              "pcie-p2p|pcie-2080ti|pcie-t4 (with --nodes)")
-        assumed, pred = api.predict_nccl(collective, size, HardwareSpec.from_network(network), network.ranks)
-        if as_json:
-            print_json({"collective": pred.collective, "ranks": pred.ranks, "nodes": pred.nodes,
-                        "system": assumed.to_json(), "sizes": [
-                            {"size": int(n), "algorithm": pred.algorithm[i], "protocol": pred.protocol[i],
-                             "time_s": float(pred.time_s[i]), "busbw_GBps": float(pred.busbw_Bps[i]) / 1e9,
-                             "regime": str(pred.regime[i]), "runner_up": f"{pred.runner_up_algorithm[i]}/"
-                             f"{pred.runner_up_protocol[i]}", "runner_up_time_s": float(pred.runner_up_time_s[i])
-                             if pred.runner_up_time_s[i] < float("inf") else None}
-                            for i, n in enumerate(pred.size_bytes)]})
-        else:
-            render_logs.print_nccl_prediction(assumed, pred)
+        choice = api.predict_nccl(NcclPredictSpec(collective=collective, size=size, ranks=network.ranks,
+                                                  hardware=HardwareSpec.from_network(network)))
+        print_json(choice.to_json()) if as_json else render_logs.print_nccl_prediction(*choice)
         return
-    results = api.predict(collective, size, network, algorithm, intra_algorithm, inter_algorithm, segments)
-    assumed, bands = api.expected_bands(collective, size, network) if network.cluster is not None else (None, [])
+    results = api.predict(PredictSpec(collective=collective, size=size, network=network, algorithm=algorithm,
+                                      intra_algorithm=intra_algorithm, inter_algorithm=inter_algorithm,
+                                      segments=segments, expected=network.cluster is not None))
     if as_json:
-        docs = [r.to_json() for r in results]
-        for doc, b in zip(docs, bands):
-            doc["nccl_expected"] = b.to_json()
-        print_json(one_or_many(docs))
+        print_json(results.to_json())
         return
     render.print_predictions(results)
-    if bands:
-        render_logs.print_expected_bands(assumed, bands)
+    if results.bands:
+        render_logs.print_expected_bands(results.assumed, results.bands)
 
 
 @command()
 @network_options()
-def crossover(collective: str = Collective, min_size: str = typer.Option("1", "--min", help="Smallest size."),
-              max_size: str = typer.Option("16G", "--max", help="Largest size."),
-              algorithm: str = typer.Option("all", "--algorithm", "-A", help="Restrict to these (comma list)."),
-              as_json: bool = Json, intra_algorithm: str = IntraAlg, inter_algorithm: str = InterAlg,
-              network: NetworkSpec = None):
+@spec_options(CrossoverSpec, "fields", exclude=("network",), build=False)
+def crossover(as_json: bool = Json, fields: dict = None, network: NetworkSpec = None):
     """Where the best algorithm for COLLECTIVE changes with the size."""
-    net = network.resolve()
-    found, ranges = api.crossover(collective, net, min_size, max_size, algorithm, intra_algorithm, inter_algorithm)
-    if as_json:
-        print_json({"collective": collective, "ranks": net.ranks, "network": net.describe(),
-                    "crossovers": [vars(c) for c in found], "regimes": [vars(r) for r in ranges]})
-    else:
-        render.print_crossover(collective, net, ranges)
+    result = api.crossover(CrossoverSpec(network=network.resolve(), **fields))
+    print_json(result.to_json()) if as_json else render.print_crossover(result.collective, result.network,
+                                                                         result.ranges)
 
 
 @command()
 def algorithms(collective: Optional[str] = typer.Argument(None, help="Only this collective."), as_json: bool = Json):
     """List every collective and algorithm with its cost formula and source."""
     rows = api.algorithms(collective)
-    print_json([render.algorithm_json(a) for a in rows]) if as_json else render.print_algorithms(rows)
+    print_json(rows.to_json()) if as_json else render.print_algorithms(rows)
 
 
 @command()
-def schedule(collective: str = Collective,
-             algorithm: str = typer.Option(..., "--algorithm", "-A", help="An algorithm of the collective, or "
-                                                                          "hierarchical."),
-             ranks: Optional[int] = typer.Option(None, "--ranks", "-p"), root: int = typer.Option(0, "--root"),
-             segments: int = typer.Option(1, "--segments", help="Pipeline segments (chain, double-binary-tree)."),
-             nodes: Optional[int] = typer.Option(None, "--nodes", help="hierarchical: nodes."),
-             ranks_per_node: Optional[int] = typer.Option(None, "--ranks-per-node", help="hierarchical: ranks per node."),
-             intra_algorithm: Optional[str] = typer.Option(None, "--intra-algorithm"),
-             inter_algorithm: Optional[str] = typer.Option(None, "--inter-algorithm"),
-             max_steps: int = typer.Option(64, "--max-steps", help="Print at most this many steps."),
-             as_json: bool = Json):
+@spec_options(ScheduleSpec, "spec")
+def schedule(max_steps: int = typer.Option(64, "--max-steps", help="Print at most this many steps."),
+             as_json: bool = Json, spec: ScheduleSpec = None):
     """Print an algorithm's schedule: who sends which chunks to whom at each step (-> copy, +> reduce)."""
-    s, coefficients = api.verified_schedule(collective, algorithm, ranks, root, segments, nodes, ranks_per_node,
-                                            intra_algorithm, inter_algorithm)
+    result = api.verified_schedule(spec)
     if as_json:
-        print_json(render.schedule_json(s, coefficients))
+        print_json(result.to_json())
     else:
-        render.print_schedule(s, coefficients, max_steps)
+        render.print_schedule(result.schedule, result.coefficients, max_steps)
 
 
 @command("verify")
-def verify_command(collective: Optional[str] = typer.Option(None, "--collective", help="Only this collective."),
-                   algorithm: Optional[str] = typer.Option(None, "--algorithm", "-A"),
-                   max_ranks: int = typer.Option(64, "--max-ranks"), min_ranks: int = typer.Option(1, "--min-ranks"),
-                   as_json: bool = Json):
+@spec_options(VerifySpec, "spec")
+def verify_command(as_json: bool = Json, spec: VerifySpec = None):
     """Symbolically verify every schedule for every rank count up to --max-ranks."""
-    rows = api.verify_all(collective, algorithm, max_ranks, min_ranks)
-    print_json([vars(r) for r in rows]) if as_json else render.print_verification(rows, min_ranks, max_ranks)
-    if any(r.failures for r in rows):
+    rows = api.verify_all(spec)
+    print_json(rows.to_json()) if as_json else render.print_verification(rows, spec.min_ranks, spec.max_ranks)
+    if rows.failed:
         raise typer.Exit(1)
 
 
@@ -183,8 +155,8 @@ def simulate(collective: Optional[str] = typer.Argument(None, help="The collecti
                                 ("--timeline", timeline)) if v is not None]
         if given:
             raise UsageError(f"--pattern {pattern} sets its own schedule: drop {', '.join(given)}")
-        run = api.pattern(PatternSpec(pattern, topology, gpus, center, successor, source, size or "1M,16M,256M", mode,
-                                      segments or 32))
+        run = api.pattern(PatternSpec(pattern=pattern, topology=topology, gpus=gpus, center=center, successor=successor,
+                                      source=source, size=size or "1M,16M,256M", mode=mode, segments=segments or 32))
         print_json(run.to_json()) if as_json else render_blink.print_pattern(run)
         return
     if collective is None or algorithm is None:
@@ -192,8 +164,10 @@ def simulate(collective: Optional[str] = typer.Argument(None, help="The collecti
     if any(v is not None for v in (gpus, center, successor, source)):
         raise UsageError("--gpus, --center, --successor and --source describe a --pattern: add --pattern NAME")
     output_path(timeline, "--timeline")
-    spec = SimulateSpec(collective, algorithm, topology, size or "1G", mode, segments, root, intra_algorithm,
-                        inter_algorithm, network, ranks, hybrid, t_dpa, transit, memory_limit, engine)
+    spec = SimulateSpec(collective=collective, algorithm=algorithm, topology=topology, size=size or "1G", mode=mode,
+                        segments=segments, root=root, intra_algorithm=intra_algorithm, inter_algorithm=inter_algorithm,
+                        network=network, ranks=ranks, hybrid=hybrid, t_dpa=t_dpa, transit=transit,
+                        memory_limit=memory_limit, engine=engine)
     watch = SimulationWatch(mode, as_json)
     try:
         sims = api.simulate(spec, watch.progress, watch.estimate)
@@ -202,7 +176,7 @@ def simulate(collective: Optional[str] = typer.Argument(None, help="The collecti
     if timeline:
         render.plot_timeline(sims[-1], timeline)
     if as_json:
-        print_json(one_or_many([render.simulation_json(s) for s in sims]))
+        print_json(sims.to_json())
         return
     for sim in sims:
         render.print_simulation(sim)

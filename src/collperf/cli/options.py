@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+from dataclasses import fields, MISSING
 from typing import Optional
 
 import typer
@@ -51,110 +52,69 @@ def _main(version: bool = typer.Option(False, "--version", metavar="", callback=
                                        help="Print the version and exit.")) -> None:
     """Performance of collective communication: predict, explain, compare."""
 
-_PANEL = "Network"
-
-
-def _opt(*names, help=None, default=None):
-    return typer.Option(default, *names, help=help, rich_help_panel=_PANEL)
-
-
-# name -> (annotation, typer option); the names are NetworkSpec's fields
-NETWORK_OPTIONS = {
-    "ranks": (Optional[int], _opt("--ranks", "-p", help="Number of ranks (with --latency/--bandwidth).")),
-    "latency": (Optional[str], _opt("--latency", help="Per-message latency alpha of a uniform link, e.g. 10us.")),
-    "bandwidth": (Optional[str], _opt("--bandwidth", help="Per-rank bandwidth of a uniform link, e.g. 100GB/s "
-                                                         "or 400Gbps.")),
-    "reduce_bandwidth": (str, _opt("--reduce-bandwidth", default="inf",
-                                   help="Local reduction rate (1/gamma), e.g. 500GB/s; default infinite.")),
-    "cluster": (Optional[str], _opt("--cluster", help="Preset: dgx-h100, dgx-a100, dgx-1v, dgx-2, trn1, pcie-gen4, "
-                                                      "nvlink300-400gbe.")),
-    "nodes": (Optional[int], _opt("--nodes", help="Nodes of a two-level cluster.")),
-    "ranks_per_node": (Optional[int], _opt("--ranks-per-node", help="Ranks per node.")),
-    "intra_latency": (Optional[str], _opt("--intra-latency", help="Latency inside a node.")),
-    "intra_bandwidth": (Optional[str], _opt("--intra-bandwidth", help="Per-rank bandwidth inside a node.")),
-    "inter_latency": (Optional[str], _opt("--inter-latency", help="Latency between nodes.")),
-    "inter_bandwidth": (Optional[str], _opt("--inter-bandwidth", help="Bandwidth of one NIC.")),
-    "nics_per_node": (Optional[int], _opt("--nics-per-node", help="NICs per node (default: one per rank).")),
-    "profile": (Optional[str], _opt("--profile", help="A calibrated profile (collperf calibrate -o FILE).")),
-}
-
-
 def flag(default: bool, *names, **options):
     """A boolean option: shown in --help without a value placeholder (it takes none)."""
     return typer.Option(default, *names, metavar="", **options)
 
 
-def network_options(*, only=None, exclude=()):
-    """Add the network options to a command; the command receives them as one NetworkSpec in its
-    `network` parameter (built and validated before the command runs)."""
-    names = [n for n in (only or NETWORK_OPTIONS) if n not in exclude]
+def _field_option(f, panel: str | None):
+    """(annotation, typer option) of a spec field from its declaration (spec.checks.cli_option): the flags and
+    help declared beside the field, the field's own default."""
+    meta = f.metadata["cli"]
+    required = f.default is MISSING and f.default_factory is MISSING
+    default = ... if required else f.default if f.default is not MISSING else f.default_factory()
+    if isinstance(default, (list, tuple)):      # a list field takes a comma list on the command line
+        default = ",".join(map(str, default))
+    kind = meta["type"] or (type(default) if default not in (None, ...) else str)
+    annotation = kind if default is not None else Optional[kind]
+    if not meta["flags"]:                       # no flag: the command's argument
+        return annotation, typer.Argument(default, help=meta["help"])
+    extra = {"metavar": ""} if kind is bool else {}
+    return annotation, typer.Option(default, *meta["flags"], help=meta["help"], rich_help_panel=panel, **extra)
+
+
+def cli_fields(spec_class) -> list[str]:
+    """The fields of a spec that declare a command-line option."""
+    return [f.name for f in fields(spec_class) if "cli" in f.metadata]
+
+
+def spec_options(spec_class, param: str, *, only=None, exclude=(), panel: str | None = None, build: bool = True):
+    """Add the options a spec's fields declare (spec.checks.cli_option) to a command: `only`/`exclude` pick
+    fields. The command receives them in its `param` parameter as one spec, built and validated before it
+    runs, or with build=False as the dict of the values given (for a command that adds fields of its own)."""
+    chosen = [f for f in fields(spec_class) if "cli" in f.metadata and f.name not in exclude
+              and (only is None or f.name in only)]
+    options = {f.name: _field_option(f, panel) for f in chosen}
 
     def decorate(command):
         signature = inspect.signature(command)
-        params = [p for p in signature.parameters.values() if p.name != "network"]
-        params += [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=NETWORK_OPTIONS[n][1],
-                                     annotation=NETWORK_OPTIONS[n][0]) for n in names]
+        params = [p for p in signature.parameters.values() if p.name != param]
+        params += [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=annotation)
+                   for n, (annotation, option) in options.items()]
 
         @functools.wraps(command)
         def wrapper(*args, **kwargs):
-            kwargs["network"] = NetworkSpec(**{n: kwargs.pop(n) for n in names})
+            values = {n: kwargs.pop(n) for n in options}
+            kwargs[param] = spec_class(**values) if build else values
             return command(*args, **kwargs)
 
         wrapper.__signature__ = signature.replace(parameters=params)
-        wrapper.__annotations__ = {**command.__annotations__, **{n: NETWORK_OPTIONS[n][0] for n in names}}
+        wrapper.__annotations__ = {**command.__annotations__, **{n: a for n, (a, _) in options.items()}}
         return wrapper
 
     return decorate
 
 
-_HW_PANEL = "Hardware (default: from the log)"
-
-
-def _hw(*names, help=None, default=None, **extra):
-    return typer.Option(default, *names, help=help, rich_help_panel=_HW_PANEL, **extra)
-
-
-# name -> (annotation, typer option); the names are HardwareSpec's fields
-HARDWARE_OPTIONS = {
-    "cluster": (Optional[str], _hw("--cluster", "--system", help="A catalogue system or cloud instance (collperf "
-                                   "systems lists them): dgx-h100, gb200-nvl72, gcp-a3-mega, aws-p5, azure-nd-h100-v5, "
-                                   "oci-bm-gpu-h100, pcie-2080ti, ...")),
-    "gpu": (Optional[str], _hw("--gpu", help="GPU model, e.g. H100 or 'NVIDIA A100-SXM4-80GB' (picks the "
-                                             "catalogue system).")),
-    "nodes": (Optional[int], _hw("--nodes", help="Nodes (GPUs per node = ranks / nodes).")),
-    "nics_per_node": (Optional[int], _hw("--nics-per-node", help="NICs per node.")),
-    "nic_rate": (Optional[str], _hw("--nic-rate", help="One NIC's line rate, e.g. 400Gb/s.")),
-    "nvls": (Optional[bool], _hw("--nvls/--no-nvls", metavar="", help="NVLink SHARP (in-switch reduction) on or off.")),
-    "intra_bandwidth": (Optional[str], _hw("--intra-bandwidth", help="One GPU's physical rate to the other GPUs "
-                                                                     "of its node, per direction, e.g. 450GB/s.")),
-    "profile": (Optional[str], _hw("--profile", help="A calibrated profile (collperf calibrate -o FILE).")),
-    "fabric": (Optional[str], _hw("--fabric", help="The network between nodes, where the log does not say: "
-                                  "ib|roce|efa|tcpx|tcpxo|socket.")),
-    "pcie_switch": (Optional[bool], _hw("--pcie-switch", metavar="", help="The node's PCIe GPUs sit behind one "
-                                        "PCIe switch (nvidia-smi topo: PIX) and share its uplink.")),
-}
+def network_options(*, only=None, exclude=()):
+    """Add the network options (NetworkSpec's fields) to a command; it receives them as one NetworkSpec in
+    its `network` parameter."""
+    return spec_options(NetworkSpec, "network", only=only, exclude=exclude, panel="Network")
 
 
 def hardware_options():
-    """Add the hardware options to a command; it receives them as one HardwareSpec in `hardware`."""
-    names = list(HARDWARE_OPTIONS)
-
-    def decorate(command):
-        signature = inspect.signature(command)
-        params = [p for p in signature.parameters.values() if p.name != "hardware"]
-        params += [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=HARDWARE_OPTIONS[n][1],
-                                     annotation=HARDWARE_OPTIONS[n][0]) for n in names]
-
-        @functools.wraps(command)
-        def wrapper(*args, **kwargs):
-            kwargs["hardware"] = HardwareSpec(**{n: kwargs.pop(n) for n in names})
-            return command(*args, **kwargs)
-
-        wrapper.__signature__ = signature.replace(parameters=params)
-        wrapper.__annotations__ = {**command.__annotations__, **{n: HARDWARE_OPTIONS[n][0] for n in names}}
-        return wrapper
-
-    return decorate
+    """Add the hardware options (HardwareSpec's fields) to a command; it receives them as one HardwareSpec in
+    `hardware`."""
+    return spec_options(HardwareSpec, "hardware", panel="Hardware (default: from the log)")
 
 
 Collective = typer.Argument(..., help="allreduce, allgather, reducescatter, broadcast, reduce, alltoall, scatter, "
@@ -164,10 +124,6 @@ IntraAlg = typer.Option("best", "--intra-algorithm", help="Algorithm of the intr
 InterAlg = typer.Option("best", "--inter-algorithm", help="Algorithm of the inter-node phase (or best).")
 TestbedOpt = typer.Option(None, "--testbed", help="hosts=4,rate=200mbit[,ranks-per-host=2]: brought up and torn down.")
 Timeout = typer.Option(300.0, "--timeout", help="Seconds before the whole run is stopped.")
-
-
-def one_or_many(docs: list):
-    return docs[0] if len(docs) == 1 else docs
 
 
 # Blink's options, in predict (--topology panel) and simulate (Blink panel): one wording for both

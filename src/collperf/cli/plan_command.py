@@ -12,7 +12,7 @@ from collperf.cli.options import command, InterAlg, IntraAlg, Json, network_opti
 from collperf.cli.progress import progress
 from collperf.cli.render import print_json
 from collperf.errors import UsageError
-from collperf.spec import NetworkSpec
+from collperf.spec import NetworkSpec, SearchSpec
 
 _MODEL, _LAYOUT, _STEP = "Model", "Layout", "Step"
 
@@ -121,9 +121,10 @@ def plan_command(
                          from_trace=from_trace)
     if searching:
         with progress("searching layouts", as_json) as steps:
-            found = api.plan_search(spec, gpus, global_batch, defaults=not search, top=top or (10 if search else 3),
+            found = api.plan_search(SearchSpec(plan=spec, gpus=gpus, global_batch=global_batch, defaults=not search,
+                                               top=top or (10 if search else 3)),
                                     on_step=lambda text, done, total: steps.done(done, total, text))
-        print_json(render.search_json(found)) if as_json else render.print_search(found, why=not search)
+        print_json(found.to_json()) if as_json else render.print_search(found, why=not search)
         return
     plans, best = api.plan_compare(spec, compare or [])
     if as_json:

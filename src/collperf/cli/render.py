@@ -1,4 +1,4 @@
-"""Rendering: rich tables and strict JSON for what the API returns (the log commands' tables: render_logs.py).
+"""Rendering: rich tables for what the API returns, and its JSON (each result's to_json()) printed strictly (the log commands' tables: render_logs.py).
 No computation lives here."""
 
 from __future__ import annotations
@@ -144,11 +144,6 @@ def print_crossover(collective: str, net, ranges) -> None:
     out.print(table)
 
 
-def algorithm_json(a) -> dict:
-    return {"collective": a.collective, "algorithm": a.name, "formula": a.formula, "source": a.source,
-            "pipelined": a.pipeline is not None, "multiport": a.multiport}
-
-
 def print_algorithms(rows) -> None:
     table = Table(title="T = a alpha + b n beta + c n gamma (n = nccl-tests size; p ranks)", title_justify="left")
     for column in ("collective", "algorithm", "cost", "source"):
@@ -156,14 +151,6 @@ def print_algorithms(rows) -> None:
     for a in rows:
         table.add_row(a.collective, a.name, a.formula, a.source)
     out.print(table)
-
-
-def schedule_json(s, coefficients) -> dict:
-    a, b, c = coefficients
-    return {"collective": s.collective, "algorithm": s.algorithm, "ranks": s.ranks, "chunks": s.chunks,
-            "buffer_chunks": s.chunks_per_buffer, "root": s.root, "cost": {"alpha": a, "n_beta": b, "n_gamma": c},
-            "steps": [[{"src": t.src, "dst": t.dst, "chunks": list(t.chunks), "op": t.op} for t in st.transfers]
-                      for st in s.steps]}
 
 
 def print_schedule(s, coefficients, max_steps: int) -> None:
@@ -181,17 +168,6 @@ def print_verification(rows, min_ranks: int, max_ranks: int) -> None:
         result = "[green]ok[/green]" if not r.failures else f"[red]{len(r.failures)} failed[/red]: " + escape(r.failures[0])
         table.add_row(r.collective, r.algorithm, str(r.ranks_checked), result)
     out.print(table)
-
-
-def simulation_json(sim) -> dict:
-    doc = sim.result.to_json()
-    doc.update({"collective": sim.schedule.collective, "algorithm": sim.schedule.algorithm,
-                "ranks": sim.schedule.ranks, "topology": sim.topology.name,
-                "algbw_GBps": None if sim.algbw_Bps is None else sim.algbw_Bps / 1e9,
-                "busbw_GBps": None if sim.busbw_Bps is None else sim.busbw_Bps / 1e9})
-    if sim.notes:
-        doc["notes"] = list(sim.notes)
-    return doc
 
 
 def print_simulation(sim) -> None:
@@ -247,10 +223,6 @@ def print_bound(result: dict) -> None:
         out.print(f"  {name:10s} {units.format_time(t)}  = {t / m['bound_s']:.2f} x the measured bound")
 
 
-def validation_json(v) -> dict:
-    return {"networks": v.networks, "summary": v.summary, "rows": [{**vars(r), "error": r.error} for r in v.rows]}
-
-
 def print_validation(v) -> None:
     for text in v.networks:
         out.print(f"validated on {escape(text)}")
@@ -288,11 +260,6 @@ def plot_diagnoses(diagnoses, path: str) -> list[str]:
 
 def plot_validation(validation, path) -> None:
     plots.plot_validation(validation.rows, path)
-
-
-def search_json(found) -> dict:
-    return {"considered": found.considered, "too_big": found.too_big, "seconds": found.seconds, "notes": found.notes,
-            "plans": [p.to_json() for p in found.plans]}
 
 
 def print_search(found, why: bool = False) -> None:

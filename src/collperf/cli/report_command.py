@@ -11,7 +11,7 @@ import typer
 from collperf import api
 from collperf.cli.options import command, network_options
 from collperf.cli.render import out
-from collperf.spec import NetworkSpec, output_path
+from collperf.spec import NetworkSpec, output_path, ReportSpec
 
 
 def _html_name(value: Optional[str]) -> Optional[str]:
@@ -46,5 +46,6 @@ def report_command(inputs: list[str] = typer.Argument(..., help="Logs (anything 
                    network: NetworkSpec = None):
     """One HTML page to share: verdict, plots, fitted regimes, per-size table and findings; no network needed
     to view it."""
-    path = api.report(inputs, output, command_line(), peak, network, collective, ranks, title)
+    path = api.report(ReportSpec(inputs=inputs, output=output, command=command_line(), peak=peak, network=network,
+                                 collective=collective, ranks=ranks, title=title))
     out.print(f"report written to {path}")

@@ -9,68 +9,34 @@ import typer
 from collperf import api, units
 from collperf.cli import render
 from collperf.cli.bench_stream import BenchStream
-from collperf.cli.options import (Command, command, sub_app, flag, Json, TestbedOpt, Timeout, app, network_options)
+from collperf.cli.options import (app, Command, command, flag, Json, network_options, spec_options, sub_app,
+                                  TestbedOpt, Timeout)
 from collperf.cli.render import err, out, print_json
 from collperf.cli.report_command import Html, command_line
 from collperf.cli.progress import progress, shown
 from collperf.errors import RunError
-from collperf.spec import output_path, sweep_collective, BenchSpec, NetworkSpec, SweepSpec
+from collperf.spec import (BenchSpec, BoundSpec, CalibrateSpec, NetworkSpec, output_path, sweep_collective, SweepSpec,
+                           ValidateSpec)
 
 
 @command()
-@network_options(only=("latency", "bandwidth", "reduce_bandwidth", "cluster", "nodes", "ranks_per_node",
-                        "intra_latency", "intra_bandwidth", "inter_latency", "inter_bandwidth", "nics_per_node",
-                        "profile"))
+@network_options(exclude=("ranks",))
+@spec_options(SweepSpec, "sweep_fields", exclude=("collective",), build=False)   # the collective: argument or option
+@spec_options(BenchSpec, "bench_fields", build=False)   # with the sweep, the testbed and the network it is built
 def bench(collective_arg: Optional[str] = typer.Argument(None, metavar="[COLLECTIVE]",
                                                          help="The collective to measure (default allreduce); "
                                                               "or --collective."),
           collective: Optional[str] = typer.Option(None, "--collective", help="The collective to measure (as the "
                                                    "argument)."),
-          algorithm: str = typer.Option("builtin", "--algorithm", "-A", help="Comma list: ours, builtin, and/or auto (per size the model's fastest for the network)."),
-          ranks: Optional[int] = typer.Option(None, "--ranks", "-p", help="Local processes (ignored under torchrun)."),
-          min_bytes: str = typer.Option("1K", "-b", "--minbytes", help="Smallest size (nccl-tests convention)."),
-          max_bytes: str = typer.Option("1M", "-e", "--maxbytes", help="Largest size."),
-          factor: int = typer.Option(2, "-f", "--stepfactor", help="Multiplicative step (0/1: use -i)."),
-          step_bytes: str = typer.Option("1M", "-i", "--stepbytes", help="Additive step when -f is not > 1."),
-          iters: int = typer.Option(20, "-n", "--iters", help="Timed iterations per size."),
-          warmup: int = typer.Option(5, "-w", "--warmup_iters", help="Untimed warm-up iterations."),
-          dtype: str = typer.Option("float32", "-d", "--dtype", help="float32 float64 float16 bfloat16 int32 int64."),
-          op: str = typer.Option("sum", "-o", "--op", help="sum prod min max avg."), root: int = typer.Option(0, "-r", "--root"),
-          check: int = typer.Option(1, "-c", "--check", help="Correctness-check iterations per size (0: off)."),
-          average: int = typer.Option(1, "-a", "--average", help="Combine ranks' times: 0 rank 0, 1 mean, 2 min, 3 max."),
-          segments: Optional[int] = typer.Option(None, "--segments", help="Pipeline segments of chain/double-binary-tree."),
-          slice_bytes: str = typer.Option("1M", "--slice-bytes", help="Messages are cut into slices of this size (0: per message, from the per-message cost)."),
-          in_place: bool = flag(True, "--in-place/--no-in-place", help="Also time in-place."),
           timeout: float = Timeout,
           as_json: bool = flag(False, "--json", help="Print the nccl-tests -J JSON document (plus our "
                                        "fields) to stdout at the end, instead of the text table."),
-          json_file: Optional[str] = typer.Option(None, "--json-file", "-J", help="Write nccl-tests -J JSON (plus our "
-                                                  "fields) to FILE, rewritten after every row."),
-          csv_file: Optional[str] = typer.Option(None, "--csv-file", "--csv", help="Write a flat CSV table to FILE, "
-                                                 "rewritten after every row."),
-          force: bool = flag(False, "--force", help="Run even when the rank count exceeds max(64, 8 x cores) "
-                                     "or the memory estimate exceeds MemAvailable (refused otherwise)."),
-          topology: Optional[str] = typer.Option(None, "--topology", "-t", help="-A blink, blink-hybrid, --pattern: "
-                                                 "the machine whose GPUs the local ranks stand for (default dgx1v)."),
-          gpus: Optional[str] = typer.Option(None, "--gpus", help="-A blink: the topology's GPUs, one per rank in "
-                                             "rank order (default: the first --ranks GPUs). --pattern: the chain in "
-                                             "order, a fan-in's sources, a fan-out's destinations (default: the "
-                                             "appendix's, cut to --ranks)."),
-          t_dpa: str = typer.Option("0", "--t-dpa", help="-A blink-hybrid: the PCIe path's switching time (eq. 8)."),
-          pattern: Optional[str] = typer.Option(None, "--pattern", help="A Blink micro-benchmark: chain-forward, "
-                                                "chain-reduce-forward, chain-reduce-broadcast, fan-in-forward, "
-                                                "fan-in-reduce-forward, fan-out-forward."),
-          center: Optional[int] = typer.Option(None, "--center", help="--pattern fan-*: the center GPU."),
-          successor: Optional[int] = typer.Option(None, "--successor", help="--pattern fan-in-*: the successor GPU."),
-          source: Optional[int] = typer.Option(None, "--source", help="--pattern fan-out-forward: the source GPU."),
-          testbed: Optional[str] = TestbedOpt, html: Optional[str] = Html, network: NetworkSpec = None):
+          testbed: Optional[str] = TestbedOpt, html: Optional[str] = Html, bench_fields: dict = None,
+          sweep_fields: dict = None, network: NetworkSpec = None):
     """Measure collectives on real processes (gloo locally, NCCL under torchrun with GPUs), nccl-tests style,
     each row beside the model's prediction. Rows print as they complete; a timeout or Ctrl-C keeps them."""
-    sweep = SweepSpec(sweep_collective(collective_arg, collective), algorithm, min_bytes, max_bytes, factor, step_bytes, iters, warmup, dtype, op,
-                      root, check, average, segments, slice_bytes, in_place)
-    spec = BenchSpec(sweep, ranks, timeout, network, api.testbed(testbed), json_file=json_file, csv_file=csv_file, force=force,
-                     topology=topology, gpus=gpus, t_dpa=t_dpa, pattern=pattern, center=center, successor=successor,
-                     source=source)
+    sweep = SweepSpec(collective=sweep_collective(collective_arg, collective), **sweep_fields)
+    spec = BenchSpec(sweep=sweep, timeout_s=timeout, network=network, testbed=api.testbed(testbed), **bench_fields)
     stream = BenchStream(as_json, progress=sweep.progress)
     try:
         results = api.bench(spec, on_row=stream.row, on_note=stream.note, on_info=stream.info)
@@ -142,8 +108,9 @@ def calibrate_command(ranks: Optional[int] = typer.Option(None, "--ranks", "-p")
             if shown():
                 render.link_progress(done, total, measured)
             steps.done(done, total, f"calibrating link {done}/{total}")
-        profile = api.calibrate(ranks, testbed, timeout, output, on_link=on_link)
-    render.print_profile(profile, output)
+        result = api.calibrate(CalibrateSpec(ranks=ranks, testbed=testbed, timeout_s=timeout, output=output),
+                               on_link=on_link)
+    render.print_profile(result.profile, output)
 
 
 @command("bound")
@@ -154,8 +121,9 @@ def bound_command(collective: str = typer.Argument("allreduce"), ranks: Optional
                   as_json: bool = Json, timeout: float = Timeout):
     """The allreduce lower bound measured on the machine (Patarasuk and Yuan's bandwidth-optimal bound, run
     as a forwarding chain), beside each algorithm and the model."""
-    result = api.bound(collective, ranks, size, testbed, profile, timeout)
-    print_json(result) if as_json else render.print_bound(result)
+    result = api.bound(BoundSpec(collective=collective, ranks=ranks, size=size, testbed=testbed, profile=profile,
+                                 timeout_s=timeout))
+    print_json(result.to_json()) if as_json else render.print_bound(result)
 
 
 @command("validate")
@@ -177,13 +145,14 @@ def validate_command(testbed: Optional[list[str]] = typer.Option(None, "--testbe
     output_path(plot, "--plot")
     _note_old_range(sizes, min_bytes, max_bytes, factor)
     with progress("validating", as_json) as steps:
-        result = api.validate(testbed or [], ranks, profile, sizes, iters, timeout, min_bytes=min_bytes,
-                              max_bytes=max_bytes, factor=factor, on_step=steps.step)
+        result = api.validate(ValidateSpec(testbeds=testbed or [], ranks=ranks, profile=profile, sizes=sizes,
+                                           iters=iters, timeout_s=timeout, min_bytes=min_bytes, max_bytes=max_bytes,
+                                           factor=factor), on_step=steps.step)
     if plot:
         render.plot_validation(result, plot)
     if html:
         api.report([result], html, command_line())
-    print_json(render.validation_json(result)) if as_json else render.print_validation(result)
+    print_json(result.to_json()) if as_json else render.print_validation(result)
 
 
 def _note_old_range(sizes: str | None, min_bytes: str, max_bytes: str, factor: int) -> None:

@@ -31,7 +31,7 @@ def trace_command(traces: list[str] = typer.Argument(..., help="Kineto traces fr
                   as_json: bool = Json, html: Optional[str] = Html, hardware: HardwareSpec = None):
     """Judge a training step from its traces: a verdict per collective (expected band, bound, NCCL's algorithm
     and protocol choice), exposed communication per step, the straggler rank, and what-if on another system."""
-    report = api.trace(TraceSpec(traces, hardware, what_if_cluster, what_if_nodes, algorithm))
+    report = api.trace(TraceSpec(paths=traces, hardware=hardware, what_if_cluster=what_if_cluster, what_if_nodes=what_if_nodes, algorithm=algorithm))
     path = api.report(report, html, command_line()) if html else None
     if as_json:
         print_json(report.to_json())

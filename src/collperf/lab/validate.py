@@ -40,7 +40,7 @@ def bound(size_bytes: int, ranks: int, testbed=None, algorithms=("ring", "rhd", 
     chain_ranks = order[:ceil_log2(ranks) + 1]
     job = Job("collperf.runtime.measure:measured_bound", (size_bytes, ranks, chain_ranks))
     measured = run_testbed(job, testbed, timeout_s) if testbed else run_local(job, ranks, timeout_s)
-    config = SweepSpec("allreduce", list(algorithms), size_bytes, size_bytes, 2, iters=5, warmup=1,
+    config = SweepSpec(collective="allreduce", algorithms=list(algorithms), min_bytes=size_bytes, max_bytes=size_bytes, factor=2, iters=5, warmup=1,
                          in_place=False, progress=False)
     res = run(config, ranks, timeout_s, network, testbed=testbed)
     out = {"size_bytes": size_bytes, "ranks": ranks, "measured_bound": measured,
@@ -80,7 +80,7 @@ def validate(network: Network, testbed=None, ranks: int | None = None, sizes=("6
         usable = [a for a in algorithms if is_runtime_only(a) or not get_algorithm(collective, a).unavailable(network.ranks)]
         if on_step is not None:
             on_step(f"measuring {collective}")
-        config = SweepSpec(collective, usable, iters=iters, warmup=1, in_place=False, progress=False,
+        config = SweepSpec(collective=collective, algorithms=usable, iters=iters, warmup=1, in_place=False, progress=False,
                            size_list=list(sizes))
         config_sizes = sorted({s for s in config.sizes()})
         res = run(config, ranks, timeout_s, network, testbed=testbed)

@@ -29,6 +29,10 @@ _DGX_B200 = "NVIDIA DGX B200 data sheet (nvidia.com/en-us/data-center/dgx-b200)"
 _GB200 = "NVIDIA GB200 NVL72 specifications (nvidia.com/en-us/data-center/gb200-nvl72)"
 _GB300 = "NVIDIA GB300 NVL72 specifications (nvidia.com/en-us/data-center/gb300-nvl72)"
 _MI300X = "AMD Instinct MI300X platform data sheet (amd.com/en/products/accelerators/instinct/mi300/platform.html)"
+_MI325X = ("AMD Instinct MI325X data sheet "
+           "(amd.com/en/products/accelerators/instinct/mi300/mi325x.html)")
+_THOR2 = ("Broadcom BCM57608 (Thor 2) 400G Ethernet adapter product brief "
+          "(broadcom.com/products/ethernet-connectivity/network-adapters/bcm57608-400g-ethernet-adapter)")
 _MI355X = "AMD Instinct MI355X data sheet (amd.com/en/products/accelerators/instinct/mi350/mi355x.html)"
 _ND_MI300X = ("Azure ND MI300X v5 series "
               "(learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/ndmi300xv5-series)")
@@ -89,6 +93,13 @@ CATALOGUE: dict[str, System] = {s.name: s for s in (
            name="mi300x", gpu="AMD Instinct MI300X", compute_capability=90, gpus_per_node=8, nvlink_links=7,
            nvlink_GBps=448.0, nvswitch=False, pcie_gen=5, nics_per_node=8, nic_Gbps=400.0, fabric="ib",
            cpu_vendor="amd", instance="MI300X platform"),
+    # MI325X: the MI300X platform's 8-GPU Infinity Fabric mesh (896 GB/s peer-to-peer, 7 links of 64 GB/s
+    # per direction); the data sheet names no NIC: public MI325X clusters use Broadcom Thor 2 RoCE NICs
+    # (bnxt_re), one 400 Gb/s per GPU
+    _entry(_MI325X, {"nics_per_node": _THOR2, "nic_Gbps": _THOR2, "fabric": _THOR2},
+           name="mi325x", gpu="AMD Instinct MI325X", compute_capability=90, gpus_per_node=8, nvlink_links=7,
+           nvlink_GBps=448.0, nvswitch=False, pcie_gen=5, nics_per_node=8, nic_Gbps=400.0, fabric="roce",
+           cpu_vendor="amd", instance="MI325X platform"),
     # MI355X: 7 Infinity Fabric links, 1,075 GB/s in both directions (537.6 per direction), CDNA 4
     _entry(_MI355X, {"nics_per_node": _ND_MI300X, "nic_Gbps": _ND_MI300X, "fabric": _ND_MI300X},
            name="mi355x", gpu="AMD Instinct MI355X", compute_capability=100, gpus_per_node=8, nvlink_links=7,
@@ -161,6 +172,7 @@ _GPU_PATTERNS = (
     (r"H200", "dgx-h200", "default for H200 SXM"),
     (r"H100.*(HBM3|SXM)|H100 80GB|H800|GH200", "dgx-h100", "default for H100 SXM"),
     (r"A100.*SXM|A800.*SXM", "dgx-a100", "default for A100 SXM"),
+    (r"MI325X", "mi325x", "default for MI325X"),
     (r"MI300X|gfx942", "mi300x", "default for MI300X"),
     (r"MI35\dX|gfx950", "mi355x", "default for MI355X"),
     (r"V100.*SXM3|V100.*32GB.*SXM3", "dgx-2", "default for V100 DGX-2"),

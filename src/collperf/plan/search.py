@@ -38,6 +38,10 @@ class SearchResult:
     def best(self) -> Plan | None:
         return self.plans[0] if self.plans else None
 
+    def to_json(self) -> dict:
+        return {"considered": self.considered, "too_big": self.too_big, "seconds": self.seconds, "notes": self.notes,
+                "plans": [p.to_json() for p in self.plans]}
+
 
 def _divisors(n: int) -> list[int]:
     return [d for d in range(1, n + 1) if n % d == 0]

@@ -4,23 +4,33 @@ Each spec checks itself once, in `__post_init__`, and raises a UsageError that n
 what was expected and how to fix it. The API takes specs; the CLI only builds them. A `NetworkSpec`
 is the one way to get a `Network` (`NetworkSpec.resolve()`).
 
-Submodules by area: network (NetworkSpec, HardwareSpec), runs (SweepSpec, BenchSpec, testbeds),
+Every spec is a frozen, keyword-only dataclass: what the user gave stays in its fields (a comma list such as
+'0,1,4' is read into its list once), and parsed values (sizes in bytes, times in seconds, rates in bytes/s)
+are derived properties, checked when the spec is made.
+
+Submodules by area: network (NetworkSpec, HardwareSpec), model (PredictSpec, NcclPredictSpec, CrossoverSpec,
+ScheduleSpec, VerifySpec), runs (SweepSpec, BenchSpec), lab (CalibrateSpec, BoundSpec, ValidateSpec),
+interop (TunerSpec, MscclExportSpec, MscclImportSpec),
 topology (SimulateSpec, TreesSpec, TopologyPredictSpec), patterns (PatternSpec), logs (LogSpec,
 DiagnoseSpec, MeasurementSpec), trace (TraceSpec), plan (PlanSpec), checks (the validators they share). Every name is
 re-exported here: `from collperf.spec import X` is the way in.
 """
 
 from collperf.spec.checks import check_mode, output_path, rank_list, sizes, write_output
-from collperf.spec.logs import DiagnoseSpec, LogSpec, MeasurementSpec
+from collperf.spec.interop import MscclExportSpec, MscclImportSpec, TunerSpec
+from collperf.spec.lab import BoundSpec, CalibrateSpec, ValidateSpec
+from collperf.spec.logs import DiagnoseSpec, LogSpec, MeasurementSpec, ReportSpec
+from collperf.spec.model import CrossoverSpec, NcclPredictSpec, PredictSpec, ScheduleSpec, VerifySpec
 from collperf.spec.network import HardwareSpec, NetworkSpec, network
 from collperf.spec.patterns import PATTERN_COLLECTIVES, PATTERNS, PatternSpec
-from collperf.spec.plan import PlanSpec, flops
+from collperf.spec.plan import PlanSpec, SearchSpec, flops
 from collperf.spec.runs import DTYPE_BYTES, OPS, TOPOLOGY_ALGORITHMS, BenchSpec, SweepSpec, sweep_collective
 from collperf.spec.trace import TraceSpec
 from collperf.spec.topology import (TREE_COLLECTIVES, SimulateSpec, TopologyPredictSpec,
                                     TreesSpec, check_transit, predict_network, topology_link)
 
-__all__ = ["BenchSpec", "DiagnoseSpec", "DTYPE_BYTES", "HardwareSpec", "LogSpec", "MeasurementSpec", "NetworkSpec",
+__all__ = ["BenchSpec", "BoundSpec", "CalibrateSpec", "CrossoverSpec", "NcclPredictSpec", "PredictSpec", "ScheduleSpec",
+           "ValidateSpec", "VerifySpec", "ReportSpec", "SearchSpec", "MscclExportSpec", "MscclImportSpec", "TunerSpec", "DiagnoseSpec", "DTYPE_BYTES", "HardwareSpec", "LogSpec", "MeasurementSpec", "NetworkSpec",
            "OPS", "PATTERN_COLLECTIVES", "PATTERNS", "PatternSpec", "PlanSpec", "SimulateSpec", "SweepSpec",
            "TOPOLOGY_ALGORITHMS", "TREE_COLLECTIVES", "TopologyPredictSpec", "TraceSpec", "TreesSpec", "check_mode",
            "check_transit", "flops",

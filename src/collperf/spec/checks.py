@@ -51,6 +51,13 @@ def sizes(value) -> list[int]:
     return [units.parse_size(s) for s in value]
 
 
+def path_list(paths) -> list:
+    """Files given as one path (a str or a Path) or several: always a list (a copy)."""
+    if isinstance(paths, str) or hasattr(paths, "__fspath__"):
+        return [paths]
+    return list(paths or [])
+
+
 def check_mode(mode: str) -> None:
     """The simulator's modes (simulate/): rounds, or events (congestion-aware)."""
     if mode not in ("rounds", "events"):
@@ -73,3 +80,11 @@ def rank_list(value, flag: str = "--ranks") -> list[int] | None:
         raise UsageError(f"{flag} {','.join(map(str, ranks))}: rank(s) {', '.join(map(str, twice))} given twice; "
                          "list each rank once")
     return ranks
+
+
+def cli_option(*flags: str, help: str, type=None) -> dict:
+    """A spec field's command-line option, declared once beside the field: its flags and help text (the field
+    gives the default; `type`: what the command line takes when the default is None, str unless given; no
+    flags: the command's argument). The CLI makes its typer options from these (cli/options.py
+    spec_options). Used as field(metadata=...)."""
+    return {"cli": {"flags": flags, "help": help, "type": type}}

@@ -9,7 +9,7 @@ from pathlib import Path
 from collperf import units
 from collperf.collectives import get_collective
 from collperf.errors import UsageError
-from collperf.spec.checks import whole
+from collperf.spec.checks import output_path, path_list, whole
 from collperf.spec.network import HardwareSpec, NetworkSpec
 
 
@@ -18,30 +18,33 @@ from collperf.spec.network import HardwareSpec, NetworkSpec
 MAX_LOG_BYTES = 256 << 20
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class LogSpec:
     """Logs to read (nccl-tests text/JSON, collperf JSON/CSV, OSU, IMB), with what the user says of them."""
 
-    paths: list = field(default_factory=list)
+    paths: list = field(default_factory=list)   # one path (a str or Path) is read as a list of one
     collective: str | None = None
     ranks: int | None = None
     max_bytes: int | str | None = None   # refuse a larger file (default: MAX_LOG_BYTES)
 
     def __post_init__(self):
-        if isinstance(self.paths, str) or hasattr(self.paths, "__fspath__"):
-            self.paths = [self.paths]
+        object.__setattr__(self, "paths", path_list(self.paths))
         if not self.paths:
             raise UsageError("no log given: pass one or more files, e.g. collperf fit results.txt")
         if self.collective is not None:
-            self.collective = get_collective(self.collective).name
+            object.__setattr__(self, "collective", get_collective(self.collective).name)
         if self.ranks is not None:
             whole("ranks", self.ranks, flag="--ranks")
-        self.max_bytes = MAX_LOG_BYTES if self.max_bytes is None else units.parse_size(self.max_bytes)
-        if self.max_bytes < 1:
+        if self.max_log_bytes < 1:
             raise UsageError(f"--max-bytes {self.max_bytes}: expected a positive size such as 1GiB")
 
+    @property
+    def max_log_bytes(self) -> int:
+        """The largest log read (--max-bytes, parsed; default MAX_LOG_BYTES)."""
+        return MAX_LOG_BYTES if self.max_bytes is None else units.parse_size(self.max_bytes)
 
-@dataclass
+
+@dataclass(frozen=True, kw_only=True)
 class DiagnoseSpec:
     """Logs judged against NCCL's expected time on the hardware (from the log, `hardware` overrides it),
     the physical bound (the hardware's, or `peak` per rank), and optionally another log's fitted model.
@@ -54,16 +57,19 @@ class DiagnoseSpec:
     hardware: HardwareSpec | None = None
 
     def __post_init__(self):
-        if self.hardware is None:
-            self.hardware = HardwareSpec.from_network(self.network)
+        if self.hardware is None:     # the network options read as hardware (the declared type, filled once)
+            object.__setattr__(self, "hardware", HardwareSpec.from_network(self.network))
         elif self.network.given:
             raise UsageError("diagnose got both network= and hardware=: give the hardware once (HardwareSpec)")
-        self.peak_Bps = units.parse_bandwidth(self.peak) if self.peak is not None else None
         if self.peak_Bps is not None and not self.peak_Bps < float("inf"):
             raise UsageError(f"--peak {self.peak}: expected a finite rate per rank, e.g. 50GB/s")
 
+    @property
+    def peak_Bps(self) -> float | None:
+        return units.parse_bandwidth(self.peak) if self.peak is not None else None
 
-@dataclass
+
+@dataclass(frozen=True, kw_only=True)
 class MeasurementSpec:
     """One measured number: `collective` of `size` took `time` on `ranks` GPUs (nccl-tests' size:
     the buffer per rank), judged like a row of a log on `hardware`."""
@@ -77,18 +83,28 @@ class MeasurementSpec:
 
     def __post_init__(self):
         self._refuse_a_log()
-        self.collective = get_collective(self.collective).name
-        self.size_bytes = units.parse_size(self.size)
+        object.__setattr__(self, "collective", get_collective(self.collective).name)
         if self.size_bytes <= 0:
             raise UsageError(f"--size {self.size}: expected a size > 0, e.g. 1GB")
-        self.time_s = units.parse_time(self.time)
         if not (0 < self.time_s < float("inf")):
             raise UsageError(f"--time {self.time}: expected a time > 0, e.g. 500ms")
         if self.ranks is not None:
             whole("ranks", self.ranks, low=2, flag="--ranks")
         if self.ranks is None and self.hardware.cluster is None:
             raise UsageError("a single measurement needs --ranks N (and --cluster SYSTEM --nodes N, or --gpu MODEL)")
-        self.peak_Bps = units.parse_bandwidth(self.peak) if self.peak is not None else None
+        self.peak_Bps    # parsed now: a bad value fails here
+
+    @property
+    def size_bytes(self) -> int:
+        return units.parse_size(self.size)
+
+    @property
+    def time_s(self) -> float:
+        return units.parse_time(self.time)
+
+    @property
+    def peak_Bps(self) -> float | None:
+        return units.parse_bandwidth(self.peak) if self.peak is not None else None
 
     def _refuse_a_log(self) -> None:
         """A log named with --size/--time is a mix-up, said as such (not as an unknown collective)."""
@@ -100,3 +116,25 @@ class MeasurementSpec:
                                  "file): drop --size/--time to diagnose the log, or give a collective instead, e.g. "
                                  "collperf diagnose allreduce --size 1GB --time 500ms --cluster dgx-h100 --ranks 16 "
                                  "--nodes 2") from None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportSpec:
+    """`collperf report`: one self-contained HTML page at `output`. Each input is a log path (anything diagnose
+    reads, a bench JSON included), a validate JSON path, a Diagnosis, a bench's Results, a Validation, a
+    profiler trace (files, a directory or a glob) or a TraceReport. `peak`, `network`, `collective` and `ranks`
+    are diagnose's options for the logs; `command` is shown as what made the page (default: the API call)."""
+
+    inputs: list = field(default_factory=list)   # one input is read as a list of one
+    output: str = "report.html"
+    command: str | None = None
+    peak: str | float | None = None
+    network: NetworkSpec | None = None
+    collective: str | None = None
+    ranks: int | None = None
+    title: str | None = None
+
+    def __post_init__(self):
+        items = self.inputs if isinstance(self.inputs, (list, tuple)) else [self.inputs]
+        object.__setattr__(self, "inputs", list(items))
+        output_path(self.output, "--output")

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from collperf import units
@@ -13,7 +13,7 @@ from collperf.model.network import Cluster, Link, Network
 from collperf.model.presets import get_preset
 from collperf.model.profile import cluster_from
 from collperf.model.systems import NETWORK_FABRICS, resolve_name
-from collperf.spec.checks import whole
+from collperf.spec.checks import cli_option, whole
 
 
 def load_cluster(path, nodes: int | None = None, ranks_per_node: int | None = None) -> Cluster:
@@ -33,26 +33,38 @@ FLAG_FABRICS = tuple(f for f in NETWORK_FABRICS if f != "nvl72")
 _LEVELS = ("intra_latency", "intra_bandwidth", "inter_latency", "inter_bandwidth", "nics_per_node")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class NetworkSpec:
     """Where a collective runs: a uniform link (ranks, latency, bandwidth), a preset cluster (cluster,
     nodes), a two-level cluster given level by level, or a calibrated profile. Values are strings as
     the CLI takes them ('5us', '50GB/s') or numbers in seconds and bytes/s. Unset intra/inter values
     fall back to the preset's, then to latency/bandwidth when no preset is given."""
 
-    ranks: int | None = None
-    latency: str | float | None = None
-    bandwidth: str | float | None = None
-    reduce_bandwidth: str | float = "inf"
-    cluster: str | None = None
-    nodes: int | None = None
-    ranks_per_node: int | None = None
-    intra_latency: str | float | None = None
-    intra_bandwidth: str | float | None = None
-    inter_latency: str | float | None = None
-    inter_bandwidth: str | float | None = None
-    nics_per_node: int | None = None
-    profile: str | None = None
+    ranks: int | None = field(default=None, metadata=cli_option(
+        "--ranks", "-p", type=int, help="Number of ranks (with --latency/--bandwidth)."))
+    latency: str | float | None = field(default=None, metadata=cli_option(
+        "--latency", help="Per-message latency alpha of a uniform link, e.g. 10us."))
+    bandwidth: str | float | None = field(default=None, metadata=cli_option(
+        "--bandwidth", help="Per-rank bandwidth of a uniform link, e.g. 100GB/s or 400Gbps."))
+    reduce_bandwidth: str | float = field(default="inf", metadata=cli_option(
+        "--reduce-bandwidth", help="Local reduction rate (1/gamma), e.g. 500GB/s; default infinite."))
+    cluster: str | None = field(default=None, metadata=cli_option(
+        "--cluster", help="Preset: dgx-h100, dgx-a100, dgx-1v, dgx-2, trn1, pcie-gen4, nvlink300-400gbe."))
+    nodes: int | None = field(default=None, metadata=cli_option("--nodes", type=int, help="Nodes of a two-level cluster."))
+    ranks_per_node: int | None = field(default=None, metadata=cli_option(
+        "--ranks-per-node", type=int, help="Ranks per node."))
+    intra_latency: str | float | None = field(default=None, metadata=cli_option(
+        "--intra-latency", help="Latency inside a node."))
+    intra_bandwidth: str | float | None = field(default=None, metadata=cli_option(
+        "--intra-bandwidth", help="Per-rank bandwidth inside a node."))
+    inter_latency: str | float | None = field(default=None, metadata=cli_option(
+        "--inter-latency", help="Latency between nodes."))
+    inter_bandwidth: str | float | None = field(default=None, metadata=cli_option(
+        "--inter-bandwidth", help="Bandwidth of one NIC."))
+    nics_per_node: int | None = field(default=None, metadata=cli_option(
+        "--nics-per-node", type=int, help="NICs per node (default: one per rank)."))
+    profile: str | None = field(default=None, metadata=cli_option(
+        "--profile", help="A calibrated profile (collperf calibrate -o FILE)."))
 
     def __post_init__(self):
         for name in ("ranks", "nodes", "ranks_per_node", "nics_per_node"):
@@ -142,22 +154,34 @@ def network(**options) -> Network:
     return NetworkSpec(**options).resolve()
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class HardwareSpec:
     """The hardware a log or a measurement is judged on, as the user overrides it: a catalogue system
     (`cluster`, model/systems.py CATALOGUE), a GPU model, node count, NICs and their rate, NVLS on/off,
     the intra-node rate, or a calibrated profile. Unset values come from the log (diagnose/hardware.py)."""
 
-    cluster: str | None = None
-    gpu: str | None = None
-    nodes: int | None = None
-    nics_per_node: int | None = None
-    nic_rate: str | float | None = None          # one NIC's line rate, e.g. '400Gb/s'
-    nvls: bool | None = None
-    intra_bandwidth: str | float | None = None   # one GPU's physical rate to its node's GPUs, per direction
-    profile: str | None = None
-    fabric: str | None = None                    # the network between nodes: ib, roce, efa, tcpx, tcpxo, socket
-    pcie_switch: bool | None = None              # the node's GPUs sit behind one PCIe switch (share its uplink)
+    cluster: str | None = field(default=None, metadata=cli_option(
+        "--cluster", "--system", help="A catalogue system or cloud instance (collperf systems lists them): dgx-h100, "
+        "gb200-nvl72, gcp-a3-mega, aws-p5, azure-nd-h100-v5, oci-bm-gpu-h100, pcie-2080ti, ..."))
+    gpu: str | None = field(default=None, metadata=cli_option(
+        "--gpu", help="GPU model, e.g. H100 or 'NVIDIA A100-SXM4-80GB' (picks the catalogue system)."))
+    nodes: int | None = field(default=None, metadata=cli_option(
+        "--nodes", type=int, help="Nodes (GPUs per node = ranks / nodes)."))
+    nics_per_node: int | None = field(default=None, metadata=cli_option("--nics-per-node", type=int,
+                                                                        help="NICs per node."))
+    nic_rate: str | float | None = field(default=None, metadata=cli_option(
+        "--nic-rate", help="One NIC's line rate, e.g. 400Gb/s."))
+    nvls: bool | None = field(default=None, metadata=cli_option(
+        "--nvls/--no-nvls", type=bool, help="NVLink SHARP (in-switch reduction) on or off."))
+    intra_bandwidth: str | float | None = field(default=None, metadata=cli_option(
+        "--intra-bandwidth", help="One GPU's physical rate to the other GPUs of its node, per direction, e.g. 450GB/s."))
+    profile: str | None = field(default=None, metadata=cli_option(
+        "--profile", help="A calibrated profile (collperf calibrate -o FILE)."))
+    fabric: str | None = field(default=None, metadata=cli_option(
+        "--fabric", help="The network between nodes, where the log does not say: ib|roce|efa|tcpx|tcpxo|socket."))
+    pcie_switch: bool | None = field(default=None, metadata=cli_option(
+        "--pcie-switch", type=bool, help="The node's PCIe GPUs sit behind one PCIe switch (nvidia-smi topo: PIX) and "
+        "share its uplink."))
 
     def __post_init__(self):
         for name in ("nodes", "nics_per_node"):
@@ -170,7 +194,7 @@ class HardwareSpec:
                 raise UsageError(f"--cluster {self.cluster}: {e} (or give --gpu, --nics-per-node, --nic-rate, "
                                  "...)") from None
         if self.fabric is not None:
-            self.fabric = str(self.fabric).strip().lower()
+            object.__setattr__(self, "fabric", str(self.fabric).strip().lower())
             if self.fabric not in FLAG_FABRICS:
                 raise UsageError(f"--fabric {self.fabric}: expected one of {'|'.join(FLAG_FABRICS)} (the network "
                                  "between nodes: InfiniBand, RoCE, AWS EFA, GCP GPUDirect-TCPX/TCPXO, sockets)")
@@ -179,12 +203,19 @@ class HardwareSpec:
                              "give one")
         if self.gpu is not None and not str(self.gpu).strip():
             raise UsageError("--gpu '': expected a GPU model such as 'H100' or 'NVIDIA A100-SXM4-80GB'")
-        self.nic_Gbps = units.parse_bandwidth(self.nic_rate) * 8 / 1e9 if self.nic_rate is not None else None
-        self.intra_GBps = (units.parse_bandwidth(self.intra_bandwidth) / 1e9
-                           if self.intra_bandwidth is not None else None)
         for label, value in (("--nic-rate", self.nic_Gbps), ("--intra-bandwidth", self.intra_GBps)):
             if value is not None and not (0 < value < float("inf")):
                 raise UsageError(f"{label}: expected a finite rate > 0, e.g. 400Gb/s or 450GB/s")
+
+    @property
+    def nic_Gbps(self) -> float | None:
+        """--nic-rate in Gb/s (None: from the log)."""
+        return units.parse_bandwidth(self.nic_rate) * 8 / 1e9 if self.nic_rate is not None else None
+
+    @property
+    def intra_GBps(self) -> float | None:
+        """--intra-bandwidth in GB/s (None: from the log)."""
+        return units.parse_bandwidth(self.intra_bandwidth) / 1e9 if self.intra_bandwidth is not None else None
 
     @property
     def given(self) -> bool:

@@ -30,7 +30,7 @@ PATTERN_COLLECTIVES = {"chain-forward": "broadcast", "chain-reduce-forward": "re
                        "fan-in-reduce-forward": "reduce", "fan-out-forward": "broadcast"}
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class PatternSpec:
     """One of Blink's micro-benchmarks (appendix A.1) simulated over sizes. Chains: `gpus` in chain
     order. Fan-in: `gpus` are the sources, sending to `center`, which forwards to `successor`.
@@ -39,7 +39,7 @@ class PatternSpec:
 
     pattern: str
     topology: str = "dgx1v"
-    gpus: object = None
+    gpus: list[int] | None = None      # '5,6,7' is read into the list once
     center: int | None = None
     successor: int | None = None
     source: int | None = None
@@ -50,11 +50,15 @@ class PatternSpec:
     def __post_init__(self):
         if self.pattern not in PATTERNS:
             raise UsageError(f"--pattern {self.pattern!r}: expected one of {', '.join(PATTERNS)}")
-        self.gpus = rank_list(self.gpus, "--gpus")
+        object.__setattr__(self, "gpus", rank_list(self.gpus, "--gpus"))
         for name in ("center", "successor", "source"):
             if getattr(self, name) is not None:
                 whole(name, getattr(self, name), 0, f"--{name}")
         check_mode(self.mode)
         whole("segments", self.segments, flag="--segments")
-        self.sizes_bytes = sizes(self.size)
+        self.sizes_bytes     # parsed now: a bad size fails here
         refuse_unused_pattern_options(self)
+
+    @property
+    def sizes_bytes(self) -> list[int]:
+        return sizes(self.size)

@@ -97,3 +97,23 @@ def flops(value) -> float:
     if not rate > 0 or rate == float("inf"):
         raise UsageError(f"achieved FLOP rate {value!r} must be a positive finite number, e.g. 400TFLOPS")
     return rate
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchSpec:
+    """`collperf plan --search`: every valid layout of `gpus` GPUs that fits memory, for `global_batch`
+    sequences per step, of the plan's model on its cluster (and achieved FLOP/s), the `top` fastest kept.
+    With `defaults` (plan without a layout): gpus = nodes (default 1) x GPUs per node and 4M tokens per step,
+    where not given."""
+
+    plan: PlanSpec = field(default_factory=PlanSpec)
+    gpus: int | None = None
+    global_batch: int | None = None
+    defaults: bool = False
+    top: int | None = None
+
+    def __post_init__(self):
+        for name in ("gpus", "global_batch", "top"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise UsageError(f"--{name.replace('_', '-')} {value!r}: expected a whole number >= 1")

@@ -3,7 +3,7 @@ torchrun, a testbed) and the testbed's description."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from collperf import units
 from collperf.collectives import get_collective
@@ -13,7 +13,7 @@ from collperf.model.algorithms import algorithms_for
 from collperf.model.algorithms.modes import (is_hybrid, is_runtime_only, mode_names, needs_topology,
                                              topology_collectives)
 from collperf.model.hierarchy import PLANS
-from collperf.spec.checks import output_path, rank_list, whole
+from collperf.spec.checks import cli_option, output_path, rank_list, whole
 from collperf.spec.checks import sizes as parse_size_list
 from collperf.spec.network import NetworkSpec
 from collperf.spec.patterns import PATTERN_COLLECTIVES, PATTERNS, refuse_unused_pattern_options
@@ -28,59 +28,72 @@ OPS = ("sum", "prod", "min", "max", "avg")
 TOPOLOGY_ALGORITHMS = topology_collectives()
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class SweepSpec:
-    """An nccl-tests-style sweep: which collective and algorithms, which sizes, how measured and checked."""
+    """An nccl-tests-style sweep: which collective and algorithms, which sizes, how measured and checked.
+    Sizes are given as the CLI takes them ('64K') or in bytes; the `*_size_bytes` properties read them."""
 
     collective: str = "allreduce"
-    algorithms: list = field(default_factory=lambda: ["builtin"])
-    min_bytes: int = 1024
-    max_bytes: int = 1 << 20
-    factor: int = 2            # multiplicative step (-f); 0 or 1 to use step_bytes (-i)
-    step_bytes: int = 1 << 20
-    iters: int = 20
-    warmup: int = 5
-    dtype: str = "float32"
-    op: str = "sum"
-    root: int = 0
-    check: int = 1
-    average: int = 1
-    segments: int | None = None      # None: 1, or per size where bench chooses (-A auto, blink, patterns)
-    slice_bytes: int = 1 << 20
-    in_place: bool = True
+    # 'ring,builtin' is read into the list once
+    algorithms: list[str] = field(default_factory=lambda: ["builtin"], metadata=cli_option(
+        "--algorithm", "-A", help="Comma list: ours, builtin, and/or auto (per size the model's fastest for the "
+        "network)."))
+    min_bytes: int | str = field(default="1K", metadata=cli_option(
+        "-b", "--minbytes", help="Smallest size (nccl-tests convention)."))
+    max_bytes: int | str = field(default="1M", metadata=cli_option("-e", "--maxbytes", help="Largest size."))
+    factor: int = field(default=2, metadata=cli_option(
+        "-f", "--stepfactor", help="Multiplicative step (0/1: use -i)."))
+    step_bytes: int | str = field(default="1M", metadata=cli_option(
+        "-i", "--stepbytes", help="Additive step when -f is not > 1."))
+    iters: int = field(default=20, metadata=cli_option("-n", "--iters", help="Timed iterations per size."))
+    warmup: int = field(default=5, metadata=cli_option("-w", "--warmup_iters", help="Untimed warm-up iterations."))
+    dtype: str = field(default="float32", metadata=cli_option(
+        "-d", "--dtype", help="float32 float64 float16 bfloat16 int32 int64."))
+    op: str = field(default="sum", metadata=cli_option("-o", "--op", help="sum prod min max avg."))
+    root: int = field(default=0, metadata=cli_option("-r", "--root", help="Root rank of rooted collectives."))
+    check: int = field(default=1, metadata=cli_option(
+        "-c", "--check", help="Correctness-check iterations per size (0: off)."))
+    average: int = field(default=1, metadata=cli_option(
+        "-a", "--average", help="Combine ranks' times: 0 rank 0, 1 mean, 2 min, 3 max."))
+    # None: 1, or per size where bench chooses (-A auto, blink, patterns)
+    segments: int | None = field(default=None, metadata=cli_option(
+        "--segments", type=int, help="Pipeline segments of chain/double-binary-tree."))
+    slice_bytes: int | str = field(default="1M", metadata=cli_option(
+        "--slice-bytes", help="Messages are cut into slices of this size (0: per message, from the per-message "
+        "cost)."))
+    in_place: bool = field(default=True, metadata=cli_option("--in-place/--no-in-place", help="Also time in-place."))
     progress: bool = True
-    size_list: list | None = None    # exactly these sizes (a list, as --sizes elsewhere), instead of -b/-e/-f
+    size_list: list[int] | None = None   # exactly these sizes (sorted, once; as --sizes elsewhere), not -b/-e/-f
 
     def __post_init__(self):
-        self.collective = get_collective(self.collective).name
-        if isinstance(self.algorithms, str):
-            self.algorithms = [a.strip() for a in self.algorithms.split(",") if a.strip()]
+        object.__setattr__(self, "collective", get_collective(self.collective).name)
+        names = self.algorithms.split(",") if isinstance(self.algorithms, str) else self.algorithms
+        object.__setattr__(self, "algorithms", [a.strip() for a in names if a.strip()])
         # auto: per size, the algorithm the model predicts fastest for the run's network (lab/bench.py)
         # hierarchical: the two-level schedule on the run's nodes (lab/bench.py two_level_shape)
         known = [a.name for a in algorithms_for(self.collective)] + mode_names("runtime_only") + \
             mode_names("chooser") + [a for a, colls in TOPOLOGY_ALGORITHMS.items() if self.collective in colls] + \
             (mode_names("two_level") if self.collective in PLANS else [])
-        for a in self.algorithms:
-            if a not in known:
+        for a in self.algorithms:   # a pattern's own schedule: set by BenchSpec(pattern=...) for its collective
+            if a not in known and PATTERN_COLLECTIVES.get(a) != self.collective:
                 raise UsageError(f"unknown algorithm {a!r} for {self.collective}: expected one of {', '.join(known)}")
         if not self.algorithms:
             raise UsageError("no algorithm given: pass e.g. --algorithm ring,builtin")
         if self.size_list is not None:
-            self.size_list = sorted(set(parse_size_list(self.size_list)))
+            object.__setattr__(self, "size_list", sorted(set(parse_size_list(self.size_list))))
             if not self.size_list:
                 raise UsageError("--sizes is empty: give sizes such as --sizes 64K,1M,4M")
-            self.min_bytes, self.max_bytes = self.size_list[0], self.size_list[-1]
-        self.min_bytes, self.max_bytes = units.parse_size(self.min_bytes), units.parse_size(self.max_bytes)
-        self.step_bytes, self.slice_bytes = units.parse_size(self.step_bytes), units.parse_size(self.slice_bytes)
-        if self.min_bytes > self.max_bytes:
-            raise UsageError(f"minBytes {self.min_bytes} > maxBytes {self.max_bytes}: -b must not exceed -e")
+        low_bytes, high_bytes = self.min_size_bytes, self.max_size_bytes
+        if low_bytes > high_bytes:
+            raise UsageError(f"minBytes {low_bytes} > maxBytes {high_bytes}: -b must not exceed -e")
         for name, value, low in (("iters", self.iters, 1), ("warmup", self.warmup, 0), ("check", self.check, 0),
                                  ("segments", 1 if self.segments is None else self.segments, 1),
-                                 ("slice bytes", self.slice_bytes, 0),
+                                 ("slice bytes", self.slice_size_bytes, 0),
                                  ("root", self.root, 0)):
             whole(name, value, low)
-        if (self.factor > 1 or self.step_bytes <= 0) and self.factor < 2:
-            raise UsageError(f"step factor {self.factor} with step bytes {self.step_bytes}: give -f 2 or -i 1M")
+        step_bytes = self.step_size_bytes
+        if (self.factor > 1 or step_bytes <= 0) and self.factor < 2:
+            raise UsageError(f"step factor {self.factor} with step bytes {step_bytes}: give -f 2 or -i 1M")
         if self.average not in (0, 1, 2, 3):
             raise UsageError(f"average (-a) {self.average}: expected 0 (rank 0), 1 (mean), 2 (min) or 3 (max)")
         if self.dtype not in DTYPE_BYTES:
@@ -90,20 +103,41 @@ class SweepSpec:
         if self.op == "avg" and self.dtype in ("int32", "int64"):
             raise UsageError(f"op avg needs a floating-point dtype (got {self.dtype}): use --dtype float32")
 
+    @property
+    def min_size_bytes(self) -> int:
+        """-b in bytes (the smallest of --sizes when given)."""
+        return self.size_list[0] if self.size_list is not None else units.parse_size(self.min_bytes)
+
+    @property
+    def max_size_bytes(self) -> int:
+        """-e in bytes (the largest of --sizes when given)."""
+        return self.size_list[-1] if self.size_list is not None else units.parse_size(self.max_bytes)
+
+    @property
+    def step_size_bytes(self) -> int:
+        return units.parse_size(self.step_bytes)
+
+    @property
+    def slice_size_bytes(self) -> int:
+        return units.parse_size(self.slice_bytes)
+
     def sizes(self) -> list[int]:
         if self.size_list is not None:
             return list(self.size_list)
-        out, size = [], self.min_bytes
-        while size <= self.max_bytes:
+        out, size, last, step = [], self.min_size_bytes, self.max_size_bytes, self.step_size_bytes
+        while size <= last:
             out.append(size)
-            size = (size * self.factor if size else 1) if self.factor > 1 else size + self.step_bytes
+            size = (size * self.factor if size else 1) if self.factor > 1 else size + step
         return out
 
     def to_job(self) -> dict:
+        """What the ranks are sent: the fields with sizes in bytes (as nccl-tests' -J config reports them)."""
         doc = asdict(self)
+        doc.update(min_bytes=self.min_size_bytes, max_bytes=self.max_size_bytes, step_bytes=self.step_size_bytes,
+                   slice_bytes=self.slice_size_bytes)
         doc["segments_given"], doc["segments"] = self.segments is not None, self.segments or 1
         doc["sizes"] = self.sizes()
-        doc["step"] = f"{self.factor}(factor)" if self.factor > 1 else f"{self.step_bytes}(bytes)"
+        doc["step"] = f"{self.factor}(factor)" if self.factor > 1 else f"{self.step_size_bytes}(bytes)"
         return doc
 
 
@@ -115,29 +149,45 @@ def sweep_collective(argument: str | None, option: str | None) -> str:
     return argument or option or "allreduce"
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class BenchSpec:
     """A sweep on `ranks` local processes, under torchrun, or on a testbed; predictions from `network`
     (when given) or from a link fitted to the run's own rows."""
 
     sweep: SweepSpec = field(default_factory=SweepSpec)
-    ranks: int | None = None
+    ranks: int | None = field(default=None, metadata=cli_option(
+        "--ranks", "-p", type=int, help="Local processes (ignored under torchrun)."))
     timeout_s: float = 300.0
     network: NetworkSpec = field(default_factory=NetworkSpec)
     testbed: object = None       # a lab.testbed.Testbed (api.testbed makes one from its description)
-    json_file: str | None = None   # nccl-tests -J JSON (plus our fields), rewritten after every row
-    csv_file: str | None = None    # flat CSV, rewritten after every row
-    force: bool = False            # run even where the rank count or the memory estimate says it cannot fit
+    json_file: str | None = field(default=None, metadata=cli_option(
+        "--json-file", "-J", help="Write nccl-tests -J JSON (plus our fields) to FILE, rewritten after every row."))
+    csv_file: str | None = field(default=None, metadata=cli_option(
+        "--csv-file", "--csv", help="Write a flat CSV table to FILE, rewritten after every row."))
+    force: bool = field(default=False, metadata=cli_option(
+        "--force", help="Run even when the rank count exceeds max(64, 8 x cores) or the memory estimate exceeds "
+        "MemAvailable (refused otherwise)."))
     # -A blink / blink-hybrid and --pattern: local rank i stands for GPU gpus[i] of `topology` (default
     # dgx1v, and its first GPUs; a pattern's default GPUs are the appendix's), whose packing or pattern
     # gives the schedule the ranks run (blink/runs.py bench_schedules)
-    topology: str | None = None
-    gpus: object = None
-    t_dpa: str | float = 0.0         # blink-hybrid: the PCIe path's switching time in equation 8
-    pattern: str | None = None       # one of PATTERNS: sets the collective and the algorithm
-    center: int | None = None
-    successor: int | None = None
-    source: int | None = None
+    topology: str | None = field(default=None, metadata=cli_option(
+        "--topology", "-t", help="-A blink, blink-hybrid, --pattern: the machine whose GPUs the local ranks stand "
+        "for (default dgx1v)."))
+    gpus: list[int] | None = field(default=None, metadata=cli_option(   # '0,1,4' is read into the list once
+        "--gpus", help="-A blink: the topology's GPUs, one per rank in rank order (default: the first --ranks "
+        "GPUs). --pattern: the chain in order, a fan-in's sources, a fan-out's destinations (default: the "
+        "appendix's, cut to --ranks)."))
+    t_dpa: str | float = field(default="0", metadata=cli_option(
+        "--t-dpa", help="-A blink-hybrid: the PCIe path's switching time (eq. 8)."))
+    pattern: str | None = field(default=None, metadata=cli_option(   # sets the collective and the algorithm
+        "--pattern", help="A Blink micro-benchmark: chain-forward, chain-reduce-forward, chain-reduce-broadcast, "
+        "fan-in-forward, fan-in-reduce-forward, fan-out-forward."))
+    center: int | None = field(default=None, metadata=cli_option(
+        "--center", type=int, help="--pattern fan-*: the center GPU."))
+    successor: int | None = field(default=None, metadata=cli_option(
+        "--successor", type=int, help="--pattern fan-in-*: the successor GPU."))
+    source: int | None = field(default=None, metadata=cli_option(
+        "--source", type=int, help="--pattern fan-out-forward: the source GPU."))
 
     def __post_init__(self):
         output_path(self.json_file, "--json-file")   # before any work: results are never lost to a typo
@@ -149,7 +199,7 @@ class BenchSpec:
         if self.testbed is not None:
             if self.ranks is not None and self.ranks != self.testbed.ranks:
                 raise UsageError(f"--ranks {self.ranks} but the testbed has {self.testbed.ranks} ranks: drop --ranks")
-            self.ranks = self.testbed.ranks
+            object.__setattr__(self, "ranks", self.testbed.ranks)
             # before the testbed comes up (a topology testbed builds -A blink from the root then)
             if get_collective(self.sweep.collective).rooted and not 0 <= self.sweep.root < self.ranks:
                 raise UsageError(f"--root {self.sweep.root}: the testbed has {self.ranks} ranks: give --root "
@@ -158,6 +208,10 @@ class BenchSpec:
             whole("ranks", self.ranks, flag="--ranks")
         if not (isinstance(self.timeout_s, (int, float)) and self.timeout_s > 0):
             raise UsageError(f"timeout {self.timeout_s!r} s is not positive: give e.g. --timeout 300")
+
+    @property
+    def t_dpa_s(self) -> float:
+        return units.parse_time(self.t_dpa)
 
     @property
     def placed(self) -> bool:
@@ -169,11 +223,13 @@ class BenchSpec:
         return self.pattern is not None or any(map(needs_topology, self.sweep.algorithms))
 
     def _placement(self) -> None:
-        self.gpus = rank_list(self.gpus, "--gpus")
+        object.__setattr__(self, "gpus", rank_list(self.gpus, "--gpus"))
         for name in ("center", "successor", "source"):
             if getattr(self, name) is not None:
                 whole(name, getattr(self, name), 0, f"--{name}")
-        self.t_dpa_s = units.parse_time(self.t_dpa)
+        if any(a in PATTERNS for a in self.sweep.algorithms) and self.sweep.algorithms != [self.pattern]:
+            raise UsageError(f"-A {','.join(self.sweep.algorithms)}: a pattern runs with --pattern NAME, "
+                             "e.g. --pattern chain-forward")
         if self.pattern is not None:
             if self.pattern not in PATTERNS:
                 raise UsageError(f"--pattern {self.pattern!r}: expected one of {', '.join(PATTERNS)}")
@@ -188,8 +244,8 @@ class BenchSpec:
             if self.sweep.collective not in ("allreduce", PATTERN_COLLECTIVES[self.pattern]):
                 raise UsageError(f"--pattern {self.pattern} is checked as a {PATTERN_COLLECTIVES[self.pattern]} "
                                  f"(what its destinations must hold): drop --collective {self.sweep.collective}")
-            self.sweep.collective = PATTERN_COLLECTIVES[self.pattern]
-            self.sweep.algorithms = [self.pattern]
+            object.__setattr__(self, "sweep", replace(self.sweep, collective=PATTERN_COLLECTIVES[self.pattern],
+                                                      algorithms=[self.pattern]))
             refuse_unused_pattern_options(self)
         elif any(getattr(self, n) is not None for n in ("center", "successor", "source")):
             raise UsageError("--center, --successor and --source place a --pattern's GPUs: add --pattern or drop them")
@@ -199,13 +255,13 @@ class BenchSpec:
         if self.t_dpa_s and not any(map(is_hybrid, self.sweep.algorithms)):
             raise UsageError(f"--t-dpa {self.t_dpa} is the hybrid split's switching time: use it with -A blink-hybrid")
         if self.placed:
-            self.topology = self.topology or "dgx1v"
+            object.__setattr__(self, "topology", self.topology or "dgx1v")
             if self.testbed is not None:
                 raise UsageError("-A blink runs on local ranks, torchrun or a topology testbed (--testbed "
                                  "topology=dgx1v-like,group=0+1+4); --pattern on local ranks or torchrun: drop --testbed")
         if self.gpus is not None and self.pattern is None:
             if self.ranks is None:
-                self.ranks = len(self.gpus)
+                object.__setattr__(self, "ranks", len(self.gpus))
             elif self.ranks != len(self.gpus):
                 raise UsageError(f"--ranks {self.ranks} but --gpus {','.join(map(str, self.gpus))} names "
                                  f"{len(self.gpus)} GPUs: give one GPU per rank")

@@ -14,11 +14,11 @@ from collperf.errors import UsageError
 from collperf.model.algorithms.modes import mode_of
 from collperf.model.network import Link
 from collperf.simulate import ENGINES
-from collperf.spec.checks import check_mode, rank_list, sizes, whole
+from collperf.spec.checks import check_mode, cli_option, rank_list, sizes, whole
 from collperf.spec.network import NetworkSpec
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class SimulateSpec:
     """An algorithm's schedule on a topology (dgx1v, dgx2, mesh:P, switch:P, ring:P, cluster:NxG or a file).
     Algorithm blink: Blink's packed trees on the group `ranks` of the topology (default: all its ranks),
@@ -35,26 +35,24 @@ class SimulateSpec:
     intra_algorithm: str | None = None
     inter_algorithm: str | None = None
     network: NetworkSpec = field(default_factory=NetworkSpec)
-    ranks: object = None             # blink: the group, '0,1,4' or a list
+    ranks: list[int] | None = None   # blink: the group ('0,1,4' is read into the list once)
     hybrid: bool = False
-    t_dpa: str | float = 0.0
+    t_dpa: str | float = "0"
     transit: str = "devices"         # blink: devices (the group's GPUs, switches, CPUs) or any (idle GPUs too)
     memory_limit: str | float | None = None   # refuse a run whose estimate is over it; None: the available memory
     engine: str = "auto"             # events mode: auto, grouped (classes of like transfers) or per-transfer
 
     def __post_init__(self):
-        self.collective = get_collective(self.collective).name
-        self.sizes_bytes = sizes(self.size)   # one size or a list ('1M,64M'): the schedule is built once
+        object.__setattr__(self, "collective", get_collective(self.collective).name)
+        self.sizes_bytes, self.memory_limit_bytes, self.t_dpa_s    # parsed now: bad values fail here
         check_mode(self.mode)
         if self.engine not in ENGINES:
             raise UsageError(f"--engine {self.engine!r}: expected {', '.join(ENGINES)}")
-        self.memory_limit_bytes = None if self.memory_limit is None else _memory(self.memory_limit)
         if self.segments is not None:
             whole("segments", self.segments, flag="--segments")
         if self.root is not None:
             whole("root", self.root, 0, "--root")
-        self.ranks = rank_list(self.ranks)
-        self.t_dpa_s = units.parse_time(self.t_dpa)
+        object.__setattr__(self, "ranks", rank_list(self.ranks))
         blink = mode_of(self.algorithm) is BLINK
         if self.ranks is not None and not blink:
             raise UsageError(f"--ranks {','.join(map(str, self.ranks))} picks a group for -A blink; the other "
@@ -67,6 +65,19 @@ class SimulateSpec:
         if blink and self.root is not None and self.ranks is not None and self.root not in self.ranks:
             raise UsageError(f"--root {self.root} is not one of --ranks {','.join(map(str, self.ranks))}: "
                              "give a rank of the group")
+
+    @property
+    def sizes_bytes(self) -> list[int]:
+        """One size or a list ('1M,64M'): the schedule is built once and simulated at each."""
+        return sizes(self.size)
+
+    @property
+    def memory_limit_bytes(self) -> int | None:
+        return None if self.memory_limit is None else _memory(self.memory_limit)
+
+    @property
+    def t_dpa_s(self) -> float:
+        return units.parse_time(self.t_dpa)
 
 
 def _memory(limit) -> int:
@@ -90,29 +101,39 @@ def check_transit(transit: str) -> None:
                          "any (idle GPUs forward too)")
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class TreesSpec:
     """Blink's packed spanning trees on a group of a topology's ranks (`collperf trees`)."""
 
-    topology: str = "dgx1v"
-    ranks: object = None             # '0,1,4' or a list; None: every rank of the topology
-    collective: str = "broadcast"
-    root: object = None              # a topology rank, 'best', or None (the group's first rank)
-    links: str = "all"               # all | nvlink | pcie
+    topology: str = field(default="dgx1v", metadata=cli_option(
+        "--topology", "-t", help="dgx1v | dgx2 | a topology file.json."))
+    # '0,1,4' is read into the list once; None: every rank of the topology
+    ranks: list[int] | None = field(default=None, metadata=cli_option(
+        "--ranks", help="The group of GPUs, e.g. 0,1,4 (default: all)."))
+    collective: str = field(default="broadcast", metadata=cli_option(
+        "--collective", help="broadcast | allreduce | allgather | reducescatter."))
+    # a topology rank ('3' is read as 3), 'best', or None (the group's first rank)
+    root: int | str | None = field(default=None, metadata=cli_option(
+        "--root", help="A rank of the group, or best (default: the group's first; not for allgather/reducescatter)."))
+    links: str = field(default="all", metadata=cli_option(
+        "--links", help="all | nvlink | pcie: the links trees may use."))
     # devices: trees on the group's GPUs, crossing PCIe switches and CPUs (Blink packs on its own
     # allocation, as NCCL's rings do); any: idle GPUs of the machine forward too
-    transit: str = "devices"
-    size: object = "1G"
+    transit: str = field(default="devices", metadata=cli_option(
+        "--transit", help="devices: trees on the group's GPUs, through PCIe switches and CPUs (Blink's setting); "
+        "any: idle GPUs forward too."))
+    size: str | int = field(default="1G", metadata=cli_option(
+        "--size", "-s", help="Size for the times (nccl-tests convention)."))
 
     def __post_init__(self):
-        self.collective = get_collective(self.collective).name
+        object.__setattr__(self, "collective", get_collective(self.collective).name)
         if self.collective not in TREE_COLLECTIVES:
             raise UsageError(f"--collective {self.collective}: packed trees are built for "
                              f"{', '.join(TREE_COLLECTIVES)}")
-        self.ranks = rank_list(self.ranks)
+        object.__setattr__(self, "ranks", rank_list(self.ranks))
         if isinstance(self.root, str) and self.root != "best":
             try:
-                self.root = int(self.root)
+                object.__setattr__(self, "root", int(self.root))
             except ValueError:
                 raise UsageError(f"--root {self.root!r}: expected a rank of the group or best") from None
         if self.root is not None and self.collective in ("allgather", "reducescatter"):
@@ -123,10 +144,14 @@ class TreesSpec:
         if self.links not in LINK_KINDS:
             raise UsageError(f"--links {self.links!r}: expected one of {', '.join(LINK_KINDS)}")
         check_transit(self.transit)
-        self.size_bytes = units.parse_size(self.size)
+        self.size_bytes    # parsed now: a bad size fails here
+
+    @property
+    def size_bytes(self) -> int:
+        return units.parse_size(self.size)
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class TopologyPredictSpec:
     """`collperf predict --topology`: the model on a machine's topology. -A blink: Blink's packed trees on
     the group `ranks` (bandwidth terms: size over the packing's rate; allreduce reduces up and broadcasts
@@ -138,21 +163,19 @@ class TopologyPredictSpec:
     topology: str
     algorithm: str = "blink"
     size: object = "1M,64M,1G"
-    ranks: object = None             # the group, '0,1,2' or a list; None: every rank of the topology
+    ranks: list[int] | None = None   # the group ('0,1,2' is read into the list once); None: every rank
     root: int | None = None          # blink: a topology rank of the group (default its first)
     hybrid: bool = False
-    t_dpa: str | float = 0.0
+    t_dpa: str | float = "0"
     transit: str = "devices"
     network: NetworkSpec = field(default_factory=NetworkSpec)   # latency/bandwidth: the link of switch:P, ...
 
     def __post_init__(self):
-        self.collective = get_collective(self.collective).name
-        if self.hybrid and self.algorithm == "all":
-            self.algorithm = "blink"     # the hybrid split is Blink's: --hybrid alone means -A blink
-        self.sizes_bytes = sizes(self.size)
-        self.ranks = rank_list(self.ranks)
-        self.t_dpa_s = units.parse_time(self.t_dpa)
-        self.link = topology_link(self.network, self.topology)
+        object.__setattr__(self, "collective", get_collective(self.collective).name)
+        if self.hybrid and self.algorithm == "all":   # the hybrid split is Blink's: --hybrid alone means -A blink
+            object.__setattr__(self, "algorithm", BLINK.name)
+        object.__setattr__(self, "ranks", rank_list(self.ranks))
+        self.sizes_bytes, self.t_dpa_s, self.link    # parsed now: bad values fail here
         if self.root is not None:
             whole("root", self.root, 0, "--root")
         blink = mode_of(self.algorithm) is BLINK
@@ -170,6 +193,19 @@ class TopologyPredictSpec:
             raise UsageError(f"--root {self.root} is not one of --ranks {','.join(map(str, self.ranks))}: "
                              "give a rank of the group")
         check_transit(self.transit)
+
+    @property
+    def sizes_bytes(self) -> list[int]:
+        return sizes(self.size)
+
+    @property
+    def t_dpa_s(self) -> float:
+        return units.parse_time(self.t_dpa)
+
+    @property
+    def link(self) -> Link | None:
+        """The link --latency/--bandwidth give a switch:P, mesh:P or ring:P (None: the topology's own)."""
+        return topology_link(self.network, self.topology)
 
 
 # the topologies built on one given link (topology.parse): the only ones --latency/--bandwidth apply to

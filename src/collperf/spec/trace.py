@@ -5,31 +5,29 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from collperf.errors import UsageError
-from collperf.spec.checks import whole
+from collperf.spec.checks import path_list, whole
 from collperf.spec.network import HardwareSpec
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class TraceSpec:
     """Kineto traces (files, directories or globs; one file per rank), the hardware they ran on (what the
     trace says unless `hardware` overrides it) and an optional what-if: another catalogue system
     (`what_if_cluster` with `what_if_nodes` nodes) and/or our algorithms (`algorithm`, -A)."""
 
-    paths: list = field(default_factory=list)
+    paths: list = field(default_factory=list)   # one path (a str or Path) is read as a list of one
     hardware: HardwareSpec = field(default_factory=HardwareSpec)
     what_if_cluster: str | None = None
     what_if_nodes: int | None = None
-    algorithm: list | str | None = None
+    algorithm: list[str] | None = None        # 'ring,tree' is read into the list once; None: none
 
     def __post_init__(self):
-        if isinstance(self.paths, str) or hasattr(self.paths, "__fspath__"):
-            self.paths = [self.paths]
+        object.__setattr__(self, "paths", path_list(self.paths))
         if not self.paths:
             raise UsageError("no trace given: pass one file per rank, a directory or a glob, e.g. "
                              "collperf trace traces/")
-        if isinstance(self.algorithm, str):
-            self.algorithm = [a.strip() for a in self.algorithm.split(",") if a.strip()]
-        self.algorithm = list(self.algorithm or [])
+        names = self.algorithm.split(",") if isinstance(self.algorithm, str) else self.algorithm or []
+        object.__setattr__(self, "algorithm", [str(a).strip() for a in names if str(a).strip()])
         if self.what_if_nodes is not None:
             whole("what-if-nodes", self.what_if_nodes, flag="--what-if-nodes")
         if self.what_if_nodes is not None and self.what_if_cluster is None and not self.algorithm:

@@ -294,7 +294,7 @@ def validate(bed, sizes=("1M", "2M", "4M"), grid=None, iters: int = 3, segments:
         # ranks of a tree finish at different times (a mean over ranks would be below the makespan)
         if on_step is not None:
             on_step(f"measuring {collective}")
-        config = SweepSpec(collective, usable, iters=iters, warmup=1, in_place=False, segments=segments, average=3,
+        config = SweepSpec(collective=collective, algorithms=usable, iters=iters, warmup=1, in_place=False, segments=segments, average=3,
                            progress=False, size_list=list(sizes))
         pre = schedules(bed, config)
         res = run(config, None, timeout_s, None, testbed=bed, schedules=pre or None)

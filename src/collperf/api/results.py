@@ -1,0 +1,148 @@
+"""What the model and schedule functions of the API return: typed results, each owning its JSON document
+(`to_json()`, what `--json` prints). Lists of results stay lists (indexing and iteration work as before);
+a pair that callers unpack (`found, ranges = api.crossover(...)`) still unpacks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+def one_or_many(docs: list):
+    """One document for one result, a list for several: what every command's --json prints."""
+    return docs[0] if len(docs) == 1 else docs
+
+
+class Predictions(list):
+    """`predict`: one model.predict.Prediction per size; with the spec's `expected`, the catalogue system
+    assumed (`assumed`) and NCCL's expected band per size (`bands`, diagnose.expectation.ExpectedBand)."""
+
+    def __init__(self, items=(), assumed=None, bands=()):
+        super().__init__(items)
+        self.assumed = assumed
+        self.bands = list(bands)
+
+    def to_json(self):
+        docs = [r.to_json() for r in self]
+        for doc, band in zip(docs, self.bands):
+            doc["nccl_expected"] = band.to_json()
+        return one_or_many(docs)
+
+
+@dataclass
+class NcclChoice:
+    """`predict --nccl`: the system assumed (diagnose.hardware.Assumed) and NCCL's choice per size
+    (model.nccl.NcclPrediction). Unpacks as (assumed, prediction)."""
+
+    assumed: object
+    prediction: object
+
+    def __iter__(self):
+        return iter((self.assumed, self.prediction))
+
+    def to_json(self) -> dict:
+        pred = self.prediction
+        return {"collective": pred.collective, "ranks": pred.ranks, "nodes": pred.nodes,
+                "system": self.assumed.to_json(), "sizes": [_nccl_size(pred, i, n) for i, n in enumerate(pred.size_bytes)]}
+
+
+def _nccl_size(pred, i: int, n) -> dict:
+    return {"size": int(n), "algorithm": pred.algorithm[i], "protocol": pred.protocol[i],
+            "time_s": float(pred.time_s[i]), "busbw_GBps": float(pred.busbw_Bps[i]) / 1e9,
+            "regime": str(pred.regime[i]), "runner_up": f"{pred.runner_up_algorithm[i]}/{pred.runner_up_protocol[i]}",
+            "runner_up_time_s": float(pred.runner_up_time_s[i]) if pred.runner_up_time_s[i] < float("inf") else None}
+
+
+@dataclass
+class Crossover:
+    """`crossover`: where the best algorithm changes (model.select.Crossover list) and the size ranges each
+    with its best algorithm, on `network` (a model.network.Network). Unpacks as (crossovers, ranges)."""
+
+    collective: str                  # as the user gave it
+    network: object
+    crossovers: list = field(default_factory=list)
+    ranges: list = field(default_factory=list)
+
+    def __iter__(self):
+        return iter((self.crossovers, self.ranges))
+
+    def to_json(self) -> dict:
+        return {"collective": self.collective, "ranks": self.network.ranks, "network": self.network.describe(),
+                "crossovers": [vars(c) for c in self.crossovers], "regimes": [vars(r) for r in self.ranges]}
+
+
+class Algorithms(list):
+    """`algorithms`: the registry's algorithms (model.algorithms), optionally of one collective."""
+
+    def to_json(self) -> list:
+        return [{"collective": a.collective, "algorithm": a.name, "formula": a.formula, "source": a.source,
+                 "pipelined": a.pipeline is not None, "multiport": a.multiport} for a in self]
+
+
+@dataclass
+class VerifiedSchedule:
+    """`schedule`: a schedule (schedule.ir.Schedule) that verified, and its cost coefficients (alpha, n beta,
+    n gamma) counted from its steps. Unpacks as (schedule, coefficients)."""
+
+    schedule: object
+    coefficients: tuple
+
+    def __iter__(self):
+        return iter((self.schedule, self.coefficients))
+
+    def to_json(self) -> dict:
+        s, (a, b, c) = self.schedule, self.coefficients
+        return {"collective": s.collective, "algorithm": s.algorithm, "ranks": s.ranks, "chunks": s.chunks,
+                "buffer_chunks": s.chunks_per_buffer, "root": s.root, "cost": {"alpha": a, "n_beta": b, "n_gamma": c},
+                "steps": [[{"src": t.src, "dst": t.dst, "chunks": list(t.chunks), "op": t.op} for t in st.transfers]
+                          for st in s.steps]}
+
+
+@dataclass
+class VerifyRow:
+    collective: str
+    algorithm: str
+    ranks_checked: int
+    failures: list[str]
+
+
+class Verification(list):
+    """`verify`: a VerifyRow per algorithm (and per collective's two-level schedule), over min..max ranks."""
+
+    def __init__(self, items=(), min_ranks: int = 1, max_ranks: int = 64):
+        super().__init__(items)
+        self.min_ranks, self.max_ranks = min_ranks, max_ranks
+
+    @property
+    def failed(self) -> bool:
+        return any(r.failures for r in self)
+
+    def to_json(self) -> list:
+        return [vars(r) for r in self]
+
+
+@dataclass
+class Calibration:
+    """`calibrate`: the profile document (model/profile.py: what --profile reads) and where it was written."""
+
+    profile: dict
+    output: str | None = None
+
+    def to_json(self) -> dict:
+        return self.profile
+
+
+@dataclass
+class MeasuredBound:
+    """`bound`: the measured allreduce lower bound (lab.validate.bound's document: size_bytes, ranks,
+    measured_bound, algorithms, model_bound_s)."""
+
+    doc: dict
+
+    def __getitem__(self, key):
+        return self.doc[key]
+
+    def get(self, key, default=None):
+        return self.doc.get(key, default)
+
+    def to_json(self) -> dict:
+        return self.doc

@@ -1,0 +1,171 @@
+"""Each option declared once: for every command, every field of each spec it builds has exactly one
+command-line parameter, whose default is the field's. An introspection of the typer app against the
+dataclass fields, so a field added to a spec without its option (or an option whose default drifts from
+the spec's) fails here. Also: the specs are frozen and keyword-only, and parsed values are derived."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import typer
+
+from collperf import spec as specs
+from collperf.cli import app
+from collperf.errors import UsageError
+
+# command -> the specs it builds from its parameters
+BUILDS = {
+    "predict": [specs.PredictSpec, specs.TopologyPredictSpec, specs.NcclPredictSpec],
+    "crossover": [specs.CrossoverSpec],
+    "schedule": [specs.ScheduleSpec],
+    "verify": [specs.VerifySpec],
+    "simulate": [specs.SimulateSpec, specs.PatternSpec],
+    "trees": [specs.TreesSpec],
+    "bench": [specs.SweepSpec, specs.BenchSpec],
+    "calibrate": [specs.CalibrateSpec],
+    "bound": [specs.BoundSpec],
+    "validate": [specs.ValidateSpec],
+    "fit": [specs.LogSpec],
+    "diagnose": [specs.DiagnoseSpec, specs.LogSpec, specs.MeasurementSpec, specs.HardwareSpec],
+    "trace": [specs.TraceSpec, specs.HardwareSpec],
+    "export nccl-tuner": [specs.TunerSpec, specs.HardwareSpec],
+    "export msccl": [specs.MscclExportSpec],
+    "import msccl": [specs.MscclImportSpec],
+    "report": [specs.ReportSpec],
+}
+
+# a field whose parameter has another name on the command line
+RENAMED = {"timeout_s": ("timeout",), "testbeds": ("testbed",), "paths": ("logs", "traces")}
+
+# a field that is not one parameter of the command, and why (spec, field) -> reason
+NOT_AN_OPTION = {
+    ("PredictSpec", "expected"): "set from --cluster: NCCL's band is priced wherever a catalogue system is given",
+    ("NcclPredictSpec", "hardware"): "the network options read as hardware (HardwareSpec.from_network)",
+    ("NcclPredictSpec", "ranks"): "the network's --ranks",
+    ("VerifySpec", "segments"): "API only: the pipelined schedules' segment counts checked",
+    ("VerifySpec", "hierarchical"): "API only: the two-level schedules are always verified from the CLI",
+    ("SweepSpec", "collective"): "bench takes it as the argument or as --collective (sweep_collective)",
+    ("SweepSpec", "progress"): "API only: the CLI shows progress where a person watches a terminal",
+    ("SweepSpec", "size_list"): "API only (validate's --sizes): bench sweeps -b/-e/-f as nccl-tests does",
+    ("BenchSpec", "sweep"): "built from the sweep's options",
+    ("BenchSpec", "testbed"): "a Testbed made from --testbed's description (api.testbed)",
+    ("ValidateSpec", "testbeds"): "--testbed, repeated",
+    ("DiagnoseSpec", "logs"): "built from the log options (LogSpec)",
+    ("DiagnoseSpec", "network"): "API only: the CLI gives the hardware (HardwareSpec) directly",
+    ("MeasurementSpec", "collective"): "the first argument, where a log would be",
+    ("MeasurementSpec", "hardware"): "built from the hardware options",
+    ("TraceSpec", "hardware"): "built from the hardware options",
+    ("TunerSpec", "nodes"): "the hardware's --nodes",
+    ("TunerSpec", "hardware"): "built from the hardware options",
+    ("ReportSpec", "command"): "the command line as typed, shown on the page",
+    ("ScheduleSpec", "arrays"): "API only: the array form is what simulate builds; schedule prints the transfers",
+    ("MscclExportSpec", "intra_algorithm"): "API only: the CLI exports a two-level schedule's default phases",
+    ("MscclExportSpec", "inter_algorithm"): "API only: the CLI exports a two-level schedule's default phases",
+}
+
+# a parameter whose default differs from the field's on purpose, and why
+DEFAULT_DIFFERS = {
+    ("predict", "TopologyPredictSpec", "algorithm"): "predict's -A all: every algorithm on a switch's link",
+    ("predict", "TopologyPredictSpec", "size"): "predict's sizes",
+    ("simulate", "SimulateSpec", "size"): "None on the command line: 1G, or 1M,16M,256M with --pattern",
+    ("simulate", "PatternSpec", "size"): "None on the command line: 1G, or 1M,16M,256M with --pattern",
+    ("simulate", "PatternSpec", "segments"): "None on the command line: the simulation's default, 32 for a pattern",
+    ("simulate", "PatternSpec", "topology"): "simulate's --topology is required",
+    ("simulate", "PatternSpec", "gpus"): "the appendix's GPUs",
+    ("simulate", "SimulateSpec", "topology"): "required",
+    ("calibrate", "CalibrateSpec", "output"): "the CLI writes profile.json unless told otherwise; the API returns it",
+    ("export msccl", "MscclExportSpec", "collective"): "required",
+    ("export msccl", "MscclExportSpec", "algorithm"): "required",
+    ("trace", "TraceSpec", "algorithm"): "None: no what-if of ours",
+}
+
+
+def _commands():
+    group = typer.main.get_command(app)
+    for name, cmd in group.commands.items():
+        if hasattr(cmd, "commands"):
+            for sub, subcmd in cmd.commands.items():
+                yield f"{name} {sub}", subcmd
+        else:
+            yield name, cmd
+
+
+COMMANDS = dict(_commands())
+
+
+def _default(f):
+    value = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+    return ",".join(map(str, value)) if isinstance(value, (list, tuple)) and value else value
+
+
+def _is_spec(f) -> bool:
+    return "Spec" in str(f.type) and f.name in ("network", "hardware", "logs", "sweep")
+
+
+@pytest.mark.parametrize("command", sorted(BUILDS))
+def test_every_spec_field_has_one_option_with_the_specs_default(command):
+    params = [p for p in COMMANDS[command].params if p.name != "help"]
+    names = [p.name for p in params]
+    assert len(names) == len(set(names)), f"{command}: a parameter declared twice: {names}"
+    by_name = {p.name: p for p in params}
+    for spec_class in BUILDS[command]:
+        for f in dataclasses.fields(spec_class):
+            if (spec_class.__name__, f.name) in NOT_AN_OPTION or _is_spec(f):
+                continue
+            name = next((n for n in RENAMED.get(f.name, (f.name,)) if n in by_name), f.name)
+            assert name in by_name, (f"{command}: {spec_class.__name__}.{f.name} has no option: declare it "
+                                     "(spec.checks.cli_option) or say in NOT_AN_OPTION why it is not one")
+            if (command, spec_class.__name__, f.name) in DEFAULT_DIFFERS or f.default is dataclasses.MISSING \
+                    and f.default_factory is dataclasses.MISSING:
+                continue
+            param, wanted = by_name[name], _default(f)
+            got = param.default if not (param.multiple and param.default is None) else ()
+            assert got == wanted or (got in (None, ()) and wanted in (None, (), [])), (
+                f"{command} {param.opts}: default {got!r}, but {spec_class.__name__}.{f.name} defaults to {wanted!r}")
+
+
+def test_every_command_that_builds_a_spec_is_checked():
+    """A command whose parameters fill a spec is listed in BUILDS (new commands are not forgotten)."""
+    fills = {name for name, cmd in COMMANDS.items()
+             if {p.name for p in cmd.params} & {"network", "hardware", "ranks", "size", "collective"}}
+    # plan: its PlanSpec is assembled from layout and model options by api.plan_spec (tests/test_plan*.py)
+    assert fills - set(BUILDS) <= {"plan", "systems", "testbed up", "algorithms", "testbed status",
+                                   "testbed down"}, fills - set(BUILDS)
+
+
+def _every_spec():
+    return [getattr(specs, n) for n in specs.__all__ if n.endswith("Spec")]
+
+
+@pytest.mark.parametrize("spec_class", _every_spec(), ids=lambda c: c.__name__)
+def test_specs_are_frozen_and_keyword_only(spec_class):
+    params = spec_class.__dataclass_params__
+    assert params.frozen, f"{spec_class.__name__} is not frozen"
+    assert all(f.kw_only for f in dataclasses.fields(spec_class)), f"{spec_class.__name__} takes positional fields"
+
+
+def test_a_spec_keeps_what_was_given_and_derives_what_is_parsed():
+    sweep = specs.SweepSpec(min_bytes="64K", max_bytes="1M", factor=4)
+    assert sweep.min_bytes == "64K" and sweep.min_size_bytes == 65536 and sweep.max_size_bytes == 1 << 20
+    assert sweep.sizes() == [65536, 262144, 1048576]           # 64K x 4 x 4 = 1M, by hand
+    job = sweep.to_job()
+    assert job["min_bytes"] == 65536 and job["max_bytes"] == 1 << 20 and job["step_bytes"] == 1 << 20
+    sim = specs.SimulateSpec(collective="allreduce", algorithm="ring", topology="dgx1v", size="1K,2K",
+                             t_dpa="0", memory_limit="1KiB")
+    assert sim.sizes_bytes == [1024, 2048] and sim.memory_limit_bytes == 1024 and sim.t_dpa_s == 0
+    hw = specs.HardwareSpec(nic_rate="400Gb/s", intra_bandwidth="450GB/s")
+    assert hw.nic_Gbps == pytest.approx(400) and hw.intra_GBps == pytest.approx(450)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        sweep.iters = 3
+
+
+def test_a_bad_value_fails_when_the_spec_is_made():
+    with pytest.raises(UsageError, match="-b must not exceed -e"):
+        specs.SweepSpec(min_bytes="2M", max_bytes="1M")
+    with pytest.raises(UsageError, match="--min-ranks"):
+        specs.VerifySpec(min_ranks=5, max_ranks=4)
+    with pytest.raises(UsageError):
+        specs.PredictSpec(collective="allreduce", size="lots")
+    with pytest.raises(TypeError):
+        specs.SweepSpec("allreduce")    # keyword-only
