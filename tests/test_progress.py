@@ -89,8 +89,9 @@ def run(args, terminal: bool, stand_ins: bool = False, cwd=None):
     return proc.returncode, out.decode(), b"".join(chunks).decode(errors="replace")
 
 
-# each case starts three CLI processes: the core keeps diagnose's, the rest are slow
-@pytest.mark.parametrize("command", [pytest.param("fit", marks=pytest.mark.slow), "diagnose"])
+# each case starts three CLI processes (about a second each): slow; the core keeps the in-process check below
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["fit", "diagnose"])
 def test_many_logs_show_progress_on_a_terminal_only(command):
     code, out, tty = run([command, *LOGS], terminal=True)
     assert code == 0, tty
