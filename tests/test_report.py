@@ -119,7 +119,7 @@ def test_every_string_from_a_log_is_escaped(tmp_path):
     assert external_references(page) == []
 
 
-@pytest.mark.slow     # three pages rendered; the core renders one (test_a_report_is_one_page_with_no_external_reference)
+@pytest.mark.slow   # three pages rendered; the core renders one (test_a_report_is_one_page_with_no_external_reference)
 def test_several_logs_side_by_side_and_the_cli(tmp_path):
     out = tmp_path / "both.html"
     res = CliRunner().invoke(app, ["report", str(A100), str(H100), "--peak", "300GB/s", "-o", str(out)])
