@@ -10,7 +10,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SKIP_DIRS = {".git", ".venv", "venv", "build", "dist", "site", "__pycache__", ".pytest_cache", ".hypothesis",
              "node_modules", ".mypy_cache", ".ruff_cache"}
-DATA = ("examples/", "tests/fixtures/")   # logs and captures from other machines, kept byte for byte
+# logs and captures from other machines, kept byte for byte (the corpus: public runs, each file naming its source)
+DATA = ("examples/", "tests/fixtures/", "src/collperf/data/corpus/")
 
 # built from pieces so that this file does not match itself
 SIBLING = re.compile(re.escape(".." + "/shared"))

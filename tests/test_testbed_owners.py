@@ -94,7 +94,7 @@ def test_two_benches_of_one_name_the_second_refuses_and_the_first_is_untouched()
     import os
     import signal
     import time
-    from testbed_support import CLI, SUPPORTED, SKIPPED_BY_USER, bed_name, nothing_left
+    from testbed_support import CLI, SUPPORTED, SKIPPED_BY_USER, bed_name, leftovers, nothing_left
     if not SUPPORTED or SKIPPED_BY_USER:
         pytest.skip("the testbed needs Linux, root and iproute2 (ip, tc)")
     name = bed_name("own")
@@ -106,9 +106,24 @@ def test_two_benches_of_one_name_the_second_refuses_and_the_first_is_untouched()
         assert owners.holder(name) == f"a running collperf (pid {first.pid})"
         second = subprocess.run(_bench_on(name, "1"), capture_output=True, text=True, timeout=120)
         assert second.returncode == 2 and f"'{name}' is in use by a running collperf (pid {first.pid})" in second.stderr
-        # what a plain `testbed down` keeps (not run here: it would also remove other runs' unheld leftovers
-        # on a shared machine), and `testbed down --name` refuses without --all
-        assert name in switch.held()
+        # a plain `testbed down` keeps it (and a testbed `testbed up` holds for the user); it removes only
+        # what dead runs left, which on a shared machine may include other runs' leftovers: none is held
+        user = bed_name("usr")
+        up = subprocess.run([CLI, "testbed", "up", "--hosts", "2", "--name", user], capture_output=True, text=True,
+                            timeout=120)
+        assert up.returncode == 0, up.stderr
+        try:
+            assert name in switch.held() and user in switch.held()
+            plain = subprocess.run([CLI, "testbed", "down"], capture_output=True, text=True, timeout=120)
+            assert plain.returncode == 0, plain.stderr
+            said_removed, _, said_kept = plain.stdout.partition("\n")
+            assert name not in said_removed and user not in said_removed, plain.stdout
+            assert name in said_kept and user in said_kept, plain.stdout
+            assert switch.namespaces(name) and switch.namespaces(user) and first.poll() is None
+        finally:
+            subprocess.run([CLI, "testbed", "down", "--name", user], capture_output=True, timeout=120)
+        left = leftovers(user)   # (its workers are the first bench's, still running)
+        assert not left["namespaces"] and not left["veths"] and owners.record(user) is None, left
         named = subprocess.run([CLI, "testbed", "down", "--name", name], capture_output=True, text=True, timeout=120)
         assert named.returncode == 2 and "pass --all" in named.stderr
         assert switch.namespaces(name)                            # still up, the first still running

@@ -21,6 +21,10 @@ def load(path, collective: str | None = None, ranks: int | None = None, max_byte
             raise IngestError(f"{path}: {units.format_size(size)} is over the {units.format_size(max_bytes)} a log may "
                               f"have (--max-bytes): pass --max-bytes {-(-size // (1 << 20))}MiB (it is read whole "
                               "into memory), or split the log and read the parts")
+        # an Inspector dump is streamed line by line: its text is never held whole
+        streamed = inspector.load_jsonl(path, str(path), _checked(collective, ranks))
+        if streamed is not None:
+            return _finish(streamed, ranks)
         text = Path(path).read_text(errors="replace")
     except FileNotFoundError:
         raise IngestError(f"log file {str(path)!r} does not exist") from None
@@ -31,11 +35,21 @@ def load(path, collective: str | None = None, ranks: int | None = None, max_byte
     return parse(text, str(path), collective, ranks)
 
 
-def parse(text: str, source: str = "<log>", collective: str | None = None, ranks: int | None = None) -> list[Table]:
-    if collective is not None:
-        collective = get_collective(collective).name
+def _checked(collective: str | None, ranks: int | None) -> str | None:
+    """The collective's canonical name, after checking both arguments."""
     if ranks is not None and (isinstance(ranks, bool) or not isinstance(ranks, int) or ranks < 1):
         raise IngestError(f"ranks {ranks!r} is not a positive whole number: expected --ranks >= 1")
+    return get_collective(collective).name if collective is not None else None
+
+
+def _finish(tables: list[Table], ranks: int | None) -> list[Table]:
+    for t in tables:
+        _given_ranks(t, ranks)
+    return tables
+
+
+def parse(text: str, source: str = "<log>", collective: str | None = None, ranks: int | None = None) -> list[Table]:
+    collective = _checked(collective, ranks)
     stripped = text.lstrip()
     if not stripped:
         raise IngestError(f"{source}: the file is empty")
@@ -51,7 +65,7 @@ def parse(text: str, source: str = "<log>", collective: str | None = None, ranks
         except (ValueError, RecursionError) as e:   # a 4301-digit integer, nesting deeper than Python's stack
             raise IngestError(f"{source}: unreadable JSON ({str(e)[:80]}): expected nccl-tests -J output or "
                               "collperf bench -J FILE") from None
-        tables = others.parse_json(doc, source, collective, [n + lead for n in others.result_lines(stripped)])
+        tables = others.parse_json(doc, source, collective, others.ResultLines(stripped, lead))
     elif nccl_perf_csv.looks_like(stripped):
         tables = nccl_perf_csv.parse(stripped, source, collective)
     elif rccl.looks_like_csv(stripped):
@@ -70,9 +84,7 @@ def parse(text: str, source: str = "<log>", collective: str | None = None, ranks
         raise IngestError(f"{source}: not a log collperf can read: expected nccl-tests output (text or -J JSON), "
                           "collperf bench JSON/CSV, OSU or Intel MPI Benchmarks output, NCCL Inspector JSONL or "
                           "Prometheus, rccl-tests JSON/CSV, or optimize_config.py's CSV")
-    for t in tables:
-        _given_ranks(t, ranks)
-    return tables
+    return _finish(tables, ranks)
 
 
 def _json_lines(stripped: str):

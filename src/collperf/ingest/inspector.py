@@ -17,7 +17,9 @@ total buffer; it is taken as nccl-tests' size, and a busbw that disagrees with t
 from __future__ import annotations
 
 import json
+import math
 import statistics
+from array import array
 
 from collperf.collectives import busbw_factor
 from collperf.ingest import validate as v
@@ -74,7 +76,10 @@ def parse_jsonl(lines, source: str, collective: str | None = None) -> list[Table
         comm = str(head.get("id", "?"))
         g = groups.setdefault((comm, name), {"ranks": ranks, "nodes": nodes, "rows": {}, "algo_proto": set(),
                                               "timing": set(), "calls": 0, "first_line": number})
-        g["rows"].setdefault(_bucket(size), []).append((size, time_s, busbw, number))
+        bucket = g["rows"].get(_bucket(size))
+        if bucket is None:
+            bucket = g["rows"][_bucket(size)] = _Calls(number)
+        bucket.add(size, time_s, busbw)
         g["calls"] += 1
         if perf.get("algo_proto"):
             g["algo_proto"].add(perf["algo_proto"])
@@ -88,6 +93,58 @@ def parse_jsonl(lines, source: str, collective: str | None = None) -> list[Table
     return tables
 
 
+class _Calls:
+    """The calls of one size bucket, in flat arrays (24 bytes a call, not a tuple of boxed numbers: a dump
+    of millions of calls stays a fraction of its file's size); busbw NaN where the record had none."""
+
+    __slots__ = ("sizes", "times_s", "busbw", "first_line")
+
+    def __init__(self, first_line: int):
+        self.sizes, self.times_s, self.busbw, self.first_line = array("q"), array("d"), array("d"), first_line
+
+    def add(self, size: int, time_s: float, busbw) -> None:
+        self.sizes.append(size)
+        self.times_s.append(time_s)
+        self.busbw.append(math.nan if busbw is None else busbw)
+
+
+def load_jsonl(path, source: str, collective: str | None = None) -> list[Table] | None:
+    """An Inspector JSON-lines file read line by line, its text never held whole (None when the file is
+    not one: its first non-blank line is not an Inspector record, or it has no second line)."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        head = list(_first_lines(f, 2))
+        if len(head) < 2 or not head[0].lstrip().startswith("{"):
+            return None
+        try:
+            first = json.loads(head[0])
+        except (json.JSONDecodeError, ValueError, RecursionError):
+            return None
+        if not looks_like_jsonl(first):
+            return None
+        f.seek(0)
+        return parse_jsonl(_decoded(enumerate(f, 1)), source, collective)
+
+
+def _first_lines(f, count: int):
+    """The first `count` non-blank lines (a blank start is skipped, as the text readers do)."""
+    for line in f:
+        if line.strip():
+            yield line
+            count -= 1
+            if not count:
+                return
+
+
+def _decoded(numbered):
+    for number, line in numbered:
+        if not line.strip():
+            continue
+        try:
+            yield number, json.loads(line)
+        except (json.JSONDecodeError, ValueError, RecursionError) as e:
+            yield number, f"broken JSON ({str(e)[:60]})"
+
+
 def _table(source: str, comm: str, name: str, g: dict) -> Table:
     t = Table(f"{source} [comm {comm} {name}]", name, g["ranks"], g["nodes"])
     t.header.update(format="NCCL Inspector JSONL", comm=comm, calls=g["calls"],
@@ -96,18 +153,18 @@ def _table(source: str, comm: str, name: str, g: dict) -> Table:
     factor = busbw_factor(name, g["ranks"]) if g["ranks"] and name not in ("sendrecv",) else None
     for k in sorted(g["rows"]):
         calls = g["rows"][k]
-        size = int(statistics.median_low([c[0] for c in calls]))
-        time_s = statistics.median([c[1] for c in calls])
-        row = Row(size, time_s, size / time_s / 1e9, line=calls[0][3])
+        size = int(statistics.median_low(calls.sizes))
+        time_s = statistics.median(calls.times_s)
+        row = Row(size, time_s, size / time_s / 1e9, line=calls.first_line)
         row.busbw_GBps = row.algbw_GBps * factor if factor else None
-        reported = [c[2] for c in calls if c[2] is not None]
+        reported = [b for b in calls.busbw if not math.isnan(b)]
         if reported and row.busbw_GBps:
             median_bus = statistics.median(reported)
             if abs(median_bus - row.busbw_GBps) > 0.02 * row.busbw_GBps + 0.01:
                 row.flags.append(f"coll_busbw_gbs {median_bus:.4g} disagrees with size x factor / time = "
                                  f"{row.busbw_GBps:.4g} GB/s")
-        times = sorted(c[1] for c in calls)
-        t.header["buckets"][size] = {"calls": len(calls), "min_time_s": times[0], "max_time_s": times[-1]}
+        t.header["buckets"][size] = {"calls": len(calls.sizes), "min_time_s": min(calls.times_s),
+                                     "max_time_s": max(calls.times_s)}
         t.rows.append(row)
     t.notes.append(f"{g['calls']} calls in {len(t.rows)} size buckets (powers of two): median size and time per bucket")
     return t

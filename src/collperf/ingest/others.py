@@ -63,12 +63,33 @@ def result_lines(text: str) -> list[int]:
             return out
 
 
-def _where(i: int, lines: list[int] | None) -> str:
-    return (f"line {lines[i]}: " if lines and i < len(lines) else "") + f"$.results[{i}]"
+class ResultLines:
+    """Where each -J result starts, found only when a message needs it: the text of a file without a bad
+    result is decoded once (by json.loads), not a second time to number its lines."""
+
+    def __init__(self, text: str, lead: int = 0):
+        self.text, self.lead, self.found = text, lead, None
+
+    def _lines(self) -> list[int]:
+        if self.found is None:
+            self.found = [n + self.lead for n in result_lines(self.text)]
+        return self.found
+
+    def __getitem__(self, i: int) -> int:
+        return self._lines()[i]
+
+    def __len__(self) -> int:
+        return len(self._lines())
 
 
-def parse_json(doc, source: str, collective: str | None = None, lines: list[int] | None = None) -> list[Table]:
-    """nccl-tests -J or collperf bench JSON; `lines`: result_lines of its text (bad results by line)."""
+def _at(i: int, lines) -> str:
+    """'line N: ' for result i, when its line is known."""
+    return f"line {lines[i]}: " if lines is not None and i < len(lines) else ""
+
+
+def parse_json(doc, source: str, collective: str | None = None, lines=None) -> list[Table]:
+    """nccl-tests -J or collperf bench JSON; `lines`: where each result starts (a list, or ResultLines of
+    its text, which numbers them only if a result is bad), so that bad results are named by line."""
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
         raise IngestError(f"{source}: JSON without a 'results' list: expected nccl-tests -J output or collperf bench -J FILE")
     if doc.get("version") == "collperf":
@@ -99,7 +120,7 @@ def parse_json(doc, source: str, collective: str | None = None, lines: list[int]
     if not table.collective:
         raise IngestError(f"{source}: cannot tell the collective from the JSON's args; pass --collective")
     for i, r in enumerate(doc["results"]):
-        where = _where(i, lines)
+        where = f"$.results[{i}]"
         try:
             v.check(r, _NCCL_RESULT, where)
             for key, placement in (("out_of_place", "out-of-place"), ("in_place", "in-place")):
@@ -107,10 +128,11 @@ def parse_json(doc, source: str, collective: str | None = None, lines: list[int]
                 if m:
                     time = m["time"] if "time" in m else m.get("cpu_time")
                     row = _json_row(r, m, time, placement, f"{where}.{key}", i + 1)
-                    _per_iter(table, row, r.get(f"{key}_per_iter", m.get("per_iter")), f"{where}.{key}_per_iter")
+                    _per_iter(table, row, r.get(f"{key}_per_iter", m.get("per_iter")), f"{where}.{key}_per_iter",
+                              lambda: _at(i, lines))   # noqa: B023 (called at once)
                     table.rows.append(row)
         except v.BadValue as e:
-            table.skipped.append(f"{e}")
+            table.skipped.append(f"{_at(i, lines)}{e}")
     if not table.rows:
         why = f": {table.skipped[0]}" if table.skipped else ""
         raise IngestError(f"{source}: the JSON has no readable results{why}")
@@ -139,7 +161,7 @@ def _env(table: Table, env) -> None:
         table.header["nccl_default"] = True
 
 
-def _per_iter(table: Table, row: Row, stats, where: str) -> None:
+def _per_iter(table: Table, row: Row, stats, where: str, line=lambda: "") -> None:
     """nccl-tests -I: per-iteration statistics of one measurement, kept in header['per_iter'] by
     (size, placement); every number range-checked (a bad block is dropped with a note, the row stays)."""
     if stats is None:
@@ -153,7 +175,7 @@ def _per_iter(table: Table, row: Row, stats, where: str) -> None:
         if "min_us" in kept and "max_us" in kept and kept["min_us"] > kept["max_us"]:
             raise v.BadValue(f"{where}: min_us {kept['min_us']:g} > max_us {kept['max_us']:g}")
     except v.BadValue as e:
-        table.notes.append(f"per-iteration timing dropped: {e}")
+        table.notes.append(f"per-iteration timing dropped: {line()}{e}")
         return
     kept["times_us"] = times
     if "skipped_iterations" in stats:
@@ -221,7 +243,7 @@ def _version(table: Table, doc: dict) -> None:
         table.header["nccl_version"] = str(code)
 
 
-def _collperf_json(doc: dict, source: str, collective: str | None = None, lines: list[int] | None = None) -> list[Table]:
+def _collperf_json(doc: dict, source: str, collective: str | None = None, lines=None) -> list[Table]:
     _shape(doc, _COLLPERF_DOC, source)
     if doc["collective"] not in COLLECTIVES or doc["ranks"] < 1:
         raise IngestError(f"{source}: JSON $.collective {doc['collective']!r} / $.ranks {doc['ranks']}: expected one "
@@ -229,13 +251,13 @@ def _collperf_json(doc: dict, source: str, collective: str | None = None, lines:
     tables: dict[str, Table] = {}
     skipped = []
     for i, r in enumerate(doc["results"]):
-        where = _where(i, lines)
+        where = f"$.results[{i}]"
         try:
             v.check(r, _COLLPERF_RESULT, where)
             rows = [_json_row(r, r[key], r[key]["time"], placement, f"{where}.{key}", i + 1)
                     for key, placement in (("out_of_place", "out-of-place"), ("in_place", "in-place")) if r.get(key)]
         except v.BadValue as e:
-            skipped.append(str(e))
+            skipped.append(f"{_at(i, lines)}{e}")
             continue
         t = tables.setdefault(r["algorithm"], Table(f"{source} [{r['algorithm']}]", collective or doc["collective"],
                                                     doc["ranks"]))

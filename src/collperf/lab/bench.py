@@ -34,13 +34,13 @@ from collperf.model.network import Link, Network
 from collperf.model.predict import candidates
 from collperf.model.select import choices_for
 from collperf.runtime import launch
-from collperf.runtime.launch import RunTimeout
+from collperf.runtime.launch import RunStalled, RunTimeout
 from collperf.spec import DTYPE_BYTES, SweepSpec
 
 
 class BenchInterrupted(RunError):
     """The sweep ended early (a rank failed, a timeout, Ctrl-C): `results` holds the rows measured so far,
-    `reason` is 'timed out', 'interrupted' or 'failed'."""
+    `reason` is 'timed out', 'stalled' (the progress watchdog), 'interrupted', 'terminated (SIGTERM)' or 'failed'."""
 
     def __init__(self, message: str, results: Results, reason: str):
         super().__init__(message)
@@ -161,14 +161,17 @@ def _vanished(testbed) -> str:
 
 def _interrupted(results: Results, network, e: BaseException, cause: str = "") -> BenchInterrupted:
     reason = "terminated (SIGTERM)" if isinstance(e, Terminated) else "interrupted" \
-        if isinstance(e, KeyboardInterrupt) else "timed out" if isinstance(e, RunTimeout) else "failed"
+        if isinstance(e, KeyboardInterrupt) else "stalled" if isinstance(e, RunStalled) else "timed out" \
+        if isinstance(e, RunTimeout) else "failed"
     n = len(results.rows)
-    results.stopped = f"{reason} after {n} row{'s' if n != 1 else ''}"
+    results.stopped = head = f"{reason} after {n} row{'s' if n != 1 else ''}"
+    if isinstance(e, RunStalled):   # the footer of every format names the rank, its pid and its phase
+        results.stopped += f": {e.culprit}"
     if results.rows and network is None:
         add_predictions(results, None)
     why = "Ctrl-C" if reason == "interrupted" else "SIGTERM received: the ranks were stopped" \
         if isinstance(e, Terminated) else cause or str(e)
-    return BenchInterrupted(f"{results.stopped}: {why}", results, reason)
+    return BenchInterrupted(f"{head}: {why}", results, reason)
 
 
 def _cuda() -> bool:

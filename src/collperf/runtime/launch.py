@@ -1,16 +1,21 @@
 """Start ranks and run a job on each: local processes (the default) or under torchrun.
 
 Local: `ranks` processes spawned on this machine, meeting through a FileStore in a temporary
-directory (no port to find), gloo over loopback (GLOO_SOCKET_IFNAME=lo), one thread per rank.
+directory (no port to find; runtime/owned.py names its owner, so that the next run removes it if this
+launcher is killed), gloo over loopback (GLOO_SOCKET_IFNAME=lo), one thread per rank.
 The parent watches them: a rank that dies or raises ends the whole run with a message naming the
 rank and the cause; a run that passes its timeout is killed with the ranks that did not finish
 named; in every case all children are killed and reaped before returning.
 
-Every rank reports on one channel to the launcher (a multiprocessing queue per rank locally, files in a
+Every rank reports on one channel to the launcher (a pipe per rank locally: no semaphore for a killed
+launcher to leak, and a rank stopped mid-write blocks no other; files in a
 shared directory on a testbed): "started" (before torch is imported), "ready" (process group up),
-a heartbeat every HEARTBEAT_S with the step of the sweep it is at (`progress`), what rank 0 chooses to
-stream (`report`, e.g. each finished bench row), then "ok" or "error". On a timeout the launcher names
-the rank(s) that stopped progressing: stopped by a signal (/proc state T), silent, or behind the others.
+a heartbeat every HEARTBEAT_S with the step of the sweep it is at (`progress`, with the step's expected
+time per iteration, and `tick` once per iteration), what rank 0 chooses to stream (`report`, e.g. each
+finished bench row), then "ok" or "error". A watchdog (runtime/stall.py) ends the run as soon as a rank
+makes no progress for max(10 s, k x its step's expected time), naming the rank, its pid and its phase; on
+a timeout the launcher names the rank(s) that stopped progressing: stopped by a signal (/proc state T),
+silent, or behind the others.
 
 torchrun: RANK / WORLD_SIZE / MASTER_ADDR / MASTER_PORT come from the environment (env://), the
 backend is NCCL when CUDA is available (each rank on cuda:LOCAL_RANK), gloo otherwise.
@@ -26,18 +31,29 @@ import queue as queue_module
 import signal
 import subprocess
 import sys
-import tempfile
+import threading
 import time
 import traceback
 from dataclasses import dataclass
 from datetime import timedelta
 
 from collperf.errors import RunError, UsageError
+from collperf.runtime import owned
+from collperf.runtime.channels import FileChannel, PipeReporter, Pipes
 from collperf.runtime.stall import Ranks
 
 
 class RunTimeout(RunError):
     """The run passed its start-up or run timeout (the message names the ranks that stopped progressing)."""
+
+
+class RunStalled(RunTimeout):
+    """The watchdog ended the run: a rank made no progress for its bound. `culprit` names it in a few words
+    (rank, pid, phase), for the footer of what was measured."""
+
+    def __init__(self, message: str, culprit: str):
+        super().__init__(message)
+        self.culprit = culprit
 
 
 @dataclass(frozen=True)
@@ -88,7 +104,7 @@ HEARTBEAT_S = 1.0
 STARTUP_S = 120.0          # importing torch and meeting the other ranks, before the run's own timeout starts
 _CHANNEL = None            # (rank, channel) in a rank spawned by run_local / run_testbed
 _LOCAL_HANDLER = None      # under torchrun: on_message(rank, kind, payload), called in this process
-_STEP = [0, ""]            # this rank's progress: (steps done, what it is doing now)
+_STEP = [0, "", 0, None]   # this rank's progress: steps done, what it is doing, iterations, expected s each
 
 
 def report(kind: str, payload=None) -> None:
@@ -100,17 +116,22 @@ def report(kind: str, payload=None) -> None:
         _LOCAL_HANDLER(kind, payload)
 
 
-def progress(step: int, what: str) -> None:
-    """This rank is at `step` of its work, doing `what`: sent at once and with every heartbeat."""
-    _STEP[:] = [step, what]
-    report("progress", (step, what))
+def progress(step: int, what: str, expected_s: float | None = None) -> None:
+    """This rank is at `step` of its work, doing `what`, each iteration of which should take about
+    `expected_s` (None: unknown, the watchdog's floor applies): sent at once and with every heartbeat."""
+    _STEP[:] = [step, what, 0, expected_s]
+    report("progress", tuple(_STEP))
+
+
+def tick() -> None:
+    """One more iteration of the current step done: a counter the next heartbeat carries (no message of its
+    own, so that a loop of microsecond iterations costs nothing), so that a long step still shows progress."""
+    _STEP[2] += 1
 
 
 def _heartbeat() -> None:
     """A thread that says 'alive, at step N' every HEARTBEAT_S: a rank stopped by a signal goes silent
     (all its threads stop), while one that waits for a peer inside a collective keeps beating."""
-    import threading
-
     def beat():
         while True:
             time.sleep(HEARTBEAT_S)
@@ -162,6 +183,8 @@ def worker_main(rank: int, world: int, store_path: str, job: Job, results, timeo
     os.environ["OMP_NUM_THREADS"] = "1"
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent handles Ctrl-C and kills us
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})   # blocked by the launcher while it spawned us
+    if not hasattr(results, "put"):   # the write end of this rank's pipe to a local launcher
+        results = PipeReporter(results)
     _CHANNEL = (rank, results)
     report("started", os.getpid())
     _heartbeat()
@@ -193,23 +216,25 @@ def run_local(job: Job, ranks: int, timeout_s: float = 300.0, startup_s: float =
     if not timeout_s > 0:
         raise UsageError(f"timeout {timeout_s!r} s is not positive: give e.g. --timeout 300")
     ctx = mp.get_context("spawn")
-    queues = [ctx.Queue() for _ in range(ranks)]   # one per rank: a rank stopped mid-write blocks no other
     procs: list = []
-    with tempfile.TemporaryDirectory(prefix="collperf-") as tmp:
+    readers: list = []
+    with owned.tempdir("run") as tmp:
         try:
             with _children_ignore_sigint():
                 for rank in range(ranks):
+                    reader, writer = ctx.Pipe(duplex=False)   # one per rank: a stopped rank blocks no other
+                    readers.append(reader)
                     proc = ctx.Process(target=worker_main, name=f"collperf-rank{rank}", daemon=True,
-                                       args=(rank, ranks, os.path.join(tmp, "store"), job, queues[rank], timeout_s,
+                                       args=(rank, ranks, os.path.join(tmp, "store"), job, writer, timeout_s,
                                              os.getpid()))
                     proc.start()
+                    writer.close()   # the rank holds the only write end: its death is an end of file here
                     procs.append(proc)
-            return _supervise(procs, _Queues(queues), timeout_s, startup_s, on_message)
+            return _supervise(procs, Pipes(readers), timeout_s, startup_s, on_message)
         finally:
             _kill_all(procs)
-            for q in queues:
-                q.close()
-                q.cancel_join_thread()
+            for reader in readers:
+                reader.close()
 
 
 class _children_ignore_sigint:
@@ -220,7 +245,6 @@ class _children_ignore_sigint:
     go on). Only the main thread may change signal handlers; elsewhere this does nothing."""
 
     def __enter__(self):
-        import threading
         self.old = None
         if threading.current_thread() is threading.main_thread():
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
@@ -230,24 +254,6 @@ class _children_ignore_sigint:
         if self.old is not None:
             signal.signal(signal.SIGINT, self.old)
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})   # a pending Ctrl-C is delivered here
-
-
-class _Queues:
-    """The launcher's side of the per-rank queues: the next message of any rank."""
-
-    def __init__(self, queues):
-        self.queues, self.next = queues, 0
-
-    def get(self, timeout: float):
-        for _ in range(len(self.queues)):
-            q = self.queues[self.next]
-            self.next = (self.next + 1) % len(self.queues)
-            try:
-                return q.get_nowait()
-            except queue_module.Empty:
-                continue
-        time.sleep(timeout)
-        raise queue_module.Empty
 
 
 def _supervise(procs, results, timeout_s: float, startup_s: float = STARTUP_S, on_message=None):
@@ -273,6 +279,9 @@ def _supervise(procs, results, timeout_s: float, startup_s: float = STARTUP_S, o
             pass
         now = time.monotonic()
         dead = {r: p.exitcode for r, p in enumerate(procs) if p.exitcode not in (None, 0) and r not in done}
+        stalled = state.watchdog(done, errors, dead)
+        if stalled is not None and first_failure is None:
+            raise RunStalled(*stalled)
         if (errors or dead) and first_failure is None:
             first_failure = now
         if first_failure is not None and now - first_failure > 1.0:   # let the others report too
@@ -303,26 +312,6 @@ def _failure_message(errors: dict, dead: dict, world: int) -> str:
     return f"rank {rank} of {world} failed: {last}; the run was stopped and all ranks killed"
 
 
-class _FileChannel:
-    """The parent's side of runtime/worker.py's FileReporter: reports as they appear in a directory."""
-
-    def __init__(self, directory: str):
-        self.directory, self.pending = directory, []
-
-    def get(self, timeout: float):
-        if not self.pending:
-            # by rank, then by sequence number: each rank's reports in the order it sent them
-            self.pending = sorted(n for n in os.listdir(self.directory) if n.startswith("msg-") and n.endswith(".pkl"))
-        if not self.pending:
-            time.sleep(timeout)
-            raise queue_module.Empty
-        path = os.path.join(self.directory, self.pending.pop(0))
-        with open(path, "rb") as f:
-            message = pickle.load(f)
-        os.remove(path)   # read once; the directory stays small however long the run
-        return message
-
-
 class _Subprocess:
     """A Popen with the few methods of multiprocessing.Process the supervisor uses."""
 
@@ -350,7 +339,7 @@ class _Subprocess:
 def run_testbed(job: Job, testbed, timeout_s: float = 300.0, on_message=None):
     """Run `job` with testbed.ranks ranks, rank r inside host r // ranks_per_host (gloo on its eth0)."""
     procs: list = []
-    with tempfile.TemporaryDirectory(prefix="collperf-tb-") as tmp:
+    with owned.tempdir("tb") as tmp:
         with open(os.path.join(tmp, "job.pkl"), "wb") as f:
             pickle.dump((job, testbed.ranks, timeout_s, os.getpid()), f)
         # a switch testbed's host has its eth0; a topology testbed's its own address on id0
@@ -362,7 +351,7 @@ def run_testbed(job: Job, testbed, timeout_s: float = 300.0, on_message=None):
                        "collperf.runtime.worker", tmp, str(rank)]
                 procs.append(_Subprocess(subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL,
                                                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)))
-            return _supervise(procs, _FileChannel(tmp), timeout_s, on_message=on_message)
+            return _supervise(procs, FileChannel(tmp), timeout_s, on_message=on_message)
         finally:
             _kill_all(procs)
 

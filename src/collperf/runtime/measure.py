@@ -27,6 +27,7 @@ from collperf.runtime.builtin import run_builtin
 from collperf.runtime.builtin_fit import auto_extras, auto_extras_text, auto_hosts, exchange_link, with_exchange
 from collperf.runtime.execute import run_schedule
 from collperf.runtime.launch import device
+from collperf.runtime.pace import Pace
 
 def _buffers(coll, rank, p, in_elems, out_elems, dtype, op, root, in_place, dev):
     """(input, output) tensors on this rank, with the input data in place. In place (nccl-tests), the
@@ -104,6 +105,7 @@ def _check_on(runner, inp, out, in_elems: int, times: int, dev, reset: bool = Tr
         _sync(dev)
         wrong += data.check_output(out, coll, rank, p, in_elems, op, runner.root)
         reset = True
+        launch.tick()
     total = torch.tensor([wrong], dtype=torch.int64, device=dev)
     dist.all_reduce(total)
     return int(total.item())
@@ -123,11 +125,16 @@ def _combine(samples: list[float], average: int, dev) -> float:
     return {0: table[0], 1: table.mean(0), 2: table.min(0).values, 3: table.max(0).values}[average].tolist()
 
 
-def _time(runner, inp, out, iters: int, warmup: int, dev) -> list[float]:
+def _time(runner, inp, out, iters: int, warmup: int, dev, phase=None) -> list[float]:
+    """`phase(name)` tells the launcher's watchdog where this rank is; each iteration ticks."""
+    phase = phase or (lambda name: None)
+    phase("warm-up")
     for _ in range(warmup):
         runner.call(inp, out)
+        launch.tick()
     _sync(dev)
     dist.barrier()
+    phase("timed loop")
     samples = []
     start = time.perf_counter()
     for _ in range(iters):
@@ -135,6 +142,7 @@ def _time(runner, inp, out, iters: int, warmup: int, dev) -> list[float]:
         runner.call(inp, out)
         _sync(dev)
         samples.append(time.perf_counter() - t0)
+        launch.tick()
     mean = (time.perf_counter() - start) / iters
     return [mean, min(samples), statistics.median(samples)]
 
@@ -173,7 +181,7 @@ def bench(config: dict, schedules: dict | None = None) -> dict:
         launch.report("devices", devices)
     auto = _auto(config, dev) if any(map(is_chooser, config["algorithms"])) else None
     choices = {c["size"]: c for c in auto["choices"]} if auto else {}
-    rows, step = [], 0
+    rows, step, pace = [], 0, Pace()
     for algorithm in config["algorithms"]:
         for size_bytes in config["sizes"]:
             count, size, in_elems, out_elems = coll.counts(size_bytes, p, dtype.itemsize)
@@ -189,9 +197,13 @@ def bench(config: dict, schedules: dict | None = None) -> dict:
                     row[placement] = None
                     continue
                 step += 1
-                launch.progress(step, f"{algorithm} {size} B {placement.replace('_', '-')}")
+                what = f"{algorithm} {size} B {placement.replace('_', '-')}"
+
+                def phase(name, step=step, what=what, size_bytes=size_bytes):
+                    launch.progress(step, f"{what}: {name}", pace.expected_s(size_bytes, name))
                 row[placement] = _measure(runner, coll, rank, p, in_elems, out_elems, dtype, op_used, root,
-                                          placement == "in_place", size, config, dev)
+                                          placement == "in_place", size, config, dev, phase)
+                pace.measured(size_bytes, row[placement]["time_us"] * 1e-6)
             rows.append(row)
             if rank == 0:
                 launch.report("row", row)
@@ -224,11 +236,15 @@ def _auto(config: dict, dev) -> dict:
     return box[0]
 
 
-def _measure(runner, coll, rank, p, in_elems, out_elems, dtype, op, root, in_place, size, config, dev) -> dict:
-    """One placement of one row: time it, then check it on the same buffers (no second pair allocated)."""
+def _measure(runner, coll, rank, p, in_elems, out_elems, dtype, op, root, in_place, size, config, dev, phase) -> dict:
+    """One placement of one row: time it, then check it on the same buffers (no second pair allocated);
+    `phase(name)` reports each phase (buffers, warm-up, timed loop, check) to the launcher's watchdog."""
+    phase("buffers")
     inp, out = _buffers(coll, rank, p, in_elems, out_elems, dtype, op, root, in_place, dev)
-    mean, fastest, median = _combine(_time(runner, inp, out, config["iters"], config["warmup"], dev),
+    mean, fastest, median = _combine(_time(runner, inp, out, config["iters"], config["warmup"], dev, phase),
                                      config["average"], dev)
+    if config["check"]:
+        phase("check")
     wrong = _check_on(runner, inp, out, in_elems, config["check"], dev) if config["check"] else None
     algbw, busbw = coll.bandwidths_GBps(size, p, mean) if mean > 0 else (0.0, 0.0)
     return {"time_us": mean * 1e6, "min_us": fastest * 1e6, "p50_us": median * 1e6, "algbw": algbw, "busbw": busbw,

@@ -6,6 +6,15 @@ timeout, or when the others fail waiting for it, the culprit is, in this order: 
 as stopped (/proc/PID/stat state T or t: SIGSTOP, a debugger), a rank whose heartbeat went silent, a rank
 behind the others (a lower phase during start-up, a lower step after). Only when none stands out are
 all ranks named, as "still running".
+
+The watchdog bounds every phase without waiting for the run's timeout: a rank makes progress when its
+step, its phase within the step or its iteration count (launch.tick, carried by each heartbeat) moves; one
+that makes none for max(FLOOR_S, K x the step's expected time per iteration) ends the run, and the message
+names the culprit found as above. Before the process group is up a rank has no finer progress than its
+phase, and importing torch may hold the interpreter for long stretches (a loaded machine, a cold disk), so
+there only a rank the kernel shows as stopped is judged by the watchdog; a slow start is the start-up
+timeout's to judge. A step of unknown duration (no progress reported yet, or a job that reports none) is
+judged by its heartbeats: silence for FLOOR_S.
 """
 
 from __future__ import annotations
@@ -15,6 +24,8 @@ import time
 _PHASES = ("not started", "started (importing torch)", "imported (meeting the other ranks)", "ready")
 _WHILE = ("before its Python started", "while importing torch", "while meeting the other ranks", "after start-up")
 SILENT_S = 5.0   # heartbeats come every second; this much silence is not a busy machine's hiccup
+FLOOR_S = 10.0   # the watchdog's least bound: several heartbeats, and more than a loaded machine's stall
+K = 20.0         # ... and this many times the step's expected time per iteration: a 20x slower machine is not hung
 
 
 def proc_state(pid) -> str | None:
@@ -39,6 +50,9 @@ class Ranks:
         self.seen = [now] * len(procs)        # last message of any kind
         self.heard_any = [False] * len(procs)
         self.step = [(0, "")] * len(procs)
+        self.moved = [now] * len(procs)       # last progress: the step, its phase or its iteration count moved
+        self.where = [(0, "", 0)] * len(procs)
+        self.expected_s = [None] * len(procs)
 
     def heard(self, rank: int, kind: str, payload) -> None:
         if not 0 <= rank < len(self.procs):
@@ -48,7 +62,48 @@ class Ranks:
             self.phase[rank] = max(self.phase[rank], _PHASES.index(_phase_name(kind)))
         elif kind in ("beat", "progress") and payload:
             self.phase[rank] = max(self.phase[rank], 1)
-            self.step[rank] = tuple(payload)
+            step, what, ticks, expected_s = (tuple(payload) + (0, None))[:4]
+            self.step[rank] = (step, what)
+            if (step, what, ticks) != self.where[rank]:
+                self.where[rank], self.moved[rank] = (step, what, ticks), self.seen[rank]
+            self.expected_s[rank] = expected_s
+
+    def bound_s(self, rank: int) -> float:
+        expected_s = self.expected_s[rank]
+        return max(FLOOR_S, K * expected_s) if isinstance(expected_s, (int, float)) else FLOOR_S
+
+    def _stalled(self, rank: int, now: float, starting: bool) -> bool:
+        """Whether `rank` has made no progress for its bound (see the module's note for what counts)."""
+        if starting:   # only a rank the kernel holds stopped
+            return now - self.seen[rank] > FLOOR_S and bool(self._stopped([rank]))
+        last = self.moved[rank] if self.step[rank][0] > 0 else self.seen[rank]
+        return now - last > self.bound_s(rank)
+
+    def watchdog(self, done, errors, dead) -> tuple[str, str] | None:
+        """(message, culprit in a few words) when a running rank has made no progress for its bound."""
+        now = time.monotonic()
+        running = [r for r in range(len(self.procs)) if r not in done and r not in errors and r not in dead]
+        starting = len(self.ready()) < len(self.procs)
+        late = [r for r in running if self._stalled(r, now, starting)]
+        if not late:
+            return None
+        found, others = self.culprits(running, starting)
+        if not found:   # every rank equally still: the first late one
+            found = {late[0]: "made no progress"}
+            others = [r for r in running if r != late[0]]
+        rank = min(found)
+        since = now - (self.seen[rank] if starting or self.step[rank][0] == 0 else self.moved[rank])
+        head = (f"no progress from rank {rank} for {since:.0f} s (the watchdog's bound: "
+                f"{self._bound_text(rank)})")
+        culprit = f"no progress from rank {rank} (pid {getattr(self.procs[rank], 'pid', '?')}) " \
+                  f"{self._where(rank, starting)}"
+        return f"{head}: {self._describe(found, others, starting)}; all ranks were killed", culprit
+
+    def _bound_text(self, rank: int) -> str:
+        expected_s = self.expected_s[rank]
+        if not isinstance(expected_s, (int, float)):
+            return f"{FLOOR_S:g} s"
+        return f"max({FLOOR_S:g} s, {K:g} x the step's expected {expected_s:.3g} s per iteration)"
 
     def ready(self) -> list[int]:
         return [r for r, ph in enumerate(self.phase) if ph == 3]
@@ -71,7 +126,7 @@ class Ranks:
         if starting:
             return _WHILE[self.phase[r]]
         step, what = self.step[r]
-        return f"at step {step}" + (f" ({what})" if what else "")
+        return f"at step {step}" + (f" ({what})" if what else "") if step else "before its first step"
 
     def culprits(self, among, starting: bool) -> tuple[dict[int, str], list[int]]:
         """{rank: why} for the ranks that stopped progressing, and the others among `among`."""
@@ -90,7 +145,7 @@ class Ranks:
         if others:
             wheres = [self._where(r, starting) for r in others]
             where = wheres[0] if len(set(wheres)) == 1 else ", ".join(f"rank {r} {w}" for r, w in zip(others, wheres))
-            verb = "were waiting for it" if found else "still running"
+            verb = ("was" if len(others) == 1 else "were") + " waiting for it" if found else "still running"
             parts.append(f"{_ranks(others)} {verb}, {where}")
         return "; ".join(parts)
 

@@ -1,7 +1,7 @@
 """A rank started as its own program (inside a testbed host): `python -m collperf.runtime.worker DIR RANK`.
 
 DIR holds the job (job.pkl: the Job, the world size, the timeout) and the FileStore; the rank reports
-to the parent through files in DIR (runtime/launch.py's FileChannel), since testbed hosts share the
+to the parent through files in DIR (runtime/channels.py's FileChannel), since testbed hosts share the
 filesystem but not the network of the parent.
 """
 

@@ -16,18 +16,11 @@ import os
 import tempfile
 from pathlib import Path
 
-OWNERS_DIR = Path(tempfile.gettempdir()) / "collperf-testbeds"
+from collperf.runtime.owned import start_ticks
 
-
-def start_ticks(pid: int) -> int | None:
-    """The process's start time (clock ticks since boot), None when it does not exist."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except (OSError, ValueError):
-        return None
-    # the command name (field 2) may hold spaces and parentheses: count fields after its last ')'
-    fields = stat[stat.rfind(")") + 2:].split()
-    return int(fields[19]) if len(fields) > 19 else None
+# namespaces are machine-wide, and so are their records: the machine's /tmp whatever TMPDIR says (a per-user
+# or per-test TMPDIR would hide a live testbed from another's `collperf testbed down`, which would remove it)
+OWNERS_DIR = (Path("/tmp") if os.path.isdir("/tmp") else Path(tempfile.gettempdir())) / "collperf-testbeds"
 
 
 def _path(name: str) -> Path:
@@ -70,6 +63,14 @@ def claim(name: str, by: str = "bench") -> None:
     tmp = _path(name).with_suffix(f".tmp-{pid}")
     tmp.write_text(json.dumps(doc))
     os.replace(tmp, _path(name))
+
+
+def names() -> list[str]:
+    """The testbed names with a record."""
+    try:
+        return sorted(p.stem for p in OWNERS_DIR.glob("*.json"))
+    except OSError:
+        return []
 
 
 def release(name: str) -> None:

@@ -30,6 +30,7 @@ from collperf import units
 from collperf.errors import UsageError
 from collperf.lab.calibrate import calibrate, check_ranks
 from collperf.lab.testbed import owners
+from collperf.runtime import owned
 from collperf.lab.validate import calibrated_grid
 
 PREFIX = "cptb"   # every namespace of every testbed starts with this
@@ -218,6 +219,7 @@ def take(name: str) -> None:
                            "--testbed, or --name tb1), or wait for that one to end")
     _remove(name)
     owners.claim(name)
+    _remove_dead()
 
 
 def give_back(name: str) -> list[str]:
@@ -245,7 +247,17 @@ def down(name: str | None = None, everything: bool = False) -> list[str]:
         if everything or owners.holder(bed) is None:
             removed += _remove(bed)
             owners.release(bed)
+    owned.sweep()   # and the temporary directories of launchers that were killed
     return removed
+
+
+def _remove_dead() -> None:
+    """The testbeds whose recorded holder has died (a launcher killed before it could tear down what it
+    started): the next run removes them. One with no record is left for `collperf testbed down`."""
+    for bed in owners.names():
+        if owners.record(bed) is not None and owners.holder(bed) is None:
+            _remove(bed)
+            owners.release(bed)
 
 
 def held() -> list[str]:
