@@ -29,9 +29,9 @@ demo: $(STAMP)
 test: $(STAMP) chromium
 	$(BIN)/python -m pytest tests
 
-# the quick core: no test that starts ranks or a testbed
+# the quick core: no test that starts ranks or a testbed, and none of the long cases marked slow
 test-core: $(STAMP)
-	$(BIN)/python -m pytest tests -m "not multiprocess"
+	$(BIN)/python -m pytest tests -m "not multiprocess and not slow"
 
 docs: $(STAMP)
 	$(BIN)/mkdocs build --strict

@@ -1,7 +1,7 @@
 """How the simulator's time and memory grow with the rank count, in both modes.
 
-Builds (array form, model/algorithms/vectorized.py) and simulates the flat ring and rhd allreduce and the
-two-level ring/ring one of 1 GiB on two-level clusters cluster:Nx8 (the nvlink300-400gbe preset:
+Builds (array form, the array builders of model/algorithms/) and simulates the flat ring and rhd
+allreduce and the two-level ring/ring one of 1 GiB on two-level clusters cluster:Nx8 (the nvlink300-400gbe preset:
 8 ranks per node, NVLink switch inside, one NIC per rank) of 1,024 to 131,072 ranks, in rounds mode
 and in events mode, and the two-level allreduce on a rail-optimized fat-tree (rail:Nx8, scalable
 units of 32 nodes). Events mode runs where its own estimate (simulate/budget.py) is under

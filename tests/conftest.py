@@ -1,9 +1,11 @@
 """Test markers, and a guard that keeps them honest.
 
 `multiprocess` marks every test that starts ranks (local processes, torchrun-style subprocesses) or a
-testbed; `testbed` marks those that bring up network namespaces, and implies `multiprocess`. So
-`pytest -m "not multiprocess"` runs the quick core. A test without the mark that starts a process
-anyway fails, naming the mark it needs: a forgotten mark cannot slip a slow test into the core."""
+testbed; `testbed` marks those that bring up network namespaces, and implies `multiprocess`; `slow` marks
+the long cases (exhaustive sweeps, large inputs, the browser) whose quick case of the same check stays in
+the core. So `pytest -m "not multiprocess and not slow"` runs the quick core, and `make test` runs all. A
+test without the mark that starts a process anyway fails, naming the mark it needs: a forgotten mark cannot
+slip a slow test into the core."""
 
 import multiprocessing.process
 import subprocess

@@ -67,8 +67,15 @@ def blocks(page: Path) -> list[Block]:
 RUNNABLE = [b for page in PAGES for b in blocks(page) if b.mark == "run"]
 
 
+# the front page's examples run in the quick core; every other page's (each command a CLI process of about a
+# second) are slow: `make test` runs them all
+CORE_PAGES = ("README.md", "docs/index.md")
+
+
 def _param(b: Block):
     marks = [pytest.mark.multiprocess] if "multiprocess" in b.options else []
+    if str(b.page.relative_to(ROOT)) not in CORE_PAGES:
+        marks.append(pytest.mark.slow)
     return pytest.param(b, id=b.ident, marks=marks)
 
 

@@ -75,8 +75,11 @@ def _log(text: str):
             pass
 
 
+@pytest.mark.parametrize("cases", [pytest.param(range(CASES // 6), id="core"),
+                                   pytest.param(range(CASES // 6, CASES), marks=pytest.mark.slow, id="rest")])
 @pytest.mark.parametrize("kind", ["topology", "profile", "bench-json", "inspector", "rccl"])
-def test_mutated_inputs_give_a_result_or_a_usage_error(kind, tmp_path):
+def test_mutated_inputs_give_a_result_or_a_usage_error(kind, cases, tmp_path):
+    """CASES mutations per kind, in two parts (the core runs the first sixth), each within its budget."""
     originals = {"topology": _topologies(), "profile": [json.dumps(PROFILE, indent=1)],
                  "bench-json": [json.dumps(to_json(_results()), indent=1)],
                  "inspector": [(FIXTURES / "inspector.jsonl").read_text()],
@@ -84,7 +87,7 @@ def test_mutated_inputs_give_a_result_or_a_usage_error(kind, tmp_path):
     call = {"topology": _topology, "profile": _profile(tmp_path)}.get(kind, _log)
     outcomes = {"ok": 0, "usage-error": 0}
     assert _check(kind, call, originals[0], -1) == "ok"      # the unmutated input reads
-    for case in range(CASES):
+    for case in cases:
         rng = random.Random(case)
         original = originals[case % len(originals)]
         text = _json_mutation(original, rng) if case % 2 else mutate(original, rng)

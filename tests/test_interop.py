@@ -148,10 +148,15 @@ def _round_trip(s):
         (s.collective, s.algorithm, s.ranks, s.chunks, s.root, s.chunks_per_buffer)
 
 
+# rank counts in two parts: the core up to 9 ranks, the slow part 10 to 16
+RANK_PARTS = [pytest.param(range(2, 10), id="2-9"), pytest.param(range(10, 17), marks=pytest.mark.slow, id="10-16")]
+
+
+@pytest.mark.parametrize("ranks", RANK_PARTS)
 @pytest.mark.parametrize("collective,algorithm", sorted(REGISTRY))
-def test_every_algorithm_round_trips_through_msccl_xml(collective, algorithm):
+def test_every_algorithm_round_trips_through_msccl_xml(collective, algorithm, ranks):
     alg = get_algorithm(collective, algorithm)
-    for p in range(2, 17):
+    for p in ranks:
         if alg.unavailable(p):
             continue
         roots = (0, p - 1) if collective in ("broadcast", "reduce", "scatter", "gather") else (0,)
@@ -161,11 +166,12 @@ def test_every_algorithm_round_trips_through_msccl_xml(collective, algorithm):
             _round_trip(build(collective, algorithm, p, segments=3))
 
 
+@pytest.mark.parametrize("ranks", RANK_PARTS)
 @pytest.mark.parametrize("name", sorted(DEFAULT_PHASES))
-def test_hierarchical_schedules_round_trip(name):
+def test_hierarchical_schedules_round_trip(name, ranks):
     # the two-level schedule with its default phases on every nodes x ranks-per-node of 4..16 ranks
     phase = DEFAULT_PHASES[name]
-    for p in range(4, 17):
+    for p in (p for p in ranks if p >= 4):
         for nodes in (n for n in range(2, p // 2 + 1) if p % n == 0):
             _round_trip(build_hierarchical(name, nodes, p // nodes, phase, phase))
 
@@ -241,9 +247,12 @@ def test_a_foreign_msccl_xml_with_fused_instructions_imports():
     assert run.same_name is None and run.time_s == pytest.approx(run.ours["ring"], rel=1e-12)
 
 
+# the groups in two parts: the core the smallest (two and three ranks), the slow part the rest
+@pytest.mark.parametrize("part", [pytest.param(0, id="small"), pytest.param(1, marks=pytest.mark.slow, id="large")])
 @pytest.mark.parametrize("collective", ["broadcast", "reduce", "allreduce", "allgather", "reducescatter"])
-def test_blink_packed_trees_round_trip_through_msccl_xml(collective):
-    groups = ("0,1", "0,1,4", "0,3,5", "2,3,6,7") + (("0,1,2,3,4,5,6,7",) if collective == "broadcast" else ())
+def test_blink_packed_trees_round_trip_through_msccl_xml(collective, part):
+    groups = [("0,1", "0,1,4"),
+              ("0,3,5", "2,3,6,7") + (("0,1,2,3,4,5,6,7",) if collective == "broadcast" else ())][part]
     for group in groups:
         back = msccl_import.parse(api.export_msccl(collective, "blink", group, topology="dgx1v"))
         verify(back)

@@ -210,9 +210,7 @@ def test_api_reads_our_own_bench_json(tmp_path):
 TEXTS = [p.read_text() for p in sorted(FIXTURES.glob("*.txt"))]
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.sampled_from(TEXTS), st.data())
-def test_parsers_never_crash_on_mutated_logs(text, data):
+def _parse_and_fit_a_mutation(text, data):
     lines = text.splitlines()
     cut = data.draw(st.integers(0, len(lines)))
     lines = lines[:cut]
@@ -238,6 +236,13 @@ def test_parsers_never_crash_on_mutated_logs(text, data):
             fit(t)
         except Exception as e:   # a fit may refuse too few rows, but only with a clear user error
             assert "usable row" in str(e)
+
+
+# the core draws 30 mutations; the full fuzz (slow) 150
+test_parsers_never_crash_on_mutated_logs = settings(max_examples=30, deadline=None)(
+    given(st.sampled_from(TEXTS), st.data())(_parse_and_fit_a_mutation))
+test_parsers_never_crash_on_many_mutated_logs = pytest.mark.slow(settings(max_examples=150, deadline=None)(
+    given(st.sampled_from(TEXTS), st.data())(_parse_and_fit_a_mutation)))
 
 
 # --- ingest fixes found on real logs ---------------------------------------------------------------

@@ -89,6 +89,8 @@ def run(args, terminal: bool, stand_ins: bool = False, cwd=None):
     return proc.returncode, out.decode(), b"".join(chunks).decode(errors="replace")
 
 
+# each case starts three CLI processes (about a second each): slow; the core keeps the in-process check below
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["fit", "diagnose"])
 def test_many_logs_show_progress_on_a_terminal_only(command):
     code, out, tty = run([command, *LOGS], terminal=True)
@@ -103,6 +105,7 @@ def test_many_logs_show_progress_on_a_terminal_only(command):
     assert len(json.loads(json_out) if command == "fit" else json.loads(json_out)["diagnoses"]) == 3
 
 
+@pytest.mark.slow
 def test_calibrate_shows_progress_on_a_terminal_only(tmp_path):
     code, out, tty = run(["calibrate", "--ranks", "2", "-o", "p.json"], terminal=True, stand_ins=True, cwd=tmp_path)
     assert code == 0, tty
@@ -111,6 +114,7 @@ def test_calibrate_shows_progress_on_a_terminal_only(tmp_path):
     assert code == 0 and "calibrating" not in err and (tmp_path / "q.json").exists()
 
 
+@pytest.mark.slow
 def test_validate_shows_its_phases_on_a_terminal_and_nothing_under_json(tmp_path):
     args = ["validate", "--ranks", "2", "--sizes", "1K"]
     code, out, tty = run(args, terminal=True, stand_ins=True, cwd=tmp_path)
@@ -132,6 +136,7 @@ def test_calibrate_on_a_testbed_shows_progress_on_a_terminal(tmp_path):
     assert "calibrating" in tty and json.loads((tmp_path / "p.json").read_text())["inter"] is not None
 
 
+@pytest.mark.slow
 def test_plan_search_shows_progress_on_a_terminal_only():
     args = ["plan", "--model", "70b", "--cluster", "dgx-h100", "--nodes", "2"]
     code, out, tty = run(args, terminal=True)

@@ -119,6 +119,7 @@ def test_every_string_from_a_log_is_escaped(tmp_path):
     assert external_references(page) == []
 
 
+@pytest.mark.slow   # three pages rendered; the core renders one (test_a_report_is_one_page_with_no_external_reference)
 def test_several_logs_side_by_side_and_the_cli(tmp_path):
     out = tmp_path / "both.html"
     res = CliRunner().invoke(app, ["report", str(A100), str(H100), "--peak", "300GB/s", "-o", str(out)])
@@ -191,6 +192,7 @@ def _png_size(path: Path) -> tuple[int, int]:
     return struct.unpack(">II", head[16:24])
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed (Debian: apt-get install -y "
                                              "chromium; `make test` installs it when run as root)")
 def test_the_report_in_headless_chromium(tmp_path):

@@ -14,12 +14,14 @@ from collperf.model.schedule_cost import messages_per_rank, schedule_cost
 from collperf.schedule.ir import Step, Transfer, make
 from collperf.schedule.verify import VerificationError, empty_chunks_for, verify
 
-RANKS = range(1, 65)
+# 1 to 64 ranks in two parts: the core verifies up to 32, the slow part 33 to 64 (most of the work)
+RANK_PARTS = [pytest.param(range(1, 33), id="1-32"), pytest.param(range(33, 65), marks=pytest.mark.slow, id="33-64")]
 
 
+@pytest.mark.parametrize("ranks", RANK_PARTS)
 @pytest.mark.parametrize("alg", ALGORITHMS, ids=lambda a: f"{a.collective}-{a.name}")
-def test_every_algorithm_verifies_for_1_to_64_ranks(alg):
-    for p in RANKS:
+def test_every_algorithm_verifies_for_1_to_64_ranks(alg, ranks):
+    for p in ranks:
         if alg.unavailable(p):
             continue
         for k in ((1, 2, 5) if alg.pipeline else (1,)):
@@ -157,9 +159,10 @@ def test_root_relabels_rooted_collectives():
 
 # --- cost from the schedule == closed form --------------------------------------------------------
 
+@pytest.mark.parametrize("ranks", RANK_PARTS)
 @pytest.mark.parametrize("alg", ALGORITHMS, ids=lambda a: f"{a.collective}-{a.name}")
-def test_schedule_cost_equals_closed_form(alg):
-    for p in RANKS:
+def test_schedule_cost_equals_closed_form(alg, ranks):
+    for p in ranks:
         if alg.unavailable(p):
             continue
         for k in ((1, 3, 8) if alg.pipeline else (None,)):

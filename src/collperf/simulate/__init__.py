@@ -23,7 +23,7 @@ Before a long run, `on_estimate` hears its time and memory (budget.py); a run th
 `memory_limit_bytes` (default: the memory available now) is refused before it starts.
 
 Both modes read the array form of a schedule (schedule/arrays.py); a tuple Schedule is packed
-into it first. Build big schedules straight as arrays (schedule.vectorized.build_array).
+into it first. Build big schedules straight as arrays (model.algorithms.build.build_array).
 A transfer takes the topology's route, or the schedule's own when meta["routes"] has one for
 (src, dst, op, first chunk) (packed trees whose edges cross other devices: explicit.py).
 """

@@ -1,5 +1,6 @@
-"""Every algorithm as one registered object: closed-form cost + schedule builder + requirements +
-source, defined together in one module per family (ring, trees, recursive, mesh, bruck).
+"""Every algorithm as one registered object: closed-form cost + schedule builders (the tuple form, and
+beside it the array form for the regular ones) + requirements + source, defined together in one module
+per family (ring, trees, recursive, mesh, bruck).
 
     from collperf.model.algorithms import get_algorithm, algorithms_for, ALGORITHMS
     alg = get_algorithm("allreduce", "ring")

@@ -51,8 +51,9 @@ class Algorithm:
     multiport: bool = False      # talks to several peers in one step (mesh, one-shot)
     # (p, segments) -> schedule.ir.Schedule on ranks 0..p-1, rooted at rank 0 where rooted
     builder: Callable[[int, int], object] | None = None
-    # optional: (p, segments) -> the same schedule built straight into the array form (model/algorithms/vectorized.py),
-    # for the simulator at scale; without one the tuple schedule is packed into arrays
+    # optional: (p, segments) -> the same schedule built straight into the array form (schedule/arrays.py) by
+    # numpy, for the simulator at scale; defined beside the tuple builder in the family's module. Without one
+    # the tuple schedule is packed into arrays (model/algorithms/build.py build_array)
     array_builder: Callable[[int, int], object] | None = None
 
     def __post_init__(self):
@@ -65,8 +66,15 @@ class Algorithm:
             raise RegistrationError(f"{what}: give exactly one closed-form cost, coefficients= or pipeline=")
         if not callable(self.builder):
             raise RegistrationError(f"{what}: no schedule builder (builder=(p, segments) -> Schedule)")
+        if self.array_builder is not None and not callable(self.array_builder):
+            raise RegistrationError(f"{what}: array_builder is not a function (p, segments) -> ArraySchedule")
         if not self.formula or not self.source:
             raise RegistrationError(f"{what}: give the formula text and its source")
+
+    @property
+    def builds_arrays(self) -> bool:
+        """Whether the array form is built directly (array_builder) rather than packed from the tuples."""
+        return self.array_builder is not None
 
     def unavailable(self, ranks: int) -> str | None:
         """Why this algorithm cannot run on `ranks` ranks, or None."""
@@ -166,8 +174,3 @@ def const(a, b, c):
         return tuple(float(x(p)) if callable(x) else float(x) for x in (a, b, c))
     return coefficients
 
-
-def arrays_of(builder):
-    """A vectorized builder of model/algorithms/vectorized.py (p -> ArraySchedule), called as (p, segments)
-    like the tuple builders."""
-    return lambda p, segments=1: builder(p)

@@ -8,7 +8,7 @@ import numpy as np
 from collperf.collectives import check_ranks, get_collective
 from collperf.errors import UsageError
 from collperf.model.algorithms import get_algorithm, hierarchical
-from collperf.model.hierarchy import PLANS
+from collperf.model.hierarchy import PLANS, TwoLevelPlan, get_plan, phase_ranks
 from collperf.schedule.arrays import ArraySchedule, embed_groups, from_schedule, make_arrays, relabel_arrays
 from collperf.schedule.ir import Schedule, relabel
 
@@ -24,9 +24,7 @@ def build(collective: str, algorithm: str, ranks: int, root: int = 0, segments: 
 def build_hierarchical(collective: str, nodes: int, ranks_per_node: int, intra_algorithm: str,
                        inter_algorithm: str, segments: int = 1) -> Schedule:
     """The two-level schedule (model/hierarchy.py) with the given phase algorithms."""
-    name = get_collective(collective).name
-    if name not in hierarchical.PLANS:
-        raise UsageError(f"no two-level algorithm for {name}")
+    name = get_plan(collective).collective
 
     def intra(phase_collective, ranks):
         return build(phase_collective, intra_algorithm, ranks, segments=segments)
@@ -37,14 +35,15 @@ def build_hierarchical(collective: str, nodes: int, ranks_per_node: int, intra_a
     return hierarchical.build(name, check_ranks(nodes), check_ranks(ranks_per_node), intra, inter)
 
 
-# The default phase algorithms of a two-level schedule when none is given.
-DEFAULT_PHASES = {"allreduce": "ring", "allgather": "ring", "reducescatter": "ring", "alltoall": "pairwise",
-                  "broadcast": "binomial", "reduce": "binomial", "scatter": "binomial", "gather": "binomial"}
+# The default phase algorithm of each two-level schedule when none is given (a column of the plans' table).
+DEFAULT_PHASES = {name: plan.default_algorithm for name, plan in PLANS.items()}
 
 
 def default_phase(collective: str) -> str:
-    """The phase algorithm `bench -A hierarchical`, auto and the user collectives run (and price)."""
-    return DEFAULT_PHASES.get(get_collective(collective).name, "best")
+    """The phase algorithm `bench -A hierarchical`, auto and the user collectives run (and price); "best"
+    for a collective without a two-level plan."""
+    plan = PLANS.get(get_collective(collective).name)
+    return plan.default_algorithm if plan is not None else "best"
 
 
 def build_two_level(collective: str, nodes: int, ranks_per_node: int, segments: int = 1) -> Schedule:
@@ -66,11 +65,10 @@ def build_array(collective: str, algorithm: str, ranks: int, root: int = 0, segm
     """The array form of a flat algorithm's schedule: vectorized where the algorithm has an array builder,
     otherwise the tuple builder's schedule packed into arrays. Checked as build is (checked_ranks)."""
     alg = get_algorithm(collective, algorithm)
-    builder = alg.array_builder
-    if builder is None or (root and alg.collective in _ROTATES_CHUNKS):
+    if not alg.builds_arrays or (root and alg.collective in _ROTATES_CHUNKS):
         return from_schedule(build(collective, algorithm, ranks, root, segments))
     p = checked_ranks(alg, ranks, root, segments)
-    s = builder(p, segments)
+    s = alg.array_builder(p, segments)
     return relabel_arrays(s, root) if get_collective(alg.collective).rooted else s
 
 
@@ -90,21 +88,27 @@ def checked_ranks(alg, ranks, root, segments) -> int:
 
 def build_hierarchical_array(collective: str, nodes: int, ranks_per_node: int, intra_algorithm: str,
                              inter_algorithm: str, segments: int = 1) -> ArraySchedule:
-    """The two-level schedule of model/algorithms/hierarchical.py in array form. allreduce is
-    composed from the phases' array forms (every node, every local-index group at once); the other
-    collectives are built as tuples and packed."""
-    name = get_collective(collective).name
-    if name != "allreduce":
-        return from_schedule(build_hierarchical(collective, nodes, ranks_per_node, intra_algorithm,
+    """The two-level schedule of model/algorithms/hierarchical.py in array form: composed from the phases'
+    array forms where the plan's layout has an array composer (_ARRAY_COMPOSERS), otherwise built as tuples
+    and packed."""
+    plan = get_plan(collective)
+    composer = _ARRAY_COMPOSERS.get(plan.layout)
+    if composer is None:
+        return from_schedule(build_hierarchical(plan.collective, nodes, ranks_per_node, intra_algorithm,
                                                 inter_algorithm, segments))
     nodes, g = check_ranks(nodes), check_ranks(ranks_per_node)
     phases = []
-    for level, phase_collective, _ in PLANS[name]:
-        ranks = g if level == "intra" else nodes
+    for level, phase_collective, _ in plan.phases:
+        ranks = phase_ranks(level, nodes, g)
         if ranks > 1:
             algorithm = intra_algorithm if level == "intra" else inter_algorithm
             phases.append((level, build_array(phase_collective, algorithm, ranks, segments=segments)))
-    # global chunk b * c + j: sub-chunk j (of the inter phase's c) of intra block b (hierarchical._allreduce)
+    return composer(plan, nodes, g, phases)
+
+
+def _split_blocks_arrays(plan: TwoLevelPlan, nodes: int, g: int, phases) -> ArraySchedule:
+    """Every node, every local-index group at once; global chunk b * c + j: sub-chunk j (of the inter
+    phase's c) of intra block b (hierarchical._split_blocks)."""
     c = next((s.chunks for level, s in phases if level == "inter"), 1)
     local = np.arange(g)
     steps = []
@@ -115,4 +119,8 @@ def build_hierarchical_array(collective: str, nodes: int, ranks_per_node: int, i
         else:
             groups = np.arange(nodes)[None, :] * g + local[:, None]
             steps += embed_groups(sub, groups, 1, local * c)
-    return make_arrays("allreduce", "hierarchical", nodes * g, g * c, steps)
+    return make_arrays(plan.collective, "hierarchical", nodes * g, g * c, steps)
+
+
+# the layouts composed straight in array form (the others are packed from tuples)
+_ARRAY_COMPOSERS = {"split-blocks": _split_blocks_arrays}

@@ -8,24 +8,20 @@ mapped onto global chunks so that each phase moves exactly the data model/hierar
 
 from __future__ import annotations
 
-from collperf.model.hierarchy import PLANS
+from collperf.model.hierarchy import PLANS, TwoLevelPlan, phase_ranks
 from collperf.schedule.ir import embed, make, parallel
 
 
 def build(collective: str, nodes: int, g: int, intra, inter):
-    """intra(collective, ranks) / inter(collective, ranks) return flat schedules for a phase."""
-    if collective == "alltoall":
-        return _alltoall(nodes, g, intra, inter)
+    """intra(collective, ranks) / inter(collective, ranks) return flat schedules for a phase; the plan's
+    layout (model/hierarchy.PLANS) says how their chunks sit in the whole buffer."""
+    plan = PLANS[collective]
     phases = []
-    for level, phase_collective, _ in PLANS[collective]:
-        ranks = g if level == "intra" else nodes
-        if ranks > 1:
+    for level, phase_collective, _ in plan.phases:
+        ranks = phase_ranks(level, nodes, g)
+        if ranks > 1:   # a level with one rank does nothing
             phases.append((level, (intra if level == "intra" else inter)(phase_collective, ranks)))
-    if collective in ("allgather", "reducescatter", "scatter", "gather"):
-        return _blocks(collective, nodes, g, phases)
-    if collective == "allreduce":
-        return _allreduce(nodes, g, phases)
-    return _rooted_whole_buffer(collective, nodes, g, phases)
+    return COMPOSERS[plan.layout](plan, nodes, g, phases)
 
 
 def _groups(level: str, nodes: int, g: int, rooted: bool):
@@ -47,12 +43,12 @@ def _assemble(collective, p, chunks, parts, buffer_chunks=0):
                 buffer_chunks=buffer_chunks)
 
 
-def _blocks(collective, nodes, g, phases):
+def _blocks(plan: TwoLevelPlan, nodes, g, phases):
     """Block-indexed collectives: global block (n, b) = chunk n * g + b. An intra phase's block i is
     the global blocks with local index i (of every node; rooted: of its own node); an inter phase's
     block n is node n's block at the group's local index (rooted: all of node n's blocks)."""
-    p = nodes * g
-    rooted = collective in ("scatter", "gather")
+    p, collective = nodes * g, plan.collective
+    rooted = not plan.all_ranks_cross
 
     def chunk_map(level):
         if level == "intra":
@@ -67,7 +63,7 @@ def _blocks(collective, nodes, g, phases):
     return _assemble(collective, p, p, parts)
 
 
-def _allreduce(nodes, g, phases):
+def _split_blocks(plan: TwoLevelPlan, nodes, g, phases):
     """Global chunk b * c + j: sub-chunk j (of the inter algorithm's c) of intra block b."""
     p = nodes * g
     c = next((s.chunks for level, s in phases if level == "inter"), 1)
@@ -78,26 +74,26 @@ def _allreduce(nodes, g, phases):
             chunk_map = lambda group: [[b * c + j for j in range(c)] for b in range(g)]  # noqa: E731
         else:
             chunk_map = lambda group: [[(group[0] % g) * c + j] for j in range(c)]  # noqa: E731
-        parts.append(_phase(sched, level, nodes, g, False, chunk_map, chunks, "allreduce"))
-    return _assemble("allreduce", p, chunks, parts)
+        parts.append(_phase(sched, level, nodes, g, False, chunk_map, chunks, plan.collective))
+    return _assemble(plan.collective, p, chunks, parts)
 
 
-def _rooted_whole_buffer(collective, nodes, g, phases):
+def _whole_buffer(plan: TwoLevelPlan, nodes, g, phases):
     """broadcast and reduce: two phases on the whole buffer; global chunk i * c1 + j is chunk i of
     the first phase and chunk j of the second."""
-    p = nodes * g
+    p, collective, rooted = nodes * g, plan.collective, not plan.all_ranks_cross
     counts = [s.chunks for _, s in phases] + [1, 1]
     c0, c1 = counts[0], counts[1]
     maps = [lambda group: [[i * c1 + j for j in range(c1)] for i in range(c0)],
             lambda group: [[i * c1 + j for i in range(c0)] for j in range(c1)]]
-    parts = [_phase(sched, level, nodes, g, True, maps[k], c0 * c1, collective)
+    parts = [_phase(sched, level, nodes, g, rooted, maps[k], c0 * c1, collective)
              for k, (level, sched) in enumerate(phases)]
     return _assemble(collective, p, c0 * c1, parts)
 
 
-def _alltoall(nodes, g, intra, inter):
-    """Chunk (s, d) = s * p + d. Intra: rank (n, a) sends to (n, b) every block bound for local
-    index b on any node; inter: rank (n, b) sends to (m, b) every block that came from node n
+def _pairs(plan: TwoLevelPlan, nodes, g, phases):
+    """alltoall: chunk (s, d) = s * p + d. Intra: rank (n, a) sends to (n, b) every block bound for
+    local index b on any node; inter: rank (n, b) sends to (m, b) every block that came from node n
     and is bound for (m, b)."""
     p = nodes * g
 
@@ -109,7 +105,11 @@ def _alltoall(nodes, g, intra, inter):
         b = group[0] % g
         return [[(n * g + a) * p + m * g + b for a in range(g)] for n in range(nodes) for m in range(nodes)]
 
-    parts = [_phase(phase("alltoall", ranks), level, nodes, g, False, chunk_map, p * p, "alltoall", buffer_chunks=p)
-             for level, ranks, phase, chunk_map in (("intra", g, intra, intra_map), ("inter", nodes, inter, inter_map))
-             if ranks > 1]
-    return _assemble("alltoall", p, p * p, parts, buffer_chunks=p)
+    maps = {"intra": intra_map, "inter": inter_map}
+    parts = [_phase(sched, level, nodes, g, False, maps[level], p * p, plan.collective, buffer_chunks=p)
+             for level, sched in phases]
+    return _assemble(plan.collective, p, p * p, parts, buffer_chunks=p)
+
+
+# how a plan's phases sit in the whole buffer, by TwoLevelPlan.layout
+COMPOSERS = {"blocks": _blocks, "split-blocks": _split_blocks, "whole-buffer": _whole_buffer, "pairs": _pairs}

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from collperf.model import trees as shapes
-from collperf.model.algorithms.base import Coefficients, MPICH, algorithm, arrays_of, const, fold, lg, needs_pow2, q
-from collperf.model.algorithms import vectorized
+from collperf.model.algorithms.base import Coefficients, MPICH, algorithm, const, fold, lg, needs_pow2, q
+from collperf.schedule.arrays import ArraySchedule, array_step, make_arrays
 from collperf.schedule.ir import COPY, REDUCE, Transfer, make, step
 
 # ---------------------------------------------------------------------------------------------
@@ -64,9 +66,59 @@ def _fold_out(fold, chunks_of):
     return step(Transfer(kept, gone, chunks_of(gone), COPY) for gone, kept in fold.folded)
 
 
+# Array forms: each is the schedule of its tuple twin below (same steps, transfers, chunks, in order),
+# built in numpy as schedule/arrays.py steps; tests/test_simulate_arrays.py holds them to it.
+
+def _fold_arrays(p: int, keep: str = "odd"):
+    """model/trees.fold_plan as arrays: survivors (real rank of each virtual rank), gone, kept."""
+    fold = shapes.fold_plan(p, keep)
+    pairs = np.array(fold.folded, dtype=np.int64).reshape(-1, 2)
+    return fold.pow2, np.array(fold.survivors, dtype=np.int64), pairs[:, 0], pairs[:, 1]
+
+
+def _fold_in_arrays(gone, kept, start, stop):
+    return array_step(gone, kept, start, stop, True)
+
+
+def _fold_out_arrays(gone, kept, start, stop):
+    return array_step(kept, gone, start, stop, False)
+
+
+def _halving_arrays(survivors, pow2, first_chunk, op_reduce=True):
+    """Halving among the survivors (model/trees.halving_ranges in closed form): at mask m, v keeps
+    [v // m * m, + m) of the virtual blocks and sends its partner's half to v ^ m."""
+    v = np.arange(pow2)
+    steps, mask = [], pow2 >> 1
+    while mask:
+        lo = (v ^ mask) // mask * mask
+        steps.append(array_step(survivors[v], survivors[v ^ mask], first_chunk(lo), first_chunk(lo + mask), op_reduce))
+        mask >>= 1
+    return steps
+
+
+def _doubling_arrays(survivors, pow2, first_chunk):
+    v = np.arange(pow2)
+    steps, mask = [], 1
+    while mask < pow2:
+        lo = v // mask * mask
+        steps.append(array_step(survivors[v], survivors[v ^ mask], first_chunk(lo), first_chunk(lo + mask), False))
+        mask <<= 1
+    return steps
+
+
+def allgather_recursive_doubling_arrays(p: int, segments: int = 1) -> ArraySchedule:
+    r = np.arange(p)
+    steps, mask = [], 1
+    while mask < p:
+        lo = r & ~(mask - 1)
+        steps.append(array_step(r, r ^ mask, lo, lo + mask, False))
+        mask <<= 1
+    return make_arrays("allgather", "recursive-doubling", p, p, steps)
+
+
 @algorithm("allgather", "recursive-doubling", "lg p alpha + (p-1)/p n beta (power-of-two p)",
            MPICH + "allgather_intra_recursive_doubling.c", coefficients=const(lg, q, 0), requires=needs_pow2,
-           array_builder=arrays_of(vectorized.recursive_doubling_allgather))
+           array_builder=allgather_recursive_doubling_arrays)
 def allgather_recursive_doubling(p: int, segments: int = 1):
     # power-of-two p: with mask m, rank r sends its aligned block of m blocks to r ^ m
     steps, mask = [], 1
@@ -77,9 +129,20 @@ def allgather_recursive_doubling(p: int, segments: int = 1):
     return make("allgather", "recursive-doubling", p, p, steps)
 
 
+def allreduce_recursive_doubling_arrays(p: int, segments: int = 1) -> ArraySchedule:
+    pow2, v2r, gone, kept = _fold_arrays(p)
+    v = np.arange(pow2)
+    steps, mask = [_fold_in_arrays(gone, kept, 0, 1)], 1
+    while mask < pow2:
+        steps.append(array_step(v2r[v], v2r[v ^ mask], 0, 1, True))
+        mask <<= 1
+    steps.append(_fold_out_arrays(gone, kept, 0, 1))
+    return make_arrays("allreduce", "recursive-doubling", p, 1, steps)
+
+
 @algorithm("allreduce", "recursive-doubling", "lg p (alpha + n beta + n gamma) (+ fold-in if p != p')",
            MPICH + "allreduce_intra_recursive_doubling.c", coefficients=_recursive_doubling_allreduce,
-           array_builder=arrays_of(vectorized.recursive_doubling_allreduce))
+           array_builder=allreduce_recursive_doubling_arrays)
 def allreduce_recursive_doubling(p: int, segments: int = 1):
     fold = shapes.fold_plan(p, "odd")
     v2r = fold.survivors
@@ -106,9 +169,23 @@ def _doubling_steps(fold, chunks_of_range):
             for mask, kept, _ in reversed(shapes.halving_ranges(fold.pow2))]
 
 
+def reducescatter_recursive_halving_arrays(p: int, segments: int = 1) -> ArraySchedule:
+    # virtual rank v owns the final blocks of its survivor and of the rank folded into it: real
+    # blocks 2v, 2v + 1 (v < extra) or v + extra, contiguous in v, so a virtual range is a real one
+    pow2, v2r, gone, kept = _fold_arrays(p)
+    extra = p - pow2
+
+    def first_chunk(v):
+        return np.where(v < extra, 2 * v, v + extra)
+
+    steps = ([_fold_in_arrays(gone, kept, 0, p)] + _halving_arrays(v2r, pow2, first_chunk)
+             + [_fold_out_arrays(gone, kept, gone, gone + 1)])
+    return make_arrays("reducescatter", "recursive-halving", p, p, steps)
+
+
 @algorithm("reducescatter", "recursive-halving", "lg p alpha + (p-1)/p n (beta + gamma) for pow2; fold-in otherwise",
            MPICH + "reduce_scatter_intra_recursive_halving.c", coefficients=_recursive_halving_rs,
-           array_builder=arrays_of(vectorized.recursive_halving_reducescatter))
+           array_builder=reducescatter_recursive_halving_arrays)
 def reducescatter_recursive_halving(p: int, segments: int = 1):
     # p chunks, block b final at rank b. Survivor v stands for its own block and, if it absorbed
     # a folded rank, that rank's block too; a virtual range [lo, hi) is the blocks of v in [lo, hi).
@@ -123,10 +200,19 @@ def reducescatter_recursive_halving(p: int, segments: int = 1):
     return make("reducescatter", "recursive-halving", p, p, steps)
 
 
+def allreduce_rhd_arrays(p: int, segments: int = 1) -> ArraySchedule:
+    pow2, v2r, gone, kept = _fold_arrays(p)
+    same = lambda x: x
+    steps = ([_fold_in_arrays(gone, kept, 0, pow2)] + _halving_arrays(v2r, pow2, same)
+             + _doubling_arrays(v2r, pow2, same)
+             + [_fold_out_arrays(gone, kept, 0, pow2)])
+    return make_arrays("allreduce", "rhd", p, pow2, steps)
+
+
 @algorithm("allreduce", "rhd",
            "2 lg p' alpha + 2 (p'-1)/p' n beta + (p'-1)/p' n gamma (+ 2 alpha + 2 n beta + n gamma if p != p')",
            MPICH + "allreduce_intra_reduce_scatter_allgather.c (Rabenseifner)", coefficients=_rhd_allreduce,
-           array_builder=arrays_of(vectorized.rhd_allreduce))
+           array_builder=allreduce_rhd_arrays)
 def allreduce_rhd(p: int, segments: int = 1):
     # Rabenseifner on p' chunks: fold in, halving reduce-scatter, doubling allgather, fold out
     fold = shapes.fold_plan(p, "odd")

@@ -10,8 +10,8 @@ from typing import Callable
 import numpy as np
 
 from collperf.model import trees as shapes
-from collperf.model.algorithms.base import MPICH, algorithm, arrays_of, const, lg, q
-from collperf.model.algorithms import vectorized
+from collperf.model.algorithms.base import MPICH, algorithm, const, lg, q
+from collperf.schedule.arrays import ArraySchedule, array_step, concat_arrays, make_arrays, reverse_arrays
 from collperf.schedule.ir import COPY, Transfer, concat, make, reverse, step
 
 
@@ -50,9 +50,19 @@ def _rooted_dtree(p: int):
 # ---------------------------------------------------------------------------------------------
 # Binomial trees
 
+
+def broadcast_binomial_arrays(p: int, segments: int = 1) -> ArraySchedule:
+    steps, distance = [], 1
+    while distance < p:
+        r = np.arange(min(distance, p - distance))
+        steps.append(array_step(r, r + distance, 0, 1, False))
+        distance *= 2
+    return make_arrays("broadcast", "binomial", p, 1, steps)
+
+
 @algorithm("broadcast", "binomial", "ceil(lg p) alpha + ceil(lg p) n beta", MPICH + "bcast_intra_binomial.c",
            coefficients=_binomial(),
-           array_builder=arrays_of(vectorized.binomial_broadcast))
+           array_builder=broadcast_binomial_arrays)
 def broadcast_binomial(p: int, segments: int = 1):
     # step k: every rank that has the data (r < 2^k) sends it all to r + 2^k
     steps = []
@@ -63,16 +73,24 @@ def broadcast_binomial(p: int, segments: int = 1):
     return make("broadcast", "binomial", p, 1, steps)
 
 
+def reduce_binomial_arrays(p: int, segments: int = 1) -> ArraySchedule:
+    return reverse_arrays(broadcast_binomial_arrays(p), "reduce", "binomial", reduce=True)
+
+
 @algorithm("reduce", "binomial", "ceil(lg p) (alpha + n beta + n gamma)", MPICH + "reduce_intra_binomial.c",
            coefficients=_binomial(1, 1, 1),
-           array_builder=arrays_of(vectorized.binomial_reduce))
+           array_builder=reduce_binomial_arrays)
 def reduce_binomial(p: int, segments: int = 1):
     return reverse(broadcast_binomial(p), "reduce", "binomial", reduce=True)
 
 
+def allreduce_reduce_broadcast_arrays(p: int, segments: int = 1) -> ArraySchedule:
+    return concat_arrays(reduce_binomial_arrays(p), broadcast_binomial_arrays(p), "allreduce", "reduce-broadcast")
+
+
 @algorithm("allreduce", "reduce-broadcast", "2 ceil(lg p) alpha + 2 ceil(lg p) n beta + ceil(lg p) n gamma",
            "binomial reduce + binomial broadcast (MPICH rows composed)", coefficients=_binomial(2, 2, 1),
-           array_builder=arrays_of(vectorized.reduce_broadcast_allreduce))
+           array_builder=allreduce_reduce_broadcast_arrays)
 def allreduce_reduce_broadcast(p: int, segments: int = 1):
     return concat(reduce_binomial(p), broadcast_binomial(p), "allreduce", "reduce-broadcast")
 
