@@ -214,3 +214,39 @@ def test_plan_options_reach_the_plan_as_the_api_builds_it():
     assert spec.layout.zero3_shard == 2 and spec.layout.sequence_parallel and spec.layout.bucket_bytes == 50e6
     (plan,), _ = api.plan_compare(spec, [])
     assert json.loads(res.output) == json.loads(json.dumps(plan.to_json()))
+
+
+# commands whose every option is a spec field's declaration, but for these (what the command itself does)
+COMMAND_ONLY = {
+    "plan": {"--compare": "variants set beside the plan", "--search": "how the plan is asked for",
+             "--require-fit": "the exit status", "--json": "the output", "--cluster": "plan's own default preset"},
+    "simulate": {"--timeline": "a picture the command writes", "--json": "the output"},
+}
+
+
+def _declared(spec_class) -> dict:
+    """{first flag (or the argument's name): field} of a spec's cli_option declarations."""
+    out = {}
+    for f in dataclasses.fields(spec_class):
+        meta = f.metadata.get("cli")
+        if meta is not None:
+            out[meta["flags"][0].split("/")[0] if meta["flags"] else f.name] = f
+        elif "Spec" in str(f.type) and f.name in ("network", "hardware"):
+            out.update(_declared(specs.NetworkSpec if f.name == "network" else specs.HardwareSpec))
+    return out
+
+
+@pytest.mark.parametrize("command", sorted(COMMAND_ONLY))
+def test_every_option_is_declared_once_on_a_spec_field(command):
+    """Each option of these commands is made from its spec field's declaration (same flags, same help), so
+    its text and flags live in one place."""
+    declared = {}
+    for spec_class in BUILDS[command]:
+        declared.update(_declared(spec_class))
+    for param in COMMANDS[command].params:
+        key = param.opts[0] if param.param_type_name == "option" else param.name
+        if key in ("--help",) or key in COMMAND_ONLY[command]:
+            continue
+        assert key in declared, f"{command} {key}: declare it on a spec field (cli_option) or list it in COMMAND_ONLY"
+        meta = declared[key].metadata["cli"]
+        assert (param.help or "") == meta["help"] or param.param_type_name == "argument", (command, key)

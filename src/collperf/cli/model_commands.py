@@ -9,7 +9,7 @@ import typer
 
 from collperf import api
 from collperf.cli import render, render_blink, render_logs
-from collperf.cli.options import (command, Collective, flag, Hybrid, InterAlg, IntraAlg, Json, network_options,
+from collperf.cli.options import (command, Collective, field_option, flag, Hybrid, InterAlg, IntraAlg, Json, network_options,
                                   spec_options, TDpa, Transit)
 from collperf.cli.render import out, print_json
 from collperf.cli.sim_watch import SimulationWatch
@@ -121,39 +121,24 @@ _BLINK, _PATTERN = "Blink (-A blink)", "Micro-benchmarks (--pattern)"
 
 @command()
 @network_options(exclude=("ranks", "nodes", "ranks_per_node"))
-def simulate(collective: Optional[str] = typer.Argument(None, help="The collective (not with --pattern)."),
-             algorithm: Optional[str] = typer.Option(None, "--algorithm", "-A", help=(
-                 "An algorithm of the collective, hierarchical, blink (packed trees on --ranks), or single-hop "
-                 "(Blink's single-hop trees: an alias of the mesh allreduce).")),
-             size: Optional[str] = typer.Option(None, "--size", "-s", help="Sizes, comma list (default 1G; "
-                                                "--pattern: 1M,16M,256M)."),
-             topology: str = typer.Option(..., "--topology", "-t",
-                                          help="dgx1v | dgx2 | mesh:P | switch:P | ring:P | cluster:NxG | file.json"),
-             mode: str = typer.Option("rounds", "--mode", help="rounds (fast) or events (congestion-aware)."),
-             memory_limit: Optional[str] = typer.Option(None, "--memory-limit", help=(
-                 "Refuse, before it starts, a run whose estimated memory is over this (default: the memory "
-                 "available now), e.g. 8GiB.")),
-             engine: str = typer.Option("auto", "--engine", help=(
-                 "Events mode: auto (classes of like transfers where they are few), grouped, or per-transfer.")),
-             segments: Optional[int] = typer.Option(None, "--segments", help="Pipeline segments (default 1; blink 16; "
-                                                    "--pattern 32)."),
-             root: Optional[int] = typer.Option(None, "--root", help="Root rank (default 0; blink: the group's first)."),
+def simulate(collective: Optional[str] = field_option(SimulateSpec, "collective", default=None),
+             algorithm: Optional[str] = field_option(SimulateSpec, "algorithm", default=None),
+             size: Optional[str] = field_option(SimulateSpec, "size", default=None),
+             topology: str = field_option(SimulateSpec, "topology"), mode: str = field_option(SimulateSpec, "mode"),
+             memory_limit: Optional[str] = field_option(SimulateSpec, "memory_limit"),
+             engine: str = field_option(SimulateSpec, "engine"),
+             segments: Optional[int] = field_option(SimulateSpec, "segments"),
+             root: Optional[int] = field_option(SimulateSpec, "root"),
              timeline: Optional[str] = typer.Option(None, "--timeline", help="Write a per-step timeline (PNG/SVG)."),
-             as_json: bool = Json, intra_algorithm: Optional[str] = typer.Option(None, "--intra-algorithm"),
-             inter_algorithm: Optional[str] = typer.Option(None, "--inter-algorithm"),
-             ranks: Optional[str] = typer.Option(None, "--ranks", rich_help_panel=_BLINK,
-                                                 help="The group of GPUs, e.g. 0,1,4 (default: all of the topology)."),
+             as_json: bool = Json, intra_algorithm: Optional[str] = field_option(SimulateSpec, "intra_algorithm"),
+             inter_algorithm: Optional[str] = field_option(SimulateSpec, "inter_algorithm"),
+             ranks: Optional[str] = field_option(SimulateSpec, "ranks", _BLINK),
              hybrid: bool = Hybrid(_BLINK), t_dpa: str = TDpa(_BLINK), transit: str = Transit(_BLINK),
-             pattern: Optional[str] = typer.Option(None, "--pattern", rich_help_panel=_PATTERN, help=(
-                 "chain-forward | chain-reduce-forward | chain-reduce-broadcast | fan-in-forward | "
-                 "fan-in-reduce-forward | fan-out-forward: throughput vs size.")),
-             gpus: Optional[str] = typer.Option(None, "--gpus", rich_help_panel=_PATTERN, help=(
-                 "The chain in order; a fan-in's sources; a fan-out's destinations (dgx1v default: the appendix's).")),
-             center: Optional[int] = typer.Option(None, "--center", rich_help_panel=_PATTERN, help="A fan's center GPU."),
-             successor: Optional[int] = typer.Option(None, "--successor", rich_help_panel=_PATTERN,
-                                                     help="Where a fan-in's center forwards."),
-             source: Optional[int] = typer.Option(None, "--source", rich_help_panel=_PATTERN,
-                                                  help="A fan-out's source GPU."),
+             pattern: Optional[str] = field_option(PatternSpec, "pattern", _PATTERN, default=None),
+             gpus: Optional[str] = field_option(PatternSpec, "gpus", _PATTERN),
+             center: Optional[int] = field_option(PatternSpec, "center", _PATTERN),
+             successor: Optional[int] = field_option(PatternSpec, "successor", _PATTERN),
+             source: Optional[int] = field_option(PatternSpec, "source", _PATTERN),
              network: NetworkSpec = None):
     """Simulate an algorithm's schedule on a topology: time, bandwidths, per-step times, busiest links.
     With --pattern: one of Blink's micro-benchmarks, throughput vs size."""
