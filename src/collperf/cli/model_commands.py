@@ -25,21 +25,15 @@ _TOPOLOGY = "Topology (--topology)"
 @network_options(exclude=("ranks",))
 @spec_options(HardwareSpec, "nccl_view", only=NCCL_VIEW, panel="NCCL (--nccl)", build=False)
 def predict(collective: str = Collective,
-            size: str = typer.Option("1M,64M,1G", "--size", "-s", help="Sizes (nccl-tests convention), comma list."),
-            algorithm: str = typer.Option("all", "--algorithm", "-A", help="An algorithm, a comma list, or all "
-                                          "(allreduce: single-hop is Blink's single-hop trees, an alias of mesh)."),
-            segments: Optional[int] = typer.Option(None, "--segments", help="Pipeline segments for chain/"
-                                                   "double-binary-tree (default: the best per size)."),
+            size: str = field_option(PredictSpec, "size"), algorithm: str = field_option(PredictSpec, "algorithm"),
+            segments: Optional[int] = field_option(PredictSpec, "segments"),
             nccl: bool = flag(False, "--nccl", help="NCCL's own choice per size on a catalogue system (--cluster, "
                               "--nodes): algorithm/protocol, time, busbw and the runner-up."),
             as_json: bool = Json, intra_algorithm: str = IntraAlg, inter_algorithm: str = InterAlg,
             ranks: Optional[str] = typer.Option(None, "--ranks", "-p", rich_help_panel="Network", help=(
                 "Number of ranks (with --latency/--bandwidth); with --topology the group of GPUs, e.g. 0,1,2.")),
-            topology: Optional[str] = typer.Option(None, "--topology", "-t", rich_help_panel=_TOPOLOGY, help=(
-                "dgx1v | dgx2 | switch:P | file.json: -A blink prices packed trees on --ranks; other algorithms "
-                "(single-hop, ring, ...) the closed forms on a switch's link.")),
-            root: Optional[int] = typer.Option(None, "--root", rich_help_panel=_TOPOLOGY,
-                                               help="-A blink: the trees' root (default the group's first)."),
+            topology: Optional[str] = field_option(TopologyPredictSpec, "topology", _TOPOLOGY, default=None),
+            root: Optional[int] = field_option(TopologyPredictSpec, "root", _TOPOLOGY),
             hybrid: bool = Hybrid(_TOPOLOGY), t_dpa: str = TDpa(_TOPOLOGY), transit: str = Transit(_TOPOLOGY),
             nccl_view: dict = None, network: NetworkSpec = None):
     """Predict the time of COLLECTIVE for every algorithm, with its terms, bandwidths and lower bound.

@@ -182,11 +182,14 @@ class TopologyPredictSpec:
     every pair of the group sees through a switch (dgx2, switch:P)."""
 
     collective: str
-    topology: str
+    topology: str = field(metadata=cli_option("--topology", "-t", type=str, help=(
+        "dgx1v | dgx2 | switch:P | file.json: -A blink prices packed trees on --ranks; other algorithms "
+        "(single-hop, ring, ...) the closed forms on a switch's link.")))
     algorithm: str = "blink"
     size: object = "1M,64M,1G"
     ranks: list[int] | None = None   # the group ('0,1,2' is read into the list once); None: every rank
-    root: int | None = None          # blink: a topology rank of the group (default its first)
+    root: int | None = field(default=None, metadata=cli_option(   # a topology rank of the group
+        "--root", type=int, help="-A blink: the trees' root (default the group's first)."))
     hybrid: bool = field(default=False, metadata=HYBRID_OPTION)
     t_dpa: str | float = field(default="0", metadata=T_DPA_OPTION)
     transit: str = field(default="devices", metadata=TRANSIT_OPTION)
