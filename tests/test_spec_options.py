@@ -221,6 +221,9 @@ COMMAND_ONLY = {
     "plan": {"--compare": "variants set beside the plan", "--search": "how the plan is asked for",
              "--require-fit": "the exit status", "--json": "the output", "--cluster": "plan's own default preset"},
     "simulate": {"--timeline": "a picture the command writes", "--json": "the output"},
+    "calibrate": {},
+    "bound": {"--json": "the output"},
+    "validate": {"--json": "the output", "--plot": "a figure the command writes", "--html": "a page it writes"},
     "predict": {"--nccl": "which model prices: NCCL's tuning model", "--json": "the output",
                 "--ranks": "the network's rank count, or with --topology the group (spec.predict_network)"},
 }

@@ -9,8 +9,8 @@ import typer
 
 from collperf import api
 from collperf.cli import render, render_blink, render_logs
-from collperf.cli.options import (command, Collective, field_option, flag, Hybrid, InterAlg, IntraAlg, Json, network_options,
-                                  spec_options, TDpa, Transit)
+from collperf.cli.options import (command, Collective, field_option, flag, Hybrid, InterAlg, IntraAlg, Json,
+                                  network_options, spec_options, TDpa, Transit)
 from collperf.cli.render import out, print_json
 from collperf.cli.sim_watch import SimulationWatch
 from collperf.errors import UsageError

@@ -11,7 +11,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from collperf import __version__
-from collperf.spec import HardwareSpec, NetworkSpec, PredictSpec, SimulateSpec
+from collperf.spec import CalibrateSpec, HardwareSpec, NetworkSpec, PredictSpec, SimulateSpec
 
 class Command(TyperCommand):
     """A command whose --help option shows no value placeholder (typer prints <bool> for flags)."""
@@ -132,8 +132,8 @@ Collective = field_option(PredictSpec, "collective")
 Json = flag(False, "--json", help="Print one JSON document to stdout.")
 IntraAlg = field_option(PredictSpec, "intra_algorithm")
 InterAlg = field_option(PredictSpec, "inter_algorithm")
-TestbedOpt = typer.Option(None, "--testbed", help="hosts=4,rate=200mbit[,ranks-per-host=2]: brought up and torn down.")
-Timeout = typer.Option(300.0, "--timeout", help="Seconds before the whole run is stopped.")
+TestbedOpt = field_option(CalibrateSpec, "testbed")     # bench's, calibrate's and bound's: declared once, there
+Timeout = field_option(CalibrateSpec, "timeout_s")
 
 
 # Blink's options, in predict (--topology panel) and simulate (Blink panel): declared once, by SimulateSpec

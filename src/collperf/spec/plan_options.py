@@ -48,7 +48,8 @@ class PlanModelSpec:
 
 def _layout(default, *flags, help="", type=None):
     """A layout option; one whose default is None takes a whole number unless `type` says otherwise."""
-    return field(default=default, metadata=cli_option(*flags, help=help, type=type or (int if default is None else None)))
+    kind = type or (int if default is None else None)
+    return field(default=default, metadata=cli_option(*flags, help=help, type=kind))
 
 
 @dataclass(frozen=True, kw_only=True)
