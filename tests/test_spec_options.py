@@ -224,6 +224,10 @@ COMMAND_ONLY = {
     "calibrate": {},
     "bound": {"--json": "the output"},
     "validate": {"--json": "the output", "--plot": "a figure the command writes", "--html": "a page it writes"},
+    "fit": {"logs": "the logs, the command's argument", "--json": "the output"},
+    "diagnose": {"logs": "the logs, or a collective with --size and --time", "--json": "the output",
+                 "--plot": "a figure the command writes", "--html": "a page it writes"},
+    "trace": {"traces": "the traces, the command's argument", "--json": "the output", "--html": "a page it writes"},
     "predict": {"--nccl": "which model prices: NCCL's tuning model", "--json": "the output",
                 "--ranks": "the network's rank count, or with --topology the group (spec.predict_network)"},
 }
