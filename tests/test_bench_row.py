@@ -88,3 +88,48 @@ def test_dict_rows_and_typed_rows_write_the_same_files(specs):
 def test_results_own_their_json():
     res = Results("allreduce", 4, "gloo", CONFIG, [Row(algorithm="ring", size=1024, out_of_place=_timing())])
     assert res.to_json() == to_json(res) and res.to_json()["results"] == [res.rows[0].to_json()]
+
+
+_FINITE = st.floats(min_value=0.001, max_value=1e9, allow_nan=False, allow_infinity=False)
+_TIMINGS = st.builds(Timing, time_us=_FINITE, min_us=st.none() | _FINITE, p50_us=st.none() | _FINITE,
+                     algbw_GBps=st.none() | _FINITE, busbw_GBps=st.none() | _FINITE,
+                     wrong=st.none() | st.integers(0, 1 << 40))
+_ROWS = st.builds(Row, algorithm=st.sampled_from(["ring", "tree", "auto", "builtin"]), size=st.integers(0, 1 << 40),
+                  count=st.none() | st.integers(0, 1 << 40), type=st.sampled_from(["float", "int8", "bfloat16"]),
+                  redop=st.sampled_from(["sum", "max", "none"]), root=st.none() | st.integers(-1, 1023),
+                  out_of_place=st.none() | _TIMINGS, in_place=st.none() | _TIMINGS,
+                  auto=st.none() | st.fixed_dictionaries({"algorithm": st.sampled_from(["ring", "tree"]),
+                                                          "segments": st.integers(1, 64)}),
+                  predicted_us=st.none() | _FINITE)
+
+
+@given(_ROWS)
+def test_from_json_is_the_inverse_of_to_json(row):
+    assert Row.from_json(row.to_json()) == row
+    assert Row.from_json(json.loads(json.dumps(row.to_json()))) == row   # through the file, too
+
+
+def test_from_json_reads_the_nccl_tests_writers_shape():
+    """nccl-tests -J: root as the text column's "%6i" string, #wrong a double (-c) or null, N/A bandwidths,
+    only cpu_time, no algorithm, and per-iteration keys the row leaves to the reader."""
+    entry = {"size": 1024, "count": 256, "type": "float", "redop": "sum", "root": "    -1",
+             "out_of_place": {"time": 12.5, "alg_bw": 0.08192, "bus_bw": "N/A", "nwrong": 0.0},
+             "in_place": {"cpu_time": 13.0, "alg_bw": None, "bus_bw": None, "nwrong": None},
+             "out_of_place_per_iter": {"min_us": 12.0}, "actual_iterations": 20}
+    row = Row.from_json(entry)
+    assert (row.algorithm, row.root, row.count) == ("", -1, 256)
+    assert row.out_of_place == Timing(time_us=12.5, algbw_GBps=0.08192, wrong=0)
+    assert row.in_place == Timing(time_us=13.0)
+    assert Row.from_json({"size": 8}).count is None and Row.from_json({"size": 8}).root is None
+
+
+def test_placements_are_the_ingest_tables_rows():
+    """One record per placement that ran, out-of-place first; 200 us is 2e-4 s."""
+    row = Row(algorithm="ring", size=1024, count=256, type="float", redop="sum", root=-1,
+              out_of_place=_timing(200.0), in_place=_timing(400.0, wrong=None))
+    out, inp = row.placements(line=7)
+    assert (out["placement"], out["wrong"], out["line"]) == ("out-of-place", 0, 7)
+    assert (out["time_s"], inp["time_s"]) == (pytest.approx(2e-4), pytest.approx(4e-4))
+    assert (inp["placement"], inp["wrong"], inp["dtype"], inp["op"]) == \
+        ("in-place", None, "float", "sum")
+    assert Row(algorithm="ring", size=1).placements() == []

@@ -9,6 +9,7 @@ from collperf.collectives import COLLECTIVES
 from collperf.ingest import consistency, validate as v
 from collperf.ingest.nccltests import _BINARY, _COLLECTIVE
 from collperf.ingest.table import IngestError, Row, Table
+from collperf.runtime.row import PLACEMENTS, Row as BenchRow
 
 # --- nccl-tests -J and collperf bench JSON ---------------------------------------------------------
 # Shapes (validate.check): nccl-tests -J (reference/nccl-tests-format.md 4.4) and collperf's results.to_json.
@@ -123,14 +124,15 @@ def parse_json(doc, source: str, collective: str | None = None, lines=None) -> l
         where = f"$.results[{i}]"
         try:
             v.check(r, _NCCL_RESULT, where)
-            for key, placement in (("out_of_place", "out-of-place"), ("in_place", "in-place")):
-                m = r.get(key)
-                if m:
-                    time = m["time"] if "time" in m else m.get("cpu_time")
-                    row = _json_row(r, m, time, placement, f"{where}.{key}", i + 1)
-                    _per_iter(table, row, r.get(f"{key}_per_iter", m.get("per_iter")), f"{where}.{key}_per_iter",
-                              lambda: _at(i, lines))   # noqa: B023 (called at once)
-                    table.rows.append(row)
+            # a bad in-place measurement leaves the good out-of-place one read, then skips the rest
+            rows, bad = _json_rows(r, where, i + 1)
+            for key, row in rows:
+                m = r[key]
+                _per_iter(table, row, r.get(f"{key}_per_iter", m.get("per_iter")), f"{where}.{key}_per_iter",
+                          lambda: _at(i, lines))   # noqa: B023 (called at once)
+                table.rows.append(row)
+            if bad is not None:
+                raise bad
         except v.BadValue as e:
             table.skipped.append(f"{_at(i, lines)}{e}")
     if not table.rows:
@@ -183,26 +185,49 @@ def _per_iter(table: Table, row: Row, stats, where: str, line=lambda: "") -> Non
     table.header.setdefault("per_iter", {})[(row.size, row.placement)] = kept
 
 
-def _json_row(r: dict, m: dict, time, placement: str, where: str, index: int) -> Row:
-    """One measurement of a JSON result, every number range-checked (BadValue names the JSON path)."""
+def _json_rows(r: dict, where: str, index: int) -> tuple[list[tuple[str, Row]], v.BadValue | None]:
+    """The ingest rows of one JSON result: its numbers range-checked, then read as the bench row
+    (runtime.row.Row.from_json, the inverse of what bench writes) and split by placement (Row.placements).
+    Returns the rows of the placements read before the first bad one, and that one's BadValue (None: all read)."""
+    columns, measures, bad = {}, {}, None
+    for key in PLACEMENTS:
+        if r.get(key):
+            try:
+                columns, measures[key] = _checked(r, r[key], f"{where}.{key}")
+            except v.BadValue as e:
+                bad = e
+                break
+    if not measures:
+        return [], bad
+    bench = BenchRow.from_json({**r, **columns, **{key: measures.get(key) for key in PLACEMENTS}})
+    rows = [Row(**record) for record in bench.placements(index)]
+    for row in rows:
+        if row.algbw_GBps is not None:
+            exact = row.size / row.time_s / 1e9
+            if abs(row.algbw_GBps - exact) > 0.005 + 1e-3 * exact:
+                row.flags.append(f"alg_bw {row.algbw_GBps:g} GB/s disagrees with size / time = {exact:.4g} GB/s")
+    return [(key, row) for key, row in zip([k for k in PLACEMENTS if k in measures], rows)], bad
+
+
+def _checked(r: dict, m: dict, where: str) -> tuple[dict, dict]:
+    """One measurement of a JSON result and the result's columns, every number range-checked (BadValue names
+    the JSON path): the columns and the placement object, in the shape Row.to_json writes."""
     try:
+        time = m["time"] if "time" in m else m.get("cpu_time")
         if time is None:
             raise v.BadValue("no 'time' (us)")
         for key in ("alg_bw", "bus_bw"):   # JSON carries numbers; a string other than N/A is a broken writer
             if isinstance(m.get(key), str) and m[key] != "N/A":
                 raise v.BadValue(f"{key} {m[key][:20]!r} is a string: expected a number, null or 'N/A'")
-        row = Row(v.size_bytes(r["size"]), v.time_us(time) * 1e-6, v.bandwidth(m.get("alg_bw"), "alg_bw"),
-                  v.bandwidth(m.get("bus_bw"), "bus_bw"), v.wrong_count(m.get("nwrong")), placement,
-                  None if r.get("count") is None else v.whole(r["count"], "count", 0, v.MAX_COUNT),
-                  str(r.get("type") or ""), str(r.get("redop") or ""),
-                  _root(r.get("root")), index)
+        size, time_us = v.size_bytes(r["size"]), v.time_us(time)
+        measure = {"time": time_us, "alg_bw": v.bandwidth(m.get("alg_bw"), "alg_bw"),
+                   "bus_bw": v.bandwidth(m.get("bus_bw"), "bus_bw"), "nwrong": v.wrong_count(m.get("nwrong"))}
+        columns = {"size": size,
+                   "count": None if r.get("count") is None else v.whole(r["count"], "count", 0, v.MAX_COUNT),
+                   "type": str(r.get("type") or ""), "redop": str(r.get("redop") or ""), "root": _root(r.get("root"))}
     except v.BadValue as e:
         raise v.BadValue(f"{where}: {e}") from None
-    if row.algbw_GBps is not None:
-        exact = row.size / row.time_s / 1e9
-        if abs(row.algbw_GBps - exact) > 0.005 + 1e-3 * exact:
-            row.flags.append(f"alg_bw {row.algbw_GBps:g} GB/s disagrees with size / time = {exact:.4g} GB/s")
-    return row
+    return columns, measure
 
 
 def _footer(table: Table, doc: dict) -> None:
@@ -254,8 +279,10 @@ def _collperf_json(doc: dict, source: str, collective: str | None = None, lines=
         where = f"$.results[{i}]"
         try:
             v.check(r, _COLLPERF_RESULT, where)
-            rows = [_json_row(r, r[key], r[key]["time"], placement, f"{where}.{key}", i + 1)
-                    for key, placement in (("out_of_place", "out-of-place"), ("in_place", "in-place")) if r.get(key)]
+            pairs, bad = _json_rows(r, where, i + 1)
+            if bad is not None:
+                raise bad
+            rows = [row for _, row in pairs]
         except v.BadValue as e:
             skipped.append(f"{_at(i, lines)}{e}")
             continue

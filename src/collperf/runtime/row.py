@@ -15,6 +15,11 @@ from dataclasses import dataclass, fields, replace
 PLACEMENTS = ("out_of_place", "in_place")
 
 
+def _reported(value):
+    """A bandwidth as written: "N/A" (nccl-tests, when it is not defined) reads as None."""
+    return None if value == "N/A" else value
+
+
 class _ReadAsMapping:
     """r[key] and r.get(key, default), by the names in _KEYS (the dict rows' keys) or the field names."""
 
@@ -40,10 +45,10 @@ class Timing(_ReadAsMapping):
     the fastest and median iteration, the bandwidths at that time and #wrong (None: not checked)."""
 
     time_us: float
-    min_us: float
-    p50_us: float
-    algbw_GBps: float
-    busbw_GBps: float
+    min_us: float | None = None     # None: the file did not say (nccl-tests -J writes only the mean)
+    p50_us: float | None = None
+    algbw_GBps: float | None = None  # None: not reported (nccl-tests writes "N/A" or null)
+    busbw_GBps: float | None = None
     wrong: int | None = None
 
     _KEYS = {"algbw": "algbw_GBps", "busbw": "busbw_GBps"}
@@ -61,6 +66,19 @@ class Timing(_ReadAsMapping):
         return {"time": self.time_us, "alg_bw": self.algbw_GBps, "bus_bw": self.busbw_GBps, "nwrong": self.wrong,
                 "min_us": self.min_us, "p50_us": self.p50_us}
 
+    @classmethod
+    def from_json(cls, entry: dict) -> Timing:
+        """The inverse of to_json, as tolerant as nccl-tests' own writer needs (NCCL tests 2.17 src/util.cu
+        writeBenchmarkLineBody): the time may be only "cpu_time", a bandwidth "N/A" or null, #wrong a
+        double (with -c) or null. Values are taken as they are: range checks belong to the reader."""
+        time = entry["time"] if "time" in entry else entry.get("cpu_time")
+        if time is None:
+            raise ValueError("no 'time' (us)")
+        wrong = entry.get("nwrong")
+        return cls(time_us=time, min_us=entry.get("min_us"), p50_us=entry.get("p50_us"),
+                   algbw_GBps=_reported(entry.get("alg_bw")), busbw_GBps=_reported(entry.get("bus_bw")),
+                   wrong=None if wrong is None else int(wrong))
+
 
 @dataclass(frozen=True, kw_only=True)
 class Row(_ReadAsMapping):
@@ -70,10 +88,10 @@ class Row(_ReadAsMapping):
 
     algorithm: str
     size: int
-    count: int = 0
+    count: int | None = 0       # None: the file did not say
     type: str = "float"
     redop: str = "none"
-    root: int = -1
+    root: int | None = -1       # None: the file did not say
     out_of_place: Timing | None = None
     in_place: Timing | None = None
     auto: dict | None = None
@@ -118,3 +136,22 @@ class Row(_ReadAsMapping):
                 "algorithm": self.algorithm, "predicted_us": self.predicted_us,
                 **({"auto": self.auto} if self.auto is not None else {}),
                 **{name: None if (t := getattr(self, name)) is None else t.to_json() for name in PLACEMENTS}}
+
+    @classmethod
+    def from_json(cls, entry: dict) -> Row:
+        """The inverse of to_json; it also reads nccl-tests -J result entries (no algorithm: "", the root as
+        the text column's `%6i` string "    -1", missing columns as None or ""). Keys it does not know
+        (nccl-tests -I's per-iteration blocks, actual_iterations) are left to the reader."""
+        root = entry.get("root")
+        return cls(algorithm=entry.get("algorithm") or "", size=entry["size"], count=entry.get("count"),
+                   type=entry.get("type") or "", redop=entry.get("redop") or "",
+                   root=int(root.strip()) if isinstance(root, str) else root,
+                   auto=entry.get("auto"), predicted_us=entry.get("predicted_us"),
+                   **{name: None if not entry.get(name) else Timing.from_json(entry[name]) for name in PLACEMENTS})
+
+    def placements(self, line: int = 0) -> list[dict]:
+        """One record per placement that ran, out-of-place first, under the ingest table's row fields
+        (size, time_s, algbw_GBps, ..., placement "out-of-place"/"in-place"); `line`: where the row was read."""
+        return [{"size": self.size, "time_s": t.time_us * 1e-6, "algbw_GBps": t.algbw_GBps, "busbw_GBps": t.busbw_GBps,
+                 "wrong": t.wrong, "placement": name.replace("_", "-"), "count": self.count, "dtype": self.type,
+                 "op": self.redop, "root": self.root, "line": line} for name, t in self.timings()]
