@@ -16,7 +16,9 @@ from collperf.cli import app
 from collperf.diagnose.findings import _dips
 from collperf.errors import UsageError
 from collperf.lab.bench import distinct_sizes
+from collperf.model.network import Link
 from collperf.spec import SweepSpec
+from collperf.topology import KINDS, parse
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EXAMPLES = Path(__file__).parent.parent / "examples"
@@ -213,3 +215,19 @@ def test_short_t_is_topology_in_every_command():
                 seen += 1
     assert seen >= 7    # predict, simulate, bench, trees, testbed up, export msccl, import msccl
     assert "No such option: -t" in " ".join(collperf("diagnose", "allreduce", "--size", "1G", "-t", "9ms")[2].split())
+
+
+def test_simulate_help_lists_every_topology_the_parser_takes():
+    """Each form in the parser's own list parses (P, N, G and RACKS filled in small), and simulate --help
+    names every one of them, so a user sees rail:, fattree:, dragonfly: and nvl72: too."""
+    forms = [f.strip().split("[")[0] for f in KINDS.replace(" or ", ", ").split(",") if ":" in f]
+    assert {f.split(":")[0] for f in forms} >= {"mesh", "switch", "ring", "cluster", "rail", "fattree", "dragonfly",
+                                                "nvl72"}
+    for form in forms:
+        spec = form.replace("RACKS", "1").replace("NxG", "2x4").replace("P", "4")
+        assert parse(spec, Link(5e-6, 50e9)).ranks >= 1, spec
+    code, out, _ = collperf("simulate", "--help", env={"COLUMNS": "400"})
+    assert code == 0
+    folded = " ".join(out.replace("│", " ").split())
+    for form in forms:
+        assert form in folded, form

@@ -16,6 +16,7 @@ from collperf.model.network import Link
 from collperf.simulate import ENGINES
 from collperf.spec.checks import check_mode, cli_option, rank_list, sizes, whole
 from collperf.spec.network import NetworkSpec
+from collperf.topology import KINDS as TOPOLOGY_KINDS
 
 
 # Blink's options, in predict --topology and simulate: one declaration for both
@@ -38,7 +39,7 @@ class SimulateSpec:
         "An algorithm of the collective, hierarchical, blink (packed trees on --ranks), or single-hop "
         "(Blink's single-hop trees: an alias of the mesh allreduce).")))
     topology: str = field(metadata=cli_option(
-        "--topology", "-t", type=str, help="dgx1v | dgx2 | mesh:P | switch:P | ring:P | cluster:NxG | file.json"))
+        "--topology", "-t", type=str, help=f"The machine: {TOPOLOGY_KINDS}."))
     size: object = field(default="1G", metadata=cli_option(
         "--size", "-s", type=str, help="Sizes, comma list (default 1G; --pattern: 1M,16M,256M)."))
     mode: str = field(default="rounds", metadata=cli_option(

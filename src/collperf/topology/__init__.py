@@ -289,7 +289,8 @@ def nvl72(racks: int, cluster: Cluster | None = None) -> Topology:
 _SPEC = re.compile(r"^(mesh|switch|ring):(\d+)$|^cluster:(\d+)x(\d+)$")
 _FABRIC = re.compile(r"^(rail|fattree|dragonfly):(\d+)x(\d+)((?:,[a-z-]+=[0-9.]+)*)$")
 _BUILD = {"rail": rail_fat_tree, "fattree": fat_tree, "dragonfly": dragonfly}
-_KINDS = ("dgx1v, dgx2, mesh:P, switch:P, ring:P, cluster:NxG, rail:NxG[,su=32,oversub=1], "
+# every form parse takes, named once: its error and the --topology help of the commands that call it say this
+KINDS = ("dgx1v, dgx2, mesh:P, switch:P, ring:P, cluster:NxG, rail:NxG[,su=32,oversub=1], "
           "fattree:NxG[,rack=16,pod=8,oversub=1,core-oversub=1], dragonfly:NxG[,routers=8,router-nodes=4], "
           "nvl72:RACKS or a .json file")
 
@@ -322,7 +323,7 @@ def parse(spec: str, link: Link | None = None, cluster: Cluster | None = None) -
         return nvl72(int(text[6:]), cluster)
     if text.endswith(".json") or Path(text).exists():
         return load(text)
-    raise UsageError(f"unknown topology {spec!r}: expected {_KINDS}")
+    raise UsageError(f"unknown topology {spec!r}: expected {KINDS}")
 
 
 def _cluster(text: str, nodes: int, gpn: int, cluster: Cluster | None) -> Cluster:
