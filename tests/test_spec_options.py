@@ -228,6 +228,7 @@ COMMAND_ONLY = {
     "diagnose": {"logs": "the logs, or a collective with --size and --time", "--json": "the output",
                  "--plot": "a figure the command writes", "--html": "a page it writes"},
     "trace": {"traces": "the traces, the command's argument", "--json": "the output", "--html": "a page it writes"},
+    "report": {"inputs": "the logs, traces and JSON documents, the command's argument"},
     "predict": {"--nccl": "which model prices: NCCL's tuning model", "--json": "the output",
                 "--ranks": "the network's rank count, or with --topology the group (spec.predict_network)"},
 }
@@ -259,3 +260,4 @@ def test_every_option_is_declared_once_on_a_spec_field(command):
             continue
         assert key in declared, f"{command} {key}: declare it on a spec field (cli_option) or list it in COMMAND_ONLY"
         assert (param.help or "") in declared[key] or param.param_type_name == "argument", (command, key)
+

@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from collperf import api
-from collperf.cli.options import command, network_options
+from collperf.cli.options import command, network_options, spec_options
 from collperf.cli.render import out
 from collperf.spec import NetworkSpec, output_path, ReportSpec
 
@@ -32,20 +32,13 @@ def command_line() -> str:
 
 @command("report")
 @network_options(only=("cluster", "nodes", "profile"))
+@spec_options(ReportSpec, "fields", build=False)   # with the inputs, the command line and the network it is built
 def report_command(inputs: list[str] = typer.Argument(..., help="Logs (anything diagnose reads), bench JSON, "
                                                                "validate JSON or profiler traces (one file per rank, "
                                                                "a directory or a glob); several logs are compared "
                                                                "side by side."),
-                   output: str = typer.Option("report.html", "-o", "--output", help="The HTML file to write."),
-                   peak: Optional[str] = typer.Option(None, "--peak", help="Per-rank link rate busbw is judged "
-                                                                           "against, e.g. 50GB/s."),
-                   title: Optional[str] = typer.Option(None, "--title", help="The page's title."),
-                   collective: Optional[str] = typer.Option(None, "--collective", help="Override the collective."),
-                   ranks: Optional[int] = typer.Option(None, "--ranks", "-p", help="Rank count, where a log does "
-                                                                                   "not say."),
-                   network: NetworkSpec = None):
+                   network: NetworkSpec = None, fields: dict = None):
     """One HTML page to share: verdict, plots, fitted regimes, per-size table and findings; no network needed
     to view it."""
-    path = api.report(ReportSpec(inputs=inputs, output=output, command=command_line(), peak=peak, network=network,
-                                 collective=collective, ranks=ranks, title=title))
+    path = api.report(ReportSpec(inputs=inputs, command=command_line(), network=network, **fields))
     out.print(f"report written to {path}")

@@ -134,13 +134,17 @@ class ReportSpec:
     are diagnose's options for the logs; `command` is shown as what made the page (default: the API call)."""
 
     inputs: list = field(default_factory=list)   # one input is read as a list of one
-    output: str = "report.html"
+    output: str = field(default="report.html", metadata=cli_option(
+        "-o", "--output", help="The HTML file to write."))
     command: str | None = None
-    peak: str | float | None = None
+    peak: str | float | None = field(default=None, metadata=cli_option(
+        "--peak", type=str, help="Per-rank link rate busbw is judged against, e.g. 50GB/s."))
     network: NetworkSpec | None = None
-    collective: str | None = None
-    ranks: int | None = None
-    title: str | None = None
+    collective: str | None = field(default=None, metadata=cli_option(
+        "--collective", type=str, help="Override the collective."))
+    ranks: int | None = field(default=None, metadata=cli_option(
+        "--ranks", "-p", type=int, help="Rank count, where a log does not say."))
+    title: str | None = field(default=None, metadata=cli_option("--title", type=str, help="The page's title."))
 
     def __post_init__(self):
         items = self.inputs if isinstance(self.inputs, (list, tuple)) else [self.inputs]
