@@ -46,7 +46,6 @@ NOT_AN_OPTION = {
     ("NcclPredictSpec", "ranks"): "the network's --ranks",
     ("VerifySpec", "segments"): "API only: the pipelined schedules' segment counts checked",
     ("VerifySpec", "hierarchical"): "API only: the two-level schedules are always verified from the CLI",
-    ("SweepSpec", "collective"): "bench takes it as the argument or as --collective (sweep_collective)",
     ("SweepSpec", "progress"): "API only: the CLI shows progress where a person watches a terminal",
     ("SweepSpec", "size_list"): "API only (validate's --sizes): bench sweeps -b/-e/-f as nccl-tests does",
     ("BenchSpec", "sweep"): "built from the sweep's options",
@@ -83,6 +82,7 @@ DEFAULT_DIFFERS = {
     ("export msccl", "MscclExportSpec", "collective"): "required",
     ("export msccl", "MscclExportSpec", "algorithm"): "required",
     ("trace", "TraceSpec", "algorithm"): "None: no what-if of ours",
+    ("bench", "SweepSpec", "collective"): "None on the command line: the argument's, else allreduce (sweep_collective)",
 }
 
 
@@ -228,6 +228,10 @@ COMMAND_ONLY = {
     "diagnose": {"logs": "the logs, or a collective with --size and --time", "--json": "the output",
                  "--plot": "a figure the command writes", "--html": "a page it writes"},
     "trace": {"traces": "the traces, the command's argument", "--json": "the output", "--html": "a page it writes"},
+    "bench": {"collective_arg": "the collective as the command's argument (or --collective)",
+              "--json": "the output", "--html": "a page it writes",
+              "--timeout": "declared on CalibrateSpec (field_option), shared by bench, calibrate and bound",
+              "--testbed": "declared on CalibrateSpec (field_option), shared by bench, calibrate and bound"},
     "report": {"inputs": "the logs, traces and JSON documents, the command's argument"},
     "predict": {"--nccl": "which model prices: NCCL's tuning model", "--json": "the output",
                 "--ranks": "the network's rank count, or with --topology the group (spec.predict_network)"},

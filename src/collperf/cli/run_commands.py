@@ -26,8 +26,7 @@ from collperf.spec import (BenchSpec, BoundSpec, CalibrateSpec, NetworkSpec, out
 def bench(collective_arg: Optional[str] = typer.Argument(None, metavar="[COLLECTIVE]",
                                                          help="The collective to measure (default allreduce); "
                                                               "or --collective."),
-          collective: Optional[str] = typer.Option(None, "--collective", help="The collective to measure (as the "
-                                                   "argument)."),
+          collective: Optional[str] = field_option(SweepSpec, "collective", default=None),
           timeout: float = Timeout,
           as_json: bool = flag(False, "--json", help="Print the nccl-tests -J JSON document (plus our "
                                        "fields) to stdout at the end, instead of the text table."),

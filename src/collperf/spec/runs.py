@@ -33,7 +33,9 @@ class SweepSpec:
     """An nccl-tests-style sweep: which collective and algorithms, which sizes, how measured and checked.
     Sizes are given as the CLI takes them ('64K') or in bytes; the `*_size_bytes` properties read them."""
 
-    collective: str = "allreduce"
+    # bench also takes it as its argument (sweep_collective): the option's command-line default is None
+    collective: str = field(default="allreduce", metadata=cli_option(
+        "--collective", type=str, help="The collective to measure (as the argument)."))
     # 'ring,builtin' is read into the list once
     algorithms: list[str] = field(default_factory=lambda: ["builtin"], metadata=cli_option(
         "--algorithm", "-A", help="Comma list: ours, builtin, and/or auto (per size the model's fastest for the "
