@@ -232,6 +232,8 @@ COMMAND_ONLY = {
               "--json": "the output", "--html": "a page it writes",
               "--timeout": "declared on CalibrateSpec (field_option), shared by bench, calibrate and bound",
               "--testbed": "declared on CalibrateSpec (field_option), shared by bench, calibrate and bound"},
+    "export nccl-tuner": {"logs": "the logs, the command's argument"},
+    "export msccl": {},
     "report": {"inputs": "the logs, traces and JSON documents, the command's argument"},
     "predict": {"--nccl": "which model prices: NCCL's tuning model", "--json": "the output",
                 "--ranks": "the network's rank count, or with --topology the group (spec.predict_network)"},

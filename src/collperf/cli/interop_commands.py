@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 
 from collperf import api, units
-from collperf.cli.options import app, Command, hardware_options, Json, network_options, sub_app
+from collperf.cli.options import app, Command, hardware_options, Json, network_options, spec_options, sub_app
 from collperf.cli.render import escape, out, print_json
 from collperf.spec import HardwareSpec, MscclExportSpec, MscclImportSpec, NetworkSpec, TunerSpec
 
@@ -19,23 +19,17 @@ app.add_typer(import_app, name="import")
 
 @export_app.command("nccl-tuner", cls=Command)
 @hardware_options()
+@spec_options(TunerSpec, "fields", build=False)   # with the logs and the hardware it is built
 def export_nccl_tuner(logs: Optional[list[str]] = typer.Argument(None, help="One log per NCCL_ALGO/NCCL_PROTO (and "
                                                                             "optionally a default run), or "
                                                                             "optimize_config.py's CSV. None: "
                                                                             "rules from NCCL's model on --cluster."),
-                      output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the rules here."),
-                      ranks: Optional[int] = typer.Option(None, "--ranks", "-p", help="nRanks of the rules (default: "
-                                                                                      "the logs', else -1 = any)."),
-                      channels: Optional[int] = typer.Option(None, "--channels", help="Channel count, where the logs "
-                                                                                      "do not say."),
-                      collective: Optional[str] = typer.Option(None, "--collective", help="Override the collective "
-                                                               "(model: only this one)."),
-                      hardware: HardwareSpec = None):
+                      hardware: HardwareSpec = None, fields: dict = None):
     """NCCL example tuner plugin rules (CSV): from fits of measured logs, or from NCCL's own model on a system
     (--cluster dgx-h100 --nodes 2; --nic-rate/--intra-bandwidth: what the links really deliver); a boundary
     wherever the fastest curve changes, bisected to the byte."""
-    rules = api.export_nccl_tuner(TunerSpec(logs=logs or [], output=output, ranks=ranks, channels=channels,
-                                            collective=collective, hardware=hardware))
+    rules = api.export_nccl_tuner(TunerSpec(logs=logs or [], hardware=hardware, **fields))
+    output = fields["output"]
     if output is None:
         out.print(rules.text(), end="", markup=False, highlight=False, soft_wrap=True)
     else:
@@ -44,27 +38,12 @@ def export_nccl_tuner(logs: Optional[list[str]] = typer.Argument(None, help="One
 
 @export_app.command("msccl", cls=Command)
 @network_options(only=("latency", "bandwidth"))
-def export_msccl(collective: str = typer.Option(..., "--collective", help="The collective."),
-                 algorithm: str = typer.Option(..., "--algorithm", "-A", help="The algorithm (collperf algorithms), "
-                                                                              "or blink (packed trees on --topology)."),
-                 ranks: Optional[str] = typer.Option(None, "--ranks", "-p", help="Rank count; -A blink: the group of "
-                                                                                 "the topology's GPUs, e.g. 0,1,4."),
-                 root: Optional[int] = typer.Option(None, "--root", help="Root rank of rooted collectives (default 0; "
-                                                                         "blink: the group's first)."),
-                 segments: Optional[int] = typer.Option(None, "--segments", help="Pipeline segments (default 1; "
-                                                                                 "blink 16)."),
-                 nodes: Optional[int] = typer.Option(None, "--nodes", help="Nodes (hierarchical)."),
-                 ranks_per_node: Optional[int] = typer.Option(None, "--ranks-per-node", help="Ranks per node."),
-                 topology: Optional[str] = typer.Option(None, "--topology", "-t", help="-A blink: dgx1v, dgx2, "
-                                                                                       "switch:P, cluster:NxG or a file."),
-                 proto: str = typer.Option("Simple", "--proto", help="MSCCL protocol: Simple, LL or LL128."),
-                 output: Optional[str] = typer.Option(None, "--output", "-o", help="Write the XML here."),
-                 network: NetworkSpec = None):
+@spec_options(MscclExportSpec, "fields", build=False)   # with the network it is built
+def export_msccl(network: NetworkSpec = None, fields: dict = None):
     """A verified schedule as an MSCCL algorithm XML (ours, or Blink's packed trees on a topology's group;
     switch:P, mesh:P, ring:P take their link from --latency and --bandwidth)."""
-    text = api.export_msccl(MscclExportSpec(collective=collective, algorithm=algorithm, ranks=ranks, output=output,
-                                            proto=proto, topology=topology, network=network, root=root,
-                                            segments=segments, nodes=nodes, ranks_per_node=ranks_per_node))
+    text = api.export_msccl(MscclExportSpec(network=network, **fields))
+    output = fields["output"]
     if output is None:
         out.print(text, end="", markup=False, highlight=False, soft_wrap=True)
     else:

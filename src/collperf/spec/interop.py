@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from collperf.errors import UsageError
-from collperf.spec.checks import output_path, path_list
+from collperf.spec.checks import cli_option, output_path, path_list
 from collperf.spec.network import HardwareSpec, NetworkSpec
 
 
@@ -16,11 +16,15 @@ class TunerSpec:
     logs from NCCL's model on `hardware`; nodes/ranks default to what the logs say; written to `output`."""
 
     logs: list = field(default_factory=list)     # one path is read as a list of one
-    output: str | None = None
+    output: str | None = field(default=None, metadata=cli_option(
+        "--output", "-o", type=str, help="Write the rules here."))
     nodes: int | None = None
-    ranks: int | None = None
-    channels: int | None = None
-    collective: str | None = None
+    ranks: int | None = field(default=None, metadata=cli_option(
+        "--ranks", "-p", type=int, help="nRanks of the rules (default: the logs', else -1 = any)."))
+    channels: int | None = field(default=None, metadata=cli_option(
+        "--channels", type=int, help="Channel count, where the logs do not say."))
+    collective: str | None = field(default=None, metadata=cli_option(
+        "--collective", type=str, help="Override the collective (model: only this one)."))
     hardware: HardwareSpec = field(default_factory=HardwareSpec)
 
     def __post_init__(self):
@@ -38,17 +42,27 @@ class MscclExportSpec:
     to `output`. Algorithm blink: Blink's packed trees on the group `ranks` ('0,1,4') of `topology`
     (network's latency/bandwidth: the link of a switch:P, mesh:P or ring:P)."""
 
-    collective: str
-    algorithm: str
-    ranks: int | str | None = None   # a rank count; -A blink: the group, '0,1,4'
-    output: str | None = None
-    proto: str = "Simple"
-    topology: str | None = None
+    collective: str = field(metadata=cli_option("--collective", type=str, help="The collective."))
+    algorithm: str = field(metadata=cli_option(
+        "--algorithm", "-A", type=str, help="The algorithm (collperf algorithms), or blink (packed trees on "
+        "--topology)."))
+    # a rank count; -A blink: the group, '0,1,4'
+    ranks: int | str | None = field(default=None, metadata=cli_option(
+        "--ranks", "-p", type=str, help="Rank count; -A blink: the group of the topology's GPUs, e.g. 0,1,4."))
+    output: str | None = field(default=None, metadata=cli_option(
+        "--output", "-o", type=str, help="Write the XML here."))
+    proto: str = field(default="Simple", metadata=cli_option(
+        "--proto", help="MSCCL protocol: Simple, LL or LL128."))
+    topology: str | None = field(default=None, metadata=cli_option(
+        "--topology", "-t", type=str, help="-A blink: dgx1v, dgx2, switch:P, cluster:NxG or a file."))
     network: NetworkSpec = field(default_factory=NetworkSpec)
-    root: int | None = None
-    segments: int | None = None
-    nodes: int | None = None
-    ranks_per_node: int | None = None
+    root: int | None = field(default=None, metadata=cli_option(
+        "--root", type=int, help="Root rank of rooted collectives (default 0; blink: the group's first)."))
+    segments: int | None = field(default=None, metadata=cli_option(
+        "--segments", type=int, help="Pipeline segments (default 1; blink 16)."))
+    nodes: int | None = field(default=None, metadata=cli_option("--nodes", type=int, help="Nodes (hierarchical)."))
+    ranks_per_node: int | None = field(default=None, metadata=cli_option(
+        "--ranks-per-node", type=int, help="Ranks per node."))
     intra_algorithm: str | None = None
     inter_algorithm: str | None = None
 
