@@ -9,6 +9,7 @@ import dataclasses
 
 import pytest
 import typer
+from typer.testing import CliRunner
 
 from collperf import spec as specs
 from collperf.cli import app
@@ -33,6 +34,9 @@ BUILDS = {
     "export msccl": [specs.MscclExportSpec],
     "import msccl": [specs.MscclImportSpec],
     "report": [specs.ReportSpec],
+    "testbed up": [specs.TestbedSpec],
+    "testbed status": [specs.TestbedDownSpec],
+    "testbed down": [specs.TestbedDownSpec],
     "plan": [specs.PlanModelSpec, specs.PlanLayoutSpec, specs.PlanSpec, specs.SearchSpec],
 }
 
@@ -65,6 +69,7 @@ NOT_AN_OPTION = {
     ("PlanSpec", "model"): "built from the model options (PlanModelSpec)",
     ("PlanSpec", "layout"): "built from the layout options (PlanLayoutSpec)",
     ("SearchSpec", "plan"): "the plan built from the other options",
+    ("TestbedDownSpec", "everything"): "status lists every testbed: only down takes --all",
     ("SearchSpec", "defaults"): "plan without --tp/--pp/--dp searches with defaults; --search without them",
 }
 
@@ -134,8 +139,7 @@ def test_every_command_that_builds_a_spec_is_checked():
     """A command whose parameters fill a spec is listed in BUILDS (new commands are not forgotten)."""
     fills = {name for name, cmd in COMMANDS.items()
              if {p.name for p in cmd.params} & {"network", "hardware", "ranks", "size", "collective"}}
-    assert fills - set(BUILDS) <= {"systems", "testbed up", "algorithms", "testbed status",
-                                   "testbed down"}, fills - set(BUILDS)
+    assert fills - set(BUILDS) <= {"systems", "algorithms"}, fills - set(BUILDS)
 
 
 def _every_spec():
@@ -201,7 +205,6 @@ def test_plan_layout_options_default_to_the_layouts_and_map_onto_its_fields():
 def test_plan_options_reach_the_plan_as_the_api_builds_it():
     """The CLI's plan from generated options is the plan the API builds from the same values written by hand."""
     import json
-    from typer.testing import CliRunner
     from collperf import api
     res = CliRunner().invoke(app, ["plan", "--model", "13b", "--bytes", "2", "--grad-bytes", "4", "--tp", "4",
                                    "--pp", "2", "--dp", "4", "--zero", "3", "--hsdp", "2", "--sp", "--bucket", "50MB",
@@ -234,6 +237,9 @@ COMMAND_ONLY = {
               "--testbed": "declared on CalibrateSpec (field_option), shared by bench, calibrate and bound"},
     "export nccl-tuner": {"logs": "the logs, the command's argument"},
     "export msccl": {},
+    "testbed up": {},
+    "testbed status": {"--json": "the output"},
+    "testbed down": {},
     "report": {"inputs": "the logs, traces and JSON documents, the command's argument"},
     "predict": {"--nccl": "which model prices: NCCL's tuning model", "--json": "the output",
                 "--ranks": "the network's rank count, or with --topology the group (spec.predict_network)"},
@@ -267,3 +273,17 @@ def test_every_option_is_declared_once_on_a_spec_field(command):
         assert key in declared, f"{command} {key}: declare it on a spec field (cli_option) or list it in COMMAND_ONLY"
         assert (param.help or "") in declared[key] or param.param_type_name == "argument", (command, key)
 
+
+
+def test_testbed_up_options_make_the_description_testbed_takes():
+    """testbed up's options are one TestbedSpec; its description is what --testbed takes, field by field."""
+    assert specs.TestbedSpec(hosts=2, rate="1gbit", ranks_per_host=3, name="x").description == \
+        "hosts=2,rate=1gbit,ranks-per-host=3,name=x"
+    assert specs.TestbedSpec(topology="dgx1v-like", group="0+1+4").description == \
+        "topology=dgx1v-like,ranks-per-host=1,name=tb0,group=0+1+4"
+    with pytest.raises(UsageError, match="--hosts 0"):
+        specs.TestbedSpec(hosts=0)
+    with pytest.raises(UsageError, match="--group 0\\+1: only with --topology"):
+        specs.TestbedSpec(group="0+1")
+    res = CliRunner().invoke(app, ["testbed", "up", "--ranks-per-host", "0"])
+    assert isinstance(res.exception, UsageError) and "--ranks-per-host 0" in str(res.exception)   # exit 2 in main

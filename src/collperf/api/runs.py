@@ -15,12 +15,14 @@ from collperf.lab.calibrate import calibrate as calibrate_here, check_ranks, sav
 from collperf.lab.results import OutputError, ResultFiles
 from collperf.lab.validate import bound as measured_bound, calibrated_grid, summary
 from collperf.runtime.launch import in_torchrun, torchrun_int
-from collperf.spec import BenchSpec, BoundSpec, CalibrateSpec, NetworkSpec, ValidateSpec
+from collperf.spec import BenchSpec, BoundSpec, CalibrateSpec, NetworkSpec, TestbedDownSpec, TestbedSpec, ValidateSpec
 
 
 def testbed(text):
     """A Testbed from its description ('hosts=4,rate=200mbit[,ranks-per-host=2]' or 'topology=dgx1v-like
-    [,group=0+1+4]'), None for None; a Testbed is returned as it is."""
+    [,group=0+1+4]') or a TestbedSpec, None for None; a Testbed is returned as it is."""
+    if isinstance(text, TestbedSpec):   # `collperf testbed up`'s options
+        text = text.description
     if text is None or not isinstance(text, str):
         return text
     from collperf.lab.testbed import parse_spec     # the routed testbed's plan loads networkx
@@ -40,8 +42,8 @@ def testbed_up(bed):
 
 
 def testbed_start(bed):
-    """`collperf testbed up`: bring a testbed up and leave it up, held for the user: no run and no
-    `testbed down` without its name takes it down."""
+    """`collperf testbed up` (a TestbedSpec, a Testbed or its description): bring a testbed up and leave it up,
+    held for the user: no run and no `testbed down` without its name takes it down."""
     from collperf.lab.testbed import owners
     up = testbed(bed).up()
     owners.claim(up.name, by="user")
@@ -61,11 +63,13 @@ def testbed_held() -> list[str]:
     return held()
 
 
-def testbed_down(name: str | None = None, everything: bool = False) -> list[str]:
-    """`collperf testbed down`: the named testbed (refused while a running bench holds it, unless
-    everything=True), or without a name every testbed nobody alive holds: what crashed runs left
-    (everything=True: all of them, live ones included)."""
+def testbed_down(name: str | TestbedDownSpec | None = None, everything: bool = False) -> list[str]:
+    """`collperf testbed down` (a TestbedDownSpec, or its name and everything): the named testbed (refused
+    while a running bench holds it, unless everything=True), or without a name every testbed nobody alive
+    holds: what crashed runs left (everything=True: all of them, live ones included)."""
     from collperf.lab.testbed.switch import down
+    if isinstance(name, TestbedDownSpec):
+        name, everything = name.name, name.everything
     return down(name, everything)
 
 

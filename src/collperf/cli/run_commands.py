@@ -16,7 +16,7 @@ from collperf.cli.report_command import Html, command_line
 from collperf.cli.progress import progress, shown
 from collperf.errors import RunError
 from collperf.spec import (BenchSpec, BoundSpec, CalibrateSpec, NetworkSpec, output_path, sweep_collective, SweepSpec,
-                           ValidateSpec)
+                           TestbedDownSpec, TestbedSpec, ValidateSpec)
 
 
 @command()
@@ -61,36 +61,26 @@ app.add_typer(testbed_app, name="testbed")
 
 
 @testbed_app.command("up", cls=Command)
-def testbed_up(hosts: int = typer.Option(4, "--hosts"), ranks_per_host: int = typer.Option(1, "--ranks-per-host"),
-               rate: str = typer.Option("200mbit", "--rate", help="Each host's link, each way (tc spelling)."),
-               name: str = typer.Option("tb0", "--name"),
-               topology: Optional[str] = typer.Option(None, "--topology", "-t", help="dgx1v-like or a topology .json: "
-                                                      "point-to-point links at their own rates, forwarding hosts."),
-               group: Optional[str] = typer.Option(None, "--group", help="With --topology: the hosts ranks run on, "
-                                                   "e.g. 0+1+4 (default all).")):
+@spec_options(TestbedSpec, "spec")
+def testbed_up(spec: TestbedSpec = None):
     """Bring a testbed up (Linux, root, iproute2)."""
-    if topology is not None:
-        spec = f"topology={topology},ranks-per-host={ranks_per_host},name={name}" + (f",group={group}" if group else "")
-    else:
-        spec = f"hosts={hosts},rate={rate},ranks-per-host={ranks_per_host},name={name}"
     out.print(api.testbed_start(spec).describe())
 
 
 @testbed_app.command("status", cls=Command)
-def testbed_status(name: Optional[str] = typer.Option(None, "--name"), as_json: bool = Json):
+def testbed_status(name: Optional[str] = field_option(TestbedDownSpec, "name"), as_json: bool = Json):
     """List the testbed namespaces, their addresses, shaping and processes."""
     rows = api.testbed_status(name)
     print_json(rows) if as_json else render.print_testbed_status(rows)
 
 
 @testbed_app.command("down", cls=Command)
-def testbed_down(name: Optional[str] = typer.Option(None, "--name", help="Only this testbed (default: every "
-                                                   "testbed whose run has ended)."),
-                 everything: bool = flag(False, "--all", help="Also testbeds a live run or `testbed up` holds.")):
+@spec_options(TestbedDownSpec, "spec")
+def testbed_down(spec: TestbedDownSpec = None):
     """Tear testbeds down: by name, or every one that crashed or ended runs left (--all: every one)."""
-    removed = api.testbed_down(name, everything)
+    removed = api.testbed_down(spec)
     out.print(f"removed {len(removed)} namespace(s)" + (": " + ", ".join(removed) if removed else ""))
-    if name is None and not everything:
+    if spec.name is None and not spec.everything:
         kept = api.testbed_held()
         if kept:
             out.print(f"kept {', '.join(kept)}: held by a running collperf or `testbed up`; name one with --name "

@@ -9,7 +9,8 @@ Every spec is a frozen, keyword-only dataclass: what the user gave stays in its 
 are derived properties, checked when the spec is made.
 
 Submodules by area: network (NetworkSpec, HardwareSpec), model (PredictSpec, NcclPredictSpec, CrossoverSpec,
-ScheduleSpec, VerifySpec), runs (SweepSpec, BenchSpec), lab (CalibrateSpec, BoundSpec, ValidateSpec),
+ScheduleSpec, VerifySpec), runs (SweepSpec, BenchSpec), lab (CalibrateSpec, BoundSpec, ValidateSpec, TestbedSpec,
+TestbedDownSpec),
 interop (TunerSpec, MscclExportSpec, MscclImportSpec),
 topology (SimulateSpec, TreesSpec, TopologyPredictSpec), patterns (PatternSpec), logs (LogSpec,
 DiagnoseSpec, MeasurementSpec), trace (TraceSpec), plan (PlanSpec, SearchSpec), plan_options (PlanModelSpec,
@@ -19,7 +20,7 @@ re-exported here: `from collperf.spec import X` is the way in.
 
 from collperf.spec.checks import check_mode, output_path, rank_list, sizes, write_output
 from collperf.spec.interop import MscclExportSpec, MscclImportSpec, TunerSpec
-from collperf.spec.lab import BoundSpec, CalibrateSpec, ValidateSpec
+from collperf.spec.lab import BoundSpec, CalibrateSpec, TestbedDownSpec, TestbedSpec, ValidateSpec
 from collperf.spec.logs import DiagnoseSpec, LogSpec, MeasurementSpec, ReportSpec
 from collperf.spec.model import CrossoverSpec, NcclPredictSpec, PredictSpec, ScheduleSpec, VerifySpec
 from collperf.spec.network import HardwareSpec, NCCL_VIEW, NetworkSpec, network
@@ -32,7 +33,7 @@ from collperf.spec.topology import (TREE_COLLECTIVES, SimulateSpec, TopologyPred
                                     TreesSpec, check_transit, predict_network, topology_link)
 
 __all__ = ["NCCL_VIEW", "BenchSpec", "BoundSpec", "CalibrateSpec", "CrossoverSpec", "NcclPredictSpec", "PredictSpec",
-           "ScheduleSpec", "ValidateSpec", "VerifySpec", "ReportSpec", "SearchSpec", "MscclExportSpec", "MscclImportSpec",
+           "ScheduleSpec", "TestbedDownSpec", "TestbedSpec", "ValidateSpec", "VerifySpec", "ReportSpec", "SearchSpec", "MscclExportSpec", "MscclImportSpec",
            "TunerSpec", "DiagnoseSpec", "DTYPE_BYTES", "HardwareSpec", "LogSpec", "MeasurementSpec", "NetworkSpec",
            "OPS", "PATTERN_COLLECTIVES", "PATTERNS", "PatternSpec", "PlanLayoutSpec", "PlanModelSpec", "PlanSpec",
            "SimulateSpec", "SweepSpec",

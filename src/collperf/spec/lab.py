@@ -1,5 +1,6 @@
 """Requests that measure this machine or a testbed: calibrate (CalibrateSpec), the measured allreduce bound
-(BoundSpec) and the model checked against measurements (ValidateSpec). A testbed is given as a
+(BoundSpec), the model checked against measurements (ValidateSpec) and the testbed commands (TestbedSpec,
+TestbedDownSpec). A testbed is given as a
 lab.testbed.Testbed or its description ('hosts=4,rate=200mbit'); the API brings it up."""
 
 from __future__ import annotations
@@ -102,3 +103,54 @@ class ValidateSpec:
         """The grid's sizes (the sweep's reading of -b/-e/-f or --sizes)."""
         return SweepSpec(min_bytes=self.min_bytes, max_bytes=self.max_bytes, factor=self.factor,
                          size_list=self.sizes).sizes()
+
+
+_TESTBED_NAME = "A testbed's name: its namespaces are called after it."
+
+
+@dataclass(frozen=True, kw_only=True)
+class TestbedSpec:
+    """`collperf testbed up`: a switch testbed (`hosts` hosts on links of `rate`) or, given `topology`, one
+    whose links follow a topology (the hosts `group` ranks run on); `description` is the same testbed as
+    --testbed takes it."""
+
+    __test__ = False   # a spec, not a test class, whatever pytest makes of its name
+
+    hosts: int = field(default=4, metadata=cli_option("--hosts", help="Hosts on the switch."))
+    ranks_per_host: int = field(default=1, metadata=cli_option("--ranks-per-host", help="Ranks each host runs."))
+    rate: str = field(default="200mbit", metadata=cli_option(
+        "--rate", help="Each host's link, each way (tc spelling)."))
+    name: str = field(default="tb0", metadata=cli_option("--name", help=_TESTBED_NAME))
+    topology: str | None = field(default=None, metadata=cli_option(
+        "--topology", "-t", type=str, help="dgx1v-like or a topology .json: point-to-point links at their own "
+        "rates, forwarding hosts."))
+    group: str | None = field(default=None, metadata=cli_option(
+        "--group", type=str, help="With --topology: the hosts ranks run on, e.g. 0+1+4 (default all)."))
+
+    def __post_init__(self):
+        for key in ("hosts", "ranks_per_host"):
+            whole("--" + key.replace("_", "-"), getattr(self, key))
+        if self.group is not None and self.topology is None:
+            raise UsageError(f"--group {self.group}: only with --topology (the hosts of a topology's testbed)")
+
+    @property
+    def description(self) -> str:
+        """The testbed as --testbed takes it ('hosts=4,rate=200mbit,...' or 'topology=...,group=...')."""
+        if self.topology is not None:
+            return (f"topology={self.topology},ranks-per-host={self.ranks_per_host},name={self.name}"
+                    + (f",group={self.group}" if self.group else ""))
+        return f"hosts={self.hosts},rate={self.rate},ranks-per-host={self.ranks_per_host},name={self.name}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class TestbedDownSpec:
+    """`collperf testbed down`: the testbed `name` (None: every one whose run has ended; `everything`: every
+    one, those a live run or `testbed up` holds too). `collperf testbed status` takes the name alone."""
+
+    __test__ = False
+
+    name: str | None = field(default=None, metadata=cli_option(
+        "--name", type=str, help="Only this testbed (default: every testbed whose run has ended; status: every "
+        "testbed)."))
+    everything: bool = field(default=False, metadata=cli_option(
+        "--all", help="Also testbeds a live run or `testbed up` holds."))
