@@ -223,6 +223,12 @@ def _apply_facts(system: System, facts: LogFacts, ngpus: int) -> System:
         system = system.with_(quote("nics"), nics_per_node=int(facts.get("nics")))
     if "net_gdr" in facts and system.nodes > 1:
         system = system.with_(quote("net_gdr"), net_gdr=bool(facts.get("net_gdr")))
+    if "cross_socket" in facts and not system.nvlink_links and system.gpus_per_node > 1:
+        # PCIe cards on two CPU sockets: NCCL 2.30.7 src/graph/paths.cc ncclTopoCheckP2p allows P2P only up to
+        # PATH_PXB on Intel and ARM hosts, so their traffic goes through host memory (SHM); a 'via P2P' line
+        # below overrides this
+        system = system.with_(f"from the PCI buses in the device lines ('{facts.line('cross_socket')}'): "
+                              "GPUs on two CPU sockets", p2p=False)
     if "p2p" in facts and not system.nvlink_links and system.gpus_per_node > 1:
         system = system.with_(quote("p2p"), p2p=bool(facts.get("p2p")))
     if "nvls" in facts:
