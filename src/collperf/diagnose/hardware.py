@@ -302,8 +302,13 @@ def _base(hw, gpu_text, gpu_src, facts: LogFacts, notes) -> tuple[System | None,
             raise UsageError(f"--gpu {hw.gpu}: {e}") from None
 
 
-def _nodes(base, nodes, nodes_src, ranks):
+def _nodes(base, nodes, nodes_src, ranks, fabric_flag=None):
     per_default = base.gpus_per_node if base is not None else (ranks or 1)
+    if base is not None and base.nvlink_domain and ranks and nodes and nodes > 1 and ranks <= base.nvlink_domain \
+            and fabric_flag not in (None, "nvl72"):
+        # ranks that fit one NVLink domain, yet --fabric names a network: the trays sit in separate domains
+        # (e.g. two node pools of a rack-scale cloud instance), so each node's GPUs reach the others over it
+        return nodes, f"{nodes_src}; --fabric {fabric_flag}: each node's trays in an NVLink domain of their own"
     if base is not None and base.nvlink_domain and ranks:
         # the trays of a rack-scale system share NVSwitch: the model's "node" is one NVLink domain
         k = -(-ranks // base.nvlink_domain)
@@ -345,7 +350,7 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
                                             "(collperf systems lists them) or --gpu MODEL for NCCL's expected time, "
                                             "or --peak BUSBW / --profile FILE for a bound")
         base, gpu_text = None, gpu_log
-    nodes, nodes_src = _nodes(base, nodes, nodes_src, ranks)
+    nodes, nodes_src = _nodes(base, nodes, nodes_src, ranks, hw.fabric)
     if ranks and ranks % nodes:
         raise UsageError(f"{ranks} ranks do not split over {nodes} nodes: set --nodes to a divisor of the ranks")
     per_node = ranks // nodes if ranks else (c_per or (base.gpus_per_node if base else 1))
