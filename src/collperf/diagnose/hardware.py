@@ -88,7 +88,7 @@ def _values(system: System) -> list[tuple[str, str, str]]:
         for other in _ALSO.get(key, ()):
             theirs = system.provenance.get(other, "")
             src = system.provenance.get(other, src) if src is None or "user" in theirs or "fitted" in theirs \
-                or (other == "pcie_switch_shared" and theirs.startswith("from ")) else src
+                or (other in ("pcie_switch_shared", "p2p") and theirs.startswith("from ")) else src
         out.append((label, show(system), src or f"default for {system.name}"))
     return out
 

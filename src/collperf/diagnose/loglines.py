@@ -164,8 +164,11 @@ def _command_env(facts: LogFacts, lines: list[str]) -> None:
     for ln in lines:
         if "NCCL INFO" in ln:
             continue
+        launcher = re.search(r"\b(mpirun|mpiexec|srun|torchrun|docker|kubectl|env|export)\b", ln)
         for name, value in _ENV.findall(ln):
-            env.setdefault(name, (value.strip("\"'"), ln))
+            # quoted as the assignment itself: a launch line is too long to show whole
+            env.setdefault(name, (value.strip("\"'"), f"{launcher.group(1) + ' ... ' if launcher else ''}"
+                                                       f"{name}={value}"))
     if "NCCL_ALGO" in env:
         facts.set("algorithms", *env["NCCL_ALGO"])
     if "NCCL_PROTO" in env:
@@ -194,10 +197,10 @@ def _pci_buses(facts: LogFacts, lines: list[str]) -> None:
     for ln in lines:
         m = _DEVICE.search(ln)
         if m:
-            buses.setdefault(m.group(1), []).append((int(m.group(2), 16), ln))
+            buses.setdefault(m.group(1), []).append((int(m.group(2), 16), " ".join(ln[m.start(1):m.end()].split())))
     for host, seen in buses.items():
         low = next((ln for bus, ln in seen if bus < 0x80), None)
         high = next((ln for bus, ln in seen if bus >= 0x80), None)
         if low and high:
-            facts.set("cross_socket", True, f"{_short(low)} / {_short(high)}")
+            facts.set("cross_socket", True, f"{low}; {high}")
             return
