@@ -189,11 +189,13 @@ def test_pcie_gpus_on_two_cpu_sockets_go_through_host_memory(tmp_path):
 
 def test_a_network_fabric_flag_splits_a_rack_scale_run_into_its_nodes(tmp_path):
     # 2 hosts x 4 GB300: one NVLink domain unless --fabric says the trays reach each other over a network
-    devices = [f"#  Rank {r} Group  0 Pid {r} on host{r // 4} device {r % 4} [0008:06:00] NVIDIA GB300" for r in range(8)]
+    devices = [f"#  Rank {r} Group  0 Pid {r} on host{r // 4} device {r % 4} [0008:06:00] NVIDIA GB300"
+               for r in range(8)]
     rows = [f"{n:12d} {n // 4:12d}     float    none      -1  {t:8.1f} 0 0 N/A {t:8.1f} 0 0 N/A"
             for n, t in ((1 << 20, 60.0), (1 << 26, 900.0), (1 << 30, 9000.0))]
     path = tmp_path / "gb300.txt"
-    header = "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong"
+    header = ("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   "
+              "busbw #wrong")
     path.write_text("\n".join(["# Collective test starting: all_gather_perf",
                                "# nThread 1 nGpus 1 minBytes 1048576 maxBytes 1073741824 step: 64(factor)",
                                "# Using devices", *devices, header, *rows]) + "\n")
