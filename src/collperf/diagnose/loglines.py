@@ -153,7 +153,7 @@ def _protocols(value: str) -> tuple[str, ...]:
 
 
 # NAME=value on a launch line (mpirun -x, srun --export, env, export); not INFO's "NAME set by environment to"
-_ENV = re.compile(r"(?<![\w-])(NCCL_(?:ALGO|PROTO|IB_HCA|IB_DISABLE|NET))=(\"[^\"]*\"|'[^']*'|[^\s,;]\S*)")
+_ENV = re.compile(r"(?<![\w-])(NCCL_(?:ALGO|PROTO|IB_HCA|IB_DISABLE|NET))=(\"[^\"]*\"|'[^']*'|[^\s\"';,][^\s\"';]*)")
 # a network plugin named anywhere: then NCCL_IB_DISABLE=1 does not mean TCP sockets
 _PLUGIN = re.compile(r"NET/OFI|AWS Libfabric|FI_PROVIDER|GPUDirectTCPX|FasTrak|NCCL_NET_PLUGIN|NCCL_NET=")
 
@@ -180,9 +180,11 @@ def _command_env(facts: LogFacts, lines: list[str]) -> None:
         facts.set("fabric", "socket", env["NCCL_IB_DISABLE"][1])
     hca = env.get("NCCL_IB_HCA")
     if hca and not ib_off and not hca[0].startswith("^"):
-        # "=mlx5_2:1,mlx5_8" names the HCAs NCCL may use (a prefix each, a ':port' suffix allowed)
-        devices = {d.split(":")[0] for d in hca[0].lstrip("=").split(",") if d.strip()}
-        facts.set("nics", len(devices), hca[1])
+        # "mlx5_2:1,mlx5_8" names the HCAs NCCL may use (a ':port' suffix allowed); a bare "mlx5" is a prefix
+        # that matches every mlx5 device, so it says nothing about how many
+        names = [d.strip() for d in hca[0].lstrip("=").split(",") if d.strip()]
+        if names and all(re.fullmatch(r"\w+_\d+(?::\d+)?", d) for d in names):
+            facts.set("nics", len({d.split(":")[0] for d in names}), hca[1])
 
 
 _DEVICE = re.compile(r"Rank\s+\d+\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+"
