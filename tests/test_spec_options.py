@@ -33,6 +33,7 @@ BUILDS = {
     "export msccl": [specs.MscclExportSpec],
     "import msccl": [specs.MscclImportSpec],
     "report": [specs.ReportSpec],
+    "plan": [specs.PlanModelSpec, specs.PlanLayoutSpec, specs.PlanSpec, specs.SearchSpec],
 }
 
 # a field whose parameter has another name on the command line
@@ -62,6 +63,10 @@ NOT_AN_OPTION = {
     ("ScheduleSpec", "arrays"): "API only: the array form is what simulate builds; schedule prints the transfers",
     ("MscclExportSpec", "intra_algorithm"): "API only: the CLI exports a two-level schedule's default phases",
     ("MscclExportSpec", "inter_algorithm"): "API only: the CLI exports a two-level schedule's default phases",
+    ("PlanSpec", "model"): "built from the model options (PlanModelSpec)",
+    ("PlanSpec", "layout"): "built from the layout options (PlanLayoutSpec)",
+    ("SearchSpec", "plan"): "the plan built from the other options",
+    ("SearchSpec", "defaults"): "plan without --tp/--pp/--dp searches with defaults; --search without them",
 }
 
 # a parameter whose default differs from the field's on purpose, and why
@@ -129,8 +134,7 @@ def test_every_command_that_builds_a_spec_is_checked():
     """A command whose parameters fill a spec is listed in BUILDS (new commands are not forgotten)."""
     fills = {name for name, cmd in COMMANDS.items()
              if {p.name for p in cmd.params} & {"network", "hardware", "ranks", "size", "collective"}}
-    # plan: its PlanSpec is assembled from layout and model options by api.plan_spec (tests/test_plan*.py)
-    assert fills - set(BUILDS) <= {"plan", "systems", "testbed up", "algorithms", "testbed status",
+    assert fills - set(BUILDS) <= {"systems", "testbed up", "algorithms", "testbed status",
                                    "testbed down"}, fills - set(BUILDS)
 
 
@@ -169,3 +173,89 @@ def test_a_bad_value_fails_when_the_spec_is_made():
         specs.PredictSpec(collective="allreduce", size="lots")
     with pytest.raises(TypeError):
         specs.SweepSpec("allreduce")    # keyword-only
+
+
+def test_plan_layout_options_default_to_the_layouts_and_map_onto_its_fields():
+    """plan's layout options as given: each default is plan.Layout's (sizes as text), --hsdp is zero3_shard and
+    --sp sequence_parallel; tp/pp/dp left out stay out (searched, or dp filling the nodes)."""
+    from collperf.plan import Layout
+    layout = {f.name: f.default for f in dataclasses.fields(Layout)}
+    given = specs.PlanLayoutSpec()
+    values = given.layout_values()
+    assert not given.degrees_given and not {"tp", "pp", "dp"} & set(values)
+    for name, value in values.items():
+        if name == "bucket":
+            assert value == "25MB" and layout["bucket_bytes"] == 25e6
+        elif name == "placement":
+            assert tuple(value.split("-")) == layout["placement"]
+        elif name == "gpu_memory":
+            assert value is None and layout["gpu_memory_bytes"] is None
+        else:
+            assert value == layout[name], name
+    values = specs.PlanLayoutSpec(hsdp=8, sp=True, tp=4).layout_values()
+    assert (values["zero3_shard"], values["sequence_parallel"], values["tp"]) == (8, True, 4)
+    assert "hsdp" not in values and "sp" not in values and "dp" not in values
+    assert specs.PlanModelSpec(params=7e9, layers=None).dimensions() == {"params": 7e9}
+
+
+def test_plan_options_reach_the_plan_as_the_api_builds_it():
+    """The CLI's plan from generated options is the plan the API builds from the same values written by hand."""
+    import json
+    from typer.testing import CliRunner
+    from collperf import api
+    res = CliRunner().invoke(app, ["plan", "--model", "13b", "--bytes", "2", "--grad-bytes", "4", "--tp", "4",
+                                   "--pp", "2", "--dp", "4", "--zero", "3", "--hsdp", "2", "--sp", "--bucket", "50MB",
+                                   "--micro-batches", "4", "--nodes", "4", "--ranks-per-node", "8", "--json"])
+    assert res.exit_code == 0, res.output
+    spec = api.plan_spec("13b", {"dtype_bytes": 2, "grad_bytes": 4},
+                         {"tp": 4, "pp": 2, "dp": 4, "zero": 3, "zero3_shard": 2, "sequence_parallel": True,
+                          "bucket": "50MB", "micro_batches": 4},
+                         specs.NetworkSpec(nodes=4, ranks_per_node=8), "dgx-h100")
+    assert spec.layout.zero3_shard == 2 and spec.layout.sequence_parallel and spec.layout.bucket_bytes == 50e6
+    (plan,), _ = api.plan_compare(spec, [])
+    assert json.loads(res.output) == json.loads(json.dumps(plan.to_json()))
+
+
+# commands whose every option is a spec field's declaration, but for these (what the command itself does)
+COMMAND_ONLY = {
+    "plan": {"--compare": "variants set beside the plan", "--search": "how the plan is asked for",
+             "--require-fit": "the exit status", "--json": "the output", "--cluster": "plan's own default preset"},
+    "simulate": {"--timeline": "a picture the command writes", "--json": "the output"},
+    "calibrate": {},
+    "bound": {"--json": "the output"},
+    "validate": {"--json": "the output", "--plot": "a figure the command writes", "--html": "a page it writes"},
+    "fit": {"logs": "the logs, the command's argument", "--json": "the output"},
+    "diagnose": {"logs": "the logs, or a collective with --size and --time", "--json": "the output",
+                 "--plot": "a figure the command writes", "--html": "a page it writes"},
+    "trace": {"traces": "the traces, the command's argument", "--json": "the output", "--html": "a page it writes"},
+    "predict": {"--nccl": "which model prices: NCCL's tuning model", "--json": "the output",
+                "--ranks": "the network's rank count, or with --topology the group (spec.predict_network)"},
+}
+
+
+def _declared(spec_class, out=None) -> dict:
+    """{first flag (or the argument's name): [help texts]} of a spec's cli_option declarations (a flag two
+    specs declare, --cluster of the network and of the hardware, has both)."""
+    out = {} if out is None else out
+    for f in dataclasses.fields(spec_class):
+        meta = f.metadata.get("cli")
+        if meta is not None:
+            out.setdefault(meta["flags"][0].split("/")[0] if meta["flags"] else f.name, []).append(meta["help"])
+        elif "Spec" in str(f.type) and f.name in ("network", "hardware"):
+            _declared(specs.NetworkSpec if f.name == "network" else specs.HardwareSpec, out)
+    return out
+
+
+@pytest.mark.parametrize("command", sorted(COMMAND_ONLY))
+def test_every_option_is_declared_once_on_a_spec_field(command):
+    """Each option of these commands is made from its spec field's declaration (same flags, same help), so
+    its text and flags live in one place."""
+    declared = {}
+    for spec_class in BUILDS[command]:
+        _declared(spec_class, declared)
+    for param in COMMANDS[command].params:
+        key = param.opts[0] if param.param_type_name == "option" else param.name
+        if key in ("--help",) or key in COMMAND_ONLY[command]:
+            continue
+        assert key in declared, f"{command} {key}: declare it on a spec field (cli_option) or list it in COMMAND_ONLY"
+        assert (param.help or "") in declared[key] or param.param_type_name == "argument", (command, key)

@@ -78,3 +78,19 @@ def test_a_root_outside_the_group_is_a_usage_error(tmp_path):
         assert t.tolist() == [0.0, 1.0, 2.0, 3.0]
     finally:
         dist.destroy_process_group()
+
+
+def test_expected_bands_take_the_predict_spec_and_agree_with_predict():
+    """One expectation, three ways in: a PredictSpec, the collective/size/network, and predict's own bands."""
+    from collperf import api
+    from collperf.errors import UsageError
+    from collperf.spec import NetworkSpec, PredictSpec
+    net = NetworkSpec(cluster="dgx-h100", nodes=2)
+    spec = PredictSpec(collective="allreduce", size="1M,1G", network=net)
+    assumed, bands = api.expected_bands(spec)
+    again, bands_again = api.expected_bands("allreduce", "1M,1G", net)
+    assert len(bands) == 2 and bands == bands_again and assumed == again
+    predicted = api.predict(PredictSpec(collective="allreduce", size="1M,1G", network=net, expected=True))
+    assert predicted.bands == bands
+    with pytest.raises(UsageError, match="PredictSpec alone"):
+        api.expected_bands(spec, "1G")

@@ -91,10 +91,17 @@ def algorithms(collective: str | None = None) -> Algorithms:
     return Algorithms(ALGORITHMS if collective is None else algorithms_for(collective))
 
 
-def expected_bands(collective: str, size, net) -> tuple:
+def expected_bands(spec: PredictSpec | str, size=None, net=None) -> tuple:
     """`collperf predict --cluster X`: what NCCL on the catalogue system is expected to take per size (the band
     of healthy public runs of its fabric class around NCCL's model time, the bound, peers): the expectation
-    `diagnose` judges a measurement against. Returns (Assumed, [ExpectedBand per size])."""
+    `diagnose` judges a measurement against. Give a PredictSpec (its collective, sizes and network), or the
+    collective, sizes and a NetworkSpec. Returns (Assumed, [ExpectedBand per size])."""
+    if isinstance(spec, PredictSpec):
+        if size is not None or net is not None:
+            raise UsageError("expected_bands: give a PredictSpec alone, or the collective, size and network")
+        collective, size, net = spec.collective, spec.sizes_bytes, spec.network
+    else:
+        collective = spec
     # imported here: the diagnose package loads its log fit (scipy), which plain predict never needs
     from collperf.diagnose.expectation import expected_bands as _expected_bands
     from collperf.diagnose.hardware import assume

@@ -10,21 +10,27 @@ from collperf.errors import UsageError
 from collperf.api.common import as_spec
 from collperf.api.trace import trace
 from collperf.plan.from_trace import measured
-from collperf.spec import NetworkSpec, PlanSpec, SearchSpec, TraceSpec
+from collperf.spec import NetworkSpec, PlanLayoutSpec, PlanModelSpec, PlanSpec, SearchSpec, TraceSpec
 
 
 DEFAULT_BATCH_TOKENS = 2 ** 22     # 4M tokens per step: GPT-3's 3.2M and Llama 3's 4M-16M pre-training batches
 
 
-def plan_spec(model: str | None = None, dimensions: dict | None = None, layout: dict | None = None,
-              network: NetworkSpec | None = None, cluster: str | None = "dgx-h100", fill_dp: bool = False,
-              **options) -> PlanSpec:
+def plan_spec(model: str | PlanModelSpec | None = None, dimensions: dict | None = None,
+              layout: dict | PlanLayoutSpec | None = None, network: NetworkSpec | None = None,
+              cluster: str | None = "dgx-h100", fill_dp: bool = False, **options) -> PlanSpec:
     """A PlanSpec from CLI-style values: a model preset (default 70b) with optional dimension overrides
     (params, layers, hidden, seq_len, heads, micro_batch, dtype_bytes, experts, top_k, kv_heads, ffn_hidden,
     vocab, grad_bytes, optimizer_bytes; `params` without a
     preset describes a custom model whose other dimensions follow plan.custom_model's rule), layout fields
     (plan.Layout's, with bucket and gpu_memory as size strings), a network (its cluster preset given apart)
-    and PlanSpec's options. With `fill_dp`, dp is what fills the network's GPUs (nodes x GPUs per node)."""
+    and PlanSpec's options. With `fill_dp`, dp is what fills the network's GPUs (nodes x GPUs per node).
+    `model` may be a PlanModelSpec (the preset and its dimensions) and `layout` a PlanLayoutSpec, as the CLI
+    gives them."""
+    if isinstance(model, PlanModelSpec):
+        model, dimensions = model.model, {**model.dimensions(), **(dimensions or {})}
+    if isinstance(layout, PlanLayoutSpec):
+        layout = layout.layout_values()
     dims = {k: v for k, v in (dimensions or {}).items() if v is not None}
     dtype_bytes = dims.pop("dtype_bytes", None)
     if dtype_bytes:

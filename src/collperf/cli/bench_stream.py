@@ -49,7 +49,7 @@ class BenchStream:
         if self.bar is None:
             self.bar = Progress(console=err, transient=True)
             self.task = self.bar.add_task("bench", total=total)
-        self.bar.update(self.task, completed=self.rows, description=f"bench {row['algorithm']} {row['size']} B")
+        self.bar.update(self.task, completed=self.rows, description=f"bench {row.algorithm} {row.size} B")
         if self.rows < total:
             self.bar.start()
 

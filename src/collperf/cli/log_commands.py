@@ -8,7 +8,7 @@ import typer
 
 from collperf import api
 from collperf.cli import render, render_logs
-from collperf.cli.options import command, hardware_options, Json
+from collperf.cli.options import command, field_option, hardware_options, Json
 from collperf.cli.progress import progress
 from collperf.cli.render import out, print_json
 from collperf.cli.report_command import Html, command_line
@@ -23,10 +23,9 @@ def _counted(steps, verb: str):
     return on_item
 
 
-LogCollective = typer.Option(None, "--collective", help="Override the collective the log is taken to be.")
-LogRanks = typer.Option(None, "--ranks", "-p", help="Rank count, where the log does not say.")
-LogMaxBytes = typer.Option(None, "--max-bytes", help="Refuse a log file larger than this (default 256MiB): a log "
-                           "is held in memory while read; e.g. --max-bytes 2GiB.")
+LogCollective = field_option(LogSpec, "collective")
+LogRanks = field_option(LogSpec, "ranks")
+LogMaxBytes = field_option(LogSpec, "max_bytes")
 
 
 @command("fit")
@@ -52,15 +51,10 @@ def fit_command(logs: list[str] = typer.Argument(..., help="Logs: nccl-tests tex
 @hardware_options()
 def diagnose(logs: list[str] = typer.Argument(..., help="One log, or several to compare side by side; or a "
                                                         "collective with --size and --time (one measurement)."),
-             size: Optional[str] = typer.Option(None, "--size", "-s", help="One measurement: its size "
-                                                "(nccl-tests convention), e.g. 1GB."),
-             time: Optional[str] = typer.Option(None, "--time", help="One measurement: its time, e.g. 500ms."),
-             peak: Optional[str] = typer.Option(None, "--peak", help="Per-rank busbw that is the bound, e.g. 50GB/s "
-                                                "(with --cluster: the cluster gives the expected time, this the "
-                                                "bound)."),
-             model_from: Optional[str] = typer.Option(None, "--model-from", help="Expected times from NCCL's model "
-                                                      "fitted to this log (e.g. an allreduce log of the same "
-                                                      "machine)."),
+             size: Optional[str] = field_option(MeasurementSpec, "size", default=None),
+             time: Optional[str] = field_option(MeasurementSpec, "time", default=None),
+             peak: Optional[str] = field_option(DiagnoseSpec, "peak"),
+             model_from: Optional[str] = field_option(DiagnoseSpec, "model_from"),
              plot: Optional[str] = typer.Option(None, "--plot", help="Write time and busbw plots (PNG/SVG)."),
              as_json: bool = Json, collective: Optional[str] = LogCollective, ranks: Optional[int] = LogRanks,
              html: Optional[str] = Html, max_bytes: Optional[str] = LogMaxBytes, hardware: HardwareSpec = None):

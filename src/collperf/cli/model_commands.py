@@ -9,8 +9,8 @@ import typer
 
 from collperf import api
 from collperf.cli import render, render_blink, render_logs
-from collperf.cli.options import (command, Collective, flag, Hybrid, InterAlg, IntraAlg, Json, network_options,
-                                  spec_options, TDpa, Transit)
+from collperf.cli.options import (command, Collective, field_option, flag, Hybrid, InterAlg, IntraAlg, Json,
+                                  network_options, spec_options, TDpa, Transit)
 from collperf.cli.render import out, print_json
 from collperf.cli.sim_watch import SimulationWatch
 from collperf.errors import UsageError
@@ -25,21 +25,15 @@ _TOPOLOGY = "Topology (--topology)"
 @network_options(exclude=("ranks",))
 @spec_options(HardwareSpec, "nccl_view", only=NCCL_VIEW, panel="NCCL (--nccl)", build=False)
 def predict(collective: str = Collective,
-            size: str = typer.Option("1M,64M,1G", "--size", "-s", help="Sizes (nccl-tests convention), comma list."),
-            algorithm: str = typer.Option("all", "--algorithm", "-A", help="An algorithm, a comma list, or all "
-                                          "(allreduce: single-hop is Blink's single-hop trees, an alias of mesh)."),
-            segments: Optional[int] = typer.Option(None, "--segments", help="Pipeline segments for chain/"
-                                                   "double-binary-tree (default: the best per size)."),
+            size: str = field_option(PredictSpec, "size"), algorithm: str = field_option(PredictSpec, "algorithm"),
+            segments: Optional[int] = field_option(PredictSpec, "segments"),
             nccl: bool = flag(False, "--nccl", help="NCCL's own choice per size on a catalogue system (--cluster, "
                               "--nodes): algorithm/protocol, time, busbw and the runner-up."),
             as_json: bool = Json, intra_algorithm: str = IntraAlg, inter_algorithm: str = InterAlg,
             ranks: Optional[str] = typer.Option(None, "--ranks", "-p", rich_help_panel="Network", help=(
                 "Number of ranks (with --latency/--bandwidth); with --topology the group of GPUs, e.g. 0,1,2.")),
-            topology: Optional[str] = typer.Option(None, "--topology", "-t", rich_help_panel=_TOPOLOGY, help=(
-                "dgx1v | dgx2 | switch:P | file.json: -A blink prices packed trees on --ranks; other algorithms "
-                "(single-hop, ring, ...) the closed forms on a switch's link.")),
-            root: Optional[int] = typer.Option(None, "--root", rich_help_panel=_TOPOLOGY,
-                                               help="-A blink: the trees' root (default the group's first)."),
+            topology: Optional[str] = field_option(TopologyPredictSpec, "topology", _TOPOLOGY, default=None),
+            root: Optional[int] = field_option(TopologyPredictSpec, "root", _TOPOLOGY),
             hybrid: bool = Hybrid(_TOPOLOGY), t_dpa: str = TDpa(_TOPOLOGY), transit: str = Transit(_TOPOLOGY),
             nccl_view: dict = None, network: NetworkSpec = None):
     """Predict the time of COLLECTIVE for every algorithm, with its terms, bandwidths and lower bound.
@@ -121,39 +115,24 @@ _BLINK, _PATTERN = "Blink (-A blink)", "Micro-benchmarks (--pattern)"
 
 @command()
 @network_options(exclude=("ranks", "nodes", "ranks_per_node"))
-def simulate(collective: Optional[str] = typer.Argument(None, help="The collective (not with --pattern)."),
-             algorithm: Optional[str] = typer.Option(None, "--algorithm", "-A", help=(
-                 "An algorithm of the collective, hierarchical, blink (packed trees on --ranks), or single-hop "
-                 "(Blink's single-hop trees: an alias of the mesh allreduce).")),
-             size: Optional[str] = typer.Option(None, "--size", "-s", help="Sizes, comma list (default 1G; "
-                                                "--pattern: 1M,16M,256M)."),
-             topology: str = typer.Option(..., "--topology", "-t",
-                                          help="dgx1v | dgx2 | mesh:P | switch:P | ring:P | cluster:NxG | file.json"),
-             mode: str = typer.Option("rounds", "--mode", help="rounds (fast) or events (congestion-aware)."),
-             memory_limit: Optional[str] = typer.Option(None, "--memory-limit", help=(
-                 "Refuse, before it starts, a run whose estimated memory is over this (default: the memory "
-                 "available now), e.g. 8GiB.")),
-             engine: str = typer.Option("auto", "--engine", help=(
-                 "Events mode: auto (classes of like transfers where they are few), grouped, or per-transfer.")),
-             segments: Optional[int] = typer.Option(None, "--segments", help="Pipeline segments (default 1; blink 16; "
-                                                    "--pattern 32)."),
-             root: Optional[int] = typer.Option(None, "--root", help="Root rank (default 0; blink: the group's first)."),
+def simulate(collective: Optional[str] = field_option(SimulateSpec, "collective", default=None),
+             algorithm: Optional[str] = field_option(SimulateSpec, "algorithm", default=None),
+             size: Optional[str] = field_option(SimulateSpec, "size", default=None),
+             topology: str = field_option(SimulateSpec, "topology"), mode: str = field_option(SimulateSpec, "mode"),
+             memory_limit: Optional[str] = field_option(SimulateSpec, "memory_limit"),
+             engine: str = field_option(SimulateSpec, "engine"),
+             segments: Optional[int] = field_option(SimulateSpec, "segments"),
+             root: Optional[int] = field_option(SimulateSpec, "root"),
              timeline: Optional[str] = typer.Option(None, "--timeline", help="Write a per-step timeline (PNG/SVG)."),
-             as_json: bool = Json, intra_algorithm: Optional[str] = typer.Option(None, "--intra-algorithm"),
-             inter_algorithm: Optional[str] = typer.Option(None, "--inter-algorithm"),
-             ranks: Optional[str] = typer.Option(None, "--ranks", rich_help_panel=_BLINK,
-                                                 help="The group of GPUs, e.g. 0,1,4 (default: all of the topology)."),
+             as_json: bool = Json, intra_algorithm: Optional[str] = field_option(SimulateSpec, "intra_algorithm"),
+             inter_algorithm: Optional[str] = field_option(SimulateSpec, "inter_algorithm"),
+             ranks: Optional[str] = field_option(SimulateSpec, "ranks", _BLINK),
              hybrid: bool = Hybrid(_BLINK), t_dpa: str = TDpa(_BLINK), transit: str = Transit(_BLINK),
-             pattern: Optional[str] = typer.Option(None, "--pattern", rich_help_panel=_PATTERN, help=(
-                 "chain-forward | chain-reduce-forward | chain-reduce-broadcast | fan-in-forward | "
-                 "fan-in-reduce-forward | fan-out-forward: throughput vs size.")),
-             gpus: Optional[str] = typer.Option(None, "--gpus", rich_help_panel=_PATTERN, help=(
-                 "The chain in order; a fan-in's sources; a fan-out's destinations (dgx1v default: the appendix's).")),
-             center: Optional[int] = typer.Option(None, "--center", rich_help_panel=_PATTERN, help="A fan's center GPU."),
-             successor: Optional[int] = typer.Option(None, "--successor", rich_help_panel=_PATTERN,
-                                                     help="Where a fan-in's center forwards."),
-             source: Optional[int] = typer.Option(None, "--source", rich_help_panel=_PATTERN,
-                                                  help="A fan-out's source GPU."),
+             pattern: Optional[str] = field_option(PatternSpec, "pattern", _PATTERN, default=None),
+             gpus: Optional[str] = field_option(PatternSpec, "gpus", _PATTERN),
+             center: Optional[int] = field_option(PatternSpec, "center", _PATTERN),
+             successor: Optional[int] = field_option(PatternSpec, "successor", _PATTERN),
+             source: Optional[int] = field_option(PatternSpec, "source", _PATTERN),
              network: NetworkSpec = None):
     """Simulate an algorithm's schedule on a topology: time, bandwidths, per-step times, busiest links.
     With --pattern: one of Blink's micro-benchmarks, throughput vs size."""

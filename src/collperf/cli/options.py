@@ -11,7 +11,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from collperf import __version__
-from collperf.spec import HardwareSpec, NetworkSpec, PredictSpec, SimulateSpec
+from collperf.spec import CalibrateSpec, HardwareSpec, NetworkSpec, PredictSpec, SimulateSpec
 
 class Command(TyperCommand):
     """A command whose --help option shows no value placeholder (typer prints <bool> for flags)."""
@@ -57,12 +57,17 @@ def flag(default: bool, *names, **options):
     return typer.Option(default, *names, metavar="", **options)
 
 
-def _field_option(f, panel: str | None):
+_FIELD_DEFAULT = object()
+
+
+def _field_option(f, panel: str | None, default=_FIELD_DEFAULT):
     """(annotation, typer option) of a spec field from its declaration (spec.checks.cli_option): the flags and
-    help declared beside the field, the field's own default."""
+    help declared beside the field, the field's own default (or `default`, where the command line's differs:
+    None for a value the command fills in itself)."""
     meta = f.metadata["cli"]
     required = f.default is MISSING and f.default_factory is MISSING
-    default = ... if required else f.default if f.default is not MISSING else f.default_factory()
+    if default is _FIELD_DEFAULT:
+        default = ... if required else f.default if f.default is not MISSING else f.default_factory()
     if isinstance(default, (list, tuple)):      # a list field takes a comma list on the command line
         default = ",".join(map(str, default))
     kind = meta["type"] or (type(default) if default not in (None, ...) else str)
@@ -117,18 +122,18 @@ def hardware_options():
     return spec_options(HardwareSpec, "hardware", panel="Hardware (default: from the log)")
 
 
-def field_option(spec_class, name: str, panel: str | None = None):
+def field_option(spec_class, name: str, panel: str | None = None, default=_FIELD_DEFAULT):
     """The typer option (or argument) a spec field declares, for a command that places it among options of its
-    own (a command built from several specs)."""
-    return _field_option(next(f for f in fields(spec_class) if f.name == name), panel)[1]
+    own (a command built from several specs); `default` where the command line's differs from the field's."""
+    return _field_option(next(f for f in fields(spec_class) if f.name == name), panel, default)[1]
 
 
 Collective = field_option(PredictSpec, "collective")
 Json = flag(False, "--json", help="Print one JSON document to stdout.")
 IntraAlg = field_option(PredictSpec, "intra_algorithm")
 InterAlg = field_option(PredictSpec, "inter_algorithm")
-TestbedOpt = typer.Option(None, "--testbed", help="hosts=4,rate=200mbit[,ranks-per-host=2]: brought up and torn down.")
-Timeout = typer.Option(300.0, "--timeout", help="Seconds before the whole run is stopped.")
+TestbedOpt = field_option(CalibrateSpec, "testbed")     # bench's, calibrate's and bound's: declared once, there
+Timeout = field_option(CalibrateSpec, "timeout_s")
 
 
 # Blink's options, in predict (--topology panel) and simulate (Blink panel): declared once, by SimulateSpec

@@ -9,8 +9,8 @@ import typer
 from collperf import api, units
 from collperf.cli import render
 from collperf.cli.bench_stream import BenchStream
-from collperf.cli.options import (app, Command, command, flag, Json, network_options, spec_options, sub_app,
-                                  TestbedOpt, Timeout)
+from collperf.cli.options import (app, Command, command, field_option, flag, Json, network_options, spec_options,
+                                  sub_app, TestbedOpt, Timeout)
 from collperf.cli.render import err, out, print_json
 from collperf.cli.report_command import Html, command_line
 from collperf.cli.progress import progress, shown
@@ -99,8 +99,9 @@ def testbed_down(name: Optional[str] = typer.Option(None, "--name", help="Only t
 
 
 @command("calibrate")
-def calibrate_command(ranks: Optional[int] = typer.Option(None, "--ranks", "-p"), testbed: Optional[str] = TestbedOpt,
-                      output: str = typer.Option("profile.json", "-o", "--output"), timeout: float = Timeout):
+def calibrate_command(ranks: Optional[int] = field_option(CalibrateSpec, "ranks"), testbed: Optional[str] = TestbedOpt,
+                      output: str = field_option(CalibrateSpec, "output", default="profile.json"),
+                      timeout: float = Timeout):
     """Measure alpha, bandwidth (intra- and inter-host) and gamma; write a profile."""
     output_path(output, "--output")
     with progress("calibrating: ping-pong of 8 B and 16 MiB, the reduction rate") as steps:
@@ -114,40 +115,25 @@ def calibrate_command(ranks: Optional[int] = typer.Option(None, "--ranks", "-p")
 
 
 @command("bound")
-def bound_command(collective: str = typer.Argument("allreduce"), ranks: Optional[int] = typer.Option(None, "--ranks", "-p"),
-                  size: str = typer.Option("4M", "--size", "-s"), testbed: Optional[str] = TestbedOpt,
-                  profile: Optional[str] = typer.Option(None, "--profile", help="A calibrated profile, for the "
-                                                        "model's bound beside the measured one."),
-                  as_json: bool = Json, timeout: float = Timeout):
+@spec_options(BoundSpec, "spec")
+def bound_command(as_json: bool = Json, spec: BoundSpec = None):
     """The allreduce lower bound measured on the machine (Patarasuk and Yuan's bandwidth-optimal bound, run
     as a forwarding chain), beside each algorithm and the model."""
-    result = api.bound(BoundSpec(collective=collective, ranks=ranks, size=size, testbed=testbed, profile=profile,
-                                 timeout_s=timeout))
+    result = api.bound(spec)
     print_json(result.to_json()) if as_json else render.print_bound(result)
 
 
 @command("validate")
-def validate_command(testbed: Optional[list[str]] = typer.Option(None, "--testbed", help="hosts=4,rate=200mbit"
-                                                                 "[,ranks-per-host=2]; repeat for several rank counts "
-                                                                 "and flat/two-level shapes."),
-                     ranks: Optional[int] = typer.Option(None, "--ranks", "-p"),
-                     profile: Optional[str] = typer.Option(None, "--profile", help="Use this profile instead of "
-                                                           "calibrating first."),
-                     min_bytes: str = typer.Option("64K", "-b", "--minbytes", help="Smallest size of the grid."),
-                     max_bytes: str = typer.Option("4M", "-e", "--maxbytes", help="Largest size of the grid."),
-                     factor: int = typer.Option(4, "-f", "--stepfactor", help="Multiplicative step from -b to -e."),
-                     sizes: Optional[str] = typer.Option(None, "--sizes", help="Exactly these sizes, e.g. 64K,1M "
-                                                         "(instead of -b/-e/-f)."),
-                     iters: int = typer.Option(5, "-n", "--iters"),
-                     as_json: bool = Json, plot: Optional[str] = typer.Option(None, "--plot"),
-                     html: Optional[str] = Html, timeout: float = typer.Option(600.0, "--timeout")):
+@spec_options(ValidateSpec, "fields", exclude=("testbeds",), build=False)
+def validate_command(testbeds: Optional[list[str]] = field_option(ValidateSpec, "testbeds", default=None),
+                     as_json: bool = Json, plot: Optional[str] = typer.Option(None, "--plot", help=(
+                         "Write the predicted-vs-measured figure (PNG/SVG).")),
+                     html: Optional[str] = Html, fields: dict = None):
     """Predict a grid of collectives from a calibrated profile alone and measure them: errors per algorithm."""
     output_path(plot, "--plot")
-    _note_old_range(sizes, min_bytes, max_bytes, factor)
+    _note_old_range(fields["sizes"], fields["min_bytes"], fields["max_bytes"], fields["factor"])
     with progress("validating", as_json) as steps:
-        result = api.validate(ValidateSpec(testbeds=testbed or [], ranks=ranks, profile=profile, sizes=sizes,
-                                           iters=iters, timeout_s=timeout, min_bytes=min_bytes, max_bytes=max_bytes,
-                                           factor=factor), on_step=steps.step)
+        result = api.validate(ValidateSpec(testbeds=testbeds or [], **fields), on_step=steps.step)
     if plot:
         render.plot_validation(result, plot)
     if html:

@@ -8,7 +8,7 @@ import typer
 
 from collperf import api
 from collperf.cli import render_trace
-from collperf.cli.options import Json, command, hardware_options
+from collperf.cli.options import Json, command, field_option, hardware_options
 from collperf.cli.render import out, print_json
 from collperf.cli.report_command import Html, command_line
 from collperf.spec import HardwareSpec, TraceSpec
@@ -20,18 +20,14 @@ _WHAT_IF = "What-if"
 @hardware_options()
 def trace_command(traces: list[str] = typer.Argument(..., help="Kineto traces from torch.profiler (.json or .json.gz), "
                                                                "one file per rank: files, a directory or a glob."),
-                  what_if_cluster: Optional[str] = typer.Option(None, "--what-if-cluster", rich_help_panel=_WHAT_IF,
-                                                                help="Price the same collectives on this catalogue "
-                                                                     "system, e.g. dgx-h100."),
-                  what_if_nodes: Optional[int] = typer.Option(None, "--what-if-nodes", rich_help_panel=_WHAT_IF,
-                                                              help="Nodes of the what-if system."),
-                  algorithm: Optional[str] = typer.Option(None, "--algorithm", "-A", rich_help_panel=_WHAT_IF,
-                                                          help="Price with our algorithms instead of NCCL's choice, "
-                                                               "e.g. ring,rhd (the best of them per size)."),
+                  what_if_cluster: Optional[str] = field_option(TraceSpec, "what_if_cluster", _WHAT_IF),
+                  what_if_nodes: Optional[int] = field_option(TraceSpec, "what_if_nodes", _WHAT_IF),
+                  algorithm: Optional[str] = field_option(TraceSpec, "algorithm", _WHAT_IF),
                   as_json: bool = Json, html: Optional[str] = Html, hardware: HardwareSpec = None):
     """Judge a training step from its traces: a verdict per collective (expected band, bound, NCCL's algorithm
     and protocol choice), exposed communication per step, the straggler rank, and what-if on another system."""
-    report = api.trace(TraceSpec(paths=traces, hardware=hardware, what_if_cluster=what_if_cluster, what_if_nodes=what_if_nodes, algorithm=algorithm))
+    report = api.trace(TraceSpec(paths=traces, hardware=hardware, what_if_cluster=what_if_cluster,
+                                 what_if_nodes=what_if_nodes, algorithm=algorithm))
     path = api.report(report, html, command_line()) if html else None
     if as_json:
         print_json(report.to_json())

@@ -35,6 +35,7 @@ from collperf.model.predict import candidates
 from collperf.model.select import choices_for
 from collperf.runtime import launch
 from collperf.runtime.launch import RunStalled, RunTimeout
+from collperf.runtime.row import Row
 from collperf.spec import DTYPE_BYTES, SweepSpec
 
 
@@ -90,11 +91,10 @@ def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
         elif kind == "auto_choices":
             results.config["auto"], results.config["auto_network"] = payload["choices"], payload["network"]
         elif kind == "row":
-            results.rows.append(payload)
-            if network is not None:
-                predict_rows(results, network, [payload])
+            row = predict_rows(results, network, [payload])[0] if network is not None else payload
+            results.rows.append(row)
             if on_row is not None:
-                on_row(results, payload)
+                on_row(results, row)
 
     try:
         with sigterm_interrupts():
@@ -322,18 +322,17 @@ def fit_link(results: Results) -> Link | None:
     rows_a, rows_t = [], []
     p, segments = results.ranks, results.config["segments"]
     for r in results.rows:
-        if is_runtime_only(r["algorithm"]) or r["out_of_place"] is None or r["out_of_place"]["wrong"]:
+        if is_runtime_only(r.algorithm) or not r.correct():
             continue   # never fit to a wrong run
-        name, k = r["algorithm"], segments
-        if is_chooser(name):   # the algorithm auto ran, with its segments
-            name, k = r["auto"]["algorithm"], r["auto"].get("segments") or segments
+        name, k = r.ran_as()   # auto's rows: the algorithm auto ran, with its segments
+        k = k or segments
         if name not in _registered(results.collective):
             continue   # blink, patterns: no closed form in the registry
         alg = get_algorithm(results.collective, name)
         a, b, c = coefficients(results.collective, alg.name, p, k if alg.pipeline else None)
-        t = r["out_of_place"]["p50_us"] * 1e-6
+        t = r.out_of_place.p50_us * 1e-6
         if t > 0:
-            rows_a.append(np.array([a, b * r["size"], c * r["size"]]) / t)   # relative error
+            rows_a.append(np.array([a, b * r.size, c * r.size]) / t)   # relative error
             rows_t.append(1.0)
     if len(rows_a) < 2:
         return None
@@ -360,22 +359,25 @@ def add_predictions(results: Results, network: Network | None) -> None:
         if network.ranks != results.ranks:
             raise UsageError(f"the network has {network.ranks} ranks but the run has {results.ranks}")
         results.model = f"given: {network.describe()}"
-    predict_rows(results, network, results.rows)
+    results.rows = predict_rows(results, network, results.rows)
 
 
-def predict_rows(results: Results, network: Network, rows: list[dict]) -> None:
-    """Set each row's predicted_us: its algorithm's model time, the model's best for `builtin`."""
+def predict_rows(results: Results, network: Network, rows: list[Row]) -> list[Row]:
+    """The rows with their predicted_us: each algorithm's model time, the model's best for `builtin`."""
     if not rows:
-        return
-    sizes = sorted({r["size"] for r in rows})
+        return []
+    rows = [Row.of(r) for r in rows]
+    sizes = sorted({r.size for r in rows})
     phase = default_phase(results.collective)   # what -A hierarchical runs (model/algorithms/build.py build_two_level)
     costs, _ = candidates(results.collective, network, sizes, segments=results.config["segments"],
                           intra_algorithm=phase, inter_algorithm=phase)
     table = {c.name: dict(zip(sizes, c.cost.total_s)) for c in costs}
     best = dict(zip(sizes, lowest([c.cost for c in costs], [c.name for c in costs])[0].total_s))
-    for r in rows:
-        if is_chooser(r["algorithm"]):   # the prediction auto chose by (given or calibrated network)
-            r["predicted_us"] = r["auto"]["predicted_us"]
-            continue
-        t = best[r["size"]] if is_runtime_only(r["algorithm"]) else table.get(r["algorithm"], {}).get(r["size"])
-        r["predicted_us"] = float(t) * 1e6 if t else None
+    return [r.with_prediction(_predicted_us(r, table, best)) for r in rows]
+
+
+def _predicted_us(r: Row, table: dict, best: dict) -> float | None:
+    if is_chooser(r.algorithm):   # the prediction auto chose by (given or calibrated network)
+        return r.auto["predicted_us"]
+    t = best[r.size] if is_runtime_only(r.algorithm) else table.get(r.algorithm, {}).get(r.size)
+    return float(t) * 1e6 if t else None

@@ -28,9 +28,8 @@ from dataclasses import dataclass, field
 from collperf.collectives import get_collective
 from collperf.errors import RunError
 from collperf.model.algorithms.modes import is_chooser
+from collperf.runtime.row import PLACEMENTS, Row
 from collperf.spec import output_path
-
-PLACEMENTS = ("out_of_place", "in_place")
 
 
 class OutputError(RunError):
@@ -43,23 +42,29 @@ class Results:
     ranks: int
     backend: str
     config: dict
-    rows: list[dict]
+    rows: list[Row]                       # dicts with the rows' keys are taken too (Row.of)
     model: str = ""                       # where the predictions come from
     started: float = field(default_factory=time.time)
     devices: list[dict] = field(default_factory=list)      # per rank: rank, host, pid, device, name
     peak_rss_bytes: list[int] = field(default_factory=list)   # per rank, getrusage ru_maxrss at the end
     stopped: str = ""                     # "timed out after 3 rows" when the sweep ended early
 
+    def __post_init__(self):
+        self.rows = [Row.of(r) for r in self.rows]
+
     def algorithms(self) -> list[str]:
-        return list(dict.fromkeys(r["algorithm"] for r in self.rows))
+        return list(dict.fromkeys(r.algorithm for r in self.rows))
 
     def wrong_rows(self, rows=None) -> int:
         """(size, placement) tests with #wrong > 0, as nccl-tests' 'Out of bounds values'."""
-        return sum(1 for r in (self.rows if rows is None else rows) for pl in PLACEMENTS
-                   if r.get(pl) and (r[pl]["wrong"] or 0) > 0)
+        return sum(1 for r in (self.rows if rows is None else rows) for _, t in r.timings() if (t.wrong or 0) > 0)
+
+    def to_json(self) -> dict:
+        """The document `bench --json` prints (module function to_json)."""
+        return to_json(self)
 
     def avg_busbw(self, algorithm: str) -> float:
-        values = [r[pl]["busbw"] for r in self.rows if r["algorithm"] == algorithm for pl in PLACEMENTS if r.get(pl)]
+        values = [t.busbw_GBps for r in self.rows if r.algorithm == algorithm for _, t in r.timings()]
         return sum(values) / len(values) if values else 0.0
 
 
@@ -115,20 +120,21 @@ def text_header(res: Results, algorithm: str, streaming: bool = False) -> str:
     return out.getvalue()
 
 
-def text_row(r: dict) -> str:
+def text_row(r: Row) -> str:
+    r = Row.of(r)
     out = io.StringIO()
-    out.write(f"{r['size']:12d}  {r['count']:12d}  {r['type']:>8s}  {r['redop']:>6s}  {r['root']:6d}")
+    out.write(f"{r.size:12d}  {r.count:12d}  {r.type:>8s}  {r.redop:>6s}  {r.root:6d}")
     for pl in PLACEMENTS:
-        m = r.get(pl)
+        m = getattr(r, pl)
         if m is None:
             out.write(f"  {'N/A':>7s}  {'N/A':>6s}  {'N/A':>6s}  {'N/A':>6s}")
         else:
-            wrong = "N/A" if m["wrong"] is None else str(m["wrong"])
-            out.write(f"  {_float_str(m['time_us'], 7):>7s}  {_float_str(m['algbw'], 6):>6s}  "
-                      f"{_float_str(m['busbw'], 6):>6s}  {wrong:>6s}")
-    pred = r.get("predicted_us")
-    ratio = r["out_of_place"]["time_us"] / pred if pred and r.get("out_of_place") else None
-    name = r["algorithm"] if r.get("auto") is None else f"auto:{r['auto']['algorithm']}"   # what auto ran
+            wrong = "N/A" if m.wrong is None else str(m.wrong)
+            out.write(f"  {_float_str(m.time_us, 7):>7s}  {_float_str(m.algbw_GBps, 6):>6s}  "
+                      f"{_float_str(m.busbw_GBps, 6):>6s}  {wrong:>6s}")
+    pred = r.predicted_us
+    ratio = r.out_of_place.time_us / pred if pred and r.out_of_place else None
+    name = r.algorithm if r.auto is None else f"auto:{r.auto['algorithm']}"   # what auto ran
     out.write(f"  {name:18s}  {_float_str(pred, 8) if pred else 'N/A':>8s}  "
               f"{_float_str(ratio, 9) if ratio else 'N/A':>9s}\n")
     return out.getvalue()
@@ -137,7 +143,7 @@ def text_row(r: dict) -> str:
 def text_footer(res: Results, algorithm: str) -> str:
     """nccl-tests' footer; the block a stopped run was in when it stopped says so instead of 'concluded'
     (its counts are of the rows measured, and the reader marks the table incomplete)."""
-    rows = [r for r in res.rows if r["algorithm"] == algorithm]
+    rows = [r for r in res.rows if r.algorithm == algorithm]
     wrong = res.wrong_rows(rows)
     binary = get_collective(res.collective).nccl_tests_binary
     cut = res.stopped and algorithm == (res.algorithms() or [algorithm])[-1]
@@ -162,13 +168,13 @@ def text_summary(res: Results, predictions: bool = False) -> str:
     out = io.StringIO()
     if predictions and res.model:
         out.write(f"# model: {res.model}\n")
-        if any(r.get("predicted_us") for r in res.rows):
+        if any(r.predicted_us for r in res.rows):
             out.write(f"# {'algorithm':>18s}  {'size':>12s}  {'time(us)':>9s}  {'pred(us)':>9s}  {'meas/pred':>9s}\n")
             for r in res.rows:
-                m, pred = r.get("out_of_place"), r.get("predicted_us")
+                m, pred = r.out_of_place, r.predicted_us
                 if m and pred:
-                    out.write(f"# {r['algorithm']:>18s}  {r['size']:12d}  {_float_str(m['time_us'], 9):>9s}  "
-                              f"{_float_str(pred, 9):>9s}  {_float_str(m['time_us'] / pred, 9):>9s}\n")
+                    out.write(f"# {r.algorithm:>18s}  {r.size:12d}  {_float_str(m.time_us, 9):>9s}  "
+                              f"{_float_str(pred, 9):>9s}  {_float_str(m.time_us / pred, 9):>9s}\n")
     if res.peak_rss_bytes:
         peak = max(res.peak_rss_bytes)
         out.write(f"# peak resident memory per rank (getrusage ru_maxrss): max {peak / 2 ** 20:.0f} MiB (rank "
@@ -185,7 +191,7 @@ def to_text(res: Results) -> str:
     for algorithm in res.algorithms():
         out.write(text_header(res, algorithm))
         for r in res.rows:
-            if r["algorithm"] == algorithm:
+            if r.algorithm == algorithm:
                 out.write(text_row(r))
         out.write(text_footer(res, algorithm))
     out.write(text_summary(res))
@@ -199,10 +205,10 @@ class TextStream:
     def __init__(self, write):
         self.write, self.algorithm = write, None
 
-    def row(self, res: Results, row: dict) -> None:
-        if row["algorithm"] != self.algorithm:
+    def row(self, res: Results, row: Row) -> None:
+        if row.algorithm != self.algorithm:
             self.end_block(res)
-            self.algorithm = row["algorithm"]
+            self.algorithm = row.algorithm
             self.write(text_header(res, self.algorithm, streaming=True))
         self.write(text_row(row))
 
@@ -230,14 +236,7 @@ def to_json(res: Results) -> dict:
                    "devices": [{"rank": d["rank"], "hostname": d["host"], "pid": d["pid"], "device": d["device"],
                                 "device_info": d["name"]} for d in res.devices],
                    **({"placement": c["placement"]} if "placement" in c else {})},   # -A blink, --pattern
-        "results": [{
-            "size": r["size"], "count": r["count"], "type": r["type"], "redop": r["redop"], "root": r["root"],
-            "algorithm": r["algorithm"], "predicted_us": r.get("predicted_us"),
-            **({"auto": r["auto"]} if r.get("auto") is not None else {}),
-            **{pl: None if r.get(pl) is None else {
-                "time": r[pl]["time_us"], "alg_bw": r[pl]["algbw"], "bus_bw": r[pl]["busbw"],
-                "nwrong": r[pl]["wrong"], "min_us": r[pl]["min_us"], "p50_us": r[pl]["p50_us"]} for pl in PLACEMENTS},
-        } for r in res.rows],
+        "results": [r.to_json() for r in res.rows],
         "out_of_bounds": {"count": res.wrong_rows(), "okay": res.wrong_rows() == 0},
         "average_bus_bandwidth": {a: res.avg_busbw(a) for a in res.algorithms()},
         "peak_rss_bytes": res.peak_rss_bytes,
@@ -259,15 +258,12 @@ def to_csv(res: Results) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for r in res.rows:
-        for pl in PLACEMENTS:
-            m = r.get(pl)
-            if m is None:
-                continue
-            pred = r.get("predicted_us")
-            writer.writerow([r["algorithm"], r["size"], r["count"], r["type"], r["redop"], r["root"], pl,
-                             f"{m['time_us']:.3f}", f"{m['min_us']:.3f}", f"{m['p50_us']:.3f}", f"{m['algbw']:.4f}",
-                             f"{m['busbw']:.4f}", "" if m["wrong"] is None else m["wrong"],
-                             f"{pred:.3f}" if pred else "", f"{m['time_us'] / pred:.4f}" if pred else "",
+        for pl, m in r.timings():
+            pred = r.predicted_us
+            writer.writerow([r.algorithm, r.size, r.count, r.type, r.redop, r.root, pl,
+                             f"{m.time_us:.3f}", f"{m.min_us:.3f}", f"{m.p50_us:.3f}", f"{m.algbw_GBps:.4f}",
+                             f"{m.busbw_GBps:.4f}", "" if m.wrong is None else m.wrong,
+                             f"{pred:.3f}" if pred else "", f"{m.time_us / pred:.4f}" if pred else "",
                              res.collective, res.ranks, state])
     return buffer.getvalue()
 

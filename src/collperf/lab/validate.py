@@ -44,7 +44,7 @@ def bound(size_bytes: int, ranks: int, testbed=None, algorithms=("ring", "rhd", 
                          in_place=False, progress=False)
     res = run(config, ranks, timeout_s, network, testbed=testbed)
     out = {"size_bytes": size_bytes, "ranks": ranks, "measured_bound": measured,
-           "algorithms": {r["algorithm"]: r["out_of_place"]["p50_us"] * 1e-6 for r in res.rows}}
+           "algorithms": {r.algorithm: r.out_of_place.p50_us * 1e-6 for r in res.rows}}
     if network is not None:
         out["model_bound_s"] = float(lower_bound("allreduce", ranks, [size_bytes], network.flat_link,
                                                  ports="single").total_s[0]) if network.cluster is None else None
@@ -88,13 +88,13 @@ def validate(network: Network, testbed=None, ranks: int | None = None, sizes=("6
         terms = {c.name: {s: (c.cost.latency_s[i], c.cost.bandwidth_s[i]) for i, s in enumerate(config_sizes)}
                  for c in costs}
         for r in res.rows:
-            if r["out_of_place"] is None or r["out_of_place"]["wrong"] or not r.get("predicted_us"):
+            if not r.correct() or not r.predicted_us:
                 continue
-            name = r["algorithm"] if r["algorithm"] in terms else min(
-                terms, key=lambda n: sum(terms[n].get(r["size"], (np.inf, 0))))
-            lat, bw = terms[name].get(r["size"], (0.0, 1.0))
-            rows.append(ValidationRow(collective, r["algorithm"], network.ranks, r["size"], r["out_of_place"]["p50_us"] * 1e-6,
-                            r["predicted_us"] * 1e-6, "latency" if lat > bw else "bandwidth"))
+            name = r.algorithm if r.algorithm in terms else min(
+                terms, key=lambda n: sum(terms[n].get(r.size, (np.inf, 0))))   # noqa: B023 (called at once)
+            lat, bw = terms[name].get(r.size, (0.0, 1.0))
+            rows.append(ValidationRow(collective, r.algorithm, network.ranks, r.size, r.out_of_place.p50_us * 1e-6,
+                                      r.predicted_us * 1e-6, "latency" if lat > bw else "bandwidth"))
     return rows
 
 

@@ -27,6 +27,7 @@ from collperf.runtime.calibration import calibrate, pingpong  # noqa: F401
 from collperf.runtime.execute import run_schedule
 from collperf.runtime.launch import device
 from collperf.runtime.pace import Pace
+from collperf.runtime.row import Row, Timing
 
 def _buffers(coll, rank, p, in_elems, out_elems, dtype, op, root, in_place, dev):
     """(input, output) tensors on this rank, with the input data in place. In place (nccl-tests), the
@@ -187,29 +188,28 @@ def bench(config: dict, schedules: dict | None = None) -> dict:
             runner = _Runner(coll, algorithm, p, op_used, root, config["segments"], config["slice_bytes"], in_elems,
                              (schedules or {}).get((algorithm, size_bytes)), choices.get(size_bytes),
                              config.get("two_level"))
-            row = {"algorithm": algorithm, "size": size, "count": count, "type": data.NCCL_TESTS_TYPE[dtype],
-                   "redop": op if coll.reduces else "none", "root": root if coll.rooted else -1}
-            if is_chooser(algorithm):
-                row["auto"] = choices[size_bytes]
+            timings = {}
             for placement in ("out_of_place", "in_place"):
                 if placement == "in_place" and not (coll.in_place and config["in_place"]):
-                    row[placement] = None
                     continue
                 step += 1
                 what = f"{algorithm} {size} B {placement.replace('_', '-')}"
 
                 def phase(name, step=step, what=what, size_bytes=size_bytes):
                     launch.progress(step, f"{what}: {name}", pace.expected_s(size_bytes, name))
-                row[placement] = _measure(runner, coll, rank, p, in_elems, out_elems, dtype, op_used, root,
-                                          placement == "in_place", size, config, dev, phase)
-                pace.measured(size_bytes, row[placement]["time_us"] * 1e-6)
+                timings[placement] = _measure(runner, coll, rank, p, in_elems, out_elems, dtype, op_used, root,
+                                              placement == "in_place", size, config, dev, phase)
+                pace.measured(size_bytes, timings[placement].time_us * 1e-6)
+            row = Row(algorithm=algorithm, size=size, count=count, type=data.NCCL_TESTS_TYPE[dtype],
+                      redop=op if coll.reduces else "none", root=root if coll.rooted else -1,
+                      auto=choices[size_bytes] if is_chooser(algorithm) else None, **timings)
             rows.append(row)
             if rank == 0:
                 launch.report("row", row)
     return {"rows": rows, "devices": devices, "peak_rss_bytes": _peak_rss_bytes(dev), "auto": auto}
 
 
-def _measure(runner, coll, rank, p, in_elems, out_elems, dtype, op, root, in_place, size, config, dev, phase) -> dict:
+def _measure(runner, coll, rank, p, in_elems, out_elems, dtype, op, root, in_place, size, config, dev, phase) -> Timing:
     """One placement of one row: time it, then check it on the same buffers (no second pair allocated);
     `phase(name)` reports each phase (buffers, warm-up, timed loop, check) to the launcher's watchdog."""
     phase("buffers")
@@ -220,8 +220,8 @@ def _measure(runner, coll, rank, p, in_elems, out_elems, dtype, op, root, in_pla
         phase("check")
     wrong = _check_on(runner, inp, out, in_elems, config["check"], dev) if config["check"] else None
     algbw, busbw = coll.bandwidths_GBps(size, p, mean) if mean > 0 else (0.0, 0.0)
-    return {"time_us": mean * 1e6, "min_us": fastest * 1e6, "p50_us": median * 1e6, "algbw": algbw, "busbw": busbw,
-            "wrong": wrong}
+    return Timing(time_us=mean * 1e6, min_us=fastest * 1e6, p50_us=median * 1e6, algbw_GBps=algbw, busbw_GBps=busbw,
+                  wrong=wrong)
 
 
 # --- the measured lower bound -------------------------------------------------------

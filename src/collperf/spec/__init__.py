@@ -12,7 +12,8 @@ Submodules by area: network (NetworkSpec, HardwareSpec), model (PredictSpec, Ncc
 ScheduleSpec, VerifySpec), runs (SweepSpec, BenchSpec), lab (CalibrateSpec, BoundSpec, ValidateSpec),
 interop (TunerSpec, MscclExportSpec, MscclImportSpec),
 topology (SimulateSpec, TreesSpec, TopologyPredictSpec), patterns (PatternSpec), logs (LogSpec,
-DiagnoseSpec, MeasurementSpec), trace (TraceSpec), plan (PlanSpec), checks (the validators they share). Every name is
+DiagnoseSpec, MeasurementSpec), trace (TraceSpec), plan (PlanSpec, SearchSpec), plan_options (PlanModelSpec,
+PlanLayoutSpec: plan's model and layout as given), checks (the validators they share). Every name is
 re-exported here: `from collperf.spec import X` is the way in.
 """
 
@@ -24,6 +25,7 @@ from collperf.spec.model import CrossoverSpec, NcclPredictSpec, PredictSpec, Sch
 from collperf.spec.network import HardwareSpec, NCCL_VIEW, NetworkSpec, network
 from collperf.spec.patterns import PATTERN_COLLECTIVES, PATTERNS, PatternSpec
 from collperf.spec.plan import PlanSpec, SearchSpec, flops
+from collperf.spec.plan_options import PlanLayoutSpec, PlanModelSpec
 from collperf.spec.runs import DTYPE_BYTES, OPS, TOPOLOGY_ALGORITHMS, BenchSpec, SweepSpec, sweep_collective
 from collperf.spec.trace import TraceSpec
 from collperf.spec.topology import (TREE_COLLECTIVES, SimulateSpec, TopologyPredictSpec,
@@ -32,7 +34,8 @@ from collperf.spec.topology import (TREE_COLLECTIVES, SimulateSpec, TopologyPred
 __all__ = ["NCCL_VIEW", "BenchSpec", "BoundSpec", "CalibrateSpec", "CrossoverSpec", "NcclPredictSpec", "PredictSpec",
            "ScheduleSpec", "ValidateSpec", "VerifySpec", "ReportSpec", "SearchSpec", "MscclExportSpec", "MscclImportSpec",
            "TunerSpec", "DiagnoseSpec", "DTYPE_BYTES", "HardwareSpec", "LogSpec", "MeasurementSpec", "NetworkSpec",
-           "OPS", "PATTERN_COLLECTIVES", "PATTERNS", "PatternSpec", "PlanSpec", "SimulateSpec", "SweepSpec",
+           "OPS", "PATTERN_COLLECTIVES", "PATTERNS", "PatternSpec", "PlanLayoutSpec", "PlanModelSpec", "PlanSpec",
+           "SimulateSpec", "SweepSpec",
            "TOPOLOGY_ALGORITHMS", "TREE_COLLECTIVES", "TopologyPredictSpec", "TraceSpec", "TreesSpec", "check_mode",
            "check_transit", "flops",
            "network", "output_path", "predict_network", "rank_list", "sizes", "sweep_collective", "topology_link",

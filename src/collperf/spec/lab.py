@@ -4,13 +4,19 @@ lab.testbed.Testbed or its description ('hosts=4,rate=200mbit'); the API brings 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from collperf import units
 from collperf.collectives import get_collective
 from collperf.errors import UsageError
-from collperf.spec.checks import output_path, whole
+from collperf.spec.checks import cli_option, output_path, whole
 from collperf.spec.runs import SweepSpec
+
+# the options these commands share, declared once (bench's --testbed and --timeout are these too)
+TESTBED_OPTION = cli_option("--testbed", type=str, help="hosts=4,rate=200mbit[,ranks-per-host=2]: brought up and "
+                            "torn down.")
+TIMEOUT_OPTION = cli_option("--timeout", help="Seconds before the whole run is stopped.")
+RANKS_OPTION = cli_option("--ranks", "-p", type=int, help="Local processes to run (or a --testbed).")
 
 
 def _timeout(timeout_s) -> None:
@@ -23,10 +29,11 @@ class CalibrateSpec:
     """`collperf calibrate`: alpha and bandwidth (intra and inter host) and the reduce rate of `ranks` local
     processes or of a testbed, as a profile (written to `output` when given)."""
 
-    ranks: int | None = None
-    testbed: object = None        # a Testbed or its description
-    timeout_s: float = 300.0
-    output: str | None = None
+    ranks: int | None = field(default=None, metadata=RANKS_OPTION)
+    testbed: object = field(default=None, metadata=TESTBED_OPTION)   # a Testbed or its description
+    timeout_s: float = field(default=300.0, metadata=TIMEOUT_OPTION)
+    output: str | None = field(default=None, metadata=cli_option(
+        "-o", "--output", type=str, help="The profile file to write."))
 
     def __post_init__(self):   # the rank count is checked by what runs (one rank cannot be calibrated)
         _timeout(self.timeout_s)
@@ -38,12 +45,13 @@ class BoundSpec:
     """`collperf bound`: the allreduce lower bound measured on `ranks` processes or a testbed, beside each
     algorithm's measured time and (with a calibrated `profile`) the model's bound."""
 
-    collective: str = "allreduce"
-    ranks: int | None = None
-    size: str | int = "4M"
-    testbed: object = None
-    profile: str | None = None
-    timeout_s: float = 300.0
+    collective: str = field(default="allreduce", metadata=cli_option(help="The collective (allreduce)."))
+    ranks: int | None = field(default=None, metadata=RANKS_OPTION)
+    size: str | int = field(default="4M", metadata=cli_option("--size", "-s", type=str, help="The message size."))
+    testbed: object = field(default=None, metadata=TESTBED_OPTION)
+    profile: str | None = field(default=None, metadata=cli_option(
+        "--profile", type=str, help="A calibrated profile, for the model's bound beside the measured one."))
+    timeout_s: float = field(default=300.0, metadata=TIMEOUT_OPTION)
 
     def __post_init__(self):
         if get_collective(self.collective).name != "allreduce":
@@ -62,15 +70,22 @@ class ValidateSpec:
     given), predict a grid of collectives from the profile alone, measure them and report the errors. The
     sizes are `sizes` (exactly those, e.g. '64K,1M') or else min_bytes to max_bytes by `factor`."""
 
-    testbeds: tuple = ()          # Testbeds or their descriptions
-    ranks: int | None = None
-    profile: str | None = None
-    sizes: str | list | None = None
-    iters: int = 5
-    timeout_s: float = 600.0
-    min_bytes: str | int = "64K"
-    max_bytes: str | int = "4M"
-    factor: int = 4
+    testbeds: tuple = field(default=(), metadata=cli_option(   # Testbeds or their descriptions
+        "--testbed", type=list[str], help="hosts=4,rate=200mbit[,ranks-per-host=2]; repeat for several rank "
+        "counts and flat/two-level shapes."))
+    ranks: int | None = field(default=None, metadata=RANKS_OPTION)
+    profile: str | None = field(default=None, metadata=cli_option(
+        "--profile", type=str, help="Use this profile instead of calibrating first."))
+    sizes: str | list | None = field(default=None, metadata=cli_option(
+        "--sizes", type=str, help="Exactly these sizes, e.g. 64K,1M (instead of -b/-e/-f)."))
+    iters: int = field(default=5, metadata=cli_option("-n", "--iters", help="Timed iterations per size."))
+    timeout_s: float = field(default=600.0, metadata=TIMEOUT_OPTION)
+    min_bytes: str | int = field(default="64K", metadata=cli_option(
+        "-b", "--minbytes", type=str, help="Smallest size of the grid."))
+    max_bytes: str | int = field(default="4M", metadata=cli_option(
+        "-e", "--maxbytes", type=str, help="Largest size of the grid."))
+    factor: int = field(default=4, metadata=cli_option(
+        "-f", "--stepfactor", help="Multiplicative step from -b to -e."))
 
     def __post_init__(self):
         object.__setattr__(self, "testbeds", tuple(self.testbeds or ()))

@@ -9,7 +9,7 @@ from pathlib import Path
 from collperf import units
 from collperf.collectives import get_collective
 from collperf.errors import UsageError
-from collperf.spec.checks import output_path, path_list, whole
+from collperf.spec.checks import cli_option, output_path, path_list, whole
 from collperf.spec.network import HardwareSpec, NetworkSpec
 
 
@@ -23,9 +23,13 @@ class LogSpec:
     """Logs to read (nccl-tests text/JSON, collperf JSON/CSV, OSU, IMB), with what the user says of them."""
 
     paths: list = field(default_factory=list)   # one path (a str or Path) is read as a list of one
-    collective: str | None = None
-    ranks: int | None = None
-    max_bytes: int | str | None = None   # refuse a larger file (default: MAX_LOG_BYTES)
+    collective: str | None = field(default=None, metadata=cli_option(
+        "--collective", type=str, help="Override the collective the log is taken to be."))
+    ranks: int | None = field(default=None, metadata=cli_option(
+        "--ranks", "-p", type=int, help="Rank count, where the log does not say."))
+    max_bytes: int | str | None = field(default=None, metadata=cli_option(   # default: MAX_LOG_BYTES
+        "--max-bytes", type=str, help="Refuse a log file larger than this (default 256MiB): a log is held in "
+        "memory while read; e.g. --max-bytes 2GiB."))
 
     def __post_init__(self):
         object.__setattr__(self, "paths", path_list(self.paths))
@@ -51,9 +55,12 @@ class DiagnoseSpec:
     `network` (the shared network options) is read as hardware when `hardware` is not given."""
 
     logs: LogSpec
-    peak: str | float | None = None
+    peak: str | float | None = field(default=None, metadata=cli_option("--peak", type=str, help=(
+        "Per-rank busbw that is the bound, e.g. 50GB/s (with --cluster: the cluster gives the expected time, "
+        "this the bound).")))
     network: NetworkSpec = field(default_factory=NetworkSpec)
-    model_from: str | None = None
+    model_from: str | None = field(default=None, metadata=cli_option("--model-from", type=str, help=(
+        "Expected times from NCCL's model fitted to this log (e.g. an allreduce log of the same machine).")))
     hardware: HardwareSpec | None = None
 
     def __post_init__(self):
@@ -75,8 +82,9 @@ class MeasurementSpec:
     the buffer per rank), judged like a row of a log on `hardware`."""
 
     collective: str
-    size: str | int
-    time: str | float
+    size: str | int = field(metadata=cli_option(
+        "--size", "-s", type=str, help="One measurement: its size (nccl-tests convention), e.g. 1GB."))
+    time: str | float = field(metadata=cli_option("--time", type=str, help="One measurement: its time, e.g. 500ms."))
     ranks: int | None = None
     hardware: HardwareSpec = field(default_factory=HardwareSpec)
     peak: str | float | None = None

@@ -27,12 +27,15 @@ class PredictSpec:
     also what NCCL on the catalogue system (network.cluster) is expected to take per size."""
 
     collective: str = field(metadata=cli_option(help=COLLECTIVES_HELP))
-    size: str | int | list = "1M,64M,1G"
+    size: str | int | list = field(default="1M,64M,1G", metadata=cli_option(
+        "--size", "-s", type=str, help="Sizes (nccl-tests convention), comma list."))
     network: NetworkSpec | Network = field(default_factory=NetworkSpec)
-    algorithm: str | list = "all"
+    algorithm: str | list = field(default="all", metadata=cli_option("--algorithm", "-A", type=str, help=(
+        "An algorithm, a comma list, or all (allreduce: single-hop is Blink's single-hop trees, an alias of mesh).")))
     intra_algorithm: str = field(default="best", metadata=INTRA_ALGORITHM)
     inter_algorithm: str = field(default="best", metadata=INTER_ALGORITHM)
-    segments: int | None = None      # None: the best per size for the pipelined algorithms
+    segments: int | None = field(default=None, metadata=cli_option(   # None: the best per size when pipelined
+        "--segments", type=int, help="Pipeline segments for chain/double-binary-tree (default: the best per size)."))
     expected: bool = False
 
     def __post_init__(self):

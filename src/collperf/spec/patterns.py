@@ -3,10 +3,10 @@ PatternSpec (`collperf simulate --pattern`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from collperf.errors import UsageError
-from collperf.spec.checks import check_mode, rank_list, sizes, whole
+from collperf.spec.checks import check_mode, cli_option, rank_list, sizes, whole
 
 PATTERNS = ("chain-forward", "chain-reduce-forward", "chain-reduce-broadcast", "fan-in-forward",
             "fan-in-reduce-forward", "fan-out-forward")
@@ -37,12 +37,17 @@ class PatternSpec:
     Fan-out: `source` sends to `center`, which forwards to every one of `gpus`. On dgx1v, unset
     values default to the appendix's GPUs (chain 0,1,2,3; center 4; fan-in 5,6,7 -> 4 -> 0; fan-out 5 -> 4 -> 0,6,7)."""
 
-    pattern: str
+    pattern: str = field(metadata=cli_option("--pattern", type=str, help=(
+        "chain-forward | chain-reduce-forward | chain-reduce-broadcast | fan-in-forward | "
+        "fan-in-reduce-forward | fan-out-forward: throughput vs size.")))
     topology: str = "dgx1v"
-    gpus: list[int] | None = None      # '5,6,7' is read into the list once
-    center: int | None = None
-    successor: int | None = None
-    source: int | None = None
+    gpus: list[int] | None = field(default=None, metadata=cli_option(   # '5,6,7' is read into the list once
+        "--gpus", type=str, help="The chain in order; a fan-in's sources; a fan-out's destinations (dgx1v "
+        "default: the appendix's)."))
+    center: int | None = field(default=None, metadata=cli_option("--center", type=int, help="A fan's center GPU."))
+    successor: int | None = field(default=None, metadata=cli_option(
+        "--successor", type=int, help="Where a fan-in's center forwards."))
+    source: int | None = field(default=None, metadata=cli_option("--source", type=int, help="A fan-out's source GPU."))
     size: object = "1M,16M,256M"
     mode: str = "rounds"
     segments: int = 32

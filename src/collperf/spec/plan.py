@@ -8,6 +8,8 @@ from collperf import plan as plans, units
 from collperf.errors import UsageError
 from collperf.model.presets import get_preset
 from collperf.plan import parse_layout
+from collperf.spec.checks import cli_option
+from collperf.spec.model import INTER_ALGORITHM, INTRA_ALGORITHM
 from collperf.spec.network import NetworkSpec
 
 
@@ -18,13 +20,19 @@ class PlanSpec:
     model: object = "70b"                 # a preset name or a plan.ModelSpec
     layout: object = None                 # a plan.Layout (default: tp=pp=dp=1)
     network: NetworkSpec = field(default_factory=lambda: NetworkSpec(cluster="dgx-h100"))
-    compute: str | float | None = None    # a time per step
-    flops: str | float | None = None      # or an achieved FLOP/s per rank
-    overlap: str | None = None
-    algorithm: str = "best"
-    intra_algorithm: str = "best"
-    inter_algorithm: str = "best"
-    from_trace: list | str | None = None  # profiler traces of a step: their compute and overlap replace the estimates
+    compute: str | float | None = field(default=None, metadata=cli_option(   # a time per step
+        "--compute", type=str, help="Compute time per step, e.g. 2000ms."))
+    flops: str | float | None = field(default=None, metadata=cli_option(    # or an achieved FLOP/s per rank
+        "--flops", type=str, help="Achieved FLOP/s per rank, e.g. 400TFLOPS."))
+    overlap: str | None = field(default=None, metadata=cli_option(
+        "--overlap", type=str, help="Fractions hidden by compute, e.g. dp=0.8,tp=0."))
+    algorithm: str = field(default="best", metadata=cli_option(
+        "--algorithm", "-A", help="Algorithm for every collective, or best."))
+    intra_algorithm: str = field(default="best", metadata=INTRA_ALGORITHM)
+    inter_algorithm: str = field(default="best", metadata=INTER_ALGORITHM)
+    from_trace: list | str | None = field(default=None, metadata=cli_option(
+        "--from-trace", type=list[str], help="Profiler traces of a real step (files, a directory or a glob): their "
+        "compute time and measured overlap per kind replace the estimates (--compute and --overlap still win)."))
 
     def __post_init__(self):
         if not isinstance(self.model, plans.ModelSpec):     # a preset name: its ModelSpec (frozen: set once)
@@ -107,10 +115,13 @@ class SearchSpec:
     where not given."""
 
     plan: PlanSpec = field(default_factory=PlanSpec)
-    gpus: int | None = None
-    global_batch: int | None = None
+    gpus: int | None = field(default=None, metadata=cli_option(
+        "--gpus", type=int, help="Search: GPUs to lay the model out on (default: --nodes x GPUs per node)."))
+    global_batch: int | None = field(default=None, metadata=cli_option(
+        "--global-batch", type=int, help="Search: sequences per step (default: 4M tokens)."))
     defaults: bool = False
-    top: int | None = None
+    top: int | None = field(default=None, metadata=cli_option(
+        "--top", type=int, help="Search: show this many layouts (default 3, 10 with --search)."))
 
     def __post_init__(self):
         for name in ("gpus", "global_batch", "top"):

@@ -33,23 +33,36 @@ class SimulateSpec:
     from `root` (a topology rank; default the group's first); `hybrid`: a broadcast split over NVLink
     and PCIe trees with the switching overhead `t_dpa` (Blink appendix A.2, equation 8)."""
 
-    collective: str
-    algorithm: str
-    topology: str
-    size: object = "1G"
-    mode: str = "rounds"
-    segments: int | None = None      # None: 1, or 16 for blink
-    root: int | None = None          # None: rank 0, or the group's first rank for blink
-    intra_algorithm: str | None = None
-    inter_algorithm: str | None = None
+    collective: str = field(metadata=cli_option(help="The collective (not with --pattern).", type=str))
+    algorithm: str = field(metadata=cli_option("--algorithm", "-A", type=str, help=(
+        "An algorithm of the collective, hierarchical, blink (packed trees on --ranks), or single-hop "
+        "(Blink's single-hop trees: an alias of the mesh allreduce).")))
+    topology: str = field(metadata=cli_option(
+        "--topology", "-t", type=str, help="dgx1v | dgx2 | mesh:P | switch:P | ring:P | cluster:NxG | file.json"))
+    size: object = field(default="1G", metadata=cli_option(
+        "--size", "-s", type=str, help="Sizes, comma list (default 1G; --pattern: 1M,16M,256M)."))
+    mode: str = field(default="rounds", metadata=cli_option(
+        "--mode", help="rounds (fast) or events (congestion-aware)."))
+    segments: int | None = field(default=None, metadata=cli_option(   # None: 1, or 16 for blink
+        "--segments", type=int, help="Pipeline segments (default 1; blink 16; --pattern 32)."))
+    root: int | None = field(default=None, metadata=cli_option(   # None: rank 0, or the group's first for blink
+        "--root", type=int, help="Root rank (default 0; blink: the group's first)."))
+    intra_algorithm: str | None = field(default=None, metadata=cli_option(
+        "--intra-algorithm", type=str, help="-A hierarchical: the intra-node phases' algorithm."))
+    inter_algorithm: str | None = field(default=None, metadata=cli_option(
+        "--inter-algorithm", type=str, help="-A hierarchical: the inter-node phase's algorithm."))
     network: NetworkSpec = field(default_factory=NetworkSpec)
-    ranks: list[int] | None = None   # blink: the group ('0,1,4' is read into the list once)
+    ranks: list[int] | None = field(default=None, metadata=cli_option(   # '0,1,4' is read into the list once
+        "--ranks", type=str, help="The group of GPUs, e.g. 0,1,4 (default: all of the topology)."))
     hybrid: bool = field(default=False, metadata=HYBRID_OPTION)
     t_dpa: str | float = field(default="0", metadata=T_DPA_OPTION)
     # blink: devices (the group's GPUs, switches, CPUs) or any (idle GPUs too)
     transit: str = field(default="devices", metadata=TRANSIT_OPTION)
-    memory_limit: str | float | None = None   # refuse a run whose estimate is over it; None: the available memory
-    engine: str = "auto"             # events mode: auto, grouped (classes of like transfers) or per-transfer
+    memory_limit: str | float | None = field(default=None, metadata=cli_option("--memory-limit", type=str, help=(
+        "Refuse, before it starts, a run whose estimated memory is over this (default: the memory available "
+        "now), e.g. 8GiB.")))
+    engine: str = field(default="auto", metadata=cli_option("--engine", help=(
+        "Events mode: auto (classes of like transfers where they are few), grouped, or per-transfer.")))
 
     def __post_init__(self):
         object.__setattr__(self, "collective", get_collective(self.collective).name)
@@ -169,11 +182,14 @@ class TopologyPredictSpec:
     every pair of the group sees through a switch (dgx2, switch:P)."""
 
     collective: str
-    topology: str
+    topology: str = field(metadata=cli_option("--topology", "-t", type=str, help=(
+        "dgx1v | dgx2 | switch:P | file.json: -A blink prices packed trees on --ranks; other algorithms "
+        "(single-hop, ring, ...) the closed forms on a switch's link.")))
     algorithm: str = "blink"
     size: object = "1M,64M,1G"
     ranks: list[int] | None = None   # the group ('0,1,2' is read into the list once); None: every rank
-    root: int | None = None          # blink: a topology rank of the group (default its first)
+    root: int | None = field(default=None, metadata=cli_option(   # a topology rank of the group
+        "--root", type=int, help="-A blink: the trees' root (default the group's first)."))
     hybrid: bool = field(default=False, metadata=HYBRID_OPTION)
     t_dpa: str | float = field(default="0", metadata=T_DPA_OPTION)
     transit: str = field(default="devices", metadata=TRANSIT_OPTION)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from collperf.errors import UsageError
-from collperf.spec.checks import path_list, whole
+from collperf.spec.checks import cli_option, path_list, whole
 from collperf.spec.network import HardwareSpec
 
 
@@ -17,9 +17,13 @@ class TraceSpec:
 
     paths: list = field(default_factory=list)   # one path (a str or Path) is read as a list of one
     hardware: HardwareSpec = field(default_factory=HardwareSpec)
-    what_if_cluster: str | None = None
-    what_if_nodes: int | None = None
-    algorithm: list[str] | None = None        # 'ring,tree' is read into the list once; None: none
+    what_if_cluster: str | None = field(default=None, metadata=cli_option(
+        "--what-if-cluster", type=str, help="Price the same collectives on this catalogue system, e.g. dgx-h100."))
+    what_if_nodes: int | None = field(default=None, metadata=cli_option(
+        "--what-if-nodes", type=int, help="Nodes of the what-if system."))
+    algorithm: list[str] | None = field(default=None, metadata=cli_option(   # 'ring,tree' read into the list once
+        "--algorithm", "-A", type=str, help="Price with our algorithms instead of NCCL's choice, e.g. ring,rhd (the "
+        "best of them per size)."))
 
     def __post_init__(self):
         object.__setattr__(self, "paths", path_list(self.paths))

@@ -20,7 +20,8 @@ from collperf.errors import RunError, UsageError
 from collperf.lab.bench import run
 from collperf.model.algorithms import get_algorithm
 from collperf.model.algorithms.build import build
-from collperf.model.algorithms.modes import is_chooser, is_flat, is_runtime_only, mode_of
+from collperf.model.algorithms.modes import is_flat, is_runtime_only, mode_of
+from collperf.runtime.row import Row
 from collperf.simulate import simulate
 from collperf.spec import SweepSpec
 from collperf.topology import subset
@@ -101,19 +102,19 @@ def predict_rows(results, bed, rows, prebuilt=None, mode: str = "events") -> Non
         return
     cfg = results.config
     cache: dict = {}
-    for r in rows:
-        algorithm, segments = r["algorithm"], cfg["segments"]
-        if is_chooser(algorithm):     # what auto ran at this size, with its segments (as runtime/measure._Runner)
-            algorithm, segments = r["auto"]["algorithm"], r["auto"].get("segments") or segments
+    for i, r in enumerate(rows):   # rows are frozen: each is replaced in the list by its predicted copy
+        r = Row.of(r)
+        algorithm, segments = r.ran_as()   # what auto ran at this size, with its segments (runtime/measure._Runner)
+        segments = segments or cfg["segments"]
         if is_runtime_only(algorithm):
-            r["predicted_us"] = None
+            rows[i] = r.with_prediction(None)
             continue
-        key = (algorithm, segments, r["size"])
+        key = (algorithm, segments, r.size)
         if key not in cache:
-            pre = (prebuilt or {}).get((algorithm, r["size"])) if segments == cfg["segments"] else None
+            pre = (prebuilt or {}).get((algorithm, r.size)) if segments == cfg["segments"] else None
             s = schedule_of(bed, results.collective, algorithm, cfg["root"], segments, pre)
-            cache[key] = simulated_s(bed, s, r["size"], mode)
-        r["predicted_us"] = cache[key] * 1e6
+            cache[key] = simulated_s(bed, s, r.size, mode)
+        rows[i] = r.with_prediction(cache[key] * 1e6)
     results.model = f"simulated ({mode}) on the testbed's topology {bed.topology.name}, its link rates and routes"
 
 
@@ -299,12 +300,12 @@ def validate(bed, sizes=("1M", "2M", "4M"), grid=None, iters: int = 3, segments:
         pre = schedules(bed, config)
         res = run(config, None, timeout_s, None, testbed=bed, schedules=pre or None)
         for r in res.rows:
-            if r["out_of_place"] is None or r["out_of_place"]["wrong"]:
+            if not r.correct():
                 continue
-            s = schedule_of(bed, collective, r["algorithm"], 0, segments, pre.get((r["algorithm"], r["size"])))
-            rows.append(TopologyValidationRow(collective, r["algorithm"], bed.ranks, r["size"],
-                                              r["out_of_place"]["p50_us"] * 1e-6, simulated_s(bed, s, r["size"], "rounds"),
-                                              simulated_s(bed, s, r["size"], "events")))
+            s = schedule_of(bed, collective, r.algorithm, 0, segments, pre.get((r.algorithm, r.size)))
+            rows.append(TopologyValidationRow(collective, r.algorithm, bed.ranks, r.size,
+                                              r.out_of_place.p50_us * 1e-6, simulated_s(bed, s, r.size, "rounds"),
+                                              simulated_s(bed, s, r.size, "events")))
     return rows
 
 
