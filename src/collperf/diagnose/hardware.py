@@ -88,7 +88,7 @@ def _values(system: System) -> list[tuple[str, str, str]]:
         for other in _ALSO.get(key, ()):
             theirs = system.provenance.get(other, "")
             src = system.provenance.get(other, src) if src is None or "user" in theirs or "fitted" in theirs \
-                or (other == "pcie_switch_shared" and theirs.startswith("from ")) else src
+                or (other in ("pcie_switch_shared", "p2p") and theirs.startswith("from ")) else src
         out.append((label, show(system), src or f"default for {system.name}"))
     return out
 
@@ -223,6 +223,12 @@ def _apply_facts(system: System, facts: LogFacts, ngpus: int) -> System:
         system = system.with_(quote("nics"), nics_per_node=int(facts.get("nics")))
     if "net_gdr" in facts and system.nodes > 1:
         system = system.with_(quote("net_gdr"), net_gdr=bool(facts.get("net_gdr")))
+    if "cross_socket" in facts and not system.nvlink_links and system.gpus_per_node > 1:
+        # PCIe cards on two CPU sockets: NCCL 2.30.7 src/graph/paths.cc ncclTopoCheckP2p allows P2P only up to
+        # PATH_PXB on Intel and ARM hosts, so their traffic goes through host memory (SHM); a 'via P2P' line
+        # below overrides this
+        system = system.with_(f"from the PCI buses in the device lines ('{facts.line('cross_socket')}'): "
+                              "GPUs on two CPU sockets", p2p=False)
     if "p2p" in facts and not system.nvlink_links and system.gpus_per_node > 1:
         system = system.with_(quote("p2p"), p2p=bool(facts.get("p2p")))
     if "nvls" in facts:
@@ -296,8 +302,13 @@ def _base(hw, gpu_text, gpu_src, facts: LogFacts, notes) -> tuple[System | None,
             raise UsageError(f"--gpu {hw.gpu}: {e}") from None
 
 
-def _nodes(base, nodes, nodes_src, ranks):
+def _nodes(base, nodes, nodes_src, ranks, fabric_flag=None):
     per_default = base.gpus_per_node if base is not None else (ranks or 1)
+    if base is not None and base.nvlink_domain and ranks and nodes and nodes > 1 and ranks <= base.nvlink_domain \
+            and fabric_flag not in (None, "nvl72"):
+        # ranks that fit one NVLink domain, yet --fabric names a network: the trays sit in separate domains
+        # (e.g. two node pools of a rack-scale cloud instance), so each node's GPUs reach the others over it
+        return nodes, f"{nodes_src}; --fabric {fabric_flag}: each node's trays in an NVLink domain of their own"
     if base is not None and base.nvlink_domain and ranks:
         # the trays of a rack-scale system share NVSwitch: the model's "node" is one NVLink domain
         k = -(-ranks // base.nvlink_domain)
@@ -339,7 +350,7 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
                                             "(collperf systems lists them) or --gpu MODEL for NCCL's expected time, "
                                             "or --peak BUSBW / --profile FILE for a bound")
         base, gpu_text = None, gpu_log
-    nodes, nodes_src = _nodes(base, nodes, nodes_src, ranks)
+    nodes, nodes_src = _nodes(base, nodes, nodes_src, ranks, hw.fabric)
     if ranks and ranks % nodes:
         raise UsageError(f"{ranks} ranks do not split over {nodes} nodes: set --nodes to a divisor of the ranks")
     per_node = ranks // nodes if ranks else (c_per or (base.gpus_per_node if base else 1))

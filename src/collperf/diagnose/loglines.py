@@ -7,7 +7,10 @@ src/transport/net_ib.cc ("NET/IB : Using [0]mlx5_0:1/IB ..."; "/RoCE" for Ethern
 src/transport/net_socket.cc ("NET/Socket : Using [0]eth0:..."), src/transport/net.cc and p2p.cc
 ("via NET/IB/0/GDRDMA", "via P2P/IPC", "via SHM/direct/direct"), aws-ofi-nccl ("NET/OFI Selected Provider
 is efa (found 4 nics)", "Setting NCCL_PROTO to \"simple\""), GCP's nccl-plugin-gpudirecttcpx
-("NET/GPUDirectTCPX") and its TCPXO successor ("NET/FasTrak").
+("NET/GPUDirectTCPX") and its TCPXO successor ("NET/FasTrak"). The launch command a log echoes
+("mpirun ... -x NCCL_ALGO=ring -x NCCL_IB_HCA=mlx5_2,mlx5_8") is read as the environment NCCL ran with
+(NCCL 2.30.7 src/misc/param.cc reads these names), below any INFO line that says the same; nccl-tests'
+device lines ("device 0 [0000:61:00] NVIDIA L40S") give each GPU's PCI bus.
 """
 
 from __future__ import annotations
@@ -76,6 +79,8 @@ def read_facts(text: str) -> LogFacts:
             facts.set("channels", int(m.group(1)), ln)
             if m.group(3) is not None:
                 facts.set("nvls", int(m.group(3)) > 0, ln)
+    _command_env(facts, lines)
+    _pci_buses(facts, lines)
     for ln in lines:
         if re.search(r"Rank\s+\d+\s.*\bon\s+\S+|NCCL INFO|^\s*\S+:\d+:\d+", ln):
             for pattern, key in _HOSTS:
@@ -145,3 +150,59 @@ def _protocols(value: str) -> tuple[str, ...]:
     given = [names[p.lower()] for p in value.lstrip("^").split(",") if p.lower() in names]
     kept = [p for p in ("LL", "LL128", "Simple") if (p not in given) == exclude]
     return tuple(kept) or ("LL", "LL128", "Simple")
+
+
+# NAME=value on a launch line (mpirun -x, srun --export, env, export); not INFO's "NAME set by environment to"
+_ENV = re.compile(r"(?<![\w-])(NCCL_(?:ALGO|PROTO|IB_HCA|IB_DISABLE|NET))=(\"[^\"]*\"|'[^']*'|[^\s\"';,][^\s\"';]*)")
+# a network plugin named anywhere: then NCCL_IB_DISABLE=1 does not mean TCP sockets
+_PLUGIN = re.compile(r"NET/OFI|AWS Libfabric|FI_PROVIDER|GPUDirectTCPX|FasTrak|NCCL_NET_PLUGIN|NCCL_NET=")
+
+
+def _command_env(facts: LogFacts, lines: list[str]) -> None:
+    """NCCL_* variables the echoed launch command sets; INFO lines (read first) keep precedence."""
+    env: dict = {}
+    for ln in lines:
+        if "NCCL INFO" in ln:
+            continue
+        launcher = re.search(r"\b(mpirun|mpiexec|srun|torchrun|docker|kubectl|env|export)\b", ln)
+        for name, value in _ENV.findall(ln):
+            # quoted as the assignment itself: a launch line is too long to show whole
+            env.setdefault(name, (value.strip("\"'"), f"{launcher.group(1) + ' ... ' if launcher else ''}"
+                                                       f"{name}={value}"))
+    if "NCCL_ALGO" in env:
+        facts.set("algorithms", *env["NCCL_ALGO"])
+    if "NCCL_PROTO" in env:
+        facts.set("protocols", _protocols(env["NCCL_PROTO"][0]), env["NCCL_PROTO"][1])
+        facts.set("nccl_proto", *env["NCCL_PROTO"])
+    ib_off = env.get("NCCL_IB_DISABLE", ("0", ""))[0] == "1"
+    if ib_off and not any(_PLUGIN.search(ln) for ln in lines):
+        # NCCL 2.30.7 src/transport/net_ib.cc: IB disabled and no plugin -> the built-in socket transport
+        facts.set("fabric", "socket", env["NCCL_IB_DISABLE"][1])
+    hca = env.get("NCCL_IB_HCA")
+    if hca and not ib_off and not hca[0].startswith("^"):
+        # "mlx5_2:1,mlx5_8" names the HCAs NCCL may use (a ':port' suffix allowed); a bare "mlx5" is a prefix
+        # that matches every mlx5 device, so it says nothing about how many
+        names = [d.strip() for d in hca[0].lstrip("=").split(",") if d.strip()]
+        if names and all(re.fullmatch(r"\w+_\d+(?::\d+)?", d) for d in names):
+            facts.set("nics", len({d.split(":")[0] for d in names}), hca[1])
+
+
+_DEVICE = re.compile(r"Rank\s+\d+\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+"
+                     r"\[(?:0x)?(?:[0-9a-fA-F]{4}:)?([0-9a-fA-F]{2})(?::[0-9a-fA-F]{2})?(?:\.\d)?\]")
+
+
+def _pci_buses(facts: LogFacts, lines: list[str]) -> None:
+    """Two GPUs of one host on PCI buses in both halves of the bus range (0x61 and 0xe1): a two-socket
+    server's second root complex starts at bus 0x80 on the common layouts, so the GPUs (and a NIC beside
+    one of them) are a CPU-socket link apart: NCCL's path type SYS."""
+    buses: dict = {}
+    for ln in lines:
+        m = _DEVICE.search(ln)
+        if m:
+            buses.setdefault(m.group(1), []).append((int(m.group(2), 16), " ".join(ln[m.start(1):m.end()].split())))
+    for host, seen in buses.items():
+        low = next((ln for bus, ln in seen if bus < 0x80), None)
+        high = next((ln for bus, ln in seen if bus >= 0x80), None)
+        if low and high:
+            facts.set("cross_socket", True, f"{low}; {high}")
+            return

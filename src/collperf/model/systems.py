@@ -85,8 +85,9 @@ CATALOGUE: dict[str, System] = {s.name: s for s in (
     # NVL72: 18 compute trays x 4 GPUs on one NVLink domain; one NIC per GPU to the next rack
     _entry(_GB200, name="gb200-nvl72", gpu="GB200", **{**_BLACKWELL, "gpus_per_node": 72}, nvlink_domain=72,
            nics_per_node=72, nic_Gbps=400.0, fabric="ib", cpu_arch="arm", instance="GB200 NVL72"),
-    _entry(_GB300, name="gb300-nvl72", gpu="GB300", **{**_BLACKWELL, "gpus_per_node": 72}, nvlink_domain=72,
-           nics_per_node=72, nic_Gbps=800.0, fabric="ib", cpu_arch="arm", instance="GB300 NVL72"),
+    # GB300's ConnectX-8 SuperNICs sit on PCIe Gen6 x16: NCCL reads a Gen6 NIC (96 GB/s), not Gen5's 48 GB/s
+    _entry(_GB300, name="gb300-nvl72", gpu="GB300", **{**_BLACKWELL, "gpus_per_node": 72, "pcie_gen": 6},
+           nvlink_domain=72, nics_per_node=72, nic_Gbps=800.0, fabric="ib", cpu_arch="arm", instance="GB300 NVL72"),
     # Infinity Fabric: 7 links of 64 GB/s per direction to each peer (896 GB/s both directions), no switch.
     # NCCL's tables have no AMD row: RCCL keeps NCCL's tuning model, so the Hopper row stands in.
     _entry(_MI300X, {"nics_per_node": _ND_MI300X, "nic_Gbps": _ND_MI300X, "fabric": _ND_MI300X},
