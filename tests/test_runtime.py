@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from collperf.spec import SweepSpec  # noqa: E402
 from collperf.errors import UsageError  # noqa: E402
 from collperf.model.algorithms import ALGORITHMS  # noqa: E402
 from collperf.lab.results import to_csv, to_json, to_text  # noqa: E402
-from collperf.runtime.launch import Job, RunError, RunStalled, run_local  # noqa: E402
+from collperf.runtime.launch import Job, RunError, RunStalled, _children_ignore_sigint, run_local  # noqa: E402
 
 COLLECTIVES = ("allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "scatter", "gather",
                "sendrecv")
@@ -382,3 +383,23 @@ def test_the_file_channel_delivers_each_report_once_in_order(tmp_path):
     assert [m for m in got if m[0] == 0] == [(0, "beat", (i, "")) for i in range(0, 12, 2)]
     assert [m for m in got if m[0] == 1] == [(1, "beat", (i, "")) for i in range(1, 12, 2)]
     assert not os.listdir(tmp_path)
+
+
+def test_a_ctrl_c_taken_by_another_thread_while_ranks_spawn_still_ends_the_run():
+    """The spawning window blocks SIGINT in the main thread only: a process-directed Ctrl-C is then taken by
+    any other thread of the launcher (torch's, a pipe reader's). It must still end the run once the window
+    closes (an ignored disposition there would drop it: the bench went on for minutes)."""
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait, daemon=True)   # started before the window: SIGINT not blocked
+    other.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with _children_ignore_sigint():
+                os.kill(os.getpid(), signal.SIGINT)
+                for _ in range(500):          # until the kernel has handed it to a thread (not a time check)
+                    if signal.SIGINT not in signal.sigpending():
+                        break
+                    time.sleep(0.01)
+    finally:
+        stop.set()
+        other.join()

@@ -238,22 +238,29 @@ def run_local(job: Job, ranks: int, timeout_s: float = 300.0, startup_s: float =
 
 
 class _children_ignore_sigint:
-    """Ctrl-C goes to the whole foreground process group: ranks started with SIGINT ignored (a disposition
-    that survives exec) do not print a KeyboardInterrupt traceback while they start; the launcher handles
-    Ctrl-C and kills them. SIGINT is also blocked meanwhile, so a Ctrl-C that arrives while the ranks are
-    spawned stays pending and ends the run as soon as they are (ignored, it would be lost and the run would
-    go on). Only the main thread may change signal handlers; elsewhere this does nothing."""
+    """Ctrl-C goes to the whole foreground process group: ranks must not print a KeyboardInterrupt traceback
+    while they start; the launcher handles Ctrl-C and kills them. So SIGINT is blocked in this (the spawning)
+    thread while the ranks are spawned: they inherit the mask across exec and keep SIGINT blocked until
+    worker_main has set it to be ignored. In the launcher, a Ctrl-C of that window is recorded, not ignored,
+    and ends the run as soon as the ranks exist: a process-directed SIGINT that finds the main thread blocking
+    it is taken by any other thread (torch's, a reader's), where an ignored disposition would drop it and the
+    run would go on. Only the main thread may change signal handlers; elsewhere this does nothing."""
 
     def __enter__(self):
-        self.old = None
+        self.old, self.interrupted = None, False
         if threading.current_thread() is threading.main_thread():
+            self.old = signal.signal(signal.SIGINT, self._record)
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-            self.old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def _record(self, signum, frame):
+        self.interrupted = True
 
     def __exit__(self, *exc):
         if self.old is not None:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})   # a pending Ctrl-C is recorded here
             signal.signal(signal.SIGINT, self.old)
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})   # a pending Ctrl-C is delivered here
+            if self.interrupted and exc[0] is None:
+                raise KeyboardInterrupt
 
 
 def _supervise(procs, results, timeout_s: float, startup_s: float = STARTUP_S, on_message=None):
