@@ -14,22 +14,10 @@ import pytest
 
 from collperf.runtime import owned
 from testbed_support import bed_name, needs_root
+from rank_support import children as _children
 
 VENV_BIN = Path(sys.executable).parent
 CLI = str(VENV_BIN / "collperf")
-
-
-def _children(pid: int) -> list[int]:
-    kids = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                kids.append(int(entry))
-    return kids
 
 
 def _cmdline(pid: int) -> str:

@@ -20,6 +20,7 @@ from collperf.errors import UsageError  # noqa: E402
 from collperf.model.algorithms import ALGORITHMS  # noqa: E402
 from collperf.lab.results import to_csv, to_json, to_text  # noqa: E402
 from collperf.runtime.launch import Job, RunError, RunStalled, _children_ignore_sigint, run_local  # noqa: E402
+from rank_support import children as _children, pids_until_first_row  # noqa: E402
 
 COLLECTIVES = ("allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "scatter", "gather",
                "sendrecv")
@@ -79,19 +80,6 @@ def test_a_hung_run_is_stopped_at_its_timeout():
     # the run's own timeout (which starts once every rank is ready), not about start-up
     with pytest.raises(RunError, match=r"did not finish within its timeout of 3 s: ranks 0, 1 still running"):
         run_local(Job("time:sleep", (120,)), 2, timeout_s=3, startup_s=900)
-
-
-def _children(pid: int) -> list[int]:
-    kids = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                kids.append(int(entry))
-    return kids
 
 
 def _spawned_ranks(proc, count: int, within_s: float = 90, poll_s: float = 0.5) -> list[int]:
@@ -272,15 +260,8 @@ def test_a_rank_stopped_mid_sweep_is_named_and_the_rows_so_far_are_kept(tmp_path
     cmd = [str(VENV_BIN / "collperf"), "bench", "--ranks", "3", "-A", "ring", "-b", "1K", "-e", "64M", "-n", "50",
            "-w", "1", "--timeout", "8", "-J", str(tmp_path / "r.json"), "--csv", str(tmp_path / "r.csv")]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    pids, lines = {}, []
     try:
-        for line in proc.stdout:   # the rows stream: read until the first one
-            lines.append(line)
-            if line.startswith("#  Rank"):
-                f = line.split()
-                pids[int(f[2])] = int(f[6])
-            elif line.strip() and not line.startswith("#"):
-                break
+        pids, lines = pids_until_first_row(proc)   # the rows stream: read until the first one
         assert len(pids) == 3, "".join(lines)
         _stop(pids[1])
         rest, err = proc.communicate(timeout=120)

@@ -15,6 +15,7 @@ import pytest
 from collperf.runtime import stall
 from collperf.runtime.pace import CHECK_FACTOR, PRIOR_LATENCY_S, PRIOR_RATE_Bps, Pace
 from collperf.runtime.stall import FLOOR_S, K, Ranks
+from rank_support import pids_until_first_row
 
 VENV_BIN = Path(sys.executable).parent
 
@@ -128,15 +129,8 @@ def test_a_stopped_rank_ends_the_run_long_before_its_timeout(tmp_path):
     cmd = [str(VENV_BIN / "collperf"), "bench", "--ranks", "2", "-A", "ring", "-b", "1K", "-e", "64M", "-n", "20",
            "-w", "1", "--timeout", "600", "-J", str(tmp_path / "r.json"), "--csv", str(tmp_path / "r.csv")]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    pids, lines = {}, []
     try:
-        for line in proc.stdout:   # the rows stream: read until the first one
-            lines.append(line)
-            if line.startswith("#  Rank"):
-                f = line.split()
-                pids[int(f[2])] = int(f[6])
-            elif line.strip() and not line.startswith("#"):
-                break
+        pids, lines = pids_until_first_row(proc)   # the rows stream: read until the first one
         assert len(pids) == 2, "".join(lines)
         os.kill(pids[1], signal.SIGSTOP)
         rest, err = proc.communicate(timeout=590)   # a hang is caught here, below the run's own timeout

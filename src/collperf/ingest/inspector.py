@@ -298,16 +298,14 @@ def decode_lines(text: str, start: int = 0):
     """JSON-lines, lazily: (line number, object) per non-empty line, or (line number, error message).
     A generator that slices one line at a time, so that a dump of a million calls is never held twice
     (as a list of lines and as a list of records) beside its text."""
+    return _decoded(_numbered_lines(text, start))
+
+
+def _numbered_lines(text: str, start: int):
     number, at, end = 0, start, len(text)
     while at < end:
         stop = text.find("\n", at)
         stop = end if stop < 0 else stop
         number += 1
-        line = text[at:stop]
+        yield number, text[at:stop]
         at = stop + 1
-        if not line.strip():
-            continue
-        try:
-            yield number, json.loads(line)
-        except (json.JSONDecodeError, ValueError, RecursionError) as e:
-            yield number, f"broken JSON ({str(e)[:60]})"
