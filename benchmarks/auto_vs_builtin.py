@@ -19,7 +19,7 @@ import time
 
 from collperf.lab.bench import auto_plan
 from collperf.runtime.launch import Job, run_local, run_testbed
-from collperf.api import testbed as parse_testbed
+from collperf.api import testbed as parse_testbed, testbed_up
 from collperf.spec import SweepSpec
 
 COLLECTIVES = ("allreduce", "allgather", "reducescatter", "broadcast", "alltoall")
@@ -71,7 +71,6 @@ def main() -> None:
     print(f"machine: {os.cpu_count()} cores, shared with other jobs (load average {os.getloadavg()[0]:.1f}); "
           f"p50 of {args.iters} interleaved iterations; float32 sum; out-of-place")
     if args.testbed:
-        from collperf.api import testbed_up
         bed = parse_testbed(args.testbed)
         with testbed_up(bed) as up:
             for collective in args.collectives.split(","):

@@ -22,6 +22,14 @@ import os
 import subprocess
 import sys
 import types
+from collperf.blink.runs import bench_schedules
+from collperf.collectives import get_collective
+from collperf.model.algorithms.build import build
+from collperf.runtime import data
+from collperf.runtime.execute import coalesced_steps, run_schedule
+from collperf.runtime.launch import Job, run_local
+from collperf.spec import BenchSpec, SweepSpec
+from collperf.units import format_size, parse_size
 
 BEFORE = "bfa2fc3"      # runtime/execute.py before the coalesced messages
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -40,9 +48,6 @@ def job(collective: str, sizes: list, iters: int, schedules: list, variants_run:
     (broadcast and reduce from rank 0)."""
     import torch
     import torch.distributed as dist
-    from collperf.collectives import get_collective
-    from collperf.runtime import data
-    from collperf.runtime.execute import run_schedule
     from _interleaved import time_interleaved
     before = _before_module()
     p, rank = dist.get_world_size(), dist.get_rank()
@@ -69,18 +74,12 @@ def job(collective: str, sizes: list, iters: int, schedules: list, variants_run:
 
 def _messages(s, coalesced: bool) -> float:
     """Messages per rank per call (slices aside: these sizes are below 1 MiB slices)."""
-    from collperf.runtime.execute import coalesced_steps
     steps = coalesced_steps(s) if coalesced else s.steps
     return sum(len(st.transfers) for st in steps) / s.ranks
 
 
 def main() -> None:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from collperf.blink.runs import bench_schedules
-    from collperf.runtime.launch import Job, run_local
-    from collperf.model.algorithms.build import build
-    from collperf.spec import BenchSpec, SweepSpec
-    from collperf.units import format_size, parse_size
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ranks", type=int, default=4)
     parser.add_argument("--collective", default="allreduce")

@@ -11,12 +11,12 @@ import argparse
 import numpy as np
 
 from collperf import topology as T
-from collperf.blink import model as B
+from collperf.blink import model as B, packed
 from collperf.model.network import Link
 from collperf.blink.packing import pack
-from collperf.blink import packed
 from collperf.model.algorithms.build import build
 from collperf.simulate import simulate
+from collperf.model.costs import cost
 
 GROUPS = [(0, 1, 4), (0, 3, 4, 5), (1, 2, 4, 7), (0, 1, 3), (0, 1, 2, 5, 6), (0, 1, 2, 3), (4, 5, 6, 7),
           (0, 1, 2, 3, 4, 5), tuple(range(8))]
@@ -59,7 +59,6 @@ def single_hop():
     link = Link(1e-6, 150e9)   # topology.dgx2: 1 us rank to rank through the switch, 6 NVLink2 = 150 GB/s
     sizes = np.array([1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9])
     model = B.single_hop_vs_nccl(16, sizes, link)
-    from collperf.model.costs import cost
     dbt_k = cost("allreduce", "double-binary-tree", 16, sizes, link).segments
     print("AllReduce on dgx2 (16 GPUs): single-hop trees vs ring vs double-binary-tree, time in us "
           "(model = closed form; sim = rounds mode on topology dgx2)")

@@ -14,6 +14,12 @@ import os
 import subprocess
 import sys
 import types
+from collperf.collectives import get_collective
+from collperf.model.algorithms.build import build
+from collperf.runtime import data
+from collperf.runtime.execute import run_schedule
+from collperf.runtime.launch import Job, run_local
+from collperf.units import parse_size
 
 BEFORE = "45bf380"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -29,10 +35,6 @@ def _before_module():
 def job(collective: str, algorithm: str, sizes: list, iters: int):
     import torch
     import torch.distributed as dist
-    from collperf.collectives import get_collective
-    from collperf.runtime import data
-    from collperf.runtime.execute import run_schedule
-    from collperf.model.algorithms.build import build
     from _interleaved import time_interleaved
     before = _before_module()
     p, rank = dist.get_world_size(), dist.get_rank()
@@ -55,8 +57,6 @@ def job(collective: str, algorithm: str, sizes: list, iters: int):
 
 def main() -> None:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from collperf.runtime.launch import Job, run_local
-    from collperf.units import parse_size
     from _interleaved import common_args
     parser = common_args(argparse.ArgumentParser(description=__doc__.splitlines()[0]), "1M,4M,16M,64M", 7)
     args = parser.parse_args()

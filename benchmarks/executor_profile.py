@@ -16,6 +16,12 @@ import pstats
 import statistics
 import sys
 import time
+from collperf.collectives import get_collective
+from collperf.model.algorithms.build import build
+from collperf.runtime.builtin import run_builtin
+from collperf.runtime.execute import run_schedule
+from collperf.runtime.launch import Job, run_local
+from collperf.units import parse_size
 
 
 EXTRA_SLICES: list[int] = []
@@ -25,10 +31,6 @@ def job(collective: str, algorithm: str, size_bytes: int, iters: int, slice_byte
     EXTRA_SLICES[:] = list(extra)
     import torch
     import torch.distributed as dist
-    from collperf.collectives import get_collective
-    from collperf.runtime.builtin import run_builtin
-    from collperf.runtime.execute import run_schedule
-    from collperf.model.algorithms.build import build
     p = dist.get_world_size()
     coll = get_collective(collective)
     _, _, in_elems, out_elems = coll.counts(size_bytes, p, 4)
@@ -64,8 +66,6 @@ def job(collective: str, algorithm: str, size_bytes: int, iters: int, slice_byte
 
 def main() -> None:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from collperf.runtime.launch import Job, run_local
-    from collperf.units import parse_size
     from _interleaved import common_args
     parser = common_args(argparse.ArgumentParser(description=__doc__.splitlines()[0]), "1M,16M", 10)
     parser.add_argument("--slice", default="1M")

@@ -14,13 +14,15 @@ import os
 import statistics
 import sys
 import time
+from collperf.model.algorithms.build import build
+from collperf.runtime.execute import run_schedule
+from collperf.runtime.launch import Job, run_local
+from collperf.units import parse_size
 
 
 def job(nbytes: int, iters: int) -> dict:
     import torch
     import torch.distributed as dist
-    from collperf.runtime.execute import run_schedule
-    from collperf.model.algorithms.build import build
     r, n = dist.get_rank(), nbytes // 4
     peer = 1 - r
     a, b, out, c = torch.ones(n), torch.zeros(n), torch.zeros(n), torch.ones(n)
@@ -52,8 +54,6 @@ def job(nbytes: int, iters: int) -> dict:
 
 def main() -> None:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from collperf.runtime.launch import Job, run_local
-    from collperf.units import parse_size
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1M,4M")
     parser.add_argument("--iters", type=int, default=15)

@@ -17,6 +17,7 @@ import numpy as np
 from collperf.ingest import load
 from collperf.model.nccl import expect, fit_system, system_bound
 from collperf.model.systems import system_for_gpu
+from collperf.diagnose.hardware import assume
 
 LOGS = Path(__file__).resolve().parents[1] / "examples"
 MIB = 1 << 20
@@ -38,7 +39,6 @@ CROSS = (("01_superbench-a100x8-allreduce.txt", "02_superbench-a100x8-allgather.
 def read(name: str):
     """(table, system, sizes, times) of a sample; the system from the log alone, assumed the way
     `collperf diagnose` assumes it (device lines, node count, NCCL INFO and comment lines)."""
-    from collperf.diagnose.hardware import assume
     path = LOGS / name
     table = load(path)[0]
     rows = table.placement("out-of-place")

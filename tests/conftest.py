@@ -79,20 +79,20 @@ def _guarded(item):
     return not item.get_closest_marker("multiprocess")
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_setup(item):
-    # module- and session-scoped fixtures run here: a fixture that starts ranks counts for its test
+def _under_guard(item):
     if _guarded(item):
         with _Guard(item.nodeid):
             yield
     else:
         yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item):
+    # module- and session-scoped fixtures run here: a fixture that starts ranks counts for its test
+    yield from _under_guard(item)
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item):
-    if _guarded(item):
-        with _Guard(item.nodeid):
-            yield
-    else:
-        yield
+    yield from _under_guard(item)

@@ -7,6 +7,11 @@ import pytest
 from collperf.model.costs import cost
 from collperf.model.network import Cluster, Link, Network
 from collperf.model.select import auto_choices, runnable_algorithms
+from collperf.lab.bench import auto_plan, run
+from collperf.model.profile import bandwidth_from
+from collperf.runtime.execute import MAX_SLICES, slices_for
+from collperf.runtime.launch import Job, run_local
+from collperf.spec import SweepSpec
 
 COLLECTIVES = ("allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall")
 NETWORKS = [Network.of(Link(50e-6, 2e9, 10e9), 4), Network.of(Link(1e-3, 25e6, 1e9), 3),
@@ -47,8 +52,6 @@ def test_auto_follows_the_network():
 @pytest.mark.multiprocess
 def test_auto_runs_bit_exact_on_a_given_network_and_after_a_quick_calibration():
     pytest.importorskip("torch")
-    from collperf.lab.bench import run
-    from collperf.spec import SweepSpec
     network = Network.of(Link(20e-6, 1e9, 5e9), 3)
     config = SweepSpec(collective="broadcast", algorithms="auto,builtin", min_bytes="1K", max_bytes="256K", factor=16, iters=2, warmup=0, root=1, progress=False)
     res = run(config, ranks=3, timeout_s=120, network=network)
@@ -76,8 +79,6 @@ def test_auto_runs_bit_exact_on_a_given_network_and_after_a_quick_calibration():
 @pytest.mark.multiprocess
 def test_slices_follow_the_message_size_and_stay_exact():
     pytest.importorskip("torch")
-    from collperf.runtime.execute import MAX_SLICES, slices_for
-    from collperf.runtime.launch import Job, run_local
     # k = round(sqrt(n gamma / a)) with gamma 0.2 ns/B and a 100 us: 1 below ~1.1 MB, 4 at 8 MiB (sqrt(16.8)), capped
     assert slices_for(0) == slices_for(64 << 10) == 1
     assert slices_for(8 << 20) == 4
@@ -93,9 +94,6 @@ def test_slices_follow_the_message_size_and_stay_exact():
 @pytest.mark.multiprocess
 def test_head_to_head_times_auto_and_builtin_interleaved_and_checks_both():
     pytest.importorskip("torch")
-    from collperf.lab.bench import auto_plan
-    from collperf.runtime.launch import Job, run_local
-    from collperf.spec import SweepSpec
     config = SweepSpec(collective="reducescatter", algorithms="auto,builtin", min_bytes="4K", max_bytes="16K", factor=4, iters=2, warmup=0, progress=False).to_job()
     network = Network.of(Link(1e-3, 1e8), 2)
     auto_plan(config, 2, network, 2)
@@ -107,7 +105,6 @@ def test_head_to_head_times_auto_and_builtin_interleaved_and_checks_both():
 
 
 def test_a_noisy_calibration_never_reports_an_unbounded_bandwidth():
-    from collperf.model.profile import bandwidth_from
     # a resolved transfer: 4 MiB in 1 ms after a 100 us latency
     assert bandwidth_from(100e-6, 1.1e-3, 4 << 20) == pytest.approx((4 << 20) / 1e-3)
     # a loaded host's big ping-pong no slower than its small one (seen in a quick calibration of a

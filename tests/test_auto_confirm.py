@@ -8,6 +8,11 @@ from collperf.model.auto_confirm import DECISIVE_MARGIN, MEASURED_MARGIN, confir
 from collperf.model.builtin_cost import BuiltinFit
 from collperf.model.network import Link, Network
 from collperf.model.select import AutoChoice, auto_choices
+from collperf import ingest
+from collperf.lab.bench import auto_plan
+from collperf.lab.results import Results, to_text
+from collperf.runtime.launch import Job, run_local
+from collperf.spec import SweepSpec
 
 MiB = 1 << 20
 
@@ -121,7 +126,6 @@ def _never_slower(d: dict) -> bool:
 @pytest.mark.multiprocess
 def test_user_collectives_choose_the_builtin_through_the_same_chooser():
     pytest.importorskip("torch")
-    from collperf.runtime.launch import Job, run_local
     # ours priced on an absurd network (1 s per message, 1 kB/s): the built-in's fit wins by the model alone
     awful = Network.of(Link(1.0, 1e3, 1e9), 2)
     cases = [("all_reduce", 1 << 14, "float32", "sum", "auto", 0), ("all_gather_into_tensor", 1 << 12, "float32",
@@ -141,9 +145,6 @@ def test_user_collectives_choose_the_builtin_through_the_same_chooser():
 @pytest.mark.multiprocess
 def test_bench_auto_rows_say_what_decided_them():
     pytest.importorskip("torch")
-    from collperf.lab.bench import auto_plan
-    from collperf.runtime.launch import Job, run_local
-    from collperf.spec import SweepSpec
     config = SweepSpec(collective="reducescatter", algorithms="auto,builtin", min_bytes="256K", max_bytes="1M", factor=4, iters=2, warmup=0, progress=False).to_job()
     auto_plan(config, 2, None, 2)   # no network given: the ranks calibrate, choose and confirm
     out = run_local(Job("collperf.runtime.measure:head_to_head", (config,)), 2, timeout_s=300)
@@ -155,8 +156,6 @@ def test_bench_auto_rows_say_what_decided_them():
 
 
 def test_the_bench_text_says_which_picks_a_measurement_decided():
-    from collperf import ingest
-    from collperf.lab.results import Results, to_text
     measured = confirm([close_call(4096)], FakeMeasure(2e-3, 1e-3), {})[0]
     model = AutoChoice(1024, "builtin", 1e-4, None, 1e-4)
     rows = []

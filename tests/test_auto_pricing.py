@@ -8,9 +8,12 @@ from collperf.errors import UsageError
 from collperf.model.builtin_cost import BuiltinFit, fit_builtin
 from collperf.model.costs import cost
 from collperf.model.network import Cluster, Link, Network
-from collperf.model.select import auto_choices
+from collperf.model.select import auto_choices, BUILTIN_MARGIN
 from collperf.model.shared_links import HostLinks, host_priced, shared_link_cost
 from collperf.schedule.ir import COPY, Schedule, Step, Transfer
+from collperf.model.algorithms import REGISTRY
+from collperf.runtime.builtin_fit import FIT_MAX_BYTES, FIT_MIN_BYTES, fit_sizes
+from collperf.runtime.launch import Job, run_local
 
 SIZES = [1 << 20, 4 << 20, 16 << 20, 64 << 20]
 SLOW = Network.of(Link(1e-3, 1e8, 1e9), 4)     # 1 ms per message, 100 MB/s
@@ -75,7 +78,6 @@ def test_a_step_inside_a_host_is_priced_by_each_rank_port():
 @given(st.sampled_from(["allgather", "reducescatter", "alltoall"]), st.sampled_from(["ring", "mesh", "pairwise"]),
        st.integers(2, 6))
 def test_one_rank_per_host_without_flow_cost_is_the_closed_form(collective, name, p):
-    from collperf.model.algorithms import REGISTRY
     if (collective, name) not in REGISTRY:
         return
     link = Link(5e-5, 2.5e7, 1e9)
@@ -98,7 +100,6 @@ def test_shared_links_make_auto_leave_mesh_on_a_testbed():
 
 
 def test_ours_must_beat_the_builtin_by_the_margin():
-    from collperf.model.select import BUILTIN_MARGIN
     size = 16 << 20
     ours = auto_choices("allreduce", SLOW, [size])[0]
     # a built-in 10 % slower than our best prediction still runs (within the margin), at its own time
@@ -113,7 +114,6 @@ def test_ours_must_beat_the_builtin_by_the_margin():
 @pytest.mark.multiprocess
 def test_auto_measures_the_builtin_and_the_exchange_on_gloo_ranks():
     pytest.importorskip("torch")
-    from collperf.runtime.launch import Job, run_local
     out = run_local(Job("collperf.runtime.builtin_fit:auto_inputs", ("allreduce", [64 << 10, 1 << 20], 2)), 2,
                     timeout_s=120)
     assert out["builtin_latency_s"] >= 0 and out["builtin_seconds_per_byte"] > 0
@@ -123,7 +123,6 @@ def test_auto_measures_the_builtin_and_the_exchange_on_gloo_ranks():
 
 def test_the_builtin_is_timed_where_the_sweep_runs():
     pytest.importorskip("torch")
-    from collperf.runtime.builtin_fit import FIT_MAX_BYTES, FIT_MIN_BYTES, fit_sizes
     assert fit_sizes([1 << 20, 4 << 20, 16 << 20, 64 << 20]) == [1 << 20, 4 << 20, 16 << 20]   # capped at 16 MiB
     for sweep in ([1], [1 << 30], [1 << 10, 1 << 12], [3 << 20, 5 << 20]):
         sizes = fit_sizes(sweep)

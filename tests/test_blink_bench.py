@@ -6,7 +6,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from collperf import topology as T
+from collperf import api, topology as T
 from collperf.errors import UsageError
 from collperf.blink.runs import BENCH_RESOLUTION, bench_schedules, blink_schedule, pattern_schedule
 from collperf.schedule.verify import verify
@@ -15,6 +15,7 @@ from collperf.spec import BenchSpec, SweepSpec
 torch = pytest.importorskip("torch", reason="the runtime needs torch (pip install -e '.[run]')")
 
 from collperf.runtime.launch import Job, run_local  # noqa: E402
+from collperf.cli import app
 
 DGX1V = T.dgx1v()
 COUNTS = (0, 1, 7, 65, 300)     # empty, one element, fewer elements than chunks, uneven splits
@@ -88,7 +89,6 @@ def test_a_wrong_prebuilt_schedule_is_caught():
 @pytest.mark.multiprocess
 def test_bench_cli_blink_on_4_ranks(tmp_path):
     # collperf bench --ranks 4 -A blink: dgx1v's first 4 GPUs, #wrong = 0, the placement in the JSON file
-    from collperf.cli import app
     out = tmp_path / "b.json"
     res = CliRunner().invoke(app, ["bench", "--collective", "broadcast", "--ranks", "4", "-A", "blink,blink-hybrid",
                                    "-b", "4", "-e", "4K", "-f", "32", "-n", "1", "-w", "0", "-J", str(out)])
@@ -102,7 +102,6 @@ def test_bench_cli_blink_on_4_ranks(tmp_path):
 
 @pytest.mark.multiprocess
 def test_bench_pattern_on_3_ranks_measures_throughput():
-    from collperf import api
     sweep = SweepSpec(collective="allreduce", algorithms="builtin", min_bytes="1K", max_bytes="4K", factor=4, iters=1, warmup=0, progress=False)
     results = api.bench(BenchSpec(sweep=sweep, ranks=3, timeout_s=120, pattern="chain-reduce-forward"))
     assert results.collective == "reduce" and {r["algorithm"] for r in results.rows} == {"chain-reduce-forward"}

@@ -8,7 +8,7 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
-from collperf import topology as T
+from collperf import cli, topology as T
 from collperf.cli import app
 
 G = 1e9
@@ -93,7 +93,6 @@ def test_single_hop_is_the_mesh_allreduce():
 
 
 def _exit_2(args, capsys):
-    from collperf import cli
     old = sys.argv
     sys.argv = ["collperf", *map(str, args)]
     try:

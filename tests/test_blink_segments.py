@@ -6,7 +6,8 @@ from collperf import topology as T
 from collperf.blink import patterns as P
 from collperf.blink.runs import SEGMENT_CANDIDATES, bench_schedules, best_segments, pattern_schedule
 from collperf.model.network import Link
-from collperf.spec import BenchSpec, SweepSpec
+from collperf.spec import BenchSpec, NetworkSpec, SweepSpec
+from collperf.api.runs import _step_cost
 
 DGX1V = T.parse("dgx1v")
 CHAIN = list(P.DGX1V_CHAIN[:4])   # 3 hops
@@ -61,8 +62,6 @@ def test_bench_placement_uses_the_step_cost_it_is_given():
 
 
 def test_bench_prices_blink_steps_on_the_given_link():
-    from collperf.api.runs import _step_cost
-    from collperf.spec import NetworkSpec
     spec = BenchSpec(sweep=SweepSpec(collective="broadcast", algorithms="blink", min_bytes="1M", max_bytes="1M"), ranks=4, topology="dgx1v",
                      network=NetworkSpec(latency="10ms", bandwidth="1GB/s"))
     link = _step_cost(spec)(4)

@@ -8,6 +8,7 @@ from collperf.model.nccl import expect, system_bound
 from collperf.model.presets import PRESETS, get_preset
 from collperf.model.systems import ALIASES, CATALOGUE, get_system, resolve_name, system_for_instance
 from collperf.spec import HardwareSpec, NetworkSpec
+from collperf.cli import app
 
 # name: (GPUs per node, NVLink/xGMI GB/s per GPU both directions, NICs, Gb/s each, fabric, GPUDirect RDMA,
 #        words of the data sheet's title)
@@ -104,7 +105,6 @@ def test_systems_command_lists_the_catalogue_with_its_sheets():
 
     from typer.testing import CliRunner
 
-    from collperf.cli import app
     res = CliRunner().invoke(app, ["systems", "--json"])
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)

@@ -2,6 +2,8 @@ import pytest
 
 from collperf import collectives as C
 from collperf.errors import UsageError
+from collperf.ingest import nccltests, parse
+from collperf.lab.results import Results, to_text
 
 
 def test_chapter_efficiency_example():
@@ -153,7 +155,6 @@ def test_bandwidths_and_rank_count_from_a_factor():
 
 
 def test_program_names_round_trip():
-    from collperf.ingest import nccltests
     assert len(C.PROGRAMS) == len(C.COLLECTIVES)
     for name, c in C.COLLECTIVES.items():
         assert C.PROGRAMS[c.nccl_tests_binary] is c
@@ -164,8 +165,6 @@ def test_program_names_round_trip():
 
 @pytest.mark.parametrize("name", list(C.COLLECTIVES))
 def test_bench_text_names_the_program_and_reads_back(name):
-    from collperf.ingest import parse
-    from collperf.lab.results import Results, to_text
     c = C.get_collective(name)
     rows = []
     for size in (1 << 20, 1 << 22):

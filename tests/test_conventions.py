@@ -6,7 +6,9 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from collperf.cli import main
+from collperf.cli import app, main
+from collperf import __version__
+from collperf.model.presets import PRESETS, get_preset
 
 UNIFORM = ["--latency", "5us", "--bandwidth", "10GB/s"]
 
@@ -98,8 +100,6 @@ def test_plan_params_alone_is_a_custom_model_not_70b(capsys, monkeypatch):
 
 def test_version_help_without_bool_placeholders_and_one_meaning_of_c(capsys, monkeypatch):
     runner = CliRunner()
-    from collperf.cli import app
-    from collperf import __version__
     assert runner.invoke(app, ["--version"]).output.strip() == f"collperf {__version__}"
     for command in ("predict", "bench", "plan", "diagnose", "simulate", "verify"):
         help_text = runner.invoke(app, [command, "--help"], terminal_width=200).output
@@ -110,5 +110,4 @@ def test_version_help_without_bool_placeholders_and_one_meaning_of_c(capsys, mon
 
 
 def test_presets_have_descriptive_names_and_the_old_one_still_works(capsys, monkeypatch):
-    from collperf.model.presets import PRESETS, get_preset
     assert "chapter" not in PRESETS and get_preset("chapter") == get_preset("nvlink300-400gbe")

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from collperf import api, ingest
 from collperf.cli import app
 from collperf.diagnose import diagnose
-from collperf.diagnose.findings import PLATEAU_NOTCH
+from collperf.diagnose.findings import _dips, PLATEAU_NOTCH
 from collperf.spec import HardwareSpec
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -113,7 +113,6 @@ def test_plateau_noise_is_not_a_dip():
 
 def test_a_row_before_a_step_up_is_not_a_dip():
     # busbw level with the size before and well under the size after (a protocol switch): no notch
-    from collperf.diagnose.findings import _dips
     bus = [(1 << k, b) for k, b in zip(range(20, 26), (100.0, 110.9, 120.4, 114.0, 168.7, 183.9))]
     assert not _dips(bus)
     bus[3] = (bus[3][0], 0.8 * 120.4)                                    # 20 % under both neighbours

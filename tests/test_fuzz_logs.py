@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from collperf import api
+from collperf import api, cli
 from collperf.diagnose import diagnose
 from collperf.errors import UsageError
 from collperf.fit import fit
-from collperf.ingest import parse
+from collperf.ingest import parse, Row, Table
 
 FIXTURES = Path(__file__).parent / "fixtures"
 MALFORMED = FIXTURES / "malformed"
@@ -94,7 +94,6 @@ def test_bad_rows_are_reported_and_skipped(name):
                                   "19_nccl_json_device_rank_object.log", "27_busbw_inf_nan_n_half_cli_fit.log",
                                   "31_hang_redos_number_regex_30000_digits.log"])
 def test_cli_exits_2_with_error_line(command, name, capsys, monkeypatch):
-    from collperf import cli
     monkeypatch.setattr(sys, "argv", ["collperf", command, str(MALFORMED / name)])
     with pytest.raises(SystemExit) as info:
         cli.main()
@@ -233,7 +232,6 @@ def test_mutated_logs_give_rows_or_a_usage_error(seeds):
 
 def test_fit_never_raises_anything_but_usage_error_on_unchecked_rows():
     """Rows built through the API skip the reader's checks: the fit still refuses non-finite values cleanly."""
-    from collperf.ingest import Row, Table
     t = Table("api", "allreduce", 4)
     for k, time_s in zip(range(3, 9), [float("nan"), float("inf"), -1.0, 0.0, 1e-5, 2e-5]):
         t.rows.append(Row(2 ** k, time_s))

@@ -10,6 +10,10 @@ from collperf.model.hierarchy import two_level_cost
 from collperf.model.network import Cluster, Link, Network
 from collperf.model.select import auto_algorithms, auto_choices, runnable_algorithms
 from collperf.model.algorithms.build import DEFAULT_PHASES
+from collperf.cli import app
+from collperf.lab.bench import _check_ranks, run
+from collperf.runtime.launch import Job, run_local
+from collperf.spec import SweepSpec
 
 # a fast node (1 us, 10 GB/s) and a thin network (100 us, 10 MB/s): moving bytes inside the node is free
 # next to crossing it, so for big messages the two-level schedule (each rank crosses with 1/g of the
@@ -62,7 +66,6 @@ def test_alltoall_flat_mesh_is_at_the_nic_bound_so_hierarchical_cannot_beat_it()
 @pytest.mark.multiprocess
 def test_hierarchical_runs_bit_exact_on_local_ranks_grouped_into_nodes():
     pytest.importorskip("torch")
-    from collperf.runtime.launch import Job, run_local
     cases = []
     for nodes, g in ((2, 2), (3, 2), (2, 3)):
         for collective in COLLECTIVES:
@@ -83,8 +86,6 @@ def test_hierarchical_runs_bit_exact_on_local_ranks_grouped_into_nodes():
 @pytest.mark.multiprocess
 def test_bench_runs_hierarchical_and_auto_chooses_it_on_a_two_level_network():
     pytest.importorskip("torch")
-    from collperf.lab.bench import run
-    from collperf.spec import SweepSpec
     config = SweepSpec(collective="allreduce", algorithms="hierarchical,auto", min_bytes="1K", max_bytes="4M", factor=64, iters=1, warmup=0, progress=False)
     res = run(config, ranks=4, timeout_s=180, network=TWO_BY_TWO)
     assert res.config["two_level"] == [2, 2]
@@ -99,8 +100,6 @@ def test_bench_runs_hierarchical_and_auto_chooses_it_on_a_two_level_network():
 
 
 def test_hierarchical_without_nodes_or_from_another_root_is_a_usage_error():
-    from collperf.lab.bench import _check_ranks
-    from collperf.spec import SweepSpec
     with pytest.raises(UsageError, match="one host.*--ranks-per-node"):
         _check_ranks(SweepSpec(collective="allreduce", algorithms="hierarchical"), 4, shape=None)
     with pytest.raises(UsageError, match="4 node.*1 rank"):
@@ -117,7 +116,6 @@ def test_the_cli_groups_local_ranks_into_nodes():
     pytest.importorskip("torch")
     from typer.testing import CliRunner
 
-    from collperf.cli import app
     res = CliRunner().invoke(app, ["bench", "--ranks", "4", "-A", "hierarchical", "-b", "1K", "-e", "1K", "-n", "1",
                                    "-w", "0", "--nodes", "2", "--ranks-per-node", "2", "--intra-latency", "1us",
                                    "--intra-bandwidth", "10GB/s", "--inter-latency", "100us",
@@ -131,7 +129,6 @@ def test_the_cli_groups_local_ranks_into_nodes():
 @pytest.mark.multiprocess
 def test_user_collectives_run_hierarchical_on_a_group_with_nodes():
     pytest.importorskip("torch")
-    from collperf.runtime.launch import Job, run_local
     cases = [(fn, n, "float32", "sum", a, 0) for fn in ("all_reduce", "all_gather", "reduce_scatter_tensor",
                                                         "broadcast", "all_to_all_single")
              for n in (1, 37) for a in ("hierarchical", "auto")]

@@ -19,6 +19,8 @@ from collperf.schedule.arrays import as_tuples
 from collperf.model.algorithms.build import DEFAULT_PHASES, build, build_hierarchical
 from collperf.schedule.verify import verify
 from collperf.spec import NetworkSpec, SimulateSpec
+from collperf.cli import app
+from collperf.model.select import runnable_algorithms
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -421,7 +423,6 @@ def test_import_names_a_bad_mode_size_or_link_not_the_topology(tmp_path):
     with pytest.raises(UsageError, match="unknown topology 'bogus'"):
         api.import_msccl(path, "bogus", network=link)
     # every runnable flat algorithm of ours (select.runnable_algorithms) and blink run on switch:4's link
-    from collperf.model.select import runnable_algorithms
     (run,) = api.import_msccl(path, "switch:4", "1M", network=link).simulations
     assert set(run.ours) == set(runnable_algorithms("allreduce", 4)) | {"blink"}
 
@@ -429,7 +430,6 @@ def test_import_names_a_bad_mode_size_or_link_not_the_topology(tmp_path):
 def test_cli_import_reports_a_bad_mode(tmp_path):
     from typer.testing import CliRunner
 
-    from collperf.cli import app
     path = tmp_path / "ring4.xml"
     api.export_msccl("allreduce", "ring", 4, path)
     res = CliRunner().invoke(app, ["import", "msccl", str(path), "--topology", "switch:4", "--latency", "1us",
@@ -451,7 +451,6 @@ def test_blink_export_on_a_switch_takes_its_link():
         api.export_msccl("allreduce", "ring", 4, network=link)
     from typer.testing import CliRunner
 
-    from collperf.cli import app
     res = CliRunner().invoke(app, ["export", "msccl", "--collective", "allreduce", "-A", "blink", "--topology",
                                    "switch:4", "--latency", "1us", "--bandwidth", "10GB/s"])
     assert res.exit_code == 0 and 'ngpus="4"' in res.output, res.output

@@ -15,6 +15,7 @@ import pytest
 from collperf.runtime import owned
 from testbed_support import bed_name, needs_root
 from rank_support import children as _children
+from collperf.lab.testbed import owners, switch
 
 VENV_BIN = Path(sys.executable).parent
 CLI = str(VENV_BIN / "collperf")
@@ -151,7 +152,6 @@ def test_a_run_removes_its_own_directory(tmp_path, monkeypatch):
 
 
 def test_a_run_taking_a_testbed_removes_those_whose_holder_died(tmp_path, monkeypatch):
-    from collperf.lab.testbed import owners, switch
     monkeypatch.setattr(owners, "OWNERS_DIR", tmp_path)
     removed = []
     monkeypatch.setattr(switch, "_remove", lambda name: removed.append(name) or [])

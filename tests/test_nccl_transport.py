@@ -6,9 +6,12 @@ import numpy as np
 import pytest
 
 from collperf.errors import UsageError
-from collperf.model.nccl import expect, fit_system, select
+from collperf.model.nccl import expect, fit_system, search_graphs, select, tuning_table
 from collperf.model.nccl.transport import host_staged_time, is_duplex, per_gpu_traffic
-from collperf.model.systems import get_system
+from collperf.model.systems import get_system, system_for_gpu
+from collperf.diagnose.hardware import assume
+from collperf.diagnose.loglines import read_facts
+from collperf.ingest import load
 
 GIB = float(1 << 30)
 GEN3 = 12e9     # NCCL's Gen3 x16: width 16 x 60 / 80 = 12 GB/s (topo.cc; topo.h PCI_BW 12.0)
@@ -84,8 +87,6 @@ def test_duplex_efficiency_is_validated():
 
 
 def test_pcie_switch_from_the_log_comment(tmp_path):
-    from collperf.diagnose.hardware import assume
-    from collperf.ingest import load
     src = next(p for p in (__import__("pathlib").Path(__file__).resolve().parents[1] / "examples").glob("10_*.txt"))
     text = src.read_text()
     system = assume(load(src)[0]).system
@@ -97,8 +98,6 @@ def test_pcie_switch_from_the_log_comment(tmp_path):
 
 
 def test_b200_two_nodes_nvls_graph_and_tree_bandwidth_by_hand():
-    from collperf.model.nccl import search_graphs, tuning_table
-    from collperf.model.systems import system_for_gpu
     b200 = system_for_gpu("NVIDIA B200", nodes=2, gpus_per_node=8)
     nvls = search_graphs(b200)["nvls"]
     # NVLink 18 x 40.1 = 721.8 GB/s; (8 + 1) x 80 = 720 fits (sm100 inter ladder 96, 86, 80, ...):
@@ -111,9 +110,6 @@ def test_b200_two_nodes_nvls_graph_and_tree_bandwidth_by_hand():
 
 
 def test_gpudirect_rdma_from_the_channel_lines():
-    from collperf.diagnose.hardware import assume
-    from collperf.ingest import load
-    from collperf.diagnose.loglines import read_facts
     # NCCL appends /GDRDMA to a NET channel line that uses GPUDirect RDMA
     assert read_facts("NCCL INFO Channel 00/0 : 0[1b000] -> 8[1b000] [send] via NET/IB/0/GDRDMA").get("net_gdr")
     assert read_facts("NCCL INFO Channel 00/0 : 0[35000] -> 1[f5000] [send] via NET/AWS Libfabric/0").get(

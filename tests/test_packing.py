@@ -10,13 +10,12 @@ import pytest
 
 from collperf import topology as T
 from collperf.errors import UsageError
-from collperf.blink import model as B
+from collperf.blink import model as B, packed, patterns as P
 from collperf.model.network import Link
 from collperf.blink.packing import broadcast_bound, min_arborescence, pack
-from collperf.blink import packed
-from collperf.blink import patterns as P
 from collperf.schedule.verify import verify
 from collperf.simulate import simulate
+from collperf.schedule.ir import COPY, Transfer, make, step
 
 G = 1e9
 GiB = 2**30
@@ -197,7 +196,6 @@ def test_explicit_routes_simulate_as_in_the_reference_simulator(mode):
 
 @pytest.mark.parametrize("mode", ["rounds", "events"])
 def test_two_paths_between_the_same_ranks_stay_apart(mode):
-    from collperf.schedule.ir import COPY, Transfer, make, step
 
     # 0 and 1 joined through two switches of 10 GB/s each; half the data each way: 2x one path's time
     topo = _topo("two-paths", 2, [(0, "a", 10), ("a", 1, 10), (0, "b", 10), ("b", 1, 10)], ["a", "b"])

@@ -11,6 +11,10 @@ from collperf.cli import app
 from collperf.collectives import COLLECTIVES
 from collperf.errors import UsageError
 from collperf.model.select import best_algorithm, crossovers
+from collperf import cli
+from collperf.lab.calibrate import save
+from collperf.model.profile import profile_from
+from collperf.spec.network import load_cluster
 
 runner = CliRunner()
 
@@ -74,7 +78,6 @@ def test_human_table_marks_the_best_and_lists_skipped():
 ])
 def test_cli_errors_are_clear_and_exit_2(args, message, capsys):
     import sys
-    from collperf import cli
     old = sys.argv
     sys.argv = ["collperf", *args]
     try:
@@ -136,9 +139,6 @@ def test_api_mirrors_cli():
 
 
 def test_profiles_feed_predict_simulate_and_plan(tmp_path):
-    from collperf.lab.calibrate import save
-    from collperf.model.profile import profile_from
-    from collperf.spec.network import load_cluster
     raw = {"intra": {"latency_s": 2e-6, "bandwidth_Bps": 100e9}, "inter": {"latency_s": 10e-6, "bandwidth_Bps": 10e9},
            "reduce_bandwidth_Bps": 50e9, "allreduce_alpha_s": 3e-6}
     path = tmp_path / "profile.json"

@@ -17,6 +17,7 @@ import pytest
 
 import collperf
 from testbed_support import bed_name, needs_root
+from collperf.cli.bench_stream import BenchStream
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 LOGS = [str(EXAMPLES / n) for n in ("01_superbench-a100x8-allreduce.txt", "10_pcie-2080ti-x2-allreduce.txt",
@@ -150,7 +151,6 @@ def test_plan_search_shows_progress_on_a_terminal_only():
 
 
 def test_bench_stream_shows_its_bar_on_a_terminal_but_never_under_json(monkeypatch):
-    from collperf.cli.bench_stream import BenchStream
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     assert BenchStream(as_json=False).progress and not BenchStream(as_json=True).progress
     assert not BenchStream(as_json=False, progress=False).progress

@@ -114,4 +114,4 @@ def test_the_patterns_are_precise():
     assert TRACKER.search("fixed in #12.") and not TRACKER.search("ASTRA-sim direct (astra-sim #296)")
     assert not SOURCE_DOCUMENT.search("a seeded mutator over 2,000 seeds; torch.manual_seed(0); seeds=20000")
     assert SOURCE_DOCUMENT.search("as seed 003 measures it")
-    assert BUILD_MACHINE.search("LOGS = Path('" + "/".join(("", "work", "x")) + "')") and not BUILD_MACHINE.search("framework/work/x")
+    assert BUILD_MACHINE.search("LOGS = Path('" + "/".join(("", "work", "x")) + "')") and not BUILD_MACHINE.search("framework" + "/".join(("", "work", "x")))

@@ -18,6 +18,7 @@ from collperf.cli import app
 from collperf.errors import UsageError
 from collperf.report import svg, view
 from collperf.spec import DiagnoseSpec, LogSpec
+from collperf.lab.validate import ValidationRow, summary
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 A100 = EXAMPLES / "01_superbench-a100x8-allreduce.txt"
@@ -168,7 +169,6 @@ def test_a_validate_json_report(tmp_path):
 
 
 def test_a_validation_object_reports_like_its_json(tmp_path):
-    from collperf.lab.validate import ValidationRow, summary
     rows = [ValidationRow("allgather", "bruck", 8, 65536, 2e-4, 1e-4, "latency"),      # -50 %
             ValidationRow("allgather", "bruck", 8, 1048576, 1e-3, 1.25e-3, "bandwidth")]  # +25 %
     result = api.Validation(["8 ranks (profile p.json)"], rows, summary(rows))

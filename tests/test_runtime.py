@@ -15,12 +15,16 @@ import pytest
 torch = pytest.importorskip("torch", reason="the runtime needs torch (pip install -e '.[run]')")
 
 from collperf.lab.bench import run  # noqa: E402
-from collperf.spec import SweepSpec  # noqa: E402
+from collperf.spec import BenchSpec, SweepSpec  # noqa: E402
 from collperf.errors import UsageError  # noqa: E402
 from collperf.model.algorithms import ALGORITHMS  # noqa: E402
 from collperf.lab.results import to_csv, to_json, to_text  # noqa: E402
 from collperf.runtime.launch import Job, RunError, RunStalled, _children_ignore_sigint, run_local  # noqa: E402
 from rank_support import children as _children, pids_until_first_row  # noqa: E402
+from collperf import api, ingest
+from collperf.runtime import data
+from collperf.runtime.channels import FileChannel
+from collperf.runtime.worker import FileReporter
 
 COLLECTIVES = ("allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "scatter", "gather",
                "sendrecv")
@@ -61,7 +65,6 @@ def test_a_wrong_schedule_is_counted_as_wrong(monkeypatch):
     results = run_local(Job("collperf.runtime.measure:selftest",
                             ([("allreduce", "ring", 10, "float32", "sum", 0, 1, 1 << 20, False)],)), 2, 60)
     assert results[0][1] == 0
-    from collperf.runtime import data
     want = data.expected_output("allreduce", 0, 2, 10, torch.float32, "sum")
     bad = want.clone()
     bad[3] += 1
@@ -127,8 +130,6 @@ def test_bench_streams_rows_and_its_outputs_read_back(tmp_path):
     """api.bench hands each row over as it completes, in nccl-tests order (one algorithm's sizes, then the
     next); the text, JSON and CSV read back through ingest (what `collperf fit` reads) with the same sizes,
     times and algorithms; the checks pass."""
-    from collperf import api, ingest
-    from collperf.spec import BenchSpec
     config = SweepSpec(collective="allreduce", algorithms="ring,rhd,builtin", min_bytes=1024, max_bytes=16384, factor=4, iters=3, warmup=1, progress=False)
     streamed = []
     res = api.bench(BenchSpec(sweep=config, ranks=2, timeout_s=120, json_file=str(tmp_path / "r.json"),
@@ -155,7 +156,6 @@ def test_bench_streams_rows_and_its_outputs_read_back(tmp_path):
 
 @pytest.mark.multiprocess
 def test_given_network_predictions_follow_the_model():
-    from collperf import api
     config = SweepSpec(collective="allgather", algorithms="ring,builtin", min_bytes=4096, max_bytes=4096, factor=2, iters=2, warmup=0, progress=False)
     res = run(config, ranks=2, timeout_s=120, network=api.network(ranks=2, latency="10us", bandwidth="1GB/s"))
     ring = next(r for r in res.rows if r["algorithm"] == "ring")
@@ -218,7 +218,6 @@ def test_killing_the_launcher_takes_its_ranks_with_it(how, when):
 def test_expected_values_in_closed_form_equal_the_reduction_over_every_rank():
     """The check's reference (runtime/data.py) is a closed form of the reduction over ranks, computed chunk by
     chunk; here it is compared with the reduction of every rank's stacked input, bit for bit."""
-    from collperf.runtime import data
     index = torch.arange(200)
     for op, reduce in (("sum", lambda s, p: s.sum(0)), ("avg", lambda s, p: s.sum(0) / p),
                        ("prod", lambda s, p: s.prod(0)), ("min", lambda s, p: s.min(0).values),
@@ -256,7 +255,6 @@ def _release(pids) -> None:
 def test_a_rank_stopped_mid_sweep_is_named_and_the_rows_so_far_are_kept(tmp_path):
     """SIGSTOP one rank once the first row is out: the timeout names that rank (not all of them), the rows
     measured stay on stdout and in the files (valid, readable), the exit is non-zero, no process is left."""
-    from collperf import ingest
     cmd = [str(VENV_BIN / "collperf"), "bench", "--ranks", "3", "-A", "ring", "-b", "1K", "-e", "64M", "-n", "50",
            "-w", "1", "--timeout", "8", "-J", str(tmp_path / "r.json"), "--csv", str(tmp_path / "r.csv")]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -350,8 +348,6 @@ def test_the_file_channel_delivers_each_report_once_in_order(tmp_path):
     """The testbed's channel (ranks in other network namespaces report through files): per rank in the order
     sent, each once, the directory emptied as it is read."""
     import queue
-    from collperf.runtime.channels import FileChannel
-    from collperf.runtime.worker import FileReporter
     reporters = [FileReporter(str(tmp_path)) for _ in range(2)]
     for i in range(12):
         reporters[i % 2].put((i % 2, "beat", (i, "")))

@@ -6,8 +6,9 @@ import json
 import numpy as np
 import pytest
 
-from collperf import fit as fitting
-from collperf.ingest import Row, Table
+from collperf import api, fit as fitting
+from collperf.ingest import inspector, others, parse, Row, Table
+from collperf.diagnose import hardware
 
 
 def sweep(rows: int) -> Table:
@@ -97,12 +98,10 @@ def inspector_jsonl(calls: int) -> str:
 
 
 def _lines_of_results(text):
-    from collperf.ingest import others
     return others.result_lines(text)        # where each -J result starts, for messages by line
 
 
 def _inspector_records(text):
-    from collperf.ingest import inspector
     return list(inspector.decode_lines(text))
 
 
@@ -110,7 +109,6 @@ def _inspector_records(text):
 @pytest.mark.parametrize("make,scan,rows", [(nccl_tests_json, _lines_of_results, 200),
                                             (inspector_jsonl, _inspector_records, 300)])
 def test_readers_scan_each_character_a_bounded_number_of_times(make, scan, rows, largest):
-    from collperf.ingest import parse
     scanned = {}
     for scale in (1, 10, 100)[:(1, 10, 100).index(largest) + 1]:
         text = make(rows * scale)
@@ -126,8 +124,6 @@ def test_readers_scan_each_character_a_bounded_number_of_times(make, scan, rows,
 def test_diagnose_reads_a_log_of_many_tables_once(tmp_path):
     """A log of 40 tables: the reader reads it once, and diagnose's hints (NCCL INFO and comment lines)
     are read once for all of them, not once per table."""
-    from collperf import api
-    from collperf.diagnose import hardware
     block = ("# Collective test starting: all_reduce_perf\n#  Rank  0 Group  0 Pid 1 on n0 device  0 [0] NVIDIA H100\n"
              "#  Rank  1 Group  0 Pid 2 on n0 device  1 [0] NVIDIA H100\n"
              "#       size         count      type   redop    root     time   algbw   busbw #wrong\n"

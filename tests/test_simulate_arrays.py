@@ -16,11 +16,11 @@ from collperf.schedule.arrays import (
     from_schedule,
     make_arrays,
 )
-from collperf.model.algorithms.build import build, build_hierarchical
+from collperf.model.algorithms.build import build, build_array, build_hierarchical, build_hierarchical_array
 from collperf.model.schedule_cost import coefficients, messages_per_rank, step_loads
-from collperf.model.algorithms.build import build_array, build_hierarchical_array
 from collperf.schedule.verify import VerificationError, verify
 from collperf.simulate import simulate
+from collperf.simulate.rounds import step_classes
 
 LINK = Link(2e-6, 10e9, 40e9)
 IDS = lambda a: f"{a.collective}-{a.name}"
@@ -149,7 +149,6 @@ def test_a_tuple_schedule_still_simulates():
 
 
 def test_like_steps_of_a_tuple_schedule_are_detected_as_one_class():
-    from collperf.simulate.rounds import step_classes
 
     packed = from_schedule(build("allreduce", "ring", 6))
     of_step, members = step_classes(packed)

@@ -11,9 +11,10 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from collperf import spec as specs
+from collperf import api, spec as specs
 from collperf.cli import app
 from collperf.errors import UsageError
+from collperf.plan import Layout
 
 # command -> the specs it builds from its parameters
 BUILDS = {
@@ -182,7 +183,6 @@ def test_a_bad_value_fails_when_the_spec_is_made():
 def test_plan_layout_options_default_to_the_layouts_and_map_onto_its_fields():
     """plan's layout options as given: each default is plan.Layout's (sizes as text), --hsdp is zero3_shard and
     --sp sequence_parallel; tp/pp/dp left out stay out (searched, or dp filling the nodes)."""
-    from collperf.plan import Layout
     layout = {f.name: f.default for f in dataclasses.fields(Layout)}
     given = specs.PlanLayoutSpec()
     values = given.layout_values()
@@ -205,7 +205,6 @@ def test_plan_layout_options_default_to_the_layouts_and_map_onto_its_fields():
 def test_plan_options_reach_the_plan_as_the_api_builds_it():
     """The CLI's plan from generated options is the plan the API builds from the same values written by hand."""
     import json
-    from collperf import api
     res = CliRunner().invoke(app, ["plan", "--model", "13b", "--bytes", "2", "--grad-bytes", "4", "--tp", "4",
                                    "--pp", "2", "--dp", "4", "--zero", "3", "--hsdp", "2", "--sp", "--bucket", "50MB",
                                    "--micro-batches", "4", "--nodes", "4", "--ranks-per-node", "8", "--json"])

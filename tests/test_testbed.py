@@ -10,10 +10,12 @@ pytest.importorskip("torch", reason="the testbed runs ranks with torch")
 from collperf.lab.testbed import switch as T  # noqa: E402
 from collperf.errors import UsageError  # noqa: E402
 from testbed_support import CLI, SUPPORTED, bed_name, kill_a_rank_mid_run, needs_root, nothing_left  # noqa: E402
+from collperf.lab.calibrate import calibrate
+from collperf.lab.validate import summary, validate
+from collperf.model.network import Cluster, Link, Network
 
 @needs_root
 def test_up_status_down_and_the_configured_rate():
-    from collperf.lab.calibrate import calibrate
     bed = T.Testbed(2, "200mbit", 2, bed_name("t1"))
     with bed:
         status = {s["namespace"]: s for s in T.status(bed_name("t1"))}
@@ -77,10 +79,6 @@ def test_validation_error_on_a_small_testbed():
     """Calibrate, then predict from the profile alone: every row of the grid is measured, checked and
     predicted. How small the errors are depends on the machine's load (median |error| 3.1 %, worst 10 %
     on an idle machine): benchmarks/testbed_validation.py measures that; this test asserts no speed."""
-    from collperf.lab.calibrate import calibrate
-    from collperf.model.network import Cluster, Link
-    from collperf.model.network import Network
-    from collperf.lab.validate import summary, validate
     with T.Testbed(2, "400mbit", 1, bed_name("t6")) as bed:
         prof = calibrate(testbed=bed, timeout_s=120)
         assert 0 < prof["inter"]["bandwidth_Bps"] <= 50e6 * 1.05

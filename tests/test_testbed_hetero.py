@@ -5,12 +5,18 @@ import subprocess
 
 import pytest
 
-from collperf import topology as topologies
-from collperf.errors import UsageError
+from collperf import api, topology as topologies
+from collperf.errors import RunError, UsageError
 from collperf.blink.packing import pack
 from collperf.blink.routed_packing import pack_on_routes, ring_rate_Bps
 from collperf.lab.testbed.layout import dgx1v_like, plan, with_routes
 from testbed_support import CLI, bed_name, kill_a_rank_mid_run, needs_root, nothing_left
+from collperf.cli import app
+from collperf.lab import validate
+from collperf.lab.testbed import parse_spec, routed_runs, switch as T, SwitchTestbed, Testbed as TestbedProtocol, TopologyTestbed
+from collperf.lab.testbed.routed_runs import calibrate_links, _measure_pair
+from collperf.model.algorithms.build import build
+from collperf.spec import BenchSpec, NetworkSpec, SweepSpec
 
 MBIT = 1e6 / 8
 
@@ -75,7 +81,6 @@ def test_triangle_packing_is_limited_by_the_slow_side():
 
 def test_specs_and_errors():
     pytest.importorskip("torch")
-    from collperf.lab.testbed import parse_spec
     bed = parse_spec("topology=dgx1v-like,group=0+1+4,name=ab")
     assert (bed.ranks, bed.hosts, [bed.host_of(r) for r in range(3)]) == (3, 3, [0, 1, 4])
     assert bed.host(4) == "cptb-ab-h4" and bed.host("cpu0").startswith("cptb-ab-d")
@@ -108,8 +113,6 @@ def triangle_file(tmp_path):
 @needs_root
 def test_the_far_pair_is_forwarded_by_the_third_host(triangle_file):
     pytest.importorskip("torch")
-    from collperf.lab.testbed.routed_runs import calibrate_links, _measure_pair
-    from collperf.lab.testbed.routed import TopologyTestbed
     with TopologyTestbed(triangle_file, name=bed_name("h1")) as bed:
         got = subprocess.run(["ip", "netns", "exec", bed.host(1), "ip", "route", "get", bed.address(2)],
                              capture_output=True, text=True).stdout
@@ -152,9 +155,6 @@ def test_a_killed_rank_leaves_no_namespace_link_or_worker(triangle_file):
 @needs_root
 def test_down_cleans_a_crashed_topology_testbed_and_validate_compares_with_the_simulator(triangle_file):
     pytest.importorskip("torch")
-    from collperf import api
-    from collperf.lab.testbed import switch as T
-    from collperf.lab.testbed.routed import TopologyTestbed
     name = bed_name("h4")
     TopologyTestbed(triangle_file, name=name).up()          # a crash that never tore down
     subprocess.run(["ip", "link", "add", f"cptb{name}a9", "type", "veth", "peer", "name", f"cptb{name}b9"], check=True)
@@ -171,22 +171,18 @@ def test_the_simulator_prices_the_testbed_routes():
     only crosses 0->1 (100 Mbit/s = 12.5 MB/s), the next 15 both hops, the last only 1->4, whose route
     crosses QPI (5 MB/s): n/16 x (1/12.5e6 + 16/5e6)."""
     pytest.importorskip("torch")
-    from collperf.lab.testbed import routed_runs as hetero_runs
-    from collperf.model.algorithms.build import build
-    from collperf.lab.testbed.routed import TopologyTestbed
     bed = TopologyTestbed("dgx1v-like", [0, 1, 4], name="ab")      # not brought up: the plan is enough
     n = 16 << 20
     chain = build("broadcast", "chain", 3, segments=16)
-    assert hetero_runs.simulated_s(bed, chain, n, "rounds") == pytest.approx(n / 16 * (1 / 12.5e6 + 16 / 5e6))
-    blink = hetero_runs.blink_schedule(bed, "broadcast", 0, 16)
+    assert routed_runs.simulated_s(bed, chain, n, "rounds") == pytest.approx(n / 16 * (1 / 12.5e6 + 16 / 5e6))
+    blink = routed_runs.blink_schedule(bed, "broadcast", 0, 16)
     floor = n / (140 * MBIT)                # the packing's rate is the most any schedule of its trees gets
-    assert floor * (1 - 1e-3) <= hetero_runs.simulated_s(bed, blink, n, "events") <= 1.25 * floor
+    assert floor * (1 - 1e-3) <= routed_runs.simulated_s(bed, blink, n, "events") <= 1.25 * floor
 
 
 # --- review fixes: auto rows, --root, calibration failures, the shared summary (no root) -----------------
 
 def _bed_014():
-    from collperf.lab.testbed.routed import TopologyTestbed
     return TopologyTestbed("dgx1v-like", [0, 1, 4], name="ab")      # not brought up: the plan is enough
 
 
@@ -195,14 +191,13 @@ def test_auto_rows_are_simulated_as_the_algorithm_and_segments_auto_ran():
     auto row that ran the chain with 16 segments is that, one with no segments of its own takes the sweep's (1)."""
     pytest.importorskip("torch")
     from types import SimpleNamespace
-    from collperf.lab.testbed import routed_runs as hetero_runs
     n = 16 << 20
     results = SimpleNamespace(collective="broadcast", config={"root": 0, "segments": 1}, model=None)
     rows = [{"algorithm": "auto", "size": n, "auto": {"algorithm": "chain", "segments": 16}},
             {"algorithm": "auto", "size": n, "auto": {"algorithm": "chain", "segments": None}},
             {"algorithm": "auto", "size": n, "auto": {"algorithm": "builtin"}},
             {"algorithm": "chain", "size": n}, {"algorithm": "builtin", "size": n}]
-    hetero_runs.predict_rows(results, _bed_014(), rows, mode="rounds")
+    routed_runs.predict_rows(results, _bed_014(), rows, mode="rounds")
     assert rows[0]["predicted_us"] * 1e-6 == pytest.approx(n / 16 * (1 / 12.5e6 + 16 / 5e6))
     assert rows[1]["predicted_us"] * 1e-6 == pytest.approx(n * (1 / 12.5e6 + 1 / 5e6))
     assert rows[3]["predicted_us"] == pytest.approx(rows[1]["predicted_us"])
@@ -212,15 +207,13 @@ def test_auto_rows_are_simulated_as_the_algorithm_and_segments_auto_ran():
 
 def test_a_root_outside_the_group_is_a_usage_error_before_the_testbed_comes_up():
     pytest.importorskip("torch")
-    from collperf.lab.testbed import routed_runs as hetero_runs
-    from collperf.spec import BenchSpec, SweepSpec
     bed = _bed_014()
     with pytest.raises(UsageError, match=r"--root 3.*3 ranks.*between 0 and 2"):
-        hetero_runs.packing(bed, "broadcast", 3)
+        routed_runs.packing(bed, "broadcast", 3)
     with pytest.raises(UsageError, match=r"--root 3.*3 ranks.*between 0 and 2"):
         BenchSpec(sweep=SweepSpec(collective="broadcast", algorithms=["chain", "blink"], root=3), testbed=bed)
     assert BenchSpec(sweep=SweepSpec(collective="broadcast", algorithms=["chain", "blink"], root=2), testbed=bed).ranks == 3
-    assert list(hetero_runs.packing(bed, "broadcast", 2).roots) == [2]     # local ranks (host 4)
+    assert list(routed_runs.packing(bed, "broadcast", 2).roots) == [2]     # local ranks (host 4)
 
 
 class _FakeBed:
@@ -237,13 +230,12 @@ class _FakeBed:
 def no_netns(monkeypatch):
     """Runs `ip netns exec NS cmd...` as cmd...; replace[which] (which: 'server' or 'client') swaps that end's
     program for another program (its argv before the real one's arguments)."""
-    from collperf.lab.testbed import routed_runs as hetero_runs
     real, replace = subprocess.Popen, {}
 
     def popen(args, *a, **kw):
         if list(args[:3]) == ["ip", "netns", "exec"]:
             args = list(args[4:])
-            which = "server" if args[2] == hetero_runs._SERVER else "client" if args[2] == hetero_runs._CLIENT else None
+            which = "server" if args[2] == routed_runs._SERVER else "client" if args[2] == routed_runs._CLIENT else None
             if which in replace:      # the stand-in gets the same arguments (address, size, timeout, port)
                 args = replace[which] + args[3:]
         return real(args, *a, **kw)
@@ -253,40 +245,35 @@ def no_netns(monkeypatch):
 
 def test_calibration_failures_are_run_errors_naming_the_link(no_netns):
     import sys
-    from collperf.lab.testbed import routed_runs as hetero_runs
-    from collperf.errors import RunError
     bed = _FakeBed()
     # a receiver that never says ready: the wait for it is bounded by the timeout
     no_netns["server"] = [sys.executable, "-c", "import time; time.sleep(30)"]
     with pytest.raises(RunError, match=r"link \(0, 1\).*receiver on 1 did not start"):
-        hetero_runs._measure_pair(bed, 0, 1, 1 << 20, 1.0)
+        routed_runs._measure_pair(bed, 0, 1, 1 << 20, 1.0)
     # a sender that hangs: subprocess.run's TimeoutExpired becomes a RunError
     del no_netns["server"]
     no_netns["client"] = [sys.executable, "-c", "import time; time.sleep(30)"]
     with pytest.raises(RunError, match=r"link \(0, 1\).*sender on 0 ran past the timeout"):
-        hetero_runs._measure_pair(bed, 0, 1, 1 << 20, 1.0)
+        routed_runs._measure_pair(bed, 0, 1, 1 << 20, 1.0)
     # a sender that answers the ping-pong then closes: the receiver's first read is empty (skip was undefined)
     no_netns["client"] = [sys.executable, "-c", "import socket, sys\n"
                           "c = socket.create_connection(('127.0.0.1', int(sys.argv[4])), timeout=10)\n"
                           "for _ in range(20): c.sendall(b'p'); c.recv(1)\n"
                           "print(1e-6); c.close()"]
     with pytest.raises(RunError, match=r"link \(0, 1\).*receiver on 1 failed: received 0 of 1048576 bytes"):
-        hetero_runs._measure_pair(bed, 0, 1, 1 << 20, 10.0)
+        routed_runs._measure_pair(bed, 0, 1, 1 << 20, 10.0)
 
 
 def test_calibration_on_loopback_measures_a_rate_and_a_latency(no_netns):
-    from collperf.lab.testbed import routed_runs as hetero_runs
-    rate_Bps, latency_s = hetero_runs._measure_pair(_FakeBed(), 0, 1, 64 << 20, 30.0)
+    rate_Bps, latency_s = routed_runs._measure_pair(_FakeBed(), 0, 1, 64 << 20, 30.0)
     assert rate_Bps > 0 and latency_s > 0
 
 
 def test_the_topology_summary_is_validate_summary_s_median():
     """Errors 0.1 and 0.3 (events), -0.2 and 0.4 (rounds): medians 0.2 and 0.3 (np.median; the upper median
     was 0.3 and 0.4), the same numbers validate.summary gives for rows with those errors."""
-    from collperf.lab import validate
-    from collperf.lab.testbed import routed_runs as hetero_runs
-    rows = [hetero_runs.TopologyValidationRow("broadcast", "chain", 3, 1 << 20, 1.0, 0.8, 1.1),
-            hetero_runs.TopologyValidationRow("broadcast", "chain", 3, 4 << 20, 1.0, 1.4, 1.3)]
+    rows = [routed_runs.TopologyValidationRow("broadcast", "chain", 3, 1 << 20, 1.0, 0.8, 1.1),
+            routed_runs.TopologyValidationRow("broadcast", "chain", 3, 4 << 20, 1.0, 1.4, 1.3)]
     events, rounds = validate.summary(rows)
     assert events["regime"] == "events mode" and rounds["regime"] == "rounds mode"
     assert events["median_abs_error"] == pytest.approx(0.2) and events["worst_abs_error"] == pytest.approx(0.3)
@@ -300,12 +287,11 @@ def test_the_topology_summary_is_validate_summary_s_median():
 def test_calibrating_the_links_reports_each_as_it_is_measured(monkeypatch):
     """A long calibration shows progress: on_link(done, total, measure) after every link, in order."""
     from types import SimpleNamespace
-    from collperf.lab.testbed import routed_runs as hetero_runs
     links = [SimpleNamespace(a=0, b=1, rate_Bps=25e6), SimpleNamespace(a=0, b=2, rate_Bps=12.5e6)]
     bed = SimpleNamespace(plan=SimpleNamespace(links=links))
-    monkeypatch.setattr(hetero_runs, "_measure_pair", lambda bed, a, b, size, timeout: (10e6 * b, 1e-5 * b))
+    monkeypatch.setattr(routed_runs, "_measure_pair", lambda bed, a, b, size, timeout: (10e6 * b, 1e-5 * b))
     heard = []
-    out = hetero_runs.calibrate_links(bed, on_link=lambda done, total, m: heard.append((done, total, m.b,
+    out = routed_runs.calibrate_links(bed, on_link=lambda done, total, m: heard.append((done, total, m.b,
                                                                                          m.measured_Bps)))
     assert heard == [(1, 2, 1, 10e6), (2, 2, 2, 20e6)] and [m.latency_s for m in out] == [1e-5, 2e-5]
 
@@ -313,17 +299,14 @@ def test_calibrating_the_links_reports_each_as_it_is_measured(monkeypatch):
 # --- one Testbed protocol: both testbeds offer it, and a calibration is a profile --profile reads ------------
 
 def test_both_testbeds_offer_the_testbed_protocol_and_one_parser_makes_either():
-    from collperf.lab.testbed import SwitchTestbed, Testbed, TopologyTestbed, parse_spec
     switch, routed = parse_spec("hosts=2,rate=1gbit,name=ab"), parse_spec("topology=dgx1v-like,group=0+1+4,name=ab")
     assert isinstance(switch, SwitchTestbed) and isinstance(routed, TopologyTestbed)
-    assert isinstance(switch, Testbed) and isinstance(routed, Testbed)
+    assert isinstance(switch, TestbedProtocol) and isinstance(routed, TestbedProtocol)
     assert switch.topology is None and routed.topology is not None
     assert switch.prebuilt_schedules(None) is None and switch.predict_rows(None, []) is False
 
 
 def test_a_testbed_description_is_made_into_a_testbed_by_the_api_not_by_the_spec():
-    from collperf import api
-    from collperf.spec import BenchSpec, SweepSpec
     bed = api.testbed("hosts=3,rate=1gbit,ranks-per-host=2,name=ab")
     assert BenchSpec(sweep=SweepSpec(collective="allreduce", algorithms=["ring"]), testbed=bed).ranks == 6
     with pytest.raises(UsageError, match=r"takes a Testbed: give collperf\.api\.testbed\('hosts=3'\)"):
@@ -336,10 +319,6 @@ def test_calibrating_a_topology_testbed_writes_a_profile_that_profile_reads(monk
     and --profile reads it on the CLI and through NetworkSpec."""
     import json
     from typer.testing import CliRunner
-    from collperf.cli import app
-    from collperf.lab.testbed import routed_runs
-    from collperf.lab.testbed.routed import TopologyTestbed
-    from collperf.spec import NetworkSpec
     bed = TopologyTestbed(triangle_file, name="ab")        # not brought up: the measurement is stood in for
     rate = {1: 200 * MBIT, 2: 100 * MBIT}
     monkeypatch.setattr(routed_runs, "_measure_pair", lambda bed, a, b, size, timeout: (0.9 * rate[b], 1e-4 * b))

@@ -3,12 +3,15 @@ testbed name and what `testbed down` without a name may remove. A live holder is
 child it started; a dead one is a child that has exited (its pid and start time no longer match)."""
 
 import json
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
 from collperf.lab.testbed import owners, switch
+from testbed_support import CLI, SUPPORTED, SKIPPED_BY_USER, bed_name, leftovers, nothing_left
 
 
 @pytest.fixture
@@ -80,8 +83,14 @@ def test_down_without_a_name_removes_only_what_nobody_holds(owners_dir, monkeypa
         child.wait()
 
 
+def _wait_until_held(name: str) -> None:
+    """Until the testbed is up and its holder recorded (at most 120 s: the caller's checks then fail)."""
+    deadline = time.monotonic() + 120
+    while not (switch.namespaces(name) and owners.holder(name)) and time.monotonic() < deadline:
+        time.sleep(0.3)
+
+
 def _bench_on(name: str, iters: str) -> list[str]:
-    from testbed_support import CLI
     return [CLI, "bench", "--testbed", f"hosts=2,rate=1gbit,name={name}", "-A", "ring", "-b", "64K", "-e", "64K",
             "-n", iters, "-w", "0", "--timeout", "120"]
 
@@ -91,18 +100,12 @@ def test_two_benches_of_one_name_the_second_refuses_and_the_first_is_untouched()
     """With real namespaces: while a bench holds testbed NAME, a second bench of that name exits 2 naming
     the holder, `testbed down` keeps it, and the first ends by its own SIGTERM (not by a rank
     killed under it), leaving nothing behind."""
-    import os
-    import signal
-    import time
-    from testbed_support import CLI, SUPPORTED, SKIPPED_BY_USER, bed_name, leftovers, nothing_left
     if not SUPPORTED or SKIPPED_BY_USER:
         pytest.skip("the testbed needs Linux, root and iproute2 (ip, tc)")
     name = bed_name("own")
     first = subprocess.Popen(_bench_on(name, "1000000"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 120
-        while not (switch.namespaces(name) and owners.holder(name)) and time.monotonic() < deadline:
-            time.sleep(0.3)
+        _wait_until_held(name)
         assert owners.holder(name) == f"a running collperf (pid {first.pid})"
         second = subprocess.run(_bench_on(name, "1"), capture_output=True, text=True, timeout=120)
         assert second.returncode == 2 and f"'{name}' is in use by a running collperf (pid {first.pid})" in second.stderr
@@ -141,16 +144,12 @@ def test_two_benches_of_one_name_the_second_refuses_and_the_first_is_untouched()
 @pytest.mark.testbed
 def test_a_run_whose_testbed_vanished_says_so():
     """The namespaces of a running bench's testbed deleted under it: the error names the testbed, not a rank."""
-    import time
-    from testbed_support import SUPPORTED, SKIPPED_BY_USER, bed_name, nothing_left
     if not SUPPORTED or SKIPPED_BY_USER:
         pytest.skip("the testbed needs Linux, root and iproute2 (ip, tc)")
     name = bed_name("van")
     run = subprocess.Popen(_bench_on(name, "1000000"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 120
-        while not (switch.namespaces(name) and owners.holder(name)) and time.monotonic() < deadline:
-            time.sleep(0.3)
+        _wait_until_held(name)
         time.sleep(2)
         switch._remove(name)                                  # what another tool's cleanup would do
         _, err = run.communicate(timeout=180)

@@ -21,6 +21,7 @@ from collperf.model.nccl import select
 from collperf.model.network import Network
 from collperf.model.systems import get_system
 from collperf.trace import judge, whatif
+from collperf.plan.from_trace import kind_of
 
 TRACES = Path(__file__).parent / "fixtures" / "traces"
 US = 1e-6
@@ -285,7 +286,6 @@ def test_planner_takes_compute_and_overlap_from_a_trace():
 
 
 def test_a_process_group_of_unclear_dimension_is_an_error():
-    from collperf.plan.from_trace import kind_of
     sizes = {"TP": 2, "PP": 1, "CP": 1, "DP": 2}
     assert kind_of("data_parallel", 2, sizes) == "DP" and kind_of("tensor_model_parallel", 2, sizes) == "TP"
     assert kind_of("7", 4, {"TP": 2, "PP": 1, "CP": 1, "DP": 4}) == "DP"      # the one dimension of 4 ranks

@@ -16,6 +16,7 @@ from collperf.export.tuner_model import plugin_names
 from collperf.model.nccl import search_graphs, select, tuning_table
 from collperf.model.nccl.channels import channels_run
 from collperf.spec import HardwareSpec
+from collperf.model.nccl.tuning import TuningTable, entry_times_us
 
 
 
@@ -96,7 +97,6 @@ def test_link_rates_give_the_gain_over_nccls_choice_on_the_catalogue_rates():
 
 
 def _cell_time(system, algorithm, protocol, size) -> float:
-    from collperf.model.nccl.tuning import TuningTable, entry_times_us
     table = tuning_table("allreduce", system)
     lat, bw = entry_times_us(table, system, np.array([float(size)]))
     return float((lat + bw)[TuningTable.entries().index((algorithm, protocol)), 0]) * 1e-6

@@ -6,6 +6,11 @@ torch = pytest.importorskip("torch", reason="the runtime needs torch (pip instal
 
 from collperf.errors import UsageError  # noqa: E402
 from collperf.runtime.launch import Job, run_local  # noqa: E402
+from collperf import api
+from collperf.model.select import runnable_algorithms
+from collperf.runtime import ops
+from collperf.runtime.ops import _COLLECTIVE
+from collperf.spec import NetworkSpec, PredictSpec
 
 FUNCTIONS = ("all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter",
              "reduce_scatter_tensor", "all_to_all", "all_to_all_single")
@@ -16,8 +21,6 @@ ALGORITHMS = {"all_reduce": ("ring", "recursive-doubling", "mesh"), "broadcast":
 
 
 def cases(p, with_named=True):
-    from collperf.model.select import runnable_algorithms
-    from collperf.runtime.ops import _COLLECTIVE
     out = []
     for fn in FUNCTIONS:
         root = p - 1
@@ -55,7 +58,6 @@ def test_user_collectives_on_one_rank():
 
 
 def test_bad_arguments_are_usage_errors():
-    from collperf.runtime import ops
     with pytest.raises(UsageError, match="reduction op"):
         ops._op_name("mean")
     assert ops._op_name(torch.distributed.ReduceOp.MAX) == "max"
@@ -65,7 +67,6 @@ def test_bad_arguments_are_usage_errors():
 
 def test_a_root_outside_the_group_is_a_usage_error(tmp_path):
     import torch.distributed as dist
-    from collperf.runtime import ops
     dist.init_process_group("gloo", store=dist.FileStore(str(tmp_path / "store"), 1), rank=0, world_size=1)
     try:
         with pytest.raises(UsageError, match="rank 3 is not in the world of 1 ranks"):
@@ -82,9 +83,6 @@ def test_a_root_outside_the_group_is_a_usage_error(tmp_path):
 
 def test_expected_bands_take_the_predict_spec_and_agree_with_predict():
     """One expectation, three ways in: a PredictSpec, the collective/size/network, and predict's own bands."""
-    from collperf import api
-    from collperf.errors import UsageError
-    from collperf.spec import NetworkSpec, PredictSpec
     net = NetworkSpec(cluster="dgx-h100", nodes=2)
     spec = PredictSpec(collective="allreduce", size="1M,1G", network=net)
     assumed, bands = api.expected_bands(spec)

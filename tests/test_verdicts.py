@@ -12,11 +12,11 @@ from typer.testing import CliRunner
 
 from collperf import api
 from collperf.cli import app
-from collperf.diagnose import diagnose
-from collperf.diagnose import verdict as V
+from collperf.diagnose import diagnose, verdict as V
 from collperf.errors import UsageError
 from collperf.ingest import load, parse
 from collperf.spec import HardwareSpec, MeasurementSpec
+from collperf.model.nccl import expect
 
 ROOT = Path(__file__).parent.parent
 # the public sample logs (the made-up ones of the docs, a multi-run log and an MPI log, are judged in
@@ -110,7 +110,6 @@ def test_healthy_efa_sample_is_as_expected():
 
 
 def test_latency_or_bandwidth_bound_comes_from_the_expected_choice_terms():
-    from collperf.model.nccl import expect
     d = diagnose(load(sample("14_"))[0])
     pred = expect("allreduce", [s.size for s in d.sizes], d.assumed.system)
     assert [s.regime for s in d.sizes] == list(pred.regime)

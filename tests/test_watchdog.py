@@ -16,6 +16,7 @@ from collperf.runtime import stall
 from collperf.runtime.pace import CHECK_FACTOR, PRIOR_LATENCY_S, PRIOR_RATE_Bps, Pace
 from collperf.runtime.stall import FLOOR_S, K, Ranks
 from rank_support import pids_until_first_row
+from collperf import ingest
 
 VENV_BIN = Path(sys.executable).parent
 
@@ -125,7 +126,6 @@ def _release(pid: int) -> None:
 def test_a_stopped_rank_ends_the_run_long_before_its_timeout(tmp_path):
     """SIGSTOP rank 1 once the first row is out, with a 600 s timeout: the watchdog ends the run (the recorded
     cause is 'stalled', not 'timed out'), and text, JSON and CSV name the rank, its pid and its phase."""
-    from collperf import ingest
     cmd = [str(VENV_BIN / "collperf"), "bench", "--ranks", "2", "-A", "ring", "-b", "1K", "-e", "64M", "-n", "20",
            "-w", "1", "--timeout", "600", "-J", str(tmp_path / "r.json"), "--csv", str(tmp_path / "r.csv")]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from collperf.lab.testbed import switch as T
 
 SKIPPED_BY_USER = os.environ.get("COLLPERF_SKIP_NETNS", "") not in ("", "0")
 SUPPORTED = platform.system() == "Linux" and os.geteuid() == 0 and shutil.which("ip") and shutil.which("tc")
@@ -47,7 +48,6 @@ def _ours(pid: str) -> bool:
 
 
 def leftovers(name: str) -> dict:
-    from collperf.lab.testbed import switch as T
     links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
     procs = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True).stdout.splitlines()
     return {"namespaces": T.namespaces(name), "veths": [l for l in links.splitlines() if f"{T.PREFIX}{name}" in l],
@@ -61,7 +61,6 @@ def nothing_left(name: str) -> bool:
 def kill_a_rank_mid_run(cmd: list[str], name: str, ranks: int) -> None:
     """Start `cmd` (a long bench on testbed `name`), SIGKILL one of its ranks once all have started, and check
     that the run ends with the dead rank named and leaves nothing behind."""
-    from collperf.lab.testbed import switch as T
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline, pids = time.monotonic() + 90, []

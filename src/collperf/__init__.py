@@ -11,6 +11,7 @@ here. Attributes are imported on first use, so `import collperf` stays light.
 """
 
 import importlib
+import sys
 
 __version__ = "0.2.0"
 
@@ -32,9 +33,16 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str):
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'collperf' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_EXPORTS[name]), name)
-    globals()[name] = value
-    return value
+def lazy_exports(module_name: str, exports: dict):
+    """A module's `__getattr__` that imports each of `exports` (public name -> defining module) on first use
+    and keeps it in the module, so that importing the package loads none of them."""
+    def __getattr__(name: str):
+        if name not in exports:
+            raise AttributeError(f"module {module_name!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(exports[name]), name)
+        setattr(sys.modules[module_name], name, value)
+        return value
+    return __getattr__
+
+
+__getattr__ = lazy_exports(__name__, _EXPORTS)

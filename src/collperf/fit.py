@@ -119,7 +119,9 @@ def usable(r) -> bool:
             and not r.wrong)
 
 
-def _fit_rows(table: Table, notes: list[str] | None = None):
+def fit_rows(table: Table, notes: list[str] | None = None):
+    """The rows a fit uses: one placement's usable rows, less a minority whose columns disagree or that ran
+    slowed (`notes` hears why)."""
     rows = [r for r in table.placement("out-of-place") or table.placement("in-place") if usable(r)]
     # rows whose columns disagree (ingest.consistency) are left out while they are a minority
     flagged = [r for r in rows if getattr(r, "flags", None)]
@@ -160,7 +162,7 @@ def _without_slowed(rows: list, notes: list[str] | None) -> list:
 
 def fit(table: Table, max_regimes: int = MAX_REGIMES) -> Fit:
     notes: list[str] = []
-    rows = _fit_rows(table, notes)
+    rows = fit_rows(table, notes)
     if len(rows) < MIN_ROWS:
         raise UsageError(f"{table.source}: {len(rows)} usable row(s) (size > 0, a finite time > 0, no wrong results): "
                          f"a fit needs at least {MIN_ROWS} sizes")

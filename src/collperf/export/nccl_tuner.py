@@ -146,8 +146,8 @@ def curve(table):
     """The piecewise alpha-beta fit of a table swept over many sizes; a PointsCurve through its points where it
     has fewer than two regimes' worth (fit.MIN_ROWS_PER_REGIME): one straight line fitted to a few points
     would move them, and the rules should follow what was measured."""
-    from collperf.fit import MIN_ROWS_PER_REGIME, _fit_rows, fit
-    rows = _fit_rows(table)
+    from collperf.fit import MIN_ROWS_PER_REGIME, fit_rows, fit
+    rows = fit_rows(table)
     if len(rows) >= 2 * MIN_ROWS_PER_REGIME:
         return fit(table)
     if not rows:

@@ -14,7 +14,7 @@
     core.py     analyse(spec) -> TraceReport
 """
 
-import importlib
+from collperf import lazy_exports
 
 # public name -> the module that defines it; imported on first use, so that a light caller (the report's
 # timeline reads overlap.py) does not load the analysis and what it needs (diagnose, scipy)
@@ -23,9 +23,4 @@ _EXPORTS = {"analyse": "collperf.trace.core", "TraceReport": "collperf.trace.cor
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str):
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'collperf.trace' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_EXPORTS[name]), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS)
