@@ -13,7 +13,7 @@ from collperf.lab.testbed.layout import dgx1v_like, plan, with_routes
 from testbed_support import CLI, bed_name, kill_a_rank_mid_run, needs_root, nothing_left
 from collperf.cli import app
 from collperf.lab import validate
-from collperf.lab.testbed import parse_spec, routed_runs, switch as T, SwitchTestbed, Testbed as TestbedProtocol, TopologyTestbed
+from collperf.lab.testbed import parse_spec, routed_runs, switch as T, SwitchTestbed, Testbed as AnyTestbed, TopologyTestbed
 from collperf.lab.testbed.routed_runs import calibrate_links, _measure_pair
 from collperf.model.algorithms.build import build
 from collperf.spec import BenchSpec, NetworkSpec, SweepSpec
@@ -301,7 +301,7 @@ def test_calibrating_the_links_reports_each_as_it_is_measured(monkeypatch):
 def test_both_testbeds_offer_the_testbed_protocol_and_one_parser_makes_either():
     switch, routed = parse_spec("hosts=2,rate=1gbit,name=ab"), parse_spec("topology=dgx1v-like,group=0+1+4,name=ab")
     assert isinstance(switch, SwitchTestbed) and isinstance(routed, TopologyTestbed)
-    assert isinstance(switch, TestbedProtocol) and isinstance(routed, TestbedProtocol)
+    assert isinstance(switch, AnyTestbed) and isinstance(routed, AnyTestbed)
     assert switch.topology is None and routed.topology is not None
     assert switch.prebuilt_schedules(None) is None and switch.predict_rows(None, []) is False
 
