@@ -92,7 +92,7 @@ def _calibrate(ex: Expectation, n: np.ndarray, system, bands: dict) -> None:
     ex.fabric = system.fabric_class
     if not bands:
         return
-    b = band(n, ex.model_s, ex.fabric, bands, floor_s=ex.bound_s)
+    b = band(n, ex.model_s, ex.fabric, bands, floor_s=ex.bound_s, gpus_per_node=system.gpus_per_node)
     ok = np.isfinite(b.typical_s)
     if not ok.any():
         return

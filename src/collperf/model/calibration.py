@@ -10,7 +10,9 @@ typical time is a two-part model with three parameters, fitted on the healthy pu
 
     typical = overhead + max(model_factor x NCCL's model time, bound / bound_fraction)
 
-(bound_fraction 0: no bound term). The parameters minimise the mean over logs of each log's median relative
+(bound_fraction 0: no bound term). A run with one or two GPUs per node is judged at the sparse layouts' own
+fraction of the bound instead, one for all classes, fitted on all of them together (fit_sparse_fraction): its
+NCCL model time is about the bound, which such runs reach about half of. The parameters minimise the mean over logs of each log's median relative
 error over its rows >= 1 MiB (capped; each log weighs the same, however many rows it has), searched on a
 grid: robust, and nothing to diverge. A class with too few logs or sources borrows the fit of its group
 (the fabrics between nodes, those inside a node), then of all classes, and says so. Around that typical
@@ -49,6 +51,11 @@ BOUND_FRACTION = np.round(np.concatenate([[0.0], np.arange(0.1, 1.0001, 0.05)]),
 FIT_MIN_BYTES = MIB
 ERROR_CAP = 0.5
 TIE_BREAK = 0.05
+# Runs with one or two GPUs per node (SPARSE_GPUS) reach their own fraction of the bound, one for all classes
+# (fitted on all of them together): NCCL's model prices such a ring at the channels' full speed (no intra-node
+# hop slows it, each channel a NIC's or a link's line rate), so its time is about the bound's, while public runs
+# of these layouts reach about half of the bound, on every fabric alike.
+SPARSE_GPUS = 2
 
 
 @dataclass(frozen=True)
@@ -63,6 +70,11 @@ class Sample:
     time_s: np.ndarray
     model_s: np.ndarray
     bound_s: np.ndarray
+    gpus_per_node: int = 0      # 0: not known (judged as a dense layout)
+
+    @property
+    def sparse(self) -> bool:
+        return sparse_layout(self.gpus_per_node)
 
     @property
     def ratio(self) -> np.ndarray:
@@ -83,16 +95,27 @@ class Fit:
     logs: int = 0
     sources: int = 0
     of: str = ""            # the class whose runs it was fitted on (the class itself, its group, or all)
+    sparse_fraction: float = 0.0    # the fraction of the bound runs with <= SPARSE_GPUS GPUs per node reach (0: same)
 
-    def typical_s(self, model_s, bound_s=None) -> np.ndarray:
+    def fraction(self, sparse: bool = False) -> float:
+        return self.sparse_fraction if sparse and self.sparse_fraction > 0 else self.bound_fraction
+
+    def typical_s(self, model_s, bound_s=None, sparse: bool = False) -> np.ndarray:
         t = self.model_factor * np.asarray(model_s, dtype=float)
-        if self.bound_fraction > 0 and bound_s is not None:
-            t = np.maximum(t, np.asarray(bound_s, dtype=float) / self.bound_fraction)
+        fraction = self.fraction(sparse)
+        if fraction > 0 and bound_s is not None:
+            t = np.maximum(t, np.asarray(bound_s, dtype=float) / fraction)
         return self.overhead_us * 1e-6 + t
 
     def to_json(self) -> dict:
         return {"overhead_us": self.overhead_us, "model_factor": self.model_factor,
-                "bound_fraction": self.bound_fraction, "logs": self.logs, "sources": self.sources, "of": self.of}
+                "bound_fraction": self.bound_fraction, "logs": self.logs, "sources": self.sources, "of": self.of,
+                "sparse_fraction": self.sparse_fraction}
+
+
+def sparse_layout(gpus_per_node) -> bool:
+    """One or two GPUs per node (a known count): the layout the sparse factor applies to."""
+    return bool(gpus_per_node) and 0 < int(gpus_per_node) <= SPARSE_GPUS
 
 
 @dataclass(frozen=True)
@@ -141,10 +164,15 @@ def _grid_errors(s: Sample) -> np.ndarray:
     return _GRID_CACHE[key]
 
 
-def _grid_errors_of(s: Sample) -> np.ndarray:
+def _quoted_rows(s: Sample) -> np.ndarray:
+    """The rows a log's error is quoted on: >= FIT_MIN_BYTES, all rows if none is."""
     ok = np.isfinite(s.time_s) & (s.time_s > 0) & np.isfinite(s.model_s)
     big = ok & (s.size_bytes >= FIT_MIN_BYTES)
-    rows = big if big.any() else ok
+    return big if big.any() else ok
+
+
+def _grid_errors_of(s: Sample) -> np.ndarray:
+    rows = _quoted_rows(s)
     t, m = s.time_s[rows], s.model_s[rows]
     b = np.nan_to_num(s.bound_s[rows])
     from_bound = np.where(BOUND_FRACTION[:, None] > 0, b / np.maximum(BOUND_FRACTION[:, None], 1e-9), 0.0)
@@ -156,15 +184,21 @@ def _grid_errors_of(s: Sample) -> np.ndarray:
     return np.median(errors, axis=-1) + TIE_BREAK * np.mean(errors, axis=-1)
 
 
-def fit_two_part(samples: list[Sample], of: str = "") -> Fit:
+def fit_two_part(samples: list[Sample], of: str = "", sparse_fraction: float = 0.0) -> Fit:
     """The grid point with the least mean, over logs, of each log's median relative error capped at ERROR_CAP
     (a log that far from every setting is an outlier of the class: it should not steer the others' fit). Each
     log weighs the same, as in the band; weighing sources instead lets one odd single-log source outvote a
     source's several consistent runs (EFA: a T4 pair against p4d/p5 nodes)."""
-    errors = np.mean([np.minimum(_grid_errors(s), ERROR_CAP) for s in samples], axis=0)
+    k_sparse = int(np.argmin(np.abs(BOUND_FRACTION - sparse_fraction))) if sparse_fraction > 0 else None
+
+    def errors_of(s: Sample) -> np.ndarray:
+        e = np.minimum(_grid_errors(s), ERROR_CAP)
+        # a sparse layout's rows are judged at its own fraction whatever the class's
+        return np.broadcast_to(e[:, :, k_sparse:k_sparse + 1], e.shape) if s.sparse and k_sparse is not None else e
+    errors = np.mean([errors_of(s) for s in samples], axis=0)
     i, j, k = np.unravel_index(int(np.argmin(errors)), errors.shape)
     return Fit(float(OVERHEAD_US[i]), float(MODEL_FACTOR[j]), float(BOUND_FRACTION[k]), len(samples),
-               len({s.source for s in samples}), of)
+               len({s.source for s in samples}), of, sparse_fraction)
 
 
 def _residual_stats(samples: list[Sample], fit: Fit, k: int) -> dict | None:
@@ -172,7 +206,7 @@ def _residual_stats(samples: list[Sample], fit: Fit, k: int) -> dict | None:
     values, weights, eff, logs, sources = [], [], [], set(), set()
     for s in samples:
         d = np.log2(np.maximum(s.size_bytes, 1.0)) - k
-        resid = s.time_s / fit.typical_s(s.model_s, s.bound_s)
+        resid = s.time_s / fit.typical_s(s.model_s, s.bound_s, s.sparse)
         ok = (np.abs(d) <= WINDOW) & np.isfinite(resid) & (resid > 0)
         if not ok.any():
             continue
@@ -200,23 +234,60 @@ def _group_of(fabric: str) -> str:
     return next((g for g, members in GROUPS.items() if fabric in members), POOLED)
 
 
-def fit_bands(samples: list[Sample]) -> dict:
-    """{class: {"fit": Fit as a dict, "2^k": stats}} for every fabric class in the samples, each group of GROUPS
-    and POOLED. The fit is the class's own where it has FIT_MIN_LOGS logs from FIT_MIN_SOURCES sources, else its
-    group's, else the pooled one; stats: low/typical/high of measured / the fit's typical time (10th/50th/90th
-    percentile), logs, sources, efficiency percentiles."""
+def _classes(samples: list[Sample]) -> dict[str, list[Sample]]:
+    """The samples of every fabric class, of each group of GROUPS and of all (POOLED)."""
     classes = {f: [s for s in samples if s.fabric == f] for f in sorted({s.fabric for s in samples})}
     for group, members in GROUPS.items():
         classes[group] = [s for s in samples if s.fabric in members]
     classes[POOLED] = list(samples)
-    own = {name: fit_two_part(group, name) for name, group in classes.items() if group}
-    table = {}
+    return classes
+
+
+def _class_fits(classes: dict[str, list[Sample]], sparse_fraction: float) -> dict[str, Fit]:
+    """Per class the fit it uses: its own where it has FIT_MIN_LOGS logs from FIT_MIN_SOURCES sources, else its
+    group's, else the pooled one; the sparse layouts judged at `sparse_fraction` of the bound."""
+    own = {name: fit_two_part(group, name, sparse_fraction) for name, group in classes.items() if group}
+    fits = {}
     for name in own:
         chain = [name] + ([] if name in GROUPS or name == POOLED else [_group_of(name)]) + [POOLED]
-        fit = next((own[c] for c in chain if c in own and _fits(own[c])), own[POOLED])
-        table[name] = {"fit": fit.to_json(),
-                       **{str(k): st for k in GRID_LOG2 if (st := _residual_stats(classes[name], fit, k)) is not None}}
-    return table
+        fits[name] = next((own[c] for c in chain if c in own and _fits(own[c])), own[POOLED])
+    return fits
+
+
+def _mean_error(classes: dict[str, list[Sample]], fits: dict[str, Fit]) -> float:
+    """The fit's objective over every log of every fabric class, each judged by its class's fit."""
+    errors = []
+    for name, group in classes.items():
+        if name in GROUPS or name == POOLED:
+            continue
+        fit = fits[name]
+        for s in group:
+            rows = _quoted_rows(s)
+            t = s.time_s[rows]
+            e = np.abs(fit.typical_s(s.model_s[rows], np.nan_to_num(s.bound_s[rows]), s.sparse) - t) / t
+            errors.append(min(float(np.median(e)), ERROR_CAP))
+    return float(np.mean(errors)) if errors else 0.0
+
+
+def fit_sparse_fraction(classes: dict[str, list[Sample]]) -> float:
+    """The fraction of the bound (of BOUND_FRACTION's grid) with the least mean error over all logs, each judged
+    by its class's fit (0 where no log has a sparse layout)."""
+    if not any(s.sparse for s in classes.get(POOLED, [])):
+        return 0.0
+    grid = BOUND_FRACTION[BOUND_FRACTION > 0]
+    errors = [_mean_error(classes, _class_fits(classes, float(f))) for f in grid]
+    return float(grid[int(np.argmin(np.round(errors, 9)))])
+
+
+def fit_bands(samples: list[Sample]) -> dict:
+    """{class: {"fit": Fit as a dict, "2^k": stats}} for every fabric class in the samples, each group of GROUPS
+    and POOLED (the fit: _class_fits, with the sparse layouts' factor fitted on all); stats: low/typical/high of
+    measured / the fit's typical time (10th/50th/90th percentile), logs, sources, efficiency percentiles."""
+    classes = _classes(samples)
+    fits = _class_fits(classes, fit_sparse_fraction(classes))
+    return {name: {"fit": fit.to_json(), **{str(k): st for k in GRID_LOG2
+                                            if (st := _residual_stats(classes[name], fit, k)) is not None}}
+            for name, fit in fits.items()}
 
 
 def _fits(fit: Fit) -> bool:
@@ -259,7 +330,7 @@ def _widen(borrowed: dict, own: dict | None, entry: dict, own_entry: dict) -> di
     return {**borrowed, "low": min(borrowed["low"], own["low"]), "high": max(borrowed["high"], own["high"])}
 
 
-def band(size_bytes, model_time_s, fabric: str, table: dict, floor_s=None) -> Band:
+def band(size_bytes, model_time_s, fabric: str, table: dict, floor_s=None, gpus_per_node: int = 0) -> Band:
     """The calibrated band of each size: the fitted typical time of the fabric class (from NCCL's model time and
     the bound `floor_s`) times the spread of healthy runs around it, never below the bound. From the runs of
     the class where there are enough, else of its group, else of all."""
@@ -268,8 +339,12 @@ def band(size_bytes, model_time_s, fabric: str, table: dict, floor_s=None) -> Ba
     floor = None if floor_s is None else np.broadcast_to(np.asarray(floor_s, dtype=float), n.shape)
     low, typical, high = (np.full(n.size, np.nan) for _ in range(3))
     provenance, logs = [], []
+    sparse = sparse_layout(gpus_per_node)
     for i, g in enumerate(_grid_index(n)):
         stats, fit, why = _pick(table, fabric, GRID_LOG2[g])
+        if sparse and fit is not None and fit.sparse_fraction > 0:
+            why += (f"; {gpus_per_node} GPU(s) per node: at {fit.sparse_fraction:g} of the bound, as runs with "
+                    f"{SPARSE_GPUS} or fewer GPUs per node reach")
         provenance.append(why)
         logs.append(stats["logs"] if stats else 0)
         if stats:
@@ -278,14 +353,14 @@ def band(size_bytes, model_time_s, fabric: str, table: dict, floor_s=None) -> Ba
             # corpus); below, where the fit was not judged, the octave's median of healthy runs corrects it
             # (a per-call overhead fitted on MiB sizes is not what a 64 KiB call costs on NVLink).
             bound_i = None if floor is None else floor[i]
-            base = float(fit.typical_s(t[i], bound_i))
+            base = float(fit.typical_s(t[i], bound_i, sparse))
             middle = stats["typical"] * base if n[i] < FIT_MIN_BYTES else base
             own_entry = table.get(fabric, {})
             own = own_entry.get(str(GRID_LOG2[g]))
             if n[i] < FIT_MIN_BYTES and own is not None and own is not stats and "fit" in own_entry:
                 # a borrowed band still takes the typical time from the class's own few runs where it has any
                 # (two H100 NVLS runs say more about a 64 KiB call on NVLS than PCIe boxes in the node group)
-                middle = own["typical"] * float(_fit_of(own_entry).typical_s(t[i], bound_i))
+                middle = own["typical"] * float(_fit_of(own_entry).typical_s(t[i], bound_i, sparse))
             low[i], typical[i], high[i] = (min(stats["low"] * base, middle), middle,
                                            max(stats["high"] * base, middle))
     if floor is not None:
