@@ -73,19 +73,13 @@ def hardware_for(row: dict) -> HardwareSpec:
     fabric = row.get("fabric", "").strip()
     if fabric in NETWORK_FABRICS and fabric != "nvl72" and values.get("nodes", 1) > 1:
         values["fabric"] = fabric
-    # "8x400G-roce"; "1x?G-socket" states the count but not the rate: the catalogue's rate stands in for it
-    m = re.match(r"(\d+)x(\d+(?:\.\d+)?|\?)G", row.get("nic", ""))
+    m = re.match(r"(\d+)x(\d+(?:\.\d+)?)G", row.get("nic", ""))
     if m and values.get("nodes", 1) > 1:
         nics, used = int(m.group(1)), int(row["gpus_per_node"]) if row.get("gpus_per_node", "").isdigit() else 0
-        catalogue = get_system(values["cluster"]) if "cluster" in values else None
-        whole = catalogue.gpus_per_node if catalogue else 8
+        whole = get_system(values["cluster"]).gpus_per_node if "cluster" in values else 8
         if used and nics >= whole > used:     # the node's NICs, one rail per GPU: a run on fewer GPUs uses theirs
             nics = max(1, nics * used // whole)
-        if m.group(2) != "?":
-            values["nics_per_node"], values["nic_rate"] = nics, f"{m.group(2)}Gbps"
-        elif catalogue is not None and nics < catalogue.nics_per_node * max(used, 1) // whole:
-            # fewer NICs than the catalogue node's (scaled to the GPUs used): one shared interface
-            values["nics_per_node"] = nics
+        values["nics_per_node"], values["nic_rate"] = nics, f"{m.group(2)}Gbps"
     return HardwareSpec(**values)
 
 

@@ -97,14 +97,15 @@ class Fit:
     of: str = ""            # the class whose runs it was fitted on (the class itself, its group, or all)
     sparse_fraction: float = 0.0    # the fraction of the bound runs with <= SPARSE_GPUS GPUs per node reach (0: same)
 
-    def fraction(self, sparse: bool = False) -> float:
-        return self.sparse_fraction if sparse and self.sparse_fraction > 0 else self.bound_fraction
-
     def typical_s(self, model_s, bound_s=None, sparse: bool = False) -> np.ndarray:
+        """overhead + max(factor x model, bound / fraction); a sparse layout: overhead + bound / its fraction
+        (where there is a bound)."""
         t = self.model_factor * np.asarray(model_s, dtype=float)
-        fraction = self.fraction(sparse)
-        if fraction > 0 and bound_s is not None:
-            t = np.maximum(t, np.asarray(bound_s, dtype=float) / fraction)
+        if self.bound_fraction > 0 and bound_s is not None:
+            t = np.maximum(t, np.asarray(bound_s, dtype=float) / self.bound_fraction)
+        if sparse and self.sparse_fraction > 0 and bound_s is not None:
+            b = np.broadcast_to(np.asarray(bound_s, dtype=float), np.shape(t))
+            t = np.where(np.isfinite(b) & (b > 0), b / self.sparse_fraction, t)
         return self.overhead_us * 1e-6 + t
 
     def to_json(self) -> dict:
@@ -171,6 +172,20 @@ def _quoted_rows(s: Sample) -> np.ndarray:
     return big if big.any() else ok
 
 
+def _sparse_errors(s: Sample, fraction: float) -> np.ndarray:
+    """As _grid_errors, for a sparse layout at `fraction` of the bound: per overhead (rows without a bound keep
+    NCCL's model time)."""
+    key = ("sparse", fraction, s.log, s.time_s.tobytes(), s.model_s.tobytes(), s.bound_s.tobytes(),
+           s.size_bytes.tobytes())
+    if key not in _GRID_CACHE:
+        rows = _quoted_rows(s)
+        t, m, b = s.time_s[rows], s.model_s[rows], s.bound_s[rows]
+        core = np.where(np.isfinite(b) & (b > 0), b / fraction, m)
+        errors = np.abs(OVERHEAD_US[:, None] * 1e-6 + core[None] - t) / t
+        _GRID_CACHE[key] = np.median(errors, axis=-1) + TIE_BREAK * np.mean(errors, axis=-1)
+    return _GRID_CACHE[key]
+
+
 def _grid_errors_of(s: Sample) -> np.ndarray:
     rows = _quoted_rows(s)
     t, m = s.time_s[rows], s.model_s[rows]
@@ -189,12 +204,13 @@ def fit_two_part(samples: list[Sample], of: str = "", sparse_fraction: float = 0
     (a log that far from every setting is an outlier of the class: it should not steer the others' fit). Each
     log weighs the same, as in the band; weighing sources instead lets one odd single-log source outvote a
     source's several consistent runs (EFA: a T4 pair against p4d/p5 nodes)."""
-    k_sparse = int(np.argmin(np.abs(BOUND_FRACTION - sparse_fraction))) if sparse_fraction > 0 else None
+    shape = (OVERHEAD_US.size, MODEL_FACTOR.size, BOUND_FRACTION.size)
 
     def errors_of(s: Sample) -> np.ndarray:
-        e = np.minimum(_grid_errors(s), ERROR_CAP)
-        # a sparse layout's rows are judged at its own fraction whatever the class's
-        return np.broadcast_to(e[:, :, k_sparse:k_sparse + 1], e.shape) if s.sparse and k_sparse is not None else e
+        if s.sparse and sparse_fraction > 0:
+            # a sparse layout's typical time is the bound over its own fraction: only the overhead is the class's
+            return np.broadcast_to(np.minimum(_sparse_errors(s, sparse_fraction), ERROR_CAP)[:, None, None], shape)
+        return np.minimum(_grid_errors(s), ERROR_CAP)
     errors = np.mean([errors_of(s) for s in samples], axis=0)
     i, j, k = np.unravel_index(int(np.argmin(errors)), errors.shape)
     return Fit(float(OVERHEAD_US[i]), float(MODEL_FACTOR[j]), float(BOUND_FRACTION[k]), len(samples),
@@ -264,7 +280,7 @@ def _mean_error(classes: dict[str, list[Sample]], fits: dict[str, Fit]) -> float
         for s in group:
             rows = _quoted_rows(s)
             t = s.time_s[rows]
-            e = np.abs(fit.typical_s(s.model_s[rows], np.nan_to_num(s.bound_s[rows]), s.sparse) - t) / t
+            e = np.abs(fit.typical_s(s.model_s[rows], s.bound_s[rows], s.sparse) - t) / t
             errors.append(min(float(np.median(e)), ERROR_CAP))
     return float(np.mean(errors)) if errors else 0.0
 
