@@ -4,7 +4,8 @@
     python benchmarks/calibrate_corpus.py --check    # LOSO table only (the committed file is left alone)
 
 Fit: per fabric class, a per-call overhead, a factor on NCCL's model time and an achieved fraction of the
-bound (the typical time), and per size regime the 10th/50th/90th percentile of measured / typical over the
+bound (the typical time; runs with one or two GPUs per node at one fraction of the bound for all classes), and
+per size regime the 10th/50th/90th percentile of measured / typical over the
 rows of every healthy corpus log (model/calibration.py). Leave-one-source-out: for every source group
 of the index, fit on all the others and judge that source's logs with the fit; per log, the median error
 of the calibrated typical time over rows >= 1 MiB (and of NCCL's model alone, side by side), the overall
@@ -73,6 +74,9 @@ def main() -> None:
             fit = entry["fit"]
             print(f"{name:15} {fit['overhead_us']:6.0f} us {fit['model_factor']:8.2f} {fit['bound_fraction']:8.2f}  "
                   f"{fit['logs']} logs from {fit['sources']} sources ({fit['of']})")
+        sparse = data["bands"]["all"]["fit"].get("sparse_fraction", 0.0)
+        print(f"runs with one or two GPUs per node (every class): {sparse:g} of the bound" if sparse else
+              "no run with one or two GPUs per node: no sparse fraction")
     results = cross_validate(logs)
     if args.verbose:
         for r in results:

@@ -2,6 +2,7 @@
 verdict on hand-made cases, the size-by-size view, peers, and the whole path on a synthetic corpus."""
 
 import csv
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -91,6 +92,44 @@ def test_a_class_with_too_few_runs_borrows_its_group_and_keeps_its_own_spread():
     assert "1 tcpx run(s)" in b.provenance[0] and "network" in b.provenance[0] and "too few" in b.provenance[0]
     none = band([1 << 25], [1e-3], "ib", {})
     assert np.isnan(none.typical_s[0]) and none.provenance[0].startswith("not calibrated")
+
+
+def _sparse(i, fraction, gpus_per_node=1, sizes=SIZES):
+    """A run with `gpus_per_node` GPUs per node that reaches `fraction` of the bound (50 GB/s) at every size."""
+    bound = sizes / 50e9
+    return Sample(f"sparse{i}", f"sparse-src{i}", "ib", sizes, bound / fraction, 200e-6 + sizes / 40e9, bound,
+                  gpus_per_node)
+
+
+def test_the_sparse_layouts_fraction_is_recovered_and_leaves_the_class_factor_alone():
+    # four 8-GPU runs at 1.2 x NCCL's model, four 1- and 2-GPU runs at half the bound (2 x 1/50 GB/s = 1/25 GB/s,
+    # about 1.6 x NCCL's 200 us + 1/40 GB/s over 1 MiB..1 GiB): the sparse layouts get their fraction, 0.5, and the
+    # class keeps its 1.2; unmarked (GPUs per node unknown), the 1- and 2-GPU runs pull the class's fit instead
+    dense = [replace(_sample(i, 1.2), gpus_per_node=8) for i in range(4)]
+    sparse = [_sparse(i, 0.5, gpus_per_node=1 + i % 2) for i in range(4)]
+    fit = fit_bands(dense + sparse)["ib"]["fit"]
+    assert (fit["sparse_fraction"], fit["model_factor"], fit["overhead_us"]) == (0.5, 1.2, 0.0)
+    stats = fit_bands(dense + sparse)["ib"]["25"]
+    assert (stats["low"], stats["typical"], stats["high"]) == pytest.approx((1.0, 1.0, 1.0))
+    unmarked = fit_bands(dense + [replace(s, gpus_per_node=0) for s in sparse])["ib"]["fit"]
+    assert unmarked["sparse_fraction"] == 0.0 and unmarked["bound_fraction"] > 0.0
+    assert fit_bands(dense)["ib"]["fit"]["sparse_fraction"] == 0.0        # no sparse run: no sparse fraction
+
+
+def test_band_judges_one_or_two_gpus_per_node_at_the_sparse_fraction():
+    table = {"ib": {"fit": {"overhead_us": 50.0, "model_factor": 1.1, "bound_fraction": 0.5, "logs": 9,
+                            "sources": 4, "of": "ib", "sparse_fraction": 0.4},
+                    "25": {"low": 0.8, "typical": 1.0, "high": 1.5, "logs": 9, "sources": 4}}}
+    # 8 GPUs per node (or not known): 50 us + max(1.1 x 2 ms, 0.5 ms / 0.5) = 2.25 ms; 1 or 2 GPUs per node:
+    # 50 us + 0.5 ms / 0.4 = 1.3 ms, NCCL's model time left out; 3 GPUs per node is not sparse
+    for gpus, typical in ((8, 2.25e-3), (0, 2.25e-3), (3, 2.25e-3), (2, 1.3e-3), (1, 1.3e-3)):
+        b = band([1 << 25], [2e-3], "ib", table, floor_s=[0.5e-3], gpus_per_node=gpus)
+        assert b.typical_s == pytest.approx([typical]) and b.high_s == pytest.approx([1.5 * typical])
+        assert ("GPU(s) per node: at 0.4 of the bound" in b.provenance[0]) == (typical == 1.3e-3)
+    # a table without the sparse fraction (0) judges every layout alike
+    table["ib"]["fit"]["sparse_fraction"] = 0.0
+    assert band([1 << 25], [2e-3], "ib", table, floor_s=[0.5e-3], gpus_per_node=1).typical_s == \
+        pytest.approx([2.25e-3])
 
 
 @pytest.mark.parametrize("time_s, label", [(12.0, "slower than expected by 20%"), (9.0, "as expected"),
