@@ -249,6 +249,21 @@ def _apply_facts(system: System, facts: LogFacts, ngpus: int) -> System:
     return system
 
 
+def _transport_settings(system: System) -> System:
+    """What a network's transport makes NCCL run, where the log does not say: GPUDirect-TCPX (A3 High) is run
+    with NCCL_ALGO=Ring and NCCL_PROTO=Simple, the NCCL settings Google's GPUDirect-TCPX guides require (Google
+    Kubernetes Engine, 'Maximize GPU network bandwidth with GPUDirect-TCPX', environment variables for NCCL; the
+    same in its cluster-provisioning scripts), so NCCL's model is priced on that ring, not on NVLS-tree."""
+    if system.nodes < 2 or system.fabric_class != "tcpx":
+        return system
+    why = "GPUDirect-TCPX's required NCCL settings (Google's GPUDirect-TCPX guides: NCCL_ALGO=Ring, NCCL_PROTO=Simple)"
+    if not system.nccl_algo:
+        system = system.with_(why, nccl_algo="Ring")
+    if not system.nccl_proto:
+        system = system.with_(why, nccl_proto="Simple")
+    return system
+
+
 def _nccl_accepts(value: str, names) -> bool:
     """Whether this NCCL's parser reads an NCCL_PROTO/NCCL_ALGO echo (an older NCCL's names are left out)."""
     try:
@@ -370,6 +385,7 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
         system = system.with_(gpu_src, gpu=gpu_text)
     ngpus = int((table.header if table is not None else {}).get("ngpus", 1) or 1)
     system = _apply_facts(system, facts, ngpus)
+    system = _transport_settings(system)
     # "under a PCIe switch" / nvidia-smi topo "PIX" in the log's comments: the GPUs share the switch's
     # uplink to the CPU, which carries all their host-memory traffic when P2P is off (nccl/transport.py)
     switch_line = next((ln for ln in comments if re.search(r"\bPIX\b|PCIe switch", ln, re.IGNORECASE)), None)
