@@ -82,13 +82,19 @@ def test_band_applies_the_fit_and_the_spread_and_never_goes_below_the_bound():
     assert "9 public runs of this fabric class (ib) from 4 sources" in b.provenance[0]
 
 
-def test_a_class_with_too_few_runs_borrows_its_group_and_keeps_its_own_spread():
-    samples = [_sample(i, 1.2) for i in range(5)] + [_sample(9, 3.0, fabric="tcpx")]
+def test_a_class_with_too_few_runs_borrows_its_group_and_keeps_its_own_overhead_and_spread():
+    # one tcpx run of one size, 32 MiB, at 3 x NCCL's model (200 us + 32 MiB / 40 GB/s = 1.0389 ms): 3.1166 ms
+    samples = [_sample(i, 1.2) for i in range(5)] + [_sample(9, 3.0, fabric="tcpx", sizes=np.array([2.0 ** 25]))]
     table = fit_bands(samples)
-    assert table["tcpx"]["fit"]["of"] == "network" and table["tcpx"]["fit"]["model_factor"] == pytest.approx(1.2)
+    fit = table["tcpx"]["fit"]
+    assert fit["of"] == "network" and fit["model_factor"] == pytest.approx(1.2)    # the network group's factor
+    # ... and its own overhead: 3.1166 - 1.2 x 1.0389 = 1.87 ms is wanted, the grid's largest (500 us) is nearest
+    assert fit["overhead_us"] == 500.0 and table["network"]["fit"]["overhead_us"] == 0.0
     b = band([1 << 25], [1e-3], "tcpx", table)
-    assert b.typical_s == pytest.approx([1.2e-3])              # the network group's fit
-    assert b.high_s == pytest.approx([3.0e-3])                 # ... but its own run is inside the band
+    assert b.typical_s == pytest.approx([1.7e-3])               # 500 us + 1.2 x 1 ms
+    # its own run inside the band: the band is the network group's, whose 90th percentile of six runs is this one
+    # (3 / 1.2 = 2.5 x the group's typical time), on the class's typical time
+    assert b.high_s == pytest.approx([2.5 * 1.7e-3])
     assert "1 tcpx run(s)" in b.provenance[0] and "network" in b.provenance[0] and "too few" in b.provenance[0]
     none = band([1 << 25], [1e-3], "ib", {})
     assert np.isnan(none.typical_s[0]) and none.provenance[0].startswith("not calibrated")
@@ -260,7 +266,8 @@ def test_below_a_mib_the_typical_time_follows_the_octaves_median_and_the_class_o
                       "16": {"low": 1.0, "typical": 1.5, "high": 2.0, "logs": 1, "sources": 1}}}
     b = band([1 << 16], [20e-6], "network", table)
     assert (b.low_s[0], b.typical_s[0], b.high_s[0]) == pytest.approx((10e-6, 40e-6, 60e-6))
-    # tcpx: the network band (0.5x-3x of 20 us) around its own typical 1.5 x (10 us + 20 us) = 45 us
+    # tcpx: the network group's fit with its own overhead (10 us), the network band (0.5x-3x of 10 us + 20 us),
+    # around its own typical 1.5 x (10 us + 20 us) = 45 us
     b = band([1 << 16], [20e-6], "tcpx", table)
-    assert (b.low_s[0], b.typical_s[0], b.high_s[0]) == pytest.approx((10e-6, 45e-6, 60e-6))
+    assert (b.low_s[0], b.typical_s[0], b.high_s[0]) == pytest.approx((15e-6, 45e-6, 90e-6))
     assert "too few" in b.provenance[0]

@@ -75,6 +75,19 @@ def test_a_tcpxo_log_on_h100_is_judged_as_gcp_a3_mega_with_the_line_quoted(tmp_p
     assert system.provenance["gpu"] == "from GPU model in device lines"
 
 
+def test_gpudirect_tcpx_runs_nccl_on_the_ring_with_simple_unless_the_log_says_otherwise(tmp_path):
+    table = _log(tmp_path, ["nodeA:1:1 [0] NCCL INFO NET/GPUDirectTCPX ver. 3.1.8."])
+    system = assume(table).system
+    assert system.name == "gcp-a3-high" and (system.nccl_algo, system.nccl_proto) == ("Ring", "Simple")
+    assert "GPUDirect-TCPX" in system.provenance["nccl_algo"]
+    # an echoed NCCL_PROTO is what ran; GPUDirect-TCPXO (A3 Mega) keeps NCCL's own choice
+    echoed = _log(tmp_path, ["nodeA:1:1 [0] NCCL INFO NET/GPUDirectTCPX ver. 3.1.8.",
+                             "nodeA:1:1 [0] NCCL INFO NCCL_PROTO set by environment to LL128"])
+    assert (assume(echoed).system.nccl_algo, assume(echoed).system.nccl_proto) == ("Ring", "LL128")
+    mega = assume(_log(tmp_path, ["nodeA:1:1 [0] NCCL INFO Using network FasTrak"])).system
+    assert (mega.nccl_algo, mega.nccl_proto) == ("", "")
+
+
 def test_a_host_name_picks_the_instance(tmp_path):
     table = _log(tmp_path, [], hosts=("p5en-st-1", "p5en-st-2"), gpu="NVIDIA H200")
     system = assume(table).system

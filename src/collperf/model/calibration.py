@@ -267,7 +267,24 @@ def _class_fits(classes: dict[str, list[Sample]], sparse_fraction: float) -> dic
     for name in own:
         chain = [name] + ([] if name in GROUPS or name == POOLED else [_group_of(name)]) + [POOLED]
         fits[name] = next((own[c] for c in chain if c in own and _fits(own[c])), own[POOLED])
+        if fits[name].of != name and name not in GROUPS and name != POOLED:
+            fits[name] = _own_overhead(classes[name], fits[name], sparse_fraction)
     return fits
+
+
+def _own_overhead(samples: list[Sample], fit: Fit, sparse_fraction: float) -> Fit:
+    """A borrowed fit with the class's own per-call overhead: one parameter, which even one run shows (the
+    millisecond GPUDirect-TCPX pays per call is its own, not the network group's)."""
+    j, k = _at(MODEL_FACTOR, fit.model_factor), _at(BOUND_FRACTION, fit.bound_fraction)
+    errors = [np.minimum(_sparse_errors(s, sparse_fraction) if s.sparse and sparse_fraction > 0
+                         else _grid_errors(s)[:, j, k], ERROR_CAP) for s in samples]
+    i = int(np.argmin(np.mean(errors, axis=0)))
+    return Fit(float(OVERHEAD_US[i]), fit.model_factor, fit.bound_fraction, fit.logs, fit.sources, fit.of,
+               fit.sparse_fraction)
+
+
+def _at(grid: np.ndarray, value: float) -> int:
+    return int(np.argmin(np.abs(grid - value)))
 
 
 def _mean_error(classes: dict[str, list[Sample]], fits: dict[str, Fit]) -> float:
@@ -328,7 +345,9 @@ def _pick(table: dict, fabric: str, k: int) -> tuple[dict | None, Fit | None, st
         entry = table.get(name, {})
         stats = entry.get(key)
         if _enough(stats):
-            return _widen(stats, own, entry, own_entry), _fit_of(entry), (
+            # the class's own fit (its group's with its own overhead) where it has one
+            fit = _fit_of(own_entry) if "fit" in own_entry and _fit_of(own_entry).of == name else _fit_of(entry)
+            return _widen(stats, own, entry, own_entry), fit, (
                 f"calibrated on {stats['logs']} public runs of {_what(name)} ({have} at this size, too few for a "
                 "band of their own)")
     return None, None, "not calibrated: too few public runs near this size"
@@ -341,7 +360,7 @@ def _what(name: str) -> str:
 def _widen(borrowed: dict, own: dict | None, entry: dict, own_entry: dict) -> dict:
     """A borrowed band spans the class's own few runs too (their spread measured against the borrowed typical
     time), so a class unlike its group (TCPX among the network fabrics) is not called slow for being itself."""
-    if not own or _fit_of(own_entry) != _fit_of(entry):
+    if not own or _fit_of(own_entry).of != _fit_of(entry).of:
         return borrowed
     return {**borrowed, "low": min(borrowed["low"], own["low"]), "high": max(borrowed["high"], own["high"])}
 
