@@ -138,6 +138,16 @@ def test_band_judges_one_or_two_gpus_per_node_at_the_sparse_fraction():
         pytest.approx([2.25e-3])
 
 
+def test_a_class_with_too_few_runs_for_its_own_fit_borrows_its_band_too():
+    # three socket runs from two sources are enough for a band (3 runs, 2 sources) but not for a fit (4): their
+    # band is the network group's, widened to them, and says it is borrowed (so it calls no run slower)
+    samples = [_sample(i, 1.2) for i in range(5)] + [_sample(10 + i, 3.0 + i, "socket", f"s{i % 2}") for i in range(3)]
+    table = fit_bands(samples)
+    assert table["socket"]["25"]["logs"] == 3 and table["socket"]["fit"]["of"] == "network"
+    b = band([1 << 25], [1e-3], "socket", table)
+    assert "3 socket run(s) at this size, too few" in b.provenance[0]
+
+
 @pytest.mark.parametrize("time_s, label", [(12.0, "slower than expected by 20%"), (9.0, "as expected"),
                                            (10.0, "as expected"), (8.0, "as expected"), (7.0, "faster than typical")])
 def test_band_verdict(time_s, label):

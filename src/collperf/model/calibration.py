@@ -335,11 +335,10 @@ def _pick(table: dict, fabric: str, k: int) -> tuple[dict | None, Fit | None, st
     key = str(k)
     own_entry = table.get(fabric, {})
     own = own_entry.get(key)
-    if _enough(own):
-        fit = _fit_of(own_entry)
-        fitted = "" if fit.of == fabric else f"; its typical time fitted on the {_what(fit.of)} ({fit.logs} runs)"
-        return own, fit, (f"calibrated on {own['logs']} public runs of this fabric class ({fabric}) from "
-                          f"{own['sources']} sources{fitted}")
+    # a class with too few runs for a fit of its own has too few for a band of its own
+    if _enough(own) and _fit_of(own_entry).of == fabric:
+        return own, _fit_of(own_entry), (f"calibrated on {own['logs']} public runs of this fabric class ({fabric}) "
+                                         f"from {own['sources']} sources")
     have = f"{own['logs']} {fabric} run(s)" if own else f"no {fabric} runs"
     for name in (_group_of(fabric), POOLED):
         entry = table.get(name, {})
