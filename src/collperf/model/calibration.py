@@ -10,12 +10,15 @@ typical time is a two-part model with three parameters, fitted on the healthy pu
 
     typical = overhead + max(model_factor x NCCL's model time, bound / bound_fraction)
 
-(bound_fraction 0: no bound term). A run with one or two GPUs per node is judged at the sparse layouts' own
-fraction of the bound instead, one for all classes, fitted on all of them together (fit_sparse_fraction): its
-NCCL model time is about the bound, which such runs reach about half of. The parameters minimise the mean over logs of each log's median relative
-error over its rows >= 1 MiB (capped; each log weighs the same, however many rows it has), searched on a
-grid: robust, and nothing to diverge. A class with too few logs or sources borrows the fit of its group
-(the fabrics between nodes, those inside a node), then of all classes, and says so. Around that typical
+(bound_fraction 0: no bound term). A run with one or two GPUs per node (a "sparse" layout) is judged at
+the sparse layouts' own fraction of the bound instead, overhead + bound / sparse_fraction, one fraction for
+all classes, fitted on all of them together (fit_sparse_fraction): NCCL's model prices such a ring at its
+channels' line rate (its time is about the bound), which such runs reach about half of. The parameters
+minimise the mean over logs of each log's median relative error over its rows >= 1 MiB (capped; each log
+weighs the same, however many rows it has), searched on a grid: robust, and nothing to diverge. A class with
+too few logs or sources borrows the fit of its group (the fabrics between nodes, those inside a node), then
+of all classes, and says so; it keeps its own per-call overhead (one parameter, which even one run shows:
+GPUDirect-TCPX pays about a millisecond per call), and it borrows the group's band too. Around the typical
 time the band is the 10th-90th percentile, per size regime (one octave, GRID_LOG2), of measured / typical
 over the class's healthy rows. `fit_bands` computes the table from samples (the offline script
 benchmarks/calibrate_corpus.py writes the committed one); `band` applies it to one prediction. Pure: the
@@ -51,10 +54,7 @@ BOUND_FRACTION = np.round(np.concatenate([[0.0], np.arange(0.1, 1.0001, 0.05)]),
 FIT_MIN_BYTES = MIB
 ERROR_CAP = 0.5
 TIE_BREAK = 0.05
-# Runs with one or two GPUs per node (SPARSE_GPUS) reach their own fraction of the bound, one for all classes
-# (fitted on all of them together): NCCL's model prices such a ring at the channels' full speed (no intra-node
-# hop slows it, each channel a NIC's or a link's line rate), so its time is about the bound's, while public runs
-# of these layouts reach about half of the bound, on every fabric alike.
+# the sparse layouts (module docstring): at most this many GPUs per node (4 was worse under cross-validation)
 SPARSE_GPUS = 2
 
 
