@@ -12,6 +12,8 @@ from collperf.diagnose import diagnose
 from collperf.diagnose.calibrated import peers
 from collperf.diagnose.core import SizeVerdict, beyond_band
 from collperf.diagnose.corpus_fit import build, cross_validate, read_corpus
+from collperf.diagnose.expectation import expectation
+from collperf.diagnose.hardware import assume
 from collperf.diagnose.verdict import band_verdict
 from collperf.ingest import parse
 from collperf.model.calibration import Sample, band, fit_bands, fit_two_part
@@ -131,7 +133,7 @@ def test_band_judges_one_or_two_gpus_per_node_at_the_sparse_fraction():
     for gpus, typical in ((8, 2.25e-3), (0, 2.25e-3), (3, 2.25e-3), (2, 1.3e-3), (1, 1.3e-3)):
         b = band([1 << 25], [2e-3], "ib", table, floor_s=[0.5e-3], gpus_per_node=gpus)
         assert b.typical_s == pytest.approx([typical]) and b.high_s == pytest.approx([1.5 * typical])
-        assert ("GPU(s) per node: at 0.4 of the bound" in b.provenance[0]) == (typical == 1.3e-3)
+        assert ("GPU(s) per node: the typical time is the bound over 0.4" in b.layout) == (typical == 1.3e-3)
     # a table without the sparse fraction (0) judges every layout alike
     table["ib"]["fit"]["sparse_fraction"] = 0.0
     assert band([1 << 25], [2e-3], "ib", table, floor_s=[0.5e-3], gpus_per_node=1).typical_s == \
@@ -146,6 +148,24 @@ def test_a_class_with_too_few_runs_for_its_own_fit_borrows_its_band_too():
     assert table["socket"]["25"]["logs"] == 3 and table["socket"]["fit"]["of"] == "network"
     b = band([1 << 25], [1e-3], "socket", table)
     assert "3 socket run(s) at this size, too few" in b.provenance[0]
+
+
+def test_diagnose_prices_a_one_gpu_per_node_run_at_the_sparse_fraction_and_says_so():
+    # 2 nodes x 1 H100 over InfiniBand: the typical time is the bound over the sparse fraction (0.5), NCCL's model
+    # time left out; 2 nodes x 8 GPUs: the class's 1 x NCCL's model time (the bound term at 0.9 does not rule there)
+    fit = {"overhead_us": 0.0, "model_factor": 1.0, "bound_fraction": 0.9, "logs": 9, "sources": 4, "of": "ib",
+           "sparse_fraction": 0.5}
+    table = {"ib": {"fit": fit, **{str(k): {"low": 1.0, "typical": 1.0, "high": 1.0, "logs": 9, "sources": 4}
+                                   for k in range(20, 31)}}}
+    sizes = [1 << 20, 1 << 25, 1 << 30]
+    pair = expectation("allreduce", sizes, assume(None, HardwareSpec(cluster="dgx-h100", nodes=2), ranks=2),
+                       bands=table)
+    assert pair.expected_s == pytest.approx(pair.bound_s / 0.5)
+    assert "1 GPU(s) per node: the typical time is the bound over 0.5" in pair.expected_from
+    full = expectation("allreduce", sizes, assume(None, HardwareSpec(cluster="dgx-h100", nodes=2), ranks=16),
+                       bands=table)
+    assert full.expected_s == pytest.approx(np.maximum(full.model_s, full.bound_s / 0.9))
+    assert "GPU(s) per node" not in full.expected_from
 
 
 @pytest.mark.parametrize("time_s, label", [(12.0, "slower than expected by 20%"), (9.0, "as expected"),

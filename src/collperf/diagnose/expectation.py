@@ -104,7 +104,7 @@ def _calibrate(ex: Expectation, n: np.ndarray, system, bands: dict) -> None:
     ex.expected_from = (f"{ex.expected_from}, calibrated on healthy public runs: the typical time is a per-call "
                         "overhead plus the larger of a factor on NCCL's model time and the bound over an achieved "
                         "fraction, fitted per fabric class; the band the 10th-90th percentile of those runs around it "
-                        f"({'; '.join(dict.fromkeys(b.provenance))})")
+                        f"({'; '.join(dict.fromkeys(b.provenance))})" + (f"; {b.layout}" if b.layout else ""))
 
 
 @dataclass

@@ -130,6 +130,7 @@ class Band:
     fabric: list
     provenance: list = field(default_factory=list)
     logs: list = field(default_factory=list)       # how many public runs each size's band rests on
+    layout: str = ""        # how the run's layout is judged, where it is a sparse one
 
 
 def _grid_index(size_bytes) -> np.ndarray:
@@ -372,13 +373,13 @@ def band(size_bytes, model_time_s, fabric: str, table: dict, floor_s=None, gpus_
     t = np.atleast_1d(np.asarray(model_time_s, dtype=float))
     floor = None if floor_s is None else np.broadcast_to(np.asarray(floor_s, dtype=float), n.shape)
     low, typical, high = (np.full(n.size, np.nan) for _ in range(3))
-    provenance, logs = [], []
+    provenance, logs, layout = [], [], ""
     sparse = sparse_layout(gpus_per_node)
     for i, g in enumerate(_grid_index(n)):
         stats, fit, why = _pick(table, fabric, GRID_LOG2[g])
         if sparse and fit is not None and fit.sparse_fraction > 0:
-            why += (f"; {gpus_per_node} GPU(s) per node: at {fit.sparse_fraction:g} of the bound, as runs with "
-                    f"{SPARSE_GPUS} or fewer GPUs per node reach")
+            layout = (f"{gpus_per_node} GPU(s) per node: the typical time is the bound over "
+                      f"{fit.sparse_fraction:g}, what public runs with {SPARSE_GPUS} or fewer GPUs per node reach")
         provenance.append(why)
         logs.append(stats["logs"] if stats else 0)
         if stats:
@@ -399,5 +400,5 @@ def band(size_bytes, model_time_s, fabric: str, table: dict, floor_s=None, gpus_
                                            max(stats["high"] * base, middle))
     if floor is not None:
         low, typical, high = (np.maximum(x, floor) for x in (low, typical, high))
-    return Band(low, typical, high, [fabric] * n.size, provenance, logs)
+    return Band(low, typical, high, [fabric] * n.size, provenance, logs, layout)
 
