@@ -115,7 +115,7 @@ class Fit:
 
 
 def sparse_layout(gpus_per_node) -> bool:
-    """One or two GPUs per node (a known count): the layout the sparse factor applies to."""
+    """One or two GPUs per node (a known count): the layout the sparse fraction applies to."""
     return bool(gpus_per_node) and 0 < int(gpus_per_node) <= SPARSE_GPUS
 
 
@@ -315,7 +315,7 @@ def fit_sparse_fraction(classes: dict[str, list[Sample]]) -> float:
 
 def fit_bands(samples: list[Sample]) -> dict:
     """{class: {"fit": Fit as a dict, "2^k": stats}} for every fabric class in the samples, each group of GROUPS
-    and POOLED (the fit: _class_fits, with the sparse layouts' factor fitted on all); stats: low/typical/high of
+    and POOLED (the fit: _class_fits, with the sparse layouts' fraction fitted on all); stats: low/typical/high of
     measured / the fit's typical time (10th/50th/90th percentile), logs, sources, efficiency percentiles."""
     classes = _classes(samples)
     fits = _class_fits(classes, fit_sparse_fraction(classes))
