@@ -23,7 +23,7 @@ class FakeMeasure:
     def __init__(self, ours_s, builtin_s):
         self.ours_s, self.builtin_s, self.calls = ours_s, builtin_s, []
 
-    def __call__(self, algorithm, segments, size_bytes):
+    def __call__(self, algorithm, segments, size_bytes, rounds):
         self.calls.append((algorithm, segments, size_bytes))
         rounds = (lambda x: list(x) if isinstance(x, (list, tuple)) else [x] * 3)
         return rounds(self.ours_s), rounds(self.builtin_s)
