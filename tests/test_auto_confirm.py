@@ -8,7 +8,7 @@ from collperf.model.auto_confirm import (DECISIVE_MARGIN, FIRST_ROUNDS, MEASURED
                                          needs_confirmation, octave, verdict)
 from collperf.model.builtin_cost import BuiltinFit
 from collperf.model.network import Link, Network
-from collperf.model.select import AutoChoice, auto_choices
+from collperf.model.select import TIE_MARGIN, AutoChoice, auto_choices
 from collperf import ingest
 from collperf.lab.bench import auto_plan
 from collperf.lab.results import Results, to_text
@@ -116,6 +116,54 @@ def test_verdicts_by_hand():
     assert verdict({**seen, "ratio_high": 1.0}) == "unsure"       # not surely faster
     assert verdict({**seen, "builtin_us": 1.05}) == "unsure"      # medians 1.05x: short of the margin
     assert verdict({**seen, "paired_ratio": 0.95, "ratio_low": 0.92}) == "builtin"   # 0.92 x 1.1 > 1
+
+
+def test_the_model_ties_mesh_and_pairwise_alltoall_on_a_slow_link():
+    # 4 ranks, alpha 1 ms, 25 MB/s, 4 MiB alltoall: each rank sends 3 MiB. mesh: 1 step, 1 ms + 3 MiB / 25 MB/s =
+    # 126.8 ms; pairwise: 3 steps, 3 ms + the same bytes = 128.8 ms: 1.6 % apart, a tie (TIE_MARGIN 10 %)
+    slow = Network.of(Link(1e-3, 25e6, 1e9), 4)
+    gloo = BuiltinFit("alltoall", latency_s=1e-3, seconds_per_byte=1 / 15e6)
+    (c,) = auto_choices("alltoall", slow, [4 * MiB], builtin=gloo)
+    assert c.algorithm == "mesh" and c.predicted_s == pytest.approx(1e-3 + 3 * MiB / 25e6)
+    assert c.runner_up == ("pairwise", None, pytest.approx(3e-3 + 3 * MiB / 25e6))
+    assert c.to_json()["runner_up"]["algorithm"] == "pairwise"
+    # alpha 50 ms: pairwise 276 ms against mesh's 176 ms, no tie
+    (c,) = auto_choices("alltoall", Network.of(Link(50e-3, 25e6, 1e9), 4), [4 * MiB], builtin=gloo)
+    assert c.algorithm == "mesh" and c.runner_up is None and TIE_MARGIN < 276 / 176
+
+
+class PerAlgorithm:
+    """Ours / built-in per round for each algorithm (7 equal rounds), recording which were timed."""
+
+    def __init__(self, ratios: dict):
+        self.ratios, self.timed = ratios, []
+
+    def __call__(self, algorithm, segments, size_bytes, rounds):
+        self.timed.append(algorithm)
+        return [self.ratios[algorithm] * 1e-3] * rounds, [1e-3] * rounds
+
+
+def tie(size=4 * MiB):
+    return AutoChoice(size, "mesh", 0.127, None, 0.28, runner_up=("pairwise", None, 0.129))
+
+
+def test_a_tie_runs_the_one_that_measured_faster():
+    measure = PerAlgorithm({"mesh": 0.8, "pairwise": 0.7})
+    (c,) = confirm([tie()], measure, {})
+    assert (c.algorithm, c.predicted_s, c.decided_by) == ("pairwise", 0.129, "measured")
+    assert measure.timed == ["mesh", "pairwise"] and c.runner_up == ("mesh", None, 0.127)
+    assert c.measured["paired_ratio"] == pytest.approx(0.7)
+    assert c.measured["runner_up"] == {"algorithm": "mesh", "paired_ratio": pytest.approx(0.8)}
+    # the pick short of the margin (0.95), the runner-up well past it (0.85): the runner-up
+    assert confirm([tie()], PerAlgorithm({"mesh": 0.95, "pairwise": 0.85}), {})[0].algorithm == "pairwise"
+    # the pick faster: the pick
+    assert confirm([tie()], PerAlgorithm({"mesh": 0.6, "pairwise": 0.7}), {})[0].algorithm == "mesh"
+
+
+def test_a_tie_where_neither_passes_runs_the_builtin():
+    (c,) = confirm([tie()], PerAlgorithm({"mesh": 1.2, "pairwise": 0.98}), {})
+    assert c.algorithm == "builtin" and c.measured["algorithm"] == "mesh"
+    assert c.measured["runner_up"]["algorithm"] == "pairwise"
 
 
 def test_a_confirmed_pick_is_cached_per_octave():

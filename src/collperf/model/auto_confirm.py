@@ -89,19 +89,35 @@ def confirm(choices: list[AutoChoice], measure: Measure, cache: dict, key: tuple
             decisive_margin: float = DECISIVE_MARGIN) -> list[AutoChoice]:
     """`choices` with every close call decided by `measure` (once per cache key; `key` names the group,
     collective and root). Ours runs only on the verdict "ours" (an unsure call after all rounds goes to the
-    built-in). A rejected pick becomes the built-in, priced by its fit; both say decided_by "measured" and
-    carry what was measured (a cached decision: the timing of the size that made it)."""
+    built-in); where the model could not tell the pick from its runner-up, both are timed against the built-in
+    and the one of the lower ratio among those that pass runs. A rejected pick becomes the built-in, priced by
+    its fit; both say decided_by "measured" and carry what was measured (a cached decision: the timing of the
+    size that made it; `runner_up`: the other one's algorithm and ratio)."""
     out = []
     for c in choices:
         if not needs_confirmation(c, decisive_margin):
             out.append(c)
             continue
-        slot = (*key, octave(c.size_bytes), c.algorithm, c.segments)
-        if slot not in cache:
-            cache[slot] = timed(c, measure)
-        seen = cache[slot]
-        if verdict(seen) == "ours":
-            out.append(replace(c, decided_by="measured", measured=dict(seen)))
+        tried = [(c.algorithm, c.segments, c.predicted_s)] + ([tuple(c.runner_up)] if c.runner_up else [])
+        seen = [_timed_once(cache, (*key, octave(c.size_bytes), a, k), replace(c, algorithm=a, segments=k), measure)
+                for a, k, _ in tried]
+        passed = [i for i, s in enumerate(seen) if verdict(s) == "ours"]
+        i = min(passed, key=lambda j: seen[j]["paired_ratio"]) if passed else 0
+        measured = dict(seen[i])
+        if len(seen) > 1:
+            other = seen[1 - i]
+            measured["runner_up"] = {"algorithm": other["algorithm"], "paired_ratio": other["paired_ratio"]}
+        if passed:
+            a, k, predicted_s = tried[i]
+            others = [t for j, t in enumerate(tried) if j != i]
+            out.append(replace(c, algorithm=a, segments=k, predicted_s=predicted_s, decided_by="measured",
+                               measured=measured, runner_up=others[0] if others else None))
         else:
-            out.append(AutoChoice(c.size_bytes, BUILTIN, c.builtin_s, None, c.builtin_s, "measured", dict(seen)))
+            out.append(AutoChoice(c.size_bytes, BUILTIN, c.builtin_s, None, c.builtin_s, "measured", measured))
     return out
+
+
+def _timed_once(cache: dict, slot: tuple, choice: AutoChoice, measure: Measure) -> dict:
+    if slot not in cache:
+        cache[slot] = timed(choice, measure)
+    return cache[slot]
