@@ -121,7 +121,7 @@ def auto_algorithms(collective: str, network: Network, root: int = 0) -> list[st
 
 BUILTIN_MARGIN = 1.25   # ours predicted >= 1.25x faster than the built-in's fit, else the built-in runs
 TIE_MARGIN = 1.10       # ours within 10 % of the pick: a tie the model cannot break (on 4 testbed hosts it
-                        # priced alltoall's mesh and pairwise alike; pairwise measured 7 % faster)
+                        # priced alltoall's mesh and pairwise alike; pairwise measured 2-7 % faster)
 
 
 def auto_choices(collective: str, network: Network, sizes, segments: int | None = None,

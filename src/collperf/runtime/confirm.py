@@ -3,7 +3,8 @@
 The rule, its rounds and its cache are model/auto_confirm.py's; this times both candidates on the group:
 `reps` rounds, each running ours and the built-in once (runtime/rounds.py: their order alternating, each
 after a barrier), the time of each call summed over the group's ranks (all_reduce) so that every rank sees
-the same times and makes the same decision. A collective call: every rank of the group confirms the same choices in the same order.
+the same times and makes the same decision. A collective call: every rank of the group confirms the same
+choices in the same order.
 """
 
 from __future__ import annotations
