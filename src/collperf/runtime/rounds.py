@@ -30,8 +30,8 @@ def rounds_for(min_rounds: int, min_time_s: float, round_s: float, max_rounds: i
     return max(min_rounds, min(max_rounds, math.ceil(min_time_s / round_s)))
 
 
-def timed_round(names: Sequence[str], round_index: int, calls: dict[str, Callable[[], None]], barrier: Callable[[], None],
-                clock: Callable[[], float], sync: Callable[[], None]) -> dict[str, float]:
+def timed_round(names: Sequence[str], round_index: int, calls: dict[str, Callable[[], None]],
+                barrier: Callable[[], None], clock: Callable[[], float], sync: Callable[[], None]) -> dict[str, float]:
     """Seconds of each call in one round: barrier, then clock, call, sync, clock, per name in the round's order."""
     times = {}
     for name in order_of(names, round_index):
