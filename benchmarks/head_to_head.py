@@ -1,7 +1,9 @@
 """Any algorithms of one collective timed side by side in one run, with each one's time over the last one's.
 
-Every iteration runs every algorithm once, each after a barrier, the order reversed every other iteration
-(runtime/measure.py head_to_head), out-of-place, float32 sum, each checked bit-exactly (#wrong). On a testbed
+Every round runs every algorithm once, each after a barrier, the order reversed every other round
+(runtime/measure.py head_to_head; at least --iters rounds, more for short calls up to --min-time seconds
+each), out-of-place, float32 sum, each checked bit-exactly (#wrong). "last / a" is the median over rounds of
+the last one's time over a's in the same round, with its 90 % bounds (model/paired_ratio.py). On a testbed
 it also prints the link's floor for the collective's bytes (busbw at the shaped rate): the most any
 schedule can gain over the last algorithm there.
 
@@ -25,6 +27,7 @@ def measure(args, bed) -> dict:
     config = SweepSpec(collective=args.collective, algorithms=args.algorithms, min_bytes=args.minbytes,
                        max_bytes=args.maxbytes, factor=args.factor, iters=args.iters, warmup=args.warmup,
                        in_place=False, progress=False).to_job()
+    config["min_time_s"] = args.min_time
     job = Job("collperf.runtime.measure:head_to_head", (config,))
     return run_testbed(job, bed, 1800) if bed is not None else run_local(job, args.ranks, 900)
 
@@ -39,7 +42,8 @@ def table(result: dict, link_Bps: float | None) -> None:
     for rows in zip(*(result["table"][a] for a in names)):
         size = rows[0]["size"]
         cells = [f"{r['p50_us'] / 1e3:.1f} ({r['busbw']:.4f}, {r['wrong']})" for r in rows]
-        ratios = [f"{rows[-1]['p50_us'] / r['p50_us']:.2f}" for r in rows[:-1]]
+        ratios = [f"{r['vs_last']['median']:.2f} [{r['vs_last']['low']:.2f}, {r['vs_last']['high']:.2f}]"
+                  for r in rows[:-1]]
         if link_Bps:   # busbw is the bytes each rank's link carries per second: at the link's rate it takes
             floor_s = rows[-1]["busbw"] * 1e9 * rows[-1]["p50_us"] / 1e6 / link_Bps   # this long at least
             ratios.append(f"{rows[-1]['p50_us'] / 1e6 / floor_s:.2f} (floor {floor_s * 1e3:.1f} ms)")
@@ -58,12 +62,14 @@ def main() -> None:
     parser.add_argument("-f", "--factor", type=int, default=4)
     parser.add_argument("--iters", type=int, default=7)
     parser.add_argument("--warmup", type=int, default=1)
+    parser.add_argument("--min-time", type=float, default=1.0, help="seconds of rounds per algorithm and size "
+                        "at least (0: --iters rounds)")
     parser.add_argument("--testbed", default=None, help="hosts=4,rate=200mbit (root, iproute2)")
     parser.add_argument("--link-MBps", type=float, default=None, help="the floor's link rate (testbed: "
                         "its shaped rate unless given)")
     args = parser.parse_args()
     start = time.time()
-    print(f"{args.collective}; load average {os.getloadavg()[0]:.1f}; p50 of {args.iters} interleaved iterations")
+    print(f"{args.collective}; load average {os.getloadavg()[0]:.1f}; p50 of >= {args.iters} interleaved rounds")
     with testbed_up(parse_testbed(args.testbed)) as bed:
         result = measure(args, bed)
         link_Bps = args.link_MBps * 1e6 if args.link_MBps else getattr(bed, "rate_Bps", None)

@@ -104,6 +104,23 @@ def test_head_to_head_times_auto_and_builtin_interleaved_and_checks_both():
     assert all(r["wrong"] == 0 and r["p50_us"] > 0 for a in ("auto", "builtin") for r in out["table"][a])
 
 
+@pytest.mark.multiprocess
+def test_head_to_head_times_an_algorithm_against_itself_and_pairs_each_round():
+    pytest.importorskip("torch")
+    config = SweepSpec(collective="allreduce", algorithms="builtin,builtin", min_bytes="4K", max_bytes="4K", iters=3,
+                       warmup=1, progress=False).to_job()
+    config["min_time_s"] = 0.0   # the asked rounds exactly
+    out = run_local(Job("collperf.runtime.measure:head_to_head", (config,)), 2, timeout_s=120)
+    assert list(out["table"]) == ["builtin", "builtin#2"]
+    for label in ("builtin", "builtin#2"):
+        (row,) = out["table"][label]
+        assert row["wrong"] == 0 and row["rounds"] == 3 and row["vs_last"]["rounds"] == 3
+        assert row["vs_last"]["low"] <= row["vs_last"]["median"] <= row["vs_last"]["high"]
+    # the last one against itself: every round's ratio is exactly 1
+    assert out["table"]["builtin#2"][0]["vs_last"] == {"median": 1.0, "low": 1.0, "high": 1.0, "rounds": 3,
+                                                       "confidence": 0.9}
+
+
 def test_a_noisy_calibration_never_reports_an_unbounded_bandwidth():
     # a resolved transfer: 4 MiB in 1 ms after a 100 us latency
     assert bandwidth_from(100e-6, 1.1e-3, 4 << 20) == pytest.approx((4 << 20) / 1e-3)

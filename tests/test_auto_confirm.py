@@ -4,10 +4,11 @@ import math
 
 import pytest
 
-from collperf.model.auto_confirm import DECISIVE_MARGIN, MEASURED_MARGIN, confirm, needs_confirmation, octave
+from collperf.model.auto_confirm import (DECISIVE_MARGIN, FIRST_ROUNDS, MEASURED_MARGIN, MORE_ROUNDS, confirm,
+                                         needs_confirmation, octave, verdict)
 from collperf.model.builtin_cost import BuiltinFit
 from collperf.model.network import Link, Network
-from collperf.model.select import AutoChoice, auto_choices
+from collperf.model.select import TIE_MARGIN, AutoChoice, auto_choices
 from collperf import ingest
 from collperf.lab.bench import auto_plan
 from collperf.lab.results import Results, to_text
@@ -23,7 +24,7 @@ class FakeMeasure:
     def __init__(self, ours_s, builtin_s):
         self.ours_s, self.builtin_s, self.calls = ours_s, builtin_s, []
 
-    def __call__(self, algorithm, segments, size_bytes):
+    def __call__(self, algorithm, segments, size_bytes, rounds):
         self.calls.append((algorithm, segments, size_bytes))
         rounds = (lambda x: list(x) if isinstance(x, (list, tuple)) else [x] * 3)
         return rounds(self.ours_s), rounds(self.builtin_s)
@@ -74,6 +75,95 @@ def test_ours_must_win_the_rounds_too_not_only_the_medians():
     # the same times, each round's pair together: ours wins every round by 1.25x
     (c,) = confirm([close_call()], FakeMeasure([1.0, 1.6, 2.0, 2.4, 3.2], [1.25, 2.0, 2.5, 3.0, 4.0]), {})
     assert c.algorithm == "ring" and c.measured["paired_ratio"] == pytest.approx(0.8)
+
+
+class Batches:
+    """Gives each call of the measurer the next batch of ratios (ours / built-in per round; the built-in 1 ms),
+    recording how many rounds each call asked for."""
+
+    def __init__(self, *batches):
+        self.batches, self.asked = list(batches), []
+
+    def __call__(self, algorithm, segments, size_bytes, rounds):
+        self.asked.append(rounds)
+        ratios = self.batches.pop(0)
+        return [r * 1e-3 for r in ratios], [1e-3] * len(ratios)
+
+
+def test_a_clear_win_or_loss_is_decided_in_the_first_rounds():
+    win = Batches([0.8] * 6 + [0.85])                       # every round won by >= 1.17x
+    assert confirm([close_call()], win, {})[0].algorithm == "ring" and win.asked == [FIRST_ROUNDS]
+    loss = Batches([0.95, 1.0, 1.2, 0.97, 1.1, 0.99, 1.3])  # even the best round (0.95) misses 1/1.1
+    assert confirm([close_call()], loss, {})[0].algorithm == "builtin" and loss.asked == [FIRST_ROUNDS]
+
+
+def test_a_close_call_gets_more_rounds_and_the_builtin_unless_they_confirm_it():
+    # 6 of 7 rounds won by 1.18x, one lost: median 0.85 passes the margin, the upper bound (the max, 1.05) does
+    # not say faster: 14 more rounds, where the two tie (1.0): 21 ratios, 6 x 0.85, 1.05 and 14 x 1.0: median 1.0
+    tie = Batches([0.85] * 6 + [1.05], [1.0] * MORE_ROUNDS)
+    (c,) = confirm([close_call()], tie, {})
+    assert tie.asked == [FIRST_ROUNDS, MORE_ROUNDS] and c.algorithm == "builtin"
+    assert c.measured["rounds"] == 21 and c.measured["paired_ratio"] == pytest.approx(1.0)
+    # the same first look, then 14 rounds at 0.85: 20 x 0.85 and 1.05: median 0.85, bounds x_(7), x_(15) = 0.85
+    win = Batches([0.85] * 6 + [1.05], [0.85] * MORE_ROUNDS)
+    (c,) = confirm([close_call()], win, {})
+    assert c.algorithm == "ring" and c.measured["ratio_high"] == pytest.approx(0.85)
+
+
+def test_verdicts_by_hand():
+    seen = {"ours_us": 1.0, "builtin_us": 1.2, "paired_ratio": 0.85, "ratio_low": 0.8, "ratio_high": 0.95}
+    assert verdict(seen) == "ours"
+    assert verdict({**seen, "ratio_high": 1.0}) == "unsure"       # not surely faster
+    assert verdict({**seen, "builtin_us": 1.05}) == "unsure"      # medians 1.05x: short of the margin
+    assert verdict({**seen, "paired_ratio": 0.95, "ratio_low": 0.92}) == "builtin"   # 0.92 x 1.1 > 1
+
+
+def test_the_model_ties_mesh_and_pairwise_alltoall_on_a_slow_link():
+    # 4 ranks, alpha 1 ms, 25 MB/s, 4 MiB alltoall: each rank sends 3 MiB. mesh: 1 step, 1 ms + 3 MiB / 25 MB/s =
+    # 126.8 ms; pairwise: 3 steps, 3 ms + the same bytes = 128.8 ms: 1.6 % apart, a tie (TIE_MARGIN 10 %)
+    slow = Network.of(Link(1e-3, 25e6, 1e9), 4)
+    gloo = BuiltinFit("alltoall", latency_s=1e-3, seconds_per_byte=1 / 15e6)
+    (c,) = auto_choices("alltoall", slow, [4 * MiB], builtin=gloo)
+    assert c.algorithm == "mesh" and c.predicted_s == pytest.approx(1e-3 + 3 * MiB / 25e6)
+    assert c.runner_up == ("pairwise", None, pytest.approx(3e-3 + 3 * MiB / 25e6))
+    assert c.to_json()["runner_up"]["algorithm"] == "pairwise"
+    # alpha 50 ms: pairwise 276 ms against mesh's 176 ms, no tie
+    (c,) = auto_choices("alltoall", Network.of(Link(50e-3, 25e6, 1e9), 4), [4 * MiB], builtin=gloo)
+    assert c.algorithm == "mesh" and c.runner_up is None and TIE_MARGIN < 276 / 176
+
+
+class PerAlgorithm:
+    """Ours / built-in per round for each algorithm (7 equal rounds), recording which were timed."""
+
+    def __init__(self, ratios: dict):
+        self.ratios, self.timed = ratios, []
+
+    def __call__(self, algorithm, segments, size_bytes, rounds):
+        self.timed.append(algorithm)
+        return [self.ratios[algorithm] * 1e-3] * rounds, [1e-3] * rounds
+
+
+def tie(size=4 * MiB):
+    return AutoChoice(size, "mesh", 0.127, None, 0.28, runner_up=("pairwise", None, 0.129))
+
+
+def test_a_tie_runs_the_one_that_measured_faster():
+    measure = PerAlgorithm({"mesh": 0.8, "pairwise": 0.7})
+    (c,) = confirm([tie()], measure, {})
+    assert (c.algorithm, c.predicted_s, c.decided_by) == ("pairwise", 0.129, "measured")
+    assert measure.timed == ["mesh", "pairwise"] and c.runner_up == ("mesh", None, 0.127)
+    assert c.measured["paired_ratio"] == pytest.approx(0.7)
+    assert c.measured["runner_up"] == {"algorithm": "mesh", "paired_ratio": pytest.approx(0.8)}
+    # the pick short of the margin (0.95), the runner-up well past it (0.85): the runner-up
+    assert confirm([tie()], PerAlgorithm({"mesh": 0.95, "pairwise": 0.85}), {})[0].algorithm == "pairwise"
+    # the pick faster: the pick
+    assert confirm([tie()], PerAlgorithm({"mesh": 0.6, "pairwise": 0.7}), {})[0].algorithm == "mesh"
+
+
+def test_a_tie_where_neither_passes_runs_the_builtin():
+    (c,) = confirm([tie()], PerAlgorithm({"mesh": 1.2, "pairwise": 0.98}), {})
+    assert c.algorithm == "builtin" and c.measured["algorithm"] == "mesh"
+    assert c.measured["runner_up"]["algorithm"] == "pairwise"
 
 
 def test_a_confirmed_pick_is_cached_per_octave():

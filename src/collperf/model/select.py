@@ -76,7 +76,9 @@ class AutoChoice:
     can run (flat schedules), its predicted time, and its pipeline segments (None: not pipelined).
     builtin_s: the built-in's time by its fit (None: not a candidate); decided_by: "model", or "measured"
     when a confirmation timed ours against the built-in (model/auto_confirm.py), `measured` holding
-    {size, ours_us, builtin_us, algorithm} of that timing."""
+    {size, ours_us, builtin_us, algorithm} of that timing. runner_up: (algorithm, segments, predicted_s) of
+    ours predicted within TIE_MARGIN of the pick: the model cannot tell the two apart, a confirmation times
+    both."""
 
     size_bytes: int
     algorithm: str
@@ -85,6 +87,7 @@ class AutoChoice:
     builtin_s: float | None = None
     decided_by: str = "model"
     measured: dict | None = None
+    runner_up: tuple | None = None
 
     def to_json(self) -> dict:
         out = {"size": self.size_bytes, "algorithm": self.algorithm, "predicted_us": self.predicted_s * 1e6,
@@ -93,6 +96,9 @@ class AutoChoice:
             out["builtin_predicted_us"] = self.builtin_s * 1e6
         if self.measured is not None:
             out["measured"] = dict(self.measured)
+        if self.runner_up is not None:
+            out["runner_up"] = {"algorithm": self.runner_up[0], "segments": self.runner_up[1],
+                                "predicted_us": self.runner_up[2] * 1e6}
         return out
 
 
@@ -114,6 +120,8 @@ def auto_algorithms(collective: str, network: Network, root: int = 0) -> list[st
 
 
 BUILTIN_MARGIN = 1.25   # ours predicted >= 1.25x faster than the built-in's fit, else the built-in runs
+TIE_MARGIN = 1.10       # ours within 10 % of the pick: a tie the model cannot break (on 4 testbed hosts it
+                        # priced alltoall's mesh and pairwise alike; pairwise measured 2-7 % faster)
 
 
 def auto_choices(collective: str, network: Network, sizes, segments: int | None = None,
@@ -123,7 +131,8 @@ def auto_choices(collective: str, network: Network, sizes, segments: int | None 
     time, ties to the first registered). Pipelined algorithms get the model's best segment count unless
     `segments` fixes it. `hosts`: the flat schedules priced on shared host links (model/shared_links.py);
     `builtin`: the backend's own collective as one more candidate, priced by its fit (model/builtin_cost.py) and
-    chosen unless one of ours is predicted BUILTIN_MARGIN times faster."""
+    chosen unless one of ours is predicted BUILTIN_MARGIN times faster. Where the pick is ours, the next best
+    of ours within TIE_MARGIN is its runner_up."""
     sizes = [int(s) for s in sizes]
     names = auto_algorithms(collective, network, root)
     if not names and builtin is None:
@@ -146,10 +155,26 @@ def auto_choices(collective: str, network: Network, sizes, segments: int | None 
     out = []
     for i, size in enumerate(sizes):
         name = str(picked[i])
-        k = by_name[name].segments
-        out.append(AutoChoice(size, name, float(cost.total_s[i]), int(k[i]) if k is not None else None,
-                              float(theirs[i]) if theirs is not None else None))
+        out.append(AutoChoice(size, name, float(cost.total_s[i]), _segments(by_name[name], i),
+                              float(theirs[i]) if theirs is not None else None,
+                              runner_up=_runner_up(pairs, name, i)))
     return out
+
+
+def _segments(cost: Cost, i: int) -> int | None:
+    return int(cost.segments[i]) if cost.segments is not None else None
+
+
+def _runner_up(pairs, picked: str, i: int) -> tuple | None:
+    """(name, segments, predicted_s) of the next best of ours at size index i, where it is within TIE_MARGIN
+    of the pick and the pick is ours; ties to the first listed, as the pick's."""
+    ours = [(name, c) for name, c in pairs if not is_runtime_only(name)]
+    if is_runtime_only(picked) or len(ours) < 2:
+        return None
+    best_s = dict(ours)[picked].total_s[i]
+    rest = [(float(c.total_s[i]), j, name, c) for j, (name, c) in enumerate(ours) if name != picked]
+    time_s, _, name, c = min(rest)
+    return (name, _segments(c, i), time_s) if time_s <= TIE_MARGIN * best_s else None
 
 
 def _on_hosts(collective: str, candidate, sizes, network: Network, hosts: HostLinks | None, root: int) -> Cost:

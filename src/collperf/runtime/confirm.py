@@ -1,9 +1,10 @@
 """-A auto's confirmation on real ranks: a close call between ours and the built-in timed on the actual size.
 
-The rule and its cache are model/auto_confirm.py's; this times both candidates on the group: `reps` rounds,
-each running ours and the built-in once (their order alternating, each after a barrier), the time of each
-call summed over the group's ranks (all_reduce) so that every rank sees the same times and makes the same
-decision. A collective call: every rank of the group confirms the same choices in the same order.
+The rule, its rounds and its cache are model/auto_confirm.py's; this times both candidates on the group:
+`reps` rounds, each running ours and the built-in once (runtime/rounds.py: their order alternating, each
+after a barrier), the time of each call summed over the group's ranks (all_reduce) so that every rank sees
+the same times and makes the same decision. A collective call: every rank of the group confirms the same
+choices in the same order.
 """
 
 from __future__ import annotations
@@ -22,18 +23,18 @@ from collperf.runtime.builtin import run_builtin
 from collperf.runtime.builtin_fit import group_key
 from collperf.runtime.execute import run_schedule
 from collperf.runtime.launch import device
+from collperf.runtime.rounds import timed_round
 
-CONFIRM_REPS = 7
 _DECISIONS: dict = {}   # model/auto_confirm.py's cache: (group, collective, root, octave, algorithm, segments)
 
 
 def confirm_choices(choices: list[AutoChoice], collective: str, root: int = 0, group=None, slice_bytes: int = 0,
-                    two_level=None, reps: int = CONFIRM_REPS, dev=None) -> list[AutoChoice]:
+                    two_level=None, dev=None) -> list[AutoChoice]:
     """auto's `choices` with each close call measured on `group` (cached per size octave for the process).
     two_level: [nodes, ranks per node] where a choice may be `hierarchical`."""
     coll = get_collective(collective)
 
-    def measure(algorithm: str, segments, size_bytes: int) -> tuple[list[float], list[float]]:
+    def measure(algorithm: str, segments, size_bytes: int, reps: int) -> tuple[list[float], list[float]]:
         return time_both(coll, algorithm, segments, size_bytes, root, group, slice_bytes, two_level, reps,
                          dev or device())
 
@@ -61,13 +62,10 @@ def time_both(coll, algorithm: str, segments, size_bytes: int, root: int, group,
     for call in calls:   # warm-up: connections, buffers, the schedule's first use
         call()
     samples = torch.zeros(2, reps, dtype=torch.float64)
-    for i in range(reps):
-        for j in ((0, 1) if i % 2 == 0 else (1, 0)):   # alternate who goes first: a drifting load hits both
-            dist.barrier(group=group)
-            t0 = time.perf_counter()
-            calls[j]()
-            _sync(dev)
-            samples[j, i] = time.perf_counter() - t0
+    for i in range(reps):   # each round: both, each after a barrier, who goes first alternating
+        times = timed_round((0, 1), i, dict(enumerate(calls)), lambda: dist.barrier(group=group), time.perf_counter,
+                            lambda: _sync(dev))
+        samples[0, i], samples[1, i] = times[0], times[1]
     dist.all_reduce(samples, group=group)
     ours, theirs = ((row / p).tolist() for row in samples)
     return ours, theirs

@@ -18,6 +18,7 @@ import torch.distributed as dist
 from collperf.collectives import get_collective
 from collperf.model.algorithms.build import build, build_two_level
 from collperf.model.algorithms.modes import is_chooser, is_runtime_only, is_two_level
+from collperf.model.paired_ratio import paired_ratio
 from collperf.model.trees import ceil_log2
 from collperf.runtime import data, launch
 from collperf.runtime.auto import auto_here
@@ -27,6 +28,7 @@ from collperf.runtime.calibration import calibrate, pingpong  # noqa: F401
 from collperf.runtime.execute import run_schedule
 from collperf.runtime.launch import device
 from collperf.runtime.pace import Pace
+from collperf.runtime.rounds import rounds_for, timed_round
 from collperf.runtime.row import Row, Timing
 
 def _buffers(coll, rank, p, in_elems, out_elems, dtype, op, root, in_place, dev):
@@ -277,42 +279,69 @@ def measured_bound(size_bytes: int, p: int, chain_ranks: list[int]) -> dict:
 
 
 def head_to_head(config: dict) -> dict:
-    """Several algorithms of one collective timed interleaved (each iteration runs every algorithm once,
-    each after a barrier, in the reverse order every other iteration), so that the load of a busy machine hits them alike; then each checked once.
-    `config`: a bench config (collective, algorithms, sizes, iters, warmup, op, dtype, root, segments,
-    slice_bytes, auto...). Rank 0 returns {algorithm: [{size, p50_us, busbw, wrong, auto?}]}; times are
-    out-of-place, the p50 over iterations of the mean over ranks."""
+    """Several algorithms of one collective timed side by side in rounds (runtime/rounds.py: each round runs
+    every algorithm once, each after a barrier, the order reversed every other round), so that the load of
+    a busy machine hits them alike; then each checked once. `config`: a bench config (collective,
+    algorithms, sizes, iters, warmup, op, dtype, root, segments, slice_bytes, auto...; `min_time_s`: more
+    rounds than iters for short calls, up to this long per algorithm). An algorithm named twice is timed
+    twice (builtin,builtin: the harness against itself), the second one labelled `builtin#2`. Rank 0 returns
+    {label: [{size, p50_us, busbw, wrong, rounds, vs_last, auto?}]}; times are out-of-place, the p50 over
+    rounds of the mean over ranks; vs_last is the median over rounds of the last algorithm's time over this
+    one's (its speedup over the last, > 1: faster) with its bounds (model/paired_ratio.py)."""
     rank, p, dev = dist.get_rank(), dist.get_world_size(), device()
     dtype = data.get_dtype(config["dtype"])
     coll, op, root = get_collective(config["collective"]), config["op"], config["root"]
     op_used = op if coll.reduces else "sum"
     auto = auto_here(config, dev) if any(map(is_chooser, config["algorithms"])) else None
     choices = {c["size"]: c for c in auto["choices"]} if auto else {}
-    table = {a: [] for a in config["algorithms"]}
+    labels = _labels(config["algorithms"])
+    table = {label: [] for label in labels}
     for size_bytes in config["sizes"]:
         count, size, in_elems, out_elems = coll.counts(size_bytes, p, dtype.itemsize)
-        runners = {a: _Runner(coll, a, p, op_used, root, config["segments"], config["slice_bytes"], in_elems,
-                              auto=choices.get(size_bytes)) for a in config["algorithms"]}
-        buffers = {a: _buffers(coll, rank, p, in_elems, out_elems, dtype, op_used, root, False, dev) for a in runners}
-        samples = {a: [] for a in runners}
-        order = list(runners)
-        for i in range(config["warmup"] + config["iters"]):
-            for a in (order if i % 2 == 0 else order[::-1]):   # alternate who goes first: no order bias
-                runner = runners[a]
-                dist.barrier()
-                t0 = time.perf_counter()
-                runner.call(*buffers[a])
-                _sync(dev)
-                if i >= config["warmup"]:
-                    samples[a].append(time.perf_counter() - t0)
-        for a, runner in runners.items():
-            mean_over_ranks = _combine(samples[a], 1, dev)
-            t = statistics.median(mean_over_ranks)
-            wrong = _check_on(runner, *buffers[a], in_elems, 1, dev)
+        runners = {label: _Runner(coll, a, p, op_used, root, config["segments"], config["slice_bytes"], in_elems,
+                                  auto=choices.get(size_bytes)) for label, a in labels.items()}
+        buffers = {label: _buffers(coll, rank, p, in_elems, out_elems, dtype, op_used, root, False, dev)
+                   for label in runners}
+        samples = _rounds(runners, buffers, config, dev)
+        times = {label: _combine(s, 1, dev) for label, s in samples.items()}   # per round, the mean over ranks
+        last = times[list(labels)[-1]]
+        for label, runner in runners.items():
+            t = statistics.median(times[label])
+            wrong = _check_on(runner, *buffers[label], in_elems, 1, dev)
             algbw, busbw = coll.bandwidths_GBps(size, p, t) if t > 0 else (0.0, 0.0)
-            row = {"size": size, "p50_us": t * 1e6, "busbw": busbw, "wrong": wrong}
-            if is_chooser(a):
+            row = {"size": size, "p50_us": t * 1e6, "busbw": busbw, "wrong": wrong, "rounds": len(times[label]),
+                   "vs_last": paired_ratio(last, times[label]).to_json()}
+            if is_chooser(labels[label]):
                 row["auto"] = choices[size_bytes]
-            table[a].append(row)
+            table[label].append(row)
         del buffers
     return {"table": table, "auto_network": auto["network"] if auto else None}
+
+
+def _labels(algorithms) -> dict[str, str]:
+    """{label: algorithm}: each algorithm's own name, a repeat numbered (builtin, builtin#2)."""
+    out = {}
+    for a in algorithms:
+        n = sum(1 for b in out.values() if b == a)
+        out[a if n == 0 else f"{a}#{n + 1}"] = a
+    return out
+
+
+def _rounds(runners: dict, buffers: dict, config: dict, dev) -> dict[str, list[float]]:
+    """This rank's time of each call per timed round (runtime/rounds.py); the warm-up rounds' slowest round
+    over the ranks sets how many rounds fill config["min_time_s"], the same count on every rank."""
+    names = list(runners)
+    calls = {a: (lambda a=a: runners[a].call(*buffers[a])) for a in names}
+    step = (lambda i: timed_round(names, i, calls, dist.barrier, time.perf_counter, lambda: _sync(dev)))
+    round_s = 0.0
+    for i in range(config["warmup"]):
+        round_s = sum(step(i).values())
+    slowest = torch.tensor([round_s], dtype=torch.float64, device=dev)
+    dist.all_reduce(slowest, op=dist.ReduceOp.MAX)
+    count = rounds_for(config["iters"], config.get("min_time_s", 0.0) * len(names), float(slowest.item()))
+    samples = {a: [] for a in names}
+    for i in range(config["warmup"], config["warmup"] + count):
+        for a, t in step(i).items():
+            samples[a].append(t)
+        launch.tick()
+    return samples
