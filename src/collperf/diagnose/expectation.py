@@ -76,7 +76,9 @@ def expectation(collective: str, sizes, assumed: Assumed, peak_Bps: float | None
         peak = b.peak_busbw_Bps
         peak_GBps = peak / 1e9 if np.isfinite(peak) else None
         bound_from = (f"two-level bound on {system.name}: the larger of the node-level network bound "
-                      f"({system.nics_per_node}x {system.nic_Gbps:g} Gb/s per node) and the intra-node bound"
+                      f"({system.nics_per_node}x {system.nic_Gbps:g} Gb/s per node"
+                      f"{', in-network reduction (SHARP)' if system.collnet and system.nodes > 1 else ''}) "
+                      "and the intra-node bound"
                       f"{' with in-switch reduction (NVLS)' if system.nvls else ''}"
                       f"{'; host bridge (no P2P)' if system.host_bridge else ''}")
     ex = Expectation(expected, regime, list(choice), list(runner), bound, list(binding), peak_GBps,

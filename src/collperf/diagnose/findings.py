@@ -152,7 +152,7 @@ def _input_findings(table: Table) -> list[Finding]:
 
 # value to check when a measurement beats the bound, per binding resource (what the bound assumed)
 _CHECK = {
-    "network": ("NICs per node", "NIC rate"),
+    "network": ("NICs per node", "NIC rate", "in-network reduction (SHARP)"),
     "intra-node": ("intra-node link", "in-switch reduction (NVLS)"),
     "host bridge": ("intra-node link",),
 }
@@ -176,7 +176,7 @@ def above_bound(verdicts, assumed, peak_source: str | None) -> list[Finding]:
     return [Finding("above-bound", "warning", f"{len(sizes)} size(s) ran faster than the lower bound of the assumed "
                     f"hardware (e.g. {units.format_size(worst.size)}: {units.format_time(worst.time_s)} measured, bound "
                     f"{units.format_time(worst.bound_s)}): the hardware is not what was assumed. {check}; give the "
-                    "right value (--cluster, --nics-per-node, --nic-rate, --nvls, --intra-bandwidth, --peak)", sizes)]
+                    "right value (--cluster, --nics-per-node, --nic-rate, --nvls, --sharp, --intra-bandwidth, --peak)", sizes)]
 
 
 def slower_overall(verdicts, assumed) -> list[Finding]:

@@ -9,9 +9,9 @@ Order (each later source overrides the earlier, and provenance says which one se
      and the GPU with the fabric the NCCL INFO lines name picks the cloud instance that has both
      (H100 + GPUDirect-TCPXO: gcp-a3-mega; H200 + EFA: aws-p5en);
   3. NCCL INFO lines (diagnose/loglines.py: the network, NICs found, GPUDirect RDMA, P2P or SHM, NVLS,
-     NCCL_PROTO) and nccl-tests' -g (launch cost), each with the line that decided it;
+     SHARP/CollNet set up or enabled, NCCL_PROTO) and nccl-tests' -g (launch cost), each with the line that decided it;
   4. the user's overrides: --cluster (a catalogue system), --gpu, --nodes, --nics-per-node, --nic-rate,
-     --fabric, --pcie-switch, --nvls/--no-nvls, --intra-bandwidth, --profile.
+     --fabric, --pcie-switch, --nvls/--no-nvls, --sharp/--no-sharp, --intra-bandwidth, --profile.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ _SHOWN = (
                             f"{', GPUs behind one PCIe switch' if s.pcie_switch_shared else ''}"),
     ("nvls", "in-switch reduction (NVLS)", lambda s: "yes" if s.nvls else "no"),
     ("fabric", "fabric", lambda s: s.fabric_class),
+    ("collnet", "in-network reduction (SHARP)", lambda s: ("yes" if s.collnet else "no") if s.nodes > 1 else None),
     ("nics_per_node", "NICs per node", lambda s: str(s.nics_per_node)),
     ("nic_Gbps", "NIC rate", lambda s: f"{s.nic_Gbps:g} Gb/s"),
     ("net_gdr", "GPUDirect RDMA", lambda s: "not used (one node)" if s.nodes == 1 else
@@ -169,6 +170,12 @@ def _overrides(system: System, hw) -> System:
             raise UsageError(f"--nvls: {system.gpu} ({system.name}) has no NVSwitch with SHARP (NVLS needs "
                              "Hopper or later behind NVSwitch); drop --nvls or pick another --cluster")
         changes.append(("--nvls" if hw.nvls else "--no-nvls", {"nvls": bool(hw.nvls)}))
+    if hw.sharp is not None:
+        if hw.sharp and (system.fabric if hw.fabric is None else hw.fabric) != "ib":
+            raise UsageError(f"--sharp: in-network reduction (NVIDIA SHARP, NCCL's CollNet) runs in InfiniBand "
+                             f"switches, and the network assumed for {system.name} is "
+                             f"{hw.fabric or system.fabric}; drop --sharp or say --fabric ib")
+        changes.append(("--sharp" if hw.sharp else "--no-sharp", {"collnet": bool(hw.sharp)}))
     if hw.intra_GBps is not None:
         if system.nvlink_links:
             changes.append(("--intra-bandwidth", {"nvlink_GBps": hw.intra_GBps}))
@@ -234,6 +241,8 @@ def _apply_facts(system: System, facts: LogFacts, ngpus: int) -> System:
     if "nvls" in facts:
         system = system.with_(quote("nvls"), nvls=bool(facts.get("nvls")) and system.nvswitch
                               and system.compute_capability >= 90)
+    if "collnet" in facts and system.nodes > 1:
+        system = system.with_(quote("collnet"), collnet=bool(facts.get("collnet")))
     if "protocols" in facts:
         system = system.with_(quote("protocols"), protocols=tuple(facts.get("protocols")))
     for fact, key, names in (("nccl_proto", "nccl_proto", NCCL_PROTO_NAMES),

@@ -11,6 +11,15 @@ is efa (found 4 nics)", "Setting NCCL_PROTO to \"simple\""), GCP's nccl-plugin-g
 ("mpirun ... -x NCCL_ALGO=ring -x NCCL_IB_HCA=mlx5_2,mlx5_8") is read as the environment NCCL ran with
 (NCCL 2.30.7 src/misc/param.cc reads these names), below any INFO line that says the same; nccl-tests'
 device lines ("device 0 [0000:61:00] NVIDIA L40S") give each GPU's PCI bus.
+
+In-network reduction (InfiniBand SHARP through NCCL's CollNet) is read only from lines that show it set up or
+asked for: the SHARP library's group lines ("comm.c:392] INFO [group#:0] group id:0 tree idx:0 tree_type:LLT"),
+NCCL's "Connected Collnet Chains" / "Collnet Chains" / "Connected collnet + chain" (NCCL 2.30.7
+src/transport/coll_net.cc), NCCL_COLLNET_ENABLE=1 (or an INFO "set by environment to 1") and an NCCL_ALGO that
+enables CollNet (CollNetChain, CollNetDirect, CollNet). Not from the SHARP plugin merely being loaded ("Plugin
+Path : .../nccl_rdma_sharp_plugin", "NET/IB : Using [0]mlx5_0:1/IB/SHARP"): CollNet stays off unless
+NCCL_COLLNET_ENABLE=1 (NCCL 2.30.7 src/init.cc, default 0); nor from "N collnet channels": NCCL 2.30.7
+src/init.cc prints comm->nChannels there, so it is the coll channel count whether CollNet runs or not.
 """
 
 from __future__ import annotations
@@ -80,6 +89,7 @@ def read_facts(text: str) -> LogFacts:
             if m.group(3) is not None:
                 facts.set("nvls", int(m.group(3)) > 0, ln)
     _command_env(facts, lines)
+    _collnet(facts, lines)
     _pci_buses(facts, lines)
     for ln in lines:
         if re.search(r"Rank\s+\d+\s.*\bon\s+\S+|NCCL INFO|^\s*\S+:\d+:\d+", ln):
@@ -150,6 +160,35 @@ def _protocols(value: str) -> tuple[str, ...]:
     given = [names[p.lower()] for p in value.lstrip("^").split(",") if p.lower() in names]
     kept = [p for p in ("LL", "LL128", "Simple") if (p not in given) == exclude]
     return tuple(kept) or ("LL", "LL128", "Simple")
+
+
+# lines that show CollNet (SHARP) set up: the SHARP library's group lines and NCCL's CollNet connect lines
+_COLLNET_SETUP = re.compile(r"tree_type:(?:LLT|SAT)\b|\bsharp_coll\w*|Connected Collnet Chains|\bCollnet Chains\b|"
+                            r"Connected collnet \+ chain", re.IGNORECASE)
+
+
+def _collnet(facts: LogFacts, lines: list[str]) -> None:
+    """collnet: True where a line shows CollNet set up or enabled, False where NCCL_COLLNET_ENABLE=0 is echoed."""
+    for ln in lines:
+        m = re.search(r"NCCL_COLLNET_ENABLE(?: set by environment to |=)[\"']?(\d)", ln)
+        if m:
+            facts.set("collnet", m.group(1) != "0", ln if "NCCL INFO" in ln else m.group(0))
+        elif _COLLNET_SETUP.search(ln):
+            facts.set("collnet", True, ln)
+    algorithms = str(facts.get("algorithms", ""))
+    if "collnet" not in facts and _enables_collnet(algorithms):
+        # a run that completed with NCCL_ALGO naming CollNet had it enabled (else NCCL finds no algorithm)
+        facts.set("collnet", True, facts.line("algorithms"))
+
+
+def _enables_collnet(value: str) -> bool:
+    """Whether an NCCL_ALGO value turns a CollNet algorithm on ('CollNetChain', 'ring,collnetdirect'), not off
+    ('^CollNet') (NCCL 2.30.7 src/graph/tuning.cc parses it: '^' excludes the names that follow)."""
+    for part in value.split(";"):
+        names = part.split(":")[-1]
+        if not names.startswith("^") and "collnet" in names.lower():
+            return True
+    return False
 
 
 # NAME=value on a launch line (mpirun -x, srun --export, env, export); not INFO's "NAME set by environment to"

@@ -69,6 +69,15 @@ def lower_bound(collective: str, ranks: int, size_bytes, link: Link, ports: str 
 # each GPU's intra-node links (the same argument over the g GPUs of a node) and, for PCIe GPUs without
 # P2P, the host bridge every byte crosses. Phases that NCCL pipelines overlap, so the bound is the max
 # of the three, not their sum (reference/nccl-tuning-model.md §2: NVLSTree/Tree pipeline intra and inter).
+#
+# In-network reduction (InfiniBand SHARP: Graham et al., "Scalable Hierarchical Aggregation Protocol
+# (SHARP)", COMHPC 2016; NCCL's CollNet algorithms, NCCL 2.30.7 src/graph/tuning.cc and src/enqueue.cc)
+# lets the switches add what the nodes send. Allreduce then needs, per node and direction, the node's whole
+# vector once (every element's result depends on this node's contribution, so something carrying it must
+# leave the node) and the result once (every element's result depends on the other nodes): n up, n down,
+# against the ring's 2 (N-1)/N n (Patarasuk & Yuan), so the term halves as N grows (equal at N = 2, 2/3 of
+# the ring's at N = 4). Allgather is bound by what a node receives and reducescatter by what it sends,
+# (N-1)/N n either way, so switch reduction or multicast cannot lower theirs: only allreduce changes.
 
 # bytes per size that each node sends over its NICs, as a function of N (nodes) and g
 _NODE_NET = {
@@ -84,10 +93,15 @@ _NODE_NET = {
 }
 
 
-def node_network_coefficient(collective: str, nodes: int, gpus_per_node: int) -> float:
-    """Bytes per byte of size that each node must send over its NICs (0 on one node)."""
+def node_network_coefficient(collective: str, nodes: int, gpus_per_node: int,
+                             in_network_reduction: bool = False) -> float:
+    """Bytes per byte of size that each node must send over its NICs (0 on one node); with in-network
+    reduction (SHARP), allreduce's is 1: the node's vector up once, the result down once."""
     name = get_collective(collective).name
-    return _NODE_NET[name](int(nodes), int(gpus_per_node)) if nodes > 1 else 0.0
+    if nodes <= 1:
+        return 0.0
+    coefficient = _NODE_NET[name](int(nodes), int(gpus_per_node))
+    return min(coefficient, 1.0) if in_network_reduction and name == "allreduce" else coefficient
 
 
 def _intra_coefficient(name: str, g: int, in_switch_reduction: bool) -> float:
@@ -143,11 +157,12 @@ class TwoLevelBound:
 
 def two_level_bound(collective: str, size_bytes, nodes: int, gpus_per_node: int, intra_Bps: float,
                     node_network_Bps: float, in_switch_reduction: bool = False,
-                    host_bridge_Bps: float | None = None) -> TwoLevelBound:
+                    host_bridge_Bps: float | None = None, in_network_reduction: bool = False) -> TwoLevelBound:
     """max(node-level network bound, intra-node bound, host-bridge bound) per size.
 
     node_network_Bps: one node's NICs together (NICs x rate). intra_Bps: one GPU's links to the other
     GPUs of its node, per direction. host_bridge_Bps: the shared path through host memory (None: P2P).
+    in_switch_reduction: NVLS inside the node; in_network_reduction: SHARP (CollNet) between nodes.
     """
     name = get_collective(collective).name
     check_ranks(nodes), check_ranks(gpus_per_node)
@@ -155,7 +170,7 @@ def two_level_bound(collective: str, size_bytes, nodes: int, gpus_per_node: int,
         raise UsageError(f"intra {intra_Bps!r} B/s and network {node_network_Bps!r} B/s must be > 0")
     n = np.atleast_1d(formula_bytes(name, size_bytes)).astype(float)
     N, g = int(nodes), int(gpus_per_node)
-    net = n * node_network_coefficient(name, N, g) / node_network_Bps
+    net = n * node_network_coefficient(name, N, g, in_network_reduction) / node_network_Bps
     intra = n * _intra_coefficient(name, g, in_switch_reduction and name == "allreduce") / intra_Bps
     bridge = np.zeros_like(n)
     if host_bridge_Bps:

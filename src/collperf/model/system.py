@@ -209,7 +209,8 @@ class System:
                  f"{', NVLS' if self.nvls else ''})" if self.nvlink_links else
                  f"PCIe Gen{self.pcie_gen}{'' if self.p2p else ' without P2P (via host)'}")
         return (f"{self.name}: {self.nodes} node(s) x {self.gpus_per_node} {self.gpu}; {intra}; "
-                f"{self.nics_per_node}x {self.nic_Gbps:g} Gb/s NIC per node ({self.fabric})")
+                f"{self.nics_per_node}x {self.nic_Gbps:g} Gb/s NIC per node ({self.fabric}"
+                f"{', SHARP' if self.collnet and self.nodes > 1 else ''})")
 
     def with_(self, why: str = "user override", **changes) -> "System":
         """A copy with some values changed, the change recorded in provenance."""

@@ -163,7 +163,7 @@ def network(**options) -> Network:
 @dataclass(frozen=True, kw_only=True)
 class HardwareSpec:
     """The hardware a log or a measurement is judged on, as the user overrides it: a catalogue system
-    (`cluster`, model/systems.py CATALOGUE), a GPU model, node count, NICs and their rate, NVLS on/off,
+    (`cluster`, model/systems.py CATALOGUE), a GPU model, node count, NICs and their rate, NVLS on/off, SHARP on/off,
     the intra-node rate, or a calibrated profile. Unset values come from the log (diagnose/hardware.py)."""
 
     cluster: str | None = field(default=None, metadata=cli_option(
@@ -179,6 +179,9 @@ class HardwareSpec:
         "--nic-rate", help="One NIC's line rate, e.g. 400Gb/s."))
     nvls: bool | None = field(default=None, metadata=cli_option(
         "--nvls/--no-nvls", type=bool, help="NVLink SHARP (in-switch reduction) on or off."))
+    sharp: bool | None = field(default=None, metadata=cli_option(
+        "--sharp/--no-sharp", type=bool, help="InfiniBand SHARP (in-network reduction, NCCL's CollNet) on or off "
+        "between nodes."))
     intra_bandwidth: str | float | None = field(default=None, metadata=cli_option(
         "--intra-bandwidth", help="One GPU's physical rate to the other GPUs of its node, per direction, e.g. "
         "450GB/s."))

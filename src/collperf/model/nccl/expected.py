@@ -132,6 +132,7 @@ def system_bound(collective: str, size_bytes, system: "System") -> "TwoLevelBoun
     k = system.phys_scale
     return two_level_bound(collective, size_bytes, system.nodes, system.gpus_per_node, system.intra_Bps * k,
                            system.node_network_Bps * k, in_switch_reduction=system.nvls,
+                           in_network_reduction=system.collnet,
                            host_bridge_Bps=system.pcie_GBps * 1e9 * k if system.host_bridge else None)
 
 

@@ -27,7 +27,7 @@ This is a closed-form stand-in for the search, not the search itself. Rules (sea
 - path types (graph.h): typeIntra is LOC with one GPU per node, NVL over NVLink, PIX/PXB over PCIe
   switches, PHB through the host; typeInter is the system's GPU->NIC path (PIX on one node).
 - PCIe without P2P: the shared path to the host is left to the bounds (see below).
-Known gaps: the cube-mesh of DGX-1 (treated as its NVLink sum), PXN, CollNet heads.
+Known gaps: the cube-mesh of DGX-1 (treated as its NVLink sum), PXN, CollNet heads (CollNetDirect's graph).
 """
 
 from __future__ import annotations
@@ -83,7 +83,8 @@ def _dup(speed: float, n: int, cc: int) -> tuple[float, int]:
 
 
 def search_graphs(system: "System") -> dict[str, Graph]:
-    """Graphs for 'ring', 'tree', 'nvls' (absent when the system has no NVLS), 'collnet'."""
+    """Graphs for 'ring', 'tree', 'nvls' (absent when the system has no NVLS), 'collnet' (CollNetDirect's, taken
+    as the ring's: its own search, up to MAXCHANNELS channels, is not modelled) and 'collnet-chain'."""
     cc, g, nodes = system.compute_capability, system.gpus_per_node, system.nodes
     inter = nodes > 1
     ladder = speed_ladder(cc, inter)
@@ -117,6 +118,10 @@ def search_graphs(system: "System") -> dict[str, Graph]:
     graphs = {"ring": ring, "collnet": Graph(n, speed, speed, type_intra, lat, True, "tree", path_intra, path_inter)}
     graphs["tree"] = Graph(n, _tree_bw_intra(system, ladder, speed, n), speed, type_intra, lat, True,
                            _tree_pattern(system), path_intra, path_inter)
+    # collNetChainGraph (NCCL 2.30.7 src/init.cc): NCCL_TOPO_PATTERN_TREE with the ring's channel count, so
+    # the search's pass 2 raises its bwIntra as it does the tree's (a chain, like a tree, need not close a ring)
+    graphs["collnet-chain"] = Graph(n, graphs["tree"].bw_intra, speed, type_intra, lat, True, "tree", path_intra,
+                                    path_inter)
     if system.nvls and system.nvswitch and cc >= 90 and g > 1:
         heads = min(MAX_NVLS_ARITY, g)
         # bwIntra: the fastest ladder speed the NVLink budget takes (each GPU carries bwIntra for every

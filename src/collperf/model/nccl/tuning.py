@@ -212,10 +212,13 @@ def _latency(system, collective, a, p, g: Graph) -> float:
     raise AssertionError(a)
 
 
-def _graph_of(algorithm: str) -> str:
-    """The graph NCCL prices an algorithm with (init.cc:980-981: PAT on the tree graph)."""
+def _graph_of(algorithm: str, graphs: dict) -> str:
+    """The graph NCCL prices an algorithm with (init.cc:980-981: PAT on the tree graph; CollNetChain on
+    collNetChainGraph, CollNetDirect on collNetDirectGraph, the one 'collnet' graph where no chain is given)."""
     if algorithm.startswith("nvls"):
         return "nvls"
+    if algorithm == "collnet-chain" and "collnet-chain" in graphs:
+        return "collnet-chain"
     if algorithm.startswith("collnet"):
         return "collnet"
     return "tree" if algorithm in ("tree", "pat") else "ring"
@@ -234,7 +237,7 @@ def tuning_table(collective: str, system: "System", graphs: dict | None = None) 
             continue
         if not _algorithm_enabled(system, collective, a, graphs):
             continue
-        g = graphs[_graph_of(a)]
+        g = graphs[_graph_of(a, graphs)]
         if not _protocol_enabled(system, collective, a, p, g):
             continue
         bw[(a, p)] = _bus_bandwidth(system, collective, a, p, g)
