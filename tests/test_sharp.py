@@ -210,3 +210,16 @@ def test_the_public_sharp_run_is_no_longer_above_the_bound():
     assert "above the bound" not in text and "above-bound" not in text
     assert "tree_type:LLT" in text
     assert "above-bound" in _judge(sharp=False)
+
+
+def test_predict_nccl_takes_sharp_from_the_cli_and_the_api():
+    res = CliRunner().invoke(app, ["predict", "allreduce", "-s", "1GiB", "--cluster", "dgx-a100", "--nodes", "4",
+                                   "--nccl", "--sharp", "--json"])
+    assert res.exit_code == 0, res.output
+    assert "collnet-chain" in res.output
+    assumed, pred = api.predict_nccl(collective="allreduce", size="1GiB",
+                                     hardware=HardwareSpec(cluster="dgx-a100", nodes=4, sharp=True))
+    assert assumed.system.collnet and list(pred.algorithm) == ["collnet-chain"]
+    plain = CliRunner().invoke(app, ["predict", "allreduce", "-s", "1GiB", "--cluster", "dgx-a100", "--nodes", "4",
+                                     "--nccl", "--json"])
+    assert plain.exit_code == 0 and "collnet" not in plain.output
