@@ -77,6 +77,7 @@ def test_sharp_never_raises_the_bound_and_halves_it_at_most(nodes, g):
      True),
     ("node1:12:40 [0] NCCL INFO Connected Collnet Chains  [0] 8->0->-1 [1] 8->0->-1", True),
     ("node1:12:40 [0] NCCL INFO Connected collnet + chain", True),
+    ("node1:12:40 [0] NCCL INFO rank 0 Connected CollNet", True),
     ("node1:12:40 [0] NCCL INFO NCCL_COLLNET_ENABLE set by environment to 1.", True),
     ("node1:12:40 [0] NCCL INFO NCCL_COLLNET_ENABLE set by environment to 0.", False),
     ("mpirun -np 16 -x NCCL_COLLNET_ENABLE=1 -x NCCL_IB_HCA=mlx5 ./all_reduce_perf", True),
@@ -99,6 +100,8 @@ def test_collnet_from_the_lines_that_show_it_with_the_line_quoted(line, value):
     "test1:1:1 [0] NCCL INFO Plugin Path : /opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so",
     "node1:1:1 [0] NCCL INFO NCCL_ALGO set by environment to ^CollNet",
     "# hardware: 4 nodes with SHARP, NCCL_ALGO=CollNetChain (a curated line)",
+    # the SHARP library on a path: installed, not used
+    "LD_LIBRARY_PATH=/opt/hpcx/sharp/lib/libsharp_coll.so:/usr/lib",
 ])
 def test_lines_that_do_not_say_collnet_runs(line):
     assert "collnet" not in read_facts(line)

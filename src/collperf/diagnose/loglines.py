@@ -14,12 +14,13 @@ device lines ("device 0 [0000:61:00] NVIDIA L40S") give each GPU's PCI bus.
 
 In-network reduction (InfiniBand SHARP through NCCL's CollNet) is read only from lines that show it set up or
 asked for: the SHARP library's group lines ("comm.c:392] INFO [group#:0] group id:0 tree idx:0 tree_type:LLT"),
-NCCL's "Connected Collnet Chains" / "Collnet Chains" / "Connected collnet + chain" (NCCL 2.30.7
-src/transport/coll_net.cc), NCCL_COLLNET_ENABLE=1 (or an INFO "set by environment to 1") and an NCCL_ALGO that
-enables CollNet (CollNetChain, CollNetDirect, CollNet). Not from the SHARP plugin merely being loaded ("Plugin
-Path : .../nccl_rdma_sharp_plugin", "NET/IB : Using [0]mlx5_0:1/IB/SHARP"): CollNet stays off unless
-NCCL_COLLNET_ENABLE=1 (NCCL 2.30.7 src/init.cc, default 0); nor from "N collnet channels": NCCL 2.30.7
-src/init.cc prints comm->nChannels there, so it is the coll channel count whether CollNet runs or not.
+NCCL's "Connected Collnet Chains" and "rank 0 Connected CollNet" (NCCL 2.30.7 src/transport/coll_net.cc;
+"Collnet Chains" and "Connected collnet + chain" in older releases), NCCL_COLLNET_ENABLE=1 (echoed on a launch
+line or by INFO "set by environment to 1") and an NCCL_ALGO that enables CollNet (CollNetChain, CollNetDirect).
+Not from the SHARP plugin merely being loaded ("Plugin Path : .../nccl_rdma_sharp_plugin", "NET/IB : Using
+[0]mlx5_0:1/IB/SHARP"): the communicator's collnetEnable stays off unless NCCL_COLLNET_ENABLE=1 or its config
+sets it (NCCL 2.30.7 src/init.cc); nor from "N collnet channels": NCCL 2.30.7 src/init.cc prints comm->nChannels
+there, the coll channel count whether CollNet runs or not.
 """
 
 from __future__ import annotations
@@ -163,8 +164,7 @@ def _protocols(value: str) -> tuple[str, ...]:
 
 
 # lines that show CollNet (SHARP) set up: the SHARP library's group lines and NCCL's CollNet connect lines
-_COLLNET_SETUP = re.compile(r"tree_type:(?:LLT|SAT)\b|\bsharp_coll\w*|Connected Collnet Chains|\bCollnet Chains\b|"
-                            r"Connected collnet \+ chain", re.IGNORECASE)
+_COLLNET_SETUP = re.compile(r"tree_type:(?:LLT|SAT)\b|\bConnected collnet\b|\bCollnet Chains\b", re.IGNORECASE)
 
 
 def _collnet(facts: LogFacts, lines: list[str]) -> None:
