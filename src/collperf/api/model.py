@@ -3,7 +3,7 @@ where the best algorithm changes (crossover) and the algorithms a collective has
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from collperf import topology as topologies
 from collperf.api.common import as_spec, resolved_network, with_aliases
@@ -32,8 +32,8 @@ def predict(spec: PredictSpec | str, size=None, network=None, **options) -> Pred
                     spec.segments)
     if not spec.expected:
         return Predictions(rows)
-    assumed, bands = expected_bands(spec.collective, spec.sizes_bytes, spec.network)
-    return Predictions(rows, assumed, bands)
+    assumed, bands = expected_bands(spec.collective, spec.sizes_bytes, spec.network, sharp=spec.sharp)
+    return Predictions(rows, assumed, bands, sharp=bool(assumed.system.collnet))
 
 
 @dataclass
@@ -91,21 +91,23 @@ def algorithms(collective: str | None = None) -> Algorithms:
     return Algorithms(ALGORITHMS if collective is None else algorithms_for(collective))
 
 
-def expected_bands(spec: PredictSpec | str, size=None, net=None) -> tuple:
+def expected_bands(spec: PredictSpec | str, size=None, net=None, sharp: bool | None = None) -> tuple:
     """`collperf predict --cluster X`: what NCCL on the catalogue system is expected to take per size (the band
     of healthy public runs of its fabric class around NCCL's model time, the bound, peers): the expectation
     `diagnose` judges a measurement against. Give a PredictSpec (its collective, sizes and network), or the
-    collective, sizes and a NetworkSpec. Returns (Assumed, [ExpectedBand per size])."""
+    collective, sizes and a NetworkSpec; `sharp` (PredictSpec.sharp) sets SHARP on or off as diagnose's --sharp
+    does (None: the catalogue's). Returns (Assumed, [ExpectedBand per size])."""
     if isinstance(spec, PredictSpec):
-        if size is not None or net is not None:
+        if size is not None or net is not None or sharp is not None:
             raise UsageError("expected_bands: give a PredictSpec alone, or the collective, size and network")
-        collective, size, net = spec.collective, spec.sizes_bytes, spec.network
+        collective, size, net, sharp = spec.collective, spec.sizes_bytes, spec.network, spec.sharp
     else:
         collective = spec
     # imported here: the diagnose package loads its log fit (scipy), which plain predict never needs
     from collperf.diagnose.expectation import expected_bands as _expected_bands
     from collperf.diagnose.hardware import assume
-    assumed = assume(None, HardwareSpec.from_network(net), net.ranks)
+    # the same HardwareSpec diagnose builds from these flags: one system, one expectation for both commands
+    assumed = assume(None, replace(HardwareSpec.from_network(net), sharp=sharp), net.ranks)
     if assumed.system is None:
         raise UsageError(f"predict --cluster: {assumed.why_none}")
     return assumed, _expected_bands(get_collective(collective).name, sizes(size), assumed)

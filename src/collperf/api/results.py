@@ -14,17 +14,31 @@ def one_or_many(docs: list):
 
 class Predictions(list):
     """`predict`: one model.predict.Prediction per size; with the spec's `expected`, the catalogue system
-    assumed (`assumed`) and NCCL's expected band per size (`bands`, diagnose.expectation.ExpectedBand)."""
+    assumed (`assumed`) and NCCL's expected band per size (`bands`, diagnose.expectation.ExpectedBand);
+    `sharp`: that system's switches reduce (SHARP), so its bound may sit below our schedules' own."""
 
-    def __init__(self, items=(), assumed=None, bands=()):
+    def __init__(self, items=(), assumed=None, bands=(), sharp: bool = False):
         super().__init__(items)
         self.assumed = assumed
         self.bands = list(bands)
+        self.sharp = sharp
+
+    def lower_bound_s(self, i: int) -> float:
+        """The lower bound printed under size i's table: our schedules' (Prediction.lower_bound_s, what `x bound`
+        divides by), or with SHARP the system's in-network-reduction bound where that is lower: no schedule of
+        ours reaches below its own bound, but NCCL's CollNet on those switches can, so that is the least any
+        implementation takes on this system."""
+        ours = self[i].lower_bound_s
+        theirs = self.bands[i].bound_s if self.sharp and i < len(self.bands) else None
+        return min(ours, theirs) if theirs is not None else ours
 
     def to_json(self):
         docs = [r.to_json() for r in self]
         for doc, band in zip(docs, self.bands):
             doc["nccl_expected"] = band.to_json()
+        if self.sharp:
+            for i, doc in enumerate(docs):
+                doc["sharp_lower_bound_s"] = self.lower_bound_s(i)
         return one_or_many(docs)
 
 

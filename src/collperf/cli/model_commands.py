@@ -35,8 +35,10 @@ def predict(collective: str = Collective,
             topology: Optional[str] = field_option(TopologyPredictSpec, "topology", _TOPOLOGY, default=None),
             root: Optional[int] = field_option(TopologyPredictSpec, "root", _TOPOLOGY),
             hybrid: bool = Hybrid(_TOPOLOGY), t_dpa: str = TDpa(_TOPOLOGY), transit: str = Transit(_TOPOLOGY),
+            sharp: Optional[bool] = field_option(PredictSpec, "sharp", "Network"),
             nccl_view: dict = None, network: NetworkSpec = None):
     """Predict the time of COLLECTIVE for every algorithm, with its terms, bandwidths and lower bound.
+    With --cluster: NCCL's expected band and the system's bound beside them (--sharp: with in-network reduction).
     With --topology: Blink's packed trees (-A blink, --hybrid) or the closed forms on a switch's link."""
     given = [name for name, value in nccl_view.items() if value is not None]
     if given and not nccl:
@@ -45,6 +47,9 @@ def predict(collective: str = Collective,
     if topology is not None:
         if nccl:
             raise UsageError("--nccl prices NCCL on a catalogue system (--cluster): drop --topology or --nccl")
+        if sharp is not None:
+            raise UsageError(f"--{'' if sharp else 'no-'}sharp describes a catalogue system's InfiniBand switches "
+                             "(--cluster): drop --topology or --sharp")
         result = api.predict_topology(TopologyPredictSpec(collective=collective, topology=topology, algorithm=algorithm,
                                                           size=size, ranks=ranks, root=root, hybrid=hybrid,
                                                           t_dpa=t_dpa, transit=transit, network=network))
@@ -55,14 +60,14 @@ def predict(collective: str = Collective,
         if network.cluster is None and network.profile is None:
             raise UsageError("predict --nccl needs a system: --cluster dgx-a100|dgx-h100|dgx-b200|dgx-1v|dgx-2|"
                              "pcie-p2p|pcie-2080ti|pcie-t4 (with --nodes)")
-        hardware = replace(HardwareSpec.from_network(network), **nccl_view)
+        hardware = replace(HardwareSpec.from_network(network), sharp=sharp, **nccl_view)
         choice = api.predict_nccl(NcclPredictSpec(collective=collective, size=size, ranks=network.ranks,
                                                   hardware=hardware))
         print_json(choice.to_json()) if as_json else render_logs.print_nccl_prediction(*choice)
         return
     results = api.predict(PredictSpec(collective=collective, size=size, network=network, algorithm=algorithm,
                                       intra_algorithm=intra_algorithm, inter_algorithm=inter_algorithm,
-                                      segments=segments, expected=network.cluster is not None))
+                                      segments=segments, expected=network.cluster is not None, sharp=sharp))
     if as_json:
         print_json(results.to_json())
         return

@@ -35,7 +35,9 @@ def _clean(value):
     return number if math.isfinite(number) else None
 
 
-def print_prediction(r) -> None:
+def print_prediction(r, sharp_bound_s: float | None = None) -> None:
+    """One size's table; `sharp_bound_s`: the lower bound with the system's in-network reduction (SHARP) where
+    predict --sharp prices it (Predictions.lower_bound_s), printed in place of ours when lower."""
     table = Table(title=f"{r.collective}  size {units.format_size(r.size_bytes)} ({r.size_bytes} B)  "
                         f"ranks {r.ranks}", title_justify="left")
     for column in ("algorithm", "time", "latency", "bandwidth", "compute", "algbw GB/s", "busbw GB/s", "x bound"):
@@ -53,7 +55,12 @@ def print_prediction(r) -> None:
                           units.format_time(ph["bandwidth_s"]), units.format_time(ph["compute_s"]), "", "", "",
                           style="dim")
     out.print(table)
-    out.print(f"lower bound {units.format_time(r.lower_bound_s)}; best: [bold]{r.best}[/bold]")
+    if sharp_bound_s is not None and sharp_bound_s < r.lower_bound_s:
+        out.print(f"lower bound {units.format_time(sharp_bound_s)} with in-network reduction (SHARP, NCCL's CollNet; "
+                  f"our schedules' own: {units.format_time(r.lower_bound_s)}, what x bound divides by); "
+                  f"best: [bold]{r.best}[/bold]")
+    else:
+        out.print(f"lower bound {units.format_time(r.lower_bound_s)}; best: [bold]{r.best}[/bold]")
     for name, why in r.skipped.items():
         out.print(f"[dim]skipped {name}: {why}[/dim]")
     for note in r.notes:
@@ -130,8 +137,8 @@ def print_plan_comparison(plans, best: int) -> None:
 
 def print_predictions(results) -> None:
     out.print(f"[bold]{results[0].collective}[/bold] on {results[0].network}")
-    for r in results:
-        print_prediction(r)
+    for i, r in enumerate(results):
+        print_prediction(r, results.lower_bound_s(i) if getattr(results, "sharp", False) else None)
 
 
 def print_crossover(collective: str, net, ranges) -> None:

@@ -174,7 +174,8 @@ def _overrides(system: System, hw) -> System:
         if hw.sharp and (system.fabric if hw.fabric is None else hw.fabric) != "ib":
             raise UsageError(f"--sharp: in-network reduction (NVIDIA SHARP, NCCL's CollNet) runs in InfiniBand "
                              f"switches, and the network assumed for {system.name} is "
-                             f"{hw.fabric or system.fabric}; drop --sharp or say --fabric ib")
+                             f"{hw.fabric or system.fabric}; drop --sharp, pick an InfiniBand system with --cluster, "
+                             "or (diagnose, where the log's network is wrong) say --fabric ib")
         changes.append(("--sharp" if hw.sharp else "--no-sharp", {"collnet": bool(hw.sharp)}))
     if hw.intra_GBps is not None:
         if system.nvlink_links:

@@ -24,7 +24,9 @@ from collperf.spec.network import HardwareSpec, NetworkSpec
 class PredictSpec:
     """`collperf predict`: every algorithm's time (or those of `algorithm`: a name, a comma list or all) of
     `collective` at each size on `network` (a NetworkSpec, or a Network already resolved). With `expected`,
-    also what NCCL on the catalogue system (network.cluster) is expected to take per size."""
+    also what NCCL on the catalogue system (network.cluster) is expected to take per size; `sharp` (None: the
+    catalogue's default) says whether that system's InfiniBand switches reduce (SHARP, NCCL's CollNet): it changes
+    NCCL's band and the system's bound, never our algorithms, whose schedules reduce on the GPUs."""
 
     collective: str = field(metadata=cli_option(help=COLLECTIVES_HELP))
     size: str | int | list = field(default="1M,64M,1G", metadata=cli_option(
@@ -37,6 +39,10 @@ class PredictSpec:
     segments: int | None = field(default=None, metadata=cli_option(   # None: the best per size when pipelined
         "--segments", type=int, help="Pipeline segments for chain/double-binary-tree (default: the best per size)."))
     expected: bool = False
+    sharp: bool | None = field(default=None, metadata=cli_option("--sharp/--no-sharp", type=bool, help=(
+        "InfiniBand SHARP (in-network reduction, NCCL's CollNet) on or off on the --cluster system: changes NCCL's "
+        "expected band and the system's bound printed below our algorithms, not our algorithms (their schedules "
+        "reduce on the GPUs).")))
 
     def __post_init__(self):
         get_collective(self.collective)
@@ -45,6 +51,14 @@ class PredictSpec:
             whole("segments", self.segments, flag="--segments")
         if self.expected and (not isinstance(self.network, NetworkSpec) or self.network.cluster is None):
             raise UsageError("NCCL's expected time is priced on a catalogue system: give --cluster SYSTEM")
+        if self.sharp is not None and not self.expected and isinstance(self.network, NetworkSpec) \
+                and self.network.cluster is not None:
+            object.__setattr__(self, "expected", True)     # SHARP says something only about NCCL's band
+        if self.sharp is not None and not self.expected:
+            flag = "--sharp" if self.sharp else "--no-sharp"
+            raise UsageError(f"{flag}: in-network reduction (SHARP) is a property of a catalogue system's InfiniBand "
+                             "switches, priced in NCCL's expected band and the system's bound: give --cluster "
+                             f"SYSTEM --nodes N (our algorithms reduce on the GPUs and do not change with {flag})")
 
     @property
     def sizes_bytes(self) -> list[int]:

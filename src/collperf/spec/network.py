@@ -17,9 +17,9 @@ from collperf.model.systems import NETWORK_FABRICS, resolve_name
 from collperf.spec.checks import cli_option, whole
 
 CPU_ARCHS = ("x86", "arm", "power")
-# HardwareSpec's fields that predict takes only with --nccl: what NCCL's model reads (and SHARP, which also
-# lowers the bound --nccl shows)
-NCCL_VIEW = ("cpu_arch", "nic_path", "proto", "algo", "sharp")
+# HardwareSpec's fields that predict takes only with --nccl: what NCCL's model reads. SHARP is not among them:
+# plain predict takes it too (PredictSpec.sharp), for the NCCL band and the bound it prints beside our algorithms
+NCCL_VIEW = ("cpu_arch", "nic_path", "proto", "algo")
 NIC_PATHS = ("PIX", "PXB", "P2C", "PXN", "PHB", "SYS")   # NCCL 2.30.7 src/graph/topo.h path types up to SYS
 
 
