@@ -41,8 +41,8 @@ class PredictSpec:
     expected: bool = False
     sharp: bool | None = field(default=None, metadata=cli_option("--sharp/--no-sharp", type=bool, help=(
         "InfiniBand SHARP (in-network reduction, NCCL's CollNet) on or off on the --cluster system: changes NCCL's "
-        "expected band and the system's bound printed below our algorithms, not our algorithms (their schedules "
-        "reduce on the GPUs).")))
+        "expected band and the system's bound printed below our algorithms (with --nccl: NCCL prices CollNet), not "
+        "our algorithms (their schedules reduce on the GPUs).")))
 
     def __post_init__(self):
         get_collective(self.collective)
