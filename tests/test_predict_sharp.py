@@ -129,3 +129,20 @@ def test_sharp_without_a_catalogue_system_is_a_clear_error(monkeypatch, capsys):
     with pytest.raises(UsageError, match="--sharp.*--cluster"):
         PredictSpec(collective="allreduce", size=SIZE, sharp=True,
                     network=NetworkSpec(ranks=8, latency="1us", bandwidth="10GB/s"))
+
+
+def test_sharp_on_one_node_is_the_same_clear_error_on_both(monkeypatch, capsys):
+    # the switches reduce between nodes: on one node --sharp would silently change nothing
+    predict = _cli_error(monkeypatch, capsys, ["predict", "allreduce", "--nccl", "--cluster", "dgx-a100", "-s", "1M",
+                                               "--sharp"])
+    plain = _cli_error(monkeypatch, capsys, ["predict", "allreduce", "--size", SIZE, "--cluster", "dgx-h100",
+                                             "--sharp"])
+    diagnose = _cli_error(monkeypatch, capsys, ["diagnose", "allreduce", "--size", SIZE, "--time", "9ms", "--ranks",
+                                                "8", "--cluster", "dgx-h100", "--sharp"])
+    for text in (predict, plain, diagnose):
+        assert "--sharp: in-network reduction is between nodes" in text and "1 node" in text
+        assert "--nodes N" in text and "drop --sharp" in text
+    with pytest.raises(UsageError, match="--sharp: in-network reduction is between nodes"):
+        api.predict("allreduce", SIZE, NetworkSpec(cluster="dgx-h100", nodes=1), sharp=True)
+    # --no-sharp on one node says what is true anyway: accepted
+    assert _predicted(False, nodes=1).assumed.system.collnet is False

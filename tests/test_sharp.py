@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -16,6 +17,7 @@ from typer.testing import CliRunner
 from collperf import api, cli
 from collperf.cli import app
 from collperf.diagnose import assume
+from collperf.diagnose.findings import above_bound
 from collperf.diagnose.loglines import read_facts
 from collperf.errors import UsageError
 from collperf.ingest import load
@@ -225,3 +227,31 @@ def test_predict_nccl_takes_sharp_from_the_cli_and_the_api():
     plain = CliRunner().invoke(app, ["predict", "allreduce", "-s", "1GiB", "--cluster", "dgx-a100", "--nodes", "4",
                                      "--nccl", "--json"])
     assert plain.exit_code == 0 and "collnet" not in plain.output
+
+
+# ---- where in-network reduction is named: an allreduce on InfiniBand only ---------------------------------
+
+def _above(collective, cluster="dgx-h100", **hw):
+    assumed = assume(None, HardwareSpec(cluster=cluster, nodes=4, **hw), ranks=32)
+    # one row faster than a 2 ms network bound: the network resources are what to check
+    row = SimpleNamespace(verdict="above the bound", size=GIB, binding="network", bound_s=2e-3, time_s=1e-3)
+    [finding] = above_bound([row], assumed, None, collective)
+    return " ".join(finding.message.split())
+
+
+def test_the_above_bound_hint_names_sharp_only_for_an_allreduce_on_infiniband():
+    allreduce = _above("allreduce")
+    assert "--sharp" in allreduce and "in-network reduction (SHARP)" in allreduce
+    for collective in ("allgather", "reducescatter", "broadcast", "alltoall"):
+        other = _above(collective)
+        assert "--sharp" not in other and "SHARP" not in other and "NIC rate" in other
+    efa = _above("allreduce", cluster="aws-p5")
+    assert "--sharp" not in efa and "SHARP" not in efa
+
+
+@pytest.mark.parametrize("collective, named", [("allreduce", True), ("allgather", False),
+                                               ("reducescatter", False)])
+def test_the_bound_names_sharp_only_where_it_lowers_it(collective, named):
+    judged = api.diagnose_measurement(collective=collective, size="1GB", time="9ms", ranks=32, cluster="dgx-h100",
+                                      nodes=4, sharp=True)
+    assert ("in-network reduction (SHARP)" in judged.to_json()["bound_from"]) is named

@@ -169,7 +169,7 @@ def diagnose(table: Table, peak_Bps: float | None = None, hardware=None, model=N
     found = F.table_findings(table, own, rows)
     if own is None:
         found.append(F.not_fitted(table, len(rows), MIN_ROWS, ex.expected_s is not None))
-    found += F.above_bound(verdicts, assumed, ex.bound_from if peak_Bps is not None else None)
+    found += F.above_bound(verdicts, assumed, ex.bound_from if peak_Bps is not None else None, table.collective)
     found += F.slower_overall(verdicts, assumed)
     found += outside_band(verdicts)
     found += F.latency_bound(verdicts, ex.regime is not None)

@@ -37,6 +37,13 @@ class Expectation:
     fabric: str = ""
 
 
+def sharp_lowers_bound(collective: str, system) -> bool:
+    """Whether in-network reduction can lower this collective's bound on this system: the InfiniBand switches
+    reduce an allreduce between nodes (model/bounds.py node_network_coefficient); every other collective moves
+    the same bytes per node with or without them."""
+    return system is not None and system.nodes > 1 and system.fabric == "ib" and collective == "allreduce"
+
+
 def expectation(collective: str, sizes, assumed: Assumed, peak_Bps: float | None = None,
                 factor: float | None = None, bound_system=None, bands: dict | None = None) -> Expectation:
     """The expected band and the bound on the assumed system: from NCCL's model time and the bound, as healthy
@@ -75,9 +82,10 @@ def expectation(collective: str, sizes, assumed: Assumed, peak_Bps: float | None
         bound, binding = b.time_s, b.binding
         peak = b.peak_busbw_Bps
         peak_GBps = peak / 1e9 if np.isfinite(peak) else None
+        sharp = system.collnet and sharp_lowers_bound(collective, system)
         bound_from = (f"two-level bound on {system.name}: the larger of the node-level network bound "
                       f"({system.nics_per_node}x {system.nic_Gbps:g} Gb/s per node"
-                      f"{', in-network reduction (SHARP)' if system.collnet and system.nodes > 1 else ''}) "
+                      f"{', in-network reduction (SHARP)' if sharp else ''}) "
                       "and the intra-node bound"
                       f"{' with in-switch reduction (NVLS)' if system.nvls else ''}"
                       f"{'; host bridge (no P2P)' if system.host_bridge else ''}")

@@ -9,6 +9,7 @@ import numpy as np
 
 from collperf import units
 from collperf.fit import Fit
+from collperf.diagnose.expectation import sharp_lowers_bound
 from collperf.diagnose.verdict import runtime_of
 from collperf.ingest.table import Table
 
@@ -151,24 +152,29 @@ def _input_findings(table: Table) -> list[Finding]:
 
 
 # value to check when a measurement beats the bound, per binding resource (what the bound assumed)
+_SHARP_LABEL = "in-network reduction (SHARP)"
 _CHECK = {
-    "network": ("NICs per node", "NIC rate", "in-network reduction (SHARP)"),
+    "network": ("NICs per node", "NIC rate", _SHARP_LABEL),
     "intra-node": ("intra-node link", "in-switch reduction (NVLS)"),
     "host bridge": ("intra-node link",),
 }
 
 
-def above_bound(verdicts, assumed, peak_source: str | None) -> list[Finding]:
-    """Rows faster than the bound: the bound's hardware is wrong, never a > 100 % efficiency."""
+def above_bound(verdicts, assumed, peak_source: str | None, collective: str = "") -> list[Finding]:
+    """Rows faster than the bound: the bound's hardware is wrong, never a > 100 % efficiency. In-network
+    reduction is named only where it could lower the bound (an allreduce on InfiniBand)."""
     above = [v for v in verdicts if v.verdict.startswith("above the bound")]
     if not above:
         return []
     sizes = [v.size for v in above]
+    sharp = sharp_lowers_bound(collective, assumed.system)
     if peak_source:
         check = f"the --peak given ({peak_source}): the per-rank busbw this path reaches is higher"
     else:
         binding = max({v.binding for v in above}, key=[v.binding for v in above].count)
         shown = {label: (value, src) for label, value, src in assumed.values}
+        if not sharp:
+            shown.pop(_SHARP_LABEL, None)
         check = "; ".join(f"{label} = {shown[label][0]} ({shown[label][1]})" for label in _CHECK.get(binding, ())
                           if label in shown) or "the system assumed"
         check = f"the {binding} bound binds: check {check}"
@@ -176,7 +182,8 @@ def above_bound(verdicts, assumed, peak_source: str | None) -> list[Finding]:
     return [Finding("above-bound", "warning", f"{len(sizes)} size(s) ran faster than the lower bound of the assumed "
                     f"hardware (e.g. {units.format_size(worst.size)}: {units.format_time(worst.time_s)} measured, bound "
                     f"{units.format_time(worst.bound_s)}): the hardware is not what was assumed. {check}; give the "
-                    "right value (--cluster, --nics-per-node, --nic-rate, --nvls, --sharp, --intra-bandwidth, --peak)", sizes)]
+                    f"right value (--cluster, --nics-per-node, --nic-rate, --nvls, {'--sharp, ' if sharp else ''}"
+                    "--intra-bandwidth, --peak)", sizes)]
 
 
 def slower_overall(verdicts, assumed) -> list[Finding]:

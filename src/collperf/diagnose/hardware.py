@@ -10,7 +10,9 @@ Order (each later source overrides the earlier, and provenance says which one se
      (H100 + GPUDirect-TCPXO: gcp-a3-mega; H200 + EFA: aws-p5en);
   3. NCCL INFO lines (diagnose/loglines.py: the network, NICs found, GPUDirect RDMA, P2P or SHM, NVLS,
      SHARP/CollNet set up or enabled, NCCL_PROTO) and nccl-tests' -g (launch cost), each with the line that decided it;
-  4. the user's overrides: --cluster (a catalogue system), --gpu, --nodes, --nics-per-node, --nic-rate,
+  4. the NCCL settings the network's transport requires, where the log echoes none (the catalogue's
+     FABRIC_NCCL_SETTINGS: GPUDirect-TCPX runs NCCL_ALGO=Ring, NCCL_PROTO=Simple);
+  5. the user's overrides: --cluster (a catalogue system), --gpu, --nodes, --nics-per-node, --nic-rate,
      --fabric, --pcie-switch, --nvls/--no-nvls, --sharp/--no-sharp, --intra-bandwidth, --profile.
 """
 
@@ -23,11 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from collperf.diagnose.loglines import LogFacts, read_facts
+from collperf.diagnose.overrides import apply_overrides, from_profile
 from collperf.errors import UsageError
 from collperf.model.nccl.env import NCCL_ALGO_NAMES, NCCL_PROTO_NAMES, check as check_env
-from collperf.model.systems import System, get_system, system_for_gpu
+from collperf.model.systems import System, fabric_nccl_settings, get_system, system_for_gpu
 from collperf.spec import HardwareSpec
-from collperf.spec.network import load_cluster
 
 # the values the output lists, in order, with how each is shown
 _SHOWN = (
@@ -147,59 +149,6 @@ def _nccl_version(table, info: str) -> str | None:
     return version or None
 
 
-def _overrides(system: System, hw) -> System:
-    """Apply the user's values (HardwareSpec) on top of a system, recorded as 'user override (--flag)'."""
-    changes: list[tuple[str, dict]] = []
-    if hw.nics_per_node is not None:
-        changes.append(("--nics-per-node", {"nics_per_node": hw.nics_per_node}))
-    if hw.nic_Gbps is not None:
-        changes.append(("--nic-rate", {"nic_Gbps": hw.nic_Gbps}))
-    if hw.fabric is not None:
-        changes.append(("--fabric", {"fabric": hw.fabric, **({"net_gdr": False} if hw.fabric == "socket" else {})}))
-    for flag, name, key in (("--cpu-arch", "cpu_arch", "cpu_arch"), ("--nic-path", "nic_path", "nic_path"),
-                            ("--proto", "proto", "nccl_proto"), ("--algo", "algo", "nccl_algo")):
-        if getattr(hw, name, None) is not None:
-            changes.append((flag, {key: getattr(hw, name)}))
-    if hw.pcie_switch:
-        if system.nvlink_links:
-            raise UsageError(f"--pcie-switch: {system.gpu} ({system.name}) talks over NVLink, not through a PCIe "
-                             "switch; drop --pcie-switch or pick another --cluster/--gpu")
-        changes.append(("--pcie-switch", {"pcie_switch_shared": True}))
-    if hw.nvls is not None:
-        if hw.nvls and not (system.nvswitch and system.compute_capability >= 90):
-            raise UsageError(f"--nvls: {system.gpu} ({system.name}) has no NVSwitch with SHARP (NVLS needs "
-                             "Hopper or later behind NVSwitch); drop --nvls or pick another --cluster")
-        changes.append(("--nvls" if hw.nvls else "--no-nvls", {"nvls": bool(hw.nvls)}))
-    if hw.sharp is not None:
-        if hw.sharp and (system.fabric if hw.fabric is None else hw.fabric) != "ib":
-            raise UsageError(f"--sharp: in-network reduction (NVIDIA SHARP, NCCL's CollNet) runs in InfiniBand "
-                             f"switches, and the network assumed for {system.name} is "
-                             f"{hw.fabric or system.fabric}; drop --sharp, pick an InfiniBand system with --cluster, "
-                             "or (diagnose, where the log's network is wrong) say --fabric ib")
-        changes.append(("--sharp" if hw.sharp else "--no-sharp", {"collnet": bool(hw.sharp)}))
-    if hw.intra_GBps is not None:
-        if system.nvlink_links:
-            changes.append(("--intra-bandwidth", {"nvlink_GBps": hw.intra_GBps}))
-        else:   # PCIe: the generation whose x16 rate is nearest (the bound reads the rate from it)
-            gen = min((3, 4, 5, 6), key=lambda g: abs({3: 15.75, 4: 31.5, 5: 63.0, 6: 126.0}[g] - hw.intra_GBps))
-            changes.append((f"--intra-bandwidth (nearest PCIe x16: Gen{gen})", {"pcie_gen": gen}))
-    for flag, values in changes:
-        system = system.with_(f"user override ({flag})", **values)
-    return system
-
-
-def _from_profile(system: System, path: str) -> System:
-    """A calibrated profile's two levels as the system's physical rates: intra -> the GPU link, inter ->
-    one NIC per node (collperf calibrate measures one path per level)."""
-    c = load_cluster(path)
-    why = f"user override (--profile {Path(path).name})"
-    base = system.with_(why, nics_per_node=1, nic_Gbps=c.inter.bandwidth_Bps * 8 / 1e9)
-    if base.nvlink_links:
-        return base.with_(why, nvlink_GBps=c.intra.bandwidth_Bps / 1e9)
-    gen = min((3, 4, 5, 6), key=lambda g: abs({3: 15.75, 4: 31.5, 5: 63.0, 6: 126.0}[g] - c.intra.bandwidth_Bps / 1e9))
-    return base.with_(why, pcie_gen=gen)
-
-
 # the GPU model's catalogue entry and the network the log names -> the cloud instance that has both
 _CLOUD = {("dgx-h100", "tcpx"): "gcp-a3-high", ("dgx-h100", "tcpxo"): "gcp-a3-mega",
           ("dgx-h200", "roce"): "gcp-a3-ultra", ("dgx-b200", "roce"): "gcp-a4", ("dgx-h100", "roce"): "oci-bm-gpu-h100",
@@ -260,17 +209,15 @@ def _apply_facts(system: System, facts: LogFacts, ngpus: int) -> System:
 
 
 def _transport_settings(system: System) -> System:
-    """What a network's transport makes NCCL run, where the log does not say: GPUDirect-TCPX (A3 High) is run
-    with NCCL_ALGO=Ring and NCCL_PROTO=Simple, the NCCL settings Google's GPUDirect-TCPX guides require (Google
-    Kubernetes Engine, 'Maximize GPU network bandwidth with GPUDirect-TCPX', environment variables for NCCL; the
-    same in its cluster-provisioning scripts), so NCCL's model is priced on that ring, not on NVLS-tree."""
-    if system.nodes < 2 or system.fabric_class != "tcpx":
+    """What the network's transport makes NCCL run, where the log does not say: the catalogue's settings for
+    the fabric class (model/systems.py FABRIC_NCCL_SETTINGS; GPUDirect-TCPX: NCCL_ALGO=Ring, NCCL_PROTO=Simple)."""
+    settings, source = fabric_nccl_settings(system.fabric_class)
+    if system.nodes < 2:
         return system
-    why = "GPUDirect-TCPX's required NCCL settings (Google's GPUDirect-TCPX guides: NCCL_ALGO=Ring, NCCL_PROTO=Simple)"
-    if not system.nccl_algo:
-        system = system.with_(why, nccl_algo="Ring")
-    if not system.nccl_proto:
-        system = system.with_(why, nccl_proto="Simple")
+    why = f"the {system.fabric_class} transport's required NCCL settings ({source})"
+    for key, value in settings.items():
+        if not getattr(system, key):    # an echoed NCCL_ALGO/NCCL_PROTO in the log rules
+            system = system.with_(why, **{key: value})
     return system
 
 
@@ -402,8 +349,8 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
     if switch_line and system.gpus_per_node > 1 and not system.nvlink_links:
         system = system.with_(f"from a comment line in the log ('{switch_line[:100]}')", pcie_switch_shared=True)
     if hw.profile is not None:
-        system = _from_profile(system, hw.profile)
-    system = _overrides(system, hw)
+        system = from_profile(system, hw.profile)
+    system = apply_overrides(system, hw)
     return Assumed(system, _values(system), notes)
 
 

@@ -18,7 +18,8 @@ from collperf.model.network import Cluster, Link
 from collperf.model.system import FABRICS, NETWORK_FABRICS, NODE_FABRICS, System
 
 __all__ = ["System", "CATALOGUE", "ALIASES", "FABRICS", "NETWORK_FABRICS", "NODE_FABRICS", "get_system",
-           "system_for_gpu", "to_cluster", "resolve_name", "system_for_instance", "gpu_family"]
+           "system_for_gpu", "to_cluster", "resolve_name", "system_for_instance", "gpu_family", "FABRIC_NCCL_SETTINGS",
+           "fabric_nccl_settings"]
 
 # Data sheets, quoted by every entry that takes a value from them.
 _DGX_A100 = ("NVIDIA DGX A100 data sheet "
@@ -52,6 +53,17 @@ _T4 = "NVIDIA T4 data sheet (PCIe Gen3 x16)"
 _PCISIG = "PCI-SIG: x16 rate per direction after 128b/130b encoding (Gen3 15.75, Gen4 31.5, Gen5 63 GB/s)"
 _TRN1 = "AWS Neuron docs: Trn1 architecture (NeuronLink-v2, 800 Gbps EFA over 8 devices)"
 _CHAPTER = '"The Collective Cost Model" (a distributed-training guide), hierarchical worked example'
+
+# Google Kubernetes Engine, 'Maximize GPU network bandwidth with GPUDirect-TCPX', environment variables for NCCL;
+# the same in its cluster-provisioning scripts
+_GKE_TCPX = "Google's GPUDirect-TCPX guides: NCCL_ALGO=Ring, NCCL_PROTO=Simple"
+
+# What a network's transport makes NCCL run on several nodes, where a log does not say (fabric class -> the
+# System's NCCL_ALGO/NCCL_PROTO fields, and where that is required): GPUDirect-TCPX (A3 High) is run on a
+# ring with the Simple protocol, so NCCL's model is priced on that ring, not on NVLS-tree.
+FABRIC_NCCL_SETTINGS: dict[str, tuple[dict, str]] = {
+    "tcpx": ({"nccl_algo": "Ring", "nccl_proto": "Simple"}, _GKE_TCPX),
+}
 
 # which System fields a "sheet" vouches for, by the kind of value
 _VALUES = ("gpu", "gpus_per_node", "nvlink_GBps", "nics_per_node", "nic_Gbps", "fabric", "net_gdr")
@@ -201,6 +213,11 @@ def gpu_family(system: System) -> str:
         if re.search(pattern, system.gpu, re.IGNORECASE):
             return key
     return system.name
+
+
+def fabric_nccl_settings(fabric_class: str) -> tuple[dict, str]:
+    """The NCCL settings a fabric class's transport requires ({} where none) and where that is documented."""
+    return FABRIC_NCCL_SETTINGS.get(fabric_class, ({}, ""))
 
 
 def get_system(name: str, nodes: int = 1) -> System:

@@ -1,0 +1,75 @@
+"""The user's hardware values (--cluster aside) over the system a log or a measurement is judged on
+(diagnose/hardware.py, the last step of its order), each recorded as 'user override (--flag)', and the
+clear error where a flag cannot apply to the system assumed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from collperf.errors import UsageError
+from collperf.model.systems import System
+from collperf.spec.network import load_cluster
+
+# a PCIe generation's x16 rate per direction, GB/s (PCI-SIG, after 128b/130b encoding)
+_PCIE_X16_GBps = {3: 15.75, 4: 31.5, 5: 63.0, 6: 126.0}
+
+
+def _pcie_gen_near(rate_GBps: float) -> int:
+    """The PCIe generation whose x16 rate is nearest (the bound reads the rate from the generation)."""
+    return min(_PCIE_X16_GBps, key=lambda g: abs(_PCIE_X16_GBps[g] - rate_GBps))
+
+
+def apply_overrides(system: System, hw) -> System:
+    """Apply the user's values (HardwareSpec) on top of a system, recorded as 'user override (--flag)'."""
+    changes: list[tuple[str, dict]] = []
+    if hw.nics_per_node is not None:
+        changes.append(("--nics-per-node", {"nics_per_node": hw.nics_per_node}))
+    if hw.nic_Gbps is not None:
+        changes.append(("--nic-rate", {"nic_Gbps": hw.nic_Gbps}))
+    if hw.fabric is not None:
+        changes.append(("--fabric", {"fabric": hw.fabric, **({"net_gdr": False} if hw.fabric == "socket" else {})}))
+    for flag, name, key in (("--cpu-arch", "cpu_arch", "cpu_arch"), ("--nic-path", "nic_path", "nic_path"),
+                            ("--proto", "proto", "nccl_proto"), ("--algo", "algo", "nccl_algo")):
+        if getattr(hw, name, None) is not None:
+            changes.append((flag, {key: getattr(hw, name)}))
+    if hw.pcie_switch:
+        if system.nvlink_links:
+            raise UsageError(f"--pcie-switch: {system.gpu} ({system.name}) talks over NVLink, not through a PCIe "
+                             "switch; drop --pcie-switch or pick another --cluster/--gpu")
+        changes.append(("--pcie-switch", {"pcie_switch_shared": True}))
+    if hw.nvls is not None:
+        if hw.nvls and not (system.nvswitch and system.compute_capability >= 90):
+            raise UsageError(f"--nvls: {system.gpu} ({system.name}) has no NVSwitch with SHARP (NVLS needs "
+                             "Hopper or later behind NVSwitch); drop --nvls or pick another --cluster")
+        changes.append(("--nvls" if hw.nvls else "--no-nvls", {"nvls": bool(hw.nvls)}))
+    if hw.sharp is not None:
+        if hw.sharp and (system.fabric if hw.fabric is None else hw.fabric) != "ib":
+            raise UsageError(f"--sharp: in-network reduction (NVIDIA SHARP, NCCL's CollNet) runs in InfiniBand "
+                             f"switches, and the network assumed for {system.name} is "
+                             f"{hw.fabric or system.fabric}; drop --sharp, pick an InfiniBand system with --cluster, "
+                             "or (diagnose, where the log's network is wrong) say --fabric ib")
+        if hw.sharp and system.nodes < 2:
+            # the switches reduce what nodes send each other: on one node there is nothing for them to do
+            raise UsageError(f"--sharp: in-network reduction is between nodes; the run assumed is {system.nodes} "
+                             "node; add --nodes N or drop --sharp")
+        changes.append(("--sharp" if hw.sharp else "--no-sharp", {"collnet": bool(hw.sharp)}))
+    if hw.intra_GBps is not None:
+        if system.nvlink_links:
+            changes.append(("--intra-bandwidth", {"nvlink_GBps": hw.intra_GBps}))
+        else:   # PCIe: the generation whose x16 rate is nearest (the bound reads the rate from it)
+            gen = _pcie_gen_near(hw.intra_GBps)
+            changes.append((f"--intra-bandwidth (nearest PCIe x16: Gen{gen})", {"pcie_gen": gen}))
+    for flag, values in changes:
+        system = system.with_(f"user override ({flag})", **values)
+    return system
+
+
+def from_profile(system: System, path: str) -> System:
+    """A calibrated profile's two levels as the system's physical rates: intra -> the GPU link, inter ->
+    one NIC per node (collperf calibrate measures one path per level)."""
+    c = load_cluster(path)
+    why = f"user override (--profile {Path(path).name})"
+    base = system.with_(why, nics_per_node=1, nic_Gbps=c.inter.bandwidth_Bps * 8 / 1e9)
+    if base.nvlink_links:
+        return base.with_(why, nvlink_GBps=c.intra.bandwidth_Bps / 1e9)
+    return base.with_(why, pcie_gen=_pcie_gen_near(c.intra.bandwidth_Bps / 1e9))
