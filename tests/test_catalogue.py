@@ -6,7 +6,8 @@ import pytest
 from collperf.errors import UsageError
 from collperf.model.nccl import expect, system_bound
 from collperf.model.presets import PRESETS, get_preset
-from collperf.model.systems import ALIASES, CATALOGUE, get_system, resolve_name, system_for_instance
+from collperf.diagnose import assume
+from collperf.model.systems import ALIASES, CATALOGUE, FABRIC_NCCL_SETTINGS, get_system, resolve_name, system_for_instance
 from collperf.spec import HardwareSpec, NetworkSpec
 from collperf.cli import app
 
@@ -111,3 +112,16 @@ def test_systems_command_lists_the_catalogue_with_its_sheets():
     rows = {r["name"]: r for r in doc["systems"]}
     assert set(DATASHEETS) <= set(rows) and doc["aliases"]["chapter"] == "nvlink300-400gbe"
     assert rows["aws-p5"]["node_network_Gbps"] == 3200 and "aws.amazon.com" in rows["aws-p5"]["sources"]["nic_Gbps"]
+
+
+def test_a_fabrics_required_nccl_settings_come_from_the_catalogue(monkeypatch):
+    tcpx = assume(None, HardwareSpec(cluster="gcp-a3-high", nodes=2), ranks=16).system
+    assert (tcpx.nccl_algo, tcpx.nccl_proto) == ("Ring", "Simple")
+    assert "tcpx" in tcpx.provenance["nccl_algo"] and "GPUDirect-TCPX" in tcpx.provenance["nccl_proto"]
+    # one node: no network, nothing the transport requires
+    one = assume(None, HardwareSpec(cluster="gcp-a3-high", nodes=1), ranks=8).system
+    assert (one.nccl_algo, one.nccl_proto) == ("", "")
+    # a new fabric's settings are a catalogue entry, read as they are
+    monkeypatch.setitem(FABRIC_NCCL_SETTINGS, "efa", ({"nccl_proto": "LL128"}, "a test source"))
+    efa = assume(None, HardwareSpec(cluster="aws-p5", nodes=2), ranks=16).system
+    assert (efa.nccl_algo, efa.nccl_proto) == ("", "LL128") and "a test source" in efa.provenance["nccl_proto"]
