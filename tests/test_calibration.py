@@ -16,7 +16,10 @@ from collperf.diagnose.expectation import expectation
 from collperf.diagnose.hardware import assume
 from collperf.diagnose.verdict import band_verdict
 from collperf.ingest import parse
-from collperf.model.calibration import Sample, band, fit_bands, fit_two_part
+from collperf.model import calibration_fit
+from collperf.model.calibration import (BOUND_FRACTION, MODEL_FACTOR, OVERHEAD_US, TIE_BREAK, Fit, Sample,
+                                        band)
+from collperf.model.calibration_fit import fit_bands, fit_two_part
 from collperf.model.nccl import expect
 from collperf.model.systems import get_system
 from collperf.spec import HardwareSpec
@@ -301,3 +304,30 @@ def test_below_a_mib_the_typical_time_follows_the_octaves_median_and_the_class_o
     b = band([1 << 16], [20e-6], "tcpx", table)
     assert (b.low_s[0], b.typical_s[0], b.high_s[0]) == pytest.approx((15e-6, 45e-6, 90e-6))
     assert "too few" in b.provenance[0]
+
+
+def test_a_sparse_run_without_a_bound_is_fitted_on_the_time_the_band_applies():
+    # One GPU per node, no bound known (NaN): the typical time falls back to the dense two-part model, in the
+    # fit as in the band. The run takes 20 us + 1.3 x NCCL's model time exactly, so the only zero-error grid
+    # point is overhead 20 us, factor 1.3, with no bound term (the first fraction, 0, of those tied at zero).
+    sizes = SIZES
+    model = 200e-6 + sizes / 40e9
+    runs = [Sample(f"nobound{i}", f"src{i}", "ib", sizes, 20e-6 + 1.3 * model, model, np.full(sizes.size, np.nan), 1)
+            for i in range(4)]
+    fit = fit_two_part(runs, "ib", sparse_fraction=0.5)
+    assert (fit.overhead_us, fit.model_factor, fit.bound_fraction) == (20.0, 1.3, 0.0)
+    assert fit.typical_s(model, runs[0].bound_s, sparse=True) == pytest.approx(20e-6 + 1.3 * model, rel=1e-12)
+    # with a bound, the same sparse run is the bound over its fraction, whatever the factor
+    with_bound = fit.typical_s(model, sizes / 50e9, sparse=True)
+    assert with_bound == pytest.approx(20e-6 + sizes / 50e9 / 0.5, rel=1e-12)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_the_grid_the_fit_searches_is_the_typical_time_the_band_applies(sparse):
+    # every grid point's objective is the median (+ TIE_BREAK x mean) relative error of Fit.typical_s there
+    run = replace(_sample(0, 1.2, overhead_s=60e-6, fraction=0.6), gpus_per_node=1 if sparse else 8)
+    grid = calibration_fit._grid_errors(run, 0.55)
+    for i, j, k in [(0, 0, 0), (9, 18, 11), (18, 94, 19), (4, 40, 3)]:
+        fit = Fit(float(OVERHEAD_US[i]), float(MODEL_FACTOR[j]), float(BOUND_FRACTION[k]), sparse_fraction=0.55)
+        e = np.abs(fit.typical_s(run.model_s, run.bound_s, run.sparse) - run.time_s) / run.time_s
+        assert grid[i, j, k] == pytest.approx(np.median(e) + TIE_BREAK * np.mean(e), rel=1e-12)

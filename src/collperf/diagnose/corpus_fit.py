@@ -22,7 +22,8 @@ from collperf.diagnose.hardware import assume
 from collperf.errors import UsageError
 from collperf.fit import usable
 from collperf.ingest import load
-from collperf.model.calibration import Sample, fit_bands
+from collperf.model.calibration import Sample
+from collperf.model.calibration_fit import fit_bands
 from collperf.model.systems import NETWORK_FABRICS, get_system, gpu_family, resolve_name
 from collperf.spec import HardwareSpec
 

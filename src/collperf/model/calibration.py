@@ -18,11 +18,12 @@ minimise the mean over logs of each log's median relative error over its rows >=
 weighs the same, however many rows it has), searched on a grid: robust, and nothing to diverge. A class with
 too few logs or sources borrows the fit of its group (the fabrics between nodes, those inside a node), then
 of all classes, and says so; it keeps its own per-call overhead (one parameter, which even one run shows:
-GPUDirect-TCPX pays about a millisecond per call), and it borrows the group's band too. Around the typical
-time the band is the 10th-90th percentile, per size regime (one octave, GRID_LOG2), of measured / typical
-over the class's healthy rows. `fit_bands` computes the table from samples (the offline script
-benchmarks/calibrate_corpus.py writes the committed one); `band` applies it to one prediction. Pure: the
-table is data passed in.
+GPUDirect-TCPX's is at the grid's top, 500 us, where the network group's is 50 us), and it borrows the
+group's band too. Around the typical time the band is the 10th-90th percentile, per size regime (one
+octave, GRID_LOG2), of measured / typical over the class's healthy rows. model/calibration_fit.py fits
+the table from samples (`fit_bands`; the offline script benchmarks/calibrate_corpus.py writes the
+committed one); `band` here applies it to one prediction, on the same typical time (`typical_time`).
+Pure: the table is data passed in.
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ GROUPS = {"network": ("ib", "roce", "efa", "tcpx", "tcpxo", "socket"),
           "node": ("nvswitch", "nvswitch-nvls", "nvl72", "xgmi", "pcie-p2p", "pcie-host")}
 # The two-part model's grid: per-call overhead (us), factor on NCCL's model time, fraction of the bound (0: none).
 # The fit is judged on the rows the error is quoted on (>= FIT_MIN_BYTES), where the hardware shows.
+# The overhead grid stops at 500 us on purpose: GPUDirect-TCPX's two runs fit at its top, but a grid up to 2 ms
+# was worse under leave-one-source-out (tcpx median 16.0 -> 25.3 %, all logs' p90 36.2 -> 42.6 %).
 OVERHEAD_US = np.array([0, 2, 5, 10, 15, 20, 30, 40, 50, 60, 80, 100, 130, 160, 200, 250, 300, 400, 500], float)
 MODEL_FACTOR = np.round(np.arange(0.3, 5.0001, 0.05), 2)
 BOUND_FRACTION = np.round(np.concatenate([[0.0], np.arange(0.1, 1.0001, 0.05)]), 2)
@@ -100,18 +103,30 @@ class Fit:
     def typical_s(self, model_s, bound_s=None, sparse: bool = False) -> np.ndarray:
         """overhead + max(factor x model, bound / fraction); a sparse layout: overhead + bound / its fraction
         (where there is a bound)."""
-        t = self.model_factor * np.asarray(model_s, dtype=float)
-        if self.bound_fraction > 0 and bound_s is not None:
-            t = np.maximum(t, np.asarray(bound_s, dtype=float) / self.bound_fraction)
-        if sparse and self.sparse_fraction > 0 and bound_s is not None:
-            b = np.broadcast_to(np.asarray(bound_s, dtype=float), np.shape(t))
-            t = np.where(np.isfinite(b) & (b > 0), b / self.sparse_fraction, t)
-        return self.overhead_us * 1e-6 + t
+        return typical_time(self.overhead_us * 1e-6, self.model_factor, self.bound_fraction,
+                            np.asarray(model_s, dtype=float), bound_s, self.sparse_fraction if sparse else 0.0)
 
     def to_json(self) -> dict:
         return {"overhead_us": self.overhead_us, "model_factor": self.model_factor,
                 "bound_fraction": self.bound_fraction, "logs": self.logs, "sources": self.sources, "of": self.of,
                 "sparse_fraction": self.sparse_fraction}
+
+
+def typical_time(overhead_s, model_factor, bound_fraction, model_s, bound_s=None, sparse_fraction: float = 0.0):
+    """The two-part typical time: overhead + max(factor x model, bound / fraction) (no bound term where the
+    fraction is 0 or no bound is given, or on rows whose bound is not finite); with a sparse_fraction > 0 (a sparse layout), overhead + bound / it
+    on the rows that have a bound (finite, > 0), the rest as dense. The one expression the fit searches and the
+    band applies: the fit passes its grids as broadcasting arrays."""
+    t = model_factor * model_s
+    if bound_s is None:
+        return overhead_s + t
+    # a bound that is not finite is no bound: its term drops out (bound 0)
+    b = np.nan_to_num(np.asarray(bound_s, dtype=float), nan=0.0, posinf=0.0, neginf=0.0)
+    if np.any(np.asarray(bound_fraction) > 0):
+        t = np.where(np.asarray(bound_fraction) > 0, np.maximum(t, b / np.maximum(bound_fraction, 1e-9)), t)
+    if sparse_fraction > 0:
+        t = np.where(np.isfinite(b) & (b > 0), b / sparse_fraction, t)
+    return overhead_s + t
 
 
 def sparse_layout(gpus_per_node) -> bool:
@@ -140,192 +155,16 @@ def _grid_index(size_bytes) -> np.ndarray:
     return k - GRID_LOG2[0]
 
 
-def _weighted_quantiles(values: np.ndarray, weights: np.ndarray, qs) -> list[float]:
-    """Quantiles of a weighted sample: the smallest value whose cumulative weight reaches q, the mean of it and the
-    next value where the cumulative weight is exactly q (so ten equal logs give a median between the 5th and 6th)."""
-    order = np.argsort(values, kind="stable")
-    v, w = values[order], weights[order]
-    cum = np.cumsum(w) / w.sum()
-    out = []
-    for q in qs:
-        i = min(int(np.searchsorted(cum, q - 1e-9)), v.size - 1)
-        exact = abs(cum[i] - q) <= 1e-9 and i + 1 < v.size
-        out.append(float((v[i] + v[i + 1]) / 2 if exact else v[i]))
-    return out
-
-
-_GRID_CACHE: dict = {}
-
-
-def _grid_errors(s: Sample) -> np.ndarray:
-    """The log's median relative error over its rows >= FIT_MIN_BYTES (all rows if none is) at every grid point:
-    an array (overhead, model factor, bound fraction). Kept per log content: cross-validation refits many times."""
-    key = (s.log, s.time_s.tobytes(), s.model_s.tobytes(), s.bound_s.tobytes(), s.size_bytes.tobytes())
-    if key not in _GRID_CACHE:
-        _GRID_CACHE[key] = _grid_errors_of(s)
-    return _GRID_CACHE[key]
-
-
-def _quoted_rows(s: Sample) -> np.ndarray:
-    """The rows a log's error is quoted on: >= FIT_MIN_BYTES, all rows if none is."""
-    ok = np.isfinite(s.time_s) & (s.time_s > 0) & np.isfinite(s.model_s)
-    big = ok & (s.size_bytes >= FIT_MIN_BYTES)
-    return big if big.any() else ok
-
-
-def _sparse_errors(s: Sample, fraction: float) -> np.ndarray:
-    """As _grid_errors, for a sparse layout at `fraction` of the bound: per overhead (rows without a bound keep
-    NCCL's model time)."""
-    key = ("sparse", fraction, s.log, s.time_s.tobytes(), s.model_s.tobytes(), s.bound_s.tobytes(),
-           s.size_bytes.tobytes())
-    if key not in _GRID_CACHE:
-        rows = _quoted_rows(s)
-        t, m, b = s.time_s[rows], s.model_s[rows], s.bound_s[rows]
-        core = np.where(np.isfinite(b) & (b > 0), b / fraction, m)
-        errors = np.abs(OVERHEAD_US[:, None] * 1e-6 + core[None] - t) / t
-        _GRID_CACHE[key] = np.median(errors, axis=-1) + TIE_BREAK * np.mean(errors, axis=-1)
-    return _GRID_CACHE[key]
-
-
-def _grid_errors_of(s: Sample) -> np.ndarray:
-    rows = _quoted_rows(s)
-    t, m = s.time_s[rows], s.model_s[rows]
-    b = np.nan_to_num(s.bound_s[rows])
-    from_bound = np.where(BOUND_FRACTION[:, None] > 0, b / np.maximum(BOUND_FRACTION[:, None], 1e-9), 0.0)
-    core = np.maximum(MODEL_FACTOR[:, None, None] * m, from_bound[None])            # factor x fraction x rows
-    pred = OVERHEAD_US[:, None, None, None] * 1e-6 + core[None]
-    errors = np.abs(pred - t) / t
-    # the median is what is quoted; a little of the mean decides between settings the median cannot tell apart
-    # (a factor on NCCL's model where the bound term rules most rows)
-    return np.median(errors, axis=-1) + TIE_BREAK * np.mean(errors, axis=-1)
-
-
-def fit_two_part(samples: list[Sample], of: str = "", sparse_fraction: float = 0.0) -> Fit:
-    """The grid point with the least mean, over logs, of each log's median relative error capped at ERROR_CAP
-    (a log that far from every setting is an outlier of the class: it should not steer the others' fit). Each
-    log weighs the same, as in the band; weighing sources instead lets one odd single-log source outvote a
-    source's several consistent runs (EFA: a T4 pair against p4d/p5 nodes)."""
-    shape = (OVERHEAD_US.size, MODEL_FACTOR.size, BOUND_FRACTION.size)
-
-    def errors_of(s: Sample) -> np.ndarray:
-        if s.sparse and sparse_fraction > 0:
-            # a sparse layout's typical time is the bound over its own fraction: only the overhead is the class's
-            return np.broadcast_to(np.minimum(_sparse_errors(s, sparse_fraction), ERROR_CAP)[:, None, None], shape)
-        return np.minimum(_grid_errors(s), ERROR_CAP)
-    errors = np.mean([errors_of(s) for s in samples], axis=0)
-    i, j, k = np.unravel_index(int(np.argmin(errors)), errors.shape)
-    return Fit(float(OVERHEAD_US[i]), float(MODEL_FACTOR[j]), float(BOUND_FRACTION[k]), len(samples),
-               len({s.source for s in samples}), of, sparse_fraction)
-
-
-def _residual_stats(samples: list[Sample], fit: Fit, k: int) -> dict | None:
-    """Percentiles of measured / typical (and of the efficiency) over the rows near size 2^k."""
-    values, weights, eff, logs, sources = [], [], [], set(), set()
-    for s in samples:
-        d = np.log2(np.maximum(s.size_bytes, 1.0)) - k
-        resid = s.time_s / fit.typical_s(s.model_s, s.bound_s, s.sparse)
-        ok = (np.abs(d) <= WINDOW) & np.isfinite(resid) & (resid > 0)
-        if not ok.any():
-            continue
-        w = np.exp(-0.5 * (d[ok] / SIGMA) ** 2)
-        values.append(resid[ok])
-        weights.append(w / w.sum())
-        eff.append(s.efficiency[ok])
-        logs.add(s.log)
-        sources.add(s.source)
-    if not values:
-        return None
-    v, w, e = np.concatenate(values), np.concatenate(weights), np.concatenate(eff)
-    lo, mid, hi = _weighted_quantiles(v, w, (LOW_Q, MID_Q, HIGH_Q))
-    e_ok = np.isfinite(e)
-    effs = _weighted_quantiles(e[e_ok], w[e_ok], (LOW_Q, MID_Q, HIGH_Q)) if e_ok.any() else [None] * 3
-    return {"low": round(lo, 4), "typical": round(mid, 4), "high": round(hi, 4), "logs": len(logs),
-            "sources": len(sources), "efficiency": [None if x is None else round(x, 4) for x in effs]}
-
-
 def _enough(stats) -> bool:
     return bool(stats) and stats["logs"] >= MIN_LOGS and stats["sources"] >= MIN_SOURCES
 
 
-def _group_of(fabric: str) -> str:
-    return next((g for g, members in GROUPS.items() if fabric in members), POOLED)
-
-
-def _classes(samples: list[Sample]) -> dict[str, list[Sample]]:
-    """The samples of every fabric class, of each group of GROUPS and of all (POOLED)."""
-    classes = {f: [s for s in samples if s.fabric == f] for f in sorted({s.fabric for s in samples})}
-    for group, members in GROUPS.items():
-        classes[group] = [s for s in samples if s.fabric in members]
-    classes[POOLED] = list(samples)
-    return classes
-
-
-def _class_fits(classes: dict[str, list[Sample]], sparse_fraction: float) -> dict[str, Fit]:
-    """Per class the fit it uses: its own where it has FIT_MIN_LOGS logs from FIT_MIN_SOURCES sources, else its
-    group's, else the pooled one; the sparse layouts judged at `sparse_fraction` of the bound."""
-    own = {name: fit_two_part(group, name, sparse_fraction) for name, group in classes.items() if group}
-    fits = {}
-    for name in own:
-        chain = [name] + ([] if name in GROUPS or name == POOLED else [_group_of(name)]) + [POOLED]
-        fits[name] = next((own[c] for c in chain if c in own and _fits(own[c])), own[POOLED])
-        if fits[name].of != name and name not in GROUPS and name != POOLED:
-            fits[name] = _own_overhead(classes[name], fits[name], sparse_fraction)
-    return fits
-
-
-def _own_overhead(samples: list[Sample], fit: Fit, sparse_fraction: float) -> Fit:
-    """A borrowed fit with the class's own per-call overhead: one parameter, which even one run shows (the
-    millisecond GPUDirect-TCPX pays per call is its own, not the network group's)."""
-    j, k = _at(MODEL_FACTOR, fit.model_factor), _at(BOUND_FRACTION, fit.bound_fraction)
-    errors = [np.minimum(_sparse_errors(s, sparse_fraction) if s.sparse and sparse_fraction > 0
-                         else _grid_errors(s)[:, j, k], ERROR_CAP) for s in samples]
-    i = int(np.argmin(np.mean(errors, axis=0)))
-    return Fit(float(OVERHEAD_US[i]), fit.model_factor, fit.bound_fraction, fit.logs, fit.sources, fit.of,
-               fit.sparse_fraction)
-
-
-def _at(grid: np.ndarray, value: float) -> int:
-    return int(np.argmin(np.abs(grid - value)))
-
-
-def _mean_error(classes: dict[str, list[Sample]], fits: dict[str, Fit]) -> float:
-    """The fit's objective over every log of every fabric class, each judged by its class's fit."""
-    errors = []
-    for name, group in classes.items():
-        if name in GROUPS or name == POOLED:
-            continue
-        fit = fits[name]
-        for s in group:
-            rows = _quoted_rows(s)
-            t = s.time_s[rows]
-            e = np.abs(fit.typical_s(s.model_s[rows], s.bound_s[rows], s.sparse) - t) / t
-            errors.append(min(float(np.median(e)), ERROR_CAP))
-    return float(np.mean(errors)) if errors else 0.0
-
-
-def fit_sparse_fraction(classes: dict[str, list[Sample]]) -> float:
-    """The fraction of the bound (of BOUND_FRACTION's grid) with the least mean error over all logs, each judged
-    by its class's fit (0 where no log has a sparse layout)."""
-    if not any(s.sparse for s in classes.get(POOLED, [])):
-        return 0.0
-    grid = BOUND_FRACTION[BOUND_FRACTION > 0]
-    errors = [_mean_error(classes, _class_fits(classes, float(f))) for f in grid]
-    return float(grid[int(np.argmin(np.round(errors, 9)))])
-
-
-def fit_bands(samples: list[Sample]) -> dict:
-    """{class: {"fit": Fit as a dict, "2^k": stats}} for every fabric class in the samples, each group of GROUPS
-    and POOLED (the fit: _class_fits, with the sparse layouts' fraction fitted on all); stats: low/typical/high of
-    measured / the fit's typical time (10th/50th/90th percentile), logs, sources, efficiency percentiles."""
-    classes = _classes(samples)
-    fits = _class_fits(classes, fit_sparse_fraction(classes))
-    return {name: {"fit": fit.to_json(), **{str(k): st for k in GRID_LOG2
-                                            if (st := _residual_stats(classes[name], fit, k)) is not None}}
-            for name, fit in fits.items()}
-
-
-def _fits(fit: Fit) -> bool:
+def enough_for_fit(fit: Fit) -> bool:
     return fit.logs >= FIT_MIN_LOGS and fit.sources >= FIT_MIN_SOURCES
+
+
+def group_of(fabric: str) -> str:
+    return next((g for g, members in GROUPS.items() if fabric in members), POOLED)
 
 
 def _fit_of(entry: dict) -> Fit:
@@ -341,7 +180,7 @@ def _pick(table: dict, fabric: str, k: int) -> tuple[dict | None, Fit | None, st
         return own, _fit_of(own_entry), (f"calibrated on {own['logs']} public runs of this fabric class ({fabric}) "
                                          f"from {own['sources']} sources")
     have = f"{own['logs']} {fabric} run(s)" if own else f"no {fabric} runs"
-    for name in (_group_of(fabric), POOLED):
+    for name in (group_of(fabric), POOLED):
         entry = table.get(name, {})
         stats = entry.get(key)
         if _enough(stats):
