@@ -26,8 +26,7 @@ from collperf.spec import SweepSpec
 def measure(args, bed) -> dict:
     config = SweepSpec(collective=args.collective, algorithms=args.algorithms, min_bytes=args.minbytes,
                        max_bytes=args.maxbytes, factor=args.factor, iters=args.iters, warmup=args.warmup,
-                       in_place=False, progress=False).to_job()
-    config["min_time_s"] = args.min_time
+                       in_place=False, progress=False, min_time_s=args.min_time).to_job()
     job = Job("collperf.runtime.measure:head_to_head", (config,))
     return run_testbed(job, bed, 1800) if bed is not None else run_local(job, args.ranks, 900)
 
