@@ -70,8 +70,8 @@ def timings(ours_s, builtin_s) -> dict:
 
 def verdict(seen: dict) -> str:
     """The rule on timings() (or summary()). "ours": faster by the margin (both medians and the rounds' median
-    ratio) and surely faster at all (the ratio's upper bound below 1: at 7 rounds, every round won); "builtin": short of the margin even at the
-    ratio's lower bound; "unsure" otherwise (more rounds decide)."""
+    ratio) and surely faster at all (the ratio's upper bound below 1: at 7 rounds, every round won);
+    "builtin": short of the margin even at the ratio's lower bound; "unsure" otherwise (more rounds decide)."""
     margin = seen["ours_us"] * MEASURED_MARGIN <= seen["builtin_us"] and seen["paired_ratio"] * MEASURED_MARGIN <= 1
     if margin and seen["ratio_high"] < 1:
         return "ours"

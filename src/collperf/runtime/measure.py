@@ -283,8 +283,9 @@ def head_to_head(config: dict) -> dict:
     every algorithm once, each after a barrier, the order reversed every other round), so that the load of
     a busy machine hits them alike; then each checked once. `config`: a bench config (collective,
     algorithms, sizes, iters, warmup, op, dtype, root, segments, slice_bytes, auto...; `min_time_s`
-    (SweepSpec.min_time_s): more rounds than iters for short calls, up to this long per algorithm). An algorithm named twice is timed
-    twice (builtin,builtin: the harness against itself), the second one labelled `builtin#2`. Rank 0 returns
+    (SweepSpec.min_time_s): more rounds than iters for short calls, up to this long per algorithm). An
+    algorithm named twice is timed twice (builtin,builtin: the harness against itself), the second one
+    labelled `builtin#2`. Rank 0 returns
     {label: [{size, p50_us, busbw, wrong, rounds, vs_last, auto?}]}; times are out-of-place, the p50 over
     rounds of the mean over ranks; vs_last is the median over rounds of the last algorithm's time over this
     one's (its speedup over the last, > 1: faster) with its bounds (model/paired_ratio.py)."""
