@@ -6,9 +6,10 @@ box"). auto chooses per size from a quick calibration of the run's own network a
 between ours and the built-in by timing both (runtime/auto.py); auto and builtin are then timed in rounds
 (runtime/measure.py head_to_head: every round runs both, each after a barrier, the order alternating; at
 least --iters rounds, more for short calls up to --min-time seconds each), out-of-place, float32 sum, and
-each is checked bit-exactly (#wrong). auto / builtin is the median over rounds of builtin's time / auto's
-time in the same round, with its 90 % bounds (model/paired_ratio.py). "decided by" says what made auto's
-pick. --aa times the built-in against itself instead of auto: the harness's own spread.
+each is checked bit-exactly (#wrong). auto's speedup is the median over rounds of builtin's time / auto's
+time in the same round, with its 90 % bounds (model/paired_ratio.py): > 1, auto faster. "decided by" says
+what made auto's pick; a confirmation's ratio is printed the same way, builtin's time / ours (> 1: ours
+faster). --aa times the built-in against itself instead of auto: the harness's own spread.
 
     .venv/bin/python benchmarks/auto_vs_builtin.py [--ranks 2,4] [-b 64K] [-e 64M] [--iters 5] [--min-time 1]
     .venv/bin/python benchmarks/auto_vs_builtin.py --aa --ranks 2 -b 1M -e 64M
@@ -19,11 +20,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 
 from collperf.lab.bench import auto_plan
 from collperf.runtime.launch import Job, run_local, run_testbed
 from collperf.api import testbed as parse_testbed, testbed_up
+from collperf.errors import RunError, UsageError
 from collperf.spec import SweepSpec
 
 COLLECTIVES = ("allreduce", "allgather", "reducescatter", "broadcast", "alltoall")
@@ -31,8 +34,8 @@ COLLECTIVES = ("allreduce", "allgather", "reducescatter", "broadcast", "alltoall
 
 def one(collective: str, ranks: int, args, bed=None) -> dict:
     config = SweepSpec(collective=collective, algorithms="builtin,builtin" if args.aa else "auto,builtin", min_bytes=args.minbytes, max_bytes=args.maxbytes, factor=args.factor, iters=args.iters,
-                       warmup=args.warmup, slice_bytes=args.slice_bytes, in_place=False, progress=False).to_job()
-    config["min_time_s"] = args.min_time
+                       warmup=args.warmup, slice_bytes=args.slice_bytes, in_place=False, progress=False,
+                       min_time_s=args.min_time).to_job()
     if not args.aa:
         auto_plan(config, ranks, None, bed.ranks_per_host if bed is not None else ranks)
     job = Job("collperf.runtime.measure:head_to_head", (config,))
@@ -45,7 +48,8 @@ def table(collective: str, ranks: int, result: dict, where: str) -> list[dict]:
     chose = f"; auto chose on {result['auto_network']}" if result["auto_network"] else ""
     print(f"\n{collective}, {ranks} ranks ({where}){chose}")
     print(f"| size | {mine_label} ran | decided by | {mine_label} busbw (GB/s) | {theirs_label} busbw (GB/s) | "
-          f"{mine_label} / builtin: median over rounds [90 % bounds] | rounds | #wrong |")
+          f"{mine_label} speedup: {theirs_label} time / {mine_label} time, median over rounds [90 % bounds] | "
+          "rounds | #wrong |")
     print("|---|---|---|---|---|---|---|---|")
     ratios = []
     for mine, theirs in zip(result["table"][mine_label], result["table"][theirs_label]):
@@ -62,15 +66,18 @@ def table(collective: str, ranks: int, result: dict, where: str) -> list[dict]:
 
 
 def decided(choice: dict) -> str:
-    """'model', or 'measured ring 1.2 ms vs builtin 1.5 ms (0.80 [0.75, 0.85], 7 rounds)': the confirmation's
-    medians at the size it timed, ours / builtin per round with its bounds; a tie adds the runner-up's ratio."""
+    """'model', or 'measured ring 1.2 ms vs builtin 1.5 ms (builtin / ring 1.25 [1.18, 1.33], 7 rounds)': the
+    confirmation's medians at the size it timed and, as in the speedup column, builtin's time / ours per round
+    with its bounds (> 1: ours faster); a tie adds the runner-up's. The measurement holds ours / builtin
+    (model/auto_confirm.py summary): inverted here, so its bounds swap."""
     m = choice.get("measured")
     if choice.get("decided_by") != "measured" or not m:
         return choice.get("decided_by", "model")
     text = (f"measured {m['algorithm']} {m['ours_us'] / 1e3:.3g} ms vs builtin {m['builtin_us'] / 1e3:.3g} ms "
-            f"({m['paired_ratio']:.2f} [{m['ratio_low']:.2f}, {m['ratio_high']:.2f}], {m['rounds']} rounds)")
+            f"(builtin / {m['algorithm']} {1 / m['paired_ratio']:.2f} [{1 / m['ratio_high']:.2f}, "
+            f"{1 / m['ratio_low']:.2f}], {m['rounds']} rounds)")
     if m.get("runner_up"):
-        text += f"; {m['runner_up']['algorithm']} {m['runner_up']['paired_ratio']:.2f}"
+        text += f"; builtin / {m['runner_up']['algorithm']} {1 / m['runner_up']['paired_ratio']:.2f}"
     return text
 
 
@@ -110,4 +117,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except (UsageError, RunError) as e:    # a user mistake (exit 2) or a failed run (1): its message only
+        print(f"error: {e}", file=sys.stderr)
+        raise SystemExit(2 if isinstance(e, UsageError) else 1) from None

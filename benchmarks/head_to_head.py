@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 
 from collperf.api import testbed as parse_testbed, testbed_up
+from collperf.errors import RunError, UsageError
 from collperf.runtime.launch import Job, run_local, run_testbed
 from collperf.spec import SweepSpec
 
@@ -26,8 +28,7 @@ from collperf.spec import SweepSpec
 def measure(args, bed) -> dict:
     config = SweepSpec(collective=args.collective, algorithms=args.algorithms, min_bytes=args.minbytes,
                        max_bytes=args.maxbytes, factor=args.factor, iters=args.iters, warmup=args.warmup,
-                       in_place=False, progress=False).to_job()
-    config["min_time_s"] = args.min_time
+                       in_place=False, progress=False, min_time_s=args.min_time).to_job()
     job = Job("collperf.runtime.measure:head_to_head", (config,))
     return run_testbed(job, bed, 1800) if bed is not None else run_local(job, args.ranks, 900)
 
@@ -79,4 +80,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except (UsageError, RunError) as e:    # a user mistake (exit 2) or a failed run (1): its message only
+        print(f"error: {e}", file=sys.stderr)
+        raise SystemExit(2 if isinstance(e, UsageError) else 1) from None

@@ -108,8 +108,7 @@ def test_head_to_head_times_auto_and_builtin_interleaved_and_checks_both():
 def test_head_to_head_times_an_algorithm_against_itself_and_pairs_each_round():
     pytest.importorskip("torch")
     config = SweepSpec(collective="allreduce", algorithms="builtin,builtin", min_bytes="4K", max_bytes="4K", iters=3,
-                       warmup=1, progress=False).to_job()
-    config["min_time_s"] = 0.0   # the asked rounds exactly
+                       warmup=1, progress=False, min_time_s=0.0).to_job()   # the asked rounds exactly
     out = run_local(Job("collperf.runtime.measure:head_to_head", (config,)), 2, timeout_s=120)
     assert list(out["table"]) == ["builtin", "builtin#2"]
     for label in ("builtin", "builtin#2"):

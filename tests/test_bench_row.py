@@ -4,7 +4,7 @@ import json
 import pickle
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from collperf.lab.results import Results, to_csv, to_json, to_text
 from collperf.runtime.row import Row, Timing
@@ -67,6 +67,7 @@ timings = st.builds(lambda t, w: {"time_us": t, "min_us": t / 2, "p50_us": t * 0
                     st.floats(0.5, 1e6), st.one_of(st.none(), st.integers(0, 9)))
 
 
+@settings(deadline=None)
 @given(st.lists(st.tuples(st.sampled_from([1024, 2048]), timings, st.one_of(st.none(), timings),
                           st.one_of(st.none(), st.floats(1.0, 1e6))), min_size=1, max_size=4))
 def test_dict_rows_and_typed_rows_write_the_same_files(specs):
@@ -103,6 +104,7 @@ _ROWS = st.builds(Row, algorithm=st.sampled_from(["ring", "tree", "auto", "built
                   predicted_us=st.none() | _FINITE)
 
 
+@settings(deadline=None)
 @given(_ROWS)
 def test_from_json_is_the_inverse_of_to_json(row):
     assert Row.from_json(row.to_json()) == row

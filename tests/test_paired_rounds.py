@@ -6,9 +6,11 @@ import math
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from collperf.errors import RunError
+from collperf import api
+from collperf.errors import UsageError
+from collperf.spec import BenchSpec, SweepSpec
 from collperf.model.paired_ratio import bound_rank, paired_ratio
-from collperf.runtime.rounds import MAX_ROUNDS, order_of, rounds_for, timed_round
+from collperf.runtime.rounds import MAX_ROUNDS, order_of, rounds_for, run_rounds, timed_round
 
 
 # --- the paired ratio ---------------------------------------------------------------------------------------
@@ -20,10 +22,11 @@ def test_bound_ranks_by_hand():
     assert bound_rank(21) == 7
     # 3 rounds: P(B <= 0) = 12.5 % > 5 %: nothing tighter than the extremes exists
     assert bound_rank(3) == 1 and bound_rank(1) == 1
-    with pytest.raises(RunError, match="at least one round"):
+    with pytest.raises(UsageError, match="at least one round"):
         bound_rank(0)
 
 
+@settings(deadline=None)
 @given(st.integers(1, 400), st.sampled_from([0.5, 0.8, 0.9, 0.95, 0.99]))
 def test_bound_rank_is_the_tightest_that_keeps_the_confidence(n, confidence):
     k = bound_rank(n, confidence)
@@ -45,21 +48,41 @@ def test_paired_ratio_by_hand():
     assert r.to_json()["confidence"] == 0.9
 
 
-@pytest.mark.parametrize("a, b", [([1.0, 2.0], [1.0]), ([], []), ([1.0, 0.0], [1.0, 1.0]), ([1.0], [-1.0])])
-def test_paired_ratio_refuses_unpaired_or_non_positive_times(a, b):
-    with pytest.raises(RunError, match="paired positive times"):
-        paired_ratio(a, b)
+@pytest.mark.parametrize("a, b, said", [
+    ([1.0, 2.0], [1.0], "got 2 and 1 of them"), ([], [], "got 0 and 0 of them"),
+    ([1.0, 0.0], [1.0, 1.0], r"a_s\[1\] = 0.0 is not a positive"), ([1.0], [-1.0], r"b_s\[0\] = -1.0 is not"),
+    ([1.0, float("nan")], [1.0, 1.0], r"a_s\[1\] = nan"), ([[1.0]], [1.0], r"shape \(1, 1\)")])
+def test_paired_ratio_refuses_unpaired_or_non_positive_times_as_a_usage_error(a, b, said):
+    # the lengths or the first bad value, and the fix; never the whole lists
+    with pytest.raises(UsageError, match=said) as info:
+        api.paired_ratio(a, b)
+    assert "lists of positive seconds" in str(info.value)
+
+
+def test_the_confirmation_rule_through_the_api_by_hand():
+    # 7 rounds, ours 1 ms against 2 ms every round: ratio 0.5 in every round, bounds the extremes (0.5 both):
+    # 2x faster by the margin and surely faster -> ours
+    seen = api.confirmation([1e-3] * 7, [2e-3] * 7)
+    assert seen["verdict"] == "ours" and seen["rounds"] == 7
+    assert (seen["paired_ratio"], seen["ratio_low"], seen["ratio_high"]) == (0.5, 0.5, 0.5)
+    assert seen["ours_us"] == pytest.approx(1000.0) and seen["builtin_us"] == pytest.approx(2000.0)
+    # ours 1.05x slower every round: even the lower bound 1.05 is short of the 1.10 margin -> builtin
+    assert api.confirmation([1.05e-3] * 7, [1e-3] * 7)["verdict"] == "builtin"
+    # rounds 0.5 and 1.5 alternating (7 rounds): median 0.5, bounds 0.5 .. 1.5 -> not surely faster, unsure
+    assert api.confirmation([0.5, 1.5, 0.5, 1.5, 0.5, 1.5, 0.5], [1.0] * 7)["verdict"] == "unsure"
 
 
 times = st.lists(st.floats(1e-4, 10.0), min_size=1, max_size=41)
 
 
+@settings(deadline=None)
 @given(times)
 def test_a_call_against_itself_is_exactly_one(t):
     r = paired_ratio(t, t)
     assert r.median == r.low == r.high == 1.0
 
 
+@settings(deadline=None)
 @given(times, st.data())
 def test_a_load_that_drifts_between_rounds_cancels_out(ours, data):
     # the built-in 1.25x slower in every round, while each round's load scales both calls by its own factor:
@@ -69,6 +92,7 @@ def test_a_load_that_drifts_between_rounds_cancels_out(ours, data):
     assert r.median == pytest.approx(0.8) and r.low == pytest.approx(0.8) and r.high == pytest.approx(0.8)
 
 
+@settings(deadline=None)
 @given(st.lists(st.tuples(st.floats(1e-3, 10.0), st.floats(1e-3, 10.0)), min_size=1, max_size=41).filter(
     lambda pairs: len(pairs) % 2 == 1))
 def test_swapping_the_calls_inverts_the_ratio_and_swaps_the_bounds(pairs):
@@ -81,6 +105,7 @@ def test_swapping_the_calls_inverts_the_ratio_and_swaps_the_bounds(pairs):
 
 # --- the rounds' loop -----------------------------------------------------------------------------------------
 
+@settings(deadline=None)
 @given(st.lists(st.text(min_size=1, max_size=3), min_size=2, max_size=5, unique=True), st.integers(1, 30))
 def test_the_order_alternates_so_that_no_call_always_goes_first(names, pairs_of_rounds):
     rounds = [order_of(names, i) for i in range(2 * pairs_of_rounds)]
@@ -132,3 +157,64 @@ def test_rounds_fill_the_time_budget_for_short_calls_only():
     assert rounds_for(5, 1.0, 1e-6) == MAX_ROUNDS   # capped
     assert rounds_for(5, 0.0, 0.01) == rounds_for(5, 1.0, 0.0) == 5   # no budget, or no warm-up to time
     assert rounds_for(400, 1.0, 1e-6) == 400        # never fewer than asked
+
+
+class FakeRounds:
+    """run_rounds' step and agreement with fake times: round i takes round_s[i] seconds per call (both names
+    alike), the other ranks' round is `others_s`; logs the rounds run and what was agreed."""
+
+    def __init__(self, round_s, others_s=0.0):
+        self.round_s, self.others_s, self.ran, self.agreed, self.ticks = round_s, others_s, [], [], 0
+
+    def step(self, i):
+        self.ran.append(i)
+        return {"a": self.round_s(i), "b": self.round_s(i)}
+
+    def slowest(self, mine_s):
+        self.agreed.append(mine_s)
+        return max(mine_s, self.others_s)
+
+    def tick(self):
+        self.ticks += 1
+
+
+def test_the_last_warm_up_round_sets_the_count_and_is_not_kept():
+    # warm-up rounds of 0.5 s then 0.01 s a call: the last round (2 calls, 0.02 s) counts, 1 s per call is
+    # 2 s of rounds: 100 timed rounds, numbered 2 .. 101
+    fake = FakeRounds(lambda i: 0.5 if i == 0 else 0.01)
+    out = run_rounds(["a", "b"], fake.step, 2, 5, 1.0, fake.slowest, fake.tick)
+    assert fake.agreed == [pytest.approx(0.02)] and len(out["a"]) == len(out["b"]) == 100 == fake.ticks
+    assert fake.ran == list(range(102))
+
+
+def test_the_slowest_rank_sets_the_count():
+    # this rank's round 0.02 s, another rank's 0.1 s: 2 s of rounds at 0.1 s -> 20, on every rank
+    fake = FakeRounds(lambda i: 0.01, others_s=0.1)
+    assert len(run_rounds(["a", "b"], fake.step, 1, 5, 1.0, fake.slowest)["a"]) == 20
+
+
+def test_a_time_budget_without_warm_up_times_round_zero_and_keeps_it():
+    fake = FakeRounds(lambda i: 0.01)
+    out = run_rounds(["a", "b"], fake.step, 0, 5, 1.0, fake.slowest, fake.tick)
+    assert fake.agreed == [pytest.approx(0.02)]          # round 0 timed the rounds: the budget is not lost
+    assert len(out["a"]) == 100 == fake.ticks and fake.ran == list(range(100))   # round 0 is the first sample
+
+
+def test_without_a_time_budget_exactly_the_asked_rounds_run():
+    for warmup in (0, 3):
+        fake = FakeRounds(lambda i: 0.01)
+        out = run_rounds(["a", "b"], fake.step, warmup, 5, 0.0, fake.slowest)
+        assert len(out["b"]) == 5 and fake.ran == list(range(warmup + 5)) and len(fake.agreed) == 1
+
+
+@pytest.mark.parametrize("bad", [-1.0, float("nan"), float("inf"), "1s", True])
+def test_the_sweep_refuses_a_bad_time_budget(bad):
+    with pytest.raises(UsageError, match="min time .* expected seconds >= 0"):
+        SweepSpec(min_time_s=bad)
+
+
+def test_the_time_budget_reaches_the_ranks_and_bench_refuses_it():
+    assert SweepSpec(min_time_s=0.5).to_job()["min_time_s"] == 0.5
+    assert SweepSpec().to_job()["min_time_s"] == 0.0
+    with pytest.raises(UsageError, match="bench times exactly --iters"):
+        BenchSpec(sweep=SweepSpec(min_time_s=1.0), ranks=2)

@@ -53,6 +53,7 @@ NOT_AN_OPTION = {
     ("VerifySpec", "hierarchical"): "API only: the two-level schedules are always verified from the CLI",
     ("SweepSpec", "progress"): "API only: the CLI shows progress where a person watches a terminal",
     ("SweepSpec", "size_list"): "API only (validate's --sizes): bench sweeps -b/-e/-f as nccl-tests does",
+    ("SweepSpec", "min_time_s"): "API only: head-to-head rounds (benchmarks' --min-time); bench times exactly -n",
     ("BenchSpec", "sweep"): "built from the sweep's options",
     ("BenchSpec", "testbed"): "a Testbed made from --testbed's description (api.testbed)",
     ("ValidateSpec", "testbeds"): "--testbed, repeated",

@@ -1,7 +1,7 @@
 import math
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from collperf import units
 from collperf.errors import UsageError
@@ -48,17 +48,20 @@ def test_errors_name_the_value_and_the_forms(parse, text, fragment):
     assert str(text) in str(info.value)
 
 
+@settings(deadline=None)
 @given(st.integers(min_value=1, max_value=1023), st.sampled_from([1, 1 << 10, 1 << 20, 1 << 30, 10**3, 10**6, 10**9]))
 def test_size_round_trip_for_whole_units(count, unit):
     size = count * unit
     assert units.parse_size(units.format_size(size)) == size
 
 
+@settings(deadline=None)
 @given(st.floats(min_value=1e-9, max_value=100))
 def test_time_round_trip_to_four_digits(seconds):
     assert units.parse_time(units.format_time(seconds)) == pytest.approx(seconds, rel=1e-3)
 
 
+@settings(deadline=None)
 @given(st.floats(min_value=1e3, max_value=1e13))
 def test_bandwidth_round_trip_to_four_digits(rate):
     assert units.parse_bandwidth(units.format_bandwidth(rate)) == pytest.approx(rate, rel=1e-3)

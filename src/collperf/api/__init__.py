@@ -7,7 +7,8 @@ functions that need them, so `import collperf` stays light.
 
 The functions live in one module per area; this package re-exports them, so `from collperf import api;
 api.predict(...)` and `from collperf.api import predict` work as they always did:
-  model.py       predict, predict_topology, crossover, algorithms, expected_bands (predict --cluster)
+  model.py       predict, predict_topology, crossover, algorithms, expected_bands (predict --cluster),
+                 paired_ratio, confirmation (-A auto's measured rule)
   schedules.py   schedule, verified_schedule, verify_all, simulate, trees, pattern
   runs.py        testbed up/start/status/down, bench, calibrate, bound, validate
   logs.py        read_logs, fit_*, diagnose_*, predict_nccl, compare_logs, report
@@ -30,8 +31,8 @@ from collperf.spec import (BenchSpec, BoundSpec, CalibrateSpec, CrossoverSpec, D
 from collperf.api.results import (Algorithms, Calibration, Crossover, MeasuredBound, NcclChoice, Predictions,
                                   VerifiedSchedule, Verification, VerifyRow)
 from collperf.api.common import ALIASES
-from collperf.api.model import (TopologyPrediction, algorithms, crossover, expected_bands, predict, predict_topology,
-                               systems)
+from collperf.api.model import (PairedRatio, TopologyPrediction, algorithms, confirmation, crossover, expected_bands,
+                               paired_ratio, predict, predict_topology, systems)
 from collperf.api.schedules import (TUPLE_RANKS_LIMIT, Simulation, Simulations, pattern, schedule, simulate,
                                     trees, verified_schedule, verify_all)
 from collperf.api.runs import (Validation, bench, bound, calibrate, testbed, testbed_down, testbed_held, testbed_start,
@@ -43,7 +44,8 @@ from collperf.api.trace import trace
 from collperf.api.interop import (ImportedRun, ImportedSchedule, export_msccl, export_nccl_tuner,
                                   import_msccl)
 
-__all__ = ["network", "predict", "expected_bands", "systems", "crossover", "algorithms", "schedule", "verify_all", "simulate", "bench",
+__all__ = ["paired_ratio", "confirmation", "PairedRatio",
+           "network", "predict", "expected_bands", "systems", "crossover", "algorithms", "schedule", "verify_all", "simulate", "bench",
            "calibrate", "bound", "validate", "testbed_up", "testbed_start", "testbed_status", "testbed_down", "testbed_held",
            "read_logs", "fit_tables", "fit_logs", "diagnose_logs", "diagnose_measurement", "predict_nccl", "compare_logs", "plan", "plan_compare",
            "plan_step", "trees", "pattern", "export_nccl_tuner", "export_msccl", "import_msccl", "report", "trace",

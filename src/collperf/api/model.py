@@ -1,5 +1,6 @@
 """The model: predicted times and bandwidths of the algorithms (predict, predict_topology), the sizes
-where the best algorithm changes (crossover) and the algorithms a collective has (algorithms)."""
+where the best algorithm changes (crossover), the algorithms a collective has (algorithms), and -A auto's
+measured rule on two timed series (paired_ratio, confirmation)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from collperf.collectives import get_collective
 from collperf.errors import UsageError
 from collperf.model.algorithms import ALGORITHMS, algorithms_for
 from collperf.model.algorithms.modes import mode_of
+from collperf.model.auto_confirm import timings, verdict
 from collperf.model.network import Network
+from collperf.model.paired_ratio import PairedRatio, paired_ratio
 from collperf.model.predict import predict as _predict
 from collperf.model.select import crossovers
 from collperf.model.systems import ALIASES, CATALOGUE
@@ -117,3 +120,12 @@ def systems() -> tuple[list, dict]:
     """`collperf systems`: the hardware catalogue (every System, each value with its data sheet) and the
     aliases --cluster also takes."""
     return list(CATALOGUE.values()), dict(ALIASES)
+
+
+def confirmation(ours_s, builtin_s) -> dict:
+    """What -A auto's confirmation decides from ours and the built-in timed side by side, one pair of seconds
+    per round (docs/auto.md): {ours_us, builtin_us, paired_ratio, ratio_low, ratio_high, rounds} with
+    paired_ratio ours / built-in (< 1: ours faster), and verdict "ours", "builtin" or "unsure" (more rounds
+    decide). paired_ratio(a_s, b_s) alone gives the median of a / b per round with its 90 % bounds."""
+    seen = timings(ours_s, builtin_s)
+    return {**seen, "verdict": verdict(seen)}

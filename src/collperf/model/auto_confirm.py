@@ -55,18 +55,23 @@ def octave(size_bytes: int) -> int:
 
 
 def summary(choice: AutoChoice, ours_s, builtin_s) -> dict:
-    """What a confirmation measured: each median (us), and ours / built-in per round: its median and bounds
-    (model/paired_ratio.py), over `rounds` rounds."""
+    """What a confirmation of `choice` measured: its size and algorithm, and timings(ours_s, builtin_s)."""
+    return {"size": choice.size_bytes, "algorithm": choice.algorithm, **timings(ours_s, builtin_s)}
+
+
+def timings(ours_s, builtin_s) -> dict:
+    """Two timed series, one pair per round (seconds): each median (ours_us, builtin_us), and ours / built-in
+    per round (< 1: ours faster): its median (paired_ratio) and bounds (ratio_low, ratio_high;
+    model/paired_ratio.py) over `rounds`, the number of pairs."""
     r = paired_ratio(ours_s, builtin_s)   # checks that the times are paired and positive
-    return {"size": choice.size_bytes, "algorithm": choice.algorithm, "ours_us": float(np.median(ours_s)) * 1e6,
-            "builtin_us": float(np.median(builtin_s)) * 1e6, "paired_ratio": r.median, "ratio_low": r.low,
-            "ratio_high": r.high, "rounds": r.rounds}
+    return {"ours_us": float(np.median(ours_s)) * 1e6, "builtin_us": float(np.median(builtin_s)) * 1e6,
+            "paired_ratio": r.median, "ratio_low": r.low, "ratio_high": r.high, "rounds": r.rounds}
 
 
 def verdict(seen: dict) -> str:
-    """"ours": faster by the margin (both medians and the rounds' median ratio) and surely faster at all (the
-    ratio's upper bound below 1: at 7 rounds, every round won); "builtin": short of the margin even at the
-    ratio's lower bound; "unsure" otherwise (more rounds decide)."""
+    """The rule on timings() (or summary()). "ours": faster by the margin (both medians and the rounds' median
+    ratio) and surely faster at all (the ratio's upper bound below 1: at 7 rounds, every round won);
+    "builtin": short of the margin even at the ratio's lower bound; "unsure" otherwise (more rounds decide)."""
     margin = seen["ours_us"] * MEASURED_MARGIN <= seen["builtin_us"] and seen["paired_ratio"] * MEASURED_MARGIN <= 1
     if margin and seen["ratio_high"] < 1:
         return "ours"

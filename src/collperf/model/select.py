@@ -76,7 +76,9 @@ class AutoChoice:
     can run (flat schedules), its predicted time, and its pipeline segments (None: not pipelined).
     builtin_s: the built-in's time by its fit (None: not a candidate); decided_by: "model", or "measured"
     when a confirmation timed ours against the built-in (model/auto_confirm.py), `measured` holding
-    {size, ours_us, builtin_us, algorithm} of that timing. runner_up: (algorithm, segments, predicted_s) of
+    {size, algorithm, ours_us, builtin_us, paired_ratio, ratio_low, ratio_high, rounds} of that timing
+    (auto_confirm.summary: paired_ratio is ours / built-in per round, < 1 ours faster) and, where two of
+    ours were timed, runner_up {algorithm, paired_ratio} of the other. runner_up: (algorithm, segments, predicted_s) of
     ours predicted within TIE_MARGIN of the pick: the model cannot tell the two apart, a confirmation times
     both."""
 

@@ -28,7 +28,7 @@ from collperf.runtime.calibration import calibrate, pingpong  # noqa: F401
 from collperf.runtime.execute import run_schedule
 from collperf.runtime.launch import device
 from collperf.runtime.pace import Pace
-from collperf.runtime.rounds import rounds_for, timed_round
+from collperf.runtime.rounds import run_rounds, timed_round
 from collperf.runtime.row import Row, Timing
 
 def _buffers(coll, rank, p, in_elems, out_elems, dtype, op, root, in_place, dev):
@@ -282,9 +282,10 @@ def head_to_head(config: dict) -> dict:
     """Several algorithms of one collective timed side by side in rounds (runtime/rounds.py: each round runs
     every algorithm once, each after a barrier, the order reversed every other round), so that the load of
     a busy machine hits them alike; then each checked once. `config`: a bench config (collective,
-    algorithms, sizes, iters, warmup, op, dtype, root, segments, slice_bytes, auto...; `min_time_s`: more
-    rounds than iters for short calls, up to this long per algorithm). An algorithm named twice is timed
-    twice (builtin,builtin: the harness against itself), the second one labelled `builtin#2`. Rank 0 returns
+    algorithms, sizes, iters, warmup, op, dtype, root, segments, slice_bytes, auto...; `min_time_s`
+    (SweepSpec.min_time_s): more rounds than iters for short calls, up to this long per algorithm). An
+    algorithm named twice is timed twice (builtin,builtin: the harness against itself), the second one
+    labelled `builtin#2`. Rank 0 returns
     {label: [{size, p50_us, busbw, wrong, rounds, vs_last, auto?}]}; times are out-of-place, the p50 over
     rounds of the mean over ranks; vs_last is the median over rounds of the last algorithm's time over this
     one's (its speedup over the last, > 1: faster) with its bounds (model/paired_ratio.py)."""
@@ -328,20 +329,16 @@ def _labels(algorithms) -> dict[str, str]:
 
 
 def _rounds(runners: dict, buffers: dict, config: dict, dev) -> dict[str, list[float]]:
-    """This rank's time of each call per timed round (runtime/rounds.py); the warm-up rounds' slowest round
-    over the ranks sets how many rounds fill config["min_time_s"], the same count on every rank."""
+    """This rank's time of each call per timed round (runtime/rounds.py run_rounds): the last warm-up round,
+    the slowest over the ranks, sets how many rounds fill config["min_time_s"], the same count on every rank."""
     names = list(runners)
     calls = {a: (lambda a=a: runners[a].call(*buffers[a])) for a in names}
     step = (lambda i: timed_round(names, i, calls, dist.barrier, time.perf_counter, lambda: _sync(dev)))
-    round_s = 0.0
-    for i in range(config["warmup"]):
-        round_s = sum(step(i).values())
-    slowest = torch.tensor([round_s], dtype=torch.float64, device=dev)
-    dist.all_reduce(slowest, op=dist.ReduceOp.MAX)
-    count = rounds_for(config["iters"], config.get("min_time_s", 0.0) * len(names), float(slowest.item()))
-    samples = {a: [] for a in names}
-    for i in range(config["warmup"], config["warmup"] + count):
-        for a, t in step(i).items():
-            samples[a].append(t)
-        launch.tick()
-    return samples
+    return run_rounds(names, step, config["warmup"], config["iters"], config["min_time_s"],
+                      lambda round_s: _slowest_over_ranks(round_s, dev), launch.tick)
+
+
+def _slowest_over_ranks(round_s: float, dev) -> float:
+    slowest_round_s = torch.tensor([round_s], dtype=torch.float64, device=dev)
+    dist.all_reduce(slowest_round_s, op=dist.ReduceOp.MAX)
+    return float(slowest_round_s.item())

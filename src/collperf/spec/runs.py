@@ -3,6 +3,7 @@ torchrun, a testbed) and the testbed's description."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field, replace
 
 from collperf import units
@@ -66,6 +67,9 @@ class SweepSpec:
     in_place: bool = field(default=True, metadata=cli_option("--in-place/--no-in-place", help="Also time in-place."))
     progress: bool = True
     size_list: list[int] | None = None   # exactly these sizes (sorted, once; as --sizes elsewhere), not -b/-e/-f
+    # head-to-head rounds (runtime/rounds.py): short calls get more rounds than iters, up to this long per
+    # algorithm and size; 0: exactly iters rounds
+    min_time_s: float = 0.0
 
     def __post_init__(self):
         object.__setattr__(self, "collective", get_collective(self.collective).name)
@@ -93,6 +97,10 @@ class SweepSpec:
                                  ("slice bytes", self.slice_size_bytes, 0),
                                  ("root", self.root, 0)):
             whole(name, value, low)
+        if isinstance(self.min_time_s, bool) or not isinstance(self.min_time_s, (int, float)) or \
+                not math.isfinite(self.min_time_s) or self.min_time_s < 0:
+            raise UsageError(f"min time {self.min_time_s!r} s (min_time_s, --min-time): expected seconds >= 0 of "
+                             "rounds per algorithm and size, e.g. 1 (0: exactly the asked iterations)")
         step_bytes = self.step_size_bytes
         if (self.factor > 1 or step_bytes <= 0) and self.factor < 2:
             raise UsageError(f"step factor {self.factor} with step bytes {step_bytes}: give -f 2 or -i 1M")
@@ -208,6 +216,9 @@ class BenchSpec:
                                  f"between 0 and {self.ranks - 1}")
         if self.ranks is not None:
             whole("ranks", self.ranks, flag="--ranks")
+        if self.sweep.min_time_s > 0:   # bench runs nccl-tests' loop: exactly iters timed iterations
+            raise UsageError(f"SweepSpec(min_time_s={self.sweep.min_time_s!r}) is for head-to-head rounds "
+                             "(runtime/measure.py head_to_head); bench times exactly --iters: drop min_time_s")
         if not (isinstance(self.timeout_s, (int, float)) and self.timeout_s > 0):
             raise UsageError(f"timeout {self.timeout_s!r} s is not positive: give e.g. --timeout 300")
 
