@@ -15,6 +15,7 @@ from collperf.diagnose.loglines import read_facts
 from collperf.errors import UsageError
 from collperf.ingest import load, parse
 from collperf.spec import HardwareSpec
+from log_support import synthetic_log
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -54,16 +55,7 @@ def test_curated_hardware_lines_are_not_read():
     assert "fabric" not in read_facts("# hardware: 2 nodes, NCCL INFO Using network IB (curated)")
 
 
-def _log(tmp_path, lines, gpu="NVIDIA H100 80GB HBM3", hosts=("nodeA", "nodeB")):
-    devices = [f"#  Rank {r:2d} Group  0 Pid {r} on {hosts[r // 8]} device {r % 8} [0x1b] {gpu}"
-               for r in range(8 * len(hosts))]
-    rows = ["#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   "
-            "busbw #wrong"] + [f"{n:12d} {n // 4:12d}     float     sum      -1  {t:8.1f} 0 0 0 {t:8.1f} 0 0 0"
-                               for n, t in ((1 << 20, 80.0), (1 << 26, 900.0), (1 << 30, 12000.0))]
-    path = tmp_path / "run.txt"
-    path.write_text("\n".join(["# nThread 1 nGpus 1 minBytes 1048576 maxBytes 1073741824 step: 64(factor)",
-                               "# Using devices", *devices, *lines, *rows]) + "\n")
-    return load(path)[0]
+_log = synthetic_log
 
 
 def test_a_tcpxo_log_on_h100_is_judged_as_gcp_a3_mega_with_the_line_quoted(tmp_path):

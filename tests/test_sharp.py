@@ -20,12 +20,12 @@ from collperf.diagnose import assume
 from collperf.diagnose.findings import above_bound
 from collperf.diagnose.loglines import read_facts
 from collperf.errors import UsageError
-from collperf.ingest import load
 from collperf.model.bounds import node_network_coefficient, two_level_bound
 from collperf.model.nccl.expected import select
 from collperf.model.nccl.tuning import tuning_table
 from collperf.model.systems import get_system
 from collperf.spec import HardwareSpec
+from log_support import synthetic_log
 
 GIB = 1 << 30
 CORPUS = Path(__file__).resolve().parents[1] / "src" / "collperf" / "data" / "corpus"
@@ -109,15 +109,7 @@ def test_lines_that_do_not_say_collnet_runs(line):
 
 
 def _log(tmp_path, lines, nodes=4):
-    devices = [f"#  Rank {r:2d} Group  0 Pid {r} on node{r // 8} device {r % 8} [0x1b] NVIDIA A100-SXM4-80GB"
-               for r in range(8 * nodes)]
-    rows = ["#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   "
-            "busbw #wrong"] + [f"{n:12d} {n // 4:12d}     float     sum      -1  {t:8.1f} 0 0 0 {t:8.1f} 0 0 0"
-                               for n, t in ((1 << 20, 80.0), (1 << 26, 900.0), (1 << 30, 12000.0))]
-    path = tmp_path / "run.txt"
-    path.write_text("\n".join(["# nThread 1 nGpus 1 minBytes 1048576 maxBytes 1073741824 step: 64(factor)",
-                               "# Using devices", *devices, *lines, *rows]) + "\n")
-    return load(path)[0]
+    return synthetic_log(tmp_path, lines, gpu="NVIDIA A100-SXM4-80GB", hosts=tuple(f"node{i}" for i in range(nodes)))
 
 
 def test_assume_reads_collnet_with_provenance_and_the_flag_overrides(tmp_path):
