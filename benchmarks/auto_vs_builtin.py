@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 
 from collperf.lab.bench import auto_plan
 from collperf.runtime.launch import Job, run_local, run_testbed
 from collperf.api import testbed as parse_testbed, testbed_up
-from collperf.errors import RunError, UsageError
+from collperf.errors import run_main
 from collperf.spec import SweepSpec
 
 COLLECTIVES = ("allreduce", "allgather", "reducescatter", "broadcast", "alltoall")
@@ -117,8 +116,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except (UsageError, RunError) as e:    # a user mistake (exit 2) or a failed run (1): its message only
-        print(f"error: {e}", file=sys.stderr)
-        raise SystemExit(2 if isinstance(e, UsageError) else 1) from None
+    run_main(main)

@@ -12,10 +12,17 @@ bound-capped expectation), fitting (hardware from a log). NCCL 2.30.7; docs/nccl
 
 from __future__ import annotations
 
-from collperf.model.nccl.expected import NcclPrediction, expect, p2p_time, select, system_bound
-from collperf.model.nccl.fitting import FitResult, fit_system
-from collperf.model.nccl.graphs import Graph, search_graphs
-from collperf.model.nccl.tuning import TuningTable, tuning_table
+from collperf import lazy_exports
 
+# Loaded on first use: model/system.py reads this package's constants and env, and the modules below price a
+# System, so importing them here would make the package and model/system.py import each other.
+_EXPORTS = {"expect": "collperf.model.nccl.expected", "select": "collperf.model.nccl.expected",
+            "p2p_time": "collperf.model.nccl.expected", "system_bound": "collperf.model.nccl.expected",
+            "NcclPrediction": "collperf.model.nccl.expected", "fit_system": "collperf.model.nccl.fitting",
+            "FitResult": "collperf.model.nccl.fitting", "search_graphs": "collperf.model.nccl.graphs",
+            "Graph": "collperf.model.nccl.graphs", "tuning_table": "collperf.model.nccl.tuning",
+            "TuningTable": "collperf.model.nccl.tuning"}
 __all__ = ["expect", "select", "tuning_table", "search_graphs", "system_bound", "p2p_time",
            "fit_system", "NcclPrediction", "TuningTable", "Graph", "FitResult"]
+
+__getattr__ = lazy_exports(__name__, _EXPORTS)

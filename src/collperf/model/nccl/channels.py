@@ -14,14 +14,11 @@ The topology search gives each graph a channel count (graphs.py). The communicat
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from collperf.model.nccl.constants import (MAX_CHANNELS, NVLS_CHANNELS_SM90, NVLS_CHANNELS_SM100,
                                            NVLS_CHANNELS_SM100_NVL)
+from collperf.model.nccl.graphs import Graph
+from collperf.model.system import System
 
-if TYPE_CHECKING:
-    from collperf.model.nccl.graphs import Graph
-    from collperf.model.systems import System
 
 
 def comm_channels(system: "System", graphs: dict[str, "Graph"]) -> int:

@@ -11,20 +11,17 @@ per-peer link rates.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from collperf.collectives import busbw_factor, check_ranks, get_collective
 from collperf.errors import UsageError
-from collperf.model.bounds import two_level_bound
+from collperf.model.bounds import TwoLevelBound, two_level_bound
 from collperf.model.nccl import constants as C
 from collperf.model.nccl.transport import host_staged_time
 from collperf.model.nccl.tuning import entry_times_us, tuning_table, TuningTable
+from collperf.model.system import System
 
-if TYPE_CHECKING:
-    from collperf.model.bounds import TwoLevelBound
-    from collperf.model.systems import System
 
 
 @dataclass(frozen=True)

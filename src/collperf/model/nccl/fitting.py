@@ -18,16 +18,14 @@ protocol). A protocol the log never runs takes the mean of the fitted ones.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from collperf.errors import UsageError
 from collperf.model.nccl.expected import expect, select
 from collperf.model.nccl.transport import host_staged_time, is_duplex
+from collperf.model.system import System
 
-if TYPE_CHECKING:
-    from collperf.model.systems import System
 
 
 @dataclass(frozen=True)

@@ -34,12 +34,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 from collperf.model.nccl.constants import MAX_NVLS_ARITY, MAX_RING_CHANNELS, pcie_bw, speed_ladder
+from collperf.model.system import System
 
-if TYPE_CHECKING:
-    from collperf.model.systems import System
 
 
 @dataclass(frozen=True)

@@ -29,14 +29,11 @@ does not pay it. Reference: NCCL 2.30 src/graph/topo.h and src/graph/search.cc (
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from collperf.model.nccl.constants import pcie_bw
+from collperf.model.system import System
 
-if TYPE_CHECKING:
-    from collperf.model.systems import System
 
 # collectives whose every rank sends and receives the same amount (per GPU, as a fraction of S)
 _SYMMETRIC = {"allreduce": lambda p: 2.0 * (p - 1) / p,

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -19,9 +18,8 @@ from collperf.errors import UsageError
 from collperf.model.nccl import constants as C, env
 from collperf.model.nccl.channels import comm_channels
 from collperf.model.nccl.graphs import Graph, search_graphs
+from collperf.model.system import System
 
-if TYPE_CHECKING:
-    from collperf.model.systems import System
 
 
 @dataclass(frozen=True)
