@@ -12,7 +12,7 @@ import torch
 import torch.distributed as dist
 
 from collperf.model.profile import bandwidth_from
-from collperf.runtime.launch import device
+from collperf.runtime.launch import device, sync
 
 
 def pingpong(a: int, b: int, elements: int, iters: int, dev, group=None) -> float | None:
@@ -75,11 +75,9 @@ def add_rate_Bps(size_bytes: int, dev, iters: int = 5) -> float:
     """This rank's reduction rate: bytes of float32 added per second (add_ of two buffers of size_bytes)."""
     a, b = torch.ones(size_bytes // 4, device=dev), torch.ones(size_bytes // 4, device=dev)
     a.add_(b)
-    if dev.type == "cuda":
-        torch.cuda.synchronize(dev)
+    sync(dev)
     t0 = time.perf_counter()
     for _ in range(iters):
         a.add_(b)
-    if dev.type == "cuda":
-        torch.cuda.synchronize(dev)
+    sync(dev)
     return iters * size_bytes / max(time.perf_counter() - t0, 1e-9)

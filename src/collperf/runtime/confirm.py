@@ -22,7 +22,7 @@ from collperf.model.select import AutoChoice
 from collperf.runtime.builtin import run_builtin
 from collperf.runtime.builtin_fit import group_key
 from collperf.runtime.execute import run_schedule
-from collperf.runtime.launch import device
+from collperf.runtime.launch import device, sync
 from collperf.runtime.rounds import timed_round
 
 _DECISIONS: dict = {}   # model/auto_confirm.py's cache: (group, collective, root, octave, algorithm, segments)
@@ -40,10 +40,6 @@ def confirm_choices(choices: list[AutoChoice], collective: str, root: int = 0, g
 
     return confirm(choices, measure, _DECISIONS, (*group_key(group), coll.name, root))
 
-
-def _sync(dev) -> None:
-    if dev.type == "cuda":
-        torch.cuda.synchronize(dev)
 
 
 def time_both(coll, algorithm: str, segments, size_bytes: int, root: int, group, slice_bytes: int, two_level,
@@ -64,7 +60,7 @@ def time_both(coll, algorithm: str, segments, size_bytes: int, root: int, group,
     samples = torch.zeros(2, reps, dtype=torch.float64)
     for i in range(reps):   # each round: both, each after a barrier, who goes first alternating
         times = timed_round((0, 1), i, dict(enumerate(calls)), lambda: dist.barrier(group=group), time.perf_counter,
-                            lambda: _sync(dev))
+                            lambda: sync(dev))
         samples[0, i], samples[1, i] = times[0], times[1]
     dist.all_reduce(samples, group=group)
     ours, theirs = ((row / p).tolist() for row in samples)

@@ -98,6 +98,14 @@ def device():
     return torch.device("cpu")
 
 
+def sync(dev) -> None:
+    """Wait for the device's queued work (a GPU's kernels run asynchronously), so that a clock read after it
+    times the work; nothing to wait for on the CPU."""
+    import torch
+    if dev.type == "cuda":
+        torch.cuda.synchronize(dev)
+
+
 # --- what a running job tells the launcher --------------------------------------------------------------
 
 HEARTBEAT_S = 1.0

@@ -26,7 +26,7 @@ from collperf.runtime.builtin import run_builtin
 # the quick calibration lives in runtime/calibration.py; its job name stays collperf.runtime.measure:calibrate
 from collperf.runtime.calibration import calibrate, pingpong  # noqa: F401
 from collperf.runtime.execute import run_schedule
-from collperf.runtime.launch import device
+from collperf.runtime.launch import device, sync
 from collperf.runtime.pace import Pace
 from collperf.runtime.rounds import run_rounds, timed_round
 from collperf.runtime.row import Row, Timing
@@ -75,10 +75,6 @@ class _Runner:
 
 
 
-def _sync(dev) -> None:
-    if dev.type == "cuda":
-        torch.cuda.synchronize()
-
 
 def check(collective, algorithm, count, dtype_name="float32", op="sum", root=0, segments=1, slice_bytes=1 << 20,
           in_place=False, schedule=None, two_level=None) -> int:
@@ -104,7 +100,7 @@ def _check_on(runner, inp, out, in_elems: int, times: int, dev, reset: bool = Tr
         if reset:
             _reset(coll, rank, op, inp, out)
         runner.call(inp, out)
-        _sync(dev)
+        sync(dev)
         wrong += data.check_output(out, coll, rank, p, in_elems, op, runner.root)
         reset = True
         launch.tick()
@@ -134,7 +130,7 @@ def _time(runner, inp, out, iters: int, warmup: int, dev, phase=None) -> list[fl
     for _ in range(warmup):
         runner.call(inp, out)
         launch.tick()
-    _sync(dev)
+    sync(dev)
     dist.barrier()
     phase("timed loop")
     samples = []
@@ -142,7 +138,7 @@ def _time(runner, inp, out, iters: int, warmup: int, dev, phase=None) -> list[fl
     for _ in range(iters):
         t0 = time.perf_counter()
         runner.call(inp, out)
-        _sync(dev)
+        sync(dev)
         samples.append(time.perf_counter() - t0)
         launch.tick()
     mean = (time.perf_counter() - start) / iters
@@ -333,7 +329,7 @@ def _rounds(runners: dict, buffers: dict, config: dict, dev) -> dict[str, list[f
     the slowest over the ranks, sets how many rounds fill config["min_time_s"], the same count on every rank."""
     names = list(runners)
     calls = {a: (lambda a=a: runners[a].call(*buffers[a])) for a in names}
-    step = (lambda i: timed_round(names, i, calls, dist.barrier, time.perf_counter, lambda: _sync(dev)))
+    step = (lambda i: timed_round(names, i, calls, dist.barrier, time.perf_counter, lambda: sync(dev)))
     return run_rounds(names, step, config["warmup"], config["iters"], config["min_time_s"],
                       lambda round_s: _slowest_over_ranks(round_s, dev), launch.tick)
 
