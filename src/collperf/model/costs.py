@@ -86,7 +86,7 @@ def _best_segments(alg: Algorithm, p: int, n: np.ndarray, link: Link) -> np.ndar
     a, b, c = (np.broadcast_to(x, big.shape).astype(float) for x in alg.pipeline(p, big))
     da = (a[1] - a[0]) / _SMALL_K * alpha
     e = max((b[0] - b[1]) * 2 * _SMALL_K, 0.0) * beta + max((c[0] - c[1]) * 2 * _SMALL_K, 0.0) * gamma
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):   # inf: handled below
         k_star = np.sqrt(e * n / da) if da > 0 else np.full_like(n, np.inf)
     k_star = np.where(np.isfinite(k_star), k_star, k_max)
     best_k = np.clip(np.floor(k_star), 1, k_max)
