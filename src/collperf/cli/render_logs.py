@@ -10,6 +10,7 @@ from rich.table import Table
 
 from collperf import units
 from collperf.cli.render import _gb, out
+from collperf.diagnose.wording import size_ranges
 
 
 def print_table_header(t) -> None:
@@ -63,15 +64,28 @@ def _verdict_style(text: str):
 
 
 def _causes(sizes) -> None:
-    """Causes once per distinct list, with the sizes they apply to."""
-    groups: dict[tuple, list[int]] = {}
+    """Each likely cause once, with the sizes it applies to (runs of the log's sizes as ranges)."""
+    where: dict[str, list[int]] = {}
     for s in sizes:
-        if s.causes:
-            groups.setdefault(tuple(s.causes), []).append(s.size)
-    for why, where in groups.items():
-        out.print("  likely causes at " + ", ".join(map(units.format_size, where)) + ":")
-        for c in why:
-            out.print(f"    - {escape(c)}")
+        for c in s.causes:
+            where.setdefault(c, []).append(s.size)
+    if not where:
+        return
+    every = [s.size for s in sizes]
+    if len(every) == 1:
+        out.print(f"  likely causes at {units.format_size(every[0])}:")
+    else:
+        out.print("  likely causes of the slower sizes (the sizes each applies to):")
+    for c, at in where.items():
+        out.print(f"    - {escape(c)}" + (f" [dim]\\[{size_ranges(at, every)}][/dim]" if len(every) > 1 else ""))
+
+
+def _check_first(assumed) -> None:
+    """What the log itself shows that commonly costs bandwidth, each with its line."""
+    if assumed.suspects:
+        out.print("  [bold]check first[/bold] (read from this log):")
+        for what, line in assumed.suspects:
+            out.print(f"    - {escape(what)}  [dim](log line '{escape(line)}')[/dim]")
 
 
 def print_diagnosis(d) -> None:
@@ -79,7 +93,11 @@ def print_diagnosis(d) -> None:
     print_assumed(d.assumed, d.expected_from, d.bound_from)
     if d.model_from:
         out.print(f"  model log: {escape(d.model_from)}")
-    table = Table(title="per size (eff = bound / measured time, at most 100 %)", title_justify="left")
+    banded = any(s.expected_high_s for s in d.sizes)
+    title = ("per size (expected: typical time (band: 10th-90th percentile of healthy public runs); slower/faster "
+             "by: measured from the band's edge; eff = bound / measured time, at most 100 %)"
+             if banded else "per size (eff = bound / measured time, at most 100 %)")
+    table = Table(title=title, title_justify="left")
     for column in ("size", "time", "expected", "NCCL choice", "bound", "busbw GB/s", "eff", "regime", "verdict"):
         table.add_column(column, justify="left" if column in ("verdict", "NCCL choice") else "right",
                          overflow="fold")
@@ -88,11 +106,12 @@ def print_diagnosis(d) -> None:
                       _expected(s.expected_s, s.expected_low_s, s.expected_high_s), s.choice or "-",
                       units.format_time(s.bound_s) if s.bound_s else "-", _gb(s.busbw_GBps),
                       f"{100 * s.efficiency:.0f} %" if s.efficiency is not None else "-", s.regime,
-                      escape(s.verdict), style=_verdict_style(s.verdict))
+                      escape(s.label), style=_verdict_style(s.verdict))
     out.print(table)
     out.print(f"  [bold]verdict[/bold]: {escape(d.verdict)}")
     if d.peers is not None:
         out.print(f"  peers: {escape(d.peers.describe())}")
+    _check_first(d.assumed)
     _causes(d.sizes)
     if d.fit is not None:
         print_fit(d.fit)
@@ -111,17 +130,18 @@ def print_judgement(j) -> None:
               f"{units.format_time(r.time_s)}[/bold]: algbw {j.algbw_GBps:.2f} GB/s, busbw {_gb(r.busbw_GBps)} GB/s")
     print_assumed(j.assumed, j.expected_from, j.bound_from)
     if r.expected_s:
-        out.print(f"  expected {_expected(r.expected_s, r.expected_low_s, r.expected_high_s)} ({escape(r.choice)}, "
-                  f"{r.regime}-bound" + (f"; runner-up {escape(r.runner_up)}" if r.runner_up else "") + ")"
+        band = (f"{units.format_time(r.expected_s)}, healthy public runs {units.format_time(r.expected_low_s)}-"
+                f"{units.format_time(r.expected_high_s)}" if r.expected_high_s else units.format_time(r.expected_s))
+        out.print(f"  expected {band} ({escape(r.choice)}, {r.regime}-bound"
+                  + (f"; runner-up {escape(r.runner_up)}" if r.runner_up else "") + ")"
                   + (f"; NCCL's model alone {units.format_time(r.model_s)}" if r.model_s else ""))
-        if r.band_from:
-            out.print(f"  band: {escape(r.band_from)}")
     if r.bound_s:
         out.print(f"  bound {units.format_time(r.bound_s)} ({r.binding}); efficiency "
                   f"{100 * r.efficiency:.2g} % (bound / measured)")
     out.print(f"  [bold]verdict[/bold]: [{_verdict_style(r.verdict) or 'default'}]{escape(r.verdict)}[/]")
     if j.peers is not None:
         out.print(f"  peers: {escape(j.peers.describe())}")
+    _check_first(j.assumed)
     _causes([r])
 
 

@@ -36,7 +36,7 @@ class Peers:
 
     size: int
     busbw_GBps: list[float] = field(default_factory=list)
-    runs: list[dict] = field(default_factory=list)     # id, source_url, system, nic, busbw_GBps at `size`
+    runs: list[dict] = field(default_factory=list)     # id, source_url, system, nic, size_bytes, busbw_GBps there
     like: str = ""                                     # what "like this one" meant
     yours_busbw_GBps: float | None = None
 
@@ -50,7 +50,7 @@ class Peers:
                 f"({len(self.runs)} run{'s' if len(self.runs) != 1 else ''}){yours}")
 
     def to_json(self) -> dict:
-        return {"size": self.size, "like": self.like, "busbw_GBps": self.busbw_GBps,
+        return {"size_bytes": self.size, "like": self.like, "busbw_GBps": self.busbw_GBps,
                 "yours_busbw_GBps": self.yours_busbw_GBps,
                 "summary": self.describe(), "sources": self.runs}
 
@@ -97,5 +97,5 @@ def peers(collective: str, system: System | None, size: int, yours_busbw_GBps: f
             continue            # the same busbw at the same size: this log itself (the corpus ships it)
         found.busbw_GBps.append(bus)
         found.runs.append({"id": run["id"], "source_url": run["source_url"], "system": run["system"],
-                           "nic": run.get("nic", ""), "size": int(sizes[i]), "busbw_GBps": bus})
+                           "nic": run.get("nic", ""), "size_bytes": int(sizes[i]), "busbw_GBps": bus})
     return found

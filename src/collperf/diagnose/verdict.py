@@ -59,8 +59,10 @@ FAR_OFF = ("a gap this large is rarely the hardware: check the size convention (
            "per rank: --size), that the time is one call (not a loop or a whole step), and the rank count")
 
 
-def causes(collective: str, runtime: str, regime: str, nodes: int, choice: str = "", runner_up: str = "") -> list[str]:
-    """Likely causes of a slower-than-expected row, for the tool, the collective and the regime."""
+def causes(collective: str, runtime: str, regime: str, nodes: int, choice: str = "", runner_up: str = "",
+           gpus_per_node: int = 2) -> list[str]:
+    """Likely causes of a slower-than-expected row, for the tool, the collective and the regime. Worded the same
+    for every size they apply to (the choice per size is in the table), so a log's rows share them."""
     if runtime == "mpi":
         out = ["the MPI library's algorithm choice for this size (Open MPI: --mca coll_tuned_use_dynamic_rules 1 "
                f"with coll_tuned_{collective}_algorithm; Intel MPI: I_MPI_ADJUST_{collective.upper()})",
@@ -82,16 +84,18 @@ def causes(collective: str, runtime: str, regime: str, nodes: int, choice: str =
     if regime == "latency":
         return ["per-call host overhead outside NCCL's model: kernel launch, a busy CPU or unpinned processes, no "
                 "CUDA graphs (nccl-tests -G); nccl-tests -g N > 1 launches every GPU from one thread",
-                f"a protocol forced by the environment (NCCL_PROTO) where NCCL would pick {choice or 'LL/LL128'}"]
+                "a protocol forced by the environment (NCCL_PROTO) other than the one NCCL would pick (NCCL's "
+                "choice, shown with the expected time)"]
     out = []
     if nodes > 1:
         out.append("the network: fewer NICs or a lower rate than assumed (NCCL_IB_HCA, link speed in ibstat), "
                    "GPUDirect RDMA off (NCCL_NET_GDR_LEVEL, nvidia-peermem), congestion or no adaptive routing")
-    out.append("the intra-node path: P2P or NVLink not used (nvidia-smi topo -m, NCCL_P2P_DISABLE, "
-               "NCCL_NVLS_ENABLE), a GPU at a lower PCIe/NVLink rate")
+    if gpus_per_node > 1:
+        out.append("the intra-node path: P2P or NVLink not used (nvidia-smi topo -m, NCCL_P2P_DISABLE, "
+                   "NCCL_NVLS_ENABLE), a GPU at a lower PCIe/NVLink rate")
     if runner_up and runner_up != choice:
-        out.append(f"NCCL chose another algorithm/protocol than {choice} (NCCL_ALGO/NCCL_PROTO set in the "
-                   f"environment or by a tuner plugin); the runner-up here is {runner_up}")
+        out.append("NCCL ran another algorithm/protocol than the one it would pick (NCCL's choice, shown with the "
+                   "expected time): NCCL_ALGO/NCCL_PROTO set in the environment or by a tuner plugin")
     return out
 
 
