@@ -47,8 +47,14 @@ def print_fit(f) -> None:
 def print_assumed(assumed, expected_from: str, bound_from: str) -> None:
     """Which system was assumed and where each value came from."""
     out.print(f"  [bold]system assumed[/bold]: {escape(assumed.describe())}")
+    defaults = [(label, value) for label, value, source in assumed.values if source.startswith("default")]
     for label, value, source in assumed.values:
-        out.print(f"    {escape(label)}: {escape(value)}  [dim]({escape(source)})[/dim]")
+        if not source.startswith("default"):
+            out.print(f"    {escape(label)}: {escape(value)}  [dim]({escape(source)})[/dim]")
+    if defaults:
+        # what neither the log nor a flag said, on one line: the catalogue's values, each a flag away
+        out.print(f"    the catalogue's {escape(assumed.system.name)} values for what neither the log nor a flag says: "
+                  + "; ".join(f"{escape(label)} {escape(value)}" for label, value in defaults))
     for note in assumed.notes:
         out.print(f"    [dim]note: {escape(note)}[/dim]")
     out.print(f"  expected: {escape(expected_from)}")
@@ -177,16 +183,20 @@ def print_expected_bands(assumed, bands) -> None:
 def print_nccl_prediction(assumed, pred) -> None:
     """`predict --nccl`: NCCL's choice per size, time, busbw and the runner-up."""
     out.print(f"[bold]{pred.collective}, {pred.ranks} ranks on {pred.nodes} node(s): NCCL's choice[/bold]")
-    print_assumed(assumed, "NCCL's model (tuning.cc) plus launch overhead, never below the bound",
+    print_assumed(assumed, "NCCL's own model (tuning.cc) plus launch overhead, never below the bound: what NCCL "
+                  "picks by, not yet what healthy runs take (that band: the same command without --nccl)",
                   "the system's two-level bound")
     table = Table(title="per size", title_justify="left")
-    for column in ("size", "algorithm/protocol", "time", "busbw GB/s", "regime", "runner-up", "its time"):
+    for column in ("size", "algorithm/protocol", "NCCL model", "busbw GB/s", "bound", "regime", "runner-up",
+                   "its time"):
         table.add_column(column, justify="left" if column in ("algorithm/protocol", "runner-up", "regime")
                          else "right")
     for i, n in enumerate(pred.size_bytes):
         other = pred.runner_up_time_s[i]
         table.add_row(units.format_size(int(n)), pred.choice[i], units.format_time(float(pred.time_s[i])),
-                      _gb(float(pred.busbw_Bps[i]) / 1e9), str(pred.regime[i]),
+                      _gb(float(pred.busbw_Bps[i]) / 1e9),
+                      units.format_time(float(pred.bound_s[i])) if pred.bound_s is not None else "-",
+                      str(pred.regime[i]),
                       f"{pred.runner_up_algorithm[i]}/{pred.runner_up_protocol[i]}" if math.isfinite(other) else "-",
                       units.format_time(float(other)) if math.isfinite(other) else "-")
     out.print(table)

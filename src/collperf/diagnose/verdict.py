@@ -132,9 +132,11 @@ def band_verdict(time_s: float, low_s: float, high_s: float) -> str:
     if time_s > high_s * (1 + BAND_TOLERANCE):
         ratio = time_s / high_s
         by = f"{ratio - 1:.0%}" if ratio < 2 else f"{ratio:.3g}x"
-        return (f"slower than expected by {by} ({units.format_time(time_s)}; healthy public runs take {band})")
+        return (f"slower than expected by {by} ({units.format_time(time_s)} vs {units.format_time(high_s)}, the slow "
+                f"edge of healthy public runs' {band})")
     if time_s < low_s * (1 - BAND_TOLERANCE):
-        return (f"faster than typical ({units.format_time(time_s)}; healthy public runs take {band}): good")
+        return (f"faster than typical ({units.format_time(time_s)} vs {units.format_time(low_s)}, the fast edge of "
+                f"healthy public runs' {band}): good")
     return "as expected"
 
 
