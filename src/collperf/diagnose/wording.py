@@ -14,8 +14,7 @@ def size_ranges(selected, every=None) -> str:
     chosen = sorted(set(int(s) for s in selected))
     if not chosen:
         return ""
-    order = sorted(set(int(s) for s in every)) if every is not None else chosen
-    position = {s: i for i, s in enumerate(order)}
+    position = {s: i for i, s in enumerate(sorted(set(int(s) for s in every)))} if every is not None else {}
     runs: list[list[int]] = []
     for s in chosen:
         if runs and s in position and runs[-1][-1] in position and position[s] == position[runs[-1][-1]] + 1:
