@@ -201,14 +201,15 @@ def slower_overall(verdicts, assumed, overall: str = "", own: Fit | None = None)
     ratio = float(np.median([v.time_s / (v.expected_high_s if banded else v.expected_s) for v in judged]))
     against = (f"above the band of healthy public runs (median {ratio:.2f}x its slow edge)" if banded else
                f"slower than NCCL's expected time (median {ratio:.2f}x)")
-    defaults = [f"{label} {value}" for label, value, src in assumed.values
-                if src.startswith("default") and label in ("NIC rate", "NICs per node", "intra-node link", "fabric")]
+    shown = ("NIC rate", "NICs per node", "fabric") + \
+        (("intra-node link",) if assumed.system is None or assumed.system.gpus_per_node > 1 else ())
+    defaults = [f"{label} {value}" for label, value, src in assumed.values if src.startswith("default") and label in shown]
     hint = (" Values taken from the catalogue's defaults, not from the log: " + ", ".join(defaults) + ".") \
         if defaults else ""
     if overall.startswith("as expected"):
         return [Finding("slower-overall", "info", f"{len(slow)} of {len(judged)} bandwidth-bound sizes are {against}, "
-                        "yet the largest sizes are within what healthy runs show, so the log is as expected, at the "
-                        f"slow end.{_mid_sizes(judged, own)}" + hint, [v.size for v in slow])]
+                        "but at the largest sizes by less than the margin that calls a log slower, so the log is as "
+                        f"expected, at the slow end.{_mid_sizes(judged, own)}" + hint, [v.size for v in slow])]
     return [Finding("slower-overall", "warning", f"{len(slow)} of {len(judged)} bandwidth-bound sizes are {against}: "
                     "either the hardware is slower than assumed (give --cluster, --fabric, --nic-rate, "
                     "--nics-per-node) or the whole path is slow (see the causes per size)." + hint,

@@ -17,7 +17,7 @@ _MEANING = {
     "NET_GDR_LEVEL": "the GPU-NIC distance up to which GPUDirect RDMA is used is forced: at SYS or PHB the GPU and "
                      "NIC may be a CPU-socket link apart, often slower than staging through host memory; check the "
                      "GPU-NIC path (nvidia-smi topo -m) and the BIOS's NUMA/PCIe settings (ACS, relaxed ordering)",
-    "NET_GDR_READ": "GPUDirect RDMA for sends is forced on or off",
+    "NET_GDR_READ": "whether sends read GPU memory directly (GPUDirect RDMA) is forced",
     "P2P_DISABLE": "GPUs of a node exchange data through host memory instead of NVLink/PCIe peer-to-peer",
     "SHM_DISABLE": "the shared-memory path between GPUs of a node is off",
     "NVLS_ENABLE": "NVLink SHARP (in-switch reduction) is forced on or off",
@@ -47,6 +47,8 @@ def suspects(facts: LogFacts, system, catalogue_nics: int | None = None) -> list
         name = key.split(".", 1)[1]
         if name in ("P2P_DISABLE", "SHM_DISABLE") and (system.gpus_per_node < 2 or facts.get(key) in ("0", "")):
             continue        # a path between GPUs of a node: nothing to say with one GPU per node, or when kept on
+        if name.startswith("NET_GDR") and not network:
+            continue        # GPUDirect RDMA settings do nothing over sockets, TCPX or on one node
         out.append((f"NCCL_{name}={facts.get(key)} is set" + (f": {_MEANING[name]}" if name in _MEANING else ""),
                     facts.line(key)))
     return out
