@@ -29,7 +29,7 @@ runner = CliRunner()
 def test_sizes_consecutive_in_the_log_are_one_range():
     every = [KIB << k for k in range(0, 24)]                         # 1 KiB .. 8 GiB, the log's sizes
     chosen = [KIB, 2 * KIB, 4 * KIB, 64 * KIB, 128 * KIB, 8 * GIB]
-    assert size_ranges(chosen, every) == "1 KiB-4 KiB, 64 KiB-128 KiB, 8 GiB"
+    assert size_ranges(chosen, every) == "1 KiB-4 KiB, 64 KiB, 128 KiB, 8 GiB"      # two neighbours: themselves
     assert size_ranges(every, every) == "1 KiB-8 GiB"
     assert size_ranges([KIB, 4 * KIB]) == "1 KiB, 4 KiB"               # without the log's sizes nothing merges
 
@@ -45,7 +45,7 @@ def test_the_bands_provenance_is_said_once_with_the_range_of_each_count():
     mixed = merge_counts(["not calibrated: too few public runs near this size", per_size[0], per_size[1]],
                          [8, MIB, 2 * MIB])
     assert mixed == ("not calibrated: too few public runs near this size (at 8 B); calibrated on 5-7 public runs of "
-                     "this fabric class (ib) from 5 sources, by size (at 1 MiB-2 MiB)")
+                     "this fabric class (ib) from 5 sources, by size (at 1 MiB, 2 MiB)")
 
 
 def test_a_log_says_its_band_provenance_once(tmp_path):

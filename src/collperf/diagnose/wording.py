@@ -9,8 +9,8 @@ from collperf import units
 
 
 def size_ranges(selected, every=None) -> str:
-    """'1 KiB-512 KiB, 2 MiB, 8 GiB': the selected sizes, a run of sizes that are consecutive in `every` (the
-    log's sizes, ascending; default the selected ones themselves, so nothing is merged) as one range."""
+    """'1 KiB-512 KiB, 2 MiB, 8 GiB': the selected sizes, a run of three or more that are consecutive in `every`
+    (the log's sizes; without it nothing is merged) as one range."""
     chosen = sorted(set(int(s) for s in selected))
     if not chosen:
         return ""
@@ -21,7 +21,8 @@ def size_ranges(selected, every=None) -> str:
             runs[-1].append(s)
         else:
             runs.append([s])
-    return ", ".join(units.format_size(r[0]) if len(r) == 1 else
+    # a range from three sizes up: two neighbours read better as themselves ("64 MiB, 1 GiB" in a two-size log)
+    return ", ".join(", ".join(map(units.format_size, r)) if len(r) < 3 else
                      f"{units.format_size(r[0])}-{units.format_size(r[-1])}" for r in runs)
 
 
