@@ -14,7 +14,8 @@ from collperf.cli import app
 from collperf.diagnose import findings as F
 from collperf.diagnose.core import SizeVerdict, overall
 from collperf.diagnose.hardware import Assumed, assume
-from collperf.diagnose.wording import merge_counts, size_ranges
+from collperf.diagnose.wording import merge_counts
+from collperf.units import size_ranges
 from collperf.model.systems import get_system
 from log_support import synthetic_log
 
@@ -39,7 +40,8 @@ def test_the_bands_provenance_is_said_once_with_the_range_of_each_count():
                 "calibrated on 7 public runs of this fabric class (ib) from 5 sources",
                 "calibrated on 15 public runs of this fabric class (ib) from 8 sources",
                 "calibrated on 15 public runs of this fabric class (ib) from 8 sources"]
-    assert merge_counts(per_size) == "calibrated on 5-15 public runs of this fabric class (ib) from 5-8 sources, by size"
+    assert merge_counts(per_size) == ("calibrated on 5-15 public runs of this fabric class (ib) from 5-8 sources, "
+                                      "by size")
     assert merge_counts(per_size[2:]) == "calibrated on 15 public runs of this fabric class (ib) from 8 sources"
     # two shapes: each with the sizes it applies to
     mixed = merge_counts(["not calibrated: too few public runs near this size", per_size[0], per_size[1]],

@@ -10,7 +10,6 @@ from rich.table import Table
 
 from collperf import units
 from collperf.cli.render import _gb, out
-from collperf.diagnose.wording import size_ranges
 
 
 def print_table_header(t) -> None:
@@ -83,7 +82,8 @@ def _causes(sizes) -> None:
     else:
         out.print("  likely causes of the slower sizes (the sizes each applies to):")
     for c, at in where.items():
-        out.print(f"    - {escape(c)}" + (f" [dim]\\[{size_ranges(at, every)}][/dim]" if len(every) > 1 else ""))
+        where = f" [dim]\\[{units.size_ranges(at, every)}][/dim]" if len(every) > 1 else ""
+        out.print(f"    - {escape(c)}{where}")
 
 
 def _check_first(assumed) -> None:

@@ -22,7 +22,7 @@ from collperf.diagnose import findings as F, mpi, verdict as V
 from collperf.diagnose.calibrated import Peers, peers
 from collperf.diagnose.expectation import Expectation, expectation
 from collperf.diagnose.hardware import _values, assume, Assumed
-from collperf.diagnose.wording import size_ranges
+from collperf.units import size_ranges
 from collperf.errors import UsageError
 from collperf.fit import MIN_ROWS, Fit, fit, usable
 from collperf.ingest import load

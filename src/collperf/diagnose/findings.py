@@ -11,7 +11,7 @@ from collperf import units
 from collperf.fit import Fit
 from collperf.diagnose.expectation import sharp_lowers_bound
 from collperf.diagnose.verdict import runtime_of
-from collperf.diagnose.wording import size_ranges
+from collperf.units import size_ranges
 from collperf.ingest.table import Table
 
 
@@ -203,7 +203,8 @@ def slower_overall(verdicts, assumed, overall: str = "", own: Fit | None = None)
                f"slower than NCCL's expected time (median {ratio:.2f}x)")
     shown = ("NIC rate", "NICs per node", "fabric") + \
         (("intra-node link",) if assumed.system is None or assumed.system.gpus_per_node > 1 else ())
-    defaults = [f"{label} {value}" for label, value, src in assumed.values if src.startswith("default") and label in shown]
+    defaults = [f"{label} {value}" for label, value, src in assumed.values
+                if src.startswith("default") and label in shown]
     hint = (" Values taken from the catalogue's defaults, not from the log: " + ", ".join(defaults) + ".") \
         if defaults else ""
     if overall.startswith("as expected"):
@@ -233,9 +234,9 @@ def _mid_sizes(judged, own: Fit | None) -> str:
     every = [v.size for v in judged]
     return (f" The slow part is the mid sizes ({size_ranges([v.size for v in worse], every)}: up to "
             f"{worst.time_s / worst.expected_high_s:.2f}x the "
-            f"slow edge at {units.format_size(worst.size)}){alpha}: a per-call cost healthy runs do not pay (a container "
-            "or proxy network, a busy host CPU, a slow launch), not a slower network, which would slow the largest "
-            "sizes too.")
+            f"slow edge at {units.format_size(worst.size)}){alpha}: a per-call cost healthy runs do not pay (a "
+            "container or proxy network, a busy host CPU, a slow launch), not a slower network, which would slow the "
+            "largest sizes too.")
 
 
 def latency_bound(verdicts, from_model: bool) -> list[Finding]:

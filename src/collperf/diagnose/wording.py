@@ -1,29 +1,11 @@
-"""Saying many sizes in one line: runs of consecutive sizes as ranges ("1 KiB-512 KiB, 8 GiB"), and a per-size
-text that repeats with other counts (the band's provenance) once, with the range of each count."""
+"""Saying a per-size text once: the band's provenance repeats per size with other counts, and is said once with
+the range of each count (the sizes themselves as ranges: units.size_ranges)."""
 
 from __future__ import annotations
 
 import re
 
-from collperf import units
-
-
-def size_ranges(selected, every=None) -> str:
-    """'1 KiB-512 KiB, 2 MiB, 8 GiB': the selected sizes, a run of three or more that are consecutive in `every`
-    (the log's sizes; without it nothing is merged) as one range."""
-    chosen = sorted(set(int(s) for s in selected))
-    if not chosen:
-        return ""
-    position = {s: i for i, s in enumerate(sorted(set(int(s) for s in every)))} if every is not None else {}
-    runs: list[list[int]] = []
-    for s in chosen:
-        if runs and s in position and runs[-1][-1] in position and position[s] == position[runs[-1][-1]] + 1:
-            runs[-1].append(s)
-        else:
-            runs.append([s])
-    # a range from three sizes up: two neighbours read better as themselves ("64 MiB, 1 GiB" in a two-size log)
-    return ", ".join(", ".join(map(units.format_size, r)) if len(r) < 3 else
-                     f"{units.format_size(r[0])}-{units.format_size(r[-1])}" for r in runs)
+from collperf.units import size_ranges
 
 
 def merge_counts(texts, sizes=None) -> str:
