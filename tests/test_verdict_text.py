@@ -56,6 +56,7 @@ def test_a_log_says_its_band_provenance_once(tmp_path):
     (doc,) = json.loads(res.output) if isinstance(json.loads(res.output), list) else [json.loads(res.output)]
     assert doc["expected_from"].count("calibrated on") == 1
     assert doc["band_from"].startswith("calibrated on") and doc["band_from"] in doc["expected_from"]
+    assert doc["verdict_label"] == "as expected" and doc["verdict"].startswith("as expected: ")
     counts = {s["band_logs"] for s in doc["sizes"] if s["band_logs"]}
     if len(counts) > 1:      # several counts over the sizes: said as their range
         assert f"{min(counts)}-{max(counts)} public runs" in doc["band_from"]
@@ -170,7 +171,7 @@ def test_the_one_number_verdict_says_what_its_ratio_is_measured_from():
     high = doc["expected_high_s"]
     # 9 ms against the slow edge: the ratio in the text is 9 ms / the edge, and the edge is quoted beside it
     assert doc["verdict"].startswith(f"slower than expected by {9e-3 / high - 1:.0%} (9 ms vs ")
-    assert "the slow edge of healthy public runs'" in doc["verdict"]
+    assert "the slow edge of healthy public runs'" in doc["verdict"] and doc["verdict_label"] == "slower than expected"
     text = runner.invoke(app, ONE, terminal_width=250).output
     assert "ms) (" not in text and "\n  band:" not in text           # no doubled brackets, provenance said once
     # peers carry their sizes with the unit, as every other size in the document

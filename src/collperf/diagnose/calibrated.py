@@ -43,9 +43,9 @@ class Peers:
     def describe(self) -> str:
         if not self.runs:
             return f"no public runs on {self.like} in the corpus to compare with"
-        lo, hi = min(self.busbw_GBps), max(self.busbw_GBps)
-        reach = f"{lo:.0f} GB/s" if round(lo) == round(hi) else f"{lo:.0f}-{hi:.0f} GB/s"
-        yours = f"; yours: {self.yours_busbw_GBps:.0f}" if self.yours_busbw_GBps is not None else ""
+        lo, hi = (_busbw(x) for x in (min(self.busbw_GBps), max(self.busbw_GBps)))
+        reach = f"{lo} GB/s" if lo == hi else f"{lo}-{hi} GB/s"
+        yours = f"; yours: {_busbw(self.yours_busbw_GBps)} GB/s" if self.yours_busbw_GBps is not None else ""
         return (f"public runs on {self.like} reach {reach} busbw at {units.format_size(self.size)} "
                 f"({len(self.runs)} run{'s' if len(self.runs) != 1 else ''}){yours}")
 
@@ -53,6 +53,11 @@ class Peers:
         return {"size_bytes": self.size, "like": self.like, "busbw_GBps": self.busbw_GBps,
                 "yours_busbw_GBps": self.yours_busbw_GBps,
                 "summary": self.describe(), "sources": self.runs}
+
+
+def _busbw(GBps: float) -> str:
+    """Whole GB/s from 100 up (446, 1210), three significant digits below (3.75 on a PCIe pair, not 4)."""
+    return f"{GBps:.0f}" if GBps >= 100 else f"{GBps:.3g}"
 
 
 def gpu_model(text: str) -> str:

@@ -84,7 +84,7 @@ class Diagnosis:
         return {"source": self.table.source, "collective": self.table.collective, "ranks": self.table.ranks,
                 "nodes": self.table.nodes, "system": self.assumed.to_json(), "expected_from": self.expected_from,
                 "bound_from": self.bound_from, "band_from": self.band_from, "model_from": self.model_from,
-                "verdict": self.verdict, "verdict_label": self.verdict.split(":", 1)[0],
+                "verdict": self.verdict, "verdict_label": V.label_of(self.verdict),
                 "peak_busbw_GBps": self.peak_GBps, "fit": self.fit.to_json() if self.fit else None,
                 "sizes": [vars(s) for s in self.sizes], "findings": [vars(f) for f in self.findings],
                 "peers": self.peers.to_json() if self.peers else None,
@@ -315,7 +315,8 @@ class Judgement:
     def to_json(self) -> dict:
         return {"collective": self.collective, "ranks": self.ranks, "system": self.assumed.to_json(),
                 "expected_from": self.expected_from, "bound_from": self.bound_from, "algbw_GBps": self.algbw_GBps,
-                **vars(self.row), "peers": self.peers.to_json() if self.peers else None}
+                **vars(self.row), "verdict_label": V.label_of(self.row.verdict),
+                "peers": self.peers.to_json() if self.peers else None}
 
 
 def diagnose_measurement(spec) -> Judgement:

@@ -140,6 +140,17 @@ def band_verdict(time_s: float, low_s: float, high_s: float) -> str:
     return "as expected"
 
 
+# every verdict, a row's or a log's, starts with one of these (longest first): --json gives it as verdict_label
+LABELS = ("as expected, at the slow end of healthy runs", "as expected", "slower than expected",
+          "slower than the bound allows", "faster than typical", "faster than expected", "above the bound",
+          "not judged", "error")
+
+
+def label_of(text: str) -> str:
+    """The fixed label a verdict text starts with ('slower than expected by 61% (...)' -> 'slower than expected')."""
+    return next((label for label in LABELS if text.startswith(label)), text.split(":", 1)[0])
+
+
 def settled_overall(verdicts, found, above: str) -> str | None:
     """The table's verdict where the rows' own verdicts do not decide it: an error finding, no judged row,
     or a row above the bound (`above` says what that means for this kind of table); None otherwise."""
