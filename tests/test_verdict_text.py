@@ -199,3 +199,14 @@ def test_a_log_table_shows_short_verdicts_and_each_cause_once():
     assert flat.count("- the network: fewer NICs") == 1
     # the sizes above the band, 32 MiB up to the largest, consecutive in the log: one range
     assert "adaptive routing [32 MiB-8 GiB]" in flat and "slower than the band at 32 MiB-8 GiB" in flat
+
+
+def test_a_good_verdict_still_points_at_a_dip():
+    # the known-bad EFA run of the corpus: its poster saw busbw drop at 64 MB (32.6 GB/s at 32 MiB, 19.1 at 64 MiB,
+    # 30.7 at 128 MiB); the sizes as a whole are within the band, and the verdict line says where they are not
+    log = CORPUS / "a100-efa-2x8-allreduce-gh-aws-ofi-nccl-65.txt"
+    doc = json.loads(runner.invoke(app, ["diagnose", str(log), "--cluster", "aws-p4d", "--nodes", "2", "--json"]).output)
+    doc = doc[0] if isinstance(doc, list) else doc
+    assert doc["verdict_label"] == "as expected"
+    assert doc["verdict"].endswith("; but busbw dips at 64 MiB (see the findings)")
+    assert [f["sizes"] for f in doc["findings"] if f["kind"] == "dip"] == [[64 * MIB]]

@@ -181,7 +181,7 @@ def diagnose(table: Table, peak_Bps: float | None = None, hardware=None, model=N
     if own is None:
         found.append(F.not_fitted(table, len(rows), MIN_ROWS, ex.expected_s is not None))
     found += F.above_bound(verdicts, assumed, ex.bound_from if peak_Bps is not None else None, table.collective)
-    judged = mpi.overall(verdicts, found) if runtime == "mpi" else overall(verdicts, found)
+    judged = _curve_anomalies(mpi.overall(verdicts, found) if runtime == "mpi" else overall(verdicts, found), found)
     found += F.slower_overall(verdicts, assumed, judged, own)
     found += outside_band(verdicts)
     found += F.latency_bound(verdicts, ex.regime is not None)
@@ -265,6 +265,16 @@ def overall(verdicts: list[SizeVerdict], found) -> str:
                 f"public runs{eff} at {units.format_size(top.size)}")
     return (f"as expected: {len(big) - len(slow)} of {len(big)} bandwidth-bound sizes within {against}"
             f"{' or faster' if banded and fast else ''}{eff} at {units.format_size(top.size)}")
+
+
+def _curve_anomalies(verdict: str, found) -> str:
+    """A good verdict still points at a dip or a tail drop in the curve: the sizes as a whole are fine, yet those
+    sizes are not (a known-bad run whose busbw halves at 64 MiB and recovers reads 'as expected' otherwise)."""
+    if not verdict.startswith(("as expected", "faster")):
+        return verdict
+    seen = [f"busbw {'dips' if f.kind == 'dip' else 'drops at the largest sizes'} at {size_ranges(f.sizes)}"
+            for f in found if f.kind in ("dip", "tail-drop")]
+    return verdict + (f"; but {' and '.join(seen)} (see the findings)" if seen else "")
 
 
 def beyond_band(largest: list[SizeVerdict]) -> float:
