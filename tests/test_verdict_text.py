@@ -210,3 +210,16 @@ def test_a_good_verdict_still_points_at_a_dip():
     assert doc["verdict_label"] == "as expected"
     assert doc["verdict"].endswith("; but busbw dips at 64 MiB (see the findings)")
     assert [f["sizes"] for f in doc["findings"] if f["kind"] == "dip"] == [[64 * MIB]]
+
+
+def test_predicts_band_table_says_its_provenance_once():
+    res = runner.invoke(app, ["predict", "allreduce", "-s", "1M,64M,1G", "--cluster", "dgx-h100", "--nodes", "2",
+                              "-A", "ring"], terminal_width=250)
+    assert res.exit_code == 0, res.output
+    flat = " ".join(res.output.split())
+    # one line for the three sizes, each count as its range over them (the JSON keeps band_from per size)
+    assert flat.count("calibrated on") == 1 and "band: calibrated on" in flat and ", by size" in flat
+    doc = json.loads(runner.invoke(app, ["predict", "allreduce", "-s", "1M,64M,1G", "--cluster", "dgx-h100",
+                                         "--nodes", "2", "-A", "ring", "--json"]).output)
+    per_size = [d["nccl_expected"]["band_from"] for d in doc]
+    assert all(b.startswith("calibrated on") for b in per_size) and doc[0]["nccl_expected"]["size_bytes"] == MIB

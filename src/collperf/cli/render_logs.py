@@ -165,16 +165,16 @@ def print_expected_bands(assumed, bands) -> None:
     out.print(f"[bold]NCCL on {escape(assumed.describe())}: the expected band[/bold] (the time healthy public runs "
               "of this fabric class take, 10th-90th percentile, fitted on NCCL's own model time and the bound)")
     table = Table(title_justify="left")
-    for column in ("size", "expected", "busbw GB/s", "NCCL model", "NCCL choice", "bound", "calibration"):
-        table.add_column(column, justify="left" if column in ("NCCL choice", "calibration") else "right",
-                         overflow="fold")
+    for column in ("size", "expected", "busbw GB/s", "NCCL model", "NCCL choice", "bound"):
+        table.add_column(column, justify="left" if column == "NCCL choice" else "right", overflow="fold")
     for b in bands:
         lo, hi = b.busbw_GBps(b.high_s), b.busbw_GBps(b.low_s)
         table.add_row(units.format_size(b.size), _expected(b.typical_s, b.low_s, b.high_s),
                       f"{lo:.0f}-{hi:.0f}" if lo and hi else _gb(b.busbw_GBps(b.typical_s)),
-                      units.format_time(b.model_s), b.choice, units.format_time(b.bound_s) if b.bound_s else "-",
-                      escape(b.band_from))
+                      units.format_time(b.model_s), b.choice, units.format_time(b.bound_s) if b.bound_s else "-")
     out.print(table)
+    if bands:
+        out.print(f"  band: {escape(bands[0].band_summary or bands[0].band_from)}")
     for b in bands:
         if b.peers is not None:
             out.print(f"  peers: {escape(b.peers.describe())}")

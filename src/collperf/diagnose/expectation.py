@@ -133,6 +133,7 @@ class ExpectedBand:
     band_from: str
     busbw_factor: float
     peers: object = None
+    band_summary: str = ""      # band_from of every size asked, said once (the same on each ExpectedBand)
 
     def busbw_GBps(self, time_s: float | None) -> float | None:
         return self.size * self.busbw_factor / time_s / 1e9 if time_s else None
@@ -155,5 +156,6 @@ def expected_bands(collective: str, sizes, assumed: Assumed, peer_list=None) -> 
         return float(values[i]) if values is not None and np.isfinite(values[i]) else None
     return [ExpectedBand(size, at(ex.low_s, i), float(ex.expected_s[i]), at(ex.high_s, i), float(ex.model_s[i]),
                          at(ex.bound_s, i), ex.choice[i], ex.band_from[i] if ex.band_from else ex.expected_from,
-                         factor, peers(collective, assumed.system, size, None, peer_list))
+                         factor, peers(collective, assumed.system, size, None, peer_list),
+                         ex.band_summary or ex.expected_from)
             for i, size in enumerate(n)]
