@@ -93,6 +93,14 @@ def test_slow_only_at_the_mid_sizes_is_the_slow_end_and_slower_overall_says_so()
     assert "NIC rate 400 Gb/s" in found.message
 
 
+def test_one_slow_size_at_the_plateau_is_named_as_itself():
+    rows = _slow_rows(mid=1.2, plateau=1.2)
+    rows[-1].time_s = 3e-3                       # 1 GiB 3x beyond its slow edge, the rest 1.2x: still the slow end
+    verdict = overall(rows, [])
+    assert verdict.startswith("as expected, at the slow end") and verdict.endswith(
+        "; 1 GiB is slower: 3.00x its slow edge (see the findings)")
+
+
 def test_slow_at_the_plateau_is_slower_and_slower_overall_warns():
     rows = _slow_rows(mid=2.0, plateau=2.0)
     verdict = overall(rows, [])
@@ -205,7 +213,8 @@ def test_a_good_verdict_still_points_at_a_dip():
     # the known-bad EFA run of the corpus: its poster saw busbw drop at 64 MB (32.6 GB/s at 32 MiB, 19.1 at 64 MiB,
     # 30.7 at 128 MiB); the sizes as a whole are within the band, and the verdict line says where they are not
     log = CORPUS / "a100-efa-2x8-allreduce-gh-aws-ofi-nccl-65.txt"
-    doc = json.loads(runner.invoke(app, ["diagnose", str(log), "--cluster", "aws-p4d", "--nodes", "2", "--json"]).output)
+    res = runner.invoke(app, ["diagnose", str(log), "--cluster", "aws-p4d", "--nodes", "2", "--json"])
+    doc = json.loads(res.output)
     doc = doc[0] if isinstance(doc, list) else doc
     assert doc["verdict_label"] == "as expected"
     assert doc["verdict"].endswith("; but busbw dips at 64 MiB (see the findings)")

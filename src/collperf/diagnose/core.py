@@ -22,7 +22,6 @@ from collperf.diagnose import findings as F, mpi, verdict as V
 from collperf.diagnose.calibrated import Peers, peers
 from collperf.diagnose.expectation import Expectation, expectation
 from collperf.diagnose.hardware import _values, assume, Assumed
-from collperf.units import size_ranges
 from collperf.errors import UsageError
 from collperf.fit import MIN_ROWS, Fit, fit, usable
 from collperf.ingest import load
@@ -249,9 +248,10 @@ def overall(verdicts: list[SizeVerdict], found) -> str:
                         f"that band is borrowed from other fabric classes ({borrowed[-1].band_from}); give --fabric "
                         "if the log's network is not the one assumed")
             if beyond < margin:
-                worse = (f"; the mid sizes are slower: up to {worst.time_s / edge:.2f}x its slow edge at "
-                         f"{units.format_size(worst.size)} (see slower-overall)"
-                         if worst.time_s / edge >= margin else "")
+                at, by = units.format_size(worst.size), f"{worst.time_s / edge:.2f}x its slow edge"
+                worse = "" if worst.time_s / edge < margin else (
+                    f"; the mid sizes are slower: up to {by} at {at} (see the findings)" if worst.size < top.size / 16
+                    else f"; {at} is slower: {by} (see the findings)")
                 return (f"as expected, at the slow end of healthy runs: {len(slow)} of {len(big)} bandwidth-bound "
                         f"sizes above {against}, but by {beyond - 1:.0%} (median; a band on "
                         f"{int(np.median([v.band_logs for v in largest]))} runs calls a log slower from "
@@ -272,7 +272,7 @@ def _curve_anomalies(verdict: str, found) -> str:
     sizes are not (a known-bad run whose busbw halves at 64 MiB and recovers reads 'as expected' otherwise)."""
     if not verdict.startswith(("as expected", "faster")):
         return verdict
-    seen = [f"busbw {'dips' if f.kind == 'dip' else 'drops at the largest sizes'} at {size_ranges(f.sizes)}"
+    seen = [f"busbw {'dips' if f.kind == 'dip' else 'drops at the largest sizes'} at {units.size_ranges(f.sizes)}"
             for f in found if f.kind in ("dip", "tail-drop")]
     return verdict + (f"; but {' and '.join(seen)} (see the findings)" if seen else "")
 
@@ -301,8 +301,8 @@ def outside_band(verdicts: list[SizeVerdict]) -> list[F.Finding]:
     if not slow and not fast:
         return []
     every = [v.size for v in verdicts]
-    parts = ([f"slower than the band at {size_ranges(slow, every)}"] if slow else []) + \
-        ([f"faster than typical at {size_ranges(fast, every)}"] if fast else [])
+    parts = ([f"slower than the band at {units.size_ranges(slow, every)}"] if slow else []) + \
+        ([f"faster than typical at {units.size_ranges(fast, every)}"] if fast else [])
     return [F.Finding("outside-band", "info", "sizes outside the band of healthy public runs (10th-90th "
                       f"percentile): {'; '.join(parts)}", slow + fast)]
 

@@ -11,7 +11,6 @@ from collperf import units
 from collperf.fit import Fit
 from collperf.diagnose.expectation import sharp_lowers_bound
 from collperf.diagnose.verdict import runtime_of
-from collperf.units import size_ranges
 from collperf.ingest.table import Table
 
 
@@ -232,7 +231,7 @@ def _mid_sizes(judged, own: Fit | None) -> str:
     alpha = (f"; this log's own fit has a per-call time of {units.format_time(fitted.latency_s)} from "
              f"{units.format_size(fitted.from_bytes)} to {units.format_size(fitted.to_bytes)}") if fitted else ""
     every = [v.size for v in judged]
-    return (f" The slow part is the mid sizes ({size_ranges([v.size for v in worse], every)}: up to "
+    return (f" The slow part is the mid sizes ({units.size_ranges([v.size for v in worse], every)}: up to "
             f"{worst.time_s / worst.expected_high_s:.2f}x the "
             f"slow edge at {units.format_size(worst.size)}){alpha}: a per-call cost healthy runs do not pay (a "
             "container or proxy network, a busy host CPU, a slow launch), not a slower network, which would slow the "
