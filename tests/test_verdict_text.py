@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from collperf.cli import app
 from collperf.diagnose import findings as F
-from collperf.diagnose.core import SizeVerdict, overall
+from collperf.diagnose.core import SizeVerdict, _curve_anomalies, overall
 from collperf.diagnose.hardware import Assumed, assume
 from collperf.diagnose.wording import merge_counts
 from collperf.units import size_ranges
@@ -83,7 +83,7 @@ def test_slow_only_at_the_mid_sizes_is_the_slow_end_and_slower_overall_says_so()
     verdict = overall(rows, [])
     assert verdict.startswith("as expected, at the slow end of healthy runs: 11 of 11 bandwidth-bound sizes")
     assert "by 20% (median; a band on 10 runs calls a log slower from 43%)" in verdict
-    assert "the mid sizes are slower: up to 3.00x its slow edge at 1 MiB" in verdict
+    assert "the mid sizes are slower: up to 3.00x the band's slow edge at 1 MiB" in verdict
     assumed = Assumed(None, [("NIC rate", "400 Gb/s", "default for dgx-h100")])
     (found,) = F.slower_overall(rows, assumed, verdict)
     # the same yardstick as the rows (the band's slow edge, not the typical time) and no alarm the verdict denies
@@ -98,7 +98,7 @@ def test_one_slow_size_at_the_plateau_is_named_as_itself():
     rows[-1].time_s = 3e-3                       # 1 GiB 3x beyond its slow edge, the rest 1.2x: still the slow end
     verdict = overall(rows, [])
     assert verdict.startswith("as expected, at the slow end") and verdict.endswith(
-        "; 1 GiB is slower: 3.00x its slow edge (see the findings)")
+        "; 1 GiB is slower: 3.00x the band's slow edge (see the findings)")
 
 
 def test_slow_at_the_plateau_is_slower_and_slower_overall_warns():
@@ -232,3 +232,13 @@ def test_predicts_band_table_says_its_provenance_once():
                                          "--nodes", "2", "-A", "ring", "--json"]).output)
     per_size = [d["nccl_expected"]["band_from"] for d in doc]
     assert all(b.startswith("calibrated on") for b in per_size) and doc[0]["nccl_expected"]["size_bytes"] == MIB
+
+
+def test_a_dip_is_added_to_a_good_verdict_with_one_but():
+    dip = F.Finding("dip", "warning", "busbw dips", [64 << 20])
+    plain = _curve_anomalies("as expected: 10 of 10 bandwidth-bound sizes within the band", [dip])
+    assert plain.endswith("; but busbw dips at 64 MiB (see the findings)")
+    said = _curve_anomalies("as expected, at the slow end of healthy runs: ...; 1 GiB is slower: 3.00x the band's "
+                            "slow edge (see the findings)", [dip])
+    assert said.endswith("(see the findings); and busbw dips at 64 MiB (see the findings)") and "; but" not in said
+    assert _curve_anomalies("slower than expected: 3 of 3 sizes", [dip]) == "slower than expected: 3 of 3 sizes"

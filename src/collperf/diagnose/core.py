@@ -248,7 +248,7 @@ def overall(verdicts: list[SizeVerdict], found) -> str:
                         f"that band is borrowed from other fabric classes ({borrowed[-1].band_from}); give --fabric "
                         "if the log's network is not the one assumed")
             if beyond < margin:
-                at, by = units.format_size(worst.size), f"{worst.time_s / edge:.2f}x its slow edge"
+                at, by = units.format_size(worst.size), f"{worst.time_s / edge:.2f}x the band's slow edge"
                 worse = "" if worst.time_s / edge < margin else (
                     f"; the mid sizes are slower: up to {by} at {at} (see the findings)" if worst.size < top.size / 16
                     else f"; {at} is slower: {by} (see the findings)")
@@ -274,7 +274,8 @@ def _curve_anomalies(verdict: str, found) -> str:
         return verdict
     seen = [f"busbw {'dips' if f.kind == 'dip' else 'drops at the largest sizes'} at {units.size_ranges(f.sizes)}"
             for f in found if f.kind in ("dip", "tail-drop")]
-    return verdict + (f"; but {' and '.join(seen)} (see the findings)" if seen else "")
+    joint = "; and " if "(see the findings)" in verdict else "; but "   # one "but" per verdict is enough
+    return verdict + (f"{joint}{' and '.join(seen)} (see the findings)" if seen else "")
 
 
 def beyond_band(largest: list[SizeVerdict]) -> float:
