@@ -185,8 +185,17 @@ def test_peers_report_the_range_sources_and_yours():
     runs.append({**runs[0], "id": "other", "nodes": 4})       # another layout: not a peer
     p = peers("allreduce", system, 1 << 30, 446.0, runs)
     assert p.busbw_GBps == [440.0, 452.0, 470.0, 461.0, 445.0] and len(p.to_json()["sources"]) == 5
-    assert p.describe().endswith("reach 440-470 GB/s busbw at 1 GiB (5 runs); yours: 446")
-    assert "2x8" in p.describe() and "8x 400 Gb/s InfiniBand" in p.describe()
+    assert p.describe().endswith("reach 440-470 GB/s busbw at 1 GiB (5 runs; their NICs per node: 8x 400 Gb/s); "
+                                 "yours: 446 GB/s")
+    # a PCIe pair's few GB/s keep their digits
+    slow = peers("allreduce", system, 1 << 30, 3.75, [{**r, "busbw": [[1 << 30, 3.61]]} for r in runs[:2]])
+    assert slow.describe().endswith("reach 3.61 GB/s busbw at 1 GiB (2 runs; their NICs per node: 8x 400 Gb/s); "
+                                    "yours: 3.75 GB/s")
+    # the layout and fabric peers match on; the NICs are the peers' own, not the system assumed's
+    assert "2x8" in p.describe() and "over InfiniBand" in p.describe()
+    mixed = peers("allreduce", system.with_(nics_per_node=4), 1 << 30, None,
+                  [{**runs[0], "nic": "4x200G-ib"}, {**runs[1], "nic": "8x?G-ib"}])
+    assert "(2 runs; their NICs per node: 4x 200 Gb/s, 8x (rate not stated))" in mixed.describe()
     assert peers("allreduce", system, 16 << 30, None, runs).runs == []    # no corpus size within 2x
 
 

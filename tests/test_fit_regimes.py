@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from collperf import api
+from collperf import api, units
 from collperf.fit import fit
 from collperf.ingest import Row, Table
 
@@ -22,7 +22,7 @@ def test_two_node_logs_fit_within_three_percent(name, slowed):
     assert np.median(np.abs(f.residuals)) <= 0.03
     assert not set(slowed) & set(int(s) for s in f.sizes)          # left out of the fit ...
     note = next(n for n in f.notes if "left out of the fit" in n)  # ... and said so
-    assert all(str(s) in note for s in slowed)
+    assert all(units.format_size(s) in note for s in slowed)     # with their units, as the log's sizes
 
 
 def test_a_slowed_row_is_left_out_and_the_line_is_recovered():

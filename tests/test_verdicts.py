@@ -156,7 +156,13 @@ def test_alltoall_gets_alltoall_advice_not_nccl_algo():
 
 def test_causes_by_context():
     nccl = V.causes("allreduce", "nccl", "bandwidth", 2, "nvls-tree/Simple", "ring/Simple")
-    assert any("NCCL_IB_HCA" in c for c in nccl) and any("ring/Simple" in c for c in nccl)
+    assert any("NCCL_IB_HCA" in c for c in nccl) and any("NCCL_ALGO/NCCL_PROTO set" in c for c in nccl)
+    # worded alike whatever NCCL's choice, so the rows of a log share one line each (the choice is in the table)
+    assert V.causes("allreduce", "nccl", "bandwidth", 2, "ring/LL128", "ring/Simple") == nccl
+    assert not any("NCCL_ALGO/NCCL_PROTO set" in c for c in V.causes("allreduce", "nccl", "bandwidth", 2,
+                                                                        "ring/Simple", "ring/Simple"))
+    # one GPU per node: no intra-node path to blame
+    assert not any("intra-node" in c for c in V.causes("allreduce", "nccl", "bandwidth", 2, gpus_per_node=1))
     assert not any("NCCL_IB_HCA" in c for c in V.causes("allreduce", "nccl", "bandwidth", 1))   # one node: no NIC
     assert any("launch" in c for c in V.causes("allreduce", "nccl", "latency", 1, "ring/LL"))
 

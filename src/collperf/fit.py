@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import nnls
 
+from collperf import units
 from collperf.collectives import busbw_factor
 from collperf.errors import UsageError
 from collperf.ingest.table import Table
@@ -129,7 +130,7 @@ def fit_rows(table: Table, notes: list[str] | None = None):
         rows = [r for r in rows if not r.flags]
         if notes is not None:
             notes.append(f"{len(flagged)} row(s) whose columns disagree were left out of the fit (sizes "
-                         + ", ".join(str(r.size) for r in flagged[:5]) + (" ..." if len(flagged) > 5 else "") + ")")
+                         + ", ".join(units.format_size(r.size) for r in flagged[:5]) + (" ..." if len(flagged) > 5 else "") + ")")
     rows.sort(key=lambda r: r.size)
     # nccl-tests may print a size twice (e.g. two 0-byte rows); keep the first of each size
     unique = {}
@@ -154,7 +155,7 @@ def _without_slowed(rows: list, notes: list[str] | None) -> list:
         return rows
     if notes is not None:
         notes.append(f"{len(slowed)} row(s) left out of the fit: slower than a larger size by more than "
-                     f"{100 * (SLOWED - 1):.0f} % (sizes " + ", ".join(str(r.size) for r in slowed[:6])
+                     f"{100 * (SLOWED - 1):.0f} % (sizes " + ", ".join(units.format_size(r.size) for r in slowed[:6])
                      + (" ..." if len(slowed) > 6 else "") + ")")
     gone = {id(r) for r in slowed}
     return [r for r in rows if id(r) not in gone]

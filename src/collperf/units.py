@@ -150,3 +150,21 @@ def format_bandwidth(bandwidth_Bps: float) -> str:
         if bandwidth_Bps >= factor:
             return f"{bandwidth_Bps / factor:.4g} {unit}"
     return f"{bandwidth_Bps:.4g} B/s"
+
+
+def size_ranges(selected, every=None) -> str:
+    """'1 KiB-512 KiB, 2 MiB, 8 GiB': the selected sizes, a run of three or more that are consecutive in `every`
+    (the log's sizes; without it nothing is merged) as one range."""
+    chosen = sorted(set(int(s) for s in selected))
+    if not chosen:
+        return ""
+    position = {s: i for i, s in enumerate(sorted(set(int(s) for s in every)))} if every is not None else {}
+    runs: list[list[int]] = []
+    for s in chosen:
+        if runs and s in position and runs[-1][-1] in position and position[s] == position[runs[-1][-1]] + 1:
+            runs[-1].append(s)
+        else:
+            runs.append([s])
+    # a range from three sizes up: two neighbours read better as themselves ("64 MiB, 1 GiB" in a two-size log)
+    return ", ".join(", ".join(map(format_size, r)) if len(r) < 3 else
+                     f"{format_size(r[0])}-{format_size(r[-1])}" for r in runs)

@@ -46,8 +46,14 @@ def print_fit(f) -> None:
 def print_assumed(assumed, expected_from: str, bound_from: str) -> None:
     """Which system was assumed and where each value came from."""
     out.print(f"  [bold]system assumed[/bold]: {escape(assumed.describe())}")
+    defaults = [(label, value) for label, value, source in assumed.values if source.startswith("default")]
     for label, value, source in assumed.values:
-        out.print(f"    {escape(label)}: {escape(value)}  [dim]({escape(source)})[/dim]")
+        if not source.startswith("default"):
+            out.print(f"    {escape(label)}: {escape(value)}  [dim]({escape(source)})[/dim]")
+    if defaults:
+        # what neither the log nor a flag said, on one line: the catalogue's values, each a flag away
+        out.print(f"    the catalogue's {escape(assumed.system.name)} values for what neither the log nor a flag says: "
+                  + "; ".join(f"{escape(label)} {escape(value)}" for label, value in defaults))
     for note in assumed.notes:
         out.print(f"    [dim]note: {escape(note)}[/dim]")
     out.print(f"  expected: {escape(expected_from)}")
@@ -63,15 +69,29 @@ def _verdict_style(text: str):
 
 
 def _causes(sizes) -> None:
-    """Causes once per distinct list, with the sizes they apply to."""
-    groups: dict[tuple, list[int]] = {}
+    """Each likely cause once, with the sizes it applies to (runs of the log's sizes as ranges)."""
+    where: dict[str, list[int]] = {}
     for s in sizes:
-        if s.causes:
-            groups.setdefault(tuple(s.causes), []).append(s.size)
-    for why, where in groups.items():
-        out.print("  likely causes at " + ", ".join(map(units.format_size, where)) + ":")
-        for c in why:
-            out.print(f"    - {escape(c)}")
+        for c in s.causes:
+            where.setdefault(c, []).append(s.size)
+    if not where:
+        return
+    every = [s.size for s in sizes]
+    if len(every) == 1:
+        out.print(f"  likely causes at {units.format_size(every[0])}:")
+    else:
+        out.print("  likely causes of the slower sizes (the sizes each applies to):")
+    for c, at in where.items():
+        where = f" [dim]\\[{units.size_ranges(at, every)}][/dim]" if len(every) > 1 else ""
+        out.print(f"    - {escape(c)}{where}")
+
+
+def _check_first(assumed) -> None:
+    """What the log itself shows that commonly costs bandwidth, each with its line."""
+    if assumed.suspects:
+        out.print("  [bold]check first[/bold] (read from this log):")
+        for what, line in assumed.suspects:
+            out.print(f"    - {escape(what)}  [dim](log line '{escape(line)}')[/dim]")
 
 
 def print_diagnosis(d) -> None:
@@ -79,7 +99,11 @@ def print_diagnosis(d) -> None:
     print_assumed(d.assumed, d.expected_from, d.bound_from)
     if d.model_from:
         out.print(f"  model log: {escape(d.model_from)}")
-    table = Table(title="per size (eff = bound / measured time, at most 100 %)", title_justify="left")
+    banded = any(s.expected_high_s for s in d.sizes)
+    title = ("per size (expected: typical time (band: 10th-90th percentile of healthy public runs); slower/faster "
+             "by: measured from the band's edge; eff = bound / measured time, at most 100 %)"
+             if banded else "per size (eff = bound / measured time, at most 100 %)")
+    table = Table(title=title, title_justify="left")
     for column in ("size", "time", "expected", "NCCL choice", "bound", "busbw GB/s", "eff", "regime", "verdict"):
         table.add_column(column, justify="left" if column in ("verdict", "NCCL choice") else "right",
                          overflow="fold")
@@ -88,11 +112,12 @@ def print_diagnosis(d) -> None:
                       _expected(s.expected_s, s.expected_low_s, s.expected_high_s), s.choice or "-",
                       units.format_time(s.bound_s) if s.bound_s else "-", _gb(s.busbw_GBps),
                       f"{100 * s.efficiency:.0f} %" if s.efficiency is not None else "-", s.regime,
-                      escape(s.verdict), style=_verdict_style(s.verdict))
+                      escape(s.label), style=_verdict_style(s.verdict))
     out.print(table)
     out.print(f"  [bold]verdict[/bold]: {escape(d.verdict)}")
     if d.peers is not None:
         out.print(f"  peers: {escape(d.peers.describe())}")
+    _check_first(d.assumed)
     _causes(d.sizes)
     if d.fit is not None:
         print_fit(d.fit)
@@ -111,17 +136,18 @@ def print_judgement(j) -> None:
               f"{units.format_time(r.time_s)}[/bold]: algbw {j.algbw_GBps:.2f} GB/s, busbw {_gb(r.busbw_GBps)} GB/s")
     print_assumed(j.assumed, j.expected_from, j.bound_from)
     if r.expected_s:
-        out.print(f"  expected {_expected(r.expected_s, r.expected_low_s, r.expected_high_s)} ({escape(r.choice)}, "
-                  f"{r.regime}-bound" + (f"; runner-up {escape(r.runner_up)}" if r.runner_up else "") + ")"
+        band = (f"{units.format_time(r.expected_s)}, healthy public runs {units.format_time(r.expected_low_s)}-"
+                f"{units.format_time(r.expected_high_s)}" if r.expected_high_s else units.format_time(r.expected_s))
+        out.print(f"  expected {band} ({escape(r.choice)}, {r.regime}-bound"
+                  + (f"; runner-up {escape(r.runner_up)}" if r.runner_up else "") + ")"
                   + (f"; NCCL's model alone {units.format_time(r.model_s)}" if r.model_s else ""))
-        if r.band_from:
-            out.print(f"  band: {escape(r.band_from)}")
     if r.bound_s:
         out.print(f"  bound {units.format_time(r.bound_s)} ({r.binding}); efficiency "
                   f"{100 * r.efficiency:.2g} % (bound / measured)")
     out.print(f"  [bold]verdict[/bold]: [{_verdict_style(r.verdict) or 'default'}]{escape(r.verdict)}[/]")
     if j.peers is not None:
         out.print(f"  peers: {escape(j.peers.describe())}")
+    _check_first(j.assumed)
     _causes([r])
 
 
@@ -139,16 +165,16 @@ def print_expected_bands(assumed, bands) -> None:
     out.print(f"[bold]NCCL on {escape(assumed.describe())}: the expected band[/bold] (the time healthy public runs "
               "of this fabric class take, 10th-90th percentile, fitted on NCCL's own model time and the bound)")
     table = Table(title_justify="left")
-    for column in ("size", "expected", "busbw GB/s", "NCCL model", "NCCL choice", "bound", "calibration"):
-        table.add_column(column, justify="left" if column in ("NCCL choice", "calibration") else "right",
-                         overflow="fold")
+    for column in ("size", "expected", "busbw GB/s", "NCCL model", "NCCL choice", "bound"):
+        table.add_column(column, justify="left" if column == "NCCL choice" else "right", overflow="fold")
     for b in bands:
         lo, hi = b.busbw_GBps(b.high_s), b.busbw_GBps(b.low_s)
         table.add_row(units.format_size(b.size), _expected(b.typical_s, b.low_s, b.high_s),
                       f"{lo:.0f}-{hi:.0f}" if lo and hi else _gb(b.busbw_GBps(b.typical_s)),
-                      units.format_time(b.model_s), b.choice, units.format_time(b.bound_s) if b.bound_s else "-",
-                      escape(b.band_from))
+                      units.format_time(b.model_s), b.choice, units.format_time(b.bound_s) if b.bound_s else "-")
     out.print(table)
+    if bands:
+        out.print(f"  band: {escape(bands[0].band_summary or bands[0].band_from)}")
     for b in bands:
         if b.peers is not None:
             out.print(f"  peers: {escape(b.peers.describe())}")
@@ -157,16 +183,20 @@ def print_expected_bands(assumed, bands) -> None:
 def print_nccl_prediction(assumed, pred) -> None:
     """`predict --nccl`: NCCL's choice per size, time, busbw and the runner-up."""
     out.print(f"[bold]{pred.collective}, {pred.ranks} ranks on {pred.nodes} node(s): NCCL's choice[/bold]")
-    print_assumed(assumed, "NCCL's model (tuning.cc) plus launch overhead, never below the bound",
+    print_assumed(assumed, "NCCL's own model (tuning.cc) plus launch overhead, never below the bound: what NCCL "
+                  "picks by, not yet what healthy runs take (that band: the same command without --nccl)",
                   "the system's two-level bound")
     table = Table(title="per size", title_justify="left")
-    for column in ("size", "algorithm/protocol", "time", "busbw GB/s", "regime", "runner-up", "its time"):
+    for column in ("size", "algorithm/protocol", "NCCL model", "busbw GB/s", "bound", "regime", "runner-up",
+                   "its time"):
         table.add_column(column, justify="left" if column in ("algorithm/protocol", "runner-up", "regime")
                          else "right")
     for i, n in enumerate(pred.size_bytes):
         other = pred.runner_up_time_s[i]
         table.add_row(units.format_size(int(n)), pred.choice[i], units.format_time(float(pred.time_s[i])),
-                      _gb(float(pred.busbw_Bps[i]) / 1e9), str(pred.regime[i]),
+                      _gb(float(pred.busbw_Bps[i]) / 1e9),
+                      units.format_time(float(pred.bound_s[i])) if pred.bound_s is not None else "-",
+                      str(pred.regime[i]),
                       f"{pred.runner_up_algorithm[i]}/{pred.runner_up_protocol[i]}" if math.isfinite(other) else "-",
                       units.format_time(float(other)) if math.isfinite(other) else "-")
     out.print(table)

@@ -36,23 +36,30 @@ class Peers:
 
     size: int
     busbw_GBps: list[float] = field(default_factory=list)
-    runs: list[dict] = field(default_factory=list)     # id, source_url, system, nic, busbw_GBps at `size`
+    runs: list[dict] = field(default_factory=list)     # id, source_url, system, nic, size_bytes, busbw_GBps there
     like: str = ""                                     # what "like this one" meant
     yours_busbw_GBps: float | None = None
 
     def describe(self) -> str:
         if not self.runs:
             return f"no public runs on {self.like} in the corpus to compare with"
-        lo, hi = min(self.busbw_GBps), max(self.busbw_GBps)
-        reach = f"{lo:.0f} GB/s" if round(lo) == round(hi) else f"{lo:.0f}-{hi:.0f} GB/s"
-        yours = f"; yours: {self.yours_busbw_GBps:.0f}" if self.yours_busbw_GBps is not None else ""
+        lo, hi = (_busbw(x) for x in (min(self.busbw_GBps), max(self.busbw_GBps)))
+        reach = f"{lo} GB/s" if lo == hi else f"{lo}-{hi} GB/s"
+        yours = f"; yours: {_busbw(self.yours_busbw_GBps)} GB/s" if self.yours_busbw_GBps is not None else ""
+        nics = sorted({_nics(r.get("nic", "")) for r in self.runs} - {""})
+        theirs = f"; their NICs per node: {', '.join(nics)}" if nics else ""
         return (f"public runs on {self.like} reach {reach} busbw at {units.format_size(self.size)} "
-                f"({len(self.runs)} run{'s' if len(self.runs) != 1 else ''}){yours}")
+                f"({len(self.runs)} run{'s' if len(self.runs) != 1 else ''}{theirs}){yours}")
 
     def to_json(self) -> dict:
-        return {"size": self.size, "like": self.like, "busbw_GBps": self.busbw_GBps,
+        return {"size_bytes": self.size, "like": self.like, "busbw_GBps": self.busbw_GBps,
                 "yours_busbw_GBps": self.yours_busbw_GBps,
                 "summary": self.describe(), "sources": self.runs}
+
+
+def _busbw(GBps: float) -> str:
+    """Whole GB/s from 100 up (446, 1210), three significant digits below (3.75 on a PCIe pair, not 4)."""
+    return f"{GBps:.0f}" if GBps >= 100 else f"{GBps:.3g}"
 
 
 def gpu_model(text: str) -> str:
@@ -67,9 +74,17 @@ def _like(system: System, collective: str) -> str:
             "socket": "sockets", "nvl72": "one NVL72 NVLink domain"}
     where = f"{system.nodes}x{system.gpus_per_node} {system.gpu}"
     fabric = system.fabric_class
-    net = (f" with {system.nics_per_node}x {system.nic_Gbps:g} Gb/s {nets.get(fabric, fabric)}" if system.nodes > 1
-           else f" ({fabric})")
+    # what peers match on (GPU, layout, fabric class), not this system's NICs: a peer's own NICs are its record's
+    net = f" over {nets.get(fabric, fabric)}" if system.nodes > 1 else f" ({fabric})"
     return f"{where}{net}, {collective}"
+
+
+def _nics(nic: str) -> str:
+    """An index's NIC field as the text says it: '8x400G-ib' -> '8x 400 Gb/s', '8x?G-ib' -> '8x (rate not stated)'."""
+    m = re.match(r"(\d+)x(\d+(?:\.\d+)?|\?)G", nic or "")
+    if not m:
+        return ""
+    return f"{m.group(1)}x " + ("(rate not stated)" if m.group(2) == "?" else f"{float(m.group(2)):g} Gb/s")
 
 
 def peers(collective: str, system: System | None, size: int, yours_busbw_GBps: float | None = None,
@@ -97,5 +112,5 @@ def peers(collective: str, system: System | None, size: int, yours_busbw_GBps: f
             continue            # the same busbw at the same size: this log itself (the corpus ships it)
         found.busbw_GBps.append(bus)
         found.runs.append({"id": run["id"], "source_url": run["source_url"], "system": run["system"],
-                           "nic": run.get("nic", ""), "size": int(sizes[i]), "busbw_GBps": bus})
+                           "nic": run.get("nic", ""), "size_bytes": int(sizes[i]), "busbw_GBps": bus})
     return found

@@ -54,6 +54,11 @@ class SizeVerdict:
     band_from: str = ""
     band_logs: int = 0                # how many public runs the band rests on
 
+    @property
+    def label(self) -> str:
+        """The verdict without the figures it repeats (time, band, bound): what a table's verdict column shows."""
+        return self.verdict.split(" (", 1)[0]
+
 
 @dataclass
 class Diagnosis:
@@ -68,6 +73,7 @@ class Diagnosis:
     model_from: str | None = None
     verdict: str = ""             # the table's overall verdict, "label: detail"
     peers: Peers | None = None    # public runs like this one, at the largest judged size
+    band_from: str = ""           # what the band was calibrated on, said once for every size
 
     @property
     def peak_source(self) -> str:
@@ -76,7 +82,8 @@ class Diagnosis:
     def to_json(self) -> dict:
         return {"source": self.table.source, "collective": self.table.collective, "ranks": self.table.ranks,
                 "nodes": self.table.nodes, "system": self.assumed.to_json(), "expected_from": self.expected_from,
-                "bound_from": self.bound_from, "model_from": self.model_from, "verdict": self.verdict,
+                "bound_from": self.bound_from, "band_from": self.band_from, "model_from": self.model_from,
+                "verdict": self.verdict, "verdict_label": V.label_of(self.verdict),
                 "peak_busbw_GBps": self.peak_GBps, "fit": self.fit.to_json() if self.fit else None,
                 "sizes": [vars(s) for s in self.sizes], "findings": [vars(f) for f in self.findings],
                 "peers": self.peers.to_json() if self.peers else None,
@@ -84,16 +91,17 @@ class Diagnosis:
 
 
 def _judge(size, time_s, busbw, i, ex: Expectation, collective, runtime, nodes, wrong, fitted_s=None,
-           own_regime="") -> SizeVerdict:
+           own_regime="", one_number: bool = False, gpus_per_node: int = 2) -> SizeVerdict:
     expected = float(ex.expected_s[i]) if ex.expected_s is not None else None
     bound = float(ex.bound_s[i]) if ex.bound_s is not None else None
     regime = str(ex.regime[i]) if ex.regime is not None else own_regime
     low, high = (_at(ex.low_s, i), _at(ex.high_s, i))
     text, eff = (mpi.verdict(time_s, bound, regime, wrong) if runtime == "mpi"
                  else V.verdict(time_s, expected, bound, wrong, low, high))
-    why = V.causes(collective, runtime, regime, nodes, ex.choice[i], ex.runner_up[i]) \
+    why = V.causes(collective, runtime, regime, nodes, ex.choice[i], ex.runner_up[i], gpus_per_node) \
         if text.startswith("slower") else []
-    if why and expected and time_s > 10 * expected:
+    if why and expected and time_s > 10 * expected and one_number:
+        # a log's sizes and times are nccl-tests' own: only a number typed by hand can have the convention wrong
         why.insert(0, V.FAR_OFF)
     return SizeVerdict(size, time_s, expected, bound, busbw, eff, regime, text, ex.choice[i], ex.runner_up[i],
                        ex.binding[i], fitted_s, why, wrong, _at(ex.model_s, i), low, high,
@@ -142,7 +150,7 @@ def diagnose(table: Table, peak_Bps: float | None = None, hardware=None, model=N
     hardware_system = assumed.system
     if model is not None:
         system, result, model_from = _model_system(model, hardware, table)
-        assumed = Assumed(system, assumed.values, assumed.notes)
+        assumed = Assumed(system, assumed.values, assumed.notes, suspects=assumed.suspects)
         assumed.values = _values(system) + [("fit", result.describe(), f"fitted to {model_from}")]
     runtime = V.runtime_of(table)
     measured = sorted((r for r in table.placement("out-of-place") or table.placement("in-place")
@@ -159,23 +167,26 @@ def diagnose(table: Table, peak_Bps: float | None = None, hardware=None, model=N
         ex.model_s = ex.low_s = ex.high_s = None        # no NCCL expectation, so no band either
         ex.band_from, ex.band_logs = [], []
     nodes = assumed.system.nodes if assumed.system else (table.nodes or 1)
+    per_node = assumed.system.gpus_per_node if assumed.system else 2
     verdicts = []
     for i, r in enumerate(measured):
         latency, bandwidth = own.terms(r.size) if own else (None, None)
         verdicts.append(_judge(r.size, r.time_s, r.busbw_GBps, i, ex, table.collective, runtime, nodes, bool(r.wrong),
                                None if own is None else latency + bandwidth,
-                               "" if own is None else "latency" if latency >= bandwidth else "bandwidth"))
+                               "" if own is None else "latency" if latency >= bandwidth else "bandwidth",
+                               gpus_per_node=per_node))
     _mark_isolated(verdicts)
     found = F.table_findings(table, own, rows)
     if own is None:
         found.append(F.not_fitted(table, len(rows), MIN_ROWS, ex.expected_s is not None))
     found += F.above_bound(verdicts, assumed, ex.bound_from if peak_Bps is not None else None, table.collective)
-    found += F.slower_overall(verdicts, assumed)
+    judged = _curve_anomalies(mpi.overall(verdicts, found) if runtime == "mpi" else overall(verdicts, found), found)
+    found += F.slower_overall(verdicts, assumed, judged, own)
     found += outside_band(verdicts)
     found += F.latency_bound(verdicts, ex.regime is not None)
     like = _best_peers(table, hardware_system, verdicts, peer_runs)
     return Diagnosis(table, own, assumed, ex.expected_from, ex.bound_from, ex.peak_GBps, verdicts, found,
-                     model_from, mpi.overall(verdicts, found) if runtime == "mpi" else overall(verdicts, found), like)
+                     model_from, judged, like, ex.band_summary)
 
 
 def _best_peers(table: Table, system, verdicts: list[SizeVerdict], runs) -> Peers | None:
@@ -237,9 +248,14 @@ def overall(verdicts: list[SizeVerdict], found) -> str:
                         f"that band is borrowed from other fabric classes ({borrowed[-1].band_from}); give --fabric "
                         "if the log's network is not the one assumed")
             if beyond < margin:
+                at, by = units.format_size(worst.size), f"{worst.time_s / edge:.2f}x the band's slow edge"
+                worse = "" if worst.time_s / edge < margin else (
+                    f"; the mid sizes are slower: up to {by} at {at} (see the findings)" if worst.size < top.size / 16
+                    else f"; {at} is slower: {by} (see the findings)")
                 return (f"as expected, at the slow end of healthy runs: {len(slow)} of {len(big)} bandwidth-bound "
-                        f"sizes above {against}, the largest {beyond - 1:.0%} beyond its slow edge (median){eff} at "
-                        f"{units.format_size(top.size)}")
+                        f"sizes above {against}, but by {beyond - 1:.0%} (median; a band on "
+                        f"{int(np.median([v.band_logs for v in largest]))} runs calls a log slower from "
+                        f"{margin - 1:.0%}){eff} at {units.format_size(top.size)}{worse}")
         return (f"slower than expected: {len(slow)} of {len(big)} bandwidth-bound sizes above {against}, up to "
                 f"{worst.time_s / edge:.2f}x {'its slow edge' if banded else 'the expected time'} at "
                 f"{units.format_size(worst.size)}{eff}")
@@ -249,6 +265,17 @@ def overall(verdicts: list[SizeVerdict], found) -> str:
                 f"public runs{eff} at {units.format_size(top.size)}")
     return (f"as expected: {len(big) - len(slow)} of {len(big)} bandwidth-bound sizes within {against}"
             f"{' or faster' if banded and fast else ''}{eff} at {units.format_size(top.size)}")
+
+
+def _curve_anomalies(verdict: str, found) -> str:
+    """A good verdict still points at a dip or a tail drop in the curve: the sizes as a whole are fine, yet those
+    sizes are not (a known-bad run whose busbw halves at 64 MiB and recovers reads 'as expected' otherwise)."""
+    if not verdict.startswith(("as expected", "faster")):
+        return verdict
+    seen = [f"busbw {'dips' if f.kind == 'dip' else 'drops at the largest sizes'} at {units.size_ranges(f.sizes)}"
+            for f in found if f.kind in ("dip", "tail-drop")]
+    joint = "; and " if "(see the findings)" in verdict else "; but "   # one "but" per verdict is enough
+    return verdict + (f"{joint}{' and '.join(seen)} (see the findings)" if seen else "")
 
 
 def beyond_band(largest: list[SizeVerdict]) -> float:
@@ -274,8 +301,9 @@ def outside_band(verdicts: list[SizeVerdict]) -> list[F.Finding]:
     fast = [v.size for v in verdicts if v.expected_low_s and v.verdict.startswith("faster")]
     if not slow and not fast:
         return []
-    parts = ([f"slower than the band at {', '.join(map(units.format_size, slow))}"] if slow else []) + \
-        ([f"faster than typical at {', '.join(map(units.format_size, fast))}"] if fast else [])
+    every = [v.size for v in verdicts]
+    parts = ([f"slower than the band at {units.size_ranges(slow, every)}"] if slow else []) + \
+        ([f"faster than typical at {units.size_ranges(fast, every)}"] if fast else [])
     return [F.Finding("outside-band", "info", "sizes outside the band of healthy public runs (10th-90th "
                       f"percentile): {'; '.join(parts)}", slow + fast)]
 
@@ -298,7 +326,8 @@ class Judgement:
     def to_json(self) -> dict:
         return {"collective": self.collective, "ranks": self.ranks, "system": self.assumed.to_json(),
                 "expected_from": self.expected_from, "bound_from": self.bound_from, "algbw_GBps": self.algbw_GBps,
-                **vars(self.row), "peers": self.peers.to_json() if self.peers else None}
+                **vars(self.row), "verdict_label": V.label_of(self.row.verdict),
+                "peers": self.peers.to_json() if self.peers else None}
 
 
 def diagnose_measurement(spec) -> Judgement:
@@ -314,6 +343,7 @@ def diagnose_measurement(spec) -> Judgement:
     ex = expectation(name, [spec.size_bytes], assumed, spec.peak_Bps, factor)
     algbw = spec.size_bytes / spec.time_s / 1e9
     row = _judge(spec.size_bytes, spec.time_s, algbw * factor, 0, ex, name, "nccl",
-                 assumed.system.nodes if assumed.system else 1, False)
+                 assumed.system.nodes if assumed.system else 1, False, one_number=True,
+                 gpus_per_node=assumed.system.gpus_per_node if assumed.system else 2)
     like = peers(name, assumed.system, spec.size_bytes, algbw * factor)
     return Judgement(name, ranks, assumed, row, algbw, ex.expected_from, ex.bound_from, like)

@@ -12,6 +12,7 @@ from collperf import units
 from collperf.collectives import busbw_factor
 from collperf.diagnose.calibrated import calibration, peers
 from collperf.diagnose.hardware import Assumed
+from collperf.diagnose.wording import merge_counts
 from collperf.model.calibration import band
 from collperf.model.nccl import expect, system_bound
 
@@ -34,6 +35,7 @@ class Expectation:
     high_s: np.ndarray | None = None      # ... and 90th (slower than this is "slower than expected")
     band_from: list = field(default_factory=list)   # per size: what the band was calibrated on
     band_logs: list = field(default_factory=list)   # per size: how many public runs the band rests on
+    band_summary: str = ""                          # band_from said once, each count as its range over the sizes
     fabric: str = ""
 
 
@@ -111,10 +113,9 @@ def _calibrate(ex: Expectation, n: np.ndarray, system, bands: dict) -> None:
     ex.high_s = np.where(ok, b.high_s, np.nan)
     ex.band_from = b.provenance
     ex.band_logs = b.logs
-    ex.expected_from = (f"{ex.expected_from}, calibrated on healthy public runs: the typical time is a per-call "
-                        "overhead plus the larger of a factor on NCCL's model time and the bound over an achieved "
-                        "fraction, fitted per fabric class; the band the 10th-90th percentile of those runs around it "
-                        f"({'; '.join(dict.fromkeys(b.provenance))})" + (f"; {b.layout}" if b.layout else ""))
+    ex.band_summary = merge_counts(b.provenance, n)
+    ex.expected_from = (f"{ex.expected_from}; the band: the 10th-90th percentile of healthy public runs' time, "
+                        f"{ex.band_summary}" + (f"; {b.layout}" if b.layout else ""))
 
 
 @dataclass
@@ -132,12 +133,13 @@ class ExpectedBand:
     band_from: str
     busbw_factor: float
     peers: object = None
+    band_summary: str = ""      # band_from of every size asked, said once (the same on each ExpectedBand)
 
     def busbw_GBps(self, time_s: float | None) -> float | None:
         return self.size * self.busbw_factor / time_s / 1e9 if time_s else None
 
     def to_json(self) -> dict:
-        return {"size": self.size, "expected_low_s": self.low_s, "expected_s": self.typical_s,
+        return {"size_bytes": self.size, "expected_low_s": self.low_s, "expected_s": self.typical_s,
                 "expected_high_s": self.high_s, "nccl_model_s": self.model_s, "bound_s": self.bound_s,
                 "nccl_choice": self.choice, "band_from": self.band_from,
                 "expected_busbw_GBps": [self.busbw_GBps(self.high_s), self.busbw_GBps(self.low_s)],
@@ -154,5 +156,6 @@ def expected_bands(collective: str, sizes, assumed: Assumed, peer_list=None) -> 
         return float(values[i]) if values is not None and np.isfinite(values[i]) else None
     return [ExpectedBand(size, at(ex.low_s, i), float(ex.expected_s[i]), at(ex.high_s, i), float(ex.model_s[i]),
                          at(ex.bound_s, i), ex.choice[i], ex.band_from[i] if ex.band_from else ex.expected_from,
-                         factor, peers(collective, assumed.system, size, None, peer_list))
+                         factor, peers(collective, assumed.system, size, None, peer_list),
+                         ex.band_summary or ex.expected_from)
             for i, size in enumerate(n)]

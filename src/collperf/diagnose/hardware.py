@@ -26,6 +26,7 @@ from pathlib import Path
 
 from collperf.diagnose.loglines import LogFacts, read_facts
 from collperf.diagnose.overrides import apply_overrides, from_profile
+from collperf.diagnose.suspects import suspects
 from collperf.errors import UsageError
 from collperf.model.nccl.env import NCCL_ALGO_NAMES, NCCL_PROTO_NAMES, check as check_env
 from collperf.model.systems import System, fabric_nccl_settings, get_system, system_for_gpu
@@ -36,8 +37,8 @@ _SHOWN = (
     ("gpu", "GPU", lambda s: s.gpu),
     ("nodes", "nodes", lambda s: str(s.nodes)),
     ("gpus_per_node", "GPUs per node", lambda s: str(s.gpus_per_node)),
-    ("nvlink_GBps", "intra-node link", lambda s: (f"{s.nvlink_links}x NVLink, {s.nvlink_GBps * s.phys_scale:g} GB/s "
-                                                  f"per GPU per direction{', NVSwitch' if s.nvswitch else ''}")
+    ("nvlink_GBps", "intra-node link", lambda s: (f"{s.nvlink_links}x {s.link_name}, {s.nvlink_GBps * s.phys_scale:g} "
+                                                  f"GB/s per GPU per direction{', NVSwitch' if s.nvswitch else ''}")
      if s.nvlink_links else f"PCIe Gen{s.pcie_gen}{'' if s.p2p else ' without P2P (through host memory)'}"
                             f"{', GPUs behind one PCIe switch' if s.pcie_switch_shared else ''}"),
     ("nvls", "in-switch reduction (NVLS)", lambda s: "yes" if s.nvls else "no"),
@@ -71,6 +72,7 @@ class Assumed:
     values: list[tuple[str, str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     why_none: str = ""
+    suspects: list[tuple[str, str]] = field(default_factory=list)   # what to check first, the log line showing it
 
     def describe(self) -> str:
         return self.system.describe() if self.system else f"none assumed: {self.why_none}"
@@ -79,7 +81,8 @@ class Assumed:
         return {"system": self.system.name if self.system else None,
                 "description": self.describe(), "catalogue_source": self.system.source if self.system else "",
                 "values": [{"value": label, "assumed": value, "source": src} for label, value, src in self.values],
-                "notes": self.notes}
+                "notes": self.notes,
+                "check_first": [{"what": what, "log_line": line} for what, line in self.suspects]}
 
 
 def _values(system: System) -> list[tuple[str, str, str]]:
@@ -149,9 +152,11 @@ def _nccl_version(table, info: str) -> str | None:
     return version or None
 
 
-# the GPU model's catalogue entry and the network the log names -> the cloud instance that has both
+# the GPU model's catalogue entry and the network the log names -> the one cloud instance that has both. Only
+# networks one cloud has (GPUDirect-TCPX/TCPXO and gIB: Google; EFA: AWS): RoCE alone names no instance (OCI,
+# Google and many clusters of one's own run H100, H200 and B200 over RoCE), so it keeps the GPU's own entry
 _CLOUD = {("dgx-h100", "tcpx"): "gcp-a3-high", ("dgx-h100", "tcpxo"): "gcp-a3-mega",
-          ("dgx-h200", "roce"): "gcp-a3-ultra", ("dgx-b200", "roce"): "gcp-a4", ("dgx-h100", "roce"): "oci-bm-gpu-h100",
+          ("dgx-h200", "gib"): "gcp-a3-ultra", ("dgx-b200", "gib"): "gcp-a4",
           ("dgx-a100", "efa"): "aws-p4d", ("dgx-h100", "efa"): "aws-p5", ("dgx-h200", "efa"): "aws-p5en",
           ("pcie-t4", "efa"): "pcie-t4"}
 
@@ -330,7 +335,10 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
     fabric = hw.fabric or (facts.get("fabric") if nodes > 1 else None)
     if hw.cluster is None and "instance" not in facts and fabric:
         why = "user override (--fabric)" if hw.fabric else f"from the log line '{facts.line('fabric')}'"
-        base = _cloud_base(base, fabric, why, per_node)
+        network = fabric
+        if fabric == "roce" and facts.get("plugin") == "gib":
+            network, why = "gib", f"from the log line '{facts.line('plugin')}' (Google's gIB plugin)"
+        base = _cloud_base(base, network, why, per_node)
     system = base.with_(nodes_src, nodes=nodes).with_(
         "from the ranks in the log / nodes" if table is not None and ranks else "from --ranks / nodes",
         gpus_per_node=per_node)
@@ -341,6 +349,7 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
     if hw.cluster is None and gpu_text and "instance" not in facts:
         system = system.with_(gpu_src, gpu=gpu_text)
     ngpus = int((table.header if table is not None else {}).get("ngpus", 1) or 1)
+    catalogue_nics = system.nics_per_node
     system = _apply_facts(system, facts, ngpus)
     system = _transport_settings(system)
     # "under a PCIe switch" / nvidia-smi topo "PIX" in the log's comments: the GPUs share the switch's
@@ -351,7 +360,7 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
     if hw.profile is not None:
         system = from_profile(system, hw.profile)
     system = apply_overrides(system, hw)
-    return Assumed(system, _values(system), notes)
+    return Assumed(system, _values(system), notes, suspects=suspects(facts, system, catalogue_nics))
 
 
 def _cpu(device: str) -> bool:

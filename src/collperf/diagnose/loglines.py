@@ -7,7 +7,8 @@ src/transport/net_ib.cc ("NET/IB : Using [0]mlx5_0:1/IB ..."; "/RoCE" for Ethern
 src/transport/net_socket.cc ("NET/Socket : Using [0]eth0:..."), src/transport/net.cc and p2p.cc
 ("via NET/IB/0/GDRDMA", "via P2P/IPC", "via SHM/direct/direct"), aws-ofi-nccl ("NET/OFI Selected Provider
 is efa (found 4 nics)", "Setting NCCL_PROTO to \"simple\""), GCP's nccl-plugin-gpudirecttcpx
-("NET/GPUDirectTCPX") and its TCPXO successor ("NET/FasTrak"). The launch command a log echoes
+("NET/GPUDirectTCPX") and its TCPXO successor ("NET/FasTrak"), Google's gIB plugin for RoCE ("NET/gIB", its
+/usr/local/gib scripts on the launch line). The launch command a log echoes
 ("mpirun ... -x NCCL_ALGO=ring -x NCCL_IB_HCA=mlx5_2,mlx5_8") is read as the environment NCCL ran with
 (NCCL 2.30.7 src/misc/param.cc reads these names), below any INFO line that says the same; nccl-tests'
 device lines ("device 0 [0000:61:00] NVIDIA L40S") give each GPU's PCI bus.
@@ -30,6 +31,7 @@ from dataclasses import dataclass, field
 
 # "Using network <name>" (init.cc) -> fabric class; the plugin names as their plugins register them
 _NETWORK_NAMES = (
+    (r"gIB", "roce"),
     (r"AWS Libfabric|OFI", "efa"),
     (r"FasTrak|TCPXO", "tcpxo"),
     (r"GPUDirectTCPX|TCPX", "tcpx"),
@@ -90,6 +92,7 @@ def read_facts(text: str) -> LogFacts:
             if m.group(3) is not None:
                 facts.set("nvls", int(m.group(3)) > 0, ln)
     _command_env(facts, lines)
+    _settings(facts, lines)
     _collnet(facts, lines)
     _pci_buses(facts, lines)
     for ln in lines:
@@ -101,7 +104,16 @@ def read_facts(text: str) -> LogFacts:
     return facts
 
 
+# Google's gIB NCCL plugin (RDMA over Converged Ethernet on GCP's A3 Ultra, A4 and A4X), named by its INFO lines
+# or by its scripts on the launch line (/usr/local/gib/scripts/run_nccl_tests.sh): only Google Cloud has it
+_GIB = re.compile(r"NET/gIB|Using network gIB|/usr/local/gib/")
+
+
 def _network(facts: LogFacts, ln: str) -> None:
+    if _GIB.search(ln):
+        facts.set("plugin", "gib", ln)
+        facts.set("fabric", "roce", ln)
+        return
     m = re.search(r"Using network (.+?)\s*$", ln)
     if m:
         for pattern, fabric in _NETWORK_NAMES:
@@ -224,6 +236,31 @@ def _command_env(facts: LogFacts, lines: list[str]) -> None:
         names = [d.strip() for d in hca[0].lstrip("=").split(",") if d.strip()]
         if names and all(re.fullmatch(r"\w+_\d+(?::\d+)?", d) for d in names):
             facts.set("nics", len({d.split(":")[0] for d in names}), hca[1])
+
+
+# the NCCL settings that change how fast a collective runs (NCCL 2.30.7 src/misc/param.cc and the transports read
+# them); diagnose names the ones a log shows set (diagnose/suspects.py), not logging or interface names
+PERF_SETTINGS = ("NET_GDR_LEVEL", "NET_GDR_READ", "P2P_DISABLE", "P2P_LEVEL", "SHM_DISABLE", "NVLS_ENABLE",
+                 "MIN_NCHANNELS", "MAX_NCHANNELS", "MIN_CTAS", "MAX_CTAS", "NCHANNELS_PER_NET_PEER", "BUFFSIZE",
+                 "IB_QPS_PER_CONNECTION", "IB_SPLIT_DATA_ON_QPS", "CROSS_NIC", "P2P_NET_CHUNKSIZE", "P2P_PXN_LEVEL",
+                 "PXN_DISABLE", "IB_PCI_RELAXED_ORDERING", "IB_ADAPTIVE_ROUTING", "SOCKET_NTHREADS",
+                 "NSOCKS_PERTHREAD", "DMABUF_ENABLE", "CUMEM_ENABLE", "LAUNCH_MODE")
+_SET_BY_ENV = re.compile(r"\bNCCL_(" + "|".join(PERF_SETTINGS) + r") set by environment to ([^\s.]+(?:\.\d+)?)")
+_SET_ON_LAUNCH = re.compile(r"(?<![\w-])NCCL_(" + "|".join(PERF_SETTINGS) + r")=(\"[^\"]*\"|'[^']*'|[^\s\"';,]+)")
+
+
+def _settings(facts: LogFacts, lines: list[str]) -> None:
+    """'setting.NAME' -> its value, for the performance settings an INFO echo ('NCCL_NET_GDR_LEVEL set by environment
+    to SYS') or the echoed launch command ('-x NCCL_SHM_DISABLE=1') shows; the INFO echo wins."""
+    for ln in lines:
+        m = _SET_BY_ENV.search(ln) if "NCCL INFO" in ln else None
+        if m:
+            facts.set(f"setting.{m.group(1)}", m.group(2), ln)
+    for ln in lines:
+        if "NCCL INFO" in ln:
+            continue
+        for name, value in _SET_ON_LAUNCH.findall(ln):
+            facts.set(f"setting.{name}", value.strip("\"'"), f"NCCL_{name}={value}")
 
 
 _DEVICE = re.compile(r"Rank\s+\d+\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+"

@@ -59,8 +59,10 @@ FAR_OFF = ("a gap this large is rarely the hardware: check the size convention (
            "per rank: --size), that the time is one call (not a loop or a whole step), and the rank count")
 
 
-def causes(collective: str, runtime: str, regime: str, nodes: int, choice: str = "", runner_up: str = "") -> list[str]:
-    """Likely causes of a slower-than-expected row, for the tool, the collective and the regime."""
+def causes(collective: str, runtime: str, regime: str, nodes: int, choice: str = "", runner_up: str = "",
+           gpus_per_node: int = 2) -> list[str]:
+    """Likely causes of a slower-than-expected row, for the tool, the collective and the regime. Worded the same
+    for every size they apply to (the choice per size is in the table), so a log's rows share them."""
     if runtime == "mpi":
         out = ["the MPI library's algorithm choice for this size (Open MPI: --mca coll_tuned_use_dynamic_rules 1 "
                f"with coll_tuned_{collective}_algorithm; Intel MPI: I_MPI_ADJUST_{collective.upper()})",
@@ -82,16 +84,18 @@ def causes(collective: str, runtime: str, regime: str, nodes: int, choice: str =
     if regime == "latency":
         return ["per-call host overhead outside NCCL's model: kernel launch, a busy CPU or unpinned processes, no "
                 "CUDA graphs (nccl-tests -G); nccl-tests -g N > 1 launches every GPU from one thread",
-                f"a protocol forced by the environment (NCCL_PROTO) where NCCL would pick {choice or 'LL/LL128'}"]
+                "a protocol forced by the environment (NCCL_PROTO) other than the one NCCL would pick (NCCL's "
+                "choice, shown with the expected time)"]
     out = []
     if nodes > 1:
         out.append("the network: fewer NICs or a lower rate than assumed (NCCL_IB_HCA, link speed in ibstat), "
                    "GPUDirect RDMA off (NCCL_NET_GDR_LEVEL, nvidia-peermem), congestion or no adaptive routing")
-    out.append("the intra-node path: P2P or NVLink not used (nvidia-smi topo -m, NCCL_P2P_DISABLE, "
-               "NCCL_NVLS_ENABLE), a GPU at a lower PCIe/NVLink rate")
+    if gpus_per_node > 1:
+        out.append("the intra-node path: P2P or NVLink not used (nvidia-smi topo -m, NCCL_P2P_DISABLE, "
+                   "NCCL_NVLS_ENABLE), a GPU at a lower PCIe/NVLink rate")
     if runner_up and runner_up != choice:
-        out.append(f"NCCL chose another algorithm/protocol than {choice} (NCCL_ALGO/NCCL_PROTO set in the "
-                   f"environment or by a tuner plugin); the runner-up here is {runner_up}")
+        out.append("NCCL ran another algorithm/protocol than the one it would pick (NCCL's choice, shown with the "
+                   "expected time): NCCL_ALGO/NCCL_PROTO set in the environment or by a tuner plugin")
     return out
 
 
@@ -128,10 +132,23 @@ def band_verdict(time_s: float, low_s: float, high_s: float) -> str:
     if time_s > high_s * (1 + BAND_TOLERANCE):
         ratio = time_s / high_s
         by = f"{ratio - 1:.0%}" if ratio < 2 else f"{ratio:.3g}x"
-        return (f"slower than expected by {by} ({units.format_time(time_s)}; healthy public runs take {band})")
+        return (f"slower than expected by {by} ({units.format_time(time_s)} vs {units.format_time(high_s)}, the slow "
+                f"edge of healthy public runs' {band})")
     if time_s < low_s * (1 - BAND_TOLERANCE):
-        return (f"faster than typical ({units.format_time(time_s)}; healthy public runs take {band}): good")
+        return (f"faster than typical ({units.format_time(time_s)} vs {units.format_time(low_s)}, the fast edge of "
+                f"healthy public runs' {band}): good")
     return "as expected"
+
+
+# every verdict, a row's or a log's, starts with one of these (longest first): --json gives it as verdict_label
+LABELS = ("as expected, at the slow end of healthy runs", "as expected", "slower than expected",
+          "slower than the bound allows", "faster than typical", "faster than expected", "above the bound",
+          "not judged", "error")
+
+
+def label_of(text: str) -> str:
+    """The fixed label a verdict text starts with ('slower than expected by 61% (...)' -> 'slower than expected')."""
+    return next((label for label in LABELS if text.startswith(label)), text.split(":", 1)[0])
 
 
 def settled_overall(verdicts, found, above: str) -> str | None:

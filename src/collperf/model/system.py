@@ -204,8 +204,15 @@ class System:
             return "xgmi" if self.amd and not self.nvswitch else "nvswitch-nvls" if self.nvls else "nvswitch"
         return "pcie-p2p" if self.p2p else "pcie-host"
 
+    @property
+    def link_name(self) -> str:
+        """What the GPU-to-GPU links are called: AMD's Infinity Fabric links (xGMI) are not NVLink, though the model
+        treats both alike (nvlink_links x nvlink_GBps)."""
+        return "xGMI" if self.amd and not self.nvswitch else "NVLink"
+
     def describe(self) -> str:
-        intra = (f"{self.nvlink_links}x NVLink ({self.nvlink_GBps:g} GB/s/dir{', NVSwitch' if self.nvswitch else ''}"
+        intra = (f"{self.nvlink_links}x {self.link_name} ({self.nvlink_GBps:g} GB/s/dir"
+                 f"{', NVSwitch' if self.nvswitch else ''}"
                  f"{', NVLS' if self.nvls else ''})" if self.nvlink_links else
                  f"PCIe Gen{self.pcie_gen}{'' if self.p2p else ' without P2P (via host)'}")
         return (f"{self.name}: {self.nodes} node(s) x {self.gpus_per_node} {self.gpu}; {intra}; "

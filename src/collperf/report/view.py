@@ -22,7 +22,9 @@ FINDING_KINDS = {
     "tail-drop": "busbw falls at the largest sizes and does not recover.",
     "non-monotonic": "a larger message finished faster than a smaller one.",
     "above-bound": "a size ran faster than the lower bound of the assumed hardware: the assumed system is wrong.",
-    "slower-overall": "most sizes are slower than NCCL's expected time: the run, or the system assumed, is off.",
+    "slower-overall": "most bandwidth-bound sizes are above the band of healthy public runs (or, without a band, "
+                      "slower than NCCL's expected time): a warning when the largest are too, else where the slow "
+                      "part is.",
     "single-rank": "the table ran on one rank, where busbw is zero by definition.",
     "avg-busbw": "nccl-tests' 'Avg bus bandwidth' averages all sizes, latency-bound ones included.",
     "placement": "in-place and out-of-place times of one size disagree.",
@@ -32,6 +34,8 @@ FINDING_KINDS = {
     "inconsistent-rows": "rows whose time, algbw and busbw columns disagree with each other.",
     "bad-time": "rows without a finite positive time.",
     "no-busbw": "busbw needs the rank count, which the log does not give.",
+    "outside-band": "the sizes slower or faster than the band of healthy public runs (10th-90th percentile).",
+    "not-fitted": "a run with too few sizes for a fit of its own, judged against the expectation and bound alone.",
 }
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
