@@ -218,7 +218,7 @@ def test_a_good_verdict_still_points_at_a_dip():
     doc = doc[0] if isinstance(doc, list) else doc
     assert doc["verdict_label"] == "as expected"
     assert doc["verdict"].endswith("; but busbw dips at 64 MiB (see the findings)")
-    assert [f["sizes"] for f in doc["findings"] if f["kind"] == "dip"] == [[64 * MIB]]
+    assert [f["sizes_bytes"] for f in doc["findings"] if f["kind"] == "dip"] == [[64 * MIB]]
 
 
 def test_predicts_band_table_says_its_provenance_once():

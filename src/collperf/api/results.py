@@ -60,7 +60,7 @@ class NcclChoice:
 
 
 def _nccl_size(pred, i: int, n) -> dict:
-    return {"size": int(n), "algorithm": pred.algorithm[i], "protocol": pred.protocol[i],
+    return {"size_bytes": int(n), "algorithm": pred.algorithm[i], "protocol": pred.protocol[i],
             "time_s": float(pred.time_s[i]), "busbw_GBps": float(pred.busbw_Bps[i]) / 1e9,
             "regime": str(pred.regime[i]), "runner_up": f"{pred.runner_up_algorithm[i]}/{pred.runner_up_protocol[i]}",
             "runner_up_time_s": float(pred.runner_up_time_s[i]) if pred.runner_up_time_s[i] < float("inf") else None,

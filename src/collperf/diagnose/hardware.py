@@ -80,7 +80,7 @@ class Assumed:
     def to_json(self) -> dict:
         return {"system": self.system.name if self.system else None,
                 "description": self.describe(), "catalogue_source": self.system.source if self.system else "",
-                "values": [{"value": label, "assumed": value, "source": src} for label, value, src in self.values],
+                "values": [{"name": label, "value": value, "source": src} for label, value, src in self.values],
                 "notes": self.notes,
                 "check_first": [{"what": what, "log_line": line} for what, line in self.suspects]}
 
