@@ -85,18 +85,25 @@ def expectation(collective: str, sizes, assumed: Assumed, peak_Bps: float | None
         peak = b.peak_busbw_Bps
         peak_GBps = peak / 1e9 if np.isfinite(peak) else None
         sharp = system.collnet and sharp_lowers_bound(collective, system)
-        bound_from = (f"two-level bound on {system.name}: the larger of the node-level network bound "
-                      f"({system.nics_per_node}x {system.nic_Gbps:g} Gb/s per node"
-                      f"{', in-network reduction (SHARP)' if sharp else ''}) "
-                      "and the intra-node bound"
-                      f"{' with in-switch reduction (NVLS)' if system.nvls else ''}"
-                      f"{'; host bridge (no P2P)' if system.host_bridge else ''}")
+        bound_from = _bound_from(system, sharp)
     ex = Expectation(expected, regime, list(choice), list(runner), bound, list(binding), peak_GBps,
                      expected_from, bound_from, model_s=expected)
     fitted = assumed.system is not None and assumed.system.provenance.get("launch_overhead_us", "").startswith("fitted")
     if expected is not None and not fitted:
         _calibrate(ex, n, assumed.system, calibration()["bands"] if bands is None else bands)
     return ex
+
+
+def _bound_from(system, sharp: bool) -> str:
+    """What the bound is on `system`: on several nodes the larger of the network and intra-node bounds; one node
+    uses no network, so its bound is the intra-node one alone and names no NIC."""
+    intra = (f"the intra-node bound{' with in-switch reduction (NVLS)' if system.nvls else ''}"
+             f"{'; host bridge (no P2P)' if system.host_bridge else ''}")
+    if system.nodes <= 1:
+        return f"{intra} on {system.name} (one node: no network)"
+    return (f"two-level bound on {system.name}: the larger of the node-level network bound "
+            f"({system.nics_per_node}x {system.nic_Gbps:g} Gb/s per node"
+            f"{', in-network reduction (SHARP)' if sharp else ''}) and {intra}")
 
 
 def _calibrate(ex: Expectation, n: np.ndarray, system, bands: dict) -> None:
