@@ -141,6 +141,7 @@ class ExpectedBand:
     busbw_factor: float
     peers: object = None
     band_summary: str = ""      # band_from of every size asked, said once (the same on each ExpectedBand)
+    binding: str = ""           # which resource sets the bound: network, intra-node, host bridge
 
     def busbw_GBps(self, time_s: float | None) -> float | None:
         return self.size * self.busbw_factor / time_s / 1e9 if time_s else None
@@ -148,6 +149,7 @@ class ExpectedBand:
     def to_json(self) -> dict:
         return {"size_bytes": self.size, "expected_low_s": self.low_s, "expected_s": self.typical_s,
                 "expected_high_s": self.high_s, "nccl_model_s": self.model_s, "bound_s": self.bound_s,
+                "binding": self.binding,
                 "nccl_choice": self.choice, "band_from": self.band_from,
                 "expected_busbw_GBps": [self.busbw_GBps(self.high_s), self.busbw_GBps(self.low_s)],
                 "peers": self.peers.to_json() if self.peers else None}
@@ -164,5 +166,5 @@ def expected_bands(collective: str, sizes, assumed: Assumed, peer_list=None) -> 
     return [ExpectedBand(size, at(ex.low_s, i), float(ex.expected_s[i]), at(ex.high_s, i), float(ex.model_s[i]),
                          at(ex.bound_s, i), ex.choice[i], ex.band_from[i] if ex.band_from else ex.expected_from,
                          factor, peers(collective, assumed.system, size, None, peer_list),
-                         ex.band_summary or ex.expected_from)
+                         ex.band_summary or ex.expected_from, ex.binding[i])
             for i, size in enumerate(n)]
