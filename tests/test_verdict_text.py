@@ -13,10 +13,13 @@ from typer.testing import CliRunner
 from collperf.cli import app
 from collperf.diagnose import findings as F
 from collperf.diagnose.core import SizeVerdict, _curve_anomalies, overall
+from collperf.diagnose.corpus_fit import hardware_for, read_index
 from collperf.diagnose.hardware import Assumed, assume
 from collperf.diagnose.wording import merge_counts
+from collperf.ingest import load
 from collperf.units import size_ranges
 from collperf.model.systems import get_system
+from collperf.spec import HardwareSpec
 from log_support import synthetic_log
 
 KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
@@ -58,8 +61,8 @@ def test_a_log_says_its_band_provenance_once(tmp_path):
     assert doc["band_from"].startswith("calibrated on") and doc["band_from"] in doc["expected_from"]
     assert doc["verdict_label"] == "as expected" and doc["verdict"].startswith("as expected: ")
     counts = {s["band_logs"] for s in doc["sizes"] if s["band_logs"]}
-    if len(counts) > 1:      # several counts over the sizes: said as their range
-        assert f"{min(counts)}-{max(counts)} public runs" in doc["band_from"]
+    assert len(counts) > 1      # several counts over the sizes: said as their range
+    assert f"{min(counts)}-{max(counts)} public runs" in doc["band_from"]
 
 
 # ---- the verdict and its findings agree ------------------------------------------------------------------
@@ -138,8 +141,8 @@ def test_fewer_nics_than_the_system_has_and_forced_settings_are_named(tmp_path):
     assert kept not in suspects                                        # left at NCCL's default: nothing to check
     # the launch line counts too, and a healthy-looking log has nothing to check
     launch = "mpirun -np 16 -x NCCL_MAX_NCHANNELS=4 ./all_reduce_perf -b 8 -e 1G"
-    assert [w for w, _ in assume(synthetic_log(tmp_path, [NICS8, launch])).suspects] == [
-        "NCCL_MAX_NCHANNELS=4 is set: the channel count is capped (fewer channels move less at once)"]
+    (capped,) = [w for w, _ in assume(synthetic_log(tmp_path, [NICS8, launch])).suspects]
+    assert capped.startswith("NCCL_MAX_NCHANNELS=4 is set: ") and "capped at 4" in capped
     assert assume(synthetic_log(tmp_path, [NICS8])).suspects == []
 
 
@@ -242,3 +245,99 @@ def test_a_dip_is_added_to_a_good_verdict_with_one_but():
                             "slow edge (see the findings)", [dip])
     assert said.endswith("(see the findings); and busbw dips at 64 MiB (see the findings)") and "; but" not in said
     assert _curve_anomalies("slower than expected: 3 of 3 sizes", [dip]) == "slower than expected: 3 of 3 sizes"
+
+
+# ---- what is not a thing to check ------------------------------------------------------------------------
+
+def _said(tmp_path, lines, **kw):
+    a = assume(synthetic_log(tmp_path, lines, **kw))
+    return [w for w, _ in a.suspects], [w for w, _ in a.settings], a
+
+
+def test_gdr_settings_are_judged_by_their_level_legacy_numbers_decoded(tmp_path):
+    for value, level in (("LOC", "LOC"), ("0", "LOC"), ("3", "PHB"), ("PHB", "PHB"), ("4", "SYS"), ("5", "SYS")):
+        check, settings, _ = _said(tmp_path, [NICS8, f"mpirun -np 16 -x NCCL_NET_GDR_LEVEL={value} ./all_reduce_perf"])
+        if level == "LOC":
+            assert check == [f"NCCL_NET_GDR_LEVEL={value} is set: GPUDirect RDMA is turned off: network data is "
+                             "staged through host memory"] and settings == []
+        elif level == "SYS":
+            assert len(check) == 1 and "across the CPU sockets' link" in check[0]
+        else:   # PHB, what AMD's RCCL guides set: the same NUMA node, nothing to check
+            assert check == [] and settings == [f"NCCL_NET_GDR_LEVEL={value}"]
+
+
+def test_settings_a_guide_sets_on_purpose_are_listed_not_flagged(tmp_path):
+    lines = [NICS8, "mpirun -x NCCL_P2P_PXN_LEVEL=0 -x NCCL_SHM_DISABLE=1 -x NCCL_MIN_NCHANNELS=4 "
+                    "-x NCCL_SOCKET_NTHREADS=2 ./all_reduce_perf"]
+    check, settings, _ = _said(tmp_path, lines)
+    assert check == []
+    # SHM off does nothing where NVLink peer-to-peer runs; a minimum can only raise the channel count; the socket
+    # transport's threads are not read over InfiniBand at all
+    assert settings == ["NCCL_SHM_DISABLE=1", "NCCL_MIN_NCHANNELS=4", "NCCL_P2P_PXN_LEVEL=0"]
+
+
+def test_no_gpudirect_check_on_hardware_without_it_and_any_gdrdma_line_counts(tmp_path):
+    staged = "nodeA:1:2 [0] NCCL INFO Channel 00/0 : 8[0] -> 0[0] [receive] via NET/IB/1"
+    check, _, a = _said(tmp_path, [NICS8, staged])
+    assert check[0].startswith("GPUDirect RDMA is not used")
+    # sends without it, receives with it: GPUDirect RDMA is used (for receives)
+    send = "nodeA:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/1"
+    recv = "nodeA:1:2 [0] NCCL INFO Channel 00/0 : 8[0] -> 0[0] [receive] via NET/IB/1/GDRDMA"
+    check, _, a = _said(tmp_path, [NICS8, send, recv])
+    assert a.system.net_gdr and not any("GPUDirect" in w for w in check)
+    # a g4dn has no GPUDirect RDMA to turn on: its staged line is no thing to check
+    efa = "nodeA:1:2 [0] NCCL INFO NET/OFI Selected Provider is efa (found 1 nics)"
+    table = synthetic_log(tmp_path, [efa, staged], gpu="Tesla T4")
+    a = assume(table, HardwareSpec(cluster="aws-g4dn-12xlarge", nodes=2))
+    assert not any("GPUDirect" in w for w, _ in a.suspects)
+
+
+def test_gib_asked_for_but_nccl_on_sockets_is_said_as_a_fallback(tmp_path):
+    launch = "kubectl exec -it nccl-gib-test-0 -- /usr/local/gib/scripts/run_nccl_tests.sh -t all_reduce -b 1K -e 8G"
+    sockets = ["nccl-gib-test-0:1:2 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.2<0>",
+               "nccl-gib-test-0:1:2 [0] NCCL INFO Using network Socket"]
+    check, _, a = _said(tmp_path, [launch] + sockets, gpu="NVIDIA B200", hosts=("nccl-gib-test-0", "nccl-gib-test-1"))
+    assert a.system.fabric_class == "socket"
+    assert check[0].startswith("NCCL fell back to TCP sockets although the gib plugin was asked for")
+    assert not any("NCCL_IB_HCA" in w for w in check)       # no NIC-count advice for sockets
+    # the plugin's own INFO line: NCCL runs on it
+    check, _, a = _said(tmp_path, [launch, "nccl-gib-test-0:1:2 [0] NCCL INFO NET/gIB : Initializing gIB v1.0.6"],
+                        gpu="NVIDIA B200", hosts=("nccl-gib-test-0", "nccl-gib-test-1"))
+    assert a.system.fabric_class == "roce" and a.system.name == "gcp-a4" and check == []
+
+
+def test_launch_variables_are_read_from_launch_lines_only(tmp_path):
+    for line in ('echo "tip: try NCCL_P2P_DISABLE=1 if it hangs"',
+                 "# NCCL_P2P_DISABLE=1 was removed from the job",
+                 "export NCCL_P2P_DISABLE=${NCCL_P2P_DISABLE:-1}",
+                 "see https://example.org/run?NCCL_P2P_DISABLE=1"):
+        check, settings, _ = _said(tmp_path, [NICS8, line])
+        assert not any("P2P_DISABLE" in w for w in check + settings), line
+    check, _, _ = _said(tmp_path, [NICS8, "# mpirun -np 16 -x NCCL_P2P_DISABLE=1 ./all_reduce_perf"])
+    assert check == ["NCCL_P2P_DISABLE=1 is set: GPUs of a node exchange data through host memory instead of "
+                     "NVLink/PCIe peer-to-peer"]
+
+
+def test_a_dip_at_a_latency_bound_size_is_not_added_to_the_verdict():
+    def row(size, regime):
+        return SizeVerdict(size=size, time_s=1e-3, expected_s=1e-3, bound_s=None, busbw_GBps=None, efficiency=None,
+                           regime=regime, verdict="as expected")
+    rows = [row(512 << 10, "latency"), row(1 << 20, "latency"), row(64 << 20, "bandwidth")]
+    early = F.Finding("dip", "warning", "512 KiB takes longer than 1 MiB", [512 << 10])
+    assert _curve_anomalies("as expected: 1 of 1", [early], rows) == "as expected: 1 of 1"
+    late = F.Finding("dip", "warning", "busbw dips", [64 << 20])
+    assert _curve_anomalies("as expected: 1 of 1", [late], rows).endswith("; but busbw dips at 64 MiB (see the findings)")
+
+
+@pytest.mark.parametrize("log_id", ["t4-efa-2x1-allreduce-gh-eks-blueprints",           # g4dn: no GPUDirect RDMA
+                                    "mi300x-roce-2x8-allreduce-gh-hisohara-aac10",      # NCCL_NET_GDR_LEVEL=3 (PHB)
+                                    "h100-tcpx-2x8-allgather-gh-cluster-toolkit-a3high",  # TCPX's NCCL_P2P_PXN_LEVEL=0
+                                    "l40s-roce-2x2-allreduce-gh-schmaustech-nvidia-tools"])  # NCCL_NET_GDR_READ=1
+def test_healthy_public_runs_with_settings_set_on_purpose_have_nothing_to_check(tmp_path, log_id):
+    corpus = Path(__file__).resolve().parents[1] / "src" / "collperf" / "data" / "corpus"
+    (row,) = [r for r in read_index(corpus) if r["id"] == log_id]
+    log = tmp_path / "run.txt"      # without the corpus's two curated header lines, as the run printed it
+    log.write_text((corpus / f"{log_id}.txt").read_text().split("\n", 2)[2])
+    (table, *_) = load(log)
+    assert row["health"] == "healthy"
+    assert assume(table, hardware_for(row)).suspects == []

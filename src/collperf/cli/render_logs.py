@@ -82,8 +82,8 @@ def _causes(sizes) -> None:
     else:
         out.print("  likely causes of the slower sizes (the sizes each applies to):")
     for c, at in where.items():
-        where = f" [dim]\\[{units.size_ranges(at, every)}][/dim]" if len(every) > 1 else ""
-        out.print(f"    - {escape(c)}{where}")
+        sizes_said = f" [dim]\\[{units.size_ranges(at, every)}][/dim]" if len(every) > 1 else ""
+        out.print(f"    - {escape(c)}{sizes_said}")
 
 
 def _check_first(assumed) -> None:
@@ -92,6 +92,9 @@ def _check_first(assumed) -> None:
         out.print("  [bold]check first[/bold] (read from this log):")
         for what, line in assumed.suspects:
             out.print(f"    - {escape(what)}  [dim](log line '{escape(line)}')[/dim]")
+    if assumed.settings:
+        out.print("  NCCL settings in effect (read from this log): " +
+                  ", ".join(escape(what) for what, _ in assumed.settings))
 
 
 def print_diagnosis(d) -> None:

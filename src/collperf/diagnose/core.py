@@ -150,7 +150,7 @@ def diagnose(table: Table, peak_Bps: float | None = None, hardware=None, model=N
     hardware_system = assumed.system
     if model is not None:
         system, result, model_from = _model_system(model, hardware, table)
-        assumed = Assumed(system, assumed.values, assumed.notes, suspects=assumed.suspects)
+        assumed = Assumed(system, assumed.values, assumed.notes, suspects=assumed.suspects, settings=assumed.settings)
         assumed.values = _values(system) + [("fit", result.describe(), f"fitted to {model_from}")]
     runtime = V.runtime_of(table)
     measured = sorted((r for r in table.placement("out-of-place") or table.placement("in-place")
@@ -180,7 +180,8 @@ def diagnose(table: Table, peak_Bps: float | None = None, hardware=None, model=N
     if own is None:
         found.append(F.not_fitted(table, len(rows), MIN_ROWS, ex.expected_s is not None))
     found += F.above_bound(verdicts, assumed, ex.bound_from if peak_Bps is not None else None, table.collective)
-    judged = _curve_anomalies(mpi.overall(verdicts, found) if runtime == "mpi" else overall(verdicts, found), found)
+    judged = _curve_anomalies(mpi.overall(verdicts, found) if runtime == "mpi" else overall(verdicts, found), found,
+                              verdicts)
     found += F.slower_overall(verdicts, assumed, judged, own)
     found += outside_band(verdicts)
     found += F.latency_bound(verdicts, ex.regime is not None)
@@ -267,13 +268,20 @@ def overall(verdicts: list[SizeVerdict], found) -> str:
             f"{' or faster' if banded and fast else ''}{eff} at {units.format_size(top.size_bytes)}")
 
 
-def _curve_anomalies(verdict: str, found) -> str:
+def _curve_anomalies(verdict: str, found, verdicts=()) -> str:
     """A good verdict still points at a dip or a tail drop in the curve: the sizes as a whole are fine, yet those
-    sizes are not (a known-bad run whose busbw halves at 64 MiB and recovers reads 'as expected' otherwise)."""
+    sizes are not (a known-bad run whose busbw halves at 64 MiB and recovers reads 'as expected' otherwise). Only
+    where the verdict looks, at the bandwidth-bound sizes: a latency-bound size that takes longer than the next at
+    a protocol switch is no dip in bandwidth (its finding still says it)."""
     if not verdict.startswith(("as expected", "faster")):
         return verdict
-    seen = [f"busbw {'dips' if f.kind == 'dip' else 'drops at the largest sizes'} at {units.size_ranges(f.sizes_bytes)}"
-            for f in found if f.kind in ("dip", "tail-drop")]
+    latency = {v.size_bytes for v in verdicts if v.regime == "latency"}
+    seen = []
+    for f in found:
+        sizes = [s for s in f.sizes_bytes if s not in latency]
+        if f.kind in ("dip", "tail-drop") and sizes:
+            seen.append(f"busbw {'dips' if f.kind == 'dip' else 'drops at the largest sizes'} at "
+                        f"{units.size_ranges(sizes)}")
     joint = "; and " if "(see the findings)" in verdict else "; but "   # one "but" per verdict is enough
     return verdict + (f"{joint}{' and '.join(seen)} (see the findings)" if seen else "")
 

@@ -74,6 +74,7 @@ class Assumed:
     notes: list[str] = field(default_factory=list)
     why_none: str = ""
     suspects: list[tuple[str, str]] = field(default_factory=list)   # what to check first, the log line showing it
+    settings: list[tuple[str, str]] = field(default_factory=list)   # other NCCL settings the log shows, its line
 
     def describe(self) -> str:
         return self.system.describe() if self.system else f"none assumed: {self.why_none}"
@@ -83,7 +84,8 @@ class Assumed:
                 "description": self.describe(), "catalogue_source": self.system.source if self.system else "",
                 "values": [{"name": label, "value": value, "source": src} for label, value, src in self.values],
                 "notes": self.notes,
-                "check_first": [{"what": what, "log_line": line} for what, line in self.suspects]}
+                "check_first": [{"what": what, "log_line": line} for what, line in self.suspects],
+                "settings_in_effect": [{"setting": what, "log_line": line} for what, line in self.settings]}
 
 
 def _values(system: System) -> list[tuple[str, str, str]]:
@@ -350,7 +352,7 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
     if hw.cluster is None and gpu_text and "instance" not in facts:
         system = system.with_(gpu_src, gpu=gpu_text)
     ngpus = int((table.header if table is not None else {}).get("ngpus", 1) or 1)
-    catalogue_nics = system.nics_per_node
+    catalogue = system
     system = _apply_facts(system, facts, ngpus)
     system = _transport_settings(system)
     # "under a PCIe switch" / nvidia-smi topo "PIX" in the log's comments: the GPUs share the switch's
@@ -361,7 +363,8 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
     if hw.profile is not None:
         system = from_profile(system, hw.profile)
     system = apply_overrides(system, hw)
-    return Assumed(system, _values(system), notes, suspects=suspects(facts, system, catalogue_nics))
+    check, settings = suspects(facts, system, catalogue)
+    return Assumed(system, _values(system), notes, suspects=check, settings=settings)
 
 
 def _cpu(device: str) -> bool:

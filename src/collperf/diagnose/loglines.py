@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 
 # "Using network <name>" (init.cc) -> fabric class; the plugin names as their plugins register them
 _NETWORK_NAMES = (
-    (r"gIB", "roce"),
     (r"AWS Libfabric|OFI", "efa"),
     (r"FasTrak|TCPXO", "tcpxo"),
     (r"GPUDirectTCPX|TCPX", "tcpx"),
@@ -91,8 +90,11 @@ def read_facts(text: str) -> LogFacts:
             facts.set("channels", int(m.group(1)), ln)
             if m.group(3) is not None:
                 facts.set("nvls", int(m.group(3)) > 0, ln)
-    _command_env(facts, lines)
-    _settings(facts, lines)
+    if facts.get("plugin") == "gib" and "fabric" not in facts:     # asked for, and no NCCL line says otherwise
+        facts.set("fabric", "roce", facts.line("plugin"))
+    launch = _launch_vars(lines)
+    _command_env(facts, lines, launch)
+    _settings(facts, lines, launch)
     _collnet(facts, lines)
     _pci_buses(facts, lines)
     for ln in lines:
@@ -104,15 +106,21 @@ def read_facts(text: str) -> LogFacts:
     return facts
 
 
-# Google's gIB NCCL plugin (RDMA over Converged Ethernet on GCP's A3 Ultra, A4 and A4X), named by its INFO lines
-# or by its scripts on the launch line (/usr/local/gib/scripts/run_nccl_tests.sh): only Google Cloud has it
-_GIB = re.compile(r"NET/gIB|Using network gIB|/usr/local/gib/")
+# Google's gIB NCCL plugin (RDMA over Converged Ethernet on GCP's A3 Ultra, A4 and A4X): its INFO lines say NCCL
+# runs on it; its scripts on a launch line (/usr/local/gib/scripts/run_nccl_tests.sh) only that it was asked for, so
+# NCCL's own network lines decide the fabric where the log has them (a plugin that fails to load leaves NCCL on
+# TCP sockets, the way gIB most often breaks)
+_GIB_INFO = re.compile(r"NET/gIB|Using network gIB")
+_GIB_LAUNCH = re.compile(r"/usr/local/gib/")
 
 
 def _network(facts: LogFacts, ln: str) -> None:
-    if _GIB.search(ln):
+    if _GIB_INFO.search(ln):
         facts.set("plugin", "gib", ln)
         facts.set("fabric", "roce", ln)
+        return
+    if _GIB_LAUNCH.search(ln):
+        facts.set("plugin", "gib", ln)
         return
     m = re.search(r"Using network (.+?)\s*$", ln)
     if m:
@@ -146,6 +154,10 @@ def _nics(facts: LogFacts, ln: str) -> None:
 
 def _transport(facts: LogFacts, ln: str) -> None:
     if re.search(r"via NET/", ln):
+        # used if any channel shows it: a send without it ('[send] via NET/IB/0') and a receive with it is
+        # GPUDirect RDMA for receives only (NCCL_NET_GDR_READ=0, or pre-Ampere PCIe GPUs: NCCL 2.30.7 paths.cc)
+        if "GDRDMA" in ln and not facts.get("net_gdr", False):
+            facts.values["net_gdr"] = (True, _short(ln))
         facts.set("net_gdr", "GDRDMA" in ln, ln)
     if re.search(r"via P2P/", ln):
         facts.set("p2p", True, ln)
@@ -203,23 +215,36 @@ def _enables_collnet(value: str) -> bool:
     return False
 
 
-# NAME=value on a launch line (mpirun -x, srun --export, env, export); not INFO's "NAME set by environment to"
-_ENV = re.compile(r"(?<![\w-])(NCCL_(?:ALGO|PROTO|IB_HCA|IB_DISABLE|NET))=(\"[^\"]*\"|'[^']*'|[^\s\"';,][^\s\"';]*)")
+# NAME=value on a launch line (mpirun -x, srun --export, env, export, a leading NAME=value); not INFO's "NAME set
+# by environment to", not an echo or a shell variable's default ("${NCCL_MAX_NCHANNELS:-32}")
+_ENV = re.compile(r"(?<![\w${?&/=.-])(NCCL_[A-Z0-9_]+)=(\"[^\"]*\"|'[^']*'|[^\s\"';,][^\s\"';]*)")
+_LAUNCHER = re.compile(r"\b(mpirun|mpiexec|srun|torchrun|docker|kubectl|env|export)\b")
 # a network plugin named anywhere: then NCCL_IB_DISABLE=1 does not mean TCP sockets
 _PLUGIN = re.compile(r"NET/OFI|AWS Libfabric|FI_PROVIDER|GPUDirectTCPX|FasTrak|NCCL_NET_PLUGIN|NCCL_NET=")
 
 
-def _command_env(facts: LogFacts, lines: list[str]) -> None:
-    """NCCL_* variables the echoed launch command sets; INFO lines (read first) keep precedence."""
+def _launch_vars(lines: list[str]) -> dict[str, tuple[str, str]]:
+    """NCCL_* variables the echoed launch command sets: name -> (value, the assignment as quoted, with its
+    launcher). Not from INFO lines (read first, they keep precedence), echo lines, a comment line naming no
+    launcher, or a value that is itself a shell expansion."""
     env: dict = {}
     for ln in lines:
-        if "NCCL INFO" in ln:
+        if "NCCL INFO" in ln or re.search(r"\becho\b", ln):
             continue
-        launcher = re.search(r"\b(mpirun|mpiexec|srun|torchrun|docker|kubectl|env|export)\b", ln)
+        launcher = _LAUNCHER.search(ln)
+        if ln.lstrip().startswith("#") and not launcher:
+            continue
         for name, value in _ENV.findall(ln):
+            if "$" in value:
+                continue
             # quoted as the assignment itself: a launch line is too long to show whole
             env.setdefault(name, (value.strip("\"'"), f"{launcher.group(1) + ' ... ' if launcher else ''}"
                                                        f"{name}={value}"))
+    return env
+
+
+def _command_env(facts: LogFacts, lines: list[str], env: dict[str, tuple[str, str]]) -> None:
+    """What the launch command's NCCL_* variables (`_launch_vars`) say of the algorithms, protocols and network."""
     if "NCCL_ALGO" in env:
         facts.set("algorithms", *env["NCCL_ALGO"])
     if "NCCL_PROTO" in env:
@@ -246,21 +271,19 @@ PERF_SETTINGS = ("NET_GDR_LEVEL", "NET_GDR_READ", "P2P_DISABLE", "P2P_LEVEL", "S
                  "PXN_DISABLE", "IB_PCI_RELAXED_ORDERING", "IB_ADAPTIVE_ROUTING", "SOCKET_NTHREADS",
                  "NSOCKS_PERTHREAD", "DMABUF_ENABLE", "CUMEM_ENABLE", "LAUNCH_MODE")
 _SET_BY_ENV = re.compile(r"\bNCCL_(" + "|".join(PERF_SETTINGS) + r") set by environment to ([^\s.]+(?:\.\d+)?)")
-_SET_ON_LAUNCH = re.compile(r"(?<![\w-])NCCL_(" + "|".join(PERF_SETTINGS) + r")=(\"[^\"]*\"|'[^']*'|[^\s\"';,]+)")
 
 
-def _settings(facts: LogFacts, lines: list[str]) -> None:
+def _settings(facts: LogFacts, lines: list[str], launch: dict[str, tuple[str, str]]) -> None:
     """'setting.NAME' -> its value, for the performance settings an INFO echo ('NCCL_NET_GDR_LEVEL set by environment
-    to SYS') or the echoed launch command ('-x NCCL_SHM_DISABLE=1') shows; the INFO echo wins."""
+    to SYS') or the echoed launch command (`_launch_vars`: '-x NCCL_SHM_DISABLE=1') shows; the INFO echo wins."""
     for ln in lines:
         m = _SET_BY_ENV.search(ln) if "NCCL INFO" in ln else None
         if m:
             facts.set(f"setting.{m.group(1)}", m.group(2), ln)
-    for ln in lines:
-        if "NCCL INFO" in ln:
-            continue
-        for name, value in _SET_ON_LAUNCH.findall(ln):
-            facts.set(f"setting.{name}", value.strip("\"'"), f"NCCL_{name}={value}")
+    for name in PERF_SETTINGS:
+        if f"NCCL_{name}" in launch:
+            value, quoted = launch[f"NCCL_{name}"]
+            facts.set(f"setting.{name}", value.rstrip(","), quoted)
 
 
 _DEVICE = re.compile(r"Rank\s+\d+\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+"

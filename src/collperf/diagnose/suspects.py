@@ -1,54 +1,108 @@
-"""What to check first: the settings and paths a log itself shows that commonly cost bandwidth, each with the
-line that shows it. They are facts of this run, not guesses: a verdict of 'as expected' on a run that should be
-faster (a known-bad run judged on the hardware it actually used) still names them.
+"""What to check first: the paths and settings a log itself shows that cost bandwidth, each with the line that
+shows it. They are facts of this run, not guesses: a verdict of 'as expected' on a run that should be faster (a
+known-bad run judged on the hardware it actually used) still names them.
 
-Read from diagnose/loglines.py: GPUDirect RDMA not used ('via NET/IB/0' with no '/GDRDMA', NCCL 2.30.7
-src/transport/net.cc), fewer NICs than GPUs per node, NCCL over TCP sockets, and the performance settings an
-INFO echo or the launch command shows set (NCCL_NET_GDR_LEVEL, NCCL_SHM_DISABLE, NCCL_P2P_DISABLE, channel
-counts, ...).
+Read from diagnose/loglines.py: NCCL over TCP sockets, GPUDirect RDMA not used on hardware that has it (no
+'via NET/.../GDRDMA' line at all: NCCL 2.30.7 src/transport/net.cc), fewer NICs than the system has, and the
+NCCL settings a log shows set. A setting is a thing to check only on the costly side of NCCL's default and on the
+transport it applies to (NCCL 2.30.7 src/graph/paths.cc ncclGetLevel, ncclTopoCheckGdr, ncclTopoCheckP2p); the
+others are listed as the settings in effect, without a judgement: many guides set them on purpose (Google's TCPX
+setup sets NCCL_P2P_PXN_LEVEL=0, AMD's RCCL guides NCCL_NET_GDR_LEVEL=3, i.e. PHB).
 """
 
 from __future__ import annotations
 
 from collperf.diagnose.loglines import LogFacts
 
-# what a setting changes, where the few that explain most slow runs say more than "set"
-_MEANING = {
-    "NET_GDR_LEVEL": "the GPU-NIC distance up to which GPUDirect RDMA is used is forced: at SYS or PHB the GPU and "
-                     "NIC may be a CPU-socket link apart, often slower than staging through host memory; check the "
-                     "GPU-NIC path (nvidia-smi topo -m) and the BIOS's NUMA/PCIe settings (ACS, relaxed ordering)",
-    "NET_GDR_READ": "whether sends read GPU memory directly (GPUDirect RDMA) is forced",
-    "P2P_DISABLE": "GPUs of a node exchange data through host memory instead of NVLink/PCIe peer-to-peer",
-    "SHM_DISABLE": "the shared-memory path between GPUs of a node is off",
-    "NVLS_ENABLE": "NVLink SHARP (in-switch reduction) is forced on or off",
-    "MIN_NCHANNELS": "the channel count is forced (fewer channels move less at once)",
-    "MAX_NCHANNELS": "the channel count is capped (fewer channels move less at once)",
-}
+# NCCL 2.30.7 src/graph/paths.cc: the path levels by name, and the legacy integers (levelsOldToNew: 0 LOC, 1 PIX,
+# 2 PXB, 3 PHB, 4 and 5 SYS)
+_LEVELS = ("LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "PHB", "SYS")
+_OLD_LEVELS = ("LOC", "PIX", "PXB", "PHB", "SYS", "SYS")
+# the order things are said in: what changes the most first
+_ORDER = ("NET_GDR_LEVEL", "NET_GDR_READ", "P2P_DISABLE", "P2P_LEVEL", "SHM_DISABLE", "NVLS_ENABLE", "MAX_NCHANNELS",
+          "MAX_CTAS")
+_SOCKET_ONLY = ("SOCKET_NTHREADS", "NSOCKS_PERTHREAD")     # read by the socket transport alone
+_FEW_CHANNELS = 4
 
 
-def suspects(facts: LogFacts, system, catalogue_nics: int | None = None) -> list[tuple[str, str]]:
-    """(what to check, the line that shows it), most telling first. `catalogue_nics`: the NICs per node the
-    catalogue's system has for the GPUs used (fewer in the log: NCCL did not find or was not given the rest)."""
-    out: list[tuple[str, str]] = []
+def path_level(value: str) -> str | None:
+    """NCCL_NET_GDR_LEVEL / NCCL_P2P_LEVEL as a path name ('3' -> 'PHB'), None where NCCL would not read it."""
+    v = value.strip().upper()
+    if v in _LEVELS:
+        return v
+    if v.isdigit():
+        return _OLD_LEVELS[min(int(v), len(_OLD_LEVELS) - 1)]
+    return None
+
+
+def _topo_hint(system) -> str:
+    return "rocm-smi --showtopo" if getattr(system, "amd", False) else "nvidia-smi topo -m"
+
+
+def _costly(name: str, value: str, system, facts: LogFacts) -> str | None:
+    """What a setting costs on this run, where it is on the costly side of NCCL's default (None: not costly)."""
+    level = path_level(value) if name in ("NET_GDR_LEVEL", "P2P_LEVEL") else None
+    if name == "NET_GDR_LEVEL" and level == "LOC":
+        return "GPUDirect RDMA is turned off: network data is staged through host memory"
+    if name == "NET_GDR_LEVEL" and level == "SYS":
+        return ("GPUDirect RDMA is allowed across the CPU sockets' link (NCCL's default stops at PXB): a GPU and NIC "
+                f"on different sockets often do better staging through host memory; check the GPU-NIC path "
+                f"({_topo_hint(system)}) and the BIOS's NUMA/PCIe settings (ACS, relaxed ordering)")
+    if name == "NET_GDR_READ" and value.strip() == "0":
+        return "sends do not read GPU memory directly (GPUDirect RDMA for receives only)"
+    if name == "P2P_DISABLE" and value.strip() == "1" or name == "P2P_LEVEL" and level == "LOC":
+        return "GPUs of a node exchange data through host memory instead of NVLink/PCIe peer-to-peer"
+    if name == "SHM_DISABLE" and value.strip() == "1" and facts.get("p2p") is False:
+        return "the shared-memory path is off where peer-to-peer is not used: GPUs of a node go through the network"
+    if name == "NVLS_ENABLE" and value.strip() == "0" and system.nvls:
+        return "NVLink SHARP (in-switch reduction) is turned off on a system that has it"
+    if name in ("MAX_NCHANNELS", "MAX_CTAS") and value.strip().isdigit() and int(value) <= _FEW_CHANNELS:
+        return f"the channel count is capped at {int(value)}: fewer channels move less at once"
+    return None
+
+
+def _applies(name: str, system, network: bool, facts: LogFacts) -> bool:
+    """Whether NCCL reads the setting on this run's transports at all."""
+    if name in _SOCKET_ONLY:
+        return system.nodes > 1 and facts.get("fabric") == "socket"
+    if name.startswith(("NET_GDR", "IB_", "CROSS_NIC", "NCHANNELS_PER_NET_PEER")):
+        return network
+    if name in ("P2P_DISABLE", "P2P_LEVEL", "SHM_DISABLE", "NVLS_ENABLE"):
+        return system.gpus_per_node > 1
+    return True
+
+
+def suspects(facts: LogFacts, system, catalogue=None) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(what to check first, the settings in effect): each a list of (text, the log line that shows it), the first
+    most telling first. `catalogue`: the system's catalogue entry before the log's facts (the NICs and GPUDirect
+    RDMA the hardware has: fewer in the log means NCCL did not find or was not given them)."""
+    check: list[tuple[str, str]] = []
+    settings: list[tuple[str, str]] = []
     if system is None:
-        return out
+        return check, settings
+    socket = system.nodes > 1 and facts.get("fabric") == "socket"
     network = system.nodes > 1 and system.fabric_class in ("ib", "roce", "efa")
-    if network and "net_gdr" in facts and not facts.get("net_gdr"):
-        out.append(("GPUDirect RDMA is not used: network data is staged through host memory; check that "
-                    "nvidia-peermem (or DMA-BUF) is loaded and NCCL_NET_GDR_LEVEL", facts.line("net_gdr")))
-    if system.nodes > 1 and "nics" in facts and catalogue_nics and int(facts.get("nics")) < catalogue_nics:
-        out.append((f"NCCL uses {facts.get('nics')} NIC(s) per node where {system.name} has {catalogue_nics} for "
-                    f"{system.gpus_per_node} GPUs: check NCCL_IB_HCA and that every NIC is up (ibstat, ibdev2netdev)",
-                    facts.line("nics")))
-    if system.nodes > 1 and facts.get("fabric") == "socket":
-        out.append(("NCCL runs over TCP sockets between nodes (no RDMA): if the nodes have RDMA NICs, check "
-                    "NCCL_IB_DISABLE and the network plugin", facts.line("fabric")))
-    for key in sorted(k for k in facts.values if k.startswith("setting.")):
-        name = key.split(".", 1)[1]
-        if name in ("P2P_DISABLE", "SHM_DISABLE") and (system.gpus_per_node < 2 or facts.get(key) in ("0", "")):
-            continue        # a path between GPUs of a node: nothing to say with one GPU per node, or when kept on
-        if name.startswith("NET_GDR") and not network:
-            continue        # GPUDirect RDMA settings do nothing over sockets, TCPX or on one node
-        out.append((f"NCCL_{name}={facts.get(key)} is set" + (f": {_MEANING[name]}" if name in _MEANING else ""),
-                    facts.line(key)))
-    return out
+    if socket:
+        plugin = facts.get("plugin")
+        check.append((f"NCCL fell back to TCP sockets although the {plugin} plugin was asked for: check that it "
+                      "loads (NCCL_NET_PLUGIN, LD_LIBRARY_PATH) and its NICs" if plugin else
+                      "NCCL runs over TCP sockets between nodes (no RDMA): if the nodes have RDMA NICs, check "
+                      "NCCL_IB_DISABLE and the network plugin", facts.line("fabric")))
+    has_gdr = bool(getattr(catalogue or system, "net_gdr", True))
+    if network and has_gdr and "net_gdr" in facts and not facts.get("net_gdr"):
+        check.append(("GPUDirect RDMA is not used: network data is staged through host memory; check that "
+                      "nvidia-peermem (or DMA-BUF) is loaded and NCCL_NET_GDR_LEVEL", facts.line("net_gdr")))
+    nics = getattr(catalogue, "nics_per_node", 0) if catalogue is not None else 0
+    if network and "nics" in facts and nics and int(facts.get("nics")) < nics:
+        check.append((f"NCCL uses {facts.get('nics')} NIC(s) per node where {system.name} has {nics} for "
+                      f"{system.gpus_per_node} GPUs: check NCCL_IB_HCA and that every NIC is up (ibstat, "
+                      "ibdev2netdev)", facts.line("nics")))
+    names = [k.split(".", 1)[1] for k in facts.values if k.startswith("setting.")]
+    for name in sorted(names, key=lambda n: (_ORDER.index(n) if n in _ORDER else len(_ORDER), n)):
+        key = f"setting.{name}"
+        if not _applies(name, system, network, facts):
+            continue
+        cost = _costly(name, str(facts.get(key)), system, facts)
+        said = f"NCCL_{name}={facts.get(key)}"
+        (check if cost else settings).append((f"{said} is set: {cost}" if cost else said, facts.line(key)))
+    return check, settings
