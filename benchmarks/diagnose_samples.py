@@ -29,7 +29,7 @@ def main():
           "| best eff | verdict |")
     for path in sorted(EXAMPLES.glob("*.txt")):
         d = diagnose(load(path)[0])
-        big = [s for s in d.sizes if s.size >= MIB and s.expected_s]
+        big = [s for s in d.sizes if s.size_bytes >= MIB and s.expected_s]
         ratio = np.median([s.expected_s / s.time_s for s in big])
         error = np.median([abs(s.expected_s / s.time_s - 1) for s in big])
         best = max(s.busbw_GBps or 0 for s in d.sizes)
@@ -39,7 +39,7 @@ def main():
               f"| {best:.1f} / {d.peak_GBps:.1f} | {eff:.0%} | {d.verdict.split(':')[0]} |")
     for a, b in CROSS:
         d = diagnose(load(sample(b))[0], model=str(sample(a)))
-        err = [abs(s.expected_s / s.time_s - 1) for s in d.sizes if s.size >= MIB]
+        err = [abs(s.expected_s / s.time_s - 1) for s in d.sizes if s.size_bytes >= MIB]
         print(f"--model-from {sample(a).name} -> {sample(b).name}: median {np.median(err):.1%}, worst {max(err):.1%} "
               f"(rows >= 1 MiB); verdict {d.verdict.split(':')[0]}")
 

@@ -272,10 +272,10 @@ def test_diagnose_judges_against_the_band_and_names_sizes_outside(corpus):
     slow.time_s *= 3
     d = diagnose(table, hardware=HardwareSpec(cluster="dgx-h100", nodes=2), bands=bands, peer_runs=[])
     assert d.verdict.startswith("as expected")
-    row = next(v for v in d.sizes if v.size == slow.size)
+    row = next(v for v in d.sizes if v.size_bytes == slow.size)
     assert row.verdict.startswith("slower than expected") and row.expected_low_s < row.expected_s < row.expected_high_s
     outside = next(f for f in d.findings if f.kind == "outside-band")
-    assert outside.sizes == [slow.size] and "16 MiB" in outside.message
+    assert outside.sizes_bytes == [slow.size] and "16 MiB" in outside.message
     assert "calibrated on 5 public runs" in d.expected_from
 
 

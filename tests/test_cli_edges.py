@@ -143,7 +143,7 @@ def test_diagnose_of_collperf_bench_text_names_algorithms_and_cpu_advice():
 def test_a_dip_outside_nccl_gives_no_nccl_advice():
     bus = [(1 << 10, 1.0), (2 << 10, 2.0), (4 << 10, 0.5), (8 << 10, 4.0)]   # 4 KiB: a quarter of its neighbours
     (nccl,), (other,) = _dips(bus), _dips(bus, nccl=False)
-    assert nccl.sizes == other.sizes == [4 << 10]
+    assert nccl.sizes_bytes == other.sizes_bytes == [4 << 10]
     assert "NCCL_ALGO" in nccl.message and "NCCL_ALGO" not in other.message
 
 

@@ -29,7 +29,7 @@ def test_multi_run_log_is_judged_run_by_run_without_a_fit():
         assert note.message.startswith(f"run {k} of 8 in this log ({d.table.ranks} ranks")
         assert "has 2 usable size(s): a fit needs 3" in note.message
         # every row still gets NCCL's expected time, the bound and a verdict
-        assert [s.size for s in d.sizes] == [64 * MIB, GIB]
+        assert [s.size_bytes for s in d.sizes] == [64 * MIB, GIB]
         assert all(s.expected_s and s.bound_s for s in d.sizes)
         assert all(not s.verdict.startswith("not judged") for s in d.sizes)
         assert not d.verdict.startswith(("error", "not judged"))
@@ -50,7 +50,7 @@ def test_a_log_with_enough_sizes_is_still_fitted():
 
 # ---- MPI logs against a bound ------------------------------------------------------------------------
 def _rows(d):
-    return {s.size: s for s in d.sizes}
+    return {s.size_bytes: s for s in d.sizes}
 
 
 def test_mpi_log_is_judged_against_peak():
@@ -94,9 +94,9 @@ def _hw(**values):
 def test_plateau_dip_and_rising_dip_are_both_flagged():
     (d,) = api.diagnose_logs([FIXTURES / "plateau_dip.txt"])
     dips = [f for f in d.findings if f.kind == "dip"]
-    assert sorted(s for f in dips for s in f.sizes) == [8 * MIB, GIB]
+    assert sorted(s for f in dips for s in f.sizes_bytes) == [8 * MIB, GIB]
     # the 1 GiB row: 30 % slower than its neighbours, busbw 1/1.3 = 77 % of theirs (under 85 %)
-    bus = {s.size: s.busbw_GBps for s in d.sizes}
+    bus = {s.size_bytes: s.busbw_GBps for s in d.sizes}
     around = (bus[GIB // 2] * bus[2 * GIB]) ** 0.5
     assert bus[GIB] / around > 0.75                                       # the rising-part rule misses it
     assert bus[GIB] / min(bus[GIB // 2], bus[2 * GIB]) < PLATEAU_NOTCH
@@ -107,8 +107,8 @@ def test_plateau_noise_is_not_a_dip():
     text = (FIXTURES / "plateau_dip.txt").read_text()
     (t,) = ingest.parse(_slower(text, GIB, 1.1 / 1.3), "noise.txt")
     d = diagnose(t)
-    assert not [f for f in d.findings if f.kind == "dip" and GIB in f.sizes]
-    assert [f for f in d.findings if f.kind == "dip" and 8 * MIB in f.sizes]
+    assert not [f for f in d.findings if f.kind == "dip" and GIB in f.sizes_bytes]
+    assert [f for f in d.findings if f.kind == "dip" and 8 * MIB in f.sizes_bytes]
 
 
 def test_a_row_before_a_step_up_is_not_a_dip():
@@ -116,7 +116,7 @@ def test_a_row_before_a_step_up_is_not_a_dip():
     bus = [(1 << k, b) for k, b in zip(range(20, 26), (100.0, 110.9, 120.4, 114.0, 168.7, 183.9))]
     assert not _dips(bus)
     bus[3] = (bus[3][0], 0.8 * 120.4)                                    # 20 % under both neighbours
-    assert [f.sizes for f in _dips(bus)] == [[1 << 23]]
+    assert [f.sizes_bytes for f in _dips(bus)] == [[1 << 23]]
 
 
 def _slower(text: str, size: int, factor: float) -> str:

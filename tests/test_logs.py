@@ -164,7 +164,7 @@ def test_verdicts_against_a_given_peak():
     d = diagnose(load(FIXTURES / "current_allreduce.txt")[0], peak_Bps=110e9)
     big = d.sizes[-1]
     assert big.efficiency == pytest.approx(big.bound_s / big.time_s) and 0.85 < big.efficiency <= 1
-    assert big.bound_s == pytest.approx(big.size * 2 * 7 / 8 / 110e9)
+    assert big.bound_s == pytest.approx(big.size_bytes * 2 * 7 / 8 / 110e9)
     assert d.sizes[0].regime == "latency"
     d = diagnose(load(FIXTURES / "current_allreduce.txt")[0], peak_Bps=20e9)   # below what it ran at
     assert all(s.efficiency is None or s.efficiency <= 1 for s in d.sizes)
@@ -288,7 +288,7 @@ def test_a_wide_dip_is_one_range_with_every_size():
     d = diagnose(load(FIXTURES / "wide_dip.txt")[0])
     dips = [f for f in d.findings if f.kind == "dip"]
     assert len(dips) == 1
-    assert dips[0].sizes == [1 << k for k in range(24, 31)]     # 16 MiB .. 1 GiB, recovering at 2 GiB
+    assert dips[0].sizes_bytes == [1 << k for k in range(24, 31)]     # 16 MiB .. 1 GiB, recovering at 2 GiB
     assert "16 MiB to 1 GiB (7 size(s)" in dips[0].message
 
 
@@ -314,7 +314,7 @@ def test_negative_zero_or_nan_time_is_reported_not_judged(value):
     t = parse(_replace_field(CURRENT, size, 5, value), "bad-time.txt")[0]
     assert any("line" in s and "time (us)" in s for s in t.skipped)
     d = diagnose(t, peak_Bps=110e9)
-    assert size not in [s.size for s in d.sizes]     # no verdict, 'excellent' or other, for that row
+    assert size not in [s.size_bytes for s in d.sizes]     # no verdict, 'excellent' or other, for that row
     assert "skipped-lines" in {f.kind for f in d.findings}
 
 

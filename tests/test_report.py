@@ -235,8 +235,8 @@ def test_the_card_shows_the_expected_busbw_and_the_bound_labelled(tmp_path):
     v = view.diagnosis_view(d)
     top = [s for s in d.sizes if s.regime == "bandwidth"][-1]
     # busbw = size x 2 (p - 1) / p / time for allreduce (nccl-tests PERFORMANCE.md), p = 16
-    assert v.expected_at == top.size
-    assert v.expected_GBps == pytest.approx(top.size * 2 * 15 / 16 / top.expected_s / 1e9)
+    assert v.expected_at == top.size_bytes
+    assert v.expected_GBps == pytest.approx(top.size_bytes * 2 * 15 / 16 / top.expected_s / 1e9)
     text = api.report([d], str(tmp_path / "r.html")).read_text()
     assert "expected busbw (verdict)" in text and "lower-bound busbw (headroom)" in text
     assert f"{v.expected_GBps:.1f} GB/s" in text and f"{v.peak_GBps:.1f} GB/s" in text

@@ -221,7 +221,7 @@ def test_a_good_verdict_still_points_at_a_dip():
     doc = doc[0] if isinstance(doc, list) else doc
     assert doc["verdict_label"] == "as expected"
     assert doc["verdict"].endswith("; but busbw dips at 64 MiB (see the findings)")
-    assert [f["sizes"] for f in doc["findings"] if f["kind"] == "dip"] == [[64 * MIB]]
+    assert [f["sizes_bytes"] for f in doc["findings"] if f["kind"] == "dip"] == [[64 * MIB]]
 
 
 def test_predicts_band_table_says_its_provenance_once():
@@ -320,7 +320,7 @@ def test_launch_variables_are_read_from_launch_lines_only(tmp_path):
 
 def test_a_dip_at_a_latency_bound_size_is_not_added_to_the_verdict():
     def row(size, regime):
-        return SizeVerdict(size=size, time_s=1e-3, expected_s=1e-3, bound_s=None, busbw_GBps=None, efficiency=None,
+        return SizeVerdict(size_bytes=size, time_s=1e-3, expected_s=1e-3, bound_s=None, busbw_GBps=None, efficiency=None,
                            regime=regime, verdict="as expected")
     rows = [row(512 << 10, "latency"), row(1 << 20, "latency"), row(64 << 20, "bandwidth")]
     early = F.Finding("dip", "warning", "512 KiB takes longer than 1 MiB", [512 << 10])

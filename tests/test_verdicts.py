@@ -33,7 +33,7 @@ def sample(prefix: str) -> Path:
 
 
 def row(d, size):
-    return next(s for s in d.sizes if s.size == size)
+    return next(s for s in d.sizes if s.size_bytes == size)
 
 
 # ---- bounds by hand --------------------------------------------------------------------------------
@@ -68,7 +68,7 @@ def test_a_peak_below_what_the_log_reached_is_an_above_bound_finding_not_937_per
     d = diagnose(load(sample("14_"))[0], peak_Bps=50e9)
     assert all(s.efficiency is None or s.efficiency <= 1.0 for s in d.sizes)
     above = [f for f in d.findings if f.kind == "above-bound"]
-    assert above and "--peak" in above[0].message and 16 * GIB in above[0].sizes
+    assert above and "--peak" in above[0].message and 16 * GIB in above[0].sizes_bytes
     assert row(d, 16 * GIB).verdict.startswith("above the bound")
     assert d.verdict.startswith("above the bound")
 
@@ -99,7 +99,7 @@ def test_every_sample_diagnoses_with_no_flags_and_no_efficiency_above_100(path):
 def test_healthy_samples_are_as_expected(prefix):
     d = diagnose(load(sample(prefix))[0])
     assert d.verdict.startswith("as expected"), d.verdict
-    big = [s for s in d.sizes if s.size >= 1 << 24]            # the bandwidth-bound end: no alarm at all
+    big = [s for s in d.sizes if s.size_bytes >= 1 << 24]            # the bandwidth-bound end: no alarm at all
     assert all(s.verdict.startswith(("as expected", "faster")) for s in big), [s.verdict for s in big]
 
 
@@ -111,7 +111,7 @@ def test_healthy_efa_sample_is_as_expected():
 
 def test_latency_or_bandwidth_bound_comes_from_the_expected_choice_terms():
     d = diagnose(load(sample("14_"))[0])
-    pred = expect("allreduce", [s.size for s in d.sizes], d.assumed.system)
+    pred = expect("allreduce", [s.size_bytes for s in d.sizes], d.assumed.system)
     assert [s.regime for s in d.sizes] == list(pred.regime)
     assert [s.choice for s in d.sizes] == pred.choice
     assert row(d, 1 << 20).regime == "latency" and row(d, GIB).regime == "bandwidth"
@@ -126,7 +126,7 @@ def test_rows_with_wrong_results_get_no_performance_verdict():
     wrong = {r.size for r in t.placement("out-of-place") if r.wrong}
     assert wrong
     for s in d.sizes:
-        if s.size in wrong:
+        if s.size_bytes in wrong:
             assert s.wrong and s.verdict.startswith("not judged: wrong results")
             assert s.efficiency is None and not s.causes
     assert d.verdict.startswith("error")
@@ -193,7 +193,7 @@ def test_one_measurement_from_the_cli_text_and_json():
     doc = json.loads(runner.invoke(app, args + ["--json"]).output)
     assert doc["bound_s"] == pytest.approx(2.5e-3) and doc["expected_s"] > doc["bound_s"]
     assert doc["verdict"].startswith("slower") and doc["system"]["system"] == "dgx-h100"
-    assert {"value": "nodes", "assumed": "2", "source": "user override (--nodes)"} in doc["system"]["values"]
+    assert {"name": "nodes", "value": "2", "source": "user override (--nodes)"} in doc["system"]["values"]
 
 
 def test_one_measurement_refusals():
@@ -227,19 +227,19 @@ def test_peak_with_cluster_means_cluster_expected_and_peak_bound():
     (d,) = api.diagnose_logs([str(sample("01_"))], peak="300GB/s", network=api.NetworkSpec(cluster="dgx-a100"))
     assert d.bound_from.startswith("given: --peak") and "dgx-a100" in d.expected_from
     big = d.sizes[-1]
-    assert big.bound_s == pytest.approx(big.size * 2 * 7 / 8 / 300e9)
+    assert big.bound_s == pytest.approx(big.size_bytes * 2 * 7 / 8 / 300e9)
 
 
 def test_hardware_options_on_the_cli():
     res = runner.invoke(app, ["diagnose", str(sample("14_")), "--no-nvls", "--nics-per-node", "4", "--json"])
     assert res.exit_code == 0, res.output
-    values = {v["value"]: v for v in json.loads(res.output)["system"]["values"]}
+    values = {v["name"]: v for v in json.loads(res.output)["system"]["values"]}
     assert values["in-switch reduction (NVLS)"]["source"] == "user override (--no-nvls)"
-    assert values["NICs per node"]["assumed"] == "4"
+    assert values["NICs per node"]["value"] == "4"
     res = runner.invoke(app, ["diagnose", str(sample("01_")), "--gpu", "H100", "--json"])
-    values = {v["value"]: v for v in json.loads(res.output)["system"]["values"]}
-    assert values["GPU"] == {"value": "GPU", "assumed": "H100", "source": "user override (--gpu), taken as the SXM part"}
-    assert values["in-switch reduction (NVLS)"]["assumed"] == "yes"
+    values = {v["name"]: v for v in json.loads(res.output)["system"]["values"]}
+    assert values["GPU"] == {"name": "GPU", "value": "H100", "source": "user override (--gpu), taken as the SXM part"}
+    assert values["in-switch reduction (NVLS)"]["value"] == "yes"
     res = runner.invoke(app, ["diagnose", str(sample("01_")), "--nvls"])
     assert res.exit_code != 0 and "NVLS" in str(res.exception)
 

@@ -59,7 +59,7 @@ class Fit:
     residuals: np.ndarray     # (predicted - measured) / measured, per row
     r2: float                 # on log time
     peak_busbw_GBps: float
-    peak_size: int
+    peak_size_bytes: int
     n_half_bytes: float | None
     single: Regime            # the one-regime fit, for comparison
     single_median_error: float
@@ -92,8 +92,8 @@ class Fit:
                 "regimes": [vars(r) for r in self.regimes], "r2_log_time": self.r2,
                 "median_rel_error": self.median_error, "worst_rel_error": self.worst_error,
                 "single_line": vars(self.single), "single_line_median_rel_error": self.single_median_error,
-                "peak_busbw_GBps": self.peak_busbw_GBps, "peak_size": self.peak_size, "n_half_bytes": self.n_half_bytes,
-                "rows": [{"size": int(s), "time_s": float(t), "rel_error": float(e)}
+                "peak_busbw_GBps": self.peak_busbw_GBps, "peak_size_bytes": self.peak_size_bytes, "n_half_bytes": self.n_half_bytes,
+                "rows": [{"size_bytes": int(s), "time_s": float(t), "rel_error": float(e)}
                          for s, t, e in zip(self.sizes, self.times_s, self.residuals)],
                 "notes": self.notes}
 
@@ -193,7 +193,7 @@ def fit(table: Table, max_regimes: int = MAX_REGIMES) -> Fit:
     fitted.r2 = float(1 - np.sum((np.log(predicted) - log_t) ** 2) / sst) if sst > 0 else 1.0
     single_pred = single.latency_s + x / (single.busbw_GBps * 1e9)
     fitted.single_median_error = float(np.median(np.abs((single_pred - times) / times)))
-    fitted.peak_busbw_GBps, fitted.peak_size, fitted.n_half_bytes = _peak_busbw(rows, factor)
+    fitted.peak_busbw_GBps, fitted.peak_size_bytes, fitted.n_half_bytes = _peak_busbw(rows, factor)
     if fitted.r2 < 0.9:
         notes.append(f"R2 {fitted.r2:.2f} on log time: the alpha-beta model does not describe these rows "
                      "(too few sizes, or noise larger than the trend)")

@@ -40,7 +40,7 @@ def plot_diagnosis(diag, path) -> None:
     if Path(path).suffix.lower() not in (".png", ".svg"):
         raise UsageError(f"plot file {path!r}: expected a .png or .svg name")
     plt = _pyplot()
-    sizes = [s.size for s in diag.sizes]
+    sizes = [s.size_bytes for s in diag.sizes]
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 8), sharex=True)
     top.loglog(sizes, [s.time_s * 1e6 for s in diag.sizes], "o", ms=4, label="measured")
     if all(s.fitted_s for s in diag.sizes):
@@ -52,7 +52,7 @@ def plot_diagnosis(diag, path) -> None:
     top.set_ylabel("time (us)")
     top.legend()
     top.set_title(f"{diag.table.collective}, {diag.table.ranks} ranks: {Path(diag.table.source).name}")
-    bus = [(s.size, s.busbw_GBps) for s in diag.sizes if s.busbw_GBps is not None]
+    bus = [(s.size_bytes, s.busbw_GBps) for s in diag.sizes if s.busbw_GBps is not None]
     bottom.semilogx([b[0] for b in bus], [b[1] for b in bus], "o-", ms=4, label="busbw")
     if diag.peak_GBps:
         bottom.axhline(diag.peak_GBps, color="tab:red", ls="--", label=f"bound {diag.peak_GBps:.1f} GB/s")

@@ -151,10 +151,10 @@ def predict_nccl(spec: NcclPredictSpec | None = None, **options) -> NcclChoice:
 def compare_logs(diagnoses) -> list[dict]:
     """Side by side, per size, the tables of one collective: time and busbw of each, and the ratio to the first."""
     rows = []
-    for size in sorted({s.size for d in diagnoses for s in d.sizes}):
-        entry = {"size": size}
+    for size in sorted({s.size_bytes for d in diagnoses for s in d.sizes}):
+        entry = {"size_bytes": size}
         for i, d in enumerate(diagnoses):
-            match = next((s for s in d.sizes if s.size == size), None)
+            match = next((s for s in d.sizes if s.size_bytes == size), None)
             entry[f"time_s_{i}"] = match.time_s if match else None
             entry[f"busbw_GBps_{i}"] = match.busbw_GBps if match else None
         first = entry["time_s_0"]

@@ -24,13 +24,31 @@ class Predictions(list):
         self.sharp = sharp
 
     def lower_bound_s(self, i: int) -> float:
-        """The lower bound printed under size i's table: our schedules' (Prediction.lower_bound_s, what `x bound`
-        divides by), or with SHARP the system's in-network-reduction bound where that is lower: no schedule of
-        ours reaches below its own bound, but NCCL's CollNet on those switches can, so that is the least any
-        implementation takes on this system."""
-        ours = self[i].lower_bound_s
-        theirs = self.bands[i].bound_s if self.sharp and i < len(self.bands) else None
-        return min(ours, theirs) if theirs is not None else ours
+        """The lower bound printed under size i's table. On a catalogue system (with `bands`): the system's bound,
+        the number NCCL's table and `diagnose` show for that system and size (model.bounds two-level bound:
+        bandwidth alone, with in-switch or in-network reduction where the system has it). Otherwise our
+        schedules' own (Prediction.lower_bound_s, what `x bound` divides by)."""
+        theirs = self.bands[i].bound_s if i < len(self.bands) else None
+        return theirs if theirs is not None else self[i].lower_bound_s
+
+    def bound_difference(self, i: int) -> str:
+        """Why size i's system bound (lower_bound_s) and our schedules' own differ, so both can be said:
+        "" (no system, or the same number); "latency" (the same bandwidth term, ours adds the links' latency);
+        "in-network" (SHARP: the switches reduce, which no schedule of ours does); "in-switch" (NVLS: likewise
+        inside the node); "intra-node" or "host bridge" (that resource binds the system; our bound on a cluster
+        counts the NICs alone); "links" (the system's catalogue links differ from the network priced)."""
+        theirs, ours = self.lower_bound_s(i), self[i].lower_bound_s
+        if theirs == ours or i >= len(self.bands):
+            return ""
+        bandwidth = ours - self[i].lower_bound_latency_s
+        if abs(theirs - bandwidth) <= 1e-6 * max(theirs, bandwidth):
+            return "latency"
+        binding, system = self.bands[i].binding, self.assumed.system
+        if theirs < bandwidth:
+            if binding == "network" and system.collnet:
+                return "in-network"
+            return "in-switch" if binding == "intra-node" and system.nvls else "links"
+        return binding if binding in ("intra-node", "host bridge") else "links"
 
     def to_json(self):
         docs = [r.to_json() for r in self]
@@ -38,7 +56,7 @@ class Predictions(list):
             doc["nccl_expected"] = band.to_json()
         if self.sharp:
             for i, doc in enumerate(docs):
-                doc["sharp_lower_bound_s"] = self.lower_bound_s(i)
+                doc["sharp_lower_bound_s"] = min(self.lower_bound_s(i), doc["lower_bound_s"])
         return one_or_many(docs)
 
 
@@ -60,7 +78,7 @@ class NcclChoice:
 
 
 def _nccl_size(pred, i: int, n) -> dict:
-    return {"size": int(n), "algorithm": pred.algorithm[i], "protocol": pred.protocol[i],
+    return {"size_bytes": int(n), "algorithm": pred.algorithm[i], "protocol": pred.protocol[i],
             "time_s": float(pred.time_s[i]), "busbw_GBps": float(pred.busbw_Bps[i]) / 1e9,
             "regime": str(pred.regime[i]), "runner_up": f"{pred.runner_up_algorithm[i]}/{pred.runner_up_protocol[i]}",
             "runner_up_time_s": float(pred.runner_up_time_s[i]) if pred.runner_up_time_s[i] < float("inf") else None,

@@ -35,9 +35,9 @@ def _clean(value):
     return number if math.isfinite(number) else None
 
 
-def print_prediction(r, sharp_bound_s: float | None = None) -> None:
-    """One size's table; `sharp_bound_s`: the lower bound with the system's in-network reduction (SHARP) where
-    predict --sharp prices it (Predictions.lower_bound_s), printed in place of ours when lower."""
+def print_prediction(r, bound_s: float | None = None, difference: str = "") -> None:
+    """One size's table; on a catalogue system, `bound_s` is the system's bound (Predictions.lower_bound_s: the
+    number diagnose shows) and `difference` why ours differs from it (Predictions.bound_difference)."""
     table = Table(title=f"{r.collective}  size {units.format_size(r.size_bytes)} ({r.size_bytes} B)  "
                         f"ranks {r.ranks}", title_justify="left")
     for column in ("algorithm", "time", "latency", "bandwidth", "compute", "algbw GB/s", "busbw GB/s", "x bound"):
@@ -55,17 +55,32 @@ def print_prediction(r, sharp_bound_s: float | None = None) -> None:
                           units.format_time(ph["bandwidth_s"]), units.format_time(ph["compute_s"]), "", "", "",
                           style="dim")
     out.print(table)
-    if sharp_bound_s is not None and sharp_bound_s < r.lower_bound_s:
-        out.print(f"lower bound {units.format_time(sharp_bound_s)} with in-network reduction (SHARP, NCCL's CollNet; "
-                  f"our schedules' own: {units.format_time(r.lower_bound_s)}, what x bound divides by); "
-                  f"best: [bold]{r.best}[/bold]")
-    else:
-        out.print(f"lower bound {units.format_time(r.lower_bound_s)}; best: [bold]{r.best}[/bold]")
+    out.print(f"lower bound {_bound_text(r, bound_s, difference)}; best: [bold]{r.best}[/bold]")
     for name, why in r.skipped.items():
         out.print(f"[dim]skipped {name}: {why}[/dim]")
     for note in r.notes:
         out.print(f"[yellow]note:[/yellow] {escape(note)}")
     out.print()
+
+
+# why the system's bound differs from our schedules' own (Predictions.bound_difference), said before ours
+_WHY = {"in-network": "with in-network reduction (SHARP, NCCL's CollNet; our schedules' own",
+        "in-switch": "with in-switch reduction (NVLS; our schedules' own",
+        "intra-node": "where the intra-node links bind (our schedules' own, on the NICs alone",
+        "host bridge": "where the host bridge binds (our schedules' own, on the NICs alone",
+        "links": "on the catalogue's link rates for this system (the links priced above differ; our schedules' own"}
+
+
+def _bound_text(r, bound_s: float | None, difference: str) -> str:
+    """The lower bound; where the system's (what diagnose shows) and our schedules' differ, both, each labelled."""
+    ours = units.format_time(r.lower_bound_s)
+    if bound_s is None or not difference:
+        return ours
+    theirs = units.format_time(bound_s)
+    if difference == "latency":
+        return (f"{theirs} bandwidth alone, {ours} with the links' {units.format_time(r.lower_bound_latency_s)} "
+                "latency (ours, what x bound divides by)")
+    return f"{theirs} {_WHY[difference]}: {ours}, what x bound divides by)"
 
 
 def _gb(value) -> str:
@@ -138,7 +153,9 @@ def print_plan_comparison(plans, best: int) -> None:
 def print_predictions(results) -> None:
     out.print(f"[bold]{results[0].collective}[/bold] on {results[0].network}")
     for i, r in enumerate(results):
-        print_prediction(r, results.lower_bound_s(i) if getattr(results, "sharp", False) else None)
+        on_system = bool(getattr(results, "bands", None))
+        print_prediction(r, results.lower_bound_s(i) if on_system else None,
+                         results.bound_difference(i) if on_system else "")
 
 
 def print_crossover(collective: str, net, ranges) -> None:

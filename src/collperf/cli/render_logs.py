@@ -35,7 +35,7 @@ def print_fit(f) -> None:
         table.add_row(units.format_size(r.from_bytes), units.format_size(r.to_bytes), str(r.rows),
                       units.format_time(r.latency_s), _gb(r.busbw_GBps) + " GB/s")
     out.print(table)
-    out.print(f"  peak busbw {f.peak_busbw_GBps:.2f} GB/s at {units.format_size(f.peak_size)}; n1/2 "
+    out.print(f"  peak busbw {f.peak_busbw_GBps:.2f} GB/s at {units.format_size(f.peak_size_bytes)}; n1/2 "
               f"{units.format_size(round(f.n_half_bytes)) if f.n_half_bytes else 'n/a'}; R2 (log time) {f.r2:.4f}; "
               f"row error median {100 * f.median_error:.1f} % worst {100 * f.worst_error:.1f} % "
               f"(one straight line: median {100 * f.single_median_error:.1f} %)")
@@ -73,10 +73,10 @@ def _causes(sizes) -> None:
     where: dict[str, list[int]] = {}
     for s in sizes:
         for c in s.causes:
-            where.setdefault(c, []).append(s.size)
+            where.setdefault(c, []).append(s.size_bytes)
     if not where:
         return
-    every = [s.size for s in sizes]
+    every = [s.size_bytes for s in sizes]
     if len(every) == 1:
         out.print(f"  likely causes at {units.format_size(every[0])}:")
     else:
@@ -111,7 +111,7 @@ def print_diagnosis(d) -> None:
         table.add_column(column, justify="left" if column in ("verdict", "NCCL choice") else "right",
                          overflow="fold")
     for s in d.sizes:
-        table.add_row(units.format_size(s.size), units.format_time(s.time_s),
+        table.add_row(units.format_size(s.size_bytes), units.format_time(s.time_s),
                       _expected(s.expected_s, s.expected_low_s, s.expected_high_s), s.choice or "-",
                       units.format_time(s.bound_s) if s.bound_s else "-", _gb(s.busbw_GBps),
                       f"{100 * s.efficiency:.0f} %" if s.efficiency is not None else "-", s.regime,
@@ -135,7 +135,7 @@ def print_diagnosis(d) -> None:
 def print_judgement(j) -> None:
     """One measurement judged like a log row."""
     r = j.row
-    out.print(f"[bold]{j.collective} of {units.format_size(r.size)} on {j.ranks} ranks in "
+    out.print(f"[bold]{j.collective} of {units.format_size(r.size_bytes)} on {j.ranks} ranks in "
               f"{units.format_time(r.time_s)}[/bold]: algbw {j.algbw_GBps:.2f} GB/s, busbw {_gb(r.busbw_GBps)} GB/s")
     print_assumed(j.assumed, j.expected_from, j.bound_from)
     if r.expected_s:
@@ -215,7 +215,7 @@ def print_comparison(diagnoses, rows) -> None:
         if i:
             table.add_column(f"ratio [{i}]", justify="right")
     for r in rows:
-        cells = [units.format_size(r["size"])]
+        cells = [units.format_size(r["size_bytes"])]
         for i in range(len(diagnoses)):
             t = r[f"time_s_{i}"]
             cells += [units.format_time(t) if t else "-", _gb(r[f"busbw_GBps_{i}"])]

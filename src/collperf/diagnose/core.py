@@ -34,7 +34,7 @@ MIB = 1 << 20
 
 @dataclass
 class SizeVerdict:
-    size: int
+    size_bytes: int
     time_s: float
     expected_s: float | None      # the typical time of healthy runs (NCCL's model calibrated), or the fit's
     bound_s: float | None         # the physical lower bound
@@ -192,9 +192,9 @@ def diagnose(table: Table, peak_Bps: float | None = None, hardware=None, model=N
 
 def _best_peers(table: Table, system, verdicts: list[SizeVerdict], runs) -> Peers | None:
     """Peers at the judged size >= 1 MiB that most public runs share (the larger on a tie)."""
-    judged = [v for v in verdicts if v.busbw_GBps and not v.wrong and v.size >= MIB] or \
+    judged = [v for v in verdicts if v.busbw_GBps and not v.wrong and v.size_bytes >= MIB] or \
         [v for v in verdicts if v.busbw_GBps and not v.wrong]
-    found = [peers(table.collective, system, v.size, v.busbw_GBps, runs, exclude=Path(table.source).stem)
+    found = [peers(table.collective, system, v.size_bytes, v.busbw_GBps, runs, exclude=Path(table.source).stem)
              for v in judged]
     return max(found, key=lambda p: (len(p.runs), p.size), default=None) if system is not None else None
 
@@ -249,23 +249,23 @@ def overall(verdicts: list[SizeVerdict], found) -> str:
                         f"that band is borrowed from other fabric classes ({borrowed[-1].band_from}); give --fabric "
                         "if the log's network is not the one assumed")
             if beyond < margin:
-                at, by = units.format_size(worst.size), f"{worst.time_s / edge:.2f}x the band's slow edge"
+                at, by = units.format_size(worst.size_bytes), f"{worst.time_s / edge:.2f}x the band's slow edge"
                 worse = "" if worst.time_s / edge < margin else (
-                    f"; the mid sizes are slower: up to {by} at {at} (see the findings)" if worst.size < top.size / 16
+                    f"; the mid sizes are slower: up to {by} at {at} (see the findings)" if worst.size_bytes < top.size_bytes / 16
                     else f"; {at} is slower: {by} (see the findings)")
                 return (f"as expected, at the slow end of healthy runs: {len(slow)} of {len(big)} bandwidth-bound "
                         f"sizes above {against}, but by {beyond - 1:.0%} (median; a band on "
                         f"{int(np.median([v.band_logs for v in largest]))} runs calls a log slower from "
-                        f"{margin - 1:.0%}){eff} at {units.format_size(top.size)}{worse}")
+                        f"{margin - 1:.0%}){eff} at {units.format_size(top.size_bytes)}{worse}")
         return (f"slower than expected: {len(slow)} of {len(big)} bandwidth-bound sizes above {against}, up to "
                 f"{worst.time_s / edge:.2f}x {'its slow edge' if banded else 'the expected time'} at "
-                f"{units.format_size(worst.size)}{eff}")
+                f"{units.format_size(worst.size_bytes)}{eff}")
     if banded and len(fast) > len(big) / 2 and \
             _below_band(big) >= V.band_margin(int(np.median([v.band_logs for v in big]))):
         return (f"faster than typical: {len(fast)} of {len(big)} bandwidth-bound sizes faster than 90 % of healthy "
-                f"public runs{eff} at {units.format_size(top.size)}")
+                f"public runs{eff} at {units.format_size(top.size_bytes)}")
     return (f"as expected: {len(big) - len(slow)} of {len(big)} bandwidth-bound sizes within {against}"
-            f"{' or faster' if banded and fast else ''}{eff} at {units.format_size(top.size)}")
+            f"{' or faster' if banded and fast else ''}{eff} at {units.format_size(top.size_bytes)}")
 
 
 def _curve_anomalies(verdict: str, found, verdicts=()) -> str:
@@ -275,10 +275,10 @@ def _curve_anomalies(verdict: str, found, verdicts=()) -> str:
     a protocol switch is no dip in bandwidth (its finding still says it)."""
     if not verdict.startswith(("as expected", "faster")):
         return verdict
-    latency = {v.size for v in verdicts if v.regime == "latency"}
+    latency = {v.size_bytes for v in verdicts if v.regime == "latency"}
     seen = []
     for f in found:
-        sizes = [s for s in f.sizes if s not in latency]
+        sizes = [s for s in f.sizes_bytes if s not in latency]
         if f.kind in ("dip", "tail-drop") and sizes:
             seen.append(f"busbw {'dips' if f.kind == 'dip' else 'drops at the largest sizes'} at "
                         f"{units.size_ranges(sizes)}")
@@ -291,8 +291,8 @@ def beyond_band(largest: list[SizeVerdict]) -> float:
     or over its plateau (the sizes within 16x of the largest), whichever is less. A log slow only at the mid
     sizes has a per-call overhead beyond healthy runs' (a container, a proxy: its own finding), not slower
     hardware; one slow only at the plateau may be a single bad size. Either way not the whole log."""
-    top = max(v.size for v in largest)
-    ratio = {v.size: v.time_s / v.expected_high_s for v in largest}
+    top = max(v.size_bytes for v in largest)
+    ratio = {v.size_bytes: v.time_s / v.expected_high_s for v in largest}
     plateau = [r for size, r in ratio.items() if size >= top / 16]
     return float(min(np.median(list(ratio.values())), np.median(plateau)))
 
@@ -305,11 +305,11 @@ def _below_band(big: list[SizeVerdict]) -> float:
 
 def outside_band(verdicts: list[SizeVerdict]) -> list[F.Finding]:
     """The size-by-size view: which sizes fall outside the band of healthy public runs, and which way."""
-    slow = [v.size for v in verdicts if v.expected_high_s and v.verdict.startswith("slower")]
-    fast = [v.size for v in verdicts if v.expected_low_s and v.verdict.startswith("faster")]
+    slow = [v.size_bytes for v in verdicts if v.expected_high_s and v.verdict.startswith("slower")]
+    fast = [v.size_bytes for v in verdicts if v.expected_low_s and v.verdict.startswith("faster")]
     if not slow and not fast:
         return []
-    every = [v.size for v in verdicts]
+    every = [v.size_bytes for v in verdicts]
     parts = ([f"slower than the band at {units.size_ranges(slow, every)}"] if slow else []) + \
         ([f"faster than typical at {units.size_ranges(fast, every)}"] if fast else [])
     return [F.Finding("outside-band", "info", "sizes outside the band of healthy public runs (10th-90th "

@@ -151,7 +151,7 @@ def build(logs: list[CorpusLog]) -> dict:
 
 def log_error(log: CorpusLog, d) -> float | None:
     """Median |measured - typical| / measured over rows >= 1 MiB (None where no row is that large)."""
-    errs = [abs(v.time_s - v.expected_s) / v.time_s for v in d.sizes if v.size >= MIB and v.expected_s]
+    errs = [abs(v.time_s - v.expected_s) / v.time_s for v in d.sizes if v.size_bytes >= MIB and v.expected_s]
     return float(np.median(errs)) if errs else None
 
 

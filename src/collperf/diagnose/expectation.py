@@ -85,18 +85,25 @@ def expectation(collective: str, sizes, assumed: Assumed, peak_Bps: float | None
         peak = b.peak_busbw_Bps
         peak_GBps = peak / 1e9 if np.isfinite(peak) else None
         sharp = system.collnet and sharp_lowers_bound(collective, system)
-        bound_from = (f"two-level bound on {system.name}: the larger of the node-level network bound "
-                      f"({system.nics_per_node}x {system.nic_Gbps:g} Gb/s per node"
-                      f"{', in-network reduction (SHARP)' if sharp else ''}) "
-                      "and the intra-node bound"
-                      f"{' with in-switch reduction (NVLS)' if system.nvls else ''}"
-                      f"{'; host bridge (no P2P)' if system.host_bridge else ''}")
+        bound_from = _bound_from(system, sharp)
     ex = Expectation(expected, regime, list(choice), list(runner), bound, list(binding), peak_GBps,
                      expected_from, bound_from, model_s=expected)
     fitted = assumed.system is not None and assumed.system.provenance.get("launch_overhead_us", "").startswith("fitted")
     if expected is not None and not fitted:
         _calibrate(ex, n, assumed.system, calibration()["bands"] if bands is None else bands)
     return ex
+
+
+def _bound_from(system, sharp: bool) -> str:
+    """What the bound is on `system`: on several nodes the larger of the network and intra-node bounds; one node
+    uses no network, so its bound is the intra-node one alone and names no NIC."""
+    intra = (f"the intra-node bound{' with in-switch reduction (NVLS)' if system.nvls else ''}"
+             f"{'; host bridge (no P2P)' if system.host_bridge else ''}")
+    if system.nodes <= 1:
+        return f"{intra} on {system.name} (one node: no network)"
+    return (f"two-level bound on {system.name}: the larger of the node-level network bound "
+            f"({system.nics_per_node}x {system.nic_Gbps:g} Gb/s per node"
+            f"{', in-network reduction (SHARP)' if sharp else ''}) and {intra}")
 
 
 def _calibrate(ex: Expectation, n: np.ndarray, system, bands: dict) -> None:
@@ -134,6 +141,7 @@ class ExpectedBand:
     busbw_factor: float
     peers: object = None
     band_summary: str = ""      # band_from of every size asked, said once (the same on each ExpectedBand)
+    binding: str = ""           # which resource sets the bound: network, intra-node, host bridge
 
     def busbw_GBps(self, time_s: float | None) -> float | None:
         return self.size * self.busbw_factor / time_s / 1e9 if time_s else None
@@ -141,6 +149,7 @@ class ExpectedBand:
     def to_json(self) -> dict:
         return {"size_bytes": self.size, "expected_low_s": self.low_s, "expected_s": self.typical_s,
                 "expected_high_s": self.high_s, "nccl_model_s": self.model_s, "bound_s": self.bound_s,
+                "binding": self.binding,
                 "nccl_choice": self.choice, "band_from": self.band_from,
                 "expected_busbw_GBps": [self.busbw_GBps(self.high_s), self.busbw_GBps(self.low_s)],
                 "peers": self.peers.to_json() if self.peers else None}
@@ -157,5 +166,5 @@ def expected_bands(collective: str, sizes, assumed: Assumed, peer_list=None) -> 
     return [ExpectedBand(size, at(ex.low_s, i), float(ex.expected_s[i]), at(ex.high_s, i), float(ex.model_s[i]),
                          at(ex.bound_s, i), ex.choice[i], ex.band_from[i] if ex.band_from else ex.expected_from,
                          factor, peers(collective, assumed.system, size, None, peer_list),
-                         ex.band_summary or ex.expected_from)
+                         ex.band_summary or ex.expected_from, ex.binding[i])
             for i, size in enumerate(n)]

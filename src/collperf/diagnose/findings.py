@@ -21,7 +21,7 @@ class Finding:
     #                  bad-time, no-busbw
     severity: str    # error, warning, info
     message: str
-    sizes: list[int] = field(default_factory=list)
+    sizes_bytes: list[int] = field(default_factory=list)
 
 
 def table_findings(table: Table, own: Fit, rows) -> list[Finding]:
@@ -45,7 +45,7 @@ def table_findings(table: Table, own: Fit, rows) -> list[Finding]:
     if "avg_busbw_GBps" in table.footer and own is not None and own.peak_busbw_GBps:
         found.append(Finding("avg-busbw", "info", f"'Avg bus bandwidth' {table.footer['avg_busbw_GBps']:g} GB/s "
                              "averages every size, the small latency-bound ones included: judge by the peak busbw "
-                             f"{own.peak_busbw_GBps:.2f} GB/s (at {units.format_size(own.peak_size)}) and n1/2 = "
+                             f"{own.peak_busbw_GBps:.2f} GB/s (at {units.format_size(own.peak_size_bytes)}) and n1/2 = "
                              f"{units.format_size(round(own.n_half_bytes)) if own.n_half_bytes else 'n/a'}, the size "
                              "that reaches half of it", []))
     inplace = {r.size: r.time_s for r in table.placement("in-place")}
@@ -166,7 +166,7 @@ def above_bound(verdicts, assumed, peak_source: str | None, collective: str = ""
     above = [v for v in verdicts if v.verdict.startswith("above the bound")]
     if not above:
         return []
-    sizes = [v.size for v in above]
+    sizes = [v.size_bytes for v in above]
     sharp = sharp_lowers_bound(collective, assumed.system)
     if peak_source:
         check = f"the --peak given ({peak_source}): the per-rank busbw this path reaches is higher"
@@ -180,7 +180,7 @@ def above_bound(verdicts, assumed, peak_source: str | None, collective: str = ""
         check = f"the {binding} bound binds: check {check}"
     worst = max(above, key=lambda v: v.bound_s / v.time_s)
     return [Finding("above-bound", "warning", f"{len(sizes)} size(s) ran faster than the lower bound of the assumed "
-                    f"hardware (e.g. {units.format_size(worst.size)}: {units.format_time(worst.time_s)} measured, bound "
+                    f"hardware (e.g. {units.format_size(worst.size_bytes)}: {units.format_time(worst.time_s)} measured, bound "
                     f"{units.format_time(worst.bound_s)}): the hardware is not what was assumed. {check}; give the "
                     f"right value (--cluster, --nics-per-node, --nic-rate, --nvls, {'--sharp, ' if sharp else ''}"
                     "--intra-bandwidth, --peak)", sizes)]
@@ -209,37 +209,37 @@ def slower_overall(verdicts, assumed, overall: str = "", own: Fit | None = None)
     if overall.startswith("as expected"):
         return [Finding("slower-overall", "info", f"{len(slow)} of {len(judged)} bandwidth-bound sizes are {against}, "
                         "but at the largest sizes by less than the margin that calls a log slower, so the log is as "
-                        f"expected, at the slow end.{_mid_sizes(judged, own)}" + hint, [v.size for v in slow])]
+                        f"expected, at the slow end.{_mid_sizes(judged, own)}" + hint, [v.size_bytes for v in slow])]
     return [Finding("slower-overall", "warning", f"{len(slow)} of {len(judged)} bandwidth-bound sizes are {against}: "
                     "either the hardware is slower than assumed (give --cluster, --fabric, --nic-rate, "
                     "--nics-per-node) or the whole path is slow (see the causes per size)." + hint,
-                    [v.size for v in slow])]
+                    [v.size_bytes for v in slow])]
 
 
 def _mid_sizes(judged, own: Fit | None) -> str:
     """The sizes below the plateau that are slower than the band by more than the largest are, and the per-call
     time this log's own fit gives there: a cost healthy runs do not pay (a container or proxy network, a busy
     host CPU, a slow launch), not a slower network, which would show at the largest sizes too."""
-    top = max(v.size for v in judged)
-    plateau = [v.time_s / v.expected_high_s for v in judged if v.size >= top / 16]
+    top = max(v.size_bytes for v in judged)
+    plateau = [v.time_s / v.expected_high_s for v in judged if v.size_bytes >= top / 16]
     level = float(np.median(plateau)) if plateau else 1.0
-    worse = [v for v in judged if v.size < top / 16 and v.time_s / v.expected_high_s > 1.5 * max(level, 1.0)]
+    worse = [v for v in judged if v.size_bytes < top / 16 and v.time_s / v.expected_high_s > 1.5 * max(level, 1.0)]
     if not worse:
         return ""
     worst = max(worse, key=lambda v: v.time_s / v.expected_high_s)
-    fitted = next((r for r in (own.regimes if own else []) if r.from_bytes <= worst.size <= r.to_bytes), None)
+    fitted = next((r for r in (own.regimes if own else []) if r.from_bytes <= worst.size_bytes <= r.to_bytes), None)
     alpha = (f"; this log's own fit has a per-call time of {units.format_time(fitted.latency_s)} from "
              f"{units.format_size(fitted.from_bytes)} to {units.format_size(fitted.to_bytes)}") if fitted else ""
-    every = [v.size for v in judged]
-    return (f" The slow part is the mid sizes ({units.size_ranges([v.size for v in worse], every)}: up to "
+    every = [v.size_bytes for v in judged]
+    return (f" The slow part is the mid sizes ({units.size_ranges([v.size_bytes for v in worse], every)}: up to "
             f"{worst.time_s / worst.expected_high_s:.2f}x the "
-            f"slow edge at {units.format_size(worst.size)}){alpha}: a per-call cost healthy runs do not pay (a "
+            f"slow edge at {units.format_size(worst.size_bytes)}){alpha}: a per-call cost healthy runs do not pay (a "
             "container or proxy network, a busy host CPU, a slow launch), not a slower network, which would slow the "
             "largest sizes too.")
 
 
 def latency_bound(verdicts, from_model: bool) -> list[Finding]:
-    sizes = [v.size for v in verdicts if v.regime == "latency"]
+    sizes = [v.size_bytes for v in verdicts if v.regime == "latency"]
     if not sizes:
         return []
     why = ("NCCL's chosen algorithm/protocol spends more in its latency term than in its bandwidth term"

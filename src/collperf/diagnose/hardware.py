@@ -44,9 +44,10 @@ _SHOWN = (
     ("nvls", "in-switch reduction (NVLS)", lambda s: "yes" if s.nvls else "no"),
     ("fabric", "fabric", lambda s: s.fabric_class),
     ("collnet", "in-network reduction (SHARP)", lambda s: ("yes" if s.collnet else "no") if s.nodes > 1 else None),
-    ("nics_per_node", "NICs per node", lambda s: str(s.nics_per_node)),
-    ("nic_Gbps", "NIC rate", lambda s: f"{s.nic_Gbps:g} Gb/s"),
-    ("net_gdr", "GPUDirect RDMA", lambda s: "not used (one node)" if s.nodes == 1 else
+    # the network only where one is used (several nodes)
+    ("nics_per_node", "NICs per node", lambda s: str(s.nics_per_node) if s.nodes > 1 else None),
+    ("nic_Gbps", "NIC rate", lambda s: f"{s.nic_Gbps:g} Gb/s" if s.nodes > 1 else None),
+    ("net_gdr", "GPUDirect RDMA", lambda s: None if s.nodes == 1 else
      "yes" if s.net_gdr else "no (network data staged through host memory)"),
     ("protocols", "NCCL protocols", lambda s: ", ".join(s.protocols)),
     # shown where they are set or read (None: left out): NCCL_PROTO/ALGO when set, the CPU where the NVLS-tree
@@ -81,7 +82,7 @@ class Assumed:
     def to_json(self) -> dict:
         return {"system": self.system.name if self.system else None,
                 "description": self.describe(), "catalogue_source": self.system.source if self.system else "",
-                "values": [{"value": label, "assumed": value, "source": src} for label, value, src in self.values],
+                "values": [{"name": label, "value": value, "source": src} for label, value, src in self.values],
                 "notes": self.notes,
                 "check_first": [{"what": what, "log_line": line} for what, line in self.suspects],
                 "settings_in_effect": [{"setting": what, "log_line": line} for what, line in self.settings]}

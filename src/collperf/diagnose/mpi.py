@@ -81,6 +81,6 @@ def overall(verdicts, found) -> str:
     if len(slow) > len(judged) / 2:
         worst = max(slow, key=lambda v: v.time_s / v.bound_s)
         return (f"slower than the bound allows: {len(slow)} of {len(judged)} bandwidth-bound sizes, up to "
-                f"{worst.time_s / worst.bound_s:.2f}x the bound at {units.format_size(worst.size)}")
+                f"{worst.time_s / worst.bound_s:.2f}x the bound at {units.format_size(worst.size_bytes)}")
     return (f"as expected: {len(judged) - len(slow)} of {len(judged)} bandwidth-bound sizes within "
-            f"{V.SLOWER_FACTOR:g}x of the bound, {top.efficiency:.0%} of it at {units.format_size(top.size)}")
+            f"{V.SLOWER_FACTOR:g}x of the bound, {top.efficiency:.0%} of it at {units.format_size(top.size_bytes)}")

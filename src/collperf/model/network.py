@@ -105,6 +105,8 @@ class Cluster:
         return replace(self, nodes=nodes)
 
     def describe(self) -> str:
+        if self.nodes == 1:     # no network used: its NICs would only suggest a bound that plays no part
+            return f"1 node x {self.ranks_per_node} ranks; intra {self.intra.describe()} (one node: no network)"
         return (f"{self.nodes} nodes x {self.ranks_per_node} ranks; intra {self.intra.describe()}; "
                 f"inter {self.inter_per_rank.describe()} per rank "
                 f"({self.nics_per_node} NIC(s) of {units.format_bandwidth(self.inter.bandwidth_Bps)} per node)")

@@ -131,11 +131,13 @@ class Prediction:
     lower_bound_s: float
     skipped: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    lower_bound_latency_s: float = 0.0   # the bound's latency term: what it adds to bandwidth (and compute) alone
 
     def to_json(self) -> dict:
         doc = {"collective": self.collective, "size_bytes": self.size_bytes, "ranks": self.ranks,
                "network": self.network, "algorithms": [a.to_json() for a in self.algorithms],
-               "best": self.best, "lower_bound_s": self.lower_bound_s}
+               "best": self.best, "lower_bound_s": self.lower_bound_s,
+               "lower_bound_latency_s": self.lower_bound_latency_s}
         if self.skipped:
             doc["skipped"] = self.skipped
         if self.notes:
@@ -151,7 +153,8 @@ def predict(collective: str, sizes, network: Network, algorithm: str | list[str]
     name = coll.name
     n = np.atleast_1d(np.asarray(sizes, dtype=float))
     results, skipped = candidates(name, network, n, algorithm, intra_algorithm, inter_algorithm, segments)
-    bound = network_lower_bound(name, network, n).total_s
+    bounds = network_lower_bound(name, network, n)
+    bound, bound_latency = bounds.total_s, bounds.latency_s
     out = []
     for i, size in enumerate(n):
         rows = [_row(r.name, r.cost, i, size, bound[i], coll, network.ranks) for r in results]
@@ -159,7 +162,7 @@ def predict(collective: str, sizes, network: Network, algorithm: str | list[str]
         notes = ["one rank: the collective moves no data, so every algorithm takes 0 s and bandwidths are "
                  "undefined (shown as -)"] if network.ranks == 1 else []
         out.append(Prediction(name, int(size), network.ranks, network.describe(), rows, best,
-                              float(bound[i]), skipped, notes))
+                              float(bound[i]), skipped, notes, float(bound_latency[i])))
     return out
 
 

@@ -215,9 +215,10 @@ class System:
                  f"{', NVSwitch' if self.nvswitch else ''}"
                  f"{', NVLS' if self.nvls else ''})" if self.nvlink_links else
                  f"PCIe Gen{self.pcie_gen}{'' if self.p2p else ' without P2P (via host)'}")
-        return (f"{self.name}: {self.nodes} node(s) x {self.gpus_per_node} {self.gpu}; {intra}; "
-                f"{self.nics_per_node}x {self.nic_Gbps:g} Gb/s NIC per node ({self.fabric}"
-                f"{', SHARP' if self.collnet and self.nodes > 1 else ''})")
+        # one node uses no network: its NICs would only suggest a bound or a fabric that plays no part
+        network = (f"; {self.nics_per_node}x {self.nic_Gbps:g} Gb/s NIC per node ({self.fabric}"
+                   f"{', SHARP' if self.collnet else ''})") if self.nodes > 1 else ""
+        return f"{self.name}: {self.nodes} node(s) x {self.gpus_per_node} {self.gpu}; {intra}{network}"
 
     def with_(self, why: str = "user override", **changes) -> "System":
         """A copy with some values changed, the change recorded in provenance."""

@@ -197,7 +197,7 @@ def comparison_section(views: list[DiagnosisView], rows: list[dict]) -> str:
                                      for i in range(len(views)))
     body = []
     for r in rows:
-        cells = [units.format_size(r["size"])]
+        cells = [units.format_size(r["size_bytes"])]
         for i in range(len(views)):
             cells += [_time(r.get(f"time_s_{i}")), _gb(r.get(f"busbw_GBps_{i}"))]
             if i:

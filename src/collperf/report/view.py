@@ -137,7 +137,7 @@ def row_view(s) -> RowView:
         detail = "; ".join([detail] * bool(detail) + ["likely: " + "; ".join(causes)])
     # diagnose's expected model: `expected_s` when it has one, the ideal model's time until then
     expected = _number(_get(s, "expected_s", _get(s, "ideal_s")))
-    return RowView(int(_get(s, "size", 0)), _number(_get(s, "time_s")), _number(_get(s, "fitted_s")), expected,
+    return RowView(int(_get(s, "size_bytes", 0)), _number(_get(s, "time_s")), _number(_get(s, "fitted_s")), expected,
                    _number(_get(s, "bound_s")), _number(_get(s, "busbw_GBps")), _number(_get(s, "efficiency")),
                    str(_get(s, "regime", "")), label, detail, _tone(label))
 
@@ -151,7 +151,7 @@ def _system(table, assumed=None) -> list[tuple[str, str]]:
         values = _get(assumed, "values", [])
         for v in values:
             label, value, source = (v if isinstance(v, (list, tuple)) else
-                                    (_get(v, "value", ""), _get(v, "assumed", ""), _get(v, "source", "")))
+                                    (_get(v, "name", ""), _get(v, "value", ""), _get(v, "source", "")))
             lines.append((str(label), f"{value} ({source})"))
     if header.get("gpus"):
         lines.append(("GPUs", ", ".join(map(str, header["gpus"]))))
@@ -205,7 +205,7 @@ def diagnosis_view(d) -> DiagnosisView:
     table, fitted = _get(d, "table"), _get(d, "fit")
     rows = [row_view(s) for s in _get(d, "sizes", [])]
     findings = [FindingView(str(_get(f, "severity", "info")), str(_get(f, "kind", "")), str(_get(f, "message", "")),
-                            FINDING_KINDS.get(str(_get(f, "kind", "")), ""), list(_get(f, "sizes", [])))
+                            FINDING_KINDS.get(str(_get(f, "kind", "")), ""), list(_get(f, "sizes_bytes", [])))
                 for f in _get(d, "findings", [])]
     findings.sort(key=lambda f: SEVERITY_ORDER.get(f.severity, 3))
     regimes = [RegimeView(int(_get(r, "from_bytes", 0)), int(_get(r, "to_bytes", 0)), _number(_get(r, "latency_s")),
@@ -223,7 +223,7 @@ def diagnosis_view(d) -> DiagnosisView:
         system=_system(table, _get(d, "assumed", _get(d, "system"))), peak_GBps=_number(_get(d, "peak_GBps")),
         peak_source=str(_get(d, "peak_source", "")), expected_GBps=expected_GBps, expected_at=expected_at,
         expected_source=str(_get(d, "expected_from", "")),
-        measured_peak_GBps=_number(_get(fitted, "peak_busbw_GBps")), measured_peak_size=_get(fitted, "peak_size"),
+        measured_peak_GBps=_number(_get(fitted, "peak_busbw_GBps")), measured_peak_size=_get(fitted, "peak_size_bytes"),
         n_half_bytes=_number(_get(fitted, "n_half_bytes")), fit_r2=_number(_get(fitted, "r2")),
         fit_median_error=_number(median), regimes=regimes, rows=rows, findings=findings, notes=notes,
         verdict=label, verdict_detail=detail, tone=tone)

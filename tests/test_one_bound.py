@@ -1,0 +1,110 @@
+"""One node shows no network, and `predict --cluster` gives one bound for a system and size: the system's, the number
+`diagnose` shows, with our schedules' own beside it and why they differ. Every figure below is worked by hand."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from collperf import api
+from collperf.cli import app
+from collperf.model.systems import get_system
+from collperf.spec import NetworkSpec, PredictSpec
+
+runner = CliRunner()
+GB = 10**9
+
+
+def _run(*argv) -> str:
+    res = runner.invoke(app, list(argv), terminal_width=250)
+    assert res.exit_code == 0, res.output
+    return res.output
+
+
+def _predicted(cluster, nodes):
+    return api.predict(PredictSpec(collective="allreduce", size="1GB", expected=True, algorithm="ring",
+                                   network=NetworkSpec(cluster=cluster, nodes=nodes)))
+
+
+# ---- one node: no network -------------------------------------------------------------------------
+
+def test_the_system_line_names_the_network_only_on_several_nodes():
+    assert "NIC" not in get_system("dgx-h100", nodes=1).describe()
+    assert "(ib)" not in get_system("dgx-h100", nodes=1).describe()
+    assert get_system("dgx-h100", nodes=2).describe().endswith("; 8x 400 Gb/s NIC per node (ib)")
+
+
+def test_diagnose_of_a_one_node_log_shows_no_nic():
+    text = _run("diagnose", "examples/01_superbench-a100x8-allreduce.txt")
+    assert "system assumed: dgx-a100: 1 node(s) x 8 A100-SXM4-40GB; 12x NVLink (300 GB/s/dir, NVSwitch)\n" in text
+    assert "bound: the intra-node bound on dgx-a100 (one node: no network)" in text
+    assert "NIC" not in text and "GPUDirect RDMA" not in text and "(ib)" not in text
+    doc = json.loads(_run("diagnose", "examples/01_superbench-a100x8-allreduce.txt", "--json"))
+    names = {v["name"] for v in doc["system"]["values"]}
+    assert not names & {"NICs per node", "NIC rate", "GPUDirect RDMA"} and {"GPU", "nodes"} <= names
+
+
+def test_predict_on_one_node_shows_no_nic():
+    text = _run("predict", "allreduce", "--size", "1GB", "--cluster", "dgx-h100", "-A", "ring")
+    assert text.startswith("allreduce on 1 node x 8 ranks; intra 1 us, 450 GB/s (one node: no network)\n")
+    assert "NIC" not in text and "(ib)" not in text and "inter " not in text
+
+
+def test_two_nodes_still_show_the_network():
+    text = _run("predict", "allreduce", "--size", "1GB", "--cluster", "dgx-h100", "--nodes", "2", "-A", "ring")
+    assert "inter 5 us, 50 GB/s per rank (8 NIC(s) of 50 GB/s per node)" in text
+    assert "8x 400 Gb/s NIC per node (ib)" in text
+
+
+# ---- one bound ------------------------------------------------------------------------------------
+
+def test_two_dgx_h100_the_same_nic_term_and_ours_adds_the_latency():
+    # each node sends 2 (N-1)/N = 1 x 1 GB over 8 x 400 Gb/s = 400 GB/s: 2.5 ms; ours adds one inter-node alpha, 5 us
+    p = _predicted("dgx-h100", 2)
+    assert p.lower_bound_s(0) == pytest.approx(2.5e-3, rel=1e-9)
+    assert p[0].lower_bound_s == pytest.approx(2.5e-3 + 5e-6, rel=1e-9)
+    assert p[0].lower_bound_latency_s == pytest.approx(5e-6)
+    assert p.bound_difference(0) == "latency"
+    text = _run("predict", "allreduce", "--size", "1GB", "--cluster", "dgx-h100", "--nodes", "2", "-A", "ring")
+    assert ("lower bound 2.5 ms bandwidth alone, 2.505 ms with the links' 5 us latency (ours, what x bound divides "
+            "by); best: ring") in text
+    assert "│ 2.5 ms │" in text    # NCCL's table: the same first number
+
+
+def test_the_same_bound_as_diagnose_for_the_same_system_and_size():
+    for nodes in (1, 2, 4):
+        p = _predicted("dgx-h100", nodes)
+        j = api.diagnose_measurement(collective="allreduce", size="1GB", time="9ms", ranks=8 * nodes,
+                                     cluster="dgx-h100", nodes=nodes)
+        assert p.lower_bound_s(0) == pytest.approx(j.row.bound_s, rel=1e-12)
+        assert p.to_json()["nccl_expected"]["bound_s"] == pytest.approx(j.row.bound_s, rel=1e-12)
+
+
+def test_one_dgx_h100_nvls_halves_what_our_schedules_must_move():
+    # NVLS: each GPU sends its 7/8 once, 7/8 x 1 GB / 450 GB/s = 1.944 ms; ours reduce on the GPUs: 2 x 7/8 of it + 1 us
+    p = _predicted("dgx-h100", 1)
+    assert p.lower_bound_s(0) == pytest.approx(7 / 8 * GB / 450e9, rel=1e-9)
+    assert p[0].lower_bound_s == pytest.approx(2 * 7 / 8 * GB / 450e9 + 1e-6, rel=1e-9)
+    assert p.bound_difference(0) == "in-switch"
+    text = _run("predict", "allreduce", "--size", "1GB", "--cluster", "dgx-h100", "-A", "ring")
+    assert "lower bound 1.944 ms with in-switch reduction (NVLS; our schedules' own: 3.89 ms" in text
+
+
+def test_two_dgx_a100_the_intra_node_links_bind_the_system():
+    # intra: 2 x 7/8 x 1 GB / 300 GB/s = 5.833 ms; the NICs: 1 GB / (8 x 200 Gb/s = 200 GB/s) = 5 ms, ours + 5 us
+    p = _predicted("dgx-a100", 2)
+    assert p.lower_bound_s(0) == pytest.approx(2 * 7 / 8 * GB / 300e9, rel=1e-9)
+    assert p[0].lower_bound_s == pytest.approx(GB / 200e9 + 5e-6, rel=1e-9)
+    assert p.bound_difference(0) == "intra-node"
+
+
+def test_without_a_system_the_line_is_ours_alone():
+    (p,) = api.predict("allreduce", "100MB", NetworkSpec(ranks=16, latency="10us", bandwidth="100GB/s"),
+                       algorithm="ring")
+    # 2 x 15/16 x 100 MB / 100 GB/s + one alpha = 1.875 ms + 10 us
+    assert p.lower_bound_s == pytest.approx(1.885e-3) and p.lower_bound_latency_s == pytest.approx(10e-6)
+    text = _run("predict", "allreduce", "--size", "100MB", "--ranks", "16", "--latency", "10us", "--bandwidth",
+                "100GB/s", "-A", "ring")
+    assert "lower bound 1.885 ms; best: ring" in text
