@@ -89,7 +89,7 @@ def test_one_dgx_h100_nvls_halves_what_our_schedules_must_move():
     assert p[0].lower_bound_s == pytest.approx(2 * 7 / 8 * GB / 450e9 + 1e-6, rel=1e-9)
     assert p.bound_difference(0) == "in-switch"
     text = _run("predict", "allreduce", "--size", "1GB", "--cluster", "dgx-h100", "-A", "ring")
-    assert "lower bound 1.944 ms with in-switch reduction (NVLS; our schedules' own: 3.89 ms" in text
+    assert "lower bound 1.944 ms with in-switch reduction (NVLS); 3.89 ms our schedules' own" in text
 
 
 def test_two_dgx_a100_the_intra_node_links_bind_the_system():
@@ -108,3 +108,57 @@ def test_without_a_system_the_line_is_ours_alone():
     text = _run("predict", "allreduce", "--size", "100MB", "--ranks", "16", "--latency", "10us", "--bandwidth",
                 "100GB/s", "-A", "ring")
     assert "lower bound 1.885 ms; best: ring" in text
+
+
+# ---- the bound line at every size, and where the priced links miss what binds ------------------------------
+
+def test_a_small_size_says_the_systems_bandwidth_term_and_our_latency_separately():
+    # two DGX A100, 1 MB allreduce: the system's bound is its intra-node term, 7/8 x 1 MB / 150 GB/s... as the
+    # catalogue prices it; ours is the NICs' ring term plus one 5 us latency, the larger of the two
+    text = _run("predict", "allreduce", "--size", "1MB", "--cluster", "dgx-a100", "--nodes", "2", "-A", "ring")
+    line = next(ln for ln in text.splitlines() if ln.startswith("lower bound"))
+    assert "bandwidth alone, where the intra-node links bind; " in line
+    assert "our schedules' own (on the links priced above, with their 5 us latency" in line
+    assert "NICs alone" not in line
+
+
+def test_a_latency_too_small_to_print_is_said_as_its_share():
+    # A3 High, 2 nodes, ring, 1 GB: 10 ms either way at four digits; the 5 us latency is 5e-6 / 10e-3 = 0.05 %
+    text = _run("predict", "allreduce", "--size", "1GB", "--cluster", "gcp-a3-high", "--nodes", "2", "-A", "ring")
+    assert "lower bound 10 ms (bandwidth alone; the links' 5 us latency adds 0.05% to ours" in text
+
+
+def test_a_time_below_the_systems_bound_is_said_unreachable():
+    # two RTX 2080 Ti without P2P: every byte crosses the host bridge, which the PCIe links priced above leave out
+    results = api.predict(PredictSpec(collective="allreduce", size="1GB", expected=True,
+                                      network=NetworkSpec(cluster="pcie-2080ti", nodes=1)))
+    best = next(a for a in results[0].algorithms if a.name == results[0].best)
+    assert best.time_s < results.lower_bound_s(0) and results.below_system_bound(0)
+    assert results.bound_difference(0) == "host bridge"
+    text = _run("predict", "allreduce", "--size", "1GB", "--cluster", "pcie-2080ti")
+    assert "the best time is below this system's bound" in text
+    # where the priced links do bind, nothing is said
+    assert not _predicted("dgx-h100", 2).below_system_bound(0)
+
+
+def test_one_rank_per_system_predicts_without_an_expected_band():
+    text = _run("predict", "allreduce", "--size", "1GB", "--cluster", "pcie-t4")     # 1 GPU, 1 node: 1 rank
+    assert "one rank: the collective moves no data" in text
+
+
+def test_network_flags_on_one_node_are_said_to_do_nothing():
+    text = _run("diagnose", "allreduce", "--size", "1GB", "--time", "9ms", "--ranks", "8", "--cluster", "dgx-h100",
+                "--nic-rate", "100Gb/s", "--nics-per-node", "2")
+    assert "--nics-per-node, --nic-rate have no effect on one node" in text
+    assert "no effect" not in _run("diagnose", "allreduce", "--size", "1GB", "--time", "9ms", "--ranks", "8",
+                                   "--cluster", "dgx-h100")
+
+
+def test_sharp_lower_bound_only_where_sharp_sets_it():
+    def doc(nodes):
+        return api.predict(PredictSpec(collective="allreduce", size="1GB", expected=True, sharp=True,
+                                       network=NetworkSpec(cluster="dgx-h100", nodes=nodes))).to_json()
+    # 4 nodes: the ring's network term 2 x 3/4 x 1 GB over 8 x 400 Gb/s = 3.75 ms, SHARP's 1 x 1 GB = 2.5 ms
+    assert doc(4)["sharp_lower_bound_s"] == pytest.approx(2.5e-3)
+    # 2 nodes: the ring's 2 x 1/2 = 1 x size already, so SHARP changes nothing and the key is not there
+    assert "sharp_lower_bound_s" not in doc(2)

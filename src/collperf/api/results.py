@@ -50,13 +50,23 @@ class Predictions(list):
             return "in-switch" if binding == "intra-node" and system.nvls else "links"
         return binding if binding in ("intra-node", "host bridge") else "links"
 
+    def below_system_bound(self, i: int) -> bool:
+        """Whether the best of size i's algorithms is priced below the system's bound: the links priced above leave
+        out what binds the system (a host bridge through which PCIe GPUs without P2P exchange data), so that time
+        is not reachable on it."""
+        if i >= len(self.bands) or self.bands[i].bound_s is None or not self[i].algorithms:
+            return False
+        best = next((a for a in self[i].algorithms if a.name == self[i].best), None)
+        return best is not None and best.time_s < self.lower_bound_s(i) * (1 - 1e-9)
+
     def to_json(self):
         docs = [r.to_json() for r in self]
         for doc, band in zip(docs, self.bands):
             doc["nccl_expected"] = band.to_json()
-        if self.sharp:
+        if self.sharp:      # only where SHARP is what makes the system's bound the lower one
             for i, doc in enumerate(docs):
-                doc["sharp_lower_bound_s"] = min(self.lower_bound_s(i), doc["lower_bound_s"])
+                if self.bound_difference(i) == "in-network":
+                    doc["sharp_lower_bound_s"] = self.lower_bound_s(i)
         return one_or_many(docs)
 
 

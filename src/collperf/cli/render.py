@@ -35,9 +35,10 @@ def _clean(value):
     return number if math.isfinite(number) else None
 
 
-def print_prediction(r, bound_s: float | None = None, difference: str = "") -> None:
+def print_prediction(r, bound_s: float | None = None, difference: str = "", unreachable: bool = False) -> None:
     """One size's table; on a catalogue system, `bound_s` is the system's bound (Predictions.lower_bound_s: the
-    number diagnose shows) and `difference` why ours differs from it (Predictions.bound_difference)."""
+    number diagnose shows), `difference` why ours differs from it (Predictions.bound_difference) and `unreachable`
+    whether the best time is below it (Predictions.below_system_bound)."""
     table = Table(title=f"{r.collective}  size {units.format_size(r.size_bytes)} ({r.size_bytes} B)  "
                         f"ranks {r.ranks}", title_justify="left")
     for column in ("algorithm", "time", "latency", "bandwidth", "compute", "algbw GB/s", "busbw GB/s", "x bound"):
@@ -56,6 +57,9 @@ def print_prediction(r, bound_s: float | None = None, difference: str = "") -> N
                           style="dim")
     out.print(table)
     out.print(f"lower bound {_bound_text(r, bound_s, difference)}; best: [bold]{r.best}[/bold]")
+    if unreachable:
+        out.print(f"[yellow]note:[/yellow] the best time is below this system's bound ({units.format_time(bound_s)}): the "
+                  "links priced above leave out what binds the system, so no time below that bound is reachable on it")
     for name, why in r.skipped.items():
         out.print(f"[dim]skipped {name}: {why}[/dim]")
     for note in r.notes:
@@ -63,12 +67,12 @@ def print_prediction(r, bound_s: float | None = None, difference: str = "") -> N
     out.print()
 
 
-# why the system's bound differs from our schedules' own (Predictions.bound_difference), said before ours
-_WHY = {"in-network": "with in-network reduction (SHARP, NCCL's CollNet; our schedules' own",
-        "in-switch": "with in-switch reduction (NVLS; our schedules' own",
-        "intra-node": "where the intra-node links bind (our schedules' own, on the NICs alone",
-        "host bridge": "where the host bridge binds (our schedules' own, on the NICs alone",
-        "links": "on the catalogue's link rates for this system (the links priced above differ; our schedules' own"}
+# why the system's bound is what it is, where it differs from our schedules' own (Predictions.bound_difference)
+_WHY = {"in-network": "with in-network reduction (SHARP, NCCL's CollNet)",
+        "in-switch": "with in-switch reduction (NVLS)",
+        "intra-node": "bandwidth alone, where the intra-node links bind",
+        "host bridge": "bandwidth alone, where the host bridge binds",
+        "links": "bandwidth alone, on the catalogue's link rates for this system"}
 
 
 def _bound_text(r, bound_s: float | None, difference: str) -> str:
@@ -76,11 +80,15 @@ def _bound_text(r, bound_s: float | None, difference: str) -> str:
     ours = units.format_time(r.lower_bound_s)
     if bound_s is None or not difference:
         return ours
-    theirs = units.format_time(bound_s)
+    theirs, latency = units.format_time(bound_s), units.format_time(r.lower_bound_latency_s)
     if difference == "latency":
-        return (f"{theirs} bandwidth alone, {ours} with the links' {units.format_time(r.lower_bound_latency_s)} "
-                "latency (ours, what x bound divides by)")
-    return f"{theirs} {_WHY[difference]}: {ours}, what x bound divides by)"
+        if theirs == ours:      # the latency is too small to show at this many digits: say its share instead
+            return (f"{theirs} (bandwidth alone; the links' {latency} latency adds "
+                    f"{r.lower_bound_latency_s / r.lower_bound_s:.2%} to ours, what x bound divides by)")
+        return f"{theirs} bandwidth alone, {ours} with the links' {latency} latency (ours, what x bound divides by)"
+    with_latency = f", with their {latency} latency" if r.lower_bound_latency_s > 0 else ""
+    return (f"{theirs} {_WHY[difference]}; {ours} our schedules' own (on the links priced above{with_latency}; "
+            "what x bound divides by)")
 
 
 def _gb(value) -> str:
@@ -155,7 +163,8 @@ def print_predictions(results) -> None:
     for i, r in enumerate(results):
         on_system = bool(getattr(results, "bands", None))
         print_prediction(r, results.lower_bound_s(i) if on_system else None,
-                         results.bound_difference(i) if on_system else "")
+                         results.bound_difference(i) if on_system else "",
+                         on_system and results.below_system_bound(i))
 
 
 def print_crossover(collective: str, net, ranges) -> None:

@@ -159,6 +159,8 @@ def expected_bands(collective: str, sizes, assumed: Assumed, peer_list=None) -> 
     """The same expectation diagnose judges a measurement against, for sizes not yet measured."""
     n = [int(x) for x in sizes]
     ex = expectation(collective, n, assumed)
+    if ex.expected_s is None:     # nothing to expect (one rank: no data moves); the prediction's own note says so
+        return []
     factor = busbw_factor(collective, assumed.system.ranks)
 
     def at(values, i):

@@ -363,6 +363,12 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
     if hw.profile is not None:
         system = from_profile(system, hw.profile)
     system = apply_overrides(system, hw)
+    if system.nodes == 1:       # the network's flags change nothing on one node: say so, not silently drop them
+        given = [flag for flag, value in (("--nics-per-node", hw.nics_per_node), ("--nic-rate", hw.nic_rate),
+                                          ("--fabric", hw.fabric)) if value is not None]
+        if given:
+            notes.append(f"{', '.join(given)} {'has' if len(given) == 1 else 'have'} no effect on one node (no "
+                         "network is used): add --nodes N for a run across nodes")
     check, settings = suspects(facts, system, catalogue)
     return Assumed(system, _values(system), notes, suspects=check, settings=settings)
 
