@@ -84,7 +84,7 @@ def _bound_text(r, bound_s: float | None, difference: str) -> str:
     if difference == "latency":
         if theirs == ours:      # the latency is too small to show at this many digits: say its share instead
             return (f"{theirs} (bandwidth alone; the links' {latency} latency adds "
-                    f"{r.lower_bound_latency_s / r.lower_bound_s:.2%} to ours, what x bound divides by)")
+                    f"{100 * r.lower_bound_latency_s / r.lower_bound_s:.2g} % to ours, what x bound divides by)")
         return f"{theirs} bandwidth alone, {ours} with the links' {latency} latency (ours, what x bound divides by)"
     with_latency = f", with their {latency} latency" if r.lower_bound_latency_s > 0 else ""
     return (f"{theirs} {_WHY[difference]}; {ours} our schedules' own (on the links priced above{with_latency}; "

@@ -262,11 +262,21 @@ def system_for_gpu(gpu_model: str, nodes: int = 1, gpus_per_node: int | None = N
 
 def to_cluster(system: System, nodes: int | None = None, ranks_per_node: int | None = None) -> Cluster:
     """The alpha-beta view of a system (predict, plan, simulate): one GPU link inside a node, one NIC link
-    between nodes, NICs per node as the catalogue gives them."""
-    intra_name = (f"NVLink {system.nvlink_GBps:g} GB/s{'/NVSwitch' if system.nvswitch else ''}" if system.nvlink_links
-                  else f"PCIe Gen{system.pcie_gen} x16")
-    return Cluster(nodes=nodes or system.nodes, ranks_per_node=ranks_per_node or system.gpus_per_node,
-                   intra=Link(system.intra_latency_us / 1e6, system.intra_Bps, name=intra_name),
+    between nodes, NICs per node as the catalogue gives them. Where the GPUs exchange data through host memory
+    (PCIe without P2P), every byte crosses the one host bridge they share, so each GPU's link is its share of
+    it: the bridge's rate over the GPUs of the node (with all of them moving data at once, as every step of a
+    collective does). Then no schedule is priced below the system's host-bridge bound (model/bounds.py)."""
+    per_node = ranks_per_node or system.gpus_per_node
+    if system.nvlink_links:
+        intra_name, intra_Bps = (f"NVLink {system.nvlink_GBps:g} GB/s{'/NVSwitch' if system.nvswitch else ''}",
+                                 system.intra_Bps)
+    elif system.host_bridge and per_node > 1:
+        intra_name, intra_Bps = (f"PCIe Gen{system.pcie_gen} x16 through host memory, shared by {per_node} GPUs",
+                                 system.pcie_GBps * 1e9 / per_node)
+    else:
+        intra_name, intra_Bps = f"PCIe Gen{system.pcie_gen} x16", system.intra_Bps
+    return Cluster(nodes=nodes or system.nodes, ranks_per_node=per_node,
+                   intra=Link(system.intra_latency_us / 1e6, intra_Bps, name=intra_name),
                    inter=Link(system.inter_latency_us / 1e6, system.nic_Bps,
                               name=f"{system.nic_Gbps:g} Gb/s {system.fabric.upper()}"),
                    nics_per_node=system.nics_per_node, name=system.name, source=system.source)
