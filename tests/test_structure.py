@@ -134,10 +134,6 @@ def test_plan_custom_model_search_and_memory_from_the_cli():
 # Every other internal import sits at the top of its module, so that the import lines tell which module
 # depends on which.
 LAZY_TARGETS = {
-    "collperf.fit": "scipy (least squares)",
-    "collperf.diagnose": "scipy, through fit",
-    "collperf.trace.core": "scipy, through diagnose",
-    "collperf.lab.testbed": "networkx (the routed testbed's plan)",
     "collperf.runtime.ops": "torch (the user collectives)",
 }
 

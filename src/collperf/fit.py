@@ -21,7 +21,6 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import nnls
 
 from collperf import units
 from collperf.collectives import busbw_factor
@@ -100,6 +99,7 @@ class Fit:
 
 def _segment(x: np.ndarray, t: np.ndarray) -> tuple[float, float, float]:
     """(alpha, beta, robust loss) of t = alpha + x beta, robust NNLS on relative error."""
+    from scipy.optimize import nnls     # scipy where it is used: reading and judging logs stays light
     a = np.column_stack([1 / t, x / t])
     weights = np.ones(len(t))
     for _ in range(4):

@@ -12,6 +12,7 @@ from collperf.api.logs import read_logs
 from collperf.api.schedules import simulate, verified_schedule
 from collperf.blink.algorithms import BLINK
 from collperf.collectives import get_collective
+from collperf.diagnose.hardware import assume
 from collperf.errors import UsageError
 from collperf.export import msccl, msccl_import, nccl_tuner, tuner_model
 from collperf.model.algorithms.modes import mode_of
@@ -55,7 +56,6 @@ def export_nccl_tuner(spec: TunerSpec | list | None = None, output=None, **optio
 def _tuner_from_model(hardware: HardwareSpec, nodes, ranks, channels, collective):
     """Rules from NCCL's model: the argmin on the hardware with the user's link rates, the gain over NCCL's
     argmin on the rates of the catalogue (what NCCL detects)."""
-    from collperf.diagnose.hardware import assume
     if not hardware.given:
         raise UsageError("export nccl-tuner: give logs (one per NCCL_ALGO/NCCL_PROTO) or a system for NCCL's "
                          "model: --cluster dgx-h100 --nodes 2 (link rates: --nic-rate, --intra-bandwidth)")

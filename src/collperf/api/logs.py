@@ -12,7 +12,10 @@ from collperf.api.common import as_spec
 from collperf.api.results import NcclChoice, one_or_many
 from collperf.api.runs import Validation
 from collperf.api.trace import trace
+from collperf.diagnose import Diagnosis, diagnose, diagnose_measurement as judge
+from collperf.diagnose.hardware import assume
 from collperf.errors import UsageError
+from collperf.fit import fit
 from collperf.model.nccl import expect
 from collperf.spec import (DiagnoseSpec, HardwareSpec, LogSpec, MeasurementSpec, NcclPredictSpec, ReportSpec,
                            TraceSpec)
@@ -84,7 +87,6 @@ def fit_tables(tables, on_table=None) -> Judged:
     """A piecewise alpha-beta fit per table (each keeps its table: `fit.table`); a table that cannot be
     fitted is listed in the result's `not_judged` instead (UsageError only when none can); on_table(done,
     total) hears of each as it is fitted."""
-    from collperf.fit import fit
     return _each(tables, fit, on_table)
 
 
@@ -101,7 +103,6 @@ def diagnose_logs(spec: DiagnoseSpec | list | str, on_log=None, on_table=None, *
     options override it) and against the physical bound (the system's two-level bound, or --peak). A table
     that cannot be judged is listed in the result's `not_judged` with why (UsageError only when none can).
     Several tables of one collective are also compared side by side (the result's `comparison`)."""
-    from collperf.diagnose import diagnose
     if not isinstance(spec, DiagnoseSpec):
         logs = LogSpec(paths=spec, collective=options.pop("collective", None), ranks=options.pop("ranks", None))
         spec = DiagnoseSpec(logs=logs, **options)
@@ -129,7 +130,6 @@ def diagnose_measurement(spec: MeasurementSpec | None = None, **options):
     """`collperf diagnose allreduce --size 1GB --time 500ms --ranks 16 --cluster dgx-h100 --nodes 2`: one
     measured number judged like a log row (expected, bound, verdict, causes). Give a MeasurementSpec or its
     fields as keywords (hardware values may be given flat: cluster=, nodes=, gpu=, ...)."""
-    from collperf.diagnose import diagnose_measurement as judge
     if spec is None:
         hw = {k: options.pop(k) for k in [f.name for f in fields(HardwareSpec)] if k in options}
         spec = MeasurementSpec(hardware=HardwareSpec(**hw), **options)
@@ -140,7 +140,6 @@ def predict_nccl(spec: NcclPredictSpec | None = None, **options) -> NcclChoice:
     """`collperf predict --nccl`: NCCL's chosen algorithm/protocol, time and busbw, and the runner-up, per
     size on a catalogue system (spec.hardware.cluster, or .gpu) sized to spec.ranks/hardware.nodes. The
     result unpacks as (Assumed, NcclPrediction). Give an NcclPredictSpec, or its fields as keywords."""
-    from collperf.diagnose.hardware import assume
     spec = as_spec(NcclPredictSpec, spec, options)
     assumed = assume(None, spec.hardware, spec.ranks)
     if assumed.system is None:
@@ -171,7 +170,6 @@ def report(spec: ReportSpec | list, output=None, command: str | None = None, **o
     Results, a Validation, a profiler trace (files, a directory or a glob: one file per rank, read together)
     or a TraceReport; several logs of one collective are compared side by side (ReportSpec). Give a
     ReportSpec, or (the convenience) the inputs, output and command with the other fields as keywords."""
-    from collperf.diagnose import Diagnosis, diagnose
     spec = as_spec(ReportSpec, spec, options, inputs=spec, output=output, command=command)
     items, output, command, network = spec.inputs, spec.output, spec.command, spec.network
     collective, ranks, peak, title = spec.collective, spec.ranks, spec.peak, spec.title

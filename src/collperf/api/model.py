@@ -12,6 +12,8 @@ from collperf.api.results import Algorithms, Crossover, Predictions
 from collperf.blink import reports as blink_reports, runs as packed_runs
 from collperf.blink.algorithms import BLINK
 from collperf.collectives import get_collective
+from collperf.diagnose.expectation import expected_bands as _expected_bands
+from collperf.diagnose.hardware import assume
 from collperf.errors import UsageError
 from collperf.model.algorithms import ALGORITHMS, algorithms_for
 from collperf.model.algorithms.modes import mode_of
@@ -106,9 +108,6 @@ def expected_bands(spec: PredictSpec | str, size=None, net=None, sharp: bool | N
         collective, size, net, sharp = spec.collective, spec.sizes_bytes, spec.network, spec.sharp
     else:
         collective = spec
-    # imported here: the diagnose package loads its log fit (scipy), which plain predict never needs
-    from collperf.diagnose.expectation import expected_bands as _expected_bands
-    from collperf.diagnose.hardware import assume
     # the same HardwareSpec diagnose builds from these flags: one system, one expectation for both commands
     assumed = assume(None, replace(HardwareSpec.from_network(net), sharp=sharp), net.ranks)
     if assumed.system is None:

@@ -13,6 +13,7 @@ from collperf.errors import UsageError
 from collperf.lab.bench import BenchInterrupted, run
 from collperf.lab.calibrate import calibrate as calibrate_here, check_ranks, save, step_link
 from collperf.lab.results import OutputError, ResultFiles
+from collperf.lab.testbed import owners, parse_spec, switch
 from collperf.lab.validate import bound as measured_bound, calibrated_grid, summary
 from collperf.runtime.launch import in_torchrun, torchrun_int
 from collperf.spec import BenchSpec, BoundSpec, CalibrateSpec, NetworkSpec, TestbedDownSpec, TestbedSpec, ValidateSpec
@@ -25,7 +26,6 @@ def testbed(text):
         text = text.description
     if text is None or not isinstance(text, str):
         return text
-    from collperf.lab.testbed import parse_spec     # the routed testbed's plan loads networkx
     return parse_spec(text)
 
 
@@ -44,7 +44,6 @@ def testbed_up(bed):
 def testbed_start(bed):
     """`collperf testbed up` (a TestbedSpec, a Testbed or its description): bring a testbed up and leave it up,
     held for the user: no run and no `testbed down` without its name takes it down."""
-    from collperf.lab.testbed import owners
     up = testbed(bed).up()
     owners.claim(up.name, by="user")
     return up
@@ -52,25 +51,22 @@ def testbed_start(bed):
 
 def testbed_status(name: str | None = None) -> list[dict]:
     """`collperf testbed status`: the testbed namespaces, their addresses, shaping and processes."""
-    from collperf.lab.testbed.switch import status
-    return status(name)
+    return switch.status(name)
 
 
 def testbed_held() -> list[str]:
     """The testbeds on this machine that a live run or `collperf testbed up` holds (what a plain
     `collperf testbed down` keeps)."""
-    from collperf.lab.testbed.switch import held
-    return held()
+    return switch.held()
 
 
 def testbed_down(name: str | TestbedDownSpec | None = None, everything: bool = False) -> list[str]:
     """`collperf testbed down` (a TestbedDownSpec, or its name and everything): the named testbed (refused
     while a running bench holds it, unless everything=True), or without a name every testbed nobody alive
     holds: what crashed runs left (everything=True: all of them, live ones included)."""
-    from collperf.lab.testbed.switch import down
     if isinstance(name, TestbedDownSpec):
         name, everything = name.name, name.everything
-    return down(name, everything)
+    return switch.down(name, everything)
 
 
 def bench(spec: BenchSpec, on_row=None, on_note=None, on_info=None):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import fields
 
 from collperf.spec import HardwareSpec, TraceSpec
+from collperf.trace.core import analyse
 
 
 def trace(spec: TraceSpec | list | str, **options):
@@ -13,7 +14,6 @@ def trace(spec: TraceSpec | list | str, **options):
     (computation, communication, exposed communication), the straggler across ranks and the what-if.
     Give a TraceSpec, or paths with its fields as keywords (hardware values may be given flat: cluster=,
     nodes=, gpu=, ...; what_if_cluster=, what_if_nodes=, algorithm=)."""
-    from collperf.trace.core import analyse
     if not isinstance(spec, TraceSpec):
         hw = {k: options.pop(k) for k in [f.name for f in fields(HardwareSpec)] if k in options}
         spec = TraceSpec(paths=spec, hardware=options.pop("hardware", None) or HardwareSpec(**hw), **options)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from collperf.diagnose.loglines import LogFacts, read_facts
-from collperf.diagnose.overrides import apply_overrides, from_profile
+from collperf.diagnose.overrides import apply_overrides, from_profile, unused_on_one_node
 from collperf.diagnose.suspects import suspects
 from collperf.errors import UsageError
 from collperf.model.nccl.env import NCCL_ALGO_NAMES, NCCL_PROTO_NAMES, check as check_env
@@ -363,12 +363,7 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
     if hw.profile is not None:
         system = from_profile(system, hw.profile)
     system = apply_overrides(system, hw)
-    if system.nodes == 1:       # the network's flags change nothing on one node: say so, not silently drop them
-        given = [flag for flag, value in (("--nics-per-node", hw.nics_per_node), ("--nic-rate", hw.nic_rate),
-                                          ("--fabric", hw.fabric)) if value is not None]
-        if given:
-            notes.append(f"{', '.join(given)} {'has' if len(given) == 1 else 'have'} no effect on one node (no "
-                         "network is used): add --nodes N for a run across nodes")
+    notes += unused_on_one_node(system, hw)
     check, settings = suspects(facts, system, catalogue)
     return Assumed(system, _values(system), notes, suspects=check, settings=settings)
 

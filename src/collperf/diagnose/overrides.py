@@ -64,6 +64,18 @@ def apply_overrides(system: System, hw) -> System:
     return system
 
 
+def unused_on_one_node(system: System, hw) -> list[str]:
+    """The network's flags change nothing on one node (no network is used): a note naming them, where
+    apply_overrides took them, instead of dropping them silently (--sharp there is an error: it asks for
+    something the run cannot have)."""
+    given = [flag for flag, value in (("--nics-per-node", hw.nics_per_node), ("--nic-rate", hw.nic_rate),
+                                      ("--fabric", hw.fabric)) if value is not None]
+    if system.nodes > 1 or not given:
+        return []
+    return [f"{', '.join(given)} {'has' if len(given) == 1 else 'have'} no effect on one node (no network is "
+            "used): add --nodes N for a run across nodes"]
+
+
 def from_profile(system: System, path: str) -> System:
     """A calibrated profile's two levels as the system's physical rates: intra -> the GPU link, inter ->
     one NIC per node (collperf calibrate measures one path per level)."""

@@ -13,10 +13,10 @@ setup sets NCCL_P2P_PXN_LEVEL=0, AMD's RCCL guides NCCL_NET_GDR_LEVEL=3, i.e. PH
 from __future__ import annotations
 
 from collperf.diagnose.loglines import LogFacts
+from collperf.model.nccl.constants import PATH_TYPES
 
-# NCCL 2.30.7 src/graph/paths.cc: the path levels by name, and the legacy integers (levelsOldToNew: 0 LOC, 1 PIX,
-# 2 PXB, 3 PHB, 4 and 5 SYS)
-_LEVELS = ("LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "PHB", "SYS")
+# NCCL 2.30.7 src/graph/paths.cc: the path levels by name (graph.h's path types), and the legacy integers
+# (levelsOldToNew: 0 LOC, 1 PIX, 2 PXB, 3 PHB, 4 and 5 SYS)
 _OLD_LEVELS = ("LOC", "PIX", "PXB", "PHB", "SYS", "SYS")
 # the order things are said in: what changes the most first
 _ORDER = ("NET_GDR_LEVEL", "NET_GDR_READ", "P2P_DISABLE", "P2P_LEVEL", "SHM_DISABLE", "NVLS_ENABLE", "MAX_NCHANNELS",
@@ -28,7 +28,7 @@ _FEW_CHANNELS = 4
 def path_level(value: str) -> str | None:
     """NCCL_NET_GDR_LEVEL / NCCL_P2P_LEVEL as a path name ('3' -> 'PHB'), None where NCCL would not read it."""
     v = value.strip().upper()
-    if v in _LEVELS:
+    if v in PATH_TYPES and v != "NET":
         return v
     if v.isdigit():
         return _OLD_LEVELS[min(int(v), len(_OLD_LEVELS) - 1)]

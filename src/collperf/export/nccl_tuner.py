@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from collperf.errors import UsageError
+from collperf.fit import MIN_ROWS_PER_REGIME, fit, fit_rows
 
 COLLECTIVES = ("broadcast", "reduce", "allgather", "reducescatter", "allreduce")   # the functions NCCL tunes
 ALGORITHMS = ("tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat")
@@ -146,7 +147,6 @@ def curve(table):
     """The piecewise alpha-beta fit of a table swept over many sizes; a PointsCurve through its points where it
     has fewer than two regimes' worth (fit.MIN_ROWS_PER_REGIME): one straight line fitted to a few points
     would move them, and the rules should follow what was measured."""
-    from collperf.fit import MIN_ROWS_PER_REGIME, fit_rows, fit
     rows = fit_rows(table)
     if len(rows) >= 2 * MIN_ROWS_PER_REGIME:
         return fit(table)

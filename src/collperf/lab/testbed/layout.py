@@ -26,8 +26,6 @@ import re
 import zlib
 from dataclasses import dataclass, field
 
-import networkx as nx
-
 from collperf import topology as topologies, units
 from collperf.errors import UsageError
 from collperf.topology import dgx1v, Topology
@@ -157,6 +155,7 @@ def _fmt(path) -> str:
 def dgx1v_like(nv1_rate: str = NV1_RATE) -> Topology:
     """topology.dgx1v scaled so that one NVLink is `nv1_rate`, latencies left to the network stack, and
     GPU pairs without an NVLink routed through the PCIe switches and CPUs (QPI between the CPUs)."""
+    import networkx as nx       # networkx where it is used: the testbed's other plans do not need it
     base = dgx1v()
     scale = units.parse_bandwidth(nv1_rate) / 25e9          # topology._NV: one NVLink2, per direction
     g = nx.Graph()
