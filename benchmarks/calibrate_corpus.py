@@ -9,8 +9,10 @@ per size regime the 10th/50th/90th percentile of measured / typical over the
 rows of every healthy corpus log (model/calibration.py). Leave-one-source-out: for every source group
 of the index, fit on all the others and judge that source's logs with the fit; per log, the median error
 of the calibrated typical time over rows >= 1 MiB (and of NCCL's model alone, side by side), the overall
-verdict of healthy logs (a "slower than expected" there is a false alarm) and whether known-bad logs are
-still flagged. Prints one table per fabric class and the totals quoted in docs/calibration.md.
+verdict of healthy logs (a "slower than expected" there is a false alarm), whether known-bad logs are
+still flagged, and the band's coverage: the share of the healthy rows >= 1 MiB inside the band, faster and slower
+than it (an honest 10th-90th percentile band holds about 80 % of runs it was not fitted on). Prints one table per
+fabric class and the totals quoted in docs/calibration.md.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ def report(results: list[dict]) -> None:
     for r in results:
         by[r["fabric"]].append(r)
     print(f"{'fabric':15} {'logs':>4} {'bad':>4} {'median err':>10} {'p90 err':>8} {'NCCL model':>10} "
-          f"{'false slow':>10} {'bad flagged':>11}")
+          f"{'false slow':>10} {'bad flagged':>11} {'in band':>7} {'faster':>6} {'slower':>6}")
     for fabric in sorted(by) + ["all"]:
         rows = results if fabric == "all" else by[fabric]
         healthy = [r for r in rows if r["healthy"]]
@@ -47,7 +49,17 @@ def report(results: list[dict]) -> None:
         false = sum(r["verdict"].startswith("slower") for r in healthy)
         print(f"{fabric:15} {len(rows):4d} {len(bad):4d} {_pct([r['error'] for r in healthy], 50):>10} "
               f"{_pct([r['error'] for r in healthy], 90):>8} {_pct([r['model_error'] for r in healthy], 50):>10} "
-              f"{false:10d} {sum(r['flagged'] for r in bad):5d} of {len(bad):<3d}")
+              f"{false:10d} {sum(r['flagged'] for r in bad):5d} of {len(bad):<3d} {_coverage(healthy)}")
+
+
+def _coverage(healthy: list[dict]) -> str:
+    """Of the healthy logs' rows >= 1 MiB, the share inside the band, faster than it and slower than it (each
+    log's rows as they are: a long sweep counts more rows)."""
+    counts = {k: sum(r["band_rows"][k] for r in healthy) for k in ("inside", "faster", "slower")}
+    total = sum(counts.values())
+    if not total:
+        return f"{'-':>7} {'-':>6} {'-':>6}"
+    return " ".join(f"{100 * counts[k] / total:{w}.0f} %" for k, w in (("inside", 5), ("faster", 4), ("slower", 4)))
 
 
 def _dumps(data: dict) -> str:
