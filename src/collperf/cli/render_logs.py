@@ -141,17 +141,27 @@ def print_judgement(j) -> None:
     if r.expected_s:
         band = (f"{units.format_time(r.expected_s)}, healthy public runs {units.format_time(r.expected_low_s)}-"
                 f"{units.format_time(r.expected_high_s)}" if r.expected_high_s else units.format_time(r.expected_s))
-        out.print(f"  expected {band} ({escape(r.choice)}, {r.regime}-bound"
-                  + (f"; runner-up {escape(r.runner_up)}" if r.runner_up else "") + ")"
-                  + (f"; NCCL's model alone {units.format_time(r.model_s)}" if r.model_s else ""))
+        # the algorithm is NCCL's choice for the system assumed, not what the public runs ran
+        regime = "at the physical bound" if r.regime == "bound" else f"{r.regime}-bound"
+        out.print(f"  expected {band}; {escape(j.choice_from)}: {escape(r.choice)}, {regime}"
+                  + (f" (runner-up {escape(r.runner_up)})" if r.runner_up else "")
+                  + (f"; {escape(j.model_label)} {units.format_time(r.model_s)}" if r.model_s else ""))
     if r.bound_s:
-        out.print(f"  bound {units.format_time(r.bound_s)} ({r.binding}); efficiency "
-                  f"{100 * r.efficiency:.2g} % (bound / measured)")
+        latency = (f", {units.format_time(r.bound_s + r.bound_latency_s)} with the links' "
+                   f"{units.format_time(r.bound_latency_s)} latency" if r.bound_latency_s else "")
+        out.print(f"  bound {units.format_time(r.bound_s)} ({r.binding}){latency}; efficiency "
+                  f"{_percent(r.efficiency)} (bound / measured)")
     out.print(f"  [bold]verdict[/bold]: [{_verdict_style(r.verdict) or 'default'}]{escape(r.verdict)}[/]")
     if j.peers is not None:
         out.print(f"  peers: {escape(j.peers.describe())}")
     _check_first(j.assumed)
     _causes([r])
+
+
+def _percent(fraction: float) -> str:
+    """'87 %', '100 %', '0.5 %': whole percents, two digits below ten."""
+    value = 100 * fraction
+    return f"{value:.2g} %" if value < 10 else f"{value:.0f} %"
 
 
 def _expected(typical, low, high) -> str:
