@@ -14,7 +14,6 @@ from typer.testing import CliRunner
 from collperf import api
 from collperf.cli import app
 from collperf.diagnose import diagnose
-from collperf.diagnose.band_rule import slow_call
 from collperf.diagnose.core import SizeVerdict, overall
 from collperf.diagnose.corpus_fit import _flagged, hardware_for, read_index
 from collperf.diagnose.measurement import as_a_log_would

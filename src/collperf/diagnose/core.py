@@ -177,10 +177,10 @@ def diagnose(table: Table, peak_Bps: float | None = None, hardware=None, model=N
     verdicts = []
     for i, r in enumerate(measured):
         latency, bandwidth = own.terms(r.size) if own else (None, None)
-        verdicts.append(judge_row(r.size, r.time_s, r.busbw_GBps, i, ex, table.collective, runtime, nodes, bool(r.wrong),
-                               None if own is None else latency + bandwidth,
-                               "" if own is None else "latency" if latency >= bandwidth else "bandwidth",
-                               gpus_per_node=per_node))
+        verdicts.append(judge_row(r.size, r.time_s, r.busbw_GBps, i, ex, table.collective, runtime, nodes,
+                                  bool(r.wrong), None if own is None else latency + bandwidth,
+                                  "" if own is None else "latency" if latency >= bandwidth else "bandwidth",
+                                  gpus_per_node=per_node))
     _mark_isolated(verdicts)
     found = F.table_findings(table, own, rows)
     if own is None:
