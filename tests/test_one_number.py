@@ -206,3 +206,13 @@ def test_efficiency_at_the_bound_reads_100_percent_and_the_algorithm_is_nccls_ch
     assert "1e+02" not in text
     assert "; NCCL's choice on dgx-h100: nvls-tree/Simple, bandwidth-bound (runner-up ring/Simple); NCCL's model " \
            "alone" in text
+
+
+def test_predict_says_what_its_alltoall_time_is():
+    for args in (["predict", "alltoall", "--size", "1GiB", "--cluster", "dgx-h100"],
+                 ["predict", "alltoall", "--size", "1GiB", "--cluster", "dgx-h100", "--nccl"]):
+        text = " ".join(runner.invoke(app, args, terminal_width=250).output.split())
+        assert "NCCL model: point-to-point at the links' line rate (NCCL's tuning model has no alltoall" in text
+    doc = json.loads(runner.invoke(app, ["predict", "allreduce", "--size", "1GiB", "--cluster", "dgx-h100", "--nccl",
+                                         "--json"]).output)
+    assert doc["model_note"] == ""

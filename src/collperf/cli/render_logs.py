@@ -188,12 +188,14 @@ def print_expected_bands(assumed, bands) -> None:
     out.print(table)
     if bands:
         out.print(f"  band: {escape(bands[0].band_summary or bands[0].band_from)}")
+        if bands[0].model_note:
+            out.print(f"  NCCL model: {escape(bands[0].model_note)}")
     for b in bands:
         if b.peers is not None:
             out.print(f"  peers: {escape(b.peers.describe())}")
 
 
-def print_nccl_prediction(assumed, pred) -> None:
+def print_nccl_prediction(assumed, pred, model_note: str = "") -> None:
     """`predict --nccl`: NCCL's choice per size, time, busbw and the runner-up."""
     out.print(f"[bold]{pred.collective}, {pred.ranks} ranks on {pred.nodes} node(s): NCCL's choice[/bold]")
     print_assumed(assumed, "NCCL's own model (tuning.cc) plus launch overhead, never below the bound: what NCCL "
@@ -213,6 +215,8 @@ def print_nccl_prediction(assumed, pred) -> None:
                       f"{pred.runner_up_algorithm[i]}/{pred.runner_up_protocol[i]}" if math.isfinite(other) else "-",
                       units.format_time(float(other)) if math.isfinite(other) else "-")
     out.print(table)
+    if model_note:
+        out.print(f"  NCCL model: {escape(model_note)}")
 
 
 def print_comparison(diagnoses, rows) -> None:

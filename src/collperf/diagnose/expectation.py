@@ -96,8 +96,7 @@ def expectation(collective: str, sizes, assumed: Assumed, peak_Bps: float | None
         bound_latency = system_bound_latency_s(collective, system)
     ex = Expectation(expected, regime, list(choice), list(runner), bound, list(binding), peak_GBps,
                      expected_from, bound_from, model_s=expected, bound_latency_s=bound_latency)
-    if not tuning_model_prices(collective):
-        ex.model_label = f"{P2P_PRICE} ({no_tuning_model(collective)})"
+    ex.model_label = model_note(collective) or ex.model_label
     fitted = assumed.system is not None and assumed.system.provenance.get("launch_overhead_us", "").startswith("fitted")
     if expected is not None and not fitted:
         _calibrate(ex, n, assumed.system, calibration()["bands"] if bands is None else bands, collective)
@@ -110,6 +109,11 @@ P2P_PRICE = "point-to-point at the links' line rate"
 
 def no_tuning_model(collective: str) -> str:
     return f"NCCL's tuning model has no {collective}: NCCL runs it as point-to-point sends and receives"
+
+
+def model_note(collective: str) -> str:
+    """What the model time is where NCCL's tuning model does not price the collective ('' where it does)."""
+    return "" if tuning_model_prices(collective) else f"{P2P_PRICE} ({no_tuning_model(collective)})"
 
 
 def _bound_from(system, sharp: bool) -> str:
@@ -166,6 +170,7 @@ class ExpectedBand:
     peers: object = None
     band_summary: str = ""      # band_from of every size asked, said once (the same on each ExpectedBand)
     binding: str = ""           # which resource sets the bound: network, intra-node, host bridge
+    model_note: str = ""        # what model_s is where it is not NCCL's model (alltoall, send/recv: the links' rate)
 
     def busbw_GBps(self, time_s: float | None) -> float | None:
         return self.size * self.busbw_factor / time_s / 1e9 if time_s else None
@@ -174,7 +179,7 @@ class ExpectedBand:
         return {"size_bytes": self.size, "expected_low_s": self.low_s, "expected_s": self.typical_s,
                 "expected_high_s": self.high_s, "nccl_model_s": self.model_s, "bound_s": self.bound_s,
                 "binding": self.binding,
-                "nccl_choice": self.choice, "band_from": self.band_from,
+                "nccl_choice": self.choice, "band_from": self.band_from, "model_note": self.model_note,
                 "expected_busbw_GBps": [self.busbw_GBps(self.high_s), self.busbw_GBps(self.low_s)],
                 "peers": self.peers.to_json() if self.peers else None}
 
@@ -192,5 +197,5 @@ def expected_bands(collective: str, sizes, assumed: Assumed, peer_list=None) -> 
     return [ExpectedBand(size, at(ex.low_s, i), float(ex.expected_s[i]), at(ex.high_s, i), float(ex.model_s[i]),
                          at(ex.bound_s, i), ex.choice[i], ex.band_from[i] if ex.band_from else ex.expected_from,
                          factor, peers(collective, assumed.system, size, None, peer_list),
-                         ex.band_summary or ex.expected_from, ex.binding[i])
+                         ex.band_summary or ex.expected_from, ex.binding[i], model_note(collective))
             for i, size in enumerate(n)]
