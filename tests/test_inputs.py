@@ -87,6 +87,9 @@ def test_a_layout_is_taken_only_when_the_nodes_can_hold_it(ranks, nodes, gpus):
     (["--ranks", 8, "--cluster", "aws-g4dn-12xlarge", "--nodes", 1],
      "--ranks 8 on --nodes 1 puts 8 ranks on each node, but a node of --cluster aws-g4dn-12xlarge has 4 GPUs: give "
      "--nodes 2"),
+    # without --cluster the GPU's catalogue entry is a guess, so only the split itself is checked
+    (["--ranks", 12, "--gpu", "H100", "--nodes", 5], "--ranks 12 cannot be split evenly over --nodes 5: set --nodes to "
+                                                     "a divisor of 12"),
 ])
 def test_diagnose_one_number_refuses_a_layout_the_system_cannot_have(capsys, args, fragment):
     message = cli_error(capsys, "diagnose", "allreduce", "--size", "1GiB", "--time", "5ms", *args)

@@ -339,7 +339,9 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
         base, gpu_text = None, gpu_log
     nodes, nodes_src = _nodes(base, nodes, nodes_src, ranks, hw, table is not None)
     if ranks and ranks % nodes:
-        raise UsageError(f"{ranks} ranks do not split over {nodes} nodes: set --nodes to a divisor of the ranks")
+        said = f"the log's {ranks} ranks" if table is not None else f"--ranks {ranks}"
+        where = f"--nodes {nodes}" if hw.nodes is not None else f"{nodes} nodes ({nodes_src})"
+        raise UsageError(f"{said} cannot be split evenly over {where}: set --nodes to a divisor of {ranks}")
     per_node = ranks // nodes if ranks else (c_per or (base.gpus_per_node if base else 1))
     base = base or get_system("pcie-p2p")      # a profile on a log that names no GPU: PCIe GPUs, P2P
     fabric = hw.fabric or (facts.get("fabric") if nodes > 1 else None)

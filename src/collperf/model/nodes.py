@@ -15,13 +15,13 @@ def nodes_for(ranks: int | None, nodes: int | None, gpus_per_node: int, *, syste
               ranks_said: str | None = None, nodes_said: str | None = None, escape: str = "") -> int:
     """The node count `ranks` run on, on a system (`system`: how the user named it, e.g. '--cluster dgx-h100')
     whose nodes hold `gpus_per_node` GPUs; a UsageError naming the inputs as typed (`ranks_said`,
-    `nodes_said`: '--ranks 12', '--nodes 2' by default) and the layouts that would work. `escape` is added to
-    a refusal (predict: '--ranks-per-node N prices nodes of N ranks anyway')."""
+    `nodes_said`: '--ranks 12', '--nodes 2' by default) and the layouts that would work. `escape` ends a refusal
+    where another flag lifts it (predict: '; or --ranks-per-node N to price nodes of N ranks anyway')."""
     if not ranks:
         return nodes or 1
     ranks_said = ranks_said or f"--ranks {ranks}"
-    per_fix = _fewest_nodes(ranks, gpus_per_node)
-    spread = f"--nodes {per_fix} ({ranks // per_fix} rank(s) on each node)"
+    fewest = _fewest_nodes(ranks, gpus_per_node)
+    spread = f"--nodes {fewest} ({ranks // fewest} rank(s) on each node)"
     if nodes is not None:
         nodes_said = nodes_said or f"--nodes {nodes}"
         if ranks % nodes:
