@@ -125,3 +125,26 @@ def test_a_fabrics_required_nccl_settings_come_from_the_catalogue(monkeypatch):
     monkeypatch.setitem(FABRIC_NCCL_SETTINGS, "efa", ({"nccl_proto": "LL128"}, "a test source"))
     efa = assume(None, HardwareSpec(cluster="aws-p5", nodes=2), ranks=16).system
     assert (efa.nccl_algo, efa.nccl_proto) == ("", "LL128") and "a test source" in efa.provenance["nccl_proto"]
+
+
+def test_every_name_collperf_systems_prints_resolves_to_its_row():
+    """The name, the instance or product name and each alias `collperf systems` prints are all --cluster values,
+    whatever their case (the cloud consoles write P5.48XLARGE, Standard_ND96isr_H100_v5)."""
+    import json
+
+    from typer.testing import CliRunner
+
+    doc = json.loads(CliRunner().invoke(app, ["systems", "--json"]).output)
+    printed = [(r["name"], r["name"]) for r in doc["systems"]] + \
+        [(r["instance"], r["name"]) for r in doc["systems"] if r["instance"]] + list(doc["aliases"].items())
+    assert ("p5.48xlarge", "aws-p5") in printed and ("Standard_ND96isr_H100_v5", "azure-nd-h100-v5") in printed
+    for shown, key in printed:
+        for spelled in (shown, shown.upper(), shown.lower(), f"  {shown} "):
+            assert resolve_name(spelled) == key, spelled
+            assert get_preset(spelled).name == key
+    assert resolve_name("DGX  H100") == "dgx-h100"            # the product name, spaced as typed
+    # the instance name works wherever --cluster does: predict's network and diagnose's system
+    assert NetworkSpec(cluster="p5.48xlarge", nodes=2).resolve_cluster().nics_per_node == 32
+    assert assume(None, HardwareSpec(cluster="P5.48XLARGE", nodes=2), ranks=16).system.name == "aws-p5"
+    with pytest.raises(UsageError, match="or an instance name as `collperf systems` prints it, e.g. p4d.24xlarge"):
+        resolve_name("p6.48xlarge")

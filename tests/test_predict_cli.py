@@ -73,7 +73,10 @@ def test_human_table_marks_the_best_and_lists_skipped():
     (["predict", "allsum", "--ranks", "4", "--latency", "5us", "--bandwidth", "1GB/s"], "unknown collective"),
     (["predict", "allgather", "--ranks", "6", "--latency", "5us", "--bandwidth", "1GB/s", "-A", "recursive-doubling"],
      "power-of-two"),
-    (["predict", "allreduce", "--cluster", "dgx-h100", "--nodes", "2", "--ranks", "10"], "ranks(10) is not nodes(2)"),
+    (["predict", "allreduce", "--cluster", "dgx-h100", "--nodes", "2", "--ranks", "32"],
+     "--ranks 32 on --nodes 2 puts 16 ranks on each node, but a node of --cluster dgx-h100 has 8 GPUs: give --nodes 4"),
+    (["predict", "allreduce", "--cluster", "dgx-h100", "--nodes", "2", "--ranks", "12", "--ranks-per-node", "8"],
+     "--ranks 12 is not --nodes 2 x --ranks-per-node 8 = 16: give --ranks 16"),
     (["predict", "allreduce", "--cluster", "dgx-z900"], "unknown system"),
 ])
 def test_cli_errors_are_clear_and_exit_2(args, message, capsys):

@@ -73,7 +73,7 @@ def test_network_spec_is_the_one_way_to_a_network_and_refuses_conflicts():
         NetworkSpec(cluster="dgx-h100", latency="5us", bandwidth="1GB/s")
     with pytest.raises(UsageError, match="--cluster dgx-h100 and --profile p.json"):
         NetworkSpec(cluster="dgx-h100", profile="p.json")
-    with pytest.raises(UsageError, match=r"--ranks 12 does not fill whole nodes of 8 ranks per node of --cluster dgx-h100"):
+    with pytest.raises(UsageError, match=r"--ranks 12 neither fills whole nodes of --cluster dgx-h100 \(8 GPUs each\)"):
         NetworkSpec(ranks=12, cluster="dgx-h100").resolve()
     with pytest.raises(UsageError, match="nodes 0"):
         NetworkSpec(nodes=0)

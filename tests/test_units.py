@@ -72,3 +72,27 @@ def test_format_picks_sensible_units():
     assert units.format_size(100 * 10**6) == "100 MB"
     assert units.format_time(2.175e-3) == "2.175 ms"
     assert units.format_bandwidth(50e9) == "50 GB/s"
+
+
+@pytest.mark.parametrize("text, meant", [
+    ("1Gb", "write 1GB (or 1GiB, 1G)"), ("64Kb", "write 64KB (or 64KiB, 64K)"), ("1.5 Mib", "write 1.5MiB (or 1.5MB, 1.5M)"),
+    ("2Tb", "write 2TB (or 2TiB, 2T)"), ("8Gib", "write 8GiB (or 8GB, 8G)"),
+])
+def test_sizes_in_bits_are_refused_with_the_byte_spelling(text, meant):
+    # --nic-rate reads Gb as bits (400Gb/s = 50 GB/s): a size written so would be 8x off, never silently read
+    with pytest.raises(UsageError) as info:
+        units.parse_size(text)
+    assert f"cannot read size {text.strip()!r}" in str(info.value) and "sizes are bytes" in str(info.value)
+    assert meant in str(info.value)
+    with pytest.raises(UsageError, match="sizes are bytes"):
+        units.parse_sizes(f"1M,{text}")
+
+
+@pytest.mark.parametrize("text, expected", [
+    # what worked before keeps working: one letter is binary as nccl-tests' -b/-e, KB decimal, KiB binary,
+    # a small b alone is bytes, and an all-lowercase unit is read as typed casually (bytes)
+    ("1k", 1024), ("1K", 1024), ("128M", 128 << 20), ("1G", 1 << 30), ("1KB", 1000), ("1KiB", 1024),
+    ("8b", 8), ("1gb", 10**9), ("1mib", 1 << 20), ("4096", 4096),
+])
+def test_byte_spellings_still_read(text, expected):
+    assert units.parse_size(text) == expected

@@ -288,7 +288,7 @@ def test_no_gpudirect_check_on_hardware_without_it_and_any_gdrdma_line_counts(tm
     # a g4dn has no GPUDirect RDMA to turn on: its staged line is no thing to check
     efa = "nodeA:1:2 [0] NCCL INFO NET/OFI Selected Provider is efa (found 1 nics)"
     table = synthetic_log(tmp_path, [efa, staged], gpu="Tesla T4")
-    a = assume(table, HardwareSpec(cluster="aws-g4dn-12xlarge", nodes=2))
+    a = assume(table, HardwareSpec(cluster="aws-g4dn-12xlarge", nodes=4))      # 16 ranks, 4 T4 per node
     assert not any("GPUDirect" in w for w, _ in a.suspects)
 
 

@@ -203,7 +203,7 @@ def test_one_measurement_refusals():
         MeasurementSpec(collective="allreduce", size="1GB", time="500ms")
     with pytest.raises(UsageError, match="--time"):
         MeasurementSpec(collective="allreduce", size="1GB", time="0s", ranks=16)
-    with pytest.raises(UsageError, match="12 ranks do not split over 5 nodes"):
+    with pytest.raises(UsageError, match="--ranks 12 does not split evenly over --nodes 5: give --nodes 2"):
         api.diagnose_measurement(collective="allreduce", size="1GB", time="1s", ranks=12, cluster="dgx-h100", nodes=5)
     res = runner.invoke(app, ["diagnose", "allreduce", "--size", "1GB"])
     assert res.exit_code != 0 and "--size and --time" in str(res.exception)

@@ -57,10 +57,28 @@ def parse_size(text: str | int) -> int:
             raise UsageError(f"size {text} is negative: expected a size >= 0 such as {_SIZE_FORMS}")
         return text
     value, unit = _split(text, "size", _SIZE_FORMS)
+    _refuse_bits(text, unit)
     factor = _SIZE_FACTORS.get(unit.lower())
     if factor is None:
         raise UsageError(f"cannot read size {text!r}: unknown unit {unit!r}; accepted forms: {_SIZE_FORMS}")
     return int(round(value * factor))
+
+
+# A capital prefix with a small b (Gb, Mib) is the bit spelling (as --nic-rate 400Gb/s reads it): a size is bytes, so
+# '1Gb' is refused rather than read as 1 GB (8x too much data). All-lowercase 'gb' keeps meaning bytes, as typed casually.
+_BIT_SIZE = re.compile(r"([KMGT])(i?)b")
+
+
+def _refuse_bits(text, unit: str) -> None:
+    bits = _BIT_SIZE.fullmatch(unit)
+    if bits is None:
+        return
+    number = str(text).strip()[:-len(unit)].strip()
+    prefix, binary = bits.groups()
+    meant = f"{number}{prefix}iB" if binary else f"{number}{prefix}B"
+    other = f"{number}{prefix}B" if binary else f"{number}{prefix}iB"
+    raise UsageError(f"cannot read size {str(text).strip()!r}: {unit!r} is bits (a small b), but sizes are bytes: "
+                     f"write {meant} (or {other}, {number}{prefix}); accepted forms: {_SIZE_FORMS}")
 
 
 def parse_sizes(text: str) -> list[int]:

@@ -36,25 +36,68 @@ class Peers:
 
     size: int
     busbw_GBps: list[float] = field(default_factory=list)
-    runs: list[dict] = field(default_factory=list)     # id, source_url, system, nic, size_bytes, busbw_GBps there
+    runs: list[dict] = field(default_factory=list)     # id, source_url, system, nic, size_bytes, busbw_GBps there,
+                                                       # from_sizes_bytes (the measured rows it is read from)
     like: str = ""                                     # what "like this one" meant
     yours_busbw_GBps: float | None = None
 
     def describe(self) -> str:
         if not self.runs:
             return f"no public runs on {self.like} in the corpus to compare with"
-        lo, hi = (_busbw(x) for x in (min(self.busbw_GBps), max(self.busbw_GBps)))
-        reach = f"{lo} GB/s" if lo == hi else f"{lo}-{hi} GB/s"
         yours = f"; yours: {_busbw(self.yours_busbw_GBps)} GB/s" if self.yours_busbw_GBps is not None else ""
         nics = sorted({_nics(r.get("nic", "")) for r in self.runs} - {""})
         theirs = f"; their NICs per node: {', '.join(nics)}" if nics else ""
-        return (f"public runs on {self.like} reach {reach} busbw at {units.format_size(self.size)} "
+        return (f"public runs on {self.like} reach {self._reach()} "
                 f"({len(self.runs)} run{'s' if len(self.runs) != 1 else ''}{theirs}){yours}")
 
+    def _reach(self) -> str:
+        """'441-449 GB/s busbw at 1 GiB', and apart the runs whose sweep stops short of this size, at the
+        size they measured ('31.7 GB/s at 2 MiB (the nearest size 1 run measured)')."""
+        parts = []
+        for at in sorted({r["size_bytes"] for r in self.runs}, key=lambda x: (x != self.size, x)):
+            bus = [r["busbw_GBps"] for r in self.runs if r["size_bytes"] == at]
+            lo, hi = _busbw(min(bus)), _busbw(max(bus))
+            reach = f"{lo} GB/s" if lo == hi else f"{lo}-{hi} GB/s"
+            where = f"at {units.format_size(at)}" if at == self.size else \
+                f"at {units.format_size(at)} (the nearest size {len(bus)} run{'s' if len(bus) != 1 else ''} measured)"
+            parts.append(f"{reach} busbw {where}" if not parts else f"{reach} {where}")
+        return ", ".join(parts)
+
+    @property
+    def low_high(self) -> list[float]:
+        """[lowest, highest] busbw of the peers ([] without any)."""
+        return [min(self.busbw_GBps), max(self.busbw_GBps)] if self.busbw_GBps else []
+
     def to_json(self) -> dict:
-        return {"size_bytes": self.size, "like": self.like, "busbw_GBps": self.busbw_GBps,
+        return {"size_bytes": self.size, "like": self.like, "busbw_GBps": self.low_high,
                 "yours_busbw_GBps": self.yours_busbw_GBps,
                 "summary": self.describe(), "sources": self.runs}
+
+
+def at_size(rows: list, size: int) -> tuple[float, list[int]] | None:
+    """A run's busbw at `size` and the sizes it comes from: log-log between the two rows around `size` (busbw
+    follows a power law between neighbouring sizes of a sweep), the row itself at a measured size, the nearest row
+    where `size` is outside the sweep by at most a factor 2 (no extrapolation: its size is named), else None."""
+    sizes = np.array([s for s, _ in rows], dtype=float)
+    bus = np.array([b for _, b in rows], dtype=float)
+    if not sizes.size:
+        return None
+    order = np.argsort(sizes)
+    sizes, bus = sizes[order], bus[order]
+    if sizes[0] <= size <= sizes[-1]:
+        hi = int(np.searchsorted(sizes, size))
+        if sizes[hi] == size:
+            return float(bus[hi]), [int(sizes[hi])]
+        lo = hi - 1
+        if bus[lo] <= 0 or bus[hi] <= 0:
+            return None
+        t = (np.log(size) - np.log(sizes[lo])) / (np.log(sizes[hi]) - np.log(sizes[lo]))
+        return float(np.exp(np.log(bus[lo]) + t * (np.log(bus[hi]) - np.log(bus[lo])))), \
+            [int(sizes[lo]), int(sizes[hi])]
+    i = 0 if size < sizes[0] else -1
+    if abs(np.log2(sizes[i]) - np.log2(size)) > 1:
+        return None
+    return float(bus[i]), [int(sizes[i])]
 
 
 def _busbw(GBps: float) -> str:
@@ -90,7 +133,8 @@ def _nics(nic: str) -> str:
 def peers(collective: str, system: System | None, size: int, yours_busbw_GBps: float | None = None,
           runs: list[dict] | None = None, exclude: str = "") -> Peers | None:
     """Healthy public runs of the same collective on the same GPU family, fabric class and layout (nodes x
-    GPUs per node), with their busbw at the corpus size nearest `size` (within a factor 2)."""
+    GPUs per node), with each one's busbw at `size` (at_size: interpolated within its sweep, else its nearest
+    size within a factor 2, named)."""
     if system is None or not size:
         return None
     runs = calibration()["peers"] if runs is None else runs
@@ -101,16 +145,17 @@ def peers(collective: str, system: System | None, size: int, yours_busbw_GBps: f
                 (collective, family, system.fabric_class, system.nodes, system.gpus_per_node) or run["id"] == exclude \
                 or (model and run.get("gpu") and gpu_model(run["gpu"]) != model):
             continue
-        sizes = np.array([s for s, _ in run["busbw"]], dtype=float)
-        if not sizes.size:
+        here = at_size(run["busbw"], int(size))
+        if here is None:
             continue
-        i = int(np.argmin(np.abs(np.log2(sizes) - np.log2(size))))
-        if abs(np.log2(sizes[i]) - np.log2(size)) > 1:
-            continue
-        bus = float(run["busbw"][i][1])
-        if yours_busbw_GBps and sizes[i] == size and abs(bus - yours_busbw_GBps) <= 1e-3 * yours_busbw_GBps:
+        bus, measured = here
+        if yours_busbw_GBps and measured == [int(size)] and abs(bus - yours_busbw_GBps) <= 1e-3 * yours_busbw_GBps:
             continue            # the same busbw at the same size: this log itself (the corpus ships it)
+        bus = round(bus, 2)
         found.busbw_GBps.append(bus)
+        # size_bytes: where busbw_GBps is (yours, unless the run's sweep stops short of it); from_sizes_bytes:
+        # the measured rows it is read from (two when interpolated)
         found.runs.append({"id": run["id"], "source_url": run["source_url"], "system": run["system"],
-                           "nic": run.get("nic", ""), "size_bytes": int(sizes[i]), "busbw_GBps": bus})
+                           "nic": run.get("nic", ""), "size_bytes": int(size) if len(measured) == 2 else measured[0],
+                           "busbw_GBps": bus, "from_sizes_bytes": measured})
     return found

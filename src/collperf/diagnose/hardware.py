@@ -29,6 +29,7 @@ from collperf.diagnose.overrides import apply_overrides, from_profile, unused_on
 from collperf.diagnose.suspects import suspects
 from collperf.errors import UsageError
 from collperf.model.nccl.env import NCCL_ALGO_NAMES, NCCL_PROTO_NAMES, check as check_env
+from collperf.model.nodes import nodes_for
 from collperf.model.systems import System, fabric_nccl_settings, get_system, system_for_gpu
 from collperf.spec import HardwareSpec
 
@@ -282,7 +283,8 @@ def _base(hw, gpu_text, gpu_src, facts: LogFacts, notes) -> tuple[System | None,
             raise UsageError(f"--gpu {hw.gpu}: {e}") from None
 
 
-def _nodes(base, nodes, nodes_src, ranks, fabric_flag=None):
+def _nodes(base, nodes, nodes_src, ranks, hw, from_log: bool):
+    fabric_flag = hw.fabric
     per_default = base.gpus_per_node if base is not None else (ranks or 1)
     if base is not None and base.nvlink_domain and ranks and nodes and nodes > 1 and ranks <= base.nvlink_domain \
             and fabric_flag not in (None, "nvl72"):
@@ -296,11 +298,16 @@ def _nodes(base, nodes, nodes_src, ranks, fabric_flag=None):
             k += 1
         return k, (f"{ranks} GPUs on {k} NVLink domain(s) of up to {base.nvlink_domain} ({base.name}: the trays of "
                    "a rack share NVSwitch)")
+    if hw.cluster is not None and ranks:
+        # the user named the system: its nodes hold its GPUs per node, no more (model/nodes.py, as predict checks)
+        said = f"--nodes {nodes}" if hw.nodes is not None else f"{nodes} node(s) ({nodes_src})" if nodes else None
+        nodes_for(ranks, nodes, base.gpus_per_node, system=f"--cluster {hw.cluster}",
+                  ranks_said=f"the log's {ranks} ranks" if from_log else None, nodes_said=said)
     if nodes is None and ranks:
         if ranks > per_default and ranks % per_default == 0:
             return ranks // per_default, (f"ranks {ranks} / {per_default} GPUs per node of "
                                           f"{base.name if base else 'the profile'} (assumed)")
-        return 1, "assumed: one node (the log does not say)"
+        return 1, "assumed: one node (the log does not say)" if from_log else "assumed: one node (--nodes not given)"
     return nodes or 1, nodes_src or "assumed: one node"
 
 
@@ -330,9 +337,11 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
                                             "(collperf systems lists them) or --gpu MODEL for NCCL's expected time, "
                                             "or --peak BUSBW / --profile FILE for a bound")
         base, gpu_text = None, gpu_log
-    nodes, nodes_src = _nodes(base, nodes, nodes_src, ranks, hw.fabric)
+    nodes, nodes_src = _nodes(base, nodes, nodes_src, ranks, hw, table is not None)
     if ranks and ranks % nodes:
-        raise UsageError(f"{ranks} ranks do not split over {nodes} nodes: set --nodes to a divisor of the ranks")
+        said = f"the log's {ranks} ranks" if table is not None else f"--ranks {ranks}"
+        where = f"--nodes {nodes}" if hw.nodes is not None else f"{nodes} nodes ({nodes_src})"
+        raise UsageError(f"{said} cannot be split evenly over {where}: set --nodes to a divisor of {ranks}")
     per_node = ranks // nodes if ranks else (c_per or (base.gpus_per_node if base else 1))
     base = base or get_system("pcie-p2p")      # a profile on a log that names no GPU: PCIe GPUs, P2P
     fabric = hw.fabric or (facts.get("fabric") if nodes > 1 else None)

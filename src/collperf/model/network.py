@@ -127,8 +127,10 @@ class Network:
                              "--nodes/--ranks-per-node with intra/inter links), not both or neither")
         if self.cluster is not None and self.cluster.ranks != self.ranks:
             c = self.cluster
-            raise UsageError(f"ranks({self.ranks}) is not nodes({c.nodes}) x ranks_per_node({c.ranks_per_node}) "
-                             f"= {c.ranks}: drop --ranks or make it match")
+            raise UsageError(f"{self.ranks} ranks (--ranks) is not the cluster's {c.nodes} node(s) (--nodes) x "
+                             f"{c.ranks_per_node} ranks per node{f' of {c.name}' if c.name else ''} = {c.ranks}: give "
+                             f"--ranks {c.ranks} (or leave it out), or --nodes and --ranks-per-node that multiply to "
+                             f"{self.ranks}")
 
     @classmethod
     def of(cls, link_or_cluster: Link | Cluster, ranks: int | None = None) -> "Network":

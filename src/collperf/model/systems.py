@@ -197,13 +197,24 @@ _GPU_PATTERNS = (
 )
 
 
+def _spelled(name: str) -> str:
+    """A name as typed, without case or the spacing between words ('DGX  A100' -> 'dgx a100')."""
+    return " ".join(str(name).lower().split())
+
+
+# Every entry's instance or product name as `collperf systems` prints it (p5.48xlarge, Standard_ND96isr_H100_v5,
+# DGX H100), so that the name a user copies from the cloud's console or the catalogue's table is taken as meant
+INSTANCE_NAMES = {_spelled(s.instance): key for key, s in CATALOGUE.items() if s.instance}
+
+
 def resolve_name(name: str) -> str:
-    """The catalogue key of a name or alias (case and spaces ignored), or a UsageError listing them."""
-    key = str(name).strip().lower()
-    key = ALIASES.get(key, key)
+    """The catalogue key of a name, alias or instance name (case and spaces ignored), or a UsageError listing them."""
+    key = _spelled(name)
+    key = ALIASES.get(key) or INSTANCE_NAMES.get(key) or INSTANCE_NAMES.get(key.replace("-", " ")) or key
     if key not in CATALOGUE:
         raise UsageError(f"unknown system {name!r}: expected one of {', '.join(CATALOGUE)} "
-                         f"(or an alias: {', '.join(ALIASES)})")
+                         f"(or an alias: {', '.join(ALIASES)}; or an instance name as `collperf systems` prints it, "
+                         f"e.g. {', '.join([i for i in map(str, INSTANCE_NAMES) if '.' in i][:3])})")
     return key
 
 

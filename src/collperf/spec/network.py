@@ -11,6 +11,7 @@ from collperf.errors import UsageError
 from collperf.jsonfile import read_json
 from collperf.model.nccl.env import NCCL_ALGO_NAMES, NCCL_PROTO_NAMES, check as check_env
 from collperf.model.network import Cluster, Link, Network
+from collperf.model.nodes import nodes_for
 from collperf.model.presets import get_preset
 from collperf.model.profile import cluster_from
 from collperf.model.systems import NETWORK_FABRICS, resolve_name
@@ -123,7 +124,11 @@ class NetworkSpec:
         ranks, nodes, per_node = self.ranks, self.nodes, self.ranks_per_node
         if per_node is None:
             if base is not None:
-                per_node = base.ranks_per_node
+                # the catalogue's node holds ranks_per_node GPUs: the ranks fill whole nodes, fit on one, or spread
+                # over --nodes at most that many per node (model/nodes.py, diagnose's check too)
+                nodes = nodes_for(ranks, nodes, base.ranks_per_node, system=f"--cluster {self.cluster}",
+                                  escape="; or --ranks-per-node N to price nodes of N ranks anyway")
+                per_node = ranks // nodes if ranks else base.ranks_per_node
             elif nodes and ranks:
                 if ranks % nodes:
                     raise UsageError(f"--ranks {ranks} does not split into --nodes {nodes} equal nodes: give --ranks "
@@ -131,6 +136,10 @@ class NetworkSpec:
                 per_node = ranks // nodes
             else:
                 raise UsageError("a two-level cluster needs --ranks-per-node (or --ranks with --nodes, or --cluster)")
+        if nodes is not None and ranks is not None and nodes * per_node != ranks:
+            raise UsageError(f"--ranks {ranks} is not --nodes {nodes} x --ranks-per-node {per_node} = "
+                             f"{nodes * per_node}: give --ranks {nodes * per_node} (or leave --ranks out), or "
+                             f"--nodes and --ranks-per-node that multiply to {ranks}")
         if nodes is None:
             if ranks is not None and ranks % per_node:
                 where = f"--ranks-per-node {per_node}" if self.ranks_per_node is not None else \
@@ -143,6 +152,10 @@ class NetworkSpec:
         intra = self._level("intra", base.intra if base else None)
         inter = self._level("inter", base.inter if base else None)
         nics = self.nics_per_node if self.nics_per_node is not None else (base.nics_per_node if base else per_node)
+        if self.nics_per_node is None and base is not None and base.nics_per_node >= base.ranks_per_node > per_node:
+            # a NIC per GPU (one rail each): a run on some of a node's GPUs uses their NICs, not the whole node's
+            # (as diagnose assumes)
+            nics = max(1, base.nics_per_node * per_node // base.ranks_per_node)
         return Cluster(nodes, per_node, intra, inter, nics, name=self.cluster or "custom",
                        source=base.source if base else "")
 
