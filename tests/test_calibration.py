@@ -11,7 +11,8 @@ import pytest
 from collperf.collectives import busbw_factor
 from collperf.diagnose import diagnose
 from collperf.diagnose.calibrated import peers
-from collperf.diagnose.core import SizeVerdict, beyond_band
+from collperf.diagnose.band_rule import beyond_band
+from collperf.diagnose.core import SizeVerdict
 from collperf.diagnose.corpus_fit import build, cross_validate, read_corpus
 from collperf.diagnose.expectation import expectation
 from collperf.diagnose.hardware import assume

@@ -48,6 +48,7 @@ class Collective:
     before: str                   # which blocks a rank's input holds (a key of _HOLDS)
     after: str                    # which blocks a rank's output must hold at the end (a key of _HOLDS)
     in_place: bool = True         # an in-place run exists (the smaller buffer is block `rank` of the larger)
+    size_means: str = ""          # what nccl-tests' size column measures for it, in words (a user checks a size by it)
 
     def __post_init__(self):
         if self.whole not in _BLOCKS or self.before not in _HOLDS or self.after not in _HOLDS:
@@ -144,37 +145,35 @@ class Collective:
 
 
 COLLECTIVES: dict[str, Collective] = {c.name: c for c in (
-    # size: the vector every rank holds (input = output)
     Collective("allreduce", "all_reduce_perf",
-               reduces=True, rooted=False, busbw_scale=2.0, whole="1", before="every", after="every"),
-    # size: the whole output: ranks x per-rank contribution
+               reduces=True, rooted=False, busbw_scale=2.0, whole="1", before="every", after="every",
+               size_means="the vector every rank holds, not the total over ranks"),
     Collective("allgather", "all_gather_perf",
-               reduces=False, rooted=False, busbw_scale=1.0, whole="p", before="own", after="every"),
-    # size: the whole input: ranks x per-rank output
+               reduces=False, rooted=False, busbw_scale=1.0, whole="p", before="own", after="every",
+               size_means="the whole output: ranks x each rank's contribution"),
     Collective("reducescatter", "reduce_scatter_perf",
-               reduces=True, rooted=False, busbw_scale=1.0, whole="p", before="every", after="own"),
-    # size: the vector broadcast from the root
+               reduces=True, rooted=False, busbw_scale=1.0, whole="p", before="every", after="own",
+               size_means="the whole input: ranks x each rank's output"),
     Collective("broadcast", "broadcast_perf",
-               reduces=False, rooted=True, busbw_scale=None, whole="1", before="root", after="every"),
-    # size: the vector every rank contributes
+               reduces=False, rooted=True, busbw_scale=None, whole="1", before="root", after="every",
+               size_means="the vector broadcast from the root"),
     Collective("reduce", "reduce_perf",
-               reduces=True, rooted=True, busbw_scale=None, whole="1", before="every", after="root"),
+               reduces=True, rooted=True, busbw_scale=None, whole="1", before="every", after="root",
+               size_means="the vector every rank contributes, not the total over ranks"),
     # block s*p + d: what rank s sends to rank d
-    # size: all data one rank sends (ranks blocks, its own included)
     Collective("alltoall", "alltoall_perf",
                reduces=False, rooted=False, busbw_scale=1.0, whole="p*p", before="row", after="column",
-               in_place=False),
-    # size: all data at the root (ranks blocks)
+               in_place=False, size_means="all data one rank sends (ranks blocks, its own included)"),
     Collective("scatter", "scatter_perf",
-               reduces=False, rooted=True, busbw_scale=1.0, whole="p", before="root", after="own"),
-    # size: all data gathered at the root (ranks blocks)
+               reduces=False, rooted=True, busbw_scale=1.0, whole="p", before="root", after="own",
+               size_means="all data at the root (ranks blocks)"),
     Collective("gather", "gather_perf",
-               reduces=False, rooted=True, busbw_scale=1.0, whole="p", before="own", after="root"),
+               reduces=False, rooted=True, busbw_scale=1.0, whole="p", before="own", after="root",
+               size_means="all data gathered at the root (ranks blocks)"),
     # block s: rank s's message, which rank s + 1 receives
-    # size: the message each rank sends to its neighbour
     Collective("sendrecv", "sendrecv_perf",
                reduces=False, rooted=False, busbw_scale=None, whole="p", before="own", after="left",
-               in_place=False),
+               in_place=False, size_means="the message each rank sends to its neighbour"),
 )}
 
 # nccl-tests program name -> collective (what lab/results.py writes and the ingest reads)

@@ -13,6 +13,7 @@ from collperf.api.results import NcclChoice, one_or_many
 from collperf.api.runs import Validation
 from collperf.api.trace import trace
 from collperf.diagnose import Diagnosis, diagnose, diagnose_measurement as judge
+from collperf.diagnose.expectation import model_note
 from collperf.diagnose.hardware import assume
 from collperf.errors import UsageError
 from collperf.fit import fit
@@ -144,7 +145,7 @@ def predict_nccl(spec: NcclPredictSpec | None = None, **options) -> NcclChoice:
     assumed = assume(None, spec.hardware, spec.ranks)
     if assumed.system is None:
         raise UsageError(f"predict --nccl: {assumed.why_none}")
-    return NcclChoice(assumed, expect(spec.collective, spec.sizes_bytes, assumed.system))
+    return NcclChoice(assumed, expect(spec.collective, spec.sizes_bytes, assumed.system), model_note(spec.collective))
 
 
 def compare_logs(diagnoses) -> list[dict]:

@@ -77,6 +77,7 @@ class NcclChoice:
 
     assumed: object
     prediction: object
+    model_note: str = ""        # what the time is where NCCL's tuning model does not price it (alltoall, send/recv)
 
     def __iter__(self):
         return iter((self.assumed, self.prediction))
@@ -84,7 +85,8 @@ class NcclChoice:
     def to_json(self) -> dict:
         pred = self.prediction
         return {"collective": pred.collective, "ranks": pred.ranks, "nodes": pred.nodes,
-                "system": self.assumed.to_json(), "sizes": [_nccl_size(pred, i, n) for i, n in enumerate(pred.size_bytes)]}
+                "model_note": self.model_note, "system": self.assumed.to_json(),
+                "sizes": [_nccl_size(pred, i, n) for i, n in enumerate(pred.size_bytes)]}
 
 
 def _nccl_size(pred, i: int, n) -> dict:

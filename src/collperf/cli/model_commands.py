@@ -63,7 +63,7 @@ def predict(collective: str = Collective,
         hardware = replace(HardwareSpec.from_network(network), sharp=sharp, **nccl_view)
         choice = api.predict_nccl(NcclPredictSpec(collective=collective, size=size, ranks=network.ranks,
                                                   hardware=hardware))
-        print_json(choice.to_json()) if as_json else render_logs.print_nccl_prediction(*choice)
+        print_json(choice.to_json()) if as_json else render_logs.print_nccl_prediction(*choice, choice.model_note)
         return
     results = api.predict(PredictSpec(collective=collective, size=size, network=network, algorithm=algorithm,
                                       intra_algorithm=intra_algorithm, inter_algorithm=inter_algorithm,

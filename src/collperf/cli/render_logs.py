@@ -141,17 +141,27 @@ def print_judgement(j) -> None:
     if r.expected_s:
         band = (f"{units.format_time(r.expected_s)}, healthy public runs {units.format_time(r.expected_low_s)}-"
                 f"{units.format_time(r.expected_high_s)}" if r.expected_high_s else units.format_time(r.expected_s))
-        out.print(f"  expected {band} ({escape(r.choice)}, {r.regime}-bound"
-                  + (f"; runner-up {escape(r.runner_up)}" if r.runner_up else "") + ")"
-                  + (f"; NCCL's model alone {units.format_time(r.model_s)}" if r.model_s else ""))
+        # the algorithm is NCCL's choice for the system assumed, not what the public runs ran
+        regime = "at the physical bound" if r.regime == "bound" else f"{r.regime}-bound"
+        out.print(f"  expected {band}; {escape(j.choice_from)}: {escape(r.choice)}, {regime}"
+                  + (f" (runner-up {escape(r.runner_up)})" if r.runner_up else "")
+                  + (f"; {escape(j.model_label)} {units.format_time(r.model_s)}" if r.model_s else ""))
     if r.bound_s:
-        out.print(f"  bound {units.format_time(r.bound_s)} ({r.binding}); efficiency "
-                  f"{100 * r.efficiency:.2g} % (bound / measured)")
+        latency = (f", {units.format_time(r.bound_s + r.bound_latency_s)} with the links' "
+                   f"{units.format_time(r.bound_latency_s)} latency" if r.bound_latency_s else "")
+        out.print(f"  bound {units.format_time(r.bound_s)} ({r.binding}){latency}; efficiency "
+                  f"{_percent(r.efficiency)} (bound / measured)")
     out.print(f"  [bold]verdict[/bold]: [{_verdict_style(r.verdict) or 'default'}]{escape(r.verdict)}[/]")
     if j.peers is not None:
         out.print(f"  peers: {escape(j.peers.describe())}")
     _check_first(j.assumed)
     _causes([r])
+
+
+def _percent(fraction: float) -> str:
+    """'87 %', '100 %', '0.5 %': whole percents, two digits below ten."""
+    value = 100 * fraction
+    return f"{value:.2g} %" if value < 10 else f"{value:.0f} %"
 
 
 def _expected(typical, low, high) -> str:
@@ -178,12 +188,14 @@ def print_expected_bands(assumed, bands) -> None:
     out.print(table)
     if bands:
         out.print(f"  band: {escape(bands[0].band_summary or bands[0].band_from)}")
+        if bands[0].model_note:
+            out.print(f"  NCCL model: {escape(bands[0].model_note)}")
     for b in bands:
         if b.peers is not None:
             out.print(f"  peers: {escape(b.peers.describe())}")
 
 
-def print_nccl_prediction(assumed, pred) -> None:
+def print_nccl_prediction(assumed, pred, model_note: str = "") -> None:
     """`predict --nccl`: NCCL's choice per size, time, busbw and the runner-up."""
     out.print(f"[bold]{pred.collective}, {pred.ranks} ranks on {pred.nodes} node(s): NCCL's choice[/bold]")
     print_assumed(assumed, "NCCL's own model (tuning.cc) plus launch overhead, never below the bound: what NCCL "
@@ -203,6 +215,8 @@ def print_nccl_prediction(assumed, pred) -> None:
                       f"{pred.runner_up_algorithm[i]}/{pred.runner_up_protocol[i]}" if math.isfinite(other) else "-",
                       units.format_time(float(other)) if math.isfinite(other) else "-")
     out.print(table)
+    if model_note:
+        out.print(f"  NCCL model: {escape(model_note)}")
 
 
 def print_comparison(diagnoses, rows) -> None:

@@ -17,8 +17,9 @@ from pathlib import Path
 import numpy as np
 
 from collperf import units
-from collperf.collectives import busbw_factor, get_collective
+from collperf.collectives import busbw_factor
 from collperf.diagnose import findings as F, mpi, verdict as V
+from collperf.diagnose.band_rule import faster_than_typical, slow_call, unjudged_advice
 from collperf.diagnose.calibrated import Peers, peers
 from collperf.diagnose.expectation import Expectation, expectation
 from collperf.diagnose.hardware import _values, assume, Assumed
@@ -53,6 +54,9 @@ class SizeVerdict:
     expected_high_s: float | None = None
     band_from: str = ""
     band_logs: int = 0                # how many public runs the band rests on
+    bound_latency_s: float = 0.0      # the bound's latency term: above the bound is faster than bound_s + this
+    band_borrowed: bool = False       # the band is other fabric classes' (it calls no run slower)
+    band_holds: bool = True           # the band's runs include this collective (where not: it calls none slower)
 
     @property
     def label(self) -> str:
@@ -90,22 +94,24 @@ class Diagnosis:
                 "notes": self.table.notes, "skipped_lines": self.table.skipped}
 
 
-def _judge(size, time_s, busbw, i, ex: Expectation, collective, runtime, nodes, wrong, fitted_s=None,
-           own_regime="", one_number: bool = False, gpus_per_node: int = 2) -> SizeVerdict:
+def judge_row(size, time_s, busbw, i, ex: Expectation, collective, runtime, nodes, wrong, fitted_s=None,
+              own_regime="", one_number: bool = False, gpus_per_node: int = 2) -> SizeVerdict:
     expected = float(ex.expected_s[i]) if ex.expected_s is not None else None
     bound = float(ex.bound_s[i]) if ex.bound_s is not None else None
     regime = str(ex.regime[i]) if ex.regime is not None else own_regime
     low, high = (_at(ex.low_s, i), _at(ex.high_s, i))
     text, eff = (mpi.verdict(time_s, bound, regime, wrong) if runtime == "mpi"
-                 else V.verdict(time_s, expected, bound, wrong, low, high))
+                 else V.verdict(time_s, expected, bound, wrong, low, high, ex.bound_latency_s))
     why = V.causes(collective, runtime, regime, nodes, ex.choice[i], ex.runner_up[i], gpus_per_node) \
         if text.startswith("slower") else []
     if why and expected and time_s > 10 * expected and one_number:
         # a log's sizes and times are nccl-tests' own: only a number typed by hand can have the convention wrong
-        why.insert(0, V.FAR_OFF)
+        why.insert(0, V.far_off(collective))
     return SizeVerdict(size, time_s, expected, bound, busbw, eff, regime, text, ex.choice[i], ex.runner_up[i],
                        ex.binding[i], fitted_s, why, wrong, _at(ex.model_s, i), low, high,
-                       ex.band_from[i] if ex.band_from else "", ex.band_logs[i] if ex.band_logs else 0)
+                       ex.band_from[i] if ex.band_from else "", ex.band_logs[i] if ex.band_logs else 0,
+                       ex.bound_latency_s, bool(ex.band_borrowed and ex.band_borrowed[i]),
+                       bool(not ex.band_holds or ex.band_holds[i]))
 
 
 def _at(values, i) -> float | None:
@@ -165,23 +171,23 @@ def diagnose(table: Table, peak_Bps: float | None = None, hardware=None, model=N
     if runtime == "mpi":
         ex = mpi.for_mpi(ex, table.collective, [r.size for r in measured], table.ranks, hardware, peak_Bps)
         ex.model_s = ex.low_s = ex.high_s = None        # no NCCL expectation, so no band either
-        ex.band_from, ex.band_logs = [], []
+        ex.band_from, ex.band_logs, ex.band_borrowed, ex.band_holds = [], [], [], []
     nodes = assumed.system.nodes if assumed.system else (table.nodes or 1)
     per_node = assumed.system.gpus_per_node if assumed.system else 2
     verdicts = []
     for i, r in enumerate(measured):
         latency, bandwidth = own.terms(r.size) if own else (None, None)
-        verdicts.append(_judge(r.size, r.time_s, r.busbw_GBps, i, ex, table.collective, runtime, nodes, bool(r.wrong),
-                               None if own is None else latency + bandwidth,
-                               "" if own is None else "latency" if latency >= bandwidth else "bandwidth",
-                               gpus_per_node=per_node))
+        verdicts.append(judge_row(r.size, r.time_s, r.busbw_GBps, i, ex, table.collective, runtime, nodes,
+                                  bool(r.wrong), None if own is None else latency + bandwidth,
+                                  "" if own is None else "latency" if latency >= bandwidth else "bandwidth",
+                                  gpus_per_node=per_node))
     _mark_isolated(verdicts)
     found = F.table_findings(table, own, rows)
     if own is None:
         found.append(F.not_fitted(table, len(rows), MIN_ROWS, ex.expected_s is not None))
     found += F.above_bound(verdicts, assumed, ex.bound_from if peak_Bps is not None else None, table.collective)
-    judged = _curve_anomalies(mpi.overall(verdicts, found) if runtime == "mpi" else overall(verdicts, found), found,
-                              verdicts)
+    judged = _curve_anomalies(mpi.overall(verdicts, found) if runtime == "mpi" else
+                              overall(verdicts, found, table.collective, nodes), found, verdicts)
     found += F.slower_overall(verdicts, assumed, judged, own)
     found += outside_band(verdicts)
     found += F.latency_bound(verdicts, ex.regime is not None)
@@ -220,9 +226,9 @@ def _mark_isolated(verdicts: list[SizeVerdict]) -> None:
             v.causes.insert(0, V.ISOLATED)
 
 
-def overall(verdicts: list[SizeVerdict], found) -> str:
+def overall(verdicts: list[SizeVerdict], found, collective: str = "", nodes: int | None = None) -> str:
     """The table's verdict, 'label: detail': an error finding first, then above-bound, then the verdict of
-    the bandwidth-bound rows (where a collective shows what the hardware gives)."""
+    the bandwidth-bound rows (where a collective shows what the hardware gives), by the band's rule (band_rule)."""
     settled = V.settled_overall(verdicts, found, "some sizes beat the assumed hardware's bound, so the system "
                                 "assumed is wrong")
     if settled is not None:
@@ -240,28 +246,23 @@ def overall(verdicts: list[SizeVerdict], found) -> str:
         edge = worst.expected_high_s or worst.expected_s
         if banded:
             # where the hardware shows (the bandwidth-bound sizes), against a band of the run's own fabric class
-            largest = [v for v in big if v.expected_high_s]
-            beyond = beyond_band(largest)
-            margin = V.band_margin(int(np.median([v.band_logs for v in largest])))
-            borrowed = [v for v in largest if "too few" in v.band_from]
-            if len(borrowed) > len(largest) / 2 and beyond >= margin:
+            call = slow_call([v for v in big if v.expected_high_s])
+            beyond, margin = call.beyond, call.margin
+            if call.label == "not judged":
                 return (f"not judged: {len(slow)} of {len(big)} bandwidth-bound sizes are slower than the band, but "
-                        f"that band is borrowed from other fabric classes ({borrowed[-1].band_from}); give --fabric "
-                        "if the log's network is not the one assumed")
-            if beyond < margin:
+                        f"{call.caveat}; {unjudged_advice(call, collective, nodes, top, log=True)}")
+            if call.label == "slow end":
                 at, by = units.format_size(worst.size_bytes), f"{worst.time_s / edge:.2f}x the band's slow edge"
                 worse = "" if worst.time_s / edge < margin else (
                     f"; the mid sizes are slower: up to {by} at {at} (see the findings)" if worst.size_bytes < top.size_bytes / 16
                     else f"; {at} is slower: {by} (see the findings)")
                 return (f"as expected, at the slow end of healthy runs: {len(slow)} of {len(big)} bandwidth-bound "
-                        f"sizes above {against}, but by {beyond - 1:.0%} (median; a band on "
-                        f"{int(np.median([v.band_logs for v in largest]))} runs calls a log slower from "
-                        f"{margin - 1:.0%}){eff} at {units.format_size(top.size_bytes)}{worse}")
+                        f"sizes above {against}, but by {beyond - 1:.0%} (median; a band on {call.logs} runs calls a "
+                        f"log slower from {margin - 1:.0%}){eff} at {units.format_size(top.size_bytes)}{worse}")
         return (f"slower than expected: {len(slow)} of {len(big)} bandwidth-bound sizes above {against}, up to "
                 f"{worst.time_s / edge:.2f}x {'its slow edge' if banded else 'the expected time'} at "
                 f"{units.format_size(worst.size_bytes)}{eff}")
-    if banded and len(fast) > len(big) / 2 and \
-            _below_band(big) >= V.band_margin(int(np.median([v.band_logs for v in big]))):
+    if banded and len(fast) > len(big) / 2 and faster_than_typical(big):
         return (f"faster than typical: {len(fast)} of {len(big)} bandwidth-bound sizes faster than 90 % of healthy "
                 f"public runs{eff} at {units.format_size(top.size_bytes)}")
     return (f"as expected: {len(big) - len(slow)} of {len(big)} bandwidth-bound sizes within {against}"
@@ -286,23 +287,6 @@ def _curve_anomalies(verdict: str, found, verdicts=()) -> str:
     return verdict + (f"{joint}{' and '.join(seen)} (see the findings)" if seen else "")
 
 
-def beyond_band(largest: list[SizeVerdict]) -> float:
-    """How far beyond the band's slow edge the log is: the median of time / edge over its bandwidth-bound sizes,
-    or over its plateau (the sizes within 16x of the largest), whichever is less. A log slow only at the mid
-    sizes has a per-call overhead beyond healthy runs' (a container, a proxy: its own finding), not slower
-    hardware; one slow only at the plateau may be a single bad size. Either way not the whole log."""
-    top = max(v.size_bytes for v in largest)
-    ratio = {v.size_bytes: v.time_s / v.expected_high_s for v in largest}
-    plateau = [r for size, r in ratio.items() if size >= top / 16]
-    return float(min(np.median(list(ratio.values())), np.median(plateau)))
-
-
-def _below_band(big: list[SizeVerdict]) -> float:
-    """How far the bandwidth-bound sizes are below the band's fast edge (median of edge / time)."""
-    largest = [v for v in big if v.expected_low_s]
-    return float(np.median([v.expected_low_s / v.time_s for v in largest])) if largest else 0.0
-
-
 def outside_band(verdicts: list[SizeVerdict]) -> list[F.Finding]:
     """The size-by-size view: which sizes fall outside the band of healthy public runs, and which way."""
     slow = [v.size_bytes for v in verdicts if v.expected_high_s and v.verdict.startswith("slower")]
@@ -314,44 +298,3 @@ def outside_band(verdicts: list[SizeVerdict]) -> list[F.Finding]:
         ([f"faster than typical at {units.size_ranges(fast, every)}"] if fast else [])
     return [F.Finding("outside-band", "info", "sizes outside the band of healthy public runs (10th-90th "
                       f"percentile): {'; '.join(parts)}", slow + fast)]
-
-
-# ---- one measured number -------------------------------------------------------------------------
-
-@dataclass
-class Judgement:
-    """One measurement judged like a log row."""
-
-    collective: str
-    ranks: int
-    assumed: Assumed
-    row: SizeVerdict
-    algbw_GBps: float
-    expected_from: str
-    bound_from: str
-    peers: Peers | None = None
-
-    def to_json(self) -> dict:
-        return {"collective": self.collective, "ranks": self.ranks, "system": self.assumed.to_json(),
-                "expected_from": self.expected_from, "bound_from": self.bound_from, "algbw_GBps": self.algbw_GBps,
-                **vars(self.row), "verdict_label": V.label_of(self.row.verdict),
-                "peers": self.peers.to_json() if self.peers else None}
-
-
-def diagnose_measurement(spec) -> Judgement:
-    """`collperf diagnose allreduce --size 1GB --time 500ms --ranks 16 --cluster dgx-h100 --nodes 2`."""
-    name = get_collective(spec.collective).name
-    assumed = assume(None, spec.hardware, spec.ranks)
-    if assumed.system is None and spec.peak_Bps is None:
-        raise UsageError(f"nothing to judge against: {assumed.why_none}")
-    ranks = spec.ranks or assumed.system.ranks
-    if assumed.system is not None and assumed.system.ranks != ranks:
-        raise UsageError(f"--ranks {ranks} but the system has {assumed.system.ranks} GPUs: set --nodes to match")
-    factor = busbw_factor(name, ranks)
-    ex = expectation(name, [spec.size_bytes], assumed, spec.peak_Bps, factor)
-    algbw = spec.size_bytes / spec.time_s / 1e9
-    row = _judge(spec.size_bytes, spec.time_s, algbw * factor, 0, ex, name, "nccl",
-                 assumed.system.nodes if assumed.system else 1, False, one_number=True,
-                 gpus_per_node=assumed.system.gpus_per_node if assumed.system else 2)
-    like = peers(name, assumed.system, spec.size_bytes, algbw * factor)
-    return Judgement(name, ranks, assumed, row, algbw, ex.expected_from, ex.bound_from, like)

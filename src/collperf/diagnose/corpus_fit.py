@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from collperf.collectives import get_collective
-from collperf.diagnose.core import beyond_band, diagnose
+from collperf.diagnose.band_rule import beyond_band
+from collperf.diagnose.core import diagnose
 from collperf.diagnose.expectation import expectation
 from collperf.diagnose.hardware import assume
 from collperf.diagnose.verdict import label_of
@@ -54,7 +55,7 @@ class CorpusLog:
 
     def sample(self) -> Sample:
         return Sample(self.id, self.source, self.system.fabric_class, self.sizes, self.times, self.model_s,
-                      self.bound_s, self.system.gpus_per_node)
+                      self.bound_s, self.system.gpus_per_node, self.table.collective)
 
 
 def read_index(corpus: Path) -> list[dict]:

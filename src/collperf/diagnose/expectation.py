@@ -14,7 +14,7 @@ from collperf.diagnose.calibrated import calibration, peers
 from collperf.diagnose.hardware import Assumed
 from collperf.diagnose.wording import merge_counts
 from collperf.model.calibration import band
-from collperf.model.nccl import expect, system_bound
+from collperf.model.nccl import expect, system_bound, system_bound_latency_s, tuning_model_prices
 
 
 @dataclass
@@ -37,6 +37,10 @@ class Expectation:
     band_logs: list = field(default_factory=list)   # per size: how many public runs the band rests on
     band_summary: str = ""                          # band_from said once, each count as its range over the sizes
     fabric: str = ""
+    bound_latency_s: float = 0.0    # the bound's latency term (bound_s is bandwidth alone): one message's latency
+    band_borrowed: list = field(default_factory=list)   # per size: the band is other fabric classes'
+    band_holds: list = field(default_factory=list)      # per size: the band's runs include this collective
+    model_label: str = "NCCL's model alone"             # what model_s is
 
 
 def sharp_lowers_bound(collective: str, system) -> bool:
@@ -68,10 +72,13 @@ def expectation(collective: str, sizes, assumed: Assumed, peak_Bps: float | None
         fitted = system.provenance.get("launch_overhead_us", "")
         expected_from = (f"NCCL's model on {system.name} ({fitted})" if fitted.startswith("fitted")
                          else f"NCCL's model (algorithm/protocol choice and time) on {system.name}")
+        if not tuning_model_prices(collective):
+            expected_from = f"{P2P_PRICE} on {system.name} ({no_tuning_model(collective)})"
     bound = None
     binding = [""] * len(n)
     peak_GBps = None
     bound_from = "none: no system assumed and no --peak"
+    bound_latency = 0.0     # a flat --peak has none
     if peak_Bps is not None:
         f = factor if factor else busbw_factor(collective, system.ranks) if system else 1.0
         bound = n * f / peak_Bps
@@ -86,12 +93,27 @@ def expectation(collective: str, sizes, assumed: Assumed, peak_Bps: float | None
         peak_GBps = peak / 1e9 if np.isfinite(peak) else None
         sharp = system.collnet and sharp_lowers_bound(collective, system)
         bound_from = _bound_from(system, sharp)
+        bound_latency = system_bound_latency_s(collective, system)
     ex = Expectation(expected, regime, list(choice), list(runner), bound, list(binding), peak_GBps,
-                     expected_from, bound_from, model_s=expected)
+                     expected_from, bound_from, model_s=expected, bound_latency_s=bound_latency)
+    ex.model_label = model_note(collective) or ex.model_label
     fitted = assumed.system is not None and assumed.system.provenance.get("launch_overhead_us", "").startswith("fitted")
     if expected is not None and not fitted:
-        _calibrate(ex, n, assumed.system, calibration()["bands"] if bands is None else bands)
+        _calibrate(ex, n, assumed.system, calibration()["bands"] if bands is None else bands, collective)
     return ex
+
+
+# what alltoall and send/recv are priced at (model/nccl/expected.py p2p_time): the links' rates, not NCCL's model
+P2P_PRICE = "point-to-point at the links' line rate"
+
+
+def no_tuning_model(collective: str) -> str:
+    return f"NCCL's tuning model has no {collective}: NCCL runs it as point-to-point sends and receives"
+
+
+def model_note(collective: str) -> str:
+    """What the model time is where NCCL's tuning model does not price the collective ('' where it does)."""
+    return "" if tuning_model_prices(collective) else f"{P2P_PRICE} ({no_tuning_model(collective)})"
 
 
 def _bound_from(system, sharp: bool) -> str:
@@ -106,8 +128,10 @@ def _bound_from(system, sharp: bool) -> str:
             f"{', in-network reduction (SHARP)' if sharp else ''}) and {intra}")
 
 
-def _calibrate(ex: Expectation, n: np.ndarray, system, bands: dict) -> None:
-    """Replace NCCL's model time by the calibrated band where the table covers the size."""
+def _calibrate(ex: Expectation, n: np.ndarray, system, bands: dict, collective: str) -> None:
+    """Replace NCCL's model time by the calibrated band where the table covers the size. The band is the fabric
+    class's, whatever collective its runs measured: where none of them measured this one, its provenance says so
+    (and the verdict calls no run slower from it, as from a borrowed band)."""
     ex.fabric = system.fabric_class
     if not bands:
         return
@@ -118,9 +142,13 @@ def _calibrate(ex: Expectation, n: np.ndarray, system, bands: dict) -> None:
     ex.expected_s = np.where(ok, b.typical_s, ex.model_s)
     ex.low_s = np.where(ok, b.low_s, np.nan)
     ex.high_s = np.where(ok, b.high_s, np.nan)
-    ex.band_from = b.provenance
+    # a table that does not record its runs' collectives (one written before it did) is taken to hold them
+    ex.band_holds = [not held or collective in held for held in b.collectives] or [True] * n.size
+    ex.band_borrowed = list(b.borrowed) or [False] * n.size
+    ex.band_from = [why if holds or not why.startswith("calibrated") else f"{why}; no {collective} among them"
+                    for why, holds in zip(b.provenance, ex.band_holds)]
     ex.band_logs = b.logs
-    ex.band_summary = merge_counts(b.provenance, n)
+    ex.band_summary = merge_counts(ex.band_from, n)
     ex.expected_from = (f"{ex.expected_from}; the band: the 10th-90th percentile of healthy public runs' time, "
                         f"{ex.band_summary}" + (f"; {b.layout}" if b.layout else ""))
 
@@ -142,6 +170,7 @@ class ExpectedBand:
     peers: object = None
     band_summary: str = ""      # band_from of every size asked, said once (the same on each ExpectedBand)
     binding: str = ""           # which resource sets the bound: network, intra-node, host bridge
+    model_note: str = ""        # what model_s is where it is not NCCL's model (alltoall, send/recv: the links' rate)
 
     def busbw_GBps(self, time_s: float | None) -> float | None:
         return self.size * self.busbw_factor / time_s / 1e9 if time_s else None
@@ -150,7 +179,7 @@ class ExpectedBand:
         return {"size_bytes": self.size, "expected_low_s": self.low_s, "expected_s": self.typical_s,
                 "expected_high_s": self.high_s, "nccl_model_s": self.model_s, "bound_s": self.bound_s,
                 "binding": self.binding,
-                "nccl_choice": self.choice, "band_from": self.band_from,
+                "nccl_choice": self.choice, "band_from": self.band_from, "model_note": self.model_note,
                 "expected_busbw_GBps": [self.busbw_GBps(self.high_s), self.busbw_GBps(self.low_s)],
                 "peers": self.peers.to_json() if self.peers else None}
 
@@ -168,5 +197,5 @@ def expected_bands(collective: str, sizes, assumed: Assumed, peer_list=None) -> 
     return [ExpectedBand(size, at(ex.low_s, i), float(ex.expected_s[i]), at(ex.high_s, i), float(ex.model_s[i]),
                          at(ex.bound_s, i), ex.choice[i], ex.band_from[i] if ex.band_from else ex.expected_from,
                          factor, peers(collective, assumed.system, size, None, peer_list),
-                         ex.band_summary or ex.expected_from, ex.binding[i])
+                         ex.band_summary or ex.expected_from, ex.binding[i], model_note(collective))
             for i, size in enumerate(n)]

@@ -178,10 +178,12 @@ def above_bound(verdicts, assumed, peak_source: str | None, collective: str = ""
         check = "; ".join(f"{label} = {shown[label][0]} ({shown[label][1]})" for label in _CHECK.get(binding, ())
                           if label in shown) or "the system assumed"
         check = f"the {binding} bound binds: check {check}"
-    worst = max(above, key=lambda v: v.bound_s / v.time_s)
+    worst = max(above, key=lambda v: (v.bound_s + v.bound_latency_s) / v.time_s)
+    latency = (f" with the links' {units.format_time(worst.bound_latency_s)} latency" if worst.bound_latency_s else "")
     return [Finding("above-bound", "warning", f"{len(sizes)} size(s) ran faster than the lower bound of the assumed "
-                    f"hardware (e.g. {units.format_size(worst.size_bytes)}: {units.format_time(worst.time_s)} measured, bound "
-                    f"{units.format_time(worst.bound_s)}): the hardware is not what was assumed. {check}; give the "
+                    f"hardware (e.g. {units.format_size(worst.size_bytes)}: {units.format_time(worst.time_s)} measured, "
+                    f"bound {units.format_time(worst.bound_s + worst.bound_latency_s)}{latency}): the hardware is not "
+                    f"what was assumed. {check}; give the "
                     f"right value (--cluster, --nics-per-node, --nic-rate, --nvls, {'--sharp, ' if sharp else ''}"
                     "--intra-bandwidth, --peak)", sizes)]
 

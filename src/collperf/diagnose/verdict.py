@@ -10,6 +10,7 @@ with --peak the flat bound size x busbw-factor / peak.
 from __future__ import annotations
 
 from collperf import units
+from collperf.collectives import get_collective
 
 # Measured within this factor of NCCL's expected time is "as expected". The hardware-alone model has a
 # spread of its own (reference/nccl-tuning-model.md: NCCL's tuning model is a selection heuristic, not a
@@ -21,7 +22,7 @@ SLOWER_FACTOR = 1.5
 HOST_SLACK_S = 20e-6
 # The band's slow edge is the 90th percentile of healthy public runs, so one healthy run in ten is beyond it by
 # construction: a whole log is called slower than expected only when its bandwidth-bound sizes are beyond that
-# edge by more than this factor (median over them, or over the plateau if less: core.beyond_band); just beyond
+# edge by more than this factor (median over them, or over the plateau if less: band_rule.beyond_band); just beyond
 # it is the slow end of healthy, and each size outside the band is still named (the outside-band finding). The
 # fewer runs a band rests on, the less its slow edge says (of n runs, the next healthy one is slower than all of
 # them one time in n + 1): the margin grows as 1 + 1/n (n: the median count over those sizes). With 1.3,
@@ -40,7 +41,8 @@ BAND_TOLERANCE = 0.005
 
 def band_margin(logs: int) -> float:
     return BAND_MARGIN * (1.0 + 1.0 / max(logs, 1))
-# A measurement this much under the bound is not noise: the assumed system is slower than the real one.
+# A measurement this much under the bound (its bandwidth term plus the links' latency: no call is faster than
+# one message) is not noise: the assumed system is slower than the real one, or the number is not what it seems.
 ABOVE_BOUND_SLACK = 0.98
 
 
@@ -59,8 +61,16 @@ ISOLATED = ("an isolated size (its neighbours are as expected): noise, warm-up (
             "protocol/algorithm switch at this size; rerun with more iterations (-n) before changing anything")
 
 
-FAR_OFF = ("a gap this large is rarely the hardware: check the size convention (nccl-tests' size is the buffer "
-           "per rank: --size), that the time is one call (not a loop or a whole step), and the rank count")
+def what_to_check(collective: str) -> str:
+    """What a number typed by hand most often gets wrong, for this collective's size convention."""
+    return (f"check the time's unit, that the time is one call's (not a loop of calls or a whole step), that --size "
+            f"is nccl-tests' size for {get_collective(collective).name} ({get_collective(collective).size_means}), "
+            "and the rank count")
+
+
+def far_off(collective: str) -> str:
+    """The first cause of a one-number gap of 10x or more: the number, before the hardware."""
+    return f"a gap this large is rarely the hardware: {what_to_check(collective)}"
 
 
 def causes(collective: str, runtime: str, regime: str, nodes: int, choice: str = "", runner_up: str = "",
@@ -104,16 +114,18 @@ def causes(collective: str, runtime: str, regime: str, nodes: int, choice: str =
 
 
 def verdict(time_s: float, expected_s: float | None, bound_s: float | None, wrong: bool,
-            low_s: float | None = None, high_s: float | None = None) -> tuple[str, float | None]:
-    """(verdict text without causes, efficiency bound/measured capped at 1). With a band (low_s..high_s: the
-    10th-90th percentile of healthy public runs' time) slower means above its slow edge, faster below its
-    fast edge; without one, beyond SLOWER_FACTOR of NCCL's expected time."""
+            low_s: float | None = None, high_s: float | None = None,
+            bound_latency_s: float = 0.0) -> tuple[str, float | None]:
+    """(verdict text without causes, efficiency bound/measured capped at 1). Above the bound: faster than the
+    bound's bandwidth term plus `bound_latency_s` allow. With a band (low_s..high_s: the 10th-90th percentile of
+    healthy public runs' time) slower means above its slow edge, faster below its fast edge; without one, beyond
+    SLOWER_FACTOR of NCCL's expected time."""
     if wrong:
         return "not judged: wrong results (#wrong > 0), the time is meaningless", None
     efficiency = None
     if bound_s is not None and bound_s > 0:
         efficiency = min(1.0, bound_s / time_s)
-    if bound_s is not None and time_s < ABOVE_BOUND_SLACK * bound_s:
+    if bound_s is not None and time_s < ABOVE_BOUND_SLACK * (bound_s + bound_latency_s):
         return ("above the bound: faster than the assumed hardware allows, so the assumed system is wrong "
                 "(see the above-bound finding)"), efficiency
     if expected_s is None:

@@ -74,6 +74,7 @@ class Sample:
     model_s: np.ndarray
     bound_s: np.ndarray
     gpus_per_node: int = 0      # 0: not known (judged as a dense layout)
+    collective: str = ""        # what the log measured ("": not said); the band records which it holds
 
     @property
     def sparse(self) -> bool:
@@ -146,6 +147,8 @@ class Band:
     provenance: list = field(default_factory=list)
     logs: list = field(default_factory=list)       # how many public runs each size's band rests on
     layout: str = ""        # how the run's layout is judged, where it is a sparse one
+    borrowed: list = field(default_factory=list)   # per size: the band is another class's (its group's or all's)
+    collectives: list = field(default_factory=list)  # per size: the collectives its runs measured (() not recorded)
 
 
 def _grid_index(size_bytes) -> np.ndarray:
@@ -171,14 +174,14 @@ def _fit_of(entry: dict) -> Fit:
     return Fit(**entry["fit"])
 
 
-def _pick(table: dict, fabric: str, k: int) -> tuple[dict | None, Fit | None, str]:
+def _pick(table: dict, fabric: str, k: int) -> tuple[dict | None, Fit | None, str, bool]:
     key = str(k)
     own_entry = table.get(fabric, {})
     own = own_entry.get(key)
     # a class with too few runs for a fit of its own has too few for a band of its own
     if _enough(own) and _fit_of(own_entry).of == fabric:
         return own, _fit_of(own_entry), (f"calibrated on {own['logs']} public runs of this fabric class ({fabric}) "
-                                         f"from {own['sources']} sources")
+                                         f"from {own['sources']} sources"), False
     have = f"{own['logs']} {fabric} run(s)" if own else f"no {fabric} runs"
     for name in (group_of(fabric), POOLED):
         entry = table.get(name, {})
@@ -188,8 +191,8 @@ def _pick(table: dict, fabric: str, k: int) -> tuple[dict | None, Fit | None, st
             fit = _fit_of(own_entry) if "fit" in own_entry and _fit_of(own_entry).of == name else _fit_of(entry)
             return _widen(stats, own, entry, own_entry), fit, (
                 f"calibrated on {stats['logs']} public runs of {_what(name)} ({have} at this size, too few for a "
-                "band of their own)")
-    return None, None, "not calibrated: too few public runs near this size"
+                "band of their own)"), True
+    return None, None, "not calibrated: too few public runs near this size", False
 
 
 def _what(name: str) -> str:
@@ -212,15 +215,17 @@ def band(size_bytes, model_time_s, fabric: str, table: dict, floor_s=None, gpus_
     t = np.atleast_1d(np.asarray(model_time_s, dtype=float))
     floor = None if floor_s is None else np.broadcast_to(np.asarray(floor_s, dtype=float), n.shape)
     low, typical, high = (np.full(n.size, np.nan) for _ in range(3))
-    provenance, logs, layout = [], [], ""
+    provenance, logs, layout, borrowed, collectives = [], [], "", [], []
     sparse = sparse_layout(gpus_per_node)
     for i, g in enumerate(_grid_index(n)):
-        stats, fit, why = _pick(table, fabric, GRID_LOG2[g])
+        stats, fit, why, other = _pick(table, fabric, GRID_LOG2[g])
         if sparse and fit is not None and fit.sparse_fraction > 0:
             layout = (f"{gpus_per_node} GPU(s) per node: the typical time is the bound over "
                       f"{fit.sparse_fraction:g}, what public runs with {SPARSE_GPUS} or fewer GPUs per node reach")
         provenance.append(why)
         logs.append(stats["logs"] if stats else 0)
+        borrowed.append(other)
+        collectives.append(tuple(stats.get("collectives", ())) if stats else ())
         if stats:
             # From FIT_MIN_BYTES up the typical time is the fit itself (re-centring it on each octave's median
             # was less accurate under leave-one-source-out: median error 18.1 % against 16.8 % on a 68-log
@@ -239,5 +244,5 @@ def band(size_bytes, model_time_s, fabric: str, table: dict, floor_s=None, gpus_
                                            max(stats["high"] * base, middle))
     if floor is not None:
         low, typical, high = (np.maximum(x, floor) for x in (low, typical, high))
-    return Band(low, typical, high, [fabric] * n.size, provenance, logs, layout)
+    return Band(low, typical, high, [fabric] * n.size, provenance, logs, layout, borrowed, collectives)
 

@@ -94,7 +94,7 @@ def _median_error(s: Sample, fit: Fit) -> float:
 
 def _residual_stats(samples: list[Sample], fit: Fit, k: int) -> dict | None:
     """Percentiles of measured / typical (and of the efficiency) over the rows near size 2^k."""
-    values, weights, eff, logs, sources = [], [], [], set(), set()
+    values, weights, eff, logs, sources, collectives = [], [], [], set(), set(), set()
     for s in samples:
         d = np.log2(np.maximum(s.size_bytes, 1.0)) - k
         resid = s.time_s / fit.typical_s(s.model_s, s.bound_s, s.sparse)
@@ -107,6 +107,7 @@ def _residual_stats(samples: list[Sample], fit: Fit, k: int) -> dict | None:
         eff.append(s.efficiency[ok])
         logs.add(s.log)
         sources.add(s.source)
+        collectives.add(s.collective)
     if not values:
         return None
     v, w, e = np.concatenate(values), np.concatenate(weights), np.concatenate(eff)
@@ -114,7 +115,9 @@ def _residual_stats(samples: list[Sample], fit: Fit, k: int) -> dict | None:
     e_ok = np.isfinite(e)
     effs = _weighted_quantiles(e[e_ok], w[e_ok], (LOW_Q, MID_Q, HIGH_Q)) if e_ok.any() else [None] * 3
     return {"low": round(lo, 4), "typical": round(mid, 4), "high": round(hi, 4), "logs": len(logs),
-            "sources": len(sources), "efficiency": [None if x is None else round(x, 4) for x in effs]}
+            "sources": len(sources), "efficiency": [None if x is None else round(x, 4) for x in effs],
+            # what the runs measured: a band holds the fabric's runs, not one collective's (diagnose says which)
+            "collectives": sorted(collectives - {""})}
 
 
 def _classes(samples: list[Sample]) -> dict[str, list[Sample]]:

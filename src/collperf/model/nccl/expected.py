@@ -16,12 +16,11 @@ import numpy as np
 
 from collperf.collectives import busbw_factor, check_ranks, get_collective
 from collperf.errors import UsageError
-from collperf.model.bounds import TwoLevelBound, two_level_bound
+from collperf.model.bounds import TwoLevelBound, bound_coefficients, two_level_bound
 from collperf.model.nccl import constants as C
 from collperf.model.nccl.transport import host_staged_time
 from collperf.model.nccl.tuning import entry_times_us, tuning_table, TuningTable
 from collperf.model.system import System
-
 
 
 @dataclass(frozen=True)
@@ -131,6 +130,24 @@ def system_bound(collective: str, size_bytes, system: "System") -> "TwoLevelBoun
                            system.node_network_Bps * k, in_switch_reduction=system.nvls,
                            in_network_reduction=system.collnet,
                            host_bridge_Bps=system.pcie_GBps * 1e9 * k if system.host_bridge else None)
+
+
+def system_bound_latency_s(collective: str, system: "System") -> float:
+    """The bound's latency term on this system: one message over the links a collective must cross (the network
+    between nodes; on one node, the intra-node link), the term `predict` adds to its bound (model/predict.py
+    network_lower_bound on the system's alpha-beta view, model/systems.py to_cluster). system_bound is bandwidth
+    alone: a time below the two together is out of reach, however small the size."""
+    name = get_collective(collective).name
+    if system.nodes > 1:
+        return bound_coefficients(name, system.nodes)[0] * system.inter_latency_us * 1e-6
+    return bound_coefficients(name, system.gpus_per_node)[0] * system.intra_latency_us * 1e-6
+
+
+def tuning_model_prices(collective: str) -> bool:
+    """Whether NCCL's tuning model prices this collective (its five functions, NCCL 2.30.7 src/graph/tuning.cc).
+    AlltoAll and send/recv are point-to-point, with no tuning table: `expect` prices them at the links' line
+    rate (p2p_time), which is not a figure of NCCL's."""
+    return get_collective(collective).name in C.FUNCTIONS
 
 
 def expect(collective: str, size_bytes, system: "System") -> NcclPrediction:

@@ -1,0 +1,97 @@
+"""When the band of healthy public runs calls a run slower than expected, or faster than typical, as a whole: the
+one rule a log's overall verdict and one measured number share (docs/calibration.md "Verdicts from the band").
+
+Each size beyond the band's slow edge is slower per size; the run is called slower only beyond the edge by more
+than verdict.band_margin (wider the fewer runs the band rests on), and never from a band that is not the run's
+own: borrowed from other fabric classes, or holding no run of its collective. A log of one size and one measured
+number get the same call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from collperf import units
+from collperf.diagnose import verdict as V
+
+
+def beyond_band(largest) -> float:
+    """How far beyond the band's slow edge the log is: the median of time / edge over its bandwidth-bound sizes,
+    or over its plateau (the sizes within 16x of the largest), whichever is less. A log slow only at the mid
+    sizes has a per-call overhead beyond healthy runs' (a container, a proxy: its own finding), not slower
+    hardware; one slow only at the plateau may be a single bad size. Either way not the whole log."""
+    top = max(v.size_bytes for v in largest)
+    ratio = {v.size_bytes: v.time_s / v.expected_high_s for v in largest}
+    plateau = [r for size, r in ratio.items() if size >= top / 16]
+    return float(min(np.median(list(ratio.values())), np.median(plateau)))
+
+
+def below_band(big) -> float:
+    """How far the bandwidth-bound sizes are below the band's fast edge (median of edge / time)."""
+    largest = [v for v in big if v.expected_low_s]
+    return float(np.median([v.expected_low_s / v.time_s for v in largest])) if largest else 0.0
+
+
+def faster_than_typical(big) -> bool:
+    """Below the band's fast edge by the margin a band on that many runs needs (the slow side's, mirrored)."""
+    return below_band(big) >= V.band_margin(int(np.median([v.band_logs for v in big])))
+
+
+def caveat(v) -> str:
+    """Why size v's band calls no run slower ('' where it can): it is not this run's."""
+    if v.band_borrowed:
+        return f"that band is borrowed from other fabric classes ({v.band_from})"
+    if not v.band_holds:
+        return f"that band was {v.band_from}"
+    return ""
+
+
+@dataclass(frozen=True)
+class SlowCall:
+    """Sizes beyond the band's slow edge: by how much, and what the band can call them."""
+
+    beyond: float       # time / the slow edge (beyond_band)
+    logs: int           # how many public runs the band rests on (the median over the sizes)
+    caveat: str = ""    # why the band calls no run slower ('' where it can)
+    borrowed: bool = False   # the caveat is a borrowed band (else: no run of this collective among its runs)
+
+    @property
+    def margin(self) -> float:
+        return V.band_margin(self.logs)
+
+    @property
+    def label(self) -> str:
+        """'slow end' (within the margin), 'not judged' (beyond it, on a band that is not the run's) or 'slower'."""
+        if self.beyond < self.margin:
+            return "slow end"
+        return "not judged" if self.caveat else "slower"
+
+
+def slow_call(largest) -> SlowCall:
+    """The call on the bandwidth-bound sizes that have a band; most of them must carry a caveat for it to count."""
+    flagged = [v for v in largest if caveat(v)]
+    said = flagged[-1] if len(flagged) > len(largest) / 2 else None
+    return SlowCall(beyond_band(largest), int(np.median([v.band_logs for v in largest])),
+                    caveat(said) if said else "", bool(said and said.band_borrowed))
+
+
+def unjudged_advice(call: SlowCall, collective: str, nodes: int | None, top, log: bool) -> str:
+    """What would judge a run its band cannot call slower. `top`: the size whose efficiency is quoted."""
+    at = f" at {units.format_size(top.size_bytes)}" if log else ""
+    bound = f"judge it by the bound instead ({_share(top.efficiency)} of it{at})" if top.efficiency is not None else \
+        "judge it by the bound instead (--peak, or the system's)"
+    if not call.borrowed:
+        return f"no public {collective} run of this class is in the corpus: {bound}"
+    if nodes == 1:
+        fitted = ("or diagnose a log of it with --model-from a healthy log of another collective on this machine"
+                  if not log else "or with --model-from a healthy log of another collective on this machine")
+        return f"one node uses no network, so --fabric would not change it: {bound}, {fitted}"
+    network = "the log's network" if log else "the network"
+    return f"give --fabric if {network} is not the one assumed"
+
+
+def _share(fraction: float) -> str:
+    """'63%', or two digits below 10 % ('0.26%'): a run far off the bound is not at 0 % of it."""
+    return f"{100 * fraction:.2g}%" if fraction < 0.1 else f"{fraction:.0%}"
