@@ -190,9 +190,9 @@ def print_expected_bands(assumed, bands) -> None:
         out.print(f"  band: {escape(bands[0].band_summary or bands[0].band_from)}")
         if bands[0].model_note:
             out.print(f"  NCCL model: {escape(bands[0].model_note)}")
-    for b in bands:
-        if b.peers is not None:
-            out.print(f"  peers: {escape(b.peers.describe())}")
+    # one line per distinct peers text: "no public runs on 3x8 ..." is the same at every size
+    for line in dict.fromkeys(b.peers.describe() for b in bands if b.peers is not None):
+        out.print(f"  peers: {escape(line)}")
 
 
 def print_nccl_prediction(assumed, pred, model_note: str = "") -> None:
