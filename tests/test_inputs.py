@@ -104,6 +104,19 @@ def test_diagnose_one_number_on_part_of_a_node_says_where_one_node_came_from():
     assert values["GPUs per node"]["value"] == "4"
 
 
+@pytest.mark.parametrize("gpu, ranks, nodes, per_node", [
+    ("RTX 4090", 4, 1, 4),      # the GeForce template holds 2 per node: no fact about the user's box
+    ("T4", 8, 1, 8),            # the T4 template holds 1
+    ("RTX 4090", 16, 8, 2),     # more than one PCIe box holds: the template's split
+    ("H100", 16, 2, 8),         # an NVLink system: its nodes of 8 are a fact
+])
+def test_one_number_on_a_gpu_model_is_one_pcie_box_unless_too_many(gpu, ranks, nodes, per_node):
+    doc = api.diagnose_measurement(collective="allreduce", size="1GiB", time="500ms", ranks=ranks,
+                                   gpu=gpu).to_json()
+    values = {v["name"]: v["value"] for v in doc["system"]["values"]}
+    assert (values["nodes"], values["GPUs per node"]) == (str(nodes), str(per_node))
+
+
 def _log(tmp_path, per_host: int, hosts: int):
     """An allreduce log of `per_host` H100 ranks on each of `hosts` hosts (device lines), three sizes."""
     devices = [f"#  Rank {r:2d} Group  0 Pid {r} on node{r // per_host} device {r % per_host} [0x1b] NVIDIA H100 "
