@@ -1,32 +1,17 @@
 """Inputs a user types, taken as meant: one layout check for predict and diagnose (ranks per node at most the
 catalogue's GPUs per node), errors that name the flags as typed, sizes in bits refused. Exit 2, no traceback."""
 
-import sys
-
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from collperf import api, cli
+from collperf import api
 from collperf.diagnose import assume
 from collperf.errors import UsageError
 from collperf.ingest import load
 from collperf.model.nodes import nodes_for
 from collperf.spec import HardwareSpec, NetworkSpec
 
-
-def cli_error(capsys, *args) -> str:
-    """The message of a command that must end with a usage error (exit 2, no traceback), spaces normalised
-    (the terminal wraps long lines)."""
-    old = sys.argv
-    sys.argv = ["collperf", *map(str, args)]
-    try:
-        with pytest.raises(SystemExit) as info:
-            cli.main()
-    finally:
-        sys.argv = old
-    err = capsys.readouterr().err
-    assert info.value.code == 2 and "Traceback" not in err, err
-    return " ".join(err.split())
+from cli_support import cli_error
 
 
 # ---- the shared rule, by hand ----------------------------------------------------------------------------------
