@@ -16,6 +16,7 @@ from collperf.cli import app
 from collperf.diagnose import diagnose
 from collperf.diagnose.core import SizeVerdict, overall
 from collperf.diagnose.corpus_fit import _flagged, hardware_for, read_index
+from collperf.diagnose.expectation import holds
 from collperf.diagnose.measurement import as_a_log_would
 from collperf.diagnose.verdict import BAND_MARGIN, label_of
 from collperf.ingest import load
@@ -169,10 +170,38 @@ def test_alltoall_is_not_called_slower_from_a_band_of_other_collectives():
     assert "no alltoall among them" in doc["expected_from"] and "NCCL's model (" not in doc["expected_from"]
     text = " ".join(runner.invoke(app, args, terminal_width=250).output.split())
     assert "NCCL's model alone" not in text and "NCCL runs alltoall point-to-point, with no algorithm choice" in text
+    # the band (4 runs): slow edge 2.288 ms, margin 1.3 x (1 + 1/4) = 1.625, twice that for a band of other
+    # collectives: 5 ms (2.19x its edge) is not judged, 10 ms (4.37x) is slower, saying whose band it was
+    beyond = api.diagnose_measurement(collective="alltoall", size="1GiB", time="5ms", ranks=8, cluster="dgx-h100").row
+    assert beyond.verdict.startswith("not judged: slower than the band") and "no public alltoall run" in beyond.verdict
+    assert "(2.19x beyond its slow edge; such a band calls a run slower from 3.25x)" in beyond.verdict
     far = api.diagnose_measurement(collective="alltoall", size="1GiB", time="10ms", ranks=8, cluster="dgx-h100").row
-    assert far.verdict.startswith("not judged: slower than the band") and "no public alltoall run" in far.verdict
+    assert far.verdict.startswith("slower than expected by 4.37x") and \
+        far.verdict.endswith("(the band is from runs of other collectives: such a band calls a run slower from 3.25x "
+                             "its slow edge)")
     allgather = json.loads(runner.invoke(app, ["diagnose", "allgather"] + args[2:] + ["--json"]).output)
     assert allgather["band_holds"] and "among them" not in allgather["band_from"]
+
+
+@pytest.mark.parametrize("collective, held, expected", [
+    ("reducescatter", ("allreduce",), True),        # measured / NCCL's model carries over between priced ones
+    ("broadcast", ("allgather", "allreduce"), True),
+    ("alltoall", ("allreduce",), False),            # no tuning model: only its own runs say what it reaches
+    ("sendrecv", ("allgather",), False),
+    ("alltoall", ("alltoall", "allreduce"), True),
+    ("allreduce", ("alltoall",), False),
+    ("allreduce", (), True),                        # a table that did not record them
+])
+def test_a_band_speaks_for_the_collectives_nccls_model_prices_alike(collective, held, expected):
+    assert holds(collective, held) is expected
+
+
+@pytest.mark.parametrize("collective", ["allreduce", "reducescatter", "allgather", "broadcast"])
+def test_a_run_many_times_slower_is_slower_whatever_collective_the_band_measured(collective):
+    # 1 GB in 1 s on 2 DGX H100 (the ib band: its public runs are all-reduces): tens of times beyond every edge
+    row = api.diagnose_measurement(collective=collective, size="1GB", time="1s", ranks=16, cluster="dgx-h100",
+                                   nodes=2).row
+    assert row.band_holds and row.verdict.startswith("slower than expected")
 
 
 def test_the_band_table_records_its_runs_collectives():
@@ -187,11 +216,15 @@ def test_the_band_table_records_its_runs_collectives():
     assert b.collectives == [("allgather", "allreduce")] and b.borrowed == [False]
 
 
-@pytest.mark.parametrize("log_id", ["h100-roce-2x1-sendrecv-gh-cci-moc", "h100-roce-2x4-sendrecv-gh-cci-moc"])
-def test_the_known_bad_sendrecv_runs_stay_flagged(log_id):
+@pytest.mark.parametrize("log_id, label", [("h100-roce-2x1-sendrecv-gh-cci-moc", "not judged"),
+                                           ("h100-roce-2x4-sendrecv-gh-cci-moc", "slower than expected")])
+def test_the_known_bad_sendrecv_runs_stay_flagged(log_id, label):
+    # their band holds no send/recv run: the 2x1 run (about 1.4x beyond its slow edge) is not judged from it, the
+    # 2x4 one (about 4.7x) is beyond twice the margin, so slower even so
     row = next(r for r in read_index(CORPUS) if r["id"] == log_id)
     d = diagnose(load(CORPUS / f"{log_id}.txt", "sendrecv")[0], hardware=hardware_for(row))
-    assert d.verdict.startswith("not judged") and "no sendrecv among them" in d.verdict
+    assert d.verdict.startswith(label) and "sendrecv among them" in d.verdict + " ".join(
+        v.band_from or "" for v in d.sizes)
     assert _flagged(d) and any(f.kind == "slower-overall" and f.severity == "warning" for f in d.findings)
 
 

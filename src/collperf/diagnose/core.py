@@ -250,7 +250,7 @@ def overall(verdicts: list[SizeVerdict], found, collective: str = "", nodes: int
             beyond, margin = call.beyond, call.margin
             if call.label == "not judged":
                 return (f"not judged: {len(slow)} of {len(big)} bandwidth-bound sizes are slower than the band, but "
-                        f"{call.caveat}; {unjudged_advice(call, collective, nodes, top, log=True)}")
+                        f"{call.caveat}{call.short_of}; {unjudged_advice(call, collective, nodes, top, log=True)}")
             if call.label == "slow end":
                 at, by = units.format_size(worst.size_bytes), f"{worst.time_s / edge:.2f}x the band's slow edge"
                 worse = "" if worst.time_s / edge < margin else (
@@ -259,9 +259,10 @@ def overall(verdicts: list[SizeVerdict], found, collective: str = "", nodes: int
                 return (f"as expected, at the slow end of healthy runs: {len(slow)} of {len(big)} bandwidth-bound "
                         f"sizes above {against}, but by {beyond - 1:.0%} (median; a band on {call.logs} runs calls a "
                         f"log slower from {margin - 1:.0%}){eff} at {units.format_size(top.size_bytes)}{worse}")
+        note = call.note if banded else ""
         return (f"slower than expected: {len(slow)} of {len(big)} bandwidth-bound sizes above {against}, up to "
                 f"{worst.time_s / edge:.2f}x {'its slow edge' if banded else 'the expected time'} at "
-                f"{units.format_size(worst.size_bytes)}{eff}")
+                f"{units.format_size(worst.size_bytes)}{eff}{note}")
     if banded and len(fast) > len(big) / 2 and faster_than_typical(big):
         return (f"faster than typical: {len(fast)} of {len(big)} bandwidth-bound sizes faster than 90 % of healthy "
                 f"public runs{eff} at {units.format_size(top.size_bytes)}")

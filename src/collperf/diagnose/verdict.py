@@ -28,11 +28,11 @@ HOST_SLACK_S = 20e-6
 # them one time in n + 1): the margin grows as 1 + 1/n (n: the median count over those sizes). With 1.3,
 # leave-one-source-out on the corpus (benchmarks/calibrate_corpus.py, docs/calibration.md) calls no healthy log
 # slower (the judged ones reach at most 1.41x beyond; an IPoIB socket run at 1.89x and an RTX 4090 pair at
-# 1.72x are on borrowed bands, not judged) and flags every known-bad one (1.53-3.22x beyond; two send/recv
-# runs, 1.43x and 4.66x, on a band with no send/recv run, and two more by their findings). Held out, the band
-# holds 72 % of healthy rows, 13 % beyond its slow edge: a 5th-95th percentile band would hold 80 %, but against
-# it a known-bad run and a healthy one lie 1.35x and 1.37x beyond, which no margin tells apart; against this
-# band they lie 1.53x and 1.41x.
+# 1.72x are on borrowed bands, not judged: band_rule.FOREIGN_FACTOR) and flags every known-bad one (1.53-4.66x
+# beyond; a send/recv run 1.43x beyond a band with no send/recv run, and two more, by their findings). Held
+# out, the band holds 72 % of healthy rows, 13 % beyond its slow edge: a 5th-95th percentile band would hold
+# 80 %, but against it a known-bad run and a healthy one lie 1.35x and 1.37x beyond, which no margin tells
+# apart; against this band they lie 1.53x and 1.41x.
 BAND_MARGIN = 1.3
 
 
