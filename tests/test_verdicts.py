@@ -176,7 +176,8 @@ def test_one_measurement_from_the_api():
                                                  hardware=HardwareSpec(cluster="dgx-h100", nodes=2)))
     # 1e9 B allreduce over 2 nodes x 8 x 400 Gb/s: the node-level bound is 1e9 / 400e9 = 2.5 ms
     assert j.row.bound_s == pytest.approx(2.5e-3) and j.row.binding == "network"
-    assert j.row.efficiency == pytest.approx(2.5e-3 / 0.5)
+    # the efficiency counts the bound's latency too (5 us over the network), as the above-bound call does
+    assert j.row.bound_latency_s == pytest.approx(5e-6) and j.row.efficiency == pytest.approx(2.505e-3 / 0.5)
     assert j.row.verdict.startswith("slower than expected by") and j.row.causes
     assert j.row.causes[0] == V.far_off("allreduce")           # 100x off: check the size and time first
     assert j.row.busbw_GBps == pytest.approx(1e9 / 0.5 * 1.875 / 1e9)

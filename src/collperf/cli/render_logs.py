@@ -104,8 +104,8 @@ def print_diagnosis(d) -> None:
         out.print(f"  model log: {escape(d.model_from)}")
     banded = any(s.expected_high_s for s in d.sizes)
     title = ("per size (expected: typical time (band: 10th-90th percentile of healthy public runs); slower/faster "
-             "by: measured from the band's edge; eff = bound / measured time, at most 100 %)"
-             if banded else "per size (eff = bound / measured time, at most 100 %)")
+             "by: measured from the band's edge; eff = bound (with its latency) / measured time, at most 100 %)"
+             if banded else "per size (eff = bound (with its latency) / measured time, at most 100 %)")
     table = Table(title=title, title_justify="left")
     for column in ("size", "time", "expected", "NCCL choice", "bound", "busbw GB/s", "eff", "regime", "verdict"):
         table.add_column(column, justify="left" if column in ("verdict", "NCCL choice") else "right",
@@ -150,7 +150,7 @@ def print_judgement(j) -> None:
         latency = (f", {units.format_time(r.bound_s + r.bound_latency_s)} with the links' "
                    f"{units.format_time(r.bound_latency_s)} latency" if r.bound_latency_s else "")
         out.print(f"  bound {units.format_time(r.bound_s)} ({r.binding}){latency}; efficiency "
-                  f"{_percent(r.efficiency)} (bound / measured)")
+                  f"{_percent(r.efficiency)} (bound with its latency / measured)")
     out.print(f"  [bold]verdict[/bold]: [{_verdict_style(r.verdict) or 'default'}]{escape(r.verdict)}[/]")
     if j.peers is not None:
         out.print(f"  peers: {escape(j.peers.describe())}")

@@ -4,8 +4,8 @@ same judgement for one measured number.
 Per row: measured vs NCCL's expected time on the assumed system (model/nccl `expect`: NCCL's own
 algorithm/protocol choice, launch overhead, never below the bound) is the main verdict; measured vs
 the physical bound (model/bounds two-level bound, or a flat --peak) gives the efficiency, which is
-bound / measured and never above 100 %: a row faster than the bound is an above-bound finding (the
-assumed system is wrong). Latency- or bandwidth-bound comes from the expected algorithm/protocol's
+(bound + its latency) / measured and never above 100 %: a row faster than that is an above-bound finding
+(the assumed system is wrong). Latency- or bandwidth-bound comes from the expected algorithm/protocol's
 own terms. Rows with wrong results get no performance verdict.
 """
 
@@ -40,7 +40,7 @@ class SizeVerdict:
     expected_s: float | None      # the typical time of healthy runs (NCCL's model calibrated), or the fit's
     bound_s: float | None         # the physical lower bound
     busbw_GBps: float | None
-    efficiency: float | None      # bound / measured, at most 1
+    efficiency: float | None      # (bound + its latency) / measured, at most 1
     regime: str                   # latency, bandwidth (the expected choice's own terms) or bound
     verdict: str
     choice: str = ""              # NCCL's algorithm/protocol, e.g. "nvls-tree/Simple"

@@ -117,15 +117,16 @@ def causes(collective: str, runtime: str, regime: str, nodes: int, choice: str =
 def verdict(time_s: float, expected_s: float | None, bound_s: float | None, wrong: bool,
             low_s: float | None = None, high_s: float | None = None,
             bound_latency_s: float = 0.0) -> tuple[str, float | None]:
-    """(verdict text without causes, efficiency bound/measured capped at 1). Above the bound: faster than the
-    bound's bandwidth term plus `bound_latency_s` allow. With a band (low_s..high_s: the 10th-90th percentile of
+    """(verdict text without causes, efficiency (bound + its latency) / measured capped at 1: the bound the
+    above-bound call and predict's "x bound" use). Above the bound: faster than the bound's bandwidth term plus
+    `bound_latency_s` allow. With a band (low_s..high_s: the 10th-90th percentile of
     healthy public runs' time) slower means above its slow edge, faster below its fast edge; without one, beyond
     SLOWER_FACTOR of NCCL's expected time."""
     if wrong:
         return "not judged: wrong results (#wrong > 0), the time is meaningless", None
     efficiency = None
     if bound_s is not None and bound_s > 0:
-        efficiency = min(1.0, bound_s / time_s)
+        efficiency = min(1.0, (bound_s + bound_latency_s) / time_s)
     if bound_s is not None and time_s < ABOVE_BOUND_SLACK * (bound_s + bound_latency_s):
         return ("above the bound: faster than the assumed hardware allows, so the assumed system is wrong "
                 "(see the above-bound finding)"), efficiency
