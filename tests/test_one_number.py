@@ -235,7 +235,7 @@ def test_efficiency_at_the_bound_reads_100_percent_and_the_algorithm_is_nccls_ch
             "--nodes", "2"]
     text = " ".join(runner.invoke(app, args, terminal_width=250).output.split())
     # 1e9 B over 8 x 400 Gb/s: the bound is 2.5 ms, so 2.5 ms is 100 % of it (and not under 0.98 x 2.505 ms)
-    assert "bound 2.5 ms (network), 2.505 ms with the links' 5 us latency; efficiency 100 % (bound / measured)" in text
+    assert "bound 2.5 ms (network), 2.505 ms with the links' 5 us latency; efficiency 100 % (bound with its latency / measured)" in text
     assert "1e+02" not in text
     assert "; NCCL's choice on dgx-h100: nvls-tree/Simple, bandwidth-bound (runner-up ring/Simple); NCCL's model " \
            "alone" in text
