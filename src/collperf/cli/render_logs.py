@@ -198,12 +198,14 @@ def print_expected_bands(assumed, bands) -> None:
 def print_nccl_prediction(assumed, pred, model_note: str = "") -> None:
     """`predict --nccl`: NCCL's choice per size, time, busbw and the runner-up."""
     out.print(f"[bold]{pred.collective}, {pred.ranks} ranks on {pred.nodes} node(s): NCCL's choice[/bold]")
-    print_assumed(assumed, "NCCL's own model (tuning.cc) plus launch overhead, never below the bound: what NCCL "
-                  "picks by, not yet what healthy runs take (that band: the same command without --nccl)",
+    # where NCCL's tuning model does not price the collective (alltoall, send/recv), the note says what the time is
+    what = (f"{model_note}, plus launch overhead, never below the bound" if model_note else
+            "NCCL's own model (tuning.cc) plus launch overhead, never below the bound: what NCCL picks by")
+    print_assumed(assumed, f"{what}; not yet what healthy runs take (that band: the same command without --nccl)",
                   "the system's two-level bound")
     table = Table(title="per size", title_justify="left")
-    for column in ("size", "algorithm/protocol", "NCCL model", "busbw GB/s", "bound", "regime", "runner-up",
-                   "its time"):
+    for column in ("size", "algorithm/protocol", "line rate" if model_note else "NCCL model", "busbw GB/s", "bound",
+                   "regime", "runner-up", "its time"):
         table.add_column(column, justify="left" if column in ("algorithm/protocol", "runner-up", "regime")
                          else "right")
     for i, n in enumerate(pred.size_bytes):
@@ -215,8 +217,6 @@ def print_nccl_prediction(assumed, pred, model_note: str = "") -> None:
                       f"{pred.runner_up_algorithm[i]}/{pred.runner_up_protocol[i]}" if math.isfinite(other) else "-",
                       units.format_time(float(other)) if math.isfinite(other) else "-")
     out.print(table)
-    if model_note:
-        out.print(f"  NCCL model: {escape(model_note)}")
 
 
 def print_comparison(diagnoses, rows) -> None:
