@@ -94,6 +94,7 @@ def test_diagnose_one_number_on_part_of_a_node_says_where_one_node_came_from():
     ("T4", 8, 1, 8),            # the T4 template holds 1
     ("RTX 4090", 16, 8, 2),     # more than one PCIe box holds: the template's split
     ("H100", 16, 2, 8),         # an NVLink system: its nodes of 8 are a fact
+    ("RTX 2080 Ti", 10, 5, 2),  # beyond one box: the template's split
 ])
 def test_one_number_on_a_gpu_model_is_one_pcie_box_unless_too_many(gpu, ranks, nodes, per_node):
     doc = api.diagnose_measurement(collective="allreduce", size="1GiB", time="500ms", ranks=ranks,
@@ -171,3 +172,15 @@ def test_a_network_built_by_hand_names_what_to_change():
 def test_a_size_in_bits_is_refused_on_every_command(capsys, args):
     message = cli_error(capsys, *args)
     assert "is bits (a small b), but sizes are bytes" in message
+
+
+@pytest.mark.parametrize("gpu, ranks, fragment", [
+    ("A100", 10, "--ranks 10 neither fills whole nodes of --gpu A100's dgx-a100 (8 GPUs each) nor fits on one: "
+                 "give a multiple of 8 (e.g. 8 or 16), or say how they spread: --nodes 2 (5 rank(s) on each node)"),
+    ("RTX 2080 Ti", 9, "--ranks 9 neither fills whole nodes of --gpu RTX 2080 Ti's pcie-2080ti (2 GPUs each) nor "
+                       "fits on one"),
+])
+def test_one_number_on_a_gpu_model_refuses_a_layout_its_nodes_cannot_hold(capsys, gpu, ranks, fragment):
+    message = cli_error(capsys, "diagnose", "allreduce", "--size", "1GiB", "--time", "5ms", "--ranks", ranks,
+                        "--gpu", gpu)
+    assert fragment in message

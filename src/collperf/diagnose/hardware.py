@@ -312,6 +312,13 @@ def _nodes(base, nodes, nodes_src, ranks, hw, from_log: bool):
             # --gpu names a PCIe card, whose catalogue template's GPUs per node is no fact about the user's box
             # (a pcie-2080ti template of 2): one measured number on a few of them is one machine unless --nodes says
             return 1, f"assumed: one node (--nodes not given; a PCIe box holds up to {PCIE_BOX_GPUS} GPUs)"
+        if not from_log and hw.cluster is None and hw.gpu is not None and base is not None:
+            # the card's catalogue system: its nodes hold its GPUs per node (an HGX board 8), checked as --cluster is
+            count = nodes_for(ranks, None, base.gpus_per_node,
+                              system=f"--gpu {hw.gpu}'s {base.name}")
+            if count > 1:
+                return count, f"ranks {ranks} / {base.gpus_per_node} GPUs per node of {base.name} (assumed)"
+            return 1, "assumed: one node (--nodes not given)"
         if ranks > per_default and ranks % per_default == 0:
             return ranks // per_default, (f"ranks {ranks} / {per_default} GPUs per node of "
                                           f"{base.name if base else 'the profile'} (assumed)")
