@@ -197,12 +197,14 @@ def diagnose(table: Table, peak_Bps: float | None = None, hardware=None, model=N
 
 
 def _best_peers(table: Table, system, verdicts: list[SizeVerdict], runs) -> Peers | None:
-    """Peers at the judged size >= 1 MiB that most public runs share (the larger on a tie)."""
+    """Peers at the judged size >= 1 MiB that most public runs share, most of them measured (or read between
+    their rows) at that very size, then the larger size."""
     judged = [v for v in verdicts if v.busbw_GBps and not v.wrong and v.size_bytes >= MIB] or \
         [v for v in verdicts if v.busbw_GBps and not v.wrong]
     found = [peers(table.collective, system, v.size_bytes, v.busbw_GBps, runs, exclude=Path(table.source).stem)
              for v in judged]
-    return max(found, key=lambda p: (len(p.runs), p.size), default=None) if system is not None else None
+    return max(found, key=lambda p: (len(p.runs), sum(r["size_bytes"] == p.size for r in p.runs), p.size),
+               default=None) if system is not None else None
 
 
 def _own_fit(table: Table) -> Fit | None:
