@@ -150,18 +150,12 @@ def print_judgement(j) -> None:
         latency = (f", {units.format_time(r.bound_s + r.bound_latency_s)} with the links' "
                    f"{units.format_time(r.bound_latency_s)} latency" if r.bound_latency_s else "")
         out.print(f"  bound {units.format_time(r.bound_s)} ({r.binding}){latency}; efficiency "
-                  f"{_percent(r.efficiency)} (bound with its latency / measured)")
+                  f"{units.format_percent(r.efficiency)} (bound with its latency / measured)")
     out.print(f"  [bold]verdict[/bold]: [{_verdict_style(r.verdict) or 'default'}]{escape(r.verdict)}[/]")
     if j.peers is not None:
         out.print(f"  peers: {escape(j.peers.describe())}")
     _check_first(j.assumed)
     _causes([r])
-
-
-def _percent(fraction: float) -> str:
-    """'87 %', '100 %', '0.5 %': whole percents, two digits below ten."""
-    value = 100 * fraction
-    return f"{value:.2g} %" if value < 10 else f"{value:.0f} %"
 
 
 def _expected(typical, low, high) -> str:

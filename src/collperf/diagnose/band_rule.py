@@ -107,7 +107,8 @@ def slow_call(largest) -> SlowCall:
 def unjudged_advice(call: SlowCall, collective: str, nodes: int | None, top, log: bool) -> str:
     """What would judge a run its band cannot call slower. `top`: the size whose efficiency is quoted."""
     at = f" at {units.format_size(top.size_bytes)}" if log else ""
-    bound = f"judge it by the bound instead ({_share(top.efficiency)} of it{at})" if top.efficiency is not None else \
+    share = units.format_percent(top.efficiency, "") if top.efficiency is not None else ""
+    bound = f"judge it by the bound instead ({share} of it{at})" if top.efficiency is not None else \
         "judge it by the bound instead (--peak, or the system's)"
     if not call.borrowed:
         return f"no public {collective} run of this class is in the corpus: {bound}"
@@ -117,8 +118,3 @@ def unjudged_advice(call: SlowCall, collective: str, nodes: int | None, top, log
         return f"one node uses no network, so --fabric would not change it: {bound}, {fitted}"
     network = "the log's network" if log else "the network"
     return f"give --fabric if {network} is not the one assumed"
-
-
-def _share(fraction: float) -> str:
-    """'63%', or two digits below 10 % ('0.26%'): a run far off the bound is not at 0 % of it."""
-    return f"{100 * fraction:.2g}%" if fraction < 0.1 else f"{fraction:.0%}"

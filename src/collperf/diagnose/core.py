@@ -240,7 +240,7 @@ def overall(verdicts: list[SizeVerdict], found, collective: str = "", nodes: int
     slow = [v for v in big if v.verdict.startswith("slower")]
     fast = [v for v in big if v.verdict.startswith("faster")]
     top = big[-1]
-    eff = f", {top.efficiency:.0%} of the bound" if top.efficiency is not None else ""
+    eff = f", {units.format_percent(top.efficiency, '')} of the bound" if top.efficiency is not None else ""
     banded = any(v.expected_high_s for v in big)
     against = "the band of healthy public runs" if banded else f"{V.SLOWER_FACTOR:g}x of NCCL's expected time"
     if len(slow) > len(big) / 2:
@@ -256,8 +256,8 @@ def overall(verdicts: list[SizeVerdict], found, collective: str = "", nodes: int
             if call.label == "slow end":
                 at, by = units.format_size(worst.size_bytes), f"{worst.time_s / edge:.2f}x the band's slow edge"
                 worse = "" if worst.time_s / edge < margin else (
-                    f"; the mid sizes are slower: up to {by} at {at} (see the findings)" if worst.size_bytes < top.size_bytes / 16
-                    else f"; {at} is slower: {by} (see the findings)")
+                    f"; the mid sizes are slower: up to {by} at {at} (see the findings)"
+                    if worst.size_bytes < top.size_bytes / 16 else f"; {at} is slower: {by} (see the findings)")
                 # beyond <= 1: the plateau (the largest sizes) is inside the band; the slow sizes are below it
                 by = (f"but by {beyond - 1:.0%} (median; a band on {call.logs} runs calls a log slower from "
                       f"{margin - 1:.0%})" if beyond > 1 else "but the largest sizes are within it")
