@@ -3,13 +3,14 @@
 
 import itertools
 import json
-import sys
 
 import pytest
 from typer.testing import CliRunner
 
-from collperf import cli, topology as T
+from collperf import topology as T
 from collperf.cli import app
+
+from cli_support import cli_error
 
 G = 1e9
 
@@ -93,17 +94,7 @@ def test_single_hop_is_the_mesh_allreduce():
 
 
 def _exit_2(args, capsys):
-    old = sys.argv
-    sys.argv = ["collperf", *map(str, args)]
-    try:
-        with pytest.raises(SystemExit) as info:
-            cli.main()
-    finally:
-        sys.argv = old
-    captured = capsys.readouterr()
-    assert info.value.code == 2, captured.err
-    assert "Traceback" not in captured.err
-    return captured.err
+    return cli_error(capsys, *args)
 
 
 @pytest.mark.parametrize("args, message", [

@@ -1,32 +1,17 @@
 """Inputs a user types, taken as meant: one layout check for predict and diagnose (ranks per node at most the
 catalogue's GPUs per node), errors that name the flags as typed, sizes in bits refused. Exit 2, no traceback."""
 
-import sys
-
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from collperf import api, cli
+from collperf import api
 from collperf.diagnose import assume
 from collperf.errors import UsageError
 from collperf.ingest import load
 from collperf.model.nodes import nodes_for
 from collperf.spec import HardwareSpec, NetworkSpec
 
-
-def cli_error(capsys, *args) -> str:
-    """The message of a command that must end with a usage error (exit 2, no traceback), spaces normalised
-    (the terminal wraps long lines)."""
-    old = sys.argv
-    sys.argv = ["collperf", *map(str, args)]
-    try:
-        with pytest.raises(SystemExit) as info:
-            cli.main()
-    finally:
-        sys.argv = old
-    err = capsys.readouterr().err
-    assert info.value.code == 2 and "Traceback" not in err, err
-    return " ".join(err.split())
+from cli_support import cli_error
 
 
 # ---- the shared rule, by hand ----------------------------------------------------------------------------------
@@ -104,6 +89,20 @@ def test_diagnose_one_number_on_part_of_a_node_says_where_one_node_came_from():
     assert values["GPUs per node"]["value"] == "4"
 
 
+@pytest.mark.parametrize("gpu, ranks, nodes, per_node", [
+    ("RTX 4090", 4, 1, 4),      # the GeForce template holds 2 per node: no fact about the user's box
+    ("T4", 8, 1, 8),            # the T4 template holds 1
+    ("RTX 4090", 16, 8, 2),     # more than one PCIe box holds: the template's split
+    ("H100", 16, 2, 8),         # an NVLink system: its nodes of 8 are a fact
+    ("RTX 2080 Ti", 10, 5, 2),  # beyond one box: the template's split
+])
+def test_one_number_on_a_gpu_model_is_one_pcie_box_unless_too_many(gpu, ranks, nodes, per_node):
+    doc = api.diagnose_measurement(collective="allreduce", size="1GiB", time="500ms", ranks=ranks,
+                                   gpu=gpu).to_json()
+    values = {v["name"]: v["value"] for v in doc["system"]["values"]}
+    assert (values["nodes"], values["GPUs per node"]) == (str(nodes), str(per_node))
+
+
 def _log(tmp_path, per_host: int, hosts: int):
     """An allreduce log of `per_host` H100 ranks on each of `hosts` hosts (device lines), three sizes."""
     devices = [f"#  Rank {r:2d} Group  0 Pid {r} on node{r // per_host} device {r % per_host} [0x1b] NVIDIA H100 "
@@ -173,3 +172,15 @@ def test_a_network_built_by_hand_names_what_to_change():
 def test_a_size_in_bits_is_refused_on_every_command(capsys, args):
     message = cli_error(capsys, *args)
     assert "is bits (a small b), but sizes are bytes" in message
+
+
+@pytest.mark.parametrize("gpu, ranks, fragment", [
+    ("A100", 10, "--ranks 10 neither fills whole nodes of --gpu A100's dgx-a100 (8 GPUs each) nor fits on one: "
+                 "give a multiple of 8 (e.g. 8 or 16), or say how they spread: --nodes 2 (5 rank(s) on each node)"),
+    ("RTX 2080 Ti", 9, "--ranks 9 neither fills whole nodes of --gpu RTX 2080 Ti's pcie-2080ti (2 GPUs each) nor "
+                       "fits on one"),
+])
+def test_one_number_on_a_gpu_model_refuses_a_layout_its_nodes_cannot_hold(capsys, gpu, ranks, fragment):
+    message = cli_error(capsys, "diagnose", "allreduce", "--size", "1GiB", "--time", "5ms", "--ranks", ranks,
+                        "--gpu", gpu)
+    assert fragment in message

@@ -39,7 +39,7 @@ def test_a_peer_whose_sweep_starts_above_your_size_is_named_at_its_own_size():
     runs = [_run("a", [[MIB, 16.4], [2 * MIB, 24.0]]), _run("b", [[2 * MIB, 31.7], [4 * MIB, 50.0]])]
     found = peers("allreduce", system, MIB, 19.7, runs)
     assert found.describe().startswith("public runs on 2x8 A100 SXM4 80GB over InfiniBand, allreduce reach 16.4 GB/s "
-                                       "busbw at 1 MiB, 31.7 GB/s at 2 MiB (the nearest size 1 run measured) (2 runs")
+                                       "busbw at 1 MiB, 31.7 GB/s at 2 MiB, the nearest size 1 of them measured (2 runs")
     doc = found.to_json()
     assert doc["busbw_GBps"] == [16.4, 31.7]
     assert [(s["size_bytes"], s["from_sizes_bytes"]) for s in doc["sources"]] == [(MIB, [MIB]), (2 * MIB, [2 * MIB])]

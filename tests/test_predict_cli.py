@@ -67,6 +67,13 @@ def test_human_table_marks_the_best_and_lists_skipped():
     assert "skipped recursive-doubling" in res.output
 
 
+def test_cluster_band_says_each_peers_line_once():
+    # no public runs on 3 nodes of 8 H100: the same sentence at each of the three sizes is printed once
+    res = run("predict", "allreduce", "--size", "1M,64M,1G", "--cluster", "dgx-h100", "--nodes", "3")
+    assert res.exit_code == 0, res.output
+    assert res.output.count("peers: no public runs on 3x8") == 1
+
+
 @pytest.mark.parametrize("args, message", [
     (["predict", "allreduce", "--ranks", "4"], "no network given"),
     (["predict", "allreduce", "--ranks", "4", "--latency", "5", "--bandwidth", "1GB/s"], "missing unit"),

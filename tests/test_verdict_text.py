@@ -96,6 +96,17 @@ def test_slow_only_at_the_mid_sizes_is_the_slow_end_and_slower_overall_says_so()
     assert "NIC rate 400 Gb/s" in found.message
 
 
+def test_slow_mid_sizes_over_a_plateau_inside_the_band_say_so_not_a_negative_excess():
+    rows = _slow_rows(mid=3.0, plateau=0.8)
+    for v in rows[6:]:          # 64 MiB .. 1 GiB at 0.8 ms, inside the band 0.7-1 ms
+        v.verdict = "as expected"
+    # six of eleven sizes slower; beyond = min(median of all 11 = 3.0, median of the plateau = 0.8) = 0.8
+    verdict = overall(rows, [])
+    assert verdict.startswith("as expected, at the slow end of healthy runs: 6 of 11 bandwidth-bound sizes above "
+                              "the band of healthy public runs, but the largest sizes are within it")
+    assert "-20%" not in verdict and "up to 3.00x the band's slow edge at 1 MiB" in verdict
+
+
 def test_one_slow_size_at_the_plateau_is_named_as_itself():
     rows = _slow_rows(mid=1.2, plateau=1.2)
     rows[-1].time_s = 3e-3                       # 1 GiB 3x beyond its slow edge, the rest 1.2x: still the slow end

@@ -64,8 +64,9 @@ def parse_size(text: str | int) -> int:
     return int(round(value * factor))
 
 
-# A capital prefix with a small b (Gb, Mib) is the bit spelling (as --nic-rate 400Gb/s reads it): a size is bytes, so
-# '1Gb' is refused rather than read as 1 GB (8x too much data). All-lowercase 'gb' keeps meaning bytes, as typed casually.
+# A capital prefix with a small b (Gb, Mib) is the bit spelling (as --nic-rate 400Gb/s reads it): a size is bytes,
+# so '1Gb' is refused rather than read as 1 GB (8x too much data). All-lowercase 'gb' keeps meaning bytes, as
+# typed casually.
 _BIT_SIZE = re.compile(r"([KMGT])(i?)b")
 
 
@@ -158,6 +159,13 @@ def format_time(time_s: float) -> str:
         if magnitude >= factor or unit == "ns":
             return f"{time_s / factor:.4g} {unit}"
     raise AssertionError("unreachable")
+
+
+def format_percent(fraction: float, sep: str = " ") -> str:
+    """'87 %', '100 %', '0.5 %' (sep '' in running text: '87%'): whole percents, two digits below ten, so a run far
+    off the bound is not shown at 0 % of it."""
+    value = 100 * fraction
+    return f"{value:.2g}{sep}%" if value < 10 else f"{value:.0f}{sep}%"
 
 
 def format_bandwidth(bandwidth_Bps: float) -> str:

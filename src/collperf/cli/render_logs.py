@@ -104,8 +104,8 @@ def print_diagnosis(d) -> None:
         out.print(f"  model log: {escape(d.model_from)}")
     banded = any(s.expected_high_s for s in d.sizes)
     title = ("per size (expected: typical time (band: 10th-90th percentile of healthy public runs); slower/faster "
-             "by: measured from the band's edge; eff = bound / measured time, at most 100 %)"
-             if banded else "per size (eff = bound / measured time, at most 100 %)")
+             "by: measured from the band's edge; eff = bound (with its latency) / measured time, at most 100 %)"
+             if banded else "per size (eff = bound (with its latency) / measured time, at most 100 %)")
     table = Table(title=title, title_justify="left")
     for column in ("size", "time", "expected", "NCCL choice", "bound", "busbw GB/s", "eff", "regime", "verdict"):
         table.add_column(column, justify="left" if column in ("verdict", "NCCL choice") else "right",
@@ -150,18 +150,12 @@ def print_judgement(j) -> None:
         latency = (f", {units.format_time(r.bound_s + r.bound_latency_s)} with the links' "
                    f"{units.format_time(r.bound_latency_s)} latency" if r.bound_latency_s else "")
         out.print(f"  bound {units.format_time(r.bound_s)} ({r.binding}){latency}; efficiency "
-                  f"{_percent(r.efficiency)} (bound / measured)")
+                  f"{units.format_percent(r.efficiency)} (bound with its latency / measured)")
     out.print(f"  [bold]verdict[/bold]: [{_verdict_style(r.verdict) or 'default'}]{escape(r.verdict)}[/]")
     if j.peers is not None:
         out.print(f"  peers: {escape(j.peers.describe())}")
     _check_first(j.assumed)
     _causes([r])
-
-
-def _percent(fraction: float) -> str:
-    """'87 %', '100 %', '0.5 %': whole percents, two digits below ten."""
-    value = 100 * fraction
-    return f"{value:.2g} %" if value < 10 else f"{value:.0f} %"
 
 
 def _expected(typical, low, high) -> str:
@@ -190,20 +184,22 @@ def print_expected_bands(assumed, bands) -> None:
         out.print(f"  band: {escape(bands[0].band_summary or bands[0].band_from)}")
         if bands[0].model_note:
             out.print(f"  NCCL model: {escape(bands[0].model_note)}")
-    for b in bands:
-        if b.peers is not None:
-            out.print(f"  peers: {escape(b.peers.describe())}")
+    # one line per distinct peers text: "no public runs on 3x8 ..." is the same at every size
+    for line in dict.fromkeys(b.peers.describe() for b in bands if b.peers is not None):
+        out.print(f"  peers: {escape(line)}")
 
 
 def print_nccl_prediction(assumed, pred, model_note: str = "") -> None:
     """`predict --nccl`: NCCL's choice per size, time, busbw and the runner-up."""
     out.print(f"[bold]{pred.collective}, {pred.ranks} ranks on {pred.nodes} node(s): NCCL's choice[/bold]")
-    print_assumed(assumed, "NCCL's own model (tuning.cc) plus launch overhead, never below the bound: what NCCL "
-                  "picks by, not yet what healthy runs take (that band: the same command without --nccl)",
+    # where NCCL's tuning model does not price the collective (alltoall, send/recv), the note says what the time is
+    what = (f"{model_note}, plus launch overhead, never below the bound" if model_note else
+            "NCCL's own model (tuning.cc) plus launch overhead, never below the bound: what NCCL picks by")
+    print_assumed(assumed, f"{what}; not yet what healthy runs take (that band: the same command without --nccl)",
                   "the system's two-level bound")
     table = Table(title="per size", title_justify="left")
-    for column in ("size", "algorithm/protocol", "NCCL model", "busbw GB/s", "bound", "regime", "runner-up",
-                   "its time"):
+    for column in ("size", "algorithm/protocol", "line rate" if model_note else "NCCL model", "busbw GB/s", "bound",
+                   "regime", "runner-up", "its time"):
         table.add_column(column, justify="left" if column in ("algorithm/protocol", "runner-up", "regime")
                          else "right")
     for i, n in enumerate(pred.size_bytes):
@@ -215,8 +211,6 @@ def print_nccl_prediction(assumed, pred, model_note: str = "") -> None:
                       f"{pred.runner_up_algorithm[i]}/{pred.runner_up_protocol[i]}" if math.isfinite(other) else "-",
                       units.format_time(float(other)) if math.isfinite(other) else "-")
     out.print(table)
-    if model_note:
-        out.print(f"  NCCL model: {escape(model_note)}")
 
 
 def print_comparison(diagnoses, rows) -> None:

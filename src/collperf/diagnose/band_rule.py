@@ -2,9 +2,9 @@
 one rule a log's overall verdict and one measured number share (docs/calibration.md "Verdicts from the band").
 
 Each size beyond the band's slow edge is slower per size; the run is called slower only beyond the edge by more
-than verdict.band_margin (wider the fewer runs the band rests on), and never from a band that is not the run's
-own: borrowed from other fabric classes, or holding no run of its collective. A log of one size and one measured
-number get the same call.
+than verdict.band_margin (wider the fewer runs the band rests on), and from a band that is not the run's own
+(borrowed from other fabric classes, or holding no run of its collective) only beyond FOREIGN_FACTOR times that.
+A log of one size and one measured number get the same call.
 """
 
 from __future__ import annotations
@@ -15,6 +15,13 @@ import numpy as np
 
 from collperf import units
 from collperf.diagnose import verdict as V
+
+
+# A band that is not the run's own says less about it: healthy runs judged on one lie up to 1.89x beyond its slow
+# edge under leave-one-source-out (an IPoIB socket run on the network group's band; an RTX 4090 pair 1.72x), where
+# the margin is about 1.4x. Twice the margin keeps them "not judged" and still calls a run that is many times
+# slower than every healthy run slower (a known-bad send/recv run 4.66x beyond a band with no send/recv run).
+FOREIGN_FACTOR = 2.0
 
 
 def beyond_band(largest) -> float:
@@ -62,11 +69,31 @@ class SlowCall:
         return V.band_margin(self.logs)
 
     @property
+    def foreign_margin(self) -> float:
+        """How far beyond a band that is not the run's own a run must be to be called slower."""
+        return FOREIGN_FACTOR * self.margin
+
+    @property
     def label(self) -> str:
-        """'slow end' (within the margin), 'not judged' (beyond it, on a band that is not the run's) or 'slower'."""
+        """'slow end' (within the margin), 'not judged' (beyond it, on a band that is not the run's, yet within
+        the foreign margin) or 'slower'."""
         if self.beyond < self.margin:
             return "slow end"
-        return "not judged" if self.caveat else "slower"
+        return "not judged" if self.caveat and self.beyond < self.foreign_margin else "slower"
+
+    @property
+    def short_of(self) -> str:
+        """On a 'not judged' call: how far beyond it is, against how far a band not its own must see."""
+        return (f" ({self.beyond:.2f}x beyond its slow edge; such a band calls a run slower from "
+                f"{self.foreign_margin:.2f}x)")
+
+    @property
+    def note(self) -> str:
+        """On a 'slower' call from a band that is not the run's own: which band, and from how far it calls."""
+        if not self.caveat or self.label != "slower":
+            return ""
+        whose = "borrowed from other fabric classes" if self.borrowed else "from runs of other collectives"
+        return f" (the band is {whose}: such a band calls a run slower from {self.foreign_margin:.2f}x its slow edge)"
 
 
 def slow_call(largest) -> SlowCall:
@@ -80,7 +107,8 @@ def slow_call(largest) -> SlowCall:
 def unjudged_advice(call: SlowCall, collective: str, nodes: int | None, top, log: bool) -> str:
     """What would judge a run its band cannot call slower. `top`: the size whose efficiency is quoted."""
     at = f" at {units.format_size(top.size_bytes)}" if log else ""
-    bound = f"judge it by the bound instead ({_share(top.efficiency)} of it{at})" if top.efficiency is not None else \
+    share = units.format_percent(top.efficiency, "") if top.efficiency is not None else ""
+    bound = f"judge it by the bound instead ({share} of it{at})" if top.efficiency is not None else \
         "judge it by the bound instead (--peak, or the system's)"
     if not call.borrowed:
         return f"no public {collective} run of this class is in the corpus: {bound}"
@@ -90,8 +118,3 @@ def unjudged_advice(call: SlowCall, collective: str, nodes: int | None, top, log
         return f"one node uses no network, so --fabric would not change it: {bound}, {fitted}"
     network = "the log's network" if log else "the network"
     return f"give --fabric if {network} is not the one assumed"
-
-
-def _share(fraction: float) -> str:
-    """'63%', or two digits below 10 % ('0.26%'): a run far off the bound is not at 0 % of it."""
-    return f"{100 * fraction:.2g}%" if fraction < 0.1 else f"{fraction:.0%}"

@@ -52,14 +52,14 @@ class Peers:
 
     def _reach(self) -> str:
         """'441-449 GB/s busbw at 1 GiB', and apart the runs whose sweep stops short of this size, at the
-        size they measured ('31.7 GB/s at 2 MiB (the nearest size 1 run measured)')."""
+        size they measured ('31.7 GB/s at 2 MiB, the nearest size 1 of them measured')."""
         parts = []
         for at in sorted({r["size_bytes"] for r in self.runs}, key=lambda x: (x != self.size, x)):
             bus = [r["busbw_GBps"] for r in self.runs if r["size_bytes"] == at]
             lo, hi = _busbw(min(bus)), _busbw(max(bus))
             reach = f"{lo} GB/s" if lo == hi else f"{lo}-{hi} GB/s"
             where = f"at {units.format_size(at)}" if at == self.size else \
-                f"at {units.format_size(at)} (the nearest size {len(bus)} run{'s' if len(bus) != 1 else ''} measured)"
+                f"at {units.format_size(at)}, the nearest size {len(bus)} of them measured"
             parts.append(f"{reach} busbw {where}" if not parts else f"{reach} {where}")
         return ", ".join(parts)
 

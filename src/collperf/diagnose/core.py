@@ -4,8 +4,8 @@ same judgement for one measured number.
 Per row: measured vs NCCL's expected time on the assumed system (model/nccl `expect`: NCCL's own
 algorithm/protocol choice, launch overhead, never below the bound) is the main verdict; measured vs
 the physical bound (model/bounds two-level bound, or a flat --peak) gives the efficiency, which is
-bound / measured and never above 100 %: a row faster than the bound is an above-bound finding (the
-assumed system is wrong). Latency- or bandwidth-bound comes from the expected algorithm/protocol's
+(bound + its latency) / measured and never above 100 %: a row faster than that is an above-bound finding
+(the assumed system is wrong). Latency- or bandwidth-bound comes from the expected algorithm/protocol's
 own terms. Rows with wrong results get no performance verdict.
 """
 
@@ -40,7 +40,7 @@ class SizeVerdict:
     expected_s: float | None      # the typical time of healthy runs (NCCL's model calibrated), or the fit's
     bound_s: float | None         # the physical lower bound
     busbw_GBps: float | None
-    efficiency: float | None      # bound / measured, at most 1
+    efficiency: float | None      # (bound + its latency) / measured, at most 1
     regime: str                   # latency, bandwidth (the expected choice's own terms) or bound
     verdict: str
     choice: str = ""              # NCCL's algorithm/protocol, e.g. "nvls-tree/Simple"
@@ -197,12 +197,14 @@ def diagnose(table: Table, peak_Bps: float | None = None, hardware=None, model=N
 
 
 def _best_peers(table: Table, system, verdicts: list[SizeVerdict], runs) -> Peers | None:
-    """Peers at the judged size >= 1 MiB that most public runs share (the larger on a tie)."""
+    """Peers at the judged size >= 1 MiB that most public runs share, most of them measured (or read between
+    their rows) at that very size, then the larger size."""
     judged = [v for v in verdicts if v.busbw_GBps and not v.wrong and v.size_bytes >= MIB] or \
         [v for v in verdicts if v.busbw_GBps and not v.wrong]
     found = [peers(table.collective, system, v.size_bytes, v.busbw_GBps, runs, exclude=Path(table.source).stem)
              for v in judged]
-    return max(found, key=lambda p: (len(p.runs), p.size), default=None) if system is not None else None
+    return max(found, key=lambda p: (len(p.runs), sum(r["size_bytes"] == p.size for r in p.runs), p.size),
+               default=None) if system is not None else None
 
 
 def _own_fit(table: Table) -> Fit | None:
@@ -238,7 +240,7 @@ def overall(verdicts: list[SizeVerdict], found, collective: str = "", nodes: int
     slow = [v for v in big if v.verdict.startswith("slower")]
     fast = [v for v in big if v.verdict.startswith("faster")]
     top = big[-1]
-    eff = f", {top.efficiency:.0%} of the bound" if top.efficiency is not None else ""
+    eff = f", {units.format_percent(top.efficiency, '')} of the bound" if top.efficiency is not None else ""
     banded = any(v.expected_high_s for v in big)
     against = "the band of healthy public runs" if banded else f"{V.SLOWER_FACTOR:g}x of NCCL's expected time"
     if len(slow) > len(big) / 2:
@@ -250,18 +252,21 @@ def overall(verdicts: list[SizeVerdict], found, collective: str = "", nodes: int
             beyond, margin = call.beyond, call.margin
             if call.label == "not judged":
                 return (f"not judged: {len(slow)} of {len(big)} bandwidth-bound sizes are slower than the band, but "
-                        f"{call.caveat}; {unjudged_advice(call, collective, nodes, top, log=True)}")
+                        f"{call.caveat}{call.short_of}; {unjudged_advice(call, collective, nodes, top, log=True)}")
             if call.label == "slow end":
                 at, by = units.format_size(worst.size_bytes), f"{worst.time_s / edge:.2f}x the band's slow edge"
                 worse = "" if worst.time_s / edge < margin else (
-                    f"; the mid sizes are slower: up to {by} at {at} (see the findings)" if worst.size_bytes < top.size_bytes / 16
-                    else f"; {at} is slower: {by} (see the findings)")
+                    f"; the mid sizes are slower: up to {by} at {at} (see the findings)"
+                    if worst.size_bytes < top.size_bytes / 16 else f"; {at} is slower: {by} (see the findings)")
+                # beyond <= 1: the plateau (the largest sizes) is inside the band; the slow sizes are below it
+                by = (f"but by {beyond - 1:.0%} (median; a band on {call.logs} runs calls a log slower from "
+                      f"{margin - 1:.0%})" if beyond > 1 else "but the largest sizes are within it")
                 return (f"as expected, at the slow end of healthy runs: {len(slow)} of {len(big)} bandwidth-bound "
-                        f"sizes above {against}, but by {beyond - 1:.0%} (median; a band on {call.logs} runs calls a "
-                        f"log slower from {margin - 1:.0%}){eff} at {units.format_size(top.size_bytes)}{worse}")
+                        f"sizes above {against}, {by}{eff} at {units.format_size(top.size_bytes)}{worse}")
+        note = call.note if banded else ""
         return (f"slower than expected: {len(slow)} of {len(big)} bandwidth-bound sizes above {against}, up to "
                 f"{worst.time_s / edge:.2f}x {'its slow edge' if banded else 'the expected time'} at "
-                f"{units.format_size(worst.size_bytes)}{eff}")
+                f"{units.format_size(worst.size_bytes)}{eff}{note}")
     if banded and len(fast) > len(big) / 2 and faster_than_typical(big):
         return (f"faster than typical: {len(fast)} of {len(big)} bandwidth-bound sizes faster than 90 % of healthy "
                 f"public runs{eff} at {units.format_size(top.size_bytes)}")

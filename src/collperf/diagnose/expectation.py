@@ -143,7 +143,7 @@ def _calibrate(ex: Expectation, n: np.ndarray, system, bands: dict, collective: 
     ex.low_s = np.where(ok, b.low_s, np.nan)
     ex.high_s = np.where(ok, b.high_s, np.nan)
     # a table that does not record its runs' collectives (one written before it did) is taken to hold them
-    ex.band_holds = [not held or collective in held for held in b.collectives] or [True] * n.size
+    ex.band_holds = [holds(collective, held) for held in b.collectives] or [True] * n.size
     ex.band_borrowed = list(b.borrowed) or [False] * n.size
     ex.band_from = [why if holds or not why.startswith("calibrated") else f"{why}; no {collective} among them"
                     for why, holds in zip(b.provenance, ex.band_holds)]
@@ -151,6 +151,16 @@ def _calibrate(ex: Expectation, n: np.ndarray, system, bands: dict, collective: 
     ex.band_summary = merge_counts(ex.band_from, n)
     ex.expected_from = (f"{ex.expected_from}; the band: the 10th-90th percentile of healthy public runs' time, "
                         f"{ex.band_summary}" + (f"; {b.layout}" if b.layout else ""))
+
+
+def holds(collective: str, held) -> bool:
+    """Whether a band whose runs measured the collectives `held` speaks for `collective`. The band is measured /
+    NCCL's model time (and the bound), which carries over between the collectives NCCL's tuning model prices: an
+    all-reduce band judges a reduce-scatter. AlltoAll and send/recv have no tuning model (their time is the links'
+    line rate): only runs of their own say what they reach."""
+    if not held or collective in held:
+        return True
+    return tuning_model_prices(collective) and any(tuning_model_prices(c) for c in held)
 
 
 @dataclass

@@ -89,6 +89,9 @@ class Assumed:
                 "settings_in_effect": [{"setting": what, "log_line": line} for what, line in self.settings]}
 
 
+# the most GPUs one PCIe server holds (8-10 double-width cards): --gpu with fewer ranks is taken as one machine
+PCIE_BOX_GPUS = 8
+
 def _values(system: System) -> list[tuple[str, str, str]]:
     out = []
     for key, label, show in _SHOWN:
@@ -304,6 +307,18 @@ def _nodes(base, nodes, nodes_src, ranks, hw, from_log: bool):
         nodes_for(ranks, nodes, base.gpus_per_node, system=f"--cluster {hw.cluster}",
                   ranks_said=f"the log's {ranks} ranks" if from_log else None, nodes_said=said)
     if nodes is None and ranks:
+        if not from_log and hw.cluster is None and base is not None and not base.nvlink_links \
+                and ranks <= PCIE_BOX_GPUS:
+            # --gpu names a PCIe card, whose catalogue template's GPUs per node is no fact about the user's box
+            # (a pcie-2080ti template of 2): one measured number on a few of them is one machine unless --nodes says
+            return 1, f"assumed: one node (--nodes not given; a PCIe box holds up to {PCIE_BOX_GPUS} GPUs)"
+        if not from_log and hw.cluster is None and hw.gpu is not None and base is not None:
+            # the card's catalogue system: its nodes hold its GPUs per node (an HGX board 8), checked as --cluster is
+            count = nodes_for(ranks, None, base.gpus_per_node,
+                              system=f"--gpu {hw.gpu}'s {base.name}")
+            if count > 1:
+                return count, f"ranks {ranks} / {base.gpus_per_node} GPUs per node of {base.name} (assumed)"
+            return 1, "assumed: one node (--nodes not given)"
         if ranks > per_default and ranks % per_default == 0:
             return ranks // per_default, (f"ranks {ranks} / {per_default} GPUs per node of "
                                           f"{base.name if base else 'the profile'} (assumed)")

@@ -87,12 +87,13 @@ def as_a_log_would(row: SizeVerdict, collective: str, nodes: int) -> str:
         call = slow_call([row])
         edge = units.format_time(row.expected_high_s)
         if call.label == "not judged":
-            return (f"not judged: slower than the band ({time} vs {edge}, its slow edge), but {call.caveat}; "
+            return (f"not judged: slower than the band ({time} vs {edge}, its slow edge), but {call.caveat}"
+                    f"{call.short_of}; "
                     f"{unjudged_advice(call, collective, nodes, row, log=False)}")
         if call.label == "slow end":
             return (f"as expected, at the slow end of healthy runs: {call.beyond - 1:.0%} beyond the slow edge "
                     f"({time} vs {edge}; a band on {call.logs} runs calls a run slower from {call.margin - 1:.0%})")
-        return text
+        return text + call.note
     if text.startswith("faster") and not faster_than_typical([row]):
         margin = V.band_margin(row.band_logs)
         return (f"as expected, at the fast end of healthy runs: {row.expected_low_s / row.time_s - 1:.0%} under the "

@@ -28,10 +28,11 @@ HOST_SLACK_S = 20e-6
 # them one time in n + 1): the margin grows as 1 + 1/n (n: the median count over those sizes). With 1.3,
 # leave-one-source-out on the corpus (benchmarks/calibrate_corpus.py, docs/calibration.md) calls no healthy log
 # slower (the judged ones reach at most 1.41x beyond; an IPoIB socket run at 1.89x and an RTX 4090 pair at
-# 1.72x are on borrowed bands, not judged) and flags every known-bad one (1.43-4.66x beyond, or by its
-# findings). Held out, the band holds 72 % of healthy rows, 13 % beyond its slow edge: a 5th-95th percentile
-# band would hold 80 %, but against it a known-bad run and a healthy one lie 1.35x and 1.37x beyond, which no
-# margin tells apart; against this band they lie 1.53x and 1.41x.
+# 1.72x are on borrowed bands, not judged: band_rule.FOREIGN_FACTOR) and flags every known-bad one (1.53-4.66x
+# beyond; a send/recv run 1.43x beyond a band with no send/recv run, and two more, by their findings). Held
+# out, the band holds 72 % of healthy rows, 13 % beyond its slow edge: a 5th-95th percentile band would hold
+# 80 %, but against it a known-bad run and a healthy one lie 1.35x and 1.37x beyond, which no margin tells
+# apart; against this band they lie 1.53x and 1.41x.
 BAND_MARGIN = 1.3
 
 
@@ -116,15 +117,16 @@ def causes(collective: str, runtime: str, regime: str, nodes: int, choice: str =
 def verdict(time_s: float, expected_s: float | None, bound_s: float | None, wrong: bool,
             low_s: float | None = None, high_s: float | None = None,
             bound_latency_s: float = 0.0) -> tuple[str, float | None]:
-    """(verdict text without causes, efficiency bound/measured capped at 1). Above the bound: faster than the
-    bound's bandwidth term plus `bound_latency_s` allow. With a band (low_s..high_s: the 10th-90th percentile of
+    """(verdict text without causes, efficiency (bound + its latency) / measured capped at 1: the bound the
+    above-bound call and predict's "x bound" use). Above the bound: faster than the bound's bandwidth term plus
+    `bound_latency_s` allow. With a band (low_s..high_s: the 10th-90th percentile of
     healthy public runs' time) slower means above its slow edge, faster below its fast edge; without one, beyond
     SLOWER_FACTOR of NCCL's expected time."""
     if wrong:
         return "not judged: wrong results (#wrong > 0), the time is meaningless", None
     efficiency = None
     if bound_s is not None and bound_s > 0:
-        efficiency = min(1.0, bound_s / time_s)
+        efficiency = min(1.0, (bound_s + bound_latency_s) / time_s)
     if bound_s is not None and time_s < ABOVE_BOUND_SLACK * (bound_s + bound_latency_s):
         return ("above the bound: faster than the assumed hardware allows, so the assumed system is wrong "
                 "(see the above-bound finding)"), efficiency

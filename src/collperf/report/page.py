@@ -147,8 +147,8 @@ def sizes_table(v: DiagnosisView) -> str:
         verdict = f"<b>{e(r.verdict)}</b>{why}"
         body.append("<tr>" + "".join(f"<td>{e(c)}</td>" for c in cells) + f'<td class="l {r.tone}">{verdict}</td></tr>')
     return ("<h3>Per size</h3><p class=\"explain\">expected: NCCL's time (its own algorithm/protocol choice) on "
-            "the system assumed; bound: the lower bound no algorithm beats there; of bound: bound / measured time "
-            "(at most 100 %); regime: latency- or bandwidth-bound from the expected choice's own terms.</p>"
+            "the system assumed; bound: the lower bound no algorithm beats there; of bound: (bound + its latency) / measured "
+            "time (at most 100 %); regime: latency- or bandwidth-bound from the expected choice's own terms.</p>"
             f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
 
 
