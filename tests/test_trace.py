@@ -166,6 +166,23 @@ def test_verdicts_go_through_one_function(monkeypatch):
     assert all(r.expected_s == 3.5e-3 for r in report.collectives)
 
 
+def test_above_the_bound_counts_the_bounds_latency_as_diagnose_does(monkeypatch):
+    """A call faster than the bound's bandwidth term plus its latency is above the bound; without the latency the
+    same call is not (a bound of 1 us of data and 1 s of latency, against calls of milliseconds)."""
+    def with_latency(latency_s):
+        def expected(collective, sizes, assumed):
+            n = len(sizes)
+            return Expectation(np.full(n, 3.5e-3), None, [""] * n, [""] * n, np.full(n, 1e-6), [""] * n, None, "x",
+                               "y", bound_latency_s=latency_s)
+        return expected
+    monkeypatch.setattr(judge, "expected_and_bound", with_latency(1.0))
+    big = _row(api.trace(str(TRACES / "nccl")), "allreduce", N.BIG_ELEMS * 2)
+    assert big.time_s < 0.98 * (1e-6 + 1.0) and big.verdict.startswith("above the bound")
+    monkeypatch.setattr(judge, "expected_and_bound", with_latency(0.0))
+    big = _row(api.trace(str(TRACES / "nccl")), "allreduce", N.BIG_ELEMS * 2)
+    assert not big.verdict.startswith("above the bound")
+
+
 def test_old_kernel_names_and_a_call_without_size():
     report = api.trace(str(TRACES / "nccl_old" / "rank0.json.gz"))
     assert report.assumed.system.name == "dgx-a100"

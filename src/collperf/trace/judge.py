@@ -143,7 +143,7 @@ def _judge(row: Row, assumed: Assumed) -> None:
         return
     row.expected_s = float(ex.expected_s[0]) if ex.expected_s is not None else None
     row.bound_s = float(ex.bound_s[0]) if ex.bound_s is not None else None
-    text, _ = V.verdict(row.time_s, row.expected_s, row.bound_s, False)
+    text, _ = V.verdict(row.time_s, row.expected_s, row.bound_s, False, bound_latency_s=ex.bound_latency_s)
     if row.expected_s is None and assumed.system is None:
         text = f"not judged: {assumed.why_none}"
     row.verdict = text
