@@ -259,8 +259,8 @@ def overall(verdicts: list[SizeVerdict], found, collective: str = "", nodes: int
                     f"; the mid sizes are slower: up to {by} at {at} (see the findings)"
                     if worst.size_bytes < top.size_bytes / 16 else f"; {at} is slower: {by} (see the findings)")
                 # beyond <= 1: the plateau (the largest sizes) is inside the band; the slow sizes are below it
-                by = (f"but by {beyond - 1:.0%} (median; a band on {call.logs} runs calls a log slower from "
-                      f"{margin - 1:.0%})" if beyond > 1 else "but the largest sizes are within it")
+                by = (f"but by {beyond - 1:.0%} (median; {call.threshold.replace('a run', 'a log')})" if beyond > 1
+                      else "but the largest sizes are within it")
                 return (f"as expected, at the slow end of healthy runs: {len(slow)} of {len(big)} bandwidth-bound "
                         f"sizes above {against}, {by}{eff} at {units.format_size(top.size_bytes)}{worse}")
         note = call.note if banded else ""
