@@ -207,6 +207,11 @@ def test_a_run_many_times_slower_is_slower_whatever_collective_the_band_measured
     row = api.diagnose_measurement(collective=collective, size="1GB", time="1s", ranks=16, cluster="dgx-h100",
                                    nodes=2).row
     assert row.band_holds and row.verdict.startswith("slower than expected")
+    # ... and the band says whose runs it is where they are not of this collective
+    assert (collective == "allreduce") == ("among them" not in row.band_from)
+    if collective != "allreduce":
+        assert row.band_from.endswith(f"; no {collective} among them: their allreduce runs judge it through NCCL's "
+                                      "model")
 
 
 def test_the_band_table_records_its_runs_collectives():
