@@ -83,6 +83,12 @@ class Diagnosis:
     def peak_source(self) -> str:
         return self.bound_from
 
+    @property
+    def efficiency_means(self) -> str:
+        """What the rows' efficiency divides: an MPI row's bound has no latency term (mpi.py), an NCCL row's has."""
+        return "bound / measured time" if V.runtime_of(self.table) == "mpi" else \
+            "bound (with its latency) / measured time"
+
     def to_json(self) -> dict:
         return {"source": self.table.source, "collective": self.table.collective, "ranks": self.table.ranks,
                 "nodes": self.table.nodes, "system": self.assumed.to_json(), "expected_from": self.expected_from,
