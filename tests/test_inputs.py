@@ -184,3 +184,9 @@ def test_one_number_on_a_gpu_model_refuses_a_layout_its_nodes_cannot_hold(capsys
     message = cli_error(capsys, "diagnose", "allreduce", "--size", "1GiB", "--time", "5ms", "--ranks", ranks,
                         "--gpu", gpu)
     assert fragment in message
+
+
+def test_a_gpu_not_in_the_catalogue_is_named_as_typed(capsys):
+    message = cli_error(capsys, "diagnose", "allreduce", "--size", "1GiB", "--time", "1s", "--ranks", 8,
+                        "--gpu", "MI250X")
+    assert "--gpu 'MI250X' is not in the catalogue" in message and "None" not in message

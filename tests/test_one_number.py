@@ -174,7 +174,12 @@ def test_alltoall_is_not_called_slower_from_a_band_of_other_collectives():
     # collectives: 5 ms (2.19x its edge) is not judged, 10 ms (4.37x) is slower, saying whose band it was
     beyond = api.diagnose_measurement(collective="alltoall", size="1GiB", time="5ms", ranks=8, cluster="dgx-h100").row
     assert beyond.verdict.startswith("not judged: slower than the band") and "no public alltoall run" in beyond.verdict
-    assert "(2.19x beyond its slow edge; such a band calls a run slower from 3.25x)" in beyond.verdict
+    assert "; at 2.19x its slow edge, where such a band calls a run slower from 3.25x;" in beyond.verdict
+    # just beyond the edge (1.2x, within the margin): the slow end, quoting where this band calls a run slower
+    near = api.diagnose_measurement(collective="alltoall", size="1GiB", time="2.7456ms", ranks=8,
+                                    cluster="dgx-h100").row
+    assert near.verdict.startswith("as expected, at the slow end of healthy runs: 20% beyond the slow edge") and \
+        near.verdict.endswith("a band of runs of other collectives calls a run slower from 3.25x its slow edge)")
     far = api.diagnose_measurement(collective="alltoall", size="1GiB", time="10ms", ranks=8, cluster="dgx-h100").row
     assert far.verdict.startswith("slower than expected by 4.37x") and \
         far.verdict.endswith("(the band is from runs of other collectives: such a band calls a run slower from 3.25x "
@@ -202,6 +207,11 @@ def test_a_run_many_times_slower_is_slower_whatever_collective_the_band_measured
     row = api.diagnose_measurement(collective=collective, size="1GB", time="1s", ranks=16, cluster="dgx-h100",
                                    nodes=2).row
     assert row.band_holds and row.verdict.startswith("slower than expected")
+    # ... and the band says whose runs it is where they are not of this collective
+    assert (collective == "allreduce") == ("among them" not in row.band_from)
+    if collective != "allreduce":
+        assert row.band_from.endswith(f"; no {collective} among them: their allreduce runs judge it through NCCL's "
+                                      "model")
 
 
 def test_the_band_table_records_its_runs_collectives():
@@ -223,8 +233,9 @@ def test_the_known_bad_sendrecv_runs_stay_flagged(log_id, label):
     # 2x4 one (about 4.7x) is beyond twice the margin, so slower even so
     row = next(r for r in read_index(CORPUS) if r["id"] == log_id)
     d = diagnose(load(CORPUS / f"{log_id}.txt", "sendrecv")[0], hardware=hardware_for(row))
-    assert d.verdict.startswith(label) and "sendrecv among them" in d.verdict + " ".join(
-        v.band_from or "" for v in d.sizes)
+    assert d.verdict.startswith(label) and "sendrecv among them" in " ".join(v.band_from or "" for v in d.sizes)
+    assert ("where such a band calls a run slower from" if label == "not judged" else
+            "(the band is from runs of other collectives: such a band calls a run slower from") in d.verdict
     assert _flagged(d) and any(f.kind == "slower-overall" and f.severity == "warning" for f in d.findings)
 
 

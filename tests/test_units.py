@@ -96,3 +96,12 @@ def test_sizes_in_bits_are_refused_with_the_byte_spelling(text, meant):
 ])
 def test_byte_spellings_still_read(text, expected):
     assert units.parse_size(text) == expected
+
+
+@pytest.mark.parametrize("fraction, sep, text", [
+    (0.87, " ", "87 %"), (1.0, " ", "100 %"), (0.005, " ", "0.5 %"), (0.0026, "", "0.26%"), (0.003, "", "0.3%"),
+    (0.0999, "", "10%"), (1e-7, " ", "<0.01 %"), (0.0, "", "<0.01%"),
+])
+def test_percent_keeps_two_digits_below_ten_and_never_shows_zero(fraction, sep, text):
+    # a run at 0.3 % of its bound is not "0 %" of it
+    assert units.format_percent(fraction, sep) == text

@@ -165,6 +165,8 @@ def format_percent(fraction: float, sep: str = " ") -> str:
     """'87 %', '100 %', '0.5 %' (sep '' in running text: '87%'): whole percents, two digits below ten, so a run far
     off the bound is not shown at 0 % of it."""
     value = 100 * fraction
+    if value < 0.01:
+        return f"<0.01{sep}%"
     return f"{value:.2g}{sep}%" if value < 10 else f"{value:.0f}{sep}%"
 
 

@@ -104,8 +104,8 @@ def print_diagnosis(d) -> None:
         out.print(f"  model log: {escape(d.model_from)}")
     banded = any(s.expected_high_s for s in d.sizes)
     title = ("per size (expected: typical time (band: 10th-90th percentile of healthy public runs); slower/faster "
-             "by: measured from the band's edge; eff = bound (with its latency) / measured time, at most 100 %)"
-             if banded else "per size (eff = bound (with its latency) / measured time, at most 100 %)")
+             f"by: measured from the band's edge; eff = {d.efficiency_means}, at most 100 %)"
+             if banded else f"per size (eff = {d.efficiency_means}, at most 100 %)")
     table = Table(title=title, title_justify="left")
     for column in ("size", "time", "expected", "NCCL choice", "bound", "busbw GB/s", "eff", "regime", "verdict"):
         table.add_column(column, justify="left" if column in ("verdict", "NCCL choice") else "right",

@@ -83,9 +83,17 @@ class SlowCall:
 
     @property
     def short_of(self) -> str:
-        """On a 'not judged' call: how far beyond it is, against how far a band not its own must see."""
-        return (f" ({self.beyond:.2f}x beyond its slow edge; such a band calls a run slower from "
-                f"{self.foreign_margin:.2f}x)")
+        """On a 'not judged' call: where it is, against where a band not its own calls a run slower."""
+        return (f"; at {self.beyond:.2f}x its slow edge, where such a band calls a run slower from "
+                f"{self.foreign_margin:.2f}x")
+
+    @property
+    def threshold(self) -> str:
+        """On a 'slow end' call: from where this band calls a run slower (a band not the run's own: from further)."""
+        if self.caveat:
+            whose = "borrowed from other fabric classes" if self.borrowed else "of runs of other collectives"
+            return f"a band {whose} calls a run slower from {self.foreign_margin:.2f}x its slow edge"
+        return f"a band on {self.logs} runs calls a run slower from {self.margin - 1:.0%}"
 
     @property
     def note(self) -> str:

@@ -83,6 +83,12 @@ class Diagnosis:
     def peak_source(self) -> str:
         return self.bound_from
 
+    @property
+    def efficiency_means(self) -> str:
+        """What the rows' efficiency divides: an MPI row's bound has no latency term (mpi.py), an NCCL row's has."""
+        return "bound / measured time" if V.runtime_of(self.table) == "mpi" else \
+            "bound (with its latency) / measured time"
+
     def to_json(self) -> dict:
         return {"source": self.table.source, "collective": self.table.collective, "ranks": self.table.ranks,
                 "nodes": self.table.nodes, "system": self.assumed.to_json(), "expected_from": self.expected_from,
@@ -259,8 +265,8 @@ def overall(verdicts: list[SizeVerdict], found, collective: str = "", nodes: int
                     f"; the mid sizes are slower: up to {by} at {at} (see the findings)"
                     if worst.size_bytes < top.size_bytes / 16 else f"; {at} is slower: {by} (see the findings)")
                 # beyond <= 1: the plateau (the largest sizes) is inside the band; the slow sizes are below it
-                by = (f"but by {beyond - 1:.0%} (median; a band on {call.logs} runs calls a log slower from "
-                      f"{margin - 1:.0%})" if beyond > 1 else "but the largest sizes are within it")
+                by = (f"but by {beyond - 1:.0%} (median; {call.threshold.replace('a run', 'a log')})" if beyond > 1
+                      else "but the largest sizes are within it")
                 return (f"as expected, at the slow end of healthy runs: {len(slow)} of {len(big)} bandwidth-bound "
                         f"sizes above {against}, {by}{eff} at {units.format_size(top.size_bytes)}{worse}")
         note = call.note if banded else ""

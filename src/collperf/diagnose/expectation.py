@@ -145,12 +145,23 @@ def _calibrate(ex: Expectation, n: np.ndarray, system, bands: dict, collective: 
     # a table that does not record its runs' collectives (one written before it did) is taken to hold them
     ex.band_holds = [holds(collective, held) for held in b.collectives] or [True] * n.size
     ex.band_borrowed = list(b.borrowed) or [False] * n.size
-    ex.band_from = [why if holds or not why.startswith("calibrated") else f"{why}; no {collective} among them"
-                    for why, holds in zip(b.provenance, ex.band_holds)]
+    ex.band_from = [_among(why, collective, held) for why, held in zip(b.provenance, b.collectives or
+                                                                          [()] * n.size)]
     ex.band_logs = b.logs
     ex.band_summary = merge_counts(ex.band_from, n)
     ex.expected_from = (f"{ex.expected_from}; the band: the 10th-90th percentile of healthy public runs' time, "
                         f"{ex.band_summary}" + (f"; {b.layout}" if b.layout else ""))
+
+
+def _among(why: str, collective: str, held) -> str:
+    """The band's provenance, saying so where its runs did not measure this collective (and, where they still speak
+    for it, why)."""
+    if not why.startswith("calibrated") or not held or collective in held:
+        return why
+    if holds(collective, held):
+        runs = ", ".join(sorted(held))
+        return f"{why}; no {collective} among them: their {runs} runs judge it through NCCL's model"
+    return f"{why}; no {collective} among them"
 
 
 def holds(collective: str, held) -> bool:

@@ -89,8 +89,9 @@ class Assumed:
                 "settings_in_effect": [{"setting": what, "log_line": line} for what, line in self.settings]}
 
 
-# the most GPUs one PCIe server holds (8-10 double-width cards): --gpu with fewer ranks is taken as one machine
+# the most GPUs one PCIe server usually holds (8 double-width cards): --gpu with no more ranks is one machine
 PCIE_BOX_GPUS = 8
+
 
 def _values(system: System) -> list[tuple[str, str, str]]:
     out = []
@@ -348,7 +349,8 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
         base, gpu_text, gpu_src = _base(hw, gpu_log, gpu_src, facts, notes)
     except UsageError:
         if hw.profile is None:
-            return Assumed(None, [], notes, f"GPU model {gpu_log!r} is not in the catalogue: pass --cluster SYSTEM "
+            gpu_said = f"--gpu {hw.gpu!r}" if hw.gpu else f"GPU model {gpu_log!r}"
+            return Assumed(None, [], notes, f"{gpu_said} is not in the catalogue: pass --cluster SYSTEM "
                                             "(collperf systems lists them) or --gpu MODEL for NCCL's expected time, "
                                             "or --peak BUSBW / --profile FILE for a bound")
         base, gpu_text = None, gpu_log

@@ -1,6 +1,6 @@
 """One measured number (`collperf diagnose allreduce --size 1GB --time 9ms --ranks 16 --cluster dgx-h100 --nodes 2`),
 judged as a log of that one size would be: its row's verdict (core.judge_row), then the log's overall rule
-(band_rule: the margin beyond the band's edges, no "slower" call from a band that is not the run's), worded for
+(band_rule: the margin beyond the band's edges, twice it on a band that is not the run's), worded for
 one number. Above the bound, it says what in the number to check first: no findings are printed beside it.
 """
 
@@ -92,7 +92,7 @@ def as_a_log_would(row: SizeVerdict, collective: str, nodes: int) -> str:
                     f"{unjudged_advice(call, collective, nodes, row, log=False)}")
         if call.label == "slow end":
             return (f"as expected, at the slow end of healthy runs: {call.beyond - 1:.0%} beyond the slow edge "
-                    f"({time} vs {edge}; a band on {call.logs} runs calls a run slower from {call.margin - 1:.0%})")
+                    f"({time} vs {edge}; {call.threshold})")
         return text + call.note
     if text.startswith("faster") and not faster_than_typical([row]):
         margin = V.band_margin(row.band_logs)

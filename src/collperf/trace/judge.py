@@ -144,6 +144,11 @@ def _judge(row: Row, assumed: Assumed) -> None:
     row.expected_s = float(ex.expected_s[0]) if ex.expected_s is not None else None
     row.bound_s = float(ex.bound_s[0]) if ex.bound_s is not None else None
     text, _ = V.verdict(row.time_s, row.expected_s, row.bound_s, False, bound_latency_s=ex.bound_latency_s)
+    if text.startswith("above the bound") and row.bound_s is not None:
+        # a trace prints no findings: say here what the call beat and what to check
+        text = (f"above the bound: faster than the {units.format_time(row.bound_s + ex.bound_latency_s)} the assumed "
+                "hardware allows (the bound with the links' latency): check the system assumed (--cluster) and this "
+                "call's size")
     if row.expected_s is None and assumed.system is None:
         text = f"not judged: {assumed.why_none}"
     row.verdict = text
