@@ -47,7 +47,7 @@ def faster_than_typical(big) -> bool:
 
 
 def caveat(v) -> str:
-    """Why size v's band calls no run slower ('' where it can): it is not this run's."""
+    """Why size v's band is not this run's own ('' where it is): it calls a run slower only from further."""
     if v.band_borrowed:
         return f"that band is borrowed from other fabric classes ({v.band_from})"
     if not v.band_holds:
@@ -61,7 +61,7 @@ class SlowCall:
 
     beyond: float       # time / the slow edge (beyond_band)
     logs: int           # how many public runs the band rests on (the median over the sizes)
-    caveat: str = ""    # why the band calls no run slower ('' where it can)
+    caveat: str = ""    # why the band is not the run's own ('' where it is)
     borrowed: bool = False   # the caveat is a borrowed band (else: no run of this collective among its runs)
 
     @property

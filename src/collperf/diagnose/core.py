@@ -55,8 +55,8 @@ class SizeVerdict:
     band_from: str = ""
     band_logs: int = 0                # how many public runs the band rests on
     bound_latency_s: float = 0.0      # the bound's latency term: above the bound is faster than bound_s + this
-    band_borrowed: bool = False       # the band is other fabric classes' (it calls no run slower)
-    band_holds: bool = True           # the band's runs include this collective (where not: it calls none slower)
+    band_borrowed: bool = False       # the band is other fabric classes' (band_rule: it calls from further)
+    band_holds: bool = True           # the band's runs speak for this collective (expectation.holds)
 
     @property
     def label(self) -> str:

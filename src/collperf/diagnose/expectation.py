@@ -39,7 +39,7 @@ class Expectation:
     fabric: str = ""
     bound_latency_s: float = 0.0    # the bound's latency term (bound_s is bandwidth alone): one message's latency
     band_borrowed: list = field(default_factory=list)   # per size: the band is other fabric classes'
-    band_holds: list = field(default_factory=list)      # per size: the band's runs include this collective
+    band_holds: list = field(default_factory=list)      # per size: the band's runs speak for this collective
     model_label: str = "NCCL's model alone"             # what model_s is
 
 
@@ -130,8 +130,9 @@ def _bound_from(system, sharp: bool) -> str:
 
 def _calibrate(ex: Expectation, n: np.ndarray, system, bands: dict, collective: str) -> None:
     """Replace NCCL's model time by the calibrated band where the table covers the size. The band is the fabric
-    class's, whatever collective its runs measured: where none of them measured this one, its provenance says so
-    (and the verdict calls no run slower from it, as from a borrowed band)."""
+    class's, whatever collective its runs measured: where none of them measured this one, its provenance says so,
+    and where they do not speak for it either (`holds`) the verdict calls a run slower from it only from further,
+    as from a borrowed band (band_rule)."""
     ex.fabric = system.fabric_class
     if not bands:
         return

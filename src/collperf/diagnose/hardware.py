@@ -29,7 +29,7 @@ from collperf.diagnose.overrides import apply_overrides, from_profile, unused_on
 from collperf.diagnose.suspects import suspects
 from collperf.errors import UsageError
 from collperf.model.nccl.env import NCCL_ALGO_NAMES, NCCL_PROTO_NAMES, check as check_env
-from collperf.model.nodes import nodes_for
+from collperf.model.nodes import nics_used, nodes_for
 from collperf.model.systems import System, fabric_nccl_settings, get_system, system_for_gpu
 from collperf.spec import HardwareSpec
 
@@ -302,28 +302,27 @@ def _nodes(base, nodes, nodes_src, ranks, hw, from_log: bool):
             k += 1
         return k, (f"{ranks} GPUs on {k} NVLink domain(s) of up to {base.nvlink_domain} ({base.name}: the trays of "
                    "a rack share NVSwitch)")
-    if hw.cluster is not None and ranks:
-        # the user named the system: its nodes hold its GPUs per node, no more (model/nodes.py, as predict checks)
-        said = f"--nodes {nodes}" if hw.nodes is not None else f"{nodes} node(s) ({nodes_src})" if nodes else None
-        nodes_for(ranks, nodes, base.gpus_per_node, system=f"--cluster {hw.cluster}",
-                  ranks_said=f"the log's {ranks} ranks" if from_log else None, nodes_said=said)
-    if nodes is None and ranks:
-        if not from_log and hw.cluster is None and base is not None and not base.nvlink_links \
-                and ranks <= PCIE_BOX_GPUS:
+    one_node = "assumed: one node (the log does not say)" if from_log else "assumed: one node (--nodes not given)"
+    # the system the user named: --cluster, or (one number, no --nodes) --gpu's catalogue system
+    named = hw.cluster is not None or (not from_log and hw.gpu is not None and nodes is None)
+    if named and ranks and base is not None:
+        if hw.cluster is None and not base.nvlink_links and ranks <= PCIE_BOX_GPUS:
             # --gpu names a PCIe card, whose catalogue template's GPUs per node is no fact about the user's box
             # (a pcie-2080ti template of 2): one measured number on a few of them is one machine unless --nodes says
             return 1, f"assumed: one node (--nodes not given; a PCIe box holds up to {PCIE_BOX_GPUS} GPUs)"
-        if not from_log and hw.cluster is None and hw.gpu is not None and base is not None:
-            # the card's catalogue system: its nodes hold its GPUs per node (an HGX board 8), checked as --cluster is
-            count = nodes_for(ranks, None, base.gpus_per_node,
-                              system=f"--gpu {hw.gpu}'s {base.name}")
-            if count > 1:
-                return count, f"ranks {ranks} / {base.gpus_per_node} GPUs per node of {base.name} (assumed)"
-            return 1, "assumed: one node (--nodes not given)"
+        # its nodes hold its GPUs per node, no more (model/nodes.py, as predict checks)
+        said = f"--nodes {nodes}" if hw.nodes is not None else f"{nodes} node(s) ({nodes_src})" if nodes else None
+        count = nodes_for(ranks, nodes, base.gpus_per_node,
+                          system=f"--cluster {hw.cluster}" if hw.cluster else f"--gpu {hw.gpu}'s {base.name}",
+                          ranks_said=f"the log's {ranks} ranks" if from_log else None, nodes_said=said)
+        if nodes is None:
+            return count, (f"ranks {ranks} / {base.gpus_per_node} GPUs per node of {base.name} (assumed)"
+                           if count > 1 else one_node)
+    if nodes is None and ranks:
         if ranks > per_default and ranks % per_default == 0:
             return ranks // per_default, (f"ranks {ranks} / {per_default} GPUs per node of "
                                           f"{base.name if base else 'the profile'} (assumed)")
-        return 1, "assumed: one node (the log does not say)" if from_log else "assumed: one node (--nodes not given)"
+        return 1, one_node
     return nodes or 1, nodes_src or "assumed: one node"
 
 
@@ -371,10 +370,10 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
     system = base.with_(nodes_src, nodes=nodes).with_(
         "from the ranks in the log / nodes" if table is not None and ranks else "from --ranks / nodes",
         gpus_per_node=per_node)
-    if per_node < base.gpus_per_node and base.one_nic_per_gpu:
+    if nics_used(base.nics_per_node, base.gpus_per_node, per_node) != base.nics_per_node:
         # a run on some of a node's GPUs uses their NICs (one rail per GPU), not the whole node's
         system = system.with_(f"{base.nics_per_node} NICs of {base.name} scaled to the {per_node} GPU(s) per node "
-                              "used", nics_per_node=max(1, base.nics_per_node * per_node // base.gpus_per_node))
+                              "used", nics_per_node=nics_used(base.nics_per_node, base.gpus_per_node, per_node))
     if hw.cluster is None and gpu_text and "instance" not in facts:
         system = system.with_(gpu_src, gpu=gpu_text)
     ngpus = int((table.header if table is not None else {}).get("ngpus", 1) or 1)

@@ -125,9 +125,10 @@ def verdict(time_s: float, expected_s: float | None, bound_s: float | None, wron
     if wrong:
         return "not judged: wrong results (#wrong > 0), the time is meaningless", None
     efficiency = None
+    floor_s = None if bound_s is None else bound_s + bound_latency_s     # no call is faster than one message
     if bound_s is not None and bound_s > 0:
-        efficiency = min(1.0, (bound_s + bound_latency_s) / time_s)
-    if bound_s is not None and time_s < ABOVE_BOUND_SLACK * (bound_s + bound_latency_s):
+        efficiency = min(1.0, floor_s / time_s)
+    if floor_s is not None and time_s < ABOVE_BOUND_SLACK * floor_s:
         return ("above the bound: faster than the assumed hardware allows, so the assumed system is wrong "
                 "(see the above-bound finding)"), efficiency
     if expected_s is None:

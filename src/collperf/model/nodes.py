@@ -42,6 +42,14 @@ def nodes_for(ranks: int | None, nodes: int | None, gpus_per_node: int, *, syste
     return ranks // gpus_per_node
 
 
+def nics_used(nics_per_node: int, gpus_per_node: int, used_per_node: int) -> int:
+    """The NICs a run on `used_per_node` of a node's GPUs uses: with a NIC per GPU (one rail each) those GPUs' own,
+    else all of the node's (they are shared by every GPU)."""
+    if nics_per_node >= gpus_per_node > used_per_node:
+        return max(1, nics_per_node * used_per_node // gpus_per_node)
+    return nics_per_node
+
+
 def _fewest_nodes(ranks: int, gpus_per_node: int) -> int:
     """The fewest nodes that hold `ranks` in equal shares of at most `gpus_per_node` (12 on 8-GPU nodes: 2)."""
     count = -(-ranks // gpus_per_node)

@@ -11,7 +11,7 @@ from collperf.errors import UsageError
 from collperf.jsonfile import read_json
 from collperf.model.nccl.env import NCCL_ALGO_NAMES, NCCL_PROTO_NAMES, check as check_env
 from collperf.model.network import Cluster, Link, Network
-from collperf.model.nodes import nodes_for
+from collperf.model.nodes import nics_used, nodes_for
 from collperf.model.presets import get_preset
 from collperf.model.profile import cluster_from
 from collperf.model.systems import NETWORK_FABRICS, resolve_name
@@ -152,10 +152,9 @@ class NetworkSpec:
         intra = self._level("intra", base.intra if base else None)
         inter = self._level("inter", base.inter if base else None)
         nics = self.nics_per_node if self.nics_per_node is not None else (base.nics_per_node if base else per_node)
-        if self.nics_per_node is None and base is not None and base.nics_per_node >= base.ranks_per_node > per_node:
-            # a NIC per GPU (one rail each): a run on some of a node's GPUs uses their NICs, not the whole node's
-            # (as diagnose assumes)
-            nics = max(1, base.nics_per_node * per_node // base.ranks_per_node)
+        if self.nics_per_node is None and base is not None:
+            # a run on some of a node's GPUs uses their NICs where each GPU has its own (as diagnose assumes)
+            nics = nics_used(base.nics_per_node, base.ranks_per_node, per_node)
         return Cluster(nodes, per_node, intra, inter, nics, name=self.cluster or "custom",
                        source=base.source if base else "")
 
