@@ -3,6 +3,7 @@ row when this module loads). A new GPU is one row here; names.py resolves the na
 
 from __future__ import annotations
 
+from collperf.model.hardware.gpus_other import OTHER_GPUS
 from collperf.model.hardware.parts import GPU
 
 _H100 = "NVIDIA H100 Tensor Core GPU data sheet (resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet)"
@@ -23,6 +24,6 @@ GPUS: tuple[GPU, ...] = (
                 "tflops.fp16": "FP16 Tensor Core 1,979 teraFLOPS (with sparsity)",
                 "tflops.fp8": "FP8 Tensor Core 3,958 teraFLOPS (with sparsity)",
                 "link_total_GBps": "NVIDIA NVLink: 900GB/s", "pcie_gen": "PCIe Gen5: 128GB/s"}),
-)
+) + OTHER_GPUS
 
 BY_KEY: dict[str, GPU] = {g.key: g for g in GPUS}
