@@ -99,22 +99,24 @@ class GPU:
             re.compile(pattern)
 
     # ---- what the models read ----------------------------------------------------------------
+    # A part with several compute dies seen as separate GPUs (MI250X: two GCDs, each its own device to ROCm and
+    # RCCL) is quoted per package on its sheet; what one device (one rank) has is the package's share.
     @property
     def memory_bytes(self) -> float:
-        """The sheet's GB (decimal: HBM capacities are printed in 10^9 bytes for most parts, in GiB for some;
-        the quote says which and names.py keeps both spellings resolvable)."""
-        return self.memory_GB * 1e9
+        """One device's memory in bytes (the sheet's GB are 10^9 bytes)."""
+        return self.memory_GB * 1e9 / self.gcds
 
     @property
     def memory_Bps(self) -> float:
-        return self.memory_TBps * 1e12
+        """One device's memory bandwidth, bytes/s."""
+        return self.memory_TBps * 1e12 / self.gcds
 
     def flops(self, dtype: str = "bf16") -> float | None:
-        """The dense peak FLOP/s of one dtype; bf16 falls back to fp16 (Volta and Turing print no bf16)."""
+        """One device's dense peak FLOP/s of a dtype; bf16 falls back to fp16 (Volta and Turing print no bf16)."""
         value = self.tflops.get(dtype)
         if value is None and dtype == "bf16":
             value = self.tflops.get("fp16")
-        return value * 1e12 if value else None
+        return value * 1e12 / self.gcds if value else None
 
     @property
     def link_GBps(self) -> float:
