@@ -22,12 +22,12 @@ import copy
 import functools
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from collperf.diagnose.loglines import LogFacts, read_facts
 from collperf.diagnose.overrides import apply_overrides, from_profile, unused_on_one_node
 from collperf.diagnose.suspects import suspects
 from collperf.errors import UsageError
+from collperf.model.hardware.fabrics import NICS
 from collperf.model.nccl.env import NCCL_ALGO_NAMES, NCCL_PROTO_NAMES, check as check_env
 from collperf.model.nodes import nics_used, nodes_for
 from collperf.model.systems import System, fabric_nccl_settings, get_system, system_for_gpu
@@ -107,25 +107,19 @@ def _values(system: System) -> list[tuple[str, str, str]]:
     return out
 
 
-def log_text_hints(source: str) -> tuple[str, list[str]]:
-    """(the log's text, its comment lines) of a log file, '' and [] when it is not a readable file. Read
-    once per file (remembered for the last two): a log of 1,600 tables is not read 1,600 times."""
-    try:
-        stat = Path(source).stat()
-    except (OSError, ValueError):
+def log_text_hints(table) -> tuple[str, list[str]]:
+    """(the log's text, its comment lines) as the reader kept them on the table ('' and [] where it kept none: a
+    trace, an Inspector dump streamed line by line). The same text from a file or from memory says the same."""
+    text = getattr(table, "text", "") or ""
+    if not text:
         return "", []
-    text, comments = _hints(source, stat.st_mtime_ns, stat.st_size)
-    return text, list(comments)
+    return text, list(_comments(text))
 
 
 @functools.lru_cache(maxsize=2)
-def _hints(source: str, mtime_ns: int, size_bytes: int) -> tuple[str, tuple[str, ...]]:
-    try:
-        text = Path(source).read_text(errors="replace")
-    except (OSError, ValueError):
-        return "", ()
+def _comments(text: str) -> tuple[str, ...]:
     head = text[:1 << 20].splitlines()[:60]   # comments are read from the first 60 lines only
-    return text, tuple(ln.lstrip("# ").strip() for ln in head if ln.startswith("#"))
+    return tuple(ln.lstrip("# ").strip() for ln in head if ln.startswith("#"))
 
 
 @functools.lru_cache(maxsize=2)
@@ -186,6 +180,9 @@ def _apply_facts(system: System, facts: LogFacts, ngpus: int) -> System:
     def quote(key):
         return f"from the log line '{facts.line(key)}'"
     if "fabric" in facts and system.nodes > 1:
+        if facts.get("fabric") == "slingshot" and system.fabric != "slingshot":
+            # one NIC on Slingshot 11: the Cassini NIC's 200 Gb/s (model/hardware/fabrics.py), not the board's NIC
+            system = system.with_(quote("fabric") + " (HPE Slingshot 11 NIC, 200 Gb/s)", nic_Gbps=NICS["cassini"].Gbps)
         system = system.with_(quote("fabric"), fabric=facts.get("fabric"))
         if facts.get("fabric") == "socket":
             system = system.with_(quote("fabric"), net_gdr=False)
@@ -259,7 +256,7 @@ def _log_gpu_nodes(table, hw, comments):
     return gpu, gpu_src, nodes, nodes_src, c_per
 
 
-def _base(hw, gpu_text, gpu_src, facts: LogFacts, notes) -> tuple[System | None, str, str]:
+def _base(hw, gpu_text, gpu_src, facts: LogFacts, notes, per_node: int | None = None) -> tuple[System | None, str, str]:
     """The catalogue system to start from: --cluster, an instance named by a host, else the GPU's entry."""
     if hw.cluster is not None:
         base = get_system(hw.cluster)
@@ -277,14 +274,11 @@ def _base(hw, gpu_text, gpu_src, facts: LogFacts, notes) -> tuple[System | None,
     if gpu_text is None:
         return None, gpu_text, gpu_src
     try:
-        return system_for_gpu(gpu_text, nodes=1), gpu_text, gpu_src
+        return system_for_gpu(gpu_text, nodes=1, gpus_per_node=per_node), gpu_text, gpu_src
     except UsageError as e:
         if hw.gpu is None:
             raise
-        try:    # a bare 'H100' / 'A100' from the user: the SXM part of the catalogue
-            return system_for_gpu(f"{gpu_text} SXM", nodes=1), gpu_text, "user override (--gpu), taken as the SXM part"
-        except UsageError:
-            raise UsageError(f"--gpu {hw.gpu}: {e}") from None
+        raise UsageError(f"--gpu {hw.gpu}: {e}") from None
 
 
 def _nodes(base, nodes, nodes_src, ranks, hw, from_log: bool):
@@ -331,7 +325,7 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
     hw = hw or HardwareSpec()
     notes: list[str] = []
     ranks = ranks or (table.ranks if table is not None else None)
-    text, comments = log_text_hints(table.source) if table is not None else ("", [])
+    text, comments = log_text_hints(table) if table is not None else ("", [])
     facts = copy.deepcopy(_facts(text)) if text else LogFacts()
     if table is not None and "nccl_version" not in facts and (version := _nccl_version(table, text)):
         facts.set("nccl_version", version, "the nccl-tests header")
@@ -345,13 +339,14 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
                                         "catalogue do not apply; give --peak BUSBW (e.g. the link's rate) for a "
                                         "bound, or --profile FILE (collperf calibrate -o FILE) for the expected time")
     try:
-        base, gpu_text, gpu_src = _base(hw, gpu_log, gpu_src, facts, notes)
+        hint = ranks // nodes if ranks and nodes and ranks % nodes == 0 else c_per
+        base, gpu_text, gpu_src = _base(hw, gpu_log, gpu_src, facts, notes, hint)
     except UsageError:
         if hw.profile is None:
             gpu_said = f"--gpu {hw.gpu!r}" if hw.gpu else f"GPU model {gpu_log!r}"
-            return Assumed(None, [], notes, f"{gpu_said} is not in the catalogue: pass --cluster SYSTEM "
-                                            "(collperf systems lists them) or --gpu MODEL for NCCL's expected time, "
-                                            "or --peak BUSBW / --profile FILE for a bound")
+            return Assumed(None, [], notes, f"{gpu_said} is not in the parts table: pass --gpu MODEL (collperf "
+                                            "systems --gpus lists the GPUs) or --cluster SYSTEM for NCCL's expected "
+                                            "time, or --peak BUSBW / --profile FILE for a bound")
         base, gpu_text = None, gpu_log
     nodes, nodes_src = _nodes(base, nodes, nodes_src, ranks, hw, table is not None)
     if ranks and ranks % nodes:
@@ -388,7 +383,7 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
     if hw.profile is not None:
         system = from_profile(system, hw.profile)
     system = apply_overrides(system, hw)
-    notes += unused_on_one_node(system, hw)
+    notes += unused_on_one_node(system, hw) + hw.questioned()
     check, settings = suspects(facts, system, catalogue)
     return Assumed(system, _values(system), notes, suspects=check, settings=settings)
 

@@ -6,7 +6,7 @@ Line shapes follow NCCL 2.30.7 src/init.cc ("Using network %s", "%d coll channel
 src/transport/net_ib.cc ("NET/IB : Using [0]mlx5_0:1/IB ..."; "/RoCE" for Ethernet ports),
 src/transport/net_socket.cc ("NET/Socket : Using [0]eth0:..."), src/transport/net.cc and p2p.cc
 ("via NET/IB/0/GDRDMA", "via P2P/IPC", "via SHM/direct/direct"), aws-ofi-nccl ("NET/OFI Selected Provider
-is efa (found 4 nics)", "Setting NCCL_PROTO to \"simple\""), GCP's nccl-plugin-gpudirecttcpx
+is efa (found 4 nics)", "Setting NCCL_PROTO to \"simple\""; on HPE Slingshot 11 the provider is cxi), GCP's nccl-plugin-gpudirecttcpx
 ("NET/GPUDirectTCPX") and its TCPXO successor ("NET/FasTrak"), Google's gIB plugin for RoCE ("NET/gIB", its
 /usr/local/gib scripts on the launch line). The launch command a log echoes
 ("mpirun ... -x NCCL_ALGO=ring -x NCCL_IB_HCA=mlx5_2,mlx5_8") is read as the environment NCCL ran with
@@ -90,6 +90,12 @@ def read_facts(text: str) -> LogFacts:
             facts.set("channels", int(m.group(1)), ln)
             if m.group(3) is not None:
                 facts.set("nvls", int(m.group(3)) > 0, ln)
+    if "ofi_provider" in facts:
+        # libfabric's provider names the network under the OFI plugin: cxi is HPE Slingshot 11's NIC (aws-ofi-nccl
+        # README: "Slingshot (cxi)"), efa AWS's; NCCL's "Using network AWS Libfabric" says only that OFI is used
+        fabric = {"cxi": "slingshot", "efa": "efa"}.get(facts.get("ofi_provider"))
+        if fabric:
+            facts.values["fabric"] = (fabric, facts.line("ofi_provider"))
     if facts.get("plugin") == "gib" and "fabric" not in facts:     # asked for, and no NCCL line says otherwise
         facts.set("fabric", "roce", facts.line("plugin"))
     launch = _launch_vars(lines)
@@ -128,6 +134,9 @@ def _network(facts: LogFacts, ln: str) -> None:
             if re.search(pattern, m.group(1)):
                 facts.set("fabric", fabric, ln)
                 return
+    m = re.search(r"NET/OFI Selected [Pp]rovider is (\w{1,16})", ln) if "NET/OFI" in ln else None
+    if m:
+        facts.set("ofi_provider", m.group(1).lower(), ln)
     if re.search(r"NET/OFI Selected Provider is efa|NET/OFI .*efa", ln):
         facts.set("fabric", "efa", ln)
     elif re.search(r"NET/FasTrak|TCPXO", ln):

@@ -42,6 +42,13 @@ BAND_TOLERANCE = 0.005
 
 def band_margin(logs: int) -> float:
     return BAND_MARGIN * (1.0 + 1.0 / max(logs, 1))
+# The words for a measurement no healthy run reaches: faster than the band's fast edge by more than the band's own
+# spread, or faster than NCCL's model of the hardware by more than that model's spread (SLOWER_FACTOR). A data-sheet
+# bound (NVLS's in-switch reduction) can leave room no NCCL reaches, so "above the bound" alone misses these.
+IMPLAUSIBLE = ("faster than any public run: check the time's unit (us or ms), one call or a loop of them, the size "
+               "convention (nccl-tests' size column: the whole buffer) and the rank count")
+
+
 # A measurement this much under the bound (its bandwidth term plus the links' latency: no call is faster than
 # one message) is not noise: the assumed system is slower than the real one, or the number is not what it seems.
 ABOVE_BOUND_SLACK = 0.98
@@ -114,9 +121,17 @@ def causes(collective: str, runtime: str, regime: str, nodes: int, choice: str =
     return out
 
 
+def implausibly_fast(time_s: float, low_s: float | None, high_s: float | None, model_s: float | None) -> bool:
+    """Faster than every healthy public run by more than their spread (the band's fast edge times low/high), or
+    faster than NCCL's model time by more than its own spread (a factor SLOWER_FACTOR)."""
+    if low_s and high_s and low_s > 0 and time_s < low_s * (low_s / high_s) * (1 - BAND_TOLERANCE):
+        return True
+    return bool(model_s and model_s > 0 and time_s < model_s / SLOWER_FACTOR)
+
+
 def verdict(time_s: float, expected_s: float | None, bound_s: float | None, wrong: bool,
             low_s: float | None = None, high_s: float | None = None,
-            bound_latency_s: float = 0.0) -> tuple[str, float | None]:
+            bound_latency_s: float = 0.0, model_s: float | None = None) -> tuple[str, float | None]:
     """(verdict text without causes, efficiency (bound + its latency) / measured capped at 1: the bound the
     above-bound call and predict's "x bound" use). Above the bound: faster than the bound's bandwidth term plus
     `bound_latency_s` allow. With a band (low_s..high_s: the 10th-90th percentile of
@@ -134,8 +149,14 @@ def verdict(time_s: float, expected_s: float | None, bound_s: float | None, wron
     if expected_s is None:
         return "not judged: no system assumed (pass --cluster or --gpu; for a CPU run --peak or --profile)", efficiency
     if low_s is not None and high_s is not None:
+        if implausibly_fast(time_s, low_s, high_s, model_s):
+            return (f"{IMPLAUSIBLE} ({units.format_time(time_s)} vs {units.format_time(low_s)}, the fast edge of "
+                    f"healthy public runs' {units.format_time(low_s)}-{units.format_time(high_s)})"), efficiency
         return band_verdict(time_s, low_s, high_s), efficiency
     ratio = time_s / expected_s
+    if implausibly_fast(time_s, None, None, expected_s / SLOWER_FACTOR):
+        return (f"{IMPLAUSIBLE} ({units.format_time(time_s)} vs NCCL's expected {units.format_time(expected_s)}, "
+                f"over {SLOWER_FACTOR ** 2:g}x faster)"), efficiency
     if ratio < 1 / SLOWER_FACTOR:
         return (f"faster than expected ({units.format_time(time_s)} vs {units.format_time(expected_s)}): good; "
                 "NCCL's model of the assumed system undervalues this run"), efficiency
@@ -161,7 +182,7 @@ def band_verdict(time_s: float, low_s: float, high_s: float) -> str:
 
 # every verdict, a row's or a log's, starts with one of these (longest first): --json gives it as verdict_label
 LABELS = ("as expected, at the slow end of healthy runs", "as expected", "slower than expected",
-          "slower than the bound allows", "faster than typical", "faster than expected", "above the bound",
+          "slower than the bound allows", "faster than any public run", "faster than typical", "faster than expected", "above the bound",
           "not judged", "error")
 
 

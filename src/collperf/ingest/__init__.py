@@ -84,6 +84,8 @@ def parse(text: str, source: str = "<log>", collective: str | None = None, ranks
         raise IngestError(f"{source}: not a log collperf can read: expected nccl-tests output (text or -J JSON), "
                           "collperf bench JSON/CSV, OSU or Intel MPI Benchmarks output, NCCL Inspector JSONL or "
                           "Prometheus, rccl-tests JSON/CSV, or optimize_config.py's CSV")
+    for t in tables:
+        t.text = text
     return _finish(tables, ranks)
 
 

@@ -39,6 +39,9 @@ class Table:
     skipped: list[str] = field(default_factory=list)   # "line N: why" for lines that were not rows
     notes: list[str] = field(default_factory=list)     # conventions detected, inferences made
     footer: dict = field(default_factory=dict)     # out_of_bounds, avg_busbw as printed
+    # the text the table was read from (the same string for every table of one log): what its other lines say
+    # (NCCL INFO lines, comments) is read from here by the hardware resolver, never by reading the file again
+    text: str = field(default="", repr=False, compare=False)
 
     def placement(self, name: str = "out-of-place") -> list[Row]:
         return [r for r in self.rows if r.placement == name]

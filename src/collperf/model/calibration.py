@@ -45,8 +45,8 @@ MIN_LOGS, MIN_SOURCES = 3, 2
 FIT_MIN_LOGS, FIT_MIN_SOURCES = 4, 2
 POOLED = "all"
 # the groups a class borrows from: the fabrics between nodes, and those inside one node
-GROUPS = {"network": ("ib", "roce", "efa", "tcpx", "tcpxo", "socket"),
-          "node": ("nvswitch", "nvswitch-nvls", "nvl72", "xgmi", "pcie-p2p", "pcie-host")}
+GROUPS = {"network": ("ib", "roce", "efa", "tcpx", "tcpxo", "socket", "slingshot"),
+          "node": ("nvswitch", "nvswitch-nvls", "nvl72", "nvlink-mesh", "xgmi", "pcie-p2p", "pcie-host")}
 # The two-part model's grid: per-call overhead (us), factor on NCCL's model time, fraction of the bound (0: none).
 # The fit is judged on the rows the error is quoted on (>= FIT_MIN_BYTES), where the hardware shows.
 # The overhead grid stops at 500 us on purpose: GPUDirect-TCPX's two runs fit at its top, but a grid up to 2 ms

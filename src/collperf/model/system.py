@@ -20,12 +20,13 @@ from collperf.model.nccl.constants import PATH_TYPES, nvlink_bw_per_link, pcie_b
 from collperf.model.nccl.env import NCCL_ALGO_NAMES, NCCL_PROTO_NAMES, check as check_env
 
 # The fabric classes a system's network (several nodes) can be: InfiniBand, RoCE, AWS EFA, GCP's
-# GPUDirect-TCPX / TCPXO, plain sockets, and a rack-scale NVLink domain (GB200/GB300 NVL72).
-NETWORK_FABRICS = ("ib", "roce", "efa", "tcpx", "tcpxo", "socket", "nvl72")
-# ... and inside one node: NVSwitch with or without in-switch reduction, PCIe peer-to-peer, PCIe through
-# host memory; AMD's Infinity Fabric (xGMI) mesh. Calibration and peers are kept per class
+# GPUDirect-TCPX / TCPXO, plain sockets, HPE Slingshot 11 (libfabric's cxi provider), and a rack-scale NVLink
+# domain (GB200/GB300 NVL72).
+NETWORK_FABRICS = ("ib", "roce", "efa", "tcpx", "tcpxo", "socket", "slingshot", "nvl72")
+# ... and inside one node: NVSwitch with or without in-switch reduction, NVLink links straight between GPUs
+# (GH200 nodes, NVLink-bridged pairs), PCIe peer-to-peer, PCIe through host memory; AMD's Infinity Fabric (xGMI) mesh. Calibration and peers are kept per class
 # (model/calibration.py).
-NODE_FABRICS = ("nvswitch", "nvswitch-nvls", "xgmi", "pcie-p2p", "pcie-host")
+NODE_FABRICS = ("nvswitch", "nvswitch-nvls", "nvlink-mesh", "xgmi", "pcie-p2p", "pcie-host")
 FABRICS = NODE_FABRICS + NETWORK_FABRICS
 
 
@@ -40,6 +41,8 @@ class System:
     nodes: int = 1
     nvlink_links: int = 0            # NVLink links per GPU (0: none)
     nvlink_GBps: float = 0.0         # physical NVLink rate per GPU per direction (data sheet)
+    links_per_peer: int = 0          # a direct mesh (no switch): links from each GPU to each other GPU of the node
+                                     # (xGMI platforms 1, a quad-GH200 node 6); 0 behind a switch or not known
     nvswitch: bool = False           # all GPUs of a node behind NVSwitch (any pair at full rate)
     pcie_gen: int = 3
     p2p: bool = True                 # GPU peer-to-peer over PCIe (False: via host memory)
@@ -72,6 +75,8 @@ class System:
     inter_latency_us: float = 5.0    # tuning.cc hwLat NVLINK/PCI ~1-2.5 us, NET ~2.7-4 us, rounded up)
     bw_scale: float = 1.0            # multiplies NCCL's per-channel bandwidths (a fit sets it)
     phys_scale: float = 1.0          # multiplies the physical rates the bound uses (a fit sets it)
+    gpu_part: str = ""               # the GPU's row in the parts table (model/hardware/gpus.py), "" not known
+    board: str = ""                  # how the node links its GPUs (model/hardware/boards.py), "" not known
     source: str = field(default="", compare=False)
     sources: dict = field(default_factory=dict, compare=False)     # value name -> data sheet (title, URL)
     provenance: dict = field(default_factory=dict, compare=False)
@@ -81,6 +86,9 @@ class System:
             value = getattr(self, label)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise UsageError(f"{label} {value!r} is not a positive whole number (system {self.name!r})")
+        if self.links_per_peer < 0 or (self.links_per_peer and self.links_per_peer > self.nvlink_links):
+            raise UsageError(f"system {self.name!r}: links_per_peer {self.links_per_peer} must be between 0 and "
+                             f"its {self.nvlink_links} links per GPU")
         if self.nvlink_links and not self.nvlink_GBps > 0:
             raise UsageError(f"system {self.name!r}: nvlink_links={self.nvlink_links} but nvlink_GBps="
                              f"{self.nvlink_GBps!r}: give the NVLink rate per GPU per direction")
@@ -141,11 +149,12 @@ class System:
 
     @property
     def mesh_share(self) -> float:
-        """The share of a GPU's links a run can use: all of them behind a switch; on AMD's xGMI full mesh
-        (one link to each peer) only the links to the run's other GPUs of the node."""
-        if self.nvswitch or not self.amd or not self.nvlink_links or self.gpus_per_node < 2:
+        """The share of a GPU's links a run can use: all of them behind a switch; on a direct mesh (AMD's xGMI,
+        one link to each peer; a quad-GH200 node, six) only the links to the run's other GPUs of the node."""
+        per_peer = self.links_per_peer or (1 if self.amd else 0)
+        if self.nvswitch or not per_peer or not self.nvlink_links or self.gpus_per_node < 2:
             return 1.0
-        return min(1.0, (self.gpus_per_node - 1) / self.nvlink_links)
+        return min(1.0, (self.gpus_per_node - 1) * per_peer / self.nvlink_links)
 
     @property
     def pcie_GBps(self) -> float:
@@ -163,6 +172,9 @@ class System:
         if self.nvlink_links and self.amd:
             # RCCL keeps NCCL's search; its xGMI links are given the same derate as NVLink4 (20.6 of 25 GB/s)
             return self.nvlink_GBps * self.mesh_share * nvlink_bw_per_link(90) / 25.0
+        if self.nvlink_links and self.links_per_peer and not self.nvswitch:
+            # a direct NVLink mesh: NCCL's search sums the links to the peers the run has (paths.cc, search.cc)
+            return round(self.nvlink_links * self.mesh_share) * nvlink_bw_per_link(self.compute_capability)
         if self.nvlink_links:
             return self.nvlink_links * nvlink_bw_per_link(self.compute_capability)
         return pcie_bw(self.pcie_gen)
@@ -201,7 +213,11 @@ class System:
         if self.nvlink_domain:
             return "nvl72"
         if self.nvlink_links:
-            return "xgmi" if self.amd and not self.nvswitch else "nvswitch-nvls" if self.nvls else "nvswitch"
+            if self.amd and not self.nvswitch:
+                return "xgmi"
+            if self.links_per_peer and not self.nvswitch:
+                return "nvlink-mesh"
+            return "nvswitch-nvls" if self.nvls else "nvswitch"
         return "pcie-p2p" if self.p2p else "pcie-host"
 
     @property

@@ -14,6 +14,9 @@ import re
 from dataclasses import replace
 
 from collperf.errors import UsageError
+from collperf.model.hardware.boards import default_board
+from collperf.model.hardware.compose import compose
+from collperf.model.hardware.names import gpu_part
 from collperf.model.network import Cluster, Link
 from collperf.model.system import FABRICS, NETWORK_FABRICS, NODE_FABRICS, System
 
@@ -246,26 +249,48 @@ def system_for_instance(text: str) -> System | None:
     return None
 
 
+# Whole systems that are the reference design of their GPU on its board: a GPU named alone whose composition is
+# one of these (the same links, rates and layout) is judged as that entry, under its name
+REFERENCE_SYSTEMS = ("dgx-a100", "dgx-h100", "dgx-h200", "dgx-b200", "gb200-nvl72", "gb300-nvl72", "mi300x", "mi325x",
+                     "mi355x", "dgx-1v", "dgx-2", "pcie-t4", "pcie-2080ti", "trn1")
+_SAME_HARDWARE = ("compute_capability", "nvlink_links", "nvlink_GBps", "nvswitch", "nvls", "pcie_gen", "p2p",
+                  "nvlink_domain")
+
+
+def _reference(system: System) -> System | None:
+    """The reference catalogue entry with the same hardware as a composed system, or None."""
+    for key in REFERENCE_SYSTEMS:
+        ref = CATALOGUE[key]
+        if all(getattr(ref, f) == getattr(system, f) for f in _SAME_HARDWARE) and \
+                (ref.gpus_per_node == system.gpus_per_node or not system.nvlink_links):
+            return ref
+    return None
+
+
 def system_for_gpu(gpu_model: str, nodes: int = 1, gpus_per_node: int | None = None,
                    overrides: dict | None = None) -> System:
-    """The default system for a GPU model string from nccl-tests device lines (overrides: any System field)."""
+    """The system of a GPU named as tools print it (nccl-tests device lines, nvidia-smi, --gpu): its part from the
+    parts table on the board it usually sits on (model/hardware: names, boards, compose), under the name of the
+    reference system where the composition is one (an H100 SXM on NVSwitch gen 3 is dgx-h100). `gpus_per_node`
+    (the log's) picks between boards of one part and sizes the node; overrides: any System field."""
     text = str(gpu_model or "").strip()
     if not text:
         raise UsageError("empty GPU model: expected a device name such as 'NVIDIA A100-SXM4-80GB'")
-    for pattern, key, why in _GPU_PATTERNS:
-        if re.search(pattern, text, re.IGNORECASE):
-            break
+    part = gpu_part(text)
+    board = default_board(part, gpus_per_node)
+    composed = compose(part, board, shown_gpu=text)
+    ref = _reference(composed)
+    why = f"from the GPU part {part.name} on {board.name}"
+    if ref is not None:
+        prov = {k: f"{why}: as {ref.name}" for k in ref.provenance}
+        base = replace(ref, gpu=text, gpu_part=part.key, board=board.key, provenance=prov)
     else:
-        raise UsageError(f"GPU model {text!r} is not in the catalogue ({', '.join(CATALOGUE)}): "
-                         "pick a system by name with get_system or give overrides")
-    base = CATALOGUE[key]
-    prov = {k: why for k in base.provenance}
-    prov.update(gpu="from GPU model in device lines", compute_capability="from GPU model in device lines")
-    system = replace(base, gpu=text, provenance=prov)
+        base = composed
+    base = base.with_("from GPU model in device lines", gpu=text, compute_capability=part.compute_capability)
     from_log = {"nodes": nodes}
     if gpus_per_node is not None:
         from_log["gpus_per_node"] = gpus_per_node
-    system = system.with_("from node count and ranks in the log", **from_log)
+    system = base.with_("from node count and ranks in the log", **from_log)
     if overrides:
         system = system.with_("user override", **overrides)
     return system

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from collperf.model.network import Cluster, Link, Network
 from collperf.model.nodes import nics_used, nodes_for
 from collperf.model.presets import get_preset
 from collperf.model.profile import cluster_from
+from collperf.model.hardware.fabrics import MAX_GPU_LINK_GBps, MAX_NIC_Gbps, MIN_GPU_LINK_GBps
 from collperf.model.systems import NETWORK_FABRICS, resolve_name
 from collperf.spec.checks import cli_option, whole
 
@@ -174,6 +176,23 @@ def network(**options) -> Network:
     return NetworkSpec(**options).resolve()
 
 
+def _in_bits(rate) -> bool:
+    """Whether a rate as typed is in bits ('400Gb/s', '400Gbps', '400 Gbit/s'; units.py reads 'b' as bits)."""
+    text = str(rate).strip()
+    return bool(re.search(r"[kKmMgGtT]?(b/s|bps|bit)", text)) and not re.search(r"B/s|Bps|byte", text)
+
+
+def _bits_reading(rate) -> str:
+    """'400GB/s' -> '400Gb/s': the same number read in bits ('' where the rate is not in bytes)."""
+    text = str(rate).strip()
+    return re.sub(r"B(/s|ps)$", r"b\1", text) if re.search(r"B(/s|ps)$", text) else ""
+
+
+def _bytes_reading(rate) -> str:
+    text = str(rate).strip()
+    return re.sub(r"b(/s|ps)$", r"B\1", text) if re.search(r"b(/s|ps)$", text) else text
+
+
 @dataclass(frozen=True, kw_only=True)
 class HardwareSpec:
     """The hardware a log or a measurement is judged on, as the user overrides it: a catalogue system
@@ -202,7 +221,7 @@ class HardwareSpec:
     profile: str | None = field(default=None, metadata=cli_option(
         "--profile", help="A calibrated profile (collperf calibrate -o FILE)."))
     fabric: str | None = field(default=None, metadata=cli_option(
-        "--fabric", help="The network between nodes, where the log does not say: ib|roce|efa|tcpx|tcpxo|socket."))
+        "--fabric", help="The network between nodes, where the log does not say: ib|roce|efa|tcpx|tcpxo|socket|slingshot."))
     pcie_switch: bool | None = field(default=None, metadata=cli_option(
         "--pcie-switch", type=bool, help="The node's PCIe GPUs sit behind one PCIe switch (nvidia-smi topo: PIX) and "
         "share its uplink."))
@@ -241,6 +260,37 @@ class HardwareSpec:
         for label, value in (("--nic-rate", self.nic_Gbps), ("--intra-bandwidth", self.intra_GBps)):
             if value is not None and not (0 < value < float("inf")):
                 raise UsageError(f"{label}: expected a finite rate > 0, e.g. 400Gb/s or 450GB/s")
+        self._check_physical()
+
+    def _check_physical(self) -> None:
+        """A rate beyond every part shipped is a unit slip, refused with the reading that was probably meant: NICs
+        are sold in Gb/s (bits), GPU links quoted in GB/s (bytes) per direction."""
+        if self.nic_Gbps is not None and self.nic_Gbps > 2 * MAX_NIC_Gbps:
+            as_bits = _bits_reading(self.nic_rate)
+            hint = f": did you mean {as_bits}?" if as_bits else ""
+            raise UsageError(f"--nic-rate {self.nic_rate} is {self.nic_Gbps:g} Gb/s ({self.nic_Gbps / 1000:g} Tb/s), "
+                             f"beyond any NIC (the fastest port ships at {MAX_NIC_Gbps:g} Gb/s){hint} NICs are rated "
+                             "in bits: write e.g. 400Gb/s")
+        if self.intra_GBps is not None and self.intra_GBps > 2 * MAX_GPU_LINK_GBps:
+            raise UsageError(f"--intra-bandwidth {self.intra_bandwidth} is {self.intra_GBps:g} GB/s per direction, "
+                             f"beyond any GPU's links (NVLink 5: {MAX_GPU_LINK_GBps:g} GB/s per GPU per direction): "
+                             "give one GPU's rate per direction (data sheets print both directions: 900 GB/s NVLink 4 "
+                             "is 450GB/s)")
+        if self.intra_GBps is not None and self.intra_GBps < MIN_GPU_LINK_GBps:
+            raise UsageError(f"--intra-bandwidth {self.intra_bandwidth} is {self.intra_GBps:g} GB/s, below any GPU's "
+                             f"host link (PCIe Gen3 x4: {MIN_GPU_LINK_GBps:g} GB/s): GPU links are quoted in bytes, "
+                             "e.g. 450GB/s (a value in bits is 8x smaller)")
+
+    def questioned(self) -> list[str]:
+        """Notes on rates taken as given whose unit reads oddly for the link: a GPU link in bits, a NIC in bytes."""
+        notes = []
+        if self.intra_bandwidth is not None and _in_bits(self.intra_bandwidth):
+            notes.append(f"--intra-bandwidth {self.intra_bandwidth} is {self.intra_GBps:g} GB/s (given in bits): GPU "
+                         f"links are quoted in bytes; if you meant {_bytes_reading(self.intra_bandwidth)} write it so")
+        if self.nic_rate is not None and isinstance(self.nic_rate, str) and not _in_bits(self.nic_rate):
+            notes.append(f"--nic-rate {self.nic_rate} is {self.nic_Gbps:g} Gb/s (given in bytes): NICs are rated in "
+                         f"bits; if you meant {_bits_reading(self.nic_rate)} write it so")
+        return notes
 
     def _check_nccl_view(self) -> None:
         """What NCCL sees that a log or a data sheet does not say: the CPU, the GPU-NIC path, NCCL_PROTO/ALGO."""
