@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from collperf.model.network import Cluster
-from collperf.model.systems import ALIASES, CATALOGUE, resolve_name, to_cluster
+from collperf.model.systems import ALIASES, CATALOGUE, lookup, resolve_name, to_cluster
 
 __all__ = ["PRESETS", "ALIASES", "get_preset"]
 
@@ -15,7 +15,8 @@ PRESETS: dict[str, Cluster] = {name: to_cluster(system) for name, system in CATA
 
 def get_preset(name: str, nodes: int | None = None, ranks_per_node: int | None = None) -> Cluster:
     """A catalogue system as a Cluster, optionally with another node count or ranks per node."""
-    cluster = PRESETS[resolve_name(name)]
+    key = resolve_name(name)
+    cluster = PRESETS.get(key) or to_cluster(lookup(key))
     if nodes is not None:
         cluster = replace(cluster, nodes=nodes)
     if ranks_per_node is not None:

@@ -16,7 +16,7 @@ from dataclasses import replace
 from collperf.errors import UsageError
 from collperf.model.hardware.boards import default_board
 from collperf.model.hardware.compose import compose
-from collperf.model.hardware.names import gpu_part
+from collperf.model.hardware.names import find_gpu, gpu_part
 from collperf.model.network import Cluster, Link
 from collperf.model.system import FABRICS, NETWORK_FABRICS, NODE_FABRICS, System
 
@@ -210,15 +210,37 @@ def _spelled(name: str) -> str:
 INSTANCE_NAMES = {_spelled(s.instance): key for key, s in CATALOGUE.items() if s.instance}
 
 
+# Systems composed for a GPU named in place of a system ('--cluster "RTX 4090"'): its part on its usual board,
+# kept under the key resolve_name gave it so that every consumer (predict, plan, simulate, diagnose) reads one system
+COMPOSED: dict[str, System] = {}
+
+
 def resolve_name(name: str) -> str:
-    """The catalogue key of a name, alias or instance name (case and spaces ignored), or a UsageError listing them."""
+    """The catalogue key of a name, alias or instance name (case and spaces ignored); for a GPU name ('RTX 4090',
+    'GH200') the key of its part composed on its usual board; else a UsageError listing them."""
     key = _spelled(name)
     key = ALIASES.get(key) or INSTANCE_NAMES.get(key) or INSTANCE_NAMES.get(key.replace("-", " ")) or key
-    if key not in CATALOGUE:
+    if key in CATALOGUE or key in COMPOSED:
+        return key
+    try:
+        part = find_gpu(name)
+    except UsageError:
+        part = None
+    if part is None:
         raise UsageError(f"unknown system {name!r}: expected one of {', '.join(CATALOGUE)} "
                          f"(or an alias: {', '.join(ALIASES)}; or an instance name as `collperf systems` prints it, "
-                         f"e.g. {', '.join([i for i in map(str, INSTANCE_NAMES) if '.' in i][:3])})")
-    return key
+                         f"e.g. {', '.join([i for i in map(str, INSTANCE_NAMES) if '.' in i][:3])}; or a GPU name: "
+                         "`collperf systems --gpus` lists them)")
+    system = system_for_gpu(part.name)
+    if system.name in CATALOGUE:
+        return system.name
+    COMPOSED.setdefault(system.name, system)
+    return system.name
+
+
+def lookup(key: str) -> System:
+    """The system of a key resolve_name returned (a catalogue entry, or a GPU's composed system)."""
+    return CATALOGUE.get(key) or COMPOSED[key]
 
 
 def gpu_family(system: System) -> str:
@@ -235,7 +257,7 @@ def fabric_nccl_settings(fabric_class: str) -> tuple[dict, str]:
 
 
 def get_system(name: str, nodes: int = 1) -> System:
-    system = CATALOGUE[resolve_name(name)]
+    system = lookup(resolve_name(name))
     return system.with_("user override", nodes=nodes) if nodes != 1 else system
 
 

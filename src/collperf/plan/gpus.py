@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from collperf.errors import UsageError
+from collperf.model.hardware.gpus import BY_KEY
 from collperf.model.systems import get_system, gpu_family
 
 
@@ -69,16 +70,41 @@ GPUS = {"dgx-a100": _A100, "dgx-h100": _H100, "dgx-b200": _B200, "dgx-1v": _V100
         "nvlink300-400gbe": _H100}
 
 
+# The efficiencies of an architecture the parameters above were not set for: the newest set measured (Hopper's),
+# on the GPU's own data-sheet peaks. Same parameters for every model and layout; none fitted to a training run.
+_DEFAULT_EFFICIENCY = dict(gemm=0.70, flash=0.45)
+
+
+def gpu_of_part(part) -> GPU:
+    """A planner GPU from a part of the parts table (model/hardware/gpus.py): its data-sheet peaks (dense bf16, or
+    fp16 where the sheet gives no bf16), memory and memory bandwidth, each from its sheet."""
+    return GPU(part.name, part.flops("bf16"), part.memory_Bps, part.memory_bytes, fp8_flops=part.flops("fp8"),
+               source=part.sources.get("tflops.bf16") or part.sources.get("tflops.fp16", ""), **_DEFAULT_EFFICIENCY)
+
+
 def gpu_of(cluster) -> GPU | None:
-    """The GPU of a cluster preset or of any catalogue system with the same GPU (aws-p5, azure-nd-h100-v5: the
-    H100's), or None (a custom network: give --flops or --compute)."""
+    """The GPU of a cluster preset or of any catalogue system: the planner's measured parameters where it has them
+    (the A100, H100, B200 and V100 systems and every system with the same GPU family), else the GPU part's
+    data-sheet peaks (every catalogue entry is composed of parts), or None (a custom network: give --flops or
+    --compute)."""
     name = getattr(cluster, "name", "") or ""
     if name in GPUS:
         return GPUS[name]
     try:
-        return GPUS.get(gpu_family(get_system(name)))
+        system = get_system(name)
     except UsageError:
         return None
+    if system.gpu_part and (part := BY_KEY.get(system.gpu_part)) is not None and part.family not in _MEASURED:
+        return gpu_of_part(part)
+    known = GPUS.get(gpu_family(system))
+    if known is not None:
+        return known
+    part = BY_KEY.get(system.gpu_part)
+    return gpu_of_part(part) if part is not None and part.flops("bf16") else None
+
+
+# the GPU families whose planner parameters were measured (above); other parts plan on their sheets' peaks
+_MEASURED = ("A100", "H100", "B200", "V100")
 
 
 def require_gpu(cluster) -> GPU:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from collperf.plan.gpus import gpu_of
 from collperf.plan.pipeline import stage_layers
 
 GIB = 2 ** 30
@@ -110,4 +111,9 @@ def memory(model, layout, gpu_bytes: float | None = None) -> Memory:
 
 
 def gpu_memory_of(cluster) -> float | None:
-    return GPU_MEMORY_BYTES.get(getattr(cluster, "name", ""))
+    """One GPU's memory on a cluster preset: the measured table above, else the catalogue system's GPU part."""
+    name = getattr(cluster, "name", "")
+    if name in GPU_MEMORY_BYTES:
+        return GPU_MEMORY_BYTES[name]
+    gpu = gpu_of(cluster)
+    return gpu.memory_bytes if gpu is not None else None

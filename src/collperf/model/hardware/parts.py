@@ -103,8 +103,9 @@ class GPU:
     # RCCL) is quoted per package on its sheet; what one device (one rank) has is the package's share.
     @property
     def memory_bytes(self) -> float:
-        """One device's memory in bytes (the sheet's GB are 10^9 bytes)."""
-        return self.memory_GB * 1e9 / self.gcds
+        """One device's memory in bytes. GPU memory is sold in binary units whatever the sheet writes (an "80GB"
+        H100 holds 80 GiB: nvidia-smi shows 81,559 MiB; HBM stacks are 2^k bytes), so GB here is GiB."""
+        return self.memory_GB * 2 ** 30 / self.gcds
 
     @property
     def memory_Bps(self) -> float:
