@@ -14,7 +14,7 @@ import re
 from dataclasses import replace
 
 from collperf.errors import UsageError
-from collperf.model.hardware.boards import default_board
+from collperf.model.hardware.boards import BOARDS, default_board
 from collperf.model.hardware.compose import compose
 from collperf.model.hardware.names import find_gpu, gpu_part
 from collperf.model.network import Cluster, Link
@@ -55,6 +55,13 @@ _DGX2 = "NVIDIA DGX-2 data sheet (12 NVSwitch)"
 _T4 = "NVIDIA T4 data sheet (PCIe Gen3 x16)"
 _PCISIG = "PCI-SIG: x16 rate per direction after 128b/130b encoding (Gen3 15.75, Gen4 31.5, Gen5 63 GB/s)"
 _TRN1 = "AWS Neuron docs: Trn1 architecture (NeuronLink-v2, 800 Gbps EFA over 8 devices)"
+_H20 = "NVIDIA H20 product brief (96 GB HBM3, NVLink 900 GB/s, PCIe Gen5; HGX 8-GPU board)"
+_H800 = "NVIDIA H800 product brief (NVLink 400 GB/s; HGX 8-GPU board)"
+_EX254N = ("HPE Cray Supercomputing EX254n blade (4 GH200 per node, 4x HPE Slingshot 11 200 Gb/s); CSCS Alps "
+           "user documentation, GH200 nodes")
+_EX235A = ("HPE Cray EX235a node (4 MI250X, 4x HPE Slingshot 11 200 Gb/s): OLCF Frontier User Guide, LUMI "
+           "documentation, LUMI-G hardware")
+_SPARK = "NVIDIA DGX Spark product page (GB10 Grace Blackwell, ConnectX-7 SmartNIC 200 Gb/s)"
 _CHAPTER = '"The Collective Cost Model" (a distributed-training guide), hierarchical worked example'
 
 # Google Kubernetes Engine, 'Maximize GPU network bandwidth with GPUDirect-TCPX', environment variables for NCCL;
@@ -70,112 +77,130 @@ FABRIC_NCCL_SETTINGS: dict[str, tuple[dict, str]] = {
 
 # which System fields a "sheet" vouches for, by the kind of value
 _VALUES = ("gpu", "gpus_per_node", "nvlink_GBps", "nics_per_node", "nic_Gbps", "fabric", "net_gdr")
+# what the GPU part and the board give: an entry may not say otherwise (one home for each figure) except where it
+# names the field in `own` with the reason in a comment
+_FROM_PARTS = ("compute_capability", "nvlink_links", "nvlink_GBps", "nvswitch", "nvls", "pcie_gen", "p2p",
+               "links_per_peer", "nvlink_domain")
 
 
-def _entry(sheet: str, other: dict | None = None, **values) -> System:
-    """A catalogue System whose listed values come from `sheet` (`other`: value -> another sheet)."""
-    sources = {k: sheet for k in _VALUES if k in values}
+def _entry(sheet: str, other: dict | None = None, *, part: str, board: str, own: tuple = (), **values) -> System:
+    """A catalogue System composed of a GPU part (named as a tool prints it) on a board, with the network and
+    instance its sheet gives (`sheet` for the values it lists, `other`: value -> another sheet)."""
+    gpu = gpu_part(part)
+    composed = compose(gpu, BOARDS[board], name=values["name"])
+    clash = [k for k in _FROM_PARTS if k in values and k not in own and values[k] != getattr(composed, k)]
+    if clash:
+        raise UsageError(f"catalogue entry {values['name']!r}: {', '.join(clash)} differ from its parts "
+                         f"({gpu.name} on {board}): fix the part or name the field in own=")
+    sources = dict(composed.sources)
+    sources.update({k: sheet for k in _VALUES if k in values})
     sources.update(other or {})
-    prov = {k: f"default for {values['name']} ({sources.get(k, 'catalogue')})" for k in values
-            if k not in ("name", "source")}
-    return System(source=sheet, sources=sources, provenance=prov, **values)
+    prov = dict(composed.provenance)
+    prov.update({k: f"default for {values['name']} ({sources.get(k, 'catalogue')})" for k in values
+                 if k not in ("name", "source")})
+    return replace(composed, source=sheet, sources=sources, provenance=prov, **values)
 
-
-_HOPPER = dict(compute_capability=90, gpus_per_node=8, nvlink_links=18, nvlink_GBps=450.0, nvswitch=True, nvls=True,
-               pcie_gen=5)
-_BLACKWELL = dict(compute_capability=100, gpus_per_node=8, nvlink_links=18, nvlink_GBps=900.0, nvswitch=True,
-                  nvls=True, pcie_gen=5)
-_AMPERE = dict(compute_capability=80, gpus_per_node=8, nvlink_links=12, nvlink_GBps=300.0, nvswitch=True, pcie_gen=4)
 
 CATALOGUE: dict[str, System] = {s.name: s for s in (
     # ---- whole systems --------------------------------------------------------------------------------
-    _entry(_DGX_A100, name="dgx-a100", gpu="A100 SXM4 80GB", **_AMPERE, nics_per_node=8, nic_Gbps=200.0,
-           fabric="ib", instance="DGX A100"),
-    _entry(_DGX_H100, name="dgx-h100", gpu="H100 SXM5 80GB", **_HOPPER, nics_per_node=8, nic_Gbps=400.0,
-           fabric="ib", instance="DGX H100"),
-    _entry(_DGX_H200, name="dgx-h200", gpu="H200 SXM 141GB", **_HOPPER, nics_per_node=8, nic_Gbps=400.0,
-           fabric="ib", instance="DGX H200"),
-    _entry(_DGX_B200, name="dgx-b200", gpu="B200", **_BLACKWELL, nics_per_node=8, nic_Gbps=400.0, fabric="ib",
-           instance="DGX B200"),
+    _entry(_DGX_A100, part="A100 SXM4 80GB", board="nvswitch-gen2", name="dgx-a100", gpu="A100 SXM4 80GB",
+           nics_per_node=8, nic_Gbps=200.0, fabric="ib", instance="DGX A100"),
+    _entry(_DGX_H100, part="H100 SXM5 80GB", board="nvswitch-gen3", name="dgx-h100", gpu="H100 SXM5 80GB",
+           nics_per_node=8, nic_Gbps=400.0, fabric="ib", instance="DGX H100"),
+    _entry(_DGX_H200, part="H200 SXM 141GB", board="nvswitch-gen3", name="dgx-h200", gpu="H200 SXM 141GB",
+           nics_per_node=8, nic_Gbps=400.0, fabric="ib", instance="DGX H200"),
+    _entry(_DGX_B200, part="B200", board="nvswitch-gen4", name="dgx-b200", gpu="B200", nics_per_node=8,
+           nic_Gbps=400.0, fabric="ib", instance="DGX B200"),
     # NVL72: 18 compute trays x 4 GPUs on one NVLink domain; one NIC per GPU to the next rack
-    _entry(_GB200, name="gb200-nvl72", gpu="GB200", **{**_BLACKWELL, "gpus_per_node": 72}, nvlink_domain=72,
-           nics_per_node=72, nic_Gbps=400.0, fabric="ib", cpu_arch="arm", instance="GB200 NVL72"),
+    _entry(_GB200, part="GB200", board="nvl72", name="gb200-nvl72", gpu="GB200", nics_per_node=72, nic_Gbps=400.0,
+           fabric="ib", instance="GB200 NVL72"),
     # GB300's ConnectX-8 SuperNICs sit on PCIe Gen6 x16: NCCL reads a Gen6 NIC (96 GB/s), not Gen5's 48 GB/s
-    _entry(_GB300, name="gb300-nvl72", gpu="GB300", **{**_BLACKWELL, "gpus_per_node": 72, "pcie_gen": 6},
-           nvlink_domain=72, nics_per_node=72, nic_Gbps=800.0, fabric="ib", cpu_arch="arm", instance="GB300 NVL72"),
+    _entry(_GB300, part="GB300", board="nvl72", own=("pcie_gen",), name="gb300-nvl72", gpu="GB300", pcie_gen=6,
+           nics_per_node=72, nic_Gbps=800.0, fabric="ib", instance="GB300 NVL72"),
     # Infinity Fabric: 7 links of 64 GB/s per direction to each peer (896 GB/s both directions), no switch.
     # NCCL's tables have no AMD row: RCCL keeps NCCL's tuning model, so the Hopper row stands in.
     _entry(_MI300X, {"nics_per_node": _ND_MI300X, "nic_Gbps": _ND_MI300X, "fabric": _ND_MI300X},
-           name="mi300x", gpu="AMD Instinct MI300X", compute_capability=90, gpus_per_node=8, nvlink_links=7,
-           nvlink_GBps=448.0, nvswitch=False, pcie_gen=5, nics_per_node=8, nic_Gbps=400.0, fabric="ib",
-           cpu_vendor="amd", instance="MI300X platform"),
-    # MI325X: the MI300X platform's 8-GPU Infinity Fabric mesh (896 GB/s peer-to-peer, 7 links of 64 GB/s
-    # per direction); the data sheet names no NIC: public MI325X clusters use Broadcom Thor 2 RoCE NICs
-    # (bnxt_re), one 400 Gb/s per GPU
+           part="AMD Instinct MI300X", board="xgmi-mesh-8", name="mi300x", gpu="AMD Instinct MI300X",
+           nics_per_node=8, nic_Gbps=400.0, fabric="ib", instance="MI300X platform"),
+    # MI325X: the MI300X platform's 8-GPU Infinity Fabric mesh; the data sheet names no NIC: public MI325X clusters
+    # use Broadcom Thor 2 RoCE NICs (bnxt_re), one 400 Gb/s per GPU
     _entry(_MI325X, {"nics_per_node": _THOR2, "nic_Gbps": _THOR2, "fabric": _THOR2},
-           name="mi325x", gpu="AMD Instinct MI325X", compute_capability=90, gpus_per_node=8, nvlink_links=7,
-           nvlink_GBps=448.0, nvswitch=False, pcie_gen=5, nics_per_node=8, nic_Gbps=400.0, fabric="roce",
-           cpu_vendor="amd", instance="MI325X platform"),
-    # MI355X: 7 Infinity Fabric links, 1,075 GB/s in both directions (537.6 per direction), CDNA 4
+           part="AMD Instinct MI325X", board="xgmi-mesh-8", name="mi325x", gpu="AMD Instinct MI325X",
+           nics_per_node=8, nic_Gbps=400.0, fabric="roce", instance="MI325X platform"),
+    # MI355X: 7 Infinity Fabric links, CDNA 4
     _entry(_MI355X, {"nics_per_node": _ND_MI300X, "nic_Gbps": _ND_MI300X, "fabric": _ND_MI300X},
-           name="mi355x", gpu="AMD Instinct MI355X", compute_capability=100, gpus_per_node=8, nvlink_links=7,
-           nvlink_GBps=537.6, nvswitch=False, pcie_gen=5, nics_per_node=8, nic_Gbps=400.0, fabric="roce",
-           cpu_vendor="amd", instance="MI355X platform"),
+           part="AMD Instinct MI355X", board="xgmi-mesh-8", name="mi355x", gpu="AMD Instinct MI355X",
+           nics_per_node=8, nic_Gbps=400.0, fabric="roce", instance="MI355X platform"),
+    # H20 and H800: Hopper SXM parts for markets under export rules, on the HGX H100 board (NVSwitch gen 3): the H20
+    # keeps the full 900 GB/s NVLink with a fraction of the compute, the H800 has 8 links (400 GB/s)
+    _entry(_H20, part="H20", board="nvswitch-gen3", name="hgx-h20", gpu="H20", nics_per_node=8, nic_Gbps=400.0,
+           fabric="ib", instance="HGX H20"),
+    _entry(_H800, part="H800 SXM5", board="nvswitch-gen3", name="hgx-h800", gpu="H800", nics_per_node=8,
+           nic_Gbps=400.0, fabric="ib", instance="HGX H800"),
+    # ---- supercomputer nodes -----------------------------------------------------------------------------
+    _entry(_EX254N, part="GH200", board="gh200-quad", name="hpe-ex254n", gpu="GH200", nics_per_node=4,
+           nic_Gbps=200.0, fabric="slingshot", instance="HPE Cray EX254n"),
+    _entry(_EX235A, part="AMD Instinct MI250X", board="mi250x-node", name="hpe-ex235a", gpu="AMD Instinct MI250X",
+           nics_per_node=4, nic_Gbps=200.0, fabric="slingshot", instance="HPE Cray EX235a"),
+    # ---- desktop ---------------------------------------------------------------------------------------------
+    _entry(_SPARK, part="GB10", board="gb10-spark", name="dgx-spark", gpu="GB10", nics_per_node=1, nic_Gbps=200.0,
+           fabric="roce", instance="DGX Spark"),
     # ---- cloud instances ------------------------------------------------------------------------------
-    _entry(_GCP_NET, {"gpu": _GCP_GPUS}, name="gcp-a3-high", gpu="H100 80GB", **_HOPPER, nics_per_node=4,
-           nic_Gbps=200.0, fabric="tcpx", net_gdr=False, instance="a3-highgpu-8g"),
-    _entry(_GCP_NET, {"gpu": _GCP_GPUS}, name="gcp-a3-mega", gpu="H100 80GB", **_HOPPER, nics_per_node=8,
-           nic_Gbps=200.0, fabric="tcpxo", net_gdr=False, instance="a3-megagpu-8g"),
-    _entry(_GCP_NET, {"gpu": _GCP_GPUS}, name="gcp-a3-ultra", gpu="H200 141GB", **_HOPPER, nics_per_node=8,
-           nic_Gbps=400.0, fabric="roce", instance="a3-ultragpu-8g"),
-    _entry(_GCP_NET, {"gpu": _GCP_GPUS}, name="gcp-a4", gpu="B200", **_BLACKWELL, nics_per_node=8,
-           nic_Gbps=400.0, fabric="roce", instance="a4-highgpu-8g"),
-    _entry(_AWS_P4, name="aws-p4d", gpu="A100 SXM4 40GB", **_AMPERE, nics_per_node=4, nic_Gbps=100.0, fabric="efa",
-           instance="p4d.24xlarge"),
-    _entry(_AWS_P5, name="aws-p5", gpu="H100 80GB", **_HOPPER, nics_per_node=32, nic_Gbps=100.0, fabric="efa",
-           instance="p5.48xlarge"),
-    _entry(_AWS_P5, name="aws-p5en", gpu="H200 141GB", **_HOPPER, nics_per_node=16, nic_Gbps=200.0, fabric="efa",
-           instance="p5en.48xlarge"),
-    _entry(_AWS_G4, {"fabric": _AWS_EFA, "pcie_gen": _T4}, name="aws-g4dn-12xlarge", gpu="Tesla T4",
-           compute_capability=75, gpus_per_node=4, pcie_gen=3, nics_per_node=1, nic_Gbps=50.0, fabric="efa",
-           net_gdr=False, instance="g4dn.12xlarge"),
-    _entry(_AWS_G4, {"fabric": _AWS_EFA, "pcie_gen": _T4}, name="aws-g4dn-metal", gpu="Tesla T4",
-           compute_capability=75, gpus_per_node=8, pcie_gen=3, nics_per_node=1, nic_Gbps=100.0, fabric="efa",
-           net_gdr=False, instance="g4dn.metal"),
-    _entry(_AZ_A100, name="azure-nd-a100-v4", gpu="A100 SXM4 40GB", **_AMPERE, nics_per_node=8, nic_Gbps=200.0,
-           fabric="ib", instance="Standard_ND96asr_v4"),
-    _entry(_AZ_H100, name="azure-nd-h100-v5", gpu="H100 80GB", **_HOPPER, nics_per_node=8, nic_Gbps=400.0,
-           fabric="ib", instance="Standard_ND96isr_H100_v5"),
-    _entry(_OCI, name="oci-bm-gpu-h100", gpu="H100 80GB", **_HOPPER, nics_per_node=16, nic_Gbps=200.0,
-           fabric="roce", instance="BM.GPU.H100.8"),
-    _entry(_OCI, name="oci-bm-gpu-b200", gpu="B200", **_BLACKWELL, nics_per_node=8, nic_Gbps=400.0, fabric="roce",
-           instance="BM.GPU.B200.8"),
-    # ---- older systems and generic boxes ----------------------------------------------------------------
-    _entry(_DGX1, name="dgx-1v", gpu="V100 SXM2", compute_capability=70, gpus_per_node=8, nvlink_links=6,
-           nvlink_GBps=150.0, pcie_gen=3, nics_per_node=4, nic_Gbps=100.0, fabric="ib"),
-    _entry(_DGX2, name="dgx-2", gpu="V100 SXM3", compute_capability=70, gpus_per_node=16, nvlink_links=6,
-           nvlink_GBps=150.0, nvswitch=True, pcie_gen=3, nics_per_node=8, nic_Gbps=100.0, fabric="ib"),
-    _entry(_PCISIG, name="pcie-p2p", gpu="PCIe GPU", compute_capability=75, gpus_per_node=8, pcie_gen=3, p2p=True,
-           nics_per_node=1, nic_Gbps=100.0, fabric="ib", intra_latency_us=2.0),
+    _entry(_GCP_NET, {"gpu": _GCP_GPUS}, part="H100 SXM5 80GB", board="nvswitch-gen3", name="gcp-a3-high",
+           gpu="H100 80GB", nics_per_node=4, nic_Gbps=200.0, fabric="tcpx", net_gdr=False, instance="a3-highgpu-8g"),
+    _entry(_GCP_NET, {"gpu": _GCP_GPUS}, part="H100 SXM5 80GB", board="nvswitch-gen3", name="gcp-a3-mega",
+           gpu="H100 80GB", nics_per_node=8, nic_Gbps=200.0, fabric="tcpxo", net_gdr=False, instance="a3-megagpu-8g"),
+    _entry(_GCP_NET, {"gpu": _GCP_GPUS}, part="H200 SXM 141GB", board="nvswitch-gen3", name="gcp-a3-ultra",
+           gpu="H200 141GB", nics_per_node=8, nic_Gbps=400.0, fabric="roce", instance="a3-ultragpu-8g"),
+    _entry(_GCP_NET, {"gpu": _GCP_GPUS}, part="B200", board="nvswitch-gen4", name="gcp-a4", gpu="B200",
+           nics_per_node=8, nic_Gbps=400.0, fabric="roce", instance="a4-highgpu-8g"),
+    _entry(_AWS_P4, part="A100 SXM4 40GB", board="nvswitch-gen2", name="aws-p4d", gpu="A100 SXM4 40GB",
+           nics_per_node=4, nic_Gbps=100.0, fabric="efa", instance="p4d.24xlarge"),
+    _entry(_AWS_P5, part="H100 SXM5 80GB", board="nvswitch-gen3", name="aws-p5", gpu="H100 80GB", nics_per_node=32,
+           nic_Gbps=100.0, fabric="efa", instance="p5.48xlarge"),
+    _entry(_AWS_P5, part="H200 SXM 141GB", board="nvswitch-gen3", name="aws-p5en", gpu="H200 141GB",
+           nics_per_node=16, nic_Gbps=200.0, fabric="efa", instance="p5en.48xlarge"),
+    _entry(_AWS_G4, {"fabric": _AWS_EFA, "pcie_gen": _T4}, part="Tesla T4", board="pcie", name="aws-g4dn-12xlarge",
+           gpu="Tesla T4", gpus_per_node=4, nics_per_node=1, nic_Gbps=50.0, fabric="efa", net_gdr=False,
+           instance="g4dn.12xlarge"),
+    _entry(_AWS_G4, {"fabric": _AWS_EFA, "pcie_gen": _T4}, part="Tesla T4", board="pcie", name="aws-g4dn-metal",
+           gpu="Tesla T4", gpus_per_node=8, nics_per_node=1, nic_Gbps=100.0, fabric="efa", net_gdr=False,
+           instance="g4dn.metal"),
+    _entry(_AZ_A100, part="A100 SXM4 40GB", board="nvswitch-gen2", name="azure-nd-a100-v4", gpu="A100 SXM4 40GB",
+           nics_per_node=8, nic_Gbps=200.0, fabric="ib", instance="Standard_ND96asr_v4"),
+    _entry(_AZ_H100, part="H100 SXM5 80GB", board="nvswitch-gen3", name="azure-nd-h100-v5", gpu="H100 80GB",
+           nics_per_node=8, nic_Gbps=400.0, fabric="ib", instance="Standard_ND96isr_H100_v5"),
+    _entry(_OCI, part="H100 SXM5 80GB", board="nvswitch-gen3", name="oci-bm-gpu-h100", gpu="H100 80GB",
+           nics_per_node=16, nic_Gbps=200.0, fabric="roce", instance="BM.GPU.H100.8"),
+    _entry(_OCI, part="B200", board="nvswitch-gen4", name="oci-bm-gpu-b200", gpu="B200", nics_per_node=8,
+           nic_Gbps=400.0, fabric="roce", instance="BM.GPU.B200.8"),
+    # ---- older systems and PCIe boxes --------------------------------------------------------------------------
+    _entry(_DGX1, part="Tesla V100-SXM2-32GB", board="dgx1-cube-mesh", name="dgx-1v", gpu="V100 SXM2",
+           nics_per_node=4, nic_Gbps=100.0, fabric="ib"),
+    _entry(_DGX2, part="Tesla V100-SXM3-32GB", board="nvswitch-gen1", name="dgx-2", gpu="V100 SXM3",
+           gpus_per_node=16, nics_per_node=8, nic_Gbps=100.0, fabric="ib"),
+    # a box of eight PCIe Gen3 cards with peer-to-peer (the T4's host link and NCCL generation row)
+    _entry(_PCISIG, part="Tesla T4", board="pcie", name="pcie-p2p", gpu="Tesla T4", gpus_per_node=8,
+           nics_per_node=1, nic_Gbps=100.0, fabric="ib"),
     # GeForce cards: P2P disabled by the driver, NCCL moves data through host memory (SHM)
-    _entry(_PCISIG, name="pcie-2080ti", gpu="GeForce RTX 2080 Ti", compute_capability=75, gpus_per_node=2,
-           pcie_gen=3, p2p=False, nics_per_node=1, nic_Gbps=100.0, fabric="socket", intra_latency_us=2.0),
-    _entry(_T4, {"nic_Gbps": _AWS_G4}, name="pcie-t4", gpu="Tesla T4", compute_capability=75, gpus_per_node=1,
-           pcie_gen=3, nics_per_node=1, nic_Gbps=50.0, fabric="efa", net_gdr=False, intra_latency_us=2.0),
-    _entry(_PCISIG, name="pcie-gen4", gpu="PCIe Gen4 GPU", compute_capability=80, gpus_per_node=8, pcie_gen=4,
-           nics_per_node=1, nic_Gbps=200.0, fabric="ib", intra_latency_us=2.0),
-    # 48 GB/s per chip is an assumption (768 GB/s per instance / 16 chips): the data sheet gives no per-chip
-    # NeuronLink rate; the Neuron guide quotes ~15 us per hop over EFA.
-    _entry(_TRN1, name="trn1", gpu="Trainium", compute_capability=70, gpus_per_node=16, nvlink_links=1,
-           nvlink_GBps=48.0, pcie_gen=4, nics_per_node=8, nic_Gbps=100.0, fabric="efa", intra_latency_us=2.0,
-           inter_latency_us=15.0, instance="trn1.32xlarge"),
-    _entry(_CHAPTER, name="nvlink300-400gbe", gpu="NVLink GPU", compute_capability=80, gpus_per_node=8,
-           nvlink_links=12, nvlink_GBps=300.0, nvswitch=True, pcie_gen=4, nics_per_node=8, nic_Gbps=400.0,
-           fabric="roce"),
+    _entry(_PCISIG, part="GeForce RTX 2080 Ti", board="pcie", name="pcie-2080ti", gpu="GeForce RTX 2080 Ti",
+           gpus_per_node=2, nics_per_node=1, nic_Gbps=100.0, fabric="socket"),
+    _entry(_T4, {"nic_Gbps": _AWS_G4}, part="Tesla T4", board="pcie", name="pcie-t4", gpu="Tesla T4",
+           gpus_per_node=1, nics_per_node=1, nic_Gbps=50.0, fabric="efa", net_gdr=False),
+    # a box of eight PCIe Gen4 data-centre cards with peer-to-peer (the A100 PCIe's host link and NCCL row)
+    _entry(_PCISIG, part="A100 PCIe 40GB", board="pcie", name="pcie-gen4", gpu="A100 PCIe 40GB", gpus_per_node=8,
+           nics_per_node=1, nic_Gbps=200.0, fabric="ib"),
+    # 48 GB/s per chip is an assumption (the board's one NeuronLink-v2 link per chip); ~15 us per hop over EFA
+    _entry(_TRN1, part="Trainium", board="trn1-node", name="trn1", gpu="Trainium", own=("pcie_gen",), pcie_gen=4,
+           nics_per_node=8, nic_Gbps=100.0, fabric="efa", intra_latency_us=2.0, inter_latency_us=15.0,
+           instance="trn1.32xlarge"),
+    _entry(_CHAPTER, part="A100 SXM4 80GB", board="nvswitch-gen2", name="nvlink300-400gbe", gpu="NVLink GPU",
+           nics_per_node=8, nic_Gbps=400.0, fabric="roce"),
 )}
 
 # Former and familiar names that keep working.
-ALIASES = {"chapter": "nvlink300-400gbe", "dgx-v100": "dgx-1v", "p4d": "aws-p4d", "p5": "aws-p5",
+ALIASES = {"chapter": "nvlink300-400gbe", "alps": "hpe-ex254n", "gh200-quad": "hpe-ex254n", "frontier": "hpe-ex235a",
+           "lumi-g": "hpe-ex235a", "mi250x-node": "hpe-ex235a", "spark": "dgx-spark", "h20": "hgx-h20", "dgx-v100": "dgx-1v", "p4d": "aws-p4d", "p5": "aws-p5",
            "p5en": "aws-p5en", "a3-high": "gcp-a3-high", "a3-mega": "gcp-a3-mega", "a3-ultra": "gcp-a3-ultra",
            "a4": "gcp-a4", "nd-h100-v5": "azure-nd-h100-v5", "nd-a100-v4": "azure-nd-a100-v4",
            "hgx-h100": "dgx-h100", "hgx-a100": "dgx-a100", "hgx-b200": "dgx-b200", "hgx-h200": "dgx-h200"}
@@ -274,7 +299,8 @@ def system_for_instance(text: str) -> System | None:
 # Whole systems that are the reference design of their GPU on its board: a GPU named alone whose composition is
 # one of these (the same links, rates and layout) is judged as that entry, under its name
 REFERENCE_SYSTEMS = ("dgx-a100", "dgx-h100", "dgx-h200", "dgx-b200", "gb200-nvl72", "gb300-nvl72", "mi300x", "mi325x",
-                     "mi355x", "dgx-1v", "dgx-2", "pcie-t4", "pcie-2080ti", "trn1")
+                     "mi355x", "hgx-h20", "hgx-h800", "hpe-ex254n", "hpe-ex235a", "dgx-spark", "dgx-1v", "dgx-2",
+                     "pcie-t4", "pcie-2080ti", "trn1")
 _SAME_HARDWARE = ("compute_capability", "nvlink_links", "nvlink_GBps", "nvswitch", "nvls", "pcie_gen", "p2p",
                   "nvlink_domain")
 

@@ -27,6 +27,9 @@ _FRONTIER = ("OLCF Frontier User Guide, node architecture (4 MI250X = 8 GCDs; GC
              "50 GB/s per direction, packages on 1-2 links; 4x HPE Slingshot 11 200 Gb/s)")
 _MI300X = "AMD Instinct MI300X platform data sheet (8 OAM in a fully connected Infinity Fabric mesh)"
 _SPARK = "NVIDIA DGX Spark product page (one GB10; ConnectX-7 SmartNIC, 200 Gb/s to a second Spark)"
+_ELCAP = ("LLNL El Capitan / HPE Cray EX255a node: 4 MI300A in a full Infinity Fabric mesh, two xGMI 3 links per "
+          "pair (64 GB/s per direction each); 4x HPE Slingshot 11 200 Gb/s")
+_TRN1 = "AWS Neuron docs: Trn1 architecture (16 Trainium on NeuronLink-v2, 800 Gbps EFA: 8x 100 Gb/s)"
 _PCISIG = "PCI-SIG: GPUs on the host's PCIe root complexes or switches"
 _BRIDGE = "NVIDIA NVLink bridge product pages (two PCIe cards joined by an NVLink bridge)"
 
@@ -72,6 +75,12 @@ BOARDS: dict[str, Board] = {b.key: b for b in (
           source="NVIDIA GH200 Grace Hopper Superchip data sheet (one superchip per node, one NIC per superchip)"),
     Board("mi250x-node", "4 MI250X = 8 GCDs on Infinity Fabric (Frontier/LUMI-G node)", "mesh", 8, links_per_peer=1,
           nics=4, nic_Gbps=200.0, fabric="slingshot", cpu_vendor="amd", ring_links=2, source=_FRONTIER),
+    Board("mi300a-quad", "4 MI300A APUs in a full Infinity Fabric mesh (El Capitan node)", "mesh", 4,
+          links_per_peer=2, nics=4, nic_Gbps=200.0, fabric="slingshot", cpu_vendor="amd", source=_ELCAP),
+    # the Neuron guide gives no per-chip ring rate: one NeuronLink-v2 link per chip is what a ring of the 16 is
+    # taken to use (48 GB/s per direction, the catalogue's long-standing assumption; ~15 us per hop over EFA)
+    Board("trn1-node", "16 Trainium on NeuronLink-v2 (trn1.32xlarge)", "cube-mesh", 16, nics=8, nic_Gbps=100.0,
+          fabric="efa", ring_links=1, source=_TRN1),
     Board("xgmi-mesh-8", "8 OAM GPUs in a full Infinity Fabric mesh", "mesh", 8, links_per_peer=1, nics=8,
           nic_Gbps=400.0, cpu_vendor="amd", source=_MI300X),
     Board("nvlink-bridge", "two PCIe cards joined by an NVLink bridge", "bridge", 2, links_per_peer=0,
@@ -87,8 +96,12 @@ def default_board(gpu: GPU, gpus_per_node: int | None = None) -> Board:
     (SXM parts on their generation's NVSwitch board, V100/P100 SXM2 on DGX-1's cube-mesh, GB200/GB300 in an
     NVL72 rack, GH200 four to a node, AMD OAM parts on an 8-GPU mesh, PCIe cards on PCIe). `gpus_per_node`
     (from the log) picks between designs of one part (one GH200 per node, or four)."""
+    if gpu.vendor == "aws":
+        return BOARDS["trn1-node"]
     if gpu.form == "SoC":
         return BOARDS["gb10-spark"]
+    if gpu.form == "superchip" and gpu.amd:
+        return BOARDS["mi300a-quad"]
     if gpu.form == "superchip":
         if gpu.link == "NVLink5":
             return BOARDS["nvl72"]
@@ -103,6 +116,6 @@ def default_board(gpu: GPU, gpus_per_node: int | None = None) -> Board:
             return BOARDS["nvswitch-gen1"] if "SXM3" in gpu.name.upper() else BOARDS["dgx1-cube-mesh"]
         return BOARDS[{"NVLink3": "nvswitch-gen2", "NVLink4": "nvswitch-gen3", "NVLink5": "nvswitch-gen4"}.get(
             gpu.link, "nvswitch-gen3")]
-    if gpu.links and gpus_per_node == 2 and gpu.form in ("NVL", "PCIe") and gpu.link.startswith("NVLink"):
+    if gpu.links and gpus_per_node == 2 and gpu.form == "NVL":
         return BOARDS["nvlink-bridge"]
     return BOARDS["pcie"]
