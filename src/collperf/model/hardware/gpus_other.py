@@ -29,6 +29,7 @@ def _geforce(model: str, *, not_followed_by: str = "") -> str:
     '4090'): anchored on the 4-digit number so it never meets a data-centre 'RTX A6000' or 'RTX 6000 Ada'.
     Laptop parts share the number but not the figures: they are left out."""
     exclude = "|".join(x for x in (" LAPTOP", " MOBILE", " MAX Q", not_followed_by) if x)
+    model = model.replace(" TI", " ?TI")    # '1080Ti' is printed too
     return rf"\b(?:(?:GEFORCE )?(?:RTX|GTX) )?{model}\b(?!{exclude})"
 
 
@@ -345,7 +346,7 @@ INSTINCT: tuple[GPU, ...] = (
     GPU("mi50-32gb", "Radeon Instinct MI50 32GB", "amd", "MI50", "GCN 5 (Vega 20)", 70, "PCIe",
         memory_GB=32, memory_TBps=1.024, tflops={"fp64": 6.6, "fp32": 13.3, "fp16": 26.5},
         link="xGMI2", links=2, link_total_GBps=200,
-        names=(r"\bMI50\b", r"\bMI50 MI60\b", r"\bVEGA ?20\b", r"^(?:AMD )?GFX906\b"),
+        names=(r"\bMI ?50\b", r"\bMI ?50 MI60\b", r"\bVEGA ?20\b", r"^(?:AMD )?GFX906\b"),
         sources=_src(_MI50, "memory_GB", "memory_TBps", "tflops.fp64", "tflops.fp32", "tflops.fp16", "pcie_gen")
         | _src(_VEGA20_LAUNCH, "links", "link_total_GBps"),
         quotes={"memory_GB": "Memory Size 32 GB", "tflops.fp64": "Peak Double Precision (FP64) Performance 6.6 TFLOPs",
@@ -355,7 +356,7 @@ INSTINCT: tuple[GPU, ...] = (
     GPU("mi50-16gb", "Radeon Instinct MI50 16GB", "amd", "MI50", "GCN 5 (Vega 20)", 70, "PCIe",
         memory_GB=16, memory_TBps=1.02, tflops={"fp64": 6.6, "fp32": 13.3, "fp16": 26.5},
         link="xGMI2", links=2, link_total_GBps=200,
-        names=(r"\bMI50 16 ?GB\b",),
+        names=(r"\bMI ?50 16 ?GB\b",),
         sources=_src(_ANANDTECH_MI210, "memory_GB", "memory_TBps", "tflops.fp64", "tflops.fp32", "tflops.fp16",
                      "pcie_gen") | _src(_VEGA20_LAUNCH, "links", "link_total_GBps"),
         quotes={"memory_GB": "VRAM 16GB", "memory_TBps": "Memory Bandwidth 1.02TBps",
@@ -364,7 +365,7 @@ INSTINCT: tuple[GPU, ...] = (
     GPU("mi60", "Radeon Instinct MI60", "amd", "MI60", "GCN 5 (Vega 20)", 70, "PCIe",
         memory_GB=32, memory_TBps=1.024, tflops={"fp64": 7.4, "fp32": 14.7, "fp16": 29.5},
         link="xGMI2", links=2, link_total_GBps=200,
-        names=(r"\bMI60\b",),
+        names=(r"\bMI ?60\b",),
         sources=_src(_MI60, "memory_GB", "memory_TBps", "tflops.fp64", "tflops.fp32", "tflops.fp16", "pcie_gen")
         | _src(_VEGA20_LAUNCH, "links", "link_total_GBps"),
         quotes={"memory_GB": "Memory Size 32 GB", "tflops.fp64": "Peak Double Precision (FP64) Performance 7.4 TFLOPs",
@@ -375,7 +376,7 @@ INSTINCT: tuple[GPU, ...] = (
     GPU("mi100", "Instinct MI100", "amd", "MI100", "CDNA 1", 80, "PCIe",
         memory_GB=32, memory_TBps=1.23, tflops={"fp64": 11.5, "fp32": 23.1, "fp16": 184.6, "bf16": 92.3},
         link="xGMI2", links=3, link_total_GBps=276,
-        names=(r"\bMI100\b", r"^(?:AMD )?GFX908\b", r"\bARCTURUS\b"),
+        names=(r"\bMI ?100\b", r"^(?:AMD )?GFX908\b", r"\bARCTURUS\b"),
         sources=_src(_ANANDTECH_MI210, "memory_GB", "memory_TBps", "tflops.fp64", "tflops.fp32", "tflops.fp16",
                      "links", "pcie_gen") | _src(_MI100, "tflops.bf16", "link_total_GBps"),
         quotes={"memory_GB": "VRAM 32GB", "memory_TBps": "Memory Bandwidth 1.23TBps",
@@ -388,7 +389,7 @@ INSTINCT: tuple[GPU, ...] = (
     GPU("mi210", "Instinct MI210", "amd", "MI210", "CDNA 2", 80, "PCIe",
         memory_GB=64, memory_TBps=1.6, tflops={"fp64": 22.6, "fp32": 22.6, "fp16": 181, "bf16": 181},
         link="xGMI3", links=3, link_total_GBps=300,
-        names=(r"\bMI210\b",),
+        names=(r"\bMI ?210\b",),
         sources=_src(_ANANDTECH_MI210, "memory_GB", "memory_TBps", "tflops.fp64", "tflops.fp32", "tflops.fp16",
                      "links", "pcie_gen") | _src(_MI210, "tflops.bf16", "link_total_GBps"),
         quotes={"memory_GB": "VRAM 64GB", "memory_TBps": "Memory Bandwidth 1.6TBps",
@@ -400,7 +401,7 @@ INSTINCT: tuple[GPU, ...] = (
     GPU("mi250", "Instinct MI250", "amd", "MI250", "CDNA 2", 80, "OAM",
         memory_GB=128, memory_TBps=3.2, tflops={"fp64": 45.3, "fp32": 45.3, "fp16": 362.1, "bf16": 362.1},
         link="xGMI3", links=6, link_total_GBps=600, gcds=2,
-        names=(r"\bMI250\b",),
+        names=(r"\bMI ?250\b",),
         sources=_src(_ANANDTECH_MI210, "memory_GB", "memory_TBps", "tflops.fp64", "tflops.fp32", "links")
         | _src(_MI250, "tflops.fp16", "tflops.bf16", "link_total_GBps", "pcie_gen"),
         quotes={"memory_GB": "VRAM 128GB", "memory_TBps": "Memory Bandwidth 3.2TBps",
@@ -413,7 +414,7 @@ INSTINCT: tuple[GPU, ...] = (
     GPU("mi250x", "Instinct MI250X", "amd", "MI250X", "CDNA 2", 80, "OAM",
         memory_GB=128, memory_TBps=3.2, tflops={"fp64": 47.9, "fp32": 47.9, "fp16": 383, "bf16": 383},
         link="xGMI3", links=8, link_total_GBps=800, gcds=2,
-        names=(r"\bMI250X\b", r"^(?:AMD )?GFX90A\b", r"\bALDEBARAN\b"),
+        names=(r"\bMI ?250X\b", r"^(?:AMD )?GFX90A\b", r"\bALDEBARAN\b"),
         sources=_src(_MI250X, "memory_GB", "memory_TBps", "tflops.fp64", "tflops.fp32", "tflops.fp16",
                      "tflops.bf16", "links", "link_total_GBps", "pcie_gen"),
         quotes={"memory_GB": "Memory Size 128 GB HBM2e", "memory_TBps": "Peak Memory Bandwidth 3.2 TB/s",
@@ -429,7 +430,7 @@ INSTINCT: tuple[GPU, ...] = (
         memory_GB=128, memory_TBps=5.3,
         tflops={"fp64": 61.3, "fp32": 122.6, "tf32": 490.3, "fp16": 980.6, "bf16": 980.6, "fp8": 1961.2},
         pcie_gen=5,
-        names=(r"\bMI300A\b",),
+        names=(r"\bMI ?300A\b",),
         sources=_src(_MI300A, "memory_GB", "memory_TBps", "tflops.fp64", "tflops.fp32", "tflops.tf32",
                      "tflops.fp16", "tflops.bf16", "tflops.fp8", "pcie_gen"),
         quotes={"memory_GB": "Memory Capacity 128 GB HBM3", "memory_TBps": "Peak Memory Bandwidth 5.3 TB/s",
@@ -442,7 +443,7 @@ INSTINCT: tuple[GPU, ...] = (
         memory_GB=192, memory_TBps=5.3,
         tflops={"fp64": 81.7, "fp32": 163.4, "tf32": 653.7, "fp16": 1307.4, "bf16": 1307.4, "fp8": 2614.9},
         link="xGMI4", links=7, link_total_GBps=896, pcie_gen=5,
-        names=(r"\bMI300X\b", r"\bMI300\b", r"^(?:AMD )?GFX942\b"),
+        names=(r"\bMI ?300X\b", r"\bMI ?300\b", r"^(?:AMD )?GFX942\b"),
         sources=_src(_MI300X, "memory_GB", "memory_TBps", "tflops.fp64", "tflops.fp32", "tflops.tf32",
                      "tflops.fp16", "tflops.bf16", "tflops.fp8", "links", "link_total_GBps", "pcie_gen"),
         quotes={"memory_GB": "Memory Capacity 192 GB HBM3", "memory_TBps": "Peak Memory Bandwidth 5.3 TB/s",
@@ -456,7 +457,7 @@ INSTINCT: tuple[GPU, ...] = (
         memory_GB=256, memory_TBps=6.0,
         tflops={"fp64": 81.7, "fp32": 163.4, "tf32": 653.7, "fp16": 1307.4, "bf16": 1307.4, "fp8": 2614.9},
         link="xGMI4", links=7, link_total_GBps=896, pcie_gen=5,
-        names=(r"\bMI325X\b",),
+        names=(r"\bMI ?325X\b",),
         sources=_src(_MI325X, "memory_GB", "memory_TBps", "tflops.fp64", "tflops.fp32", "tflops.tf32",
                      "tflops.fp16", "tflops.bf16", "tflops.fp8", "links", "link_total_GBps", "pcie_gen"),
         quotes={"memory_GB": "Memory Capacity 256 GB HBM3E", "memory_TBps": "Peak Memory Bandwidth 6 TB/s",
@@ -471,7 +472,7 @@ INSTINCT: tuple[GPU, ...] = (
         memory_GB=288, memory_TBps=8.0,
         tflops={"fp64": 72.1, "fp32": 144.2, "fp16": 2306.9, "bf16": 2306.9, "fp8": 4613.8, "fp4": 9227.5},
         link="xGMI4", links=7, link_total_GBps=1075.2, pcie_gen=5,
-        names=(r"\bMI350X\b", r"\bMI350\b"),
+        names=(r"\bMI ?350X\b", r"\bMI ?350\b"),
         sources=_src(_MI350X, "memory_GB", "memory_TBps", "tflops.fp64", "tflops.fp32", "tflops.fp16",
                      "tflops.bf16", "tflops.fp8", "tflops.fp4", "links", "link_total_GBps", "pcie_gen"),
         quotes={"memory_GB": "Memory Capacity 288 GB HBM3E", "memory_TBps": "Peak Memory Bandwidth 8 TB/s",
@@ -481,7 +482,7 @@ INSTINCT: tuple[GPU, ...] = (
         memory_GB=288, memory_TBps=8.0,
         tflops={"fp64": 78.6, "fp32": 157.3, "fp16": 2516.6, "bf16": 2516.6, "fp8": 5033.2, "fp4": 10066.3},
         link="xGMI4", links=7, link_total_GBps=1075.2, pcie_gen=5,
-        names=(r"\bMI355X\b", r"\bMI355\b", r"^(?:AMD )?GFX950\b"),
+        names=(r"\bMI ?355X\b", r"\bMI ?355\b", r"^(?:AMD )?GFX950\b"),
         sources=_src(_MI355X, "memory_GB", "memory_TBps", "tflops.fp64", "tflops.fp32", "tflops.fp16",
                      "tflops.bf16", "tflops.fp8", "tflops.fp4", "links", "link_total_GBps", "pcie_gen"),
         quotes={"memory_GB": "Memory Capacity 288 GB HBM3E", "memory_TBps": "Peak Memory Bandwidth 8 TB/s",
