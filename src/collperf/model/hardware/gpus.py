@@ -23,23 +23,30 @@ _V100 = ("NVIDIA V100 Tensor Core GPU data sheet "
          "(images.nvidia.com/content/technologies/volta/pdf/volta-v100-datasheet-update-us-1165301-r5.pdf)")
 _VOLTA_WP = ("NVIDIA Tesla V100 GPU architecture white paper "
              "(images.nvidia.com/content/volta-architecture/pdf/volta-architecture-whitepaper.pdf)")
-_DGX2 = "NVIDIA DGX-2 data sheet (nvidia.com/content/dam/en-zz/Solutions/Data-Center/dgx-2/dgx-2-print-datasheet-738070-nvidia-a4-web-uk.pdf)"
-_T4 = "NVIDIA T4 Tensor Core GPU data sheet (nvidia.com/content/dam/en-zz/Solutions/Data-Center/tesla-t4/t4-tensor-core-datasheet-951643.pdf)"
+_DGX2 = ("NVIDIA DGX-2 data sheet "
+         "(nvidia.com/content/dam/en-zz/Solutions/Data-Center/dgx-2/dgx-2-print-datasheet-738070-nvidia-a4-web-uk.pdf)")
+_T4 = ("NVIDIA T4 Tensor Core GPU data sheet "
+       "(nvidia.com/content/dam/en-zz/Solutions/Data-Center/tesla-t4/t4-tensor-core-datasheet-951643.pdf)")
 _A100 = ("NVIDIA A100 Tensor Core GPU data sheet "
          "(nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf)")
-_A100_40_PCIE = "NVIDIA A100 40GB PCIe GPU Accelerator product brief PB-10137-001 (nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/A100-PCIE-Prduct-Brief.pdf)"
+_A100_40_PCIE = ("NVIDIA A100 40GB PCIe GPU Accelerator product brief PB-10137-001 "
+                 "(nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/A100-PCIE-Prduct-Brief.pdf)")
 _AMPERE_WP = ("NVIDIA A100 Tensor Core GPU architecture white paper "
               "(images.nvidia.com/aem-dam/en-zz/Solutions/data-center/nvidia-ampere-architecture-whitepaper.pdf)")
 _GA102_WP = ("NVIDIA Ampere GA102 GPU architecture white paper "
              "(nvidia.com/content/PDF/nvidia-ampere-ga-102-gpu-architecture-whitepaper-v2.pdf)")
 _A800 = "NVIDIA A800 Tensor Core GPU (nvidia.cn/data-center/products/a800/)"
-_A10 = "NVIDIA A10 Tensor Core GPU data sheet (nvidia.com/content/dam/en-zz/Solutions/Data-Center/a10/pdf/a10-datasheet.pdf)"
+_A10 = ("NVIDIA A10 Tensor Core GPU data sheet "
+        "(nvidia.com/content/dam/en-zz/Solutions/Data-Center/a10/pdf/a10-datasheet.pdf)")
 _A10G_AWS = "Amazon EC2 G5 instances (aws.amazon.com/ec2/instance-types/g5/)"
 _A10G_TPU = "TechPowerUp GPU database, NVIDIA A10G (techpowerup.com/gpu-specs/a10g.c3798)"
-_A30 = "NVIDIA A30 Tensor Core GPU data sheet (nvidia.com/content/dam/en-zz/Solutions/data-center/products/a30-gpu/pdf/a30-datasheet.pdf)"
-_A40 = "NVIDIA A40 GPU Accelerator product brief PB-09976-001 (images.nvidia.com/content/Solutions/data-center/a40/nvidia-a40-datasheet.pdf)"
+_A30 = ("NVIDIA A30 Tensor Core GPU data sheet "
+        "(nvidia.com/content/dam/en-zz/Solutions/data-center/products/a30-gpu/pdf/a30-datasheet.pdf)")
+_A40 = ("NVIDIA A40 GPU Accelerator product brief PB-09976-001 "
+        "(images.nvidia.com/content/Solutions/data-center/a40/nvidia-a40-datasheet.pdf)")
 _A16 = "NVIDIA A16 GPU data sheet (images.nvidia.com/content/Solutions/data-center/vgpu-a16-datasheet.pdf)"
-_A2 = "NVIDIA A2 Tensor Core GPU data sheet (nvidia.com/content/dam/en-zz/solutions/data-center/a2/pdf/a2-datasheet.pdf)"
+_A2 = ("NVIDIA A2 Tensor Core GPU data sheet "
+       "(nvidia.com/content/dam/en-zz/solutions/data-center/a2/pdf/a2-datasheet.pdf)")
 _HOPPER_WP = ("NVIDIA H100 Tensor Core GPU architecture white paper "
               "(resources.nvidia.com/en-us-tensor-core/gtc22-whitepaper-hopper)")
 _H800 = "NVIDIA H800 Tensor Core GPU (nvidia.cn/data-center/h800/)"
@@ -52,10 +59,14 @@ _GH200_WP = ("NVIDIA Grace Hopper Superchip architecture white paper "
 _L4 = "NVIDIA L4 Tensor Core GPU data sheet (resources.nvidia.com/en-us-data-center-overview/l4-gpu-datasheet)"
 _L40 = "NVIDIA L40 GPU data sheet (images.nvidia.com/content/Solutions/data-center/vgpu-L40-datasheet.pdf)"
 _L40S = "NVIDIA L40S GPU data sheet (resources.nvidia.com/en-us-l40s/l40s-datasheet-28413)"
-_RTX_A6000 = "NVIDIA RTX A6000 data sheet (nvidia.com/content/dam/en-zz/Solutions/design-visualization/quadro-product-literature/proviz-print-nvidia-rtx-a6000-datasheet-us-nvidia-1454980-r9-web.pdf)"
-_RTX_6000_ADA = "NVIDIA RTX 6000 Ada Generation data sheet (nvidia.com/content/dam/en-zz/Solutions/design-visualization/rtx-6000/proviz-print-rtx6000-datasheet-web-2504660.pdf)"
-_RTX_PRO_6000 = "NVIDIA RTX PRO 6000 Blackwell Workstation Edition data sheet (nvidia.com/en-us/products/workstations/professional-desktop-gpus/rtx-pro-6000/)"
-_RTX_PRO_6000_SERVER = "NVIDIA RTX PRO 6000 Blackwell Server Edition (nvidia.com/en-us/data-center/rtx-pro-6000-blackwell-server-edition/)"
+_RTX_A6000 = ("NVIDIA RTX A6000 data sheet "
+              "(nvidia.com/content/dam/en-zz/Solutions/design-visualization/quadro-product-literature/proviz-print-nvidia-rtx-a6000-datasheet-us-nvidia-1454980-r9-web.pdf)")
+_RTX_6000_ADA = ("NVIDIA RTX 6000 Ada Generation data sheet "
+                 "(nvidia.com/content/dam/en-zz/Solutions/design-visualization/rtx-6000/proviz-print-rtx6000-datasheet-web-2504660.pdf)")
+_RTX_PRO_6000 = ("NVIDIA RTX PRO 6000 Blackwell Workstation Edition data sheet "
+                 "(nvidia.com/en-us/products/workstations/professional-desktop-gpus/rtx-pro-6000/)")
+_RTX_PRO_6000_SERVER = ("NVIDIA RTX PRO 6000 Blackwell Server Edition "
+                        "(nvidia.com/en-us/data-center/rtx-pro-6000-blackwell-server-edition/)")
 _BLACKWELL = "NVIDIA Blackwell architecture technical brief (resources.nvidia.com/en-us-blackwell-architecture)"
 _GB200 = "NVIDIA GB200 NVL72 (nvidia.com/en-us/data-center/gb200-nvl72/)"
 _BLACKWELL_ULTRA = ("Inside NVIDIA Blackwell Ultra: The Chip Powering the AI Factory Era, NVIDIA technical blog "
@@ -336,7 +347,8 @@ GPUS: tuple[GPU, ...] = (
                        links=_GA102_WP),
         quotes={"memory_GB": "GPU Memory 48 GB GDDR6 with error-correcting code (ECC)",
                 "memory_TBps": "Memory Bandwidth 768 GB/s", "tflops.fp32": "Single-precision performance 38.7 TFLOPS",
-                "link_total_GBps": "NVLink 112.5 GB/s (bidirectional)", "pcie_gen": "System Interface PCI Express 4.0 x16"}),
+                "link_total_GBps": "NVLink 112.5 GB/s (bidirectional)",
+                "pcie_gen": "System Interface PCI Express 4.0 x16"}),
 
     # ---- Ada Lovelace (sm 89): PCIe only ----------------------------------------------------------------------
     GPU("l4", "L4", "nvidia", "L4", "Ada Lovelace", 89, "PCIe",
@@ -373,7 +385,8 @@ GPUS: tuple[GPU, ...] = (
                 "tflops.fp32": "FP32 91.6 teraFLOPS", "tflops.tf32": "TF32 Tensor Core 183 | 366 teraFLOPS*",
                 "tflops.bf16": "BF16 Tensor Core 362.05 | 733 teraFLOPS*",
                 "tflops.fp16": "FP16 Tensor Core 362.05 | 733 teraFLOPS*",
-                "tflops.fp8": "FP8 Tensor Core 733 | 1,466 teraFLOPS*", "tflops.int8": "INT8 Tensor Core 733 | 1,466 TOPS*",
+                "tflops.fp8": "FP8 Tensor Core 733 | 1,466 teraFLOPS*",
+                "tflops.int8": "INT8 Tensor Core 733 | 1,466 TOPS*",
                 "pcie_gen": "PCIe Gen4 x16: 64GB/s bidirectional"}),
     GPU("rtx-6000-ada", "RTX 6000 Ada Generation", "nvidia", "RTX 6000 Ada", "Ada Lovelace", 89, "PCIe",
         memory_GB=48, memory_TBps=0.96, tflops={"fp32": 91.1}, pcie_gen=4,
