@@ -33,7 +33,16 @@ SOURCED = ("memory_GB", "memory_TBps", "tflops", "links", "link_total_GBps", "pc
 def figure_in(value: float, quote: str) -> bool:
     """Whether a sheet's words hold a figure: the number itself, or twice it where the sheet quotes the peak
     with 2:4 sparsity (the parts keep dense peaks). Thousands separators and 'TB/s'-style units are read."""
-    numbers = [float(n.replace(",", "")) for n in re.findall(r"\d[\d,]*(?:\.\d+)?", quote)]
+    numbers = []
+    for text, unit in re.findall(r"(\d[\d,]*(?:\.\d+)?)\s*([A-Za-z/]*)", quote):
+        n = float(text.replace(",", ""))
+        numbers.append(n)
+        # a sheet that prints the figure one prefix away from the field's unit: GB/s for a TB/s field (V100's
+        # '900 GB/sec'), TB/s for a GB/s field (Blackwell's NVLink '1.8TB/s'), petaFLOPS for TFLOPS (B200)
+        if re.match(r"(?i)[GT]B/s", unit):
+            numbers += [n / 1000, n * 1000]
+        elif re.match(r"(?i)(PFLOP|petaFLOP|POPS|PF\b|petaOPS)", unit):
+            numbers.append(n * 1000)
     sparse = "sparsity" in quote.lower() or "sparse" in quote.lower()
     return any(abs(n - value) <= 1e-6 * max(1.0, n) or (sparse and abs(n - 2 * value) <= 1e-6 * max(1.0, n))
                for n in numbers)
