@@ -140,14 +140,14 @@ def test_the_two_die_package_gives_each_device_its_share():
     # GCDs; ROCm and RCCL see each GCD as one device: 64 GB, 1.6 TB/s, 191.5 and 23.95 TFLOPS each
     mi250x = BY_KEY["mi250x"]
     assert mi250x.gcds == 2
-    assert mi250x.memory_bytes == pytest.approx(64e9)
+    assert mi250x.memory_bytes == pytest.approx(64 * 2 ** 30)   # GPU memory is binary: 64 GiB
     assert mi250x.memory_Bps == pytest.approx(1.6e12)
     assert mi250x.flops("bf16") == pytest.approx(191.5e12)
     assert mi250x.flops("fp64") == pytest.approx(23.95e12)
     # MI250: 362.1 TFLOPS FP16 for the package, 181.05 per GCD
     assert BY_KEY["mi250"].flops("fp16") == pytest.approx(181.05e12)
     # a one-die part keeps the sheet's figure: MI210, 64 GB and 181 TFLOPS
-    assert BY_KEY["mi210"].memory_bytes == pytest.approx(64e9)
+    assert BY_KEY["mi210"].memory_bytes == pytest.approx(64 * 2 ** 30)
     assert BY_KEY["mi210"].flops("bf16") == pytest.approx(181e12)
 
 
