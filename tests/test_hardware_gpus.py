@@ -167,7 +167,7 @@ def test_hand_computed_figures():
     assert BY_KEY["b200"].flops("bf16") == 2250e12                       # 4.5 PFLOPS sparse, halved
     assert BY_KEY["v100-sxm2-32gb"].flops("bf16") == 125e12              # Volta: bf16 falls back to fp16
     gb200 = BY_KEY["gb200"]                                              # one GPU of the superchip
-    assert gb200.memory_bytes == 186e9 and gb200.memory_Bps == 8e12 and gb200.flops("fp4") == 10000e12
+    assert gb200.memory_bytes == 186 * 2 ** 30 and gb200.memory_Bps == 8e12 and gb200.flops("fp4") == 10000e12
     assert BY_KEY["a2"].pcie_GBps == 15.75                               # Gen4 x8
     assert BY_KEY["gb10"].links == 0 and BY_KEY["gb10"].form == "SoC"
 
