@@ -92,7 +92,7 @@ def test_diagnose_one_number_on_part_of_a_node_says_where_one_node_came_from():
 @pytest.mark.parametrize("gpu, ranks, nodes, per_node", [
     ("RTX 4090", 4, 1, 4),      # the GeForce template holds 2 per node: no fact about the user's box
     ("T4", 8, 1, 8),            # the T4 template holds 1
-    ("RTX 4090", 16, 8, 2),     # more than one PCIe box holds: the template's split
+    ("RTX 4090", 16, 2, 8),     # more than one PCIe box holds: boxes of 8 (the PCIe board's)
     ("H100", 16, 2, 8),         # an NVLink system: its nodes of 8 are a fact
     ("RTX 2080 Ti", 10, 5, 2),  # beyond one box: the template's split
 ])
@@ -188,5 +188,5 @@ def test_one_number_on_a_gpu_model_refuses_a_layout_its_nodes_cannot_hold(capsys
 
 def test_a_gpu_not_in_the_catalogue_is_named_as_typed(capsys):
     message = cli_error(capsys, "diagnose", "allreduce", "--size", "1GiB", "--time", "1s", "--ranks", 8,
-                        "--gpu", "MI250X")
-    assert "--gpu 'MI250X' is not in the catalogue" in message and "None" not in message
+                        "--gpu", "Radeon RX 7900 XTX")
+    assert "--gpu 'Radeon RX 7900 XTX' is not in the parts table" in message and "None" not in message

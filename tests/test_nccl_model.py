@@ -174,7 +174,7 @@ def test_gpu_model_maps_to_a_system_with_provenance(text, name):
 
 
 def test_bad_inputs_are_usage_errors():
-    with pytest.raises(UsageError, match="not in the catalogue"):
+    with pytest.raises(UsageError, match="not in the parts table"):
         system_for_gpu("Radeon RX 7900 XTX")
     with pytest.raises(UsageError, match="unknown system value"):
         a100().with_(nics=3)

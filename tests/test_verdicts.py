@@ -241,7 +241,7 @@ def test_hardware_options_on_the_cli():
     assert values["NICs per node"]["value"] == "4"
     res = runner.invoke(app, ["diagnose", str(sample("01_")), "--gpu", "H100", "--json"])
     values = {v["name"]: v for v in json.loads(res.output)["system"]["values"]}
-    assert values["GPU"] == {"name": "GPU", "value": "H100", "source": "user override (--gpu), taken as the SXM part"}
+    assert values["GPU"] == {"name": "GPU", "value": "H100", "source": "user override (--gpu), taken as the H100 SXM5 80GB"}
     assert values["in-switch reduction (NVLS)"]["value"] == "yes"
     res = runner.invoke(app, ["diagnose", str(sample("01_")), "--nvls"])
     assert res.exit_code != 0 and "NVLS" in str(res.exception)

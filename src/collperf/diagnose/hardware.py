@@ -28,6 +28,7 @@ from collperf.diagnose.overrides import apply_overrides, from_profile, unused_on
 from collperf.diagnose.suspects import suspects
 from collperf.errors import UsageError
 from collperf.model.hardware.fabrics import NICS
+from collperf.model.hardware.names import gpu_part, normalize
 from collperf.model.nccl.env import NCCL_ALGO_NAMES, NCCL_PROTO_NAMES, check as check_env
 from collperf.model.nodes import nics_used, nodes_for
 from collperf.model.systems import System, fabric_nccl_settings, get_system, system_for_gpu
@@ -274,7 +275,10 @@ def _base(hw, gpu_text, gpu_src, facts: LogFacts, notes, per_node: int | None = 
     if gpu_text is None:
         return None, gpu_text, gpu_src
     try:
-        return system_for_gpu(gpu_text, nodes=1, gpus_per_node=per_node), gpu_text, gpu_src
+        base = system_for_gpu(gpu_text, nodes=1, per_node_seen=per_node)
+        if hw.gpu is not None and normalize(hw.gpu) != normalize(gpu_part(hw.gpu).name):
+            gpu_src = f"user override (--gpu), taken as the {gpu_part(hw.gpu).name}"
+        return base, gpu_text, gpu_src
     except UsageError as e:
         if hw.gpu is None:
             raise

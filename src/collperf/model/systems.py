@@ -55,13 +55,14 @@ _DGX2 = "NVIDIA DGX-2 data sheet (12 NVSwitch)"
 _T4 = "NVIDIA T4 data sheet (PCIe Gen3 x16)"
 _PCISIG = "PCI-SIG: x16 rate per direction after 128b/130b encoding (Gen3 15.75, Gen4 31.5, Gen5 63 GB/s)"
 _TRN1 = "AWS Neuron docs: Trn1 architecture (NeuronLink-v2, 800 Gbps EFA over 8 devices)"
-_H20 = "NVIDIA H20 product brief (96 GB HBM3, NVLink 900 GB/s, PCIe Gen5; HGX 8-GPU board)"
-_H800 = "NVIDIA H800 product brief (NVLink 400 GB/s; HGX 8-GPU board)"
-_EX254N = ("HPE Cray Supercomputing EX254n blade (4 GH200 per node, 4x HPE Slingshot 11 200 Gb/s); CSCS Alps "
-           "user documentation, GH200 nodes")
-_EX235A = ("HPE Cray EX235a node (4 MI250X, 4x HPE Slingshot 11 200 Gb/s): OLCF Frontier User Guide, LUMI "
-           "documentation, LUMI-G hardware")
-_SPARK = "NVIDIA DGX Spark product page (GB10 Grace Blackwell, ConnectX-7 SmartNIC 200 Gb/s)"
+_H20 = "NVIDIA H20: 96 GB HBM3, NVLink 900 GB/s, on the HGX 8-GPU board (nvidia.cn/data-center/products/h20)"
+_H800 = "NVIDIA H800: NVLink 400 GB/s, on the HGX 8-GPU board (nvidia.cn/data-center/h800)"
+_EX254N = ("HPE Cray Supercomputing EX254n blade: 4 GH200 per node, 4x HPE Slingshot 11 200 Gb/s; CSCS Alps user "
+           "documentation, GH200 nodes (docs.cscs.ch/alps/hardware)")
+_EX235A = ("HPE Cray EX235a node: 4 MI250X, 4x HPE Slingshot 11 200 Gb/s; OLCF Frontier User Guide "
+           "(docs.olcf.ornl.gov/systems/frontier_user_guide.html)")
+_SPARK = ("NVIDIA DGX Spark product page: GB10 Grace Blackwell, ConnectX-7 SmartNIC 200 Gb/s "
+          "(nvidia.com/en-us/products/workstations/dgx-spark)")
 _CHAPTER = '"The Collective Cost Model" (a distributed-training guide), hierarchical worked example'
 
 # Google Kubernetes Engine, 'Maximize GPU network bandwidth with GPUDirect-TCPX', environment variables for NCCL;
@@ -316,21 +317,22 @@ def _reference(system: System) -> System | None:
 
 
 def system_for_gpu(gpu_model: str, nodes: int = 1, gpus_per_node: int | None = None,
-                   overrides: dict | None = None) -> System:
+                   overrides: dict | None = None, *, per_node_seen: int | None = None) -> System:
     """The system of a GPU named as tools print it (nccl-tests device lines, nvidia-smi, --gpu): its part from the
     parts table on the board it usually sits on (model/hardware: names, boards, compose), under the name of the
     reference system where the composition is one (an H100 SXM on NVSwitch gen 3 is dgx-h100). `gpus_per_node`
-    (the log's) picks between boards of one part and sizes the node; overrides: any System field."""
+    (the log's) sizes the node and, like `per_node_seen` (GPUs per node a log shows, the node left at the board's
+    size), picks between boards of one part (one GH200 per node, or four); overrides: any System field."""
     text = str(gpu_model or "").strip()
     if not text:
         raise UsageError("empty GPU model: expected a device name such as 'NVIDIA A100-SXM4-80GB'")
     part = gpu_part(text)
-    board = default_board(part, gpus_per_node)
+    board = default_board(part, gpus_per_node or per_node_seen)
     composed = compose(part, board, shown_gpu=text)
     ref = _reference(composed)
     why = f"from the GPU part {part.name} on {board.name}"
     if ref is not None:
-        prov = {k: f"{why}: as {ref.name}" for k in ref.provenance}
+        prov = {k: f"default for {ref.name} ({why})" for k in ref.provenance}
         base = replace(ref, gpu=text, gpu_part=part.key, board=board.key, provenance=prov)
     else:
         base = composed

@@ -15,23 +15,32 @@ from collperf.model.hardware.parts import GPU
 
 KINDS = ("switch", "mesh", "cube-mesh", "bridge", "pcie", "single", "domain")
 
-_DGX1 = "NVIDIA DGX-1 with Tesla V100 system architecture white paper (hybrid cube-mesh NVLink, 4x 100 Gb/s EDR IB)"
-_DGX2 = "NVIDIA DGX-2 data sheet (16 V100 SXM3 on 12 NVSwitches, 8x 100 Gb/s EDR IB)"
-_DGXA100 = "NVIDIA DGX A100 data sheet (6 NVSwitches gen 2, 8x ConnectX-6 200 Gb/s HDR IB)"
-_DGXH100 = "NVIDIA DGX H100 data sheet (4 NVSwitches gen 3 with SHARP, 8x ConnectX-7 400 Gb/s NDR IB)"
-_DGXB200 = "NVIDIA DGX B200 data sheet (2 NVSwitch chips gen 4, 8x ConnectX-7 400 Gb/s)"
-_NVL72 = "NVIDIA GB200 NVL72 specifications (72 GPUs on one NVLink domain of 9 NVLink switch trays)"
+_DGX1 = ("NVIDIA DGX-1 with Tesla V100 system architecture white paper: hybrid cube-mesh NVLink, 4x 100 Gb/s EDR IB "
+         "(images.nvidia.com/content/pdf/dgx1-v100-system-architecture-whitepaper.pdf)")
+_DGX2 = ("NVIDIA DGX-2 data sheet: 16 V100 SXM3 on 12 NVSwitches, 8x 100 Gb/s EDR IB "
+         "(nvidia.com/content/dam/en-zz/Solutions/Data-Center/dgx-2/dgx-2-print-datasheet-738070-nvidia-a4-web.pdf)")
+_DGXA100 = ("NVIDIA DGX A100 data sheet: 6 NVSwitches gen 2, 8x ConnectX-6 200 Gb/s HDR IB "
+            "(nvidia.com/content/dam/en-zz/Solutions/Data-Center/nvidia-dgx-a100-datasheet.pdf)")
+_DGXH100 = ("NVIDIA DGX H100 data sheet: 4 NVSwitches gen 3 with SHARP, 8x ConnectX-7 400 Gb/s NDR IB "
+            "(resources.nvidia.com/en-us-dgx-systems/ai-enterprise-dgx)")
+_DGXB200 = "NVIDIA DGX B200 data sheet: NVSwitch gen 4, 8x ConnectX-7 400 Gb/s (nvidia.com/en-us/data-center/dgx-b200)"
+_NVL72 = ("NVIDIA GB200 NVL72 specifications: 72 GPUs on one NVLink domain of 9 NVLink switch trays "
+          "(nvidia.com/en-us/data-center/gb200-nvl72)")
 _EX254N = ("HPE Cray Supercomputing EX254n blade (4 GH200 per node, all-to-all NVLink, 6 links per pair; 4x HPE "
-           "Slingshot 11 200 Gb/s); CSCS Alps user documentation, GH200 nodes")
+           "Slingshot 11 200 Gb/s); CSCS Alps user documentation, GH200 nodes (docs.cscs.ch/alps/hardware)")
 _FRONTIER = ("OLCF Frontier User Guide, node architecture (4 MI250X = 8 GCDs; GCD pairs on 4 Infinity Fabric links of "
-             "50 GB/s per direction, packages on 1-2 links; 4x HPE Slingshot 11 200 Gb/s)")
-_MI300X = "AMD Instinct MI300X platform data sheet (8 OAM in a fully connected Infinity Fabric mesh)"
-_SPARK = "NVIDIA DGX Spark product page (one GB10; ConnectX-7 SmartNIC, 200 Gb/s to a second Spark)"
+             "50 GB/s per direction, packages on 1-2 links; 4x HPE Slingshot 11 200 Gb/s) "
+             "(docs.olcf.ornl.gov/systems/frontier_user_guide.html)")
+_MI300X = ("AMD Instinct MI300X platform data sheet: 8 OAM in a fully connected Infinity Fabric mesh "
+           "(amd.com/en/products/accelerators/instinct/mi300/platform.html)")
+_SPARK = ("NVIDIA DGX Spark product page: one GB10; ConnectX-7 SmartNIC, 200 Gb/s to a second Spark "
+          "(nvidia.com/en-us/products/workstations/dgx-spark)")
 _ELCAP = ("LLNL El Capitan / HPE Cray EX255a node: 4 MI300A in a full Infinity Fabric mesh, two xGMI 3 links per "
-          "pair (64 GB/s per direction each); 4x HPE Slingshot 11 200 Gb/s")
-_TRN1 = "AWS Neuron docs: Trn1 architecture (16 Trainium on NeuronLink-v2, 800 Gbps EFA: 8x 100 Gb/s)"
-_PCISIG = "PCI-SIG: GPUs on the host's PCIe root complexes or switches"
-_BRIDGE = "NVIDIA NVLink bridge product pages (two PCIe cards joined by an NVLink bridge)"
+          "pair (64 GB/s per direction each); 4x HPE Slingshot 11 200 Gb/s (hpc.llnl.gov/hardware/compute-platforms/el-capitan)")
+_TRN1 = ("AWS Neuron docs: Trn1 architecture, 16 Trainium on NeuronLink-v2, 800 Gbps EFA "
+         "(awsdocs-neuron.readthedocs-hosted.com/en/latest/general/arch/neuron-hardware/trn1-arch.html)")
+_PCISIG = "PCI-SIG specifications: GPUs on the host's PCIe root complexes or switches (pcisig.com/specifications)"
+_BRIDGE = "NVIDIA NVLink bridge: two PCIe cards joined by an NVLink bridge (nvidia.com/en-us/data-center/nvlink)"
 
 
 @dataclass(frozen=True)
@@ -72,7 +81,8 @@ BOARDS: dict[str, Board] = {b.key: b for b in (
     Board("gh200-quad", "4 GH200 superchips, NVLink all-to-all (6 links per pair)", "mesh", 4, links_per_peer=6,
           nics=4, nic_Gbps=200.0, fabric="slingshot", cpu_arch="arm", source=_EX254N),
     Board("gh200-single", "one GH200 superchip per node", "single", 1, nics=1, nic_Gbps=400.0, cpu_arch="arm",
-          source="NVIDIA GH200 Grace Hopper Superchip data sheet (one superchip per node, one NIC per superchip)"),
+          source="NVIDIA GH200 Grace Hopper Superchip: one superchip per node, one NIC per superchip "
+                 "(nvidia.com/en-us/data-center/grace-hopper-superchip)"),
     Board("mi250x-node", "4 MI250X = 8 GCDs on Infinity Fabric (Frontier/LUMI-G node)", "mesh", 8, links_per_peer=1,
           nics=4, nic_Gbps=200.0, fabric="slingshot", cpu_vendor="amd", ring_links=2, source=_FRONTIER),
     Board("mi300a-quad", "4 MI300A APUs in a full Infinity Fabric mesh (El Capitan node)", "mesh", 4,
