@@ -137,17 +137,18 @@ def test_a_part_not_in_the_table_is_a_clear_usage_error(name):
 
 def test_the_two_die_package_gives_each_device_its_share():
     # MI250X sheet: 128 GB HBM2e at 3.2 TB/s, 383 TFLOPS FP16/BF16, 47.9 TFLOPS FP64, for the package of two
-    # GCDs; ROCm and RCCL see each GCD as one device: 64 GB, 1.6 TB/s, 191.5 and 23.95 TFLOPS each
+    # GCDs; ROCm and RCCL see each GCD as one device: 64 GB, 1.6 TB/s, 191.5 and 23.95 TFLOPS each. Memory is sold
+    # in binary units (parts.GPU.memory_bytes): 64 GB is 64 GiB
     mi250x = BY_KEY["mi250x"]
     assert mi250x.gcds == 2
-    assert mi250x.memory_bytes == pytest.approx(64 * 2 ** 30)   # GPU memory is binary: 64 GiB
+    assert mi250x.memory_bytes == pytest.approx(64 * 2**30)
     assert mi250x.memory_Bps == pytest.approx(1.6e12)
     assert mi250x.flops("bf16") == pytest.approx(191.5e12)
     assert mi250x.flops("fp64") == pytest.approx(23.95e12)
     # MI250: 362.1 TFLOPS FP16 for the package, 181.05 per GCD
     assert BY_KEY["mi250"].flops("fp16") == pytest.approx(181.05e12)
     # a one-die part keeps the sheet's figure: MI210, 64 GB and 181 TFLOPS
-    assert BY_KEY["mi210"].memory_bytes == pytest.approx(64 * 2 ** 30)
+    assert BY_KEY["mi210"].memory_bytes == pytest.approx(64 * 2**30)
     assert BY_KEY["mi210"].flops("bf16") == pytest.approx(181e12)
 
 
@@ -176,12 +177,14 @@ def test_geforce_peer_to_peer():
 
 
 def test_compute_capability_rows():
-    # NVIDIA sm; AMD: the NCCL row RCCL indexes (CDNA3 and later as Hopper, CDNA1/2 as Ampere, GCN as Volta)
+    # NVIDIA sm; AMD: the NCCL row RCCL indexes (CDNA 4 as Blackwell, CDNA 3 as Hopper, CDNA1/2 as Ampere, GCN as
+    # Volta)
     assert [BY_KEY[k].compute_capability for k in ("geforce-gtx-1080", "titan-v", "geforce-rtx-2080-ti",
                                                      "geforce-rtx-3090", "geforce-rtx-4090", "geforce-rtx-5090")] \
         == [61, 70, 75, 86, 89, 120]
-    assert [BY_KEY[k].compute_capability for k in ("mi50-32gb", "mi100", "mi250x", "mi300x", "mi355x")] \
-        == [70, 80, 80, 90, 90]
+    assert [BY_KEY[k].compute_capability for k in ("mi50-32gb", "mi100", "mi250x", "mi300x", "mi325x", "mi350x",
+                                                     "mi355x")] \
+        == [70, 80, 80, 90, 90, 100, 100]
 
 
 def test_pcie_per_direction():
