@@ -11,6 +11,7 @@ import pytest
 
 from collperf.errors import UsageError
 from collperf.model.hardware.gpus import BY_KEY, GPUS
+from collperf.model.hardware.gpus_other import OTHER_GPUS
 from collperf.model.hardware.names import find_gpu, gpu_part, normalize
 from collperf.model.hardware.parts import figure_in
 
@@ -128,7 +129,8 @@ def test_keys_are_unique():
 
 
 def test_every_quote_holds_its_figure_and_every_sourced_field_has_a_source():
-    for gpu in GPUS:
+    # the rows of gpus.py only: gpus_other.py's rows have their own test
+    for gpu in GPUS[:len(GPUS) - len(OTHER_GPUS)]:
         for field, quote in gpu.quotes.items():
             value = gpu.tflops[field[7:]] if field.startswith("tflops.") else getattr(gpu, field)
             assert figure_in(value, quote), (gpu.key, field)
@@ -166,8 +168,14 @@ def test_hand_computed_figures():
     assert BY_KEY["v100-sxm2-32gb"].per_link_GBps == 25                  # 300 / 2 / 6
     assert BY_KEY["b200"].flops("bf16") == 2250e12                       # 4.5 PFLOPS sparse, halved
     assert BY_KEY["v100-sxm2-32gb"].flops("bf16") == 125e12              # Volta: bf16 falls back to fp16
+    b200 = BY_KEY["b200"]                                                # the HGX B200 column, per GPU
+    assert b200.memory_bytes == 180 * 2 ** 30 and b200.memory_Bps == 7.7e12 and b200.flops("fp64") == 37e12
     gb200 = BY_KEY["gb200"]                                              # one GPU of the superchip
     assert gb200.memory_bytes == 186 * 2 ** 30 and gb200.memory_Bps == 8e12 and gb200.flops("fp4") == 10000e12
+    assert BY_KEY["b300"].flops("fp4") == 14000e12                       # HGX B300: '18 PFLOPS | 14 PFLOPS'
+    assert BY_KEY["gb300"].flops("fp4") == 15000e12 and BY_KEY["gb300"].memory_GB == 279
+    assert BY_KEY["h800-sxm5"].link_GBps == BY_KEY["a800-sxm4-80gb"].link_GBps == 200   # 400 GB/s both ways
+    assert BY_KEY["rtx-pro-6000-server"].memory_TBps == 1.597           # below the Workstation's 1.792
     assert BY_KEY["a2"].pcie_GBps == 15.75                               # Gen4 x8
     assert BY_KEY["gb10"].links == 0 and BY_KEY["gb10"].form == "SoC"
 
