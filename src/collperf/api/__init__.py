@@ -32,7 +32,7 @@ from collperf.api.results import (Algorithms, Calibration, Crossover, MeasuredBo
                                   VerifiedSchedule, Verification, VerifyRow)
 from collperf.api.common import ALIASES
 from collperf.api.model import (PairedRatio, TopologyPrediction, algorithms, confirmation, crossover, expected_bands,
-                               paired_ratio, predict, predict_topology, systems)
+                               gpu_parts, paired_ratio, predict, predict_topology, systems)
 from collperf.api.schedules import (TUPLE_RANKS_LIMIT, Simulation, Simulations, pattern, schedule, simulate,
                                     trees, verified_schedule, verify_all)
 from collperf.api.runs import (Validation, bench, bound, calibrate, testbed, testbed_down, testbed_held, testbed_start,
@@ -45,7 +45,7 @@ from collperf.api.interop import (ImportedRun, ImportedSchedule, export_msccl, e
                                   import_msccl)
 
 __all__ = ["paired_ratio", "confirmation", "PairedRatio",
-           "network", "predict", "expected_bands", "systems", "crossover", "algorithms", "schedule", "verify_all", "simulate", "bench",
+           "network", "predict", "expected_bands", "systems", "gpu_parts", "crossover", "algorithms", "schedule", "verify_all", "simulate", "bench",
            "calibrate", "bound", "validate", "testbed_up", "testbed_start", "testbed_status", "testbed_down", "testbed_held",
            "read_logs", "fit_tables", "fit_logs", "diagnose_logs", "diagnose_measurement", "predict_nccl", "compare_logs", "plan", "plan_compare",
            "plan_step", "trees", "pattern", "export_nccl_tuner", "export_msccl", "import_msccl", "report", "trace",

@@ -22,6 +22,7 @@ from collperf.model.network import Network
 from collperf.model.paired_ratio import PairedRatio, paired_ratio
 from collperf.model.predict import predict as _predict
 from collperf.model.select import crossovers
+from collperf.model.hardware.gpus import GPUS
 from collperf.model.systems import ALIASES, CATALOGUE
 from collperf.spec import CrossoverSpec, HardwareSpec, PredictSpec, sizes, TopologyPredictSpec
 
@@ -119,6 +120,11 @@ def systems() -> tuple[list, dict]:
     """`collperf systems`: the hardware catalogue (every System, each value with its data sheet) and the
     aliases --cluster also takes."""
     return list(CATALOGUE.values()), dict(ALIASES)
+
+
+def gpu_parts() -> list:
+    """`collperf systems --gpus`: the GPU parts table (model/hardware/gpus.py), each figure with its data sheet."""
+    return list(GPUS)
 
 
 def confirmation(ours_s, builtin_s) -> dict:

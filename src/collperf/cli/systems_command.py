@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import typer
 from rich.table import Table
 
 from collperf import api
@@ -16,9 +17,40 @@ def _row(s) -> dict:
             "fabric": s.fabric, "gpudirect_rdma": s.net_gdr, "sources": s.sources}
 
 
+def _part(g) -> dict:
+    return {"key": g.key, "name": g.name, "vendor": g.vendor, "family": g.family, "arch": g.arch, "form": g.form,
+            "compute_capability": g.compute_capability, "memory_GB": g.memory_GB, "memory_TBps": g.memory_TBps,
+            "tflops_dense": g.tflops, "link": g.link, "links": g.links, "link_total_GBps": g.link_total_GBps,
+            "pcie_gen": g.pcie_gen, "pcie_lanes": g.pcie_lanes, "p2p": g.p2p, "devices_per_package": g.gcds,
+            "sources": g.sources}
+
+
+def _parts(as_json: bool) -> None:
+    parts = api.gpu_parts()
+    if as_json:
+        print_json({"gpus": [_part(g) for g in parts]})
+        return
+    table = Table(title="the GPU parts (--gpu NAME, or as --cluster: the part on its usual board; figures as the "
+                        "sheets print them)", title_justify="left")
+    for column in ("key", "name", "form", "memory", "bf16 TFLOPS", "GPU links", "host", "P2P"):
+        table.add_column(column, overflow="fold")
+    for g in parts:
+        bf16 = g.tflops.get("bf16", g.tflops.get("fp16"))
+        table.add_row(g.key, g.name, g.form, f"{g.memory_GB:g} GB, {g.memory_TBps:g} TB/s",
+                      f"{bf16:g}" if bf16 else "-",
+                      f"{g.links}x {g.link}, {g.link_total_GBps:g} GB/s" if g.links else "-",
+                      f"PCIe Gen{g.pcie_gen} x{g.pcie_lanes}", "yes" if g.p2p else "no")
+    out.print(table)
+
+
 @command()
-def systems(as_json: bool = Json):
+def systems(as_json: bool = Json,
+            gpus: bool = typer.Option(False, "--gpus", help="List the GPU parts table instead: every GPU collperf "
+                                      "knows, with memory, peak FLOP/s, links and host interface.")):
     """List the hardware catalogue (--cluster names): GPUs, NVLink, NICs x rate, fabric, GPUDirect RDMA, data sheet."""
+    if gpus:
+        _parts(as_json)
+        return
     catalogue, aliases = api.systems()
     if as_json:
         print_json({"systems": [_row(s) for s in catalogue], "aliases": aliases})
