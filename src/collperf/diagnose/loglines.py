@@ -68,8 +68,16 @@ class LogFacts:
 
 
 def _short(line: str) -> str:
-    line = re.sub(r"^\[\d+,\d+\]<std\w+>:", "", line.strip())   # mpirun --tag-output prefixes
+    line = re.sub(r"^\[\d{1,9},\d{1,9}\]<std\w{1,8}>:", "", line.strip())   # mpirun --tag-output prefixes
     return line if len(line) <= 160 else line[:157] + "..."
+
+
+# Every pattern over a log line runs in one pass over it (a line may be megabytes of digits): digit runs are
+# bounded (\d{1,9}), a rare pattern waits for its literal (`in` first), and "X.*Y" is searched from the first X
+# only, with a look-ahead that cannot be backtracked into (Python's look-aheads are atomic): from every X, the
+# `.*` would rescan the rest of the line once per X.
+_HOST_LINE = re.compile(r"\A(?=(.*?Rank\s+\d{1,9}\s))\1.*\bon\s+\S|NCCL INFO|^\s*\S+:\d{1,9}:\d{1,9}")
+_OFI_EFA = re.compile(r"\A(?=(.*?NET/OFI ))\1.*efa")
 
 
 def read_facts(text: str) -> LogFacts:
@@ -81,11 +89,12 @@ def read_facts(text: str) -> LogFacts:
         _nics(facts, ln)
         _transport(facts, ln)
         _tuning_echoes(facts, ln)
-        m = re.search(r"NCCL version (\d+\.\d+\.\d+)|RCCL version (\d+\.\d+\.\d+)", ln)
+        m = re.search(r"NCCL version (\d{1,9}\.\d{1,9}\.\d{1,9})|RCCL version (\d{1,9}\.\d{1,9}\.\d{1,9})", ln) \
+            if "CCL version" in ln else None
         if m:
             facts.set("nccl_version", m.group(1) or m.group(2), ln)
-        m = re.search(r"(\d+) coll channels, (?:(\d+) collnet channels, )?(?:(\d+) nvls channels, )?(\d+) p2p channels",
-                      ln)
+        m = re.search(r"(?<!\d)(\d{1,9}) coll channels, (?:(\d{1,9}) collnet channels, )?(?:(\d{1,9}) nvls channels, )?"
+                      r"(\d{1,9}) p2p channels", ln) if "coll channels" in ln else None
         if m:
             facts.set("channels", int(m.group(1)), ln)
             if m.group(3) is not None:
@@ -104,7 +113,7 @@ def read_facts(text: str) -> LogFacts:
     _collnet(facts, lines)
     _pci_buses(facts, lines)
     for ln in lines:
-        if re.search(r"Rank\s+\d+\s.*\bon\s+\S+|NCCL INFO|^\s*\S+:\d+:\d+", ln):
+        if _HOST_LINE.search(ln):
             for pattern, key in _HOSTS:
                 if re.search(pattern, ln, re.IGNORECASE):
                     facts.set("instance", key, ln)
@@ -128,7 +137,9 @@ def _network(facts: LogFacts, ln: str) -> None:
     if _GIB_LAUNCH.search(ln):
         facts.set("plugin", "gib", ln)
         return
-    m = re.search(r"Using network (.+?)\s*$", ln)
+    # the name runs to the end of the line (trailing blanks do not change which name it is; `(.+?)\s*$` was
+    # quadratic in them)
+    m = re.search(r"Using network (.+)", ln)
     if m:
         for pattern, fabric in _NETWORK_NAMES:
             if re.search(pattern, m.group(1)):
@@ -137,7 +148,7 @@ def _network(facts: LogFacts, ln: str) -> None:
     m = re.search(r"NET/OFI Selected [Pp]rovider is (\w{1,16})", ln) if "NET/OFI" in ln else None
     if m:
         facts.set("ofi_provider", m.group(1).lower(), ln)
-    if re.search(r"NET/OFI Selected Provider is efa|NET/OFI .*efa", ln):
+    if "NET/OFI" in ln and _OFI_EFA.search(ln):
         facts.set("fabric", "efa", ln)
     elif re.search(r"NET/FasTrak|TCPXO", ln):
         facts.set("fabric", "tcpxo", ln)
@@ -148,14 +159,18 @@ def _network(facts: LogFacts, ln: str) -> None:
 
 
 def _nics(facts: LogFacts, ln: str) -> None:
-    m = re.search(r"found (\d+) nics", ln)
+    m = re.search(r"found (\d{1,9}) nics\b", ln)
     if m:
         facts.set("nics", int(m.group(1)), ln)
         return
-    m = re.search(r"NET/(?:IB|Socket|GPUDirectTCPX|FasTrak)\w*\s*:\s*Using\s*((?:\[\d+\]\S+\s*)+)", ln)
+    m = re.search(r"NET/(?:IB|Socket|GPUDirectTCPX|FasTrak)\w{0,32}\s*:\s*Using\s*(\[\d{1,9}\]\S.*)", ln) \
+        if "NET/" in ln else None
     if m:
-        facts.set("nics", len(re.findall(r"\[\d+\]", m.group(1))), ln)
-        if "/RoCE" in m.group(1):
+        # the devices: each "[n]name" up to the first token that is not one ("; OOB eth0:...")
+        end = re.search(r"\s(?![\s\[])|\s\[(?!\d)", m.group(1))
+        devices = m.group(1)[:end.start()] if end else m.group(1)
+        facts.set("nics", len(re.findall(r"\[\d{1,9}\]", devices)), ln)
+        if "/RoCE" in devices:
             facts.values["fabric"] = ("roce", _short(ln))   # NET/IB over Ethernet ports is RoCE
         if "NET/Socket" in ln and "fabric" not in facts:
             facts.set("socket_devices", True, ln)
@@ -203,7 +218,8 @@ _COLLNET_SETUP = re.compile(r"tree_type:(?:LLT|SAT)\b|\bConnected collnet\b|\bCo
 def _collnet(facts: LogFacts, lines: list[str]) -> None:
     """collnet: True where a line shows CollNet set up or enabled, False where NCCL_COLLNET_ENABLE=0 is echoed."""
     for ln in lines:
-        m = re.search(r"NCCL_COLLNET_ENABLE(?: set by environment to |=)[\"']?(\d)", ln)
+        m = re.search(r"NCCL_COLLNET_ENABLE(?: set by environment to |=)[\"']?(\d)", ln) \
+            if "NCCL_COLLNET_ENABLE" in ln else None
         if m:
             facts.set("collnet", m.group(1) != "0", ln if "NCCL INFO" in ln else m.group(0))
         elif _COLLNET_SETUP.search(ln):
@@ -226,7 +242,7 @@ def _enables_collnet(value: str) -> bool:
 
 # NAME=value on a launch line (mpirun -x, srun --export, env, export, a leading NAME=value); not INFO's "NAME set
 # by environment to", not an echo or a shell variable's default ("${NCCL_MAX_NCHANNELS:-32}")
-_ENV = re.compile(r"(?<![\w${?&/=.-])(NCCL_[A-Z0-9_]+)=(\"[^\"]*\"|'[^']*'|[^\s\"';,][^\s\"';]*)")
+_ENV = re.compile(r"(?<![\w${?&/=.-])(NCCL_[A-Z0-9_]{1,64})=(\"[^\"]{0,4096}\"|'[^']{0,4096}'|[^\s\"';,][^\s\"';]*)")
 _LAUNCHER = re.compile(r"\b(mpirun|mpiexec|srun|torchrun|docker|kubectl|env|export)\b")
 # a network plugin named anywhere: then NCCL_IB_DISABLE=1 does not mean TCP sockets
 _PLUGIN = re.compile(r"NET/OFI|AWS Libfabric|FI_PROVIDER|GPUDirectTCPX|FasTrak|NCCL_NET_PLUGIN|NCCL_NET=")
@@ -268,7 +284,7 @@ def _command_env(facts: LogFacts, lines: list[str], env: dict[str, tuple[str, st
         # "mlx5_2:1,mlx5_8" names the HCAs NCCL may use (a ':port' suffix allowed); a bare "mlx5" is a prefix
         # that matches every mlx5 device, so it says nothing about how many
         names = [d.strip() for d in hca[0].lstrip("=").split(",") if d.strip()]
-        if names and all(re.fullmatch(r"\w+_\d+(?::\d+)?", d) for d in names):
+        if names and all(re.fullmatch(r"\w{1,64}_\d{1,9}(?::\d{1,9})?", d) for d in names):
             facts.set("nics", len({d.split(":")[0] for d in names}), hca[1])
 
 
@@ -295,7 +311,7 @@ def _settings(facts: LogFacts, lines: list[str], launch: dict[str, tuple[str, st
             facts.set(f"setting.{name}", value.rstrip(","), quoted)
 
 
-_DEVICE = re.compile(r"Rank\s+\d+\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+"
+_DEVICE = re.compile(r"Rank\s+\d{1,9}\s+Group\s+\d{1,9}\s+Pid\s+\d{1,12}\s+on\s+(\S+)\s+device\s+\d{1,9}\s+"
                      r"\[(?:0x)?(?:[0-9a-fA-F]{4}:)?([0-9a-fA-F]{2})(?::[0-9a-fA-F]{2})?(?:\.\d)?\]")
 
 
