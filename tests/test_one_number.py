@@ -170,8 +170,8 @@ def test_alltoall_is_not_called_slower_from_a_band_of_other_collectives():
     assert "no alltoall among them" in doc["expected_from"] and "NCCL's model (" not in doc["expected_from"]
     text = " ".join(runner.invoke(app, args, terminal_width=250).output.split())
     assert "NCCL's model alone" not in text and "NCCL runs alltoall point-to-point, with no algorithm choice" in text
-    # the band (4 runs) over the point-to-point time (2^30 x 7/8 B over 18 NVLinks x 20.6 GB/s as NCCL sees them:
-    # 2.534 ms, and the latency): slow edge 2.835 ms, margin 1.3 x (1 + 1/4) = 1.625, twice that for a band of
+    # the band (4 runs) over the point-to-point time (2^30 x 7/8 B over the 12 x 30 GB/s NCCL's ring search finds
+    # on 18 NVLinks: 2.610 ms, and the latency): slow edge 2.835 ms, margin 1.3 x (1 + 1/4) = 1.625, twice that for a band of
     # other collectives: 5 ms (1.76x its edge) is not judged, 10 ms (3.53x) is slower, saying whose band it was
     beyond = api.diagnose_measurement(collective="alltoall", size="1GiB", time="5ms", ranks=8, cluster="dgx-h100").row
     assert beyond.verdict.startswith("not judged: slower than the band") and "no public alltoall run" in beyond.verdict
