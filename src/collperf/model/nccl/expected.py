@@ -18,6 +18,8 @@ from collperf.collectives import busbw_factor, check_ranks, get_collective
 from collperf.errors import UsageError
 from collperf.model.bounds import TwoLevelBound, bound_coefficients, two_level_bound
 from collperf.model.nccl import constants as C
+from collperf.model.nccl.channels import comm_channels
+from collperf.model.nccl.graphs import search_graphs
 from collperf.model.nccl.transport import host_staged_time
 from collperf.model.nccl.tuning import entry_times_us, tuning_table, TuningTable
 from collperf.model.system import System
@@ -116,9 +118,6 @@ def p2p_rates(system: "System") -> tuple[float, float]:
     most its P2P_CHANNELS_PER_NET_PEER channels at what one of the communicator's channels carries in the ring
     (the ring graph's network total over comm_channels; a fit of an all-reduce measures it).
     """
-    from collperf.model.nccl.channels import comm_channels
-    from collperf.model.nccl.graphs import search_graphs
-
     g = system.gpus_per_node
     k = system.bw_scale
     if system.host_bridge:
