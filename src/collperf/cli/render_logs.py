@@ -198,7 +198,7 @@ def print_nccl_prediction(assumed, pred, model_note: str = "") -> None:
     print_assumed(assumed, f"{what}; not yet what healthy runs take (that band: the same command without --nccl)",
                   "the system's two-level bound")
     table = Table(title="per size", title_justify="left")
-    for column in ("size", "algorithm/protocol", "line rate" if model_note else "NCCL model", "busbw GB/s", "bound",
+    for column in ("size", "algorithm/protocol", "p2p rate" if model_note else "NCCL model", "busbw GB/s", "bound",
                    "regime", "runner-up", "its time"):
         table.add_column(column, justify="left" if column in ("algorithm/protocol", "runner-up", "regime")
                          else "right")

@@ -103,8 +103,9 @@ def expectation(collective: str, sizes, assumed: Assumed, peak_Bps: float | None
     return ex
 
 
-# what alltoall and send/recv are priced at (model/nccl/expected.py p2p_time): the links' rates, not NCCL's model
-P2P_PRICE = "point-to-point at the links' line rate"
+# what alltoall and send/recv are priced at (model/nccl/expected.py p2p_rates): the links as NCCL's topology sees
+# them and a fit scaled them, not a figure of NCCL's tuning model
+P2P_PRICE = "point-to-point at the links' rates as NCCL sees them"
 
 
 def no_tuning_model(collective: str) -> str:
@@ -169,7 +170,7 @@ def holds(collective: str, held) -> bool:
     """Whether a band whose runs measured the collectives `held` speaks for `collective`. The band is measured /
     NCCL's model time (and the bound), which carries over between the collectives NCCL's tuning model prices: an
     all-reduce band judges a reduce-scatter. AlltoAll and send/recv have no tuning model (their time is the links'
-    line rate): only runs of their own say what they reach."""
+    rates, p2p_rates): only runs of their own say what they reach."""
     if not held or collective in held:
         return True
     return tuning_model_prices(collective) and any(tuning_model_prices(c) for c in held)
@@ -192,7 +193,7 @@ class ExpectedBand:
     peers: object = None
     band_summary: str = ""      # band_from of every size asked, said once (the same on each ExpectedBand)
     binding: str = ""           # which resource sets the bound: network, intra-node, host bridge
-    model_note: str = ""        # what model_s is where it is not NCCL's model (alltoall, send/recv: the links' rate)
+    model_note: str = ""        # what model_s is where it is not NCCL's model (alltoall, send/recv: the links' rates)
 
     def busbw_GBps(self, time_s: float | None) -> float | None:
         return self.size * self.busbw_factor / time_s / 1e9 if time_s else None

@@ -18,6 +18,8 @@ from collperf.collectives import busbw_factor, check_ranks, get_collective
 from collperf.errors import UsageError
 from collperf.model.bounds import TwoLevelBound, bound_coefficients, two_level_bound
 from collperf.model.nccl import constants as C
+from collperf.model.nccl.channels import comm_channels
+from collperf.model.nccl.graphs import search_graphs
 from collperf.model.nccl.transport import host_staged_time
 from collperf.model.nccl.tuning import entry_times_us, tuning_table, TuningTable
 from collperf.model.system import System
@@ -97,8 +99,44 @@ def select(collective: str, size_bytes, system: "System", table: TuningTable | N
         names_a[second], names_p[second], masked[second, cols] * 1e-6)
 
 
+# NCCL 2.x src/graph/paths.cc ncclTopoGetNchannels: a peer across the network gets NCCL_NCHANNELS_PER_NET_PEER
+# channels, "2 channels per NIC" by default; RCCL 2.26.6 prints it ("2 p2p channels per peer", the mi355x 2x1
+# alltoall run's debug log in the corpus source)
+P2P_CHANNELS_PER_NET_PEER = 2
+
+
+def p2p_rates(system: "System") -> tuple[float, float]:
+    """(on-node, network) bytes/s one GPU's point-to-point traffic gets: what the GPU sends to its node's other GPUs
+    together, and what it sends across the network.
+
+    On-node: the GPU's links as NCCL's topology search sees them and a fit scaled them (the ring graph's channels x
+    per-channel bwIntra, graphs.py: NVLink/xGMI at NCCL's per-link rate, else PCIe), which is what the GPU's links
+    carry in an all-to-all (every peer at once); host-staged PCIe: the host bridge shared by the node's GPUs.
+    Network: the GPU's share of its node's NICs, scaled by the fitted efficiency of NCCL's channels. RCCL
+    sizes a network peer's channels by a per-channel bandwidth (rccl src/graph/paths.cc, P2P_PER_CHANNEL_NET_BW:
+    each p2p channel over the network is a bandwidth-limited unit), so on AMD a peer across the network gets at
+    most its P2P_CHANNELS_PER_NET_PEER channels at what one of the communicator's channels carries in the ring
+    (the ring graph's network total over comm_channels; a fit of an all-reduce measures it).
+    """
+    g = system.gpus_per_node
+    k = system.bw_scale
+    if system.host_bridge:
+        intra_Bps = system.intra_Bps / max(1, g) * k
+    else:
+        graphs = search_graphs(system)
+        ring = graphs["ring"]
+        intra_Bps = ring.n_channels * ring.bw_intra * 1e9 if g > 1 and system.nodes == 1 else system.intra_Bps * k
+    net_Bps = system.node_network_Bps / g * k
+    if system.nodes > 1 and system.amd:
+        graphs = search_graphs(system)
+        ring = graphs["ring"]
+        per_channel_Bps = ring.n_channels * ring.bw_inter * 1e9 / comm_channels(system, graphs)
+        net_Bps = min(net_Bps, P2P_CHANNELS_PER_NET_PEER * per_channel_Bps)
+    return intra_Bps, net_Bps
+
+
 def p2p_time(collective: str, size_bytes, system: "System") -> tuple[np.ndarray, np.ndarray]:
-    """(latency, bandwidth) seconds for alltoall / sendrecv from per-peer link rates.
+    """(latency, bandwidth) seconds for alltoall / sendrecv from per-peer rates (p2p_rates).
 
     alltoall: each rank sends size/p to every peer at once; the (g-1)/p on-node share crosses its
     NVLink/PCIe, the (p-g)/p off-node share its NICs' share (NICs x rate / g); the slower one binds.
@@ -110,15 +148,16 @@ def p2p_time(collective: str, size_bytes, system: "System") -> tuple[np.ndarray,
     hop_intra = C.HW_LATENCY_US["NVLINK" if system.nvlink_links else "PCI"]["ring"][2]
     hop_net = C.HW_LATENCY_US["NET"]["ring"][2] + 2 * system.net_latency_us
     base = C.BASE_LATENCY_US["ring"][2]
-    intra_Bps = system.intra_Bps if not system.host_bridge else system.intra_Bps / max(1, g)
-    nic_share_Bps = system.node_network_Bps / g
+    intra_Bps, net_Bps = p2p_rates(system)
     if collective == "sendrecv":
         crosses = system.nodes > 1
-        rate = min(system.nic_Bps, system.intra_Bps) if crosses else intra_Bps
+        k = system.bw_scale
+        rate = min(system.nic_Bps * k, system.intra_Bps * k, net_Bps * g) if crosses else \
+            (intra_Bps if system.host_bridge else system.intra_Bps * k)
         lat = base + (hop_net if crosses else hop_intra)
         return np.full_like(n, lat * 1e-6), n / rate
     on_node = n * (g - 1) / p / intra_Bps if g > 1 else np.zeros_like(n)
-    off_node = n * (p - g) / p / nic_share_Bps if system.nodes > 1 else np.zeros_like(n)
+    off_node = n * (p - g) / p / net_Bps if system.nodes > 1 else np.zeros_like(n)
     lat = base + (hop_net if system.nodes > 1 else hop_intra)
     return np.full_like(n, lat * 1e-6), np.maximum(on_node, off_node)
 
