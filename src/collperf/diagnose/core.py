@@ -107,7 +107,8 @@ def judge_row(size, time_s, busbw, i, ex: Expectation, collective, runtime, node
     regime = str(ex.regime[i]) if ex.regime is not None else own_regime
     low, high = (_at(ex.low_s, i), _at(ex.high_s, i))
     text, eff = (mpi.verdict(time_s, bound, regime, wrong) if runtime == "mpi"
-                 else V.verdict(time_s, expected, bound, wrong, low, high, ex.bound_latency_s, _at(ex.model_s, i)))
+                 else V.verdict(time_s, expected, bound, wrong, low, high, ex.bound_latency_s, _at(ex.model_s, i),
+                                bandwidth_bound=regime != "latency"))
     why = V.causes(collective, runtime, regime, nodes, ex.choice[i], ex.runner_up[i], gpus_per_node) \
         if text.startswith("slower") else []
     if why and expected and time_s > 10 * expected and one_number:
@@ -246,9 +247,9 @@ def overall(verdicts: list[SizeVerdict], found, collective: str = "", nodes: int
     slow = [v for v in big if v.verdict.startswith("slower")]
     fast = [v for v in big if v.verdict.startswith("faster")]
     top = big[-1]
-    implausible = [v for v in judged if V.label_of(v.verdict) == "faster than any public run"]
+    implausible = [v for v in big if V.label_of(v.verdict) == "faster than any public run"]
     if implausible:
-        return (f"faster than any public run: {len(implausible)} of {len(judged)} sizes "
+        return (f"faster than any public run: {len(implausible)} of {len(big)} bandwidth-bound sizes "
                 f"({units.size_ranges([v.size_bytes for v in implausible])}) beat every healthy public run by more "
                 "than their spread; " + V.IMPLAUSIBLE.split(": ", 1)[1])
     eff = f", {units.format_percent(top.efficiency, '')} of the bound" if top.efficiency is not None else ""

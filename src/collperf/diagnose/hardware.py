@@ -28,7 +28,8 @@ from collperf.diagnose.overrides import apply_overrides, from_profile, unused_on
 from collperf.diagnose.suspects import suspects
 from collperf.errors import UsageError
 from collperf.model.hardware.fabrics import NICS
-from collperf.model.hardware.names import gpu_part, normalize
+from collperf.model.hardware.gpus import BY_KEY
+from collperf.model.hardware.names import find_gpu, gpu_part, normalize
 from collperf.model.nccl.env import NCCL_ALGO_NAMES, NCCL_PROTO_NAMES, check as check_env
 from collperf.model.nodes import nics_used, nodes_for
 from collperf.model.systems import System, fabric_nccl_settings, get_system, system_for_gpu
@@ -129,21 +130,22 @@ def _facts(text: str) -> LogFacts:
     return read_facts(text)
 
 
-_GPU_WORDS = r"(?:NVIDIA\s+)?(?:GB200|B200|B100|H200|H100[\w -]*?|H800|A100[\w-]*|A800[\w-]*|V100[\w-]*|Tesla T4|" \
-             r"GeForce RTX \d{4}(?: Ti)?|RTX \d{4}(?: Ti)?)"
-
-
 def _gpu_from_comments(comments: list[str]) -> tuple[str | None, int | None, int | None, str]:
-    """A GPU model, node count and GPUs per node from comment lines such as
-    '# hardware: 2 nodes x 8 NVIDIA B200 = 16 GPUs', with the line it came from."""
+    """A GPU, node count and GPUs per node from comment lines such as '# hardware: 2 nodes x 8 NVIDIA B200 = 16
+    GPUs' or '# 2x NVIDIA H100 PCIe cards with an NVLink bridge', with the line it came from: the GPU is the part
+    the parts table finds in the line (model/hardware/names.py, the longest name wins), given as that part's name."""
     for line in comments:
-        m = re.search(_GPU_WORDS, line)
-        if not m or "device" in line.lower():
+        if "device" in line.lower():
             continue
-        nodes = re.search(r"(\d+)\s*nodes?\b", line)
-        per = re.search(r"(\d+)\s*x\s*" + _GPU_WORDS, line)
-        return (m.group(0).strip(), int(nodes.group(1)) if nodes else None, int(per.group(1)) if per else None,
-                line[:100])
+        try:
+            part = find_gpu(line)
+        except UsageError:      # two parts named alike in one line: the line says no one GPU
+            continue
+        if part is None:
+            continue
+        nodes = re.search(r"(?<![\w.])(\d{1,6})\s*nodes?\b", line)     # not the digits of "A100 nodes"
+        per = re.search(r"\b(\d{1,3})\s*x\s*(?:NVIDIA |AMD )?\S", line)
+        return (part.name, int(nodes.group(1)) if nodes else None, int(per.group(1)) if per else None, line[:100])
     return None, None, None, ""
 
 
@@ -197,6 +199,12 @@ def _apply_facts(system: System, facts: LogFacts, ngpus: int) -> System:
         # below overrides this
         system = system.with_(f"from the PCI buses in the device lines ('{facts.line('cross_socket')}'): "
                               "GPUs on two CPU sockets", p2p=False)
+    part = BY_KEY.get(system.gpu_part)
+    if facts.get("intra_path") == "NVL" and not system.nvlink_links and part is not None and part.links \
+            and part.link.startswith("NVLink") and system.gpus_per_node > 1:
+        # NCCL's graph runs over NVLink between PCIe cards: their NVLink bridge, every link to the one peer
+        system = system.with_(quote("intra_path") + " (an NVLink bridge)", nvlink_links=part.links,
+                              nvlink_GBps=part.link_GBps, links_per_peer=part.links, p2p=True)
     if "p2p" in facts and not system.nvlink_links and system.gpus_per_node > 1:
         system = system.with_(quote("p2p"), p2p=bool(facts.get("p2p")))
     if "nvls" in facts:
@@ -244,7 +252,7 @@ def _nccl_accepts(value: str, names) -> bool:
 def _log_gpu_nodes(table, hw, comments):
     """(GPU model, its source, nodes, their source, GPUs per node from a comment) from the log and --nodes."""
     header = table.header if table is not None else {}
-    gpu, gpu_src = (header.get("gpus") or [None])[0], "from GPU model in device lines"
+    gpu, gpu_src = (header.get("gpus") or [None])[0] or None, "from GPU model in device lines"   # '' names none
     c_gpu, c_nodes, c_per, c_line = _gpu_from_comments(comments)
     if gpu is None and c_gpu:
         gpu, gpu_src = c_gpu, f"from a comment line in the log ('{c_line}')"
@@ -343,7 +351,10 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
                                         "catalogue do not apply; give --peak BUSBW (e.g. the link's rate) for a "
                                         "bound, or --profile FILE (collperf calibrate -o FILE) for the expected time")
     try:
-        hint = ranks // nodes if ranks and nodes and ranks % nodes == 0 else c_per
+        # the GPUs per node a log or a measurement shows picks between boards of one part (a GH200 alone or four to
+        # a node, a bridged pair of NVL cards): ranks over nodes, else a comment's count, else the ranks of one box
+        hint = ranks // nodes if ranks and nodes and ranks % nodes == 0 else \
+            c_per or (ranks if ranks and ranks <= PCIE_BOX_GPUS else None)
         base, gpu_text, gpu_src = _base(hw, gpu_log, gpu_src, facts, notes, hint)
     except UsageError:
         if hw.profile is None:
@@ -375,6 +386,10 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
                               "used", nics_per_node=nics_used(base.nics_per_node, base.gpus_per_node, per_node))
     if hw.cluster is None and gpu_text and "instance" not in facts:
         system = system.with_(gpu_src, gpu=gpu_text)
+    if system.nvls and system.gpus_per_node <= 2:
+        # NCCL 2.30.7 src/transport/nvls.cc ncclNvlsInit: no NVLS where the node's topology holds 2 GPUs or fewer
+        system = system.with_(f"NCCL runs no NVLS on {system.gpus_per_node} GPU(s) per node (src/transport/nvls.cc "
+                              "ncclNvlsInit: gpuCount <= 2)", nvls=False)
     ngpus = int((table.header if table is not None else {}).get("ngpus", 1) or 1)
     catalogue = system
     system = _apply_facts(system, facts, ngpus)

@@ -47,6 +47,9 @@ _HOSTS = (
 )
 
 
+_GRAPH_TYPE = re.compile(r"Pattern \d{1,3}, crossNic \d{1,3}, nChannels \d{1,4}, .{0,60}?type ([A-Z]{2,4})/")
+
+
 @dataclass
 class LogFacts:
     """What a log's own lines say about the hardware: value name -> (value, the line that decided it)."""
@@ -93,6 +96,13 @@ def read_facts(text: str) -> LogFacts:
             if "CCL version" in ln else None
         if m:
             facts.set("nccl_version", m.group(1) or m.group(2), ln)
+        if "Pattern" in ln and "type " in ln:
+            # the topology search's graph (NCCL 2.30.7 src/graph/search.cc ncclTopoPrintGraph): "Pattern 4, crossNic 0,
+            # nChannels 12, bw 40.000000/40.000000, type NVL/PIX, sameChannels 1": the first type is the path between
+            # the node's GPUs (NVL: NVLink; PIX, PXB, PHB, SYS: PCIe)
+            m = _GRAPH_TYPE.search(ln)
+            if m:
+                facts.set("intra_path", m.group(1), ln)
         m = re.search(r"(?<!\d)(\d{1,9}) coll channels, (?:(\d{1,9}) collnet channels, )?(?:(\d{1,9}) nvls channels, )?"
                       r"(\d{1,9}) p2p channels", ln) if "coll channels" in ln else None
         if m:

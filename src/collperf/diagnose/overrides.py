@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from collperf.errors import UsageError
+from collperf.model.hardware.gpus import BY_KEY
 from collperf.model.systems import System
 from collperf.spec.network import load_cluster
 
@@ -53,9 +54,21 @@ def apply_overrides(system: System, hw) -> System:
             raise UsageError(f"--sharp: in-network reduction is between nodes; the run assumed is {system.nodes} "
                              "node; add --nodes N or drop --sharp")
         changes.append(("--sharp" if hw.sharp else "--no-sharp", {"collnet": bool(hw.sharp)}))
+    if getattr(hw, "p2p", None) is not None:
+        if system.nvlink_links:
+            raise UsageError(f"--{'' if hw.p2p else 'no-'}p2p: {system.gpu} ({system.name}) talks over "
+                             f"{system.link_name}, not PCIe; drop it or pick another --gpu/--cluster")
+        changes.append(("--p2p" if hw.p2p else "--no-p2p", {"p2p": bool(hw.p2p)}))
+    part = BY_KEY.get(system.gpu_part)
     if hw.intra_GBps is not None:
         if system.nvlink_links:
             changes.append(("--intra-bandwidth", {"nvlink_GBps": hw.intra_GBps}))
+        elif part is not None and part.links and part.link.startswith("NVLink") and hw.intra_GBps > part.pcie_GBps:
+            # faster than the card's PCIe: its NVLink bridge (H100 PCIe/NVL, A100 PCIe, RTX 3090 pairs), all links
+            # to the one peer it joins
+            changes.append(("--intra-bandwidth (faster than PCIe: the card's NVLink bridge)",
+                            {"nvlink_links": part.links, "nvlink_GBps": hw.intra_GBps, "links_per_peer": part.links,
+                             "p2p": True}))
         else:   # PCIe: the generation whose x16 rate is nearest (the bound reads the rate from it)
             gen = _pcie_gen_near(hw.intra_GBps)
             changes.append((f"--intra-bandwidth (nearest PCIe x16: Gen{gen})", {"pcie_gen": gen}))

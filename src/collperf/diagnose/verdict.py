@@ -131,7 +131,8 @@ def implausibly_fast(time_s: float, low_s: float | None, high_s: float | None, m
 
 def verdict(time_s: float, expected_s: float | None, bound_s: float | None, wrong: bool,
             low_s: float | None = None, high_s: float | None = None,
-            bound_latency_s: float = 0.0, model_s: float | None = None) -> tuple[str, float | None]:
+            bound_latency_s: float = 0.0, model_s: float | None = None,
+            bandwidth_bound: bool = True) -> tuple[str, float | None]:
     """(verdict text without causes, efficiency (bound + its latency) / measured capped at 1: the bound the
     above-bound call and predict's "x bound" use). Above the bound: faster than the bound's bandwidth term plus
     `bound_latency_s` allow. With a band (low_s..high_s: the 10th-90th percentile of
@@ -149,12 +150,13 @@ def verdict(time_s: float, expected_s: float | None, bound_s: float | None, wron
     if expected_s is None:
         return "not judged: no system assumed (pass --cluster or --gpu; for a CPU run --peak or --profile)", efficiency
     if low_s is not None and high_s is not None:
-        if implausibly_fast(time_s, low_s, high_s, model_s):
+        # only where the size shows the hardware: a latency-bound call's time is the host's, and its spread too
+        if bandwidth_bound and implausibly_fast(time_s, low_s, high_s, model_s):
             return (f"{IMPLAUSIBLE} ({units.format_time(time_s)} vs {units.format_time(low_s)}, the fast edge of "
                     f"healthy public runs' {units.format_time(low_s)}-{units.format_time(high_s)})"), efficiency
         return band_verdict(time_s, low_s, high_s), efficiency
     ratio = time_s / expected_s
-    if implausibly_fast(time_s, None, None, expected_s / SLOWER_FACTOR):
+    if bandwidth_bound and implausibly_fast(time_s, None, None, expected_s / SLOWER_FACTOR):
         return (f"{IMPLAUSIBLE} ({units.format_time(time_s)} vs NCCL's expected {units.format_time(expected_s)}, "
                 f"over {SLOWER_FACTOR ** 2:g}x faster)"), efficiency
     if ratio < 1 / SLOWER_FACTOR:

@@ -222,6 +222,9 @@ class HardwareSpec:
         "--profile", help="A calibrated profile (collperf calibrate -o FILE)."))
     fabric: str | None = field(default=None, metadata=cli_option(
         "--fabric", help="The network between nodes, where the log does not say: ib|roce|efa|tcpx|tcpxo|socket|slingshot."))
+    p2p: bool | None = field(default=None, metadata=cli_option(
+        "--p2p/--no-p2p", type=bool, help="PCIe GPUs reach each other peer-to-peer (on), or through host memory (off: "
+        "NCCL's SHM); default from the log's 'via P2P'/'via SHM' lines, else from the GPU (GeForce: off)."))
     pcie_switch: bool | None = field(default=None, metadata=cli_option(
         "--pcie-switch", type=bool, help="The node's PCIe GPUs sit behind one PCIe switch (nvidia-smi topo: PIX) and "
         "share its uplink."))

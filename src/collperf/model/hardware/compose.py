@@ -40,6 +40,7 @@ def compose(gpu: GPU, board: Board, *, name: str = "", nodes: int = 1, gpus_per_
     sources.update({k: board_src for k in ("gpus_per_node", "nvlink_links", "nvswitch", "nvls", "links_per_peer")})
     sources.update({k: net_src for k in from_net})
     label = name or f"{gpu.key}-{board.key}"
-    prov = {k: f"{'from the ' + ('GPU part' if k in from_part else 'network' if k in from_net else 'board')} of "
-               f"{label} ({sources.get(k, board_src)})" for k in values}
+    said = {**{k: f"from the GPU part {gpu.name}" for k in from_part},
+            **{k: f"the usual network of the board {board.name}" for k in from_net}}
+    prov = {k: said.get(k, f"from the board {board.name}") for k in values}
     return System(name=label, source=f"{gpu.name} on {board.name}", sources=sources, provenance=prov, **values)
