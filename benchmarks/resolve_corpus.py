@@ -225,9 +225,13 @@ def resolve(row: dict, keep_hardware: bool = False) -> Result:
         if name == "gpu":
             ok = s is not None and gpu_match(curated["gpu"], s.gpu, getattr(s, "gpu_part", ""))
         elif rack and name in ("nodes", "gpus_per_node") and s is not None:
-            # either convention: trays as the index counts them, or NVLink domains as the model does
-            domains = dict(zip(("nodes", "gpus_per_node"), map(str, _domains(ranks, s.nvlink_domain or 72))))
-            ok = resolved[name] in (curated[name], domains[name])
+            # either convention: trays as the index counts them, or NVLink domains as the model does - the latter
+            # where the trays share domains: one rack (index fabric nvl72) or racks joined by the network; on a
+            # network fabric within one rack's size the trays sit in domains of their own (e.g. GCP A4X Max pods)
+            k, per_domain = _domains(ranks, s.nvlink_domain or 72)
+            domains = {"nodes": str(k), "gpus_per_node": str(per_domain)}
+            ok = resolved[name] == curated[name] or \
+                (resolved[name] == domains[name] and (row["fabric"] == "nvl72" or k > 1))
             note = " (as NVLink domains)" if ok and resolved[name] != curated[name] else ""
         else:
             ok = curated[name] == resolved[name]
