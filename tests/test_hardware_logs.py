@@ -37,27 +37,18 @@ CASES = (
          flags=dict(gpu="GH200", nodes=2, fabric="slingshot")),
     Case("gb10-roce-2x1-allgather-gh-dgx-spark-playbooks-25.txt", "gb10",
          flags=dict(gpu="GB10", nodes=2, fabric="roce")),
+    # the pair's NVLink bridge is in the log's comment line; a user says it with the bridge's rate
     Case("h100pcie-nvlink-1x2-allreduce-gh-nccl-tests-194.txt", "h100-pcie",
-         flags=dict(gpu="H100 PCIe"), ranks=2,
-         xfail="no device lines: the GPU is read from the '# hardware:' comment, where 'NVIDIA H100 PCIe cards' is "
-               "taken as a bare 'NVIDIA H100' (the SXM5 part), so the pair is judged on dgx-h100 (NVSwitch, NVLS) "
-               "and called 'slower than expected' at 13% of that bound",
-         xfail_flags="--gpu 'H100 PCIe' with 2 ranks composes a PCIe Gen5 box (board 'pcie'): the part's 12 NVLink4 "
-                     "links are only used on the NVLink-bridge board for form 'NVL', so a bridged pair (NCCL INFO "
-                     "'via P2P/direct pointer', 116 GB/s busbw) is 'above the bound'"),
+         flags=dict(gpu="H100 PCIe", intra_bandwidth="300GB/s"), ranks=2),
+    # peer-to-peer from tinygrad's patched driver: in the comment line, or --p2p
     Case("rtx4090-p2p-1x4-allreduce-gh-tinygrad-36.txt", "geforce-rtx-4090",
-         flags=dict(gpu="RTX 4090"),
-         xfail="the RTX 4090 part has p2p=False, so 4 cards are bounded by the host bridge (7.9 GB/s busbw at 1 GiB); "
-               "this box runs tinygrad's P2P driver patch and reaches 25.9 GB/s: 'above the bound' (defensible, but "
-               "no flag can say P2P is on: --intra-bandwidth 32GB/s leaves the host-bridge bound in place)",
-         xfail_flags="same as published: the host-bridge bound binds whatever --intra-bandwidth says"),
+         flags=dict(gpu="RTX 4090", p2p=True)),
     Case("mi250x-slingshot-4x8-allgather-gh-rccl-1490-bad.txt", "mi250x", bad=True,
          flags=dict(gpu="MI250X", nodes=4, fabric="slingshot"), ranks=32,
-         xfail="no device lines and the comment's 'AMD MI250X' is not read: 'not judged' (and the truncated last row, "
-               "the 2 MiB one at 0.03 GB/s, is skipped as \"time (us) '-1' is out of range\")",
-         xfail_flags="with --gpu MI250X --nodes 4 --ranks 32 the run is 'as expected' at 0.97% of the bound at 1 MiB: "
-                     "the borrowed band of healthy runs is wide enough at 64 KiB-1 MiB to take a run its source calls "
-                     "'low performance', and the 2 MiB row that shows it is skipped"),
+         xfail="the row that shows the fault (2 MiB at 0.03 GB/s) is cut short in the stored copy and skipped; the "
+               "64 KiB-1 MiB rows left are latency-bound (0.97% of the bound at 1 MiB) and inside the band borrowed "
+               "from other network classes, which holds runs that slow at those sizes",
+         xfail_flags="the same rows with the flags: the fault's row is not in the stored copy"),
 )
 
 

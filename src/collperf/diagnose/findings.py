@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from collperf import units
+from collperf.model.hardware.gpus import BY_KEY
 from collperf.fit import Fit
 from collperf.diagnose.expectation import sharp_lowers_bound
 from collperf.diagnose.verdict import runtime_of
@@ -177,7 +178,7 @@ def above_bound(verdicts, assumed, peak_source: str | None, collective: str = ""
             shown.pop(_SHARP_LABEL, None)
         check = "; ".join(f"{label} = {shown[label][0]} ({shown[label][1]})" for label in _CHECK.get(binding, ())
                           if label in shown) or "the system assumed"
-        check = f"the {binding} bound binds: check {check}"
+        check = f"the {binding} bound binds: check {check}{_pcie_hint(assumed.system)}"
     worst = max(above, key=lambda v: (v.bound_s + v.bound_latency_s) / v.time_s)
     latency = (f" with the links' {units.format_time(worst.bound_latency_s)} latency" if worst.bound_latency_s else "")
     return [Finding("above-bound", "warning", f"{len(sizes)} size(s) ran faster than the lower bound of the assumed "
@@ -186,6 +187,21 @@ def above_bound(verdicts, assumed, peak_source: str | None, collective: str = ""
                     f"what was assumed. {check}; give the "
                     f"right value (--cluster, --nics-per-node, --nic-rate, --nvls, {'--sharp, ' if sharp else ''}"
                     "--intra-bandwidth, --peak)", sizes)]
+
+
+def _pcie_hint(system) -> str:
+    """What a PCIe box may have that its GPU part alone does not say: an NVLink bridge, or peer-to-peer that a
+    patched driver turned on (GeForce)."""
+    if system is None or system.nvlink_links:
+        return ""
+    part = BY_KEY.get(system.gpu_part)
+    hints = []
+    if part is not None and part.links and part.link.startswith("NVLink"):
+        hints.append(f"cards joined by an NVLink bridge: --intra-bandwidth {part.link_GBps:g}GB/s (the "
+                     f"{part.name}'s {part.links} {part.link} links, per direction)")
+    if not system.p2p:
+        hints.append("peer-to-peer turned on (a patched driver, or a log's 'via P2P' lines): --p2p")
+    return ("; if the " + " or ".join(hints) + ",") if hints else ""
 
 
 def slower_overall(verdicts, assumed, overall: str = "", own: Fit | None = None) -> list[Finding]:

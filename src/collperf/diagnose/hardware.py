@@ -396,6 +396,18 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
     system = _transport_settings(system)
     # "under a PCIe switch" / nvidia-smi topo "PIX" in the log's comments: the GPUs share the switch's
     # uplink to the CPU, which carries all their host-memory traffic when P2P is off (nccl/transport.py)
+    part = BY_KEY.get(system.gpu_part)
+    bridge_line = next((ln for ln in comments if re.search(r"NVLink bridge|NVLINK connected|\bNV\d{1,2}\b", ln,
+                                                           re.IGNORECASE)), None)
+    if bridge_line and not system.nvlink_links and part is not None and part.links and \
+            part.link.startswith("NVLink") and system.gpus_per_node == 2:
+        # PCIe cards joined by an NVLink bridge (nvidia-smi topo -m: NV12 between them): every link to the one peer
+        system = system.with_(f"from a comment line in the log ('{bridge_line[:100]}')", nvlink_links=part.links,
+                              nvlink_GBps=part.link_GBps, links_per_peer=part.links, p2p=True)
+    p2p_line = next((ln for ln in comments if re.search(r"(peer-to-peer|\bP2P\b)[\w ]{0,12}\b(enabled|on)\b", ln,
+                                                        re.IGNORECASE)), None)
+    if p2p_line and not system.nvlink_links and not system.p2p and "p2p" not in facts:
+        system = system.with_(f"from a comment line in the log ('{p2p_line[:100]}')", p2p=True)
     switch_line = next((ln for ln in comments if re.search(r"\bPIX\b|PCIe switch", ln, re.IGNORECASE)), None)
     if switch_line and system.gpus_per_node > 1 and not system.nvlink_links:
         system = system.with_(f"from a comment line in the log ('{switch_line[:100]}')", pcie_switch_shared=True)
