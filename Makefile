@@ -14,9 +14,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[test,run]'
 	touch $(STAMP)
 
-# the headline first, in seconds and without torch: a shipped log diagnosed, then one number judged
+# the headline first, in seconds and without torch: a shipped log diagnosed, a GH200 cluster judged from its parts,
+# then one number judged
 demo: $(STAMP)
 	$(BIN)/collperf diagnose examples/14_h100-ib400-2node-16gpu-allreduce.txt
+	$(BIN)/collperf diagnose examples/22_gh200-slingshot-2node-8gpu-allreduce.txt
 	$(BIN)/collperf diagnose allreduce --size 1GB --time 500ms --ranks 16 --cluster dgx-h100 --nodes 2
 	$(BIN)/collperf predict allreduce --size 2G --cluster dgx-h100 --nodes 8
 	$(BIN)/collperf bench --ranks 4 --algorithm ring,rhd,mesh,builtin -b 64K -e 4M -f 4 -n 10 -w 2

@@ -58,7 +58,7 @@ def _tuner_from_model(hardware: HardwareSpec, nodes, ranks, channels, collective
     argmin on the rates of the catalogue (what NCCL detects)."""
     if not hardware.given:
         raise UsageError("export nccl-tuner: give logs (one per NCCL_ALGO/NCCL_PROTO) or a system for NCCL's "
-                         "model: --cluster dgx-h100 --nodes 2 (link rates: --nic-rate, --intra-bandwidth)")
+                         "model: --cluster dgx-h100 --nodes 2 (link rates: --nic-rate, --gpu-link-rate)")
     if channels is not None:
         raise UsageError(f"--channels {channels}: rules from the model carry the channels of NCCL's own graphs; "
                          "drop --channels")
@@ -86,7 +86,7 @@ def _tuner_from_model(hardware: HardwareSpec, nodes, ranks, channels, collective
     rules.notes.insert(1, "NCCL default = NCCL's argmin on the catalogue's link rates; the gains are times on "
                           "the rates given" if believed is not None else
                           "no link rates given: the rules are NCCL's own choice (gain +0.0%) with explicit channels; "
-                          "--nic-rate/--intra-bandwidth say what the links really deliver")
+                          "--nic-rate/--gpu-link-rate say what the links really deliver")
     return rules
 
 

@@ -26,7 +26,7 @@ def export_nccl_tuner(logs: Optional[list[str]] = typer.Argument(None, help="One
                                                                             "rules from NCCL's model on --cluster."),
                       hardware: HardwareSpec = None, fields: dict = None):
     """NCCL example tuner plugin rules (CSV): from fits of measured logs, or from NCCL's own model on a system
-    (--cluster dgx-h100 --nodes 2; --nic-rate/--intra-bandwidth: what the links really deliver); a boundary
+    (--cluster dgx-h100 --nodes 2; --nic-rate/--gpu-link-rate: what the links really deliver); a boundary
     wherever the fastest curve changes, bisected to the byte."""
     rules = api.export_nccl_tuner(TunerSpec(logs=logs or [], hardware=hardware, **fields))
     output = fields["output"]

@@ -130,7 +130,7 @@ def _model(log: CorpusLog) -> bool:
     log.sizes = np.array([r.size for r in rows], dtype=float)
     log.times = np.array([r.time_s for r in rows], dtype=float)
     log.busbw = np.array([r.busbw_GBps or np.nan for r in rows], dtype=float)
-    log.model_s, log.bound_s = ex.model_s, ex.bound_s
+    log.model_s, log.bound_s = ex.model_s, ex.band_bound_s     # the bound the band is built on (expectation.py)
     return True
 
 

@@ -13,6 +13,7 @@ from collperf.collectives import busbw_factor
 from collperf.diagnose.calibrated import calibration, peers
 from collperf.diagnose.hardware import Assumed
 from collperf.diagnose.wording import merge_counts
+from collperf.model.nccl.transport import HOST_STAGED_MAX_GEN
 from collperf.model.calibration import band
 from collperf.model.nccl import expect, system_bound, system_bound_latency_s, tuning_model_prices
 
@@ -41,6 +42,8 @@ class Expectation:
     band_borrowed: list = field(default_factory=list)   # per size: the band is other fabric classes'
     band_holds: list = field(default_factory=list)      # per size: the band's runs speak for this collective
     model_label: str = "NCCL's model alone"             # what model_s is
+    band_bound_s: np.ndarray | None = None   # the bound the band's typical time is built on (bound_s but where NCCL's
+                                             # path is slower than the link: host-staged traffic, band_bound)
 
 
 def sharp_lowers_bound(collective: str, system) -> bool:
@@ -96,6 +99,7 @@ def expectation(collective: str, sizes, assumed: Assumed, peak_Bps: float | None
         bound_latency = system_bound_latency_s(collective, system)
     ex = Expectation(expected, regime, list(choice), list(runner), bound, list(binding), peak_GBps,
                      expected_from, bound_from, model_s=expected, bound_latency_s=bound_latency)
+    ex.band_bound_s = band_bound(collective, n, bound_system or system, bound) if peak_Bps is None else bound
     ex.model_label = model_note(collective) or ex.model_label
     fitted = assumed.system is not None and assumed.system.provenance.get("launch_overhead_us", "").startswith("fitted")
     if expected is not None and not fitted:
@@ -129,6 +133,16 @@ def _bound_from(system, sharp: bool) -> str:
             f"{', in-network reduction (SHARP)' if sharp else ''}) and {intra}")
 
 
+def band_bound(collective: str, n, system, bound):
+    """The bound a band's typical time is built on: the system's own, except where the GPUs exchange data through
+    host memory on a PCIe generation faster than what NCCL's SHM path gets (model/nccl/transport.py
+    HOST_STAGED_MAX_GEN): there the bound at that generation, so that a Gen4 or Gen5 card through host memory is
+    expected at what such runs reach, while its verdict's bound stays its own link's."""
+    if system is None or bound is None or not system.host_bridge or system.pcie_gen <= HOST_STAGED_MAX_GEN:
+        return bound
+    return system_bound(collective, n, system.with_("what NCCL's SHM path gets", pcie_gen=HOST_STAGED_MAX_GEN)).time_s
+
+
 def _calibrate(ex: Expectation, n: np.ndarray, system, bands: dict, collective: str) -> None:
     """Replace NCCL's model time by the calibrated band where the table covers the size. The band is the fabric
     class's, whatever collective its runs measured: where none of them measured this one, its provenance says so,
@@ -137,7 +151,7 @@ def _calibrate(ex: Expectation, n: np.ndarray, system, bands: dict, collective: 
     ex.fabric = system.fabric_class
     if not bands:
         return
-    b = band(n, ex.model_s, ex.fabric, bands, floor_s=ex.bound_s, gpus_per_node=system.gpus_per_node)
+    b = band(n, ex.model_s, ex.fabric, bands, floor_s=ex.band_bound_s, gpus_per_node=system.gpus_per_node)
     ok = np.isfinite(b.typical_s)
     if not ok.any():
         return

@@ -186,7 +186,7 @@ def above_bound(verdicts, assumed, peak_source: str | None, collective: str = ""
                     f"bound {units.format_time(worst.bound_s + worst.bound_latency_s)}{latency}): the hardware is not "
                     f"what was assumed. {check}; give the "
                     f"right value (--cluster, --nics-per-node, --nic-rate, --nvls, {'--sharp, ' if sharp else ''}"
-                    "--intra-bandwidth, --peak)", sizes)]
+                    "--gpu-link-rate, --peak)", sizes)]
 
 
 def _pcie_hint(system) -> str:
@@ -197,7 +197,7 @@ def _pcie_hint(system) -> str:
     part = BY_KEY.get(system.gpu_part)
     hints = []
     if part is not None and part.links and part.link.startswith("NVLink"):
-        hints.append(f"cards joined by an NVLink bridge: --intra-bandwidth {part.link_GBps:g}GB/s (the "
+        hints.append(f"cards joined by an NVLink bridge: --gpu-link-rate {part.link_GBps:g}GB/s (the "
                      f"{part.name}'s {part.links} {part.link} links, per direction)")
     if not system.p2p:
         hints.append("peer-to-peer turned on (a patched driver, or a log's 'via P2P' lines): --p2p")

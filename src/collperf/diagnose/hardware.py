@@ -13,7 +13,7 @@ Order (each later source overrides the earlier, and provenance says which one se
   4. the NCCL settings the network's transport requires, where the log echoes none (the catalogue's
      FABRIC_NCCL_SETTINGS: GPUDirect-TCPX runs NCCL_ALGO=Ring, NCCL_PROTO=Simple);
   5. the user's overrides: --cluster (a catalogue system), --gpu, --nodes, --nics-per-node, --nic-rate,
-     --fabric, --pcie-switch, --nvls/--no-nvls, --sharp/--no-sharp, --intra-bandwidth, --profile.
+     --fabric, --pcie-switch, --nvls/--no-nvls, --sharp/--no-sharp, --gpu-link-rate, --profile.
 """
 
 from __future__ import annotations
@@ -66,6 +66,19 @@ _SHOWN = (
 # a shown value's provenance may sit under another field name (pcie_gen/p2p set the PCIe link)
 _ALSO = {"nvlink_GBps": ("nvlink_links", "pcie_gen", "p2p", "pcie_switch_shared", "phys_scale"), "nodes": (),
          "gpu": ("compute_capability",)}
+
+
+@dataclass(frozen=True)
+class Hints:
+    """What an input says about its hardware, whatever the input: a log's table carries the same fields (its
+    header's GPUs and NCCL version, hosts as nodes, ranks, its text with the NCCL INFO lines and comments); a
+    trace builds one from deviceProperties, distributedInfo and its hosts (trace/system.py)."""
+
+    header: dict = field(default_factory=dict)    # 'gpus': [device name, ...], 'nccl_version', 'ngpus'
+    nodes: int | None = None
+    ranks: int | None = None
+    text: str = ""
+    source: str = ""
 
 
 @dataclass
@@ -333,7 +346,8 @@ def _nodes(base, nodes, nodes_src, ranks, hw, from_log: bool):
 
 
 def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
-    """The system a log (`table`) or a bare measurement (`ranks`) is judged on, with provenance."""
+    """The system a log (`table`: a Table, or Hints from another input) or a bare measurement (`ranks`) is judged
+    on, with provenance."""
     hw = hw or HardwareSpec()
     notes: list[str] = []
     ranks = ranks or (table.ranks if table is not None else None)

@@ -112,4 +112,4 @@ def above_bound(row: SizeVerdict, collective: str) -> str:
              else f"{total} ({row.binding})")
     return (f"above the bound: {time} is faster than the assumed hardware allows (its bound: {bound}); "
             f"{V.what_to_check(collective)}; if they are right, the hardware is not what was assumed: give the "
-            "right --cluster, --nodes, --nics-per-node, --nic-rate, --nvls or --intra-bandwidth (or --peak)")
+            "right --cluster, --nodes, --nics-per-node, --nic-rate, --nvls or --gpu-link-rate (or --peak)")

@@ -3,7 +3,7 @@
 NCCL's model says nothing of an MPI library's algorithms, so an MPI table has no expected time; its rows
 are judged against the physical bound instead: --peak (a per-rank busbw), the two-level bound of a
 catalogue system (--cluster), or of a CPU cluster described by its links (--nodes, --nic-rate,
---nics-per-node, --intra-bandwidth). A bandwidth-bound row within SLOWER_FACTOR of the bound is as
+--nics-per-node, --gpu-link-rate). A bandwidth-bound row within SLOWER_FACTOR of the bound is as
 expected; a latency-bound row is not judged (the bound has no latency term: the per-call cost of an MPI
 library is its own).
 """
@@ -17,11 +17,11 @@ from collperf.diagnose import verdict as V
 from collperf.model.bounds import two_level_bound
 
 NO_EXPECTED = ("none: an MPI library's algorithms are not NCCL's, so its rows are judged against the bound "
-               "(--peak, --cluster, or the CPU cluster's links: --nodes --nic-rate --intra-bandwidth)")
+               "(--peak, --cluster, or the CPU cluster's links: --nodes --nic-rate --gpu-link-rate)")
 
 
 def cpu_cluster_bound(collective: str, sizes, ranks: int | None, hw):
-    """(bound_s, binding, peak busbw GB/s, bound_from) from --nodes/--nic-rate/--nics-per-node/--intra-bandwidth,
+    """(bound_s, binding, peak busbw GB/s, bound_from) from --nodes/--nic-rate/--nics-per-node/--gpu-link-rate,
     or None when those do not describe a cluster (no rank count, or several nodes without a NIC rate)."""
     nodes = hw.nodes or 1
     if not ranks or ranks % nodes or (nodes > 1 and hw.nic_Gbps is None) or (nodes == 1 and hw.intra_GBps is None):
@@ -59,7 +59,7 @@ def verdict(time_s: float, bound_s: float | None, regime: str, wrong: bool) -> t
         return text, efficiency              # wrong results, or above the bound
     if bound_s is None or bound_s <= 0:
         return ("not judged: an MPI log has no expected time; give a bound (--peak, --cluster, or --nodes "
-                "--nic-rate --intra-bandwidth)"), efficiency
+                "--nic-rate --gpu-link-rate)"), efficiency
     if regime == "latency":
         return "not judged: latency-bound, and the bound has no latency term", efficiency
     if time_s <= V.SLOWER_FACTOR * bound_s:

@@ -62,16 +62,16 @@ def apply_overrides(system: System, hw) -> System:
     part = BY_KEY.get(system.gpu_part)
     if hw.intra_GBps is not None:
         if system.nvlink_links:
-            changes.append(("--intra-bandwidth", {"nvlink_GBps": hw.intra_GBps}))
+            changes.append(("--gpu-link-rate", {"nvlink_GBps": hw.intra_GBps}))
         elif part is not None and part.links and part.link.startswith("NVLink") and hw.intra_GBps > part.pcie_GBps:
             # faster than the card's PCIe: its NVLink bridge (H100 PCIe/NVL, A100 PCIe, RTX 3090 pairs), all links
             # to the one peer it joins
-            changes.append(("--intra-bandwidth (faster than PCIe: the card's NVLink bridge)",
+            changes.append(("--gpu-link-rate (faster than PCIe: the card's NVLink bridge)",
                             {"nvlink_links": part.links, "nvlink_GBps": hw.intra_GBps, "links_per_peer": part.links,
                              "p2p": True}))
         else:   # PCIe: the generation whose x16 rate is nearest (the bound reads the rate from it)
             gen = _pcie_gen_near(hw.intra_GBps)
-            changes.append((f"--intra-bandwidth (nearest PCIe x16: Gen{gen})", {"pcie_gen": gen}))
+            changes.append((f"--gpu-link-rate (nearest PCIe x16: Gen{gen})", {"pcie_gen": gen}))
     for flag, values in changes:
         system = system.with_(f"user override ({flag})", **values)
     return system

@@ -43,7 +43,7 @@ BAND_TOLERANCE = 0.005
 def band_margin(logs: int) -> float:
     return BAND_MARGIN * (1.0 + 1.0 / max(logs, 1))
 # The words for a measurement no healthy run reaches: faster than the band's fast edge by more than the band's own
-# spread, or faster than NCCL's model of the hardware by more than that model's spread (SLOWER_FACTOR). A data-sheet
+# spread and the model's (SLOWER_FACTOR), or, without a band, than NCCL's model by that twice over. A data-sheet
 # bound (NVLS's in-switch reduction) can leave room no NCCL reaches, so "above the bound" alone misses these.
 IMPLAUSIBLE = ("faster than any public run: check the time's unit (us or ms), one call or a loop of them, the size "
                "convention (nccl-tests' size column: the whole buffer) and the rank count")
@@ -122,11 +122,12 @@ def causes(collective: str, runtime: str, regime: str, nodes: int, choice: str =
 
 
 def implausibly_fast(time_s: float, low_s: float | None, high_s: float | None, model_s: float | None) -> bool:
-    """Faster than every healthy public run by more than their spread (the band's fast edge times low/high), or
-    faster than NCCL's model time by more than its own spread (a factor SLOWER_FACTOR)."""
-    if low_s and high_s and low_s > 0 and time_s < low_s * (low_s / high_s) * (1 - BAND_TOLERANCE):
-        return True
-    return bool(model_s and model_s > 0 and time_s < model_s / SLOWER_FACTOR)
+    """Faster than every healthy public run by more than their spread and more than NCCL's model's own spread (the
+    band's fast edge over max(high/low, SLOWER_FACTOR)); without a band, faster than NCCL's model time by more than
+    that spread twice over (its model can be a stand-in's, as for AMD's links)."""
+    if low_s and high_s and low_s > 0:
+        return time_s < low_s / max(high_s / low_s, SLOWER_FACTOR) * (1 - BAND_TOLERANCE)
+    return bool(model_s and model_s > 0 and time_s < model_s / SLOWER_FACTOR ** 2)
 
 
 def verdict(time_s: float, expected_s: float | None, bound_s: float | None, wrong: bool,
@@ -156,7 +157,7 @@ def verdict(time_s: float, expected_s: float | None, bound_s: float | None, wron
                     f"healthy public runs' {units.format_time(low_s)}-{units.format_time(high_s)})"), efficiency
         return band_verdict(time_s, low_s, high_s), efficiency
     ratio = time_s / expected_s
-    if bandwidth_bound and implausibly_fast(time_s, None, None, expected_s / SLOWER_FACTOR):
+    if bandwidth_bound and implausibly_fast(time_s, None, None, expected_s):
         return (f"{IMPLAUSIBLE} ({units.format_time(time_s)} vs NCCL's expected {units.format_time(expected_s)}, "
                 f"over {SLOWER_FACTOR ** 2:g}x faster)"), efficiency
     if ratio < 1 / SLOWER_FACTOR:

@@ -8,7 +8,7 @@ prices that algorithm with (graphs.py), so no rule carries -1.
 
 NCCL's default choice is the argmin of the same table on the hardware NCCL *detects*: the catalogue system
 with the node count and NIC count, but the catalogue's link rates. Link options (--nic-rate,
---intra-bandwidth) describe what the links really deliver; the rules are the argmin on those rates and the
+--gpu-link-rate) describe what the links really deliver; the rules are the argmin on those rates and the
 comments give the time saved, on those rates, over the choice NCCL makes on the catalogue ones. Without link
 options the two are the same system and every gain is +0.0 %: the rules then pin NCCL's own choice with an
 explicit channel count.

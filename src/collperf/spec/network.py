@@ -216,8 +216,9 @@ class HardwareSpec:
         "--sharp/--no-sharp", type=bool, help="InfiniBand SHARP (in-network reduction, NCCL's CollNet) on or off "
         "between nodes."))
     intra_bandwidth: str | float | None = field(default=None, metadata=cli_option(
-        "--intra-bandwidth", help="One GPU's physical rate to the other GPUs of its node, per direction, e.g. "
-        "450GB/s."))
+        "--gpu-link-rate", "--intra-bandwidth", help="One GPU's physical rate to the other GPUs of its node, per "
+        "direction, as sold: e.g. 450GB/s for NVLink 4 (--intra-bandwidth is kept as another name here; in predict it "
+        "is the alpha-beta level)."))
     profile: str | None = field(default=None, metadata=cli_option(
         "--profile", help="A calibrated profile (collperf calibrate -o FILE)."))
     fabric: str | None = field(default=None, metadata=cli_option(
@@ -260,7 +261,7 @@ class HardwareSpec:
                              "give one")
         if self.gpu is not None and not str(self.gpu).strip():
             raise UsageError("--gpu '': expected a GPU model such as 'H100' or 'NVIDIA A100-SXM4-80GB'")
-        for label, value in (("--nic-rate", self.nic_Gbps), ("--intra-bandwidth", self.intra_GBps)):
+        for label, value in (("--nic-rate", self.nic_Gbps), ("--gpu-link-rate", self.intra_GBps)):
             if value is not None and not (0 < value < float("inf")):
                 raise UsageError(f"{label}: expected a finite rate > 0, e.g. 400Gb/s or 450GB/s")
         self._check_physical()
@@ -275,12 +276,12 @@ class HardwareSpec:
                              f"beyond any NIC (the fastest port ships at {MAX_NIC_Gbps:g} Gb/s){hint} NICs are rated "
                              "in bits: write e.g. 400Gb/s")
         if self.intra_GBps is not None and self.intra_GBps > 2 * MAX_GPU_LINK_GBps:
-            raise UsageError(f"--intra-bandwidth {self.intra_bandwidth} is {self.intra_GBps:g} GB/s per direction, "
+            raise UsageError(f"--gpu-link-rate {self.intra_bandwidth} is {self.intra_GBps:g} GB/s per direction, "
                              f"beyond any GPU's links (NVLink 5: {MAX_GPU_LINK_GBps:g} GB/s per GPU per direction): "
                              "give one GPU's rate per direction (data sheets print both directions: 900 GB/s NVLink 4 "
                              "is 450GB/s)")
         if self.intra_GBps is not None and self.intra_GBps < MIN_GPU_LINK_GBps:
-            raise UsageError(f"--intra-bandwidth {self.intra_bandwidth} is {self.intra_GBps:g} GB/s, below any GPU's "
+            raise UsageError(f"--gpu-link-rate {self.intra_bandwidth} is {self.intra_GBps:g} GB/s, below any GPU's "
                              f"host link (PCIe Gen3 x4: {MIN_GPU_LINK_GBps:g} GB/s): GPU links are quoted in bytes, "
                              "e.g. 450GB/s (a value in bits is 8x smaller)")
 
@@ -288,7 +289,7 @@ class HardwareSpec:
         """Notes on rates taken as given whose unit reads oddly for the link: a GPU link in bits, a NIC in bytes."""
         notes = []
         if self.intra_bandwidth is not None and _in_bits(self.intra_bandwidth):
-            notes.append(f"--intra-bandwidth {self.intra_bandwidth} is {self.intra_GBps:g} GB/s (given in bits): GPU "
+            notes.append(f"--gpu-link-rate {self.intra_bandwidth} is {self.intra_GBps:g} GB/s (given in bits): GPU "
                          f"links are quoted in bytes; if you meant {_bytes_reading(self.intra_bandwidth)} write it so")
         if self.nic_rate is not None and isinstance(self.nic_rate, str) and not _in_bits(self.nic_rate):
             notes.append(f"--nic-rate {self.nic_rate} is {self.nic_Gbps:g} Gb/s (given in bytes): NICs are rated in "
@@ -317,7 +318,7 @@ class HardwareSpec:
 
     @property
     def intra_GBps(self) -> float | None:
-        """--intra-bandwidth in GB/s (None: from the log)."""
+        """--gpu-link-rate in GB/s (None: from the log)."""
         return units.parse_bandwidth(self.intra_bandwidth) / 1e9 if self.intra_bandwidth is not None else None
 
     @property

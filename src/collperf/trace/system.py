@@ -1,13 +1,11 @@
-"""Which system a trace is judged on: diagnose's `assume` fed with what the trace says (the GPU in
+"""Which system a trace is judged on: diagnose's `assume` fed with the Hints the trace gives (the GPU in
 deviceProperties, the world size, NCCL's version, the hosts), the user's hardware options on top; and
 each process group's share of it."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 from collperf.diagnose import Assumed, assume
-from collperf.diagnose.hardware import _values
+from collperf.diagnose.hardware import Hints, _values
 
 FROM_TRACE = "from deviceProperties in the trace"
 
@@ -21,8 +19,8 @@ def assume_system(traces, hardware) -> Assumed:
         header["nccl_version"] = first.nccl_version
     hosts = {t.host for t in traces if t.host}
     nodes = len(hosts) if len(traces) == first.world_size and hosts else None
-    # source '': no log text to read NCCL INFO lines from (a trace has none)
-    job = SimpleNamespace(header=header, source="", nodes=nodes, ranks=first.world_size)
+    # no text: a trace has no NCCL INFO lines to read
+    job = Hints(header=header, nodes=nodes, ranks=first.world_size, source="trace")
     assumed = assume(job, hardware)
     if assumed.system is None:
         why = assumed.why_none.replace("the log names no GPU (no device lines)",

@@ -59,6 +59,6 @@ def gpu_part(text: str) -> GPU:
         near = difflib.get_close_matches(normalize(text), [normalize(g.name) for g in GPUS], n=3, cutoff=0.5)
         hint = f" (nearest: {', '.join(near)})" if near else ""
         raise UsageError(f"GPU {str(text)!r} is not in the parts table{hint}: `collperf systems --gpus` lists the "
-                         "GPUs collperf knows; give the link and network by flags (--intra-bandwidth, --nic-rate) "
+                         "GPUs collperf knows; give the link and network by flags (--gpu-link-rate, --nic-rate) "
                          "for a GPU it does not")
     return gpu
