@@ -146,3 +146,59 @@ def test_a_gpu_name_stands_for_its_system_wherever_a_system_is_named():
     assert key not in CATALOGUE and get_system(key).gpu_part == gpu_part("RTX 4090").key
     assumed = assume(None, HardwareSpec(gpu="RTX 4090"), ranks=4).system
     assert (assumed.pcie_gen, assumed.p2p, assumed.gpu_part) == (4, False, get_system(key).gpu_part)
+
+
+# ---- every consumer reads the one system a GPU resolves to ------------------------------------------------
+
+def _gh200():
+    return get_system("GH200")
+
+
+def test_predict_prices_the_gpus_own_links():
+    from collperf.spec import NetworkSpec
+    cluster = NetworkSpec(cluster="GH200", ranks=8).resolve_cluster()
+    system = _gh200()
+    # four GH200 per node on their NVLink mesh, 4x 200 Gb/s Slingshot NICs: the part's and the board's figures
+    assert (cluster.ranks_per_node, cluster.nodes, cluster.nics_per_node) == (4, 2, 4)
+    assert cluster.intra.bandwidth_Bps == pytest.approx(system.intra_Bps) == pytest.approx(450e9)
+    assert cluster.inter.bandwidth_Bps == pytest.approx(200e9 / 8)
+    assert api.predict("allreduce", size="1GiB", network=NetworkSpec(cluster="GH200", ranks=8)).size_bytes == 2 ** 30
+
+
+def test_plan_reads_the_parts_memory_and_peaks():
+    from collperf.model.presets import get_preset
+    from collperf.plan.gpus import gpu_of
+    from collperf.plan.memory import gpu_memory_of
+    part = gpu_part("GH200")
+    gpu = gpu_of(get_preset("GH200"))
+    assert gpu.peak_flops == part.flops("bf16") and gpu.memory_bytes == part.memory_bytes
+    assert gpu_memory_of(get_preset("GH200")) == part.memory_bytes
+    # every catalogue entry plans: memory and a bf16 (or fp16) peak from its GPU part
+    for name in CATALOGUE:
+        assert gpu_memory_of(get_preset(name)) and gpu_of(get_preset(name)).peak_flops > 0, name
+
+
+def test_simulate_takes_the_same_cluster_as_predict():
+    from collperf.model.systems import to_cluster
+    from collperf.spec import NetworkSpec, SimulateSpec
+    spec = SimulateSpec(collective="allreduce", algorithm="ring", size="64MiB", topology="cluster:2x4",
+                        network=NetworkSpec(cluster="GH200", ranks=8))
+    assert spec.network.resolve_cluster().intra == to_cluster(_gh200(), nodes=2).intra
+
+
+def test_trace_judges_on_the_gpu_its_device_properties_name():
+    from types import SimpleNamespace
+    from collperf.trace.system import assume_system
+    ranks = [SimpleNamespace(gpu="NVIDIA GH200 480GB", nccl_version="2.21.5", host=f"nid{r // 4}", world_size=8)
+             for r in range(8)]
+    system = assume_system(ranks, HardwareSpec()).system
+    assert system.gpu_part == gpu_part("GH200").key and (system.nodes, system.gpus_per_node) == (2, 4)
+    assert system.name == "hpe-ex254n"
+
+
+def test_export_prices_nccls_rules_on_the_same_system():
+    from collperf.spec import TunerSpec
+    hardware = HardwareSpec(gpu="GH200", nodes=2)
+    assert assume(None, hardware, 8).system.name == "hpe-ex254n"
+    rules = api.export_nccl_tuner(TunerSpec(hardware=hardware, ranks=8))
+    assert rules

@@ -101,6 +101,10 @@ _BLACKWELL_Q = ("memory_GB", "memory_TBps", "tflops.fp64", "tflops.tf32", "tflop
 _BLACKWELL_ULTRA_LINK = {"link_total_GBps": "Fifth-Generation NVLink: 1.8 TB/s", "pcie_gen": "PCIe Gen6: 256 GB/s"}
 
 
+# the GB300 column of a per-GPU table "without sparsity" (a cloud provider's reading of NVIDIA's Blackwell Ultra
+# figures): the dense peaks NVIDIA's own GB300 pages print only per rack or with sparsity
+_VERDA_GB300 = "Verda, GB300 NVL72 architecture, per-GPU specifications (verda.com/blog/gb300-nvl72-architecture)"
+
 GPUS: tuple[GPU, ...] = (
     # ---- Pascal (sm 60): NVLink1, four links of 20 GB/s a direction ------------------------------------------
     GPU("p100-pcie-12gb", "P100 PCIe 12GB", "nvidia", "P100", "Pascal", 60, "PCIe",
@@ -423,13 +427,18 @@ GPUS: tuple[GPU, ...] = (
         quotes={"memory_GB": "270 GB HBM3E | 7.7 TB/s", "memory_TBps": "270 GB HBM3E | 7.7 TB/s",
                 "tflops.fp4": "FP4 Tensor Core 18 PFLOPS | 14 PFLOPS", **_BLACKWELL_ULTRA_LINK}),
     GPU("gb300", "GB300 (per GPU)", "nvidia", "GB300", "Blackwell Ultra", 103, "superchip",
-        memory_GB=279, memory_TBps=8, tflops={"fp4": 15000},
+        memory_GB=279, memory_TBps=8, tflops={"fp4": 15000, "fp8": 5000, "bf16": 2500, "fp16": 2500, "tf32": 1250,
+                                              "fp32": 80},
         link="NVLink5", links=18, link_total_GBps=1800, pcie_gen=6,
         names=(r"\bGB300\b",),
         sources=_cited(_BLACKWELL_ULTRA_DS, {}, "memory_GB", "memory_TBps", "tflops.fp4", "link_total_GBps",
-                       "pcie_gen", links=_BLACKWELL),
+                       "pcie_gen", links=_BLACKWELL, **{f"tflops.{d}": _VERDA_GB300 for d in
+                                                        ("fp8", "bf16", "fp16", "tf32", "fp32")}),
         quotes={"memory_GB": "279 GB HBM3E | 8 TB/s", "memory_TBps": "279 GB HBM3E | 8 TB/s",
-                "tflops.fp4": "FP4 Tensor Core 20 PFLOPS | 15 PFLOPS", **_BLACKWELL_ULTRA_LINK}),
+                "tflops.fp4": "FP4 Tensor Core 20 PFLOPS | 15 PFLOPS", **_BLACKWELL_ULTRA_LINK,
+                "tflops.fp8": "| FP8 | 5 PFLOPS |", "tflops.bf16": "| FP16/BF16 | 2.5 PFLOPS |",
+                "tflops.fp16": "| FP16/BF16 | 2.5 PFLOPS |", "tflops.tf32": "| TF32 | 1.25 PFLOPS |",
+                "tflops.fp32": "| FP32 | 0.080 PFLOPS |"}),
     # RTX PRO 6000 Blackwell: one GB202 card in three editions; the Max-Q Workstation Edition runs at a lower
     # power and has no row (its name resolves to none). FP32 is the family's 'up to' figure. The Server Edition's
     # own data sheet prints its memory bandwidth lower than the Workstation Edition's 1,792 GB/s.
