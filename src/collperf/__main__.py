@@ -1,3 +1,17 @@
-from collperf.cli import main
+"""`python -m collperf` and the `collperf` command. The command line's modules (typer, rich, every command) take
+a moment to import; Ctrl-C in that moment ends with one line and 130, as it does once a command runs."""
 
-main()
+import sys
+
+
+def main() -> None:
+    try:
+        from collperf.cli import main as run_command
+    except KeyboardInterrupt:
+        print("collperf: interrupted", file=sys.stderr)
+        raise SystemExit(130) from None
+    run_command()
+
+
+if __name__ == "__main__":
+    main()
