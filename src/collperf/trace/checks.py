@@ -17,13 +17,20 @@ __all__ = ["BadValue", "MAX_SIZE_BYTES", "MAX_WORLD", "timestamp", "duration", "
            "dims", "types", "identifier", "kernel_args"]
 
 
+def _number(value, what: str):
+    """A JSON number (Kineto writes times as numbers: a string is a corrupt field, not a token to parse)."""
+    if isinstance(value, str):
+        raise BadValue(f"{what} {_show(value)} is not a number")
+    return value
+
+
 def timestamp(value, what: str = "ts") -> float:
-    return real(value, f"{what} (us)", -MAX_TS_US, MAX_TS_US)
+    return real(_number(value, f"{what} (us)"), f"{what} (us)", -MAX_TS_US, MAX_TS_US)
 
 
 def duration(value, what: str = "dur") -> float:
     """A duration in us: finite, >= 0 (a negative one is a corrupt event; zero is left to the caller)."""
-    return real(value, f"{what} (us)", 0.0, MAX_DUR_US)
+    return real(_number(value, f"{what} (us)"), f"{what} (us)", 0.0, MAX_DUR_US)
 
 
 def text(value, what: str) -> str:

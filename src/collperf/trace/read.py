@@ -116,7 +116,7 @@ def _top(path, where: str, check, value, expected: str):
     try:
         return check(value, where)
     except C.BadValue as e:
-        raise UsageError(f"{path}: {where}: {e}; expected {expected} (as torch.profiler writes it): the trace is "
+        raise UsageError(f"{path}: {e}; expected {expected} (as torch.profiler writes it): the trace is "
                          "corrupt, export it again") from None
 
 
