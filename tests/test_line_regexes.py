@@ -1,4 +1,4 @@
-"""Every regular expression the readers apply to input lines runs in one pass: the patterns are collected from
+r"""Every regular expression the readers apply to input lines runs in one pass: the patterns are collected from
 the source of ingest/, diagnose/ and trace/ (line_patterns.py), not listed by hand, and each is run over
 adversarial lines (runs of digits, spaces, prefixes and of what the pattern itself repeats). A pattern that
 backtracks quadratically takes minutes per 256 KiB line (`(\d+) coll channels` searched over a run of digits:
@@ -66,3 +66,12 @@ def test_nics_are_counted_up_to_the_first_other_token():
     facts = read_facts("host:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB ; OOB eth0:10.0.0.1<0> "
                        "[2]x")
     assert facts.get("nics") == 2
+
+
+def test_every_instance_pattern_holds_a_literal_of_the_pre_check():
+    """read_facts searches a line for instance names only when it holds one of HOST_LITERALS: every pattern of
+    _HOSTS must (its near-matches, built from the pattern, hold one)."""
+    from collperf.diagnose.loglines import _HOSTS, HOST_LITERALS
+    for pattern, key in _HOSTS:
+        for sample in line_patterns.near_matches(pattern):
+            assert any(piece in sample.lower() for piece in HOST_LITERALS), (pattern, sample)
