@@ -3,14 +3,15 @@ a moment to import; Ctrl-C in that moment ends with one line and 130, as it does
 
 import sys
 
+try:
+    from collperf.cli import main as _run_command
+except KeyboardInterrupt:
+    print("collperf: interrupted", file=sys.stderr)
+    raise SystemExit(130) from None
+
 
 def main() -> None:
-    try:
-        from collperf.cli import main as run_command
-    except KeyboardInterrupt:
-        print("collperf: interrupted", file=sys.stderr)
-        raise SystemExit(130) from None
-    run_command()
+    _run_command()
 
 
 if __name__ == "__main__":
