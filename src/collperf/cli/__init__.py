@@ -32,6 +32,9 @@ def main() -> None:
         sys.exit(1)
     except typer.Exit as e:
         sys.exit(e.exit_code)
+    except KeyboardInterrupt:      # before the parser takes over (click turns a later one into Abort)
+        err.print("collperf: interrupted")
+        sys.exit(130)
     except Exception as e:  # the command-line parser's own usage errors (click's, vendored by typer)
         if hasattr(e, "show") and hasattr(e, "exit_code"):
             e.show()

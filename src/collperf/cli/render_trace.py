@@ -23,6 +23,16 @@ def _bw(value) -> str:
     return f"{value:.3g}" if value is not None else "-"
 
 
+# rows shown in a table: a trace of thousands of distinct sizes is read in seconds, but a terminal table of them
+# takes minutes to lay out and is not read; the rest are counted and --json has them all
+MAX_ROWS = 40
+
+
+def _more(total: int, what: str) -> None:
+    if total > MAX_ROWS:
+        out.print(f"  [dim]... and {total - MAX_ROWS} more {what} (--json lists every one)[/dim]")
+
+
 def print_collectives(rows) -> None:
     table = Table(title="collectives: per (process group, collective, size), by total time", title_justify="left")
     for column in ("group", "collective", "size", "dtype", "ranks", "alg/proto", "calls", "median", "total",
@@ -30,7 +40,7 @@ def print_collectives(rows) -> None:
         table.add_column(column, justify="left" if column in ("group", "collective", "verdict", "alg/proto")
                          else "right")
     reasons: dict[str, None] = {}
-    for r in rows:
+    for r in rows[:MAX_ROWS]:
         ran = f"{r.algorithm}/{r.protocol}" if r.algorithm != "-" else "-"
         style = _verdict_style(r.verdict)
         verdict = r.verdict
@@ -41,9 +51,10 @@ def print_collectives(rows) -> None:
                       ran, str(r.calls), _t(r.time_s), _t(r.total_s), _bw(r.busbw_GBps), _t(r.expected_s),
                       _t(r.bound_s), f"[{style}]{escape(verdict)}[/{style}]" if style else escape(verdict))
     out.print(table)
+    _more(len(rows), "rows, with a smaller total time")
     for why in reasons:
         out.print(f"  [dim]not judged: {escape(why)}[/dim]")
-    for r in rows:
+    for r in rows[:MAX_ROWS]:
         if r.choice_note:
             out.print(f"  [yellow]choice:[/yellow] {escape(r.process_group)} {r.collective}: {escape(r.choice_note)}")
 
@@ -52,11 +63,12 @@ def print_steps(steps) -> None:
     table = Table(title="steps: exposed = communication while no computation runs", title_justify="left")
     for column in ("rank", "step", "time", "compute", "comm", "exposed comm", "exposed share"):
         table.add_column(column, justify="right")
-    for s in steps:
+    for s in steps[:MAX_ROWS]:
         share = f"{s.exposed_comm_s / s.time_s:.0%}" if s.time_s > 0 else "-"
         table.add_row(str(s.rank), escape(s.name), _t(s.time_s), _t(s.compute_s), _t(s.comm_s),
                       _t(s.exposed_comm_s), share)
     out.print(table)
+    _more(len(steps), "steps")
 
 
 def print_ranks(report) -> None:
@@ -87,10 +99,11 @@ def print_what_if(w) -> None:
                   title_justify="left")
     for column in ("group", "collective", "size", "measured", "what-if", "ratio"):
         table.add_column(column, justify="right")
-    for c in w.collectives:
+    for c in w.collectives[:MAX_ROWS]:
         table.add_row(escape(c["process_group"]), c["collective"], _size(c["size_bytes"]), _t(c["time_s"]),
                       _t(c["what_if_s"]), f"{c['ratio']:.3g}x" if c["ratio"] else "-")
     out.print(table)
+    _more(len(w.collectives), "collectives")
     out.print(f"  exposed communication, all steps and ranks: {_t(doc['exposed_comm_s'])} measured -> "
               f"{_t(doc['what_if_exposed_comm_s'])} what-if ({_t(doc['exposed_change_s'])} change)")
     for note in w.notes:

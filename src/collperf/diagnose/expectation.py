@@ -13,9 +13,11 @@ from collperf.collectives import busbw_factor
 from collperf.diagnose.calibrated import calibration, peers
 from collperf.diagnose.hardware import Assumed
 from collperf.diagnose.wording import merge_counts
-from collperf.model.nccl.transport import HOST_STAGED_MAX_GEN
+from collperf.errors import UsageError
+from collperf.ingest.validate import MAX_SIZE_BYTES
 from collperf.model.calibration import band
 from collperf.model.nccl import expect, system_bound, system_bound_latency_s, tuning_model_prices
+from collperf.model.nccl.transport import HOST_STAGED_MAX_GEN
 
 
 @dataclass
@@ -59,7 +61,14 @@ def expectation(collective: str, sizes, assumed: Assumed, peak_Bps: float | None
     public runs of the system's fabric class achieve relative to them (`bands`: a calibration table, default the
     committed one; {} for NCCL's model alone). A flat bound from `peak_Bps` if given; `bound_system`:
     another system for the bound, e.g. the unfitted hardware when the expectation is a fit."""
-    n = np.asarray(sizes, dtype=float)
+    try:
+        n = np.asarray(sizes, dtype=float)
+    except OverflowError:       # an int past float's range: no buffer is that large
+        raise UsageError(f"a size beyond 1.8e308 bytes cannot be judged: expected at most "
+                         f"{MAX_SIZE_BYTES} bytes") from None
+    if len(n) and not (np.all(np.isfinite(n)) and n.min() >= 0 and n.max() <= MAX_SIZE_BYTES):
+        raise UsageError(f"sizes must be finite, >= 0 and at most {MAX_SIZE_BYTES} bytes; got "
+                         f"{n[~(np.isfinite(n) & (n >= 0) & (n <= MAX_SIZE_BYTES))][0]:g}")
     system = assumed.system
     expected = regime = None
     choice = runner = [""] * len(n)

@@ -81,12 +81,17 @@ def _short(line: str) -> str:
 # `.*` would rescan the rest of the line once per X.
 _HOST_LINE = re.compile(r"\A(?=(.*?Rank\s+\d{1,9}\s))\1.*\bon\s+\S|NCCL INFO|^\s*\S+:\d{1,9}:\d{1,9}")
 _OFI_EFA = re.compile(r"\A(?=(.*?NET/OFI ))\1.*efa")
+# a piece every instance-name pattern of _HOSTS holds (lower case): the line is searched for the names only
+# when it holds one (13 case-blind searches on every INFO line were most of diagnose's time on a large log)
+HOST_LITERALS = ("a3", "a4", "p5", "p4d", "g4dn", "nd96", "v5", "v4", "bm")
+# what a line must hold for _network to read anything from it (most INFO lines hold none of these)
+_NETWORK_WORDS = ("NET/", "Using network", "TCPXO", "/usr/local/gib/")
 
 
 def read_facts(text: str) -> LogFacts:
     """Every fact the log's lines state (comment lines written by a person, '# hardware:', are not read)."""
     facts = LogFacts()
-    lines = [ln for ln in text.splitlines() if not re.match(r"\s*#\s*(hardware|source)\s*:", ln)]
+    lines = [ln for ln in text.splitlines() if not ("#" in ln and re.match(r"\s*#\s*(hardware|source)\s*:", ln))]
     for ln in lines:
         _network(facts, ln)
         _nics(facts, ln)
@@ -123,7 +128,8 @@ def read_facts(text: str) -> LogFacts:
     _collnet(facts, lines)
     _pci_buses(facts, lines)
     for ln in lines:
-        if _HOST_LINE.search(ln):
+        low = ln.lower()
+        if any(piece in low for piece in HOST_LITERALS) and _HOST_LINE.search(ln):
             for pattern, key in _HOSTS:
                 if re.search(pattern, ln, re.IGNORECASE):
                     facts.set("instance", key, ln)
@@ -140,6 +146,8 @@ _GIB_LAUNCH = re.compile(r"/usr/local/gib/")
 
 
 def _network(facts: LogFacts, ln: str) -> None:
+    if not any(word in ln for word in _NETWORK_WORDS):
+        return
     if _GIB_INFO.search(ln):
         facts.set("plugin", "gib", ln)
         facts.set("fabric", "roce", ln)
@@ -169,7 +177,7 @@ def _network(facts: LogFacts, ln: str) -> None:
 
 
 def _nics(facts: LogFacts, ln: str) -> None:
-    m = re.search(r"found (\d{1,9}) nics\b", ln)
+    m = re.search(r"found (\d{1,9}) nics\b", ln) if "nics" in ln else None
     if m:
         facts.set("nics", int(m.group(1)), ln)
         return
@@ -187,27 +195,28 @@ def _nics(facts: LogFacts, ln: str) -> None:
 
 
 def _transport(facts: LogFacts, ln: str) -> None:
-    if re.search(r"via NET/", ln):
+    if "via " in ln and re.search(r"via NET/", ln):
         # used if any channel shows it: a send without it ('[send] via NET/IB/0') and a receive with it is
         # GPUDirect RDMA for receives only (NCCL_NET_GDR_READ=0, or pre-Ampere PCIe GPUs: NCCL 2.30.7 paths.cc)
         if "GDRDMA" in ln and not facts.get("net_gdr", False):
             facts.values["net_gdr"] = (True, _short(ln))
         facts.set("net_gdr", "GDRDMA" in ln, ln)
-    if re.search(r"via P2P/", ln):
+    if "via P2P/" in ln:
         facts.set("p2p", True, ln)
-    elif re.search(r"via SHM/", ln):
+    elif "via SHM/" in ln:
         facts.set("p2p", False, ln)
-    if re.search(r"NVLS multicast support is available|NVLS comm|nvls channels", ln) and "nvls" not in facts:
+    if ("NVLS" in ln or "nvls" in ln) and "nvls" not in facts \
+            and re.search(r"NVLS multicast support is available|NVLS comm|nvls channels", ln):
         if not re.search(r"0 nvls channels|not available", ln):
             facts.set("nvls", True, ln)
 
 
 def _tuning_echoes(facts: LogFacts, ln: str) -> None:
-    m = re.search(r"NCCL_PROTO (?:set by environment )?to \"?([\w,^]+)\"?", ln)
+    m = re.search(r"NCCL_PROTO (?:set by environment )?to \"?([\w,^]+)\"?", ln) if "NCCL_PROTO" in ln else None
     if m:
         facts.set("protocols", _protocols(m.group(1)), ln)
         facts.set("nccl_proto", m.group(1), ln)
-    m = re.search(r"NCCL_ALGO (?:set by environment )?to \"?([\w,^;:]+)\"?", ln)
+    m = re.search(r"NCCL_ALGO (?:set by environment )?to \"?([\w,^;:]+)\"?", ln) if "NCCL_ALGO" in ln else None
     if m:
         facts.set("algorithms", m.group(1), ln)
 
@@ -232,7 +241,7 @@ def _collnet(facts: LogFacts, lines: list[str]) -> None:
             if "NCCL_COLLNET_ENABLE" in ln else None
         if m:
             facts.set("collnet", m.group(1) != "0", ln if "NCCL INFO" in ln else m.group(0))
-        elif _COLLNET_SETUP.search(ln):
+        elif ("tree_type" in ln or "ollnet" in ln.lower()) and _COLLNET_SETUP.search(ln):
             facts.set("collnet", True, ln)
     algorithms = str(facts.get("algorithms", ""))
     if "collnet" not in facts and _enables_collnet(algorithms):
@@ -264,7 +273,7 @@ def _launch_vars(lines: list[str]) -> dict[str, tuple[str, str]]:
     launcher, or a value that is itself a shell expansion."""
     env: dict = {}
     for ln in lines:
-        if "NCCL INFO" in ln or re.search(r"\becho\b", ln):
+        if "NCCL_" not in ln or "NCCL INFO" in ln or re.search(r"\becho\b", ln):
             continue
         launcher = _LAUNCHER.search(ln)
         if ln.lstrip().startswith("#") and not launcher:
@@ -312,7 +321,7 @@ def _settings(facts: LogFacts, lines: list[str], launch: dict[str, tuple[str, st
     """'setting.NAME' -> its value, for the performance settings an INFO echo ('NCCL_NET_GDR_LEVEL set by environment
     to SYS') or the echoed launch command (`_launch_vars`: '-x NCCL_SHM_DISABLE=1') shows; the INFO echo wins."""
     for ln in lines:
-        m = _SET_BY_ENV.search(ln) if "NCCL INFO" in ln else None
+        m = _SET_BY_ENV.search(ln) if "set by environment" in ln and "NCCL INFO" in ln else None
         if m:
             facts.set(f"setting.{m.group(1)}", m.group(2), ln)
     for name in PERF_SETTINGS:
@@ -331,7 +340,7 @@ def _pci_buses(facts: LogFacts, lines: list[str]) -> None:
     one of them) are a CPU-socket link apart: NCCL's path type SYS."""
     buses: dict = {}
     for ln in lines:
-        m = _DEVICE.search(ln)
+        m = _DEVICE.search(ln) if "Rank" in ln else None
         if m:
             buses.setdefault(m.group(1), []).append((int(m.group(2), 16), " ".join(ln[m.start(1):m.end()].split())))
     for host, seen in buses.items():

@@ -56,8 +56,11 @@ def _costly(name: str, value: str, system, facts: LogFacts) -> str | None:
         return "the shared-memory path is off where peer-to-peer is not used: GPUs of a node go through the network"
     if name == "NVLS_ENABLE" and value.strip() == "0" and system.nvls:
         return "NVLink SHARP (in-switch reduction) is turned off on a system that has it"
-    if name in ("MAX_NCHANNELS", "MAX_CTAS") and value.strip().isdigit() and int(value) <= _FEW_CHANNELS:
-        return f"the channel count is capped at {int(value)}: fewer channels move less at once"
+    # a short run of ASCII digits: int() refuses thousands of digits, and isdigit() takes '²' and other scripts'
+    count = value.strip()
+    if name in ("MAX_NCHANNELS", "MAX_CTAS") and count.isascii() and count.isdigit() and len(count) <= 9 \
+            and int(count) <= _FEW_CHANNELS:
+        return f"the channel count is capped at {int(count)}: fewer channels move less at once"
     return None
 
 

@@ -141,6 +141,8 @@ def verdict(time_s: float, expected_s: float | None, bound_s: float | None, wron
     SLOWER_FACTOR of NCCL's expected time."""
     if wrong:
         return "not judged: wrong results (#wrong > 0), the time is meaningless", None
+    if not time_s > 0 or time_s == float("inf"):    # a call of zero duration (a trace's) beats any bound
+        return "not judged: a measured time of zero (or not finite) says nothing of the call's speed", None
     efficiency = None
     floor_s = None if bound_s is None else bound_s + bound_latency_s     # no call is faster than one message
     if bound_s is not None and bound_s > 0:

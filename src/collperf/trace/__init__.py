@@ -2,6 +2,7 @@
 
     stream.py   the streaming JSON reader (events one at a time, any file size)
     events.py   what a scan keeps of each event kind
+    checks.py   the values of events and top-level keys, checked before they become numbers
     kernels.py  NCCL/RCCL kernel names, PyTorch collective names, element types, nccl-tests' size
     gloo.py     gloo's work annotations paired with the c10d ops that enqueued them
     read.py     one file -> RankTrace (calls, computation, steps); files, directories, globs

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from collperf.trace import checks as C
+
 C10D_PREFIX = "c10d::"
 GLOO_PREFIX = "gloo:"
 STEP_PREFIX = "ProfilerStep#"
@@ -87,48 +89,75 @@ class Collected:
     steps: list = field(default_factory=list)             # (name, start, end)
     comms_meta: dict = field(default_factory=dict)        # External id -> a record_param_comms op's metadata
     kernel_count: int = 0
+    events: int = 0                                       # events seen (the index of the next)
+    skipped: int = 0                                      # events that could not be read
+    skip_reasons: list = field(default_factory=list)      # the first few, with their index
+
+    def bad(self, index: int, why: str) -> None:
+        """An element of traceEvents that is not a readable event (the stream's report)."""
+        self.events += 1
+        self.reject(f"event {index}", why)
+
+    def reject(self, where: str, why: str) -> None:
+        """Skip what cannot be read and count it; the first few reasons are kept to show."""
+        self.skipped += 1
+        if len(self.skip_reasons) < 3:
+            self.skip_reasons.append(f"{where}: {why}")
 
     def add(self, e: dict) -> None:
+        index = self.events
+        self.events += 1
         if e.get("ph") != "X":
             return
-        name = e.get("name")
-        cat = str(e.get("cat", "")).lower()
-        if not isinstance(name, str):
-            return
-        ts, dur = e.get("ts"), e.get("dur")
-        if not isinstance(ts, (int, float)) or not isinstance(dur, (int, float)):
-            return
+        try:
+            self._add(e)
+        except C.BadValue as why:
+            self.reject(f"event {index}", str(why))
+
+    def _add(self, e: dict) -> None:
+        """One complete event, its fields checked before they are kept (a bad one raises BadValue)."""
+        name = C.text(e.get("name"), "name")
+        cat = C.text(e.get("cat", ""), "cat").lower()
+        ts, dur = C.timestamp(e.get("ts")), C.duration(e.get("dur"))
+        args = e.get("args")
+        if args is None:
+            args = {}
+        elif not isinstance(args, dict):
+            raise C.BadValue(f"args {C._show(args)} is not an object")
         if cat == "kernel":
             self.kernel_count += 1
             if name.startswith(("nccl", "rccl")) and "Kernel" in name[:16]:
-                args = e.get("args") or {}
-                self.kernels.append({"name": name, "ts": ts, "dur": dur,
-                                     "args": {k: args[k] for k in KERNEL_ARGS if k in args}})
+                if dur <= 0:
+                    raise C.BadValue("a collective kernel of zero duration: its time cannot be judged")
+                self.kernels.append({"name": name, "ts": ts, "dur": dur, "args": C.kernel_args(args, KERNEL_ARGS),
+                                     "index": self.events - 1})
             else:
-                corr = (e.get("args") or {}).get("correlation", -1)
-                self.gpu_compute.extend((ts, ts + dur, corr if isinstance(corr, (int, float)) else -1))
+                corr = args.get("correlation")
+                corr = -1 if corr is None else C.identifier(corr, "args.correlation")
+                self.gpu_compute.extend((ts, ts + dur, corr if isinstance(corr, int) else -1))
             return
         if cat in _LAUNCH_CATS:
-            corr = (e.get("args") or {}).get("correlation")
-            if isinstance(corr, (int, float)):
-                self.launches.extend((corr, ts))
+            corr = args.get("correlation")
+            if corr is not None:
+                self.launches.extend((C.whole(corr, "args.correlation", -C.MAX_ID, C.MAX_ID), ts))
             return
         if name.startswith(STEP_PREFIX) and not cat.startswith("gpu"):
-            self.steps.append((name, float(ts), float(ts + dur)))
+            self.steps.append((name, ts, ts + dur))
             return
-        args = e.get("args") or {}
+        tid = e.get("tid")
+        tid = None if tid is None else C.identifier(tid, "tid")
         if name.startswith(GLOO_PREFIX):
-            self.gloo.append(HostOp(name, float(ts), float(dur), args.get("Input Dims") or [],
-                                    args.get("Input type") or []))
-            self.gloo_tids.add(e.get("tid"))
+            self.gloo.append(HostOp(name, ts, dur, C.dims(args.get("Input Dims"), "args.'Input Dims'"),
+                                    C.types(args.get("Input type"), "args.'Input type'")))
+            self.gloo_tids.add(tid)
             return
         if cat != "cpu_op":
             return
         if name.startswith(C10D_PREFIX):
-            self.c10d.append(HostOp(name, float(ts), float(dur), args.get("Input Dims") or [],
-                                    args.get("Input type") or []))
+            self.c10d.append(HostOp(name, ts, dur, C.dims(args.get("Input Dims"), "args.'Input Dims'"),
+                                    C.types(args.get("Input type"), "args.'Input type'")))
         elif "Collective name" in args and "External id" in args:
             # record_param_comms: the metadata an older PyTorch does not copy to the kernel it launches
-            self.comms_meta[args["External id"]] = {k: args[k] for k in KERNEL_ARGS if k in args}
-        tid = e.get("tid")
-        self.cpu_ops.extend((float(tid) if isinstance(tid, (int, float)) else -1.0, ts, ts + dur))
+            meta = C.kernel_args(args, KERNEL_ARGS)
+            self.comms_meta[meta["External id"]] = meta
+        self.cpu_ops.extend((float(tid) if isinstance(tid, int) else -1.0, ts, ts + dur))

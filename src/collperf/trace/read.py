@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import glob
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from collperf.errors import UsageError
+from collperf.trace import checks as C
 from collperf.trace import kernels as K
 from collperf.trace.events import Call, Collected, launch_times
 from collperf.trace.gloo import pair_gloo
@@ -62,26 +62,14 @@ def trace_files(paths) -> list[Path]:
     return found
 
 
-def _ranks(value) -> tuple:
-    if isinstance(value, (list, tuple)):
-        return tuple(int(r) for r in value)
-    try:
-        parsed = json.loads(str(value))
-        return tuple(int(r) for r in parsed) if isinstance(parsed, list) else ()
-    except (ValueError, TypeError):
-        return ()
-
-
 def _label(name, desc) -> str:
     desc = str(desc or "")
     return desc if desc and desc != "undefined" else str(name)
 
 
 def _int(value, default=0) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return default
+    """A value checked by trace/checks.py (an int), or the default where the trace has none."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
 def _kernel_call(e: dict, rank: int, world: int, groups: dict, launch_us: float, default_pg: str) -> Call:
@@ -91,7 +79,7 @@ def _kernel_call(e: dict, rank: int, world: int, groups: dict, launch_us: float,
     collective = K.collective_of(args.get("Collective name", "")) or from_name or "unknown"
     label = _label(args.get("Process Group Name", ""), args.get("Process Group Description", "")) \
         if "Process Group Name" in args else default_pg
-    ranks = _ranks(args.get("Process Group Ranks", "")) or groups.get(label, ())
+    ranks = args.get("Process Group Ranks") or groups.get(label, ())
     group_size = _int(args.get("Group size"), len(ranks) or world)
     dtype = args.get("dtype") or kernel_dtype
     size = None
@@ -99,6 +87,9 @@ def _kernel_call(e: dict, rank: int, world: int, groups: dict, launch_us: float,
     if elt and ("In msg nelems" in args or "Out msg nelems" in args) and collective != "unknown":
         size = K.whole_elements(collective, _int(args.get("In msg nelems")), _int(args.get("Out msg nelems")),
                                 group_size) * elt
+        if size > C.MAX_SIZE_BYTES:
+            raise C.BadValue(f"a {collective} of {size} bytes (from 'In/Out msg nelems'): expected at most "
+                             f"{C.MAX_SIZE_BYTES} bytes")
     splits = str(args.get("In split size", "")) if collective == "alltoall" else ""
     return Call(rank, label, ranks, collective, size, K.dtype_name(dtype) if dtype else "", group_size, algorithm,
                 protocol, float(e["ts"]) * US, float(e["dur"]) * US, launch_us * US,
@@ -120,10 +111,49 @@ def _compute(c: Collected, gpu: bool) -> np.ndarray:
     return np.column_stack([left, left[:, 0]]) if len(left) else np.empty((0, 3))
 
 
+def _top(path, where: str, check, value, expected: str):
+    """A top-level value checked: a UsageError naming the file, the JSON path and the expected form."""
+    try:
+        return check(value, where)
+    except C.BadValue as e:
+        raise UsageError(f"{path}: {e}; expected {expected} (as torch.profiler writes it): the trace is "
+                         "corrupt, export it again") from None
+
+
+def _info(path, top: dict) -> tuple[dict, int, int]:
+    """distributedInfo, the rank and the world size, checked."""
+    info = top.get("distributedInfo")
+    if not isinstance(info, dict) or "rank" not in info:
+        raise UsageError(f"{path}: no distributedInfo (rank, world size, process groups): record the trace in a "
+                         "process where torch.distributed is initialised (init_process_group before the profiler)")
+    world = _top(path, "$.distributedInfo.world_size", lambda v, w: C.whole(v, w, 1, C.MAX_WORLD),
+                 info.get("world_size", 1), f"a whole number of ranks, 1..{C.MAX_WORLD}")
+    rank = _top(path, "$.distributedInfo.rank", lambda v, w: C.whole(v, w, 0, world - 1), info.get("rank"),
+                f"a whole number below the world size {world}")
+    for key in ("backend", "nccl_version"):
+        _top(path, f"$.distributedInfo.{key}", C.optional_text, info.get(key), "a string")
+    configs = info.get("pg_config")
+    if configs is not None and not isinstance(configs, list):
+        raise UsageError(f"{path}: $.distributedInfo.pg_config is not an array; expected an array of process "
+                         "groups (pg_name, pg_desc, ranks): the trace is corrupt, export it again")
+    for i, g in enumerate(configs or []):
+        where = f"$.distributedInfo.pg_config[{i}]"
+        if not isinstance(g, dict):
+            raise UsageError(f"{path}: {where} is not an object; expected a process group (pg_name, pg_desc, ranks)")
+        for key in ("pg_name", "pg_desc"):
+            _top(path, f"{where}.{key}", C.optional_text, g.get(key), "a string")
+        members = _top(path, f"{where}.ranks", C.ranks, g.get("ranks", []), "an array of ranks")
+        if any(r >= world for r in members):
+            raise UsageError(f"{path}: {where}.ranks has rank {max(members)}, not below the world size {world}; "
+                             "expected the ranks of the job: the trace is corrupt, export it again")
+    return info, rank, world
+
+
 def _groups(info: dict, world: int) -> tuple[dict, str]:
-    """Process group label -> ranks from distributedInfo's pg_config, and the default group's label."""
-    groups = {_label(g.get("pg_name"), g.get("pg_desc")): _ranks(g.get("ranks", [])) or tuple(range(world))
-              for g in info.get("pg_config") or [] if isinstance(g, dict)}
+    """Process group label -> ranks from distributedInfo's pg_config (checked by _info), and the default group's
+    label."""
+    groups = {_label(g.get("pg_name"), g.get("pg_desc")): C.ranks(g.get("ranks", []), "ranks") or tuple(range(world))
+              for g in info.get("pg_config") or []}
     default_pg = next(iter(groups), "default_pg")
     groups.setdefault(default_pg, tuple(range(world)))
     return groups, default_pg
@@ -136,18 +166,20 @@ def _kernel_calls(c: Collected, rank: int, world: int, groups: dict, default_pg:
             e["args"] = {**launcher, **e["args"]}
     corr = np.array([_int(e["args"].get("correlation"), -1) for e in c.kernels], dtype=float)
     launched = launch_times(c.launches, corr, np.array([float(e["ts"]) for e in c.kernels]))
-    return [_kernel_call(e, rank, world, groups, float(t), default_pg) for e, t in zip(c.kernels, launched)]
+    calls = []
+    for e, t in zip(c.kernels, launched):
+        try:
+            calls.append(_kernel_call(e, rank, world, groups, float(t), default_pg))
+        except C.BadValue as why:
+            c.reject(f"event {e['index']}", str(why))
+    return calls
 
 
 def read_rank(path) -> RankTrace:
     """One file: its distributed info, device, calls, computation and steps."""
     collected = Collected()
-    top = scan(path, collected.add)
-    info = top.get("distributedInfo")
-    if not isinstance(info, dict) or "rank" not in info:
-        raise UsageError(f"{path}: no distributedInfo (rank, world size, process groups): record the trace in a "
-                         "process where torch.distributed is initialised (init_process_group before the profiler)")
-    rank, world = _int(info.get("rank")), _int(info.get("world_size"), 1)
+    top = scan(path, collected.add, collected.bad)
+    info, rank, world = _info(path, top)
     groups, default_pg = _groups(info, world)
     notes: list[str] = []
     calls = _kernel_calls(collected, rank, world, groups, default_pg)
@@ -156,20 +188,35 @@ def read_rank(path) -> RankTrace:
         if len(groups) > 1:
             notes.append("gloo work does not name its process group: every gloo call is taken to be on "
                          f"{default_pg}")
+    for call in [c for c in calls if c.size_bytes is not None and c.size_bytes > C.MAX_SIZE_BYTES]:
+        calls.remove(call)    # a gloo work whose shapes multiply past any real buffer
+        collected.reject(f"the {call.collective} at ts {call.start_s / US:g} us",
+                         f"{call.size_bytes} bytes from its 'Input Dims': expected at most {C.MAX_SIZE_BYTES}")
+    skipped = ""
+    if collected.skipped:
+        skipped = (f"{collected.skipped} event(s) skipped, not what torch.profiler writes ("
+                   + "; ".join(collected.skip_reasons) + (", ..." if collected.skipped > 3 else "") + ")")
+        notes.append(skipped)
     if not calls:
-        raise UsageError(f"{path}: no collective found (no NCCL/RCCL kernel, no gloo work): profile the steps that "
-                         "communicate, with ProfilerActivity.CUDA for NCCL (record_shapes=True for gloo's sizes)")
+        raise UsageError(f"{path}: no collective found (no NCCL/RCCL kernel, no gloo work"
+                         + (f"; {skipped}" if skipped else "") + "): profile the steps that communicate, with "
+                         "ProfilerActivity.CUDA for NCCL (record_shapes=True for gloo's sizes)")
     calls.sort(key=lambda c: c.start_s)
     unknown = sum(c.size_bytes is None for c in calls)
     if unknown:
         notes.append(f"{unknown} calls without a size (no 'In msg nelems' in the kernel's args, or no shapes: "
                      "record with record_shapes=True): listed, not judged")
     devices = top.get("deviceProperties") or []
-    gpu = devices[0].get("name") if devices and isinstance(devices[0], dict) else None
+    if not isinstance(devices, list) or (devices and not isinstance(devices[0], dict)):
+        raise UsageError(f"{path}: $.deviceProperties is not an array of objects; expected one object per GPU "
+                         "(name, computeMajor, ...): the trace is corrupt, export it again")
+    gpu = _top(path, "$.deviceProperties[0].name", C.optional_text, devices[0].get("name"), "a GPU name") \
+        if devices else None
+    host = _top(path, "$.host_name", C.optional_text, top.get("host_name"), "a host name")
     steps = sorted(((n, s * US, e * US) for n, s, e in collected.steps), key=lambda s: s[1])
     version = info.get("nccl_version")
-    return RankTrace(str(path), rank, world, str(info.get("backend", "")),
-                     str(version) if version not in (None, "") else None, gpu, top.get("host_name"), groups, calls,
+    return RankTrace(str(path), rank, world, str(info.get("backend") or ""),
+                     str(version) if version not in (None, "") else None, gpu or None, host or None, groups, calls,
                      _compute(collected, collected.kernel_count > 0), steps, notes)
 
 

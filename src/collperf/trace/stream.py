@@ -6,6 +6,11 @@ The tokenizer is json's own C decoder (`JSONDecoder.raw_decode`) applied at each
 sliding text window: a value cut by the window's end fails to decode and the window grows until it
 does. Events are a few hundred bytes, so each is decoded once or twice; a malformed value is reported
 as soon as the window holds more than `_LIMIT` characters past its start.
+
+Nesting is bounded: the C decoder recurses once per level and stops at the interpreter's recursion limit; a
+value nested that deep is stepped over by counting brackets outside strings (`_skip`, iterative, one pass),
+so an event of a thousand nested arrays is skipped and counted rather than ending the read. A number too
+long for an int (Python refuses to convert more than 4,300 digits) is refused the same way.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,6 +29,12 @@ _LIMIT = 64 << 20         # no single value (an event, distributedInfo) is this 
 _SEPARATORS = re.compile(r"[\s,]*")
 _AFTER_NUMBER = re.compile(r"[^0-9.eE+-]")
 _DECODER = json.JSONDecoder()
+# a string (escapes included; the unrolled form is one pass) or a bracket; a lone '"' is a string cut by the window
+_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}"]')
+
+
+class _TooDeep(Exception):
+    """A value nested past what the decoder recurses into, or a number past what an int holds: stepped over."""
 
 
 class _Window:
@@ -31,7 +43,11 @@ class _Window:
         self.text, self.pos, self.eof = "", 0, False
 
     def _more(self) -> bool:
-        chunk = self.f.read(_CHUNK)
+        try:
+            chunk = self.f.read(_CHUNK)
+        except (zlib.error, EOFError, gzip.BadGzipFile) as e:
+            raise UsageError(f"{self.source}: the gzip stream cannot be read ({e}): the file is cut or corrupt; "
+                             "compress the trace again (gzip trace.json) or give the .json") from None
         if not chunk:
             self.eof = True
             return False
@@ -54,15 +70,23 @@ class _Window:
         self.pos += 1
 
     def value(self):
+        """The next value; _TooDeep (after stepping over it) where it cannot be decoded but is well formed."""
         self.peek()
         while True:
             try:
                 value, end = _DECODER.raw_decode(self.text, self.pos)
+            except RecursionError:
+                self._skip()
+                raise _TooDeep("nested deeper than the reader decodes (a Kineto event is a few levels deep)") \
+                    from None
             except json.JSONDecodeError as e:
                 if len(self.text) - self.pos > _LIMIT or not self._more():
                     raise UsageError(f"{self.source}: not valid JSON near character {e.pos} of its window "
                                      f"({e.msg}); the trace is cut or corrupt: export it again") from None
                 continue
+            except ValueError:     # an integer of more than 4,300 digits (sys.get_int_max_str_digits)
+                self._skip()
+                raise _TooDeep("a number of thousands of digits") from None
             # a number cut by the window's end decodes as its prefix ('0' of '0.5'): unless a character that
             # cannot continue it follows, it may go on in the next chunk
             if (isinstance(value, (int, float)) and not isinstance(value, bool) and not self.eof
@@ -71,6 +95,41 @@ class _Window:
             self.pos = end
             return value
 
+    def _skip(self) -> None:
+        """Step over the value at pos without decoding it: brackets counted outside strings, the window grown
+        as needed. A scalar (a long number) ends at the next ',', ']' or '}'."""
+        if self.text[self.pos:self.pos + 1] not in ("[", "{"):
+            while (m := re.compile(r"[,\]}]").search(self.text, self.pos)) is None:
+                if not self._grow():
+                    return
+            self.pos = m.start()
+            return
+        depth, at = 0, self.pos
+        while True:
+            for m in _TOKENS.finditer(self.text, at):
+                token = m.group()
+                if token == '"':            # a string the window cuts: read on
+                    break
+                at = m.end()
+                if token in "[{":
+                    depth += 1
+                elif token in "]}":
+                    depth -= 1
+                    if depth == 0:
+                        self.pos = at
+                        return
+            offset = at - self.pos
+            if not self._grow():
+                raise UsageError(f"{self.source}: not valid JSON: a value is not closed before the end of the file; "
+                                 "the trace is cut or corrupt: export it again")
+            at = self.pos + offset
+
+    def _grow(self) -> bool:
+        if len(self.text) - self.pos > _LIMIT:
+            raise UsageError(f"{self.source}: a value longer than {_LIMIT >> 20} MiB: the trace is corrupt; export "
+                             "it again")
+        return self._more()
+
 
 def _open(path: Path):
     if path.suffix == ".gz":
@@ -78,8 +137,9 @@ def _open(path: Path):
     return open(path, encoding="utf-8", errors="replace")
 
 
-def scan(path, on_event: Callable[[dict], None]) -> dict:
-    """Call `on_event` for every event of `traceEvents` in file order; return the other top-level keys."""
+def scan(path, on_event: Callable[[dict], None], on_bad: Callable[[int, str], None] | None = None) -> dict:
+    """Call `on_event` for every event of `traceEvents` in file order, `on_bad(index, why)` for an element that is
+    not one (not an object, nested too deep); return the other top-level keys."""
     path = Path(path)
     top: dict = {}
     try:
@@ -89,19 +149,34 @@ def scan(path, on_event: Callable[[dict], None]) -> dict:
             while w.peek() not in ("}", ""):
                 key = w.value()
                 w.expect(":", "a ':' after a key")
+                if not isinstance(key, str):
+                    raise UsageError(f"{path}: not a Kineto trace: a key of the top-level object is "
+                                     f"{type(key).__name__}, not a string; give a file written by torch.profiler")
                 if key != "traceEvents":
-                    top[key] = w.value()
+                    try:
+                        top[key] = w.value()
+                    except _TooDeep as e:
+                        raise UsageError(f"{path}: $.{key}: {e}; expected the flat values torch.profiler writes: "
+                                         "the trace is corrupt, export it again") from None
                     continue
                 w.expect("[", "traceEvents to be an array")
                 top["traceEvents"] = 0
+                index = 0
                 while w.peek() not in ("]", ""):
-                    event = w.value()
+                    try:
+                        event = w.value()
+                    except _TooDeep as e:
+                        event = e
                     if isinstance(event, dict):
                         on_event(event)
                         top["traceEvents"] += 1
+                    elif on_bad is not None:
+                        on_bad(index, str(event) if isinstance(event, _TooDeep) else
+                               f"{type(event).__name__} {str(event)[:20]!r}, not an event object")
+                    index += 1
                 w.expect("]", "the end of traceEvents")
             w.expect("}", "the end of the JSON object")
-    except (OSError, EOFError, gzip.BadGzipFile) as e:
+    except (OSError, EOFError, zlib.error) as e:
         raise UsageError(f"{path}: cannot read it ({e}); give a Kineto trace (.json or .json.gz)") from None
     if "traceEvents" not in top:
         raise UsageError(f"{path}: no traceEvents array: not a PyTorch profiler (Kineto) trace; "
