@@ -162,20 +162,28 @@ def test_predict_prices_the_gpus_own_links():
     assert (cluster.ranks_per_node, cluster.nodes, cluster.nics_per_node) == (4, 2, 4)
     assert cluster.intra.bandwidth_Bps == pytest.approx(system.intra_Bps) == pytest.approx(450e9)
     assert cluster.inter.bandwidth_Bps == pytest.approx(200e9 / 8)
-    assert api.predict("allreduce", size="1GiB", network=NetworkSpec(cluster="GH200", ranks=8)).size_bytes == 2 ** 30
+    predictions = api.predict("allreduce", size="1GiB", network=NetworkSpec(cluster="GH200", ranks=8), expected=True)
+    assert predictions.assumed.system.gpu_part == system.gpu_part
 
 
 def test_plan_reads_the_parts_memory_and_peaks():
     from collperf.model.presets import get_preset
-    from collperf.plan.gpus import gpu_of
+    from collperf.model.hardware.gpus import BY_KEY
+    from collperf.plan.gpus import gpu_of, require_gpu
     from collperf.plan.memory import gpu_memory_of
     part = gpu_part("GH200")
     gpu = gpu_of(get_preset("GH200"))
     assert gpu.peak_flops == part.flops("bf16") and gpu.memory_bytes == part.memory_bytes
     assert gpu_memory_of(get_preset("GH200")) == part.memory_bytes
-    # every catalogue entry plans: memory and a bf16 (or fp16) peak from its GPU part
-    for name in CATALOGUE:
-        assert gpu_memory_of(get_preset(name)) and gpu_of(get_preset(name)).peak_flops > 0, name
+    # every catalogue entry plans: memory and a bf16 (or fp16) peak from its GPU part, except where the part's sheet
+    # prints neither (GB10: FP4 only), which plan refuses with the flag to give
+    for name, system in CATALOGUE.items():
+        assert gpu_memory_of(get_preset(name)), name
+        if BY_KEY[system.gpu_part].flops("bf16"):
+            assert gpu_of(get_preset(name)).peak_flops > 0, name
+        else:
+            with pytest.raises(UsageError, match="--flops"):
+                require_gpu(get_preset(name))
 
 
 def test_simulate_takes_the_same_cluster_as_predict():

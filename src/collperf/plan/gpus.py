@@ -75,9 +75,12 @@ GPUS = {"dgx-a100": _A100, "dgx-h100": _H100, "dgx-b200": _B200, "dgx-1v": _V100
 _DEFAULT_EFFICIENCY = dict(gemm=0.70, flash=0.45)
 
 
-def gpu_of_part(part) -> GPU:
+def gpu_of_part(part) -> GPU | None:
     """A planner GPU from a part of the parts table (model/hardware/gpus.py): its data-sheet peaks (dense bf16, or
-    fp16 where the sheet gives no bf16), memory and memory bandwidth, each from its sheet."""
+    fp16 where the sheet gives no bf16), memory and memory bandwidth, each from its sheet; None where the sheet
+    prints neither peak (GB10's gives FP4 only: plan asks for --flops)."""
+    if not part.flops("bf16"):
+        return None
     return GPU(part.name, part.flops("bf16"), part.memory_Bps, part.memory_bytes, fp8_flops=part.flops("fp8"),
                source=part.sources.get("tflops.bf16") or part.sources.get("tflops.fp16", ""), **_DEFAULT_EFFICIENCY)
 
@@ -95,12 +98,20 @@ def gpu_of(cluster) -> GPU | None:
     except UsageError:
         return None
     if system.gpu_part and (part := BY_KEY.get(system.gpu_part)) is not None and part.family not in _MEASURED:
-        return gpu_of_part(part)
+        return gpu_of_part(part)      # None where its sheet prints no bf16/fp16 peak
     known = GPUS.get(gpu_family(system))
     if known is not None:
         return known
     part = BY_KEY.get(system.gpu_part)
     return gpu_of_part(part) if part is not None and part.flops("bf16") else None
+
+
+def part_of(cluster):
+    """The GPU part of a cluster preset's catalogue system (None: a custom network)."""
+    try:
+        return BY_KEY.get(get_system(getattr(cluster, "name", "") or "").gpu_part)
+    except UsageError:
+        return None
 
 
 # the GPU families whose planner parameters were measured (above); other parts plan on their sheets' peaks

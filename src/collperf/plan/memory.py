@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from collperf.plan.gpus import gpu_of
+from collperf.plan.gpus import gpu_of, part_of
 from collperf.plan.pipeline import stage_layers
 
 GIB = 2 ** 30
@@ -116,4 +116,7 @@ def gpu_memory_of(cluster) -> float | None:
     if name in GPU_MEMORY_BYTES:
         return GPU_MEMORY_BYTES[name]
     gpu = gpu_of(cluster)
-    return gpu.memory_bytes if gpu is not None else None
+    if gpu is not None:
+        return gpu.memory_bytes
+    part = part_of(cluster)       # a part whose sheet prints no bf16 peak still has its memory
+    return part.memory_bytes if part is not None else None
