@@ -27,6 +27,7 @@ from collperf.diagnose.loglines import LogFacts, read_facts
 from collperf.diagnose.overrides import apply_overrides, from_profile, unused_on_one_node
 from collperf.diagnose.suspects import suspects
 from collperf.errors import UsageError
+from collperf.model.hardware.compose import bridged
 from collperf.model.hardware.fabrics import NICS
 from collperf.model.hardware.gpus import BY_KEY
 from collperf.model.hardware.names import find_gpu, gpu_part, normalize
@@ -212,12 +213,10 @@ def _apply_facts(system: System, facts: LogFacts, ngpus: int) -> System:
         # below overrides this
         system = system.with_(f"from the PCI buses in the device lines ('{facts.line('cross_socket')}'): "
                               "GPUs on two CPU sockets", p2p=False)
-    part = BY_KEY.get(system.gpu_part)
-    if facts.get("intra_path") == "NVL" and not system.nvlink_links and part is not None and part.links \
-            and part.link.startswith("NVLink") and system.gpus_per_node > 1:
-        # NCCL's graph runs over NVLink between PCIe cards: their NVLink bridge, every link to the one peer
-        system = system.with_(quote("intra_path") + " (an NVLink bridge)", nvlink_links=part.links,
-                              nvlink_GBps=part.link_GBps, links_per_peer=part.links, p2p=True)
+    bridge = _bridge(system)
+    if facts.get("intra_path") == "NVL" and bridge and system.gpus_per_node > 1:
+        # NCCL's graph runs over NVLink between PCIe cards: their NVLink bridge
+        system = system.with_(quote("intra_path") + " (an NVLink bridge)", **bridge)
     if "p2p" in facts and not system.nvlink_links and system.gpus_per_node > 1:
         system = system.with_(quote("p2p"), p2p=bool(facts.get("p2p")))
     if "nvls" in facts:
@@ -238,6 +237,13 @@ def _apply_facts(system: System, facts: LogFacts, ngpus: int) -> System:
         # every call (samples 01 and 10: 35 us and 11.7 us floors vs NCCL's 15 us / 8.6 us model latency).
         system = system.with_("from nccl-tests -g (one thread launches every GPU)", launch_overhead_us=2.5 * ngpus)
     return system
+
+
+def _bridge(system: System) -> dict | None:
+    """The values of the system's PCIe cards on their NVLink bridge (compose.bridged), None where the cards already
+    talk over NVLink or have none."""
+    part = BY_KEY.get(system.gpu_part)
+    return None if system.nvlink_links or part is None else bridged(part)
 
 
 def _transport_settings(system: System) -> System:
@@ -410,14 +416,11 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
     system = _transport_settings(system)
     # "under a PCIe switch" / nvidia-smi topo "PIX" in the log's comments: the GPUs share the switch's
     # uplink to the CPU, which carries all their host-memory traffic when P2P is off (nccl/transport.py)
-    part = BY_KEY.get(system.gpu_part)
     bridge_line = next((ln for ln in comments if re.search(r"NVLink bridge|NVLINK connected|\bNV\d{1,2}\b", ln,
                                                            re.IGNORECASE)), None)
-    if bridge_line and not system.nvlink_links and part is not None and part.links and \
-            part.link.startswith("NVLink") and system.gpus_per_node == 2:
-        # PCIe cards joined by an NVLink bridge (nvidia-smi topo -m: NV12 between them): every link to the one peer
-        system = system.with_(f"from a comment line in the log ('{bridge_line[:100]}')", nvlink_links=part.links,
-                              nvlink_GBps=part.link_GBps, links_per_peer=part.links, p2p=True)
+    if bridge_line and (bridge := _bridge(system)) and system.gpus_per_node == 2:
+        # PCIe cards joined by an NVLink bridge (nvidia-smi topo -m: NV12 between them)
+        system = system.with_(f"from a comment line in the log ('{bridge_line[:100]}')", **bridge)
     p2p_line = next((ln for ln in comments if re.search(r"(peer-to-peer|\bP2P\b)[\w ]{0,12}\b(enabled|on)\b", ln,
                                                         re.IGNORECASE)), None)
     if p2p_line and not system.nvlink_links and not system.p2p and "p2p" not in facts:

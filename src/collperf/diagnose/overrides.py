@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from collperf.errors import UsageError
+from collperf.model.hardware.compose import bridged
 from collperf.model.hardware.gpus import BY_KEY
 from collperf.model.systems import System
 from collperf.spec.network import load_cluster
@@ -63,12 +64,9 @@ def apply_overrides(system: System, hw) -> System:
     if hw.intra_GBps is not None:
         if system.nvlink_links:
             changes.append(("--gpu-link-rate", {"nvlink_GBps": hw.intra_GBps}))
-        elif part is not None and part.links and part.link.startswith("NVLink") and hw.intra_GBps > part.pcie_GBps:
-            # faster than the card's PCIe: its NVLink bridge (H100 PCIe/NVL, A100 PCIe, RTX 3090 pairs), all links
-            # to the one peer it joins
-            changes.append(("--gpu-link-rate (faster than PCIe: the card's NVLink bridge)",
-                            {"nvlink_links": part.links, "nvlink_GBps": hw.intra_GBps, "links_per_peer": part.links,
-                             "p2p": True}))
+        elif part is not None and hw.intra_GBps > part.pcie_GBps and (bridge := bridged(part, hw.intra_GBps)):
+            # faster than the card's PCIe: its NVLink bridge
+            changes.append(("--gpu-link-rate (faster than PCIe: the card's NVLink bridge)", bridge))
         else:   # PCIe: the generation whose x16 rate is nearest (the bound reads the rate from it)
             gen = _pcie_gen_near(hw.intra_GBps)
             changes.append((f"--gpu-link-rate (nearest PCIe x16: Gen{gen})", {"pcie_gen": gen}))

@@ -39,8 +39,17 @@ def compose(gpu: GPU, board: Board, *, name: str = "", nodes: int = 1, gpus_per_
     sources = {k: part_src for k in from_part}
     sources.update({k: board_src for k in ("gpus_per_node", "nvlink_links", "nvswitch", "nvls", "links_per_peer")})
     sources.update({k: net_src for k in from_net})
-    label = name or f"{gpu.key}-{board.key}"
+    label = name or (f"{gpu.key}-box" if board.kind == "pcie" else f"{gpu.key}-{board.key}")
     said = {**{k: f"from the GPU part {gpu.name}" for k in from_part},
             **{k: f"the usual network of the board {board.name}" for k in from_net}}
     prov = {k: said.get(k, f"from the board {board.name}") for k in values}
     return System(name=label, source=f"{gpu.name} on {board.name}", sources=sources, provenance=prov, **values)
+
+
+def bridged(gpu: GPU, link_GBps: float | None = None) -> dict | None:
+    """The System values of PCIe cards joined by their NVLink bridge (H100 PCIe/NVL, A100 PCIe, RTX 3090 pairs):
+    every one of the card's links to its one peer, at the part's rate per direction unless a measured or given
+    `link_GBps` says otherwise; None for a card with no NVLink."""
+    if not (gpu.links and gpu.link.startswith("NVLink")):
+        return None
+    return dict(nvlink_links=gpu.links, nvlink_GBps=link_GBps or gpu.link_GBps, links_per_peer=gpu.links, p2p=True)
