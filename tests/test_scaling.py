@@ -133,7 +133,7 @@ def test_diagnose_reads_a_log_of_many_tables_once(tmp_path):
              + "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 1\n")
     path = tmp_path / "many.txt"
     path.write_text(block * 40)
-    hardware._hints.cache_clear()
+    hardware._facts.cache_clear()
     judged = api.diagnose_logs([str(path)], peak="10GB/s")
     assert len(judged) == 40
-    assert hardware._hints.cache_info().misses == 1
+    assert hardware._facts.cache_info().misses == 1       # the one text every table of the log keeps

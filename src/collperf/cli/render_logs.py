@@ -9,7 +9,6 @@ from rich.markup import escape
 from rich.table import Table
 
 from collperf import units
-from collperf.model.systems import CATALOGUE
 from collperf.cli.render import _gb, out
 
 
@@ -53,7 +52,7 @@ def print_assumed(assumed, expected_from: str, bound_from: str) -> None:
             out.print(f"    {escape(label)}: {escape(value)}  [dim]({escape(source)})[/dim]")
     if defaults:
         # what neither the log nor a flag said, on one line: the catalogue's values, each a flag away
-        whose = "the catalogue's" if assumed.system.name in CATALOGUE else "the composed system"
+        whose = "the catalogue's" if assumed.catalogued else "the composed system"
         out.print(f"    {whose} {escape(assumed.system.name)} values for what neither the log nor a flag says: "
                   + "; ".join(f"{escape(label)} {escape(value)}" for label, value in defaults))
     for note in assumed.notes:

@@ -33,7 +33,7 @@ from collperf.model.hardware.gpus import BY_KEY
 from collperf.model.hardware.names import find_gpu, gpu_part, normalize
 from collperf.model.nccl.env import NCCL_ALGO_NAMES, NCCL_PROTO_NAMES, check as check_env
 from collperf.model.nodes import nics_used, nodes_for
-from collperf.model.systems import System, fabric_nccl_settings, get_system, system_for_gpu
+from collperf.model.systems import CATALOGUE, System, fabric_nccl_settings, get_system, system_for_gpu
 from collperf.spec import HardwareSpec
 
 # the values the output lists, in order, with how each is shown
@@ -95,6 +95,11 @@ class Assumed:
 
     def describe(self) -> str:
         return self.system.describe() if self.system else f"none assumed: {self.why_none}"
+
+    @property
+    def catalogued(self) -> bool:
+        """The system is a catalogue entry, not one composed of parts for this input's GPU."""
+        return self.system is not None and self.system.name in CATALOGUE
 
     def to_json(self) -> dict:
         return {"system": self.system.name if self.system else None,
@@ -406,10 +411,6 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
                               "used", nics_per_node=nics_used(base.nics_per_node, base.gpus_per_node, per_node))
     if hw.cluster is None and gpu_text and "instance" not in facts:
         system = system.with_(gpu_src, gpu=gpu_text)
-    if system.nvls and system.gpus_per_node <= 2:
-        # NCCL 2.30.7 src/transport/nvls.cc ncclNvlsInit: no NVLS where the node's topology holds 2 GPUs or fewer
-        system = system.with_(f"NCCL runs no NVLS on {system.gpus_per_node} GPU(s) per node (src/transport/nvls.cc "
-                              "ncclNvlsInit: gpuCount <= 2)", nvls=False)
     ngpus = int((table.header if table is not None else {}).get("ngpus", 1) or 1)
     catalogue = system
     system = _apply_facts(system, facts, ngpus)

@@ -126,6 +126,7 @@ def read_facts(text: str) -> LogFacts:
     _command_env(facts, lines, launch)
     _settings(facts, lines, launch)
     _collnet(facts, lines)
+    _used_ports(facts, lines)
     _pci_buses(facts, lines)
     for ln in lines:
         low = ln.lower()
@@ -188,10 +189,31 @@ def _nics(facts: LogFacts, ln: str) -> None:
         end = re.search(r"\s(?![\s\[])|\s\[(?!\d)", m.group(1))
         devices = m.group(1)[:end.start()] if end else m.group(1)
         facts.set("nics", len(re.findall(r"\[\d{1,9}\]", devices)), ln)
+        if "NET/IB" in ln and "ib_ports" not in facts:
+            # each listed port's link layer, by its index ("[1]mlx5_2:1/IB"): the channels' "via NET/IB/1" say
+            # which of them the run uses (_used_ports)
+            facts.set("ib_ports", dict((int(i), kind) for i, kind in
+                                       re.findall(r"\[(\d{1,9})\]\S{1,64}?/(RoCE|IB)\b", devices)), ln)
         if "/RoCE" in devices:
             facts.values["fabric"] = ("roce", _short(ln))   # NET/IB over Ethernet ports is RoCE
         if "NET/Socket" in ln and "fabric" not in facts:
             facts.set("socket_devices", True, ln)
+
+
+def _used_ports(facts: LogFacts, lines: list[str]) -> None:
+    """Where NCCL lists RoCE and InfiniBand ports together but its channels use only some ('via NET/IB/1'), the
+    NICs and the fabric are those of the ports used: a host's stray RoCE port does not make an IB run RoCE."""
+    ports = facts.get("ib_ports") or {}
+    if len(set(ports.values())) < 2:
+        return
+    used = {int(k) for ln in lines if "via NET/IB/" in ln for k in re.findall(r"via NET/IB/(\d{1,9})", ln)}
+    used &= set(ports)
+    if not used:
+        return
+    kinds = {ports[k] for k in used}
+    line = facts.line("ib_ports")
+    facts.values["nics"] = (len(used), f"{line} (channels use port(s) {', '.join(map(str, sorted(used)))})")
+    facts.values["fabric"] = ("roce" if kinds == {"RoCE"} else "ib", facts.values["nics"][1])
 
 
 def _transport(facts: LogFacts, ln: str) -> None:

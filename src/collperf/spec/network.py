@@ -328,11 +328,14 @@ class HardwareSpec:
     @classmethod
     def from_network(cls, net: "NetworkSpec | None") -> "HardwareSpec":
         """diagnose's hardware from the network options other commands share (--cluster, --nodes,
-        --profile, --nics-per-node, --intra-bandwidth, --inter-bandwidth as the NIC rate)."""
+        --profile, --nics-per-node, --inter-bandwidth as the NIC rate)."""
         if net is None:
             return cls()
         cluster = net.cluster
         if cluster is not None:
             cluster = resolve_name(cluster)
+        # predict's --intra-bandwidth is the alpha-beta level of its cost models, not the GPU's link as sold
+        # (--gpu-link-rate): the system's bound and band keep the parts' rate, and predict says where its own
+        # algorithms price below that bound
         return cls(cluster=cluster, nodes=net.nodes, nics_per_node=net.nics_per_node, nic_rate=net.inter_bandwidth,
-                   intra_bandwidth=net.intra_bandwidth, profile=net.profile)
+                   profile=net.profile)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from collperf.errors import UsageError
 from collperf.model.hardware.parts import GPU
 
-KINDS = ("switch", "mesh", "cube-mesh", "bridge", "pcie", "single", "domain")
+KINDS = ("switch", "all-to-all", "cube-mesh", "bridge", "pcie", "single", "domain")
 
 _DGX1 = ("NVIDIA DGX-1 with Tesla V100 system architecture white paper: hybrid cube-mesh NVLink, 4x 100 Gb/s EDR IB "
          "(images.nvidia.com/content/pdf/dgx1-v100-system-architecture-whitepaper.pdf)")
@@ -78,20 +78,22 @@ BOARDS: dict[str, Board] = {b.key: b for b in (
           nic_Gbps=400.0, source=_DGXB200),
     Board("nvl72", "NVL72 rack: 72 GPUs on one NVLink domain", "domain", 72, nvls=True, domain=72, nics=72,
           nic_Gbps=400.0, cpu_arch="arm", source=_NVL72),
-    Board("gh200-quad", "4 GH200 superchips, NVLink all-to-all (6 links per pair)", "mesh", 4, links_per_peer=6,
+    Board("gh200-quad", "4 GH200 superchips, NVLink all-to-all (6 links per pair)", "all-to-all", 4,
+          links_per_peer=6,
           nics=4, nic_Gbps=200.0, fabric="slingshot", cpu_arch="arm", source=_EX254N),
     Board("gh200-single", "one GH200 superchip per node", "single", 1, nics=1, nic_Gbps=400.0, cpu_arch="arm",
           source="NVIDIA GH200 Grace Hopper Superchip: one superchip per node, one NIC per superchip "
                  "(nvidia.com/en-us/data-center/grace-hopper-superchip)"),
-    Board("mi250x-node", "4 MI250X = 8 GCDs on Infinity Fabric (Frontier/LUMI-G node)", "mesh", 8, links_per_peer=1,
+    Board("mi250x-node", "4 MI250X = 8 GCDs on Infinity Fabric (Frontier/LUMI-G node)", "all-to-all", 8,
+          links_per_peer=1,
           nics=4, nic_Gbps=200.0, fabric="slingshot", cpu_vendor="amd", ring_links=2, source=_FRONTIER),
-    Board("mi300a-quad", "4 MI300A APUs in a full Infinity Fabric mesh (El Capitan node)", "mesh", 4,
+    Board("mi300a-quad", "4 MI300A APUs in a full Infinity Fabric mesh (El Capitan node)", "all-to-all", 4,
           links_per_peer=2, nics=4, nic_Gbps=200.0, fabric="slingshot", cpu_vendor="amd", source=_ELCAP),
     # the Neuron guide gives no per-chip ring rate: one NeuronLink-v2 link per chip is what a ring of the 16 is
     # taken to use (48 GB/s per direction, the catalogue's long-standing assumption; ~15 us per hop over EFA)
     Board("trn1-node", "16 Trainium on NeuronLink-v2 (trn1.32xlarge)", "cube-mesh", 16, nics=8, nic_Gbps=100.0,
           fabric="efa", ring_links=1, source=_TRN1),
-    Board("xgmi-mesh-8", "8 OAM GPUs in a full Infinity Fabric mesh", "mesh", 8, links_per_peer=1, nics=8,
+    Board("xgmi-mesh-8", "8 OAM GPUs in a full Infinity Fabric mesh", "all-to-all", 8, links_per_peer=1, nics=8,
           nic_Gbps=400.0, cpu_vendor="amd", source=_MI300X),
     Board("nvlink-bridge", "two PCIe cards joined by an NVLink bridge", "bridge", 2, links_per_peer=0,
           source=_BRIDGE),

@@ -15,7 +15,7 @@ def compose(gpu: GPU, board: Board, *, name: str = "", nodes: int = 1, gpus_per_
             **extra) -> System:
     """The System of `nodes` nodes of `gpu` on `board`, with the board's reference network unless given."""
     per_node = gpus_per_node or board.gpus
-    linked = board.kind in ("switch", "cube-mesh", "domain", "mesh", "bridge") and gpu.links > 0
+    linked = board.kind in ("switch", "cube-mesh", "domain", "all-to-all", "bridge") and gpu.links > 0
     links = (min(board.ring_links, gpu.links) if board.ring_links else gpu.links) if linked else 0
     per_link = gpu.per_link_GBps
     fabric = fabric or board.fabric

@@ -120,7 +120,9 @@ def search_graphs(system: "System") -> dict[str, Graph]:
     # the search's pass 2 raises its bwIntra as it does the tree's (a chain, like a tree, need not close a ring)
     graphs["collnet-chain"] = Graph(n, graphs["tree"].bw_intra, speed, type_intra, lat, True, "tree", path_intra,
                                     path_inter)
-    if system.nvls and system.nvswitch and cc >= 90 and g > 1:
+    # no NVLS where the node's topology holds two GPUs or fewer (NCCL 2.30.7 src/transport/nvls.cc ncclNvlsInit:
+    # gpuCount <= 2): a pair of B200s runs rings and trees although its NVSwitch could reduce
+    if system.nvls and system.nvswitch and cc >= 90 and g > 2:
         heads = min(MAX_NVLS_ARITY, g)
         # bwIntra: the fastest ladder speed the NVLink budget takes (each GPU carries bwIntra for every
         # head and twice for its own: (g + 1) x bwIntra <= its NVLink total). NCCL's search, with a
