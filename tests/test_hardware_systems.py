@@ -210,3 +210,23 @@ def test_export_prices_nccls_rules_on_the_same_system():
     assert assume(None, hardware, 8).system.name == "hpe-ex254n"
     rules = api.export_nccl_tuner(TunerSpec(hardware=hardware, ranks=8))
     assert rules
+
+
+def test_a_gpu_flag_that_contradicts_the_logs_device_lines_is_an_error_naming_both():
+    table = load(EXAMPLES / "14_h100-ib400-2node-16gpu-allreduce.txt")[0]
+    with pytest.raises(UsageError, match=r"--gpu B200 \(B200\) contradicts the log's device lines .*H100"):
+        assume(table, HardwareSpec(gpu="B200"))
+    # the same family in other words is the flag's reading, not a contradiction
+    assert assume(table, HardwareSpec(gpu="H100")).system.gpu_part == gpu_part("H100").key
+
+
+@pytest.mark.parametrize("gpu, system", [("H20", "hgx-h20"), ("H800", "hgx-h800"), ("NVIDIA A100-PG509-200", "dgx-a100"),
+                                         ("GH200", "hpe-ex254n")])
+def test_a_reference_system_is_taken_only_for_its_own_gpu_family(gpu, system):
+    # an H20 has the H100's links on the same board and is still not a DGX H100 (its peers are not H100 runs)
+    assert assume(None, HardwareSpec(gpu=gpu), ranks=8).system.name == system
+
+
+def test_one_gpu_per_spark_whatever_the_rank_count():
+    assumed = assume(None, HardwareSpec(gpu="GB10"), ranks=4).system
+    assert (assumed.nodes, assumed.gpus_per_node) == (4, 1)

@@ -317,6 +317,21 @@ def _base(hw, gpu_text, gpu_src, facts: LogFacts, notes, per_node: int | None = 
         raise UsageError(f"--gpu {hw.gpu}: {e}") from None
 
 
+def _same_gpu(flag: str, logged: str | None, where: str) -> None:
+    """--gpu against the GPU the log's own lines name: two parts of different families is an error naming both
+    (a log of H100s judged as B200s would be a verdict on hardware it never ran on); the same family with another
+    memory or form (a bare 'H100' for 'H100 80GB HBM3') is taken as the flag says."""
+    if not logged or not where.startswith("from GPU model in device lines"):
+        return
+    try:
+        theirs, ours = find_gpu(logged), gpu_part(flag)
+    except UsageError:
+        return
+    if theirs is not None and theirs.family != ours.family:
+        raise UsageError(f"--gpu {flag} ({ours.name}) contradicts the log's device lines ({logged}: {theirs.name}): "
+                         "drop --gpu to judge the log on its own GPUs, or give the log of the GPUs you mean")
+
+
 def _nodes(base, nodes, nodes_src, ranks, hw, from_log: bool):
     fabric_flag = hw.fabric
     per_default = base.gpus_per_node if base is not None else (ranks or 1)
@@ -336,7 +351,7 @@ def _nodes(base, nodes, nodes_src, ranks, hw, from_log: bool):
     # the system the user named: --cluster, or (one number, no --nodes) --gpu's catalogue system
     named = hw.cluster is not None or (not from_log and hw.gpu is not None and nodes is None)
     if named and ranks and base is not None:
-        if hw.cluster is None and not base.nvlink_links and ranks <= PCIE_BOX_GPUS:
+        if hw.cluster is None and not base.nvlink_links and base.board in ("pcie", "") and ranks <= PCIE_BOX_GPUS:
             # --gpu names a PCIe card, whose catalogue template's GPUs per node is no fact about the user's box
             # (a pcie-2080ti template of 2): one measured number on a few of them is one machine unless --nodes says
             return 1, f"assumed: one node (--nodes not given; a PCIe box holds up to {PCIE_BOX_GPUS} GPUs)"
@@ -375,6 +390,8 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
         return Assumed(None, [], notes, "a CPU run (the log's devices are 'cpu'): NCCL's model and the GPU "
                                         "catalogue do not apply; give --peak BUSBW (e.g. the link's rate) for a "
                                         "bound, or --profile FILE (collperf calibrate -o FILE) for the expected time")
+    if hw.gpu is not None and hw.cluster is None:
+        _same_gpu(hw.gpu, gpu_log, gpu_src)
     try:
         # the GPUs per node a log or a measurement shows picks between boards of one part (a GH200 alone or four to
         # a node, a bridged pair of NVL cards): ranks over nodes, else a comment's count, else the ranks of one box

@@ -16,6 +16,7 @@ from dataclasses import replace
 from collperf.errors import UsageError
 from collperf.model.hardware.boards import BOARDS, default_board
 from collperf.model.hardware.compose import compose
+from collperf.model.hardware.gpus import BY_KEY
 from collperf.model.hardware.names import find_gpu, gpu_part
 from collperf.model.network import Cluster, Link
 from collperf.model.system import FABRICS, NETWORK_FABRICS, NODE_FABRICS, System
@@ -306,11 +307,13 @@ _SAME_HARDWARE = ("compute_capability", "nvlink_links", "nvlink_GBps", "nvswitch
                   "nvlink_domain")
 
 
-def _reference(system: System) -> System | None:
-    """The reference catalogue entry with the same hardware as a composed system, or None."""
+def _reference(system: System, part) -> System | None:
+    """The reference catalogue entry with the same GPU family and hardware as a composed system, or None (an H20 on
+    the HGX board has an H100's links, and is still not a DGX H100)."""
     for key in REFERENCE_SYSTEMS:
         ref = CATALOGUE[key]
-        if all(getattr(ref, f) == getattr(system, f) for f in _SAME_HARDWARE) and \
+        if BY_KEY[ref.gpu_part].family == part.family and ref.board == system.board and \
+                all(getattr(ref, f) == getattr(system, f) for f in _SAME_HARDWARE) and \
                 (ref.gpus_per_node == system.gpus_per_node or not system.nvlink_links):
             return ref
     return None
@@ -329,7 +332,7 @@ def system_for_gpu(gpu_model: str, nodes: int = 1, gpus_per_node: int | None = N
     part = gpu_part(text)
     board = default_board(part, gpus_per_node or per_node_seen)
     composed = compose(part, board, shown_gpu=text)
-    ref = _reference(composed)
+    ref = _reference(composed, part)
     why = f"from the GPU part {part.name} on {board.name}"
     if ref is not None:
         prov = {k: f"default for {ref.name} ({why})" for k in ref.provenance}
