@@ -29,7 +29,7 @@ BUILDS = {
     "bound": [specs.BoundSpec],
     "validate": [specs.ValidateSpec],
     "fit": [specs.LogSpec],
-    "diagnose": [specs.DiagnoseSpec, specs.LogSpec, specs.MeasurementSpec, specs.HardwareSpec],
+    "diagnose": [specs.DiagnoseSpec, specs.LogSpec, specs.MeasurementSpec, specs.HardwareSpec, specs.BaselineSpec],
     "trace": [specs.TraceSpec, specs.HardwareSpec],
     "export nccl-tuner": [specs.TunerSpec, specs.HardwareSpec],
     "export msccl": [specs.MscclExportSpec],
