@@ -35,6 +35,7 @@ BUILDS = {
     "export msccl": [specs.MscclExportSpec],
     "import msccl": [specs.MscclImportSpec],
     "report": [specs.ReportSpec],
+    "doctor": [specs.DoctorPlanSpec],
     "testbed up": [specs.TestbedSpec],
     "testbed status": [specs.TestbedDownSpec],
     "testbed down": [specs.TestbedDownSpec],
