@@ -18,7 +18,7 @@ from cli_support import cli_error
 
 ROOT = Path(__file__).resolve().parents[1]
 H100 = ROOT / "examples" / "14_h100-ib400-2node-16gpu-allreduce.txt"
-# another healthy 2 x 8 H100 InfiniBand run (nccl-tests issue 294, Crusoe), sizes 128 MiB-2 GiB
+# another healthy 2 x 8 H100 InfiniBand run (the corpus's Crusoe run), sizes 128 MiB-2 GiB
 OTHER = ROOT / "src" / "collperf" / "data" / "corpus" / "h100-ib-2x8-allreduce-gh-nccl-tests-294.txt"
 MIB = 1 << 20
 

@@ -129,8 +129,9 @@ def unjudged_advice(call: SlowCall, collective: str, nodes: int | None, top, log
 
 
 # The band holds healthy public runs 1.7x apart, so a run within it can still be well below the runs of its own
-# system. Two healthy 2x8 H100 InfiniBand runs of the corpus differ by 4 % at 512 MiB (nccl-tests issues 309 and
-# 294); a run more than 10 % below the slowest such peer is "well below" them, and the band cannot say so itself.
+# system. Two healthy 2x8 H100 InfiniBand runs of the corpus differ by 4 % at 512 MiB (corpus ids
+# h100-ib-2x8-allreduce-gh-nccl-tests-309 and -294); a run more than 10 % below the slowest such peer is
+# "well below" them, and the band cannot say so itself.
 PEER_GAP = 0.10
 
 
