@@ -102,7 +102,7 @@ def test_every_command_has_an_api_function():
               "verify": "verify_all", "simulate": "simulate", "bench": "bench", "fit": "fit_tables",
               "diagnose": "diagnose_logs", "plan": "plan_compare", "calibrate": "calibrate", "bound": "bound",
               "validate": "validate", "trees": "trees", "report": "report", "trace": "trace",
-              "systems": "systems"}
+              "systems": "systems", "doctor": "doctor_plan"}
     assert commands == set(to_api)
     assert all(callable(getattr(api, f)) for f in to_api.values())
     assert all(callable(getattr(api, f)) for f in ("testbed_up", "testbed_start", "testbed_status", "testbed_down",

@@ -22,7 +22,7 @@ api.predict(...)` and `from collperf.api import predict` work as they always did
 from __future__ import annotations
 
 # ruff: noqa: F401  (this package re-exports its modules' names)
-from collperf.spec import (BenchSpec, BoundSpec, CalibrateSpec, CrossoverSpec, DiagnoseSpec, HardwareSpec, LogSpec,
+from collperf.spec import (BaselineSpec, BenchSpec, DoctorPlanSpec, BoundSpec, CalibrateSpec, CrossoverSpec, DiagnoseSpec, HardwareSpec, LogSpec,
                            MeasurementSpec, NcclPredictSpec, NetworkSpec, PatternSpec, PlanSpec, PredictSpec,
                            ScheduleSpec, SimulateSpec, SweepSpec, TopologyPredictSpec, TraceSpec, TreesSpec,
                            ValidateSpec, VerifySpec, MscclExportSpec, MscclImportSpec, ReportSpec, SearchSpec, TunerSpec,
@@ -37,18 +37,19 @@ from collperf.api.schedules import (TUPLE_RANKS_LIMIT, Simulation, Simulations, 
                                     trees, verified_schedule, verify_all)
 from collperf.api.runs import (Validation, bench, bound, calibrate, testbed, testbed_down, testbed_held, testbed_start,
                                testbed_status, testbed_up, validate)
-from collperf.api.logs import (compare_logs, diagnose_logs, diagnose_measurement, fit_logs, fit_tables, predict_nccl,
+from collperf.api.logs import (compare_logs, diagnose_baseline, diagnose_logs, diagnose_measurement, fit_logs, fit_tables, predict_nccl,
                                read_logs, report)
 from collperf.api.plans import plan, plan_compare, plan_search, plan_spec, plan_step
 from collperf.api.trace import trace
+from collperf.api.doctor import doctor_plan
 from collperf.api.interop import (ImportedRun, ImportedSchedule, export_msccl, export_nccl_tuner,
                                   import_msccl)
 
 __all__ = ["paired_ratio", "confirmation", "PairedRatio",
            "network", "predict", "expected_bands", "systems", "gpu_parts", "crossover", "algorithms", "schedule", "verify_all", "simulate", "bench",
            "calibrate", "bound", "validate", "testbed_up", "testbed_start", "testbed_status", "testbed_down", "testbed_held",
-           "read_logs", "fit_tables", "fit_logs", "diagnose_logs", "diagnose_measurement", "predict_nccl", "compare_logs", "plan", "plan_compare",
+           "doctor_plan", "read_logs", "fit_tables", "fit_logs", "diagnose_baseline", "diagnose_logs", "diagnose_measurement", "predict_nccl", "compare_logs", "plan", "plan_compare",
            "plan_step", "trees", "pattern", "export_nccl_tuner", "export_msccl", "import_msccl", "report", "trace",
-           "NetworkSpec", "SweepSpec", "BenchSpec", "SimulateSpec", "LogSpec", "DiagnoseSpec", "HardwareSpec", "MeasurementSpec", "PlanSpec", "TreesSpec",
+           "NetworkSpec", "SweepSpec", "BenchSpec", "SimulateSpec", "LogSpec", "BaselineSpec", "DoctorPlanSpec", "DiagnoseSpec", "HardwareSpec", "MeasurementSpec", "PlanSpec", "TreesSpec",
            "PatternSpec", "TraceSpec", "PredictSpec", "NcclPredictSpec", "CrossoverSpec", "ScheduleSpec", "VerifySpec",
            "CalibrateSpec", "BoundSpec", "ValidateSpec", "TunerSpec", "MscclExportSpec", "MscclImportSpec", "ReportSpec", "SearchSpec"]

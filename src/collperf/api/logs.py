@@ -13,12 +13,13 @@ from collperf.api.results import NcclChoice, one_or_many
 from collperf.api.runs import Validation
 from collperf.api.trace import trace
 from collperf.diagnose import Diagnosis, diagnose, diagnose_measurement as judge
+from collperf.diagnose import baseline as against
 from collperf.diagnose.expectation import model_note
 from collperf.diagnose.hardware import assume
 from collperf.errors import UsageError
 from collperf.fit import fit
 from collperf.model.nccl import expect
-from collperf.spec import (DiagnoseSpec, HardwareSpec, LogSpec, MeasurementSpec, NcclPredictSpec, ReportSpec,
+from collperf.spec import (BaselineSpec, DiagnoseSpec, HardwareSpec, LogSpec, MeasurementSpec, NcclPredictSpec, ReportSpec,
                            TraceSpec)
 
 
@@ -114,6 +115,33 @@ def diagnose_logs(spec: DiagnoseSpec | list | str, on_log=None, on_table=None, *
     if len(judged) > 1 and len({d.table.collective for d in judged}) == 1:   # one collective: side by side
         judged.comparison = compare_logs(judged)
     return judged
+
+
+def diagnose_baseline(spec: BaselineSpec | list | str, baseline=None, **options) -> against.BaselineReport:
+    """`collperf diagnose NEW --baseline GOOD`: each size of the new logs against the baseline's healthy runs of
+    the same system (a log, several, or a directory of them), degraded where it is below them by more than the
+    run-to-run noise the logs show (at least spec.threshold, 5 %). Give a BaselineSpec, or the new paths with
+    baseline= (and threshold=, collective=, ranks=)."""
+    if not isinstance(spec, BaselineSpec):
+        logs = LogSpec(paths=spec, collective=options.pop("collective", None), ranks=options.pop("ranks", None))
+        spec = BaselineSpec(logs=logs, baseline=baseline, **options)
+    given = LogSpec(paths=_expand(spec.baseline), collective=spec.logs.collective, ranks=spec.logs.ranks,
+                    max_bytes=spec.logs.max_bytes)
+    return against.judge(read_logs(spec.logs), read_logs(given), spec.floor)
+
+
+def _expand(paths: list) -> list:
+    """A directory stands for the files in it (sorted; hidden ones skipped); a directory with none is refused."""
+    out = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            files = sorted(f for f in p.iterdir() if f.is_file() and not f.name.startswith("."))
+            if not files:
+                raise UsageError(f"--baseline {p}: the directory holds no log file")
+            out += files
+        else:
+            out.append(p)
+    return out
 
 
 def _number_runs(tables) -> None:

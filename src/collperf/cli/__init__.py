@@ -10,7 +10,7 @@ import sys
 
 import typer
 
-from collperf.cli import (interop_commands, log_commands, model_commands,  # noqa: F401  (register commands)
+from collperf.cli import (doctor_command, interop_commands, log_commands, model_commands,  # noqa: F401  (register commands)
                           plan_command, report_command, run_commands, systems_command, topology_commands,
                           trace_command)
 from collperf.cli.options import app

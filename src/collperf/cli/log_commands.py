@@ -13,7 +13,7 @@ from collperf.cli.progress import progress
 from collperf.cli.render import out, print_json
 from collperf.cli.report_command import Html, command_line
 from collperf.errors import UsageError
-from collperf.spec import output_path, DiagnoseSpec, HardwareSpec, LogSpec, MeasurementSpec
+from collperf.spec import output_path, BaselineSpec, DiagnoseSpec, HardwareSpec, LogSpec, MeasurementSpec
 
 
 def _counted(steps, verb: str):
@@ -55,11 +55,23 @@ def diagnose(logs: list[str] = typer.Argument(..., help="One log, or several to 
              time: Optional[str] = field_option(MeasurementSpec, "time", default=None),
              peak: Optional[str] = field_option(DiagnoseSpec, "peak"),
              model_from: Optional[str] = field_option(DiagnoseSpec, "model_from"),
+             baseline: Optional[list[str]] = field_option(BaselineSpec, "baseline", default=None),
+             threshold: str = field_option(BaselineSpec, "threshold"),
              plot: Optional[str] = typer.Option(None, "--plot", help="Write time and busbw plots (PNG/SVG)."),
              as_json: bool = Json, collective: Optional[str] = LogCollective, ranks: Optional[int] = LogRanks,
              html: Optional[str] = Html, max_bytes: Optional[str] = LogMaxBytes, hardware: HardwareSpec = None):
     """Is it good or bad, and why: each size against NCCL's expected time and the hardware's bound, on the
-    system assumed from the log (the hardware options override it), and the anomalies."""
+    system assumed from the log (the hardware options override it), and the anomalies. With --baseline: each size
+    against healthy runs of the same system, degraded or within their run-to-run noise."""
+    if baseline:
+        if time is not None or size is not None or model_from or peak or plot or html or hardware.given:
+            raise UsageError("--baseline judges logs against logs: --size/--time, --peak, --model-from, --plot, --html "
+                             "and the hardware options are for the judgement against the hardware")
+        report = api.diagnose_baseline(BaselineSpec(logs=LogSpec(paths=logs, collective=collective, ranks=ranks,
+                                                                 max_bytes=max_bytes),
+                                                    baseline=baseline, threshold=threshold))
+        print_json(report.to_json()) if as_json else render_logs.print_baseline(report)
+        return
     if time is not None or size is not None:
         if time is None or size is None or len(logs) != 1 or model_from or plot or html:
             raise UsageError("one measurement takes a collective, --size and --time (and --ranks with --cluster "

@@ -240,3 +240,24 @@ def print_not_judged(unjudged, verb: str) -> None:
         out.print(f"[yellow]{len(unjudged)} table(s) could not be {verb}:[/yellow]")
         for u in unjudged:
             out.print(f"  {escape(u.why)}")
+
+
+def print_baseline(report) -> None:
+    """diagnose --baseline: per (collective, ranks) the verdict line, then each size against the baseline."""
+    for v in report.verdicts:
+        colour = "red" if v.label == "degraded" else "green"
+        out.print(f"{escape(', '.join(v.sources))}: {v.collective} on {v.ranks or '?'} ranks against "
+                  f"{len(v.baseline_sources)} baseline log(s)")
+        out.print(f"[{colour}]{escape(v.verdict)}[/{colour}]")
+        table = Table(title="per size (speed: 1/time; noise: largest deviation from the median among each side's "
+                            "rows)", title_justify="left")
+        for name in ("size", "baseline time", "time", "below baseline", "noise (base+new)", "threshold", "verdict"):
+            table.add_column(name, justify="left" if name == "verdict" else "right")
+        for s in v.sizes:
+            table.add_row(units.format_size(s.size_bytes), units.format_time(s.baseline_time_s),
+                          units.format_time(s.time_s), f"{100 * s.shortfall:+.1f} %",
+                          f"{100 * s.baseline_noise:.1f}+{100 * s.noise:.1f} %", f"{100 * s.threshold:.1f} %",
+                          "[red]degraded[/red]" if s.degraded else "ok")
+        out.print(table)
+    for why in report.not_judged:
+        out.print(f"[yellow]not judged:[/yellow] {escape(why)}")

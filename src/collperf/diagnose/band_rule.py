@@ -126,3 +126,24 @@ def unjudged_advice(call: SlowCall, collective: str, nodes: int | None, top, log
         return f"one node uses no network, so --fabric would not change it: {bound}, {fitted}"
     network = "the log's network" if log else "the network"
     return f"give --fabric if {network} is not the one assumed"
+
+
+# The band holds healthy public runs 1.7x apart, so a run within it can still be well below the runs of its own
+# system. Two healthy 2x8 H100 InfiniBand runs of the corpus differ by 4 % at 512 MiB (corpus ids
+# h100-ib-2x8-allreduce-gh-nccl-tests-309 and -294); a run more than 10 % below the slowest such peer is
+# "well below" them, and the band cannot say so itself.
+PEER_GAP = 0.10
+
+
+def below_peers(verdict: str, like) -> str:
+    """What a verdict that does not call a run slower adds when the run is well below its peers: how far, and
+    that a baseline of this system (diagnose --baseline) can judge what the band cannot ('' otherwise)."""
+    if like is None or not like.busbw_GBps or not like.yours_busbw_GBps or V.label_of(verdict) == "slower":
+        return ""
+    lowest = min(like.busbw_GBps)
+    if like.yours_busbw_GBps >= (1 - PEER_GAP) * lowest:
+        return ""
+    below = 1 - like.yours_busbw_GBps / lowest
+    return (f"; yet {units.format_percent(below, '')} below the slowest public run on the same kind of system "
+            f"({lowest:.0f} GB/s at {units.format_size(like.size)}): the band holds healthy runs of many machines "
+            "and cannot tell this apart, judge it against a healthy run of this system with --baseline")

@@ -19,7 +19,7 @@ import numpy as np
 from collperf import units
 from collperf.collectives import busbw_factor
 from collperf.diagnose import findings as F, mpi, verdict as V
-from collperf.diagnose.band_rule import faster_than_typical, slow_call, unjudged_advice
+from collperf.diagnose.band_rule import below_peers, faster_than_typical, slow_call, unjudged_advice
 from collperf.diagnose.calibrated import Peers, peers
 from collperf.diagnose.expectation import Expectation, expectation
 from collperf.diagnose.hardware import _values, assume, Assumed
@@ -199,6 +199,7 @@ def diagnose(table: Table, peak_Bps: float | None = None, hardware=None, model=N
     found += outside_band(verdicts)
     found += F.latency_bound(verdicts, ex.regime is not None)
     like = _best_peers(table, hardware_system, verdicts, peer_runs)
+    judged += below_peers(judged, like)
     return Diagnosis(table, own, assumed, ex.expected_from, ex.bound_from, ex.peak_GBps, verdicts, found,
                      model_from, judged, like, ex.band_summary)
 

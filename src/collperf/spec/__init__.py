@@ -21,7 +21,8 @@ re-exported here: `from collperf.spec import X` is the way in.
 from collperf.spec.checks import check_mode, output_path, rank_list, sizes, write_output
 from collperf.spec.interop import MscclExportSpec, MscclImportSpec, TunerSpec
 from collperf.spec.lab import BoundSpec, CalibrateSpec, TestbedDownSpec, TestbedSpec, ValidateSpec
-from collperf.spec.logs import DiagnoseSpec, LogSpec, MeasurementSpec, ReportSpec
+from collperf.spec.doctor import DoctorPlanSpec
+from collperf.spec.logs import BaselineSpec, DiagnoseSpec, LogSpec, MeasurementSpec, ReportSpec
 from collperf.spec.model import CrossoverSpec, NcclPredictSpec, PredictSpec, ScheduleSpec, VerifySpec
 from collperf.spec.network import HardwareSpec, NCCL_VIEW, NetworkSpec, network
 from collperf.spec.patterns import PATTERN_COLLECTIVES, PATTERNS, PatternSpec
@@ -32,7 +33,7 @@ from collperf.spec.trace import TraceSpec
 from collperf.spec.topology import (TREE_COLLECTIVES, SimulateSpec, TopologyPredictSpec,
                                     TreesSpec, check_transit, predict_network, topology_link)
 
-__all__ = ["NCCL_VIEW", "BenchSpec", "BoundSpec", "CalibrateSpec", "CrossoverSpec", "NcclPredictSpec", "PredictSpec",
+__all__ = ["NCCL_VIEW", "BaselineSpec", "BenchSpec", "DoctorPlanSpec", "BoundSpec", "CalibrateSpec", "CrossoverSpec", "NcclPredictSpec", "PredictSpec",
            "ScheduleSpec", "TestbedDownSpec", "TestbedSpec", "ValidateSpec", "VerifySpec", "ReportSpec", "SearchSpec", "MscclExportSpec", "MscclImportSpec",
            "TunerSpec", "DiagnoseSpec", "DTYPE_BYTES", "HardwareSpec", "LogSpec", "MeasurementSpec", "NetworkSpec",
            "OPS", "PATTERN_COLLECTIVES", "PATTERNS", "PatternSpec", "PlanLayoutSpec", "PlanModelSpec", "PlanSpec",

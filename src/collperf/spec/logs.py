@@ -1,5 +1,5 @@
-"""Requests on logs and measurements: read (LogSpec), diagnose (DiagnoseSpec), one measured number
-(MeasurementSpec)."""
+"""Requests on logs and measurements: read (LogSpec), diagnose (DiagnoseSpec), against a baseline (BaselineSpec),
+one measured number (MeasurementSpec)."""
 
 from __future__ import annotations
 
@@ -74,6 +74,36 @@ class DiagnoseSpec:
     @property
     def peak_Bps(self) -> float | None:
         return units.parse_bandwidth(self.peak) if self.peak is not None else None
+
+
+@dataclass(frozen=True, kw_only=True)
+class BaselineSpec:
+    """New logs judged against a baseline of healthy runs of the same system (diagnose/baseline.py): per size,
+    degraded or within the run-to-run noise the logs show."""
+
+    logs: LogSpec
+    baseline: list = field(default_factory=list, metadata=cli_option("--baseline", type=list[str], help=(
+        "Healthy runs of the same system to judge the logs against: a log, several (repeat the option) or a "
+        "directory of them; the threshold per size is the noise they show, at least --threshold.")))
+    threshold: str | float = field(default="5%", metadata=cli_option("--threshold", type=str, help=(
+        "The least shortfall against the baseline that is called degraded where the measured noise is "
+        "smaller (default 5%, SuperBench's), e.g. 3% or 0.03.")))
+
+    def __post_init__(self):
+        object.__setattr__(self, "baseline", path_list(self.baseline))
+        if not self.baseline:
+            raise UsageError("no baseline given: --baseline GOOD.txt (a log, several, or a directory of them)")
+        if not 0 <= self.floor < 1:
+            raise UsageError(f"--threshold {self.threshold}: expected a fraction below 1 such as 5% or 0.05")
+
+    @property
+    def floor(self) -> float:
+        """--threshold as a fraction: '5%' or 0.05."""
+        text = str(self.threshold).strip()
+        try:
+            return float(text[:-1]) / 100 if text.endswith("%") else float(text)
+        except ValueError:
+            raise UsageError(f"--threshold {self.threshold!r}: expected a fraction such as 5% or 0.05") from None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,0 +1,243 @@
+"""The doctor's campaign, pure: which host groups to test, round by round, and what the outcomes say.
+
+Stages (docs/doctor.md "The campaign"), after NVIDIA's adaptive fault isolation (screen, bisect, confirm) with
+links as well as nodes:
+
+1. alone: every host's own ranks, all hosts in one round (a rank slowed on the CPU, a dead host show here);
+2. screen: every group (a leaf's hosts, else about sqrt(N) hosts) in one round;
+3. bisect: a failing group split in halves, both tested, a failing half split again, down to two hosts;
+4. confirm: each host of a failing pair with a known-good partner: fails -> that host;
+5. cross: the union of the groups' good hosts in one test; when it fails although every group passed, the
+   links between groups: the groups bisected the same way (a failing pair of groups with a third confirms which).
+
+Tests run in rounds of host-disjoint tests (a host runs one test at a time). `run(round) -> outcomes` is the
+launcher (the testbed, torchrun, Slurm) or, for the plan, a simulation of injected faults (simulated()).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+
+@dataclass(frozen=True)
+class Test:
+    stage: str                  # alone, screen, bisect, confirm, cross
+    hosts: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    test: Test
+    passed: bool
+    ratio: float | None = None          # measured / expected speed; None: did not finish (dead or hung)
+    dead: tuple[int, ...] = ()          # hosts that did not answer in time
+    measured_s: float | None = None
+    expected_s: float | None = None
+
+
+@dataclass
+class Verdict:
+    component: str              # host3, leaf1-uplink
+    kind: str = "healthy"       # healthy, degraded, failed
+    by: float = 0.0             # degraded by this fraction
+    evidence: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"component": self.component, "verdict": self.kind, "degraded_by": self.by, "evidence": self.evidence}
+
+
+@dataclass
+class Campaign:
+    hosts: int
+    groups: list[list[int]]
+    rounds: list[list[Outcome]] = field(default_factory=list)
+    verdicts: dict[str, Verdict] = field(default_factory=dict)
+
+    @property
+    def tests(self) -> int:
+        return sum(len(r) for r in self.rounds)
+
+    def accused(self) -> list[Verdict]:
+        return [v for v in self.verdicts.values() if v.kind != "healthy"]
+
+    def to_json(self) -> dict:
+        return {"hosts": self.hosts, "groups": self.groups, "tests": self.tests, "rounds": len(self.rounds),
+                "components": [v.to_json() for v in self.verdicts.values()],
+                "log": [[{"stage": o.test.stage, "hosts": [host_name(h) for h in o.test.hosts], "passed": o.passed,
+                          "ratio": o.ratio, "dead": [host_name(h) for h in o.dead], "measured_s": o.measured_s,
+                          "expected_s": o.expected_s} for o in r] for r in self.rounds]}
+
+
+Runner = Callable[[list[Test]], list[Outcome]]
+
+
+def host_name(h: int) -> str:
+    return f"host{h}"
+
+
+def uplink_name(g: int) -> str:
+    return f"leaf{g}-uplink"
+
+
+def default_groups(hosts: int, leaves: int | None = None) -> list[list[int]]:
+    """Hosts in `leaves` equal runs (the testbed's leaves), else about sqrt(N) groups (NVIDIA's screening)."""
+    count = leaves if leaves else max(1, round(math.sqrt(hosts)))
+    size = math.ceil(hosts / count)
+    return [list(range(i, min(i + size, hosts))) for i in range(0, hosts, size)]
+
+
+def pack(tests: list[Test]) -> list[list[Test]]:
+    """Host-disjoint rounds, first fit in order."""
+    rounds: list[tuple[set, list[Test]]] = []
+    for t in tests:
+        for used, batch in rounds:
+            if not used & set(t.hosts):
+                used |= set(t.hosts)
+                batch.append(t)
+                break
+        else:
+            rounds.append((set(t.hosts), [t]))
+    return [batch for _, batch in rounds]
+
+
+class _Doctor:
+    def __init__(self, hosts: int, groups: list[list[int]], run: Runner):
+        self.c = Campaign(hosts, groups)
+        self.run = run
+        self.bad: set[int] = set()
+        self.good: set[int] = set()
+        self.c.verdicts = {host_name(h): Verdict(host_name(h)) for h in range(hosts)}
+        if len(groups) > 1:
+            self.c.verdicts.update({uplink_name(g): Verdict(uplink_name(g)) for g in range(len(groups))})
+
+    def stage(self, tests: list[Test]) -> list[Outcome]:
+        out = []
+        for batch in pack([t for t in tests if t.hosts]):
+            got = self.run(batch)
+            self.c.rounds.append(got)
+            out += got
+        return out
+
+    def accuse(self, component: str, o: Outcome, dead: bool = False) -> None:
+        v = self.c.verdicts[component]
+        if dead:
+            v.kind = "failed"
+        elif v.kind == "healthy":
+            v.kind, v.by = "degraded", max(0.0, 1.0 - (o.ratio or 0.0))
+        v.evidence.append(_evidence(o))
+
+    def alone(self) -> None:
+        for o in self.stage([Test("alone", (h,)) for h in range(self.c.hosts)]):
+            if not o.passed:
+                self.bad.add(o.test.hosts[0])
+                self.accuse(host_name(o.test.hosts[0]), o, dead=o.ratio is None)
+
+    def members(self, hosts) -> tuple[int, ...]:
+        return tuple(h for h in hosts if h not in self.bad)
+
+    def screen(self) -> list[tuple[int, ...]]:
+        failing = []
+        for o in self.stage([Test("screen", self.members(g)) for g in self.c.groups if len(self.members(g)) > 1]):
+            (self.good.update if o.passed else lambda _: failing.append(o.test.hosts))(o.test.hosts)
+            self._dead(o)
+        return failing
+
+    def _dead(self, o: Outcome) -> None:
+        for h in o.dead:
+            if h not in self.bad:
+                self.bad.add(h)
+                self.accuse(host_name(h), o, dead=True)
+
+    def bisect(self, failing: list[tuple[int, ...]]) -> list[int]:
+        suspects: list[int] = []
+        while failing:
+            tests = []
+            for s in failing:
+                s = self.members(s)
+                if len(s) <= 2:
+                    suspects += s
+                    continue
+                half = len(s) // 2
+                tests += [Test("bisect", s[:half]), Test("bisect", s[half:])]
+            failing = []
+            by_parent: dict = {}
+            for o in self.stage(tests):
+                self._dead(o)
+                (self.good.update if o.passed else lambda _: failing.append(o.test.hosts))(o.test.hosts)
+                by_parent.setdefault(o.test.hosts, o)
+            for a, b in zip(tests[::2], tests[1::2]):    # both halves passed: the whole fails only together
+                if by_parent[a.hosts].passed and by_parent[b.hosts].passed:
+                    suspects += a.hosts + b.hosts
+        return [h for h in dict.fromkeys(suspects) if h not in self.bad]
+
+    def confirm(self, suspects: list[int]) -> None:
+        partners = sorted(self.good - set(suspects))
+        tests = [Test("confirm", (h, partners[i % len(partners)])) for i, h in enumerate(suspects)] if partners \
+            else [Test("confirm", tuple(suspects))]
+        for o in self.stage(tests):
+            self._dead(o)
+            if not o.passed and partners:
+                self.accuse(host_name(o.test.hosts[0]), o)
+                self.bad.add(o.test.hosts[0])
+
+    def union(self, gs) -> tuple[int, ...]:
+        return sum((self.members(self.c.groups[g]) for g in gs), ())
+
+    def cross(self) -> None:
+        """A faulty uplink of group i fails every union holding i and another group, and no other."""
+        groups = [i for i, g in enumerate(self.c.groups) if self.members(g)]
+        if len(groups) < 2:
+            return
+        whole = self.stage([Test("cross", self.union(groups))])[0]
+        self._dead(whole)
+        if whole.passed:
+            return
+        candidates, last = groups, whole
+        while len(candidates) > 2:
+            half = len(candidates) // 2
+            a, b = candidates[:half], candidates[half:]
+            got = {o.test.hosts: o for o in self.stage([Test("cross", self.union(x)) for x in (a, b) if len(x) > 1])}
+            failed = [x for x in (a, b) if len(x) > 1 and not got[self.union(x)].passed]
+            if failed:
+                candidates, last = failed[0], got[self.union(failed[0])]
+            else:       # the faulty group is a half of one: both single halves stay candidates
+                candidates = [x[0] for x in (a, b) if len(x) == 1]
+        others = [g for g in groups if g not in candidates]
+        if not others:      # two groups: both uplinks are on every path between them, named together
+            for g in candidates:
+                self.accuse(uplink_name(g), last)
+                self.c.verdicts[uplink_name(g)].evidence.append(
+                    "two groups only: either uplink is on every path between them (a third group would tell)")
+            return
+        tests = [Test("cross", self.union([g, others[i % len(others)]])) for i, g in enumerate(candidates)]
+        for o in self.stage(tests):
+            self._dead(o)
+            if not o.passed:
+                g = next(g for g in candidates if set(self.members(self.c.groups[g])) <= set(o.test.hosts))
+                self.accuse(uplink_name(g), o)
+
+    def campaign(self) -> Campaign:
+        self.alone()
+        suspects = self.bisect(self.screen())
+        if suspects:
+            self.confirm(suspects)
+        self.cross()
+        return self.c
+
+
+def adaptive(hosts: int, groups: list[list[int]], run: Runner) -> Campaign:
+    """Screen, bisect, confirm, cross: the doctor's campaign, with `run` running each round."""
+    return _Doctor(hosts, groups, run).campaign()
+
+
+def _evidence(o: Outcome) -> str:
+    who = "+".join(host_name(h) for h in o.test.hosts)
+    if o.ratio is None:
+        dead = ", ".join(host_name(h) for h in o.dead) or "a host"
+        return f"{o.test.stage} {who}: did not finish ({dead} did not answer)"
+    if o.measured_s is not None and o.expected_s is not None:
+        return (f"{o.test.stage} {who}: {o.measured_s * 1e3:.3g} ms against {o.expected_s * 1e3:.3g} ms expected "
+                f"({o.ratio:.2f}x the expected speed)")
+    return f"{o.test.stage} {who}: {o.ratio:.2f}x the expected speed"
