@@ -47,6 +47,8 @@ class Call:
     launch_s: float               # when the host issued it: places the call in a step
     seq: int | None = None        # PyTorch's sequence number in its group, where the trace has it
     splits: str = ""              # all-to-all split sizes, as the trace gives them
+    state: str = ""               # a Flight Recorder entry's state ('scheduled', 'started', 'completed')
+    timed: bool = True            # time_s measured by the record (False: estimated, or nan where unknown)
 
     @property
     def end_s(self) -> float:
