@@ -9,7 +9,7 @@ from collperf.diagnose import Assumed
 from collperf.trace import ranks as R
 from collperf.errors import UsageError
 from collperf.trace.judge import Row, expected_and_bound, one_rank, rows, sized
-from collperf.trace.read import read_traces
+from collperf.trace.read import KINETO, read_traces
 from collperf.trace.steps import StepView, critical, step_views
 from collperf.trace.system import assume_system
 from collperf.trace.verdicts import verdicts
@@ -68,14 +68,14 @@ def analyse(spec) -> TraceReport:
     table = rows(matched, assumed, R.spread(matched) if many else None)
     if not many:
         notes += one_rank(table)
-    views = [v for t in traces for v in step_views(t)]
+    views = [v for t in traces if t.kind == KINETO for v in step_views(t)]   # a dump records no computation
     stats = R.skew(traces, matched) if many else []
     whatif = None
     if spec.what_if_cluster is not None or spec.algorithm:
         system = target_system(spec.what_if_cluster, spec.what_if_nodes, assumed)
         whatif = what_if(table, views, system, traces[0].world_size, spec.algorithm)
     expected_from, bound_from = _provenance(assumed, table)
-    notes = [n for t in traces for n in t.notes] + notes + assumed.notes
+    notes = list(dict.fromkeys([n for t in traces for n in t.notes] + notes + assumed.notes))
     if many and len({t.host for t in traces}) > 1:
         notes.append("ranks on several hosts: their start times are compared as recorded, so the skew includes "
                      "any offset between the hosts' clocks")

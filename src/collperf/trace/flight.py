@@ -226,8 +226,8 @@ def read_dump(path):
                           e.created_s, e.seq, state=e.state, timed=e.duration_s is not None))
     notes = []
     if calls and all(not c.timed for c in calls):
-        notes.append(f"{path.name}: the dump has no durations (gloo, or NCCL without TORCH_NCCL_ENABLE_TIMING=1): a "
-                     "call's end is taken as the rank's next enqueue")
+        notes.append("Flight Recorder dumps without durations (gloo, or NCCL without TORCH_NCCL_ENABLE_TIMING=1): a call's end "
+                     "is taken as the rank's next enqueue; no computation is recorded, so no step view")
     backend = entries[0].op.split(":", 1)[0] if entries else ""
     version = str(dump.get("comm_lib_version") or "") or None
     return RankTrace(str(path), rank, world, backend, version, None, None, dict(groups), calls, np.empty((0, 3)),

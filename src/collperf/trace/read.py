@@ -19,6 +19,7 @@ from collperf.trace.stream import scan
 
 US = 1e-6
 _SUFFIXES = (".json", ".json.gz")
+KINETO = "kineto"
 
 
 @dataclass
@@ -36,7 +37,7 @@ class RankTrace:
     steps: list                   # (name, start_s, end_s)
     notes: list = field(default_factory=list)
     windows: dict = field(default_factory=dict)   # group -> GroupWindow: what a Flight Recorder dump covers
-    kind: str = "kineto"          # the record it was read from: 'kineto' or 'flight recorder'
+    kind: str = KINETO            # the record it was read from: 'kineto' or 'flight recorder'
 
 
 def trace_files(paths) -> list[Path]:
