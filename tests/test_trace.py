@@ -276,7 +276,9 @@ def test_report_shows_the_timeline_coloured_by_verdict(tmp_path):
     assert result.exit_code == 0, result.output
     page = out.read_text()
     assert "Step timeline" in page and "rank 3" in page
-    assert page.count('fill="#cf222e"') >= 4 * 2 * 4        # every call of both steps: slower than expected
+    # the calls of both steps on 4 ranks of the three collectives slower than expected (the 1 MiB allgather is
+    # as expected)
+    assert page.count('fill="#cf222e"') >= 3 * 2 * 4
     assert "<script" not in page
     again = api.report(api.trace(str(TRACES / "gloo")), tmp_path / "gloo.html")
     assert "ProfilerStep#2" in again.read_text()

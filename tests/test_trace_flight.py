@@ -89,7 +89,7 @@ def test_the_hang_names_the_missing_rank_and_the_call(form):
     assert len(hang) == 1
     missed = 2 * REC.HANG_STEP + 1                 # the all_reduce of the step rank 2 skipped
     assert (hang[0].rank, hang[0].seq, hang[0].process_group) == (REC.HANG_RANK, missed, "default_pg")
-    assert hang[0].text.startswith(f"hang: rank {REC.HANG_RANK} did not join allreduce #{missed} of group default_pg")
+    assert hang[0].text.startswith(f"hang: rank {REC.HANG_RANK} did not join allreduce seq {missed} of group default_pg")
     assert "desync" not in _kinds(report)
 
 
@@ -114,7 +114,7 @@ def test_the_network_straggler_is_named_network_side_not_a_late_rank(record):
 def test_the_verdicts_in_the_cli_and_json():
     result = CliRunner().invoke(app, ["trace", str(FLIGHT / "hang" / "fr")])
     assert result.exit_code == 0, result.output
-    assert "hang: rank 2 did not join allreduce #7 of group default_pg" in " ".join(result.output.split())
+    assert "hang: rank 2 did not join allreduce seq 7 of group default_pg" in " ".join(result.output.split())
     result = CliRunner().invoke(app, ["trace", str(FLIGHT / "compute" / "kineto"), "--json"])
     doc = json.loads(result.output)
     assert [v["kind"] for v in doc["verdicts"]] == ["compute-side"] and doc["verdicts"][0]["rank"] == 3
@@ -161,5 +161,5 @@ def test_a_desync_names_the_call_and_what_each_rank_ran():
     a, b = _call(0, 0, 1), _call(1, 0, 1, "allgather")
     out = verdicts.desyncs([ranks.Matched("g", 1, {0: a, 1: b})])
     assert [v.kind for v in out] == ["desync"]
-    assert out[0].text == "desync: call #1 of group g differs between ranks (rank(s) 0: allreduce 1 KiB; rank(s) 1: " \
+    assert out[0].text == "desync: call seq 1 of group g differs between ranks (rank(s) 0: allreduce 1 KiB; rank(s) 1: " \
                           "allgather 1 KiB)"

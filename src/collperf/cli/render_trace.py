@@ -9,7 +9,6 @@ from rich.table import Table
 from collperf import units
 from collperf.cli.render import out
 from collperf.cli.render_logs import _verdict_style, print_assumed
-from collperf.trace.judge import TRANSFER
 
 
 def _t(value) -> str:
@@ -35,7 +34,7 @@ def _more(total: int, what: str) -> None:
 
 
 def print_collectives(rows) -> None:
-    basis = ("median: the transfer after the last arrival" if rows and rows[0].basis == TRANSFER else
+    basis = ("median: the transfer after the last arrival" if rows and rows[0].basis.startswith("transfer") else
              "median: one rank's duration, waiting included")
     table = Table(title=f"collectives: per (process group, collective, size), by total time; {basis}",
                   title_justify="left")

@@ -33,6 +33,7 @@ import io
 import json
 import pickle
 import re
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,7 +41,7 @@ import numpy as np
 
 from collperf.errors import UsageError
 from collperf.trace import kernels as K
-from collperf.trace.events import Call
+from collperf.trace.events import Call, RankTrace
 
 NS = 1e-9
 KIND = "flight recorder"
@@ -80,7 +81,7 @@ def is_dump(path) -> bool:
         with gzip.open(path, "rb") as f:
             try:
                 head = f.read(_SNIFF_BYTES)
-            except (OSError, EOFError):
+            except (OSError, EOFError, zlib.error):
                 return False
     if head[:1] == b"\x80":
         return True
@@ -195,7 +196,6 @@ def _entries(path: Path, dump: dict) -> list[_Entry]:
 
 def read_dump(path):
     """One rank's dump -> a RankTrace of its calls (trace/read.py's type) and what it covers per group."""
-    from collperf.trace.read import RankTrace        # read.py dispatches here: imported when called
     path = Path(path)
     dump = load(path)
     rank = _rank_of(path)

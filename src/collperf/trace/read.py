@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import glob
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -12,32 +11,13 @@ from collperf.errors import UsageError
 from collperf.trace import checks as C
 from collperf.trace import flight
 from collperf.trace import kernels as K
-from collperf.trace.events import Call, Collected, launch_times
+from collperf.trace.events import KINETO, Call, Collected, RankTrace, launch_times
 from collperf.trace.gloo import pair_gloo
 from collperf.trace.overlap import subtract, union
 from collperf.trace.stream import scan
 
 US = 1e-6
 _SUFFIXES = (".json", ".json.gz")
-KINETO = "kineto"
-
-
-@dataclass
-class RankTrace:
-    source: str
-    rank: int
-    world_size: int
-    backend: str
-    nccl_version: str | None
-    gpu: str | None
-    host: str | None
-    groups: dict                  # process group label -> ranks
-    calls: list
-    compute: np.ndarray           # (k, 3): start_s, end_s, launch_s of each computation interval
-    steps: list                   # (name, start_s, end_s)
-    notes: list = field(default_factory=list)
-    windows: dict = field(default_factory=dict)   # group -> GroupWindow: what a Flight Recorder dump covers
-    kind: str = KINETO            # the record it was read from: 'kineto' or 'flight recorder'
 
 
 def trace_files(paths) -> list[Path]:

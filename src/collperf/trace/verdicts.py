@@ -1,7 +1,7 @@
 """Who is stuck or slow, in words an operator acts on, from the calls matched across ranks (trace/ranks.py):
 
   hang          a rank whose record stops before a call the others are in: "hang: rank 2 did not join
-                allreduce #7 of group default_pg"; Flight Recorder dumps only (a profiler trace is a window)
+                allreduce seq 7 of group default_pg"; Flight Recorder dumps only (a profiler trace is a window)
   desync        the same call (group and sequence id) with a different collective or size on some rank
   compute-side  one rank arrives last in most calls, by more than the calls take once everyone is there:
                 what it does before the call (compute, data loading, the host) is late, not the network
@@ -65,8 +65,8 @@ def hangs(traces, matched) -> list[Verdict]:
                 continue
             missed = w.last_seq + 1
             op = _op(by_key, g, missed, have[ahead[0]].last_op if top == missed else "call")
-            out.append(Verdict("hang", f"hang: rank {r} did not join {op} #{missed} of group {g} (its last call "
-                                       f"there is #{w.last_seq}; rank(s) {_list(ahead)} reached #{top})", r, g, missed))
+            out.append(Verdict("hang", f"hang: rank {r} did not join {op} seq {missed} of group {g} (its last call "
+                                       f"there is seq {w.last_seq}; rank(s) {_list(ahead)} reached seq {top})", r, g, missed))
     return out
 
 
@@ -91,7 +91,7 @@ def desyncs(matched) -> list[Verdict]:
             continue
         what = "; ".join(f"rank(s) {_list(rs)}: {coll} {units.format_size(size) if size is not None else '?'}"
                          for (coll, size), rs in kinds.items())
-        out.append(Verdict("desync", f"desync: call #{m.index} of group {m.process_group} differs between ranks "
+        out.append(Verdict("desync", f"desync: call seq {m.index} of group {m.process_group} differs between ranks "
                                      f"({what})", None, m.process_group, m.index))
     if more:
         out.append(Verdict("desync", f"desync: {more} more calls differ between ranks"))
