@@ -115,14 +115,15 @@ def stragglers(traces, matched, rows=()) -> list[Verdict]:
     out = []
     if last:
         rank, count = last.most_common(1)[0]
-        share = count / len(full)
+        uneven = sum(m.skew_s > 0 for m in full)      # calls where someone arrived last (the others: ties)
+        share = count / uneven
         late = float(np.median([_lateness(m) for m in full if m.last_rank == rank]))
         if share >= max(LAST_SHARE, 2 / p) and late >= LATENESS_OVER_TRANSFER * transfer:
             out.append(Verdict("compute-side", f"rank {rank}{_host(traces, rank)} arrives last in {share:.0%} of "
-                                               f"calls, by a median of {units.format_time(late)}: compute-side (the "
+                                               f"{_calls(uneven, len(full))}, by a median of {units.format_time(late)}: compute-side (the "
                                                f"calls then take {units.format_time(transfer)}: the others wait for "
                                                "what the rank does before the call, not for the network)", rank))
-    if not out and transfer > skew:
+    if transfer > skew:
         share = transfer / (transfer + skew)
         judged = [r.time_s / r.expected_s for r in rows if r.expected_s and r.time_s and r.calls]
         z = float(np.median(judged)) if judged else None
@@ -136,6 +137,10 @@ def stragglers(traces, matched, rows=()) -> list[Verdict]:
                                                f"{units.format_time(skew)}): network-side; no model of this system "
                                                "to say how slow (give --cluster)"))
     return out
+
+
+def _calls(uneven: int, total: int) -> str:
+    return "calls" if uneven == total else f"the {uneven} of {total} calls with a last arrival"
 
 
 def _lateness(m) -> float:
