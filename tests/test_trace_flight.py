@@ -163,3 +163,13 @@ def test_a_desync_names_the_call_and_what_each_rank_ran():
     assert [v.kind for v in out] == ["desync"]
     assert out[0].text == "desync: call seq 1 of group g differs between ranks (rank(s) 0: allreduce 1 KiB; rank(s) 1: " \
                           "allgather 1 KiB)"
+
+
+def test_compute_exposed_communication_and_idle_add_up_to_the_step():
+    report = api.trace(str(FLIGHT / "compute" / "kineto"))
+    assert report.steps
+    for v in report.steps:
+        assert v.idle_s >= 0
+        if v.compute_s + v.exposed_comm_s <= v.time_s:
+            assert v.compute_s + v.exposed_comm_s + v.idle_s == pytest.approx(v.time_s)
+    assert "idle_s" in report.to_json()["steps"][0]

@@ -64,12 +64,13 @@ def print_collectives(rows) -> None:
 
 def print_steps(steps) -> None:
     table = Table(title="steps: exposed = communication while no computation runs", title_justify="left")
-    for column in ("rank", "step", "time", "compute", "comm", "exposed comm", "exposed share"):
+    for column in ("rank", "step", "time", "compute", "comm", "exposed comm", "exposed share", "idle share"):
         table.add_column(column, justify="right")
     for s in steps[:MAX_ROWS]:
         share = f"{s.exposed_comm_s / s.time_s:.0%}" if s.time_s > 0 else "-"
+        idle = f"{s.idle_s / s.time_s:.0%}" if s.time_s > 0 else "-"
         table.add_row(str(s.rank), escape(s.name), _t(s.time_s), _t(s.compute_s), _t(s.comm_s),
-                      _t(s.exposed_comm_s), share)
+                      _t(s.exposed_comm_s), share, idle)
     out.print(table)
     _more(len(steps), "steps")
 
