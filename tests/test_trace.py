@@ -259,7 +259,8 @@ def test_cli_table_json_and_errors(tmp_path):
     runner = CliRunner()
     result = runner.invoke(app, ["trace", str(TRACES / "nccl")])
     assert result.exit_code == 0, result.output
-    assert "straggler: rank 3" in result.output and "RING/LL at 25 MiB" in result.output
+    text = " ".join(result.output.split())
+    assert "rank 3 (host node0) arrives last" in text and "compute-side" in text and "RING/LL at 25 MiB" in text
     result = runner.invoke(app, ["trace", str(TRACES / "nccl"), "--json", "--what-if-cluster", "dgx-h100",
                                  "--what-if-nodes", "2"])
     assert json.loads(result.output)["what_if"]["system"] == "dgx-h100"
@@ -276,7 +277,9 @@ def test_report_shows_the_timeline_coloured_by_verdict(tmp_path):
     assert result.exit_code == 0, result.output
     page = out.read_text()
     assert "Step timeline" in page and "rank 3" in page
-    assert page.count('fill="#cf222e"') >= 4 * 2 * 4        # every call of both steps: slower than expected
+    # the calls of both steps on 4 ranks of the three collectives slower than expected (the 1 MiB allgather is
+    # as expected)
+    assert page.count('fill="#cf222e"') >= 3 * 2 * 4
     assert "<script" not in page
     again = api.report(api.trace(str(TRACES / "gloo")), tmp_path / "gloo.html")
     assert "ProfilerStep#2" in again.read_text()

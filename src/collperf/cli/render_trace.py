@@ -34,7 +34,10 @@ def _more(total: int, what: str) -> None:
 
 
 def print_collectives(rows) -> None:
-    table = Table(title="collectives: per (process group, collective, size), by total time", title_justify="left")
+    basis = ("median: the transfer after the last arrival" if rows and rows[0].basis.startswith("transfer") else
+             "median: one rank's duration, waiting included")
+    table = Table(title=f"collectives: per (process group, collective, size), by total time; {basis}",
+                  title_justify="left")
     for column in ("group", "collective", "size", "dtype", "ranks", "alg/proto", "calls", "median", "total",
                    "busbw GB/s", "expected", "bound", "verdict"):
         table.add_column(column, justify="left" if column in ("group", "collective", "verdict", "alg/proto")
@@ -61,12 +64,13 @@ def print_collectives(rows) -> None:
 
 def print_steps(steps) -> None:
     table = Table(title="steps: exposed = communication while no computation runs", title_justify="left")
-    for column in ("rank", "step", "time", "compute", "comm", "exposed comm", "exposed share"):
+    for column in ("rank", "step", "time", "compute", "comm", "exposed comm", "exposed share", "idle share"):
         table.add_column(column, justify="right")
     for s in steps[:MAX_ROWS]:
         share = f"{s.exposed_comm_s / s.time_s:.0%}" if s.time_s > 0 else "-"
+        idle = f"{s.idle_s / s.time_s:.0%}" if s.time_s > 0 else "-"
         table.add_row(str(s.rank), escape(s.name), _t(s.time_s), _t(s.compute_s), _t(s.comm_s),
-                      _t(s.exposed_comm_s), share)
+                      _t(s.exposed_comm_s), share, idle)
     out.print(table)
     _more(len(steps), "steps")
 
@@ -83,6 +87,8 @@ def print_ranks(report) -> None:
                       _t(s.cost_s))
     out.print(table)
     st = report.straggler
+    if any(v.kind == "compute-side" for v in report.verdicts):
+        return       # the verdict names the rank that arrives late; the waiting it cost is in the table
     if st and st["cost_to_others_s"] > 0:
         what = (f"[bold]straggler: rank {st['rank']}[/bold]" if st["clear"] else
                 f"no single straggler (the last arrival moves between ranks); most waited for: rank {st['rank']}")
@@ -122,6 +128,9 @@ def print_trace(report) -> None:
                   f"{escape(worst['process_group'])} {worst['collective']} {_size(worst['size_bytes'])}, "
                   f"{_t(worst['exposed_s'])} of {_t(worst['time_s'])} exposed")
     print_ranks(report)
+    for v in report.verdicts:
+        style = "bold red" if v.kind in ("hang", "desync") else "bold yellow"
+        out.print(f"  [{style}]{escape(v.text)}[/{style}]")
     print_what_if(report.what_if)
     for note in report.notes:
         out.print(f"  [dim]note: {escape(note)}[/dim]")

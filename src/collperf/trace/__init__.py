@@ -6,9 +6,11 @@
     kernels.py  NCCL/RCCL kernel names, PyTorch collective names, element types, nccl-tests' size
     gloo.py     gloo's work annotations paired with the c10d ops that enqueued them
     read.py     one file -> RankTrace (calls, computation, steps); files, directories, globs
+    flight.py   PyTorch Flight Recorder dumps (pickle, JSON) -> the rank's calls
     overlap.py  interval arithmetic (union, difference, covered time)
     steps.py    per step: computation, communication, exposed communication, the critical calls
-    ranks.py    across ranks: matching, arrival skew, the straggler, duration spread
+    ranks.py    across ranks: matching, arrival skew, the transfer after the last arrival, duration spread
+    verdicts.py hang, desync, compute-side or network-side straggler, in words
     system.py   the system assumed from the trace (diagnose's assume) and each process group's share
     judge.py    per (process group, collective, size): verdict against expected and bound, choice check
     whatif.py   the same collectives on another system or with our algorithms

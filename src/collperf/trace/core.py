@@ -8,10 +8,11 @@ from dataclasses import dataclass, field
 from collperf.diagnose import Assumed
 from collperf.trace import ranks as R
 from collperf.errors import UsageError
-from collperf.trace.judge import Row, expected_and_bound, rows, sized
-from collperf.trace.read import read_traces
+from collperf.trace.judge import Row, expected_and_bound, one_rank, rows, sized
+from collperf.trace.read import KINETO, read_traces
 from collperf.trace.steps import StepView, critical, step_views
 from collperf.trace.system import assume_system
+from collperf.trace.verdicts import verdicts
 from collperf.trace.whatif import WhatIf, target_system, what_if
 
 
@@ -31,6 +32,7 @@ class TraceReport:
     what_if: WhatIf | None
     traces: list = field(repr=False, default_factory=list)
     notes: list = field(default_factory=list)
+    verdicts: list = field(default_factory=list)      # Verdict: hang, desync, compute-side, network-side
 
     def to_json(self) -> dict:
         return {"sources": self.sources, "backend": self.backend, "world_size": self.world_size,
@@ -40,7 +42,8 @@ class TraceReport:
                 "steps": [s.to_json() for s in self.steps],
                 "ranks": [s.to_json() for s in self.ranks] if len(self.ranks) > 1 else [],
                 "straggler": self.straggler, "critical_path": self.critical_path,
-                "what_if": self.what_if.to_json() if self.what_if else None, "notes": self.notes}
+                "what_if": self.what_if.to_json() if self.what_if else None, "notes": self.notes,
+                "verdicts": [v.to_json() for v in self.verdicts]}
 
 
 def _provenance(assumed: Assumed, collectives: list[Row]) -> tuple[str, str]:
@@ -63,17 +66,19 @@ def analyse(spec) -> TraceReport:
     matched, notes = R.match(traces)
     many = len(traces) > 1
     table = rows(matched, assumed, R.spread(matched) if many else None)
-    views = [v for t in traces for v in step_views(t)]
+    if not many:
+        notes += one_rank(table)
+    views = [v for t in traces if t.kind == KINETO for v in step_views(t)]   # a dump records no computation
     stats = R.skew(traces, matched) if many else []
     whatif = None
     if spec.what_if_cluster is not None or spec.algorithm:
         system = target_system(spec.what_if_cluster, spec.what_if_nodes, assumed)
         whatif = what_if(table, views, system, traces[0].world_size, spec.algorithm)
     expected_from, bound_from = _provenance(assumed, table)
-    notes = [n for t in traces for n in t.notes] + notes + assumed.notes
+    notes = list(dict.fromkeys([n for t in traces for n in t.notes] + notes + assumed.notes))
     if many and len({t.host for t in traces}) > 1:
         notes.append("ranks on several hosts: their start times are compared as recorded, so the skew includes "
                      "any offset between the hosts' clocks")
     return TraceReport([t.source for t in traces], traces[0].backend, traces[0].world_size, assumed, expected_from,
                        bound_from, table, views, stats, R.straggler(stats) if many else None, critical(views),
-                       whatif, traces, notes)
+                       whatif, traces, notes, verdicts(traces, matched, table) if many else [])

@@ -47,6 +47,8 @@ class Call:
     launch_s: float               # when the host issued it: places the call in a step
     seq: int | None = None        # PyTorch's sequence number in its group, where the trace has it
     splits: str = ""              # all-to-all split sizes, as the trace gives them
+    state: str = ""               # a Flight Recorder entry's state ('scheduled', 'started', 'completed')
+    timed: bool = True            # time_s measured by the record (False: estimated, or nan where unknown)
 
     @property
     def end_s(self) -> float:
@@ -161,3 +163,24 @@ class Collected:
             meta = C.kernel_args(args, KERNEL_ARGS)
             self.comms_meta[meta["External id"]] = meta
         self.cpu_ops.extend((float(tid) if isinstance(tid, int) else -1.0, ts, ts + dur))
+
+
+KINETO = "kineto"
+
+
+@dataclass
+class RankTrace:
+    source: str
+    rank: int
+    world_size: int
+    backend: str
+    nccl_version: str | None
+    gpu: str | None
+    host: str | None
+    groups: dict                  # process group label -> ranks
+    calls: list
+    compute: np.ndarray           # (k, 3): start_s, end_s, launch_s of each computation interval
+    steps: list                   # (name, start_s, end_s)
+    notes: list = field(default_factory=list)
+    windows: dict = field(default_factory=dict)   # group -> GroupWindow: what a Flight Recorder dump covers
+    kind: str = KINETO            # the record it was read from: 'kineto' or 'flight recorder'

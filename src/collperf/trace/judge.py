@@ -17,7 +17,12 @@ from collperf.errors import UsageError
 from collperf.model.nccl import select, tuning_table
 from collperf.model.nccl.constants import FUNCTIONS
 from collperf.model.nccl.tuning import TuningTable, entry_times_us
+from collperf.trace.flight import BARRIER
 from collperf.trace.system import group_system
+
+
+TRANSFER = "transfer after the last arrival (the minimum across ranks)"
+DURATION = "one rank's duration, which includes waiting for the other ranks"
 
 
 @dataclass
@@ -41,11 +46,13 @@ class Row:
     rank_spread_s: float | None = None
     pg_ranks: tuple = ()
     times_s: list = field(default_factory=list, repr=False)
+    basis: str = TRANSFER           # what time_s is: the transfer after the last arrival, or a rank's duration
+    wait_s: float | None = None     # the median arrival skew (several ranks): what the first rank waited
 
     def to_json(self) -> dict:
         keys = ("process_group", "collective", "size_bytes", "dtype", "group_size", "algorithm", "protocol", "calls",
                 "time_s", "total_s", "busbw_GBps", "expected_s", "bound_s", "verdict", "choice_note", "worst",
-                "rank_spread_s")
+                "rank_spread_s", "basis", "wait_s")
         return {k: getattr(self, k) for k in keys}
 
 
@@ -102,6 +109,9 @@ def rows(matched, assumed: Assumed, spreads: dict | None = None) -> list[Row]:
     """One Row per (process group, collective, size), largest total time first."""
     out = []
     for (group, collective, size), ms in _groups(matched).items():
+        ms = [m for m in ms if np.isfinite(m.time_s)]       # the last call of a dump without durations
+        if collective == BARRIER or not ms:
+            continue
         times = [m.time_s for m in ms]
         firsts = [m.first for m in ms]
         p = _most(c.group_size for c in firsts)
@@ -111,13 +121,43 @@ def rows(matched, assumed: Assumed, spreads: dict | None = None) -> list[Row]:
                   "rank": min(m.calls, key=lambda r: m.calls[r].time_s)} for m in slow]
         busbw = (get_collective(collective).bandwidths_GBps(size, p, median)[1]
                  if size and median > 0 and collective in COLLECTIVES else None)
+        skews = [m.skew_s for m in ms if len(m.calls) > 1]
         out.append(Row(group, collective, size, _most(c.dtype for c in firsts), p,
                        _most(c.algorithm for c in firsts), _most(c.protocol for c in firsts), len(ms), median,
                        float(sum(times)), busbw, None, None, "", "", worst,
-                       (spreads or {}).get((group, collective, size)), _most(c.pg_ranks for c in firsts), times))
+                       (spreads or {}).get((group, collective, size)), _most(c.pg_ranks for c in firsts), times,
+                       wait_s=float(np.median(skews)) if skews else None))
     for r in out:
         _judge(r, assumed)
     return sorted(out, key=lambda r: -r.total_s)
+
+
+def one_rank(table: list[Row]) -> list[str]:
+    """With one rank's trace a call's duration includes waiting for the others: judge only the calls whose
+    time grows with size as a transfer would (no larger call of the same collective and group is faster);
+    the notes that say so."""
+    families = defaultdict(list)
+    for r in table:
+        r.basis = DURATION
+        if r.size_bytes is not None:
+            families[(r.process_group, r.collective)].append(r)
+    waited = 0
+    for rows_ in families.values():
+        rows_.sort(key=lambda r: r.size_bytes)
+        for i, r in enumerate(rows_):
+            faster = [b for b in rows_[i + 1:] if b.time_s < r.time_s]
+            if faster and not r.verdict.startswith("not judged"):
+                waited += 1
+                r.verdict = (f"not judged: takes longer ({units.format_time(r.time_s)}) than the "
+                             f"{units.format_size(faster[0].size_bytes)} {r.collective} "
+                             f"({units.format_time(faster[0].time_s)}): its duration includes waiting for other ranks")
+    notes = ["one rank's trace: a call's duration includes waiting for the other ranks, so a slow call may be a "
+             "late peer; only calls whose time grows with size are judged; give every rank's trace to split waiting "
+             "from transfer"]
+    if waited:
+        notes.append(f"{waited} (group, collective, size) rows take longer than a larger call of the same collective: "
+                     "not judged (waiting, not transfer)")
+    return notes
 
 
 def sized(assumed: Assumed, row: Row) -> Assumed:

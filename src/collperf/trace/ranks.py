@@ -29,8 +29,31 @@ class Matched:
         return self.calls[min(self.calls)]
 
     @property
+    def arrival_s(self) -> float:
+        """When the last rank arrived."""
+        return max(c.start_s for c in self.calls.values())
+
+    @property
+    def skew_s(self) -> float:
+        """The last arrival minus the first: what the earliest rank waited."""
+        return self.arrival_s - min(c.start_s for c in self.calls.values())
+
+    @property
+    def transfer_s(self) -> float:
+        """The call's time after the last arrival: each rank's end minus the last arrival, the minimum across
+        ranks (a lower estimate: a rank may end late on its own). A rank that ended before the last arrival
+        (a broadcast's root, whose send was buffered) did not need it and is left out. nan where no rank's end
+        is known."""
+        last = self.arrival_s
+        ends = [c.end_s for c in self.calls.values() if np.isfinite(c.time_s) and c.end_s > last]
+        return min(ends) - last if ends else float("nan")
+
+    @property
     def time_s(self) -> float:
-        return min(c.time_s for c in self.calls.values())
+        """What is judged: with several ranks the transfer; with one, its duration (which includes waiting)."""
+        if len(self.calls) > 1:
+            return self.transfer_s
+        return next(iter(self.calls.values())).time_s
 
     @property
     def last_rank(self) -> int:
@@ -129,7 +152,8 @@ def spread(matched: list[Matched]) -> dict:
     for m in matched:
         f = m.first
         for r, c in m.calls.items():
-            per[(f.process_group, f.collective, f.size_bytes)][r].append(c.time_s)
+            if np.isfinite(c.time_s):
+                per[(f.process_group, f.collective, f.size_bytes)][r].append(c.time_s)
     out = {}
     for key, ranks in per.items():
         medians = [float(np.median(v)) for v in ranks.values()]

@@ -3,37 +3,21 @@
 from __future__ import annotations
 
 import glob
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from collperf.errors import UsageError
 from collperf.trace import checks as C
+from collperf.trace import flight
 from collperf.trace import kernels as K
-from collperf.trace.events import Call, Collected, launch_times
+from collperf.trace.events import KINETO, Call, Collected, RankTrace, launch_times
 from collperf.trace.gloo import pair_gloo
 from collperf.trace.overlap import subtract, union
 from collperf.trace.stream import scan
 
 US = 1e-6
 _SUFFIXES = (".json", ".json.gz")
-
-
-@dataclass
-class RankTrace:
-    source: str
-    rank: int
-    world_size: int
-    backend: str
-    nccl_version: str | None
-    gpu: str | None
-    host: str | None
-    groups: dict                  # process group label -> ranks
-    calls: list
-    compute: np.ndarray           # (k, 3): start_s, end_s, launch_s of each computation interval
-    steps: list                   # (name, start_s, end_s)
-    notes: list = field(default_factory=list)
 
 
 def trace_files(paths) -> list[Path]:
@@ -48,9 +32,11 @@ def trace_files(paths) -> list[Path]:
                                  "such as 'traces/*.json.gz'")
             found += [p for p in matches if p.is_file()]
         elif Path(text).is_dir():
-            inside = sorted(p for p in Path(text).iterdir() if p.is_file() and p.name.endswith(_SUFFIXES))
+            inside = sorted(p for p in Path(text).iterdir() if p.is_file() and (p.name.endswith(_SUFFIXES) or
+                                                                                  _dump_name(p)))
             if not inside:
-                raise UsageError(f"{text}: no .json or .json.gz file in this directory")
+                raise UsageError(f"{text}: no .json or .json.gz file and no Flight Recorder dump (a name ending in "
+                                 "the rank) in this directory")
             found += inside
         elif Path(text).is_file():
             found.append(Path(text))
@@ -60,6 +46,12 @@ def trace_files(paths) -> list[Path]:
     if not found:
         raise UsageError("no trace given: pass one file per rank, a directory or a glob")
     return found
+
+
+def _dump_name(path: Path) -> bool:
+    """A Flight Recorder dump's name: the rank at its end (nccl_trace_rank_3, rank3.pkl)."""
+    stem = path.name.removesuffix(".pkl")
+    return stem[-1:].isdigit() and "." not in stem
 
 
 def _label(name, desc) -> str:
@@ -176,7 +168,9 @@ def _kernel_calls(c: Collected, rank: int, world: int, groups: dict, default_pg:
 
 
 def read_rank(path) -> RankTrace:
-    """One file: its distributed info, device, calls, computation and steps."""
+    """One file: its distributed info, device, calls, computation and steps (a Flight Recorder dump: its calls)."""
+    if flight.is_dump(path):
+        return flight.read_dump(path)
     collected = Collected()
     top = scan(path, collected.add, collected.bad)
     info, rank, world = _info(path, top)

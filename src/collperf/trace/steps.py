@@ -27,9 +27,16 @@ class StepView:
     exposed_comm_s: float
     calls: list                       # (Call, exposed_s) of the step, in time order
 
+    @property
+    def idle_s(self) -> float:
+        """Neither computation nor exposed communication: the device idle or the host behind (host-bound gaps,
+        data loading). Computation and communication are the step's own, which may run past its window: then
+        nothing is left idle."""
+        return max(0.0, self.time_s - self.compute_s - self.exposed_comm_s)
+
     def to_json(self) -> dict:
         return {"name": self.name, "time_s": self.time_s, "compute_s": self.compute_s, "comm_s": self.comm_s,
-                "exposed_comm_s": self.exposed_comm_s, "rank": self.rank}
+                "exposed_comm_s": self.exposed_comm_s, "idle_s": self.idle_s, "rank": self.rank}
 
 
 def _windows(trace) -> list[tuple[str, float, float]]:
