@@ -135,10 +135,15 @@ def _cycles(modules: list[str], imports: list[Import]) -> list[list[str]]:
             if len(component) > 1:
                 components.append(sorted(component))
 
-    sys.setrecursionlimit(max(10_000, sys.getrecursionlimit()))
-    for v in modules:
-        if v not in index:
-            strong(v)
+    # the walk recurses once per import edge; the limit is put back after it, as other tests rely on the default
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(10_000, limit))
+    try:
+        for v in modules:
+            if v not in index:
+                strong(v)
+    finally:
+        sys.setrecursionlimit(limit)
     return sorted(components)
 
 
