@@ -108,12 +108,12 @@ def main() -> None:
                 print(f"  {done} of {len(jobs)} ({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
     wall = time.perf_counter() - started
     print(f"{'format':<22} {'verb':<9} {'inputs':>7} {'results':>8} {'usage':>7} {'traceback':>10} {'>10 s':>6} "
-          f"{'slowest s':>10}")
+          f"{'slowest s':>10} {'its seed':>9}")
     total = Counter()
     for (fmt, verb), c in counts.items():
         total.update(c)
         print(f"{fmt:<22} {verb:<9} {c['inputs']:>7} {c['ok']:>8} {c['usage-error']:>7} {c['traceback']:>10} "
-              f"{c['over 10 s']:>6} {slowest[(fmt, verb)][0]:>10.2f}")
+              f"{c['over 10 s']:>6} {slowest[(fmt, verb)][0]:>10.2f} {slowest[(fmt, verb)][1]:>9}")
     print(f"{'all':<32} {total['inputs']:>7} {total['ok']:>8} {total['usage-error']:>7} {total['traceback']:>10} "
           f"{total['over 10 s']:>6}   ({wall:.0f} s wall, {args.workers} workers)")
     if total["mutator-failed"]:

@@ -135,3 +135,13 @@ def test_every_format_reads_unmutated(fmt, tmp_path):
         path = tmp_path / (f"rank{i}.json.gz" if fmt == "kineto gz" else f"{i}.{'json' if fmt == 'kineto' else 'log'}")
         path.write_bytes(gzip.compress(text.encode()) if fmt == "kineto gz" else text.encode())
         assert fuzz_support.call(verb, fmt, path, tmp_path)
+
+
+def test_a_huge_rank_count_in_bench_json_is_refused_by_its_path(tmp_path):
+    """Found by benchmarks/fuzz_campaign.py: $.ranks of 400 digits reached busbw's factor, an OverflowError."""
+    doc = json.loads((FIXTURES / "collperf_bench.json").read_text())
+    doc["ranks"] = 10 ** 400
+    path = tmp_path / "bench.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(UsageError, match=r"\$\.ranks 100000000000\.\.\. \(a huge number\)"):
+        fuzz_support.call("read", "collperf bench", path, tmp_path)
