@@ -1,9 +1,8 @@
 """A long seeded fuzz of every verb that reads, over every format: tests/fuzz_support.py's mutators and calls (the
 suite runs two seeds per pair, this tens of thousands), in --workers processes. Prints, per format and verb, the
 inputs tried, results, UsageErrors, any other exception (a traceback: the bug), and calls over 10 s on inputs of at
-most 1 MB; then each traceback's signature (type, file:line) with a seed that reproduces it:
-
-    PYTHONPATH=src python tests/... -> reproduce one: fuzz_support.attempt(format, verb, seed, folder)
+most 1 MB, and the slowest call with its seed; then each traceback's signature (type, file:line) with a seed that
+reproduces it (`fuzz_support.attempt(format, verb, seed, folder)`, tests/ on the path).
 
 A call still running after --hang seconds is stopped (SIGALRM) and counted as over 10 s.
 
