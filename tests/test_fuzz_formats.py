@@ -3,12 +3,15 @@ files (predict/simulate --topology), calibration profiles (--profile), bench's o
 shape, NCCL Inspector JSONL and rccl-tests. Every mutation gives a result or a UsageError, never another
 exception, and no input takes more than its budget (a hang check, generous on a loaded machine)."""
 
+import gzip
 import json
 import random
 import time
 from pathlib import Path
 
 import pytest
+
+import fuzz_support
 
 from collperf import topology
 from collperf.errors import UsageError
@@ -93,3 +96,52 @@ def test_mutated_inputs_give_a_result_or_a_usage_error(kind, cases, tmp_path):
         text = _json_mutation(original, rng) if case % 2 else mutate(original, rng)
         outcomes[_check(kind, call, text, case)] += 1
     assert outcomes["usage-error"] > 0
+
+
+# --- every verb that reads, over every format (fuzz_support.py) ---------------------------------------------------
+
+@pytest.mark.parametrize("seeds", [pytest.param(range(2), id="core"),
+                                   pytest.param(range(2, 40), marks=pytest.mark.slow, id="rest")])
+@pytest.mark.parametrize("fmt, verb", fuzz_support.PAIRS)
+def test_every_verb_gives_a_result_or_a_usage_error_on_every_format(fmt, verb, seeds, tmp_path):
+    """read, fit, diagnose and report over every log format, trace and report over Kineto traces (plain and
+    gzipped), from a file as the commands read it: each seed's mutated input gives a result or a UsageError.
+    The seeds of one pair differ from another's, so the core's two per pair try different mutators."""
+    outcomes = []
+    for seed in seeds:
+        seed += 1000 * fuzz_support.PAIRS.index((fmt, verb))
+        try:
+            outcomes.append(fuzz_support.attempt(fmt, verb, seed, tmp_path))
+        except Exception as e:   # noqa: BLE001 - anything else is the bug this test exists to find
+            pytest.fail(f"{fmt} through {verb}, seed {seed}: {type(e).__name__}: {e}")
+    assert outcomes
+
+
+@pytest.mark.parametrize("fmt, verb", fuzz_support.CROSSED)
+def test_a_file_of_the_other_kind_is_refused(fmt, verb, tmp_path):
+    """A log given to trace, a trace given to the log verbs: a UsageError, unmutated."""
+    path = tmp_path / ("rank0.json.gz" if fmt == "kineto gz" else "input.txt")
+    text = fuzz_support.originals(fmt)[0]
+    path.write_bytes(gzip.compress(text.encode()) if fmt == "kineto gz" else text.encode())
+    with pytest.raises(UsageError):
+        fuzz_support.call(verb, fmt, path, tmp_path)
+
+
+@pytest.mark.parametrize("fmt", fuzz_support.FORMATS)
+def test_every_format_reads_unmutated(fmt, tmp_path):
+    """The fuzz starts from inputs that read: each format's fixtures give a result through its first verb."""
+    verb = "trace" if fmt in fuzz_support.TRACE_FORMATS else "read"
+    for i, text in enumerate(fuzz_support.originals(fmt)):
+        path = tmp_path / (f"rank{i}.json.gz" if fmt == "kineto gz" else f"{i}.{'json' if fmt == 'kineto' else 'log'}")
+        path.write_bytes(gzip.compress(text.encode()) if fmt == "kineto gz" else text.encode())
+        assert fuzz_support.call(verb, fmt, path, tmp_path)
+
+
+def test_a_huge_rank_count_in_bench_json_is_refused_by_its_path(tmp_path):
+    """Found by benchmarks/fuzz_campaign.py: $.ranks of 400 digits reached busbw's factor, an OverflowError."""
+    doc = json.loads((FIXTURES / "collperf_bench.json").read_text())
+    doc["ranks"] = 10 ** 400
+    path = tmp_path / "bench.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(UsageError, match=r"\$\.ranks 100000000000\.\.\. \(a huge number\)"):
+        fuzz_support.call("read", "collperf bench", path, tmp_path)

@@ -135,7 +135,7 @@ def _json_mutation(text: str, rng: random.Random) -> str:
     """Replace one node of a JSON document with a value of another type."""
     try:
         doc = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):     # not JSON, or nested past the decoder (an earlier mutation)
         return text
     replacement = rng.choice([None, True, 1.5, -1, float("inf"), float("nan"), "x", "", [], {}, [1], {"a": 1},
                               10 ** 30, "N/A"])

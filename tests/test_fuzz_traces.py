@@ -177,6 +177,23 @@ def test_a_number_of_thousands_of_digits_is_skipped(tmp_path):
     assert any("event 0: a number of thousands of digits" in n for n in trace.notes)
 
 
+def test_a_top_level_key_of_thousands_of_digits_is_refused(tmp_path):
+    """Found by benchmarks/fuzz_campaign.py: the reader's signal for a value it steps over escaped as an exception."""
+    text = '{' + "9" * 5000 + ': 1, "traceEvents": []}'
+    with pytest.raises(UsageError, match="a key of the top-level object is a number of thousands of digits"):
+        read_rank(_write(tmp_path, text))
+
+
+def test_report_of_a_corrupt_gzip_trace_names_the_stream(tmp_path):
+    """Found by benchmarks/fuzz_campaign.py: report's sniffing of a trace let zlib's error through."""
+    data = bytearray(gzip.compress(json.dumps(_doc()).encode()))
+    data[len(data) // 2] ^= 0xFF
+    path = tmp_path / "rank0.json.gz"
+    path.write_bytes(bytes(data))
+    with pytest.raises(UsageError, match="gzip stream cannot be read"):
+        api.report([str(path)], str(tmp_path / "r.html"))
+
+
 def test_a_cut_gzip_stream_is_named(tmp_path):
     data = (TRACES / "nccl" / "rank0.json.gz").read_bytes()
     path = tmp_path / "cut.json.gz"

@@ -75,3 +75,22 @@ def test_every_instance_pattern_holds_a_literal_of_the_pre_check():
     for pattern, key in _HOSTS:
         for sample in line_patterns.near_matches(pattern):
             assert any(piece in sample.lower() for piece in HOST_LITERALS), (pattern, sample)
+
+
+def test_the_spelt_out_host_pre_check_is_host_literals():
+    """_has_host_piece spells HOST_LITERALS out (a generator over them cost more than the tests): the two agree."""
+    from collperf.diagnose.loglines import _has_host_piece, HOST_LITERALS
+    for piece in HOST_LITERALS:
+        assert _has_host_piece(f"node-{piece}-1:12:34 [0] nccl info")
+    assert not _has_host_piece("node-01:1001:1101 [0] nccl info channel 07/32 : 0[0] -> 1[1] via p2p/ipc/read")
+
+
+def test_every_anchored_table_line_pattern_starts_with_its_literal():
+    """nccltests.parse tries the header and footer patterns only on a line that starts with one of _ANCHORS: every
+    line such a pattern matches must (its near-matches, built from the pattern, do)."""
+    from collperf.ingest import nccltests
+    for pattern in (nccltests._TESTS_VERSION, nccltests._STARTING, nccltests._NCCL_VERSION, nccltests._OUT_OF_BOUNDS,
+                    nccltests._AVG_BUSBW, nccltests._INCOMPLETE):
+        for sample in line_patterns.near_matches(pattern.pattern):
+            if pattern.match(sample):
+                assert sample.startswith(nccltests._ANCHORS), (pattern.pattern, sample)

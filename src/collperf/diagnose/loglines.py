@@ -84,33 +84,40 @@ _OFI_EFA = re.compile(r"\A(?=(.*?NET/OFI ))\1.*efa")
 # a piece every instance-name pattern of _HOSTS holds (lower case): the line is searched for the names only
 # when it holds one (13 case-blind searches on every INFO line were most of diagnose's time on a large log)
 HOST_LITERALS = ("a3", "a4", "p5", "p4d", "g4dn", "nd96", "v5", "v4", "bm")
-# what a line must hold for _network to read anything from it (most INFO lines hold none of these)
-_NETWORK_WORDS = ("NET/", "Using network", "TCPXO", "/usr/local/gib/")
+# anchored: compiled, a pattern may be searched, and a search of `\s*#` would rescan a run of blanks from each blank
+_PERSON = re.compile(r"^\s*#\s*(hardware|source)\s*:")
+_VERSION = re.compile(r"NCCL version (\d{1,9}\.\d{1,9}\.\d{1,9})|RCCL version (\d{1,9}\.\d{1,9}\.\d{1,9})")
+_CHANNELS = re.compile(r"(?<!\d)(\d{1,9}) coll channels, (?:(\d{1,9}) collnet channels, )?(?:(\d{1,9}) nvls channels, )?"
+                       r"(\d{1,9}) p2p channels")
 
 
 def read_facts(text: str) -> LogFacts:
     """Every fact the log's lines state (comment lines written by a person, '# hardware:', are not read)."""
     facts = LogFacts()
-    lines = [ln for ln in text.splitlines() if not ("#" in ln and re.match(r"\s*#\s*(hardware|source)\s*:", ln))]
+    lines = [ln for ln in text.splitlines() if not ("#" in ln and _PERSON.match(ln))]
+    # Each reader below is called only on a line that holds the literal it needs (a line of a large log holds
+    # none of them, or one): a few `in` tests per line instead of a call and its own tests per reader.
     for ln in lines:
-        _network(facts, ln)
-        _nics(facts, ln)
-        _transport(facts, ln)
-        _tuning_echoes(facts, ln)
-        m = re.search(r"NCCL version (\d{1,9}\.\d{1,9}\.\d{1,9})|RCCL version (\d{1,9}\.\d{1,9}\.\d{1,9})", ln) \
-            if "CCL version" in ln else None
-        if m:
+        net = "NET/" in ln
+        if net or "Using network" in ln or "TCPXO" in ln or "/usr/local/gib/" in ln:
+            _network(facts, ln)
+        if net or "nics" in ln:
+            _nics(facts, ln)
+        if "via " in ln or "NVLS" in ln or "nvls" in ln:
+            _transport(facts, ln)
+        if "NCCL_" in ln:
+            _tuning_echoes(facts, ln)
+        if "CCL version" in ln and "nccl_version" not in facts and (m := _VERSION.search(ln)):
             facts.set("nccl_version", m.group(1) or m.group(2), ln)
-        if "Pattern" in ln and "type " in ln:
+        if "Pattern" in ln and "type " in ln and "intra_path" not in facts:
             # the topology search's graph (NCCL 2.30.7 src/graph/search.cc ncclTopoPrintGraph): "Pattern 4, crossNic 0,
             # nChannels 12, bw 40.000000/40.000000, type NVL/PIX, sameChannels 1": the first type is the path between
             # the node's GPUs (NVL: NVLink; PIX, PXB, PHB, SYS: PCIe)
             m = _GRAPH_TYPE.search(ln)
             if m:
                 facts.set("intra_path", m.group(1), ln)
-        m = re.search(r"(?<!\d)(\d{1,9}) coll channels, (?:(\d{1,9}) collnet channels, )?(?:(\d{1,9}) nvls channels, )?"
-                      r"(\d{1,9}) p2p channels", ln) if "coll channels" in ln else None
-        if m:
+        # the first line that says a fact decides it: a fact already read is not searched for again
+        if "coll channels" in ln and ("channels" not in facts or "nvls" not in facts) and (m := _CHANNELS.search(ln)):
             facts.set("channels", int(m.group(1)), ln)
             if m.group(3) is not None:
                 facts.set("nvls", int(m.group(3)) > 0, ln)
@@ -129,36 +136,37 @@ def read_facts(text: str) -> LogFacts:
     _used_ports(facts, lines)
     _pci_buses(facts, lines)
     for ln in lines:
-        low = ln.lower()
-        if any(piece in low for piece in HOST_LITERALS) and _HOST_LINE.search(ln):
+        if _has_host_piece(ln.lower()) and _HOST_LINE.search(ln):
             for pattern, key in _HOSTS:
                 if re.search(pattern, ln, re.IGNORECASE):
                     facts.set("instance", key, ln)
-                    break
+                    return facts      # the first line that names an instance decides: no later line can change it
     return facts
+
+
+def _has_host_piece(low: str) -> bool:
+    """Whether a lowered line holds one of HOST_LITERALS (spelt out: a generator over them cost more than the test)."""
+    return ("a3" in low or "a4" in low or "p5" in low or "p4d" in low or "g4dn" in low or "nd96" in low
+            or "v5" in low or "v4" in low or "bm" in low)
 
 
 # Google's gIB NCCL plugin (RDMA over Converged Ethernet on GCP's A3 Ultra, A4 and A4X): its INFO lines say NCCL
 # runs on it; its scripts on a launch line (/usr/local/gib/scripts/run_nccl_tests.sh) only that it was asked for, so
 # NCCL's own network lines decide the fabric where the log has them (a plugin that fails to load leaves NCCL on
 # TCP sockets, the way gIB most often breaks)
-_GIB_INFO = re.compile(r"NET/gIB|Using network gIB")
-_GIB_LAUNCH = re.compile(r"/usr/local/gib/")
 
 
 def _network(facts: LogFacts, ln: str) -> None:
-    if not any(word in ln for word in _NETWORK_WORDS):
-        return
-    if _GIB_INFO.search(ln):
+    if "NET/gIB" in ln or "Using network gIB" in ln:
         facts.set("plugin", "gib", ln)
         facts.set("fabric", "roce", ln)
         return
-    if _GIB_LAUNCH.search(ln):
+    if "/usr/local/gib/" in ln:
         facts.set("plugin", "gib", ln)
         return
     # the name runs to the end of the line (trailing blanks do not change which name it is; `(.+?)\s*$` was
     # quadratic in them)
-    m = re.search(r"Using network (.+)", ln)
+    m = re.search(r"Using network (.+)", ln) if "Using network" in ln else None
     if m:
         for pattern, fabric in _NETWORK_NAMES:
             if re.search(pattern, m.group(1)):
@@ -167,6 +175,8 @@ def _network(facts: LogFacts, ln: str) -> None:
     m = re.search(r"NET/OFI Selected [Pp]rovider is (\w{1,16})", ln) if "NET/OFI" in ln else None
     if m:
         facts.set("ofi_provider", m.group(1).lower(), ln)
+    if "fabric" in facts:       # each test below only sets the fabric, which an earlier line decided
+        return
     if "NET/OFI" in ln and _OFI_EFA.search(ln):
         facts.set("fabric", "efa", ln)
     elif re.search(r"NET/FasTrak|TCPXO", ln):
@@ -182,8 +192,9 @@ def _nics(facts: LogFacts, ln: str) -> None:
     if m:
         facts.set("nics", int(m.group(1)), ln)
         return
+    # once the NICs are counted, only a line that may still change the fabric (RoCE ports, sockets) is read again
     m = re.search(r"NET/(?:IB|Socket|GPUDirectTCPX|FasTrak)\w{0,32}\s*:\s*Using\s*(\[\d{1,9}\]\S.*)", ln) \
-        if "NET/" in ln else None
+        if "NET/" in ln and ("nics" not in facts or "/RoCE" in ln or "NET/Socket" in ln) else None
     if m:
         # the devices: each "[n]name" up to the first token that is not one ("; OOB eth0:...")
         end = re.search(r"\s(?![\s\[])|\s\[(?!\d)", m.group(1))
@@ -217,7 +228,7 @@ def _used_ports(facts: LogFacts, lines: list[str]) -> None:
 
 
 def _transport(facts: LogFacts, ln: str) -> None:
-    if "via " in ln and re.search(r"via NET/", ln):
+    if "via NET/" in ln:
         # used if any channel shows it: a send without it ('[send] via NET/IB/0') and a receive with it is
         # GPUDirect RDMA for receives only (NCCL_NET_GDR_READ=0, or pre-Ampere PCIe GPUs: NCCL 2.30.7 paths.cc)
         if "GDRDMA" in ln and not facts.get("net_gdr", False):
@@ -263,12 +274,21 @@ def _collnet(facts: LogFacts, lines: list[str]) -> None:
             if "NCCL_COLLNET_ENABLE" in ln else None
         if m:
             facts.set("collnet", m.group(1) != "0", ln if "NCCL INFO" in ln else m.group(0))
-        elif ("tree_type" in ln or "ollnet" in ln.lower()) and _COLLNET_SETUP.search(ln):
+        elif ("tree_type" in ln or "ollnet" in ln.lower()) and _collnet_words(ln.lower()) and _COLLNET_SETUP.search(ln):
             facts.set("collnet", True, ln)
+        if "collnet" in facts:     # the first line that says it decides
+            break
     algorithms = str(facts.get("algorithms", ""))
     if "collnet" not in facts and _enables_collnet(algorithms):
         # a run that completed with NCCL_ALGO naming CollNet had it enabled (else NCCL finds no algorithm)
         facts.set("collnet", True, facts.line("algorithms"))
+
+
+def _collnet_words(low: str) -> bool:
+    """Whether a lowered line holds a literal _COLLNET_SETUP needs (none of their letters has a case-blind match outside
+    ASCII): its case-blind search of three alternatives costs far more than the three tests, and NCCL prints
+    "0 collnet channels" on every communicator."""
+    return "tree_type:" in low or "connected collnet" in low or "collnet cha" in low
 
 
 def _enables_collnet(value: str) -> bool:

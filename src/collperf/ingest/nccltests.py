@@ -35,6 +35,17 @@ DTYPES = {"int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "float"
 # (half 5e-2, float 1e-5, double 1e-12, integer types exact). A larger value counted as an out-of-bounds test.
 _DELTA_MAX = {"half": 5e-2, "bfloat16": 5e-2, "float": 1e-5, "double": 1e-12}
 _ELISION = ("...", "\u2026")
+_NUMBER_START = frozenset("0123456789+-.eE")   # validate.is_number's characters; isdigit's ASCII ones among them
+# the lines a table's header and footer are made of, each anchored at the line's start (after the '#'); a line is
+# matched against them only when it starts with their literal (most lines of an INFO-heavy log start with none)
+_TESTS_VERSION = re.compile(r"nccl-tests version (\S+)(.*)")
+_STARTING = re.compile(r"Collective test starting: ?(\S+)")
+_NCCL_VERSION = re.compile(r"NCCL version (\S+)")
+_OUT_OF_BOUNDS = re.compile(r"Out of bounds values ?: ?(\S+) ?(\w*)")
+_AVG_BUSBW = re.compile(r"Avg bus bandwidth ?: ?(\S+)")
+_INCOMPLETE = re.compile(r"(?:Collective test INCOMPLETE: ?\S+?:|collperf run: INCOMPLETE:) ?(.*)")
+_ANCHORS = ("nccl-tests version ", "Collective test ", "NCCL version ", "Out of bounds values", "Avg bus bandwidth",
+            "collperf run: INCOMPLETE:")
 _COLLPERF_COLUMNS = ("algorithm", "pred(us)", "meas/pred")   # collperf bench's own, after nccl-tests' columns
 
 
@@ -42,9 +53,21 @@ def looks_like(text: str) -> bool:
     return bool(re.search(r"(out-of-place|in-place|Avg bus bandwidth|nThread|busbw)", text))
 
 
-def _clean(line: str) -> str:
-    """Without the mpirun tag, every run of whitespace (tabs, NBSP, other unicode spaces) one space."""
-    return " ".join(_PREFIX.sub("", line).split())
+def _words(line: str) -> list[str]:
+    """The line's words, without the mpirun tag (joined by one space, every run of whitespace, tabs, NBSP and other
+    unicode spaces included, becomes one space)."""
+    first = line[:1]
+    if first.isspace():
+        first = line.lstrip()[:1]
+    # a tag starts with '[' or a digit (isdigit holds for every \d): most lines start with a host name, no tag
+    if first == "[" or first.isdigit():
+        line = _PREFIX.sub("", line)
+    return line.split()
+
+
+def _noise(line: str) -> bool:
+    """A line of NCCL, MPI or the shell, not of the table (the first literal test answers for NCCL INFO lines)."""
+    return "NCCL INFO" in line or bool(_NOISE.search(line))
 
 
 def _numberish(token: str) -> bool:
@@ -55,7 +78,7 @@ def _numberish(token: str) -> bool:
 def parse(text: str, source: str = "<log>", collective: str | None = None) -> list[Table]:
     """Every test in an nccl-tests log, as Tables."""
     lines = text.splitlines()
-    binaries = {m.group(0) for m in map(_BINARY.search, lines) if m}
+    binaries = {m.group(0) for m in map(_BINARY.search, (ln for ln in lines if "_perf" in ln)) if m}
     # a table that does not name its test inherits the file's only test, never one of several
     file_binary = binaries.pop() if len(binaries) == 1 else None
     tables: list[Table] = []
@@ -79,77 +102,87 @@ def parse(text: str, source: str = "<log>", collective: str | None = None) -> li
         current.header.update({k: v for k, v in pending_header.items()})
 
     for number, raw in enumerate(lines, 1):
-        line = _clean(raw)
-        body = line.lstrip("#").strip()
+        words = _words(raw)
+        line = " ".join(words)
+        # the words are the body's unless the line is a comment (most lines of a log are not)
+        body = line.lstrip("#").strip() if line.startswith("#") else line
         if not body:
             continue
-        if m := re.match(r"nccl-tests version (\S+)(.*)", body):
-            pending_header["nccl_tests_version"] = m.group(1)
-            current.header["nccl_tests_version"] = m.group(1)
-            continue
-        if m := re.match(r"Collective test starting: ?(\S+)", body):
-            if current.rows:
-                finish()
-            current.header["binary"] = m.group(1)
-            continue
-        if m := re.match(r"NCCL version (\S+)", body):
-            pending_header["nccl_version"] = m.group(1)
-            current.header["nccl_version"] = m.group(1)
-            continue
-        if m := _FLAGS.search(body):
-            if current.rows:
-                finish()
-            current.header["flags"] = body
-            try:
-                current.header["nthreads"] = v.whole(m.group(1), "nThread", 1, v.MAX_RANK)
-                current.header["ngpus"] = v.whole(m.group(2), "nGpus", 1, v.MAX_RANK)
-            except v.BadValue as e:
-                current.skipped.append(f"line {number}: {e}: expected '# nThread N nGpus N minBytes ...'")
-            continue
-        if m := _DEVICE.search(body):
-            if current.rows:
-                finish()
-            try:
-                device = {"rank": v.whole(m.group(1), "device line rank", 0, v.MAX_RANK), "host": m.group(2),
-                          "device": v.whole(m.group(3), "device index", 0, v.MAX_RANK), "gpu": m.group(4).strip()}
-            except v.BadValue as e:
-                current.skipped.append(f"line {number}: {e}: expected '#  Rank N Group N Pid N on HOST device N ...'")
-            else:
-                current.header.setdefault("devices", []).append(device)
-            continue
+        # each pattern below is tried only on a line that holds its literal: one test of the line's start and two
+        # `in` tests answer for most lines of a log (NCCL INFO lines), in the order the patterns are tried
+        anchored = body.startswith(_ANCHORS)
+        if anchored or "nThread" in body or "Pid" in body:
+            if anchored and (m := _TESTS_VERSION.match(body)):
+                pending_header["nccl_tests_version"] = m.group(1)
+                current.header["nccl_tests_version"] = m.group(1)
+                continue
+            if anchored and (m := _STARTING.match(body)):
+                if current.rows:
+                    finish()
+                current.header["binary"] = m.group(1)
+                continue
+            if anchored and (m := _NCCL_VERSION.match(body)):
+                pending_header["nccl_version"] = m.group(1)
+                current.header["nccl_version"] = m.group(1)
+                continue
+            if "nThread" in body and (m := _FLAGS.search(body)):
+                if current.rows:
+                    finish()
+                current.header["flags"] = body
+                try:
+                    current.header["nthreads"] = v.whole(m.group(1), "nThread", 1, v.MAX_RANK)
+                    current.header["ngpus"] = v.whole(m.group(2), "nGpus", 1, v.MAX_RANK)
+                except v.BadValue as e:
+                    current.skipped.append(f"line {number}: {e}: expected '# nThread N nGpus N minBytes ...'")
+                continue
+            if "Pid" in body and (m := _DEVICE.search(body)):
+                if current.rows:
+                    finish()
+                try:
+                    device = {"rank": v.whole(m.group(1), "device line rank", 0, v.MAX_RANK), "host": m.group(2),
+                              "device": v.whole(m.group(3), "device index", 0, v.MAX_RANK), "gpu": m.group(4).strip()}
+                except v.BadValue as e:
+                    current.skipped.append(f"line {number}: {e}: expected '#  Rank N Group N Pid N on HOST device N "
+                                           "...'")
+                else:
+                    current.header.setdefault("devices", []).append(device)
+                continue
         if body in _ELISION and current.header.get("devices") and not current.rows:
             current.header["devices_elided"] = True
             continue
-        if "size" in body.split() and "time" in body.split():
+        if "size" in body and "time" in body and "size" in (names := body.split()) and "time" in names:
             if current.rows:
                 finish()
-            layout = _layout(body.split())
+            layout = _layout(names)
             current.header["columns"] = layout["preamble"]
             continue
-        if m := re.match(r"Out of bounds values ?: ?(\S+) ?(\w*)", body):
-            try:
-                current.footer["out_of_bounds"] = v.whole(m.group(1), "Out of bounds values", 0, 1 << 63)
-                current.footer["status"] = m.group(2)
-            except v.BadValue as e:
-                current.skipped.append(f"line {number}: {e}: expected '# Out of bounds values : N OK|FAILED'")
-            continue
-        if m := re.match(r"Avg bus bandwidth ?: ?(\S+)", body):
-            try:
-                current.footer["avg_busbw_GBps"] = v.real(m.group(1), "Avg bus bandwidth", 0, v.MAX_BANDWIDTH_GBPS)
-            except v.BadValue as e:
-                current.skipped.append(f"line {number}: {e}: expected '# Avg bus bandwidth : GB/s'")
-            continue
-        if body.startswith("Collective test concluded"):
-            current.footer["concluded"] = True
-            continue
-        if m := re.match(r"(?:Collective test INCOMPLETE: ?\S+?:|collperf run: INCOMPLETE:) ?(.*)", body):
-            # collperf bench's marker of a run that ended early (the run line follows the last block)
-            (current if current.rows or not tables else tables[-1]).header["incomplete"] = m.group(1).strip()
-            continue
+        if anchored:
+            if m := _OUT_OF_BOUNDS.match(body):
+                try:
+                    current.footer["out_of_bounds"] = v.whole(m.group(1), "Out of bounds values", 0, 1 << 63)
+                    current.footer["status"] = m.group(2)
+                except v.BadValue as e:
+                    current.skipped.append(f"line {number}: {e}: expected '# Out of bounds values : N OK|FAILED'")
+                continue
+            if m := _AVG_BUSBW.match(body):
+                try:
+                    current.footer["avg_busbw_GBps"] = v.real(m.group(1), "Avg bus bandwidth", 0,
+                                                              v.MAX_BANDWIDTH_GBPS)
+                except v.BadValue as e:
+                    current.skipped.append(f"line {number}: {e}: expected '# Avg bus bandwidth : GB/s'")
+                continue
+            if body.startswith("Collective test concluded"):
+                current.footer["concluded"] = True
+                continue
+            if m := _INCOMPLETE.match(body):
+                # collperf bench's marker of a run that ended early (the run line follows the last block)
+                (current if current.rows or not tables else tables[-1]).header["incomplete"] = m.group(1).strip()
+                continue
         if line.startswith("#") or (body.startswith("(B)")):
             continue
-        tokens = body.split()
-        if len(tokens) >= 2 and _numberish(tokens[0]) and _numberish(tokens[1]):
+        tokens = words if body is line else body.split()
+        # a number starts with one of its characters: the test of the first one answers for most lines
+        if len(tokens) >= 2 and tokens[0][0] in _NUMBER_START and _numberish(tokens[0]) and _numberish(tokens[1]):
             row_or_why = _row(tokens, layout, number)
             if layout and "algorithm" in layout.get("extra_names", ()) and len(tokens) == layout["width"]:
                 position = len(tokens) - layout["extra"] + layout["extra_names"].index("algorithm")
@@ -160,7 +193,7 @@ def parse(text: str, source: str = "<log>", collective: str | None = None) -> li
                 current.rows.extend(row_or_why)
             continue
         # under a column header, a line that is neither noise nor a row is reported, never dropped
-        if (current.rows or layout is not None) and not _NOISE.search(line) and len(tokens) > 3:
+        if (current.rows or layout is not None) and len(tokens) > 3 and not _noise(line):
             current.skipped.append(f"line {number}: not a row of the table: {raw.strip()[:80]!r}")
     finish()
     if not tables:

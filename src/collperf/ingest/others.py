@@ -270,9 +270,11 @@ def _version(table: Table, doc: dict) -> None:
 
 def _collperf_json(doc: dict, source: str, collective: str | None = None, lines=None) -> list[Table]:
     _shape(doc, _COLLPERF_DOC, source)
-    if doc["collective"] not in COLLECTIVES or doc["ranks"] < 1:
-        raise IngestError(f"{source}: JSON $.collective {doc['collective']!r} / $.ranks {doc['ranks']}: expected one "
-                          f"of {', '.join(COLLECTIVES)} and ranks >= 1")
+    # ranks bounded as every reader bounds them: a 400-digit count is no float, and busbw's factor divides by it
+    if doc["collective"] not in COLLECTIVES or not 1 <= doc["ranks"] <= v.MAX_RANK:
+        ranks = str(doc["ranks"]) if doc["ranks"] < 10 ** 20 else f"{str(doc['ranks'])[:12]}... (a huge number)"
+        raise IngestError(f"{source}: JSON $.collective {doc['collective']!r} / $.ranks {ranks}: expected one "
+                          f"of {', '.join(COLLECTIVES)} and 1 <= ranks <= {v.MAX_RANK}")
     tables: dict[str, Table] = {}
     skipped = []
     for i, r in enumerate(doc["results"]):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import glob
 import gzip
 import json
+import zlib
 from pathlib import Path
 
 from collperf import __version__, ingest
@@ -85,6 +86,8 @@ def is_trace(item) -> bool:
             start = f.read(4096)
     except (OSError, EOFError):
         return False
+    except zlib.error:      # a gzip stream corrupt past its header: the trace reader names it as such
+        return True
     return b'"traceEvents"' in start or b'"schemaVersion"' in start or b'"distributedInfo"' in start
 
 

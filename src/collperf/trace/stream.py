@@ -147,7 +147,11 @@ def scan(path, on_event: Callable[[dict], None], on_bad: Callable[[int, str], No
             w = _Window(f, str(path))
             w.expect("{", "a JSON object")
             while w.peek() not in ("}", ""):
-                key = w.value()
+                try:
+                    key = w.value()
+                except _TooDeep as e:    # a key that is a number of thousands of digits, or a nested value
+                    raise UsageError(f"{path}: not a Kineto trace: a key of the top-level object is {e}, not a "
+                                     "string; give a file written by torch.profiler") from None
                 w.expect(":", "a ':' after a key")
                 if not isinstance(key, str):
                     raise UsageError(f"{path}: not a Kineto trace: a key of the top-level object is "
