@@ -147,6 +147,8 @@ def parse(text: str, source: str = "<log>", collective: str | None = None, ranks
                           "Prometheus, rccl-tests JSON/CSV, or optimize_config.py's CSV")
     for t in tables:
         t.text = text
+        if ranks is None:
+            consistency.read_ranks_from_counts(t)     # the count column states it: before anything guesses
     return _finish(tables, ranks)
 
 
