@@ -291,18 +291,20 @@ def overall(verdicts: list[SizeVerdict], found, collective: str = "", nodes: int
 
 
 def _curve_anomalies(verdict: str, found, verdicts=()) -> str:
-    """Every verdict, judged or not, points at a dip or a tail drop in the curve: a good one because the sizes as a
-    whole are fine, yet those sizes are not (a known-bad run whose busbw halves at 64 MiB and recovers reads 'as
-    expected' otherwise); a slower or unjudged one because a collapse of busbw is what the reader must see first,
-    not a warning under the findings. Only where the verdict looks, at the bandwidth-bound sizes: a latency-bound
-    size that takes longer than the next at a protocol switch is no dip in bandwidth (its finding still says it)."""
+    """A good verdict still points at a dip or a tail drop in the curve: the sizes as a whole are fine, yet those
+    sizes are not (a known-bad run whose busbw halves at 64 MiB and recovers reads 'as expected' otherwise). Any
+    verdict, judged or not, points at a tail drop (busbw collapsing towards the largest sizes), with its factor:
+    that is what the reader must see first, not a warning under the findings. Only where the verdict looks, at the
+    bandwidth-bound sizes: a latency-bound size that takes longer than the next at a protocol switch is no dip in
+    bandwidth (its finding still says it)."""
     if verdict.startswith("error"):
         return verdict
+    good = verdict.startswith(("as expected", "faster"))
     latency = {v.size_bytes for v in verdicts if v.regime == "latency"}
     seen = []
     for f in found:
         sizes = [s for s in f.sizes_bytes if s not in latency]
-        if f.kind == "dip" and sizes:
+        if f.kind == "dip" and sizes and good:
             seen.append(f"busbw dips at {units.size_ranges(sizes)}")
         elif f.kind == "tail-drop" and sizes:
             seen.append(_collapse(sizes, verdicts))
