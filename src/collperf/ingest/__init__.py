@@ -109,7 +109,7 @@ def parse(text: str, source: str = "<log>", collective: str | None = None, ranks
     collective = _checked(collective, ranks)
     if "\r" in text:      # text given directly (the API): the line ends a file's reading would have made
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    stripped = text.lstrip("\ufeff \t\n")
+    stripped = text.lstrip().lstrip("\ufeff").lstrip()     # a BOM the decoding kept (text given directly)
     if not stripped:
         raise IngestError(f"{source}: the file is empty")
     if stripped.startswith("{") and _KINETO in stripped[:65536]:
