@@ -146,7 +146,7 @@ def test_one_rank_costs_nothing():
 def test_unavailable_algorithm_says_why():
     with pytest.raises(NotApplicable, match="recursive-doubling cannot run on 12 ranks.*power-of-two.*8 or 16"):
         cost("allgather", "recursive-doubling", 12, [1e6], LINK)
-    with pytest.raises(UsageError, match="unknown algorithm 'ringg' for allreduce: expected one of ring"):
+    with pytest.raises(UsageError, match=r"unknown algorithm 'ringg' for allreduce: did you mean ring\? expected one of ring"):
         cost("allreduce", "ringg", 4, [1], LINK)
     with pytest.raises(UsageError, match="segments 0"):
         cost("broadcast", "chain", 4, [1], LINK, segments=0)

@@ -124,7 +124,7 @@ def test_layouts_that_do_not_fit_are_rejected():
 def test_plan_cli_compare_and_json():
     runner = CliRunner()
     res = runner.invoke(app, ["plan", "--model", "70b", "--tp", "8", "--pp", "8", "--dp", "8", "--micro-batches", "8",
-                              "--cluster", "dgx-h100", "--nodes", "64", "--flops", "400TFLOPS",
+                              "--cluster", "dgx-h100", "--nodes", "64", "--flops", "250TFLOPS",
                               "--compare", "8x4x16", "--compare", "8x8x8@dgx-a100:64", "--json"])
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)

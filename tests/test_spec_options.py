@@ -196,6 +196,8 @@ def test_plan_layout_options_default_to_the_layouts_and_map_onto_its_fields():
             assert tuple(value.split("-")) == layout["placement"]
         elif name == "gpu_memory":
             assert value is None and layout["gpu_memory_bytes"] is None
+        elif name == "memory_headroom":
+            assert value == "10%" and layout["memory_headroom"] == 0.10
         else:
             assert value == layout[name], name
     values = specs.PlanLayoutSpec(hsdp=8, sp=True, tp=4).layout_values()

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from collperf.errors import UsageError
+from collperf.errors import UsageError, did_you_mean
 
 # How many blocks the whole buffer has, for p ranks.
 _BLOCKS = {"1": lambda p: 1, "p": lambda p: p, "p*p": lambda p: p * p}
@@ -189,7 +189,8 @@ def get_collective(name) -> Collective:
     key = str(name).strip().lower().replace("_", "").replace("-", "")
     key = _ALIASES.get(key, key)
     if key not in COLLECTIVES:
-        raise UsageError(f"unknown collective {name!r}: expected one of {', '.join(COLLECTIVES)}")
+        hint = did_you_mean(name, COLLECTIVES, {**_ALIASES, **{p: c.name for p, c in PROGRAMS.items()}})
+        raise UsageError(f"unknown collective {name!r}: {hint}expected one of {', '.join(COLLECTIVES)}")
     return COLLECTIVES[key]
 
 

@@ -35,6 +35,8 @@ def plan_spec(model: str | PlanModelSpec | None = None, dimensions: dict | None 
     dtype_bytes = dims.pop("dtype_bytes", None)
     if dtype_bytes:
         dims.update(param_bytes=dtype_bytes, grad_bytes=dtype_bytes, act_bytes=dtype_bytes)
+    if model is not None and "params" in dims:     # a preset and a parameter count that contradicts it
+        plans.check_model_flags(plans.get_model(model), dims["params"], dims.get("layers"), dims.get("hidden"))
     if model is None and "params" in dims:
         spec = plans.custom_model(dims.pop("params"), dims.pop("layers", None), dims.pop("hidden", None),
                                   dims.pop("seq_len", 4096), **dims)
@@ -46,7 +48,9 @@ def plan_spec(model: str | PlanModelSpec | None = None, dimensions: dict | None 
         lay["bucket_bytes"] = units.parse_size(lay.pop("bucket"))
     memory = lay.pop("gpu_memory", None)
     if memory is not None:
-        lay["gpu_memory_bytes"] = units.parse_size(memory)
+        lay["gpu_memory_bytes"] = plans.parse_gpu_memory(memory)
+    if "memory_headroom" in lay:
+        lay["memory_headroom"] = plans.parse_headroom(lay["memory_headroom"])
     if isinstance(lay.get("placement"), str):
         lay["placement"] = tuple(lay["placement"].split("-"))
     net = network or NetworkSpec()
@@ -83,6 +87,7 @@ def plan_search(spec: SearchSpec | PlanSpec, gpus: int | None = None, global_bat
     if not gpus or not global_batch:
         raise UsageError(f"--search needs --gpus N and --global-batch B (got gpus={gpus}, global batch={global_batch})")
     cluster = replace(spec.network, ranks=None, nodes=1).resolve_cluster()
+    _check_against_gpu(spec, cluster)
     if spec.flops_per_rank is None and plans.gpu_of(cluster) is None:
         raise UsageError(f"--search ranks layouts by step time and no GPU compute rates are known for "
                          f"{cluster.name or 'this network'}: give the achieved rate per GPU, e.g. --flops 400TFLOPS")
@@ -91,12 +96,21 @@ def plan_search(spec: SearchSpec | PlanSpec, gpus: int | None = None, global_bat
                         on_step=on_step)
 
 
+def _check_against_gpu(spec: PlanSpec, cluster) -> None:
+    """--flops and --gpu-memory possible on the cluster's GPU (plan/limits.py says why they are refused)."""
+    gpu = plans.gpu_of(cluster)
+    plans.check_flops(spec.flops_per_rank, gpu)
+    plans.check_gpu_memory(spec.layout.gpu_memory_bytes, plans.gpu_memory_of(cluster),
+                           gpu.name if gpu is not None else "GPU")
+
+
 def plan(spec: PlanSpec):
     """`collperf plan`: one training step's communication on a cluster."""
     net = spec.cluster_network().resolve()   # the layout is checked against it by plans.plan
     if net.cluster is None:
         raise UsageError("a plan needs a two-level cluster: give --cluster PRESET or --nodes/--ranks-per-node "
                          "with intra and inter links")
+    _check_against_gpu(spec, net.cluster)
     compute_s = spec.compute_s
     # a traced step: its compute time and measured overlap per kind, where the user gave none
     traced = measured(trace(TraceSpec(paths=spec.from_trace)), spec.layout) if spec.from_trace else None

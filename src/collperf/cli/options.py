@@ -16,6 +16,11 @@ from collperf.spec import CalibrateSpec, HardwareSpec, NetworkSpec, PredictSpec,
 class Command(TyperCommand):
     """A command whose --help option shows no value placeholder (typer prints <bool> for flags)."""
 
+    def parse_args(self, ctx, args):
+        # the words as typed, kept for a hint that must run as printed (plan's "one layout in detail")
+        ctx.meta["collperf.args"] = list(args)
+        return super().parse_args(ctx, args)
+
     def get_help_option(self, ctx):
         option = super().get_help_option(ctx)
         if option is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from typing import Optional
 
 import typer
@@ -25,6 +26,7 @@ _STEP = "Step"
               only=("compute", "flops", "overlap", "algorithm", "intra_algorithm", "inter_algorithm", "from_trace"))
 @spec_options(SearchSpec, "search_options", panel=_STEP, build=False, only=("gpus", "global_batch", "top"))
 def plan_command(
+    ctx: typer.Context,
     compare: Optional[list[str]] = typer.Option(None, "--compare", rich_help_panel=_STEP, help="Another layout or "
                                                 "cluster to set beside: 8x4x16, tp=8,pp=8,dp=8,zero=3, or "
                                                 "8x8x8@dgx-a100:64."),
@@ -50,7 +52,10 @@ def plan_command(
             top = search_options["top"] or (10 if search else 3)
             found = api.plan_search(SearchSpec(plan=spec, **{**search_options, "top": top}, defaults=not search),
                                     on_step=lambda text, done, total: steps.done(done, total, text))
-        print_json(found.to_json()) if as_json else render.print_search(found, why=not search)
+        detail = detail_command(ctx.meta.get("collperf.args", []), found.best)
+        print_json(found.to_json()) if as_json else render.print_search(found, why=not search, detail=detail)
+        if not found.plans:
+            raise typer.Exit(1)     # nothing to plan: the reason is printed (found.why_empty)
         return
     plans, best = api.plan_compare(spec, compare or [])
     if as_json:
@@ -60,3 +65,34 @@ def plan_command(
         render.print_plans(plans, best)
     if require_fit and any(p.fits is False for p in plans):
         raise typer.Exit(1)
+
+
+# the words a search's own options and the layout take: (flag, takes a value); dropped from the user's command
+# line before the chosen layout's flags are added, so the detail command runs as printed
+_REPLACED = {"--search": False, "--json": False, "--gpus": True, "--global-batch": True, "--top": True,
+             "--nodes": True, "--tp": True, "--pp": True, "--dp": True, "--zero": True, "--micro-batch": True,
+             "--micro-batches": True, "--recompute": True, "--virtual-stages": True, "--sp": False, "--no-sp": False,
+             "--keep-params": False, "--no-keep-params": False}
+
+
+def detail_command(args: list[str], best) -> str | None:
+    """`collperf plan` with the user's own options and the first layout's degrees, ZeRO stage, micro-batches,
+    recomputation and nodes: the one layout in detail, runnable as printed."""
+    if best is None:
+        return None
+    kept, skip = [], False
+    for word in args:
+        if skip:
+            skip = False
+            continue
+        name = word.split("=", 1)[0]
+        if name in _REPLACED:
+            skip = _REPLACED[name] and "=" not in word
+            continue
+        kept.append(word)
+    lay, cluster = best.layout, best.cluster
+    extra = ["--nodes", cluster.nodes, "--tp", lay.tp, "--pp", lay.pp, "--dp", lay.dp, "--zero", lay.zero,
+             "--micro-batch", best.model.micro_batch, "--micro-batches", lay.micro_batches, "--recompute",
+             lay.recompute] + (["--sp"] if lay.sequence_parallel else []) + (
+        ["--virtual-stages", lay.virtual_stages] if lay.virtual_stages > 1 else [])
+    return "collperf plan " + shlex.join([*kept, *map(str, extra)])

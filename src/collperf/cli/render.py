@@ -138,7 +138,8 @@ def print_plan(p) -> None:
 
 def memory_line(m) -> str:
     gib = 2 ** 30
-    where = f" of {m.gpu_bytes / gib:.1f} GiB" if m.gpu_bytes else ""
+    where = f" of {m.usable_bytes / gib:.1f} GiB usable ({m.gpu_bytes / gib:.1f} GiB less {100 * m.headroom:.0f} % " \
+        "kept free: --memory-headroom)" if m.gpu_bytes else ""
     return (f"memory per GPU {m.total_bytes / gib:.1f} GiB{where}: weights {m.weights_bytes / gib:.1f}, gradients "
             f"{m.grads_bytes / gib:.1f}, optimizer {m.optimizer_bytes / gib:.1f}, activations "
             f"{m.activations_bytes / gib:.1f} GiB" + ("" if m.fits is not False else "  [red]does not fit[/red]"))
@@ -296,7 +297,7 @@ def plot_validation(validation, path) -> None:
     plots.plot_validation(validation.rows, path)
 
 
-def print_search(found, why: bool = False) -> None:
+def print_search(found, why: bool = False, detail: str | None = None) -> None:
     if found.plans:
         first = found.plans[0]
         lay = first.layout
@@ -305,8 +306,14 @@ def print_search(found, why: bool = False) -> None:
                   f"{batch} sequences of {first.model.seq_len} per step")
     out.print(f"{found.considered} layouts considered, {found.too_big} do not fit memory; "
               f"{len(found.plans)} shown, fastest first ({found.seconds:.2f} s)")
+    if found.gpu_bytes:
+        out.print(f"memory per GPU: {found.gpu_bytes * (1 - found.headroom) / 2 ** 30:.1f} GiB usable "
+                  f"({found.gpu_bytes / 2 ** 30:.1f} GiB less {100 * found.headroom:.0f} % kept free: --memory-headroom)")
     for note in found.notes:
         out.print(f"[dim]note: {escape(note)}[/dim]")
+    if not found.plans:
+        out.print(f"[red bold]no layout to show:[/red bold] {escape(found.why_empty or '')}")
+        return
     table = Table()
     for column in ("#", "layout", "micro-batch x count", "step", "compute", "bubble", "exposed comm", "memory GiB"):
         table.add_column(column, justify="left" if column == "layout" else "right")
@@ -319,8 +326,11 @@ def print_search(found, why: bool = False) -> None:
     if why:
         for i, p in enumerate(found.plans):
             out.print(f"{i + 1}. {escape(p.layout.describe())}: {escape(plan_why(p))}")
-        out.print("[dim]one layout in detail: collperf plan --tp T --pp P --dp D ... (the layout above); every "
-                  "layout: --search --gpus N --global-batch B[/dim]")
+    if detail:
+        out.print("one layout in detail (the first above):")
+        out.print(escape(detail), soft_wrap=True)
+    if why:
+        out.print("[dim]every layout: --search --gpus N --global-batch B[/dim]")
 
 
 def plan_why(p) -> str:
@@ -333,7 +343,7 @@ def plan_why(p) -> str:
         kind = max(p.exposed, key=p.exposed.get)
         parts.append(f"exposed communication {100 * p.exposed_s / step:.0f} % (most: {kind})")
     if p.memory is not None and p.memory.gpu_bytes:
-        parts.append(f"memory {p.memory.total_bytes / 2 ** 30:.0f} of {p.memory.gpu_bytes / 2 ** 30:.0f} GiB")
+        parts.append(f"memory {p.memory.total_bytes / 2 ** 30:.0f} of {p.memory.usable_bytes / 2 ** 30:.0f} GiB usable")
     return ", ".join(parts)
 
 

@@ -101,12 +101,14 @@ class Diagnosis:
 
 
 def judge_row(size, time_s, busbw, i, ex: Expectation, collective, runtime, nodes, wrong, fitted_s=None,
-              own_regime="", one_number: bool = False, gpus_per_node: int = 2) -> SizeVerdict:
+              own_regime="", one_number: bool = False, gpus_per_node: int = 2, bound_only: bool = False) -> SizeVerdict:
+    """One size's verdict; `bound_only`: against the bound alone (an MPI log, or --peak with no system assumed:
+    no expected time, so the bound the user gave judges, as for MPI)."""
     expected = float(ex.expected_s[i]) if ex.expected_s is not None else None
     bound = float(ex.bound_s[i]) if ex.bound_s is not None else None
     regime = str(ex.regime[i]) if ex.regime is not None else own_regime
     low, high = (_at(ex.low_s, i), _at(ex.high_s, i))
-    text, eff = (mpi.verdict(time_s, bound, regime, wrong) if runtime == "mpi"
+    text, eff = (mpi.verdict(time_s, bound, regime, wrong) if runtime == "mpi" or bound_only
                  else V.verdict(time_s, expected, bound, wrong, low, high, ex.bound_latency_s, _at(ex.model_s, i),
                                 bandwidth_bound=regime != "latency"))
     why = V.causes(collective, runtime, regime, nodes, ex.choice[i], ex.runner_up[i], gpus_per_node) \
@@ -181,19 +183,21 @@ def diagnose(table: Table, peak_Bps: float | None = None, hardware=None, model=N
         ex.band_from, ex.band_logs, ex.band_borrowed, ex.band_holds = [], [], [], []
     nodes = assumed.system.nodes if assumed.system else (table.nodes or 1)
     per_node = assumed.system.gpus_per_node if assumed.system else 2
+    # --peak and no system: no expected time, and the peak the user gave is the bound each size is judged by
+    bound_only = runtime == "mpi" or (peak_Bps is not None and ex.expected_s is None)
     verdicts = []
     for i, r in enumerate(measured):
         latency, bandwidth = own.terms(r.size) if own else (None, None)
         verdicts.append(judge_row(r.size, r.time_s, r.busbw_GBps, i, ex, table.collective, runtime, nodes,
                                   bool(r.wrong), None if own is None else latency + bandwidth,
                                   "" if own is None else "latency" if latency >= bandwidth else "bandwidth",
-                                  gpus_per_node=per_node))
+                                  gpus_per_node=per_node, bound_only=bound_only))
     _mark_isolated(verdicts)
     found = F.table_findings(table, own, rows)
     if own is None:
         found.append(F.not_fitted(table, len(rows), MIN_ROWS, ex.expected_s is not None))
     found += F.above_bound(verdicts, assumed, ex.bound_from if peak_Bps is not None else None, table.collective)
-    judged = _curve_anomalies(mpi.overall(verdicts, found) if runtime == "mpi" else
+    judged = _curve_anomalies(mpi.overall(verdicts, found) if bound_only else
                               overall(verdicts, found, table.collective, nodes), found, verdicts)
     found += F.slower_overall(verdicts, assumed, judged, own)
     found += outside_band(verdicts)
@@ -289,20 +293,38 @@ def overall(verdicts: list[SizeVerdict], found, collective: str = "", nodes: int
 
 def _curve_anomalies(verdict: str, found, verdicts=()) -> str:
     """A good verdict still points at a dip or a tail drop in the curve: the sizes as a whole are fine, yet those
-    sizes are not (a known-bad run whose busbw halves at 64 MiB and recovers reads 'as expected' otherwise). Only
-    where the verdict looks, at the bandwidth-bound sizes: a latency-bound size that takes longer than the next at
-    a protocol switch is no dip in bandwidth (its finding still says it)."""
-    if not verdict.startswith(("as expected", "faster")):
+    sizes are not (a known-bad run whose busbw halves at 64 MiB and recovers reads 'as expected' otherwise). Any
+    verdict, judged or not, points at a tail drop (busbw collapsing towards the largest sizes), with its factor:
+    that is what the reader must see first, not a warning under the findings. Only where the verdict looks, at the
+    bandwidth-bound sizes: a latency-bound size that takes longer than the next at a protocol switch is no dip in
+    bandwidth (its finding still says it)."""
+    if verdict.startswith("error"):
         return verdict
+    good = verdict.startswith(("as expected", "faster"))
     latency = {v.size_bytes for v in verdicts if v.regime == "latency"}
     seen = []
     for f in found:
         sizes = [s for s in f.sizes_bytes if s not in latency]
-        if f.kind in ("dip", "tail-drop") and sizes:
-            seen.append(f"busbw {'dips' if f.kind == 'dip' else 'drops at the largest sizes'} at "
-                        f"{units.size_ranges(sizes)}")
+        if f.kind == "dip" and sizes and good:
+            seen.append(f"busbw dips at {units.size_ranges(sizes)}")
+        elif f.kind == "tail-drop" and sizes:
+            seen.append(_collapse(sizes, verdicts))
     joint = "; and " if "(see the findings)" in verdict else "; but "   # one "but" per verdict is enough
     return verdict + (f"{joint}{' and '.join(seen)} (see the findings)" if seen else "")
+
+
+def _collapse(sizes: list[int], verdicts) -> str:
+    """'busbw falls 20x from 88.9 GB/s at 16 MiB to 4.4 GB/s at 2 GiB': the tail drop with its size, from the best
+    busbw before it to the last size's."""
+    first = min(sizes)
+    before = [v for v in verdicts if v.size_bytes < first and v.busbw_GBps]
+    last = max((v for v in verdicts if v.busbw_GBps), key=lambda v: v.size_bytes, default=None)
+    if not before or last is None or not last.busbw_GBps:
+        return f"busbw drops at the largest sizes at {units.size_ranges(sizes)}"
+    best = max(before, key=lambda v: v.busbw_GBps)
+    return (f"busbw falls {best.busbw_GBps / last.busbw_GBps:.3g}x from {best.busbw_GBps:.3g} GB/s at "
+            f"{units.format_size(best.size_bytes)} to {last.busbw_GBps:.3g} GB/s at "
+            f"{units.format_size(last.size_bytes)}")
 
 
 def outside_band(verdicts: list[SizeVerdict]) -> list[F.Finding]:

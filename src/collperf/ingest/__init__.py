@@ -14,18 +14,29 @@ from collperf.ingest.table import IngestError, Row, Table
 __all__ = ["load", "parse", "IngestError", "Row", "Table"]
 
 
+STDIN = "-"      # the path that means standard input (`kubectl logs ... | collperf diagnose -`)
+
+
 def load(path, collective: str | None = None, ranks: int | None = None, max_bytes: int | None = None) -> list[Table]:
-    """The tables of one log file; a file over `max_bytes` is refused before it is read."""
+    """The tables of one log file ('-': standard input); a file over `max_bytes` is refused before it is read.
+    The text may be UTF-8 or UTF-16 (with its byte-order mark: PowerShell's `>` writes it) with any line ends."""
+    if str(path) == STDIN:
+        return parse(_stdin_text(max_bytes), "<stdin>", collective, ranks)
     try:
         if max_bytes is not None and (size := Path(path).stat().st_size) > max_bytes:
             raise IngestError(f"{path}: {units.format_size(size)} is over the {units.format_size(max_bytes)} a log may "
                               f"have (--max-bytes): pass --max-bytes {-(-size // (1 << 20))}MiB (it is read whole "
                               "into memory), or split the log and read the parts")
-        # an Inspector dump is streamed line by line: its text is never held whole
-        streamed = inspector.load_jsonl(path, str(path), _checked(collective, ranks))
-        if streamed is not None:
-            return _finish(streamed, ranks)
-        text = Path(path).read_text(errors="replace")
+        with open(path, "rb") as f:
+            head = f.read(4)
+        if head.startswith(_GZIP):
+            return parse(_gunzip(path, str(path)), str(path), collective, ranks)
+        if not head.startswith((_UTF16_LE, _UTF16_BE)):
+            # an Inspector dump is streamed line by line: its text is never held whole
+            streamed = inspector.load_jsonl(path, str(path), _checked(collective, ranks))
+            if streamed is not None:
+                return _finish(streamed, ranks)
+        text = decode(Path(path).read_bytes())
     except FileNotFoundError:
         raise IngestError(f"log file {str(path)!r} does not exist") from None
     except IsADirectoryError:
@@ -33,6 +44,52 @@ def load(path, collective: str | None = None, ranks: int | None = None, max_byte
     except OSError as e:
         raise IngestError(f"cannot read log file {str(path)!r}: {e.strerror or e}") from None
     return parse(text, str(path), collective, ranks)
+
+
+_UTF16_LE, _UTF16_BE = b"\xff\xfe", b"\xfe\xff"
+_GZIP = b"\x1f\x8b"
+
+
+def _gunzip(source, name: str) -> str:
+    """A gzip-compressed log's text (a file path or the bytes of standard input). A compressed profiler trace
+    (Kineto writes *.pt.trace.json.gz) is told apart from its first 64 KiB, before it is inflated whole."""
+    import gzip
+    import io
+    try:
+        with gzip.open(io.BytesIO(source) if isinstance(source, bytes) else source, "rb") as f:
+            head = f.read(65536)
+            if _KINETO.encode() in head:
+                raise IngestError(_trace_message(name))
+            return decode(head + f.read())
+    except (OSError, EOFError) as e:
+        raise IngestError(f"{name}: a broken gzip file ({e}): decompress it, or give the log itself") from None
+
+
+def decode(data: bytes) -> str:
+    """A log's bytes as text: UTF-16 by its byte-order mark (PowerShell 5's `>` and Out-File write UTF-16 LE with
+    one), or UTF-16 LE without one when every other byte of its start is NUL; else UTF-8 (a UTF-8 BOM dropped,
+    undecodable bytes replaced). Line ends are '\n' whatever they were (CRLF from Windows, CR alone)."""
+    if data.startswith((_UTF16_LE, _UTF16_BE)):
+        text = data.decode("utf-16", errors="replace")
+    elif len(data) >= 4 and data[1:64:2].count(0) == len(data[1:64:2]) and data[0:64:2].count(0) == 0:
+        text = data.decode("utf-16-le", errors="replace")
+    else:
+        text = data.decode("utf-8-sig", errors="replace")
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
+def _stdin_text(max_bytes: int | None) -> str:
+    import sys
+    if sys.stdin is None or sys.stdin.isatty():
+        raise IngestError("log '-' is standard input, and nothing is piped in: pipe a log, e.g. "
+                          "`kubectl logs POD | collperf diagnose -`, or give a file")
+    stream = getattr(sys.stdin, "buffer", None)
+    limit = max_bytes + 1 if max_bytes is not None else -1
+    data = stream.read(limit) if stream is not None else sys.stdin.read(limit).encode()
+    if max_bytes is not None and len(data) > max_bytes:
+        raise IngestError(f"<stdin>: more than the {units.format_size(max_bytes)} a log may have (--max-bytes): pass "
+                          "a larger --max-bytes, or save the log and split it")
+    return _gunzip(data, "<stdin>") if data.startswith(_GZIP) else decode(data)
 
 
 def _checked(collective: str | None, ranks: int | None) -> str | None:
@@ -50,9 +107,13 @@ def _finish(tables: list[Table], ranks: int | None) -> list[Table]:
 
 def parse(text: str, source: str = "<log>", collective: str | None = None, ranks: int | None = None) -> list[Table]:
     collective = _checked(collective, ranks)
-    stripped = text.lstrip()
+    if "\r" in text:      # text given directly (the API): the line ends a file's reading would have made
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    stripped = text.lstrip().lstrip("\ufeff").lstrip()     # a BOM the decoding kept (text given directly)
     if not stripped:
         raise IngestError(f"{source}: the file is empty")
+    if stripped.startswith("{") and _KINETO in stripped[:65536]:
+        raise IngestError(_trace_message(source))
     records = _json_lines(stripped)
     if records is not None:
         tables = _parse_json_lines(records, source, collective)
@@ -86,7 +147,17 @@ def parse(text: str, source: str = "<log>", collective: str | None = None, ranks
                           "Prometheus, rccl-tests JSON/CSV, or optimize_config.py's CSV")
     for t in tables:
         t.text = text
+        if ranks is None:
+            consistency.read_ranks_from_counts(t)     # the count column states it: before anything guesses
     return _finish(tables, ranks)
+
+
+_KINETO = '"traceEvents"'     # the key of every Kineto / Chrome trace (trace/stream.py reads them)
+
+
+def _trace_message(source: str) -> str:
+    return (f"{source}: this is a PyTorch profiler (Kineto) trace, not a benchmark log: use `collperf trace "
+            f"{source if source != '<stdin>' else 'FILE'}` (one file per rank, a directory or a glob)")
 
 
 def _json_lines(stripped: str):

@@ -101,3 +101,47 @@ def note_flags(t: Table) -> None:
         first = flagged[0]
         t.notes.append(f"{len(flagged)} row(s) have columns that disagree (kept, flagged, left out of the fit): "
                        f"line {first.line}: {first.flags[0]}" + (" ..." if len(flagged) > 1 else ""))
+
+
+# Bytes per element of nccl-tests' type names (nccl-tests src/common.cu test_typenames; rccl-tests the same)
+TYPE_BYTES = {"int8": 1, "uint8": 1, "char": 1, "int32": 4, "uint32": 4, "int": 4, "int64": 8, "uint64": 8,
+              "half": 2, "float16": 2, "float": 4, "float32": 4, "double": 8, "float64": 8, "bfloat16": 2,
+              "f8e4m3": 1, "f8e5m2": 1, "fp8_e4m3": 1, "fp8_e5m2": 1}
+
+# the collectives whose count column is per rank (nccl-tests' paramcount: size / nranks / type size), so that
+# size / (count x type size) is the rank count; the others print count = size / type size
+PER_RANK_COUNT = ("allgather", "reducescatter", "alltoall", "gather", "scatter")
+
+
+def ranks_from_counts(t: Table) -> int | None:
+    """The rank count the count column states: size / (count x type size), the same whole number >= 2 on every
+    row with a count (exact, unlike busbw/algbw, whose printed digits cannot tell 127/128 from 71/72)."""
+    if t.collective not in PER_RANK_COUNT:
+        return None
+    found = set()
+    for r in t.rows:
+        element = TYPE_BYTES.get((r.dtype or "").lower())
+        if not r.count or not element or not r.size:
+            continue
+        ranks, rest = divmod(r.size, r.count * element)
+        if rest:
+            return None
+        found.add(ranks)
+    return found.pop() if len(found) == 1 and min(found) >= 2 else None
+
+
+def read_ranks_from_counts(t: Table) -> None:
+    """Fill the rank count from the count column where the log lists no complete device lines, before anything
+    guesses one; where busbw/algbw gave another, the count's exact one wins and the note says so."""
+    ranks = ranks_from_counts(t)
+    source = t.header.get("ranks_from")
+    if ranks is None or ranks == t.ranks or source not in (None, "busbw/algbw"):
+        return
+    if ranks < (t.header.get("ranks_at_least") or 0):
+        return      # the device lines name a higher rank: the count column is not what it seems
+    before = t.ranks
+    t.ranks, t.header["ranks_from"] = ranks, "count x type size"
+    t.notes.append(f"rank count {ranks} read from size / (count x type size)" +
+                   (f" (busbw/algbw suggested {before}: its printed digits cannot tell)" if before else
+                    " (the device lines do not list every rank)" if t.header.get("devices_elided") else ""))
+    check_factor(t)

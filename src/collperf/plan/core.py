@@ -8,7 +8,7 @@ from collperf.errors import UsageError
 from collperf.model.network import Cluster
 from collperf.plan.comms import Demand, demands
 from collperf.plan.layout import Layout
-from collperf.plan.memory import Memory, gpu_memory_of, memory
+from collperf.plan.memory import Memory, gpu_memory_of, headroom_words, memory
 from collperf.plan.model import ModelSpec
 from collperf.plan.pipeline import ComputeSplit, bubble_fraction, split_compute, stage_layers
 from collperf.plan.pricing import Pricer, placed
@@ -88,8 +88,9 @@ class Plan:
             m = self.memory
             out.append(f"does not fit: {m.total_bytes / 2**30:.1f} GiB per GPU (weights {m.weights_bytes / 2**30:.1f}"
                        f" + gradients {m.grads_bytes / 2**30:.1f} + optimizer {m.optimizer_bytes / 2**30:.1f} + "
-                       f"activations {m.activations_bytes / 2**30:.1f}) > {m.gpu_bytes / 2**30:.1f} GiB: try "
-                       "--recompute selective|full, --sp, a higher --zero, more --tp/--pp, or --gpu-memory")
+                       f"activations {m.activations_bytes / 2**30:.1f}) > {m.usable_bytes / 2**30:.1f} GiB usable "
+                       f"({headroom_words(m)}): try --recompute selective|full, --sp, a higher --zero, more "
+                       "--tp/--pp, or --gpu-memory/--memory-headroom")
         return out
 
     def to_json(self) -> dict:

@@ -33,6 +33,7 @@ class Layout:
     cp: int = 1                         # context parallel: sequence split, K/V exchanged in a ring
     expert_parallel: int = 1            # MoE: experts spread over this many ranks of the DP group
     gpu_memory_bytes: float | None = None   # None: from the cluster preset
+    memory_headroom: float = 0.10       # fraction of the GPU's memory kept free (memory.py: HEADROOM)
     first_stage_layers: int | None = None   # Megatron's --decoder-first-pipeline-num-layers (None: the rule)
     last_stage_layers: int | None = None    # Megatron's --decoder-last-pipeline-num-layers
     zero3_shard: int | None = None      # HSDP (FSDP HYBRID_SHARD): ZeRO-3 shards over groups of this many DP
@@ -84,6 +85,9 @@ class Layout:
                 raise UsageError(f"{name} {value!r} is not a whole number >= 1")
         if self.gpu_memory_bytes is not None and not self.gpu_memory_bytes > 0:
             raise UsageError(f"gpu memory {self.gpu_memory_bytes!r} bytes must be positive, e.g. --gpu-memory 80GB")
+        if isinstance(self.memory_headroom, bool) or not 0 <= self.memory_headroom < 1:
+            raise UsageError(f"memory headroom {self.memory_headroom!r}: expected a fraction of the GPU's memory in "
+                             "[0, 1), e.g. --memory-headroom 10%")
 
     @property
     def order(self) -> tuple:

@@ -17,6 +17,14 @@ A fused attention core (FlashAttention, Dao et al. 2022) stores no score matrix:
 goes as with selective recompute. With 1F1B the first stage holds p micro-batches in flight, i.e. the activations of all L layers
 (§4.2.3); interleaved with v chunks, L (1 + (p - 1) / (p v)) layers. Not counted: the embedding and
 output-layer activations (the paper's small extra terms), MoE's top-k scaling of the MLP activations.
+
+Headroom: a plan fits when its total stays under the GPU's memory less a headroom (default HEADROOM, 10 %), because
+what is counted above is not all a training process holds: PyTorch's CUDA caching allocator reserves more than
+it allocates (fragmentation between freed blocks of other sizes: the PyTorch "CUDA semantics" notes on memory
+management and `expandable_segments`), the CUDA context takes several hundred MiB per process, and NCCL's
+buffers (NCCL_BUFFSIZE, 4 MiB per channel and peer) and the temporaries of fused kernels come on top. No source
+gives one figure for all of them; 10 % is a stated rule of thumb (8 GiB of an 80 GiB GPU), set with
+--memory-headroom (0 % counts only the model's states and activations, as before).
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from collperf.plan.gpus import gpu_of, part_of
 from collperf.plan.pipeline import stage_layers
 
 GIB = 2 ** 30
+HEADROOM = 0.10         # fraction of a GPU's memory kept free by default (see the module's docstring)
 
 # Memory of one GPU per cluster preset (HBM stacks are binary units: an "80GB" H100 or A100 holds 80 GiB).
 # NVIDIA H100 SXM and A100 SXM 80GB datasheets (DGX H100, DGX A100 640GB); V100 SXM2/SXM3 32GB (DGX-1V, DGX-2);
@@ -42,19 +51,26 @@ class Memory:
     optimizer_bytes: float
     activations_bytes: float
     gpu_bytes: float | None = None
+    headroom: float = 0.0             # fraction of gpu_bytes kept free (not usable by the plan)
 
     @property
     def total_bytes(self) -> float:
         return self.weights_bytes + self.grads_bytes + self.optimizer_bytes + self.activations_bytes
 
     @property
+    def usable_bytes(self) -> float | None:
+        """The GPU's memory less the headroom: what the plan's states and activations may take."""
+        return None if self.gpu_bytes is None else self.gpu_bytes * (1 - self.headroom)
+
+    @property
     def fits(self) -> bool | None:
-        return None if self.gpu_bytes is None else self.total_bytes <= self.gpu_bytes
+        return None if self.gpu_bytes is None else self.total_bytes <= self.usable_bytes
 
     def to_json(self) -> dict:
         return {"weights_bytes": self.weights_bytes, "grads_bytes": self.grads_bytes,
                 "optimizer_bytes": self.optimizer_bytes, "activations_bytes": self.activations_bytes,
-                "total_bytes": self.total_bytes, "gpu_bytes": self.gpu_bytes, "fits": self.fits}
+                "total_bytes": self.total_bytes, "gpu_bytes": self.gpu_bytes, "headroom": self.headroom,
+                "usable_bytes": self.usable_bytes, "fits": self.fits}
 
 
 def activation_per_layer(model, layout) -> float:
@@ -107,7 +123,7 @@ def memory(model, layout, gpu_bytes: float | None = None) -> Memory:
     weights, grads, optimizer = model_states(model, layout)
     activations = activation_per_layer(model, layout) * layers_in_flight(model, layout)
     gpu = layout.gpu_memory_bytes if layout.gpu_memory_bytes is not None else gpu_bytes
-    return Memory(weights, grads, optimizer, activations, gpu)
+    return Memory(weights, grads, optimizer, activations, gpu, layout.memory_headroom)
 
 
 def gpu_memory_of(cluster) -> float | None:
@@ -120,3 +136,8 @@ def gpu_memory_of(cluster) -> float | None:
         return gpu.memory_bytes
     part = part_of(cluster)       # a part whose sheet prints no bf16 peak still has its memory
     return part.memory_bytes if part is not None else None
+
+
+def headroom_words(m: Memory) -> str:
+    """'80.0 GiB less 10 % kept free': how the usable memory was found, as the output states it."""
+    return f"{m.gpu_bytes / GIB:.1f} GiB less {100 * m.headroom:.0f} % kept free (--memory-headroom)"

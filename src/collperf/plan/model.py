@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from collperf.errors import UsageError
+from collperf.errors import UsageError, did_you_mean
 
 HEAD_DIM = 128          # the rule for unknown heads: hidden / 128 (GPT-3 175B, Llama-2 7B/13B/70B all use 128)
 ASPECT = 128            # the rule for unknown shapes: hidden / layers = 128 (GPT-3 175B: 12288 / 96)
@@ -241,6 +241,6 @@ _SHAPES.update({name: (m.params, m.layers, m.hidden) for name, m in MODELS.items
 def get_model(name: str) -> ModelSpec:
     key = str(name).lower()
     if key not in MODELS:
-        raise UsageError(f"unknown model {name!r}: expected one of {', '.join(MODELS)} (or describe it with "
+        raise UsageError(f"unknown model {name!r}: {did_you_mean(name, MODELS)}expected one of {', '.join(MODELS)} (or describe it with "
                          "--params --layers --hidden --seq-len)")
     return MODELS[key]

@@ -18,6 +18,7 @@ from collperf.errors import UsageError
 from collperf.model.network import Cluster
 from collperf.plan.comms import demands
 from collperf.plan.core import Plan, assemble
+from collperf.plan.dead_ends import explain_empty
 from collperf.plan.gpus import require_gpu
 from collperf.plan.kernels import modelled_compute
 from collperf.plan.layout import Layout, group_shape
@@ -33,6 +34,11 @@ class SearchResult:
     too_big: int                      # of those, how many do not fit the GPU
     seconds: float = 0.0              # wall time of the search
     notes: list[str] = field(default_factory=list)
+    gpu_bytes: float | None = None    # one GPU's memory and the share of it kept free (memory.py: HEADROOM)
+    headroom: float = 0.0
+    why_empty: str | None = None      # no plan: why (dead_ends.py), the fewest nodes that fit, the tightest layout
+    min_nodes: int | None = None
+    tightest: tuple | None = None     # (layout text, total bytes per GPU) of the layout nearest to fitting
 
     @property
     def best(self) -> Plan | None:
@@ -40,6 +46,10 @@ class SearchResult:
 
     def to_json(self) -> dict:
         return {"considered": self.considered, "too_big": self.too_big, "seconds": self.seconds, "notes": self.notes,
+                "gpu_bytes": self.gpu_bytes, "memory_headroom": self.headroom, "why_empty": self.why_empty,
+                "min_nodes": self.min_nodes,
+                "tightest": None if self.tightest is None else {"layout": self.tightest[0],
+                                                                "total_bytes": self.tightest[1]},
                 "plans": [p.to_json() for p in self.plans]}
 
 
@@ -132,4 +142,10 @@ def search(model, gpus: int, cluster: Cluster, global_batch: int, flops_per_rank
         tell(f"planned {len(plans)}/{len(kept)} layouts", len(plans), len(kept))
     plans.sort(key=lambda p: p.step_s)
     notes = [] if gpu else ["no GPU memory known for this cluster: nothing was rejected (give gpu_memory_bytes)"]
-    return SearchResult(plans[:top] if top else plans, considered, too_big, time.perf_counter() - start, notes)
+    result = SearchResult(plans[:top] if top else plans, considered, too_big, time.perf_counter() - start, notes,
+                          gpu, base.memory_headroom)
+    if not plans:     # say why, and what would fit: the same enumeration at other GPU counts
+        explain_empty(result, model, gpus, rpn, global_batch, gpu, lambda n: candidates(
+            model, n, rpn, global_batch, micro_batch_sizes, tp_options, pp_options, zero_stages, recompute,
+            sequence_parallel, base, virtual_stages))
+    return result

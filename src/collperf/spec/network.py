@@ -13,10 +13,10 @@ from collperf.jsonfile import read_json
 from collperf.model.nccl.env import NCCL_ALGO_NAMES, NCCL_PROTO_NAMES, check as check_env
 from collperf.model.network import Cluster, Link, Network
 from collperf.model.nodes import nics_used, nodes_for
-from collperf.model.presets import get_preset
+from collperf.model.presets import cluster_key, get_preset
 from collperf.model.profile import cluster_from
 from collperf.model.hardware.fabrics import MAX_GPU_LINK_GBps, MAX_NIC_Gbps, MIN_GPU_LINK_GBps
-from collperf.model.systems import NETWORK_FABRICS, resolve_name
+from collperf.model.systems import NETWORK_FABRICS
 from collperf.spec.checks import cli_option, whole
 
 CPU_ARCHS = ("x86", "arm", "power")
@@ -246,7 +246,7 @@ class HardwareSpec:
                 whole(name.replace("_", "-"), getattr(self, name), flag=f"--{name.replace('_', '-')}")
         if self.cluster is not None:
             try:
-                resolve_name(self.cluster)
+                cluster_key(self.cluster)
             except UsageError as e:
                 raise UsageError(f"--cluster {self.cluster}: {e} (or give --gpu, --nics-per-node, --nic-rate, "
                                  "...)") from None
@@ -333,7 +333,7 @@ class HardwareSpec:
             return cls()
         cluster = net.cluster
         if cluster is not None:
-            cluster = resolve_name(cluster)
+            cluster = cluster_key(cluster)
         # predict's --intra-bandwidth is the alpha-beta level of its cost models, not the GPU's link as sold
         # (--gpu-link-rate): the system's bound and band keep the parts' rate, and predict says where its own
         # algorithms price below that bound

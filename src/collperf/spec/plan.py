@@ -99,6 +99,9 @@ def flops(value) -> float:
         rate = float(value)
     else:
         m = re.fullmatch(r"\s*([0-9.]+(?:[eE][+-]?[0-9]+)?)\s*([kMGTP]?)FLOP/?S?\s*", str(value), re.IGNORECASE)
+        if not m and re.fullmatch(r"\s*[0-9.]+(?:[eE][+-]?[0-9]+)?\s*", str(value)):
+            raise UsageError(f"--flops {value}: {str(value).strip()} what? give a unit, e.g. "
+                             f"{str(value).strip()}TFLOPS (achieved FLOP/s per GPU)")
         if not m:
             raise UsageError(f"cannot read FLOP rate {value!r}: expected e.g. 400TFLOPS")
         rate = float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "p": 1e15}[m.group(2).lower()]

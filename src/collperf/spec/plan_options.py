@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 
+from collperf.plan.model import MODELS
 from collperf.spec.checks import cli_option
 
 
@@ -21,8 +22,8 @@ class PlanModelSpec:
     """A model preset (default 70b) and dimensions that override it; `params` without a preset describes a
     custom model (plan.custom_model). None: the preset's value."""
 
-    model: str | None = _model("--model", type=str, help="Preset: 7b, 13b, 70b, gpt3-22b, gpt3-175b, gpt3-530b, "
-                               "gpt3-1t (default 70b; with --params alone: a custom model).")
+    model: str | None = _model("--model", type=str, help=f"Preset: {', '.join(MODELS)} (default 70b; with "
+                               "--params alone: a custom model).")
     params: float | None = _model("--params", type=float, help="Parameters, e.g. 70e9.")
     layers: int | None = _model("--layers")
     hidden: int | None = _model("--hidden")
@@ -90,7 +91,9 @@ class PlanLayoutSpec:
     bucket: str = _layout("25MB", "--bucket", help="DP gradient bucket size.")
     placement: str = _layout("tp-pp-dp", "--placement", help="Dimensions innermost first.")
     gpu_memory: str | None = _layout(None, "--gpu-memory", type=str,
-                                     help="Memory per GPU, e.g. 80GB (default: the preset's).")
+                                     help="Memory per GPU with its unit, e.g. 80GiB (default: the cluster GPU's).")
+    memory_headroom: str = _layout("10%", "--memory-headroom", help="Share of the GPU's memory a plan leaves free "
+                                   "(allocator fragmentation, CUDA context, NCCL buffers), e.g. 10%.")
 
     # the option's name where it differs from plan.Layout's field
     _LAYOUT_NAMES = {"hsdp": "zero3_shard", "sp": "sequence_parallel"}

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 from collperf import units
 from collperf.collectives import get_collective
-from collperf.errors import UsageError
+from collperf.errors import UsageError, did_you_mean
 from collperf.blink import algorithms as _blink_modes  # noqa: F401  (registers -A blink, blink-hybrid)
 from collperf.model.algorithms import algorithms_for
 from collperf.model.algorithms.modes import (is_hybrid, is_runtime_only, mode_names, needs_topology,
@@ -82,7 +82,8 @@ class SweepSpec:
             (mode_names("two_level") if self.collective in PLANS else [])
         for a in self.algorithms:   # a pattern's own schedule: set by BenchSpec(pattern=...) for its collective
             if a not in known and PATTERN_COLLECTIVES.get(a) != self.collective:
-                raise UsageError(f"unknown algorithm {a!r} for {self.collective}: expected one of {', '.join(known)}")
+                raise UsageError(f"unknown algorithm {a!r} for {self.collective}: {did_you_mean(a, known)}expected "
+                                 f"one of {', '.join(known)}")
         if not self.algorithms:
             raise UsageError("no algorithm given: pass e.g. --algorithm ring,builtin")
         if self.size_list is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from collperf import units
 from collperf.errors import UsageError
 from collperf.spec.checks import cli_option, path_list, whole
 from collperf.spec.network import HardwareSpec
@@ -24,8 +25,17 @@ class TraceSpec:
     algorithm: list[str] | None = field(default=None, metadata=cli_option(   # 'ring,tree' read into the list once
         "--algorithm", "-A", type=str, help="Price with our algorithms instead of NCCL's choice, e.g. ring,rhd (the "
         "best of them per size)."))
+    peak: str | float | None = field(default=None, metadata=cli_option(
+        "--peak", type=str, help="Per-rank busbw each call is judged against where no system is assumed (a CPU/gloo "
+        "job, a GPU the catalogue lacks), e.g. 10GB/s."))
+
+    @property
+    def peak_Bps(self) -> float | None:
+        return units.parse_bandwidth(self.peak) if self.peak is not None else None
 
     def __post_init__(self):
+        if self.peak_Bps is not None and not 0 < self.peak_Bps < float("inf"):
+            raise UsageError(f"--peak {self.peak}: expected a finite positive rate per rank, e.g. 10GB/s")
         object.__setattr__(self, "paths", path_list(self.paths))
         if not self.paths:
             raise UsageError("no trace given: pass one file per rank, a directory or a glob, e.g. "

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from collperf import units
 from collperf.diagnose import Assumed
 from collperf.trace import ranks as R
 from collperf.errors import UsageError
-from collperf.trace.judge import Row, expected_and_bound, one_rank, rows, sized
+from collperf.trace.judge import PEAK_MIN_BYTES, Row, expected_and_bound, one_rank, rows, sized
 from collperf.trace.read import KINETO, read_traces
 from collperf.trace.steps import StepView, critical, step_views
 from collperf.trace.system import assume_system
@@ -46,12 +47,14 @@ class TraceReport:
                 "verdicts": [v.to_json() for v in self.verdicts]}
 
 
-def _provenance(assumed: Assumed, collectives: list[Row]) -> tuple[str, str]:
+def _provenance(assumed: Assumed, collectives: list[Row], peak_Bps: float | None = None) -> tuple[str, str]:
     """Where expected and bound come from, as diagnose words it (for the first judged collective)."""
     judged = next((r for r in collectives if r.size_bytes and r.group_size > 1), None)
     if judged is None or assumed.system is None:
         why = assumed.why_none or "no collective with a known size"
-        return f"none: {why}", f"none: {why}"
+        bound = (f"given: --peak {units.format_bandwidth(peak_Bps)} per rank (busbw cannot exceed it; calls from "
+                 f"{units.format_size(PEAK_MIN_BYTES)} judged by it)" if peak_Bps is not None else f"none: {why}")
+        return f"none: {why}", bound
     try:
         ex = expected_and_bound(judged.collective, [judged.size_bytes], sized(assumed, judged))
     except UsageError:   # a collective NCCL has no model of: its row says so
@@ -65,7 +68,7 @@ def analyse(spec) -> TraceReport:
     assumed = assume_system(traces, spec.hardware)
     matched, notes = R.match(traces)
     many = len(traces) > 1
-    table = rows(matched, assumed, R.spread(matched) if many else None)
+    table = rows(matched, assumed, R.spread(matched) if many else None, spec.peak_Bps)
     if not many:
         notes += one_rank(table)
     views = [v for t in traces if t.kind == KINETO for v in step_views(t)]   # a dump records no computation
@@ -74,7 +77,7 @@ def analyse(spec) -> TraceReport:
     if spec.what_if_cluster is not None or spec.algorithm:
         system = target_system(spec.what_if_cluster, spec.what_if_nodes, assumed)
         whatif = what_if(table, views, system, traces[0].world_size, spec.algorithm)
-    expected_from, bound_from = _provenance(assumed, table)
+    expected_from, bound_from = _provenance(assumed, table, spec.peak_Bps)
     notes = list(dict.fromkeys([n for t in traces for n in t.notes] + notes + assumed.notes))
     if many and len({t.host for t in traces}) > 1:
         notes.append("ranks on several hosts: their start times are compared as recorded, so the skew includes "

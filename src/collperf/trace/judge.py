@@ -13,6 +13,7 @@ from collperf import units
 from collperf.collectives import COLLECTIVES, get_collective
 from collperf.diagnose import Assumed, expectation
 from collperf.diagnose import verdict as V
+from collperf.diagnose.mpi import verdict as mpi_verdict
 from collperf.errors import UsageError
 from collperf.model.nccl import select, tuning_table
 from collperf.model.nccl.constants import FUNCTIONS
@@ -105,8 +106,9 @@ def _most(values):
     return Counter(values).most_common(1)[0][0]
 
 
-def rows(matched, assumed: Assumed, spreads: dict | None = None) -> list[Row]:
-    """One Row per (process group, collective, size), largest total time first."""
+def rows(matched, assumed: Assumed, spreads: dict | None = None, peak_Bps: float | None = None) -> list[Row]:
+    """One Row per (process group, collective, size), largest total time first; `peak_Bps` (--peak): the per-rank
+    busbw each call is judged against where no system is assumed."""
     out = []
     for (group, collective, size), ms in _groups(matched).items():
         ms = [m for m in ms if np.isfinite(m.time_s)]       # the last call of a dump without durations
@@ -128,7 +130,7 @@ def rows(matched, assumed: Assumed, spreads: dict | None = None) -> list[Row]:
                        (spreads or {}).get((group, collective, size)), _most(c.pg_ranks for c in firsts), times,
                        wait_s=float(np.median(skews)) if skews else None))
     for r in out:
-        _judge(r, assumed)
+        _judge(r, assumed, peak_Bps)
     return sorted(out, key=lambda r: -r.total_s)
 
 
@@ -168,7 +170,12 @@ def sized(assumed: Assumed, row: Row) -> Assumed:
                    assumed.why_none)
 
 
-def _judge(row: Row, assumed: Assumed) -> None:
+# Below this size a call's time is mostly latency, which a flat --peak does not bound: such a call is not judged by it
+# (nccl-tests' allreduce reaches half its peak busbw near 1-4 MiB on the corpus' runs: the n1/2 of docs/diagnose.md)
+PEAK_MIN_BYTES = 1 << 20
+
+
+def _judge(row: Row, assumed: Assumed, peak_Bps: float | None = None) -> None:
     if row.size_bytes is None or row.collective not in COLLECTIVES:
         row.verdict = "not judged: the trace does not give this call's size"
         return
@@ -176,6 +183,9 @@ def _judge(row: Row, assumed: Assumed) -> None:
         row.verdict = "not judged: a group of one rank does not communicate"
         return
     mine = sized(assumed, row)
+    if peak_Bps is not None and mine.system is None:
+        _judge_by_peak(row, peak_Bps)
+        return
     try:
         ex = expected_and_bound(row.collective, [row.size_bytes], mine)
     except UsageError as e:
@@ -193,3 +203,15 @@ def _judge(row: Row, assumed: Assumed) -> None:
         text = f"not judged: {assumed.why_none}"
     row.verdict = text
     row.choice_note = choice_note(row.collective, row.size_bytes, row.algorithm, row.protocol, mine.system)
+
+
+def _judge_by_peak(row: Row, peak_Bps: float) -> None:
+    """No system assumed and --peak given: the call against the flat bound size x busbw factor / peak, as diagnose
+    judges an MPI log (diagnose/mpi.py: within 1.5x of the bound is as expected)."""
+    factor = get_collective(row.collective).busbw_factor(row.group_size)
+    row.bound_s = row.size_bytes * factor / peak_Bps
+    if row.size_bytes < PEAK_MIN_BYTES:
+        row.verdict = (f"not judged: below {units.format_size(PEAK_MIN_BYTES)} a call's time is mostly latency, "
+                       "which --peak does not bound")
+        return
+    row.verdict = mpi_verdict(row.time_s, row.bound_s, "bandwidth", False)[0]

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from collperf.collectives import COLLECTIVES, get_collective
-from collperf.errors import UsageError
+from collperf.errors import UsageError, did_you_mean
 from collperf.model import trees as T
 
 Coefficients = tuple[float, float, float]
@@ -100,6 +100,7 @@ ORDER: dict[str, tuple[str, ...]] = {
 _RANK = {(c, name): i for i, (c, name) in enumerate((c, n) for c, names in ORDER.items() for n in names)}
 
 REGISTRY: dict[tuple[str, str], Algorithm] = {}
+MODE_NAMES: set[str] = set()        # the -A names that are modes (modes.py adds each): offered by a did-you-mean
 ALGORITHMS: list[Algorithm] = []     # every registered algorithm, in ORDER
 
 
@@ -142,7 +143,8 @@ def get_algorithm(collective: str, algorithm: str) -> Algorithm:
     key = (name, str(algorithm).strip().lower())
     if key not in REGISTRY:
         known = ", ".join(a.name for a in algorithms_for(name))
-        raise UsageError(f"unknown algorithm {algorithm!r} for {name}: expected one of {known}")
+        hint = did_you_mean(algorithm, [a.name for a in algorithms_for(name)] + sorted(MODE_NAMES))
+        raise UsageError(f"unknown algorithm {algorithm!r} for {name}: {hint}expected one of {known}")
     return REGISTRY[key]
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from collperf.model.algorithms.base import RegistrationError
+from collperf.model.algorithms.base import MODE_NAMES, RegistrationError
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,7 @@ def register_mode(mode: Mode) -> Mode:
     if mode.name in MODES:
         raise RegistrationError(f"mode {mode.name} is registered twice")
     MODES[mode.name] = mode
+    MODE_NAMES.add(mode.name)
     return mode
 
 
