@@ -239,10 +239,13 @@ def test_hardware_options_on_the_cli():
     values = {v["name"]: v for v in json.loads(res.output)["system"]["values"]}
     assert values["in-switch reduction (NVLS)"]["source"] == "user override (--no-nvls)"
     assert values["NICs per node"]["value"] == "4"
-    res = runner.invoke(app, ["diagnose", str(sample("01_")), "--gpu", "H100", "--json"])
+    res = runner.invoke(app, ["diagnose", str(sample("14_")), "--gpu", "H100", "--json"])
     values = {v["name"]: v for v in json.loads(res.output)["system"]["values"]}
     assert values["GPU"] == {"name": "GPU", "value": "H100", "source": "user override (--gpu), taken as the H100 SXM5 80GB"}
     assert values["in-switch reduction (NVLS)"]["value"] == "yes"
+    # an H100 flag on a log of A100s is no reading of the log: an error naming both
+    res = runner.invoke(app, ["diagnose", str(sample("01_")), "--gpu", "H100"])
+    assert res.exit_code != 0 and "contradicts the log's device lines" in str(res.exception)
     res = runner.invoke(app, ["diagnose", str(sample("01_")), "--nvls"])
     assert res.exit_code != 0 and "NVLS" in str(res.exception)
 
