@@ -67,15 +67,23 @@ def _gunzip(source, name: str) -> str:
 
 def decode(data: bytes) -> str:
     """A log's bytes as text: UTF-16 by its byte-order mark (PowerShell 5's `>` and Out-File write UTF-16 LE with
-    one), or UTF-16 LE without one when every other byte of its start is NUL; else UTF-8 (a UTF-8 BOM dropped,
+    one), or UTF-16 LE without one when nearly every other byte of its start is NUL; else UTF-8 (a UTF-8 BOM dropped,
     undecodable bytes replaced). Line ends are '\n' whatever they were (CRLF from Windows, CR alone)."""
     if data.startswith((_UTF16_LE, _UTF16_BE)):
         text = data.decode("utf-16", errors="replace")
-    elif len(data) >= 4 and data[1:64:2].count(0) == len(data[1:64:2]) and data[0:64:2].count(0) == 0:
+    elif _utf16_le_without_bom(data[:256]):
         text = data.decode("utf-16-le", errors="replace")
     else:
         text = data.decode("utf-8-sig", errors="replace")
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
+def _utf16_le_without_bom(head: bytes) -> bool:
+    """UTF-16 LE text: a log's characters are mostly below U+0100, so a third or more of its bytes are NUL and most
+    of those are high (odd) bytes; a UTF-8 log has none. Non-ASCII characters (an ideographic space for every
+    blank) still leave most NULs odd."""
+    zeros_odd, zeros_even = head[1::2].count(0), head[0::2].count(0)
+    return len(head) >= 4 and zeros_odd + zeros_even >= len(head) / 3 and zeros_odd >= 0.75 * (zeros_odd + zeros_even)
 
 
 def _stdin_text(max_bytes: int | None) -> str:
