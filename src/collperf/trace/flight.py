@@ -46,7 +46,7 @@ from collperf.trace.events import Call, RankTrace
 NS = 1e-9
 KIND = "flight recorder"
 BARRIER = "barrier"
-_TRAILING = re.compile(r"(\d+)(?:\.json)?(?:\.gz)?$")
+_TRAILING = re.compile(r"(?<!\d)(\d{1,9})(?:\.json)?(?:\.gz)?$")     # a rank: at most 9 digits, found once
 # what tells a dump from a Kineto trace in a file's first bytes
 _SNIFF_BYTES = 4096
 
