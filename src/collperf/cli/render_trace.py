@@ -15,8 +15,11 @@ def _t(value) -> str:
     return units.format_time(value) if value is not None else "-"
 
 
-def _size(value) -> str:
-    return units.format_size(value) if value is not None else "?"
+def _size(value, unit=None) -> str:
+    """A size; in a table column, in the column's one binary unit (units.column_unit)."""
+    if value is None:
+        return "?"
+    return units.format_size_in(value, unit) if unit else units.format_size(value)
 
 
 def _bw(value) -> str:
@@ -43,6 +46,7 @@ def print_collectives(rows) -> None:
         table.add_column(column, justify="left" if column in ("group", "collective", "verdict", "alg/proto")
                          else "right")
     reasons: dict[str, None] = {}
+    unit = units.column_unit(r.size_bytes for r in rows[:MAX_ROWS])
     for r in rows[:MAX_ROWS]:
         ran = f"{r.algorithm}/{r.protocol}" if r.algorithm != "-" else "-"
         style = _verdict_style(r.verdict)
@@ -50,7 +54,7 @@ def print_collectives(rows) -> None:
         if verdict.startswith("not judged: "):     # the reason once, under the table
             reasons[verdict.partition(": ")[2]] = None
             verdict = "not judged"
-        table.add_row(escape(r.process_group), r.collective, _size(r.size_bytes), escape(r.dtype), str(r.group_size),
+        table.add_row(escape(r.process_group), r.collective, _size(r.size_bytes, unit), escape(r.dtype), str(r.group_size),
                       ran, str(r.calls), _t(r.time_s), _t(r.total_s), _bw(r.busbw_GBps), _t(r.expected_s),
                       _t(r.bound_s), f"[{style}]{escape(verdict)}[/{style}]" if style else escape(verdict))
     out.print(table)
@@ -105,8 +109,9 @@ def print_what_if(w) -> None:
                   title_justify="left")
     for column in ("group", "collective", "size", "measured", "what-if", "ratio"):
         table.add_column(column, justify="right")
+    unit = units.column_unit(c["size_bytes"] for c in w.collectives[:MAX_ROWS])
     for c in w.collectives[:MAX_ROWS]:
-        table.add_row(escape(c["process_group"]), c["collective"], _size(c["size_bytes"]), _t(c["time_s"]),
+        table.add_row(escape(c["process_group"]), c["collective"], _size(c["size_bytes"], unit), _t(c["time_s"]),
                       _t(c["what_if_s"]), f"{c['ratio']:.3g}x" if c["ratio"] else "-")
     out.print(table)
     _more(len(w.collectives), "collectives")
