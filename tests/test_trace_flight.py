@@ -153,7 +153,9 @@ def test_one_rank_says_durations_include_waiting_and_judges_only_what_grows_with
                 "slower than expected by 12x", "") for size, t in ((8 << 20, 10e-3), (32 << 20, 5e-3))]
     notes = one_rank(rows)
     assert rows[0].verdict.startswith("not judged: takes longer (10 ms) than the 32 MiB allreduce (5 ms)")
-    assert rows[1].verdict == "slower than expected by 12x"
+    # the row judged slower says its time may be waiting for a peer
+    assert rows[1].verdict == "slower than expected by 12x; one rank's duration: part of it may be waiting for a " \
+                              "late peer (give every rank's trace)"
     assert any(n.startswith("1 (group, collective, size) rows take longer") for n in notes)
 
 
@@ -173,3 +175,29 @@ def test_compute_exposed_communication_and_idle_add_up_to_the_step():
         if v.compute_s + v.exposed_comm_s <= v.time_s:
             assert v.compute_s + v.exposed_comm_s + v.idle_s == pytest.approx(v.time_s)
     assert "idle_s" in report.to_json()["steps"][0]
+
+
+def test_idle_names_the_host_bound_gaps_by_hand(tmp_path):
+    """One 100 us step: a GEMM 10-30 us, an all-reduce kernel 25-50 us (5 us hidden under the GEMM), CPU ops at
+    2-8 us and 40-70 us. Compute 20, exposed 20, idle 60 = 100 - 20 - 20; the GPU is idle at 0-10 and 50-100 us,
+    and the host runs CPU ops in 2-8 and 50-70 of that: 26 us host-bound, 34 us with nothing recorded running."""
+    w = N.Writer(0)
+    w.cpu("ProfilerStep#1", 0, 100)
+    w.cpu("aten::to", 2, 6, cat="cpu_op")
+    w.cpu("Optimizer.step#SGD.step", 40, 30, cat="cpu_op")
+    w.kernel("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", 10, 20, 7, 1)
+    w.kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 25, 25, 20, 2,
+             N.meta("allreduce", 1024, 1024, 2, "Float", "0", "default_pg", [0, 1]))
+    w.write(tmp_path / "rank0.json.gz", N.H100, {"backend": "nccl", "rank": 0, "world_size": 2,
+                                                  "pg_config": [N._pg("0", "default_pg", [0, 1])]})
+    (v,) = api.trace(str(tmp_path / "rank0.json.gz")).steps
+    assert (v.time_s, v.compute_s, v.comm_s, v.exposed_comm_s) == pytest.approx((100e-6, 20e-6, 25e-6, 20e-6))
+    assert v.idle_s == pytest.approx(60e-6) and v.host_bound_s == pytest.approx(26e-6)
+    assert v.compute_s + v.exposed_comm_s + v.idle_s == pytest.approx(v.time_s)
+    assert v.to_json()["host_bound_s"] == pytest.approx(26e-6)
+
+
+def test_a_cpu_job_has_no_host_bound_split():
+    """A gloo job's CPU ops are its computation: idle is not split."""
+    report = api.trace(str(FLIGHT / "compute" / "kineto"))
+    assert all(v.host_bound_s is None for v in report.steps)

@@ -67,14 +67,18 @@ def print_collectives(rows) -> None:
 
 
 def print_steps(steps) -> None:
-    table = Table(title="steps: exposed = communication while no computation runs", title_justify="left")
-    for column in ("rank", "step", "time", "compute", "comm", "exposed comm", "exposed share", "idle share"):
+    host = any(s.host_bound_s is not None for s in steps)
+    table = Table(title="steps: exposed = communication while no computation runs; idle = neither"
+                  + ("; host-bound = idle while the host runs CPU ops" if host else ""), title_justify="left")
+    for column in ("rank", "step", "time", "compute", "comm", "exposed comm", "exposed share", "idle share") + (
+            ("host-bound share",) if host else ()):
         table.add_column(column, justify="right")
     for s in steps[:MAX_ROWS]:
         share = f"{s.exposed_comm_s / s.time_s:.0%}" if s.time_s > 0 else "-"
         idle = f"{s.idle_s / s.time_s:.0%}" if s.time_s > 0 else "-"
+        bound = (f"{s.host_bound_s / s.time_s:.0%}" if s.time_s > 0 and s.host_bound_s is not None else "-",)
         table.add_row(str(s.rank), escape(s.name), _t(s.time_s), _t(s.compute_s), _t(s.comm_s),
-                      _t(s.exposed_comm_s), share, idle)
+                      _t(s.exposed_comm_s), share, idle, *(bound if host else ()))
     out.print(table)
     _more(len(steps), "steps")
 

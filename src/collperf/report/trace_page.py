@@ -128,15 +128,19 @@ def _collectives(report) -> str:
 
 def _steps(report) -> str:
     rows = "".join(f"<tr><td>{s.rank}</td><td class=\"l\">{e(s.name)}</td><td>{e(_t(s.time_s))}</td>"
-                   f"<td>{e(_t(s.compute_s))}</td><td>{e(_t(s.comm_s))}</td><td>{e(_t(s.exposed_comm_s))}</td></tr>"
-                   for s in report.steps)
+                   f"<td>{e(_t(s.compute_s))}</td><td>{e(_t(s.comm_s))}</td><td>{e(_t(s.exposed_comm_s))}</td>"
+                   f"<td>{e(_t(s.idle_s))}</td><td>{e(_t(s.host_bound_s))}</td></tr>" for s in report.steps)
     return ("<table><thead><tr><th>rank</th><th class=\"l\">step</th><th>time</th><th>compute</th><th>comm</th>"
-            f"<th>exposed comm</th></tr></thead><tbody>{rows}</tbody></table>")
+            "<th>exposed comm</th><th>idle</th><th>of which host-bound</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table>")
 
 
 def trace_section(report) -> str:
     exposed = sum(s.exposed_comm_s for s in report.steps)
     total = sum(s.time_s for s in report.steps)
+    idle = sum(s.idle_s for s in report.steps)
+    bound = [s.host_bound_s for s in report.steps if s.host_bound_s is not None]
+    host = sum(bound) if bound else None
     slow = sum(r.verdict.startswith("slower") for r in report.collectives)
     judged = sum(not r.verdict.startswith("not judged") for r in report.collectives)
     tone = "bad" if slow else "good" if judged else "neutral"
@@ -145,6 +149,9 @@ def trace_section(report) -> str:
                    f"verdict {tone}"),
              _tile("exposed communication", f"{exposed / total:.0%}" if total else "-",
                    f"{_t(exposed)} of {_t(total)} over all steps and ranks"),
+             _tile("idle", f"{idle / total:.0%}" if total else "-",
+                   f"neither computation nor exposed communication; {_t(host)} of it host-bound (CPU ops, GPU idle)"
+                   if host is not None else "neither computation nor exposed communication"),
              _tile("system", report.assumed.system.name if report.assumed.system else "none",
                    report.assumed.describe())]
     st = report.straggler

@@ -23,6 +23,8 @@ from collperf.trace.system import group_system
 
 TRANSFER = "transfer after the last arrival (the minimum across ranks)"
 DURATION = "one rank's duration, which includes waiting for the other ranks"
+# what a one-rank row judged slower adds: the time may be a late peer, not the transfer
+ONE_RANK_SLOWER = "one rank's duration: part of it may be waiting for a late peer (give every rank's trace)"
 
 
 @dataclass
@@ -151,6 +153,8 @@ def one_rank(table: list[Row]) -> list[str]:
                 r.verdict = (f"not judged: takes longer ({units.format_time(r.time_s)}) than the "
                              f"{units.format_size(faster[0].size_bytes)} {r.collective} "
                              f"({units.format_time(faster[0].time_s)}): its duration includes waiting for other ranks")
+            elif r.verdict.startswith("slower"):
+                r.verdict += f"; {ONE_RANK_SLOWER}"
     notes = ["one rank's trace: a call's duration includes waiting for the other ranks, so a slow call may be a "
              "late peer; only calls whose time grows with size are judged; give every rank's trace to split waiting "
              "from transfer"]
