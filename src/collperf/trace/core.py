@@ -16,6 +16,11 @@ from collperf.trace.verdicts import verdicts
 from collperf.trace.whatif import WhatIf, target_system, what_if
 
 
+# one rank's measured durations include waiting for the others, which another system would not remove
+WAITING_IN_WHAT_IF = ("one rank's trace: the measured times include waiting for the other ranks, which a faster "
+                      "network does not remove; the change is an upper estimate")
+
+
 @dataclass
 class TraceReport:
     sources: list
@@ -74,6 +79,8 @@ def analyse(spec) -> TraceReport:
     if spec.what_if_cluster is not None or spec.algorithm:
         system = target_system(spec.what_if_cluster, spec.what_if_nodes, assumed)
         whatif = what_if(table, views, system, traces[0].world_size, spec.algorithm)
+        if not many:
+            whatif.notes.append(WAITING_IN_WHAT_IF)
     expected_from, bound_from = _provenance(assumed, table)
     notes = list(dict.fromkeys([n for t in traces for n in t.notes] + notes + assumed.notes))
     if many and len({t.host for t in traces}) > 1:
