@@ -156,7 +156,7 @@ def test_choice_check_fires_on_the_forced_protocol_only(nccl):
 
 def test_verdicts_go_through_one_function(monkeypatch):
     """Every verdict comes from judge.expected_and_bound: replace it and the verdicts follow."""
-    def measured_is_expected(collective, sizes, assumed):
+    def measured_is_expected(collective, sizes, assumed, *_):
         n = len(sizes)
         return Expectation(np.full(n, 3.5e-3), None, [""] * n, [""] * n, np.full(n, 1e-6), [""] * n, None, "x", "y")
     monkeypatch.setattr(judge, "expected_and_bound", measured_is_expected)
@@ -170,7 +170,7 @@ def test_above_the_bound_counts_the_bounds_latency_as_diagnose_does(monkeypatch)
     """A call faster than the bound's bandwidth term plus its latency is above the bound; without the latency the
     same call is not (a bound of 1 us of data and 1 s of latency, against calls of milliseconds)."""
     def with_latency(latency_s):
-        def expected(collective, sizes, assumed):
+        def expected(collective, sizes, assumed, *_):
             n = len(sizes)
             return Expectation(np.full(n, 3.5e-3), None, [""] * n, [""] * n, np.full(n, 1e-6), [""] * n, None, "x",
                                "y", bound_latency_s=latency_s)

@@ -201,3 +201,54 @@ def test_a_cpu_job_has_no_host_bound_split():
     """A gloo job's CPU ops are its computation: idle is not split."""
     report = api.trace(str(FLIGHT / "compute" / "kineto"))
     assert all(v.host_bound_s is None for v in report.steps)
+
+
+# --- the network-side verdict with a model -----------------------------------------------------------------------
+
+def test_the_network_straggler_is_judged_against_the_peak_bound_by_hand():
+    """Four testbed hosts at 1 Gbit/s (host 3 at 100 Mbit/s), --peak 1Gbit/s = 125e6 B/s per rank: the 1 MiB
+    all-reduce's bound is 1.5 x 1048576 / 125e6 = 12.58 ms (busbw factor 2(p-1)/p), the all-gather's
+    0.75 x 1048576 / 125e6 = 6.291 ms; the verdict is the median of the rows' transfer over their bound."""
+    report = api.trace(str(FLIGHT / "network" / "fr"), peak="1Gbit/s")
+    allreduce = next(r for r in report.collectives if r.collective == "allreduce")
+    allgather = next(r for r in report.collectives if r.collective == "allgather")
+    assert allreduce.bound_s == pytest.approx(1.5 * 1048576 / 125e6)
+    assert allgather.bound_s == pytest.approx(0.75 * 1048576 / 125e6)
+    z = float(np.median([allreduce.time_s / allreduce.bound_s, allgather.time_s / allgather.bound_s]))
+    assert z > verdicts.SLOW_OVER_BOUND
+    (net,) = [v for v in report.verdicts if v.kind == "network-side"]
+    assert f"run at {z:.2g}x the bound" in net.text
+    assert allreduce.verdict.startswith(f"{allreduce.time_s / allreduce.bound_s:.3g}x the bound")
+    assert "given: --peak 125 MB/s" in report.bound_from
+    # the compute straggler on loopback is not turned into a network one by the same bound
+    compute = api.trace(str(FLIGHT / "compute" / "kineto"), peak="1Gbit/s")
+    assert _kinds(compute) == ["compute-side"]
+
+
+def test_a_bad_peak_names_the_option():
+    with pytest.raises(UsageError, match="--peak 0"):
+        api.trace(str(FLIGHT / "network" / "fr"), peak="0")
+
+
+def _group_row(members, z):
+    return Row("g" + "".join(map(str, members)), "allreduce", 1 << 20, "float32", len(members), "ring", "Simple", 5,
+               z * 1e-3, 5 * z * 1e-3, None, 1e-3, 1e-4, "slower" if z > 1.5 else "as expected", "",
+               pg_ranks=tuple(members))
+
+
+class _T:
+    def __init__(self, rank):
+        self.rank, self.host = rank, f"node{rank}"
+
+
+def test_the_slow_host_is_the_one_in_every_slow_group_and_no_fast_one():
+    """Pairs of four hosts: the three pairs with node3 run at 3-5x the model, the three without it at 1.0-1.2x."""
+    rows = [_group_row((0, 1), 1.0), _group_row((0, 2), 1.1), _group_row((1, 2), 1.2),
+            _group_row((0, 3), 3.0), _group_row((1, 3), 4.0), _group_row((2, 3), 5.0)]
+    (v,) = verdicts.slow_host([_T(r) for r in range(4)], rows)
+    assert v.kind == "network-side"
+    assert v.text == ("calls through host node3 run at 4x the model after everyone has arrived (3 process group(s) "
+                      "that include it), the 3 group(s) without it at 1.1x: network-side, host node3's link or NIC")
+    # one group alone cannot tell which member is slow; nor can two slow groups sharing two hosts
+    assert verdicts.slow_host([_T(r) for r in range(4)], [_group_row((0, 1, 2, 3), 5.0)]) == []
+    assert verdicts.slow_host([_T(r) for r in range(4)], [_group_row((2, 3), 5.0), _group_row((0, 1), 1.0)]) == []

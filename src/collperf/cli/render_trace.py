@@ -67,6 +67,8 @@ def print_collectives(rows) -> None:
 
 
 def print_steps(steps) -> None:
+    if not steps:
+        return            # Flight Recorder dumps alone: no computation recorded (a note says so)
     host = any(s.host_bound_s is not None for s in steps)
     table = Table(title="steps: exposed = communication while no computation runs; idle = neither"
                   + ("; host-bound = idle while the host runs CPU ops" if host else ""), title_justify="left")

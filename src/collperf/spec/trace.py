@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from collperf import units
 from collperf.errors import UsageError
 from collperf.spec.checks import cli_option, path_list, whole
 from collperf.spec.network import HardwareSpec
@@ -21,6 +22,9 @@ class TraceSpec:
         "--what-if-cluster", type=str, help="Price the same collectives on this catalogue system, e.g. dgx-h100."))
     what_if_nodes: int | None = field(default=None, metadata=cli_option(
         "--what-if-nodes", type=int, help="Nodes of the what-if system."))
+    peak: str | float | None = field(default=None, metadata=cli_option("--peak", type=str, help=(
+        "Per-rank busbw that is the bound, e.g. 1Gbit/s for a gloo job on 1 Gbit/s links: the transfer after the "
+        "last arrival is judged against it where no GPU system is known.")))
     algorithm: list[str] | None = field(default=None, metadata=cli_option(   # 'ring,tree' read into the list once
         "--algorithm", "-A", type=str, help="Price with our algorithms instead of NCCL's choice, e.g. ring,rhd (the "
         "best of them per size)."))
@@ -32,8 +36,19 @@ class TraceSpec:
                              "collperf trace traces/")
         names = self.algorithm.split(",") if isinstance(self.algorithm, str) else self.algorithm or []
         object.__setattr__(self, "algorithm", [str(a).strip() for a in names if str(a).strip()])
+        if self.peak is not None:
+            try:
+                self.peak_Bps
+            except UsageError as e:
+                raise UsageError(f"--peak {self.peak}: {e}") from None
+        if self.peak is not None and not 0 < self.peak_Bps < float("inf"):
+            raise UsageError(f"--peak {self.peak}: expected a finite rate per rank above zero, e.g. 1Gbit/s or 50GB/s")
         if self.what_if_nodes is not None:
             whole("what-if-nodes", self.what_if_nodes, flag="--what-if-nodes")
         if self.what_if_nodes is not None and self.what_if_cluster is None and not self.algorithm:
             raise UsageError(f"--what-if-nodes {self.what_if_nodes} without --what-if-cluster or -A: nothing to "
                              "price; add --what-if-cluster SYSTEM (e.g. dgx-h100)")
+
+    @property
+    def peak_Bps(self) -> float | None:
+        return units.parse_bandwidth(self.peak) if self.peak is not None else None

@@ -51,14 +51,18 @@ class TraceReport:
                 "verdicts": [v.to_json() for v in self.verdicts]}
 
 
-def _provenance(assumed: Assumed, collectives: list[Row]) -> tuple[str, str]:
+def _provenance(assumed: Assumed, collectives: list[Row], peak_Bps: float | None = None) -> tuple[str, str]:
     """Where expected and bound come from, as diagnose words it (for the first judged collective)."""
     judged = next((r for r in collectives if r.size_bytes and r.group_size > 1), None)
+    if judged is not None and assumed.system is None and peak_Bps is not None:
+        why = assumed.why_none or "no system assumed"
+        return f"none: {why}", expected_and_bound(judged.collective, [judged.size_bytes], assumed, peak_Bps,
+                                                     judged.group_size).bound_from
     if judged is None or assumed.system is None:
         why = assumed.why_none or "no collective with a known size"
         return f"none: {why}", f"none: {why}"
     try:
-        ex = expected_and_bound(judged.collective, [judged.size_bytes], sized(assumed, judged))
+        ex = expected_and_bound(judged.collective, [judged.size_bytes], sized(assumed, judged), peak_Bps)
     except UsageError:   # a collective NCCL has no model of: its row says so
         return "NCCL's model on the assumed system", "the two-level bound on the assumed system"
     return ex.expected_from, ex.bound_from
@@ -70,7 +74,7 @@ def analyse(spec) -> TraceReport:
     assumed = assume_system(traces, spec.hardware)
     matched, notes = R.match(traces)
     many = len(traces) > 1
-    table = rows(matched, assumed, R.spread(matched) if many else None)
+    table = rows(matched, assumed, R.spread(matched) if many else None, spec.peak_Bps)
     if not many:
         notes += one_rank(table)
     views = [v for t in traces if t.kind == KINETO for v in step_views(t)]   # a dump records no computation
@@ -81,7 +85,7 @@ def analyse(spec) -> TraceReport:
         whatif = what_if(table, views, system, traces[0].world_size, spec.algorithm)
         if not many:
             whatif.notes.append(WAITING_IN_WHAT_IF)
-    expected_from, bound_from = _provenance(assumed, table)
+    expected_from, bound_from = _provenance(assumed, table, spec.peak_Bps)
     notes = list(dict.fromkeys([n for t in traces for n in t.notes] + notes + assumed.notes))
     if many and len({t.host for t in traces}) > 1:
         notes.append("ranks on several hosts: their start times are compared as recorded, so the skew includes "

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from collperf import units
-from collperf.collectives import COLLECTIVES, get_collective
+from collperf.collectives import COLLECTIVES, busbw_factor, get_collective
 from collperf.diagnose import Assumed, expectation
 from collperf.diagnose import verdict as V
 from collperf.errors import UsageError
@@ -58,10 +58,14 @@ class Row:
         return {k: getattr(self, k) for k in keys}
 
 
-def expected_and_bound(collective: str, sizes, assumed: Assumed):
+def expected_and_bound(collective: str, sizes, assumed: Assumed, peak_Bps: float | None = None,
+                       group_size: int = 0):
     """The one call into diagnose's expectation: NCCL's expected time (the band's centre) and the physical
-    bound per size on the assumed system. Every verdict of a trace goes through here."""
-    return expectation(collective, sizes, assumed)
+    bound per size on the assumed system (or the flat bound of --peak). Every verdict of a trace goes through
+    here."""
+    # the bound of --peak is per rank in busbw: the process group's own factor (no system may give its size)
+    factor = busbw_factor(collective, group_size) if peak_Bps is not None and group_size > 1 else None
+    return expectation(collective, sizes, assumed, peak_Bps, factor)
 
 
 def nccl_name(algorithm: str, protocol: str) -> str:
@@ -107,7 +111,7 @@ def _most(values):
     return Counter(values).most_common(1)[0][0]
 
 
-def rows(matched, assumed: Assumed, spreads: dict | None = None) -> list[Row]:
+def rows(matched, assumed: Assumed, spreads: dict | None = None, peak_Bps: float | None = None) -> list[Row]:
     """One Row per (process group, collective, size), largest total time first."""
     out = []
     for (group, collective, size), ms in _groups(matched).items():
@@ -130,7 +134,7 @@ def rows(matched, assumed: Assumed, spreads: dict | None = None) -> list[Row]:
                        (spreads or {}).get((group, collective, size)), _most(c.pg_ranks for c in firsts), times,
                        wait_s=float(np.median(skews)) if skews else None))
     for r in out:
-        _judge(r, assumed)
+        _judge(r, assumed, peak_Bps)
     return sorted(out, key=lambda r: -r.total_s)
 
 
@@ -172,7 +176,7 @@ def sized(assumed: Assumed, row: Row) -> Assumed:
                    assumed.why_none)
 
 
-def _judge(row: Row, assumed: Assumed) -> None:
+def _judge(row: Row, assumed: Assumed, peak_Bps: float | None = None) -> None:
     if row.size_bytes is None or row.collective not in COLLECTIVES:
         row.verdict = "not judged: the trace does not give this call's size"
         return
@@ -181,7 +185,7 @@ def _judge(row: Row, assumed: Assumed) -> None:
         return
     mine = sized(assumed, row)
     try:
-        ex = expected_and_bound(row.collective, [row.size_bytes], mine)
+        ex = expected_and_bound(row.collective, [row.size_bytes], mine, peak_Bps, row.group_size)
     except UsageError as e:
         row.verdict = f"not judged: {e}"
         return
@@ -193,7 +197,11 @@ def _judge(row: Row, assumed: Assumed) -> None:
         text = (f"above the bound: faster than the {units.format_time(row.bound_s + ex.bound_latency_s)} the assumed "
                 "hardware allows (the bound with the links' latency): check the system assumed (--cluster) and this "
                 "call's size")
-    if row.expected_s is None and assumed.system is None:
+    if row.expected_s is None and row.bound_s and not text.startswith("above the bound"):
+        # no expected time (a CPU job with --peak): how far from the bound, which the row's time cannot beat
+        text = f"{row.time_s / row.bound_s:.3g}x the bound ({units.format_time(row.time_s)} vs " \
+               f"{units.format_time(row.bound_s)}): no expected time on this system, only the bound"
+    if row.expected_s is None and assumed.system is None and row.bound_s is None:
         text = f"not judged: {assumed.why_none}"
     row.verdict = text
     row.choice_note = choice_note(row.collective, row.size_bytes, row.algorithm, row.protocol, mine.system)
