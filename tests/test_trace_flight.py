@@ -252,3 +252,31 @@ def test_the_slow_host_is_the_one_in_every_slow_group_and_no_fast_one():
     # one group alone cannot tell which member is slow; nor can two slow groups sharing two hosts
     assert verdicts.slow_host([_T(r) for r in range(4)], [_group_row((0, 1, 2, 3), 5.0)]) == []
     assert verdicts.slow_host([_T(r) for r in range(4)], [_group_row((2, 3), 5.0), _group_row((0, 1), 1.0)]) == []
+
+
+# --- NCCL RAS ---------------------------------------------------------------------------------------------------
+
+RAS = TRACES / "ras" / "ras_dead_and_lagging.json"
+
+
+def test_ras_names_the_dead_and_the_lagging_rank():
+    doc = json.loads(RAS.read_text())
+    assert doc["_generated_by"].startswith("tests/fixtures/traces/make_ras.py")
+    report = api.trace(str(RAS))
+    assert [(v.kind, v.rank) for v in report.verdicts] == [("dead", 5), ("lagging", 2)]
+    assert report.verdicts[0].text.startswith("dead: rank 5 (host node1) of communicator 0x5b1e9ad02c4f3e71")
+    assert "has run 99 AllReduce calls" in report.verdicts[1].text and "where others ran 100" in report.verdicts[1].text
+
+
+def test_ras_mixes_with_flight_recorder_dumps():
+    report = api.trace([str(RAS), str(FLIGHT / "hang" / "fr")])
+    assert _kinds(report)[:3] == ["dead", "lagging", "hang"] and report.world_size == 4
+
+
+def test_a_ras_field_of_the_wrong_type_names_file_and_field(tmp_path):
+    doc = json.loads(RAS.read_text())
+    doc["communicators"][0]["missing_ranks"][0]["status"]["considered_dead"] = "yes"
+    bad = tmp_path / "ras.json"
+    bad.write_text(json.dumps(doc))
+    with pytest.raises(UsageError, match=r"ras.json: \$.communicators\[0\].missing_ranks\[0\].status.considered_dead"):
+        api.trace(str(bad))

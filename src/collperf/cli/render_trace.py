@@ -37,6 +37,8 @@ def _more(total: int, what: str) -> None:
 
 
 def print_collectives(rows) -> None:
+    if not rows:
+        return            # NCCL RAS reports alone: no calls (a note says so)
     basis = ("median: the transfer after the last arrival" if rows and rows[0].basis.startswith("transfer") else
              "median: one rank's duration, waiting included")
     table = Table(title=f"collectives: per (process group, collective, size), by total time; {basis}",

@@ -9,7 +9,8 @@ from collperf.diagnose import Assumed
 from collperf.trace import ranks as R
 from collperf.errors import UsageError
 from collperf.trace.judge import Row, expected_and_bound, one_rank, rows, sized
-from collperf.trace.read import KINETO, read_traces
+from collperf.trace.ras import is_ras, ras_verdicts
+from collperf.trace.read import KINETO, read_traces, trace_files
 from collperf.trace.steps import StepView, critical, step_views
 from collperf.trace.system import assume_system
 from collperf.trace.verdicts import verdicts
@@ -69,8 +70,14 @@ def _provenance(assumed: Assumed, collectives: list[Row], peak_Bps: float | None
 
 
 def analyse(spec) -> TraceReport:
-    """A TraceSpec in, the report out."""
-    traces = read_traces(spec.paths)
+    """A TraceSpec in, the report out. NCCL RAS reports among the files add their verdicts (dead, missing,
+    lagging ranks); the other files are the ranks' traces or dumps."""
+    files = trace_files(spec.paths)
+    ras = [f for f in files if is_ras(f)]
+    found = [v for f in ras for v in ras_verdicts(f)]
+    if len(ras) == len(files):
+        return _ras_only(ras, found)
+    traces = read_traces([f for f in files if f not in ras])
     assumed = assume_system(traces, spec.hardware)
     matched, notes = R.match(traces)
     many = len(traces) > 1
@@ -92,4 +99,13 @@ def analyse(spec) -> TraceReport:
                      "any offset between the hosts' clocks")
     return TraceReport([t.source for t in traces], traces[0].backend, traces[0].world_size, assumed, expected_from,
                        bound_from, table, views, stats, R.straggler(stats) if many else None, critical(views),
-                       whatif, traces, notes, verdicts(traces, matched, table) if many else [])
+                       whatif, traces, notes, found + (verdicts(traces, matched, table) if many else []))
+
+
+def _ras_only(files, found) -> TraceReport:
+    """A report of RAS files alone: their verdicts, no calls."""
+    why = "an NCCL RAS report names no GPU"
+    none = Assumed(None, [], [], why)
+    return TraceReport([str(f) for f in files], "nccl", 0, none, f"none: {why}", f"none: {why}", [], [], [], None,
+                       [], None, [], ["NCCL RAS reports only: no calls to judge; give the ranks' traces or Flight "
+                                      "Recorder dumps with them"], found)
