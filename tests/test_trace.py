@@ -156,7 +156,7 @@ def test_choice_check_fires_on_the_forced_protocol_only(nccl):
 
 def test_verdicts_go_through_one_function(monkeypatch):
     """Every verdict comes from judge.expected_and_bound: replace it and the verdicts follow."""
-    def measured_is_expected(collective, sizes, assumed):
+    def measured_is_expected(collective, sizes, assumed, *_):
         n = len(sizes)
         return Expectation(np.full(n, 3.5e-3), None, [""] * n, [""] * n, np.full(n, 1e-6), [""] * n, None, "x", "y")
     monkeypatch.setattr(judge, "expected_and_bound", measured_is_expected)
@@ -170,7 +170,7 @@ def test_above_the_bound_counts_the_bounds_latency_as_diagnose_does(monkeypatch)
     """A call faster than the bound's bandwidth term plus its latency is above the bound; without the latency the
     same call is not (a bound of 1 us of data and 1 s of latency, against calls of milliseconds)."""
     def with_latency(latency_s):
-        def expected(collective, sizes, assumed):
+        def expected(collective, sizes, assumed, *_):
             n = len(sizes)
             return Expectation(np.full(n, 3.5e-3), None, [""] * n, [""] * n, np.full(n, 1e-6), [""] * n, None, "x",
                                "y", bound_latency_s=latency_s)
@@ -281,8 +281,29 @@ def test_report_shows_the_timeline_coloured_by_verdict(tmp_path):
     # as expected)
     assert page.count('fill="#cf222e"') >= 3 * 2 * 4
     assert "<script" not in page
-    again = api.report(api.trace(str(TRACES / "gloo")), tmp_path / "gloo.html")
-    assert "ProfilerStep#2" in again.read_text()
+    again = api.report(api.trace(str(TRACES / "gloo")), tmp_path / "gloo.html").read_text()
+    assert "ProfilerStep#2" in again
+    # the time axis: round ticks from 0 over the three steps shown
+    svg = again[again.index('aria-label="step timeline"'):]
+    assert '>0</text>' in svg and "time from the first step&#x27;s start" in svg
+    # one binary unit in the size column: the gloo sizes (1 KiB .. 16 KiB, and the 16 KB allgather) in KiB
+    table = again[again.index("<h3>Collectives</h3>"):again.index("<h3>Steps</h3>")]
+    assert "15.62 KiB" in table and "16 KB" not in table
+
+
+def test_time_axis_ticks_are_round():
+    from collperf.report.trace_page import ticks
+    assert ticks(0.2224) == pytest.approx([0, 0.05, 0.1, 0.15, 0.2])
+    assert ticks(0.041) == pytest.approx([0, 0.01, 0.02, 0.03, 0.04])
+    assert ticks(7e-6) == pytest.approx([k * 1e-6 for k in range(8)])
+    assert len(ticks(123.0)) <= 9 and ticks(0) == [0.0]
+
+
+def test_the_size_column_has_one_unit():
+    result = CliRunner().invoke(app, ["trace", str(TRACES / "gloo")], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    table = result.output[:result.output.index("steps:")]
+    assert "15.62 KiB" in table and "16 KB" not in table and " MiB" not in table
 
 
 # --- the planner, from a trace ----------------------------------------------------------------------------------

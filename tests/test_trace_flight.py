@@ -153,7 +153,9 @@ def test_one_rank_says_durations_include_waiting_and_judges_only_what_grows_with
                 "slower than expected by 12x", "") for size, t in ((8 << 20, 10e-3), (32 << 20, 5e-3))]
     notes = one_rank(rows)
     assert rows[0].verdict.startswith("not judged: takes longer (10 ms) than the 32 MiB allreduce (5 ms)")
-    assert rows[1].verdict == "slower than expected by 12x"
+    # the row judged slower says its time may be waiting for a peer
+    assert rows[1].verdict == "slower than expected by 12x; one rank's duration: part of it may be waiting for a " \
+                              "late peer (give every rank's trace)"
     assert any(n.startswith("1 (group, collective, size) rows take longer") for n in notes)
 
 
@@ -173,3 +175,108 @@ def test_compute_exposed_communication_and_idle_add_up_to_the_step():
         if v.compute_s + v.exposed_comm_s <= v.time_s:
             assert v.compute_s + v.exposed_comm_s + v.idle_s == pytest.approx(v.time_s)
     assert "idle_s" in report.to_json()["steps"][0]
+
+
+def test_idle_names_the_host_bound_gaps_by_hand(tmp_path):
+    """One 100 us step: a GEMM 10-30 us, an all-reduce kernel 25-50 us (5 us hidden under the GEMM), CPU ops at
+    2-8 us and 40-70 us. Compute 20, exposed 20, idle 60 = 100 - 20 - 20; the GPU is idle at 0-10 and 50-100 us,
+    and the host runs CPU ops in 2-8 and 50-70 of that: 26 us host-bound, 34 us with nothing recorded running."""
+    w = N.Writer(0)
+    w.cpu("ProfilerStep#1", 0, 100)
+    w.cpu("aten::to", 2, 6, cat="cpu_op")
+    w.cpu("Optimizer.step#SGD.step", 40, 30, cat="cpu_op")
+    w.kernel("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", 10, 20, 7, 1)
+    w.kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 25, 25, 20, 2,
+             N.meta("allreduce", 1024, 1024, 2, "Float", "0", "default_pg", [0, 1]))
+    w.write(tmp_path / "rank0.json.gz", N.H100, {"backend": "nccl", "rank": 0, "world_size": 2,
+                                                  "pg_config": [N._pg("0", "default_pg", [0, 1])]})
+    (v,) = api.trace(str(tmp_path / "rank0.json.gz")).steps
+    assert (v.time_s, v.compute_s, v.comm_s, v.exposed_comm_s) == pytest.approx((100e-6, 20e-6, 25e-6, 20e-6))
+    assert v.idle_s == pytest.approx(60e-6) and v.host_bound_s == pytest.approx(26e-6)
+    assert v.compute_s + v.exposed_comm_s + v.idle_s == pytest.approx(v.time_s)
+    assert v.to_json()["host_bound_s"] == pytest.approx(26e-6)
+
+
+def test_a_cpu_job_has_no_host_bound_split():
+    """A gloo job's CPU ops are its computation: idle is not split."""
+    report = api.trace(str(FLIGHT / "compute" / "kineto"))
+    assert all(v.host_bound_s is None for v in report.steps)
+
+
+# --- the network-side verdict with a model -----------------------------------------------------------------------
+
+def test_the_network_straggler_is_judged_against_the_peak_bound_by_hand():
+    """Four testbed hosts at 1 Gbit/s (host 3 at 100 Mbit/s), --peak 1Gbit/s = 125e6 B/s per rank: the 1 MiB
+    all-reduce's bound is 1.5 x 1048576 / 125e6 = 12.58 ms (busbw factor 2(p-1)/p), the all-gather's
+    0.75 x 1048576 / 125e6 = 6.291 ms; the verdict is the median of the rows' transfer over their bound."""
+    report = api.trace(str(FLIGHT / "network" / "fr"), peak="1Gbit/s")
+    allreduce = next(r for r in report.collectives if r.collective == "allreduce")
+    allgather = next(r for r in report.collectives if r.collective == "allgather")
+    assert allreduce.bound_s == pytest.approx(1.5 * 1048576 / 125e6)
+    assert allgather.bound_s == pytest.approx(0.75 * 1048576 / 125e6)
+    z = float(np.median([allreduce.time_s / allreduce.bound_s, allgather.time_s / allgather.bound_s]))
+    assert z > verdicts.SLOW_OVER_BOUND
+    (net,) = [v for v in report.verdicts if v.kind == "network-side"]
+    assert f"run at {z:.2g}x the bound" in net.text
+    assert allreduce.verdict.startswith(f"{allreduce.time_s / allreduce.bound_s:.3g}x the bound")
+    assert "given: --peak 125 MB/s" in report.bound_from
+    # the compute straggler on loopback is not turned into a network one by the same bound
+    compute = api.trace(str(FLIGHT / "compute" / "kineto"), peak="1Gbit/s")
+    assert _kinds(compute) == ["compute-side"]
+
+
+def test_a_bad_peak_names_the_option():
+    with pytest.raises(UsageError, match="--peak 0"):
+        api.trace(str(FLIGHT / "network" / "fr"), peak="0")
+
+
+def _group_row(members, z):
+    return Row("g" + "".join(map(str, members)), "allreduce", 1 << 20, "float32", len(members), "ring", "Simple", 5,
+               z * 1e-3, 5 * z * 1e-3, None, 1e-3, 1e-4, "slower" if z > 1.5 else "as expected", "",
+               pg_ranks=tuple(members))
+
+
+class _T:
+    def __init__(self, rank):
+        self.rank, self.host = rank, f"node{rank}"
+
+
+def test_the_slow_host_is_the_one_in_every_slow_group_and_no_fast_one():
+    """Pairs of four hosts: the three pairs with node3 run at 3-5x the model, the three without it at 1.0-1.2x."""
+    rows = [_group_row((0, 1), 1.0), _group_row((0, 2), 1.1), _group_row((1, 2), 1.2),
+            _group_row((0, 3), 3.0), _group_row((1, 3), 4.0), _group_row((2, 3), 5.0)]
+    (v,) = verdicts.slow_host([_T(r) for r in range(4)], rows)
+    assert v.kind == "network-side"
+    assert v.text == ("calls through host node3 run at 4x the model after everyone has arrived (3 process group(s) "
+                      "that include it), the 3 group(s) without it at 1.1x: network-side, host node3's link or NIC")
+    # one group alone cannot tell which member is slow; nor can two slow groups sharing two hosts
+    assert verdicts.slow_host([_T(r) for r in range(4)], [_group_row((0, 1, 2, 3), 5.0)]) == []
+    assert verdicts.slow_host([_T(r) for r in range(4)], [_group_row((2, 3), 5.0), _group_row((0, 1), 1.0)]) == []
+
+
+# --- NCCL RAS ---------------------------------------------------------------------------------------------------
+
+RAS = TRACES / "ras" / "ras_dead_and_lagging.json"
+
+
+def test_ras_names_the_dead_and_the_lagging_rank():
+    doc = json.loads(RAS.read_text())
+    assert doc["_generated_by"].startswith("tests/fixtures/traces/make_ras.py")
+    report = api.trace(str(RAS))
+    assert [(v.kind, v.rank) for v in report.verdicts] == [("dead", 5), ("lagging", 2)]
+    assert report.verdicts[0].text.startswith("dead: rank 5 (host node1) of communicator 0x5b1e9ad02c4f3e71")
+    assert "has run 99 AllReduce calls" in report.verdicts[1].text and "where others ran 100" in report.verdicts[1].text
+
+
+def test_ras_mixes_with_flight_recorder_dumps():
+    report = api.trace([str(RAS), str(FLIGHT / "hang" / "fr")])
+    assert _kinds(report)[:3] == ["dead", "lagging", "hang"] and report.world_size == 4
+
+
+def test_a_ras_field_of_the_wrong_type_names_file_and_field(tmp_path):
+    doc = json.loads(RAS.read_text())
+    doc["communicators"][0]["missing_ranks"][0]["status"]["considered_dead"] = "yes"
+    bad = tmp_path / "ras.json"
+    bad.write_text(json.dumps(doc))
+    with pytest.raises(UsageError, match=r"ras.json: \$.communicators\[0\].missing_ranks\[0\].status.considered_dead"):
+        api.trace(str(bad))

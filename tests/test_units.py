@@ -105,3 +105,16 @@ def test_byte_spellings_still_read(text, expected):
 def test_percent_keeps_two_digits_below_ten_and_never_shows_zero(fraction, sep, text):
     # a run at 0.3 % of its bound is not "0 %" of it
     assert units.format_percent(fraction, sep) == text
+
+
+def test_one_binary_unit_per_column():
+    """The sizes of one trace table (a public A100 trace printed 8196 KB, 30764 KiB and 9.274 MiB in one column)."""
+    column = [8196 * 1000, 30764 * 1024, 9724493]
+    unit = units.column_unit(column)
+    assert unit == (1 << 20, "MiB")
+    assert [units.format_size_in(s, unit) for s in column] == ["7.816 MiB", "30.04 MiB", "9.274 MiB"]
+    # a 424-byte broadcast beside them: KiB, not 31502336 B
+    unit = units.column_unit(column + [424])
+    assert unit == (1024, "KiB")
+    assert [units.format_size_in(s, unit) for s in (424, 30764 * 1024)] == ["0.4141 KiB", "30764 KiB"]
+    assert units.column_unit([100, None]) == (1, "B") and units.column_unit([]) == (1, "B")

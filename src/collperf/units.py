@@ -150,6 +150,29 @@ def format_size(size_bytes: float) -> str:
     return f"{size_bytes:g} B"
 
 
+def column_unit(sizes) -> tuple[int, str]:
+    """One binary unit for a column of sizes: the largest in which the smallest size is still at least 1, unless
+    the largest size would then need more than five digits ('8196 KiB' and '30764 KiB', not '31502336 B')."""
+    known = [float(s) for s in sizes if s is not None and s > 0]
+    if not known:
+        return 1, "B"
+    units = ((1, "B"),) + _BINARY[::-1]
+    fits = [k for k, (f, _) in enumerate(units) if min(known) >= f] or [0]
+    short = next(k for k, (f, _) in enumerate(units) if max(known) / f < 1e5 or k == len(units) - 1)
+    return units[max(fits[-1], short)]
+
+
+def format_size_in(size_bytes: float, unit: tuple[int, str]) -> str:
+    """A size in a given binary unit (column_unit's): '8196 KiB', '30764 KiB', '9497 KiB' in one column.
+    Whole counts print whole; others keep four significant digits (all the digits left of the point)."""
+    factor, name = unit
+    value = float(size_bytes) / factor
+    if value == int(value):
+        return f"{int(value)} {name}"
+    digits = max(0, 3 - int(math.floor(math.log10(abs(value))))) if value else 0
+    return f"{value:.{digits}f} {name}"
+
+
 def format_time(time_s: float) -> str:
     """'2.175 ms', '850 ns', with four significant digits."""
     if math.isinf(time_s) or math.isnan(time_s):

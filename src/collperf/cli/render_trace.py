@@ -15,8 +15,11 @@ def _t(value) -> str:
     return units.format_time(value) if value is not None else "-"
 
 
-def _size(value) -> str:
-    return units.format_size(value) if value is not None else "?"
+def _size(value, unit=None) -> str:
+    """A size; in a table column, in the column's one binary unit (units.column_unit)."""
+    if value is None:
+        return "?"
+    return units.format_size_in(value, unit) if unit else units.format_size(value)
 
 
 def _bw(value) -> str:
@@ -34,6 +37,8 @@ def _more(total: int, what: str) -> None:
 
 
 def print_collectives(rows) -> None:
+    if not rows:
+        return            # NCCL RAS reports alone: no calls (a note says so)
     basis = ("median: the transfer after the last arrival" if rows and rows[0].basis.startswith("transfer") else
              "median: one rank's duration, waiting included")
     table = Table(title=f"collectives: per (process group, collective, size), by total time; {basis}",
@@ -43,6 +48,7 @@ def print_collectives(rows) -> None:
         table.add_column(column, justify="left" if column in ("group", "collective", "verdict", "alg/proto")
                          else "right")
     reasons: dict[str, None] = {}
+    unit = units.column_unit(r.size_bytes for r in rows[:MAX_ROWS])
     for r in rows[:MAX_ROWS]:
         ran = f"{r.algorithm}/{r.protocol}" if r.algorithm != "-" else "-"
         style = _verdict_style(r.verdict)
@@ -50,7 +56,7 @@ def print_collectives(rows) -> None:
         if verdict.startswith("not judged: "):     # the reason once, under the table
             reasons[verdict.partition(": ")[2]] = None
             verdict = "not judged"
-        table.add_row(escape(r.process_group), r.collective, _size(r.size_bytes), escape(r.dtype), str(r.group_size),
+        table.add_row(escape(r.process_group), r.collective, _size(r.size_bytes, unit), escape(r.dtype), str(r.group_size),
                       ran, str(r.calls), _t(r.time_s), _t(r.total_s), _bw(r.busbw_GBps), _t(r.expected_s),
                       _t(r.bound_s), f"[{style}]{escape(verdict)}[/{style}]" if style else escape(verdict))
     out.print(table)
@@ -63,14 +69,20 @@ def print_collectives(rows) -> None:
 
 
 def print_steps(steps) -> None:
-    table = Table(title="steps: exposed = communication while no computation runs", title_justify="left")
-    for column in ("rank", "step", "time", "compute", "comm", "exposed comm", "exposed share", "idle share"):
+    if not steps:
+        return            # Flight Recorder dumps alone: no computation recorded (a note says so)
+    host = any(s.host_bound_s is not None for s in steps)
+    table = Table(title="steps: exposed = communication while no computation runs; idle = neither"
+                  + ("; host-bound = idle while the host runs CPU ops" if host else ""), title_justify="left")
+    for column in ("rank", "step", "time", "compute", "comm", "exposed comm", "exposed share", "idle share") + (
+            ("host-bound share",) if host else ()):
         table.add_column(column, justify="right")
     for s in steps[:MAX_ROWS]:
         share = f"{s.exposed_comm_s / s.time_s:.0%}" if s.time_s > 0 else "-"
         idle = f"{s.idle_s / s.time_s:.0%}" if s.time_s > 0 else "-"
+        bound = (f"{s.host_bound_s / s.time_s:.0%}" if s.time_s > 0 and s.host_bound_s is not None else "-",)
         table.add_row(str(s.rank), escape(s.name), _t(s.time_s), _t(s.compute_s), _t(s.comm_s),
-                      _t(s.exposed_comm_s), share, idle)
+                      _t(s.exposed_comm_s), share, idle, *(bound if host else ()))
     out.print(table)
     _more(len(steps), "steps")
 
@@ -105,8 +117,9 @@ def print_what_if(w) -> None:
                   title_justify="left")
     for column in ("group", "collective", "size", "measured", "what-if", "ratio"):
         table.add_column(column, justify="right")
+    unit = units.column_unit(c["size_bytes"] for c in w.collectives[:MAX_ROWS])
     for c in w.collectives[:MAX_ROWS]:
-        table.add_row(escape(c["process_group"]), c["collective"], _size(c["size_bytes"]), _t(c["time_s"]),
+        table.add_row(escape(c["process_group"]), c["collective"], _size(c["size_bytes"], unit), _t(c["time_s"]),
                       _t(c["what_if_s"]), f"{c['ratio']:.3g}x" if c["ratio"] else "-")
     out.print(table)
     _more(len(w.collectives), "collectives")

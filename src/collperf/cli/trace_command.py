@@ -23,7 +23,7 @@ def trace_command(traces: list[str] = typer.Argument(..., help="Kineto traces fr
                   what_if_cluster: Optional[str] = field_option(TraceSpec, "what_if_cluster", _WHAT_IF),
                   what_if_nodes: Optional[int] = field_option(TraceSpec, "what_if_nodes", _WHAT_IF),
                   algorithm: Optional[str] = field_option(TraceSpec, "algorithm", _WHAT_IF),
-                  peak: Optional[str] = field_option(TraceSpec, "peak", "Hardware (default: from the log)"),
+                  peak: Optional[str] = field_option(TraceSpec, "peak"),
                   as_json: bool = Json, html: Optional[str] = Html, hardware: HardwareSpec = None):
     """Judge a training step from its traces: a verdict per collective (expected band, bound, NCCL's algorithm
     and protocol choice), exposed communication per step, the straggler rank, and what-if on another system."""

@@ -22,28 +22,33 @@ class TraceSpec:
         "--what-if-cluster", type=str, help="Price the same collectives on this catalogue system, e.g. dgx-h100."))
     what_if_nodes: int | None = field(default=None, metadata=cli_option(
         "--what-if-nodes", type=int, help="Nodes of the what-if system."))
+    peak: str | float | None = field(default=None, metadata=cli_option("--peak", type=str, help=(
+        "Per-rank busbw that is the bound, e.g. 1Gbit/s for a gloo job on 1 Gbit/s links: the transfer after the "
+        "last arrival is judged against it where no GPU system is known.")))
     algorithm: list[str] | None = field(default=None, metadata=cli_option(   # 'ring,tree' read into the list once
         "--algorithm", "-A", type=str, help="Price with our algorithms instead of NCCL's choice, e.g. ring,rhd (the "
         "best of them per size)."))
-    peak: str | float | None = field(default=None, metadata=cli_option(
-        "--peak", type=str, help="Per-rank busbw each call is judged against where no system is assumed (a CPU/gloo "
-        "job, a GPU the catalogue lacks), e.g. 10GB/s."))
-
-    @property
-    def peak_Bps(self) -> float | None:
-        return units.parse_bandwidth(self.peak) if self.peak is not None else None
 
     def __post_init__(self):
-        if self.peak_Bps is not None and not 0 < self.peak_Bps < float("inf"):
-            raise UsageError(f"--peak {self.peak}: expected a finite positive rate per rank, e.g. 10GB/s")
         object.__setattr__(self, "paths", path_list(self.paths))
         if not self.paths:
             raise UsageError("no trace given: pass one file per rank, a directory or a glob, e.g. "
                              "collperf trace traces/")
         names = self.algorithm.split(",") if isinstance(self.algorithm, str) else self.algorithm or []
         object.__setattr__(self, "algorithm", [str(a).strip() for a in names if str(a).strip()])
+        if self.peak is not None:
+            try:
+                self.peak_Bps
+            except UsageError as e:
+                raise UsageError(f"--peak {self.peak}: {e}") from None
+        if self.peak is not None and not 0 < self.peak_Bps < float("inf"):
+            raise UsageError(f"--peak {self.peak}: expected a finite rate per rank above zero, e.g. 1Gbit/s or 50GB/s")
         if self.what_if_nodes is not None:
             whole("what-if-nodes", self.what_if_nodes, flag="--what-if-nodes")
         if self.what_if_nodes is not None and self.what_if_cluster is None and not self.algorithm:
             raise UsageError(f"--what-if-nodes {self.what_if_nodes} without --what-if-cluster or -A: nothing to "
                              "price; add --what-if-cluster SYSTEM (e.g. dgx-h100)")
+
+    @property
+    def peak_Bps(self) -> float | None:
+        return units.parse_bandwidth(self.peak) if self.peak is not None else None

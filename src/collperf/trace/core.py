@@ -5,16 +5,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from collperf import units
 from collperf.diagnose import Assumed
 from collperf.trace import ranks as R
 from collperf.errors import UsageError
-from collperf.trace.judge import PEAK_MIN_BYTES, Row, expected_and_bound, one_rank, rows, sized
-from collperf.trace.read import KINETO, read_traces
+from collperf.trace.judge import Row, expected_and_bound, one_rank, rows, sized
+from collperf.trace.ras import is_ras, ras_verdicts
+from collperf.trace.read import KINETO, read_traces, trace_files
 from collperf.trace.steps import StepView, critical, step_views
 from collperf.trace.system import assume_system
 from collperf.trace.verdicts import verdicts
 from collperf.trace.whatif import WhatIf, target_system, what_if
+
+
+# one rank's measured durations include waiting for the others, which another system would not remove
+WAITING_IN_WHAT_IF = ("one rank's trace: the measured times include waiting for the other ranks, which a faster "
+                      "network does not remove; the change is an upper estimate")
 
 
 @dataclass
@@ -50,21 +55,29 @@ class TraceReport:
 def _provenance(assumed: Assumed, collectives: list[Row], peak_Bps: float | None = None) -> tuple[str, str]:
     """Where expected and bound come from, as diagnose words it (for the first judged collective)."""
     judged = next((r for r in collectives if r.size_bytes and r.group_size > 1), None)
+    if judged is not None and assumed.system is None and peak_Bps is not None:
+        why = assumed.why_none or "no system assumed"
+        return f"none: {why}", expected_and_bound(judged.collective, [judged.size_bytes], assumed, peak_Bps,
+                                                     judged.group_size).bound_from
     if judged is None or assumed.system is None:
         why = assumed.why_none or "no collective with a known size"
-        bound = (f"given: --peak {units.format_bandwidth(peak_Bps)} per rank (busbw cannot exceed it; calls from "
-                 f"{units.format_size(PEAK_MIN_BYTES)} judged by it)" if peak_Bps is not None else f"none: {why}")
-        return f"none: {why}", bound
+        return f"none: {why}", f"none: {why}"
     try:
-        ex = expected_and_bound(judged.collective, [judged.size_bytes], sized(assumed, judged))
+        ex = expected_and_bound(judged.collective, [judged.size_bytes], sized(assumed, judged), peak_Bps)
     except UsageError:   # a collective NCCL has no model of: its row says so
         return "NCCL's model on the assumed system", "the two-level bound on the assumed system"
     return ex.expected_from, ex.bound_from
 
 
 def analyse(spec) -> TraceReport:
-    """A TraceSpec in, the report out."""
-    traces = read_traces(spec.paths)
+    """A TraceSpec in, the report out. NCCL RAS reports among the files add their verdicts (dead, missing,
+    lagging ranks); the other files are the ranks' traces or dumps."""
+    files = trace_files(spec.paths)
+    ras = [f for f in files if is_ras(f)]
+    found = [v for f in ras for v in ras_verdicts(f)]
+    if len(ras) == len(files):
+        return _ras_only(ras, found)
+    traces = read_traces([f for f in files if f not in ras])
     assumed = assume_system(traces, spec.hardware)
     matched, notes = R.match(traces)
     many = len(traces) > 1
@@ -77,6 +90,8 @@ def analyse(spec) -> TraceReport:
     if spec.what_if_cluster is not None or spec.algorithm:
         system = target_system(spec.what_if_cluster, spec.what_if_nodes, assumed)
         whatif = what_if(table, views, system, traces[0].world_size, spec.algorithm)
+        if not many:
+            whatif.notes.append(WAITING_IN_WHAT_IF)
     expected_from, bound_from = _provenance(assumed, table, spec.peak_Bps)
     notes = list(dict.fromkeys([n for t in traces for n in t.notes] + notes + assumed.notes))
     if many and len({t.host for t in traces}) > 1:
@@ -84,4 +99,13 @@ def analyse(spec) -> TraceReport:
                      "any offset between the hosts' clocks")
     return TraceReport([t.source for t in traces], traces[0].backend, traces[0].world_size, assumed, expected_from,
                        bound_from, table, views, stats, R.straggler(stats) if many else None, critical(views),
-                       whatif, traces, notes, verdicts(traces, matched, table) if many else [])
+                       whatif, traces, notes, found + (verdicts(traces, matched, table) if many else []))
+
+
+def _ras_only(files, found) -> TraceReport:
+    """A report of RAS files alone: their verdicts, no calls."""
+    why = "an NCCL RAS report names no GPU"
+    none = Assumed(None, [], [], why)
+    return TraceReport([str(f) for f in files], "nccl", 0, none, f"none: {why}", f"none: {why}", [], [], [], None,
+                       [], None, [], ["NCCL RAS reports only: no calls to judge; give the ranks' traces or Flight "
+                                      "Recorder dumps with them"], found)

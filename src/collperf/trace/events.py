@@ -184,3 +184,6 @@ class RankTrace:
     notes: list = field(default_factory=list)
     windows: dict = field(default_factory=dict)   # group -> GroupWindow: what a Flight Recorder dump covers
     kind: str = KINETO            # the record it was read from: 'kineto' or 'flight recorder'
+    # (k, 2): start_s, end_s of the host's CPU ops (any thread), disjoint; a GPU trace's only (a CPU job's CPU
+    # ops are its computation): what the host was doing while the GPU sat idle
+    host_ops: np.ndarray = field(default_factory=lambda: np.empty((0, 2)))

@@ -85,7 +85,9 @@ def is_dump(path) -> bool:
                 return False
     if head[:1] == b"\x80":
         return True
-    return head.lstrip()[:1] == b"{" and b'"entries"' in head and b'"traceEvents"' not in head
+    # a job's pg_config (every group's ranks) may fill the sniffed bytes before `entries` does
+    return head.lstrip()[:1] == b"{" and (b'"entries"' in head or b'"pg_config"' in head) \
+        and b'"traceEvents"' not in head
 
 
 def load(path: Path) -> dict:

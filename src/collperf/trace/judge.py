@@ -10,10 +10,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from collperf import units
-from collperf.collectives import COLLECTIVES, get_collective
+from collperf.collectives import COLLECTIVES, busbw_factor, get_collective
 from collperf.diagnose import Assumed, expectation
 from collperf.diagnose import verdict as V
-from collperf.diagnose.mpi import verdict as mpi_verdict
 from collperf.errors import UsageError
 from collperf.model.nccl import select, tuning_table
 from collperf.model.nccl.constants import FUNCTIONS
@@ -24,6 +23,8 @@ from collperf.trace.system import group_system
 
 TRANSFER = "transfer after the last arrival (the minimum across ranks)"
 DURATION = "one rank's duration, which includes waiting for the other ranks"
+# what a one-rank row judged slower adds: the time may be a late peer, not the transfer
+ONE_RANK_SLOWER = "one rank's duration: part of it may be waiting for a late peer (give every rank's trace)"
 
 
 @dataclass
@@ -57,10 +58,14 @@ class Row:
         return {k: getattr(self, k) for k in keys}
 
 
-def expected_and_bound(collective: str, sizes, assumed: Assumed):
+def expected_and_bound(collective: str, sizes, assumed: Assumed, peak_Bps: float | None = None,
+                       group_size: int = 0):
     """The one call into diagnose's expectation: NCCL's expected time (the band's centre) and the physical
-    bound per size on the assumed system. Every verdict of a trace goes through here."""
-    return expectation(collective, sizes, assumed)
+    bound per size on the assumed system (or the flat bound of --peak). Every verdict of a trace goes through
+    here."""
+    # the bound of --peak is per rank in busbw: the process group's own factor (no system may give its size)
+    factor = busbw_factor(collective, group_size) if peak_Bps is not None and group_size > 1 else None
+    return expectation(collective, sizes, assumed, peak_Bps, factor)
 
 
 def nccl_name(algorithm: str, protocol: str) -> str:
@@ -107,8 +112,7 @@ def _most(values):
 
 
 def rows(matched, assumed: Assumed, spreads: dict | None = None, peak_Bps: float | None = None) -> list[Row]:
-    """One Row per (process group, collective, size), largest total time first; `peak_Bps` (--peak): the per-rank
-    busbw each call is judged against where no system is assumed."""
+    """One Row per (process group, collective, size), largest total time first."""
     out = []
     for (group, collective, size), ms in _groups(matched).items():
         ms = [m for m in ms if np.isfinite(m.time_s)]       # the last call of a dump without durations
@@ -153,6 +157,8 @@ def one_rank(table: list[Row]) -> list[str]:
                 r.verdict = (f"not judged: takes longer ({units.format_time(r.time_s)}) than the "
                              f"{units.format_size(faster[0].size_bytes)} {r.collective} "
                              f"({units.format_time(faster[0].time_s)}): its duration includes waiting for other ranks")
+            elif r.verdict.startswith("slower"):
+                r.verdict += f"; {ONE_RANK_SLOWER}"
     notes = ["one rank's trace: a call's duration includes waiting for the other ranks, so a slow call may be a "
              "late peer; only calls whose time grows with size are judged; give every rank's trace to split waiting "
              "from transfer"]
@@ -170,11 +176,6 @@ def sized(assumed: Assumed, row: Row) -> Assumed:
                    assumed.why_none)
 
 
-# Below this size a call's time is mostly latency, which a flat --peak does not bound: such a call is not judged by it
-# (nccl-tests' allreduce reaches half its peak busbw near 1-4 MiB on the corpus' runs: the n1/2 of docs/diagnose.md)
-PEAK_MIN_BYTES = 1 << 20
-
-
 def _judge(row: Row, assumed: Assumed, peak_Bps: float | None = None) -> None:
     if row.size_bytes is None or row.collective not in COLLECTIVES:
         row.verdict = "not judged: the trace does not give this call's size"
@@ -183,11 +184,8 @@ def _judge(row: Row, assumed: Assumed, peak_Bps: float | None = None) -> None:
         row.verdict = "not judged: a group of one rank does not communicate"
         return
     mine = sized(assumed, row)
-    if peak_Bps is not None and mine.system is None:
-        _judge_by_peak(row, peak_Bps)
-        return
     try:
-        ex = expected_and_bound(row.collective, [row.size_bytes], mine)
+        ex = expected_and_bound(row.collective, [row.size_bytes], mine, peak_Bps, row.group_size)
     except UsageError as e:
         row.verdict = f"not judged: {e}"
         return
@@ -199,19 +197,11 @@ def _judge(row: Row, assumed: Assumed, peak_Bps: float | None = None) -> None:
         text = (f"above the bound: faster than the {units.format_time(row.bound_s + ex.bound_latency_s)} the assumed "
                 "hardware allows (the bound with the links' latency): check the system assumed (--cluster) and this "
                 "call's size")
-    if row.expected_s is None and assumed.system is None:
+    if row.expected_s is None and row.bound_s and not text.startswith("above the bound"):
+        # no expected time (a CPU job with --peak): how far from the bound, which the row's time cannot beat
+        text = f"{row.time_s / row.bound_s:.3g}x the bound ({units.format_time(row.time_s)} vs " \
+               f"{units.format_time(row.bound_s)}): no expected time on this system, only the bound"
+    if row.expected_s is None and assumed.system is None and row.bound_s is None:
         text = f"not judged: {assumed.why_none}"
     row.verdict = text
     row.choice_note = choice_note(row.collective, row.size_bytes, row.algorithm, row.protocol, mine.system)
-
-
-def _judge_by_peak(row: Row, peak_Bps: float) -> None:
-    """No system assumed and --peak given: the call against the flat bound size x busbw factor / peak, as diagnose
-    judges an MPI log (diagnose/mpi.py: within 1.5x of the bound is as expected)."""
-    factor = get_collective(row.collective).busbw_factor(row.group_size)
-    row.bound_s = row.size_bytes * factor / peak_Bps
-    if row.size_bytes < PEAK_MIN_BYTES:
-        row.verdict = (f"not judged: below {units.format_size(PEAK_MIN_BYTES)} a call's time is mostly latency, "
-                       "which --peak does not bound")
-        return
-    row.verdict = mpi_verdict(row.time_s, row.bound_s, "bandwidth", False)[0]

@@ -88,6 +88,13 @@ def _kernel_call(e: dict, rank: int, world: int, groups: dict, launch_us: float,
                 _int(args["Seq"]) if "Seq" in args else None, "" if splits in ("[]", "") else splits)
 
 
+def _host_ops(c: Collected) -> np.ndarray:
+    """A GPU trace's CPU ops (`cpu_op` events of every thread; torch.profiler's launch and sync calls are
+    `cuda_runtime`, not among them) as one disjoint set: where the host was busy."""
+    ops = np.frombuffer(c.cpu_ops, dtype=float).reshape(-1, 3) if len(c.cpu_ops) else np.empty((0, 3))
+    return union(ops[:, 1:] * US)
+
+
 def _compute(c: Collected, gpu: bool) -> np.ndarray:
     """Computation intervals: GPU kernels that are not collectives; without any, CPU ops on threads other than
     gloo's, less the time inside c10d ops (enqueueing communication is not computation)."""
@@ -209,9 +216,11 @@ def read_rank(path) -> RankTrace:
     host = _top(path, "$.host_name", C.optional_text, top.get("host_name"), "a host name")
     steps = sorted(((n, s * US, e * US) for n, s, e in collected.steps), key=lambda s: s[1])
     version = info.get("nccl_version")
+    gpu_trace = collected.kernel_count > 0
     return RankTrace(str(path), rank, world, str(info.get("backend") or ""),
                      str(version) if version not in (None, "") else None, gpu or None, host or None, groups, calls,
-                     _compute(collected, collected.kernel_count > 0), steps, notes)
+                     _compute(collected, gpu_trace), steps, notes, host_ops=_host_ops(collected) if gpu_trace else
+                     np.empty((0, 2)))
 
 
 def read_traces(paths) -> list[RankTrace]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from collperf.trace.overlap import length, overlapped, union
+from collperf.trace.overlap import intersect, length, overlapped, subtract, union
 
 WHOLE = "whole trace"
 
@@ -26,6 +26,8 @@ class StepView:
     comm_s: float
     exposed_comm_s: float
     calls: list                       # (Call, exposed_s) of the step, in time order
+    gaps_host_s: float | None = None  # time in the window when neither computation nor a call runs while the
+    #                                   host runs a CPU op (None: a CPU job, whose CPU ops are its computation)
 
     @property
     def idle_s(self) -> float:
@@ -34,9 +36,16 @@ class StepView:
         nothing is left idle."""
         return max(0.0, self.time_s - self.compute_s - self.exposed_comm_s)
 
+    @property
+    def host_bound_s(self) -> float | None:
+        """The part of idle_s with the GPU idle while the host runs CPU ops (the GPU waits for the host: Python,
+        the optimizer's host side, a synchronising copy); None for a CPU job."""
+        return None if self.gaps_host_s is None else min(self.gaps_host_s, self.idle_s)
+
     def to_json(self) -> dict:
         return {"name": self.name, "time_s": self.time_s, "compute_s": self.compute_s, "comm_s": self.comm_s,
-                "exposed_comm_s": self.exposed_comm_s, "idle_s": self.idle_s, "rank": self.rank}
+                "exposed_comm_s": self.exposed_comm_s, "idle_s": self.idle_s, "host_bound_s": self.host_bound_s,
+                "rank": self.rank}
 
 
 def _windows(trace) -> list[tuple[str, float, float]]:
@@ -54,9 +63,22 @@ def exposed_per_call(trace) -> np.ndarray:
     return (spans[:, 1] - spans[:, 0]) - overlapped(busy, spans)
 
 
+def _clip(u: np.ndarray, a: float, b: float) -> np.ndarray:
+    """The disjoint sorted set `u` within [a, b)."""
+    lo, hi = np.searchsorted(u[:, 1], a, side="right"), np.searchsorted(u[:, 0], b, side="left")
+    return np.clip(u[lo:hi], a, b)
+
+
+def _host_bound(trace, busy: np.ndarray, calls: np.ndarray, start: float, end: float) -> float:
+    """Time in [start, end) when neither computation nor any call runs and the host runs a CPU op."""
+    gaps = subtract(np.array([[start, end]]), np.vstack([_clip(busy, start, end), _clip(calls, start, end)]))
+    return length(intersect(gaps, _clip(trace.host_ops, start, end)))
+
+
 def step_views(trace) -> list[StepView]:
     exposed = exposed_per_call(trace)
     busy = union(trace.compute[:, :2])
+    every_call = union([[c.start_s, c.end_s] for c in trace.calls])
     launches = np.array([c.launch_s for c in trace.calls])
     views = []
     windows = _windows(trace)
@@ -69,7 +91,8 @@ def step_views(trace) -> list[StepView]:
         comm = length(spans)
         hidden = float(np.sum(overlapped(busy, spans))) if len(spans) else 0.0
         views.append(StepView(trace.rank, name, end - start, length(mine), comm, comm - hidden,
-                              [(trace.calls[i], float(exposed[i])) for i in pick]))
+                              [(trace.calls[i], float(exposed[i])) for i in pick],
+                              _host_bound(trace, busy, every_call, start, end) if len(trace.host_ops) else None))
     return views
 
 

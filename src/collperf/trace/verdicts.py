@@ -30,6 +30,10 @@ SLOW_OVER_MODEL = 1.5
 # ... or, with no model (a CPU job), the calls spending at least this share of their time after the last
 # arrival: a weaker sign, worded as such (a healthy job's calls on loopback spend about half there)
 TRANSFER_SHARE = 2 / 3
+# ... or, with only a bound (a gloo/CPU job with --peak), at more than this many times the bound: gloo on a
+# testbed link reaches 0.95 of the link rate in busbw at 64 MiB and about 0.96 at 4 MiB (benchmarks/README.md,
+# "A flat testbed"), so twice the bound leaves room for the per-step latency of MiB-sized calls
+SLOW_OVER_BOUND = 2.0
 SHOWN = 3            # desyncs listed by call; the rest counted
 
 
@@ -125,10 +129,9 @@ def stragglers(traces, matched, rows=()) -> list[Verdict]:
                                                "what the rank does before the call, not for the network)", rank))
     if transfer > skew:
         share = transfer / (transfer + skew)
-        judged = [r.time_s / r.expected_s for r in rows if r.expected_s and r.time_s and r.calls]
-        z = float(np.median(judged)) if judged else None
-        if z is not None and z > SLOW_OVER_MODEL:
-            out.append(Verdict("network-side", f"calls after everyone arrived run at {z:.2g}x the model (median "
+        z, against = _over_model(rows)
+        if z is not None and z > (SLOW_OVER_MODEL if against == "model" else SLOW_OVER_BOUND):
+            out.append(Verdict("network-side", f"calls after everyone arrived run at {z:.2g}x the {against} (median "
                                                f"transfer {units.format_time(transfer)}, {share:.0%} of the calls' "
                                                "time): network-side"))
         elif z is None and share >= TRANSFER_SHARE:
@@ -137,6 +140,63 @@ def stragglers(traces, matched, rows=()) -> list[Verdict]:
                                                f"{units.format_time(skew)}): network-side; no model of this system "
                                                "to say how slow (give --cluster)"))
     return out
+
+
+def _ratio(row) -> tuple[float | None, str]:
+    """A row's time over NCCL's model, else over the bound (--peak on a CPU job); None where neither is known or
+    the row was not judged."""
+    if not row.time_s or not row.calls or row.verdict.startswith("not judged"):
+        return None, ""
+    if row.expected_s:
+        return row.time_s / row.expected_s, "model"
+    if row.bound_s:
+        return row.time_s / row.bound_s, "bound"
+    return None, ""
+
+
+def _over_model(rows) -> tuple[float | None, str]:
+    """The median of the rows' times over the model (or, where no row has a model, over the bound)."""
+    judged = [_ratio(r) for r in rows]
+    for against in ("model", "bound"):
+        z = [v for v, a in judged if a == against]
+        if z:
+            return float(np.median(z)), against
+    return None, ""
+
+
+def slow_host(traces, rows) -> list[Verdict]:
+    """The host (or, on one host, the rank) in every process group whose transfer runs slow against the model
+    (or the bound) and in no group that runs as it should: the calls through it are slow, the others are not.
+    Needs groups that leave the host out; one world group cannot tell which member is slow."""
+    names = {t.rank: t.host for t in traces}
+    by_host = len({h for h in names.values() if h}) > 1
+    def unit(r):
+        return f"host {names[r]}" if by_host and names.get(r) else f"rank {r}"
+    groups: dict = {}
+    for r in rows:
+        z, against = _ratio(r)
+        if z is not None and r.pg_ranks:
+            groups.setdefault(tuple(r.pg_ranks), []).append((z, against))
+    slow, fine = [], []
+    for members, zs in groups.items():
+        against = "model" if any(a == "model" for _, a in zs) else "bound"
+        z = float(np.median([v for v, a in zs if a == against]))
+        (slow if z > (SLOW_OVER_MODEL if against == "model" else SLOW_OVER_BOUND) else fine).append(
+            (members, z, against))
+    if not slow or not fine:
+        return []
+    units_of = [{unit(r) for r in m} for m, _, _ in slow]
+    suspects = set.intersection(*units_of) - set().union(*({unit(r) for r in m} for m, _, _ in fine))
+    if len(suspects) != 1:
+        return []
+    who = suspects.pop()
+    z = float(np.median([v for _, v, _ in slow]))
+    against = slow[0][2]
+    fast = float(np.median([v for _, v, _ in fine]))
+    return [Verdict("network-side", f"calls through {who} run at {z:.2g}x the {against} after everyone has arrived "
+                                    f"({len(slow)} process group(s) that include it), the {len(fine)} group(s) without "
+                                    f"it at {fast:.2g}x: network-side, {who}'s link or NIC",
+                    int(who.split()[1]) if who.startswith("rank ") else None)]
 
 
 def _calls(uneven: int, total: int) -> str:
@@ -150,4 +210,4 @@ def _lateness(m) -> float:
 
 
 def verdicts(traces, matched, rows=()) -> list[Verdict]:
-    return hangs(traces, matched) + desyncs(matched) + stragglers(traces, matched, rows)
+    return hangs(traces, matched) + desyncs(matched) + stragglers(traces, matched, rows) + slow_host(traces, rows)
