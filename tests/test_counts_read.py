@@ -101,5 +101,6 @@ def test_trace_takes_the_peak_its_messages_suggest(monkeypatch):
     report = api.trace(TraceSpec(paths=str(TRACES / "nccl"), peak="1000GB/s"))
     big = next(r for r in report.collectives if r.collective == "allreduce" and r.size_bytes == size)
     assert big.size_bytes >= MIB and big.bound_s == pytest.approx(size * 2 * 3 / 4 / 1e12)
-    assert big.verdict.startswith(("as expected", "slower than the bound allows")), big.verdict
-    assert report.bound_from.startswith("given: --peak 1 TB/s")
+    # judged against that bound: how many times it, where no expected time is known
+    assert "x the bound" in big.verdict and "only the bound" in big.verdict, big.verdict
+    assert "--peak" in report.bound_from

@@ -9,10 +9,9 @@ equally long are an ambiguity, reported with both (never one picked silently).""
 
 from __future__ import annotations
 
-import difflib
 import re
 
-from collperf.errors import UsageError
+from collperf.errors import UsageError, did_you_mean
 from collperf.model.hardware.gpus import GPUS
 from collperf.model.hardware.parts import GPU
 
@@ -56,9 +55,8 @@ def gpu_part(text: str) -> GPU:
     """The part a name means, or a UsageError naming the text and the nearest names the table knows."""
     gpu = find_gpu(text)
     if gpu is None:
-        near = difflib.get_close_matches(normalize(text), [normalize(g.name) for g in GPUS], n=3, cutoff=0.5)
-        hint = f" (nearest: {', '.join(near)})" if near else ""
-        raise UsageError(f"GPU {str(text)!r} is not in the parts table{hint}: `collperf systems --gpus` lists the "
+        hint = did_you_mean(text, [g.name for g in GPUS])
+        raise UsageError(f"GPU {str(text)!r} is not in the parts table: {hint}`collperf systems --gpus` lists the "
                          "GPUs collperf knows; give the link and network by flags (--gpu-link-rate, --nic-rate) "
                          "for a GPU it does not")
     return gpu
