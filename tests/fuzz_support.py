@@ -1,4 +1,5 @@
-"""Every verb that reads (read, fit, diagnose, report, trace), over every format it reads, under seeded mutators:
+"""Every verb that reads (read, fit, diagnose, report, trace), over every format it reads (logs; Kineto traces, plain
+and gzipped; Flight Recorder JSON dumps; NCCL RAS JSON), under seeded mutators:
 what tests/test_fuzz_formats.py runs a few of and benchmarks/fuzz_campaign.py runs by the ten thousand.
 
 A format is a few fixture files of one kind; a verb is the API call the command makes, from a file as the command
@@ -38,7 +39,8 @@ LOG_FORMATS = {
     "collperf bench": (["collperf_bench.json", "collperf_bench.csv"], ("allreduce", 4)),
     "optimize_config csv": (["optimize_config.csv", "optimize_config_sparse.csv"], None),
 }
-TRACE_FORMATS = {"kineto": False, "kineto gz": True}     # format -> gzipped
+TRACE_FORMATS = {"kineto": False, "kineto gz": True,      # format -> gzipped
+                 "flight recorder json": False, "nccl ras json": False}
 TRACE_NAMES = ["nccl", "gloo", "rccl", "nccl_old"]
 FORMATS = list(LOG_FORMATS) + list(TRACE_FORMATS)
 LOG_VERBS = ("read", "fit", "diagnose", "report")
@@ -55,6 +57,11 @@ LINE_UNITS = ["9", " ", "1 coll channels, ", "Rank 0 ", "NCCL INFO ", "NET/OFI "
 
 def originals(fmt: str) -> list[str]:
     """The texts of a format's fixture files (a trace's JSON text, ungzipped)."""
+    if fmt == "flight recorder json":     # PyTorch Flight Recorder dumps recorded here (traces/flight/README.md)
+        return [(TRACES / "flight" / run / "fr_json" / "rank0.json").read_text() for run in ("hang", "compute",
+                                                                                             "network")]
+    if fmt == "nccl ras json":            # built from NCCL's documented RAS schema (traces/make_ras.py)
+        return [p.read_text() for p in sorted((TRACES / "ras").glob("*.json"))]
     if fmt in TRACE_FORMATS:
         return [gzip.open(TRACES / name / "rank0.json.gz").read().decode() for name in TRACE_NAMES]
     return [(FIXTURES / name).read_text() for name in LOG_FORMATS[fmt][0]]

@@ -14,6 +14,7 @@ import pytest
 import fuzz_support
 
 from collperf import topology
+from collperf import api
 from collperf.errors import UsageError
 from collperf.fit import fit
 from collperf.ingest import parse
@@ -132,7 +133,9 @@ def test_every_format_reads_unmutated(fmt, tmp_path):
     """The fuzz starts from inputs that read: each format's fixtures give a result through its first verb."""
     verb = "trace" if fmt in fuzz_support.TRACE_FORMATS else "read"
     for i, text in enumerate(fuzz_support.originals(fmt)):
-        path = tmp_path / (f"rank{i}.json.gz" if fmt == "kineto gz" else f"{i}.{'json' if fmt == 'kineto' else 'log'}")
+        # a file name the format's reader takes: a Flight Recorder dump names its rank there
+        path = tmp_path / (f"rank{i}.json.gz" if fmt == "kineto gz" else
+                           f"rank{i}.json" if fmt in fuzz_support.TRACE_FORMATS else f"{i}.log")
         path.write_bytes(gzip.compress(text.encode()) if fmt == "kineto gz" else text.encode())
         assert fuzz_support.call(verb, fmt, path, tmp_path)
 
@@ -145,3 +148,23 @@ def test_a_huge_rank_count_in_bench_json_is_refused_by_its_path(tmp_path):
     path.write_text(json.dumps(doc))
     with pytest.raises(UsageError, match=r"\$\.ranks 100000000000\.\.\. \(a huge number\)"):
         fuzz_support.call("read", "collperf bench", path, tmp_path)
+
+
+def test_flight_recorder_and_ras_values_past_a_float_are_refused_or_sizeless(tmp_path):
+    """Found by the fuzz of the Flight Recorder and RAS readers: an integer past a float in a time field, a shape of
+    huge dimensions, a RAS report nested past the decoder."""
+    dump = json.loads((fuzz_support.TRACES / "flight" / "compute" / "fr_json" / "rank0.json").read_text())
+    dump["entries"][0]["time_created_ns"] = 10 ** 400
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "rank0.json").write_text(json.dumps(dump))
+    with pytest.raises(UsageError, match=r"time_created_ns .*expected a non-negative number"):
+        api.trace(str(tmp_path / "a" / "rank0.json"))
+    dump = json.loads((fuzz_support.TRACES / "flight" / "compute" / "fr_json" / "rank0.json").read_text())
+    dump["entries"][0]["input_sizes"] = [[10 ** 30, 10 ** 30]]
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "rank0.json").write_text(json.dumps(dump))
+    report = api.trace(str(tmp_path / "b" / "rank0.json"))      # the call is read, its size said unknown
+    assert report.collectives
+    (tmp_path / "ras.json").write_text('{"communicators": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(UsageError):
+        api.trace(str(tmp_path / "ras.json"))

@@ -31,6 +31,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import math
 import pickle
 import re
 import zlib
@@ -98,8 +99,8 @@ def load(path: Path) -> dict:
             dump = _NoGlobals(io.BytesIO(data)).load()
         else:
             dump = json.loads(data)
-    except (pickle.UnpicklingError, EOFError, ValueError, OSError, UnicodeDecodeError) as e:
-        raise UsageError(f"{path}: not a readable Flight Recorder dump ({e}); expected the pickle of "
+    except (pickle.UnpicklingError, EOFError, ValueError, OSError, UnicodeDecodeError, RecursionError) as e:
+        raise UsageError(f"{path}: not a readable Flight Recorder dump ({str(e)[:80]}); expected the pickle of "
                          "torch._C._distributed_c10d._dump_fr_trace() or the JSON of _dump_fr_trace_json()") from None
     if not isinstance(dump, dict) or not isinstance(dump.get("entries", []), list):
         raise UsageError(f"{path}: $.entries is not a list; expected a Flight Recorder dump (version, pg_config, "
@@ -146,9 +147,17 @@ def _number(entry: dict, key: str, where: str, default=None):
     value = entry.get(key, default)
     if value is None:
         return default
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or value < 0:
+    # a JSON integer past a float (10**400) is no time or count either: float() raises, the value is refused
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= _as_float(value) < float("inf"):
         raise UsageError(f"{where}.{key} {str(value)[:40]!r}: expected a non-negative number")
     return value
+
+
+def _as_float(value) -> float:
+    try:
+        return float(value)
+    except OverflowError:
+        return float("inf")
 
 
 def _size_bytes(collective: str, entry: dict, group_size: int) -> tuple[int | None, str]:
@@ -158,9 +167,18 @@ def _size_bytes(collective: str, entry: dict, group_size: int) -> tuple[int | No
     elt = K.element_bytes(dtype)
     if not elt:
         return None, K.dtype_name(dtype) if dtype else ""
-    count = [sum(int(np.prod(s)) if isinstance(s, list) else 0 for s in (entry.get(k) or []))
-             for k in ("input_sizes", "output_sizes")]
+    count = [sum(_elements(s) for s in (entry.get(k) or [])) for k in ("input_sizes", "output_sizes")]
+    if max(count) >= 1 << 62:     # no tensor holds 2^62 elements: a dump's sizes out of range say no size
+        return None, K.dtype_name(dtype)
     return K.whole_elements(collective, count[0], count[1], group_size) * elt, K.dtype_name(dtype)
+
+
+def _elements(shape) -> int:
+    """A tensor's element count from its shape: dimensions that are whole numbers >= 0, else 0 (no size)."""
+    if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
+                                              for d in shape):
+        return 0
+    return math.prod(shape)
 
 
 @dataclass

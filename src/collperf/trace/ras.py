@@ -42,8 +42,8 @@ def read_ras(path) -> list[dict]:
     dead, unresponsive}]}, checked."""
     try:
         doc = json.loads(Path(path).read_text())
-    except (OSError, ValueError, UnicodeDecodeError) as e:
-        raise UsageError(f"{path}: not a readable NCCL RAS JSON report ({e})") from None
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError) as e:   # nesting past the decoder too
+        raise UsageError(f"{path}: not a readable NCCL RAS JSON report ({str(e)[:80]})") from None
     comms = _field(path, "$.communicators", doc.get("communicators"), list, "an array of communicators")
     out = []
     for i, c in enumerate(comms):
