@@ -86,9 +86,11 @@ def is_dump(path) -> bool:
                 return False
     if head[:1] == b"\x80":
         return True
-    # a job's pg_config (every group's ranks) may fill the sniffed bytes before `entries` does
-    return head.lstrip()[:1] == b"{" and (b'"entries"' in head or b'"pg_config"' in head) \
-        and b'"traceEvents"' not in head
+    # a job's pg_config (every group's ranks) may fill the sniffed bytes before `entries` does; a Kineto trace's
+    # distributedInfo holds a pg_config too, so a key only Kineto writes first says it is no dump
+    kineto = any(key in head for key in (b'"traceEvents"', b'"schemaVersion"', b'"deviceProperties"',
+                                         b'"distributedInfo"'))
+    return head.lstrip()[:1] == b"{" and (b'"entries"' in head or b'"pg_config"' in head) and not kineto
 
 
 def load(path: Path) -> dict:
