@@ -1,0 +1,66 @@
+"""One doctor test on the ranks of a group (runs in each rank, torch imported): a ring allreduce of collperf's own
+schedule (the schedule the model prices) repeated, each repeat timed as the slowest rank's; alone (one rank),
+a local reduction of the same buffer.
+
+Fault injection of the testbed (lab/doctor/testbed.py), given per rank: `delay_s` a CPU delay (a busy wait) before
+each repeat, what a rank slowed on its host's CPU costs; `kill_at` a wall-clock time (time.time(), shared by the
+namespaces) at which the rank kills itself with SIGKILL, at once if it has passed: a host that dies.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+
+def _die_at(when: float) -> None:
+    def die():
+        time.sleep(max(0.0, when - time.time()))
+        os.kill(os.getpid(), signal.SIGKILL)
+    if when <= time.time():
+        os.kill(os.getpid(), signal.SIGKILL)
+    threading.Thread(target=die, name="collperf-doctor-kill", daemon=True).start()
+
+
+def _spin(seconds: float) -> None:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+def allreduce(size_bytes: int, repeats: int, warmup: int, delay_s: dict, kill_at: dict) -> list[float]:
+    """Every repeat's time in seconds (the slowest rank's), on rank 0; delay_s and kill_at map a rank to its
+    injected fault."""
+    import torch
+    import torch.distributed as dist
+    from collperf.model.algorithms.build import build
+    from collperf.runtime.execute import run_schedule
+
+    rank, p = dist.get_rank(), dist.get_world_size()
+    if rank in kill_at:
+        _die_at(kill_at[rank])
+    delay = delay_s.get(rank, 0.0)
+    elements = max(1, size_bytes // 4)
+    inp, out = torch.ones(elements), torch.empty(elements)
+    schedule = build("allreduce", "ring", p) if p > 1 else None
+    times = []
+    for i in range(warmup + repeats):
+        if p > 1:
+            dist.barrier()
+        start = time.perf_counter()
+        if delay:
+            _spin(delay)
+        if schedule is None:
+            out.copy_(inp)
+            out.add_(inp)
+        else:
+            run_schedule(schedule, inp, out, "sum", elements)
+        if i >= warmup:
+            times.append(time.perf_counter() - start)
+    if p > 1:
+        t = torch.tensor(times, dtype=torch.float64)
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        times = t.tolist()
+    return times
