@@ -15,6 +15,9 @@ import threading
 import time
 
 
+ALONE_BYTES = 64 << 20
+
+
 def _die_at(when: float) -> None:
     def die():
         time.sleep(max(0.0, when - time.time()))
@@ -30,15 +33,34 @@ def _spin(seconds: float) -> None:
         pass
 
 
-def allreduce(size_bytes: int, repeats: int, warmup: int, delay_s: dict, kill_at: dict) -> list[float]:
+def _round_barrier(directory: str, test: int, tests: int, wait_s: float) -> None:
+    """Every test of a round starts timing together, after all have started (imports, rendezvous): a test timed
+    while another's ranks import torch would be slowed by them. Rank 0 of each test writes its mark in the
+    round's directory and waits, at most wait_s, for every test's: a test that never comes (a dead host)
+    holds the others no longer than that."""
+    open(os.path.join(directory, f"ready-{test}"), "w").close()
+    end = time.monotonic() + wait_s
+    while time.monotonic() < end:
+        if sum(1 for name in os.listdir(directory) if name.startswith("ready-")) >= tests:
+            return
+        time.sleep(0.02)
+
+
+def allreduce(size_bytes: int, repeats: int, warmup: int, delay_s: dict, kill_at: dict,
+              barrier: tuple | None = None) -> list[float]:
     """Every repeat's time in seconds (the slowest rank's), on rank 0; delay_s and kill_at map a rank to its
-    injected fault."""
+    injected fault; barrier (directory, this test, tests of the round, wait in s) starts the round's tests
+    together."""
     import torch
     import torch.distributed as dist
     from collperf.model.algorithms.build import build
     from collperf.runtime.execute import run_schedule
 
     rank, p = dist.get_rank(), dist.get_world_size()
+    if barrier is not None and rank == 0:
+        _round_barrier(*barrier)
+    if p > 1:
+        dist.barrier()
     if rank in kill_at:
         _die_at(kill_at[rank])
     delay = delay_s.get(rank, 0.0)
@@ -52,9 +74,10 @@ def allreduce(size_bytes: int, repeats: int, warmup: int, delay_s: dict, kill_at
         start = time.perf_counter()
         if delay:
             _spin(delay)
-        if schedule is None:
+        if schedule is None:          # alone: ALONE_BYTES of local reduction, long enough to outlast a time slice
             out.copy_(inp)
-            out.add_(inp)
+            for _ in range(max(1, ALONE_BYTES // (elements * 4))):
+                out.add_(inp)
         else:
             run_schedule(schedule, inp, out, "sum", elements)
         if i >= warmup:

@@ -26,6 +26,8 @@ rates the spec asks, the routes the testbed installs), and the test's own repeat
   groups or more the fastest is healthy. Pairs and leaves then run within a few % of one efficiency where the
   rates leave the box's CPUs idle enough (40 Mbit/s per host on 2 cores: pairs 0.93-0.95, leaves of 4 0.89-0.93);
   a ring of all 8 hosts does not (0.75: the spine forwards every flow), which is why the cross stage runs pairs.
+- the tests of a round start timing together (probe.py: a mark per test in the round's directory, waited
+  for at most BARRIER_S), so that none is timed while another's ranks still import torch;
 - the threshold: max(5 %, K x the noise), the noise the robust spread of the test's repeats (1.4826 x the
   median absolute deviation, over the median); the test passes when its speed is at least 1 - threshold of
   the expected.
@@ -52,6 +54,7 @@ from collperf.lab.doctor.campaign import Campaign, Outcome, Test, adaptive, host
 FLOOR = 0.05          # SuperBench's 5 % below baseline
 NOISE_K = 3.0         # threshold = max(FLOOR, NOISE_K x noise)
 SPINE = "spine"
+BARRIER_S = 60.0      # the longest a round's tests wait for each other before timing
 
 
 @dataclass(frozen=True)
@@ -296,10 +299,10 @@ class TestbedRunner:
                 kill[rank] = self.start + self.spec.kill_host[1]
         return delay, kill
 
-    def measure(self, hosts: tuple[int, ...]) -> Measured:
+    def measure(self, hosts: tuple[int, ...], barrier: tuple | None = None) -> Measured:
         from collperf.runtime.launch import Job, run_testbed
         delay, kill = self._faults_for(hosts)
-        job = Job("collperf.lab.doctor.probe:allreduce", (self.spec.size, self.spec.repeats, 1, delay, kill))
+        job = Job("collperf.lab.doctor.probe:allreduce", (self.spec.size, self.spec.repeats, 1, delay, kill, barrier))
         timeout = self.spec.test_timeout_s
         if len(hosts) > 1:
             timeout = max(timeout, 20 * (self.spec.repeats + 1) * self.simulated_s(hosts))
@@ -313,8 +316,10 @@ class TestbedRunner:
     def __call__(self, batch: list[Test]) -> list[Outcome]:
         started = time.monotonic()
         ordered = [order(self.spec, t.hosts) for t in batch]
-        with ThreadPoolExecutor(max_workers=len(batch)) as pool:
-            measured = list(pool.map(self.measure, ordered))
+        from collperf.runtime import owned
+        with owned.tempdir("run") as marks, ThreadPoolExecutor(max_workers=len(batch)) as pool:
+            measured = list(pool.map(lambda it: self.measure(it[1], (marks, it[0], len(batch), BARRIER_S)),
+                                     enumerate(ordered)))
         self.wall_s.append(time.monotonic() - started)
         out = self.judge(batch, ordered, measured)
         if self.on_round is not None:
@@ -324,6 +329,8 @@ class TestbedRunner:
     def judge(self, batch, ordered, measured: list[Measured]) -> list[Outcome]:
         alone = [m.median_s for t, m in zip(batch, measured) if len(t.hosts) == 1 and m.times_s]
         fleet = statistics.median(alone) if alone else None
+        # hosts alone are alike: their spread is noise too (robust: 1.4826 x MAD over the median)
+        spread = 1.4826 * statistics.median(abs(a - fleet) for a in alone) / fleet if alone and fleet else 0.0
         # the box's efficiency: the fastest group of the first round with groups (the screen, leaves alike)
         if self.efficiency is None:
             ratios = [self.simulated_s(h) / m.median_s for h, m in zip(ordered, measured) if len(h) > 1 and m.times_s]
@@ -338,7 +345,7 @@ class TestbedRunner:
                 expected = fleet
             else:
                 expected = self.simulated_s(hosts) / (self.efficiency or 1.0)
-            threshold = max(FLOOR, NOISE_K * m.noise)
+            threshold = max(FLOOR, NOISE_K * max(m.noise, spread if len(hosts) == 1 else 0.0))
             ratio = expected / m.median_s
             out.append(Outcome(t, ratio >= 1 - threshold, ratio, (), m.median_s, expected))
         return out
