@@ -14,6 +14,8 @@ import signal
 import threading
 import time
 
+from collperf.model.algorithms.build import build
+from collperf.runtime.execute import run_schedule
 
 ALONE_BYTES = 64 << 20
 
@@ -53,8 +55,6 @@ def allreduce(size_bytes: int, repeats: int, warmup: int, delay_s: dict, kill_at
     together."""
     import torch
     import torch.distributed as dist
-    from collperf.model.algorithms.build import build
-    from collperf.runtime.execute import run_schedule
 
     rank, p = dist.get_rank(), dist.get_world_size()
     if barrier is not None and rank == 0:

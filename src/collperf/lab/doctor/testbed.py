@@ -50,6 +50,13 @@ from dataclasses import dataclass, field
 from collperf import units
 from collperf.errors import RunError, UsageError
 from collperf.lab.doctor.campaign import Campaign, Outcome, Test, adaptive, host_name, uplink_name
+from collperf.lab.doctor.plan import Fault, pairs_counts, simulated
+from collperf.lab.testbed.routed import TopologyTestbed
+from collperf.model.algorithms.build import build
+from collperf.runtime import owned
+from collperf.runtime.launch import Job, run_testbed
+from collperf.simulate import simulate
+from collperf.topology import Topology, subset
 
 FLOOR = 0.05          # SuperBench's 5 % below baseline
 NOISE_K = 3.0         # threshold = max(FLOOR, NOISE_K x noise)
@@ -202,7 +209,6 @@ def topology(spec: DoctorTestbedSpec, faulty: bool = True):
     """Hosts 0..N-1 under leaf0..leafL-1 under one spine; with `faulty`, the spec's slowed links (the testbed
     the doctor runs on), without, the healthy one (what the doctor's model knows)."""
     import networkx as nx
-    from collperf.topology import Topology
     g = nx.Graph()
     for h in range(spec.hosts):
         rate = spec.rate_Bps
@@ -283,9 +289,6 @@ class TestbedRunner:
 
     def simulated_s(self, hosts: tuple[int, ...]) -> float:
         if hosts not in self._simulated:
-            from collperf.model.algorithms.build import build
-            from collperf.simulate import simulate
-            from collperf.topology import subset
             s = build("allreduce", "ring", len(hosts))
             self._simulated[hosts] = simulate(s, subset(self.model, hosts), self.spec.size, "events").time_s
         return self._simulated[hosts]
@@ -300,7 +303,6 @@ class TestbedRunner:
         return delay, kill
 
     def measure(self, hosts: tuple[int, ...], barrier: tuple | None = None) -> Measured:
-        from collperf.runtime.launch import Job, run_testbed
         delay, kill = self._faults_for(hosts)
         job = Job("collperf.lab.doctor.probe:allreduce", (self.spec.size, self.spec.repeats, 1, delay, kill, barrier))
         timeout = self.spec.test_timeout_s
@@ -316,7 +318,6 @@ class TestbedRunner:
     def __call__(self, batch: list[Test]) -> list[Outcome]:
         started = time.monotonic()
         ordered = [order(self.spec, t.hosts) for t in batch]
-        from collperf.runtime import owned
         with owned.tempdir("run") as marks, ThreadPoolExecutor(max_workers=len(batch)) as pool:
             measured = list(pool.map(lambda it: self.measure(it[1], (marks, it[0], len(batch), BARRIER_S)),
                                      enumerate(ordered)))
@@ -353,7 +354,6 @@ class TestbedRunner:
 
 def run(spec: DoctorTestbedSpec, on_round=None) -> tuple[Campaign, TestbedRunner, float]:
     """Bring the testbed up, run the campaign, tear it down: (campaign, its runner, wall time in s)."""
-    from collperf.lab.testbed.routed import TopologyTestbed
     started = time.monotonic()
     bed = TopologyTestbed(topology(spec, faulty=True), name=spec.name)
     with bed:
@@ -393,7 +393,6 @@ class TestbedReport:
 
 def predicted_tests(spec: DoctorTestbedSpec) -> int:
     """What the plan counts for this case: the campaign on the spec's faults simulated (plan.simulated)."""
-    from collperf.lab.doctor.plan import Fault, simulated
     faults = []
     if spec.slow_link:
         faults.append(Fault("nic", spec.slow_link[0]))
@@ -408,7 +407,6 @@ def predicted_tests(spec: DoctorTestbedSpec) -> int:
 
 
 def doctor_testbed(spec: DoctorTestbedSpec, on_round=None) -> TestbedReport:
-    from collperf.lab.doctor.plan import pairs_counts
     campaign, runner, wall = run(spec, on_round)
     tests, rounds = pairs_counts(spec.hosts)
     return TestbedReport(spec, campaign, runner.efficiency, wall, runner.wall_s, predicted_tests(spec), tests, rounds)
