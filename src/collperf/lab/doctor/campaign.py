@@ -35,6 +35,8 @@ class Outcome:
     dead: tuple[int, ...] = ()          # hosts that did not answer in time
     measured_s: float | None = None
     expected_s: float | None = None
+    threshold: float | None = None      # the shortfall the test was allowed (its noise, at least the floor)
+    repeats: int = 0
 
 
 @dataclass
@@ -67,7 +69,8 @@ class Campaign:
                 "components": [v.to_json() for v in self.verdicts.values()],
                 "log": [[{"stage": o.test.stage, "hosts": [host_name(h) for h in o.test.hosts], "passed": o.passed,
                           "ratio": o.ratio, "dead": [host_name(h) for h in o.dead], "measured_s": o.measured_s,
-                          "expected_s": o.expected_s} for o in r] for r in self.rounds]}
+                          "expected_s": o.expected_s, "threshold": o.threshold, "repeats": o.repeats}
+                         for o in r] for r in self.rounds]}
 
 
 Runner = Callable[[list[Test]], list[Outcome]]

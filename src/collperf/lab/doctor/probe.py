@@ -18,6 +18,7 @@ from collperf.model.algorithms.build import build
 from collperf.runtime.execute import run_schedule
 
 ALONE_BYTES = 64 << 20
+MAX_REPEATS = 200
 
 
 def _die_at(when: float) -> None:
@@ -49,10 +50,10 @@ def _round_barrier(directory: str, test: int, tests: int, wait_s: float) -> None
 
 
 def allreduce(size_bytes: int, repeats: int, warmup: int, delay_s: dict, kill_at: dict,
-              barrier: tuple | None = None) -> list[float]:
+              barrier: tuple | None = None, window_s: float = 0.0) -> list[float]:
     """Every repeat's time in seconds (the slowest rank's), on rank 0; delay_s and kill_at map a rank to its
     injected fault; barrier (directory, this test, tests of the round, wait in s) starts the round's tests
-    together."""
+    together, and each repeats until window_s has passed since."""
     import torch
     import torch.distributed as dist
 
@@ -67,10 +68,20 @@ def allreduce(size_bytes: int, repeats: int, warmup: int, delay_s: dict, kill_at
     elements = max(1, size_bytes // 4)
     inp, out = torch.ones(elements), torch.empty(elements)
     schedule = build("allreduce", "ring", p) if p > 1 else None
-    times = []
-    for i in range(warmup + repeats):
+    # repeats go on until the round's window closes (at least `repeats`, at most MAX_REPEATS): tests that share a
+    # link then share it for every repeat, not only until the first of them is done; rank 0 decides for all
+    end = time.time() + window_s
+    times, flag = [], torch.ones(1)
+    i = 0
+    while True:
         if p > 1:
-            dist.barrier()
+            flag.fill_(1.0 if i < warmup + repeats or time.time() < end and i < MAX_REPEATS else 0.0)
+            dist.broadcast(flag, 0)
+            go = bool(flag.item())
+        else:
+            go = i < warmup + repeats or time.time() < end and i < MAX_REPEATS
+        if not go:
+            break
         start = time.perf_counter()
         if delay:
             _spin(delay)
@@ -82,6 +93,8 @@ def allreduce(size_bytes: int, repeats: int, warmup: int, delay_s: dict, kill_at
             run_schedule(schedule, inp, out, "sum", elements)
         if i >= warmup:
             times.append(time.perf_counter() - start)
+        i += 1
+    # every rank's repeats, the slowest rank's time of each (ranks agree on the count: rank 0 decided)
     if p > 1:
         t = torch.tensor(times, dtype=torch.float64)
         dist.all_reduce(t, op=dist.ReduceOp.MAX)
