@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import typer
 from rich.table import Table
 
 from collperf import api, units
@@ -12,15 +13,27 @@ from collperf.spec import DoctorPlanSpec
 
 
 @command()
-@spec_options(DoctorPlanSpec, "spec")
+@spec_options(DoctorPlanSpec, "spec", build=False)
 def doctor(plan: bool = flag(False, "--plan", help="Predict the campaign: tests, rounds and wall time per "
                                                    "strategy for --nodes hosts (runs nothing)."),
-           as_json: bool = Json, spec: DoctorPlanSpec = None):
-    """Is this cluster healthy, and which part is not: a health campaign's cost (--plan)."""
+           testbed: str = typer.Option(None, "--testbed", help=(
+               "Run the campaign on emulated hosts (root): hosts=8,leaves=2,rate=40mbit[,uplink=RATE]"
+               "[,slow-link=HOST:RATE][,slow-uplink=LEAF:RATE][,slow-rank=HOST:DELAY][,kill-host=HOST:AFTER]"
+               " (docs/doctor.md).")),
+           as_json: bool = Json, spec: dict = None):
+    """Is this cluster healthy, and which part is not: the campaign on the testbed (--testbed), its cost (--plan)."""
+    if plan and testbed:
+        raise UsageError("give --plan (predict a campaign) or --testbed (run one), not both")
+    if testbed:
+        given = [k for k, v in spec.items() if v is not None and k != "test_time" or k == "test_time" and v != "30s"]
+        if given:
+            raise UsageError(f"--testbed takes its hosts and leaves in its spec; drop {', '.join('--' + k.replace('_', '-') for k in given)}")
+        _testbed(testbed, as_json)
+        return
     if not plan:
-        raise UsageError("collperf doctor runs --plan for now: collperf doctor --plan --nodes 232 "
-                         "(the campaign on hosts is not built yet; docs/doctor.md)")
-    result = api.doctor_plan(spec)
+        raise UsageError("collperf doctor needs --plan (collperf doctor --plan --nodes 232) or --testbed "
+                         "(collperf doctor --testbed hosts=8,leaves=2,rate=40mbit); docs/doctor.md")
+    result = api.doctor_plan(DoctorPlanSpec(**spec))
     if as_json:
         print_json(result.to_json())
         return
@@ -38,3 +51,31 @@ def doctor(plan: bool = flag(False, "--plan", help="Predict the campaign: tests,
     out.print(table)
     for s in result.strategies:
         out.print(f"  {s.name}: {s.note}")
+
+
+def _testbed(text: str, as_json: bool) -> None:
+    def on_round(number, outcomes):
+        if not as_json:
+            failed = [o for o in outcomes if not o.passed]
+            out.print(f"round {number}: {outcomes[0].test.stage}, {len(outcomes)} test(s), {len(failed)} failed")
+
+    report = api.doctor_testbed(text, on_round)
+    if as_json:
+        print_json(report.to_json())
+        return
+    c = report.campaign
+    accused = c.accused()
+    out.print(f"{'; '.join(f'{v.component} {_verdict(v)}' for v in accused) if accused else 'healthy: nothing accused'}")
+    table = Table(title="per component", title_justify="left")
+    for name in ("component", "verdict", "evidence"):
+        table.add_column(name)
+    for v in c.verdicts.values():
+        table.add_row(v.component, _verdict(v), "; ".join(v.evidence) if v.evidence else "")
+    out.print(table)
+    out.print(f"{c.tests} tests in {len(c.rounds)} rounds (bound ceil(log2 N)+3 = {report.round_bound}; the plan "
+              f"predicts {report.predicted_tests} tests), {units.format_time(report.wall_s)} with the testbed's "
+              f"set-up; exhaustive pairs: {report.pairs_tests} tests in {report.pairs_rounds} rounds")
+
+
+def _verdict(v) -> str:
+    return f"degraded by {v.by * 100:.0f} %" if v.kind == "degraded" else v.kind

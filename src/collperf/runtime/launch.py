@@ -303,7 +303,10 @@ def _supervise(procs, results, timeout_s: float, startup_s: float = STARTUP_S, o
             stalled = state.stall_message(errors, dead, timeout_s, startup_s)
             if stalled:   # the others timed out waiting for a stopped or silent rank
                 raise RunTimeout(stalled)
-            raise RunError(_failure_message(errors, dead, len(procs)))
+            failure = RunError(_failure_message(errors, dead, len(procs)))
+            # the ranks killed by a signal (not those that left because a peer went away): a caller names their hosts
+            failure.killed_ranks = sorted(r for r, code in dead.items() if code is not None and code < 0)
+            raise failure
         if now > deadline:
             raise RunTimeout(state.timeout_message(done, timeout_s, startup_s))
     return done.get(0)

@@ -13,7 +13,8 @@ from collperf.spec.checks import cli_option, whole
 class DoctorPlanSpec:
     """What a health campaign on `nodes` hosts costs: tests, rounds and wall time per strategy."""
 
-    nodes: int = field(metadata=cli_option("--nodes", type=int, help="Hosts to check, e.g. 232."))
+    nodes: int | None = field(default=None, metadata=cli_option("--nodes", type=int, help=(
+        "Hosts to check, e.g. 232 (--plan).")))
     leaves: int | None = field(default=None, metadata=cli_option("--leaves", type=int, help=(
         "Leaf switches the hosts sit under, in equal runs (the screening groups); default about sqrt(N) groups.")))
     fault_rate: float | None = field(default=None, metadata=cli_option("--fault-rate", type=float, help=(
@@ -22,6 +23,8 @@ class DoctorPlanSpec:
         "Time of one test round (launch, warm-up, the timed sizes), e.g. 30s: the wall time is rounds x this.")))
 
     def __post_init__(self):
+        if self.nodes is None:
+            raise UsageError("--plan needs --nodes N, the hosts to check, e.g. --nodes 232")
         whole("nodes", self.nodes, flag="--nodes")
         if self.nodes < 2:
             raise UsageError(f"--nodes {self.nodes}: a campaign needs at least 2 hosts")

@@ -7,8 +7,8 @@ links as well as nodes:
 2. screen: every group (a leaf's hosts, else about sqrt(N) hosts) in one round;
 3. bisect: a failing group split in halves, both tested, a failing half split again, down to two hosts;
 4. confirm: each host of a failing pair with a known-good partner: fails -> that host;
-5. cross: the union of the groups' good hosts in one test; when it fails although every group passed, the
-   links between groups: the groups bisected the same way (a failing pair of groups with a third confirms which).
+5. cross: pairs across groups in one round (each group's first half with the next group's second half): a
+   faulty uplink fails every pair that touches its group and no other.
 
 Tests run in rounds of host-disjoint tests (a host runs one test at a time). `run(round) -> outcomes` is the
 launcher (the testbed, torchrun, Slurm) or, for the plan, a simulation of injected faults (simulated()).
@@ -35,6 +35,8 @@ class Outcome:
     dead: tuple[int, ...] = ()          # hosts that did not answer in time
     measured_s: float | None = None
     expected_s: float | None = None
+    threshold: float | None = None      # the shortfall the test was allowed (its noise, at least the floor)
+    repeats: int = 0
 
 
 @dataclass
@@ -67,7 +69,8 @@ class Campaign:
                 "components": [v.to_json() for v in self.verdicts.values()],
                 "log": [[{"stage": o.test.stage, "hosts": [host_name(h) for h in o.test.hosts], "passed": o.passed,
                           "ratio": o.ratio, "dead": [host_name(h) for h in o.dead], "measured_s": o.measured_s,
-                          "expected_s": o.expected_s} for o in r] for r in self.rounds]}
+                          "expected_s": o.expected_s, "threshold": o.threshold, "repeats": o.repeats}
+                         for o in r] for r in self.rounds]}
 
 
 Runner = Callable[[list[Test]], list[Outcome]]
@@ -182,41 +185,37 @@ class _Doctor:
                 self.accuse(host_name(o.test.hosts[0]), o)
                 self.bad.add(o.test.hosts[0])
 
-    def union(self, gs) -> tuple[int, ...]:
-        return sum((self.members(self.c.groups[g]) for g in gs), ())
-
     def cross(self) -> None:
-        """A faulty uplink of group i fails every union holding i and another group, and no other."""
+        """Every group's hosts split in halves: the first half of group i paired with the second half of group
+        i+1 (cyclically), all in one round, so that every uplink carries one flow per host of its leaf each way
+        (as loaded as it can be) and each test crosses two of them. A faulty uplink of group g fails every test
+        that touches g and no other: g is named when every test touching it failed. With two groups every test
+        touches both, and both are named (their uplinks are in series on every path between them)."""
         groups = [i for i, g in enumerate(self.c.groups) if self.members(g)]
         if len(groups) < 2:
             return
-        whole = self.stage([Test("cross", self.union(groups))])[0]
-        self._dead(whole)
-        if whole.passed:
-            return
-        candidates, last = groups, whole
-        while len(candidates) > 2:
-            half = len(candidates) // 2
-            a, b = candidates[:half], candidates[half:]
-            got = {o.test.hosts: o for o in self.stage([Test("cross", self.union(x)) for x in (a, b) if len(x) > 1])}
-            failed = [x for x in (a, b) if len(x) > 1 and not got[self.union(x)].passed]
-            if failed:
-                candidates, last = failed[0], got[self.union(failed[0])]
-            else:       # the faulty group is a half of one: both single halves stay candidates
-                candidates = [x[0] for x in (a, b) if len(x) == 1]
-        others = [g for g in groups if g not in candidates]
-        if not others:      # two groups: both uplinks are on every path between them, named together
-            for g in candidates:
-                self.accuse(uplink_name(g), last)
-                self.c.verdicts[uplink_name(g)].evidence.append(
-                    "two groups only: either uplink is on every path between them (a third group would tell)")
-            return
-        tests = [Test("cross", self.union([g, others[i % len(others)]])) for i, g in enumerate(candidates)]
-        for o in self.stage(tests):
+        halves = {}
+        for g in groups:
+            m = self.members(self.c.groups[g])
+            cut = (len(m) + 1) // 2
+            halves[g] = (m[:cut], m[cut:] or m[:cut])
+        tests = []
+        for i, g in enumerate(groups):
+            nxt = groups[(i + 1) % len(groups)]
+            tests += [Test("cross", (a, b)) for a, b in zip(halves[g][0], halves[nxt][1])]
+        got = self.stage(tests)
+        for o in got:
             self._dead(o)
-            if not o.passed:
-                g = next(g for g in candidates if set(self.members(self.c.groups[g])) <= set(o.test.hosts))
-                self.accuse(uplink_name(g), o)
+        touching = {g: [o for o in got if set(o.test.hosts) & set(self.c.groups[g])] for g in groups}
+        for g in groups:
+            if touching[g] and all(not o.passed and o.ratio is not None for o in touching[g]):
+                worst = min(touching[g], key=lambda o: o.ratio)
+                self.accuse(uplink_name(g), worst)
+                v = self.c.verdicts[uplink_name(g)]
+                v.evidence += [_evidence(o) for o in touching[g] if o is not worst]
+                if len(groups) == 2:
+                    v.evidence.append("two groups only: both uplinks are on every path between them, so both are "
+                                      "named (a third group tells them apart)")
 
     def campaign(self) -> Campaign:
         self.alone()
