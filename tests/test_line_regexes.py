@@ -1,8 +1,8 @@
 r"""Every regular expression the readers apply to input lines runs in one pass: the patterns are collected from
 the source of ingest/, diagnose/ and trace/ (line_patterns.py), not listed by hand, and each is run over
 adversarial lines (runs of digits, spaces, prefixes and of what the pattern itself repeats). A pattern that
-backtracks quadratically takes minutes per 256 KiB line (`(\d+) coll channels` searched over a run of digits:
-about 6 minutes, several such lines) and hours per 1 MiB line; every linear one together well under a minute,
+backtracks quadratically takes seconds per 64 KiB line, minutes per 256 KiB (`(\d+) coll channels` searched over a
+run of digits: about 6 minutes, several such lines) and hours per 1 MiB line; every linear one together well under a minute,
 so the subprocess's generous timeout is a hang check, not a speed assertion. And pathological lines still give the
 right facts."""
 
@@ -28,7 +28,7 @@ def test_every_call_site_is_collected():
     assert {"diagnose/loglines.py", "ingest/nccltests.py", "trace/kernels.py", "trace/stream.py"} <= wheres
 
 
-@pytest.mark.parametrize("length, timeout_s", [pytest.param(1 << 18, 300, id="256KiB"),
+@pytest.mark.parametrize("length, timeout_s", [pytest.param(1 << 16, 300, id="64KiB"),
                                                pytest.param(1 << 20, 1800, marks=pytest.mark.slow, id="1MiB")])
 def test_every_line_pattern_finishes_on_adversarial_lines(length, timeout_s):
     try:
