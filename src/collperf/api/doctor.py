@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collperf.lab.doctor import testbed as bed
 from collperf.lab.doctor.plan import Plan, plan
+from collperf.lab.doctor.testbed_spec import parse_spec
 from collperf.spec import DoctorPlanSpec
 
 
@@ -19,4 +20,4 @@ def doctor_testbed(testbed: str, on_round=None):
     """`collperf doctor --testbed hosts=8,leaves=2,rate=40mbit[,slow-link=host3:20mbit]...`: the campaign run on
     emulated hosts under leaves and a spine, with the fault the spec injects (lab/doctor/testbed.py); a
     TestbedReport. on_round(number, outcomes) hears of each round as it ends."""
-    return bed.doctor_testbed(bed.parse_spec(testbed), on_round)
+    return bed.doctor_testbed(parse_spec(testbed), on_round)

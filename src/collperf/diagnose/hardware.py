@@ -23,13 +23,12 @@ import functools
 import re
 from dataclasses import dataclass, field
 
+from collperf.diagnose.hints import bridge_values, from_comments, gpu_from_comments, log_text_hints
 from collperf.diagnose.loglines import LogFacts, read_facts
 from collperf.diagnose.overrides import apply_overrides, from_profile, unused_on_one_node
 from collperf.diagnose.suspects import suspects
 from collperf.errors import UsageError
-from collperf.model.hardware.compose import bridged
 from collperf.model.hardware.fabrics import NICS
-from collperf.model.hardware.gpus import BY_KEY
 from collperf.model.hardware.names import find_gpu, gpu_part, normalize
 from collperf.model.nccl.env import NCCL_ALGO_NAMES, NCCL_PROTO_NAMES, check as check_env
 from collperf.model.nodes import nics_used, nodes_for
@@ -67,19 +66,6 @@ _SHOWN = (
 # a shown value's provenance may sit under another field name (pcie_gen/p2p set the PCIe link)
 _ALSO = {"nvlink_GBps": ("nvlink_links", "pcie_gen", "p2p", "pcie_switch_shared", "phys_scale"), "nodes": (),
          "gpu": ("compute_capability",)}
-
-
-@dataclass(frozen=True)
-class Hints:
-    """What an input says about its hardware, whatever the input: a log's table carries the same fields (its
-    header's GPUs and NCCL version, hosts as nodes, ranks, its text with the NCCL INFO lines and comments); a
-    trace builds one from deviceProperties, distributedInfo and its hosts (trace/system.py)."""
-
-    header: dict = field(default_factory=dict)    # 'gpus': [device name, ...], 'nccl_version', 'ngpus'
-    nodes: int | None = None
-    ranks: int | None = None
-    text: str = ""
-    source: str = ""
 
 
 @dataclass
@@ -128,44 +114,10 @@ def _values(system: System) -> list[tuple[str, str, str]]:
     return out
 
 
-def log_text_hints(table) -> tuple[str, list[str]]:
-    """(the log's text, its comment lines) as the reader kept them on the table ('' and [] where it kept none: a
-    trace, an Inspector dump streamed line by line). The same text from a file or from memory says the same."""
-    text = getattr(table, "text", "") or ""
-    if not text:
-        return "", []
-    return text, list(_comments(text))
-
-
-@functools.lru_cache(maxsize=2)
-def _comments(text: str) -> tuple[str, ...]:
-    head = text[:1 << 20].splitlines()[:60]   # comments are read from the first 60 lines only
-    return tuple(ln.lstrip("# ").strip() for ln in head if ln.startswith("#"))
-
-
 @functools.lru_cache(maxsize=2)
 def _facts(text: str) -> LogFacts:
     """read_facts once per log text (the same text object for every table of a file: its hash is cached)."""
     return read_facts(text)
-
-
-def _gpu_from_comments(comments: list[str]) -> tuple[str | None, int | None, int | None, str]:
-    """A GPU, node count and GPUs per node from comment lines such as '# hardware: 2 nodes x 8 NVIDIA B200 = 16
-    GPUs' or '# 2x NVIDIA H100 PCIe cards with an NVLink bridge', with the line it came from: the GPU is the part
-    the parts table finds in the line (model/hardware/names.py, the longest name wins), given as that part's name."""
-    for line in comments:
-        if "device" in line.lower():
-            continue
-        try:
-            part = find_gpu(line)
-        except UsageError:      # two parts named alike in one line: the line says no one GPU
-            continue
-        if part is None:
-            continue
-        nodes = re.search(r"(?<![\w.])(\d{1,6})\s*nodes?\b", line)     # not the digits of "A100 nodes"
-        per = re.search(r"\b(\d{1,3})\s*x\s*(?:NVIDIA |AMD )?\S", line)
-        return (part.name, int(nodes.group(1)) if nodes else None, int(per.group(1)) if per else None, line[:100])
-    return None, None, None, ""
 
 
 def _nccl_version(table, info: str) -> str | None:
@@ -218,7 +170,7 @@ def _apply_facts(system: System, facts: LogFacts, ngpus: int) -> System:
         # below overrides this
         system = system.with_(f"from the PCI buses in the device lines ('{facts.line('cross_socket')}'): "
                               "GPUs on two CPU sockets", p2p=False)
-    bridge = _bridge(system)
+    bridge = bridge_values(system)
     if facts.get("intra_path") == "NVL" and bridge and system.gpus_per_node > 1:
         # NCCL's graph runs over NVLink between PCIe cards: their NVLink bridge
         system = system.with_(quote("intra_path") + " (an NVLink bridge)", **bridge)
@@ -242,13 +194,6 @@ def _apply_facts(system: System, facts: LogFacts, ngpus: int) -> System:
         # every call (samples 01 and 10: 35 us and 11.7 us floors vs NCCL's 15 us / 8.6 us model latency).
         system = system.with_("from nccl-tests -g (one thread launches every GPU)", launch_overhead_us=2.5 * ngpus)
     return system
-
-
-def _bridge(system: System) -> dict | None:
-    """The values of the system's PCIe cards on their NVLink bridge (compose.bridged), None where the cards already
-    talk over NVLink or have none."""
-    part = BY_KEY.get(system.gpu_part)
-    return None if system.nvlink_links or part is None else bridged(part)
 
 
 def _transport_settings(system: System) -> System:
@@ -277,7 +222,7 @@ def _log_gpu_nodes(table, hw, comments):
     """(GPU model, its source, nodes, their source, GPUs per node from a comment) from the log and --nodes."""
     header = table.header if table is not None else {}
     gpu, gpu_src = (header.get("gpus") or [None])[0] or None, "from GPU model in device lines"   # '' names none
-    c_gpu, c_nodes, c_per, c_line = _gpu_from_comments(comments)
+    c_gpu, c_nodes, c_per, c_line = gpu_from_comments(comments)
     if gpu is None and c_gpu:
         gpu, gpu_src = c_gpu, f"from a comment line in the log ('{c_line}')"
     nodes, nodes_src = (table.nodes, "from the hosts in the device lines") if table is not None and table.nodes \
@@ -432,20 +377,7 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
     catalogue = system
     system = _apply_facts(system, facts, ngpus)
     system = _transport_settings(system)
-    # "under a PCIe switch" / nvidia-smi topo "PIX" in the log's comments: the GPUs share the switch's
-    # uplink to the CPU, which carries all their host-memory traffic when P2P is off (nccl/transport.py)
-    bridge_line = next((ln for ln in comments if re.search(r"NVLink bridge|NVLINK connected|\bNV\d{1,2}\b", ln,
-                                                           re.IGNORECASE)), None)
-    if bridge_line and (bridge := _bridge(system)) and system.gpus_per_node == 2:
-        # PCIe cards joined by an NVLink bridge (nvidia-smi topo -m: NV12 between them)
-        system = system.with_(f"from a comment line in the log ('{bridge_line[:100]}')", **bridge)
-    p2p_line = next((ln for ln in comments if re.search(r"(peer-to-peer|\bP2P\b)[\w ]{0,12}\b(enabled|on)\b", ln,
-                                                        re.IGNORECASE)), None)
-    if p2p_line and not system.nvlink_links and not system.p2p and "p2p" not in facts:
-        system = system.with_(f"from a comment line in the log ('{p2p_line[:100]}')", p2p=True)
-    switch_line = next((ln for ln in comments if re.search(r"\bPIX\b|PCIe switch", ln, re.IGNORECASE)), None)
-    if switch_line and system.gpus_per_node > 1 and not system.nvlink_links:
-        system = system.with_(f"from a comment line in the log ('{switch_line[:100]}')", pcie_switch_shared=True)
+    system = from_comments(system, comments, facts)
     if hw.profile is not None:
         system = from_profile(system, hw.profile)
     system = apply_overrides(system, hw)

@@ -9,16 +9,14 @@ from pathlib import Path
 from collperf.errors import UsageError
 from collperf.model.hardware.compose import bridged
 from collperf.model.hardware.gpus import BY_KEY
+from collperf.model.hardware.parts import PCIE_X16_GBps
 from collperf.model.systems import System
 from collperf.spec.network import load_cluster
-
-# a PCIe generation's x16 rate per direction, GB/s (PCI-SIG, after 128b/130b encoding)
-_PCIE_X16_GBps = {3: 15.75, 4: 31.5, 5: 63.0, 6: 126.0}
 
 
 def _pcie_gen_near(rate_GBps: float) -> int:
     """The PCIe generation whose x16 rate is nearest (the bound reads the rate from the generation)."""
-    return min(_PCIE_X16_GBps, key=lambda g: abs(_PCIE_X16_GBps[g] - rate_GBps))
+    return min(PCIE_X16_GBps, key=lambda g: abs(PCIE_X16_GBps[g] - rate_GBps))
 
 
 def apply_overrides(system: System, hw) -> System:

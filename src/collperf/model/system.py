@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, fields, replace
 import numpy as np
 
 from collperf.errors import UsageError
+from collperf.model.hardware.parts import PCIE_X16_GBps
 from collperf.model.nccl.constants import PATH_TYPES, nvlink_bw_per_link, pcie_bw
 from collperf.model.nccl.env import NCCL_ALGO_NAMES, NCCL_PROTO_NAMES, check as check_env
 
@@ -159,7 +160,7 @@ class System:
     @property
     def pcie_GBps(self) -> float:
         """PCI-SIG x16 rate per direction after 128b/130b encoding (Gen3 15.75 GB/s)."""
-        return {3: 15.75, 4: 31.5, 5: 63.0, 6: 126.0}.get(self.pcie_gen, 15.75)
+        return PCIE_X16_GBps.get(self.pcie_gen, PCIE_X16_GBps[3])
 
     @property
     def host_bridge(self) -> bool:

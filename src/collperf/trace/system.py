@@ -5,7 +5,8 @@ each process group's share of it."""
 from __future__ import annotations
 
 from collperf.diagnose import Assumed, assume
-from collperf.diagnose.hardware import Hints, _values
+from collperf.diagnose.hardware import _values
+from collperf.diagnose.hints import Hints
 
 FROM_TRACE = "from deviceProperties in the trace"
 

@@ -30,6 +30,11 @@ PCIE_X16_GBps = {3: 15.75, 4: 31.5, 5: 63.0, 6: 126.0}
 SOURCED = ("memory_GB", "memory_TBps", "tflops", "links", "link_total_GBps", "pcie_gen")
 
 
+def sourced(sheet: str, *fields: str) -> dict:
+    """The same sheet for several fields of a row."""
+    return {f: sheet for f in fields}
+
+
 def figure_in(value: float, quote: str) -> bool:
     """Whether a sheet's words hold a figure: the number itself, or twice it where the sheet quotes the peak
     with 2:4 sparsity (the parts keep dense peaks). Thousands separators and 'TB/s'-style units are read."""
