@@ -222,7 +222,7 @@ def _log_gpu_nodes(table, hw, comments):
     """(GPU model, its source, nodes, their source, GPUs per node from a comment) from the log and --nodes."""
     header = table.header if table is not None else {}
     gpu, gpu_src = (header.get("gpus") or [None])[0] or None, "from GPU model in device lines"   # '' names none
-    c_gpu, c_nodes, c_per, c_line = gpu_from_comments(comments)
+    c_gpu, c_nodes, c_per, c_line = gpu_from_comments(tuple(comments))
     if gpu is None and c_gpu:
         gpu, gpu_src = c_gpu, f"from a comment line in the log ('{c_line}')"
     nodes, nodes_src = (table.nodes, "from the hosts in the device lines") if table is not None and table.nodes \

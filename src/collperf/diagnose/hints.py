@@ -43,7 +43,8 @@ def _comments(text: str) -> tuple[str, ...]:
     return tuple(ln.lstrip("# ").strip() for ln in head if ln.startswith("#"))
 
 
-def gpu_from_comments(comments: list[str]) -> tuple[str | None, int | None, int | None, str]:
+@functools.lru_cache(maxsize=2)     # once per log, not once per table of it
+def gpu_from_comments(comments: tuple[str, ...]) -> tuple[str | None, int | None, int | None, str]:
     """A GPU, node count and GPUs per node from comment lines such as '# hardware: 2 nodes x 8 NVIDIA B200 = 16
     GPUs' or '# 2x NVIDIA H100 PCIe cards with an NVLink bridge', with the line it came from: the GPU is the part
     the parts table finds in the line (model/hardware/names.py, the longest name wins), given as that part's name."""

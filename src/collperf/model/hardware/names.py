@@ -9,6 +9,7 @@ equally long are an ambiguity, reported with both (never one picked silently).""
 
 from __future__ import annotations
 
+import functools
 import re
 
 from collperf.errors import UsageError, did_you_mean
@@ -23,7 +24,8 @@ def normalize(text: str) -> str:
     return " ".join(re.sub(r"[-_/,()]+", " ", str(text)[:_MAX_NAME].upper()).split())
 
 
-def _matches(name: str) -> list[tuple[int, GPU]]:
+@functools.lru_cache(maxsize=1024)
+def _matches(name: str) -> tuple[tuple[int, GPU], ...]:
     found = []
     for gpu in GPUS:
         best = 0
@@ -33,7 +35,7 @@ def _matches(name: str) -> list[tuple[int, GPU]]:
                 best = max(best, len(m.group(0)))
         if best:
             found.append((best, gpu))
-    return sorted(found, key=lambda f: -f[0])
+    return tuple(sorted(found, key=lambda f: -f[0]))   # cached: every table of a log names its GPU again
 
 
 def find_gpu(text: str) -> GPU | None:
