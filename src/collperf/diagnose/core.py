@@ -129,6 +129,9 @@ def _at(values, i) -> float | None:
     return float(values[i])
 
 
+_P2P_BUILT = ("alltoall", "sendrecv")
+
+
 def _model_system(model_log: "Table | str", hardware, target: Table):
     """Fit the hardware's parameters to the model log (model/nccl fitting), then size it to `target`."""
     if not isinstance(model_log, Table):
@@ -144,6 +147,15 @@ def _model_system(model_log: "Table | str", hardware, target: Table):
     result = fit_system(model_log.collective, [r.size for r in use], [r.time_s for r in use], m.system,
                         min_size_bytes=use[0].size if use else 0, source=name)
     system = result.system
+    if (model_log.collective in _P2P_BUILT) != (target.collective in _P2P_BUILT):
+        # NCCL runs alltoall and send/recv as grouped point-to-point operations (their own kernel, chunking and
+        # proxy work: src/enqueue.cc), the others as one collective kernel: what a call costs beyond the wire on
+        # one path says nothing of the other's (an MI355X 8-GPU alltoall's 300 us per call against its
+        # all-reduce's 40-60 us, the corpus's mi355x-xgmi-1x8-* logs). The bandwidth carries over, the overheads
+        # stay the hardware's.
+        system = system.with_(f"the hardware's: a {model_log.collective} call's overhead is not a "
+                              f"{target.collective}'s", launch_overhead_us=m.system.launch_overhead_us,
+                              protocol_overhead_us=m.system.protocol_overhead_us)
     if target.ranks and target.ranks != system.ranks:
         nodes = target.nodes or system.nodes
         if target.ranks % nodes:
