@@ -230,3 +230,13 @@ def test_a_reference_system_is_taken_only_for_its_own_gpu_family(gpu, system):
 def test_one_gpu_per_spark_whatever_the_rank_count():
     assumed = assume(None, HardwareSpec(gpu="GB10"), ranks=4).system
     assert (assumed.nodes, assumed.gpus_per_node) == (4, 1)
+
+
+def test_a_name_two_parts_match_says_which_rather_than_not_known():
+    # 'A100 PCIe' is the 40GB and the 80GB card alike: the error names both and what settles it, not "not in the
+    # parts table"; the nvidia-smi name settles it
+    with pytest.raises(UsageError, match=r"could mean A100 PCIe 40GB or A100 PCIe 80GB: give the form factor or memory"):
+        api.diagnose_measurement(collective="allreduce", size="1GiB", time="50ms", ranks=2, gpu="A100 PCIe")
+    row = api.diagnose_measurement(collective="allreduce", size="1GiB", time="50ms", ranks=2,
+                                   gpu="NVIDIA A100-PCIE-40GB").row
+    assert row.expected_s is not None
