@@ -35,7 +35,11 @@ def read_job(files) -> list:
     by_rank = defaultdict(list)
     for t in traces:
         by_rank[t.rank].append(t)
-    out = [_merge(held) for _, held in sorted(by_rank.items())]
+    set_aside: dict = defaultdict(list)         # (kept kind, other kind, what it adds) -> ranks
+    out = [_merge(held, set_aside) for _, held in sorted(by_rank.items())]
+    if set_aside and out:
+        out[0].notes.extend(f"rank(s) {_ranks(r)}: calls from the {kept} records; the {other} records add {adds}"
+                            for (kept, other, adds), r in set_aside.items())
     stated = {t.world_size for t in traces if t.kind == KINETO}
     if len(stated) > 1:
         raise UsageError(f"the traces disagree on the world size ({sorted(stated)}): give traces of one job")
@@ -45,7 +49,11 @@ def read_job(files) -> list:
     return out
 
 
-def _merge(held: list):
+def _ranks(ranks: list) -> str:
+    return ", ".join(map(str, ranks[:8])) + (f" and {len(ranks) - 8} more" if len(ranks) > 8 else "")
+
+
+def _merge(held: list, set_aside: dict):
     kinds: dict = {}
     for t in held:
         if t.kind in kinds:
@@ -58,8 +66,8 @@ def _merge(held: list):
             continue
         for group, window in t.windows.items():
             main.windows.setdefault(group, window)
-        main.notes.append(f"rank {main.rank}: calls from the {main.kind} record ({main.source}); the {t.kind} record "
-                          f"({t.source}) adds " + ("its groups' last calls (hangs)" if t.windows else "nothing read"))
+        adds = "their groups' last calls (hangs)" if t.windows else "nothing more"
+        set_aside[(main.kind, t.kind, adds)].append(main.rank)
     return main
 
 

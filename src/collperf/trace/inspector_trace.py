@@ -79,7 +79,8 @@ def _kernel_times(perf: dict) -> tuple[float, float] | None:
 
 
 def _records(path: Path, out: list, drops: dict, skipped: list) -> None:
-    """The file's collective records appended to `out` as (comm, comm rank, n_ranks, host, pid, perf);
+    """The file's collective records appended to `out` as (comm, comm rank, n_ranks, host, pid, (perf, collective,
+    nccl-tests' size, time_s));
     dump_stats into `drops`; each unreadable line counted in `skipped`."""
     with open(path, encoding="utf-8", errors="replace") as f:
         for number, rec in numbered_records(f):
@@ -100,9 +101,19 @@ def _records(path: Path, out: list, drops: dict, skipped: list) -> None:
                 if "p2p_perf" in rec and "coll_perf" not in rec:
                     continue          # send/recv records carry no partner's sequence: not matched, not read
                 check_record(rec)
+                perf = rec["coll_perf"]
                 n_ranks = v.whole(head.get("n_ranks", 1), "n_ranks", 1, v.MAX_RANK)
-                out.append((comm, rank, n_ranks, str(meta.get("hostname", ""))[:80], meta.get("pid"),
-                            rec["coll_perf"], str(meta.get("inspector_output_format_version", ""))[:10]))
+                name = collective_name(perf["coll"]) or "unknown"
+                size = v.size_bytes(perf["coll_msg_size_bytes"]) * (n_ranks if name in ("allgather", "reducescatter")
+                                                                     else 1)
+                if size > v.MAX_SIZE_BYTES:
+                    raise v.BadValue(f"a {name} of {size} bytes (coll_msg_size_bytes x n_ranks): expected at most "
+                                     f"{v.MAX_SIZE_BYTES}")
+                time_s = v.time_us(perf["coll_exec_time_us"], "coll_exec_time_us") * US
+                pid = meta.get("pid")      # a process is its host and pid: a pid of another type is none
+                pid = pid if isinstance(pid, int) and not isinstance(pid, bool) else None
+                out.append((comm, rank, n_ranks, str(meta.get("hostname", ""))[:80], pid,
+                            (perf, name, size, time_s)))
             except v.BadValue as e:
                 skipped.append(f"{path.name} line {number}: {e}")
 
@@ -128,7 +139,7 @@ def read_inspector(paths) -> list[RankTrace]:
     n_world = max(r[2] for r in records if r[0] == world)
     traces: dict = {}
     no_kernel = 0
-    for comm, rank, n_ranks, host, pid, perf, version in records:
+    for comm, rank, n_ranks, host, pid, call in records:
         r = process.get((host, pid))
         if r is None:
             continue
@@ -138,7 +149,7 @@ def read_inspector(paths) -> list[RankTrace]:
         label = "world" if comm == world else f"comm {comm}"
         ranks = tuple(sorted(members[comm])) if len(members[comm]) == n_ranks else ()
         t.groups[label] = ranks
-        no_kernel += _call(t, label, ranks, n_ranks, perf)
+        no_kernel += _call(t, label, ranks, n_ranks, *call)
     out = [traces[r] for r in sorted(traces)]
     notes = out[0].notes
     lost = sum(drops.values())
@@ -156,12 +167,9 @@ def read_inspector(paths) -> list[RankTrace]:
     return out
 
 
-def _call(t: RankTrace, label: str, ranks: tuple, p: int, perf: dict) -> int:
-    """One record as a Call on its rank; 1 when it has no kernel times (its end is set as the module says)."""
-    name = collective_name(perf["coll"]) or "unknown"
-    msg = v.size_bytes(perf["coll_msg_size_bytes"])
-    size = msg * p if name in ("allgather", "reducescatter") else msg
-    time_s = v.time_us(perf["coll_exec_time_us"], "coll_exec_time_us") * US
+def _call(t: RankTrace, label: str, ranks: tuple, p: int, perf: dict, name: str, size: int, time_s: float) -> int:
+    """One record (checked) as a Call on its rank; 1 when it has no kernel times (its end is set as the module
+    says)."""
     seq = perf.get("coll_sn")
     seq = int(seq) if isinstance(seq, (int, float)) and 0 <= seq < 2 ** 53 else None
     algorithm, protocol = _algo_proto(perf)
