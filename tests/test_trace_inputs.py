@@ -217,3 +217,18 @@ def test_cli_reads_plugin_and_inspector():
     doc = json.loads(result.output)
     assert any("SendWait" in v["text"] for v in doc["verdicts"])
     assert np.isfinite(doc["collectives"][0]["time_s"])
+
+
+def test_an_all_gather_in_a_group_the_dump_does_not_list_is_its_whole_output(tmp_path):
+    """Rank 3's dump (rank + 1 = 4 is no group size here) holds an all-gather of 100 float32 per rank in a group of
+    three: nccl-tests' size is the whole output, 300 x 4 bytes, whatever the rank count guessed."""
+    for src in sorted((TRACES / "flight" / "groups" / "fr_json").glob("*.json")):
+        doc = json.loads(src.read_text())
+        for e in doc["entries"]:
+            if e["process_group"][1] == "hosts_123" and e["collective_seq_id"] == 1:
+                e.update(profiling_name="gloo:all_gather", input_sizes=[[100]], output_sizes=[[300]],
+                         input_dtypes=["Float"], output_dtypes=["Float"])
+        (tmp_path / src.name).write_text(json.dumps(doc))
+    traces = read_job(trace_files(tmp_path))
+    got = {(t.rank, c.size_bytes) for t in traces for c in t.calls if c.collective == "allgather"}
+    assert got == {(1, 1200), (2, 1200), (3, 1200)}
