@@ -31,7 +31,20 @@ _NAMES = {"allreduce": "allreduce", "allgather": "allgather", "reducescatter": "
 _RECORD = {"header?": {"id?": ("string", "integer"), "rank?": "integer", "n_ranks?": "integer", "nnodes?": "integer"},
            "coll_perf": {"coll": "string", "coll_msg_size_bytes": "number", "coll_exec_time_us": "number",
                          "coll_sn?": "number", "coll_timing_source?": "string", "coll_algobw_gbs?": ("number", None),
-                         "coll_busbw_gbs?": ("number", None), "algo_proto?": "string"}}
+                         "coll_busbw_gbs?": ("number", None), "algo_proto?": "string",
+                         "coll_algo?": "string", "coll_proto?": "string"}}     # coll_algo/coll_proto: v4.2
+
+
+def check_record(rec) -> None:
+    """Raise validate.BadValue naming the JSON path where a collective record lacks a field or has the wrong type
+    (the one schema diagnose and `collperf trace` read records by)."""
+    v.check(rec, _RECORD, "$")
+
+
+def numbered_records(f):
+    """(line number, decoded record or an error text) for each non-blank line of an open JSON-lines file, one line
+    in memory at a time."""
+    return _decoded(enumerate(f, 1))
 
 
 def collective_name(text: str) -> str | None:
@@ -60,7 +73,7 @@ def parse_jsonl(lines, source: str, collective: str | None = None) -> list[Table
         try:
             if isinstance(rec, str):
                 raise v.BadValue(rec)
-            v.check(rec, _RECORD, "$")
+            check_record(rec)
             perf, head = rec["coll_perf"], rec.get("header") or {}
             name = collective or collective_name(perf["coll"])
             if name is None:

@@ -5,7 +5,7 @@ its model picks for that size on that system?)."""
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -111,8 +111,16 @@ def _most(values):
     return Counter(values).most_common(1)[0][0]
 
 
-def rows(matched, assumed: Assumed, spreads: dict | None = None, peak_Bps: float | None = None) -> list[Row]:
-    """One Row per (process group, collective, size), largest total time first."""
+# our algorithm names -> NCCL_ALGO's (model/nccl/env.py NCCL_ALGO_NAMES): how the model is told what ran
+_NCCL_ALGO = {"ring": "Ring", "tree": "Tree", "nvls": "NVLS", "nvls-tree": "NVLSTree", "collnet-direct": "CollNetDirect",
+              "collnet-chain": "CollNetChain", "pat": "PAT"}
+
+
+def rows(matched, assumed: Assumed, spreads: dict | None = None, peak_Bps: float | None = None,
+         as_run: bool = False) -> list[Row]:
+    """One Row per (process group, collective, size), largest total time first. `as_run`: price each row with the
+    algorithm and protocol its calls ran (a record that states them: NCCL Inspector's coll_algo/coll_proto), not
+    with NCCL's own pick; the choice check still compares with the pick."""
     out = []
     for (group, collective, size), ms in _groups(matched).items():
         ms = [m for m in ms if np.isfinite(m.time_s)]       # the last call of a dump without durations
@@ -134,7 +142,7 @@ def rows(matched, assumed: Assumed, spreads: dict | None = None, peak_Bps: float
                        (spreads or {}).get((group, collective, size)), _most(c.pg_ranks for c in firsts), times,
                        wait_s=float(np.median(skews)) if skews else None))
     for r in out:
-        _judge(r, assumed, peak_Bps)
+        _judge(r, assumed, peak_Bps, as_run)
     return sorted(out, key=lambda r: -r.total_s)
 
 
@@ -176,7 +184,17 @@ def sized(assumed: Assumed, row: Row) -> Assumed:
                    assumed.why_none)
 
 
-def _judge(row: Row, assumed: Assumed, peak_Bps: float | None = None) -> None:
+def _as_run(assumed: Assumed, row: Row) -> Assumed:
+    """The row's system with NCCL told the algorithm and protocol the calls ran (NCCL_ALGO/NCCL_PROTO), where the
+    collective is one NCCL's tuning prices and both are known."""
+    algo = _NCCL_ALGO.get(row.algorithm)
+    if assumed.system is None or algo is None or row.protocol == "-" or row.collective not in FUNCTIONS:
+        return assumed
+    return Assumed(replace(assumed.system, nccl_algo=algo, nccl_proto=row.protocol), assumed.values, assumed.notes,
+                   assumed.why_none)
+
+
+def _judge(row: Row, assumed: Assumed, peak_Bps: float | None = None, as_run: bool = False) -> None:
     if row.size_bytes is None or row.collective not in COLLECTIVES:
         row.verdict = "not judged: the trace does not give this call's size"
         return
@@ -185,7 +203,8 @@ def _judge(row: Row, assumed: Assumed, peak_Bps: float | None = None) -> None:
         return
     mine = sized(assumed, row)
     try:
-        ex = expected_and_bound(row.collective, [row.size_bytes], mine, peak_Bps, row.group_size)
+        ex = expected_and_bound(row.collective, [row.size_bytes], _as_run(mine, row) if as_run else mine, peak_Bps,
+                                row.group_size)
     except UsageError as e:
         row.verdict = f"not judged: {e}"
         return
