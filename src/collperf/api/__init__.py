@@ -26,8 +26,7 @@ from collperf.spec import (BaselineSpec, BenchSpec, DoctorPlanSpec, BoundSpec, C
                            MeasurementSpec, NcclPredictSpec, NetworkSpec, PatternSpec, PlanSpec, PredictSpec,
                            ScheduleSpec, SimulateSpec, SweepSpec, TopologyPredictSpec, TraceSpec, TreesSpec,
                            ValidateSpec, VerifySpec, MscclExportSpec, MscclImportSpec, ReportSpec, SearchSpec, TunerSpec,
-                           network,
-                           output_path, sizes)
+                           network, output_path, predict_request, simulate_request, sizes)
 from collperf.api.results import (Algorithms, Calibration, Crossover, MeasuredBound, NcclChoice, Predictions,
                                   VerifiedSchedule, Verification, VerifyRow)
 from collperf.api.common import ALIASES
