@@ -216,3 +216,14 @@ def test_the_api_exports_every_name_it_holds_sorted():
     assert set(api.__all__) == held, f"missing: {sorted(held - set(api.__all__))}; " \
                                      f"not held: {sorted(set(api.__all__) - held)}"
     assert {"plan_search", "plan_spec", "predict_topology", "verified_schedule", "Predictions", "Verdict"} <= held
+
+
+def test_comments_cite_sources_not_files_outside_the_repository():
+    """A comment cites a paper, a data sheet or a source file with its version; the notes a build machine keeps
+    (reference/*.md) are not in the repository, and py.typed marks the package typed (PEP 561)."""
+    import re
+    root = Path(collperf.__file__).parent
+    hits = [f"{p.relative_to(root)}:{i}" for p in sorted(root.rglob("*.py"))
+            for i, line in enumerate(p.read_text().splitlines(), 1) if re.search(r"\breference/[\w-]+\.md", line)]
+    assert not hits, hits
+    assert (root / "py.typed").is_file()

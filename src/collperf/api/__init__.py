@@ -56,6 +56,7 @@ __all__ = ["ALIASES", "Algorithms", "BaselineSpec", "BenchSpec", "BoundSpec", "C
            "crossover", "diagnose_baseline", "diagnose_logs", "diagnose_measurement", "doctor_plan", "doctor_testbed",
            "expected_bands", "export_msccl", "export_nccl_tuner", "fit_logs", "fit_tables", "gpu_parts",
            "import_msccl", "network", "output_path", "paired_ratio", "pattern", "plan", "plan_compare", "plan_search",
-           "plan_spec", "plan_step", "predict", "predict_nccl", "predict_topology", "read_logs", "report", "schedule",
-           "simulate", "sizes", "systems", "testbed", "testbed_down", "testbed_held", "testbed_start",
-           "testbed_status", "testbed_up", "trace", "trees", "validate", "verified_schedule", "verify_all"]
+           "plan_spec", "plan_step", "predict", "predict_nccl", "predict_request", "predict_topology", "read_logs",
+           "report", "schedule", "simulate", "simulate_request", "sizes", "systems", "testbed", "testbed_down",
+           "testbed_held", "testbed_start", "testbed_status", "testbed_up", "trace", "trees", "validate",
+           "verified_schedule", "verify_all"]

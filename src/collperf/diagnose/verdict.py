@@ -93,7 +93,7 @@ class Verdict:
         return self.text
 
 # Measured within this factor of NCCL's expected time is "as expected". The hardware-alone model has a
-# spread of its own (reference/nccl-tuning-model.md: NCCL's tuning model is a selection heuristic, not a
+# spread of its own (NCCL 2.30 src/graph/tuning.cc: NCCL's tuning model is a selection heuristic, not a
 # timing model; on the shared healthy samples it is within 15 % median but up to ~1.5x at the protocol
 # transitions of one size), so only a slowdown beyond that spread is a finding about the run.
 SLOWER_FACTOR = 1.5

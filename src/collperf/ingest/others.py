@@ -12,7 +12,7 @@ from collperf.ingest.table import IngestError, Row, Table
 from collperf.ingest.row import PLACEMENTS, Row as BenchRow
 
 # --- nccl-tests -J and collperf bench JSON ---------------------------------------------------------
-# Shapes (validate.check): nccl-tests -J (reference/nccl-tests-format.md 4.4) and collperf's results.to_json.
+# Shapes (validate.check): nccl-tests -J (NCCL tests 2.19 src/util.cu) and collperf's results.to_json.
 _BW = ("number", None, "string")            # a number, null or "N/A" (checked by validate.bandwidth)
 _MEASURE = {"time?": "number", "cpu_time?": "number", "alg_bw?": _BW, "bus_bw?": _BW, "nwrong?": ("integer", None,
                                                                                                   "number", "string")}
