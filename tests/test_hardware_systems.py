@@ -105,7 +105,7 @@ def test_a_log_gives_the_same_verdict_from_its_text_and_from_its_file():
     path = EXAMPLES / "19_lambda-b200-2node-16gpu-allreduce.txt"
     from_file = diagnose(load(path)[0])
     from_text = diagnose(parse(path.read_text(), "pasted")[0])
-    assert from_file.verdict == from_text.verdict and not from_text.verdict.startswith("not judged")
+    assert from_file.verdict == from_text.verdict and not from_text.verdict.text.startswith("not judged")
     assert [v.verdict for v in from_file.sizes] == [v.verdict for v in from_text.sizes]
     assert from_text.assumed.system.name == from_file.assumed.system.name
 
@@ -136,8 +136,8 @@ def test_an_impossible_time_on_nvls_is_not_called_good():
     # 1 GB in 2 ms on one DGX H100 is 875 GB/s busbw, about twice any public run: under the NVLS data-sheet
     # bound, so only the public runs can say it is not real
     result = api.diagnose_measurement(collective="allreduce", size="1GB", time="2ms", ranks=8, cluster="dgx-h100")
-    assert result.row.verdict.startswith("faster than any public run")
-    assert "time's unit" in result.row.verdict
+    assert result.verdict.text.startswith("faster than any public run")
+    assert "time's unit" in result.verdict.text
 
 
 def test_a_gpu_name_stands_for_its_system_wherever_a_system_is_named():

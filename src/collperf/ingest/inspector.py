@@ -1,6 +1,6 @@
 """NCCL Inspector (profiler plugin, NCCL >= 2.28.3): its JSON-lines dump and its Prometheus text export.
 
-Facts: reference/interop-formats.md 3. A JSONL record is one collective call on one rank:
+Facts: NCCL 2.30 plugins/profiler/inspector. A JSONL record is one collective call on one rank:
 `{"header": {"id", "rank", "n_ranks", "nnodes"}, "metadata": {...}, "coll_perf": {"coll", "coll_sn",
 "coll_msg_size_bytes", "coll_exec_time_us", "coll_timing_source", "coll_algobw_gbs", "coll_busbw_gbs"
 [, "algo_proto"]}}`. Production traffic repeats a few sizes many times, so the records become one table

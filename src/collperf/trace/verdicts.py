@@ -148,7 +148,7 @@ def stragglers(traces, matched, rows=()) -> list[Verdict]:
 def _ratio(row) -> tuple[float | None, str]:
     """A row's time over NCCL's model, else over the bound (--peak on a CPU job); None where neither is known or
     the row was not judged."""
-    if not row.time_s or not row.calls or row.verdict.startswith("not judged"):
+    if not row.time_s or not row.calls or not row.verdict.kind.judged:
         return None, ""
     if row.expected_s:
         return row.time_s / row.expected_s, "model"
