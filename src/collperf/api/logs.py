@@ -16,6 +16,7 @@ from collperf.diagnose import Diagnosis, diagnose, diagnose_measurement as judge
 from collperf.diagnose import baseline as against
 from collperf.diagnose.expectation import model_note
 from collperf.diagnose.hardware import assume
+from collperf.diagnose.inputs import InputReport, judge_input
 from collperf.errors import UsageError
 from collperf.fit import fit
 from collperf.model.nccl import expect
@@ -24,14 +25,20 @@ from collperf.spec import (BaselineSpec, DiagnoseSpec, HardwareSpec, LogSpec, Me
 
 
 def read_logs(spec: LogSpec | list | str, collective: str | None = None, ranks: int | None = None,
-              on_log=None) -> list:
+              on_log=None, others: list | None = None) -> list:
     """Every table of every log (nccl-tests text or JSON, collperf JSON/CSV, OSU, IMB); on_log(done, total,
     path) hears of each log as it is read. Give a LogSpec, or (the convenience) the paths with the collective
-    and rank count."""
+    and rank count. An input that holds no table (an NCCL debug log, a topology, a link test: ingest.OtherInput) is
+    an error, unless `others` is a list: then what it was read as is appended there."""
     spec = as_spec(LogSpec, spec, {}, paths=spec, collective=collective, ranks=ranks)
     tables = []
     for i, p in enumerate(spec.paths):
-        tables += ingest.load(p, spec.collective, spec.ranks, spec.max_log_bytes)
+        try:
+            tables += ingest.load(p, spec.collective, spec.ranks, spec.max_log_bytes)
+        except ingest.OtherInput as e:
+            if others is None:
+                raise
+            others.append(e.value)
         if on_log is not None:
             on_log(i + 1, len(spec.paths), p)
     return tables
@@ -55,10 +62,12 @@ class Judged(list):
         super().__init__(items)
         self.not_judged: list[Unjudged] = list(not_judged or [])
         self.comparison: list[dict] | None = None    # diagnose: logs of one collective side by side (compare_logs)
+        self.inputs: list = []      # diagnose: the inputs that hold no table, judged (diagnose/inputs.InputReport)
 
     def to_json(self):
-        """Each judged table's document, then each unjudged one's; with a comparison, both under their names."""
-        docs = [d.to_json() for d in self] + [u.to_json() for u in self.not_judged]
+        """Each judged table's document, then each unjudged one's, then each system input's; with a comparison, all
+        under their names."""
+        docs = [d.to_json() for d in self] + [u.to_json() for u in self.not_judged] + [r.to_json() for r in self.inputs]
         return {"diagnoses": docs, "comparison": self.comparison} if self.comparison else one_or_many(docs)
 
 
@@ -109,12 +118,27 @@ def diagnose_logs(spec: DiagnoseSpec | list | str, on_log=None, on_table=None, *
         logs = LogSpec(paths=spec, collective=options.pop("collective", None), ranks=options.pop("ranks", None))
         spec = DiagnoseSpec(logs=logs, **options)
     model = read_logs(spec.model_from)[0] if spec.model_from is not None else None
-    tables = read_logs(spec.logs, on_log=on_log)
+    others: list = []
+    tables = read_logs(spec.logs, on_log=on_log, others=others)
     _number_runs(tables)
     judged = _each(tables, lambda t: diagnose(t, spec.peak_Bps, spec.hardware, model), on_table)
+    judged.inputs = [judge_input(value, spec.hardware) for value in others]
     if len(judged) > 1 and len({d.table.collective for d in judged}) == 1:   # one collective: side by side
         judged.comparison = compare_logs(judged)
     return judged
+
+
+def diagnose_input(path, hardware: HardwareSpec | None = None, max_bytes: str | int | None = None) -> InputReport:
+    """One input that describes a system rather than a sweep: a standalone NCCL/RCCL debug log (NCCL_DEBUG=INFO),
+    NCCL's topology or graph dump, `nvidia-smi topo -m`, or a link test (ib_write_bw/ib_read_bw, nvbandwidth,
+    p2pBandwidthLatencyTest). Returns what the system is (the resolver's Assumed, with the hardware flags over it),
+    what NCCL chose, per-link verdicts and the check-first list, each item with the line behind it."""
+    others: list = []
+    tables = read_logs(LogSpec(paths=[path], max_bytes=max_bytes), others=others)
+    if not others:
+        what = tables[0].describe() if tables else str(path)
+        raise UsageError(f"{what}: a table of measurements, not a system input: use diagnose_logs (collperf diagnose)")
+    return judge_input(others[0], hardware)
 
 
 def diagnose_baseline(spec: BaselineSpec | list | str, baseline=None, **options) -> against.BaselineReport:

@@ -114,6 +114,11 @@ def _values(system: System) -> list[tuple[str, str, str]]:
     return out
 
 
+def shown_values(system: System) -> list[tuple[str, str, str]]:
+    """The values the output lists for a system, each with its provenance (for a system changed after `assume`)."""
+    return _values(system)
+
+
 @functools.lru_cache(maxsize=2)
 def _facts(text: str) -> LogFacts:
     """read_facts once per log text (the same text object for every table of a file: its hash is cached)."""
