@@ -16,7 +16,8 @@ from collperf.diagnose import Diagnosis, diagnose, diagnose_measurement as judge
 from collperf.diagnose import baseline as against
 from collperf.diagnose.expectation import model_note
 from collperf.diagnose.hardware import assume
-from collperf.diagnose.inputs import InputReport, judge_input
+from collperf.diagnose.inputs import InputReport
+from collperf.diagnose.system_inputs import judge_input
 from collperf.errors import UsageError
 from collperf.fit import fit
 from collperf.model.nccl import expect

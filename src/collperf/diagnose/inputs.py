@@ -2,7 +2,8 @@
 resolver a log's table goes through, diagnose/hardware.py), what NCCL chose, the links each measured against its
 rate, and a "check first" list, each item with the line of the input that shows it. One typed result, InputReport.
 
-Standalone NCCL debug logs: diagnose/nccl_choices.py; topologies, graphs and link tests: diagnose/links.py."""
+Standalone NCCL debug logs: diagnose/nccl_choices.py; topologies, graphs and link tests: diagnose/links.py; one
+input to its report: diagnose/system_inputs.py."""
 
 from __future__ import annotations
 
@@ -92,20 +93,3 @@ def resolve(hints: Hints, hw: HardwareSpec | None, report: InputReport, **values
 def _not_overridden(hw: HardwareSpec, key: str) -> bool:
     flag = {"nics_per_node": hw.nics_per_node, "nic_Gbps": hw.nic_rate, "nvlink_links": hw.intra_bandwidth}
     return flag.get(key) is None and hw.cluster is None
-
-
-def judge_input(value, hw: HardwareSpec | None = None) -> InputReport:
-    """The report of one system input as ingest read it (ingest.OtherInput.value)."""
-    from collperf.diagnose import links, nccl_choices
-    from collperf.ingest.link_tests import LinkTest
-    from collperf.ingest.nccl_debug import NcclDebugLog
-    from collperf.ingest.topo_xml import NcclGraphs, NodeTopology
-    if isinstance(value, NcclDebugLog):
-        return nccl_choices.report(value, hw)
-    if isinstance(value, NodeTopology):
-        return links.topology_report(value, hw)
-    if isinstance(value, NcclGraphs):
-        return links.graphs_report(value)
-    if isinstance(value, LinkTest):
-        return links.link_test_report(value, hw)
-    raise UsageError(f"not a system input: {type(value).__name__}")

@@ -13,6 +13,7 @@ from collperf.diagnose.inputs import InputReport, resolve
 from collperf.diagnose.hints import Hints
 from collperf.diagnose.loglines import read_facts
 from collperf.spec import HardwareSpec
+from collperf.units import format_size
 
 # GPUs sharing one NIC from which the sharing is named: DGX and HGX boards pair each GPU with its own NIC (8 NICs
 # for 8 GPUs); one NIC for two GPUs is still a common cloud layout, four and more halve what each GPU gets again
@@ -99,7 +100,6 @@ def _tuning_runs(choices):
 
 
 def _size(n: int) -> str:
-    from collperf.units import format_size
     return format_size(n)
 
 
