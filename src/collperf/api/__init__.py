@@ -7,7 +7,7 @@ functions that need them, so `import collperf` stays light.
 
 The functions live in one module per area; this package re-exports them, so `from collperf import api;
 api.predict(...)` and `from collperf.api import predict` work as they always did:
-  model.py       predict, predict_topology, crossover, algorithms, expected_bands (predict --cluster),
+  model.py       predict, predict_topology, crossover, crossover_nccl, algorithms, expected_bands (predict --cluster),
                  paired_ratio, confirmation (-A auto's measured rule)
   schedules.py   schedule, verified_schedule, verify_all, simulate, trees, pattern
   runs.py        testbed up/start/status/down, bench, calibrate, bound, validate
@@ -22,16 +22,17 @@ api.predict(...)` and `from collperf.api import predict` work as they always did
 from __future__ import annotations
 
 # ruff: noqa: F401  (this package re-exports its modules' names)
-from collperf.spec import (BaselineSpec, BenchSpec, DoctorPlanSpec, BoundSpec, CalibrateSpec, CrossoverSpec, DiagnoseSpec, HardwareSpec, LogSpec,
+from collperf.spec import (BaselineSpec, BenchSpec, DoctorPlanSpec, BoundSpec, CalibrateSpec, CrossoverSpec, DiagnoseSpec, NcclCrossoverSpec, HardwareSpec, LogSpec,
                            MeasurementSpec, NcclPredictSpec, NetworkSpec, PatternSpec, PlanSpec, PredictSpec,
                            ScheduleSpec, SimulateSpec, SweepSpec, TopologyPredictSpec, TraceSpec, TreesSpec,
                            ValidateSpec, VerifySpec, MscclExportSpec, MscclImportSpec, ReportSpec, SearchSpec, TunerSpec,
                            network,
                            output_path, sizes)
-from collperf.api.results import (Algorithms, Calibration, Crossover, MeasuredBound, NcclChoice, Predictions,
+from collperf.api.results import (Algorithms, Calibration, Crossover, MeasuredBound, NcclChoice, NcclCrossover, Predictions,
                                   VerifiedSchedule, Verification, VerifyRow)
 from collperf.api.common import ALIASES
-from collperf.api.model import (PairedRatio, TopologyPrediction, algorithms, confirmation, crossover, expected_bands,
+from collperf.api.model import (PairedRatio, TopologyPrediction, algorithms, confirmation, crossover, crossover_nccl,
+                               expected_bands,
                                gpu_parts, paired_ratio, predict, predict_topology, systems)
 from collperf.api.schedules import (TUPLE_RANKS_LIMIT, Simulation, Simulations, pattern, schedule, simulate,
                                     trees, verified_schedule, verify_all)
@@ -46,10 +47,10 @@ from collperf.api.interop import (ImportedRun, ImportedSchedule, export_msccl, e
                                   import_msccl)
 
 __all__ = ["paired_ratio", "confirmation", "PairedRatio",
-           "network", "predict", "expected_bands", "systems", "gpu_parts", "crossover", "algorithms", "schedule", "verify_all", "simulate", "bench",
+           "network", "predict", "expected_bands", "systems", "gpu_parts", "crossover", "crossover_nccl", "algorithms", "schedule", "verify_all", "simulate", "bench",
            "calibrate", "bound", "validate", "testbed_up", "testbed_start", "testbed_status", "testbed_down", "testbed_held",
            "doctor_plan", "doctor_testbed", "read_logs", "fit_tables", "fit_logs", "diagnose_baseline", "diagnose_input", "diagnose_logs", "diagnose_measurement", "predict_nccl", "compare_logs", "plan", "plan_compare",
            "plan_step", "trees", "pattern", "export_nccl_tuner", "export_msccl", "import_msccl", "report", "trace",
            "NetworkSpec", "SweepSpec", "BenchSpec", "SimulateSpec", "LogSpec", "BaselineSpec", "DoctorPlanSpec", "DiagnoseSpec", "HardwareSpec", "MeasurementSpec", "PlanSpec", "TreesSpec",
-           "PatternSpec", "TraceSpec", "PredictSpec", "NcclPredictSpec", "CrossoverSpec", "ScheduleSpec", "VerifySpec",
+           "PatternSpec", "TraceSpec", "PredictSpec", "NcclPredictSpec", "CrossoverSpec", "NcclCrossoverSpec", "ScheduleSpec", "VerifySpec",
            "CalibrateSpec", "BoundSpec", "ValidateSpec", "TunerSpec", "MscclExportSpec", "MscclImportSpec", "ReportSpec", "SearchSpec"]

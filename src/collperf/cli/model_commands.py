@@ -14,7 +14,7 @@ from collperf.cli.options import (command, Collective, field_option, flag, Hybri
 from collperf.cli.render import out, print_json
 from collperf.cli.sim_watch import SimulationWatch
 from collperf.errors import UsageError
-from collperf.spec import (CrossoverSpec, HardwareSpec, NCCL_VIEW, NcclPredictSpec, NetworkSpec, output_path,
+from collperf.spec import (CrossoverSpec, HardwareSpec, NCCL_VIEW, NcclCrossoverSpec, NcclPredictSpec, NetworkSpec, output_path,
                            PatternSpec, predict_network, PredictSpec, ScheduleSpec, SimulateSpec, TopologyPredictSpec, VerifySpec)
 
 
@@ -40,10 +40,7 @@ def predict(collective: str = Collective,
     """Predict the time of COLLECTIVE for every algorithm, with its terms, bandwidths and lower bound.
     With --cluster: NCCL's expected band and the system's bound beside them (--sharp: with in-network reduction).
     With --topology: Blink's packed trees (-A blink, --hybrid) or the closed forms on a switch's link."""
-    given = [name for name, value in nccl_view.items() if value is not None]
-    if given and not nccl:
-        raise UsageError(f"--{given[0].replace('_', '-')} describes what NCCL sees: it applies to predict --nccl; "
-                         "add --nccl (or drop it)")
+    _nccl_only("predict", nccl, nccl_view)
     if topology is not None:
         if nccl:
             raise UsageError("--nccl prices NCCL on a catalogue system (--cluster): drop --topology or --nccl")
@@ -57,10 +54,7 @@ def predict(collective: str = Collective,
         return
     network = predict_network(network, ranks, root, hybrid, t_dpa, transit)
     if nccl:
-        if network.cluster is None and network.profile is None:
-            raise UsageError("predict --nccl needs a system: --cluster dgx-a100|dgx-h100|dgx-b200|dgx-1v|dgx-2|"
-                             "pcie-p2p|pcie-2080ti|pcie-t4 (with --nodes)")
-        hardware = replace(HardwareSpec.from_network(network), sharp=sharp, **nccl_view)
+        hardware = _nccl_hardware("predict", network, sharp, nccl_view)
         choice = api.predict_nccl(NcclPredictSpec(collective=collective, size=size, ranks=network.ranks,
                                                   hardware=hardware))
         print_json(choice.to_json()) if as_json else render_logs.print_nccl_prediction(*choice, choice.model_note)
@@ -76,11 +70,49 @@ def predict(collective: str = Collective,
         render_logs.print_expected_bands(results.assumed, results.bands)
 
 
+def _nccl_only(command_name: str, nccl: bool, nccl_view: dict) -> None:
+    """The options of what NCCL sees (--cpu-arch, --nic-path, --proto, --algo) go with --nccl alone."""
+    given = [name for name, value in nccl_view.items() if value is not None]
+    if given and not nccl:
+        raise UsageError(f"--{given[0].replace('_', '-')} describes what NCCL sees: it applies to {command_name} "
+                         "--nccl; add --nccl (or drop it)")
+
+
+def _nccl_hardware(command_name: str, network: NetworkSpec, sharp: Optional[bool], nccl_view: dict) -> HardwareSpec:
+    """The catalogue system NCCL is priced on, from the network options and NCCL's view of it."""
+    if network.cluster is None and network.profile is None:
+        raise UsageError(f"{command_name} --nccl needs a system: --cluster dgx-a100|dgx-h100|dgx-b200|dgx-1v|dgx-2|"
+                         "pcie-p2p|pcie-2080ti|pcie-t4 (with --nodes; `collperf systems` lists them all)")
+    return replace(HardwareSpec.from_network(network), sharp=sharp, **nccl_view)
+
+
 @command()
 @network_options()
 @spec_options(CrossoverSpec, "fields", exclude=("network",), build=False)
-def crossover(as_json: bool = Json, fields: dict = None, network: NetworkSpec = None):
-    """Where the best algorithm for COLLECTIVE changes with the size."""
+@spec_options(HardwareSpec, "nccl_view", only=NCCL_VIEW, panel="NCCL (--nccl)", build=False)
+def crossover(nccl: bool = flag(False, "--nccl", help="Where NCCL's own choice of algorithm/protocol changes on a "
+                                "catalogue system (--cluster, --nodes), exact to the byte for NCCL's model."),
+              sharp: Optional[bool] = field_option(HardwareSpec, "sharp", "NCCL (--nccl)"),
+              as_json: bool = Json, fields: dict = None, nccl_view: dict = None, network: NetworkSpec = None):
+    """Where the best algorithm for COLLECTIVE changes with the size (--nccl: where NCCL's own choice changes)."""
+    _nccl_only("crossover", nccl, nccl_view)
+    if nccl:
+        ours = [flag_name for flag_name, name, default in (("-A", "algorithm", "all"),
+                                                            ("--intra-algorithm", "intra_algorithm", "best"),
+                                                            ("--inter-algorithm", "inter_algorithm", "best"))
+                if fields[name] != default]
+        if ours:
+            raise UsageError(f"{', '.join(ours)}: these pick among our algorithms, while crossover --nccl gives NCCL's "
+                             "own choice; drop them (restrict NCCL with --algo/--proto, as NCCL_ALGO/NCCL_PROTO do)")
+        hardware = _nccl_hardware("crossover", network, sharp, nccl_view)
+        result = api.crossover_nccl(NcclCrossoverSpec(collective=fields["collective"], min_size=fields["min_size"],
+                                                      max_size=fields["max_size"], hardware=hardware,
+                                                      ranks=network.ranks))
+        print_json(result.to_json()) if as_json else render_logs.print_nccl_crossover(*result)
+        return
+    if sharp is not None:
+        raise UsageError(f"--{'' if sharp else 'no-'}sharp describes a catalogue system's InfiniBand switches, which "
+                         "NCCL prices: add --nccl (our algorithms reduce on the GPUs)")
     result = api.crossover(CrossoverSpec(network=network.resolve(), **fields))
     print_json(result.to_json()) if as_json else render.print_crossover(result.collective, result.network,
                                                                          result.ranges)
