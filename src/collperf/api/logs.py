@@ -221,8 +221,10 @@ def compare_logs(diagnoses) -> list[dict]:
 def report(spec: ReportSpec | list, output=None, command: str | None = None, **options) -> Path:
     """`collperf report`: one self-contained HTML page at spec.output; returns its path. Each input is a log
     path (anything diagnose reads, a bench JSON included), a validate JSON path, a Diagnosis, a bench's
-    Results, a Validation, a profiler trace (files, a directory or a glob: one file per rank, read together)
-    or a TraceReport; several logs of one collective are compared side by side (ReportSpec). Give a
+    Results, a Validation, a profiler trace (files, a directory or a glob: one file per rank, read together),
+    a TraceReport, or an input that describes a system (an NCCL debug log, a topology or graph dump, nvidia-smi
+    topo -m, a link test; or its diagnose.inputs.InputReport: system, NCCL's choices, link verdicts and the
+    check-first list); several logs of one collective are compared side by side (ReportSpec). Give a
     ReportSpec, or (the convenience) the inputs, output and command with the other fields as keywords."""
     spec = as_spec(ReportSpec, spec, options, inputs=spec, output=output, command=command)
     items, output, command, network = spec.inputs, spec.output, spec.command, spec.network
@@ -230,12 +232,14 @@ def report(spec: ReportSpec | list, output=None, command: str | None = None, **o
     # the network options read once as hardware: the spec is copied per log below (replace re-validates it)
     hardware = HardwareSpec.from_network(network) if network is not None else None
     judging = DiagnoseSpec(logs=LogSpec(paths=["-"], collective=collective, ranks=ranks), peak=peak, hardware=hardware)
-    diagnoses, validations, traces, trace_paths = [], [], [], []
+    diagnoses, validations, traces, trace_paths, inputs = [], [], [], [], []
     for item in items:
         if isinstance(item, (str, Path)) and pages.is_trace(item):
             trace_paths.append(item)   # one file per rank: read together below
         elif pages.is_trace(item):
             traces.append(item)
+        elif isinstance(item, InputReport) or pages.is_input_report(item):
+            inputs.append(item)
         elif isinstance(item, Diagnosis) or pages.is_diagnosis(item):
             diagnoses.append(item)
         elif isinstance(item, Validation) or pages.is_validation(item):
@@ -246,7 +250,9 @@ def report(spec: ReportSpec | list, output=None, command: str | None = None, **o
         elif (doc := pages.read_validation(item)) is not None:
             validations.append(doc)
         else:
-            diagnoses += diagnose_logs(replace(judging, logs=LogSpec(paths=[item], collective=collective, ranks=ranks)))
+            judged = diagnose_logs(replace(judging, logs=LogSpec(paths=[item], collective=collective, ranks=ranks)))
+            diagnoses += judged
+            inputs += judged.inputs     # an NCCL debug log, a topology dump, a link test: its own section
     same = len(diagnoses) > 1 and len({d.table.collective for d in diagnoses}) == 1
     if command is None:
         shown = [str(i) if isinstance(i, (str, Path)) else type(i).__name__ for i in items]
@@ -254,5 +260,5 @@ def report(spec: ReportSpec | list, output=None, command: str | None = None, **o
     if trace_paths:
         traces.append(trace(TraceSpec(paths=trace_paths, hardware=hardware or HardwareSpec())))
     text = pages.render_page(diagnoses, validations, compare_logs(diagnoses) if same else None, command, title,
-                             traces)
+                             traces, inputs)
     return pages.write_page(text, output)
