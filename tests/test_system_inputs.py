@@ -169,3 +169,35 @@ def test_undecided_collective_gives_no_verdict_and_the_flag(tmp_path):
     path.write_text(_rows("sum", -1, 1, 1.0))         # a 2-rank allreduce or a sendrecv with an op
     with pytest.raises(UsageError, match="--collective allreduce or --collective sendrecv"):
         api.diagnose_logs(str(path))
+
+
+# pci.ids 2026.08.22 (github.com/pciutils/pciids), vendor 10de: each id of the table, the name the file gives it
+# (quoted in the comment) and the part of ours that name is
+PCI_PARTS = {"0x1db1": "V100 SXM2 16GB",      # GV100GL [Tesla V100 SXM2 16GB]
+             "0x1db5": "V100 SXM2 32GB",      # GV100GL [Tesla V100 SXM2 32GB]
+             "0x1db4": "V100 PCIe 16GB",      # GV100GL [Tesla V100 PCIe 16GB]
+             "0x1eb8": "T4",                  # TU104GL [Tesla T4]
+             "0x20b0": "A100 SXM4 40GB",      # GA100 [A100 SXM4 40GB]
+             "0x20b2": "A100 SXM4 80GB",      # GA100 [A100 SXM4 80GB]
+             "0x20f1": "A100 PCIe 40GB",      # GA100 [A100 PCIe 40GB]
+             "0x20b5": "A100 PCIe 80GB",      # GA100 [A100 PCIe 80GB]
+             "0x2330": "H100 SXM5 80GB",      # GH100 [H100 SXM5 80GB]
+             "0x2331": "H100 PCIe 80GB",      # GH100 [H100 PCIe]
+             "0x2324": "H800 SXM5 80GB",      # GH100 [H800]
+             "0x2322": "H800 PCIe 80GB",      # GH100 [H800 PCIe]
+             "0x2335": "H200 SXM 141GB",      # GH100 [H200 SXM 141GB]
+             "0x233b": "H200 NVL 141GB",      # GH100 [H200 NVL]
+             "0x2901": "B200",                # GB100 [B200]
+             "0x2909": "B200",                # GB100 [HGX B200 168GB]
+             "0x2941": "GB200 (per GPU: half a superchip)",   # GB100 [HGX GB200]
+             "0x26b9": "L40S",                # AD102GL [L40S]
+             "0x2230": "RTX A6000",           # GA102GL [RTX A6000]
+             "0x2684": "GeForce RTX 4090",    # AD102 [GeForce RTX 4090]
+             "0x2204": "GeForce RTX 3090",    # GA102 [GeForce RTX 3090]
+             "0x1e07": "GeForce RTX 2080 Ti"}  # TU102 [GeForce RTX 2080 Ti Rev. A]
+
+
+def test_every_pci_device_id_is_the_part_pci_ids_names():
+    from collperf.model.hardware.names import find_gpu
+    assert set(topo_xml.PCI_GPUS) == set(PCI_PARTS)
+    assert {pci_id: find_gpu(name).name for pci_id, name in topo_xml.PCI_GPUS.items()} == PCI_PARTS

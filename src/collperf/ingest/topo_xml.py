@@ -17,12 +17,16 @@ from dataclasses import dataclass, field
 
 from collperf.ingest.table import IngestError
 
-# The PCI device ids of common NVIDIA data-centre and workstation GPUs (the PCI ID Repository, pci-ids.ucw.cz,
-# vendor 10de), as a name the parts table resolves (model/hardware/names.py). An id not listed names no GPU: the
-# topology still gives the links, and --gpu names the part.
+# The PCI device ids of common NVIDIA data-centre and workstation GPUs, each as the PCI ID Repository names it
+# (pci.ids version 2026.08.22, vendor 10de: github.com/pciutils/pciids), written as a name the parts table resolves
+# (model/hardware/names.py). An id not listed names no GPU: the topology still gives the links, and --gpu names the
+# part. Left out on purpose: ids whose pci.ids name no part of ours matches exactly (2321 "H100L 94GB", 2336 "H100",
+# 2337-2339 and 233d, H100 SXM5 with 64, 96 or 94 GB), so that a topology never names a part it cannot tell.
 PCI_GPUS = {"0x1db1": "Tesla V100-SXM2-16GB", "0x1db5": "Tesla V100-SXM2-32GB", "0x1db4": "Tesla V100-PCIE-16GB",
             "0x1eb8": "Tesla T4", "0x20b0": "A100-SXM4-40GB", "0x20b2": "A100-SXM4-80GB", "0x20f1": "A100-PCIE-40GB",
             "0x20b5": "A100 80GB PCIe", "0x2330": "H100 80GB HBM3", "0x2331": "H100 PCIe", "0x2324": "H800",
+            "0x2322": "H800 PCIe", "0x2335": "H200 SXM 141GB", "0x233b": "H200 NVL", "0x2901": "B200",
+            "0x2909": "B200", "0x2941": "GB200",
             "0x26b9": "L40S", "0x2230": "RTX A6000", "0x2684": "GeForce RTX 4090", "0x2204": "GeForce RTX 3090",
             "0x1e07": "GeForce RTX 2080 Ti"}
 # NCCL's path types, nearest first (src/include/graph.h): how far a GPU is from a NIC or another GPU
