@@ -8,7 +8,8 @@ from pathlib import Path
 
 from collperf import units
 from collperf.collectives import get_collective
-from collperf.ingest import consistency, inputs, inspector, mpi_benchmarks, nccl_perf_csv, nccltests, others, rccl
+from collperf.ingest import (consistency, host_layout, inputs, inspector, mpi_benchmarks, nccl_perf_csv, nccltests, others,
+                             rccl)
 from collperf.ingest.inputs import OtherInput
 from collperf.ingest.table import IngestError, Row, Table
 
@@ -111,6 +112,7 @@ def _checked(collective: str | None, ranks: int | None) -> str | None:
 def _finish(tables: list[Table], ranks: int | None) -> list[Table]:
     for t in tables:
         _given_ranks(t, ranks)
+        host_layout.settle(t)      # nodes x GPUs per node from elided device lines, once the rank count is known
     return tables
 
 

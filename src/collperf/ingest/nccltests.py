@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from collperf.collectives import COLLECTIVES, PROGRAMS
-from collperf.ingest import collective_guess, consistency, validate as v
+from collperf.ingest import collective_guess, consistency, host_layout, validate as v
 from collperf.ingest.table import IngestError, Row, Table
 
 # Every pattern here is linear in its input: literal anchors, and no two adjacent quantifiers that can
@@ -351,6 +351,9 @@ def _ranks_from_devices(t: Table) -> None:
         t.header["ranks_at_least"] = max(ranks) + 1
         t.notes.append(f"device lines are elided (ranks listed: {len(ranks)}, highest {max(ranks)}): the rank and "
                        "node counts are not read from them")
+        # the lines that remain may still number the hosts: the layout once the rank count is known (host_layout)
+        per_host, why, hosts = host_layout.read_layout(devices)
+        t.header.update(gpus_per_host=per_host, host_layout=why, hosts_at_least=hosts)
         return
     t.ranks = len(ranks)
     t.nodes = len(t.header["hosts"])
