@@ -39,7 +39,14 @@ LOG_FORMATS = {
     "rccl-tests csv": (["rccl_tests.csv"], None),
     "collperf bench": (["collperf_bench.json", "collperf_bench.csv"], ("allreduce", 4)),
     "optimize_config csv": (["optimize_config.csv", "optimize_config_sparse.csv"], None),
+    # the inputs that describe a system rather than a sweep (ingest/inputs.py): diagnose and report read them
+    "nccl debug log": (["inputs/nccl_debug_h800_socket.log", "inputs/nccl_debug_ib_4nic.log"], None),
+    "nccl topology and graph xml": (["inputs/nccl_topo_ibm_h100x8.xml", "inputs/nccl_graph_4gpu_2nic.xml"], None),
+    "nvidia-smi topo": (["inputs/nvsmi_topo_2x5090.txt"], None),
+    "link tests": (["inputs/ib_write_bw_loopback_hdr.txt", "inputs/nvbandwidth_a6000x6_read_ce.txt",
+                    "inputs/p2p_bandwidth_6gpu_p2p_slow.txt"], None),
 }
+SYSTEM_FORMATS = ("nccl debug log", "nccl topology and graph xml", "nvidia-smi topo", "link tests")
 TRACE_FORMATS = {"kineto": False, "kineto gz": True,      # format -> gzipped
                  "flight recorder json": False, "nccl ras json": False, "nccl profiler plugin": False,
                  "nccl inspector trace": False}
@@ -47,7 +54,8 @@ TRACE_NAMES = ["nccl", "gloo", "rccl", "nccl_old"]
 FORMATS = list(LOG_FORMATS) + list(TRACE_FORMATS)
 LOG_VERBS = ("read", "fit", "diagnose", "report")
 TRACE_VERBS = ("trace", "report")
-PAIRS = [(fmt, verb) for fmt in LOG_FORMATS for verb in LOG_VERBS] + \
+PAIRS = [(fmt, verb) for fmt in LOG_FORMATS
+         for verb in (("diagnose", "report") if fmt in SYSTEM_FORMATS else LOG_VERBS)] + \
         [(fmt, verb) for fmt in TRACE_FORMATS for verb in TRACE_VERBS]
 # a log given to the trace verb and a trace to the log verbs: refused with a UsageError, never read as the other
 # (an Inspector dump is both: diagnose reads its sizes, trace its calls)
@@ -157,7 +165,7 @@ def write_input(fmt: str, seed: int, folder: Path) -> Path:
                 data[len(data) // 2] ^= 0xFF
         path.write_bytes(bytes(data))
         return path
-    path = folder / LOG_FORMATS[fmt][0][seed % len(LOG_FORMATS[fmt][0])]
+    path = folder / Path(LOG_FORMATS[fmt][0][seed % len(LOG_FORMATS[fmt][0])]).name
     path.write_bytes(text.encode("utf-8", errors="surrogatepass"))
     return path
 
@@ -173,7 +181,10 @@ def call(verb: str, fmt: str, path: Path, folder: Path):
     if verb == "fit":
         return api.fit_logs(str(path), collective, ranks)
     if verb == "diagnose":
-        return api.diagnose_logs(str(path), collective=collective, ranks=ranks)
+        judged = api.diagnose_logs(str(path), collective=collective, ranks=ranks)
+        json.dumps(judged.to_json(), default=str)
+        assert len(judged) + len(judged.not_judged) + len(judged.inputs)
+        return judged.inputs or judged      # a system input's reports, else the tables' diagnoses
     if verb == "trace":
         report = api.trace(str(path))
         json.dumps(report.to_json(), default=str)

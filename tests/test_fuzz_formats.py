@@ -131,7 +131,8 @@ def test_a_file_of_the_other_kind_is_refused(fmt, verb, tmp_path):
 @pytest.mark.parametrize("fmt", fuzz_support.FORMATS)
 def test_every_format_reads_unmutated(fmt, tmp_path):
     """The fuzz starts from inputs that read: each format's fixtures give a result through its first verb."""
-    verb = "trace" if fmt in fuzz_support.TRACE_FORMATS else "read"
+    verb = "trace" if fmt in fuzz_support.TRACE_FORMATS else "diagnose" if fmt in fuzz_support.SYSTEM_FORMATS \
+        else "read"
     for i, text in enumerate(fuzz_support.originals(fmt)):
         # a file name the format's reader takes: a Flight Recorder dump names its rank there
         path = tmp_path / (f"rank{i}.json.gz" if fmt == "kineto gz" else

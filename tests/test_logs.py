@@ -266,8 +266,11 @@ def test_legacy_alltoall_is_alltoall():
 
 def test_elided_device_lines_do_not_set_the_rank_count():
     t = load(FIXTURES / "elided_devices.txt")[0]   # Rank 0, Rank 1, '...', Rank 15 on 16 ranks
-    assert t.ranks == 16 and t.nodes is None
+    assert t.ranks == 16 and t.header["ranks_from"] == "busbw/algbw"
     assert any("elided" in n for n in t.notes) and any("inferred 16 from busbw/algbw" in n for n in t.notes)
+    # the nodes come from the hosts' numbering of the lines that remain (node-a, node-b: 8 GPUs a host), not their
+    # count (two hosts listed)
+    assert t.nodes == 2 and t.header["nodes_from"] == "host numbering"
     gap = (FIXTURES / "elided_devices.txt").read_text().replace("#  ...\n", "")
     assert parse(gap)[0].ranks == 16    # a gap in the rank numbers is an elision too
     with pytest.raises(IngestError, match=r"--ranks 8 but the log says 16"):

@@ -7,7 +7,7 @@ functions that need them, so `import collperf` stays light.
 
 The functions live in one module per area; this package re-exports them, so `from collperf import api;
 api.predict(...)` and `from collperf.api import predict` work as they always did:
-  model.py       predict, predict_topology, crossover, algorithms, expected_bands (predict --cluster),
+  model.py       predict, predict_topology, crossover, crossover_nccl, algorithms, expected_bands (predict --cluster),
                  paired_ratio, confirmation (-A auto's measured rule)
   schedules.py   schedule, verified_schedule, verify_all, simulate, trees, pattern
   runs.py        testbed up/start/status/down, bench, calibrate, bound, validate
@@ -22,22 +22,25 @@ api.predict(...)` and `from collperf.api import predict` work as they always did
 from __future__ import annotations
 
 # ruff: noqa: F401  (this package re-exports its modules' names)
-from collperf.spec import (BaselineSpec, BenchSpec, DoctorPlanSpec, BoundSpec, CalibrateSpec, CrossoverSpec, DiagnoseSpec, HardwareSpec, LogSpec,
+from collperf.spec import (BaselineSpec, BenchSpec, DoctorPlanSpec, BoundSpec, CalibrateSpec, CrossoverSpec, DiagnoseSpec, NcclCrossoverSpec, HardwareSpec, LogSpec,
                            MeasurementSpec, NcclPredictSpec, NetworkSpec, PatternSpec, PlanSpec, PredictSpec,
                            ScheduleSpec, SimulateSpec, SweepSpec, TopologyPredictSpec, TraceSpec, TreesSpec,
                            ValidateSpec, VerifySpec, MscclExportSpec, MscclImportSpec, ReportSpec, SearchSpec, TunerSpec,
-                           network, output_path, predict_request, simulate_request, sizes)
-from collperf.api.results import (Algorithms, Calibration, Crossover, MeasuredBound, NcclChoice, Predictions,
+                           crossover_request, network, output_path, predict_request, simulate_request, sizes)
+from collperf.api.results import (Algorithms, Calibration, Crossover, MeasuredBound, NcclChoice, NcclCrossover,
+                                  Predictions,
                                   VerifiedSchedule, Verification, VerifyRow)
 from collperf.api.common import ALIASES
-from collperf.api.model import (PairedRatio, TopologyPrediction, algorithms, confirmation, crossover, expected_bands,
+from collperf.api.model import (PairedRatio, TopologyPrediction, algorithms, confirmation, crossover, crossover_nccl,
+                               expected_bands,
                                gpu_parts, paired_ratio, predict, predict_topology, systems)
 from collperf.api.schedules import (TUPLE_RANKS_LIMIT, Simulation, Simulations, pattern, schedule, simulate,
                                     trees, verified_schedule, verify_all)
 from collperf.api.runs import (Validation, bench, bound, calibrate, testbed, testbed_down, testbed_held, testbed_start,
                                testbed_status, testbed_up, validate)
-from collperf.api.logs import (Verdict, VerdictKind, compare_logs, diagnose_baseline, diagnose_logs,
-                               diagnose_measurement, fit_logs, fit_tables, predict_nccl, read_logs, report)
+from collperf.api.logs import (Verdict, VerdictKind, compare_logs, diagnose_baseline, diagnose_input,
+                               diagnose_logs, diagnose_measurement, fit_logs, fit_tables, predict_nccl,
+                               read_logs, report)
 from collperf.api.plans import plan, plan_compare, plan_search, plan_spec, plan_step
 from collperf.api.trace import trace
 from collperf.api.doctor import doctor_plan, doctor_testbed
@@ -48,12 +51,12 @@ from collperf.api.interop import (ImportedRun, ImportedSchedule, export_msccl, e
 __all__ = ["ALIASES", "Algorithms", "BaselineSpec", "BenchSpec", "BoundSpec", "CalibrateSpec", "Calibration",
            "Crossover", "CrossoverSpec", "DiagnoseSpec", "DoctorPlanSpec", "HardwareSpec", "ImportedRun",
            "ImportedSchedule", "LogSpec", "MeasuredBound", "MeasurementSpec", "MscclExportSpec", "MscclImportSpec",
-           "NcclChoice", "NcclPredictSpec", "NetworkSpec", "PairedRatio", "PatternSpec", "PlanSpec", "PredictSpec",
+           "NcclChoice", "NcclCrossover", "NcclCrossoverSpec", "NcclPredictSpec", "NetworkSpec", "PairedRatio", "PatternSpec", "PlanSpec", "PredictSpec",
            "Predictions", "ReportSpec", "ScheduleSpec", "SearchSpec", "SimulateSpec", "Simulation", "Simulations",
            "SweepSpec", "TUPLE_RANKS_LIMIT", "TopologyPredictSpec", "TopologyPrediction", "TraceSpec", "TreesSpec",
            "TunerSpec", "ValidateSpec", "Validation", "Verdict", "VerdictKind", "Verification", "VerifiedSchedule",
            "VerifyRow", "VerifySpec", "algorithms", "bench", "bound", "calibrate", "compare_logs", "confirmation",
-           "crossover", "diagnose_baseline", "diagnose_logs", "diagnose_measurement", "doctor_plan", "doctor_testbed",
+           "crossover", "crossover_nccl", "crossover_request", "diagnose_baseline", "diagnose_input", "diagnose_logs", "diagnose_measurement", "doctor_plan", "doctor_testbed",
            "expected_bands", "export_msccl", "export_nccl_tuner", "fit_logs", "fit_tables", "gpu_parts",
            "import_msccl", "network", "output_path", "paired_ratio", "pattern", "plan", "plan_compare", "plan_search",
            "plan_spec", "plan_step", "predict", "predict_nccl", "predict_request", "predict_topology", "read_logs",

@@ -17,6 +17,8 @@ from collperf.diagnose import baseline as against
 from collperf.diagnose.expectation import model_note
 from collperf.diagnose.hardware import assume
 from collperf.diagnose.verdict import Kind as VerdictKind, Verdict
+from collperf.diagnose.inputs import InputReport
+from collperf.diagnose.system_inputs import judge_input
 from collperf.errors import UsageError
 from collperf.fit import fit
 from collperf.model.nccl import expect
@@ -25,14 +27,20 @@ from collperf.spec import (BaselineSpec, DiagnoseSpec, HardwareSpec, LogSpec, Me
 
 
 def read_logs(spec: LogSpec | list | str, collective: str | None = None, ranks: int | None = None,
-              on_log=None) -> list:
+              on_log=None, others: list | None = None) -> list:
     """Every table of every log (nccl-tests text or JSON, collperf JSON/CSV, OSU, IMB); on_log(done, total,
     path) hears of each log as it is read. Give a LogSpec, or (the convenience) the paths with the collective
-    and rank count."""
+    and rank count. An input that holds no table (an NCCL debug log, a topology, a link test: ingest.OtherInput) is
+    an error, unless `others` is a list: then what it was read as is appended there."""
     spec = as_spec(LogSpec, spec, {}, paths=spec, collective=collective, ranks=ranks)
     tables = []
     for i, p in enumerate(spec.paths):
-        tables += ingest.load(p, spec.collective, spec.ranks, spec.max_log_bytes)
+        try:
+            tables += ingest.load(p, spec.collective, spec.ranks, spec.max_log_bytes)
+        except ingest.OtherInput as e:
+            if others is None:
+                raise
+            others.append(e.value)
         if on_log is not None:
             on_log(i + 1, len(spec.paths), p)
     return tables
@@ -56,10 +64,12 @@ class Judged(list):
         super().__init__(items)
         self.not_judged: list[Unjudged] = list(not_judged or [])
         self.comparison: list[dict] | None = None    # diagnose: logs of one collective side by side (compare_logs)
+        self.inputs: list = []      # diagnose: the inputs that hold no table, judged (diagnose/inputs.InputReport)
 
     def to_json(self):
-        """Each judged table's document, then each unjudged one's; with a comparison, both under their names."""
-        docs = [d.to_json() for d in self] + [u.to_json() for u in self.not_judged]
+        """Each judged table's document, then each unjudged one's, then each system input's; with a comparison, all
+        under their names."""
+        docs = [d.to_json() for d in self] + [u.to_json() for u in self.not_judged] + [r.to_json() for r in self.inputs]
         return {"diagnoses": docs, "comparison": self.comparison} if self.comparison else one_or_many(docs)
 
 
@@ -110,12 +120,27 @@ def diagnose_logs(spec: DiagnoseSpec | list | str, on_log=None, on_table=None, *
         logs = LogSpec(paths=spec, collective=options.pop("collective", None), ranks=options.pop("ranks", None))
         spec = DiagnoseSpec(logs=logs, **options)
     model = read_logs(spec.model_from)[0] if spec.model_from is not None else None
-    tables = read_logs(spec.logs, on_log=on_log)
+    others: list = []
+    tables = read_logs(spec.logs, on_log=on_log, others=others)
     _number_runs(tables)
     judged = _each(tables, lambda t: diagnose(t, spec.peak_Bps, spec.hardware, model), on_table)
+    judged.inputs = [judge_input(value, spec.hardware) for value in others]
     if len(judged) > 1 and len({d.table.collective for d in judged}) == 1:   # one collective: side by side
         judged.comparison = compare_logs(judged)
     return judged
+
+
+def diagnose_input(path, hardware: HardwareSpec | None = None, max_bytes: str | int | None = None) -> InputReport:
+    """One input that describes a system rather than a sweep: a standalone NCCL/RCCL debug log (NCCL_DEBUG=INFO),
+    NCCL's topology or graph dump, `nvidia-smi topo -m`, or a link test (ib_write_bw/ib_read_bw, nvbandwidth,
+    p2pBandwidthLatencyTest). Returns what the system is (the resolver's Assumed, with the hardware flags over it),
+    what NCCL chose, per-link verdicts and the check-first list, each item with the line behind it."""
+    others: list = []
+    tables = read_logs(LogSpec(paths=[path], max_bytes=max_bytes), others=others)
+    if not others:
+        what = tables[0].describe() if tables else str(path)
+        raise UsageError(f"{what}: a table of measurements, not a system input: use diagnose_logs (collperf diagnose)")
+    return judge_input(others[0], hardware)
 
 
 def diagnose_baseline(spec: BaselineSpec | list | str, baseline=None, **options) -> against.BaselineReport:
@@ -197,8 +222,10 @@ def compare_logs(diagnoses) -> list[dict]:
 def report(spec: ReportSpec | list, output=None, command: str | None = None, **options) -> Path:
     """`collperf report`: one self-contained HTML page at spec.output; returns its path. Each input is a log
     path (anything diagnose reads, a bench JSON included), a validate JSON path, a Diagnosis, a bench's
-    Results, a Validation, a profiler trace (files, a directory or a glob: one file per rank, read together)
-    or a TraceReport; several logs of one collective are compared side by side (ReportSpec). Give a
+    Results, a Validation, a profiler trace (files, a directory or a glob: one file per rank, read together),
+    a TraceReport, or an input that describes a system (an NCCL debug log, a topology or graph dump, nvidia-smi
+    topo -m, a link test; or its diagnose.inputs.InputReport: system, NCCL's choices, link verdicts and the
+    check-first list); several logs of one collective are compared side by side (ReportSpec). Give a
     ReportSpec, or (the convenience) the inputs, output and command with the other fields as keywords."""
     spec = as_spec(ReportSpec, spec, options, inputs=spec, output=output, command=command)
     items, output, command, network = spec.inputs, spec.output, spec.command, spec.network
@@ -206,12 +233,14 @@ def report(spec: ReportSpec | list, output=None, command: str | None = None, **o
     # the network options read once as hardware: the spec is copied per log below (replace re-validates it)
     hardware = HardwareSpec.from_network(network) if network is not None else None
     judging = DiagnoseSpec(logs=LogSpec(paths=["-"], collective=collective, ranks=ranks), peak=peak, hardware=hardware)
-    diagnoses, validations, traces, trace_paths = [], [], [], []
+    diagnoses, validations, traces, trace_paths, inputs = [], [], [], [], []
     for item in items:
         if isinstance(item, (str, Path)) and pages.is_trace(item):
             trace_paths.append(item)   # one file per rank: read together below
         elif pages.is_trace(item):
             traces.append(item)
+        elif isinstance(item, InputReport) or pages.is_input_report(item):
+            inputs.append(item)
         elif isinstance(item, Diagnosis) or pages.is_diagnosis(item):
             diagnoses.append(item)
         elif isinstance(item, Validation) or pages.is_validation(item):
@@ -222,7 +251,9 @@ def report(spec: ReportSpec | list, output=None, command: str | None = None, **o
         elif (doc := pages.read_validation(item)) is not None:
             validations.append(doc)
         else:
-            diagnoses += diagnose_logs(replace(judging, logs=LogSpec(paths=[item], collective=collective, ranks=ranks)))
+            judged = diagnose_logs(replace(judging, logs=LogSpec(paths=[item], collective=collective, ranks=ranks)))
+            diagnoses += judged
+            inputs += judged.inputs     # an NCCL debug log, a topology dump, a link test: its own section
     same = len(diagnoses) > 1 and len({d.table.collective for d in diagnoses}) == 1
     if command is None:
         shown = [str(i) if isinstance(i, (str, Path)) else type(i).__name__ for i in items]
@@ -230,5 +261,5 @@ def report(spec: ReportSpec | list, output=None, command: str | None = None, **o
     if trace_paths:
         traces.append(trace(TraceSpec(paths=trace_paths, hardware=hardware or HardwareSpec())))
     text = pages.render_page(diagnoses, validations, compare_logs(diagnoses) if same else None, command, title,
-                             traces)
+                             traces, inputs)
     return pages.write_page(text, output)

@@ -1,6 +1,6 @@
 """The model: predicted times and bandwidths of the algorithms (predict, predict_topology), the sizes
-where the best algorithm changes (crossover), the algorithms a collective has (algorithms), and -A auto's
-measured rule on two timed series (paired_ratio, confirmation)."""
+where the best algorithm changes (crossover; NCCL's own switch points: crossover_nccl), the algorithms a
+collective has (algorithms), and -A auto's measured rule on two timed series (paired_ratio, confirmation)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from collperf import topology as topologies
 from collperf.api.common import as_spec, resolved_network, with_aliases
 from collperf.api.logs import predict_nccl
-from collperf.api.results import Algorithms, Crossover, Predictions
+from collperf.api.results import Algorithms, Crossover, NcclCrossover, Predictions
 from collperf.blink import reports as blink_reports, runs as packed_runs
 from collperf.blink.algorithms import BLINK
 from collperf.collectives import get_collective
@@ -21,11 +21,12 @@ from collperf.model.algorithms.modes import mode_of
 from collperf.model.auto_confirm import timings, verdict
 from collperf.model.network import Network
 from collperf.model.paired_ratio import PairedRatio, paired_ratio
+from collperf.model.nccl.switches import switch_points
 from collperf.model.predict import predict as _predict
 from collperf.model.select import crossovers
 from collperf.model.hardware.gpus import GPUS
 from collperf.model.systems import ALIASES, CATALOGUE
-from collperf.spec import (CrossoverSpec, HardwareSpec, NcclPredictSpec, PredictSpec, sizes,
+from collperf.spec import (CrossoverSpec, HardwareSpec, NcclCrossoverSpec, NcclPredictSpec, PredictSpec, sizes,
                            TopologyPredictSpec)
 
 
@@ -98,6 +99,19 @@ def crossover(spec: CrossoverSpec | str, network=None, **options) -> Crossover:
                                algorithm=spec.algorithm, intra_algorithm=spec.intra_algorithm,
                                inter_algorithm=spec.inter_algorithm)
     return Crossover(spec.collective, net, found, ranges)
+
+
+def crossover_nccl(spec: NcclCrossoverSpec | None = None, **options) -> NcclCrossover:
+    """`collperf crossover --nccl`: the sizes between spec.min_size and spec.max_size where NCCL's own choice of
+    (algorithm, protocol) changes on a catalogue system (spec.hardware.cluster, or .gpu) sized to
+    spec.ranks/hardware.nodes, exact to the byte for NCCL's model (model/nccl/switches.py), and the ranges of each
+    choice. The result unpacks as (Assumed, SwitchPoints). Give an NcclCrossoverSpec, or its fields as keywords."""
+    spec = as_spec(NcclCrossoverSpec, spec, options)
+    assumed = assume(None, spec.hardware, spec.ranks)
+    if assumed.system is None:
+        raise UsageError(f"crossover --nccl: {assumed.why_none}")
+    return NcclCrossover(assumed, switch_points(spec.collective, assumed.system, spec.min_size_bytes,
+                                                spec.max_size_bytes))
 
 
 def algorithms(collective: str | None = None) -> Algorithms:

@@ -115,6 +115,26 @@ class Crossover:
                 "crossovers": [vars(c) for c in self.crossovers], "regimes": [vars(r) for r in self.ranges]}
 
 
+@dataclass
+class NcclCrossover:
+    """`crossover --nccl`: the system assumed (diagnose.hardware.Assumed) and the sizes where NCCL's (algorithm,
+    protocol) changes on it (model.nccl.switches.SwitchPoints). Unpacks as (assumed, switch points)."""
+
+    assumed: object
+    points: object
+
+    def __iter__(self):
+        return iter((self.assumed, self.points))
+
+    def to_json(self) -> dict:
+        p = self.points
+        return {"collective": p.collective, "ranks": p.ranks, "nodes": p.nodes, "system": self.assumed.to_json(),
+                "min_size_bytes": p.min_bytes, "max_size_bytes": p.max_bytes, "point_to_point": p.p2p,
+                "switches": [vars(s) for s in p.switches],
+                "ranges": [{"algorithm": r.algorithm, "protocol": r.protocol, "from_bytes": r.from_bytes,
+                            "to_bytes": r.to_bytes} for r in p.ranges]}
+
+
 class Algorithms(list):
     """`algorithms`: the registry's algorithms (model.algorithms), optionally of one collective."""
 

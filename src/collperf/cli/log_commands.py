@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 
 from collperf import api
-from collperf.cli import render, render_logs
+from collperf.cli import render, render_inputs, render_logs
 from collperf.cli.options import command, field_option, hardware_options, Json
 from collperf.cli.progress import progress
 from collperf.cli.render import out, print_json
@@ -97,5 +97,7 @@ def diagnose(logs: list[str] = typer.Argument(..., help="One log, or several to 
     if diagnoses.comparison:
         render_logs.print_comparison(diagnoses, diagnoses.comparison)
     render_logs.print_not_judged(diagnoses.not_judged, "judged")
+    for report in diagnoses.inputs:
+        render_inputs.print_input(report)
     for path in paths:
         out.print(f"{'report' if path.endswith('.html') else 'plot'} written to {path}")

@@ -12,9 +12,9 @@ from collperf.cli.options import (command, Collective, field_option, flag, Hybri
                                   network_options, spec_options, TDpa, Transit)
 from collperf.cli.render import out, print_json
 from collperf.cli.sim_watch import SimulationWatch
-from collperf.spec import (CrossoverSpec, HardwareSpec, NCCL_VIEW, NcclPredictSpec, NetworkSpec, output_path,
-                           PatternSpec, predict_request, PredictSpec, ScheduleSpec, SimulateSpec, simulate_request,
-                           TopologyPredictSpec, VerifySpec)
+from collperf.spec import (crossover_request, CrossoverSpec, HardwareSpec, NCCL_VIEW, NcclCrossoverSpec,
+                           NcclPredictSpec, NetworkSpec, output_path, PatternSpec, predict_request, PredictSpec,
+                           ScheduleSpec, SimulateSpec, simulate_request, TopologyPredictSpec, VerifySpec)
 
 
 _TOPOLOGY = "Topology (--topology)"
@@ -59,9 +59,18 @@ def predict(collective: str = Collective,
 @command()
 @network_options()
 @spec_options(CrossoverSpec, "fields", exclude=("network",), build=False)
-def crossover(as_json: bool = Json, fields: dict = None, network: NetworkSpec = None):
-    """Where the best algorithm for COLLECTIVE changes with the size."""
-    result = api.crossover(CrossoverSpec(network=network.resolve(), **fields))
+@spec_options(HardwareSpec, "nccl_view", only=NCCL_VIEW, panel="NCCL (--nccl)", build=False)
+def crossover(nccl: bool = flag(False, "--nccl", help="Where NCCL's own choice of algorithm/protocol changes on a "
+                                "catalogue system (--cluster, --nodes), exact to the byte for NCCL's model."),
+              sharp: Optional[bool] = field_option(HardwareSpec, "sharp", "NCCL (--nccl)"),
+              as_json: bool = Json, fields: dict = None, nccl_view: dict = None, network: NetworkSpec = None):
+    """Where the best algorithm for COLLECTIVE changes with the size (--nccl: where NCCL's own choice changes)."""
+    spec = crossover_request(nccl=nccl, sharp=sharp, network=network, **fields, **nccl_view)
+    if isinstance(spec, NcclCrossoverSpec):
+        result = api.crossover_nccl(spec)
+        print_json(result.to_json()) if as_json else render_logs.print_nccl_crossover(*result)
+        return
+    result = api.crossover(spec)
     print_json(result.to_json()) if as_json else render.print_crossover(result.collective, result.network,
                                                                          result.ranges)
 

@@ -1,5 +1,5 @@
-"""Rendering what the log commands return (`collperf fit`, `diagnose`, `judge`, `compare`) and `predict
---nccl`: a log's header, the fitted regimes, the system assumed, verdicts per size. No computation lives here."""
+"""Rendering what the log commands return (`collperf fit`, `diagnose`, `judge`, `compare`), `predict
+--nccl` and `crossover --nccl`: a log's header, the fitted regimes, the system assumed, verdicts per size. No computation lives here."""
 
 from __future__ import annotations
 
@@ -44,8 +44,9 @@ def print_fit(f) -> None:
         out.print(f"  [dim]fit: {escape(note)}[/dim]")
 
 
-def print_assumed(assumed, expected_from: str, bound_from: str) -> None:
-    """Which system was assumed and where each value came from."""
+def print_assumed(assumed, expected_from: str | None, bound_from: str | None) -> None:
+    """Which system was assumed and where each value came from (and what the expectation and the bound are, where
+    the command prints them)."""
     out.print(f"  [bold]system assumed[/bold]: {escape(assumed.describe())}")
     defaults = [(label, value) for label, value, source in assumed.values if source.startswith("default")]
     for label, value, source in assumed.values:
@@ -58,8 +59,10 @@ def print_assumed(assumed, expected_from: str, bound_from: str) -> None:
                   + "; ".join(f"{escape(label)} {escape(value)}" for label, value in defaults))
     for note in assumed.notes:
         out.print(f"    [dim]note: {escape(note)}[/dim]")
-    out.print(f"  expected: {escape(expected_from)}")
-    out.print(f"  bound: {escape(bound_from)}")
+    if expected_from is not None:
+        out.print(f"  expected: {escape(expected_from)}")
+    if bound_from is not None:
+        out.print(f"  bound: {escape(bound_from)}")
 
 
 # the colour of each verdict's kind (others: the terminal's own)
@@ -214,6 +217,32 @@ def print_nccl_prediction(assumed, pred, model_note: str = "") -> None:
                       f"{pred.runner_up_algorithm[i]}/{pred.runner_up_protocol[i]}" if math.isfinite(other) else "-",
                       units.format_time(float(other)) if math.isfinite(other) else "-")
     out.print(table)
+
+
+def print_nccl_crossover(assumed, points) -> None:
+    """`crossover --nccl`: where NCCL's (algorithm, protocol) changes, and the range of each choice."""
+    out.print(f"[bold]{points.collective}, {points.ranks} ranks on {points.nodes} node(s): NCCL's choice by size[/bold]")
+    print_assumed(assumed, None, None)
+    if points.p2p:
+        out.print(f"  NCCL runs {points.collective} as point-to-point send/recv, with no algorithm or protocol to "
+                  "choose: one choice at every size")
+    table = Table(title="NCCL's choice by its model (tuning.cc)", title_justify="left")
+    for column in ("from", "to", "algorithm/protocol"):
+        table.add_column(column, justify="left" if column == "algorithm/protocol" else "right")
+    last = len(points.ranges) - 1
+    for i, r in enumerate(points.ranges):
+        # ranges are [from, to) except the last, which ends at --max inclusive
+        end = units.format_size(r.to_bytes) if i == last else f"< {units.format_size(r.to_bytes)}"
+        table.add_row(units.format_size(r.from_bytes), end, r.choice)
+    out.print(table)
+    for s in points.switches:
+        why = f"; a step of the model, {s.step}" if s.step else ""
+        out.print(f"  at {s.size_bytes} B ({units.format_size(s.size_bytes)}): {s.before} -> {s.after} "
+                  f"(NCCL's model {units.format_time(s.before_time_s)} at one byte less, "
+                  f"{units.format_time(s.after_time_s)} there{why})")
+    if not points.switches and not points.p2p:
+        out.print(f"  no switch between {units.format_size(points.min_bytes)} and "
+                  f"{units.format_size(points.max_bytes)}: {points.ranges[0].choice} throughout")
 
 
 def print_comparison(diagnoses, rows) -> None:

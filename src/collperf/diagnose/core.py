@@ -199,6 +199,9 @@ def diagnose(table: Table, peak_Bps: float | None = None, hardware=None, model=N
     `peak_Bps`: a flat bound per rank instead of the hardware's; `model`: a log (path or Table) whose
     fit through NCCL's model gives the expected times (cross-collective prediction). `bands` and
     `peer_runs`: another calibration table and peer list than the committed ones (cross-validation)."""
+    if not table.collective:      # the table could not settle it (ingest/collective_guess.py): no verdict on a guess
+        raise UsageError(table.header.get("collective_undecided") or f"{table.source}: the collective is not known: "
+                         "give --collective")
     hardware = hardware or HardwareSpec()
     own = _own_fit(table)
     assumed = assume(table, hardware)

@@ -4,10 +4,9 @@ Order (each later source overrides the earlier, and provenance says which one se
   1. the catalogue system of the GPU model in the log's device lines (model/systems.py), or of a GPU
      named in the log's comment lines when it has no device lines (e.g. "# hardware: 2 nodes x 8 B200");
   2. the node count and ranks in the log (hosts in the device lines, else "N nodes" in a comment, else
-     ranks / the catalogue's GPUs per node);
-     a host name that names an instance type (a3-mega..., p5en..., BM.GPU.H100...) picks that instance,
-     and the GPU with the fabric the NCCL INFO lines name picks the cloud instance that has both
-     (H100 + GPUDirect-TCPXO: gcp-a3-mega; H200 + EFA: aws-p5en);
+     ranks / the catalogue's GPUs per node); a host name that names an instance type (a3-mega..., p5en...)
+     picks that instance, and the GPU with the fabric the NCCL INFO lines name the cloud instance with both
+     (H100 + GPUDirect-TCPXO: gcp-a3-mega; H200 + EFA: aws-p5en); GB200: "node" is an NVLink domain;
   3. NCCL INFO lines (diagnose/loglines.py: the network, NICs found, GPUDirect RDMA, P2P or SHM, NVLS,
      SHARP/CollNet set up or enabled, NCCL_PROTO) and nccl-tests' -g (launch cost), each with the line that decided it;
   4. the NCCL settings the network's transport requires, where the log echoes none (the catalogue's
@@ -112,6 +111,11 @@ def _values(system: System) -> list[tuple[str, str, str]]:
                 or (other in ("pcie_switch_shared", "p2p") and theirs.startswith("from ")) else src
         out.append((label, show(system), src or f"default for {system.name}"))
     return out
+
+
+def shown_values(system: System) -> list[tuple[str, str, str]]:
+    """The values the output lists for a system, each with its provenance (for a system changed after `assume`)."""
+    return _values(system)
 
 
 @functools.lru_cache(maxsize=2)
@@ -225,7 +229,8 @@ def _log_gpu_nodes(table, hw, comments):
     c_gpu, c_nodes, c_per, c_line = gpu_from_comments(tuple(comments))
     if gpu is None and c_gpu:
         gpu, gpu_src = c_gpu, f"from a comment line in the log ('{c_line}')"
-    nodes, nodes_src = (table.nodes, "from the hosts in the device lines") if table is not None and table.nodes \
+    nodes, nodes_src = (table.nodes, "from the hosts in the device lines" if header.get("nodes_from") is None else
+                        "from the host numbering of the device lines that remain") if table is not None and table.nodes \
         else (None, "")
     if nodes is None and c_nodes:
         nodes, nodes_src = c_nodes, f"from a comment line in the log ('{c_line}')"
@@ -286,12 +291,17 @@ def _nodes(base, nodes, nodes_src, ranks, hw, from_log: bool):
         # (e.g. two node pools of a rack-scale cloud instance), so each node's GPUs reach the others over it
         return nodes, f"{nodes_src}; --fabric {fabric_flag}: each node's trays in an NVLink domain of their own"
     if base is not None and base.nvlink_domain and ranks:
-        # the trays of a rack-scale system share NVSwitch: the model's "node" is one NVLink domain
+        # the trays of a rack-scale system share NVSwitch: the model's "node" is one NVLink domain, as --nodes counts
+        if hw.nodes is not None:
+            if -(-ranks // hw.nodes) > base.nvlink_domain:
+                raise UsageError(f"--nodes {hw.nodes} puts {-(-ranks // hw.nodes)} GPUs in an NVLink domain of {base.name}, "
+                                 f"which holds {base.nvlink_domain}: give --nodes {-(-ranks // base.nvlink_domain)} or more")
+            return hw.nodes, f"user override (--nodes: {base.name}'s NVLink domains)"
         k = -(-ranks // base.nvlink_domain)
         while ranks % k:
             k += 1
         return k, (f"{ranks} GPUs on {k} NVLink domain(s) of up to {base.nvlink_domain} ({base.name}: the trays of "
-                   "a rack share NVSwitch)")
+                   "a rack share NVSwitch" + ("; the fewest that hold them: --nodes N sets the count)" if k > 1 else ")"))
     one_node = "assumed: one node (the log does not say)" if from_log else "assumed: one node (--nodes not given)"
     # the system the user named: --cluster, or (one number, no --nodes) --gpu's catalogue system
     named = hw.cluster is not None or (not from_log and hw.gpu is not None and nodes is None)

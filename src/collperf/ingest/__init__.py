@@ -8,10 +8,12 @@ from pathlib import Path
 
 from collperf import units
 from collperf.collectives import get_collective
-from collperf.ingest import consistency, inspector, mpi_benchmarks, nccl_perf_csv, nccltests, others, rccl
+from collperf.ingest import (consistency, host_layout, inputs, inspector, mpi_benchmarks, nccl_perf_csv, nccltests, others,
+                             rccl)
+from collperf.ingest.inputs import OtherInput
 from collperf.ingest.table import IngestError, Row, Table
 
-__all__ = ["load", "parse", "IngestError", "Row", "Table"]
+__all__ = ["load", "parse", "IngestError", "OtherInput", "Row", "Table"]
 
 
 STDIN = "-"      # the path that means standard input (`kubectl logs ... | collperf diagnose -`)
@@ -110,6 +112,7 @@ def _checked(collective: str | None, ranks: int | None) -> str | None:
 def _finish(tables: list[Table], ranks: int | None) -> list[Table]:
     for t in tables:
         _given_ranks(t, ranks)
+        host_layout.settle(t)      # nodes x GPUs per node from elided device lines, once the rank count is known
     return tables
 
 
@@ -147,12 +150,23 @@ def parse(text: str, source: str = "<log>", collective: str | None = None, ranks
         tables = mpi_benchmarks.parse_osu(text, source, collective, ranks)
     elif "#bytes" in text and "#repetitions" in text:
         tables = mpi_benchmarks.parse_imb(text, source, collective, ranks)
+    elif inputs.sniff_tool(text, stripped, source) is not None:   # raises OtherInput for a tool's output
+        tables = []
     elif nccltests.looks_like(text):
-        tables = nccltests.parse(text, source, collective)
+        try:
+            tables = nccltests.parse(text, source, collective)
+        except OtherInput:
+            raise
+        except IngestError:
+            inputs.nccl_debug_log(text, source)     # a run that died before its table still says what NCCL chose
+            raise
     else:
+        inputs.nccl_debug_log(text, source)         # NCCL's own lines, no table: raises OtherInput
         raise IngestError(f"{source}: not a log collperf can read: expected nccl-tests output (text or -J JSON), "
                           "collperf bench JSON/CSV, OSU or Intel MPI Benchmarks output, NCCL Inspector JSONL or "
-                          "Prometheus, rccl-tests JSON/CSV, or optimize_config.py's CSV")
+                          "Prometheus, rccl-tests JSON/CSV, optimize_config.py's CSV, an NCCL debug log (NCCL_DEBUG=INFO), NCCL's "
+                          "topology or graph dump, nvidia-smi topo -m, ib_write_bw, nvbandwidth or "
+                          "p2pBandwidthLatencyTest output")
     for t in tables:
         t.text = text
         if ranks is None:

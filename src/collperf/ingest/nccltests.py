@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from collperf.collectives import COLLECTIVES, PROGRAMS
-from collperf.ingest import consistency, validate as v
+from collperf.ingest import collective_guess, consistency, host_layout, validate as v
 from collperf.ingest.table import IngestError, Row, Table
 
 # Every pattern here is linear in its input: literal anchors, and no two adjacent quantifiers that can
@@ -310,6 +310,9 @@ def _identify(t: Table, collective: str | None, file_binary: str | None) -> None
     t.header["collective_from"] = "given" if collective else ("log" if name else "inferred")
     if not t.collective:
         t.collective = _guess_collective(t)
+        if not t.collective:
+            t.notes.append(t.header["collective_undecided"])
+            return
         t.notes.append(f"collective not stated in the log; inferred {t.collective} from the columns "
                        "(give --collective to override)")
     ratio = _bus_ratio(t)
@@ -348,6 +351,9 @@ def _ranks_from_devices(t: Table) -> None:
         t.header["ranks_at_least"] = max(ranks) + 1
         t.notes.append(f"device lines are elided (ranks listed: {len(ranks)}, highest {max(ranks)}): the rank and "
                        "node counts are not read from them")
+        # the lines that remain may still number the hosts: the layout once the rank count is known (host_layout)
+        per_host, why, hosts = host_layout.read_layout(devices)
+        t.header.update(gpus_per_host=per_host, host_layout=why, hosts_at_least=hosts)
         return
     t.ranks = len(ranks)
     t.nodes = len(t.header["hosts"])
@@ -371,7 +377,8 @@ def _ranks_from_ratio(collective: str, ratio: float) -> int | None:
 
 
 def _guess_collective(t: Table) -> str:
-    """From ops, roots, the preamble and busbw/algbw, and only when every row agrees on busbw/algbw."""
+    """From ops, roots, the count column and busbw/algbw, and only when every row agrees on busbw/algbw; '' where
+    the table cannot settle it (collective_guess.undecided)."""
     found = consistency.ratio_of(t)
     ratio = found[0] if found else None
     if found and (odd := consistency.disagreeing(t, found[0], found[1])):
@@ -379,17 +386,4 @@ def _guess_collective(t: Table) -> str:
         raise IngestError(f"{t.source}, line {r.line}: the log does not name its test and busbw/algbw differs "
                           f"between rows ({r.busbw_GBps:g}/{r.algbw_GBps:g} here, {ratio:.4f} at the largest algbw): "
                           "cannot infer the collective; pass --collective")
-    ratio = ratio or 0
-    ops = {r.op for r in t.rows if r.op and r.op != "none"}
-    roots = {r.root for r in t.rows if r.root is not None}
-    if ops:
-        if roots and roots != {-1}:
-            return "reduce"
-        return "allreduce" if ratio >= 1 or (t.ranks and abs(ratio - 2 * (t.ranks - 1) / t.ranks) < 0.02) \
-            else "reducescatter"
-    if roots and roots != {-1}:
-        return "broadcast"
-    # legacy alltoall: the header names a redop column that its rows leave empty (allgather has none)
-    if "redop" in t.header.get("columns", []) and not roots:
-        return "alltoall"
-    return "allgather"
+    return collective_guess.guess(t, ratio or 0)

@@ -3,6 +3,8 @@ the verdict, the plots, the fitted regimes, the per-size table and the findings 
 of a validation.
 
     trace_page.py  the section of a profiler trace (step timeline coloured by verdict)
+    input_page.py  the section of a system input (NCCL debug log, topology dump, link test): system, NCCL's
+                   choices, link verdicts, the check-first list
     view.py   reads Diagnosis / validation objects into plain views (the one place that knows their fields)
     svg.py    the plots, matplotlib into in-memory SVG
     page.py   the HTML; every string from a log is escaped there
@@ -21,7 +23,7 @@ from pathlib import Path
 from collperf import __version__, ingest
 from collperf.errors import UsageError
 from collperf.lab.results import to_json
-from collperf.report import page, trace_page, view
+from collperf.report import input_page, page, trace_page, view
 
 VALIDATION_KEYS = {"networks", "summary", "rows"}
 
@@ -61,13 +63,23 @@ def results_tables(results, source: str = "collperf bench") -> list:
 
 
 def render_page(diagnoses=(), validations=(), comparison=None, command: str = "", title: str | None = None,
-                traces=()) -> str:
-    """The HTML page for Diagnosis objects, validations (api.Validation or its JSON document) and trace
-    reports (collperf.trace.TraceReport)."""
-    if not diagnoses and not validations and not traces:
-        raise UsageError("nothing to report: give at least one log, bench JSON, validate JSON or profiler trace")
+                traces=(), inputs=()) -> str:
+    """The HTML page for Diagnosis objects, validations (api.Validation or its JSON document), trace
+    reports (collperf.trace.TraceReport) and system inputs (diagnose.inputs.InputReport: an NCCL debug log, a
+    topology or graph dump, a link test)."""
+    if not diagnoses and not validations and not traces and not inputs:
+        raise UsageError("nothing to report: give at least one log, bench JSON, validate JSON, profiler trace, NCCL "
+                         "debug log, topology dump or link test")
     return page.render([view.diagnosis_view(d) for d in diagnoses], [view.validation_view(v) for v in validations],
-                       comparison, command, __version__, title, [trace_page.trace_section(t) for t in traces])
+                       comparison, command, __version__, title, [trace_page.trace_section(t) for t in traces],
+                       ([input_page.overview(inputs)] if len(inputs) > 1 else [])
+                       + [input_page.input_section(r, i) for i, r in enumerate(inputs)],
+                       [(r.kind, r.source) for r in inputs])
+
+
+def is_input_report(item) -> bool:
+    """What diagnose makes of an input that describes a system (diagnose.inputs.InputReport)."""
+    return all(hasattr(item, k) for k in ("check_first", "chose", "links", "facts"))
 
 
 def is_trace(item) -> bool:

@@ -244,12 +244,18 @@ def _size(value) -> str:
 
 
 def render(diagnoses: list[DiagnosisView], validations: list[ValidationView], comparison: list[dict] | None,
-           command: str, version: str, title: str | None = None, traces: list[str] = ()) -> str:
-    """The whole page; `traces`: the HTML sections of trace reports (report/trace_page.py)."""
-    many = len(diagnoses) + len(validations) + len(traces) > 1
+           command: str, version: str, title: str | None = None, traces: list[str] = (), inputs: list[str] = (),
+           input_names: list[tuple[str, str]] = ()) -> str:
+    """The whole page; `traces`: the HTML sections of trace reports (report/trace_page.py); `inputs`: those of
+    system inputs (report/input_page.py: an overview first where there are several), `input_names` their
+    (kind, source), one per input."""
+    many = len(diagnoses) + len(validations) + len(traces) + len(input_names) > 1
     if title is None:
         title = ("collperf report: " + (f"{diagnoses[0].collective}, {_where(diagnoses[0])}" if len(diagnoses) == 1
-                 else f"{len(diagnoses)} logs" if diagnoses else "validation" if validations else "training step"))
+                 else f"{len(diagnoses)} logs" if diagnoses else "validation" if validations else
+                 "training step" if traces else
+                 f"{input_names[0][0]} {input_names[0][1].rsplit('/', 1)[-1]}" if len(input_names) == 1 else
+                 f"{len(input_names)} system inputs"))
     parts = [f"<h1>{e(title)}</h1>",
              f'<p class="sub">collperf {e(version)} \u00b7 {e(time.strftime("%Y-%m-%d %H:%M"))}</p>']
     if len(diagnoses) > 1:
@@ -259,6 +265,7 @@ def render(diagnoses: list[DiagnosisView], validations: list[ValidationView], co
     parts += [diagnosis_section(v, i, many) for i, v in enumerate(diagnoses)]
     parts += [validation_section(v, i) for i, v in enumerate(validations)]
     parts += list(traces)
+    parts += list(inputs)
     parts.append(f"<footer>Made by collperf {e(version)} with:<code>{e(command)}</code>"
                  "Times: seconds in SI prefixes; sizes: binary (KiB, MiB) as nccl-tests; GB/s = 10\u2079 bytes/s; "
                  "busbw as nccl-tests defines it.</footer>")

@@ -114,6 +114,36 @@ class CrossoverSpec:
 
 
 @dataclass(frozen=True, kw_only=True)
+class NcclCrossoverSpec:
+    """`collperf crossover --nccl`: the sizes between min_size and max_size where NCCL's (algorithm, protocol)
+    changes on a catalogue system (hardware.cluster or hardware.gpu), sized to `ranks` and hardware.nodes."""
+
+    collective: str
+    min_size: str | int = "1"
+    max_size: str | int = "16G"
+    hardware: HardwareSpec = field(default_factory=lambda: HardwareSpec(cluster="dgx-h100"))
+    ranks: int | None = None
+
+    def __post_init__(self):
+        get_collective(self.collective)
+        if self.ranks is not None:
+            whole("ranks", self.ranks, flag="--ranks")
+        if self.min_size_bytes > self.max_size_bytes:
+            raise UsageError(f"--min {self.min_size} > --max {self.max_size}: give the smaller size first")
+        if self.min_size_bytes == self.max_size_bytes:
+            raise UsageError(f"--min {self.min_size} = --max {self.max_size}: a range has two ends; for one size "
+                             "NCCL's choice is `collperf predict --nccl -s SIZE`")
+
+    @property
+    def min_size_bytes(self) -> int:
+        return units.parse_size(self.min_size)
+
+    @property
+    def max_size_bytes(self) -> int:
+        return units.parse_size(self.max_size)
+
+
+@dataclass(frozen=True, kw_only=True)
 class ScheduleSpec:
     """`collperf schedule`: one algorithm's explicit schedule on `ranks` (hierarchical: on nodes x
     ranks_per_node, with the phases' algorithms). `arrays`: the array form (schedule/arrays.py) the

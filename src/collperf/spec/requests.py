@@ -10,7 +10,7 @@ from dataclasses import fields, replace
 
 from collperf.errors import UsageError, did_you_mean
 from collperf.model.systems import CATALOGUE
-from collperf.spec.model import NcclPredictSpec, PredictSpec
+from collperf.spec.model import CrossoverSpec, NcclCrossoverSpec, NcclPredictSpec, PredictSpec
 from collperf.spec.network import NCCL_VIEW, HardwareSpec, NetworkSpec
 from collperf.spec.patterns import PatternSpec
 from collperf.spec.topology import SimulateSpec, TopologyPredictSpec, predict_network
@@ -59,12 +59,49 @@ def predict_request(**given) -> PredictSpec | TopologyPredictSpec | NcclPredictS
     network = predict_network(network, g.pop("ranks", None), g.pop("root", None), g.pop("hybrid", False),
                               g.pop("t_dpa", "0"), g.pop("transit", "devices"))
     if nccl:
-        if network.cluster is None and network.profile is None:
-            raise UsageError(f"predict --nccl needs a system: --cluster NAME (with --nodes), one of the catalogue's "
-                             f"{', '.join(CATALOGUE)} (collperf systems lists them)")
-        hardware = replace(HardwareSpec.from_network(network), sharp=g.get("sharp"), **view)
+        hardware = _nccl_hardware("predict", network, g.get("sharp"), view)
         return NcclPredictSpec(**_only(NcclPredictSpec, g), ranks=network.ranks, hardware=hardware)
     return PredictSpec(**_only(PredictSpec, g), network=network, expected=network.cluster is not None)
+
+
+def _nccl_hardware(command: str, network: NetworkSpec, sharp, view: dict) -> HardwareSpec:
+    """The catalogue system NCCL is priced on, from the network options and what NCCL sees of it."""
+    if network.cluster is None and network.profile is None:
+        raise UsageError(f"{command} --nccl needs a system: --cluster NAME (with --nodes), one of the catalogue's "
+                         f"{', '.join(CATALOGUE)} (collperf systems lists them)")
+    return replace(HardwareSpec.from_network(network), sharp=sharp, **view)
+
+
+_CROSSOVER_KEYS = {f.name for f in fields(CrossoverSpec)} | set(NCCL_VIEW) | {"nccl", "sharp"}
+# the options that pick among collperf's algorithms, with their defaults: not NCCL's choice
+_OURS = (("-A", "algorithm", "all"), ("--intra-algorithm", "intra_algorithm", "best"),
+         ("--inter-algorithm", "inter_algorithm", "best"))
+
+
+def crossover_request(**given) -> CrossoverSpec | NcclCrossoverSpec:
+    """`collperf crossover`'s spec: `nccl` True, an NcclCrossoverSpec (where NCCL's own (algorithm, protocol)
+    changes on a catalogue system, with what NCCL sees); otherwise a CrossoverSpec (where the best of collperf's
+    algorithms changes). The options of one mode given to the other are refused."""
+    g = _given("crossover", given, _CROSSOVER_KEYS)
+    nccl = bool(g.pop("nccl", False))
+    view = {k: g.pop(k) for k in NCCL_VIEW if k in g}
+    sharp = g.pop("sharp", None)
+    network = g.pop("network", None) or NetworkSpec()
+    if not nccl:
+        if view:
+            raise UsageError(f"--{next(iter(view)).replace('_', '-')} describes what NCCL sees: it applies to "
+                             "crossover --nccl; add --nccl (or drop it)")
+        if sharp is not None:
+            raise UsageError(f"--{'' if sharp else 'no-'}sharp describes a catalogue system's InfiniBand switches, "
+                             "which NCCL prices: add --nccl (our algorithms reduce on the GPUs)")
+        return CrossoverSpec(**g, network=network.resolve())
+    ours = [flag for flag, name, default in _OURS if g.get(name, default) != default]
+    if ours:
+        raise UsageError(f"{', '.join(ours)}: these pick among our algorithms, while crossover --nccl gives NCCL's "
+                         "own choice; drop them (restrict NCCL with --algo/--proto, as NCCL_ALGO/NCCL_PROTO do)")
+    return NcclCrossoverSpec(collective=g["collective"], min_size=g.get("min_size", "1"),
+                             max_size=g.get("max_size", "16G"), hardware=_nccl_hardware("crossover", network, sharp, view),
+                             ranks=network.ranks)
 
 
 def simulate_request(**given) -> SimulateSpec | PatternSpec:
