@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from collperf import api
 from collperf.cli import app
-from collperf.diagnose.inputs import InputReport, LinkVerdict
+from collperf.diagnose.inputs import LinkKind, InputReport, LinkVerdict
 from collperf.spec import NetworkSpec
 from tests.test_report import external_references, page_text, squash
 
@@ -56,7 +56,7 @@ def test_a_report_of_one_input_and_of_an_input_report_object_escaped(tmp_path):
                          facts=[("ranks", "8", f"{hostile} NCCL INFO comm 0x1 rank 0 nranks 8")],
                          chose=[("protocol", "LL128", "NCCL INFO 1 coll channels")],
                          check_first=[(f"check {hostile}", "line 3: <b>bold</b>")],
-                         links=[LinkVerdict("mlx5_0", "ib_write_bw", 10.0, 50.0, "--nic-rate", 49.0, "slow",
+                         links=[LinkVerdict("mlx5_0", "ib_write_bw", 10.0, 50.0, "--nic-rate", 49.0, LinkKind.SLOW,
                                             "20% of the rate", f"{hostile}")])
     page = api.report([report], tmp_path / "one.html").read_text()
     assert "<script" not in page.lower() and "<img" not in page.lower() and "<b>bold" not in page

@@ -102,7 +102,7 @@ def test_perftest_units_and_a_slow_hca_named():
     test = link_tests.parse(text, "t")
     from collperf.diagnose.links import link_test_report
     report = link_test_report(test, HardwareSpec(nic_rate="400Gb/s"))
-    slow = [v for v in report.links if v.verdict == "slow"]
+    slow = [v for v in report.links if v.verdict.value == "slow"]
     assert [v.link for v in slow] == ["mlx5_2"]
     assert slow[0].rate_GBps == 50 and "45%" in slow[0].why       # 180.2 Gb/s = 22.5 GB/s of 50 GB/s
     assert report.verdict.startswith("1 of 4 link(s) slow: mlx5_2")
@@ -111,7 +111,7 @@ def test_perftest_units_and_a_slow_hca_named():
 def test_nvbandwidth_pairs_against_pcie():
     report = api.diagnose_input(str(INPUTS / "nvbandwidth_a6000x6_read_ce.txt"), HardwareSpec(gpu="RTX A6000"))
     assert len(report.links) == 30 and all(v.rate_GBps == 31.5 for v in report.links)
-    assert not [v for v in report.links if v.verdict == "slow"]    # 21.8 GB/s across sockets: 69 % of 31.5
+    assert not [v for v in report.links if v.verdict.value == "slow"]    # 21.8 GB/s across sockets: 69 % of 31.5
 
 
 def test_p2p_slower_than_host_memory_is_checked_first():

@@ -38,7 +38,7 @@ from collperf.api.schedules import (TUPLE_RANKS_LIMIT, Simulation, Simulations, 
                                     trees, verified_schedule, verify_all)
 from collperf.api.runs import (Validation, bench, bound, calibrate, testbed, testbed_down, testbed_held, testbed_start,
                                testbed_status, testbed_up, validate)
-from collperf.api.logs import (Verdict, VerdictKind, compare_logs, diagnose_baseline, diagnose_input,
+from collperf.api.logs import (LinkKind, Verdict, VerdictKind, compare_logs, diagnose_baseline, diagnose_input,
                                diagnose_logs, diagnose_measurement, fit_logs, fit_tables, predict_nccl,
                                read_logs, report)
 from collperf.api.plans import plan, plan_compare, plan_search, plan_spec, plan_step
@@ -50,7 +50,7 @@ from collperf.api.interop import (ImportedRun, ImportedSchedule, export_msccl, e
 # every name above, sorted (tests/test_structure.py keeps it complete)
 __all__ = ["ALIASES", "Algorithms", "BaselineSpec", "BenchSpec", "BoundSpec", "CalibrateSpec", "Calibration",
            "Crossover", "CrossoverSpec", "DiagnoseSpec", "DoctorPlanSpec", "HardwareSpec", "ImportedRun",
-           "ImportedSchedule", "LogSpec", "MeasuredBound", "MeasurementSpec", "MscclExportSpec", "MscclImportSpec",
+           "ImportedSchedule", "LinkKind", "LogSpec", "MeasuredBound", "MeasurementSpec", "MscclExportSpec", "MscclImportSpec",
            "NcclChoice", "NcclCrossover", "NcclCrossoverSpec", "NcclPredictSpec", "NetworkSpec", "PairedRatio", "PatternSpec", "PlanSpec", "PredictSpec",
            "Predictions", "ReportSpec", "ScheduleSpec", "SearchSpec", "SimulateSpec", "Simulation", "Simulations",
            "SweepSpec", "TUPLE_RANKS_LIMIT", "TopologyPredictSpec", "TopologyPrediction", "TraceSpec", "TreesSpec",

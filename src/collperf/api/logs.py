@@ -17,7 +17,7 @@ from collperf.diagnose import baseline as against
 from collperf.diagnose.expectation import model_note
 from collperf.diagnose.hardware import assume
 from collperf.diagnose.verdict import Kind as VerdictKind, Verdict
-from collperf.diagnose.inputs import InputReport
+from collperf.diagnose.inputs import InputReport, LinkKind
 from collperf.diagnose.system_inputs import judge_input
 from collperf.errors import UsageError
 from collperf.fit import fit

@@ -8,11 +8,19 @@ input to its report: diagnose/system_inputs.py."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from enum import Enum
 
 from collperf.diagnose.hardware import Assumed, assume, shown_values
 from collperf.diagnose.hints import Hints
 from collperf.errors import UsageError
 from collperf.spec import HardwareSpec
+
+
+class LinkKind(Enum):
+    """A link's verdict: code asks the kind; its value is the word the text and the JSON print."""
+    AS_EXPECTED = "as expected"
+    SLOW = "slow"
+    NOT_JUDGED = "not judged"
 
 
 @dataclass
@@ -24,13 +32,13 @@ class LinkVerdict:
     rate_GBps: float | None          # what the link carries in the measured direction(s); None: not known
     rate_from: str                   # where the rate comes from
     peers_GBps: float | None         # the median of the same test's links
-    verdict: str                     # "as expected", "slow", "not judged"
+    verdict: LinkKind
     why: str
     line: str
 
     def to_json(self) -> dict:
         return {"link": self.link, "test": self.test, "measured_GBps": self.measured_GBps, "rate_GBps": self.rate_GBps,
-                "rate_from": self.rate_from, "peers_median_GBps": self.peers_GBps, "verdict": self.verdict,
+                "rate_from": self.rate_from, "peers_median_GBps": self.peers_GBps, "verdict": self.verdict.value,
                 "why": self.why, "line": self.line}
 
 
@@ -50,7 +58,7 @@ class InputReport:
 
     @property
     def verdict(self) -> str:
-        slow = [v for v in self.links if v.verdict == "slow"]
+        slow = [v for v in self.links if v.verdict is LinkKind.SLOW]
         if slow:
             return f"{len(slow)} of {len(self.links)} link(s) slow: " + ", ".join(v.link for v in slow[:6]) + \
                 (" ..." if len(slow) > 6 else "")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import statistics
 
 from collperf.diagnose.hints import Hints
-from collperf.diagnose.inputs import InputReport, LinkVerdict, resolve
+from collperf.diagnose.inputs import InputReport, LinkKind, LinkVerdict, resolve
 from collperf.ingest.topo_xml import PATHS, graph_name, link_rate
 from collperf.spec import HardwareSpec
 
@@ -163,7 +163,7 @@ def link_test_report(test, hw: HardwareSpec | None = None) -> InputReport:
             out.links.append(_verdict(m, peers, system, hw, len(group)))
     _p2p_against_host(out, by_test)
     for v in out.links:
-        if v.verdict == "slow":
+        if v.verdict is LinkKind.SLOW:
             out.check_first.append((f"{v.link} ({v.test}): {v.why}", v.line))
     return out
 
@@ -171,7 +171,7 @@ def link_test_report(test, hw: HardwareSpec | None = None) -> InputReport:
 def _verdict(m, peers, system, hw, count: int) -> LinkVerdict:
     if m.p2p is False:     # copies staged through host memory: not the link's rate
         return LinkVerdict(m.link, m.test, m.bandwidth_GBps, None, "through host memory (P2P disabled)", peers,
-                           "not judged", "P2P disabled: a copy through host memory, compared with P2P below", m.line)
+                           LinkKind.NOT_JUDGED, "P2P disabled: a copy through host memory, compared with P2P below", m.line)
     rate, rate_from = _rate(m, system, hw)
     rate = rate * m.directions if rate else None
     reasons = []
@@ -182,12 +182,12 @@ def _verdict(m, peers, system, hw, count: int) -> LinkVerdict:
         reasons.append(f"{m.bandwidth_GBps:g} GB/s against a median of {peers:g} GB/s over the {count} links of the "
                        "test")
     if reasons:
-        return LinkVerdict(m.link, m.test, m.bandwidth_GBps, rate, rate_from, peers, "slow", "; ".join(reasons), m.line)
+        return LinkVerdict(m.link, m.test, m.bandwidth_GBps, rate, rate_from, peers, LinkKind.SLOW, "; ".join(reasons), m.line)
     if rate is None and not (peers and count > 2):
-        return LinkVerdict(m.link, m.test, m.bandwidth_GBps, None, rate_from, peers, "not judged", rate_from, m.line)
+        return LinkVerdict(m.link, m.test, m.bandwidth_GBps, None, rate_from, peers, LinkKind.NOT_JUDGED, rate_from, m.line)
     why = f"{m.bandwidth_GBps / rate:.0%} of {rate:g} GB/s ({rate_from})" if rate else \
         f"within {1 - PEER_FRACTION:.0%} of the median of its {count} peers ({peers:g} GB/s); {rate_from}"
-    return LinkVerdict(m.link, m.test, m.bandwidth_GBps, rate, rate_from, peers, "as expected", why, m.line)
+    return LinkVerdict(m.link, m.test, m.bandwidth_GBps, rate, rate_from, peers, LinkKind.AS_EXPECTED, why, m.line)
 
 
 def _p2p_against_host(out: InputReport, by_test) -> None:

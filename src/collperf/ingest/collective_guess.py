@@ -2,7 +2,7 @@
 roots its rows print, size / (count x type size) per row, and busbw / algbw; where those leave two collectives that
 the table cannot tell apart, no guess: the table keeps no collective and names the flag that settles it.
 
-nccl-tests' conventions (reference/nccl-tests-format.md, src/*.cu of nccl-tests 2.19): all_reduce, broadcast, reduce
+nccl-tests' conventions (nccl-tests 2.19 src/*.cu, and doc/PERFORMANCE.md for the bus bandwidth): all_reduce, broadcast, reduce
 and sendrecv print size = count x type size; all_gather, reduce_scatter, alltoall, gather and scatter size = count x
 type size x nranks (count per rank or per peer). busbw/algbw is 2(n-1)/n for all_reduce, (n-1)/n for all_gather,
 reduce_scatter, alltoall, gather and scatter, 1 for broadcast, reduce and sendrecv. So a ratio of 1 with count x type

@@ -5,6 +5,7 @@ Every string from the input passes through `e()`."""
 
 from __future__ import annotations
 
+from collperf.diagnose.inputs import LinkKind
 from collperf.report.page import _tile, e
 
 MAX_LINKS = 300     # a test's links beyond this are counted, not listed (the slow ones always listed)
@@ -12,7 +13,7 @@ MAX_LINKS = 300     # a test's links beyond this are counted, not listed (the sl
 
 def tone(report) -> str:
     """bad: a link measured slow; ok: something to check first; good: neither."""
-    if any(v.verdict == "slow" for v in report.links):
+    if any(v.verdict is LinkKind.SLOW for v in report.links):
         return "bad"
     return "ok" if report.check_first else "good"
 
@@ -44,18 +45,18 @@ def _system(report) -> str:
 def _links(report) -> str:
     if not report.links:
         return ""
-    slow = [v for v in report.links if v.verdict == "slow"]
-    shown = slow + [v for v in report.links if v.verdict != "slow"][:max(0, MAX_LINKS - len(slow))]
+    slow = [v for v in report.links if v.verdict is LinkKind.SLOW]
+    shown = slow + [v for v in report.links if v.verdict is not LinkKind.SLOW][:max(0, MAX_LINKS - len(slow))]
     head = ('<tr><th class="l">link</th><th class="l">test</th><th>measured GB/s</th><th>rate GB/s</th>'
             '<th>median of the test GB/s</th><th class="l">verdict</th></tr>')
     rows = []
     for v in shown:
-        cls = "bad" if v.verdict == "slow" else "good" if v.verdict == "as expected" else ""
+        cls = "bad" if v.verdict is LinkKind.SLOW else "good" if v.verdict is LinkKind.AS_EXPECTED else ""
         rate = f"{v.rate_GBps:.4g}" if v.rate_GBps else "-"
         peers = f"{v.peers_GBps:.4g}" if v.peers_GBps else "-"
         why = f"{v.why} (rate: {v.rate_from})" if v.rate_from else v.why
         rows.append(f'<tr><td class="l">{e(v.link)}</td><td class="l">{e(v.test)}</td><td>{v.measured_GBps:.4g}</td>'
-                    f'<td>{e(rate)}</td><td>{e(peers)}</td><td class="l {cls}"><b>{e(v.verdict)}</b>'
+                    f'<td>{e(rate)}</td><td>{e(peers)}</td><td class="l {cls}"><b>{e(v.verdict.value)}</b>'
                     f'<div class="why">{e(why)}</div>{_line(v.line)}</td></tr>')
     more = len(report.links) - len(shown)
     rest = f'<p class="explain">... and {more} more link(s), none slow (--json lists every one).</p>' if more else ""
@@ -75,7 +76,7 @@ def input_section(report, index: int) -> str:
     tiles = [_tile("verdict", report.verdict, report.kind, f"verdict {tone(report)}")]
     if report.links:
         tiles.append(_tile("links measured", str(len(report.links)),
-                           f"{sum(v.verdict == 'slow' for v in report.links)} slow"))
+                           f"{sum(v.verdict is LinkKind.SLOW for v in report.links)} slow"))
     notes = ("<h3>Notes</h3><ul>" + "".join(f"<li>{e(n)}</li>" for n in report.notes) + "</ul>") if report.notes else ""
     return (f'<section class="input" id="system-input-{index}"><h2>{e(report.kind)}: {e(report.source)}</h2>'
             f'<div class="tiles">{"".join(tiles)}</div>{_check_first(report)}'
