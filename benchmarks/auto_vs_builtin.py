@@ -3,11 +3,11 @@
 For allreduce, allgather, reducescatter, broadcast and alltoall on 2 and 4 local gloo ranks from 64 KiB
 to 64 MiB (or on a testbed with --testbed hosts=4,rate=200mbit: needs root, see README "A cluster on one
 box"). auto chooses per size from a quick calibration of the run's own network and confirms a close call
-between ours and the built-in by timing both (runtime/auto.py); auto and builtin are then timed in rounds
+between ours and the built-in by timing both (runtime/auto/run.py); auto and builtin are then timed in rounds
 (runtime/measure.py head_to_head: every round runs both, each after a barrier, the order alternating; at
 least --iters rounds, more for short calls up to --min-time seconds each), out-of-place, float32 sum, and
 each is checked bit-exactly (#wrong). auto's speedup is the median over rounds of builtin's time / auto's
-time in the same round, with its 90 % bounds (model/paired_ratio.py): > 1, auto faster. "decided by" says
+time in the same round, with its 90 % bounds (model/auto/paired_ratio.py): > 1, auto faster. "decided by" says
 what made auto's pick; a confirmation's ratio is printed the same way, builtin's time / ours (> 1: ours
 faster). --aa times the built-in against itself instead of auto: the harness's own spread.
 
@@ -43,7 +43,7 @@ def one(collective: str, ranks: int, args, bed=None) -> dict:
 
 
 def table(collective: str, ranks: int, result: dict, where: str) -> list[dict]:
-    """Print one collective's table; return each size's paired ratio (model/paired_ratio.py to_json)."""
+    """Print one collective's table; return each size's paired ratio (model/auto/paired_ratio.py to_json)."""
     mine_label, theirs_label = list(result["table"])
     chose = f"; auto chose on {result['auto_network']}" if result["auto_network"] else ""
     print(f"\n{collective}, {ranks} ranks ({where}){chose}")
@@ -69,7 +69,7 @@ def decided(choice: dict) -> str:
     """'model', or 'measured ring 1.2 ms vs builtin 1.5 ms (builtin / ring 1.25 [1.18, 1.33], 7 rounds)': the
     confirmation's medians at the size it timed and, as in the speedup column, builtin's time / ours per round
     with its bounds (> 1: ours faster); a tie adds the runner-up's. The measurement holds ours / builtin
-    (model/auto_confirm.py summary): inverted here, so its bounds swap."""
+    (model/auto/confirm.py summary): inverted here, so its bounds swap."""
     m = choice.get("measured")
     if choice.get("decided_by") != "measured" or not m:
         return choice.get("decided_by", "model")

@@ -24,7 +24,7 @@ import sys
 import types
 from collperf.blink.runs import bench_schedules
 from collperf.collectives import get_collective
-from collperf.model.algorithms.build import build
+from collperf.model.two_level.build import build
 from collperf.runtime import data
 from collperf.runtime.execute import coalesced_steps, run_schedule
 from collperf.runtime.launch import Job, run_local

@@ -14,7 +14,7 @@ from collperf import topology as T
 from collperf.blink import model as B, packed
 from collperf.model.network import Link
 from collperf.blink.packing import pack
-from collperf.model.algorithms.build import build
+from collperf.model.two_level.build import build
 from collperf.simulate import simulate
 from collperf.model.costs import cost
 

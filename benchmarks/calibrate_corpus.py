@@ -6,7 +6,7 @@
 Fit: per fabric class, a per-call overhead, a factor on NCCL's model time and an achieved fraction of the
 bound (the typical time; runs with one or two GPUs per node at one fraction of the bound for all classes), and
 per size regime the 10th/50th/90th percentile of measured / typical over the
-rows of every healthy corpus log (model/calibration.py). Leave-one-source-out: for every source group
+rows of every healthy corpus log (expect/band.py). Leave-one-source-out: for every source group
 of the index, fit on all the others and judge that source's logs with the fit; per log, the median error
 of the calibrated typical time over rows >= 1 MiB (and of NCCL's model alone, side by side), the overall
 verdict of healthy logs (a "slower than expected" there is a false alarm), whether known-bad logs are

@@ -1,6 +1,6 @@
 """`diagnose` on the lines that used to make it quadratic, and on a large INFO-heavy log.
 
-1. One line of N digits through the line patterns of diagnose/loglines.py: the patterns as they were (the
+1. One line of N digits through the line patterns of expect/loglines.py: the patterns as they were (the
    channel count `(\\d+) coll channels, ...` searched from every digit, the others of the same shape) against
    `read_facts` as it is, side by side at growing N (the old form is quadratic: 100,000 digits took about
    3 minutes, so it is timed up to --max-old digits and the growth per doubling printed); then the whole
@@ -32,7 +32,7 @@ from pathlib import Path
 
 import collperf
 from collperf import api
-from collperf.diagnose.loglines import read_facts
+from collperf.expect.loglines import read_facts
 from collperf.errors import run_main
 
 ROOT = Path(__file__).resolve().parents[1]

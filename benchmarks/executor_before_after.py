@@ -15,7 +15,7 @@ import subprocess
 import sys
 import types
 from collperf.collectives import get_collective
-from collperf.model.algorithms.build import build
+from collperf.model.two_level.build import build
 from collperf.runtime import data
 from collperf.runtime.execute import run_schedule
 from collperf.runtime.launch import Job, run_local

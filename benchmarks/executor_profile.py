@@ -17,7 +17,7 @@ import statistics
 import sys
 import time
 from collperf.collectives import get_collective
-from collperf.model.algorithms.build import build
+from collperf.model.two_level.build import build
 from collperf.runtime.builtin import run_builtin
 from collperf.runtime.execute import run_schedule
 from collperf.runtime.launch import Job, run_local

@@ -14,7 +14,7 @@ import os
 import statistics
 import sys
 import time
-from collperf.model.algorithms.build import build
+from collperf.model.two_level.build import build
 from collperf.runtime.execute import run_schedule
 from collperf.runtime.launch import Job, run_local
 from collperf.units import parse_size

@@ -3,7 +3,7 @@
 Every round runs every algorithm once, each after a barrier, the order reversed every other round
 (runtime/measure.py head_to_head; at least --iters rounds, more for short calls up to --min-time seconds
 each), out-of-place, float32 sum, each checked bit-exactly (#wrong). "last / a" is the median over rounds of
-the last one's time over a's in the same round, with its 90 % bounds (model/paired_ratio.py). On a testbed
+the last one's time over a's in the same round, with its 90 % bounds (model/auto/paired_ratio.py). On a testbed
 it also prints the link's floor for the collective's bytes (busbw at the shaped rate): the most any
 schedule can gain over the last algorithm there.
 

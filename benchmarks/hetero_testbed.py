@@ -17,7 +17,7 @@ import sys
 from collperf.lab.testbed import routed_runs as hetero_runs
 from collperf.lab.bench import run
 from collperf.blink.routed_packing import pack_on_routes, ring_rate_Bps
-from collperf.model.algorithms.build import build
+from collperf.model.two_level.build import build
 from collperf.spec import SweepSpec
 from collperf.lab.testbed.routed import TopologyTestbed
 from collperf import units

@@ -16,8 +16,8 @@ import numpy as np
 
 from collperf.ingest import load
 from collperf.model.nccl import expect, fit_system, system_bound
-from collperf.model.systems import system_for_gpu
-from collperf.diagnose.hardware import assume
+from collperf.model.hardware.catalogue import system_for_gpu
+from collperf.expect.resolve import assume
 
 LOGS = Path(__file__).resolve().parents[1] / "examples"
 MIB = 1 << 20

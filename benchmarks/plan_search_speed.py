@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 
 from collperf import plan as plans
-from collperf.model.presets import get_preset
+from collperf.model.hardware.presets import get_preset
 
 
 def main() -> None:

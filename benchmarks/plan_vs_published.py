@@ -57,7 +57,7 @@ from dataclasses import dataclass, replace
 
 from collperf import plan as plans
 from collperf.model.network import Link
-from collperf.model.presets import get_preset
+from collperf.model.hardware.presets import get_preset
 from collperf.plan.gpus import GPUS
 from collperf.plan.kernels import modelled_compute
 

@@ -1,4 +1,4 @@
-"""How well the hardware resolver (diagnose/hardware.py `assume`) reads a log's hardware from the log alone,
+"""How well the hardware resolver (expect/resolve.py `assume`) reads a log's hardware from the log alone,
 measured on the corpus of public runs (src/collperf/data/corpus: <id>.txt and index.csv, the curated hardware).
 
 Per log: the person-written lines are stripped (below), the rest is parsed from memory (`ingest.parse(text, id)`,
@@ -53,11 +53,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from collperf.diagnose import assume
-from collperf.diagnose.loglines import read_facts
+from collperf.expect.loglines import read_facts
 from collperf.errors import UsageError
 from collperf.ingest import parse
 from collperf.model.hardware.names import find_gpu
-from collperf.model.systems import _GPU_PATTERNS
+from collperf.model.hardware.catalogue import _GPU_PATTERNS
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "src" / "collperf" / "data" / "corpus"
@@ -177,7 +177,7 @@ def shown(table, text: str) -> dict[str, bool]:
 
 
 def _domains(ranks: int, domain: int = 72) -> tuple[int, int]:
-    """(NVLink domains, GPUs in each) as the resolver splits a rack-scale run (diagnose/hardware.py _nodes)."""
+    """(NVLink domains, GPUs in each) as the resolver splits a rack-scale run (expect/resolve.py _nodes)."""
     k = -(-ranks // domain)
     while ranks % k:
         k += 1
@@ -285,7 +285,7 @@ CAUSES: dict[str, str] = {
     "t4-socket-2x1-allreduce-gh-aws-do-eks:fabric": _NO_SYSTEM.format(what="network ('Using network Socket')"),
     "t4-efa-2x1-allreduce-gh-aws-do-eks:fabric": _NO_SYSTEM.format(what="network ('NET/OFI Selected Provider is efa')"),
 }
-# the hardware line kept: assume() fails on some logs (diagnose/hardware.py _gpu_from_comments)
+# the hardware line kept: assume() fails on some logs (expect/resolve.py _gpu_from_comments)
 COMMENT_NODES = (r"the node count read from a comment with (\d+)\s*nodes?\b takes the digits of a model name before "
                  "'node(s)' ('A100 nodes' -> 100, 'A4 node' -> 4, 'A3 node' -> 3), which the ranks cannot be "
                  "split over")

@@ -31,9 +31,9 @@ import scipy.sparse  # noqa: F401  start-up, not simulation
 
 from collperf import topology
 from collperf.model.costs import cost
-from collperf.model.hierarchy import two_level_cost
-from collperf.model.presets import get_preset
-from collperf.model.algorithms.build import build_array, build_hierarchical_array
+from collperf.model.two_level.hierarchy import two_level_cost
+from collperf.model.hardware.presets import get_preset
+from collperf.model.two_level.build import build_array, build_hierarchical_array
 from collperf.simulate import simulate
 
 RANKS = (1024, 4096, 16384, 65536, 131072)

@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from collperf.diagnose.hardware import assume
+from collperf.expect.resolve import assume
 from collperf.export import nccl_tuner, tuner_model
 from collperf.spec import HardwareSpec
 

@@ -1,4 +1,4 @@
-"""Flat algorithms on a two-level cluster: what per-level pricing (model/two_level.py) costs in time and what it
+"""Flat algorithms on a two-level cluster: what per-level pricing (model/two_level/pricing.py) costs in time and what it
 changes in the answer, against pricing every byte on the bottleneck link, side by side in one run.
 
 For each DGX H100 cluster size: every flat algorithm of allreduce, allgather and alltoall over 64 sizes,
@@ -17,8 +17,8 @@ import numpy as np
 
 from collperf.model.algorithms import algorithms_for
 from collperf.model.costs import NotApplicable, cost
-from collperf.model.systems import get_system, to_cluster
-from collperf.model import two_level
+from collperf.model.hardware.catalogue import get_system, to_cluster
+from collperf.model.two_level import pricing as two_level
 
 COLLECTIVES = ("allreduce", "allgather", "alltoall")
 

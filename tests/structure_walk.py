@@ -17,12 +17,13 @@ LAYERS = [
     # on first use), so reading collperf.__version__ depends on nothing
     ["__init__", "units", "errors", "collectives", "jsonfile"],
     ["schedule"],                         # the IR, its verifier and its arrays: what the algorithms build
-    ["model"],                            # pure math: the algorithm registry, costs, NCCL's model, systems
+    ["model"],                            # pure math: the algorithm registry, costs, NCCL's model, hardware
     ["topology", "simulate"],
     ["blink"],
     ["plan"],
     ["spec"],                             # requests, validated against the model's names and catalogues
     ["ingest"],                           # readers and the rows they share with the bench (ingest/row.py)
+    ["expect"],                           # the hardware resolved from an input, NCCL's model and the band
     ["runtime"],
     ["lab"],
     ["fit", "diagnose"],

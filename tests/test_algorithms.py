@@ -9,7 +9,7 @@ from collperf.model.algorithms.base import const
 from collperf.schedule.ir import Schedule
 
 # Written by hand from the registry before algorithms became one object (model/costs.py ALGORITHMS
-# and model/algorithms/build.py BUILDERS, which had to agree): the move must neither add nor drop a pair,
+# and model/two_level/build.py BUILDERS, which had to agree): the move must neither add nor drop a pair,
 # and the listing order (which is also the tie-break order of costs.lowest) must not change.
 EXPECTED = [
     ("broadcast", "binomial"), ("broadcast", "scatter-allgather"), ("broadcast", "chain"),

@@ -6,7 +6,7 @@ import pytest
 
 from collperf.model.costs import cost
 from collperf.model.network import Cluster, Link, Network
-from collperf.model.select import auto_choices, runnable_algorithms
+from collperf.model.auto.select import auto_choices, runnable_algorithms
 from collperf.lab.bench import auto_plan, run
 from collperf.model.profile import bandwidth_from
 from collperf.runtime.execute import MAX_SLICES, slices_for

@@ -1,14 +1,14 @@
-"""-A auto's confirmation by measurement (model/auto_confirm.py) with a fake measurer and a fake calibration."""
+"""-A auto's confirmation by measurement (model/auto/confirm.py) with a fake measurer and a fake calibration."""
 
 import math
 
 import pytest
 
-from collperf.model.auto_confirm import (DECISIVE_MARGIN, FIRST_ROUNDS, MEASURED_MARGIN, MORE_ROUNDS, confirm,
+from collperf.model.auto.confirm import (DECISIVE_MARGIN, FIRST_ROUNDS, MEASURED_MARGIN, MORE_ROUNDS, confirm,
                                          needs_confirmation, octave, verdict)
-from collperf.model.builtin_cost import BuiltinFit
+from collperf.model.auto.builtin_cost import BuiltinFit
 from collperf.model.network import Link, Network
-from collperf.model.select import TIE_MARGIN, AutoChoice, auto_choices
+from collperf.model.auto.select import TIE_MARGIN, AutoChoice, auto_choices
 from collperf import ingest
 from collperf.lab.bench import auto_plan
 from collperf.lab.results import Results, to_text

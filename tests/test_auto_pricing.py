@@ -5,14 +5,14 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from collperf.errors import UsageError
-from collperf.model.builtin_cost import BuiltinFit, fit_builtin
+from collperf.model.auto.builtin_cost import BuiltinFit, fit_builtin
 from collperf.model.costs import cost
 from collperf.model.network import Cluster, Link, Network
-from collperf.model.select import auto_choices, BUILTIN_MARGIN
+from collperf.model.auto.select import auto_choices, BUILTIN_MARGIN
 from collperf.model.shared_links import HostLinks, host_priced, shared_link_cost
 from collperf.schedule.ir import COPY, Schedule, Step, Transfer
 from collperf.model.algorithms import REGISTRY
-from collperf.runtime.builtin_fit import FIT_MAX_BYTES, FIT_MIN_BYTES, fit_sizes
+from collperf.runtime.auto.builtin_fit import FIT_MAX_BYTES, FIT_MIN_BYTES, fit_sizes
 from collperf.runtime.launch import Job, run_local
 
 SIZES = [1 << 20, 4 << 20, 16 << 20, 64 << 20]
@@ -114,7 +114,7 @@ def test_ours_must_beat_the_builtin_by_the_margin():
 @pytest.mark.multiprocess
 def test_auto_measures_the_builtin_and_the_exchange_on_gloo_ranks():
     pytest.importorskip("torch")
-    out = run_local(Job("collperf.runtime.builtin_fit:auto_inputs", ("allreduce", [64 << 10, 1 << 20], 2)), 2,
+    out = run_local(Job("collperf.runtime.auto.builtin_fit:auto_inputs", ("allreduce", [64 << 10, 1 << 20], 2)), 2,
                     timeout_s=120)
     # both non-negative (the fit is non-negative least squares); no sign of the slope is asserted: at load 5.5 a
     # 64 KiB call took as long as a 1 MiB one and the fit put all the time into the latency

@@ -10,20 +10,20 @@ import pytest
 
 from collperf.collectives import busbw_factor
 from collperf.diagnose import diagnose
-from collperf.diagnose.calibrated import peers
+from collperf.expect.peers import peers
 from collperf.diagnose.band_rule import beyond_band
 from collperf.diagnose.core import SizeVerdict
 from collperf.diagnose.corpus_fit import build, cross_validate, read_corpus
-from collperf.diagnose.expectation import expectation
-from collperf.diagnose.hardware import assume
+from collperf.expect.expectation import expectation
+from collperf.expect.resolve import assume
 from collperf.diagnose.verdict import Kind, Verdict, band_verdict
 from collperf.ingest import parse
-from collperf.model import calibration_fit
-from collperf.model.calibration import (BOUND_FRACTION, MODEL_FACTOR, OVERHEAD_US, TIE_BREAK, Fit, Sample,
+from collperf.expect import band_fit as calibration_fit
+from collperf.expect.band import (BOUND_FRACTION, MODEL_FACTOR, OVERHEAD_US, TIE_BREAK, Fit, Sample,
                                         band)
-from collperf.model.calibration_fit import fit_bands, fit_two_part
+from collperf.expect.band_fit import fit_bands, fit_two_part
 from collperf.model.nccl import expect
-from collperf.model.systems import get_system
+from collperf.model.hardware.catalogue import get_system
 from collperf.spec import HardwareSpec
 
 SIZES = np.array([2.0 ** k for k in range(20, 31)])      # 1 MiB .. 1 GiB

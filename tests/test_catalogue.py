@@ -5,9 +5,9 @@ import pytest
 
 from collperf.errors import UsageError
 from collperf.model.nccl import expect, system_bound
-from collperf.model.presets import PRESETS, get_preset
+from collperf.model.hardware.presets import PRESETS, get_preset
 from collperf.diagnose import assume
-from collperf.model.systems import ALIASES, CATALOGUE, FABRIC_NCCL_SETTINGS, get_system, resolve_name, system_for_instance
+from collperf.model.hardware.catalogue import ALIASES, CATALOGUE, FABRIC_NCCL_SETTINGS, get_system, resolve_name, system_for_instance
 from collperf.spec import HardwareSpec, NetworkSpec
 from collperf.cli import app
 

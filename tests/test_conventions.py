@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from collperf.cli import app, main
 from collperf import __version__
-from collperf.model.presets import PRESETS, get_preset
+from collperf.model.hardware.presets import PRESETS, get_preset
 
 UNIFORM = ["--latency", "5us", "--bandwidth", "10GB/s"]
 

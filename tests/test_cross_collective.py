@@ -10,7 +10,7 @@ import pytest
 
 from collperf.model.nccl import p2p_time
 from collperf.model.nccl.expected import p2p_rates
-from collperf.model.systems import get_system
+from collperf.model.hardware.catalogue import get_system
 
 GIB = 1 << 30
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "cross_collective.py"

@@ -108,14 +108,14 @@ def test_zero_duration_verdict_is_not_judged():
 
 def test_huge_size_is_refused_by_the_expectation():
     from collperf.diagnose import Assumed
-    from collperf.diagnose.expectation import expectation
+    from collperf.expect.expectation import expectation
     with pytest.raises(UsageError, match="cannot be judged"):
         expectation("allreduce", [10 ** 400], Assumed(None, [], [], "none"))
 
 
 def test_a_channel_count_of_thousands_of_digits_is_read_safely():
-    from collperf.diagnose.loglines import LogFacts
-    from collperf.diagnose.suspects import _costly
+    from collperf.expect.loglines import LogFacts
+    from collperf.expect.suspects import _costly
     assert _costly("MAX_NCHANNELS", "9" * 5000, None, LogFacts()) is None
     assert _costly("MAX_NCHANNELS", "\u00b2", None, LogFacts()) is None
     assert "capped at 2" in _costly("MAX_NCHANNELS", "2", None, LogFacts())

@@ -8,13 +8,13 @@ import pytest
 
 from collperf import api
 from collperf.diagnose import assume, diagnose
-from collperf.diagnose.loglines import read_facts
+from collperf.expect.loglines import read_facts
 from collperf.errors import UsageError
 from collperf.ingest import load, parse
 from collperf.model.hardware.boards import BOARDS, default_board
 from collperf.model.hardware.compose import compose
 from collperf.model.hardware.names import gpu_part
-from collperf.model.systems import CATALOGUE, get_system, system_for_gpu
+from collperf.model.hardware.catalogue import CATALOGUE, get_system, system_for_gpu
 from collperf.spec import HardwareSpec
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -167,7 +167,7 @@ def test_predict_prices_the_gpus_own_links():
 
 
 def test_plan_reads_the_parts_memory_and_peaks():
-    from collperf.model.presets import get_preset
+    from collperf.model.hardware.presets import get_preset
     from collperf.model.hardware.gpus import BY_KEY
     from collperf.plan.gpus import gpu_of, require_gpu
     from collperf.plan.memory import gpu_memory_of
@@ -187,7 +187,7 @@ def test_plan_reads_the_parts_memory_and_peaks():
 
 
 def test_simulate_takes_the_same_cluster_as_predict():
-    from collperf.model.systems import to_cluster
+    from collperf.model.hardware.catalogue import to_cluster
     from collperf.spec import NetworkSpec, SimulateSpec
     spec = SimulateSpec(collective="allreduce", algorithm="ring", size="64MiB", topology="cluster:2x4",
                         network=NetworkSpec(cluster="GH200", ranks=8))

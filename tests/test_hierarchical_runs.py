@@ -6,10 +6,10 @@ import pytest
 
 from collperf.collectives import get_collective
 from collperf.errors import UsageError
-from collperf.model.hierarchy import two_level_cost
+from collperf.model.two_level.hierarchy import two_level_cost
 from collperf.model.network import Cluster, Link, Network
-from collperf.model.select import auto_algorithms, auto_choices, runnable_algorithms
-from collperf.model.algorithms.build import DEFAULT_PHASES
+from collperf.model.auto.select import auto_algorithms, auto_choices, runnable_algorithms
+from collperf.model.two_level.build import DEFAULT_PHASES
 from collperf.cli import app
 from collperf.lab.bench import _check_ranks, run
 from collperf.runtime.launch import Job, run_local

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from collperf.model.costs import cost
-from collperf.model.hierarchy import PLANS, two_level_cost
+from collperf.model.two_level.hierarchy import PLANS, two_level_cost
 from collperf.model.network import Cluster, Link
-from collperf.model.presets import PRESETS, get_preset
+from collperf.model.hardware.presets import PRESETS, get_preset
 
 NV = Link(1e-6, 300e9, name="nvlink")
 NET = Link(5e-6, 50e9, name="net")

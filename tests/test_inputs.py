@@ -8,7 +8,7 @@ from collperf import api
 from collperf.diagnose import assume
 from collperf.errors import UsageError
 from collperf.ingest import load
-from collperf.model.nodes import nodes_for
+from collperf.model.hardware.nodes import nodes_for
 from collperf.spec import HardwareSpec, NetworkSpec
 
 from cli_support import cli_error
@@ -156,7 +156,7 @@ def test_predict_names_the_flags_as_typed(capsys, args, fragment):
 
 def test_a_network_built_by_hand_names_what_to_change():
     from collperf.model.network import Network
-    from collperf.model.presets import get_preset
+    from collperf.model.hardware.presets import get_preset
     with pytest.raises(UsageError, match=r"12 ranks \(--ranks\) is not the cluster's 2 node\(s\) \(--nodes\) x 8 ranks "
                                          r"per node of dgx-h100 = 16: give --ranks 16"):
         Network.of(get_preset("dgx-h100", nodes=2), 12)

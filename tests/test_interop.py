@@ -16,11 +16,11 @@ from collperf.fit import fit
 from collperf.ingest.table import Row, Table
 from collperf.model.algorithms import REGISTRY, get_algorithm
 from collperf.schedule.arrays import as_tuples
-from collperf.model.algorithms.build import DEFAULT_PHASES, build, build_hierarchical
+from collperf.model.two_level.build import DEFAULT_PHASES, build, build_hierarchical
 from collperf.schedule.verify import verify
 from collperf.spec import NetworkSpec, SimulateSpec
 from collperf.cli import app
-from collperf.model.select import runnable_algorithms
+from collperf.model.auto.select import runnable_algorithms
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

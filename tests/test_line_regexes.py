@@ -15,7 +15,7 @@ import pytest
 
 import collperf
 import line_patterns
-from collperf.diagnose.loglines import read_facts
+from collperf.expect.loglines import read_facts
 
 HERE = Path(__file__).parent
 
@@ -25,7 +25,7 @@ def test_every_call_site_is_collected():
     assert not unresolved, unresolved
     assert len(patterns) > 100     # the readers' patterns, not an empty walk
     wheres = {w.split(":")[0] for w, *_ in patterns}
-    assert {"diagnose/loglines.py", "ingest/nccltests.py", "trace/kernels.py", "trace/stream.py"} <= wheres
+    assert {"expect/loglines.py", "ingest/nccltests.py", "trace/kernels.py", "trace/stream.py"} <= wheres
 
 
 @pytest.mark.parametrize("length, timeout_s", [pytest.param(1 << 16, 300, id="64KiB"),
@@ -71,7 +71,7 @@ def test_nics_are_counted_up_to_the_first_other_token():
 def test_every_instance_pattern_holds_a_literal_of_the_pre_check():
     """read_facts searches a line for instance names only when it holds one of HOST_LITERALS: every pattern of
     _HOSTS must (its near-matches, built from the pattern, hold one)."""
-    from collperf.diagnose.loglines import _HOSTS, HOST_LITERALS
+    from collperf.expect.loglines import _HOSTS, HOST_LITERALS
     for pattern, key in _HOSTS:
         for sample in line_patterns.near_matches(pattern):
             assert any(piece in sample.lower() for piece in HOST_LITERALS), (pattern, sample)
@@ -79,7 +79,7 @@ def test_every_instance_pattern_holds_a_literal_of_the_pre_check():
 
 def test_the_spelt_out_host_pre_check_is_host_literals():
     """_has_host_piece spells HOST_LITERALS out (a generator over them cost more than the tests): the two agree."""
-    from collperf.diagnose.loglines import _has_host_piece, HOST_LITERALS
+    from collperf.expect.loglines import _has_host_piece, HOST_LITERALS
     for piece in HOST_LITERALS:
         assert _has_host_piece(f"node-{piece}-1:12:34 [0] nccl info")
     assert not _has_host_piece("node-01:1001:1101 [0] nccl info channel 07/32 : 0[0] -> 1[1] via p2p/ipc/read")

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from collperf import cli
 from collperf.cli import app
 from collperf.diagnose import assume, diagnose
-from collperf.diagnose.loglines import read_facts
+from collperf.expect.loglines import read_facts
 from collperf.errors import UsageError
 from collperf.ingest import load, parse
 from collperf.spec import HardwareSpec

@@ -19,7 +19,7 @@ from collperf import api
 from collperf.cli import app
 from collperf.model.nccl import select
 from collperf.model.nccl.switches import switch_points
-from collperf.model.systems import get_system, system_for_gpu
+from collperf.model.hardware.catalogue import get_system, system_for_gpu
 from collperf.spec import HardwareSpec, NcclCrossoverSpec
 from tests.cli_support import cli_error
 

@@ -16,7 +16,7 @@ from collperf.diagnose import assume
 from collperf.errors import UsageError
 from collperf.model.nccl import constants as C
 from collperf.model.nccl import env, select, tuning_table
-from collperf.model.systems import get_system
+from collperf.model.hardware.catalogue import get_system
 from collperf.spec import HardwareSpec
 from test_loglines import _log
 

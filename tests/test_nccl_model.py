@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from collperf.errors import UsageError
 from collperf.model.bounds import two_level_bound
 from collperf.model.nccl import Graph, expect, fit_system, select, system_bound, tuning_table
-from collperf.model.systems import CATALOGUE, get_system, system_for_gpu
+from collperf.model.hardware.catalogue import CATALOGUE, get_system, system_for_gpu
 
 GIB, MIB = 1 << 30, 1 << 20
 

@@ -13,7 +13,7 @@ from collperf.model.nccl import constants as C
 from collperf.model.nccl import search_graphs, select, tuning_table
 from collperf.model.nccl.channels import channels_run, comm_channels, nvls_channels
 from collperf.model.nccl.tuning import entry_times_us
-from collperf.model.systems import CATALOGUE
+from collperf.model.hardware.catalogue import CATALOGUE
 
 KIB, MIB = 1 << 10, 1 << 20
 

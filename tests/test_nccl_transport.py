@@ -8,9 +8,9 @@ import pytest
 from collperf.errors import UsageError
 from collperf.model.nccl import expect, fit_system, search_graphs, select, tuning_table
 from collperf.model.nccl.transport import host_staged_time, is_duplex, per_gpu_traffic
-from collperf.model.systems import get_system, system_for_gpu
-from collperf.diagnose.hardware import assume
-from collperf.diagnose.loglines import read_facts
+from collperf.model.hardware.catalogue import get_system, system_for_gpu
+from collperf.expect.resolve import assume
+from collperf.expect.loglines import read_facts
 from collperf.ingest import load
 
 GIB = float(1 << 30)
@@ -122,7 +122,7 @@ def test_gpudirect_rdma_from_the_channel_lines():
 
 
 def test_shm_path_rate_capped_at_gen3_only_on_cards_whose_driver_forbids_p2p():
-    from collperf.diagnose.expectation import band_bound
+    from collperf.expect.expectation import band_bound
     from collperf.model.nccl import system_bound
     from collperf.model.nccl.transport import host_staged_gen, link_rate_Bps
     geforce = system_for_gpu("NVIDIA GeForce RTX 4090", nodes=1, gpus_per_node=2).with_(p2p=False)

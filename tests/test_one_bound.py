@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from collperf import api
 from collperf.cli import app
-from collperf.model.systems import CATALOGUE, get_system
+from collperf.model.hardware.catalogue import CATALOGUE, get_system
 from collperf.spec import NetworkSpec, PredictSpec
 
 runner = CliRunner()

@@ -16,16 +16,16 @@ from collperf.cli import app
 from collperf.diagnose import diagnose
 from collperf.diagnose.core import SizeVerdict, overall
 from collperf.diagnose.corpus_fit import _flagged, hardware_for, read_index
-from collperf.diagnose.expectation import holds
+from collperf.expect.expectation import holds
 from collperf.diagnose.measurement import as_a_log_would
 from collperf.diagnose.verdict import BAND_MARGIN, Kind, Verdict
 from collperf.ingest import load
-from collperf.model.calibration import Sample, band
-from collperf.model.calibration_fit import fit_bands
+from collperf.expect.band import Sample, band
+from collperf.expect.band_fit import fit_bands
 from collperf.model.nccl import system_bound_latency_s
 from collperf.model.network import Network
 from collperf.model.predict import network_lower_bound
-from collperf.model.systems import CATALOGUE, to_cluster
+from collperf.model.hardware.catalogue import CATALOGUE, to_cluster
 from collperf.spec import HardwareSpec
 
 MIB, GIB = 1 << 20, 1 << 30

@@ -1,5 +1,5 @@
 """Calls timed side by side: the rounds' loop (runtime/rounds.py, with a fake barrier and clock) and the paired
-ratio's median and bounds (model/paired_ratio.py), by hand and as properties."""
+ratio's median and bounds (model/auto/paired_ratio.py), by hand and as properties."""
 
 import math
 
@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 from collperf import api
 from collperf.errors import UsageError
 from collperf.spec import BenchSpec, SweepSpec
-from collperf.model.paired_ratio import bound_rank, paired_ratio
+from collperf.model.auto.paired_ratio import bound_rank, paired_ratio
 from collperf.runtime.job import BenchJob
 from collperf.runtime.rounds import MAX_ROUNDS, order_of, rounds_for, run_rounds, timed_round
 

@@ -4,8 +4,8 @@ never extrapolated beyond its sweep (the size it was measured at is named then),
 import pytest
 
 from collperf import api
-from collperf.diagnose.calibrated import at_size, peers
-from collperf.model.systems import get_system
+from collperf.expect.peers import at_size, peers
+from collperf.model.hardware.catalogue import get_system
 
 MIB = 1 << 20
 

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 from collperf import api
 from collperf.cli import app
 from collperf.errors import UsageError
-from collperf.model.presets import get_preset
+from collperf.model.hardware.presets import get_preset
 from collperf.plan import Layout, ModelSpec, group_shape, overlap_step, parse_layout, plan
 
 # The chapter's 70B example, and the assumptions that give its numbers: a 64 MB (10^6) activation per

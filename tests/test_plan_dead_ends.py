@@ -12,7 +12,7 @@ from collperf import api
 from collperf.cli import app
 from collperf.errors import UsageError
 from collperf.plan import MODELS, Layout, get_model, plan
-from collperf.model.presets import get_preset
+from collperf.model.hardware.presets import get_preset
 from cli_support import cli_error
 
 runner = CliRunner()

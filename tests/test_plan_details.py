@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from collperf.errors import UsageError
-from collperf.model.presets import get_preset
+from collperf.model.hardware.presets import get_preset
 from collperf.plan import (Layout, ModelSpec, activation_per_layer, compute_time, custom_model, get_model, memory,
                            plan, search)
 from collperf.plan.memory import model_states

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from collperf.cli import app
 from collperf.errors import UsageError
-from collperf.model.presets import get_preset
+from collperf.model.hardware.presets import get_preset
 from collperf.plan import (GPU, Layout, ModelSpec, get_model, gpu_of, layer_time, modelled_compute, plan, search,
                            stage_layers)
 from collperf.plan.comms import demands

@@ -10,7 +10,7 @@ import collperf
 from collperf.cli import app
 from collperf.collectives import COLLECTIVES
 from collperf.errors import UsageError
-from collperf.model.select import best_algorithm, crossovers
+from collperf.model.auto.select import best_algorithm, crossovers
 from collperf import cli
 from collperf.lab.calibrate import save
 from collperf.model.profile import profile_from

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 from collperf import api
 from collperf.cli import app
 from collperf.errors import UsageError
-from collperf.model.systems import CATALOGUE
+from collperf.model.hardware.catalogue import CATALOGUE
 from collperf.spec import (NcclPredictSpec, NetworkSpec, PatternSpec, PredictSpec, SimulateSpec, TopologyPredictSpec,
                            predict_request, simulate_request)
 

@@ -8,7 +8,7 @@ import pytest
 
 from collperf import api, fit as fitting
 from collperf.ingest import inspector, others, parse, Row, Table
-from collperf.diagnose import hardware
+from collperf.expect import resolve as hardware
 
 
 def sweep(rows: int) -> Table:

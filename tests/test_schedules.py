@@ -6,9 +6,9 @@ from hypothesis import given, settings, strategies as st
 
 from collperf.model.algorithms import ALGORITHMS
 from collperf.model.costs import coefficients
-from collperf.model.hierarchy import two_level_cost
+from collperf.model.two_level.hierarchy import two_level_cost
 from collperf.model.network import Cluster, Link
-from collperf.model.algorithms.build import DEFAULT_PHASES, build, build_hierarchical
+from collperf.model.two_level.build import DEFAULT_PHASES, build, build_hierarchical
 from collperf.model.schedule_cost import coefficients as schedule_coefficients
 from collperf.model.schedule_cost import messages_per_rank, schedule_cost
 from collperf.schedule.ir import Step, Transfer, make

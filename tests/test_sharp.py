@@ -19,12 +19,12 @@ from collperf.cli import app
 from collperf.diagnose.verdict import Kind, Verdict
 from collperf.diagnose import assume
 from collperf.diagnose.findings import above_bound
-from collperf.diagnose.loglines import read_facts
+from collperf.expect.loglines import read_facts
 from collperf.errors import UsageError
 from collperf.model.bounds import node_network_coefficient, two_level_bound
 from collperf.model.nccl.expected import select
 from collperf.model.nccl.tuning import tuning_table
-from collperf.model.systems import get_system
+from collperf.model.hardware.catalogue import get_system
 from collperf.spec import HardwareSpec
 from log_support import synthetic_log
 

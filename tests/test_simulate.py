@@ -12,7 +12,7 @@ from collperf.errors import UsageError
 from collperf.model.algorithms import ALGORITHMS
 from collperf.model.costs import cost
 from collperf.model.network import Cluster, Link
-from collperf.model.algorithms.build import build
+from collperf.model.two_level.build import build
 from collperf.simulate import simulate
 
 LINK = Link(2e-6, 10e9, 40e9)

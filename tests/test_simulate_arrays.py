@@ -7,16 +7,16 @@ import sim_reference as reference
 from collperf import topology as T
 from collperf.model.algorithms import ALGORITHMS
 from collperf.model.costs import cost
-from collperf.model.hierarchy import two_level_cost
+from collperf.model.two_level.hierarchy import two_level_cost
 from collperf.model.network import Cluster, Link
-from collperf.model.presets import get_preset
+from collperf.model.hardware.presets import get_preset
 from collperf.schedule.arrays import (
     ArraySchedule,
     ArrayStep,
     from_schedule,
     make_arrays,
 )
-from collperf.model.algorithms.build import build, build_array, build_hierarchical, build_hierarchical_array
+from collperf.model.two_level.build import build, build_array, build_hierarchical, build_hierarchical_array
 from collperf.model.schedule_cost import coefficients, messages_per_rank, step_loads
 from collperf.schedule.verify import VerificationError, verify
 from collperf.simulate import simulate
@@ -131,7 +131,7 @@ def test_array_simulator_equals_the_old_one_on_two_level_schedules(mode):
 def test_flat_ring_and_two_level_ring_on_a_cluster_equal_their_closed_forms(mode):
     # cluster:16x8 of the chapter preset, one NIC per rank: every ring step waits on one
     # inter-node hop (5 us + n/p at 50 GB/s); the two-level ring/ring is the model of
-    # model/hierarchy.py (both phases contention-free)
+    # model/two_level/hierarchy.py (both phases contention-free)
     topo = T.parse("cluster:16x8")
     chapter = get_preset("chapter", 16)
     n = 1 << 30

@@ -14,7 +14,7 @@ from collperf.errors import UsageError
 from collperf.model.algorithms import ALGORITHMS
 from collperf.model.costs import cost
 from collperf.model.network import Cluster, Link
-from collperf.model.algorithms.build import build_array, build_hierarchical_array
+from collperf.model.two_level.build import build_array, build_hierarchical_array
 from collperf.simulate import simulate
 from collperf.spec import SimulateSpec
 

@@ -15,7 +15,7 @@ from collperf.cli import app
 from collperf.lab import validate
 from collperf.lab.testbed import parse_spec, routed_runs, switch as T, SwitchTestbed, Testbed as AnyTestbed, TopologyTestbed
 from collperf.lab.testbed.routed_runs import calibrate_links, _measure_pair
-from collperf.model.algorithms.build import build
+from collperf.model.two_level.build import build
 from collperf.spec import BenchSpec, NetworkSpec, SweepSpec
 
 MBIT = 1e6 / 8

@@ -19,7 +19,7 @@ from collperf.errors import UsageError
 from collperf.model import predict
 from collperf.model.nccl import select
 from collperf.model.network import Network
-from collperf.model.systems import get_system
+from collperf.model.hardware.catalogue import get_system
 from collperf.trace import judge, whatif
 from collperf.plan.from_trace import kind_of
 

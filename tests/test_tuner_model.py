@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from collperf import api
-from collperf.diagnose.hardware import assume
+from collperf.expect.resolve import assume
 from collperf.errors import UsageError
 from collperf.export import nccl_tuner
 from collperf.export.tuner_model import plugin_names

@@ -1,4 +1,4 @@
-"""Flat algorithms on a two-level cluster, priced with the traffic each level carries (model/two_level.py):
+"""Flat algorithms on a two-level cluster, priced with the traffic each level carries (model/two_level/pricing.py):
 hand-computed steps, the one-link cases equal to the closed form, and never below the lower bound."""
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from collperf.model.algorithms import algorithms_for
 from collperf.model.costs import NotApplicable, cost
 from collperf.model.network import Cluster, Link, Network
 from collperf.model.predict import candidates, network_lower_bound
-from collperf.model.select import auto_choices
-from collperf.model.algorithms.build import build_array
-from collperf.model.two_level import flat_cost, reference_segments, schedule_terms
+from collperf.model.auto.select import auto_choices
+from collperf.model.two_level.build import build_array
+from collperf.model.two_level.pricing import flat_cost, reference_segments, schedule_terms
 
 NV = Link(1e-6, 200e9)        # 200 GB/s per GPU inside a node
 NIC = Link(5e-6, 50e9)        # one 400 Gb/s NIC

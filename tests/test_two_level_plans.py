@@ -7,9 +7,9 @@ import pytest
 from collperf.collectives import get_collective
 from collperf.errors import UsageError
 from collperf.model.algorithms import get_algorithm
-from collperf.model.algorithms.build import (DEFAULT_PHASES, build, build_hierarchical, build_hierarchical_array,
+from collperf.model.two_level.build import (DEFAULT_PHASES, build, build_hierarchical, build_hierarchical_array,
                                              build_two_level, default_phase)
-from collperf.model.hierarchy import PLANS, get_plan, two_level_cost
+from collperf.model.two_level.hierarchy import PLANS, get_plan, two_level_cost
 from collperf.model.network import Cluster, Link
 from collperf.schedule.verify import verify
 

@@ -7,7 +7,7 @@ torch = pytest.importorskip("torch", reason="the runtime needs torch (pip instal
 from collperf.errors import UsageError  # noqa: E402
 from collperf.runtime.launch import Job, run_local  # noqa: E402
 from collperf import api
-from collperf.model.select import runnable_algorithms
+from collperf.model.auto.select import runnable_algorithms
 from collperf.runtime import ops
 from collperf.runtime.ops import _COLLECTIVE
 from collperf.spec import NetworkSpec, PredictSpec

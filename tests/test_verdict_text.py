@@ -15,11 +15,11 @@ from collperf.diagnose import findings as F
 from collperf.diagnose.verdict import Kind, Verdict
 from collperf.diagnose.core import SizeVerdict, _curve_anomalies, overall
 from collperf.diagnose.corpus_fit import hardware_for, read_index
-from collperf.diagnose.hardware import Assumed, assume
-from collperf.diagnose.wording import merge_counts
+from collperf.expect.resolve import Assumed, assume
+from collperf.expect.wording import merge_counts
 from collperf.ingest import load
 from collperf.units import size_ranges
-from collperf.model.systems import get_system
+from collperf.model.hardware.catalogue import get_system
 from collperf.spec import HardwareSpec
 from log_support import synthetic_log
 

@@ -20,7 +20,7 @@ _EXPORTS = {
     "UsageError": "collperf.errors", "RunError": "collperf.errors",
     "Cost": "collperf.model.costs", "cost": "collperf.model.costs",
     "Cluster": "collperf.model.network", "Link": "collperf.model.network", "Network": "collperf.model.network",
-    "Prediction": "collperf.model.predict", "PRESETS": "collperf.model.presets", "get_preset": "collperf.model.presets",
+    "Prediction": "collperf.model.predict", "PRESETS": "collperf.model.hardware.presets", "get_preset": "collperf.model.hardware.presets",
     **{name: "collperf.spec" for name in ("NetworkSpec", "SweepSpec", "BenchSpec", "SimulateSpec", "LogSpec",
                                           "DiagnoseSpec", "HardwareSpec", "MeasurementSpec", "PlanSpec", "PredictSpec",
                                           "CrossoverSpec", "ScheduleSpec", "VerifySpec")},

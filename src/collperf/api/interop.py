@@ -12,12 +12,12 @@ from collperf.api.logs import read_logs
 from collperf.api.schedules import simulate, verified_schedule
 from collperf.blink.algorithms import BLINK
 from collperf.collectives import get_collective
-from collperf.diagnose.hardware import assume
+from collperf.expect.resolve import assume
 from collperf.errors import UsageError
 from collperf.export import msccl, msccl_import, nccl_tuner, tuner_model
 from collperf.model.algorithms.modes import mode_of
 from collperf.model.schedule_cost import coefficients
-from collperf.model.select import runnable_algorithms
+from collperf.model.auto.select import runnable_algorithms
 from collperf.schedule.arrays import as_tuples
 from collperf.schedule.verify import VerificationError, verify
 from collperf.simulate import simulate as run

@@ -14,8 +14,8 @@ from collperf.api.runs import Validation
 from collperf.api.trace import trace
 from collperf.diagnose import Diagnosis, diagnose, diagnose_measurement as judge
 from collperf.diagnose import baseline as against
-from collperf.diagnose.expectation import model_note
-from collperf.diagnose.hardware import assume
+from collperf.expect.expectation import model_note
+from collperf.expect.resolve import assume
 from collperf.diagnose.verdict import Kind as VerdictKind, Verdict
 from collperf.diagnose.inputs import InputReport, LinkKind
 from collperf.diagnose.system_inputs import judge_input

@@ -13,19 +13,19 @@ from collperf.api.results import Algorithms, Crossover, NcclCrossover, Predictio
 from collperf.blink import reports as blink_reports, runs as packed_runs
 from collperf.blink.algorithms import BLINK
 from collperf.collectives import get_collective
-from collperf.diagnose.expectation import expected_bands as _expected_bands
-from collperf.diagnose.hardware import assume
+from collperf.expect.expectation import expected_bands as _expected_bands
+from collperf.expect.resolve import assume
 from collperf.errors import UsageError
 from collperf.model.algorithms import ALGORITHMS, algorithms_for
 from collperf.model.algorithms.modes import mode_of
-from collperf.model.auto_confirm import timings, verdict
+from collperf.model.auto.confirm import timings, verdict
 from collperf.model.network import Network
-from collperf.model.paired_ratio import PairedRatio, paired_ratio
+from collperf.model.auto.paired_ratio import PairedRatio, paired_ratio
 from collperf.model.nccl.switches import switch_points
 from collperf.model.predict import predict as _predict
-from collperf.model.select import crossovers
+from collperf.model.auto.select import crossovers
 from collperf.model.hardware.gpus import GPUS
-from collperf.model.systems import ALIASES, CATALOGUE
+from collperf.model.hardware.catalogue import ALIASES, CATALOGUE
 from collperf.spec import (CrossoverSpec, HardwareSpec, NcclCrossoverSpec, NcclPredictSpec, PredictSpec, sizes,
                            TopologyPredictSpec)
 

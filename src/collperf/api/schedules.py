@@ -13,7 +13,7 @@ from collperf.blink.algorithms import BLINK
 from collperf.collectives import get_collective
 from collperf.errors import UsageError
 from collperf.model.algorithms import ALGORITHMS, get_algorithm
-from collperf.model.algorithms.build import (build, build_array, build_hierarchical, build_hierarchical_array,
+from collperf.model.two_level.build import (build, build_array, build_hierarchical, build_hierarchical_array,
                                              DEFAULT_PHASES)
 from collperf.model.algorithms.modes import HIERARCHICAL, is_two_level, mode_of
 from collperf.model.schedule_cost import coefficients

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collperf.diagnose.core import Diagnosis, SizeVerdict, diagnose, expectation, overall
 from collperf.diagnose.measurement import Judgement, diagnose_measurement
 from collperf.diagnose.findings import Finding
-from collperf.diagnose.hardware import Assumed, assume
+from collperf.expect.resolve import Assumed, assume
 
 __all__ = ["diagnose", "diagnose_measurement", "Diagnosis", "Judgement", "SizeVerdict", "Finding", "Assumed",
            "assume", "expectation", "overall"]

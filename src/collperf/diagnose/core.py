@@ -20,9 +20,9 @@ from collperf import units
 from collperf.collectives import busbw_factor
 from collperf.diagnose import findings as F, mpi, verdict as V
 from collperf.diagnose.band_rule import below_peers, faster_than_typical, slow_call, unjudged_advice
-from collperf.diagnose.calibrated import Peers, peers
-from collperf.diagnose.expectation import Expectation, expectation
-from collperf.diagnose.hardware import _values, assume, Assumed
+from collperf.expect.peers import Peers, peers
+from collperf.expect.expectation import Expectation, expectation
+from collperf.expect.resolve import _values, assume, Assumed
 from collperf.errors import UsageError
 from collperf.fit import MIN_ROWS, Fit, fit, usable
 from collperf.ingest import load

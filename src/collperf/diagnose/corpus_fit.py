@@ -18,15 +18,15 @@ import numpy as np
 from collperf.collectives import get_collective
 from collperf.diagnose.band_rule import beyond_band
 from collperf.diagnose.core import diagnose
-from collperf.diagnose.expectation import expectation
-from collperf.diagnose.hardware import assume
+from collperf.expect.expectation import expectation
+from collperf.expect.resolve import assume
 from collperf.diagnose.verdict import Kind
 from collperf.errors import UsageError
 from collperf.fit import usable
 from collperf.ingest import load
-from collperf.model.calibration import Sample
-from collperf.model.calibration_fit import fit_bands
-from collperf.model.systems import NETWORK_FABRICS, get_system, gpu_family, resolve_name
+from collperf.expect.band import Sample
+from collperf.expect.band_fit import fit_bands
+from collperf.model.hardware.catalogue import NETWORK_FABRICS, get_system, gpu_family, resolve_name
 from collperf.spec import HardwareSpec
 
 MIB = 1 << 20

@@ -10,7 +10,7 @@ import numpy as np
 from collperf import units
 from collperf.model.hardware.gpus import BY_KEY
 from collperf.fit import Fit
-from collperf.diagnose.expectation import sharp_lowers_bound
+from collperf.expect.expectation import sharp_lowers_bound
 from collperf.diagnose.verdict import Kind, Verdict, runtime_of
 from collperf.ingest.table import Table
 

@@ -1,5 +1,5 @@
 """The inputs that describe a system rather than a sweep (ingest/inputs.py): what the system is (fed to the same
-resolver a log's table goes through, diagnose/hardware.py), what NCCL chose, the links each measured against its
+resolver a log's table goes through, expect/resolve.py), what NCCL chose, the links each measured against its
 rate, and a "check first" list, each item with the line of the input that shows it. One typed result, InputReport.
 
 Standalone NCCL debug logs: diagnose/nccl_choices.py; topologies, graphs and link tests: diagnose/links.py; one
@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
-from collperf.diagnose.hardware import Assumed, assume, shown_values
-from collperf.diagnose.hints import Hints
+from collperf.expect.resolve import Assumed, assume, shown_values
+from collperf.expect.hints import Hints
 from collperf.errors import UsageError
 from collperf.spec import HardwareSpec
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import statistics
 
-from collperf.diagnose.hints import Hints
+from collperf.expect.hints import Hints
 from collperf.diagnose.inputs import InputReport, LinkKind, LinkVerdict, resolve
 from collperf.ingest.topo_xml import PATHS, graph_name, link_rate
 from collperf.spec import HardwareSpec

@@ -12,10 +12,10 @@ from collperf import units
 from collperf.collectives import busbw_factor
 from collperf.diagnose import verdict as V
 from collperf.diagnose.band_rule import faster_than_typical, slow_call, unjudged_advice
-from collperf.diagnose.calibrated import Peers, peers
+from collperf.expect.peers import Peers, peers
 from collperf.diagnose.core import Context, Measured, SizeVerdict, judge_row
-from collperf.diagnose.expectation import expectation
-from collperf.diagnose.hardware import Assumed, assume
+from collperf.expect.expectation import expectation
+from collperf.expect.resolve import Assumed, assume
 from collperf.errors import UsageError
 from collperf.model.nccl import tuning_model_prices
 

@@ -1,4 +1,4 @@
-"""A standalone NCCL debug log judged: what the system is (its INFO lines read by diagnose/loglines.py, the same
+"""A standalone NCCL debug log judged: what the system is (its INFO lines read by expect/loglines.py, the same
 reader nccl-tests logs go through, then the resolver), what NCCL chose (network, GPUDirect RDMA, P2P or SHM, NVLS,
 CollNet, channels, rings and trees, the TUNING lines' algorithm and protocol per size) and what to check first.
 
@@ -10,8 +10,8 @@ NCCL_ALGO/NCCL_PROTO forced (NCCL's own choice per size overridden), and NCCL's 
 from __future__ import annotations
 
 from collperf.diagnose.inputs import InputReport, resolve
-from collperf.diagnose.hints import Hints
-from collperf.diagnose.loglines import read_facts
+from collperf.expect.hints import Hints
+from collperf.expect.loglines import read_facts
 from collperf.spec import HardwareSpec
 from collperf.units import format_size
 

@@ -98,7 +98,7 @@ class Verdict:
 # transitions of one size), so only a slowdown beyond that spread is a finding about the run.
 SLOWER_FACTOR = 1.5
 # Plus a per-call slack for host-side time NCCL's model leaves out (launch, the test's own loop): sample
-# 01's floor is 35 us against NCCL's 15 us model latency (model/systems.py), so ~20 us is ordinary.
+# 01's floor is 35 us against NCCL's 15 us model latency (model/hardware/catalogue.py), so ~20 us is ordinary.
 HOST_SLACK_S = 20e-6
 # The band's slow edge is the 90th percentile of healthy public runs, so one healthy run in ten is beyond it by
 # construction: a whole log is called slower than expected only when its bandwidth-bound sizes are beyond that

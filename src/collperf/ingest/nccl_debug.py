@@ -1,7 +1,7 @@
 """A standalone NCCL/RCCL debug log (NCCL_DEBUG=INFO, from a training job or any program, no nccl-tests table): who
 ran (ranks, nodes, ranks per node, the hosts), the NCCL version, the rings and trees NCCL built, and the choices
 NCCL_DEBUG_SUBSYS=TUNING prints per call. The hardware facts of its INFO lines (network, NICs, GPUDirect RDMA, P2P or
-SHM, NVLS, channels, settings) are read by diagnose/loglines.py, the same reader nccl-tests logs go through.
+SHM, NVLS, channels, settings) are read by expect/loglines.py, the same reader nccl-tests logs go through.
 
 Line shapes (NCCL 2.30.7): the prefix "host:pid:tid [cudaDev] NCCL INFO" (src/debug.cc); "comm 0x.. rank R nranks N
 cudaDev D nvmlDev D busId B commId 0x.. - Init COMPLETE" and "comm 0x.. rank R nRanks N nNodes M localRanks L

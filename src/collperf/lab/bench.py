@@ -28,12 +28,12 @@ from collperf.collectives import get_collective
 from collperf.errors import RunError, UsageError
 from collperf.lab.results import Results
 from collperf.model.algorithms import algorithms_for, get_algorithm
-from collperf.model.algorithms.build import default_phase, roots_at_zero
+from collperf.model.two_level.build import default_phase, roots_at_zero
 from collperf.model.algorithms.modes import is_chooser, is_flat, is_runtime_only, is_two_level
 from collperf.model.costs import coefficients, lowest
 from collperf.model.network import Link, Network
 from collperf.model.predict import candidates
-from collperf.model.select import choices_for
+from collperf.model.auto.select import choices_for
 from collperf.runtime import launch
 from collperf.runtime.job import BenchJob
 from collperf.runtime.launch import RunStalled, RunTimeout
@@ -239,7 +239,7 @@ def _check_ranks(config: SweepSpec, ranks: int, prebuilt=(), shape=None) -> None
 def auto_plan(job: BenchJob, world: int, network: Network | None, ranks_per_host: int) -> BenchJob:
     """The job with what `-A auto` runs at each size: chosen here from the given network (--profile, --cluster
     or link options), or left to the ranks (`auto` None) to choose after a quick calibration of this run's own
-    network (runtime/auto.py auto_here)."""
+    network (runtime/auto/run.py auto_here)."""
     job = dataclasses.replace(job, auto_ranks_per_host=max(1, min(ranks_per_host, world)))
     if network is None:
         return job
@@ -370,7 +370,7 @@ def predict_rows(results: Results, network: Network, rows: list[Row]) -> list[Ro
         return []
     rows = [Row.of(r) for r in rows]
     sizes = sorted({r.size for r in rows})
-    phase = default_phase(results.collective)   # what -A hierarchical runs (model/algorithms/build.py build_two_level)
+    phase = default_phase(results.collective)   # what -A hierarchical runs (model/two_level/build.py build_two_level)
     costs, _ = candidates(results.collective, network, sizes, segments=results.config["segments"],
                           intra_algorithm=phase, inter_algorithm=phase)
     table = {c.name: dict(zip(sizes, c.cost.total_s)) for c in costs}

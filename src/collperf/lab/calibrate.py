@@ -45,9 +45,9 @@ def calibrate(ranks: int | None = None, testbed=None, timeout_s: float = 300.0, 
 
 
 def step_link(ranks: int, sweep_sizes, timeout_s: float = 300.0) -> Link:
-    """What one step of our executor costs on `ranks` local gloo ranks (runtime/builtin_fit.py step_link:
+    """What one step of our executor costs on `ranks` local gloo ranks (runtime/auto/builtin_fit.py step_link:
     a batched exchange fitted at three sizes spanning the sweep, alpha floored by a small ping-pong)."""
-    return run_local(Job("collperf.runtime.builtin_fit:step_link", (list(sweep_sizes), ranks)), ranks, timeout_s)
+    return run_local(Job("collperf.runtime.auto.builtin_fit:step_link", (list(sweep_sizes), ranks)), ranks, timeout_s)
 
 
 def save(profile: dict, path) -> None:

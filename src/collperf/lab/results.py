@@ -103,7 +103,7 @@ def text_header(res: Results, algorithm: str, streaming: bool = False) -> str:
         out.write(f"# auto: per size the model's fastest of our algorithms on {c['auto_network']}\n")
         for choice in c.get("auto") or []:
             m = choice.get("measured") if choice.get("decided_by") == "measured" else None
-            if m:   # a close call timed before the sweep (model/auto_confirm.py)
+            if m:   # a close call timed before the sweep (model/auto/confirm.py)
                 also = f" (also timed: {m['runner_up']['algorithm']})" if m.get("runner_up") else ""
                 out.write(f"# auto: {choice['size']} B decided by measurement at {m['size']} B: {m['algorithm']} "
                           f"{m['ours_us']:.0f} us vs builtin {m['builtin_us']:.0f} us{also} -> {choice['algorithm']}\n")

@@ -1,9 +1,9 @@
 """The prediction API: every algorithm's cost for a collective on a network, with the bound and the best.
 
 A network is either a uniform `Link` with a rank count, or a two-level `Cluster`. On a cluster the
-flat algorithms are priced with the traffic each level of their schedule carries (model/two_level.py:
+flat algorithms are priced with the traffic each level of their schedule carries (model/two_level/pricing.py:
 the part of a step that stays on a node at the intra link, the part that leaves at the NICs, the
-slower of the two) and `hierarchical` is the two-level composition of model/hierarchy.py.
+slower of the two) and `hierarchical` is the two-level composition of model/two_level/hierarchy.py.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from collperf.model.bounds import bound_coefficients, lower_bound, node_network_
 from collperf.model.algorithms import algorithms_for, get_algorithm
 from collperf.model.algorithms.modes import HIERARCHICAL as MODE_HIERARCHICAL, is_two_level
 from collperf.model.costs import Cost, NotApplicable, Phase, cost, lowest
-from collperf.model.hierarchy import PLANS, two_level_cost
+from collperf.model.two_level.hierarchy import PLANS, two_level_cost
 from collperf.model.network import Link, Network
-from collperf.model.two_level import flat_cost
+from collperf.model.two_level.pricing import flat_cost
 
-HIERARCHICAL = MODE_HIERARCHICAL.name   # the two-level composition of model/hierarchy.py
+HIERARCHICAL = MODE_HIERARCHICAL.name   # the two-level composition of model/two_level/hierarchy.py
 
 
 @dataclass(frozen=True)

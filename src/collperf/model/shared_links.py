@@ -7,7 +7,7 @@ step's bandwidth term is the busiest of
   - each host's link: max(bytes leaving, bytes entering) / host bandwidth x (1 + flow_overhead x (flows - 1)),
 where `flows` is the number of concurrent transfers leaving (entering) the host in that step. The flow term is
 what a shaped link does to several TCP streams at once (each stream's slow start and the shaper's queue): it is
-measured on the link (runtime/builtin_fit.py flow_overhead), 0 where one flow and many cost alike.
+measured on the link (runtime/auto/builtin_fit.py flow_overhead), 0 where one flow and many cost alike.
 
 Every step term is linear in n, so a schedule is reduced once to (steps, bytes coefficient, reduce coefficient)
 and priced over any number of sizes at once.
@@ -21,7 +21,7 @@ import numpy as np
 
 from collperf.collectives import formula_bytes
 from collperf.errors import UsageError
-from collperf.model.algorithms.build import build
+from collperf.model.two_level.build import build
 from collperf.model.costs import Cost
 from collperf.model.network import Link
 from collperf.schedule.ir import REDUCE, Schedule

@@ -1,6 +1,6 @@
 """What one GPU computes: data-sheet peaks and the one fixed set of efficiency parameters per GPU.
 
-The hardware catalogue (model/presets.py, model/systems.py) describes links and NICs but no compute
+The hardware catalogue (model/hardware/presets.py, model/hardware/catalogue.py) describes links and NICs but no compute
 rates; the planner keeps them here, each with its source, keyed by the cluster preset that carries the
 GPU. Nothing here is fitted to a training run: the same parameters serve every model and layout.
 
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from collperf.errors import UsageError
 from collperf.model.hardware.gpus import BY_KEY
-from collperf.model.systems import get_system, gpu_family
+from collperf.model.hardware.catalogue import get_system, gpu_family
 
 
 @dataclass(frozen=True)

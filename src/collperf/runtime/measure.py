@@ -17,15 +17,15 @@ import torch.distributed as dist
 
 from collperf.collectives import get_collective
 from collperf.ingest.row import Row, Timing
-from collperf.model.algorithms.build import build, build_two_level
+from collperf.model.two_level.build import build, build_two_level
 from collperf.model.algorithms.modes import is_chooser, is_runtime_only, is_two_level
-from collperf.model.paired_ratio import paired_ratio
+from collperf.model.auto.paired_ratio import paired_ratio
 from collperf.model.trees import ceil_log2
 from collperf.runtime import data, launch
-from collperf.runtime.auto import auto_here
+from collperf.runtime.auto.run import auto_here
 from collperf.runtime.builtin import run_builtin
-# the quick calibration lives in runtime/calibration.py; its job name stays collperf.runtime.measure:calibrate
-from collperf.runtime.calibration import calibrate, pingpong  # noqa: F401
+# the quick calibration lives in runtime/auto/calibration.py; its job name stays collperf.runtime.measure:calibrate
+from collperf.runtime.auto.calibration import calibrate, pingpong  # noqa: F401
 from collperf.runtime.execute import run_schedule
 from collperf.runtime.job import BenchJob
 from collperf.runtime.launch import device, sync
@@ -58,7 +58,7 @@ def _reset(coll, rank, op, inp, out) -> None:
 
 class _Runner:
     """One (collective, algorithm) on this process group: a callable op(inp, out). `auto` is auto's choice
-    at this size (model/select.py choices_for): the algorithm and segments it runs."""
+    at this size (model/auto/select.py choices_for): the algorithm and segments it runs."""
 
     def __init__(self, coll, algorithm, p, op, root, segments, slice_bytes, in_elems, schedule=None, auto=None,
                  two_level=None):
@@ -285,7 +285,7 @@ def head_to_head(job: BenchJob) -> dict:
     labelled `builtin#2`. Rank 0 returns
     {label: [{size, p50_us, busbw, wrong, rounds, vs_last, auto?}]}; times are out-of-place, the p50 over
     rounds of the mean over ranks; vs_last is the median over rounds of the last algorithm's time over this
-    one's (its speedup over the last, > 1: faster) with its bounds (model/paired_ratio.py)."""
+    one's (its speedup over the last, > 1: faster) with its bounds (model/auto/paired_ratio.py)."""
     rank, p, dev = dist.get_rank(), dist.get_world_size(), device()
     dtype = data.get_dtype(job.dtype)
     coll, op, root = get_collective(job.collective), job.op, job.root

@@ -7,7 +7,7 @@
 Each function has the semantics of torch.distributed's function of the same name (in place where
 torch's is; `src`/`dst` are global ranks, as in torch) and runs one of our verified schedules with the
 executor of runtime/execute.py. `algorithm="auto"` takes, per (collective, size), the algorithm the
-model predicts fastest (model/select.py auto_choices) on the group's network: the one given with
+model predicts fastest (model/auto/select.py auto_choices) on the group's network: the one given with
 `set_network`, else a quick calibration the first time auto is used on a group (a collective call:
 every rank of the group makes it, as they make the collective). The backend's own is a candidate too, as
 in `bench -A auto`: priced by its fit on the group, and where ours is picked by a close margin both are
@@ -22,15 +22,15 @@ import torch
 import torch.distributed as dist
 
 from collperf.errors import UsageError
-from collperf.model.algorithms.build import build, build_two_level, roots_at_zero
+from collperf.model.two_level.build import build, build_two_level, roots_at_zero
 from collperf.model.algorithms.modes import is_chooser, is_runtime_only, is_two_level
 from collperf.model.network import Link, Network
-from collperf.model.select import auto_choices
+from collperf.model.auto.select import auto_choices
 from collperf.runtime.builtin import run_builtin
-from collperf.runtime.builtin_fit import FIT_MAX_BYTES, FIT_MIN_BYTES, builtin_fit, exchange_link
+from collperf.runtime.auto.builtin_fit import FIT_MAX_BYTES, FIT_MIN_BYTES, builtin_fit, exchange_link
 from collperf.runtime.execute import run_schedule
-from collperf.runtime.calibration import add_rate_Bps, link
-from collperf.runtime.confirm import confirm_choices
+from collperf.runtime.auto.calibration import add_rate_Bps, link
+from collperf.runtime.auto.confirm import confirm_choices
 
 DEFAULT_SLICE_BYTES = 0      # execute.py slices_for: per message, from the per-message cost
 _OPS = (("sum", "SUM"), ("prod", "PRODUCT"), ("min", "MIN"), ("max", "MAX"), ("avg", "AVG"))
@@ -120,8 +120,8 @@ def calibrate(group=None, device=None, big_bytes: int = 1 << 20):
 
 def choose(collective: str, size_bytes: int, group=None, device=None, root: int = 0) -> tuple[str, int | None]:
     """auto's (algorithm, segments) for `size_bytes` of `collective` on `group` (root: a group rank): bench's
-    chooser (model/select.py auto_choices) with the backend's built-in as a candidate, priced by its fit on the
-    group (runtime/builtin_fit.py), and a close call between ours and it timed (runtime/confirm.py)."""
+    chooser (model/auto/select.py auto_choices) with the backend's built-in as a candidate, priced by its fit on the
+    group (runtime/auto/builtin_fit.py), and a close call between ours and it timed (runtime/auto/confirm.py)."""
     key = (_key(group), collective, size_bytes, root)
     if key not in _CHOICES:
         if _key(group) not in _NETWORKS:

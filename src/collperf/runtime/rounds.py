@@ -1,4 +1,4 @@
-"""Calls timed side by side in rounds: the one loop of runtime/measure.py head_to_head and runtime/confirm.py.
+"""Calls timed side by side in rounds: the one loop of runtime/measure.py head_to_head and runtime/auto/confirm.py.
 
 A round runs every call once, each after a barrier, and times only the call (the barrier's own wait and
 skew stay outside the clock). The order reverses every other round, so that no call always goes first
@@ -15,7 +15,7 @@ import math
 from typing import Callable, Hashable, Sequence
 
 # The time budget's cap. 1 MiB on loopback takes ~1 ms a call, so a 1 s budget asks ~1000 rounds, more than
-# the bounds need: at 301 rounds the 90 % sign-test bounds (model/paired_ratio.py) are the 136th and 166th
+# the bounds need: at 301 rounds the 90 % sign-test bounds (model/auto/paired_ratio.py) are the 136th and 166th
 # ratios, the middle 10 % of them; 401 rounds would narrow that only to 8.5 % for a third more time. Odd, so
 # that the median is one round's ratio.
 MAX_ROUNDS = 301

@@ -12,11 +12,11 @@ from collperf.errors import UsageError
 from collperf.jsonfile import read_json
 from collperf.model.nccl.env import NCCL_ALGO_NAMES, NCCL_PROTO_NAMES, check as check_env
 from collperf.model.network import Cluster, Link, Network
-from collperf.model.nodes import nics_used, nodes_for
-from collperf.model.presets import cluster_key, get_preset
+from collperf.model.hardware.nodes import nics_used, nodes_for
+from collperf.model.hardware.presets import cluster_key, get_preset
 from collperf.model.profile import cluster_from
 from collperf.model.hardware.fabrics import MAX_GPU_LINK_GBps, MAX_NIC_Gbps, MIN_GPU_LINK_GBps
-from collperf.model.systems import NETWORK_FABRICS
+from collperf.model.hardware.catalogue import NETWORK_FABRICS
 from collperf.spec.checks import cli_option, whole
 
 CPU_ARCHS = ("x86", "arm", "power")
@@ -127,7 +127,7 @@ class NetworkSpec:
         if per_node is None:
             if base is not None:
                 # the catalogue's node holds ranks_per_node GPUs: the ranks fill whole nodes, fit on one, or spread
-                # over --nodes at most that many per node (model/nodes.py, diagnose's check too)
+                # over --nodes at most that many per node (model/hardware/nodes.py, diagnose's check too)
                 nodes = nodes_for(ranks, nodes, base.ranks_per_node, system=f"--cluster {self.cluster}",
                                   escape="; or --ranks-per-node N to price nodes of N ranks anyway")
                 per_node = ranks // nodes if ranks else base.ranks_per_node
@@ -196,8 +196,8 @@ def _bytes_reading(rate) -> str:
 @dataclass(frozen=True, kw_only=True)
 class HardwareSpec:
     """The hardware a log or a measurement is judged on, as the user overrides it: a catalogue system
-    (`cluster`, model/systems.py CATALOGUE), a GPU model, node count, NICs and their rate, NVLS on/off, SHARP on/off,
-    the intra-node rate, or a calibrated profile. Unset values come from the log (diagnose/hardware.py)."""
+    (`cluster`, model/hardware/catalogue.py CATALOGUE), a GPU model, node count, NICs and their rate, NVLS on/off, SHARP on/off,
+    the intra-node rate, or a calibrated profile. Unset values come from the log (expect/resolve.py)."""
 
     cluster: str | None = field(default=None, metadata=cli_option(
         "--cluster", "--system", help="A catalogue system or cloud instance (collperf systems lists them): dgx-h100, "

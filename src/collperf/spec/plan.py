@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, replace
 
 from collperf import plan as plans, units
 from collperf.errors import UsageError
-from collperf.model.presets import get_preset
+from collperf.model.hardware.presets import get_preset
 from collperf.plan import parse_layout
 from collperf.spec.checks import cli_option
 from collperf.spec.model import INTER_ALGORITHM, INTRA_ALGORITHM

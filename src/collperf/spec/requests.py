@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import fields, replace
 
 from collperf.errors import UsageError, did_you_mean
-from collperf.model.systems import CATALOGUE
+from collperf.model.hardware.catalogue import CATALOGUE
 from collperf.spec.model import CrossoverSpec, NcclCrossoverSpec, NcclPredictSpec, PredictSpec
 from collperf.spec.network import NCCL_VIEW, HardwareSpec, NetworkSpec
 from collperf.spec.patterns import PatternSpec

@@ -13,7 +13,7 @@ from collperf.blink import algorithms as _blink_modes  # noqa: F401  (registers 
 from collperf.model.algorithms import algorithms_for
 from collperf.model.algorithms.modes import (is_hybrid, is_runtime_only, mode_names, needs_topology,
                                              topology_collectives)
-from collperf.model.hierarchy import PLANS
+from collperf.model.two_level.hierarchy import PLANS
 from collperf.spec.checks import cli_option, output_path, rank_list, whole
 from collperf.spec.checks import sizes as parse_size_list
 from collperf.spec.network import NetworkSpec

@@ -25,7 +25,7 @@ from collperf import units
 from collperf.errors import UsageError
 from collperf.jsonfile import read_json
 from collperf.model.network import Cluster, Link
-from collperf.model.presets import get_preset
+from collperf.model.hardware.presets import get_preset
 from collperf.topology import fabrics
 from collperf.topology.graph import Topology
 

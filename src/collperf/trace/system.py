@@ -5,8 +5,8 @@ each process group's share of it."""
 from __future__ import annotations
 
 from collperf.diagnose import Assumed, assume
-from collperf.diagnose.hardware import _values
-from collperf.diagnose.hints import Hints
+from collperf.expect.resolve import _values
+from collperf.expect.hints import Hints
 
 FROM_TRACE = "from deviceProperties in the trace"
 

@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from collperf.diagnose import Assumed
-from collperf.diagnose.hardware import _values
+from collperf.expect.resolve import _values
 from collperf.errors import UsageError
 from collperf.model import predict
 from collperf.model.nccl import constants as C
 from collperf.model.network import Cluster, Link, Network
-from collperf.model.systems import get_system
+from collperf.model.hardware.catalogue import get_system
 from collperf.trace.judge import expected_and_bound
 from collperf.trace.system import group_system
 

@@ -14,7 +14,7 @@ import signal
 import threading
 import time
 
-from collperf.model.algorithms.build import build
+from collperf.model.two_level.build import build
 from collperf.runtime.execute import run_schedule
 
 ALONE_BYTES = 64 << 20

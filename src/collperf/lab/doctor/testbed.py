@@ -55,7 +55,7 @@ from collperf.lab.doctor.campaign import Campaign, Outcome, Test, adaptive, host
 from collperf.lab.doctor.plan import Fault, pairs_counts, simulated
 from collperf.lab.doctor.testbed_spec import DoctorTestbedSpec
 from collperf.lab.testbed.routed import TopologyTestbed
-from collperf.model.algorithms.build import build
+from collperf.model.two_level.build import build
 from collperf.runtime import owned
 from collperf.runtime.launch import Job, run_testbed
 from collperf.simulate import simulate

@@ -19,7 +19,7 @@ from collperf.blink.routed_packing import pack_on_routes
 from collperf.errors import RunError, UsageError
 from collperf.lab.bench import run
 from collperf.model.algorithms import get_algorithm
-from collperf.model.algorithms.build import build
+from collperf.model.two_level.build import build
 from collperf.model.algorithms.modes import is_flat, is_runtime_only, mode_of
 from collperf.ingest.row import Row
 from collperf.simulate import simulate

@@ -6,13 +6,12 @@ per family (ring, trees, recursive, mesh, bruck).
     alg = get_algorithm("allreduce", "ring")
     alg.coefficients(8), alg.builder(8, 1)
 
-model/costs.py evaluates the closed forms over sizes and networks; model/algorithms/build.py validates
-arguments and calls the builders. The two-level schedule composer is the `hierarchical` module
-here; it registers nothing and is not imported with the package (it needs model/hierarchy.py,
-which needs model/costs.py, which needs this registry).
+model/costs.py evaluates the closed forms over sizes and networks; model/two_level/build.py validates
+arguments and calls the builders, and composes the two-level schedules (model/two_level/), which need this
+registry and so live outside it. Every module of this folder is imported here.
 """
 
-from collperf.model.algorithms import bruck, mesh, recursive, ring, trees  # noqa: F401  (they register)
+from collperf.model.algorithms import bruck, mesh, modes, recursive, ring, trees  # noqa: F401  (they register)
 from collperf.model.algorithms.base import (ALGORITHMS, ORDER, REGISTRY, Algorithm, Coefficients,
                                             RegistrationError, algorithm, algorithms_for, check_complete,
                                             get_algorithm, register)

@@ -53,7 +53,7 @@ class Algorithm:
     builder: Callable[[int, int], object] | None = None
     # optional: (p, segments) -> the same schedule built straight into the array form (schedule/arrays.py) by
     # numpy, for the simulator at scale; defined beside the tuple builder in the family's module. Without one
-    # the tuple schedule is packed into arrays (model/algorithms/build.py build_array)
+    # the tuple schedule is packed into arrays (model/two_level/build.py build_array)
     array_builder: Callable[[int, int], object] | None = None
 
     def __post_init__(self):

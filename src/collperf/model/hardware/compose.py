@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collperf.model.hardware.boards import Board
 from collperf.model.hardware.parts import GPU
-from collperf.model.system import System
+from collperf.model.hardware.system import System
 
 
 def compose(gpu: GPU, board: Board, *, name: str = "", nodes: int = 1, gpus_per_node: int | None = None,

@@ -14,7 +14,7 @@ class NIC:
     key: str
     name: str
     Gbps: float          # line rate of one port as sold
-    fabric: str          # the fabric class it runs (model/system.py NETWORK_FABRICS)
+    fabric: str          # the fabric class it runs (model/hardware/system.py NETWORK_FABRICS)
     source: str
 
 

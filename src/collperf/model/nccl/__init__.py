@@ -1,7 +1,7 @@
 """NCCL's expectation model: what NCCL chooses and how long it takes on given hardware.
 
     from collperf.model.nccl import expect, select, tuning_table, fit_system
-    from collperf.model.systems import system_for_gpu
+    from collperf.model.hardware.catalogue import system_for_gpu
     sys = system_for_gpu("NVIDIA H100 80GB HBM3", nodes=2, gpus_per_node=8)
     pred = expect("allreduce", sizes, sys)   # pred.time_s, pred.algorithm, pred.regime, pred.bound_s
 
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collperf import lazy_exports
 
-# Loaded on first use: model/system.py reads this package's constants and env, and the modules below price a
-# System, so importing them here would make the package and model/system.py import each other.
+# Loaded on first use: model/hardware/system.py reads this package's constants and env, and the modules below price a
+# System, so importing them here would make the package and model/hardware/system.py import each other.
 _EXPORTS = {"expect": "collperf.model.nccl.expected", "select": "collperf.model.nccl.expected",
             "p2p_time": "collperf.model.nccl.expected", "system_bound": "collperf.model.nccl.expected",
             "system_bound_latency_s": "collperf.model.nccl.expected",

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collperf.model.nccl.constants import (MAX_CHANNELS, NVLS_CHANNELS_SM90, NVLS_CHANNELS_SM100,
                                            NVLS_CHANNELS_SM100_NVL)
 from collperf.model.nccl.graphs import Graph
-from collperf.model.system import System
+from collperf.model.hardware.system import System
 
 
 

@@ -22,7 +22,7 @@ from collperf.model.nccl.channels import comm_channels
 from collperf.model.nccl.graphs import search_graphs
 from collperf.model.nccl.transport import host_staged_time
 from collperf.model.nccl.tuning import entry_times_us, tuning_table, TuningTable
-from collperf.model.system import System
+from collperf.model.hardware.system import System
 
 
 @dataclass(frozen=True)
@@ -174,7 +174,7 @@ def system_bound(collective: str, size_bytes, system: "System") -> "TwoLevelBoun
 def system_bound_latency_s(collective: str, system: "System") -> float:
     """The bound's latency term on this system: one message over the links a collective must cross (the network
     between nodes; on one node, the intra-node link), the term `predict` adds to its bound (model/predict.py
-    network_lower_bound on the system's alpha-beta view, model/systems.py to_cluster). system_bound is bandwidth
+    network_lower_bound on the system's alpha-beta view, model/hardware/catalogue.py to_cluster). system_bound is bandwidth
     alone: a time below the two together is out of reach, however small the size."""
     name = get_collective(collective).name
     if system.nodes > 1:

@@ -24,7 +24,7 @@ import numpy as np
 from collperf.errors import UsageError
 from collperf.model.nccl.expected import expect, select
 from collperf.model.nccl.transport import host_staged_time, is_duplex
-from collperf.model.system import System
+from collperf.model.hardware.system import System
 
 
 

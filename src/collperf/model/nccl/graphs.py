@@ -36,7 +36,7 @@ import math
 from dataclasses import dataclass, replace
 
 from collperf.model.nccl.constants import MAX_NVLS_ARITY, MAX_RING_CHANNELS, pcie_bw, speed_ladder
-from collperf.model.system import System
+from collperf.model.hardware.system import System
 
 
 

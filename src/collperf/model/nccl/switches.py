@@ -23,7 +23,7 @@ from collperf.model.nccl import constants as C
 from collperf.model.nccl.channels import comm_channels
 from collperf.model.nccl.expected import select
 from collperf.model.nccl.tuning import tuning_table
-from collperf.model.system import System
+from collperf.model.hardware.system import System
 
 P2P_CHOICE = "p2p/Simple"
 _TREE_CORRECTION_STEPS = 24       # tuning.cc corrects log2(nBytes / 64) < 23 (tree), < 24 (NVLS-tree)

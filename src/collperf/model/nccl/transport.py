@@ -33,7 +33,7 @@ import numpy as np
 
 from collperf.model.hardware.gpus import BY_KEY
 from collperf.model.nccl.constants import pcie_bw
-from collperf.model.system import System
+from collperf.model.hardware.system import System
 
 
 # collectives whose every rank sends and receives the same amount (per GPU, as a fraction of S)

@@ -18,7 +18,7 @@ from collperf.errors import UsageError
 from collperf.model.nccl import constants as C, env
 from collperf.model.nccl.channels import comm_channels
 from collperf.model.nccl.graphs import Graph, search_graphs
-from collperf.model.system import System
+from collperf.model.hardware.system import System
 
 
 

@@ -1,4 +1,4 @@
-"""Fitting the calibrated expectation (model/calibration.py) on healthy public runs: the two-part model's grid
+"""Fitting the calibrated expectation (expect/band.py) on healthy public runs: the two-part model's grid
 search per fabric class, the borrowed fits and own overheads, the sparse layouts' fraction of the bound, and
 the band table (`fit_bands`) the offline script benchmarks/calibrate_corpus.py commits.
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from collperf.model.calibration import (BOUND_FRACTION, ERROR_CAP, FIT_MIN_BYTES, GRID_LOG2, GROUPS, HIGH_Q, LOW_Q,
+from collperf.expect.band import (BOUND_FRACTION, ERROR_CAP, FIT_MIN_BYTES, GRID_LOG2, GROUPS, HIGH_Q, LOW_Q,
                                         MID_Q, MODEL_FACTOR, OVERHEAD_US, POOLED, SIGMA, TIE_BREAK, WINDOW, Fit,
                                         Sample, enough_for_fit, group_of, typical_time)
 

@@ -12,7 +12,7 @@ from collperf.errors import UsageError
 from collperf.model.hardware.compose import bridged
 from collperf.model.hardware.gpus import BY_KEY
 from collperf.model.hardware.names import find_gpu
-from collperf.model.system import System
+from collperf.model.hardware.system import System
 
 
 @dataclass(frozen=True)

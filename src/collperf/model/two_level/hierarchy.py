@@ -39,7 +39,7 @@ class PlanPhase(NamedTuple):
 @dataclass(frozen=True)
 class TwoLevelPlan:
     """A collective's two-level composition, read by the cost (two_level_cost), the schedule builder
-    (model/algorithms/hierarchical.py) and the runner (model/algorithms/build.py build_two_level)."""
+    (model/two_level/hierarchical.py) and the runner (model/two_level/build.py build_two_level)."""
     collective: str
     phases: tuple[PlanPhase, ...]
     # the phase algorithm `-A hierarchical` runs (bench, auto, the user collectives) when none is given

@@ -1,7 +1,7 @@
 """The backend's own collective as a priced candidate of -A auto: time = alpha + size x seconds per byte.
 
 The built-in (gloo, NCCL) is a black box to the model, so it is priced from its own measurements: a few sizes
-timed on the group (runtime/builtin_fit.py) and fitted with non-negative least squares on relative error, so
+timed on the group (runtime/auto/builtin_fit.py) and fitted with non-negative least squares on relative error, so
 that the small sizes weigh as much as the big ones. `size` is the nccl-tests size column, as everywhere.
 """
 

@@ -350,7 +350,7 @@ def _command_env(facts: LogFacts, lines: list[str], env: dict[str, tuple[str, st
 
 
 # the NCCL settings that change how fast a collective runs (NCCL 2.30.7 src/misc/param.cc and the transports read
-# them); diagnose names the ones a log shows set (diagnose/suspects.py), not logging or interface names
+# them); diagnose names the ones a log shows set (expect/suspects.py), not logging or interface names
 PERF_SETTINGS = ("NET_GDR_LEVEL", "NET_GDR_READ", "P2P_DISABLE", "P2P_LEVEL", "SHM_DISABLE", "NVLS_ENABLE",
                  "MIN_NCHANNELS", "MAX_NCHANNELS", "MIN_CTAS", "MAX_CTAS", "NCHANNELS_PER_NET_PEER", "BUFFSIZE",
                  "IB_QPS_PER_CONNECTION", "IB_SPLIT_DATA_ON_QPS", "CROSS_NIC", "P2P_NET_CHUNKSIZE", "P2P_PXN_LEVEL",

@@ -1,5 +1,5 @@
 """What a measurement is compared with: the expected band (NCCL's model and the bound on the assumed system,
-calibrated on healthy public runs of its fabric class: model/calibration.py) and the physical bound (model/bounds
+calibrated on healthy public runs of its fabric class: expect/band.py) and the physical bound (model/bounds
 two-level bound, or a flat --peak)."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ import numpy as np
 
 from collperf import units
 from collperf.collectives import busbw_factor
-from collperf.diagnose.calibrated import calibration, peers
-from collperf.diagnose.hardware import Assumed
-from collperf.diagnose.wording import merge_counts
+from collperf.expect.peers import calibration, peers
+from collperf.expect.resolve import Assumed
+from collperf.expect.wording import merge_counts
 from collperf.errors import UsageError
 from collperf.ingest.validate import MAX_SIZE_BYTES
-from collperf.model.calibration import band
+from collperf.expect.band import band
 from collperf.model.nccl import expect, system_bound, system_bound_latency_s, tuning_model_prices
 from collperf.model.nccl.transport import host_staged_gen
 

@@ -4,7 +4,7 @@ NCCL's tuning model (model/nccl) is a selection heuristic, not what real systems
 nccl-tests logs the measured time is often 1-2x its model time, and by how much depends on the fabric (EFA
 and TCPX lose more than InfiniBand), on the size (a per-call overhead NCCL's latency terms leave out weighs
 on the mid sizes) and on the layout (with one or two GPUs per node NCCL's model is optimistic, while what is
-achieved of the physical bound stays about the same). So per fabric class (model/system.py FABRICS) the
+achieved of the physical bound stays about the same). So per fabric class (model/hardware/system.py FABRICS) the
 typical time is a two-part model with three parameters, fitted on the healthy public runs of the class
 (the corpus in collperf/data/corpus):
 
@@ -20,7 +20,7 @@ too few logs or sources borrows the fit of its group (the fabrics between nodes,
 of all classes, and says so; it keeps its own per-call overhead (one parameter, which even one run shows:
 GPUDirect-TCPX's is at the grid's top, 500 us, where the network group's is 50 us), and it borrows the
 group's band too. Around the typical time the band is the 10th-90th percentile, per size regime (one
-octave, GRID_LOG2), of measured / typical over the class's healthy rows. model/calibration_fit.py fits
+octave, GRID_LOG2), of measured / typical over the class's healthy rows. expect/band_fit.py fits
 the table from samples (`fit_bands`; the offline script benchmarks/calibrate_corpus.py writes the
 committed one); `band` here applies it to one prediction, on the same typical time (`typical_time`).
 Pure: the table is data passed in.

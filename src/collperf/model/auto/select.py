@@ -12,11 +12,11 @@ import numpy as np
 
 from collperf.errors import UsageError
 from collperf.model.algorithms import algorithms_for
-from collperf.model.algorithms.build import default_phase, roots_at_zero
+from collperf.model.two_level.build import default_phase, roots_at_zero
 from collperf.model.algorithms.modes import is_runtime_only, is_two_level
-from collperf.model.builtin_cost import BUILTIN, BuiltinFit
+from collperf.model.auto.builtin_cost import BUILTIN, BuiltinFit
 from collperf.model.costs import Cost, lowest
-from collperf.model.hierarchy import PLANS
+from collperf.model.two_level.hierarchy import PLANS
 from collperf.model.network import Network
 from collperf.model.predict import HIERARCHICAL, best, candidates
 from collperf.model.profile import cluster_from, profile_from
@@ -75,7 +75,7 @@ class AutoChoice:
     """What `-A auto` runs at one size: the algorithm the model predicts fastest among those the executor
     can run (flat schedules), its predicted time, and its pipeline segments (None: not pipelined).
     builtin_s: the built-in's time by its fit (None: not a candidate); decided_by: "model", or "measured"
-    when a confirmation timed ours against the built-in (model/auto_confirm.py), `measured` holding
+    when a confirmation timed ours against the built-in (model/auto/confirm.py), `measured` holding
     {size, algorithm, ours_us, builtin_us, paired_ratio, ratio_low, ratio_high, rounds} of that timing
     (auto_confirm.summary: paired_ratio is ours / built-in per round, < 1 ours faster) and, where two of
     ours were timed, runner_up {algorithm, paired_ratio} of the other. runner_up: (algorithm, segments, predicted_s) of
@@ -111,7 +111,7 @@ def runnable_algorithms(collective: str, ranks: int) -> list[str]:
 
 def auto_algorithms(collective: str, network: Network, root: int = 0) -> list[str]:
     """What auto chooses among: the runnable flat algorithms, then `hierarchical` on a network of several
-    nodes of several ranks (the executor runs model/algorithms/build.py build_two_level, its default phase
+    nodes of several ranks (the executor runs model/two_level/build.py build_two_level, its default phase
     algorithms, and auto prices exactly those; a rooted one only from rank 0, its root)."""
     names = runnable_algorithms(collective, network.ranks)
     c = network.cluster
@@ -132,7 +132,7 @@ def auto_choices(collective: str, network: Network, sizes, segments: int | None 
     """Per size, the model's best runnable algorithm on `network` (the rule of `best`: least predicted
     time, ties to the first registered). Pipelined algorithms get the model's best segment count unless
     `segments` fixes it. `hosts`: the flat schedules priced on shared host links (model/shared_links.py);
-    `builtin`: the backend's own collective as one more candidate, priced by its fit (model/builtin_cost.py) and
+    `builtin`: the backend's own collective as one more candidate, priced by its fit (model/auto/builtin_cost.py) and
     chosen unless one of ours is predicted BUILTIN_MARGIN times faster. Where the pick is ours, the next best
     of ours within TIE_MARGIN is its runner_up."""
     sizes = [int(s) for s in sizes]

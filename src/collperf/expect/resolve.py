@@ -1,13 +1,13 @@
 """Which system a log (or one measurement) is judged on, and where each value came from.
 
 Order (each later source overrides the earlier, and provenance says which one set a value):
-  1. the catalogue system of the GPU model in the log's device lines (model/systems.py), or of a GPU
+  1. the catalogue system of the GPU model in the log's device lines (model/hardware/catalogue.py), or of a GPU
      named in the log's comment lines when it has no device lines (e.g. "# hardware: 2 nodes x 8 B200");
   2. the node count and ranks in the log (hosts in the device lines, else "N nodes" in a comment, else
      ranks / the catalogue's GPUs per node); a host name that names an instance type (a3-mega..., p5en...)
      picks that instance, and the GPU with the fabric the NCCL INFO lines name the cloud instance with both
      (H100 + GPUDirect-TCPXO: gcp-a3-mega; H200 + EFA: aws-p5en); GB200: "node" is an NVLink domain;
-  3. NCCL INFO lines (diagnose/loglines.py: the network, NICs found, GPUDirect RDMA, P2P or SHM, NVLS,
+  3. NCCL INFO lines (expect/loglines.py: the network, NICs found, GPUDirect RDMA, P2P or SHM, NVLS,
      SHARP/CollNet set up or enabled, NCCL_PROTO) and nccl-tests' -g (launch cost), each with the line that decided it;
   4. the NCCL settings the network's transport requires, where the log echoes none (the catalogue's
      FABRIC_NCCL_SETTINGS: GPUDirect-TCPX runs NCCL_ALGO=Ring, NCCL_PROTO=Simple);
@@ -22,16 +22,16 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-from collperf.diagnose.hints import bridge_values, from_comments, gpu_from_comments, log_text_hints
-from collperf.diagnose.loglines import LogFacts, read_facts
-from collperf.diagnose.overrides import apply_overrides, from_profile, unused_on_one_node
-from collperf.diagnose.suspects import suspects
+from collperf.expect.hints import bridge_values, from_comments, gpu_from_comments, log_text_hints
+from collperf.expect.loglines import LogFacts, read_facts
+from collperf.expect.overrides import apply_overrides, from_profile, unused_on_one_node
+from collperf.expect.suspects import suspects
 from collperf.errors import UsageError
 from collperf.model.hardware.fabrics import NICS
 from collperf.model.hardware.names import AmbiguousGPU, find_gpu, gpu_part, normalize
 from collperf.model.nccl.env import NCCL_ALGO_NAMES, NCCL_PROTO_NAMES, check as check_env
-from collperf.model.nodes import nics_used, nodes_for
-from collperf.model.systems import CATALOGUE, System, fabric_nccl_settings, get_system, system_for_gpu
+from collperf.model.hardware.nodes import nics_used, nodes_for
+from collperf.model.hardware.catalogue import CATALOGUE, System, fabric_nccl_settings, get_system, system_for_gpu
 from collperf.spec import HardwareSpec
 
 # the values the output lists, in order, with how each is shown
@@ -202,7 +202,7 @@ def _apply_facts(system: System, facts: LogFacts, ngpus: int) -> System:
 
 def _transport_settings(system: System) -> System:
     """What the network's transport makes NCCL run, where the log does not say: the catalogue's settings for
-    the fabric class (model/systems.py FABRIC_NCCL_SETTINGS; GPUDirect-TCPX: NCCL_ALGO=Ring, NCCL_PROTO=Simple)."""
+    the fabric class (model/hardware/catalogue.py FABRIC_NCCL_SETTINGS; GPUDirect-TCPX: NCCL_ALGO=Ring, NCCL_PROTO=Simple)."""
     settings, source = fabric_nccl_settings(system.fabric_class)
     if system.nodes < 2:
         return system
@@ -310,7 +310,7 @@ def _nodes(base, nodes, nodes_src, ranks, hw, from_log: bool):
             # --gpu names a PCIe card, whose catalogue template's GPUs per node is no fact about the user's box
             # (a pcie-2080ti template of 2): one measured number on a few of them is one machine unless --nodes says
             return 1, f"assumed: one node (--nodes not given; a PCIe box holds up to {PCIE_BOX_GPUS} GPUs)"
-        # its nodes hold its GPUs per node, no more (model/nodes.py, as predict checks)
+        # its nodes hold its GPUs per node, no more (model/hardware/nodes.py, as predict checks)
         said = f"--nodes {nodes}" if hw.nodes is not None else f"{nodes} node(s) ({nodes_src})" if nodes else None
         count = nodes_for(ranks, nodes, base.gpus_per_node,
                           system=f"--cluster {hw.cluster}" if hw.cluster else f"--gpu {hw.gpu}'s {base.name}",

@@ -1,6 +1,6 @@
 """-A auto confirms a close call by measurement: ours runs only where it was measured faster than the built-in.
 
-The model picks among our schedules and the built-in from a quick calibration (model/select.py
+The model picks among our schedules and the built-in from a quick calibration (model/auto/select.py
 auto_choices). A calibration on a busy machine is noisy, and a schedule of ours predicted a little faster
 than the built-in can run at half its speed. So where auto's pick is ours, the built-in is a candidate and
 the model's margin is not decisive (ours predicted less than DECISIVE_MARGIN times faster; by default every
@@ -8,11 +8,11 @@ pick of ours), both are timed
 on the actual size, interleaved in rounds (each round runs both), and ours is kept only if it is
 MEASURED_MARGIN times faster both by its median and by the median of the rounds' ratios (a round's pair
 shares that moment's load, so the ratios cancel a load that drifts between rounds), and the ratios' upper
-bound (model/paired_ratio.py) says it is faster at all; a close call gets more rounds before it is decided;
+bound (model/auto/paired_ratio.py) says it is faster at all; a close call gets more rounds before it is decided;
 otherwise the built-in runs. The decision is cached per (group, collective, root, size octave, algorithm,
 segments), like the link calibration, so a sweep or a training loop measures each octave once.
 
-Pure: the timing is a callable the caller gives (runtime/confirm.py times real ranks; tests give a fake).
+Pure: the timing is a callable the caller gives (runtime/auto/confirm.py times real ranks; tests give a fake).
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from typing import Callable
 import numpy as np
 
 from collperf.model.algorithms.modes import is_runtime_only
-from collperf.model.builtin_cost import BUILTIN
-from collperf.model.paired_ratio import paired_ratio
-from collperf.model.select import AutoChoice
+from collperf.model.auto.builtin_cost import BUILTIN
+from collperf.model.auto.paired_ratio import paired_ratio
+from collperf.model.auto.select import AutoChoice
 
 # ours predicted this many times faster than the built-in's fit: the model decides alone. Infinite by default:
 # on a loaded machine the fit itself was off by more than 4x (4 gloo ranks, allreduce: a fitted alpha of 9.4 ms
@@ -62,7 +62,7 @@ def summary(choice: AutoChoice, ours_s, builtin_s) -> dict:
 def timings(ours_s, builtin_s) -> dict:
     """Two timed series, one pair per round (seconds): each median (ours_us, builtin_us), and ours / built-in
     per round (< 1: ours faster): its median (paired_ratio) and bounds (ratio_low, ratio_high;
-    model/paired_ratio.py) over `rounds`, the number of pairs."""
+    model/auto/paired_ratio.py) over `rounds`, the number of pairs."""
     r = paired_ratio(ours_s, builtin_s)   # checks that the times are paired and positive
     return {"ours_us": float(np.median(ours_s)) * 1e6, "builtin_us": float(np.median(builtin_s)) * 1e6,
             "paired_ratio": r.median, "ratio_low": r.low, "ratio_high": r.high, "rounds": r.rounds}

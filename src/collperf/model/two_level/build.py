@@ -7,8 +7,9 @@ import numpy as np
 
 from collperf.collectives import check_ranks, get_collective
 from collperf.errors import UsageError
-from collperf.model.algorithms import get_algorithm, hierarchical
-from collperf.model.hierarchy import PLANS, TwoLevelPlan, get_plan, phase_ranks
+from collperf.model.algorithms import get_algorithm
+from collperf.model.two_level import hierarchical
+from collperf.model.two_level.hierarchy import PLANS, TwoLevelPlan, get_plan, phase_ranks
 from collperf.schedule.arrays import ArraySchedule, embed_groups, from_schedule, make_arrays, relabel_arrays
 from collperf.schedule.ir import Schedule, relabel
 
@@ -23,7 +24,7 @@ def build(collective: str, algorithm: str, ranks: int, root: int = 0, segments: 
 
 def build_hierarchical(collective: str, nodes: int, ranks_per_node: int, intra_algorithm: str,
                        inter_algorithm: str, segments: int = 1) -> Schedule:
-    """The two-level schedule (model/hierarchy.py) with the given phase algorithms."""
+    """The two-level schedule (model/two_level/hierarchy.py) with the given phase algorithms."""
     name = get_plan(collective).collective
 
     def intra(phase_collective, ranks):
@@ -88,7 +89,7 @@ def checked_ranks(alg, ranks, root, segments) -> int:
 
 def build_hierarchical_array(collective: str, nodes: int, ranks_per_node: int, intra_algorithm: str,
                              inter_algorithm: str, segments: int = 1) -> ArraySchedule:
-    """The two-level schedule of model/algorithms/hierarchical.py in array form: composed from the phases'
+    """The two-level schedule of model/two_level/hierarchical.py in array form: composed from the phases'
     array forms where the plan's layout has an array composer (_ARRAY_COMPOSERS), otherwise built as tuples
     and packed."""
     plan = get_plan(collective)

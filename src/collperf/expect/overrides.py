@@ -1,5 +1,5 @@
 """The user's hardware values (--cluster aside) over the system a log or a measurement is judged on
-(diagnose/hardware.py, the last step of its order), each recorded as 'user override (--flag)', and the
+(expect/resolve.py, the last step of its order), each recorded as 'user override (--flag)', and the
 clear error where a flag cannot apply to the system assumed."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collperf.errors import UsageError
 from collperf.model.hardware.compose import bridged
 from collperf.model.hardware.gpus import BY_KEY
 from collperf.model.hardware.parts import PCIE_X16_GBps
-from collperf.model.systems import System
+from collperf.model.hardware.catalogue import System
 from collperf.spec.network import load_cluster
 
 

@@ -1,5 +1,5 @@
 """What -A auto measures besides the links: the backend's own collective at a few sizes (fitted alpha-beta,
-model/builtin_cost.py) and the cost of many concurrent TCP flows on one host link (model/shared_links.py).
+model/auto/builtin_cost.py) and the cost of many concurrent TCP flows on one host link (model/shared_links.py).
 
 Both are collective calls (every rank of the default group calls them) and are cached for the life of the
 process per (backend, ranks, ranks per host, collective), like the quick link calibration of the user
@@ -17,11 +17,11 @@ import torch
 import torch.distributed as dist
 
 from collperf.collectives import get_collective
-from collperf.model.builtin_cost import BuiltinFit, fit_builtin
+from collperf.model.auto.builtin_cost import BuiltinFit, fit_builtin
 from collperf.model.network import Link
 from collperf.model.shared_links import HostLinks
 from collperf.runtime.builtin import run_builtin
-from collperf.runtime.calibration import pingpong
+from collperf.runtime.auto.calibration import pingpong
 from collperf.runtime.launch import device
 
 _FITS: dict[tuple, BuiltinFit] = {}

@@ -1,4 +1,4 @@
-"""The alpha-beta presets of predict, plan and simulate: the hardware catalogue (model/systems.py) seen as
+"""The alpha-beta presets of predict, plan and simulate: the hardware catalogue (model/hardware/catalogue.py) seen as
 two-level Clusters. Kept under its old names (PRESETS, get_preset, ALIASES) for callers that use them."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from collperf.errors import UsageError, did_you_mean
 from collperf.model.network import Cluster
-from collperf.model.systems import ALIASES, CATALOGUE, INSTANCE_NAMES, lookup, resolve_name, to_cluster
+from collperf.model.hardware.catalogue import ALIASES, CATALOGUE, INSTANCE_NAMES, lookup, resolve_name, to_cluster
 
 __all__ = ["PRESETS", "ALIASES", "get_preset", "cluster_key"]
 

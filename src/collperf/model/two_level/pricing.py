@@ -3,7 +3,7 @@
 A flat (topology-unaware) schedule on N nodes x g ranks does not move every byte over the slowest link:
 in a mesh alltoall the 1/N of each rank's data that stays on its node goes over NVLink while the rest
 leaves over the NICs, at the same time; in a flat ring only the ranks at node boundaries cross the
-network. So each step of the algorithm's own schedule (model/algorithms/build.py) is priced per level:
+network. So each step of the algorithm's own schedule (model/two_level/build.py) is priced per level:
 
   intra      each rank's port on the intra-node link: max(bytes sent, received) to ranks of its node / intra
   rank NIC   each rank's off-node bytes (max of sent, received) / its share of the NICs, at least one whole
@@ -34,7 +34,7 @@ import numpy as np
 
 from collperf.collectives import formula_bytes, get_collective
 from collperf.model.algorithms import get_algorithm
-from collperf.model.algorithms.build import build, build_array
+from collperf.model.two_level.build import build, build_array
 from collperf.model.costs import Cost, cost
 from collperf.model.network import Cluster
 from collperf.schedule.arrays import ArraySchedule

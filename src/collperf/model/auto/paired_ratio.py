@@ -18,7 +18,7 @@ import numpy as np
 from collperf.errors import UsageError
 
 # Two-sided: each bound is wrong at most 5 % of the time. 90 % rather than 95 %: the confirmation decides on
-# 21 rounds at most (model/auto_confirm.py), where 95 % would widen the bounds from x_(7) .. x_(15) to
+# 21 rounds at most (model/auto/confirm.py), where 95 % would widen the bounds from x_(7) .. x_(15) to
 # x_(6) .. x_(16) and leave more close calls unsure; at its first 7 rounds both are the extremes.
 CONFIDENCE = 0.90
 

@@ -19,7 +19,7 @@ from collperf.model.hardware.compose import compose
 from collperf.model.hardware.gpus import BY_KEY
 from collperf.model.hardware.names import find_gpu, gpu_part
 from collperf.model.network import Cluster, Link
-from collperf.model.system import FABRICS, NETWORK_FABRICS, NODE_FABRICS, System
+from collperf.model.hardware.system import FABRICS, NETWORK_FABRICS, NODE_FABRICS, System
 
 __all__ = ["System", "CATALOGUE", "ALIASES", "FABRICS", "NETWORK_FABRICS", "NODE_FABRICS", "get_system",
            "system_for_gpu", "to_cluster", "resolve_name", "system_for_instance", "gpu_family", "FABRIC_NCCL_SETTINGS",

@@ -1,6 +1,6 @@
 """-A auto's confirmation on real ranks: a close call between ours and the built-in timed on the actual size.
 
-The rule, its rounds and its cache are model/auto_confirm.py's; this times both candidates on the group:
+The rule, its rounds and its cache are model/auto/confirm.py's; this times both candidates on the group:
 `reps` rounds, each running ours and the built-in once (runtime/rounds.py: their order alternating, each
 after a barrier), the time of each call summed over the group's ranks (all_reduce) so that every rank sees
 the same times and makes the same decision. A collective call: every rank of the group confirms the same
@@ -15,17 +15,17 @@ import torch
 import torch.distributed as dist
 
 from collperf.collectives import get_collective
-from collperf.model.algorithms.build import build, build_two_level
+from collperf.model.two_level.build import build, build_two_level
 from collperf.model.algorithms.modes import is_two_level
-from collperf.model.auto_confirm import confirm
-from collperf.model.select import AutoChoice
+from collperf.model.auto.confirm import confirm
+from collperf.model.auto.select import AutoChoice
 from collperf.runtime.builtin import run_builtin
-from collperf.runtime.builtin_fit import group_key
+from collperf.runtime.auto.builtin_fit import group_key
 from collperf.runtime.execute import run_schedule
 from collperf.runtime.launch import device, sync
 from collperf.runtime.rounds import timed_round
 
-_DECISIONS: dict = {}   # model/auto_confirm.py's cache: (group, collective, root, octave, algorithm, segments)
+_DECISIONS: dict = {}   # model/auto/confirm.py's cache: (group, collective, root, octave, algorithm, segments)
 
 
 def confirm_choices(choices: list[AutoChoice], collective: str, root: int = 0, group=None, slice_bytes: int = 0,

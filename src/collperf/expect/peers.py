@@ -14,8 +14,8 @@ from importlib import resources
 import numpy as np
 
 from collperf import units
-from collperf.model.system import System
-from collperf.model.systems import gpu_family
+from collperf.model.hardware.system import System
+from collperf.model.hardware.catalogue import gpu_family
 
 DATA_FILE = "calibration.json"
 

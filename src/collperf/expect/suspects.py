@@ -2,7 +2,7 @@
 shows it. They are facts of this run, not guesses: a verdict of 'as expected' on a run that should be faster (a
 known-bad run judged on the hardware it actually used) still names them.
 
-Read from diagnose/loglines.py: NCCL over TCP sockets, GPUDirect RDMA not used on hardware that has it (no
+Read from expect/loglines.py: NCCL over TCP sockets, GPUDirect RDMA not used on hardware that has it (no
 'via NET/.../GDRDMA' line at all: NCCL 2.30.7 src/transport/net.cc), fewer NICs than the system has, and the
 NCCL settings a log shows set. A setting is a thing to check only on the costly side of NCCL's default and on the
 transport it applies to (NCCL 2.30.7 src/graph/paths.cc ncclGetLevel, ncclTopoCheckGdr, ncclTopoCheckP2p); the
@@ -12,7 +12,7 @@ setup sets NCCL_P2P_PXN_LEVEL=0, AMD's RCCL guides NCCL_NET_GDR_LEVEL=3, i.e. PH
 
 from __future__ import annotations
 
-from collperf.diagnose.loglines import LogFacts
+from collperf.expect.loglines import LogFacts
 from collperf.model.nccl.constants import PATH_TYPES
 
 # NCCL 2.30.7 src/graph/paths.cc: the path levels by name (graph.h's path types), and the legacy integers

@@ -26,7 +26,7 @@ from collperf.model.nccl.env import NCCL_ALGO_NAMES, NCCL_PROTO_NAMES, check as 
 NETWORK_FABRICS = ("ib", "roce", "efa", "tcpx", "tcpxo", "socket", "slingshot", "nvl72")
 # ... and inside one node: NVSwitch with or without in-switch reduction, NVLink links straight between GPUs
 # (GH200 nodes, NVLink-bridged pairs), PCIe peer-to-peer, PCIe through host memory; AMD's Infinity Fabric (xGMI)
-# mesh. Calibration and peers are kept per class (model/calibration.py).
+# mesh. Calibration and peers are kept per class (expect/band.py).
 NODE_FABRICS = ("nvswitch", "nvswitch-nvls", "nvlink-mesh", "xgmi", "pcie-p2p", "pcie-host")
 FABRICS = NODE_FABRICS + NETWORK_FABRICS
 

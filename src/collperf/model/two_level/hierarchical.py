@@ -8,7 +8,7 @@ mapped onto global chunks so that each phase moves exactly the data model/hierar
 
 from __future__ import annotations
 
-from collperf.model.hierarchy import PLANS, TwoLevelPlan, phase_ranks
+from collperf.model.two_level.hierarchy import PLANS, TwoLevelPlan, phase_ranks
 from collperf.schedule.ir import embed, make, parallel
 
 

@@ -1,10 +1,10 @@
 """What -A auto runs at each size of a bench sweep, decided on the ranks, the same on every rank.
 
 Given a network (lab/bench.py chose from --profile, --cluster or link options), the choices come in the
-config. Otherwise rank 0 chooses from a quick calibration of this run's network (runtime/calibration.py:
-ping-pong links, the reduction rate; runtime/builtin_fit.py: the executor's exchange, the built-in's fit,
+config. Otherwise rank 0 chooses from a quick calibration of this run's network (runtime/auto/calibration.py:
+ping-pong links, the reduction rate; runtime/auto/builtin_fit.py: the executor's exchange, the built-in's fit,
 flows per host link), every rank receives the choices, and every close call between ours and the built-in
-is timed on the actual size (runtime/confirm.py), so that auto runs ours only where it measured faster.
+is timed on the actual size (runtime/auto/confirm.py), so that auto runs ours only where it measured faster.
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from __future__ import annotations
 import torch.distributed as dist
 
 from collperf.model.network import Link, Network
-from collperf.model.select import AUTO_CALIBRATION_BYTES, auto_network, choices_for, choose_for
+from collperf.model.auto.select import AUTO_CALIBRATION_BYTES, auto_network, choices_for, choose_for
 from collperf.runtime import launch
-from collperf.runtime.builtin_fit import auto_extras, auto_extras_text, auto_hosts, exchange_link, with_exchange
-from collperf.runtime.calibration import calibrate
-from collperf.runtime.confirm import confirm_choices
+from collperf.runtime.auto.builtin_fit import auto_extras, auto_extras_text, auto_hosts, exchange_link, with_exchange
+from collperf.runtime.auto.calibration import calibrate
+from collperf.runtime.auto.confirm import confirm_choices
 from collperf.runtime.job import BenchJob
 
 

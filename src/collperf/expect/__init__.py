@@ -1,0 +1,1 @@
+"""What a run is expected to take, shared by diagnose, trace, predict, plan and export: the hardware resolved from what the input says (resolve, hints, loglines, overrides), NCCL's model and the calibrated band (expectation, band, band_fit, peers)."""

@@ -1,0 +1,1 @@
+"""`-A auto` on the ranks: the calibration run, the built-in's fit, the confirmation rounds."""
