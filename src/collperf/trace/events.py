@@ -29,7 +29,7 @@ KERNEL_ARGS = ("Collective name", "In msg nelems", "Out msg nelems", "Group size
                "External id")
 
 
-@dataclass
+@dataclass(slots=True)       # a job's calls are held together (ranks x calls): no __dict__ each
 class Call:
     """One collective call on one rank."""
 
