@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from collperf import api
 from collperf.errors import UsageError
 from collperf.spec import TraceSpec
+from collperf.spec.trace import engine_address
 from collperf.trace import fanout, fast, read_rank, stream
 from collperf.trace.fanout import MemoryEstimate
 
@@ -204,9 +205,9 @@ def test_jobs_and_engine_are_checked(options, message):
 
 
 def test_engine_addresses():
-    assert fanout.parse_engine(None) == ("local", None)
-    assert fanout.parse_engine("dask://head:8786") == ("dask", "tcp://head:8786")
-    assert fanout.parse_engine("tcp://10.0.0.1:8786") == ("dask", "tcp://10.0.0.1:8786")
+    assert engine_address(None) == ("local", None)
+    assert engine_address("dask://head:8786") == ("dask", "tcp://head:8786")
+    assert engine_address("tcp://10.0.0.1:8786") == ("dask", "tcp://10.0.0.1:8786")
 
 
 @pytest.mark.slow

@@ -52,8 +52,7 @@ class TraceSpec:
         if self.jobs is not None:
             whole("--jobs", self.jobs, flag="processes reading the files, e.g. --jobs 8")
         if self.engine is not None:
-            from collperf.trace.fanout import parse_engine    # the check beside the engines it names
-            parse_engine(self.engine)
+            engine_address(self.engine)
         if self.what_if_nodes is not None:
             whole("what-if-nodes", self.what_if_nodes, flag="--what-if-nodes")
         if self.what_if_nodes is not None and self.what_if_cluster is None and not self.algorithm:
@@ -63,3 +62,19 @@ class TraceSpec:
     @property
     def peak_Bps(self) -> float | None:
         return units.parse_bandwidth(self.peak) if self.peak is not None else None
+
+
+LOCAL, LOCAL_DASK, DASK = "local", "local-dask", "dask://"
+
+
+def engine_address(engine: str | None) -> tuple[str, str | None]:
+    """--engine as ('local' | 'local-dask' | 'dask', the Dask scheduler's address)."""
+    text = (engine or LOCAL).strip()
+    if text in (LOCAL, LOCAL_DASK):
+        return text, None
+    if text.startswith(DASK) and len(text) > len(DASK):
+        return "dask", "tcp://" + text[len(DASK):]
+    if text.startswith("tcp://") and len(text) > 6:
+        return "dask", text
+    raise UsageError(f"--engine {text}: expected 'local' (a process pool here), 'local-dask' (a Dask LocalCluster "
+                     "here) or 'dask://HOST:PORT' (a running Dask scheduler, e.g. dask://head-node:8786)")

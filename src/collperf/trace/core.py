@@ -10,7 +10,8 @@ from collperf.trace import ranks as R
 from collperf.errors import UsageError
 from collperf.trace.judge import Row, expected_and_bound, one_rank, rows, sized
 from collperf.trace.ras import is_ras, ras_verdicts
-from collperf.trace.read import KINETO, read_traces, trace_files
+from collperf.trace.fanout import read_job
+from collperf.trace.read import KINETO, trace_files
 from collperf.trace.steps import StepView, critical, step_views
 from collperf.trace.system import assume_system
 from collperf.trace.verdicts import verdicts
@@ -78,8 +79,7 @@ def analyse(spec, on_progress=None) -> TraceReport:
     found = [v for f in ras for v in ras_verdicts(f)]
     if len(ras) == len(files):
         return _ras_only(ras, found)
-    reading: list[str] = []
-    traces = read_traces([f for f in files if f not in ras], spec.jobs, spec.engine, on_progress, reading)
+    traces, reading = read_job([f for f in files if f not in ras], spec.jobs, spec.engine, on_progress)
     assumed = assume_system(traces, spec.hardware)
     matched, notes = R.match(traces)
     many = len(traces) > 1

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from collperf.errors import RunError, UsageError
-
-LOCAL, LOCAL_DASK, DASK = "local", "local-dask", "dask://"
+from collperf.spec.trace import LOCAL, engine_address
+from collperf.trace.read import one_job, read_rank
 # A pool costs each worker an interpreter start and the reader's imports (about 0.5 s): below this many bytes
 # in all, one process reads faster than a pool starts.
 POOL_FROM_BYTES = 32 << 20
@@ -104,19 +104,6 @@ def estimate(sizes: list[int], workers: int) -> MemoryEstimate:
                           WORKER_BASE_MB + KEPT_PER_BYTE * sum(sizes) / 2 ** 20, available_MB())
 
 
-def parse_engine(engine: str | None) -> tuple[str, str | None]:
-    """('local' | 'local-dask' | 'dask', the scheduler's address) of --engine."""
-    text = (engine or LOCAL).strip()
-    if text in (LOCAL, LOCAL_DASK):
-        return text, None
-    if text.startswith(DASK) and len(text) > len(DASK):
-        return "dask", "tcp://" + text[len(DASK):]
-    if text.startswith("tcp://") and len(text) > 6:
-        return "dask", text
-    raise UsageError(f"--engine {text}: expected 'local' (a process pool here), 'local-dask' (a Dask LocalCluster "
-                     "here) or 'dask://HOST:PORT' (a running Dask scheduler, e.g. dask://head-node:8786)")
-
-
 def cores() -> int:
     try:
         return len(os.sched_getaffinity(0))
@@ -124,12 +111,19 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
+def read_job(files: list, jobs: int | None = None, engine: str | None = None,
+             on_progress=None) -> tuple[list, list[str]]:
+    """The ranks' traces of a job, in rank order (read.one_job's checks), read side by side; and notes."""
+    traces, notes = read_files(files, jobs, engine, on_progress)
+    return one_job(traces), notes
+
+
 def read_files(files: list, jobs: int | None = None, engine: str | None = None,
                on_progress=None) -> tuple[list, list[str]]:
     """Every file's RankTrace, in the order given, and notes on how they were read. `jobs`: processes (None:
     the cores, where the files are big enough to repay a pool; 1: this process); `on_progress(Progress)` after
     each file."""
-    kind, address = parse_engine(engine)
+    kind, address = engine_address(engine)
     paths = [Path(f) for f in files]
     sizes = [trace_bytes(p) for p in paths]
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
@@ -140,7 +134,6 @@ def read_files(files: list, jobs: int | None = None, engine: str | None = None,
     notes = estimate(sizes, workers if workers > 1 or kind != LOCAL else 0).check()
     done = _Done(on_progress, [p.stat().st_size for p in paths])
     if kind == LOCAL and workers <= 1:
-        from collperf.trace.read import read_rank
         return [done(read_rank(p)) for p in paths], notes
     run = _pool if kind == LOCAL else _dask
     # how the files were read is not among the notes: the report is the same whichever way they were
@@ -167,7 +160,6 @@ def _quiet_worker() -> None:
 
 
 def _read_one(item):
-    from collperf.trace.read import read_rank
     index, path = item
     return index, read_rank(path)
 
@@ -224,7 +216,6 @@ def _dask(paths, workers, address, done, stall_s) -> list:
                 raise UsageError(f"--engine dask://{address[6:]}: no Dask scheduler answers there ({e}); start one "
                                  "(dask scheduler; dask worker ADDRESS on each node) or check the address") from None
         # the workers open the files by these paths: a filesystem they share with this machine
-        from collperf.trace.read import read_rank
         futures = client.map(read_rank, [str(p.resolve()) for p in paths], pure=False)
         index = {f.key: i for i, f in enumerate(futures)}
         out: list = [None] * len(paths)

@@ -228,15 +228,13 @@ def read_rank(path, c_parser: bool = True) -> RankTrace:
                      np.empty((0, 2)))
 
 
-def read_traces(paths, jobs: int | None = None, engine: str | None = None, on_progress=None,
-                notes: list | None = None) -> list[RankTrace]:
-    """Every rank's trace, in rank order; a rank given twice is an error. The files are read side by side
-    (fanout.py: `jobs` processes, or a Dask cluster's workers by `engine`); notes on the reading (memory) are
-    added to `notes`."""
-    from collperf.trace.fanout import read_files     # it runs read_rank in its workers
-    traces, said = read_files(trace_files(paths), jobs, engine, on_progress)
-    if notes is not None:
-        notes += said
+def read_traces(paths) -> list[RankTrace]:
+    """Every rank's trace, in rank order, read in this process (fanout.read_job: side by side)."""
+    return one_job([read_rank(p) for p in trace_files(paths)])
+
+
+def one_job(traces: list[RankTrace]) -> list[RankTrace]:
+    """The traces in rank order; a rank given twice, or world sizes that differ, are an error."""
     seen: dict[int, str] = {}
     for t in traces:
         if t.rank in seen:
