@@ -108,14 +108,16 @@ def write_job(folder: Path, ranks: int, megabytes: float) -> list[Path]:
 
 
 def measure(code: str, path: Path, **names) -> dict:
-    """Wall and CPU seconds (this process and its children) and the peak RSS (the larger of this process and
-    its largest child) of `code`, in a fresh interpreter with collperf's reader imported."""
+    """Wall and CPU seconds (this process and its children) and the peak RSS (the larger of this process's and
+    its largest child's) of `code`, in a fresh interpreter with collperf's reader imported (Linux)."""
     prelude = "".join(f"{k} = {v!r}\n" for k, v in names.items())
     script = (f"import resource, time, sys; PATH = {str(path)!r}\n{prelude}import collperf.trace.read, collperf.api\n"
               "R = resource; c0 = R.getrusage(R.RUSAGE_SELF); w0 = time.perf_counter()\n"
               f"{code}\nw = time.perf_counter() - w0; s, c = R.getrusage(R.RUSAGE_SELF), R.getrusage(R.RUSAGE_CHILDREN)\n"
               "cpu = s.ru_utime + s.ru_stime - c0.ru_utime - c0.ru_stime + c.ru_utime + c.ru_stime\n"
-              "print(w, cpu, max(s.ru_maxrss, c.ru_maxrss))")
+              # VmHWM: this process's own peak (ru_maxrss would include the benchmark's before the exec)
+              "hwm = next(int(x.split()[1]) for x in open('/proc/self/status') if x.startswith('VmHWM'))\n"
+              "print(w, cpu, max(hwm, c.ru_maxrss))")
     env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=7200)
     if done.returncode:

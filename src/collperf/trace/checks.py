@@ -60,6 +60,8 @@ def ranks(value, what: str) -> tuple:
     if isinstance(value, list):
         if len(value) > MAX_WORLD:
             raise BadValue(f"{what}: {len(value)} ranks, more than {MAX_WORLD}")
+        if value and all(type(r) is int for r in value) and 0 <= min(value) and max(value) <= MAX_RANK:
+            return tuple(value)       # what whole() gives each: a job's group lists thousands of ranks
         return tuple(whole(r, f"{what}[{i}]", 0, MAX_RANK) for i, r in enumerate(value))
     raise BadValue(f"{what} {_show(value)} is not a list of ranks")
 
