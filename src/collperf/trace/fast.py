@@ -2,10 +2,10 @@
 typed structs of only the fields the reduction reads (the others are skipped in C, never made into objects),
 and `add_batch` keeps of them exactly what `Collected.add` keeps of the same events decoded by json.
 
-Why msgspec: measured on a 100 MB synthetic Kineto trace (benchmarks/trace_reader.py, one core, msgspec 0.23,
-orjson 3.13, pysimdjson 7.0): decoding the event array into structs of the read fields takes 0.7 s against
-orjson's 2.6 s and msgspec's own untyped 1.1-2.9 s (orjson and simdjson build every field of every event as
-a Python object; simdjson's lazy parser still costs a Python call per field read), and `json.loads` 1.8-3.8 s.
+Why msgspec: on a 100 MB synthetic Kineto trace (benchmarks/README.md; msgspec 0.23, orjson 3.13), decoding
+the event array into structs of the read fields took 1.6 s against orjson's 2.6 s, untyped msgspec's 2.9 s
+and `json.loads`'s 3.8 s (0.7, -, 1.1 and 1.8 s with the cyclic GC off): the others build every field of
+every event as a Python object, and gc=False structs are not tracked by the GC.
 
 All or nothing, so that the result is exact: a batch whose every event is what torch.profiler writes (the
 types below, values in range, args that pass trace/checks.py) is kept here; anything else (a value msgspec
