@@ -23,6 +23,7 @@ import os
 import time
 
 from collperf.lab.bench import auto_plan
+from collperf.runtime.job import BenchJob
 from collperf.runtime.launch import Job, run_local, run_testbed
 from collperf.api import testbed as parse_testbed, testbed_up
 from collperf.errors import run_main
@@ -32,11 +33,11 @@ COLLECTIVES = ("allreduce", "allgather", "reducescatter", "broadcast", "alltoall
 
 
 def one(collective: str, ranks: int, args, bed=None) -> dict:
-    config = SweepSpec(collective=collective, algorithms="builtin,builtin" if args.aa else "auto,builtin", min_bytes=args.minbytes, max_bytes=args.maxbytes, factor=args.factor, iters=args.iters,
+    config = BenchJob.of(SweepSpec(collective=collective, algorithms="builtin,builtin" if args.aa else "auto,builtin", min_bytes=args.minbytes, max_bytes=args.maxbytes, factor=args.factor, iters=args.iters,
                        warmup=args.warmup, slice_bytes=args.slice_bytes, in_place=False, progress=False,
-                       min_time_s=args.min_time).to_job()
+                       min_time_s=args.min_time))
     if not args.aa:
-        auto_plan(config, ranks, None, bed.ranks_per_host if bed is not None else ranks)
+        config = auto_plan(config, ranks, None, bed.ranks_per_host if bed is not None else ranks)
     job = Job("collperf.runtime.measure:head_to_head", (config,))
     return run_testbed(job, bed, 1800) if bed is not None else run_local(job, ranks, 900)
 

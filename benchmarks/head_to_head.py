@@ -20,14 +20,15 @@ import time
 
 from collperf.api import testbed as parse_testbed, testbed_up
 from collperf.errors import run_main
+from collperf.runtime.job import BenchJob
 from collperf.runtime.launch import Job, run_local, run_testbed
 from collperf.spec import SweepSpec
 
 
 def measure(args, bed) -> dict:
-    config = SweepSpec(collective=args.collective, algorithms=args.algorithms, min_bytes=args.minbytes,
+    config = BenchJob.of(SweepSpec(collective=args.collective, algorithms=args.algorithms, min_bytes=args.minbytes,
                        max_bytes=args.maxbytes, factor=args.factor, iters=args.iters, warmup=args.warmup,
-                       in_place=False, progress=False, min_time_s=args.min_time).to_job()
+                       in_place=False, progress=False, min_time_s=args.min_time))
     job = Job("collperf.runtime.measure:head_to_head", (config,))
     return run_testbed(job, bed, 1800) if bed is not None else run_local(job, args.ranks, 900)
 

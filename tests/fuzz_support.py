@@ -1,5 +1,6 @@
 """Every verb that reads (read, fit, diagnose, report, trace), over every format it reads (logs; Kineto traces, plain
-and gzipped; Flight Recorder JSON dumps; NCCL RAS JSON), under seeded mutators:
+and gzipped; Flight Recorder JSON dumps; NCCL RAS JSON; NCCL profiler plugin traces; NCCL Inspector JSON lines as
+a job's records), under seeded mutators:
 what tests/test_fuzz_formats.py runs a few of and benchmarks/fuzz_campaign.py runs by the ten thousand.
 
 A format is a few fixture files of one kind; a verb is the API call the command makes, from a file as the command
@@ -40,7 +41,8 @@ LOG_FORMATS = {
     "optimize_config csv": (["optimize_config.csv", "optimize_config_sparse.csv"], None),
 }
 TRACE_FORMATS = {"kineto": False, "kineto gz": True,      # format -> gzipped
-                 "flight recorder json": False, "nccl ras json": False}
+                 "flight recorder json": False, "nccl ras json": False, "nccl profiler plugin": False,
+                 "nccl inspector trace": False}
 TRACE_NAMES = ["nccl", "gloo", "rccl", "nccl_old"]
 FORMATS = list(LOG_FORMATS) + list(TRACE_FORMATS)
 LOG_VERBS = ("read", "fit", "diagnose", "report")
@@ -48,7 +50,9 @@ TRACE_VERBS = ("trace", "report")
 PAIRS = [(fmt, verb) for fmt in LOG_FORMATS for verb in LOG_VERBS] + \
         [(fmt, verb) for fmt in TRACE_FORMATS for verb in TRACE_VERBS]
 # a log given to the trace verb and a trace to the log verbs: refused with a UsageError, never read as the other
-CROSSED = [("nccl-tests text", "trace"), ("inspector jsonl", "trace"), ("kineto", "diagnose"), ("kineto gz", "read")]
+# (an Inspector dump is both: diagnose reads its sizes, trace its calls)
+CROSSED = [("nccl-tests text", "trace"), ("osu", "trace"), ("kineto", "diagnose"), ("kineto gz", "read"),
+           ("nccl profiler plugin", "diagnose")]
 
 # what the line patterns repeat (tests/line_patterns.py's units, and the literals of the NCCL INFO lines)
 LINE_UNITS = ["9", " ", "1 coll channels, ", "Rank 0 ", "NCCL INFO ", "NET/OFI ", "NCCL_A=\"", "[1,0]<stdout>:",
@@ -62,6 +66,10 @@ def originals(fmt: str) -> list[str]:
                                                                                              "network")]
     if fmt == "nccl ras json":            # built from NCCL's documented RAS schema (traces/make_ras.py)
         return [p.read_text() for p in sorted((TRACES / "ras").glob("*.json"))]
+    if fmt == "nccl profiler plugin":     # built from NCCL's print_event.cc layout (traces/make_plugin.py)
+        return [p.read_text() for p in sorted((TRACES / "plugin").glob("*/*_0.json"))]
+    if fmt == "nccl inspector trace":     # built from the Inspector's v4.2 layout (traces/make_inspector.py)
+        return [p.read_text() for p in sorted((TRACES / "inspector").glob("*.log"))[:2]]
     if fmt in TRACE_FORMATS:
         return [gzip.open(TRACES / name / "rank0.json.gz").read().decode() for name in TRACE_NAMES]
     return [(FIXTURES / name).read_text() for name in LOG_FORMATS[fmt][0]]

@@ -22,9 +22,9 @@ LAYERS = [
     ["blink"],
     ["plan"],
     ["spec"],                             # requests, validated against the model's names and catalogues
+    ["ingest"],                           # readers and the rows they share with the bench (ingest/row.py)
     ["runtime"],
     ["lab"],
-    ["ingest"],
     ["fit", "diagnose"],
     ["trace"],
     ["export", "report", "plots"],

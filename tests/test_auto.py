@@ -10,6 +10,7 @@ from collperf.model.select import auto_choices, runnable_algorithms
 from collperf.lab.bench import auto_plan, run
 from collperf.model.profile import bandwidth_from
 from collperf.runtime.execute import MAX_SLICES, slices_for
+from collperf.runtime.job import BenchJob
 from collperf.runtime.launch import Job, run_local
 from collperf.spec import SweepSpec
 
@@ -94,9 +95,9 @@ def test_slices_follow_the_message_size_and_stay_exact():
 @pytest.mark.multiprocess
 def test_head_to_head_times_auto_and_builtin_interleaved_and_checks_both():
     pytest.importorskip("torch")
-    config = SweepSpec(collective="reducescatter", algorithms="auto,builtin", min_bytes="4K", max_bytes="16K", factor=4, iters=2, warmup=0, progress=False).to_job()
+    config = BenchJob.of(SweepSpec(collective="reducescatter", algorithms="auto,builtin", min_bytes="4K", max_bytes="16K", factor=4, iters=2, warmup=0, progress=False))
     network = Network.of(Link(1e-3, 1e8), 2)
-    auto_plan(config, 2, network, 2)
+    config = auto_plan(config, 2, network, 2)
     out = run_local(Job("collperf.runtime.measure:head_to_head", (config,)), 2, timeout_s=120)
     assert [r["size"] for r in out["table"]["auto"]] == [4096, 16384]
     assert [r["auto"]["algorithm"] for r in out["table"]["auto"]] == \
@@ -107,8 +108,8 @@ def test_head_to_head_times_auto_and_builtin_interleaved_and_checks_both():
 @pytest.mark.multiprocess
 def test_head_to_head_times_an_algorithm_against_itself_and_pairs_each_round():
     pytest.importorskip("torch")
-    config = SweepSpec(collective="allreduce", algorithms="builtin,builtin", min_bytes="4K", max_bytes="4K", iters=3,
-                       warmup=1, progress=False, min_time_s=0.0).to_job()   # the asked rounds exactly
+    config = BenchJob.of(SweepSpec(collective="allreduce", algorithms="builtin,builtin", min_bytes="4K", max_bytes="4K", iters=3,
+                       warmup=1, progress=False, min_time_s=0.0))   # the asked rounds exactly
     out = run_local(Job("collperf.runtime.measure:head_to_head", (config,)), 2, timeout_s=120)
     assert list(out["table"]) == ["builtin", "builtin#2"]
     for label in ("builtin", "builtin#2"):

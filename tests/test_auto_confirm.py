@@ -12,6 +12,7 @@ from collperf.model.select import TIE_MARGIN, AutoChoice, auto_choices
 from collperf import ingest
 from collperf.lab.bench import auto_plan
 from collperf.lab.results import Results, to_text
+from collperf.runtime.job import BenchJob
 from collperf.runtime.launch import Job, run_local
 from collperf.spec import SweepSpec
 
@@ -235,8 +236,8 @@ def test_user_collectives_choose_the_builtin_through_the_same_chooser():
 @pytest.mark.multiprocess
 def test_bench_auto_rows_say_what_decided_them():
     pytest.importorskip("torch")
-    config = SweepSpec(collective="reducescatter", algorithms="auto,builtin", min_bytes="256K", max_bytes="1M", factor=4, iters=2, warmup=0, progress=False).to_job()
-    auto_plan(config, 2, None, 2)   # no network given: the ranks calibrate, choose and confirm
+    config = BenchJob.of(SweepSpec(collective="reducescatter", algorithms="auto,builtin", min_bytes="256K", max_bytes="1M", factor=4, iters=2, warmup=0, progress=False))
+    config = auto_plan(config, 2, None, 2)   # no network given: the ranks calibrate, choose and confirm
     out = run_local(Job("collperf.runtime.measure:head_to_head", (config,)), 2, timeout_s=300)
     decided = [r["auto"] for r in out["table"]["auto"]]
     assert [d["size"] for d in decided] == [256 << 10, 1 << 20]

@@ -146,7 +146,7 @@ def test_the_band_verdict_says_its_limit_when_a_run_is_well_below_its_peers(tmp_
     from collperf.diagnose.band_rule import PEER_GAP
     # 74 % of the healthy run's speed from 64 MiB: within the band, yet 341 GB/s at 2 GiB against peers at 444-461
     slow = api.diagnose_logs([slowed(H100, tmp_path / "slow.txt", 0.74, 64 * MIB)])[0]
-    assert slow.verdict.startswith("as expected") and "--baseline" in slow.verdict
+    assert slow.verdict.text.startswith("as expected") and "--baseline" in slow.verdict.text
     lowest, yours = min(slow.peers.busbw_GBps), slow.peers.yours_busbw_GBps
-    assert yours < (1 - PEER_GAP) * lowest and f"yet {round(100 * (1 - yours / lowest))}% below" in slow.verdict
-    assert "--baseline" not in api.diagnose_logs([H100])[0].verdict       # the healthy original is above its peers
+    assert yours < (1 - PEER_GAP) * lowest and f"yet {round(100 * (1 - yours / lowest))}% below" in slow.verdict.text
+    assert "--baseline" not in api.diagnose_logs([H100])[0].verdict.text       # the healthy original is above its peers

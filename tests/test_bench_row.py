@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from collperf.lab.results import Results, to_csv, to_json, to_text
-from collperf.runtime.row import Row, Timing
+from collperf.ingest.row import Row, Timing
 
 CONFIG = {"sizes": [1024], "step": "2(factor)", "factor": 2, "warmup": 1, "iters": 2, "check": 1, "dtype": "float32",
           "op": "sum", "algorithms": ["ring"], "slice_bytes": 1 << 20}

@@ -16,7 +16,7 @@ from collperf.diagnose.core import SizeVerdict
 from collperf.diagnose.corpus_fit import build, cross_validate, read_corpus
 from collperf.diagnose.expectation import expectation
 from collperf.diagnose.hardware import assume
-from collperf.diagnose.verdict import band_verdict
+from collperf.diagnose.verdict import Kind, Verdict, band_verdict
 from collperf.ingest import parse
 from collperf.model import calibration_fit
 from collperf.model.calibration import (BOUND_FRACTION, MODEL_FACTOR, OVERHEAD_US, TIE_BREAK, Fit, Sample,
@@ -176,7 +176,7 @@ def test_diagnose_prices_a_one_gpu_per_node_run_at_the_sparse_fraction_and_says_
 @pytest.mark.parametrize("time_s, label", [(12.0, "slower than expected by 20%"), (9.0, "as expected"),
                                            (10.0, "as expected"), (8.0, "as expected"), (7.0, "faster than typical")])
 def test_band_verdict(time_s, label):
-    assert band_verdict(time_s, 8.0, 10.0).startswith(label)
+    assert band_verdict(time_s, 8.0, 10.0).text.startswith(label)
 
 
 def test_peers_report_the_range_sources_and_yours():
@@ -294,16 +294,17 @@ def test_diagnose_judges_against_the_band_and_names_sizes_outside(corpus):
     slow = table.placement("out-of-place")[4]                  # 16 MiB made 3x slower than its band's typical
     slow.time_s *= 3
     d = diagnose(table, hardware=HardwareSpec(cluster="dgx-h100", nodes=2), bands=bands, peer_runs=[])
-    assert d.verdict.startswith("as expected")
+    assert d.verdict.text.startswith("as expected")
     row = next(v for v in d.sizes if v.size_bytes == slow.size)
-    assert row.verdict.startswith("slower than expected") and row.expected_low_s < row.expected_s < row.expected_high_s
+    assert row.verdict.text.startswith("slower than expected") and row.expected_low_s < row.expected_s < row.expected_high_s
     outside = next(f for f in d.findings if f.kind == "outside-band")
     assert outside.sizes_bytes == [slow.size] and "16 MiB" in outside.message
     assert "calibrated on 5 public runs" in d.expected_from
 
 
 def _size(size, time_s, high_s):
-    return SizeVerdict(size, time_s, high_s / 1.5, None, None, None, "bandwidth", "", expected_high_s=high_s)
+    return SizeVerdict(size, time_s, high_s / 1.5, None, None, None, "bandwidth", Verdict(Kind.NOT_JUDGED, "not judged"),
+                       expected_high_s=high_s)
 
 
 def test_a_log_slow_only_at_its_mid_sizes_is_beyond_the_band_by_its_plateau():

@@ -72,18 +72,18 @@ def _collapsing():
 
 def test_a_collapse_of_busbw_is_in_the_verdict_line_judged_or_not():
     d = diagnose(parse(_collapsing(), "collapse.txt")[0])
-    assert d.verdict.startswith("not judged") and "busbw falls 20x from 88.9 GB/s at 16 MiB to 4.44 GB/s at 2 GiB" \
-        in d.verdict
+    assert d.verdict.text.startswith("not judged") and "busbw falls 20x from 88.9 GB/s at 16 MiB to 4.44 GB/s at 2 GiB" \
+        in d.verdict.text
 
 
 def test_peak_judges_a_log_with_no_system_assumed():
     d = diagnose(parse(_collapsing(), "collapse.txt")[0], peak_Bps=100e9)
-    assert d.verdict.startswith("slower than the bound allows"), d.verdict
-    assert "busbw falls 20x" in d.verdict
-    judged = [s for s in d.sizes if not s.verdict.startswith("not judged")]
+    assert d.verdict.text.startswith("slower than the bound allows"), d.verdict
+    assert "busbw falls 20x" in d.verdict.text
+    judged = [s for s in d.sizes if not s.verdict.text.startswith("not judged")]
     assert len(judged) >= 10 and all(s.size_bytes >= 2 * MIB for s in judged)
     # a peak below what the log reached: the bound (or the rank count) is wrong, said as such
-    assert diagnose(parse(_collapsing(), "collapse.txt")[0], peak_Bps=50e9).verdict.startswith("above the bound")
+    assert diagnose(parse(_collapsing(), "collapse.txt")[0], peak_Bps=50e9).verdict.text.startswith("above the bound")
 
 
 def test_trace_takes_the_peak_its_messages_suggest(monkeypatch):
@@ -97,10 +97,10 @@ def test_trace_takes_the_peak_its_messages_suggest(monkeypatch):
     size = N.BIG_ELEMS * 2
     unjudged = next(r for r in api.trace(TraceSpec(paths=str(TRACES / "nccl"))).collectives
                     if r.collective == "allreduce" and r.size_bytes == size)
-    assert unjudged.verdict.startswith("not judged") and "--peak" in unjudged.verdict
+    assert unjudged.verdict.text.startswith("not judged") and "--peak" in unjudged.verdict.text
     report = api.trace(TraceSpec(paths=str(TRACES / "nccl"), peak="1000GB/s"))
     big = next(r for r in report.collectives if r.collective == "allreduce" and r.size_bytes == size)
     assert big.size_bytes >= MIB and big.bound_s == pytest.approx(size * 2 * 3 / 4 / 1e12)
     # judged against that bound: how many times it, where no expected time is known
-    assert "x the bound" in big.verdict and "only the bound" in big.verdict, big.verdict
+    assert "x the bound" in big.verdict.text and "only the bound" in big.verdict.text, big.verdict
     assert "--peak" in report.bound_from

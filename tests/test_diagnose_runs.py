@@ -31,8 +31,8 @@ def test_multi_run_log_is_judged_run_by_run_without_a_fit():
         # every row still gets NCCL's expected time, the bound and a verdict
         assert [s.size_bytes for s in d.sizes] == [64 * MIB, GIB]
         assert all(s.expected_s and s.bound_s for s in d.sizes)
-        assert all(not s.verdict.startswith("not judged") for s in d.sizes)
-        assert not d.verdict.startswith(("error", "not judged"))
+        assert all(not s.verdict.text.startswith("not judged") for s in d.sizes)
+        assert not d.verdict.text.startswith(("error", "not judged"))
 
 
 def test_multi_run_log_from_the_cli():
@@ -60,10 +60,10 @@ def test_mpi_log_is_judged_against_peak():
     bound = 16 * MIB * 2 * 15 / 16 / 10e9
     assert rows[16 * MIB].bound_s == pytest.approx(bound)
     assert rows[16 * MIB].efficiency == pytest.approx(bound / 4204.30e-6)
-    assert rows[16 * MIB].verdict.startswith("as expected")
+    assert rows[16 * MIB].verdict.text.startswith("as expected")
     assert rows[16 * MIB].expected_s is None and rows[16 * MIB].choice == ""     # NCCL's model is not MPI's
-    assert rows[1024].verdict.startswith("not judged: latency-bound")
-    assert d.verdict.startswith("as expected") and "of the bound" in d.verdict
+    assert rows[1024].verdict.text.startswith("not judged: latency-bound")
+    assert d.verdict.text.startswith("as expected") and "of the bound" in d.verdict.text
 
 
 def test_mpi_log_is_judged_against_a_cpu_cluster():
@@ -75,15 +75,15 @@ def test_mpi_log_is_judged_against_a_cpu_cluster():
     bound = max(size / 12.5e9, 2 * 7 / 8 * size / 20e9)
     row = _rows(d)[size]
     assert row.bound_s == pytest.approx(bound)
-    assert row.verdict.startswith("slower than the bound allows by") and row.causes
+    assert row.verdict.text.startswith("slower than the bound allows by") and row.causes
     assert any("MPI library" in c for c in row.causes)
-    assert d.verdict.startswith("slower than the bound allows")
+    assert d.verdict.text.startswith("slower than the bound allows")
     assert "CPU cluster" in d.bound_from
 
 
 def test_mpi_log_without_a_bound_says_what_to_give():
     (d,) = api.diagnose_logs([FIXTURES / "imb_allreduce_np16.txt"])
-    assert d.verdict.startswith("not judged") and "--peak" in d.verdict
+    assert d.verdict.text.startswith("not judged") and "--peak" in d.verdict.text
 
 
 def _hw(**values):

@@ -102,8 +102,8 @@ def test_cli_exit_code_and_no_traceback(name, capsys, monkeypatch):
 
 def test_zero_duration_verdict_is_not_judged():
     from collperf.diagnose.verdict import verdict
-    text, efficiency = verdict(0.0, 1e-5, 1e-6, False)
-    assert text.startswith("not judged") and efficiency is None
+    said, efficiency = verdict(0.0, 1e-5, 1e-6, False)
+    assert said.label == "not judged" and efficiency is None
 
 
 def test_huge_size_is_refused_by_the_expectation():

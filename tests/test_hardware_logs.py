@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from collperf.diagnose import diagnose
-from collperf.diagnose.verdict import label_of
+from collperf.diagnose.verdict import Kind
 from collperf.ingest import load, parse
 from collperf.spec import HardwareSpec
 
@@ -59,12 +59,12 @@ def _judge(table, flags=None):
 def _check(result, case):
     system = result.assumed.system
     assert system is not None and system.gpu_part == case.part, (system and system.name, result.verdict)
-    label = label_of(result.verdict)
+    label = result.verdict.label
     if case.bad:
         assert label == "slower than expected" or any(f.severity in ("warning", "error") and "slow" in f.kind
-                                                       for f in result.findings), result.verdict
+                                                       for f in result.findings), result.verdict.text
     else:
-        assert label in HEALTHY, result.verdict
+        assert label in HEALTHY, result.verdict.text
 
 
 def _marked(case, reason):

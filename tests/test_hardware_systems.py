@@ -105,7 +105,7 @@ def test_a_log_gives_the_same_verdict_from_its_text_and_from_its_file():
     path = EXAMPLES / "19_lambda-b200-2node-16gpu-allreduce.txt"
     from_file = diagnose(load(path)[0])
     from_text = diagnose(parse(path.read_text(), "pasted")[0])
-    assert from_file.verdict == from_text.verdict and not from_text.verdict.startswith("not judged")
+    assert from_file.verdict == from_text.verdict and not from_text.verdict.text.startswith("not judged")
     assert [v.verdict for v in from_file.sizes] == [v.verdict for v in from_text.sizes]
     assert from_text.assumed.system.name == from_file.assumed.system.name
 
@@ -136,8 +136,8 @@ def test_an_impossible_time_on_nvls_is_not_called_good():
     # 1 GB in 2 ms on one DGX H100 is 875 GB/s busbw, about twice any public run: under the NVLS data-sheet
     # bound, so only the public runs can say it is not real
     result = api.diagnose_measurement(collective="allreduce", size="1GB", time="2ms", ranks=8, cluster="dgx-h100")
-    assert result.row.verdict.startswith("faster than any public run")
-    assert "time's unit" in result.row.verdict
+    assert result.verdict.text.startswith("faster than any public run")
+    assert "time's unit" in result.verdict.text
 
 
 def test_a_gpu_name_stands_for_its_system_wherever_a_system_is_named():
@@ -230,3 +230,13 @@ def test_a_reference_system_is_taken_only_for_its_own_gpu_family(gpu, system):
 def test_one_gpu_per_spark_whatever_the_rank_count():
     assumed = assume(None, HardwareSpec(gpu="GB10"), ranks=4).system
     assert (assumed.nodes, assumed.gpus_per_node) == (4, 1)
+
+
+def test_a_name_two_parts_match_says_which_rather_than_not_known():
+    # 'A100 PCIe' is the 40GB and the 80GB card alike: the error names both and what settles it, not "not in the
+    # parts table"; the nvidia-smi name settles it
+    with pytest.raises(UsageError, match=r"could mean A100 PCIe 40GB or A100 PCIe 80GB: give the form factor or memory"):
+        api.diagnose_measurement(collective="allreduce", size="1GiB", time="50ms", ranks=2, gpu="A100 PCIe")
+    row = api.diagnose_measurement(collective="allreduce", size="1GiB", time="50ms", ranks=2,
+                                   gpu="NVIDIA A100-PCIE-40GB").row
+    assert row.expected_s is not None

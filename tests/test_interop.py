@@ -285,6 +285,9 @@ def test_inspector_jsonl_buckets_per_communicator_and_collective():
     assert ar.rows[0].busbw_GBps == pytest.approx(65536 / 45e-6 / 1e9 * 30 / 16)
     assert (ar.header["nccl_algo"], ar.header["nccl_proto"], ag.header["nccl_proto"]) == ("ring", "simple", "ll128")
     assert not ar.flagged()
+    # an AllGather's coll_msg_size_bytes is one rank's share (inspector_plugin.cc): 128 KiB x 8 ranks = 1 MiB, the
+    # size nccl-tests prints and the one Inspector's own algobw is computed on (inspector.cc trafficSize)
+    assert ag.rows[0].size == 131072 * 8 and not ag.flagged()
 
 
 def test_inspector_corrupt_lines_are_reported_with_their_numbers():

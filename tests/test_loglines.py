@@ -143,8 +143,8 @@ _NAMED = {"19_lambda-b200-2node-16gpu-allreduce.txt": HardwareSpec(cluster="dgx-
 def test_samples_without_their_hardware_lines_judge_the_same_or_better(path, tmp_path):
     with_lines = diagnose(load(path)[0])
     without = diagnose(load(_stripped(path, tmp_path))[0], hardware=_NAMED.get(path.name))
-    assert _label(without.verdict) >= _label(with_lines.verdict), (with_lines.verdict, without.verdict)
-    assert not without.verdict.startswith("slower") and not with_lines.verdict.startswith("slower")
+    assert _label(without.verdict.text) >= _label(with_lines.verdict.text), (with_lines.verdict, without.verdict)
+    assert not without.verdict.text.startswith("slower") and not with_lines.verdict.text.startswith("slower")
 
 
 @pytest.mark.parametrize("line, key, value", [

@@ -168,7 +168,7 @@ def test_verdicts_against_a_given_peak():
     assert d.sizes[0].regime == "latency"
     d = diagnose(load(FIXTURES / "current_allreduce.txt")[0], peak_Bps=20e9)   # below what it ran at
     assert all(s.efficiency is None or s.efficiency <= 1 for s in d.sizes)
-    assert d.sizes[-1].verdict.startswith("above the bound")
+    assert d.sizes[-1].verdict.text.startswith("above the bound")
 
 
 def test_model_from_one_collective_predicts_another():

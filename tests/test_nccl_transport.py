@@ -119,3 +119,23 @@ def test_gpudirect_rdma_from_the_channel_lines():
     system = assume(load(src)[0]).system
     assert system.net_gdr is False and system.provenance["net_gdr"].startswith("from the log line '")
     assert "via NET/AWS Libfabric" in system.provenance["net_gdr"]
+
+
+def test_shm_path_rate_capped_at_gen3_only_on_cards_whose_driver_forbids_p2p():
+    from collperf.diagnose.expectation import band_bound
+    from collperf.model.nccl import system_bound
+    from collperf.model.nccl.transport import host_staged_gen, link_rate_Bps
+    geforce = system_for_gpu("NVIDIA GeForce RTX 4090", nodes=1, gpus_per_node=2).with_(p2p=False)
+    l40s = system_for_gpu("NVIDIA L40S", nodes=1, gpus_per_node=2).with_(p2p=False)
+    assert (geforce.pcie_gen, l40s.pcie_gen) == (4, 4)
+    # NCCL's Gen4 x16: 16 x 120 / 80 = 24 GB/s; Gen3 12 GB/s (topo.h)
+    assert (host_staged_gen(geforce), link_rate_Bps(geforce)) == (3, pytest.approx(GEN3))
+    assert (host_staged_gen(l40s), link_rate_Bps(l40s)) == (4, pytest.approx(2 * GEN3))
+    # the band's bound: the GeForce pair's at Gen3 (slower than its own link's), the L40S pair's its own
+    n = np.array([GIB])
+    own = system_bound("allreduce", n, geforce).time_s
+    assert band_bound("allreduce", n, geforce, own)[0] > own[0]
+    own = system_bound("allreduce", n, l40s).time_s
+    assert band_bound("allreduce", n, l40s, own) is own
+    # a card the parts table does not know keeps its own generation: nothing assumed from hardware unknown
+    assert host_staged_gen(l40s.with_(gpu_part="")) == 4

@@ -10,6 +10,7 @@ from collperf import api
 from collperf.errors import UsageError
 from collperf.spec import BenchSpec, SweepSpec
 from collperf.model.paired_ratio import bound_rank, paired_ratio
+from collperf.runtime.job import BenchJob
 from collperf.runtime.rounds import MAX_ROUNDS, order_of, rounds_for, run_rounds, timed_round
 
 
@@ -214,7 +215,7 @@ def test_the_sweep_refuses_a_bad_time_budget(bad):
 
 
 def test_the_time_budget_reaches_the_ranks_and_bench_refuses_it():
-    assert SweepSpec(min_time_s=0.5).to_job()["min_time_s"] == 0.5
-    assert SweepSpec().to_job()["min_time_s"] == 0.0
+    assert BenchJob.of(SweepSpec(min_time_s=0.5)).min_time_s == 0.5
+    assert BenchJob.of(SweepSpec()).min_time_s == 0.0
     with pytest.raises(UsageError, match="bench times exactly --iters"):
         BenchSpec(sweep=SweepSpec(min_time_s=1.0), ranks=2)

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from collperf import api, cli
 from collperf.cli import app
+from collperf.diagnose.verdict import Kind, Verdict
 from collperf.diagnose import assume
 from collperf.diagnose.findings import above_bound
 from collperf.diagnose.loglines import read_facts
@@ -226,7 +227,7 @@ def test_predict_nccl_takes_sharp_from_the_cli_and_the_api():
 def _above(collective, cluster="dgx-h100", **hw):
     assumed = assume(None, HardwareSpec(cluster=cluster, nodes=4, **hw), ranks=32)
     # one row faster than a 2 ms network bound: the network resources are what to check
-    row = SimpleNamespace(verdict="above the bound", size_bytes=GIB, binding="network", bound_s=2e-3, time_s=1e-3,
+    row = SimpleNamespace(verdict=Verdict(Kind.ABOVE_BOUND, "above the bound"), size_bytes=GIB, binding="network", bound_s=2e-3, time_s=1e-3,
                           bound_latency_s=0.0)
     [finding] = above_bound([row], assumed, None, collective)
     return " ".join(finding.message.split())

@@ -8,6 +8,8 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+
+from collperf.runtime.job import BenchJob
 import typer
 from typer.testing import CliRunner
 
@@ -160,8 +162,9 @@ def test_a_spec_keeps_what_was_given_and_derives_what_is_parsed():
     sweep = specs.SweepSpec(min_bytes="64K", max_bytes="1M", factor=4)
     assert sweep.min_bytes == "64K" and sweep.min_size_bytes == 65536 and sweep.max_size_bytes == 1 << 20
     assert sweep.sizes() == [65536, 262144, 1048576]           # 64K x 4 x 4 = 1M, by hand
-    job = sweep.to_job()
-    assert job["min_bytes"] == 65536 and job["max_bytes"] == 1 << 20 and job["step_bytes"] == 1 << 20
+    job = BenchJob.of(sweep)
+    assert job.min_bytes == 65536 and job.max_bytes == 1 << 20 and job.step_bytes == 1 << 20
+    assert job.sizes == (65536, 262144, 1048576) and job.step == "4(factor)" and not job.segments_given
     sim = specs.SimulateSpec(collective="allreduce", algorithm="ring", topology="dgx1v", size="1K,2K",
                              t_dpa="0", memory_limit="1KiB")
     assert sim.sizes_bytes == [1024, 2048] and sim.memory_limit_bytes == 1024 and sim.t_dpa_s == 0

@@ -87,7 +87,7 @@ def test_gloo_steps_are_consistent(gloo):
         assert 0 <= s.exposed_comm_s <= s.comm_s + 1e-12
         assert 0 < s.comm_s and 0 < s.compute_s < s.time_s
     assert gloo.assumed.system is None
-    assert all(r.verdict.startswith("not judged: the trace names no GPU") for r in gloo.collectives)
+    assert all(r.verdict.text.startswith("not judged: the trace names no GPU") for r in gloo.collectives)
     assert len(gloo.ranks) == G.RANKS and gloo.straggler is not None
 
 
@@ -162,7 +162,7 @@ def test_verdicts_go_through_one_function(monkeypatch):
     monkeypatch.setattr(judge, "expected_and_bound", measured_is_expected)
     report = api.trace(str(TRACES / "nccl"))
     big = _row(report, "allreduce", N.BIG_ELEMS * 2)
-    assert (big.expected_s, big.verdict) == (3.5e-3, "as expected")
+    assert (big.expected_s, big.verdict.text) == (3.5e-3, "as expected")
     assert all(r.expected_s == 3.5e-3 for r in report.collectives)
 
 
@@ -177,12 +177,12 @@ def test_above_the_bound_counts_the_bounds_latency_as_diagnose_does(monkeypatch)
         return expected
     monkeypatch.setattr(judge, "expected_and_bound", with_latency(1.0))
     big = _row(api.trace(str(TRACES / "nccl")), "allreduce", N.BIG_ELEMS * 2)
-    assert big.time_s < 0.98 * (1e-6 + 1.0) and big.verdict.startswith("above the bound: faster than the 1 s the "
+    assert big.time_s < 0.98 * (1e-6 + 1.0) and big.verdict.text.startswith("above the bound: faster than the 1 s the "
                                                                          "assumed hardware allows")
-    assert "finding" not in big.verdict         # a trace prints none to point at
+    assert "finding" not in big.verdict.text         # a trace prints none to point at
     monkeypatch.setattr(judge, "expected_and_bound", with_latency(0.0))
     big = _row(api.trace(str(TRACES / "nccl")), "allreduce", N.BIG_ELEMS * 2)
-    assert not big.verdict.startswith("above the bound")
+    assert not big.verdict.text.startswith("above the bound")
 
 
 def test_old_kernel_names_and_a_call_without_size():
@@ -192,7 +192,7 @@ def test_old_kernel_names_and_a_call_without_size():
         ("allreduce", 16384 * 4, "LL"), ("allgather", 1048576 * 4, "Simple"), ("reducescatter", 4194304 * 2, "Simple"),
         ("broadcast", None, "LL"), ("reduce", 2048 * 4, "LL")}     # the reduce's size from record_param_comms
     unknown = _row(report, "broadcast", None)
-    assert unknown.verdict.startswith("not judged") and unknown.busbw_GBps is None
+    assert unknown.verdict.text.startswith("not judged") and unknown.busbw_GBps is None
     assert any("without a size" in n for n in report.notes)
     assert [s.name for s in report.steps] == ["whole trace"] and report.ranks == []
 

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from collperf import api
 from collperf.cli import app
 from collperf.errors import UsageError
+from collperf.diagnose.verdict import Kind, Verdict
 from collperf.trace import flight, ranks, verdicts
 from collperf.trace.events import Call
 from collperf.trace.judge import DURATION, TRANSFER, Row, one_rank
@@ -150,11 +151,11 @@ def test_one_rank_says_durations_include_waiting_and_judges_only_what_grows_with
     assert {r.basis for r in report.collectives} == {DURATION} and report.verdicts == []
     assert any("includes waiting for the other ranks" in n and "give every rank's trace" in n for n in report.notes)
     rows = [Row("g", "allreduce", size, "bfloat16", 2, "ring", "LL", 5, t, 5 * t, None, 1e-3, 1e-4,
-                "slower than expected by 12x", "") for size, t in ((8 << 20, 10e-3), (32 << 20, 5e-3))]
+                Verdict(Kind.SLOWER, "slower than expected by 12x"), "") for size, t in ((8 << 20, 10e-3), (32 << 20, 5e-3))]
     notes = one_rank(rows)
-    assert rows[0].verdict.startswith("not judged: takes longer (10 ms) than the 32 MiB allreduce (5 ms)")
+    assert rows[0].verdict.text.startswith("not judged: takes longer (10 ms) than the 32 MiB allreduce (5 ms)")
     # the row judged slower says its time may be waiting for a peer
-    assert rows[1].verdict == "slower than expected by 12x; one rank's duration: part of it may be waiting for a " \
+    assert rows[1].verdict.text == "slower than expected by 12x; one rank's duration: part of it may be waiting for a " \
                               "late peer (give every rank's trace)"
     assert any(n.startswith("1 (group, collective, size) rows take longer") for n in notes)
 
@@ -218,7 +219,7 @@ def test_the_network_straggler_is_judged_against_the_peak_bound_by_hand():
     assert z > verdicts.SLOW_OVER_BOUND
     (net,) = [v for v in report.verdicts if v.kind == "network-side"]
     assert f"run at {z:.2g}x the bound" in net.text
-    assert allreduce.verdict.startswith(f"{allreduce.time_s / allreduce.bound_s:.3g}x the bound")
+    assert allreduce.verdict.text.startswith(f"{allreduce.time_s / allreduce.bound_s:.3g}x the bound")
     assert "given: --peak 125 MB/s" in report.bound_from
     # the compute straggler on loopback is not turned into a network one by the same bound
     compute = api.trace(str(FLIGHT / "compute" / "kineto"), peak="1Gbit/s")
@@ -232,7 +233,7 @@ def test_a_bad_peak_names_the_option():
 
 def _group_row(members, z):
     return Row("g" + "".join(map(str, members)), "allreduce", 1 << 20, "float32", len(members), "ring", "Simple", 5,
-               z * 1e-3, 5 * z * 1e-3, None, 1e-3, 1e-4, "slower" if z > 1.5 else "as expected", "",
+               z * 1e-3, 5 * z * 1e-3, None, 1e-3, 1e-4, Verdict(Kind.SLOWER, "slower than expected") if z > 1.5 else Verdict(Kind.AS_EXPECTED, "as expected"), "",
                pg_ranks=tuple(members))
 
 

@@ -35,11 +35,11 @@ def test_durations_are_said_to_include_waiting(report):
     assert report.to_json()["notes"]
     # no all-reduce is called slower without saying that its time may be waiting
     for r in report.collectives:
-        if r.verdict.startswith("slower"):
-            assert r.verdict.endswith(ONE_RANK_SLOWER)
+        if r.verdict.text.startswith("slower"):
+            assert r.verdict.text.endswith(ONE_RANK_SLOWER)
     # the 8 MB call takes longer than the 9.27 MiB and 31 MiB ones: its time is waiting, not judged
     small = next(r for r in report.collectives if r.size_bytes == 8196 * 1000)
-    assert small.verdict.startswith("not judged: takes longer (3.307 ms)")
+    assert small.verdict.text.startswith("not judged: takes longer (3.307 ms)")
     assert report.verdicts == []          # one rank: no straggler, hang or network verdict
 
 

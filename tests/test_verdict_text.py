@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from collperf.cli import app
 from collperf.diagnose import findings as F
+from collperf.diagnose.verdict import Kind, Verdict
 from collperf.diagnose.core import SizeVerdict, _curve_anomalies, overall
 from collperf.diagnose.corpus_fit import hardware_for, read_index
 from collperf.diagnose.hardware import Assumed, assume
@@ -74,7 +75,7 @@ def _slow_rows(mid: float, plateau: float, logs: int = 10) -> list[SizeVerdict]:
     for k in range(20, 31):
         ratio = plateau if (1 << k) >= GIB // 16 else mid
         rows.append(SizeVerdict(1 << k, ratio * 1e-3, 0.8e-3, None, None, None, "bandwidth",
-                                f"slower than expected by {ratio - 1:.0%}", expected_high_s=1e-3,
+                                Verdict(Kind.SLOWER, f"slower than expected by {ratio - 1:.0%}"), expected_high_s=1e-3,
                                 expected_low_s=0.7e-3, band_logs=logs))
     return rows
 
@@ -84,9 +85,9 @@ def test_slow_only_at_the_mid_sizes_is_the_slow_end_and_slower_overall_says_so()
     # beyond = min(median of all 11 = 3.0, median of the plateau's 5 = 1.2) = 1.2, under the margin of a band on
     # 10 runs, 1.3 x (1 + 1/10) = 1.43: as expected at the slow end; the worst mid size 3x beyond is named
     verdict = overall(rows, [])
-    assert verdict.startswith("as expected, at the slow end of healthy runs: 11 of 11 bandwidth-bound sizes")
-    assert "by 20% (median; a band on 10 runs calls a log slower from 43%)" in verdict
-    assert "the mid sizes are slower: up to 3.00x the band's slow edge at 1 MiB" in verdict
+    assert verdict.text.startswith("as expected, at the slow end of healthy runs: 11 of 11 bandwidth-bound sizes")
+    assert "by 20% (median; a band on 10 runs calls a log slower from 43%)" in verdict.text
+    assert "the mid sizes are slower: up to 3.00x the band's slow edge at 1 MiB" in verdict.text
     assumed = Assumed(None, [("NIC rate", "400 Gb/s", "default for dgx-h100")])
     (found,) = F.slower_overall(rows, assumed, verdict)
     # the same yardstick as the rows (the band's slow edge, not the typical time) and no alarm the verdict denies
@@ -99,26 +100,26 @@ def test_slow_only_at_the_mid_sizes_is_the_slow_end_and_slower_overall_says_so()
 def test_slow_mid_sizes_over_a_plateau_inside_the_band_say_so_not_a_negative_excess():
     rows = _slow_rows(mid=3.0, plateau=0.8)
     for v in rows[6:]:          # 64 MiB .. 1 GiB at 0.8 ms, inside the band 0.7-1 ms
-        v.verdict = "as expected"
+        v.verdict = Verdict(Kind.AS_EXPECTED, "as expected")
     # six of eleven sizes slower; beyond = min(median of all 11 = 3.0, median of the plateau = 0.8) = 0.8
     verdict = overall(rows, [])
-    assert verdict.startswith("as expected, at the slow end of healthy runs: 6 of 11 bandwidth-bound sizes above "
-                              "the band of healthy public runs, but the largest sizes are within it")
-    assert "-20%" not in verdict and "up to 3.00x the band's slow edge at 1 MiB" in verdict
+    assert verdict.text.startswith("as expected, at the slow end of healthy runs: 6 of 11 bandwidth-bound sizes "
+                                   "above the band of healthy public runs, but the largest sizes are within it")
+    assert "-20%" not in verdict.text and "up to 3.00x the band's slow edge at 1 MiB" in verdict.text
 
 
 def test_one_slow_size_at_the_plateau_is_named_as_itself():
     rows = _slow_rows(mid=1.2, plateau=1.2)
     rows[-1].time_s = 3e-3                       # 1 GiB 3x beyond its slow edge, the rest 1.2x: still the slow end
     verdict = overall(rows, [])
-    assert verdict.startswith("as expected, at the slow end") and verdict.endswith(
+    assert verdict.kind is Kind.SLOW_END and verdict.text.endswith(
         "; 1 GiB is slower: 3.00x the band's slow edge (see the findings)")
 
 
 def test_slow_at_the_plateau_is_slower_and_slower_overall_warns():
     rows = _slow_rows(mid=2.0, plateau=2.0)
     verdict = overall(rows, [])
-    assert verdict.startswith("slower than expected: 11 of 11 bandwidth-bound sizes above the band")
+    assert verdict.text.startswith("slower than expected: 11 of 11 bandwidth-bound sizes above the band")
     (found,) = F.slower_overall(rows, Assumed(None, []), verdict)
     assert found.severity == "warning" and "median 2.00x its slow edge" in found.message
     assert "mid sizes" not in found.message
@@ -250,12 +251,14 @@ def test_predicts_band_table_says_its_provenance_once():
 
 def test_a_dip_is_added_to_a_good_verdict_with_one_but():
     dip = F.Finding("dip", "warning", "busbw dips", [64 << 20])
-    plain = _curve_anomalies("as expected: 10 of 10 bandwidth-bound sizes within the band", [dip])
-    assert plain.endswith("; but busbw dips at 64 MiB (see the findings)")
-    said = _curve_anomalies("as expected, at the slow end of healthy runs: ...; 1 GiB is slower: 3.00x the band's "
-                            "slow edge (see the findings)", [dip])
+    plain = _curve_anomalies(Verdict(Kind.AS_EXPECTED, "as expected: 10 of 10 bandwidth-bound sizes within the band"),
+                             [dip])
+    assert plain.text.endswith("; but busbw dips at 64 MiB (see the findings)")
+    said = _curve_anomalies(Verdict(Kind.SLOW_END, "as expected, at the slow end of healthy runs: ...; 1 GiB is "
+                                    "slower: 3.00x the band's slow edge (see the findings)"), [dip]).text
     assert said.endswith("(see the findings); and busbw dips at 64 MiB (see the findings)") and "; but" not in said
-    assert _curve_anomalies("slower than expected: 3 of 3 sizes", [dip]) == "slower than expected: 3 of 3 sizes"
+    slower = Verdict(Kind.SLOWER, "slower than expected: 3 of 3 sizes")
+    assert _curve_anomalies(slower, [dip]) == slower
 
 
 # ---- what is not a thing to check ------------------------------------------------------------------------
@@ -332,12 +335,13 @@ def test_launch_variables_are_read_from_launch_lines_only(tmp_path):
 def test_a_dip_at_a_latency_bound_size_is_not_added_to_the_verdict():
     def row(size, regime):
         return SizeVerdict(size_bytes=size, time_s=1e-3, expected_s=1e-3, bound_s=None, busbw_GBps=None, efficiency=None,
-                           regime=regime, verdict="as expected")
+                           regime=regime, verdict=Verdict(Kind.AS_EXPECTED, "as expected"))
     rows = [row(512 << 10, "latency"), row(1 << 20, "latency"), row(64 << 20, "bandwidth")]
     early = F.Finding("dip", "warning", "512 KiB takes longer than 1 MiB", [512 << 10])
-    assert _curve_anomalies("as expected: 1 of 1", [early], rows) == "as expected: 1 of 1"
+    good = Verdict(Kind.AS_EXPECTED, "as expected: 1 of 1")
+    assert _curve_anomalies(good, [early], rows) == good
     late = F.Finding("dip", "warning", "busbw dips", [64 << 20])
-    assert _curve_anomalies("as expected: 1 of 1", [late], rows).endswith("; but busbw dips at 64 MiB (see the findings)")
+    assert _curve_anomalies(good, [late], rows).text.endswith("; but busbw dips at 64 MiB (see the findings)")
 
 
 @pytest.mark.parametrize("log_id", ["t4-efa-2x1-allreduce-gh-eks-blueprints",           # g4dn: no GPUDirect RDMA

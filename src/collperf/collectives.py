@@ -2,7 +2,7 @@
 
 `size` is always the nccl-tests `size` column (nccl-tests src/*.cu, doc/PERFORMANCE.md): the whole
 buffer as nccl-tests defines it per collective. `Collective.formula_bytes` is the one place that maps it
-to the n of the cost formulas (MPICH/Thakur/Chan convention, reference/cost-formulas.md §1).
+to the n of the cost formulas (MPICH/Thakur/Chan convention: Thakur et al., IJHPCA 2005; Chan et al., CCPE 2007).
 
 Buffers are described once, as blocks of the whole buffer (the one the `size` column measures, and the
 one a schedule's chunks split; schedule/ir.py): a collective splits it into `blocks(p)` blocks, each

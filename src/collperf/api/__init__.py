@@ -26,8 +26,7 @@ from collperf.spec import (BaselineSpec, BenchSpec, DoctorPlanSpec, BoundSpec, C
                            MeasurementSpec, NcclPredictSpec, NetworkSpec, PatternSpec, PlanSpec, PredictSpec,
                            ScheduleSpec, SimulateSpec, SweepSpec, TopologyPredictSpec, TraceSpec, TreesSpec,
                            ValidateSpec, VerifySpec, MscclExportSpec, MscclImportSpec, ReportSpec, SearchSpec, TunerSpec,
-                           network,
-                           output_path, sizes)
+                           network, output_path, predict_request, simulate_request, sizes)
 from collperf.api.results import (Algorithms, Calibration, Crossover, MeasuredBound, NcclChoice, Predictions,
                                   VerifiedSchedule, Verification, VerifyRow)
 from collperf.api.common import ALIASES
@@ -37,19 +36,27 @@ from collperf.api.schedules import (TUPLE_RANKS_LIMIT, Simulation, Simulations, 
                                     trees, verified_schedule, verify_all)
 from collperf.api.runs import (Validation, bench, bound, calibrate, testbed, testbed_down, testbed_held, testbed_start,
                                testbed_status, testbed_up, validate)
-from collperf.api.logs import (compare_logs, diagnose_baseline, diagnose_logs, diagnose_measurement, fit_logs, fit_tables, predict_nccl,
-                               read_logs, report)
+from collperf.api.logs import (Verdict, VerdictKind, compare_logs, diagnose_baseline, diagnose_logs,
+                               diagnose_measurement, fit_logs, fit_tables, predict_nccl, read_logs, report)
 from collperf.api.plans import plan, plan_compare, plan_search, plan_spec, plan_step
 from collperf.api.trace import trace
 from collperf.api.doctor import doctor_plan, doctor_testbed
 from collperf.api.interop import (ImportedRun, ImportedSchedule, export_msccl, export_nccl_tuner,
                                   import_msccl)
 
-__all__ = ["paired_ratio", "confirmation", "PairedRatio",
-           "network", "predict", "expected_bands", "systems", "gpu_parts", "crossover", "algorithms", "schedule", "verify_all", "simulate", "bench",
-           "calibrate", "bound", "validate", "testbed_up", "testbed_start", "testbed_status", "testbed_down", "testbed_held",
-           "doctor_plan", "doctor_testbed", "read_logs", "fit_tables", "fit_logs", "diagnose_baseline", "diagnose_logs", "diagnose_measurement", "predict_nccl", "compare_logs", "plan", "plan_compare",
-           "plan_step", "trees", "pattern", "export_nccl_tuner", "export_msccl", "import_msccl", "report", "trace",
-           "NetworkSpec", "SweepSpec", "BenchSpec", "SimulateSpec", "LogSpec", "BaselineSpec", "DoctorPlanSpec", "DiagnoseSpec", "HardwareSpec", "MeasurementSpec", "PlanSpec", "TreesSpec",
-           "PatternSpec", "TraceSpec", "PredictSpec", "NcclPredictSpec", "CrossoverSpec", "ScheduleSpec", "VerifySpec",
-           "CalibrateSpec", "BoundSpec", "ValidateSpec", "TunerSpec", "MscclExportSpec", "MscclImportSpec", "ReportSpec", "SearchSpec"]
+# every name above, sorted (tests/test_structure.py keeps it complete)
+__all__ = ["ALIASES", "Algorithms", "BaselineSpec", "BenchSpec", "BoundSpec", "CalibrateSpec", "Calibration",
+           "Crossover", "CrossoverSpec", "DiagnoseSpec", "DoctorPlanSpec", "HardwareSpec", "ImportedRun",
+           "ImportedSchedule", "LogSpec", "MeasuredBound", "MeasurementSpec", "MscclExportSpec", "MscclImportSpec",
+           "NcclChoice", "NcclPredictSpec", "NetworkSpec", "PairedRatio", "PatternSpec", "PlanSpec", "PredictSpec",
+           "Predictions", "ReportSpec", "ScheduleSpec", "SearchSpec", "SimulateSpec", "Simulation", "Simulations",
+           "SweepSpec", "TUPLE_RANKS_LIMIT", "TopologyPredictSpec", "TopologyPrediction", "TraceSpec", "TreesSpec",
+           "TunerSpec", "ValidateSpec", "Validation", "Verdict", "VerdictKind", "Verification", "VerifiedSchedule",
+           "VerifyRow", "VerifySpec", "algorithms", "bench", "bound", "calibrate", "compare_logs", "confirmation",
+           "crossover", "diagnose_baseline", "diagnose_logs", "diagnose_measurement", "doctor_plan", "doctor_testbed",
+           "expected_bands", "export_msccl", "export_nccl_tuner", "fit_logs", "fit_tables", "gpu_parts",
+           "import_msccl", "network", "output_path", "paired_ratio", "pattern", "plan", "plan_compare", "plan_search",
+           "plan_spec", "plan_step", "predict", "predict_nccl", "predict_request", "predict_topology", "read_logs",
+           "report", "schedule", "simulate", "simulate_request", "sizes", "systems", "testbed", "testbed_down",
+           "testbed_held", "testbed_start", "testbed_status", "testbed_up", "trace", "trees", "validate",
+           "verified_schedule", "verify_all"]

@@ -16,6 +16,7 @@ from collperf.diagnose import Diagnosis, diagnose, diagnose_measurement as judge
 from collperf.diagnose import baseline as against
 from collperf.diagnose.expectation import model_note
 from collperf.diagnose.hardware import assume
+from collperf.diagnose.verdict import Kind as VerdictKind, Verdict
 from collperf.errors import UsageError
 from collperf.fit import fit
 from collperf.model.nccl import expect

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 
 from collperf import topology as topologies
 from collperf.api.common import as_spec, resolved_network, with_aliases
+from collperf.api.logs import predict_nccl
 from collperf.api.results import Algorithms, Crossover, Predictions
 from collperf.blink import reports as blink_reports, runs as packed_runs
 from collperf.blink.algorithms import BLINK
@@ -24,14 +25,21 @@ from collperf.model.predict import predict as _predict
 from collperf.model.select import crossovers
 from collperf.model.hardware.gpus import GPUS
 from collperf.model.systems import ALIASES, CATALOGUE
-from collperf.spec import CrossoverSpec, HardwareSpec, PredictSpec, sizes, TopologyPredictSpec
+from collperf.spec import (CrossoverSpec, HardwareSpec, NcclPredictSpec, PredictSpec, sizes,
+                           TopologyPredictSpec)
 
 
-def predict(spec: PredictSpec | str, size=None, network=None, **options) -> Predictions:
+def predict(spec: PredictSpec | TopologyPredictSpec | NcclPredictSpec | str, size=None, network=None, **options):
     """`collperf predict`: one Prediction per size (spec.size: '1M,64M' or a list of sizes); with
     spec.expected, NCCL's expected band per size on the catalogue system beside them. Give a PredictSpec,
     or (the convenience) the collective, size and network with the other fields as keywords:
-    predict("allreduce", "1M,1G", net, algorithm="ring")."""
+    predict("allreduce", "1M,1G", net, algorithm="ring"). The other modes' specs (spec.predict_request makes
+    the one asked for) go where they belong: a TopologyPredictSpec to predict_topology, an NcclPredictSpec to
+    predict_nccl."""
+    if isinstance(spec, TopologyPredictSpec):
+        return predict_topology(spec)
+    if isinstance(spec, NcclPredictSpec):
+        return predict_nccl(spec)
     spec = as_spec(PredictSpec, spec, options, collective=spec, size=size, network=network)
     rows = _predict(spec.collective, spec.sizes_bytes, resolved_network(spec.network),
                     with_aliases(spec.collective, spec.algorithm), spec.intra_algorithm, spec.inter_algorithm,

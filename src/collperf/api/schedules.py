@@ -137,12 +137,15 @@ class Simulations(list):
         return one_or_many([s.to_json() for s in self])
 
 
-def simulate(spec: SimulateSpec, progress=None, on_estimate=None) -> Simulations:
-    """`collperf simulate`: the schedule of an algorithm on a topology, simulated at each size.
+def simulate(spec: SimulateSpec | PatternSpec, progress=None, on_estimate=None):
+    """`collperf simulate`: the schedule of an algorithm on a topology, simulated at each size (a PatternSpec,
+    as spec.simulate_request makes for --pattern: one of Blink's micro-benchmarks, `pattern`).
     Algorithm blink: packed trees on the group spec.ranks, simulated on the group's view of the topology.
     progress(phase, done, total) hears how far a long run is, on_estimate(simulate.budget.Estimate) its
     expected time and memory before it starts; a run over spec.memory_limit (default: the memory
     available) is refused before it starts (UsageError, with the estimate)."""
+    if isinstance(spec, PatternSpec):
+        return pattern(spec)
     net = spec.network
     topo, base = topology_for(spec.topology, net)
     if mode_of(spec.algorithm) is BLINK:

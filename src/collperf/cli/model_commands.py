@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Optional
 
 import typer
@@ -13,9 +12,9 @@ from collperf.cli.options import (command, Collective, field_option, flag, Hybri
                                   network_options, spec_options, TDpa, Transit)
 from collperf.cli.render import out, print_json
 from collperf.cli.sim_watch import SimulationWatch
-from collperf.errors import UsageError
 from collperf.spec import (CrossoverSpec, HardwareSpec, NCCL_VIEW, NcclPredictSpec, NetworkSpec, output_path,
-                           PatternSpec, predict_network, PredictSpec, ScheduleSpec, SimulateSpec, TopologyPredictSpec, VerifySpec)
+                           PatternSpec, predict_request, PredictSpec, ScheduleSpec, SimulateSpec, simulate_request,
+                           TopologyPredictSpec, VerifySpec)
 
 
 _TOPOLOGY = "Topology (--topology)"
@@ -40,40 +39,21 @@ def predict(collective: str = Collective,
     """Predict the time of COLLECTIVE for every algorithm, with its terms, bandwidths and lower bound.
     With --cluster: NCCL's expected band and the system's bound beside them (--sharp: with in-network reduction).
     With --topology: Blink's packed trees (-A blink, --hybrid) or the closed forms on a switch's link."""
-    given = [name for name, value in nccl_view.items() if value is not None]
-    if given and not nccl:
-        raise UsageError(f"--{given[0].replace('_', '-')} describes what NCCL sees: it applies to predict --nccl; "
-                         "add --nccl (or drop it)")
-    if topology is not None:
-        if nccl:
-            raise UsageError("--nccl prices NCCL on a catalogue system (--cluster): drop --topology or --nccl")
-        if sharp is not None:
-            raise UsageError(f"--{'' if sharp else 'no-'}sharp describes a catalogue system's InfiniBand switches "
-                             "(--cluster): drop --topology or --sharp")
-        result = api.predict_topology(TopologyPredictSpec(collective=collective, topology=topology, algorithm=algorithm,
-                                                          size=size, ranks=ranks, root=root, hybrid=hybrid,
-                                                          t_dpa=t_dpa, transit=transit, network=network))
-        print_json(result.to_json()) if as_json else render_blink.print_topology_prediction(result)
-        return
-    network = predict_network(network, ranks, root, hybrid, t_dpa, transit)
-    if nccl:
-        if network.cluster is None and network.profile is None:
-            raise UsageError("predict --nccl needs a system: --cluster dgx-a100|dgx-h100|dgx-b200|dgx-1v|dgx-2|"
-                             "pcie-p2p|pcie-2080ti|pcie-t4 (with --nodes)")
-        hardware = replace(HardwareSpec.from_network(network), sharp=sharp, **nccl_view)
-        choice = api.predict_nccl(NcclPredictSpec(collective=collective, size=size, ranks=network.ranks,
-                                                  hardware=hardware))
-        print_json(choice.to_json()) if as_json else render_logs.print_nccl_prediction(*choice, choice.model_note)
-        return
-    results = api.predict(PredictSpec(collective=collective, size=size, network=network, algorithm=algorithm,
-                                      intra_algorithm=intra_algorithm, inter_algorithm=inter_algorithm,
-                                      segments=segments, expected=network.cluster is not None, sharp=sharp))
+    spec = predict_request(collective=collective, size=size, algorithm=algorithm, segments=segments, nccl=nccl,
+                           intra_algorithm=intra_algorithm, inter_algorithm=inter_algorithm, ranks=ranks,
+                           topology=topology, root=root, hybrid=hybrid, t_dpa=t_dpa, transit=transit, sharp=sharp,
+                           network=network, **nccl_view)
+    result = api.predict(spec)
     if as_json:
-        print_json(results.to_json())
-        return
-    render.print_predictions(results)
-    if results.bands:
-        render_logs.print_expected_bands(results.assumed, results.bands)
+        print_json(result.to_json())
+    elif isinstance(spec, TopologyPredictSpec):
+        render_blink.print_topology_prediction(result)
+    elif isinstance(spec, NcclPredictSpec):
+        render_logs.print_nccl_prediction(*result, result.model_note)
+    else:
+        render.print_predictions(result)
+        if result.bands:
+            render_logs.print_expected_bands(result.assumed, result.bands)
 
 
 @command()
@@ -141,24 +121,16 @@ def simulate(collective: Optional[str] = field_option(SimulateSpec, "collective"
              network: NetworkSpec = None):
     """Simulate an algorithm's schedule on a topology: time, bandwidths, per-step times, busiest links.
     With --pattern: one of Blink's micro-benchmarks, throughput vs size."""
-    if pattern is not None:
-        given = [n for n, v in (("COLLECTIVE", collective), ("-A", algorithm), ("--root", root), ("--ranks", ranks),
-                                ("--timeline", timeline)) if v is not None]
-        if given:
-            raise UsageError(f"--pattern {pattern} sets its own schedule: drop {', '.join(given)}")
-        run = api.pattern(PatternSpec(pattern=pattern, topology=topology, gpus=gpus, center=center, successor=successor,
-                                      source=source, size=size or "1M,16M,256M", mode=mode, segments=segments or 32))
+    spec = simulate_request(collective=collective, algorithm=algorithm, topology=topology, size=size, mode=mode,
+                            segments=segments, root=root, intra_algorithm=intra_algorithm,
+                            inter_algorithm=inter_algorithm, network=network, ranks=ranks, hybrid=hybrid,
+                            t_dpa=t_dpa, transit=transit, memory_limit=memory_limit, engine=engine, timeline=timeline,
+                            pattern=pattern, gpus=gpus, center=center, successor=successor, source=source)
+    if isinstance(spec, PatternSpec):
+        run = api.simulate(spec)
         print_json(run.to_json()) if as_json else render_blink.print_pattern(run)
         return
-    if collective is None or algorithm is None:
-        raise UsageError("give a COLLECTIVE and -A ALGORITHM (or --pattern NAME)")
-    if any(v is not None for v in (gpus, center, successor, source)):
-        raise UsageError("--gpus, --center, --successor and --source describe a --pattern: add --pattern NAME")
     output_path(timeline, "--timeline")
-    spec = SimulateSpec(collective=collective, algorithm=algorithm, topology=topology, size=size or "1G", mode=mode,
-                        segments=segments, root=root, intra_algorithm=intra_algorithm, inter_algorithm=inter_algorithm,
-                        network=network, ranks=ranks, hybrid=hybrid, t_dpa=t_dpa, transit=transit,
-                        memory_limit=memory_limit, engine=engine)
     watch = SimulationWatch(mode, as_json)
     try:
         sims = api.simulate(spec, watch.progress, watch.estimate)

@@ -9,6 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from collperf import units
+from collperf.api import VerdictKind
 from collperf.cli.render import _gb, out
 
 
@@ -61,12 +62,13 @@ def print_assumed(assumed, expected_from: str, bound_from: str) -> None:
     out.print(f"  bound: {escape(bound_from)}")
 
 
-def _verdict_style(text: str):
-    if text.startswith("as expected"):
-        return "green"
-    if text.startswith(("slower", "above")):
-        return "yellow" if not text.startswith("slower") or "x)" not in text else "red"
-    return None
+# the colour of each verdict's kind (others: the terminal's own)
+STYLES = {VerdictKind.AS_EXPECTED: "green", VerdictKind.SLOW_END: "green", VerdictKind.SLOWER: "yellow",
+          VerdictKind.SLOWER_THAN_BOUND: "yellow", VerdictKind.ABOVE_BOUND: "yellow"}
+
+
+def _verdict_style(verdict) -> str | None:
+    return STYLES.get(verdict.kind)
 
 
 def _causes(sizes) -> None:
@@ -118,7 +120,7 @@ def print_diagnosis(d) -> None:
                       f"{100 * s.efficiency:.0f} %" if s.efficiency is not None else "-", s.regime,
                       escape(s.label), style=_verdict_style(s.verdict))
     out.print(table)
-    out.print(f"  [bold]verdict[/bold]: {escape(d.verdict)}")
+    out.print(f"  [bold]verdict[/bold]: {escape(d.verdict.text)}")
     if d.peers is not None:
         out.print(f"  peers: {escape(d.peers.describe())}")
     _check_first(d.assumed)
@@ -152,7 +154,7 @@ def print_judgement(j) -> None:
                    f"{units.format_time(r.bound_latency_s)} latency" if r.bound_latency_s else "")
         out.print(f"  bound {units.format_time(r.bound_s)} ({r.binding}){latency}; efficiency "
                   f"{units.format_percent(r.efficiency)} (bound with its latency / measured)")
-    out.print(f"  [bold]verdict[/bold]: [{_verdict_style(r.verdict) or 'default'}]{escape(r.verdict)}[/]")
+    out.print(f"  [bold]verdict[/bold]: [{_verdict_style(j.verdict) or 'default'}]{escape(j.verdict.text)}[/]")
     if j.peers is not None:
         out.print(f"  peers: {escape(j.peers.describe())}")
     _check_first(j.assumed)

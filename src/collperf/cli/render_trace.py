@@ -52,10 +52,10 @@ def print_collectives(rows) -> None:
     for r in rows[:MAX_ROWS]:
         ran = f"{r.algorithm}/{r.protocol}" if r.algorithm != "-" else "-"
         style = _verdict_style(r.verdict)
-        verdict = r.verdict
-        if verdict.startswith("not judged: "):     # the reason once, under the table
-            reasons[verdict.partition(": ")[2]] = None
-            verdict = "not judged"
+        verdict = r.verdict.text
+        if not r.verdict.kind.judged and r.verdict.reason:     # the reason once, under the table
+            reasons[r.verdict.reason] = None
+            verdict = r.verdict.label
         table.add_row(escape(r.process_group), r.collective, _size(r.size_bytes, unit), escape(r.dtype), str(r.group_size),
                       ran, str(r.calls), _t(r.time_s), _t(r.total_s), _bw(r.busbw_GBps), _t(r.expected_s),
                       _t(r.bound_s), f"[{style}]{escape(verdict)}[/{style}]" if style else escape(verdict))

@@ -74,12 +74,12 @@ class SlowCall:
         return FOREIGN_FACTOR * self.margin
 
     @property
-    def label(self) -> str:
-        """'slow end' (within the margin), 'not judged' (beyond it, on a band that is not the run's, yet within
-        the foreign margin) or 'slower'."""
+    def label(self) -> V.Kind:
+        """SLOW_END (within the margin), NOT_JUDGED (beyond it, on a band that is not the run's, yet within
+        the foreign margin) or SLOWER."""
         if self.beyond < self.margin:
-            return "slow end"
-        return "not judged" if self.caveat and self.beyond < self.foreign_margin else "slower"
+            return V.Kind.SLOW_END
+        return V.Kind.NOT_JUDGED if self.caveat and self.beyond < self.foreign_margin else V.Kind.SLOWER
 
     @property
     def short_of(self) -> str:
@@ -98,7 +98,7 @@ class SlowCall:
     @property
     def note(self) -> str:
         """On a 'slower' call from a band that is not the run's own: which band, and from how far it calls."""
-        if not self.caveat or self.label != "slower":
+        if not self.caveat or self.label is not V.Kind.SLOWER:
             return ""
         whose = "borrowed from other fabric classes" if self.borrowed else "from runs of other collectives"
         return f" (the band is {whose}: such a band calls a run slower from {self.foreign_margin:.2f}x its slow edge)"
@@ -135,10 +135,10 @@ def unjudged_advice(call: SlowCall, collective: str, nodes: int | None, top, log
 PEER_GAP = 0.10
 
 
-def below_peers(verdict: str, like) -> str:
+def below_peers(verdict: V.Verdict, like) -> str:
     """What a verdict that does not call a run slower adds when the run is well below its peers: how far, and
     that a baseline of this system (diagnose --baseline) can judge what the band cannot ('' otherwise)."""
-    if like is None or not like.busbw_GBps or not like.yours_busbw_GBps or V.label_of(verdict) == "slower":
+    if like is None or not like.busbw_GBps or not like.yours_busbw_GBps or verdict.kind is V.Kind.SLOWER:
         return ""
     lowest = min(like.busbw_GBps)
     if like.yours_busbw_GBps >= (1 - PEER_GAP) * lowest:

@@ -42,7 +42,7 @@ class SizeVerdict:
     busbw_GBps: float | None
     efficiency: float | None      # (bound + its latency) / measured, at most 1
     regime: str                   # latency, bandwidth (the expected choice's own terms) or bound
-    verdict: str
+    verdict: V.Verdict
     choice: str = ""              # NCCL's algorithm/protocol, e.g. "nvls-tree/Simple"
     runner_up: str = ""
     binding: str = ""             # which resource sets the bound: network, intra-node, host bridge, peak
@@ -61,7 +61,34 @@ class SizeVerdict:
     @property
     def label(self) -> str:
         """The verdict without the figures it repeats (time, band, bound): what a table's verdict column shows."""
-        return self.verdict.split(" (", 1)[0]
+        return self.verdict.short
+
+    def to_json(self) -> dict:
+        return {**vars(self), "verdict": self.verdict.text}
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One measured size as judge_row reads it."""
+
+    size_bytes: int
+    time_s: float
+    busbw_GBps: float | None
+    wrong: bool = False
+    fitted_s: float | None = None     # the log's own piecewise fit at this size
+    own_regime: str = ""              # the fit's regime, where the expectation gives none
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a row is judged within: the collective, the tool that ran it, the system's shape."""
+
+    collective: str
+    runtime: str = "nccl"             # verdict.runtime_of: nccl, mpi or collperf
+    nodes: int = 1
+    gpus_per_node: int = 2
+    bound_only: bool = False          # against the bound alone (an MPI log, or --peak with no system assumed)
+    one_number: bool = False          # a number typed by hand, not a log's row
 
 
 @dataclass
@@ -75,7 +102,7 @@ class Diagnosis:
     sizes: list[SizeVerdict]
     findings: list[F.Finding]
     model_from: str | None = None
-    verdict: str = ""             # the table's overall verdict, "label: detail"
+    verdict: V.Verdict | None = None    # the table's overall verdict, "label: detail"
     peers: Peers | None = None    # public runs like this one, at the largest judged size
     band_from: str = ""           # what the band was calibrated on, said once for every size
 
@@ -93,40 +120,45 @@ class Diagnosis:
         return {"source": self.table.source, "collective": self.table.collective, "ranks": self.table.ranks,
                 "nodes": self.table.nodes, "system": self.assumed.to_json(), "expected_from": self.expected_from,
                 "bound_from": self.bound_from, "band_from": self.band_from, "model_from": self.model_from,
-                "verdict": self.verdict, "verdict_label": V.label_of(self.verdict),
+                "verdict": self.verdict.text, "verdict_label": self.verdict.label,
                 "peak_busbw_GBps": self.peak_GBps, "fit": self.fit.to_json() if self.fit else None,
-                "sizes": [vars(s) for s in self.sizes], "findings": [vars(f) for f in self.findings],
+                "sizes": [s.to_json() for s in self.sizes], "findings": [vars(f) for f in self.findings],
                 "peers": self.peers.to_json() if self.peers else None,
                 "notes": self.table.notes, "skipped_lines": self.table.skipped}
 
 
-def judge_row(size, time_s, busbw, i, ex: Expectation, collective, runtime, nodes, wrong, fitted_s=None,
-              own_regime="", one_number: bool = False, gpus_per_node: int = 2, bound_only: bool = False) -> SizeVerdict:
-    """One size's verdict; `bound_only`: against the bound alone (an MPI log, or --peak with no system assumed:
-    no expected time, so the bound the user gave judges, as for MPI)."""
+def judge_row(*, row: Measured, expectation: Expectation, context: Context, at: int = 0) -> SizeVerdict:
+    """One size's verdict: `row` against `expectation`'s arrays at index `at`."""
+    ex, c, i = expectation, context, at
     expected = float(ex.expected_s[i]) if ex.expected_s is not None else None
     bound = float(ex.bound_s[i]) if ex.bound_s is not None else None
-    regime = str(ex.regime[i]) if ex.regime is not None else own_regime
+    regime = str(ex.regime[i]) if ex.regime is not None else row.own_regime
     low, high = (_at(ex.low_s, i), _at(ex.high_s, i))
-    text, eff = (mpi.verdict(time_s, bound, regime, wrong) if runtime == "mpi" or bound_only
-                 else V.verdict(time_s, expected, bound, wrong, low, high, ex.bound_latency_s, _at(ex.model_s, i),
-                                bandwidth_bound=regime != "latency"))
-    why = V.causes(collective, runtime, regime, nodes, ex.choice[i], ex.runner_up[i], gpus_per_node) \
-        if text.startswith("slower") else []
-    if why and expected and time_s > 10 * expected and one_number:
+    said, eff = (mpi.verdict(row.time_s, bound, regime, row.wrong) if c.runtime == "mpi" or c.bound_only
+                 else V.verdict(row.time_s, expected, bound, row.wrong, low, high, ex.bound_latency_s,
+                                _at(ex.model_s, i), bandwidth_bound=regime != "latency"))
+    why = V.causes(c.collective, c.runtime, regime, c.nodes, ex.choice[i], ex.runner_up[i], c.gpus_per_node) \
+        if said.kind.slower else []
+    if why and expected and row.time_s > 10 * expected and c.one_number:
         # a log's sizes and times are nccl-tests' own: only a number typed by hand can have the convention wrong
-        why.insert(0, V.far_off(collective))
-    return SizeVerdict(size, time_s, expected, bound, busbw, eff, regime, text, ex.choice[i], ex.runner_up[i],
-                       ex.binding[i], fitted_s, why, wrong, _at(ex.model_s, i), low, high,
-                       ex.band_from[i] if ex.band_from else "", ex.band_logs[i] if ex.band_logs else 0,
-                       ex.bound_latency_s, bool(ex.band_borrowed and ex.band_borrowed[i]),
-                       bool(not ex.band_holds or ex.band_holds[i]))
+        why.insert(0, V.far_off(c.collective))
+    return SizeVerdict(
+        size_bytes=row.size_bytes, time_s=row.time_s, expected_s=expected, bound_s=bound, busbw_GBps=row.busbw_GBps,
+        efficiency=eff, regime=regime, verdict=said, choice=ex.choice[i], runner_up=ex.runner_up[i],
+        binding=ex.binding[i], fitted_s=row.fitted_s, causes=why, wrong=row.wrong, model_s=_at(ex.model_s, i),
+        expected_low_s=low, expected_high_s=high, band_from=ex.band_from[i] if ex.band_from else "",
+        band_logs=ex.band_logs[i] if ex.band_logs else 0, bound_latency_s=ex.bound_latency_s,
+        band_borrowed=bool(ex.band_borrowed and ex.band_borrowed[i]),
+        band_holds=bool(not ex.band_holds or ex.band_holds[i]))
 
 
 def _at(values, i) -> float | None:
     if values is None or not np.isfinite(values[i]):
         return None
     return float(values[i])
+
+
+_P2P_BUILT = ("alltoall", "sendrecv")
 
 
 def _model_system(model_log: "Table | str", hardware, target: Table):
@@ -144,6 +176,15 @@ def _model_system(model_log: "Table | str", hardware, target: Table):
     result = fit_system(model_log.collective, [r.size for r in use], [r.time_s for r in use], m.system,
                         min_size_bytes=use[0].size if use else 0, source=name)
     system = result.system
+    if (model_log.collective in _P2P_BUILT) != (target.collective in _P2P_BUILT):
+        # NCCL runs alltoall and send/recv as grouped point-to-point operations (their own kernel, chunking and
+        # proxy work: src/enqueue.cc), the others as one collective kernel: what a call costs beyond the wire on
+        # one path says nothing of the other's (an MI355X 8-GPU alltoall's 300 us per call against its
+        # all-reduce's 40-60 us, the corpus's mi355x-xgmi-1x8-* logs). The bandwidth carries over, the overheads
+        # stay the hardware's.
+        system = system.with_(f"the hardware's: a {model_log.collective} call's overhead is not a "
+                              f"{target.collective}'s", launch_overhead_us=m.system.launch_overhead_us,
+                              protocol_overhead_us=m.system.protocol_overhead_us)
     if target.ranks and target.ranks != system.ranks:
         nodes = target.nodes or system.nodes
         if target.ranks % nodes:
@@ -185,13 +226,13 @@ def diagnose(table: Table, peak_Bps: float | None = None, hardware=None, model=N
     per_node = assumed.system.gpus_per_node if assumed.system else 2
     # --peak and no system: no expected time, and the peak the user gave is the bound each size is judged by
     bound_only = runtime == "mpi" or (peak_Bps is not None and ex.expected_s is None)
+    context = Context(table.collective, runtime, nodes, per_node, bound_only)
     verdicts = []
     for i, r in enumerate(measured):
         latency, bandwidth = own.terms(r.size) if own else (None, None)
-        verdicts.append(judge_row(r.size, r.time_s, r.busbw_GBps, i, ex, table.collective, runtime, nodes,
-                                  bool(r.wrong), None if own is None else latency + bandwidth,
-                                  "" if own is None else "latency" if latency >= bandwidth else "bandwidth",
-                                  gpus_per_node=per_node, bound_only=bound_only))
+        row = Measured(r.size, r.time_s, r.busbw_GBps, bool(r.wrong), None if own is None else latency + bandwidth,
+                       "" if own is None else "latency" if latency >= bandwidth else "bandwidth")
+        verdicts.append(judge_row(row=row, expectation=ex, context=context, at=i))
     _mark_isolated(verdicts)
     found = F.table_findings(table, own, rows)
     if own is None:
@@ -203,7 +244,7 @@ def diagnose(table: Table, peak_Bps: float | None = None, hardware=None, model=N
     found += outside_band(verdicts)
     found += F.latency_bound(verdicts, ex.regime is not None)
     like = _best_peers(table, hardware_system, verdicts, peer_runs)
-    judged += below_peers(judged, like)
+    judged = judged.then(below_peers(judged, like))
     return Diagnosis(table, own, assumed, ex.expected_from, ex.bound_from, ex.peak_GBps, verdicts, found,
                      model_from, judged, like, ex.band_summary)
 
@@ -233,30 +274,31 @@ def _own_fit(table: Table) -> Fit | None:
 def _mark_isolated(verdicts: list[SizeVerdict]) -> None:
     """A slow size between two as-expected neighbours gets noise/warm-up named first."""
     for i, v in enumerate(verdicts):
-        if not v.verdict.startswith("slower"):
+        if not v.verdict.kind.slower:
             continue
         near = [verdicts[j] for j in (i - 1, i + 1) if 0 <= j < len(verdicts)]
-        if near and all(n.verdict.startswith(("as expected", "faster")) for n in near):
+        if near and all(n.verdict.kind.expected or n.verdict.kind.faster for n in near):
             v.causes.insert(0, V.ISOLATED)
 
 
-def overall(verdicts: list[SizeVerdict], found, collective: str = "", nodes: int | None = None) -> str:
+def overall(verdicts: list[SizeVerdict], found, collective: str = "", nodes: int | None = None) -> V.Verdict:
     """The table's verdict, 'label: detail': an error finding first, then above-bound, then the verdict of
     the bandwidth-bound rows (where a collective shows what the hardware gives), by the band's rule (band_rule)."""
     settled = V.settled_overall(verdicts, found, "some sizes beat the assumed hardware's bound, so the system "
                                 "assumed is wrong")
     if settled is not None:
         return settled
-    judged = [v for v in verdicts if not v.verdict.startswith("not judged")]
+    judged = [v for v in verdicts if v.verdict.kind.judged]
     big = [v for v in judged if v.regime != "latency"] or judged
-    slow = [v for v in big if v.verdict.startswith("slower")]
-    fast = [v for v in big if v.verdict.startswith("faster")]
+    slow = [v for v in big if v.verdict.kind.slower]
+    fast = [v for v in big if v.verdict.kind.faster]
     top = big[-1]
-    implausible = [v for v in big if V.label_of(v.verdict) == "faster than any public run"]
+    implausible = [v for v in big if v.verdict.kind is V.Kind.IMPLAUSIBLE]
     if implausible:
-        return (f"faster than any public run: {len(implausible)} of {len(big)} bandwidth-bound sizes "
-                f"({units.size_ranges([v.size_bytes for v in implausible])}) beat every healthy public run by more "
-                "than their spread; " + V.IMPLAUSIBLE.split(": ", 1)[1])
+        return V.Verdict(V.Kind.IMPLAUSIBLE,
+                         f"faster than any public run: {len(implausible)} of {len(big)} bandwidth-bound sizes "
+                         f"({units.size_ranges([v.size_bytes for v in implausible])}) beat every healthy public run "
+                         "by more than their spread; " + V.IMPLAUSIBLE.split(": ", 1)[1])
     eff = f", {units.format_percent(top.efficiency, '')} of the bound" if top.efficiency is not None else ""
     banded = any(v.expected_high_s for v in big)
     against = "the band of healthy public runs" if banded else f"{V.SLOWER_FACTOR:g}x of NCCL's expected time"
@@ -267,10 +309,12 @@ def overall(verdicts: list[SizeVerdict], found, collective: str = "", nodes: int
             # where the hardware shows (the bandwidth-bound sizes), against a band of the run's own fabric class
             call = slow_call([v for v in big if v.expected_high_s])
             beyond, margin = call.beyond, call.margin
-            if call.label == "not judged":
-                return (f"not judged: {len(slow)} of {len(big)} bandwidth-bound sizes are slower than the band, but "
-                        f"{call.caveat}{call.short_of}; {unjudged_advice(call, collective, nodes, top, log=True)}")
-            if call.label == "slow end":
+            if call.label is V.Kind.NOT_JUDGED:
+                return V.Verdict(V.Kind.NOT_JUDGED,
+                                 f"not judged: {len(slow)} of {len(big)} bandwidth-bound sizes are slower than the "
+                                 f"band, but {call.caveat}{call.short_of}; "
+                                 f"{unjudged_advice(call, collective, nodes, top, log=True)}")
+            if call.label is V.Kind.SLOW_END:
                 at, by = units.format_size(worst.size_bytes), f"{worst.time_s / edge:.2f}x the band's slow edge"
                 worse = "" if worst.time_s / edge < margin else (
                     f"; the mid sizes are slower: up to {by} at {at} (see the findings)"
@@ -278,29 +322,34 @@ def overall(verdicts: list[SizeVerdict], found, collective: str = "", nodes: int
                 # beyond <= 1: the plateau (the largest sizes) is inside the band; the slow sizes are below it
                 by = (f"but by {beyond - 1:.0%} (median; {call.threshold.replace('a run', 'a log')})" if beyond > 1
                       else "but the largest sizes are within it")
-                return (f"as expected, at the slow end of healthy runs: {len(slow)} of {len(big)} bandwidth-bound "
-                        f"sizes above {against}, {by}{eff} at {units.format_size(top.size_bytes)}{worse}")
+                return V.Verdict(V.Kind.SLOW_END,
+                                 f"as expected, at the slow end of healthy runs: {len(slow)} of {len(big)} "
+                                 f"bandwidth-bound sizes above {against}, {by}{eff} at "
+                                 f"{units.format_size(top.size_bytes)}{worse}")
         note = call.note if banded else ""
-        return (f"slower than expected: {len(slow)} of {len(big)} bandwidth-bound sizes above {against}, up to "
-                f"{worst.time_s / edge:.2f}x {'its slow edge' if banded else 'the expected time'} at "
-                f"{units.format_size(worst.size_bytes)}{eff}{note}")
+        return V.Verdict(V.Kind.SLOWER,
+                         f"slower than expected: {len(slow)} of {len(big)} bandwidth-bound sizes above {against}, up "
+                         f"to {worst.time_s / edge:.2f}x {'its slow edge' if banded else 'the expected time'} at "
+                         f"{units.format_size(worst.size_bytes)}{eff}{note}")
     if banded and len(fast) > len(big) / 2 and faster_than_typical(big):
-        return (f"faster than typical: {len(fast)} of {len(big)} bandwidth-bound sizes faster than 90 % of healthy "
-                f"public runs{eff} at {units.format_size(top.size_bytes)}")
-    return (f"as expected: {len(big) - len(slow)} of {len(big)} bandwidth-bound sizes within {against}"
-            f"{' or faster' if banded and fast else ''}{eff} at {units.format_size(top.size_bytes)}")
+        return V.Verdict(V.Kind.FASTER_THAN_TYPICAL,
+                         f"faster than typical: {len(fast)} of {len(big)} bandwidth-bound sizes faster than 90 % of "
+                         f"healthy public runs{eff} at {units.format_size(top.size_bytes)}")
+    return V.Verdict(V.Kind.AS_EXPECTED,
+                     f"as expected: {len(big) - len(slow)} of {len(big)} bandwidth-bound sizes within {against}"
+                     f"{' or faster' if banded and fast else ''}{eff} at {units.format_size(top.size_bytes)}")
 
 
-def _curve_anomalies(verdict: str, found, verdicts=()) -> str:
+def _curve_anomalies(verdict: V.Verdict, found, verdicts=()) -> V.Verdict:
     """A good verdict still points at a dip or a tail drop in the curve: the sizes as a whole are fine, yet those
     sizes are not (a known-bad run whose busbw halves at 64 MiB and recovers reads 'as expected' otherwise). Any
     verdict, judged or not, points at a tail drop (busbw collapsing towards the largest sizes), with its factor:
     that is what the reader must see first, not a warning under the findings. Only where the verdict looks, at the
     bandwidth-bound sizes: a latency-bound size that takes longer than the next at a protocol switch is no dip in
     bandwidth (its finding still says it)."""
-    if verdict.startswith("error"):
+    if verdict.kind is V.Kind.ERROR:
         return verdict
-    good = verdict.startswith(("as expected", "faster"))
+    good = verdict.kind.expected or verdict.kind.faster
     latency = {v.size_bytes for v in verdicts if v.regime == "latency"}
     seen = []
     for f in found:
@@ -309,8 +358,8 @@ def _curve_anomalies(verdict: str, found, verdicts=()) -> str:
             seen.append(f"busbw dips at {units.size_ranges(sizes)}")
         elif f.kind == "tail-drop" and sizes:
             seen.append(_collapse(sizes, verdicts))
-    joint = "; and " if "(see the findings)" in verdict else "; but "   # one "but" per verdict is enough
-    return verdict + (f"{joint}{' and '.join(seen)} (see the findings)" if seen else "")
+    joint = "; and " if "(see the findings)" in verdict.text else "; but "   # one "but" per verdict is enough
+    return verdict.then(f"{joint}{' and '.join(seen)} (see the findings)" if seen else "")
 
 
 def _collapse(sizes: list[int], verdicts) -> str:
@@ -329,8 +378,8 @@ def _collapse(sizes: list[int], verdicts) -> str:
 
 def outside_band(verdicts: list[SizeVerdict]) -> list[F.Finding]:
     """The size-by-size view: which sizes fall outside the band of healthy public runs, and which way."""
-    slow = [v.size_bytes for v in verdicts if v.expected_high_s and v.verdict.startswith("slower")]
-    fast = [v.size_bytes for v in verdicts if v.expected_low_s and v.verdict.startswith("faster")]
+    slow = [v.size_bytes for v in verdicts if v.expected_high_s and v.verdict.kind.slower]
+    fast = [v.size_bytes for v in verdicts if v.expected_low_s and v.verdict.kind.faster]
     if not slow and not fast:
         return []
     every = [v.size_bytes for v in verdicts]

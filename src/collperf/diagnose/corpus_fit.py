@@ -20,7 +20,7 @@ from collperf.diagnose.band_rule import beyond_band
 from collperf.diagnose.core import diagnose
 from collperf.diagnose.expectation import expectation
 from collperf.diagnose.hardware import assume
-from collperf.diagnose.verdict import label_of
+from collperf.diagnose.verdict import Kind
 from collperf.errors import UsageError
 from collperf.fit import usable
 from collperf.ingest import load
@@ -173,7 +173,7 @@ def cross_validate(logs: list[CorpusLog]) -> list[dict]:
             raw = [abs(t - m) / t for t, m, n in zip(log.times, log.model_s, log.sizes) if n >= MIB]
             out.append({"id": log.id, "source": source, "fabric": log.system.fabric_class, "healthy": log.healthy,
                         "error": log_error(log, d), "model_error": float(np.median(raw)) if raw else None,
-                        "verdict": d.verdict, "flagged": _flagged(d), "beyond": _beyond(d),
+                        "verdict": d.verdict.text, "flagged": _flagged(d), "beyond": _beyond(d),
                         "band_rows": band_rows(d)})
     return out
 
@@ -186,9 +186,8 @@ def band_rows(d) -> dict:
     for v in d.sizes:
         if v.size_bytes < MIB or not v.expected_high_s:
             continue
-        label = label_of(v.verdict)
-        key = "slower" if label == "slower than expected" else "faster" if label == "faster than typical" else \
-            "inside" if label == "as expected" else None
+        key = {Kind.SLOWER: "slower", Kind.FASTER_THAN_TYPICAL: "faster", Kind.AS_EXPECTED: "inside"}.get(
+            v.verdict.kind)
         if key:
             counts[key] += 1
     return counts
@@ -196,7 +195,7 @@ def band_rows(d) -> dict:
 
 def _flagged(d) -> bool:
     """A known-bad log is caught when the verdict is slower, or a dip/drop/error finding names sizes."""
-    return d.verdict.startswith(("slower", "error")) or any(
+    return d.verdict.kind.slower or d.verdict.kind is Kind.ERROR or any(
         f.kind in ("dip", "tail-drop", "slower-overall", "correctness") for f in d.findings)
 
 

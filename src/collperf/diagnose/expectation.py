@@ -17,7 +17,7 @@ from collperf.errors import UsageError
 from collperf.ingest.validate import MAX_SIZE_BYTES
 from collperf.model.calibration import band
 from collperf.model.nccl import expect, system_bound, system_bound_latency_s, tuning_model_prices
-from collperf.model.nccl.transport import HOST_STAGED_MAX_GEN
+from collperf.model.nccl.transport import host_staged_gen
 
 
 @dataclass
@@ -144,12 +144,13 @@ def _bound_from(system, sharp: bool) -> str:
 
 def band_bound(collective: str, n, system, bound):
     """The bound a band's typical time is built on: the system's own, except where the GPUs exchange data through
-    host memory on a PCIe generation faster than what NCCL's SHM path gets (model/nccl/transport.py
-    HOST_STAGED_MAX_GEN): there the bound at that generation, so that a Gen4 or Gen5 card through host memory is
-    expected at what such runs reach, while its verdict's bound stays its own link's."""
-    if system is None or bound is None or not system.host_bridge or system.pcie_gen <= HOST_STAGED_MAX_GEN:
+    host memory at a PCIe generation below their link's, what NCCL's SHM path gets on a card whose driver forbids
+    P2P (model/nccl/transport.py host_staged_gen): there the bound at that generation, so that a Gen4 or Gen5
+    GeForce card through host memory is expected at what such runs reach, while its verdict's bound stays its own
+    link's."""
+    if system is None or bound is None or not system.host_bridge or (gen := host_staged_gen(system)) >= system.pcie_gen:
         return bound
-    return system_bound(collective, n, system.with_("what NCCL's SHM path gets", pcie_gen=HOST_STAGED_MAX_GEN)).time_s
+    return system_bound(collective, n, system.with_("what NCCL's SHM path gets", pcie_gen=gen)).time_s
 
 
 def _calibrate(ex: Expectation, n: np.ndarray, system, bands: dict, collective: str) -> None:

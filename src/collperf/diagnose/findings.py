@@ -11,7 +11,7 @@ from collperf import units
 from collperf.model.hardware.gpus import BY_KEY
 from collperf.fit import Fit
 from collperf.diagnose.expectation import sharp_lowers_bound
-from collperf.diagnose.verdict import runtime_of
+from collperf.diagnose.verdict import Kind, Verdict, runtime_of
 from collperf.ingest.table import Table
 
 
@@ -164,7 +164,7 @@ _CHECK = {
 def above_bound(verdicts, assumed, peak_source: str | None, collective: str = "") -> list[Finding]:
     """Rows faster than the bound: the bound's hardware is wrong, never a > 100 % efficiency. In-network
     reduction is named only where it could lower the bound (an allreduce on InfiniBand)."""
-    above = [v for v in verdicts if v.verdict.startswith("above the bound")]
+    above = [v for v in verdicts if v.verdict.kind is Kind.ABOVE_BOUND]
     if not above:
         return []
     sizes = [v.size_bytes for v in above]
@@ -204,14 +204,14 @@ def _pcie_hint(system) -> str:
     return ("; if the " + " or ".join(hints) + ",") if hints else ""
 
 
-def slower_overall(verdicts, assumed, overall: str = "", own: Fit | None = None) -> list[Finding]:
+def slower_overall(verdicts, assumed, overall: Verdict | None = None, own: Fit | None = None) -> list[Finding]:
     """Most judged rows slower than expected: the run as a whole, or the system assumed, is off. Measured as the
     rows are (against the band's slow edge where there is a band, else NCCL's expected time) and worded to agree
     with the log's verdict `overall`: where that is 'as expected, at the slow end', the largest sizes are within
     what healthy runs show and the slow part is named instead of called a slow run."""
-    judged = [v for v in verdicts if v.expected_s and not v.verdict.startswith(("not judged", "above"))]
+    judged = [v for v in verdicts if v.expected_s and v.verdict.kind not in (Kind.NOT_JUDGED, Kind.ABOVE_BOUND)]
     judged = [v for v in judged if v.regime != "latency"] or judged   # where the hardware shows
-    slow = [v for v in judged if v.verdict.startswith("slower")]
+    slow = [v for v in judged if v.verdict.kind.slower]
     if len(judged) < 3 or len(slow) < 0.75 * len(judged):
         return []
     banded = all(v.expected_high_s for v in judged)
@@ -224,7 +224,7 @@ def slower_overall(verdicts, assumed, overall: str = "", own: Fit | None = None)
                 if src.startswith("default") and label in shown]
     hint = (" Values taken from the catalogue's defaults, not from the log: " + ", ".join(defaults) + ".") \
         if defaults else ""
-    if overall.startswith("as expected"):
+    if overall is not None and overall.kind.expected:
         return [Finding("slower-overall", "info", f"{len(slow)} of {len(judged)} bandwidth-bound sizes are {against}, "
                         "but at the largest sizes by less than the margin that calls a log slower, so the log is as "
                         f"expected, at the slow end.{_mid_sizes(judged, own)}" + hint, [v.size_bytes for v in slow])]

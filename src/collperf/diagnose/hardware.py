@@ -29,7 +29,7 @@ from collperf.diagnose.overrides import apply_overrides, from_profile, unused_on
 from collperf.diagnose.suspects import suspects
 from collperf.errors import UsageError
 from collperf.model.hardware.fabrics import NICS
-from collperf.model.hardware.names import find_gpu, gpu_part, normalize
+from collperf.model.hardware.names import AmbiguousGPU, find_gpu, gpu_part, normalize
 from collperf.model.nccl.env import NCCL_ALGO_NAMES, NCCL_PROTO_NAMES, check as check_env
 from collperf.model.nodes import nics_used, nodes_for
 from collperf.model.systems import CATALOGUE, System, fabric_nccl_settings, get_system, system_for_gpu
@@ -259,7 +259,7 @@ def _base(hw, gpu_text, gpu_src, facts: LogFacts, notes, per_node: int | None = 
     except UsageError as e:
         if hw.gpu is None:
             raise
-        raise UsageError(f"--gpu {hw.gpu}: {e}") from None
+        raise type(e)(f"--gpu {hw.gpu}: {e}") from None     # an AmbiguousGPU stays one
 
 
 def _same_gpu(flag: str, logged: str | None, where: str) -> None:
@@ -343,6 +343,8 @@ def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
         hint = ranks // nodes if ranks and nodes and ranks % nodes == 0 else \
             c_per or (ranks if ranks and ranks <= PCIE_BOX_GPUS else None)
         base, gpu_text, gpu_src = _base(hw, gpu_log, gpu_src, facts, notes, hint)
+    except AmbiguousGPU:
+        raise               # the name matches two parts: the error says which, and what settles it
     except UsageError:
         if hw.profile is None:
             gpu_said = f"--gpu {hw.gpu!r}" if hw.gpu else f"GPU model {gpu_log!r}"

@@ -13,7 +13,7 @@ from collperf.collectives import busbw_factor
 from collperf.diagnose import verdict as V
 from collperf.diagnose.band_rule import faster_than_typical, slow_call, unjudged_advice
 from collperf.diagnose.calibrated import Peers, peers
-from collperf.diagnose.core import SizeVerdict, judge_row
+from collperf.diagnose.core import Context, Measured, SizeVerdict, judge_row
 from collperf.diagnose.expectation import expectation
 from collperf.diagnose.hardware import Assumed, assume
 from collperf.errors import UsageError
@@ -27,7 +27,8 @@ class Judgement:
     collective: str
     ranks: int
     assumed: Assumed
-    row: SizeVerdict
+    row: SizeVerdict              # the row's own verdict, as a log's size would get it
+    verdict: V.Verdict            # the one-number judgement: the row's verdict under a log's overall rule
     algbw_GBps: float
     expected_from: str
     bound_from: str
@@ -38,7 +39,8 @@ class Judgement:
     def to_json(self) -> dict:
         return {"collective": self.collective, "ranks": self.ranks, "system": self.assumed.to_json(),
                 "expected_from": self.expected_from, "bound_from": self.bound_from, "algbw_GBps": self.algbw_GBps,
-                **vars(self.row), "verdict_label": V.label_of(self.row.verdict), "model_label": self.model_label,
+                **self.row.to_json(), "verdict": self.verdict.text, "verdict_label": self.verdict.label,
+                "model_label": self.model_label,
                 "choice_from": self.choice_from, "peers": self.peers.to_json() if self.peers else None}
 
 
@@ -55,13 +57,14 @@ def diagnose_measurement(spec) -> Judgement:
     ex = expectation(name, [spec.size_bytes], assumed, spec.peak_Bps, factor)
     algbw = spec.size_bytes / spec.time_s / 1e9
     nodes = assumed.system.nodes if assumed.system else 1
-    row = judge_row(spec.size_bytes, spec.time_s, algbw * factor, 0, ex, name, "nccl", nodes, False, one_number=True,
-                    gpus_per_node=assumed.system.gpus_per_node if assumed.system else 2)
-    row.verdict = as_a_log_would(row, name, nodes)
-    if row.verdict.startswith("as expected"):
+    row = judge_row(row=Measured(spec.size_bytes, spec.time_s, algbw * factor), expectation=ex,
+                    context=Context(name, "nccl", nodes, assumed.system.gpus_per_node if assumed.system else 2,
+                                    one_number=True))
+    judged = as_a_log_would(row, name, nodes)
+    if judged.kind.expected:
         row.causes = []         # within the margin: no causes of a slower run (a run the band cannot judge keeps them)
     like = peers(name, assumed.system, spec.size_bytes, algbw * factor)
-    return Judgement(name, ranks, assumed, row, algbw, ex.expected_from, ex.bound_from, like, ex.model_label,
+    return Judgement(name, ranks, assumed, row, judged, algbw, ex.expected_from, ex.bound_from, like, ex.model_label,
                      _choice_from(name, assumed))
 
 
@@ -74,35 +77,36 @@ def _choice_from(collective: str, assumed: Assumed) -> str:
     return f"NCCL's choice on {assumed.system.name}"
 
 
-def as_a_log_would(row: SizeVerdict, collective: str, nodes: int) -> str:
+def as_a_log_would(row: SizeVerdict, collective: str, nodes: int) -> V.Verdict:
     """The row's verdict as the overall verdict of a log of this one size (core.overall's rule, band_rule), in
     one number's words."""
-    text = row.verdict
-    if text.startswith("above the bound"):
+    said = row.verdict
+    if said.kind is V.Kind.ABOVE_BOUND:
         return above_bound(row, collective)
     if not (row.expected_low_s and row.expected_high_s):
-        return text             # no band: NCCL's time within SLOWER_FACTOR, as for a log's sizes without one
+        return said             # no band: NCCL's time within SLOWER_FACTOR, as for a log's sizes without one
     time = units.format_time(row.time_s)
-    if text.startswith("slower"):
+    if said.kind.slower:
         call = slow_call([row])
         edge = units.format_time(row.expected_high_s)
-        if call.label == "not judged":
-            return (f"not judged: slower than the band ({time} vs {edge}, its slow edge), but {call.caveat}"
-                    f"{call.short_of}; "
-                    f"{unjudged_advice(call, collective, nodes, row, log=False)}")
-        if call.label == "slow end":
-            return (f"as expected, at the slow end of healthy runs: {call.beyond - 1:.0%} beyond the slow edge "
-                    f"({time} vs {edge}; {call.threshold})")
-        return text + call.note
-    if text.startswith("faster") and not faster_than_typical([row]):
+        if call.label is V.Kind.NOT_JUDGED:
+            return V.Verdict(V.Kind.NOT_JUDGED, f"not judged: slower than the band ({time} vs {edge}, its slow edge), "
+                                                f"but {call.caveat}{call.short_of}; "
+                                                f"{unjudged_advice(call, collective, nodes, row, log=False)}")
+        if call.label is V.Kind.SLOW_END:
+            return V.Verdict(V.Kind.SLOW_END, f"as expected, at the slow end of healthy runs: {call.beyond - 1:.0%} "
+                                              f"beyond the slow edge ({time} vs {edge}; {call.threshold})")
+        return said.then(call.note)
+    if said.kind.faster and not faster_than_typical([row]):
         margin = V.band_margin(row.band_logs)
-        return (f"as expected, at the fast end of healthy runs: {row.expected_low_s / row.time_s - 1:.0%} under the "
-                f"fast edge ({time} vs {units.format_time(row.expected_low_s)}; a band on {row.band_logs} runs calls "
-                f"a run faster than typical from {margin - 1:.0%})")
-    return text
+        return V.Verdict(V.Kind.AS_EXPECTED,
+                         f"as expected, at the fast end of healthy runs: {row.expected_low_s / row.time_s - 1:.0%} "
+                         f"under the fast edge ({time} vs {units.format_time(row.expected_low_s)}; a band on "
+                         f"{row.band_logs} runs calls a run faster than typical from {margin - 1:.0%})")
+    return said
 
 
-def above_bound(row: SizeVerdict, collective: str) -> str:
+def above_bound(row: SizeVerdict, collective: str) -> V.Verdict:
     """Faster than the hardware assumed allows: the bound it beat, then the number's own suspects, then the
     hardware's (a log's above-bound finding names the hardware values; one number prints no findings)."""
     time = units.format_time(row.time_s)
@@ -110,6 +114,7 @@ def above_bound(row: SizeVerdict, collective: str) -> str:
     bound = (f"{units.format_time(row.bound_s)} for the data ({row.binding}) plus the links' "
              f"{units.format_time(row.bound_latency_s)} latency: {total}" if row.bound_latency_s
              else f"{total} ({row.binding})")
-    return (f"above the bound: {time} is faster than the assumed hardware allows (its bound: {bound}); "
-            f"{V.what_to_check(collective)}; if they are right, the hardware is not what was assumed: give the "
-            "right --cluster, --nodes, --nics-per-node, --nic-rate, --nvls or --gpu-link-rate (or --peak)")
+    return V.Verdict(V.Kind.ABOVE_BOUND,
+                     f"above the bound: {time} is faster than the assumed hardware allows (its bound: {bound}); "
+                     f"{V.what_to_check(collective)}; if they are right, the hardware is not what was assumed: give "
+                     "the right --cluster, --nodes, --nics-per-node, --nic-rate, --nvls or --gpu-link-rate (or --peak)")

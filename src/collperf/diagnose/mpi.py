@@ -52,35 +52,39 @@ def for_mpi(ex, collective: str, sizes, ranks: int | None, hw, peak_Bps):
     return ex
 
 
-def verdict(time_s: float, bound_s: float | None, regime: str, wrong: bool) -> tuple[str, float | None]:
-    """One MPI row against the bound: (verdict text, efficiency bound / measured)."""
-    text, efficiency = V.verdict(time_s, None, bound_s, wrong)
-    if not text.startswith("not judged: no system"):
-        return text, efficiency              # wrong results, or above the bound
+def verdict(time_s: float, bound_s: float | None, regime: str, wrong: bool) -> tuple[V.Verdict, float | None]:
+    """One MPI row against the bound: (verdict, efficiency bound / measured)."""
+    settled, efficiency = V.before_expected(time_s, bound_s, wrong)
+    if settled is not None:
+        return settled, efficiency              # wrong results, or above the bound
     if bound_s is None or bound_s <= 0:
-        return ("not judged: an MPI log has no expected time; give a bound (--peak, --cluster, or --nodes "
-                "--nic-rate --gpu-link-rate)"), efficiency
+        return V.Verdict(V.Kind.NOT_JUDGED, "not judged: an MPI log has no expected time; give a bound (--peak, "
+                                            "--cluster, or --nodes --nic-rate --gpu-link-rate)"), efficiency
     if regime == "latency":
-        return "not judged: latency-bound, and the bound has no latency term", efficiency
+        return V.Verdict(V.Kind.NOT_JUDGED, "not judged: latency-bound, and the bound has no latency term"), efficiency
     if time_s <= V.SLOWER_FACTOR * bound_s:
-        return f"as expected: {efficiency:.0%} of the bound", efficiency
+        return V.Verdict(V.Kind.AS_EXPECTED, f"as expected: {efficiency:.0%} of the bound"), efficiency
     ratio = time_s / bound_s
-    return (f"slower than the bound allows by {ratio:.3g}x ({units.format_time(time_s)} vs "
-            f"{units.format_time(bound_s)})"), efficiency
+    return V.Verdict(V.Kind.SLOWER_THAN_BOUND, f"slower than the bound allows by {ratio:.3g}x "
+                                               f"({units.format_time(time_s)} vs {units.format_time(bound_s)})"), \
+        efficiency
 
 
-def overall(verdicts, found) -> str:
+def overall(verdicts, found) -> V.Verdict:
     """The table's verdict, judged against the bound (the bandwidth-bound rows decide)."""
     settled = V.settled_overall(verdicts, found, "some sizes beat the bound given, so the bound (or the rank "
                                 "count) is wrong")
     if settled is not None:
         return settled
-    judged = [v for v in verdicts if not v.verdict.startswith("not judged")]
-    slow = [v for v in judged if v.verdict.startswith("slower")]
+    judged = [v for v in verdicts if v.verdict.kind.judged]
+    slow = [v for v in judged if v.verdict.kind.slower]
     top = judged[-1]
     if len(slow) > len(judged) / 2:
         worst = max(slow, key=lambda v: v.time_s / v.bound_s)
-        return (f"slower than the bound allows: {len(slow)} of {len(judged)} bandwidth-bound sizes, up to "
-                f"{worst.time_s / worst.bound_s:.2f}x the bound at {units.format_size(worst.size_bytes)}")
-    return (f"as expected: {len(judged) - len(slow)} of {len(judged)} bandwidth-bound sizes within "
-            f"{V.SLOWER_FACTOR:g}x of the bound, {top.efficiency:.0%} of it at {units.format_size(top.size_bytes)}")
+        return V.Verdict(V.Kind.SLOWER_THAN_BOUND,
+                         f"slower than the bound allows: {len(slow)} of {len(judged)} bandwidth-bound sizes, up to "
+                         f"{worst.time_s / worst.bound_s:.2f}x the bound at {units.format_size(worst.size_bytes)}")
+    return V.Verdict(V.Kind.AS_EXPECTED,
+                     f"as expected: {len(judged) - len(slow)} of {len(judged)} bandwidth-bound sizes within "
+                     f"{V.SLOWER_FACTOR:g}x of the bound, {top.efficiency:.0%} of it at "
+                     f"{units.format_size(top.size_bytes)}")

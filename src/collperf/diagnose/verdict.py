@@ -9,11 +9,91 @@ with --peak the flat bound size x busbw-factor / peak.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from enum import Enum
+
 from collperf import units
 from collperf.collectives import get_collective
 
+
+class Kind(Enum):
+    """The fixed label every verdict, a row's or a log's, starts with (--json gives it as verdict_label). Code asks
+    the kind, never the text: tests/test_verdict_kinds.py fails on a prefix test of verdict text outside this module."""
+
+    SLOW_END = "as expected, at the slow end of healthy runs"
+    AS_EXPECTED = "as expected"
+    SLOWER = "slower than expected"
+    SLOWER_THAN_BOUND = "slower than the bound allows"      # an MPI row: no expected time, only the bound
+    IMPLAUSIBLE = "faster than any public run"
+    FASTER_THAN_TYPICAL = "faster than typical"
+    FASTER = "faster than expected"
+    ABOVE_BOUND = "above the bound"
+    NOT_JUDGED = "not judged"
+    ERROR = "error"
+    # a trace's call with no expected time, only the bound (a CPU job with --peak): '1.5x the bound (...)'
+    AGAINST_BOUND = "against the bound"
+
+    @property
+    def label(self) -> str:
+        return self.value
+
+    @property
+    def slower(self) -> bool:
+        return self in (Kind.SLOWER, Kind.SLOWER_THAN_BOUND)
+
+    @property
+    def faster(self) -> bool:
+        return self in (Kind.FASTER, Kind.FASTER_THAN_TYPICAL, Kind.IMPLAUSIBLE)
+
+    @property
+    def expected(self) -> bool:
+        """Within the expectation: as expected, or at the slow end of healthy runs."""
+        return self in (Kind.AS_EXPECTED, Kind.SLOW_END)
+
+    @property
+    def judged(self) -> bool:
+        return self is not Kind.NOT_JUDGED
+
+    @classmethod
+    def of_text(cls, text: str) -> "Kind | None":
+        """The kind a verdict text read back from JSON starts with (longest label first), None for another text."""
+        return next((k for k in sorted(cls, key=lambda k: -len(k.value)) if str(text).startswith(k.value)), None)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A verdict: its kind (what code asks) and its text (what a reader sees, starting with the kind's label)."""
+
+    kind: Kind
+    text: str
+
+    def __post_init__(self):
+        if self.kind is not Kind.AGAINST_BOUND and not self.text.startswith(self.kind.value):
+            raise ValueError(f"a {self.kind.name} verdict must start with {self.kind.value!r}: {self.text!r}")
+
+    @property
+    def label(self) -> str:
+        return self.kind.value
+
+    @property
+    def short(self) -> str:
+        """The verdict without the figures it repeats (time, band, bound): what a table's verdict column shows."""
+        return self.text.split(" (", 1)[0]
+
+    @property
+    def reason(self) -> str:
+        """What follows the label: a not-judged verdict's reason ('' where the text has no ': ')."""
+        return self.text.partition(": ")[2]
+
+    def then(self, more: str) -> "Verdict":
+        """The same verdict with `more` said after its text."""
+        return Verdict(self.kind, self.text + more)
+
+    def __str__(self) -> str:
+        return self.text
+
 # Measured within this factor of NCCL's expected time is "as expected". The hardware-alone model has a
-# spread of its own (reference/nccl-tuning-model.md: NCCL's tuning model is a selection heuristic, not a
+# spread of its own (NCCL 2.30 src/graph/tuning.cc: NCCL's tuning model is a selection heuristic, not a
 # timing model; on the shared healthy samples it is within 15 % median but up to ~1.5x at the protocol
 # transitions of one size), so only a slowdown beyond that spread is a finding about the run.
 SLOWER_FACTOR = 1.5
@@ -130,81 +210,86 @@ def implausibly_fast(time_s: float, low_s: float | None, high_s: float | None, m
     return bool(model_s and model_s > 0 and time_s < model_s / SLOWER_FACTOR ** 2)
 
 
-def verdict(time_s: float, expected_s: float | None, bound_s: float | None, wrong: bool,
-            low_s: float | None = None, high_s: float | None = None,
-            bound_latency_s: float = 0.0, model_s: float | None = None,
-            bandwidth_bound: bool = True) -> tuple[str, float | None]:
-    """(verdict text without causes, efficiency (bound + its latency) / measured capped at 1: the bound the
-    above-bound call and predict's "x bound" use). Above the bound: faster than the bound's bandwidth term plus
-    `bound_latency_s` allow. With a band (low_s..high_s: the 10th-90th percentile of
-    healthy public runs' time) slower means above its slow edge, faster below its fast edge; without one, beyond
-    SLOWER_FACTOR of NCCL's expected time."""
+def before_expected(time_s: float, bound_s: float | None, wrong: bool,
+                    bound_latency_s: float = 0.0) -> tuple[Verdict | None, float | None]:
+    """(the verdict no expectation changes: wrong results, a time of zero, above the bound; else None, and the
+    efficiency (bound + its latency) / measured capped at 1: the bound the above-bound call and predict's "x bound"
+    use). Above the bound: faster than the bound's bandwidth term plus `bound_latency_s` allow."""
     if wrong:
-        return "not judged: wrong results (#wrong > 0), the time is meaningless", None
+        return Verdict(Kind.NOT_JUDGED, "not judged: wrong results (#wrong > 0), the time is meaningless"), None
     if not time_s > 0 or time_s == float("inf"):    # a call of zero duration (a trace's) beats any bound
-        return "not judged: a measured time of zero (or not finite) says nothing of the call's speed", None
+        return Verdict(Kind.NOT_JUDGED, "not judged: a measured time of zero (or not finite) says nothing of the "
+                                        "call's speed"), None
     efficiency = None
     floor_s = None if bound_s is None else bound_s + bound_latency_s     # no call is faster than one message
     if bound_s is not None and bound_s > 0:
         efficiency = min(1.0, floor_s / time_s)
     if floor_s is not None and time_s < ABOVE_BOUND_SLACK * floor_s:
-        return ("above the bound: faster than the assumed hardware allows, so the assumed system is wrong "
-                "(see the above-bound finding)"), efficiency
+        return Verdict(Kind.ABOVE_BOUND, "above the bound: faster than the assumed hardware allows, so the assumed "
+                                         "system is wrong (see the above-bound finding)"), efficiency
+    return None, efficiency
+
+
+def verdict(time_s: float, expected_s: float | None, bound_s: float | None, wrong: bool,
+            low_s: float | None = None, high_s: float | None = None,
+            bound_latency_s: float = 0.0, model_s: float | None = None,
+            bandwidth_bound: bool = True) -> tuple[Verdict, float | None]:
+    """(verdict without causes, efficiency: before_expected's). With a band (low_s..high_s: the 10th-90th
+    percentile of healthy public runs' time) slower means above its slow edge, faster below its fast edge; without
+    one, beyond SLOWER_FACTOR of NCCL's expected time."""
+    settled, efficiency = before_expected(time_s, bound_s, wrong, bound_latency_s)
+    if settled is not None:
+        return settled, efficiency
     if expected_s is None:
-        return "not judged: no system assumed (pass --cluster or --gpu; for a CPU run --peak or --profile)", efficiency
+        return Verdict(Kind.NOT_JUDGED, "not judged: no system assumed (pass --cluster or --gpu; for a CPU run "
+                                        "--peak or --profile)"), efficiency
     if low_s is not None and high_s is not None:
         # only where the size shows the hardware: a latency-bound call's time is the host's, and its spread too
         if bandwidth_bound and implausibly_fast(time_s, low_s, high_s, model_s):
-            return (f"{IMPLAUSIBLE} ({units.format_time(time_s)} vs {units.format_time(low_s)}, the fast edge of "
-                    f"healthy public runs' {units.format_time(low_s)}-{units.format_time(high_s)})"), efficiency
+            return Verdict(Kind.IMPLAUSIBLE, f"{IMPLAUSIBLE} ({units.format_time(time_s)} vs "
+                                             f"{units.format_time(low_s)}, the fast edge of healthy public runs' "
+                                             f"{units.format_time(low_s)}-{units.format_time(high_s)})"), efficiency
         return band_verdict(time_s, low_s, high_s), efficiency
     ratio = time_s / expected_s
     if bandwidth_bound and implausibly_fast(time_s, None, None, expected_s):
-        return (f"{IMPLAUSIBLE} ({units.format_time(time_s)} vs NCCL's expected {units.format_time(expected_s)}, "
-                f"over {SLOWER_FACTOR ** 2:g}x faster)"), efficiency
+        return Verdict(Kind.IMPLAUSIBLE, f"{IMPLAUSIBLE} ({units.format_time(time_s)} vs NCCL's expected "
+                                         f"{units.format_time(expected_s)}, over {SLOWER_FACTOR ** 2:g}x faster)"), \
+            efficiency
     if ratio < 1 / SLOWER_FACTOR:
-        return (f"faster than expected ({units.format_time(time_s)} vs {units.format_time(expected_s)}): good; "
-                "NCCL's model of the assumed system undervalues this run"), efficiency
+        return Verdict(Kind.FASTER, f"faster than expected ({units.format_time(time_s)} vs "
+                                    f"{units.format_time(expected_s)}): good; NCCL's model of the assumed system "
+                                    "undervalues this run"), efficiency
     if time_s <= SLOWER_FACTOR * expected_s + HOST_SLACK_S:
-        return "as expected", efficiency
+        return Verdict(Kind.AS_EXPECTED, "as expected"), efficiency
     by = f"{ratio - 1:.0%}" if ratio < 2 else f"{ratio:.3g}x"
-    return (f"slower than expected by {by} ({units.format_time(time_s)} vs "
-            f"{units.format_time(expected_s)})"), efficiency
+    return Verdict(Kind.SLOWER, f"slower than expected by {by} ({units.format_time(time_s)} vs "
+                                f"{units.format_time(expected_s)})"), efficiency
 
 
-def band_verdict(time_s: float, low_s: float, high_s: float) -> str:
+def band_verdict(time_s: float, low_s: float, high_s: float) -> Verdict:
     band = f"{units.format_time(low_s)}-{units.format_time(high_s)}"
     if time_s > high_s * (1 + BAND_TOLERANCE):
         ratio = time_s / high_s
         by = f"{ratio - 1:.0%}" if ratio < 2 else f"{ratio:.3g}x"
-        return (f"slower than expected by {by} ({units.format_time(time_s)} vs {units.format_time(high_s)}, the slow "
-                f"edge of healthy public runs' {band})")
+        return Verdict(Kind.SLOWER, f"slower than expected by {by} ({units.format_time(time_s)} vs "
+                                    f"{units.format_time(high_s)}, the slow edge of healthy public runs' {band})")
     if time_s < low_s * (1 - BAND_TOLERANCE):
-        return (f"faster than typical ({units.format_time(time_s)} vs {units.format_time(low_s)}, the fast edge of "
-                f"healthy public runs' {band}): good")
-    return "as expected"
+        return Verdict(Kind.FASTER_THAN_TYPICAL, f"faster than typical ({units.format_time(time_s)} vs "
+                                                 f"{units.format_time(low_s)}, the fast edge of healthy public runs' "
+                                                 f"{band}): good")
+    return Verdict(Kind.AS_EXPECTED, "as expected")
 
 
-# every verdict, a row's or a log's, starts with one of these (longest first): --json gives it as verdict_label
-LABELS = ("as expected, at the slow end of healthy runs", "as expected", "slower than expected",
-          "slower than the bound allows", "faster than any public run", "faster than typical", "faster than expected", "above the bound",
-          "not judged", "error")
-
-
-def label_of(text: str) -> str:
-    """The fixed label a verdict text starts with ('slower than expected by 61% (...)' -> 'slower than expected')."""
-    return next((label for label in LABELS if text.startswith(label)), text.split(":", 1)[0])
-
-
-def settled_overall(verdicts, found, above: str) -> str | None:
+def settled_overall(verdicts, found, above: str) -> Verdict | None:
     """The table's verdict where the rows' own verdicts do not decide it: an error finding, no judged row,
     or a row above the bound (`above` says what that means for this kind of table); None otherwise."""
     kinds = {f.kind for f in found if f.severity == "error"}
     if kinds:
-        return "error: " + ", ".join(sorted(kinds)) + " (see the findings)"
-    judged = [v for v in verdicts if not v.verdict.startswith("not judged")]
+        return Verdict(Kind.ERROR, "error: " + ", ".join(sorted(kinds)) + " (see the findings)")
+    judged = [v for v in verdicts if v.verdict.kind.judged]
     if not judged:
-        return "not judged: " + (verdicts[0].verdict.partition(": ")[2] if verdicts else "no usable rows")
-    if any(v.verdict.startswith("above") for v in judged):
-        return "above the bound: " + above
+        return Verdict(Kind.NOT_JUDGED, "not judged: " + (verdicts[0].verdict.reason if verdicts
+                                                          else "no usable rows"))
+    if any(v.verdict.kind is Kind.ABOVE_BOUND for v in judged):
+        return Verdict(Kind.ABOVE_BOUND, "above the bound: " + above)
     return None

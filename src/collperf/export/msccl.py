@@ -1,6 +1,6 @@
 """Write a schedule as an MSCCL algorithm XML (read by MSCCL and RCCL's MSCCL executor).
 
-Format facts: reference/interop-formats.md section 2 and RCCL's MSCCL parser (`<algo>` -> `<gpu>` ->
+Format facts: microsoft/msccl's algorithm XML and RCCL's MSCCL parser (`<algo>` -> `<gpu>` ->
 `<tb>` -> `<step>`; step types s, r, rrc, ..., nop; one dependency per step, further dependencies held by
 `nop` steps just before it, the last one on the step itself).
 
@@ -37,7 +37,7 @@ MSCCL_COLL = {"allreduce": "allreduce", "allgather": "allgather", "reducescatter
               "broadcast": "broadcast", "reduce": "reduce", "alltoall": "alltoall"}
 SPLIT = ("alltoall", "sendrecv")            # collectives with distinct input and output buffers
 WHOLE_IN_OUTPUT = ("allgather", "gather")   # the whole buffer is the output
-MAX_STEPS_PER_TB = 256                      # MSCCL executor limit (reference/interop-formats.md 2)
+MAX_STEPS_PER_TB = 256                      # MSCCL executor limit (RCCL's MSCCL executor)
 MAX_TBS_PER_CHANNEL = 32
 PROTOCOLS = ("Simple", "LL", "LL128")
 

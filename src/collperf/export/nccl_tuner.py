@@ -1,6 +1,6 @@
 """Rules for NCCL's example tuner plugin (plugins/tuner/example), from fits of measured logs.
 
-Format (reference/interop-formats.md 1, reference/nccl-tuning-model.md 5): one rule a line,
+Format (NCCL 2.30 plugins/tuner/example, the ext-tuner interface of src/include/plugin/tuner): one rule a line,
 `collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff`, `#` comments;
 the first matching rule wins, byte ranges are inclusive, -1 means "any" for max_bytes, nNodes, nRanks,
 numPipeOps and regBuff. Sizes are NCCL's nBytes, which is nccl-tests' `size` column (the total buffer for

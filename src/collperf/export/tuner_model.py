@@ -1,7 +1,7 @@
 """NCCL tuner rules from NCCL's own selection model (model/nccl) instead of measured logs.
 
-Every enabled (algorithm, protocol) cell of NCCL's cost table (tuning.cc, reference/nccl-tuning-model.md
-1-4) is a curve `lat + nBytes / (1000 bw)` on the hardware the user describes; the rules follow the fastest
+Every enabled (algorithm, protocol) cell of NCCL's cost table (NCCL 2.30
+src/graph/tuning.cc) is a curve `lat + nBytes / (1000 bw)` on the hardware the user describes; the rules follow the fastest
 curve, with a boundary at every byte where the fastest changes (nccl_tuner.envelope: a geometric grid plus
 the ring plateau's step, then bisection). Each rule's channel count is the channel count of the graph NCCL
 prices that algorithm with (graphs.py), so no rule carries -1.
@@ -24,7 +24,7 @@ from collperf.export.nccl_tuner import COLLECTIVES, Choice
 from collperf.model.nccl.channels import channels_run, comm_channels
 from collperf.model.nccl.tuning import TuningTable, entry_times_us, tuning_table
 
-# model/nccl names -> the example plugin's names (reference/interop-formats.md 1)
+# model/nccl names -> the example plugin's names (NCCL 2.30 plugins/tuner/example)
 PLUGIN_ALGORITHM = {"nvls-tree": "nvls_tree", "collnet-direct": "collnet_direct", "collnet-chain": "collnet_chain"}
 
 

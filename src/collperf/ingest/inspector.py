@@ -1,6 +1,6 @@
 """NCCL Inspector (profiler plugin, NCCL >= 2.28.3): its JSON-lines dump and its Prometheus text export.
 
-Facts: reference/interop-formats.md 3. A JSONL record is one collective call on one rank:
+Facts: NCCL 2.30 plugins/profiler/inspector. A JSONL record is one collective call on one rank:
 `{"header": {"id", "rank", "n_ranks", "nnodes"}, "metadata": {...}, "coll_perf": {"coll", "coll_sn",
 "coll_msg_size_bytes", "coll_exec_time_us", "coll_timing_source", "coll_algobw_gbs", "coll_busbw_gbs"
 [, "algo_proto"]}}`. Production traffic repeats a few sizes many times, so the records become one table
@@ -10,8 +10,9 @@ the row; the spread is kept in the table header). The Prometheus export has the 
 `nccl_bus_bandwidth_gbs` and `nccl_collective_exec_time_microseconds` with labels comm_name, n_nodes,
 nranks, collective, message_size (a bucket such as "4-5GB") and algo_proto; a row's size is
 busbw / factor x time when both metrics are there (the bucket label's middle otherwise).
-*Unverified* (read from source, not a GPU run): whether coll_msg_size_bytes of AllGather/ReduceScatter is the
-total buffer; it is taken as nccl-tests' size, and a busbw that disagrees with that reading is flagged.
+coll_msg_size_bytes is the type size x the API's count (ext-profiler/inspector inspector_plugin.cc, NCCL 2.30.7):
+one rank's share for AllGather and ReduceScatter, whose whole buffer (nccl-tests' size) is n_ranks of them
+(inspector.cc's trafficSize multiplies by the rank count), so those records are scaled by header.n_ranks.
 """
 
 from __future__ import annotations
@@ -31,7 +32,20 @@ _NAMES = {"allreduce": "allreduce", "allgather": "allgather", "reducescatter": "
 _RECORD = {"header?": {"id?": ("string", "integer"), "rank?": "integer", "n_ranks?": "integer", "nnodes?": "integer"},
            "coll_perf": {"coll": "string", "coll_msg_size_bytes": "number", "coll_exec_time_us": "number",
                          "coll_sn?": "number", "coll_timing_source?": "string", "coll_algobw_gbs?": ("number", None),
-                         "coll_busbw_gbs?": ("number", None), "algo_proto?": "string"}}
+                         "coll_busbw_gbs?": ("number", None), "algo_proto?": "string",
+                         "coll_algo?": "string", "coll_proto?": "string"}}     # coll_algo/coll_proto: v4.2
+
+
+def check_record(rec) -> None:
+    """Raise validate.BadValue naming the JSON path where a collective record lacks a field or has the wrong type
+    (the one schema diagnose and `collperf trace` read records by)."""
+    v.check(rec, _RECORD, "$")
+
+
+def numbered_records(f):
+    """(line number, decoded record or an error text) for each non-blank line of an open JSON-lines file, one line
+    in memory at a time."""
+    return _decoded(enumerate(f, 1))
 
 
 def collective_name(text: str) -> str | None:
@@ -47,6 +61,10 @@ def looks_like_prometheus(text: str) -> bool:
     return "nccl_collective_exec_time_microseconds" in head or "nccl_bus_bandwidth_gbs" in head
 
 
+# the collectives whose coll_msg_size_bytes is one rank's share of nccl-tests' size (module docstring)
+_PER_RANK = ("allgather", "reducescatter")
+
+
 def _bucket(size: int) -> int:
     return size.bit_length()   # sizes in [2^(k-1), 2^k) share k; 0 bytes alone
 
@@ -60,15 +78,19 @@ def parse_jsonl(lines, source: str, collective: str | None = None) -> list[Table
         try:
             if isinstance(rec, str):
                 raise v.BadValue(rec)
-            v.check(rec, _RECORD, "$")
+            check_record(rec)
             perf, head = rec["coll_perf"], rec.get("header") or {}
             name = collective or collective_name(perf["coll"])
             if name is None:
                 raise v.BadValue(f"coll {perf['coll'][:20]!r} is not a collective collperf knows")
+            ranks = v.whole(head["n_ranks"], "n_ranks", 1, v.MAX_RANK) if "n_ranks" in head else None
             size = v.size_bytes(perf["coll_msg_size_bytes"])
+            if name in _PER_RANK:
+                if ranks is None:
+                    raise v.BadValue(f"a {name} record without header.n_ranks: its size is one rank's share")
+                size *= ranks
             time_s = v.time_us(perf["coll_exec_time_us"], "coll_exec_time_us") * 1e-6
             busbw = v.bandwidth(perf.get("coll_busbw_gbs"), "coll_busbw_gbs")
-            ranks = v.whole(head["n_ranks"], "n_ranks", 1, v.MAX_RANK) if "n_ranks" in head else None
             nodes = v.whole(head["nnodes"], "nnodes", 1, v.MAX_RANK) if "nnodes" in head else None
         except v.BadValue as e:
             skipped.append(f"line {number}: {e}")

@@ -1,6 +1,6 @@
 """The input CSV of NCCL's tuner-config generator (plugins/tuner/example/scripts/optimize_config.py):
 `collective,size_bytes,algorithm,protocol,channels,nodes,ranks,pipeOps,regBuff,cost_metric,bandwidth_gbps,
-latency_us` (reference/interop-formats.md 1). One table per measured configuration (collective, algorithm,
+latency_us` (NCCL 2.30 plugins/tuner/example). One table per measured configuration (collective, algorithm,
 protocol, channels, nodes, ranks, pipeOps, regBuff); time is latency_us, the time of one call at that size
 (lower is better in the script), or size / bandwidth_gbps where a row gives only the bandwidth (the script
 needs one of the two; its newest header drops cost_metric, which is not read here).

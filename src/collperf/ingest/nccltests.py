@@ -1,4 +1,4 @@
-"""nccl-tests text logs of every vintage, as pasted from real clusters (reference/nccl-tests-format.md).
+"""nccl-tests text logs of every vintage, as pasted from real clusters (NCCL tests src/common.cu).
 
 Handles: the current format (#wrong, 5 preamble fields) and the legacy one (`error` column, 3 to 5
 preamble fields), `N/A`, exponent forms, `-I` (i_min i_max i_p99 i_cv% after each #wrong) and `-S`

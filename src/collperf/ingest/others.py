@@ -9,10 +9,10 @@ from collperf.collectives import COLLECTIVES
 from collperf.ingest import consistency, validate as v
 from collperf.ingest.nccltests import _BINARY, _COLLECTIVE
 from collperf.ingest.table import IngestError, Row, Table
-from collperf.runtime.row import PLACEMENTS, Row as BenchRow
+from collperf.ingest.row import PLACEMENTS, Row as BenchRow
 
 # --- nccl-tests -J and collperf bench JSON ---------------------------------------------------------
-# Shapes (validate.check): nccl-tests -J (reference/nccl-tests-format.md 4.4) and collperf's results.to_json.
+# Shapes (validate.check): nccl-tests -J (NCCL tests 2.19 src/util.cu) and collperf's results.to_json.
 _BW = ("number", None, "string")            # a number, null or "N/A" (checked by validate.bandwidth)
 _MEASURE = {"time?": "number", "cpu_time?": "number", "alg_bw?": _BW, "bus_bw?": _BW, "nwrong?": ("integer", None,
                                                                                                   "number", "string")}
@@ -187,7 +187,7 @@ def _per_iter(table: Table, row: Row, stats, where: str, line=lambda: "") -> Non
 
 def _json_rows(r: dict, where: str, index: int) -> tuple[list[tuple[str, Row]], v.BadValue | None]:
     """The ingest rows of one JSON result: its numbers range-checked, then read as the bench row
-    (runtime.row.Row.from_json, the inverse of what bench writes) and split by placement (Row.placements).
+    (ingest/row.py Row.from_json, the inverse of what bench writes) and split by placement (Row.placements).
     Returns the rows of the placements read before the first bad one, and that one's BadValue (None: all read)."""
     columns, measures, bad = {}, {}, None
     for key in PLACEMENTS:

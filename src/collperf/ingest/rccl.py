@@ -1,6 +1,6 @@
 """rccl-tests file output (`--output_file FILE --output_format json|csv`): one record per size and
 placement, keys `#wrong, algBw, busBw, gpus, inPlace, name, redop, size, time, type`
-(reference/interop-formats.md 5). JSON is one object per line; CSV has the same columns under a header.
+(ROCm/rccl-tests --output_format json|csv). JSON is one object per line; CSV has the same columns under a header.
 time is in us, bandwidths in GB/s (1e9 B/s), size in nccl-tests' convention (rccl-tests is a fork).
 One table per (test name, gpus)."""
 

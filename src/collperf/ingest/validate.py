@@ -110,7 +110,7 @@ def bandwidth(value, what: str):
 def wrong_count(value):
     """nccl-tests #wrong: a whole count >= 0, or None for `N/A` / null.
 
-    The text form is printed with `%6g` (reference/nccl-tests-format.md 4.1), so a large count may come in
+    The text form is printed with `%6g` (NCCL tests 2.19 src/common.cu), so a large count may come in
     exponent form (1.23457e+06, rounded but certainly > 0); a plain fraction such as 0.5 is not a count."""
     if value is None or value == "N/A":
         return None

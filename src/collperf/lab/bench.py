@@ -16,6 +16,7 @@ Before anything starts, `check_capacity` refuses rank counts and sweeps the mach
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import os
 import signal
@@ -34,8 +35,9 @@ from collperf.model.network import Link, Network
 from collperf.model.predict import candidates
 from collperf.model.select import choices_for
 from collperf.runtime import launch
+from collperf.runtime.job import BenchJob
 from collperf.runtime.launch import RunStalled, RunTimeout
-from collperf.runtime.row import Row
+from collperf.ingest.row import Row
 from collperf.spec import DTYPE_BYTES, SweepSpec
 
 
@@ -56,8 +58,6 @@ def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
     as each row completes, `on_note(text)` with warnings before the run starts; `force` runs a sweep that
     check_capacity would refuse. `schedules`: prebuilt schedules keyed (algorithm, size) for the algorithms
     the registry cannot build from p alone (Blink's packed trees and patterns, packed_runs.bench_schedules)."""
-    job_config = config.to_job()
-    job = launch.Job("collperf.runtime.measure:bench", (job_config, schedules))
     if testbed is not None:
         world, backend, where = testbed.ranks, f"gloo on {testbed.describe()}", "testbed"
     elif launch.in_torchrun():
@@ -70,18 +70,20 @@ def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
         world, backend, where = ranks, "gloo", "local"
     if network is not None and network.ranks != world:
         raise UsageError(f"the network has {network.ranks} ranks but the run has {world}")
-    job_config["sizes"] = distinct_sizes(config, world)
-    job_config["two_level"] = two_level_shape(world, where, testbed, network)
-    _check_ranks(config, world, {a for a, _ in schedules or ()}, job_config["two_level"])
+    shape = two_level_shape(world, where, testbed, network)
+    bench_job = dataclasses.replace(BenchJob.of(config), sizes=tuple(distinct_sizes(config, world)),
+                                    two_level=shape, schedules=schedules)
+    _check_ranks(config, world, {a for a, _ in schedules or ()}, shape)
     local = {"local": world, "testbed": world,
              "torchrun": launch.torchrun_int("LOCAL_WORLD_SIZE", 1, low=1) if where == "torchrun" else 1}[where]
     for note in check_capacity(config, local, force, gpu=(backend == "nccl"), spawned=(where != "torchrun")):
         if on_note is not None:
             on_note(note)
     if any(map(is_chooser, config.algorithms)):
-        shape = job_config["two_level"]
-        auto_plan(job_config, world, network, shape[1] if shape else world)
-    results = Results(config.collective, world, backend, job_config, [])
+        bench_job = auto_plan(bench_job, world, network, shape[1] if shape else world)
+    # the ranks import the function's module themselves, after reporting that they started (torch loads there)
+    job = launch.Job("collperf.runtime.measure:bench", (bench_job,))
+    results = Results(config.collective, world, backend, bench_job.to_json(), [])
     if network is not None:
         results.model = f"given: {network.describe()}"
 
@@ -192,17 +194,18 @@ def distinct_sizes(config: SweepSpec, world: int) -> list[int]:
     return out
 
 
-def two_level_shape(world: int, where: str, testbed=None, network: Network | None = None) -> list[int] | None:
-    """[nodes, ranks per node] of the run, for `-A hierarchical` and auto: the testbed's hosts, torchrun's
+def two_level_shape(world: int, where: str, testbed=None,
+                    network: Network | None = None) -> tuple[int, int] | None:
+    """(nodes, ranks per node) of the run, for `-A hierarchical` and auto: the testbed's hosts, torchrun's
     nodes (LOCAL_WORLD_SIZE ranks each), or local ranks grouped as the given two-level network says
     (--nodes/--ranks-per-node, --cluster, --profile); None for local ranks without one (one host)."""
     if testbed is not None:
-        return [testbed.ranks // testbed.ranks_per_host, testbed.ranks_per_host]
+        return (testbed.ranks // testbed.ranks_per_host, testbed.ranks_per_host)
     if where == "torchrun":
         g = launch.torchrun_int("LOCAL_WORLD_SIZE", world, low=1)
-        return [world // g, g] if g and world % g == 0 else None
+        return (world // g, g) if g and world % g == 0 else None
     if network is not None and network.cluster is not None:
-        return [network.cluster.nodes, network.cluster.ranks_per_node]
+        return (network.cluster.nodes, network.cluster.ranks_per_node)
     return None
 
 
@@ -233,16 +236,15 @@ def _check_ranks(config: SweepSpec, ranks: int, prebuilt=(), shape=None) -> None
 
 # --- -A auto ----------------------------------------------------------------------------------------------
 
-def auto_plan(job_config: dict, world: int, network: Network | None, ranks_per_host: int) -> None:
-    """What `-A auto` runs at each size, into the job's config: chosen here from the given network
-    (--profile, --cluster or link options), or left to the ranks (config["auto"] None) to choose after a
-    quick calibration of this run's own network (runtime/measure.py auto_calibrate)."""
-    job_config["auto_ranks_per_host"] = max(1, min(ranks_per_host, world))
-    job_config["auto_network"] = None
-    job_config["auto"] = None
-    if network is not None:
-        job_config["auto"] = choices_for(job_config, network)
-        job_config["auto_network"] = f"given: {network.describe()}"
+def auto_plan(job: BenchJob, world: int, network: Network | None, ranks_per_host: int) -> BenchJob:
+    """The job with what `-A auto` runs at each size: chosen here from the given network (--profile, --cluster
+    or link options), or left to the ranks (`auto` None) to choose after a quick calibration of this run's own
+    network (runtime/auto.py auto_here)."""
+    job = dataclasses.replace(job, auto_ranks_per_host=max(1, min(ranks_per_host, world)))
+    if network is None:
+        return job
+    return dataclasses.replace(job, auto=tuple(choices_for(job, network)),
+                               auto_network=f"given: {network.describe()}")
 
 
 # --- what the machine can hold ------------------------------------------------------------------------

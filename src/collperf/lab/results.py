@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from collperf.collectives import get_collective
 from collperf.errors import RunError
 from collperf.model.algorithms.modes import is_chooser
-from collperf.runtime.row import PLACEMENTS, Row
+from collperf.ingest.row import PLACEMENTS, Row
 from collperf.spec import output_path
 
 

@@ -68,7 +68,7 @@ def lower_bound(collective: str, ranks: int, size_bytes, link: Link, ports: str 
 # bound: treat a node as one endpoint with NICs x rate; Patarasuk & Yuan's argument over N endpoints),
 # each GPU's intra-node links (the same argument over the g GPUs of a node) and, for PCIe GPUs without
 # P2P, the host bridge every byte crosses. Phases that NCCL pipelines overlap, so the bound is the max
-# of the three, not their sum (reference/nccl-tuning-model.md §2: NVLSTree/Tree pipeline intra and inter).
+# of the three, not their sum (NCCL 2.30 src/graph/tuning.cc: NVLSTree/Tree pipeline intra and inter).
 #
 # In-network reduction (InfiniBand SHARP: Graham et al., "Scalable Hierarchical Aggregation Protocol
 # (SHARP)", COMHPC 2016; NCCL's CollNet algorithms, NCCL 2.30.7 src/graph/tuning.cc and src/enqueue.cc)

@@ -1,7 +1,7 @@
 """Evaluating the closed forms of model/algorithms over sizes and networks: Cost, cost(), coefficients().
 
-Each algorithm's closed form T(p, n) = a*alpha + b*n*beta + c*n*gamma (reference/cost-formulas.md
-§2) is defined with its schedule in model/algorithms/<family>.py; here n is the formula bytes of
+Each algorithm's closed form T(p, n) = a*alpha + b*n*beta + c*n*gamma (Thakur, Rabenseifner
+and Gropp, IJHPCA 2005) is defined with its schedule in model/algorithms/<family>.py; here n is the formula bytes of
 collectives.formula_bytes, beta = 1/bandwidth, gamma = 1/reduce bandwidth, and pipelined
 algorithms get their best whole number of segments per size.
 """

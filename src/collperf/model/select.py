@@ -194,17 +194,18 @@ def _on_hosts(collective: str, candidate, sizes, network: Network, hosts: HostLi
 AUTO_CALIBRATION_BYTES = 4 << 20   # the quick calibration's ping-pong size: seconds on a 200 Mbit/s link
 
 
-def choices_for(job_config: dict, network: Network, builtin: BuiltinFit | None = None,
+def choices_for(job, network: Network, builtin: BuiltinFit | None = None,
                 hosts: HostLinks | None = None) -> list[dict]:
     """auto's choice per size of the sweep on `network` (auto_choices), as JSON."""
-    return [c.to_json() for c in choose_for(job_config, network, builtin, hosts)]
+    return [c.to_json() for c in choose_for(job, network, builtin, hosts)]
 
 
-def choose_for(job_config: dict, network: Network, builtin: BuiltinFit | None = None,
+def choose_for(job, network: Network, builtin: BuiltinFit | None = None,
                hosts: HostLinks | None = None) -> list[AutoChoice]:
-    """auto's choice per size of a bench config's sweep on `network` (auto_choices)."""
-    fixed = job_config["segments"] if job_config["segments_given"] else None   # --segments N fixes them
-    return auto_choices(job_config["collective"], network, job_config["sizes"], fixed, job_config["root"],
+    """auto's choice per size of a bench job's sweep on `network` (auto_choices). `job`: runtime/job.py's
+    BenchJob (its collective, sizes, root, segments and segments_given)."""
+    fixed = job.segments if job.segments_given else None   # --segments N fixes them
+    return auto_choices(job.collective, network, list(job.sizes), fixed, job.root,
                         builtin, hosts)
 
 

@@ -62,7 +62,7 @@ def timeline(report) -> str:
     t0, t1, steps = _window(report)
     span = max(t1 - t0, 1e-12)
     scale = (WIDTH - LEFT - 10) / span
-    tone = {(r.process_group, r.collective, r.size_bytes): (_tone(r.verdict), r.verdict) for r in report.collectives}
+    tone = {(r.process_group, r.collective, r.size_bytes): (_tone(r.verdict), r.verdict.text) for r in report.collectives}
     rows = len(report.traces)
     lanes_end = 24 + rows * (2 * LANE + GAP)
     height = lanes_end + 22 + AXIS
@@ -113,10 +113,10 @@ def _collectives(report) -> str:
         note = f'<div class="why">{e(r.choice_note)}</div>' if r.choice_note else ""
         size = units.format_size_in(r.size_bytes, unit) if r.size_bytes else "?"
         busbw = f"{r.busbw_GBps:.3g}" if r.busbw_GBps is not None else "-"
-        verdict = r.verdict
-        if verdict.startswith("not judged: "):     # the reason once, under the table
-            reasons[verdict.partition(": ")[2]] = None
-            verdict = "not judged"
+        verdict = r.verdict.text
+        if not r.verdict.kind.judged and r.verdict.reason:     # the reason once, under the table
+            reasons[r.verdict.reason] = None
+            verdict = r.verdict.label
         body.append(f"<tr><td class=\"l\">{e(r.process_group)}</td><td class=\"l\">{e(r.collective)}</td>"
                     f"<td>{e(size)}</td><td>{r.group_size}</td><td>{e(ran)}</td><td>{r.calls}</td>"
                     f"<td>{e(_t(r.time_s))}</td><td>{e(_t(r.total_s))}</td><td>{busbw}</td>"
@@ -141,8 +141,8 @@ def trace_section(report) -> str:
     idle = sum(s.idle_s for s in report.steps)
     bound = [s.host_bound_s for s in report.steps if s.host_bound_s is not None]
     host = sum(bound) if bound else None
-    slow = sum(r.verdict.startswith("slower") for r in report.collectives)
-    judged = sum(not r.verdict.startswith("not judged") for r in report.collectives)
+    slow = sum(r.verdict.kind.slower for r in report.collectives)
+    judged = sum(r.verdict.kind.judged for r in report.collectives)
     tone = "bad" if slow else "good" if judged else "neutral"
     tiles = [_tile("collectives", f"{len(report.collectives)} groups",
                    f"{slow} of {judged} judged slower than expected" if judged else "none judged: no system known",

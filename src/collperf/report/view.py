@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from collperf import units
+from collperf.diagnose.verdict import Kind, Verdict
 
 # What each finding kind checks, in one line: the page shows it beside diagnose's own message
 # (the message says what was found at which sizes; this says what the check looks at).
@@ -122,7 +123,16 @@ def _split_verdict(text: str) -> tuple[str, str]:
     return label.strip(), detail.strip()
 
 
-def _tone(label: str) -> str:
+# the tone of each verdict kind (others: neutral)
+TONES = {Kind.AS_EXPECTED: "good", Kind.SLOW_END: "good", Kind.FASTER: "good", Kind.FASTER_THAN_TYPICAL: "good",
+         Kind.IMPLAUSIBLE: "good", Kind.ABOVE_BOUND: "ok", Kind.SLOWER: "bad", Kind.SLOWER_THAN_BOUND: "bad",
+         Kind.ERROR: "bad"}
+
+
+def _tone(label) -> str:
+    """A Verdict's tone by its kind; a text (another tool's object, an older document) by its first words."""
+    if isinstance(label, Verdict):
+        return TONES.get(label.kind, "neutral")
     for start, tone in (("as expected", "good"), ("faster", "good"), ("excellent", "good"), ("typical", "ok"), ("above", "ok"),
                         ("slower", "bad"), ("investigate", "bad"), ("error", "bad")):
         if label.startswith(start):
@@ -131,7 +141,8 @@ def _tone(label: str) -> str:
 
 
 def row_view(s) -> RowView:
-    label, detail = _split_verdict(_get(s, "verdict", ""))
+    said = _get(s, "verdict", "")
+    label, detail = _split_verdict(said)
     causes = [str(c) for c in _get(s, "causes", [])]
     if causes:   # diagnose's likely causes for a slower row
         detail = "; ".join([detail] * bool(detail) + ["likely: " + "; ".join(causes)])
@@ -139,7 +150,7 @@ def row_view(s) -> RowView:
     expected = _number(_get(s, "expected_s", _get(s, "ideal_s")))
     return RowView(int(_get(s, "size_bytes", 0)), _number(_get(s, "time_s")), _number(_get(s, "fitted_s")), expected,
                    _number(_get(s, "bound_s")), _number(_get(s, "busbw_GBps")), _number(_get(s, "efficiency")),
-                   str(_get(s, "regime", "")), label, detail, _tone(label))
+                   str(_get(s, "regime", "")), label, detail, _tone(said if isinstance(said, Verdict) else label))
 
 
 def _system(table, assumed=None) -> list[tuple[str, str]]:
@@ -170,9 +181,9 @@ def overall_verdict(d, rows: list[RowView], findings: list[FindingView]) -> tupl
     otherwise an error finding wins, then the verdict at the largest bandwidth-bound size (where a
     collective reaches its bus bandwidth), then 'latency-bound' when no size is bandwidth-bound."""
     own = _get(d, "verdict")
-    if isinstance(own, str) and own:
+    if isinstance(own, Verdict) or (isinstance(own, str) and own):
         label, detail = _split_verdict(own)
-        return label, detail, _tone(label)
+        return label, detail, _tone(own if isinstance(own, Verdict) else label)
     errors = [f for f in findings if f.severity == "error"]
     if errors:
         return "error", "; ".join(f.kind for f in errors) + ": see the findings", "bad"

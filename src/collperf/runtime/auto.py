@@ -17,30 +17,32 @@ from collperf.runtime import launch
 from collperf.runtime.builtin_fit import auto_extras, auto_extras_text, auto_hosts, exchange_link, with_exchange
 from collperf.runtime.calibration import calibrate
 from collperf.runtime.confirm import confirm_choices
+from collperf.runtime.job import BenchJob
 
 
-def auto_here(config: dict, dev) -> dict:
+def auto_here(job: BenchJob, dev) -> dict:
     """{"choices": [AutoChoice JSON per size], "network": what they were chosen on}; a collective call."""
-    if config.get("auto") is not None:
-        return {"choices": config["auto"], "network": config["auto_network"]}
-    rph = config["auto_ranks_per_host"]
+    if job.auto is not None:
+        return {"choices": list(job.auto), "network": job.auto_network}
+    # a job that lab/bench.py did not plan (a benchmark's head_to_head): its ranks on one host
+    rph = job.auto_ranks_per_host or dist.get_world_size()
     if dist.get_world_size() == 1:   # nothing moves: any algorithm does
         network = Network.of(Link(1e-6, 1e9), 1)
-        return {"choices": choices_for(config, network), "network": "one rank"}
+        return {"choices": choices_for(job, network), "network": "one rank"}
     raw = calibrate(rph, big_bytes=AUTO_CALIBRATION_BYTES, iters=3)
-    fit, overhead = auto_extras(config, rph)
+    fit, overhead = auto_extras(job, rph)
     several_hosts = dist.get_world_size() > rph
-    raw = with_exchange(raw, exchange_link(config["sizes"], rph), several_hosts)
+    raw = with_exchange(raw, exchange_link(job.sizes, rph), several_hosts)
     box = [None]
     if dist.get_rank() == 0:
         network = auto_network(raw, dist.get_world_size(), rph)
         hosts = auto_hosts(network, overhead)
-        box[0] = (choose_for(config, network, fit, hosts),
+        box[0] = (choose_for(job, network, fit, hosts),
                   f"quick calibration: {network.describe()}" + auto_extras_text(fit, hosts))
     dist.broadcast_object_list(box, src=0)
     choices, described = box[0]
-    choices = confirm_choices(choices, config["collective"], config["root"], slice_bytes=config["slice_bytes"],
-                              two_level=config.get("two_level"), dev=dev)
+    choices = confirm_choices(choices, job.collective, job.root, slice_bytes=job.slice_bytes, two_level=job.two_level,
+                              dev=dev)
     out = {"choices": [c.to_json() for c in choices], "network": described}
     if dist.get_rank() == 0:
         launch.report("auto_choices", out)

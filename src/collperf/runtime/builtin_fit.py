@@ -121,12 +121,10 @@ def flow_overhead(ranks_per_host: int, big_bytes: int = 4 << 20, iters: int = 3)
     return _FLOWS[key]
 
 
-def auto_extras(config: dict, ranks_per_host: int) -> tuple[BuiltinFit | None, float]:
-    """What -A auto measures besides the links, for a bench config: the built-in's fit (unless the config
-    says auto_builtin False) and the per-flow overhead of the host links (several hosts only)."""
-    fit = None
-    if config.get("auto_builtin", True):
-        fit = builtin_fit(config["collective"], config["sizes"], ranks_per_host, config["root"])
+def auto_extras(job, ranks_per_host: int) -> tuple[BuiltinFit | None, float]:
+    """What -A auto measures besides the links, for a bench job (runtime/job.py): the built-in's fit and the
+    per-flow overhead of the host links (several hosts only)."""
+    fit = builtin_fit(job.collective, job.sizes, ranks_per_host, job.root)
     overhead = flow_overhead(ranks_per_host) if dist.get_world_size() > ranks_per_host else 0.0
     return fit, overhead
 

@@ -16,6 +16,7 @@ import torch
 import torch.distributed as dist
 
 from collperf.collectives import get_collective
+from collperf.ingest.row import Row, Timing
 from collperf.model.algorithms.build import build, build_two_level
 from collperf.model.algorithms.modes import is_chooser, is_runtime_only, is_two_level
 from collperf.model.paired_ratio import paired_ratio
@@ -26,10 +27,10 @@ from collperf.runtime.builtin import run_builtin
 # the quick calibration lives in runtime/calibration.py; its job name stays collperf.runtime.measure:calibrate
 from collperf.runtime.calibration import calibrate, pingpong  # noqa: F401
 from collperf.runtime.execute import run_schedule
+from collperf.runtime.job import BenchJob
 from collperf.runtime.launch import device, sync
 from collperf.runtime.pace import Pace
 from collperf.runtime.rounds import run_rounds, timed_round
-from collperf.runtime.row import Row, Timing
 
 def _buffers(coll, rank, p, in_elems, out_elems, dtype, op, root, in_place, dev):
     """(input, output) tensors on this rank, with the input data in place. In place (nccl-tests), the
@@ -166,29 +167,29 @@ def _peak_rss_bytes(dev) -> list[int]:
     return [int(t.item()) for t in everyone]
 
 
-def bench(config: dict, schedules: dict | None = None) -> dict:
+def bench(job: BenchJob) -> dict:
     """The sweep: for each algorithm, every size (so that each algorithm's nccl-tests block streams in
     order), timed out-of-place and in-place, then checked on the same buffers. Rank 0 reports each row
     as it completes (launch.report "row"); every rank reports its step (launch.progress)."""
     rank, p, dev = dist.get_rank(), dist.get_world_size(), device()
-    dtype = data.get_dtype(config["dtype"])
-    coll, op, root = get_collective(config["collective"]), config["op"], config["root"]
+    dtype = data.get_dtype(job.dtype)
+    coll, op, root = get_collective(job.collective), job.op, job.root
     op_used = op if coll.reduces else "sum"
     devices = _devices(dev)
     if rank == 0:
         launch.report("devices", devices)
-    auto = auto_here(config, dev) if any(map(is_chooser, config["algorithms"])) else None
+    auto = auto_here(job, dev) if any(map(is_chooser, job.algorithms)) else None
     choices = {c["size"]: c for c in auto["choices"]} if auto else {}
     rows, step, pace = [], 0, Pace()
-    for algorithm in config["algorithms"]:
-        for size_bytes in config["sizes"]:
+    for algorithm in job.algorithms:
+        for size_bytes in job.sizes:
             count, size, in_elems, out_elems = coll.counts(size_bytes, p, dtype.itemsize)
-            runner = _Runner(coll, algorithm, p, op_used, root, config["segments"], config["slice_bytes"], in_elems,
-                             (schedules or {}).get((algorithm, size_bytes)), choices.get(size_bytes),
-                             config.get("two_level"))
+            runner = _Runner(coll, algorithm, p, op_used, root, job.segments, job.slice_bytes, in_elems,
+                             (job.schedules or {}).get((algorithm, size_bytes)), choices.get(size_bytes),
+                             job.two_level)
             timings = {}
             for placement in ("out_of_place", "in_place"):
-                if placement == "in_place" and not (coll.in_place and config["in_place"]):
+                if placement == "in_place" and not (coll.in_place and job.in_place):
                     continue
                 step += 1
                 what = f"{algorithm} {size} B {placement.replace('_', '-')}"
@@ -196,7 +197,7 @@ def bench(config: dict, schedules: dict | None = None) -> dict:
                 def phase(name, step=step, what=what, size_bytes=size_bytes):
                     launch.progress(step, f"{what}: {name}", pace.expected_s(size_bytes, name))
                 timings[placement] = _measure(runner, coll, rank, p, in_elems, out_elems, dtype, op_used, root,
-                                              placement == "in_place", size, config, dev, phase)
+                                              placement == "in_place", size, job, dev, phase)
                 pace.measured(size_bytes, timings[placement].time_us * 1e-6)
             row = Row(algorithm=algorithm, size=size, count=count, type=data.NCCL_TESTS_TYPE[dtype],
                       redop=op if coll.reduces else "none", root=root if coll.rooted else -1,
@@ -207,16 +208,16 @@ def bench(config: dict, schedules: dict | None = None) -> dict:
     return {"rows": rows, "devices": devices, "peak_rss_bytes": _peak_rss_bytes(dev), "auto": auto}
 
 
-def _measure(runner, coll, rank, p, in_elems, out_elems, dtype, op, root, in_place, size, config, dev, phase) -> Timing:
+def _measure(runner, coll, rank, p, in_elems, out_elems, dtype, op, root, in_place, size, job, dev, phase) -> Timing:
     """One placement of one row: time it, then check it on the same buffers (no second pair allocated);
     `phase(name)` reports each phase (buffers, warm-up, timed loop, check) to the launcher's watchdog."""
     phase("buffers")
     inp, out = _buffers(coll, rank, p, in_elems, out_elems, dtype, op, root, in_place, dev)
-    mean, fastest, median = _combine(_time(runner, inp, out, config["iters"], config["warmup"], dev, phase),
-                                     config["average"], dev)
-    if config["check"]:
+    mean, fastest, median = _combine(_time(runner, inp, out, job.iters, job.warmup, dev, phase),
+                                     job.average, dev)
+    if job.check:
         phase("check")
-    wrong = _check_on(runner, inp, out, in_elems, config["check"], dev) if config["check"] else None
+    wrong = _check_on(runner, inp, out, in_elems, job.check, dev) if job.check else None
     algbw, busbw = coll.bandwidths_GBps(size, p, mean) if mean > 0 else (0.0, 0.0)
     return Timing(time_us=mean * 1e6, min_us=fastest * 1e6, p50_us=median * 1e6, algbw_GBps=algbw, busbw_GBps=busbw,
                   wrong=wrong)
@@ -274,10 +275,10 @@ def measured_bound(size_bytes: int, p: int, chain_ranks: list[int]) -> dict:
             "hops": hops}
 
 
-def head_to_head(config: dict) -> dict:
+def head_to_head(job: BenchJob) -> dict:
     """Several algorithms of one collective timed side by side in rounds (runtime/rounds.py: each round runs
     every algorithm once, each after a barrier, the order reversed every other round), so that the load of
-    a busy machine hits them alike; then each checked once. `config`: a bench config (collective,
+    a busy machine hits them alike; then each checked once. `job`: a bench job (collective,
     algorithms, sizes, iters, warmup, op, dtype, root, segments, slice_bytes, auto...; `min_time_s`
     (SweepSpec.min_time_s): more rounds than iters for short calls, up to this long per algorithm). An
     algorithm named twice is timed twice (builtin,builtin: the harness against itself), the second one
@@ -286,20 +287,20 @@ def head_to_head(config: dict) -> dict:
     rounds of the mean over ranks; vs_last is the median over rounds of the last algorithm's time over this
     one's (its speedup over the last, > 1: faster) with its bounds (model/paired_ratio.py)."""
     rank, p, dev = dist.get_rank(), dist.get_world_size(), device()
-    dtype = data.get_dtype(config["dtype"])
-    coll, op, root = get_collective(config["collective"]), config["op"], config["root"]
+    dtype = data.get_dtype(job.dtype)
+    coll, op, root = get_collective(job.collective), job.op, job.root
     op_used = op if coll.reduces else "sum"
-    auto = auto_here(config, dev) if any(map(is_chooser, config["algorithms"])) else None
+    auto = auto_here(job, dev) if any(map(is_chooser, job.algorithms)) else None
     choices = {c["size"]: c for c in auto["choices"]} if auto else {}
-    labels = _labels(config["algorithms"])
+    labels = _labels(job.algorithms)
     table = {label: [] for label in labels}
-    for size_bytes in config["sizes"]:
+    for size_bytes in job.sizes:
         count, size, in_elems, out_elems = coll.counts(size_bytes, p, dtype.itemsize)
-        runners = {label: _Runner(coll, a, p, op_used, root, config["segments"], config["slice_bytes"], in_elems,
+        runners = {label: _Runner(coll, a, p, op_used, root, job.segments, job.slice_bytes, in_elems,
                                   auto=choices.get(size_bytes)) for label, a in labels.items()}
         buffers = {label: _buffers(coll, rank, p, in_elems, out_elems, dtype, op_used, root, False, dev)
                    for label in runners}
-        samples = _rounds(runners, buffers, config, dev)
+        samples = _rounds(runners, buffers, job, dev)
         times = {label: _combine(s, 1, dev) for label, s in samples.items()}   # per round, the mean over ranks
         last = times[list(labels)[-1]]
         for label, runner in runners.items():
@@ -324,13 +325,13 @@ def _labels(algorithms) -> dict[str, str]:
     return out
 
 
-def _rounds(runners: dict, buffers: dict, config: dict, dev) -> dict[str, list[float]]:
+def _rounds(runners: dict, buffers: dict, job: BenchJob, dev) -> dict[str, list[float]]:
     """This rank's time of each call per timed round (runtime/rounds.py run_rounds): the last warm-up round,
-    the slowest over the ranks, sets how many rounds fill config["min_time_s"], the same count on every rank."""
+    the slowest over the ranks, sets how many rounds fill job.min_time_s, the same count on every rank."""
     names = list(runners)
     calls = {a: (lambda a=a: runners[a].call(*buffers[a])) for a in names}
     step = (lambda i: timed_round(names, i, calls, dist.barrier, time.perf_counter, lambda: sync(dev)))
-    return run_rounds(names, step, config["warmup"], config["iters"], config["min_time_s"],
+    return run_rounds(names, step, job.warmup, job.iters, job.min_time_s,
                       lambda round_s: _slowest_over_ranks(round_s, dev), launch.tick)
 
 

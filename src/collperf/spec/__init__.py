@@ -13,7 +13,8 @@ ScheduleSpec, VerifySpec), runs (SweepSpec, BenchSpec), lab (CalibrateSpec, Boun
 TestbedDownSpec),
 interop (TunerSpec, MscclExportSpec, MscclImportSpec),
 topology (SimulateSpec, TreesSpec, TopologyPredictSpec), patterns (PatternSpec), logs (LogSpec,
-DiagnoseSpec, MeasurementSpec), trace (TraceSpec), plan (PlanSpec, SearchSpec), plan_options (PlanModelSpec,
+DiagnoseSpec, MeasurementSpec), requests (predict_request, simulate_request: the spec of the mode asked for, the
+conflict rules between modes), trace (TraceSpec), plan (PlanSpec, SearchSpec), plan_options (PlanModelSpec,
 PlanLayoutSpec: plan's model and layout as given), checks (the validators they share). Every name is
 re-exported here: `from collperf.spec import X` is the way in.
 """
@@ -28,6 +29,7 @@ from collperf.spec.network import HardwareSpec, NCCL_VIEW, NetworkSpec, network
 from collperf.spec.patterns import PATTERN_COLLECTIVES, PATTERNS, PatternSpec
 from collperf.spec.plan import PlanSpec, SearchSpec, flops
 from collperf.spec.plan_options import PlanLayoutSpec, PlanModelSpec
+from collperf.spec.requests import predict_request, simulate_request
 from collperf.spec.runs import DTYPE_BYTES, OPS, TOPOLOGY_ALGORITHMS, BenchSpec, SweepSpec, sweep_collective
 from collperf.spec.trace import TraceSpec
 from collperf.spec.topology import (TREE_COLLECTIVES, SimulateSpec, TopologyPredictSpec,
@@ -40,5 +42,5 @@ __all__ = ["NCCL_VIEW", "BaselineSpec", "BenchSpec", "DoctorPlanSpec", "BoundSpe
            "SimulateSpec", "SweepSpec",
            "TOPOLOGY_ALGORITHMS", "TREE_COLLECTIVES", "TopologyPredictSpec", "TraceSpec", "TreesSpec", "check_mode",
            "check_transit", "flops",
-           "network", "output_path", "predict_network", "rank_list", "sizes", "sweep_collective", "topology_link",
+           "network", "output_path", "predict_network", "predict_request", "simulate_request", "rank_list", "sizes", "sweep_collective", "topology_link",
            "write_output"]

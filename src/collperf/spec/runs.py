@@ -4,7 +4,7 @@ torchrun, a testbed) and the testbed's description."""
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 
 from collperf import units
 from collperf.collectives import get_collective
@@ -140,16 +140,6 @@ class SweepSpec:
             out.append(size)
             size = (size * self.factor if size else 1) if self.factor > 1 else size + step
         return out
-
-    def to_job(self) -> dict:
-        """What the ranks are sent: the fields with sizes in bytes (as nccl-tests' -J config reports them)."""
-        doc = asdict(self)
-        doc.update(min_bytes=self.min_size_bytes, max_bytes=self.max_size_bytes, step_bytes=self.step_size_bytes,
-                   slice_bytes=self.slice_size_bytes)
-        doc["segments_given"], doc["segments"] = self.segments is not None, self.segments or 1
-        doc["sizes"] = self.sizes()
-        doc["step"] = f"{self.factor}(factor)" if self.factor > 1 else f"{self.step_size_bytes}(bytes)"
-        return doc
 
 
 def sweep_collective(argument: str | None, option: str | None) -> str:

@@ -9,6 +9,9 @@
     gloo.py     gloo's work annotations paired with the c10d ops that enqueued them
     read.py     one file -> RankTrace (calls, computation, steps); files, directories, globs
     flight.py   PyTorch Flight Recorder dumps (pickle, JSON) -> the rank's calls
+    profiler_plugin.py  NCCL's example profiler plugin traces -> calls on the GPUs' clock, per-peer proxy waits
+    inspector_trace.py  NCCL Inspector JSON lines -> per rank per call records, dropped records
+    inputs.py   one job's records, any mix, put together per rank
     overlap.py  interval arithmetic (union, difference, covered time)
     steps.py    per step: computation, communication, exposed communication, the critical calls
     ranks.py    across ranks: matching, arrival skew, the transfer after the last arrival, duration spread

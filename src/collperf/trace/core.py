@@ -10,7 +10,8 @@ from collperf.trace import ranks as R
 from collperf.errors import UsageError
 from collperf.trace.judge import Row, expected_and_bound, one_rank, rows, sized
 from collperf.trace.ras import is_ras, ras_verdicts
-from collperf.trace.fanout import read_job
+from collperf.trace.inputs import read_job
+from collperf.trace.inspector_trace import KIND as INSPECTOR
 from collperf.trace.read import KINETO, trace_files
 from collperf.trace.steps import StepView, critical, step_views
 from collperf.trace.system import assume_system
@@ -21,6 +22,10 @@ from collperf.trace.whatif import WhatIf, target_system, what_if
 # one rank's measured durations include waiting for the others, which another system would not remove
 WAITING_IN_WHAT_IF = ("one rank's trace: the measured times include waiting for the other ranks, which a faster "
                       "network does not remove; the change is an upper estimate")
+
+
+AS_RUN = ("NCCL Inspector records name the algorithm and protocol each call ran (coll_algo/coll_proto): each row's "
+          "expected time is NCCL's model of what ran; the choice check says where NCCL's default differs")
 
 
 @dataclass
@@ -79,11 +84,15 @@ def analyse(spec, on_progress=None) -> TraceReport:
     found = [v for f in ras for v in ras_verdicts(f)]
     if len(ras) == len(files):
         return _ras_only(ras, found)
-    traces, reading = read_job([f for f in files if f not in ras], spec.jobs, spec.engine, on_progress)
+    reading: list[str] = []
+    traces = read_job([f for f in files if f not in ras], spec.jobs, spec.engine, on_progress, reading)
     assumed = assume_system(traces, spec.hardware)
     matched, notes = R.match(traces)
     many = len(traces) > 1
-    table = rows(matched, assumed, R.spread(matched) if many else None, spec.peak_Bps)
+    as_run = any(t.kind == INSPECTOR for t in traces)
+    table = rows(matched, assumed, R.spread(matched) if many else None, spec.peak_Bps, as_run)
+    if as_run and assumed.system is not None:
+        notes.append(AS_RUN)
     if not many:
         notes += one_rank(table)
     views = [v for t in traces if t.kind == KINETO for v in step_views(t)]   # a dump records no computation

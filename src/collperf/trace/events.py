@@ -49,6 +49,7 @@ class Call:
     splits: str = ""              # all-to-all split sizes, as the trace gives them
     state: str = ""               # a Flight Recorder entry's state ('scheduled', 'started', 'completed')
     timed: bool = True            # time_s measured by the record (False: estimated, or nan where unknown)
+    seq_scope: str = ""           # what `seq` counts within its group: NCCL numbers each collective type apart
 
     @property
     def end_s(self) -> float:
@@ -187,3 +188,4 @@ class RankTrace:
     # (k, 2): start_s, end_s of the host's CPU ops (any thread), disjoint; a GPU trace's only (a CPU job's CPU
     # ops are its computation): what the host was doing while the GPU sat idle
     host_ops: np.ndarray = field(default_factory=lambda: np.empty((0, 2)))
+    links: list = field(default_factory=list)     # LinkWait per peer: NCCL's proxy waits (profiler plugin traces)

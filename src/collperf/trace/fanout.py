@@ -25,7 +25,7 @@ from pathlib import Path
 
 from collperf.errors import RunError, UsageError
 from collperf.spec.trace import LOCAL, engine_address
-from collperf.trace.read import one_job, read_rank
+from collperf.trace.read import read_rank
 # A pool costs each worker an interpreter start and the reader's imports (about 0.5 s): below this many bytes
 # in all, one process reads faster than a pool starts.
 POOL_FROM_BYTES = 32 << 20
@@ -111,13 +111,6 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
-def read_job(files: list, jobs: int | None = None, engine: str | None = None,
-             on_progress=None) -> tuple[list, list[str]]:
-    """The ranks' traces of a job, in rank order (read.one_job's checks), read side by side; and notes."""
-    traces, notes = read_files(files, jobs, engine, on_progress)
-    return one_job(traces), notes
-
-
 def read_files(files: list, jobs: int | None = None, engine: str | None = None,
                on_progress=None) -> tuple[list, list[str]]:
     """Every file's RankTrace, in the order given, and notes on how they were read. `jobs`: processes (None:
@@ -125,6 +118,8 @@ def read_files(files: list, jobs: int | None = None, engine: str | None = None,
     each file."""
     kind, address = engine_address(engine)
     paths = [Path(f) for f in files]
+    if not paths:
+        return [], []
     sizes = [trace_bytes(p) for p in paths]
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise UsageError(f"--jobs {jobs}: expected a whole number of processes, 1 or more")

@@ -237,7 +237,9 @@ def read_dump(path):
             continue
         ranks = groups.get(e.group.removesuffix(" (p2p)")) or (world_ranks if "default" in e.group else ())
         p = len(ranks) or world
-        size, dtype = (None, "") if collective == BARRIER else _size_bytes(collective, e.entry, p)
+        # a group whose ranks the dump does not list: its size from one block per rank (the larger of a rank's input
+        # and output is the whole buffer), not from a guessed rank count
+        size, dtype = (None, "") if collective == BARRIER else _size_bytes(collective, e.entry, len(ranks) or 1)
         if e.duration_s is not None:
             start, time_s = (e.started_s or e.created_s), e.duration_s
         elif k + 1 < len(entries):

@@ -5,7 +5,7 @@ its model picks for that size on that system?)."""
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -42,7 +42,7 @@ class Row:
     busbw_GBps: float | None
     expected_s: float | None
     bound_s: float | None
-    verdict: str
+    verdict: V.Verdict | None      # None until judged (rows() judges every row it makes)
     choice_note: str
     worst: list = field(default_factory=list)        # the slowest calls: {time_s, start_s, rank}
     rank_spread_s: float | None = None
@@ -55,7 +55,7 @@ class Row:
         keys = ("process_group", "collective", "size_bytes", "dtype", "group_size", "algorithm", "protocol", "calls",
                 "time_s", "total_s", "busbw_GBps", "expected_s", "bound_s", "verdict", "choice_note", "worst",
                 "rank_spread_s", "basis", "wait_s")
-        return {k: getattr(self, k) for k in keys}
+        return {k: getattr(self, k) for k in keys} | {"verdict": self.verdict.text if self.verdict else ""}
 
 
 def expected_and_bound(collective: str, sizes, assumed: Assumed, peak_Bps: float | None = None,
@@ -111,8 +111,16 @@ def _most(values):
     return Counter(values).most_common(1)[0][0]
 
 
-def rows(matched, assumed: Assumed, spreads: dict | None = None, peak_Bps: float | None = None) -> list[Row]:
-    """One Row per (process group, collective, size), largest total time first."""
+# our algorithm names -> NCCL_ALGO's (model/nccl/env.py NCCL_ALGO_NAMES): how the model is told what ran
+_NCCL_ALGO = {"ring": "Ring", "tree": "Tree", "nvls": "NVLS", "nvls-tree": "NVLSTree", "collnet-direct": "CollNetDirect",
+              "collnet-chain": "CollNetChain", "pat": "PAT"}
+
+
+def rows(matched, assumed: Assumed, spreads: dict | None = None, peak_Bps: float | None = None,
+         as_run: bool = False) -> list[Row]:
+    """One Row per (process group, collective, size), largest total time first. `as_run`: price each row with the
+    algorithm and protocol its calls ran (a record that states them: NCCL Inspector's coll_algo/coll_proto), not
+    with NCCL's own pick; the choice check still compares with the pick."""
     out = []
     for (group, collective, size), ms in _groups(matched).items():
         ms = [m for m in ms if np.isfinite(m.time_s)]       # the last call of a dump without durations
@@ -130,11 +138,11 @@ def rows(matched, assumed: Assumed, spreads: dict | None = None, peak_Bps: float
         skews = [m.skew_s for m in ms if len(m.calls) > 1]
         out.append(Row(group, collective, size, _most(c.dtype for c in firsts), p,
                        _most(c.algorithm for c in firsts), _most(c.protocol for c in firsts), len(ms), median,
-                       float(sum(times)), busbw, None, None, "", "", worst,
+                       float(sum(times)), busbw, None, None, None, "", worst,
                        (spreads or {}).get((group, collective, size)), _most(c.pg_ranks for c in firsts), times,
                        wait_s=float(np.median(skews)) if skews else None))
     for r in out:
-        _judge(r, assumed, peak_Bps)
+        _judge(r, assumed, peak_Bps, as_run)
     return sorted(out, key=lambda r: -r.total_s)
 
 
@@ -152,13 +160,14 @@ def one_rank(table: list[Row]) -> list[str]:
         rows_.sort(key=lambda r: r.size_bytes)
         for i, r in enumerate(rows_):
             faster = [b for b in rows_[i + 1:] if b.time_s < r.time_s]
-            if faster and not r.verdict.startswith("not judged"):
+            if faster and r.verdict.kind.judged:
                 waited += 1
-                r.verdict = (f"not judged: takes longer ({units.format_time(r.time_s)}) than the "
-                             f"{units.format_size(faster[0].size_bytes)} {r.collective} "
-                             f"({units.format_time(faster[0].time_s)}): its duration includes waiting for other ranks")
-            elif r.verdict.startswith("slower"):
-                r.verdict += f"; {ONE_RANK_SLOWER}"
+                r.verdict = V.Verdict(V.Kind.NOT_JUDGED, f"not judged: takes longer ({units.format_time(r.time_s)}) "
+                                      f"than the {units.format_size(faster[0].size_bytes)} {r.collective} "
+                                      f"({units.format_time(faster[0].time_s)}): its duration includes waiting for "
+                                      "other ranks")
+            elif r.verdict.kind.slower:
+                r.verdict = r.verdict.then(f"; {ONE_RANK_SLOWER}")
     notes = ["one rank's trace: a call's duration includes waiting for the other ranks, so a slow call may be a "
              "late peer; only calls whose time grows with size are judged; give every rank's trace to split waiting "
              "from transfer"]
@@ -176,32 +185,45 @@ def sized(assumed: Assumed, row: Row) -> Assumed:
                    assumed.why_none)
 
 
-def _judge(row: Row, assumed: Assumed, peak_Bps: float | None = None) -> None:
+def _as_run(assumed: Assumed, row: Row) -> Assumed:
+    """The row's system with NCCL told the algorithm and protocol the calls ran (NCCL_ALGO/NCCL_PROTO), where the
+    collective is one NCCL's tuning prices and both are known."""
+    algo = _NCCL_ALGO.get(row.algorithm)
+    if assumed.system is None or algo is None or row.protocol == "-" or row.collective not in FUNCTIONS:
+        return assumed
+    return Assumed(replace(assumed.system, nccl_algo=algo, nccl_proto=row.protocol), assumed.values, assumed.notes,
+                   assumed.why_none)
+
+
+def _judge(row: Row, assumed: Assumed, peak_Bps: float | None = None, as_run: bool = False) -> None:
     if row.size_bytes is None or row.collective not in COLLECTIVES:
-        row.verdict = "not judged: the trace does not give this call's size"
+        row.verdict = V.Verdict(V.Kind.NOT_JUDGED, "not judged: the trace does not give this call's size")
         return
     if row.group_size < 2:
-        row.verdict = "not judged: a group of one rank does not communicate"
+        row.verdict = V.Verdict(V.Kind.NOT_JUDGED, "not judged: a group of one rank does not communicate")
         return
     mine = sized(assumed, row)
     try:
-        ex = expected_and_bound(row.collective, [row.size_bytes], mine, peak_Bps, row.group_size)
+        ex = expected_and_bound(row.collective, [row.size_bytes], _as_run(mine, row) if as_run else mine, peak_Bps,
+                                row.group_size)
     except UsageError as e:
-        row.verdict = f"not judged: {e}"
+        row.verdict = V.Verdict(V.Kind.NOT_JUDGED, f"not judged: {e}")
         return
     row.expected_s = float(ex.expected_s[0]) if ex.expected_s is not None else None
     row.bound_s = float(ex.bound_s[0]) if ex.bound_s is not None else None
-    text, _ = V.verdict(row.time_s, row.expected_s, row.bound_s, False, bound_latency_s=ex.bound_latency_s)
-    if text.startswith("above the bound") and row.bound_s is not None:
+    said, _ = V.verdict(row.time_s, row.expected_s, row.bound_s, False, bound_latency_s=ex.bound_latency_s)
+    above = said.kind is V.Kind.ABOVE_BOUND
+    if above and row.bound_s is not None:
         # a trace prints no findings: say here what the call beat and what to check
-        text = (f"above the bound: faster than the {units.format_time(row.bound_s + ex.bound_latency_s)} the assumed "
-                "hardware allows (the bound with the links' latency): check the system assumed (--cluster) and this "
-                "call's size")
-    if row.expected_s is None and row.bound_s and not text.startswith("above the bound"):
+        said = V.Verdict(V.Kind.ABOVE_BOUND, f"above the bound: faster than the "
+                         f"{units.format_time(row.bound_s + ex.bound_latency_s)} the assumed hardware allows (the "
+                         "bound with the links' latency): check the system assumed (--cluster) and this call's size")
+    if row.expected_s is None and row.bound_s and not above:
         # no expected time (a CPU job with --peak): how far from the bound, which the row's time cannot beat
-        text = f"{row.time_s / row.bound_s:.3g}x the bound ({units.format_time(row.time_s)} vs " \
-               f"{units.format_time(row.bound_s)}): no expected time on this system, only the bound"
+        said = V.Verdict(V.Kind.AGAINST_BOUND, f"{row.time_s / row.bound_s:.3g}x the bound "
+                         f"({units.format_time(row.time_s)} vs {units.format_time(row.bound_s)}): no expected time on "
+                         "this system, only the bound")
     if row.expected_s is None and assumed.system is None and row.bound_s is None:
-        text = f"not judged: {assumed.why_none}"
-    row.verdict = text
+        said = V.Verdict(V.Kind.NOT_JUDGED, f"not judged: {assumed.why_none}")
+    row.verdict = said
     row.choice_note = choice_note(row.collective, row.size_bytes, row.algorithm, row.protocol, mine.system)

@@ -83,13 +83,14 @@ class RankSkew:
 
 def match(traces) -> tuple[list[Matched], list[str]]:
     """Calls of all ranks grouped by (process group, its ranks, sequence): PyTorch's `Seq` where every call
-    has one, else the call's position in its group on that rank."""
+    has one, else the call's position in its group on that rank. A call's `seq_scope` splits its group's numbering
+    (NCCL's profiler numbers each collective type apart: AllReduce #3 is not AllGather #3)."""
     by_group: dict = defaultdict(lambda: defaultdict(list))
     for t in traces:
         for c in t.calls:
-            by_group[(c.process_group, c.pg_ranks)][t.rank].append(c)
+            by_group[(c.process_group, c.pg_ranks, c.seq_scope)][t.rank].append(c)
     out, notes = [], []
-    for (group, _), per_rank in by_group.items():
+    for (group, _, _), per_rank in by_group.items():
         seq = all(c.seq is not None for calls in per_rank.values() for c in calls)
         table: dict = defaultdict(dict)
         for rank, calls in per_rank.items():

@@ -15,6 +15,7 @@ from collperf.trace import flight
 from collperf.trace import kernels as K
 from collperf.trace.events import KINETO, Call, Collected, RankTrace, launch_times
 from collperf.trace.gloo import pair_gloo
+from collperf.trace.inspector_trace import is_inspector
 from collperf.trace.overlap import subtract, union
 from collperf.trace.stream import scan
 
@@ -35,7 +36,7 @@ def trace_files(paths) -> list[Path]:
             found += [p for p in matches if p.is_file()]
         elif Path(text).is_dir():
             inside = sorted(p for p in Path(text).iterdir() if p.is_file() and (p.name.endswith(_SUFFIXES) or
-                                                                                  _dump_name(p)))
+                                                                                  _dump_name(p) or _jsonl(p)))
             if not inside:
                 raise UsageError(f"{text}: no .json or .json.gz file and no Flight Recorder dump (a name ending in "
                                  "the rank) in this directory")
@@ -48,6 +49,11 @@ def trace_files(paths) -> list[Path]:
     if not found:
         raise UsageError("no trace given: pass one file per rank, a directory or a glob")
     return found
+
+
+def _jsonl(path: Path) -> bool:
+    """An NCCL Inspector dump (`<host>-pid<pid>.log`, JSON lines) in a directory of a job's records."""
+    return path.name.endswith((".log", ".jsonl")) and is_inspector(path)
 
 
 def _dump_name(path: Path) -> bool:
@@ -229,12 +235,8 @@ def read_rank(path, c_parser: bool = True) -> RankTrace:
 
 
 def read_traces(paths) -> list[RankTrace]:
-    """Every rank's trace, in rank order, read in this process (fanout.read_job: side by side)."""
-    return one_job([read_rank(p) for p in trace_files(paths)])
-
-
-def one_job(traces: list[RankTrace]) -> list[RankTrace]:
-    """The traces in rank order; a rank given twice, or world sizes that differ, are an error."""
+    """Every rank's trace, in rank order; a rank given twice is an error."""
+    traces = [read_rank(p) for p in trace_files(paths)]
     seen: dict[int, str] = {}
     for t in traces:
         if t.rank in seen:

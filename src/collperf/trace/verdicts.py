@@ -6,7 +6,8 @@
   compute-side  one rank arrives last in most calls, by more than the calls take once everyone is there:
                 what it does before the call (compute, data loading, the host) is late, not the network
   network-side  the calls spend most of their time after everyone has arrived: the transfer is slow; with
-                a model of the system, how many times the model's time it takes
+                a model of the system, how many times the model's time it takes; with several process groups,
+                the host in every slow group; with NCCL's proxy waits (profiler plugin), the slow link
 """
 
 from __future__ import annotations
@@ -34,7 +35,9 @@ TRANSFER_SHARE = 2 / 3
 # testbed link reaches 0.95 of the link rate in busbw at 64 MiB and about 0.96 at 4 MiB (benchmarks/README.md,
 # "A flat testbed"), so twice the bound leaves room for the per-step latency of MiB-sized calls
 SLOW_OVER_BOUND = 2.0
-SHOWN = 3            # desyncs listed by call; the rest counted
+SHOWN = 3            # desyncs (and slow links) listed; the rest counted
+# a link is slow when its sends' time on the wire is more than this many times the median link's
+SLOW_LINK = 3.0
 
 
 @dataclass
@@ -145,7 +148,7 @@ def stragglers(traces, matched, rows=()) -> list[Verdict]:
 def _ratio(row) -> tuple[float | None, str]:
     """A row's time over NCCL's model, else over the bound (--peak on a CPU job); None where neither is known or
     the row was not judged."""
-    if not row.time_s or not row.calls or row.verdict.startswith("not judged"):
+    if not row.time_s or not row.calls or not row.verdict.kind.judged:
         return None, ""
     if row.expected_s:
         return row.time_s / row.expected_s, "model"
@@ -209,5 +212,33 @@ def _lateness(m) -> float:
     return starts[-1] - starts[-2]
 
 
+def slow_links(traces) -> list[Verdict]:
+    """From NCCL's proxy waits (profiler plugin traces): the sends whose time on the wire (SendWait, per call) is
+    more than SLOW_LINK times the median link's, and the rank they all go from or to. A slow link shows there and
+    nowhere else: the other links' proxies wait for their peers (SendPeerWait, RecvWait), not on the wire."""
+    wire: dict = {}
+    for t in traces:
+        for w in t.links:
+            if w.send and "SendWait" in w.waits_s:
+                wire.setdefault((t.rank, w.peer), []).append(w.waits_s["SendWait"])
+    if len(wire) < 3:
+        return []
+    per = {k: float(np.median(v)) for k, v in wire.items()}
+    # each link against the median of the others: a ring of four has two links through a slow host of four
+    slow = sorted(k for k, x in per.items() if x > SLOW_LINK * float(np.median([y for j, y in per.items() if j != k])))
+    if not slow or len(slow) > len(per) // 2:
+        return []
+    typical = float(np.median([x for k, x in per.items() if k not in slow]))
+    common = set.intersection(*({a, b} for a, b in slow))
+    who = f"rank {min(common)}{_host(traces, min(common))}'s link or NIC" if len(common) == 1 else "those links"
+    links = ", ".join(f"{a} -> {b}" for a, b in slow[:SHOWN]) + (" and more" if len(slow) > SHOWN else "")
+    worst = max(per[k] for k in slow)
+    return [Verdict("network-side", f"sends {links} spend {units.format_time(worst)} per call on the wire (NCCL's proxy "
+                                    f"SendWait), {worst / typical:.2g}x the median link's "
+                                    f"{units.format_time(typical)}: network-side, {who}",
+                    min(common) if len(common) == 1 else None)]
+
+
 def verdicts(traces, matched, rows=()) -> list[Verdict]:
-    return hangs(traces, matched) + desyncs(matched) + stragglers(traces, matched, rows) + slow_host(traces, rows)
+    return (hangs(traces, matched) + desyncs(matched) + stragglers(traces, matched, rows) + slow_host(traces, rows)
+            + slow_links(traces))

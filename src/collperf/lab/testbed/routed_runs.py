@@ -21,7 +21,7 @@ from collperf.lab.bench import run
 from collperf.model.algorithms import get_algorithm
 from collperf.model.algorithms.build import build
 from collperf.model.algorithms.modes import is_flat, is_runtime_only, mode_of
-from collperf.runtime.row import Row
+from collperf.ingest.row import Row
 from collperf.simulate import simulate
 from collperf.spec import SweepSpec
 from collperf.topology import subset

@@ -1,6 +1,6 @@
 """An algorithm is one registered object: its closed-form cost and its schedule builder together.
 
-Closed form: T(p, n) = a*alpha + b*n*beta + c*n*gamma (reference/cost-formulas.md §2), with n the
+Closed form: T(p, n) = a*alpha + b*n*beta + c*n*gamma (Thakur, Rabenseifner, Gropp, IJHPCA 2005), with n the
 formula bytes of collectives.formula_bytes, beta = 1/bandwidth, gamma = 1/reduce bandwidth. A
 plain algorithm gives (a, b, c) as a function of p; a pipelined one gives them as a function of p
 and the segment count k (arrays). The evaluation over sizes and networks is model/costs.py.

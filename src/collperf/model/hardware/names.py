@@ -38,6 +38,10 @@ def _matches(name: str) -> tuple[tuple[int, GPU], ...]:
     return tuple(sorted(found, key=lambda f: -f[0]))   # cached: every table of a log names its GPU again
 
 
+class AmbiguousGPU(UsageError):
+    """A name two rows match equally: the user's words are not enough, and saying which would settle it."""
+
+
 def find_gpu(text: str) -> GPU | None:
     """The part a name means, or None where no row matches. An equal match of two rows is a UsageError."""
     name = normalize(text)
@@ -48,7 +52,7 @@ def find_gpu(text: str) -> GPU | None:
         return None
     if len(found) > 1 and found[0][0] == found[1][0]:
         tied = [g.name for n, g in found if n == found[0][0]]
-        raise UsageError(f"GPU name {str(text)!r} could mean {' or '.join(tied)}: give the form factor or memory "
+        raise AmbiguousGPU(f"GPU name {str(text)!r} could mean {' or '.join(tied)}: give the form factor or memory "
                          "(e.g. 'H100 SXM', 'A100 PCIe 80GB')")
     return found[0][1]
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from collperf.model.hardware.gpus import BY_KEY
 from collperf.model.nccl.constants import pcie_bw
 from collperf.model.system import System
 
@@ -56,19 +57,29 @@ def per_gpu_traffic(collective: str, ranks: int) -> list[tuple[float, float]]:
     raise ValueError(f"no host-staged ring model for {collective!r}")
 
 
-# The PCIe generation whose rate host-staged traffic is priced at, at most. NCCL's SHM transport moves the data
-# with the GPUs' own loads and stores to host memory ("via SHM/direct/direct", NCCL 2.30.7 src/transport/shm.cc):
-# their rate is set by the outstanding PCIe reads an SM keeps in flight and by host memory, not by the link's
-# generation. Public runs show it: Gen4 RTX 4090 pairs reach 2.2-3.8 GB/s busbw at 1 GiB through host memory,
-# Gen3 RTX 2080 Ti pairs 4.0 GB/s (the corpus's rtx4090-pcie-1x2-* and rtx2080ti-pcie-1x2-* logs). The bound
-# (model/bounds.py) keeps the card's own generation: it is a limit, this is what NCCL's path gets.
+# The PCIe generation whose rate host-staged traffic is priced at, at most, on a card whose driver forbids
+# peer-to-peer (GeForce since Turing: host memory is its only path). NCCL's SHM transport moves the data with the
+# GPUs' own loads and stores to host memory ("via SHM/direct/direct", NCCL 2.30.7 src/transport/shm.cc): their
+# rate is set by the outstanding PCIe reads an SM keeps in flight and by the host, not by the link's generation.
+# Public runs show it on such cards: Gen4 RTX 4090 pairs reach 2.2-3.8 GB/s busbw at 1 GiB through host memory,
+# Gen3 RTX 2080 Ti pairs 4.0 GB/s (the corpus's rtx4090-pcie-1x2-* and rtx2080ti-pcie-1x2-* logs). A data-centre
+# card staged through host memory because its GPUs sit on two CPU sockets reaches more than a Gen3 link gives
+# (a 2x2 L40S RoCE run: 9.6 GB/s busbw at 8 GiB, the corpus's l40s-roce-2x2-* log), so its own generation
+# holds there, as it does where the part is not known to forbid P2P. The bound (model/bounds.py) keeps the card's
+# own generation everywhere: it is a limit, this is what NCCL's path gets.
 HOST_STAGED_MAX_GEN = 3
 
 
-def link_rate_Bps(system: "System") -> float:
+def host_staged_gen(system: System) -> int:
+    """The PCIe generation host-staged traffic moves at on this system (HOST_STAGED_MAX_GEN's rule)."""
+    part = BY_KEY.get(system.gpu_part)
+    return min(system.pcie_gen, HOST_STAGED_MAX_GEN) if part is not None and not part.p2p else system.pcie_gen
+
+
+def link_rate_Bps(system: System) -> float:
     """The rate host-staged traffic moves at through one GPU's x16 link (GB/s -> B/s): NCCL's rate of the
-    system's PCIe generation, at most Gen3's (HOST_STAGED_MAX_GEN), times a fitted physical scale."""
-    return pcie_bw(min(system.pcie_gen, HOST_STAGED_MAX_GEN)) * 1e9 * system.phys_scale
+    generation host_staged_gen gives, times a fitted physical scale."""
+    return pcie_bw(host_staged_gen(system)) * 1e9 * system.phys_scale
 
 
 def host_staged_time(collective: str, size_bytes, system: "System") -> np.ndarray:

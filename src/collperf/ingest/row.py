@@ -1,8 +1,9 @@
 """One row of a bench sweep: one (algorithm, size), nccl-tests' columns and each placement's timing.
 
 Built by the ranks (runtime/measure.py), sent to the launcher pickled, written by the text, JSON and CSV
-writers (lab/results.py) and read by validation (lab/validate.py). Kept free of torch: every layer above
-the runtime reads it. Rows are frozen; a prediction makes a new row (`with_prediction`).
+writers (lab/results.py), read back from collperf's own JSON by ingest/others.py and read by validation
+(lab/validate.py). Kept free of torch, and here below the runtime so that the readers need no executor.
+Rows are frozen; a prediction makes a new row (`with_prediction`).
 
 Existing callers read rows as mappings (`r["size"]`, `r["out_of_place"]["busbw"]`): `__getitem__` and `get`
 keep that read-only view, under the key names the rows had as dicts.
