@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 import typer
 from rich.table import Table
 
 from collperf import api, units
-from collperf.cli.options import Json, command, flag, spec_options
-from collperf.cli.render import out, print_json
+from collperf.cli.interop_commands import export_app
+from collperf.cli.options import Command, Json, command, flag, spec_options
+from collperf.cli.render import escape, out, print_json
 from collperf.errors import UsageError
 from collperf.spec import DoctorPlanSpec
 
@@ -79,3 +82,30 @@ def _testbed(text: str, as_json: bool) -> None:
 
 def _verdict(v) -> str:
     return f"degraded by {v.by * 100:.0f} %" if v.kind == "degraded" else v.kind
+
+
+@export_app.command("thresholds", cls=Command)
+def export_thresholds(cluster: str = typer.Option(..., "--cluster", help="A catalogue system (collperf systems)."),
+                      nodes: int = typer.Option(2, "--nodes", help="The multi-node group (one node is always "
+                                                                   "there too)."),
+                      fmt: str = typer.Option("csv", "--format", help="superbench, cvs, azure, google or csv."),
+                      size: Optional[str] = typer.Option(None, "--size", "-s", help="Sizes, comma list (default "
+                                                         "1M..16G, doubling)."),
+                      threshold: float = typer.Option(0.05, "--threshold", help="The shortfall allowed below the "
+                                                      "expected busbw (0.05: SuperBench's 5 %)."),
+                      output: Optional[str] = typer.Option(None, "--output", "-o", help="A file (a directory for "
+                                                           "superbench: baseline.json, rule.yaml)."),
+                      as_json: bool = Json):
+    """The model's expected allreduce busbw per size, one node and --nodes nodes of a catalogue system, as the
+    thresholds of SuperBench, AMD CVS, Azure's health checks, Google's cluster health scanner, or CSV
+    (docs/doctor.md)."""
+    result = api.export_thresholds(cluster, nodes, fmt, size, threshold, output)
+    if as_json:
+        print_json(result.to_json())
+    elif result.written:
+        out.print(f"{result.format} thresholds written to {escape(', '.join(result.written))}")
+    else:
+        for name, text in result.files.items():
+            if len(result.files) > 1:
+                out.print(f"# --- {name}", markup=False, highlight=False)
+            out.print(text, end="", markup=False, highlight=False, soft_wrap=True)
