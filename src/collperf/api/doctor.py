@@ -84,3 +84,12 @@ def export_thresholds(cluster: str, nodes: int = 2, format: str = "csv", size: s
             write_output(output, next(iter(files.values())), "--output")
             written.append(output)
     return ThresholdExport(result, format, files, written)
+
+
+def doctor_report(result, output, command: str = "") -> str:
+    """The campaign (a TestbedReport, the launcher's result, or either's JSON document) as a self-contained
+    HTML page written to `output` (report/doctor_page.py); returns the path."""
+    from collperf.report import write_page
+    from collperf.report.doctor_page import doctor_page
+    doc = result if isinstance(result, dict) else result.to_json()
+    return str(write_page(doctor_page(doc, command), output))

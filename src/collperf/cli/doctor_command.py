@@ -11,6 +11,7 @@ from collperf import api, units
 from collperf.cli.interop_commands import export_app
 from collperf.cli.options import Command, Json, command, flag, spec_options
 from collperf.cli.render import escape, out, print_json
+from collperf.cli.report_command import Html, command_line
 from collperf.errors import UsageError
 from collperf.spec import DoctorPlanSpec
 
@@ -23,7 +24,7 @@ def doctor(plan: bool = flag(False, "--plan", help="Predict the campaign: tests,
                "Run the campaign on emulated hosts (root): hosts=8,leaves=2,rate=40mbit[,uplink=RATE]"
                "[,slow-link=HOST:RATE][,slow-uplink=LEAF:RATE][,slow-rank=HOST:DELAY][,kill-host=HOST:AFTER]"
                " (docs/doctor.md).")),
-           as_json: bool = Json, spec: dict = None):
+           html: Optional[str] = Html, as_json: bool = Json, spec: dict = None):
     """Is this cluster healthy, and which part is not: the campaign on the testbed (--testbed), its cost (--plan)."""
     if plan and testbed:
         raise UsageError("give --plan (predict a campaign) or --testbed (run one), not both")
@@ -31,7 +32,7 @@ def doctor(plan: bool = flag(False, "--plan", help="Predict the campaign: tests,
         given = [k for k, v in spec.items() if v is not None and k != "test_time" or k == "test_time" and v != "30s"]
         if given:
             raise UsageError(f"--testbed takes its hosts and leaves in its spec; drop {', '.join('--' + k.replace('_', '-') for k in given)}")
-        _testbed(testbed, as_json)
+        _testbed(testbed, as_json, html)
         return
     if not plan:
         raise UsageError("collperf doctor needs --plan (collperf doctor --plan --nodes 232) or --testbed "
@@ -56,13 +57,17 @@ def doctor(plan: bool = flag(False, "--plan", help="Predict the campaign: tests,
         out.print(f"  {s.name}: {s.note}")
 
 
-def _testbed(text: str, as_json: bool) -> None:
+def _testbed(text: str, as_json: bool, html: str | None = None) -> None:
     def on_round(number, outcomes):
         if not as_json:
             failed = [o for o in outcomes if not o.passed]
             out.print(f"round {number}: {outcomes[0].test.stage}, {len(outcomes)} test(s), {len(failed)} failed")
 
     report = api.doctor_testbed(text, on_round)
+    if html:
+        path = api.doctor_report(report, html, command_line())
+        if not as_json:
+            out.print(f"report written to {escape(path)}")
     if as_json:
         print_json(report.to_json())
         return
