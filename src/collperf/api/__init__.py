@@ -41,14 +41,14 @@ from collperf.api.logs import (compare_logs, diagnose_baseline, diagnose_logs, d
                                read_logs, report)
 from collperf.api.plans import plan, plan_compare, plan_search, plan_spec, plan_step
 from collperf.api.trace import trace
-from collperf.api.doctor import doctor_plan, doctor_report, doctor_testbed, export_thresholds
+from collperf.api.doctor import doctor_plan, doctor_report, doctor_testbed, doctor_world, export_thresholds
 from collperf.api.interop import (ImportedRun, ImportedSchedule, export_msccl, export_nccl_tuner,
                                   import_msccl)
 
 __all__ = ["paired_ratio", "confirmation", "PairedRatio",
            "network", "predict", "expected_bands", "systems", "gpu_parts", "crossover", "algorithms", "schedule", "verify_all", "simulate", "bench",
            "calibrate", "bound", "validate", "testbed_up", "testbed_start", "testbed_status", "testbed_down", "testbed_held",
-           "doctor_plan", "doctor_report", "doctor_testbed", "export_thresholds", "read_logs", "fit_tables", "fit_logs", "diagnose_baseline", "diagnose_logs", "diagnose_measurement", "predict_nccl", "compare_logs", "plan", "plan_compare",
+           "doctor_plan", "doctor_report", "doctor_testbed", "doctor_world", "export_thresholds", "read_logs", "fit_tables", "fit_logs", "diagnose_baseline", "diagnose_logs", "diagnose_measurement", "predict_nccl", "compare_logs", "plan", "plan_compare",
            "plan_step", "trees", "pattern", "export_nccl_tuner", "export_msccl", "import_msccl", "report", "trace",
            "NetworkSpec", "SweepSpec", "BenchSpec", "SimulateSpec", "LogSpec", "BaselineSpec", "DoctorPlanSpec", "DiagnoseSpec", "HardwareSpec", "MeasurementSpec", "PlanSpec", "TreesSpec",
            "PatternSpec", "TraceSpec", "PredictSpec", "NcclPredictSpec", "CrossoverSpec", "ScheduleSpec", "VerifySpec",

@@ -93,3 +93,11 @@ def doctor_report(result, output, command: str = "") -> str:
     from collperf.report.doctor_page import doctor_page
     doc = result if isinstance(result, dict) else result.to_json()
     return str(write_page(doctor_page(doc, command), output))
+
+
+def doctor_world(probe: str | None = None, leaves: int | None = None, slurm: bool = False, on_round=None):
+    """`collperf doctor --torchrun` / `--slurm`: the campaign over this process's torch.distributed world (every
+    rank calls it; lab/doctor/world.py). probe: 'size=1M,repeats=5,timeout=120s'; leaves: screening groups
+    (else about sqrt(N)). Returns the WorldReport on rank 0, None on the others."""
+    from collperf.lab.doctor import world
+    return world.doctor_world(world.parse_options(probe, leaves), slurm, on_round)
