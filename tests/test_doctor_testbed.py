@@ -80,7 +80,7 @@ def test_the_plan_predicts_each_case():
 
 
 def test_the_command_refuses_plan_and_testbed_together(capsys):
-    assert "not both" in cli_error(capsys, "doctor", "--plan", "--testbed", "hosts=4")
+    assert "not --plan and --testbed" in cli_error(capsys, "doctor", "--plan", "--testbed", "hosts=4")
     assert "--nodes" in cli_error(capsys, "doctor", "--testbed", "hosts=4", "--nodes", "4")
 
 
