@@ -9,9 +9,11 @@ from dataclasses import dataclass, field
 from collperf.api.model import expected_bands
 from collperf.errors import UsageError
 from collperf.export.thresholds import AZURE_SIZE, FORMATS, GOOGLE_SIZES, Expected, Thresholds, render
-from collperf.lab.doctor import testbed as bed
+from collperf.lab.doctor import testbed as bed, world
 from collperf.lab.doctor.plan import Plan, plan
 from collperf.lab.doctor.testbed_spec import parse_spec
+from collperf.report import write_page
+from collperf.report.doctor_page import doctor_page
 from collperf.spec import DoctorPlanSpec, NetworkSpec, sizes, write_output
 
 
@@ -89,8 +91,6 @@ def export_thresholds(cluster: str, nodes: int = 2, format: str = "csv", size: s
 def doctor_report(result, output, command: str = "") -> str:
     """The campaign (a TestbedReport, the launcher's result, or either's JSON document) as a self-contained
     HTML page written to `output` (report/doctor_page.py); returns the path."""
-    from collperf.report import write_page
-    from collperf.report.doctor_page import doctor_page
     doc = result if isinstance(result, dict) else result.to_json()
     return str(write_page(doctor_page(doc, command), output))
 
@@ -99,5 +99,4 @@ def doctor_world(probe: str | None = None, leaves: int | None = None, slurm: boo
     """`collperf doctor --torchrun` / `--slurm`: the campaign over this process's torch.distributed world (every
     rank calls it; lab/doctor/world.py). probe: 'size=1M,repeats=5,timeout=120s'; leaves: screening groups
     (else about sqrt(N)). Returns the WorldReport on rank 0, None on the others."""
-    from collperf.lab.doctor import world
     return world.doctor_world(world.parse_options(probe, leaves), slurm, on_round)

@@ -35,8 +35,11 @@ from collperf.lab.doctor.campaign import Campaign, Outcome, Test, adaptive, defa
 from collperf.lab.doctor.contention import round_times_s
 from collperf.lab.doctor.judge import FLOOR, NOISE_K, Judge, Measured
 from collperf.lab.doctor.plan import pairs_counts, simulated
+from collperf.runtime.launch import Job
+from collperf.topology import Topology
 
 ENV_HOST, ENV_DELAY = "COLLPERF_DOCTOR_HOST", "COLLPERF_DOCTOR_DELAY"
+PROBE = "collperf.lab.doctor.probe:allreduce"
 START_S = 30.0          # allowance for a round's groups to connect, beyond the test's own bound
 WAIT_ROUND_S = 3600.0   # the longest a rank waits for the next round (rank 0 judging, other tests running)
 NIC_Bps, NVLINK_RATIO = 50e9, 9.0
@@ -118,7 +121,6 @@ def delays(env) -> dict[str, float]:
 def model_topology(ranks_of: list[list[int]]):
     """One NIC per rank to a switch, a host's ranks joined at NVLINK_RATIO x that (the module's model)."""
     import networkx as nx
-    from collperf.topology import Topology
     g = nx.Graph()
     for ranks in ranks_of:
         for i, r in enumerate(ranks):
@@ -182,7 +184,6 @@ def participate(w: World, k: int, tests: list[list[int]], window_s: float) -> No
     """Round k on this rank: every test's group created (all ranks, same order), this rank's test run, its
     report put in the store (times on the test's first rank; an error where the test broke)."""
     import torch.distributed as dist
-    from collperf.lab.doctor import probe
     mine = None
     groups = []
     for i, hosts in enumerate(tests):
@@ -202,8 +203,9 @@ def participate(w: World, k: int, tests: list[list[int]], window_s: float) -> No
         time.sleep(0.01)
     delay = w.delay.get(w.hosts[w.host_index(w.rank)], 0.0)
     try:
-        times = probe.allreduce(w.options.size_bytes, w.options.repeats, 1, {ranks.index(w.rank): delay} if delay
-                                else {}, {}, None, window_s, group=g, device=w.device)
+        # probe.py through its Job (torch is loaded where a test runs, not where the campaign is planned)
+        times = Job(PROBE, (w.options.size_bytes, w.options.repeats, 1, {ranks.index(w.rank): delay} if delay
+                            else {}, {}, None, window_s, g, w.device)).call()
         report = {"test": i, "times": times if ranks[0] == w.rank else []}
     except Exception as e:           # a peer hung or died: the group's timeout ended the wait
         report = {"test": i, "error": str(e).splitlines()[0][:200] if str(e) else type(e).__name__}
