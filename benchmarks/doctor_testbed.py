@@ -14,7 +14,8 @@ and wall time measured.
 
   healthy-blocking-uplinks  no fault, uplinks at half the leaf's hosts x rate (80 Mbit/s for 4 hosts of 40)
 Run as root (network namespaces): PYTHONPATH=src python benchmarks/doctor_testbed.py [HEALTHY] [OUT.json] [pairs]
-DOCTOR_HOSTS=16 in the environment runs 16 hosts (two leaves of 8); "pairs" adds exhaustive pairs.
+DOCTOR_HOSTS=16 in the environment runs 16 hosts (two leaves of 8); DOCTOR_CASES=slow-link,... only those
+fault cases; "pairs" adds exhaustive pairs.
 The machine this ran on is shared and busy: wall times are this box's, with torch imported per test.
 """
 
@@ -81,7 +82,8 @@ def pairs() -> dict:
 
 def main():
     healthy = int(sys.argv[1]) if len(sys.argv) > 1 else 10
-    rows = [one(*case) for case in CASES]
+    only = os.environ.get("DOCTOR_CASES")       # a comma list of case names: only those
+    rows = [one(*case) for case in CASES if not only or case[0] in only.split(",")]
     rows += [one(f"healthy-{i + 1}", "", set()) for i in range(healthy)]
     if "pairs" in sys.argv[3:]:
         rows.append(pairs())
