@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "collperf"
-PACKAGES = ("ingest", "diagnose", "trace")
+PACKAGES = ("ingest", "expect", "diagnose", "trace")
 EXTRA_MODULES = ("units.py",)
 _CALLS = {"search", "match", "fullmatch", "findall", "finditer", "sub", "subn", "split", "compile"}
 

@@ -28,7 +28,7 @@ def _typical(nodes: int, size: int) -> float:
 
 
 def test_csv_holds_both_groups_every_size_and_the_pass_mark():
-    result = api.export_thresholds("dgx-h100", 2, "csv", size="1M,1G,8G")
+    result = api.export_thresholds(cluster="dgx-h100", nodes=2, format="csv", size="1M,1G,8G")
     text = result.files["thresholds.csv"]
     assert text.startswith("# dgx-h100: calibrated on")
     rows = list(csv.DictReader(io.StringIO(text.split("\n", 1)[1])))
@@ -44,7 +44,7 @@ def test_csv_holds_both_groups_every_size_and_the_pass_mark():
 
 def test_superbench_baseline_and_rules_as_its_data_diagnosis_reads_them():
     yaml = pytest.importorskip("yaml")
-    files = api.export_thresholds("dgx-h100", 2, "superbench", size="1G,8G", threshold=0.07).files
+    files = api.export_thresholds(cluster="dgx-h100", nodes=2, format="superbench", size="1G,8G", threshold=0.07).files
     baseline = json.loads(files["baseline.json"])
     # baseline file: {metric: number}; nccl-bw metrics are <operation>_<bytes>_busbw (GB/s)
     assert set(baseline) == {f"nccl-bw/allreduce_{G}_busbw", f"nccl-bw/allreduce_{8 * G}_busbw"}
@@ -71,7 +71,7 @@ def test_superbench_baseline_and_rules_as_its_data_diagnosis_reads_them():
 
 
 def test_cvs_results_are_strings_keyed_by_bytes_in_its_config_layout():
-    doc = json.loads(api.export_thresholds("dgx-h100", 4, "cvs", size="1G,8G").files["rccl_config.json"])
+    doc = json.loads(api.export_thresholds(cluster="dgx-h100", nodes=4, format="cvs", size="1G,8G").files["rccl_config.json"])
     assert set(doc) == {"rccl"}
     rccl = doc["rccl"]
     assert rccl["mpi_params"] == {"no_of_nodes": "4", "no_of_local_ranks": "8"}
@@ -84,7 +84,7 @@ def test_cvs_results_are_strings_keyed_by_bytes_in_its_config_layout():
 
 
 def test_azure_line_is_one_node_at_16G_held_below_the_expected():
-    text = api.export_thresholds("dgx-h100", 2, "azure", size="1G").files["nccl_allreduce.conf"]
+    text = api.export_thresholds(cluster="dgx-h100", nodes=2, format="azure", size="1G").files["nccl_allreduce.conf"]
     comment, line = text.strip("\n").split("\n")
     assert comment.startswith("#")
     # <hostmask> || check_nccl_allreduce EXP_BW REPEATS TOPOFILE MESSAGE_SIZE
@@ -94,7 +94,7 @@ def test_azure_line_is_one_node_at_16G_held_below_the_expected():
 
 
 def test_google_threshold_is_whole_GBps_over_2G_to_8G_for_nhosts():
-    text = api.export_thresholds("dgx-h100", 2, "google", size="1G").files["nccl_healthcheck.env"]
+    text = api.export_thresholds(cluster="dgx-h100", nodes=2, format="google", size="1G").files["nccl_healthcheck.env"]
     env = dict(line.split("=", 1) for line in text.splitlines() if line and not line.startswith("#"))
     assert env.keys() == {"NHOSTS", "START_MESSAGE_SIZE", "END_MESSAGE_SIZE", "BANDWIDTH_THRESHOLD"}
     assert (env["NHOSTS"], env["START_MESSAGE_SIZE"], env["END_MESSAGE_SIZE"]) == ("2", "2G", "8G")
@@ -106,7 +106,7 @@ def test_bad_requests_are_usage_errors_and_the_command_writes_files(tmp_path, ca
     for kwargs, match in (({"format": "xml"}, "superbench, cvs"), ({"nodes": 0}, "--nodes"),
                           ({"threshold": 1.5}, "--threshold")):
         with pytest.raises(UsageError, match=match):
-            api.export_thresholds("dgx-h100", **{"nodes": 2, **kwargs})
+            api.export_thresholds(cluster="dgx-h100", **{"nodes": 2, **kwargs})
     assert "unknown system" in cli_error(capsys, "export", "thresholds", "--cluster", "nope")
     out = tmp_path / "sb"
     done = CliRunner().invoke(app, ["export", "thresholds", "--cluster", "dgx-h100", "--format", "superbench",

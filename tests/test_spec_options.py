@@ -35,6 +35,7 @@ BUILDS = {
     "trace": [specs.TraceSpec, specs.HardwareSpec],
     "export nccl-tuner": [specs.TunerSpec, specs.HardwareSpec],
     "export msccl": [specs.MscclExportSpec],
+    "export thresholds": [specs.ThresholdSpec],
     "import msccl": [specs.MscclImportSpec],
     "report": [specs.ReportSpec],
     "doctor": [specs.DoctorPlanSpec],

@@ -6,15 +6,16 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from collperf.api.common import as_spec
 from collperf.api.model import expected_bands
 from collperf.errors import UsageError
-from collperf.export.thresholds import AZURE_SIZE, FORMATS, GOOGLE_SIZES, Expected, Thresholds, render
+from collperf.export.thresholds import AZURE_SIZE, GOOGLE_SIZES, Expected, Thresholds, render
 from collperf.lab.doctor import testbed as bed, world
 from collperf.lab.doctor.plan import Plan, plan
 from collperf.lab.doctor.testbed_spec import parse_spec
 from collperf.report import write_page
 from collperf.report.doctor_page import doctor_page
-from collperf.spec import DoctorPlanSpec, NetworkSpec, sizes, write_output
+from collperf.spec import DoctorPlanSpec, NetworkSpec, ThresholdSpec, sizes, write_output
 
 
 def doctor_plan(spec: DoctorPlanSpec | None = None, **options) -> Plan:
@@ -48,17 +49,14 @@ class ThresholdExport:
 DEFAULT_THRESHOLD_SIZES = "1M,2M,4M,8M,16M,32M,64M,128M,256M,512M,1G,2G,4G,8G,16G"
 
 
-def export_thresholds(cluster: str, nodes: int = 2, format: str = "csv", size: str | list | None = None,
-                      threshold: float = 0.05, output: str | None = None) -> ThresholdExport:
-    """The model's expected allreduce busbw per size for one node and `nodes` nodes of a catalogue system
-    (`cluster`), as `format` (superbench, cvs, azure, google, csv: export/thresholds.py) with a pass mark
-    `threshold` below it. `output`: a directory for superbench (baseline.json, rule.yaml), a file else."""
-    if format not in FORMATS:
-        raise UsageError(f"threshold format {format!r}: expected one of {', '.join(FORMATS)}")
-    if isinstance(nodes, bool) or not isinstance(nodes, int) or not 1 <= nodes <= 100_000:
-        raise UsageError(f"--nodes {nodes!r}: expected a whole number of nodes from 1, e.g. --nodes 2")
-    if not 0 <= threshold < 1:
-        raise UsageError(f"--threshold {threshold!r}: expected a fraction below 1, e.g. 0.05 for 5 %")
+def export_thresholds(spec: ThresholdSpec | None = None, **options) -> ThresholdExport:
+    """The model's expected allreduce busbw per size for one node and spec.nodes nodes of a catalogue system
+    (spec.cluster), as spec.format (superbench, cvs, azure, google, csv: export/thresholds.py) with a pass mark
+    spec.threshold below it; spec.output a directory for superbench (baseline.json, rule.yaml), a file else. Give
+    a ThresholdSpec, or its fields as keywords."""
+    spec = as_spec(ThresholdSpec, spec, options)
+    cluster, nodes, format, size, threshold, output = (spec.cluster, spec.nodes, spec.format, spec.size,
+                                                       spec.threshold, spec.output)
     wanted = sizes(size if size is not None else DEFAULT_THRESHOLD_SIZES)
     need = set(wanted) | ({AZURE_SIZE} if format == "azure" else set()) | \
         (set(GOOGLE_SIZES) if format == "google" else set())

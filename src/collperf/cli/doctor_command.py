@@ -13,7 +13,7 @@ from collperf.cli.options import Command, Json, command, flag, spec_options
 from collperf.cli.render import escape, out, print_json
 from collperf.cli.report_command import Html, command_line
 from collperf.errors import UsageError
-from collperf.spec import DoctorPlanSpec
+from collperf.spec import DoctorPlanSpec, ThresholdSpec
 
 
 @command()
@@ -117,21 +117,12 @@ def _verdict(c: dict) -> str:
 
 
 @export_app.command("thresholds", cls=Command)
-def export_thresholds(cluster: str = typer.Option(..., "--cluster", help="A catalogue system (collperf systems)."),
-                      nodes: int = typer.Option(2, "--nodes", help="The multi-node group (one node is always "
-                                                                   "there too)."),
-                      fmt: str = typer.Option("csv", "--format", help="superbench, cvs, azure, google or csv."),
-                      size: Optional[str] = typer.Option(None, "--size", "-s", help="Sizes, comma list (default "
-                                                         "1M..16G, doubling)."),
-                      threshold: float = typer.Option(0.05, "--threshold", help="The shortfall allowed below the "
-                                                      "expected busbw (0.05: SuperBench's 5 %)."),
-                      output: Optional[str] = typer.Option(None, "--output", "-o", help="A file (a directory for "
-                                                           "superbench: baseline.json, rule.yaml)."),
-                      as_json: bool = Json):
+@spec_options(ThresholdSpec, "spec")
+def export_thresholds(as_json: bool = Json, spec: ThresholdSpec = None):
     """The model's expected allreduce busbw per size, one node and --nodes nodes of a catalogue system, as the
     thresholds of SuperBench, AMD CVS, Azure's health checks, Google's cluster health scanner, or CSV
     (docs/doctor.md)."""
-    result = api.export_thresholds(cluster, nodes, fmt, size, threshold, output)
+    result = api.export_thresholds(spec)
     if as_json:
         print_json(result.to_json())
     elif result.written:

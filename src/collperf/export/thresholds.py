@@ -36,7 +36,6 @@ from dataclasses import dataclass, field
 
 from collperf import units
 
-FORMATS = ("superbench", "cvs", "azure", "google", "csv")
 GOOGLE_SIZES = (2 << 30, 4 << 30, 8 << 30)          # START_MESSAGE_SIZE 2G .. END_MESSAGE_SIZE 8G, doubling
 AZURE_SIZE = 16 << 30                                # the conf files' message size: 16G
 

@@ -11,7 +11,7 @@ are derived properties, checked when the spec is made.
 Submodules by area: network (NetworkSpec, HardwareSpec), model (PredictSpec, NcclPredictSpec, CrossoverSpec, NcclCrossoverSpec,
 ScheduleSpec, VerifySpec), runs (SweepSpec, BenchSpec), lab (CalibrateSpec, BoundSpec, ValidateSpec, TestbedSpec,
 TestbedDownSpec),
-interop (TunerSpec, MscclExportSpec, MscclImportSpec),
+interop (TunerSpec, MscclExportSpec, MscclImportSpec, ThresholdSpec),
 topology (SimulateSpec, TreesSpec, TopologyPredictSpec), patterns (PatternSpec), logs (LogSpec,
 DiagnoseSpec, MeasurementSpec), requests (predict_request, crossover_request, simulate_request: the spec of the mode asked for, the
 conflict rules between modes), trace (TraceSpec), plan (PlanSpec, SearchSpec), plan_options (PlanModelSpec,
@@ -20,7 +20,7 @@ re-exported here: `from collperf.spec import X` is the way in.
 """
 
 from collperf.spec.checks import check_mode, output_path, rank_list, sizes, write_output
-from collperf.spec.interop import MscclExportSpec, MscclImportSpec, TunerSpec
+from collperf.spec.interop import THRESHOLD_FORMATS, MscclExportSpec, MscclImportSpec, ThresholdSpec, TunerSpec
 from collperf.spec.lab import BoundSpec, CalibrateSpec, TestbedDownSpec, TestbedSpec, ValidateSpec
 from collperf.spec.doctor import DoctorPlanSpec
 from collperf.spec.logs import BaselineSpec, DiagnoseSpec, LogSpec, MeasurementSpec, ReportSpec
@@ -37,7 +37,7 @@ from collperf.spec.topology import (TREE_COLLECTIVES, SimulateSpec, TopologyPred
 
 __all__ = ["NCCL_VIEW", "BaselineSpec", "BenchSpec", "DoctorPlanSpec", "BoundSpec", "CalibrateSpec", "CrossoverSpec", "NcclCrossoverSpec", "NcclPredictSpec", "PredictSpec",
            "ScheduleSpec", "TestbedDownSpec", "TestbedSpec", "ValidateSpec", "VerifySpec", "ReportSpec", "SearchSpec", "MscclExportSpec", "MscclImportSpec",
-           "TunerSpec", "DiagnoseSpec", "DTYPE_BYTES", "HardwareSpec", "LogSpec", "MeasurementSpec", "NetworkSpec",
+           "THRESHOLD_FORMATS", "ThresholdSpec", "TunerSpec", "DiagnoseSpec", "DTYPE_BYTES", "HardwareSpec", "LogSpec", "MeasurementSpec", "NetworkSpec",
            "OPS", "PATTERN_COLLECTIVES", "PATTERNS", "PatternSpec", "PlanLayoutSpec", "PlanModelSpec", "PlanSpec",
            "SimulateSpec", "SweepSpec",
            "TOPOLOGY_ALGORITHMS", "TREE_COLLECTIVES", "TopologyPredictSpec", "TraceSpec", "TreesSpec", "check_mode",

@@ -1,5 +1,5 @@
 """Requests in other tools' formats: NCCL tuner-plugin rules (TunerSpec), an MSCCL algorithm XML written
-(MscclExportSpec) and read back (MscclImportSpec)."""
+(MscclExportSpec) and read back (MscclImportSpec), health checkers' thresholds (ThresholdSpec)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,37 @@ from dataclasses import dataclass, field
 from collperf.errors import UsageError
 from collperf.spec.checks import cli_option, output_path, path_list
 from collperf.spec.network import HardwareSpec, NetworkSpec
+
+
+# the checkers whose thresholds `export thresholds` writes (export/thresholds.py says each one's fields)
+THRESHOLD_FORMATS = ("superbench", "cvs", "azure", "google", "csv")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ThresholdSpec:
+    """`collperf export thresholds`: the model's expected allreduce busbw per size for one node and `nodes` nodes
+    of a catalogue system (`cluster`), as `format`, with a pass mark `threshold` below it; `output` a file (a
+    directory for superbench: baseline.json, rule.yaml), else printed."""
+
+    cluster: str = field(metadata=cli_option("--cluster", help="A catalogue system (collperf systems)."))
+    nodes: int = field(default=2, metadata=cli_option(
+        "--nodes", help="The multi-node group (one node is always there too)."))
+    format: str = field(default="csv", metadata=cli_option(
+        "--format", help="superbench, cvs, azure, google or csv."))
+    size: str | list | None = field(default=None, metadata=cli_option(
+        "--size", "-s", type=str, help="Sizes, comma list (default 1M..16G, doubling)."))
+    threshold: float = field(default=0.05, metadata=cli_option(
+        "--threshold", help="The shortfall allowed below the expected busbw (0.05: SuperBench's 5 %)."))
+    output: str | None = field(default=None, metadata=cli_option(
+        "--output", "-o", type=str, help="A file (a directory for superbench: baseline.json, rule.yaml)."))
+
+    def __post_init__(self):
+        if self.format not in THRESHOLD_FORMATS:
+            raise UsageError(f"threshold format {self.format!r}: expected one of {', '.join(THRESHOLD_FORMATS)}")
+        if isinstance(self.nodes, bool) or not isinstance(self.nodes, int) or not 1 <= self.nodes <= 100_000:
+            raise UsageError(f"--nodes {self.nodes!r}: expected a whole number of nodes from 1, e.g. --nodes 2")
+        if isinstance(self.threshold, bool) or not 0 <= self.threshold < 1:
+            raise UsageError(f"--threshold {self.threshold!r}: expected a fraction below 1, e.g. 0.05 for 5 %")
 
 
 @dataclass(frozen=True, kw_only=True)

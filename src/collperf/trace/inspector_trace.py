@@ -13,7 +13,7 @@ A record (inspector_json.cc; the schema is checked by ingest/inspector.py, which
             (microseconds of gettimeofday, inspector.cc inspectorGetTime)
   dump_stats  (v4.1 and later) one per communicator and dump: coll_dropped_total, p2p_dropped_total, the records the
             ring buffer overwrote before the dump thread wrote them (cumulative)
-The v4.1/v4.2 fields are those of NVIDIA/nccl's Inspector pull requests (#2304: dump_stats; the comm-patterns
+The v4.1/v4.2 fields are those of NVIDIA/nccl's Inspector changes after 2.30.7 (the dump_stats record; the comm-patterns
 README: coll_algo/coll_proto), not yet in the 2.30.7 tree, which writes v4.0.
 
 Without kernel times, a call is taken to end at the same moment on every rank (a collective completes together),

@@ -84,7 +84,7 @@ class RankSkew:
 def match(traces) -> tuple[list[Matched], list[str]]:
     """Calls of all ranks grouped by (process group, its ranks, sequence): PyTorch's `Seq` where every call
     has one, else the call's position in its group on that rank. A call's `seq_scope` splits its group's numbering
-    (NCCL's profiler numbers each collective type apart: AllReduce #3 is not AllGather #3)."""
+    (NCCL's profiler numbers each collective type apart: the third AllReduce is not the third AllGather)."""
     by_group: dict = defaultdict(lambda: defaultdict(list))
     for t in traces:
         for c in t.calls:

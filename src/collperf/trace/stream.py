@@ -37,7 +37,7 @@ _AFTER_NUMBER = re.compile(r"[^0-9.eE+-]")
 _DECODER = json.JSONDecoder()
 # a string (escapes included; the unrolled form is one pass) or a bracket; a lone '"' is a string cut by the window
 _TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}"]')
-_AFTER_EVENT = re.compile(r"\s*[,\]]")
+_NOT_SPACE = re.compile(r"\S")     # one character class: linear on any line (a whitespace run is stepped once)
 
 
 class _TooDeep(Exception):
@@ -75,11 +75,16 @@ class _Window:
         if len(self.text) - self.pos < _CHUNK and not self.eof:
             self._more()
         end = len(self.text)
-        while (k := self.text.rfind("}", self.pos, end)) >= 0 and not _AFTER_EVENT.match(self.text, k + 1):
+        while (k := self.text.rfind("}", self.pos, end)) >= 0 and not self._ends_event(k):
             end = k
         if k < 0:                      # no event ends in the window: one is read the slow way
             return None, self.at + 1
         return decode("[" + self.text[self.pos:k + 1] + "]"), self.offset + k + 1
+
+    def _ends_event(self, k: int) -> bool:
+        """The '}' at k closes an event of the array: the next character that is not a space is ',' or ']'."""
+        m = _NOT_SPACE.search(self.text, k + 1)
+        return m is not None and self.text[m.start()] in ",]"
 
     def peek(self) -> str:
         """The next character that is not white space or a comma ('' at the end)."""
