@@ -13,6 +13,7 @@ import pytest
 import typer
 
 from collperf.cli import app
+from cli_support import cli_error
 from collperf.diagnose.findings import _dips
 from collperf.errors import UsageError
 from collperf.lab.bench import distinct_sizes
@@ -231,3 +232,19 @@ def test_simulate_help_lists_every_topology_the_parser_takes():
     folded = " ".join(out.replace("│", " ").split())
     for form in forms:
         assert form in folded, form
+
+
+def test_a_file_no_command_could_write_is_refused_before_any_rank_starts(capsys):
+    # /proc takes no new file though its permission bits allow one: refused up front, not after the first row
+    err = cli_error(capsys, "bench", "--ranks", "2", "-b", "1K", "-e", "4K", "-J", "/proc/collperf-x.json")
+    assert "--json-file /proc/collperf-x.json: cannot be written" in err and "row" not in err
+
+
+def test_trace_refuses_an_algorithm_it_does_not_price(capsys, tmp_path):
+    err = cli_error(capsys, "trace", tmp_path, "-A", "rnig")
+    assert "-A rnig: not an algorithm collperf prices: did you mean ring?" in err
+
+
+def test_a_catalogue_system_given_as_a_topology_points_to_cluster(capsys):
+    err = cli_error(capsys, "simulate", "allreduce", "-A", "ring", "--size", "1M", "-t", "dgx-h100")
+    assert "'dgx-h100' is a system of the catalogue, not a topology: give it as --cluster dgx-h100" in err

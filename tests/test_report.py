@@ -143,7 +143,7 @@ def test_the_readme_report_command_with_a_cluster(tmp_path):
     res = CliRunner().invoke(app, ["report", str(H100), "--cluster", "dgx-h100", "-o", str(out)])
     assert res.exit_code == 0, res.output
     text, _ = page_text(out.read_text())
-    assert "dgx-h100" in text and "user override" in text
+    assert "dgx-h100" in text and "the catalogue's dgx-h100 (--cluster)" in text
 
 
 def test_a_validate_json_report(tmp_path):

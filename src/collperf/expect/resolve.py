@@ -243,7 +243,7 @@ def _base(hw, gpu_text, gpu_src, facts: LogFacts, notes, per_node: int | None = 
     """The catalogue system to start from: --cluster, an instance named by a host, else the GPU's entry."""
     if hw.cluster is not None:
         base = get_system(hw.cluster)
-        why = f"user override (--cluster {hw.cluster})"
+        why = f"the catalogue's {hw.cluster} (--cluster)"
         if hw.gpu is not None:
             notes.append(f"--gpu {hw.gpu} ignored: --cluster {hw.cluster} names the system")
         return base.with_(why, **{k: getattr(base, k) for k in base.sources if k != "gpu"}), base.gpu, why

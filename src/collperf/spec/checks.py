@@ -30,6 +30,16 @@ def output_path(path, flag: str):
         raise UsageError(f"{flag} {path}: the folder {folder} does not exist; create it or write elsewhere")
     if not os.access(folder, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
         raise UsageError(f"{flag} {path}: not writable; choose another place")
+    # the permission bits do not tell a virtual or read-only file system (/proc, a read-only mount): open it
+    # for appending, as the command will write it, and leave nothing behind where it was not there before
+    existed = p.exists()
+    try:
+        with open(p, "a"):
+            pass
+    except OSError as e:
+        raise UsageError(f"{flag} {path}: cannot be written ({e.strerror}); choose another place") from None
+    if not existed:
+        p.unlink(missing_ok=True)
     return path
 
 

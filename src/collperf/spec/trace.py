@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from collperf import units
-from collperf.errors import UsageError
+from collperf.errors import UsageError, did_you_mean
+from collperf.model.algorithms import ALGORITHMS
 from collperf.spec.checks import cli_option, path_list, whole
 from collperf.spec.network import HardwareSpec
 
@@ -42,6 +43,11 @@ class TraceSpec:
                              "collperf trace traces/")
         names = self.algorithm.split(",") if isinstance(self.algorithm, str) else self.algorithm or []
         object.__setattr__(self, "algorithm", [str(a).strip() for a in names if str(a).strip()])
+        known = sorted({a.name for a in ALGORITHMS})
+        for name in self.algorithm:
+            if name not in known:     # the registry says which collectives each runs; an unknown name runs none
+                raise UsageError(f"-A {name}: not an algorithm collperf prices: {did_you_mean(name, known)}expected "
+                                 f"some of {', '.join(known)}")
         if self.peak is not None:
             try:
                 self.peak_Bps

@@ -25,6 +25,7 @@ from collperf import units
 from collperf.errors import UsageError
 from collperf.jsonfile import read_json
 from collperf.model.network import Cluster, Link
+from collperf.model.hardware.catalogue import resolve_name
 from collperf.model.hardware.presets import get_preset
 from collperf.topology import fabrics
 from collperf.topology.graph import Topology
@@ -323,7 +324,14 @@ def parse(spec: str, link: Link | None = None, cluster: Cluster | None = None) -
         return nvl72(int(text[6:]), cluster)
     if text.endswith(".json") or Path(text).exists():
         return load(text)
-    raise UsageError(f"unknown topology {spec!r}: expected {KINDS}")
+    try:
+        resolve_name(text)
+    except UsageError:
+        raise UsageError(f"unknown topology {spec!r}: expected {KINDS}") from None
+    # a catalogue system named where a topology goes: the system's links come with --cluster, the shape with -t
+    raise UsageError(f"{spec!r} is a system of the catalogue, not a topology: give it as --cluster {text} "
+                     f"(its links priced) and the shape as --topology, e.g. cluster:2x8 for 2 nodes of 8 GPUs; "
+                     f"expected a topology: {KINDS}")
 
 
 def _cluster(text: str, nodes: int, gpn: int, cluster: Cluster | None) -> Cluster:

@@ -285,7 +285,7 @@ def fabric_nccl_settings(fabric_class: str) -> tuple[dict, str]:
 
 def get_system(name: str, nodes: int = 1) -> System:
     system = lookup(resolve_name(name))
-    return system.with_("user override", nodes=nodes) if nodes != 1 else system
+    return system.with_("the node count asked for", nodes=nodes) if nodes != 1 else system
 
 
 def system_for_instance(text: str) -> System | None:
