@@ -116,15 +116,12 @@ def _finish(tables: list[Table], ranks: int | None) -> list[Table]:
 
 
 def parse(text: str, source: str = "<log>", collective: str | None = None, ranks: int | None = None) -> list[Table]:
-    collective = _checked(collective, ranks)
-    if "\r" in text:      # text given directly (the API): the line ends a file's reading would have made
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    stripped = text.lstrip().lstrip("\ufeff").lstrip()     # a BOM the decoding kept (text given directly)
-    if not stripped:
+    log = formats.Text.of(text, source, _checked(collective, ranks), ranks)
+    if not log.stripped:
         raise IngestError(f"{source}: the file is empty")
-    tables = formats.read(formats.Text(text, stripped, source, collective, ranks))
+    tables = formats.read(log)
     for t in tables:
-        t.text = text
+        t.text = log.text
         if ranks is None:
             consistency.read_ranks_from_counts(t)     # the count column states it: before anything guesses
     return _finish(tables, ranks)

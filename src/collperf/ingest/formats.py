@@ -29,6 +29,13 @@ class Text:
     ranks: int | None = None
     _once: dict = field(default_factory=dict, repr=False, compare=False)
 
+    @classmethod
+    def of(cls, text: str, source: str = "<log>", collective: str | None = None, ranks: int | None = None) -> Text:
+        if "\r" in text:      # text given directly (the API): the line ends a file's reading would have made
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        stripped = text.lstrip().lstrip("\ufeff").lstrip()     # a BOM the decoding kept (text given directly)
+        return cls(text, stripped, source, collective, ranks)
+
     def once(self, test: Callable[[Text], Any]) -> Any:
         """test(self), computed once however many formats ask (the three link tests share one detection)."""
         if test not in self._once:
