@@ -100,3 +100,15 @@ def test_a_nccl_tests_log_that_dies_before_its_table_is_read_as_its_debug_log():
     with pytest.raises(OtherInput) as info:
         parse(head + debug, "died.log")
     assert "debug log" in info.value.what
+
+
+def test_a_nccl_tests_log_that_prints_the_gpu_matrix_above_its_table_is_read_as_nccl_tests():
+    """Job scripts run `nvidia-smi topo -m` before the benchmark: the log is the benchmark's, its table kept."""
+    log = _text("nvidia-smi topo -m") + "\n" + _text("nccl-tests text")
+    alone = parse(_text("nccl-tests text"), "job.log")
+    tables = parse(log, "job.log")
+    def measured(ts):     # the rows as measured (their line numbers move down by the matrix's lines)
+        return [[(r.size, r.placement, r.time_s, r.busbw_GBps) for r in t.rows] for t in ts]
+    assert measured(tables) == measured(alone) and tables[0].collective == "allreduce"
+    with pytest.raises(OtherInput):     # the matrix alone is still the system input
+        parse(_text("nvidia-smi topo -m"), "topo.txt")

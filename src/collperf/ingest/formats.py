@@ -176,11 +176,13 @@ FORMATS: tuple[Format, ...] = (
     _link_test("perftest", "perftest (ib_write_bw/ib_read_bw) output"),
     _link_test("nvbandwidth", "nvbandwidth output"),
     _link_test("p2pBandwidthLatencyTest", "p2pBandwidthLatencyTest output"),
-    Format("nvidia-smi topo -m", lambda t: nvsmi_topo.looks_like(t.text), lambda t: nvsmi_topo.parse(t.text, t.source),
-           lambda _: "`nvidia-smi topo -m` output"),
-    # nccl-tests text, before the NCCL debug log: its logs are full of the same NCCL INFO lines (a log whose
+    # nccl-tests text, before nvidia-smi's matrix (job scripts print `nvidia-smi topo -m` above the benchmark: the
+    # log is the table's) and before the NCCL debug log (its logs are full of the same NCCL INFO lines; a log whose
     # table cannot be read is then tried as a debug log: the run that died before its table)
     Format("nccl-tests text", lambda t: nccltests.looks_like(t.text), _nccl_tests),
+    # nvidia-smi's matrix by its header row and its diagonal of X
+    Format("nvidia-smi topo -m", lambda t: nvsmi_topo.looks_like(t.text), lambda t: nvsmi_topo.parse(t.text, t.source),
+           lambda _: "`nvidia-smi topo -m` output"),
     NCCL_DEBUG_LOG,
 )
 
