@@ -56,13 +56,14 @@ def _gunzip(source, name: str) -> str:
     (Kineto writes *.pt.trace.json.gz) is told apart from its first 64 KiB, before it is inflated whole."""
     import gzip
     import io
+    import zlib
     try:
         with gzip.open(io.BytesIO(source) if isinstance(source, bytes) else source, "rb") as f:
             head = f.read(65536)
             if formats.KINETO.encode() in head:
                 raise IngestError(formats.trace_message(name))
             return decode(head + f.read())
-    except (OSError, EOFError) as e:
+    except (OSError, EOFError, zlib.error) as e:    # zlib's error: a stream corrupt past its header
         raise IngestError(f"{name}: a broken gzip file ({e}): decompress it, or give the log itself") from None
 
 
