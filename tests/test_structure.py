@@ -268,3 +268,21 @@ def test_comments_cite_sources_not_files_outside_the_repository():
             for i, line in enumerate(p.read_text().splitlines(), 1) if re.search(r"\breference/[\w-]+\.md", line)]
     assert not hits, hits
     assert (root / "py.typed").is_file()
+
+
+def test_design_names_every_test_file_by_its_subject():
+    """DESIGN.md's index of the tests (by the package they mainly prove) names every test file, and only files
+    that exist: a newcomer finds a package's tests there."""
+    design = (Path(__file__).parent.parent / "docs" / "DESIGN.md").read_text()
+    lines = design[design.index("The subjects, by the package"):].splitlines()[1:]
+    entries = []
+    for line in lines[1 if not lines[0].strip() else 0:]:
+        if not line.strip():
+            break
+        entries.append(line.split(":", 1)[1] if line.startswith("- ") else line)
+    named = [n.strip() for n in ",".join(entries).split(",") if n.strip()]
+    files = {p.stem.removeprefix("test_") for p in Path(__file__).parent.glob("test_*.py")}
+    assert len(named) == len(set(named)), "a file is named twice"
+    assert not set(named) - files, f"DESIGN.md names test files that do not exist: {sorted(set(named) - files)}"
+    assert not files - set(named), (f"add these to DESIGN.md's test index (section 8) under the package they prove: "
+                                    f"{sorted(files - set(named))}")
