@@ -11,8 +11,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from collperf.ingest import inspector, link_tests, mpi_benchmarks, nccl_debug, nccl_perf_csv, nccltests, nvsmi_topo, \
-    others, rccl, topo_xml
+from collperf.ingest import (inspector, link_tests, mpi_benchmarks, nccl_debug, nccl_perf_csv, nccltests, nvsmi_topo,
+                             others, rccl, topo_xml)
 from collperf.ingest.inputs import OtherInput
 from collperf.ingest.table import IngestError, Table
 
@@ -27,7 +27,7 @@ class Text:
     source: str
     collective: str | None = None     # canonical name, already checked
     ranks: int | None = None
-    _once: dict = field(default_factory=dict, repr=False, compare=False)
+    _once: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @classmethod
     def of(cls, text: str, source: str = "<log>", collective: str | None = None, ranks: int | None = None) -> Text:
