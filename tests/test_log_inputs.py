@@ -111,3 +111,15 @@ def test_fuzz_every_encoding_reads_as_the_text(tmp_path):
         assert got == expected, f"{name} seed {seed}"
         tried += 1
     assert tried > 60
+
+
+def test_a_gzip_stream_corrupt_past_its_header_is_refused_by_name(tmp_path, monkeypatch, capsys):
+    """zlib's own error (not an OSError) from a stream whose header is sound: a UsageError naming the file."""
+    data = bytearray(gzip.compress(LOG.read_bytes()))
+    data[len(data) // 2:len(data) // 2 + 16] = b"\xff" * 16
+    corrupt = tmp_path / "log.txt.gz"
+    corrupt.write_bytes(bytes(data))
+    with pytest.raises(IngestError, match="log.txt.gz: a broken gzip file"):
+        load(corrupt)
+    code, _, err = _diagnose_stdin(monkeypatch, capsys, bytes(data))
+    assert code == 2 and "<stdin>: a broken gzip file" in err

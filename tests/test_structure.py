@@ -21,17 +21,44 @@ CLI_DIR = Path(collperf.__file__).parent / "cli"
 ALLOWED = {"collperf", "collperf.api", "collperf.spec", "collperf.units", "collperf.errors", "collperf.cli"}
 
 
-def _collperf_imports(path: Path) -> set[str]:
-    """Every collperf module a file imports, at any depth of the file (functions included)."""
+def _collperf_imports(path: Path, package: str = "collperf.cli") -> set[str]:
+    """Every collperf module a file of `package` reaches, at any depth of the file (functions included): imported
+    by name or relative to its package, by `importlib.import_module`/`__import__` of a literal, or as an attribute
+    of the package (`collperf.lab.bench` after `import collperf`)."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("collperf"):
-            # `from collperf import lab` imports the module collperf.lab, not a name of the package
-            found |= {f"{node.module}.{a.name}" if _is_module(f"{node.module}.{a.name}") else node.module
-                      for a in node.names}
+        if isinstance(node, ast.ImportFrom):
+            # `from ..lab import bench`: the module the dots name, counted from the file's package
+            base = ".".join(package.split(".")[:len(package.split(".")) + 1 - node.level]) if node.level else ""
+            module = ".".join(p for p in (base, node.module or "") if p)
+            if module.startswith("collperf"):
+                # `from collperf import lab` imports the module collperf.lab, not a name of the package
+                found |= {f"{module}.{a.name}" if _is_module(f"{module}.{a.name}") else module for a in node.names}
         elif isinstance(node, ast.Import):
             found |= {a.name for a in node.names if a.name.startswith("collperf")}
+        elif isinstance(node, ast.Call) and _called(node.func) in ("import_module", "__import__") and node.args \
+                and isinstance(node.args[0], ast.Constant) and str(node.args[0].value).startswith("collperf"):
+            found.add(str(node.args[0].value))
+        elif isinstance(node, ast.Attribute) and (dotted := _dotted(node)) and dotted.startswith("collperf."):
+            parts = dotted.split(".")
+            module = next((".".join(parts[:n]) for n in range(len(parts), 1, -1) if _is_module(".".join(parts[:n]))),
+                          None)
+            if module is not None:
+                found.add(module)
     return found
+
+
+def _called(func: ast.expr) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def _dotted(node: ast.expr) -> str | None:
+    """`collperf.lab.bench` for that chain of attributes on a name, None for any other expression."""
+    names = []
+    while isinstance(node, ast.Attribute):
+        names.append(node.attr)
+        node = node.value
+    return ".".join([node.id, *reversed(names)]) if isinstance(node, ast.Name) else None
 
 
 def _is_module(dotted: str) -> bool:
@@ -43,6 +70,20 @@ def test_the_walk_of_the_cli_sees_a_module_imported_from_its_package(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("from collperf import lab, units\nfrom collperf.api import predict\n")
     assert _collperf_imports(bad) == {"collperf.lab", "collperf.units", "collperf.api"}
+
+
+@pytest.mark.parametrize("source, reached", [
+    ("from ..lab import bench\n", "collperf.lab.bench"),           # relative to collperf.cli
+    ("from .. import fit\n", "collperf.fit"),
+    ("from . import render\n", "collperf.cli.render"),
+    ("import importlib\nimportlib.import_module('collperf.lab.bench')\n", "collperf.lab.bench"),
+    ("__import__('collperf.fit')\n", "collperf.fit"),
+    ("import collperf.api\ncollperf.lab.bench.run_bench()\n", "collperf.lab.bench"),   # an attribute of the package
+])
+def test_the_walk_of_the_cli_sees_every_way_to_reach_a_module(tmp_path, source, reached):
+    bad = tmp_path / "bad.py"
+    bad.write_text(source)
+    assert reached in _collperf_imports(bad)
 
 
 def test_the_cli_imports_only_the_api_the_specs_rendering_and_units():
@@ -227,3 +268,21 @@ def test_comments_cite_sources_not_files_outside_the_repository():
             for i, line in enumerate(p.read_text().splitlines(), 1) if re.search(r"\breference/[\w-]+\.md", line)]
     assert not hits, hits
     assert (root / "py.typed").is_file()
+
+
+def test_design_names_every_test_file_by_its_subject():
+    """DESIGN.md's index of the tests (by the package they mainly prove) names every test file, and only files
+    that exist: a newcomer finds a package's tests there."""
+    design = (Path(__file__).parent.parent / "docs" / "DESIGN.md").read_text()
+    lines = design[design.index("The subjects, by the package"):].splitlines()[1:]
+    entries = []
+    for line in lines[1 if not lines[0].strip() else 0:]:
+        if not line.strip():
+            break
+        entries.append(line.split(":", 1)[1] if line.startswith("- ") else line)
+    named = [n.strip() for n in ",".join(entries).split(",") if n.strip()]
+    files = {p.stem.removeprefix("test_") for p in Path(__file__).parent.glob("test_*.py")}
+    assert len(named) == len(set(named)), "a file is named twice"
+    assert not set(named) - files, f"DESIGN.md names test files that do not exist: {sorted(set(named) - files)}"
+    assert not files - set(named), (f"add these to DESIGN.md's test index (section 8) under the package they prove: "
+                                    f"{sorted(files - set(named))}")

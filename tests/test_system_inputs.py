@@ -201,3 +201,21 @@ def test_every_pci_device_id_is_the_part_pci_ids_names():
     from collperf.model.hardware.names import find_gpu
     assert set(topo_xml.PCI_GPUS) == set(PCI_PARTS)
     assert {pci_id: find_gpu(name).name for pci_id, name in topo_xml.PCI_GPUS.items()} == PCI_PARTS
+
+
+@pytest.mark.parametrize("name, old, new", [
+    ("nvbandwidth_a6000x6_read_ce.txt", "           0         1", "           " + "9" * 5000 + "         1"),
+    ("nvbandwidth_a6000x6_read_ce.txt", "\n 1     26.34", "\n ²     26.34"),
+    ("p2p_bandwidth_6gpu_p2p_slow.txt", "   D\\D     0      1", "   D\\D     0      " + "7" * 4400),
+    ("ib_write_bw_loopback_hdr.txt", " 8388608    20000", " ³8388608    20000"),
+    ("ib_write_bw_loopback_hdr.txt", " 8388608    20000", " " + "8" * 4400 + "    20000"),
+])
+def test_a_link_test_index_or_size_past_an_int_is_no_traceback(tmp_path, name, old, new):
+    """'²' passes str.isdigit and int() refuses it, as it refuses more than 4300 digits: such a token is not an
+    index or a size, and the reading ends in a link test or a UsageError."""
+    text = (INPUTS / name).read_text()
+    assert old in text
+    path = tmp_path / name
+    path.write_text(text.replace(old, new, 1))
+    with pytest.raises(UsageError):     # OtherInput (the link test read) is one
+        ingest.load(path)

@@ -1,15 +1,14 @@
 """Read benchmark logs into Tables: nccl-tests text (every vintage) and JSON, collperf's bench JSON
-and CSV, OSU and Intel MPI Benchmarks. `load` sniffs the format from the content."""
+and CSV, OSU and Intel MPI Benchmarks, and the rest of formats.FORMATS. `load` decodes the bytes (gzip, UTF-16,
+line ends); the format is told from the content by that table's order."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from collperf import units
 from collperf.collectives import get_collective
-from collperf.ingest import (consistency, host_layout, inputs, inspector, mpi_benchmarks, nccl_perf_csv, nccltests, others,
-                             rccl)
+from collperf.ingest import consistency, formats, host_layout, inspector
 from collperf.ingest.inputs import OtherInput
 from collperf.ingest.table import IngestError, Row, Table
 
@@ -57,13 +56,14 @@ def _gunzip(source, name: str) -> str:
     (Kineto writes *.pt.trace.json.gz) is told apart from its first 64 KiB, before it is inflated whole."""
     import gzip
     import io
+    import zlib
     try:
         with gzip.open(io.BytesIO(source) if isinstance(source, bytes) else source, "rb") as f:
             head = f.read(65536)
-            if _KINETO.encode() in head:
-                raise IngestError(_trace_message(name))
+            if formats.KINETO.encode() in head:
+                raise IngestError(formats.trace_message(name))
             return decode(head + f.read())
-    except (OSError, EOFError) as e:
+    except (OSError, EOFError, zlib.error) as e:    # zlib's error: a stream corrupt past its header
         raise IngestError(f"{name}: a broken gzip file ({e}): decompress it, or give the log itself") from None
 
 
@@ -117,92 +117,15 @@ def _finish(tables: list[Table], ranks: int | None) -> list[Table]:
 
 
 def parse(text: str, source: str = "<log>", collective: str | None = None, ranks: int | None = None) -> list[Table]:
-    collective = _checked(collective, ranks)
-    if "\r" in text:      # text given directly (the API): the line ends a file's reading would have made
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    stripped = text.lstrip().lstrip("\ufeff").lstrip()     # a BOM the decoding kept (text given directly)
-    if not stripped:
+    log = formats.Text.of(text, source, _checked(collective, ranks), ranks)
+    if not log.stripped:
         raise IngestError(f"{source}: the file is empty")
-    if stripped.startswith("{") and _KINETO in stripped[:65536]:
-        raise IngestError(_trace_message(source))
-    records = _json_lines(stripped)
-    if records is not None:
-        tables = _parse_json_lines(records, source, collective)
-    elif stripped.startswith("{"):
-        lead = text[:len(text) - len(stripped)].count("\n")   # json counts lines from the first non-blank one
-        try:
-            doc = json.loads(stripped)
-        except json.JSONDecodeError as e:
-            raise IngestError(f"{source}, line {e.lineno + lead}: broken JSON ({e.msg})") from None
-        except (ValueError, RecursionError) as e:   # a 4301-digit integer, nesting deeper than Python's stack
-            raise IngestError(f"{source}: unreadable JSON ({str(e)[:80]}): expected nccl-tests -J output or "
-                              "collperf bench -J FILE") from None
-        tables = others.parse_json(doc, source, collective, others.ResultLines(stripped, lead))
-    elif nccl_perf_csv.looks_like(stripped):
-        tables = nccl_perf_csv.parse(stripped, source, collective)
-    elif rccl.looks_like_csv(stripped):
-        tables = rccl.parse_csv(text, source, collective)
-    elif inspector.looks_like_prometheus(text):
-        tables = inspector.parse_prometheus(text, source, collective)
-    elif stripped.startswith("algorithm,size,count"):
-        tables = others.parse_collperf_csv(text, source, collective, ranks)
-    elif "OSU" in text[:2000] and "nThread" not in text:
-        tables = mpi_benchmarks.parse_osu(text, source, collective, ranks)
-    elif "#bytes" in text and "#repetitions" in text:
-        tables = mpi_benchmarks.parse_imb(text, source, collective, ranks)
-    elif inputs.sniff_tool(text, stripped, source) is not None:   # raises OtherInput for a tool's output
-        tables = []
-    elif nccltests.looks_like(text):
-        try:
-            tables = nccltests.parse(text, source, collective)
-        except OtherInput:
-            raise
-        except IngestError:
-            inputs.nccl_debug_log(text, source)     # a run that died before its table still says what NCCL chose
-            raise
-    else:
-        inputs.nccl_debug_log(text, source)         # NCCL's own lines, no table: raises OtherInput
-        raise IngestError(f"{source}: not a log collperf can read: expected nccl-tests output (text or -J JSON), "
-                          "collperf bench JSON/CSV, OSU or Intel MPI Benchmarks output, NCCL Inspector JSONL or "
-                          "Prometheus, rccl-tests JSON/CSV, optimize_config.py's CSV, an NCCL debug log (NCCL_DEBUG=INFO), NCCL's "
-                          "topology or graph dump, nvidia-smi topo -m, ib_write_bw, nvbandwidth or "
-                          "p2pBandwidthLatencyTest output")
+    tables = formats.read(log)
     for t in tables:
-        t.text = text
+        t.text = log.text
         if ranks is None:
             consistency.read_ranks_from_counts(t)     # the count column states it: before anything guesses
     return _finish(tables, ranks)
-
-
-_KINETO = '"traceEvents"'     # the key of every Kineto / Chrome trace (trace/stream.py reads them)
-
-
-def _trace_message(source: str) -> str:
-    return (f"{source}: this is a PyTorch profiler (Kineto) trace, not a benchmark log: use `collperf trace "
-            f"{source if source != '<stdin>' else 'FILE'}` (one file per rank, a directory or a glob)")
-
-
-def _json_lines(stripped: str):
-    """The text when it is JSON-lines (an object on its first line and more lines after), else None."""
-    first, newline, rest = stripped.partition("\n")
-    if not first.startswith("{") or not newline or not rest.strip():
-        return None
-    try:
-        if not isinstance(json.loads(first), dict):
-            return None
-    except (json.JSONDecodeError, ValueError, RecursionError):
-        return None
-    return stripped   # decoded line by line, once, by the reader of its format
-
-
-def _parse_json_lines(records, source: str, collective: str | None) -> list[Table]:
-    first = json.loads(records.partition("\n")[0])   # _json_lines checked that it decodes to an object
-    if inspector.looks_like_jsonl(first):
-        return inspector.parse_jsonl(inspector.decode_lines(records), source, collective)
-    if rccl.looks_like_record(first):
-        return rccl.parse_jsonl(list(inspector.decode_lines(records)), source, collective)
-    raise IngestError(f"{source}, line 1: JSON-lines whose records are neither NCCL Inspector ('coll_perf') nor "
-                      f"rccl-tests ({', '.join(rccl.KEYS)})")
 
 
 def _given_ranks(t: Table, ranks: int | None) -> None:

@@ -24,7 +24,7 @@ from array import array
 
 from collperf.collectives import busbw_factor
 from collperf.ingest import validate as v
-from collperf.ingest.table import IngestError, Row, Table
+from collperf.ingest.table import Grouped, Row, Table, finish
 
 _NAMES = {"allreduce": "allreduce", "allgather": "allgather", "reducescatter": "reducescatter",
           "broadcast": "broadcast", "reduce": "reduce", "alltoall": "alltoall", "gather": "gather",
@@ -107,12 +107,8 @@ def parse_jsonl(lines, source: str, collective: str | None = None) -> list[Table
             g["algo_proto"].add(perf["algo_proto"])
         if perf.get("coll_timing_source"):
             g["timing"].add(perf["coll_timing_source"])
-    if not groups:
-        why = f": {skipped[0]}" if skipped else ""
-        raise IngestError(f"{source}: no readable NCCL Inspector records{why}")
-    tables = [_table(source, comm, name, g) for (comm, name), g in groups.items()]
-    tables[0].skipped.extend(skipped)
-    return tables
+    return finish([_table(source, comm, name, g) for (comm, name), g in groups.items()], skipped,
+                  f"{source}: no readable NCCL Inspector records")
 
 
 class _Calls:
@@ -241,7 +237,7 @@ def _bucket_middle(text: str) -> int | None:
 
 def parse_prometheus(text: str, source: str, collective: str | None = None) -> list[Table]:
     series: dict[tuple, dict] = {}
-    skipped = []
+    grouped = Grouped()
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if not line or line.startswith("#"):
@@ -260,29 +256,24 @@ def parse_prometheus(text: str, source: str, collective: str | None = None) -> l
             what = _METRICS[name]
             x = v.time_us(tokens[0], name) if what == "time_us" else v.bandwidth(tokens[0], name)
         except v.BadValue as e:
-            skipped.append(f"line {number}: {e}")
+            grouped.skipped.append(f"line {number}: {e}")
             continue
         key = tuple(sorted((k, val) for k, val in labels.items()))
         series.setdefault(key, {"line": number})[what] = x
-    tables: dict[tuple, Table] = {}
     for key, m in series.items():
         labels = dict(key)
         try:
-            _prom_row(labels, m, tables, source, collective)
+            _prom_row(labels, m, grouped, source, collective)
         except v.BadValue as e:
-            skipped.append(f"line {m['line']}: {e}")
-    if not tables:
-        why = f": {skipped[0]}" if skipped else ""
-        raise IngestError(f"{source}: no readable NCCL Inspector Prometheus series (nccl_collective_exec_time_"
-                          f"microseconds{{comm_name=...,collective=...,message_size=...}}){why}")
-    out = list(tables.values())
+            grouped.skipped.append(f"line {m['line']}: {e}")
+    out = grouped.finish(f"{source}: no readable NCCL Inspector Prometheus series "
+                 "(nccl_collective_exec_time_microseconds{comm_name=...,collective=...,message_size=...})")
     for t in out:
         t.rows.sort(key=lambda r: r.size)
-    out[0].skipped.extend(skipped)
     return out
 
 
-def _prom_row(labels: dict, m: dict, tables: dict, source: str, collective: str | None) -> None:
+def _prom_row(labels: dict, m: dict, grouped: Grouped, source: str, collective: str | None) -> None:
     if "time_us" not in m:
         return   # a bandwidth without its time says nothing a row needs
     name = collective or collective_name(labels.get("collective", ""))
@@ -305,15 +296,17 @@ def _prom_row(labels: dict, m: dict, tables: dict, source: str, collective: str 
         size = v.size_bytes(size)
     row = Row(size, time_s, size / time_s / 1e9, line=m["line"])
     row.busbw_GBps = row.algbw_GBps * factor if factor else None
-    key = (comm, name, algo_proto)
-    t = tables.get(key)
-    if t is None:   # made only once a row is sound: no empty tables
-        t = tables[key] = Table(f"{source} [comm {comm} {name} {algo_proto}]".replace(" ]", "]"), name, ranks, nodes)
-        t.header.update(format="NCCL Inspector Prometheus", comm=comm, algo_proto=[algo_proto] if algo_proto else [])
-        _algo_proto(t, {algo_proto} if algo_proto else set())
+    t = grouped.table((comm, name, algo_proto), lambda: _prom_table(source, comm, name, algo_proto, ranks, nodes))
     if note:
         t.notes.append(note)
     t.rows.append(row)
+
+
+def _prom_table(source: str, comm: str, name: str, algo_proto: str, ranks: int | None, nodes: int | None) -> Table:
+    t = Table(f"{source} [comm {comm} {name} {algo_proto}]".replace(" ]", "]"), name, ranks, nodes)
+    t.header.update(format="NCCL Inspector Prometheus", comm=comm, algo_proto=[algo_proto] if algo_proto else [])
+    _algo_proto(t, {algo_proto} if algo_proto else set())
+    return t
 
 
 def decode_lines(text: str, start: int = 0):

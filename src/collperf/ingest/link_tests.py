@@ -102,7 +102,7 @@ def _perftest(text: str, source: str) -> LinkTest:
             unit = m.group(1)
         elif unit and s and s[0].isdigit():
             words = s.split()
-            if len(words) < 4 or not words[0].isdigit():
+            if len(words) < 4 or not v.is_whole(words[0]):
                 continue
             average = _number(words[3], source, number)
             GBps = average * (1048576 / 1e9 if unit == "MB/sec" else 1 / 8)
@@ -133,11 +133,17 @@ def _size(m: LinkMeasurement) -> int:
 _MATRIX_TITLE = re.compile(r"bandwidth \(GB/s\)|Bandwidth.{0,40}Matrix \(GB/s\)")
 
 
+def _is_index(token: str) -> bool:
+    """A GPU index as the tools print it: ASCII digits (str.isdigit takes '²', which int() refuses), a few of them
+    (int() refuses more than 4300)."""
+    return len(token) <= 6 and token.isascii() and token.isdigit()
+
+
 def _matrix(lines: list[str], start: int, source: str) -> tuple[list[tuple[int, int, float, str]], int]:
     """The cells of the matrix whose column header is lines[start]: (row, column, GB/s, line) off the diagonal."""
-    cols = [int(c) for c in lines[start].replace("D\\D", "").split() if c.isdigit()]
+    cols = [int(c) for c in lines[start].replace("D\\D", "").split() if _is_index(c)]
     cells, i = [], start + 1
-    while i < len(lines) and lines[i].strip() and lines[i].split()[0].isdigit():
+    while i < len(lines) and lines[i].strip() and _is_index(lines[i].split()[0]):
         words = lines[i].split()
         r = int(words[0])
         for c, token in zip(cols, words[1:]):

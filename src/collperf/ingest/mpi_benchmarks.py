@@ -7,7 +7,7 @@ import re
 
 from collperf.collectives import busbw_factor
 from collperf.ingest import validate as v
-from collperf.ingest.table import IngestError, Row, Table
+from collperf.ingest.table import IngestError, Row, Table, finish
 
 # --- OSU micro-benchmarks ----------------------------------------------------------------------------
 
@@ -29,6 +29,7 @@ def parse_osu(text: str, source: str, collective: str | None, ranks: int | None)
         raise IngestError(f"{source}: cannot tell the collective from the OSU title {title.strip()[:80]!r}; "
                           "pass --collective")
     columns = None
+    skipped: list[str] = []
     for number, raw in enumerate(lines, 1):
         line = raw.strip()
         if not line:
@@ -39,21 +40,19 @@ def parse_osu(text: str, source: str, collective: str | None, ranks: int | None)
             continue
         tokens = line.split()
         if len(tokens) < 2:
-            table.skipped.append(f"line {number}: not 'size latency(us) ...': {raw.strip()[:60]!r}")
+            skipped.append(f"line {number}: not 'size latency(us) ...': {raw.strip()[:60]!r}")
             continue
         try:
             size, latency_us = v.size_bytes(tokens[0]), v.time_us(tokens[1], "latency")
         except v.BadValue as e:
-            table.skipped.append(f"line {number}: {e}: expected 'size latency(us) ...': {raw.strip()[:60]!r}")
+            skipped.append(f"line {number}: {e}: expected 'size latency(us) ...': {raw.strip()[:60]!r}")
             continue
         table.rows.append(Row(_total(size, table), latency_us * 1e-6, line=number))
     _note_per_rank(table, "OSU")
     table.header["columns"] = columns
-    if not table.rows:
-        why = f": {table.skipped[0]}" if table.skipped else ""
-        raise IngestError(f"{source}: no OSU rows found (expected '# Size  Avg Latency(us)' and number lines){why}")
+    out = finish([table], skipped, f"{source}: no OSU rows found (expected '# Size  Avg Latency(us)' and number lines)")
     _bandwidths(table)
-    return [table]
+    return out
 
 
 # --- Intel MPI Benchmarks ----------------------------------------------------------------------------

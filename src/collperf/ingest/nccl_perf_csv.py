@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 
 from collperf.ingest import validate as v
-from collperf.ingest.table import IngestError, Row, Table
+from collperf.ingest.table import Grouped, IngestError, Row, Table
 
 HEADER = ("collective", "size_bytes", "algorithm", "protocol", "channels", "nodes", "ranks", "pipeOps", "regBuff",
           "cost_metric", "bandwidth_gbps", "latency_us")
@@ -34,8 +34,7 @@ def parse(text: str, source: str, collective: str | None = None) -> list[Table]:
     if missing:
         raise IngestError(f"{source}, line 1: the header lacks {', '.join(missing)}: expected optimize_config.py's "
                           f"columns ({','.join(HEADER)})")
-    tables: dict[tuple, Table] = {}
-    skipped = []
+    grouped = Grouped()
     for number, line in enumerate(lines[1:], 2):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
@@ -46,22 +45,19 @@ def parse(text: str, source: str, collective: str | None = None) -> list[Table]:
             rec = {k: f.strip() for k, f in zip(header, fields)}
             key, row = _row(rec, number)
         except (v.BadValue, csv.Error) as e:
-            skipped.append(f"line {number}: {e}")
+            grouped.skipped.append(f"line {number}: {e}")
             continue
-        name, algo, proto, channels, nodes, ranks, pipe, reg = key
-        t = tables.get(key)
-        if t is None:
-            t = tables[key] = Table(f"{source} [{name} {algo}/{proto} ch={channels} {nodes}x{ranks}]",
-                                    collective or name, ranks if ranks > 0 else None, nodes if nodes > 0 else None)
-            t.header.update(nccl_algo=algo, nccl_proto=proto, nccl_channels=channels if channels > 0 else None,
-                            pipe_ops=pipe, reg_buff=reg, format="optimize_config.py CSV")
-        t.rows.append(row)
-    if not tables:
-        why = f": {skipped[0]}" if skipped else ""
-        raise IngestError(f"{source}: no readable optimize_config.py CSV rows{why}")
-    out = list(tables.values())
-    out[0].skipped.extend(skipped)
-    return out
+        grouped.table(key, lambda: _table(source, key, collective)).rows.append(row)  # noqa: B023 (called at once)
+    return grouped.finish(f"{source}: no readable optimize_config.py CSV rows")
+
+
+def _table(source: str, key: tuple, collective: str | None) -> Table:
+    name, algo, proto, channels, nodes, ranks, pipe, reg = key
+    t = Table(f"{source} [{name} {algo}/{proto} ch={channels} {nodes}x{ranks}]", collective or name,
+              ranks if ranks > 0 else None, nodes if nodes > 0 else None)
+    t.header.update(nccl_algo=algo, nccl_proto=proto, nccl_channels=channels if channels > 0 else None,
+                    pipe_ops=pipe, reg_buff=reg, format="optimize_config.py CSV")
+    return t
 
 
 def _row(rec: dict, number: int):

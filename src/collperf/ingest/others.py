@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import csv
 import re
 
 from collperf.collectives import COLLECTIVES
 from collperf.ingest import consistency, validate as v
 from collperf.ingest.nccltests import _BINARY, _COLLECTIVE
-from collperf.ingest.table import IngestError, Row, Table
+from collperf.ingest.table import Grouped, IngestError, Row, Table, finish
 from collperf.ingest.row import PLACEMENTS, Row as BenchRow
 
 # --- nccl-tests -J and collperf bench JSON ---------------------------------------------------------
@@ -120,6 +119,7 @@ def parse_json(doc, source: str, collective: str | None = None, lines=None) -> l
     table.header["collective_from"] = "given" if collective else "log"
     if not table.collective:
         raise IngestError(f"{source}: cannot tell the collective from the JSON's args; pass --collective")
+    skipped: list[str] = []
     for i, r in enumerate(doc["results"]):
         where = f"$.results[{i}]"
         try:
@@ -134,14 +134,12 @@ def parse_json(doc, source: str, collective: str | None = None, lines=None) -> l
             if bad is not None:
                 raise bad
         except v.BadValue as e:
-            table.skipped.append(f"{_at(i, lines)}{e}")
-    if not table.rows:
-        why = f": {table.skipped[0]}" if table.skipped else ""
-        raise IngestError(f"{source}: the JSON has no readable results{why}")
+            skipped.append(f"{_at(i, lines)}{e}")
+    out = finish([table], skipped, f"{source}: the JSON has no readable results")
     _footer(table, doc)
     consistency.check_factor(table)
     consistency.note_flags(table)
-    return [table]
+    return out
 
 
 def _env(table: Table, env) -> None:
@@ -275,8 +273,7 @@ def _collperf_json(doc: dict, source: str, collective: str | None = None, lines=
         ranks = str(doc["ranks"]) if doc["ranks"] < 10 ** 20 else f"{str(doc['ranks'])[:12]}... (a huge number)"
         raise IngestError(f"{source}: JSON $.collective {doc['collective']!r} / $.ranks {ranks}: expected one "
                           f"of {', '.join(COLLECTIVES)} and 1 <= ranks <= {v.MAX_RANK}")
-    tables: dict[str, Table] = {}
-    skipped = []
+    grouped = Grouped()
     for i, r in enumerate(doc["results"]):
         where = f"$.results[{i}]"
         try:
@@ -286,18 +283,14 @@ def _collperf_json(doc: dict, source: str, collective: str | None = None, lines=
                 raise bad
             rows = [row for _, row in pairs]
         except v.BadValue as e:
-            skipped.append(f"{_at(i, lines)}{e}")
+            grouped.skipped.append(f"{_at(i, lines)}{e}")
             continue
-        t = tables.setdefault(r["algorithm"], Table(f"{source} [{r['algorithm']}]", collective or doc["collective"],
-                                                    doc["ranks"]))
+        t = grouped.table(r["algorithm"], lambda: Table(f"{source} [{r['algorithm']}]",  # noqa: B023 (called at once)
+                                                        collective or doc["collective"], doc["ranks"]))
         t.header["algorithm"] = r["algorithm"]
         t.header["collective_from"] = "given" if collective else "log"
         t.rows.extend(rows)
-    if not any(t.rows for t in tables.values()):
-        why = f": {skipped[0]}" if skipped else ""
-        raise IngestError(f"{source}: the collperf JSON has no readable results{why}")
-    out = [t for t in tables.values() if t.rows]
-    out[0].skipped.extend(skipped)
+    out = grouped.finish(f"{source}: the collperf JSON has no readable results")
     for t in out:
         consistency.check_factor(t)
         consistency.note_flags(t)
@@ -317,37 +310,24 @@ def parse_collperf_csv(text: str, source: str, collective: str | None, ranks: in
     if missing:
         raise IngestError(f"{source}, line 1: the CSV header lacks {', '.join(missing)}: expected collperf bench "
                           f"--csv columns ({', '.join(_CSV_REQUIRED)}, ...)")
-    tables: dict[str, Table] = {}
+    grouped = Grouped()
     runs: dict[str, str] = {}
-    skipped = []
     for number, line in enumerate(lines[1:], 2):
         if not line.strip():
             continue
         try:
-            (fields,) = csv.reader([line])      # one physical line: a field cannot grow past it
-        except (csv.Error, ValueError) as e:
-            skipped.append(f"line {number}: unreadable CSV ({e})")
-            continue
-        if len(fields) != len(header):
-            skipped.append(f"line {number}: {len(fields)} fields, expected {len(header)} ({','.join(header)[:80]}): "
-                           "the file may be truncated")
-            continue
-        rec = dict(zip(header, fields))
-        try:
+            rec = dict(zip(header, v.csv_fields(line, header)))
             row = _csv_row(rec, number)
         except v.BadValue as e:
-            skipped.append(f"line {number}: {e}")
+            grouped.skipped.append(f"line {number}: {e}")
             continue
-        t = tables.setdefault(rec["algorithm"], Table(f"{source} [{rec['algorithm']}]", collective or "", ranks))
+        t = grouped.table(rec["algorithm"], lambda: Table(f"{source} [{rec['algorithm']}]",  # noqa: B023 (called at once)
+                                                          collective or "", ranks))
         t.header["algorithm"] = rec["algorithm"]
         _csv_identity(t, rec, ranks)
         t.rows.append(row)
         runs[rec["algorithm"]] = rec.get("run") or "complete"   # the run column: the last line's state
-    if not tables:
-        why = f": {skipped[0]}" if skipped else ""
-        raise IngestError(f"{source}: no readable collperf CSV rows{why}")
-    out = list(tables.values())
-    out[0].skipped.extend(skipped)
+    out = grouped.finish(f"{source}: no readable collperf CSV rows")
     for t in out:
         if not t.collective:
             t.notes.append("the CSV does not name the collective: pass --collective")

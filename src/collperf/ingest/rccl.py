@@ -6,13 +6,11 @@ One table per (test name, gpus)."""
 
 from __future__ import annotations
 
-import csv
-
 from collperf.ingest import consistency
 from collperf.ingest import validate as v
 from collperf.ingest.inspector import collective_name
 from collperf.ingest.nccltests import _COLLECTIVE
-from collperf.ingest.table import IngestError, Row, Table
+from collperf.ingest.table import Grouped, IngestError, Row, Table
 
 KEYS = ("#wrong", "algBw", "busBw", "gpus", "inPlace", "name", "redop", "size", "time", "type")
 
@@ -48,8 +46,7 @@ def _row(rec: dict, number: int, collective: str | None) -> tuple[tuple, Row]:
 
 
 def _tables(items, source: str, collective: str | None, kind: str) -> list[Table]:
-    tables: dict[tuple, Table] = {}
-    skipped = []
+    grouped = Grouped()
     for number, rec in items:
         try:
             if isinstance(rec, str):
@@ -58,22 +55,21 @@ def _tables(items, source: str, collective: str | None, kind: str) -> list[Table
                 raise v.BadValue("expected a JSON object per line")
             (name, gpus), row = _row(rec, number, collective)
         except v.BadValue as e:
-            skipped.append(f"line {number}: {e}")
+            grouped.skipped.append(f"line {number}: {e}")
             continue
-        t = tables.get((name, gpus))
-        if t is None:
-            t = tables[(name, gpus)] = Table(f"{source} [{name} {gpus} gpus]", name, gpus)
-            t.header.update(format=f"rccl-tests {kind}", collective_from="given" if collective else "log")
+        t = grouped.table((name, gpus), lambda: _table(source, name, gpus, kind, collective))  # noqa: B023 (called at once)
         t.rows.append(row)
-    if not tables:
-        why = f": {skipped[0]}" if skipped else ""
-        raise IngestError(f"{source}: no readable rccl-tests {kind} records{why}")
-    out = list(tables.values())
-    out[0].skipped.extend(skipped)
+    out = grouped.finish(f"{source}: no readable rccl-tests {kind} records")
     for t in out:
         consistency.check_factor(t)
         consistency.note_flags(t)
     return out
+
+
+def _table(source: str, name: str, gpus: int, kind: str, collective: str | None) -> Table:
+    t = Table(f"{source} [{name} {gpus} gpus]", name, gpus)
+    t.header.update(format=f"rccl-tests {kind}", collective_from="given" if collective else "log")
+    return t
 
 
 def parse_jsonl(lines: list[tuple[int, object]], source: str, collective: str | None = None) -> list[Table]:
@@ -89,13 +85,9 @@ def parse_csv(text: str, source: str, collective: str | None = None) -> list[Tab
         if not line.strip():
             continue
         try:
-            (fields,) = csv.reader([line])
-        except (csv.Error, ValueError) as e:
-            items.append((number, f"unreadable CSV ({e})"))
-            continue
-        if len(fields) != len(header):
-            why = f"{len(fields)} fields, expected {len(header)} ({','.join(header)[:80]}): the file may be truncated"
-            items.append((number, why))
+            fields = v.csv_fields(line, header)
+        except v.BadValue as e:
+            items.append((number, str(e)))
             continue
         items.append((number, {k: f.strip() for k, f in zip(header, fields)}))
     return _tables(items, source, collective, "CSV")

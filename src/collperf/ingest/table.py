@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable, Hashable
 
 from collperf.errors import UsageError
 
@@ -56,3 +57,33 @@ class Table:
         # one log holds a table per algorithm (collperf bench -A ring,builtin): the name tells them apart
         algorithm = f", algorithm {self.header['algorithm']}" if self.header.get("algorithm") else ""
         return f"{self.source}: {self.collective or 'collective unknown'}{algorithm}, {where}, {len(self.rows)} rows"
+
+
+def finish(tables: list[Table], skipped: list[str], refusal: str) -> list[Table]:
+    """The tail every reader shares: the tables that hold rows, the lines that were not rows ("line N: why")
+    attached to the first of them; none: IngestError `refusal`, with the first skipped line's reason."""
+    out = [t for t in tables if t.rows]
+    if not out:
+        raise IngestError(f"{refusal}: {skipped[0]}" if skipped else refusal)
+    out[0].skipped.extend(skipped)
+    return out
+
+
+class Grouped:
+    """Rows grouped into tables by a key (a test and its rank count, a configuration), in the order the keys are
+    first met, and the lines that were not rows; `finish` ends the reading as every reader does."""
+
+    def __init__(self) -> None:
+        self.tables: dict[Hashable, Table] = {}
+        self.skipped: list[str] = []
+
+    def table(self, key: Hashable, make: Callable[[], Table]) -> Table:
+        """The key's table, made by `make` when the key is first met (call it once a row is sound: no empty
+        tables)."""
+        t = self.tables.get(key)
+        if t is None:
+            t = self.tables[key] = make()
+        return t
+
+    def finish(self, refusal: str) -> list[Table]:
+        return finish(list(self.tables.values()), self.skipped, refusal)

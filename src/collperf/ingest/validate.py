@@ -12,6 +12,7 @@ rest of ingest does, and a dependency for that is not worth its weight (DESIGN.m
 
 from __future__ import annotations
 
+import csv
 import math
 
 # Ranges. A collective benchmark buffer beyond 1 PiB or a time beyond ~11.6 days is a corrupted field.
@@ -27,6 +28,19 @@ _NUMBER_CHARS = frozenset("0123456789+-.eE")
 
 class BadValue(Exception):
     """A field that cannot be the value it should be; the message says what was read and expected."""
+
+
+def csv_fields(line: str, header: list[str]) -> list[str]:
+    """One CSV line's fields, as many as the header has (a short row: a truncated file). One physical line is
+    given, so a quoted field cannot grow past it."""
+    try:
+        (fields,) = csv.reader([line])
+    except (csv.Error, ValueError) as e:
+        raise BadValue(f"unreadable CSV ({e})") from None
+    if len(fields) != len(header):
+        raise BadValue(f"{len(fields)} fields, expected {len(header)} ({','.join(header)[:80]}): the file may be "
+                       "truncated")
+    return fields
 
 
 def _show(value) -> str:
