@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Sequence
+from typing import Any, Collection
 import numpy as np
 
 from collperf.errors import UsageError
@@ -123,7 +123,7 @@ class System:
             raise UsageError(f"protocols {self.protocols!r}: expected some of LL, LL128, Simple")
 
     # ---- derived quantities -------------------------------------------------------------
-    def overhead_s(self, protocols: Sequence[str]) -> np.ndarray:
+    def overhead_s(self, protocols: Collection[str]) -> np.ndarray:
         """Per-call host overhead (s) of calls that run each given protocol ("LL"/"LL128"/"Simple")."""
         if self.protocol_overhead_us is None:
             return np.full(len(protocols), self.launch_overhead_us * 1e-6)
