@@ -12,24 +12,33 @@ ceil(log2 N)+3, the tests the plan predicts for the case, the wall time of the c
 set-up) and of its rounds. Then every pair of hosts once (N-1 rounds of N/2 pairs) on a healthy testbed: tests
 and wall time measured.
 
-Run as root (network namespaces): PYTHONPATH=src python benchmarks/doctor_testbed.py [HEALTHY] [OUT.json]
+  healthy-blocking-uplinks  no fault, uplinks at half the leaf's hosts x rate (80 Mbit/s for 4 hosts of 40)
+Run as root (network namespaces): PYTHONPATH=src python benchmarks/doctor_testbed.py [HEALTHY] [OUT.json] [pairs]
+DOCTOR_HOSTS=16 in the environment runs 16 hosts (two leaves of 8); DOCTOR_CASES=slow-link,... only those
+fault cases; "pairs" adds exhaustive pairs.
 The machine this ran on is shared and busy: wall times are this box's, with torch imported per test.
 """
 
 import json
+import os
 import sys
 import time
 
 from collperf import api
 from collperf.errors import run_main
 from collperf.lab.doctor.campaign import Test, pack
-from collperf.lab.doctor.testbed import TestbedRunner, parse_spec, topology
+from collperf.lab.doctor.testbed import TestbedRunner, topology
+from collperf.lab.doctor.testbed_spec import parse_spec
 
-BASE = "hosts=8,leaves=2,rate=40mbit,name=dbm"
+HOSTS = int(os.environ.get("DOCTOR_HOSTS", "8"))
+BASE = f"hosts={HOSTS},leaves=2,rate=40mbit,name=dbm"
+LEAF = HOSTS // 2
 CASES = [("slow-link", "slow-link=host3:24mbit", {"host3"}),
-         ("slow-uplink", "slow-uplink=leaf1:80mbit", {"leaf1-uplink"}),
+         ("slow-uplink", f"slow-uplink=leaf1:{LEAF * 20}mbit", {"leaf1-uplink"}),
          ("slow-rank", "slow-rank=host5:0.1s", {"host5"}),
-         ("kill-host", "kill-host=host6:30s", {"host6"})]
+         ("kill-host", "kill-host=host6:30s", {"host6"}),
+         # uplinks blocking at half the leaf's hosts x rate: a healthy cross round shares them (contention priced)
+         ("healthy-blocking-uplinks", f"uplink={LEAF * 20}mbit", set())]
 
 
 def one(label, extra, want):
@@ -39,7 +48,8 @@ def one(label, extra, want):
     row = {"case": label, "named": sorted(named), "verdicts": {v.component: v.kind for v in c.accused()},
            "right": want <= named and (named - want <= {"leaf0-uplink", "leaf1-uplink"} if want & {"leaf1-uplink"}
                                         else named == want),
-           "tests": c.tests, "rounds": len(c.rounds), "bound": report.round_bound,
+           "tests": c.tests, "rounds": len(c.rounds), "stages": [r[0].test.stage for r in c.rounds],
+           "bound": report.round_bound,
            "predicted_tests": report.predicted_tests, "wall_s": round(report.wall_s, 1),
            "rounds_wall_s": round(sum(report.round_wall_s), 1), "efficiency": report.efficiency}
     print(json.dumps(row), flush=True)
@@ -72,9 +82,11 @@ def pairs() -> dict:
 
 def main():
     healthy = int(sys.argv[1]) if len(sys.argv) > 1 else 10
-    rows = [one(*case) for case in CASES]
+    only = os.environ.get("DOCTOR_CASES")       # a comma list of case names: only those
+    rows = [one(*case) for case in CASES if not only or case[0] in only.split(",")]
     rows += [one(f"healthy-{i + 1}", "", set()) for i in range(healthy)]
-    rows.append(pairs())
+    if "pairs" in sys.argv[3:]:
+        rows.append(pairs())
     if len(sys.argv) > 2:
         with open(sys.argv[2], "w") as f:
             json.dump(rows, f, indent=1)

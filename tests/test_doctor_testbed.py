@@ -11,7 +11,8 @@ import pytest
 from collperf.errors import UsageError
 from collperf.lab.doctor.campaign import Test as Probe
 from collperf.lab.doctor.testbed_spec import parse_spec
-from collperf.lab.doctor.testbed import (FLOOR, Measured, TestbedRunner as Runner, order, predicted_tests,
+from collperf.lab.doctor.judge import FLOOR, Measured
+from collperf.lab.doctor.testbed import (TestbedRunner as Runner, order, predicted_tests,
                                          topology)
 from cli_support import cli_error
 from testbed_support import CLI, bed_name, needs_root, nothing_left
@@ -79,7 +80,7 @@ def test_the_plan_predicts_each_case():
 
 
 def test_the_command_refuses_plan_and_testbed_together(capsys):
-    assert "not both" in cli_error(capsys, "doctor", "--plan", "--testbed", "hosts=4")
+    assert "not --plan and --testbed" in cli_error(capsys, "doctor", "--plan", "--testbed", "hosts=4")
     assert "--nodes" in cli_error(capsys, "doctor", "--testbed", "hosts=4", "--nodes", "4")
 
 

@@ -43,23 +43,25 @@ from collperf.api.logs import (LinkKind, Verdict, VerdictKind, compare_logs, dia
                                read_logs, report)
 from collperf.api.plans import plan, plan_compare, plan_search, plan_spec, plan_step
 from collperf.api.trace import trace
-from collperf.api.doctor import doctor_plan, doctor_testbed
+from collperf.api.doctor import doctor_plan, doctor_report, doctor_testbed, doctor_world, export_thresholds
 from collperf.api.interop import (ImportedRun, ImportedSchedule, export_msccl, export_nccl_tuner,
                                   import_msccl)
 
 # every name above, sorted (tests/test_structure.py keeps it complete)
 __all__ = ["ALIASES", "Algorithms", "BaselineSpec", "BenchSpec", "BoundSpec", "CalibrateSpec", "Calibration",
            "Crossover", "CrossoverSpec", "DiagnoseSpec", "DoctorPlanSpec", "HardwareSpec", "ImportedRun",
-           "ImportedSchedule", "LinkKind", "LogSpec", "MeasuredBound", "MeasurementSpec", "MscclExportSpec", "MscclImportSpec",
-           "NcclChoice", "NcclCrossover", "NcclCrossoverSpec", "NcclPredictSpec", "NetworkSpec", "PairedRatio", "PatternSpec", "PlanSpec", "PredictSpec",
-           "Predictions", "ReportSpec", "ScheduleSpec", "SearchSpec", "SimulateSpec", "Simulation", "Simulations",
-           "SweepSpec", "TUPLE_RANKS_LIMIT", "TopologyPredictSpec", "TopologyPrediction", "TraceSpec", "TreesSpec",
-           "TunerSpec", "ValidateSpec", "Validation", "Verdict", "VerdictKind", "Verification", "VerifiedSchedule",
-           "VerifyRow", "VerifySpec", "algorithms", "bench", "bound", "calibrate", "compare_logs", "confirmation",
-           "crossover", "crossover_nccl", "crossover_request", "diagnose_baseline", "diagnose_input", "diagnose_logs", "diagnose_measurement", "doctor_plan", "doctor_testbed",
-           "expected_bands", "export_msccl", "export_nccl_tuner", "fit_logs", "fit_tables", "gpu_parts",
-           "import_msccl", "network", "output_path", "paired_ratio", "pattern", "plan", "plan_compare", "plan_search",
-           "plan_spec", "plan_step", "predict", "predict_nccl", "predict_request", "predict_topology", "read_logs",
-           "report", "schedule", "simulate", "simulate_request", "sizes", "systems", "testbed", "testbed_down",
-           "testbed_held", "testbed_start", "testbed_status", "testbed_up", "trace", "trees", "validate",
-           "verified_schedule", "verify_all"]
+           "ImportedSchedule", "LinkKind", "LogSpec", "MeasuredBound", "MeasurementSpec", "MscclExportSpec",
+           "MscclImportSpec", "NcclChoice", "NcclCrossover", "NcclCrossoverSpec", "NcclPredictSpec", "NetworkSpec",
+           "PairedRatio", "PatternSpec", "PlanSpec", "PredictSpec", "Predictions", "ReportSpec", "ScheduleSpec",
+           "SearchSpec", "SimulateSpec", "Simulation", "Simulations", "SweepSpec", "TUPLE_RANKS_LIMIT",
+           "TopologyPredictSpec", "TopologyPrediction", "TraceSpec", "TreesSpec", "TunerSpec", "ValidateSpec",
+           "Validation", "Verdict", "VerdictKind", "Verification", "VerifiedSchedule", "VerifyRow", "VerifySpec",
+           "algorithms", "bench", "bound", "calibrate", "compare_logs", "confirmation", "crossover",
+           "crossover_nccl", "crossover_request", "diagnose_baseline", "diagnose_input", "diagnose_logs",
+           "diagnose_measurement", "doctor_plan", "doctor_report", "doctor_testbed", "doctor_world",
+           "expected_bands", "export_msccl", "export_nccl_tuner", "export_thresholds", "fit_logs", "fit_tables",
+           "gpu_parts", "import_msccl", "network", "output_path", "paired_ratio", "pattern", "plan", "plan_compare",
+           "plan_search", "plan_spec", "plan_step", "predict", "predict_nccl", "predict_request", "predict_topology",
+           "read_logs", "report", "schedule", "simulate", "simulate_request", "sizes", "systems", "testbed",
+           "testbed_down", "testbed_held", "testbed_start", "testbed_status", "testbed_up", "trace", "trees",
+           "validate", "verified_schedule", "verify_all"]

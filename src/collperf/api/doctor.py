@@ -1,11 +1,20 @@
-"""Cluster health: the doctor's campaign plan (doctor_plan) and the campaign on the testbed (doctor_testbed)."""
+"""Cluster health: the doctor's campaign plan (doctor_plan), the campaign on the testbed (doctor_testbed), and the
+model's expected busbw as the thresholds of other checkers (export_thresholds)."""
 
 from __future__ import annotations
 
-from collperf.lab.doctor import testbed as bed
+import os
+from dataclasses import dataclass, field
+
+from collperf.api.model import expected_bands
+from collperf.errors import UsageError
+from collperf.export.thresholds import AZURE_SIZE, FORMATS, GOOGLE_SIZES, Expected, Thresholds, render
+from collperf.lab.doctor import testbed as bed, world
 from collperf.lab.doctor.plan import Plan, plan
 from collperf.lab.doctor.testbed_spec import parse_spec
-from collperf.spec import DoctorPlanSpec
+from collperf.report import write_page
+from collperf.report.doctor_page import doctor_page
+from collperf.spec import DoctorPlanSpec, NetworkSpec, sizes, write_output
 
 
 def doctor_plan(spec: DoctorPlanSpec | None = None, **options) -> Plan:
@@ -21,3 +30,73 @@ def doctor_testbed(testbed: str, on_round=None):
     emulated hosts under leaves and a spine, with the fault the spec injects (lab/doctor/testbed.py); a
     TestbedReport. on_round(number, outcomes) hears of each round as it ends."""
     return bed.doctor_testbed(parse_spec(testbed), on_round)
+
+
+@dataclass
+class ThresholdExport:
+    """`collperf export thresholds`: the expected values (export.thresholds.Thresholds) and the format's files
+    ({name: text}); written under `output` when given."""
+    thresholds: Thresholds
+    format: str
+    files: dict[str, str]
+    written: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"format": self.format, "files": self.files, "written": self.written, **self.thresholds.to_json()}
+
+
+DEFAULT_THRESHOLD_SIZES = "1M,2M,4M,8M,16M,32M,64M,128M,256M,512M,1G,2G,4G,8G,16G"
+
+
+def export_thresholds(cluster: str, nodes: int = 2, format: str = "csv", size: str | list | None = None,
+                      threshold: float = 0.05, output: str | None = None) -> ThresholdExport:
+    """The model's expected allreduce busbw per size for one node and `nodes` nodes of a catalogue system
+    (`cluster`), as `format` (superbench, cvs, azure, google, csv: export/thresholds.py) with a pass mark
+    `threshold` below it. `output`: a directory for superbench (baseline.json, rule.yaml), a file else."""
+    if format not in FORMATS:
+        raise UsageError(f"threshold format {format!r}: expected one of {', '.join(FORMATS)}")
+    if isinstance(nodes, bool) or not isinstance(nodes, int) or not 1 <= nodes <= 100_000:
+        raise UsageError(f"--nodes {nodes!r}: expected a whole number of nodes from 1, e.g. --nodes 2")
+    if not 0 <= threshold < 1:
+        raise UsageError(f"--threshold {threshold!r}: expected a fraction below 1, e.g. 0.05 for 5 %")
+    wanted = sizes(size if size is not None else DEFAULT_THRESHOLD_SIZES)
+    need = set(wanted) | ({AZURE_SIZE} if format == "azure" else set()) | \
+        (set(GOOGLE_SIZES) if format == "google" else set())
+    result = Thresholds("", 0, nodes, threshold)
+    for group in sorted({1, nodes}):
+        assumed, bands = expected_bands("allreduce", sorted(need), NetworkSpec(cluster=cluster, nodes=group))
+        system = assumed.system
+        result.system, result.gpus_per_node = system.name, system.gpus_per_node
+        result.source = f"{system.name}: {bands[0].band_summary or bands[0].band_from}"
+        result.rows += [Expected(group, group * system.gpus_per_node, b.size, b.busbw_GBps(b.typical_s),
+                                 b.busbw_GBps(b.model_s), b.choice) for b in bands]
+    files = render(result, format)
+    written = []
+    if output is not None:
+        if format == "superbench":
+            if not os.path.isfile(output):
+                os.makedirs(output, exist_ok=True)
+            if not os.path.isdir(output):
+                raise UsageError(f"--output {output}: superbench writes two files (baseline.json, rule.yaml): "
+                                 "give a directory")
+            for name, text in files.items():
+                write_output(os.path.join(output, name), text, "--output")
+                written.append(os.path.join(output, name))
+        else:
+            write_output(output, next(iter(files.values())), "--output")
+            written.append(output)
+    return ThresholdExport(result, format, files, written)
+
+
+def doctor_report(result, output, command: str = "") -> str:
+    """The campaign (a TestbedReport, the launcher's result, or either's JSON document) as a self-contained
+    HTML page written to `output` (report/doctor_page.py); returns the path."""
+    doc = result if isinstance(result, dict) else result.to_json()
+    return str(write_page(doctor_page(doc, command), output))
+
+
+def doctor_world(probe: str | None = None, leaves: int | None = None, slurm: bool = False, on_round=None):
+    """`collperf doctor --torchrun` / `--slurm`: the campaign over this process's torch.distributed world (every
+    rank calls it; lab/doctor/world.py). probe: 'size=1M,repeats=5,timeout=120s'; leaves: screening groups
+    (else about sqrt(N)). Returns the WorldReport on rank 0, None on the others."""
+    return world.doctor_world(world.parse_options(probe, leaves), slurm, on_round)

@@ -28,6 +28,12 @@ class TraceSpec:
     algorithm: list[str] | None = field(default=None, metadata=cli_option(   # 'ring,tree' read into the list once
         "--algorithm", "-A", type=str, help="Price with our algorithms instead of NCCL's choice, e.g. ring,rhd (the "
         "best of them per size)."))
+    jobs: int | None = field(default=None, metadata=cli_option("--jobs", "-j", type=int, help=(
+        "Processes reading the rank files side by side (default: the cores, where the files are big enough to "
+        "repay a pool; 1: one process).")))
+    engine: str | None = field(default=None, metadata=cli_option("--engine", type=str, help=(
+        "Where the rank files are read: local (a process pool, the default), dask://HOST:PORT (a Dask "
+        "scheduler's workers, which must see the files), local-dask (a Dask cluster here).")))
 
     def __post_init__(self):
         object.__setattr__(self, "paths", path_list(self.paths))
@@ -43,6 +49,10 @@ class TraceSpec:
                 raise UsageError(f"--peak {self.peak}: {e}") from None
         if self.peak is not None and not 0 < self.peak_Bps < float("inf"):
             raise UsageError(f"--peak {self.peak}: expected a finite rate per rank above zero, e.g. 1Gbit/s or 50GB/s")
+        if self.jobs is not None:
+            whole("--jobs", self.jobs, flag="processes reading the files, e.g. --jobs 8")
+        if self.engine is not None:
+            engine_address(self.engine)
         if self.what_if_nodes is not None:
             whole("what-if-nodes", self.what_if_nodes, flag="--what-if-nodes")
         if self.what_if_nodes is not None and self.what_if_cluster is None and not self.algorithm:
@@ -52,3 +62,19 @@ class TraceSpec:
     @property
     def peak_Bps(self) -> float | None:
         return units.parse_bandwidth(self.peak) if self.peak is not None else None
+
+
+LOCAL, LOCAL_DASK, DASK = "local", "local-dask", "dask://"
+
+
+def engine_address(engine: str | None) -> tuple[str, str | None]:
+    """--engine as ('local' | 'local-dask' | 'dask', the Dask scheduler's address)."""
+    text = (engine or LOCAL).strip()
+    if text in (LOCAL, LOCAL_DASK):
+        return text, None
+    if text.startswith(DASK) and len(text) > len(DASK):
+        return "dask", "tcp://" + text[len(DASK):]
+    if text.startswith("tcp://") and len(text) > 6:
+        return "dask", text
+    raise UsageError(f"--engine {text}: expected 'local' (a process pool here), 'local-dask' (a Dask LocalCluster "
+                     "here) or 'dask://HOST:PORT' (a running Dask scheduler, e.g. dask://head-node:8786)")

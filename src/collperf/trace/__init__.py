@@ -1,6 +1,8 @@
 """`collperf trace`: judge the collectives of a training step from PyTorch profiler (Kineto) traces.
 
     stream.py   the streaming JSON reader (events one at a time, any file size)
+    fast.py     the C parser's path (msgspec): runs of events decoded into the fields read, kept exactly
+    fanout.py   rank files side by side: a process pool or a Dask cluster, progress, the memory estimate
     events.py   what a scan keeps of each event kind
     checks.py   the values of events and top-level keys, checked before they become numbers
     kernels.py  NCCL/RCCL kernel names, PyTorch collective names, element types, nccl-tests' size

@@ -6,6 +6,8 @@ the reader skips and counts an event that fails one, and refuses a file whose to
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from collperf.ingest.validate import MAX_RANK, MAX_SIZE_BYTES, MAX_TIME_US, BadValue, _show, real, whole
 
 MAX_TS_US = float(2 ** 53)      # beyond, a microsecond timestamp is not exact as a float: a corrupt field
@@ -54,20 +56,27 @@ def ranks(value, what: str) -> tuple:
     """A list of ranks, as a JSON array or the string PyTorch writes ('[0, 1, 2, 3]'); read without a JSON
     decoder (no nesting to recurse into) and each rank checked."""
     if isinstance(value, str):
-        body = value.strip()
-        if body in ("", "[]"):
-            return ()
-        if not (body.startswith("[") and body.endswith("]")):
-            raise BadValue(f"{what} {_show(value)} is not a list of ranks such as '[0, 1, 2, 3]'")
-        items = [t.strip() for t in body[1:-1].split(",")]
-        if len(items) > MAX_WORLD:
-            raise BadValue(f"{what}: {len(items)} ranks, more than {MAX_WORLD}")
-        return tuple(whole(t, f"{what} rank", 0, MAX_RANK) for t in items)
+        return _ranks_text(value, what)
     if isinstance(value, list):
         if len(value) > MAX_WORLD:
             raise BadValue(f"{what}: {len(value)} ranks, more than {MAX_WORLD}")
+        if value and all(type(r) is int for r in value) and 0 <= min(value) and max(value) <= MAX_RANK:
+            return tuple(value)       # what whole() gives each: a job's group lists thousands of ranks
         return tuple(whole(r, f"{what}[{i}]", 0, MAX_RANK) for i, r in enumerate(value))
     raise BadValue(f"{what} {_show(value)} is not a list of ranks")
+
+
+@lru_cache(maxsize=64)       # every call of a process group repeats its ranks' text
+def _ranks_text(value: str, what: str) -> tuple:
+    body = value.strip()
+    if body in ("", "[]"):
+        return ()
+    if not (body.startswith("[") and body.endswith("]")):
+        raise BadValue(f"{what} {_show(value)} is not a list of ranks such as '[0, 1, 2, 3]'")
+    items = [t.strip() for t in body[1:-1].split(",")]
+    if len(items) > MAX_WORLD:
+        raise BadValue(f"{what}: {len(items)} ranks, more than {MAX_WORLD}")
+    return tuple(whole(t, f"{what} rank", 0, MAX_RANK) for t in items)
 
 
 def dims(value, what: str) -> list:

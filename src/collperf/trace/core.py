@@ -75,15 +75,17 @@ def _provenance(assumed: Assumed, collectives: list[Row], peak_Bps: float | None
     return ex.expected_from, ex.bound_from
 
 
-def analyse(spec) -> TraceReport:
+def analyse(spec, on_progress=None) -> TraceReport:
     """A TraceSpec in, the report out. NCCL RAS reports among the files add their verdicts (dead, missing,
-    lagging ranks); the other files are the ranks' traces or dumps."""
+    lagging ranks); the other files are the ranks' traces or dumps (read side by side: fanout.py;
+    `on_progress(fanout.Progress)` after each)."""
     files = trace_files(spec.paths)
     ras = [f for f in files if is_ras(f)]
     found = [v for f in ras for v in ras_verdicts(f)]
     if len(ras) == len(files):
         return _ras_only(ras, found)
-    traces = read_job([f for f in files if f not in ras])
+    reading: list[str] = []
+    traces = read_job([f for f in files if f not in ras], spec.jobs, spec.engine, on_progress, reading)
     assumed = assume_system(traces, spec.hardware)
     matched, notes = R.match(traces)
     many = len(traces) > 1
@@ -102,7 +104,7 @@ def analyse(spec) -> TraceReport:
         if not many:
             whatif.notes.append(WAITING_IN_WHAT_IF)
     expected_from, bound_from = _provenance(assumed, table, spec.peak_Bps)
-    notes = list(dict.fromkeys([n for t in traces for n in t.notes] + notes + assumed.notes))
+    notes = list(dict.fromkeys(reading + [n for t in traces for n in t.notes] + notes + assumed.notes))
     if many and len({t.host for t in traces}) > 1:
         notes.append("ranks on several hosts: their start times are compared as recorded, so the skew includes "
                      "any offset between the hosts' clocks")

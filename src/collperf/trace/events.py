@@ -22,14 +22,14 @@ from collperf.trace import checks as C
 C10D_PREFIX = "c10d::"
 GLOO_PREFIX = "gloo:"
 STEP_PREFIX = "ProfilerStep#"
-_LAUNCH_CATS = ("cuda_runtime", "cuda_driver", "hip_runtime", "hip_driver")
+LAUNCH_CATS = ("cuda_runtime", "cuda_driver", "hip_runtime", "hip_driver")
 # what a collective kernel's args say that is read (PyTorch's torch/csrc/profiler/util.h names)
 KERNEL_ARGS = ("Collective name", "In msg nelems", "Out msg nelems", "Group size", "dtype", "In split size",
                "Process Group Name", "Process Group Description", "Process Group Ranks", "Seq", "correlation",
                "External id")
 
 
-@dataclass
+@dataclass(slots=True)       # a job's calls are held together (ranks x calls): no __dict__ each
 class Call:
     """One collective call on one rank."""
 
@@ -139,7 +139,7 @@ class Collected:
                 corr = -1 if corr is None else C.identifier(corr, "args.correlation")
                 self.gpu_compute.extend((ts, ts + dur, corr if isinstance(corr, int) else -1))
             return
-        if cat in _LAUNCH_CATS:
+        if cat in LAUNCH_CATS:
             corr = args.get("correlation")
             if corr is not None:
                 self.launches.extend((C.whole(corr, "args.correlation", -C.MAX_ID, C.MAX_ID), ts))
@@ -159,7 +159,7 @@ class Collected:
         if name.startswith(C10D_PREFIX):
             self.c10d.append(HostOp(name, ts, dur, C.dims(args.get("Input Dims"), "args.'Input Dims'"),
                                     C.types(args.get("Input type"), "args.'Input type'")))
-        elif "Collective name" in args and "External id" in args:
+        elif "Collective name" in args and args.get("External id") is not None:   # a null id joins nothing
             # record_param_comms: the metadata an older PyTorch does not copy to the kernel it launches
             meta = C.kernel_args(args, KERNEL_ARGS)
             self.comms_meta[meta["External id"]] = meta

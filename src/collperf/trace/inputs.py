@@ -17,16 +17,22 @@ from collections import defaultdict
 from collperf.errors import UsageError
 from collperf.trace import flight, inspector_trace, profiler_plugin
 from collperf.trace.events import KINETO
-from collperf.trace.read import read_rank
+from collperf.trace.fanout import read_files
 
 PREFERENCE = (KINETO, profiler_plugin.KIND, flight.KIND, inspector_trace.KIND)
 
 
-def read_job(files) -> list:
-    """Every rank's record of one job, one RankTrace per rank, in rank order."""
+def read_job(files, jobs: int | None = None, engine: str | None = None, on_progress=None,
+             notes: list | None = None) -> list:
+    """Every rank's record of one job, one RankTrace per rank, in rank order. The one-file-per-rank records are
+    read side by side (fanout.read_files: `jobs` processes or a Dask cluster by `engine`, `on_progress` after
+    each); what it notes on the reading (memory) is added to `notes`."""
     plugin = [f for f in files if profiler_plugin.is_plugin_trace(f)]
     inspector = [f for f in files if f not in plugin and inspector_trace.is_inspector(f)]
-    traces = [read_rank(f) for f in files if f not in plugin and f not in inspector]
+    traces, said = read_files([f for f in files if f not in plugin and f not in inspector], jobs, engine,
+                              on_progress)
+    if notes is not None:
+        notes += said
     if plugin:
         traces += profiler_plugin.read_plugin(plugin)
     if inspector:

@@ -12,7 +12,7 @@ import numpy as np
 from collperf import units
 from collperf.collectives import COLLECTIVES, busbw_factor, get_collective
 from collperf.diagnose import Assumed
-from collperf.expect import expectation
+from collperf.expect.expectation import expectation
 from collperf.diagnose import verdict as V
 from collperf.errors import UsageError
 from collperf.model.nccl import select, tuning_table

@@ -11,6 +11,7 @@ The name carries the algorithm and protocol NCCL ran; a generic kernel does not 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from collperf.collectives import get_collective
 
@@ -46,6 +47,8 @@ _SHOWN = {"half": "float16", "f16": "float16", "__half": "float16", "bf16": "bfl
           "byte": "uint8", "unsignedchar": "uint8", "uint8_t": "uint8"}
 
 
+# the pure functions below are called once per collective kernel with a handful of distinct values: cached
+@lru_cache(maxsize=1024)
 def _key(dtype) -> str:
     return re.sub(r"^(c10|at)::|\s", "", str(dtype).strip().lower()).replace("c10::", "")
 
@@ -60,6 +63,7 @@ def dtype_name(dtype) -> str:
     return _SHOWN.get(key, key) if key in ELEMENT_BYTES else str(dtype)
 
 
+@lru_cache(maxsize=4096)
 def parse_kernel(name: str) -> tuple[str | None, str, str, str] | None:
     """(collective or None, algorithm, protocol, dtype) of an NCCL/RCCL kernel name; None if it is not one."""
     m = KERNEL.match(name)
@@ -86,6 +90,7 @@ def collective_of(name: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=4096)
 def whole_elements(collective: str, in_elements: int, out_elements: int, group_size: int) -> int:
     """Elements of nccl-tests' `size` buffer from one rank's input and output element counts.
 

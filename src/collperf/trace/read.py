@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import glob
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
 from collperf.errors import UsageError
 from collperf.trace import checks as C
+from collperf.trace import fast as F
 from collperf.trace import flight
 from collperf.trace import kernels as K
 from collperf.trace.events import KINETO, Call, Collected, RankTrace, launch_times
@@ -180,15 +182,18 @@ def _kernel_calls(c: Collected, rank: int, world: int, groups: dict, default_pg:
     return calls
 
 
-def read_rank(path) -> RankTrace:
-    """One file: its distributed info, device, calls, computation and steps (a Flight Recorder dump: its calls)."""
+def read_rank(path, c_parser: bool = True) -> RankTrace:
+    """One file: its distributed info, device, calls, computation and steps (a Flight Recorder dump: its calls).
+    The events are decoded by msgspec where it is installed (`c_parser`), else by the streaming reader alone:
+    the same RankTrace either way."""
     if flight.is_dump(path):
         return flight.read_dump(path)
     collected = Collected()
-    top = scan(path, collected.add, collected.bad)
+    fast = c_parser and F.available()
+    top = scan(path, collected.add, collected.bad, (F.decode, partial(F.add_batch, collected)) if fast else None)
     info, rank, world = _info(path, top)
     groups, default_pg = _groups(info, world)
-    notes: list[str] = []
+    notes: list[str] = [] if fast or not c_parser else [F.WHY_SLOW]
     calls = _kernel_calls(collected, rank, world, groups, default_pg)
     if collected.gloo:
         calls += pair_gloo(collected.gloo, collected.c10d, rank, default_pg, groups[default_pg], notes)

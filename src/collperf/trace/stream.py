@@ -11,6 +11,12 @@ Nesting is bounded: the C decoder recurses once per level and stops at the inter
 value nested that deep is stepped over by counting brackets outside strings (`_skip`, iterative, one pass),
 so an event of a thousand nested arrays is skipped and counted rather than ending the read. A number too
 long for an int (Python refuses to convert more than 4,300 digits) is refused the same way.
+
+With `on_batch` (the C parser's path, trace/fast.py), the events are taken a run at a time: the text from the
+next event to the last '}' followed by ',' or ']' in the window. That text in '[...]' is valid JSON only when
+that '}' ends an event (a '}' inside a string or a nested value leaves the array unclosed), so the C decoder
+itself checks the cut. A run it refuses, or that `on_batch` does not keep, is read again here one event at a
+time, exactly as without it.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ _AFTER_NUMBER = re.compile(r"[^0-9.eE+-]")
 _DECODER = json.JSONDecoder()
 # a string (escapes included; the unrolled form is one pass) or a bracket; a lone '"' is a string cut by the window
 _TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}"]')
+_AFTER_EVENT = re.compile(r"\s*[,\]]")
 
 
 class _TooDeep(Exception):
@@ -41,6 +48,7 @@ class _Window:
     def __init__(self, f, source: str):
         self.f, self.source = f, source
         self.text, self.pos, self.eof = "", 0, False
+        self.offset = 0               # characters of the file before text[0]
 
     def _more(self) -> bool:
         try:
@@ -51,9 +59,27 @@ class _Window:
         if not chunk:
             self.eof = True
             return False
+        self.offset += self.pos
         self.text = self.text[self.pos:] + chunk
         self.pos = 0
         return True
+
+    @property
+    def at(self) -> int:
+        """The position in the file's characters."""
+        return self.offset + self.pos
+
+    def run(self, decode) -> tuple[list | None, int]:
+        """The events from pos to the last one the window holds whole, decoded by `decode` (None where there is
+        no such run or `decode` refuses it), and where the run ends in the file (pos is not moved)."""
+        if len(self.text) - self.pos < _CHUNK and not self.eof:
+            self._more()
+        end = len(self.text)
+        while (k := self.text.rfind("}", self.pos, end)) >= 0 and not _AFTER_EVENT.match(self.text, k + 1):
+            end = k
+        if k < 0:                      # no event ends in the window: one is read the slow way
+            return None, self.at + 1
+        return decode("[" + self.text[self.pos:k + 1] + "]"), self.offset + k + 1
 
     def peek(self) -> str:
         """The next character that is not white space or a comma ('' at the end)."""
@@ -137,9 +163,12 @@ def _open(path: Path):
     return open(path, encoding="utf-8", errors="replace")
 
 
-def scan(path, on_event: Callable[[dict], None], on_bad: Callable[[int, str], None] | None = None) -> dict:
+def scan(path, on_event: Callable[[dict], None], on_bad: Callable[[int, str], None] | None = None,
+         batches: tuple[Callable, Callable] | None = None) -> dict:
     """Call `on_event` for every event of `traceEvents` in file order, `on_bad(index, why)` for an element that is
-    not one (not an object, nested too deep); return the other top-level keys."""
+    not one (not an object, nested too deep); return the other top-level keys. `batches` = (decode, on_batch):
+    runs of events decoded by `decode(text)` and given to `on_batch(events)`, which returns whether it kept them
+    (the C parser's path); a run refused by either is read one event at a time."""
     path = Path(path)
     top: dict = {}
     try:
@@ -165,8 +194,17 @@ def scan(path, on_event: Callable[[dict], None], on_bad: Callable[[int, str], No
                     continue
                 w.expect("[", "traceEvents to be an array")
                 top["traceEvents"] = 0
-                index = 0
+                index, slow_until = 0, 0
                 while w.peek() not in ("]", ""):
+                    if batches is not None and w.at >= slow_until:
+                        events, stop = w.run(batches[0])
+                        if events is not None and batches[1](events):
+                            w.pos = stop - w.offset
+                            top["traceEvents"] += len(events)
+                            index += len(events)
+                        else:                       # read below, one event at a time, up to where the run ends
+                            slow_until = stop
+                        continue
                     try:
                         event = w.value()
                     except _TooDeep as e:

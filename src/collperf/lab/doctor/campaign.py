@@ -3,7 +3,8 @@
 Stages (docs/doctor.md "The campaign"), after NVIDIA's adaptive fault isolation (screen, bisect, confirm) with
 links as well as nodes:
 
-1. alone: every host's own ranks, all hosts in one round (a rank slowed on the CPU, a dead host show here);
+1. alone: every host's own ranks, all hosts in one round (a rank slowed on the CPU, a dead host show here); a
+   host slow alone is tested alone again beside passing hosts and accused only if slow again;
 2. screen: every group (a leaf's hosts, else about sqrt(N) hosts) in one round;
 3. bisect: a failing group split in halves, both tested, a failing half split again, down to two hosts;
 4. confirm: each host of a failing pair with a known-good partner: fails -> that host;
@@ -23,7 +24,7 @@ from typing import Callable
 
 @dataclass(frozen=True)
 class Test:
-    stage: str                  # alone, screen, bisect, confirm, cross
+    stage: str                  # alone, recheck, screen, bisect, confirm, cross
     hosts: tuple[int, ...]
 
 
@@ -132,10 +133,31 @@ class _Doctor:
         v.evidence.append(_evidence(o))
 
     def alone(self) -> None:
+        """Every host alone; a host slow alone is tested alone again beside hosts that passed (more of them than
+        suspects, so that the round's median is a passing host's) and accused only if slow twice: one slow
+        repeat window on a busy box is not a fault (1 healthy run in 5 accused a host without this). A host that
+        did not answer is named at once."""
+        slow, passed = {}, []
         for o in self.stage([Test("alone", (h,)) for h in range(self.c.hosts)]):
-            if not o.passed:
-                self.bad.add(o.test.hosts[0])
-                self.accuse(host_name(o.test.hosts[0]), o, dead=o.ratio is None)
+            h = o.test.hosts[0]
+            if o.ratio is None:
+                self.bad.add(h)
+                self.accuse(host_name(h), o, dead=True)
+            elif o.passed:
+                passed.append(h)
+            else:
+                slow[h] = o
+        if not slow:
+            return
+        references = passed[:len(slow) + 1]
+        for o in self.stage([Test("recheck", (h,)) for h in [*slow, *references]]):
+            h = o.test.hosts[0]
+            if h in slow and not o.passed:
+                self.bad.add(h)
+                self.accuse(host_name(h), o, dead=o.ratio is None)
+                self.c.verdicts[host_name(h)].evidence.insert(0, _evidence(slow[h]))
+            elif h not in slow and o.ratio is None:
+                self._dead(o)
 
     def members(self, hosts) -> tuple[int, ...]:
         return tuple(h for h in hosts if h not in self.bad)

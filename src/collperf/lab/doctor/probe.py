@@ -50,38 +50,42 @@ def _round_barrier(directory: str, test: int, tests: int, wait_s: float) -> None
 
 
 def allreduce(size_bytes: int, repeats: int, warmup: int, delay_s: dict, kill_at: dict,
-              barrier: tuple | None = None, window_s: float = 0.0) -> list[float]:
+              barrier: tuple | None = None, window_s: float = 0.0, group=None, device: str = "cpu") -> list[float]:
     """Every repeat's time in seconds (the slowest rank's), on rank 0; delay_s and kill_at map a rank to its
     injected fault; barrier (directory, this test, tests of the round, wait in s) starts the round's tests
-    together, and each repeats until window_s has passed since."""
+    together, and each repeats until window_s has passed since. `group`: the test's process group (None: the
+    world); `device`: where the buffers live (cuda:N with NCCL)."""
     import torch
     import torch.distributed as dist
 
-    rank, p = dist.get_rank(), dist.get_world_size()
+    rank, p = dist.get_rank(group), dist.get_world_size(group)
+    root = dist.get_global_rank(group, 0) if group is not None else 0
     if barrier is not None and rank == 0:
         _round_barrier(*barrier)
     if p > 1:
-        dist.barrier()
+        dist.barrier(group=group)
     if rank in kill_at:
         _die_at(kill_at[rank])
     delay = delay_s.get(rank, 0.0)
     elements = max(1, size_bytes // 4)
-    inp, out = torch.ones(elements), torch.empty(elements)
+    inp, out = torch.ones(elements, device=device), torch.empty(elements, device=device)
+    sync = torch.cuda.synchronize if str(device).startswith("cuda") else (lambda: None)
     schedule = build("allreduce", "ring", p) if p > 1 else None
     # repeats go on until the round's window closes (at least `repeats`, at most MAX_REPEATS): tests that share a
     # link then share it for every repeat, not only until the first of them is done; rank 0 decides for all
     end = time.time() + window_s
-    times, flag = [], torch.ones(1)
+    times, flag = [], torch.ones(1, device=device)
     i = 0
     while True:
         if p > 1:
             flag.fill_(1.0 if i < warmup + repeats or time.time() < end and i < MAX_REPEATS else 0.0)
-            dist.broadcast(flag, 0)
+            dist.broadcast(flag, root, group=group)
             go = bool(flag.item())
         else:
             go = i < warmup + repeats or time.time() < end and i < MAX_REPEATS
         if not go:
             break
+        sync()
         start = time.perf_counter()
         if delay:
             _spin(delay)
@@ -90,13 +94,14 @@ def allreduce(size_bytes: int, repeats: int, warmup: int, delay_s: dict, kill_at
             for _ in range(max(1, ALONE_BYTES // (elements * 4))):
                 out.add_(inp)
         else:
-            run_schedule(schedule, inp, out, "sum", elements)
+            run_schedule(schedule, inp, out, "sum", elements, group=group)
+        sync()
         if i >= warmup:
             times.append(time.perf_counter() - start)
         i += 1
     # every rank's repeats, the slowest rank's time of each (ranks agree on the count: rank 0 decided)
     if p > 1:
-        t = torch.tensor(times, dtype=torch.float64)
-        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        t = torch.tensor(times, dtype=torch.float64, device=device)
+        dist.all_reduce(t, op=dist.ReduceOp.MAX, group=group)
         times = t.tolist()
     return times

@@ -16,25 +16,20 @@ rates the spec asks, the routes the testbed installs), and the test's own repeat
 
 - a test of k >= 2 hosts: collperf's ring allreduce of `size` on them (ranks in the test's order; a test that
   spans leaves interleaves them, so that every hop of the ring crosses the spine and the uplinks carry all
-  they can), timed `repeats` times after a warm-up; the expected time is the simulator's (events mode, the
-  group's view of the topology) over the box's efficiency (below);
+  they can), timed `repeats` times after a warm-up; the expected time is the simulator's for the whole round
+  (contention.py: events mode on the healthy topology, the round's tests together, so tests that share an
+  uplink are expected at their share of it) over the box's efficiency (judge.py);
 - alone (one host): a local reduction (64 MiB of adds), repeated for about a second, its fastest repeat (every
-  namespace shares the box's cores: the fastest is when it had one); the hosts are alike, so the expected is
-  the median over the round of the hosts' own, and the threshold max(5 %, K x their spread) (the model prices a
-  one-rank group as no traffic at all);
-- the box's efficiency: simulated / measured time of a healthy group on this machine (its processes, its
-  network stack, the cores every namespace shares) is below 1; it is the best (fastest) ratio of the first
-  round with groups, the screen: a degraded part slows the groups that hold it, never all of them, so with two
-  groups or more the fastest is healthy. Pairs and leaves then run within a few % of one efficiency where the
-  rates leave the box's CPUs idle enough (40 Mbit/s per host on 2 cores: pairs 0.93-0.95, leaves of 4 0.89-0.93);
-  a ring of all 8 hosts does not (0.75: the spine forwards every flow), which is why the cross stage runs pairs.
+  namespace shares the box's cores: the fastest is when it had one), against the median of the hosts alone;
+- the box's efficiency (judge.py): simulated / measured time of a healthy group on this machine is below 1.
+  Pairs and leaves run within a few % of one efficiency where the rates leave the box's CPUs idle enough
+  (40 Mbit/s per host on 2 cores: pairs 0.93-0.95, leaves of 4 0.89-0.93); a ring of all 8 hosts does not
+  (0.75: the spine forwards every flow), which is why the cross stage runs pairs;
 - the tests of a round start timing together (probe.py: a mark per test in the round's directory, waited
   for at most BARRIER_S), so that none is timed while another's ranks still import torch, and each repeats
   until a window common to the round closes (twice the slowest test's expected repeats): tests that share a
   link (the cross pairs on the uplinks) share it for every repeat, not only until the first is done;
-- the threshold: max(5 %, K x the noise), the noise the robust spread of the test's repeats (1.4826 x the
-  median absolute deviation, over the median); the test passes when its speed is at least 1 - threshold of
-  the expected.
+- the threshold (judge.py): max(5 %, 3 x the noise of the test's repeats).
 
 A test whose ranks do not finish within its bound (a host killed, a rank hung) fails; the hosts whose ranks
 were killed by a signal are named dead. Every test is bounded (startup and run timeouts of runtime/launch.py),
@@ -44,25 +39,22 @@ and the testbed is torn down whatever happens (lab/testbed/switch.py give_back: 
 from __future__ import annotations
 
 import math
-import statistics
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from collperf import units
 from collperf.errors import RunError
 from collperf.lab.doctor.campaign import Campaign, Outcome, Test, adaptive, host_name, uplink_name
+from collperf.lab.doctor.contention import round_times_s
+from collperf.lab.doctor.judge import FLOOR, NOISE_K, Judge, Measured
 from collperf.lab.doctor.plan import Fault, pairs_counts, simulated
 from collperf.lab.doctor.testbed_spec import DoctorTestbedSpec
 from collperf.lab.testbed.routed import TopologyTestbed
-from collperf.model.two_level.build import build
 from collperf.runtime import owned
 from collperf.runtime.launch import Job, run_testbed
-from collperf.simulate import simulate
-from collperf.topology import Topology, subset
+from collperf.topology import Topology
 
-FLOOR = 0.05          # SuperBench's 5 % below baseline
-NOISE_K = 3.0         # threshold = max(FLOOR, NOISE_K x noise)
 SPINE = "spine"
 ALONE_WINDOW_S = 0.1  # a host alone repeats for 2 x (repeats + 1) x this: many repeats, the fastest is its own
 BARRIER_S = 60.0      # the longest a round's tests wait for each other before timing
@@ -124,23 +116,6 @@ class _View:
         return self.bed.host(h)
 
 
-@dataclass
-class Measured:
-    hosts: tuple[int, ...]
-    times_s: list[float] = field(default_factory=list)
-    dead: tuple[int, ...] = ()
-    error: str = ""
-
-    @property
-    def median_s(self) -> float:
-        return statistics.median(self.times_s)
-
-    @property
-    def noise(self) -> float:
-        m = self.median_s
-        return 1.4826 * statistics.median(abs(t - m) for t in self.times_s) / m if m > 0 else 0.0
-
-
 class TestbedRunner:
     """The campaign's runner (campaign.Runner) on an up testbed: each round's tests at once, each judged."""
 
@@ -148,16 +123,24 @@ class TestbedRunner:
         self.spec, self.bed, self.on_round = spec, bed, on_round
         self.model = topology(spec, faulty=False)
         self.start = time.time()
-        self.efficiency: float | None = None       # simulated / measured time of a healthy group on this box
-        self.box_noise: float | None = None        # the median noise of that round's tests
-        self._simulated: dict = {}
+        self.judge = Judge(self.round_s, spec.leaf_of)
+        self._priced: dict = {}
         self.wall_s: list[float] = []
 
+    @property
+    def efficiency(self) -> float | None:
+        return self.judge.efficiency
+
+    def round_s(self, ordered: list[tuple[int, ...]]) -> list[float]:
+        """The model's time of each test of a round run together (contention priced; 0.0 alone)."""
+        key = tuple(ordered)
+        if key not in self._priced:
+            self._priced[key] = round_times_s(self.model, list(ordered), self.spec.size)
+        return self._priced[key]
+
     def simulated_s(self, hosts: tuple[int, ...]) -> float:
-        if hosts not in self._simulated:
-            s = build("allreduce", "ring", len(hosts))
-            self._simulated[hosts] = simulate(s, subset(self.model, hosts), self.spec.size, "events").time_s
-        return self._simulated[hosts]
+        """A group's model time alone on the cluster."""
+        return self.round_s([hosts])[0]
 
     def _faults_for(self, hosts) -> tuple[dict, dict]:
         delay, kill = {}, {}
@@ -168,13 +151,14 @@ class TestbedRunner:
                 kill[rank] = self.start + self.spec.kill_host[1]
         return delay, kill
 
-    def measure(self, hosts: tuple[int, ...], barrier: tuple | None = None, window_s: float = 0.0) -> Measured:
+    def measure(self, hosts: tuple[int, ...], barrier: tuple | None = None, window_s: float = 0.0,
+                model_s: float = 0.0) -> Measured:
         delay, kill = self._faults_for(hosts)
         job = Job("collperf.lab.doctor.probe:allreduce",
                   (self.spec.size, self.spec.repeats, 1, delay, kill, barrier, window_s))
         timeout = self.spec.test_timeout_s
         if len(hosts) > 1:
-            timeout = max(timeout, 20 * (self.spec.repeats + 1) * self.simulated_s(hosts))
+            timeout = max(timeout, 20 * (self.spec.repeats + 1) * model_s)
         try:
             times = run_testbed(job, _View(self.bed, hosts), timeout_s=timeout)
         except RunError as e:
@@ -185,62 +169,18 @@ class TestbedRunner:
     def __call__(self, batch: list[Test]) -> list[Outcome]:
         started = time.monotonic()
         ordered = [order(self.spec, t.hosts) for t in batch]
+        model = self.round_s(ordered)
         with owned.tempdir("run") as marks, ThreadPoolExecutor(max_workers=len(batch)) as pool:
             # the window: the slowest test's repeats at twice its expected time, so that all overlap throughout
-            window = max((self.simulated_s(h) if len(h) > 1 else ALONE_WINDOW_S) for h in ordered) * 2 * \
+            window = max(s if len(h) > 1 else ALONE_WINDOW_S for h, s in zip(ordered, model)) * 2 * \
                 (self.spec.repeats + 1)
-            measured = list(pool.map(lambda it: self.measure(it[1], (marks, it[0], len(batch), BARRIER_S), window),
-                                     enumerate(ordered)))
+            measured = list(pool.map(
+                lambda i: self.measure(ordered[i], (marks, i, len(batch), BARRIER_S), window, model[i]),
+                range(len(batch))))
         self.wall_s.append(time.monotonic() - started)
         out = self.judge(batch, ordered, measured)
         if self.on_round is not None:
             self.on_round(len(self.wall_s), out)
-        return out
-
-    def judge(self, batch, ordered, measured: list[Measured]) -> list[Outcome]:
-        # a host alone: its fastest repeat (the CPU is shared by every namespace: the fastest is when it had a core)
-        alone = [min(m.times_s) for t, m in zip(batch, measured) if len(t.hosts) == 1 and m.times_s]
-        fleet = statistics.median(alone) if alone else None
-        # hosts alone are alike: their spread is noise too (robust: 1.4826 x MAD over the median)
-        spread = 1.4826 * statistics.median(abs(a - fleet) for a in alone) / fleet if alone and fleet else 0.0
-        # the box's efficiency: the fastest group of the first round with groups (the screen, leaves alike)
-        if self.efficiency is None:
-            ratios = [self.simulated_s(h) / m.median_s for h, m in zip(ordered, measured) if len(h) > 1 and m.times_s]
-            if ratios:
-                self.efficiency = max(ratios)
-                self.box_noise = statistics.median(m.noise for h, m in zip(ordered, measured)
-                                                   if len(h) > 1 and m.times_s)
-        # the cross stage's tests across the same leaves share their uplinks (the stage loads them on purpose;
-        # elsewhere a pair across leaves is the only one there, a confirmation's partner), and TCP shares a link unfairly (one pair got 0.22 to
-        # 0.76 s per repeat beside another): they are judged together, their speeds summed against the expected sum
-        shared: dict = {}
-        for i, hosts in enumerate(ordered):
-            leaves = frozenset(self.spec.leaf_of(h) for h in hosts)
-            if batch[i].stage == "cross" and len(leaves) > 1 and measured[i].times_s:
-                shared.setdefault(leaves, []).append(i)
-        pooled = {}
-        for members in shared.values():
-            got = sum(1 / measured[i].median_s for i in members)
-            want = sum(self.efficiency / self.simulated_s(ordered[i]) for i in members) if self.efficiency else got
-            for i in members:
-                pooled[i] = got / want
-        out = []
-        for i, (t, hosts, m) in enumerate(zip(batch, ordered, measured)):
-            if not m.times_s:
-                out.append(Outcome(t, False, None, m.dead))
-                continue
-            if len(hosts) == 1:
-                expected = fleet
-            else:
-                expected = self.simulated_s(hosts) / (self.efficiency or 1.0)
-            if i in pooled:         # held to the box's noise (the screen's), the pool's own being the unfairness
-                ratio, threshold = pooled[i], max(FLOOR, NOISE_K * (self.box_noise or 0.0))
-            elif len(hosts) == 1:   # against the other hosts alone, held to their spread
-                ratio, threshold = fleet / min(m.times_s), max(FLOOR, NOISE_K * spread)
-            else:
-                ratio = expected / m.median_s
-                threshold = max(FLOOR, NOISE_K * m.noise)
-            out.append(Outcome(t, ratio >= 1 - threshold, ratio, (), m.median_s, expected, threshold, len(m.times_s)))
         return out
 
 
