@@ -12,6 +12,7 @@ here. Attributes are imported on first use, so `import collperf` stays light.
 
 import importlib
 import sys
+from typing import Any, Callable
 
 __version__ = "0.2.0"
 
@@ -33,10 +34,10 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def lazy_exports(module_name: str, exports: dict):
+def lazy_exports(module_name: str, exports: dict[str, str]) -> Callable[[str], Any]:
     """A module's `__getattr__` that imports each of `exports` (public name -> defining module) on first use
     and keeps it in the module, so that importing the package loads none of them."""
-    def __getattr__(name: str):
+    def __getattr__(name: str) -> Any:   # a module attribute of any type
         if name not in exports:
             raise AttributeError(f"module {module_name!r} has no attribute {name!r}")
         value = getattr(importlib.import_module(exports[name]), name)

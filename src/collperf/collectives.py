@@ -18,16 +18,18 @@ test's GetCollByteCount): every rank gets the buffers the root needs, `count` el
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
+import numpy.typing as npt
 
 from collperf.errors import UsageError, did_you_mean
 
 # How many blocks the whole buffer has, for p ranks.
-_BLOCKS = {"1": lambda p: 1, "p": lambda p: p, "p*p": lambda p: p * p}
+_BLOCKS: dict[str, Callable[[int], int]] = {"1": lambda p: 1, "p": lambda p: p, "p*p": lambda p: p * p}
 
 # Which blocks of the whole buffer (`whole` of them) a rank holds: (rank, p, root, whole) -> range.
-_HOLDS = {
+_HOLDS: dict[str, Callable[[int, int, int, int], range]] = {
     "every": lambda r, p, root, whole: range(whole),                                  # every rank, every block
     "root": lambda r, p, root, whole: range(whole) if r == root else range(0),       # the root, every block
     "own": lambda r, p, root, whole: range(r, r + 1),                                # block r
@@ -50,7 +52,7 @@ class Collective:
     in_place: bool = True         # an in-place run exists (the smaller buffer is block `rank` of the larger)
     size_means: str = ""          # what nccl-tests' size column measures for it, in words (a user checks a size by it)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.whole not in _BLOCKS or self.before not in _HOLDS or self.after not in _HOLDS:
             raise ValueError(f"{self.name}: unknown layout {self.whole!r}, {self.before!r}, {self.after!r}")
 
@@ -70,11 +72,11 @@ class Collective:
             return None
         return self.busbw_scale / (self.busbw_scale - factor)   # solves scale x (p-1)/p = factor
 
-    def algbw(self, size_bytes, time_s):
+    def algbw(self, size_bytes: npt.ArrayLike, time_s: npt.ArrayLike) -> npt.NDArray[np.float64]:
         """Algorithm bandwidth in bytes/s: size / time (nccl-tests); the same for every collective."""
         return algbw(size_bytes, time_s)
 
-    def busbw(self, size_bytes, ranks: int, time_s):
+    def busbw(self, size_bytes: npt.ArrayLike, ranks: int, time_s: npt.ArrayLike) -> npt.NDArray[np.float64]:
         """Bus bandwidth in bytes/s: algbw x the busbw factor (nccl-tests)."""
         return self.algbw(size_bytes, time_s) * self.busbw_factor(ranks)
 
@@ -83,7 +85,7 @@ class Collective:
         algbw_GBps = float(self.algbw(size_bytes, time_s)) / 1e9
         return algbw_GBps, algbw_GBps * self.busbw_factor(ranks)
 
-    def formula_bytes(self, size_bytes):
+    def formula_bytes(self, size_bytes: npt.ArrayLike) -> npt.NDArray[np.float64]:
         """n of the cost formulas for a nccl-tests size.
 
         The MPICH/Thakur/Chan n is the buffer each formula row is written in (allgather: total output;
@@ -182,7 +184,7 @@ PROGRAMS: dict[str, Collective] = {c.nccl_tests_binary: c for c in COLLECTIVES.v
 _ALIASES = {"p2p": "sendrecv", "bcast": "broadcast", "a2a": "alltoall"}
 
 
-def get_collective(name) -> Collective:
+def get_collective(name: str | Collective) -> Collective:
     """The collective by name or alias (any case, `_` and `-` ignored); a Collective is returned as is."""
     if isinstance(name, Collective):
         return name
@@ -196,27 +198,28 @@ def get_collective(name) -> Collective:
 
 # --- thin wrappers, by name (kept for callers that hold a name) ----------------------------------------
 
-def busbw_factor(collective, ranks: int) -> float:
+def busbw_factor(collective: str | Collective, ranks: int) -> float:
     """nccl-tests' busbw = algbw x factor (doc/PERFORMANCE.md; src/*.cu GetBw)."""
     return get_collective(collective).busbw_factor(ranks)
 
 
-def formula_bytes(collective, size_bytes):
+def formula_bytes(collective: str | Collective, size_bytes: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """n of the cost formulas for a nccl-tests size (see Collective.formula_bytes)."""
     return get_collective(collective).formula_bytes(size_bytes)
 
 
-def algbw(size_bytes, time_s):
+def algbw(size_bytes: npt.ArrayLike, time_s: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """Algorithm bandwidth in bytes/s: size / time (nccl-tests); the same for every collective."""
-    return np.asarray(size_bytes, dtype=float) / np.asarray(time_s, dtype=float)
+    return np.asarray(size_bytes, dtype=np.float64) / np.asarray(time_s, dtype=np.float64)
 
 
-def busbw(collective, ranks: int, size_bytes, time_s):
+def busbw(collective: str | Collective, ranks: int, size_bytes: npt.ArrayLike,
+          time_s: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """Bus bandwidth in bytes/s: algbw x the collective's factor (nccl-tests)."""
     return get_collective(collective).busbw(size_bytes, ranks, time_s)
 
 
-def check_ranks(ranks) -> int:
+def check_ranks(ranks: object) -> int:
     if isinstance(ranks, bool) or not isinstance(ranks, (int, np.integer)) or ranks < 1:
         raise UsageError(f"ranks {ranks!r} is not a positive whole number: expected ranks >= 1, e.g. --ranks 8")
     return int(ranks)

@@ -6,7 +6,7 @@ Anything else that escapes is a bug in collperf.
 """
 
 import sys
-from typing import Callable
+from typing import Callable, Iterable, Mapping
 
 
 class UsageError(ValueError):
@@ -28,12 +28,12 @@ def run_main(main: Callable[[], None]) -> None:
         raise SystemExit(2 if isinstance(e, UsageError) else 1) from None
 
 
-def _key(name) -> str:
+def _key(name: object) -> str:
     """A name as lookups compare it: case, spaces, '-' and '_' ignored ('All_Reduce' is 'allreduce')."""
     return "".join(ch for ch in str(name).lower() if ch not in " -_")
 
 
-def nearest(given, choices, aliases: dict | None = None) -> list[str]:
+def nearest(given: object, choices: Iterable[object], aliases: Mapping[str, object] | None = None) -> list[str]:
     """The known names a mistyped one most likely meant: an alias's target ('all_reduce_perf', nccl-tests' program,
     means allreduce), the choices whose names contain it (up to 3: 'nvl72' is gb200-nvl72 or gb300-nvl72), else
     the nearest by edit distance (difflib's ratio at least 0.6); [] when nothing is near. Every name lookup's
@@ -53,7 +53,7 @@ def nearest(given, choices, aliases: dict | None = None) -> list[str]:
     return [pool[k] for k in difflib.get_close_matches(key, among, n=1, cutoff=0.6)]
 
 
-def did_you_mean(given, choices, aliases: dict | None = None) -> str:
+def did_you_mean(given: object, choices: Iterable[object], aliases: Mapping[str, object] | None = None) -> str:
     """'did you mean allreduce? ' (with its trailing space) or '': the start of an error's advice."""
     names = [n for n in nearest(given, choices, aliases) if n != str(given)]
     return f"did you mean {' or '.join(names)}? " if names else ""

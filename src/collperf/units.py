@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Iterable
 
 from collperf.errors import UsageError
 
@@ -41,7 +42,7 @@ _BIT_RATE = re.compile(r"^([kmgt]?)(?:bit/s|bits/s|bps|b/s|bit)$", re.IGNORECASE
 _BANDWIDTH_FORMS = "50GB/s, 50GBps, 12.5GiB/s (bytes); 400Gbps, 400Gbit/s, 200mbit (bits); inf"
 
 
-def _split(text: str, what: str, forms: str) -> tuple[float, str]:
+def _split(text: object, what: str, forms: str) -> tuple[float, str]:
     if not isinstance(text, str):
         text = str(text)
     match = re.fullmatch(r"\s*" + _NUMBER + r"\s*(\S*)\s*", text)
@@ -70,7 +71,7 @@ def parse_size(text: str | int) -> int:
 _BIT_SIZE = re.compile(r"([KMGT])(i?)b")
 
 
-def _refuse_bits(text, unit: str) -> None:
+def _refuse_bits(text: object, unit: str) -> None:
     bits = _BIT_SIZE.fullmatch(unit)
     if bits is None:
         return
@@ -118,13 +119,13 @@ def parse_bandwidth(text: str | float) -> float:
     raise UsageError(f"cannot read bandwidth {text!r}: unknown or missing unit {unit!r}; accepted forms: {_BANDWIDTH_FORMS}")
 
 
-def _non_negative(value: float, text, what: str, forms: str) -> float:
+def _non_negative(value: float, text: object, what: str, forms: str) -> float:
     if not value >= 0:
         raise UsageError(f"{what} {text!r} is negative: expected a value >= 0 such as {forms}")
     return value
 
 
-def _positive(value: float, text) -> float:
+def _positive(value: float, text: object) -> float:
     if not value > 0:
         raise UsageError(f"bandwidth {text!r} is not positive: expected a rate > 0 such as {_BANDWIDTH_FORMS}")
     return value
@@ -150,7 +151,7 @@ def format_size(size_bytes: float) -> str:
     return f"{size_bytes:g} B"
 
 
-def column_unit(sizes) -> tuple[int, str]:
+def column_unit(sizes: Iterable[float | None]) -> tuple[int, str]:
     """One binary unit for a column of sizes: the largest in which the smallest size is still at least 1, unless
     the largest size would then need more than five digits ('8196 KiB' and '30764 KiB', not '31502336 B')."""
     known = [float(s) for s in sizes if s is not None and s > 0]
@@ -203,7 +204,7 @@ def format_bandwidth(bandwidth_Bps: float) -> str:
     return f"{bandwidth_Bps:.4g} B/s"
 
 
-def size_ranges(selected, every=None) -> str:
+def size_ranges(selected: Iterable[float], every: Iterable[float] | None = None) -> str:
     """'1 KiB-512 KiB, 2 MiB, 8 GiB': the selected sizes, a run of three or more that are consecutive in `every`
     (the log's sizes; without it nothing is merged) as one range."""
     chosen = sorted(set(int(s) for s in selected))

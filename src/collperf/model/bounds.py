@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
+import numpy.typing as npt
 
 from collperf.collectives import busbw_factor, check_ranks, formula_bytes, get_collective
 from collperf.errors import UsageError
@@ -30,7 +32,7 @@ from collperf.model.network import Link
 from collperf.model.trees import ceil_log2
 
 # (bandwidth coefficient, compute coefficient) as functions of p
-_TERMS = {
+_TERMS: dict[str, tuple[Callable[[int], float], Callable[[int], float]]] = {
     "broadcast": (lambda p: 1.0, lambda p: 0.0),
     "sendrecv": (lambda p: 1.0, lambda p: 0.0),
     "reduce": (lambda p: 1.0, lambda p: (p - 1) / p),
@@ -56,7 +58,7 @@ def bound_coefficients(collective: str, ranks: int, ports: str = "multi") -> tup
     return latency, bandwidth(p), compute(p)
 
 
-def lower_bound(collective: str, ranks: int, size_bytes, link: Link, ports: str = "multi") -> Cost:
+def lower_bound(collective: str, ranks: int, size_bytes: npt.ArrayLike, link: Link, ports: str = "multi") -> Cost:
     a, b, c = bound_coefficients(collective, ranks, ports)
     n = np.atleast_1d(formula_bytes(collective, size_bytes)).astype(float)
     return Cost(np.full(n.shape, a * link.latency_s), b * n * link.seconds_per_byte,
@@ -80,7 +82,7 @@ def lower_bound(collective: str, ranks: int, size_bytes, link: Link, ports: str 
 # (N-1)/N n either way, so switch reduction or multicast cannot lower theirs: only allreduce changes.
 
 # bytes per size that each node sends over its NICs, as a function of N (nodes) and g
-_NODE_NET = {
+_NODE_NET: dict[str, Callable[[int, int], float]] = {
     "allreduce": lambda N, g: 2.0 * (N - 1) / N,
     "allgather": lambda N, g: (N - 1) / N,
     "reducescatter": lambda N, g: (N - 1) / N,
@@ -132,10 +134,10 @@ class TwoLevelBound:
 
     collective: str
     ranks: int
-    size_bytes: np.ndarray
-    network_s: np.ndarray
-    intra_s: np.ndarray
-    host_bridge_s: np.ndarray
+    size_bytes: npt.NDArray[np.float64]
+    network_s: npt.NDArray[np.float64]
+    intra_s: npt.NDArray[np.float64]
+    host_bridge_s: npt.NDArray[np.float64]
 
     @property
     def time_s(self) -> np.ndarray:
@@ -155,7 +157,7 @@ class TwoLevelBound:
         return math.inf if per_byte == 0 else busbw_factor(self.collective, self.ranks) / per_byte
 
 
-def two_level_bound(collective: str, size_bytes, nodes: int, gpus_per_node: int, intra_Bps: float,
+def two_level_bound(collective: str, size_bytes: npt.ArrayLike, nodes: int, gpus_per_node: int, intra_Bps: float,
                     node_network_Bps: float, in_switch_reduction: bool = False,
                     host_bridge_Bps: float | None = None, in_network_reduction: bool = False) -> TwoLevelBound:
     """max(node-level network bound, intra-node bound, host-bridge bound) per size.

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 
 from collperf.collectives import check_ranks, formula_bytes
 from collperf.errors import UsageError
@@ -33,14 +34,14 @@ class Phase:
 class Cost:
     """Seconds, split into latency, bandwidth and compute terms; arrays over sizes."""
 
-    latency_s: np.ndarray
-    bandwidth_s: np.ndarray
-    compute_s: np.ndarray
-    segments: np.ndarray | None = None   # pipeline segments per size, for pipelined algorithms
+    latency_s: npt.NDArray[np.float64]
+    bandwidth_s: npt.NDArray[np.float64]
+    compute_s: npt.NDArray[np.float64]
+    segments: npt.NDArray[np.float64] | None = None   # pipeline segments per size, for pipelined algorithms
     phases: tuple[Phase, ...] = field(default=())
 
     @property
-    def total_s(self) -> np.ndarray:
+    def total_s(self) -> npt.NDArray[np.float64]:
         return self.latency_s + self.bandwidth_s + self.compute_s
 
     def __add__(self, other: "Cost") -> "Cost":
@@ -57,8 +58,9 @@ def lowest(costs: list[Cost], names: list[str]) -> tuple[Cost, np.ndarray]:
     totals = np.vstack([c.total_s for c in costs])
     pick, cols = np.argmin(totals, axis=0), np.arange(totals.shape[1])
 
-    def take(attr):
-        return np.vstack([getattr(c, attr) for c in costs])[pick, cols]
+    def take(attr: str) -> npt.NDArray[np.float64]:
+        terms: npt.NDArray[np.float64] = np.vstack([getattr(c, attr) for c in costs])[pick, cols]
+        return terms
 
     return Cost(take("latency_s"), take("bandwidth_s"), take("compute_s")), np.array(names, dtype=object)[pick]
 
@@ -80,6 +82,7 @@ def _best_segments(alg: Algorithm, p: int, n: np.ndarray, link: Link) -> np.ndar
     Below that the profile is irregular, so k = 1.._SMALL_K are tried as well. The minimum over all
     k is taken, which also makes the optimal time monotonic in the size.
     """
+    assert alg.pipeline is not None     # called for pipelined algorithms only
     alpha, beta, gamma = link.latency_s, link.seconds_per_byte, link.seconds_per_reduced_byte
     k_max = np.clip(np.floor(n), 1, _MAX_SEGMENTS)
     big = np.array([_SMALL_K, 2 * _SMALL_K])
@@ -91,9 +94,9 @@ def _best_segments(alg: Algorithm, p: int, n: np.ndarray, link: Link) -> np.ndar
     k_star = np.where(np.isfinite(k_star), k_star, k_max)
     best_k = np.clip(np.floor(k_star), 1, k_max)
     best_t = _pipeline_cost(alg, p, n, link, best_k).total_s
-    for k in (np.clip(np.ceil(k_star), 1, k_max),):
-        t = _pipeline_cost(alg, p, n, link, k).total_s
-        best_k, best_t = np.where(t < best_t, k, best_k), np.minimum(t, best_t)
+    for k_up in (np.clip(np.ceil(k_star), 1, k_max),):
+        t = _pipeline_cost(alg, p, n, link, k_up).total_s
+        best_k, best_t = np.where(t < best_t, k_up, best_k), np.minimum(t, best_t)
     small_a, small_b, small_c = alg.pipeline(p, np.arange(1, _SMALL_K + 1))
     small_c = np.broadcast_to(small_c, small_a.shape)
     for k in range(1, _SMALL_K + 1):   # scalar coefficients: cheap over many sizes
@@ -104,12 +107,14 @@ def _best_segments(alg: Algorithm, p: int, n: np.ndarray, link: Link) -> np.ndar
 
 
 def _pipeline_cost(alg: Algorithm, p: int, n: np.ndarray, link: Link, k: np.ndarray) -> Cost:
+    assert alg.pipeline is not None     # called for pipelined algorithms only
     a, b, c = alg.pipeline(p, k)
     return Cost(a * link.latency_s, b * n * link.seconds_per_byte, c * n * link.seconds_per_reduced_byte,
                 segments=np.asarray(k, dtype=float))
 
 
-def cost(collective: str, algorithm: str, ranks: int, size_bytes, link: Link, segments: int | None = None) -> Cost:
+def cost(collective: str, algorithm: str, ranks: int, size_bytes: npt.ArrayLike, link: Link,
+         segments: int | None = None) -> Cost:
     """Closed-form cost of one algorithm over an array of nccl-tests sizes."""
     alg = get_algorithm(collective, algorithm)
     p = check_ranks(ranks)
@@ -129,6 +134,7 @@ def cost(collective: str, algorithm: str, ranks: int, size_bytes, link: Link, se
         else:
             k = _best_segments(alg, p, n, link)
         return _pipeline_cost(alg, p, n, link, k)
+    assert alg.coefficients is not None     # Algorithm: exactly one closed form, and it is not pipelined
     a, b, c = alg.coefficients(p)
     return Cost(np.full(n.shape, a * link.latency_s), b * n * link.seconds_per_byte,
                 c * n * link.seconds_per_reduced_byte)
@@ -148,4 +154,6 @@ def coefficients(collective: str, algorithm: str, ranks: int, segments: int | No
             raise UsageError(f"{alg.name} is pipelined: its coefficients depend on the segment count; pass segments=")
         a, b, c = alg.pipeline(p, np.array([segments]))
         return float(a[0]), float(b[0]), float(np.asarray(c).ravel()[0])
-    return tuple(float(x) for x in alg.coefficients(p))
+    assert alg.coefficients is not None     # Algorithm: exactly one closed form, and it is not pipelined
+    closed = alg.coefficients(p)
+    return float(closed[0]), float(closed[1]), float(closed[2])

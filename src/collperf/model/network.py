@@ -24,7 +24,7 @@ class Link:
     reduce_bandwidth_Bps: float = math.inf
     name: str = ""
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not (self.latency_s >= 0 and math.isfinite(self.latency_s)):
             raise UsageError(f"latency {self.latency_s!r} s is not a finite time >= 0: give e.g. --latency 5us")
         if not self.bandwidth_Bps > 0:
@@ -50,7 +50,8 @@ class Link:
         return text
 
     @classmethod
-    def parse(cls, latency, bandwidth, reduce_bandwidth="inf", name: str = "") -> "Link":
+    def parse(cls, latency: str | float, bandwidth: str | float, reduce_bandwidth: str | float = "inf",
+              name: str = "") -> "Link":
         """From strings such as ('5us', '50GB/s', 'inf')."""
         return cls(units.parse_time(latency), units.parse_bandwidth(bandwidth),
                    units.parse_bandwidth(reduce_bandwidth), name)
@@ -72,7 +73,7 @@ class Cluster:
     name: str = ""
     source: str = field(default="", compare=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for label, value in (("nodes", self.nodes), ("ranks_per_node", self.ranks_per_node),
                              ("nics_per_node", self.nics_per_node)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -120,7 +121,7 @@ class Network:
     link: Link | None = None
     cluster: Cluster | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         check_ranks(self.ranks)
         if (self.link is None) == (self.cluster is None):
             raise UsageError("give either a link (--latency/--bandwidth) or a cluster (--cluster or "
@@ -142,9 +143,13 @@ class Network:
 
     @property
     def flat_link(self) -> Link:
-        return self.link if self.link is not None else self.cluster.bottleneck
+        if self.link is not None:
+            return self.link
+        assert self.cluster is not None     # __post_init__: a link or a cluster, exactly one
+        return self.cluster.bottleneck
 
     def describe(self) -> str:
         if self.cluster is not None:
             return self.cluster.describe()
+        assert self.link is not None        # __post_init__: a link or a cluster, exactly one
         return f"{self.ranks} ranks; {self.link.describe()}"

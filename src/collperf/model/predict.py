@@ -9,8 +9,10 @@ slower of the two) and `hierarchical` is the two-level composition of model/two_
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from collperf.collectives import Collective, get_collective
 from collperf.errors import UsageError
@@ -31,7 +33,7 @@ class AlgorithmCost:
     cost: Cost   # arrays over the sizes
 
 
-def candidates(collective: str, network: Network, sizes, algorithm: str | list[str] = "all",
+def candidates(collective: str, network: Network, sizes: npt.ArrayLike, algorithm: str | list[str] = "all",
                intra_algorithm: str = "best", inter_algorithm: str = "best",
                segments: int | None = None) -> tuple[list[AlgorithmCost], dict[str, str]]:
     """Costs of the requested algorithms over `sizes`, and why the others were skipped."""
@@ -43,11 +45,13 @@ def candidates(collective: str, network: Network, sizes, algorithm: str | list[s
     for alg_name in wanted:
         try:
             if is_two_level(alg_name):
+                assert network.cluster is not None     # _wanted refuses a two-level name without a cluster
                 c = two_level_cost(name, network.cluster, n, intra_algorithm, inter_algorithm)
             elif network.cluster is not None:
                 c = flat_cost(name, alg_name, network.cluster, n, segments)
             else:
                 pipelined = get_algorithm(name, alg_name).pipeline is not None
+                assert network.link is not None        # Network: a uniform link where there is no cluster
                 c = cost(name, alg_name, network.ranks, n, network.link, segments if pipelined else None)
             results.append(AlgorithmCost(alg_name, c))
         except NotApplicable as err:
@@ -59,13 +63,13 @@ def candidates(collective: str, network: Network, sizes, algorithm: str | list[s
     return results, skipped
 
 
-def best(collective: str, network: Network, sizes, **options) -> tuple[Cost, np.ndarray]:
+def best(collective: str, network: Network, sizes: npt.ArrayLike, **options: Any) -> tuple[Cost, np.ndarray]:
     """The cheapest requested algorithm per size (the one rule every caller uses): its cost and name."""
     results, _ = candidates(collective, network, sizes, **options)
     return lowest([r.cost for r in results], [r.name for r in results])
 
 
-def _wanted(name: str, network: Network, algorithm) -> list[str]:
+def _wanted(name: str, network: Network, algorithm: str | list[str] | None) -> list[str]:
     available = [a.name for a in algorithms_for(name)]
     if network.cluster is not None and name in PLANS:
         available.append(HIERARCHICAL)
@@ -81,7 +85,7 @@ def _wanted(name: str, network: Network, algorithm) -> list[str]:
     return wanted
 
 
-def network_lower_bound(collective: str, network: Network, sizes) -> Cost:
+def network_lower_bound(collective: str, network: Network, sizes: npt.ArrayLike) -> Cost:
     """The lower bound on a uniform link; on a cluster, the node-level bound on the NICs (every
     node's data must cross its own NICs: bounds.node_network_coefficient, g (N-1)/N of the size for
     alltoall, whose every rank sends its off-node blocks) with the compute bound over all ranks."""
@@ -108,9 +112,9 @@ class AlgorithmPrediction:
     busbw_GBps: float | None
     bound_ratio: float              # time / lower bound (>= 1)
     segments: int | None = None
-    phases: list[dict] = field(default_factory=list)
+    phases: list[dict[str, Any]] = field(default_factory=list)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         doc = {k: getattr(self, k) for k in ("name", "time_s", "latency_s", "bandwidth_s", "compute_s",
                                              "algbw_GBps", "busbw_GBps", "bound_ratio")}
         if self.segments is not None:
@@ -133,7 +137,7 @@ class Prediction:
     notes: list[str] = field(default_factory=list)
     lower_bound_latency_s: float = 0.0   # the bound's latency term: what it adds to bandwidth (and compute) alone
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         doc = {"collective": self.collective, "size_bytes": self.size_bytes, "ranks": self.ranks,
                "network": self.network, "algorithms": [a.to_json() for a in self.algorithms],
                "best": self.best, "lower_bound_s": self.lower_bound_s,
@@ -145,7 +149,7 @@ class Prediction:
         return doc
 
 
-def predict(collective: str, sizes, network: Network, algorithm: str | list[str] = "all",
+def predict(collective: str, sizes: npt.ArrayLike, network: Network, algorithm: str | list[str] = "all",
             intra_algorithm: str = "best", inter_algorithm: str = "best",
             segments: int | None = None) -> list[Prediction]:
     """One Prediction per size: every requested algorithm's cost, the lower bound, the best."""
@@ -178,7 +182,7 @@ def _row(name: str, c: Cost, i: int, size: float, bound_s: float, coll: Collecti
         [_phase_json(ph, i) for ph in c.phases])
 
 
-def _phase_json(phase: Phase, i: int) -> dict:
+def _phase_json(phase: Phase, i: int) -> dict[str, Any]:
     return {"phase": phase.name, "algorithm": phase.algorithms[i], "ranks": phase.ranks, "link": phase.link,
             "time_s": float(phase.cost.total_s[i]), "latency_s": float(phase.cost.latency_s[i]),
             "bandwidth_s": float(phase.cost.bandwidth_s[i]), "compute_s": float(phase.cost.compute_s[i])}

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from typing import Any
 
 from collperf.errors import UsageError
 from collperf.model.network import Cluster, Link
@@ -23,12 +24,12 @@ from collperf.model.network import Cluster, Link
 KIND = "collperf-profile"
 
 
-def profile_from(raw: dict, nodes: int, ranks_per_node: int) -> dict:
+def profile_from(raw: dict[str, Any], nodes: int, ranks_per_node: int) -> dict[str, Any]:
     """The profile of a calibration's raw measurements (runtime/measure.py calibrate) on nodes x ranks_per_node."""
-    def link(measured):
+    def link(measured: dict[str, Any]) -> dict[str, Any]:
         return {"latency_s": measured["latency_s"], "bandwidth_Bps": measured["bandwidth_Bps"]}
 
-    doc = {"kind": KIND, "nodes": nodes, "ranks_per_node": ranks_per_node,
+    doc: dict[str, Any] = {"kind": KIND, "nodes": nodes, "ranks_per_node": ranks_per_node,
            "reduce_bandwidth_Bps": raw["reduce_bandwidth_Bps"], "measured": raw}
     if raw.get("intra"):
         doc["intra"] = link(raw["intra"])
@@ -41,7 +42,7 @@ def profile_from(raw: dict, nodes: int, ranks_per_node: int) -> dict:
     return doc
 
 
-def links_profile(testbed: str, hosts: int, ranks_per_host: int, links: list[dict]) -> dict:
+def links_profile(testbed: str, hosts: int, ranks_per_host: int, links: list[dict[str, Any]]) -> dict[str, Any]:
     """The profile of per-link measurements (each a dict with measured_Bps and latency_s): every link kept
     under `links`, the median link as the uniform network `--profile` reads."""
     if not links:
@@ -52,7 +53,7 @@ def links_profile(testbed: str, hosts: int, ranks_per_host: int, links: list[dic
             "inter": dict(median), "testbed": testbed, "links": links}
 
 
-def cluster_from(doc, name: str, nodes: int | None = None, ranks_per_node: int | None = None) -> Cluster:
+def cluster_from(doc: object, name: str, nodes: int | None = None, ranks_per_node: int | None = None) -> Cluster:
     """The Cluster of a profile document (node and per-node rank counts may be changed); `name` says where the
     document came from in every error."""
     if not isinstance(doc, dict) or doc.get("kind") != KIND:
@@ -60,7 +61,7 @@ def cluster_from(doc, name: str, nodes: int | None = None, ranks_per_node: int |
                          "`collperf calibrate -o FILE`")
     gamma = doc.get("reduce_bandwidth_Bps") or math.inf
 
-    def link(key, label):
+    def link(key: str, label: str) -> Link:
         try:
             return Link(doc[key]["latency_s"], doc[key]["bandwidth_Bps"], gamma, label)
         except (KeyError, TypeError):

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from collperf.model.costs import Cost
 from collperf.model.network import Link
@@ -36,7 +37,7 @@ def _array_step_load(st: ArrayStep, ranks: int) -> StepLoad:
     return StepLoad(int(max(sent.max(), received.max())), int(reduced.max()), len(src))
 
 
-def _runs(s) -> list[tuple[StepLoad, int]]:
+def _runs(s: Schedule | ArraySchedule) -> list[tuple[StepLoad, int]]:
     """(load of one step, how many steps in a row have it)."""
     if isinstance(s, ArraySchedule):
         return [(_array_step_load(st, s.ranks), st.repeat) for st in s.steps]
@@ -66,7 +67,7 @@ def coefficients(s: Schedule | ArraySchedule) -> tuple[float, float, float]:
             sum(x.reduce_chunks * r for x, r in runs) * per_chunk)
 
 
-def schedule_cost(s: Schedule | ArraySchedule, size_bytes, link: Link) -> Cost:
+def schedule_cost(s: Schedule | ArraySchedule, size_bytes: npt.ArrayLike, link: Link) -> Cost:
     a, b, c = coefficients(s)
     n = np.atleast_1d(np.asarray(size_bytes, dtype=float))
     return Cost(np.full(n.shape, a * link.latency_s), b * n * link.seconds_per_byte,

@@ -16,15 +16,17 @@ and priced over any number of sizes at once.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from collperf.collectives import formula_bytes
 from collperf.errors import UsageError
 from collperf.model.two_level.build import build
 from collperf.model.costs import Cost
 from collperf.model.network import Link
-from collperf.schedule.ir import REDUCE, Schedule
+from collperf.schedule.ir import REDUCE, Schedule, Transfer
 
 
 @dataclass(frozen=True)
@@ -37,7 +39,7 @@ class HostLinks:
     link: Link
     flow_overhead: float = 0.0
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not self.flow_overhead >= 0:
             raise UsageError(f"flow overhead {self.flow_overhead!r}: expected a fraction >= 0 (e.g. 0.1)")
 
@@ -47,7 +49,7 @@ class HostLinks:
         return cls(tuple(r // ranks_per_host for r in range(hosts * ranks_per_host)), link, flow_overhead)
 
 
-def _step_terms(transfers, ranks: int, hosts: HostLinks, intra: Link) -> tuple[float, float, float]:
+def _step_terms(transfers: Sequence[Transfer], ranks: int, hosts: HostLinks, intra: Link) -> tuple[float, float, float]:
     """(latency s, bandwidth s per chunk, reduced chunks) of one step; chunks counted, not bytes."""
     host = np.asarray(hosts.host_of)
     src = np.array([t.src for t in transfers], dtype=np.int64)
@@ -74,7 +76,7 @@ def _step_terms(transfers, ranks: int, hosts: HostLinks, intra: Link) -> tuple[f
     return latency, max(port, link_s), float(most_reduced)
 
 
-def shared_link_cost(schedule: Schedule, size_bytes, intra: Link, hosts: HostLinks) -> Cost:
+def shared_link_cost(schedule: Schedule, size_bytes: npt.ArrayLike, intra: Link, hosts: HostLinks) -> Cost:
     """The schedule's time over sizes (formula bytes n) with each host's link shared by its ranks' transfers."""
     if len(hosts.host_of) != schedule.ranks:
         raise UsageError(f"the hosts place {len(hosts.host_of)} ranks but the schedule has {schedule.ranks}")
@@ -88,7 +90,7 @@ def shared_link_cost(schedule: Schedule, size_bytes, intra: Link, hosts: HostLin
                 reduce_chunks * chunk * intra.seconds_per_reduced_byte)
 
 
-def host_priced(collective: str, algorithm: str, sizes, segments, intra: Link, hosts: HostLinks,
+def host_priced(collective: str, algorithm: str, sizes: npt.ArrayLike, segments: npt.ArrayLike | None, intra: Link, hosts: HostLinks,
                 root: int = 0) -> Cost:
     """A flat algorithm's cost over nccl-tests sizes on shared host links: its schedule (with the segment
     count chosen per size, `segments` an array or None) priced by shared_link_cost."""

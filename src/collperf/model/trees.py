@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 
 def ceil_log2(p: int) -> int:
@@ -109,7 +111,7 @@ class TreeProfile:
 
 
 @lru_cache(maxsize=None)
-def _signatures(trees: tuple[tuple[int, ...], ...]) -> tuple[int, tuple]:
+def _signatures(trees: tuple[tuple[int, ...], ...]) -> tuple[int, tuple[tuple[tuple[int, int, bool], ...], ...]]:
     """Distinct per-rank shapes (depth, children, has parent) across the trees, and the height."""
     shapes = set()
     height = 0
@@ -122,7 +124,7 @@ def _signatures(trees: tuple[tuple[int, ...], ...]) -> tuple[int, tuple]:
     return height, tuple(shapes)
 
 
-def _profile_direct(trees, k: int) -> TreeProfile:
+def _profile_direct(trees: tuple[tuple[int, ...], ...], k: int) -> TreeProfile:
     height, shapes = _signatures(trees)
     steps = k + height - 1
     port = reduce = 0
@@ -139,7 +141,7 @@ def _profile_direct(trees, k: int) -> TreeProfile:
 
 
 @lru_cache(maxsize=256)
-def _profile_table(trees) -> tuple[int, np.ndarray]:
+def _profile_table(trees: tuple[tuple[int, ...], ...]) -> tuple[int, np.ndarray]:
     """Exact profiles for k = 1 .. k0+1 (k0 = height - 1, at least 1), as an array of rows."""
     height, _ = _signatures(trees)
     k0 = max(height - 1, 1)
@@ -147,7 +149,7 @@ def _profile_table(trees) -> tuple[int, np.ndarray]:
     return k0, np.array(rows, dtype=float)
 
 
-def tree_profile(trees, k):
+def tree_profile(trees: Sequence[Sequence[int]], k: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Profile of `trees` (parent lists over the same ranks) pipelined with k segments per tree.
 
     `k` may be an int or an array of ints; returns (steps, port_units, reduce_units) as floats
@@ -164,7 +166,7 @@ def tree_profile(trees, k):
     return steps, port, reduce
 
 
-def tree_height(trees) -> int:
+def tree_height(trees: Sequence[Sequence[int]]) -> int:
     return _signatures(tuple(tuple(t) for t in trees))[0]
 
 
@@ -177,8 +179,8 @@ class Fold:
     ranks: int
     pow2: int          # p'
     extra: int         # r = p - p'
-    survivors: tuple   # real rank of each virtual rank 0..p'-1
-    folded: tuple      # (folded-away rank, its survivor) pairs
+    survivors: tuple[int, ...]          # real rank of each virtual rank 0..p'-1
+    folded: tuple[tuple[int, int], ...]  # (folded-away rank, its survivor) pairs
 
 
 def fold_plan(ranks: int, keep: str = "odd") -> Fold:
@@ -197,7 +199,7 @@ def fold_plan(ranks: int, keep: str = "odd") -> Fold:
     return Fold(ranks, pow2, extra, tuple(survivors), tuple(folded))
 
 
-def halving_ranges(pow2: int):
+def halving_ranges(pow2: int) -> list[tuple[int, list[tuple[int, int]], list[tuple[int, int]]]]:
     """Recursive halving on virtual ranks 0..pow2-1: per step (mask, for each v the kept range
     [lo, hi) and the range sent to v ^ mask)."""
     steps = []

@@ -22,8 +22,8 @@ from collections import defaultdict
 
 import numpy as np
 
-from collperf.model.network import Cluster
-from collperf.model.predict import Network, best
+from collperf.model.network import Cluster, Network
+from collperf.model.predict import best
 from collperf.plan.layout import group_shape
 
 

@@ -24,13 +24,15 @@ into arrays (any algorithm written as tuples reaches the array simulator that wa
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any, Iterable
 
 import numpy as np
+import numpy.typing as npt
 
 from collperf.schedule.ir import COPY, REDUCE, Schedule, Step, Transfer
 
 
-def _ints(x) -> np.ndarray:
+def _ints(x: npt.ArrayLike) -> np.ndarray:
     return np.ascontiguousarray(np.asarray(x, dtype=np.int64).reshape(-1))
 
 
@@ -46,7 +48,7 @@ class ArrayStep:
     shift: int = 0
     modulus: int = 0
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         rows = len(_ints(self.src))
         for name in ("src", "dst", "start", "stop"):
             object.__setattr__(self, name, np.broadcast_to(_ints(getattr(self, name)), (rows,)).copy())
@@ -70,7 +72,7 @@ class ArrayStep:
             return np.arange(self.rows)
         return np.flatnonzero(np.diff(self.transfer, prepend=-1))
 
-    def transfers(self):
+    def transfers(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Per transfer (src, dst, chunk count, reduce): all that timing needs."""
         count = self.stop - self.start
         if self.transfer is None:
@@ -109,7 +111,7 @@ class ArrayStep:
 
     def to_steps(self) -> list[Step]:
         """The tuple form of every occurrence (for small schedules)."""
-        steps = []
+        steps: list[Step] = []
         for i in range(self.repeat):
             s = self.occurrence(i)
             first = s.first_rows()
@@ -122,11 +124,14 @@ class ArrayStep:
         return steps
 
 
-def array_step(src, dst, start, stop, reduce, transfer=None, repeat: int = 1, shift: int = 0,
+def array_step(src: npt.ArrayLike, dst: npt.ArrayLike, start: npt.ArrayLike, stop: npt.ArrayLike, reduce: npt.ArrayLike,
+               transfer: npt.ArrayLike | None = None, repeat: int = 1, shift: int = 0,
                modulus: int = 0) -> ArrayStep | None:
     """A step without its empty rows (a transfer of no chunks is dropped, as ir.step does);
     None when nothing is left."""
-    s = ArrayStep(src, dst, start, stop, reduce, transfer, repeat, shift, modulus)
+    # as arrays already (ArrayStep's __post_init__ makes them so; the checker sees the fields' types)
+    s = ArrayStep(_ints(src), _ints(dst), _ints(start), _ints(stop), np.asarray(reduce, dtype=bool),
+                  None if transfer is None else _ints(transfer), repeat, shift, modulus)
     keep = s.stop > s.start
     if keep.all():
         return s if s.rows else None
@@ -145,7 +150,7 @@ class ArraySchedule:
     steps: tuple[ArrayStep, ...]
     root: int = 0
     buffer_chunks: int = 0
-    meta: dict = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
 
     @property
     def chunks_per_buffer(self) -> int:
@@ -171,8 +176,8 @@ class ArraySchedule:
                         self.buffer_chunks, dict(self.meta))
 
 
-def make_arrays(collective: str, algorithm: str, ranks: int, chunks: int, steps, root: int = 0,
-                buffer_chunks: int = 0, **meta) -> ArraySchedule:
+def make_arrays(collective: str, algorithm: str, ranks: int, chunks: int, steps: Iterable[ArrayStep | None],
+                root: int = 0, buffer_chunks: int = 0, **meta: Any) -> ArraySchedule:
     """As ir.make: steps that hold nothing (None) are dropped."""
     return ArraySchedule(collective, algorithm, ranks, chunks, tuple(s for s in steps if s is not None), root,
                          buffer_chunks, dict(meta))
@@ -197,11 +202,11 @@ def from_schedule(s: Schedule) -> ArraySchedule:
                          dict(s.meta))
 
 
-def as_arrays(s) -> ArraySchedule:
+def as_arrays(s: Schedule | ArraySchedule) -> ArraySchedule:
     return s if isinstance(s, ArraySchedule) else from_schedule(s)
 
 
-def as_tuples(s) -> Schedule:
+def as_tuples(s: Schedule | ArraySchedule) -> Schedule:
     return s if isinstance(s, Schedule) else s.to_schedule()
 
 

@@ -15,7 +15,7 @@ chunk per rank, chunk s being rank s's message.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import NamedTuple, Sequence
+from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
 COPY, REDUCE = "copy", "reduce"
 
@@ -49,14 +49,14 @@ class Schedule:
     steps: tuple[Step, ...]
     root: int = 0
     buffer_chunks: int = 0            # chunks that make up n; 0 means `chunks`
-    meta: dict = field(default_factory=dict, compare=False)
+    meta: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
     def chunks_per_buffer(self) -> int:
         return self.buffer_chunks or self.chunks
 
     @property
-    def transfers(self):
+    def transfers(self) -> Iterator[tuple[int, Transfer]]:
         for index, step in enumerate(self.steps):
             for t in step.transfers:
                 yield index, t
@@ -81,9 +81,10 @@ def _short(t: Transfer) -> str:
     return f"{t.src}{arrow}{t.dst}:{_ranges(t.chunks)}"
 
 
-def _ranges(chunks) -> str:
+def _ranges(chunks: Iterable[int]) -> str:
     """[0,1,2,5] -> '0-2,5'."""
-    parts, values = [], sorted(chunks)
+    parts: list[str] = []
+    values = sorted(chunks)
     i = 0
     while i < len(values):
         j = i
@@ -96,12 +97,12 @@ def _ranges(chunks) -> str:
 
 # --- building blocks ----------------------------------------------------------------------------
 
-def step(transfers) -> Step:
+def step(transfers: Iterable[Transfer]) -> Step:
     return Step(tuple(t for t in transfers if t.chunks))
 
 
-def make(collective: str, algorithm: str, ranks: int, chunks: int, steps, root: int = 0,
-         buffer_chunks: int = 0, **meta) -> Schedule:
+def make(collective: str, algorithm: str, ranks: int, chunks: int, steps: Iterable[Step], root: int = 0,
+         buffer_chunks: int = 0, **meta: Any) -> Schedule:
     kept = tuple(s for s in steps if s.transfers)
     return Schedule(collective, algorithm, ranks, chunks, kept, root, buffer_chunks, dict(meta))
 
@@ -132,7 +133,7 @@ def relabel(schedule: Schedule, root: int) -> Schedule:
         return replace(schedule, root=root)
     rotate_chunks = schedule.collective in ("scatter", "gather") and schedule.chunks == p
 
-    def chunk(c):
+    def chunk(c: int) -> int:
         return (c + root) % p if rotate_chunks else c
 
     steps = tuple(Step(tuple(Transfer((t.src + root) % p, (t.dst + root) % p, tuple(chunk(c) for c in t.chunks), t.op)
@@ -140,7 +141,7 @@ def relabel(schedule: Schedule, root: int) -> Schedule:
     return replace(schedule, steps=steps, root=root)
 
 
-def parallel(schedules, ranks: int, chunks: int, collective: str, algorithm: str, buffer_chunks: int = 0,
+def parallel(schedules: Sequence[Schedule], ranks: int, chunks: int, collective: str, algorithm: str, buffer_chunks: int = 0,
              root: int = 0) -> Schedule:
     """Run already-embedded schedules side by side: step k of each becomes one step k."""
     depth = max((len(s.steps) for s in schedules), default=0)
@@ -150,7 +151,8 @@ def parallel(schedules, ranks: int, chunks: int, collective: str, algorithm: str
     return make(collective, algorithm, ranks, chunks, steps, root, buffer_chunks)
 
 
-def embed(schedule: Schedule, rank_map, chunk_map, ranks: int, chunks: int) -> Schedule:
+def embed(schedule: Schedule, rank_map: Sequence[int], chunk_map: Sequence[Sequence[int]], ranks: int,
+          chunks: int) -> Schedule:
     """A sub-group's schedule in global terms: its rank i is rank_map[i], its chunk j the global
     chunks chunk_map[j] (a list)."""
     steps = tuple(Step(tuple(Transfer(rank_map[t.src], rank_map[t.dst],
@@ -167,7 +169,7 @@ def coalesce(step: Step) -> Step:
     and each message costs a fixed amount whatever its size (gloo: runtime/execute.py PER_MESSAGE_S). The
     merged transfer takes the place of the first of its group; the step means the same (every transfer reads what its source held
     when the step began, and reductions into a chunk commute)."""
-    groups: dict = {}
+    groups: dict[tuple[int, int, str], list[Transfer]] = {}
     for t in step.transfers:
         groups.setdefault((t.src, t.dst, t.op), []).append(t)
     if len(groups) == len(step.transfers):

@@ -10,7 +10,7 @@ The array form (schedule/arrays.py) is checked on its expansion to tuples (small
 from __future__ import annotations
 
 from collperf.collectives import get_collective
-from collperf.schedule.arrays import as_tuples
+from collperf.schedule.arrays import ArraySchedule, as_tuples
 from collperf.schedule.ir import COPY, REDUCE, Schedule
 
 
@@ -41,7 +41,7 @@ def _postcondition(s: Schedule, rank: int, blocks: list[int], sources: list[int 
     rank's output holds, all ranks (a reduction) or the block's source rank."""
     wanted = get_collective(s.collective).output_blocks(rank, s.ranks, s.root)
     full = (1 << s.ranks) - 1
-    return [(full if sources[b] is None else 1 << sources[b]) if b in wanted else None for b in blocks]
+    return [(full if (source := sources[b]) is None else 1 << source) if b in wanted else None for b in blocks]
 
 
 def expected(s: Schedule, rank: int, chunk: int) -> int | None:
@@ -54,7 +54,7 @@ def _names(mask: int) -> str:
     return "{" + ",".join(str(i) for i in range(mask.bit_length()) if mask >> i & 1) + "}"
 
 
-def verify(s: Schedule, empty_chunks=frozenset()) -> None:
+def verify(s: Schedule | ArraySchedule, empty_chunks: frozenset[int] = frozenset()) -> None:
     """Raise VerificationError unless `s` computes its collective. `empty_chunks` (chunk ids with no
     elements for the size at hand) carry no data and are not checked."""
     s = as_tuples(s)
@@ -108,7 +108,7 @@ def verify(s: Schedule, empty_chunks=frozenset()) -> None:
                                         f"{_names(state[r][chunk])}, expected {_names(want)}")
 
 
-def empty_chunks_for(s: Schedule, elements: int) -> frozenset:
+def empty_chunks_for(s: Schedule, elements: int) -> frozenset[int]:
     """Chunk ids that have no elements when `elements` are split into the schedule's buffer chunks
     (array_split: the first elements % c pieces get one more)."""
     per_buffer = s.chunks_per_buffer

@@ -18,13 +18,22 @@ schedule and says so.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
+
+import numpy as np
 
 from collperf.collectives import COLLECTIVES, get_collective
 from collperf.errors import UsageError, did_you_mean
 from collperf.model import trees as T
 
+if TYPE_CHECKING:     # the builders' results, named for the checker only
+    from collperf.schedule.arrays import ArraySchedule
+    from collperf.schedule.ir import Schedule
+
 Coefficients = tuple[float, float, float]
+# a pipelined closed form: (p, segment counts) -> (a, b, c), arrays shaped as the counts
+Pipeline = Callable[[int, np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]
+_Builder = TypeVar("_Builder", bound=Callable[..., "Schedule"])
 
 MPICH = "Thakur, Rabenseifner & Gropp 2005 / MPICH src/mpi/coll/"
 CHAN = "Chan, Heimlich, Purkayastha & van de Geijn 2007"
@@ -46,17 +55,17 @@ class Algorithm:
     source: str                  # paper / MPICH file / NCCL file the formula and schedule follow
     coefficients: Callable[[int], Coefficients] | None = None
     # pipelined algorithms: (p, k array) -> (a, b, c) arrays for k segments per tree/chain
-    pipeline: Callable[[int, object], tuple] | None = None
+    pipeline: Pipeline | None = None
     requires: Callable[[int], str | None] = _no_requirement
     multiport: bool = False      # talks to several peers in one step (mesh, one-shot)
     # (p, segments) -> schedule.ir.Schedule on ranks 0..p-1, rooted at rank 0 where rooted
-    builder: Callable[[int, int], object] | None = None
+    builder: Callable[[int, int], Schedule] | None = None
     # optional: (p, segments) -> the same schedule built straight into the array form (schedule/arrays.py) by
     # numpy, for the simulator at scale; defined beside the tuple builder in the family's module. Without one
     # the tuple schedule is packed into arrays (model/two_level/build.py build_array)
-    array_builder: Callable[[int, int], object] | None = None
+    array_builder: Callable[[int, int], ArraySchedule] | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         what = f"algorithm {self.collective} {self.name}"
         if self.collective not in COLLECTIVES:
             raise RegistrationError(f"{what}: unknown collective (expected one of {', '.join(COLLECTIVES)})")
@@ -118,9 +127,10 @@ def register(alg: Algorithm) -> Algorithm:
     return alg
 
 
-def algorithm(collective: str, name: str, formula: str, source: str, **closed_form):
+def algorithm(collective: str, name: str, formula: str, source: str,
+              **closed_form: Any) -> Callable[[_Builder], _Builder]:
     """Decorator: register the decorated builder (p, segments=1) -> Schedule with its closed form."""
-    def wrap(builder):
+    def wrap(builder: _Builder) -> _Builder:
         register(Algorithm(collective, name, formula, source, builder=builder, **closed_form))
         return builder
     return wrap
@@ -170,9 +180,11 @@ def fold(p: int) -> int:
     return 1 if not T.is_pow2(p) else 0
 
 
-def const(a, b, c):
+def const(a: float | Callable[[int], float], b: float | Callable[[int], float],
+          c: float | Callable[[int], float]) -> Callable[[int], Coefficients]:
     """Coefficients given as functions of p, or numbers."""
-    def coefficients(p):
-        return tuple(float(x(p)) if callable(x) else float(x) for x in (a, b, c))
+    def coefficients(p: int) -> Coefficients:
+        fa, fb, fc = (float(x(p)) if callable(x) else float(x) for x in (a, b, c))
+        return fa, fb, fc
     return coefficients
 

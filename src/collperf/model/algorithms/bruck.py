@@ -12,7 +12,7 @@ from collperf.model import trees as shapes
 from collperf.model.algorithms.base import MPICH, algorithm, const, lg, q
 from collperf.model.algorithms.trees import scatter_binomial
 from collperf.schedule.arrays import ArraySchedule, array_step, make_arrays
-from collperf.schedule.ir import COPY, Transfer, make, step
+from collperf.schedule.ir import COPY, Schedule, Transfer, make, step
 
 
 def allgather_arrays(p: int, segments: int = 1) -> ArraySchedule:
@@ -36,7 +36,7 @@ def allgather_arrays(p: int, segments: int = 1) -> ArraySchedule:
 @algorithm("allgather", "bruck", "ceil(lg p) alpha + (p-1)/p n beta (any p)",
            "Bruck et al. 1997; " + MPICH + "allgather_intra_brucks.c", coefficients=const(lg, q, 0),
            array_builder=allgather_arrays)
-def allgather(p: int, segments: int = 1):
+def allgather(p: int, segments: int = 1) -> Schedule:
     # at distance 2^k, rank r sends the blocks it holds, r .. r + cnt - 1, to r - 2^k
     steps, distance = [], 1
     while distance < p:
@@ -75,7 +75,7 @@ def alltoall_arrays(p: int, segments: int = 1) -> ArraySchedule:
            "Bruck et al. 1997; " + MPICH + "alltoall_intra_brucks.c",
            coefficients=const(lg, lambda p: shapes.bruck_alltoall_blocks(p) / p, 0),
            array_builder=alltoall_arrays)
-def alltoall(p: int, segments: int = 1):
+def alltoall(p: int, segments: int = 1) -> Schedule:
     # block (s, d) moves by the bits of its displacement (d - s) mod p, lowest bit first
     where = {(s, d): s for s in range(p) for d in range(p)}
     steps = []
@@ -93,7 +93,7 @@ def alltoall(p: int, segments: int = 1):
            "2 ceil(lg p) alpha + 2 (p-1)/p n beta  (binomial scatter + Bruck allgather; van de Geijn)",
            MPICH + "bcast_intra_scatter_recursive_doubling_allgather.c",
            coefficients=const(lambda p: 2 * lg(p), lambda p: 2 * q(p), 0))
-def broadcast_scatter_allgather(p: int, segments: int = 1):
+def broadcast_scatter_allgather(p: int, segments: int = 1) -> Schedule:
     """van de Geijn: binomial scatter of p blocks, then a Bruck allgather of them."""
     scatter = scatter_binomial(p)
     return make("broadcast", "scatter-allgather", p, p, scatter.steps + allgather(p).steps)

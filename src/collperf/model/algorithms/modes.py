@@ -25,7 +25,7 @@ class Mode:
     needs_topology: bool = False          # a schedule placed on a topology before the ranks start
     hybrid: bool = False                  # splits the data between two link kinds (Blink equation 8)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not self.name or self.name != self.name.strip().lower():
             raise RegistrationError(f"mode {self.name!r}: names are lower-case kebab-case")
 
@@ -45,37 +45,37 @@ def register_mode(mode: Mode) -> Mode:
     return mode
 
 
-def mode_of(name) -> Mode | None:
+def mode_of(name: object) -> Mode | None:
     """The registered mode called `name` (as the user typed it), or None for a flat algorithm's name."""
     return MODES.get(name.strip().lower()) if isinstance(name, str) else None
 
 
-def _has(name, capability: str) -> bool:
+def _has(name: object, capability: str) -> bool:
     mode = mode_of(name)
     return bool(mode is not None and getattr(mode, capability))
 
 
-def is_two_level(name) -> bool:
+def is_two_level(name: object) -> bool:
     return _has(name, "two_level")
 
 
-def is_chooser(name) -> bool:
+def is_chooser(name: object) -> bool:
     return _has(name, "chooser")
 
 
-def is_runtime_only(name) -> bool:
+def is_runtime_only(name: object) -> bool:
     return _has(name, "runtime_only")
 
 
-def needs_topology(name) -> bool:
+def needs_topology(name: object) -> bool:
     return _has(name, "needs_topology")
 
 
-def is_hybrid(name) -> bool:
+def is_hybrid(name: object) -> bool:
     return _has(name, "hybrid")
 
 
-def is_flat(name) -> bool:
+def is_flat(name: object) -> bool:
     """A name that is not a registered mode: a flat algorithm of the registry (or unknown)."""
     return mode_of(name) is None
 

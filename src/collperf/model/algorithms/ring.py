@@ -6,7 +6,7 @@ import numpy as np
 
 from collperf.model.algorithms.base import CHAN, MPICH, algorithm, const, q
 from collperf.schedule.arrays import ArraySchedule, array_step, concat_arrays, make_arrays
-from collperf.schedule.ir import COPY, REDUCE, Transfer, concat, make, step
+from collperf.schedule.ir import COPY, REDUCE, Schedule, Transfer, concat, make, step
 
 
 def allgather_arrays(p: int, segments: int = 1) -> ArraySchedule:
@@ -19,7 +19,7 @@ def allgather_arrays(p: int, segments: int = 1) -> ArraySchedule:
 @algorithm("allgather", "ring", "(p-1) alpha + (p-1)/p n beta", MPICH + "allgather_intra_ring.c; " + CHAN,
            coefficients=const(lambda p: p - 1, q, 0),
            array_builder=allgather_arrays)
-def allgather(p: int, segments: int = 1):
+def allgather(p: int, segments: int = 1) -> Schedule:
     # step s: rank r forwards block (r - s) to r + 1
     steps = [step(Transfer(r, (r + 1) % p, ((r - s) % p,), COPY) for r in range(p)) for s in range(p - 1)]
     return make("allgather", "ring", p, p, steps)
@@ -35,7 +35,7 @@ def reducescatter_arrays(p: int, segments: int = 1) -> ArraySchedule:
 @algorithm("reducescatter", "ring", "(p-1) alpha + (p-1)/p n beta + (p-1)/p n gamma", CHAN + " (bucket); NCCL ring",
            coefficients=const(lambda p: p - 1, q, q),
            array_builder=reducescatter_arrays)
-def reducescatter(p: int, segments: int = 1):
+def reducescatter(p: int, segments: int = 1) -> Schedule:
     # step s: rank r reduces block (r - s - 1) into r + 1; block b starts at b + 1 and, summing
     # as it goes round, arrives complete at its owner b after p - 1 steps
     steps = [step(Transfer(r, (r + 1) % p, ((r - s - 1) % p,), REDUCE) for r in range(p)) for s in range(p - 1)]
@@ -50,7 +50,7 @@ def allreduce_arrays(p: int, segments: int = 1) -> ArraySchedule:
            CHAN + "; Patarasuk & Yuan 2009; NCCL ring",
            coefficients=const(lambda p: 2 * (p - 1), lambda p: 2 * q(p), q),
            array_builder=allreduce_arrays)
-def allreduce(p: int, segments: int = 1):
+def allreduce(p: int, segments: int = 1) -> Schedule:
     return concat(reducescatter(p), allgather(p), "allreduce", "ring")
 
 
@@ -63,7 +63,7 @@ def sendrecv_arrays(p: int, segments: int = 1) -> ArraySchedule:
 @algorithm("sendrecv", "ring", "alpha + n beta (each rank sends to its right neighbour)", "nccl-tests sendrecv_perf",
            coefficients=const(1, 1, 0),
            array_builder=sendrecv_arrays)
-def sendrecv(p: int, segments: int = 1):
+def sendrecv(p: int, segments: int = 1) -> Schedule:
     # one chunk per rank (its message), one buffer chunk: every rank sends to its right neighbour
     steps = [step(Transfer(r, (r + 1) % p, (r,), COPY) for r in range(p))] if p > 1 else []
     return make("sendrecv", "ring", p, p, steps, buffer_chunks=1)

@@ -8,8 +8,10 @@ that the small sizes weigh as much as the big ones. `size` is the nccl-tests siz
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from collperf.errors import UsageError
 from collperf.model.algorithms.modes import BUILTIN as BUILTIN_MODE
@@ -25,20 +27,20 @@ class BuiltinFit:
     latency_s: float
     seconds_per_byte: float
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not (self.latency_s >= 0 and self.seconds_per_byte >= 0):
             raise UsageError(f"built-in fit of {self.collective}: latency {self.latency_s!r} s and "
                              f"{self.seconds_per_byte!r} s/B must be >= 0")
 
-    def time_s(self, size_bytes) -> np.ndarray:
+    def time_s(self, size_bytes: npt.ArrayLike) -> np.ndarray:
         return self.latency_s + np.asarray(size_bytes, dtype=float) * self.seconds_per_byte
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"collective": self.collective, "latency_us": self.latency_s * 1e6,
                 "busbw_free_GBps": (1e-9 / self.seconds_per_byte) if self.seconds_per_byte else None}
 
 
-def fit_builtin(collective: str, sizes_bytes, times_s) -> BuiltinFit:
+def fit_builtin(collective: str, sizes_bytes: npt.ArrayLike, times_s: npt.ArrayLike) -> BuiltinFit:
     """alpha and seconds per byte fitted to measured (size, time) pairs (at least two distinct sizes)."""
     n = np.asarray(sizes_bytes, dtype=float)
     t = np.asarray(times_s, dtype=float)

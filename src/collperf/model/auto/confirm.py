@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Callable
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -54,12 +54,12 @@ def octave(size_bytes: int) -> int:
     return int(math.floor(math.log2(max(int(size_bytes), 1))))
 
 
-def summary(choice: AutoChoice, ours_s, builtin_s) -> dict:
+def summary(choice: AutoChoice, ours_s: Sequence[float], builtin_s: Sequence[float]) -> dict[str, Any]:
     """What a confirmation of `choice` measured: its size and algorithm, and timings(ours_s, builtin_s)."""
     return {"size": choice.size_bytes, "algorithm": choice.algorithm, **timings(ours_s, builtin_s)}
 
 
-def timings(ours_s, builtin_s) -> dict:
+def timings(ours_s: Sequence[float], builtin_s: Sequence[float]) -> dict[str, float]:
     """Two timed series, one pair per round (seconds): each median (ours_us, builtin_us), and ours / built-in
     per round (< 1: ours faster): its median (paired_ratio) and bounds (ratio_low, ratio_high;
     model/auto/paired_ratio.py) over `rounds`, the number of pairs."""
@@ -68,7 +68,7 @@ def timings(ours_s, builtin_s) -> dict:
             "paired_ratio": r.median, "ratio_low": r.low, "ratio_high": r.high, "rounds": r.rounds}
 
 
-def verdict(seen: dict) -> str:
+def verdict(seen: Mapping[str, Any]) -> str:
     """The rule on timings() (or summary()). "ours": faster by the margin (both medians and the rounds' median
     ratio) and surely faster at all (the ratio's upper bound below 1: at 7 rounds, every round won);
     "builtin": short of the margin even at the ratio's lower bound; "unsure" otherwise (more rounds decide)."""
@@ -80,7 +80,7 @@ def verdict(seen: dict) -> str:
     return "unsure"
 
 
-def timed(choice: AutoChoice, measure: Measure) -> dict:
+def timed(choice: AutoChoice, measure: Measure) -> dict[str, Any]:
     """The confirmation of one pick: FIRST_ROUNDS rounds, and MORE_ROUNDS more where they leave it unsure."""
     ours, theirs = measure(choice.algorithm, choice.segments, choice.size_bytes, FIRST_ROUNDS)
     seen = summary(choice, ours, theirs)
@@ -90,7 +90,8 @@ def timed(choice: AutoChoice, measure: Measure) -> dict:
     return seen
 
 
-def confirm(choices: list[AutoChoice], measure: Measure, cache: dict, key: tuple = (),
+def confirm(choices: list[AutoChoice], measure: Measure, cache: dict[tuple[object, ...], dict[str, Any]],
+            key: tuple[object, ...] = (),
             decisive_margin: float = DECISIVE_MARGIN) -> list[AutoChoice]:
     """`choices` with every close call decided by `measure` (once per cache key; `key` names the group,
     collective and root). Ours runs only on the verdict "ours" (an unsure call after all rounds goes to the
@@ -103,7 +104,7 @@ def confirm(choices: list[AutoChoice], measure: Measure, cache: dict, key: tuple
         if not needs_confirmation(c, decisive_margin):
             out.append(c)
             continue
-        tried = [(c.algorithm, c.segments, c.predicted_s)] + ([tuple(c.runner_up)] if c.runner_up else [])
+        tried = [(c.algorithm, c.segments, c.predicted_s)] + ([c.runner_up] if c.runner_up else [])
         seen = [_timed_once(cache, (*key, octave(c.size_bytes), a, k), replace(c, algorithm=a, segments=k), measure)
                 for a, k, _ in tried]
         passed = [i for i, s in enumerate(seen) if verdict(s) == "ours"]
@@ -118,11 +119,13 @@ def confirm(choices: list[AutoChoice], measure: Measure, cache: dict, key: tuple
             out.append(replace(c, algorithm=a, segments=k, predicted_s=predicted_s, decided_by="measured",
                                measured=measured, runner_up=others[0] if others else None))
         else:
+            assert c.builtin_s is not None      # needs_confirmation: only a priced built-in is timed against
             out.append(AutoChoice(c.size_bytes, BUILTIN, c.builtin_s, None, c.builtin_s, "measured", measured))
     return out
 
 
-def _timed_once(cache: dict, slot: tuple, choice: AutoChoice, measure: Measure) -> dict:
+def _timed_once(cache: dict[tuple[object, ...], dict[str, Any]], slot: tuple[object, ...], choice: AutoChoice,
+                measure: Measure) -> dict[str, Any]:
     if slot not in cache:
         cache[slot] = timed(choice, measure)
     return cache[slot]

@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from collperf.errors import UsageError
 
@@ -33,7 +34,7 @@ class PairedRatio:
     rounds: int
     confidence: float = CONFIDENCE
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, float]:
         return {"median": self.median, "low": self.low, "high": self.high, "rounds": self.rounds,
                 "confidence": self.confidence}
 
@@ -54,7 +55,7 @@ def bound_rank(rounds: int, confidence: float = CONFIDENCE) -> int:
     return k
 
 
-def paired_ratio(a_s, b_s, confidence: float = CONFIDENCE) -> PairedRatio:
+def paired_ratio(a_s: npt.ArrayLike, b_s: npt.ArrayLike, confidence: float = CONFIDENCE) -> PairedRatio:
     """The median of a[i] / b[i] over the rounds i with its order-statistic bounds (both lists in seconds)."""
     a, b = _times(a_s, "a_s"), _times(b_s, "b_s")
     if a.size != b.size or a.size == 0:
@@ -66,7 +67,7 @@ def paired_ratio(a_s, b_s, confidence: float = CONFIDENCE) -> PairedRatio:
                        confidence)
 
 
-def _times(times_s, name: str) -> np.ndarray:
+def _times(times_s: object, name: str) -> np.ndarray:
     """One list of seconds as an array; the first value that is not a positive finite number refused."""
     try:
         out = np.asarray(times_s, dtype=float)

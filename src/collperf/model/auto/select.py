@@ -7,8 +7,10 @@ listed first in the registry); `algorithm=` anywhere overrides it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Iterable, Protocol
 
 import numpy as np
+import numpy.typing as npt
 
 from collperf.errors import UsageError
 from collperf.model.algorithms import algorithms_for
@@ -18,12 +20,12 @@ from collperf.model.auto.builtin_cost import BUILTIN, BuiltinFit
 from collperf.model.costs import Cost, lowest
 from collperf.model.two_level.hierarchy import PLANS
 from collperf.model.network import Network
-from collperf.model.predict import HIERARCHICAL, best, candidates
+from collperf.model.predict import HIERARCHICAL, AlgorithmCost, best, candidates
 from collperf.model.profile import cluster_from, profile_from
 from collperf.model.shared_links import HostLinks, host_priced
 
 
-def best_algorithm(collective: str, sizes, network: Network, **options) -> np.ndarray:
+def best_algorithm(collective: str, sizes: npt.ArrayLike, network: Network, **options: Any) -> np.ndarray:
     """Name of the fastest algorithm for each size."""
     return best(collective, network, sizes, **options)[1]
 
@@ -43,7 +45,7 @@ class Crossover:
 
 
 def crossovers(collective: str, network: Network, min_bytes: float = 1, max_bytes: float = 1 << 34,
-               points_per_octave: int = 16, **options) -> tuple[list[Crossover], list[BestRange]]:
+               points_per_octave: int = 16, **options: Any) -> tuple[list[Crossover], list[BestRange]]:
     """Where the best algorithm changes between min_bytes and max_bytes.
 
     A geometric grid finds the changes; each is then bisected on the size (to 1 byte) between
@@ -88,11 +90,11 @@ class AutoChoice:
     segments: int | None = None
     builtin_s: float | None = None
     decided_by: str = "model"
-    measured: dict | None = None
-    runner_up: tuple | None = None
+    measured: dict[str, Any] | None = None
+    runner_up: tuple[str, int | None, float] | None = None
 
-    def to_json(self) -> dict:
-        out = {"size": self.size_bytes, "algorithm": self.algorithm, "predicted_us": self.predicted_s * 1e6,
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"size": self.size_bytes, "algorithm": self.algorithm, "predicted_us": self.predicted_s * 1e6,
                "segments": self.segments, "decided_by": self.decided_by}
         if self.builtin_s is not None:
             out["builtin_predicted_us"] = self.builtin_s * 1e6
@@ -126,7 +128,7 @@ TIE_MARGIN = 1.10       # ours within 10 % of the pick: a tie the model cannot b
                         # priced alltoall's mesh and pairwise alike; pairwise measured 2-7 % faster)
 
 
-def auto_choices(collective: str, network: Network, sizes, segments: int | None = None,
+def auto_choices(collective: str, network: Network, sizes: Iterable[int], segments: int | None = None,
                  root: int = 0, builtin: BuiltinFit | None = None, hosts: HostLinks | None = None
                  ) -> list[AutoChoice]:
     """Per size, the model's best runnable algorithm on `network` (the rule of `best`: least predicted
@@ -167,7 +169,7 @@ def _segments(cost: Cost, i: int) -> int | None:
     return int(cost.segments[i]) if cost.segments is not None else None
 
 
-def _runner_up(pairs, picked: str, i: int) -> tuple | None:
+def _runner_up(pairs: list[tuple[str, Cost]], picked: str, i: int) -> tuple[str, int | None, float] | None:
     """(name, segments, predicted_s) of the next best of ours at size index i, where it is within TIE_MARGIN
     of the pick and the pick is ours; ties to the first listed, as the pick's."""
     ours = [(name, c) for name, c in pairs if not is_runtime_only(name)]
@@ -179,7 +181,8 @@ def _runner_up(pairs, picked: str, i: int) -> tuple | None:
     return (name, _segments(c, i), time_s) if time_s <= TIE_MARGIN * best_s else None
 
 
-def _on_hosts(collective: str, candidate, sizes, network: Network, hosts: HostLinks | None, root: int) -> Cost:
+def _on_hosts(collective: str, candidate: AlgorithmCost, sizes: list[int], network: Network, hosts: HostLinks | None,
+              root: int) -> Cost:
     """A candidate's cost, repriced on shared host links where they are given (flat unpipelined schedules: the
     hierarchical composition prices each phase on its own link)."""
     if hosts is None or is_two_level(candidate.name) or candidate.cost.segments is not None:
@@ -194,13 +197,28 @@ def _on_hosts(collective: str, candidate, sizes, network: Network, hosts: HostLi
 AUTO_CALIBRATION_BYTES = 4 << 20   # the quick calibration's ping-pong size: seconds on a 200 Mbit/s link
 
 
-def choices_for(job, network: Network, builtin: BuiltinFit | None = None,
-                hosts: HostLinks | None = None) -> list[dict]:
+class Sweep(Protocol):
+    """What auto reads of a bench job (runtime/job.py BenchJob, a layer above: named here by its shape)."""
+
+    @property
+    def collective(self) -> str: ...
+    @property
+    def sizes(self) -> tuple[int, ...]: ...
+    @property
+    def root(self) -> int: ...
+    @property
+    def segments(self) -> int: ...
+    @property
+    def segments_given(self) -> bool: ...
+
+
+def choices_for(job: Sweep, network: Network, builtin: BuiltinFit | None = None,
+                hosts: HostLinks | None = None) -> list[dict[str, Any]]:
     """auto's choice per size of the sweep on `network` (auto_choices), as JSON."""
     return [c.to_json() for c in choose_for(job, network, builtin, hosts)]
 
 
-def choose_for(job, network: Network, builtin: BuiltinFit | None = None,
+def choose_for(job: Sweep, network: Network, builtin: BuiltinFit | None = None,
                hosts: HostLinks | None = None) -> list[AutoChoice]:
     """auto's choice per size of a bench job's sweep on `network` (auto_choices). `job`: runtime/job.py's
     BenchJob (its collective, sizes, root, segments and segments_given)."""
@@ -209,7 +227,7 @@ def choose_for(job, network: Network, builtin: BuiltinFit | None = None,
                         builtin, hosts)
 
 
-def auto_network(raw: dict, world: int, ranks_per_host: int) -> Network:
+def auto_network(raw: dict[str, Any], world: int, ranks_per_host: int) -> Network:
     """The network a quick calibration (runtime/measure.py calibrate) measured: one host's link between
     its ranks, or hosts x ranks_per_host with the inter-host link, the reduction rate as gamma."""
     nodes = max(1, world // ranks_per_host)

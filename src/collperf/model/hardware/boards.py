@@ -63,7 +63,7 @@ class Board:
                                # all of the GPU's links
     source: str = ""
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.kind not in KINDS or self.gpus < 1 or not self.source:
             raise UsageError(f"board {self.key!r}: kind {self.kind!r} in {KINDS}, gpus >= 1 and a source are needed")
 

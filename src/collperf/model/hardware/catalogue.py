@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from typing import Any
 
 from collperf.errors import UsageError
 from collperf.model.hardware.boards import BOARDS, default_board
 from collperf.model.hardware.compose import compose
 from collperf.model.hardware.gpus import BY_KEY
 from collperf.model.hardware.names import find_gpu, gpu_part
+from collperf.model.hardware.parts import GPU
 from collperf.model.network import Cluster, Link
 from collperf.model.hardware.system import FABRICS, NETWORK_FABRICS, NODE_FABRICS, System
 
@@ -73,7 +75,7 @@ _GKE_TCPX = "Google's GPUDirect-TCPX guides: NCCL_ALGO=Ring, NCCL_PROTO=Simple"
 # What a network's transport makes NCCL run on several nodes, where a log does not say (fabric class -> the
 # System's NCCL_ALGO/NCCL_PROTO fields, and where that is required): GPUDirect-TCPX (A3 High) is run on a
 # ring with the Simple protocol, so NCCL's model is priced on that ring, not on NVLS-tree.
-FABRIC_NCCL_SETTINGS: dict[str, tuple[dict, str]] = {
+FABRIC_NCCL_SETTINGS: dict[str, tuple[dict[str, str], str]] = {
     "tcpx": ({"nccl_algo": "Ring", "nccl_proto": "Simple"}, _GKE_TCPX),
 }
 
@@ -85,7 +87,8 @@ _FROM_PARTS = ("compute_capability", "nvlink_links", "nvlink_GBps", "nvswitch", 
                "links_per_peer", "nvlink_domain")
 
 
-def _entry(sheet: str, other: dict | None = None, *, part: str, board: str, own: tuple = (), **values) -> System:
+def _entry(sheet: str, other: dict[str, str] | None = None, *, part: str, board: str, own: tuple[str, ...] = (),
+           **values: Any) -> System:
     """A catalogue System composed of a GPU part (named as a tool prints it) on a board, with the network and
     instance its sheet gives (`sheet` for the values it lists, `other`: value -> another sheet)."""
     gpu = gpu_part(part)
@@ -278,7 +281,7 @@ def gpu_family(system: System) -> str:
     return system.name
 
 
-def fabric_nccl_settings(fabric_class: str) -> tuple[dict, str]:
+def fabric_nccl_settings(fabric_class: str) -> tuple[dict[str, str], str]:
     """The NCCL settings a fabric class's transport requires ({} where none) and where that is documented."""
     return FABRIC_NCCL_SETTINGS.get(fabric_class, ({}, ""))
 
@@ -307,7 +310,7 @@ _SAME_HARDWARE = ("compute_capability", "nvlink_links", "nvlink_GBps", "nvswitch
                   "nvlink_domain")
 
 
-def _reference(system: System, part) -> System | None:
+def _reference(system: System, part: GPU) -> System | None:
     """The reference catalogue entry with the same GPU family and hardware as a composed system, or None (an H20 on
     the HGX board has an H100's links, and is still not a DGX H100)."""
     for key in REFERENCE_SYSTEMS:
@@ -320,7 +323,7 @@ def _reference(system: System, part) -> System | None:
 
 
 def system_for_gpu(gpu_model: str, nodes: int = 1, gpus_per_node: int | None = None,
-                   overrides: dict | None = None, *, per_node_seen: int | None = None) -> System:
+                   overrides: dict[str, Any] | None = None, *, per_node_seen: int | None = None) -> System:
     """The system of a GPU named as tools print it (nccl-tests device lines, nvidia-smi, --gpu): its part from the
     parts table on the board it usually sits on (model/hardware: names, boards, compose), under the name of the
     reference system where the composition is one (an H100 SXM on NVSwitch gen 3 is dgx-h100). `gpus_per_node`

@@ -4,6 +4,8 @@ the catalogue has no entry for: nothing borrows a whole system for a GPU it does
 
 from __future__ import annotations
 
+from typing import Any
+
 from collperf.model.hardware.boards import Board
 from collperf.model.hardware.parts import GPU
 from collperf.model.hardware.system import System
@@ -12,7 +14,7 @@ from collperf.model.hardware.system import System
 def compose(gpu: GPU, board: Board, *, name: str = "", nodes: int = 1, gpus_per_node: int | None = None,
             nics: int | None = None, nic_Gbps: float | None = None, fabric: str | None = None,
             net_gdr: bool | None = None, instance: str = "", shown_gpu: str = "", network_source: str = "",
-            **extra) -> System:
+            **extra: Any) -> System:
     """The System of `nodes` nodes of `gpu` on `board`, with the board's reference network unless given."""
     per_node = gpus_per_node or board.gpus
     linked = board.kind in ("switch", "cube-mesh", "domain", "all-to-all", "bridge") and gpu.links > 0
@@ -22,7 +24,7 @@ def compose(gpu: GPU, board: Board, *, name: str = "", nodes: int = 1, gpus_per_
     part_src = f"GPU part {gpu.name} ({gpu.sources.get('link_total_GBps') or gpu.sources.get('pcie_gen', '')})"
     board_src = f"board {board.name} ({board.source})"
     net_src = network_source or board_src
-    values = dict(
+    values: dict[str, Any] = dict(     # System's fields, of their several types
         gpu=shown_gpu or gpu.name, compute_capability=gpu.compute_capability, gpus_per_node=per_node, nodes=nodes,
         nvlink_links=links, nvlink_GBps=links * per_link if links else 0.0,
         links_per_peer=(gpu.links if board.kind == "bridge" else board.links_per_peer) if links else 0,
@@ -46,7 +48,7 @@ def compose(gpu: GPU, board: Board, *, name: str = "", nodes: int = 1, gpus_per_
     return System(name=label, source=f"{gpu.name} on {board.name}", sources=sources, provenance=prov, **values)
 
 
-def bridged(gpu: GPU, link_GBps: float | None = None) -> dict | None:
+def bridged(gpu: GPU, link_GBps: float | None = None) -> dict[str, Any] | None:
     """The System values of PCIe cards joined by their NVLink bridge (H100 PCIe/NVL, A100 PCIe, RTX 3090 pairs):
     every one of the card's links to its one peer, at the part's rate per direction unless a measured or given
     `link_GBps` says otherwise; None for a card with no NVLink."""

@@ -4,7 +4,7 @@ several rows share: kept apart so that the table reads as rows."""
 from __future__ import annotations
 
 
-def cited(sheet: str, quotes: dict, *unquoted: str, **other: str) -> dict:
+def cited(sheet: str, quotes: dict[str, str], *unquoted: str, **other: str) -> dict[str, str]:
     """The sources of a row: `sheet` for every quoted field and for `unquoted` ones (a count the sheet implies
     but prints in no single phrase), another sheet per field in `other` ('links' -> the white paper)."""
     sources = {name: sheet for name in (*quotes, *unquoted)}

@@ -30,7 +30,7 @@ PCIE_X16_GBps = {3: 15.75, 4: 31.5, 5: 63.0, 6: 126.0}
 SOURCED = ("memory_GB", "memory_TBps", "tflops", "links", "link_total_GBps", "pcie_gen")
 
 
-def sourced(sheet: str, *fields: str) -> dict:
+def sourced(sheet: str, *fields: str) -> dict[str, str]:
     """The same sheet for several fields of a row."""
     return {f: sheet for f in fields}
 
@@ -67,7 +67,7 @@ class GPU:
     form: str                      # FORMS
     memory_GB: float               # as the sheet prints it (80 for '80GB HBM3')
     memory_TBps: float             # memory bandwidth as printed (3.35 for '3.35TB/s')
-    tflops: dict                   # dtype -> dense peak TFLOPS as printed (no sparsity); only dtypes the sheet gives
+    tflops: dict[str, float]       # dtype -> dense peak TFLOPS as printed (no sparsity); only dtypes the sheet gives
     link: str = ""                 # LINKS: the GPU-to-GPU link family ('' none)
     links: int = 0                 # GPU-to-GPU links per GPU
     link_total_GBps: float = 0.0   # all links together, both directions, as the sheet prints it (900 for NVLink4)
@@ -75,11 +75,11 @@ class GPU:
     pcie_lanes: int = 16
     p2p: bool = True               # peer-to-peer over PCIe allowed by the driver (GeForce since Turing: no)
     gcds: int = 1                  # graphics compute dies seen as separate GPUs (MI250X: 2)
-    names: tuple = ()              # regular expressions over the normalized name (names.py) that mean this part
-    sources: dict = field(default_factory=dict, compare=False)   # field (or 'tflops.bf16') -> sheet title (URL)
-    quotes: dict = field(default_factory=dict, compare=False)    # field (or 'tflops.bf16') -> the sheet's words
+    names: tuple[str, ...] = ()    # regular expressions over the normalized name (names.py) that mean this part
+    sources: dict[str, str] = field(default_factory=dict, compare=False)   # field (or 'tflops.bf16') -> sheet title (URL)
+    quotes: dict[str, str] = field(default_factory=dict, compare=False)    # field (or 'tflops.bf16') -> the sheet's words
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         where = f"GPU part {self.key!r}"
         if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9.]+)*", self.key):
             raise UsageError(f"{where}: key must be kebab-case")

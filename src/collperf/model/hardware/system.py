@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, fields, replace
+from typing import Any, Collection
 import numpy as np
 
 from collperf.errors import UsageError
@@ -79,10 +80,10 @@ class System:
     gpu_part: str = ""               # the GPU's row in the parts table (model/hardware/gpus.py), "" not known
     board: str = ""                  # how the node links its GPUs (model/hardware/boards.py), "" not known
     source: str = field(default="", compare=False)
-    sources: dict = field(default_factory=dict, compare=False)     # value name -> data sheet (title, URL)
-    provenance: dict = field(default_factory=dict, compare=False)
+    sources: dict[str, str] = field(default_factory=dict, compare=False)     # value name -> data sheet (title, URL)
+    provenance: dict[str, str] = field(default_factory=dict, compare=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for label in ("gpus_per_node", "nodes", "nics_per_node"):
             value = getattr(self, label)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -122,7 +123,7 @@ class System:
             raise UsageError(f"protocols {self.protocols!r}: expected some of LL, LL128, Simple")
 
     # ---- derived quantities -------------------------------------------------------------
-    def overhead_s(self, protocols) -> np.ndarray:
+    def overhead_s(self, protocols: Collection[str]) -> np.ndarray:
         """Per-call host overhead (s) of calls that run each given protocol ("LL"/"LL128"/"Simple")."""
         if self.protocol_overhead_us is None:
             return np.full(len(protocols), self.launch_overhead_us * 1e-6)
@@ -237,7 +238,7 @@ class System:
                    f"{', SHARP' if self.collnet else ''})") if self.nodes > 1 else ""
         return f"{self.name}: {self.nodes} node(s) x {self.gpus_per_node} {self.gpu}; {intra}{network}"
 
-    def with_(self, why: str = "user override", **changes) -> "System":
+    def with_(self, why: str = "user override", **changes: Any) -> "System":
         """A copy with some values changed, the change recorded in provenance."""
         known = {f.name for f in fields(self)}
         unknown = sorted(set(changes) - known)

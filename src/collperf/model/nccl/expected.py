@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from collperf.collectives import busbw_factor, check_ranks, get_collective
 from collperf.errors import UsageError
@@ -32,27 +33,27 @@ class NcclPrediction:
     collective: str
     ranks: int
     nodes: int
-    size_bytes: np.ndarray
+    size_bytes: npt.NDArray[np.float64]
     algorithm: np.ndarray          # str per size ("ring", "tree", "nvls-tree", ..., "p2p")
     protocol: np.ndarray           # "LL" / "LL128" / "Simple"
-    latency_s: np.ndarray          # the chosen entry's latency term (+ launch overhead in expect)
-    bandwidth_s: np.ndarray        # the chosen entry's size / bandwidth term
+    latency_s: npt.NDArray[np.float64]   # the chosen entry's latency term (+ launch overhead in expect)
+    bandwidth_s: npt.NDArray[np.float64]   # the chosen entry's size / bandwidth term
     runner_up_algorithm: np.ndarray
     runner_up_protocol: np.ndarray
-    runner_up_time_s: np.ndarray   # inf where nothing else is enabled
-    bound_s: np.ndarray | None = None   # the physical lower bound (expect only)
+    runner_up_time_s: npt.NDArray[np.float64]   # inf where nothing else is enabled
+    bound_s: npt.NDArray[np.float64] | None = None   # the physical lower bound (expect only)
 
     @property
-    def time_s(self) -> np.ndarray:
+    def time_s(self) -> npt.NDArray[np.float64]:
         t = self.latency_s + self.bandwidth_s
         return t if self.bound_s is None else np.maximum(t, self.bound_s)
 
     @property
-    def algbw_Bps(self) -> np.ndarray:
+    def algbw_Bps(self) -> npt.NDArray[np.float64]:
         return self.size_bytes / self.time_s
 
     @property
-    def busbw_Bps(self) -> np.ndarray:
+    def busbw_Bps(self) -> npt.NDArray[np.float64]:
         return self.algbw_Bps * busbw_factor(self.collective, self.ranks)
 
     @property
@@ -69,14 +70,14 @@ class NcclPrediction:
         return [f"{a}/{p}" for a, p in zip(self.algorithm, self.protocol)]
 
 
-def _sizes(size_bytes) -> np.ndarray:
+def _sizes(size_bytes: npt.ArrayLike) -> np.ndarray:
     n = np.atleast_1d(np.asarray(size_bytes, dtype=float))
     if n.ndim != 1 or np.any(~np.isfinite(n)) or np.any(n < 0):
         raise UsageError(f"sizes {size_bytes!r}: expected sizes in bytes >= 0")
     return n
 
 
-def select(collective: str, size_bytes, system: "System", table: TuningTable | None = None) -> NcclPrediction:
+def select(collective: str, size_bytes: npt.ArrayLike, system: "System", table: TuningTable | None = None) -> NcclPrediction:
     """NCCL's choice per size and its model time (no launch overhead, no bound)."""
     name = get_collective(collective).name
     n = _sizes(size_bytes)
@@ -135,7 +136,7 @@ def p2p_rates(system: "System") -> tuple[float, float]:
     return intra_Bps, net_Bps
 
 
-def p2p_time(collective: str, size_bytes, system: "System") -> tuple[np.ndarray, np.ndarray]:
+def p2p_time(collective: str, size_bytes: npt.ArrayLike, system: "System") -> tuple[np.ndarray, np.ndarray]:
     """(latency, bandwidth) seconds for alltoall / sendrecv from per-peer rates (p2p_rates).
 
     alltoall: each rank sends size/p to every peer at once; the (g-1)/p on-node share crosses its
@@ -162,7 +163,7 @@ def p2p_time(collective: str, size_bytes, system: "System") -> tuple[np.ndarray,
     return np.full_like(n, lat * 1e-6), np.maximum(on_node, off_node)
 
 
-def system_bound(collective: str, size_bytes, system: "System") -> "TwoLevelBound":
+def system_bound(collective: str, size_bytes: npt.ArrayLike, system: "System") -> "TwoLevelBound":
     """The physical lower bound on this system (bounds.two_level_bound with its rates)."""
     k = system.phys_scale
     return two_level_bound(collective, size_bytes, system.nodes, system.gpus_per_node, system.intra_Bps * k,
@@ -189,7 +190,7 @@ def tuning_model_prices(collective: str) -> bool:
     return get_collective(collective).name in C.FUNCTIONS
 
 
-def expect(collective: str, size_bytes, system: "System") -> NcclPrediction:
+def expect(collective: str, size_bytes: npt.ArrayLike, system: "System") -> NcclPrediction:
     """The expected time of an nccl-tests measurement: NCCL's choice and model time, plus the host
     launch overhead of the system, and never below the physical bound."""
     name = get_collective(collective).name

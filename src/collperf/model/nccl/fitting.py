@@ -18,8 +18,10 @@ protocol). A protocol the log never runs takes the mean of the fitted ones.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from collperf.errors import UsageError
 from collperf.model.nccl.expected import expect, select
@@ -49,9 +51,10 @@ class FitResult:
 _PROTOCOLS = ("LL", "LL128", "Simple")
 
 
-def _scaled(system: "System", k_bw: float, overhead_us, why: str, mode: str) -> "System":
+def _scaled(system: "System", k_bw: float, overhead_us: float | Sequence[float] | npt.NDArray[np.float64],
+            why: str, mode: str) -> "System":
     """`system` with the fitted scale and overheads (one number, or one per protocol)."""
-    per = tuple(float(o) for o in overhead_us) if np.ndim(overhead_us) else None
+    per = tuple(float(o) for o in np.asarray(overhead_us)) if np.ndim(overhead_us) else None
     common = float(np.mean(overhead_us))
     kw = dict(launch_overhead_us=common, protocol_overhead_us=per)
     if mode == "duplex":
@@ -73,7 +76,7 @@ def _fit_mode(collective: str, n: np.ndarray, system: "System") -> str:
     return "physical" if np.mean(expect(collective, n, system).regime == "bound") > 0.5 else "channels"
 
 
-def fit_system(collective: str, size_bytes, time_s, system: "System", min_size_bytes: int = 0,
+def fit_system(collective: str, size_bytes: npt.ArrayLike, time_s: npt.ArrayLike, system: "System", min_size_bytes: int = 0,
                source: str = "log") -> FitResult:
     """Fit `system` to measured (size, time) rows of one collective; returns the fitted system."""
     from scipy.optimize import least_squares
@@ -101,17 +104,18 @@ def fit_system(collective: str, size_bytes, time_s, system: "System", min_size_b
     used = sorted(set(expect(collective, n, system).protocol), key=_PROTOCOLS.index)
     per_protocol = len(used) > 1
 
-    def overheads(x):
+    def overheads(x: np.ndarray) -> float | list[float]:
         if not per_protocol:
-            return max(0.0, x[1])
+            one: float = max(0.0, x[1])
+            return one
         fitted = dict(zip(used, x[1:]))
         mean = float(np.mean(list(fitted.values())))
         return [max(0.0, fitted.get(p, mean)) for p in _PROTOCOLS]
 
-    def model(x):
+    def model(x: np.ndarray) -> npt.NDArray[np.float64]:
         return expect(collective, n, _scaled(system, np.exp(x[0]), overheads(x), why, mode)).time_s
 
-    def residual(x):
+    def residual(x: np.ndarray) -> np.ndarray:
         return np.concatenate([np.log(model(x) / t), 0.05 * np.array([x[0]])])
 
     k = len(used) if per_protocol else 1
@@ -120,6 +124,7 @@ def fit_system(collective: str, size_bytes, time_s, system: "System", min_size_b
         res = least_squares(residual, np.array([k0] + [o0] * k, dtype=float), bounds=([-5] + [0] * k, [3] + [1e4] * k))
         if best is None or res.cost < best.cost:
             best = res
+    assert best is not None     # three starting points were tried
     k_bw = float(np.exp(best.x[0]))
     overhead = np.round(overheads(best.x), 2)
     fitted = _scaled(system, k_bw, overhead, why, mode)

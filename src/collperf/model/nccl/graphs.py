@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import Callable, Sequence
 
 from collperf.model.nccl.constants import MAX_NVLS_ARITY, MAX_RING_CHANNELS, pcie_bw, speed_ladder
 from collperf.model.hardware.system import System
@@ -54,7 +55,7 @@ class Graph:
     cross_nic: bool = False      # a ring leaves through another NIC than it came in by
 
 
-def _best_speed(ladder, max_bw: float, channels_at) -> tuple[float, int]:
+def _best_speed(ladder: Sequence[float], max_bw: float, channels_at: Callable[[float], int]) -> tuple[float, int]:
     """Walk the ladder down from the first speed <= max_bw; once a solution exists, go on only while the
     next speed is > 0.49 of it (search.cc "Decrease bw until we find a solution"), keeping the largest
     channels x speed (ties: the faster speed)."""
@@ -96,14 +97,14 @@ def search_graphs(system: "System") -> dict[str, Graph]:
         net_path = min(system.nccl_nic_bw, pcie_bw(system.pcie_gen))   # GPU -> NIC over PCIe, then the NIC
         max_bw = net_path if g == 1 else min(net_path, gpu_bw)
 
-        def ring_channels(speed, cross=cross_nic):
+        def ring_channels(speed: float, cross: bool = cross_nic) -> int:
             per_nic = math.floor(system.nccl_nic_bw / speed + 1e-9)
             by_gpu = _ring_channels_by_gpu(gpu_bw, speed, g, cross) if g > 1 else MAX_RING_CHANNELS
             return min(MAX_RING_CHANNELS, system.nccl_nics * per_nic, by_gpu)
     else:
         max_bw = gpu_bw if g > 1 else 5000.0   # LOC_BW for a single GPU
 
-        def ring_channels(speed, cross=False):
+        def ring_channels(speed: float, cross: bool = False) -> int:
             return min(MAX_RING_CHANNELS, math.floor(gpu_bw / speed + 1e-9))
     speed, n = _best_speed(ladder, max_bw, ring_channels)
     # crossNic is what found the ring when the plain ring at that speed has fewer channels
@@ -175,7 +176,7 @@ def _path_intra(system: "System") -> str:
     return "PIX" if system.pcie_switch_shared else "PXB"
 
 
-def _tree_bw_intra(system: "System", ladder, speed: float, n: int) -> float:
+def _tree_bw_intra(system: "System", ladder: Sequence[float], speed: float, n: int) -> float:
     """Pass 2 (search.cc:1279-1283): a tree's bwIntra rises one rung at a time while it is below twice
     bwInter, as long as the search still finds the channels: within the NVLink budget x g/(g-1) when the
     chain has GPU-to-GPU hops, without a limit with one GPU per node. On one node nothing is raised."""

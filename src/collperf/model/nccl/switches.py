@@ -16,13 +16,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from collperf.collectives import get_collective
 from collperf.errors import UsageError
 from collperf.model.nccl import constants as C
 from collperf.model.nccl.channels import comm_channels
 from collperf.model.nccl.expected import select
-from collperf.model.nccl.tuning import tuning_table
+from collperf.model.nccl.tuning import TuningTable, tuning_table
 from collperf.model.hardware.system import System
 
 P2P_CHOICE = "p2p/Simple"
@@ -67,12 +68,12 @@ class SwitchPoints:
     nodes: int
     min_bytes: int
     max_bytes: int
-    ranges: list               # ChoiceRange, in size order, covering min_bytes..max_bytes
-    switches: list             # Switch, in size order
+    ranges: list[ChoiceRange]  # ChoiceRange, in size order, covering min_bytes..max_bytes
+    switches: list[Switch]     # Switch, in size order
     p2p: bool = False          # alltoall / sendrecv: no tuning table, one choice
 
 
-def _steps(system: System, table, lo: int, hi: int) -> dict[int, str]:
+def _steps(system: System, table: TuningTable, lo: int, hi: int) -> dict[int, str]:
     """The sizes within (lo, hi] where a line's intercept or slope steps (see the module's note), each with what
     steps there."""
     steps = {64 << k: f"tree correction: log2(size / 64) = {k}" for k in range(_TREE_CORRECTION_STEPS + 1)}
@@ -94,7 +95,7 @@ def switch_points(collective: str, system: System, min_bytes: int = 1, max_bytes
         return SwitchPoints(name, system.ranks, system.nodes, lo, hi, [ChoiceRange(P2P_CHOICE, lo, hi)], [], True)
     table = tuning_table(name, system)
 
-    def choice(n) -> list[str]:
+    def choice(n: npt.ArrayLike) -> list[str]:
         return select(name, np.asarray(n, dtype=float), system, table).choice
 
     octaves = np.log2(max(hi, 2) / max(lo, 1))

@@ -30,6 +30,7 @@ does not pay it. Reference: NCCL 2.30 src/graph/topo.h and src/graph/search.cc (
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from collperf.model.hardware.gpus import BY_KEY
 from collperf.model.nccl.constants import pcie_bw
@@ -82,7 +83,7 @@ def link_rate_Bps(system: System) -> float:
     return pcie_bw(host_staged_gen(system)) * 1e9 * system.phys_scale
 
 
-def host_staged_time(collective: str, size_bytes, system: "System") -> np.ndarray:
+def host_staged_time(collective: str, size_bytes: npt.ArrayLike, system: "System") -> np.ndarray:
     """Bandwidth term (s) of a host-staged collective on one node: the busiest of the GPU links and,
     when the GPUs share a PCIe switch, the switch's uplink. Zeros where nothing is staged."""
     n = np.atleast_1d(np.asarray(size_bytes, dtype=float))

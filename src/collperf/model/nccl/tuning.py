@@ -29,9 +29,9 @@ class TuningTable:
     collective: str
     ranks: int
     nodes: int
-    latency_us: dict
-    bandwidth_GBps: dict
-    graphs: dict
+    latency_us: dict[tuple[str, str], float]
+    bandwidth_GBps: dict[tuple[str, str], float]
+    graphs: dict[str, Graph]
 
     def enabled(self) -> list[tuple[str, str]]:
         return [k for k in self.entries() if self.bandwidth_GBps[k] > 0]
@@ -71,7 +71,7 @@ def _version_at_least(version: str, major: int, minor: int) -> bool:
     return not parts or tuple(parts) >= (major, minor)
 
 
-def _algorithm_enabled(system: "System", collective: str, a: str, graphs: dict) -> bool:
+def _algorithm_enabled(system: "System", collective: str, a: str, graphs: dict[str, Graph]) -> bool:
     """NCCL_ALGO, the disable rules of ncclTopoTuneModel, and what the graphs make possible."""
     nodes = system.nodes
     if not env.algorithm_enabled(system.nccl_algo, collective, a):   # tuning.cc:538
@@ -120,7 +120,7 @@ def _ll128_enabled(system: "System", g: Graph) -> bool:
             and C.path_rank(g.path_intra) <= C.path_rank("NVB") and cc >= 70)
 
 
-def _bus_bandwidth(system, collective, a, p, g: Graph) -> float:
+def _bus_bandwidth(system: "System", collective: str, a: str, p: str, g: Graph) -> float:
     gen, ni = C.generation_index(system.compute_capability), C.nodes_index(system.nodes)
     nodes, ranks = system.nodes, system.ranks
     ppn = ranks / nodes
@@ -168,7 +168,7 @@ def _bus_bandwidth(system, collective, a, p, g: Graph) -> float:
     return bus
 
 
-def _latency(system, collective, a, p, g: Graph) -> float:
+def _latency(system: "System", collective: str, a: str, p: str, g: Graph) -> float:
     nodes, ranks = system.nodes, system.ranks
     ppn = ranks // nodes
     pi = C.PROTOCOLS.index(p)
@@ -210,7 +210,7 @@ def _latency(system, collective, a, p, g: Graph) -> float:
     raise AssertionError(a)
 
 
-def _graph_of(algorithm: str, graphs: dict) -> str:
+def _graph_of(algorithm: str, graphs: dict[str, Graph]) -> str:
     """The graph NCCL prices an algorithm with (init.cc:980-981: PAT on the tree graph; CollNetChain on
     collNetChainGraph, CollNetDirect on collNetDirectGraph, the one 'collnet' graph where no chain is given)."""
     if algorithm.startswith("nvls"):
@@ -222,13 +222,14 @@ def _graph_of(algorithm: str, graphs: dict) -> str:
     return "tree" if algorithm in ("tree", "pat") else "ring"
 
 
-def tuning_table(collective: str, system: "System", graphs: dict | None = None) -> TuningTable:
+def tuning_table(collective: str, system: "System", graphs: dict[str, Graph] | None = None) -> TuningTable:
     """The latency/bandwidth table NCCL builds at init for one function (ncclTopoTuneModel)."""
     if collective not in C.FUNCTIONS:
         raise UsageError(f"collective {collective!r} is not in NCCL's tuning model: expected one of "
                          f"{', '.join(C.FUNCTIONS)} (alltoall and sendrecv are point-to-point: use expect)")
     graphs = graphs if graphs is not None else search_graphs(system)
-    lat, bw = {}, {}
+    lat: dict[tuple[str, str], float] = {}
+    bw: dict[tuple[str, str], float] = {}
     for a, p in TuningTable.entries():
         lat[(a, p)], bw[(a, p)] = 0.0, 0.0
         if system.ranks <= 1 or not _algorithm_allowed(collective, a):

@@ -3,11 +3,13 @@ check of their arguments; and what `-A hierarchical` runs (its default phases)."
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from collperf.collectives import check_ranks, get_collective
 from collperf.errors import UsageError
-from collperf.model.algorithms import get_algorithm
+from collperf.model.algorithms import Algorithm, get_algorithm
 from collperf.model.two_level import hierarchical
 from collperf.model.two_level.hierarchy import PLANS, TwoLevelPlan, get_plan, phase_ranks
 from collperf.schedule.arrays import ArraySchedule, embed_groups, from_schedule, make_arrays, relabel_arrays
@@ -18,6 +20,7 @@ def build(collective: str, algorithm: str, ranks: int, root: int = 0, segments: 
     """The schedule of a flat algorithm on `ranks` ranks (rooted collectives: rooted at `root`)."""
     alg = get_algorithm(collective, algorithm)
     p = checked_ranks(alg, ranks, root, segments)
+    assert alg.builder is not None      # Algorithm.__post_init__: every algorithm has a builder
     schedule = alg.builder(p, segments)
     return relabel(schedule, root) if get_collective(alg.collective).rooted else schedule
 
@@ -27,10 +30,10 @@ def build_hierarchical(collective: str, nodes: int, ranks_per_node: int, intra_a
     """The two-level schedule (model/two_level/hierarchy.py) with the given phase algorithms."""
     name = get_plan(collective).collective
 
-    def intra(phase_collective, ranks):
+    def intra(phase_collective: str, ranks: int) -> Schedule:
         return build(phase_collective, intra_algorithm, ranks, segments=segments)
 
-    def inter(phase_collective, ranks):
+    def inter(phase_collective: str, ranks: int) -> Schedule:
         return build(phase_collective, inter_algorithm, ranks, segments=segments)
 
     return hierarchical.build(name, check_ranks(nodes), check_ranks(ranks_per_node), intra, inter)
@@ -69,11 +72,12 @@ def build_array(collective: str, algorithm: str, ranks: int, root: int = 0, segm
     if not alg.builds_arrays or (root and alg.collective in _ROTATES_CHUNKS):
         return from_schedule(build(collective, algorithm, ranks, root, segments))
     p = checked_ranks(alg, ranks, root, segments)
+    assert alg.array_builder is not None    # builds_arrays, checked above
     s = alg.array_builder(p, segments)
     return relabel_arrays(s, root) if get_collective(alg.collective).rooted else s
 
 
-def checked_ranks(alg, ranks, root, segments) -> int:
+def checked_ranks(alg: Algorithm, ranks: int, root: int, segments: int) -> int:
     """The one check of a build's arguments (tuple or array form): the rank count, that the algorithm runs on
     it, the segments and the root; the rank count checked."""
     p = check_ranks(ranks)
@@ -107,7 +111,7 @@ def build_hierarchical_array(collective: str, nodes: int, ranks_per_node: int, i
     return composer(plan, nodes, g, phases)
 
 
-def _split_blocks_arrays(plan: TwoLevelPlan, nodes: int, g: int, phases) -> ArraySchedule:
+def _split_blocks_arrays(plan: TwoLevelPlan, nodes: int, g: int, phases: list[tuple[str, ArraySchedule]]) -> ArraySchedule:
     """Every node, every local-index group at once; global chunk b * c + j: sub-chunk j (of the inter
     phase's c) of intra block b (hierarchical._split_blocks)."""
     c = next((s.chunks for level, s in phases if level == "inter"), 1)
@@ -124,4 +128,4 @@ def _split_blocks_arrays(plan: TwoLevelPlan, nodes: int, g: int, phases) -> Arra
 
 
 # the layouts composed straight in array form (the others are packed from tuples)
-_ARRAY_COMPOSERS = {"split-blocks": _split_blocks_arrays}
+_ARRAY_COMPOSERS: dict[str, Callable[[TwoLevelPlan, int, int, list[tuple[str, ArraySchedule]]], ArraySchedule]] = {"split-blocks": _split_blocks_arrays}

@@ -8,11 +8,17 @@ mapped onto global chunks so that each phase moves exactly the data model/hierar
 
 from __future__ import annotations
 
+from typing import Callable, Sequence
+
 from collperf.model.two_level.hierarchy import PLANS, TwoLevelPlan, phase_ranks
-from collperf.schedule.ir import embed, make, parallel
+from collperf.schedule.ir import Schedule, embed, make, parallel
+
+# a phase's schedule by (sub-collective, ranks); a group's ranks -> the global chunks of each of its chunks
+PhaseBuilder = Callable[[str, int], Schedule]
+ChunkMap = Callable[[list[int]], list[list[int]]]
 
 
-def build(collective: str, nodes: int, g: int, intra, inter):
+def build(collective: str, nodes: int, g: int, intra: PhaseBuilder, inter: PhaseBuilder) -> Schedule:
     """intra(collective, ranks) / inter(collective, ranks) return flat schedules for a phase; the plan's
     layout (model/hierarchy.PLANS) says how their chunks sit in the whole buffer."""
     plan = PLANS[collective]
@@ -24,33 +30,34 @@ def build(collective: str, nodes: int, g: int, intra, inter):
     return COMPOSERS[plan.layout](plan, nodes, g, phases)
 
 
-def _groups(level: str, nodes: int, g: int, rooted: bool):
+def _groups(level: str, nodes: int, g: int, rooted: bool) -> list[list[int]]:
     if level == "intra":
         return [[n * g + i for i in range(g)] for n in range(nodes)]
-    locals_ = [0] if rooted else range(g)
+    locals_: Sequence[int] = [0] if rooted else range(g)
     return [[n * g + b for n in range(nodes)] for b in locals_]
 
 
-def _phase(sched, level, nodes, g, rooted, chunk_map, chunks, collective, buffer_chunks=0):
+def _phase(sched: Schedule, level: str, nodes: int, g: int, rooted: bool, chunk_map: ChunkMap, chunks: int,
+           collective: str, buffer_chunks: int = 0) -> Schedule:
     """One phase on all its groups at once; chunk_map(group) maps the phase's chunks to global ones."""
     p = nodes * g
     subs = [embed(sched, group, chunk_map(group), p, chunks) for group in _groups(level, nodes, g, rooted)]
     return parallel(subs, p, chunks, collective, "hierarchical", buffer_chunks)
 
 
-def _assemble(collective, p, chunks, parts, buffer_chunks=0):
+def _assemble(collective: str, p: int, chunks: int, parts: Sequence[Schedule], buffer_chunks: int = 0) -> Schedule:
     return make(collective, "hierarchical", p, chunks, [s for part in parts for s in part.steps],
                 buffer_chunks=buffer_chunks)
 
 
-def _blocks(plan: TwoLevelPlan, nodes, g, phases):
+def _blocks(plan: TwoLevelPlan, nodes: int, g: int, phases: list[tuple[str, Schedule]]) -> Schedule:
     """Block-indexed collectives: global block (n, b) = chunk n * g + b. An intra phase's block i is
     the global blocks with local index i (of every node; rooted: of its own node); an inter phase's
     block n is node n's block at the group's local index (rooted: all of node n's blocks)."""
     p, collective = nodes * g, plan.collective
     rooted = not plan.all_ranks_cross
 
-    def chunk_map(level):
+    def chunk_map(level: str) -> ChunkMap:
         if level == "intra":
             if rooted:
                 return lambda group: [[group[0] + i] for i in range(g)]
@@ -63,13 +70,14 @@ def _blocks(plan: TwoLevelPlan, nodes, g, phases):
     return _assemble(collective, p, p, parts)
 
 
-def _split_blocks(plan: TwoLevelPlan, nodes, g, phases):
+def _split_blocks(plan: TwoLevelPlan, nodes: int, g: int, phases: list[tuple[str, Schedule]]) -> Schedule:
     """Global chunk b * c + j: sub-chunk j (of the inter algorithm's c) of intra block b."""
     p = nodes * g
     c = next((s.chunks for level, s in phases if level == "inter"), 1)
     chunks = g * c
     parts = []
     for level, sched in phases:
+        chunk_map: ChunkMap
         if level == "intra":
             chunk_map = lambda group: [[b * c + j for j in range(c)] for b in range(g)]  # noqa: E731
         else:
@@ -78,7 +86,7 @@ def _split_blocks(plan: TwoLevelPlan, nodes, g, phases):
     return _assemble(plan.collective, p, chunks, parts)
 
 
-def _whole_buffer(plan: TwoLevelPlan, nodes, g, phases):
+def _whole_buffer(plan: TwoLevelPlan, nodes: int, g: int, phases: list[tuple[str, Schedule]]) -> Schedule:
     """broadcast and reduce: two phases on the whole buffer; global chunk i * c1 + j is chunk i of
     the first phase and chunk j of the second."""
     p, collective, rooted = nodes * g, plan.collective, not plan.all_ranks_cross
@@ -91,17 +99,17 @@ def _whole_buffer(plan: TwoLevelPlan, nodes, g, phases):
     return _assemble(collective, p, c0 * c1, parts)
 
 
-def _pairs(plan: TwoLevelPlan, nodes, g, phases):
+def _pairs(plan: TwoLevelPlan, nodes: int, g: int, phases: list[tuple[str, Schedule]]) -> Schedule:
     """alltoall: chunk (s, d) = s * p + d. Intra: rank (n, a) sends to (n, b) every block bound for
     local index b on any node; inter: rank (n, b) sends to (m, b) every block that came from node n
     and is bound for (m, b)."""
     p = nodes * g
 
-    def intra_map(group):
+    def intra_map(group: list[int]) -> list[list[int]]:
         n = group[0] // g
         return [[(n * g + a) * p + m * g + b for m in range(nodes)] for a in range(g) for b in range(g)]
 
-    def inter_map(group):
+    def inter_map(group: list[int]) -> list[list[int]]:
         b = group[0] % g
         return [[(n * g + a) * p + m * g + b for a in range(g)] for n in range(nodes) for m in range(nodes)]
 
@@ -112,4 +120,4 @@ def _pairs(plan: TwoLevelPlan, nodes, g, phases):
 
 
 # how a plan's phases sit in the whole buffer, by TwoLevelPlan.layout
-COMPOSERS = {"blocks": _blocks, "split-blocks": _split_blocks, "whole-buffer": _whole_buffer, "pairs": _pairs}
+COMPOSERS: dict[str, Callable[[TwoLevelPlan, int, int, list[tuple[str, Schedule]]], Schedule]] = {"blocks": _blocks, "split-blocks": _split_blocks, "whole-buffer": _whole_buffer, "pairs": _pairs}

@@ -18,9 +18,10 @@ per node / g; in the rooted ones only one rank per node does, with one NIC's ban
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Iterator, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
 from collperf.collectives import get_collective
 from collperf.errors import UsageError
@@ -52,11 +53,12 @@ class TwoLevelPlan:
     # "whole-buffer" (both phases on all of it), "pairs" (chunk source * p + destination)
     layout: str
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[PlanPhase]:
         return iter(self.phases)
 
 
-def _plan(collective, default_algorithm, all_ranks_cross, layout, *phases):
+def _plan(collective: str, default_algorithm: str, all_ranks_cross: bool, layout: str,
+          *phases: tuple[str, str, str | int]) -> tuple[str, TwoLevelPlan]:
     return collective, TwoLevelPlan(collective, tuple(PlanPhase(*ph) for ph in phases), default_algorithm,
                                     all_ranks_cross, layout)
 
@@ -88,7 +90,7 @@ def phase_ranks(level: str, nodes: int, ranks_per_node: int) -> int:
     return ranks_per_node if level == "intra" else nodes
 
 
-def best_cost(collective: str, ranks: int, size_bytes, link: Link) -> tuple[Cost, np.ndarray]:
+def best_cost(collective: str, ranks: int, size_bytes: npt.ArrayLike, link: Link) -> tuple[Cost, np.ndarray]:
     """The cheapest applicable algorithm per size: (its cost, its name per size)."""
     n = np.atleast_1d(np.asarray(size_bytes, dtype=float))
     names, costs = [], []
@@ -100,7 +102,8 @@ def best_cost(collective: str, ranks: int, size_bytes, link: Link) -> tuple[Cost
     return lowest(costs, names)
 
 
-def _phase_cost(collective: str, algorithm: str, ranks: int, size, link: Link) -> tuple[Cost, tuple]:
+def _phase_cost(collective: str, algorithm: str, ranks: int, size: npt.NDArray[np.float64],
+                link: Link) -> tuple[Cost, tuple[str, ...]]:
     if algorithm == "best":
         phase_cost, names = best_cost(collective, ranks, size, link)
         return phase_cost, tuple(names)
@@ -110,7 +113,7 @@ def _phase_cost(collective: str, algorithm: str, ranks: int, size, link: Link) -
         raise NotApplicable(f"hierarchical {collective} phase: {err}") from None
 
 
-def two_level_cost(collective: str, cluster: Cluster, size_bytes,
+def two_level_cost(collective: str, cluster: Cluster, size_bytes: npt.ArrayLike,
                    intra_algorithm: str = "best", inter_algorithm: str = "best") -> Cost:
     """Cost of the hierarchical algorithm; the result's `phases` holds each phase's cost."""
     plan = get_plan(collective)

@@ -29,11 +29,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Iterator
 
 import numpy as np
+import numpy.typing as npt
 
 from collperf.collectives import formula_bytes, get_collective
-from collperf.model.algorithms import get_algorithm
+from collperf.model.algorithms import Algorithm, get_algorithm
 from collperf.model.two_level.build import build, build_array
 from collperf.model.costs import Cost, cost
 from collperf.model.network import Cluster
@@ -65,14 +67,16 @@ def node_nic_Bps(cluster: Cluster) -> float:
     return cluster.inter.bandwidth_Bps * cluster.nics_per_node
 
 
-def _step_seconds(src, dst, count, node, cluster: Cluster) -> tuple[float, float]:
+def _step_seconds(src: np.ndarray, dst: np.ndarray, count: np.ndarray, node: np.ndarray,
+                  cluster: Cluster) -> tuple[float, float]:
     """(alpha, seconds per chunk byte) of one step's transfers (counts in chunks)."""
     ranks, nodes = cluster.ranks, cluster.nodes
     across = node[src] != node[dst]
     within = ~across
 
-    def busiest(ends, mask, length):
-        return np.bincount(ends[mask], count[mask], length).max(initial=0.0)
+    def busiest(ends: np.ndarray, mask: np.ndarray, length: int) -> float:
+        most: float = np.bincount(ends[mask], count[mask], length).max(initial=0.0)
+        return most
 
     port = max(busiest(src, within, ranks), busiest(dst, within, ranks)) / cluster.intra.bandwidth_Bps
     rank_nic = max(busiest(src, across, ranks), busiest(dst, across, ranks)) / rank_nic_Bps(cluster)
@@ -94,7 +98,7 @@ class LevelTerms:
     step_per_chunk_s: float
 
 
-def _step_traffic(s: ArraySchedule | Schedule):
+def _step_traffic(s: ArraySchedule | Schedule) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, int]]:
     """(src, dst, chunk counts, how many steps in a row) per step class; a tuple schedule is read as it is
     (packing its chunks into arrays costs more than the pricing)."""
     if isinstance(s, ArraySchedule):
@@ -102,9 +106,9 @@ def _step_traffic(s: ArraySchedule | Schedule):
             src, dst, count, _ = st.transfers()
             yield src, dst, count.astype(float), st.repeat
         return
-    for st in s.steps:
+    for step in s.steps:
         src, dst, count = (np.array(x, dtype=kind) for x, kind in zip(
-            zip(*((t.src, t.dst, len(t.chunks)) for t in st.transfers)), (np.int64, np.int64, float)))
+            zip(*((t.src, t.dst, len(t.chunks)) for t in step.transfers)), (np.int64, np.int64, float)))
         yield src, dst, count, 1
 
 
@@ -127,8 +131,9 @@ def schedule_terms(s: ArraySchedule, cluster: Cluster) -> tuple[float, float]:
     return t.latency_s, t.per_chunk_s / t.chunks
 
 
-def _steps(alg, ranks: int, segments: int) -> float:
+def _steps(alg: Algorithm, ranks: int, segments: int) -> float:
     """Steps of a pipeline of `segments` segments: its closed form's alpha coefficient."""
+    assert alg.pipeline is not None     # called for pipelined algorithms only
     return float(np.asarray(alg.pipeline(ranks, np.array([segments]))[0]).ravel()[0])
 
 
@@ -139,7 +144,8 @@ def _terms(collective: str, algorithm: str, cluster: Cluster, segments: int) -> 
     return level_terms(schedule, cluster)
 
 
-def flat_cost(collective: str, algorithm: str, cluster: Cluster, size_bytes, segments: int | None = None) -> Cost:
+def flat_cost(collective: str, algorithm: str, cluster: Cluster, size_bytes: npt.ArrayLike,
+              segments: int | None = None) -> Cost:
     """A flat algorithm's cost over nccl-tests sizes on `cluster`: the closed form on the bottleneck link where
     one link carries everything (one node, one rank per node), else its schedule priced per level."""
     name = get_collective(collective).name
@@ -152,7 +158,11 @@ def flat_cost(collective: str, algorithm: str, cluster: Cluster, size_bytes, seg
     if not is_split(cluster):
         return on_slow
     n = np.atleast_1d(formula_bytes(name, sizes)).astype(float)
-    ks = np.ones(n.shape, dtype=int) if alg.pipeline is None else on_slow.segments.astype(int)
+    if alg.pipeline is None:
+        ks = np.ones(n.shape, dtype=int)
+    else:
+        assert on_slow.segments is not None     # a pipelined cost carries its segment counts
+        ks = on_slow.segments.astype(int)
     latency, bandwidth = np.zeros(n.shape), np.zeros(n.shape)
     for k in np.unique(ks):
         at = ks == k
