@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from collperf.errors import UsageError
-from collperf.spec.checks import PathArg, cli_option, output_path, path_list
+from collperf.spec.checks import PathArg, SizesArg, cli_option, output_path, path_list
 from collperf.spec.network import HardwareSpec, NetworkSpec
 
 
@@ -15,7 +17,7 @@ class TunerSpec:
     """`collperf export nccl-tuner`: rules from one log per forced NCCL_ALGO/NCCL_PROTO (`logs`), or without
     logs from NCCL's model on `hardware`; nodes/ranks default to what the logs say; written to `output`."""
 
-    logs: list[PathArg] = field(default_factory=list)     # one path is read as a list of one
+    logs: Sequence[PathArg] = field(default_factory=list)     # one path is read as a list of one
     output: str | None = field(default=None, metadata=cli_option(
         "--output", "-o", type=str, help="Write the rules here."))
     nodes: int | None = None
@@ -70,7 +72,7 @@ class MscclExportSpec:
         output_path(self.output, "--output")
 
     @property
-    def schedule_options(self) -> dict[str, int | str]:
+    def schedule_options(self) -> dict[str, Any]:
         """The schedule's options given (None: the schedule's defaults)."""
         names = ("root", "segments", "nodes", "ranks_per_node", "intra_algorithm", "inter_algorithm")
         return {n: getattr(self, n) for n in names if getattr(self, n) is not None}
@@ -83,7 +85,7 @@ class MscclImportSpec:
 
     path: str
     topology: str | None = None
-    size: str | int | list[str | int] | None = None
+    size: SizesArg | None = None
     mode: str = "rounds"
     network: NetworkSpec = field(default_factory=NetworkSpec)
 

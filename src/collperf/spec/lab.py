@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from collperf import units
 from collperf.collectives import get_collective
 from collperf.errors import UsageError
-from collperf.spec.checks import cli_option, output_path, sizes, whole
+from collperf.spec.checks import SizesArg, cli_option, output_path, sizes, whole
 from collperf.spec.runs import SweepSpec
 
 # the options these commands share, declared once (bench's --testbed and --timeout are these too)
@@ -77,7 +77,7 @@ class ValidateSpec:
     ranks: int | None = field(default=None, metadata=RANKS_OPTION)
     profile: str | None = field(default=None, metadata=cli_option(
         "--profile", type=str, help="Use this profile instead of calibrating first."))
-    sizes: str | list[str | int] | None = field(default=None, metadata=cli_option(
+    sizes: SizesArg | None = field(default=None, metadata=cli_option(
         "--sizes", type=str, help="Exactly these sizes, e.g. 64K,1M (instead of -b/-e/-f)."))
     iters: int = field(default=5, metadata=cli_option("-n", "--iters", help="Timed iterations per size."))
     timeout_s: float = field(default=600.0, metadata=TIMEOUT_OPTION)

@@ -3,6 +3,7 @@ one measured number (MeasurementSpec)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,7 +23,7 @@ MAX_LOG_BYTES = 256 << 20
 class LogSpec:
     """Logs to read (nccl-tests text/JSON, collperf JSON/CSV, OSU, IMB), with what the user says of them."""
 
-    paths: list[PathArg] = field(default_factory=list)   # one path (a str or Path) is read as a list of one
+    paths: Sequence[PathArg] = field(default_factory=list)   # one path (a str or Path) is read as a list of one
     collective: str | None = field(default=None, metadata=cli_option(
         "--collective", type=str, help="Override the collective the log is taken to be."))
     ranks: int | None = field(default=None, metadata=cli_option(
@@ -82,7 +83,7 @@ class BaselineSpec:
     degraded or within the run-to-run noise the logs show."""
 
     logs: LogSpec
-    baseline: list[PathArg] = field(default_factory=list, metadata=cli_option("--baseline", type=list[str], help=(
+    baseline: Sequence[PathArg] = field(default_factory=list, metadata=cli_option("--baseline", type=list[str], help=(
         "Healthy runs of the same system to judge the logs against: a log, several (repeat the option) or a "
         "directory of them; the threshold per size is the noise they show, at least --threshold.")))
     threshold: str | float = field(default="5%", metadata=cli_option("--threshold", type=str, help=(

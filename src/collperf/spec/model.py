@@ -10,7 +10,7 @@ from collperf import units
 from collperf.collectives import get_collective
 from collperf.errors import UsageError
 from collperf.model.network import Network
-from collperf.spec.checks import cli_option, sizes, whole
+from collperf.spec.checks import SizesArg, cli_option, sizes, whole
 
 COLLECTIVES_HELP = ("allreduce, allgather, reducescatter, broadcast, reduce, alltoall, scatter, gather or "
                     "sendrecv.")
@@ -29,7 +29,7 @@ class PredictSpec:
     NCCL's band and the system's bound, never our algorithms, whose schedules reduce on the GPUs."""
 
     collective: str = field(metadata=cli_option(help=COLLECTIVES_HELP))
-    size: str | int | list[str | int] = field(default="1M,64M,1G", metadata=cli_option(
+    size: SizesArg = field(default="1M,64M,1G", metadata=cli_option(
         "--size", "-s", type=str, help="Sizes (nccl-tests convention), comma list."))
     network: NetworkSpec | Network = field(default_factory=NetworkSpec)
     algorithm: str | list[str] = field(default="all", metadata=cli_option("--algorithm", "-A", type=str, help=(
@@ -71,7 +71,7 @@ class NcclPredictSpec:
     system (hardware.cluster or hardware.gpu), sized to `ranks` and hardware.nodes."""
 
     collective: str
-    size: str | int | list[str | int] = "1M,64M,1G"
+    size: SizesArg = "1M,64M,1G"
     hardware: HardwareSpec = field(default_factory=lambda: HardwareSpec(cluster="dgx-h100"))
     ranks: int | None = None
 

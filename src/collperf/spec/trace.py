@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from collperf import units
@@ -16,7 +17,7 @@ class TraceSpec:
     trace says unless `hardware` overrides it) and an optional what-if: another catalogue system
     (`what_if_cluster` with `what_if_nodes` nodes) and/or our algorithms (`algorithm`, -A)."""
 
-    paths: list[PathArg] = field(default_factory=list)   # one path (a str or Path) is read as a list of one
+    paths: Sequence[PathArg] = field(default_factory=list)   # one path (a str or Path) is read as a list of one
     hardware: HardwareSpec = field(default_factory=HardwareSpec)
     what_if_cluster: str | None = field(default=None, metadata=cli_option(
         "--what-if-cluster", type=str, help="Price the same collectives on this catalogue system, e.g. dgx-h100."))
