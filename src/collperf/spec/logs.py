@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 from pathlib import Path
 
 from collperf import units
@@ -164,7 +165,7 @@ class ReportSpec:
     profiler trace (files, a directory or a glob) or a TraceReport. `peak`, `network`, `collective` and `ranks`
     are diagnose's options for the logs; `command` is shown as what made the page (default: the API call)."""
 
-    inputs: list[object] = field(default_factory=list)   # one input is read as a list of one
+    inputs: Sequence[Any] = field(default_factory=list)   # anything report reads; one input is read as a list of one
     output: str = field(default="report.html", metadata=cli_option(
         "-o", "--output", help="The HTML file to write."))
     command: str | None = None
