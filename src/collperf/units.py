@@ -41,7 +41,7 @@ _BIT_RATE = re.compile(r"^([kmgt]?)(?:bit/s|bits/s|bps|b/s|bit)$", re.IGNORECASE
 _BANDWIDTH_FORMS = "50GB/s, 50GBps, 12.5GiB/s (bytes); 400Gbps, 400Gbit/s, 200mbit (bits); inf"
 
 
-def _split(text: str, what: str, forms: str) -> tuple[float, str]:
+def _split(text: object, what: str, forms: str) -> tuple[float, str]:
     if not isinstance(text, str):
         text = str(text)
     match = re.fullmatch(r"\s*" + _NUMBER + r"\s*(\S*)\s*", text)
