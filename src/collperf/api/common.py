@@ -59,7 +59,8 @@ def as_spec(cls: type[SpecT], spec: object, options: dict[str, Any], **leading: 
         return spec
     if spec is not None and not leading:
         raise TypeError(f"expected a {cls.__name__} (or its fields as keywords), got {spec!r}")
-    first = next(iter(leading))   # leading is not empty here: a spec given without any was refused above
-    if spec is not None and leading[first] is spec:
+    first = next(iter(leading), None)
+    # first is None only without leading fields, where a spec given was refused above
+    if spec is not None and first is not None and leading[first] is spec:
         given[first] = spec     # the first positional stands in for the spec
     return cls(**given, **options)
