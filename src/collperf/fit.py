@@ -25,7 +25,7 @@ import numpy as np
 from collperf import units
 from collperf.collectives import busbw_factor
 from collperf.errors import UsageError
-from collperf.ingest.table import Table
+from collperf.ingest.table import Row, Table
 
 MIN_ROWS_PER_REGIME = 4
 MIN_ROWS = 3           # two points always fit a line: with fewer than three, R^2 and the regimes say nothing
@@ -133,7 +133,7 @@ def fit_rows(table: Table, notes: list[str] | None = None):
                          + ", ".join(units.format_size(r.size) for r in flagged[:5]) + (" ..." if len(flagged) > 5 else "") + ")")
     rows.sort(key=lambda r: r.size)
     # nccl-tests may print a size twice (e.g. two 0-byte rows); keep the first of each size
-    unique = {}
+    unique: dict[int, Row] = {}
     for r in rows:
         unique.setdefault(r.size, r)
     return _without_slowed(list(unique.values()), notes)
@@ -207,7 +207,8 @@ class _Segments:
     the work (a test holds them to linear growth in the number of rows)."""
 
     def __init__(self, x: np.ndarray, t: np.ndarray):
-        self.x, self.t, self.done = x, t, {}
+        self.x, self.t = x, t
+        self.done: dict[tuple[int, int], tuple[float, float, float]] = {}
         self.fits = self.rows_fitted = 0
 
     def __call__(self, i: int, j: int) -> tuple[float, float, float]:
@@ -233,7 +234,7 @@ def _best_cuts(cost: _Segments, n: int, max_regimes: int) -> list[tuple[int, int
     starts = _candidates(n)
     exact = n <= EXACT_ROWS
     best_bic, best_cuts, best_rss = math.inf, None, math.inf
-    table_rss = {(0, 0): (0.0, [])}
+    table_rss: dict[tuple[int, int], tuple[float, list[tuple[int, int]]]] = {(0, 0): (0.0, [])}
     for k in range(1, min(max_regimes, n // MIN_ROWS_PER_REGIME) + 1):
         for j in starts:
             if j < k * MIN_ROWS_PER_REGIME:

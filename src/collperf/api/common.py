@@ -4,15 +4,18 @@ from its text and the network options."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any, TypeVar
 
 from collperf import topology as topologies
 from collperf.collectives import get_collective
-from collperf.model.network import Link
+from collperf.model.network import Link, Network
 from collperf.spec import NetworkSpec
 from collperf.spec.network import load_cluster
 
+SpecT = TypeVar("SpecT")   # the spec class an API function takes
 
-def resolved_network(net):
+
+def resolved_network(net: NetworkSpec | Network) -> Network:
     """A Network from a Network or a NetworkSpec."""
     return net.resolve() if isinstance(net, NetworkSpec) else net
 
@@ -44,7 +47,7 @@ def topology_for(text: str, net: NetworkSpec):
     return topologies.parse(text, link, base), base
 
 
-def as_spec(cls, spec, options: dict, **leading):
+def as_spec(cls: type[SpecT], spec: object, options: dict[str, Any], **leading: Any) -> SpecT:
     """`spec` when it is a `cls`, else the `cls` built from the keyword `options`: every API function takes its
     spec, and its fields as keywords as a convenience (f(PredictSpec(...)) is f(collective=..., ...)).
     `leading`: the fields a function also takes positionally in place of the spec (None: not given)."""
@@ -57,6 +60,7 @@ def as_spec(cls, spec, options: dict, **leading):
     if spec is not None and not leading:
         raise TypeError(f"expected a {cls.__name__} (or its fields as keywords), got {spec!r}")
     first = next(iter(leading), None)
-    if spec is not None and leading[first] is spec:
+    # first is None only without leading fields, where a spec given was refused above
+    if spec is not None and first is not None and leading[first] is spec:
         given[first] = spec     # the first positional stands in for the spec
     return cls(**given, **options)

@@ -23,6 +23,7 @@ def doctor_plan(spec: DoctorPlanSpec | None = None, **options) -> Plan:
     doctor's adaptive campaign (alone, screen, bisect, confirm, cross) for N hosts, healthy and with one faulty
     host, weighed by the fault prior. Give a DoctorPlanSpec or its fields as keywords."""
     spec = spec if spec is not None else DoctorPlanSpec(**options)
+    assert spec.nodes is not None   # DoctorPlanSpec refuses a plan without nodes
     return plan(spec.nodes, spec.leaves, spec.fault_rate, spec.test_time_s)
 
 

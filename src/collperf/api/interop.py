@@ -19,6 +19,7 @@ from collperf.model.algorithms.modes import mode_of
 from collperf.model.schedule_cost import coefficients
 from collperf.model.auto.select import runnable_algorithms
 from collperf.schedule.arrays import as_tuples
+from collperf.schedule.ir import Schedule
 from collperf.schedule.verify import VerificationError, verify
 from collperf.simulate import simulate as run
 from collperf.spec import (check_mode, HardwareSpec, LogSpec, MscclExportSpec, MscclImportSpec, NetworkSpec,
@@ -70,7 +71,7 @@ def _tuner_from_model(hardware: HardwareSpec, nodes, ranks, channels, collective
         raise UsageError(f"export nccl-tuner: {real.why_none}")
     rates = hardware.nic_rate is not None or hardware.intra_bandwidth is not None
     believed = assume(None, replace(hardware, nic_rate=None, intra_bandwidth=None), ranks).system if rates else None
-    wanted = nccl_tuner.COLLECTIVES
+    wanted: tuple[str, ...] = nccl_tuner.COLLECTIVES
     if collective is not None:
         name = get_collective(collective).name
         if name not in nccl_tuner.COLLECTIVES:
@@ -94,7 +95,7 @@ def _tuner_from_model(hardware: HardwareSpec, nodes, ranks, channels, collective
 class ImportedSchedule:
     """An MSCCL algorithm read back into our IR, verified, costed and (with a topology) simulated."""
 
-    schedule: object
+    schedule: Schedule
     verified: bool
     problem: str | None                          # the verifier's message when it does not verify
     coefficients: tuple[float, float, float]     # (alpha, n beta, n gamma) counted from its steps
@@ -117,12 +118,12 @@ class ImportedRun:
     size_bytes: float
     time_s: float
     busbw_Bps: float | None
-    ours: dict                       # our algorithm -> simulated time (s), every one that builds at this size
+    ours: dict[str, float]           # our algorithm -> simulated time (s), every one that builds at this size
     same_name: str | None            # our algorithm of the schedule's name, when it is one of ours
 
     @property
     def best(self) -> tuple[str, float]:
-        name = min(self.ours, key=self.ours.get)
+        name = min(self.ours, key=lambda n: self.ours[n])
         return name, self.ours[name]
 
     def to_json(self) -> dict:
@@ -212,7 +213,9 @@ def import_msccl(spec: MscclImportSpec | str, topology: str | None = None, size=
 
 def _simulate_imported(s, topology: str, size, mode: str, network: NetworkSpec) -> list[ImportedRun]:
     # what every algorithm shares, checked once: in the loop a UsageError means the topology cannot host one
-    sizes(size), check_mode(mode), topology_for(topology, network)
+    sizes(size)
+    check_mode(mode)
+    topology_for(topology, network)
     reduce_Bps = units.parse_bandwidth(network.reduce_bandwidth)
     ours, where, first_error = {}, None, None
     for name in runnable_algorithms(s.collective, s.ranks) + [BLINK.name]:

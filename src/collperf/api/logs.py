@@ -4,6 +4,8 @@ shareable HTML reports of them (report)."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
@@ -21,6 +23,7 @@ from collperf.diagnose.inputs import InputReport, LinkKind
 from collperf.diagnose.system_inputs import judge_input
 from collperf.errors import UsageError
 from collperf.fit import fit
+from collperf.ingest.table import Table
 from collperf.model.nccl import expect
 from collperf.spec import (BaselineSpec, DiagnoseSpec, HardwareSpec, LogSpec, MeasurementSpec, NcclPredictSpec, ReportSpec,
                            TraceSpec)
@@ -49,7 +52,7 @@ def read_logs(spec: LogSpec | list | str, collective: str | None = None, ranks: 
 @dataclass
 class Unjudged:
     """A table that could not be fitted or judged, and why (the others of its logs still are)."""
-    table: object
+    table: Table
     why: str
 
     def to_json(self) -> dict:
@@ -156,7 +159,7 @@ def diagnose_baseline(spec: BaselineSpec | list | str, baseline=None, **options)
     return against.judge(read_logs(spec.logs), read_logs(given), spec.floor)
 
 
-def _expand(paths: list) -> list:
+def _expand(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     """A directory stands for the files in it (sorted; hidden ones skipped); a directory with none is refused."""
     out = []
     for p in map(Path, paths):

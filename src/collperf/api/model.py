@@ -5,6 +5,7 @@ collective has (algorithms), and -A auto's measured rule on two timed series (pa
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 from collperf import topology as topologies
 from collperf.api.common import as_spec, resolved_network, with_aliases
@@ -19,7 +20,7 @@ from collperf.errors import UsageError
 from collperf.model.algorithms import ALGORITHMS, algorithms_for
 from collperf.model.algorithms.modes import mode_of
 from collperf.model.auto.confirm import timings, verdict
-from collperf.model.network import Network
+from collperf.model.network import Link, Network
 from collperf.model.auto.paired_ratio import PairedRatio, paired_ratio
 from collperf.model.nccl.switches import switch_points
 from collperf.model.predict import predict as _predict
@@ -60,14 +61,15 @@ class TopologyPrediction:
     ranks: list
     algorithm: str
     blink: list | None = None
-    link: object = None                # model.network.Link, for the closed forms
+    link: Link | None = None           # for the closed forms
     predictions: list | None = None
 
-    def to_json(self) -> dict:
-        doc = {"topology": self.topology, "ranks": self.ranks, "algorithm": self.algorithm}
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"topology": self.topology, "ranks": self.ranks, "algorithm": self.algorithm}
         if self.blink is not None:
             doc["sizes"] = [b.to_json() for b in self.blink]
         else:
+            assert self.link is not None and self.predictions is not None   # the closed forms' result
             doc["link"] = {"latency_s": self.link.latency_s, "bandwidth_Bps": self.link.bandwidth_Bps,
                            "name": self.link.name}
             doc["sizes"] = [p.to_json() for p in self.predictions]

@@ -10,6 +10,7 @@ from collperf.errors import UsageError
 from collperf.api.common import as_spec
 from collperf.api.trace import trace
 from collperf.plan.from_trace import measured
+from collperf.plan.pipeline import ComputeSplit
 from collperf.spec import NetworkSpec, PlanLayoutSpec, PlanModelSpec, PlanSpec, SearchSpec, TraceSpec
 
 
@@ -28,7 +29,8 @@ def plan_spec(model: str | PlanModelSpec | None = None, dimensions: dict | None 
     `model` may be a PlanModelSpec (the preset and its dimensions) and `layout` a PlanLayoutSpec, as the CLI
     gives them."""
     if isinstance(model, PlanModelSpec):
-        model, dimensions = model.model, {**model.dimensions(), **(dimensions or {})}
+        dimensions = {**model.dimensions(), **(dimensions or {})}
+        model = model.model
     if isinstance(layout, PlanLayoutSpec):
         layout = layout.layout_values()
     dims = {k: v for k, v in (dimensions or {}).items() if v is not None}
@@ -61,6 +63,7 @@ def plan_spec(model: str | PlanModelSpec | None = None, dimensions: dict | None 
 
 
 def _fill_dp(net: NetworkSpec, lay: dict) -> int:
+    assert net.nodes is not None   # dp fills the nodes given
     gpus = net.nodes * (net.ranks_per_node or replace(net, nodes=1).resolve_cluster().ranks_per_node)
     model_parallel = lay.get("tp", 1) * lay.get("pp", 1) * lay.get("cp", 1)
     if gpus % model_parallel:
@@ -79,6 +82,7 @@ def plan_search(spec: SearchSpec | PlanSpec, gpus: int | None = None, global_bat
     Returns plan.search.SearchResult (its to_json() is what --json prints)."""
     search = as_spec(SearchSpec, spec, options, plan=spec, gpus=gpus, global_batch=global_batch)
     spec, gpus, global_batch = search.plan, search.gpus, search.global_batch
+    assert isinstance(spec.model, plans.ModelSpec) and spec.layout is not None   # PlanSpec made them
     if search.defaults:
         net = spec.network
         per_node = net.ranks_per_node or replace(net, ranks=None, nodes=1).resolve_cluster().ranks_per_node
@@ -99,6 +103,7 @@ def plan_search(spec: SearchSpec | PlanSpec, gpus: int | None = None, global_bat
 def _check_against_gpu(spec: PlanSpec, cluster) -> None:
     """--flops and --gpu-memory possible on the cluster's GPU (plan/limits.py says why they are refused)."""
     gpu = plans.gpu_of(cluster)
+    assert spec.layout is not None   # PlanSpec made it
     plans.check_flops(spec.flops_per_rank, gpu)
     plans.check_gpu_memory(spec.layout.gpu_memory_bytes, plans.gpu_memory_of(cluster),
                            gpu.name if gpu is not None else "GPU")
@@ -111,7 +116,8 @@ def plan(spec: PlanSpec):
         raise UsageError("a plan needs a two-level cluster: give --cluster PRESET or --nodes/--ranks-per-node "
                          "with intra and inter links")
     _check_against_gpu(spec, net.cluster)
-    compute_s = spec.compute_s
+    assert isinstance(spec.model, plans.ModelSpec) and spec.layout is not None   # PlanSpec made them
+    compute_s: float | ComputeSplit | None = spec.compute_s
     # a traced step: its compute time and measured overlap per kind, where the user gave none
     traced = measured(trace(TraceSpec(paths=spec.from_trace)), spec.layout) if spec.from_trace else None
     overlap = {**traced.hidden, **spec.overlap_fractions} if traced else spec.overlap_fractions
@@ -119,11 +125,11 @@ def plan(spec: PlanSpec):
         compute_s = plans.compute_time(spec.model, spec.layout, spec.flops_per_rank)
     elif compute_s is None and traced is not None and traced.compute_s:
         compute_s = traced.compute_s
-    elif compute_s is None and plans.gpu_of(net.cluster) is not None:
+    elif compute_s is None and (gpu := plans.gpu_of(net.cluster)) is not None:
         # no time or rate given: the shape-dependent compute model of the cluster's GPU
         spec.layout.check(net.cluster.ranks, spec.model.layers)
         spec.layout.check_model(spec.model)
-        compute_s = plans.modelled_compute(spec.model, spec.layout, plans.gpu_of(net.cluster))
+        compute_s = plans.modelled_compute(spec.model, spec.layout, gpu)
     result = plans.plan(spec.model, spec.layout, net.cluster, compute_s, overlap, spec.algorithm,
                         spec.intra_algorithm, spec.inter_algorithm)
     result.measured = traced

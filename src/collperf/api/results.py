@@ -5,6 +5,14 @@ a pair that callers unpack (`found, ranges = api.crossover(...)`) still unpacks.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:     # the results' parts, named for the checker: importing the API stays light
+    from collperf.expect.resolve import Assumed
+    from collperf.model.nccl.expected import NcclPrediction
+    from collperf.model.nccl.switches import SwitchPoints
+    from collperf.model.network import Network
+    from collperf.schedule.ir import Schedule
 
 
 def one_or_many(docs: list):
@@ -75,8 +83,8 @@ class NcclChoice:
     """`predict --nccl`: the system assumed (diagnose.hardware.Assumed) and NCCL's choice per size
     (model.nccl.NcclPrediction). Unpacks as (assumed, prediction)."""
 
-    assumed: object
-    prediction: object
+    assumed: Assumed
+    prediction: NcclPrediction
     model_note: str = ""        # what the time is where NCCL's tuning model does not price it (alltoall, send/recv)
 
     def __iter__(self):
@@ -103,7 +111,7 @@ class Crossover:
     with its best algorithm, on `network` (a model.network.Network). Unpacks as (crossovers, ranges)."""
 
     collective: str                  # as the user gave it
-    network: object
+    network: Network
     crossovers: list = field(default_factory=list)
     ranges: list = field(default_factory=list)
 
@@ -120,8 +128,8 @@ class NcclCrossover:
     """`crossover --nccl`: the system assumed (diagnose.hardware.Assumed) and the sizes where NCCL's (algorithm,
     protocol) changes on it (model.nccl.switches.SwitchPoints). Unpacks as (assumed, switch points)."""
 
-    assumed: object
-    points: object
+    assumed: Assumed
+    points: SwitchPoints
 
     def __iter__(self):
         return iter((self.assumed, self.points))
@@ -148,8 +156,8 @@ class VerifiedSchedule:
     """`schedule`: a schedule (schedule.ir.Schedule) that verified, and its cost coefficients (alpha, n beta,
     n gamma) counted from its steps. Unpacks as (schedule, coefficients)."""
 
-    schedule: object
-    coefficients: tuple
+    schedule: Schedule
+    coefficients: tuple[float, float, float]
 
     def __iter__(self):
         return iter((self.schedule, self.coefficients))

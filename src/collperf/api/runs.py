@@ -65,7 +65,8 @@ def testbed_down(name: str | TestbedDownSpec | None = None, everything: bool = F
     while a running bench holds it, unless everything=True), or without a name every testbed nobody alive
     holds: what crashed runs left (everything=True: all of them, live ones included)."""
     if isinstance(name, TestbedDownSpec):
-        name, everything = name.name, name.everything
+        everything = name.everything
+        name = name.name
     return switch.down(name, everything)
 
 

@@ -17,8 +17,10 @@ from collperf.model.two_level.build import (build, build_array, build_hierarchic
                                              DEFAULT_PHASES)
 from collperf.model.algorithms.modes import HIERARCHICAL, is_two_level, mode_of
 from collperf.model.schedule_cost import coefficients
+from collperf.schedule.ir import Schedule
 from collperf.schedule.verify import VerificationError, verify
-from collperf.simulate import simulate as run
+from collperf.simulate import SimResult, simulate as run
+from collperf.topology import Topology
 from collperf.spec import PatternSpec, ScheduleSpec, SimulateSpec, TreesSpec, VerifySpec
 
 # Listing every transfer (the tuple form) grows as p^2 for the rings: beyond this, use the array form.
@@ -112,9 +114,9 @@ def _check(row: VerifyRow, make_schedule, label: str) -> None:
 class Simulation:
     """A simulated run: the simulator's result with the schedule and topology it ran on."""
 
-    result: object          # simulate.SimResult
-    schedule: object
-    topology: object
+    result: SimResult
+    schedule: Schedule
+    topology: Topology
     algbw_Bps: float | None     # None where the time is 0 (one rank)
     busbw_Bps: float | None
     notes: list = field(default_factory=list)

@@ -29,8 +29,10 @@ Pure: the table is data passed in.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, TypeAlias, TypeGuard
 
 import numpy as np
+import numpy.typing as npt
 
 MIB = 1 << 20
 # The size regimes are one octave apart: the band at size 2^k pools the rows within WINDOW octaves of it,
@@ -55,6 +57,10 @@ OVERHEAD_US = np.array([0, 2, 5, 10, 15, 20, 30, 40, 50, 60, 80, 100, 130, 160, 
 MODEL_FACTOR = np.round(np.arange(0.3, 5.0001, 0.05), 2)
 BOUND_FRACTION = np.round(np.concatenate([[0.0], np.arange(0.1, 1.0001, 0.05)]), 2)
 FIT_MIN_BYTES = MIB
+# the calibration file's bands (data/calibration.json, as JSON gives it): fabric class -> {"fit": Fit's fields,
+# "<log2 size>": {"logs", "sources", "low", "typical", "high", "collectives"}}
+Calibration: TypeAlias = dict[str, dict[str, Any]]
+FloatArray: TypeAlias = npt.NDArray[np.float64]
 ERROR_CAP = 0.5
 TIE_BREAK = 0.05
 # the sparse layouts (module docstring): at most this many GPUs per node (4 was worse under cross-validation)
@@ -69,10 +75,10 @@ class Sample:
     log: str
     source: str
     fabric: str
-    size_bytes: np.ndarray
-    time_s: np.ndarray
-    model_s: np.ndarray
-    bound_s: np.ndarray
+    size_bytes: npt.NDArray[np.float64]
+    time_s: npt.NDArray[np.float64]
+    model_s: npt.NDArray[np.float64]
+    bound_s: npt.NDArray[np.float64]
     gpus_per_node: int = 0      # 0: not known (judged as a dense layout)
     collective: str = ""        # what the log measured ("": not said); the band records which it holds
 
@@ -81,11 +87,11 @@ class Sample:
         return sparse_layout(self.gpus_per_node)
 
     @property
-    def ratio(self) -> np.ndarray:
+    def ratio(self) -> npt.NDArray[np.float64]:
         return self.time_s / self.model_s
 
     @property
-    def efficiency(self) -> np.ndarray:
+    def efficiency(self) -> npt.NDArray[np.float64]:
         return self.bound_s / self.time_s
 
 
@@ -101,24 +107,27 @@ class Fit:
     of: str = ""            # the class whose runs it was fitted on (the class itself, its group, or all)
     sparse_fraction: float = 0.0    # the fraction of the bound runs with <= SPARSE_GPUS GPUs per node reach (0: same)
 
-    def typical_s(self, model_s, bound_s=None, sparse: bool = False) -> np.ndarray:
+    def typical_s(self, model_s: npt.ArrayLike, bound_s: npt.ArrayLike | None = None,
+                  sparse: bool = False) -> npt.NDArray[np.float64]:
         """overhead + max(factor x model, bound / fraction); a sparse layout: overhead + bound / its fraction
         (where there is a bound)."""
         return typical_time(self.overhead_us * 1e-6, self.model_factor, self.bound_fraction,
                             np.asarray(model_s, dtype=float), bound_s, self.sparse_fraction if sparse else 0.0)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"overhead_us": self.overhead_us, "model_factor": self.model_factor,
                 "bound_fraction": self.bound_fraction, "logs": self.logs, "sources": self.sources, "of": self.of,
                 "sparse_fraction": self.sparse_fraction}
 
 
-def typical_time(overhead_s, model_factor, bound_fraction, model_s, bound_s=None, sparse_fraction: float = 0.0):
+def typical_time(overhead_s: float | FloatArray, model_factor: float | FloatArray, bound_fraction: float | FloatArray,
+                 model_s: FloatArray, bound_s: npt.ArrayLike | None = None,
+                 sparse_fraction: float = 0.0) -> FloatArray:
     """The two-part typical time: overhead + max(factor x model, bound / fraction) (no bound term where the
     fraction is 0 or no bound is given, or on rows whose bound is not finite); with a sparse_fraction > 0 (a sparse layout), overhead + bound / it
     on the rows that have a bound (finite, > 0), the rest as dense. The one expression the fit searches and the
     band applies: the fit passes its grids as broadcasting arrays."""
-    t = model_factor * model_s
+    t: FloatArray = model_factor * model_s
     if bound_s is None:
         return overhead_s + t
     # a bound that is not finite is no bound: its term drops out (bound 0)
@@ -130,7 +139,7 @@ def typical_time(overhead_s, model_factor, bound_fraction, model_s, bound_s=None
     return overhead_s + t
 
 
-def sparse_layout(gpus_per_node) -> bool:
+def sparse_layout(gpus_per_node: int) -> bool:
     """One or two GPUs per node (a known count): the layout the sparse fraction applies to."""
     return bool(gpus_per_node) and 0 < int(gpus_per_node) <= SPARSE_GPUS
 
@@ -140,26 +149,28 @@ class Band:
     """Per size: the band of what healthy systems of this fabric take (low, typical, high: seconds) and
     where it comes from."""
 
-    low_s: np.ndarray
-    typical_s: np.ndarray
-    high_s: np.ndarray
-    fabric: list
-    provenance: list = field(default_factory=list)
-    logs: list = field(default_factory=list)       # how many public runs each size's band rests on
+    low_s: npt.NDArray[np.float64]
+    typical_s: npt.NDArray[np.float64]
+    high_s: npt.NDArray[np.float64]
+    fabric: list[str]
+    provenance: list[str] = field(default_factory=list)
+    logs: list[int] = field(default_factory=list)       # how many public runs each size's band rests on
     layout: str = ""        # how the run's layout is judged, where it is a sparse one
-    borrowed: list = field(default_factory=list)   # per size: the band is another class's (its group's or all's)
-    collectives: list = field(default_factory=list)  # per size: the collectives its runs measured (() not recorded)
+    borrowed: list[bool] = field(default_factory=list)   # per size: the band is another class's (its group's or all's)
+    collectives: list[tuple[str, ...]] = field(default_factory=list)  # per size: the collectives its runs measured (() not recorded)
 
 
-def _grid_index(size_bytes) -> np.ndarray:
+def _grid_index(size_bytes: npt.ArrayLike) -> npt.NDArray[np.int_]:
     """The grid point (octave) of each size."""
     n = np.maximum(np.atleast_1d(np.asarray(size_bytes, dtype=float)), 1.0)
-    k = np.clip(np.rint(np.log2(n)), GRID_LOG2[0], GRID_LOG2[-1]).astype(int)
+    k: npt.NDArray[np.int_] = np.clip(np.rint(np.log2(n)), GRID_LOG2[0], GRID_LOG2[-1]).astype(int)
     return k - GRID_LOG2[0]
 
 
-def _enough(stats) -> bool:
-    return bool(stats) and stats["logs"] >= MIN_LOGS and stats["sources"] >= MIN_SOURCES
+def _enough(stats: dict[str, Any] | None) -> TypeGuard[dict[str, Any]]:
+    if not stats:
+        return False
+    return bool(stats["logs"] >= MIN_LOGS and stats["sources"] >= MIN_SOURCES)
 
 
 def enough_for_fit(fit: Fit) -> bool:
@@ -170,11 +181,11 @@ def group_of(fabric: str) -> str:
     return next((g for g, members in GROUPS.items() if fabric in members), POOLED)
 
 
-def _fit_of(entry: dict) -> Fit:
+def _fit_of(entry: dict[str, Any]) -> Fit:
     return Fit(**entry["fit"])
 
 
-def _pick(table: dict, fabric: str, k: int) -> tuple[dict | None, Fit | None, str, bool]:
+def _pick(table: Calibration, fabric: str, k: int) -> tuple[dict[str, Any] | None, Fit | None, str, bool]:
     key = str(k)
     own_entry = table.get(fabric, {})
     own = own_entry.get(key)
@@ -199,7 +210,8 @@ def _what(name: str) -> str:
     return "all fabric classes" if name == POOLED else f"the {name} fabric classes" if name in GROUPS else name
 
 
-def _widen(borrowed: dict, own: dict | None, entry: dict, own_entry: dict) -> dict:
+def _widen(borrowed: dict[str, Any], own: dict[str, Any] | None, entry: dict[str, Any],
+           own_entry: dict[str, Any]) -> dict[str, Any]:
     """A borrowed band spans the class's own few runs too (their spread measured against the borrowed typical
     time), so a class unlike its group (TCPX among the network fabrics) is not called slow for being itself."""
     if not own or _fit_of(own_entry).of != _fit_of(entry).of:
@@ -207,7 +219,8 @@ def _widen(borrowed: dict, own: dict | None, entry: dict, own_entry: dict) -> di
     return {**borrowed, "low": min(borrowed["low"], own["low"]), "high": max(borrowed["high"], own["high"])}
 
 
-def band(size_bytes, model_time_s, fabric: str, table: dict, floor_s=None, gpus_per_node: int = 0) -> Band:
+def band(size_bytes: npt.ArrayLike, model_time_s: npt.ArrayLike, fabric: str, table: Calibration,
+         floor_s: npt.ArrayLike | None = None, gpus_per_node: int = 0) -> Band:
     """The calibrated band of each size: the fitted typical time of the fabric class (from NCCL's model time and
     the bound `floor_s`) times the spread of healthy runs around it, never below the bound. From the runs of
     the class where there are enough, else of its group, else of all."""
@@ -215,7 +228,11 @@ def band(size_bytes, model_time_s, fabric: str, table: dict, floor_s=None, gpus_
     t = np.atleast_1d(np.asarray(model_time_s, dtype=float))
     floor = None if floor_s is None else np.broadcast_to(np.asarray(floor_s, dtype=float), n.shape)
     low, typical, high = (np.full(n.size, np.nan) for _ in range(3))
-    provenance, logs, layout, borrowed, collectives = [], [], "", [], []
+    provenance: list[str] = []
+    logs: list[int] = []
+    layout = ""
+    borrowed: list[bool] = []
+    collectives: list[tuple[str, ...]] = []
     sparse = sparse_layout(gpus_per_node)
     for i, g in enumerate(_grid_index(n)):
         stats, fit, why, other = _pick(table, fabric, GRID_LOG2[g])
@@ -231,6 +248,7 @@ def band(size_bytes, model_time_s, fabric: str, table: dict, floor_s=None, gpus_
             # was less accurate under leave-one-source-out: median error 18.1 % against 16.8 % on a 68-log
             # corpus); below, where the fit was not judged, the octave's median of healthy runs corrects it
             # (a per-call overhead fitted on MiB sizes is not what a 64 KiB call costs on NVLink).
+            assert fit is not None   # _pick gives a fit with every band it gives
             bound_i = None if floor is None else floor[i]
             base = float(fit.typical_s(t[i], bound_i, sparse))
             middle = stats["typical"] * base if n[i] < FIT_MIN_BYTES else base

@@ -10,11 +10,16 @@ Pure: samples in, a table out.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 
 from collperf.expect.band import (BOUND_FRACTION, ERROR_CAP, FIT_MIN_BYTES, GRID_LOG2, GROUPS, HIGH_Q, LOW_Q,
                                         MID_Q, MODEL_FACTOR, OVERHEAD_US, POOLED, SIGMA, TIE_BREAK, WINDOW, Fit,
-                                        Sample, enough_for_fit, group_of, typical_time)
+                                        Calibration, FloatArray, Sample, enough_for_fit, group_of,
+                                        typical_time)
 
 # the grids as broadcasting axes: overhead x model factor x bound fraction x rows
 _OVERHEAD_S = OVERHEAD_US[:, None, None, None] * 1e-6
@@ -22,7 +27,7 @@ _FACTOR = MODEL_FACTOR[:, None, None]
 _FRACTION = BOUND_FRACTION[:, None]
 
 
-def _weighted_quantiles(values: np.ndarray, weights: np.ndarray, qs) -> list[float]:
+def _weighted_quantiles(values: FloatArray, weights: FloatArray, qs: Iterable[float]) -> list[float]:
     """Quantiles of a weighted sample: the smallest value whose cumulative weight reaches q, the mean of it and the
     next value where the cumulative weight is exactly q (so ten equal logs give a median between the 5th and 6th)."""
     order = np.argsort(values, kind="stable")
@@ -36,27 +41,28 @@ def _weighted_quantiles(values: np.ndarray, weights: np.ndarray, qs) -> list[flo
     return out
 
 
-def _quoted_rows(s: Sample) -> np.ndarray:
+def _quoted_rows(s: Sample) -> npt.NDArray[np.bool_]:
     """The rows a log's error is quoted on: >= FIT_MIN_BYTES, all rows if none is."""
-    ok = np.isfinite(s.time_s) & (s.time_s > 0) & np.isfinite(s.model_s)
-    big = ok & (s.size_bytes >= FIT_MIN_BYTES)
+    ok: npt.NDArray[np.bool_] = np.isfinite(s.time_s) & (s.time_s > 0) & np.isfinite(s.model_s)
+    big: npt.NDArray[np.bool_] = ok & (s.size_bytes >= FIT_MIN_BYTES)
     return big if big.any() else ok
 
 
-def _log_error(predicted_s: np.ndarray, time_s: np.ndarray, tie_break: float = TIE_BREAK) -> np.ndarray:
+def _log_error(predicted_s: FloatArray, time_s: FloatArray, tie_break: float = TIE_BREAK) -> FloatArray:
     """One log's error over its last axis (its quoted rows): the median relative error, plus `tie_break` x the
     mean. In the grid search a little of the mean decides between settings the median cannot tell apart (a
     factor on NCCL's model where the bound term rules most rows); the sparse fraction is chosen on the median
     alone (tie_break 0), the error that is quoted: with the mean added it chose a fraction whose
     leave-one-source-out errors were worse (median 10.1 -> 10.6 %, p90 36.2 -> 46.7 % on an 89-log corpus)."""
     errors = np.abs(predicted_s - time_s) / time_s
-    return np.median(errors, axis=-1) + tie_break * np.mean(errors, axis=-1)
+    error: FloatArray = np.median(errors, axis=-1) + tie_break * np.mean(errors, axis=-1)
+    return error
 
 
-_GRID_CACHE: dict = {}
+_GRID_CACHE: dict[tuple[float, str, bytes, bytes, bytes, bytes], FloatArray] = {}
 
 
-def _grid_errors(s: Sample, sparse_fraction: float = 0.0) -> np.ndarray:
+def _grid_errors(s: Sample, sparse_fraction: float = 0.0) -> FloatArray:
     """The log's objective at every grid point: an array (overhead, model factor, bound fraction); a sparse
     layout's typical time at `sparse_fraction` of the bound (0: judged as dense). Kept per log content and
     fraction: cross-validation refits many times."""
@@ -81,7 +87,7 @@ def fit_two_part(samples: list[Sample], of: str = "", sparse_fraction: float = 0
                len({s.source for s in samples}), of, sparse_fraction)
 
 
-def _at(grid: np.ndarray, value: float) -> int:
+def _at(grid: FloatArray, value: float) -> int:
     return int(np.argmin(np.abs(grid - value)))
 
 
@@ -92,9 +98,14 @@ def _median_error(s: Sample, fit: Fit) -> float:
     return min(float(_log_error(predicted, s.time_s[rows], tie_break=0.0)), ERROR_CAP)
 
 
-def _residual_stats(samples: list[Sample], fit: Fit, k: int) -> dict | None:
+def _residual_stats(samples: list[Sample], fit: Fit, k: int) -> dict[str, Any] | None:
     """Percentiles of measured / typical (and of the efficiency) over the rows near size 2^k."""
-    values, weights, eff, logs, sources, collectives = [], [], [], set(), set(), set()
+    values: list[FloatArray] = []
+    weights: list[FloatArray] = []
+    eff: list[FloatArray] = []
+    logs: set[str] = set()
+    sources: set[str] = set()
+    collectives: set[str] = set()
     for s in samples:
         d = np.log2(np.maximum(s.size_bytes, 1.0)) - k
         resid = s.time_s / fit.typical_s(s.model_s, s.bound_s, s.sparse)
@@ -113,7 +124,7 @@ def _residual_stats(samples: list[Sample], fit: Fit, k: int) -> dict | None:
     v, w, e = np.concatenate(values), np.concatenate(weights), np.concatenate(eff)
     lo, mid, hi = _weighted_quantiles(v, w, (LOW_Q, MID_Q, HIGH_Q))
     e_ok = np.isfinite(e)
-    effs = _weighted_quantiles(e[e_ok], w[e_ok], (LOW_Q, MID_Q, HIGH_Q)) if e_ok.any() else [None] * 3
+    effs: Sequence[float | None] = _weighted_quantiles(e[e_ok], w[e_ok], (LOW_Q, MID_Q, HIGH_Q)) if e_ok.any() else [None] * 3
     return {"low": round(lo, 4), "typical": round(mid, 4), "high": round(hi, 4), "logs": len(logs),
             "sources": len(sources), "efficiency": [None if x is None else round(x, 4) for x in effs],
             # what the runs measured: a band holds the fabric's runs, not one collective's (diagnose says which)
@@ -169,7 +180,7 @@ def fit_sparse_fraction(classes: dict[str, list[Sample]]) -> float:
     return float(grid[int(np.argmin(np.round(errors, 9)))])
 
 
-def fit_bands(samples: list[Sample]) -> dict:
+def fit_bands(samples: list[Sample]) -> Calibration:
     """{class: {"fit": Fit as a dict, "2^k": stats}} for every fabric class in the samples, each group of GROUPS
     and POOLED (the fit: _class_fits, with the sparse layouts' fraction fitted on all); stats: low/typical/high of
     measured / the fit's typical time (10th/50th/90th percentile), logs, sources, efficiency percentiles."""

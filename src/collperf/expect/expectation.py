@@ -4,19 +4,23 @@ two-level bound, or a flat --peak)."""
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from collperf import units
 from collperf.collectives import busbw_factor
-from collperf.expect.peers import calibration, peers
+from collperf.expect.peers import Peers, calibration, peers
 from collperf.expect.resolve import Assumed
 from collperf.expect.wording import merge_counts
 from collperf.errors import UsageError
 from collperf.ingest.validate import MAX_SIZE_BYTES
-from collperf.expect.band import band
+from collperf.expect.band import Calibration, band
 from collperf.model.nccl import expect, system_bound, system_bound_latency_s, tuning_model_prices
+from collperf.model.hardware.system import System
 from collperf.model.nccl.transport import host_staged_gen
 
 
@@ -36,27 +40,28 @@ class Expectation:
     model_s: np.ndarray | None = None     # NCCL's own model time (expected_s is the calibrated typical time)
     low_s: np.ndarray | None = None       # the band of healthy public runs: 10th percentile of their time
     high_s: np.ndarray | None = None      # ... and 90th (slower than this is "slower than expected")
-    band_from: list = field(default_factory=list)   # per size: what the band was calibrated on
-    band_logs: list = field(default_factory=list)   # per size: how many public runs the band rests on
+    band_from: list[str] = field(default_factory=list)   # per size: what the band was calibrated on
+    band_logs: list[int] = field(default_factory=list)   # per size: how many public runs the band rests on
     band_summary: str = ""                          # band_from said once, each count as its range over the sizes
     fabric: str = ""
     bound_latency_s: float = 0.0    # the bound's latency term (bound_s is bandwidth alone): one message's latency
-    band_borrowed: list = field(default_factory=list)   # per size: the band is other fabric classes'
-    band_holds: list = field(default_factory=list)      # per size: the band's runs speak for this collective
+    band_borrowed: list[bool] = field(default_factory=list)   # per size: the band is other fabric classes'
+    band_holds: list[bool] = field(default_factory=list)      # per size: the band's runs speak for this collective
     model_label: str = "NCCL's model alone"             # what model_s is
     band_bound_s: np.ndarray | None = None   # the bound the band's typical time is built on (bound_s but where NCCL's
                                              # path is slower than the link: host-staged traffic, band_bound)
 
 
-def sharp_lowers_bound(collective: str, system) -> bool:
+def sharp_lowers_bound(collective: str, system: System | None) -> bool:
     """Whether in-network reduction can lower this collective's bound on this system: the InfiniBand switches
     reduce an allreduce between nodes (model/bounds.py node_network_coefficient); every other collective moves
     the same bytes per node with or without them."""
     return system is not None and system.nodes > 1 and system.fabric == "ib" and collective == "allreduce"
 
 
-def expectation(collective: str, sizes, assumed: Assumed, peak_Bps: float | None = None,
-                factor: float | None = None, bound_system=None, bands: dict | None = None) -> Expectation:
+def expectation(collective: str, sizes: npt.ArrayLike, assumed: Assumed, peak_Bps: float | None = None,
+                factor: float | None = None, bound_system: System | None = None,
+                bands: Calibration | None = None) -> Expectation:
     """The expected band and the bound on the assumed system: from NCCL's model time and the bound, as healthy
     public runs of the system's fabric class achieve relative to them (`bands`: a calibration table, default the
     committed one; {} for NCCL's model alone). A flat bound from `peak_Bps` if given; `bound_system`:
@@ -99,6 +104,7 @@ def expectation(collective: str, sizes, assumed: Assumed, peak_Bps: float | None
         bound_from = f"given: --peak {units.format_bandwidth(peak_Bps)} per rank (busbw cannot exceed it)"
     elif (bound_system or system) is not None and len(n):
         system = bound_system or system
+        assert system is not None   # the branch's condition
         b = system_bound(collective, n, system)
         bound, binding = b.time_s, b.binding
         peak = b.peak_busbw_Bps
@@ -112,6 +118,7 @@ def expectation(collective: str, sizes, assumed: Assumed, peak_Bps: float | None
     ex.model_label = model_note(collective) or ex.model_label
     fitted = assumed.system is not None and assumed.system.provenance.get("launch_overhead_us", "").startswith("fitted")
     if expected is not None and not fitted:
+        assert assumed.system is not None   # NCCL's model priced the sizes on it
         _calibrate(ex, n, assumed.system, calibration()["bands"] if bands is None else bands, collective)
     return ex
 
@@ -130,7 +137,7 @@ def model_note(collective: str) -> str:
     return "" if tuning_model_prices(collective) else f"{P2P_PRICE} ({no_tuning_model(collective)})"
 
 
-def _bound_from(system, sharp: bool) -> str:
+def _bound_from(system: System, sharp: bool) -> str:
     """What the bound is on `system`: on several nodes the larger of the network and intra-node bounds; one node
     uses no network, so its bound is the intra-node one alone and names no NIC."""
     intra = (f"the intra-node bound{' with in-switch reduction (NVLS)' if system.nvls else ''}"
@@ -142,7 +149,8 @@ def _bound_from(system, sharp: bool) -> str:
             f"{', in-network reduction (SHARP)' if sharp else ''}) and {intra}")
 
 
-def band_bound(collective: str, n, system, bound):
+def band_bound(collective: str, n: np.ndarray, system: System | None,
+               bound: np.ndarray | None) -> np.ndarray | None:
     """The bound a band's typical time is built on: the system's own, except where the GPUs exchange data through
     host memory at a PCIe generation below their link's, what NCCL's SHM path gets on a card whose driver forbids
     P2P (model/nccl/transport.py host_staged_gen): there the bound at that generation, so that a Gen4 or Gen5
@@ -150,10 +158,11 @@ def band_bound(collective: str, n, system, bound):
     link's."""
     if system is None or bound is None or not system.host_bridge or (gen := host_staged_gen(system)) >= system.pcie_gen:
         return bound
-    return system_bound(collective, n, system.with_("what NCCL's SHM path gets", pcie_gen=gen)).time_s
+    staged: np.ndarray = system_bound(collective, n, system.with_("what NCCL's SHM path gets", pcie_gen=gen)).time_s
+    return staged
 
 
-def _calibrate(ex: Expectation, n: np.ndarray, system, bands: dict, collective: str) -> None:
+def _calibrate(ex: Expectation, n: np.ndarray, system: System, bands: Calibration, collective: str) -> None:
     """Replace NCCL's model time by the calibrated band where the table covers the size. The band is the fabric
     class's, whatever collective its runs measured: where none of them measured this one, its provenance says so,
     and where they do not speak for it either (`holds`) the verdict calls a run slower from it only from further,
@@ -161,6 +170,7 @@ def _calibrate(ex: Expectation, n: np.ndarray, system, bands: dict, collective: 
     ex.fabric = system.fabric_class
     if not bands:
         return
+    assert ex.model_s is not None   # calibrated only where NCCL's model priced the sizes
     b = band(n, ex.model_s, ex.fabric, bands, floor_s=ex.band_bound_s, gpus_per_node=system.gpus_per_node)
     ok = np.isfinite(b.typical_s)
     if not ok.any():
@@ -179,7 +189,7 @@ def _calibrate(ex: Expectation, n: np.ndarray, system, bands: dict, collective: 
                         f"{ex.band_summary}" + (f"; {b.layout}" if b.layout else ""))
 
 
-def _among(why: str, collective: str, held) -> str:
+def _among(why: str, collective: str, held: Collection[str]) -> str:
     """The band's provenance, saying so where its runs did not measure this collective (and, where they still speak
     for it, why)."""
     if not why.startswith("calibrated") or not held or collective in held:
@@ -190,7 +200,7 @@ def _among(why: str, collective: str, held) -> str:
     return f"{why}; no {collective} among them"
 
 
-def holds(collective: str, held) -> bool:
+def holds(collective: str, held: Collection[str]) -> bool:
     """Whether a band whose runs measured the collectives `held` speaks for `collective`. The band is measured /
     NCCL's model time (and the bound), which carries over between the collectives NCCL's tuning model prices: an
     all-reduce band judges a reduce-scatter. AlltoAll and send/recv have no tuning model (their time is the links'
@@ -214,7 +224,7 @@ class ExpectedBand:
     choice: str
     band_from: str
     busbw_factor: float
-    peers: object = None
+    peers: Peers | None = None
     band_summary: str = ""      # band_from of every size asked, said once (the same on each ExpectedBand)
     binding: str = ""           # which resource sets the bound: network, intra-node, host bridge
     model_note: str = ""        # what model_s is where it is not NCCL's model (alltoall, send/recv: the links' rates)
@@ -222,7 +232,7 @@ class ExpectedBand:
     def busbw_GBps(self, time_s: float | None) -> float | None:
         return self.size * self.busbw_factor / time_s / 1e9 if time_s else None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"size_bytes": self.size, "expected_low_s": self.low_s, "expected_s": self.typical_s,
                 "expected_high_s": self.high_s, "nccl_model_s": self.model_s, "bound_s": self.bound_s,
                 "binding": self.binding,
@@ -231,15 +241,18 @@ class ExpectedBand:
                 "peers": self.peers.to_json() if self.peers else None}
 
 
-def expected_bands(collective: str, sizes, assumed: Assumed, peer_list=None) -> list[ExpectedBand]:
+def expected_bands(collective: str, sizes: Iterable[float], assumed: Assumed,
+                   peer_list: list[dict[str, Any]] | None = None) -> list[ExpectedBand]:
     """The same expectation diagnose judges a measurement against, for sizes not yet measured."""
     n = [int(x) for x in sizes]
     ex = expectation(collective, n, assumed)
     if ex.expected_s is None:     # nothing to expect (one rank: no data moves); the prediction's own note says so
         return []
+    # an expected time is priced on a system with a model time (expectation)
+    assert assumed.system is not None and ex.model_s is not None
     factor = busbw_factor(collective, assumed.system.ranks)
 
-    def at(values, i):
+    def at(values: np.ndarray | None, i: int) -> float | None:
         return float(values[i]) if values is not None and np.isfinite(values[i]) else None
     return [ExpectedBand(size, at(ex.low_s, i), float(ex.expected_s[i]), at(ex.high_s, i), float(ex.model_s[i]),
                          at(ex.bound_s, i), ex.choice[i], ex.band_from[i] if ex.band_from else ex.expected_from,

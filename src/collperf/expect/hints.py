@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Container
 from dataclasses import dataclass, field
+from typing import Any
 
 from collperf.errors import UsageError
 from collperf.model.hardware.compose import bridged
@@ -21,14 +23,14 @@ class Hints:
     header's GPUs and NCCL version, hosts as nodes, ranks, its text with the NCCL INFO lines and comments); a
     trace builds one from deviceProperties, distributedInfo and its hosts (trace/system.py)."""
 
-    header: dict = field(default_factory=dict)    # 'gpus': [device name, ...], 'nccl_version', 'ngpus'
+    header: dict[str, Any] = field(default_factory=dict)    # 'gpus': [device name, ...], 'nccl_version', 'ngpus'
     nodes: int | None = None
     ranks: int | None = None
     text: str = ""
     source: str = ""
 
 
-def log_text_hints(table) -> tuple[str, list[str]]:
+def log_text_hints(table: object) -> tuple[str, list[str]]:
     """(the log's text, its comment lines) as the reader kept them on the table ('' and [] where it kept none: a
     trace, an Inspector dump streamed line by line). The same text from a file or from memory says the same."""
     text = getattr(table, "text", "") or ""
@@ -63,14 +65,14 @@ def gpu_from_comments(comments: tuple[str, ...]) -> tuple[str | None, int | None
     return None, None, None, ""
 
 
-def bridge_values(system: System) -> dict | None:
+def bridge_values(system: System) -> dict[str, Any] | None:
     """The values of the system's PCIe cards on their NVLink bridge (compose.bridged), None where the cards already
     talk over NVLink or have none."""
     part = BY_KEY.get(system.gpu_part)
     return None if system.nvlink_links or part is None else bridged(part)
 
 
-def from_comments(system: System, comments: list[str], facts) -> System:
+def from_comments(system: System, comments: list[str], facts: Container[str]) -> System:
     """What a person's comment lines say about the node, over the values so far, each quoting its line: PCIe cards
     joined by an NVLink bridge (nvidia-smi topo -m: NV12 between them), peer-to-peer turned on (a patched driver;
     a log's own 'via P2P/SHM' lines rule), GPUs behind one PCIe switch (topo "PIX": they share the switch's uplink

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 # "Using network <name>" (init.cc) -> fabric class; the plugin names as their plugins register them
 _NETWORK_NAMES = (
@@ -54,18 +55,18 @@ _GRAPH_TYPE = re.compile(r"Pattern \d{1,3}, crossNic \d{1,3}, nChannels \d{1,4},
 class LogFacts:
     """What a log's own lines say about the hardware: value name -> (value, the line that decided it)."""
 
-    values: dict = field(default_factory=dict)
+    values: dict[str, tuple[Any, str]] = field(default_factory=dict)   # the values are of every kind
 
-    def get(self, key, default=None):
+    def get(self, key: str, default: Any = None) -> Any:
         return self.values[key][0] if key in self.values else default
 
-    def line(self, key) -> str:
+    def line(self, key: str) -> str:
         return self.values[key][1] if key in self.values else ""
 
-    def __contains__(self, key) -> bool:
+    def __contains__(self, key: object) -> bool:
         return key in self.values
 
-    def set(self, key, value, line: str) -> None:
+    def set(self, key: str, value: object, line: str) -> None:
         if key not in self.values:           # the first line that says it decides
             self.values[key] = (value, _short(line))
 
@@ -313,7 +314,7 @@ def _launch_vars(lines: list[str]) -> dict[str, tuple[str, str]]:
     """NCCL_* variables the echoed launch command sets: name -> (value, the assignment as quoted, with its
     launcher). Not from INFO lines (read first, they keep precedence), echo lines, a comment line naming no
     launcher, or a value that is itself a shell expansion."""
-    env: dict = {}
+    env: dict[str, tuple[str, str]] = {}
     for ln in lines:
         if "NCCL_" not in ln or "NCCL INFO" in ln or re.search(r"\becho\b", ln):
             continue
@@ -380,7 +381,7 @@ def _pci_buses(facts: LogFacts, lines: list[str]) -> None:
     """Two GPUs of one host on PCI buses in both halves of the bus range (0x61 and 0xe1): a two-socket
     server's second root complex starts at bus 0x80 on the common layouts, so the GPUs (and a NIC beside
     one of them) are a CPU-socket link apart: NCCL's path type SYS."""
-    buses: dict = {}
+    buses: dict[str, list[tuple[int, str]]] = {}
     for ln in lines:
         m = _DEVICE.search(ln) if "Rank" in ln else None
         if m:

@@ -5,13 +5,14 @@ clear error where a flag cannot apply to the system assumed."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from collperf.errors import UsageError
 from collperf.model.hardware.compose import bridged
 from collperf.model.hardware.gpus import BY_KEY
 from collperf.model.hardware.parts import PCIE_X16_GBps
 from collperf.model.hardware.catalogue import System
-from collperf.spec.network import load_cluster
+from collperf.spec.network import HardwareSpec, load_cluster
 
 
 def _pcie_gen_near(rate_GBps: float) -> int:
@@ -19,9 +20,9 @@ def _pcie_gen_near(rate_GBps: float) -> int:
     return min(PCIE_X16_GBps, key=lambda g: abs(PCIE_X16_GBps[g] - rate_GBps))
 
 
-def apply_overrides(system: System, hw) -> System:
+def apply_overrides(system: System, hw: HardwareSpec) -> System:
     """Apply the user's values (HardwareSpec) on top of a system, recorded as 'user override (--flag)'."""
-    changes: list[tuple[str, dict]] = []
+    changes: list[tuple[str, dict[str, Any]]] = []
     if hw.nics_per_node is not None:
         changes.append(("--nics-per-node", {"nics_per_node": hw.nics_per_node}))
     if hw.nic_Gbps is not None:
@@ -73,7 +74,7 @@ def apply_overrides(system: System, hw) -> System:
     return system
 
 
-def unused_on_one_node(system: System, hw) -> list[str]:
+def unused_on_one_node(system: System, hw: HardwareSpec) -> list[str]:
     """The network's flags change nothing on one node (no network is used): a note naming them, where
     apply_overrides took them, instead of dropping them silently (--sharp there is an error: it asks for
     something the run cannot have)."""

@@ -8,8 +8,10 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
+from typing import Any
 
 import numpy as np
 
@@ -21,13 +23,14 @@ DATA_FILE = "calibration.json"
 
 
 @functools.lru_cache(maxsize=1)
-def calibration() -> dict:
+def calibration() -> dict[str, Any]:
     """{'bands': {fabric: {regime: stats}}, 'peers': [run, ...], ...}; empty tables when the file is absent."""
     try:
         text = resources.files("collperf").joinpath("data", DATA_FILE).read_text()
     except (FileNotFoundError, ModuleNotFoundError, OSError):
         return {"bands": {}, "peers": []}
-    return json.loads(text)
+    doc: dict[str, Any] = json.loads(text)
+    return doc
 
 
 @dataclass
@@ -36,7 +39,7 @@ class Peers:
 
     size: int
     busbw_GBps: list[float] = field(default_factory=list)
-    runs: list[dict] = field(default_factory=list)     # id, source_url, system, nic, size_bytes, busbw_GBps there,
+    runs: list[dict[str, Any]] = field(default_factory=list)     # id, source_url, system, nic, size_bytes, busbw_GBps there,
                                                        # from_sizes_bytes (the measured rows it is read from)
     like: str = ""                                     # what "like this one" meant
     yours_busbw_GBps: float | None = None
@@ -53,7 +56,7 @@ class Peers:
     def _reach(self) -> str:
         """'441-449 GB/s busbw at 1 GiB', and apart the runs whose sweep stops short of this size, at the
         size they measured ('31.7 GB/s at 2 MiB, the nearest size 1 of them measured')."""
-        parts = []
+        parts: list[str] = []
         for at in sorted({r["size_bytes"] for r in self.runs}, key=lambda x: (x != self.size, x)):
             bus = [r["busbw_GBps"] for r in self.runs if r["size_bytes"] == at]
             lo, hi = _busbw(min(bus)), _busbw(max(bus))
@@ -68,13 +71,13 @@ class Peers:
         """[lowest, highest] busbw of the peers ([] without any)."""
         return [min(self.busbw_GBps), max(self.busbw_GBps)] if self.busbw_GBps else []
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"size_bytes": self.size, "like": self.like, "busbw_GBps": self.low_high,
                 "yours_busbw_GBps": self.yours_busbw_GBps,
                 "summary": self.describe(), "sources": self.runs}
 
 
-def at_size(rows: list, size: int) -> tuple[float, list[int]] | None:
+def at_size(rows: Sequence[Sequence[float]], size: int) -> tuple[float, list[int]] | None:
     """A run's busbw at `size` and the sizes it comes from: log-log between the two rows around `size` (busbw
     follows a power law between neighbouring sizes of a sweep), the row itself at a measured size, the nearest row
     where `size` is outside the sweep by at most a factor 2 (no extrapolation: its size is named), else None."""
@@ -131,7 +134,7 @@ def _nics(nic: str) -> str:
 
 
 def peers(collective: str, system: System | None, size: int, yours_busbw_GBps: float | None = None,
-          runs: list[dict] | None = None, exclude: str = "") -> Peers | None:
+          runs: list[dict[str, Any]] | None = None, exclude: str = "") -> Peers | None:
     """Healthy public runs of the same collective on the same GPU family, fabric class and layout (nodes x
     GPUs per node), with each one's busbw at `size` (at_size: interpolated within its sweep, else its nearest
     size within a factor 2, named)."""

@@ -20,9 +20,11 @@ from __future__ import annotations
 import copy
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
-from collperf.expect.hints import bridge_values, from_comments, gpu_from_comments, log_text_hints
+from collperf.expect.hints import Hints, bridge_values, from_comments, gpu_from_comments, log_text_hints
 from collperf.expect.loglines import LogFacts, read_facts
 from collperf.expect.overrides import apply_overrides, from_profile, unused_on_one_node
 from collperf.expect.suspects import suspects
@@ -32,10 +34,11 @@ from collperf.model.hardware.names import AmbiguousGPU, find_gpu, gpu_part, norm
 from collperf.model.nccl.env import NCCL_ALGO_NAMES, NCCL_PROTO_NAMES, check as check_env
 from collperf.model.hardware.nodes import nics_used, nodes_for
 from collperf.model.hardware.catalogue import CATALOGUE, System, fabric_nccl_settings, get_system, system_for_gpu
+from collperf.ingest.table import Table
 from collperf.spec import HardwareSpec
 
 # the values the output lists, in order, with how each is shown
-_SHOWN = (
+_SHOWN: tuple[tuple[str, str, Callable[[System], str | None]], ...] = (
     ("gpu", "GPU", lambda s: s.gpu),
     ("nodes", "nodes", lambda s: str(s.nodes)),
     ("gpus_per_node", "GPUs per node", lambda s: str(s.gpus_per_node)),
@@ -86,7 +89,7 @@ class Assumed:
         """The system is a catalogue entry, not one composed of parts for this input's GPU."""
         return self.system is not None and self.system.name in CATALOGUE
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"system": self.system.name if self.system else None,
                 "description": self.describe(), "catalogue_source": self.system.source if self.system else "",
                 "values": [{"name": label, "value": value, "source": src} for label, value, src in self.values],
@@ -102,14 +105,15 @@ PCIE_BOX_GPUS = 8
 def _values(system: System) -> list[tuple[str, str, str]]:
     out = []
     for key, label, show in _SHOWN:
-        if show(system) is None:
+        shown = show(system)
+        if shown is None:
             continue
         src = system.provenance.get(key)
         for other in _ALSO.get(key, ()):
             theirs = system.provenance.get(other, "")
             src = system.provenance.get(other, src) if src is None or "user" in theirs or "fitted" in theirs \
                 or (other in ("pcie_switch_shared", "p2p") and theirs.startswith("from ")) else src
-        out.append((label, show(system), src or f"default for {system.name}"))
+        out.append((label, shown, src or f"default for {system.name}"))
     return out
 
 
@@ -124,7 +128,7 @@ def _facts(text: str) -> LogFacts:
     return read_facts(text)
 
 
-def _nccl_version(table, info: str) -> str | None:
+def _nccl_version(table: Table | Hints, info: str) -> str | None:
     version = str(table.header.get("nccl_version", "")).split("+")[0]
     m = re.search(r"nccl-library=(\d)(\d\d)(\d\d)", info) if not version else None
     if m:
@@ -155,7 +159,7 @@ def _cloud_base(base: System, fabric: str, why: str, per_node: int | None) -> Sy
 
 def _apply_facts(system: System, facts: LogFacts, ngpus: int) -> System:
     """The log's own lines over the catalogue's defaults, each value quoting its line."""
-    def quote(key):
+    def quote(key: str) -> str:
         return f"from the log line '{facts.line(key)}'"
     if "fabric" in facts and system.nodes > 1:
         if facts.get("fabric") == "slingshot" and system.fabric != "slingshot":
@@ -213,7 +217,7 @@ def _transport_settings(system: System) -> System:
     return system
 
 
-def _nccl_accepts(value: str, names) -> bool:
+def _nccl_accepts(value: str, names: tuple[str, ...]) -> bool:
     """Whether this NCCL's parser reads an NCCL_PROTO/NCCL_ALGO echo (an older NCCL's names are left out)."""
     try:
         check_env(value, "NCCL_ALGO/NCCL_PROTO", names)
@@ -222,7 +226,8 @@ def _nccl_accepts(value: str, names) -> bool:
     return True
 
 
-def _log_gpu_nodes(table, hw, comments):
+def _log_gpu_nodes(table: Table | Hints | None, hw: HardwareSpec, comments: list[str]
+                   ) -> tuple[str | None, str, int | None, str, int | None]:
     """(GPU model, its source, nodes, their source, GPUs per node from a comment) from the log and --nodes."""
     header = table.header if table is not None else {}
     gpu, gpu_src = (header.get("gpus") or [None])[0] or None, "from GPU model in device lines"   # '' names none
@@ -239,7 +244,8 @@ def _log_gpu_nodes(table, hw, comments):
     return gpu, gpu_src, nodes, nodes_src, c_per
 
 
-def _base(hw, gpu_text, gpu_src, facts: LogFacts, notes, per_node: int | None = None) -> tuple[System | None, str, str]:
+def _base(hw: HardwareSpec, gpu_text: str | None, gpu_src: str, facts: LogFacts, notes: list[str],
+          per_node: int | None = None) -> tuple[System | None, str | None, str]:
     """The catalogue system to start from: --cluster, an instance named by a host, else the GPU's entry."""
     if hw.cluster is not None:
         base = get_system(hw.cluster)
@@ -282,7 +288,8 @@ def _same_gpu(flag: str, logged: str | None, where: str) -> None:
                          "drop --gpu to judge the log on its own GPUs, or give the log of the GPUs you mean")
 
 
-def _nodes(base, nodes, nodes_src, ranks, hw, from_log: bool):
+def _nodes(base: System | None, nodes: int | None, nodes_src: str, ranks: int | None, hw: HardwareSpec,
+           from_log: bool) -> tuple[int, str]:
     fabric_flag = hw.fabric
     per_default = base.gpus_per_node if base is not None else (ranks or 1)
     if base is not None and base.nvlink_domain and ranks and nodes and nodes > 1 and ranks <= base.nvlink_domain \
@@ -326,7 +333,7 @@ def _nodes(base, nodes, nodes_src, ranks, hw, from_log: bool):
     return nodes or 1, nodes_src or "assumed: one node"
 
 
-def assume(table=None, hw=None, ranks: int | None = None) -> Assumed:
+def assume(table: Table | Hints | None = None, hw: HardwareSpec | None = None, ranks: int | None = None) -> Assumed:
     """The system a log (`table`: a Table, or Hints from another input) or a bare measurement (`ranks`) is judged
     on, with provenance."""
     hw = hw or HardwareSpec()

@@ -13,6 +13,7 @@ setup sets NCCL_P2P_PXN_LEVEL=0, AMD's RCCL guides NCCL_NET_GDR_LEVEL=3, i.e. PH
 from __future__ import annotations
 
 from collperf.expect.loglines import LogFacts
+from collperf.model.hardware.system import System
 from collperf.model.nccl.constants import PATH_TYPES
 
 # NCCL 2.30.7 src/graph/paths.cc: the path levels by name (graph.h's path types), and the legacy integers
@@ -35,11 +36,11 @@ def path_level(value: str) -> str | None:
     return None
 
 
-def _topo_hint(system) -> str:
+def _topo_hint(system: System) -> str:
     return "rocm-smi --showtopo" if getattr(system, "amd", False) else "nvidia-smi topo -m"
 
 
-def _costly(name: str, value: str, system, facts: LogFacts) -> str | None:
+def _costly(name: str, value: str, system: System, facts: LogFacts) -> str | None:
     """What a setting costs on this run, where it is on the costly side of NCCL's default (None: not costly)."""
     level = path_level(value) if name in ("NET_GDR_LEVEL", "P2P_LEVEL") else None
     if name == "NET_GDR_LEVEL" and level == "LOC":
@@ -64,10 +65,11 @@ def _costly(name: str, value: str, system, facts: LogFacts) -> str | None:
     return None
 
 
-def _applies(name: str, system, network: bool, facts: LogFacts) -> bool:
+def _applies(name: str, system: System, network: bool, facts: LogFacts) -> bool:
     """Whether NCCL reads the setting on this run's transports at all."""
     if name in _SOCKET_ONLY:
-        return system.nodes > 1 and facts.get("fabric") == "socket"
+        fabric: object = facts.get("fabric")
+        return system.nodes > 1 and fabric == "socket"
     if name.startswith(("NET_GDR", "IB_", "CROSS_NIC", "NCHANNELS_PER_NET_PEER")):
         return network
     if name in ("P2P_DISABLE", "P2P_LEVEL", "SHM_DISABLE", "NVLS_ENABLE"):
@@ -75,7 +77,7 @@ def _applies(name: str, system, network: bool, facts: LogFacts) -> bool:
     return True
 
 
-def suspects(facts: LogFacts, system, catalogue=None) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+def suspects(facts: LogFacts, system: System | None, catalogue: System | None = None) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """(what to check first, the settings in effect): each a list of (text, the log line that shows it), the first
     most telling first. `catalogue`: the system's catalogue entry before the log's facts (the NICs and GPUDirect
     RDMA the hardware has: fewer in the log means NCCL did not find or was not given them)."""

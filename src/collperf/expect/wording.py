@@ -4,11 +4,12 @@ the range of each count (the sizes themselves as ranges: units.size_ranges)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from collperf.units import size_ranges
 
 
-def merge_counts(texts, sizes=None) -> str:
+def merge_counts(texts: Iterable[str], sizes: Iterable[int] | None = None) -> str:
     """Per-size texts that differ only in their numbers, said once with each number's range:
     'calibrated on 5 public runs ... from 5 sources' and '... 15 ... from 8 ...' become 'calibrated on 5-15 public
     runs ... from 5-8 sources, by size'. Texts of another shape are kept apart (with the sizes they apply to,

@@ -31,7 +31,7 @@ GRID = {"allreduce": ["ring", "rhd", "mesh", "builtin"], "allgather": ["ring", "
         "alltoall": ["pairwise", "mesh", "builtin"]}
 
 
-def bound(size_bytes: int, ranks: int, testbed=None, algorithms=("ring", "rhd", "builtin"), network: Network = None,
+def bound(size_bytes: int, ranks: int, testbed=None, algorithms=("ring", "rhd", "builtin"), network: Network | None = None,
           timeout_s: float = 300.0) -> dict:
     hosts = testbed.hosts if testbed else 1
     rph = testbed.ranks_per_host if testbed else ranks

@@ -60,7 +60,7 @@ def measured(report, layout) -> Measured:
     sizes = {"TP": layout.tp, "PP": layout.pp, "CP": layout.cp, "DP": layout.dp}
     time_s: dict = defaultdict(float)
     hidden_s: dict = defaultdict(float)
-    kinds = {}
+    kinds: dict[str, str] = {}
     for v in views:
         for call, exposed in v.calls:
             kind = kinds.setdefault(call.process_group, kind_of(call.process_group, call.group_size, sizes))

@@ -21,7 +21,8 @@ def step_classes(s: ArraySchedule, route_of=None):
     route_of: per ArrayStep, every transfer's route id (explicit.transfer_routes); None: the
     topology's routes (route None in every class)."""
     index: dict = {}
-    of_step, members = [], []
+    of_step: list[int] = []
+    members: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]] = []
     for i, st in enumerate(s.steps):
         src, dst, count, red = st.transfers()
         route = None if route_of is None else route_of[i]

@@ -2,18 +2,28 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any, TypeAlias, TypeVar
 
 from collperf import units
 from collperf.errors import UsageError
 
+# a file as the user names it: text or a path object (anything with __fspath__)
+PathArg: TypeAlias = "str | os.PathLike[str]"
+# sizes as given: '1M,64M', one size (text or bytes) or a list of them
+SizesArg: TypeAlias = "str | int | float | Iterable[str | int]"
+# a path as the caller gave it (str or Path): returned unchanged
+PathT = TypeVar("PathT", bound="str | os.PathLike[str]")
 
-def whole(name: str, value, low: int = 1, flag: str = "") -> None:
+
+def whole(name: str, value: object, low: int = 1, flag: str = "") -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
         raise UsageError(f"{name} {value!r}: expected a whole number >= {low}" + (f" ({flag})" if flag else ""))
 
 
-def output_path(path, flag: str):
+def output_path(path: PathT | None, flag: str) -> PathT | None:
     """Check a file the command will write, before any work: its folder exists and is writable, and
     the path is not a folder. Returns the path (None stays None)."""
     import os
@@ -43,7 +53,7 @@ def output_path(path, flag: str):
     return path
 
 
-def write_output(path, text: str, flag: str) -> None:
+def write_output(path: PathArg, text: str, flag: str) -> None:
     """Write a file the user named: a place output_path cannot foresee refusing it (a read-only or
     virtual file system such as /proc, a full disk) is a usage error naming the flag, not a traceback."""
     try:
@@ -52,7 +62,7 @@ def write_output(path, text: str, flag: str) -> None:
         raise UsageError(f"{flag} {path}: cannot be written ({e.strerror or e}); choose another place") from None
 
 
-def sizes(value) -> list[int]:
+def sizes(value: SizesArg) -> list[int]:
     """'1M,64M', one size, or a list of sizes -> bytes."""
     if isinstance(value, str):
         return units.parse_sizes(value)
@@ -61,9 +71,9 @@ def sizes(value) -> list[int]:
     return [units.parse_size(s) for s in value]
 
 
-def path_list(paths) -> list:
+def path_list(paths: PathArg | Iterable[PathArg] | None) -> list[PathArg]:
     """Files given as one path (a str or a Path) or several: always a list (a copy)."""
-    if isinstance(paths, str) or hasattr(paths, "__fspath__"):
+    if isinstance(paths, (str, os.PathLike)):   # os.PathLike: anything with __fspath__
         return [paths]
     return list(paths or [])
 
@@ -74,7 +84,7 @@ def check_mode(mode: str) -> None:
         raise UsageError(f"mode {mode!r}: expected rounds or events")
 
 
-def rank_list(value, flag: str = "--ranks") -> list[int] | None:
+def rank_list(value: str | Iterable[int | str] | None, flag: str = "--ranks") -> list[int] | None:
     """'0,1,4' (or a list of ints) -> distinct ranks; None stays None."""
     if value is None:
         return None
@@ -92,7 +102,7 @@ def rank_list(value, flag: str = "--ranks") -> list[int] | None:
     return ranks
 
 
-def cli_option(*flags: str, help: str, type=None) -> dict:
+def cli_option(*flags: str, help: str, type: type | None = None) -> dict[str, dict[str, Any]]:
     """A spec field's command-line option, declared once beside the field: its flags and help text (the field
     gives the default; `type`: what the command line takes when the default is None, str unless given; no
     flags: the command's argument). The CLI makes its typer options from these (cli/options.py

@@ -22,7 +22,7 @@ class DoctorPlanSpec:
     test_time: str | float = field(default="30s", metadata=cli_option("--test-time", type=str, help=(
         "Time of one test round (launch, warm-up, the timed sizes), e.g. 30s: the wall time is rounds x this.")))
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.nodes is None:
             raise UsageError("--plan needs --nodes N, the hosts to check, e.g. --nodes 232")
         whole("nodes", self.nodes, flag="--nodes")

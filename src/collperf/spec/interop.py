@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from collperf.errors import UsageError
-from collperf.spec.checks import cli_option, output_path, path_list
+from collperf.spec.checks import PathArg, SizesArg, cli_option, output_path, path_list
 from collperf.spec.network import HardwareSpec, NetworkSpec
 
 
@@ -46,7 +48,7 @@ class TunerSpec:
     """`collperf export nccl-tuner`: rules from one log per forced NCCL_ALGO/NCCL_PROTO (`logs`), or without
     logs from NCCL's model on `hardware`; nodes/ranks default to what the logs say; written to `output`."""
 
-    logs: list = field(default_factory=list)     # one path is read as a list of one
+    logs: Sequence[PathArg] = field(default_factory=list)     # one path is read as a list of one
     output: str | None = field(default=None, metadata=cli_option(
         "--output", "-o", type=str, help="Write the rules here."))
     nodes: int | None = None
@@ -58,7 +60,7 @@ class TunerSpec:
         "--collective", type=str, help="Override the collective (model: only this one)."))
     hardware: HardwareSpec = field(default_factory=HardwareSpec)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "logs", path_list(self.logs))
         output_path(self.output, "--output")
         for name in ("nodes", "ranks", "channels"):
@@ -97,11 +99,11 @@ class MscclExportSpec:
     intra_algorithm: str | None = None
     inter_algorithm: str | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         output_path(self.output, "--output")
 
     @property
-    def schedule_options(self) -> dict:
+    def schedule_options(self) -> dict[str, Any]:
         """The schedule's options given (None: the schedule's defaults)."""
         names = ("root", "segments", "nodes", "ranks_per_node", "intra_algorithm", "inter_algorithm")
         return {n: getattr(self, n) for n in names if getattr(self, n) is not None}
@@ -114,10 +116,10 @@ class MscclImportSpec:
 
     path: str
     topology: str | None = None
-    size: str | int | list | None = None
+    size: SizesArg | None = None
     mode: str = "rounds"
     network: NetworkSpec = field(default_factory=NetworkSpec)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.topology is None and self.size is not None:
             raise UsageError(f"--size {self.size}: the sizes to simulate at need a --topology (dgx1v, switch:8, ...)")

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from collperf import units
 from collperf.collectives import get_collective
 from collperf.errors import UsageError
-from collperf.spec.checks import cli_option, output_path, whole
+from collperf.spec.checks import SizesArg, cli_option, output_path, sizes, whole
 from collperf.spec.runs import SweepSpec
 
 # the options these commands share, declared once (bench's --testbed and --timeout are these too)
@@ -20,7 +20,7 @@ TIMEOUT_OPTION = cli_option("--timeout", help="Seconds before the whole run is s
 RANKS_OPTION = cli_option("--ranks", "-p", type=int, help="Local processes to run (or a --testbed).")
 
 
-def _timeout(timeout_s) -> None:
+def _timeout(timeout_s: object) -> None:
     if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not timeout_s > 0:
         raise UsageError(f"timeout {timeout_s!r} s is not positive: give e.g. --timeout 300")
 
@@ -36,7 +36,7 @@ class CalibrateSpec:
     output: str | None = field(default=None, metadata=cli_option(
         "-o", "--output", type=str, help="The profile file to write."))
 
-    def __post_init__(self):   # the rank count is checked by what runs (one rank cannot be calibrated)
+    def __post_init__(self) -> None:   # the rank count is checked by what runs (one rank cannot be calibrated)
         _timeout(self.timeout_s)
         output_path(self.output, "--output")
 
@@ -54,7 +54,7 @@ class BoundSpec:
         "--profile", type=str, help="A calibrated profile, for the model's bound beside the measured one."))
     timeout_s: float = field(default=300.0, metadata=TIMEOUT_OPTION)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if get_collective(self.collective).name != "allreduce":
             raise UsageError(f"the measured lower bound is defined for allreduce (got {self.collective})")
         self.size_bytes
@@ -71,13 +71,13 @@ class ValidateSpec:
     given), predict a grid of collectives from the profile alone, measure them and report the errors. The
     sizes are `sizes` (exactly those, e.g. '64K,1M') or else min_bytes to max_bytes by `factor`."""
 
-    testbeds: tuple = field(default=(), metadata=cli_option(   # Testbeds or their descriptions
+    testbeds: tuple[object, ...] = field(default=(), metadata=cli_option(   # Testbeds or their descriptions
         "--testbed", type=list[str], help="hosts=4,rate=200mbit[,ranks-per-host=2]; repeat for several rank "
         "counts and flat/two-level shapes."))
     ranks: int | None = field(default=None, metadata=RANKS_OPTION)
     profile: str | None = field(default=None, metadata=cli_option(
         "--profile", type=str, help="Use this profile instead of calibrating first."))
-    sizes: str | list | None = field(default=None, metadata=cli_option(
+    sizes: SizesArg | None = field(default=None, metadata=cli_option(
         "--sizes", type=str, help="Exactly these sizes, e.g. 64K,1M (instead of -b/-e/-f)."))
     iters: int = field(default=5, metadata=cli_option("-n", "--iters", help="Timed iterations per size."))
     timeout_s: float = field(default=600.0, metadata=TIMEOUT_OPTION)
@@ -88,7 +88,7 @@ class ValidateSpec:
     factor: int = field(default=4, metadata=cli_option(
         "-f", "--stepfactor", help="Multiplicative step from -b to -e."))
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "testbeds", tuple(self.testbeds or ()))
         if self.ranks is not None:
             whole("ranks", self.ranks, flag="--ranks")
@@ -102,7 +102,7 @@ class ValidateSpec:
     def sizes_bytes(self) -> list[int]:
         """The grid's sizes (the sweep's reading of -b/-e/-f or --sizes)."""
         return SweepSpec(min_bytes=self.min_bytes, max_bytes=self.max_bytes, factor=self.factor,
-                         size_list=self.sizes).sizes()
+                         size_list=None if self.sizes is None else sizes(self.sizes)).sizes()
 
 
 _TESTBED_NAME = "A testbed's name: its namespaces are called after it."
@@ -127,7 +127,7 @@ class TestbedSpec:
     group: str | None = field(default=None, metadata=cli_option(
         "--group", type=str, help="With --topology: the hosts ranks run on, e.g. 0+1+4 (default all)."))
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         # hosts, rate and ranks per host are checked by the testbed the description makes (lab.testbed)
         if self.group is not None and self.topology is None:
             raise UsageError(f"--group {self.group}: only with --topology (the hosts of a topology's testbed)")

@@ -3,13 +3,15 @@ one measured number (MeasurementSpec)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 from pathlib import Path
 
 from collperf import units
 from collperf.collectives import get_collective
 from collperf.errors import UsageError
-from collperf.spec.checks import cli_option, output_path, path_list, whole
+from collperf.spec.checks import PathArg, cli_option, output_path, path_list, whole
 from collperf.spec.network import HardwareSpec, NetworkSpec
 
 
@@ -22,7 +24,7 @@ MAX_LOG_BYTES = 256 << 20
 class LogSpec:
     """Logs to read (nccl-tests text/JSON, collperf JSON/CSV, OSU, IMB), with what the user says of them."""
 
-    paths: list = field(default_factory=list)   # one path (a str or Path) is read as a list of one
+    paths: Sequence[PathArg] = field(default_factory=list)   # one path (a str or Path) is read as a list of one
     collective: str | None = field(default=None, metadata=cli_option(
         "--collective", type=str, help="Override the collective the log is taken to be."))
     ranks: int | None = field(default=None, metadata=cli_option(
@@ -31,7 +33,7 @@ class LogSpec:
         "--max-bytes", type=str, help="Refuse a log file larger than this (default 256MiB): a log is held in "
         "memory while read; e.g. --max-bytes 2GiB."))
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "paths", path_list(self.paths))
         if not self.paths:
             raise UsageError("no log given: pass one or more files, e.g. collperf fit results.txt")
@@ -63,7 +65,7 @@ class DiagnoseSpec:
         "Expected times from NCCL's model fitted to this log (e.g. an allreduce log of the same machine).")))
     hardware: HardwareSpec | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.hardware is None:     # the network options read as hardware (the declared type, filled once)
             object.__setattr__(self, "hardware", HardwareSpec.from_network(self.network))
         elif self.network.given:
@@ -82,14 +84,14 @@ class BaselineSpec:
     degraded or within the run-to-run noise the logs show."""
 
     logs: LogSpec
-    baseline: list = field(default_factory=list, metadata=cli_option("--baseline", type=list[str], help=(
+    baseline: Sequence[PathArg] = field(default_factory=list, metadata=cli_option("--baseline", type=list[str], help=(
         "Healthy runs of the same system to judge the logs against: a log, several (repeat the option) or a "
         "directory of them; the threshold per size is the noise they show, at least --threshold.")))
     threshold: str | float = field(default="5%", metadata=cli_option("--threshold", type=str, help=(
         "The least shortfall against the baseline that is called degraded where the measured noise is "
         "smaller (default 5%, SuperBench's), e.g. 3% or 0.03.")))
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "baseline", path_list(self.baseline))
         if not self.baseline:
             raise UsageError("no baseline given: --baseline GOOD.txt (a log, several, or a directory of them)")
@@ -119,7 +121,7 @@ class MeasurementSpec:
     hardware: HardwareSpec = field(default_factory=HardwareSpec)
     peak: str | float | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self._refuse_a_log()
         object.__setattr__(self, "collective", get_collective(self.collective).name)
         if self.size_bytes <= 0:
@@ -163,7 +165,7 @@ class ReportSpec:
     profiler trace (files, a directory or a glob) or a TraceReport. `peak`, `network`, `collective` and `ranks`
     are diagnose's options for the logs; `command` is shown as what made the page (default: the API call)."""
 
-    inputs: list = field(default_factory=list)   # one input is read as a list of one
+    inputs: Sequence[Any] = field(default_factory=list)   # anything report reads; one input is read as a list of one
     output: str = field(default="report.html", metadata=cli_option(
         "-o", "--output", help="The HTML file to write."))
     command: str | None = None
@@ -176,7 +178,7 @@ class ReportSpec:
         "--ranks", "-p", type=int, help="Rank count, where a log does not say."))
     title: str | None = field(default=None, metadata=cli_option("--title", type=str, help="The page's title."))
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         items = self.inputs if isinstance(self.inputs, (list, tuple)) else [self.inputs]
         object.__setattr__(self, "inputs", list(items))
         output_path(self.output, "--output")

@@ -10,7 +10,7 @@ from collperf import units
 from collperf.collectives import get_collective
 from collperf.errors import UsageError
 from collperf.model.network import Network
-from collperf.spec.checks import cli_option, sizes, whole
+from collperf.spec.checks import SizesArg, cli_option, sizes, whole
 
 COLLECTIVES_HELP = ("allreduce, allgather, reducescatter, broadcast, reduce, alltoall, scatter, gather or "
                     "sendrecv.")
@@ -29,10 +29,10 @@ class PredictSpec:
     NCCL's band and the system's bound, never our algorithms, whose schedules reduce on the GPUs."""
 
     collective: str = field(metadata=cli_option(help=COLLECTIVES_HELP))
-    size: str | int | list = field(default="1M,64M,1G", metadata=cli_option(
+    size: SizesArg = field(default="1M,64M,1G", metadata=cli_option(
         "--size", "-s", type=str, help="Sizes (nccl-tests convention), comma list."))
     network: NetworkSpec | Network = field(default_factory=NetworkSpec)
-    algorithm: str | list = field(default="all", metadata=cli_option("--algorithm", "-A", type=str, help=(
+    algorithm: str | list[str] = field(default="all", metadata=cli_option("--algorithm", "-A", type=str, help=(
         "An algorithm, a comma list, or all (allreduce: single-hop is Blink's single-hop trees, an alias of mesh).")))
     intra_algorithm: str = field(default="best", metadata=INTRA_ALGORITHM)
     inter_algorithm: str = field(default="best", metadata=INTER_ALGORITHM)
@@ -44,7 +44,7 @@ class PredictSpec:
         "expected band and the system's bound printed below our algorithms (with --nccl: NCCL prices CollNet), not "
         "our algorithms (their schedules reduce on the GPUs).")))
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         get_collective(self.collective)
         self.sizes_bytes     # parsed now: a bad size fails here
         if self.segments is not None:
@@ -71,11 +71,11 @@ class NcclPredictSpec:
     system (hardware.cluster or hardware.gpu), sized to `ranks` and hardware.nodes."""
 
     collective: str
-    size: str | int | list = "1M,64M,1G"
+    size: SizesArg = "1M,64M,1G"
     hardware: HardwareSpec = field(default_factory=lambda: HardwareSpec(cluster="dgx-h100"))
     ranks: int | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         get_collective(self.collective)
         if self.ranks is not None:
             whole("ranks", self.ranks, flag="--ranks")
@@ -94,12 +94,12 @@ class CrossoverSpec:
     network: NetworkSpec | Network = field(default_factory=NetworkSpec)
     min_size: str | int = field(default="1", metadata=cli_option("--min", help="Smallest size."))
     max_size: str | int = field(default="16G", metadata=cli_option("--max", help="Largest size."))
-    algorithm: str | list = field(default="all", metadata=cli_option(
+    algorithm: str | list[str] = field(default="all", metadata=cli_option(
         "--algorithm", "-A", help="Restrict to these (comma list)."))
     intra_algorithm: str = field(default="best", metadata=INTRA_ALGORITHM)
     inter_algorithm: str = field(default="best", metadata=INTER_ALGORITHM)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         get_collective(self.collective)
         if self.min_size_bytes > self.max_size_bytes:
             raise UsageError(f"--min {self.min_size} > --max {self.max_size}: give the smaller size first")
@@ -124,7 +124,7 @@ class NcclCrossoverSpec:
     hardware: HardwareSpec = field(default_factory=lambda: HardwareSpec(cluster="dgx-h100"))
     ranks: int | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         get_collective(self.collective)
         if self.ranks is not None:
             whole("ranks", self.ranks, flag="--ranks")
@@ -165,7 +165,7 @@ class ScheduleSpec:
         "--inter-algorithm", help="hierarchical: the inter-node phase's algorithm (default: the collective's)."))
     arrays: bool = False
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         get_collective(self.collective)
         for name in ("ranks", "nodes", "ranks_per_node", "segments"):
             if getattr(self, name) is not None:
@@ -183,10 +183,10 @@ class VerifySpec:
     algorithm: str | None = field(default=None, metadata=cli_option("--algorithm", "-A", help="Only this algorithm."))
     max_ranks: int = field(default=64, metadata=cli_option("--max-ranks", help="The largest rank count checked."))
     min_ranks: int = field(default=1, metadata=cli_option("--min-ranks", help="The smallest rank count checked."))
-    segments: tuple = (1, 3)
+    segments: tuple[int, ...] = (1, 3)
     hierarchical: bool = True
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.collective is not None:
             get_collective(self.collective)
         if not (isinstance(self.min_ranks, int) and isinstance(self.max_ranks, int)

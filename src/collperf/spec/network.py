@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
+from typing import Any
 
 from collperf import units
 from collperf.errors import UsageError
@@ -17,7 +18,7 @@ from collperf.model.hardware.presets import cluster_key, get_preset
 from collperf.model.profile import cluster_from
 from collperf.model.hardware.fabrics import MAX_GPU_LINK_GBps, MAX_NIC_Gbps, MIN_GPU_LINK_GBps
 from collperf.model.hardware.catalogue import NETWORK_FABRICS
-from collperf.spec.checks import cli_option, whole
+from collperf.spec.checks import PathArg, cli_option, whole
 
 CPU_ARCHS = ("x86", "arm", "power")
 # HardwareSpec's fields that predict takes only with --nccl: what NCCL's model reads. SHARP is not among them:
@@ -26,7 +27,7 @@ NCCL_VIEW = ("cpu_arch", "nic_path", "proto", "algo")
 NIC_PATHS = ("PIX", "PXB", "P2C", "PXN", "PHB", "SYS")   # NCCL 2.30.7 src/graph/topo.h path types up to SYS
 
 
-def load_cluster(path, nodes: int | None = None, ranks_per_node: int | None = None) -> Cluster:
+def load_cluster(path: PathArg, nodes: int | None = None, ranks_per_node: int | None = None) -> Cluster:
     """The Cluster a profile file describes (model/profile.py; node and per-node rank counts may be changed)."""
     doc = read_json(path, "profile", "make one with `collperf calibrate -o FILE`")
     try:
@@ -77,7 +78,7 @@ class NetworkSpec:
     profile: str | None = field(default=None, metadata=cli_option(
         "--profile", help="A calibrated profile (collperf calibrate -o FILE)."))
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name in ("ranks", "nodes", "ranks_per_node", "nics_per_node"):
             if getattr(self, name) is not None:
                 whole(name.replace("_", "-"), getattr(self, name), flag=f"--{name.replace('_', '-')}")
@@ -171,24 +172,24 @@ class NetworkSpec:
         return Link.parse(lat, bw, self.reduce_bandwidth, preset.name if preset and not overridden else name)
 
 
-def network(**options) -> Network:
+def network(**options: Any) -> Network:
     """A Network from CLI-style keyword options (see NetworkSpec)."""
     return NetworkSpec(**options).resolve()
 
 
-def _in_bits(rate) -> bool:
+def _in_bits(rate: object) -> bool:
     """Whether a rate as typed is in bits ('400Gb/s', '400Gbps', '400 Gbit/s'; units.py reads 'b' as bits)."""
     text = str(rate).strip()
     return bool(re.search(r"[kKmMgGtT]?(b/s|bps|bit)", text)) and not re.search(r"B/s|Bps|byte", text)
 
 
-def _bits_reading(rate) -> str:
+def _bits_reading(rate: object) -> str:
     """'400GB/s' -> '400Gb/s': the same number read in bits ('' where the rate is not in bytes)."""
     text = str(rate).strip()
     return re.sub(r"B(/s|ps)$", r"b\1", text) if re.search(r"B(/s|ps)$", text) else ""
 
 
-def _bytes_reading(rate) -> str:
+def _bytes_reading(rate: object) -> str:
     text = str(rate).strip()
     return re.sub(r"b(/s|ps)$", r"B\1", text) if re.search(r"b(/s|ps)$", text) else text
 
@@ -240,7 +241,7 @@ class HardwareSpec:
     algo: str | None = field(default=None, metadata=cli_option(
         "--algo", help="NCCL_ALGO as NCCL reads it, e.g. Ring, Tree,Ring, ^NVLS."))
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name in ("nodes", "nics_per_node"):
             if getattr(self, name) is not None:
                 whole(name.replace("_", "-"), getattr(self, name), flag=f"--{name.replace('_', '-')}")

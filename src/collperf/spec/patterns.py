@@ -4,17 +4,27 @@ PatternSpec (`collperf simulate --pattern`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from collperf.errors import UsageError
-from collperf.spec.checks import check_mode, cli_option, rank_list, sizes, whole
+from collperf.spec.checks import SizesArg, check_mode, cli_option, rank_list, sizes, whole
 
 PATTERNS = ("chain-forward", "chain-reduce-forward", "chain-reduce-broadcast", "fan-in-forward",
             "fan-in-reduce-forward", "fan-out-forward")
 
 
-def refuse_unused_pattern_options(spec) -> None:
+class PatternOptions(Protocol):
+    """A spec that may run a pattern (PatternSpec, runs.BenchSpec); --center, --successor and --source are read
+    by name."""
+
+    @property
+    def pattern(self) -> str | None: ...
+
+
+def refuse_unused_pattern_options(spec: PatternOptions) -> None:
     """--center/--successor/--source name a fan's GPUs (a fan-out has a source, a fan-in a successor); chains
     take none: a given one that the pattern does not use is an error, not silently dropped."""
+    assert spec.pattern is not None   # called on a spec that runs a pattern
     fan = spec.pattern.startswith("fan")
     unused = [f"--{n}" for n in ("center", "successor", "source") if getattr(spec, n) is not None
               and (not fan or (n == "successor" and spec.pattern == "fan-out-forward")
@@ -48,11 +58,11 @@ class PatternSpec:
     successor: int | None = field(default=None, metadata=cli_option(
         "--successor", type=int, help="Where a fan-in's center forwards."))
     source: int | None = field(default=None, metadata=cli_option("--source", type=int, help="A fan-out's source GPU."))
-    size: object = "1M,16M,256M"
+    size: SizesArg = "1M,16M,256M"
     mode: str = "rounds"
     segments: int = 32
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.pattern not in PATTERNS:
             raise UsageError(f"--pattern {self.pattern!r}: expected one of {', '.join(PATTERNS)}")
         object.__setattr__(self, "gpus", rank_list(self.gpus, "--gpus"))

@@ -17,8 +17,8 @@ from collperf.spec.network import NetworkSpec
 class PlanSpec:
     """One training step's communication: a model, a layout, a cluster, and how compute is estimated."""
 
-    model: object = "70b"                 # a preset name or a plan.ModelSpec
-    layout: object = None                 # a plan.Layout (default: tp=pp=dp=1)
+    model: str | plans.ModelSpec = "70b"  # a preset name or a plan.ModelSpec (a ModelSpec once made)
+    layout: plans.Layout | None = None    # a plan.Layout (default: tp=pp=dp=1; a Layout once made)
     network: NetworkSpec = field(default_factory=lambda: NetworkSpec(cluster="dgx-h100"))
     compute: str | float | None = field(default=None, metadata=cli_option(   # a time per step
         "--compute", type=str, help="Compute time per step, e.g. 2000ms."))
@@ -30,11 +30,11 @@ class PlanSpec:
         "--algorithm", "-A", help="Algorithm for every collective, or best."))
     intra_algorithm: str = field(default="best", metadata=INTRA_ALGORITHM)
     inter_algorithm: str = field(default="best", metadata=INTER_ALGORITHM)
-    from_trace: list | str | None = field(default=None, metadata=cli_option(
+    from_trace: list[str] | str | None = field(default=None, metadata=cli_option(
         "--from-trace", type=list[str], help="Profiler traces of a real step (files, a directory or a glob): their "
         "compute time and measured overlap per kind replace the estimates (--compute and --overlap still win)."))
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not isinstance(self.model, plans.ModelSpec):     # a preset name: its ModelSpec (frozen: set once)
             object.__setattr__(self, "model", plans.get_model(self.model))
         if self.layout is None:
@@ -54,11 +54,12 @@ class PlanSpec:
         return flops(self.flops) if self.flops is not None else None
 
     @property
-    def overlap_fractions(self) -> dict:
+    def overlap_fractions(self) -> dict[str, float]:
         return plans.overlap_fractions(self.overlap)
 
     def cluster_network(self) -> NetworkSpec:
         """The network sized to the layout: preset nodes filled by the layout's ranks."""
+        assert self.layout is not None   # __post_init__ made it a Layout
         net, ranks = self.network, self.layout.ranks
         if net.profile is None and net.cluster is not None and net.nodes is None:
             per_node = net.ranks_per_node or get_preset(net.cluster).ranks_per_node
@@ -73,6 +74,7 @@ class PlanSpec:
         """Another layout and/or cluster to compare: '8x4x16', 'tp=8,pp=8,dp=8,zero=3', '8x8x8@dgx-a100:64'
         (nodes) or '...@dgx-a100:64x8' (nodes x ranks per node)."""
         layout_text, _, where = text.partition("@")
+        assert self.layout is not None   # __post_init__ made it a Layout
         layout = parse_layout(layout_text, self.layout)
         net = self.network
         if where:
@@ -92,7 +94,7 @@ class PlanSpec:
         return replace(self, layout=layout, network=net)
 
 
-def flops(value) -> float:
+def flops(value: str | float) -> float:
     """'400TFLOPS' (or a number) -> FLOP/s."""
     import re
     if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -126,7 +128,7 @@ class SearchSpec:
     top: int | None = field(default=None, metadata=cli_option(
         "--top", type=int, help="Search: show this many layouts (default 3, 10 with --search)."))
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name in ("gpus", "global_batch", "top"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):

@@ -8,12 +8,13 @@ zero3_shard, --sp as sequence_parallel). Defaults are plan.Layout's (tests/test_
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from typing import Any
 
 from collperf.plan.model import MODELS
 from collperf.spec.checks import cli_option
 
 
-def _model(*flags, help=None, type=int):
+def _model(*flags: str, help: str | None = None, type: type = int) -> Any:   # Any: what field() gives
     return field(default=None, metadata=cli_option(*flags, help=help or "", type=type))
 
 
@@ -41,13 +42,13 @@ class PlanModelSpec:
     optimizer_bytes: int | None = _model("--optimizer-bytes", help="Optimizer state bytes per parameter (default "
                                          "12: Adam's fp32 master, momentum, variance).")
 
-    def dimensions(self) -> dict:
+    def dimensions(self) -> dict[str, int | float]:
         """The dimensions given (not None), by api.plan_spec's names."""
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "model"
                 and getattr(self, f.name) is not None}
 
 
-def _layout(default, *flags, help="", type=None):
+def _layout(default: object, *flags: str, help: str = "", type: type | None = None) -> Any:
     """A layout option; one whose default is None takes a whole number unless `type` says otherwise."""
     kind = type or (int if default is None else None)
     return field(default=default, metadata=cli_option(*flags, help=help, type=kind))
@@ -103,7 +104,7 @@ class PlanLayoutSpec:
         """Any of tp, pp, dp given (plan searches the layouts when none is, and cp and --compare are not)."""
         return any(v is not None for v in (self.tp, self.pp, self.dp))
 
-    def layout_values(self) -> dict:
+    def layout_values(self) -> dict[str, object]:
         """The fields for api.plan_spec's `layout`: by plan.Layout's names, tp/pp/dp only when given."""
         values = {self._LAYOUT_NAMES.get(f.name, f.name): getattr(self, f.name) for f in fields(self)}
         return {k: v for k, v in values.items() if v is not None or k not in ("tp", "pp", "dp")}

@@ -7,6 +7,7 @@ refusals."""
 from __future__ import annotations
 
 from dataclasses import fields, replace
+from typing import Any
 
 from collperf.errors import UsageError, did_you_mean
 from collperf.model.hardware.catalogue import CATALOGUE
@@ -24,7 +25,7 @@ _PATTERN_SETS = (("collective", "COLLECTIVE"), ("algorithm", "-A"), ("root", "--
 _PATTERN_ONLY = ("gpus", "center", "successor", "source")
 
 
-def _given(command: str, given: dict, known: set) -> dict:
+def _given(command: str, given: dict[str, Any], known: set[str]) -> dict[str, Any]:
     unknown = sorted(set(given) - known)
     if unknown:
         raise UsageError(f"{command}: unknown option {unknown[0]!r}: {did_you_mean(unknown[0], sorted(known))}"
@@ -32,12 +33,12 @@ def _given(command: str, given: dict, known: set) -> dict:
     return {k: v for k, v in given.items() if v is not None}
 
 
-def _only(spec_class, given: dict) -> dict:
+def _only(spec_class: type, given: dict[str, Any]) -> dict[str, Any]:
     names = {f.name for f in fields(spec_class)}
     return {k: v for k, v in given.items() if k in names}
 
 
-def predict_request(**given) -> PredictSpec | TopologyPredictSpec | NcclPredictSpec:
+def predict_request(**given: Any) -> PredictSpec | TopologyPredictSpec | NcclPredictSpec:
     """`collperf predict`'s spec: `topology` given, a TopologyPredictSpec (Blink's packed trees or the closed
     forms on a switch's link); `nccl` True, an NcclPredictSpec (NCCL's own choice on a catalogue system, with
     what NCCL sees: cpu_arch, nic_path, proto, algo); otherwise a PredictSpec, with NCCL's expected band where the
@@ -64,7 +65,7 @@ def predict_request(**given) -> PredictSpec | TopologyPredictSpec | NcclPredictS
     return PredictSpec(**_only(PredictSpec, g), network=network, expected=network.cluster is not None)
 
 
-def _nccl_hardware(command: str, network: NetworkSpec, sharp, view: dict) -> HardwareSpec:
+def _nccl_hardware(command: str, network: NetworkSpec, sharp: bool | None, view: dict[str, Any]) -> HardwareSpec:
     """The catalogue system NCCL is priced on, from the network options and what NCCL sees of it."""
     if network.cluster is None and network.profile is None:
         raise UsageError(f"{command} --nccl needs a system: --cluster NAME (with --nodes), one of the catalogue's "
@@ -78,7 +79,7 @@ _OURS = (("-A", "algorithm", "all"), ("--intra-algorithm", "intra_algorithm", "b
          ("--inter-algorithm", "inter_algorithm", "best"))
 
 
-def crossover_request(**given) -> CrossoverSpec | NcclCrossoverSpec:
+def crossover_request(**given: Any) -> CrossoverSpec | NcclCrossoverSpec:
     """`collperf crossover`'s spec: `nccl` True, an NcclCrossoverSpec (where NCCL's own (algorithm, protocol)
     changes on a catalogue system, with what NCCL sees); otherwise a CrossoverSpec (where the best of collperf's
     algorithms changes). The options of one mode given to the other are refused."""
@@ -104,7 +105,7 @@ def crossover_request(**given) -> CrossoverSpec | NcclCrossoverSpec:
                              ranks=network.ranks)
 
 
-def simulate_request(**given) -> SimulateSpec | PatternSpec:
+def simulate_request(**given: Any) -> SimulateSpec | PatternSpec:
     """`collperf simulate`'s spec: `pattern` given, a PatternSpec (one of Blink's micro-benchmarks, which sets its
     own collective, schedule, root and ranks; sizes 1M,16M,256M and 32 segments unless given); otherwise a
     SimulateSpec, which needs the collective and the algorithm (size 1G unless given). `timeline`: the file a

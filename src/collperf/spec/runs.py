@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 from collperf import units
 from collperf.collectives import get_collective
@@ -71,7 +72,7 @@ class SweepSpec:
     # algorithm and size; 0: exactly iters rounds
     min_time_s: float = 0.0
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "collective", get_collective(self.collective).name)
         names = self.algorithms.split(",") if isinstance(self.algorithms, str) else self.algorithms
         object.__setattr__(self, "algorithms", [a.strip() for a in names if a.strip()])
@@ -150,6 +151,17 @@ def sweep_collective(argument: str | None, option: str | None) -> str:
     return argument or option or "allreduce"
 
 
+class PlacesRanks(Protocol):
+    """What the spec reads of a testbed (lab.testbed.Testbed, a layer above the specs): its rank count and
+    the topology it follows (None: one switch)."""
+
+    @property
+    def ranks(self) -> int: ...
+
+    @property
+    def topology(self) -> object: ...
+
+
 @dataclass(frozen=True, kw_only=True)
 class BenchSpec:
     """A sweep on `ranks` local processes, under torchrun, or on a testbed; predictions from `network`
@@ -160,7 +172,7 @@ class BenchSpec:
         "--ranks", "-p", type=int, help="Local processes (ignored under torchrun)."))
     timeout_s: float = 300.0
     network: NetworkSpec = field(default_factory=NetworkSpec)
-    testbed: object = None       # a lab.testbed.Testbed (api.testbed makes one from its description)
+    testbed: PlacesRanks | None = None   # a lab.testbed.Testbed (api.testbed makes one from its description)
     json_file: str | None = field(default=None, metadata=cli_option(
         "--json-file", "-J", help="Write nccl-tests -J JSON (plus our fields) to FILE, rewritten after every row."))
     csv_file: str | None = field(default=None, metadata=cli_option(
@@ -190,7 +202,7 @@ class BenchSpec:
     source: int | None = field(default=None, metadata=cli_option(
         "--source", type=int, help="--pattern fan-out-forward: the source GPU."))
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         output_path(self.json_file, "--json-file")   # before any work: results are never lost to a typo
         output_path(self.csv_file, "--csv-file")
         if isinstance(self.testbed, str):    # a description is made into a Testbed by the API, not by the spec
@@ -200,11 +212,12 @@ class BenchSpec:
         if self.testbed is not None:
             if self.ranks is not None and self.ranks != self.testbed.ranks:
                 raise UsageError(f"--ranks {self.ranks} but the testbed has {self.testbed.ranks} ranks: drop --ranks")
-            object.__setattr__(self, "ranks", self.testbed.ranks)
+            ranks = self.testbed.ranks
+            object.__setattr__(self, "ranks", ranks)
             # before the testbed comes up (a topology testbed builds -A blink from the root then)
-            if get_collective(self.sweep.collective).rooted and not 0 <= self.sweep.root < self.ranks:
-                raise UsageError(f"--root {self.sweep.root}: the testbed has {self.ranks} ranks: give --root "
-                                 f"between 0 and {self.ranks - 1}")
+            if get_collective(self.sweep.collective).rooted and not 0 <= self.sweep.root < ranks:
+                raise UsageError(f"--root {self.sweep.root}: the testbed has {ranks} ranks: give --root "
+                                 f"between 0 and {ranks - 1}")
         if self.ranks is not None:
             whole("ranks", self.ranks, flag="--ranks")
         if self.sweep.min_time_s > 0:   # bench runs nccl-tests' loop: exactly iters timed iterations

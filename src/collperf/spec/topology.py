@@ -14,7 +14,7 @@ from collperf.errors import UsageError
 from collperf.model.algorithms.modes import mode_of
 from collperf.model.network import Link
 from collperf.simulate import ENGINES
-from collperf.spec.checks import check_mode, cli_option, rank_list, sizes, whole
+from collperf.spec.checks import SizesArg, check_mode, cli_option, rank_list, sizes, whole
 from collperf.spec.network import NetworkSpec
 from collperf.topology import KINDS as TOPOLOGY_KINDS
 
@@ -40,7 +40,7 @@ class SimulateSpec:
         "(Blink's single-hop trees: an alias of the mesh allreduce).")))
     topology: str = field(metadata=cli_option(
         "--topology", "-t", type=str, help=f"The machine: {TOPOLOGY_KINDS}."))
-    size: object = field(default="1G", metadata=cli_option(
+    size: SizesArg = field(default="1G", metadata=cli_option(
         "--size", "-s", type=str, help="Sizes, comma list (default 1G; --pattern: 1M,16M,256M)."))
     mode: str = field(default="rounds", metadata=cli_option(
         "--mode", help="rounds (fast) or events (congestion-aware)."))
@@ -65,7 +65,7 @@ class SimulateSpec:
     engine: str = field(default="auto", metadata=cli_option("--engine", help=(
         "Events mode: auto (classes of like transfers where they are few), grouped, or per-transfer.")))
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "collective", get_collective(self.collective).name)
         self.sizes_bytes, self.memory_limit_bytes, self.t_dpa_s    # parsed now: bad values fail here
         check_mode(self.mode)
@@ -103,7 +103,7 @@ class SimulateSpec:
         return units.parse_time(self.t_dpa)
 
 
-def _memory(limit) -> int:
+def _memory(limit: str | float) -> int:
     """--memory-limit: a size ('8GiB') or a number of bytes, above 0."""
     try:
         value = units.parse_size(round(limit) if isinstance(limit, (int, float)) and not isinstance(limit, bool)
@@ -148,7 +148,7 @@ class TreesSpec:
     size: str | int = field(default="1G", metadata=cli_option(
         "--size", "-s", help="Size for the times (nccl-tests convention)."))
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "collective", get_collective(self.collective).name)
         if self.collective not in TREE_COLLECTIVES:
             raise UsageError(f"--collective {self.collective}: packed trees are built for "
@@ -187,7 +187,7 @@ class TopologyPredictSpec:
         "dgx1v | dgx2 | switch:P | file.json: -A blink prices packed trees on --ranks; other algorithms "
         "(single-hop, ring, ...) the closed forms on a switch's link.")))
     algorithm: str = "blink"
-    size: object = "1M,64M,1G"
+    size: SizesArg = "1M,64M,1G"
     ranks: list[int] | None = None   # the group ('0,1,2' is read into the list once); None: every rank
     root: int | None = field(default=None, metadata=cli_option(   # a topology rank of the group
         "--root", type=int, help="-A blink: the trees' root (default the group's first)."))
@@ -196,7 +196,7 @@ class TopologyPredictSpec:
     transit: str = field(default="devices", metadata=TRANSIT_OPTION)
     network: NetworkSpec = field(default_factory=NetworkSpec)   # latency/bandwidth: the link of switch:P, ...
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "collective", get_collective(self.collective).name)
         if self.hybrid and self.algorithm == "all":   # the hybrid split is Blink's: --hybrid alone means -A blink
             object.__setattr__(self, "algorithm", BLINK.name)
@@ -206,6 +206,7 @@ class TopologyPredictSpec:
             whole("root", self.root, 0, "--root")
         blink = mode_of(self.algorithm) is BLINK
         if blink and not BLINK.serves(self.collective):
+            assert BLINK.collectives is not None   # Blink prices a fixed list of collectives
             raise UsageError(f"-A blink with --topology prices {', '.join(BLINK.collectives)}; "
                              f"not {self.collective}")
         if self.hybrid and not (blink and self.collective == "broadcast"):
@@ -258,7 +259,8 @@ def topology_link(network: NetworkSpec, topology: str) -> Link | None:
     return Link.parse(network.latency, network.bandwidth, network.reduce_bandwidth)
 
 
-def predict_network(network: NetworkSpec, ranks=None, root=None, hybrid: bool = False, t_dpa="0",
+def predict_network(network: NetworkSpec, ranks: int | str | None = None, root: int | None = None,
+                    hybrid: bool = False, t_dpa: str | float = "0",
                     transit: str = "devices") -> NetworkSpec:
     """`collperf predict` without --topology: refuses the options that only place Blink's packed trees on a
     topology, and takes --ranks as a rank count (a group such as 0,1,2 needs --topology)."""

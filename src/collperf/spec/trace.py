@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from collperf import units
 from collperf.errors import UsageError, did_you_mean
 from collperf.model.algorithms import ALGORITHMS
-from collperf.spec.checks import cli_option, path_list, whole
+from collperf.spec.checks import PathArg, cli_option, path_list, whole
 from collperf.spec.network import HardwareSpec
 
 
@@ -17,7 +18,7 @@ class TraceSpec:
     trace says unless `hardware` overrides it) and an optional what-if: another catalogue system
     (`what_if_cluster` with `what_if_nodes` nodes) and/or our algorithms (`algorithm`, -A)."""
 
-    paths: list = field(default_factory=list)   # one path (a str or Path) is read as a list of one
+    paths: Sequence[PathArg] = field(default_factory=list)   # one path (a str or Path) is read as a list of one
     hardware: HardwareSpec = field(default_factory=HardwareSpec)
     what_if_cluster: str | None = field(default=None, metadata=cli_option(
         "--what-if-cluster", type=str, help="Price the same collectives on this catalogue system, e.g. dgx-h100."))
@@ -36,7 +37,7 @@ class TraceSpec:
         "Where the rank files are read: local (a process pool, the default), dask://HOST:PORT (a Dask "
         "scheduler's workers, which must see the files), local-dask (a Dask cluster here).")))
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "paths", path_list(self.paths))
         if not self.paths:
             raise UsageError("no trace given: pass one file per rank, a directory or a glob, e.g. "
@@ -53,7 +54,8 @@ class TraceSpec:
                 self.peak_Bps
             except UsageError as e:
                 raise UsageError(f"--peak {self.peak}: {e}") from None
-        if self.peak is not None and not 0 < self.peak_Bps < float("inf"):
+        peak_Bps = self.peak_Bps
+        if peak_Bps is not None and not 0 < peak_Bps < float("inf"):
             raise UsageError(f"--peak {self.peak}: expected a finite rate per rank above zero, e.g. 1Gbit/s or 50GB/s")
         if self.jobs is not None:
             whole("--jobs", self.jobs, flag="processes reading the files, e.g. --jobs 8")
