@@ -116,8 +116,8 @@ def expectation(collective: str, sizes: npt.ArrayLike, assumed: Assumed, peak_Bp
                      expected_from, bound_from, model_s=expected, bound_latency_s=bound_latency)
     ex.band_bound_s = band_bound(collective, n, bound_system or system, bound) if peak_Bps is None else bound
     ex.model_label = model_note(collective) or ex.model_label
-    fitted = assumed.system is not None and assumed.system.provenance.get("launch_overhead_us", "").startswith("fitted")
-    if expected is not None and not fitted:
+    is_fit = assumed.system is not None and assumed.system.provenance.get("launch_overhead_us", "").startswith("fitted")
+    if expected is not None and not is_fit:
         assert assumed.system is not None   # NCCL's model priced the sizes on it
         _calibrate(ex, n, assumed.system, calibration()["bands"] if bands is None else bands, collective)
     return ex

@@ -14,9 +14,9 @@ def merge_counts(texts: Iterable[str], sizes: Iterable[int] | None = None) -> st
     'calibrated on 5 public runs ... from 5 sources' and '... 15 ... from 8 ...' become 'calibrated on 5-15 public
     runs ... from 5-8 sources, by size'. Texts of another shape are kept apart (with the sizes they apply to,
     where `sizes` is given and there is more than one shape)."""
-    groups: dict[str, list[tuple[list[int], object]]] = {}
+    groups: dict[str, list[tuple[list[int], int | None]]] = {}
     listed = list(texts)
-    at = list(sizes) if sizes is not None else [None] * len(listed)
+    at: list[int | None] = list(sizes) if sizes is not None else [None] * len(listed)
     for text, size in zip(listed, at):
         if text:
             groups.setdefault(re.sub(r"\d+", "#", text), []).append(([int(x) for x in re.findall(r"\d+", text)], size))
@@ -30,6 +30,6 @@ def merge_counts(texts: Iterable[str], sizes: Iterable[int] | None = None) -> st
         if len({tuple(numbers) for numbers, _ in members}) > 1:
             said += ", by size"
         if len(groups) > 1 and sizes is not None:
-            said += f" (at {size_ranges([s for _, s in members], at)})"
+            said += f" (at {size_ranges([s for _, s in members if s is not None], [s for s in at if s is not None])})"
         out.append(said)
     return "; ".join(out)

@@ -27,14 +27,14 @@ class ThresholdSpec:
         "--nodes", help="The multi-node group (one node is always there too)."))
     format: str = field(default="csv", metadata=cli_option(
         "--format", help="superbench, cvs, azure, google or csv."))
-    size: str | list | None = field(default=None, metadata=cli_option(
+    size: str | list[str | int] | None = field(default=None, metadata=cli_option(
         "--size", "-s", type=str, help="Sizes, comma list (default 1M..16G, doubling)."))
     threshold: float = field(default=0.05, metadata=cli_option(
         "--threshold", help="The shortfall allowed below the expected busbw (0.05: SuperBench's 5 %)."))
     output: str | None = field(default=None, metadata=cli_option(
         "--output", "-o", type=str, help="A file (a directory for superbench: baseline.json, rule.yaml)."))
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.format not in THRESHOLD_FORMATS:
             raise UsageError(f"threshold format {self.format!r}: expected one of {', '.join(THRESHOLD_FORMATS)}")
         if isinstance(self.nodes, bool) or not isinstance(self.nodes, int) or not 1 <= self.nodes <= 100_000:

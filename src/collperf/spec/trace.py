@@ -43,9 +43,10 @@ class TraceSpec:
             raise UsageError("no trace given: pass one file per rank, a directory or a glob, e.g. "
                              "collperf trace traces/")
         names = self.algorithm.split(",") if isinstance(self.algorithm, str) else self.algorithm or []
-        object.__setattr__(self, "algorithm", [str(a).strip() for a in names if str(a).strip()])
+        chosen = [str(a).strip() for a in names if str(a).strip()]
+        object.__setattr__(self, "algorithm", chosen)
         known = sorted({a.name for a in ALGORITHMS})
-        for name in self.algorithm:
+        for name in chosen:
             if name not in known:     # the registry says which collectives each runs; an unknown name runs none
                 raise UsageError(f"-A {name}: not an algorithm collperf prices: {did_you_mean(name, known)}expected "
                                  f"some of {', '.join(known)}")
