@@ -86,8 +86,8 @@ def gpt(layers: int, hidden: int, heads: int, seq: int = 2048, vocab: int = V_GP
 
 def megatron_flops(m, batch: int) -> float:
     """96 B s l h^2 (1 + s / 6h + V / 16lh): Narayanan et al. 2021 eq. 3 (with full recompute)."""
-    s, l, h, v = m.seq_len, m.layers, m.hidden, m.vocab
-    return 96 * batch * s * l * h ** 2 * (1 + s / (6 * h) + v / (16 * h * l))
+    s, n_layers, h, v = m.seq_len, m.layers, m.hidden, m.vocab
+    return 96 * batch * s * n_layers * h ** 2 * (1 + s / (6 * h) + v / (16 * h * n_layers))
 
 
 def from_tflops(m, batch: int, gpus: int, tflops: float) -> float:

@@ -15,7 +15,6 @@ import typer
 from collperf.cli import app
 from cli_support import cli_error
 from collperf.diagnose.findings import _dips
-from collperf.errors import UsageError
 from collperf.lab.bench import distinct_sizes
 from collperf.model.network import Link
 from collperf.spec import SweepSpec

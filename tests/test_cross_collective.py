@@ -5,7 +5,6 @@ of different collectives (benchmarks/cross_collective.py) predicted within 10 % 
 import importlib.util
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from collperf.model.nccl import p2p_time

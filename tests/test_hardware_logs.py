@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from collperf.diagnose import diagnose
-from collperf.diagnose.verdict import Kind
 from collperf.ingest import load, parse
 from collperf.spec import HardwareSpec
 

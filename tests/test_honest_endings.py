@@ -15,7 +15,7 @@ import pytest
 
 from collperf import api, ingest
 from collperf.lab.bench import Terminated, _interrupted
-from collperf.lab.results import OutputError, ResultFiles, TextStream, run_state, to_csv, to_json, to_text
+from collperf.lab.results import OutputError, ResultFiles, run_state, to_csv, to_json, to_text
 from collperf.errors import RunError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

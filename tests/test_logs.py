@@ -342,7 +342,7 @@ def test_time_and_algbw_that_disagree_are_flagged():
 
 
 def test_collective_inferred_only_when_every_row_agrees():
-    unnamed = "\n".join(l for l in CURRENT.splitlines() if "all_reduce_perf" not in l)
+    unnamed = "\n".join(line for line in CURRENT.splitlines() if "all_reduce_perf" not in line)
     assert parse(unnamed, "u.txt")[0].collective == "allreduce"
     # one row's busbw edited (its algbw still matches its time): the rows disagree on busbw/algbw
     edited = _replace_field(unnamed, 8388608, 7, f"{float(_line_with(unnamed, 8388608).split()[6]) * 0.9:.2f}")
@@ -376,11 +376,11 @@ def test_given_ranks_that_the_log_contradicts_are_refused():
 
 def test_two_row_log_is_refused_and_peak_uses_every_digit():
     lines = CURRENT.splitlines()
-    rows = [i for i, l in enumerate(lines) if l.split()[:1] and l.split()[0].isdigit()]
-    two = "\n".join(l for i, l in enumerate(lines) if i not in rows[2:])
+    rows = [i for i, line in enumerate(lines) if line.split()[:1] and line.split()[0].isdigit()]
+    two = "\n".join(line for i, line in enumerate(lines) if i not in rows[2:])
     with pytest.raises(UsageError, match="2 usable row.*at least 3 sizes"):
         fit(parse(two, "two.txt")[0])
-    small = "\n".join(l for i, l in enumerate(lines) if i not in rows[4:])   # busbw printed 0.00 .. 0.04
+    small = "\n".join(line for i, line in enumerate(lines) if i not in rows[4:])   # busbw printed 0.00 .. 0.04
     f = fit(parse(small, "small.txt")[0])
     assert f.peak_busbw_GBps > 0      # size x factor / time, not the printed 0.00
 

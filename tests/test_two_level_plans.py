@@ -1,7 +1,6 @@
 """The two-level plans are one table (model/hierarchy.PLANS) that the cost, the schedule builder and the
 runner all read: each property below ties one reader to the table, so a row changed there changes all three."""
 
-import numpy as np
 import pytest
 
 from collperf.collectives import get_collective

@@ -50,7 +50,7 @@ def _ours(pid: str) -> bool:
 def leftovers(name: str) -> dict:
     links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
     procs = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True).stdout.splitlines()
-    return {"namespaces": T.namespaces(name), "veths": [l for l in links.splitlines() if f"{T.PREFIX}{name}" in l],
+    return {"namespaces": T.namespaces(name), "veths": [v for v in links.splitlines() if f"{T.PREFIX}{name}" in v],
             "workers": [p for p in procs if "collperf.runtime.worker" in p and _ours(p.split()[0])]}
 
 

@@ -31,14 +31,17 @@ from collperf.api.results import (Algorithms, Calibration, Crossover, MeasuredBo
                                   Predictions,
                                   VerifiedSchedule, Verification, VerifyRow)
 from collperf.api.common import ALIASES
-from collperf.api.model import (PairedRatio, TopologyPrediction, algorithms, confirmation, crossover, crossover_nccl,
+from collperf.api.model import (TopologyPrediction, algorithms, confirmation, crossover, crossover_nccl,
                                expected_bands,
-                               gpu_parts, paired_ratio, predict, predict_topology, systems)
+                               gpu_parts, predict, predict_topology, systems)
 from collperf.api.schedules import (TUPLE_RANKS_LIMIT, Simulation, Simulations, pattern, schedule, simulate,
                                     trees, verified_schedule, verify_all)
 from collperf.api.runs import (Validation, bench, bound, calibrate, testbed, testbed_down, testbed_held, testbed_start,
                                testbed_status, testbed_up, validate)
-from collperf.api.logs import (LinkKind, Verdict, VerdictKind, compare_logs, diagnose_baseline, diagnose_input,
+from collperf.diagnose.inputs import LinkKind
+from collperf.diagnose.verdict import Kind as VerdictKind, Verdict
+from collperf.model.auto.paired_ratio import PairedRatio, paired_ratio
+from collperf.api.logs import (compare_logs, diagnose_baseline, diagnose_input,
                                diagnose_logs, diagnose_measurement, fit_logs, fit_tables, predict_nccl,
                                read_logs, report)
 from collperf.api.plans import plan, plan_compare, plan_search, plan_spec, plan_step

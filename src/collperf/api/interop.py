@@ -4,7 +4,6 @@ import_msccl, with the imported schedule verified and simulated)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
-from pathlib import Path
 
 from collperf import units
 from collperf.api.common import as_spec, topology_for

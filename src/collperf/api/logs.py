@@ -18,8 +18,7 @@ from collperf.diagnose import Diagnosis, diagnose, diagnose_measurement as judge
 from collperf.diagnose import baseline as against
 from collperf.expect.expectation import model_note
 from collperf.expect.resolve import assume
-from collperf.diagnose.verdict import Kind as VerdictKind, Verdict
-from collperf.diagnose.inputs import InputReport, LinkKind
+from collperf.diagnose.inputs import InputReport
 from collperf.diagnose.system_inputs import judge_input
 from collperf.errors import UsageError
 from collperf.fit import fit

@@ -21,7 +21,6 @@ from collperf.model.algorithms import ALGORITHMS, algorithms_for
 from collperf.model.algorithms.modes import mode_of
 from collperf.model.auto.confirm import timings, verdict
 from collperf.model.network import Link, Network
-from collperf.model.auto.paired_ratio import PairedRatio, paired_ratio
 from collperf.model.nccl.switches import switch_points
 from collperf.model.predict import predict as _predict
 from collperf.model.auto.select import crossovers

@@ -21,7 +21,7 @@ _PER_RANK = ("allgather", "alltoall", "gather", "scatter", "reducescatter")
 
 def parse_osu(text: str, source: str, collective: str | None, ranks: int | None) -> list[Table]:
     lines = text.splitlines()
-    title = next((l for l in lines if "OSU" in l), "")
+    title = next((line for line in lines if "OSU" in line), "")
     found = next((v for k, v in _OSU_NAMES.items() if re.search(k, title, re.IGNORECASE)), None)
     table = Table(source, collective or found or "", ranks)
     table.header["title"] = title.strip("# ").strip()[:200]

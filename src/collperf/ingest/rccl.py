@@ -10,7 +10,7 @@ from collperf.ingest import consistency
 from collperf.ingest import validate as v
 from collperf.ingest.inspector import collective_name
 from collperf.ingest.nccltests import _COLLECTIVE
-from collperf.ingest.table import Grouped, IngestError, Row, Table
+from collperf.ingest.table import Grouped, Row, Table
 
 KEYS = ("#wrong", "algBw", "busBw", "gpus", "inPlace", "name", "redop", "size", "time", "type")
 

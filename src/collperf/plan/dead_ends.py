@@ -24,7 +24,7 @@ def explain_empty(result, model, gpus: int, ranks_per_node: int, global_batch: i
             f"{model.name} leaves more data-parallel replicas than sequences (or none divides the batch into "
             "micro-batches of 1, 2 or 4). " + (f"Give fewer --nodes (--nodes {largest} has a layout for this "
                                                "batch) or " if largest else "Give ") +
-            f"a larger --global-batch (a multiple of the data-parallel degree).")
+            "a larger --global-batch (a multiple of the data-parallel degree).")
         return
     tight = min((memory(sized, lay, gpu_bytes).total_bytes, lay.describe(), sized.micro_batch)
                 for sized, lay in layouts(gpus))

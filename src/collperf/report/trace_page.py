@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 
 from collperf import units
 from collperf.report.page import _tile, e

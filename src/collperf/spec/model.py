@@ -11,13 +11,13 @@ from collperf.collectives import get_collective
 from collperf.errors import UsageError
 from collperf.model.network import Network
 from collperf.spec.checks import SizesArg, cli_option, sizes, whole
+from collperf.spec.network import HardwareSpec, NetworkSpec
 
 COLLECTIVES_HELP = ("allreduce, allgather, reducescatter, broadcast, reduce, alltoall, scatter, gather or "
                     "sendrecv.")
 # the two-level algorithms' phases, as predict, crossover and plan take them
 INTRA_ALGORITHM = cli_option("--intra-algorithm", help="Algorithm of the intra-node phases (or best).")
 INTER_ALGORITHM = cli_option("--inter-algorithm", help="Algorithm of the inter-node phase (or best).")
-from collperf.spec.network import HardwareSpec, NetworkSpec
 
 
 @dataclass(frozen=True, kw_only=True)

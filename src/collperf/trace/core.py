@@ -12,7 +12,8 @@ from collperf.trace.judge import Row, expected_and_bound, one_rank, rows, sized
 from collperf.trace.ras import is_ras, ras_verdicts
 from collperf.trace.inputs import read_job
 from collperf.trace.inspector_trace import KIND as INSPECTOR
-from collperf.trace.read import KINETO, trace_files
+from collperf.trace.events import KINETO
+from collperf.trace.read import trace_files
 from collperf.trace.steps import StepView, critical, step_views
 from collperf.trace.system import assume_system
 from collperf.trace.verdicts import verdicts

@@ -16,7 +16,6 @@ before the analysis is complete.
 
 from __future__ import annotations
 
-import gzip
 import os
 import signal
 import struct

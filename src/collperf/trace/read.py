@@ -13,7 +13,7 @@ from collperf.trace import checks as C
 from collperf.trace import fast as F
 from collperf.trace import flight
 from collperf.trace import kernels as K
-from collperf.trace.events import KINETO, Call, Collected, RankTrace, launch_times
+from collperf.trace.events import Call, Collected, RankTrace, launch_times
 from collperf.trace.gloo import pair_gloo
 from collperf.trace.inspector_trace import is_inspector
 from collperf.trace.overlap import subtract, union

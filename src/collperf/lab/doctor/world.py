@@ -31,7 +31,7 @@ from datetime import timedelta
 
 from collperf import units
 from collperf.errors import UsageError
-from collperf.lab.doctor.campaign import Campaign, Outcome, Test, adaptive, default_groups, host_name
+from collperf.lab.doctor.campaign import Campaign, Outcome, Test, adaptive, default_groups
 from collperf.lab.doctor.contention import round_times_s
 from collperf.lab.doctor.judge import FLOOR, NOISE_K, Judge, Measured
 from collperf.lab.doctor.plan import pairs_counts, simulated
