@@ -249,6 +249,30 @@ def test_the_readers_need_no_executor():
     assert Row.__module__ == "collperf.ingest.row" and LAYER_OF["ingest"] < LAYER_OF["runtime"]
 
 
+# model/ by subject: the cost model at its root, and one folder a subject
+MODEL_ROOT = {"__init__", "bounds", "costs", "network", "predict", "profile", "schedule_cost", "shared_links", "trees"}
+MODEL_FOLDERS = {"algorithms", "auto", "hardware", "nccl", "two_level"}
+
+
+def test_model_holds_the_cost_model_at_its_root_and_one_subject_a_folder():
+    """The band and its fit live in expect/, the system and catalogue in model/hardware/, -A auto's choice in
+    model/auto/, the two-level plans and schedules in model/two_level/; the algorithm registry imports every module
+    of its folder; hardware reads only NCCL's leaf tables of nccl/ (constants, env: they import nothing of model)."""
+    import collperf.model.algorithms as registry
+    model = Path(collperf.__file__).parent / "model"
+    assert {p.stem for p in model.glob("*.py")} == MODEL_ROOT
+    assert {p.name for p in model.iterdir() if p.is_dir() and (p / "__init__.py").exists()} == MODEL_FOLDERS
+    loaded = {m.split(".")[-1] for m in sys.modules if m.startswith("collperf.model.algorithms.")}
+    assert {p.stem for p in (model / "algorithms").glob("*.py")} - {"__init__"} <= loaded, registry.__name__
+    s = _structure()
+    leaves = {"collperf.model.nccl.constants", "collperf.model.nccl.env"}
+    into_nccl = {i.target for i in s.imports if i.source.startswith("collperf.model.hardware.")
+                 and i.target.startswith("collperf.model.nccl")}
+    assert into_nccl <= leaves, into_nccl
+    assert not [i for i in s.imports if i.source in leaves and i.target.startswith("collperf.model")
+                and i.target not in leaves | {"collperf.model.nccl"}]
+
+
 def test_the_api_exports_every_name_it_holds_sorted():
     import types
     held = {n for n, v in vars(api).items() if not n.startswith("_") and not isinstance(v, types.ModuleType)
