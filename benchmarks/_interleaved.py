@@ -11,6 +11,7 @@ def time_interleaved(calls: dict, out, check, iters: int) -> dict:
     over ranks; wrong: summed over ranks. Every rank must call it."""
     import torch
     import torch.distributed as dist
+
     samples, wrong = {k: [] for k in calls}, {}
     for k, call in calls.items():
         out.zero_()

@@ -33,9 +33,21 @@ COLLECTIVES = ("allreduce", "allgather", "reducescatter", "broadcast", "alltoall
 
 
 def one(collective: str, ranks: int, args, bed=None) -> dict:
-    config = BenchJob.of(SweepSpec(collective=collective, algorithms="builtin,builtin" if args.aa else "auto,builtin", min_bytes=args.minbytes, max_bytes=args.maxbytes, factor=args.factor, iters=args.iters,
-                       warmup=args.warmup, slice_bytes=args.slice_bytes, in_place=False, progress=False,
-                       min_time_s=args.min_time))
+    config = BenchJob.of(
+        SweepSpec(
+            collective=collective,
+            algorithms="builtin,builtin" if args.aa else "auto,builtin",
+            min_bytes=args.minbytes,
+            max_bytes=args.maxbytes,
+            factor=args.factor,
+            iters=args.iters,
+            warmup=args.warmup,
+            slice_bytes=args.slice_bytes,
+            in_place=False,
+            progress=False,
+            min_time_s=args.min_time,
+        )
+    )
     if not args.aa:
         config = auto_plan(config, ranks, None, bed.ranks_per_host if bed is not None else ranks)
     job = Job("collperf.runtime.measure:head_to_head", (config,))
@@ -47,9 +59,11 @@ def table(collective: str, ranks: int, result: dict, where: str) -> list[dict]:
     mine_label, theirs_label = list(result["table"])
     chose = f"; auto chose on {result['auto_network']}" if result["auto_network"] else ""
     print(f"\n{collective}, {ranks} ranks ({where}){chose}")
-    print(f"| size | {mine_label} ran | decided by | {mine_label} busbw (GB/s) | {theirs_label} busbw (GB/s) | "
-          f"{mine_label} speedup: {theirs_label} time / {mine_label} time, median over rounds [90 % bounds] | "
-          "rounds | #wrong |")
+    print(
+        f"| size | {mine_label} ran | decided by | {mine_label} busbw (GB/s) | {theirs_label} busbw (GB/s) | "
+        f"{mine_label} speedup: {theirs_label} time / {mine_label} time, median over rounds [90 % bounds] | "
+        "rounds | #wrong |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     ratios = []
     for mine, theirs in zip(result["table"][mine_label], result["table"][theirs_label]):
@@ -59,9 +73,11 @@ def table(collective: str, ranks: int, result: dict, where: str) -> list[dict]:
         name = auto["algorithm"] + (f" k={auto['segments']}" if auto.get("segments") else "")
         r = mine["vs_last"]
         ratios.append(r)
-        print(f"| {label} | {name} | {decided(auto)} | {mine['busbw']:.4f} | {theirs['busbw']:.4f} | "
-              f"{r['median']:.2f} [{r['low']:.2f}, {r['high']:.2f}] | {r['rounds']} | {mine['wrong']}/{theirs['wrong']} |",
-              flush=True)
+        print(
+            f"| {label} | {name} | {decided(auto)} | {mine['busbw']:.4f} | {theirs['busbw']:.4f} | "
+            f"{r['median']:.2f} [{r['low']:.2f}, {r['high']:.2f}] | {r['rounds']} | {mine['wrong']}/{theirs['wrong']} |",
+            flush=True,
+        )
     return ratios
 
 
@@ -73,9 +89,11 @@ def decided(choice: dict) -> str:
     m = choice.get("measured")
     if choice.get("decided_by") != "measured" or not m:
         return choice.get("decided_by", "model")
-    text = (f"measured {m['algorithm']} {m['ours_us'] / 1e3:.3g} ms vs builtin {m['builtin_us'] / 1e3:.3g} ms "
-            f"(builtin / {m['algorithm']} {1 / m['paired_ratio']:.2f} [{1 / m['ratio_high']:.2f}, "
-            f"{1 / m['ratio_low']:.2f}], {m['rounds']} rounds)")
+    text = (
+        f"measured {m['algorithm']} {m['ours_us'] / 1e3:.3g} ms vs builtin {m['builtin_us'] / 1e3:.3g} ms "
+        f"(builtin / {m['algorithm']} {1 / m['paired_ratio']:.2f} [{1 / m['ratio_high']:.2f}, "
+        f"{1 / m['ratio_low']:.2f}], {m['rounds']} rounds)"
+    )
     if m.get("runner_up"):
         text += f"; builtin / {m['runner_up']['algorithm']} {1 / m['runner_up']['paired_ratio']:.2f}"
     return text
@@ -90,16 +108,23 @@ def main() -> None:
     parser.add_argument("-f", "--factor", type=int, default=4)
     parser.add_argument("--iters", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=1)
-    parser.add_argument("--min-time", type=float, default=1.0, help="seconds of rounds per algorithm and size "
-                        "at least (more rounds than --iters for short calls; 0: --iters rounds)")
+    parser.add_argument(
+        "--min-time",
+        type=float,
+        default=1.0,
+        help="seconds of rounds per algorithm and size "
+        "at least (more rounds than --iters for short calls; 0: --iters rounds)",
+    )
     parser.add_argument("--aa", action="store_true", help="the built-in against itself (the harness's spread)")
     parser.add_argument("--slice-bytes", default="0", help="0: per message size (execute.slices_for)")
     parser.add_argument("--testbed", default=None, help="hosts=4,rate=200mbit (root, iproute2)")
     args = parser.parse_args()
     start = time.time()
-    print(f"machine: {os.cpu_count()} cores, shared with other jobs (load average {os.getloadavg()[0]:.1f}); "
-          f">= {args.iters} interleaved rounds, >= {args.min_time:g} s per algorithm and size; float32 sum; "
-          "out-of-place" + ("; A/A: the built-in against itself" if args.aa else ""))
+    print(
+        f"machine: {os.cpu_count()} cores, shared with other jobs (load average {os.getloadavg()[0]:.1f}); "
+        f">= {args.iters} interleaved rounds, >= {args.min_time:g} s per algorithm and size; float32 sum; "
+        "out-of-place" + ("; A/A: the built-in against itself" if args.aa else "")
+    )
     ratios = []
     if args.testbed:
         bed = parse_testbed(args.testbed)
@@ -111,8 +136,10 @@ def main() -> None:
             for collective in args.collectives.split(","):
                 ratios += table(collective, ranks, one(collective, ranks, args), "local gloo over loopback")
     medians = [r["median"] for r in ratios]
-    print(f"\nmedians {min(medians):.2f} to {max(medians):.2f}; bounds {min(r['low'] for r in ratios):.2f} to "
-          f"{max(r['high'] for r in ratios):.2f}; {sum(m < 0.95 for m in medians)} of {len(medians)} medians < 0.95")
+    print(
+        f"\nmedians {min(medians):.2f} to {max(medians):.2f}; bounds {min(r['low'] for r in ratios):.2f} to "
+        f"{max(r['high'] for r in ratios):.2f}; {sum(m < 0.95 for m in medians)} of {len(medians)} medians < 0.95"
+    )
     print(f"({time.time() - start:.0f} s; load average at the end {os.getloadavg()[0]:.1f})")
 
 

@@ -31,7 +31,7 @@ from collperf.runtime.launch import Job, run_local
 from collperf.spec import BenchSpec, SweepSpec
 from collperf.units import format_size, parse_size
 
-BEFORE = "bfa2fc3"      # runtime/execute.py before the coalesced messages
+BEFORE = "bfa2fc3"  # runtime/execute.py before the coalesced messages
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VARIANTS = ("old", "coalesce", "segments", "new", "ring")
 
@@ -49,6 +49,7 @@ def job(collective: str, sizes: list, iters: int, schedules: list, variants_run:
     import torch
     import torch.distributed as dist
     from _interleaved import time_interleaved
+
     before = _before_module()
     p, rank = dist.get_world_size(), dist.get_rank()
     coll = get_collective(collective)
@@ -62,9 +63,10 @@ def job(collective: str, sizes: list, iters: int, schedules: list, variants_run:
         for v in variants_run:
             s = variants[v]
             runner = before.run_schedule if v in ("old", "segments") else run_schedule
-            calls[v] = (lambda s=s, runner=runner: runner(s, inp, out, "sum", in_elems, 1 << 20))
-        timed = time_interleaved(calls, out, lambda o: data.check_output(o, coll, rank, p, in_elems, "sum", root),
-                                 iters)
+            calls[v] = lambda s=s, runner=runner: runner(s, inp, out, "sum", in_elems, 1 << 20)
+        timed = time_interleaved(
+            calls, out, lambda o: data.check_output(o, coll, rank, p, in_elems, "sum", root), iters
+        )
         row = {"size": size}
         for k, (t_s, wrong) in timed.items():
             row[k], row[k + "_wrong"] = t_s, wrong
@@ -93,7 +95,20 @@ def main() -> None:
 
     def placed(n: int, segments: int | None):
         """bench's placement of -A blink at size n: segments fixed, or None (not given: bench picks)."""
-        return bench_schedules(BenchSpec(sweep=SweepSpec(collective=args.collective, algorithms="blink", min_bytes=n, max_bytes=n, factor=2, segments=segments), ranks=p))
+        return bench_schedules(
+            BenchSpec(
+                sweep=SweepSpec(
+                    collective=args.collective,
+                    algorithms="blink",
+                    min_bytes=n,
+                    max_bytes=n,
+                    factor=2,
+                    segments=segments,
+                ),
+                ranks=p,
+            )
+        )
+
     reference = "ring" if args.collective not in ("broadcast", "reduce") else "binomial"
     ring = build(args.collective, reference, p)
     schedules, picked = [], []
@@ -105,19 +120,26 @@ def main() -> None:
         if args.fixed:
             schedules[-1][run[-1]] = placed(n, args.fixed).schedules[("blink", n)]
         picked.append(pl.segments["blink"][n])
-    print(f"{os.cpu_count()} cores shared with other jobs (load {os.getloadavg()[0]:.1f}); {args.collective} on {p} "
-          f"local gloo ranks (dgx1v GPUs 0..{p - 1}); p50 of {args.iters} interleaved iterations (mean over ranks)")
+    print(
+        f"{os.cpu_count()} cores shared with other jobs (load {os.getloadavg()[0]:.1f}); {args.collective} on {p} "
+        f"local gloo ranks (dgx1v GPUs 0..{p - 1}); p50 of {args.iters} interleaved iterations (mean over ranks)"
+    )
     names = [f"{v} (ms)" if v != "ring" else f"{reference} (ms)" for v in run]
-    print(f"| size | segments old/new | messages per rank old/coalesce/segments/new | {' | '.join(names)} | old / new | #wrong |")
+    print(
+        f"| size | segments old/new | messages per rank old/coalesce/segments/new | {' | '.join(names)} | old / new | #wrong |"
+    )
     print("|---" * (len(run) + 5) + "|")
     rows = run_local(Job("blink_executor:job", (args.collective, sizes, args.iters, schedules, run)), p, timeout_s=900)
     for r, k, variants in zip(rows, picked, schedules):
-        msgs = "/".join(f"{_messages(variants[v], v in ('coalesce', 'new')):.0f}"
-                        for v in ("old", "coalesce", "segments", "new"))
+        msgs = "/".join(
+            f"{_messages(variants[v], v in ('coalesce', 'new')):.0f}" for v in ("old", "coalesce", "segments", "new")
+        )
         times = " | ".join(f"{r[v] * 1e3:.2f}" for v in run)
         wrong = sum(r[v + "_wrong"] for v in run)
-        print(f"| {format_size(r['size'])} | 16/{k} | {msgs} | {times} | {r['old'] / r['new']:.1f} | {wrong} |",
-              flush=True)
+        print(
+            f"| {format_size(r['size'])} | 16/{k} | {msgs} | {times} | {r['old'] / r['new']:.1f} | {wrong} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -28,9 +28,19 @@ def main():
     for name in PATTERNS:
         ranks = 5 if name.startswith("fan") else 4
         row, wrong = [], 0
-        for n in sizes:   # one sweep per size: -b = -e keeps the rows exactly at the sizes asked
-            sweep = SweepSpec(collective="allreduce", algorithms="builtin", min_bytes=n, max_bytes=n, factor=2, iters=args.iters, warmup=2, segments=args.segments,
-                              in_place=False, progress=False)
+        for n in sizes:  # one sweep per size: -b = -e keeps the rows exactly at the sizes asked
+            sweep = SweepSpec(
+                collective="allreduce",
+                algorithms="builtin",
+                min_bytes=n,
+                max_bytes=n,
+                factor=2,
+                iters=args.iters,
+                warmup=2,
+                segments=args.segments,
+                in_place=False,
+                progress=False,
+            )
             res = api.bench(BenchSpec(sweep=sweep, ranks=ranks, timeout_s=600, pattern=name))
             m = res.rows[0]["out_of_place"]
             row.append(f"{m['algbw']:.3f}")

@@ -40,16 +40,20 @@ def report(results: list[dict]) -> None:
     by = defaultdict(list)
     for r in results:
         by[r["fabric"]].append(r)
-    print(f"{'fabric':15} {'logs':>4} {'bad':>4} {'median err':>10} {'p90 err':>8} {'NCCL model':>10} "
-          f"{'false slow':>10} {'bad flagged':>11} {'in band':>7} {'faster':>6} {'slower':>6}")
+    print(
+        f"{'fabric':15} {'logs':>4} {'bad':>4} {'median err':>10} {'p90 err':>8} {'NCCL model':>10} "
+        f"{'false slow':>10} {'bad flagged':>11} {'in band':>7} {'faster':>6} {'slower':>6}"
+    )
     for fabric in sorted(by) + ["all"]:
         rows = results if fabric == "all" else by[fabric]
         healthy = [r for r in rows if r["healthy"]]
         bad = [r for r in rows if not r["healthy"]]
         false = sum(r["verdict"].startswith("slower") for r in healthy)
-        print(f"{fabric:15} {len(rows):4d} {len(bad):4d} {_pct([r['error'] for r in healthy], 50):>10} "
-              f"{_pct([r['error'] for r in healthy], 90):>8} {_pct([r['model_error'] for r in healthy], 50):>10} "
-              f"{false:10d} {sum(r['flagged'] for r in bad):5d} of {len(bad):<3d} {_coverage(healthy)}")
+        print(
+            f"{fabric:15} {len(rows):4d} {len(bad):4d} {_pct([r['error'] for r in healthy], 50):>10} "
+            f"{_pct([r['error'] for r in healthy], 90):>8} {_pct([r['model_error'] for r in healthy], 50):>10} "
+            f"{false:10d} {sum(r['flagged'] for r in bad):5d} of {len(bad):<3d} {_coverage(healthy)}"
+        )
 
 
 def _coverage(healthy: list[dict]) -> str:
@@ -79,23 +83,32 @@ def main() -> None:
     if not args.check:
         data = build(logs)
         OUT.write_text(_dumps(data))
-        print(f"wrote {OUT.relative_to(ROOT)}: {data['logs']} healthy logs from {data['sources']} sources, "
-              f"fabric classes {', '.join(k for k in data['bands'] if k != 'all')}")
+        print(
+            f"wrote {OUT.relative_to(ROOT)}: {data['logs']} healthy logs from {data['sources']} sources, "
+            f"fabric classes {', '.join(k for k in data['bands'] if k != 'all')}"
+        )
         print(f"{'class':15} {'overhead':>9} {'x model':>8} {'of bound':>8}  fitted on")
         for name, entry in data["bands"].items():
             fit = entry["fit"]
-            print(f"{name:15} {fit['overhead_us']:6.0f} us {fit['model_factor']:8.2f} {fit['bound_fraction']:8.2f}  "
-                  f"{fit['logs']} logs from {fit['sources']} sources ({fit['of']})")
+            print(
+                f"{name:15} {fit['overhead_us']:6.0f} us {fit['model_factor']:8.2f} {fit['bound_fraction']:8.2f}  "
+                f"{fit['logs']} logs from {fit['sources']} sources ({fit['of']})"
+            )
         sparse = data["bands"]["all"]["fit"].get("sparse_fraction", 0.0)
-        print(f"runs with one or two GPUs per node (every class): {sparse:g} of the bound" if sparse else
-              "no run with one or two GPUs per node: no sparse fraction")
+        print(
+            f"runs with one or two GPUs per node (every class): {sparse:g} of the bound"
+            if sparse
+            else "no run with one or two GPUs per node: no sparse fraction"
+        )
     results = cross_validate(logs)
     if args.verbose:
         for r in results:
             err = f"{100 * r['error']:.1f} %" if r["error"] is not None else "-"
             beyond = f"{r['beyond']:.2f}" if r["beyond"] is not None else "-"
-            print(f"{r['id'][:48]:48} {r['fabric']:13} {'ok ' if r['healthy'] else 'BAD'} {err:>8} {beyond:>5}  "
-                  f"{r['verdict'][:60]}")
+            print(
+                f"{r['id'][:48]:48} {r['fabric']:13} {'ok ' if r['healthy'] else 'BAD'} {err:>8} {beyond:>5}  "
+                f"{r['verdict'][:60]}"
+            )
     print(f"leave-one-source-out over {len(results)} logs from {len({r['source'] for r in results})} sources:")
     report(results)
 

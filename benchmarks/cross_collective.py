@@ -67,10 +67,13 @@ def main():
     for source, system, model, target, hardware in corpus_pairs() + example_pairs():
         rows, median, worst = cross_error(model, target, hardware)
         medians.append(median)
-        print(f"| {source} | {system} | {model.collective} -> {target.collective} | {rows} | {median:.1%} "
-              f"| {worst:.1%} |")
-    print(f"pairs: {len(medians)}; median over pairs {np.median(medians):.1%}, worst pair {max(medians):.1%}, "
-          f"pairs within 10 %: {sum(m <= 0.10 for m in medians)} of {len(medians)}")
+        print(
+            f"| {source} | {system} | {model.collective} -> {target.collective} | {rows} | {median:.1%} | {worst:.1%} |"
+        )
+    print(
+        f"pairs: {len(medians)}; median over pairs {np.median(medians):.1%}, worst pair {max(medians):.1%}, "
+        f"pairs within 10 %: {sum(m <= 0.10 for m in medians)} of {len(medians)}"
+    )
 
 
 if __name__ == "__main__":

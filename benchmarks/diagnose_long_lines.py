@@ -40,9 +40,13 @@ ROOT = Path(__file__).resolve().parents[1]
 REAL = Path(collperf.__file__).parent / "data" / "corpus" / "a100-efa-2x8-allreduce-gh-aws-efa-eks.txt"
 
 # the patterns as they were, each searched on every line (the rest of read_facts is the same)
-OLD = [r"(\d+) coll channels, (?:(\d+) collnet channels, )?(?:(\d+) nvls channels, )?(\d+) p2p channels",
-       r"Rank\s+\d+\s.*\bon\s+\S+|NCCL INFO|^\s*\S+:\d+:\d+", r"Using network (.+?)\s*$",
-       r"NET/OFI Selected Provider is efa|NET/OFI .*efa", r"found (\d+) nics"]
+OLD = [
+    r"(\d+) coll channels, (?:(\d+) collnet channels, )?(?:(\d+) nvls channels, )?(\d+) p2p channels",
+    r"Rank\s+\d+\s.*\bon\s+\S+|NCCL INFO|^\s*\S+:\d+:\d+",
+    r"Using network (.+?)\s*$",
+    r"NET/OFI Selected Provider is efa|NET/OFI .*efa",
+    r"found (\d+) nics",
+]
 
 HEADER = """# nThread 1 nGpus 1 minBytes 8 maxBytes 1073741824 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0
 #
@@ -59,13 +63,19 @@ INFO = [
     "node-01:1001:1101 [0] NCCL INFO comm 0x55d3c8a0 rank 0 nRanks 2 nNodes 1 localRanks 2 localRank 0 MNNVL 0",
     "node-01:1001:1101 [0] NCCL INFO Trees [0] 1/-1/-1->0->-1 [1] 1/-1/-1->0->-1",
 ]
-TABLE = """#
+TABLE = (
+    """#
 #                                                              out-of-place                       in-place
 #       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
 #        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
-""" + "".join(f"{1 << k:>12} {(1 << k) // 4:>12}     float     sum      -1  {10 + (1 << k) / 4e5:8.2f}    0.00    0.00      0"
-              f"  {10 + (1 << k) / 4e5:8.2f}    0.00    0.00      0\n" for k in range(3, 31)) + \
-    "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 1.0\n#\n"
+"""
+    + "".join(
+        f"{1 << k:>12} {(1 << k) // 4:>12}     float     sum      -1  {10 + (1 << k) / 4e5:8.2f}    0.00    0.00      0"
+        f"  {10 + (1 << k) / 4e5:8.2f}    0.00    0.00      0\n"
+        for k in range(3, 31)
+    )
+    + "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 1.0\n#\n"
+)
 
 
 def _best(fn, repeat: int = 3) -> float:
@@ -97,8 +107,9 @@ def long_lines(max_old: int, work: Path) -> None:
     digits.write_text(HEADER + "\n".join(INFO) + "\n" + "9" * 100_000 + "\n" + TABLE)
     t_plain = _best(lambda: api.diagnose_logs(plain))
     t_digits = _best(lambda: api.diagnose_logs(digits))
-    print(f"   diagnose: the log {t_plain:.3f} s, with a 100,000-digit line {t_digits:.3f} s "
-          f"({t_digits / t_plain:.2f}x)")
+    print(
+        f"   diagnose: the log {t_plain:.3f} s, with a 100,000-digit line {t_digits:.3f} s ({t_digits / t_plain:.2f}x)"
+    )
 
 
 def synthetic_log(mb: float) -> str:
@@ -129,8 +140,9 @@ def measure(path: str) -> None:
 
 def _child(src: Path, path: Path) -> dict:
     env = {**os.environ, "PYTHONPATH": str(src)}
-    out = subprocess.run([sys.executable, __file__, "--measure", str(path)], env=env, capture_output=True, text=True,
-                         check=True)
+    out = subprocess.run(
+        [sys.executable, __file__, "--measure", str(path)], env=env, capture_output=True, text=True, check=True
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -143,8 +155,11 @@ def info_heavy(mb: float, work: Path, before: str | None, repeat: int) -> None:
         subprocess.run(["tar", "-x", "-C", str(old)], input=archive.stdout, check=True)
         variants = {f"at {before}": old / "src", **variants}
     print(f"2. INFO-heavy logs through diagnose_logs, each in a fresh process, best of {repeat} (CPU s; MB/s of CPU)")
-    print(f"{'log':>10} {'MB':>6} {'INFO lines':>11} " + " ".join(f"{name:>20}" for name in variants)
-          + (f" {'ratio':>7} {'same result':>12}" if before else ""))
+    print(
+        f"{'log':>10} {'MB':>6} {'INFO lines':>11} "
+        + " ".join(f"{name:>20}" for name in variants)
+        + (f" {'ratio':>7} {'same result':>12}" if before else "")
+    )
     for name, build in (("synthetic", synthetic_log), ("real", real_log)):
         text = build(mb)
         path = work / f"{name}.log"
@@ -152,14 +167,17 @@ def info_heavy(mb: float, work: Path, before: str | None, repeat: int) -> None:
         size_mb = path.stat().st_size / 1e6
         best = {k: float("inf") for k in variants}
         digests = {}
-        for _ in range(repeat):                     # alternately, so that the machine's load hits both alike
+        for _ in range(repeat):  # alternately, so that the machine's load hits both alike
             for k, src in variants.items():
                 got = _child(src, path)
                 best[k] = min(best[k], got["cpu"])
                 digests[k] = got["digest"]
         cells = " ".join(f"{best[k]:>8.2f} s {size_mb / best[k]:>5.1f} MB/s" for k in variants)
-        ratio = f" {best[next(iter(variants))] / best['now']:>6.2f}x {'yes' if len(set(digests.values())) == 1 else 'NO':>12}" \
-            if before else ""
+        ratio = (
+            f" {best[next(iter(variants))] / best['now']:>6.2f}x {'yes' if len(set(digests.values())) == 1 else 'NO':>12}"
+            if before
+            else ""
+        )
         print(f"{name:>10} {size_mb:>6.1f} {text.count('NCCL INFO'):>11,} {cells}{ratio}")
 
 
@@ -167,11 +185,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=float, default=50)
     parser.add_argument("--max-old", type=int, default=40_000)
-    parser.add_argument("--before", help="a git commit to time the INFO-heavy logs at too (fe853f5: before the "
-                                         "literal pre-checks of the line readers)")
+    parser.add_argument(
+        "--before",
+        help="a git commit to time the INFO-heavy logs at too (fe853f5: before the "
+        "literal pre-checks of the line readers)",
+    )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip-lines", action="store_true", help="only part 2")
-    parser.add_argument("--measure", help=argparse.SUPPRESS)   # the child process's side
+    parser.add_argument("--measure", help=argparse.SUPPRESS)  # the child process's side
     args = parser.parse_args()
     if args.measure:
         measure(args.measure)

@@ -25,8 +25,10 @@ def sample(prefix: str) -> Path:
 
 
 def main():
-    print("| sample | system assumed | expected / measured (median |error|) | best busbw / bound busbw (GB/s) "
-          "| best eff | verdict |")
+    print(
+        "| sample | system assumed | expected / measured (median |error|) | best busbw / bound busbw (GB/s) "
+        "| best eff | verdict |"
+    )
     for path in sorted(EXAMPLES.glob("*.txt")):
         d = diagnose(load(path)[0])
         big = [s for s in d.sizes if s.size_bytes >= MIB and s.expected_s]
@@ -35,13 +37,17 @@ def main():
         best = max(s.busbw_GBps or 0 for s in d.sizes)
         eff = max(s.efficiency or 0 for s in d.sizes)
         system = d.assumed.system
-        print(f"| {path.name[:2]} | {system.name}, {system.nodes}x{system.gpus_per_node} | {ratio:.2f} ({error:.1%}) "
-              f"| {best:.1f} / {d.peak_GBps:.1f} | {eff:.0%} | {d.verdict.split(':')[0]} |")
+        print(
+            f"| {path.name[:2]} | {system.name}, {system.nodes}x{system.gpus_per_node} | {ratio:.2f} ({error:.1%}) "
+            f"| {best:.1f} / {d.peak_GBps:.1f} | {eff:.0%} | {d.verdict.split(':')[0]} |"
+        )
     for a, b in CROSS:
         d = diagnose(load(sample(b))[0], model=str(sample(a)))
         err = [abs(s.expected_s / s.time_s - 1) for s in d.sizes if s.size_bytes >= MIB]
-        print(f"--model-from {sample(a).name} -> {sample(b).name}: median {np.median(err):.1%}, worst {max(err):.1%} "
-              f"(rows >= 1 MiB); verdict {d.verdict.split(':')[0]}")
+        print(
+            f"--model-from {sample(a).name} -> {sample(b).name}: median {np.median(err):.1%}, worst {max(err):.1%} "
+            f"(rows >= 1 MiB); verdict {d.verdict.split(':')[0]}"
+        )
 
 
 if __name__ == "__main__":

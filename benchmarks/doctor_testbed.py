@@ -33,25 +33,35 @@ from collperf.lab.doctor.testbed_spec import parse_spec
 HOSTS = int(os.environ.get("DOCTOR_HOSTS", "8"))
 BASE = f"hosts={HOSTS},leaves=2,rate=40mbit,name=dbm"
 LEAF = HOSTS // 2
-CASES = [("slow-link", "slow-link=host3:24mbit", {"host3"}),
-         ("slow-uplink", f"slow-uplink=leaf1:{LEAF * 20}mbit", {"leaf1-uplink"}),
-         ("slow-rank", "slow-rank=host5:0.1s", {"host5"}),
-         ("kill-host", "kill-host=host6:30s", {"host6"}),
-         # uplinks blocking at half the leaf's hosts x rate: a healthy cross round shares them (contention priced)
-         ("healthy-blocking-uplinks", f"uplink={LEAF * 20}mbit", set())]
+CASES = [
+    ("slow-link", "slow-link=host3:24mbit", {"host3"}),
+    ("slow-uplink", f"slow-uplink=leaf1:{LEAF * 20}mbit", {"leaf1-uplink"}),
+    ("slow-rank", "slow-rank=host5:0.1s", {"host5"}),
+    ("kill-host", "kill-host=host6:30s", {"host6"}),
+    # uplinks blocking at half the leaf's hosts x rate: a healthy cross round shares them (contention priced)
+    ("healthy-blocking-uplinks", f"uplink={LEAF * 20}mbit", set()),
+]
 
 
 def one(label, extra, want):
     report = api.doctor_testbed(BASE + ("," + extra if extra else ""))
     c = report.campaign
     named = {v.component for v in c.accused()}
-    row = {"case": label, "named": sorted(named), "verdicts": {v.component: v.kind for v in c.accused()},
-           "right": want <= named and (named - want <= {"leaf0-uplink", "leaf1-uplink"} if want & {"leaf1-uplink"}
-                                        else named == want),
-           "tests": c.tests, "rounds": len(c.rounds), "stages": [r[0].test.stage for r in c.rounds],
-           "bound": report.round_bound,
-           "predicted_tests": report.predicted_tests, "wall_s": round(report.wall_s, 1),
-           "rounds_wall_s": round(sum(report.round_wall_s), 1), "efficiency": report.efficiency}
+    row = {
+        "case": label,
+        "named": sorted(named),
+        "verdicts": {v.component: v.kind for v in c.accused()},
+        "right": want <= named
+        and (named - want <= {"leaf0-uplink", "leaf1-uplink"} if want & {"leaf1-uplink"} else named == want),
+        "tests": c.tests,
+        "rounds": len(c.rounds),
+        "stages": [r[0].test.stage for r in c.rounds],
+        "bound": report.round_bound,
+        "predicted_tests": report.predicted_tests,
+        "wall_s": round(report.wall_s, 1),
+        "rounds_wall_s": round(sum(report.round_wall_s), 1),
+        "efficiency": report.efficiency,
+    }
     print(json.dumps(row), flush=True)
     return row
 
@@ -59,6 +69,7 @@ def one(label, extra, want):
 def pairs() -> dict:
     """Every pair once on a healthy testbed, N/2 at a time: tests and wall time."""
     from collperf.lab.testbed.routed import TopologyTestbed
+
     spec = parse_spec(BASE)
     n = spec.hosts
     # the circle method: N-1 rounds of N/2 disjoint pairs
@@ -74,15 +85,20 @@ def pairs() -> dict:
         runner = TestbedRunner(spec, bed)
         for r in rounds:
             runner(r)
-    row = {"case": "exhaustive-pairs", "tests": sum(len(r) for r in rounds), "rounds": len(rounds),
-           "wall_s": round(time.monotonic() - started, 1), "rounds_wall_s": round(sum(runner.wall_s), 1)}
+    row = {
+        "case": "exhaustive-pairs",
+        "tests": sum(len(r) for r in rounds),
+        "rounds": len(rounds),
+        "wall_s": round(time.monotonic() - started, 1),
+        "rounds_wall_s": round(sum(runner.wall_s), 1),
+    }
     print(json.dumps(row), flush=True)
     return row
 
 
 def main():
     healthy = int(sys.argv[1]) if len(sys.argv) > 1 else 10
-    only = os.environ.get("DOCTOR_CASES")       # a comma list of case names: only those
+    only = os.environ.get("DOCTOR_CASES")  # a comma list of case names: only those
     rows = [one(*case) for case in CASES if not only or case[0] in only.split(",")]
     rows += [one(f"healthy-{i + 1}", "", set()) for i in range(healthy)]
     if "pairs" in sys.argv[3:]:

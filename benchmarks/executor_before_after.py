@@ -36,6 +36,7 @@ def job(collective: str, algorithm: str, sizes: list, iters: int):
     import torch
     import torch.distributed as dist
     from _interleaved import time_interleaved
+
     before = _before_module()
     p, rank = dist.get_world_size(), dist.get_rank()
     coll = get_collective(collective)
@@ -45,8 +46,10 @@ def job(collective: str, algorithm: str, sizes: list, iters: int):
         _, size, in_elems, out_elems = coll.counts(size, p, 4)
         inp, out = torch.empty(in_elems), torch.empty(out_elems)
         data.fill_input(inp, coll, rank, "sum")
-        calls = {"before": lambda: before.run_schedule(s, inp, out, "sum", in_elems, 1 << 20),
-                 "after": lambda: run_schedule(s, inp, out, "sum", in_elems, 0)}
+        calls = {
+            "before": lambda: before.run_schedule(s, inp, out, "sum", in_elems, 1 << 20),
+            "after": lambda: run_schedule(s, inp, out, "sum", in_elems, 0),
+        }
         timed = time_interleaved(calls, out, lambda o: data.check_output(o, coll, rank, p, in_elems, "sum"), iters)
         row = {"size": size}
         for k, (t_s, wrong) in timed.items():
@@ -58,19 +61,30 @@ def job(collective: str, algorithm: str, sizes: list, iters: int):
 def main() -> None:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from _interleaved import common_args
+
     parser = common_args(argparse.ArgumentParser(description=__doc__.splitlines()[0]), "1M,4M,16M,64M", 7)
     args = parser.parse_args()
-    print(f"{os.cpu_count()} cores shared with other jobs (load {os.getloadavg()[0]:.1f}); {args.collective} "
-          f"{args.algorithm}; p50 of {args.iters} interleaved iterations (mean over ranks)")
+    print(
+        f"{os.cpu_count()} cores shared with other jobs (load {os.getloadavg()[0]:.1f}); {args.collective} "
+        f"{args.algorithm}; p50 of {args.iters} interleaved iterations (mean over ranks)"
+    )
     print("| ranks | size | before busbw (GB/s) | after busbw (GB/s) | after / before | #wrong before/after |")
     print("|---|---|---|---|---|---|")
     for p in (int(r) for r in args.ranks.split(",")):
-        rows = run_local(Job("executor_before_after:job", (args.collective, args.algorithm,
-                                                          [parse_size(x) for x in args.sizes.split(",")], args.iters)),
-                         p, timeout_s=900)
+        rows = run_local(
+            Job(
+                "executor_before_after:job",
+                (args.collective, args.algorithm, [parse_size(x) for x in args.sizes.split(",")], args.iters),
+            ),
+            p,
+            timeout_s=900,
+        )
         for r in rows:
-            print(f"| {p} | {r['size'] >> 20} MiB | {r['before']:.3f} | {r['after']:.3f} | "
-                  f"{r['after'] / r['before']:.2f} | {r['before_wrong']}/{r['after_wrong']} |", flush=True)
+            print(
+                f"| {p} | {r['size'] >> 20} MiB | {r['before']:.3f} | {r['after']:.3f} | "
+                f"{r['after'] / r['before']:.2f} | {r['before_wrong']}/{r['after_wrong']} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

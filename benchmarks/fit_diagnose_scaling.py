@@ -37,27 +37,41 @@ def sizes(rows: int) -> list[int]:
     """`rows` distinct sizes from 8 B to 8 GiB, evenly in log size."""
     out, k = [], 0
     while len(out) < rows:
-        out = sorted({round(8 * (2 ** 30) ** (i / (rows + k - 1))) for i in range(rows + k)})
+        out = sorted({round(8 * (2**30) ** (i / (rows + k - 1))) for i in range(rows + k)})
         k += 1
     return out[:rows]
 
 
 def text_log(rows: int) -> str:
-    lines = ["# nccl-tests version 2.13.9 nccl-headers=22105 nccl-library=22105",
-             "# Collective test starting: all_reduce_perf", "# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 "
-             "step: 1024(bytes) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0", "#"]
-    lines += [f"#  Rank  {r} Group  0 Pid {1000 + r} on node{r // 4} device  {r % 4} [0000:00:00] NVIDIA H100"
-              for r in range(8)]
-    lines += ["#", "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   "
-              "algbw   busbw #wrong", "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)"
-              "            (us)  (GB/s)  (GB/s)"]
+    lines = [
+        "# nccl-tests version 2.13.9 nccl-headers=22105 nccl-library=22105",
+        "# Collective test starting: all_reduce_perf",
+        "# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 "
+        "step: 1024(bytes) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0",
+        "#",
+    ]
+    lines += [
+        f"#  Rank  {r} Group  0 Pid {1000 + r} on node{r // 4} device  {r % 4} [0000:00:00] NVIDIA H100"
+        for r in range(8)
+    ]
+    lines += [
+        "#",
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   "
+        "algbw   busbw #wrong",
+        "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)",
+    ]
     for s in sizes(rows):
         t = time_us(s)
         alg = s / t / 1e3
         cell = f"{t:8.2f}  {alg:6.2f}  {alg * 1.75:6.2f}       0"
         lines.append(f"{s:12d}  {max(1, s // 4):12d}     float     sum      -1  {cell}  {cell}")
-    lines += ["# Out of bounds values : 0 OK", "# Avg bus bandwidth    : 1.0", "#",
-              "# Collective test concluded: all_reduce_perf", ""]
+    lines += [
+        "# Out of bounds values : 0 OK",
+        "# Avg bus bandwidth    : 1.0",
+        "#",
+        "# Collective test concluded: all_reduce_perf",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -65,11 +79,30 @@ def json_log(rows: int) -> str:
     def measure(s):
         t = time_us(s)
         return {"time": t, "alg_bw": s / t / 1e3, "bus_bw": s / t / 1e3 * 1.75, "nwrong": 0}
-    doc = {"version": "2.17.6", "nccl_version": "2.27.3", "args": ["./build/all_reduce_perf", "-J", "x.json"],
-           "config": {"devices": [{"rank": r, "hostname": f"node{r // 4}", "device": r % 4,
-                                   "device_info": "NVIDIA H100"} for r in range(8)]},
-           "results": [{"size": s, "count": max(1, s // 4), "type": "float", "redop": "sum", "root": -1,
-                        "out_of_place": measure(s), "in_place": measure(s)} for s in sizes(rows)]}
+
+    doc = {
+        "version": "2.17.6",
+        "nccl_version": "2.27.3",
+        "args": ["./build/all_reduce_perf", "-J", "x.json"],
+        "config": {
+            "devices": [
+                {"rank": r, "hostname": f"node{r // 4}", "device": r % 4, "device_info": "NVIDIA H100"}
+                for r in range(8)
+            ]
+        },
+        "results": [
+            {
+                "size": s,
+                "count": max(1, s // 4),
+                "type": "float",
+                "redop": "sum",
+                "root": -1,
+                "out_of_place": measure(s),
+                "in_place": measure(s),
+            }
+            for s in sizes(rows)
+        ],
+    }
     return json.dumps(doc, indent=2)
 
 
@@ -98,7 +131,7 @@ def main():
         (f1, d1), (f10, d10) = measured[(kind, 1000)], measured[(kind, 10000)]
         print(f"{kind}: 10,000 / 1,000 rows: fit {f10 / f1:.1f}x, diagnose {d10 / d1:.1f}x")
     big = folder / "big.txt"
-    with open(big, "w") as f:   # 500 MB: the 1,000-row log's rows repeated under one header
+    with open(big, "w") as f:  # 500 MB: the 1,000-row log's rows repeated under one header
         block = text_log(1000)
         while f.tell() < 500_000_000:
             f.write(block)

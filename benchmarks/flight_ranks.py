@@ -21,10 +21,10 @@ import time
 import tracemalloc
 from pathlib import Path
 
-STEP_NS = 50_000_000            # one all-reduce every 50 ms
+STEP_NS = 50_000_000  # one all-reduce every 50 ms
 LATE_RANK, LATE_NS = 7, 5_000_000
 HANG_RANK = 3
-ELEMS = 262_144                 # 1 MiB of float32
+ELEMS = 262_144  # 1 MiB of float32
 
 
 def write_dumps(out: Path, ranks: int, entries: int) -> int:
@@ -33,17 +33,49 @@ def write_dumps(out: Path, ranks: int, entries: int) -> int:
     total = 0
     for rank in range(ranks):
         last = entries - 1 if rank == HANG_RANK else entries
-        items = [{"record_id": k, "pg_id": 0, "process_group": ["0", "default_pg"], "collective_seq_id": k + 1,
-                  "p2p_seq_id": 0, "op_id": k + 1, "profiling_name": "gloo:all_reduce",
-                  "time_created_ns": 1_700_000_000_000_000_000 + k * STEP_NS + (LATE_NS if rank == LATE_RANK else 0)
-                  + rank * 1000, "input_sizes": [[ELEMS]], "input_dtypes": ["Float"], "output_sizes": [[ELEMS]],
-                  "output_dtypes": ["Float"], "state": "completed", "time_discovered_started_ns": 0,
-                  "time_discovered_completed_ns": 0, "retired": True, "timeout_ms": 600000, "is_p2p": False,
-                  "thread_id": "1", "thread_name": "python"} for k in range(last)]
-        doc = {"version": "2.10", "comm_lib_version": "", "pg_config": config, "entries": items,
-               "pg_status": {"0": {"last_enqueued_collective": str(last), "last_started_collective": str(last),
-                                   "last_completed_collective": str(last)}}, "nccl_comm_state": {}}
-        text = json.dumps(doc, sort_keys=True)      # torch's JSON dump's order (the recorded fixtures')
+        items = [
+            {
+                "record_id": k,
+                "pg_id": 0,
+                "process_group": ["0", "default_pg"],
+                "collective_seq_id": k + 1,
+                "p2p_seq_id": 0,
+                "op_id": k + 1,
+                "profiling_name": "gloo:all_reduce",
+                "time_created_ns": 1_700_000_000_000_000_000
+                + k * STEP_NS
+                + (LATE_NS if rank == LATE_RANK else 0)
+                + rank * 1000,
+                "input_sizes": [[ELEMS]],
+                "input_dtypes": ["Float"],
+                "output_sizes": [[ELEMS]],
+                "output_dtypes": ["Float"],
+                "state": "completed",
+                "time_discovered_started_ns": 0,
+                "time_discovered_completed_ns": 0,
+                "retired": True,
+                "timeout_ms": 600000,
+                "is_p2p": False,
+                "thread_id": "1",
+                "thread_name": "python",
+            }
+            for k in range(last)
+        ]
+        doc = {
+            "version": "2.10",
+            "comm_lib_version": "",
+            "pg_config": config,
+            "entries": items,
+            "pg_status": {
+                "0": {
+                    "last_enqueued_collective": str(last),
+                    "last_started_collective": str(last),
+                    "last_completed_collective": str(last),
+                }
+            },
+            "nccl_comm_state": {},
+        }
+        text = json.dumps(doc, sort_keys=True)  # torch's JSON dump's order (the recorded fixtures')
         (out / f"rank{rank}.json").write_text(text)
         total += len(text)
     return total
@@ -66,6 +98,7 @@ def main() -> None:
     args = ap.parse_args()
     from collperf import api
     from collperf.trace.read import read_traces
+
     print("| ranks | dumps (MB) | read: s | read: peak MB | analyse: s | analyse: peak MB | peak per kept call (B) |")
     print("|---|---|---|---|---|---|---|")
     for ranks in (int(r) for r in args.ranks.split(",")):
@@ -76,8 +109,10 @@ def main() -> None:
             analyse_s, analyse_peak = measure(lambda: box.update(report=api.trace(tmp)))
             kinds = sorted({v.kind for v in box["report"].verdicts})
             calls = ranks * args.entries
-            print(f"| {ranks} | {size / 1e6:.1f} | {read_s:.1f} | {read_peak / 1e6:.1f} | {analyse_s:.1f} | "
-                  f"{analyse_peak / 1e6:.1f} | {analyse_peak / calls:.0f} |  verdicts: {', '.join(kinds)}")
+            print(
+                f"| {ranks} | {size / 1e6:.1f} | {read_s:.1f} | {read_peak / 1e6:.1f} | {analyse_s:.1f} | "
+                f"{analyse_peak / 1e6:.1f} | {analyse_peak / calls:.0f} |  verdicts: {', '.join(kinds)}"
+            )
 
 
 if __name__ == "__main__":

@@ -48,7 +48,7 @@ def _one(job: tuple) -> tuple:
         folder = Path(tmp)
         try:
             path = fuzz_support.write_input(fmt, seed, folder)
-        except Exception as e:   # noqa: BLE001 - the mutator's own failure: counted apart, not the reader's
+        except Exception as e:  # noqa: BLE001 - the mutator's own failure: counted apart, not the reader's
             return fmt, verb, seed, "mutator-failed", f"mutator: {type(e).__name__}: {str(e)[:80]}", 0.0, 0
         size = path.stat().st_size
         signal.setitimer(signal.ITIMER_REAL, hang_s)
@@ -60,7 +60,7 @@ def _one(job: tuple) -> tuple:
             outcome, signature = "usage-error", ""
         except Hang:
             outcome, signature = "hang", ""
-        except Exception as e:   # noqa: BLE001 - what the campaign counts
+        except Exception as e:  # noqa: BLE001 - what the campaign counts
             frames = traceback.extract_tb(e.__traceback__)
             inner = next((f for f in reversed(frames) if "/collperf/" in f.filename), frames[-1])
             where = inner.filename.split("/collperf/")[-1]
@@ -80,13 +80,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--first-seed", type=int, default=100_000,
-                        help="seeds from here (the suite's seeds are below it)")
+    parser.add_argument(
+        "--first-seed", type=int, default=100_000, help="seeds from here (the suite's seeds are below it)"
+    )
     parser.add_argument("--hang", type=float, default=60.0)
     args = parser.parse_args()
-    jobs = [(fmt, verb, args.first_seed + i, args.hang) for fmt, verb in fuzz_support.PAIRS
-            for i in range(max(1, int(PER_VERB[verb] * args.scale)))]
-    jobs.sort(key=lambda j: j[2])          # the pairs interleaved: a slow verb does not hold the tail alone
+    jobs = [
+        (fmt, verb, args.first_seed + i, args.hang)
+        for fmt, verb in fuzz_support.PAIRS
+        for i in range(max(1, int(PER_VERB[verb] * args.scale)))
+    ]
+    jobs.sort(key=lambda j: j[2])  # the pairs interleaved: a slow verb does not hold the tail alone
     counts: dict = defaultdict(Counter)
     signatures: dict = {}
     slowest: dict = {}
@@ -106,15 +110,21 @@ def main() -> None:
             if done % 2000 == 0:
                 print(f"  {done} of {len(jobs)} ({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
     wall = time.perf_counter() - started
-    print(f"{'format':<22} {'verb':<9} {'inputs':>7} {'results':>8} {'usage':>7} {'traceback':>10} {'>10 s':>6} "
-          f"{'slowest s':>10} {'its seed':>9}")
+    print(
+        f"{'format':<22} {'verb':<9} {'inputs':>7} {'results':>8} {'usage':>7} {'traceback':>10} {'>10 s':>6} "
+        f"{'slowest s':>10} {'its seed':>9}"
+    )
     total = Counter()
     for (fmt, verb), c in counts.items():
         total.update(c)
-        print(f"{fmt:<22} {verb:<9} {c['inputs']:>7} {c['ok']:>8} {c['usage-error']:>7} {c['traceback']:>10} "
-              f"{c['over 10 s']:>6} {slowest[(fmt, verb)][0]:>10.2f} {slowest[(fmt, verb)][1]:>9}")
-    print(f"{'all':<32} {total['inputs']:>7} {total['ok']:>8} {total['usage-error']:>7} {total['traceback']:>10} "
-          f"{total['over 10 s']:>6}   ({wall:.0f} s wall, {args.workers} workers)")
+        print(
+            f"{fmt:<22} {verb:<9} {c['inputs']:>7} {c['ok']:>8} {c['usage-error']:>7} {c['traceback']:>10} "
+            f"{c['over 10 s']:>6} {slowest[(fmt, verb)][0]:>10.2f} {slowest[(fmt, verb)][1]:>9}"
+        )
+    print(
+        f"{'all':<32} {total['inputs']:>7} {total['ok']:>8} {total['usage-error']:>7} {total['traceback']:>10} "
+        f"{total['over 10 s']:>6}   ({wall:.0f} s wall, {args.workers} workers)"
+    )
     if total["mutator-failed"]:
         print(f"mutator failures (the campaign's own, not counted above as the reader's): {total['mutator-failed']}")
     for signature, (fmt, verb, seed) in signatures.items():

@@ -23,6 +23,7 @@ from collperf.units import parse_size
 def job(nbytes: int, iters: int) -> dict:
     import torch
     import torch.distributed as dist
+
     r, n = dist.get_rank(), nbytes // 4
     peer = 1 - r
     a, b, out, c = torch.ones(n), torch.zeros(n), torch.zeros(n), torch.ones(n)
@@ -37,11 +38,15 @@ def job(nbytes: int, iters: int) -> dict:
         out.copy_(a)
         out.add_(b)
 
-    calls = {"one-way send": lambda: dist.send(a, 1) if r == 0 else dist.recv(b, 0),
-             "exchange": exchange, "exchange + add": exchange_add,
-             "ours: recursive doubling": lambda: run_schedule(rd, a, out, "sum", n, 0),
-             "ours: ring": lambda: run_schedule(ring, a, out, "sum", n, 0),
-             "gloo broadcast": lambda: dist.broadcast(c, 0), "gloo all_reduce": lambda: dist.all_reduce(c)}
+    calls = {
+        "one-way send": lambda: dist.send(a, 1) if r == 0 else dist.recv(b, 0),
+        "exchange": exchange,
+        "exchange + add": exchange_add,
+        "ours: recursive doubling": lambda: run_schedule(rd, a, out, "sum", n, 0),
+        "ours: ring": lambda: run_schedule(ring, a, out, "sum", n, 0),
+        "gloo broadcast": lambda: dist.broadcast(c, 0),
+        "gloo all_reduce": lambda: dist.all_reduce(c),
+    }
     samples = {k: [] for k in calls}
     for _ in range(iters):
         for k, f in calls.items():
@@ -58,10 +63,14 @@ def main() -> None:
     parser.add_argument("--sizes", default="1M,4M")
     parser.add_argument("--iters", type=int, default=15)
     args = parser.parse_args()
-    print(f"{os.cpu_count()} cores shared with other jobs (load {os.getloadavg()[0]:.1f}); 2 ranks; p50 ms of "
-          f"{args.iters} interleaved iterations")
-    results = {size: run_local(Job("gloo_p2p_floor:job", (parse_size(size), args.iters)), 2, 600)
-               for size in args.sizes.split(",")}
+    print(
+        f"{os.cpu_count()} cores shared with other jobs (load {os.getloadavg()[0]:.1f}); 2 ranks; p50 ms of "
+        f"{args.iters} interleaved iterations"
+    )
+    results = {
+        size: run_local(Job("gloo_p2p_floor:job", (parse_size(size), args.iters)), 2, 600)
+        for size in args.sizes.split(",")
+    }
     print("| | " + " | ".join(results) + " |")
     print("|---|" + "---|" * len(results))
     for k in next(iter(results.values())):

@@ -29,8 +29,19 @@ SEGMENTS = 16
 
 def sweep(bed, algorithms, size=SIZE):
     # the slowest rank's time (nccl-tests -a 3): the simulator's time is the last rank's
-    config = SweepSpec(collective="broadcast", algorithms=algorithms, min_bytes=size, max_bytes=size, factor=2, iters=ITERS, warmup=1, in_place=False,
-                       segments=SEGMENTS, average=3, progress=False)
+    config = SweepSpec(
+        collective="broadcast",
+        algorithms=algorithms,
+        min_bytes=size,
+        max_bytes=size,
+        factor=2,
+        iters=ITERS,
+        warmup=1,
+        in_place=False,
+        segments=SEGMENTS,
+        average=3,
+        progress=False,
+    )
     pre = hetero_runs.schedules(bed, config)
     res = run(config, None, 1800, None, testbed=bed, schedules=pre or None)
     out = {}
@@ -49,9 +60,12 @@ def packed_vs_ring(group, name):
     rate = pack_on_routes(bed.topology, group).rate_Bps / ring_rate_Bps(bed.topology, group)
     m = measured["blink"][0] / measured["chain"][0]
     model = chain_s / blink_s
-    print(f"| {','.join(map(str, group))} | {measured['blink'][0] * 8e-6:.1f} | {measured['chain'][0] * 8e-6:.1f} | "
-          f"{measured['builtin'][0] * 8e-6:.1f} | {m:.2f} | {model:.2f} | {rate:.2f} | {m / model - 1:+.1%} | "
-          f"{sum(w for _, w in measured.values())} |", flush=True)
+    print(
+        f"| {','.join(map(str, group))} | {measured['blink'][0] * 8e-6:.1f} | {measured['chain'][0] * 8e-6:.1f} | "
+        f"{measured['builtin'][0] * 8e-6:.1f} | {m:.2f} | {model:.2f} | {rate:.2f} | {m / model - 1:+.1%} | "
+        f"{sum(w for _, w in measured.values())} |",
+        flush=True,
+    )
 
 
 def chain_forward(hosts, name):
@@ -60,14 +74,19 @@ def chain_forward(hosts, name):
         for size in ("4M", SIZE):
             measured, _ = sweep(bed, ["chain"], size)
             rate, wrong = measured["chain"]
-            print(f"| {'->'.join(map(str, hosts))} | {size} | {rate * 8e-6:.1f} | {slowest * 8e-6:.0f} | "
-                  f"{rate / slowest:.2f} | {wrong} |", flush=True)
+            print(
+                f"| {'->'.join(map(str, hosts))} | {size} | {rate * 8e-6:.1f} | {slowest * 8e-6:.0f} | "
+                f"{rate / slowest:.2f} | {wrong} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":
     print(f"broadcast of {SIZE} from host 0, {ITERS} iterations (median), {SEGMENTS} segments; Mbit/s")
-    print("| hosts | packed trees | chain (ring) | gloo built-in | measured ratio | model ratio (events) | "
-          "model ratio (rates) | measured vs model | #wrong |")
+    print(
+        "| hosts | packed trees | chain (ring) | gloo built-in | measured ratio | model ratio (events) | "
+        "model ratio (rates) | measured vs model | #wrong |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     packed_vs_ring([0, 1, 4], "hb1")
     packed_vs_ring([0, 3, 4, 5], "hb2")

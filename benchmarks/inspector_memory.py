@@ -42,15 +42,26 @@ def write_dump(path: Path, target_bytes: int) -> int:
             for rank in range(8):
                 size = 1024 << (records // 8 % 24)
                 time_us = 12.0 + size / 9e4 + rank * 0.37
-                rec = {"header": {"id": "0x7f1c4a002b10", "rank": rank, "n_ranks": 8, "nnodes": 1},
-                       "metadata": {"inspector_output_format_version": "v4.0", "git_rev": "a1b2c3d",
-                                    "rec_mechanism": "profiler_plugin", "dump_timestamp_us": 1730000000000000 + records,
-                                    "hostname": "node-017", "pid": 41000 + rank},
-                       "coll_perf": {"coll": _COLLS[records // 192 % 4], "coll_sn": records // 8,
-                                     "coll_msg_size_bytes": size, "coll_exec_time_us": round(time_us, 3),
-                                     "coll_timing_source": "kernel_gpu",
-                                     "coll_algobw_gbs": round(size / time_us / 1e3, 4),
-                                     "coll_busbw_gbs": round(size / time_us / 1e3 * 1.75, 4)}}
+                rec = {
+                    "header": {"id": "0x7f1c4a002b10", "rank": rank, "n_ranks": 8, "nnodes": 1},
+                    "metadata": {
+                        "inspector_output_format_version": "v4.0",
+                        "git_rev": "a1b2c3d",
+                        "rec_mechanism": "profiler_plugin",
+                        "dump_timestamp_us": 1730000000000000 + records,
+                        "hostname": "node-017",
+                        "pid": 41000 + rank,
+                    },
+                    "coll_perf": {
+                        "coll": _COLLS[records // 192 % 4],
+                        "coll_sn": records // 8,
+                        "coll_msg_size_bytes": size,
+                        "coll_exec_time_us": round(time_us, 3),
+                        "coll_timing_source": "kernel_gpu",
+                        "coll_algobw_gbs": round(size / time_us / 1e3, 4),
+                        "coll_busbw_gbs": round(size / time_us / 1e3 * 1.75, 4),
+                    },
+                }
                 f.write(json.dumps(rec) + "\n")
                 records += 1
     return records
@@ -67,13 +78,16 @@ def main() -> None:
             records = write_dump(path, target)
             size = path.stat().st_size
             for how in ("load", "parse"):
-                out = subprocess.run([sys.executable, "-c", _READ, str(path), how], capture_output=True, text=True,
-                                     env=env, check=True).stdout.split()
+                out = subprocess.run(
+                    [sys.executable, "-c", _READ, str(path), how], capture_output=True, text=True, env=env, check=True
+                ).stdout.split()
                 before, after, calls = int(out[0]), int(out[1]), int(out[2])
                 assert calls == records, (calls, records)
                 mib = 1 << 20
-                print(f"| {size / 1e6:.0f} MB | {records:,} | {_HOW[how]} | {after / mib:.0f} MiB | {after / size:.2f}x "
-                      f"| {(after - before) / mib:.0f} MiB | {(after - before) / size:.2f}x |")
+                print(
+                    f"| {size / 1e6:.0f} MB | {records:,} | {_HOW[how]} | {after / mib:.0f} MiB | {after / size:.2f}x "
+                    f"| {(after - before) / mib:.0f} MiB | {(after - before) / size:.2f}x |"
+                )
                 sys.stdout.flush()
             path.unlink()
     finally:

@@ -46,9 +46,11 @@ def main() -> None:
         print(f"{alg.collective:14} {alg.name:20} {v_rate:15.3g} {s_rate:15.3g} {v_rate / s_rate:8.0f}x")
     v_rate = len(algorithms) * args.sizes / total_vector_s
     s_rate = len(algorithms) * len(scalar_sizes) / total_scalar_s
-    print(f"\nall {len(algorithms)} algorithms x {args.sizes} sizes at {args.ranks} ranks: "
-          f"{total_vector_s:.2f} s, {v_rate:.3g} costs/s vectorized; "
-          f"{s_rate:.3g} costs/s one size at a time ({v_rate / s_rate:.0f}x)")
+    print(
+        f"\nall {len(algorithms)} algorithms x {args.sizes} sizes at {args.ranks} ranks: "
+        f"{total_vector_s:.2f} s, {v_rate:.3g} costs/s vectorized; "
+        f"{s_rate:.3g} costs/s one size at a time ({v_rate / s_rate:.0f}x)"
+    )
 
 
 if __name__ == "__main__":

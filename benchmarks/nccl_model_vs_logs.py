@@ -32,8 +32,10 @@ SAMPLES = {
     # dstack's rendering dropped the device lines; the sample's own header says "2 nodes x 8 NVIDIA B200"
     "19_lambda-b200-2node-16gpu-allreduce.txt": ("NVIDIA B200", 2),
 }
-CROSS = (("01_superbench-a100x8-allreduce.txt", "02_superbench-a100x8-allgather.txt"),
-         ("10_pcie-2080ti-x2-allreduce.txt", "12_pcie-2080ti-x2-broadcast.txt"))
+CROSS = (
+    ("01_superbench-a100x8-allreduce.txt", "02_superbench-a100x8-allgather.txt"),
+    ("10_pcie-2080ti-x2-allreduce.txt", "12_pcie-2080ti-x2-broadcast.txt"),
+)
 
 
 def read(name: str):
@@ -46,7 +48,7 @@ def read(name: str):
     times = np.array([r.time_s for r in rows], dtype=float)
     system = assume(table).system
     gpu_given, nodes_given = SAMPLES[name]
-    if system is None:   # no device lines and no usable comment: the table above names the GPU
+    if system is None:  # no device lines and no usable comment: the table above names the GPU
         system = system_for_gpu(gpu_given, nodes=nodes_given, gpus_per_node=table.ranks // nodes_given)
     return table, system, sizes, times
 
@@ -65,8 +67,14 @@ def hardware_alone() -> dict:
         median, worst = errors(pred.time_s, times, sizes)
         bound = system_bound(table.collective, sizes, system)
         measured_busbw = float(np.max(sizes * 1.0 / times)) * (pred.busbw_Bps[-1] / pred.algbw_Bps[-1])
-        out[name] = dict(system=system, median=median, worst=worst, bound_busbw=bound.peak_busbw_Bps,
-                         measured_busbw=measured_busbw, choice_at_max=pred.choice[-1])
+        out[name] = dict(
+            system=system,
+            median=median,
+            worst=worst,
+            bound_busbw=bound.peak_busbw_Bps,
+            measured_busbw=measured_busbw,
+            choice_at_max=pred.choice[-1],
+        )
     return out
 
 
@@ -85,9 +93,11 @@ def cross_collective() -> dict:
 def main():
     print("Expected time from hardware alone (no fitting), out-of-place rows >= 1 MiB")
     for name, r in hardware_alone().items():
-        print(f"  {name[:40]:40s} median {r['median']:6.1%} worst {r['worst']:7.1%}  "
-              f"busbw measured {r['measured_busbw'] / 1e9:6.1f} <= bound {r['bound_busbw'] / 1e9:7.1f} GB/s  "
-              f"[{r['choice_at_max']}]")
+        print(
+            f"  {name[:40]:40s} median {r['median']:6.1%} worst {r['worst']:7.1%}  "
+            f"busbw measured {r['measured_busbw'] / 1e9:6.1f} <= bound {r['bound_busbw'] / 1e9:7.1f} GB/s  "
+            f"[{r['choice_at_max']}]"
+        )
         print(f"      assumed: {r['system'].describe()}")
     print("Fit on one log, predict another collective (rows >= 1 MiB)")
     for (a, b), r in cross_collective().items():

@@ -22,13 +22,19 @@ def main() -> None:
     for p in sample:
         plans.plan(p.model, p.layout, p.cluster, p.compute_s)
     one_by_one = (time.perf_counter() - start) / len(sample) * len(result.plans)
-    print(f"{result.considered} layouts ({result.too_big} do not fit 80 GiB, {len(result.plans)} priced) "
-          f"in {batched:.3f} s: {result.considered / batched:,.0f} layouts/s")
-    print(f"one plan() per fitting layout would take {one_by_one:.2f} s: batched pricing is "
-          f"{one_by_one / batched:.0f}x faster")
+    print(
+        f"{result.considered} layouts ({result.too_big} do not fit 80 GiB, {len(result.plans)} priced) "
+        f"in {batched:.3f} s: {result.considered / batched:,.0f} layouts/s"
+    )
+    print(
+        f"one plan() per fitting layout would take {one_by_one:.2f} s: batched pricing is "
+        f"{one_by_one / batched:.0f}x faster"
+    )
     for p in result.plans[:5]:
-        print(f"  {p.step_s:7.3f} s  {p.layout.describe()} micro-batch {p.model.micro_batch} x {p.layout.micro_batches}"
-              f"  memory {p.memory.total_bytes / 2**30:.1f} GiB")
+        print(
+            f"  {p.step_s:7.3f} s  {p.layout.describe()} micro-batch {p.model.micro_batch} x {p.layout.micro_batches}"
+            f"  memory {p.memory.total_bytes / 2**30:.1f} GiB"
+        )
 
 
 if __name__ == "__main__":

@@ -62,32 +62,40 @@ from collperf.plan.gpus import GPUS
 from collperf.plan.kernels import modelled_compute
 
 V_GPT = 51200
-ALGORITHM = "best"      # the planner's default: the best of what NCCL runs (plan/pricing.py)
+ALGORITHM = "best"  # the planner's default: the best of what NCCL runs (plan/pricing.py)
 
 
 @dataclass(frozen=True, kw_only=True)
 class Row:
     source: str
-    cite: str                       # where the row's figures stand: arXiv id and version, table or section
-    model: object                   # a plans.ModelSpec
+    cite: str  # where the row's figures stand: arXiv id and version, table or section
+    model: object  # a plans.ModelSpec
     gpus: int
-    batch: int                      # sequences per iteration
-    layout: dict                    # plans.Layout fields besides dp and micro_batches
+    batch: int  # sequences per iteration
+    layout: dict  # plans.Layout fields besides dp and micro_batches
     published_s: float
     cluster: str = "dgx-a100"
     note: str = ""
-    zero3_group: str = ""           # rows of one ZeRO-3 scaling series
+    zero3_group: str = ""  # rows of one ZeRO-3 scaling series
 
 
 def gpt(layers: int, hidden: int, heads: int, seq: int = 2048, vocab: int = V_GPT, **fields):
-    return plans.ModelSpec(f"gpt {layers}x{hidden}", plans.gpt_params(layers, hidden, vocab, seq), layers, hidden,
-                           seq, heads=heads, vocab=vocab, **fields)
+    return plans.ModelSpec(
+        f"gpt {layers}x{hidden}",
+        plans.gpt_params(layers, hidden, vocab, seq),
+        layers,
+        hidden,
+        seq,
+        heads=heads,
+        vocab=vocab,
+        **fields,
+    )
 
 
 def megatron_flops(m, batch: int) -> float:
     """96 B s l h^2 (1 + s / 6h + V / 16lh): Narayanan et al. 2021 eq. 3 (with full recompute)."""
     s, n_layers, h, v = m.seq_len, m.layers, m.hidden, m.vocab
-    return 96 * batch * s * n_layers * h ** 2 * (1 + s / (6 * h) + v / (16 * h * n_layers))
+    return 96 * batch * s * n_layers * h**2 * (1 + s / (6 * h) + v / (16 * h * n_layers))
 
 
 def from_tflops(m, batch: int, gpus: int, tflops: float) -> float:
@@ -98,22 +106,37 @@ def palm_seconds(m, batch: int, gpus: int, tflops: float) -> float:
     return batch * m.seq_len * (6 * m.params + 12 * m.layers * m.seq_len * m.hidden) / (gpus * tflops * 1e12)
 
 
-OLD = dict(recompute="full", flash_attention=False)      # Megatron 2021: full recompute, unfused attention
+OLD = dict(recompute="full", flash_attention=False)  # Megatron 2021: full recompute, unfused attention
 
 
 def n21_table1() -> list[Row]:
     rows = []
     # params, heads, hidden, layers, tp, pp, GPUs, batch, achieved TFLOP/s per GPU
     for heads, hidden, layers, tp, pp, gpus, batch, tflops in (
-            (24, 2304, 24, 1, 1, 32, 512, 137), (32, 3072, 30, 2, 1, 64, 512, 138),
-            (32, 4096, 36, 4, 1, 128, 512, 142), (48, 6144, 40, 8, 1, 256, 1024, 135),
-            (64, 8192, 48, 8, 2, 512, 1536, 138), (80, 10240, 60, 8, 4, 1024, 1792, 140),
-            (96, 12288, 80, 8, 8, 1536, 2304, 148), (128, 16384, 96, 8, 16, 1920, 2160, 155),
-            (128, 20480, 105, 8, 35, 2520, 2520, 163), (160, 25600, 128, 8, 64, 3072, 3072, 163)):
+        (24, 2304, 24, 1, 1, 32, 512, 137),
+        (32, 3072, 30, 2, 1, 64, 512, 138),
+        (32, 4096, 36, 4, 1, 128, 512, 142),
+        (48, 6144, 40, 8, 1, 256, 1024, 135),
+        (64, 8192, 48, 8, 2, 512, 1536, 138),
+        (80, 10240, 60, 8, 4, 1024, 1792, 140),
+        (96, 12288, 80, 8, 8, 1536, 2304, 148),
+        (128, 16384, 96, 8, 16, 1920, 2160, 155),
+        (128, 20480, 105, 8, 35, 2520, 2520, 163),
+        (160, 25600, 128, 8, 64, 3072, 3072, 163),
+    ):
         m = gpt(layers, hidden, heads)
-        rows.append(Row(source="N21 T1", cite="arXiv 2104.04473v5 Table 1", model=m, gpus=gpus, batch=batch,
-                        layout=dict(tp=tp, pp=pp, **OLD), published_s=from_tflops(m, batch, gpus, tflops),
-                        note=f"{tflops} TFLOP/s"))
+        rows.append(
+            Row(
+                source="N21 T1",
+                cite="arXiv 2104.04473v5 Table 1",
+                model=m,
+                gpus=gpus,
+                batch=batch,
+                layout=dict(tp=tp, pp=pp, **OLD),
+                published_s=from_tflops(m, batch, gpus, tflops),
+                note=f"{tflops} TFLOP/s",
+            )
+        )
     return rows
 
 
@@ -122,20 +145,41 @@ def n21_table2() -> list[Row]:
     m175, m530 = gpt(96, 12288, 96), gpt(105, 20480, 128)
     # (GPUs, batch, micro-batch, TFLOP/s per GPU) as Table 2 prints them. The 530B series starts at 640
     # GPUs with batch 2560 (the table's starred row: 560 GPUs did not fit), then 1120 and 2240 at 2240.
-    for m, series in ((m175, ((384, 1536, 4, 144), (768, 1536, 2, 88), (1536, 1536, 1, 44))),
-                      (m530, ((640, 2560, 4, 138), (1120, 2240, 2, 98), (2240, 2240, 1, 48)))):
+    for m, series in (
+        (m175, ((384, 1536, 4, 144), (768, 1536, 2, 88), (1536, 1536, 1, 44))),
+        (m530, ((640, 2560, 4, 138), (1120, 2240, 2, 98), (2240, 2240, 1, 48))),
+    ):
         for gpus, batch, mb, tflops in series:
-            rows.append(Row(source="N21 T2 ZeRO-3", cite="arXiv 2104.04473v5 Table 2",
-                            model=replace(m, micro_batch=mb), gpus=gpus, batch=batch,
-                            layout=dict(tp=1, pp=1, zero=3, zero3_impl="deepspeed", **OLD),
-                            published_s=from_tflops(m, batch, gpus, tflops),
-                            note=f"{tflops} TFLOP/s", zero3_group=f"{m.params / 1e9:.0f}B"))
-    for m, tp, pp, batch, series in ((m175, 8, 12, 1536, ((384, 153), (768, 149), (1536, 141))),
-                                     (m530, 8, 35, 2240, ((560, 171), (1120, 167), (2240, 159)))):
+            rows.append(
+                Row(
+                    source="N21 T2 ZeRO-3",
+                    cite="arXiv 2104.04473v5 Table 2",
+                    model=replace(m, micro_batch=mb),
+                    gpus=gpus,
+                    batch=batch,
+                    layout=dict(tp=1, pp=1, zero=3, zero3_impl="deepspeed", **OLD),
+                    published_s=from_tflops(m, batch, gpus, tflops),
+                    note=f"{tflops} TFLOP/s",
+                    zero3_group=f"{m.params / 1e9:.0f}B",
+                )
+            )
+    for m, tp, pp, batch, series in (
+        (m175, 8, 12, 1536, ((384, 153), (768, 149), (1536, 141))),
+        (m530, 8, 35, 2240, ((560, 171), (1120, 167), (2240, 159))),
+    ):
         for gpus, tflops in series:
-            rows.append(Row(source="N21 T2 PTD", cite="arXiv 2104.04473v5 Table 2", model=m, gpus=gpus,
-                            batch=batch, layout=dict(tp=tp, pp=pp, **OLD),
-                            published_s=from_tflops(m, batch, gpus, tflops), note=f"{tflops} TFLOP/s"))
+            rows.append(
+                Row(
+                    source="N21 T2 PTD",
+                    cite="arXiv 2104.04473v5 Table 2",
+                    model=m,
+                    gpus=gpus,
+                    batch=batch,
+                    layout=dict(tp=tp, pp=pp, **OLD),
+                    published_s=from_tflops(m, batch, gpus, tflops),
+                    note=f"{tflops} TFLOP/s",
+                )
+            )
     return rows
 
 
@@ -145,30 +189,76 @@ def k22_table5() -> list[Row]:
     # schedule with three chunks per pipeline rank for 175B and 530B; Table 5's seconds.
     cite = "arXiv 2205.05198v1 Tables 3 and 5, §6"
     for name, pp, chunks, gpus, batch, mb, full_s, present_s in (
-            ("gpt3-22b", 1, 1, 8, 4, 4, 1.42, 1.10), ("gpt3-175b", 8, 3, 64, 64, 1, 18.13, 13.75),
-            ("gpt3-530b", 35, 3, 280, 280, 1, 49.05, 37.83), ("gpt3-1t", 64, 1, 512, 512, 1, 94.42, 71.49)):
+        ("gpt3-22b", 1, 1, 8, 4, 4, 1.42, 1.10),
+        ("gpt3-175b", 8, 3, 64, 64, 1, 18.13, 13.75),
+        ("gpt3-530b", 35, 3, 280, 280, 1, 49.05, 37.83),
+        ("gpt3-1t", 64, 1, 512, 512, 1, 94.42, 71.49),
+    ):
         m = replace(plans.get_model(name), micro_batch=mb)
-        rows.append(Row(source="K22 T5 full", cite=cite, model=m, gpus=gpus, batch=batch,
-                        layout=dict(tp=8, pp=pp, virtual_stages=chunks, **OLD), published_s=full_s))
-        rows.append(Row(source="K22 T5 sp+sel", cite=cite, model=m, gpus=gpus, batch=batch,
-                        layout=dict(tp=8, pp=pp, virtual_stages=chunks, recompute="selective",
-                                    sequence_parallel=True, flash_attention=False), published_s=present_s))
+        rows.append(
+            Row(
+                source="K22 T5 full",
+                cite=cite,
+                model=m,
+                gpus=gpus,
+                batch=batch,
+                layout=dict(tp=8, pp=pp, virtual_stages=chunks, **OLD),
+                published_s=full_s,
+            )
+        )
+        rows.append(
+            Row(
+                source="K22 T5 sp+sel",
+                cite=cite,
+                model=m,
+                gpus=gpus,
+                batch=batch,
+                layout=dict(
+                    tp=8,
+                    pp=pp,
+                    virtual_stages=chunks,
+                    recompute="selective",
+                    sequence_parallel=True,
+                    flash_attention=False,
+                ),
+                published_s=present_s,
+            )
+        )
     return rows
 
 
 def mtnlg() -> list[Row]:
     m = gpt(105, 20480, 128)
-    return [Row(source="MT-NLG §2.4", cite="arXiv 2201.11990 §2.4", model=m, gpus=gpus, batch=1920,
-                layout=dict(tp=8, pp=35, **OLD), published_s=seconds, note=f"{tflops} TFLOP/s")
-            for gpus, seconds, tflops in ((2240, 60.1, 126), (2800, 50.2, 121), (3360, 44.4, 113))]
+    return [
+        Row(
+            source="MT-NLG §2.4",
+            cite="arXiv 2201.11990 §2.4",
+            model=m,
+            gpus=gpus,
+            batch=1920,
+            layout=dict(tp=8, pp=35, **OLD),
+            published_s=seconds,
+            note=f"{tflops} TFLOP/s",
+        )
+        for gpus, seconds, tflops in ((2240, 60.1, 126), (2800, 50.2, 121), (3360, 44.4, 113))
+    ]
 
 
 def bloom() -> list[Row]:
     m = replace(gpt(70, 14336, 112, vocab=250680), name="bloom-176b", micro_batch=2)
-    return [Row(source="BLOOM §3.4", cite="arXiv 2211.05100 §3.4; BigScience tr11-176B-ml.slurm", model=m,
-                gpus=384, batch=2048, cluster="jean-zay",
-                layout=dict(tp=4, pp=12, zero=1, **OLD), published_s=from_tflops(m, 2048, 384, 150),
-                note="150 TFLOP/s")]
+    return [
+        Row(
+            source="BLOOM §3.4",
+            cite="arXiv 2211.05100 §3.4; BigScience tr11-176B-ml.slurm",
+            model=m,
+            gpus=384,
+            batch=2048,
+            cluster="jean-zay",
+            layout=dict(tp=4, pp=12, zero=1, **OLD),
+            published_s=from_tflops(m, 2048, 384, 150),
+            note="150 TFLOP/s",
+        )
+    ]
 
 
 def llama3() -> list[Row]:
@@ -177,18 +267,31 @@ def llama3() -> list[Row]:
     rows = []
     for gpus, cp, seq, tflops in ((8192, 1, 8192, 430), (16384, 1, 8192, 400), (16384, 16, 131072, 380)):
         m = replace(base, seq_len=seq)
-        batch = 16 * 2 ** 20 // seq
-        rows.append(Row(source="Llama 3 T4", cite="arXiv 2407.21783 Table 4, §3.3.2", model=m, gpus=gpus,
-                        batch=batch, cluster="dgx-h100", layout=dict(lay, cp=cp, cp_allgather=True),
-                        published_s=palm_seconds(m, batch, gpus, tflops),
-                        note=f"{tflops} TFLOP/s"))
+        batch = 16 * 2**20 // seq
+        rows.append(
+            Row(
+                source="Llama 3 T4",
+                cite="arXiv 2407.21783 Table 4, §3.3.2",
+                model=m,
+                gpus=gpus,
+                batch=batch,
+                cluster="dgx-h100",
+                layout=dict(lay, cp=cp, cp_allgather=True),
+                published_s=palm_seconds(m, batch, gpus, tflops),
+                note=f"{tflops} TFLOP/s",
+            )
+        )
     return rows
 
 
 def cluster_of(row: Row):
-    if row.cluster == "jean-zay":   # A100 80GB nodes, NVLink inside, 4 x 100 Gb/s Omni-Path per node
-        return replace(get_preset("dgx-a100", row.gpus // 8), inter=Link(5e-6, 100e9 / 8, name="Omni-Path 100G"),
-                       nics_per_node=4, name="jean-zay")
+    if row.cluster == "jean-zay":  # A100 80GB nodes, NVLink inside, 4 x 100 Gb/s Omni-Path per node
+        return replace(
+            get_preset("dgx-a100", row.gpus // 8),
+            inter=Link(5e-6, 100e9 / 8, name="Omni-Path 100G"),
+            nics_per_node=4,
+            name="jean-zay",
+        )
     return get_preset(row.cluster, row.gpus // 8)
 
 
@@ -199,8 +302,7 @@ def predict(row: Row):
     m = row.batch // (dp * row.model.micro_batch)
     gpu = GPUS["dgx-h100" if row.cluster == "dgx-h100" else "dgx-a100"]
     layout = plans.Layout(dp=dp, micro_batches=m, gpu_memory_bytes=gpu.memory_bytes, **fields)
-    return plans.plan(row.model, layout, cluster_of(row), modelled_compute(row.model, layout, gpu),
-                      algorithm=ALGORITHM)
+    return plans.plan(row.model, layout, cluster_of(row), modelled_compute(row.model, layout, gpu), algorithm=ALGORITHM)
 
 
 def per_gpu_ratio(gpus0: int, batch0: int, time0_s: float, gpus1: int, batch1: int, time1_s: float) -> float:
@@ -214,12 +316,18 @@ def rows() -> list[Row]:
 
 
 def main() -> None:
-    print("one parameter set per GPU (plan/gpus.py), no row tuned: "
-          + "; ".join(f"{g.name}: GEMM {g.gemm:.0%} of {g.peak_flops / 1e12:.0f} TFLOP/s, half at edge "
-                      f"{g.gemm_half:.0f}, flash {g.flash:.0%}, batched {g.batched:.0%}"
-                      for g in (GPUS["dgx-a100"], GPUS["dgx-h100"])))
-    print(f"{'source':14} {'model':18} {'GPUs':>5} {'layout':34} {'published':>9} {'planned':>8} {'error':>7} "
-          f"{'compute':>8} {'bubble':>7} {'exposed':>8} {'fits':>5}")
+    print(
+        "one parameter set per GPU (plan/gpus.py), no row tuned: "
+        + "; ".join(
+            f"{g.name}: GEMM {g.gemm:.0%} of {g.peak_flops / 1e12:.0f} TFLOP/s, half at edge "
+            f"{g.gemm_half:.0f}, flash {g.flash:.0%}, batched {g.batched:.0%}"
+            for g in (GPUS["dgx-a100"], GPUS["dgx-h100"])
+        )
+    )
+    print(
+        f"{'source':14} {'model':18} {'GPUs':>5} {'layout':34} {'published':>9} {'planned':>8} {'error':>7} "
+        f"{'compute':>8} {'bubble':>7} {'exposed':>8} {'fits':>5}"
+    )
     errors, series = [], {}
     for row in rows():
         p = predict(row)
@@ -227,18 +335,24 @@ def main() -> None:
         errors.append(abs(err))
         if row.zero3_group:
             series.setdefault(row.zero3_group, []).append((row.gpus, row.batch, row.published_s, p.step_s))
-        print(f"{row.source:14} {row.model.name[:18]:18} {row.gpus:5} {p.layout.describe()[:34]:34} "
-              f"{row.published_s:9.2f} {p.step_s:8.2f} {err:+7.1%} {p.compute_s:8.2f} {p.bubble_s:7.2f} "
-              f"{p.exposed_s:8.2f} {'yes' if p.fits else 'no':>5}")
+        print(
+            f"{row.source:14} {row.model.name[:18]:18} {row.gpus:5} {p.layout.describe()[:34]:34} "
+            f"{row.published_s:9.2f} {p.step_s:8.2f} {err:+7.1%} {p.compute_s:8.2f} {p.bubble_s:7.2f} "
+            f"{p.exposed_s:8.2f} {'yes' if p.fits else 'no':>5}"
+        )
     sources = len({row.source.split()[0] for row in rows()})
-    print(f"{len(errors)} rows from {sources} sources: median |error| {statistics.median(errors):.1%}, "
-          f"mean {statistics.mean(errors):.1%}, worst {max(errors):.1%}")
+    print(
+        f"{len(errors)} rows from {sources} sources: median |error| {statistics.median(errors):.1%}, "
+        f"mean {statistics.mean(errors):.1%}, worst {max(errors):.1%}"
+    )
     for group, points in series.items():
         (g0, b0, pub0, plan0), (g1, b1, pub1, plan1) = points[0], points[-1]
         published = per_gpu_ratio(g0, b0, pub0, g1, b1, pub1)
         planned = per_gpu_ratio(g0, b0, plan0, g1, b1, plan1)
-        print(f"ZeRO-3 {group}: per-GPU throughput {g1} vs {g0} GPUs: published {published:.3f}, "
-              f"planned {planned:.3f} (planned / published {planned / published:.2f})")
+        print(
+            f"ZeRO-3 {group}: per-GPU throughput {g1} vs {g0} GPUs: published {published:.3f}, "
+            f"planned {planned:.3f} (planned / published {planned / published:.2f})"
+        )
 
 
 if __name__ == "__main__":

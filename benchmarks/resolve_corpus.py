@@ -62,8 +62,7 @@ from collperf.model.hardware.catalogue import _GPU_PATTERNS
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "src" / "collperf" / "data" / "corpus"
 FIELDS = ("gpu", "gpus_per_node", "nodes", "fabric", "nics")
-LABELS = {"gpu": "GPU", "gpus_per_node": "GPUs per node", "nodes": "nodes", "fabric": "fabric",
-          "nics": "NICs per node"}
+LABELS = {"gpu": "GPU", "gpus_per_node": "GPUs per node", "nodes": "nodes", "fabric": "fabric", "nics": "NICs per node"}
 NOT_SHOWN = "not in the log"
 
 # the comment lines nccl-tests (common.cu) and rccl-tests print themselves
@@ -81,7 +80,8 @@ TOOL_COMMENTS = re.compile(
     r"|#\s*Collective test (?:starting|concluded)"
     r"|#\s*nccl-tests version"
     r"|#\s*Reducing maxBytes"
-    r"|#\s*Testing \d+ cycles?\.")
+    r"|#\s*Testing \d+ cycles?\."
+)
 
 # NCCL INFO lines that name the network / list or count the NICs / give the node count
 _NETWORK = re.compile(r"NET/(?:IB|OFI|Socket|gIB|GPUDirectTCPX|FasTrak)|Using network \w|NET/Plugin")
@@ -91,7 +91,7 @@ _P2P_LINE = re.compile(r"via (?:P2P|SHM)/")
 RACK_SCALE = ("gb200-nvl72", "gb300-nvl72")
 
 
-_PREFIX = re.compile(r"^(?:\[\d+,\d+\]<std\w+>:|\d+:\s)")     # mpirun --tag-output, srun --label
+_PREFIX = re.compile(r"^(?:\[\d+,\d+\]<std\w+>:|\d+:\s)")  # mpirun --tag-output, srun --label
 
 
 def strip(text: str, keep_hardware: bool = False) -> tuple[str, list[str]]:
@@ -99,8 +99,11 @@ def strip(text: str, keep_hardware: bool = False) -> tuple[str, list[str]]:
     kept, removed = [], []
     for ln in text.splitlines():
         s = _PREFIX.sub("", ln.lstrip()).lstrip()
-        if s.startswith("#") and not TOOL_COMMENTS.match(s) and \
-                not (keep_hardware and re.match(r"#\s*hardware\s*:", s)):
+        if (
+            s.startswith("#")
+            and not TOOL_COMMENTS.match(s)
+            and not (keep_hardware and re.match(r"#\s*hardware\s*:", s))
+        ):
             removed.append(ln)
         else:
             kept.append(ln)
@@ -122,7 +125,7 @@ def _family(text: str) -> str | None:
 def _part(text: str):
     try:
         return find_gpu(text)
-    except UsageError:       # a name two parts match equally: no one part
+    except UsageError:  # a name two parts match equally: no one part
         return None
 
 
@@ -146,7 +149,7 @@ class Field:
     curated: str
     resolved: str
     shown: bool
-    status: str = ""     # match, MISMATCH, not in the log
+    status: str = ""  # match, MISMATCH, not in the log
 
 
 @dataclass
@@ -155,7 +158,7 @@ class Result:
     fields: dict[str, Field] = field(default_factory=dict)
     why_none: str = ""
     error: str = ""
-    no_system: bool = False     # assume gave no system (no GPU named): every field it could have said is lost
+    no_system: bool = False  # assume gave no system (no GPU named): every field it could have said is lost
     removed: list[str] = field(default_factory=list)
 
     @property
@@ -170,10 +173,14 @@ def shown(table, text: str) -> dict[str, bool]:
     gpu_named = bool(table.header.get("gpus")) and any(_part(g) or _family(g) for g in table.header["gpus"])
     gpu = gpu_named or "instance" in read_facts(text)
     placement = devices or any(_NNODES.search(ln) for ln in info)
-    return {"gpu": gpu, "gpus_per_node": placement, "nodes": placement,
-            "network": any(_NETWORK.search(ln) for ln in info),
-            "p2p": any(_P2P_LINE.search(ln) for ln in info),
-            "nics": any(_NIC_LIST.search(ln) for ln in info)}
+    return {
+        "gpu": gpu,
+        "gpus_per_node": placement,
+        "nodes": placement,
+        "network": any(_NETWORK.search(ln) for ln in info),
+        "p2p": any(_P2P_LINE.search(ln) for ln in info),
+        "nics": any(_NIC_LIST.search(ln) for ln in info),
+    }
 
 
 def _domains(ranks: int, domain: int = 72) -> tuple[int, int]:
@@ -202,25 +209,39 @@ def resolve(row: dict, keep_hardware: bool = False) -> Result:
     show = shown(parse(bare, row["id"])[0], bare)
     nodes, per, ranks = int(row["nodes"]), int(row["gpus_per_node"]), int(row["ranks"])
     m = re.match(r"(\d+)x", row["nic"])
-    curated = {"gpu": row["gpu"], "gpus_per_node": str(per), "nodes": str(nodes),
-               "fabric": row["fabric"], "nics": m.group(1) if m else ""}
-    resolved = {"gpu": s.gpu if s else "-", "gpus_per_node": str(s.gpus_per_node) if s else "-",
-                "nodes": str(s.nodes) if s else "-", "fabric": s.fabric_class if s else "-",
-                "nics": str(s.nics_per_node) if s and s.nodes > 1 else "-"}
+    curated = {
+        "gpu": row["gpu"],
+        "gpus_per_node": str(per),
+        "nodes": str(nodes),
+        "fabric": row["fabric"],
+        "nics": m.group(1) if m else "",
+    }
+    resolved = {
+        "gpu": s.gpu if s else "-",
+        "gpus_per_node": str(s.gpus_per_node) if s else "-",
+        "nodes": str(s.nodes) if s else "-",
+        "fabric": s.fabric_class if s else "-",
+        "nics": str(s.nics_per_node) if s and s.nodes > 1 else "-",
+    }
     rack = _family(row["gpu"]) in RACK_SCALE
     if nodes == 1 or row["fabric"] == "nvl72":
-        fabric_shown = show["gpu"]             # the node's (the rack's) links follow from the GPU
+        fabric_shown = show["gpu"]  # the node's (the rack's) links follow from the GPU
     else:
         fabric_shown = show["network"]
-    is_shown = {"gpu": show["gpu"], "gpus_per_node": show["gpus_per_node"], "nodes": show["nodes"],
-                "fabric": fabric_shown, "nics": nodes > 1 and row["fabric"] != "nvl72" and show["nics"]}
+    is_shown = {
+        "gpu": show["gpu"],
+        "gpus_per_node": show["gpus_per_node"],
+        "nodes": show["nodes"],
+        "fabric": fabric_shown,
+        "nics": nodes > 1 and row["fabric"] != "nvl72" and show["nics"],
+    }
     if rack:
         # GB200/GB300: the model's node is an NVLink domain, the index counts 4-GPU trays; whether the trays
         # share a domain is what the fabric says, so the placement is shown only where the fabric is
         is_shown["nodes"] = is_shown["gpus_per_node"] = is_shown["nodes"] and fabric_shown
     for name in FIELDS:
         if name == "nics" and not curated["nics"]:
-            continue                                   # one node or one NVLink rack: no NIC to count
+            continue  # one node or one NVLink rack: no NIC to count
         note = ""
         if name == "gpu":
             ok = s is not None and gpu_match(curated["gpu"], s.gpu, getattr(s, "gpu_part", ""))
@@ -230,14 +251,20 @@ def resolve(row: dict, keep_hardware: bool = False) -> Result:
             # network fabric within one rack's size the trays sit in domains of their own (e.g. GCP A4X Max pods)
             k, per_domain = _domains(ranks, s.nvlink_domain or 72)
             domains = {"nodes": str(k), "gpus_per_node": str(per_domain)}
-            ok = resolved[name] == curated[name] or \
-                (resolved[name] == domains[name] and (row["fabric"] == "nvl72" or k > 1))
+            ok = resolved[name] == curated[name] or (
+                resolved[name] == domains[name] and (row["fabric"] == "nvl72" or k > 1)
+            )
             note = " (as NVLink domains)" if ok and resolved[name] != curated[name] else ""
         else:
             ok = curated[name] == resolved[name]
         f = Field(curated[name], resolved[name], is_shown[name])
-        if name == "fabric" and not ok and f.shown and not show["p2p"] and \
-                {curated[name], resolved[name]} == {"pcie-p2p", "pcie-host"}:
+        if (
+            name == "fabric"
+            and not ok
+            and f.shown
+            and not show["p2p"]
+            and {curated[name], resolved[name]} == {"pcie-p2p", "pcie-host"}
+        ):
             # the GPU shows PCIe; whether P2P works (driver, BIOS, ACS) only a 'via P2P/SHM' line shows
             f.shown, f.status = False, NOT_SHOWN + " (P2P or not: no 'via P2P/SHM' line)"
         elif f.shown:
@@ -265,34 +292,37 @@ def run(keep_hardware: bool = False) -> list[Result]:
 
 # why each mismatch of the stripped run happens, read from the log and the resolver (printed with the mismatch);
 # "unexplained" where it could not be told. Keyed "id:field".
-_NO_SYSTEM = ("the log names no GPU (no device lines), so no GPU can be known - but assume() then returns no "
-              "system at all, and the {what} the log does show is lost with it")
+_NO_SYSTEM = (
+    "the log names no GPU (no device lines), so no GPU can be known - but assume() then returns no "
+    "system at all, and the {what} the log does show is lost with it"
+)
 CAUSES: dict[str, str] = {
-    "b200-nvswitch-1x2-allgather-gh-dranet-nvidia:fabric":
-        "the catalogue's NVLS for B200 kept on a 2-GPU run; NCCL turns NVLS off when the communicator has <= 2 "
-        "GPUs (src/transport/nvls.cc ncclNvlsInit: gpuCount <= 2), and the log has no NVLS line",
-    "mi355x-roce-2x8-allreduce-gh-hisohara-aac14:gpus_per_node":
-        "the device lines name no GPU (rccl-tests printed the bus id only); the parser keeps '' as the GPU model and "
-        "assume() answers \"GPU model '' is not in the parts table\" with no system, losing the 2 hosts x 8 ranks the "
-        "device lines show",
+    "b200-nvswitch-1x2-allgather-gh-dranet-nvidia:fabric": "the catalogue's NVLS for B200 kept on a 2-GPU run; NCCL turns NVLS off when the communicator has <= 2 "
+    "GPUs (src/transport/nvls.cc ncclNvlsInit: gpuCount <= 2), and the log has no NVLS line",
+    "mi355x-roce-2x8-allreduce-gh-hisohara-aac14:gpus_per_node": "the device lines name no GPU (rccl-tests printed the bus id only); the parser keeps '' as the GPU model and "
+    "assume() answers \"GPU model '' is not in the parts table\" with no system, losing the 2 hosts x 8 ranks the "
+    "device lines show",
     "mi355x-roce-2x8-allreduce-gh-hisohara-aac14:nodes": "as for GPUs per node",
-    "a100pcie-ib-2x1-gather-gh-nccl-tests-350:fabric":
-        "'NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_2:1/IB': one RoCE and one IB port; the channels run 'via "
-        "NET/IB/1' (the IB port; NET/0 sits across the CPUs at 3.1 GB/s). loglines._nics calls the fabric roce "
-        "when any listed port is /RoCE",
-    "a100pcie-ib-2x1-gather-gh-nccl-tests-350:nics":
-        "loglines._nics counts every port 'NET/IB : Using' lists (2), not those the channels use (NET/IB/1 only)",
+    "a100pcie-ib-2x1-gather-gh-nccl-tests-350:fabric": "'NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_2:1/IB': one RoCE and one IB port; the channels run 'via "
+    "NET/IB/1' (the IB port; NET/0 sits across the CPUs at 3.1 GB/s). loglines._nics calls the fabric roce "
+    "when any listed port is /RoCE",
+    "a100pcie-ib-2x1-gather-gh-nccl-tests-350:nics": "loglines._nics counts every port 'NET/IB : Using' lists (2), not those the channels use (NET/IB/1 only)",
     "t4-socket-2x1-allreduce-gh-aws-do-eks:fabric": _NO_SYSTEM.format(what="network ('Using network Socket')"),
     "t4-efa-2x1-allreduce-gh-aws-do-eks:fabric": _NO_SYSTEM.format(what="network ('NET/OFI Selected Provider is efa')"),
 }
 # the hardware line kept: assume() fails on some logs (expect/resolve.py _gpu_from_comments)
-COMMENT_NODES = (r"the node count read from a comment with (\d+)\s*nodes?\b takes the digits of a model name before "
-                 "'node(s)' ('A100 nodes' -> 100, 'A4 node' -> 4, 'A3 node' -> 3), which the ranks cannot be "
-                 "split over")
+COMMENT_NODES = (
+    r"the node count read from a comment with (\d+)\s*nodes?\b takes the digits of a model name before "
+    "'node(s)' ('A100 nodes' -> 100, 'A4 node' -> 4, 'A3 node' -> 3), which the ranks cannot be "
+    "split over"
+)
 # mismatches whose cause is "assume() gives no system without a GPU": a correct "not known" of the GPU that takes
 # the fields the log shows with it (counted apart in the second figure)
-LOST_WITH_GPU = {"mi355x-roce-2x8-allreduce-gh-hisohara-aac14", "t4-socket-2x1-allreduce-gh-aws-do-eks",
-                 "t4-efa-2x1-allreduce-gh-aws-do-eks"}
+LOST_WITH_GPU = {
+    "mi355x-roce-2x8-allreduce-gh-hisohara-aac14",
+    "t4-socket-2x1-allreduce-gh-aws-do-eks",
+    "t4-efa-2x1-allreduce-gh-aws-do-eks",
+}
 
 
 def cause(r: Result, name: str) -> str:
@@ -312,21 +342,31 @@ def report(results: list[Result], title: str, quiet: bool) -> None:
                 print(f"  {LABELS[name]:<14} {f.curated:<24} / {f.resolved:<28} {f.status}")
     overall, per = shares(results)
     n = len(results)
-    print(f"\n{title}: {sum(r.all_match for r in results)} of {n} logs ({100 * overall:.1f} %) match on every field "
-          "the log shows (target: 95 %)")
-    lost = [r for r in results if not r.all_match and r.id in LOST_WITH_GPU
-            and all(f.status != "MISMATCH" or f.resolved == "-" for f in r.fields.values())]
-    print(f"  counting the fields lost only because no GPU is named (assume gives no system) as not known: "
-          f"{sum(r.all_match for r in results) + len(lost)} of {n} "
-          f"({100 * (sum(r.all_match for r in results) + len(lost)) / n:.1f} %)")
+    print(
+        f"\n{title}: {sum(r.all_match for r in results)} of {n} logs ({100 * overall:.1f} %) match on every field "
+        "the log shows (target: 95 %)"
+    )
+    lost = [
+        r
+        for r in results
+        if not r.all_match
+        and r.id in LOST_WITH_GPU
+        and all(f.status != "MISMATCH" or f.resolved == "-" for f in r.fields.values())
+    ]
+    print(
+        f"  counting the fields lost only because no GPU is named (assume gives no system) as not known: "
+        f"{sum(r.all_match for r in results) + len(lost)} of {n} "
+        f"({100 * (sum(r.all_match for r in results) + len(lost)) / n:.1f} %)"
+    )
     for name, (ok, on, off) in per.items():
         share = f"{100 * ok / on:.1f} %" if on else "-"
         print(f"  {LABELS[name]:<14} {ok:>3} of {on:>3} shown match ({share}); {off} not in the log")
     guessed = [(r, name, f) for r in results for name, f in r.fields.items() if f.status.startswith(NOT_SHOWN)]
     right = sum("agrees" in f.status for _, _, f in guessed)
     print(f"  fields not in the log: {len(guessed)}; the resolver's value agrees with the index on {right}")
-    bad = [(r, name) for r in results for name, f in r.fields.items() if f.status == "MISMATCH"] + \
-        [(r, None) for r in results if r.error]
+    bad = [(r, name) for r in results for name, f in r.fields.items() if f.status == "MISMATCH"] + [
+        (r, None) for r in results if r.error
+    ]
     print(f"\nmismatches ({len(bad)}): field: curated / resolved: cause")
     for r, name in bad:
         if name is None:
@@ -335,9 +375,11 @@ def report(results: list[Result], title: str, quiet: bool) -> None:
             continue
         f = r.fields[name]
         print(f"  {r.id}: {LABELS[name]}: {f.curated} / {f.resolved}: {cause(r, name)}")
-    print(f"\n('{NOT_SHOWN}': the stripped log does not show the field - no device lines naming a GPU or every "
-          "host, no NCCL INFO line naming the network or listing the NICs - so the resolver cannot know it; that is "
-          "a correct 'not known', counted apart and not as a mismatch.)")
+    print(
+        f"\n('{NOT_SHOWN}': the stripped log does not show the field - no device lines naming a GPU or every "
+        "host, no NCCL INFO line naming the network or listing the NICs - so the resolver cannot know it; that is "
+        "a correct 'not known', counted apart and not as a mismatch.)"
+    )
     if not quiet:
         wrong = [(r, name, f) for r, name, f in guessed if "agrees" not in f.status and f.resolved != "-"]
         print(f"\nnot in the log, and the resolver's default differs from the index ({len(wrong)}; not counted):")
@@ -349,8 +391,9 @@ def main(argv: list[str]) -> int:
     quiet = "--quiet" in argv
     stripped = run(keep_hardware=False)
     kept = run(keep_hardware=True)
-    removed = sorted({ln.strip()[:100] for r in stripped for ln in r.removed
-                      if not re.match(r"\s*#\s*(source|hardware)\s*:", ln)})
+    removed = sorted(
+        {ln.strip()[:100] for r in stripped for ln in r.removed if not re.match(r"\s*#\s*(source|hardware)\s*:", ln)}
+    )
     print("comment lines stripped besides '# source:' and '# hardware:' (not nccl-tests'/rccl-tests' output):")
     for ln in removed:
         print(f"  {ln}")

@@ -56,7 +56,7 @@ def run_case(mode: str, fabric: str, algorithm: str, p: int, events_max_s: float
 
     def estimate(e):
         heard.append(e)
-        if mode == "events" and e.time_s > events_max_s:        # the set-up alone, or the whole run
+        if mode == "events" and e.time_s > events_max_s:  # the set-up alone, or the whole run
             raise TimeoutError(e.describe())
 
     start = time.perf_counter()
@@ -72,10 +72,21 @@ def run_case(mode: str, fabric: str, algorithm: str, p: int, events_max_s: float
         closed = float(cost("allreduce", "ring", p, [SIZE], cluster.inter).total_s[0])
     elif algorithm == "hierarchical":
         closed = float(two_level_cost("allreduce", cluster, [SIZE], "ring", "ring").total_s[0])
-    return {"transfers": sched.transfer_count, "steps": sched.step_count, "build_s": built, "sim_s": simulated,
-            "peak_MiB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "time_s": result.time_s,
-            "closed_s": closed, "rounds_s": rounds_s, "engine": result.engine, "flows": heard[-1].flows if heard else 0, "load": load,
-            "estimate_s": heard[-1].time_s, "estimate_MiB": heard[-1].memory_bytes / 2**20}
+    return {
+        "transfers": sched.transfer_count,
+        "steps": sched.step_count,
+        "build_s": built,
+        "sim_s": simulated,
+        "peak_MiB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "time_s": result.time_s,
+        "closed_s": closed,
+        "rounds_s": rounds_s,
+        "engine": result.engine,
+        "flows": heard[-1].flows if heard else 0,
+        "load": load,
+        "estimate_s": heard[-1].time_s,
+        "estimate_MiB": heard[-1].memory_bytes / 2**20,
+    }
 
 
 def main() -> None:
@@ -83,20 +94,32 @@ def main() -> None:
     parser.add_argument("--max-ranks", type=int, default=131072)
     parser.add_argument("--events-max-s", type=float, default=40.0)
     parser.add_argument("--modes", default="rounds,events")
-    parser.add_argument("--case", help=argparse.SUPPRESS)       # mode,fabric,algorithm,ranks: run one, print JSON
+    parser.add_argument("--case", help=argparse.SUPPRESS)  # mode,fabric,algorithm,ranks: run one, print JSON
     args = parser.parse_args()
     if args.case:
         mode, fabric, algorithm, p = args.case.split(",")
         print(json.dumps(run_case(mode, fabric, algorithm, int(p), args.events_max_s)))
         return
-    print(f"{'mode':6} {'fabric':7} {'ranks':>6} {'algorithm':12} {'transfers':>13} {'flows':>9} {'load':>5} "
-          f"{'build s':>7} {'sim s':>7} {'est. s':>7} {'peak MiB':>8} {'est. MiB':>8} {'time ms':>10}  checks")
+    print(
+        f"{'mode':6} {'fabric':7} {'ranks':>6} {'algorithm':12} {'transfers':>13} {'flows':>9} {'load':>5} "
+        f"{'build s':>7} {'sim s':>7} {'est. s':>7} {'peak MiB':>8} {'est. MiB':>8} {'time ms':>10}  checks"
+    )
     for mode in args.modes.split(","):
         for p in (p for p in RANKS if p <= args.max_ranks):
             for fabric, algorithm in CASES:
-                out = subprocess.run([sys.executable, __file__, "--case", f"{mode},{fabric},{algorithm},{p}",
-                                      "--events-max-s", str(args.events_max_s)],
-                                     capture_output=True, text=True, check=True)
+                out = subprocess.run(
+                    [
+                        sys.executable,
+                        __file__,
+                        "--case",
+                        f"{mode},{fabric},{algorithm},{p}",
+                        "--events-max-s",
+                        str(args.events_max_s),
+                    ],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                )
                 r = json.loads(out.stdout.strip().splitlines()[-1])
                 head = f"{mode:6} {fabric:7} {p:6} {algorithm:12}"
                 if "skipped" in r:
@@ -108,9 +131,12 @@ def main() -> None:
                 if mode == "events":
                     checks.append(f"vs rounds {abs(r['time_s'] / r['rounds_s'] - 1):.1e}")
                 flows = f"{r['flows']:9,}" if mode == "events" else f"{'-':>9}"
-                print(f"{head} {r['transfers']:13,} {flows} {r['load']:5.1f} {r['build_s']:7.2f} {r['sim_s']:7.2f} "
-                      f"{r['estimate_s']:7.1f} {r['peak_MiB']:8.0f} {r['estimate_MiB']:8.0f} "
-                      f"{r['time_s'] * 1e3:10.3f}  {', '.join(checks)}", flush=True)
+                print(
+                    f"{head} {r['transfers']:13,} {flows} {r['load']:5.1f} {r['build_s']:7.2f} {r['sim_s']:7.2f} "
+                    f"{r['estimate_s']:7.1f} {r['peak_MiB']:8.0f} {r['estimate_MiB']:8.0f} "
+                    f"{r['time_s'] * 1e3:10.3f}  {', '.join(checks)}",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

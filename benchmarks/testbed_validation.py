@@ -23,10 +23,14 @@ def main() -> None:
     print(f"shaped rate {units.format_bandwidth(bed.rate_Bps)}")
     errors = [abs(r.error) for r in result.rows if r.regime == "bandwidth"]
     for s in result.summary:
-        print(f"{s['collective']:14s} {s['algorithm']:18s} {s['regime']:9s} median |error| "
-              f"{100 * s['median_abs_error']:5.1f} %  worst {100 * s['worst_signed_error']:+6.1f} %")
-    print(f"bandwidth-bound rows: median |error| {100 * statistics.median(errors):.1f} %, "
-          f"worst {100 * max(errors):.1f} % over {len(errors)} rows")
+        print(
+            f"{s['collective']:14s} {s['algorithm']:18s} {s['regime']:9s} median |error| "
+            f"{100 * s['median_abs_error']:5.1f} %  worst {100 * s['worst_signed_error']:+6.1f} %"
+        )
+    print(
+        f"bandwidth-bound rows: median |error| {100 * statistics.median(errors):.1f} %, "
+        f"worst {100 * max(errors):.1f} % over {len(errors)} rows"
+    )
 
 
 if __name__ == "__main__":

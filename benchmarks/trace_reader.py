@@ -33,25 +33,40 @@ from pathlib import Path
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 CASES = {
     "idle": "pass",
-    "json": ("import gzip, json; f = gzip.open(PATH, 'rt') if PATH.endswith('.gz') else open(PATH);"
-             "d = json.load(f); n = sum(1 for e in d['traceEvents'] if e.get('cat') == 'kernel')"),
+    "json": (
+        "import gzip, json; f = gzip.open(PATH, 'rt') if PATH.endswith('.gz') else open(PATH);"
+        "d = json.load(f); n = sum(1 for e in d['traceEvents'] if e.get('cat') == 'kernel')"
+    ),
     "old": "from collperf.trace import read_rank; n = len(read_rank(PATH, c_parser=False).calls)",
-    "c-alone": ("from collperf.trace import fast, stream; n = stream.scan(PATH, lambda e: None, None, "
-                "(fast.decode, lambda run: True))['traceEvents']"),
+    "c-alone": (
+        "from collperf.trace import fast, stream; n = stream.scan(PATH, lambda e: None, None, "
+        "(fast.decode, lambda run: True))['traceEvents']"
+    ),
     "new": "from collperf.trace import read_rank; n = len(read_rank(PATH).calls)",
     "analyse": "from collperf import api; n = len(api.trace(PATH, jobs=1).collectives)",
 }
-JOB = "from collperf import api; r = api.trace(PATH, jobs=JOBS, engine=ENGINE); OUT and open(OUT, 'w').write(" \
-      "__import__('json').dumps(r.to_json(), sort_keys=True)); n = len(r.collectives)"
+JOB = (
+    "from collperf import api; r = api.trace(PATH, jobs=JOBS, engine=ENGINE); OUT and open(OUT, 'w').write("
+    "__import__('json').dumps(r.to_json(), sort_keys=True)); n = len(r.collectives)"
+)
 HTA = "from hta.trace_analysis import TraceAnalysis; a = TraceAnalysis(trace_dir=PATH); n = len(a.t.traces)"
 
 
 def _head(rank: int, world: int) -> str:
     ranks = list(range(world))
-    head = {"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3", "numSms": 132}],
-            "distributedInfo": {"backend": "nccl", "rank": rank, "world_size": world, "nccl_version": "2.21.5",
-                                "pg_count": 1, "pg_config": [{"pg_name": "0", "pg_desc": "default_pg", "ranks": ranks}]},
-            "host_name": f"node{rank // 8}"}
+    head = {
+        "schemaVersion": 1,
+        "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3", "numSms": 132}],
+        "distributedInfo": {
+            "backend": "nccl",
+            "rank": rank,
+            "world_size": world,
+            "nccl_version": "2.21.5",
+            "pg_count": 1,
+            "pg_config": [{"pg_name": "0", "pg_desc": "default_pg", "ranks": ranks}],
+        },
+        "host_name": f"node{rank // 8}",
+    }
     return json.dumps(head)[:-1] + ', "traceEvents": [\n'
 
 
@@ -61,26 +76,92 @@ def _body(megabytes: float, world: int) -> tuple[str, int]:
     target, parts, written, events, step, t = megabytes * 1e6, [], 0, 0, 0, 1.0e9
     group = json.dumps(list(range(world)))
     while written < target:
-        chunk = [{"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{step}", "pid": 1, "tid": 1,
-                  "ts": t, "dur": 50_000.0, "args": {}}]
+        chunk = [
+            {
+                "ph": "X",
+                "cat": "user_annotation",
+                "name": f"ProfilerStep#{step}",
+                "pid": 1,
+                "tid": 1,
+                "ts": t,
+                "dur": 50_000.0,
+                "args": {},
+            }
+        ]
         for i in range(400):
             corr, ts, nccl = step * 1000 + i, t + i * 100.0, i % 10 == 9
-            chunk.append({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": ts, "dur": 20.0,
-                          "args": {"External id": corr, "Input Dims": [[4096, 4096], [4096, 4096]],
-                                   "Input type": ["c10::BFloat16", "c10::BFloat16"], "Sequence number": corr}})
-            chunk.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
-                          "ts": ts + 5, "dur": 4.0, "args": {"External id": corr, "cbid": 211, "correlation": corr}})
-            args = {"External id": corr, "device": 0, "stream": 20 if nccl else 7, "correlation": corr,
-                    "registers per thread": 96, "shared memory": 0, "grid": [16, 1, 1], "block": [640, 1, 1]}
+            chunk.append(
+                {
+                    "ph": "X",
+                    "cat": "cpu_op",
+                    "name": "aten::mm",
+                    "pid": 1,
+                    "tid": 1,
+                    "ts": ts,
+                    "dur": 20.0,
+                    "args": {
+                        "External id": corr,
+                        "Input Dims": [[4096, 4096], [4096, 4096]],
+                        "Input type": ["c10::BFloat16", "c10::BFloat16"],
+                        "Sequence number": corr,
+                    },
+                }
+            )
+            chunk.append(
+                {
+                    "ph": "X",
+                    "cat": "cuda_runtime",
+                    "name": "cudaLaunchKernel",
+                    "pid": 1,
+                    "tid": 1,
+                    "ts": ts + 5,
+                    "dur": 4.0,
+                    "args": {"External id": corr, "cbid": 211, "correlation": corr},
+                }
+            )
+            args = {
+                "External id": corr,
+                "device": 0,
+                "stream": 20 if nccl else 7,
+                "correlation": corr,
+                "registers per thread": 96,
+                "shared memory": 0,
+                "grid": [16, 1, 1],
+                "block": [640, 1, 1],
+            }
             if nccl:
-                args.update({"Collective name": "allreduce", "In msg nelems": 4194304, "Out msg nelems": 4194304,
-                             "Group size": world, "dtype": "BFloat16", "In split size": "[]", "Out split size": "[]",
-                             "Process Group Name": "0", "Process Group Description": "default_pg",
-                             "Process Group Ranks": group, "Seq": step * 40 + i // 10})
-            name = ("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)" if nccl
-                    else "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64")
-            chunk.append({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": args["stream"],
-                          "ts": ts + 30, "dur": 400.0 if nccl else 80.0, "args": args})
+                args.update(
+                    {
+                        "Collective name": "allreduce",
+                        "In msg nelems": 4194304,
+                        "Out msg nelems": 4194304,
+                        "Group size": world,
+                        "dtype": "BFloat16",
+                        "In split size": "[]",
+                        "Out split size": "[]",
+                        "Process Group Name": "0",
+                        "Process Group Description": "default_pg",
+                        "Process Group Ranks": group,
+                        "Seq": step * 40 + i // 10,
+                    }
+                )
+            name = (
+                "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
+                if nccl
+                else "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"
+            )
+            chunk.append(
+                {
+                    "ph": "X",
+                    "cat": "kernel",
+                    "name": name,
+                    "pid": 0,
+                    "tid": args["stream"],
+                    "ts": ts + 30,
+                    "dur": 400.0 if nccl else 80.0,
+                    "args": args,
+                }
+            )
         text = ",\n".join(json.dumps(e) for e in chunk)
         parts.append(text)
         written += len(text)
@@ -111,13 +192,15 @@ def measure(code: str, path: Path, **names) -> dict:
     """Wall and CPU seconds (this process and its children) and the peak RSS (the larger of this process's and
     its largest child's) of `code`, in a fresh interpreter with collperf's reader imported (Linux)."""
     prelude = "".join(f"{k} = {v!r}\n" for k, v in names.items())
-    script = (f"import resource, time, sys; PATH = {str(path)!r}\n{prelude}import collperf.trace.read, collperf.api\n"
-              "R = resource; c0 = R.getrusage(R.RUSAGE_SELF); w0 = time.perf_counter()\n"
-              f"{code}\nw = time.perf_counter() - w0; s, c = R.getrusage(R.RUSAGE_SELF), R.getrusage(R.RUSAGE_CHILDREN)\n"
-              "cpu = s.ru_utime + s.ru_stime - c0.ru_utime - c0.ru_stime + c.ru_utime + c.ru_stime\n"
-              # VmHWM: this process's own peak (ru_maxrss would include the benchmark's before the exec)
-              "hwm = next(int(x.split()[1]) for x in open('/proc/self/status') if x.startswith('VmHWM'))\n"
-              "print(w, cpu, max(hwm, c.ru_maxrss))")
+    script = (
+        f"import resource, time, sys; PATH = {str(path)!r}\n{prelude}import collperf.trace.read, collperf.api\n"
+        "R = resource; c0 = R.getrusage(R.RUSAGE_SELF); w0 = time.perf_counter()\n"
+        f"{code}\nw = time.perf_counter() - w0; s, c = R.getrusage(R.RUSAGE_SELF), R.getrusage(R.RUSAGE_CHILDREN)\n"
+        "cpu = s.ru_utime + s.ru_stime - c0.ru_utime - c0.ru_stime + c.ru_utime + c.ru_stime\n"
+        # VmHWM: this process's own peak (ru_maxrss would include the benchmark's before the exec)
+        "hwm = next(int(x.split()[1]) for x in open('/proc/self/status') if x.startswith('VmHWM'))\n"
+        "print(w, cpu, max(hwm, c.ru_maxrss))"
+    )
     env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=7200)
     if done.returncode:
@@ -136,11 +219,15 @@ def one_file(tmp: Path, megabytes: float) -> None:
     print(f"{'case':<9} {'wall s':>7} {'cpu s':>7} {'MB/s/core':>10} {'peak MB':>8} {'over idle':>10}")
     for case, r in found.items():
         if case != "idle":
-            print(f"{case:<9} {r['wall_s']:7.2f} {r['cpu_s']:7.2f} {size_MB / r['cpu_s']:10.1f} {r['peak_MB']:8.0f} "
-                  f"{r['peak_MB'] - base:10.0f}")
+            print(
+                f"{case:<9} {r['wall_s']:7.2f} {r['cpu_s']:7.2f} {size_MB / r['cpu_s']:10.1f} {r['peak_MB']:8.0f} "
+                f"{r['peak_MB'] - base:10.0f}"
+            )
     j, n = found["json"], found["new"]
-    print(f"new vs json.load per core: {j['cpu_s'] / n['cpu_s']:.1f}x; vs the old scanner: "
-          f"{found['old']['cpu_s'] / n['cpu_s']:.1f}x (idle interpreter: {base:.0f} MB)")
+    print(
+        f"new vs json.load per core: {j['cpu_s'] / n['cpu_s']:.1f}x; vs the old scanner: "
+        f"{found['old']['cpu_s'] / n['cpu_s']:.1f}x (idle interpreter: {base:.0f} MB)"
+    )
     path.unlink()
 
 
@@ -155,9 +242,11 @@ def job(tmp: Path, ranks: int, megabytes: float, jobs_list, engines=("local",), 
             out = tmp / f"out-{ranks}-{engine}-{jobs}.json"
             r = measure(JOB, folder, JOBS=jobs, ENGINE=engine, OUT=str(out))
             digests[(engine, jobs)] = hashlib.sha256(out.read_bytes()).hexdigest()[:12]
-            print(f"{ranks:>5} ranks x {megabytes:g} MB ({total_MB:,.0f} MB) {engine:>10} jobs={jobs}: "
-                  f"{r['wall_s']:7.1f} s wall, {r['cpu_s']:7.1f} s cpu, {total_MB / r['wall_s']:6.1f} MB/s, peak "
-                  f"{r['peak_MB']:6.0f} MB, JSON {digests[(engine, jobs)]}")
+            print(
+                f"{ranks:>5} ranks x {megabytes:g} MB ({total_MB:,.0f} MB) {engine:>10} jobs={jobs}: "
+                f"{r['wall_s']:7.1f} s wall, {r['cpu_s']:7.1f} s cpu, {total_MB / r['wall_s']:6.1f} MB/s, peak "
+                f"{r['peak_MB']:6.0f} MB, JSON {digests[(engine, jobs)]}"
+            )
             out.unlink()
     if len(set(digests.values())) > 1:
         print(f"  the JSON differs between runs: {digests}")

@@ -26,10 +26,14 @@ def main():
     parser.add_argument("--collective", default="allreduce")
     args = parser.parse_args()
     sizes = np.unique(np.geomspace(1 << 10, 1 << 32, 400).astype(int))
-    print(f"{args.collective}: time saved by the rules over NCCL's pick on the catalogue rates, "
-          f"{len(sizes)} sizes 1 KiB..4 GiB (model times)")
-    print(f"{'system':<14}{'NIC rate':>10}{'rules':>7}{'sizes won':>11}{'median gain':>13}{'max gain':>10}"
-          f"{'rules ms':>10}")
+    print(
+        f"{args.collective}: time saved by the rules over NCCL's pick on the catalogue rates, "
+        f"{len(sizes)} sizes 1 KiB..4 GiB (model times)"
+    )
+    print(
+        f"{'system':<14}{'NIC rate':>10}{'rules':>7}{'sizes won':>11}{'median gain':>13}{'max gain':>10}"
+        f"{'rules ms':>10}"
+    )
     for cluster, nodes in CASES:
         believed = assume(None, HardwareSpec(cluster=cluster, nodes=nodes)).system
         for rate in RATES:
@@ -49,11 +53,15 @@ def main():
                 gains.append(1 - t_rule / default.time_s(size))
             gains = np.array(gains)
             won = gains > 1e-9
-            print(f"{cluster + ' x' + str(nodes):<14}{rate or 'catalogue':>10}{len(rules.rules):>7}"
-                  f"{int(won.sum()):>11}{100 * (np.median(gains[won]) if won.any() else 0):>12.1f}%"
-                  f"{100 * gains.max():>9.1f}%{elapsed_ms:>10.0f}")
-    print("  sizes won: where the rule's cell beats NCCL's pick (median over those); a negative gain would be a "
-          "rule slower than NCCL's pick (none expected: the rules are the argmin)")
+            print(
+                f"{cluster + ' x' + str(nodes):<14}{rate or 'catalogue':>10}{len(rules.rules):>7}"
+                f"{int(won.sum()):>11}{100 * (np.median(gains[won]) if won.any() else 0):>12.1f}%"
+                f"{100 * gains.max():>9.1f}%{elapsed_ms:>10.0f}"
+            )
+    print(
+        "  sizes won: where the rule's cell beats NCCL's pick (median over those); a negative gain would be a "
+        "rule slower than NCCL's pick (none expected: the rules are the argmin)"
+    )
     print("  rules ms: time to build and write the rules on a shared 2-core box (noisy)")
 
 

@@ -42,8 +42,10 @@ def main() -> None:
     parser.add_argument("--nodes", default="2,8,32,64")
     args = parser.parse_args()
     sizes = np.geomspace(1 << 10, 1 << 32, 64).round()
-    print(f"{'nodes x 8':>9} {'cold s':>8} {'warm s':>8} {'bottleneck s':>13} {'warm/bottleneck':>16} "
-          f"{'mesh a2a 1G: two-level/bottleneck':>35} {'ring ar 1G':>11}")
+    print(
+        f"{'nodes x 8':>9} {'cold s':>8} {'warm s':>8} {'bottleneck s':>13} {'warm/bottleneck':>16} "
+        f"{'mesh a2a 1G: two-level/bottleneck':>35} {'ring ar 1G':>11}"
+    )
     for nodes in (int(x) for x in args.nodes.split(",")):
         cluster = to_cluster(get_system("dgx-h100", nodes=nodes))
         two_level._terms.cache_clear()
@@ -55,8 +57,9 @@ def main() -> None:
             per_level = two_level.flat_cost(collective, name, cluster, [1 << 30]).total_s[0]
             slow = cost(collective, name, cluster.ranks, [1 << 30], cluster.bottleneck).total_s[0]
             ratios.append(per_level / slow)
-        print(f"{nodes:>9} {cold:8.2f} {warm:8.3f} {flat:13.3f} {warm / flat:15.1f}x {ratios[0]:35.3f} "
-              f"{ratios[1]:11.3f}")
+        print(
+            f"{nodes:>9} {cold:8.2f} {warm:8.3f} {flat:13.3f} {warm / flat:15.1f}x {ratios[0]:35.3f} {ratios[1]:11.3f}"
+        )
 
 
 if __name__ == "__main__":

@@ -34,12 +34,15 @@ def _starts_ranks(argv) -> bool:
 
 _ORIGINAL_START = multiprocessing.process.BaseProcess.start
 _ORIGINAL_POPEN = subprocess.Popen.__init__
-_active: list = []   # the node id of the unmarked test now running, if any (set and cleared per phase)
+_active: list = []  # the node id of the unmarked test now running, if any (set and cleared per phase)
 
 
 def _refuse(what: str):
-    pytest.fail(f"{_active[0]} {what}: mark it @pytest.mark.multiprocess (or testbed), so that "
-                f"`pytest -m \"not multiprocess\"` stays the quick core", pytrace=False)
+    pytest.fail(
+        f"{_active[0]} {what}: mark it @pytest.mark.multiprocess (or testbed), so that "
+        f'`pytest -m "not multiprocess"` stays the quick core',
+        pytrace=False,
+    )
 
 
 def _start(process):

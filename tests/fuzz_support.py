@@ -28,8 +28,16 @@ TRACES = FIXTURES / "traces"
 
 # format -> (fixture files, the collective and rank count a log of it does not state, or None)
 LOG_FORMATS = {
-    "nccl-tests text": (["current_allreduce.txt", "tagged_noise.txt", "legacy_allreduce.txt", "two_tests.txt",
-                         "nccl_tests_v3_per_iter.txt"], None),
+    "nccl-tests text": (
+        [
+            "current_allreduce.txt",
+            "tagged_noise.txt",
+            "legacy_allreduce.txt",
+            "two_tests.txt",
+            "nccl_tests_v3_per_iter.txt",
+        ],
+        None,
+    ),
     "nccl-tests -J": (["nccl_tests.json", "nccl_tests_v3.json", "nccl_tests_per_iter.json"], None),
     "inspector jsonl": (["inspector.jsonl"], None),
     "inspector prometheus": (["inspector_prom.txt"], None),
@@ -43,40 +51,71 @@ LOG_FORMATS = {
     "nccl debug log": (["inputs/nccl_debug_h800_socket.log", "inputs/nccl_debug_ib_4nic.log"], None),
     "nccl topology and graph xml": (["inputs/nccl_topo_ibm_h100x8.xml", "inputs/nccl_graph_4gpu_2nic.xml"], None),
     "nvidia-smi topo": (["inputs/nvsmi_topo_2x5090.txt"], None),
-    "link tests": (["inputs/ib_write_bw_loopback_hdr.txt", "inputs/nvbandwidth_a6000x6_read_ce.txt",
-                    "inputs/p2p_bandwidth_6gpu_p2p_slow.txt"], None),
+    "link tests": (
+        [
+            "inputs/ib_write_bw_loopback_hdr.txt",
+            "inputs/nvbandwidth_a6000x6_read_ce.txt",
+            "inputs/p2p_bandwidth_6gpu_p2p_slow.txt",
+        ],
+        None,
+    ),
 }
 SYSTEM_FORMATS = ("nccl debug log", "nccl topology and graph xml", "nvidia-smi topo", "link tests")
-TRACE_FORMATS = {"kineto": False, "kineto gz": True,      # format -> gzipped
-                 "flight recorder json": False, "nccl ras json": False, "nccl profiler plugin": False,
-                 "nccl inspector trace": False}
+TRACE_FORMATS = {
+    "kineto": False,
+    "kineto gz": True,  # format -> gzipped
+    "flight recorder json": False,
+    "nccl ras json": False,
+    "nccl profiler plugin": False,
+    "nccl inspector trace": False,
+}
 TRACE_NAMES = ["nccl", "gloo", "rccl", "nccl_old"]
 FORMATS = list(LOG_FORMATS) + list(TRACE_FORMATS)
 LOG_VERBS = ("read", "fit", "diagnose", "report")
 TRACE_VERBS = ("trace", "report")
-PAIRS = [(fmt, verb) for fmt in LOG_FORMATS
-         for verb in (("diagnose", "report") if fmt in SYSTEM_FORMATS else LOG_VERBS)] + \
-        [(fmt, verb) for fmt in TRACE_FORMATS for verb in TRACE_VERBS]
+PAIRS = [
+    (fmt, verb) for fmt in LOG_FORMATS for verb in (("diagnose", "report") if fmt in SYSTEM_FORMATS else LOG_VERBS)
+] + [(fmt, verb) for fmt in TRACE_FORMATS for verb in TRACE_VERBS]
 # a log given to the trace verb and a trace to the log verbs: refused with a UsageError, never read as the other
 # (an Inspector dump is both: diagnose reads its sizes, trace its calls)
-CROSSED = [("nccl-tests text", "trace"), ("osu", "trace"), ("kineto", "diagnose"), ("kineto gz", "read"),
-           ("nccl profiler plugin", "diagnose")]
+CROSSED = [
+    ("nccl-tests text", "trace"),
+    ("osu", "trace"),
+    ("kineto", "diagnose"),
+    ("kineto gz", "read"),
+    ("nccl profiler plugin", "diagnose"),
+]
 
 # what the line patterns repeat (tests/line_patterns.py's units, and the literals of the NCCL INFO lines)
-LINE_UNITS = ["9", " ", "1 coll channels, ", "Rank 0 ", "NCCL INFO ", "NET/OFI ", "NCCL_A=\"", "[1,0]<stdout>:",
-              "via NET/", "# nThread 1 ", "{", "[", "\"a\":", "9e9"]
+LINE_UNITS = [
+    "9",
+    " ",
+    "1 coll channels, ",
+    "Rank 0 ",
+    "NCCL INFO ",
+    "NET/OFI ",
+    'NCCL_A="',
+    "[1,0]<stdout>:",
+    "via NET/",
+    "# nThread 1 ",
+    "{",
+    "[",
+    '"a":',
+    "9e9",
+]
 
 
 def originals(fmt: str) -> list[str]:
     """The texts of a format's fixture files (a trace's JSON text, ungzipped)."""
-    if fmt == "flight recorder json":     # PyTorch Flight Recorder dumps recorded here (traces/flight/README.md)
-        return [(TRACES / "flight" / run / "fr_json" / "rank0.json").read_text() for run in ("hang", "compute",
-                                                                                             "network")]
-    if fmt == "nccl ras json":            # built from NCCL's documented RAS schema (traces/make_ras.py)
+    if fmt == "flight recorder json":  # PyTorch Flight Recorder dumps recorded here (traces/flight/README.md)
+        return [
+            (TRACES / "flight" / run / "fr_json" / "rank0.json").read_text() for run in ("hang", "compute", "network")
+        ]
+    if fmt == "nccl ras json":  # built from NCCL's documented RAS schema (traces/make_ras.py)
         return [p.read_text() for p in sorted((TRACES / "ras").glob("*.json"))]
-    if fmt == "nccl profiler plugin":     # built from NCCL's print_event.cc layout (traces/make_plugin.py)
+    if fmt == "nccl profiler plugin":  # built from NCCL's print_event.cc layout (traces/make_plugin.py)
         return [p.read_text() for p in sorted((TRACES / "plugin").glob("*/*_0.json"))]
-    if fmt == "nccl inspector trace":     # built from the Inspector's v4.2 layout (traces/make_inspector.py)
+    if fmt == "nccl inspector trace":  # built from the Inspector's v4.2 layout (traces/make_inspector.py)
         return [p.read_text() for p in sorted((TRACES / "inspector").glob("*.log"))[:2]]
     if fmt in TRACE_FORMATS:
         return [gzip.open(TRACES / name / "rank0.json.gz").read().decode() for name in TRACE_NAMES]
@@ -93,14 +132,16 @@ def _huge_number(text: str, rng: random.Random) -> str:
     j = i
     while j < len(text) and text[j].isdigit():
         j += 1
-    value = rng.choice(["9" * rng.choice([400, 4301, 20_000]), "1e400", "-1e4000", "1" + "0" * 310,
-                        str(2 ** 64), str(-2 ** 63 - 1)])
+    value = rng.choice(
+        ["9" * rng.choice([400, 4301, 20_000]), "1e400", "-1e4000", "1" + "0" * 310, str(2**64), str(-(2**63) - 1)]
+    )
     return text[:i] + value + text[j:]
 
 
 def _json_lines(text: str, rng: random.Random) -> str | None:
     """One record of a JSON-lines text mutated as a document (None when the text is not JSON-lines)."""
     from test_fuzz_traces import _mutate_doc
+
     lines = text.split("\n")
     records = [i for i, ln in enumerate(lines) if ln.startswith("{")]
     if len(records) < 2:
@@ -108,11 +149,11 @@ def _json_lines(text: str, rng: random.Random) -> str | None:
     i = rng.choice(records)
     try:
         doc = json.loads(lines[i])
-    except (ValueError, RecursionError):     # an earlier mutation broke it, or nested it past the decoder
+    except (ValueError, RecursionError):  # an earlier mutation broke it, or nested it past the decoder
         return None
     try:
         lines[i] = _mutate_doc(doc, rng)
-    except RecursionError:                   # a record nested near the encoder's depth
+    except RecursionError:  # a record nested near the encoder's depth
         return None
     return "\n".join(lines)
 
@@ -129,11 +170,12 @@ def mutate_input(text: str, rng: random.Random) -> str:
     three (more break a JSON document everywhere, and the reader refuses it before its deeper checks)."""
     from test_fuzz_logs import mutate
     from test_fuzz_traces import _mutate_doc, _mutate_text
+
     for _ in range(1 if rng.random() < 2 / 3 else rng.randint(2, 3)):
         kind = rng.randrange(6)
         if kind == 0:
             text = mutate(text, rng)
-        elif kind == 1:                         # a node of a JSON document: another type, huge, deeply nested
+        elif kind == 1:  # a node of a JSON document: another type, huge, deeply nested
             try:
                 text = _mutate_doc(json.loads(text), rng)
             except (ValueError, RecursionError):
@@ -184,7 +226,7 @@ def call(verb: str, fmt: str, path: Path, folder: Path):
         judged = api.diagnose_logs(str(path), collective=collective, ranks=ranks)
         json.dumps(judged.to_json(), default=str)
         assert len(judged) + len(judged.not_judged) + len(judged.inputs)
-        return judged.inputs or judged      # a system input's reports, else the tables' diagnoses
+        return judged.inputs or judged  # a system input's reports, else the tables' diagnoses
     if verb == "trace":
         report = api.trace(str(path))
         json.dumps(report.to_json(), default=str)

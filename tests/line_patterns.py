@@ -38,7 +38,7 @@ def _loop_bindings(tree: ast.AST, namespace: dict) -> dict[str, list]:
         for loop in loops:
             try:
                 items = list(eval(compile(ast.Expression(loop.iter), "<iter>", "eval"), namespace))  # noqa: S307
-            except Exception:   # noqa: BLE001 - a loop over a local value: not a pattern source
+            except Exception:  # noqa: BLE001 - a loop over a local value: not a pattern source
                 continue
             target = loop.target
             if isinstance(target, ast.Name):
@@ -47,7 +47,8 @@ def _loop_bindings(tree: ast.AST, namespace: dict) -> dict[str, list]:
                 for i, elt in enumerate(target.elts):
                     if isinstance(elt, ast.Name):
                         bound.setdefault(elt.id, []).extend(
-                            item[i] for item in items if isinstance(item, (tuple, list)) and len(item) > i)
+                            item[i] for item in items if isinstance(item, (tuple, list)) and len(item) > i
+                        )
     return bound
 
 
@@ -55,8 +56,12 @@ def _methods(tree: ast.AST, namespace: dict) -> dict[str, set]:
     """Module-level pattern name -> the methods called on it (search, match, ...)."""
     used: dict[str, set] = {}
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and isinstance(node.func.value, ast.Name) and isinstance(namespace.get(node.func.value.id), re.Pattern)):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and isinstance(namespace.get(node.func.value.id), re.Pattern)
+        ):
             used.setdefault(node.func.value.id, set()).add(node.func.attr)
     return used
 
@@ -79,18 +84,26 @@ def collect() -> tuple[list[tuple[str, str, int, str]], list[str]]:
         methods = _methods(tree, namespace)
         for name, value in namespace.items():
             if isinstance(value, re.Pattern) and isinstance(value.pattern, str):
-                for method in methods.get(name, {"search"}):   # compiled and passed on: the strictest use
+                for method in methods.get(name, {"search"}):  # compiled and passed on: the strictest use
                     found.setdefault((value.pattern, value.flags & ~re.UNICODE, _how(method)), f"{where}:{name}")
         loops = _loop_bindings(tree, namespace)
         for node in ast.walk(tree):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "re"
-                    and node.func.attr in _CALLS and node.args):
+            if not (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "re"
+                and node.func.attr in _CALLS
+                and node.args
+            ):
                 continue
             site = f"{where}:{node.lineno}"
             at = 3 if node.func.attr in ("sub", "subn") else 2
-            flags_node = node.args[at] if len(node.args) > at else \
-                next((k.value for k in node.keywords if k.arg == "flags"), None)
+            flags_node = (
+                node.args[at]
+                if len(node.args) > at
+                else next((k.value for k in node.keywords if k.arg == "flags"), None)
+            )
             flags = eval(compile(ast.Expression(flags_node), site, "eval"), {"re": re}) if flags_node else 0  # noqa: S307
             arg = node.args[0]
             try:
@@ -115,8 +128,25 @@ def collect() -> tuple[list[tuple[str, str, int, str]], list[str]]:
 # a near-match built from the pattern itself (its literals, one or two of each repeated item), repeated, cut
 # short, and followed by a character that makes a match fail at the very end.
 
-_UNITS = ["9", " ", "x", "_", "1:", "9.", "e9", "9 ", "\t", "[1,0]<stdout>:", "[0]a", "NCCL INFO ", "Rank 0 ",
-          "9 x ", "a_1,", "#", "\""]
+_UNITS = [
+    "9",
+    " ",
+    "x",
+    "_",
+    "1:",
+    "9.",
+    "e9",
+    "9 ",
+    "\t",
+    "[1,0]<stdout>:",
+    "[0]a",
+    "NCCL INFO ",
+    "Rank 0 ",
+    "9 x ",
+    "a_1,",
+    "#",
+    '"',
+]
 _CANDIDATES = "a0 _#:.,-[]/x=Z\t\"'(<"
 
 
@@ -128,10 +158,14 @@ def _in_set(ch: str, items) -> bool:
         if name == "RANGE" and av[0] <= ord(ch) <= av[1]:
             return True
         if name == "CATEGORY":
-            test = {"CATEGORY_DIGIT": str.isdigit, "CATEGORY_NOT_DIGIT": lambda c: not c.isdigit(),
-                    "CATEGORY_SPACE": str.isspace, "CATEGORY_NOT_SPACE": lambda c: not c.isspace(),
-                    "CATEGORY_WORD": lambda c: c.isalnum() or c == "_",
-                    "CATEGORY_NOT_WORD": lambda c: not (c.isalnum() or c == "_")}.get(str(av))
+            test = {
+                "CATEGORY_DIGIT": str.isdigit,
+                "CATEGORY_NOT_DIGIT": lambda c: not c.isdigit(),
+                "CATEGORY_SPACE": str.isspace,
+                "CATEGORY_NOT_SPACE": lambda c: not c.isspace(),
+                "CATEGORY_WORD": lambda c: c.isalnum() or c == "_",
+                "CATEGORY_NOT_WORD": lambda c: not (c.isalnum() or c == "_"),
+            }.get(str(av))
             if test and test(ch):
                 return True
     return False
@@ -174,6 +208,7 @@ def _sample(parsed, repeat: int) -> str:
 def near_matches(pattern: str) -> list[str]:
     """One short string per top-level alternative that the pattern (nearly) matches."""
     from re import _parser
+
     parsed = _parser.parse(pattern)
     alternatives = [parsed]
     if len(parsed) == 1 and str(parsed[0][0]) == "BRANCH":
@@ -213,4 +248,5 @@ def main(length: int) -> None:
 
 if __name__ == "__main__":
     import sys
+
     main(int(sys.argv[1]))

@@ -39,7 +39,7 @@ class LinkUse:
     link: str
     bytes: float
     capacity_Bps: float
-    utilisation: float   # bytes / (capacity x total time)
+    utilisation: float  # bytes / (capacity x total time)
 
 
 @dataclass
@@ -49,12 +49,16 @@ class SimResult:
     time_s: float
     step_start_s: np.ndarray
     step_end_s: np.ndarray
-    links: list[LinkUse] = field(default_factory=list)   # busiest first
+    links: list[LinkUse] = field(default_factory=list)  # busiest first
 
     def to_json(self, top: int = 10) -> dict:
-        return {"mode": self.mode, "size_bytes": self.size_bytes, "time_s": self.time_s,
-                "step_times_s": (self.step_end_s - self.step_start_s).tolist(),
-                "busiest_links": [vars(u) for u in self.links[:top]]}
+        return {
+            "mode": self.mode,
+            "size_bytes": self.size_bytes,
+            "time_s": self.time_s,
+            "step_times_s": (self.step_end_s - self.step_start_s).tolist(),
+            "busiest_links": [vars(u) for u in self.links[:top]],
+        }
 
 
 @dataclass
@@ -64,15 +68,15 @@ class _Compiled:
     step: np.ndarray
     src: np.ndarray
     dst: np.ndarray
-    chunks: np.ndarray      # chunk count
-    reduce: np.ndarray      # bool
-    latency: np.ndarray     # route latency
-    pair: np.ndarray        # index of the transfer's (src, dst) route in `segments`
-    inc_t: np.ndarray       # incidence: transfer index ...
-    inc_r: np.ndarray       # ... uses resource index
-    segments: list          # per route: [(resource ids, latency)] from rank to rank
-    capacity: np.ndarray    # per resource
-    names: list             # per resource
+    chunks: np.ndarray  # chunk count
+    reduce: np.ndarray  # bool
+    latency: np.ndarray  # route latency
+    pair: np.ndarray  # index of the transfer's (src, dst) route in `segments`
+    inc_t: np.ndarray  # incidence: transfer index ...
+    inc_r: np.ndarray  # ... uses resource index
+    segments: list  # per route: [(resource ids, latency)] from rank to rank
+    capacity: np.ndarray  # per resource
+    names: list  # per resource
 
 
 def _compile(s: Schedule, topo: Topology) -> _Compiled:
@@ -92,12 +96,12 @@ def _compile(s: Schedule, topo: Topology) -> _Compiled:
         """The route as segments between ranks: a segment crosses switches cut-through (all its links
         at once) and ends at a rank, which stores and forwards. `path`: the schedule's own route."""
         segments, ids, latency = [], [resource(("out", src), topo.port_Bps(src), f"port {src} out")], 0.0
-        for u, v in (_explicit_hops(topo, src, dst, path) if path else topo.hops(src, dst)):
+        for u, v in _explicit_hops(topo, src, dst, path) if path else topo.hops(src, dst):
             attrs = topo.link(u, v)
             if math.isfinite(attrs["bandwidth_Bps"]):
                 ids.append(resource(("link", u, v), attrs["bandwidth_Bps"], f"{u}->{v}"))
             latency += attrs["latency_s"]
-            if isinstance(v, int):   # a rank: the segment ends here
+            if isinstance(v, int):  # a rank: the segment ends here
                 if v == dst:
                     ids.append(resource(("in", dst), topo.port_Bps(dst), f"port {dst} in"))
                 segments.append((ids, latency))
@@ -112,7 +116,7 @@ def _compile(s: Schedule, topo: Topology) -> _Compiled:
     chunks = np.fromiter((len(t.chunks) for t in flat), float, count)
     reduce = np.fromiter((t.op == REDUCE for t in flat), bool, count)
     explicit = s.meta.get("routes")
-    if explicit:   # per-transfer routes (packed trees): one route per distinct (src, dst, path)
+    if explicit:  # per-transfer routes (packed trees): one route per distinct (src, dst, path)
         keys = [(t.src, t.dst, tuple(explicit.get((t.src, t.dst, t.op, t.chunks[0]), ()))) for t in flat]
         distinct: dict = {}
         pair = np.fromiter((distinct.setdefault(k, len(distinct)) for k in keys), np.int64, count)
@@ -124,13 +128,25 @@ def _compile(s: Schedule, topo: Topology) -> _Compiled:
     width = max((len(ids) for ids in route_ids), default=0)
     table = np.full((len(route_ids), width), -1, dtype=np.int64)
     for i, ids in enumerate(route_ids):
-        table[i, :len(ids)] = ids
+        table[i, : len(ids)] = ids
     route_latency = np.array([sum(lat for _, lat in segs) for segs in segments], dtype=float)
     per = table[pair] if count else np.zeros((0, width), dtype=np.int64)
     inc_t = np.repeat(np.arange(count), width)[per.ravel() >= 0]
     inc_r = per.ravel()[per.ravel() >= 0]
-    return _Compiled(step, src, dst, chunks, reduce, route_latency[pair] if count else np.zeros(0), pair,
-                     inc_t, inc_r, segments, np.asarray(capacity, dtype=float), names)
+    return _Compiled(
+        step,
+        src,
+        dst,
+        chunks,
+        reduce,
+        route_latency[pair] if count else np.zeros(0),
+        pair,
+        inc_t,
+        inc_r,
+        segments,
+        np.asarray(capacity, dtype=float),
+        names,
+    )
 
 
 def _explicit_hops(topo: Topology, src: int, dst: int, path: list) -> list[tuple]:
@@ -140,8 +156,9 @@ def _explicit_hops(topo: Topology, src: int, dst: int, path: list) -> list[tuple
     return list(zip(path[:-1], path[1:]))
 
 
-def simulate(s: Schedule, topo: Topology, size_bytes: float, mode: str = "rounds",
-             reduce_bandwidth_Bps: float = math.inf) -> SimResult:
+def simulate(
+    s: Schedule, topo: Topology, size_bytes: float, mode: str = "rounds", reduce_bandwidth_Bps: float = math.inf
+) -> SimResult:
     """Time of schedule `s` moving `size_bytes` (the nccl-tests size) on `topo`."""
     if mode not in ("rounds", "events"):
         raise UsageError(f"simulation mode {mode!r}: expected rounds or events")
@@ -167,8 +184,13 @@ def _rounds(s: Schedule, c: _Compiled, chunk_bytes: float, gamma: float):
     per_transfer = c.latency + serial
     step_time = np.zeros(steps)
     np.maximum.at(step_time, c.step, per_transfer)
-    reduced = np.bincount(c.step[c.reduce] * s.ranks + c.dst[c.reduce], weights=nbytes[c.reduce],
-                          minlength=steps * s.ranks).reshape(steps, s.ranks) if steps else np.zeros((0, s.ranks))
+    reduced = (
+        np.bincount(
+            c.step[c.reduce] * s.ranks + c.dst[c.reduce], weights=nbytes[c.reduce], minlength=steps * s.ranks
+        ).reshape(steps, s.ranks)
+        if steps
+        else np.zeros((0, s.ranks))
+    )
     step_time = step_time + (reduced.max(axis=1) if steps else 0.0) * gamma
     end = np.cumsum(step_time)
     return (float(end[-1]) if steps else 0.0), end - step_time, end
@@ -178,13 +200,21 @@ def _link_use(c: _Compiled, chunk_bytes: float, time_s: float) -> list[LinkUse]:
     if not len(c.capacity):
         return []
     total = np.bincount(c.inc_r, weights=(c.chunks * chunk_bytes)[c.inc_t], minlength=len(c.capacity))
-    uses = [LinkUse(c.names[r], float(total[r]), float(c.capacity[r]),
-                    float(total[r] / (c.capacity[r] * time_s)) if time_s > 0 else 0.0)
-            for r in range(len(c.capacity)) if not c.names[r].startswith("port")]
+    uses = [
+        LinkUse(
+            c.names[r],
+            float(total[r]),
+            float(c.capacity[r]),
+            float(total[r] / (c.capacity[r] * time_s)) if time_s > 0 else 0.0,
+        )
+        for r in range(len(c.capacity))
+        if not c.names[r].startswith("port")
+    ]
     return sorted(uses, key=lambda u: (-u.utilisation, -u.bytes, u.link))
 
 
 # --- event-driven, congestion-aware ------------------------------------------------------------
+
 
 def _max_min_rates(flows: dict, capacity: np.ndarray) -> dict:
     """Max-min fair rates by progressive filling, vectorized: every round, the resources with the
@@ -221,8 +251,8 @@ def _events(s: Schedule, c: _Compiled, chunk_bytes: float, gamma: float):
         for r in (int(c.src[t]), int(c.dst[t])):
             by_rank_step.setdefault((r, int(c.step[t])), []).append(t)
     rank_steps = {r: sorted(k for (rr, k) in by_rank_step if rr == r) for r in range(s.ranks)}
-    position = {r: 0 for r in range(s.ranks)}       # index into rank_steps[r] of the current step
-    reached = {r: 0.0 for r in range(s.ranks)}       # when the rank began its current step
+    position = {r: 0 for r in range(s.ranks)}  # index into rank_steps[r] of the current step
+    reached = {r: 0.0 for r in range(s.ranks)}  # when the rank began its current step
     pending = {key: len(ts) for key, ts in by_rank_step.items()}
     reduced_bytes: dict = {}
     for t in np.nonzero(c.reduce)[0]:
@@ -231,9 +261,9 @@ def _events(s: Schedule, c: _Compiled, chunk_bytes: float, gamma: float):
     step_start = np.full(n_steps, math.inf)
     step_end = np.zeros(n_steps)
     started = np.zeros(len(c.step), dtype=bool)
-    timers: list = []            # (time, seq, kind, payload)
+    timers: list = []  # (time, seq, kind, payload)
     seq = 0
-    active: dict = {}            # flow id (transfer) -> [remaining bytes, hop index]
+    active: dict = {}  # flow id (transfer) -> [remaining bytes, hop index]
     now = 0.0
 
     def current(r):
@@ -270,10 +300,14 @@ def _events(s: Schedule, c: _Compiled, chunk_bytes: float, gamma: float):
     for r in range(s.ranks):
         try_start(r)
     while timers or active:
-        rates = _max_min_rates({f: c.segments[c.pair[f]][hop][0] for f, (_, hop) in active.items()},
-                                c.capacity) if active else {}
-        next_finish = min((rem / rates[f] if rates[f] > 0 else math.inf for f, (rem, _) in active.items()),
-                          default=math.inf)
+        rates = (
+            _max_min_rates({f: c.segments[c.pair[f]][hop][0] for f, (_, hop) in active.items()}, c.capacity)
+            if active
+            else {}
+        )
+        next_finish = min(
+            (rem / rates[f] if rates[f] > 0 else math.inf for f, (rem, _) in active.items()), default=math.inf
+        )
         next_timer = timers[0][0] - now if timers else math.inf
         dt = min(next_finish, next_timer)
         if math.isinf(dt):

@@ -16,14 +16,14 @@ LAYERS = [
     # the ground floor; the package's __init__ imports nothing of its own when it loads (its exports resolve
     # on first use), so reading collperf.__version__ depends on nothing
     ["__init__", "units", "errors", "collectives", "jsonfile"],
-    ["schedule"],                         # the IR, its verifier and its arrays: what the algorithms build
-    ["model"],                            # pure math: the algorithm registry, costs, NCCL's model, hardware
+    ["schedule"],  # the IR, its verifier and its arrays: what the algorithms build
+    ["model"],  # pure math: the algorithm registry, costs, NCCL's model, hardware
     ["topology", "simulate"],
     ["blink"],
     ["plan"],
-    ["spec"],                             # requests, validated against the model's names and catalogues
-    ["ingest"],                           # readers and the rows they share with the bench (ingest/row.py)
-    ["expect"],                           # the hardware resolved from an input, NCCL's model and the band
+    ["spec"],  # requests, validated against the model's names and catalogues
+    ["ingest"],  # readers and the rows they share with the bench (ingest/row.py)
+    ["expect"],  # the hardware resolved from an input, NCCL's model and the band
     ["runtime"],
     ["lab"],
     ["fit", "diagnose"],
@@ -39,10 +39,10 @@ HEAVY = {"torch", "matplotlib", "scipy", "networkx"}
 
 @dataclass(frozen=True)
 class Import:
-    source: str          # the importing module, dotted
-    target: str          # the imported module, dotted
+    source: str  # the importing module, dotted
+    target: str  # the imported module, dotted
     line: int
-    in_function: bool    # inside a def: run when called, not when the module loads
+    in_function: bool  # inside a def: run when called, not when the module loads
 
 
 @dataclass
@@ -52,7 +52,7 @@ class Structure:
     cycles: list[list[str]] = field(default_factory=list)
     upward: list[Import] = field(default_factory=list)
     root_modules: list[str] = field(default_factory=list)
-    heavy: dict[str, set[str]] = field(default_factory=dict)    # module -> the HEAVY libraries loading it loads
+    heavy: dict[str, set[str]] = field(default_factory=dict)  # module -> the HEAVY libraries loading it loads
 
     @property
     def function_level(self) -> list[Import]:
@@ -60,8 +60,10 @@ class Structure:
 
     def report(self) -> str:
         """The facts as text, one line per finding under a count."""
-        lines = [f"root modules ({len(self.root_modules)}): {' '.join(self.root_modules)}",
-                 f"import cycles ({len(self.cycles)}):"]
+        lines = [
+            f"root modules ({len(self.root_modules)}): {' '.join(self.root_modules)}",
+            f"import cycles ({len(self.cycles)}):",
+        ]
         lines += [f"  {' -> '.join(c + [c[0]])}" for c in self.cycles]
         lines.append(f"upward imports ({len(self.upward)}):")
         lines += [f"  {i.source}:{i.line} -> {i.target}" for i in self.upward]
@@ -91,12 +93,17 @@ def _imports_of(tree: ast.Module, source: str, modules: set[str]) -> list[Import
             inside = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
             if isinstance(child, ast.ImportFrom) and child.level == 0 and (child.module or "").startswith("collperf"):
                 # `from collperf.x import y`: the module y when it is one, else x
-                targets = {f"{child.module}.{a.name}" if f"{child.module}.{a.name}" in modules else child.module
-                           for a in child.names}
+                targets = {
+                    f"{child.module}.{a.name}" if f"{child.module}.{a.name}" in modules else child.module
+                    for a in child.names
+                }
                 found.extend(Import(source, t, child.lineno, in_function) for t in sorted(targets))
             elif isinstance(child, ast.Import):
-                found.extend(Import(source, a.name, child.lineno, in_function) for a in child.names
-                             if a.name.split(".")[0] == "collperf")
+                found.extend(
+                    Import(source, a.name, child.lineno, in_function)
+                    for a in child.names
+                    if a.name.split(".")[0] == "collperf"
+                )
             visit(child, inside)
 
     visit(tree, False)
@@ -152,8 +159,11 @@ def _heavy_imports(tree: ast.Module) -> set[str]:
     """The HEAVY libraries a module imports when it loads (its top level; `if TYPE_CHECKING:` blocks excepted)."""
     found = set()
     for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or \
-                isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+        if (
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            or isinstance(node, ast.If)
+            and "TYPE_CHECKING" in ast.unparse(node.test)
+        ):
             continue
         for x in ast.walk(node):
             if isinstance(x, ast.Import):
@@ -196,8 +206,11 @@ def walk(src: Path) -> Structure:
     trees = [ast.parse(p.read_text()) for p in paths]
     imports = [i for tree, m in zip(trees, modules) for i in _imports_of(tree, m, known)]
     heavy = _heavy(modules, imports, {m: _heavy_imports(tree) for tree, m in zip(trees, modules)})
-    upward = [i for i in imports
-              if layer(i.source) is not None and layer(i.target) is not None and layer(i.target) > layer(i.source)]
+    upward = [
+        i
+        for i in imports
+        if layer(i.source) is not None and layer(i.target) is not None and layer(i.target) > layer(i.source)
+    ]
     root = sorted(p.stem for p in (src / "collperf").glob("*.py") if p.stem not in ("__init__", "__main__"))
     return Structure(modules, imports, _cycles(modules, imports), upward, root, heavy)
 

@@ -9,8 +9,19 @@ import pytest
 import collperf
 import collperf.spec  # noqa: F401  (imports blink's registration of -A blink, blink-hybrid)
 from collperf.model.algorithms import ALGORITHMS
-from collperf.model.algorithms.modes import (MODES, Mode, RegistrationError, is_chooser, is_flat, is_hybrid,
-                                             is_runtime_only, is_two_level, mode_of, needs_topology, register_mode)
+from collperf.model.algorithms.modes import (
+    MODES,
+    Mode,
+    RegistrationError,
+    is_chooser,
+    is_flat,
+    is_hybrid,
+    is_runtime_only,
+    is_two_level,
+    mode_of,
+    needs_topology,
+    register_mode,
+)
 
 ROOT = Path(collperf.__file__).parent
 # the registry itself, and the one module where the blink package registers its two modes
@@ -55,17 +66,23 @@ def _outside_registry():
 
 def test_no_string_comparison_of_an_algorithm_name_outside_the_registry():
     names = _names()
-    hits = [f"{path.relative_to(ROOT)}:{line}: {name!r}" for path in _outside_registry()
-            for line, name in name_comparisons(path.read_text(), names)]
+    hits = [
+        f"{path.relative_to(ROOT)}:{line}: {name!r}"
+        for path in _outside_registry()
+        for line, name in name_comparisons(path.read_text(), names)
+    ]
     print(f"\nstring comparisons of -A names outside the registry: {len(hits)}")
-    assert not hits, "ask the registry (model/algorithms/modes.py is_two_level, is_chooser, ...), not the " \
-                     "name:\n" + "\n".join(hits)
+    assert not hits, (
+        "ask the registry (model/algorithms/modes.py is_two_level, is_chooser, ...), not the name:\n" + "\n".join(hits)
+    )
 
 
 def test_the_walk_finds_each_form_of_comparison():
-    source = ('if a == "auto": pass\nif "builtin" != a: pass\nif a in ("ring", "x"): pass\n'
-              'if "blink" in algorithms: pass\nmatch a:\n    case "hierarchical": pass\n'
-              'if a == "unregistered" or b in ["other"]: pass\nx = ["auto"]\n')
+    source = (
+        'if a == "auto": pass\nif "builtin" != a: pass\nif a in ("ring", "x"): pass\n'
+        'if "blink" in algorithms: pass\nmatch a:\n    case "hierarchical": pass\n'
+        'if a == "unregistered" or b in ["other"]: pass\nx = ["auto"]\n'
+    )
     found = name_comparisons(source, {"auto", "builtin", "ring", "blink", "hierarchical"})
     assert found == [(1, "auto"), (2, "builtin"), (3, "ring"), (4, "blink"), (6, "hierarchical")]
 

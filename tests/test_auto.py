@@ -15,8 +15,12 @@ from collperf.runtime.launch import Job, run_local
 from collperf.spec import SweepSpec
 
 COLLECTIVES = ("allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall")
-NETWORKS = [Network.of(Link(50e-6, 2e9, 10e9), 4), Network.of(Link(1e-3, 25e6, 1e9), 3),
-            Network.of(Cluster(4, 1, Link(1e-6, 1e10), Link(100e-6, 25e6)), 4), Network.of(Link(5e-6, 1e11), 5)]
+NETWORKS = [
+    Network.of(Link(50e-6, 2e9, 10e9), 4),
+    Network.of(Link(1e-3, 25e6, 1e9), 3),
+    Network.of(Cluster(4, 1, Link(1e-6, 1e10), Link(100e-6, 25e6)), 4),
+    Network.of(Link(5e-6, 1e11), 5),
+]
 SIZES = [1024, 64 << 10, 1 << 20, 4 << 20, 64 << 20]
 
 
@@ -45,16 +49,26 @@ def test_auto_follows_the_network():
     thin = Network.of(Link(1e-12, 1e6), 4)
     by_latency = auto_choices("allgather", slow_start, [1 << 20])[0]
     by_bandwidth = auto_choices("allgather", thin, [1 << 20])[0]
-    assert by_latency.predicted_s < 4.0      # at most 2 .. 3 steps of 1 s
+    assert by_latency.predicted_s < 4.0  # at most 2 .. 3 steps of 1 s
     assert by_latency.algorithm != "ring"
-    assert by_bandwidth.predicted_s >= 0.75 * (1 << 20) / 1e6 * 0.999   # (p-1)/p n beta at best
+    assert by_bandwidth.predicted_s >= 0.75 * (1 << 20) / 1e6 * 0.999  # (p-1)/p n beta at best
 
 
 @pytest.mark.multiprocess
 def test_auto_runs_bit_exact_on_a_given_network_and_after_a_quick_calibration():
     pytest.importorskip("torch")
     network = Network.of(Link(20e-6, 1e9, 5e9), 3)
-    config = SweepSpec(collective="broadcast", algorithms="auto,builtin", min_bytes="1K", max_bytes="256K", factor=16, iters=2, warmup=0, root=1, progress=False)
+    config = SweepSpec(
+        collective="broadcast",
+        algorithms="auto,builtin",
+        min_bytes="1K",
+        max_bytes="256K",
+        factor=16,
+        iters=2,
+        warmup=0,
+        root=1,
+        progress=False,
+    )
     res = run(config, ranks=3, timeout_s=120, network=network)
     auto = [r for r in res.rows if r["algorithm"] == "auto"]
     assert len(auto) == 3 and all(r[pl]["wrong"] == 0 for r in auto for pl in ("out_of_place", "in_place"))
@@ -63,13 +77,32 @@ def test_auto_runs_bit_exact_on_a_given_network_and_after_a_quick_calibration():
     assert [r["predicted_us"] for r in auto] == pytest.approx([c.predicted_s * 1e6 for c in want])
     # 4 ranks, a latency-bound network: every auto row exact, the choices the model's
     network = Network.of(Link(1e-3, 1e10, 1e10), 4)
-    config = SweepSpec(collective="allgather", algorithms="auto", min_bytes="1K", max_bytes="16K", factor=4, iters=1, warmup=0, progress=False)
+    config = SweepSpec(
+        collective="allgather",
+        algorithms="auto",
+        min_bytes="1K",
+        max_bytes="16K",
+        factor=4,
+        iters=1,
+        warmup=0,
+        progress=False,
+    )
     res = run(config, ranks=4, timeout_s=120, network=network)
-    assert [r["auto"]["algorithm"] for r in res.rows] == \
-        [c.algorithm for c in auto_choices("allgather", network, [r["size"] for r in res.rows])]
+    assert [r["auto"]["algorithm"] for r in res.rows] == [
+        c.algorithm for c in auto_choices("allgather", network, [r["size"] for r in res.rows])
+    ]
     assert all(r[pl]["wrong"] == 0 for r in res.rows for pl in ("out_of_place", "in_place"))
     # no network: the ranks calibrate first (the built-in too); every choice is runnable, every row exact
-    config = SweepSpec(collective="allreduce", algorithms="auto", min_bytes="4K", max_bytes="64K", factor=4, iters=2, warmup=0, progress=False)
+    config = SweepSpec(
+        collective="allreduce",
+        algorithms="auto",
+        min_bytes="4K",
+        max_bytes="64K",
+        factor=4,
+        iters=2,
+        warmup=0,
+        progress=False,
+    )
     res = run(config, ranks=2, timeout_s=120)
     assert res.config["auto_network"].startswith("quick calibration")
     assert "builtin" in res.config["auto_network"]
@@ -85,9 +118,17 @@ def test_slices_follow_the_message_size_and_stay_exact():
     assert slices_for(8 << 20) == 4
     assert slices_for(1 << 34) == MAX_SLICES
     # uneven messages cut in 2 or 3 slices (slice_bytes=0), with the early receives of reduce steps, bit-exact
-    cases = [(c, a, 1_000_003, "float32", "sum", 0, 1, 0, False) for c, a in
-             (("allreduce", "ring"), ("allreduce", "rhd"), ("reducescatter", "ring"), ("alltoall", "pairwise"),
-              ("broadcast", "scatter-allgather"), ("reduce", "binomial"))]
+    cases = [
+        (c, a, 1_000_003, "float32", "sum", 0, 1, 0, False)
+        for c, a in (
+            ("allreduce", "ring"),
+            ("allreduce", "rhd"),
+            ("reducescatter", "ring"),
+            ("alltoall", "pairwise"),
+            ("broadcast", "scatter-allgather"),
+            ("reduce", "binomial"),
+        )
+    ]
     results = run_local(Job("collperf.runtime.measure:selftest", (cases,)), 3, timeout_s=120)
     assert [w for _, w in results] == [0] * len(cases)
 
@@ -95,21 +136,43 @@ def test_slices_follow_the_message_size_and_stay_exact():
 @pytest.mark.multiprocess
 def test_head_to_head_times_auto_and_builtin_interleaved_and_checks_both():
     pytest.importorskip("torch")
-    config = BenchJob.of(SweepSpec(collective="reducescatter", algorithms="auto,builtin", min_bytes="4K", max_bytes="16K", factor=4, iters=2, warmup=0, progress=False))
+    config = BenchJob.of(
+        SweepSpec(
+            collective="reducescatter",
+            algorithms="auto,builtin",
+            min_bytes="4K",
+            max_bytes="16K",
+            factor=4,
+            iters=2,
+            warmup=0,
+            progress=False,
+        )
+    )
     network = Network.of(Link(1e-3, 1e8), 2)
     config = auto_plan(config, 2, network, 2)
     out = run_local(Job("collperf.runtime.measure:head_to_head", (config,)), 2, timeout_s=120)
     assert [r["size"] for r in out["table"]["auto"]] == [4096, 16384]
-    assert [r["auto"]["algorithm"] for r in out["table"]["auto"]] == \
-        [c.algorithm for c in auto_choices("reducescatter", network, [4096, 16384])]
+    assert [r["auto"]["algorithm"] for r in out["table"]["auto"]] == [
+        c.algorithm for c in auto_choices("reducescatter", network, [4096, 16384])
+    ]
     assert all(r["wrong"] == 0 and r["p50_us"] > 0 for a in ("auto", "builtin") for r in out["table"][a])
 
 
 @pytest.mark.multiprocess
 def test_head_to_head_times_an_algorithm_against_itself_and_pairs_each_round():
     pytest.importorskip("torch")
-    config = BenchJob.of(SweepSpec(collective="allreduce", algorithms="builtin,builtin", min_bytes="4K", max_bytes="4K", iters=3,
-                       warmup=1, progress=False, min_time_s=0.0))   # the asked rounds exactly
+    config = BenchJob.of(
+        SweepSpec(
+            collective="allreduce",
+            algorithms="builtin,builtin",
+            min_bytes="4K",
+            max_bytes="4K",
+            iters=3,
+            warmup=1,
+            progress=False,
+            min_time_s=0.0,
+        )
+    )  # the asked rounds exactly
     out = run_local(Job("collperf.runtime.measure:head_to_head", (config,)), 2, timeout_s=120)
     assert list(out["table"]) == ["builtin", "builtin#2"]
     for label in ("builtin", "builtin#2"):
@@ -117,8 +180,13 @@ def test_head_to_head_times_an_algorithm_against_itself_and_pairs_each_round():
         assert row["wrong"] == 0 and row["rounds"] == 3 and row["vs_last"]["rounds"] == 3
         assert row["vs_last"]["low"] <= row["vs_last"]["median"] <= row["vs_last"]["high"]
     # the last one against itself: every round's ratio is exactly 1
-    assert out["table"]["builtin#2"][0]["vs_last"] == {"median": 1.0, "low": 1.0, "high": 1.0, "rounds": 3,
-                                                       "confidence": 0.9}
+    assert out["table"]["builtin#2"][0]["vs_last"] == {
+        "median": 1.0,
+        "low": 1.0,
+        "high": 1.0,
+        "rounds": 3,
+        "confidence": 0.9,
+    }
 
 
 def test_a_noisy_calibration_never_reports_an_unbounded_bandwidth():

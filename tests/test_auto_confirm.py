@@ -4,8 +4,16 @@ import math
 
 import pytest
 
-from collperf.model.auto.confirm import (DECISIVE_MARGIN, FIRST_ROUNDS, MEASURED_MARGIN, MORE_ROUNDS, confirm,
-                                         needs_confirmation, octave, verdict)
+from collperf.model.auto.confirm import (
+    DECISIVE_MARGIN,
+    FIRST_ROUNDS,
+    MEASURED_MARGIN,
+    MORE_ROUNDS,
+    confirm,
+    needs_confirmation,
+    octave,
+    verdict,
+)
 from collperf.model.auto.builtin_cost import BuiltinFit
 from collperf.model.network import Link, Network
 from collperf.model.auto.select import TIE_MARGIN, AutoChoice, auto_choices
@@ -27,7 +35,7 @@ class FakeMeasure:
 
     def __call__(self, algorithm, segments, size_bytes, rounds):
         self.calls.append((algorithm, segments, size_bytes))
-        rounds = (lambda x: list(x) if isinstance(x, (list, tuple)) else [x] * 3)
+        rounds = lambda x: list(x) if isinstance(x, (list, tuple)) else [x] * 3
         return rounds(self.ours_s), rounds(self.builtin_s)
 
 
@@ -48,11 +56,11 @@ def test_auto_picks_the_builtin_when_the_calibration_says_it_is_fastest_and_meas
 
 
 def test_a_measured_slower_candidate_is_rejected_for_the_builtin():
-    measure = FakeMeasure(ours_s=2e-3, builtin_s=1e-3)   # ours predicted faster, measured twice as slow
+    measure = FakeMeasure(ours_s=2e-3, builtin_s=1e-3)  # ours predicted faster, measured twice as slow
     (c,) = confirm([close_call()], measure, {})
     assert c.algorithm == "builtin" and c.segments is None
     assert c.decided_by == "measured"
-    assert c.predicted_s == pytest.approx(1.5e-3)       # the built-in's own fit
+    assert c.predicted_s == pytest.approx(1.5e-3)  # the built-in's own fit
     assert c.measured["ours_us"] == pytest.approx(2000) and c.measured["builtin_us"] == pytest.approx(1000)
     assert c.measured["algorithm"] == "ring"
 
@@ -92,7 +100,7 @@ class Batches:
 
 
 def test_a_clear_win_or_loss_is_decided_in_the_first_rounds():
-    win = Batches([0.8] * 6 + [0.85])                       # every round won by >= 1.17x
+    win = Batches([0.8] * 6 + [0.85])  # every round won by >= 1.17x
     assert confirm([close_call()], win, {})[0].algorithm == "ring" and win.asked == [FIRST_ROUNDS]
     loss = Batches([0.95, 1.0, 1.2, 0.97, 1.1, 0.99, 1.3])  # even the best round (0.95) misses 1/1.1
     assert confirm([close_call()], loss, {})[0].algorithm == "builtin" and loss.asked == [FIRST_ROUNDS]
@@ -114,9 +122,9 @@ def test_a_close_call_gets_more_rounds_and_the_builtin_unless_they_confirm_it():
 def test_verdicts_by_hand():
     seen = {"ours_us": 1.0, "builtin_us": 1.2, "paired_ratio": 0.85, "ratio_low": 0.8, "ratio_high": 0.95}
     assert verdict(seen) == "ours"
-    assert verdict({**seen, "ratio_high": 1.0}) == "unsure"       # not surely faster
-    assert verdict({**seen, "builtin_us": 1.05}) == "unsure"      # medians 1.05x: short of the margin
-    assert verdict({**seen, "paired_ratio": 0.95, "ratio_low": 0.92}) == "builtin"   # 0.92 x 1.1 > 1
+    assert verdict({**seen, "ratio_high": 1.0}) == "unsure"  # not surely faster
+    assert verdict({**seen, "builtin_us": 1.05}) == "unsure"  # medians 1.05x: short of the margin
+    assert verdict({**seen, "paired_ratio": 0.95, "ratio_low": 0.92}) == "builtin"  # 0.92 x 1.1 > 1
 
 
 def test_the_model_ties_mesh_and_pairwise_alltoall_on_a_slow_link():
@@ -174,7 +182,7 @@ def test_a_confirmed_pick_is_cached_per_octave():
     assert [c.algorithm for c in first + again] == ["ring"] * 3
     # 4 MiB and 4 MiB + 4 KiB share octave 22; 8 MiB is octave 23: two timings in all
     assert [call[2] for call in measure.calls] == [4 * MiB, 8 * MiB]
-    assert again[0].measured["size"] == 4 * MiB      # the decision says which size was timed
+    assert again[0].measured["size"] == 4 * MiB  # the decision says which size was timed
     other_group = confirm([close_call(4 * MiB)], measure, cache, ("h", "allreduce", 0))
     assert len(measure.calls) == 3 and other_group[0].algorithm == "ring"
 
@@ -205,13 +213,14 @@ def test_a_choice_says_what_decided_it_in_json():
 
 # --- on real gloo ranks: the user collectives and the bench go through the same chooser ---------------------
 
+
 def _never_slower(d: dict) -> bool:
     """A decision auto may make: the built-in, ours by a decisive predicted margin, or ours measured faster."""
     if d["algorithm"] == "builtin":
         return True
     if d["decided_by"] == "measured":
         return d["measured"]["ours_us"] * MEASURED_MARGIN <= d["measured"]["builtin_us"]
-    return d.get("builtin_predicted_us") is None   # no built-in priced: nothing to be slower than
+    return d.get("builtin_predicted_us") is None  # no built-in priced: nothing to be slower than
 
 
 @pytest.mark.multiprocess
@@ -219,15 +228,21 @@ def test_user_collectives_choose_the_builtin_through_the_same_chooser():
     pytest.importorskip("torch")
     # ours priced on an absurd network (1 s per message, 1 kB/s): the built-in's fit wins by the model alone
     awful = Network.of(Link(1.0, 1e3, 1e9), 2)
-    cases = [("all_reduce", 1 << 14, "float32", "sum", "auto", 0), ("all_gather_into_tensor", 1 << 12, "float32",
-             "sum", "auto", 0), ("broadcast", 1 << 12, "float32", "sum", "auto", 1)]
+    cases = [
+        ("all_reduce", 1 << 14, "float32", "sum", "auto", 0),
+        ("all_gather_into_tensor", 1 << 12, "float32", "sum", "auto", 0),
+        ("broadcast", 1 << 12, "float32", "sum", "auto", 1),
+    ]
     out = run_local(Job("collperf.runtime.ops_check:selftest_decisions", ([(None, cases, awful)],)), 2, timeout_s=300)
     assert [w for _, _, w in out["wrong"]] == [0, 0, 0]
-    assert [(d["collective"], d["algorithm"], d["decided_by"]) for d in out["decisions"]] == \
-        [(c, "builtin", "model") for c in ("allreduce", "allgather", "broadcast")]
+    assert [(d["collective"], d["algorithm"], d["decided_by"]) for d in out["decisions"]] == [
+        (c, "builtin", "model") for c in ("allreduce", "allgather", "broadcast")
+    ]
     # calibrated on the ranks themselves: whatever auto picks, it is never a pick measured slower
-    cases = [("all_reduce", 1 << 18, "float32", "sum", "auto", 0), ("reduce_scatter_tensor", 1 << 17, "float32",
-             "sum", "auto", 0)]
+    cases = [
+        ("all_reduce", 1 << 18, "float32", "sum", "auto", 0),
+        ("reduce_scatter_tensor", 1 << 17, "float32", "sum", "auto", 0),
+    ]
     out = run_local(Job("collperf.runtime.ops_check:selftest_decisions", ([(None, cases)],)), 2, timeout_s=300)
     assert [w for _, _, w in out["wrong"]] == [0, 0]
     assert len(out["decisions"]) == 2 and all(map(_never_slower, out["decisions"])), out["decisions"]
@@ -236,8 +251,19 @@ def test_user_collectives_choose_the_builtin_through_the_same_chooser():
 @pytest.mark.multiprocess
 def test_bench_auto_rows_say_what_decided_them():
     pytest.importorskip("torch")
-    config = BenchJob.of(SweepSpec(collective="reducescatter", algorithms="auto,builtin", min_bytes="256K", max_bytes="1M", factor=4, iters=2, warmup=0, progress=False))
-    config = auto_plan(config, 2, None, 2)   # no network given: the ranks calibrate, choose and confirm
+    config = BenchJob.of(
+        SweepSpec(
+            collective="reducescatter",
+            algorithms="auto,builtin",
+            min_bytes="256K",
+            max_bytes="1M",
+            factor=4,
+            iters=2,
+            warmup=0,
+            progress=False,
+        )
+    )
+    config = auto_plan(config, 2, None, 2)  # no network given: the ranks calibrate, choose and confirm
     out = run_local(Job("collperf.runtime.measure:head_to_head", (config,)), 2, timeout_s=300)
     decided = [r["auto"] for r in out["table"]["auto"]]
     assert [d["size"] for d in decided] == [256 << 10, 1 << 20]
@@ -252,12 +278,34 @@ def test_the_bench_text_says_which_picks_a_measurement_decided():
     rows = []
     for c in (model, measured):
         m = {"time_us": 100.0, "min_us": 100.0, "p50_us": 100.0, "algbw": 0.01, "busbw": 0.015, "wrong": 0}
-        rows.append({"algorithm": "auto", "size": c.size_bytes, "count": c.size_bytes // 4, "type": "float",
-                     "redop": "sum", "root": -1, "out_of_place": m, "in_place": None, "auto": c.to_json()})
-    config = {"sizes": [1024, 4096], "step": "4(factor)", "factor": 4, "warmup": 1, "iters": 2, "check": 1,
-              "dtype": "float32", "op": "sum", "algorithms": ["auto"], "slice_bytes": 0,
-              "auto_network": "quick calibration", "auto": [model.to_json(), measured.to_json()]}
+        rows.append(
+            {
+                "algorithm": "auto",
+                "size": c.size_bytes,
+                "count": c.size_bytes // 4,
+                "type": "float",
+                "redop": "sum",
+                "root": -1,
+                "out_of_place": m,
+                "in_place": None,
+                "auto": c.to_json(),
+            }
+        )
+    config = {
+        "sizes": [1024, 4096],
+        "step": "4(factor)",
+        "factor": 4,
+        "warmup": 1,
+        "iters": 2,
+        "check": 1,
+        "dtype": "float32",
+        "op": "sum",
+        "algorithms": ["auto"],
+        "slice_bytes": 0,
+        "auto_network": "quick calibration",
+        "auto": [model.to_json(), measured.to_json()],
+    }
     text = to_text(Results("allreduce", 4, "gloo", config, rows))
     assert "# auto: 4096 B decided by measurement at 4096 B: ring 2000 us vs builtin 1000 us -> builtin" in text
     assert "1024 B decided" not in text
-    assert sum(len(t.rows) for t in ingest.parse(text, "auto.txt")) == 2   # the comment lines keep it nccl-tests text
+    assert sum(len(t.rows) for t in ingest.parse(text, "auto.txt")) == 2  # the comment lines keep it nccl-tests text

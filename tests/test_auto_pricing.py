@@ -16,15 +16,15 @@ from collperf.runtime.auto.builtin_fit import FIT_MAX_BYTES, FIT_MIN_BYTES, fit_
 from collperf.runtime.launch import Job, run_local
 
 SIZES = [1 << 20, 4 << 20, 16 << 20, 64 << 20]
-SLOW = Network.of(Link(1e-3, 1e8, 1e9), 4)     # 1 ms per message, 100 MB/s
+SLOW = Network.of(Link(1e-3, 1e8, 1e9), 4)  # 1 ms per message, 100 MB/s
 
 
 def test_auto_picks_builtin_when_its_fit_is_fastest():
-    fast = BuiltinFit("allreduce", latency_s=10e-6, seconds_per_byte=1e-10)   # 10 GB/s, 10 us
+    fast = BuiltinFit("allreduce", latency_s=10e-6, seconds_per_byte=1e-10)  # 10 GB/s, 10 us
     for c in auto_choices("allreduce", SLOW, SIZES, builtin=fast):
         assert c.algorithm == "builtin"
         assert c.segments is None
-        assert c.predicted_s == pytest.approx(10e-6 + c.size_bytes * 1e-10)   # hand: alpha + size / 10 GB/s
+        assert c.predicted_s == pytest.approx(10e-6 + c.size_bytes * 1e-10)  # hand: alpha + size / 10 GB/s
 
 
 def test_auto_keeps_a_schedule_when_the_builtin_is_slower():
@@ -58,7 +58,7 @@ def _one_step(*transfers, ranks=4, chunks=4):
 def test_a_step_across_hosts_is_priced_by_the_host_link_load():
     # ranks 0,1 on host 0 and 2,3 on host 1; ranks 0 and 1 each send one chunk (1 MB of n = 4 MB) to host 1
     step = _one_step(Transfer(0, 2, (0,), COPY), Transfer(1, 3, (1,), COPY))
-    hosts = HostLinks.blocks(2, 2, Link(1e-3, 1e6))             # 1 MB/s host link
+    hosts = HostLinks.blocks(2, 2, Link(1e-3, 1e6))  # 1 MB/s host link
     intra = Link(1e-6, 1e9)
     c = shared_link_cost(step, [4e6], intra, hosts)
     # hand: host 0's link carries 2 MB at 1 MB/s = 2 s (the per-rank port model would say 1 s), + 1 ms
@@ -71,12 +71,15 @@ def test_a_step_across_hosts_is_priced_by_the_host_link_load():
 def test_a_step_inside_a_host_is_priced_by_each_rank_port():
     step = _one_step(Transfer(0, 1, (0, 1), COPY), Transfer(2, 3, (2,), COPY))
     c = shared_link_cost(step, [4e6], Link(1e-6, 1e9), HostLinks.blocks(2, 2, Link(1e-3, 1e6), 0.5))
-    assert c.total_s[0] == pytest.approx(1e-6 + 2e6 / 1e9)      # rank 0's port: 2 MB at 1 GB/s
+    assert c.total_s[0] == pytest.approx(1e-6 + 2e6 / 1e9)  # rank 0's port: 2 MB at 1 GB/s
 
 
 @settings(max_examples=20, deadline=None)
-@given(st.sampled_from(["allgather", "reducescatter", "alltoall"]), st.sampled_from(["ring", "mesh", "pairwise"]),
-       st.integers(2, 6))
+@given(
+    st.sampled_from(["allgather", "reducescatter", "alltoall"]),
+    st.sampled_from(["ring", "mesh", "pairwise"]),
+    st.integers(2, 6),
+)
 def test_one_rank_per_host_without_flow_cost_is_the_closed_form(collective, name, p):
     if (collective, name) not in REGISTRY:
         return
@@ -114,19 +117,20 @@ def test_ours_must_beat_the_builtin_by_the_margin():
 @pytest.mark.multiprocess
 def test_auto_measures_the_builtin_and_the_exchange_on_gloo_ranks():
     pytest.importorskip("torch")
-    out = run_local(Job("collperf.runtime.auto.builtin_fit:auto_inputs", ("allreduce", [64 << 10, 1 << 20], 2)), 2,
-                    timeout_s=120)
+    out = run_local(
+        Job("collperf.runtime.auto.builtin_fit:auto_inputs", ("allreduce", [64 << 10, 1 << 20], 2)), 2, timeout_s=120
+    )
     # both non-negative (the fit is non-negative least squares); no sign of the slope is asserted: at load 5.5 a
     # 64 KiB call took as long as a 1 MiB one and the fit put all the time into the latency
     assert out["builtin_latency_s"] >= 0 and out["builtin_seconds_per_byte"] >= 0
     assert out["builtin_latency_s"] + out["builtin_seconds_per_byte"] > 0
     assert out["exchange_bandwidth_Bps"] > 0 and out["exchange_latency_s"] >= 0
-    assert out["flow_overhead"] == 0.0    # one host: no host link to share
+    assert out["flow_overhead"] == 0.0  # one host: no host link to share
 
 
 def test_the_builtin_is_timed_where_the_sweep_runs():
     pytest.importorskip("torch")
-    assert fit_sizes([1 << 20, 4 << 20, 16 << 20, 64 << 20]) == [1 << 20, 4 << 20, 16 << 20]   # capped at 16 MiB
+    assert fit_sizes([1 << 20, 4 << 20, 16 << 20, 64 << 20]) == [1 << 20, 4 << 20, 16 << 20]  # capped at 16 MiB
     for sweep in ([1], [1 << 30], [1 << 10, 1 << 12], [3 << 20, 5 << 20]):
         sizes = fit_sizes(sweep)
         assert len(sizes) >= 2 and sizes == sorted(set(sizes))

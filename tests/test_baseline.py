@@ -24,42 +24,45 @@ MIB = 1 << 20
 
 
 def _table(times: dict[int, list[float]], ranks: int = 16, collective: str = "allreduce", source: str = "t") -> Table:
-    rows = [Row(size, t, placement="out-of-place" if i % 2 == 0 else "in-place")
-            for size, ts in times.items() for i, t in enumerate(ts)]
+    rows = [
+        Row(size, t, placement="out-of-place" if i % 2 == 0 else "in-place")
+        for size, ts in times.items()
+        for i, t in enumerate(ts)
+    ]
     return Table(source, collective, ranks, 2, rows)
 
 
 def test_a_noisy_baseline_widens_the_threshold_beyond_the_floor():
     # baseline speeds 1.0 and 0.8 (times 1 s, 1.25 s): median 0.9, the rows 1/9 = 11.1 % off it
     base = _table({MIB: [1.0, 1.25]})
-    within = compare([_table({MIB: [1 / 0.82]})], [base])      # 1 - 0.82/0.9 = 8.9 %: beyond 5 %, within 11.1 %
+    within = compare([_table({MIB: [1 / 0.82]})], [base])  # 1 - 0.82/0.9 = 8.9 %: beyond 5 %, within 11.1 %
     s = within.sizes[0]
     assert s.baseline_noise == pytest.approx(1 / 9) and s.noise == 0
     assert s.threshold == pytest.approx(1 / 9) and s.shortfall == pytest.approx(1 - 0.82 / 0.9)
     assert within.label == "healthy" and "within the run-to-run noise of 11 %" in within.verdict
-    beyond = compare([_table({MIB: [1 / 0.75]})], [base])      # 1 - 0.75/0.9 = 16.7 %
+    beyond = compare([_table({MIB: [1 / 0.75]})], [base])  # 1 - 0.75/0.9 = 16.7 %
     assert beyond.label == "degraded" and beyond.degraded_by == pytest.approx(1 / 6)
     assert beyond.verdict.startswith("degraded by 17 % at sizes 1 MiB")
 
 
 def test_a_quiet_baseline_is_held_to_the_floor_and_the_floor_can_be_set():
-    base = _table({MIB: [1.0, 1.0 / 1.01]})                  # speeds 1 and 1.01: 0.5 % noise
-    four = [_table({MIB: [1 / 0.96 / 1.005]})]               # 4 % below the median speed 1.005
+    base = _table({MIB: [1.0, 1.0 / 1.01]})  # speeds 1 and 1.01: 0.5 % noise
+    four = [_table({MIB: [1 / 0.96 / 1.005]})]  # 4 % below the median speed 1.005
     assert compare(four, [base]).sizes[0].shortfall == pytest.approx(0.04)
     assert compare(four, [base]).label == "healthy"
     six = [_table({MIB: [1 / 0.94 / 1.005]})]
     assert compare(six, [base]).label == "degraded"
-    assert compare(four, [base], floor=0.03).label == "degraded"   # 4 % > 3 % + the 0.5 % noise
+    assert compare(four, [base], floor=0.03).label == "degraded"  # 4 % > 3 % + the 0.5 % noise
     assert FLOOR == 0.05
 
 
 def test_the_new_runs_own_spread_is_noise_too():
     base = _table({MIB: [1.0, 1.0]})
     # new speeds 0.9 and 0.86 / ... : in-place and out-of-place 10 % apart around their median
-    new = _table({MIB: [1 / 0.99, 1 / 0.81]})                # speeds 0.99, 0.81: median 0.9, spread 0.09/0.9 = 10 %
+    new = _table({MIB: [1 / 0.99, 1 / 0.81]})  # speeds 0.99, 0.81: median 0.9, spread 0.09/0.9 = 10 %
     s = compare([new], [base]).sizes[0]
     assert s.noise == pytest.approx(0.1) and s.threshold == pytest.approx(0.1)
-    assert s.shortfall == pytest.approx(0.1) and not s.degraded    # exactly at the threshold is within it
+    assert s.shortfall == pytest.approx(0.1) and not s.degraded  # exactly at the threshold is within it
 
 
 def test_repeated_runs_pool_and_only_common_sizes_are_compared():
@@ -103,7 +106,7 @@ def test_h100_slowed_to_80_percent_from_64_MiB_is_degraded(tmp_path):
     r = api.diagnose_baseline([slow], baseline=[H100])
     v = r.verdicts[0]
     assert r.label == "degraded"
-    assert [s.size_bytes for s in v.degraded_sizes] == [64 * MIB << k for k in range(9)]   # 64 MiB-16 GiB
+    assert [s.size_bytes for s in v.degraded_sizes] == [64 * MIB << k for k in range(9)]  # 64 MiB-16 GiB
     assert v.degraded_by == pytest.approx(0.2, abs=0.003)
     assert "at sizes 64 MiB-16 GiB" in r.verdict
 
@@ -131,10 +134,12 @@ def test_the_command_line_gives_the_label_in_json(tmp_path, capsys):
     assert doc["verdict_label"] == "degraded" and doc["comparisons"][0]["sizes"][-1]["degraded"]
     text = CliRunner().invoke(app, ["diagnose", str(H100), "--baseline", str(H100)])
     assert text.exit_code == 0 and "healthy (within the run-to-run noise of 5 %" in " ".join(text.output.split())
-    assert "--baseline judges logs against logs" in cli_error(capsys, "diagnose", H100, "--baseline", H100,
-                                                              "--peak", "50GB/s")
-    assert "directory holds no log" in cli_error(capsys, "diagnose", H100, "--baseline", tmp_path / "slow.txt",
-                                                 "--baseline", _empty(tmp_path))
+    assert "--baseline judges logs against logs" in cli_error(
+        capsys, "diagnose", H100, "--baseline", H100, "--peak", "50GB/s"
+    )
+    assert "directory holds no log" in cli_error(
+        capsys, "diagnose", H100, "--baseline", tmp_path / "slow.txt", "--baseline", _empty(tmp_path)
+    )
 
 
 def _empty(tmp_path: Path) -> Path:
@@ -144,9 +149,10 @@ def _empty(tmp_path: Path) -> Path:
 
 def test_the_band_verdict_says_its_limit_when_a_run_is_well_below_its_peers(tmp_path):
     from collperf.diagnose.band_rule import PEER_GAP
+
     # 74 % of the healthy run's speed from 64 MiB: within the band, yet 341 GB/s at 2 GiB against peers at 444-461
     slow = api.diagnose_logs([slowed(H100, tmp_path / "slow.txt", 0.74, 64 * MIB)])[0]
     assert slow.verdict.text.startswith("as expected") and "--baseline" in slow.verdict.text
     lowest, yours = min(slow.peers.busbw_GBps), slow.peers.yours_busbw_GBps
     assert yours < (1 - PEER_GAP) * lowest and f"yet {round(100 * (1 - yours / lowest))}% below" in slow.verdict.text
-    assert "--baseline" not in api.diagnose_logs([H100])[0].verdict.text       # the healthy original is above its peers
+    assert "--baseline" not in api.diagnose_logs([H100])[0].verdict.text  # the healthy original is above its peers

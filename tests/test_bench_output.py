@@ -25,11 +25,31 @@ def _results(algorithms=("ring", "builtin"), in_place=True, ranks=4) -> Results:
             t_us = 100.0 * (1 + size / 4096) + (7.0 if a == "ring" else 0.0)
             algbw = size / t_us / 1e3
             m = {"time_us": t_us, "min_us": t_us, "p50_us": t_us, "algbw": algbw, "busbw": algbw * 1.5, "wrong": 0}
-            rows.append({"algorithm": a, "size": size, "count": size // 4, "type": "float", "redop": "sum", "root": -1,
-                         "out_of_place": m, "in_place": dict(m) if in_place else None,
-                         "predicted_us": 110.0 if a == "ring" else None})
-    config = {"sizes": SIZES, "step": "4(factor)", "factor": 4, "warmup": 1, "iters": 2, "check": 1, "dtype": "float32",
-              "op": "sum", "algorithms": list(algorithms), "slice_bytes": 1 << 20}
+            rows.append(
+                {
+                    "algorithm": a,
+                    "size": size,
+                    "count": size // 4,
+                    "type": "float",
+                    "redop": "sum",
+                    "root": -1,
+                    "out_of_place": m,
+                    "in_place": dict(m) if in_place else None,
+                    "predicted_us": 110.0 if a == "ring" else None,
+                }
+            )
+    config = {
+        "sizes": SIZES,
+        "step": "4(factor)",
+        "factor": 4,
+        "warmup": 1,
+        "iters": 2,
+        "check": 1,
+        "dtype": "float32",
+        "op": "sum",
+        "algorithms": list(algorithms),
+        "slice_bytes": 1 << 20,
+    }
     devices = [{"rank": r, "host": "node0", "pid": 1000 + r, "device": 0, "name": "cpu"} for r in range(ranks)]
     return Results("allreduce", ranks, "gloo", config, rows, model="given: test", devices=devices)
 
@@ -44,8 +64,16 @@ def _by_algorithm(tables):
 
 
 def _expected(res):
-    return {a: [(r["size"], pl.replace("_", "-"), round(r[pl]["time_us"], 2)) for r in res.rows if r["algorithm"] == a
-                for pl in ("out_of_place", "in_place") if r[pl]] for a in res.algorithms()}
+    return {
+        a: [
+            (r["size"], pl.replace("_", "-"), round(r[pl]["time_us"], 2))
+            for r in res.rows
+            if r["algorithm"] == a
+            for pl in ("out_of_place", "in_place")
+            if r[pl]
+        ]
+        for a in res.algorithms()
+    }
 
 
 @pytest.mark.parametrize("in_place", [True, False])
@@ -55,7 +83,7 @@ def test_text_reads_back_as_nccl_tests_with_sizes_times_algorithms_ranks(in_plac
     assert len(tables) == 2
     assert _by_algorithm(tables) == _expected(res)
     for t in tables:
-        assert t.collective == "allreduce" and t.ranks == 4 and t.nodes == 1   # from the device lines
+        assert t.collective == "allreduce" and t.ranks == 4 and t.nodes == 1  # from the device lines
         assert not t.skipped and not t.flagged()
 
 
@@ -75,7 +103,7 @@ def test_a_stream_cut_after_any_row_is_a_readable_log():
     for n, row in enumerate(rows, 1):
         res.rows.append(row)
         stream.row(res, row)
-        tables = _read("".join(chunks), "partial.txt")   # as a reader would see the output at this moment
+        tables = _read("".join(chunks), "partial.txt")  # as a reader would see the output at this moment
         assert sum(len(t.rows) for t in tables) == 2 * n
     res.stopped = "timed out after 6 rows"
     stream.close(res)
@@ -94,7 +122,7 @@ def test_files_are_rewritten_whole_after_every_row(tmp_path):
         for name in ("r.json", "r.csv"):
             tables = ingest.load(tmp_path / name)
             assert sum(len(t.rows) for t in tables) == 2 * n
-    assert not [p for p in os.listdir(tmp_path) if ".tmp-" in p]   # the temporary files are renamed away
+    assert not [p for p in os.listdir(tmp_path) if ".tmp-" in p]  # the temporary files are renamed away
     assert json.loads((tmp_path / "r.json").read_text())["complete"] is True
 
 
@@ -106,7 +134,7 @@ def test_output_paths_are_checked_before_any_work(tmp_path):
         output_path(str(tmp_path), "--csv-file")
     with pytest.raises(UsageError, match="--csv-file.*does not exist"):
         BenchSpec(sweep=SweepSpec(), ranks=2, csv_file=str(tmp_path / "no" / "r.csv"))
-    if os.geteuid() != 0:   # root writes anywhere
+    if os.geteuid() != 0:  # root writes anywhere
         locked = tmp_path / "locked"
         locked.mkdir(mode=0o500)
         with pytest.raises(UsageError, match="not writable"):
@@ -124,8 +152,10 @@ def test_rank_counts_and_sweeps_the_machine_cannot_hold_are_refused():
         check_capacity(huge, 2)
     assert any("may not fit" in n for n in check_capacity(huge, 2, force=True))
     # the estimate at 4 ranks, 64 MiB allreduce float32: send + receive + one buffer of scratch, per rank
-    assert rank_memory_bytes(SweepSpec(min_bytes="64M", max_bytes="64M"), 4) == \
-        TORCH_RANK_BYTES + CHECK_BYTES + 3 * (64 << 20)
+    assert rank_memory_bytes(SweepSpec(min_bytes="64M", max_bytes="64M"), 4) == TORCH_RANK_BYTES + CHECK_BYTES + 3 * (
+        64 << 20
+    )
     # allgather's size is the whole output: the input is a quarter of it at 4 ranks
-    assert rank_memory_bytes(SweepSpec(collective="allgather", min_bytes="64M", max_bytes="64M"), 4) == \
-        TORCH_RANK_BYTES + CHECK_BYTES + (16 + 64 + 64) * (1 << 20)
+    assert rank_memory_bytes(
+        SweepSpec(collective="allgather", min_bytes="64M", max_bytes="64M"), 4
+    ) == TORCH_RANK_BYTES + CHECK_BYTES + (16 + 64 + 64) * (1 << 20)

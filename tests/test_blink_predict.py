@@ -44,8 +44,21 @@ def test_hybrid_split_is_equation_8_by_hand():
     d_pcie, t = equation_8(d, t_dpa)
     # (1e18 x 12 - 0.5e-3 x 12e9 x 50e9) / 62e9 = 1.17e19 / 6.2e10 bytes; both paths end at 16.226 ms
     assert d_pcie == pytest.approx(1.17e19 / 6.2e10) and t == pytest.approx(16.2258e-3, rel=1e-5)
-    doc = run_json("predict", "broadcast", "-A", "blink", "--topology", "dgx1v", "--ranks", "0,1,2", "--hybrid",
-                   "--t-dpa", "0.5ms", "-s", "1GB")
+    doc = run_json(
+        "predict",
+        "broadcast",
+        "-A",
+        "blink",
+        "--topology",
+        "dgx1v",
+        "--ranks",
+        "0,1,2",
+        "--hybrid",
+        "--t-dpa",
+        "0.5ms",
+        "-s",
+        "1GB",
+    )
     row = doc["sizes"][0]
     h = row["hybrid"]
     assert h["nvlink_Bps"] == pytest.approx(BW_NVL) and h["pcie_Bps"] == pytest.approx(BW_PCIE)
@@ -53,16 +66,40 @@ def test_hybrid_split_is_equation_8_by_hand():
     assert row["time_s"] == pytest.approx(t) and h["pcie_time_s"] == pytest.approx(t) == h["nvlink_time_s"]
     assert h["nvlink_only_time_s"] == pytest.approx(d / BW_NVL) and h["gain"] == pytest.approx(20e-3 / t)
     # the API gives the same
-    r = api.predict_topology(TopologyPredictSpec(collective="broadcast", topology="dgx1v", algorithm="blink", size="1GB", ranks=[0, 1, 2], root=None, hybrid=True, t_dpa=0.5e-3))
+    r = api.predict_topology(
+        TopologyPredictSpec(
+            collective="broadcast",
+            topology="dgx1v",
+            algorithm="blink",
+            size="1GB",
+            ranks=[0, 1, 2],
+            root=None,
+            hybrid=True,
+            t_dpa=0.5e-3,
+        )
+    )
     assert r.blink[0].time_s == pytest.approx(t) and r.to_json() == doc
 
 
 def test_hybrid_split_without_switching_time_adds_the_rates_and_a_large_one_keeps_pcie_off():
-    r = api.predict_topology(TopologyPredictSpec(collective="broadcast", topology="dgx1v", algorithm="blink", size="1GB,1MB", ranks="0,1,2", hybrid=True))
-    assert r.blink[0].time_s == pytest.approx(1e9 / (BW_NVL + BW_PCIE))       # T_dpa 0: 62 GB/s together
+    r = api.predict_topology(
+        TopologyPredictSpec(
+            collective="broadcast", topology="dgx1v", algorithm="blink", size="1GB,1MB", ranks="0,1,2", hybrid=True
+        )
+    )
+    assert r.blink[0].time_s == pytest.approx(1e9 / (BW_NVL + BW_PCIE))  # T_dpa 0: 62 GB/s together
     # 1 MB with T_dpa 0.5 ms: equation 8 gives D_PCIe < 0 (NVLink alone finishes in 20 us): no PCIe, no T_dpa
-    r = api.predict_topology(TopologyPredictSpec(collective="broadcast", topology="dgx1v", algorithm="blink", size="1MB", ranks="0,1,2", hybrid=True,
-                                                 t_dpa="0.5ms"))
+    r = api.predict_topology(
+        TopologyPredictSpec(
+            collective="broadcast",
+            topology="dgx1v",
+            algorithm="blink",
+            size="1MB",
+            ranks="0,1,2",
+            hybrid=True,
+            t_dpa="0.5ms",
+        )
+    )
     b = r.blink[0]
     assert equation_8(1e6, 0.5e-3)[0] < 0
     assert b.hybrid["pcie_bytes"] == 0 and b.time_s == pytest.approx(1e6 / BW_NVL) and b.hybrid["gain"] == 1
@@ -77,13 +114,24 @@ def test_blink_predictions_are_size_over_the_packed_rate():
     assert row["ring_kind"] == "pcie" and row["ring_time_s"] == pytest.approx(2**30 / (10 * G))
     # the other collectives agree with `collperf trees` on the same group
     for coll in ("allreduce", "allgather", "reducescatter"):
-        r = api.predict_topology(TopologyPredictSpec(collective=coll, topology="dgx1v", algorithm="blink", size="1G", ranks="0,1,4,6"))
+        r = api.predict_topology(
+            TopologyPredictSpec(collective=coll, topology="dgx1v", algorithm="blink", size="1G", ranks="0,1,4,6")
+        )
         t = api.trees(TreesSpec(topology="dgx1v", ranks="0,1,4,6", collective=coll, size="1G"))
         assert r.blink[0].time_s == pytest.approx(t.time_s), coll
     # a reduce runs the broadcast's trees reversed: the same time on full-duplex links
-    r = api.predict_topology(TopologyPredictSpec(collective="reduce", topology="dgx1v", algorithm="blink", size="1G", ranks="0,1,4", root=4))
+    r = api.predict_topology(
+        TopologyPredictSpec(collective="reduce", topology="dgx1v", algorithm="blink", size="1G", ranks="0,1,4", root=4)
+    )
     assert r.blink[0].roots == [4] and r.blink[0].time_s == pytest.approx(
-        api.predict_topology(TopologyPredictSpec(collective="broadcast", topology="dgx1v", algorithm="blink", size="1G", ranks="0,1,4", root=4)).blink[0].time_s)
+        api.predict_topology(
+            TopologyPredictSpec(
+                collective="broadcast", topology="dgx1v", algorithm="blink", size="1G", ranks="0,1,4", root=4
+            )
+        )
+        .blink[0]
+        .time_s
+    )
 
 
 @pytest.mark.parametrize("ranks,p", [(None, 16), ("0,1,2,3", 4)])
@@ -101,34 +149,55 @@ def test_single_hop_on_dgx2_is_two_one_hop_steps(ranks, p):
         assert times["ring"] == pytest.approx(2 * (p - 1) * 1e-6 + 2 * (p - 1) / p * n / (150 * G))
 
 
-@pytest.mark.parametrize("args,match", [
-    (["allreduce", "-A", "single-hop", "--topology", "dgx1v"], r"needs a switch: each GPU one link"),
-    (["broadcast", "-A", "blink", "--topology", "dgx1v", "--ranks", "0,1,9"], r"rank\(s\) 9 not in topology dgx1v"),
-    (["allreduce", "-A", "blink", "--topology", "dgx1v", "--hybrid"], r"--hybrid is the NVLink \+ PCIe broadcast"),
-    (["broadcast", "-A", "blink", "--topology", "dgx1v", "--t-dpa", "1ms"], r"add --hybrid"),
-    (["broadcast", "-A", "blink", "--topology", "dgx1v", "--ranks", "0,1", "--root", "3"], r"--root 3 is not one of"),
-    (["alltoall", "-A", "blink", "--topology", "dgx1v"], r"not alltoall"),
-    (["allreduce", "--ranks", "0,1,2", "--latency", "1us", "--bandwidth", "1GB/s"], r"goes with --topology"),
-    (["allreduce", "-A", "blink", "--topology", "dgx1v", "--latency", "1us"], r"needs both --latency and --bandwidth"),
-    (["allreduce", "-A", "blink", "--topology", "dgx1v", "--latency", "1us", "--bandwidth", "1GB/s"],
-     r"dgx1v has its own links: drop --latency"),
-    (["allreduce", "--topology", "switch:4", "--cluster", "dgx-h100"], r"gives the machine: drop --cluster"),
-    (["allreduce", "--topology", "dgx1v", "--nccl"], r"drop --topology or --nccl"),
-    (["allreduce", "--topology", "switch:4", "-A", "ring"], r"switch:4 needs a link: give --latency and --bandwidth"),
-    (["broadcast", "--t-dpa", "1ms", "--latency", "1us", "--bandwidth", "1GB/s", "-p", "4"], r"--t-dpa go with"),
-    (["broadcast", "--root", "1", "--transit", "any", "--latency", "1us", "--bandwidth", "1GB/s", "-p", "4"],
-     r"--root, --transit go with --topology"),
-    (["broadcast", "--hybrid", "--latency", "1us", "--bandwidth", "1GB/s", "-p", "4"], r"--hybrid go with --topology"),
-    (["broadcast", "-A", "blink", "--topology", "dgx1v", "--ranks", "3"], r"give at least 2 ranks"),
-])
+@pytest.mark.parametrize(
+    "args,match",
+    [
+        (["allreduce", "-A", "single-hop", "--topology", "dgx1v"], r"needs a switch: each GPU one link"),
+        (["broadcast", "-A", "blink", "--topology", "dgx1v", "--ranks", "0,1,9"], r"rank\(s\) 9 not in topology dgx1v"),
+        (["allreduce", "-A", "blink", "--topology", "dgx1v", "--hybrid"], r"--hybrid is the NVLink \+ PCIe broadcast"),
+        (["broadcast", "-A", "blink", "--topology", "dgx1v", "--t-dpa", "1ms"], r"add --hybrid"),
+        (
+            ["broadcast", "-A", "blink", "--topology", "dgx1v", "--ranks", "0,1", "--root", "3"],
+            r"--root 3 is not one of",
+        ),
+        (["alltoall", "-A", "blink", "--topology", "dgx1v"], r"not alltoall"),
+        (["allreduce", "--ranks", "0,1,2", "--latency", "1us", "--bandwidth", "1GB/s"], r"goes with --topology"),
+        (
+            ["allreduce", "-A", "blink", "--topology", "dgx1v", "--latency", "1us"],
+            r"needs both --latency and --bandwidth",
+        ),
+        (
+            ["allreduce", "-A", "blink", "--topology", "dgx1v", "--latency", "1us", "--bandwidth", "1GB/s"],
+            r"dgx1v has its own links: drop --latency",
+        ),
+        (["allreduce", "--topology", "switch:4", "--cluster", "dgx-h100"], r"gives the machine: drop --cluster"),
+        (["allreduce", "--topology", "dgx1v", "--nccl"], r"drop --topology or --nccl"),
+        (
+            ["allreduce", "--topology", "switch:4", "-A", "ring"],
+            r"switch:4 needs a link: give --latency and --bandwidth",
+        ),
+        (["broadcast", "--t-dpa", "1ms", "--latency", "1us", "--bandwidth", "1GB/s", "-p", "4"], r"--t-dpa go with"),
+        (
+            ["broadcast", "--root", "1", "--transit", "any", "--latency", "1us", "--bandwidth", "1GB/s", "-p", "4"],
+            r"--root, --transit go with --topology",
+        ),
+        (
+            ["broadcast", "--hybrid", "--latency", "1us", "--bandwidth", "1GB/s", "-p", "4"],
+            r"--hybrid go with --topology",
+        ),
+        (["broadcast", "-A", "blink", "--topology", "dgx1v", "--ranks", "3"], r"give at least 2 ranks"),
+    ],
+)
 def test_bad_topology_predictions_are_refused(args, match):
     import re
+
     assert re.search(match, run_error("predict", *args)), run_error("predict", *args)
 
 
 def test_predict_without_topology_still_takes_a_rank_count():
-    doc = run_json("predict", "allreduce", "-A", "ring", "-p", "4", "--latency", "1us", "--bandwidth", "1GB/s",
-                   "-s", "1M")
+    doc = run_json(
+        "predict", "allreduce", "-A", "ring", "-p", "4", "--latency", "1us", "--bandwidth", "1GB/s", "-s", "1M"
+    )
     assert doc["ranks"] == 4
     with pytest.raises(UsageError, match="negative"):
         TopologyPredictSpec(collective="broadcast", topology="dgx1v", t_dpa=-1e-3, hybrid=True)
@@ -137,20 +206,39 @@ def test_predict_without_topology_still_takes_a_rank_count():
 def test_a_switch_topology_takes_its_link_from_latency_and_bandwidth():
     # switch:4 on a 1 us, 10 GB/s link: every pair meets through the switch, so the closed forms apply with
     # p = 4 on that link. Ring allreduce: 2(p-1) steps of alpha + (n/p)/B = 6 us + 1.5 n / 10 GB/s.
-    doc = run_json("predict", "allreduce", "--topology", "switch:4", "-A", "ring", "--latency", "1us",
-                   "--bandwidth", "10GB/s", "-s", "1GB")
+    doc = run_json(
+        "predict",
+        "allreduce",
+        "--topology",
+        "switch:4",
+        "-A",
+        "ring",
+        "--latency",
+        "1us",
+        "--bandwidth",
+        "10GB/s",
+        "-s",
+        "1GB",
+    )
     assert doc["ranks"] == [0, 1, 2, 3] and doc["link"]["bandwidth_Bps"] == pytest.approx(10 * G)
     (row,) = doc["sizes"]
     (ring,) = [a for a in row["algorithms"] if a["name"] == "ring"]
     assert ring["time_s"] == pytest.approx(6e-6 + 1.5 * 1e9 / (10 * G))
-    spec = TopologyPredictSpec(collective="allreduce", topology="switch:4", algorithm="ring", size="1GB",
-                               network=NetworkSpec(latency="1us", bandwidth="10GB/s"))
+    spec = TopologyPredictSpec(
+        collective="allreduce",
+        topology="switch:4",
+        algorithm="ring",
+        size="1GB",
+        network=NetworkSpec(latency="1us", bandwidth="10GB/s"),
+    )
     assert api.predict_topology(spec).to_json() == doc
 
 
 def test_predict_options_are_checked_by_the_spec_not_the_cli():
     # --hybrid alone (-A all) is Blink's hybrid broadcast
-    assert TopologyPredictSpec(collective="broadcast", topology="dgx1v", algorithm="all", hybrid=True).algorithm == "blink"
+    assert (
+        TopologyPredictSpec(collective="broadcast", topology="dgx1v", algorithm="all", hybrid=True).algorithm == "blink"
+    )
     assert TopologyPredictSpec(collective="allreduce", topology="dgx1v", algorithm="all").algorithm == "all"
     # a zero switching time in any unit is the default, not a --t-dpa given without --topology
     assert predict_network(NetworkSpec(), None, t_dpa="0ms") == NetworkSpec()
@@ -159,6 +247,20 @@ def test_predict_options_are_checked_by_the_spec_not_the_cli():
         predict_network(NetworkSpec(), "0,1,2")
     with pytest.raises(UsageError, match="--hybrid go with --topology"):
         predict_network(NetworkSpec(), hybrid=True)
-    doc = run_json("predict", "broadcast", "-A", "binomial", "-p", "4", "--latency", "1us", "--bandwidth", "1GB/s",
-                   "-s", "1M", "--t-dpa", "0ms")
+    doc = run_json(
+        "predict",
+        "broadcast",
+        "-A",
+        "binomial",
+        "-p",
+        "4",
+        "--latency",
+        "1us",
+        "--bandwidth",
+        "1GB/s",
+        "-s",
+        "1M",
+        "--t-dpa",
+        "0ms",
+    )
     assert doc["ranks"] == 4

@@ -10,7 +10,7 @@ from collperf.spec import BenchSpec, NetworkSpec, SweepSpec
 from collperf.api.runs import _step_cost
 
 DGX1V = T.parse("dgx1v")
-CHAIN = list(P.DGX1V_CHAIN[:4])   # 3 hops
+CHAIN = list(P.DGX1V_CHAIN[:4])  # 3 hops
 MiB = 1 << 20
 
 
@@ -46,7 +46,11 @@ def test_a_higher_per_message_cost_never_gives_more_segments():
 
 
 def test_bench_placement_uses_the_step_cost_it_is_given():
-    spec = BenchSpec(sweep=SweepSpec(collective="broadcast", algorithms="blink", min_bytes="1M", max_bytes="1M"), ranks=4, topology="dgx1v")
+    spec = BenchSpec(
+        sweep=SweepSpec(collective="broadcast", algorithms="blink", min_bytes="1M", max_bytes="1M"),
+        ranks=4,
+        topology="dgx1v",
+    )
     asked = []
 
     def step_cost(ranks):
@@ -54,16 +58,20 @@ def test_bench_placement_uses_the_step_cost_it_is_given():
         return Link(10e-3, 1e9, name="slow steps")
 
     slow = bench_schedules(spec, step_cost=step_cost)
-    fast = bench_schedules(spec)   # the topology's NVLink links, simulated
+    fast = bench_schedules(spec)  # the topology's NVLink links, simulated
     assert asked == [4]
-    assert slow.segments["blink"][MiB] == 1          # 10 ms a step: one segment, the fewest steps
+    assert slow.segments["blink"][MiB] == 1  # 10 ms a step: one segment, the fewest steps
     assert fast.segments["blink"][MiB] > 1
     assert any("per step" in note for note in slow.notes)
 
 
 def test_bench_prices_blink_steps_on_the_given_link():
-    spec = BenchSpec(sweep=SweepSpec(collective="broadcast", algorithms="blink", min_bytes="1M", max_bytes="1M"), ranks=4, topology="dgx1v",
-                     network=NetworkSpec(latency="10ms", bandwidth="1GB/s"))
+    spec = BenchSpec(
+        sweep=SweepSpec(collective="broadcast", algorithms="blink", min_bytes="1M", max_bytes="1M"),
+        ranks=4,
+        topology="dgx1v",
+        network=NetworkSpec(latency="10ms", bandwidth="1GB/s"),
+    )
     link = _step_cost(spec)(4)
     assert link.latency_s == pytest.approx(10e-3) and link.bandwidth_Bps == pytest.approx(1e9)
     assert bench_schedules(spec, step_cost=_step_cost(spec)).segments["blink"][MiB] == 1

@@ -27,8 +27,13 @@ LOG = EXAMPLES / "14_h100-ib400-2node-16gpu-allreduce.txt"
 
 def collperf(*args, env=None, timeout=120):
     """The command line as a user runs it: its exit code, stdout and stderr."""
-    done = subprocess.run([sys.executable, "-m", "collperf", *map(str, args)], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, timeout=timeout)
+    done = subprocess.run(
+        [sys.executable, "-m", "collperf", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=timeout,
+    )
     return done.returncode, done.stdout, done.stderr
 
 
@@ -42,8 +47,9 @@ def refused(*args, env=None) -> str:
 
 @pytest.mark.multiprocess
 def test_a_mistyped_torchrun_variable_is_named():
-    text = refused("bench", "-b", "64K", "-e", "64K", env={"RANK": "0", "WORLD_SIZE": "abc",
-                                                            "TORCHELASTIC_RUN_ID": "x"})
+    text = refused(
+        "bench", "-b", "64K", "-e", "64K", env={"RANK": "0", "WORLD_SIZE": "abc", "TORCHELASTIC_RUN_ID": "x"}
+    )
     assert "WORLD_SIZE='abc'" in text and "whole number" in text
 
 
@@ -69,13 +75,13 @@ def test_testbed_of_no_hosts_says_at_least_one():
     assert "at least 1 host" in text and "--hosts" in text
 
 
-@pytest.mark.multiprocess   # runs `collperf calibrate` (refused at parse time, but the guard cannot know)
+@pytest.mark.multiprocess  # runs `collperf calibrate` (refused at parse time, but the guard cannot know)
 def test_calibrate_testbed_rate_that_is_a_word_names_the_rate():
     text = refused("calibrate", "--testbed", "hosts=2,rate=fast")
     assert "rate 'fast'" in text and "whole numbers" not in text
 
 
-@pytest.mark.multiprocess   # runs `collperf calibrate` (refused at parse time)
+@pytest.mark.multiprocess  # runs `collperf calibrate` (refused at parse time)
 def test_testbed_spec_host_count_that_is_not_a_number():
     assert "hosts='x' is not a whole number" in refused("calibrate", "--testbed", "hosts=x")
 
@@ -95,7 +101,7 @@ def test_validate_checks_its_sizes_before_calibrating():
     text = refused("validate", "--testbed", "hosts=2,rate=200mbit", "-b", "4M", "-e", "64K")
     assert "-b must not exceed -e" in text
     assert "hosts=2" not in text
-    assert time.monotonic() - started < 60   # generous: a calibration would bring a testbed up first
+    assert time.monotonic() - started < 60  # generous: a calibration would bring a testbed up first
 
 
 @pytest.mark.multiprocess
@@ -122,8 +128,9 @@ def test_diagnose_log_with_size_and_time_says_they_take_no_log():
 
 
 def test_ranks_that_do_not_fill_nodes_name_the_flags():
-    text = refused("predict", "allreduce", "--size", "1M", "--ranks", 16, "--ranks-per-node", 3,
-                   "--cluster", "dgx-h100")
+    text = refused(
+        "predict", "allreduce", "--size", "1M", "--ranks", 16, "--ranks-per-node", 3, "--cluster", "dgx-h100"
+    )
     assert "--ranks 16" in text and "--ranks-per-node 3" in text and "give --nodes" not in text
     assert "ranks_per_node" not in text and "e.g. 15 or 18" in text
 
@@ -141,7 +148,7 @@ def test_diagnose_of_collperf_bench_text_names_algorithms_and_cpu_advice():
 
 
 def test_a_dip_outside_nccl_gives_no_nccl_advice():
-    bus = [(1 << 10, 1.0), (2 << 10, 2.0), (4 << 10, 0.5), (8 << 10, 4.0)]   # 4 KiB: a quarter of its neighbours
+    bus = [(1 << 10, 1.0), (2 << 10, 2.0), (4 << 10, 0.5), (8 << 10, 4.0)]  # 4 KiB: a quarter of its neighbours
     (nccl,), (other,) = _dips(bus), _dips(bus, nccl=False)
     assert nccl.sizes_bytes == other.sizes_bytes == [4 << 10]
     assert "NCCL_ALGO" in nccl.message and "NCCL_ALGO" not in other.message
@@ -170,11 +177,30 @@ def test_interrupted_bench_before_its_first_row_leaves_no_complete_file(tmp_path
     to be complete. The signal is sent once the run has removed it (a marker, not a sleep)."""
     path = tmp_path / "r.json"
     path.write_text(json.dumps({"complete": True, "results": []}))
-    proc = subprocess.Popen([sys.executable, "-m", "collperf", "bench", "--ranks", "2", "-b", "64M", "-e", "64M",
-                             "-n", "1000", "-J", str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "collperf",
+            "bench",
+            "--ranks",
+            "2",
+            "-b",
+            "64M",
+            "-e",
+            "64M",
+            "-n",
+            "1000",
+            "-J",
+            str(path),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 120
-        while path.exists() and "complete\": true" in path.read_text() and proc.poll() is None:
+        while path.exists() and 'complete": true' in path.read_text() and proc.poll() is None:
             assert time.monotonic() < deadline, "the bench never started"
             time.sleep(0.05)
         proc.send_signal(signal.SIGINT)
@@ -199,7 +225,7 @@ def test_bench_takes_the_collective_as_an_argument():
 
 def _commands(group, prefix=""):
     for name, cmd in group.commands.items():
-        if hasattr(cmd, "commands"):     # a group (typer's click may be its own copy: no isinstance)
+        if hasattr(cmd, "commands"):  # a group (typer's click may be its own copy: no isinstance)
             yield from _commands(cmd, f"{prefix}{name} ")
         else:
             yield f"{prefix}{name}", cmd
@@ -213,7 +239,7 @@ def test_short_t_is_topology_in_every_command():
             if "-t" in param.opts:
                 assert "--topology" in param.opts, f"{name}: -t is {param.opts}"
                 seen += 1
-    assert seen >= 7    # predict, simulate, bench, trees, testbed up, export msccl, import msccl
+    assert seen >= 7  # predict, simulate, bench, trees, testbed up, export msccl, import msccl
     assert "No such option: -t" in " ".join(collperf("diagnose", "allreduce", "--size", "1G", "-t", "9ms")[2].split())
 
 
@@ -221,8 +247,16 @@ def test_simulate_help_lists_every_topology_the_parser_takes():
     """Each form in the parser's own list parses (P, N, G and RACKS filled in small), and simulate --help
     names every one of them, so a user sees rail:, fattree:, dragonfly: and nvl72: too."""
     forms = [f.strip().split("[")[0] for f in KINDS.replace(" or ", ", ").split(",") if ":" in f]
-    assert {f.split(":")[0] for f in forms} >= {"mesh", "switch", "ring", "cluster", "rail", "fattree", "dragonfly",
-                                                "nvl72"}
+    assert {f.split(":")[0] for f in forms} >= {
+        "mesh",
+        "switch",
+        "ring",
+        "cluster",
+        "rail",
+        "fattree",
+        "dragonfly",
+        "nvl72",
+    }
     for form in forms:
         spec = form.replace("RACKS", "1").replace("NxG", "2x4").replace("P", "4")
         assert parse(spec, Link(5e-6, 50e9)).ranks >= 1, spec

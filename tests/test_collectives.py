@@ -12,10 +12,20 @@ def test_chapter_efficiency_example():
     assert C.busbw("allreduce", 8, 1e9, 0.080) == pytest.approx(21.875e9)
 
 
-@pytest.mark.parametrize("name, p, factor", [
-    ("allreduce", 8, 2 * 7 / 8), ("allgather", 8, 7 / 8), ("reducescatter", 4, 3 / 4), ("alltoall", 16, 15 / 16),
-    ("broadcast", 8, 1), ("reduce", 8, 1), ("gather", 2, 1 / 2), ("scatter", 3, 2 / 3), ("sendrecv", 8, 1),
-])
+@pytest.mark.parametrize(
+    "name, p, factor",
+    [
+        ("allreduce", 8, 2 * 7 / 8),
+        ("allgather", 8, 7 / 8),
+        ("reducescatter", 4, 3 / 4),
+        ("alltoall", 16, 15 / 16),
+        ("broadcast", 8, 1),
+        ("reduce", 8, 1),
+        ("gather", 2, 1 / 2),
+        ("scatter", 3, 2 / 3),
+        ("sendrecv", 8, 1),
+    ],
+)
 def test_busbw_factors_as_nccl_tests(name, p, factor):
     assert C.busbw_factor(name, p) == pytest.approx(factor)
 
@@ -55,10 +65,26 @@ BUFFERS = [
     ("reduce", 3, 2, 1, (5, 5), [[0], [0], [0]], [[], [], [0]], [None]),
     ("reduce", 4, 3, 1, (5, 5), [[0], [0], [0], [0]], [[], [], [], [0]], [None]),
     ("alltoall", 1, 0, 1, (5, 5), [[0]], [[0]], [0]),
-    ("alltoall", 3, 0, 9, (15, 15), [[0, 1, 2], [3, 4, 5], [6, 7, 8]], [[0, 3, 6], [1, 4, 7], [2, 5, 8]],
-     [0, 0, 0, 1, 1, 1, 2, 2, 2]),
-    ("alltoall", 4, 0, 16, (20, 20), [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11], [12, 13, 14, 15]],
-     [[0, 4, 8, 12], [1, 5, 9, 13], [2, 6, 10, 14], [3, 7, 11, 15]], [0] * 4 + [1] * 4 + [2] * 4 + [3] * 4),
+    (
+        "alltoall",
+        3,
+        0,
+        9,
+        (15, 15),
+        [[0, 1, 2], [3, 4, 5], [6, 7, 8]],
+        [[0, 3, 6], [1, 4, 7], [2, 5, 8]],
+        [0, 0, 0, 1, 1, 1, 2, 2, 2],
+    ),
+    (
+        "alltoall",
+        4,
+        0,
+        16,
+        (20, 20),
+        [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11], [12, 13, 14, 15]],
+        [[0, 4, 8, 12], [1, 5, 9, 13], [2, 6, 10, 14], [3, 7, 11, 15]],
+        [0] * 4 + [1] * 4 + [2] * 4 + [3] * 4,
+    ),
     ("scatter", 1, 0, 1, (5, 5), [[0]], [[0]], [0]),
     ("scatter", 3, 2, 3, (15, 5), [[], [], [0, 1, 2]], [[0], [1], [2]], [2, 2, 2]),
     ("scatter", 4, 3, 4, (20, 5), [[], [], [], [0, 1, 2, 3]], [[0], [1], [2], [3]], [3, 3, 3, 3]),
@@ -106,18 +132,21 @@ def test_where_a_contribution_lands():
     assert _lands(C.get_collective("reducescatter"), 0, 3, 4) == [(3, 0)]
 
 
-@pytest.mark.parametrize("name, p, size, want", [
-    # 1000 bytes of float32 = 250 elements; divided collectives round count down to whole blocks
-    ("allreduce", 3, 1000, (250, 1000, 250, 250)),
-    ("allgather", 3, 1000, (83, 996, 83, 249)),
-    ("reducescatter", 4, 1000, (62, 992, 248, 62)),
-    ("alltoall", 3, 1000, (83, 996, 249, 249)),
-    ("scatter", 3, 1000, (83, 996, 249, 83)),
-    ("gather", 4, 1000, (62, 992, 62, 248)),
-    ("sendrecv", 4, 1000, (250, 1000, 250, 250)),
-    ("broadcast", 4, 1000, (250, 1000, 250, 250)),
-    ("allgather", 1, 1000, (250, 1000, 250, 250)),
-])
+@pytest.mark.parametrize(
+    "name, p, size, want",
+    [
+        # 1000 bytes of float32 = 250 elements; divided collectives round count down to whole blocks
+        ("allreduce", 3, 1000, (250, 1000, 250, 250)),
+        ("allgather", 3, 1000, (83, 996, 83, 249)),
+        ("reducescatter", 4, 1000, (62, 992, 248, 62)),
+        ("alltoall", 3, 1000, (83, 996, 249, 249)),
+        ("scatter", 3, 1000, (83, 996, 249, 83)),
+        ("gather", 4, 1000, (62, 992, 62, 248)),
+        ("sendrecv", 4, 1000, (250, 1000, 250, 250)),
+        ("broadcast", 4, 1000, (250, 1000, 250, 250)),
+        ("allgather", 1, 1000, (250, 1000, 250, 250)),
+    ],
+)
 def test_nccl_tests_counts_by_hand(name, p, size, want):
     assert C.get_collective(name).counts(size, p, 4) == want
 
@@ -127,16 +156,25 @@ def test_whole_buffer_from_one_rank_input():
     assert g("allgather").buffer_elements(5, 3) == 15
     assert g("gather").buffer_elements(5, 4) == 20
     assert g("reducescatter").buffer_elements(15, 3) == 15
-    assert g("alltoall").buffer_elements(10, 4) == 10    # not a multiple of p: kept as is
+    assert g("alltoall").buffer_elements(10, 4) == 10  # not a multiple of p: kept as is
     assert g("sendrecv").buffer_elements(5, 4) == 5
 
 
-@pytest.mark.parametrize("name, factors", [
-    # p = 1, 3, 4: 2(p-1)/p, (p-1)/p, or 1 (nccl-tests doc/PERFORMANCE.md)
-    ("allreduce", (0, 4 / 3, 3 / 2)), ("allgather", (0, 2 / 3, 3 / 4)), ("reducescatter", (0, 2 / 3, 3 / 4)),
-    ("alltoall", (0, 2 / 3, 3 / 4)), ("scatter", (0, 2 / 3, 3 / 4)), ("gather", (0, 2 / 3, 3 / 4)),
-    ("broadcast", (1, 1, 1)), ("reduce", (1, 1, 1)), ("sendrecv", (1, 1, 1)),
-])
+@pytest.mark.parametrize(
+    "name, factors",
+    [
+        # p = 1, 3, 4: 2(p-1)/p, (p-1)/p, or 1 (nccl-tests doc/PERFORMANCE.md)
+        ("allreduce", (0, 4 / 3, 3 / 2)),
+        ("allgather", (0, 2 / 3, 3 / 4)),
+        ("reducescatter", (0, 2 / 3, 3 / 4)),
+        ("alltoall", (0, 2 / 3, 3 / 4)),
+        ("scatter", (0, 2 / 3, 3 / 4)),
+        ("gather", (0, 2 / 3, 3 / 4)),
+        ("broadcast", (1, 1, 1)),
+        ("reduce", (1, 1, 1)),
+        ("sendrecv", (1, 1, 1)),
+    ],
+)
 def test_busbw_factors_by_hand(name, factors):
     c = C.get_collective(name)
     assert [c.busbw_factor(p) for p in (1, 3, 4)] == pytest.approx(list(factors))
@@ -170,10 +208,27 @@ def test_bench_text_names_the_program_and_reads_back(name):
     for size in (1 << 20, 1 << 22):
         count = size // 4 // c.count_divisor(4)
         algbw, busbw = c.bandwidths_GBps(size, 4, 1e-3)
-        rows.append({"algorithm": "builtin", "size": size, "count": count, "type": "float",
-                     "redop": "sum" if c.reduces else "none", "root": 0 if c.rooted else -1,
-                     **{placement: {"time_us": 1e3, "min_us": 1e3, "p50_us": 1e3, "algbw": algbw, "busbw": busbw,
-                                    "wrong": 0} for placement in ("out_of_place", "in_place")}})
+        rows.append(
+            {
+                "algorithm": "builtin",
+                "size": size,
+                "count": count,
+                "type": "float",
+                "redop": "sum" if c.reduces else "none",
+                "root": 0 if c.rooted else -1,
+                **{
+                    placement: {
+                        "time_us": 1e3,
+                        "min_us": 1e3,
+                        "p50_us": 1e3,
+                        "algbw": algbw,
+                        "busbw": busbw,
+                        "wrong": 0,
+                    }
+                    for placement in ("out_of_place", "in_place")
+                },
+            }
+        )
     config = {"sizes": [1 << 20, 1 << 22], "step": 2, "warmup": 1, "iters": 1, "check": 1}
     text = to_text(Results(name, 4, "gloo", config, rows))
     assert f"# Collective test starting: {c.nccl_tests_binary}" in text
@@ -181,16 +236,24 @@ def test_bench_text_names_the_program_and_reads_back(name):
     # keep nccl-tests' 13 columns of each row
     text = "\n".join(line if line.startswith("#") else " ".join(line.split()[:13]) for line in text.splitlines())
     (table,) = parse(text)
-    assert table.collective == name and len(table.rows) == 4    # 2 sizes x (out-of-place, in-place)
+    assert table.collective == name and len(table.rows) == 4  # 2 sizes x (out-of-place, in-place)
 
 
 def test_aliases():
-    for alias, name in [("p2p", "sendrecv"), ("bcast", "broadcast"), ("a2a", "alltoall"), ("Reduce-Scatter", "reducescatter"),
-                        (" ALL_GATHER ", "allgather"), ("send_recv", "sendrecv")]:
+    for alias, name in [
+        ("p2p", "sendrecv"),
+        ("bcast", "broadcast"),
+        ("a2a", "alltoall"),
+        ("Reduce-Scatter", "reducescatter"),
+        (" ALL_GATHER ", "allgather"),
+        ("send_recv", "sendrecv"),
+    ]:
         assert C.get_collective(alias).name == name
     c = C.get_collective("allreduce")
     assert C.get_collective(c) is c
     with pytest.raises(UsageError) as err:
         C.get_collective("allsum")
-    assert str(err.value) == ("unknown collective 'allsum': expected one of allreduce, allgather, reducescatter, "
-                              "broadcast, reduce, alltoall, scatter, gather, sendrecv")
+    assert str(err.value) == (
+        "unknown collective 'allsum': expected one of allreduce, allgather, reducescatter, "
+        "broadcast, reduce, alltoall, scatter, gather, sendrecv"
+    )

@@ -10,12 +10,50 @@ import pytest
 from collperf.ingest import load, parse
 
 CORPUS = resources.files("collperf") / "data" / "corpus"
-COLUMNS = ["id", "source_url", "source_group", "tool", "system", "gpu", "gpus_per_node", "nodes", "ranks",
-           "fabric", "nic", "collectives", "nccl_version", "min_size_bytes", "max_size_bytes", "health", "why"]
-FABRICS = {"nvswitch", "nvswitch-nvls", "pcie-p2p", "pcie-host", "ib", "roce", "efa", "tcpx", "tcpxo", "socket",
-           "nvl72", "xgmi"}
-COLLECTIVES = {"allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "sendrecv", "gather",
-               "scatter"}
+COLUMNS = [
+    "id",
+    "source_url",
+    "source_group",
+    "tool",
+    "system",
+    "gpu",
+    "gpus_per_node",
+    "nodes",
+    "ranks",
+    "fabric",
+    "nic",
+    "collectives",
+    "nccl_version",
+    "min_size_bytes",
+    "max_size_bytes",
+    "health",
+    "why",
+]
+FABRICS = {
+    "nvswitch",
+    "nvswitch-nvls",
+    "pcie-p2p",
+    "pcie-host",
+    "ib",
+    "roce",
+    "efa",
+    "tcpx",
+    "tcpxo",
+    "socket",
+    "nvl72",
+    "xgmi",
+}
+COLLECTIVES = {
+    "allreduce",
+    "allgather",
+    "reducescatter",
+    "broadcast",
+    "reduce",
+    "alltoall",
+    "sendrecv",
+    "gather",
+    "scatter",
+}
 # NICs per node x rate (? where the source does not state it) - transport; one number for the node's capacity
 NIC = re.compile(r"^\d+x(\d+|\?)G-(ib|roce|efa|tcpx|tcpxo|socket)$")
 
@@ -92,25 +130,35 @@ def test_printed_bandwidths_agree_with_the_index_ranks(row):
     """busbw / algbw is the collective's bus factor for the rank count in the index (hand formulas of
     nccl-tests' doc/PERFORMANCE.md), so a wrong rank count or a mistyped row shows here."""
     ranks = int(row["ranks"])
-    factor = {"allreduce": 2 * (ranks - 1) / ranks, "allgather": (ranks - 1) / ranks,
-              "reducescatter": (ranks - 1) / ranks, "alltoall": (ranks - 1) / ranks,
-              "gather": (ranks - 1) / ranks, "scatter": (ranks - 1) / ranks,
-              "broadcast": 1.0, "reduce": 1.0, "sendrecv": 1.0}
+    factor = {
+        "allreduce": 2 * (ranks - 1) / ranks,
+        "allgather": (ranks - 1) / ranks,
+        "reducescatter": (ranks - 1) / ranks,
+        "alltoall": (ranks - 1) / ranks,
+        "gather": (ranks - 1) / ranks,
+        "scatter": (ranks - 1) / ranks,
+        "broadcast": 1.0,
+        "reduce": 1.0,
+        "sendrecv": 1.0,
+    }
     for t in _tables(row):
         if t.collective not in factor:
             continue
         for r in t.rows:
             if r.algbw_GBps and r.algbw_GBps >= 1.0 and r.busbw_GBps:
                 # two printed decimals: allow the rounding of both numbers
-                assert r.busbw_GBps == pytest.approx(r.algbw_GBps * factor[t.collective], abs=0.011 + 0.006 * factor[t.collective]), \
-                    (row["id"], r.line)
+                assert r.busbw_GBps == pytest.approx(
+                    r.algbw_GBps * factor[t.collective], abs=0.011 + 0.006 * factor[t.collective]
+                ), (row["id"], r.line)
 
 
 def test_srun_label_prefixes_are_read_like_mpirun_tags():
-    log = ("0: #       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
-           "0:      1048576        262144     float     sum      -1    100.0   10.49   19.66      0    100.0   10.49   19.66      0\n"
-           "0:      2097152        524288     float     sum      -1    200.0   10.49   19.66      0    200.0   10.49   19.66      0\n")
+    log = (
+        "0: #       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+        "0:      1048576        262144     float     sum      -1    100.0   10.49   19.66      0    100.0   10.49   19.66      0\n"
+        "0:      2097152        524288     float     sum      -1    200.0   10.49   19.66      0    200.0   10.49   19.66      0\n"
+    )
     (table,) = parse(log, "labelled", "allreduce")
     assert [r.size for r in table.placement()] == [1048576, 2097152]
     assert [r.time_s for r in table.placement()] == pytest.approx([100e-6, 200e-6])
-    assert table.ranks == 16   # 19.66 / 10.49 = 1.874 = 2 x 15/16
+    assert table.ranks == 16  # 19.66 / 10.49 = 1.874 = 2 x 15/16

@@ -31,38 +31,41 @@ def test_chapter_ring_allreduce():
     assert t("allreduce", "ring", 16, 100e6, Link(10e-6, 100e9)) == pytest.approx(2.175e-3)
 
 
-@pytest.mark.parametrize("collective, algorithm, p, expected", [
-    ("broadcast", "binomial", 5, (3, 3, 0)),
-    ("broadcast", "scatter-allgather", 8, (6, 1.75, 0)),
-    ("reduce", "binomial", 6, (3, 3, 3)),
-    ("reduce", "rhd", 8, (6, 1.75, 0.875)),
-    ("reduce", "rhd", 6, (2 * 2 + 1, 2 * 0.75 + 1, 0.75 + 1)),          # fold-in, p' = 4
-    ("scatter", "binomial", 6, (3, 5 / 6, 0)),
-    ("gather", "linear", 6, (5, 5 / 6, 0)),
-    ("allgather", "ring", 8, (7, 7 / 8, 0)),
-    ("allgather", "recursive-doubling", 8, (3, 7 / 8, 0)),
-    ("allgather", "bruck", 6, (3, 5 / 6, 0)),
-    ("allgather", "mesh", 6, (1, 5 / 6, 0)),
-    ("reducescatter", "ring", 4, (3, 0.75, 0.75)),
-    ("reducescatter", "recursive-halving", 8, (3, 7 / 8, 7 / 8)),
-    # p=3 by hand: fold (n, reduced), halving sends 2 of 3 blocks, unfold one block of n/3
-    ("reducescatter", "recursive-halving", 3, (3, 1 + 2 / 3 + 1 / 3, 1 + 2 / 3)),
-    ("reducescatter", "pairwise", 5, (4, 0.8, 0.8)),
-    ("reducescatter", "mesh", 5, (1, 0.8, 0.8)),
-    ("allreduce", "ring", 8, (14, 1.75, 0.875)),
-    ("allreduce", "recursive-doubling", 8, (3, 3, 3)),
-    ("allreduce", "recursive-doubling", 6, (2 + 2, 2 + 2, 2 + 1)),
-    ("allreduce", "rhd", 8, (6, 1.75, 0.875)),
-    ("allreduce", "rhd", 6, (6, 3.5, 1.75)),   # (2 lg 4 + 2) a + (2*3/4 + 2) n b + (3/4 + 1) n g
-    ("allreduce", "reduce-broadcast", 5, (6, 6, 3)),
-    ("allreduce", "mesh", 4, (2, 1.5, 0.75)),
-    ("allreduce", "one-shot", 4, (1, 3, 3)),
-    ("alltoall", "pairwise", 8, (7, 7 / 8, 0)),
-    ("alltoall", "bruck", 8, (3, 1.5, 0)),    # lg p * n/2
-    ("alltoall", "bruck", 5, (3, 1.0, 0)),    # popcounts of 0..4 = 5 blocks of n/5
-    ("alltoall", "mesh", 8, (1, 7 / 8, 0)),
-    ("sendrecv", "ring", 8, (1, 1, 0)),
-])
+@pytest.mark.parametrize(
+    "collective, algorithm, p, expected",
+    [
+        ("broadcast", "binomial", 5, (3, 3, 0)),
+        ("broadcast", "scatter-allgather", 8, (6, 1.75, 0)),
+        ("reduce", "binomial", 6, (3, 3, 3)),
+        ("reduce", "rhd", 8, (6, 1.75, 0.875)),
+        ("reduce", "rhd", 6, (2 * 2 + 1, 2 * 0.75 + 1, 0.75 + 1)),  # fold-in, p' = 4
+        ("scatter", "binomial", 6, (3, 5 / 6, 0)),
+        ("gather", "linear", 6, (5, 5 / 6, 0)),
+        ("allgather", "ring", 8, (7, 7 / 8, 0)),
+        ("allgather", "recursive-doubling", 8, (3, 7 / 8, 0)),
+        ("allgather", "bruck", 6, (3, 5 / 6, 0)),
+        ("allgather", "mesh", 6, (1, 5 / 6, 0)),
+        ("reducescatter", "ring", 4, (3, 0.75, 0.75)),
+        ("reducescatter", "recursive-halving", 8, (3, 7 / 8, 7 / 8)),
+        # p=3 by hand: fold (n, reduced), halving sends 2 of 3 blocks, unfold one block of n/3
+        ("reducescatter", "recursive-halving", 3, (3, 1 + 2 / 3 + 1 / 3, 1 + 2 / 3)),
+        ("reducescatter", "pairwise", 5, (4, 0.8, 0.8)),
+        ("reducescatter", "mesh", 5, (1, 0.8, 0.8)),
+        ("allreduce", "ring", 8, (14, 1.75, 0.875)),
+        ("allreduce", "recursive-doubling", 8, (3, 3, 3)),
+        ("allreduce", "recursive-doubling", 6, (2 + 2, 2 + 2, 2 + 1)),
+        ("allreduce", "rhd", 8, (6, 1.75, 0.875)),
+        ("allreduce", "rhd", 6, (6, 3.5, 1.75)),  # (2 lg 4 + 2) a + (2*3/4 + 2) n b + (3/4 + 1) n g
+        ("allreduce", "reduce-broadcast", 5, (6, 6, 3)),
+        ("allreduce", "mesh", 4, (2, 1.5, 0.75)),
+        ("allreduce", "one-shot", 4, (1, 3, 3)),
+        ("alltoall", "pairwise", 8, (7, 7 / 8, 0)),
+        ("alltoall", "bruck", 8, (3, 1.5, 0)),  # lg p * n/2
+        ("alltoall", "bruck", 5, (3, 1.0, 0)),  # popcounts of 0..4 = 5 blocks of n/5
+        ("alltoall", "mesh", 8, (1, 7 / 8, 0)),
+        ("sendrecv", "ring", 8, (1, 1, 0)),
+    ],
+)
 def test_hand_computed_coefficients(collective, algorithm, p, expected):
     assert coefficients(collective, algorithm, p) == pytest.approx(expected)
     n = 3e6
@@ -86,7 +89,9 @@ def test_chain_broadcast_fixed_and_optimal_segments():
 def test_double_binary_tree_small_cases_by_hand():
     n = 1e6
     # p = 2: each rank is root of one tree and leaf of the other; n/2 per tree, one segment
-    assert t("allreduce", "double-binary-tree", 2, n, segments=1) == pytest.approx(2 * ALPHA + n * BETA + 0.5 * n * GAMMA)
+    assert t("allreduce", "double-binary-tree", 2, n, segments=1) == pytest.approx(
+        2 * ALPHA + n * BETA + 0.5 * n * GAMMA
+    )
     assert t("broadcast", "double-binary-tree", 2, n, segments=3) == pytest.approx(3 * ALPHA + n * BETA)
     # p = 4 broadcast, k = 1: the root feeds two 3-deep chains (NCCL's btree on 3 ranks is a chain):
     # step 1 the root sends both halves (n), steps 2 and 3 one half each -> 3 alpha + 2 n beta
@@ -99,7 +104,7 @@ def test_double_binary_tree_shapes_are_complementary():
         inner_a = {r for r in range(p) if r in a}
         inner_b = {r for r in range(p) if r in b}
         assert a.count(-1) == 1 and b.count(-1) == 1
-        assert not (inner_a - {0}) & (inner_b - {p - 1})   # interior in at most one tree (roots aside)
+        assert not (inner_a - {0}) & (inner_b - {p - 1})  # interior in at most one tree (roots aside)
 
 
 def test_double_binary_tree_bandwidth_tends_to_two_n_beta():
@@ -114,15 +119,22 @@ def test_identities():
         rs, ag = coefficients("reducescatter", "ring", p), coefficients("allgather", "ring", p)
         assert ring_ar == pytest.approx(tuple(x + y for x, y in zip(rs, ag)))
         mesh_ar = coefficients("allreduce", "mesh", p)
-        assert mesh_ar == pytest.approx(tuple(x + y for x, y in zip(coefficients("reducescatter", "mesh", p),
-                                                                     coefficients("allgather", "mesh", p))))
+        assert mesh_ar == pytest.approx(
+            tuple(x + y for x, y in zip(coefficients("reducescatter", "mesh", p), coefficients("allgather", "mesh", p)))
+        )
         assert coefficients("allreduce", "reduce-broadcast", p) == pytest.approx(
-            tuple(x + y for x, y in zip(coefficients("reduce", "binomial", p), coefficients("broadcast", "binomial", p))))
+            tuple(
+                x + y for x, y in zip(coefficients("reduce", "binomial", p), coefficients("broadcast", "binomial", p))
+            )
+        )
         assert coefficients("broadcast", "scatter-allgather", p) == pytest.approx(
-            tuple(x + y for x, y in zip(coefficients("scatter", "binomial", p), coefficients("allgather", "bruck", p))))
-    for p in (2, 4, 8, 64):   # rhd = recursive halving RS + recursive doubling AG (powers of two)
+            tuple(x + y for x, y in zip(coefficients("scatter", "binomial", p), coefficients("allgather", "bruck", p)))
+        )
+    for p in (2, 4, 8, 64):  # rhd = recursive halving RS + recursive doubling AG (powers of two)
         rhd = coefficients("allreduce", "rhd", p)
-        parts = zip(coefficients("reducescatter", "recursive-halving", p), coefficients("allgather", "recursive-doubling", p))
+        parts = zip(
+            coefficients("reducescatter", "recursive-halving", p), coefficients("allgather", "recursive-doubling", p)
+        )
         assert rhd == pytest.approx(tuple(x + y for x, y in parts))
     assert t("reduce", "double-binary-tree", 9, n, segments=5) >= t("broadcast", "double-binary-tree", 9, n, segments=5)
 
@@ -146,7 +158,9 @@ def test_one_rank_costs_nothing():
 def test_unavailable_algorithm_says_why():
     with pytest.raises(NotApplicable, match="recursive-doubling cannot run on 12 ranks.*power-of-two.*8 or 16"):
         cost("allgather", "recursive-doubling", 12, [1e6], LINK)
-    with pytest.raises(UsageError, match=r"unknown algorithm 'ringg' for allreduce: did you mean ring\? expected one of ring"):
+    with pytest.raises(
+        UsageError, match=r"unknown algorithm 'ringg' for allreduce: did you mean ring\? expected one of ring"
+    ):
         cost("allreduce", "ringg", 4, [1], LINK)
     with pytest.raises(UsageError, match="segments 0"):
         cost("broadcast", "chain", 4, [1], LINK, segments=0)
@@ -167,7 +181,7 @@ def test_every_algorithm_meets_its_lower_bound(alg):
         assert np.all(c.bandwidth_s >= bound.bandwidth_s * (1 - 1e-12))
         assert np.all(c.compute_s >= bound.compute_s * (1 - 1e-12))
         assert np.all(c.latency_s >= bound.latency_s * (1 - 1e-12))
-        if not alg.multiport:   # single-port algorithms also meet Chan's ceil(lg p) latency bound
+        if not alg.multiport:  # single-port algorithms also meet Chan's ceil(lg p) latency bound
             single = lower_bound(alg.collective, p, SIZES, LINK, ports="single")
             assert np.all(c.latency_s >= single.latency_s * (1 - 1e-12))
 
@@ -180,8 +194,13 @@ def test_bound_coefficients_by_hand():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.sampled_from(ALGORITHMS), st.integers(1, 64), st.floats(0, 1e-4), st.floats(1e8, 1e12),
-       st.lists(st.floats(0, 1e10), min_size=2, max_size=12))
+@given(
+    st.sampled_from(ALGORITHMS),
+    st.integers(1, 64),
+    st.floats(0, 1e-4),
+    st.floats(1e8, 1e12),
+    st.lists(st.floats(0, 1e10), min_size=2, max_size=12),
+)
 def test_monotonic_in_size(alg, p, alpha, bw, sizes):
     if alg.unavailable(p):
         return

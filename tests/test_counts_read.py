@@ -15,23 +15,30 @@ from collperf.spec import TraceSpec
 
 MIB = 1 << 20
 TRACES = Path(__file__).parent / "fixtures" / "traces"
-HEAD = ("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw "
-        "#wrong")
+HEAD = (
+    "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw "
+    "#wrong"
+)
 
 
 def _log(binary, rows, devices=()):
     """An nccl-tests log of (size, count, time_us, algbw, busbw) rows."""
-    lines = ["# nccl-tests version 2.17.6 nccl-headers=22603 nccl-library=22603",
-             f"# Collective test starting: {binary}",
-             "# nThread 1 nGpus 1 minBytes 1024 maxBytes 2147483648 step: 2(factor) warmup iters: 5 iters: 20 agg "
-             "iters: 1 validation: 1 graph: 0", "#"]
+    lines = [
+        "# nccl-tests version 2.17.6 nccl-headers=22603 nccl-library=22603",
+        f"# Collective test starting: {binary}",
+        "# nThread 1 nGpus 1 minBytes 1024 maxBytes 2147483648 step: 2(factor) warmup iters: 5 iters: 20 agg "
+        "iters: 1 validation: 1 graph: 0",
+        "#",
+    ]
     if devices:
         lines += ["# Using devices", *devices, "#"]
     lines += [HEAD]
     op = "sum" if binary == "all_reduce_perf" else "none"
     for size, count, t, alg, bus in rows:
-        lines.append(f"{size:12d}  {count:12d}     float    {op:>4}      -1  {t:9.2f}  {alg:6.2f}  {bus:6.2f}       0"
-                     f"  {t:9.2f}  {alg:6.2f}  {bus:6.2f}       0")
+        lines.append(
+            f"{size:12d}  {count:12d}     float    {op:>4}      -1  {t:9.2f}  {alg:6.2f}  {bus:6.2f}       0"
+            f"  {t:9.2f}  {alg:6.2f}  {bus:6.2f}       0"
+        )
     return "\n".join(lines + ["# Out of bounds values : 0 OK", "#"]) + "\n"
 
 
@@ -41,8 +48,11 @@ def _alltoall_128():
         t = 50 + size / 40e3
         alg = size / t / 1e3
         rows.append((size, size // 4 // 128, t, alg, alg * 127 / 128))
-    devices = ["#  Rank  0 Group  0 Pid   1000 on node-000 device  0 [0000:00:00] NVIDIA GB200", "#  ...",
-               "#  Rank 127 Group  0 Pid   1127 on node-031 device  3 [0000:03:00] NVIDIA GB200"]
+    devices = [
+        "#  Rank  0 Group  0 Pid   1000 on node-000 device  0 [0000:00:00] NVIDIA GB200",
+        "#  ...",
+        "#  Rank 127 Group  0 Pid   1127 on node-031 device  3 [0000:03:00] NVIDIA GB200",
+    ]
     return _log("alltoall_perf", rows, devices)
 
 
@@ -72,8 +82,10 @@ def _collapsing():
 
 def test_a_collapse_of_busbw_is_in_the_verdict_line_judged_or_not():
     d = diagnose(parse(_collapsing(), "collapse.txt")[0])
-    assert d.verdict.text.startswith("not judged") and "busbw falls 20x from 88.9 GB/s at 16 MiB to 4.44 GB/s at 2 GiB" \
-        in d.verdict.text
+    assert (
+        d.verdict.text.startswith("not judged")
+        and "busbw falls 20x from 88.9 GB/s at 16 MiB to 4.44 GB/s at 2 GiB" in d.verdict.text
+    )
 
 
 def test_peak_judges_a_log_with_no_system_assumed():
@@ -88,15 +100,22 @@ def test_peak_judges_a_log_with_no_system_assumed():
 
 def test_trace_takes_the_peak_its_messages_suggest(monkeypatch):
     from collperf.trace import core
+
     spec = importlib.util.spec_from_file_location("make_nccl", TRACES / "make_nccl.py")
     N = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(N)
     # a GPU the catalogue lacks: no system, and the message says to give --peak
-    monkeypatch.setattr(core, "assume_system", lambda traces, hardware: Assumed(
-        None, why_none="the catalogue has no parts for this GPU: give --peak BUSBW"))
+    monkeypatch.setattr(
+        core,
+        "assume_system",
+        lambda traces, hardware: Assumed(None, why_none="the catalogue has no parts for this GPU: give --peak BUSBW"),
+    )
     size = N.BIG_ELEMS * 2
-    unjudged = next(r for r in api.trace(TraceSpec(paths=str(TRACES / "nccl"))).collectives
-                    if r.collective == "allreduce" and r.size_bytes == size)
+    unjudged = next(
+        r
+        for r in api.trace(TraceSpec(paths=str(TRACES / "nccl"))).collectives
+        if r.collective == "allreduce" and r.size_bytes == size
+    )
     assert unjudged.verdict.text.startswith("not judged") and "--peak" in unjudged.verdict.text
     report = api.trace(TraceSpec(paths=str(TRACES / "nccl"), peak="1000GB/s"))
     big = next(r for r in report.collectives if r.collective == "allreduce" and r.size_bytes == size)

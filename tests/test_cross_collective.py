@@ -65,8 +65,10 @@ SHORT = {
 
 def _pairs():
     bench = _bench()
-    return [(f"{source} {system} {m.collective}->{t.collective}", (system.replace(" (assumed)", ""), m, t, hw))
-            for source, system, m, t, hw in bench.corpus_pairs() + bench.example_pairs()]
+    return [
+        (f"{source} {system} {m.collective}->{t.collective}", (system.replace(" (assumed)", ""), m, t, hw))
+        for source, system, m, t, hw in bench.corpus_pairs() + bench.example_pairs()
+    ]
 
 
 @pytest.mark.slow
@@ -95,12 +97,13 @@ def test_an_alltoall_calls_overhead_is_not_carried_to_an_allreduce():
     # ~300 us, which an allreduce (one collective kernel, 58 us at 1 MiB) does not pay: only the bandwidth carries
     from collperf.diagnose.core import _model_system
     from collperf.diagnose.corpus_fit import _tables, hardware_for, read_index
+
     corpus = Path(__file__).resolve().parents[1] / "src" / "collperf" / "data" / "corpus"
     rows = {r["id"]: r for r in read_index(corpus)}
     a2a, ar = (rows[f"mi355x-xgmi-1x8-{c}-gh-ahalperin"] for c in ("alltoall", "allreduce"))
     model, target = (_tables(corpus / f"{r['id']}.txt", r)[0] for r in (a2a, ar))
     system, fit, _ = _model_system(model, hardware_for(ar), target)
-    assert fit.launch_overhead_us > 200                              # what the alltoall's rows fit
+    assert fit.launch_overhead_us > 200  # what the alltoall's rows fit
     assert system.launch_overhead_us == get_system("mi355x").launch_overhead_us < 50
     assert "overhead is not" in system.provenance["launch_overhead_us"]
     # within one kind the fitted overhead carries: the allreduce as model for itself keeps its fit

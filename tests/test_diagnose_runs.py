@@ -61,7 +61,7 @@ def test_mpi_log_is_judged_against_peak():
     assert rows[16 * MIB].bound_s == pytest.approx(bound)
     assert rows[16 * MIB].efficiency == pytest.approx(bound / 4204.30e-6)
     assert rows[16 * MIB].verdict.text.startswith("as expected")
-    assert rows[16 * MIB].expected_s is None and rows[16 * MIB].choice == ""     # NCCL's model is not MPI's
+    assert rows[16 * MIB].expected_s is None and rows[16 * MIB].choice == ""  # NCCL's model is not MPI's
     assert rows[1024].verdict.text.startswith("not judged: latency-bound")
     assert d.verdict.text.startswith("as expected") and "of the bound" in d.verdict.text
 
@@ -69,8 +69,9 @@ def test_mpi_log_is_judged_against_peak():
 def test_mpi_log_is_judged_against_a_cpu_cluster():
     # 2 nodes x 8 ranks, one 100 Gb/s NIC per node, 20 GB/s per rank inside a node: allreduce's bound is the
     # larger of the node's NIC (2 x 1/2 x size / 12.5 GB/s) and a rank's intra links (2 x 7/8 x size / 20 GB/s)
-    (d,) = api.diagnose_logs([FIXTURES / "imb_allreduce_np16.txt"],
-                             hardware=_hw(nodes=2, nic_rate="100Gb/s", intra_bandwidth="20GB/s"))
+    (d,) = api.diagnose_logs(
+        [FIXTURES / "imb_allreduce_np16.txt"], hardware=_hw(nodes=2, nic_rate="100Gb/s", intra_bandwidth="20GB/s")
+    )
     size = 16 * MIB
     bound = max(size / 12.5e9, 2 * 7 / 8 * size / 20e9)
     row = _rows(d)[size]
@@ -98,7 +99,7 @@ def test_plateau_dip_and_rising_dip_are_both_flagged():
     # the 1 GiB row: 30 % slower than its neighbours, busbw 1/1.3 = 77 % of theirs (under 85 %)
     bus = {s.size_bytes: s.busbw_GBps for s in d.sizes}
     around = (bus[GIB // 2] * bus[2 * GIB]) ** 0.5
-    assert bus[GIB] / around > 0.75                                       # the rising-part rule misses it
+    assert bus[GIB] / around > 0.75  # the rising-part rule misses it
     assert bus[GIB] / min(bus[GIB // 2], bus[2 * GIB]) < PLATEAU_NOTCH
 
 
@@ -115,7 +116,7 @@ def test_a_row_before_a_step_up_is_not_a_dip():
     # busbw level with the size before and well under the size after (a protocol switch): no notch
     bus = [(1 << k, b) for k, b in zip(range(20, 26), (100.0, 110.9, 120.4, 114.0, 168.7, 183.9))]
     assert not _dips(bus)
-    bus[3] = (bus[3][0], 0.8 * 120.4)                                    # 20 % under both neighbours
+    bus[3] = (bus[3][0], 0.8 * 120.4)  # 20 % under both neighbours
     assert [f.sizes_bytes for f in _dips(bus)] == [[1 << 23]]
 
 
@@ -128,7 +129,9 @@ def _slower(text: str, size: int, factor: float) -> str:
             t1, t2 = float(f[5]) * factor, float(f[9]) * factor
             alg1, alg2 = size / (t1 * 1e3), size / (t2 * 1e3)
             k = float(f[7]) / float(f[6])
-            line = (f"{f[0]:>12}  {f[1]:>12}  {f[2]:>8}  {f[3]:>6}  {f[4]:>6}  {t1:7.1f}  {alg1:6.2f}  "
-                    f"{alg1 * k:6.2f}  {f[8]:>6}  {t2:7.1f}  {alg2:6.2f}  {alg2 * k:6.2f}  {f[12]:>6}")
+            line = (
+                f"{f[0]:>12}  {f[1]:>12}  {f[2]:>8}  {f[3]:>6}  {f[4]:>6}  {t1:7.1f}  {alg1:6.2f}  "
+                f"{alg1 * k:6.2f}  {f[8]:>6}  {t2:7.1f}  {alg2:6.2f}  {alg2 * k:6.2f}  {f[12]:>6}"
+            )
         out.append(line)
     return "\n".join(out) + "\n"

@@ -23,18 +23,18 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^(```+|~~~+)\s*([\w-]*)")
 MARK = re.compile(r"^<!--\s*(run|output)(?::\s*([\w, -]+))?\s*-->\s*$")
-TIMEOUT_S = 300   # per block: a hang check, not a speed assertion
+TIMEOUT_S = 300  # per block: a hang check, not a speed assertion
 
 
 @dataclass
 class Block:
     page: Path
-    line: int           # 1-based line of the opening fence
+    line: int  # 1-based line of the opening fence
     lang: str
     text: str
-    mark: str | None    # "run", "output" or None
+    mark: str | None  # "run", "output" or None
     options: tuple
-    output: str | None = None   # a python block's expected output (the marked block after it)
+    output: str | None = None  # a python block's expected output (the marked block after it)
 
     @property
     def ident(self) -> str:
@@ -55,8 +55,11 @@ def blocks(page: Path) -> list[Block]:
         while i < len(lines) and not lines[i].startswith(fence):
             i += 1
         options = tuple(o.strip() for o in (mark.group(2) or "").split(",") if o.strip()) if mark else ()
-        found.append(Block(page, start + 1, m.group(2), "\n".join(lines[start + 1:i]),
-                           mark.group(1) if mark else None, options))
+        found.append(
+            Block(
+                page, start + 1, m.group(2), "\n".join(lines[start + 1 : i]), mark.group(1) if mark else None, options
+            )
+        )
         i += 1
     for b, after in zip(found, found[1:]):
         if b.mark == "run" and b.lang == "python" and after.mark == "output":
@@ -79,8 +82,13 @@ def _param(b: Block):
     return pytest.param(b, id=b.ident, marks=marks)
 
 
-BOX = str.maketrans({c: " " for c in "\u2502\u2503\u2500\u2501\u250f\u2513\u2517\u251b\u2521\u2529\u2547"
-                                               "\u2533\u253b\u2514\u2518\u2534\u252c\u254b\u250c\u2510\u253c"})
+BOX = str.maketrans(
+    {
+        c: " "
+        for c in "\u2502\u2503\u2500\u2501\u250f\u2513\u2517\u251b\u2521\u2529\u2547"
+        "\u2533\u253b\u2514\u2518\u2534\u252c\u254b\u250c\u2510\u253c"
+    }
+)
 
 
 def normalise(text: str) -> str:
@@ -93,7 +101,7 @@ def expected_lines(output: str) -> list[str]:
     keep = []
     for line in output.split("\n"):
         if not line.lstrip().startswith("#"):
-            line = re.sub(r"\s{2,}#\s.*$", "", line)   # the page's comment on an output line
+            line = re.sub(r"\s{2,}#\s.*$", "", line)  # the page's comment on an output line
         line = normalise(line)
         if line and line not in ("...", "\u2026"):
             keep.append(line)
@@ -145,8 +153,9 @@ def _env() -> dict:
 
 
 def _run(argv, cwd) -> subprocess.CompletedProcess:
-    return subprocess.run(argv, cwd=cwd, env=_env(), capture_output=True, text=True, timeout=TIMEOUT_S,
-                          stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        argv, cwd=cwd, env=_env(), capture_output=True, text=True, timeout=TIMEOUT_S, stdin=subprocess.DEVNULL
+    )
 
 
 @pytest.mark.parametrize("block", [_param(b) for b in RUNNABLE])
@@ -185,7 +194,9 @@ def test_the_checker_sees_a_missing_line():
     with pytest.raises(AssertionError):
         check_output("lower bound 1.885 ms; best: ring", "lower bound 2 ms", "t")
     assert expected_lines("step   0: 0+>1:0-3   # fold-in\n...\n# kept: a bench comment") == [
-        "step 0: 0+>1:0-3", "# kept: a bench comment"]
+        "step 0: 0+>1:0-3",
+        "# kept: a bench comment",
+    ]
 
 
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
@@ -207,8 +218,24 @@ def test_readme_is_a_front_page():
 
 def test_site_builds_strict(tmp_path):
     """`mkdocs build --strict`: a broken link, a missing page in the nav or a bad anchor fails the build."""
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "-f", str(ROOT / "mkdocs.yml"),
-                           "-d", str(tmp_path / "site")], cwd=ROOT, capture_output=True, text=True, timeout=TIMEOUT_S)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "--strict",
+            "--quiet",
+            "-f",
+            str(ROOT / "mkdocs.yml"),
+            "-d",
+            str(tmp_path / "site"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert (tmp_path / "site" / "index.html").exists()
 
@@ -219,6 +246,7 @@ DOTTED = re.compile(r"`(collperf(?:\.\w+)+)")
 def resolve(dotted: str):
     """Import the longest module prefix of a dotted name, then walk the attributes."""
     import importlib
+
     parts = dotted.split(".")
     for cut in range(len(parts), 0, -1):
         try:
@@ -250,7 +278,7 @@ def _modules() -> set[str]:
         if "__pycache__" in path.parts:
             continue
         name = path.relative_to(package).as_posix()
-        found.add(name[:-len("__init__.py")] if name.endswith("/__init__.py") else name)
+        found.add(name[: -len("__init__.py")] if name.endswith("/__init__.py") else name)
     return found
 
 
@@ -265,12 +293,12 @@ def design_map() -> set[str]:
             continue
         depth = (len(line) - len(line.lstrip(" "))) // 2 - 1
         if depth < 0:
-            break   # tests/, benchmarks/: outside the package
+            break  # tests/, benchmarks/: outside the package
         folders = folders[:depth]
         names = [n for n in re.split(r"\s{2,}", line.strip())[0].split() if n.endswith((".py", "/"))]
         for name in names:
             path = "".join(folders) + name
-            listed.add(path[:-len("__init__.py")] if path.endswith("/__init__.py") else path)
+            listed.add(path[: -len("__init__.py")] if path.endswith("/__init__.py") else path)
         if len(names) == 1 and names[0].endswith("/"):
             folders.append(names[0])
     return listed
@@ -281,7 +309,10 @@ def test_the_design_maps_every_module():
     listed, modules = design_map(), _modules()
     package = ROOT / "src" / "collperf"
     # a folder of package data (no __init__.py) is on the map as a place, not a module
-    listed = {n for n in listed if not (n.endswith("/") and (package / n).is_dir() and not (package / n / "__init__.py").exists())}
+    listed = {
+        n
+        for n in listed
+        if not (n.endswith("/") and (package / n).is_dir() and not (package / n / "__init__.py").exists())
+    }
     missing, stale = sorted(modules - listed), sorted(listed - modules)
-    assert not missing and not stale, (
-        f"docs/DESIGN.md's layout (section 3): add a line for {missing}, remove {stale}")
+    assert not missing and not stale, f"docs/DESIGN.md's layout (section 3): add a line for {missing}, remove {stale}"

@@ -13,12 +13,12 @@ from collperf.lab.doctor.testbed import TestbedRunner as Runner, topology
 from collperf.lab.doctor.testbed_spec import parse_spec
 
 MIB = 1 << 20
-RATE = 5e6          # 40 Mbit/s in bytes/s
+RATE = 5e6  # 40 Mbit/s in bytes/s
 
 
 def test_a_pair_alone_and_four_pairs_on_one_blocking_uplink_by_hand():
     # a 2-rank ring allreduce: reduce-scatter then allgather, n/2 each way per step: 2 x (n/2) / rate = n / rate
-    healthy = topology(parse_spec("hosts=8,leaves=2,rate=40mbit"), faulty=False)          # uplinks 160 Mbit/s
+    healthy = topology(parse_spec("hosts=8,leaves=2,rate=40mbit"), faulty=False)  # uplinks 160 Mbit/s
     assert round_times_s(healthy, [(0, 4)], MIB) == pytest.approx([MIB / RATE])
     # four pairs across the leaves on non-blocking uplinks: each still at its host links' rate
     assert round_times_s(healthy, [(0, 6), (1, 7), (4, 2), (5, 3)], MIB) == pytest.approx([MIB / RATE] * 4)
@@ -26,7 +26,14 @@ def test_a_pair_alone_and_four_pairs_on_one_blocking_uplink_by_hand():
     blocking = topology(parse_spec("hosts=8,leaves=2,rate=40mbit,uplink=40mbit"), faulty=False)
     assert round_times_s(blocking, [(0, 6), (1, 7), (4, 2), (5, 3)], MIB) == pytest.approx([4 * MIB / RATE] * 4)
     # tests within a leaf cross no uplink: a leaf's ring of 4, 2 x 3/4 n / rate, whatever the uplinks; alone: 0
-    assert round_times_s(blocking, [(0, 1, 2, 3), (4, 5, 6, 7), ], MIB) == pytest.approx([1.5 * MIB / RATE] * 2)
+    assert round_times_s(
+        blocking,
+        [
+            (0, 1, 2, 3),
+            (4, 5, 6, 7),
+        ],
+        MIB,
+    ) == pytest.approx([1.5 * MIB / RATE] * 2)
     assert round_times_s(blocking, [(0,), (1, 2)], MIB) == pytest.approx([0.0, MIB / RATE])
     with pytest.raises(ValueError, match="share a rank"):
         round_times_s(blocking, [(0, 1), (1, 2)], MIB)
@@ -36,12 +43,12 @@ def test_a_healthy_cross_round_under_blocking_uplinks_is_not_blamed_but_a_slower
     spec = parse_spec("hosts=8,leaves=2,rate=40mbit,uplink=40mbit")
     runner = Runner(spec, bed=None)
     leaves = [Probe("screen", (0, 1, 2, 3)), Probe("screen", (4, 5, 6, 7))]
-    leaf_s = 1.5 * MIB / RATE / 0.9               # the box at 0.9 of the model
+    leaf_s = 1.5 * MIB / RATE / 0.9  # the box at 0.9 of the model
     runner.judge(leaves, [t.hosts for t in leaves], [Measured(t.hosts, [leaf_s] * 5) for t in leaves])
     assert runner.efficiency == pytest.approx(0.9)
     cross = [Probe("cross", h) for h in ((0, 6), (1, 7), (4, 2), (5, 3))]
     ordered = [t.hosts for t in cross]
-    shared_s = 4 * MIB / RATE / 0.9               # each pair at its quarter of the uplinks
+    shared_s = 4 * MIB / RATE / 0.9  # each pair at its quarter of the uplinks
     got = runner.judge(cross, ordered, [Measured(h, [shared_s] * 5) for h in ordered])
     assert all(o.passed for o in got) and got[0].ratio == pytest.approx(1.0)
     # priced each alone (the pairs' own time), the same round reads a quarter of the expected speed: blamed
@@ -66,6 +73,7 @@ def _flaky_alone(fail: dict[int, int]):
                 seen[h] = seen.get(h, 0) + 1
             out.append(Outcome(t, not slow, 0.8 if slow else 1.0))
         return out
+
     return run
 
 
@@ -83,7 +91,7 @@ def test_a_host_slow_alone_once_is_rechecked_and_not_accused_slow_twice_it_is():
     # a rank slowed on its CPU fails both; a dead host is named at once, without a recheck
     rank = adaptive(8, groups, simulated([Fault("rank", 5)], groups))
     assert [(v.component, v.kind) for v in rank.accused()] == [("host5", "degraded")]
-    assert len(rank.rounds) <= 6                   # ceil(log2 8) + 3
+    assert len(rank.rounds) <= 6  # ceil(log2 8) + 3
     dead = adaptive(8, groups, simulated([Fault("dead", 6)], groups))
     assert [(v.component, v.kind) for v in dead.accused()] == [("host6", "failed")]
     assert "recheck" not in [r[0].test.stage for r in dead.rounds]

@@ -25,7 +25,7 @@ def _run(n, leaves, faults):
 
 def test_groups_are_leaves_or_about_sqrt_n():
     assert default_groups(8, 2) == [[0, 1, 2, 3], [4, 5, 6, 7]]
-    assert [len(g) for g in default_groups(232)] == [16] * 14 + [8]     # round(sqrt 232) = 15 groups of ceil(232/15)
+    assert [len(g) for g in default_groups(232)] == [16] * 14 + [8]  # round(sqrt 232) = 15 groups of ceil(232/15)
 
 
 def test_rounds_are_host_disjoint():
@@ -37,15 +37,20 @@ def test_a_slow_nic_on_8_hosts_by_hand():
     c = _run(8, 2, [Fault("nic", 3)])
     # alone: 8 pass; screen: leaf0 fails, leaf1 passes; bisect 0+1 passes, 2+3 fails; confirm 2 and 3 each with a
     # known-good partner: 3's fails; cross: 0+6, 1+7 and 4+2 (leaf0's good hosts 0, 1, 2 in halves 0+1 and 2) pass
-    assert [[o.test.stage for o in r] for r in c.rounds] == [["alone"] * 8, ["screen"] * 2, ["bisect"] * 2,
-                                                             ["confirm"] * 2, ["cross"] * 3]
+    assert [[o.test.stage for o in r] for r in c.rounds] == [
+        ["alone"] * 8,
+        ["screen"] * 2,
+        ["bisect"] * 2,
+        ["confirm"] * 2,
+        ["cross"] * 3,
+    ]
     assert [o.test.hosts for o in c.rounds[-1]] == [(0, 6), (1, 7), (4, 2)]
     assert c.tests == 17 and [(v.component, v.kind, v.by) for v in c.accused()] == [("host3", "degraded", 0.5)]
 
 
 def _cross_tests(groups):
     """Each group's first half paired with the next group's second half (a group of one host is both halves)."""
-    halves = [(g[:(len(g) + 1) // 2], g[(len(g) + 1) // 2:] or g) for g in groups]
+    halves = [(g[: (len(g) + 1) // 2], g[(len(g) + 1) // 2 :] or g) for g in groups]
     return sum(min(len(halves[i][0]), len(halves[(i + 1) % len(groups)][1])) for i in range(len(groups)))
 
 
@@ -54,7 +59,7 @@ def test_healthy_runs_accuse_nothing_in_three_rounds():
         c = _run(n, leaves, [])
         assert not c.accused() and len(c.rounds) == 3
         groups = default_groups(n, leaves)
-        assert c.tests == n + len(groups) + _cross_tests(groups)      # alone, screen, cross pairs: one round each
+        assert c.tests == n + len(groups) + _cross_tests(groups)  # alone, screen, cross pairs: one round each
     assert _cross_tests(default_groups(8, 2)) == 4
 
 
@@ -78,7 +83,7 @@ def test_pairs_and_the_plan_by_hand():
     assert pairs_counts(8) == (28, 7) and pairs_counts(7) == (21, 7) and pairs_counts(232) == (26796, 231)
     p = api.doctor_plan(nodes=8, leaves=2, test_time="10s")
     s = {x.name: x for x in p.strategies}
-    none = (7 / 8) ** 8                     # the prior 1/N: no host faulty
+    none = (7 / 8) ** 8  # the prior 1/N: no host faulty
     assert s["adaptive"].expected_tests == pytest.approx(none * 14 + (1 - none) * 17)
     assert s["adaptive"].wall_s == pytest.approx((none * 3 + (1 - none) * 5) * 10)
     assert (s["exhaustive-pairs"].tests_healthy, s["exhaustive-pairs"].wall_s) == (28, 70)
@@ -87,8 +92,12 @@ def test_pairs_and_the_plan_by_hand():
 
 
 def test_refusals_and_the_command_line(capsys):
-    for bad, match in (({"nodes": 1}, "at least 2"), ({"nodes": 8, "leaves": 9}, "--leaves"),
-                       ({"nodes": 8, "fault_rate": 1.5}, "--fault-rate"), ({"nodes": 8, "test_time": "0s"}, "--test-time")):
+    for bad, match in (
+        ({"nodes": 1}, "at least 2"),
+        ({"nodes": 8, "leaves": 9}, "--leaves"),
+        ({"nodes": 8, "fault_rate": 1.5}, "--fault-rate"),
+        ({"nodes": 8, "test_time": "0s"}, "--test-time"),
+    ):
         with pytest.raises(UsageError, match=match):
             DoctorPlanSpec(**bad)
     done = CliRunner().invoke(app, ["doctor", "--plan", "--nodes", "232", "--json"])

@@ -18,18 +18,26 @@ def _doc(faults):
     groups = default_groups(8, 2)
     c = adaptive(8, groups, simulated(faults, groups))
     doc = c.to_json()
-    doc.update({"wall_s": 42.0, "round_wall_s": [14.0] * len(c.rounds), "round_bound": 6, "predicted_tests": c.tests,
-                "exhaustive_pairs": {"tests": 28, "rounds": 7}, "where": "testbed: 8 hosts <on> 2 leaves"})
+    doc.update(
+        {
+            "wall_s": 42.0,
+            "round_wall_s": [14.0] * len(c.rounds),
+            "round_bound": 6,
+            "predicted_tests": c.tests,
+            "exhaustive_pairs": {"tests": 28, "rounds": 7},
+            "where": "testbed: 8 hosts <on> 2 leaves",
+        }
+    )
     return c, doc
 
 
 def test_the_page_names_the_faulty_host_with_its_evidence_and_lists_every_test(tmp_path):
     c, doc = _doc([Fault("nic", 3)])
     text = doctor_page(doc, "collperf doctor --testbed hosts=8")
-    assert "host3 degraded by 50 %" in text                # the verdict tile: 0.5x the expected speed
-    assert text.count("<td class=\"l bad\"><b>degraded by 50 %</b>") == 1
-    assert text.count("<td class=\"l good\"><b>healthy</b>") == 9      # 7 hosts, 2 uplinks
-    assert "confirm host3+host" in text                    # the evidence: the confirmation that failed
+    assert "host3 degraded by 50 %" in text  # the verdict tile: 0.5x the expected speed
+    assert text.count('<td class="l bad"><b>degraded by 50 %</b>') == 1
+    assert text.count('<td class="l good"><b>healthy</b>') == 9  # 7 hosts, 2 uplinks
+    assert "confirm host3+host" in text  # the evidence: the confirmation that failed
     assert len(re.findall(r"<b>(?:pass|fail)</b>", text)) == c.tests == 17
     assert "28 tests" in text and "&lt;on&gt;" in text and "<on>" not in text
     path = api.doctor_report(doc, tmp_path / "doctor.html")

@@ -33,7 +33,8 @@ def test_csv_holds_both_groups_every_size_and_the_pass_mark():
     assert text.startswith("# dgx-h100: calibrated on")
     rows = list(csv.DictReader(io.StringIO(text.split("\n", 1)[1])))
     assert [(r["nodes"], r["ranks"], r["size_bytes"]) for r in rows] == [
-        (n, str(8 * int(n)), s) for n in ("1", "2") for s in (str(1 << 20), str(G), str(8 * G))]
+        (n, str(8 * int(n)), s) for n in ("1", "2") for s in (str(1 << 20), str(G), str(8 * G))
+    ]
     for r in rows:
         expected = float(r["expected_busbw_GBps"])
         assert expected == pytest.approx(_typical(int(r["nodes"]), int(r["size_bytes"])), abs=0.006)
@@ -51,27 +52,29 @@ def test_superbench_baseline_and_rules_as_its_data_diagnosis_reads_them():
     assert baseline[f"nccl-bw/allreduce_{G}_busbw"] == pytest.approx(_typical(2, G), abs=0.006)
     rules = yaml.safe_load(files["rule.yaml"])
     assert isinstance(rules["version"], str) and set(rules["superbench"]) == {"rules"}
-    raw_metric = f"nccl-bw/allreduce_{8 * G}_busbw:0"           # a raw data column: metric:rank
+    raw_metric = f"nccl-bw/allreduce_{8 * G}_busbw:0"  # a raw data column: metric:rank
     for name, rule in rules["superbench"]["rules"].items():
         # every rule: categories, a known function, a criteria that evaluates to a callable, metrics
         # benchmark/regex (data_diagnosis.py _check_and_format_rules, rule_base.py _get_metrics)
         assert set(rule) <= {"function", "criteria", "store", "categories", "metrics"} and rule["categories"]
         assert rule["function"] in ("variance", "value", "multi_rules", "failure_check")
-        assert callable(eval(rule["criteria"]))       # noqa: S307 (our own output, as SuperBench evaluates it)
+        assert callable(eval(rule["criteria"]))  # noqa: S307 (our own output, as SuperBench evaluates it)
         assert all("/" in m for m in rule["metrics"])
     busbw = rules["superbench"]["rules"]["nccl-allreduce-busbw"]
     assert any(re.search(m, raw_metric) for m in busbw["metrics"])
     # SuperBench's baseline lookup drops the :rank suffix; variance = (raw - baseline) / baseline
     short = raw_metric.strip(raw_metric.split(":")[-1]).strip(":")
     assert short in baseline
-    criteria = eval(busbw["criteria"])                 # noqa: S307
-    assert criteria(-0.08) and not criteria(-0.06)     # more than 7 % below is defective
+    criteria = eval(busbw["criteria"])  # noqa: S307
+    assert criteria(-0.08) and not criteria(-0.06)  # more than 7 % below is defective
     failure = rules["superbench"]["rules"]["failure-rule"]
     assert failure["function"] == "failure_check" and failure["metrics"] == ["nccl-bw/return_code"]
 
 
 def test_cvs_results_are_strings_keyed_by_bytes_in_its_config_layout():
-    doc = json.loads(api.export_thresholds(cluster="dgx-h100", nodes=4, format="cvs", size="1G,8G").files["rccl_config.json"])
+    doc = json.loads(
+        api.export_thresholds(cluster="dgx-h100", nodes=4, format="cvs", size="1G,8G").files["rccl_config.json"]
+    )
     assert set(doc) == {"rccl"}
     rccl = doc["rccl"]
     assert rccl["mpi_params"] == {"no_of_nodes": "4", "no_of_local_ranks": "8"}
@@ -103,14 +106,30 @@ def test_google_threshold_is_whole_GBps_over_2G_to_8G_for_nhosts():
 
 
 def test_bad_requests_are_usage_errors_and_the_command_writes_files(tmp_path, capsys):
-    for kwargs, match in (({"format": "xml"}, "superbench, cvs"), ({"nodes": 0}, "--nodes"),
-                          ({"threshold": 1.5}, "--threshold")):
+    for kwargs, match in (
+        ({"format": "xml"}, "superbench, cvs"),
+        ({"nodes": 0}, "--nodes"),
+        ({"threshold": 1.5}, "--threshold"),
+    ):
         with pytest.raises(UsageError, match=match):
             api.export_thresholds(cluster="dgx-h100", **{"nodes": 2, **kwargs})
     assert "unknown system" in cli_error(capsys, "export", "thresholds", "--cluster", "nope")
     out = tmp_path / "sb"
-    done = CliRunner().invoke(app, ["export", "thresholds", "--cluster", "dgx-h100", "--format", "superbench",
-                                    "--size", "1G", "--output", str(out)])
+    done = CliRunner().invoke(
+        app,
+        [
+            "export",
+            "thresholds",
+            "--cluster",
+            "dgx-h100",
+            "--format",
+            "superbench",
+            "--size",
+            "1G",
+            "--output",
+            str(out),
+        ],
+    )
     assert done.exit_code == 0 and "written to" in done.output
     assert sorted(p.name for p in out.iterdir()) == ["baseline.json", "rule.yaml"]
     done = CliRunner().invoke(app, ["export", "thresholds", "--cluster", "dgx-h100", "--size", "1G", "--json"])

@@ -13,16 +13,21 @@ from collperf.ingest import Row, Table
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
-@pytest.mark.parametrize("name,slowed", [("14_h100-ib400-2node-16gpu-allreduce.txt", [8, 256]),
-                                         ("19_lambda-b200-2node-16gpu-allreduce.txt", [512, 524288])])
+@pytest.mark.parametrize(
+    "name,slowed",
+    [
+        ("14_h100-ib400-2node-16gpu-allreduce.txt", [8, 256]),
+        ("19_lambda-b200-2node-16gpu-allreduce.txt", [512, 524288]),
+    ],
+)
 def test_two_node_logs_fit_within_three_percent(name, slowed):
     (table,) = api.read_logs(EXAMPLES / name)[:1]
     f = fit(table)
     assert len(f.regimes) >= 3
     assert np.median(np.abs(f.residuals)) <= 0.03
-    assert not set(slowed) & set(int(s) for s in f.sizes)          # left out of the fit ...
+    assert not set(slowed) & set(int(s) for s in f.sizes)  # left out of the fit ...
     note = next(n for n in f.notes if "left out of the fit" in n)  # ... and said so
-    assert all(units.format_size(s) in note for s in slowed)     # with their units, as the log's sizes
+    assert all(units.format_size(s) in note for s in slowed)  # with their units, as the log's sizes
 
 
 def test_a_slowed_row_is_left_out_and_the_line_is_recovered():

@@ -28,14 +28,21 @@ FIXTURES = Path(__file__).parent / "fixtures"
 BUDGET_S = 5.0
 CASES = 300
 
-PROFILE = {"kind": "collperf-profile", "nodes": 2, "ranks_per_node": 2, "reduce_bandwidth_Bps": 20e9,
-           "intra": {"latency_s": 2e-6, "bandwidth_Bps": 400e9}, "inter": {"latency_s": 5e-6, "bandwidth_Bps": 100e9}}
+PROFILE = {
+    "kind": "collperf-profile",
+    "nodes": 2,
+    "ranks_per_node": 2,
+    "reduce_bandwidth_Bps": 20e9,
+    "intra": {"latency_s": 2e-6, "bandwidth_Bps": 400e9},
+    "inter": {"latency_s": 5e-6, "bandwidth_Bps": 100e9},
+}
 
 
 def _topologies() -> list[str]:
     docs = [topology.dgx1v().to_json() if hasattr(topology, "dgx1v") else None]
-    docs += [{"ranks": 4, "links": [{"a": i, "b": (i + 1) % 4, "bandwidth": "10GB/s", "latency": "2us"}
-                                    for i in range(4)]}]
+    docs += [
+        {"ranks": 4, "links": [{"a": i, "b": (i + 1) % 4, "bandwidth": "10GB/s", "latency": "2us"} for i in range(4)]}
+    ]
     return [json.dumps(d, indent=1) for d in docs if d]
 
 
@@ -47,7 +54,7 @@ def _check(kind: str, call, text: str, case: int) -> str:
     except UsageError as e:
         assert str(e)
         outcome = "usage-error"
-    except Exception as e:   # noqa: BLE001 - anything else is the bug this test exists to find
+    except Exception as e:  # noqa: BLE001 - anything else is the bug this test exists to find
         pytest.fail(f"{kind} case {case}: {type(e).__name__}: {e}\n{text[:300]!r}")
     assert time.perf_counter() - started < BUDGET_S, f"{kind} case {case} over its {BUDGET_S} s budget"
     return outcome
@@ -66,6 +73,7 @@ def _profile(tmp: Path):
         path = tmp / "p.json"
         path.write_text(text, errors="replace")
         load_cluster(path)
+
     return read
 
 
@@ -79,18 +87,26 @@ def _log(text: str):
             pass
 
 
-@pytest.mark.parametrize("cases", [pytest.param(range(CASES // 6), id="core"),
-                                   pytest.param(range(CASES // 6, CASES), marks=pytest.mark.slow, id="rest")])
+@pytest.mark.parametrize(
+    "cases",
+    [
+        pytest.param(range(CASES // 6), id="core"),
+        pytest.param(range(CASES // 6, CASES), marks=pytest.mark.slow, id="rest"),
+    ],
+)
 @pytest.mark.parametrize("kind", ["topology", "profile", "bench-json", "inspector", "rccl"])
 def test_mutated_inputs_give_a_result_or_a_usage_error(kind, cases, tmp_path):
     """CASES mutations per kind, in two parts (the core runs the first sixth), each within its budget."""
-    originals = {"topology": _topologies(), "profile": [json.dumps(PROFILE, indent=1)],
-                 "bench-json": [json.dumps(to_json(_results()), indent=1)],
-                 "inspector": [(FIXTURES / "inspector.jsonl").read_text()],
-                 "rccl": [(FIXTURES / "rccl_tests.jsonl").read_text(), (FIXTURES / "rccl_tests.csv").read_text()]}[kind]
+    originals = {
+        "topology": _topologies(),
+        "profile": [json.dumps(PROFILE, indent=1)],
+        "bench-json": [json.dumps(to_json(_results()), indent=1)],
+        "inspector": [(FIXTURES / "inspector.jsonl").read_text()],
+        "rccl": [(FIXTURES / "rccl_tests.jsonl").read_text(), (FIXTURES / "rccl_tests.csv").read_text()],
+    }[kind]
     call = {"topology": _topology, "profile": _profile(tmp_path)}.get(kind, _log)
     outcomes = {"ok": 0, "usage-error": 0}
-    assert _check(kind, call, originals[0], -1) == "ok"      # the unmutated input reads
+    assert _check(kind, call, originals[0], -1) == "ok"  # the unmutated input reads
     for case in cases:
         rng = random.Random(case)
         original = originals[case % len(originals)]
@@ -101,8 +117,10 @@ def test_mutated_inputs_give_a_result_or_a_usage_error(kind, cases, tmp_path):
 
 # --- every verb that reads, over every format (fuzz_support.py) ---------------------------------------------------
 
-@pytest.mark.parametrize("seeds", [pytest.param(range(2), id="core"),
-                                   pytest.param(range(2, 12), marks=pytest.mark.slow, id="rest")])
+
+@pytest.mark.parametrize(
+    "seeds", [pytest.param(range(2), id="core"), pytest.param(range(2, 12), marks=pytest.mark.slow, id="rest")]
+)
 @pytest.mark.parametrize("fmt, verb", fuzz_support.PAIRS)
 def test_every_verb_gives_a_result_or_a_usage_error_on_every_format(fmt, verb, seeds, tmp_path):
     """read, fit, diagnose and report over every log format, trace and report over Kineto traces (plain and
@@ -113,7 +131,7 @@ def test_every_verb_gives_a_result_or_a_usage_error_on_every_format(fmt, verb, s
         seed += 1000 * fuzz_support.PAIRS.index((fmt, verb))
         try:
             outcomes.append(fuzz_support.attempt(fmt, verb, seed, tmp_path))
-        except Exception as e:   # noqa: BLE001 - anything else is the bug this test exists to find
+        except Exception as e:  # noqa: BLE001 - anything else is the bug this test exists to find
             pytest.fail(f"{fmt} through {verb}, seed {seed}: {type(e).__name__}: {e}")
     assert outcomes
 
@@ -131,12 +149,18 @@ def test_a_file_of_the_other_kind_is_refused(fmt, verb, tmp_path):
 @pytest.mark.parametrize("fmt", fuzz_support.FORMATS)
 def test_every_format_reads_unmutated(fmt, tmp_path):
     """The fuzz starts from inputs that read: each format's fixtures give a result through its first verb."""
-    verb = "trace" if fmt in fuzz_support.TRACE_FORMATS else "diagnose" if fmt in fuzz_support.SYSTEM_FORMATS \
-        else "read"
+    verb = (
+        "trace" if fmt in fuzz_support.TRACE_FORMATS else "diagnose" if fmt in fuzz_support.SYSTEM_FORMATS else "read"
+    )
     for i, text in enumerate(fuzz_support.originals(fmt)):
         # a file name the format's reader takes: a Flight Recorder dump names its rank there
-        path = tmp_path / (f"rank{i}.json.gz" if fmt == "kineto gz" else
-                           f"rank{i}.json" if fmt in fuzz_support.TRACE_FORMATS else f"{i}.log")
+        path = tmp_path / (
+            f"rank{i}.json.gz"
+            if fmt == "kineto gz"
+            else f"rank{i}.json"
+            if fmt in fuzz_support.TRACE_FORMATS
+            else f"{i}.log"
+        )
         path.write_bytes(gzip.compress(text.encode()) if fmt == "kineto gz" else text.encode())
         assert fuzz_support.call(verb, fmt, path, tmp_path)
 
@@ -144,7 +168,7 @@ def test_every_format_reads_unmutated(fmt, tmp_path):
 def test_a_huge_rank_count_in_bench_json_is_refused_by_its_path(tmp_path):
     """Found by benchmarks/fuzz_campaign.py: $.ranks of 400 digits reached busbw's factor, an OverflowError."""
     doc = json.loads((FIXTURES / "collperf_bench.json").read_text())
-    doc["ranks"] = 10 ** 400
+    doc["ranks"] = 10**400
     path = tmp_path / "bench.json"
     path.write_text(json.dumps(doc))
     with pytest.raises(UsageError, match=r"\$\.ranks 100000000000\.\.\. \(a huge number\)"):
@@ -155,16 +179,16 @@ def test_flight_recorder_and_ras_values_past_a_float_are_refused_or_sizeless(tmp
     """Found by the fuzz of the Flight Recorder and RAS readers: an integer past a float in a time field, a shape of
     huge dimensions, a RAS report nested past the decoder."""
     dump = json.loads((fuzz_support.TRACES / "flight" / "compute" / "fr_json" / "rank0.json").read_text())
-    dump["entries"][0]["time_created_ns"] = 10 ** 400
+    dump["entries"][0]["time_created_ns"] = 10**400
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "rank0.json").write_text(json.dumps(dump))
     with pytest.raises(UsageError, match=r"time_created_ns .*expected a non-negative number"):
         api.trace(str(tmp_path / "a" / "rank0.json"))
     dump = json.loads((fuzz_support.TRACES / "flight" / "compute" / "fr_json" / "rank0.json").read_text())
-    dump["entries"][0]["input_sizes"] = [[10 ** 30, 10 ** 30]]
+    dump["entries"][0]["input_sizes"] = [[10**30, 10**30]]
     (tmp_path / "b").mkdir()
     (tmp_path / "b" / "rank0.json").write_text(json.dumps(dump))
-    report = api.trace(str(tmp_path / "b" / "rank0.json"))      # the call is read, its size said unknown
+    report = api.trace(str(tmp_path / "b" / "rank0.json"))  # the call is read, its size said unknown
     assert report.collectives
     (tmp_path / "ras.json").write_text('{"communicators": ' + "[" * 100_000 + "]" * 100_000 + "}")
     with pytest.raises(UsageError):

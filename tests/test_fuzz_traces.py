@@ -26,8 +26,8 @@ TRACES = FIXTURES / "traces"
 
 # a piece of the message each reproducer must give, or None where it is in fact readable
 EXPECTED = {
-    "01_crash_diagnose_json.json": None,                     # a 5,000-digit NCCL_MAX_NCHANNELS is not "few"
-    "02_crash_trace_trace.json.gz": None,                    # a GPU name that is a number
+    "01_crash_diagnose_json.json": None,  # a 5,000-digit NCCL_MAX_NCHANNELS is not "few"
+    "02_crash_trace_trace.json.gz": None,  # a GPU name that is a number
     "03_crash_trace_trace.json": "event 744: args True is not an object",
     "04_crash_trace_trace.json.gz": "$.deviceProperties is not an array of objects",
     "05_crash_trace_trace.json.gz": "a collective kernel of zero duration",
@@ -44,14 +44,14 @@ EXPECTED = {
     "16_crash_trace_trace.json.gz": "$.distributedInfo.pg_config[1].ranks[1] 'x' is not a whole number",
     "17_crash_trace_trace.json.gz": "event 6: a collective kernel of zero duration",
     "18_crash_trace_trace.json.gz": "the gzip stream cannot be read",
-    "19_hang_diagnose_mpi.txt": None,                        # a 100,000-digit line among OSU rows
+    "19_hang_diagnose_mpi.txt": None,  # a 100,000-digit line among OSU rows
     "20_hang_diagnose_text_s11.log": None,
     "21_hang_diagnose_text_s12.log": None,
     "22_hang_diagnose_text_s13.log": None,
     "23_hang_diagnose_text_s14.log": None,
     "24_hang_diagnose_text_s15.log": None,
     "25_hang_diagnose_text_s16.log": None,
-    "26_hang_trace_trace.json.gz": None,                     # thousands of distinct sizes: the table is capped
+    "26_hang_trace_trace.json.gz": None,  # thousands of distinct sizes: the table is capped
 }
 
 
@@ -61,7 +61,9 @@ def _index() -> dict:
 
 def test_every_reproducer_is_covered():
     assert sorted(_index()) == sorted(EXPECTED)
-    assert sorted(p.name for p in REPRODUCERS.iterdir() if p.name not in ("index.json", "README.md")) == sorted(EXPECTED)
+    assert sorted(p.name for p in REPRODUCERS.iterdir() if p.name not in ("index.json", "README.md")) == sorted(
+        EXPECTED
+    )
 
 
 def _call(name: str):
@@ -85,9 +87,17 @@ def test_reproducer_gives_a_result_or_a_clear_error(name):
     assert any(message in n and "skipped" in n for n in notes), notes
 
 
-@pytest.mark.parametrize("name", ["04_crash_trace_trace.json.gz", "11_crash_trace_trace.json.gz",
-                                  "18_crash_trace_trace.json.gz", "26_hang_trace_trace.json.gz",
-                                  "01_crash_diagnose_json.json", "22_hang_diagnose_text_s13.log"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "04_crash_trace_trace.json.gz",
+        "11_crash_trace_trace.json.gz",
+        "18_crash_trace_trace.json.gz",
+        "26_hang_trace_trace.json.gz",
+        "01_crash_diagnose_json.json",
+        "22_hang_diagnose_text_s13.log",
+    ],
+)
 def test_cli_exit_code_and_no_traceback(name, capsys, monkeypatch):
     command = _index()[name]["call"]
     monkeypatch.setattr(sys, "argv", ["collperf", command, str(REPRODUCERS / name)])
@@ -102,6 +112,7 @@ def test_cli_exit_code_and_no_traceback(name, capsys, monkeypatch):
 
 def test_zero_duration_verdict_is_not_judged():
     from collperf.diagnose.verdict import verdict
+
     said, efficiency = verdict(0.0, 1e-5, 1e-6, False)
     assert said.label == "not judged" and efficiency is None
 
@@ -109,19 +120,22 @@ def test_zero_duration_verdict_is_not_judged():
 def test_huge_size_is_refused_by_the_expectation():
     from collperf.diagnose import Assumed
     from collperf.expect.expectation import expectation
+
     with pytest.raises(UsageError, match="cannot be judged"):
-        expectation("allreduce", [10 ** 400], Assumed(None, [], [], "none"))
+        expectation("allreduce", [10**400], Assumed(None, [], [], "none"))
 
 
 def test_a_channel_count_of_thousands_of_digits_is_read_safely():
     from collperf.expect.loglines import LogFacts
     from collperf.expect.suspects import _costly
+
     assert _costly("MAX_NCHANNELS", "9" * 5000, None, LogFacts()) is None
     assert _costly("MAX_NCHANNELS", "\u00b2", None, LogFacts()) is None
     assert "capped at 2" in _costly("MAX_NCHANNELS", "2", None, LogFacts())
 
 
 # --- hand-made malformed traces ---------------------------------------------------------------------------------
+
 
 def _doc(name: str = "nccl") -> dict:
     return json.loads(gzip.open(TRACES / name / "rank0.json.gz").read())
@@ -138,14 +152,17 @@ def _first_kernel(doc: dict) -> dict:
     return next(e for e in doc["traceEvents"] if str(e.get("name", "")).startswith("nccl"))
 
 
-@pytest.mark.parametrize("field, value, message", [
-    ("ts", float("inf"), "ts (us) inf is not a finite number"),
-    ("ts", 10 ** 400, "ts (us)"),
-    ("dur", -5, "dur (us) -5 is out of range"),
-    ("dur", "12", "dur (us) '12' is not a number"),
-    ("args", [1], "args [1] is not an object"),
-    ("name", {"a": 1}, "name {'a': 1} is not a string"),
-])
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("ts", float("inf"), "ts (us) inf is not a finite number"),
+        ("ts", 10**400, "ts (us)"),
+        ("dur", -5, "dur (us) -5 is out of range"),
+        ("dur", "12", "dur (us) '12' is not a number"),
+        ("args", [1], "args [1] is not an object"),
+        ("name", {"a": 1}, "name {'a': 1} is not a string"),
+    ],
+)
 def test_a_bad_event_is_skipped_and_counted(tmp_path, field, value, message):
     doc = _doc()
     before = len(read_rank(_write(tmp_path, doc)).calls)
@@ -179,7 +196,7 @@ def test_a_number_of_thousands_of_digits_is_skipped(tmp_path):
 
 def test_a_top_level_key_of_thousands_of_digits_is_refused(tmp_path):
     """Found by benchmarks/fuzz_campaign.py: the reader's signal for a value it steps over escaped as an exception."""
-    text = '{' + "9" * 5000 + ': 1, "traceEvents": []}'
+    text = "{" + "9" * 5000 + ': 1, "traceEvents": []}'
     with pytest.raises(UsageError, match="a key of the top-level object is a number of thousands of digits"):
         read_rank(_write(tmp_path, text))
 
@@ -204,8 +221,25 @@ def test_a_cut_gzip_stream_is_named(tmp_path):
 
 # --- the seeded fuzz --------------------------------------------------------------------------------------------
 
-_ODD = [None, True, -1, 0, 1.5, float("inf"), float("nan"), 10 ** 30, 2 ** 64, "", "x", "[0, x]", [], {}, [[1]],
-        {"a": [1]}, "9" * 50]
+_ODD = [
+    None,
+    True,
+    -1,
+    0,
+    1.5,
+    float("inf"),
+    float("nan"),
+    10**30,
+    2**64,
+    "",
+    "x",
+    "[0, x]",
+    [],
+    {},
+    [[1]],
+    {"a": [1]},
+    "9" * 50,
+]
 
 
 def _mutate_doc(doc, rng: random.Random) -> str:
@@ -216,13 +250,20 @@ def _mutate_doc(doc, rng: random.Random) -> str:
         path.append((node, key))
         node = node[key]
     kind = rng.randrange(3)
-    value = rng.choice(_ODD) if kind == 0 else (10 ** rng.randint(20, 400)) if kind == 1 else \
-        json.loads("[" * rng.randint(50, 3000) + "]" * 0 or "0") if False else None
+    value = (
+        rng.choice(_ODD)
+        if kind == 0
+        else (10 ** rng.randint(20, 400))
+        if kind == 1
+        else json.loads("[" * rng.randint(50, 3000) + "]" * 0 or "0")
+        if False
+        else None
+    )
     text_value = None
     if kind == 2:
         depth = rng.randint(50, 3000)
         text_value = "[" * depth + "]" * depth
-    marker = "\"__MUTATION__\""
+    marker = '"__MUTATION__"'
     if path:
         parent, key = path[-1]
         parent[key] = "__MUTATION__" if text_value else value
@@ -234,12 +275,12 @@ def _mutate_doc(doc, rng: random.Random) -> str:
 
 def _mutate_text(text: str, rng: random.Random) -> str:
     kind = rng.randrange(3)
-    if kind == 0:                                   # truncation
-        return text[:rng.randint(0, len(text))]
-    if kind == 1:                                   # a long string or number spliced in
+    if kind == 0:  # truncation
+        return text[: rng.randint(0, len(text))]
+    if kind == 1:  # a long string or number spliced in
         i = rng.randrange(len(text))
-        return text[:i] + rng.choice(["9", " ", "[", "\"", "x"]) * rng.randint(1000, 100_000) + text[i:]
-    chars = list(text)                              # byte flips
+        return text[:i] + rng.choice(["9", " ", "[", '"', "x"]) * rng.randint(1000, 100_000) + text[i:]
+    chars = list(text)  # byte flips
     for _ in range(rng.randint(1, 6)):
         chars[rng.randrange(len(chars))] = chr(rng.randrange(32, 127))
     return "".join(chars)
@@ -249,14 +290,13 @@ _TRACE_NAMES = ["nccl", "gloo", "rccl", "nccl_old"]
 
 
 @settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
-@given(seed=st.integers(0, 2 ** 32 - 1), which=st.sampled_from(_TRACE_NAMES), gz=st.booleans(),
-       text_level=st.booleans())
+@given(seed=st.integers(0, 2**32 - 1), which=st.sampled_from(_TRACE_NAMES), gz=st.booleans(), text_level=st.booleans())
 def test_mutated_traces_give_a_report_or_a_usage_error(tmp_path_factory, seed, which, gz, text_level):
     rng = random.Random(seed)
     doc = _doc(which)
     text = _mutate_text(json.dumps(doc), rng) if text_level else _mutate_doc(doc, rng)
     path = _write(tmp_path_factory.mktemp("f"), text, gz=gz)
-    if gz and rng.random() < 0.2:                   # a corrupt gzip stream
+    if gz and rng.random() < 0.2:  # a corrupt gzip stream
         data = bytearray(path.read_bytes())
         data[len(data) // 2] ^= 0xFF
         path.write_bytes(bytes(data))
@@ -268,17 +308,18 @@ def test_mutated_traces_give_a_report_or_a_usage_error(tmp_path_factory, seed, w
 
 
 @settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
-@given(seed=st.integers(0, 2 ** 32 - 1))
+@given(seed=st.integers(0, 2**32 - 1))
 def test_mutated_logs_through_diagnose_give_a_diagnosis_or_a_usage_error(tmp_path_factory, seed):
     """The diagnose path as the CLI runs it: from a file, so that its NCCL INFO and comment lines are read too."""
     from test_fuzz_logs import _formats, mutate
+
     rng = random.Random(seed)
     inputs = _formats()
     name, original = inputs[seed % len(inputs)]
     text = mutate(original, rng)
-    if rng.random() < 0.5:                          # a long line of what the line patterns repeat
+    if rng.random() < 0.5:  # a long line of what the line patterns repeat
         lines = text.split("\n")
-        unit = rng.choice(["9", " ", "1 coll channels, ", "Rank 0 ", "NCCL INFO ", "NET/OFI ", "NCCL_A=\""])
+        unit = rng.choice(["9", " ", "1 coll channels, ", "Rank 0 ", "NCCL INFO ", "NET/OFI ", 'NCCL_A="'])
         lines.insert(rng.randint(0, len(lines)), unit * (100_000 // len(unit)))
         text = "\n".join(lines)
     path = tmp_path_factory.mktemp("d") / (name if "." in name else name + ".log")

@@ -97,18 +97,23 @@ def test_at_least_45_real_printed_names():
 def test_no_two_rows_tie_on_a_test_name(name):
     # find_gpu raises on a tie; this names both rows if one appears
     from collperf.model.hardware.names import _matches
+
     found = _matches(normalize(name))
     assert len(found) == 1 or found[0][0] > found[1][0], [(n, g.key) for n, g in found[:2]]
 
 
-@pytest.mark.parametrize("name", [
-    "NVIDIA H20-3e",          # driver list: the 141GB H20, no public figures, so no row
-    "NVIDIA H800 NVL",        # driver list: no published sheet
-    "NVIDIA A100-SXM-64GB",   # driver list: a 64GB board with no sheet; not the 80GB part
-    "NVIDIA A800-SXM4-40GB",  # driver list: no 40GB A800 row; not the 80GB part
-    "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition",  # a lower-power edition, no row
-    "GTX 9999", "",
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "NVIDIA H20-3e",  # driver list: the 141GB H20, no public figures, so no row
+        "NVIDIA H800 NVL",  # driver list: no published sheet
+        "NVIDIA A100-SXM-64GB",  # driver list: a 64GB board with no sheet; not the 80GB part
+        "NVIDIA A800-SXM4-40GB",  # driver list: no 40GB A800 row; not the 80GB part
+        "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition",  # a lower-power edition, no row
+        "GTX 9999",
+        "",
+    ],
+)
 def test_parts_without_a_row_resolve_to_none(name):
     assert find_gpu(name) is None
 
@@ -130,14 +135,14 @@ def test_keys_are_unique():
 
 def test_every_quote_holds_its_figure_and_every_sourced_field_has_a_source():
     # the rows of gpus.py only: gpus_other.py's rows have their own test
-    for gpu in GPUS[:len(GPUS) - len(OTHER_GPUS)]:
+    for gpu in GPUS[: len(GPUS) - len(OTHER_GPUS)]:
         for field, quote in gpu.quotes.items():
             value = gpu.tflops[field[7:]] if field.startswith("tflops.") else getattr(gpu, field)
             assert figure_in(value, quote), (gpu.key, field)
         needed = ["memory_GB", "memory_TBps", "pcie_gen"] + [f"tflops.{d}" for d in gpu.tflops]
         needed += ["links", "link_total_GBps"] if gpu.links else []
         assert all(gpu.sources.get(f) for f in needed), gpu.key
-        assert all("(" in s and ")" in s for s in gpu.sources.values()), gpu.key   # title (URL)
+        assert all("(" in s and ")" in s for s in gpu.sources.values()), gpu.key  # title (URL)
 
 
 def test_a_wrong_quote_is_refused():
@@ -154,29 +159,29 @@ def test_a_missing_source_is_refused():
 
 
 def test_figures_printed_in_other_units_and_with_sparsity_are_read():
-    assert figure_in(0.9, "Memory Bandwidth 900 GB/sec")               # V100: GB/s for a TB/s field
-    assert figure_in(1800, "fifth-generation NVLink 1.8TB/s")          # Blackwell: TB/s for a GB/s field
+    assert figure_in(0.9, "Memory Bandwidth 900 GB/sec")  # V100: GB/s for a TB/s field
+    assert figure_in(1800, "fifth-generation NVLink 1.8TB/s")  # Blackwell: TB/s for a GB/s field
     assert figure_in(2250, "FP16/BF16 Tensor Core 4.5 petaFLOPS (with sparsity)")
     assert not figure_in(2250, "FP16/BF16 Tensor Core 4.5 petaFLOPS")  # halved only where the quote says sparse
-    assert not figure_in(0.9, "GPU memory 900GB")                      # a size is not a rate
+    assert not figure_in(0.9, "GPU memory 900GB")  # a size is not a rate
 
 
 def test_hand_computed_figures():
     h100 = BY_KEY["h100-sxm5-80gb"]
-    assert h100.link_GBps == 450 and h100.per_link_GBps == 25            # 900 / 2, over 18 links
-    assert BY_KEY["a800-sxm4-80gb"].per_link_GBps == 25                  # 400 / 2 / 8: NVLink3's rate
-    assert BY_KEY["v100-sxm2-32gb"].per_link_GBps == 25                  # 300 / 2 / 6
-    assert BY_KEY["b200"].flops("bf16") == 2250e12                       # 4.5 PFLOPS sparse, halved
-    assert BY_KEY["v100-sxm2-32gb"].flops("bf16") == 125e12              # Volta: bf16 falls back to fp16
-    b200 = BY_KEY["b200"]                                                # the HGX B200 column, per GPU
-    assert b200.memory_bytes == 180 * 2 ** 30 and b200.memory_Bps == 7.7e12 and b200.flops("fp64") == 37e12
-    gb200 = BY_KEY["gb200"]                                              # one GPU of the superchip
-    assert gb200.memory_bytes == 186 * 2 ** 30 and gb200.memory_Bps == 8e12 and gb200.flops("fp4") == 10000e12
-    assert BY_KEY["b300"].flops("fp4") == 14000e12                       # HGX B300: '18 PFLOPS | 14 PFLOPS'
+    assert h100.link_GBps == 450 and h100.per_link_GBps == 25  # 900 / 2, over 18 links
+    assert BY_KEY["a800-sxm4-80gb"].per_link_GBps == 25  # 400 / 2 / 8: NVLink3's rate
+    assert BY_KEY["v100-sxm2-32gb"].per_link_GBps == 25  # 300 / 2 / 6
+    assert BY_KEY["b200"].flops("bf16") == 2250e12  # 4.5 PFLOPS sparse, halved
+    assert BY_KEY["v100-sxm2-32gb"].flops("bf16") == 125e12  # Volta: bf16 falls back to fp16
+    b200 = BY_KEY["b200"]  # the HGX B200 column, per GPU
+    assert b200.memory_bytes == 180 * 2**30 and b200.memory_Bps == 7.7e12 and b200.flops("fp64") == 37e12
+    gb200 = BY_KEY["gb200"]  # one GPU of the superchip
+    assert gb200.memory_bytes == 186 * 2**30 and gb200.memory_Bps == 8e12 and gb200.flops("fp4") == 10000e12
+    assert BY_KEY["b300"].flops("fp4") == 14000e12  # HGX B300: '18 PFLOPS | 14 PFLOPS'
     assert BY_KEY["gb300"].flops("fp4") == 15000e12 and BY_KEY["gb300"].memory_GB == 279
-    assert BY_KEY["h800-sxm5"].link_GBps == BY_KEY["a800-sxm4-80gb"].link_GBps == 200   # 400 GB/s both ways
-    assert BY_KEY["rtx-pro-6000-server"].memory_TBps == 1.597           # below the Workstation's 1.792
-    assert BY_KEY["a2"].pcie_GBps == 15.75                               # Gen4 x8
+    assert BY_KEY["h800-sxm5"].link_GBps == BY_KEY["a800-sxm4-80gb"].link_GBps == 200  # 400 GB/s both ways
+    assert BY_KEY["rtx-pro-6000-server"].memory_TBps == 1.597  # below the Workstation's 1.792
+    assert BY_KEY["a2"].pcie_GBps == 15.75  # Gen4 x8
     assert BY_KEY["gb10"].links == 0 and BY_KEY["gb10"].form == "SoC"
 
 

@@ -29,7 +29,7 @@ PRINTED = [
     # BMInf's benchmark table (README), names as written there, '1080Ti' without the space
     ("NVIDIA GeForce GTX 1080Ti", "geforce-gtx-1080-ti"),
     ("NVIDIA GeForce GTX 1060", "geforce-gtx-1060-6gb"),
-    ("NVIDIA GeForce GTX 2080Ti", "geforce-rtx-2080-ti"),      # sic: 'GTX' for an RTX card
+    ("NVIDIA GeForce GTX 2080Ti", "geforce-rtx-2080-ti"),  # sic: 'GTX' for an RTX card
     # older drivers print the name without the vendor (the nccl-tests device line of the brief)
     ("GeForce GTX 1080 Ti", "geforce-gtx-1080-ti"),
     # cudaDeviceProp.name in an Opticks log, "name : NVIDIA TITAN RTX"
@@ -90,7 +90,7 @@ PRINTED = [
     ("GTX 1080", "geforce-gtx-1080"),
     ("MI250X", "mi250x"),
     ("mi300x", "mi300x"),
-    ("mi-300x", "mi300x"),          # an alias list in a public hardware catalogue
+    ("mi-300x", "mi300x"),  # an alias list in a public hardware catalogue
     ("RTX 3080 12GB", "geforce-rtx-3080-12gb"),
     ("rtx 3080 ti", "geforce-rtx-3080-ti"),
     ("4080 super", "geforce-rtx-4080-super"),
@@ -115,9 +115,20 @@ def test_each_row_answers_to_its_own_name_and_key(gpu):
 
 # Data-centre parts whose names share a word or digits with these rows: none of this module's patterns may match
 # them, whatever rows gpus.py holds (an 'RTX' pattern must not take 'RTX A6000', an 'A10' must not take 'A100').
-DATA_CENTRE = ["NVIDIA RTX A6000", "NVIDIA RTX 6000 Ada Generation", "NVIDIA RTX A4000", "NVIDIA RTX 4000 Ada",
-               "NVIDIA RTX PRO 6000 Blackwell Server Edition", "NVIDIA A10", "NVIDIA A100-SXM4-80GB",
-               "NVIDIA L40S", "Tesla V100-SXM2-32GB", "Quadro RTX 8000", "NVIDIA H100 80GB HBM3", "NVIDIA A40"]
+DATA_CENTRE = [
+    "NVIDIA RTX A6000",
+    "NVIDIA RTX 6000 Ada Generation",
+    "NVIDIA RTX A4000",
+    "NVIDIA RTX 4000 Ada",
+    "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+    "NVIDIA A10",
+    "NVIDIA A100-SXM4-80GB",
+    "NVIDIA L40S",
+    "Tesla V100-SXM2-32GB",
+    "Quadro RTX 8000",
+    "NVIDIA H100 80GB HBM3",
+    "NVIDIA A40",
+]
 
 
 @pytest.mark.parametrize("name", DATA_CENTRE)
@@ -127,8 +138,16 @@ def test_no_row_here_claims_a_data_centre_name(name):
     assert claimed == []
 
 
-@pytest.mark.parametrize("name", ["NVIDIA GeForce RTX 4090 Laptop GPU", "NVIDIA GeForce RTX 2070 SUPER",
-                                  "NVIDIA GeForce GTX 980", "AMD Instinct MI25", "Inferentia2"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "NVIDIA GeForce RTX 4090 Laptop GPU",
+        "NVIDIA GeForce RTX 2070 SUPER",
+        "NVIDIA GeForce GTX 980",
+        "AMD Instinct MI25",
+        "Inferentia2",
+    ],
+)
 def test_a_part_not_in_the_table_is_a_clear_usage_error(name):
     assert find_gpu(name) is None
     with pytest.raises(UsageError, match=r"is not in the parts table"):
@@ -179,12 +198,20 @@ def test_geforce_peer_to_peer():
 def test_compute_capability_rows():
     # NVIDIA sm; AMD: the NCCL row RCCL indexes (CDNA 4 as Blackwell, CDNA 3 as Hopper, CDNA1/2 as Ampere, GCN as
     # Volta)
-    assert [BY_KEY[k].compute_capability for k in ("geforce-gtx-1080", "titan-v", "geforce-rtx-2080-ti",
-                                                     "geforce-rtx-3090", "geforce-rtx-4090", "geforce-rtx-5090")] \
-        == [61, 70, 75, 86, 89, 120]
-    assert [BY_KEY[k].compute_capability for k in ("mi50-32gb", "mi100", "mi250x", "mi300x", "mi325x", "mi350x",
-                                                     "mi355x")] \
-        == [70, 80, 80, 90, 90, 100, 100]
+    assert [
+        BY_KEY[k].compute_capability
+        for k in (
+            "geforce-gtx-1080",
+            "titan-v",
+            "geforce-rtx-2080-ti",
+            "geforce-rtx-3090",
+            "geforce-rtx-4090",
+            "geforce-rtx-5090",
+        )
+    ] == [61, 70, 75, 86, 89, 120]
+    assert [
+        BY_KEY[k].compute_capability for k in ("mi50-32gb", "mi100", "mi250x", "mi300x", "mi325x", "mi350x", "mi355x")
+    ] == [70, 80, 80, 90, 90, 100, 100]
 
 
 def test_pcie_per_direction():
@@ -203,7 +230,7 @@ def test_every_figure_has_a_sheet_and_every_quote_holds_its_figure(gpu):
         # a sheet is named with its address
         assert "(" in gpu.source_of(name) and ")" in gpu.source_of(name), f"{gpu.key}: {name}"
     for name, quote in gpu.quotes.items():
-        value = gpu.tflops[name[len("tflops."):]] if name.startswith("tflops.") else getattr(gpu, name)
+        value = gpu.tflops[name[len("tflops.") :]] if name.startswith("tflops.") else getattr(gpu, name)
         assert figure_in(value, quote), f"{gpu.key}: {name}"
 
 

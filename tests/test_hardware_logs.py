@@ -21,33 +21,49 @@ HEALTHY = ("as expected", "as expected, at the slow end of healthy runs", "faste
 @dataclass(frozen=True)
 class Case:
     file: str
-    part: str                   # the GPU part key the system must carry
-    bad: bool = False           # the source says the run is broken or slow
-    flags: dict | None = None   # what a user gives from the hardware's name (HardwareSpec fields)
-    ranks: int | None = None    # --ranks, where the log has no device lines (given with the flags)
-    xfail: str = ""             # as published: why collperf gets it wrong today
-    xfail_flags: str = ""       # with the flags instead of the `# hardware:` line
+    part: str  # the GPU part key the system must carry
+    bad: bool = False  # the source says the run is broken or slow
+    flags: dict | None = None  # what a user gives from the hardware's name (HardwareSpec fields)
+    ranks: int | None = None  # --ranks, where the log has no device lines (given with the flags)
+    xfail: str = ""  # as published: why collperf gets it wrong today
+    xfail_flags: str = ""  # with the flags instead of the `# hardware:` line
 
 
 CASES = (
-    Case("gh200-slingshot-2x4-allreduce-gh-cscs-docs.txt", "gh200-96gb",
-         flags=dict(gpu="GH200", nodes=2, fabric="slingshot")),
-    Case("gh200-noCXI-2x4-allreduce-gh-cscs-docs-bad.txt", "gh200-96gb", bad=True,
-         flags=dict(gpu="GH200", nodes=2, fabric="slingshot")),
-    Case("gb10-roce-2x1-allgather-gh-dgx-spark-playbooks-25.txt", "gb10",
-         flags=dict(gpu="GB10", nodes=2, fabric="roce")),
+    Case(
+        "gh200-slingshot-2x4-allreduce-gh-cscs-docs.txt",
+        "gh200-96gb",
+        flags=dict(gpu="GH200", nodes=2, fabric="slingshot"),
+    ),
+    Case(
+        "gh200-noCXI-2x4-allreduce-gh-cscs-docs-bad.txt",
+        "gh200-96gb",
+        bad=True,
+        flags=dict(gpu="GH200", nodes=2, fabric="slingshot"),
+    ),
+    Case(
+        "gb10-roce-2x1-allgather-gh-dgx-spark-playbooks-25.txt", "gb10", flags=dict(gpu="GB10", nodes=2, fabric="roce")
+    ),
     # the pair's NVLink bridge is in the log's comment line; a user says it with the bridge's rate
-    Case("h100pcie-nvlink-1x2-allreduce-gh-nccl-tests-194.txt", "h100-pcie",
-         flags=dict(gpu="H100 PCIe", intra_bandwidth="300GB/s"), ranks=2),
+    Case(
+        "h100pcie-nvlink-1x2-allreduce-gh-nccl-tests-194.txt",
+        "h100-pcie",
+        flags=dict(gpu="H100 PCIe", intra_bandwidth="300GB/s"),
+        ranks=2,
+    ),
     # peer-to-peer from tinygrad's patched driver: in the comment line, or --p2p
-    Case("rtx4090-p2p-1x4-allreduce-gh-tinygrad-36.txt", "geforce-rtx-4090",
-         flags=dict(gpu="RTX 4090", p2p=True)),
-    Case("mi250x-slingshot-4x8-allgather-gh-rccl-1490-bad.txt", "mi250x", bad=True,
-         flags=dict(gpu="MI250X", nodes=4, fabric="slingshot"), ranks=32,
-         xfail="the row that shows the fault (2 MiB at 0.03 GB/s) is cut short in the stored copy and skipped; the "
-               "64 KiB-1 MiB rows left are latency-bound (0.97% of the bound at 1 MiB) and inside the band borrowed "
-               "from other network classes, which holds runs that slow at those sizes",
-         xfail_flags="the same rows with the flags: the fault's row is not in the stored copy"),
+    Case("rtx4090-p2p-1x4-allreduce-gh-tinygrad-36.txt", "geforce-rtx-4090", flags=dict(gpu="RTX 4090", p2p=True)),
+    Case(
+        "mi250x-slingshot-4x8-allgather-gh-rccl-1490-bad.txt",
+        "mi250x",
+        bad=True,
+        flags=dict(gpu="MI250X", nodes=4, fabric="slingshot"),
+        ranks=32,
+        xfail="the row that shows the fault (2 MiB at 0.03 GB/s) is cut short in the stored copy and skipped; the "
+        "64 KiB-1 MiB rows left are latency-bound (0.97% of the bound at 1 MiB) and inside the band borrowed "
+        "from other network classes, which holds runs that slow at those sizes",
+        xfail_flags="the same rows with the flags: the fault's row is not in the stored copy",
+    ),
 )
 
 
@@ -60,8 +76,9 @@ def _check(result, case):
     assert system is not None and system.gpu_part == case.part, (system and system.name, result.verdict)
     label = result.verdict.label
     if case.bad:
-        assert label == "slower than expected" or any(f.severity in ("warning", "error") and "slow" in f.kind
-                                                       for f in result.findings), result.verdict.text
+        assert label == "slower than expected" or any(
+            f.severity in ("warning", "error") and "slow" in f.kind for f in result.findings
+        ), result.verdict.text
     else:
         assert label in HEALTHY, result.verdict.text
 
@@ -77,8 +94,9 @@ def test_a_published_log_is_judged_on_its_own_hardware(case):
 
 @pytest.mark.parametrize("case", [_marked(c, c.xfail_flags) for c in CASES])
 def test_the_flags_a_user_gives_from_the_hardwares_name_judge_it_the_same(case):
-    text = "".join(line for line in (HERE / case.file).read_text().splitlines(True)
-                   if not line.startswith("# hardware:"))
+    text = "".join(
+        line for line in (HERE / case.file).read_text().splitlines(True) if not line.startswith("# hardware:")
+    )
     # a table that does not name its test and that two collectives print alike (2 ranks: all_reduce and sendrecv)
     # is read with the --collective its message asks for, as a user would give it
     collective = next(c for c in ("allreduce", "allgather") if f"-{c}-" in case.file)

@@ -38,16 +38,23 @@ def test_a_gpu_named_alone_takes_the_reference_system_only_where_the_hardware_is
     assert h800.name != "dgx-h100" and h800.nvlink_GBps == 200.0 and h800.nvswitch
 
 
-@pytest.mark.parametrize("name, fabric_class, nvlink, pcie_gen, p2p", [
-    ("H100 PCIe", "pcie-p2p", 0, 5, True),              # a PCIe card: no NVSwitch, no NVLS
-    ("Tesla V100-PCIE-32GB", "pcie-p2p", 0, 3, True),   # not a DGX-1V over NVLink
-    ("NVIDIA GeForce RTX 4090", "pcie-host", 0, 4, False),  # Gen4, no peer-to-peer: not the Gen3 2080 Ti template
-    ("NVIDIA GeForce RTX 5090", "pcie-host", 0, 5, False),
-])
+@pytest.mark.parametrize(
+    "name, fabric_class, nvlink, pcie_gen, p2p",
+    [
+        ("H100 PCIe", "pcie-p2p", 0, 5, True),  # a PCIe card: no NVSwitch, no NVLS
+        ("Tesla V100-PCIE-32GB", "pcie-p2p", 0, 3, True),  # not a DGX-1V over NVLink
+        ("NVIDIA GeForce RTX 4090", "pcie-host", 0, 4, False),  # Gen4, no peer-to-peer: not the Gen3 2080 Ti template
+        ("NVIDIA GeForce RTX 5090", "pcie-host", 0, 5, False),
+    ],
+)
 def test_pcie_cards_are_pcie_boxes_of_their_own_generation(name, fabric_class, nvlink, pcie_gen, p2p):
     system = system_for_gpu(name, gpus_per_node=4)
-    assert (system.fabric_class, system.nvlink_links, system.pcie_gen, system.p2p) == (fabric_class, nvlink,
-                                                                                        pcie_gen, p2p)
+    assert (system.fabric_class, system.nvlink_links, system.pcie_gen, system.p2p) == (
+        fabric_class,
+        nvlink,
+        pcie_gen,
+        p2p,
+    )
     assert not system.nvls
 
 
@@ -67,7 +74,7 @@ def test_mi250x_gcds_are_the_devices_and_the_node_is_frontiers():
     system = system_for_gpu("AMD Instinct MI250X", gpus_per_node=8)
     assert system.board == "mi250x-node" and system.fabric_class == "xgmi" and system.amd
     part = gpu_part("AMD Instinct MI250X")
-    assert part.gcds == 2 and part.memory_bytes == pytest.approx(part.memory_GB * 2 ** 30 / 2)
+    assert part.gcds == 2 and part.memory_bytes == pytest.approx(part.memory_GB * 2**30 / 2)
 
 
 def test_gb10_is_one_gpu_per_spark_over_200g_roce():
@@ -93,12 +100,17 @@ def test_a_gpu_the_table_lacks_is_not_judged_on_a_stand_in():
 
 def _device_log(gpu: str, ranks: int = 2) -> str:
     devices = "".join(f"#  Rank  {r} Group  0 Pid 1 on host{r} device  0 [0x01] {gpu}\n" for r in range(ranks))
-    rows = "".join(f"{1 << k:>12} {(1 << k) // 4:>12}     float     sum      -1   {100 + k:7.2f}   0.00   0.00      0"
-                   f"   {100 + k:7.2f}   0.00   0.00      0\n" for k in range(10, 28))
-    return ("# nThread 1 nGpus 1 minBytes 1024 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20\n"
-            "#\n# Using devices\n" + devices + "#\n"
-            "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw"
-            "   busbw #wrong\n" + rows)
+    rows = "".join(
+        f"{1 << k:>12} {(1 << k) // 4:>12}     float     sum      -1   {100 + k:7.2f}   0.00   0.00      0"
+        f"   {100 + k:7.2f}   0.00   0.00      0\n"
+        for k in range(10, 28)
+    )
+    return (
+        "# nThread 1 nGpus 1 minBytes 1024 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20\n"
+        "#\n# Using devices\n" + devices + "#\n"
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw"
+        "   busbw #wrong\n" + rows
+    )
 
 
 def test_a_log_gives_the_same_verdict_from_its_text_and_from_its_file():
@@ -111,16 +123,21 @@ def test_a_log_gives_the_same_verdict_from_its_text_and_from_its_file():
 
 
 def test_libfabric_cxi_provider_is_slingshot():
-    facts = read_facts("nid001:1:1 [0] NCCL INFO NET/OFI Selected Provider is cxi (found 4 nics)\n"
-                       "nid001:1:1 [0] NCCL INFO Using network AWS Libfabric\n")
+    facts = read_facts(
+        "nid001:1:1 [0] NCCL INFO NET/OFI Selected Provider is cxi (found 4 nics)\n"
+        "nid001:1:1 [0] NCCL INFO Using network AWS Libfabric\n"
+    )
     assert facts.get("fabric") == "slingshot" and facts.get("nics") == 4
 
 
-@pytest.mark.parametrize("flag, value, words", [
-    ("nic_rate", "400GB/s", "did you mean 400Gb/s"),            # 3.2 Tb/s: no NIC
-    ("intra_bandwidth", "3000GB/s", "beyond any GPU's links"),  # data sheets print both directions
-    ("intra_bandwidth", "10Mb/s", "below any GPU's host link"),
-])
+@pytest.mark.parametrize(
+    "flag, value, words",
+    [
+        ("nic_rate", "400GB/s", "did you mean 400Gb/s"),  # 3.2 Tb/s: no NIC
+        ("intra_bandwidth", "3000GB/s", "beyond any GPU's links"),  # data sheets print both directions
+        ("intra_bandwidth", "10Mb/s", "below any GPU's host link"),
+    ],
+)
 def test_rates_beyond_any_part_are_refused_with_the_reading_meant(flag, value, words):
     with pytest.raises(UsageError, match=words):
         HardwareSpec(**{flag: value})
@@ -150,12 +167,14 @@ def test_a_gpu_name_stands_for_its_system_wherever_a_system_is_named():
 
 # ---- every consumer reads the one system a GPU resolves to ------------------------------------------------
 
+
 def _gh200():
     return get_system("GH200")
 
 
 def test_predict_prices_the_gpus_own_links():
     from collperf.spec import NetworkSpec
+
     cluster = NetworkSpec(cluster="GH200", ranks=8).resolve_cluster()
     system = _gh200()
     # four GH200 per node on their NVLink mesh, 4x 200 Gb/s Slingshot NICs: the part's and the board's figures
@@ -171,6 +190,7 @@ def test_plan_reads_the_parts_memory_and_peaks():
     from collperf.model.hardware.gpus import BY_KEY
     from collperf.plan.gpus import gpu_of, require_gpu
     from collperf.plan.memory import gpu_memory_of
+
     part = gpu_part("GH200")
     gpu = gpu_of(get_preset("GH200"))
     assert gpu.peak_flops == part.flops("bf16") and gpu.memory_bytes == part.memory_bytes
@@ -189,16 +209,25 @@ def test_plan_reads_the_parts_memory_and_peaks():
 def test_simulate_takes_the_same_cluster_as_predict():
     from collperf.model.hardware.catalogue import to_cluster
     from collperf.spec import NetworkSpec, SimulateSpec
-    spec = SimulateSpec(collective="allreduce", algorithm="ring", size="64MiB", topology="cluster:2x4",
-                        network=NetworkSpec(cluster="GH200", ranks=8))
+
+    spec = SimulateSpec(
+        collective="allreduce",
+        algorithm="ring",
+        size="64MiB",
+        topology="cluster:2x4",
+        network=NetworkSpec(cluster="GH200", ranks=8),
+    )
     assert spec.network.resolve_cluster().intra == to_cluster(_gh200(), nodes=2).intra
 
 
 def test_trace_judges_on_the_gpu_its_device_properties_name():
     from types import SimpleNamespace
     from collperf.trace.system import assume_system
-    ranks = [SimpleNamespace(gpu="NVIDIA GH200 480GB", nccl_version="2.21.5", host=f"nid{r // 4}", world_size=8)
-             for r in range(8)]
+
+    ranks = [
+        SimpleNamespace(gpu="NVIDIA GH200 480GB", nccl_version="2.21.5", host=f"nid{r // 4}", world_size=8)
+        for r in range(8)
+    ]
     system = assume_system(ranks, HardwareSpec()).system
     assert system.gpu_part == gpu_part("GH200").key and (system.nodes, system.gpus_per_node) == (2, 4)
     assert system.name == "hpe-ex254n"
@@ -206,6 +235,7 @@ def test_trace_judges_on_the_gpu_its_device_properties_name():
 
 def test_export_prices_nccls_rules_on_the_same_system():
     from collperf.spec import TunerSpec
+
     hardware = HardwareSpec(gpu="GH200", nodes=2)
     assert assume(None, hardware, 8).system.name == "hpe-ex254n"
     rules = api.export_nccl_tuner(TunerSpec(hardware=hardware, ranks=8))
@@ -220,8 +250,10 @@ def test_a_gpu_flag_that_contradicts_the_logs_device_lines_is_an_error_naming_bo
     assert assume(table, HardwareSpec(gpu="H100")).system.gpu_part == gpu_part("H100").key
 
 
-@pytest.mark.parametrize("gpu, system", [("H20", "hgx-h20"), ("H800", "hgx-h800"), ("NVIDIA A100-PG509-200", "dgx-a100"),
-                                         ("GH200", "hpe-ex254n")])
+@pytest.mark.parametrize(
+    "gpu, system",
+    [("H20", "hgx-h20"), ("H800", "hgx-h800"), ("NVIDIA A100-PG509-200", "dgx-a100"), ("GH200", "hpe-ex254n")],
+)
 def test_a_reference_system_is_taken_only_for_its_own_gpu_family(gpu, system):
     # an H20 has the H100's links on the same board and is still not a DGX H100 (its peers are not H100 runs)
     assert assume(None, HardwareSpec(gpu=gpu), ranks=8).system.name == system
@@ -235,8 +267,11 @@ def test_one_gpu_per_spark_whatever_the_rank_count():
 def test_a_name_two_parts_match_says_which_rather_than_not_known():
     # 'A100 PCIe' is the 40GB and the 80GB card alike: the error names both and what settles it, not "not in the
     # parts table"; the nvidia-smi name settles it
-    with pytest.raises(UsageError, match=r"could mean A100 PCIe 40GB or A100 PCIe 80GB: give the form factor or memory"):
+    with pytest.raises(
+        UsageError, match=r"could mean A100 PCIe 40GB or A100 PCIe 80GB: give the form factor or memory"
+    ):
         api.diagnose_measurement(collective="allreduce", size="1GiB", time="50ms", ranks=2, gpu="A100 PCIe")
-    row = api.diagnose_measurement(collective="allreduce", size="1GiB", time="50ms", ranks=2,
-                                   gpu="NVIDIA A100-PCIE-40GB").row
+    row = api.diagnose_measurement(
+        collective="allreduce", size="1GiB", time="50ms", ranks=2, gpu="NVIDIA A100-PCIE-40GB"
+    ).row
     assert row.expected_s is not None

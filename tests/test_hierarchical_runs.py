@@ -70,8 +70,9 @@ def test_hierarchical_runs_bit_exact_on_local_ranks_grouped_into_nodes():
     for nodes, g in ((2, 2), (3, 2), (2, 3)):
         for collective in COLLECTIVES:
             for count in (0, 1, 7, 100):
-                cases.append((collective, "hierarchical", count, "float32", "sum", 0, 1, 1 << 20, False, None,
-                              [nodes, g]))
+                cases.append(
+                    (collective, "hierarchical", count, "float32", "sum", 0, 1, 1 << 20, False, None, [nodes, g])
+                )
             # in place (where the collective has one), max, 64-byte slices
             in_place = get_collective(collective).in_place
             cases.append((collective, "hierarchical", 33, "float64", "max", 0, 1, 64, in_place, None, [nodes, g]))
@@ -86,7 +87,16 @@ def test_hierarchical_runs_bit_exact_on_local_ranks_grouped_into_nodes():
 @pytest.mark.multiprocess
 def test_bench_runs_hierarchical_and_auto_chooses_it_on_a_two_level_network():
     pytest.importorskip("torch")
-    config = SweepSpec(collective="allreduce", algorithms="hierarchical,auto", min_bytes="1K", max_bytes="4M", factor=64, iters=1, warmup=0, progress=False)
+    config = SweepSpec(
+        collective="allreduce",
+        algorithms="hierarchical,auto",
+        min_bytes="1K",
+        max_bytes="4M",
+        factor=64,
+        iters=1,
+        warmup=0,
+        progress=False,
+    )
     res = run(config, ranks=4, timeout_s=180, network=TWO_BY_TWO)
     assert res.config["two_level"] == [2, 2]
     assert all(r[pl]["wrong"] == 0 for r in res.rows for pl in ("out_of_place", "in_place"))
@@ -94,8 +104,9 @@ def test_bench_runs_hierarchical_and_auto_chooses_it_on_a_two_level_network():
     want = two_level_cost("allreduce", TWO_BY_TWO.cluster, sorted(hier), "ring", "ring").total_s
     assert [hier[s]["predicted_us"] for s in sorted(hier)] == pytest.approx(list(want * 1e6))
     auto = [r for r in res.rows if r["algorithm"] == "auto"]
-    assert [r["auto"]["algorithm"] for r in auto] == \
-        [c.algorithm for c in auto_choices("allreduce", TWO_BY_TWO, [r["size"] for r in auto])]
+    assert [r["auto"]["algorithm"] for r in auto] == [
+        c.algorithm for c in auto_choices("allreduce", TWO_BY_TWO, [r["size"] for r in auto])
+    ]
     assert auto[-1]["auto"]["algorithm"] == "hierarchical"
 
 
@@ -108,7 +119,7 @@ def test_hierarchical_without_nodes_or_from_another_root_is_a_usage_error():
         _check_ranks(SweepSpec(collective="broadcast", algorithms="hierarchical", root=2), 4, shape=[2, 2])
     with pytest.raises(UsageError, match="unknown algorithm 'hierarchical'"):
         SweepSpec(collective="sendrecv", algorithms="hierarchical")
-    _check_ranks(SweepSpec(collective="allgather", algorithms="hierarchical"), 4, shape=[2, 2])   # fine
+    _check_ranks(SweepSpec(collective="allgather", algorithms="hierarchical"), 4, shape=[2, 2])  # fine
 
 
 @pytest.mark.multiprocess
@@ -116,10 +127,37 @@ def test_the_cli_groups_local_ranks_into_nodes():
     pytest.importorskip("torch")
     from typer.testing import CliRunner
 
-    res = CliRunner().invoke(app, ["bench", "--ranks", "4", "-A", "hierarchical", "-b", "1K", "-e", "1K", "-n", "1",
-                                   "-w", "0", "--nodes", "2", "--ranks-per-node", "2", "--intra-latency", "1us",
-                                   "--intra-bandwidth", "10GB/s", "--inter-latency", "100us",
-                                   "--inter-bandwidth", "10MB/s"], terminal_width=200)
+    res = CliRunner().invoke(
+        app,
+        [
+            "bench",
+            "--ranks",
+            "4",
+            "-A",
+            "hierarchical",
+            "-b",
+            "1K",
+            "-e",
+            "1K",
+            "-n",
+            "1",
+            "-w",
+            "0",
+            "--nodes",
+            "2",
+            "--ranks-per-node",
+            "2",
+            "--intra-latency",
+            "1us",
+            "--intra-bandwidth",
+            "10GB/s",
+            "--inter-latency",
+            "100us",
+            "--inter-bandwidth",
+            "10MB/s",
+        ],
+        terminal_width=200,
+    )
     assert res.exit_code == 0, res.output
     assert "hierarchical" in res.output and "# Out of bounds values : 0 OK" in res.output
     res = CliRunner().invoke(app, ["bench", "--ranks", "4", "-A", "hierarchical", "-b", "1K", "-e", "1K"])
@@ -129,10 +167,12 @@ def test_the_cli_groups_local_ranks_into_nodes():
 @pytest.mark.multiprocess
 def test_user_collectives_run_hierarchical_on_a_group_with_nodes():
     pytest.importorskip("torch")
-    cases = [(fn, n, "float32", "sum", a, 0) for fn in ("all_reduce", "all_gather", "reduce_scatter_tensor",
-                                                        "broadcast", "all_to_all_single")
-             for n in (1, 37) for a in ("hierarchical", "auto")]
+    cases = [
+        (fn, n, "float32", "sum", a, 0)
+        for fn in ("all_reduce", "all_gather", "reduce_scatter_tensor", "broadcast", "all_to_all_single")
+        for n in (1, 37)
+        for a in ("hierarchical", "auto")
+    ]
     plan = [(None, cases, TWO_BY_TWO), ([3, 2, 1, 0], cases, TWO_BY_TWO)]
     results = run_local(Job("collperf.runtime.ops_check:selftest", (plan,)), 4, timeout_s=180)
     assert len(results) == 2 * len(cases) and not [r for r in results if r[2]]
-

@@ -13,7 +13,7 @@ NET = Link(5e-6, 50e9, name="net")
 
 
 def chapter(nodes, g):
-    return Cluster(nodes, g, NV, NET, nics_per_node=g)   # one 50 GB/s NIC per GPU
+    return Cluster(nodes, g, NV, NET, nics_per_node=g)  # one 50 GB/s NIC per GPU
 
 
 def phases_ms(c):
@@ -31,7 +31,7 @@ def test_chapter_8x8_2GB():
     c = two_level_cost("allreduce", chapter(8, 8), [2e9], "ring", "ring")
     assert phases_ms(c) == pytest.approx([5.840, 8.820, 5.840], abs=5e-4)
     flat = cost("allreduce", "ring", 64, [2e9], chapter(8, 8).bottleneck)
-    assert float(flat.total_s[0]) / float(c.total_s[0]) == pytest.approx(3.87, abs=0.01)   # "3.9x faster"
+    assert float(flat.total_s[0]) / float(c.total_s[0]) == pytest.approx(3.87, abs=0.01)  # "3.9x faster"
 
 
 def test_chapter_8x8_versus_16x4():
@@ -46,12 +46,18 @@ def test_per_rank_inter_bandwidth_shares_the_nics():
     assert c.inter_per_rank.bandwidth_Bps == pytest.approx(50e9 * 4 / 8)
 
 
-@pytest.mark.parametrize("collective", ["allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "reduce",
-                                        "scatter", "gather"])
+@pytest.mark.parametrize(
+    "collective", ["allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "reduce", "scatter", "gather"]
+)
 def test_one_node_is_the_flat_intra_algorithm(collective):
     one_node = Cluster(1, 8, NV, NET, 8)
-    alg = {"broadcast": "binomial", "reduce": "binomial", "scatter": "binomial", "gather": "binomial",
-           "alltoall": "pairwise"}.get(collective, "ring")
+    alg = {
+        "broadcast": "binomial",
+        "reduce": "binomial",
+        "scatter": "binomial",
+        "gather": "binomial",
+        "alltoall": "pairwise",
+    }.get(collective, "ring")
     c = two_level_cost(collective, one_node, [1e6, 1e9], alg, alg)
     assert np.allclose(c.total_s, cost(collective, alg, 8, [1e6, 1e9], NV).total_s)
     assert [ph.name.split()[0] for ph in c.phases] == [level for level, _, _ in PLANS[collective] if level == "intra"]
@@ -86,4 +92,4 @@ def test_presets_cite_sources_and_parse():
         assert preset.source
         assert get_preset(name, nodes=4).ranks == 4 * preset.ranks_per_node
     h100 = get_preset("dgx-h100")
-    assert h100.inter_per_rank.bandwidth_Bps == pytest.approx(50e9)   # 8 x 400 Gb/s for 8 GPUs
+    assert h100.inter_per_rank.bandwidth_Bps == pytest.approx(50e9)  # 8 x 400 Gb/s for 8 GPUs

@@ -26,7 +26,7 @@ SRC = str(Path(__file__).resolve().parent.parent / "src")
 
 def _stopped(reason="failed after 4 rows"):
     res = _results()
-    res.rows = res.rows[:4]           # ring's 3 rows and builtin's first: the run died in builtin's block
+    res.rows = res.rows[:4]  # ring's 3 rows and builtin's first: the run died in builtin's block
     res.stopped = reason
     return res
 
@@ -55,7 +55,7 @@ def test_a_stopped_run_is_incomplete_in_text_json_and_csv():
 
 def test_a_file_of_a_run_still_going_or_killed_is_incomplete(tmp_path):
     res = _results()
-    res.rows = res.rows[:2]           # what a killed launcher leaves: rewritten after row 2, never again
+    res.rows = res.rows[:2]  # what a killed launcher leaves: rewritten after row 2, never again
     ResultFiles(str(tmp_path / "r.json"), str(tmp_path / "r.csv")).update(res)
     for name in ("r.json", "r.csv"):
         (table,) = ingest.load(tmp_path / name)
@@ -69,20 +69,20 @@ WRITERS = {"r.txt": to_text, "r.json": lambda r: json.dumps(to_json(r)), "r.csv"
 @pytest.mark.parametrize("name", list(WRITERS))
 def test_diagnose_says_the_input_is_incomplete(tmp_path, name):
     res = _results(algorithms=("ring", "builtin", "rhd"))
-    res.rows = res.rows[:6]           # ring and builtin measured, then the run was stopped before rhd
+    res.rows = res.rows[:6]  # ring and builtin measured, then the run was stopped before rhd
     res.stopped = "terminated (SIGTERM) after 6 rows"
     (tmp_path / name).write_text(WRITERS[name](res))
     diagnoses = api.diagnose_logs([str(tmp_path / name)], peak="1GB/s")
     ring, builtin = sorted(diagnoses, key=lambda d: d.table.header["algorithm"] != "ring")
     finding = next(f for f in builtin.findings if f.kind == "incomplete")
     assert "terminated (SIGTERM) after 6 rows" in finding.message
-    if name == "r.txt":   # the text's ring block concluded; JSON and CSV mark the whole run
+    if name == "r.txt":  # the text's ring block concluded; JSON and CSV mark the whole run
         assert not any(f.kind == "incomplete" for f in ring.findings)
 
 
 @pytest.mark.parametrize("name", list(WRITERS))
 def test_what_can_be_judged_is_judged_and_the_rest_listed_with_why(tmp_path, name):
-    res = _stopped()                  # builtin has one row: nothing to fit, ring is whole
+    res = _stopped()  # builtin has one row: nothing to fit, ring is whole
     (tmp_path / name).write_text(WRITERS[name](res))
     fits = api.fit_logs([str(tmp_path / name)])
     assert [f.table.header["algorithm"] for f in fits] == ["ring"]
@@ -98,17 +98,28 @@ def test_what_can_be_judged_is_judged_and_the_rest_listed_with_why(tmp_path, nam
 def test_the_cli_shows_what_it_could_not_judge(tmp_path):
     (tmp_path / "r.json").write_text(json.dumps(to_json(_stopped())))
     env = {**os.environ, "PYTHONPATH": SRC}
-    for command in ("fit",):   # diagnose judges such a table without its fit (a not-fitted finding)
-        done = subprocess.run([sys.executable, "-m", "collperf", command, str(tmp_path / "r.json")], env=env,
-                              capture_output=True, text=True, timeout=300)
+    for command in ("fit",):  # diagnose judges such a table without its fit (a not-fitted finding)
+        done = subprocess.run(
+            [sys.executable, "-m", "collperf", command, str(tmp_path / "r.json")],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert done.returncode == 0, done.stderr
         assert "[ring]" in done.stdout and "1 table(s) could not be" in done.stdout and "1 usable row" in done.stdout
-        done = subprocess.run([sys.executable, "-m", "collperf", command, str(tmp_path / "r.json"), "--json"], env=env,
-                              capture_output=True, text=True, timeout=300)
+        done = subprocess.run(
+            [sys.executable, "-m", "collperf", command, str(tmp_path / "r.json"), "--json"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         docs = json.loads(done.stdout)
         docs = docs if isinstance(docs, list) else docs["diagnoses"]
-        assert [d["not_judged"] for d in docs if "not_judged" in d] == [next(
-            d["not_judged"] for d in docs if "not_judged" in d)]
+        assert [d["not_judged"] for d in docs if "not_judged" in d] == [
+            next(d["not_judged"] for d in docs if "not_judged" in d)
+        ]
 
 
 def test_a_truncated_nccl_tests_log_is_diagnosed_as_incomplete():
@@ -143,9 +154,9 @@ def test_a_result_file_that_cannot_be_written_is_a_named_stop(tmp_path):
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "OutputError: cannot write" in done.stdout and path in done.stdout
-    assert len(json.loads(Path(path).read_text())["results"]) == 1     # the previous file, whole
-    assert os.listdir(tmp_path) == ["r.json"]                         # no r.json.tmp-PID left
-    assert issubclass(OutputError, RunError)                           # the run stops as on a failure
+    assert len(json.loads(Path(path).read_text())["results"]) == 1  # the previous file, whole
+    assert os.listdir(tmp_path) == ["r.json"]  # no r.json.tmp-PID left
+    assert issubclass(OutputError, RunError)  # the run stops as on a failure
 
 
 def test_sigterm_and_a_failed_write_name_their_cause():
@@ -172,9 +183,32 @@ def test_sigterm_ends_a_bench_with_its_rows_and_an_incomplete_marker(tmp_path):
     iterations up to 64 MiB)."""
     out = tmp_path / "r.json"
     env = {**os.environ, "PYTHONPATH": SRC}
-    proc = subprocess.Popen([sys.executable, "-m", "collperf", "bench", "--collective", "allreduce", "--ranks", "2", "-b", "8", "-e", "64M",
-                             "-n", "2000", "-w", "1", "-J", str(out)], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "collperf",
+            "bench",
+            "--collective",
+            "allreduce",
+            "--ranks",
+            "2",
+            "-b",
+            "8",
+            "-e",
+            "64M",
+            "-n",
+            "2000",
+            "-w",
+            "1",
+            "-J",
+            str(out),
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 240
     while _rows_in(out) < 1 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.2)

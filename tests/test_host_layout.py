@@ -37,8 +37,11 @@ def test_nodes_on_a_rack_scale_system_counts_nvlink_domains():
     table = parse(_alltoall_128(), "a2a.txt")[0]
     d = diagnose(table, hardware=HardwareSpec(nodes=4))
     assert (d.assumed.system.nodes, d.assumed.system.gpus_per_node) == (4, 32)
-    with pytest.raises(UsageError, match=r"--nodes 1 puts 128 GPUs in an NVLink domain of gb200-nvl72, which holds "
-                                          r"72: give --nodes 2 or more"):
+    with pytest.raises(
+        UsageError,
+        match=r"--nodes 1 puts 128 GPUs in an NVLink domain of gb200-nvl72, which holds "
+        r"72: give --nodes 2 or more",
+    ):
         diagnose(table, hardware=HardwareSpec(nodes=1))
 
 
@@ -48,36 +51,52 @@ def test_lettered_hosts_and_the_busbw_rank_count():
     assert (g, hosts) == (8, 2) and why == "rank = host x 8 + device on every device line listed"
 
 
-@pytest.mark.parametrize("lines, why", [
-    ([(0, "node-000", 0), (127, "node-000", 3)], "one host listed"),
-    ([(0, "alpha", 0), (127, "beta", 3)], "a host name without a number"),
-    ([(0, "gpu-01", 0), (127, "cpu-31", 3)], "host names of different patterns"),
-    # round-robin placement: rank 1 on the second host
-    ([(0, "node-0", 0), (1, "node-1", 0), (127, "node-31", 3)], "ranks that do not follow the hosts' numbers"),
-    ([(0, "node-0", 0), (126, "node-31", 3)], "ranks that do not follow the hosts' numbers"),
-])
+@pytest.mark.parametrize(
+    "lines, why",
+    [
+        ([(0, "node-000", 0), (127, "node-000", 3)], "one host listed"),
+        ([(0, "alpha", 0), (127, "beta", 3)], "a host name without a number"),
+        ([(0, "gpu-01", 0), (127, "cpu-31", 3)], "host names of different patterns"),
+        # round-robin placement: rank 1 on the second host
+        ([(0, "node-0", 0), (1, "node-1", 0), (127, "node-31", 3)], "ranks that do not follow the hosts' numbers"),
+        ([(0, "node-0", 0), (126, "node-31", 3)], "ranks that do not follow the hosts' numbers"),
+    ],
+)
 def test_lines_that_do_not_settle_the_layout(lines, why):
     assert read_layout(_devices(lines))[:2] == (None, why)
 
 
 def test_an_unsettled_layout_names_the_flag():
     rows = [(size, size // 4 // 128, 50 + size / 40e3, 1.0, 127 / 128) for size in (MIB, 4 * MIB)]
-    devices = ["#  Rank  0 Group  0 Pid   1000 on alpha device  0 [0000:00:00] NVIDIA GB200", "#  ...",
-               "#  Rank 127 Group  0 Pid   1127 on beta device  3 [0000:03:00] NVIDIA GB200"]
+    devices = [
+        "#  Rank  0 Group  0 Pid   1000 on alpha device  0 [0000:00:00] NVIDIA GB200",
+        "#  ...",
+        "#  Rank 127 Group  0 Pid   1127 on beta device  3 [0000:03:00] NVIDIA GB200",
+    ]
     table = parse(_log("alltoall_perf", rows, devices), "a2a.txt")[0]
     assert table.ranks == 128 and table.nodes is None
-    assert any("do not settle nodes x GPUs per node (a host name without a number): --nodes N settles it" in n
-               for n in table.notes)
+    assert any(
+        "do not settle nodes x GPUs per node (a host name without a number): --nodes N settles it" in n
+        for n in table.notes
+    )
 
 
 @settings(max_examples=60, deadline=None)
-@given(per_host=st.integers(1, 16), hosts=st.integers(2, 64), first=st.integers(0, 3), width=st.integers(1, 4),
-       data=st.data())
+@given(
+    per_host=st.integers(1, 16),
+    hosts=st.integers(2, 64),
+    first=st.integers(0, 3),
+    width=st.integers(1, 4),
+    data=st.data(),
+)
 def test_any_block_layout_is_read_back_from_two_hosts_lines(per_host, hosts, first, width, data):
     # ranks placed host by host, hosts numbered from `first` with `width` digits: any listed subset that spans two
     # hosts gives back the GPUs per host and at least the highest listed host
-    ranks = data.draw(st.lists(st.integers(0, per_host * hosts - 1), min_size=2, max_size=6, unique=True)
-                      .filter(lambda rs: len({r // per_host for r in rs}) > 1))
+    ranks = data.draw(
+        st.lists(st.integers(0, per_host * hosts - 1), min_size=2, max_size=6, unique=True).filter(
+            lambda rs: len({r // per_host for r in rs}) > 1
+        )
+    )
     lines = [(r, f"gpu-node{first + r // per_host:0{width}d}", r % per_host) for r in ranks]
     g, _, at_least = read_layout(_devices(lines))
     assert g == per_host and at_least == max(ranks) // per_host + 1

@@ -14,10 +14,10 @@ INPUTS = FIXTURES / "inputs"
 
 # a sample of each entry: a fixture (each with its provenance in the fixture's own header or README)
 SAMPLES = {
-    "PyTorch profiler (Kineto) trace": FIXTURES / "traces" / "nccl" / "rank0.json.gz",   # read here inflated
+    "PyTorch profiler (Kineto) trace": FIXTURES / "traces" / "nccl" / "rank0.json.gz",  # read here inflated
     "NCCL Inspector JSON-lines": FIXTURES / "inspector.jsonl",
     "rccl-tests JSON-lines": FIXTURES / "rccl_tests.jsonl",
-    "JSON-lines of another tool": None,     # a made-up text below: no tool writes it
+    "JSON-lines of another tool": None,  # a made-up text below: no tool writes it
     "nccl-tests or collperf JSON": FIXTURES / "nccl_tests.json",
     "optimize_config.py CSV": FIXTURES / "optimize_config.csv",
     "rccl-tests CSV": FIXTURES / "rccl_tests.csv",
@@ -64,7 +64,7 @@ def test_a_sample_is_read_as_its_format_says(name):
         with pytest.raises(IngestError, match=REFUSED[name]) as info:
             parse(text, "sample")
         assert not isinstance(info.value, OtherInput)
-    elif fmt.describe is not None:      # a system input: its value travels in OtherInput, to diagnose and report
+    elif fmt.describe is not None:  # a system input: its value travels in OtherInput, to diagnose and report
         with pytest.raises(OtherInput) as info:
             load(SAMPLES[name])
         assert info.value.value is not None and info.value.what == fmt.describe(info.value.value)
@@ -107,8 +107,10 @@ def test_a_nccl_tests_log_that_prints_the_gpu_matrix_above_its_table_is_read_as_
     log = _text("nvidia-smi topo -m") + "\n" + _text("nccl-tests text")
     alone = parse(_text("nccl-tests text"), "job.log")
     tables = parse(log, "job.log")
-    def measured(ts):     # the rows as measured (their line numbers move down by the matrix's lines)
+
+    def measured(ts):  # the rows as measured (their line numbers move down by the matrix's lines)
         return [[(r.size, r.placement, r.time_s, r.busbw_GBps) for r in t.rows] for t in ts]
+
     assert measured(tables) == measured(alone) and tables[0].collective == "allreduce"
-    with pytest.raises(OtherInput):     # the matrix alone is still the system input
+    with pytest.raises(OtherInput):  # the matrix alone is still the system input
         parse(_text("nvidia-smi topo -m"), "topo.txt")

@@ -27,16 +27,21 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 # --- NCCL tuner rules -------------------------------------------------------------------------------
 
+
 def _table(name: str, latency_us: float, busbw_GBps: float, p: int = 8) -> Table:
     """An exact alpha-beta allreduce curve from 8 B to 1 GiB."""
     t = Table(name, "allreduce", p)
     for e in range(3, 31):
-        size = 2 ** e
+        size = 2**e
         t.rows.append(Row(size, latency_us * 1e-6 + size * 2 * (p - 1) / p / (busbw_GBps * 1e9)))
     return t
 
 
-CURVES = [("allreduce_tree_ll.txt", 5, 10), ("allreduce_ring_ll128.txt", 10, 60), ("allreduce_ring_simple.txt", 25, 100)]
+CURVES = [
+    ("allreduce_tree_ll.txt", 5, 10),
+    ("allreduce_ring_ll128.txt", 10, 60),
+    ("allreduce_ring_simple.txt", 25, 100),
+]
 
 
 def _rules(with_default: bool = True):
@@ -57,9 +62,9 @@ def test_tuner_csv_picks_the_fastest_fit_under_the_plugin_rules():
     options, rules = _rules()
     text = rules.text()
     parsed = nccl_tuner.parse_rules(text)
-    assert all(r["channels"] > 0 for r in parsed)      # an explicit channel count on every rule
+    assert all(r["channels"] > 0 for r in parsed)  # an explicit channel count on every rule
     forced = [o for o in options if o.algorithm != "default"]
-    for size in np.unique(np.geomspace(1, 2 ** 34, 2000).astype(int)).tolist() + [34285, 34286, 1285714, 1285715]:
+    for size in np.unique(np.geomspace(1, 2**34, 2000).astype(int)).tolist() + [34285, 34286, 1285714, 1285715]:
         picked = nccl_tuner.match(parsed, "allreduce", size, nodes=1, ranks=8)
         times = {o.label: o.time_s(size) for o in forced}
         assert f"{picked['algorithm']}/{picked['protocol']}" == min(times, key=times.get), size
@@ -70,8 +75,8 @@ def test_tuner_csv_picks_the_fastest_fit_under_the_plugin_rules():
 
 def test_plugin_matcher_first_match_inclusive_wildcards():
     rules = nccl_tuner.parse_rules("# c\nallreduce,0,65536,tree,simple,2,1,8\nallreduce,65536,-1,ring,simple,4,-1,-1\n")
-    assert nccl_tuner.match(rules, "allreduce", 65536, 1, 8)["algorithm"] == "tree"     # inclusive, first wins
-    assert nccl_tuner.match(rules, "allreduce", 65536, 2, 16)["algorithm"] == "ring"    # -1 = any
+    assert nccl_tuner.match(rules, "allreduce", 65536, 1, 8)["algorithm"] == "tree"  # inclusive, first wins
+    assert nccl_tuner.match(rules, "allreduce", 65536, 2, 16)["algorithm"] == "ring"  # -1 = any
     assert nccl_tuner.match(rules, "allgather", 10, 1, 8) is None
     with pytest.raises(UsageError, match="line 2"):
         nccl_tuner.parse_rules("# c\nallreduce,0,x,tree,simple,2,1,8\n")
@@ -88,8 +93,10 @@ def test_tuner_without_channels_or_labels_is_a_usage_error():
 
 def test_optimize_config_csv_feeds_the_tuner(tmp_path):
     tables = ingest.load(FIXTURES / "optimize_config.csv")
-    assert {(t.header["nccl_algo"], t.header["nccl_proto"], t.header["nccl_channels"]) for t in tables} == \
-        {("tree", "ll", 8), ("ring", "simple", 8)}
+    assert {(t.header["nccl_algo"], t.header["nccl_proto"], t.header["nccl_channels"]) for t in tables} == {
+        ("tree", "ll", 8),
+        ("ring", "simple", 8),
+    }
     assert all(t.ranks == 8 and t.nodes == 1 and len(t.rows) == 10 for t in tables)
     out = tmp_path / "rules.csv"
     rules = api.export_nccl_tuner([FIXTURES / "optimize_config.csv"], out)
@@ -108,12 +115,16 @@ def test_sparse_optimize_config_csv_gives_rules_per_shape_and_channel_count():
     # z = (s - 1024) / 1047552 = 10/28: s = 375149.7.
     rules = api.export_nccl_tuner([FIXTURES / "optimize_config_sparse.csv"])
     got = [(r.min_bytes, r.max_bytes, r.choice.label, r.choice.channels, r.dims) for r in rules.rules]
-    assert got == [(0, 30347, "tree/ll", 2, (1, 8, 1, 0)), (30348, 230998, "ring/simple", 4, (1, 8, 1, 0)),
-                   (230999, -1, "ring/simple", 16, (1, 8, 1, 0)),
-                   (0, 375149, "ring/ll128", 8, (2, 16, -1, -1)), (375150, -1, "tree/simple", 8, (2, 16, -1, -1))]
+    assert got == [
+        (0, 30347, "tree/ll", 2, (1, 8, 1, 0)),
+        (30348, 230998, "ring/simple", 4, (1, 8, 1, 0)),
+        (230999, -1, "ring/simple", 16, (1, 8, 1, 0)),
+        (0, 375149, "ring/ll128", 8, (2, 16, -1, -1)),
+        (375150, -1, "tree/simple", 8, (2, 16, -1, -1)),
+    ]
     parsed = nccl_tuner.parse_rules(rules.text())
     assert nccl_tuner.match(parsed, "allreduce", 1 << 20, 1, 8, pipe_ops=1, reg_buff=0)["channels"] == 16
-    assert nccl_tuner.match(parsed, "allreduce", 1 << 20, 1, 8, pipe_ops=2, reg_buff=0) is None   # not measured
+    assert nccl_tuner.match(parsed, "allreduce", 1 << 20, 1, 8, pipe_ops=2, reg_buff=0) is None  # not measured
     assert nccl_tuner.match(parsed, "allreduce", 1 << 20, 2, 16, pipe_ops=4)["algorithm"] == "tree"  # -1 = any
     assert "too few to fit regimes" in rules.text()
 
@@ -121,16 +132,19 @@ def test_sparse_optimize_config_csv_gives_rules_per_shape_and_channel_count():
 def test_optimize_config_rows_with_a_bandwidth_only():
     # the script's newest header has no cost_metric, and a row needs latency_us or bandwidth_gbps: 1 MiB at
     # 10 GB/s (read as algbw) is 104.8576 us
-    text = ("collective,size_bytes,algorithm,protocol,channels,nodes,ranks,pipeOps,regBuff,bandwidth_gbps,latency_us\n"
-            "allreduce,1048576,ring,simple,8,1,8,-1,-1,10,\n"
-            "allreduce,2097152,ring,simple,8,1,8,-1,-1,,150\n"
-            "allreduce,4194304,ring,simple,8,1,8,-1,-1,,\n")
+    text = (
+        "collective,size_bytes,algorithm,protocol,channels,nodes,ranks,pipeOps,regBuff,bandwidth_gbps,latency_us\n"
+        "allreduce,1048576,ring,simple,8,1,8,-1,-1,10,\n"
+        "allreduce,2097152,ring,simple,8,1,8,-1,-1,,150\n"
+        "allreduce,4194304,ring,simple,8,1,8,-1,-1,,\n"
+    )
     (t,) = ingest.parse(text, "bw.csv")
     assert [(r.size, r.time_s) for r in t.rows] == [(1048576, pytest.approx(104.8576e-6)), (2097152, 150e-6)]
     assert t.skipped == ["line 4: neither latency_us nor bandwidth_gbps: expected one of them"]
 
 
 # --- MSCCL XML -------------------------------------------------------------------------------------
+
 
 def _normal(s):
     steps = []
@@ -146,8 +160,14 @@ def _round_trip(s):
     back = msccl_import.parse(msccl.write(s))
     verify(back)
     assert _normal(back) == _normal(s)
-    assert (back.collective, back.algorithm, back.ranks, back.chunks, back.root, back.chunks_per_buffer) == \
-        (s.collective, s.algorithm, s.ranks, s.chunks, s.root, s.chunks_per_buffer)
+    assert (back.collective, back.algorithm, back.ranks, back.chunks, back.root, back.chunks_per_buffer) == (
+        s.collective,
+        s.algorithm,
+        s.ranks,
+        s.chunks,
+        s.root,
+        s.chunks_per_buffer,
+    )
 
 
 # rank counts in two parts: the core up to 9 ranks, the slow part 10 to 16
@@ -190,16 +210,16 @@ def test_ring_allreduce_xml_structure():
     for gpu in algo.findall("gpu"):
         r = int(gpu.get("id"))
         blocks = {(int(tb.get("send")), int(tb.get("recv"))): tb for tb in gpu.findall("tb")}
-        assert set(blocks) == {((r + 1) % 4, -1), (-1, (r - 1) % 4)}     # a ring: send right, receive left
+        assert set(blocks) == {((r + 1) % 4, -1), (-1, (r - 1) % 4)}  # a ring: send right, receive left
         types = [st.get("type") for st in blocks[(-1, (r - 1) % 4)].findall("step")]
-        assert types == ["rrc"] * 3 + ["r"] * 3                          # reduce-scatter, then allgather
+        assert types == ["rrc"] * 3 + ["r"] * 3  # reduce-scatter, then allgather
 
 
 def test_msccl_import_errors_name_the_line(tmp_path):
     good = msccl.write(build("allreduce", "ring", 3))
     lines = good.splitlines()
     i = next(k for k, line in enumerate(lines) if 'type="rrc"' in line)
-    bad = "\n".join(lines[:i] + [lines[i].replace('cnt="1"', 'cnt="x"')] + lines[i + 1:])
+    bad = "\n".join(lines[:i] + [lines[i].replace('cnt="1"', 'cnt="x"')] + lines[i + 1 :])
     with pytest.raises(UsageError, match=rf"line {i + 1}: <step>: cnt 'x' is not a whole number"):
         msccl_import.parse(bad, "bad.xml")
     with pytest.raises(UsageError, match=r"bad.xml, line 2: broken XML"):
@@ -225,10 +245,10 @@ def test_import_simulates_beside_our_algorithms(tmp_path):
     (run,) = imported.simulations
     # ring allreduce through a switch: 2(p-1) steps, each alpha + (n/p) / B on every rank's link:
     # 6 (1 us + 2^30 / (4 x 10 GB/s)) = 6 us + 0.1610612736 s
-    assert run.time_s == pytest.approx(6e-6 + 2 ** 30 / 4e10 * 6, rel=1e-12)
+    assert run.time_s == pytest.approx(6e-6 + 2**30 / 4e10 * 6, rel=1e-12)
     assert run.same_name == "ring" and run.ours["ring"] == run.time_s
     assert {"ring", "rhd", "mesh", "blink"} <= set(run.ours)
-    assert run.busbw_Bps == pytest.approx(2 ** 30 / run.time_s * 1.5)
+    assert run.busbw_Bps == pytest.approx(2**30 / run.time_s * 1.5)
     with pytest.raises(UsageError, match="need a --topology"):
         api.import_msccl(path, size="1M")
     with pytest.raises(UsageError, match="the XML has 4 GPUs and topology dgx1v has 8 ranks"):
@@ -237,8 +257,9 @@ def test_import_simulates_beside_our_algorithms(tmp_path):
 
 def test_a_foreign_msccl_xml_with_fused_instructions_imports():
     # msccl-tools style ring allreduce on 3 GPUs (hand-written): one block per GPU, s, rrs, rrcs, rcs, r
-    imported = api.import_msccl(FIXTURES / "msccl_ring3_fused.xml", "switch:3", "1G",
-                                network=NetworkSpec(latency="1us", bandwidth="10GB/s"))
+    imported = api.import_msccl(
+        FIXTURES / "msccl_ring3_fused.xml", "switch:3", "1G", network=NetworkSpec(latency="1us", bandwidth="10GB/s")
+    )
     s = imported.schedule
     assert imported.verified and (s.collective, s.algorithm, s.ranks) == ("allreduce", "allreduce_ring_fused", 3)
     # a ring allreduce: 2(p-1) = 4 steps, each rank sends 2(p-1)/p n and reduces (p-1)/p n
@@ -253,12 +274,15 @@ def test_a_foreign_msccl_xml_with_fused_instructions_imports():
 @pytest.mark.parametrize("part", [pytest.param(0, id="small"), pytest.param(1, marks=pytest.mark.slow, id="large")])
 @pytest.mark.parametrize("collective", ["broadcast", "reduce", "allreduce", "allgather", "reducescatter"])
 def test_blink_packed_trees_round_trip_through_msccl_xml(collective, part):
-    groups = [("0,1", "0,1,4"),
-              ("0,3,5", "2,3,6,7") + (("0,1,2,3,4,5,6,7",) if collective == "broadcast" else ())][part]
+    groups = [("0,1", "0,1,4"), ("0,3,5", "2,3,6,7") + (("0,1,2,3,4,5,6,7",) if collective == "broadcast" else ())][
+        part
+    ]
     for group in groups:
         back = msccl_import.parse(api.export_msccl(collective, "blink", group, topology="dgx1v"))
         verify(back)
-        sims = api.simulate(SimulateSpec(collective=collective, algorithm="blink", topology="dgx1v", size="1M", ranks=group))
+        sims = api.simulate(
+            SimulateSpec(collective=collective, algorithm="blink", topology="dgx1v", size="1M", ranks=group)
+        )
         ours = as_tuples(sims[0].schedule)
         assert _normal(back) == _normal(ours) and back.ranks == len(group.split(","))
 
@@ -274,14 +298,25 @@ def test_blink_export_needs_a_topology():
 
 # --- readers -----------------------------------------------------------------------------------------
 
+
 def test_inspector_jsonl_buckets_per_communicator_and_collective():
     tables = {t.header["comm"]: t for t in ingest.load(FIXTURES / "inspector.jsonl")}
     ar, ag = tables["0xa1"], tables["0xb2"]
-    assert (ar.collective, ar.ranks, ar.nodes, ag.collective, ag.ranks, ag.nodes) == \
-        ("allreduce", 16, 2, "allgather", 8, 1)
+    assert (ar.collective, ar.ranks, ar.nodes, ag.collective, ag.ranks, ag.nodes) == (
+        "allreduce",
+        16,
+        2,
+        "allgather",
+        8,
+        1,
+    )
     # medians per bucket: 64 KiB calls 40/50/45 us -> 45; 1 MiB 100/120/110 -> 110; 16 MiB 200/220 -> 210
-    assert [(r.size, round(r.time_s * 1e6, 6)) for r in ar.rows] == \
-        [(65536, 45.0), (1048576, 110.0), (16777216, 210.0), (268435456, 2000.0)]
+    assert [(r.size, round(r.time_s * 1e6, 6)) for r in ar.rows] == [
+        (65536, 45.0),
+        (1048576, 110.0),
+        (16777216, 210.0),
+        (268435456, 2000.0),
+    ]
     assert ar.rows[0].busbw_GBps == pytest.approx(65536 / 45e-6 / 1e9 * 30 / 16)
     assert (ar.header["nccl_algo"], ar.header["nccl_proto"], ag.header["nccl_proto"]) == ("ring", "simple", "ll128")
     assert not ar.flagged()
@@ -295,15 +330,20 @@ def test_inspector_corrupt_lines_are_reported_with_their_numbers():
     ar = next(t for t in tables if t.collective == "allreduce")
     assert any(s.startswith("line 3: broken JSON") for s in ar.skipped)
     assert any(s.startswith("line 5: coll_exec_time_us") for s in ar.skipped)
-    assert [round(r.time_s * 1e6, 6) for r in ar.rows][:2] == [45.0, 105.0]   # 40, 50 -> 45; 100, 110 -> 105
+    assert [round(r.time_s * 1e6, 6) for r in ar.rows][:2] == [45.0, 105.0]  # 40, 50 -> 45; 100, 110 -> 105
     with pytest.raises(UsageError, match=r"x.jsonl: no readable NCCL Inspector records: line 1: \$.coll_perf"):
         ingest.parse('{"coll_perf": 1}\n{"coll_perf": {}\n', "x.jsonl")
 
 
 def test_inspector_prometheus():
     (t,) = ingest.load(FIXTURES / "inspector_prom.txt")
-    assert (t.collective, t.ranks, t.nodes, t.header["nccl_algo"], t.header["nccl_proto"]) == \
-        ("allreduce", 16, 2, "ring", "ll")
+    assert (t.collective, t.ranks, t.nodes, t.header["nccl_algo"], t.header["nccl_proto"]) == (
+        "allreduce",
+        16,
+        2,
+        "ring",
+        "ll",
+    )
     # 18.75 GB/s busbw / (2 x 15/16) = 10 GB/s algbw x 100 us = 1e6 B; 150 / 1.875 x 12.5 ms = 1e9 B;
     # the 4-5GB bucket has no bandwidth: its middle, 4.5 GiB
     assert [r.size for r in t.rows] == [1_000_000, 1_000_000_000, 4831838208]
@@ -318,8 +358,12 @@ def test_nccl_tests_json_with_per_iteration_timing():
     assert (t.header["nccl_algo"], t.header["nccl_proto"], t.header["nccl_channels"]) == ("ring", "simple", 16)
     assert [r.size for r in t.placement("out-of-place")] == [1024, 1048576, 67108864, 268435456]
     stats = t.header["per_iter"][(1048576, "out-of-place")]
-    assert (stats["min_us"], stats["max_us"], stats["p50_us"], stats["times_us"]) == (38.0, 45.0, 40.0,
-                                                                                       [38.0, 40.0, 45.0])
+    assert (stats["min_us"], stats["max_us"], stats["p50_us"], stats["times_us"]) == (
+        38.0,
+        45.0,
+        40.0,
+        [38.0, 40.0, 45.0],
+    )
     assert not t.flagged()
     with pytest.raises(UsageError, match=r"corrupt.json, line \d+: broken JSON"):
         ingest.load(FIXTURES / "corrupt" / "nccl_tests_per_iter_corrupt.json")
@@ -329,8 +373,10 @@ def test_nccl_tests_json_with_per_iteration_timing():
 def test_rccl_tests_output(name):
     (t,) = ingest.load(FIXTURES / name)
     assert (t.collective, t.ranks) == ("allgather", 4)
-    assert [(r.size, round(r.time_s * 1e6, 9), r.placement) for r in t.rows[:2]] == [(1024, 15.0, "out-of-place"),
-                                                                                     (1024, 15.0, "in-place")]
+    assert [(r.size, round(r.time_s * 1e6, 9), r.placement) for r in t.rows[:2]] == [
+        (1024, 15.0, "out-of-place"),
+        (1024, 15.0, "in-place"),
+    ]
     assert len(t.rows) == 8 and not t.flagged() and not t.notes
 
 
@@ -347,6 +393,7 @@ def test_new_formats_fit_and_diagnose():
 
 
 # --- a corrupted input of each format: a line-numbered message ---------------------------------------
+
 
 def _corrupt(name: str, line: int, old: str, new: str) -> str:
     """The fixture with `old` replaced by `new` on its 1-based line `line` (the line must hold it)."""
@@ -366,7 +413,7 @@ def _only(name: str, keep: int) -> str:
     return "\n".join([lines[0], lines[keep - 1]]) + "\n"
 
 
-ONE_BAD_LINE = [   # (fixture, line, old, new): the bad line is skipped and named, the rest is read
+ONE_BAD_LINE = [  # (fixture, line, old, new): the bad line is skipped and named, the rest is read
     ("rccl_tests.jsonl", 2, '"size": 1024', '"size": "x"'),
     ("rccl_tests.csv", 3, ",1024,", ",-1024,"),
     ("optimize_config.csv", 3, ",latency,", ",latency,zz,"),
@@ -381,12 +428,12 @@ def test_a_corrupted_line_is_skipped_and_named(name, line, old, new):
     tables = ingest.parse(_corrupt(name, line, old, new), name)
     skipped = [s for t in tables for s in t.skipped]
     assert any(s.startswith(f"line {line}:") for s in skipped), skipped
-    assert 0 < sum(len(t.rows) for t in tables) <= good     # Inspector rows are buckets: a lost call may keep one
+    assert 0 < sum(len(t.rows) for t in tables) <= good  # Inspector rows are buckets: a lost call may keep one
 
 
 def test_a_corrupted_nccl_tests_json_result_is_named_by_line_and_path():
     name = "nccl_tests_per_iter.json"
-    size_line = _first_line_with(name, '"size": 1048576')      # the second result; its '{' is one line up
+    size_line = _first_line_with(name, '"size": 1048576')  # the second result; its '{' is one line up
     (t,) = ingest.parse(_corrupt(name, size_line, '"size": 1048576', '"size": "big"'), name)
     assert t.skipped == [f"line {size_line - 1}: $.results[1].size: expected a number, got the string 'big'"]
     assert 1048576 not in [r.size for r in t.rows]
@@ -395,15 +442,24 @@ def test_a_corrupted_nccl_tests_json_result_is_named_by_line_and_path():
     assert t.skipped[0].startswith(f"line {size_line + 1}: ")
 
 
-@pytest.mark.parametrize("name,line,old,new,message", [
-    ("rccl_tests.jsonl", 2, '"time": 15.0', '"time": "slow"', r"no readable rccl-tests JSON records: line 1: time"),
-    ("rccl_tests.csv", 2, ",15.0,", ",zz,", r"no readable rccl-tests CSV records: line 2: time"),
-    ("optimize_config.csv", 2, ",5.1792", ",zz", r"no readable optimize_config.py CSV rows: line 2: latency_us"),
-    ("inspector_prom.txt", 7, "} 100", " 100", r"no readable NCCL Inspector Prometheus series .*: line 2: expected metric"),
-])
+@pytest.mark.parametrize(
+    "name,line,old,new,message",
+    [
+        ("rccl_tests.jsonl", 2, '"time": 15.0', '"time": "slow"', r"no readable rccl-tests JSON records: line 1: time"),
+        ("rccl_tests.csv", 2, ",15.0,", ",zz,", r"no readable rccl-tests CSV records: line 2: time"),
+        ("optimize_config.csv", 2, ",5.1792", ",zz", r"no readable optimize_config.py CSV rows: line 2: latency_us"),
+        (
+            "inspector_prom.txt",
+            7,
+            "} 100",
+            " 100",
+            r"no readable NCCL Inspector Prometheus series .*: line 2: expected metric",
+        ),
+    ],
+)
 def test_a_file_with_nothing_readable_is_a_line_numbered_usage_error(name, line, old, new, message):
     text = _only(name, line)
-    if name == "rccl_tests.jsonl":       # JSON lines have no header line: keep the record alone, twice
+    if name == "rccl_tests.jsonl":  # JSON lines have no header line: keep the record alone, twice
         text = (FIXTURES / name).read_text().split("\n")[line - 1] + "\n"
         text = "\n".join([text.strip()] * 2) + "\n"
     corrupted = text.replace(old, new)
@@ -417,9 +473,11 @@ def test_import_names_a_bad_mode_size_or_link_not_the_topology(tmp_path):
     path = tmp_path / "ring4.xml"
     api.export_msccl("allreduce", "ring", 4, path)
     link = NetworkSpec(latency="1us", bandwidth="10GB/s")
-    for kwargs, message in [({"mode": "bogus"}, r"mode 'bogus': expected rounds or events"),
-                            ({"size": "12Q"}, r"cannot read size '12Q'"),
-                            ({"network": NetworkSpec(latency="5", bandwidth="10GB/s")}, r"cannot read time '5'")]:
+    for kwargs, message in [
+        ({"mode": "bogus"}, r"mode 'bogus': expected rounds or events"),
+        ({"size": "12Q"}, r"cannot read size '12Q'"),
+        ({"network": NetworkSpec(latency="5", bandwidth="10GB/s")}, r"cannot read time '5'"),
+    ]:
         with pytest.raises(UsageError, match=message) as caught:
             api.import_msccl(path, "switch:4", **{"size": "1M", "network": link, **kwargs})
         assert "none of our" not in str(caught.value)
@@ -435,8 +493,22 @@ def test_cli_import_reports_a_bad_mode(tmp_path):
 
     path = tmp_path / "ring4.xml"
     api.export_msccl("allreduce", "ring", 4, path)
-    res = CliRunner().invoke(app, ["import", "msccl", str(path), "--topology", "switch:4", "--latency", "1us",
-                                   "--bandwidth", "10GB/s", "--mode", "bogus"])
+    res = CliRunner().invoke(
+        app,
+        [
+            "import",
+            "msccl",
+            str(path),
+            "--topology",
+            "switch:4",
+            "--latency",
+            "1us",
+            "--bandwidth",
+            "10GB/s",
+            "--mode",
+            "bogus",
+        ],
+    )
     assert res.exit_code != 0 and "expected rounds or events" in str(res.exception)
 
 
@@ -444,7 +516,9 @@ def test_blink_export_on_a_switch_takes_its_link():
     link = NetworkSpec(latency="1us", bandwidth="10GB/s")
     back = msccl_import.parse(api.export_msccl("allreduce", "blink", None, topology="switch:4", network=link))
     verify(back)
-    sims = api.simulate(SimulateSpec(collective="allreduce", algorithm="blink", topology="switch:4", size="1M", network=link))
+    sims = api.simulate(
+        SimulateSpec(collective="allreduce", algorithm="blink", topology="switch:4", size="1M", network=link)
+    )
     assert back.ranks == 4 and _normal(back) == _normal(as_tuples(sims[0].schedule))
     with pytest.raises(UsageError, match="switch:4 needs a link: give --latency and --bandwidth"):
         api.export_msccl("allreduce", "blink", None, topology="switch:4")
@@ -454,6 +528,21 @@ def test_blink_export_on_a_switch_takes_its_link():
         api.export_msccl("allreduce", "ring", 4, network=link)
     from typer.testing import CliRunner
 
-    res = CliRunner().invoke(app, ["export", "msccl", "--collective", "allreduce", "-A", "blink", "--topology",
-                                   "switch:4", "--latency", "1us", "--bandwidth", "10GB/s"])
+    res = CliRunner().invoke(
+        app,
+        [
+            "export",
+            "msccl",
+            "--collective",
+            "allreduce",
+            "-A",
+            "blink",
+            "--topology",
+            "switch:4",
+            "--latency",
+            "1us",
+            "--bandwidth",
+            "10GB/s",
+        ],
+    )
     assert res.exit_code == 0 and 'ngpus="4"' in res.output, res.output

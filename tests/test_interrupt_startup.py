@@ -11,20 +11,35 @@ from pathlib import Path
 import collperf
 
 ENV = {**os.environ, "PYTHONPATH": str(Path(collperf.__file__).parents[1])}
-COMMAND = [sys.executable, "-m", "collperf", "predict", "allreduce", "-p", "8", "--latency", "5us", "--bandwidth",
-           "50GB/s", "-s", "1M"]
+COMMAND = [
+    sys.executable,
+    "-m",
+    "collperf",
+    "predict",
+    "allreduce",
+    "-p",
+    "8",
+    "--latency",
+    "5us",
+    "--bandwidth",
+    "50GB/s",
+    "-s",
+    "1M",
+]
 
 
 def test_an_interrupt_while_the_cli_imports_gives_one_line_and_130():
     # deterministic: the interrupt raised by the import of the command line itself
-    code = ("import builtins, sys\n"
-            "real = builtins.__import__\n"
-            "def interrupted(name, *args, **kwargs):\n"
-            "    if name == 'collperf.cli': raise KeyboardInterrupt\n"
-            "    return real(name, *args, **kwargs)\n"
-            "builtins.__import__ = interrupted\n"
-            "from collperf.__main__ import main\n"
-            "main()\n")
+    code = (
+        "import builtins, sys\n"
+        "real = builtins.__import__\n"
+        "def interrupted(name, *args, **kwargs):\n"
+        "    if name == 'collperf.cli': raise KeyboardInterrupt\n"
+        "    return real(name, *args, **kwargs)\n"
+        "builtins.__import__ = interrupted\n"
+        "from collperf.__main__ import main\n"
+        "main()\n"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV, timeout=120)
     assert done.returncode == 130 and done.stderr == "collperf: interrupted\n", done.stderr
 

@@ -14,9 +14,23 @@ runner = CliRunner()
 GIB = 1 << 30
 
 # numbers whose name needs no unit: counts, fractions and ratios, flags
-UNITLESS = {"ranks", "nodes", "rows", "band_logs", "segments", "efficiency", "bound_ratio", "busbw_factor",
-            "r2_log_time", "median_rel_error", "worst_rel_error", "single_line_median_rel_error", "rel_error",
-            "wrong", "skipped_lines"}
+UNITLESS = {
+    "ranks",
+    "nodes",
+    "rows",
+    "band_logs",
+    "segments",
+    "efficiency",
+    "bound_ratio",
+    "busbw_factor",
+    "r2_log_time",
+    "median_rel_error",
+    "worst_rel_error",
+    "single_line_median_rel_error",
+    "rel_error",
+    "wrong",
+    "skipped_lines",
+}
 UNITS = ("_s", "_bytes", "_GBps", "_Bps")
 
 
@@ -51,21 +65,49 @@ def _keys(doc):
 COMMANDS = {
     "log": ["diagnose", "examples/14_h100-ib400-2node-16gpu-allreduce.txt"],
     "logs side by side": ["diagnose", "examples/20_madeup-h100-3runs-allreduce.txt"],
-    "one number": ["diagnose", "allreduce", "--size", "1GB", "--time", "9ms", "--ranks", "16", "--cluster",
-                   "dgx-h100", "--nodes", "2"],
+    "one number": [
+        "diagnose",
+        "allreduce",
+        "--size",
+        "1GB",
+        "--time",
+        "9ms",
+        "--ranks",
+        "16",
+        "--cluster",
+        "dgx-h100",
+        "--nodes",
+        "2",
+    ],
     "predict on a system": ["predict", "allreduce", "--size", "1GB,64MB", "--cluster", "dgx-h100", "--nodes", "2"],
-    "predict --nccl": ["predict", "allreduce", "--nccl", "--cluster", "dgx-h100", "--nodes", "2", "-p", "16",
-                       "-s", "1M,1G"],
+    "predict --nccl": [
+        "predict",
+        "allreduce",
+        "--nccl",
+        "--cluster",
+        "dgx-h100",
+        "--nodes",
+        "2",
+        "-p",
+        "16",
+        "-s",
+        "1M,1G",
+    ],
 }
 
 
 @pytest.mark.parametrize("argv", COMMANDS.values(), ids=COMMANDS.keys())
 def test_every_number_names_its_unit(argv):
     doc = _doc(*argv)
-    bare = sorted({k for k, _ in _numbers(doc) if k not in UNITLESS and not k.endswith(UNITS)
-                   and not k.startswith(("time_s_", "busbw_GBps_", "ratio_"))})
+    bare = sorted(
+        {
+            k
+            for k, _ in _numbers(doc)
+            if k not in UNITLESS and not k.endswith(UNITS) and not k.startswith(("time_s_", "busbw_GBps_", "ratio_"))
+        }
+    )
     assert not bare, f"numbers without a unit in their name: {bare}"
-    assert not {"size", "peak_size", "assumed"} & set(_keys(doc))   # "sizes" holds the rows, no number
+    assert not {"size", "peak_size", "assumed"} & set(_keys(doc))  # "sizes" holds the rows, no number
 
 
 def test_a_log_row_and_the_fit_say_bytes():
@@ -80,8 +122,20 @@ def test_a_log_row_and_the_fit_say_bytes():
 
 
 def test_system_values_are_name_value_source():
-    doc = _doc("diagnose", "allreduce", "--size", "1GB", "--time", "9ms", "--ranks", "16", "--cluster", "dgx-h100",
-               "--nodes", "2")
+    doc = _doc(
+        "diagnose",
+        "allreduce",
+        "--size",
+        "1GB",
+        "--time",
+        "9ms",
+        "--ranks",
+        "16",
+        "--cluster",
+        "dgx-h100",
+        "--nodes",
+        "2",
+    )
     assert doc["size_bytes"] == 10**9 and doc["time_s"] == pytest.approx(9e-3)
     values = doc["system"]["values"]
     assert all(set(v) == {"name", "value", "source"} for v in values)

@@ -24,7 +24,7 @@ CLI = str(VENV_BIN / "collperf")
 def _cmdline(pid: int) -> str:
     try:
         return Path(f"/proc/{pid}/cmdline").read_text(errors="replace")
-    except OSError:   # gone meanwhile (the testbed's short `ip` commands)
+    except OSError:  # gone meanwhile (the testbed's short `ip` commands)
         return ""
 
 
@@ -68,15 +68,21 @@ def _kill_at(cmd: list[str], env: dict, tmp: Path, moment: str) -> None:
         if moment == "temp directory made":
             _wait_for(lambda: [p for p in tmp.iterdir() if p.name.startswith("collperf-")], poll_s=0.002)
         elif moment == "ranks spawned":
-            workers = _wait_for(lambda: [c for c in _children(proc.pid) if "spawn_main" in _cmdline(c)
-                                         or "collperf.runtime.worker" in _cmdline(c)], poll_s=0.002)
+            workers = _wait_for(
+                lambda: [
+                    c
+                    for c in _children(proc.pid)
+                    if "spawn_main" in _cmdline(c) or "collperf.runtime.worker" in _cmdline(c)
+                ],
+                poll_s=0.002,
+            )
         elif moment == "ranks ready":
             _wait_for(lambda: proc.stdout.readline().startswith("#  Rank"), poll_s=0)
         else:
             assert _rows_seen(proc, {"first row": 1, "third row": 3}[moment]), moment
         workers = workers or _children(proc.pid)
         os.kill(proc.pid, signal.SIGKILL)
-        _, err = proc.communicate(timeout=120)   # the ranks hold stderr until they are gone too
+        _, err = proc.communicate(timeout=120)  # the ranks hold stderr until they are gone too
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -94,13 +100,34 @@ def test_a_launcher_killed_at_five_moments_leaves_nothing_after_the_next_run(tmp
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     env = {**os.environ, "TMPDIR": str(tmp)}
-    cmd = [CLI, "bench", "--ranks", "2", "-A", "ring", "-b", "1K", "-e", "64M", "-n", "5", "-w", "1",
-           "--timeout", "300"]
+    cmd = [
+        CLI,
+        "bench",
+        "--ranks",
+        "2",
+        "-A",
+        "ring",
+        "-b",
+        "1K",
+        "-e",
+        "64M",
+        "-n",
+        "5",
+        "-w",
+        "1",
+        "--timeout",
+        "300",
+    ]
     for moment in MOMENTS:
         _kill_at(cmd, env, tmp, moment)
     assert [p for p in _ours(tmp) if p.startswith("collperf-run-")], "a killed launcher left no directory to remove"
-    done = subprocess.run([CLI, "bench", "--ranks", "1", "-A", "ring", "-b", "8", "-e", "8", "-n", "1", "-w", "0"],
-                          env=env, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [CLI, "bench", "--ranks", "1", "-A", "ring", "-b", "8", "-e", "8", "-n", "1", "-w", "0"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr
     assert _ours(tmp) == []
 
@@ -108,12 +135,29 @@ def test_a_launcher_killed_at_five_moments_leaves_nothing_after_the_next_run(tmp
 @needs_root
 def test_a_launcher_killed_on_a_testbed_leaves_nothing_after_testbed_down(tmp_path):
     from testbed_support import leftovers
+
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     env = {**os.environ, "TMPDIR": str(tmp)}
     name = bed_name("lk")
-    cmd = [CLI, "bench", "--testbed", f"hosts=2,rate=1gbit,name={name}", "-A", "ring", "-b", "1K", "-e", "64M",
-           "-n", "5", "-w", "1", "--timeout", "300"]
+    cmd = [
+        CLI,
+        "bench",
+        "--testbed",
+        f"hosts=2,rate=1gbit,name={name}",
+        "-A",
+        "ring",
+        "-b",
+        "1K",
+        "-e",
+        "64M",
+        "-n",
+        "5",
+        "-w",
+        "1",
+        "--timeout",
+        "300",
+    ]
     for moment in MOMENTS:
         _kill_at(cmd, env, tmp, moment)
     assert leftovers(name)["namespaces"], "the killed launchers left no testbed to remove"
@@ -127,10 +171,13 @@ def test_the_sweep_removes_only_what_dead_owners_left(tmp_path):
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     me, ticks = os.getpid(), owned.start_ticks(os.getpid())
-    made = {"mine": tmp_path / f"collperf-run-{me}-{ticks}-abc",              # a live owner
-            "reused pid": tmp_path / f"collperf-run-{me}-{ticks + 1}-abc",    # this pid, another start time
-            "dead": tmp_path / f"collperf-tb-{dead.pid}-1-abc",
-            "not ours": tmp_path / "collperf-testbeds", "other": tmp_path / "collperf-xyz"}
+    made = {
+        "mine": tmp_path / f"collperf-run-{me}-{ticks}-abc",  # a live owner
+        "reused pid": tmp_path / f"collperf-run-{me}-{ticks + 1}-abc",  # this pid, another start time
+        "dead": tmp_path / f"collperf-tb-{dead.pid}-1-abc",
+        "not ours": tmp_path / "collperf-testbeds",
+        "other": tmp_path / "collperf-xyz",
+    }
     for path in made.values():
         path.mkdir()
     # the owner file wins over the name: a live owner recorded inside a dead-looking name stays
@@ -141,7 +188,8 @@ def test_the_sweep_removes_only_what_dead_owners_left(tmp_path):
     removed = owned.sweep(str(tmp_path))
     assert sorted(removed) == sorted([str(made["reused pid"]), str(made["dead"])])
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        [made["mine"].name, "collperf-testbeds", "collperf-xyz", inside.name])
+        [made["mine"].name, "collperf-testbeds", "collperf-xyz", inside.name]
+    )
 
 
 def test_a_run_removes_its_own_directory(tmp_path, monkeypatch):
@@ -160,5 +208,5 @@ def test_a_run_taking_a_testbed_removes_those_whose_holder_died(tmp_path, monkey
     (tmp_path / "gone.json").write_text(json.dumps({"pid": dead.pid, "start_ticks": 1, "by": "bench"}))
     owners.claim("kept", by="user")
     switch.take("new")
-    assert removed == ["new", "gone"]                     # its own name first, then the dead holder's
+    assert removed == ["new", "gone"]  # its own name first, then the dead holder's
     assert owners.names() == ["kept", "new"]

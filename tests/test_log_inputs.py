@@ -36,13 +36,17 @@ def test_a_log_piped_on_stdin_is_diagnosed_as_the_file(monkeypatch, capsys):
     assert "<stdin>: allreduce, 16 ranks on 2 node(s), 64 rows" in out
 
 
-@pytest.mark.parametrize("encode", [
-    lambda t: t.replace("\n", "\r\n").encode("utf-16"),              # PowerShell 5's `>`: UTF-16 LE, BOM, CRLF
-    lambda t: b"\xfe\xff" + t.encode("utf-16-be"),                      # big-endian with its BOM
-    lambda t: t.replace("\n", "\r\n").encode("utf-16-le"),             # little-endian without a BOM (guessed)
-    lambda t: b"\xef\xbb\xbf" + t.replace("\n", "\r\n").encode(),      # UTF-8 with a BOM (Notepad), CRLF
-    lambda t: gzip.compress(t.encode()),                               # gzip-compressed
-], ids=["utf16-bom-crlf", "utf16-be-bom", "utf16-le-no-bom", "utf8-bom-crlf", "gzip"])
+@pytest.mark.parametrize(
+    "encode",
+    [
+        lambda t: t.replace("\n", "\r\n").encode("utf-16"),  # PowerShell 5's `>`: UTF-16 LE, BOM, CRLF
+        lambda t: b"\xfe\xff" + t.encode("utf-16-be"),  # big-endian with its BOM
+        lambda t: t.replace("\n", "\r\n").encode("utf-16-le"),  # little-endian without a BOM (guessed)
+        lambda t: b"\xef\xbb\xbf" + t.replace("\n", "\r\n").encode(),  # UTF-8 with a BOM (Notepad), CRLF
+        lambda t: gzip.compress(t.encode()),  # gzip-compressed
+    ],
+    ids=["utf16-bom-crlf", "utf16-be-bom", "utf16-le-no-bom", "utf8-bom-crlf", "gzip"],
+)
 def test_a_log_in_another_encoding_reads_as_the_utf8_one(tmp_path, encode):
     text = LOG.read_text()
     data = encode(text)
@@ -79,8 +83,14 @@ def test_fuzz_every_encoding_reads_as_the_text(tmp_path):
     the text gives, or the same kind of clear error."""
     import random
     import test_fuzz_logs as fuzz
-    encodings = [lambda t: t.encode("utf-16"), lambda t: t.encode("utf-16-le"), lambda t: t.encode("utf-8-sig"),
-                 lambda t: t.replace("\n", "\r\n").encode(), lambda t: gzip.compress(t.encode())]
+
+    encodings = [
+        lambda t: t.encode("utf-16"),
+        lambda t: t.encode("utf-16-le"),
+        lambda t: t.encode("utf-8-sig"),
+        lambda t: t.replace("\n", "\r\n").encode(),
+        lambda t: gzip.compress(t.encode()),
+    ]
     inputs = fuzz._formats()
     tried = 0
     for seed in range(160):
@@ -88,13 +98,13 @@ def test_fuzz_every_encoding_reads_as_the_text(tmp_path):
         name, original = inputs[seed % len(inputs)]
         text = fuzz.mutate(original, rng) if seed % 2 else original
         if "\r" in text or "\x00" in text:
-            continue        # a CR or NUL of the mutation's own: the byte level is not what this compares
+            continue  # a CR or NUL of the mutation's own: the byte level is not what this compares
         try:
             data = rng.choice(encodings)(text)
         except UnicodeEncodeError:
-            continue        # a lone surrogate: no encoding writes it
+            continue  # a lone surrogate: no encoding writes it
         if name.endswith(".csv") or name.endswith(".jsonl"):
-            continue        # CSV is read with its collective and ranks given; JSON-lines streamed: covered apart
+            continue  # CSV is read with its collective and ranks given; JSON-lines streamed: covered apart
         path = tmp_path / f"seed{seed}.log"
         path.write_bytes(data)
         expected = got = None
@@ -102,7 +112,7 @@ def test_fuzz_every_encoding_reads_as_the_text(tmp_path):
             expected = _rows(parse(text, "x"))
         except IngestError as e:
             expected = type(e)
-        except Exception:      # noqa: BLE001 - the text's own reading is test_fuzz_logs' concern
+        except Exception:  # noqa: BLE001 - the text's own reading is test_fuzz_logs' concern
             continue
         try:
             got = _rows(load(path))
@@ -116,7 +126,7 @@ def test_fuzz_every_encoding_reads_as_the_text(tmp_path):
 def test_a_gzip_stream_corrupt_past_its_header_is_refused_by_name(tmp_path, monkeypatch, capsys):
     """zlib's own error (not an OSError) from a stream whose header is sound: a UsageError naming the file."""
     data = bytearray(gzip.compress(LOG.read_bytes()))
-    data[len(data) // 2:len(data) // 2 + 16] = b"\xff" * 16
+    data[len(data) // 2 : len(data) // 2 + 16] = b"\xff" * 16
     corrupt = tmp_path / "log.txt.gz"
     corrupt.write_bytes(bytes(data))
     with pytest.raises(IngestError, match="log.txt.gz: a broken gzip file"):

@@ -15,7 +15,7 @@ from collperf.diagnose import diagnose
 from collperf.fit import fit
 from collperf.ingest import IngestError, Row, Table, load, parse
 
-SAMPLES = Path(__file__).resolve().parents[1] / "examples"   # public nccl-tests logs, each with its source
+SAMPLES = Path(__file__).resolve().parents[1] / "examples"  # public nccl-tests logs, each with its source
 FIXTURES = Path(__file__).parent / "fixtures"
 ROOT = Path(__file__).parent.parent
 runner = CliRunner()
@@ -39,8 +39,8 @@ def test_every_sample_parses(name, tables, rows, ranks, nodes, collective):
     assert not t.skipped
     assert t.footer["out_of_bounds"] == 0
     f = fit(t)
-    assert f.median_error < 0.10 and f.r2 > 0.98      # figures per sample in docs/diagnose.md
-    assert f.median_error <= f.single_median_error    # regimes never fit worse than one line
+    assert f.median_error < 0.10 and f.r2 > 0.98  # figures per sample in docs/diagnose.md
+    assert f.median_error <= f.single_median_error  # regimes never fit worse than one line
 
 
 def test_sample_headers():
@@ -49,21 +49,24 @@ def test_sample_headers():
     assert t.header["nccl_version"] == "2.26.2+cuda12.8"
     t = load(SAMPLES / "19_lambda-b200-2node-16gpu-allreduce.txt")[0]
     assert t.header["nccl_tests_version"] == "2.17.6" and "inferred 16" in t.notes[0]
-    t = load(SAMPLES / "09_aws-eks-efa-t4-2node-allreduce.txt")[0]   # mpirun --tag-output, NCCL INFO in the table
+    t = load(SAMPLES / "09_aws-eks-efa-t4-2node-allreduce.txt")[0]  # mpirun --tag-output, NCCL INFO in the table
     assert t.rows[0].size == 0 and t.rows[-1].size == 1 << 30
 
 
-@pytest.mark.parametrize("name, rows, ranks, collective", [
-    ("current_allreduce.txt", 26, 8, "allreduce"),
-    ("tagged_noise.txt", 26, 16, "allreduce"),
-    ("markdown_stripped.txt", 26, 8, "allreduce"),
-    ("legacy_allreduce.txt", 18, 8, "allreduce"),
-    ("legacy_allgather_old_algbw.txt", 12, 12, "allgather"),
-    ("per_iter_timestamp.txt", 14, 8, "allreduce"),
-    ("nccl_tests.json", 12, 8, "reducescatter"),
-    ("osu_allreduce.txt", 19, None, "allreduce"),
-    ("imb_allgather.txt", 9, 4, "allgather"),
-])
+@pytest.mark.parametrize(
+    "name, rows, ranks, collective",
+    [
+        ("current_allreduce.txt", 26, 8, "allreduce"),
+        ("tagged_noise.txt", 26, 16, "allreduce"),
+        ("markdown_stripped.txt", 26, 8, "allreduce"),
+        ("legacy_allreduce.txt", 18, 8, "allreduce"),
+        ("legacy_allgather_old_algbw.txt", 12, 12, "allgather"),
+        ("per_iter_timestamp.txt", 14, 8, "allreduce"),
+        ("nccl_tests.json", 12, 8, "reducescatter"),
+        ("osu_allreduce.txt", 19, None, "allreduce"),
+        ("imb_allgather.txt", 9, 4, "allgather"),
+    ],
+)
 def test_fixture_formats(name, rows, ranks, collective):
     t = load(FIXTURES / name)[0]
     assert (len(t.rows), t.ranks, t.collective) == (rows, ranks, collective)
@@ -74,17 +77,17 @@ def test_legacy_and_old_conventions():
     t = load(FIXTURES / "legacy_allgather_old_algbw.txt")[0]
     assert t.header["old_algbw_convention"] and "pre-June-2020" in " ".join(t.notes)
     r = t.rows[-1]
-    assert r.algbw_GBps == pytest.approx(r.size / r.time_s / 1e9)   # recomputed
+    assert r.algbw_GBps == pytest.approx(r.size / r.time_s / 1e9)  # recomputed
     legacy = load(FIXTURES / "legacy_allreduce.txt")[0]
     assert all(r.wrong == 0 for r in legacy.rows) and legacy.rows[0].op == "sum"
     imb = load(FIXTURES / "imb_allgather.txt")[0]
-    assert imb.rows[1].size == 4 * 4   # per process bytes x 4 processes
+    assert imb.rows[1].size == 4 * 4  # per process bytes x 4 processes
 
 
 def test_two_tests_na_and_truncation():
     a, b = load(FIXTURES / "two_tests.txt")
     assert (a.collective, b.collective) == ("allreduce", "allgather")
-    assert a.rows[0].wrong is None   # N/A
+    assert a.rows[0].wrong is None  # N/A
     t = load(FIXTURES / "truncated.txt")[0]
     assert len(t.skipped) == 2 and "line 25" in t.skipped[0] and "truncated" in " ".join(t.notes)
 
@@ -102,13 +105,14 @@ def test_broken_input_errors():
 
 # --- fit ----------------------------------------------------------------------------------------
 
+
 def synthetic(regimes, noise=0.0, seed=0, p=8):
     """A table from known piecewise parameters: [(up_to_bytes, alpha_s, busbw_GBps)]."""
     rng = np.random.default_rng(seed)
     t = Table("synthetic", "allreduce", p)
     factor = 2 * (p - 1) / p
     for k in range(3, 34):
-        size = 2 ** k
+        size = 2**k
         _, alpha, bus = next(r for r in regimes if size <= r[0])
         time = (alpha + size * factor / (bus * 1e9)) * (1 + noise * rng.standard_normal())
         t.rows.append(Row(size, time, size / time / 1e9, size / time / 1e9 * factor, 0))
@@ -116,7 +120,7 @@ def synthetic(regimes, noise=0.0, seed=0, p=8):
 
 
 def test_fit_recovers_known_piecewise_parameters():
-    truth = [(2 ** 16, 10e-6, 20.0), (2 ** 24, 30e-6, 150.0), (2 ** 40, 80e-6, 400.0)]
+    truth = [(2**16, 10e-6, 20.0), (2**24, 30e-6, 150.0), (2**40, 80e-6, 400.0)]
     f = fit(synthetic(truth, noise=0.01))
     assert len(f.regimes) == 3
     for got, (to, alpha, bus) in zip(f.regimes, truth):
@@ -126,14 +130,14 @@ def test_fit_recovers_known_piecewise_parameters():
 
 
 def test_one_line_stays_one_regime_and_n_half():
-    f = fit(synthetic([(2 ** 40, 20e-6, 100.0)], noise=0.005))
+    f = fit(synthetic([(2**40, 20e-6, 100.0)], noise=0.005))
     assert len(f.regimes) == 1
     # busbw(n) = B n / (n + alpha B / f): half of the plateau at n = alpha B / f
     assert f.n_half_bytes == pytest.approx(20e-6 * 100e9 / 1.75, rel=0.3)
 
 
 def test_fit_skips_wrong_rows_and_needs_two():
-    t = synthetic([(2 ** 40, 20e-6, 100.0)])
+    t = synthetic([(2**40, 20e-6, 100.0)])
     for r in t.rows[:-1]:
         r.wrong = 3
     with pytest.raises(Exception, match="usable row"):
@@ -141,6 +145,7 @@ def test_fit_skips_wrong_rows_and_needs_two():
 
 
 # --- diagnose -----------------------------------------------------------------------------------
+
 
 def kinds(path, **kw):
     return {f.kind for f in diagnose(load(FIXTURES / path)[0], **kw).findings}
@@ -166,7 +171,7 @@ def test_verdicts_against_a_given_peak():
     assert big.efficiency == pytest.approx(big.bound_s / big.time_s) and 0.85 < big.efficiency <= 1
     assert big.bound_s == pytest.approx(big.size_bytes * 2 * 7 / 8 / 110e9)
     assert d.sizes[0].regime == "latency"
-    d = diagnose(load(FIXTURES / "current_allreduce.txt")[0], peak_Bps=20e9)   # below what it ran at
+    d = diagnose(load(FIXTURES / "current_allreduce.txt")[0], peak_Bps=20e9)  # below what it ran at
     assert all(s.efficiency is None or s.efficiency <= 1 for s in d.sizes)
     assert d.sizes[-1].verdict.text.startswith("above the bound")
 
@@ -196,10 +201,24 @@ def test_diagnose_and_fit_cli(tmp_path):
 
 
 def test_api_reads_our_own_bench_json(tmp_path):
-    doc = {"version": "collperf", "collective": "allreduce", "ranks": 2, "results": [
-        {"size": s, "count": s // 4, "type": "float", "redop": "sum", "root": -1, "algorithm": "ring",
-         "out_of_place": {"time": 10 + s / 1e3, "alg_bw": 1.0, "bus_bw": 1.0, "nwrong": 0}, "in_place": None}
-        for s in (1024, 4096, 16384, 65536)]}
+    doc = {
+        "version": "collperf",
+        "collective": "allreduce",
+        "ranks": 2,
+        "results": [
+            {
+                "size": s,
+                "count": s // 4,
+                "type": "float",
+                "redop": "sum",
+                "root": -1,
+                "algorithm": "ring",
+                "out_of_place": {"time": 10 + s / 1e3, "alg_bw": 1.0, "bus_bw": 1.0, "nwrong": 0},
+                "in_place": None,
+            }
+            for s in (1024, 4096, 16384, 65536)
+        ],
+    }
     (tmp_path / "b.json").write_text(json.dumps(doc))
     (t,) = api.read_logs(tmp_path / "b.json")
     assert t.collective == "allreduce" and len(t.rows) == 4
@@ -234,21 +253,24 @@ def _parse_and_fit_a_mutation(text, data):
         assert t.rows
         try:
             fit(t)
-        except Exception as e:   # a fit may refuse too few rows, but only with a clear user error
+        except Exception as e:  # a fit may refuse too few rows, but only with a clear user error
             assert "usable row" in str(e)
 
 
 # the core draws 30 mutations; the full fuzz (slow) 150
 test_parsers_never_crash_on_mutated_logs = settings(max_examples=30, deadline=None)(
-    given(st.sampled_from(TEXTS), st.data())(_parse_and_fit_a_mutation))
-test_parsers_never_crash_on_many_mutated_logs = pytest.mark.slow(settings(max_examples=150, deadline=None)(
-    given(st.sampled_from(TEXTS), st.data())(_parse_and_fit_a_mutation)))
+    given(st.sampled_from(TEXTS), st.data())(_parse_and_fit_a_mutation)
+)
+test_parsers_never_crash_on_many_mutated_logs = pytest.mark.slow(
+    settings(max_examples=150, deadline=None)(given(st.sampled_from(TEXTS), st.data())(_parse_and_fit_a_mutation))
+)
 
 
 # --- ingest fixes found on real logs ---------------------------------------------------------------
 
+
 def test_legacy_error_rounding_is_not_a_wrong_result():
-    t = load(FIXTURES / "legacy_error_rounding.txt")[0]     # error 2e-07 on every row, footer 0 OK
+    t = load(FIXTURES / "legacy_error_rounding.txt")[0]  # error 2e-07 on every row, footer 0 OK
     assert all(r.max_error == pytest.approx(2e-7) and r.wrong == 0 for r in t.rows)
     assert "correctness" not in {f.kind for f in diagnose(t).findings}
     text = (FIXTURES / "legacy_error_rounding.txt").read_text()
@@ -265,14 +287,14 @@ def test_legacy_alltoall_is_alltoall():
 
 
 def test_elided_device_lines_do_not_set_the_rank_count():
-    t = load(FIXTURES / "elided_devices.txt")[0]   # Rank 0, Rank 1, '...', Rank 15 on 16 ranks
+    t = load(FIXTURES / "elided_devices.txt")[0]  # Rank 0, Rank 1, '...', Rank 15 on 16 ranks
     assert t.ranks == 16 and t.header["ranks_from"] == "busbw/algbw"
     assert any("elided" in n for n in t.notes) and any("inferred 16 from busbw/algbw" in n for n in t.notes)
     # the nodes come from the hosts' numbering of the lines that remain (node-a, node-b: 8 GPUs a host), not their
     # count (two hosts listed)
     assert t.nodes == 2 and t.header["nodes_from"] == "host numbering"
     gap = (FIXTURES / "elided_devices.txt").read_text().replace("#  ...\n", "")
-    assert parse(gap)[0].ranks == 16    # a gap in the rank numbers is an elision too
+    assert parse(gap)[0].ranks == 16  # a gap in the rank numbers is an elision too
     with pytest.raises(IngestError, match=r"--ranks 8 but the log says 16"):
         load(FIXTURES / "elided_devices.txt", ranks=8)
 
@@ -291,7 +313,7 @@ def test_a_wide_dip_is_one_range_with_every_size():
     d = diagnose(load(FIXTURES / "wide_dip.txt")[0])
     dips = [f for f in d.findings if f.kind == "dip"]
     assert len(dips) == 1
-    assert dips[0].sizes_bytes == [1 << k for k in range(24, 31)]     # 16 MiB .. 1 GiB, recovering at 2 GiB
+    assert dips[0].sizes_bytes == [1 << k for k in range(24, 31)]  # 16 MiB .. 1 GiB, recovering at 2 GiB
     assert "16 MiB to 1 GiB (7 size(s)" in dips[0].message
 
 
@@ -317,7 +339,7 @@ def test_negative_zero_or_nan_time_is_reported_not_judged(value):
     t = parse(_replace_field(CURRENT, size, 5, value), "bad-time.txt")[0]
     assert any("line" in s and "time (us)" in s for s in t.skipped)
     d = diagnose(t, peak_Bps=110e9)
-    assert size not in [s.size_bytes for s in d.sizes]     # no verdict, 'excellent' or other, for that row
+    assert size not in [s.size_bytes for s in d.sizes]  # no verdict, 'excellent' or other, for that row
     assert "skipped-lines" in {f.kind for f in d.findings}
 
 
@@ -330,7 +352,7 @@ def test_fractional_wrong_in_current_format_is_not_zero():
 def test_a_row_like_line_that_cannot_be_read_is_reported():
     line = _line_with(CURRENT, 8)
     t = parse(CURRENT.replace(line, "8x  2  float  sum  -1  20.0  0.00  0.00  0  20.0  0.00  0.00  0"), "x.txt")[0]
-    assert t.skipped and "not a row of the table" in t.skipped[0]     # the first row: before any row was read
+    assert t.skipped and "not a row of the table" in t.skipped[0]  # the first row: before any row was read
 
 
 def test_time_and_algbw_that_disagree_are_flagged():
@@ -338,7 +360,7 @@ def test_time_and_algbw_that_disagree_are_flagged():
     flagged = t.flagged()
     assert [r.size for r in flagged] == [33554432] and "disagrees with size / time" in flagged[0].flags[0]
     assert "inconsistent-rows" in {f.kind for f in diagnose(t).findings}
-    assert 33554432 not in fit(t).sizes     # a minority of flagged rows is left out of the fit
+    assert 33554432 not in fit(t).sizes  # a minority of flagged rows is left out of the fit
 
 
 def test_collective_inferred_only_when_every_row_agrees():
@@ -348,7 +370,7 @@ def test_collective_inferred_only_when_every_row_agrees():
     edited = _replace_field(unnamed, 8388608, 7, f"{float(_line_with(unnamed, 8388608).split()[6]) * 0.9:.2f}")
     with pytest.raises(IngestError, match="pass --collective"):
         parse(edited, "u.txt")
-    assert parse(edited, "u.txt", collective="allreduce")[0].flagged()   # named: flagged, not refused
+    assert parse(edited, "u.txt", collective="allreduce")[0].flagged()  # named: flagged, not refused
 
 
 def test_two_tests_with_nbsp_and_tabs_keep_each_collective():
@@ -380,9 +402,9 @@ def test_two_row_log_is_refused_and_peak_uses_every_digit():
     two = "\n".join(line for i, line in enumerate(lines) if i not in rows[2:])
     with pytest.raises(UsageError, match="2 usable row.*at least 3 sizes"):
         fit(parse(two, "two.txt")[0])
-    small = "\n".join(line for i, line in enumerate(lines) if i not in rows[4:])   # busbw printed 0.00 .. 0.04
+    small = "\n".join(line for i, line in enumerate(lines) if i not in rows[4:])  # busbw printed 0.00 .. 0.04
     f = fit(parse(small, "small.txt")[0])
-    assert f.peak_busbw_GBps > 0      # size x factor / time, not the printed 0.00
+    assert f.peak_busbw_GBps > 0  # size x factor / time, not the printed 0.00
 
 
 def test_osu_without_rank_count_does_not_call_algbw_busbw():

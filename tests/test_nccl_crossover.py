@@ -48,9 +48,14 @@ def test_a100_allreduce_switches_by_hand():
     assert (to_ll128, to_simple) == (2128250, 24288001)
     points = switch_points("allreduce", a100(), 1, 16 * GIB)
     assert [(s.size_bytes, s.before, s.after) for s in points.switches] == [
-        (to_ll128, "ring/LL", "ring/LL128"), (to_simple, "ring/LL128", "ring/Simple")]
+        (to_ll128, "ring/LL", "ring/LL128"),
+        (to_simple, "ring/LL128", "ring/Simple"),
+    ]
     assert [(r.choice, r.from_bytes, r.to_bytes) for r in points.ranges] == [
-        ("ring/LL", 1, to_ll128), ("ring/LL128", to_ll128, to_simple), ("ring/Simple", to_simple, 16 * GIB)]
+        ("ring/LL", 1, to_ll128),
+        ("ring/LL128", to_ll128, to_simple),
+        ("ring/Simple", to_simple, 16 * GIB),
+    ]
     # at the switch the two entries' times meet: 15 + 2128249.4 / 50114.3 = 57.468 us
     assert points.switches[0].after_time_s * 1e6 == pytest.approx(57.468, abs=1e-3)
     assert points.switches[1].before_time_s * 1e6 == pytest.approx(40.6 + 24288000 / 126171.43, abs=1e-3)
@@ -59,8 +64,12 @@ def test_a100_allreduce_switches_by_hand():
 def test_a100_without_ll128_by_hand():
     # NCCL_PROTO=^LL128: ring/LL (15.0 us, 50.11 GB/s) meets ring/Simple (56.0 us, 137.1 GB/s) at
     # 41 us x 1000 / (1/50.11 - 1/137.1) = 3237850.1 B
-    spec = NcclCrossoverSpec(collective="allreduce", min_size="1K", max_size="1G",
-                             hardware=HardwareSpec(cluster="dgx-a100", nodes=1, proto="^LL128"))
+    spec = NcclCrossoverSpec(
+        collective="allreduce",
+        min_size="1K",
+        max_size="1G",
+        hardware=HardwareSpec(cluster="dgx-a100", nodes=1, proto="^LL128"),
+    )
     assumed, points = api.crossover_nccl(spec)
     expected = first_size_where_slower(Fraction(15), Fraction(877, 10) * 8 / 14, Fraction(56), Fraction(240) * 8 / 14)
     assert expected == 3237851 and assumed.system.ranks == 8
@@ -97,7 +106,7 @@ def test_every_size_of_a_dense_grid_is_in_its_choices_range(system, collective):
     starts = np.array([r.from_bytes for r in points.ranges])
     where = np.searchsorted(starts, grid, side="right") - 1
     assert [points.ranges[i].choice for i in where] == picks
-    for s in points.switches:            # each switch is exact: the old choice a byte before, the new one at it
+    for s in points.switches:  # each switch is exact: the old choice a byte before, the new one at it
         assert select(collective, [s.size_bytes - 1, s.size_bytes], sys_).choice == [s.before, s.after]
     # the grid holds every step of the lines (module note): one point per octave finds the same switches
     coarse = switch_points(collective, sys_, 1, 16 * GIB, points_per_octave=1)
@@ -105,8 +114,11 @@ def test_every_size_of_a_dense_grid_is_in_its_choices_range(system, collective):
 
 
 @settings(max_examples=60, deadline=None)
-@given(system=st.sampled_from(sorted(SYSTEMS)), collective=st.sampled_from(COLLECTIVES),
-       size=st.integers(min_value=1, max_value=16 * GIB))
+@given(
+    system=st.sampled_from(sorted(SYSTEMS)),
+    collective=st.sampled_from(COLLECTIVES),
+    size=st.integers(min_value=1, max_value=16 * GIB),
+)
 def test_any_size_has_its_ranges_choice(system, collective, size):
     points = points_of(system, collective)
     (r,) = [r for r in points.ranges if r.from_bytes <= size < r.to_bytes or size == r.to_bytes == 16 * GIB]
@@ -117,7 +129,7 @@ def test_the_h100_cluster_reaches_nvls_tree_and_switches_on_multinode():
     # several nodes: several choices (tree at small sizes, NVLS-tree at large ones on H100 with NVLS)
     choices = [r.choice for r in points_of("h100 16x8", "allreduce").ranges]
     assert choices[0].startswith("tree/") and "nvls-tree/Simple" in choices
-    assert len(set(choices)) == len(choices)            # each choice over one range here
+    assert len(set(choices)) == len(choices)  # each choice over one range here
 
 
 def test_a_choice_comes_back_at_a_step_of_the_tree_correction():
@@ -134,8 +146,11 @@ def test_a_choice_comes_back_at_a_step_of_the_tree_correction():
 
 def test_point_to_point_is_one_choice():
     points = switch_points("alltoall", a100(), 1, GIB)
-    assert points.p2p and points.switches == [] and [(r.choice, r.from_bytes, r.to_bytes) for r in points.ranges] \
-        == [("p2p/Simple", 1, GIB)]
+    assert (
+        points.p2p
+        and points.switches == []
+        and [(r.choice, r.from_bytes, r.to_bytes) for r in points.ranges] == [("p2p/Simple", 1, GIB)]
+    )
 
 
 runner = CliRunner()
@@ -145,25 +160,32 @@ def test_cli_text_and_json():
     res = runner.invoke(app, ["crossover", "allreduce", "--nccl", "--cluster", "dgx-a100", "--nodes", "1"])
     assert res.exit_code == 0, res.output
     assert "ring/LL -> ring/LL128" in res.output and "24288001 B" in res.output
-    res = runner.invoke(app, ["crossover", "allreduce", "--nccl", "--cluster", "dgx-a100", "--nodes", "1",
-                              "--max", "1G", "--json"])
+    res = runner.invoke(
+        app, ["crossover", "allreduce", "--nccl", "--cluster", "dgx-a100", "--nodes", "1", "--max", "1G", "--json"]
+    )
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
     assert doc["ranks"] == 8 and doc["nodes"] == 1 and doc["max_size_bytes"] == GIB
     assert [s["size_bytes"] for s in doc["switches"]] == [2128250, 24288001]
-    assert [(r["algorithm"], r["protocol"]) for r in doc["ranges"]] == [("ring", "LL"), ("ring", "LL128"),
-                                                                        ("ring", "Simple")]
+    assert [(r["algorithm"], r["protocol"]) for r in doc["ranges"]] == [
+        ("ring", "LL"),
+        ("ring", "LL128"),
+        ("ring", "Simple"),
+    ]
     assert doc["system"]
 
 
-@pytest.mark.parametrize("args, words", [
-    (("--nccl", "-p", "8"), "needs a system: --cluster"),
-    (("--nccl", "--cluster", "dgx-a100", "-A", "ring"), "-A: these pick among our algorithms"),
-    (("--proto", "LL", "-p", "8"), "add --nccl"),
-    (("--sharp", "-p", "8", "--bandwidth", "10GB/s"), "add --nccl"),
-    (("--nccl", "--cluster", "dgx-a100", "--min", "1M", "--max", "1M"), "a range has two ends"),
-    (("--nccl", "--cluster", "dgx-a100", "--min", "1G", "--max", "1M"), "give the smaller size first"),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (("--nccl", "-p", "8"), "needs a system: --cluster"),
+        (("--nccl", "--cluster", "dgx-a100", "-A", "ring"), "-A: these pick among our algorithms"),
+        (("--proto", "LL", "-p", "8"), "add --nccl"),
+        (("--sharp", "-p", "8", "--bandwidth", "10GB/s"), "add --nccl"),
+        (("--nccl", "--cluster", "dgx-a100", "--min", "1M", "--max", "1M"), "a range has two ends"),
+        (("--nccl", "--cluster", "dgx-a100", "--min", "1G", "--max", "1M"), "give the smaller size first"),
+    ],
+)
 def test_cli_errors(capsys, args, words):
     assert words in cli_error(capsys, "crossover", "allreduce", *args)
 
@@ -173,7 +195,9 @@ def test_agrees_with_the_tuner_exports_envelope():
     # on a grid with the ring plateau, then bisected: export/nccl_tuner.envelope): the same sizes
     from collperf.export.nccl_tuner import envelope
     from collperf.export.tuner_model import choices
+
     system = SYSTEMS["aws-p5 4x8"]()
     cells = [c for c in choices(system, collectives=("allreduce",)) if c.algorithm != "default"]
-    assert [start for start, _, _ in envelope(cells, 1, 16 * GIB)[1:]] == \
-        [s.size_bytes for s in points_of("aws-p5 4x8", "allreduce").switches]
+    assert [start for start, _, _ in envelope(cells, 1, 16 * GIB)[1:]] == [
+        s.size_bytes for s in points_of("aws-p5 4x8", "allreduce").switches
+    ]

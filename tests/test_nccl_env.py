@@ -67,19 +67,23 @@ def test_parse_list_as_nccl():
     assert env.protocol_state("Simple;", "allreduce", "LL") == env.OFF
 
 
-@pytest.mark.parametrize("value, expected", [
-    ("Simple;LL", "every entry after the first needs a function prefix"),   # tuning.cc:73
-    ("LL,foo", "unknown name(s) 'foo'"),                                      # tuning.cc:109
-    ("tree:Simple", "unknown function 'tree'"),                               # tuning.cc:119
-])
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        ("Simple;LL", "every entry after the first needs a function prefix"),  # tuning.cc:73
+        ("LL,foo", "unknown name(s) 'foo'"),  # tuning.cc:109
+        ("tree:Simple", "unknown function 'tree'"),  # tuning.cc:119
+    ],
+)
 def test_nccl_proto_errors_name_the_flag(capsys, monkeypatch, value, expected):
     code, err = _main(capsys, monkeypatch, "--cluster", "dgx-h100", "--nodes", "2", "--size", "64K", "--proto", value)
     assert code == 2 and "--proto" in err and expected in err and "Traceback" not in err
 
 
 def test_forced_algorithm_and_protocol_are_chosen():
-    rows = _sizes(_cli("--cluster", "dgx-h100", "--nodes", "2", "--size", "64K,1M,1G", "--algo", "Ring",
-                       "--proto", "Simple"))
+    rows = _sizes(
+        _cli("--cluster", "dgx-h100", "--nodes", "2", "--size", "64K,1M,1G", "--algo", "Ring", "--proto", "Simple")
+    )
     assert {(r["algorithm"], r["protocol"]) for r in rows} == {("ring", "Simple")}
     # the runner-up is nothing: one entry is left
     assert all(r["runner_up_time_s"] is None for r in rows)
@@ -94,12 +98,15 @@ def test_named_ll128_skips_the_default_rule():
     assert ("tree", "LL128") in tuning_table("allreduce", far.with_(nccl_proto="^LL")).enabled()
 
 
-@pytest.mark.parametrize("cluster, path, ll128", [
-    ("dgx-h100", "PXN", True),    # tuning.cc:521-522: sm90+ typeInter <= PATH_PXN
-    ("dgx-h100", "PHB", False),
-    ("dgx-a100", "PXB", True),    # tuning.cc:524-525: below sm90 typeInter <= PATH_PXB
-    ("dgx-a100", "PXN", False),
-])
+@pytest.mark.parametrize(
+    "cluster, path, ll128",
+    [
+        ("dgx-h100", "PXN", True),  # tuning.cc:521-522: sm90+ typeInter <= PATH_PXN
+        ("dgx-h100", "PHB", False),
+        ("dgx-a100", "PXB", True),  # tuning.cc:524-525: below sm90 typeInter <= PATH_PXB
+        ("dgx-a100", "PXN", False),
+    ],
+)
 def test_nic_path_flag_drives_the_ll128_rule(cluster, path, ll128):
     hw = HardwareSpec(cluster=cluster, nodes=2, nic_path=path)
     assumed, _ = api.predict_nccl(collective="allreduce", size="1M", hardware=hw)
@@ -110,9 +117,9 @@ def test_nic_path_flag_drives_the_ll128_rule(cluster, path, ll128):
 def test_cpu_arch_switches_the_nvls_tree_correction():
     # tuning.cc:643-644: nvls-tree's bandwidth is corrected only with minCompCap >= 100 and an x86 CPU
     size = 4 << 20
-    log_size = int(np.log2(size >> 6))                       # 16
+    log_size = int(np.log2(size >> 6))  # 16
     factor = C.TREE_CORRECTION[C.PROTOCOLS.index("Simple")][log_size]
-    assert factor == 0.7                                      # tuning.cc treeCorrectionFactor[Simple][16]
+    assert factor == 0.7  # tuning.cc treeCorrectionFactor[Simple][16]
     times = {}
     for arch in ("x86", "arm"):
         hw = HardwareSpec(cluster="dgx-b200", nodes=2, cpu_arch=arch, algo="NVLSTree")
@@ -133,8 +140,9 @@ def test_bad_values_exit_2_with_the_flag(capsys, monkeypatch, flag, value):
 
 
 def test_the_flags_need_nccl(capsys, monkeypatch):
-    monkeypatch.setattr("sys.argv", ["collperf", "predict", "allreduce", "--cluster", "dgx-h100", "--nodes", "2",
-                                     "--proto", "LL"])
+    monkeypatch.setattr(
+        "sys.argv", ["collperf", "predict", "allreduce", "--cluster", "dgx-h100", "--nodes", "2", "--proto", "LL"]
+    )
     with pytest.raises(SystemExit) as stop:
         main()
     err = capsys.readouterr().err
@@ -144,14 +152,21 @@ def test_the_flags_need_nccl(capsys, monkeypatch):
 def test_spec_checks_without_the_cli():
     with pytest.raises(UsageError, match="--algo"):
         HardwareSpec(cluster="dgx-h100", algo="Ring;Tree")
-    assert select("allreduce", [1 << 20], get_system("dgx-h100", 2).with_(nccl_algo="^NVLSTree,Tree")).algorithm[0] \
+    assert (
+        select("allreduce", [1 << 20], get_system("dgx-h100", 2).with_(nccl_algo="^NVLSTree,Tree")).algorithm[0]
         == "ring"
+    )
 
 
 def test_a_logs_nccl_algo_and_proto_echoes_are_applied(tmp_path):
     # tuning.cc:455, 460: NCCL echoes "NCCL_PROTO/NCCL_ALGO set by environment to %s"; the flags win over them
-    table = _log(tmp_path, ["nodeA:1:1 [0] NCCL INFO NCCL_ALGO set by environment to Ring",
-                            "nodeA:1:1 [0] NCCL INFO NCCL_PROTO set by environment to LL128"])
+    table = _log(
+        tmp_path,
+        [
+            "nodeA:1:1 [0] NCCL INFO NCCL_ALGO set by environment to Ring",
+            "nodeA:1:1 [0] NCCL INFO NCCL_PROTO set by environment to LL128",
+        ],
+    )
     system = assume(table).system
     assert (system.nccl_algo, system.nccl_proto) == ("Ring", "LL128")
     assert "NCCL_ALGO set by environment" in system.provenance["nccl_algo"]

@@ -17,22 +17,42 @@ STEMS = ["nccl_tests_v3", "nccl_tests_v3_per_iter"]
 @pytest.mark.parametrize("stem", STEMS)
 def test_fixture_is_in_the_writers_shape(stem):
     raw = (FIXTURES / f"{stem}.json").read_text()
-    assert "\n" not in raw and ", " not in raw and '": ' not in raw          # compact, one line
+    assert "\n" not in raw and ", " not in raw and '": ' not in raw  # compact, one line
     doc = json.loads(raw)
-    assert list(doc) == ["version", "start_time", "args", "env", "nccl_version", "config", "results",
-                         "out_of_bounds", "average_bus_bandwidth", "errors", "end_time"]
+    assert list(doc) == [
+        "version",
+        "start_time",
+        "args",
+        "env",
+        "nccl_version",
+        "config",
+        "results",
+        "out_of_bounds",
+        "average_bus_bandwidth",
+        "errors",
+        "end_time",
+    ]
     assert doc["version"] == 3 and doc["nccl_version"] == 23007
     assert all(isinstance(a, str) for a in doc["args"] + doc["env"]) and "devices" in doc["config"]
     first = doc["results"][0]
-    assert first["root"] == "    -1"                                          # `%6i`, a string
-    keys = ["size", "count", "type", "redop", "root", "out_of_place", "in_place", "actual_iterations",
-            "experiment_name"]
+    assert first["root"] == "    -1"  # `%6i`, a string
+    keys = [
+        "size",
+        "count",
+        "type",
+        "redop",
+        "root",
+        "out_of_place",
+        "in_place",
+        "actual_iterations",
+        "experiment_name",
+    ]
     if "-I" in doc["args"]:
         keys[6:6] = []
         keys = keys[:6] + ["out_of_place_per_iter", "in_place", "in_place_per_iter"] + keys[7:]
-        assert first["out_of_place"]["nwrong"] is None                      # no -c: null
+        assert first["out_of_place"]["nwrong"] is None  # no -c: null
     else:
-        assert isinstance(first["out_of_place"]["nwrong"], float)            # -c: a double
+        assert isinstance(first["out_of_place"]["nwrong"], float)  # -c: a double
     assert list(first) == keys
 
 
@@ -44,8 +64,14 @@ def test_json_reads_as_its_text_twin(stem):
     assert not j.skipped and not j.flagged() and not t.skipped
     assert len(j.rows) == len(t.rows) > 0
     for a, b in zip(j.rows, t.rows):
-        assert (a.size, a.time_s, a.placement, a.wrong, a.root, a.count) == \
-            (b.size, b.time_s, b.placement, b.wrong, b.root, b.count)
+        assert (a.size, a.time_s, a.placement, a.wrong, a.root, a.count) == (
+            b.size,
+            b.time_s,
+            b.placement,
+            b.wrong,
+            b.root,
+            b.count,
+        )
         # the text prints bandwidths with 2 decimals, the JSON with 6
         assert a.algbw_GBps == pytest.approx(b.algbw_GBps, abs=0.005)
         assert a.busbw_GBps == pytest.approx(b.busbw_GBps, abs=0.005)

@@ -46,7 +46,7 @@ def test_tree_pattern_takes_085_on_two_dgx_h100():
     assert search_graphs(s)["tree"].pattern == "tree"
     # tree graph 8 x 48; tree allreduce min(384 x .92, 8 x perChMaxTreeBw[Hopper][2 nodes] 41.4) = 331.2
     tree_bus = min(8 * 48 * 0.92, 8 * 41.4)
-    ll = min(tree_bus / 3.8, 39.0) * 0.85 * 0.5               # LL: min(/3.8, llMaxBw[Intel][2 nodes]) then x .85
+    ll = min(tree_bus / 3.8, 39.0) * 0.85 * 0.5  # LL: min(/3.8, llMaxBw[Intel][2 nodes]) then x .85
     ll128 = min(tree_bus * 120 / 128, 8 * 36.7) * 0.85 * 0.5  # LL128: perChMaxTreeLL128Bw[Hopper][2 nodes]
     t = tuning_table("allreduce", s)
     assert t.bandwidth_GBps[("tree", "LL")] == pytest.approx(ll)
@@ -57,7 +57,7 @@ def test_tree_pattern_takes_085_on_two_dgx_h100():
     pred = select("allreduce", [64 * KIB, MIB], s)
     assert pred.choice == ["tree/LL", "tree/LL128"]
     assert pred.time_s * 1e6 == pytest.approx([t_ll, t_ll128])
-    assert pred.time_s * 1e6 == pytest.approx([31.79, 62.51], rel=0.01)   # NCCL 2.30.7 on this system
+    assert pred.time_s * 1e6 == pytest.approx([31.79, 62.51], rel=0.01)  # NCCL 2.30.7 on this system
     # the switch to nvls-tree/Simple: 48.5 + n / (1000 x ll128 x .6) = 66.8 + n / (1000 x nvls-tree bw)
     nvls = t.bandwidth_GBps[("nvls-tree", "Simple")]
     n = (66.8 - 48.5) / (1 / (1000 * ll128 * 0.6) - 1 / (1000 * nvls))
@@ -72,7 +72,7 @@ def test_one_gpu_per_node_is_pattern_tree_and_ampere_stays_balanced():
     a = CATALOGUE["dgx-a100"].with_(nodes=2)
     assert search_graphs(a)["tree"].pattern == "balanced-tree"
     g = search_graphs(a)["tree"]
-    bus = min(g.n_channels * g.bw_intra * 0.92, g.n_channels * 23.6)   # perChMaxTreeBw[Ampere][2 nodes]
+    bus = min(g.n_channels * g.bw_intra * 0.92, g.n_channels * 23.6)  # perChMaxTreeBw[Ampere][2 nodes]
     assert tuning_table("allreduce", a).bandwidth_GBps[("tree", "Simple")] == pytest.approx(bus * 0.5)
 
 
@@ -85,7 +85,7 @@ def test_ring_plateau_reads_comm_channels():
     assert graphs["ring"].n_channels == 8 and comm_channels(s, graphs) == 16
     t = tuning_table("allreduce", s)
     i = [k for k in t.entries()].index(("ring", "Simple"))
-    edge = 64 * 16 * 16                                             # 16384 B, not the graph's 64 x 8 x 16
+    edge = 64 * 16 * 16  # 16384 B, not the graph's 64 x 8 x 16
     lat, _ = entry_times_us(t, s, np.array([edge - 1, edge], dtype=float))
     assert lat[i] == pytest.approx([131.6, 131.6 * 1.4])
 
@@ -97,7 +97,7 @@ def test_sm90_multi_node_doubles_channels_again_below_16():
     graphs = search_graphs(s)
     ring = graphs["ring"]
     assert (ring.n_channels, ring.bw_intra) == (6, 48.0)
-    assert comm_channels(s, graphs) == 24                           # 6 -> 12 (connect.cc:460) -> 24
+    assert comm_channels(s, graphs) == 24  # 6 -> 12 (connect.cc:460) -> 24
     # two NICs: 2 x 48 is duplicated by the search to 4 x 24 (bwIntra 24, not > 45): only 8
     s2 = h100(nics_per_node=2)
     g2 = search_graphs(s2)
@@ -111,8 +111,8 @@ def test_sm90_multi_node_doubles_channels_again_below_16():
 # ---- 3. tuning.cc:643-644 NVLS-tree correction `comm->minCompCap >= 100 && comm->cpuArch == NCCL_TOPO_CPU_ARCH_X86`
 def test_nvls_tree_correction_only_on_x86():
     x86 = CATALOGUE["dgx-b200"].with_(nodes=2)
-    arm = x86.with_(cpu_arch="arm")                                  # a Grace node (GB200)
-    size = np.array([float(MIB)])                                    # log2(16384) = 14: Simple factor .5
+    arm = x86.with_(cpu_arch="arm")  # a Grace node (GB200)
+    size = np.array([float(MIB)])  # log2(16384) = 14: Simple factor .5
     t = tuning_table("allreduce", x86)
     i = t.entries().index(("nvls-tree", "Simple"))
     _, bw_x86 = entry_times_us(t, x86, size)
@@ -148,7 +148,9 @@ def test_pat_is_priced_on_the_tree_graph():
     assert graphs["tree"].bw_intra != graphs["ring"].bw_intra
     # allgather PAT on 2 nodes: bw = bwIntra (nNodes <= 2) of the tree graph x nChannels x .75, no algbw ratio
     t = tuning_table("allgather", s)
-    assert t.bandwidth_GBps[("pat", "Simple")] == pytest.approx(graphs["tree"].n_channels * graphs["tree"].bw_intra * 0.75)
+    assert t.bandwidth_GBps[("pat", "Simple")] == pytest.approx(
+        graphs["tree"].n_channels * graphs["tree"].bw_intra * 0.75
+    )
 
 
 # ---- 6. search.cc:1279-1283 `else if (tmpGraph.bwIntra == graph->bwIntra && tmpGraph.bwIntra < tmpGraph.bwInter * 2)`
@@ -180,10 +182,10 @@ def test_cross_nic_ring_on_two_dgx_h100():
 
 # ---- 8. topo.h:274-281 ncclTopoNVLinkBw; device.h:91 `#define MAXCHANNELS 64`; init.cc:1177 MAXCHANNELS / 2
 def test_constants_nvlink_per_link_and_channel_limits():
-    assert C.nvlink_bw_per_link(86) == 12.0                         # `cudaCompCap == 86 ? SM86_NVLINK_BW`
-    assert C.nvlink_bw_per_link(87) == C.nvlink_bw_per_link(89) == 20.0   # `>= 80 ? SM80_NVLINK_BW`
+    assert C.nvlink_bw_per_link(86) == 12.0  # `cudaCompCap == 86 ? SM86_NVLINK_BW`
+    assert C.nvlink_bw_per_link(87) == C.nvlink_bw_per_link(89) == 20.0  # `>= 80 ? SM80_NVLINK_BW`
     assert (C.nvlink_bw_per_link(90), C.nvlink_bw_per_link(100), C.nvlink_bw_per_link(70)) == (20.6, 40.1, 20.0)
-    assert C.nvlink_bw_per_link(50) == 20.0                         # the fallback is SM80's
+    assert C.nvlink_bw_per_link(50) == 20.0  # the fallback is SM80's
     assert C.MAX_CHANNELS == 64 and C.MAX_RING_CHANNELS == 32
     ada = CATALOGUE["dgx-a100"].with_(compute_capability=89)
     assert ada.nccl_gpu_bw == 12 * 20.0
@@ -205,8 +207,12 @@ def test_tuner_rules_carry_nccls_channels(cluster, ring_tree, nvls_tree):
 
 
 @settings(max_examples=60, deadline=None)
-@given(cluster=st.sampled_from(["dgx-a100", "dgx-h100", "dgx-b200", "dgx-1v", "pcie-t4"]), nodes=st.integers(1, 16),
-       nics=st.integers(1, 8), nic_gbps=st.sampled_from([50.0, 100.0, 200.0, 400.0, 800.0]))
+@given(
+    cluster=st.sampled_from(["dgx-a100", "dgx-h100", "dgx-b200", "dgx-1v", "pcie-t4"]),
+    nodes=st.integers(1, 16),
+    nics=st.integers(1, 8),
+    nic_gbps=st.sampled_from([50.0, 100.0, 200.0, 400.0, 800.0]),
+)
 def test_graphs_stay_within_their_links(cluster, nodes, nics, nic_gbps):
     s = CATALOGUE[cluster].with_(nodes=nodes, nics_per_node=nics, nic_Gbps=nic_gbps)
     graphs = search_graphs(s)
@@ -223,5 +229,8 @@ def test_graphs_stay_within_their_links(cluster, nodes, nics, nic_gbps):
     assert tree.bw_intra >= tree.bw_inter and tree.n_channels == ring.n_channels
     if nodes > 1:
         below = [x for x in C.speed_ladder(s.compute_capability, True) if x < 2 * tree.bw_inter]
-        assert tree.bw_intra <= min([x for x in C.speed_ladder(s.compute_capability, True)
-                                     if x >= 2 * tree.bw_inter] or [max(below)]) + 1e-9
+        assert (
+            tree.bw_intra
+            <= min([x for x in C.speed_ladder(s.compute_capability, True) if x >= 2 * tree.bw_inter] or [max(below)])
+            + 1e-9
+        )

@@ -14,12 +14,11 @@ from collperf.expect.loglines import read_facts
 from collperf.ingest import load
 
 GIB = float(1 << 30)
-GEN3 = 12e9     # NCCL's Gen3 x16: width 16 x 60 / 80 = 12 GB/s (topo.cc; topo.h PCI_BW 12.0)
+GEN3 = 12e9  # NCCL's Gen3 x16: width 16 x 60 / 80 = 12 GB/s (topo.cc; topo.h PCI_BW 12.0)
 
 
 def box(gpus=2, shared=True, eff=1.0):
-    return get_system("pcie-2080ti").with_(gpus_per_node=gpus, pcie_switch_shared=shared,
-                                           host_duplex_efficiency=eff)
+    return get_system("pcie-2080ti").with_(gpus_per_node=gpus, pcie_switch_shared=shared, host_duplex_efficiency=eff)
 
 
 def test_traffic_per_gpu_by_hand():
@@ -112,8 +111,10 @@ def test_b200_two_nodes_nvls_graph_and_tree_bandwidth_by_hand():
 def test_gpudirect_rdma_from_the_channel_lines():
     # NCCL appends /GDRDMA to a NET channel line that uses GPUDirect RDMA
     assert read_facts("NCCL INFO Channel 00/0 : 0[1b000] -> 8[1b000] [send] via NET/IB/0/GDRDMA").get("net_gdr")
-    assert read_facts("NCCL INFO Channel 00/0 : 0[35000] -> 1[f5000] [send] via NET/AWS Libfabric/0").get(
-        "net_gdr") is False
+    assert (
+        read_facts("NCCL INFO Channel 00/0 : 0[35000] -> 1[f5000] [send] via NET/AWS Libfabric/0").get("net_gdr")
+        is False
+    )
     assert "net_gdr" not in read_facts("NCCL INFO Channel 00/0 : 0 1 via P2P/IPC")
     src = next((__import__("pathlib").Path(__file__).resolve().parents[1] / "examples").glob("09_*.txt"))
     system = assume(load(src)[0]).system
@@ -125,6 +126,7 @@ def test_shm_path_rate_capped_at_gen3_only_on_cards_whose_driver_forbids_p2p():
     from collperf.expect.expectation import band_bound
     from collperf.model.nccl import system_bound
     from collperf.model.nccl.transport import host_staged_gen, link_rate_Bps
+
     geforce = system_for_gpu("NVIDIA GeForce RTX 4090", nodes=1, gpus_per_node=2).with_(p2p=False)
     l40s = system_for_gpu("NVIDIA L40S", nodes=1, gpus_per_node=2).with_(p2p=False)
     assert (geforce.pcie_gen, l40s.pcie_gen) == (4, 4)

@@ -17,11 +17,25 @@ from collperf.model.predict import candidates, network_lower_bound
 
 
 def test_alltoall_bound_on_eight_dgx_h100_by_hand():
-    res = CliRunner().invoke(app, ["predict", "alltoall", "--cluster", "dgx-h100", "--nodes", "8",
-                                   "--intra-bandwidth", "200GB/s", "-s", "448M", "--json"])
+    res = CliRunner().invoke(
+        app,
+        [
+            "predict",
+            "alltoall",
+            "--cluster",
+            "dgx-h100",
+            "--nodes",
+            "8",
+            "--intra-bandwidth",
+            "200GB/s",
+            "-s",
+            "448M",
+            "--json",
+        ],
+    )
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
-    size = 448 * 2 ** 20
+    size = 448 * 2**20
     # 8 GPUs x 7/8 of their blocks leave the node through 8 NICs of 400 Gb/s = 50 GB/s: 8.22 ms, plus
     # one network latency (the node-level latency term)
     nic_s = 8 * 7 / 8 * size / (8 * 50e9)
@@ -32,8 +46,13 @@ def test_alltoall_bound_on_eight_dgx_h100_by_hand():
 
 
 @settings(max_examples=40, deadline=None)
-@given(nodes=st.integers(2, 8), per_node=st.integers(1, 8), nics=st.integers(1, 8),
-       intra=st.floats(10e9, 900e9), inter=st.floats(1e9, 100e9))
+@given(
+    nodes=st.integers(2, 8),
+    per_node=st.integers(1, 8),
+    nics=st.integers(1, 8),
+    intra=st.floats(10e9, 900e9),
+    inter=st.floats(1e9, 100e9),
+)
 def test_alltoall_bound_never_above_an_algorithm(nodes, per_node, nics, intra, inter):
     c = Cluster(nodes, per_node, Link(1e-6, intra), Link(5e-6, inter), nics)
     net = Network.of(c)

@@ -24,11 +24,19 @@ def _run(*argv) -> str:
 
 
 def _predicted(cluster, nodes):
-    return api.predict(PredictSpec(collective="allreduce", size="1GB", expected=True, algorithm="ring",
-                                   network=NetworkSpec(cluster=cluster, nodes=nodes)))
+    return api.predict(
+        PredictSpec(
+            collective="allreduce",
+            size="1GB",
+            expected=True,
+            algorithm="ring",
+            network=NetworkSpec(cluster=cluster, nodes=nodes),
+        )
+    )
 
 
 # ---- one node: no network -------------------------------------------------------------------------
+
 
 def test_the_system_line_names_the_network_only_on_several_nodes():
     assert "NIC" not in get_system("dgx-h100", nodes=1).describe()
@@ -60,6 +68,7 @@ def test_two_nodes_still_show_the_network():
 
 # ---- one bound ------------------------------------------------------------------------------------
 
+
 def test_two_dgx_h100_the_same_nic_term_and_ours_adds_the_latency():
     # each node sends 2 (N-1)/N = 1 x 1 GB over 8 x 400 Gb/s = 400 GB/s: 2.5 ms; ours adds one inter-node alpha, 5 us
     p = _predicted("dgx-h100", 2)
@@ -68,16 +77,19 @@ def test_two_dgx_h100_the_same_nic_term_and_ours_adds_the_latency():
     assert p[0].lower_bound_latency_s == pytest.approx(5e-6)
     assert p.bound_difference(0) == "latency"
     text = _run("predict", "allreduce", "--size", "1GB", "--cluster", "dgx-h100", "--nodes", "2", "-A", "ring")
-    assert ("lower bound 2.5 ms bandwidth alone, 2.505 ms with the links' 5 us latency (ours, what x bound divides "
-            "by); best: ring") in text
-    assert "│ 2.5 ms │" in text    # NCCL's table: the same first number
+    assert (
+        "lower bound 2.5 ms bandwidth alone, 2.505 ms with the links' 5 us latency (ours, what x bound divides "
+        "by); best: ring"
+    ) in text
+    assert "│ 2.5 ms │" in text  # NCCL's table: the same first number
 
 
 def test_the_same_bound_as_diagnose_for_the_same_system_and_size():
     for nodes in (1, 2, 4):
         p = _predicted("dgx-h100", nodes)
-        j = api.diagnose_measurement(collective="allreduce", size="1GB", time="9ms", ranks=8 * nodes,
-                                     cluster="dgx-h100", nodes=nodes)
+        j = api.diagnose_measurement(
+            collective="allreduce", size="1GB", time="9ms", ranks=8 * nodes, cluster="dgx-h100", nodes=nodes
+        )
         assert p.lower_bound_s(0) == pytest.approx(j.row.bound_s, rel=1e-12)
         assert p.to_json()["nccl_expected"]["bound_s"] == pytest.approx(j.row.bound_s, rel=1e-12)
 
@@ -101,16 +113,30 @@ def test_two_dgx_a100_the_intra_node_links_bind_the_system():
 
 
 def test_without_a_system_the_line_is_ours_alone():
-    (p,) = api.predict("allreduce", "100MB", NetworkSpec(ranks=16, latency="10us", bandwidth="100GB/s"),
-                       algorithm="ring")
+    (p,) = api.predict(
+        "allreduce", "100MB", NetworkSpec(ranks=16, latency="10us", bandwidth="100GB/s"), algorithm="ring"
+    )
     # 2 x 15/16 x 100 MB / 100 GB/s + one alpha = 1.875 ms + 10 us
     assert p.lower_bound_s == pytest.approx(1.885e-3) and p.lower_bound_latency_s == pytest.approx(10e-6)
-    text = _run("predict", "allreduce", "--size", "100MB", "--ranks", "16", "--latency", "10us", "--bandwidth",
-                "100GB/s", "-A", "ring")
+    text = _run(
+        "predict",
+        "allreduce",
+        "--size",
+        "100MB",
+        "--ranks",
+        "16",
+        "--latency",
+        "10us",
+        "--bandwidth",
+        "100GB/s",
+        "-A",
+        "ring",
+    )
     assert "lower bound 1.885 ms; best: ring" in text
 
 
 # ---- the bound line at every size, and where the priced links miss what binds ------------------------------
+
 
 def test_a_small_size_says_the_systems_bandwidth_term_and_our_latency_separately():
     # two DGX A100, 1 MB allreduce: the system's bound is its intra-node term, 7/8 x 1 MB / 150 GB/s... as the
@@ -132,10 +158,13 @@ def test_pcie_without_p2p_prices_each_gpus_share_of_the_host_bridge():
     # two RTX 2080 Ti without P2P: every byte crosses the host bridge (PCIe Gen3 x16, 15.75 GB/s) they share, so
     # each GPU's link is 15.75 / 2 GB/s; 1 GB allreduce: 2 x 1/2 x 1 GB / 7.875 GB/s = 127 ms, the host-bridge
     # bound 2 (p - 1) x 1 GB / 15.75 GB/s, so no schedule is priced below it
-    results = api.predict(PredictSpec(collective="allreduce", size="1GB", expected=True,
-                                      network=NetworkSpec(cluster="pcie-2080ti", nodes=1)))
+    results = api.predict(
+        PredictSpec(
+            collective="allreduce", size="1GB", expected=True, network=NetworkSpec(cluster="pcie-2080ti", nodes=1)
+        )
+    )
     assert results.lower_bound_s(0) == pytest.approx(2 * GB / 15.75e9)
-    assert results[0].lower_bound_s == pytest.approx(2 * GB / 15.75e9 + 2e-6)      # plus one 2 us latency
+    assert results[0].lower_bound_s == pytest.approx(2 * GB / 15.75e9 + 2e-6)  # plus one 2 us latency
     assert not results.below_system_bound(0) and results.bound_difference(0) == "latency"
     # links made faster than the system allows: the note says the time below its bound is not reachable
     text = _run("predict", "allreduce", "--size", "1GB", "--cluster", "pcie-2080ti", "--intra-bandwidth", "100GB/s")
@@ -151,28 +180,54 @@ def test_no_catalogue_system_prices_a_schedule_below_its_bound(collective):
         if get_system(name).gpus_per_node < 2 or name == "nvlink300-400gbe":
             continue
         for nodes in (1, 2):
-            results = api.predict(PredictSpec(collective=collective, size="1GB", expected=True,
-                                              network=NetworkSpec(cluster=name, nodes=nodes)))
+            results = api.predict(
+                PredictSpec(
+                    collective=collective, size="1GB", expected=True, network=NetworkSpec(cluster=name, nodes=nodes)
+                )
+            )
             assert not results.below_system_bound(0), (name, nodes)
 
 
 def test_one_rank_per_system_predicts_without_an_expected_band():
-    text = _run("predict", "allreduce", "--size", "1GB", "--cluster", "pcie-t4")     # 1 GPU, 1 node: 1 rank
+    text = _run("predict", "allreduce", "--size", "1GB", "--cluster", "pcie-t4")  # 1 GPU, 1 node: 1 rank
     assert "one rank: the collective moves no data" in text
 
 
 def test_network_flags_on_one_node_are_said_to_do_nothing():
-    text = _run("diagnose", "allreduce", "--size", "1GB", "--time", "9ms", "--ranks", "8", "--cluster", "dgx-h100",
-                "--nic-rate", "100Gb/s", "--nics-per-node", "2")
+    text = _run(
+        "diagnose",
+        "allreduce",
+        "--size",
+        "1GB",
+        "--time",
+        "9ms",
+        "--ranks",
+        "8",
+        "--cluster",
+        "dgx-h100",
+        "--nic-rate",
+        "100Gb/s",
+        "--nics-per-node",
+        "2",
+    )
     assert "--nics-per-node, --nic-rate have no effect on one node" in text
-    assert "no effect" not in _run("diagnose", "allreduce", "--size", "1GB", "--time", "9ms", "--ranks", "8",
-                                   "--cluster", "dgx-h100")
+    assert "no effect" not in _run(
+        "diagnose", "allreduce", "--size", "1GB", "--time", "9ms", "--ranks", "8", "--cluster", "dgx-h100"
+    )
 
 
 def test_sharp_lower_bound_only_where_sharp_sets_it():
     def doc(nodes):
-        return api.predict(PredictSpec(collective="allreduce", size="1GB", expected=True, sharp=True,
-                                       network=NetworkSpec(cluster="dgx-h100", nodes=nodes))).to_json()
+        return api.predict(
+            PredictSpec(
+                collective="allreduce",
+                size="1GB",
+                expected=True,
+                sharp=True,
+                network=NetworkSpec(cluster="dgx-h100", nodes=nodes),
+            )
+        ).to_json()
+
     # 4 nodes: the ring's network term 2 x 3/4 x 1 GB over 8 x 400 Gb/s = 3.75 ms, SHARP's 1 x 1 GB = 2.5 ms
     assert doc(4)["sharp_lower_bound_s"] == pytest.approx(2.5e-3)
     # 2 nodes: the ring's 2 x 1/2 = 1 x size already, so SHARP changes nothing and the key is not there

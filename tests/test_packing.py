@@ -38,8 +38,9 @@ SLOW_RING = _topo("ring", 4, [(0, 1, 10), (1, 2, 10), (2, 3, 10), (3, 0, 1)])
 # root 0: every rank gets 10 one way round and 1 the other -> 11; the ring itself moves 1
 
 
-@pytest.mark.parametrize("topo, root, want", [(TRIANGLE, 0, 10), (STAR, 0, 4), (STAR, 2, 4), (SLOW_RING, 0, 11),
-                                              (SLOW_RING, 2, 11)])
+@pytest.mark.parametrize(
+    "topo, root, want", [(TRIANGLE, 0, 10), (STAR, 0, 4), (STAR, 2, 4), (SLOW_RING, 0, 11), (SLOW_RING, 2, 11)]
+)
 def test_hand_drawn_optimum(topo, root, want):
     pk = pack(topo, range(topo.ranks), [root])
     assert pk.rate_Bps == pytest.approx(want * G, rel=1e-9)
@@ -81,6 +82,7 @@ def _gomory_hu_dgx1v():
     def flow(a, b):
         path = nx.shortest_path(tree, a, b)
         return min(tree[x][y]["weight"] for x, y in itertools.pairwise(path)) * 1e6
+
     return topo, flow
 
 
@@ -92,8 +94,11 @@ def _dgx1v_symmetries(topo):
     for v in g:
         g.nodes[v]["kind"] = "rank" if isinstance(v, int) else str(v).rstrip("0123456789")
     same = isomorphism.GraphMatcher(
-        g, g, node_match=lambda a, b: a["kind"] == b["kind"],
-        edge_match=lambda a, b: (a["bandwidth_Bps"], a["latency_s"]) == (b["bandwidth_Bps"], b["latency_s"]))
+        g,
+        g,
+        node_match=lambda a, b: a["kind"] == b["kind"],
+        edge_match=lambda a, b: (a["bandwidth_Bps"], a["latency_s"]) == (b["bandwidth_Bps"], b["latency_s"]),
+    )
     return [{u: v for u, v in m.items() if isinstance(u, int)} for m in same.isomorphisms_iter()]
 
 
@@ -102,7 +107,7 @@ def dgx1v_flows():
     """dgx1v, its pairwise max-flow and its symmetries: computed once for the module."""
     topo, flow = _gomory_hu_dgx1v()
     symmetries = _dgx1v_symmetries(topo)
-    assert len(symmetries) == 4       # the identity, the swap within PCIe pairs, the swap of the CPUs, both
+    assert len(symmetries) == 4  # the identity, the swap within PCIe pairs, the swap of the CPUs, both
     return topo, flow, symmetries
 
 
@@ -141,8 +146,12 @@ def test_every_dgx1v_subset_and_root_reaches_max_flow(dgx1v_flows, sizes):
 def test_packed_schedules_verify(group, transit):
     pk = pack(T.dgx1v(), group, [group[-1]], transit=transit)
     res = 2 * len(pk.trees)
-    for s in (packed.broadcast(pk, 3, res), packed.reduce(pk, 3, res), packed.allreduce(pk, 3, res),
-              packed.allreduce(pk, 3, res, overlap=False)):
+    for s in (
+        packed.broadcast(pk, 3, res),
+        packed.reduce(pk, 3, res),
+        packed.allreduce(pk, 3, res),
+        packed.allreduce(pk, 3, res, overlap=False),
+    ):
         verify(s)
         assert s.meta["ranks"] == list(group)
 
@@ -153,7 +162,9 @@ def test_allgather_and_reducescatter_verify():
     verify(packed.allgather(pk, 2, 2 * len(pk.trees)))
     verify(packed.reducescatter(pk, 2, 2 * len(pk.trees)))
     # every rank's rate is at most its single-root bound
-    assert pk.rate_Bps <= min(broadcast_bound(topo, (0, 1, 4, 6), r, transit="devices") for r in (0, 1, 4, 6)) * (1 + 1e-9)
+    assert pk.rate_Bps <= min(broadcast_bound(topo, (0, 1, 4, 6), r, transit="devices") for r in (0, 1, 4, 6)) * (
+        1 + 1e-9
+    )
 
 
 def test_simulated_broadcast_near_size_over_rate():
@@ -188,8 +199,11 @@ def test_explicit_routes_simulate_as_in_the_reference_simulator(mode):
     # 0,1,4 with transit through idle GPUs and the PCIe switches: edges routed off the topology's own routes
     pk = pack(T.dgx1v(), (0, 1, 4), [0], transit="devices")
     assert any(len(path) > 2 for t in pk.trees for path in t.routes.values())
-    for s in (packed.broadcast(pk, 4, 16), packed.allreduce(pk, 4, 16), packed.reducescatter(
-            pack(T.dgx1v(), (0, 1, 4), roots=(0, 1, 4), transit="devices"), 2, 8)):
+    for s in (
+        packed.broadcast(pk, 4, 16),
+        packed.allreduce(pk, 4, 16),
+        packed.reducescatter(pack(T.dgx1v(), (0, 1, 4), roots=(0, 1, 4), transit="devices"), 2, 8),
+    ):
         want = reference.simulate(s, pk.topology, 1e8, mode).time_s
         assert simulate(s, pk.topology, 1e8, mode).time_s == pytest.approx(want, rel=1e-9)
 
@@ -201,7 +215,7 @@ def test_two_paths_between_the_same_ranks_stay_apart(mode):
     topo = _topo("two-paths", 2, [(0, "a", 10), ("a", 1, 10), (0, "b", 10), ("b", 1, 10)], ["a", "b"])
     s = make("broadcast", "two-paths", 2, 2, [step([Transfer(0, 1, (0,), COPY), Transfer(0, 1, (1,), COPY)])])
     n = 1e9
-    alone = simulate(s, topo, n, mode).time_s         # both halves on the topology's one route
+    alone = simulate(s, topo, n, mode).time_s  # both halves on the topology's one route
     s.meta["routes"] = {(0, 1, COPY, 0): [0, "a", 1], (0, 1, COPY, 1): [0, "b", 1]}
     split = simulate(s, topo, n, mode).time_s
     assert alone == pytest.approx(n / 10e9 + 2e-6)
@@ -245,7 +259,7 @@ def test_nccl_rings_on_dgx1v():
     assert rings.kind == "nvlink" and len(rings.rings) == 2 and rings.rate_Bps == pytest.approx(50 * G)
     rings = B.nccl_rings(topo, (0, 1, 4))
     assert rings.kind == "pcie"
-    assert rings.rate_Bps == pytest.approx(10 * G)      # 1 -> 4 and 4 -> 0 cross QPI (10 GB/s) once each way
+    assert rings.rate_Bps == pytest.approx(10 * G)  # 1 -> 4 and 4 -> 0 cross QPI (10 GB/s) once each way
 
 
 def test_single_hop_is_two_shot_mesh_and_beats_ring_at_small_sizes():
@@ -253,8 +267,9 @@ def test_single_hop_is_two_shot_mesh_and_beats_ring_at_small_sizes():
     times = B.single_hop_vs_nccl(16, [1e3, 1e9], link)
     # 2 alpha vs the ring's 2 (p - 1) alpha at 1 KB: 15x; equal bandwidth terms (2 (p-1)/p n beta)
     assert times["single-hop"][0] == pytest.approx(2e-6 + 2 * 15 / 16 * 1e3 / 150e9)
-    assert times["ring"][0] / times["single-hop"][0] == pytest.approx((30e-6 + 2 * 15 / 16 * 1e3 / 150e9)
-                                                                      / (2e-6 + 2 * 15 / 16 * 1e3 / 150e9))
+    assert times["ring"][0] / times["single-hop"][0] == pytest.approx(
+        (30e-6 + 2 * 15 / 16 * 1e3 / 150e9) / (2e-6 + 2 * 15 / 16 * 1e3 / 150e9)
+    )
     assert times["single-hop"][1] <= times["ring"][1] <= times["double-binary-tree"][1]
 
 
@@ -262,11 +277,14 @@ def test_single_hop_is_two_shot_mesh_and_beats_ring_at_small_sizes():
 def test_micro_benchmark_patterns_verify(degree):
     topo = T.dgx1v()
     peers = P.DGX1V_FAN_PEERS[:degree]
-    for s, sub in (P.fan_in_forward(topo, peers, 4, 0), P.fan_in_reduce_forward(topo, peers, 4, 0),
-                   P.fan_out_forward(topo, 5, 4, (0, 6, 7)[:degree]),
-                   P.chain_forward(topo, P.DGX1V_CHAIN[:degree + 1]),
-                   P.chain_reduce_forward(topo, P.DGX1V_CHAIN[:degree + 1]),
-                   P.chain_reduce_broadcast(topo, P.DGX1V_CHAIN[:degree + 1])):
+    for s, sub in (
+        P.fan_in_forward(topo, peers, 4, 0),
+        P.fan_in_reduce_forward(topo, peers, 4, 0),
+        P.fan_out_forward(topo, 5, 4, (0, 6, 7)[:degree]),
+        P.chain_forward(topo, P.DGX1V_CHAIN[: degree + 1]),
+        P.chain_reduce_forward(topo, P.DGX1V_CHAIN[: degree + 1]),
+        P.chain_reduce_broadcast(topo, P.DGX1V_CHAIN[: degree + 1]),
+    ):
         verify(s)
         assert sub.ranks == s.ranks
 

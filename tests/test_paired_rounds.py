@@ -16,6 +16,7 @@ from collperf.runtime.rounds import MAX_ROUNDS, order_of, rounds_for, run_rounds
 
 # --- the paired ratio ---------------------------------------------------------------------------------------
 
+
 def test_bound_ranks_by_hand():
     # 7 rounds: P(B <= 0) = 1/128 <= 5 %, P(B <= 1) = 8/128 = 6.25 % > 5 %: the extremes
     assert bound_rank(7) == 1
@@ -31,11 +32,11 @@ def test_bound_ranks_by_hand():
 @given(st.integers(1, 400), st.sampled_from([0.5, 0.8, 0.9, 0.95, 0.99]))
 def test_bound_rank_is_the_tightest_that_keeps_the_confidence(n, confidence):
     k = bound_rank(n, confidence)
-    below = lambda j: sum(math.comb(n, i) for i in range(j + 1)) / 2 ** n   # P(Binomial(n, 1/2) <= j)
+    below = lambda j: sum(math.comb(n, i) for i in range(j + 1)) / 2**n  # P(Binomial(n, 1/2) <= j)
     assert 1 <= k <= (n + 1) // 2
-    if k > 1:   # x_(k) .. x_(n+1-k) misses the median with probability 2 P(B <= k - 1) at most 1 - confidence
+    if k > 1:  # x_(k) .. x_(n+1-k) misses the median with probability 2 P(B <= k - 1) at most 1 - confidence
         assert 2 * below(k - 1) <= 1 - confidence + 1e-12
-    if k < (n + 1) // 2:   # and one rank tighter would not
+    if k < (n + 1) // 2:  # and one rank tighter would not
         assert 2 * below(k) > 1 - confidence
 
 
@@ -49,10 +50,17 @@ def test_paired_ratio_by_hand():
     assert r.to_json()["confidence"] == 0.9
 
 
-@pytest.mark.parametrize("a, b, said", [
-    ([1.0, 2.0], [1.0], "got 2 and 1 of them"), ([], [], "got 0 and 0 of them"),
-    ([1.0, 0.0], [1.0, 1.0], r"a_s\[1\] = 0.0 is not a positive"), ([1.0], [-1.0], r"b_s\[0\] = -1.0 is not"),
-    ([1.0, float("nan")], [1.0, 1.0], r"a_s\[1\] = nan"), ([[1.0]], [1.0], r"shape \(1, 1\)")])
+@pytest.mark.parametrize(
+    "a, b, said",
+    [
+        ([1.0, 2.0], [1.0], "got 2 and 1 of them"),
+        ([], [], "got 0 and 0 of them"),
+        ([1.0, 0.0], [1.0, 1.0], r"a_s\[1\] = 0.0 is not a positive"),
+        ([1.0], [-1.0], r"b_s\[0\] = -1.0 is not"),
+        ([1.0, float("nan")], [1.0, 1.0], r"a_s\[1\] = nan"),
+        ([[1.0]], [1.0], r"shape \(1, 1\)"),
+    ],
+)
 def test_paired_ratio_refuses_unpaired_or_non_positive_times_as_a_usage_error(a, b, said):
     # the lengths or the first bad value, and the fix; never the whole lists
     with pytest.raises(UsageError, match=said) as info:
@@ -94,8 +102,11 @@ def test_a_load_that_drifts_between_rounds_cancels_out(ours, data):
 
 
 @settings(deadline=None)
-@given(st.lists(st.tuples(st.floats(1e-3, 10.0), st.floats(1e-3, 10.0)), min_size=1, max_size=41).filter(
-    lambda pairs: len(pairs) % 2 == 1))
+@given(
+    st.lists(st.tuples(st.floats(1e-3, 10.0), st.floats(1e-3, 10.0)), min_size=1, max_size=41).filter(
+        lambda pairs: len(pairs) % 2 == 1
+    )
+)
 def test_swapping_the_calls_inverts_the_ratio_and_swaps_the_bounds(pairs):
     a, b = [x for x, _ in pairs], [y for _, y in pairs]
     ab, ba = paired_ratio(a, b), paired_ratio(b, a)
@@ -105,6 +116,7 @@ def test_swapping_the_calls_inverts_the_ratio_and_swaps_the_bounds(pairs):
 
 
 # --- the rounds' loop -----------------------------------------------------------------------------------------
+
 
 @settings(deadline=None)
 @given(st.lists(st.text(min_size=1, max_size=3), min_size=2, max_size=5, unique=True), st.integers(1, 30))
@@ -147,17 +159,17 @@ def test_each_call_is_timed_alone_after_its_own_barrier():
     rank = FakeRank({"auto": 0.25, "builtin": 0.5})
     first = timed_round(["auto", "builtin"], 0, rank.calls, rank.barrier, rank.clock, rank.sync)
     second = timed_round(["auto", "builtin"], 1, rank.calls, rank.barrier, rank.clock, rank.sync)
-    assert first == second == {"auto": 0.25, "builtin": 0.5}   # the barriers' second each is not in the times
+    assert first == second == {"auto": 0.25, "builtin": 0.5}  # the barriers' second each is not in the times
     one = lambda name: ["barrier", "clock", name, "sync", "clock"]
     assert rank.log == one("auto") + one("builtin") + one("builtin") + one("auto")
 
 
 def test_rounds_fill_the_time_budget_for_short_calls_only():
-    assert rounds_for(5, 1.0, 0.01) == 100          # 1 s of 10 ms rounds
-    assert rounds_for(5, 1.0, 0.5) == 5             # long calls: the asked number
-    assert rounds_for(5, 1.0, 1e-6) == MAX_ROUNDS   # capped
-    assert rounds_for(5, 0.0, 0.01) == rounds_for(5, 1.0, 0.0) == 5   # no budget, or no warm-up to time
-    assert rounds_for(400, 1.0, 1e-6) == 400        # never fewer than asked
+    assert rounds_for(5, 1.0, 0.01) == 100  # 1 s of 10 ms rounds
+    assert rounds_for(5, 1.0, 0.5) == 5  # long calls: the asked number
+    assert rounds_for(5, 1.0, 1e-6) == MAX_ROUNDS  # capped
+    assert rounds_for(5, 0.0, 0.01) == rounds_for(5, 1.0, 0.0) == 5  # no budget, or no warm-up to time
+    assert rounds_for(400, 1.0, 1e-6) == 400  # never fewer than asked
 
 
 class FakeRounds:
@@ -197,8 +209,8 @@ def test_the_slowest_rank_sets_the_count():
 def test_a_time_budget_without_warm_up_times_round_zero_and_keeps_it():
     fake = FakeRounds(lambda i: 0.01)
     out = run_rounds(["a", "b"], fake.step, 0, 5, 1.0, fake.slowest, fake.tick)
-    assert fake.agreed == [pytest.approx(0.02)]          # round 0 timed the rounds: the budget is not lost
-    assert len(out["a"]) == 100 == fake.ticks and fake.ran == list(range(100))   # round 0 is the first sample
+    assert fake.agreed == [pytest.approx(0.02)]  # round 0 timed the rounds: the budget is not lost
+    assert len(out["a"]) == 100 == fake.ticks and fake.ran == list(range(100))  # round 0 is the first sample
 
 
 def test_without_a_time_budget_exactly_the_asked_rounds_run():

@@ -22,8 +22,9 @@ def kinds(p):
 
 
 def test_chapter_70b_tp_and_pp():
-    p = plan(CHAPTER_70B, Layout(8, 8, 8, micro_batches=8, bucket_bytes=1e12), get_preset("chapter", 64),
-             algorithm="ring")
+    p = plan(
+        CHAPTER_70B, Layout(8, 8, 8, micro_batches=8, bucket_bytes=1e12), get_preset("chapter", 64), algorithm="ring"
+    )
     ms = kinds(p)
     # TP: 4 allreduces x 10 layers x 8 micro-batches = 320 x (14 x 1 us + 1.75 x 64 MB / 300 GB/s)
     assert ms["TP"] == pytest.approx(320 * (14e-3 + 1.75 * 64e6 / 300e9 * 1e3), rel=1e-9)
@@ -47,8 +48,14 @@ def test_cluster_shape_choice_8x8_versus_16x4():
     for nodes, rpn in ((8, 8), (16, 4)):
         cluster = get_preset("chapter", nodes, rpn)
         cluster = type(cluster)(nodes, rpn, cluster.intra, cluster.inter, rpn, "nvlink300-400gbe")
-        p = plan(model, Layout(1, 1, 64, bucket_bytes=1e12), cluster, algorithm="hierarchical",
-                 intra_algorithm="ring", inter_algorithm="ring")
+        p = plan(
+            model,
+            Layout(1, 1, 64, bucket_bytes=1e12),
+            cluster,
+            algorithm="hierarchical",
+            intra_algorithm="ring",
+            inter_algorithm="ring",
+        )
         times.append(kinds(p)["DP"])
     assert times == pytest.approx([40.92, 57.66], abs=0.01)
 
@@ -56,8 +63,13 @@ def test_cluster_shape_choice_8x8_versus_16x4():
 def test_overlap_exercise():
     step, speedup = overlap_step(2.0, 0.6, 0.8)
     assert step == pytest.approx(2.12) and speedup == pytest.approx(1.226, abs=1e-3)
-    p = plan(CHAPTER_70B, Layout(8, 8, 8, micro_batches=8), get_preset("chapter", 64), compute_s=2.0,
-             overlap={"TP": 0.5, "PP": 0.0, "DP": 1.0})
+    p = plan(
+        CHAPTER_70B,
+        Layout(8, 8, 8, micro_batches=8),
+        get_preset("chapter", 64),
+        compute_s=2.0,
+        overlap={"TP": 0.5, "PP": 0.0, "DP": 1.0},
+    )
     by = p.by_kind()
     # 8 stages, 8 micro-batches: the 1F1B bubble is (8 - 1) / 8 of the 2 s of compute = 1.75 s
     assert p.bubble_s == pytest.approx(1.75)
@@ -77,7 +89,7 @@ def test_doubling_dp_keeps_bytes_per_rank_and_adds_latency():
     big = plan(model, Layout(1, 1, 16, bucket_bytes=1e12), get_preset("chapter", 2, 8), algorithm="ring")
     (a,), (b,) = [i for i in small.items if i.kind == "DP"], [i for i in big.items if i.kind == "DP"]
     assert a.size_bytes == b.size_bytes == 8e9 * 2
-    assert b.time_per_op_s > a.time_per_op_s * 0.99   # more steps of latency, no fewer bytes per rank
+    assert b.time_per_op_s > a.time_per_op_s * 0.99  # more steps of latency, no fewer bytes per rank
 
 
 def test_zero3_moves_one_and_a_half_times_the_bytes_of_dp():
@@ -86,7 +98,7 @@ def test_zero3_moves_one_and_a_half_times_the_bytes_of_dp():
     dp = plan(model, Layout(1, 1, 8, bucket_bytes=1e12), cluster)
     z3 = plan(model, Layout(1, 1, 8, zero=3), cluster)
 
-    def moved(p):   # bytes each rank sends: allreduce 2(p-1)/p n, allgather and reducescatter (p-1)/p n
+    def moved(p):  # bytes each rank sends: allreduce 2(p-1)/p n, allgather and reducescatter (p-1)/p n
         factor = {"allreduce": 2 * 7 / 8, "allgather": 7 / 8, "reducescatter": 7 / 8}
         return sum(i.count * i.size_bytes * factor[i.collective] for i in p.items)
 
@@ -101,9 +113,9 @@ def test_sequence_parallel_swaps_allreduce_for_allgather_and_reducescatter():
 
 def test_placement_decides_intra_or_inter():
     layout = Layout(8, 8, 8)
-    assert group_shape(layout, "tp", 8) == (8, 1)      # TP inside a node
-    assert group_shape(layout, "dp", 8) == (1, 8)      # DP one rank per node
-    assert group_shape(Layout(4, 1, 16), "dp", 8) == (2, 8)   # 2 per node on 8 nodes: two-level
+    assert group_shape(layout, "tp", 8) == (8, 1)  # TP inside a node
+    assert group_shape(layout, "dp", 8) == (1, 8)  # DP one rank per node
+    assert group_shape(Layout(4, 1, 16), "dp", 8) == (2, 8)  # 2 per node on 8 nodes: two-level
     p = plan(CHAPTER_70B, Layout(4, 1, 16, micro_batches=1), get_preset("chapter", 8))
     assert {i.level for i in p.items if i.kind == "DP"} == {"two-level"}
 
@@ -123,9 +135,33 @@ def test_layouts_that_do_not_fit_are_rejected():
 
 def test_plan_cli_compare_and_json():
     runner = CliRunner()
-    res = runner.invoke(app, ["plan", "--model", "70b", "--tp", "8", "--pp", "8", "--dp", "8", "--micro-batches", "8",
-                              "--cluster", "dgx-h100", "--nodes", "64", "--flops", "250TFLOPS",
-                              "--compare", "8x4x16", "--compare", "8x8x8@dgx-a100:64", "--json"])
+    res = runner.invoke(
+        app,
+        [
+            "plan",
+            "--model",
+            "70b",
+            "--tp",
+            "8",
+            "--pp",
+            "8",
+            "--dp",
+            "8",
+            "--micro-batches",
+            "8",
+            "--cluster",
+            "dgx-h100",
+            "--nodes",
+            "64",
+            "--flops",
+            "250TFLOPS",
+            "--compare",
+            "8x4x16",
+            "--compare",
+            "8x8x8@dgx-a100:64",
+            "--json",
+        ],
+    )
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
     assert len(doc["plans"]) == 3 and doc["plans"][0]["dominant"] in ("TP", "PP", "DP")

@@ -33,23 +33,26 @@ def test_a_model_too_large_for_the_nodes_names_the_fewest_nodes_and_the_tightest
     res = _run("--model", "llama3-405b", "--nodes", 2, "--json")
     assert res.exit_code == 1
     doc = json.loads(res.output)
-    assert doc["plans"] == [] and doc["min_nodes"] and doc["tightest"]["total_bytes"] > 72 * 2 ** 30
+    assert doc["plans"] == [] and doc["min_nodes"] and doc["tightest"]["total_bytes"] > 72 * 2**30
     assert f"--nodes {doc['min_nodes']}" in doc["why_empty"] and "tightest" in doc["why_empty"]
     # the figure is the fewest: one node less has no layout that fits, that many has one
     assert _run("--model", "llama3-405b", "--nodes", doc["min_nodes"] - 1).exit_code == 1
     assert _run("--model", "llama3-405b", "--nodes", doc["min_nodes"]).exit_code == 0
 
 
-@pytest.mark.parametrize("args, words", [
-    (["--gpu-memory", "80"], ["80 what?", "80GiB"]),
-    (["--gpu-memory", "80MB"], ["less than any training GPU"]),
-    (["--gpu-memory", "800GB"], ["more than the H100", "80.0 GiB"]),
-    (["--flops", "400"], ["400 what?", "400TFLOPS"]),
-    (["--flops", "4000TFLOPS"], ["4.0x", "989 TFLOP/s", "H100"]),
-    (["--memory-headroom", "10"], ["10 what?", "10%"]),
-    (["--memory-headroom", "100%"], ["below 100%"]),
-    (["--model", "70b", "--params", "7e9"], ["--model 70b", "7e+10", "Drop --model"]),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--gpu-memory", "80"], ["80 what?", "80GiB"]),
+        (["--gpu-memory", "80MB"], ["less than any training GPU"]),
+        (["--gpu-memory", "800GB"], ["more than the H100", "80.0 GiB"]),
+        (["--flops", "400"], ["400 what?", "400TFLOPS"]),
+        (["--flops", "4000TFLOPS"], ["4.0x", "989 TFLOP/s", "H100"]),
+        (["--memory-headroom", "10"], ["10 what?", "10%"]),
+        (["--memory-headroom", "100%"], ["below 100%"]),
+        (["--model", "70b", "--params", "7e9"], ["--model 70b", "7e+10", "Drop --model"]),
+    ],
+)
 def test_numbers_without_units_or_impossible_on_the_gpu_are_refused(capsys, args, words):
     message = cli_error(capsys, "plan", "--nodes", "2", *args)
     assert all(w in message for w in words), message
@@ -64,12 +67,15 @@ def test_a_reshaped_preset_whose_params_agree_is_accepted():
 
 def test_the_memory_kept_free_is_stated_and_a_nearly_full_gpu_does_not_fit_by_default():
     model, cluster = get_model("70b"), get_preset("dgx-h100", 2)
+
     # 70b as tp8 x pp2 with sequence parallelism and 2 micro-batches: 75.8 of 80 GiB, not usable once 10 % is free
     def memory(headroom):
-        return plan(model, Layout(8, 2, 1, sequence_parallel=True, micro_batches=2, memory_headroom=headroom),
-                    cluster).memory
+        return plan(
+            model, Layout(8, 2, 1, sequence_parallel=True, micro_batches=2, memory_headroom=headroom), cluster
+        ).memory
+
     full = memory(0.0)
-    assert full.fits and 72 * 2 ** 30 < full.total_bytes < 80 * 2 ** 30, full.total_bytes / 2 ** 30
+    assert full.fits and 72 * 2**30 < full.total_bytes < 80 * 2**30, full.total_bytes / 2**30
     assert memory(0.10).fits is False
     layout = ["--tp", 8, "--pp", 2, "--dp", 1, "--sp", "--micro-batches", 2, "--nodes", 2]
     res = _run(*layout)
@@ -78,7 +84,7 @@ def test_the_memory_kept_free_is_stated_and_a_nearly_full_gpu_does_not_fit_by_de
     assert "does not fit" not in _run(*layout, "--memory-headroom", "0%").output
     # the search ranks nothing above the usable memory
     found = _run("--nodes", 2, "--json")
-    assert all(p["memory"]["total_bytes"] <= 72 * 2 ** 30 for p in json.loads(found.output)["plans"])
+    assert all(p["memory"]["total_bytes"] <= 72 * 2**30 for p in json.loads(found.output)["plans"])
 
 
 def test_the_one_layout_in_detail_hint_runs_as_printed():
@@ -90,8 +96,9 @@ def test_the_one_layout_in_detail_hint_runs_as_printed():
     assert words[:2] == ["collperf", "plan"] and "--micro-batches" in words and "--gpu-memory" in words
     detail = runner.invoke(app, [*words[1:], "--json"])
     assert detail.exit_code == 0, detail.output
-    found = api.plan_search(api.plan_spec("llama3-8b", None, {"gpu_memory": "70GiB"}, api.NetworkSpec(nodes=2),
-                                          "dgx-a100"), 16, 512)
+    found = api.plan_search(
+        api.plan_spec("llama3-8b", None, {"gpu_memory": "70GiB"}, api.NetworkSpec(nodes=2), "dgx-a100"), 16, 512
+    )
     assert json.loads(detail.output)["step_s"] == pytest.approx(found.best.step_s, rel=1e-9)
 
 

@@ -24,8 +24,21 @@ def run(*args):
 
 
 def test_predict_json_one_size_is_one_object():
-    res = run("predict", "allreduce", "--size", "100MB", "--ranks", 16, "--latency", "10us",
-              "--bandwidth", "100GB/s", "--algorithm", "ring", "--json")
+    res = run(
+        "predict",
+        "allreduce",
+        "--size",
+        "100MB",
+        "--ranks",
+        16,
+        "--latency",
+        "10us",
+        "--bandwidth",
+        "100GB/s",
+        "--algorithm",
+        "ring",
+        "--json",
+    )
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
     assert doc["collective"] == "allreduce" and doc["size_bytes"] == 10**8 and doc["ranks"] == 16
@@ -53,9 +66,27 @@ def test_predict_json_several_sizes_is_a_list_with_phases_on_clusters():
 
 
 def test_two_level_flags_match_the_chapter():
-    res = run("predict", "allreduce", "--size", "100MB", "--nodes", 4, "--ranks-per-node", 4, "--latency", "10us",
-              "--bandwidth", "100GB/s", "--intra-algorithm", "ring", "--inter-algorithm", "ring",
-              "-A", "hierarchical", "--json")
+    res = run(
+        "predict",
+        "allreduce",
+        "--size",
+        "100MB",
+        "--nodes",
+        4,
+        "--ranks-per-node",
+        4,
+        "--latency",
+        "10us",
+        "--bandwidth",
+        "100GB/s",
+        "--intra-algorithm",
+        "ring",
+        "--inter-algorithm",
+        "ring",
+        "-A",
+        "hierarchical",
+        "--json",
+    )
     assert res.exit_code == 0, res.output
     assert json.loads(res.output)["algorithms"][0]["time_s"] == pytest.approx(1.995e-3)
 
@@ -74,20 +105,41 @@ def test_cluster_band_says_each_peers_line_once():
     assert res.output.count("peers: no public runs on 3x8") == 1
 
 
-@pytest.mark.parametrize("args, message", [
-    (["predict", "allreduce", "--ranks", "4"], "no network given"),
-    (["predict", "allreduce", "--ranks", "4", "--latency", "5", "--bandwidth", "1GB/s"], "missing unit"),
-    (["predict", "allsum", "--ranks", "4", "--latency", "5us", "--bandwidth", "1GB/s"], "unknown collective"),
-    (["predict", "allgather", "--ranks", "6", "--latency", "5us", "--bandwidth", "1GB/s", "-A", "recursive-doubling"],
-     "power-of-two"),
-    (["predict", "allreduce", "--cluster", "dgx-h100", "--nodes", "2", "--ranks", "32"],
-     "--ranks 32 on --nodes 2 puts 16 ranks on each node, but a node of --cluster dgx-h100 has 8 GPUs: give --nodes 4"),
-    (["predict", "allreduce", "--cluster", "dgx-h100", "--nodes", "2", "--ranks", "12", "--ranks-per-node", "8"],
-     "--ranks 12 is not --nodes 2 x --ranks-per-node 8 = 16: give --ranks 16"),
-    (["predict", "allreduce", "--cluster", "dgx-z900"], "unknown system"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["predict", "allreduce", "--ranks", "4"], "no network given"),
+        (["predict", "allreduce", "--ranks", "4", "--latency", "5", "--bandwidth", "1GB/s"], "missing unit"),
+        (["predict", "allsum", "--ranks", "4", "--latency", "5us", "--bandwidth", "1GB/s"], "unknown collective"),
+        (
+            [
+                "predict",
+                "allgather",
+                "--ranks",
+                "6",
+                "--latency",
+                "5us",
+                "--bandwidth",
+                "1GB/s",
+                "-A",
+                "recursive-doubling",
+            ],
+            "power-of-two",
+        ),
+        (
+            ["predict", "allreduce", "--cluster", "dgx-h100", "--nodes", "2", "--ranks", "32"],
+            "--ranks 32 on --nodes 2 puts 16 ranks on each node, but a node of --cluster dgx-h100 has 8 GPUs: give --nodes 4",
+        ),
+        (
+            ["predict", "allreduce", "--cluster", "dgx-h100", "--nodes", "2", "--ranks", "12", "--ranks-per-node", "8"],
+            "--ranks 12 is not --nodes 2 x --ranks-per-node 8 = 16: give --ranks 16",
+        ),
+        (["predict", "allreduce", "--cluster", "dgx-z900"], "unknown system"),
+    ],
+)
 def test_cli_errors_are_clear_and_exit_2(args, message, capsys):
     import sys
+
     old = sys.argv
     sys.argv = ["collperf", *args]
     try:
@@ -120,8 +172,19 @@ def test_crossover_sizes_are_where_the_best_changes():
 
 
 def test_crossover_cli_json():
-    res = run("crossover", "allreduce", "--ranks", 4, "--latency", "5us", "--bandwidth", "50GB/s",
-              "-A", "ring,recursive-doubling", "--json")
+    res = run(
+        "crossover",
+        "allreduce",
+        "--ranks",
+        4,
+        "--latency",
+        "5us",
+        "--bandwidth",
+        "50GB/s",
+        "-A",
+        "ring,recursive-doubling",
+        "--json",
+    )
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
     assert doc["regimes"][-1]["to_bytes"] is None and doc["crossovers"][0]["to_algorithm"] == "ring"
@@ -137,31 +200,54 @@ def test_algorithms_lists_every_pair_with_a_source():
 
 def test_api_mirrors_cli():
     net = collperf.network(cluster="chapter", nodes=8)
-    (p,) = collperf.predict("allreduce", "2GB", net, algorithm="hierarchical", intra_algorithm="ring",
-                            inter_algorithm="ring")
+    (p,) = collperf.predict(
+        "allreduce", "2GB", net, algorithm="hierarchical", intra_algorithm="ring", inter_algorithm="ring"
+    )
     phases = [ph["time_s"] * 1e3 for ph in p.algorithms[0].phases]
     assert phases == pytest.approx([5.840, 8.820, 5.840], abs=5e-4)
     with pytest.raises(UsageError):
         collperf.network(ranks=4)
-    best = best_algorithm("allreduce", np.array([1e3, 1e9]), collperf.network(ranks=8, latency="5us",
-                                                                               bandwidth="50GB/s"), algorithm="ring,rhd")
+    best = best_algorithm(
+        "allreduce",
+        np.array([1e3, 1e9]),
+        collperf.network(ranks=8, latency="5us", bandwidth="50GB/s"),
+        algorithm="ring,rhd",
+    )
     assert list(best) == ["rhd", "rhd"]
 
 
 def test_profiles_feed_predict_simulate_and_plan(tmp_path):
-    raw = {"intra": {"latency_s": 2e-6, "bandwidth_Bps": 100e9}, "inter": {"latency_s": 10e-6, "bandwidth_Bps": 10e9},
-           "reduce_bandwidth_Bps": 50e9, "allreduce_alpha_s": 3e-6}
+    raw = {
+        "intra": {"latency_s": 2e-6, "bandwidth_Bps": 100e9},
+        "inter": {"latency_s": 10e-6, "bandwidth_Bps": 10e9},
+        "reduce_bandwidth_Bps": 50e9,
+        "allreduce_alpha_s": 3e-6,
+    }
     path = tmp_path / "profile.json"
     save(profile_from(raw, 2, 4), path)
     cluster = load_cluster(path)
     assert (cluster.nodes, cluster.ranks_per_node, cluster.inter_per_rank.bandwidth_Bps) == (2, 4, 10e9 / 4)
-    res = run("predict", "allreduce", "--size", "1G", "--profile", str(path), "-A", "hierarchical",
-              "--intra-algorithm", "ring", "--inter-algorithm", "ring", "--json")
+    res = run(
+        "predict",
+        "allreduce",
+        "--size",
+        "1G",
+        "--profile",
+        str(path),
+        "-A",
+        "hierarchical",
+        "--intra-algorithm",
+        "ring",
+        "--inter-algorithm",
+        "ring",
+        "--json",
+    )
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
-    n = 2 ** 30   # intra ring RS (with gamma) + inter ring AR on n/4 at 10 GB/s / 4 ranks + intra ring AG
-    expected = (2 * (3 * 2e-6 + 0.75 * n / 100e9) + 0.75 * n / 50e9
-                + 2 * 10e-6 + (n / 4) / (10e9 / 4) + 0.5 * (n / 4) / 50e9)
+    n = 2**30  # intra ring RS (with gamma) + inter ring AR on n/4 at 10 GB/s / 4 ranks + intra ring AG
+    expected = (
+        2 * (3 * 2e-6 + 0.75 * n / 100e9) + 0.75 * n / 50e9 + 2 * 10e-6 + (n / 4) / (10e9 / 4) + 0.5 * (n / 4) / 50e9
+    )
     assert doc["ranks"] == 8 and doc["algorithms"][0]["time_s"] == pytest.approx(expected)
     res = run("simulate", "allreduce", "-A", "ring", "-s", "64M", "-t", "cluster:2x4", "--profile", str(path), "--json")
     assert res.exit_code == 0, res.output

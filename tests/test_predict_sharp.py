@@ -19,18 +19,38 @@ from collperf.spec import NetworkSpec, PredictSpec
 SIZE = "1GB"
 SIZE_BYTES = 10**9
 PREDICT = ["predict", "allreduce", "--size", SIZE, "--cluster", "dgx-h100", "--nodes", "4"]
-DIAGNOSE = ["diagnose", "allreduce", "--size", SIZE, "--time", "9ms", "--ranks", "32", "--cluster", "dgx-h100",
-            "--nodes", "4"]
+DIAGNOSE = [
+    "diagnose",
+    "allreduce",
+    "--size",
+    SIZE,
+    "--time",
+    "9ms",
+    "--ranks",
+    "32",
+    "--cluster",
+    "dgx-h100",
+    "--nodes",
+    "4",
+]
 
 
 def _predicted(sharp, nodes=4, size=SIZE):
-    return api.predict(PredictSpec(collective="allreduce", size=size, expected=True, sharp=sharp,
-                                   network=NetworkSpec(cluster="dgx-h100", nodes=nodes)))
+    return api.predict(
+        PredictSpec(
+            collective="allreduce",
+            size=size,
+            expected=True,
+            sharp=sharp,
+            network=NetworkSpec(cluster="dgx-h100", nodes=nodes),
+        )
+    )
 
 
 def _judged(sharp, nodes=4, size=SIZE):
-    return api.diagnose_measurement(collective="allreduce", size=size, time="9ms", ranks=8 * nodes,
-                                    cluster="dgx-h100", nodes=nodes, sharp=sharp)
+    return api.diagnose_measurement(
+        collective="allreduce", size=size, time="9ms", ranks=8 * nodes, cluster="dgx-h100", nodes=nodes, sharp=sharp
+    )
 
 
 def _same_expectation(band, row):
@@ -60,8 +80,12 @@ def test_the_cli_prints_the_same_numbers_as_diagnose_with_and_without_sharp():
         assert pred.exit_code == 0, pred.output
         assert diag.exit_code == 0, diag.output
         band, row = json.loads(pred.output)["nccl_expected"], json.loads(diag.output)
-        for ours, theirs in (("expected_s", "expected_s"), ("expected_low_s", "expected_low_s"),
-                             ("expected_high_s", "expected_high_s"), ("bound_s", "bound_s")):
+        for ours, theirs in (
+            ("expected_s", "expected_s"),
+            ("expected_low_s", "expected_low_s"),
+            ("expected_high_s", "expected_high_s"),
+            ("bound_s", "bound_s"),
+        ):
             assert band[ours] == pytest.approx(row[theirs], rel=1e-12), (extra, ours)
         assert band["bound_s"] == pytest.approx(2.5e-3 if extra else 3.75e-3)
 
@@ -74,7 +98,7 @@ def test_our_algorithms_do_not_change_with_sharp():
 def test_the_lower_bound_line_is_the_lower_of_ours_and_the_sharp_bound():
     on, off = _predicted(True), _predicted(None)
     ours = on[0].lower_bound_s
-    assert ours > 2.5e-3      # our schedules reduce on the GPUs: at least the ring's network term
+    assert ours > 2.5e-3  # our schedules reduce on the GPUs: at least the ring's network term
     assert on.lower_bound_s(0) == pytest.approx(2.5e-3)
     # without SHARP the line shows the system's bound too: the ring's 1.5 x 1 GB over 8 x 400 Gb/s, 3.75 ms, which
     # ours exceeds by the network's 5 us latency alone
@@ -110,10 +134,28 @@ def _cli_error(monkeypatch, capsys, argv):
 
 
 def test_sharp_on_a_network_without_it_is_the_same_clear_error_on_both(monkeypatch, capsys):
-    predict = _cli_error(monkeypatch, capsys, ["predict", "allreduce", "--size", SIZE, "--cluster", "aws-p5",
-                                               "--nodes", "2", "--sharp"])
-    diagnose = _cli_error(monkeypatch, capsys, ["diagnose", "allreduce", "--size", SIZE, "--time", "9ms", "--ranks",
-                                                "16", "--cluster", "aws-p5", "--nodes", "2", "--sharp"])
+    predict = _cli_error(
+        monkeypatch, capsys, ["predict", "allreduce", "--size", SIZE, "--cluster", "aws-p5", "--nodes", "2", "--sharp"]
+    )
+    diagnose = _cli_error(
+        monkeypatch,
+        capsys,
+        [
+            "diagnose",
+            "allreduce",
+            "--size",
+            SIZE,
+            "--time",
+            "9ms",
+            "--ranks",
+            "16",
+            "--cluster",
+            "aws-p5",
+            "--nodes",
+            "2",
+            "--sharp",
+        ],
+    )
     assert predict == diagnose
     assert "--sharp" in predict and "InfiniBand" in predict and "efa" in predict and "--cluster" in predict
     with pytest.raises(UsageError, match=r"--sharp: .*InfiniBand.*efa"):
@@ -121,28 +163,70 @@ def test_sharp_on_a_network_without_it_is_the_same_clear_error_on_both(monkeypat
 
 
 def test_sharp_without_a_catalogue_system_is_a_clear_error(monkeypatch, capsys):
-    text = _cli_error(monkeypatch, capsys, ["predict", "allreduce", "--size", SIZE, "--ranks", "8", "--latency",
-                                            "1us", "--bandwidth", "10GB/s", "--sharp"])
+    text = _cli_error(
+        monkeypatch,
+        capsys,
+        [
+            "predict",
+            "allreduce",
+            "--size",
+            SIZE,
+            "--ranks",
+            "8",
+            "--latency",
+            "1us",
+            "--bandwidth",
+            "10GB/s",
+            "--sharp",
+        ],
+    )
     assert "--sharp" in text and "--cluster" in text
-    no = _cli_error(monkeypatch, capsys, ["predict", "allreduce", "--size", SIZE, "--ranks", "8", "--latency", "1us",
-                                          "--bandwidth", "10GB/s", "--no-sharp"])
+    no = _cli_error(
+        monkeypatch,
+        capsys,
+        [
+            "predict",
+            "allreduce",
+            "--size",
+            SIZE,
+            "--ranks",
+            "8",
+            "--latency",
+            "1us",
+            "--bandwidth",
+            "10GB/s",
+            "--no-sharp",
+        ],
+    )
     assert "--no-sharp" in no
-    topo = _cli_error(monkeypatch, capsys, ["predict", "allreduce", "--size", SIZE, "--topology", "dgx1",
-                                            "--ranks", "0,1,2,3", "--sharp"])
+    topo = _cli_error(
+        monkeypatch,
+        capsys,
+        ["predict", "allreduce", "--size", SIZE, "--topology", "dgx1", "--ranks", "0,1,2,3", "--sharp"],
+    )
     assert "--sharp" in topo and "--topology" in topo
     with pytest.raises(UsageError, match="--sharp.*--cluster"):
-        PredictSpec(collective="allreduce", size=SIZE, sharp=True,
-                    network=NetworkSpec(ranks=8, latency="1us", bandwidth="10GB/s"))
+        PredictSpec(
+            collective="allreduce",
+            size=SIZE,
+            sharp=True,
+            network=NetworkSpec(ranks=8, latency="1us", bandwidth="10GB/s"),
+        )
 
 
 def test_sharp_on_one_node_is_the_same_clear_error_on_both(monkeypatch, capsys):
     # the switches reduce between nodes: on one node --sharp would silently change nothing
-    predict = _cli_error(monkeypatch, capsys, ["predict", "allreduce", "--nccl", "--cluster", "dgx-a100", "-s", "1M",
-                                               "--sharp"])
-    plain = _cli_error(monkeypatch, capsys, ["predict", "allreduce", "--size", SIZE, "--cluster", "dgx-h100",
-                                             "--sharp"])
-    diagnose = _cli_error(monkeypatch, capsys, ["diagnose", "allreduce", "--size", SIZE, "--time", "9ms", "--ranks",
-                                                "8", "--cluster", "dgx-h100", "--sharp"])
+    predict = _cli_error(
+        monkeypatch, capsys, ["predict", "allreduce", "--nccl", "--cluster", "dgx-a100", "-s", "1M", "--sharp"]
+    )
+    plain = _cli_error(
+        monkeypatch, capsys, ["predict", "allreduce", "--size", SIZE, "--cluster", "dgx-h100", "--sharp"]
+    )
+    diagnose = _cli_error(
+        monkeypatch,
+        capsys,
+        ["diagnose", "allreduce", "--size", SIZE, "--time", "9ms", "--ranks", "8", "--cluster", "dgx-h100", "--sharp"],
+    )
     for text in (predict, plain, diagnose):
         assert "--sharp: in-network reduction is between nodes" in text and "1 node" in text
         assert "--nodes N" in text and "drop --sharp" in text

@@ -20,8 +20,14 @@ from testbed_support import bed_name, needs_root
 from collperf.cli.bench_stream import BenchStream
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
-LOGS = [str(EXAMPLES / n) for n in ("01_superbench-a100x8-allreduce.txt", "10_pcie-2080ti-x2-allreduce.txt",
-                                    "14_h100-ib400-2node-16gpu-allreduce.txt")]
+LOGS = [
+    str(EXAMPLES / n)
+    for n in (
+        "01_superbench-a100x8-allreduce.txt",
+        "10_pcie-2080ti-x2-allreduce.txt",
+        "14_h100-ib400-2node-16gpu-allreduce.txt",
+    )
+]
 
 # the measurements behind calibrate and validate, replaced by quick stand-ins; the rest is the real program
 STAND_INS = """
@@ -56,7 +62,7 @@ def _drain(fd: int, chunks: list) -> None:
     while True:
         try:
             data = os.read(fd, 4096)
-        except OSError:    # EIO: the child's side of the terminal is closed
+        except OSError:  # EIO: the child's side of the terminal is closed
             return
         if not data:
             return
@@ -68,8 +74,12 @@ def run(args, terminal: bool, stand_ins: bool = False, cwd=None):
     cmd = [sys.executable, "-c", STAND_INS, *args] if stand_ins else [sys.executable, "-m", "collperf", *args]
     # the collperf under test, whatever the child's working folder
     here = str(Path(collperf.__file__).parents[1])
-    env = {**os.environ, "TERM": "xterm", "COLUMNS": "120",
-           "PYTHONPATH": os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)}
+    env = {
+        **os.environ,
+        "TERM": "xterm",
+        "COLUMNS": "120",
+        "PYTHONPATH": os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p),
+    }
     if not terminal:
         done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
         return done.returncode, done.stdout, done.stderr
@@ -97,7 +107,7 @@ def test_many_logs_show_progress_on_a_terminal_only(command):
     code, out, tty = run([command, *LOGS], terminal=True)
     assert code == 0, tty
     assert "reading logs" in tty or "read 3/3" in tty
-    assert ("fitted 3/3" if command == "fit" else "judged 3/3") in tty   # the bar's last state, drawn as it stops
+    assert ("fitted 3/3" if command == "fit" else "judged 3/3") in tty  # the bar's last state, drawn as it stops
     code, piped_out, piped_err = run([command, *LOGS], terminal=False)
     assert code == 0 and "read" not in piped_err and "judged" not in piped_err and "fitted" not in piped_err
     assert piped_err.strip() == ""
@@ -120,7 +130,7 @@ def test_validate_shows_its_phases_on_a_terminal_and_nothing_under_json(tmp_path
     args = ["validate", "--ranks", "2", "--sizes", "1K"]
     code, out, tty = run(args, terminal=True, stand_ins=True, cwd=tmp_path)
     assert code == 0, tty
-    assert "measuring allgather" in tty     # the last phase, drawn as the bar stops
+    assert "measuring allgather" in tty  # the last phase, drawn as the bar stops
     code, out, tty = run([*args, "--json"], terminal=True, stand_ins=True, cwd=tmp_path)
     assert code == 0 and "measuring" not in tty and "calibrating" not in tty
     json.loads(out)
@@ -142,7 +152,7 @@ def test_plan_search_shows_progress_on_a_terminal_only():
     args = ["plan", "--model", "70b", "--cluster", "dgx-h100", "--nodes", "2"]
     code, out, tty = run(args, terminal=True)
     assert code == 0, tty
-    assert "planned" in tty and "layouts" in tty      # the bar's last state, drawn as it stops
+    assert "planned" in tty and "layouts" in tty  # the bar's last state, drawn as it stops
     code, out, err = run(args, terminal=False)
     assert code == 0 and "planned" not in err and "considered" not in err
     code, out, tty = run([*args, "--json"], terminal=True)

@@ -8,8 +8,20 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SKIP_DIRS = {".git", ".venv", "venv", "build", "dist", "site", "__pycache__", ".pytest_cache", ".hypothesis",
-             "node_modules", ".mypy_cache", ".ruff_cache"}
+SKIP_DIRS = {
+    ".git",
+    ".venv",
+    "venv",
+    "build",
+    "dist",
+    "site",
+    "__pycache__",
+    ".pytest_cache",
+    ".hypothesis",
+    "node_modules",
+    ".mypy_cache",
+    ".ruff_cache",
+}
 # logs and captures from other machines, kept byte for byte (the corpus: public runs, each file naming its source)
 DATA = ("examples/", "tests/fixtures/", "src/collperf/data/corpus/")
 
@@ -19,7 +31,7 @@ BUILD_MACHINE = re.compile(r"(?<![\w.~-])/" + "work/")
 HOME = re.compile(r"(?<![\w.~-])/" + r"home/\w")
 TMP = re.compile(r"(?<![\w.~-])/" + r"tmp/")
 ISSUE = re.compile(r"\bissues?\s*#?\s*\d+\b|(?<![\w&#/\"'=-])#\d{1,4}\b(?![\w-])", re.IGNORECASE)
-CITED_TRACKER = re.compile(r"[\w.]+[-/][\w./-]*\s*$")   # "astra-sim #296", "NVIDIA/nccl#123": another project's
+CITED_TRACKER = re.compile(r"[\w.]+[-/][\w./-]*\s*$")  # "astra-sim #296", "NVIDIA/nccl#123": another project's
 
 
 class _TrackerReference:
@@ -27,8 +39,14 @@ class _TrackerReference:
 
     @staticmethod
     def search(line: str):
-        return next((m for m in ISSUE.finditer(line)
-                     if m.group(0).lower().startswith("issue") or not CITED_TRACKER.search(line[:m.start()])), None)
+        return next(
+            (
+                m
+                for m in ISSUE.finditer(line)
+                if m.group(0).lower().startswith("issue") or not CITED_TRACKER.search(line[: m.start()])
+            ),
+            None,
+        )
 
 
 TRACKER = _TrackerReference()
@@ -48,7 +66,7 @@ def text(path: Path) -> str | None:
     try:
         return path.read_text()
     except (UnicodeDecodeError, OSError):
-        return None   # a binary file (an image)
+        return None  # a binary file (an image)
 
 
 def hits(paths, pattern: re.Pattern) -> list[str]:
@@ -76,15 +94,18 @@ def test_the_docs_show_no_temporary_paths():
 AREAS = {
     "tests": pytest.param("tests", id="tests"),
     "docs": pytest.param("docs", id="docs"),
-    "rest": pytest.param(None, id="everything-else"),   # front pages, benchmarks, examples, build files
+    "rest": pytest.param(None, id="everything-else"),  # front pages, benchmarks, examples, build files
     "src": pytest.param("src", id="src"),
 }
 
 
 def _area_files(area: str | None, data: bool = False) -> list[Path]:
     if area is None:
-        chosen = [p for p in files() if rel(p).split("/")[0] not in ("src", "tests", "docs")
-                  or rel(p).startswith("tests/fixtures/")]
+        chosen = [
+            p
+            for p in files()
+            if rel(p).split("/")[0] not in ("src", "tests", "docs") or rel(p).startswith("tests/fixtures/")
+        ]
     else:
         chosen = files(area)
     return chosen if data else [p for p in chosen if not rel(p).startswith(DATA)]
@@ -98,8 +119,7 @@ def test_no_file_points_beside_the_checkout_or_at_the_build_machine(area):
     assert not found, "paths outside the checkout (copy what is needed into tests/fixtures/):\n" + "\n".join(found)
 
 
-@pytest.mark.parametrize("area", [AREAS[a] for a in ("tests", "docs", "src")] + [
-    pytest.param("", id="front-pages")])
+@pytest.mark.parametrize("area", [AREAS[a] for a in ("tests", "docs", "src")] + [pytest.param("", id="front-pages")])
 def test_text_cites_sources_not_the_tracker_or_internal_names(area):
     paths = _area_files(area) if area else [ROOT / "README.md", ROOT / "benchmarks" / "README.md"]
     found = [f"issue number: {h}" for h in hits(paths, TRACKER)]
@@ -114,4 +134,6 @@ def test_the_patterns_are_precise():
     assert TRACKER.search("fixed in #12.") and not TRACKER.search("ASTRA-sim direct (astra-sim #296)")
     assert not SOURCE_DOCUMENT.search("a seeded mutator over 2,000 seeds; torch.manual_seed(0); seeds=20000")
     assert SOURCE_DOCUMENT.search("as seed 003 measures it")
-    assert BUILD_MACHINE.search("LOGS = Path('" + "/".join(("", "work", "x")) + "')") and not BUILD_MACHINE.search("framework" + "/".join(("", "work", "x")))
+    assert BUILD_MACHINE.search("LOGS = Path('" + "/".join(("", "work", "x")) + "')") and not BUILD_MACHINE.search(
+        "framework" + "/".join(("", "work", "x"))
+    )

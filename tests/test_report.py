@@ -30,8 +30,9 @@ class _References(HTMLParser):
     """Everything in a page that would make a browser fetch: read from the parsed tags, so that a log's
     text shown on the page (escaped) is not mistaken for markup."""
 
-    FETCHING_TAGS = frozenset({"script", "link", "iframe", "object", "embed", "img", "video", "audio", "source",
-                               "frame"})
+    FETCHING_TAGS = frozenset(
+        {"script", "link", "iframe", "object", "embed", "img", "video", "audio", "source", "frame"}
+    )
     URL_ATTRIBUTES = frozenset({"src", "href", "xlink:href", "action", "poster", "srcset", "data", "background"})
     CSS = re.compile(r"""@import|url\(\s*(?:["']\s*)?(?![#"'])""", re.IGNORECASE)
 
@@ -92,7 +93,7 @@ def test_a_report_is_one_page_with_no_external_reference(tmp_path):
     page = path.read_text()
     assert external_references(page) == []
     text, tags = page_text(page)
-    assert "script" not in tags and tags.count("svg") == 2          # busbw and time, inline
+    assert "script" not in tags and tags.count("svg") == 2  # busbw and time, inline
     (d,) = api.diagnose_logs([str(A100)], peak="300GB/s")
     # the summary: the peak read from the log (its last row prints busbw 235.26) and the system assumed
     assert "235.26 GB/s" in text and "at 8 GiB" in text
@@ -103,7 +104,7 @@ def test_a_report_is_one_page_with_no_external_reference(tmp_path):
     assert re.search(r"verdict as expected", text)
     for f in d.findings:
         assert squash(f.message) in text
-    assert "collperf.api.report" in text                                # what made it
+    assert "collperf.api.report" in text  # what made it
     assert "Fitted regimes" in text and f"R{len(d.fit.regimes)} " in text
 
 
@@ -116,11 +117,11 @@ def test_every_string_from_a_log_is_escaped(tmp_path):
     log.write_text("\n".join(lines) + "\n")
     page = api.report([str(log)], tmp_path / "evil.html").read_text()
     assert "<script" not in page.lower() and "<img" not in page.lower()
-    assert html.escape(hostile) in page                                  # shown, as text
+    assert html.escape(hostile) in page  # shown, as text
     assert external_references(page) == []
 
 
-@pytest.mark.slow   # three pages rendered; the core renders one (test_a_report_is_one_page_with_no_external_reference)
+@pytest.mark.slow  # three pages rendered; the core renders one (test_a_report_is_one_page_with_no_external_reference)
 def test_several_logs_side_by_side_and_the_cli(tmp_path):
     out = tmp_path / "both.html"
     res = CliRunner().invoke(app, ["report", str(A100), str(H100), "--peak", "300GB/s", "-o", str(out)])
@@ -147,16 +148,51 @@ def test_the_readme_report_command_with_a_cluster(tmp_path):
 
 
 def test_a_validate_json_report(tmp_path):
-    doc = {"networks": ["1 nodes x 4 ranks (calibrated)"],
-           "summary": [{"collective": "allreduce", "algorithm": "ring", "ranks": 4, "regime": "bandwidth", "rows": 2,
-                        "median_abs_error": 0.15, "worst_abs_error": 0.2, "worst_size": 4194304,
-                        "worst_signed_error": -0.2}],
-           "rows": [{"collective": "allreduce", "algorithm": "ring", "ranks": 4, "size": 1048576, "measured_s": 1e-3,
-                     "predicted_s": 1.1e-3, "regime": "bandwidth"},
-                    {"collective": "allreduce", "algorithm": "ring", "ranks": 4, "size": 4194304, "measured_s": 5e-3,
-                     "predicted_s": 4e-3, "regime": "bandwidth"},
-                    {"collective": "allreduce", "algorithm": "<b>rhd</b>", "ranks": 4, "size": 4194304,
-                     "measured_s": 2e-3, "predicted_s": 2.1e-3, "regime": "bandwidth"}]}
+    doc = {
+        "networks": ["1 nodes x 4 ranks (calibrated)"],
+        "summary": [
+            {
+                "collective": "allreduce",
+                "algorithm": "ring",
+                "ranks": 4,
+                "regime": "bandwidth",
+                "rows": 2,
+                "median_abs_error": 0.15,
+                "worst_abs_error": 0.2,
+                "worst_size": 4194304,
+                "worst_signed_error": -0.2,
+            }
+        ],
+        "rows": [
+            {
+                "collective": "allreduce",
+                "algorithm": "ring",
+                "ranks": 4,
+                "size": 1048576,
+                "measured_s": 1e-3,
+                "predicted_s": 1.1e-3,
+                "regime": "bandwidth",
+            },
+            {
+                "collective": "allreduce",
+                "algorithm": "ring",
+                "ranks": 4,
+                "size": 4194304,
+                "measured_s": 5e-3,
+                "predicted_s": 4e-3,
+                "regime": "bandwidth",
+            },
+            {
+                "collective": "allreduce",
+                "algorithm": "<b>rhd</b>",
+                "ranks": 4,
+                "size": 4194304,
+                "measured_s": 2e-3,
+                "predicted_s": 2.1e-3,
+                "regime": "bandwidth",
+            },
+        ],
+    }
     source = tmp_path / "validate.json"
     source.write_text(json.dumps(doc))
     page = api.report([str(source)], tmp_path / "v.html").read_text()
@@ -169,8 +205,10 @@ def test_a_validate_json_report(tmp_path):
 
 
 def test_a_validation_object_reports_like_its_json(tmp_path):
-    rows = [ValidationRow("allgather", "bruck", 8, 65536, 2e-4, 1e-4, "latency"),      # -50 %
-            ValidationRow("allgather", "bruck", 8, 1048576, 1e-3, 1.25e-3, "bandwidth")]  # +25 %
+    rows = [
+        ValidationRow("allgather", "bruck", 8, 65536, 2e-4, 1e-4, "latency"),  # -50 %
+        ValidationRow("allgather", "bruck", 8, 1048576, 1e-3, 1.25e-3, "bandwidth"),
+    ]  # +25 %
     result = api.Validation(["8 ranks (profile p.json)"], rows, summary(rows))
     text, _ = page_text(api.report([result], tmp_path / "v.html").read_text())
     # median |error| of 50 % and 25 %: 37.5 %, beyond the 30 % band
@@ -178,12 +216,18 @@ def test_a_validation_object_reports_like_its_json(tmp_path):
 
 
 def test_the_view_reads_fields_it_does_not_know_with_defaults():
-    class Row:   # a future SizeVerdict: an expected time instead of ideal_s, no fitted time
+    class Row:  # a future SizeVerdict: an expected time instead of ideal_s, no fitted time
         size, time_s, expected_s, busbw_GBps, efficiency, regime = 1024, 2e-6, 1e-6, None, None, "latency"
         verdict = "investigate: 2x the expected time"
+
     r = view.row_view(Row())
-    assert (r.expected_s, r.fitted_s, r.verdict, r.verdict_detail, r.tone) == \
-        (1e-6, None, "investigate", "2x the expected time", "bad")
+    assert (r.expected_s, r.fitted_s, r.verdict, r.verdict_detail, r.tone) == (
+        1e-6,
+        None,
+        "investigate",
+        "2x the expected time",
+        "bad",
+    )
 
 
 def _png_size(path: Path) -> tuple[int, int]:
@@ -193,22 +237,38 @@ def _png_size(path: Path) -> tuple[int, int]:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed (Debian: apt-get install -y "
-                                             "chromium; `make test` installs it when run as root)")
+@pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="headless Chromium is not installed (Debian: apt-get install -y "
+    "chromium; `make test` installs it when run as root)",
+)
 def test_the_report_in_headless_chromium(tmp_path):
     report = api.report([str(H100)], tmp_path / "h100.html", network=api.NetworkSpec(cluster="dgx-h100"))
     (d,) = api.diagnose_logs([str(H100)], network=api.NetworkSpec(cluster="dgx-h100"))
-    base = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
-            f"--user-data-dir={tmp_path / 'profile'}"]
+    base = [
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--hide-scrollbars",
+        "--no-first-run",
+        f"--user-data-dir={tmp_path / 'profile'}",
+    ]
     shot = tmp_path / "h100.png"
-    subprocess.run(base + [f"--screenshot={shot}", "--window-size=1280,2000", report.resolve().as_uri()],
-                   capture_output=True, timeout=60, check=True)
+    subprocess.run(
+        base + [f"--screenshot={shot}", "--window-size=1280,2000", report.resolve().as_uri()],
+        capture_output=True,
+        timeout=60,
+        check=True,
+    )
     assert _png_size(shot) == (1280, 2000)
     from matplotlib.image import imread
+
     pixels = imread(str(shot))
-    assert (pixels[..., :3] < 0.5).mean() > 0.005                       # dark text and plot lines were drawn
-    dom = subprocess.run(base + ["--dump-dom", report.resolve().as_uri()], capture_output=True, text=True,
-                         timeout=60, check=True).stdout
+    assert (pixels[..., :3] < 0.5).mean() > 0.005  # dark text and plot lines were drawn
+    dom = subprocess.run(
+        base + ["--dump-dom", report.resolve().as_uri()], capture_output=True, text=True, timeout=60, check=True
+    ).stdout
     text, tags = page_text(dom)
     assert "svg" in tags and "script" not in tags
     verdict = view.diagnosis_view(d).verdict
@@ -227,7 +287,7 @@ def test_the_time_plot_draws_the_bound_only_within_a_decade_of_the_measured_time
     # is left out; 3 us (within a decade below) and 42.95 ms are drawn
     rows = [_row(8, 68.5e-6, 2e-11), _row(16, 20e-6, 3e-6), _row(1 << 34, 68.65e-3, 42.95e-3)]
     assert [r.size for r in svg.bound_points(rows)] == [16, 1 << 34]
-    assert svg.bound_points([_row(8, None, 1e-9)]) == []          # nothing measured: no scale to judge by
+    assert svg.bound_points([_row(8, None, 1e-9)]) == []  # nothing measured: no scale to judge by
 
 
 def test_the_card_shows_the_expected_busbw_and_the_bound_labelled(tmp_path):

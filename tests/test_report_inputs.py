@@ -18,16 +18,22 @@ INPUTS = FIXTURES / "inputs"
 A100 = Path(__file__).resolve().parent.parent / "examples" / "01_superbench-a100x8-allreduce.txt"
 
 # four HCAs of one ib_write_bw sweep (perftest's own layout), the third at 180.2 of 400 Gb/s
-_BLOCK = ("---\n RDMA_Write BW Test\n Device         : {d}\n Link type       : IB\n---\n"
-          " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n"
-          " 65536      5000             {bw}             {bw}      0.7\n---\n")
+_BLOCK = (
+    "---\n RDMA_Write BW Test\n Device         : {d}\n Link type       : IB\n---\n"
+    " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n"
+    " 65536      5000             {bw}             {bw}      0.7\n---\n"
+)
 
 
 def test_the_page_shows_system_choices_links_and_check_first(tmp_path):
     hcas = tmp_path / "ib_write_bw_4hca.txt"
     hcas.write_text("".join(_BLOCK.format(d=f"mlx5_{i}", bw=bw) for i, bw in enumerate((392.4, 391.9, 180.2, 392.0))))
-    inputs = [str(INPUTS / "nccl_debug_h800_socket.log"), str(INPUTS / "p2p_bandwidth_6gpu_p2p_slow.txt"), str(hcas),
-              str(A100)]
+    inputs = [
+        str(INPUTS / "nccl_debug_h800_socket.log"),
+        str(INPUTS / "p2p_bandwidth_6gpu_p2p_slow.txt"),
+        str(hcas),
+        str(A100),
+    ]
     page = api.report(inputs, tmp_path / "inputs.html", network=NetworkSpec(inter_bandwidth="400Gb/s")).read_text()
     assert external_references(page) == []
     text, tags = page_text(page)
@@ -45,25 +51,31 @@ def test_the_page_shows_system_choices_links_and_check_first(tmp_path):
     assert "line 13: 0 912.68 9.90 9.90 9.90 9.90 9.90" in text
     # the HCAs: 180.2 Gb/s = 22.5 GB/s of 50 GB/s named slow, in the verdict and in its row
     assert "1 of 4 link(s) slow: mlx5_2" in text
-    row = text[text.index("mlx5_2 RDMA_Write"):]
+    row = text[text.index("mlx5_2 RDMA_Write") :]
     assert squash(row[:200]).startswith("mlx5_2 RDMA_Write BW Test 22.52 50 48.99 slow 22.525 GB/s is 45% of")
     assert '<td class="l bad"><b>slow</b>' in page
 
 
 def test_a_report_of_one_input_and_of_an_input_report_object_escaped(tmp_path):
     hostile = "<script>alert(1)</script>"
-    report = InputReport(source="host<img src=x onerror=alert(1)>.log", kind="NCCL debug log",
-                         facts=[("ranks", "8", f"{hostile} NCCL INFO comm 0x1 rank 0 nranks 8")],
-                         chose=[("protocol", "LL128", "NCCL INFO 1 coll channels")],
-                         check_first=[(f"check {hostile}", "line 3: <b>bold</b>")],
-                         links=[LinkVerdict("mlx5_0", "ib_write_bw", 10.0, 50.0, "--nic-rate", 49.0, LinkKind.SLOW,
-                                            "20% of the rate", f"{hostile}")])
+    report = InputReport(
+        source="host<img src=x onerror=alert(1)>.log",
+        kind="NCCL debug log",
+        facts=[("ranks", "8", f"{hostile} NCCL INFO comm 0x1 rank 0 nranks 8")],
+        chose=[("protocol", "LL128", "NCCL INFO 1 coll channels")],
+        check_first=[(f"check {hostile}", "line 3: <b>bold</b>")],
+        links=[
+            LinkVerdict(
+                "mlx5_0", "ib_write_bw", 10.0, 50.0, "--nic-rate", 49.0, LinkKind.SLOW, "20% of the rate", f"{hostile}"
+            )
+        ],
+    )
     page = api.report([report], tmp_path / "one.html").read_text()
     assert "<script" not in page.lower() and "<img" not in page.lower() and "<b>bold" not in page
     assert html.escape(hostile) in page and external_references(page) == []
     text, _ = page_text(page)
-    assert "collperf report: NCCL debug log host<img src=x onerror=alert(1)>.log" in text   # the title names it
-    assert "1 of 1 link(s) slow: mlx5_0" in text and "System inputs" not in text       # one: no overview
+    assert "collperf report: NCCL debug log host<img src=x onerror=alert(1)>.log" in text  # the title names it
+    assert "1 of 1 link(s) slow: mlx5_0" in text and "System inputs" not in text  # one: no overview
 
 
 def test_cli_report_of_a_topology_dump(tmp_path):

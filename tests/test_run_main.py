@@ -9,6 +9,7 @@ from collperf.errors import RunError, UsageError, run_main
 def test_a_collperf_error_ends_with_its_message_and_status(error, status, capsys):
     def main():
         raise error
+
     with pytest.raises(SystemExit) as ended:
         run_main(main)
     assert ended.value.code == status
@@ -18,6 +19,7 @@ def test_a_collperf_error_ends_with_its_message_and_status(error, status, capsys
 def test_any_other_error_is_a_bug_and_keeps_its_traceback():
     def main():
         raise KeyError("x")
+
     with pytest.raises(KeyError):
         run_main(main)
 

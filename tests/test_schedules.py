@@ -24,7 +24,7 @@ def test_every_algorithm_verifies_for_1_to_64_ranks(alg, ranks):
     for p in ranks:
         if alg.unavailable(p):
             continue
-        for k in ((1, 2, 5) if alg.pipeline else (1,)):
+        for k in (1, 2, 5) if alg.pipeline else (1,):
             verify(build(alg.collective, alg.name, p, segments=k))
 
 
@@ -58,27 +58,35 @@ def test_hierarchical_allreduce_with_any_phase_algorithms(intra, inter):
 
 # --- broken schedules are caught, and the message names the place -------------------------------
 
+
 def test_wrong_index_is_caught():
     good = build("allgather", "ring", 4)
     steps = list(good.steps)
     first = list(steps[1].transfers)
-    first[2] = Transfer(first[2].src, first[2].dst, (3,), "copy")   # a block rank 2 does not hold yet
+    first[2] = Transfer(first[2].src, first[2].dst, (3,), "copy")  # a block rank 2 does not hold yet
     steps[1] = Step(tuple(first))
-    with pytest.raises(VerificationError, match=r"step 1, transfer 2->3\[3\]: rank 2 sends chunk 3, which it does not hold"):
+    with pytest.raises(
+        VerificationError, match=r"step 1, transfer 2->3\[3\]: rank 2 sends chunk 3, which it does not hold"
+    ):
         verify(make("allgather", "ring", 4, 4, steps))
 
 
 def test_double_reduce_is_caught():
     s = build("allreduce", "ring", 4)
     steps = list(s.steps)
-    steps.insert(1, steps[0])    # the first reduce-scatter step twice
-    with pytest.raises(VerificationError, match=r"step 1, transfer 0\+>1\[3\]: rank 1 chunk 3 would count contributions \{0\} twice"):
+    steps.insert(1, steps[0])  # the first reduce-scatter step twice
+    with pytest.raises(
+        VerificationError, match=r"step 1, transfer 0\+>1\[3\]: rank 1 chunk 3 would count contributions \{0\} twice"
+    ):
         verify(make("allreduce", "ring", 4, 4, steps))
 
 
 def test_missing_step_is_caught():
     s = build("reducescatter", "recursive-halving", 8)
-    with pytest.raises(VerificationError, match=r"after the last step \(2 steps\), rank \d chunk \d holds .* expected \{0,1,2,3,4,5,6,7\}"):
+    with pytest.raises(
+        VerificationError,
+        match=r"after the last step \(2 steps\), rank \d chunk \d holds .* expected \{0,1,2,3,4,5,6,7\}",
+    ):
         verify(make("reducescatter", "recursive-halving", 8, 8, s.steps[:-1]))
 
 
@@ -92,6 +100,7 @@ def test_conflicting_writes_and_bad_ranks_are_caught():
 
 
 # --- structure ----------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("p", [2, 3, 5, 8, 13])
 def test_ring_allreduce_sends_2_p_minus_1_messages_to_the_right(p):
@@ -116,7 +125,7 @@ def test_recursive_halving_halves_the_data_each_step():
 
 
 def test_fold_in_for_six_ranks():
-    s = build("allreduce", "rhd", 6)   # p' = 4, ranks 0 and 2 fold into 1 and 3
+    s = build("allreduce", "rhd", 6)  # p' = 4, ranks 0 and 2 fold into 1 and 3
     assert {(t.src, t.dst) for t in s.steps[0].transfers} == {(0, 1), (2, 3)}
     assert {(t.src, t.dst) for t in s.steps[-1].transfers} == {(1, 0), (3, 2)}
 
@@ -159,16 +168,18 @@ def test_root_relabels_rooted_collectives():
 
 # --- cost from the schedule == closed form --------------------------------------------------------
 
+
 @pytest.mark.parametrize("ranks", RANK_PARTS)
 @pytest.mark.parametrize("alg", ALGORITHMS, ids=lambda a: f"{a.collective}-{a.name}")
 def test_schedule_cost_equals_closed_form(alg, ranks):
     for p in ranks:
         if alg.unavailable(p):
             continue
-        for k in ((1, 3, 8) if alg.pipeline else (None,)):
+        for k in (1, 3, 8) if alg.pipeline else (None,):
             s = build(alg.collective, alg.name, p, segments=k or 1)
-            assert schedule_coefficients(s) == pytest.approx(coefficients(alg.collective, alg.name, p, segments=k),
-                                                             rel=1e-12, abs=1e-12)
+            assert schedule_coefficients(s) == pytest.approx(
+                coefficients(alg.collective, alg.name, p, segments=k), rel=1e-12, abs=1e-12
+            )
 
 
 def test_hierarchical_schedule_cost_equals_two_level_model_on_a_uniform_network():

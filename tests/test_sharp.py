@@ -35,6 +35,7 @@ SHARP_LOG = CORPUS / "a100-ib-sharp-4x8-allreduce-gh-coreweave-2023-06.txt"
 
 # ---- the bound ------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("nodes, ring", [(2, 1.0), (4, 1.5)])
 def test_allreduce_node_network_term_by_hand(nodes, ring):
     # ring (Patarasuk-Yuan): 2 (N-1)/N of the size per node; with the switches reducing, the vector up once
@@ -54,8 +55,7 @@ def test_four_node_sharp_peak_busbw_by_hand():
     b = two_level_bound("allreduce", [GIB], 4, 8, 300e9, 100e9, in_network_reduction=True)
     assert b.peak_busbw_Bps == pytest.approx(193.75e9)
     # the ring's: 100 / 1.5 algbw -> 129.17 GB/s busbw
-    assert two_level_bound("allreduce", [GIB], 4, 8, 300e9, 100e9).peak_busbw_Bps == pytest.approx(
-        100e9 / 1.5 * 1.9375)
+    assert two_level_bound("allreduce", [GIB], 4, 8, 300e9, 100e9).peak_busbw_Bps == pytest.approx(100e9 / 1.5 * 1.9375)
 
 
 @pytest.mark.parametrize("collective", ["allgather", "reducescatter", "broadcast", "reduce", "alltoall"])
@@ -75,36 +75,46 @@ def test_sharp_never_raises_the_bound_and_halves_it_at_most(nodes, g):
 
 # ---- log lines and the flag -------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("line, value, quoted", [
-    ("[g2f4e7c:0:588 - comm.c:392] INFO [group#:0] group id:0 tree idx:0 tree_type:LLT rail_idx:0 group size:4",
-     True, "tree_type:LLT"),
-    ("node1:12:40 [0] NCCL INFO Connected Collnet Chains  [0] 8->0->-1 [1] 8->0->-1", True, "Connected Collnet"),
-    ("node1:12:40 [0] NCCL INFO Connected collnet + chain", True, "Connected collnet + chain"),
-    ("node1:12:40 [0] NCCL INFO rank 0 Connected CollNet", True, "rank 0 Connected CollNet"),
-    ("node1:12:40 [0] NCCL INFO NCCL_COLLNET_ENABLE set by environment to 1.", True, "set by environment to 1"),
-    ("node1:12:40 [0] NCCL INFO NCCL_COLLNET_ENABLE set by environment to 0.", False, "set by environment to 0"),
-    ("mpirun -np 16 -x NCCL_COLLNET_ENABLE=1 -x NCCL_IB_HCA=mlx5 ./all_reduce_perf", True, "NCCL_COLLNET_ENABLE=1"),
-    ("node1:12:40 [0] NCCL INFO NCCL_ALGO set by environment to CollNetChain", True, "to CollNetChain"),
-    ("mpirun -np 16 -x NCCL_ALGO=Ring,CollNetDirect ./all_reduce_perf", True, "NCCL_ALGO=Ring,CollNetDirect"),
-])
+
+@pytest.mark.parametrize(
+    "line, value, quoted",
+    [
+        (
+            "[g2f4e7c:0:588 - comm.c:392] INFO [group#:0] group id:0 tree idx:0 tree_type:LLT rail_idx:0 group size:4",
+            True,
+            "tree_type:LLT",
+        ),
+        ("node1:12:40 [0] NCCL INFO Connected Collnet Chains  [0] 8->0->-1 [1] 8->0->-1", True, "Connected Collnet"),
+        ("node1:12:40 [0] NCCL INFO Connected collnet + chain", True, "Connected collnet + chain"),
+        ("node1:12:40 [0] NCCL INFO rank 0 Connected CollNet", True, "rank 0 Connected CollNet"),
+        ("node1:12:40 [0] NCCL INFO NCCL_COLLNET_ENABLE set by environment to 1.", True, "set by environment to 1"),
+        ("node1:12:40 [0] NCCL INFO NCCL_COLLNET_ENABLE set by environment to 0.", False, "set by environment to 0"),
+        ("mpirun -np 16 -x NCCL_COLLNET_ENABLE=1 -x NCCL_IB_HCA=mlx5 ./all_reduce_perf", True, "NCCL_COLLNET_ENABLE=1"),
+        ("node1:12:40 [0] NCCL INFO NCCL_ALGO set by environment to CollNetChain", True, "to CollNetChain"),
+        ("mpirun -np 16 -x NCCL_ALGO=Ring,CollNetDirect ./all_reduce_perf", True, "NCCL_ALGO=Ring,CollNetDirect"),
+    ],
+)
 def test_collnet_from_the_lines_that_show_it_with_the_line_quoted(line, value, quoted):
     facts = read_facts(line)
     assert facts.get("collnet") is value
     assert quoted in facts.line("collnet")
 
 
-@pytest.mark.parametrize("line", [
-    # NCCL 2.30.7 init.cc prints comm->nChannels as the collnet channel count: not evidence
-    "node1:1:1 [0] NCCL INFO 2 coll channels, 2 collnet channels, 0 nvls channels, 2 p2p channels, 2 p2p "
-    "channels per peer",
-    # the SHARP plugin loaded: CollNet still off unless NCCL_COLLNET_ENABLE=1
-    "test1:5425:5439 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB/SHARP [RO]; OOB eno1:192.168.160.111<0>",
-    "test1:1:1 [0] NCCL INFO Plugin Path : /opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so",
-    "node1:1:1 [0] NCCL INFO NCCL_ALGO set by environment to ^CollNet",
-    "# hardware: 4 nodes with SHARP, NCCL_ALGO=CollNetChain (a curated line)",
-    # the SHARP library on a path: installed, not used
-    "LD_LIBRARY_PATH=/opt/hpcx/sharp/lib/libsharp_coll.so:/usr/lib",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        # NCCL 2.30.7 init.cc prints comm->nChannels as the collnet channel count: not evidence
+        "node1:1:1 [0] NCCL INFO 2 coll channels, 2 collnet channels, 0 nvls channels, 2 p2p channels, 2 p2p "
+        "channels per peer",
+        # the SHARP plugin loaded: CollNet still off unless NCCL_COLLNET_ENABLE=1
+        "test1:5425:5439 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB/SHARP [RO]; OOB eno1:192.168.160.111<0>",
+        "test1:1:1 [0] NCCL INFO Plugin Path : /opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so",
+        "node1:1:1 [0] NCCL INFO NCCL_ALGO set by environment to ^CollNet",
+        "# hardware: 4 nodes with SHARP, NCCL_ALGO=CollNetChain (a curated line)",
+        # the SHARP library on a path: installed, not used
+        "LD_LIBRARY_PATH=/opt/hpcx/sharp/lib/libsharp_coll.so:/usr/lib",
+    ],
+)
 def test_lines_that_do_not_say_collnet_runs(line):
     assert "collnet" not in read_facts(line)
 
@@ -124,7 +134,7 @@ def test_assume_reads_collnet_with_provenance_and_the_flag_overrides(tmp_path):
     assert not off.collnet and off.provenance["collnet"] == "user override (--no-sharp)"
     on = assume(_log(tmp_path, []), HardwareSpec(sharp=True)).system
     assert on.collnet and on.provenance["collnet"] == "user override (--sharp)"
-    assert not assume(_log(tmp_path, [])).system.collnet        # nothing said: off, NCCL's default
+    assert not assume(_log(tmp_path, [])).system.collnet  # nothing said: off, NCCL's default
 
 
 def test_one_node_does_not_show_or_take_sharp_from_the_log(tmp_path):
@@ -139,12 +149,47 @@ def test_sharp_on_a_network_without_it_is_a_clear_error(tmp_path):
 
 
 def test_cli_flag_and_its_error(capsys, monkeypatch):
-    res = CliRunner().invoke(app, ["diagnose", "allreduce", "--size", "1GiB", "--time", "9ms", "--ranks", "32",
-                                   "--cluster", "dgx-a100", "--nodes", "4", "--sharp", "--json"])
+    res = CliRunner().invoke(
+        app,
+        [
+            "diagnose",
+            "allreduce",
+            "--size",
+            "1GiB",
+            "--time",
+            "9ms",
+            "--ranks",
+            "32",
+            "--cluster",
+            "dgx-a100",
+            "--nodes",
+            "4",
+            "--sharp",
+            "--json",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert "in-network reduction (SHARP)" in res.output
-    monkeypatch.setattr(sys, "argv", ["collperf", "diagnose", "allreduce", "--size", "1GiB", "--time", "9ms",
-                                      "--ranks", "16", "--cluster", "aws-p5", "--nodes", "2", "--sharp"])
+    monkeypatch.setattr(
+        sys,
+        "argv",
+        [
+            "collperf",
+            "diagnose",
+            "allreduce",
+            "--size",
+            "1GiB",
+            "--time",
+            "9ms",
+            "--ranks",
+            "16",
+            "--cluster",
+            "aws-p5",
+            "--nodes",
+            "2",
+            "--sharp",
+        ],
+    )
     with pytest.raises(SystemExit) as info:
         cli.main()
     err = capsys.readouterr().err
@@ -152,6 +197,7 @@ def test_cli_flag_and_its_error(capsys, monkeypatch):
 
 
 # ---- NCCL's model prices CollNet --------------------------------------------------------------------------
+
 
 def _a100(collnet: bool):
     return get_system("dgx-a100").with_("test", nodes=4, nics_per_node=4, nic_Gbps=200.0, collnet=collnet)
@@ -194,9 +240,11 @@ def test_nccl_chooses_collnet_where_it_is_cheapest_and_never_without_it():
 
 # ---- diagnose of a public SHARP run -----------------------------------------------------------------------
 
+
 def _judge(**hw):
-    judged = api.diagnose_logs(str(SHARP_LOG), hardware=HardwareSpec(nodes=4, nics_per_node=4, nic_rate="200Gbps",
-                                                                      **hw))
+    judged = api.diagnose_logs(
+        str(SHARP_LOG), hardware=HardwareSpec(nodes=4, nics_per_node=4, nic_rate="200Gbps", **hw)
+    )
     return json.dumps(judged.to_json())
 
 
@@ -210,25 +258,36 @@ def test_the_public_sharp_run_is_no_longer_above_the_bound():
 
 
 def test_predict_nccl_takes_sharp_from_the_cli_and_the_api():
-    res = CliRunner().invoke(app, ["predict", "allreduce", "-s", "1GiB", "--cluster", "dgx-a100", "--nodes", "4",
-                                   "--nccl", "--sharp", "--json"])
+    res = CliRunner().invoke(
+        app,
+        ["predict", "allreduce", "-s", "1GiB", "--cluster", "dgx-a100", "--nodes", "4", "--nccl", "--sharp", "--json"],
+    )
     assert res.exit_code == 0, res.output
     assert "collnet-chain" in res.output
-    assumed, pred = api.predict_nccl(collective="allreduce", size="1GiB",
-                                     hardware=HardwareSpec(cluster="dgx-a100", nodes=4, sharp=True))
+    assumed, pred = api.predict_nccl(
+        collective="allreduce", size="1GiB", hardware=HardwareSpec(cluster="dgx-a100", nodes=4, sharp=True)
+    )
     assert assumed.system.collnet and list(pred.algorithm) == ["collnet-chain"]
-    plain = CliRunner().invoke(app, ["predict", "allreduce", "-s", "1GiB", "--cluster", "dgx-a100", "--nodes", "4",
-                                     "--nccl", "--json"])
+    plain = CliRunner().invoke(
+        app, ["predict", "allreduce", "-s", "1GiB", "--cluster", "dgx-a100", "--nodes", "4", "--nccl", "--json"]
+    )
     assert plain.exit_code == 0 and "collnet" not in plain.output
 
 
 # ---- where in-network reduction is named: an allreduce on InfiniBand only ---------------------------------
 
+
 def _above(collective, cluster="dgx-h100", **hw):
     assumed = assume(None, HardwareSpec(cluster=cluster, nodes=4, **hw), ranks=32)
     # one row faster than a 2 ms network bound: the network resources are what to check
-    row = SimpleNamespace(verdict=Verdict(Kind.ABOVE_BOUND, "above the bound"), size_bytes=GIB, binding="network", bound_s=2e-3, time_s=1e-3,
-                          bound_latency_s=0.0)
+    row = SimpleNamespace(
+        verdict=Verdict(Kind.ABOVE_BOUND, "above the bound"),
+        size_bytes=GIB,
+        binding="network",
+        bound_s=2e-3,
+        time_s=1e-3,
+        bound_latency_s=0.0,
+    )
     [finding] = above_bound([row], assumed, None, collective)
     return " ".join(finding.message.split())
 
@@ -243,9 +302,9 @@ def test_the_above_bound_hint_names_sharp_only_for_an_allreduce_on_infiniband():
     assert "--sharp" not in efa and "SHARP" not in efa
 
 
-@pytest.mark.parametrize("collective, named", [("allreduce", True), ("allgather", False),
-                                               ("reducescatter", False)])
+@pytest.mark.parametrize("collective, named", [("allreduce", True), ("allgather", False), ("reducescatter", False)])
 def test_the_bound_names_sharp_only_where_it_lowers_it(collective, named):
-    judged = api.diagnose_measurement(collective=collective, size="1GB", time="9ms", ranks=32, cluster="dgx-h100",
-                                      nodes=4, sharp=True)
+    judged = api.diagnose_measurement(
+        collective=collective, size="1GB", time="9ms", ranks=32, cluster="dgx-h100", nodes=4, sharp=True
+    )
     assert ("in-network reduction (SHARP)" in judged.to_json()["bound_from"]) is named

@@ -62,7 +62,7 @@ def test_ring_on_a_ring_topology_and_busiest_links():
     r = simulate(s, T.ring(6, LINK), 6e8, reduce_bandwidth_Bps=LINK.reduce_bandwidth_Bps)
     want = float(cost("allreduce", "ring", 6, [6e8], LINK).total_s[0])
     assert r.time_s == pytest.approx(want)
-    assert r.links[0].bytes == pytest.approx(2 * 5 * 1e8)    # 2(p-1) messages of n/p on each ring link
+    assert r.links[0].bytes == pytest.approx(2 * 5 * 1e8)  # 2(p-1) messages of n/p on each ring link
     assert len(r.step_end_s) == 10 and np.all(np.diff(r.step_end_s) > 0)
 
 
@@ -102,16 +102,51 @@ def test_topology_spec_errors():
 def test_simulate_cli_json_and_timeline(tmp_path):
     runner = CliRunner()
     png = tmp_path / "timeline.png"
-    res = runner.invoke(app, ["simulate", "allreduce", "-A", "ring", "-s", "64M", "-t", "mesh:8", "--latency", "5us",
-                              "--bandwidth", "50GB/s", "--json", "--timeline", str(png)])
+    res = runner.invoke(
+        app,
+        [
+            "simulate",
+            "allreduce",
+            "-A",
+            "ring",
+            "-s",
+            "64M",
+            "-t",
+            "mesh:8",
+            "--latency",
+            "5us",
+            "--bandwidth",
+            "50GB/s",
+            "--json",
+            "--timeline",
+            str(png),
+        ],
+    )
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
     want = float(cost("allreduce", "ring", 8, [64 << 20], Link(5e-6, 50e9)).total_s[0])
     assert doc["time_s"] == pytest.approx(want) and len(doc["step_times_s"]) == 14
     assert doc["busbw_GBps"] == pytest.approx(doc["algbw_GBps"] * 2 * 7 / 8)
     assert png.stat().st_size > 1000
-    res = runner.invoke(app, ["simulate", "allreduce", "-A", "hierarchical", "-s", "1G", "-t", "cluster:2x4",
-                              "--intra-algorithm", "ring", "--inter-algorithm", "rhd", "--mode", "events"])
+    res = runner.invoke(
+        app,
+        [
+            "simulate",
+            "allreduce",
+            "-A",
+            "hierarchical",
+            "-s",
+            "1G",
+            "-t",
+            "cluster:2x4",
+            "--intra-algorithm",
+            "ring",
+            "--inter-algorithm",
+            "rhd",
+            "--mode",
+            "events",
+        ],
+    )
     assert res.exit_code == 0, res.output and "busiest links" in res.output
 
 

@@ -28,8 +28,10 @@ IDS = lambda a: f"{a.collective}-{a.name}"
 
 def _plain(s):
     """A tuple schedule as plain data (chunks as tuples: a range and a tuple of the same ids match)."""
-    return ((s.collective, s.algorithm, s.ranks, s.chunks, s.root, s.chunks_per_buffer),
-            [[(t.src, t.dst, tuple(t.chunks), t.op) for t in st.transfers] for st in s.steps])
+    return (
+        (s.collective, s.algorithm, s.ranks, s.chunks, s.root, s.chunks_per_buffer),
+        [[(t.src, t.dst, tuple(t.chunks), t.op) for t in st.transfers] for st in s.steps],
+    )
 
 
 @pytest.mark.parametrize("alg", ALGORITHMS, ids=IDS)
@@ -70,7 +72,7 @@ def test_ring_is_two_runs_of_like_steps():
 
 def test_verifier_reads_the_array_form_and_catches_a_broken_run():
     vectorized = [a for a in ALGORITHMS if a.array_builder is not None]
-    assert len(vectorized) == 20   # the regular algorithms have a vectorized builder (bruck alltoall too)
+    assert len(vectorized) == 20  # the regular algorithms have a vectorized builder (bruck alltoall too)
     for alg in vectorized:
         verify(build_array(alg.collective, alg.name, 8))
     good = build_array("allgather", "ring", 5)

@@ -32,9 +32,13 @@ def _both(s, topo, size=1e6, gamma_Bps=40e9):
 
 def _fabrics(nodes: int, gpn: int, nics: int) -> list:
     c = Cluster(nodes, gpn, INTRA, NIC, nics_per_node=nics)
-    return [T.two_level(c), T.two_level(c, oversubscription=3), T.rail_fat_tree(c, su_nodes=2),
-            T.fat_tree(c, rack_nodes=2, pod_racks=2, oversubscription=2, core_oversubscription=2),
-            T.dragonfly(c, routers=2, router_nodes=1)]
+    return [
+        T.two_level(c),
+        T.two_level(c, oversubscription=3),
+        T.rail_fat_tree(c, su_nodes=2),
+        T.fat_tree(c, rack_nodes=2, pod_racks=2, oversubscription=2, core_oversubscription=2),
+        T.dragonfly(c, routers=2, router_nodes=1),
+    ]
 
 
 @pytest.mark.parametrize("alg", ALGORITHMS, ids=lambda a: f"{a.collective}-{a.name}")
@@ -51,8 +55,13 @@ def test_classes_of_like_transfers_time_every_algorithm_exactly(alg):
 
 
 @settings(max_examples=25, deadline=None)
-@given(nodes=st.integers(2, 6), gpn=st.sampled_from([1, 2, 4]), nics=st.sampled_from([1, 2]),
-       inter=st.sampled_from(["ring", "rhd", "double-binary-tree", "mesh"]), fabric=st.integers(0, 4))
+@given(
+    nodes=st.integers(2, 6),
+    gpn=st.sampled_from([1, 2, 4]),
+    nics=st.sampled_from([1, 2]),
+    inter=st.sampled_from(["ring", "rhd", "double-binary-tree", "mesh"]),
+    fabric=st.integers(0, 4),
+)
 def test_hierarchical_grouped_equals_per_transfer(nodes, gpn, nics, inter, fabric):
     s = build_hierarchical_array("allreduce", nodes, gpn, "ring", inter)
     topo = _fabrics(nodes, gpn, min(nics, gpn))[fabric]
@@ -100,15 +109,15 @@ def test_oversubscribed_uplink_by_hand(mode):
 
 def test_fabric_routes():
     rail = T.parse("rail:8x4,su=2")
-    assert rail.path(0, 4) == [0, "n0.nic0", "su0.rail0", "n1.nic0", 4]               # same rail, same unit
+    assert rail.path(0, 4) == [0, "n0.nic0", "su0.rail0", "n1.nic0", 4]  # same rail, same unit
     assert rail.path(0, 8) == [0, "n0.nic0", "su0.rail0", "spine", "su1.rail0", "n2.nic0", 8]
-    assert rail.path(0, 5)[3] == "spine"                                              # rail 0 to rail 1
+    assert rail.path(0, 5)[3] == "spine"  # rail 0 to rail 1
     tree = T.parse("fattree:8x1,rack=2,pod=2,oversub=4")
     assert tree.path(0, 1) == [0, "n0.nic0", "tor0", "n1.nic0", 1]
     assert tree.path(0, 3) == [0, "n0.nic0", "tor0", "pod0", "tor1", "n3.nic0", 3]
     assert "core" in tree.path(0, 7)
     assert tree.link("tor0", "pod0")["bandwidth_Bps"] == pytest.approx(2 * 50e9 / 4)
-    fly = T.parse("dragonfly:32x1,routers=4,router-nodes=2")     # 4 groups of 4 routers
+    fly = T.parse("dragonfly:32x1,routers=4,router-nodes=2")  # 4 groups of 4 routers
     for dst in range(1, 32):
         routers = [v for v in fly.path(0, dst) if str(v).startswith("g")]
         assert len(routers) <= 4 and sum(1 for a, b in zip(routers, routers[1:]) if a[:2] != b[:2]) <= 1
@@ -121,12 +130,20 @@ def test_fabric_routes():
 
 def test_refused_before_it_starts_with_the_estimate():
     # 2 p (p - 1) = 523,264 transfers, one flow each
-    spec = SimulateSpec(collective="allreduce", algorithm="ring", topology="cluster:64x8", mode="events", engine="per-transfer",
-                        memory_limit="256MiB")
+    spec = SimulateSpec(
+        collective="allreduce",
+        algorithm="ring",
+        topology="cluster:64x8",
+        mode="events",
+        engine="per-transfer",
+        memory_limit="256MiB",
+    )
     with pytest.raises(UsageError, match=r"would need events mode, 523,264 flows .* over the memory limit of 256 MiB"):
         api.simulate(spec)
     # the same run grouped holds a few flows per step: it fits
-    spec = SimulateSpec(collective="allreduce", algorithm="ring", topology="cluster:64x8", mode="events", memory_limit="256MiB")
+    spec = SimulateSpec(
+        collective="allreduce", algorithm="ring", topology="cluster:64x8", mode="events", memory_limit="256MiB"
+    )
     heard, phases = [], set()
     sim = api.simulate(spec, lambda phase, done, total: phases.add(phase), heard.append)[0]
     assert sim.result.engine == "grouped" and heard[-1].engine == "grouped" and heard[-1].memory_bytes < 256 << 20
@@ -137,8 +154,9 @@ def test_refused_before_it_starts_with_the_estimate():
 
 def test_simulate_cli_fabric_engine_and_refusal():
     runner = CliRunner()
-    res = runner.invoke(app, ["simulate", "allreduce", "-A", "hierarchical", "-t", "rail:8x4,su=2", "--mode", "events",
-                              "--json"])
+    res = runner.invoke(
+        app, ["simulate", "allreduce", "-A", "hierarchical", "-t", "rail:8x4,su=2", "--mode", "events", "--json"]
+    )
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
     assert doc["engine"] == "grouped" and doc["estimate"]["engine"] == "grouped"
@@ -150,10 +168,22 @@ def test_simulate_cli_fabric_engine_and_refusal():
 
 # Blink's packed trees route some edges through idle GPUs and PCIe switches (meta routes); the whole
 # machine's allreduce is the long case
-@pytest.mark.parametrize("collective, ranks", [("broadcast", "0,1,4"),
-                                               pytest.param("allreduce", None, marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    "collective, ranks", [("broadcast", "0,1,4"), pytest.param("allreduce", None, marks=pytest.mark.slow)]
+)
 def test_schedule_given_routes_group_exactly(collective, ranks):
-    times = [api.simulate(SimulateSpec(collective=collective, algorithm="blink", topology="dgx1v", size="64M",
-                                       mode="events", ranks=ranks, engine=engine))[0].result.time_s
-             for engine in ("grouped", "per-transfer")]
+    times = [
+        api.simulate(
+            SimulateSpec(
+                collective=collective,
+                algorithm="blink",
+                topology="dgx1v",
+                size="64M",
+                mode="events",
+                ranks=ranks,
+                engine=engine,
+            )
+        )[0].result.time_s
+        for engine in ("grouped", "per-transfer")
+    ]
     assert times[0] == pytest.approx(times[1], rel=1e-9)

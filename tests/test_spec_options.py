@@ -130,21 +130,30 @@ def test_every_spec_field_has_one_option_with_the_specs_default(command):
             if (spec_class.__name__, f.name) in NOT_AN_OPTION or _is_spec(f):
                 continue
             name = next((n for n in RENAMED.get(f.name, (f.name,)) if n in by_name), f.name)
-            assert name in by_name, (f"{command}: {spec_class.__name__}.{f.name} has no option: declare it "
-                                     "(spec.checks.cli_option) or say in NOT_AN_OPTION why it is not one")
-            if (command, spec_class.__name__, f.name) in DEFAULT_DIFFERS or f.default is dataclasses.MISSING \
-                    and f.default_factory is dataclasses.MISSING:
+            assert name in by_name, (
+                f"{command}: {spec_class.__name__}.{f.name} has no option: declare it "
+                "(spec.checks.cli_option) or say in NOT_AN_OPTION why it is not one"
+            )
+            if (
+                (command, spec_class.__name__, f.name) in DEFAULT_DIFFERS
+                or f.default is dataclasses.MISSING
+                and f.default_factory is dataclasses.MISSING
+            ):
                 continue
             param, wanted = by_name[name], _default(f)
             got = param.default if not (param.multiple and param.default is None) else ()
             assert got == wanted or (got in (None, ()) and wanted in (None, (), [])), (
-                f"{command} {param.opts}: default {got!r}, but {spec_class.__name__}.{f.name} defaults to {wanted!r}")
+                f"{command} {param.opts}: default {got!r}, but {spec_class.__name__}.{f.name} defaults to {wanted!r}"
+            )
 
 
 def test_every_command_that_builds_a_spec_is_checked():
     """A command whose parameters fill a spec is listed in BUILDS (new commands are not forgotten)."""
-    fills = {name for name, cmd in COMMANDS.items()
-             if {p.name for p in cmd.params} & {"network", "hardware", "ranks", "size", "collective"}}
+    fills = {
+        name
+        for name, cmd in COMMANDS.items()
+        if {p.name for p in cmd.params} & {"network", "hardware", "ranks", "size", "collective"}
+    }
     assert fills - set(BUILDS) <= {"systems", "algorithms"}, fills - set(BUILDS)
 
 
@@ -162,12 +171,13 @@ def test_specs_are_frozen_and_keyword_only(spec_class):
 def test_a_spec_keeps_what_was_given_and_derives_what_is_parsed():
     sweep = specs.SweepSpec(min_bytes="64K", max_bytes="1M", factor=4)
     assert sweep.min_bytes == "64K" and sweep.min_size_bytes == 65536 and sweep.max_size_bytes == 1 << 20
-    assert sweep.sizes() == [65536, 262144, 1048576]           # 64K x 4 x 4 = 1M, by hand
+    assert sweep.sizes() == [65536, 262144, 1048576]  # 64K x 4 x 4 = 1M, by hand
     job = BenchJob.of(sweep)
     assert job.min_bytes == 65536 and job.max_bytes == 1 << 20 and job.step_bytes == 1 << 20
     assert job.sizes == (65536, 262144, 1048576) and job.step == "4(factor)" and not job.segments_given
-    sim = specs.SimulateSpec(collective="allreduce", algorithm="ring", topology="dgx1v", size="1K,2K",
-                             t_dpa="0", memory_limit="1KiB")
+    sim = specs.SimulateSpec(
+        collective="allreduce", algorithm="ring", topology="dgx1v", size="1K,2K", t_dpa="0", memory_limit="1KiB"
+    )
     assert sim.sizes_bytes == [1024, 2048] and sim.memory_limit_bytes == 1024 and sim.t_dpa_s == 0
     hw = specs.HardwareSpec(nic_rate="400Gb/s", intra_bandwidth="450GB/s")
     assert hw.nic_Gbps == pytest.approx(400) and hw.intra_GBps == pytest.approx(450)
@@ -183,7 +193,7 @@ def test_a_bad_value_fails_when_the_spec_is_made():
     with pytest.raises(UsageError):
         specs.PredictSpec(collective="allreduce", size="lots")
     with pytest.raises(TypeError):
-        specs.SweepSpec("allreduce")    # keyword-only
+        specs.SweepSpec("allreduce")  # keyword-only
 
 
 def test_plan_layout_options_default_to_the_layouts_and_map_onto_its_fields():
@@ -213,14 +223,56 @@ def test_plan_layout_options_default_to_the_layouts_and_map_onto_its_fields():
 def test_plan_options_reach_the_plan_as_the_api_builds_it():
     """The CLI's plan from generated options is the plan the API builds from the same values written by hand."""
     import json
-    res = CliRunner().invoke(app, ["plan", "--model", "13b", "--bytes", "2", "--grad-bytes", "4", "--tp", "4",
-                                   "--pp", "2", "--dp", "4", "--zero", "3", "--hsdp", "2", "--sp", "--bucket", "50MB",
-                                   "--micro-batches", "4", "--nodes", "4", "--ranks-per-node", "8", "--json"])
+
+    res = CliRunner().invoke(
+        app,
+        [
+            "plan",
+            "--model",
+            "13b",
+            "--bytes",
+            "2",
+            "--grad-bytes",
+            "4",
+            "--tp",
+            "4",
+            "--pp",
+            "2",
+            "--dp",
+            "4",
+            "--zero",
+            "3",
+            "--hsdp",
+            "2",
+            "--sp",
+            "--bucket",
+            "50MB",
+            "--micro-batches",
+            "4",
+            "--nodes",
+            "4",
+            "--ranks-per-node",
+            "8",
+            "--json",
+        ],
+    )
     assert res.exit_code == 0, res.output
-    spec = api.plan_spec("13b", {"dtype_bytes": 2, "grad_bytes": 4},
-                         {"tp": 4, "pp": 2, "dp": 4, "zero": 3, "zero3_shard": 2, "sequence_parallel": True,
-                          "bucket": "50MB", "micro_batches": 4},
-                         specs.NetworkSpec(nodes=4, ranks_per_node=8), "dgx-h100")
+    spec = api.plan_spec(
+        "13b",
+        {"dtype_bytes": 2, "grad_bytes": 4},
+        {
+            "tp": 4,
+            "pp": 2,
+            "dp": 4,
+            "zero": 3,
+            "zero3_shard": 2,
+            "sequence_parallel": True,
+            "bucket": "50MB",
+            "micro_batches": 4,
+        },
+        specs.NetworkSpec(nodes=4, ranks_per_node=8),
+        "dgx-h100",
+    )
     assert spec.layout.zero3_shard == 2 and spec.layout.sequence_parallel and spec.layout.bucket_bytes == 50e6
     (plan,), _ = api.plan_compare(spec, [])
     assert json.loads(res.output) == json.loads(json.dumps(plan.to_json()))
@@ -228,28 +280,43 @@ def test_plan_options_reach_the_plan_as_the_api_builds_it():
 
 # commands whose every option is a spec field's declaration, but for these (what the command itself does)
 COMMAND_ONLY = {
-    "plan": {"--compare": "variants set beside the plan", "--search": "how the plan is asked for",
-             "--require-fit": "the exit status", "--json": "the output", "--cluster": "plan's own default preset"},
+    "plan": {
+        "--compare": "variants set beside the plan",
+        "--search": "how the plan is asked for",
+        "--require-fit": "the exit status",
+        "--json": "the output",
+        "--cluster": "plan's own default preset",
+    },
     "simulate": {"--timeline": "a picture the command writes", "--json": "the output"},
     "calibrate": {},
     "bound": {"--json": "the output"},
     "validate": {"--json": "the output", "--plot": "a figure the command writes", "--html": "a page it writes"},
     "fit": {"logs": "the logs, the command's argument", "--json": "the output"},
-    "diagnose": {"logs": "the logs, or a collective with --size and --time", "--json": "the output",
-                 "--plot": "a figure the command writes", "--html": "a page it writes"},
+    "diagnose": {
+        "logs": "the logs, or a collective with --size and --time",
+        "--json": "the output",
+        "--plot": "a figure the command writes",
+        "--html": "a page it writes",
+    },
     "trace": {"traces": "the traces, the command's argument", "--json": "the output", "--html": "a page it writes"},
-    "bench": {"collective_arg": "the collective as the command's argument (or --collective)",
-              "--json": "the output", "--html": "a page it writes",
-              "--timeout": "declared on CalibrateSpec (field_option), shared by bench, calibrate and bound",
-              "--testbed": "declared on CalibrateSpec (field_option), shared by bench, calibrate and bound"},
+    "bench": {
+        "collective_arg": "the collective as the command's argument (or --collective)",
+        "--json": "the output",
+        "--html": "a page it writes",
+        "--timeout": "declared on CalibrateSpec (field_option), shared by bench, calibrate and bound",
+        "--testbed": "declared on CalibrateSpec (field_option), shared by bench, calibrate and bound",
+    },
     "export nccl-tuner": {"logs": "the logs, the command's argument"},
     "export msccl": {},
     "testbed up": {},
     "testbed status": {"--json": "the output"},
     "testbed down": {},
     "report": {"inputs": "the logs, traces and JSON documents, the command's argument"},
-    "predict": {"--nccl": "which model prices: NCCL's tuning model", "--json": "the output",
-                "--ranks": "the network's rank count, or with --topology the group (spec.predict_network)"},
+    "predict": {
+        "--nccl": "which model prices: NCCL's tuning model",
+        "--json": "the output",
+        "--ranks": "the network's rank count, or with --topology the group (spec.predict_network)",
+    },
 }
 
 
@@ -281,14 +348,17 @@ def test_every_option_is_declared_once_on_a_spec_field(command):
         assert (param.help or "") in declared[key] or param.param_type_name == "argument", (command, key)
 
 
-
 def test_testbed_up_options_make_the_description_testbed_takes():
     """testbed up's options are one TestbedSpec; its description is what --testbed takes, field by field."""
-    assert specs.TestbedSpec(hosts=2, rate="1gbit", ranks_per_host=3, name="x").description == \
-        "hosts=2,rate=1gbit,ranks-per-host=3,name=x"
-    assert specs.TestbedSpec(topology="dgx1v-like", group="0+1+4").description == \
-        "topology=dgx1v-like,ranks-per-host=1,name=tb0,group=0+1+4"
+    assert (
+        specs.TestbedSpec(hosts=2, rate="1gbit", ranks_per_host=3, name="x").description
+        == "hosts=2,rate=1gbit,ranks-per-host=3,name=x"
+    )
+    assert (
+        specs.TestbedSpec(topology="dgx1v-like", group="0+1+4").description
+        == "topology=dgx1v-like,ranks-per-host=1,name=tb0,group=0+1+4"
+    )
     with pytest.raises(UsageError, match="--group 0\\+1: only with --topology"):
         specs.TestbedSpec(group="0+1")
     res = CliRunner().invoke(app, ["testbed", "up", "--group", "0+1"])
-    assert isinstance(res.exception, UsageError) and "--group 0+1" in str(res.exception)   # exit 2 in main
+    assert isinstance(res.exception, UsageError) and "--group 0+1" in str(res.exception)  # exit 2 in main

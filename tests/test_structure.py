@@ -29,20 +29,26 @@ def _collperf_imports(path: Path, package: str = "collperf.cli") -> set[str]:
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom):
             # `from ..lab import bench`: the module the dots name, counted from the file's package
-            base = ".".join(package.split(".")[:len(package.split(".")) + 1 - node.level]) if node.level else ""
+            base = ".".join(package.split(".")[: len(package.split(".")) + 1 - node.level]) if node.level else ""
             module = ".".join(p for p in (base, node.module or "") if p)
             if module.startswith("collperf"):
                 # `from collperf import lab` imports the module collperf.lab, not a name of the package
                 found |= {f"{module}.{a.name}" if _is_module(f"{module}.{a.name}") else module for a in node.names}
         elif isinstance(node, ast.Import):
             found |= {a.name for a in node.names if a.name.startswith("collperf")}
-        elif isinstance(node, ast.Call) and _called(node.func) in ("import_module", "__import__") and node.args \
-                and isinstance(node.args[0], ast.Constant) and str(node.args[0].value).startswith("collperf"):
+        elif (
+            isinstance(node, ast.Call)
+            and _called(node.func) in ("import_module", "__import__")
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and str(node.args[0].value).startswith("collperf")
+        ):
             found.add(str(node.args[0].value))
         elif isinstance(node, ast.Attribute) and (dotted := _dotted(node)) and dotted.startswith("collperf."):
             parts = dotted.split(".")
-            module = next((".".join(parts[:n]) for n in range(len(parts), 1, -1) if _is_module(".".join(parts[:n]))),
-                          None)
+            module = next(
+                (".".join(parts[:n]) for n in range(len(parts), 1, -1) if _is_module(".".join(parts[:n]))), None
+            )
             if module is not None:
                 found.add(module)
     return found
@@ -72,14 +78,17 @@ def test_the_walk_of_the_cli_sees_a_module_imported_from_its_package(tmp_path):
     assert _collperf_imports(bad) == {"collperf.lab", "collperf.units", "collperf.api"}
 
 
-@pytest.mark.parametrize("source, reached", [
-    ("from ..lab import bench\n", "collperf.lab.bench"),           # relative to collperf.cli
-    ("from .. import fit\n", "collperf.fit"),
-    ("from . import render\n", "collperf.cli.render"),
-    ("import importlib\nimportlib.import_module('collperf.lab.bench')\n", "collperf.lab.bench"),
-    ("__import__('collperf.fit')\n", "collperf.fit"),
-    ("import collperf.api\ncollperf.lab.bench.run_bench()\n", "collperf.lab.bench"),   # an attribute of the package
-])
+@pytest.mark.parametrize(
+    "source, reached",
+    [
+        ("from ..lab import bench\n", "collperf.lab.bench"),  # relative to collperf.cli
+        ("from .. import fit\n", "collperf.fit"),
+        ("from . import render\n", "collperf.cli.render"),
+        ("import importlib\nimportlib.import_module('collperf.lab.bench')\n", "collperf.lab.bench"),
+        ("__import__('collperf.fit')\n", "collperf.fit"),
+        ("import collperf.api\ncollperf.lab.bench.run_bench()\n", "collperf.lab.bench"),  # an attribute of the package
+    ],
+)
 def test_the_walk_of_the_cli_sees_every_way_to_reach_a_module(tmp_path, source, reached):
     bad = tmp_path / "bad.py"
     bad.write_text(source)
@@ -88,29 +97,32 @@ def test_the_walk_of_the_cli_sees_every_way_to_reach_a_module(tmp_path, source, 
 
 def test_the_cli_imports_only_the_api_the_specs_rendering_and_units():
     for path in CLI_DIR.glob("*.py"):
-        imported = {m for m in _collperf_imports(path) if not m.startswith("collperf.cli.")}   # its own modules
-        if path.name in ("render.py", "bench_stream.py"):   # rendering may reach the writers of plots and result files
+        imported = {m for m in _collperf_imports(path) if not m.startswith("collperf.cli.")}  # its own modules
+        if path.name in ("render.py", "bench_stream.py"):  # rendering may reach the writers of plots and result files
             imported -= {"collperf.plots", "collperf.lab.results"}
         assert imported <= ALLOWED, f"{path.name} imports {sorted(imported - ALLOWED)}"
 
 
 def test_importing_collperf_loads_no_heavy_module():
     """Counted from `python -X importtime`, not timed: the modules a bare import loads."""
-    out = subprocess.run([sys.executable, "-X", "importtime", "-c", "import collperf"], capture_output=True,
-                         text=True, check=True).stderr
+    out = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import collperf"], capture_output=True, text=True, check=True
+    ).stderr
     loaded = {line.split("|")[-1].strip().split(".")[0] for line in out.splitlines() if "|" in line}
     assert not loaded & {"matplotlib", "scipy", "networkx", "torch", "numpy", "rich", "typer"}
 
 
 def test_predict_loads_neither_plotting_nor_graphs_nor_torch():
     # pydantic too: typer 0.29 builds every parameter through it (+150 ms per command); pyproject keeps typer < 0.29
-    code = ("import sys, io, contextlib; from collperf.cli import main; sys.argv = ['collperf', 'predict', "
-            "'allreduce', '-p', '8', '--latency', '5us', '--bandwidth', '50GB/s', '-s', '1M']\n"
-            "with contextlib.redirect_stdout(io.StringIO()):\n"
-            "    try: main()\n"
-            "    except SystemExit: pass\n"
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('matplotlib', 'scipy', 'networkx', 'torch', "
-            "'pydantic')))")
+    code = (
+        "import sys, io, contextlib; from collperf.cli import main; sys.argv = ['collperf', 'predict', "
+        "'allreduce', '-p', '8', '--latency', '5us', '--bandwidth', '50GB/s', '-s', '1M']\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    try: main()\n"
+        "    except SystemExit: pass\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('matplotlib', 'scipy', 'networkx', 'torch', "
+        "'pydantic')))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
@@ -148,15 +160,31 @@ def test_cli_reports_conflicting_network_options():
 
 def test_every_command_has_an_api_function():
     commands = {c.name or c.callback.__name__ for c in app.registered_commands}
-    to_api = {"predict": "predict", "crossover": "crossover", "algorithms": "algorithms", "schedule": "verified_schedule",
-              "verify": "verify_all", "simulate": "simulate", "bench": "bench", "fit": "fit_tables",
-              "diagnose": "diagnose_logs", "plan": "plan_compare", "calibrate": "calibrate", "bound": "bound",
-              "validate": "validate", "trees": "trees", "report": "report", "trace": "trace",
-              "systems": "systems", "doctor": "doctor_plan"}
+    to_api = {
+        "predict": "predict",
+        "crossover": "crossover",
+        "algorithms": "algorithms",
+        "schedule": "verified_schedule",
+        "verify": "verify_all",
+        "simulate": "simulate",
+        "bench": "bench",
+        "fit": "fit_tables",
+        "diagnose": "diagnose_logs",
+        "plan": "plan_compare",
+        "calibrate": "calibrate",
+        "bound": "bound",
+        "validate": "validate",
+        "trees": "trees",
+        "report": "report",
+        "trace": "trace",
+        "systems": "systems",
+        "doctor": "doctor_plan",
+    }
     assert commands == set(to_api)
     assert all(callable(getattr(api, f)) for f in to_api.values())
-    assert all(callable(getattr(api, f)) for f in ("testbed_up", "testbed_start", "testbed_status", "testbed_down",
-                                                   "pattern"))
+    assert all(
+        callable(getattr(api, f)) for f in ("testbed_up", "testbed_start", "testbed_status", "testbed_down", "pattern")
+    )
 
 
 def test_plan_custom_model_search_and_memory_from_the_cli():
@@ -166,8 +194,24 @@ def test_plan_custom_model_search_and_memory_from_the_cli():
     doc = json.loads(res.output)
     assert doc["model"]["name"].startswith("custom") and doc["model"]["params"] == 7e9
     assert doc["memory"]["total_bytes"] > 0
-    res = runner.invoke(app, ["plan", "--model", "70b", "--search", "--gpus", "64", "--global-batch", "64",
-                              "--flops", "400TFLOPS", "--top", "3", "--json"])
+    res = runner.invoke(
+        app,
+        [
+            "plan",
+            "--model",
+            "70b",
+            "--search",
+            "--gpus",
+            "64",
+            "--global-batch",
+            "64",
+            "--flops",
+            "400TFLOPS",
+            "--top",
+            "3",
+            "--json",
+        ],
+    )
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
     steps = [p["step_s"] for p in doc["plans"]]
@@ -194,6 +238,7 @@ def _lazy_allowed(target: str) -> bool:
 
 def _structure():
     from structure_walk import walk
+
     return walk(Path(collperf.__file__).parent.parent)
 
 
@@ -203,11 +248,13 @@ def test_the_structure_facts_are_printed_and_hold():
     print("\n" + s.report())
     assert len(s.root_modules) <= 8, f"{len(s.root_modules)} modules at the package root: {s.root_modules}"
     assert not s.cycles, f"import cycles: {s.cycles}"
-    assert not s.upward, "imports from a lower layer up to a higher one:\n" + \
-        "\n".join(f"{i.source}:{i.line} -> {i.target}" for i in s.upward)
+    assert not s.upward, "imports from a lower layer up to a higher one:\n" + "\n".join(
+        f"{i.source}:{i.line} -> {i.target}" for i in s.upward
+    )
     unlisted = [i for i in s.function_level if not _lazy_allowed(i.target)]
-    assert not unlisted, "internal imports inside functions (move them to the module's top):\n" + \
-        "\n".join(f"{i.source}:{i.line} -> {i.target}" for i in unlisted)
+    assert not unlisted, "internal imports inside functions (move them to the module's top):\n" + "\n".join(
+        f"{i.source}:{i.line} -> {i.target}" for i in unlisted
+    )
     assert len(s.function_level) <= 20, f"{len(s.function_level)} internal imports inside functions"
     light = [t for t in LAZY_TARGETS if not s.heavy.get(t)]
     assert not light, f"on the lazy list but loading no heavy library (import them at the top): {light}"
@@ -215,6 +262,7 @@ def test_the_structure_facts_are_printed_and_hold():
 
 def test_every_package_folder_has_a_layer():
     from structure_walk import LAYER_OF
+
     s = _structure()
     folders = {m.split(".")[1] for m in s.modules if "." in m}
     assert not folders - set(LAYER_OF), f"modules outside the layer order: {sorted(folders - set(LAYER_OF))}"
@@ -223,6 +271,7 @@ def test_every_package_folder_has_a_layer():
 def test_the_walk_finds_a_cycle_an_upward_import_and_a_function_level_import(tmp_path):
     """The walk itself, on a made-up package: lab imports model at the top, model imports lab in a function."""
     from structure_walk import walk
+
     pkg = tmp_path / "collperf"
     (pkg / "model").mkdir(parents=True)
     (pkg / "lab").mkdir()
@@ -232,7 +281,9 @@ def test_the_walk_finds_a_cycle_an_upward_import_and_a_function_level_import(tmp
     (pkg / "model" / "costs.py").write_text("def f():\n    from collperf.lab import bench\n")
     s = walk(tmp_path)
     assert s.cycles == [["collperf.lab.bench", "collperf.model.costs"]]
-    assert [(i.source, i.target, i.in_function) for i in s.upward] == [("collperf.model.costs", "collperf.lab.bench", True)]
+    assert [(i.source, i.target, i.in_function) for i in s.upward] == [
+        ("collperf.model.costs", "collperf.lab.bench", True)
+    ]
     assert [(i.source, i.line) for i in s.function_level] == [("collperf.model.costs", 2)]
     assert s.root_modules == []
 
@@ -242,9 +293,13 @@ def test_the_readers_need_no_executor():
     row lies below it, and no reader imports the runtime or the lab."""
     from structure_walk import LAYER_OF
     from collperf.ingest.row import Row
+
     s = _structure()
-    up = [f"{i.source} -> {i.target}" for i in s.imports if i.source.startswith("collperf.ingest")
-          and i.target.startswith(("collperf.runtime", "collperf.lab"))]
+    up = [
+        f"{i.source} -> {i.target}"
+        for i in s.imports
+        if i.source.startswith("collperf.ingest") and i.target.startswith(("collperf.runtime", "collperf.lab"))
+    ]
     assert not up, up
     assert Row.__module__ == "collperf.ingest.row" and LAYER_OF["ingest"] < LAYER_OF["runtime"]
 
@@ -259,6 +314,7 @@ def test_model_holds_the_cost_model_at_its_root_and_one_subject_a_folder():
     model/auto/, the two-level plans and schedules in model/two_level/; the algorithm registry imports every module
     of its folder; hardware reads only NCCL's leaf tables of nccl/ (constants, env: they import nothing of model)."""
     import collperf.model.algorithms as registry
+
     model = Path(collperf.__file__).parent / "model"
     assert {p.stem for p in model.glob("*.py")} == MODEL_ROOT
     assert {p.name for p in model.iterdir() if p.is_dir() and (p / "__init__.py").exists()} == MODEL_FOLDERS
@@ -266,20 +322,33 @@ def test_model_holds_the_cost_model_at_its_root_and_one_subject_a_folder():
     assert {p.stem for p in (model / "algorithms").glob("*.py")} - {"__init__"} <= loaded, registry.__name__
     s = _structure()
     leaves = {"collperf.model.nccl.constants", "collperf.model.nccl.env"}
-    into_nccl = {i.target for i in s.imports if i.source.startswith("collperf.model.hardware.")
-                 and i.target.startswith("collperf.model.nccl")}
+    into_nccl = {
+        i.target
+        for i in s.imports
+        if i.source.startswith("collperf.model.hardware.") and i.target.startswith("collperf.model.nccl")
+    }
     assert into_nccl <= leaves, into_nccl
-    assert not [i for i in s.imports if i.source in leaves and i.target.startswith("collperf.model")
-                and i.target not in leaves | {"collperf.model.nccl"}]
+    assert not [
+        i
+        for i in s.imports
+        if i.source in leaves
+        and i.target.startswith("collperf.model")
+        and i.target not in leaves | {"collperf.model.nccl"}
+    ]
 
 
 def test_the_api_exports_every_name_it_holds_sorted():
     import types
-    held = {n for n, v in vars(api).items() if not n.startswith("_") and not isinstance(v, types.ModuleType)
-            and n != "annotations"}
+
+    held = {
+        n
+        for n, v in vars(api).items()
+        if not n.startswith("_") and not isinstance(v, types.ModuleType) and n != "annotations"
+    }
     assert api.__all__ == sorted(api.__all__), "keep api.__all__ sorted"
-    assert set(api.__all__) == held, f"missing: {sorted(held - set(api.__all__))}; " \
-                                     f"not held: {sorted(set(api.__all__) - held)}"
+    assert set(api.__all__) == held, (
+        f"missing: {sorted(held - set(api.__all__))}; not held: {sorted(set(api.__all__) - held)}"
+    )
     assert {"plan_search", "plan_spec", "predict_topology", "verified_schedule", "Predictions", "Verdict"} <= held
 
 
@@ -287,9 +356,14 @@ def test_comments_cite_sources_not_files_outside_the_repository():
     """A comment cites a paper, a data sheet or a source file with its version; the notes a build machine keeps
     (reference/*.md) are not in the repository, and py.typed marks the package typed (PEP 561)."""
     import re
+
     root = Path(collperf.__file__).parent
-    hits = [f"{p.relative_to(root)}:{i}" for p in sorted(root.rglob("*.py"))
-            for i, line in enumerate(p.read_text().splitlines(), 1) if re.search(r"\breference/[\w-]+\.md", line)]
+    hits = [
+        f"{p.relative_to(root)}:{i}"
+        for p in sorted(root.rglob("*.py"))
+        for i, line in enumerate(p.read_text().splitlines(), 1)
+        if re.search(r"\breference/[\w-]+\.md", line)
+    ]
     assert not hits, hits
     assert (root / "py.typed").is_file()
 
@@ -298,9 +372,9 @@ def test_design_names_every_test_file_by_its_subject():
     """DESIGN.md's index of the tests (by the package they mainly prove) names every test file, and only files
     that exist: a newcomer finds a package's tests there."""
     design = (Path(__file__).parent.parent / "docs" / "DESIGN.md").read_text()
-    lines = design[design.index("The subjects, by the package"):].splitlines()[1:]
+    lines = design[design.index("The subjects, by the package") :].splitlines()[1:]
     entries = []
-    for line in lines[1 if not lines[0].strip() else 0:]:
+    for line in lines[1 if not lines[0].strip() else 0 :]:
         if not line.strip():
             break
         entries.append(line.split(":", 1)[1] if line.startswith("- ") else line)
@@ -308,5 +382,6 @@ def test_design_names_every_test_file_by_its_subject():
     files = {p.stem.removeprefix("test_") for p in Path(__file__).parent.glob("test_*.py")}
     assert len(named) == len(set(named)), "a file is named twice"
     assert not set(named) - files, f"DESIGN.md names test files that do not exist: {sorted(set(named) - files)}"
-    assert not files - set(named), (f"add these to DESIGN.md's test index (section 8) under the package they prove: "
-                                    f"{sorted(files - set(named))}")
+    assert not files - set(named), (
+        f"add these to DESIGN.md's test index (section 8) under the package they prove: {sorted(files - set(named))}"
+    )

@@ -14,6 +14,7 @@ from collperf.lab.calibrate import calibrate
 from collperf.lab.validate import summary, validate
 from collperf.model.network import Cluster, Link, Network
 
+
 @needs_root
 def test_up_status_down_and_the_configured_rate():
     bed = T.Testbed(2, "200mbit", 2, bed_name("t1"))
@@ -35,23 +36,57 @@ def test_teardown_after_an_exception_and_down_cleans_crashes():
         with T.Testbed(2, "100mbit", 1, bed_name("t2")):
             raise RuntimeError("boom")
     assert nothing_left(bed_name("t2"))
-    T.Testbed(2, "100mbit", 1, bed_name("t3")).up()          # a crash that never tore down
+    T.Testbed(2, "100mbit", 1, bed_name("t3")).up()  # a crash that never tore down
     assert T.namespaces(bed_name("t3"))
     assert len(T.down(bed_name("t3"))) == 3 and nothing_left(bed_name("t3"))
 
 
 @needs_root
 def test_a_killed_rank_on_the_testbed_ends_the_run_and_leaves_nothing():
-    cmd = [CLI, "bench", "--testbed", "hosts=2,rate=100mbit,name=" + bed_name("t4"), "-A", "ring", "-b", "1M",
-           "-e", "1M", "-n", "100000", "-w", "0", "--timeout", "60"]
+    cmd = [
+        CLI,
+        "bench",
+        "--testbed",
+        "hosts=2,rate=100mbit,name=" + bed_name("t4"),
+        "-A",
+        "ring",
+        "-b",
+        "1M",
+        "-e",
+        "1M",
+        "-n",
+        "100000",
+        "-w",
+        "0",
+        "--timeout",
+        "60",
+    ]
     kill_a_rank_mid_run(cmd, bed_name("t4"), 2)
 
 
 @needs_root
 def test_bench_on_a_testbed_is_correct_and_torn_down():
-    out = subprocess.run([CLI, "bench", "--testbed", "hosts=2,rate=1gbit,ranks-per-host=2,name=" + bed_name("t5"), "-A",
-                          "ring,rhd,hierarchical,builtin", "-b", "64K", "-e", "256K", "-n", "2", "-w", "1"],
-                         capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [
+            CLI,
+            "bench",
+            "--testbed",
+            "hosts=2,rate=1gbit,ranks-per-host=2,name=" + bed_name("t5"),
+            "-A",
+            "ring,rhd,hierarchical,builtin",
+            "-b",
+            "64K",
+            "-e",
+            "256K",
+            "-n",
+            "2",
+            "-w",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
     # hierarchical: the testbed's hosts are its nodes (2 x 2)
     assert out.stdout.count("Out of bounds values : 0 OK") == 4 and "on testbed " + bed_name("t5") in out.stdout
@@ -82,9 +117,19 @@ def test_validation_error_on_a_small_testbed():
     with T.Testbed(2, "400mbit", 1, bed_name("t6")) as bed:
         prof = calibrate(testbed=bed, timeout_s=120)
         assert 0 < prof["inter"]["bandwidth_Bps"] <= 50e6 * 1.05
-        cluster = Cluster(2, 1, Link(prof["intra"]["latency_s"], prof["intra"]["bandwidth_Bps"]),
-                          Link(prof["inter"]["latency_s"], prof["inter"]["bandwidth_Bps"]), 1)
-        grid = {"allreduce": ["ring", "rhd"], "allgather": ["ring"], "broadcast": ["binomial"], "alltoall": ["pairwise"]}
+        cluster = Cluster(
+            2,
+            1,
+            Link(prof["intra"]["latency_s"], prof["intra"]["bandwidth_Bps"]),
+            Link(prof["inter"]["latency_s"], prof["inter"]["bandwidth_Bps"]),
+            1,
+        )
+        grid = {
+            "allreduce": ["ring", "rhd"],
+            "allgather": ["ring"],
+            "broadcast": ["binomial"],
+            "alltoall": ["pairwise"],
+        }
         rows = validate(Network.of(cluster), bed, None, ("1M", "4M"), grid=grid, iters=3, timeout_s=300)
     assert nothing_left(bed_name("t6"))
     assert len(rows) == 10 and {(r.collective, r.size) for r in rows} >= {("allreduce", 1 << 20), ("alltoall", 4 << 20)}

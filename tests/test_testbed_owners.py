@@ -21,8 +21,7 @@ def owners_dir(tmp_path, monkeypatch):
 
 
 def _held_by(owners_dir, name, pid, by="bench"):
-    (owners_dir / f"{name}.json").write_text(json.dumps({"pid": pid, "start_ticks": owners.start_ticks(pid),
-                                                         "by": by}))
+    (owners_dir / f"{name}.json").write_text(json.dumps({"pid": pid, "start_ticks": owners.start_ticks(pid), "by": by}))
 
 
 def test_a_live_holder_is_seen_and_a_dead_one_is_not(owners_dir):
@@ -33,9 +32,9 @@ def test_a_live_holder_is_seen_and_a_dead_one_is_not(owners_dir):
     finally:
         child.kill()
         child.wait()
-    assert owners.holder("live") is None                 # exited: its testbed is a leftover
+    assert owners.holder("live") is None  # exited: its testbed is a leftover
     (owners_dir / "reused.json").write_text(json.dumps({"pid": 1, "start_ticks": -5, "by": "bench"}))
-    assert owners.holder("reused") is None               # a pid that now belongs to another process
+    assert owners.holder("reused") is None  # a pid that now belongs to another process
     assert owners.holder("never") is None
 
 
@@ -52,14 +51,14 @@ def test_a_second_run_of_one_name_is_refused_and_the_first_keeps_it(owners_dir, 
         _held_by(owners_dir, "tb0", child.pid)
         with pytest.raises(switch.TestbedError, match=r"'tb0' is in use by a running collperf .*another name"):
             switch.take("tb0")
-        assert switch.give_back("tb0") == [] and removed == []   # not ours: left alone
+        assert switch.give_back("tb0") == [] and removed == []  # not ours: left alone
         with pytest.raises(switch.TestbedError, match="pass --all"):
             switch.down("tb0")
         assert removed == []
     finally:
         child.kill()
         child.wait()
-    switch.take("tb0")                                   # its holder is gone: taken, leftovers removed
+    switch.take("tb0")  # its holder is gone: taken, leftovers removed
     assert removed == ["tb0"] and owners.mine("tb0")
     assert switch.give_back("tb0") == [] and removed == ["tb0", "tb0"] and owners.record("tb0") is None
 
@@ -67,8 +66,9 @@ def test_a_second_run_of_one_name_is_refused_and_the_first_keeps_it(owners_dir, 
 def test_down_without_a_name_removes_only_what_nobody_holds(owners_dir, monkeypatch):
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     removed = []
-    monkeypatch.setattr(switch, "namespaces", lambda name=None: ["cptb-live-h0", "cptb-live-sw", "cptb-dead-h0",
-                                                                  "cptb-user-bed-h0"])
+    monkeypatch.setattr(
+        switch, "namespaces", lambda name=None: ["cptb-live-h0", "cptb-live-sw", "cptb-dead-h0", "cptb-user-bed-h0"]
+    )
     monkeypatch.setattr(switch, "_remove", lambda name: removed.append(name) or [f"cptb-{name}-h0"])
     try:
         _held_by(owners_dir, "live", child.pid)
@@ -91,8 +91,24 @@ def _wait_until_held(name: str) -> None:
 
 
 def _bench_on(name: str, iters: str) -> list[str]:
-    return [CLI, "bench", "--testbed", f"hosts=2,rate=1gbit,name={name}", "-A", "ring", "-b", "64K", "-e", "64K",
-            "-n", iters, "-w", "0", "--timeout", "120"]
+    return [
+        CLI,
+        "bench",
+        "--testbed",
+        f"hosts=2,rate=1gbit,name={name}",
+        "-A",
+        "ring",
+        "-b",
+        "64K",
+        "-e",
+        "64K",
+        "-n",
+        iters,
+        "-w",
+        "0",
+        "--timeout",
+        "120",
+    ]
 
 
 @pytest.mark.testbed
@@ -112,8 +128,9 @@ def test_two_benches_of_one_name_the_second_refuses_and_the_first_is_untouched()
         # a plain `testbed down` keeps it (and a testbed `testbed up` holds for the user); it removes only
         # what dead runs left, which on a shared machine may include other runs' leftovers: none is held
         user = bed_name("usr")
-        up = subprocess.run([CLI, "testbed", "up", "--hosts", "2", "--name", user], capture_output=True, text=True,
-                            timeout=120)
+        up = subprocess.run(
+            [CLI, "testbed", "up", "--hosts", "2", "--name", user], capture_output=True, text=True, timeout=120
+        )
         assert up.returncode == 0, up.stderr
         try:
             assert name in switch.held() and user in switch.held()
@@ -125,11 +142,11 @@ def test_two_benches_of_one_name_the_second_refuses_and_the_first_is_untouched()
             assert switch.namespaces(name) and switch.namespaces(user) and first.poll() is None
         finally:
             subprocess.run([CLI, "testbed", "down", "--name", user], capture_output=True, timeout=120)
-        left = leftovers(user)   # (its workers are the first bench's, still running)
+        left = leftovers(user)  # (its workers are the first bench's, still running)
         assert not left["namespaces"] and not left["veths"] and owners.record(user) is None, left
         named = subprocess.run([CLI, "testbed", "down", "--name", name], capture_output=True, text=True, timeout=120)
         assert named.returncode == 2 and "pass --all" in named.stderr
-        assert switch.namespaces(name)                            # still up, the first still running
+        assert switch.namespaces(name)  # still up, the first still running
         assert first.poll() is None
         first.send_signal(signal.SIGTERM)
         _, err = first.communicate(timeout=120)
@@ -151,7 +168,7 @@ def test_a_run_whose_testbed_vanished_says_so():
     try:
         _wait_until_held(name)
         time.sleep(2)
-        switch._remove(name)                                  # what another tool's cleanup would do
+        switch._remove(name)  # what another tool's cleanup would do
         _, err = run.communicate(timeout=180)
         assert run.returncode == 1 and f"testbed '{name}' vanished during the run" in err, err
     finally:

@@ -41,6 +41,7 @@ def _kinds(report) -> list[str]:
 
 # --- the Flight Recorder reader ---------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("form", ["fr", "fr_json"])
 def test_a_dump_reads_into_the_calls_the_script_made(form):
     traces = read_traces(str(FLIGHT / "compute" / form))
@@ -50,7 +51,7 @@ def test_a_dump_reads_into_the_calls_the_script_made(form):
     collectives = [c for c in t.calls if c.collective != flight.BARRIER]
     assert [c.collective for c in collectives] == ["allreduce", "allgather"] * REC.STEPS
     assert {c.size_bytes for c in collectives} == {REC.ALLREDUCE_ELEMS * 4} == {REC.ALLGATHER_ELEMS * 4 * REC.RANKS}
-    assert [c.seq for c in t.calls] == list(range(1, 2 * REC.STEPS + 2))        # the barrier last
+    assert [c.seq for c in t.calls] == list(range(1, 2 * REC.STEPS + 2))  # the barrier last
     assert t.windows["default_pg"].last_seq == 2 * REC.STEPS + 1
     # each call ends when the rank enqueues its next one; the last has no end
     assert t.calls[0].end_s == pytest.approx(t.calls[1].start_s) and np.isnan(t.calls[-1].time_s)
@@ -64,7 +65,7 @@ def test_pickle_and_json_dumps_give_the_same_calls():
 
 def test_a_file_that_is_not_a_dump_says_so(tmp_path):
     evil = tmp_path / "rank0"
-    evil.write_bytes(pickle.dumps(print))          # a class reference: refused, never called
+    evil.write_bytes(pickle.dumps(print))  # a class reference: refused, never called
     with pytest.raises(UsageError, match="rank0: not a readable Flight Recorder dump.*builtins.print"):
         read_traces(str(evil))
     bad = tmp_path / "rank1.json"
@@ -83,14 +84,17 @@ def test_a_file_that_is_not_a_dump_says_so(tmp_path):
 
 # --- the verdicts on the recorded runs --------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("form", ["fr", "fr_json"])
 def test_the_hang_names_the_missing_rank_and_the_call(form):
     report = api.trace(str(FLIGHT / "hang" / form))
     hang = [v for v in report.verdicts if v.kind == "hang"]
     assert len(hang) == 1
-    missed = 2 * REC.HANG_STEP + 1                 # the all_reduce of the step rank 2 skipped
+    missed = 2 * REC.HANG_STEP + 1  # the all_reduce of the step rank 2 skipped
     assert (hang[0].rank, hang[0].seq, hang[0].process_group) == (REC.HANG_RANK, missed, "default_pg")
-    assert hang[0].text.startswith(f"hang: rank {REC.HANG_RANK} did not join allreduce seq {missed} of group default_pg")
+    assert hang[0].text.startswith(
+        f"hang: rank {REC.HANG_RANK} did not join allreduce seq {missed} of group default_pg"
+    )
     assert "desync" not in _kinds(report)
 
 
@@ -124,15 +128,29 @@ def test_the_verdicts_in_the_cli_and_json():
 
 # --- wait vs wire -----------------------------------------------------------------------------------------------
 
+
 def _call(rank, start_ms, end_ms, collective="allreduce"):
-    return Call(rank, "g", (0, 1, 2), collective, 1024, "float32", 3, "-", "-", start_ms / 1e3,
-                (end_ms - start_ms) / 1e3, start_ms / 1e3, seq=1)
+    return Call(
+        rank,
+        "g",
+        (0, 1, 2),
+        collective,
+        1024,
+        "float32",
+        3,
+        "-",
+        "-",
+        start_ms / 1e3,
+        (end_ms - start_ms) / 1e3,
+        start_ms / 1e3,
+        seq=1,
+    )
 
 
 def test_transfer_is_the_time_after_the_last_arrival_minimum_across_ranks():
     m = ranks.Matched("g", 1, {0: _call(0, 0.0, 5.0), 1: _call(1, 1.0, 5.5), 2: _call(2, 3.0, 6.0)})
     assert m.arrival_s == pytest.approx(3e-3) and m.skew_s == pytest.approx(3e-3)
-    assert m.transfer_s == pytest.approx(2e-3) and m.time_s == pytest.approx(2e-3)      # 5 - 3, not 6 - 3
+    assert m.transfer_s == pytest.approx(2e-3) and m.time_s == pytest.approx(2e-3)  # 5 - 3, not 6 - 3
     # a broadcast root that ended before the last arrival did not need it: left out
     b = ranks.Matched("g", 2, {0: _call(0, 0.0, 0.5, "broadcast"), 1: _call(1, 1.0, 4.0, "broadcast")})
     assert b.transfer_s == pytest.approx(3e-3)
@@ -150,13 +168,33 @@ def test_one_rank_says_durations_include_waiting_and_judges_only_what_grows_with
     report = api.trace(str(TRACES / "nccl" / "rank0.json.gz"))
     assert {r.basis for r in report.collectives} == {DURATION} and report.verdicts == []
     assert any("includes waiting for the other ranks" in n and "give every rank's trace" in n for n in report.notes)
-    rows = [Row("g", "allreduce", size, "bfloat16", 2, "ring", "LL", 5, t, 5 * t, None, 1e-3, 1e-4,
-                Verdict(Kind.SLOWER, "slower than expected by 12x"), "") for size, t in ((8 << 20, 10e-3), (32 << 20, 5e-3))]
+    rows = [
+        Row(
+            "g",
+            "allreduce",
+            size,
+            "bfloat16",
+            2,
+            "ring",
+            "LL",
+            5,
+            t,
+            5 * t,
+            None,
+            1e-3,
+            1e-4,
+            Verdict(Kind.SLOWER, "slower than expected by 12x"),
+            "",
+        )
+        for size, t in ((8 << 20, 10e-3), (32 << 20, 5e-3))
+    ]
     notes = one_rank(rows)
     assert rows[0].verdict.text.startswith("not judged: takes longer (10 ms) than the 32 MiB allreduce (5 ms)")
     # the row judged slower says its time may be waiting for a peer
-    assert rows[1].verdict.text == "slower than expected by 12x; one rank's duration: part of it may be waiting for a " \
-                              "late peer (give every rank's trace)"
+    assert (
+        rows[1].verdict.text == "slower than expected by 12x; one rank's duration: part of it may be waiting for a "
+        "late peer (give every rank's trace)"
+    )
     assert any(n.startswith("1 (group, collective, size) rows take longer") for n in notes)
 
 
@@ -164,8 +202,10 @@ def test_a_desync_names_the_call_and_what_each_rank_ran():
     a, b = _call(0, 0, 1), _call(1, 0, 1, "allgather")
     out = verdicts.desyncs([ranks.Matched("g", 1, {0: a, 1: b})])
     assert [v.kind for v in out] == ["desync"]
-    assert out[0].text == "desync: call seq 1 of group g differs between ranks (rank(s) 0: allreduce 1 KiB; rank(s) 1: " \
-                          "allgather 1 KiB)"
+    assert (
+        out[0].text == "desync: call seq 1 of group g differs between ranks (rank(s) 0: allreduce 1 KiB; rank(s) 1: "
+        "allgather 1 KiB)"
+    )
 
 
 def test_compute_exposed_communication_and_idle_add_up_to_the_step():
@@ -187,10 +227,19 @@ def test_idle_names_the_host_bound_gaps_by_hand(tmp_path):
     w.cpu("aten::to", 2, 6, cat="cpu_op")
     w.cpu("Optimizer.step#SGD.step", 40, 30, cat="cpu_op")
     w.kernel("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", 10, 20, 7, 1)
-    w.kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 25, 25, 20, 2,
-             N.meta("allreduce", 1024, 1024, 2, "Float", "0", "default_pg", [0, 1]))
-    w.write(tmp_path / "rank0.json.gz", N.H100, {"backend": "nccl", "rank": 0, "world_size": 2,
-                                                  "pg_config": [N._pg("0", "default_pg", [0, 1])]})
+    w.kernel(
+        "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+        25,
+        25,
+        20,
+        2,
+        N.meta("allreduce", 1024, 1024, 2, "Float", "0", "default_pg", [0, 1]),
+    )
+    w.write(
+        tmp_path / "rank0.json.gz",
+        N.H100,
+        {"backend": "nccl", "rank": 0, "world_size": 2, "pg_config": [N._pg("0", "default_pg", [0, 1])]},
+    )
     (v,) = api.trace(str(tmp_path / "rank0.json.gz")).steps
     assert (v.time_s, v.compute_s, v.comm_s, v.exposed_comm_s) == pytest.approx((100e-6, 20e-6, 25e-6, 20e-6))
     assert v.idle_s == pytest.approx(60e-6) and v.host_bound_s == pytest.approx(26e-6)
@@ -205,6 +254,7 @@ def test_a_cpu_job_has_no_host_bound_split():
 
 
 # --- the network-side verdict with a model -----------------------------------------------------------------------
+
 
 def test_the_network_straggler_is_judged_against_the_peak_bound_by_hand():
     """Four testbed hosts at 1 Gbit/s (host 3 at 100 Mbit/s), --peak 1Gbit/s = 125e6 B/s per rank: the 1 MiB
@@ -232,9 +282,24 @@ def test_a_bad_peak_names_the_option():
 
 
 def _group_row(members, z):
-    return Row("g" + "".join(map(str, members)), "allreduce", 1 << 20, "float32", len(members), "ring", "Simple", 5,
-               z * 1e-3, 5 * z * 1e-3, None, 1e-3, 1e-4, Verdict(Kind.SLOWER, "slower than expected") if z > 1.5 else Verdict(Kind.AS_EXPECTED, "as expected"), "",
-               pg_ranks=tuple(members))
+    return Row(
+        "g" + "".join(map(str, members)),
+        "allreduce",
+        1 << 20,
+        "float32",
+        len(members),
+        "ring",
+        "Simple",
+        5,
+        z * 1e-3,
+        5 * z * 1e-3,
+        None,
+        1e-3,
+        1e-4,
+        Verdict(Kind.SLOWER, "slower than expected") if z > 1.5 else Verdict(Kind.AS_EXPECTED, "as expected"),
+        "",
+        pg_ranks=tuple(members),
+    )
 
 
 class _T:
@@ -244,12 +309,20 @@ class _T:
 
 def test_the_slow_host_is_the_one_in_every_slow_group_and_no_fast_one():
     """Pairs of four hosts: the three pairs with node3 run at 3-5x the model, the three without it at 1.0-1.2x."""
-    rows = [_group_row((0, 1), 1.0), _group_row((0, 2), 1.1), _group_row((1, 2), 1.2),
-            _group_row((0, 3), 3.0), _group_row((1, 3), 4.0), _group_row((2, 3), 5.0)]
+    rows = [
+        _group_row((0, 1), 1.0),
+        _group_row((0, 2), 1.1),
+        _group_row((1, 2), 1.2),
+        _group_row((0, 3), 3.0),
+        _group_row((1, 3), 4.0),
+        _group_row((2, 3), 5.0),
+    ]
     (v,) = verdicts.slow_host([_T(r) for r in range(4)], rows)
     assert v.kind == "network-side"
-    assert v.text == ("calls through host node3 run at 4x the model after everyone has arrived (3 process group(s) "
-                      "that include it), the 3 group(s) without it at 1.1x: network-side, host node3's link or NIC")
+    assert v.text == (
+        "calls through host node3 run at 4x the model after everyone has arrived (3 process group(s) "
+        "that include it), the 3 group(s) without it at 1.1x: network-side, host node3's link or NIC"
+    )
     # one group alone cannot tell which member is slow; nor can two slow groups sharing two hosts
     assert verdicts.slow_host([_T(r) for r in range(4)], [_group_row((0, 1, 2, 3), 5.0)]) == []
     assert verdicts.slow_host([_T(r) for r in range(4)], [_group_row((2, 3), 5.0), _group_row((0, 1), 1.0)]) == []

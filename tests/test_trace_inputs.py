@@ -38,12 +38,13 @@ def _kinds(report, kind):
 
 # --- NCCL profiler plugin -------------------------------------------------------------------------------------
 
+
 def test_plugin_straggler_transfer_skew_and_verdict():
     report = api.trace(str(TRACES / "plugin" / "straggler"))
     world = [r for r in report.collectives if r.process_group == "world"]
     # 8 MiB all-reduce (2Mi float32), all-gather of 256Ki float32 per rank from 4 ranks: 4 MiB whole
     assert sorted(r.size_bytes for r in world) == [4 << 20, 8 << 20]
-    for r in world:      # every call: the ranks end LATE + TRANSFER after the first start; rank 3 starts LATE late
+    for r in world:  # every call: the ranks end LATE + TRANSFER after the first start; rank 3 starts LATE late
         assert r.time_s == pytest.approx(PLUGIN.TRANSFER_NS * 1e-9, abs=1e-6)
         assert r.wait_s == pytest.approx(PLUGIN.LATE_NS * 1e-9, abs=1e-6)
         assert (r.algorithm, r.protocol, r.calls) == ("ring", "Simple", PLUGIN.STEPS)
@@ -105,6 +106,7 @@ def test_plugin_bad_lines_are_skipped_and_no_collective_is_refused(tmp_path):
 
 # --- NCCL Inspector --------------------------------------------------------------------------------------------
 
+
 def test_inspector_wait_transfer_drops_and_compute_side():
     report = api.trace(str(TRACES / "inspector"))
     rows = {r.collective: r for r in report.collectives}
@@ -112,8 +114,8 @@ def test_inspector_wait_transfer_drops_and_compute_side():
         r = rows[coll.lower()]
         # the size: the all-gather's record holds one rank's share, the whole is n_ranks of them
         assert r.size_bytes == size and r.calls == INSPECTOR.STEPS
-        assert r.time_s == pytest.approx(transfer_us * 1e-6)          # the shortest time: rank 1's
-        assert r.wait_s == pytest.approx(INSPECTOR.LATE_US * 1e-6)     # the others' extra time: waiting for it
+        assert r.time_s == pytest.approx(transfer_us * 1e-6)  # the shortest time: rank 1's
+        assert r.wait_s == pytest.approx(INSPECTOR.LATE_US * 1e-6)  # the others' extra time: waiting for it
         assert r.protocol == {"LL": "LL", "SIMPLE": "Simple"}[proto]
     (v,) = _kinds(report, "compute-side")
     assert v.rank == 1 and "host node0" in v.text
@@ -126,6 +128,7 @@ def test_inspector_rows_are_priced_as_they_ran(monkeypatch):
     all-reduce is priced as RING/LL, and the choice check still names NCCL's default and its cost."""
     from collperf.model.nccl.expected import expect
     from collperf.trace import judge
+
     seen = {}
     real = judge.expected_and_bound
 
@@ -140,10 +143,10 @@ def test_inspector_rows_are_priced_as_they_ran(monkeypatch):
     assert (seen["allgather"].nccl_algo, seen["allgather"].nccl_proto) == ("Ring", "Simple")
     told = float(expect("allreduce", [ar.size_bytes], seen["allreduce"]).time_s[0])
     default = float(expect("allreduce", [ar.size_bytes], judge.sized(ran.assumed, ar).system).time_s[0])
-    assert told > 1.5 * default        # NCCL's model of LL at 64 MiB, against its own pick (Simple)
+    assert told > 1.5 * default  # NCCL's model of LL at 64 MiB, against its own pick (Simple)
     assert "RING/LL at 64 MiB where NCCL's default picks RING/Simple" in ar.choice_note
     assert any("model of what ran" in n for n in ran.notes)
-    kineto = api.trace(str(TRACES / "nccl"))          # a Kineto trace is priced with NCCL's pick, as before
+    kineto = api.trace(str(TRACES / "nccl"))  # a Kineto trace is priced with NCCL's pick, as before
     assert not any("model of what ran" in n for n in kineto.notes)
 
 
@@ -157,8 +160,9 @@ def test_inspector_kernel_times_give_real_arrivals(tmp_path):
                 perf = rec["coll_perf"]
                 at = 1_000_000 * (2 * perf["coll_sn"] + (perf["coll"] == "AllGather") + 1)
                 start = at + (500 if rec["header"]["rank"] == 3 else 0)
-                perf["event_trace_ts"] = {"kernel_events": [{"channel_id": 0, "kernel_start_ts": start,
-                                                             "kernel_stop_ts": at + 900}]}
+                perf["event_trace_ts"] = {
+                    "kernel_events": [{"channel_id": 0, "kernel_start_ts": start, "kernel_stop_ts": at + 900}]
+                }
             out.append(json.dumps(rec))
         (tmp_path / src.name).write_text("\n".join(out) + "\n")
     report = api.trace(str(tmp_path))
@@ -173,6 +177,7 @@ def test_inspector_v40_without_algorithm_reads(tmp_path):
 
 
 # --- any mix of one job; a real multi-group recording -------------------------------------------------------
+
 
 def test_kineto_and_flight_recorder_of_one_job_mix():
     base = TRACES / "flight" / "compute"
@@ -226,8 +231,13 @@ def test_an_all_gather_in_a_group_the_dump_does_not_list_is_its_whole_output(tmp
         doc = json.loads(src.read_text())
         for e in doc["entries"]:
             if e["process_group"][1] == "hosts_123" and e["collective_seq_id"] == 1:
-                e.update(profiling_name="gloo:all_gather", input_sizes=[[100]], output_sizes=[[300]],
-                         input_dtypes=["Float"], output_dtypes=["Float"])
+                e.update(
+                    profiling_name="gloo:all_gather",
+                    input_sizes=[[100]],
+                    output_sizes=[[300]],
+                    input_dtypes=["Float"],
+                    output_dtypes=["Float"],
+                )
         (tmp_path / src.name).write_text(json.dumps(doc))
     traces = read_job(trace_files(tmp_path))
     got = {(t.rank, c.size_bytes) for t in traces for c in t.calls if c.collective == "allgather"}

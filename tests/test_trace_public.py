@@ -40,7 +40,7 @@ def test_durations_are_said_to_include_waiting(report):
     # the 8 MB call takes longer than the 9.27 MiB and 31 MiB ones: its time is waiting, not judged
     small = next(r for r in report.collectives if r.size_bytes == 8196 * 1000)
     assert small.verdict.text.startswith("not judged: takes longer (3.307 ms)")
-    assert report.verdicts == []          # one rank: no straggler, hang or network verdict
+    assert report.verdicts == []  # one rank: no straggler, hang or network verdict
 
 
 def test_the_cli_says_so_and_the_what_if_is_an_upper_estimate():
@@ -54,7 +54,9 @@ def test_the_cli_says_so_and_the_what_if_is_an_upper_estimate():
 def test_the_step_view_reports_the_idle_share(report):
     for v in report.steps:
         assert v.compute_s + v.exposed_comm_s + v.idle_s == pytest.approx(v.time_s)
-        assert 0.70 < v.idle_s / v.time_s < 0.80          # 78 %, 78 %, 74 %: neither compute nor exposed comm
-        assert 0 < v.host_bound_s <= v.idle_s                # most of it the host running CPU ops
+        assert 0.70 < v.idle_s / v.time_s < 0.80  # 78 %, 78 %, 74 %: neither compute nor exposed comm
+        assert 0 < v.host_bound_s <= v.idle_s  # most of it the host running CPU ops
     first = report.steps[0]
-    assert first.time_s == pytest.approx(0.2224, abs=1e-4) and first.idle_s / first.time_s == pytest.approx(0.78, abs=0.01)
+    assert first.time_s == pytest.approx(0.2224, abs=1e-4) and first.idle_s / first.time_s == pytest.approx(
+        0.78, abs=0.01
+    )

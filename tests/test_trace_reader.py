@@ -22,16 +22,27 @@ TRACES = Path(__file__).parent / "fixtures" / "traces"
 
 # --- streaming JSON ------------------------------------------------------------------------------------------
 
-_scalars = st.one_of(st.integers(-10**12, 10**12), st.floats(allow_nan=False, allow_infinity=False),
-                     st.text(max_size=12), st.booleans(), st.none())
-_values = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner,
-                                                                                                max_size=4), max_leaves=12)
+_scalars = st.one_of(
+    st.integers(-(10**12), 10**12),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=12),
+    st.booleans(),
+    st.none(),
+)
+_values = st.recursive(
+    _scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=12,
+)
 
 
 @settings(max_examples=60, deadline=None)
-@given(events=st.lists(st.dictionaries(st.text(max_size=8), _values, max_size=5), max_size=12),
-       extra=st.dictionaries(st.sampled_from(["distributedInfo", "deviceProperties", "traceName", "x"]), _values),
-       chunk=st.integers(1, 64), indent=st.sampled_from([None, 0, 2]))
+@given(
+    events=st.lists(st.dictionaries(st.text(max_size=8), _values, max_size=5), max_size=12),
+    extra=st.dictionaries(st.sampled_from(["distributedInfo", "deviceProperties", "traceName", "x"]), _values),
+    chunk=st.integers(1, 64),
+    indent=st.sampled_from([None, 0, 2]),
+)
 def test_stream_sees_what_json_loads_sees(tmp_path_factory, events, extra, chunk, indent):
     """Any document, cut into chunks of any size: the same events in order and the same other keys."""
     doc = {**extra, "traceEvents": events, "after": [1, 2.5, "x"]}
@@ -42,8 +53,9 @@ def test_stream_sees_what_json_loads_sees(tmp_path_factory, events, extra, chunk
         mp.setattr(stream, "_CHUNK", chunk)
         top = stream.scan(path, seen.append)
     assert seen == json.loads(path.read_text())["traceEvents"]
-    assert {k: v for k, v in top.items() if k != "traceEvents"} == {k: v for k, v in json.loads(path.read_text()).items()
-                                                                     if k != "traceEvents"}
+    assert {k: v for k, v in top.items() if k != "traceEvents"} == {
+        k: v for k, v in json.loads(path.read_text()).items() if k != "traceEvents"
+    }
     assert top["traceEvents"] == len(events)
 
 
@@ -55,11 +67,14 @@ def test_stream_reads_gzip_like_json():
     assert seen == whole["traceEvents"] and top["distributedInfo"] == whole["distributedInfo"]
 
 
-@pytest.mark.parametrize("text, message", [
-    ('{"traceEvents": [{"ph": "X"}, {"ph": ', "not valid JSON"),
-    ('[1, 2]', "not a Kineto trace"),
-    ('{"schemaVersion": 1}', "no traceEvents"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('{"traceEvents": [{"ph": "X"}, {"ph": ', "not valid JSON"),
+        ("[1, 2]", "not a Kineto trace"),
+        ('{"schemaVersion": 1}', "no traceEvents"),
+    ],
+)
 def test_stream_errors_name_the_file(tmp_path, text, message):
     path = tmp_path / "bad.json"
     path.write_text(text)
@@ -74,8 +89,14 @@ def test_no_distributed_info_and_no_collectives_are_clear_errors(tmp_path):
     with pytest.raises(UsageError, match="no distributedInfo"):
         read_rank(plain)
     quiet = tmp_path / "quiet.json"
-    quiet.write_text(json.dumps({"distributedInfo": {"rank": 0, "world_size": 2, "backend": "nccl"},
-                                 "traceEvents": [{"ph": "X", "cat": "kernel", "name": "sgemm", "ts": 1, "dur": 2}]}))
+    quiet.write_text(
+        json.dumps(
+            {
+                "distributedInfo": {"rank": 0, "world_size": 2, "backend": "nccl"},
+                "traceEvents": [{"ph": "X", "cat": "kernel", "name": "sgemm", "ts": 1, "dur": 2}],
+            }
+        )
+    )
     with pytest.raises(UsageError, match="no collective found"):
         read_rank(quiet)
 
@@ -93,26 +114,49 @@ def test_paths_directory_glob_and_duplicates(tmp_path):
 
 # --- kernel names ------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name, parsed", [
-    ("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)",
-     ("allreduce", "ring", "LL", "float")),
-    ("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", ("allreduce", "ring", "LL", "bf16")),
-    ("ncclDevKernel_AllReduce_Sum_f32_NVLS_TREE_SIMPLE(ncclDevKernelArgsStorage<4096ul>)",
-     ("allreduce", "nvls-tree", "Simple", "f32")),
-    ("ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL128(x)", ("reducescatter", "ring", "LL128", "bf16")),
-    ("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", ("allgather", "ring", "LL", "")),
-    ("ncclKernel_AllGather_TREE_SIMPLE_Sum_int8_t(ncclDevComm*)", ("allgather", "tree", "Simple", "int8")),
-    ("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", ("sendrecv", "-", "-", "")),
-    ("ncclDevKernel_Generic_4(ncclDevKernelArgsStorage<4096ul>)", (None, "-", "-", "")),
-    ("ampere_sgemm_128x64_tn", None),
-])
+
+@pytest.mark.parametrize(
+    "name, parsed",
+    [
+        (
+            "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)",
+            ("allreduce", "ring", "LL", "float"),
+        ),
+        (
+            "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+            ("allreduce", "ring", "LL", "bf16"),
+        ),
+        (
+            "ncclDevKernel_AllReduce_Sum_f32_NVLS_TREE_SIMPLE(ncclDevKernelArgsStorage<4096ul>)",
+            ("allreduce", "nvls-tree", "Simple", "f32"),
+        ),
+        ("ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL128(x)", ("reducescatter", "ring", "LL128", "bf16")),
+        ("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", ("allgather", "ring", "LL", "")),
+        ("ncclKernel_AllGather_TREE_SIMPLE_Sum_int8_t(ncclDevComm*)", ("allgather", "tree", "Simple", "int8")),
+        ("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", ("sendrecv", "-", "-", "")),
+        ("ncclDevKernel_Generic_4(ncclDevKernelArgsStorage<4096ul>)", (None, "-", "-", "")),
+        ("ampere_sgemm_128x64_tn", None),
+    ],
+)
 def test_kernel_names(name, parsed):
     assert K.parse_kernel(name) == parsed
 
 
-@pytest.mark.parametrize("dtype, size", [("BFloat16", 2), ("c10::BFloat16", 2), ("Float", 4), ("float", 4),
-                                         ("long int", 8), ("unsigned char", 1), ("Half", 2), ("Double", 8),
-                                         ("Float8_e4m3fn", 1), ("int", 4)])
+@pytest.mark.parametrize(
+    "dtype, size",
+    [
+        ("BFloat16", 2),
+        ("c10::BFloat16", 2),
+        ("Float", 4),
+        ("float", 4),
+        ("long int", 8),
+        ("unsigned char", 1),
+        ("Half", 2),
+        ("Double", 8),
+        ("Float8_e4m3fn", 1),
+        ("int", 4),
+    ],
+)
 def test_element_bytes(dtype, size):
     assert K.element_bytes(dtype) == size
 
@@ -127,13 +171,14 @@ def test_whole_elements_is_nccl_tests_size(name, p, count):
 
 
 def test_whole_elements_by_hand():
-    assert K.whole_elements("allgather", 512, 2048, 4) == 2048          # the whole output
-    assert K.whole_elements("reducescatter", 2048, 512, 4) == 2048      # the whole input
-    assert K.whole_elements("alltoall", 10240, 10240, 4) == 10240       # all a rank sends
-    assert K.whole_elements("sendrecv", 0, 7, 2) == 7                   # a recv: its output
+    assert K.whole_elements("allgather", 512, 2048, 4) == 2048  # the whole output
+    assert K.whole_elements("reducescatter", 2048, 512, 4) == 2048  # the whole input
+    assert K.whole_elements("alltoall", 10240, 10240, 4) == 10240  # all a rank sends
+    assert K.whole_elements("sendrecv", 0, 7, 2) == 7  # a recv: its output
 
 
 # --- intervals -----------------------------------------------------------------------------------------------
+
 
 def test_intervals_by_hand():
     u = O.union([[0, 10], [5, 12], [20, 30], [30, 31]])
@@ -151,8 +196,10 @@ _spans = st.lists(st.tuples(st.integers(0, 100), st.integers(0, 30)).map(lambda 
 def test_interval_identities(a, b):
     """Covered time on a unit grid, and |A| = |A and B| + |A less B|."""
     grid = np.arange(0, 131) + 0.5
+
     def covered(spans):
         return sum(bool(any(s <= x < e for s, e in spans)) for x in grid)
+
     assert O.length(a) == covered(a)
     assert O.length(O.intersect(a, b)) + O.length(O.subtract(a, b)) == O.length(a)
     u = O.union(b)

@@ -38,8 +38,21 @@ def _outcome(path, c_parser: bool):
     except UsageError as e:
         return "error", str(e)
     arrays = (t.compute, t.host_ops)
-    return ("trace", t.rank, t.world_size, t.backend, t.nccl_version, t.gpu, t.host, t.groups, t.calls, t.steps,
-            t.notes, [a.shape for a in arrays], [a.tobytes() for a in arrays])
+    return (
+        "trace",
+        t.rank,
+        t.world_size,
+        t.backend,
+        t.nccl_version,
+        t.gpu,
+        t.host,
+        t.groups,
+        t.calls,
+        t.steps,
+        t.notes,
+        [a.shape for a in arrays],
+        [a.tobytes() for a in arrays],
+    )
 
 
 def test_fixtures_are_read_alike():
@@ -52,8 +65,9 @@ def test_a_real_trace_is_read_by_the_c_parser_not_the_fallback(monkeypatch):
     """The public A100 trace: every run of events kept by the fast path, none read again one at a time."""
     kept, refused = [], []
     real = fast.add_batch
-    monkeypatch.setattr(fast, "add_batch", lambda c, ev: (kept if real(c, ev) else refused).append(len(ev)) or
-                        not refused)
+    monkeypatch.setattr(
+        fast, "add_batch", lambda c, ev: (kept if real(c, ev) else refused).append(len(ev)) or not refused
+    )
     monkeypatch.setattr(stream, "_CHUNK", 1 << 16)
     t = read_rank(FIXTURES / "traces" / "public" / "hta_a100_2gpu_rank0.json.gz")
     assert refused == [] and len(kept) > 20 and len(t.calls) == 21
@@ -67,26 +81,63 @@ def test_without_msgspec_the_output_says_so(monkeypatch):
 
 # --- hypothesis-made traces ------------------------------------------------------------------------------------
 
-_odd = st.sampled_from([None, "12", True, -1.0, float("nan"), float("inf"), 2 ** 70, [1], {"a": 1}, "x\u00e9"])
-_time = st.one_of(st.floats(0, 1e7, allow_nan=False), st.integers(0, 10 ** 7))
+_odd = st.sampled_from([None, "12", True, -1.0, float("nan"), float("inf"), 2**70, [1], {"a": 1}, "x\u00e9"])
+_time = st.one_of(st.floats(0, 1e7, allow_nan=False), st.integers(0, 10**7))
 _rank_text = st.sampled_from(["[0, 1]", "[]", "[0, x]", "[7]"])
-_args = st.fixed_dictionaries({}, optional={
-    "correlation": st.one_of(st.integers(-5, 40), _odd), "External id": st.one_of(st.integers(0, 9), _odd),
-    "Collective name": st.sampled_from(["allreduce", "allgather", "barrier"]),
-    "In msg nelems": st.one_of(st.integers(0, 10 ** 6), _odd), "Out msg nelems": st.integers(0, 10 ** 6),
-    "Group size": st.one_of(st.integers(1, 4), _odd), "dtype": st.sampled_from(["Float", "BFloat16", "c10::Half"]),
-    "Process Group Name": st.sampled_from(["0", "1", 0]), "Process Group Ranks": _rank_text,
-    "Seq": st.one_of(st.integers(0, 9), _odd), "Input Dims": st.one_of(st.just([[4, 8]]), _odd),
-    "Input type": st.one_of(st.just(["float"]), _odd), "grid": st.just([1, 1, 1]), "note": st.text(max_size=6)})
-_names = st.sampled_from(["aten::mm", "cudaLaunchKernel", "sm80_gemm", "ProfilerStep#1", "gloo:all_reduce",
-                          "c10d::allreduce_", "record_param_comms", "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)",
-                          "ncclKernel_AllGather_RING_LL_Sum_float(x)", "weird }, {", "Kernel"])
-_cats = st.sampled_from(["cpu_op", "cuda_runtime", "kernel", "Kernel", "user_annotation", "gpu_user_annotation",
-                         "python_function", "cuda_driver"])
-_event = st.fixed_dictionaries({"ph": st.sampled_from(["X", "X", "X", "X", "i", "f"]), "name": _names,
-                                "ts": _time, "dur": _time, "cat": _cats},
-                               optional={"tid": st.one_of(st.integers(0, 9), st.just("stream 7"), _odd),
-                                         "pid": st.integers(0, 3), "args": st.one_of(_args, st.none(), _odd)})
+_args = st.fixed_dictionaries(
+    {},
+    optional={
+        "correlation": st.one_of(st.integers(-5, 40), _odd),
+        "External id": st.one_of(st.integers(0, 9), _odd),
+        "Collective name": st.sampled_from(["allreduce", "allgather", "barrier"]),
+        "In msg nelems": st.one_of(st.integers(0, 10**6), _odd),
+        "Out msg nelems": st.integers(0, 10**6),
+        "Group size": st.one_of(st.integers(1, 4), _odd),
+        "dtype": st.sampled_from(["Float", "BFloat16", "c10::Half"]),
+        "Process Group Name": st.sampled_from(["0", "1", 0]),
+        "Process Group Ranks": _rank_text,
+        "Seq": st.one_of(st.integers(0, 9), _odd),
+        "Input Dims": st.one_of(st.just([[4, 8]]), _odd),
+        "Input type": st.one_of(st.just(["float"]), _odd),
+        "grid": st.just([1, 1, 1]),
+        "note": st.text(max_size=6),
+    },
+)
+_names = st.sampled_from(
+    [
+        "aten::mm",
+        "cudaLaunchKernel",
+        "sm80_gemm",
+        "ProfilerStep#1",
+        "gloo:all_reduce",
+        "c10d::allreduce_",
+        "record_param_comms",
+        "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)",
+        "ncclKernel_AllGather_RING_LL_Sum_float(x)",
+        "weird }, {",
+        "Kernel",
+    ]
+)
+_cats = st.sampled_from(
+    [
+        "cpu_op",
+        "cuda_runtime",
+        "kernel",
+        "Kernel",
+        "user_annotation",
+        "gpu_user_annotation",
+        "python_function",
+        "cuda_driver",
+    ]
+)
+_event = st.fixed_dictionaries(
+    {"ph": st.sampled_from(["X", "X", "X", "X", "i", "f"]), "name": _names, "ts": _time, "dur": _time, "cat": _cats},
+    optional={
+        "tid": st.one_of(st.integers(0, 9), st.just("stream 7"), _odd),
+        "pid": st.integers(0, 3),
+        "args": st.one_of(_args, st.none(), _odd),
+    },
+)
 _mutation = st.tuples(st.sampled_from(["name", "ts", "dur", "cat", "ph", "args"]), _odd)
 
 
@@ -98,17 +149,28 @@ def _element(draw_event, mutation):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(events=st.lists(st.tuples(_event, st.one_of(st.none(), st.none(), st.none(), _mutation)), max_size=40),
-       extra=st.lists(st.sampled_from([1, "x", [], None]), max_size=2), chunk=st.integers(16, 2048),
-       indent=st.sampled_from([None, 1]))
+@given(
+    events=st.lists(st.tuples(_event, st.one_of(st.none(), st.none(), st.none(), _mutation)), max_size=40),
+    extra=st.lists(st.sampled_from([1, "x", [], None]), max_size=2),
+    chunk=st.integers(16, 2048),
+    indent=st.sampled_from([None, 1]),
+)
 def test_hypothesis_traces_are_read_alike(tmp_path_factory, events, extra, chunk, indent):
     """Any mix of what torch.profiler writes and what it does not (missing or mistyped fields, NaN, huge
     numbers, non-objects), cut into windows of any size: the same RankTrace or the same error either way."""
     elements = [_element(e, m) for e, m in events] + extra
-    doc = {"schemaVersion": 1, "deviceProperties": [{"name": "NVIDIA A100-SXM4-80GB"}],
-           "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 2,
-                               "pg_config": [{"pg_name": "0", "pg_desc": "default_pg", "ranks": [0, 1]}]},
-           "traceEvents": elements, "traceName": "t"}
+    doc = {
+        "schemaVersion": 1,
+        "deviceProperties": [{"name": "NVIDIA A100-SXM4-80GB"}],
+        "distributedInfo": {
+            "backend": "nccl",
+            "rank": 0,
+            "world_size": 2,
+            "pg_config": [{"pg_name": "0", "pg_desc": "default_pg", "ranks": [0, 1]}],
+        },
+        "traceEvents": elements,
+        "traceName": "t",
+    }
     path = tmp_path_factory.mktemp("h") / "rank0.json"
     path.write_text(json.dumps(doc, indent=indent))
     with pytest.MonkeyPatch.context() as mp:
@@ -117,11 +179,27 @@ def test_hypothesis_traces_are_read_alike(tmp_path_factory, events, extra, chunk
 
 
 @settings(max_examples=60, deadline=None)
-@given(events=st.lists(st.dictionaries(st.text(max_size=6), st.recursive(
-    st.one_of(st.integers(-10 ** 20, 10 ** 20), st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=8),
-              st.sampled_from(["}, {", "},", "]", "\\"])), lambda inner: st.lists(inner, max_size=3) |
-    st.dictionaries(st.text(max_size=4), inner, max_size=3), max_leaves=8), max_size=4), max_size=20),
-       chunk=st.integers(1, 256), indent=st.sampled_from([None, 0, 2]))
+@given(
+    events=st.lists(
+        st.dictionaries(
+            st.text(max_size=6),
+            st.recursive(
+                st.one_of(
+                    st.integers(-(10**20), 10**20),
+                    st.floats(allow_nan=False, allow_infinity=False),
+                    st.text(max_size=8),
+                    st.sampled_from(["}, {", "},", "]", "\\"]),
+                ),
+                lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+                max_leaves=8,
+            ),
+            max_size=4,
+        ),
+        max_size=20,
+    ),
+    chunk=st.integers(1, 256),
+    indent=st.sampled_from([None, 0, 2]),
+)
 def test_runs_are_cut_between_whole_events(tmp_path_factory, events, chunk, indent):
     """The runs handed to the C decoder are whole events in order, however braces fall in strings and values:
     decoded as plain JSON, their concatenation is json.loads's traceEvents."""
@@ -129,11 +207,12 @@ def test_runs_are_cut_between_whole_events(tmp_path_factory, events, chunk, inde
     path.write_text(json.dumps({"a": [1], "traceEvents": events, "z": "}"}, indent=indent))
     seen: list = []
 
-    def decode(text):      # a cut inside a value is refused by the decoder: that stretch is read one at a time
+    def decode(text):  # a cut inside a value is refused by the decoder: that stretch is read one at a time
         try:
             return msgspec.json.decode(text)
         except msgspec.DecodeError:
             return None
+
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(stream, "_CHUNK", chunk)
         top = stream.scan(path, seen.append, None, (decode, lambda run: seen.extend(run) or True))
@@ -142,13 +221,22 @@ def test_runs_are_cut_between_whole_events(tmp_path_factory, events, chunk, inde
 
 def test_what_msgspec_decodes_otherwise_goes_the_slow_way():
     """json's readings that msgspec refuses or reads otherwise: the run is refused (None), never misread."""
-    for text in ('[{"ts": NaN}]', '[{"name": "\\ud800"}]', '[{"ts": 1e400}]', '[{"tid": 1.5}]', '[1, {"ph": "X"}]',
-                 '[{"args": [1]}]', "[" + "[" * 3000 + "]" * 3000 + "]", '[{"ts": "1"}]'):
+    for text in (
+        '[{"ts": NaN}]',
+        '[{"name": "\\ud800"}]',
+        '[{"ts": 1e400}]',
+        '[{"tid": 1.5}]',
+        '[1, {"ph": "X"}]',
+        '[{"args": [1]}]',
+        "[" + "[" * 3000 + "]" * 3000 + "]",
+        '[{"ts": "1"}]',
+    ):
         assert fast.decode(text) is None, text
     assert math.isclose(fast.decode('[{"ts": 12}]')[0].ts, 12.0)
 
 
 # --- rank files side by side -----------------------------------------------------------------------------------
+
 
 def _json(path, **options) -> str:
     return json.dumps(api.trace(str(path), **options).to_json(), sort_keys=True)
@@ -195,9 +283,15 @@ def test_a_gzip_file_is_counted_by_its_uncompressed_size(tmp_path):
     assert fanout.trace_bytes(path) == 100_000
 
 
-@pytest.mark.parametrize("options, message", [({"jobs": 0}, "--jobs 0"), ({"jobs": True}, "--jobs True"),
-                                              ({"engine": "ray://x"}, "expected 'local'"),
-                                              ({"engine": "dask://"}, "expected 'local'")])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"jobs": 0}, "--jobs 0"),
+        ({"jobs": True}, "--jobs True"),
+        ({"engine": "ray://x"}, "expected 'local'"),
+        ({"engine": "dask://"}, "expected 'local'"),
+    ],
+)
 def test_jobs_and_engine_are_checked(options, message):
     with pytest.raises(UsageError, match=message):
         TraceSpec(paths=["x.json"], **options)

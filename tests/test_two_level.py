@@ -20,14 +20,14 @@ from collperf.model.auto.select import auto_choices
 from collperf.model.two_level.build import build_array
 from collperf.model.two_level.pricing import flat_cost, reference_segments, schedule_terms
 
-NV = Link(1e-6, 200e9)        # 200 GB/s per GPU inside a node
-NIC = Link(5e-6, 50e9)        # one 400 Gb/s NIC
+NV = Link(1e-6, 200e9)  # 200 GB/s per GPU inside a node
+NIC = Link(5e-6, 50e9)  # one 400 Gb/s NIC
 
 
 def test_mesh_alltoall_on_eight_dgx_h100_is_the_nic_bound():
     # 8 x 8 ranks, one NIC per GPU; each rank sends n/64 to each of 63 peers in one step:
     # 7 of them on its node (7/64 n at 200 GB/s), 56 off it (56/64 n per rank, 8 x that per node over 8 NICs)
-    n = 448 * 2 ** 20
+    n = 448 * 2**20
     c = Cluster(8, 8, NV, NIC, nics_per_node=8)
     intra_s, rank_s, node_s = 7 / 64 * n / 200e9, 56 / 64 * n / 50e9, 8 * 56 / 64 * n / 400e9
     expected = 5e-6 + max(intra_s, rank_s, node_s)
@@ -36,12 +36,26 @@ def test_mesh_alltoall_on_eight_dgx_h100_is_the_nic_bound():
 
 
 def test_the_cli_prices_the_two_level_mesh_at_the_nic_bound():
-    res = CliRunner().invoke(app, ["predict", "alltoall", "--cluster", "dgx-h100", "--nodes", "8",
-                                   "--intra-bandwidth", "200GB/s", "-s", "448M", "--json"])
+    res = CliRunner().invoke(
+        app,
+        [
+            "predict",
+            "alltoall",
+            "--cluster",
+            "dgx-h100",
+            "--nodes",
+            "8",
+            "--intra-bandwidth",
+            "200GB/s",
+            "-s",
+            "448M",
+            "--json",
+        ],
+    )
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
     mesh = next(a for a in doc["algorithms"] if a["name"] == "mesh")
-    n = 448 * 2 ** 20
+    n = 448 * 2**20
     assert mesh["time_s"] == pytest.approx(7 / 8 * n / 50e9 + mesh["latency_s"], rel=1e-6)
     assert mesh["time_s"] == pytest.approx(8.226e-3, rel=1e-3)
 
@@ -97,10 +111,17 @@ def test_auto_prices_flat_schedules_as_predict_does():
 
 
 @settings(max_examples=30, deadline=None)
-@given(collective=st.sampled_from(["allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "reduce",
-                                   "scatter", "gather"]),
-       nodes=st.integers(2, 4), per_node=st.integers(2, 4), nics=st.integers(1, 8),
-       intra=st.floats(10e9, 900e9), inter=st.floats(1e9, 100e9), reduce=st.sampled_from([np.inf, 50e9]))
+@given(
+    collective=st.sampled_from(
+        ["allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "reduce", "scatter", "gather"]
+    ),
+    nodes=st.integers(2, 4),
+    per_node=st.integers(2, 4),
+    nics=st.integers(1, 8),
+    intra=st.floats(10e9, 900e9),
+    inter=st.floats(1e9, 100e9),
+    reduce=st.sampled_from([np.inf, 50e9]),
+)
 def test_two_level_price_never_below_the_bound(collective, nodes, per_node, nics, intra, inter, reduce):
     c = Cluster(nodes, per_node, Link(1e-6, intra, reduce), Link(5e-6, inter, reduce), nics)
     net = Network.of(c)
@@ -116,8 +137,9 @@ def test_a_pipeline_at_a_reference_count_is_its_schedule_priced_per_level(segmen
     assert reference_segments(segments) == segments
     c = Cluster(2, 4, Link(1e-6, 100e9), Link(5e-6, 25e9), nics_per_node=2)
     n = 1e8
-    latency_s, seconds_per_byte = schedule_terms(build_array("allreduce", "double-binary-tree", 8,
-                                                             segments=segments), c)
+    latency_s, seconds_per_byte = schedule_terms(
+        build_array("allreduce", "double-binary-tree", 8, segments=segments), c
+    )
     got = flat_cost("allreduce", "double-binary-tree", c, [n], segments=segments)
     assert got.segments[0] == segments
     assert got.latency_s[0] == pytest.approx(latency_s, rel=1e-12)
@@ -128,8 +150,10 @@ def test_reference_counts_above_eight_are_powers_of_two():
     assert [reference_segments(k) for k in (9, 15, 16, 17, 63, 64, 1000)] == [8, 8, 16, 16, 32, 64, 64]
 
 
-@pytest.mark.parametrize("collective, algorithm, segments", [("broadcast", "chain", 20), ("broadcast", "chain", 100),
-                                                             ("allreduce", "double-binary-tree", 40)])
+@pytest.mark.parametrize(
+    "collective, algorithm, segments",
+    [("broadcast", "chain", 20), ("broadcast", "chain", 100), ("allreduce", "double-binary-tree", 40)],
+)
 def test_a_pipeline_past_its_fill_is_exact_between_reference_counts(collective, algorithm, segments):
     # 8 ranks: the chain fills in 7 steps, the trees in a few; 16 and 32 segments are past it, so each
     # added segment is one all-edges step and the price at 20, 40 or 100 equals the schedule's own

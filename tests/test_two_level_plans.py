@@ -6,8 +6,14 @@ import pytest
 from collperf.collectives import get_collective
 from collperf.errors import UsageError
 from collperf.model.algorithms import get_algorithm
-from collperf.model.two_level.build import (DEFAULT_PHASES, build, build_hierarchical, build_hierarchical_array,
-                                             build_two_level, default_phase)
+from collperf.model.two_level.build import (
+    DEFAULT_PHASES,
+    build,
+    build_hierarchical,
+    build_hierarchical_array,
+    build_two_level,
+    default_phase,
+)
 from collperf.model.two_level.hierarchy import PLANS, get_plan, two_level_cost
 from collperf.model.network import Cluster, Link
 from collperf.schedule.verify import verify
@@ -52,8 +58,11 @@ def test_the_builder_runs_the_plan_phases_back_to_back(collective, nodes, g):
     s = build_two_level(collective, nodes, g)
     verify(s)
     ranks = {"intra": g, "inter": nodes}
-    expected = sum(len(build(ph.collective, plan.default_algorithm, ranks[ph.level]).steps)
-                   for ph in plan.phases if ranks[ph.level] > 1)
+    expected = sum(
+        len(build(ph.collective, plan.default_algorithm, ranks[ph.level]).steps)
+        for ph in plan.phases
+        if ranks[ph.level] > 1
+    )
     assert len(s.steps) == expected
     assert s == build_hierarchical(collective, nodes, g, plan.default_algorithm, plan.default_algorithm)
 
@@ -67,8 +76,10 @@ def test_the_array_form_is_the_tuple_form(collective):
 
 
 def _plain(s):
-    return ((s.collective, s.algorithm, s.ranks, s.chunks, s.root, s.chunks_per_buffer),
-            [[(t.src, t.dst, tuple(t.chunks), t.op) for t in st.transfers] for st in s.steps])
+    return (
+        (s.collective, s.algorithm, s.ranks, s.chunks, s.root, s.chunks_per_buffer),
+        [[(t.src, t.dst, tuple(t.chunks), t.op) for t in st.transfers] for st in s.steps],
+    )
 
 
 def test_a_collective_without_a_plan_is_refused_with_the_ones_that_have_one():

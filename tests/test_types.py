@@ -14,10 +14,20 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # --strict's flags that mypy takes per module (mypy 1.x --help: the strict list less the global
 # warn_unused_configs and warn_redundant_casts), as a strict block must set them
-STRICT_FLAGS = {"disallow_any_generics": True, "disallow_subclassing_any": True, "disallow_untyped_calls": True,
-                "disallow_untyped_defs": True, "disallow_incomplete_defs": True, "check_untyped_defs": True,
-                "disallow_untyped_decorators": True, "warn_unused_ignores": True, "warn_return_any": True,
-                "implicit_reexport": False, "strict_equality": True, "extra_checks": True}
+STRICT_FLAGS = {
+    "disallow_any_generics": True,
+    "disallow_subclassing_any": True,
+    "disallow_untyped_calls": True,
+    "disallow_untyped_defs": True,
+    "disallow_incomplete_defs": True,
+    "check_untyped_defs": True,
+    "disallow_untyped_decorators": True,
+    "warn_unused_ignores": True,
+    "warn_return_any": True,
+    "implicit_reexport": False,
+    "strict_equality": True,
+    "extra_checks": True,
+}
 
 
 def overrides() -> list[dict]:
@@ -37,8 +47,9 @@ def strict_modules() -> list[str]:
 
 def test_a_strict_block_sets_every_strict_flag_and_none_sets_strict():
     # `strict = true` in an override is read as the global flag: every module of the package would be strict
-    assert not [b["module"] for b in overrides() if "strict" in b], \
+    assert not [b["module"] for b in overrides() if "strict" in b], (
         "an override sets strict = true, which mypy applies to every module: list STRICT_FLAGS in it instead"
+    )
     for block in overrides():
         if block.get("disallow_untyped_defs"):
             missing = {k: v for k, v in STRICT_FLAGS.items() if block.get(k) != v}
@@ -62,6 +73,11 @@ def test_the_strict_packages_exist():
 def test_mypy_finds_nothing_in_the_strict_packages(tmp_path):
     pytest.importorskip("mypy")
     paths = sorted({str(source_of(m)) for m in strict_modules()})
-    result = subprocess.run([sys.executable, "-m", "mypy", "--cache-dir", str(tmp_path), *paths], cwd=ROOT,
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--cache-dir", str(tmp_path), *paths],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, f"mypy on {paths}:\n{result.stdout}{result.stderr}"

@@ -7,40 +7,77 @@ from collperf import units
 from collperf.errors import UsageError
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("8", 8), ("8B", 8), ("1K", 1024), ("1M", 1 << 20), ("1G", 1 << 30), ("0.5M", 1 << 19),
-    ("1KB", 1000), ("1MB", 10**6), ("1GB", 10**9), ("1KiB", 1024), ("1MiB", 1 << 20), ("1GiB", 1 << 30),
-    ("64m", 64 << 20), (" 2 G ", 2 << 30), (4096, 4096),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("8", 8),
+        ("8B", 8),
+        ("1K", 1024),
+        ("1M", 1 << 20),
+        ("1G", 1 << 30),
+        ("0.5M", 1 << 19),
+        ("1KB", 1000),
+        ("1MB", 10**6),
+        ("1GB", 10**9),
+        ("1KiB", 1024),
+        ("1MiB", 1 << 20),
+        ("1GiB", 1 << 30),
+        ("64m", 64 << 20),
+        (" 2 G ", 2 << 30),
+        (4096, 4096),
+    ],
+)
 def test_sizes(text, expected):
     assert units.parse_size(text) == expected
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("5us", 5e-6), ("5µs", 5e-6), ("1.2ms", 1.2e-3), ("0.5s", 0.5), ("100ns", 1e-7), ("0", 0.0), ("2.5 us", 2.5e-6),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("5us", 5e-6),
+        ("5µs", 5e-6),
+        ("1.2ms", 1.2e-3),
+        ("0.5s", 0.5),
+        ("100ns", 1e-7),
+        ("0", 0.0),
+        ("2.5 us", 2.5e-6),
+    ],
+)
 def test_times(text, expected):
     assert units.parse_time(text) == pytest.approx(expected)
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("50GB/s", 50e9), ("50GBps", 50e9), ("400Gbps", 50e9), ("400Gbit/s", 50e9), ("400Gb/s", 50e9),
-    ("12.5GiB/s", 12.5 * 2**30), ("200mbit", 25e6), ("100MB/s", 1e8), ("inf", math.inf),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("50GB/s", 50e9),
+        ("50GBps", 50e9),
+        ("400Gbps", 50e9),
+        ("400Gbit/s", 50e9),
+        ("400Gb/s", 50e9),
+        ("12.5GiB/s", 12.5 * 2**30),
+        ("200mbit", 25e6),
+        ("100MB/s", 1e8),
+        ("inf", math.inf),
+    ],
+)
 def test_bandwidths(text, expected):
     assert units.parse_bandwidth(text) == pytest.approx(expected)
 
 
-@pytest.mark.parametrize("parse, text, fragment", [
-    (units.parse_size, "12XB", "unknown unit 'XB'"),
-    (units.parse_size, "lots", "expected a number and a unit"),
-    (units.parse_size, -5, "negative"),
-    (units.parse_time, "5", "missing unit"),
-    (units.parse_time, "5 parsecs", "unknown or missing unit"),
-    (units.parse_bandwidth, "50", "missing unit"),
-    (units.parse_bandwidth, "50GB", "unknown or missing unit 'GB'"),
-    (units.parse_bandwidth, "0GB/s", "not positive"),
-])
+@pytest.mark.parametrize(
+    "parse, text, fragment",
+    [
+        (units.parse_size, "12XB", "unknown unit 'XB'"),
+        (units.parse_size, "lots", "expected a number and a unit"),
+        (units.parse_size, -5, "negative"),
+        (units.parse_time, "5", "missing unit"),
+        (units.parse_time, "5 parsecs", "unknown or missing unit"),
+        (units.parse_bandwidth, "50", "missing unit"),
+        (units.parse_bandwidth, "50GB", "unknown or missing unit 'GB'"),
+        (units.parse_bandwidth, "0GB/s", "not positive"),
+    ],
+)
 def test_errors_name_the_value_and_the_forms(parse, text, fragment):
     with pytest.raises(UsageError) as info:
         parse(text)
@@ -74,10 +111,16 @@ def test_format_picks_sensible_units():
     assert units.format_bandwidth(50e9) == "50 GB/s"
 
 
-@pytest.mark.parametrize("text, meant", [
-    ("1Gb", "write 1GB (or 1GiB, 1G)"), ("64Kb", "write 64KB (or 64KiB, 64K)"), ("1.5 Mib", "write 1.5MiB (or 1.5MB, 1.5M)"),
-    ("2Tb", "write 2TB (or 2TiB, 2T)"), ("8Gib", "write 8GiB (or 8GB, 8G)"),
-])
+@pytest.mark.parametrize(
+    "text, meant",
+    [
+        ("1Gb", "write 1GB (or 1GiB, 1G)"),
+        ("64Kb", "write 64KB (or 64KiB, 64K)"),
+        ("1.5 Mib", "write 1.5MiB (or 1.5MB, 1.5M)"),
+        ("2Tb", "write 2TB (or 2TiB, 2T)"),
+        ("8Gib", "write 8GiB (or 8GB, 8G)"),
+    ],
+)
 def test_sizes_in_bits_are_refused_with_the_byte_spelling(text, meant):
     # --nic-rate reads Gb as bits (400Gb/s = 50 GB/s): a size written so would be 8x off, never silently read
     with pytest.raises(UsageError) as info:
@@ -88,20 +131,40 @@ def test_sizes_in_bits_are_refused_with_the_byte_spelling(text, meant):
         units.parse_sizes(f"1M,{text}")
 
 
-@pytest.mark.parametrize("text, expected", [
-    # what worked before keeps working: one letter is binary as nccl-tests' -b/-e, KB decimal, KiB binary,
-    # a small b alone is bytes, and an all-lowercase unit is read as typed casually (bytes)
-    ("1k", 1024), ("1K", 1024), ("128M", 128 << 20), ("1G", 1 << 30), ("1KB", 1000), ("1KiB", 1024),
-    ("8b", 8), ("1gb", 10**9), ("1mib", 1 << 20), ("4096", 4096),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # what worked before keeps working: one letter is binary as nccl-tests' -b/-e, KB decimal, KiB binary,
+        # a small b alone is bytes, and an all-lowercase unit is read as typed casually (bytes)
+        ("1k", 1024),
+        ("1K", 1024),
+        ("128M", 128 << 20),
+        ("1G", 1 << 30),
+        ("1KB", 1000),
+        ("1KiB", 1024),
+        ("8b", 8),
+        ("1gb", 10**9),
+        ("1mib", 1 << 20),
+        ("4096", 4096),
+    ],
+)
 def test_byte_spellings_still_read(text, expected):
     assert units.parse_size(text) == expected
 
 
-@pytest.mark.parametrize("fraction, sep, text", [
-    (0.87, " ", "87 %"), (1.0, " ", "100 %"), (0.005, " ", "0.5 %"), (0.0026, "", "0.26%"), (0.003, "", "0.3%"),
-    (0.0999, "", "10%"), (1e-7, " ", "<0.01 %"), (0.0, "", "<0.01%"),
-])
+@pytest.mark.parametrize(
+    "fraction, sep, text",
+    [
+        (0.87, " ", "87 %"),
+        (1.0, " ", "100 %"),
+        (0.005, " ", "0.5 %"),
+        (0.0026, "", "0.26%"),
+        (0.003, "", "0.3%"),
+        (0.0999, "", "10%"),
+        (1e-7, " ", "<0.01 %"),
+        (0.0, "", "<0.01%"),
+    ],
+)
 def test_percent_keeps_two_digits_below_ten_and_never_shows_zero(fraction, sep, text):
     # a run at 0.3 % of its bound is not "0 %" of it
     assert units.format_percent(fraction, sep) == text

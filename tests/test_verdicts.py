@@ -38,29 +38,30 @@ def row(d, size):
 
 # ---- bounds by hand --------------------------------------------------------------------------------
 
+
 def test_two_level_bound_on_the_2_node_h100_sample_by_hand():
     d = diagnose(load(sample("14_"))[0])
     assert d.assumed.system.name == "dgx-h100" and d.assumed.system.nodes == 2
     big = row(d, 16 * GIB)
     # node-level network bound: allreduce moves 2 (N-1)/N x size over each node's 8 x 400 Gb/s = 400 GB/s
-    network_s = 16 * GIB * 2 * (2 - 1) / 2 / 400e9          # 42.95 ms
+    network_s = 16 * GIB * 2 * (2 - 1) / 2 / 400e9  # 42.95 ms
     # intra-node with NVLS (in-switch reduction): (g-1)/g x size over 450 GB/s = 33.4 ms: the network binds
     intra_s = 16 * GIB * 7 / 8 / 450e9
     assert intra_s < network_s
     assert big.bound_s == pytest.approx(network_s) and big.binding == "network"
-    assert big.efficiency == pytest.approx(network_s / 68.65e-3, rel=1e-3)      # 62.6 %, not 160 %
+    assert big.efficiency == pytest.approx(network_s / 68.65e-3, rel=1e-3)  # 62.6 %, not 160 %
     # busbw can reach 1.875 x 400 GB/s = 750 GB/s; the log's best is 469.21
     assert d.peak_GBps == pytest.approx(750.0)
     assert max(s.busbw_GBps for s in d.sizes) < d.peak_GBps
 
 
 def test_two_level_bound_on_the_2_node_b200_sample_by_hand():
-    d = diagnose(load(sample("19_"))[0])                      # no device lines: the GPU from a comment line
+    d = diagnose(load(sample("19_"))[0])  # no device lines: the GPU from a comment line
     assert d.assumed.system.name == "dgx-b200" and d.assumed.system.nodes == 2
     gpu = next(v for v in d.assumed.values if v[0] == "GPU")
     assert "comment line" in gpu[2]
     big = row(d, 2 * GIB)
-    assert big.bound_s == pytest.approx(2 * GIB / 400e9)      # network: 5.369 ms > intra 7/8 x 2 GiB / 900 GB/s
+    assert big.bound_s == pytest.approx(2 * GIB / 400e9)  # network: 5.369 ms > intra 7/8 x 2 GiB / 900 GB/s
     assert d.peak_GBps == pytest.approx(750.0) and max(s.busbw_GBps for s in d.sizes) < 750.0
 
 
@@ -78,16 +79,19 @@ def test_a_nic_rate_override_that_is_too_low_names_the_value_to_check():
     nic = next(v for v in d.assumed.values if v[0] == "NIC rate")
     assert nic[1] == "100 Gb/s" and nic[2] == "user override (--nic-rate)"
     above = next(f for f in d.findings if f.kind == "above-bound")
-    assert "network bound binds" in above.message and "NIC rate = 100 Gb/s (user override (--nic-rate))" in above.message
+    assert (
+        "network bound binds" in above.message and "NIC rate = 100 Gb/s (user override (--nic-rate))" in above.message
+    )
 
 
 # ---- every sample ------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name[:2])
 def test_every_sample_diagnoses_with_no_flags_and_no_efficiency_above_100(path):
     (d,) = api.diagnose_logs([str(path)])
     assert d.assumed.system is not None and d.assumed.values
-    assert all(src for _, _, src in d.assumed.values)          # every value says where it came from
+    assert all(src for _, _, src in d.assumed.values)  # every value says where it came from
     assert all(s.efficiency is None or 0 < s.efficiency <= 1.0 for s in d.sizes)
     assert all(s.expected_s and s.bound_s for s in d.sizes)
     assert not any("investigate" in s.verdict.text for s in d.sizes)
@@ -99,7 +103,7 @@ def test_every_sample_diagnoses_with_no_flags_and_no_efficiency_above_100(path):
 def test_healthy_samples_are_as_expected(prefix):
     d = diagnose(load(sample(prefix))[0])
     assert d.verdict.text.startswith("as expected"), d.verdict
-    big = [s for s in d.sizes if s.size_bytes >= 1 << 24]            # the bandwidth-bound end: no alarm at all
+    big = [s for s in d.sizes if s.size_bytes >= 1 << 24]  # the bandwidth-bound end: no alarm at all
     assert all(s.verdict.text.startswith(("as expected", "faster")) for s in big), [s.verdict.text for s in big]
 
 
@@ -119,6 +123,7 @@ def test_latency_or_bandwidth_bound_comes_from_the_expected_choice_terms():
 
 # ---- wrong rows, context causes ------------------------------------------------------------------------
 
+
 def test_rows_with_wrong_results_get_no_performance_verdict():
     d = diagnose(load(FIXTURES / "wrong_results.txt")[0])
     t = load(FIXTURES / "wrong_results.txt")[0]
@@ -133,7 +138,7 @@ def test_rows_with_wrong_results_get_no_performance_verdict():
 
 def _slow_osu_log() -> str:
     lines = ["# OSU MPI Allreduce Latency Test v7.1", "# Size       Avg Latency(us)"]
-    lines += [f"{1 << k:<12d}{(1 << k) / 1e3 + 500:.2f}" for k in range(2, 27, 2)]   # 1 GB/s and 500 us: slow
+    lines += [f"{1 << k:<12d}{(1 << k) / 1e3 + 500:.2f}" for k in range(2, 27, 2)]  # 1 GB/s and 500 us: slow
     return "\n".join(lines) + "\n"
 
 
@@ -160,34 +165,57 @@ def test_causes_by_context():
     assert any("NCCL_IB_HCA" in c for c in nccl) and any("NCCL_ALGO/NCCL_PROTO set" in c for c in nccl)
     # worded alike whatever NCCL's choice, so the rows of a log share one line each (the choice is in the table)
     assert V.causes("allreduce", "nccl", "bandwidth", 2, "ring/LL128", "ring/Simple") == nccl
-    assert not any("NCCL_ALGO/NCCL_PROTO set" in c for c in V.causes("allreduce", "nccl", "bandwidth", 2,
-                                                                        "ring/Simple", "ring/Simple"))
+    assert not any(
+        "NCCL_ALGO/NCCL_PROTO set" in c
+        for c in V.causes("allreduce", "nccl", "bandwidth", 2, "ring/Simple", "ring/Simple")
+    )
     # one GPU per node: no intra-node path to blame
     assert not any("intra-node" in c for c in V.causes("allreduce", "nccl", "bandwidth", 2, gpus_per_node=1))
-    assert not any("NCCL_IB_HCA" in c for c in V.causes("allreduce", "nccl", "bandwidth", 1))   # one node: no NIC
+    assert not any("NCCL_IB_HCA" in c for c in V.causes("allreduce", "nccl", "bandwidth", 1))  # one node: no NIC
     assert any("launch" in c for c in V.causes("allreduce", "nccl", "latency", 1, "ring/LL"))
 
 
 # ---- one measured number -------------------------------------------------------------------------------
 
+
 def test_one_measurement_from_the_api():
-    j = api.diagnose_measurement(MeasurementSpec(collective="allreduce", size="1GB", time="500ms", ranks=16,
-                                                 hardware=HardwareSpec(cluster="dgx-h100", nodes=2)))
+    j = api.diagnose_measurement(
+        MeasurementSpec(
+            collective="allreduce",
+            size="1GB",
+            time="500ms",
+            ranks=16,
+            hardware=HardwareSpec(cluster="dgx-h100", nodes=2),
+        )
+    )
     # 1e9 B allreduce over 2 nodes x 8 x 400 Gb/s: the node-level bound is 1e9 / 400e9 = 2.5 ms
     assert j.row.bound_s == pytest.approx(2.5e-3) and j.row.binding == "network"
     # the efficiency counts the bound's latency too (5 us over the network), as the above-bound call does
     assert j.row.bound_latency_s == pytest.approx(5e-6) and j.row.efficiency == pytest.approx(2.505e-3 / 0.5)
     assert j.verdict.text.startswith("slower than expected by") and j.row.causes
-    assert j.row.causes[0] == V.far_off("allreduce")           # 100x off: check the size and time first
+    assert j.row.causes[0] == V.far_off("allreduce")  # 100x off: check the size and time first
     assert j.row.busbw_GBps == pytest.approx(1e9 / 0.5 * 1.875 / 1e9)
-    ok = api.diagnose_measurement(collective="allreduce", size="1GB", time="4.5ms", ranks=16, cluster="dgx-h100",
-                                  nodes=2)
+    ok = api.diagnose_measurement(
+        collective="allreduce", size="1GB", time="4.5ms", ranks=16, cluster="dgx-h100", nodes=2
+    )
     assert ok.verdict.text == "as expected" and not ok.row.causes
 
 
 def test_one_measurement_from_the_cli_text_and_json():
-    args = ["diagnose", "allreduce", "--size", "1GB", "--time", "500ms", "--ranks", "16", "--cluster", "dgx-h100",
-            "--nodes", "2"]
+    args = [
+        "diagnose",
+        "allreduce",
+        "--size",
+        "1GB",
+        "--time",
+        "500ms",
+        "--ranks",
+        "16",
+        "--cluster",
+        "dgx-h100",
+        "--nodes",
+        "2",
+    ]
     res = runner.invoke(app, args, terminal_width=200)
     assert res.exit_code == 0, res.output
     assert "system assumed: dgx-h100" in res.output and "user override (--nodes)" in res.output
@@ -210,20 +238,37 @@ def test_one_measurement_refusals():
 
 
 def test_predict_nccl_shows_choice_time_busbw_and_runner_up():
-    res = runner.invoke(app, ["predict", "allreduce", "--nccl", "--cluster", "dgx-h100", "--nodes", "2", "-p", "16",
-                              "-s", "1M,1G", "--json"])
+    res = runner.invoke(
+        app,
+        [
+            "predict",
+            "allreduce",
+            "--nccl",
+            "--cluster",
+            "dgx-h100",
+            "--nodes",
+            "2",
+            "-p",
+            "16",
+            "-s",
+            "1M,1G",
+            "--json",
+        ],
+    )
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
     big = doc["sizes"][-1]
     assert big["algorithm"] == "nvls-tree" and big["protocol"] == "Simple" and big["runner_up"] == "ring/Simple"
     assert big["busbw_GBps"] == pytest.approx(GIB / big["time_s"] * 1.875 / 1e9)
     assert big["runner_up_time_s"] > big["time_s"]
-    text = runner.invoke(app, ["predict", "allreduce", "--nccl", "--cluster", "dgx-a100", "-s", "1G"],
-                         terminal_width=200).output
+    text = runner.invoke(
+        app, ["predict", "allreduce", "--nccl", "--cluster", "dgx-a100", "-s", "1G"], terminal_width=200
+    ).output
     assert "runner-up" in text and "ring/Simple" in text
 
 
 # ---- hardware options, --peak with --cluster, --model-from ---------------------------------------------
+
 
 def test_peak_with_cluster_means_cluster_expected_and_peak_bound():
     (d,) = api.diagnose_logs([str(sample("01_"))], peak="300GB/s", network=api.NetworkSpec(cluster="dgx-a100"))
@@ -240,7 +285,11 @@ def test_hardware_options_on_the_cli():
     assert values["NICs per node"]["value"] == "4"
     res = runner.invoke(app, ["diagnose", str(sample("14_")), "--gpu", "H100", "--json"])
     values = {v["name"]: v for v in json.loads(res.output)["system"]["values"]}
-    assert values["GPU"] == {"name": "GPU", "value": "H100", "source": "user override (--gpu), taken as the H100 SXM5 80GB"}
+    assert values["GPU"] == {
+        "name": "GPU",
+        "value": "H100",
+        "source": "user override (--gpu), taken as the H100 SXM5 80GB",
+    }
     assert values["in-switch reduction (NVLS)"]["value"] == "yes"
     # an H100 flag on a log of A100s is no reading of the log: an error naming both
     res = runner.invoke(app, ["diagnose", str(sample("01_")), "--gpu", "H100"])
@@ -256,7 +305,7 @@ def test_model_from_goes_through_the_expectation_model_and_names_the_model_log()
     assert d.model_from.endswith(sample("01_").name) and sample("01_").name in d.expected_from
     fit = next(v for v in d.assumed.values if v[0] == "fit")
     assert "fitted to" in fit[2]
-    assert [s.choice for s in d.sizes][-1] == "ring/Simple"     # allgather's own NCCL choice
+    assert [s.choice for s in d.sizes][-1] == "ring/Simple"  # allgather's own NCCL choice
     assert row(d, 8 * GIB).expected_s != row(alone, 8 * GIB).expected_s
     # the bound stays the hardware's (a fit says how NCCL uses it, not that the hardware changed)
     assert row(d, 8 * GIB).bound_s == pytest.approx(row(alone, 8 * GIB).bound_s)
@@ -266,13 +315,21 @@ def test_model_from_goes_through_the_expectation_model_and_names_the_model_log()
 
 def test_a_profile_sets_the_rates_and_says_so(tmp_path):
     profile = tmp_path / "p.json"
-    profile.write_text(json.dumps({"kind": "collperf-profile", "nodes": 1, "ranks_per_node": 2,
-                                   "intra": {"latency_s": 2e-6, "bandwidth_Bps": 400e9},
-                                   "inter": {"latency_s": 5e-6, "bandwidth_Bps": 100e9}}))
+    profile.write_text(
+        json.dumps(
+            {
+                "kind": "collperf-profile",
+                "nodes": 1,
+                "ranks_per_node": 2,
+                "intra": {"latency_s": 2e-6, "bandwidth_Bps": 400e9},
+                "inter": {"latency_s": 5e-6, "bandwidth_Bps": 100e9},
+            }
+        )
+    )
     d = diagnose(load(sample("14_"))[0], hardware=HardwareSpec(profile=str(profile)))
     values = {label: (value, src) for label, value, src in d.assumed.values}
     assert values["NIC rate"] == ("800 Gb/s", "user override (--profile p.json)")
-    assert values["nodes"] == ("2", "from the hosts in the device lines")      # the log's, not the profile's
+    assert values["nodes"] == ("2", "from the hosts in the device lines")  # the log's, not the profile's
     # node-level bound: 2 (N-1)/N x 16 GiB over one 100 GB/s path per node
     assert row(d, 16 * GIB).bound_s == pytest.approx(16 * GIB / 100e9)
     # 16 GiB ran in 68.65 ms, faster than that bound: the profile cannot be this machine's

@@ -18,9 +18,10 @@ from collperf.lab.testbed import switch as T
 
 SKIPPED_BY_USER = os.environ.get("COLLPERF_SKIP_NETNS", "") not in ("", "0")
 SUPPORTED = platform.system() == "Linux" and os.geteuid() == 0 and shutil.which("ip") and shutil.which("tc")
-_skip_unless_root = pytest.mark.skipif(not SUPPORTED or SKIPPED_BY_USER,
-                                       reason="COLLPERF_SKIP_NETNS is set" if SKIPPED_BY_USER else
-                                       "the testbed needs Linux, root and iproute2 (ip, tc)")
+_skip_unless_root = pytest.mark.skipif(
+    not SUPPORTED or SKIPPED_BY_USER,
+    reason="COLLPERF_SKIP_NETNS is set" if SKIPPED_BY_USER else "the testbed needs Linux, root and iproute2 (ip, tc)",
+)
 
 
 def needs_root(test):
@@ -30,7 +31,7 @@ def needs_root(test):
 
 CLI = str(Path(sys.executable).parent / "collperf")
 
-RUN_TAG = "".join("0123456789abcdefghijklmnopqrstuvwxyz"[os.getpid() // 36 ** i % 36] for i in range(3))
+RUN_TAG = "".join("0123456789abcdefghijklmnopqrstuvwxyz"[os.getpid() // 36**i % 36] for i in range(3))
 os.environ["COLLPERF_TEST_RUN"] = RUN_TAG
 
 
@@ -43,15 +44,18 @@ def bed_name(tag: str) -> str:
 def _ours(pid: str) -> bool:
     try:
         return f"COLLPERF_TEST_RUN={RUN_TAG}".encode() in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-    except OSError:   # gone meanwhile, or not ours to read
+    except OSError:  # gone meanwhile, or not ours to read
         return False
 
 
 def leftovers(name: str) -> dict:
     links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
     procs = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True).stdout.splitlines()
-    return {"namespaces": T.namespaces(name), "veths": [v for v in links.splitlines() if f"{T.PREFIX}{name}" in v],
-            "workers": [p for p in procs if "collperf.runtime.worker" in p and _ours(p.split()[0])]}
+    return {
+        "namespaces": T.namespaces(name),
+        "veths": [v for v in links.splitlines() if f"{T.PREFIX}{name}" in v],
+        "workers": [p for p in procs if "collperf.runtime.worker" in p and _ours(p.split()[0])],
+    }
 
 
 def nothing_left(name: str) -> bool:
@@ -66,8 +70,11 @@ def kill_a_rank_mid_run(cmd: list[str], name: str, ranks: int) -> None:
         deadline, pids = time.monotonic() + 90, []
         while len(pids) < ranks and time.monotonic() < deadline:
             time.sleep(0.5)
-            pids = [p for n in T.namespaces(name) for p in subprocess.run(["ip", "netns", "pids", n],
-                                                                          capture_output=True, text=True).stdout.split()]
+            pids = [
+                p
+                for n in T.namespaces(name)
+                for p in subprocess.run(["ip", "netns", "pids", n], capture_output=True, text=True).stdout.split()
+            ]
         assert len(pids) >= ranks, "the ranks did not start"
         time.sleep(3)
         os.kill(int(pids[-1]), signal.SIGKILL)

@@ -30,27 +30,27 @@ _BLOCKS: dict[str, Callable[[int], int]] = {"1": lambda p: 1, "p": lambda p: p, 
 
 # Which blocks of the whole buffer (`whole` of them) a rank holds: (rank, p, root, whole) -> range.
 _HOLDS: dict[str, Callable[[int, int, int, int], range]] = {
-    "every": lambda r, p, root, whole: range(whole),                                  # every rank, every block
-    "root": lambda r, p, root, whole: range(whole) if r == root else range(0),       # the root, every block
-    "own": lambda r, p, root, whole: range(r, r + 1),                                # block r
-    "left": lambda r, p, root, whole: range((r - 1) % p, (r - 1) % p + 1),           # block r-1: the left neighbour's
-    "row": lambda r, p, root, whole: range(r * p, r * p + p),                        # blocks r*p + d, d = 0..p-1
-    "column": lambda r, p, root, whole: range(r, whole, p),                          # blocks s*p + r, s = 0..p-1
+    "every": lambda r, p, root, whole: range(whole),  # every rank, every block
+    "root": lambda r, p, root, whole: range(whole) if r == root else range(0),  # the root, every block
+    "own": lambda r, p, root, whole: range(r, r + 1),  # block r
+    "left": lambda r, p, root, whole: range((r - 1) % p, (r - 1) % p + 1),  # block r-1: the left neighbour's
+    "row": lambda r, p, root, whole: range(r * p, r * p + p),  # blocks r*p + d, d = 0..p-1
+    "column": lambda r, p, root, whole: range(r, whole, p),  # blocks s*p + r, s = 0..p-1
 }
 
 
 @dataclass(frozen=True)
 class Collective:
     name: str
-    nccl_tests_binary: str        # the nccl-tests program that measures it (all_reduce_perf, ...)
-    reduces: bool                 # does it apply a reduction operator
-    rooted: bool                  # does it have a root rank
-    busbw_scale: float | None     # busbw factor = busbw_scale x (p-1)/p; None: the factor is 1
-    whole: str                    # blocks of the whole buffer: "1", "p" or "p*p" (p ranks)
-    before: str                   # which blocks a rank's input holds (a key of _HOLDS)
-    after: str                    # which blocks a rank's output must hold at the end (a key of _HOLDS)
-    in_place: bool = True         # an in-place run exists (the smaller buffer is block `rank` of the larger)
-    size_means: str = ""          # what nccl-tests' size column measures for it, in words (a user checks a size by it)
+    nccl_tests_binary: str  # the nccl-tests program that measures it (all_reduce_perf, ...)
+    reduces: bool  # does it apply a reduction operator
+    rooted: bool  # does it have a root rank
+    busbw_scale: float | None  # busbw factor = busbw_scale x (p-1)/p; None: the factor is 1
+    whole: str  # blocks of the whole buffer: "1", "p" or "p*p" (p ranks)
+    before: str  # which blocks a rank's input holds (a key of _HOLDS)
+    after: str  # which blocks a rank's output must hold at the end (a key of _HOLDS)
+    in_place: bool = True  # an in-place run exists (the smaller buffer is block `rank` of the larger)
+    size_means: str = ""  # what nccl-tests' size column measures for it, in words (a user checks a size by it)
 
     def __post_init__(self) -> None:
         if self.whole not in _BLOCKS or self.before not in _HOLDS or self.after not in _HOLDS:
@@ -70,7 +70,7 @@ class Collective:
         depend on it. Raises ZeroDivisionError at factor == busbw_scale (infinitely many ranks)."""
         if self.busbw_scale is None:
             return None
-        return self.busbw_scale / (self.busbw_scale - factor)   # solves scale x (p-1)/p = factor
+        return self.busbw_scale / (self.busbw_scale - factor)  # solves scale x (p-1)/p = factor
 
     def algbw(self, size_bytes: npt.ArrayLike, time_s: npt.ArrayLike) -> npt.NDArray[np.float64]:
         """Algorithm bandwidth in bytes/s: size / time (nccl-tests); the same for every collective."""
@@ -146,37 +146,114 @@ class Collective:
         return len(self.output_blocks(0, p, 0))
 
 
-COLLECTIVES: dict[str, Collective] = {c.name: c for c in (
-    Collective("allreduce", "all_reduce_perf",
-               reduces=True, rooted=False, busbw_scale=2.0, whole="1", before="every", after="every",
-               size_means="the vector every rank holds, not the total over ranks"),
-    Collective("allgather", "all_gather_perf",
-               reduces=False, rooted=False, busbw_scale=1.0, whole="p", before="own", after="every",
-               size_means="the whole output: ranks x each rank's contribution"),
-    Collective("reducescatter", "reduce_scatter_perf",
-               reduces=True, rooted=False, busbw_scale=1.0, whole="p", before="every", after="own",
-               size_means="the whole input: ranks x each rank's output"),
-    Collective("broadcast", "broadcast_perf",
-               reduces=False, rooted=True, busbw_scale=None, whole="1", before="root", after="every",
-               size_means="the vector broadcast from the root"),
-    Collective("reduce", "reduce_perf",
-               reduces=True, rooted=True, busbw_scale=None, whole="1", before="every", after="root",
-               size_means="the vector every rank contributes, not the total over ranks"),
-    # block s*p + d: what rank s sends to rank d
-    Collective("alltoall", "alltoall_perf",
-               reduces=False, rooted=False, busbw_scale=1.0, whole="p*p", before="row", after="column",
-               in_place=False, size_means="all data one rank sends (ranks blocks, its own included)"),
-    Collective("scatter", "scatter_perf",
-               reduces=False, rooted=True, busbw_scale=1.0, whole="p", before="root", after="own",
-               size_means="all data at the root (ranks blocks)"),
-    Collective("gather", "gather_perf",
-               reduces=False, rooted=True, busbw_scale=1.0, whole="p", before="own", after="root",
-               size_means="all data gathered at the root (ranks blocks)"),
-    # block s: rank s's message, which rank s + 1 receives
-    Collective("sendrecv", "sendrecv_perf",
-               reduces=False, rooted=False, busbw_scale=None, whole="p", before="own", after="left",
-               in_place=False, size_means="the message each rank sends to its neighbour"),
-)}
+COLLECTIVES: dict[str, Collective] = {
+    c.name: c
+    for c in (
+        Collective(
+            "allreduce",
+            "all_reduce_perf",
+            reduces=True,
+            rooted=False,
+            busbw_scale=2.0,
+            whole="1",
+            before="every",
+            after="every",
+            size_means="the vector every rank holds, not the total over ranks",
+        ),
+        Collective(
+            "allgather",
+            "all_gather_perf",
+            reduces=False,
+            rooted=False,
+            busbw_scale=1.0,
+            whole="p",
+            before="own",
+            after="every",
+            size_means="the whole output: ranks x each rank's contribution",
+        ),
+        Collective(
+            "reducescatter",
+            "reduce_scatter_perf",
+            reduces=True,
+            rooted=False,
+            busbw_scale=1.0,
+            whole="p",
+            before="every",
+            after="own",
+            size_means="the whole input: ranks x each rank's output",
+        ),
+        Collective(
+            "broadcast",
+            "broadcast_perf",
+            reduces=False,
+            rooted=True,
+            busbw_scale=None,
+            whole="1",
+            before="root",
+            after="every",
+            size_means="the vector broadcast from the root",
+        ),
+        Collective(
+            "reduce",
+            "reduce_perf",
+            reduces=True,
+            rooted=True,
+            busbw_scale=None,
+            whole="1",
+            before="every",
+            after="root",
+            size_means="the vector every rank contributes, not the total over ranks",
+        ),
+        # block s*p + d: what rank s sends to rank d
+        Collective(
+            "alltoall",
+            "alltoall_perf",
+            reduces=False,
+            rooted=False,
+            busbw_scale=1.0,
+            whole="p*p",
+            before="row",
+            after="column",
+            in_place=False,
+            size_means="all data one rank sends (ranks blocks, its own included)",
+        ),
+        Collective(
+            "scatter",
+            "scatter_perf",
+            reduces=False,
+            rooted=True,
+            busbw_scale=1.0,
+            whole="p",
+            before="root",
+            after="own",
+            size_means="all data at the root (ranks blocks)",
+        ),
+        Collective(
+            "gather",
+            "gather_perf",
+            reduces=False,
+            rooted=True,
+            busbw_scale=1.0,
+            whole="p",
+            before="own",
+            after="root",
+            size_means="all data gathered at the root (ranks blocks)",
+        ),
+        # block s: rank s's message, which rank s + 1 receives
+        Collective(
+            "sendrecv",
+            "sendrecv_perf",
+            reduces=False,
+            rooted=False,
+            busbw_scale=None,
+            whole="p",
+            before="own",
+            after="left",
+            in_place=False,
+            size_means="the message each rank sends to its neighbour",
+        ),
+    )
+}
 
 # nccl-tests program name -> collective (what lab/results.py writes and the ingest reads)
 PROGRAMS: dict[str, Collective] = {c.nccl_tests_binary: c for c in COLLECTIVES.values()}
@@ -198,6 +275,7 @@ def get_collective(name: str | Collective) -> Collective:
 
 # --- thin wrappers, by name (kept for callers that hold a name) ----------------------------------------
 
+
 def busbw_factor(collective: str | Collective, ranks: int) -> float:
     """nccl-tests' busbw = algbw x factor (doc/PERFORMANCE.md; src/*.cu GetBw)."""
     return get_collective(collective).busbw_factor(ranks)
@@ -213,8 +291,9 @@ def algbw(size_bytes: npt.ArrayLike, time_s: npt.ArrayLike) -> npt.NDArray[np.fl
     return np.asarray(size_bytes, dtype=np.float64) / np.asarray(time_s, dtype=np.float64)
 
 
-def busbw(collective: str | Collective, ranks: int, size_bytes: npt.ArrayLike,
-          time_s: npt.ArrayLike) -> npt.NDArray[np.float64]:
+def busbw(
+    collective: str | Collective, ranks: int, size_bytes: npt.ArrayLike, time_s: npt.ArrayLike
+) -> npt.NDArray[np.float64]:
     """Bus bandwidth in bytes/s: algbw x the collective's factor (nccl-tests)."""
     return get_collective(collective).busbw(size_bytes, ranks, time_s)
 

@@ -48,8 +48,9 @@ def nearest(given: object, choices: Iterable[object], aliases: Mapping[str, obje
     containing = list(dict.fromkeys(name for k, name in pool.items() if key in k))
     if 0 < len(containing) <= 3:
         return containing
-    import difflib      # only on an error's path
-    among = [k for k in pool if key in k] or list(pool)    # 'h10': the nearest of those that contain it
+    import difflib  # only on an error's path
+
+    among = [k for k in pool if key in k] or list(pool)  # 'h10': the nearest of those that contain it
     return [pool[k] for k in difflib.get_close_matches(key, among, n=1, cutoff=0.6)]
 
 

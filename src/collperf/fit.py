@@ -28,21 +28,21 @@ from collperf.errors import UsageError
 from collperf.ingest.table import Row, Table
 
 MIN_ROWS_PER_REGIME = 4
-MIN_ROWS = 3           # two points always fit a line: with fewer than three, R^2 and the regimes say nothing
+MIN_ROWS = 3  # two points always fit a line: with fewer than three, R^2 and the regimes say nothing
 MAX_REGIMES = 6
-REGIME_GAIN = 0.6      # a further regime must cut the residual loss to 60 % or less
-HUBER_KNEE = 0.05      # relative error where the loss turns from squared to linear
-EXACT_ROWS = 96        # up to this many sizes every row is a possible cut (every published sweep has fewer)
-CANDIDATES = 40        # beyond: cuts among 41 evenly spread rows, then refined row by row
-REFINE_POINTS = 8      # positions tried per round when a cut is refined
+REGIME_GAIN = 0.6  # a further regime must cut the residual loss to 60 % or less
+HUBER_KNEE = 0.05  # relative error where the loss turns from squared to linear
+EXACT_ROWS = 96  # up to this many sizes every row is a possible cut (every published sweep has fewer)
+CANDIDATES = 40  # beyond: cuts among 41 evenly spread rows, then refined row by row
+REFINE_POINTS = 8  # positions tried per round when a cut is refined
 
 
 @dataclass
 class Regime:
     from_bytes: int
     to_bytes: int
-    latency_s: float          # alpha: the time of a zero-byte op in this regime
-    busbw_GBps: float         # B: the bus bandwidth of this regime (inf when no bandwidth term shows)
+    latency_s: float  # alpha: the time of a zero-byte op in this regime
+    busbw_GBps: float  # B: the bus bandwidth of this regime (inf when no bandwidth term shows)
     rows: int
 
 
@@ -51,16 +51,16 @@ class Fit:
     source: str
     collective: str
     ranks: int | None
-    factor: float             # busbw factor used (1 when the rank count is unknown)
+    factor: float  # busbw factor used (1 when the rank count is unknown)
     regimes: list[Regime]
     sizes: np.ndarray
     times_s: np.ndarray
-    residuals: np.ndarray     # (predicted - measured) / measured, per row
-    r2: float                 # on log time
+    residuals: np.ndarray  # (predicted - measured) / measured, per row
+    r2: float  # on log time
     peak_busbw_GBps: float
     peak_size_bytes: int
     n_half_bytes: float | None
-    single: Regime            # the one-regime fit, for comparison
+    single: Regime  # the one-regime fit, for comparison
     single_median_error: float
     notes: list[str] = field(default_factory=list)
 
@@ -87,19 +87,32 @@ class Fit:
         return sum(self.terms(size))
 
     def to_json(self) -> dict:
-        return {"source": self.source, "collective": self.collective, "ranks": self.ranks, "busbw_factor": self.factor,
-                "regimes": [vars(r) for r in self.regimes], "r2_log_time": self.r2,
-                "median_rel_error": self.median_error, "worst_rel_error": self.worst_error,
-                "single_line": vars(self.single), "single_line_median_rel_error": self.single_median_error,
-                "peak_busbw_GBps": self.peak_busbw_GBps, "peak_size_bytes": self.peak_size_bytes, "n_half_bytes": self.n_half_bytes,
-                "rows": [{"size_bytes": int(s), "time_s": float(t), "rel_error": float(e)}
-                         for s, t, e in zip(self.sizes, self.times_s, self.residuals)],
-                "notes": self.notes}
+        return {
+            "source": self.source,
+            "collective": self.collective,
+            "ranks": self.ranks,
+            "busbw_factor": self.factor,
+            "regimes": [vars(r) for r in self.regimes],
+            "r2_log_time": self.r2,
+            "median_rel_error": self.median_error,
+            "worst_rel_error": self.worst_error,
+            "single_line": vars(self.single),
+            "single_line_median_rel_error": self.single_median_error,
+            "peak_busbw_GBps": self.peak_busbw_GBps,
+            "peak_size_bytes": self.peak_size_bytes,
+            "n_half_bytes": self.n_half_bytes,
+            "rows": [
+                {"size_bytes": int(s), "time_s": float(t), "rel_error": float(e)}
+                for s, t, e in zip(self.sizes, self.times_s, self.residuals)
+            ],
+            "notes": self.notes,
+        }
 
 
 def _segment(x: np.ndarray, t: np.ndarray) -> tuple[float, float, float]:
     """(alpha, beta, robust loss) of t = alpha + x beta, robust NNLS on relative error."""
-    from scipy.optimize import nnls     # scipy where it is used: reading and judging logs stays light
+    from scipy.optimize import nnls  # scipy where it is used: reading and judging logs stays light
+
     a = np.column_stack([1 / t, x / t])
     weights = np.ones(len(t))
     for _ in range(4):
@@ -110,14 +123,15 @@ def _segment(x: np.ndarray, t: np.ndarray) -> tuple[float, float, float]:
     rel = np.abs(a @ np.array([alpha, beta]) - 1)
     # Huber loss with a fixed 5 % knee: comparable across segmentations, and one 70 % outlier (a
     # dip, a warm-up row) cannot decide how many regimes the rest of the curve has
-    loss = np.where(rel <= HUBER_KNEE, rel ** 2, HUBER_KNEE * (2 * rel - HUBER_KNEE))
+    loss = np.where(rel <= HUBER_KNEE, rel**2, HUBER_KNEE * (2 * rel - HUBER_KNEE))
     return float(alpha), float(beta), float(np.sum(loss))
 
 
 def usable(r) -> bool:
     """A row the fit can use: a positive size, a finite positive time, no wrong results."""
-    return (r.size > 0 and isinstance(r.time_s, (int, float)) and math.isfinite(r.time_s) and r.time_s > 0
-            and not r.wrong)
+    return (
+        r.size > 0 and isinstance(r.time_s, (int, float)) and math.isfinite(r.time_s) and r.time_s > 0 and not r.wrong
+    )
 
 
 def fit_rows(table: Table, notes: list[str] | None = None):
@@ -129,8 +143,12 @@ def fit_rows(table: Table, notes: list[str] | None = None):
     if flagged and 2 * len(flagged) < len(rows):
         rows = [r for r in rows if not r.flags]
         if notes is not None:
-            notes.append(f"{len(flagged)} row(s) whose columns disagree were left out of the fit (sizes "
-                         + ", ".join(units.format_size(r.size) for r in flagged[:5]) + (" ..." if len(flagged) > 5 else "") + ")")
+            notes.append(
+                f"{len(flagged)} row(s) whose columns disagree were left out of the fit (sizes "
+                + ", ".join(units.format_size(r.size) for r in flagged[:5])
+                + (" ..." if len(flagged) > 5 else "")
+                + ")"
+            )
     rows.sort(key=lambda r: r.size)
     # nccl-tests may print a size twice (e.g. two 0-byte rows); keep the first of each size
     unique: dict[int, Row] = {}
@@ -139,7 +157,7 @@ def fit_rows(table: Table, notes: list[str] | None = None):
     return _without_slowed(list(unique.values()), notes)
 
 
-SLOWED = 1.2   # a row at least this much slower than some larger size was disturbed (warm-up, a hiccup)
+SLOWED = 1.2  # a row at least this much slower than some larger size was disturbed (warm-up, a hiccup)
 
 
 def _without_slowed(rows: list, notes: list[str] | None) -> list:
@@ -154,9 +172,13 @@ def _without_slowed(rows: list, notes: list[str] | None) -> list:
     if not slowed or 2 * len(slowed) >= len(rows):
         return rows
     if notes is not None:
-        notes.append(f"{len(slowed)} row(s) left out of the fit: slower than a larger size by more than "
-                     f"{100 * (SLOWED - 1):.0f} % (sizes " + ", ".join(units.format_size(r.size) for r in slowed[:6])
-                     + (" ..." if len(slowed) > 6 else "") + ")")
+        notes.append(
+            f"{len(slowed)} row(s) left out of the fit: slower than a larger size by more than "
+            f"{100 * (SLOWED - 1):.0f} % (sizes "
+            + ", ".join(units.format_size(r.size) for r in slowed[:6])
+            + (" ..." if len(slowed) > 6 else "")
+            + ")"
+        )
     gone = {id(r) for r in slowed}
     return [r for r in rows if id(r) not in gone]
 
@@ -165,8 +187,10 @@ def fit(table: Table, max_regimes: int = MAX_REGIMES) -> Fit:
     notes: list[str] = []
     rows = fit_rows(table, notes)
     if len(rows) < MIN_ROWS:
-        raise UsageError(f"{table.source}: {len(rows)} usable row(s) (size > 0, a finite time > 0, no wrong results): "
-                         f"a fit needs at least {MIN_ROWS} sizes")
+        raise UsageError(
+            f"{table.source}: {len(rows)} usable row(s) (size > 0, a finite time > 0, no wrong results): "
+            f"a fit needs at least {MIN_ROWS} sizes"
+        )
     factor = 1.0
     if table.collective and table.ranks:
         factor = busbw_factor(table.collective, table.ranks)
@@ -181,11 +205,26 @@ def fit(table: Table, max_regimes: int = MAX_REGIMES) -> Fit:
     cost = _Segments(x, times)
     best_cuts = _best_cuts(cost, n, max_regimes)
     regimes = [_regime(sizes, i, j, cost(i, j)) for i, j in best_cuts]
-    for k in range(len(regimes) - 1):   # a regime ends where the next begins
+    for k in range(len(regimes) - 1):  # a regime ends where the next begins
         regimes[k].to_bytes = int(sizes[best_cuts[k][1] - 1])
     single = _regime(sizes, 0, n, cost(0, n))
-    fitted = Fit(table.source, table.collective, table.ranks, factor, regimes, sizes, times, np.zeros(n), 0.0,
-                 0.0, 0, None, single, 0.0, notes)
+    fitted = Fit(
+        table.source,
+        table.collective,
+        table.ranks,
+        factor,
+        regimes,
+        sizes,
+        times,
+        np.zeros(n),
+        0.0,
+        0.0,
+        0,
+        None,
+        single,
+        0.0,
+        notes,
+    )
     predicted = np.array([fitted.predict(s) for s in sizes])
     fitted.residuals = (predicted - times) / times
     log_t = np.log(times)
@@ -195,8 +234,10 @@ def fit(table: Table, max_regimes: int = MAX_REGIMES) -> Fit:
     fitted.single_median_error = float(np.median(np.abs((single_pred - times) / times)))
     fitted.peak_busbw_GBps, fitted.peak_size_bytes, fitted.n_half_bytes = _peak_busbw(rows, factor)
     if fitted.r2 < 0.9:
-        notes.append(f"R2 {fitted.r2:.2f} on log time: the alpha-beta model does not describe these rows "
-                     "(too few sizes, or noise larger than the trend)")
+        notes.append(
+            f"R2 {fitted.r2:.2f} on log time: the alpha-beta model does not describe these rows "
+            "(too few sizes, or noise larger than the trend)"
+        )
     if all(math.isinf(r.busbw_GBps) for r in regimes):
         notes.append("no bandwidth term shows: the sizes are too small (latency-bound throughout) to fit a bandwidth")
     return fitted
@@ -239,9 +280,11 @@ def _best_cuts(cost: _Segments, n: int, max_regimes: int) -> list[tuple[int, int
         for j in starts:
             if j < k * MIN_ROWS_PER_REGIME:
                 continue
-            options = [(table_rss[(k - 1, i)][0] + cost(i, j)[2], table_rss[(k - 1, i)][1] + [(i, j)])
-                       for i in starts if (k - 1) * MIN_ROWS_PER_REGIME <= i <= j - MIN_ROWS_PER_REGIME
-                       and (k - 1, i) in table_rss]
+            options = [
+                (table_rss[(k - 1, i)][0] + cost(i, j)[2], table_rss[(k - 1, i)][1] + [(i, j)])
+                for i in starts
+                if (k - 1) * MIN_ROWS_PER_REGIME <= i <= j - MIN_ROWS_PER_REGIME and (k - 1, i) in table_rss
+            ]
             if options:
                 table_rss[(k, j)] = min(options, key=lambda o: o[0])
         if (k, n) not in table_rss:
@@ -268,6 +311,7 @@ def _refine(cost: _Segments, cuts: list[tuple[int, int]], spacing: float) -> tup
 
         def loss(c: int) -> float:
             return cost(edges[m - 1], c)[2] + cost(c, edges[m + 1])[2]
+
         best = edges[m]
         while lo <= hi:
             step = max(1, math.ceil((hi - lo) / REFINE_POINTS))

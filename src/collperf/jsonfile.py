@@ -18,7 +18,7 @@ def read_json(path, what: str, hint: str = ""):
         raise UsageError(f"{what} {path} is a directory: give a file") from None
     except json.JSONDecodeError as e:
         raise UsageError(f"{what} {path}: not JSON ({e.msg} at line {e.lineno})") from None
-    except (ValueError, RecursionError) as e:   # a 4301-digit integer, nesting deeper than Python's stack
+    except (ValueError, RecursionError) as e:  # a 4301-digit integer, nesting deeper than Python's stack
         raise UsageError(f"{what} {path}: unreadable JSON ({str(e)[:80]})") from None
     except OSError as e:
         raise UsageError(f"cannot read {what} {str(path)!r}: {e.strerror or e}") from None

@@ -9,8 +9,10 @@ from collperf.errors import UsageError
 
 def _pyplot():
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     return plt
 
 
@@ -22,13 +24,19 @@ def plot_timeline(result, schedule, path) -> None:
     steps = len(result.step_start_s)
     fig, ax = plt.subplots(figsize=(9, max(2.5, min(12, 0.25 * steps + 1.5))))
     scale = 1e3
-    ax.barh(range(steps), (result.step_end_s - result.step_start_s) * scale, left=result.step_start_s * scale,
-            color="tab:blue")
+    ax.barh(
+        range(steps),
+        (result.step_end_s - result.step_start_s) * scale,
+        left=result.step_start_s * scale,
+        color="tab:blue",
+    )
     ax.set_xlabel("time (ms)")
     ax.set_ylabel("step")
     ax.invert_yaxis()
-    ax.set_title(f"{schedule.collective} {schedule.algorithm}, {schedule.ranks} ranks, {result.mode} mode: "
-                 f"{result.time_s * scale:.3f} ms")
+    ax.set_title(
+        f"{schedule.collective} {schedule.algorithm}, {schedule.ranks} ranks, {result.mode} mode: "
+        f"{result.time_s * scale:.3f} ms"
+    )
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
@@ -74,8 +82,9 @@ def plot_validation(rows, path) -> None:
     fig, ax = plt.subplots(figsize=(8, 5))
     for key in sorted({(r.collective, r.algorithm) for r in rows}):
         mine = [r for r in rows if (r.collective, r.algorithm) == key]
-        ax.semilogx([r.size for r in mine], [r.predicted_s / r.measured_s for r in mine], "o-", ms=4,
-                    label=f"{key[0]} {key[1]}")
+        ax.semilogx(
+            [r.size for r in mine], [r.predicted_s / r.measured_s for r in mine], "o-", ms=4, label=f"{key[0]} {key[1]}"
+        )
     ax.axhline(1.0, color="black", lw=0.8)
     ax.set_xlabel("size (bytes)")
     ax.set_ylabel("predicted / measured")

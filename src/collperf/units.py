@@ -20,10 +20,20 @@ from collperf.errors import UsageError
 _NUMBER = r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
 
 _SIZE_FACTORS = {
-    "": 1, "b": 1,
-    "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40,
-    "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40,
-    "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+    "": 1,
+    "b": 1,
+    "k": 1 << 10,
+    "m": 1 << 20,
+    "g": 1 << 30,
+    "t": 1 << 40,
+    "kib": 1 << 10,
+    "mib": 1 << 20,
+    "gib": 1 << 30,
+    "tib": 1 << 40,
+    "kb": 10**3,
+    "mb": 10**6,
+    "gb": 10**9,
+    "tb": 10**12,
 }
 _SIZE_FORMS = "8, 8B, 1K/1M/1G (binary, as nccl-tests), 1KB/1MB/1GB (decimal), 1KiB/1MiB/1GiB"
 
@@ -32,10 +42,20 @@ _TIME_FORMS = "5ns, 5us, 5µs, 1.2ms, 0.5s"
 
 # Byte units are case-sensitive on the B (GB/s is bytes, Gb/s is bits), so they are listed exactly.
 _BYTE_RATE = {
-    "B/s": 1, "Bps": 1,
-    "KB/s": 1e3, "MB/s": 1e6, "GB/s": 1e9, "TB/s": 1e12,
-    "KBps": 1e3, "MBps": 1e6, "GBps": 1e9, "TBps": 1e12,
-    "KiB/s": 2**10, "MiB/s": 2**20, "GiB/s": 2**30, "TiB/s": 2**40,
+    "B/s": 1,
+    "Bps": 1,
+    "KB/s": 1e3,
+    "MB/s": 1e6,
+    "GB/s": 1e9,
+    "TB/s": 1e12,
+    "KBps": 1e3,
+    "MBps": 1e6,
+    "GBps": 1e9,
+    "TBps": 1e12,
+    "KiB/s": 2**10,
+    "MiB/s": 2**20,
+    "GiB/s": 2**30,
+    "TiB/s": 2**40,
 }
 _BIT_PREFIX = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
 _BIT_RATE = re.compile(r"^([kmgt]?)(?:bit/s|bits/s|bps|b/s|bit)$", re.IGNORECASE)
@@ -75,12 +95,14 @@ def _refuse_bits(text: object, unit: str) -> None:
     bits = _BIT_SIZE.fullmatch(unit)
     if bits is None:
         return
-    number = str(text).strip()[:-len(unit)].strip()
+    number = str(text).strip()[: -len(unit)].strip()
     prefix, binary = bits.groups()
     meant = f"{number}{prefix}iB" if binary else f"{number}{prefix}B"
     other = f"{number}{prefix}B" if binary else f"{number}{prefix}iB"
-    raise UsageError(f"cannot read size {str(text).strip()!r}: {unit!r} is bits (a small b), but sizes are bytes: "
-                     f"write {meant} (or {other}, {number}{prefix}); accepted forms: {_SIZE_FORMS}")
+    raise UsageError(
+        f"cannot read size {str(text).strip()!r}: {unit!r} is bits (a small b), but sizes are bytes: "
+        f"write {meant} (or {other}, {number}{prefix}); accepted forms: {_SIZE_FORMS}"
+    )
 
 
 def parse_sizes(text: str) -> list[int]:
@@ -116,7 +138,9 @@ def parse_bandwidth(text: str | float) -> float:
     bits = _BIT_RATE.match(unit)
     if bits:
         return _positive(value * _BIT_PREFIX[bits.group(1).lower()] / 8, text)
-    raise UsageError(f"cannot read bandwidth {text!r}: unknown or missing unit {unit!r}; accepted forms: {_BANDWIDTH_FORMS}")
+    raise UsageError(
+        f"cannot read bandwidth {text!r}: unknown or missing unit {unit!r}; accepted forms: {_BANDWIDTH_FORMS}"
+    )
 
 
 def _non_negative(value: float, text: object, what: str, forms: str) -> float:
@@ -218,5 +242,6 @@ def size_ranges(selected: Iterable[float], every: Iterable[float] | None = None)
         else:
             runs.append([s])
     # a range from three sizes up: two neighbours read better as themselves ("64 MiB, 1 GiB" in a two-size log)
-    return ", ".join(", ".join(map(format_size, r)) if len(r) < 3 else
-                     f"{format_size(r[0])}-{format_size(r[-1])}" for r in runs)
+    return ", ".join(
+        ", ".join(map(format_size, r)) if len(r) < 3 else f"{format_size(r[0])}-{format_size(r[-1])}" for r in runs
+    )

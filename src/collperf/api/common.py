@@ -12,7 +12,7 @@ from collperf.model.network import Link, Network
 from collperf.spec import NetworkSpec
 from collperf.spec.network import load_cluster
 
-SpecT = TypeVar("SpecT")   # the spec class an API function takes
+SpecT = TypeVar("SpecT")  # the spec class an API function takes
 
 
 def resolved_network(net: NetworkSpec | Network) -> Network:
@@ -36,10 +36,13 @@ def with_aliases(collective: str, algorithm):
 def topology_for(text: str, net: NetworkSpec):
     """topology.parse with the network options: the link of mesh:P/switch:P/ring:P, the levels of cluster:NxG
     (and the calibrated profile's cluster, or None)."""
-    link = Link.parse(net.latency, net.bandwidth, net.reduce_bandwidth) \
-        if net.latency is not None and net.bandwidth is not None else None
+    link = (
+        Link.parse(net.latency, net.bandwidth, net.reduce_bandwidth)
+        if net.latency is not None and net.bandwidth is not None
+        else None
+    )
     base = None
-    if net.profile is not None:   # a calibrated profile: its links for cluster:NxG, its intra link otherwise
+    if net.profile is not None:  # a calibrated profile: its links for cluster:NxG, its intra link otherwise
         base = load_cluster(net.profile)
         link = link or base.intra
     elif net.two_level:
@@ -54,13 +57,14 @@ def as_spec(cls: type[SpecT], spec: object, options: dict[str, Any], **leading: 
     given = {k: v for k, v in leading.items() if v is not None and v is not spec}
     if isinstance(spec, cls):
         if options or given:
-            raise TypeError(f"give a {cls.__name__} or its fields as keywords, not both "
-                            f"({', '.join([*options, *given])})")
+            raise TypeError(
+                f"give a {cls.__name__} or its fields as keywords, not both ({', '.join([*options, *given])})"
+            )
         return spec
     if spec is not None and not leading:
         raise TypeError(f"expected a {cls.__name__} (or its fields as keywords), got {spec!r}")
     first = next(iter(leading), None)
     # first is None only without leading fields, where a spec given was refused above
     if spec is not None and first is not None and leading[first] is spec:
-        given[first] = spec     # the first positional stands in for the spec
+        given[first] = spec  # the first positional stands in for the spec
     return cls(**given, **options)

@@ -23,7 +23,7 @@ def doctor_plan(spec: DoctorPlanSpec | None = None, **options) -> Plan:
     doctor's adaptive campaign (alone, screen, bisect, confirm, cross) for N hosts, healthy and with one faulty
     host, weighed by the fault prior. Give a DoctorPlanSpec or its fields as keywords."""
     spec = spec if spec is not None else DoctorPlanSpec(**options)
-    assert spec.nodes is not None   # DoctorPlanSpec refuses a plan without nodes
+    assert spec.nodes is not None  # DoctorPlanSpec refuses a plan without nodes
     return plan(spec.nodes, spec.leaves, spec.fault_rate, spec.test_time_s)
 
 
@@ -38,6 +38,7 @@ def doctor_testbed(testbed: str, on_round=None):
 class ThresholdExport:
     """`collperf export thresholds`: the expected values (export.thresholds.Thresholds) and the format's files
     ({name: text}); written under `output` when given."""
+
     thresholds: Thresholds
     format: str
     files: dict[str, str]
@@ -56,19 +57,37 @@ def export_thresholds(spec: ThresholdSpec | None = None, **options) -> Threshold
     spec.threshold below it; spec.output a directory for superbench (baseline.json, rule.yaml), a file else. Give
     a ThresholdSpec, or its fields as keywords."""
     spec = as_spec(ThresholdSpec, spec, options)
-    cluster, nodes, format, size, threshold, output = (spec.cluster, spec.nodes, spec.format, spec.size,
-                                                       spec.threshold, spec.output)
+    cluster, nodes, format, size, threshold, output = (
+        spec.cluster,
+        spec.nodes,
+        spec.format,
+        spec.size,
+        spec.threshold,
+        spec.output,
+    )
     wanted = sizes(size if size is not None else DEFAULT_THRESHOLD_SIZES)
-    need = set(wanted) | ({AZURE_SIZE} if format == "azure" else set()) | \
-        (set(GOOGLE_SIZES) if format == "google" else set())
+    need = (
+        set(wanted)
+        | ({AZURE_SIZE} if format == "azure" else set())
+        | (set(GOOGLE_SIZES) if format == "google" else set())
+    )
     result = Thresholds("", 0, nodes, threshold)
     for group in sorted({1, nodes}):
         assumed, bands = expected_bands("allreduce", sorted(need), NetworkSpec(cluster=cluster, nodes=group))
         system = assumed.system
         result.system, result.gpus_per_node = system.name, system.gpus_per_node
         result.source = f"{system.name}: {bands[0].band_summary or bands[0].band_from}"
-        result.rows += [Expected(group, group * system.gpus_per_node, b.size, b.busbw_GBps(b.typical_s),
-                                 b.busbw_GBps(b.model_s), b.choice) for b in bands]
+        result.rows += [
+            Expected(
+                group,
+                group * system.gpus_per_node,
+                b.size,
+                b.busbw_GBps(b.typical_s),
+                b.busbw_GBps(b.model_s),
+                b.choice,
+            )
+            for b in bands
+        ]
     files = render(result, format)
     written = []
     if output is not None:
@@ -76,8 +95,9 @@ def export_thresholds(spec: ThresholdSpec | None = None, **options) -> Threshold
             if not os.path.isfile(output):
                 os.makedirs(output, exist_ok=True)
             if not os.path.isdir(output):
-                raise UsageError(f"--output {output}: superbench writes two files (baseline.json, rule.yaml): "
-                                 "give a directory")
+                raise UsageError(
+                    f"--output {output}: superbench writes two files (baseline.json, rule.yaml): give a directory"
+                )
             for name, text in files.items():
                 write_output(os.path.join(output, name), text, "--output")
                 written.append(os.path.join(output, name))

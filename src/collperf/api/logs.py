@@ -24,12 +24,25 @@ from collperf.errors import UsageError
 from collperf.fit import fit
 from collperf.ingest.table import Table
 from collperf.model.nccl import expect
-from collperf.spec import (BaselineSpec, DiagnoseSpec, HardwareSpec, LogSpec, MeasurementSpec, NcclPredictSpec, ReportSpec,
-                           TraceSpec)
+from collperf.spec import (
+    BaselineSpec,
+    DiagnoseSpec,
+    HardwareSpec,
+    LogSpec,
+    MeasurementSpec,
+    NcclPredictSpec,
+    ReportSpec,
+    TraceSpec,
+)
 
 
-def read_logs(spec: LogSpec | list | str, collective: str | None = None, ranks: int | None = None,
-              on_log=None, others: list | None = None) -> list:
+def read_logs(
+    spec: LogSpec | list | str,
+    collective: str | None = None,
+    ranks: int | None = None,
+    on_log=None,
+    others: list | None = None,
+) -> list:
     """Every table of every log (nccl-tests text or JSON, collperf JSON/CSV, OSU, IMB); on_log(done, total,
     path) hears of each log as it is read. Give a LogSpec, or (the convenience) the paths with the collective
     and rank count. An input that holds no table (an NCCL debug log, a topology, a link test: ingest.OtherInput) is
@@ -51,6 +64,7 @@ def read_logs(spec: LogSpec | list | str, collective: str | None = None, ranks: 
 @dataclass
 class Unjudged:
     """A table that could not be fitted or judged, and why (the others of its logs still are)."""
+
     table: Table
     why: str
 
@@ -65,8 +79,8 @@ class Judged(list):
     def __init__(self, items=(), not_judged=None):
         super().__init__(items)
         self.not_judged: list[Unjudged] = list(not_judged or [])
-        self.comparison: list[dict] | None = None    # diagnose: logs of one collective side by side (compare_logs)
-        self.inputs: list = []      # diagnose: the inputs that hold no table, judged (diagnose/inputs.InputReport)
+        self.comparison: list[dict] | None = None  # diagnose: logs of one collective side by side (compare_logs)
+        self.inputs: list = []  # diagnose: the inputs that hold no table, judged (diagnose/inputs.InputReport)
 
     def to_json(self):
         """Each judged table's document, then each unjudged one's, then each system input's; with a comparison, all
@@ -93,8 +107,11 @@ def _each(tables, judge, on_table=None) -> Judged:
     if not out and out.not_judged:
         if len(out.not_judged) == 1:
             raise UsageError(out.not_judged[0].why)
-        raise UsageError(f"none of the {len(out.not_judged)} tables can be judged: "
-                         + "; ".join(u.why for u in out.not_judged[:5]) + (" ..." if len(out.not_judged) > 5 else ""))
+        raise UsageError(
+            f"none of the {len(out.not_judged)} tables can be judged: "
+            + "; ".join(u.why for u in out.not_judged[:5])
+            + (" ..." if len(out.not_judged) > 5 else "")
+        )
     return out
 
 
@@ -127,7 +144,7 @@ def diagnose_logs(spec: DiagnoseSpec | list | str, on_log=None, on_table=None, *
     _number_runs(tables)
     judged = _each(tables, lambda t: diagnose(t, spec.peak_Bps, spec.hardware, model), on_table)
     judged.inputs = [judge_input(value, spec.hardware) for value in others]
-    if len(judged) > 1 and len({d.table.collective for d in judged}) == 1:   # one collective: side by side
+    if len(judged) > 1 and len({d.table.collective for d in judged}) == 1:  # one collective: side by side
         judged.comparison = compare_logs(judged)
     return judged
 
@@ -153,8 +170,12 @@ def diagnose_baseline(spec: BaselineSpec | list | str, baseline=None, **options)
     if not isinstance(spec, BaselineSpec):
         logs = LogSpec(paths=spec, collective=options.pop("collective", None), ranks=options.pop("ranks", None))
         spec = BaselineSpec(logs=logs, baseline=baseline, **options)
-    given = LogSpec(paths=_expand(spec.baseline), collective=spec.logs.collective, ranks=spec.logs.ranks,
-                    max_bytes=spec.logs.max_bytes)
+    given = LogSpec(
+        paths=_expand(spec.baseline),
+        collective=spec.logs.collective,
+        ranks=spec.logs.ranks,
+        max_bytes=spec.logs.max_bytes,
+    )
     return against.judge(read_logs(spec.logs), read_logs(given), spec.floor)
 
 
@@ -238,7 +259,7 @@ def report(spec: ReportSpec | list, output=None, command: str | None = None, **o
     diagnoses, validations, traces, trace_paths, inputs = [], [], [], [], []
     for item in items:
         if isinstance(item, (str, Path)) and pages.is_trace(item):
-            trace_paths.append(item)   # one file per rank: read together below
+            trace_paths.append(item)  # one file per rank: read together below
         elif pages.is_trace(item):
             traces.append(item)
         elif isinstance(item, InputReport) or pages.is_input_report(item):
@@ -247,7 +268,7 @@ def report(spec: ReportSpec | list, output=None, command: str | None = None, **o
             diagnoses.append(item)
         elif isinstance(item, Validation) or pages.is_validation(item):
             validations.append(item)
-        elif hasattr(item, "rows") and hasattr(item, "config"):   # a bench's Results
+        elif hasattr(item, "rows") and hasattr(item, "config"):  # a bench's Results
             for t in pages.results_tables(item):
                 diagnoses.append(diagnose(t, judging.peak_Bps, judging.hardware))
         elif (doc := pages.read_validation(item)) is not None:
@@ -255,13 +276,14 @@ def report(spec: ReportSpec | list, output=None, command: str | None = None, **o
         else:
             judged = diagnose_logs(replace(judging, logs=LogSpec(paths=[item], collective=collective, ranks=ranks)))
             diagnoses += judged
-            inputs += judged.inputs     # an NCCL debug log, a topology dump, a link test: its own section
+            inputs += judged.inputs  # an NCCL debug log, a topology dump, a link test: its own section
     same = len(diagnoses) > 1 and len({d.table.collective for d in diagnoses}) == 1
     if command is None:
         shown = [str(i) if isinstance(i, (str, Path)) else type(i).__name__ for i in items]
         command = f"collperf.api.report({shown!r}, {str(output)!r})"
     if trace_paths:
         traces.append(trace(TraceSpec(paths=trace_paths, hardware=hardware or HardwareSpec())))
-    text = pages.render_page(diagnoses, validations, compare_logs(diagnoses) if same else None, command, title,
-                             traces, inputs)
+    text = pages.render_page(
+        diagnoses, validations, compare_logs(diagnoses) if same else None, command, title, traces, inputs
+    )
     return pages.write_page(text, output)

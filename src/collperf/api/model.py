@@ -26,8 +26,15 @@ from collperf.model.predict import predict as _predict
 from collperf.model.auto.select import crossovers
 from collperf.model.hardware.gpus import GPUS
 from collperf.model.hardware.catalogue import ALIASES, CATALOGUE
-from collperf.spec import (CrossoverSpec, HardwareSpec, NcclCrossoverSpec, NcclPredictSpec, PredictSpec, sizes,
-                           TopologyPredictSpec)
+from collperf.spec import (
+    CrossoverSpec,
+    HardwareSpec,
+    NcclCrossoverSpec,
+    NcclPredictSpec,
+    PredictSpec,
+    sizes,
+    TopologyPredictSpec,
+)
 
 
 def predict(spec: PredictSpec | TopologyPredictSpec | NcclPredictSpec | str, size=None, network=None, **options):
@@ -42,9 +49,15 @@ def predict(spec: PredictSpec | TopologyPredictSpec | NcclPredictSpec | str, siz
     if isinstance(spec, NcclPredictSpec):
         return predict_nccl(spec)
     spec = as_spec(PredictSpec, spec, options, collective=spec, size=size, network=network)
-    rows = _predict(spec.collective, spec.sizes_bytes, resolved_network(spec.network),
-                    with_aliases(spec.collective, spec.algorithm), spec.intra_algorithm, spec.inter_algorithm,
-                    spec.segments)
+    rows = _predict(
+        spec.collective,
+        spec.sizes_bytes,
+        resolved_network(spec.network),
+        with_aliases(spec.collective, spec.algorithm),
+        spec.intra_algorithm,
+        spec.inter_algorithm,
+        spec.segments,
+    )
     if not spec.expected:
         return Predictions(rows)
     assumed, bands = expected_bands(spec.collective, spec.sizes_bytes, spec.network, sharp=spec.sharp)
@@ -60,7 +73,7 @@ class TopologyPrediction:
     ranks: list
     algorithm: str
     blink: list | None = None
-    link: Link | None = None           # for the closed forms
+    link: Link | None = None  # for the closed forms
     predictions: list | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -68,9 +81,12 @@ class TopologyPrediction:
         if self.blink is not None:
             doc["sizes"] = [b.to_json() for b in self.blink]
         else:
-            assert self.link is not None and self.predictions is not None   # the closed forms' result
-            doc["link"] = {"latency_s": self.link.latency_s, "bandwidth_Bps": self.link.bandwidth_Bps,
-                           "name": self.link.name}
+            assert self.link is not None and self.predictions is not None  # the closed forms' result
+            doc["link"] = {
+                "latency_s": self.link.latency_s,
+                "bandwidth_Bps": self.link.bandwidth_Bps,
+                "name": self.link.name,
+            }
             doc["sizes"] = [p.to_json() for p in self.predictions]
         return doc
 
@@ -82,11 +98,18 @@ def predict_topology(spec: TopologyPredictSpec) -> TopologyPrediction:
     topo = topologies.parse(spec.topology, spec.link)
     if mode_of(spec.algorithm) is BLINK:
         rows = blink_reports.predict_blink(spec, topo)
-        return TopologyPrediction(topo.name, rows[0].ranks if rows else packed_runs.group_of(topo, spec.ranks),
-                                  BLINK.name, blink=rows)
+        return TopologyPrediction(
+            topo.name, rows[0].ranks if rows else packed_runs.group_of(topo, spec.ranks), BLINK.name, blink=rows
+        )
     group, link = blink_reports.switch_link(topo, spec.ranks)
-    rows = predict(PredictSpec(collective=spec.collective, size=spec.sizes_bytes, network=Network.of(link, len(group)),
-                               algorithm=spec.algorithm))
+    rows = predict(
+        PredictSpec(
+            collective=spec.collective,
+            size=spec.sizes_bytes,
+            network=Network.of(link, len(group)),
+            algorithm=spec.algorithm,
+        )
+    )
     return TopologyPrediction(topo.name, group, spec.algorithm, link=link, predictions=rows)
 
 
@@ -96,9 +119,15 @@ def crossover(spec: CrossoverSpec | str, network=None, **options) -> Crossover:
     CrossoverSpec, or (the convenience) the collective and network with the other fields as keywords."""
     spec = as_spec(CrossoverSpec, spec, options, collective=spec, network=network)
     net = resolved_network(spec.network)
-    found, ranges = crossovers(spec.collective, net, spec.min_size_bytes, spec.max_size_bytes,
-                               algorithm=spec.algorithm, intra_algorithm=spec.intra_algorithm,
-                               inter_algorithm=spec.inter_algorithm)
+    found, ranges = crossovers(
+        spec.collective,
+        net,
+        spec.min_size_bytes,
+        spec.max_size_bytes,
+        algorithm=spec.algorithm,
+        intra_algorithm=spec.intra_algorithm,
+        inter_algorithm=spec.inter_algorithm,
+    )
     return Crossover(spec.collective, net, found, ranges)
 
 
@@ -111,8 +140,9 @@ def crossover_nccl(spec: NcclCrossoverSpec | None = None, **options) -> NcclCros
     assumed = assume(None, spec.hardware, spec.ranks)
     if assumed.system is None:
         raise UsageError(f"crossover --nccl: {assumed.why_none}")
-    return NcclCrossover(assumed, switch_points(spec.collective, assumed.system, spec.min_size_bytes,
-                                                spec.max_size_bytes))
+    return NcclCrossover(
+        assumed, switch_points(spec.collective, assumed.system, spec.min_size_bytes, spec.max_size_bytes)
+    )
 
 
 def algorithms(collective: str | None = None) -> Algorithms:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:     # the results' parts, named for the checker: importing the API stays light
+if TYPE_CHECKING:  # the results' parts, named for the checker: importing the API stays light
     from collperf.expect.resolve import Assumed
     from collperf.model.nccl.expected import NcclPrediction
     from collperf.model.nccl.switches import SwitchPoints
@@ -71,7 +71,7 @@ class Predictions(list):
         docs = [r.to_json() for r in self]
         for doc, band in zip(docs, self.bands):
             doc["nccl_expected"] = band.to_json()
-        if self.sharp:      # only where SHARP is what makes the system's bound the lower one
+        if self.sharp:  # only where SHARP is what makes the system's bound the lower one
             for i, doc in enumerate(docs):
                 if self.bound_difference(i) == "in-network":
                     doc["sharp_lower_bound_s"] = self.lower_bound_s(i)
@@ -85,24 +85,35 @@ class NcclChoice:
 
     assumed: Assumed
     prediction: NcclPrediction
-    model_note: str = ""        # what the time is where NCCL's tuning model does not price it (alltoall, send/recv)
+    model_note: str = ""  # what the time is where NCCL's tuning model does not price it (alltoall, send/recv)
 
     def __iter__(self):
         return iter((self.assumed, self.prediction))
 
     def to_json(self) -> dict:
         pred = self.prediction
-        return {"collective": pred.collective, "ranks": pred.ranks, "nodes": pred.nodes,
-                "model_note": self.model_note, "system": self.assumed.to_json(),
-                "sizes": [_nccl_size(pred, i, n) for i, n in enumerate(pred.size_bytes)]}
+        return {
+            "collective": pred.collective,
+            "ranks": pred.ranks,
+            "nodes": pred.nodes,
+            "model_note": self.model_note,
+            "system": self.assumed.to_json(),
+            "sizes": [_nccl_size(pred, i, n) for i, n in enumerate(pred.size_bytes)],
+        }
 
 
 def _nccl_size(pred, i: int, n) -> dict:
-    return {"size_bytes": int(n), "algorithm": pred.algorithm[i], "protocol": pred.protocol[i],
-            "time_s": float(pred.time_s[i]), "busbw_GBps": float(pred.busbw_Bps[i]) / 1e9,
-            "regime": str(pred.regime[i]), "runner_up": f"{pred.runner_up_algorithm[i]}/{pred.runner_up_protocol[i]}",
-            "runner_up_time_s": float(pred.runner_up_time_s[i]) if pred.runner_up_time_s[i] < float("inf") else None,
-            "bound_s": float(pred.bound_s[i]) if pred.bound_s is not None else None}
+    return {
+        "size_bytes": int(n),
+        "algorithm": pred.algorithm[i],
+        "protocol": pred.protocol[i],
+        "time_s": float(pred.time_s[i]),
+        "busbw_GBps": float(pred.busbw_Bps[i]) / 1e9,
+        "regime": str(pred.regime[i]),
+        "runner_up": f"{pred.runner_up_algorithm[i]}/{pred.runner_up_protocol[i]}",
+        "runner_up_time_s": float(pred.runner_up_time_s[i]) if pred.runner_up_time_s[i] < float("inf") else None,
+        "bound_s": float(pred.bound_s[i]) if pred.bound_s is not None else None,
+    }
 
 
 @dataclass
@@ -110,7 +121,7 @@ class Crossover:
     """`crossover`: where the best algorithm changes (model.select.Crossover list) and the size ranges each
     with its best algorithm, on `network` (a model.network.Network). Unpacks as (crossovers, ranges)."""
 
-    collective: str                  # as the user gave it
+    collective: str  # as the user gave it
     network: Network
     crossovers: list = field(default_factory=list)
     ranges: list = field(default_factory=list)
@@ -119,8 +130,13 @@ class Crossover:
         return iter((self.crossovers, self.ranges))
 
     def to_json(self) -> dict:
-        return {"collective": self.collective, "ranks": self.network.ranks, "network": self.network.describe(),
-                "crossovers": [vars(c) for c in self.crossovers], "regimes": [vars(r) for r in self.ranges]}
+        return {
+            "collective": self.collective,
+            "ranks": self.network.ranks,
+            "network": self.network.describe(),
+            "crossovers": [vars(c) for c in self.crossovers],
+            "regimes": [vars(r) for r in self.ranges],
+        }
 
 
 @dataclass
@@ -136,19 +152,37 @@ class NcclCrossover:
 
     def to_json(self) -> dict:
         p = self.points
-        return {"collective": p.collective, "ranks": p.ranks, "nodes": p.nodes, "system": self.assumed.to_json(),
-                "min_size_bytes": p.min_bytes, "max_size_bytes": p.max_bytes, "point_to_point": p.p2p,
-                "switches": [vars(s) for s in p.switches],
-                "ranges": [{"algorithm": r.algorithm, "protocol": r.protocol, "from_bytes": r.from_bytes,
-                            "to_bytes": r.to_bytes} for r in p.ranges]}
+        return {
+            "collective": p.collective,
+            "ranks": p.ranks,
+            "nodes": p.nodes,
+            "system": self.assumed.to_json(),
+            "min_size_bytes": p.min_bytes,
+            "max_size_bytes": p.max_bytes,
+            "point_to_point": p.p2p,
+            "switches": [vars(s) for s in p.switches],
+            "ranges": [
+                {"algorithm": r.algorithm, "protocol": r.protocol, "from_bytes": r.from_bytes, "to_bytes": r.to_bytes}
+                for r in p.ranges
+            ],
+        }
 
 
 class Algorithms(list):
     """`algorithms`: the registry's algorithms (model.algorithms), optionally of one collective."""
 
     def to_json(self) -> list:
-        return [{"collective": a.collective, "algorithm": a.name, "formula": a.formula, "source": a.source,
-                 "pipelined": a.pipeline is not None, "multiport": a.multiport} for a in self]
+        return [
+            {
+                "collective": a.collective,
+                "algorithm": a.name,
+                "formula": a.formula,
+                "source": a.source,
+                "pipelined": a.pipeline is not None,
+                "multiport": a.multiport,
+            }
+            for a in self
+        ]
 
 
 @dataclass
@@ -164,10 +198,19 @@ class VerifiedSchedule:
 
     def to_json(self) -> dict:
         s, (a, b, c) = self.schedule, self.coefficients
-        return {"collective": s.collective, "algorithm": s.algorithm, "ranks": s.ranks, "chunks": s.chunks,
-                "buffer_chunks": s.chunks_per_buffer, "root": s.root, "cost": {"alpha": a, "n_beta": b, "n_gamma": c},
-                "steps": [[{"src": t.src, "dst": t.dst, "chunks": list(t.chunks), "op": t.op} for t in st.transfers]
-                          for st in s.steps]}
+        return {
+            "collective": s.collective,
+            "algorithm": s.algorithm,
+            "ranks": s.ranks,
+            "chunks": s.chunks,
+            "buffer_chunks": s.chunks_per_buffer,
+            "root": s.root,
+            "cost": {"alpha": a, "n_beta": b, "n_gamma": c},
+            "steps": [
+                [{"src": t.src, "dst": t.dst, "chunks": list(t.chunks), "op": t.op} for t in st.transfers]
+                for st in s.steps
+            ],
+        }
 
 
 @dataclass

@@ -22,7 +22,7 @@ from collperf.spec import BenchSpec, BoundSpec, CalibrateSpec, NetworkSpec, Test
 def testbed(text):
     """A Testbed from its description ('hosts=4,rate=200mbit[,ranks-per-host=2]' or 'topology=dgx1v-like
     [,group=0+1+4]') or a TestbedSpec, None for None; a Testbed is returned as it is."""
-    if isinstance(text, TestbedSpec):   # `collperf testbed up`'s options
+    if isinstance(text, TestbedSpec):  # `collperf testbed up`'s options
         text = text.description
     if text is None or not isinstance(text, str):
         return text
@@ -80,7 +80,7 @@ def bench(spec: BenchSpec, on_row=None, on_note=None, on_info=None):
     files = ResultFiles(spec.json_file, spec.csv_file)
     files.start()
     placement = None
-    if spec.placed:    # -A blink / blink-hybrid / --pattern: schedules built on the topology, here, before any rank
+    if spec.placed:  # -A blink / blink-hybrid / --pattern: schedules built on the topology, here, before any rank
         placement = bench_schedules(spec, _torchrun_world(), _step_cost(spec))
         for note in placement.notes:
             if (on_info or on_note) is not None:
@@ -91,18 +91,27 @@ def bench(spec: BenchSpec, on_row=None, on_note=None, on_info=None):
     def row_done(results, row):
         if placement is not None:
             results.config["placement"] = placement.to_json()
-        if on_row is not None:   # shown first: a row measured is printed even when its file cannot be written
+        if on_row is not None:  # shown first: a row measured is printed even when its file cannot be written
             on_row(results, row)
         files.update(results)
 
     with testbed_up(spec.testbed) as bed:
         try:
-            own = bed.prebuilt_schedules(spec.sweep) if bed is not None else None   # -A blink on the bed's routes
+            own = bed.prebuilt_schedules(spec.sweep) if bed is not None else None  # -A blink on the bed's routes
             schedules = own if own is not None else placement.schedules if placement is not None else None
-            results = run(spec.sweep, ranks, spec.timeout_s, net, testbed=bed, on_row=row_done,
-                          on_note=on_note, force=spec.force, schedules=schedules)
+            results = run(
+                spec.sweep,
+                ranks,
+                spec.timeout_s,
+                net,
+                testbed=bed,
+                on_row=row_done,
+                on_note=on_note,
+                force=spec.force,
+                schedules=schedules,
+            )
         except BenchInterrupted as e:
-            try:   # the rows so far, or none, never "complete"; a file that cannot be written is what ended it
+            try:  # the rows so far, or none, never "complete"; a file that cannot be written is what ended it
                 files.update(e.results)
             except OutputError:
                 pass
@@ -171,13 +180,16 @@ def bound(spec: BoundSpec | None = None, **options) -> MeasuredBound:
 
 @dataclass
 class Validation:
-    networks: list[str] = field(default_factory=list)     # each network validated on, described
-    rows: list = field(default_factory=list)              # a validation row per measured row (lab/validate.py)
-    summary: list[dict] = field(default_factory=list)     # median / worst error per algorithm and regime
+    networks: list[str] = field(default_factory=list)  # each network validated on, described
+    rows: list = field(default_factory=list)  # a validation row per measured row (lab/validate.py)
+    summary: list[dict] = field(default_factory=list)  # median / worst error per algorithm and regime
 
     def to_json(self) -> dict:
-        return {"networks": self.networks, "summary": self.summary,
-                "rows": [{**vars(r), "error": r.error} for r in self.rows]}
+        return {
+            "networks": self.networks,
+            "summary": self.summary,
+            "rows": [{**vars(r), "error": r.error} for r in self.rows],
+        }
 
 
 def validate(spec: ValidateSpec | None = None, on_step=None, **options) -> Validation:
@@ -190,7 +202,7 @@ def validate(spec: ValidateSpec | None = None, on_step=None, **options) -> Valid
     spec = as_spec(ValidateSpec, spec, options)
     size_list, ranks, profile, iters, timeout_s = spec.sizes_bytes, spec.ranks, spec.profile, spec.iters, spec.timeout_s
     beds = [testbed(b) for b in spec.testbeds] or [None]
-    if profile is None:     # each is calibrated first
+    if profile is None:  # each is calibrated first
         for bed in beds:
             if bed is None:
                 check_ranks(ranks)

@@ -13,8 +13,13 @@ from collperf.blink.algorithms import BLINK
 from collperf.collectives import get_collective
 from collperf.errors import UsageError
 from collperf.model.algorithms import ALGORITHMS, get_algorithm
-from collperf.model.two_level.build import (build, build_array, build_hierarchical, build_hierarchical_array,
-                                             DEFAULT_PHASES)
+from collperf.model.two_level.build import (
+    build,
+    build_array,
+    build_hierarchical,
+    build_hierarchical_array,
+    DEFAULT_PHASES,
+)
 from collperf.model.algorithms.modes import HIERARCHICAL, is_two_level, mode_of
 from collperf.model.schedule_cost import coefficients
 from collperf.schedule.ir import Schedule
@@ -32,16 +37,23 @@ def schedule(spec: ScheduleSpec | None = None, **options):
     spec.arrays gives the array form (schedule/arrays.py), vectorized for the regular algorithms: what the
     simulator takes at scale. Give a ScheduleSpec, or its fields as keywords."""
     spec = as_spec(ScheduleSpec, spec, options)
-    collective, algorithm, ranks, root, segments = (spec.collective, spec.algorithm, spec.ranks, spec.root,
-                                                    spec.segments)
+    collective, algorithm, ranks, root, segments = (
+        spec.collective,
+        spec.algorithm,
+        spec.ranks,
+        spec.root,
+        spec.segments,
+    )
     nodes, ranks_per_node, arrays = spec.nodes, spec.ranks_per_node, spec.arrays
     intra_algorithm, inter_algorithm = spec.intra_algorithm, spec.inter_algorithm
     flat, two_level = (build_array, build_hierarchical_array) if arrays else (build, build_hierarchical)
     total = nodes * ranks_per_node if is_two_level(algorithm) and nodes and ranks_per_node else ranks
     if not arrays and total is not None and total > TUPLE_RANKS_LIMIT:
-        raise UsageError(f"{total} ranks: a listed schedule is limited to {TUPLE_RANKS_LIMIT} ranks (a flat ring on "
-                         f"{total} ranks has {2 * total * (total - 1):,} transfers); `collperf simulate` builds the "
-                         "compact array form and takes clusters of any size")
+        raise UsageError(
+            f"{total} ranks: a listed schedule is limited to {TUPLE_RANKS_LIMIT} ranks (a flat ring on "
+            f"{total} ranks has {2 * total * (total - 1):,} transfers); `collperf simulate` builds the "
+            "compact array form and takes clusters of any size"
+        )
     if is_two_level(algorithm):
         if not nodes or not ranks_per_node:
             raise UsageError("the hierarchical schedule needs --nodes and --ranks-per-node")
@@ -74,7 +86,7 @@ def verify_all(spec: VerifySpec | None = None, progress=None, **options) -> Veri
     wanted = get_collective(collective).name if collective is not None else None
     chosen = [a for a in ALGORITHMS if wanted in (None, a.collective) and algorithm in (None, a.name)]
     if algorithm is not None and not is_two_level(algorithm) and not chosen:
-        get_algorithm(collective or "allreduce", algorithm)   # raises with the known names
+        get_algorithm(collective or "allreduce", algorithm)  # raises with the known names
         raise UsageError(f"no algorithm {algorithm!r} for {collective or 'any collective'}")
     rows = []
     for alg in chosen:
@@ -82,9 +94,12 @@ def verify_all(spec: VerifySpec | None = None, progress=None, **options) -> Veri
         for p in range(min_ranks, max_ranks + 1):
             if alg.unavailable(p):
                 continue
-            for k in (segments if alg.pipeline else (1,)):
-                _check(row, lambda: build(alg.collective, alg.name, p, segments=k),
-                       f"p={p}" + (f",k={k}" if alg.pipeline else ""))
+            for k in segments if alg.pipeline else (1,):
+                _check(
+                    row,
+                    lambda: build(alg.collective, alg.name, p, segments=k),
+                    f"p={p}" + (f",k={k}" if alg.pipeline else ""),
+                )
             row.ranks_checked += 1
             if progress:
                 progress()
@@ -96,8 +111,11 @@ def verify_all(spec: VerifySpec | None = None, progress=None, **options) -> Veri
             row = VerifyRow(name, HIERARCHICAL.name, 0, [])
             for p in range(max(min_ranks, 4), max_ranks + 1):
                 for nodes in (n for n in range(2, p // 2 + 1) if p % n == 0):
-                    _check(row, lambda: build_hierarchical(name, nodes, p // nodes, phase_algorithm, phase_algorithm),
-                           f"{nodes}x{p // nodes}")
+                    _check(
+                        row,
+                        lambda: build_hierarchical(name, nodes, p // nodes, phase_algorithm, phase_algorithm),
+                        f"{nodes}x{p // nodes}",
+                    )
                     row.ranks_checked += 1
             rows.append(row)
     return Verification(rows, min_ranks, max_ranks)
@@ -117,16 +135,22 @@ class Simulation:
     result: SimResult
     schedule: Schedule
     topology: Topology
-    algbw_Bps: float | None     # None where the time is 0 (one rank)
+    algbw_Bps: float | None  # None where the time is 0 (one rank)
     busbw_Bps: float | None
     notes: list = field(default_factory=list)
 
     def to_json(self) -> dict:
         doc = self.result.to_json()
-        doc.update({"collective": self.schedule.collective, "algorithm": self.schedule.algorithm,
-                    "ranks": self.schedule.ranks, "topology": self.topology.name,
-                    "algbw_GBps": None if self.algbw_Bps is None else self.algbw_Bps / 1e9,
-                    "busbw_GBps": None if self.busbw_Bps is None else self.busbw_Bps / 1e9})
+        doc.update(
+            {
+                "collective": self.schedule.collective,
+                "algorithm": self.schedule.algorithm,
+                "ranks": self.schedule.ranks,
+                "topology": self.topology.name,
+                "algbw_GBps": None if self.algbw_Bps is None else self.algbw_Bps / 1e9,
+                "busbw_GBps": None if self.busbw_Bps is None else self.busbw_Bps / 1e9,
+            }
+        )
         if self.notes:
             doc["notes"] = list(self.notes)
         return doc
@@ -154,10 +178,20 @@ def simulate(spec: SimulateSpec | PatternSpec, progress=None, on_estimate=None):
         runs = blink_reports.blink_schedules(spec, topo)
     else:
         nodes, per_node = topo.shape or (None, None)
-        sched = schedule(ScheduleSpec(collective=spec.collective, algorithm=with_aliases(spec.collective, spec.algorithm),
-                                      ranks=topo.ranks, root=spec.root or 0, segments=spec.segments or 1, nodes=nodes,
-                                      ranks_per_node=per_node, intra_algorithm=spec.intra_algorithm,
-                                      inter_algorithm=spec.inter_algorithm, arrays=True))
+        sched = schedule(
+            ScheduleSpec(
+                collective=spec.collective,
+                algorithm=with_aliases(spec.collective, spec.algorithm),
+                ranks=topo.ranks,
+                root=spec.root or 0,
+                segments=spec.segments or 1,
+                nodes=nodes,
+                ranks_per_node=per_node,
+                intra_algorithm=spec.intra_algorithm,
+                inter_algorithm=spec.inter_algorithm,
+                arrays=True,
+            )
+        )
         runs = [(sched, topo, [])] * len(spec.sizes_bytes)
     reduce_Bps = units.parse_bandwidth(net.reduce_bandwidth)
     if net.profile is not None and reduce_Bps == float("inf"):
@@ -165,11 +199,20 @@ def simulate(spec: SimulateSpec | PatternSpec, progress=None, on_estimate=None):
     out = Simulations()
     for size, (sched, where, notes) in zip(spec.sizes_bytes, runs):
         factor = get_collective(sched.collective).busbw_factor(sched.ranks)
-        result = run(sched, where, size, spec.mode, reduce_Bps, engine=spec.engine,
-                     memory_limit_bytes=spec.memory_limit_bytes, progress=progress, on_estimate=on_estimate)
-        if "ranks" in sched.meta:      # a group's view (blink): links named as the topology names them
+        result = run(
+            sched,
+            where,
+            size,
+            spec.mode,
+            reduce_Bps,
+            engine=spec.engine,
+            memory_limit_bytes=spec.memory_limit_bytes,
+            progress=progress,
+            on_estimate=on_estimate,
+        )
+        if "ranks" in sched.meta:  # a group's view (blink): links named as the topology names them
             result = blink_reports.topology_names(result, sched.meta["ranks"])
-        algbw = result.size_bytes / result.time_s if result.time_s > 0 else None   # None: nothing moved
+        algbw = result.size_bytes / result.time_s if result.time_s > 0 else None  # None: nothing moved
         out.append(Simulation(result, sched, where, algbw, algbw * factor if algbw is not None else None, notes))
     return out
 

@@ -20,15 +20,17 @@ from collperf.model.costs import cost
 
 # --- rings as NCCL builds them ---------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Rings:
-    kind: str                      # "nvlink" (direct NVLinks only) or "pcie"
-    rings: tuple[tuple[int, ...], ...]   # topology ranks in ring order
-    rate_Bps: float                # all rings together: what a ring broadcast moves per second
+    kind: str  # "nvlink" (direct NVLinks only) or "pcie"
+    rings: tuple[tuple[int, ...], ...]  # topology ranks in ring order
+    rate_Bps: float  # all rings together: what a ring broadcast moves per second
 
     def describe(self) -> str:
-        return (f"{len(self.rings)} {self.kind} ring(s), {self.rate_Bps / 1e9:.4g} GB/s: "
-                + "; ".join("->".join(map(str, r)) for r in self.rings))
+        return f"{len(self.rings)} {self.kind} ring(s), {self.rate_Bps / 1e9:.4g} GB/s: " + "; ".join(
+            "->".join(map(str, r)) for r in self.rings
+        )
 
 
 def nccl_rings(topo, ranks) -> Rings:
@@ -67,19 +69,23 @@ def nccl_rings(topo, ranks) -> Rings:
 
 def _pcie_ring_rate(topo, ring) -> float:
     import networkx as nx
+
     pcie = nx.Graph([(u, v, d) for u, v, d in topo.graph.edges(data=True) if link_kind(d) != "nvlink"])
     load: dict = {}
     for a, b in zip(ring, ring[1:] + ring[:1]):
         try:
             path = nx.shortest_path(pcie, a, b)
         except (nx.NetworkXNoPath, nx.NodeNotFound):
-            raise UsageError(f"topology {topo.name!r}: ranks {a} and {b} are joined by neither NVLink nor PCIe") from None
+            raise UsageError(
+                f"topology {topo.name!r}: ranks {a} and {b} are joined by neither NVLink nor PCIe"
+            ) from None
         for hop in zip(path[:-1], path[1:]):
             load[hop] = load.get(hop, 0) + 1
     return min(topo.link(u, v)["bandwidth_Bps"] / n for (u, v), n in load.items())
 
 
 # --- packed-tree times ------------------------------------------------------------------------------
+
 
 def allreduce_time_s(packing: Packing, size_bytes, overlap: bool = True):
     """Reduce up the packed trees then broadcast down the same trees (Blink's AllReduce).
@@ -89,7 +95,7 @@ def allreduce_time_s(packing: Packing, size_bytes, overlap: bool = True):
     Bandwidth terms only (the pipeline's fill and latencies: simulate the schedule)."""
     n = np.asarray(size_bytes, dtype=float)
     rate = packing.rate_Bps
-    down = {e: load / rate for e, load in packing.loads.items()}     # seconds per byte of data, per link
+    down = {e: load / rate for e, load in packing.loads.items()}  # seconds per byte of data, per link
     caps = _capacities(packing)
     up = {(v, u): x for (u, v), x in down.items()}
     per_byte_up = max((x / caps[e] for e, x in up.items()), default=0.0)
@@ -102,8 +108,9 @@ def allreduce_time_s(packing: Packing, size_bytes, overlap: bool = True):
 
 def _capacities(packing: Packing) -> dict:
     g = packing.topology.graph
-    return {(u, v): g.edges[u, v]["bandwidth_Bps"] for u, v in g.edges} | \
-           {(v, u): g.edges[u, v]["bandwidth_Bps"] for u, v in g.edges}
+    return {(u, v): g.edges[u, v]["bandwidth_Bps"] for u, v in g.edges} | {
+        (v, u): g.edges[u, v]["bandwidth_Bps"] for u, v in g.edges
+    }
 
 
 def best_root(topo, ranks, collective: str = "broadcast", size_bytes: float = 1 << 30, **options):
@@ -113,14 +120,14 @@ def best_root(topo, ranks, collective: str = "broadcast", size_bytes: float = 1 
     best = None
     for root in ranks:
         packing = pack(topo, ranks, [root], **options)
-        t = (size_bytes / packing.rate_Bps if collective == "broadcast"
-             else float(allreduce_time_s(packing, size_bytes)))
+        t = size_bytes / packing.rate_Bps if collective == "broadcast" else float(allreduce_time_s(packing, size_bytes))
         if best is None or t < best[2] * (1 - 1e-12):
             best = (root, packing, t)
     return best
 
 
 # --- hybrid PCIe + NVLink (appendix A.2, equation 8) -----------------------------------------------
+
 
 def hybrid_split(size_bytes, pcie_Bps: float, nvlink_Bps: float, t_dpa_s: float = 0.0):
     """(D_PCIe, D_NVL, time_s) that equalise T_PCIe = T_dpa + D_PCIe / BW_PCIe and T_NVL = D_NVL / BW_NVL.
@@ -130,8 +137,9 @@ def hybrid_split(size_bytes, pcie_Bps: float, nvlink_Bps: float, t_dpa_s: float 
     is not a number of bytes; the product is what the equality gives). When T_dpa outweighs the gain,
     D_PCIe < 0: PCIe is not used (D_PCIe = 0, no T_dpa paid)."""
     if min(pcie_Bps, nvlink_Bps) <= 0 or t_dpa_s < 0:
-        raise UsageError(f"hybrid split needs positive bandwidths and T_dpa >= 0, got {pcie_Bps}, {nvlink_Bps}, "
-                         f"{t_dpa_s}")
+        raise UsageError(
+            f"hybrid split needs positive bandwidths and T_dpa >= 0, got {pcie_Bps}, {nvlink_Bps}, {t_dpa_s}"
+        )
     d = np.asarray(size_bytes, dtype=float)
     d_pcie = np.clip((d * pcie_Bps - t_dpa_s * pcie_Bps * nvlink_Bps) / (pcie_Bps + nvlink_Bps), 0.0, d)
     d_nvl = d - d_pcie
@@ -184,6 +192,7 @@ then allgather, each one step to all peers), whose closed form and schedule the 
 
 def single_hop_vs_nccl(ranks: int, size_bytes, link) -> dict:
     """Allreduce times (s) of single-hop trees, ring and double-binary-tree (closed forms)."""
-    return {name: cost("allreduce", alg, ranks, size_bytes, link).total_s
-            for name, alg in (("single-hop", SINGLE_HOP), ("ring", "ring"),
-                              ("double-binary-tree", "double-binary-tree"))}
+    return {
+        name: cost("allreduce", alg, ranks, size_bytes, link).total_s
+        for name, alg in (("single-hop", SINGLE_HOP), ("ring", "ring"), ("double-binary-tree", "double-binary-tree"))
+    }

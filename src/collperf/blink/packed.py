@@ -41,7 +41,7 @@ def units(weights, resolution: int) -> list[int]:
     m = np.maximum(np.floor(exact).astype(int), 1)
     while m.sum() > resolution:
         m[np.argmax(np.where(m > 1, m - exact, -np.inf))] -= 1
-    for i in np.argsort(-(exact - m))[:resolution - m.sum()]:
+    for i in np.argsort(-(exact - m))[: resolution - m.sum()]:
         m[i] += 1
     return [int(x) for x in m]
 
@@ -125,8 +125,9 @@ def allreduce(packing, segments: int = 16, resolution: int = 128, overlap: bool 
         # segments down in that order, `height` steps behind the reduce
         order = list(range(segments))[::-1]
         down_steps = _permute_segments(down_steps, parts, segments, order)
-        routes_down = {(a, b, op, _relabel_chunk(c, parts, segments, order)): path
-                       for (a, b, op, c), path in routes.items()}
+        routes_down = {
+            (a, b, op, _relabel_chunk(c, parts, segments, order)): path for (a, b, op, c), path in routes.items()
+        }
         depth = len(up.steps)
         merged = [list(up.steps[i].transfers) if i < depth else [] for i in range(height + len(down_steps))]
         for i, ts in enumerate(down_steps):
@@ -151,9 +152,21 @@ def _relabel_chunk(c: int, parts, segments: int, order) -> int:
 
 
 def _permute_segments(steps, parts, segments, order):
-    return [[Transfer(t.src, t.dst, range(_relabel_chunk(t.chunks[0], parts, segments, order),
-                                          _relabel_chunk(t.chunks[0], parts, segments, order) + len(t.chunks)), t.op)
-             for t in ts] for ts in steps]
+    return [
+        [
+            Transfer(
+                t.src,
+                t.dst,
+                range(
+                    _relabel_chunk(t.chunks[0], parts, segments, order),
+                    _relabel_chunk(t.chunks[0], parts, segments, order) + len(t.chunks),
+                ),
+                t.op,
+            )
+            for t in ts
+        ]
+        for ts in steps
+    ]
 
 
 def allgather(packing, segments: int = 8, resolution: int = 32) -> Schedule:
@@ -190,12 +203,21 @@ def hybrid_broadcast(nvlink, pcie, pcie_fraction: float, segments: int = 16, res
         raise UsageError(f"pcie_fraction {pcie_fraction} is not within 0..1")
     root = _single_root(nvlink)
     trees = nvlink.trees_of(root) * (pcie_fraction < 1) + pcie.trees_of(root) * (pcie_fraction > 0)
-    weights = ([(1 - pcie_fraction) * t.rate_Bps / nvlink.rate_Bps for t in nvlink.trees_of(root)] * (pcie_fraction < 1)
-               + [pcie_fraction * t.rate_Bps / pcie.rate_Bps for t in pcie.trees_of(root)] * (pcie_fraction > 0))
+    weights = [(1 - pcie_fraction) * t.rate_Bps / nvlink.rate_Bps for t in nvlink.trees_of(root)] * (
+        pcie_fraction < 1
+    ) + [pcie_fraction * t.rate_Bps / pcie.rate_Bps for t in pcie.trees_of(root)] * (pcie_fraction > 0)
     parts = list(zip(trees, units(weights, resolution)))
     steps, routes, chunks, _ = _forest(parts, len(nvlink.ranks), segments)
-    s = make("broadcast", "blink-hybrid", len(nvlink.ranks), chunks, [step(ts) for ts in steps], root,
-             segments=segments, pcie_fraction=pcie_fraction)
+    s = make(
+        "broadcast",
+        "blink-hybrid",
+        len(nvlink.ranks),
+        chunks,
+        [step(ts) for ts in steps],
+        root,
+        segments=segments,
+        pcie_fraction=pcie_fraction,
+    )
     s.meta.update(_meta(nvlink), routes=routes)
     return s
 
@@ -204,5 +226,3 @@ def _single_root(packing) -> int:
     if len(packing.roots) != 1:
         raise UsageError(f"this schedule needs a packing with one root, not {len(packing.roots)}")
     return packing.roots[0]
-
-

@@ -43,9 +43,9 @@ class Tree:
     """One packed tree on the group's local ranks."""
 
     root: int
-    parent: tuple[int, ...]     # parent of every local rank, -1 for the root
-    routes: dict                # (parent, child) -> vertex path in the group's topology
-    rate_Bps: float             # the data rate this tree carries
+    parent: tuple[int, ...]  # parent of every local rank, -1 for the root
+    routes: dict  # (parent, child) -> vertex path in the group's topology
+    rate_Bps: float  # the data rate this tree carries
 
     def depth(self) -> list[int]:
         return depths_of(list(self.parent))
@@ -55,30 +55,37 @@ class Tree:
 class Packing:
     """Trees rooted at each of `roots` (local ranks), all carrying `rate_Bps` per root together."""
 
-    ranks: tuple[int, ...]      # the topology's ranks; local rank i is ranks[i]
+    ranks: tuple[int, ...]  # the topology's ranks; local rank i is ranks[i]
     roots: tuple[int, ...]
-    rate_Bps: float             # per root: what each root's trees carry together
-    bound_Bps: float            # min over roots and ranks of max-flow (the single-root bound)
+    rate_Bps: float  # per root: what each root's trees carry together
+    bound_Bps: float  # min over roots and ranks of max-flow (the single-root bound)
     trees: tuple[Tree, ...]
-    topology: object            # topology.subset(...) view the routes are written in
+    topology: object  # topology.subset(...) view the routes are written in
     links: str = "all"
-    direction: str = "down"     # "up": the trees' arcs are used child -> parent (reduce)
-    loads: dict = field(default_factory=dict, compare=False)   # (u, v) link -> bytes/s used
+    direction: str = "down"  # "up": the trees' arcs are used child -> parent (reduce)
+    loads: dict = field(default_factory=dict, compare=False)  # (u, v) link -> bytes/s used
 
     def trees_of(self, root: int) -> list[Tree]:
         return [t for t in self.trees if t.root == root]
 
     def describe(self) -> str:
-        lines = [(f"{len(self.trees)} trees on ranks {list(self.ranks)}, {self.rate_Bps / 1e9:.4g} GB/s per root "
-                  f"(bound {self.bound_Bps / 1e9:.4g} GB/s)")]
+        lines = [
+            (
+                f"{len(self.trees)} trees on ranks {list(self.ranks)}, {self.rate_Bps / 1e9:.4g} GB/s per root "
+                f"(bound {self.bound_Bps / 1e9:.4g} GB/s)"
+            )
+        ]
         for t in self.trees:
-            edges = ", ".join(f"{self.ranks[u]}->{self.ranks[v]}" + ("" if len(p) == 2 else f" via {p[1:-1]}")
-                              for (u, v), p in sorted(t.routes.items()))
+            edges = ", ".join(
+                f"{self.ranks[u]}->{self.ranks[v]}" + ("" if len(p) == 2 else f" via {p[1:-1]}")
+                for (u, v), p in sorted(t.routes.items())
+            )
             lines.append(f"  {t.rate_Bps / 1e9:8.4g} GB/s from {self.ranks[t.root]}: {edges}")
         return "\n".join(lines)
 
 
 # --- the group's directed link graph --------------------------------------------------------------
+
 
 def link_kind(attrs: dict) -> str:
     """nvlink for DGX NVLink edges (names NV1, NV2, ...), pcie for PCIe and QPI, other otherwise."""
@@ -92,8 +99,9 @@ def _check(links: str, transit: str, direction: str = "down"):
     if links not in LINK_KINDS:
         raise UsageError(f"links {links!r}: expected one of {', '.join(LINK_KINDS)}")
     if transit not in TRANSIT:
-        raise UsageError(f"transit {transit!r}: expected any (idle ranks forward too) or devices (switches and "
-                         "CPUs only)")
+        raise UsageError(
+            f"transit {transit!r}: expected any (idle ranks forward too) or devices (switches and CPUs only)"
+        )
     if direction not in ("down", "up"):
         raise UsageError(f"direction {direction!r}: expected down (broadcast) or up (reduce)")
 
@@ -112,8 +120,7 @@ def group_arcs(sub, links: str = "all", transit: str = "any", direction: str = "
     return keep, arcs
 
 
-def broadcast_bound(topo, ranks, root: int, links: str = "all", transit: str = "any",
-                    direction: str = "down") -> float:
+def broadcast_bound(topo, ranks, root: int, links: str = "all", transit: str = "any", direction: str = "down") -> float:
     """min over the group's other ranks of max-flow(root -> rank) in bytes/s (root: a topology rank)."""
     import networkx as nx
 
@@ -139,6 +146,7 @@ def _integer_max_flows(vertices, arcs, source, sinks, unit_Bps: float = 1e6):
     number of MB/s (all presets); None otherwise (the caller falls back on networkx)."""
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import maximum_flow
+
     caps = np.array([cap for _, _, cap in arcs], dtype=float) / unit_Bps
     if not sinks or not np.all(np.isfinite(caps)) or np.any(np.abs(caps - np.round(caps)) > 1e-9) or caps.sum() > 2**30:
         return None if sinks else math.inf
@@ -146,12 +154,13 @@ def _integer_max_flows(vertices, arcs, source, sinks, unit_Bps: float = 1e6):
     n = len(vertices)
     u = np.array([index[a] for a, _, _ in arcs])
     v = np.array([index[b] for _, b, _ in arcs])
-    graph = csr_matrix((np.round(caps).astype(np.int32), (u, v)), shape=(n, n))   # parallel arcs add up
+    graph = csr_matrix((np.round(caps).astype(np.int32), (u, v)), shape=(n, n))  # parallel arcs add up
     graph.sum_duplicates()
     return min(maximum_flow(graph, index[source], index[t]).flow_value for t in sinks) * unit_Bps
 
 
 # --- minimum-cost arborescence (Chu-Liu / Edmonds), dense, for small groups -----------------------
+
 
 def min_arborescence(cost: np.ndarray, root: int) -> list[int]:
     """Parent list of a minimum-cost spanning arborescence rooted at `root`; cost[u, v] is arc u->v
@@ -178,10 +187,10 @@ def min_arborescence(cost: np.ndarray, root: int) -> list[int]:
     with np.errstate(invalid="ignore"):
         entering = c[np.ix_(outside, cyc)] - c[[parent[v] for v in cycle], cyc][None, :]
     entering = np.where(np.isnan(entering), np.inf, entering)
-    enter = cyc[np.argmin(entering, axis=1)]           # per outside u: the cycle vertex it would enter
+    enter = cyc[np.argmin(entering, axis=1)]  # per outside u: the cycle vertex it would enter
     small[:-1, -1] = entering.min(axis=1)
     leaving = c[np.ix_(cyc, outside)]
-    leave = cyc[np.argmin(leaving, axis=0)]            # per outside w: the cycle vertex it leaves from
+    leave = cyc[np.argmin(leaving, axis=0)]  # per outside w: the cycle vertex it leaves from
     small[-1, :-1] = leaving.min(axis=0)
     local_root = int(np.nonzero(outside == root)[0][0])
     sub_parent = min_arborescence(small, local_root)
@@ -196,7 +205,7 @@ def min_arborescence(cost: np.ndarray, root: int) -> list[int]:
 
 
 def _find_cycle(parent: list[int], root: int):
-    state = [0] * len(parent)     # 0 new, 1 on the current walk, 2 done
+    state = [0] * len(parent)  # 0 new, 1 on the current walk, 2 done
     for start in range(len(parent)):
         walk, v = [], start
         while v != root and v >= 0 and state[v] == 0:
@@ -204,7 +213,7 @@ def _find_cycle(parent: list[int], root: int):
             walk.append(v)
             v = parent[v]
         if v != root and v >= 0 and state[v] == 1:
-            return walk[walk.index(v):]
+            return walk[walk.index(v) :]
         for w in walk:
             state[w] = 2
     return None
@@ -212,8 +221,10 @@ def _find_cycle(parent: list[int], root: int):
 
 # --- the packing LP (column generation) -----------------------------------------------------------
 
-def pack(topo, ranks, roots=None, links: str = "all", transit: str = "any", direction: str = "down",
-         max_rounds: int = 500) -> Packing:
+
+def pack(
+    topo, ranks, roots=None, links: str = "all", transit: str = "any", direction: str = "down", max_rounds: int = 500
+) -> Packing:
     """Weighted trees rooted at each of `roots` (topology ranks; default: the first rank) that
     maximise the common rate per root. One root: Blink's broadcast packing. Every rank: allgather."""
     group = list(ranks)
@@ -248,11 +259,11 @@ class Master:
         self.arc_u = np.array([u for u, _ in self.arcs], dtype=np.int64)
         self.arc_v = np.array([v for _, v in self.arcs], dtype=np.int64)
         self.arc_res = np.array([self.arc_id.get(a, -1) for a in self.arcs], dtype=np.int64)
-        ports = [sub.port_Bps(r) for r in range(p)] * 2           # out ports, then in ports
+        ports = [sub.port_Bps(r) for r in range(p)] * 2  # out ports, then in ports
         caps = np.array([cap for _, _, cap in finite] + ports, dtype=float)
         self.scale = float(np.max(caps[np.isfinite(caps)]))
         self.cap = caps / self.scale
-        self.columns: list = []      # (root, parent, routes as index paths, load vector)
+        self.columns: list = []  # (root, parent, routes as index paths, load vector)
         self.seen: set = set()
         self.x = np.zeros(0)
         self.rate = 0.0
@@ -266,11 +277,11 @@ class Master:
         dist[self.arc_u, self.arc_v] = self.arc_price(price) + 1e-9
         pred = np.where(np.isfinite(dist), np.arange(n)[:, None], -1)
         for k in range(n):
-            via = dist[:, k:k + 1] + dist[k:k + 1, :]
+            via = dist[:, k : k + 1] + dist[k : k + 1, :]
             better = via < dist
             dist = np.where(better, via, dist)
-            pred = np.where(better, pred[k:k + 1, :], pred)
-        return dist[:self.p, :self.p], pred
+            pred = np.where(better, pred[k : k + 1, :], pred)
+        return dist[: self.p, : self.p], pred
 
     def arc_price(self, price):
         return np.where(self.arc_res >= 0, price[np.maximum(self.arc_res, 0)], 0.0)
@@ -278,7 +289,7 @@ class Master:
     def _column(self, root, price):
         p, n_arcs = self.p, len(self.arc_id)
         dist, pred = self._routes(price)
-        cost = dist + price[n_arcs:n_arcs + p][:, None] + price[n_arcs + p:][None, :]
+        cost = dist + price[n_arcs : n_arcs + p][:, None] + price[n_arcs + p :][None, :]
         parent = min_arborescence(cost, root)
         routes, load = {}, np.zeros(len(self.cap))
         for v, u in enumerate(parent):
@@ -327,15 +338,21 @@ class Master:
     def _master(self) -> float:
         """Solve the LP over the trees found so far; keep its solution and link prices."""
         from scipy.optimize import linprog
+
         m, k = len(self.columns), len(self.roots)
-        loads = np.array([c[3] for c in self.columns]).T                    # resources x trees
+        loads = np.array([c[3] for c in self.columns]).T  # resources x trees
         live = np.isfinite(self.cap)
         a_res = np.hstack([loads[live], np.zeros((int(live.sum()), 1))])
         a_root = np.array([[-(c[0] == r) for c in self.columns] + [1.0] for r in self.roots])
         objective = np.zeros(m + 1)
-        objective[-1] = -1.0      # maximise the common rate per root
-        res = linprog(objective, A_ub=np.vstack([a_res, a_root]), b_ub=np.concatenate([self.cap[live], np.zeros(k)]),
-                      bounds=(0, None), method="highs")
+        objective[-1] = -1.0  # maximise the common rate per root
+        res = linprog(
+            objective,
+            A_ub=np.vstack([a_res, a_root]),
+            b_ub=np.concatenate([self.cap[live], np.zeros(k)]),
+            bounds=(0, None),
+            method="highs",
+        )
         if res.status == 3:
             raise UsageError("the trees' rate is unbounded: every link the group uses has infinite bandwidth")
         if res.status != 0:
@@ -343,8 +360,8 @@ class Master:
         self.x, self.rate = res.x[:m], -res.fun
         duals = -res.ineqlin.marginals
         price = np.zeros(len(self.cap))
-        price[live] = np.maximum(duals[:int(live.sum())], 0.0)
-        self.duals = (price, np.maximum(duals[int(live.sum()):], 0.0))
+        price[live] = np.maximum(duals[: int(live.sum())], 0.0)
+        self.duals = (price, np.maximum(duals[int(live.sum()) :], 0.0))
         return self.rate
 
     def _warm_start(self, price, rounds: int, step: float = 1.0):
@@ -375,5 +392,14 @@ class Master:
                 u, v = (self.vertices[w] for w in arc_of[i])
                 # "up": the LP ran on reversed arcs; the data crosses v -> u
                 loads[(u, v) if direction == "down" else (v, u)] = float(used[i] * self.scale)
-        return Packing(group, tuple(self.roots), float(self.rate * self.scale), bound, tuple(trees), self.sub, links,
-                       direction, loads)
+        return Packing(
+            group,
+            tuple(self.roots),
+            float(self.rate * self.scale),
+            bound,
+            tuple(trees),
+            self.sub,
+            links,
+            direction,
+            loads,
+        )

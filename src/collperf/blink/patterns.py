@@ -31,8 +31,9 @@ from collperf.topology import subset
 def _one_tree(topo, gpus, parent) -> Packing:
     sub = subset(topo, gpus)
     routes = {(up, child): sub.path(up, child) for child, up in enumerate(parent) if up >= 0}
-    return Packing(tuple(gpus), (parent.index(-1),), 1.0, 1.0, (Tree(parent.index(-1), tuple(parent), routes, 1.0),),
-                   sub)
+    return Packing(
+        tuple(gpus), (parent.index(-1),), 1.0, 1.0, (Tree(parent.index(-1), tuple(parent), routes, 1.0),), sub
+    )
 
 
 def _check_gpus(gpus, least: int, what: str) -> list[int]:
@@ -49,7 +50,7 @@ def chain_forward(topo, chain, segments: int = 8):
 
 
 def chain_reduce_forward(topo, chain, segments: int = 8):
-    gpus = _check_gpus(chain, 2, "a chain")[::-1]          # local 0 is the chain's end, where the sum lands
+    gpus = _check_gpus(chain, 2, "a chain")[::-1]  # local 0 is the chain's end, where the sum lands
     pk = _one_tree(topo, gpus, [-1] + list(range(len(gpus) - 1)))
     return _named(packed.reduce(pk, segments, 1), "chain-reduce-forward"), pk.topology
 
@@ -94,6 +95,7 @@ def fan_in_forward(topo, sources, center: int, successor: int, segments: int = 8
 
 def _named(s, name: str):
     from dataclasses import replace
+
     return replace(s, algorithm=name)
 
 
@@ -104,6 +106,6 @@ def throughput_Bps(schedule, topology, sizes, mode: str = "rounds", reduce_bandw
 
 
 # The appendix's GPUs, on our dgx1v preset (topology.dgx1v: NVLink neighbours of GPU 4 are 0, 5, 6, 7).
-DGX1V_CHAIN = (0, 1, 2, 3, 7, 6, 5, 4)        # a Hamiltonian NVLink path
+DGX1V_CHAIN = (0, 1, 2, 3, 7, 6, 5, 4)  # a Hamiltonian NVLink path
 DGX1V_FAN_CENTER, DGX1V_FAN_PEERS = 4, (5, 6, 7)
 DGX1V_FAN_SUCCESSOR = 0

@@ -28,7 +28,7 @@ class _RoutedMaster(Master):
 
     def __init__(self, sub, p, roots, vertices, arcs):
         super().__init__(sub, p, roots, vertices, arcs)
-        self.paths = {}       # (u, v) local ranks -> (vertex index path, resource ids of its finite links)
+        self.paths = {}  # (u, v) local ranks -> (vertex index path, resource ids of its finite links)
         for u in range(p):
             for v in range(p):
                 if u != v:
@@ -42,7 +42,7 @@ class _RoutedMaster(Master):
         for (u, v), (path, hops) in self.paths.items():
             # a hop's worth per link as in packing._routes: fewest hops among equal prices
             cost[u, v] = float(price[hops].sum()) + 1e-9 * (len(path) - 1)
-        cost += price[n_arcs:n_arcs + p][:, None] + price[n_arcs + p:][None, :]
+        cost += price[n_arcs : n_arcs + p][:, None] + price[n_arcs + p :][None, :]
         parent = min_arborescence(cost, root)
         routes, load = {}, np.zeros(len(self.cap))
         for v, u in enumerate(parent):

@@ -41,8 +41,10 @@ def group_of(topo, ranks, least: int = 2, flag: str = "--ranks") -> list[int]:
         return list(range(topo.ranks))
     outside = [r for r in ranks if not 0 <= r < topo.ranks]
     if outside:
-        raise UsageError(f"{flag} {','.join(map(str, ranks))}: rank(s) {', '.join(map(str, outside))} not in topology "
-                         f"{topo.name} (ranks 0..{topo.ranks - 1})")
+        raise UsageError(
+            f"{flag} {','.join(map(str, ranks))}: rank(s) {', '.join(map(str, outside))} not in topology "
+            f"{topo.name} (ranks 0..{topo.ranks - 1})"
+        )
     if len(ranks) < least:
         raise UsageError(f"{flag} {','.join(map(str, ranks))}: give at least {least} ranks")
     return list(ranks)
@@ -58,9 +60,19 @@ def root_in_group(group: list[int], root) -> int:
 
 # --- the builders: collperf simulate -A blink and bench -A blink ---------------------------------
 
-def blink_schedule(topo, group: list[int], coll: str, root=None, segments: int | None = None,
-                   transit: str = "devices", hybrid_size: float | None = None, t_dpa_s: float = 0.0,
-                   resolution: int | None = None, packing=None) -> tuple:
+
+def blink_schedule(
+    topo,
+    group: list[int],
+    coll: str,
+    root=None,
+    segments: int | None = None,
+    transit: str = "devices",
+    hybrid_size: float | None = None,
+    t_dpa_s: float = 0.0,
+    resolution: int | None = None,
+    packing=None,
+) -> tuple:
     """(schedule in tuple form on the group's local ranks, the group's topology view, notes): Blink's
     packed trees for `coll` on the topology ranks `group` from `root` (a topology rank; default the
     group's first). hybrid_size: the NVLink + PCIe broadcast of that many bytes, split by equation 8.
@@ -78,15 +90,21 @@ def blink_schedule(topo, group: list[int], coll: str, root=None, segments: int |
         share = h.pcie_bytes / hybrid_size if hybrid_size else 0.0
         res = max(resolution or RESOLUTION[coll], 2 * (len(h.nvlink.trees) + len(h.pcie.trees)))
         s = packed.hybrid_broadcast(h.nvlink, h.pcie, share, k, res)
-        notes = [(f"hybrid split (equation 8): {100 * share:.1f} % over PCIe trees ({h.pcie.rate_Bps / 1e9:.4g} "
-                  f"GB/s), the rest over NVLink trees ({h.nvlink_only_Bps / 1e9:.4g} GB/s); "
-                  f"model time {h.time_s * 1e3:.4g} ms with T_dpa {t_dpa_s * 1e3:g} ms")]
+        notes = [
+            (
+                f"hybrid split (equation 8): {100 * share:.1f} % over PCIe trees ({h.pcie.rate_Bps / 1e9:.4g} "
+                f"GB/s), the rest over NVLink trees ({h.nvlink_only_Bps / 1e9:.4g} GB/s); "
+                f"model time {h.time_s * 1e3:.4g} ms with T_dpa {t_dpa_s * 1e3:g} ms"
+            )
+        ]
         if t_dpa_s:
             notes.append("the simulation does not pay T_dpa (the PCIe trees start at once)")
         return s, h.nvlink.topology, notes
     if packing is None:
+
         def packing(t, g, roots, direction="down"):
             return pack(t, g, roots, transit=transit, direction=direction)
+
     if coll in SINGLE_ROOT:
         pk = packing(topo, group, [root_in_group(group, root)])
     else:
@@ -94,15 +112,25 @@ def blink_schedule(topo, group: list[int], coll: str, root=None, segments: int |
             raise UsageError(f"--root: every rank is a root of {coll}; drop --root")
         pk = packing(topo, group, group, direction="down" if coll == "allgather" else "up")
     res = max(resolution or RESOLUTION[coll], max(len(pk.trees_of(r)) for r in pk.roots))
-    build = {"broadcast": packed.broadcast, "reduce": packed.reduce, "allreduce": packed.allreduce,
-             "allgather": packed.allgather, "reducescatter": packed.reducescatter}[coll]
+    build = {
+        "broadcast": packed.broadcast,
+        "reduce": packed.reduce,
+        "allreduce": packed.allreduce,
+        "allgather": packed.allgather,
+        "reducescatter": packed.reducescatter,
+    }[coll]
     s = build(pk, k, res)
-    notes = [(f"{len(pk.trees)} packed trees on ranks {','.join(map(str, group))}, {pk.rate_Bps / 1e9:.4g} GB/s per "
-              f"root (max-flow bound {pk.bound_Bps / 1e9:.4g} GB/s); {k} segments")]
+    notes = [
+        (
+            f"{len(pk.trees)} packed trees on ranks {','.join(map(str, group))}, {pk.rate_Bps / 1e9:.4g} GB/s per "
+            f"root (max-flow bound {pk.bound_Bps / 1e9:.4g} GB/s); {k} segments"
+        )
+    ]
     return s, pk.topology, notes
 
 
 # --- the pattern builder: collperf simulate --pattern and bench --pattern ------------------------------
+
 
 def _dgx1v_default(topo, value, default, flag: str, pattern: str):
     if value is not None:
@@ -119,8 +147,11 @@ def pattern_schedule(topo, name: str, gpus=None, center=None, successor=None, so
     k = segments
     if name.startswith("chain"):
         chain = group_of(topo, _dgx1v_default(topo, gpus, list(P.DGX1V_CHAIN[:4]), "--gpus", name), 2, "--gpus")
-        build = {"chain-forward": P.chain_forward, "chain-reduce-forward": P.chain_reduce_forward,
-                 "chain-reduce-broadcast": P.chain_reduce_broadcast}[name]
+        build = {
+            "chain-forward": P.chain_forward,
+            "chain-reduce-forward": P.chain_reduce_forward,
+            "chain-reduce-broadcast": P.chain_reduce_broadcast,
+        }[name]
         sched, sub = build(topo, chain, k)
         roles = {"chain": chain}
     elif name == "fan-out-forward":
@@ -143,6 +174,7 @@ def pattern_schedule(topo, name: str, gpus=None, center=None, successor=None, so
 
 # --- collperf bench -A blink / --pattern ----------------------------------------------------------------
 
+
 @dataclass
 class BenchPlacement:
     """What `collperf bench` runs for -A blink, blink-hybrid or --pattern: the schedules (keyed by
@@ -159,8 +191,13 @@ class BenchPlacement:
     segments: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
-        return {"topology": self.topology, "gpus": self.gpus, "roles": self.roles, "notes": self.notes,
-                "segments": {a: {str(n): k for n, k in per.items()} for a, per in self.segments.items()}}
+        return {
+            "topology": self.topology,
+            "gpus": self.gpus,
+            "roles": self.roles,
+            "notes": self.notes,
+            "segments": {a: {str(n): k for n, k in per.items()} for a, per in self.segments.items()},
+        }
 
 
 def _pattern_gpus(topo, spec, ranks: int | None) -> dict:
@@ -169,17 +206,22 @@ def _pattern_gpus(topo, spec, ranks: int | None) -> dict:
     name, fan = spec.pattern, spec.pattern.startswith("fan")
     least = 3 if fan else 2
     if ranks is not None and ranks < least:
-        raise UsageError(f"--pattern {name} needs at least {least} ranks ({'a source, a center and a successor' if fan else 'a chain of two GPUs'}); "
-                         f"--ranks {ranks} is too few")
+        raise UsageError(
+            f"--pattern {name} needs at least {least} ranks ({'a source, a center and a successor' if fan else 'a chain of two GPUs'}); "
+            f"--ranks {ranks} is too few"
+        )
     gpus = spec.gpus
     if gpus is None and ranks is not None and topo.name == "dgx1v":
         defaults = {"chain": list(P.DGX1V_CHAIN), "fan-out-forward": [0, 6, 7]}.get(
-            "chain" if not fan else name, list(P.DGX1V_FAN_PEERS))
+            "chain" if not fan else name, list(P.DGX1V_FAN_PEERS)
+        )
         wanted = ranks - (2 if fan else 0)
         if wanted > len(defaults):
-            raise UsageError(f"--pattern {name} on dgx1v's default GPUs takes at most {len(defaults) + (2 if fan else 0)} "
-                             f"ranks (the appendix's {'fan degree is 1 to 3' if fan else 'chain has 8 GPUs'}); "
-                             f"--ranks {ranks}: give fewer ranks or the GPUs with --gpus")
+            raise UsageError(
+                f"--pattern {name} on dgx1v's default GPUs takes at most {len(defaults) + (2 if fan else 0)} "
+                f"ranks (the appendix's {'fan degree is 1 to 3' if fan else 'chain has 8 GPUs'}); "
+                f"--ranks {ranks}: give fewer ranks or the GPUs with --gpus"
+            )
         gpus = defaults[:wanted]
     return {"gpus": gpus, "center": spec.center, "successor": spec.successor, "source": spec.source}
 
@@ -213,10 +255,14 @@ def best_segments(build, sizes, candidates=SEGMENT_CANDIDATES, step_link: Link |
 def _segments_note(name: str, chosen: dict, step_link: Link | None = None) -> str:
     """'blink segments per size (the simulator's fastest of 1,2,...; --segments N fixes them): 1 KiB 1, 1 MiB 4'."""
     per = ", ".join(f"{format_size(n)} {k}" for n, (k, _, _) in chosen.items())
-    by = "the simulator's" if step_link is None else \
-        f"the fastest on {step_link.latency_s * 1e6:.0f} us + n / {step_link.bandwidth_Bps / 1e9:.3g} GB/s per step"
-    return (f"{name} segments per size ({by} of {','.join(map(str, SEGMENT_CANDIDATES))}; "
-            f"--segments N fixes them): {per}")
+    by = (
+        "the simulator's"
+        if step_link is None
+        else f"the fastest on {step_link.latency_s * 1e6:.0f} us + n / {step_link.bandwidth_Bps / 1e9:.3g} GB/s per step"
+    )
+    return (
+        f"{name} segments per size ({by} of {','.join(map(str, SEGMENT_CANDIDATES))}; --segments N fixes them): {per}"
+    )
 
 
 def bench_schedules(spec, world: int | None = None, step_cost=None) -> BenchPlacement:
@@ -229,26 +275,40 @@ def bench_schedules(spec, world: int | None = None, step_cost=None) -> BenchPlac
     topo = topologies.parse(spec.topology)
     sweep = spec.sweep
     ranks = spec.ranks if spec.ranks is not None else world
-    fixed = sweep.segments     # --segments N; None: the simulator's choice per size
+    fixed = sweep.segments  # --segments N; None: the simulator's choice per size
     if spec.pattern is not None:
         where_gpus = _pattern_gpus(topo, spec, ranks)
         sched, _, roles = pattern_schedule(topo, spec.pattern, segments=fixed or 8, **where_gpus)
         gpus = list(sched.meta["ranks"])
         if ranks is not None and ranks != len(gpus):
-            raise UsageError(f"--pattern {spec.pattern} on GPUs {','.join(map(str, gpus))} needs {len(gpus)} ranks, "
-                             f"not --ranks {ranks}: give --ranks {len(gpus)} or other --gpus")
-        notes = [f"{spec.pattern}: local ranks 0..{len(gpus) - 1} stand for {topo.name} GPUs "
-                 f"{','.join(map(str, gpus))} ({_roles_text(roles)})"]
+            raise UsageError(
+                f"--pattern {spec.pattern} on GPUs {','.join(map(str, gpus))} needs {len(gpus)} ranks, "
+                f"not --ranks {ranks}: give --ranks {len(gpus)} or other --gpus"
+            )
+        notes = [
+            f"{spec.pattern}: local ranks 0..{len(gpus) - 1} stand for {topo.name} GPUs "
+            f"{','.join(map(str, gpus))} ({_roles_text(roles)})"
+        ]
         if fixed:
             schedules, chosen = {(spec.pattern, n): sched for n in sweep.sizes()}, {}
         else:
             link = step_cost(len(gpus)) if step_cost is not None else None
-            chosen = best_segments(lambda k: pattern_schedule(topo, spec.pattern, segments=k, **where_gpus)[:2],
-                                   sweep.sizes(), step_link=link)
+            chosen = best_segments(
+                lambda k: pattern_schedule(topo, spec.pattern, segments=k, **where_gpus)[:2],
+                sweep.sizes(),
+                step_link=link,
+            )
             schedules = {(spec.pattern, n): c[1] for n, c in chosen.items()}
             notes.append(_segments_note(spec.pattern, chosen, link))
-        return BenchPlacement(topo.name, gpus, len(gpus), schedules, roles, notes,
-                              {spec.pattern: {n: c[0] for n, c in chosen.items()}} if chosen else {})
+        return BenchPlacement(
+            topo.name,
+            gpus,
+            len(gpus),
+            schedules,
+            roles,
+            notes,
+            {spec.pattern: {n: c[0] for n, c in chosen.items()}} if chosen else {},
+        )
     if ranks is None:
         raise UsageError("give the number of local ranks: --ranks 4 (or --gpus 0,1,4; or run under torchrun)")
     gpus = spec.gpus if spec.gpus is not None else list(range(ranks))
@@ -263,11 +323,14 @@ def bench_schedules(spec, world: int | None = None, step_cost=None) -> BenchPlac
     for algorithm in sweep.algorithms:
         mode = mode_of(algorithm)
         if mode is BLINK:
+
             def build(k):
                 s, where, more = blink_schedule(topo, group, sweep.collective, root, k, resolution=BENCH_RESOLUTION)
                 return s, where
-            s, _, more = blink_schedule(topo, group, sweep.collective, root, fixed or SEGMENTS,
-                                        resolution=BENCH_RESOLUTION)
+
+            s, _, more = blink_schedule(
+                topo, group, sweep.collective, root, fixed or SEGMENTS, resolution=BENCH_RESOLUTION
+            )
             notes += [more[0].rsplit(";", 1)[0]] if not fixed else more
             if fixed:
                 schedules.update({(algorithm, n): s for n in sweep.sizes()})
@@ -279,18 +342,35 @@ def bench_schedules(spec, world: int | None = None, step_cost=None) -> BenchPlac
         elif mode is BLINK_HYBRID:
             chosen = {}
             for n in sweep.sizes():
+
                 def build(k, n=n):
-                    s, where, more = blink_schedule(topo, group, sweep.collective, root, k, hybrid_size=n,
-                                                    t_dpa_s=spec.t_dpa_s, resolution=BENCH_RESOLUTION)
+                    s, where, more = blink_schedule(
+                        topo,
+                        group,
+                        sweep.collective,
+                        root,
+                        k,
+                        hybrid_size=n,
+                        t_dpa_s=spec.t_dpa_s,
+                        resolution=BENCH_RESOLUTION,
+                    )
                     return s, where
+
                 if fixed:
                     schedules[(algorithm, n)] = build(fixed)[0]
                 else:
                     chosen.update(best_segments(build, [n], step_link=link))
                     schedules[(algorithm, n)] = chosen[n][1]
-            notes += blink_schedule(topo, group, sweep.collective, root, fixed or SEGMENTS,
-                                    hybrid_size=sweep.sizes()[-1], t_dpa_s=spec.t_dpa_s,
-                                    resolution=BENCH_RESOLUTION)[2][:1]
+            notes += blink_schedule(
+                topo,
+                group,
+                sweep.collective,
+                root,
+                fixed or SEGMENTS,
+                hybrid_size=sweep.sizes()[-1],
+                t_dpa_s=spec.t_dpa_s,
+                resolution=BENCH_RESOLUTION,
+            )[2][:1]
             if chosen:
                 segments[algorithm] = {n: c[0] for n, c in chosen.items()}
                 notes.append(_segments_note(algorithm, chosen, link))

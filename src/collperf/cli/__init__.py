@@ -10,12 +10,22 @@ import sys
 
 import typer
 
-from collperf.cli import (doctor_command, interop_commands, log_commands, model_commands,  # noqa: F401  (register commands)
-                          plan_command, report_command, run_commands, systems_command, topology_commands,
-                          trace_command)
+from collperf.cli import (  # noqa: F401  (imported for their commands, which register on the app)
+    doctor_command,
+    interop_commands,
+    log_commands,
+    model_commands,
+    plan_command,
+    report_command,
+    run_commands,
+    systems_command,
+    topology_commands,
+    trace_command,
+)
 from collperf.cli.options import app
 from collperf.cli.render import err, escape
 from collperf.errors import RunError, UsageError
+
 
 def main() -> None:
     # SIGTERM unwinds like Ctrl-C, so that ranks are killed and testbeds torn down on the way out
@@ -32,7 +42,7 @@ def main() -> None:
         sys.exit(1)
     except typer.Exit as e:
         sys.exit(e.exit_code)
-    except KeyboardInterrupt:      # before the parser takes over (click turns a later one into Abort)
+    except KeyboardInterrupt:  # before the parser takes over (click turns a later one into Abort)
         err.print("collperf: interrupted")
         sys.exit(130)
     except Exception as e:  # the command-line parser's own usage errors (click's, vendored by typer)

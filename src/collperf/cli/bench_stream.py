@@ -18,13 +18,13 @@ class BenchStream:
         self.as_json = as_json
         self.text = TextStream(self._write)
         self.bar = None
-        self.progress = progress and not as_json and sys.stderr.isatty()   # quiet under --json, as every command
+        self.progress = progress and not as_json and sys.stderr.isatty()  # quiet under --json, as every command
         self.rows = 0
 
     @staticmethod
     def _write(text: str) -> None:
         sys.stdout.write(text)
-        sys.stdout.flush()   # a pipe or a file gets each row when it is measured
+        sys.stdout.flush()  # a pipe or a file gets each row when it is measured
 
     def note(self, text: str) -> None:
         err.print(f"[yellow]warning:[/yellow] {escape(text)}")
@@ -37,7 +37,7 @@ class BenchStream:
         self.rows += 1
         if not self.as_json:
             if self.bar is not None:
-                self.bar.stop()   # rows and the bar share the terminal: the bar goes below the rows
+                self.bar.stop()  # rows and the bar share the terminal: the bar goes below the rows
             self.text.row(results, row)
         self._progress(results, row)
 
@@ -45,6 +45,7 @@ class BenchStream:
         if not self.progress:
             return
         from rich.progress import Progress
+
         total = len(results.config["sizes"]) * len(results.config["algorithms"])
         if self.bar is None:
             self.bar = Progress(console=err, transient=True)

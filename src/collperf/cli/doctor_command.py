@@ -18,29 +18,53 @@ from collperf.spec import DoctorPlanSpec, ThresholdSpec
 
 @command()
 @spec_options(DoctorPlanSpec, "spec", build=False)
-def doctor(plan: bool = flag(False, "--plan", help="Predict the campaign: tests, rounds and wall time per "
-                                                   "strategy for --nodes hosts (runs nothing)."),
-           testbed: str = typer.Option(None, "--testbed", help=(
-               "Run the campaign on emulated hosts (root): hosts=8,leaves=2,rate=40mbit[,uplink=RATE]"
-               "[,slow-link=HOST:RATE][,slow-uplink=LEAF:RATE][,slow-rank=HOST:DELAY][,kill-host=HOST:AFTER]"
-               " (docs/doctor.md).")),
-           torchrun: bool = flag(False, "--torchrun", help="Run the campaign over this torchrun world (every "
-                                                           "rank runs this command; rank 0 reports)."),
-           slurm: bool = flag(False, "--slurm", help="Run the campaign over this srun job step (one task per "
-                                                     "GPU; the world from SLURM_* variables)."),
-           probe: Optional[str] = typer.Option(None, "--probe", help="With --torchrun/--slurm: size=1M,repeats=5,"
-                                                                     "timeout=120s (the allreduce each test runs)."),
-           html: Optional[str] = Html, as_json: bool = Json, spec: dict = None):
+def doctor(
+    plan: bool = flag(
+        False,
+        "--plan",
+        help="Predict the campaign: tests, rounds and wall time per strategy for --nodes hosts (runs nothing).",
+    ),
+    testbed: str = typer.Option(
+        None,
+        "--testbed",
+        help=(
+            "Run the campaign on emulated hosts (root): hosts=8,leaves=2,rate=40mbit[,uplink=RATE]"
+            "[,slow-link=HOST:RATE][,slow-uplink=LEAF:RATE][,slow-rank=HOST:DELAY][,kill-host=HOST:AFTER]"
+            " (docs/doctor.md)."
+        ),
+    ),
+    torchrun: bool = flag(
+        False,
+        "--torchrun",
+        help="Run the campaign over this torchrun world (every rank runs this command; rank 0 reports).",
+    ),
+    slurm: bool = flag(
+        False,
+        "--slurm",
+        help="Run the campaign over this srun job step (one task per GPU; the world from SLURM_* variables).",
+    ),
+    probe: Optional[str] = typer.Option(
+        None, "--probe", help="With --torchrun/--slurm: size=1M,repeats=5,timeout=120s (the allreduce each test runs)."
+    ),
+    html: Optional[str] = Html,
+    as_json: bool = Json,
+    spec: dict = None,
+):
     """Is this cluster healthy, and which part is not: the campaign on a real cluster (--torchrun, --slurm), on
     the testbed (--testbed), and its cost (--plan)."""
-    modes = [name for name, on in (("--plan", plan), ("--testbed", testbed), ("--torchrun", torchrun),
-                                   ("--slurm", slurm)) if on]
+    modes = [
+        name
+        for name, on in (("--plan", plan), ("--testbed", testbed), ("--torchrun", torchrun), ("--slurm", slurm))
+        if on
+    ]
     if len(modes) > 1:
         raise UsageError(f"give one of --plan, --testbed, --torchrun, --slurm, not {' and '.join(modes)}")
     if not modes:
-        raise UsageError("collperf doctor needs --plan (collperf doctor --plan --nodes 232), --testbed "
-                         "(collperf doctor --testbed hosts=8,leaves=2,rate=40mbit), --torchrun or --slurm; "
-                         "docs/doctor.md")
+        raise UsageError(
+            "collperf doctor needs --plan (collperf doctor --plan --nodes 232), --testbed "
+            "(collperf doctor --testbed hosts=8,leaves=2,rate=40mbit), --torchrun or --slurm; "
+            "docs/doctor.md"
+        )
     if probe is not None and not (torchrun or slurm):
         raise UsageError("--probe sets the test of --torchrun or --slurm; drop it")
     if html and plan:
@@ -48,16 +72,20 @@ def doctor(plan: bool = flag(False, "--plan", help="Predict the campaign: tests,
     given = [k for k, v in spec.items() if v is not None and k != "test_time" or k == "test_time" and v != "30s"]
     if testbed:
         if given:
-            raise UsageError(f"--testbed takes its hosts and leaves in its spec; drop "
-                             f"{', '.join('--' + k.replace('_', '-') for k in given)}")
+            raise UsageError(
+                f"--testbed takes its hosts and leaves in its spec; drop "
+                f"{', '.join('--' + k.replace('_', '-') for k in given)}"
+            )
         _show(api.doctor_testbed(testbed, _on_round(as_json)), as_json, html, "with the testbed's set-up")
         return
     if torchrun or slurm:
         if set(given) - {"leaves"}:
-            raise UsageError(f"--torchrun/--slurm take the hosts from the world; drop "
-                             f"{', '.join('--' + k.replace('_', '-') for k in set(given) - {'leaves'})}")
+            raise UsageError(
+                f"--torchrun/--slurm take the hosts from the world; drop "
+                f"{', '.join('--' + k.replace('_', '-') for k in set(given) - {'leaves'})}"
+            )
         report = api.doctor_world(probe, leaves=spec.get("leaves"), slurm=slurm, on_round=_on_round(as_json))
-        if report is not None:      # rank 0 reports; the other ranks print nothing
+        if report is not None:  # rank 0 reports; the other ranks print nothing
             _show(report, as_json, html, "with the world's start")
         return
     result = api.doctor_plan(DoctorPlanSpec(**spec))
@@ -65,16 +93,32 @@ def doctor(plan: bool = flag(False, "--plan", help="Predict the campaign: tests,
         print_json(result.to_json())
         return
     sizes = sorted({len(g) for g in result.groups})
-    out.print(f"{result.nodes} hosts in {len(result.groups)} screening groups of "
-              f"{'/'.join(map(str, sizes))}; fault prior {result.fault_rate:.3g} per host; "
-              f"{units.format_time(result.test_time_s)} per round; round bound ceil(log2 N)+3 = {result.round_bound}")
+    out.print(
+        f"{result.nodes} hosts in {len(result.groups)} screening groups of "
+        f"{'/'.join(map(str, sizes))}; fault prior {result.fault_rate:.3g} per host; "
+        f"{units.format_time(result.test_time_s)} per round; round bound ceil(log2 N)+3 = {result.round_bound}"
+    )
     table = Table(title="per strategy (one fault: the mean over every faulty host)", title_justify="left")
-    for name in ("strategy", "tests healthy", "rounds healthy", "tests 1 fault", "rounds 1 fault",
-                 "expected tests", "expected wall time"):
+    for name in (
+        "strategy",
+        "tests healthy",
+        "rounds healthy",
+        "tests 1 fault",
+        "rounds 1 fault",
+        "expected tests",
+        "expected wall time",
+    ):
         table.add_column(name, justify="left" if name == "strategy" else "right")
     for s in result.strategies:
-        table.add_row(s.name, str(s.tests_healthy), str(s.rounds_healthy), f"{s.tests_one_fault:.1f}",
-                      f"{s.rounds_one_fault:.1f}", f"{s.expected_tests:.1f}", units.format_time(s.wall_s))
+        table.add_row(
+            s.name,
+            str(s.tests_healthy),
+            str(s.rounds_healthy),
+            f"{s.tests_one_fault:.1f}",
+            f"{s.rounds_one_fault:.1f}",
+            f"{s.expected_tests:.1f}",
+            units.format_time(s.wall_s),
+        )
     out.print(table)
     for s in result.strategies:
         out.print(f"  {s.name}: {s.note}")
@@ -85,6 +129,7 @@ def _on_round(as_json: bool):
         if not as_json:
             failed = [o for o in outcomes if not o.passed]
             out.print(f"round {number}: {outcomes[0].test.stage}, {len(outcomes)} test(s), {len(failed)} failed")
+
     return on_round
 
 
@@ -107,9 +152,11 @@ def _show(report, as_json: bool, html: str | None, setup: str) -> None:
         table.add_row(escape(c["component"]), _verdict(c), escape("; ".join(c["evidence"])))
     out.print(table)
     pairs = doc["exhaustive_pairs"]
-    out.print(f"{doc['tests']} tests in {doc['rounds']} rounds (bound ceil(log2 N)+3 = {doc['round_bound']}; the "
-              f"plan predicts {doc['predicted_tests']} tests), {units.format_time(doc['wall_s'])} {setup}; "
-              f"exhaustive pairs: {pairs['tests']} tests in {pairs['rounds']} rounds")
+    out.print(
+        f"{doc['tests']} tests in {doc['rounds']} rounds (bound ceil(log2 N)+3 = {doc['round_bound']}; the "
+        f"plan predicts {doc['predicted_tests']} tests), {units.format_time(doc['wall_s'])} {setup}; "
+        f"exhaustive pairs: {pairs['tests']} tests in {pairs['rounds']} rounds"
+    )
 
 
 def _verdict(c: dict) -> str:

@@ -19,12 +19,18 @@ app.add_typer(import_app, name="import")
 
 @export_app.command("nccl-tuner", cls=Command)
 @hardware_options()
-@spec_options(TunerSpec, "fields", build=False)   # with the logs and the hardware it is built
-def export_nccl_tuner(logs: Optional[list[str]] = typer.Argument(None, help="One log per NCCL_ALGO/NCCL_PROTO (and "
-                                                                            "optionally a default run), or "
-                                                                            "optimize_config.py's CSV. None: "
-                                                                            "rules from NCCL's model on --cluster."),
-                      hardware: HardwareSpec = None, fields: dict = None):
+@spec_options(TunerSpec, "fields", build=False)  # with the logs and the hardware it is built
+def export_nccl_tuner(
+    logs: Optional[list[str]] = typer.Argument(
+        None,
+        help="One log per NCCL_ALGO/NCCL_PROTO (and "
+        "optionally a default run), or "
+        "optimize_config.py's CSV. None: "
+        "rules from NCCL's model on --cluster.",
+    ),
+    hardware: HardwareSpec = None,
+    fields: dict = None,
+):
     """NCCL example tuner plugin rules (CSV): from fits of measured logs, or from NCCL's own model on a system
     (--cluster dgx-h100 --nodes 2; --nic-rate/--gpu-link-rate: what the links really deliver); a boundary
     wherever the fastest curve changes, bisected to the byte."""
@@ -38,7 +44,7 @@ def export_nccl_tuner(logs: Optional[list[str]] = typer.Argument(None, help="One
 
 @export_app.command("msccl", cls=Command)
 @network_options(only=("latency", "bandwidth"))
-@spec_options(MscclExportSpec, "fields", build=False)   # with the network it is built
+@spec_options(MscclExportSpec, "fields", build=False)  # with the network it is built
 def export_msccl(network: NetworkSpec = None, fields: dict = None):
     """A verified schedule as an MSCCL algorithm XML (ours, or Blink's packed trees on a topology's group;
     switch:P, mesh:P, ring:P take their link from --latency and --bandwidth)."""
@@ -52,13 +58,18 @@ def export_msccl(network: NetworkSpec = None, fields: dict = None):
 
 @import_app.command("msccl", cls=Command)
 @network_options(exclude=("ranks", "nodes", "ranks_per_node"))
-def import_msccl(path: str = typer.Argument(..., help="An MSCCL algorithm XML file."),
-                 topology: Optional[str] = typer.Option(None, "--topology", "-t", help="Simulate on this topology "
-                                                        "(dgx1v, switch:8, ring:8, cluster:NxG, file.json)."),
-                 size: Optional[str] = typer.Option(None, "--size", "-s", help="Sizes to simulate at, comma list "
-                                                                               "(default 1M,64M,1G)."),
-                 mode: str = typer.Option("rounds", "--mode", help="rounds (fast) or events (congestion-aware)."),
-                 as_json: bool = Json, network: NetworkSpec = None):
+def import_msccl(
+    path: str = typer.Argument(..., help="An MSCCL algorithm XML file."),
+    topology: Optional[str] = typer.Option(
+        None, "--topology", "-t", help="Simulate on this topology (dgx1v, switch:8, ring:8, cluster:NxG, file.json)."
+    ),
+    size: Optional[str] = typer.Option(
+        None, "--size", "-s", help="Sizes to simulate at, comma list (default 1M,64M,1G)."
+    ),
+    mode: str = typer.Option("rounds", "--mode", help="rounds (fast) or events (congestion-aware)."),
+    as_json: bool = Json,
+    network: NetworkSpec = None,
+):
     """Read an MSCCL XML into collperf's schedule IR: summary, symbolic verification, cost; with --topology,
     its simulated time beside each of our algorithms' on the same topology."""
     imported = api.import_msccl(MscclImportSpec(path=path, topology=topology, size=size, mode=mode, network=network))
@@ -85,10 +96,18 @@ def _print_runs(imported) -> None:
         table.add_column(name, justify="left" if name == "our best" else "right")
     for r in imported.simulations:
         best, best_s = r.best
-        table.add_row(units.format_size(r.size_bytes), units.format_time(r.time_s),
-                      units.format_bandwidth(r.busbw_Bps) if r.busbw_Bps else "-",
-                      *([units.format_time(r.ours[same])] if same else []),
-                      f"{best} {units.format_time(best_s)}", f"{r.time_s / best_s:.3f}" if best_s > 0 else "-")
+        table.add_row(
+            units.format_size(r.size_bytes),
+            units.format_time(r.time_s),
+            units.format_bandwidth(r.busbw_Bps) if r.busbw_Bps else "-",
+            *([units.format_time(r.ours[same])] if same else []),
+            f"{best} {units.format_time(best_s)}",
+            f"{r.time_s / best_s:.3f}" if best_s > 0 else "-",
+        )
     out.print(table)
-    out.print(f"ours: every {s.collective} algorithm of collperf that builds on {s.ranks} ranks, simulated the same "
-              f"way ({', '.join(imported.simulations[0].ours)})", markup=False, highlight=False)
+    out.print(
+        f"ours: every {s.collective} algorithm of collperf that builds on {s.ranks} ranks, simulated the same "
+        f"way ({', '.join(imported.simulations[0].ours)})",
+        markup=False,
+        highlight=False,
+    )

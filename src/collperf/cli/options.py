@@ -13,6 +13,7 @@ from typer.core import TyperCommand, TyperGroup
 from collperf import __version__
 from collperf.spec import CalibrateSpec, HardwareSpec, NetworkSpec, PredictSpec, SimulateSpec
 
+
 class Command(TyperCommand):
     """A command whose --help option shows no value placeholder (typer prints <bool> for flags)."""
 
@@ -32,8 +33,13 @@ class _Group(TyperGroup, Command):
     pass
 
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, cls=_Group,
-                  help="Performance of collective communication: predict, explain, compare.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    cls=_Group,
+    help="Performance of collective communication: predict, explain, compare.",
+)
 
 
 def command(*args, **kwargs):
@@ -53,9 +59,13 @@ def _version(value: bool) -> None:
 
 
 @app.callback()
-def _main(version: bool = typer.Option(False, "--version", metavar="", callback=_version, is_eager=True,
-                                       help="Print the version and exit.")) -> None:
+def _main(
+    version: bool = typer.Option(
+        False, "--version", metavar="", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
     """Performance of collective communication: predict, explain, compare."""
+
 
 def flag(default: bool, *names, **options):
     """A boolean option: shown in --help without a value placeholder (it takes none)."""
@@ -73,11 +83,11 @@ def _field_option(f, panel: str | None, default=_FIELD_DEFAULT):
     required = f.default is MISSING and f.default_factory is MISSING
     if default is _FIELD_DEFAULT:
         default = ... if required else f.default if f.default is not MISSING else f.default_factory()
-    if isinstance(default, (list, tuple)):      # a list field takes a comma list on the command line
+    if isinstance(default, (list, tuple)):  # a list field takes a comma list on the command line
         default = ",".join(map(str, default))
     kind = meta["type"] or (type(default) if default not in (None, ...) else str)
     annotation = kind if default is not None else Optional[kind]
-    if not meta["flags"]:                       # no flag: the command's argument
+    if not meta["flags"]:  # no flag: the command's argument
         return annotation, typer.Argument(default, help=meta["help"])
     extra = {"metavar": ""} if kind is bool else {}
     return annotation, typer.Option(default, *meta["flags"], help=meta["help"], rich_help_panel=panel, **extra)
@@ -92,15 +102,20 @@ def spec_options(spec_class, param: str, *, only=None, exclude=(), panel: str | 
     """Add the options a spec's fields declare (spec.checks.cli_option) to a command: `only`/`exclude` pick
     fields. The command receives them in its `param` parameter as one spec, built and validated before it
     runs, or with build=False as the dict of the values given (for a command that adds fields of its own)."""
-    chosen = [f for f in fields(spec_class) if "cli" in f.metadata and f.name not in exclude
-              and (only is None or f.name in only)]
+    chosen = [
+        f
+        for f in fields(spec_class)
+        if "cli" in f.metadata and f.name not in exclude and (only is None or f.name in only)
+    ]
     options = {f.name: _field_option(f, panel) for f in chosen}
 
     def decorate(command):
         signature = inspect.signature(command)
         params = [p for p in signature.parameters.values() if p.name != param]
-        params += [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=annotation)
-                   for n, (annotation, option) in options.items()]
+        params += [
+            inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=annotation)
+            for n, (annotation, option) in options.items()
+        ]
 
         @functools.wraps(command)
         def wrapper(*args, **kwargs):
@@ -137,7 +152,7 @@ Collective = field_option(PredictSpec, "collective")
 Json = flag(False, "--json", help="Print one JSON document to stdout.")
 IntraAlg = field_option(PredictSpec, "intra_algorithm")
 InterAlg = field_option(PredictSpec, "inter_algorithm")
-TestbedOpt = field_option(CalibrateSpec, "testbed")     # bench's, calibrate's and bound's: declared once, there
+TestbedOpt = field_option(CalibrateSpec, "testbed")  # bench's, calibrate's and bound's: declared once, there
 Timeout = field_option(CalibrateSpec, "timeout_s")
 
 

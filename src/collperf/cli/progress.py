@@ -28,8 +28,9 @@ class Steps:
 
     def done(self, completed: int, total: int, text: str | None = None) -> None:
         if self.bar is not None:
-            self.bar.update(self.task, completed=completed, total=total,
-                            **({"description": text} if text is not None else {}))
+            self.bar.update(
+                self.task, completed=completed, total=total, **({"description": text} if text is not None else {})
+            )
 
 
 def shown(as_json: bool = False) -> bool:
@@ -43,7 +44,14 @@ def progress(description: str, as_json: bool = False, total: int | None = None):
     if not shown(as_json):
         yield Steps()
         return
-    bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                   TimeElapsedColumn(), console=err, transient=True)
+    bar = Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    )
     with bar:
         yield Steps(bar, bar.add_task(description, total=total))

@@ -18,25 +18,35 @@ def _route(path) -> str:
 
 def print_trees(r) -> None:
     roots = ",".join(map(str, r.roots))
-    out.print(f"[bold]{r.collective}[/bold] packed trees on {r.topology} ranks {','.join(map(str, r.ranks))}, "
-              f"root {roots} (links {r.links}, transit {r.transit})")
+    out.print(
+        f"[bold]{r.collective}[/bold] packed trees on {r.topology} ranks {','.join(map(str, r.ranks))}, "
+        f"root {roots} (links {r.links}, transit {r.transit})"
+    )
     table = Table(title=f"{len(r.trees)} trees", title_justify="left")
     for column in ("root", "rate", "share", "edges (route)"):
         table.add_column(column, justify="left" if column.startswith("edges") else "right")
     for t in r.trees:
-        edges = ", ".join(f"{e['parent']}->{e['child']}" + ("" if len(e["route"]) == 2 else f" ({_route(e['route'])})")
-                          for e in t["edges"])
+        edges = ", ".join(
+            f"{e['parent']}->{e['child']}" + ("" if len(e["route"]) == 2 else f" ({_route(e['route'])})")
+            for e in t["edges"]
+        )
         table.add_row(str(t["root"]), _GBps(t["rate_Bps"]), f"{100 * t['share']:.1f} %", escape(edges))
     out.print(table)
     rings = "; ".join(_route(ring + ring[:1]) for ring in r.rings)
-    out.print(f"packed rate {_GBps(r.rate_Bps)} per root   max-flow bound {_GBps(r.bound_Bps)}   "
-              f"NCCL rings ({r.ring_kind}: {rings}) {_GBps(r.ring_rate_Bps)}   x{r.rate_Bps / r.ring_rate_Bps:.2f}")
+    out.print(
+        f"packed rate {_GBps(r.rate_Bps)} per root   max-flow bound {_GBps(r.bound_Bps)}   "
+        f"NCCL rings ({r.ring_kind}: {rings}) {_GBps(r.ring_rate_Bps)}   x{r.rate_Bps / r.ring_rate_Bps:.2f}"
+    )
     size = units.format_size(r.size_bytes)
-    out.print(f"{r.collective} of {size}: packed {units.format_time(r.time_s)}, ring {units.format_time(r.ring_time_s)}"
-              " (bandwidth terms)")
+    out.print(
+        f"{r.collective} of {size}: packed {units.format_time(r.time_s)}, ring {units.format_time(r.ring_time_s)}"
+        " (bandwidth terms)"
+    )
     if r.allreduce_time_s is not None and r.collective != "allreduce":
-        out.print(f"allreduce of {size} on these trees: {units.format_time(r.allreduce_time_s)}, "
-                  f"ring {units.format_time(r.ring_allreduce_time_s)}")
+        out.print(
+            f"allreduce of {size} on these trees: {units.format_time(r.allreduce_time_s)}, "
+            f"ring {units.format_time(r.ring_allreduce_time_s)}"
+        )
     for note in r.notes:
         out.print(f"note: {escape(note)}")
 
@@ -57,17 +67,24 @@ def print_topology_prediction(r) -> None:
     the switch's link."""
     group = ",".join(map(str, r.ranks))
     if r.blink is None:
-        out.print(f"{r.topology} ranks {group}: every pair through the switch, "
-                  f"{units.format_time(r.link.latency_s)} and {_GBps(r.link.bandwidth_Bps)} (the closed forms' link)")
+        out.print(
+            f"{r.topology} ranks {group}: every pair through the switch, "
+            f"{units.format_time(r.link.latency_s)} and {_GBps(r.link.bandwidth_Bps)} (the closed forms' link)"
+        )
         print_predictions(r.predictions)
         return
     first = r.blink[0]
     hybrid = first.hybrid is not None
-    out.print(f"[bold]{first.collective}[/bold] on Blink's packed trees, {r.topology} GPUs {group}, root "
-              f"{','.join(map(str, first.roots)) if len(first.roots) == 1 else 'every rank'}"
-              + (f"; hybrid NVLink {_GBps(first.hybrid['nvlink_Bps'])} + PCIe {_GBps(first.hybrid['pcie_Bps'])}, "
-                 f"T_dpa {units.format_time(first.hybrid['t_dpa_s'])} (equation 8)" if hybrid
-                 else f"; {_GBps(first.rate_Bps)} per root"))
+    out.print(
+        f"[bold]{first.collective}[/bold] on Blink's packed trees, {r.topology} GPUs {group}, root "
+        f"{','.join(map(str, first.roots)) if len(first.roots) == 1 else 'every rank'}"
+        + (
+            f"; hybrid NVLink {_GBps(first.hybrid['nvlink_Bps'])} + PCIe {_GBps(first.hybrid['pcie_Bps'])}, "
+            f"T_dpa {units.format_time(first.hybrid['t_dpa_s'])} (equation 8)"
+            if hybrid
+            else f"; {_GBps(first.rate_Bps)} per root"
+        )
+    )
     table = Table()
     columns = ["size", "time", "algbw"]
     columns += ["over PCIe", "T_PCIe", "T_NVLink", "NVLink only", "gain"] if hybrid else []
@@ -78,9 +95,13 @@ def print_topology_prediction(r) -> None:
         row = [units.format_size(b.size_bytes), units.format_time(b.time_s), _GBps(b.algbw_Bps)]
         if hybrid:
             h = b.hybrid
-            row += [f"{100 * h['pcie_bytes'] / b.size_bytes:.1f} %" if b.size_bytes else "-",
-                    units.format_time(h["pcie_time_s"]), units.format_time(h["nvlink_time_s"]),
-                    units.format_time(h["nvlink_only_time_s"]), f"x{h['gain']:.3f}"]
+            row += [
+                f"{100 * h['pcie_bytes'] / b.size_bytes:.1f} %" if b.size_bytes else "-",
+                units.format_time(h["pcie_time_s"]),
+                units.format_time(h["nvlink_time_s"]),
+                units.format_time(h["nvlink_only_time_s"]),
+                f"x{h['gain']:.3f}",
+            ]
         row += [units.format_time(b.ring_time_s), f"x{b.ring_time_s / b.time_s:.2f}" if b.time_s else "-"]
         table.add_row(*row)
     out.print(table)

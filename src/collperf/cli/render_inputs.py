@@ -9,12 +9,14 @@ from rich.table import Table
 from collperf.api import LinkKind
 from collperf.cli.render import out
 
-_LINKS_SHOWN = 12     # a test's links beyond this are summed up (the slow ones always shown)
+_LINKS_SHOWN = 12  # a test's links beyond this are summed up (the slow ones always shown)
 
 
 def print_input(report) -> None:
     out.print(f"{escape(report.source)}: {escape(report.kind)}")
-    colour = "red" if any(v.verdict is LinkKind.SLOW for v in report.links) else "yellow" if report.check_first else "green"
+    colour = (
+        "red" if any(v.verdict is LinkKind.SLOW for v in report.links) else "yellow" if report.check_first else "green"
+    )
     out.print(f"[{colour}]{escape(report.verdict)}[/{colour}]")
     if report.facts:
         out.print("what it shows:")
@@ -41,13 +43,18 @@ def print_input(report) -> None:
 
 def _links(verdicts) -> None:
     shown = [v for v in verdicts if v.verdict is LinkKind.SLOW]
-    shown += [v for v in verdicts if v.verdict is not LinkKind.SLOW][:max(0, _LINKS_SHOWN - len(shown))]
+    shown += [v for v in verdicts if v.verdict is not LinkKind.SLOW][: max(0, _LINKS_SHOWN - len(shown))]
     table = Table(title="links (measured against the link's rate and the median of the test's links)")
     for column in ("link", "test", "GB/s", "rate GB/s", "verdict"):
         table.add_column(column, justify="right" if "GB/s" in column else "left")
     for v in shown:
-        table.add_row(escape(v.link), escape(v.test), f"{v.measured_GBps:.4g}",
-                      f"{v.rate_GBps:.4g}" if v.rate_GBps else "-", escape(v.verdict.value))
+        table.add_row(
+            escape(v.link),
+            escape(v.test),
+            f"{v.measured_GBps:.4g}",
+            f"{v.rate_GBps:.4g}" if v.rate_GBps else "-",
+            escape(v.verdict.value),
+        )
     out.print(table)
     if len(verdicts) > len(shown):
         out.print(f"  ... and {len(verdicts) - len(shown)} more link(s), none slow (--json lists every one)")

@@ -21,8 +21,12 @@ def _html_name(value: Optional[str]) -> Optional[str]:
     return output_path(value, "--html")
 
 
-Html = typer.Option(None, "--html", callback=_html_name,
-                    help="Also write a self-contained HTML report (verdict, plots, tables) to this file.")
+Html = typer.Option(
+    None,
+    "--html",
+    callback=_html_name,
+    help="Also write a self-contained HTML report (verdict, plots, tables) to this file.",
+)
 
 
 def command_line() -> str:
@@ -32,12 +36,18 @@ def command_line() -> str:
 
 @command("report")
 @network_options(only=("cluster", "nodes", "profile"))
-@spec_options(ReportSpec, "fields", build=False)   # with the inputs, the command line and the network it is built
-def report_command(inputs: list[str] = typer.Argument(..., help="Logs (anything diagnose reads), bench JSON, "
-                                                               "validate JSON or profiler traces (one file per rank, "
-                                                               "a directory or a glob); several logs are compared "
-                                                               "side by side."),
-                   network: NetworkSpec = None, fields: dict = None):
+@spec_options(ReportSpec, "fields", build=False)  # with the inputs, the command line and the network it is built
+def report_command(
+    inputs: list[str] = typer.Argument(
+        ...,
+        help="Logs (anything diagnose reads), bench JSON, "
+        "validate JSON or profiler traces (one file per rank, "
+        "a directory or a glob); several logs are compared "
+        "side by side.",
+    ),
+    network: NetworkSpec = None,
+    fields: dict = None,
+):
     """One HTML page to share: verdict, plots, fitted regimes, per-size table and findings; no network needed
     to view it."""
     path = api.report(ReportSpec(inputs=inputs, command=command_line(), network=network, **fields))

@@ -59,10 +59,10 @@ def caveat(v) -> str:
 class SlowCall:
     """Sizes beyond the band's slow edge: by how much, and what the band can call them."""
 
-    beyond: float       # time / the slow edge (beyond_band)
-    logs: int           # how many public runs the band rests on (the median over the sizes)
-    caveat: str = ""    # why the band is not the run's own ('' where it is)
-    borrowed: bool = False   # the caveat is a borrowed band (else: no run of this collective among its runs)
+    beyond: float  # time / the slow edge (beyond_band)
+    logs: int  # how many public runs the band rests on (the median over the sizes)
+    caveat: str = ""  # why the band is not the run's own ('' where it is)
+    borrowed: bool = False  # the caveat is a borrowed band (else: no run of this collective among its runs)
 
     @property
     def margin(self) -> float:
@@ -84,8 +84,10 @@ class SlowCall:
     @property
     def short_of(self) -> str:
         """On a 'not judged' call: where it is, against where a band not its own calls a run slower."""
-        return (f"; at {self.beyond:.2f}x its slow edge, where such a band calls a run slower from "
-                f"{self.foreign_margin:.2f}x")
+        return (
+            f"; at {self.beyond:.2f}x its slow edge, where such a band calls a run slower from "
+            f"{self.foreign_margin:.2f}x"
+        )
 
     @property
     def threshold(self) -> str:
@@ -108,21 +110,31 @@ def slow_call(largest) -> SlowCall:
     """The call on the bandwidth-bound sizes that have a band; most of them must carry a caveat for it to count."""
     flagged = [v for v in largest if caveat(v)]
     said = flagged[-1] if len(flagged) > len(largest) / 2 else None
-    return SlowCall(beyond_band(largest), int(np.median([v.band_logs for v in largest])),
-                    caveat(said) if said else "", bool(said and said.band_borrowed))
+    return SlowCall(
+        beyond_band(largest),
+        int(np.median([v.band_logs for v in largest])),
+        caveat(said) if said else "",
+        bool(said and said.band_borrowed),
+    )
 
 
 def unjudged_advice(call: SlowCall, collective: str, nodes: int | None, top, log: bool) -> str:
     """What would judge a run its band cannot call slower. `top`: the size whose efficiency is quoted."""
     at = f" at {units.format_size(top.size_bytes)}" if log else ""
     share = units.format_percent(top.efficiency, "") if top.efficiency is not None else ""
-    bound = f"judge it by the bound instead ({share} of it{at})" if top.efficiency is not None else \
-        "judge it by the bound instead (--peak, or the system's)"
+    bound = (
+        f"judge it by the bound instead ({share} of it{at})"
+        if top.efficiency is not None
+        else "judge it by the bound instead (--peak, or the system's)"
+    )
     if not call.borrowed:
         return f"no public {collective} run of this class is in the corpus: {bound}"
     if nodes == 1:
-        fitted = ("or diagnose a log of it with --model-from a healthy log of another collective on this machine"
-                  if not log else "or with --model-from a healthy log of another collective on this machine")
+        fitted = (
+            "or diagnose a log of it with --model-from a healthy log of another collective on this machine"
+            if not log
+            else "or with --model-from a healthy log of another collective on this machine"
+        )
         return f"one node uses no network, so --fabric would not change it: {bound}, {fitted}"
     network = "the log's network" if log else "the network"
     return f"give --fabric if {network} is not the one assumed"
@@ -144,6 +156,8 @@ def below_peers(verdict: V.Verdict, like) -> str:
     if like.yours_busbw_GBps >= (1 - PEER_GAP) * lowest:
         return ""
     below = 1 - like.yours_busbw_GBps / lowest
-    return (f"; yet {units.format_percent(below, '')} below the slowest public run on the same kind of system "
-            f"({lowest:.0f} GB/s at {units.format_size(like.size)}): the band holds healthy runs of many machines "
-            "and cannot tell this apart, judge it against a healthy run of this system with --baseline")
+    return (
+        f"; yet {units.format_percent(below, '')} below the slowest public run on the same kind of system "
+        f"({lowest:.0f} GB/s at {units.format_size(like.size)}): the band holds healthy runs of many machines "
+        "and cannot tell this apart, judge it against a healthy run of this system with --baseline"
+    )

@@ -39,14 +39,14 @@ class SizeCompare:
     """One size: the baseline's reference and noise, the new run's speed, the call."""
 
     size_bytes: int
-    baseline_time_s: float      # the time of the baseline's median speed
-    time_s: float               # the new run's, likewise
+    baseline_time_s: float  # the time of the baseline's median speed
+    time_s: float  # the new run's, likewise
     baseline_samples: int
     samples: int
-    baseline_noise: float       # largest |speed / median - 1| among the baseline's rows
-    noise: float                # the same among the new run's rows
-    threshold: float            # max(floor, baseline_noise + noise)
-    shortfall: float            # 1 - new speed / reference speed (negative: faster)
+    baseline_noise: float  # largest |speed / median - 1| among the baseline's rows
+    noise: float  # the same among the new run's rows
+    threshold: float  # max(floor, baseline_noise + noise)
+    shortfall: float  # 1 - new speed / reference speed (negative: faster)
 
     @property
     def degraded(self) -> bool:
@@ -89,24 +89,38 @@ class BaselineVerdict:
         if self.degraded_sizes:
             bad = self.degraded_sizes
             limits = sorted({units.format_percent(s.threshold, "") for s in bad})
-            return (f"degraded by {units.format_percent(self.degraded_by)} at sizes "
-                    f"{units.size_ranges([s.size_bytes for s in bad], every)} ({len(bad)} of {len(every)} sizes "
-                    f"below the baseline by more than the threshold of {'/'.join(limits)}; worst "
-                    f"{units.format_percent(max(s.shortfall for s in bad))} at "
-                    f"{units.format_size(max(bad, key=lambda s: s.shortfall).size_bytes)})")
+            return (
+                f"degraded by {units.format_percent(self.degraded_by)} at sizes "
+                f"{units.size_ranges([s.size_bytes for s in bad], every)} ({len(bad)} of {len(every)} sizes "
+                f"below the baseline by more than the threshold of {'/'.join(limits)}; worst "
+                f"{units.format_percent(max(s.shortfall for s in bad))} at "
+                f"{units.format_size(max(bad, key=lambda s: s.shortfall).size_bytes)})"
+            )
         w = self.worst
         typical = float(np.median([s.threshold for s in self.sizes]))
-        where = (f"at most {units.format_percent(w.shortfall)} below the baseline, at {units.format_size(w.size_bytes)}"
-                 f"{'' if w.threshold == typical else f' where the noise allows {units.format_percent(w.threshold)}'}"
-                 if w.shortfall > 0 else "nowhere below the baseline")
-        return (f"healthy (within the run-to-run noise of {units.format_percent(typical)}: {where}; "
-                f"{len(every)} sizes compared)")
+        where = (
+            f"at most {units.format_percent(w.shortfall)} below the baseline, at {units.format_size(w.size_bytes)}"
+            f"{'' if w.threshold == typical else f' where the noise allows {units.format_percent(w.threshold)}'}"
+            if w.shortfall > 0
+            else "nowhere below the baseline"
+        )
+        return (
+            f"healthy (within the run-to-run noise of {units.format_percent(typical)}: {where}; "
+            f"{len(every)} sizes compared)"
+        )
 
     def to_json(self) -> dict:
-        return {"collective": self.collective, "ranks": self.ranks, "sources": self.sources,
-                "baseline_sources": self.baseline_sources, "verdict": self.verdict, "verdict_label": self.label,
-                "degraded_by": self.degraded_by, "floor": self.floor,
-                "sizes": [{**vars(s), "degraded": s.degraded} for s in self.sizes]}
+        return {
+            "collective": self.collective,
+            "ranks": self.ranks,
+            "sources": self.sources,
+            "baseline_sources": self.baseline_sources,
+            "verdict": self.verdict,
+            "verdict_label": self.label,
+            "degraded_by": self.degraded_by,
+            "floor": self.floor,
+            "sizes": [{**vars(s), "degraded": s.degraded} for s in self.sizes],
+        }
 
 
 @dataclass
@@ -125,12 +139,19 @@ class BaselineReport:
         if len(self.verdicts) == 1:
             return self.verdicts[0].verdict
         bad = [v for v in self.verdicts if v.label == "degraded"]
-        return (f"degraded: {', '.join(v.collective for v in bad)}" if bad
-                else f"healthy ({len(self.verdicts)} collectives within the run-to-run noise)")
+        return (
+            f"degraded: {', '.join(v.collective for v in bad)}"
+            if bad
+            else f"healthy ({len(self.verdicts)} collectives within the run-to-run noise)"
+        )
 
     def to_json(self) -> dict:
-        return {"verdict": self.verdict, "verdict_label": self.label,
-                "comparisons": [v.to_json() for v in self.verdicts], "not_judged": self.not_judged}
+        return {
+            "verdict": self.verdict,
+            "verdict_label": self.label,
+            "comparisons": [v.to_json() for v in self.verdicts],
+            "not_judged": self.not_judged,
+        }
 
 
 def _speeds(tables: list[Table]) -> dict[int, list[float]]:
@@ -156,15 +177,29 @@ def compare(new: list[Table], baseline: list[Table], floor: float = FLOOR) -> Ba
     t = new[0]
     if not common:
         have = units.size_ranges(sorted(theirs)) if theirs else "no rows"
-        raise UsageError(f"{t.source}: no size of its {t.collective} rows is in the baseline ({have}); "
-                         "run the baseline's sizes (e.g. nccl-tests -b/-e as the baseline was run)")
-    verdict = BaselineVerdict(t.collective, t.ranks, sorted({x.source for x in new}),
-                              sorted({x.source for x in baseline}), floor)
+        raise UsageError(
+            f"{t.source}: no size of its {t.collective} rows is in the baseline ({have}); "
+            "run the baseline's sizes (e.g. nccl-tests -b/-e as the baseline was run)"
+        )
+    verdict = BaselineVerdict(
+        t.collective, t.ranks, sorted({x.source for x in new}), sorted({x.source for x in baseline}), floor
+    )
     for size in common:
         ref, now = float(np.median(theirs[size])), float(np.median(ours[size]))
         base_noise, noise = _spread(theirs[size], ref), _spread(ours[size], now)
-        verdict.sizes.append(SizeCompare(size, 1.0 / ref, 1.0 / now, len(theirs[size]), len(ours[size]), base_noise,
-                                         noise, max(floor, base_noise + noise), 1.0 - now / ref))
+        verdict.sizes.append(
+            SizeCompare(
+                size,
+                1.0 / ref,
+                1.0 / now,
+                len(theirs[size]),
+                len(ours[size]),
+                base_noise,
+                noise,
+                max(floor, base_noise + noise),
+                1.0 - now / ref,
+            )
+        )
     return verdict
 
 
@@ -183,8 +218,10 @@ def judge(new: list[Table], baseline: list[Table], floor: float = FLOOR) -> Base
     for key, tables in groups.items():
         same = [b for b in baseline if _key(b) == key]
         if not same:
-            report.not_judged.append(f"{tables[0].source}: {key[0]} on {key[1]} ranks has no baseline run "
-                                     f"(the baseline holds {', '.join(held) or 'no table'})")
+            report.not_judged.append(
+                f"{tables[0].source}: {key[0]} on {key[1]} ranks has no baseline run "
+                f"(the baseline holds {', '.join(held) or 'no table'})"
+            )
             continue
         report.verdicts.append(compare(tables, same, floor))
     if not report.verdicts:

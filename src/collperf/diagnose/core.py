@@ -37,26 +37,26 @@ MIB = 1 << 20
 class SizeVerdict:
     size_bytes: int
     time_s: float
-    expected_s: float | None      # the typical time of healthy runs (NCCL's model calibrated), or the fit's
-    bound_s: float | None         # the physical lower bound
+    expected_s: float | None  # the typical time of healthy runs (NCCL's model calibrated), or the fit's
+    bound_s: float | None  # the physical lower bound
     busbw_GBps: float | None
-    efficiency: float | None      # (bound + its latency) / measured, at most 1
-    regime: str                   # latency, bandwidth (the expected choice's own terms) or bound
+    efficiency: float | None  # (bound + its latency) / measured, at most 1
+    regime: str  # latency, bandwidth (the expected choice's own terms) or bound
     verdict: V.Verdict
-    choice: str = ""              # NCCL's algorithm/protocol, e.g. "nvls-tree/Simple"
+    choice: str = ""  # NCCL's algorithm/protocol, e.g. "nvls-tree/Simple"
     runner_up: str = ""
-    binding: str = ""             # which resource sets the bound: network, intra-node, host bridge, peak
+    binding: str = ""  # which resource sets the bound: network, intra-node, host bridge, peak
     fitted_s: float | None = None  # this log's own piecewise fit
     causes: list[str] = field(default_factory=list)
     wrong: bool = False
-    model_s: float | None = None      # NCCL's own model time
-    expected_low_s: float | None = None   # the band of healthy public runs (10th-90th percentile of their time)
+    model_s: float | None = None  # NCCL's own model time
+    expected_low_s: float | None = None  # the band of healthy public runs (10th-90th percentile of their time)
     expected_high_s: float | None = None
     band_from: str = ""
-    band_logs: int = 0                # how many public runs the band rests on
-    bound_latency_s: float = 0.0      # the bound's latency term: above the bound is faster than bound_s + this
-    band_borrowed: bool = False       # the band is other fabric classes' (band_rule: it calls from further)
-    band_holds: bool = True           # the band's runs speak for this collective (expectation.holds)
+    band_logs: int = 0  # how many public runs the band rests on
+    bound_latency_s: float = 0.0  # the bound's latency term: above the bound is faster than bound_s + this
+    band_borrowed: bool = False  # the band is other fabric classes' (band_rule: it calls from further)
+    band_holds: bool = True  # the band's runs speak for this collective (expectation.holds)
 
     @property
     def label(self) -> str:
@@ -75,8 +75,8 @@ class Measured:
     time_s: float
     busbw_GBps: float | None
     wrong: bool = False
-    fitted_s: float | None = None     # the log's own piecewise fit at this size
-    own_regime: str = ""              # the fit's regime, where the expectation gives none
+    fitted_s: float | None = None  # the log's own piecewise fit at this size
+    own_regime: str = ""  # the fit's regime, where the expectation gives none
 
 
 @dataclass(frozen=True)
@@ -84,11 +84,11 @@ class Context:
     """What a row is judged within: the collective, the tool that ran it, the system's shape."""
 
     collective: str
-    runtime: str = "nccl"             # verdict.runtime_of: nccl, mpi or collperf
+    runtime: str = "nccl"  # verdict.runtime_of: nccl, mpi or collperf
     nodes: int = 1
     gpus_per_node: int = 2
-    bound_only: bool = False          # against the bound alone (an MPI log, or --peak with no system assumed)
-    one_number: bool = False          # a number typed by hand, not a log's row
+    bound_only: bool = False  # against the bound alone (an MPI log, or --peak with no system assumed)
+    one_number: bool = False  # a number typed by hand, not a log's row
 
 
 @dataclass
@@ -96,15 +96,15 @@ class Diagnosis:
     table: Table
     fit: Fit | None
     assumed: Assumed
-    expected_from: str            # what the expected time is: NCCL's model on ..., or fitted to <model log>
+    expected_from: str  # what the expected time is: NCCL's model on ..., or fitted to <model log>
     bound_from: str
-    peak_GBps: float | None       # the busbw no size can exceed (the bound's)
+    peak_GBps: float | None  # the busbw no size can exceed (the bound's)
     sizes: list[SizeVerdict]
     findings: list[F.Finding]
     model_from: str | None = None
-    verdict: V.Verdict | None = None    # the table's overall verdict, "label: detail"
-    peers: Peers | None = None    # public runs like this one, at the largest judged size
-    band_from: str = ""           # what the band was calibrated on, said once for every size
+    verdict: V.Verdict | None = None  # the table's overall verdict, "label: detail"
+    peers: Peers | None = None  # public runs like this one, at the largest judged size
+    band_from: str = ""  # what the band was calibrated on, said once for every size
 
     @property
     def peak_source(self) -> str:
@@ -113,18 +113,31 @@ class Diagnosis:
     @property
     def efficiency_means(self) -> str:
         """What the rows' efficiency divides: an MPI row's bound has no latency term (mpi.py), an NCCL row's has."""
-        return "bound / measured time" if V.runtime_of(self.table) == "mpi" else \
-            "bound (with its latency) / measured time"
+        return (
+            "bound / measured time" if V.runtime_of(self.table) == "mpi" else "bound (with its latency) / measured time"
+        )
 
     def to_json(self) -> dict:
-        return {"source": self.table.source, "collective": self.table.collective, "ranks": self.table.ranks,
-                "nodes": self.table.nodes, "system": self.assumed.to_json(), "expected_from": self.expected_from,
-                "bound_from": self.bound_from, "band_from": self.band_from, "model_from": self.model_from,
-                "verdict": self.verdict.text, "verdict_label": self.verdict.label,
-                "peak_busbw_GBps": self.peak_GBps, "fit": self.fit.to_json() if self.fit else None,
-                "sizes": [s.to_json() for s in self.sizes], "findings": [vars(f) for f in self.findings],
-                "peers": self.peers.to_json() if self.peers else None,
-                "notes": self.table.notes, "skipped_lines": self.table.skipped}
+        return {
+            "source": self.table.source,
+            "collective": self.table.collective,
+            "ranks": self.table.ranks,
+            "nodes": self.table.nodes,
+            "system": self.assumed.to_json(),
+            "expected_from": self.expected_from,
+            "bound_from": self.bound_from,
+            "band_from": self.band_from,
+            "model_from": self.model_from,
+            "verdict": self.verdict.text,
+            "verdict_label": self.verdict.label,
+            "peak_busbw_GBps": self.peak_GBps,
+            "fit": self.fit.to_json() if self.fit else None,
+            "sizes": [s.to_json() for s in self.sizes],
+            "findings": [vars(f) for f in self.findings],
+            "peers": self.peers.to_json() if self.peers else None,
+            "notes": self.table.notes,
+            "skipped_lines": self.table.skipped,
+        }
 
 
 def judge_row(*, row: Measured, expectation: Expectation, context: Context, at: int = 0) -> SizeVerdict:
@@ -134,22 +147,53 @@ def judge_row(*, row: Measured, expectation: Expectation, context: Context, at: 
     bound = float(ex.bound_s[i]) if ex.bound_s is not None else None
     regime = str(ex.regime[i]) if ex.regime is not None else row.own_regime
     low, high = (_at(ex.low_s, i), _at(ex.high_s, i))
-    said, eff = (mpi.verdict(row.time_s, bound, regime, row.wrong) if c.runtime == "mpi" or c.bound_only
-                 else V.verdict(row.time_s, expected, bound, row.wrong, low, high, ex.bound_latency_s,
-                                _at(ex.model_s, i), bandwidth_bound=regime != "latency"))
-    why = V.causes(c.collective, c.runtime, regime, c.nodes, ex.choice[i], ex.runner_up[i], c.gpus_per_node) \
-        if said.kind.slower else []
+    said, eff = (
+        mpi.verdict(row.time_s, bound, regime, row.wrong)
+        if c.runtime == "mpi" or c.bound_only
+        else V.verdict(
+            row.time_s,
+            expected,
+            bound,
+            row.wrong,
+            low,
+            high,
+            ex.bound_latency_s,
+            _at(ex.model_s, i),
+            bandwidth_bound=regime != "latency",
+        )
+    )
+    why = (
+        V.causes(c.collective, c.runtime, regime, c.nodes, ex.choice[i], ex.runner_up[i], c.gpus_per_node)
+        if said.kind.slower
+        else []
+    )
     if why and expected and row.time_s > 10 * expected and c.one_number:
         # a log's sizes and times are nccl-tests' own: only a number typed by hand can have the convention wrong
         why.insert(0, V.far_off(c.collective))
     return SizeVerdict(
-        size_bytes=row.size_bytes, time_s=row.time_s, expected_s=expected, bound_s=bound, busbw_GBps=row.busbw_GBps,
-        efficiency=eff, regime=regime, verdict=said, choice=ex.choice[i], runner_up=ex.runner_up[i],
-        binding=ex.binding[i], fitted_s=row.fitted_s, causes=why, wrong=row.wrong, model_s=_at(ex.model_s, i),
-        expected_low_s=low, expected_high_s=high, band_from=ex.band_from[i] if ex.band_from else "",
-        band_logs=ex.band_logs[i] if ex.band_logs else 0, bound_latency_s=ex.bound_latency_s,
+        size_bytes=row.size_bytes,
+        time_s=row.time_s,
+        expected_s=expected,
+        bound_s=bound,
+        busbw_GBps=row.busbw_GBps,
+        efficiency=eff,
+        regime=regime,
+        verdict=said,
+        choice=ex.choice[i],
+        runner_up=ex.runner_up[i],
+        binding=ex.binding[i],
+        fitted_s=row.fitted_s,
+        causes=why,
+        wrong=row.wrong,
+        model_s=_at(ex.model_s, i),
+        expected_low_s=low,
+        expected_high_s=high,
+        band_from=ex.band_from[i] if ex.band_from else "",
+        band_logs=ex.band_logs[i] if ex.band_logs else 0,
+        bound_latency_s=ex.bound_latency_s,
         band_borrowed=bool(ex.band_borrowed and ex.band_borrowed[i]),
-        band_holds=bool(not ex.band_holds or ex.band_holds[i]))
+        band_holds=bool(not ex.band_holds or ex.band_holds[i]),
+    )
 
 
 def _at(values, i) -> float | None:
@@ -168,13 +212,21 @@ def _model_system(model_log: "Table | str", hardware, target: Table):
     m = assume(model_log, hardware)
     if m.system is None:
         raise UsageError(f"--model-from {model_log.source}: {m.why_none}")
-    rows = sorted((r for r in model_log.placement("out-of-place") or model_log.placement("in-place") if usable(r)),
-                  key=lambda r: r.size)
+    rows = sorted(
+        (r for r in model_log.placement("out-of-place") or model_log.placement("in-place") if usable(r)),
+        key=lambda r: r.size,
+    )
     big = [r for r in rows if r.size >= MIB]
     use = big if len(big) >= 3 else rows
     name = Path(model_log.source).name
-    result = fit_system(model_log.collective, [r.size for r in use], [r.time_s for r in use], m.system,
-                        min_size_bytes=use[0].size if use else 0, source=name)
+    result = fit_system(
+        model_log.collective,
+        [r.size for r in use],
+        [r.time_s for r in use],
+        m.system,
+        min_size_bytes=use[0].size if use else 0,
+        source=name,
+    )
     system = result.system
     if (model_log.collective in _P2P_BUILT) != (target.collective in _P2P_BUILT):
         # NCCL runs alltoall and send/recv as grouped point-to-point operations (their own kernel, chunking and
@@ -182,9 +234,11 @@ def _model_system(model_log: "Table | str", hardware, target: Table):
         # one path says nothing of the other's (an MI355X 8-GPU alltoall's 300 us per call against its
         # all-reduce's 40-60 us, the corpus's mi355x-xgmi-1x8-* logs). The bandwidth carries over, the overheads
         # stay the hardware's.
-        system = system.with_(f"the hardware's: a {model_log.collective} call's overhead is not a "
-                              f"{target.collective}'s", launch_overhead_us=m.system.launch_overhead_us,
-                              protocol_overhead_us=m.system.protocol_overhead_us)
+        system = system.with_(
+            f"the hardware's: a {model_log.collective} call's overhead is not a {target.collective}'s",
+            launch_overhead_us=m.system.launch_overhead_us,
+            protocol_overhead_us=m.system.protocol_overhead_us,
+        )
     if target.ranks and target.ranks != system.ranks:
         nodes = target.nodes or system.nodes
         if target.ranks % nodes:
@@ -193,15 +247,23 @@ def _model_system(model_log: "Table | str", hardware, target: Table):
     return system, result, model_log.source
 
 
-def diagnose(table: Table, peak_Bps: float | None = None, hardware=None, model=None, bands: dict | None = None,
-             peer_runs: list | None = None) -> Diagnosis:
+def diagnose(
+    table: Table,
+    peak_Bps: float | None = None,
+    hardware=None,
+    model=None,
+    bands: dict | None = None,
+    peer_runs: list | None = None,
+) -> Diagnosis:
     """Verdicts for every size of `table`. `hardware`: a HardwareSpec (overrides of what the log says);
     `peak_Bps`: a flat bound per rank instead of the hardware's; `model`: a log (path or Table) whose
     fit through NCCL's model gives the expected times (cross-collective prediction). `bands` and
     `peer_runs`: another calibration table and peer list than the committed ones (cross-validation)."""
-    if not table.collective:      # the table could not settle it (ingest/collective_guess.py): no verdict on a guess
-        raise UsageError(table.header.get("collective_undecided") or f"{table.source}: the collective is not known: "
-                         "give --collective")
+    if not table.collective:  # the table could not settle it (ingest/collective_guess.py): no verdict on a guess
+        raise UsageError(
+            table.header.get("collective_undecided")
+            or f"{table.source}: the collective is not known: give --collective"
+        )
     hardware = hardware or HardwareSpec()
     own = _own_fit(table)
     assumed = assume(table, hardware)
@@ -212,18 +274,30 @@ def diagnose(table: Table, peak_Bps: float | None = None, hardware=None, model=N
         assumed = Assumed(system, assumed.values, assumed.notes, suspects=assumed.suspects, settings=assumed.settings)
         assumed.values = _values(system) + [("fit", result.describe(), f"fitted to {model_from}")]
     runtime = V.runtime_of(table)
-    measured = sorted((r for r in table.placement("out-of-place") or table.placement("in-place")
-                       if r.size > 0 and isinstance(r.time_s, (int, float)) and np.isfinite(r.time_s)
-                       and r.time_s > 0), key=lambda r: r.size)
+    measured = sorted(
+        (
+            r
+            for r in table.placement("out-of-place") or table.placement("in-place")
+            if r.size > 0 and isinstance(r.time_s, (int, float)) and np.isfinite(r.time_s) and r.time_s > 0
+        ),
+        key=lambda r: r.size,
+    )
     rows = [r for r in measured if usable(r)]
     factor = own.factor if own else (busbw_factor(table.collective, table.ranks) if table.ranks else None)
-    ex = expectation(table.collective, [r.size for r in measured], assumed, peak_Bps, factor,
-                     hardware_system if model_from else None, {} if model_from else bands)
+    ex = expectation(
+        table.collective,
+        [r.size for r in measured],
+        assumed,
+        peak_Bps,
+        factor,
+        hardware_system if model_from else None,
+        {} if model_from else bands,
+    )
     if model_from:
         ex.expected_from = f"NCCL's model fitted to {model_from}, predicting {table.collective} with its own choice"
     if runtime == "mpi":
         ex = mpi.for_mpi(ex, table.collective, [r.size for r in measured], table.ranks, hardware, peak_Bps)
-        ex.model_s = ex.low_s = ex.high_s = None        # no NCCL expectation, so no band either
+        ex.model_s = ex.low_s = ex.high_s = None  # no NCCL expectation, so no band either
         ex.band_from, ex.band_logs, ex.band_borrowed, ex.band_holds = [], [], [], []
     nodes = assumed.system.nodes if assumed.system else (table.nodes or 1)
     per_node = assumed.system.gpus_per_node if assumed.system else 2
@@ -233,34 +307,61 @@ def diagnose(table: Table, peak_Bps: float | None = None, hardware=None, model=N
     verdicts = []
     for i, r in enumerate(measured):
         latency, bandwidth = own.terms(r.size) if own else (None, None)
-        row = Measured(r.size, r.time_s, r.busbw_GBps, bool(r.wrong), None if own is None else latency + bandwidth,
-                       "" if own is None else "latency" if latency >= bandwidth else "bandwidth")
+        row = Measured(
+            r.size,
+            r.time_s,
+            r.busbw_GBps,
+            bool(r.wrong),
+            None if own is None else latency + bandwidth,
+            "" if own is None else "latency" if latency >= bandwidth else "bandwidth",
+        )
         verdicts.append(judge_row(row=row, expectation=ex, context=context, at=i))
     _mark_isolated(verdicts)
     found = F.table_findings(table, own, rows)
     if own is None:
         found.append(F.not_fitted(table, len(rows), MIN_ROWS, ex.expected_s is not None))
     found += F.above_bound(verdicts, assumed, ex.bound_from if peak_Bps is not None else None, table.collective)
-    judged = _curve_anomalies(mpi.overall(verdicts, found) if bound_only else
-                              overall(verdicts, found, table.collective, nodes), found, verdicts)
+    judged = _curve_anomalies(
+        mpi.overall(verdicts, found) if bound_only else overall(verdicts, found, table.collective, nodes),
+        found,
+        verdicts,
+    )
     found += F.slower_overall(verdicts, assumed, judged, own)
     found += outside_band(verdicts)
     found += F.latency_bound(verdicts, ex.regime is not None)
     like = _best_peers(table, hardware_system, verdicts, peer_runs)
     judged = judged.then(below_peers(judged, like))
-    return Diagnosis(table, own, assumed, ex.expected_from, ex.bound_from, ex.peak_GBps, verdicts, found,
-                     model_from, judged, like, ex.band_summary)
+    return Diagnosis(
+        table,
+        own,
+        assumed,
+        ex.expected_from,
+        ex.bound_from,
+        ex.peak_GBps,
+        verdicts,
+        found,
+        model_from,
+        judged,
+        like,
+        ex.band_summary,
+    )
 
 
 def _best_peers(table: Table, system, verdicts: list[SizeVerdict], runs) -> Peers | None:
     """Peers at the judged size >= 1 MiB that most public runs share, most of them measured (or read between
     their rows) at that very size, then the larger size."""
-    judged = [v for v in verdicts if v.busbw_GBps and not v.wrong and v.size_bytes >= MIB] or \
-        [v for v in verdicts if v.busbw_GBps and not v.wrong]
-    found = [peers(table.collective, system, v.size_bytes, v.busbw_GBps, runs, exclude=Path(table.source).stem)
-             for v in judged]
-    return max(found, key=lambda p: (len(p.runs), sum(r["size_bytes"] == p.size for r in p.runs), p.size),
-               default=None) if system is not None else None
+    judged = [v for v in verdicts if v.busbw_GBps and not v.wrong and v.size_bytes >= MIB] or [
+        v for v in verdicts if v.busbw_GBps and not v.wrong
+    ]
+    found = [
+        peers(table.collective, system, v.size_bytes, v.busbw_GBps, runs, exclude=Path(table.source).stem)
+        for v in judged
+    ]
+    return (
+        max(found, key=lambda p: (len(p.runs), sum(r["size_bytes"] == p.size for r in p.runs), p.size), default=None)
+        if system is not None
+        else None
+    )
 
 
 def _own_fit(table: Table) -> Fit | None:
@@ -270,7 +371,7 @@ def _own_fit(table: Table) -> Fit | None:
         return None
     try:
         return fit(table)
-    except UsageError:      # fewer usable rows of one placement than the count above: no fit either
+    except UsageError:  # fewer usable rows of one placement than the count above: no fit either
         return None
 
 
@@ -287,8 +388,9 @@ def _mark_isolated(verdicts: list[SizeVerdict]) -> None:
 def overall(verdicts: list[SizeVerdict], found, collective: str = "", nodes: int | None = None) -> V.Verdict:
     """The table's verdict, 'label: detail': an error finding first, then above-bound, then the verdict of
     the bandwidth-bound rows (where a collective shows what the hardware gives), by the band's rule (band_rule)."""
-    settled = V.settled_overall(verdicts, found, "some sizes beat the assumed hardware's bound, so the system "
-                                "assumed is wrong")
+    settled = V.settled_overall(
+        verdicts, found, "some sizes beat the assumed hardware's bound, so the system assumed is wrong"
+    )
     if settled is not None:
         return settled
     judged = [v for v in verdicts if v.verdict.kind.judged]
@@ -298,10 +400,12 @@ def overall(verdicts: list[SizeVerdict], found, collective: str = "", nodes: int
     top = big[-1]
     implausible = [v for v in big if v.verdict.kind is V.Kind.IMPLAUSIBLE]
     if implausible:
-        return V.Verdict(V.Kind.IMPLAUSIBLE,
-                         f"faster than any public run: {len(implausible)} of {len(big)} bandwidth-bound sizes "
-                         f"({units.size_ranges([v.size_bytes for v in implausible])}) beat every healthy public run "
-                         "by more than their spread; " + V.IMPLAUSIBLE.split(": ", 1)[1])
+        return V.Verdict(
+            V.Kind.IMPLAUSIBLE,
+            f"faster than any public run: {len(implausible)} of {len(big)} bandwidth-bound sizes "
+            f"({units.size_ranges([v.size_bytes for v in implausible])}) beat every healthy public run "
+            "by more than their spread; " + V.IMPLAUSIBLE.split(": ", 1)[1],
+        )
     eff = f", {units.format_percent(top.efficiency, '')} of the bound" if top.efficiency is not None else ""
     banded = any(v.expected_high_s for v in big)
     against = "the band of healthy public runs" if banded else f"{V.SLOWER_FACTOR:g}x of NCCL's expected time"
@@ -313,34 +417,53 @@ def overall(verdicts: list[SizeVerdict], found, collective: str = "", nodes: int
             call = slow_call([v for v in big if v.expected_high_s])
             beyond, margin = call.beyond, call.margin
             if call.label is V.Kind.NOT_JUDGED:
-                return V.Verdict(V.Kind.NOT_JUDGED,
-                                 f"not judged: {len(slow)} of {len(big)} bandwidth-bound sizes are slower than the "
-                                 f"band, but {call.caveat}{call.short_of}; "
-                                 f"{unjudged_advice(call, collective, nodes, top, log=True)}")
+                return V.Verdict(
+                    V.Kind.NOT_JUDGED,
+                    f"not judged: {len(slow)} of {len(big)} bandwidth-bound sizes are slower than the "
+                    f"band, but {call.caveat}{call.short_of}; "
+                    f"{unjudged_advice(call, collective, nodes, top, log=True)}",
+                )
             if call.label is V.Kind.SLOW_END:
                 at, by = units.format_size(worst.size_bytes), f"{worst.time_s / edge:.2f}x the band's slow edge"
-                worse = "" if worst.time_s / edge < margin else (
-                    f"; the mid sizes are slower: up to {by} at {at} (see the findings)"
-                    if worst.size_bytes < top.size_bytes / 16 else f"; {at} is slower: {by} (see the findings)")
+                worse = (
+                    ""
+                    if worst.time_s / edge < margin
+                    else (
+                        f"; the mid sizes are slower: up to {by} at {at} (see the findings)"
+                        if worst.size_bytes < top.size_bytes / 16
+                        else f"; {at} is slower: {by} (see the findings)"
+                    )
+                )
                 # beyond <= 1: the plateau (the largest sizes) is inside the band; the slow sizes are below it
-                by = (f"but by {beyond - 1:.0%} (median; {call.threshold.replace('a run', 'a log')})" if beyond > 1
-                      else "but the largest sizes are within it")
-                return V.Verdict(V.Kind.SLOW_END,
-                                 f"as expected, at the slow end of healthy runs: {len(slow)} of {len(big)} "
-                                 f"bandwidth-bound sizes above {against}, {by}{eff} at "
-                                 f"{units.format_size(top.size_bytes)}{worse}")
+                by = (
+                    f"but by {beyond - 1:.0%} (median; {call.threshold.replace('a run', 'a log')})"
+                    if beyond > 1
+                    else "but the largest sizes are within it"
+                )
+                return V.Verdict(
+                    V.Kind.SLOW_END,
+                    f"as expected, at the slow end of healthy runs: {len(slow)} of {len(big)} "
+                    f"bandwidth-bound sizes above {against}, {by}{eff} at "
+                    f"{units.format_size(top.size_bytes)}{worse}",
+                )
         note = call.note if banded else ""
-        return V.Verdict(V.Kind.SLOWER,
-                         f"slower than expected: {len(slow)} of {len(big)} bandwidth-bound sizes above {against}, up "
-                         f"to {worst.time_s / edge:.2f}x {'its slow edge' if banded else 'the expected time'} at "
-                         f"{units.format_size(worst.size_bytes)}{eff}{note}")
+        return V.Verdict(
+            V.Kind.SLOWER,
+            f"slower than expected: {len(slow)} of {len(big)} bandwidth-bound sizes above {against}, up "
+            f"to {worst.time_s / edge:.2f}x {'its slow edge' if banded else 'the expected time'} at "
+            f"{units.format_size(worst.size_bytes)}{eff}{note}",
+        )
     if banded and len(fast) > len(big) / 2 and faster_than_typical(big):
-        return V.Verdict(V.Kind.FASTER_THAN_TYPICAL,
-                         f"faster than typical: {len(fast)} of {len(big)} bandwidth-bound sizes faster than 90 % of "
-                         f"healthy public runs{eff} at {units.format_size(top.size_bytes)}")
-    return V.Verdict(V.Kind.AS_EXPECTED,
-                     f"as expected: {len(big) - len(slow)} of {len(big)} bandwidth-bound sizes within {against}"
-                     f"{' or faster' if banded and fast else ''}{eff} at {units.format_size(top.size_bytes)}")
+        return V.Verdict(
+            V.Kind.FASTER_THAN_TYPICAL,
+            f"faster than typical: {len(fast)} of {len(big)} bandwidth-bound sizes faster than 90 % of "
+            f"healthy public runs{eff} at {units.format_size(top.size_bytes)}",
+        )
+    return V.Verdict(
+        V.Kind.AS_EXPECTED,
+        f"as expected: {len(big) - len(slow)} of {len(big)} bandwidth-bound sizes within {against}"
+        f"{' or faster' if banded and fast else ''}{eff} at {units.format_size(top.size_bytes)}",
+    )
 
 
 def _curve_anomalies(verdict: V.Verdict, found, verdicts=()) -> V.Verdict:
@@ -361,7 +484,7 @@ def _curve_anomalies(verdict: V.Verdict, found, verdicts=()) -> V.Verdict:
             seen.append(f"busbw dips at {units.size_ranges(sizes)}")
         elif f.kind == "tail-drop" and sizes:
             seen.append(_collapse(sizes, verdicts))
-    joint = "; and " if "(see the findings)" in verdict.text else "; but "   # one "but" per verdict is enough
+    joint = "; and " if "(see the findings)" in verdict.text else "; but "  # one "but" per verdict is enough
     return verdict.then(f"{joint}{' and '.join(seen)} (see the findings)" if seen else "")
 
 
@@ -374,9 +497,11 @@ def _collapse(sizes: list[int], verdicts) -> str:
     if not before or last is None or not last.busbw_GBps:
         return f"busbw drops at the largest sizes at {units.size_ranges(sizes)}"
     best = max(before, key=lambda v: v.busbw_GBps)
-    return (f"busbw falls {best.busbw_GBps / last.busbw_GBps:.3g}x from {best.busbw_GBps:.3g} GB/s at "
-            f"{units.format_size(best.size_bytes)} to {last.busbw_GBps:.3g} GB/s at "
-            f"{units.format_size(last.size_bytes)}")
+    return (
+        f"busbw falls {best.busbw_GBps / last.busbw_GBps:.3g}x from {best.busbw_GBps:.3g} GB/s at "
+        f"{units.format_size(best.size_bytes)} to {last.busbw_GBps:.3g} GB/s at "
+        f"{units.format_size(last.size_bytes)}"
+    )
 
 
 def outside_band(verdicts: list[SizeVerdict]) -> list[F.Finding]:
@@ -386,7 +511,14 @@ def outside_band(verdicts: list[SizeVerdict]) -> list[F.Finding]:
     if not slow and not fast:
         return []
     every = [v.size_bytes for v in verdicts]
-    parts = ([f"slower than the band at {units.size_ranges(slow, every)}"] if slow else []) + \
-        ([f"faster than typical at {units.size_ranges(fast, every)}"] if fast else [])
-    return [F.Finding("outside-band", "info", "sizes outside the band of healthy public runs (10th-90th "
-                      f"percentile): {'; '.join(parts)}", slow + fast)]
+    parts = ([f"slower than the band at {units.size_ranges(slow, every)}"] if slow else []) + (
+        [f"faster than typical at {units.size_ranges(fast, every)}"] if fast else []
+    )
+    return [
+        F.Finding(
+            "outside-band",
+            "info",
+            f"sizes outside the band of healthy public runs (10th-90th percentile): {'; '.join(parts)}",
+            slow + fast,
+        )
+    ]

@@ -54,8 +54,17 @@ class CorpusLog:
         return self.row.get("source_group") or self.row.get("source_url") or self.id
 
     def sample(self) -> Sample:
-        return Sample(self.id, self.source, self.system.fabric_class, self.sizes, self.times, self.model_s,
-                      self.bound_s, self.system.gpus_per_node, self.table.collective)
+        return Sample(
+            self.id,
+            self.source,
+            self.system.fabric_class,
+            self.sizes,
+            self.times,
+            self.model_s,
+            self.bound_s,
+            self.system.gpus_per_node,
+            self.table.collective,
+        )
 
 
 def read_index(corpus: Path) -> list[dict]:
@@ -80,22 +89,25 @@ def hardware_for(row: dict) -> HardwareSpec:
     if m and values.get("nodes", 1) > 1:
         nics, used = int(m.group(1)), int(row["gpus_per_node"]) if row.get("gpus_per_node", "").isdigit() else 0
         whole = get_system(values["cluster"]).gpus_per_node if "cluster" in values else 8
-        if used and nics >= whole > used:     # the node's NICs, one rail per GPU: a run on fewer GPUs uses theirs
+        if used and nics >= whole > used:  # the node's NICs, one rail per GPU: a run on fewer GPUs uses theirs
             nics = max(1, nics * used // whole)
         values["nics_per_node"], values["nic_rate"] = nics, f"{m.group(2)}Gbps"
     return HardwareSpec(**values)
 
 
 def _tables(path: Path, row: dict) -> list:
-    wanted = {get_collective(c).name for c in re.split(r"[;| ]+", row.get("collectives", "")) if c.strip()} \
-        if row.get("collectives") else set()
+    wanted = (
+        {get_collective(c).name for c in re.split(r"[;| ]+", row.get("collectives", "")) if c.strip()}
+        if row.get("collectives")
+        else set()
+    )
     # a log that names one collective in the index is read as that one (some logs print no test name)
     tables = load(path, next(iter(wanted))) if len(wanted) == 1 else load(path)
     tables = [t for t in tables if t.collective and (not wanted or t.collective in wanted)]
     ranks = int(row["ranks"]) if row.get("ranks", "").isdigit() else None
     for t in tables:
-        if ranks and t.ranks != ranks:      # the index is read from the source; a paste without device lines
-            t.ranks = ranks                 # gets its rank count inferred from busbw / algbw, less exactly
+        if ranks and t.ranks != ranks:  # the index is read from the source; a paste without device lines
+            t.ranks = ranks  # gets its rank count inferred from busbw / algbw, less exactly
     return tables
 
 
@@ -116,13 +128,15 @@ def _model(log: CorpusLog) -> bool:
         assumed = assume(log.table, log.hardware)
     except UsageError:
         return False
-    rows = sorted((r for r in log.table.placement("out-of-place") or log.table.placement("in-place") if usable(r)),
-                  key=lambda r: r.size)
+    rows = sorted(
+        (r for r in log.table.placement("out-of-place") or log.table.placement("in-place") if usable(r)),
+        key=lambda r: r.size,
+    )
     if assumed.system is None or assumed.system.ranks < 2 or len(rows) < 3:
         return False
     try:
         ex = expectation(log.table.collective, [r.size for r in rows], assumed, bands={})
-    except UsageError:      # a collective NCCL's model does not price (gather, scatter)
+    except UsageError:  # a collective NCCL's model does not price (gather, scatter)
         return False
     if ex.model_s is None:
         return False
@@ -130,25 +144,37 @@ def _model(log: CorpusLog) -> bool:
     log.sizes = np.array([r.size for r in rows], dtype=float)
     log.times = np.array([r.time_s for r in rows], dtype=float)
     log.busbw = np.array([r.busbw_GBps or np.nan for r in rows], dtype=float)
-    log.model_s, log.bound_s = ex.model_s, ex.band_bound_s     # the bound the band is built on (expectation.py)
+    log.model_s, log.bound_s = ex.model_s, ex.band_bound_s  # the bound the band is built on (expectation.py)
     return True
 
 
 def peer_record(log: CorpusLog) -> dict:
     big = log.sizes >= MIB
-    return {"id": log.id, "source_url": log.row.get("source_url", ""), "system": log.row.get("system", ""),
-            "nic": log.row.get("nic", ""), "collective": log.table.collective, "family": gpu_family(log.system),
-            "gpu": log.system.gpu,
-            "fabric": log.system.fabric_class, "nodes": log.system.nodes, "gpus_per_node": log.system.gpus_per_node,
-            "busbw": [[int(s), round(float(b), 3)] for s, b in zip(log.sizes[big], log.busbw[big]) if np.isfinite(b)]}
+    return {
+        "id": log.id,
+        "source_url": log.row.get("source_url", ""),
+        "system": log.row.get("system", ""),
+        "nic": log.row.get("nic", ""),
+        "collective": log.table.collective,
+        "family": gpu_family(log.system),
+        "gpu": log.system.gpu,
+        "fabric": log.system.fabric_class,
+        "nodes": log.system.nodes,
+        "gpus_per_node": log.system.gpus_per_node,
+        "busbw": [[int(s), round(float(b), 3)] for s, b in zip(log.sizes[big], log.busbw[big]) if np.isfinite(b)],
+    }
 
 
 def build(logs: list[CorpusLog]) -> dict:
     """The data file's content: the bands fitted on every healthy log, and the healthy logs as peers."""
     healthy = [log for log in logs if log.healthy]
-    return {"generated_by": "benchmarks/calibrate_corpus.py", "logs": len(healthy),
-            "sources": len({log.source for log in healthy}), "bands": fit_bands([log.sample() for log in healthy]),
-            "peers": [peer_record(log) for log in healthy]}
+    return {
+        "generated_by": "benchmarks/calibrate_corpus.py",
+        "logs": len(healthy),
+        "sources": len({log.source for log in healthy}),
+        "bands": fit_bands([log.sample() for log in healthy]),
+        "peers": [peer_record(log) for log in healthy],
+    }
 
 
 def log_error(log: CorpusLog, d) -> float | None:
@@ -168,13 +194,23 @@ def cross_validate(logs: list[CorpusLog]) -> list[dict]:
         for log in (x for x in logs if x.source == source):
             try:
                 d = diagnose(log.table, hardware=log.hardware, bands=bands, peer_runs=peers)
-            except UsageError:      # too few rows for diagnose's own fit: nothing to judge
+            except UsageError:  # too few rows for diagnose's own fit: nothing to judge
                 continue
             raw = [abs(t - m) / t for t, m, n in zip(log.times, log.model_s, log.sizes) if n >= MIB]
-            out.append({"id": log.id, "source": source, "fabric": log.system.fabric_class, "healthy": log.healthy,
-                        "error": log_error(log, d), "model_error": float(np.median(raw)) if raw else None,
-                        "verdict": d.verdict.text, "flagged": _flagged(d), "beyond": _beyond(d),
-                        "band_rows": band_rows(d)})
+            out.append(
+                {
+                    "id": log.id,
+                    "source": source,
+                    "fabric": log.system.fabric_class,
+                    "healthy": log.healthy,
+                    "error": log_error(log, d),
+                    "model_error": float(np.median(raw)) if raw else None,
+                    "verdict": d.verdict.text,
+                    "flagged": _flagged(d),
+                    "beyond": _beyond(d),
+                    "band_rows": band_rows(d),
+                }
+            )
     return out
 
 
@@ -187,7 +223,8 @@ def band_rows(d) -> dict:
         if v.size_bytes < MIB or not v.expected_high_s:
             continue
         key = {Kind.SLOWER: "slower", Kind.FASTER_THAN_TYPICAL: "faster", Kind.AS_EXPECTED: "inside"}.get(
-            v.verdict.kind)
+            v.verdict.kind
+        )
         if key:
             counts[key] += 1
     return counts
@@ -195,13 +232,17 @@ def band_rows(d) -> dict:
 
 def _flagged(d) -> bool:
     """A known-bad log is caught when the verdict is slower, or a dip/drop/error finding names sizes."""
-    return d.verdict.kind.slower or d.verdict.kind is Kind.ERROR or any(
-        f.kind in ("dip", "tail-drop", "slower-overall", "correctness") for f in d.findings)
+    return (
+        d.verdict.kind.slower
+        or d.verdict.kind is Kind.ERROR
+        or any(f.kind in ("dip", "tail-drop", "slower-overall", "correctness") for f in d.findings)
+    )
 
 
 def _beyond(d) -> float | None:
     """How far beyond the band's slow edge the bandwidth-bound sizes are, as the overall verdict measures it
     (> 1: slower than the band)."""
-    big = [v for v in d.sizes if v.expected_high_s and v.regime != "latency"] or \
-        [v for v in d.sizes if v.expected_high_s]
+    big = [v for v in d.sizes if v.expected_high_s and v.regime != "latency"] or [
+        v for v in d.sizes if v.expected_high_s
+    ]
     return beyond_band(big) if big else None

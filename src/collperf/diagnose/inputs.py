@@ -18,6 +18,7 @@ from collperf.spec import HardwareSpec
 
 class LinkKind(Enum):
     """A link's verdict: code asks the kind; its value is the word the text and the JSON print."""
+
     AS_EXPECTED = "as expected"
     SLOW = "slow"
     NOT_JUDGED = "not judged"
@@ -26,20 +27,29 @@ class LinkKind(Enum):
 @dataclass
 class LinkVerdict:
     """One link's measurement against its rate and against the other links of the same test."""
+
     link: str
     test: str
     measured_GBps: float
-    rate_GBps: float | None          # what the link carries in the measured direction(s); None: not known
-    rate_from: str                   # where the rate comes from
-    peers_GBps: float | None         # the median of the same test's links
+    rate_GBps: float | None  # what the link carries in the measured direction(s); None: not known
+    rate_from: str  # where the rate comes from
+    peers_GBps: float | None  # the median of the same test's links
     verdict: LinkKind
     why: str
     line: str
 
     def to_json(self) -> dict:
-        return {"link": self.link, "test": self.test, "measured_GBps": self.measured_GBps, "rate_GBps": self.rate_GBps,
-                "rate_from": self.rate_from, "peers_median_GBps": self.peers_GBps, "verdict": self.verdict.value,
-                "why": self.why, "line": self.line}
+        return {
+            "link": self.link,
+            "test": self.test,
+            "measured_GBps": self.measured_GBps,
+            "rate_GBps": self.rate_GBps,
+            "rate_from": self.rate_from,
+            "peers_median_GBps": self.peers_GBps,
+            "verdict": self.verdict.value,
+            "why": self.why,
+            "line": self.line,
+        }
 
 
 @dataclass
@@ -47,6 +57,7 @@ class InputReport:
     """What a system input says: `facts` (label, value, the line behind it) about the system, `chose` what NCCL chose,
     `check_first` (what, the line that shows it), `links` per-link verdicts, `assumed` the resolved system (None
     where the input names no GPU and no flag does)."""
+
     source: str
     kind: str
     facts: list[tuple[str, str, str]] = field(default_factory=list)
@@ -60,19 +71,27 @@ class InputReport:
     def verdict(self) -> str:
         slow = [v for v in self.links if v.verdict is LinkKind.SLOW]
         if slow:
-            return f"{len(slow)} of {len(self.links)} link(s) slow: " + ", ".join(v.link for v in slow[:6]) + \
-                (" ..." if len(slow) > 6 else "")
+            return (
+                f"{len(slow)} of {len(self.links)} link(s) slow: "
+                + ", ".join(v.link for v in slow[:6])
+                + (" ..." if len(slow) > 6 else "")
+            )
         if self.check_first:
             return f"{len(self.check_first)} thing(s) to check first"
         return "nothing to check first" + (" (links as expected)" if self.links else "")
 
     def to_json(self) -> dict:
-        return {"source": self.source, "input": self.kind, "verdict": self.verdict,
-                "system": self.assumed.to_json() if self.assumed else None,
-                "facts": [{"what": a, "value": b, "line": c} for a, b, c in self.facts],
-                "nccl_chose": [{"what": a, "value": b, "line": c} for a, b, c in self.chose],
-                "check_first": [{"what": a, "line": b} for a, b in self.check_first],
-                "links": [v.to_json() for v in self.links], "notes": self.notes}
+        return {
+            "source": self.source,
+            "input": self.kind,
+            "verdict": self.verdict,
+            "system": self.assumed.to_json() if self.assumed else None,
+            "facts": [{"what": a, "value": b, "line": c} for a, b, c in self.facts],
+            "nccl_chose": [{"what": a, "value": b, "line": c} for a, b, c in self.chose],
+            "check_first": [{"what": a, "line": b} for a, b in self.check_first],
+            "links": [v.to_json() for v in self.links],
+            "notes": self.notes,
+        }
 
 
 def resolve(hints: Hints, hw: HardwareSpec | None, report: InputReport, **values) -> None:

@@ -22,7 +22,7 @@ from collperf.spec import HardwareSpec
 
 RATE_FRACTION = 0.6
 PEER_FRACTION = 0.75
-_GDR_LEVEL = "PXB"      # NCCL's default NCCL_NET_GDR_LEVEL and P2P level on Intel and ARM hosts
+_GDR_LEVEL = "PXB"  # NCCL's default NCCL_NET_GDR_LEVEL and P2P level on Intel and ARM hosts
 
 
 def _beyond(path: str, level: str = _GDR_LEVEL) -> bool:
@@ -32,16 +32,23 @@ def _beyond(path: str, level: str = _GDR_LEVEL) -> bool:
 def topology_report(topo, hw: HardwareSpec | None = None) -> InputReport:
     out = InputReport(topo.source, topo.kind)
     gpus, nics = topo.gpus, topo.nics
-    out.facts.append(("GPUs", str(len(gpus)) + (f" ({topo.gpu_name})" if topo.gpu_name else ""),
-                      gpus[0].line if gpus else ""))
+    out.facts.append(
+        ("GPUs", str(len(gpus)) + (f" ({topo.gpu_name})" if topo.gpu_name else ""), gpus[0].line if gpus else "")
+    )
     counts = sorted({g.nvlinks for g in gpus})
     if any(counts):
-        out.facts.append(("NVLinks per GPU", "/".join(map(str, counts)) + (" to NVSwitch" if topo.nvswitch else ""),
-                          next(g.line for g in gpus if g.nvlinks)))
+        out.facts.append(
+            (
+                "NVLinks per GPU",
+                "/".join(map(str, counts)) + (" to NVSwitch" if topo.nvswitch else ""),
+                next(g.line for g in gpus if g.nvlinks),
+            )
+        )
     if nics:
         rates = sorted({n.speed_Gbps for n in nics if n.speed_Gbps})
-        out.facts.append(("NICs", f"{len(nics)}" + (f" at {'/'.join(f'{r:g}' for r in rates)} Gb/s" if rates else ""),
-                          nics[0].line))
+        out.facts.append(
+            ("NICs", f"{len(nics)}" + (f" at {'/'.join(f'{r:g}' for r in rates)} Gb/s" if rates else ""), nics[0].line)
+        )
     for g in gpus:
         near = _nearest_nic(topo, g)
         if near is None:
@@ -49,44 +56,69 @@ def topology_report(topo, hw: HardwareSpec | None = None) -> InputReport:
         nic, path = near
         out.facts.append((f"GPU {g.index} nearest NIC", f"{nic} ({path})", g.line))
         if _beyond(path):
-            out.check_first.append((f"GPU {g.index}'s nearest NIC ({nic}) is {path} away: beyond NCCL's default "
-                                    f"GPUDirect RDMA level ({_GDR_LEVEL}), its network traffic is staged through host "
-                                    "memory; check the NIC's slot or NCCL_NET_GDR_LEVEL", g.line))
+            out.check_first.append(
+                (
+                    f"GPU {g.index}'s nearest NIC ({nic}) is {path} away: beyond NCCL's default "
+                    f"GPUDirect RDMA level ({_GDR_LEVEL}), its network traffic is staged through host "
+                    "memory; check the NIC's slot or NCCL_NET_GDR_LEVEL",
+                    g.line,
+                )
+            )
     most = max(counts) if counts else 0
     for g in gpus:
         if most and g.nvlinks < most:
-            out.check_first.append((f"GPU {g.index} has {g.nvlinks} NVLinks where others have {most}: check "
-                                    "`nvidia-smi nvlink -s` for a link down", g.line))
+            out.check_first.append(
+                (
+                    f"GPU {g.index} has {g.nvlinks} NVLinks where others have {most}: check "
+                    "`nvidia-smi nvlink -s` for a link down",
+                    g.line,
+                )
+            )
     _pcie_links(out, gpus)
     fastest = max((n.speed_Gbps for n in nics), default=0)
     for n in nics:
         if n.speed_Gbps and n.speed_Gbps < 0.9 * fastest:
-            out.check_first.append((f"NIC {n.name} runs at {n.speed_Gbps:g} Gb/s where others run at {fastest:g}: "
-                                    "check its port (ibstat: Rate) and cable", n.line))
+            out.check_first.append(
+                (
+                    f"NIC {n.name} runs at {n.speed_Gbps:g} Gb/s where others run at {fastest:g}: "
+                    "check its port (ibstat: Rate) and cable",
+                    n.line,
+                )
+            )
         if not n.gdr:
-            out.check_first.append((f"NIC {n.name}: NCCL found no GPUDirect RDMA support (gdr=0): check "
-                                    "nvidia-peermem or DMA-BUF", n.line))
+            out.check_first.append(
+                (f"NIC {n.name}: NCCL found no GPUDirect RDMA support (gdr=0): check nvidia-peermem or DMA-BUF", n.line)
+            )
     if not topo.nvswitch and len(gpus) > 1:
-        far = sorted({(min(a, b), max(a, b)) for (a, b), p in topo.paths.items()
-                      if isinstance(b, int) and _beyond(p)})
+        far = sorted({(min(a, b), max(a, b)) for (a, b), p in topo.paths.items() if isinstance(b, int) and _beyond(p)})
         if far:
             a, b = far[0]
-            out.check_first.append((f"{len(far)} GPU pair(s) without NVLink and beyond PXB (e.g. GPU {a} and GPU {b}: "
-                                    f"{topo.paths[(a, b)]}): NCCL's default P2P level is PXB (src/graph/paths.cc; up to SYS only "
-                                    "for two GPUs on an AMD CPU), so they exchange data through host memory unless "
-                                    "NCCL_P2P_LEVEL says otherwise", gpus[a].line))
+            out.check_first.append(
+                (
+                    f"{len(far)} GPU pair(s) without NVLink and beyond PXB (e.g. GPU {a} and GPU {b}: "
+                    f"{topo.paths[(a, b)]}): NCCL's default P2P level is PXB (src/graph/paths.cc; up to SYS only "
+                    "for two GPUs on an AMD CPU), so they exchange data through host memory unless "
+                    "NCCL_P2P_LEVEL says otherwise",
+                    gpus[a].line,
+                )
+            )
     values = {}
     if nics and fastest:
-        values = {"nics_per_node": (len(nics), f"from the {topo.kind} ({len(nics)} NICs)"),
-                  "nic_Gbps": (fastest, f"from the {topo.kind} (net speed {fastest * 1000:g} Mb/s)")}
+        values = {
+            "nics_per_node": (len(nics), f"from the {topo.kind} ({len(nics)} NICs)"),
+            "nic_Gbps": (fastest, f"from the {topo.kind} (net speed {fastest * 1000:g} Mb/s)"),
+        }
     header = {"gpus": [topo.gpu_name]} if topo.gpu_name else {}
     resolve(Hints(header, 1, len(gpus) or None, "", topo.source), hw, out, **values)
     return out
 
 
 def _nearest_nic(topo, gpu):
-    found = [(PATHS.index(p), name, p) for (g, name), p in topo.paths.items()
-             if g == gpu.index and isinstance(name, str) and p in PATHS]
+    found = [
+        (PATHS.index(p), name, p)
+        for (g, name), p in topo.paths.items()
+        if g == gpu.index and isinstance(name, str) and p in PATHS
+    ]
     return (min(found)[1], min(found)[2]) if found else None
 
 
@@ -99,8 +131,13 @@ def _pcie_links(out: InputReport, gpus) -> None:
     for g in gpus:
         rate = rates.get(g.index)
         if rate and rate < best:
-            out.check_first.append((f"GPU {g.index}'s PCIe link runs at {rate:g} GT/s where others run at {best:g}: "
-                                    "a link trained down (reseat the card; lspci -vv: LnkSta)", g.line))
+            out.check_first.append(
+                (
+                    f"GPU {g.index}'s PCIe link runs at {rate:g} GT/s where others run at {best:g}: "
+                    "a link trained down (reseat the card; lspci -vv: LnkSta)",
+                    g.line,
+                )
+            )
 
 
 def graphs_report(graphs) -> InputReport:
@@ -109,15 +146,31 @@ def graphs_report(graphs) -> InputReport:
         if not g.channels:
             continue
         nets = f", NICs {', '.join(map(str, g.nets))}" if g.nets else ""
-        out.chose.append((f"{graph_name(g)} graph", f"{g.channels} channel(s), {g.speed_intra_GBps:g} GB/s within and "
-                          f"{g.speed_inter_GBps:g} GB/s between nodes per channel, paths {g.type_intra}/"
-                          f"{g.type_inter}{nets}", g.line))
+        out.chose.append(
+            (
+                f"{graph_name(g)} graph",
+                f"{g.channels} channel(s), {g.speed_intra_GBps:g} GB/s within and "
+                f"{g.speed_inter_GBps:g} GB/s between nodes per channel, paths {g.type_intra}/"
+                f"{g.type_inter}{nets}",
+                g.line,
+            )
+        )
         if _beyond(g.type_intra, "PXB") and g.type_intra != "NET":
-            out.check_first.append((f"NCCL's {graph_name(g)} graph runs between GPUs over {g.type_intra} (through the "
-                                    "CPU): no NVLink and no PCIe switch between them", g.line))
+            out.check_first.append(
+                (
+                    f"NCCL's {graph_name(g)} graph runs between GPUs over {g.type_intra} (through the "
+                    "CPU): no NVLink and no PCIe switch between them",
+                    g.line,
+                )
+            )
         if g.nets and _beyond(g.type_inter):
-            out.check_first.append((f"NCCL's {graph_name(g)} graph reaches its NICs over {g.type_inter}: beyond "
-                                    f"GPUDirect RDMA's default level ({_GDR_LEVEL})", g.line))
+            out.check_first.append(
+                (
+                    f"NCCL's {graph_name(g)} graph reaches its NICs over {g.type_inter}: beyond "
+                    f"GPUDirect RDMA's default level ({_GDR_LEVEL})",
+                    g.line,
+                )
+            )
     return out
 
 
@@ -136,8 +189,10 @@ def _rate(measurement, system, hw: HardwareSpec | None):
         return None, "give --gpu MODEL (or --gpu-link-rate) to judge against the link's rate"
     if system.nvlink_links and (system.nvswitch or system.links_per_peer):
         share = 1.0 if system.nvswitch else system.links_per_peer / system.nvlink_links
-        return system.nvlink_GBps * share, (f"{system.gpu}'s NVLink, {system.nvlink_GBps * share:g} GB/s per direction"
-                                            + ("" if system.nvswitch else f" ({system.links_per_peer} links per pair)"))
+        return system.nvlink_GBps * share, (
+            f"{system.gpu}'s NVLink, {system.nvlink_GBps * share:g} GB/s per direction"
+            + ("" if system.nvswitch else f" ({system.links_per_peer} links per pair)")
+        )
     return system.pcie_GBps, f"{system.gpu}'s PCIe Gen{system.pcie_gen} x16, {system.pcie_GBps:g} GB/s per direction"
 
 
@@ -150,10 +205,14 @@ def link_test_report(test, hw: HardwareSpec | None = None) -> InputReport:
         header = {"gpus": [test.devices[0]]} if test.devices else {}
         resolve(Hints(header, 1, gpus, "", test.source), hw, out)
     system = out.assumed.system if out.assumed else None
-    for (a, b) in test.no_peer[:1]:
-        out.check_first.append((f"{len(test.no_peer)} GPU pair(s) cannot access each other peer-to-peer (e.g. GPU "
-                                f"{a} and GPU {b}): their traffic goes through host memory", f"Device={a} CANNOT "
-                                f"Access Peer Device={b}"))
+    for a, b in test.no_peer[:1]:
+        out.check_first.append(
+            (
+                f"{len(test.no_peer)} GPU pair(s) cannot access each other peer-to-peer (e.g. GPU "
+                f"{a} and GPU {b}): their traffic goes through host memory",
+                f"Device={a} CANNOT Access Peer Device={b}",
+            )
+        )
     by_test: dict[str, list] = {}
     for m in test.measurements:
         by_test.setdefault(m.test, []).append(m)
@@ -169,24 +228,42 @@ def link_test_report(test, hw: HardwareSpec | None = None) -> InputReport:
 
 
 def _verdict(m, peers, system, hw, count: int) -> LinkVerdict:
-    if m.p2p is False:     # copies staged through host memory: not the link's rate
-        return LinkVerdict(m.link, m.test, m.bandwidth_GBps, None, "through host memory (P2P disabled)", peers,
-                           LinkKind.NOT_JUDGED, "P2P disabled: a copy through host memory, compared with P2P below", m.line)
+    if m.p2p is False:  # copies staged through host memory: not the link's rate
+        return LinkVerdict(
+            m.link,
+            m.test,
+            m.bandwidth_GBps,
+            None,
+            "through host memory (P2P disabled)",
+            peers,
+            LinkKind.NOT_JUDGED,
+            "P2P disabled: a copy through host memory, compared with P2P below",
+            m.line,
+        )
     rate, rate_from = _rate(m, system, hw)
     rate = rate * m.directions if rate else None
     reasons = []
     if rate and m.bandwidth_GBps < RATE_FRACTION * rate:
-        reasons.append(f"{m.bandwidth_GBps:g} GB/s is {m.bandwidth_GBps / rate:.0%} of the link's {rate:g} GB/s "
-                       f"({rate_from})")
+        reasons.append(
+            f"{m.bandwidth_GBps:g} GB/s is {m.bandwidth_GBps / rate:.0%} of the link's {rate:g} GB/s ({rate_from})"
+        )
     if peers and count > 2 and m.bandwidth_GBps < PEER_FRACTION * peers:
-        reasons.append(f"{m.bandwidth_GBps:g} GB/s against a median of {peers:g} GB/s over the {count} links of the "
-                       "test")
+        reasons.append(
+            f"{m.bandwidth_GBps:g} GB/s against a median of {peers:g} GB/s over the {count} links of the test"
+        )
     if reasons:
-        return LinkVerdict(m.link, m.test, m.bandwidth_GBps, rate, rate_from, peers, LinkKind.SLOW, "; ".join(reasons), m.line)
+        return LinkVerdict(
+            m.link, m.test, m.bandwidth_GBps, rate, rate_from, peers, LinkKind.SLOW, "; ".join(reasons), m.line
+        )
     if rate is None and not (peers and count > 2):
-        return LinkVerdict(m.link, m.test, m.bandwidth_GBps, None, rate_from, peers, LinkKind.NOT_JUDGED, rate_from, m.line)
-    why = f"{m.bandwidth_GBps / rate:.0%} of {rate:g} GB/s ({rate_from})" if rate else \
-        f"within {1 - PEER_FRACTION:.0%} of the median of its {count} peers ({peers:g} GB/s); {rate_from}"
+        return LinkVerdict(
+            m.link, m.test, m.bandwidth_GBps, None, rate_from, peers, LinkKind.NOT_JUDGED, rate_from, m.line
+        )
+    why = (
+        f"{m.bandwidth_GBps / rate:.0%} of {rate:g} GB/s ({rate_from})"
+        if rate
+        else f"within {1 - PEER_FRACTION:.0%} of the median of its {count} peers ({peers:g} GB/s); {rate_from}"
+    )
     return LinkVerdict(m.link, m.test, m.bandwidth_GBps, rate, rate_from, peers, LinkKind.AS_EXPECTED, why, m.line)
 
 
@@ -198,7 +275,12 @@ def _p2p_against_host(out: InputReport, by_test) -> None:
         return
     p2p, host = statistics.median(m.bandwidth_GBps for m in on), statistics.median(m.bandwidth_GBps for m in off)
     if p2p < host:
-        out.check_first.append((f"peer-to-peer copies ({p2p:g} GB/s, median) are slower than the same copies through "
-                                f"host memory ({host:g} GB/s): P2P over this PCIe path is throttled (ACS or the IOMMU "
-                                "redirecting peer traffic, a switch without P2P support); NCCL uses P2P here, so try "
-                                "NCCL_P2P_DISABLE=1 and check the BIOS's ACS/IOMMU settings", on[0].line))
+        out.check_first.append(
+            (
+                f"peer-to-peer copies ({p2p:g} GB/s, median) are slower than the same copies through "
+                f"host memory ({host:g} GB/s): P2P over this PCIe path is throttled (ACS or the IOMMU "
+                "redirecting peer traffic, a switch without P2P support); NCCL uses P2P here, so try "
+                "NCCL_P2P_DISABLE=1 and check the BIOS's ACS/IOMMU settings",
+                on[0].line,
+            )
+        )

@@ -27,21 +27,30 @@ class Judgement:
     collective: str
     ranks: int
     assumed: Assumed
-    row: SizeVerdict              # the row's own verdict, as a log's size would get it
-    verdict: V.Verdict            # the one-number judgement: the row's verdict under a log's overall rule
+    row: SizeVerdict  # the row's own verdict, as a log's size would get it
+    verdict: V.Verdict  # the one-number judgement: the row's verdict under a log's overall rule
     algbw_GBps: float
     expected_from: str
     bound_from: str
     peers: Peers | None = None
-    model_label: str = "NCCL's model alone"     # what the row's model_s is
-    choice_from: str = ""                       # whose choice the row's algorithm/protocol is
+    model_label: str = "NCCL's model alone"  # what the row's model_s is
+    choice_from: str = ""  # whose choice the row's algorithm/protocol is
 
     def to_json(self) -> dict:
-        return {"collective": self.collective, "ranks": self.ranks, "system": self.assumed.to_json(),
-                "expected_from": self.expected_from, "bound_from": self.bound_from, "algbw_GBps": self.algbw_GBps,
-                **self.row.to_json(), "verdict": self.verdict.text, "verdict_label": self.verdict.label,
-                "model_label": self.model_label,
-                "choice_from": self.choice_from, "peers": self.peers.to_json() if self.peers else None}
+        return {
+            "collective": self.collective,
+            "ranks": self.ranks,
+            "system": self.assumed.to_json(),
+            "expected_from": self.expected_from,
+            "bound_from": self.bound_from,
+            "algbw_GBps": self.algbw_GBps,
+            **self.row.to_json(),
+            "verdict": self.verdict.text,
+            "verdict_label": self.verdict.label,
+            "model_label": self.model_label,
+            "choice_from": self.choice_from,
+            "peers": self.peers.to_json() if self.peers else None,
+        }
 
 
 def diagnose_measurement(spec) -> Judgement:
@@ -57,15 +66,28 @@ def diagnose_measurement(spec) -> Judgement:
     ex = expectation(name, [spec.size_bytes], assumed, spec.peak_Bps, factor)
     algbw = spec.size_bytes / spec.time_s / 1e9
     nodes = assumed.system.nodes if assumed.system else 1
-    row = judge_row(row=Measured(spec.size_bytes, spec.time_s, algbw * factor), expectation=ex,
-                    context=Context(name, "nccl", nodes, assumed.system.gpus_per_node if assumed.system else 2,
-                                    one_number=True))
+    row = judge_row(
+        row=Measured(spec.size_bytes, spec.time_s, algbw * factor),
+        expectation=ex,
+        context=Context(name, "nccl", nodes, assumed.system.gpus_per_node if assumed.system else 2, one_number=True),
+    )
     judged = as_a_log_would(row, name, nodes)
     if judged.kind.expected:
-        row.causes = []         # within the margin: no causes of a slower run (a run the band cannot judge keeps them)
+        row.causes = []  # within the margin: no causes of a slower run (a run the band cannot judge keeps them)
     like = peers(name, assumed.system, spec.size_bytes, algbw * factor)
-    return Judgement(name, ranks, assumed, row, judged, algbw, ex.expected_from, ex.bound_from, like, ex.model_label,
-                     _choice_from(name, assumed))
+    return Judgement(
+        name,
+        ranks,
+        assumed,
+        row,
+        judged,
+        algbw,
+        ex.expected_from,
+        ex.bound_from,
+        like,
+        ex.model_label,
+        _choice_from(name, assumed),
+    )
 
 
 def _choice_from(collective: str, assumed: Assumed) -> str:
@@ -84,25 +106,33 @@ def as_a_log_would(row: SizeVerdict, collective: str, nodes: int) -> V.Verdict:
     if said.kind is V.Kind.ABOVE_BOUND:
         return above_bound(row, collective)
     if not (row.expected_low_s and row.expected_high_s):
-        return said             # no band: NCCL's time within SLOWER_FACTOR, as for a log's sizes without one
+        return said  # no band: NCCL's time within SLOWER_FACTOR, as for a log's sizes without one
     time = units.format_time(row.time_s)
     if said.kind.slower:
         call = slow_call([row])
         edge = units.format_time(row.expected_high_s)
         if call.label is V.Kind.NOT_JUDGED:
-            return V.Verdict(V.Kind.NOT_JUDGED, f"not judged: slower than the band ({time} vs {edge}, its slow edge), "
-                                                f"but {call.caveat}{call.short_of}; "
-                                                f"{unjudged_advice(call, collective, nodes, row, log=False)}")
+            return V.Verdict(
+                V.Kind.NOT_JUDGED,
+                f"not judged: slower than the band ({time} vs {edge}, its slow edge), "
+                f"but {call.caveat}{call.short_of}; "
+                f"{unjudged_advice(call, collective, nodes, row, log=False)}",
+            )
         if call.label is V.Kind.SLOW_END:
-            return V.Verdict(V.Kind.SLOW_END, f"as expected, at the slow end of healthy runs: {call.beyond - 1:.0%} "
-                                              f"beyond the slow edge ({time} vs {edge}; {call.threshold})")
+            return V.Verdict(
+                V.Kind.SLOW_END,
+                f"as expected, at the slow end of healthy runs: {call.beyond - 1:.0%} "
+                f"beyond the slow edge ({time} vs {edge}; {call.threshold})",
+            )
         return said.then(call.note)
     if said.kind.faster and not faster_than_typical([row]):
         margin = V.band_margin(row.band_logs)
-        return V.Verdict(V.Kind.AS_EXPECTED,
-                         f"as expected, at the fast end of healthy runs: {row.expected_low_s / row.time_s - 1:.0%} "
-                         f"under the fast edge ({time} vs {units.format_time(row.expected_low_s)}; a band on "
-                         f"{row.band_logs} runs calls a run faster than typical from {margin - 1:.0%})")
+        return V.Verdict(
+            V.Kind.AS_EXPECTED,
+            f"as expected, at the fast end of healthy runs: {row.expected_low_s / row.time_s - 1:.0%} "
+            f"under the fast edge ({time} vs {units.format_time(row.expected_low_s)}; a band on "
+            f"{row.band_logs} runs calls a run faster than typical from {margin - 1:.0%})",
+        )
     return said
 
 
@@ -111,10 +141,15 @@ def above_bound(row: SizeVerdict, collective: str) -> V.Verdict:
     hardware's (a log's above-bound finding names the hardware values; one number prints no findings)."""
     time = units.format_time(row.time_s)
     total = units.format_time(row.bound_s + row.bound_latency_s)
-    bound = (f"{units.format_time(row.bound_s)} for the data ({row.binding}) plus the links' "
-             f"{units.format_time(row.bound_latency_s)} latency: {total}" if row.bound_latency_s
-             else f"{total} ({row.binding})")
-    return V.Verdict(V.Kind.ABOVE_BOUND,
-                     f"above the bound: {time} is faster than the assumed hardware allows (its bound: {bound}); "
-                     f"{V.what_to_check(collective)}; if they are right, the hardware is not what was assumed: give "
-                     "the right --cluster, --nodes, --nics-per-node, --nic-rate, --nvls or --gpu-link-rate (or --peak)")
+    bound = (
+        f"{units.format_time(row.bound_s)} for the data ({row.binding}) plus the links' "
+        f"{units.format_time(row.bound_latency_s)} latency: {total}"
+        if row.bound_latency_s
+        else f"{total} ({row.binding})"
+    )
+    return V.Verdict(
+        V.Kind.ABOVE_BOUND,
+        f"above the bound: {time} is faster than the assumed hardware allows (its bound: {bound}); "
+        f"{V.what_to_check(collective)}; if they are right, the hardware is not what was assumed: give "
+        "the right --cluster, --nodes, --nics-per-node, --nic-rate, --nvls or --gpu-link-rate (or --peak)",
+    )

@@ -16,8 +16,10 @@ from collperf import units
 from collperf.diagnose import verdict as V
 from collperf.model.bounds import two_level_bound
 
-NO_EXPECTED = ("none: an MPI library's algorithms are not NCCL's, so its rows are judged against the bound "
-               "(--peak, --cluster, or the CPU cluster's links: --nodes --nic-rate --gpu-link-rate)")
+NO_EXPECTED = (
+    "none: an MPI library's algorithms are not NCCL's, so its rows are judged against the bound "
+    "(--peak, --cluster, or the CPU cluster's links: --nodes --nic-rate --gpu-link-rate)"
+)
 
 
 def cpu_cluster_bound(collective: str, sizes, ranks: int | None, hw):
@@ -31,11 +33,17 @@ def cpu_cluster_bound(collective: str, sizes, ranks: int | None, hw):
     intra_Bps = hw.intra_GBps * 1e9 if hw.intra_GBps else np.inf
     b = two_level_bound(collective, sizes, nodes, per_node, intra_Bps, nic_Bps if nic_Bps > 0 else np.inf)
     peak = b.peak_busbw_Bps
-    links = [f"{hw.nics_per_node or 1}x {hw.nic_Gbps:g} Gb/s per node" if nodes > 1 else "",
-             f"{hw.intra_GBps:g} GB/s per rank inside a node" if hw.intra_GBps else ""]
-    return (b.time_s, b.binding, peak / 1e9 if np.isfinite(peak) else None,
-            f"two-level bound on the CPU cluster given: {nodes} node(s) x {per_node} ranks, "
-            + ", ".join(x for x in links if x))
+    links = [
+        f"{hw.nics_per_node or 1}x {hw.nic_Gbps:g} Gb/s per node" if nodes > 1 else "",
+        f"{hw.intra_GBps:g} GB/s per rank inside a node" if hw.intra_GBps else "",
+    ]
+    return (
+        b.time_s,
+        b.binding,
+        peak / 1e9 if np.isfinite(peak) else None,
+        f"two-level bound on the CPU cluster given: {nodes} node(s) x {per_node} ranks, "
+        + ", ".join(x for x in links if x),
+    )
 
 
 def for_mpi(ex, collective: str, sizes, ranks: int | None, hw, peak_Bps):
@@ -56,24 +64,29 @@ def verdict(time_s: float, bound_s: float | None, regime: str, wrong: bool) -> t
     """One MPI row against the bound: (verdict, efficiency bound / measured)."""
     settled, efficiency = V.before_expected(time_s, bound_s, wrong)
     if settled is not None:
-        return settled, efficiency              # wrong results, or above the bound
+        return settled, efficiency  # wrong results, or above the bound
     if bound_s is None or bound_s <= 0:
-        return V.Verdict(V.Kind.NOT_JUDGED, "not judged: an MPI log has no expected time; give a bound (--peak, "
-                                            "--cluster, or --nodes --nic-rate --gpu-link-rate)"), efficiency
+        return V.Verdict(
+            V.Kind.NOT_JUDGED,
+            "not judged: an MPI log has no expected time; give a bound (--peak, "
+            "--cluster, or --nodes --nic-rate --gpu-link-rate)",
+        ), efficiency
     if regime == "latency":
         return V.Verdict(V.Kind.NOT_JUDGED, "not judged: latency-bound, and the bound has no latency term"), efficiency
     if time_s <= V.SLOWER_FACTOR * bound_s:
         return V.Verdict(V.Kind.AS_EXPECTED, f"as expected: {efficiency:.0%} of the bound"), efficiency
     ratio = time_s / bound_s
-    return V.Verdict(V.Kind.SLOWER_THAN_BOUND, f"slower than the bound allows by {ratio:.3g}x "
-                                               f"({units.format_time(time_s)} vs {units.format_time(bound_s)})"), \
-        efficiency
+    return V.Verdict(
+        V.Kind.SLOWER_THAN_BOUND,
+        f"slower than the bound allows by {ratio:.3g}x ({units.format_time(time_s)} vs {units.format_time(bound_s)})",
+    ), efficiency
 
 
 def overall(verdicts, found) -> V.Verdict:
     """The table's verdict, judged against the bound (the bandwidth-bound rows decide)."""
-    settled = V.settled_overall(verdicts, found, "some sizes beat the bound given, so the bound (or the rank "
-                                "count) is wrong")
+    settled = V.settled_overall(
+        verdicts, found, "some sizes beat the bound given, so the bound (or the rank count) is wrong"
+    )
     if settled is not None:
         return settled
     judged = [v for v in verdicts if v.verdict.kind.judged]
@@ -81,10 +94,14 @@ def overall(verdicts, found) -> V.Verdict:
     top = judged[-1]
     if len(slow) > len(judged) / 2:
         worst = max(slow, key=lambda v: v.time_s / v.bound_s)
-        return V.Verdict(V.Kind.SLOWER_THAN_BOUND,
-                         f"slower than the bound allows: {len(slow)} of {len(judged)} bandwidth-bound sizes, up to "
-                         f"{worst.time_s / worst.bound_s:.2f}x the bound at {units.format_size(worst.size_bytes)}")
-    return V.Verdict(V.Kind.AS_EXPECTED,
-                     f"as expected: {len(judged) - len(slow)} of {len(judged)} bandwidth-bound sizes within "
-                     f"{V.SLOWER_FACTOR:g}x of the bound, {top.efficiency:.0%} of it at "
-                     f"{units.format_size(top.size_bytes)}")
+        return V.Verdict(
+            V.Kind.SLOWER_THAN_BOUND,
+            f"slower than the bound allows: {len(slow)} of {len(judged)} bandwidth-bound sizes, up to "
+            f"{worst.time_s / worst.bound_s:.2f}x the bound at {units.format_size(worst.size_bytes)}",
+        )
+    return V.Verdict(
+        V.Kind.AS_EXPECTED,
+        f"as expected: {len(judged) - len(slow)} of {len(judged)} bandwidth-bound sizes within "
+        f"{V.SLOWER_FACTOR:g}x of the bound, {top.efficiency:.0%} of it at "
+        f"{units.format_size(top.size_bytes)}",
+    )

@@ -23,7 +23,7 @@ class Kind(Enum):
     SLOW_END = "as expected, at the slow end of healthy runs"
     AS_EXPECTED = "as expected"
     SLOWER = "slower than expected"
-    SLOWER_THAN_BOUND = "slower than the bound allows"      # an MPI row: no expected time, only the bound
+    SLOWER_THAN_BOUND = "slower than the bound allows"  # an MPI row: no expected time, only the bound
     IMPLAUSIBLE = "faster than any public run"
     FASTER_THAN_TYPICAL = "faster than typical"
     FASTER = "faster than expected"
@@ -92,6 +92,7 @@ class Verdict:
     def __str__(self) -> str:
         return self.text
 
+
 # Measured within this factor of NCCL's expected time is "as expected". The hardware-alone model has a
 # spread of its own (NCCL 2.30 src/graph/tuning.cc: NCCL's tuning model is a selection heuristic, not a
 # timing model; on the shared healthy samples it is within 15 % median but up to ~1.5x at the protocol
@@ -122,11 +123,15 @@ BAND_TOLERANCE = 0.005
 
 def band_margin(logs: int) -> float:
     return BAND_MARGIN * (1.0 + 1.0 / max(logs, 1))
+
+
 # The words for a measurement no healthy run reaches: faster than the band's fast edge by more than the band's own
 # spread and the model's (SLOWER_FACTOR), or, without a band, than NCCL's model by that twice over. A data-sheet
 # bound (NVLS's in-switch reduction) can leave room no NCCL reaches, so "above the bound" alone misses these.
-IMPLAUSIBLE = ("faster than any public run: check the time's unit (us or ms), one call or a loop of them, the size "
-               "convention (nccl-tests' size column: the whole buffer) and the rank count")
+IMPLAUSIBLE = (
+    "faster than any public run: check the time's unit (us or ms), one call or a loop of them, the size "
+    "convention (nccl-tests' size column: the whole buffer) and the rank count"
+)
 
 
 # A measurement this much under the bound (its bandwidth term plus the links' latency: no call is faster than
@@ -145,15 +150,19 @@ def runtime_of(table) -> str:
     return "nccl"
 
 
-ISOLATED = ("an isolated size (its neighbours are as expected): noise, warm-up (the first size of a sweep) or a "
-            "protocol/algorithm switch at this size; rerun with more iterations (-n) before changing anything")
+ISOLATED = (
+    "an isolated size (its neighbours are as expected): noise, warm-up (the first size of a sweep) or a "
+    "protocol/algorithm switch at this size; rerun with more iterations (-n) before changing anything"
+)
 
 
 def what_to_check(collective: str) -> str:
     """What a number typed by hand most often gets wrong, for this collective's size convention."""
-    return (f"check the time's unit, that the time is one call's (not a loop of calls or a whole step), that --size "
-            f"is nccl-tests' size for {get_collective(collective).name} ({get_collective(collective).size_means}), "
-            "and the rank count")
+    return (
+        f"check the time's unit, that the time is one call's (not a loop of calls or a whole step), that --size "
+        f"is nccl-tests' size for {get_collective(collective).name} ({get_collective(collective).size_means}), "
+        "and the rank count"
+    )
 
 
 def far_off(collective: str) -> str:
@@ -161,43 +170,65 @@ def far_off(collective: str) -> str:
     return f"a gap this large is rarely the hardware: {what_to_check(collective)}"
 
 
-def causes(collective: str, runtime: str, regime: str, nodes: int, choice: str = "", runner_up: str = "",
-           gpus_per_node: int = 2) -> list[str]:
+def causes(
+    collective: str,
+    runtime: str,
+    regime: str,
+    nodes: int,
+    choice: str = "",
+    runner_up: str = "",
+    gpus_per_node: int = 2,
+) -> list[str]:
     """Likely causes of a slower-than-expected row, for the tool, the collective and the regime. Worded the same
     for every size they apply to (the choice per size is in the table), so a log's rows share them."""
     if runtime == "mpi":
-        out = ["the MPI library's algorithm choice for this size (Open MPI: --mca coll_tuned_use_dynamic_rules 1 "
-               f"with coll_tuned_{collective}_algorithm; Intel MPI: I_MPI_ADJUST_{collective.upper()})",
-               "the transport (UCX_TLS, or TCP instead of RDMA), process binding (--bind-to core) and, for GPU "
-               "buffers, a CUDA-aware MPI build"]
+        out = [
+            "the MPI library's algorithm choice for this size (Open MPI: --mca coll_tuned_use_dynamic_rules 1 "
+            f"with coll_tuned_{collective}_algorithm; Intel MPI: I_MPI_ADJUST_{collective.upper()})",
+            "the transport (UCX_TLS, or TCP instead of RDMA), process binding (--bind-to core) and, for GPU "
+            "buffers, a CUDA-aware MPI build",
+        ]
         if regime == "latency":
             out.insert(0, "per-call software overhead: the eager/rendezvous threshold and progress thread settings")
         return out
     if runtime == "collperf":
-        return ["the torch.distributed backend's own algorithm (gloo is ring/halving-doubling, not NCCL)",
-                "CPU contention between ranks on one host, or the network namespace's rate limit"]
+        return [
+            "the torch.distributed backend's own algorithm (gloo is ring/halving-doubling, not NCCL)",
+            "CPU contention between ranks on one host, or the network namespace's rate limit",
+        ]
     if collective in ("alltoall", "sendrecv"):
-        out = [f"{collective} is point-to-point in NCCL (no NCCL_ALGO/NCCL_PROTO choice): per-peer link rates set it",
-               "off-node traffic: NICs per node and their rate, rail alignment (GPU i to NIC i), congestion or "
-               "adaptive routing in the fabric" if nodes > 1 else "the GPU-to-GPU path: P2P over NVLink/PCIe "
-               "(nvidia-smi topo -m; NCCL_P2P_LEVEL, NCCL_P2P_DISABLE)",
-               "too few channels per peer (NCCL_NCHANNELS_PER_NET_PEER, NCCL_P2P_NET_CHUNKSIZE)"]
+        out = [
+            f"{collective} is point-to-point in NCCL (no NCCL_ALGO/NCCL_PROTO choice): per-peer link rates set it",
+            "off-node traffic: NICs per node and their rate, rail alignment (GPU i to NIC i), congestion or "
+            "adaptive routing in the fabric"
+            if nodes > 1
+            else "the GPU-to-GPU path: P2P over NVLink/PCIe (nvidia-smi topo -m; NCCL_P2P_LEVEL, NCCL_P2P_DISABLE)",
+            "too few channels per peer (NCCL_NCHANNELS_PER_NET_PEER, NCCL_P2P_NET_CHUNKSIZE)",
+        ]
         return out
     if regime == "latency":
-        return ["per-call host overhead outside NCCL's model: kernel launch, a busy CPU or unpinned processes, no "
-                "CUDA graphs (nccl-tests -G); nccl-tests -g N > 1 launches every GPU from one thread",
-                "a protocol forced by the environment (NCCL_PROTO) other than the one NCCL would pick (NCCL's "
-                "choice, shown with the expected time)"]
+        return [
+            "per-call host overhead outside NCCL's model: kernel launch, a busy CPU or unpinned processes, no "
+            "CUDA graphs (nccl-tests -G); nccl-tests -g N > 1 launches every GPU from one thread",
+            "a protocol forced by the environment (NCCL_PROTO) other than the one NCCL would pick (NCCL's "
+            "choice, shown with the expected time)",
+        ]
     out = []
     if nodes > 1:
-        out.append("the network: fewer NICs or a lower rate than assumed (NCCL_IB_HCA, link speed in ibstat), "
-                   "GPUDirect RDMA off (NCCL_NET_GDR_LEVEL, nvidia-peermem), congestion or no adaptive routing")
+        out.append(
+            "the network: fewer NICs or a lower rate than assumed (NCCL_IB_HCA, link speed in ibstat), "
+            "GPUDirect RDMA off (NCCL_NET_GDR_LEVEL, nvidia-peermem), congestion or no adaptive routing"
+        )
     if gpus_per_node > 1:
-        out.append("the intra-node path: P2P or NVLink not used (nvidia-smi topo -m, NCCL_P2P_DISABLE, "
-                   "NCCL_NVLS_ENABLE), a GPU at a lower PCIe/NVLink rate")
+        out.append(
+            "the intra-node path: P2P or NVLink not used (nvidia-smi topo -m, NCCL_P2P_DISABLE, "
+            "NCCL_NVLS_ENABLE), a GPU at a lower PCIe/NVLink rate"
+        )
     if runner_up and runner_up != choice:
-        out.append("NCCL ran another algorithm/protocol than the one it would pick (NCCL's choice, shown with the "
-                   "expected time): NCCL_ALGO/NCCL_PROTO set in the environment or by a tuner plugin")
+        out.append(
+            "NCCL ran another algorithm/protocol than the one it would pick (NCCL's choice, shown with the "
+            "expected time): NCCL_ALGO/NCCL_PROTO set in the environment or by a tuner plugin"
+        )
     return out
 
 
@@ -207,33 +238,45 @@ def implausibly_fast(time_s: float, low_s: float | None, high_s: float | None, m
     that spread twice over (its model can be a stand-in's, as for AMD's links)."""
     if low_s and high_s and low_s > 0:
         return time_s < low_s / max(high_s / low_s, SLOWER_FACTOR) * (1 - BAND_TOLERANCE)
-    return bool(model_s and model_s > 0 and time_s < model_s / SLOWER_FACTOR ** 2)
+    return bool(model_s and model_s > 0 and time_s < model_s / SLOWER_FACTOR**2)
 
 
-def before_expected(time_s: float, bound_s: float | None, wrong: bool,
-                    bound_latency_s: float = 0.0) -> tuple[Verdict | None, float | None]:
+def before_expected(
+    time_s: float, bound_s: float | None, wrong: bool, bound_latency_s: float = 0.0
+) -> tuple[Verdict | None, float | None]:
     """(the verdict no expectation changes: wrong results, a time of zero, above the bound; else None, and the
     efficiency (bound + its latency) / measured capped at 1: the bound the above-bound call and predict's "x bound"
     use). Above the bound: faster than the bound's bandwidth term plus `bound_latency_s` allow."""
     if wrong:
         return Verdict(Kind.NOT_JUDGED, "not judged: wrong results (#wrong > 0), the time is meaningless"), None
-    if not time_s > 0 or time_s == float("inf"):    # a call of zero duration (a trace's) beats any bound
-        return Verdict(Kind.NOT_JUDGED, "not judged: a measured time of zero (or not finite) says nothing of the "
-                                        "call's speed"), None
+    if not time_s > 0 or time_s == float("inf"):  # a call of zero duration (a trace's) beats any bound
+        return Verdict(
+            Kind.NOT_JUDGED, "not judged: a measured time of zero (or not finite) says nothing of the call's speed"
+        ), None
     efficiency = None
-    floor_s = None if bound_s is None else bound_s + bound_latency_s     # no call is faster than one message
+    floor_s = None if bound_s is None else bound_s + bound_latency_s  # no call is faster than one message
     if bound_s is not None and bound_s > 0:
         efficiency = min(1.0, floor_s / time_s)
     if floor_s is not None and time_s < ABOVE_BOUND_SLACK * floor_s:
-        return Verdict(Kind.ABOVE_BOUND, "above the bound: faster than the assumed hardware allows, so the assumed "
-                                         "system is wrong (see the above-bound finding)"), efficiency
+        return Verdict(
+            Kind.ABOVE_BOUND,
+            "above the bound: faster than the assumed hardware allows, so the assumed "
+            "system is wrong (see the above-bound finding)",
+        ), efficiency
     return None, efficiency
 
 
-def verdict(time_s: float, expected_s: float | None, bound_s: float | None, wrong: bool,
-            low_s: float | None = None, high_s: float | None = None,
-            bound_latency_s: float = 0.0, model_s: float | None = None,
-            bandwidth_bound: bool = True) -> tuple[Verdict, float | None]:
+def verdict(
+    time_s: float,
+    expected_s: float | None,
+    bound_s: float | None,
+    wrong: bool,
+    low_s: float | None = None,
+    high_s: float | None = None,
+    bound_latency_s: float = 0.0,
+    model_s: float | None = None,
+    bandwidth_bound: bool = True,
+) -> tuple[Verdict, float | None]:
     """(verdict without causes, efficiency: before_expected's). With a band (low_s..high_s: the 10th-90th
     percentile of healthy public runs' time) slower means above its slow edge, faster below its fast edge; without
     one, beyond SLOWER_FACTOR of NCCL's expected time."""
@@ -241,29 +284,40 @@ def verdict(time_s: float, expected_s: float | None, bound_s: float | None, wron
     if settled is not None:
         return settled, efficiency
     if expected_s is None:
-        return Verdict(Kind.NOT_JUDGED, "not judged: no system assumed (pass --cluster or --gpu; for a CPU run "
-                                        "--peak or --profile)"), efficiency
+        return Verdict(
+            Kind.NOT_JUDGED,
+            "not judged: no system assumed (pass --cluster or --gpu; for a CPU run --peak or --profile)",
+        ), efficiency
     if low_s is not None and high_s is not None:
         # only where the size shows the hardware: a latency-bound call's time is the host's, and its spread too
         if bandwidth_bound and implausibly_fast(time_s, low_s, high_s, model_s):
-            return Verdict(Kind.IMPLAUSIBLE, f"{IMPLAUSIBLE} ({units.format_time(time_s)} vs "
-                                             f"{units.format_time(low_s)}, the fast edge of healthy public runs' "
-                                             f"{units.format_time(low_s)}-{units.format_time(high_s)})"), efficiency
+            return Verdict(
+                Kind.IMPLAUSIBLE,
+                f"{IMPLAUSIBLE} ({units.format_time(time_s)} vs "
+                f"{units.format_time(low_s)}, the fast edge of healthy public runs' "
+                f"{units.format_time(low_s)}-{units.format_time(high_s)})",
+            ), efficiency
         return band_verdict(time_s, low_s, high_s), efficiency
     ratio = time_s / expected_s
     if bandwidth_bound and implausibly_fast(time_s, None, None, expected_s):
-        return Verdict(Kind.IMPLAUSIBLE, f"{IMPLAUSIBLE} ({units.format_time(time_s)} vs NCCL's expected "
-                                         f"{units.format_time(expected_s)}, over {SLOWER_FACTOR ** 2:g}x faster)"), \
-            efficiency
+        return Verdict(
+            Kind.IMPLAUSIBLE,
+            f"{IMPLAUSIBLE} ({units.format_time(time_s)} vs NCCL's expected "
+            f"{units.format_time(expected_s)}, over {SLOWER_FACTOR**2:g}x faster)",
+        ), efficiency
     if ratio < 1 / SLOWER_FACTOR:
-        return Verdict(Kind.FASTER, f"faster than expected ({units.format_time(time_s)} vs "
-                                    f"{units.format_time(expected_s)}): good; NCCL's model of the assumed system "
-                                    "undervalues this run"), efficiency
+        return Verdict(
+            Kind.FASTER,
+            f"faster than expected ({units.format_time(time_s)} vs "
+            f"{units.format_time(expected_s)}): good; NCCL's model of the assumed system "
+            "undervalues this run",
+        ), efficiency
     if time_s <= SLOWER_FACTOR * expected_s + HOST_SLACK_S:
         return Verdict(Kind.AS_EXPECTED, "as expected"), efficiency
     by = f"{ratio - 1:.0%}" if ratio < 2 else f"{ratio:.3g}x"
-    return Verdict(Kind.SLOWER, f"slower than expected by {by} ({units.format_time(time_s)} vs "
-                                f"{units.format_time(expected_s)})"), efficiency
+    return Verdict(
+        Kind.SLOWER, f"slower than expected by {by} ({units.format_time(time_s)} vs {units.format_time(expected_s)})"
+    ), efficiency
 
 
 def band_verdict(time_s: float, low_s: float, high_s: float) -> Verdict:
@@ -271,12 +325,18 @@ def band_verdict(time_s: float, low_s: float, high_s: float) -> Verdict:
     if time_s > high_s * (1 + BAND_TOLERANCE):
         ratio = time_s / high_s
         by = f"{ratio - 1:.0%}" if ratio < 2 else f"{ratio:.3g}x"
-        return Verdict(Kind.SLOWER, f"slower than expected by {by} ({units.format_time(time_s)} vs "
-                                    f"{units.format_time(high_s)}, the slow edge of healthy public runs' {band})")
+        return Verdict(
+            Kind.SLOWER,
+            f"slower than expected by {by} ({units.format_time(time_s)} vs "
+            f"{units.format_time(high_s)}, the slow edge of healthy public runs' {band})",
+        )
     if time_s < low_s * (1 - BAND_TOLERANCE):
-        return Verdict(Kind.FASTER_THAN_TYPICAL, f"faster than typical ({units.format_time(time_s)} vs "
-                                                 f"{units.format_time(low_s)}, the fast edge of healthy public runs' "
-                                                 f"{band}): good")
+        return Verdict(
+            Kind.FASTER_THAN_TYPICAL,
+            f"faster than typical ({units.format_time(time_s)} vs "
+            f"{units.format_time(low_s)}, the fast edge of healthy public runs' "
+            f"{band}): good",
+        )
     return Verdict(Kind.AS_EXPECTED, "as expected")
 
 
@@ -288,8 +348,7 @@ def settled_overall(verdicts, found, above: str) -> Verdict | None:
         return Verdict(Kind.ERROR, "error: " + ", ".join(sorted(kinds)) + " (see the findings)")
     judged = [v for v in verdicts if v.verdict.kind.judged]
     if not judged:
-        return Verdict(Kind.NOT_JUDGED, "not judged: " + (verdicts[0].verdict.reason if verdicts
-                                                          else "no usable rows"))
+        return Verdict(Kind.NOT_JUDGED, "not judged: " + (verdicts[0].verdict.reason if verdicts else "no usable rows"))
     if any(v.verdict.kind is Kind.ABOVE_BOUND for v in judged):
         return Verdict(Kind.ABOVE_BOUND, "above the bound: " + above)
     return None

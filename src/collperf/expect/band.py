@@ -38,7 +38,7 @@ MIB = 1 << 20
 # The size regimes are one octave apart: the band at size 2^k pools the rows within WINDOW octaves of it,
 # weighted by a Gaussian of SIGMA octaves, each log weighing the same (so a long sweep does not outvote a
 # short one). A protocol or algorithm switch moves the ratio over an octave or two, not more.
-GRID_LOG2 = tuple(range(3, 37))            # 8 B .. 64 GiB
+GRID_LOG2 = tuple(range(3, 37))  # 8 B .. 64 GiB
 WINDOW, SIGMA = 2.0, 1.0
 LOW_Q, MID_Q, HIGH_Q = 0.10, 0.50, 0.90
 # a class with fewer logs (or sources) than this borrows the fit (and, per size, the band) of its group, then of all
@@ -47,8 +47,10 @@ MIN_LOGS, MIN_SOURCES = 3, 2
 FIT_MIN_LOGS, FIT_MIN_SOURCES = 4, 2
 POOLED = "all"
 # the groups a class borrows from: the fabrics between nodes, and those inside one node
-GROUPS = {"network": ("ib", "roce", "efa", "tcpx", "tcpxo", "socket", "slingshot"),
-          "node": ("nvswitch", "nvswitch-nvls", "nvl72", "nvlink-mesh", "xgmi", "pcie-p2p", "pcie-host")}
+GROUPS = {
+    "network": ("ib", "roce", "efa", "tcpx", "tcpxo", "socket", "slingshot"),
+    "node": ("nvswitch", "nvswitch-nvls", "nvl72", "nvlink-mesh", "xgmi", "pcie-p2p", "pcie-host"),
+}
 # The two-part model's grid: per-call overhead (us), factor on NCCL's model time, fraction of the bound (0: none).
 # The fit is judged on the rows the error is quoted on (>= FIT_MIN_BYTES), where the hardware shows.
 # The overhead grid stops at 500 us on purpose: GPUDirect-TCPX's two runs fit at its top, but a grid up to 2 ms
@@ -79,8 +81,8 @@ class Sample:
     time_s: npt.NDArray[np.float64]
     model_s: npt.NDArray[np.float64]
     bound_s: npt.NDArray[np.float64]
-    gpus_per_node: int = 0      # 0: not known (judged as a dense layout)
-    collective: str = ""        # what the log measured ("": not said); the band records which it holds
+    gpus_per_node: int = 0  # 0: not known (judged as a dense layout)
+    collective: str = ""  # what the log measured ("": not said); the band records which it holds
 
     @property
     def sparse(self) -> bool:
@@ -104,25 +106,43 @@ class Fit:
     bound_fraction: float
     logs: int = 0
     sources: int = 0
-    of: str = ""            # the class whose runs it was fitted on (the class itself, its group, or all)
-    sparse_fraction: float = 0.0    # the fraction of the bound runs with <= SPARSE_GPUS GPUs per node reach (0: same)
+    of: str = ""  # the class whose runs it was fitted on (the class itself, its group, or all)
+    sparse_fraction: float = 0.0  # the fraction of the bound runs with <= SPARSE_GPUS GPUs per node reach (0: same)
 
-    def typical_s(self, model_s: npt.ArrayLike, bound_s: npt.ArrayLike | None = None,
-                  sparse: bool = False) -> npt.NDArray[np.float64]:
+    def typical_s(
+        self, model_s: npt.ArrayLike, bound_s: npt.ArrayLike | None = None, sparse: bool = False
+    ) -> npt.NDArray[np.float64]:
         """overhead + max(factor x model, bound / fraction); a sparse layout: overhead + bound / its fraction
         (where there is a bound)."""
-        return typical_time(self.overhead_us * 1e-6, self.model_factor, self.bound_fraction,
-                            np.asarray(model_s, dtype=float), bound_s, self.sparse_fraction if sparse else 0.0)
+        return typical_time(
+            self.overhead_us * 1e-6,
+            self.model_factor,
+            self.bound_fraction,
+            np.asarray(model_s, dtype=float),
+            bound_s,
+            self.sparse_fraction if sparse else 0.0,
+        )
 
     def to_json(self) -> dict[str, Any]:
-        return {"overhead_us": self.overhead_us, "model_factor": self.model_factor,
-                "bound_fraction": self.bound_fraction, "logs": self.logs, "sources": self.sources, "of": self.of,
-                "sparse_fraction": self.sparse_fraction}
+        return {
+            "overhead_us": self.overhead_us,
+            "model_factor": self.model_factor,
+            "bound_fraction": self.bound_fraction,
+            "logs": self.logs,
+            "sources": self.sources,
+            "of": self.of,
+            "sparse_fraction": self.sparse_fraction,
+        }
 
 
-def typical_time(overhead_s: float | FloatArray, model_factor: float | FloatArray, bound_fraction: float | FloatArray,
-                 model_s: FloatArray, bound_s: npt.ArrayLike | None = None,
-                 sparse_fraction: float = 0.0) -> FloatArray:
+def typical_time(
+    overhead_s: float | FloatArray,
+    model_factor: float | FloatArray,
+    bound_fraction: float | FloatArray,
+    model_s: FloatArray,
+    bound_s: npt.ArrayLike | None = None,
+    sparse_fraction: float = 0.0,
+) -> FloatArray:
     """The two-part typical time: overhead + max(factor x model, bound / fraction) (no bound term where the
     fraction is 0 or no bound is given, or on rows whose bound is not finite); with a sparse_fraction > 0 (a sparse layout), overhead + bound / it
     on the rows that have a bound (finite, > 0), the rest as dense. The one expression the fit searches and the
@@ -154,10 +174,12 @@ class Band:
     high_s: npt.NDArray[np.float64]
     fabric: list[str]
     provenance: list[str] = field(default_factory=list)
-    logs: list[int] = field(default_factory=list)       # how many public runs each size's band rests on
-    layout: str = ""        # how the run's layout is judged, where it is a sparse one
-    borrowed: list[bool] = field(default_factory=list)   # per size: the band is another class's (its group's or all's)
-    collectives: list[tuple[str, ...]] = field(default_factory=list)  # per size: the collectives its runs measured (() not recorded)
+    logs: list[int] = field(default_factory=list)  # how many public runs each size's band rests on
+    layout: str = ""  # how the run's layout is judged, where it is a sparse one
+    borrowed: list[bool] = field(default_factory=list)  # per size: the band is another class's (its group's or all's)
+    collectives: list[tuple[str, ...]] = field(
+        default_factory=list
+    )  # per size: the collectives its runs measured (() not recorded)
 
 
 def _grid_index(size_bytes: npt.ArrayLike) -> npt.NDArray[np.int_]:
@@ -191,8 +213,12 @@ def _pick(table: Calibration, fabric: str, k: int) -> tuple[dict[str, Any] | Non
     own = own_entry.get(key)
     # a class with too few runs for a fit of its own has too few for a band of its own
     if _enough(own) and _fit_of(own_entry).of == fabric:
-        return own, _fit_of(own_entry), (f"calibrated on {own['logs']} public runs of this fabric class ({fabric}) "
-                                         f"from {own['sources']} sources"), False
+        return (
+            own,
+            _fit_of(own_entry),
+            (f"calibrated on {own['logs']} public runs of this fabric class ({fabric}) from {own['sources']} sources"),
+            False,
+        )
     have = f"{own['logs']} {fabric} run(s)" if own else f"no {fabric} runs"
     for name in (group_of(fabric), POOLED):
         entry = table.get(name, {})
@@ -200,9 +226,15 @@ def _pick(table: Calibration, fabric: str, k: int) -> tuple[dict[str, Any] | Non
         if _enough(stats):
             # the class's own fit (its group's with its own overhead) where it has one
             fit = _fit_of(own_entry) if "fit" in own_entry and _fit_of(own_entry).of == name else _fit_of(entry)
-            return _widen(stats, own, entry, own_entry), fit, (
-                f"calibrated on {stats['logs']} public runs of {_what(name)} ({have} at this size, too few for a "
-                "band of their own)"), True
+            return (
+                _widen(stats, own, entry, own_entry),
+                fit,
+                (
+                    f"calibrated on {stats['logs']} public runs of {_what(name)} ({have} at this size, too few for a "
+                    "band of their own)"
+                ),
+                True,
+            )
     return None, None, "not calibrated: too few public runs near this size", False
 
 
@@ -210,8 +242,9 @@ def _what(name: str) -> str:
     return "all fabric classes" if name == POOLED else f"the {name} fabric classes" if name in GROUPS else name
 
 
-def _widen(borrowed: dict[str, Any], own: dict[str, Any] | None, entry: dict[str, Any],
-           own_entry: dict[str, Any]) -> dict[str, Any]:
+def _widen(
+    borrowed: dict[str, Any], own: dict[str, Any] | None, entry: dict[str, Any], own_entry: dict[str, Any]
+) -> dict[str, Any]:
     """A borrowed band spans the class's own few runs too (their spread measured against the borrowed typical
     time), so a class unlike its group (TCPX among the network fabrics) is not called slow for being itself."""
     if not own or _fit_of(own_entry).of != _fit_of(entry).of:
@@ -219,8 +252,14 @@ def _widen(borrowed: dict[str, Any], own: dict[str, Any] | None, entry: dict[str
     return {**borrowed, "low": min(borrowed["low"], own["low"]), "high": max(borrowed["high"], own["high"])}
 
 
-def band(size_bytes: npt.ArrayLike, model_time_s: npt.ArrayLike, fabric: str, table: Calibration,
-         floor_s: npt.ArrayLike | None = None, gpus_per_node: int = 0) -> Band:
+def band(
+    size_bytes: npt.ArrayLike,
+    model_time_s: npt.ArrayLike,
+    fabric: str,
+    table: Calibration,
+    floor_s: npt.ArrayLike | None = None,
+    gpus_per_node: int = 0,
+) -> Band:
     """The calibrated band of each size: the fitted typical time of the fabric class (from NCCL's model time and
     the bound `floor_s`) times the spread of healthy runs around it, never below the bound. From the runs of
     the class where there are enough, else of its group, else of all."""
@@ -237,8 +276,10 @@ def band(size_bytes: npt.ArrayLike, model_time_s: npt.ArrayLike, fabric: str, ta
     for i, g in enumerate(_grid_index(n)):
         stats, fit, why, other = _pick(table, fabric, GRID_LOG2[g])
         if sparse and fit is not None and fit.sparse_fraction > 0:
-            layout = (f"{gpus_per_node} GPU(s) per node: the typical time is the bound over "
-                      f"{fit.sparse_fraction:g}, what public runs with {SPARSE_GPUS} or fewer GPUs per node reach")
+            layout = (
+                f"{gpus_per_node} GPU(s) per node: the typical time is the bound over "
+                f"{fit.sparse_fraction:g}, what public runs with {SPARSE_GPUS} or fewer GPUs per node reach"
+            )
         provenance.append(why)
         logs.append(stats["logs"] if stats else 0)
         borrowed.append(other)
@@ -248,7 +289,7 @@ def band(size_bytes: npt.ArrayLike, model_time_s: npt.ArrayLike, fabric: str, ta
             # was less accurate under leave-one-source-out: median error 18.1 % against 16.8 % on a 68-log
             # corpus); below, where the fit was not judged, the octave's median of healthy runs corrects it
             # (a per-call overhead fitted on MiB sizes is not what a 64 KiB call costs on NVLink).
-            assert fit is not None   # _pick gives a fit with every band it gives
+            assert fit is not None  # _pick gives a fit with every band it gives
             bound_i = None if floor is None else floor[i]
             base = float(fit.typical_s(t[i], bound_i, sparse))
             middle = stats["typical"] * base if n[i] < FIT_MIN_BYTES else base
@@ -258,9 +299,7 @@ def band(size_bytes: npt.ArrayLike, model_time_s: npt.ArrayLike, fabric: str, ta
                 # a borrowed band still takes the typical time from the class's own few runs where it has any
                 # (two H100 NVLS runs say more about a 64 KiB call on NVLS than PCIe boxes in the node group)
                 middle = own["typical"] * float(_fit_of(own_entry).typical_s(t[i], bound_i, sparse))
-            low[i], typical[i], high[i] = (min(stats["low"] * base, middle), middle,
-                                           max(stats["high"] * base, middle))
+            low[i], typical[i], high[i] = (min(stats["low"] * base, middle), middle, max(stats["high"] * base, middle))
     if floor is not None:
         low, typical, high = (np.maximum(x, floor) for x in (low, typical, high))
     return Band(low, typical, high, [fabric] * n.size, provenance, logs, layout, borrowed, collectives)
-

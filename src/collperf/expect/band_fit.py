@@ -16,10 +16,29 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from collperf.expect.band import (BOUND_FRACTION, ERROR_CAP, FIT_MIN_BYTES, GRID_LOG2, GROUPS, HIGH_Q, LOW_Q,
-                                        MID_Q, MODEL_FACTOR, OVERHEAD_US, POOLED, SIGMA, TIE_BREAK, WINDOW, Fit,
-                                        Calibration, FloatArray, Sample, enough_for_fit, group_of,
-                                        typical_time)
+from collperf.expect.band import (
+    BOUND_FRACTION,
+    ERROR_CAP,
+    FIT_MIN_BYTES,
+    GRID_LOG2,
+    GROUPS,
+    HIGH_Q,
+    LOW_Q,
+    MID_Q,
+    MODEL_FACTOR,
+    OVERHEAD_US,
+    POOLED,
+    SIGMA,
+    TIE_BREAK,
+    WINDOW,
+    Fit,
+    Calibration,
+    FloatArray,
+    Sample,
+    enough_for_fit,
+    group_of,
+    typical_time,
+)
 
 # the grids as broadcasting axes: overhead x model factor x bound fraction x rows
 _OVERHEAD_S = OVERHEAD_US[:, None, None, None] * 1e-6
@@ -83,8 +102,15 @@ def fit_two_part(samples: list[Sample], of: str = "", sparse_fraction: float = 0
     over `sparse_fraction`: only the overhead is the class's (where its rows have a bound)."""
     errors = np.mean([np.minimum(_grid_errors(s, sparse_fraction), ERROR_CAP) for s in samples], axis=0)
     i, j, k = np.unravel_index(int(np.argmin(errors)), errors.shape)
-    return Fit(float(OVERHEAD_US[i]), float(MODEL_FACTOR[j]), float(BOUND_FRACTION[k]), len(samples),
-               len({s.source for s in samples}), of, sparse_fraction)
+    return Fit(
+        float(OVERHEAD_US[i]),
+        float(MODEL_FACTOR[j]),
+        float(BOUND_FRACTION[k]),
+        len(samples),
+        len({s.source for s in samples}),
+        of,
+        sparse_fraction,
+    )
 
 
 def _at(grid: FloatArray, value: float) -> int:
@@ -124,11 +150,19 @@ def _residual_stats(samples: list[Sample], fit: Fit, k: int) -> dict[str, Any] |
     v, w, e = np.concatenate(values), np.concatenate(weights), np.concatenate(eff)
     lo, mid, hi = _weighted_quantiles(v, w, (LOW_Q, MID_Q, HIGH_Q))
     e_ok = np.isfinite(e)
-    effs: Sequence[float | None] = _weighted_quantiles(e[e_ok], w[e_ok], (LOW_Q, MID_Q, HIGH_Q)) if e_ok.any() else [None] * 3
-    return {"low": round(lo, 4), "typical": round(mid, 4), "high": round(hi, 4), "logs": len(logs),
-            "sources": len(sources), "efficiency": [None if x is None else round(x, 4) for x in effs],
-            # what the runs measured: a band holds the fabric's runs, not one collective's (diagnose says which)
-            "collectives": sorted(collectives - {""})}
+    effs: Sequence[float | None] = (
+        _weighted_quantiles(e[e_ok], w[e_ok], (LOW_Q, MID_Q, HIGH_Q)) if e_ok.any() else [None] * 3
+    )
+    return {
+        "low": round(lo, 4),
+        "typical": round(mid, 4),
+        "high": round(hi, 4),
+        "logs": len(logs),
+        "sources": len(sources),
+        "efficiency": [None if x is None else round(x, 4) for x in effs],
+        # what the runs measured: a band holds the fabric's runs, not one collective's (diagnose says which)
+        "collectives": sorted(collectives - {""}),
+    }
 
 
 def _classes(samples: list[Sample]) -> dict[str, list[Sample]]:
@@ -159,14 +193,19 @@ def _own_overhead(samples: list[Sample], fit: Fit, sparse_fraction: float) -> Fi
     j, k = _at(MODEL_FACTOR, fit.model_factor), _at(BOUND_FRACTION, fit.bound_fraction)
     errors = [np.minimum(_grid_errors(s, sparse_fraction)[:, j, k], ERROR_CAP) for s in samples]
     i = int(np.argmin(np.mean(errors, axis=0)))
-    return Fit(float(OVERHEAD_US[i]), fit.model_factor, fit.bound_fraction, fit.logs, fit.sources, fit.of,
-               fit.sparse_fraction)
+    return Fit(
+        float(OVERHEAD_US[i]), fit.model_factor, fit.bound_fraction, fit.logs, fit.sources, fit.of, fit.sparse_fraction
+    )
 
 
 def _mean_error(classes: dict[str, list[Sample]], fits: dict[str, Fit]) -> float:
     """The mean over every log of every fabric class of its median error, each judged by its class's fit."""
-    errors = [_median_error(s, fits[name]) for name, group in classes.items() if name not in GROUPS and name != POOLED
-              for s in group]
+    errors = [
+        _median_error(s, fits[name])
+        for name, group in classes.items()
+        if name not in GROUPS and name != POOLED
+        for s in group
+    ]
     return float(np.mean(errors)) if errors else 0.0
 
 
@@ -186,6 +225,10 @@ def fit_bands(samples: list[Sample]) -> Calibration:
     measured / the fit's typical time (10th/50th/90th percentile), logs, sources, efficiency percentiles."""
     classes = _classes(samples)
     fits = _class_fits(classes, fit_sparse_fraction(classes))
-    return {name: {"fit": fit.to_json(), **{str(k): st for k in GRID_LOG2
-                                            if (st := _residual_stats(classes[name], fit, k)) is not None}}
-            for name, fit in fits.items()}
+    return {
+        name: {
+            "fit": fit.to_json(),
+            **{str(k): st for k in GRID_LOG2 if (st := _residual_stats(classes[name], fit, k)) is not None},
+        }
+        for name, fit in fits.items()
+    }

@@ -23,7 +23,7 @@ class Hints:
     header's GPUs and NCCL version, hosts as nodes, ranks, its text with the NCCL INFO lines and comments); a
     trace builds one from deviceProperties, distributedInfo and its hosts (trace/system.py)."""
 
-    header: dict[str, Any] = field(default_factory=dict)    # 'gpus': [device name, ...], 'nccl_version', 'ngpus'
+    header: dict[str, Any] = field(default_factory=dict)  # 'gpus': [device name, ...], 'nccl_version', 'ngpus'
     nodes: int | None = None
     ranks: int | None = None
     text: str = ""
@@ -41,11 +41,11 @@ def log_text_hints(table: object) -> tuple[str, list[str]]:
 
 @functools.lru_cache(maxsize=2)
 def _comments(text: str) -> tuple[str, ...]:
-    head = text[:1 << 20].splitlines()[:60]   # comments are read from the first 60 lines only
+    head = text[: 1 << 20].splitlines()[:60]  # comments are read from the first 60 lines only
     return tuple(ln.lstrip("# ").strip() for ln in head if ln.startswith("#"))
 
 
-@functools.lru_cache(maxsize=2)     # once per log, not once per table of it
+@functools.lru_cache(maxsize=2)  # once per log, not once per table of it
 def gpu_from_comments(comments: tuple[str, ...]) -> tuple[str | None, int | None, int | None, str]:
     """A GPU, node count and GPUs per node from comment lines such as '# hardware: 2 nodes x 8 NVIDIA B200 = 16
     GPUs' or '# 2x NVIDIA H100 PCIe cards with an NVLink bridge', with the line it came from: the GPU is the part
@@ -55,11 +55,11 @@ def gpu_from_comments(comments: tuple[str, ...]) -> tuple[str | None, int | None
             continue
         try:
             part = find_gpu(line)
-        except UsageError:      # two parts named alike in one line: the line says no one GPU
+        except UsageError:  # two parts named alike in one line: the line says no one GPU
             continue
         if part is None:
             continue
-        nodes = re.search(r"(?<![\w.])(\d{1,6})\s*nodes?\b", line)     # not the digits of "A100 nodes"
+        nodes = re.search(r"(?<![\w.])(\d{1,6})\s*nodes?\b", line)  # not the digits of "A100 nodes"
         per = re.search(r"\b(\d{1,3})\s*x\s*(?:NVIDIA |AMD )?\S", line)
         return (part.name, int(nodes.group(1)) if nodes else None, int(per.group(1)) if per else None, line[:100])
     return None, None, None, ""
@@ -77,12 +77,15 @@ def from_comments(system: System, comments: list[str], facts: Container[str]) ->
     joined by an NVLink bridge (nvidia-smi topo -m: NV12 between them), peer-to-peer turned on (a patched driver;
     a log's own 'via P2P/SHM' lines rule), GPUs behind one PCIe switch (topo "PIX": they share the switch's uplink
     to the CPU, which carries all their host-memory traffic when P2P is off: model/nccl/transport.py)."""
-    bridge_line = next((ln for ln in comments if re.search(r"NVLink bridge|NVLINK connected|\bNV\d{1,2}\b", ln,
-                                                           re.IGNORECASE)), None)
+    bridge_line = next(
+        (ln for ln in comments if re.search(r"NVLink bridge|NVLINK connected|\bNV\d{1,2}\b", ln, re.IGNORECASE)), None
+    )
     if bridge_line and (bridge := bridge_values(system)) and system.gpus_per_node == 2:
         system = system.with_(f"from a comment line in the log ('{bridge_line[:100]}')", **bridge)
-    p2p_line = next((ln for ln in comments if re.search(r"(peer-to-peer|\bP2P\b)[\w ]{0,12}\b(enabled|on)\b", ln,
-                                                        re.IGNORECASE)), None)
+    p2p_line = next(
+        (ln for ln in comments if re.search(r"(peer-to-peer|\bP2P\b)[\w ]{0,12}\b(enabled|on)\b", ln, re.IGNORECASE)),
+        None,
+    )
     if p2p_line and not system.nvlink_links and not system.p2p and "p2p" not in facts:
         system = system.with_(f"from a comment line in the log ('{p2p_line[:100]}')", p2p=True)
     switch_line = next((ln for ln in comments if re.search(r"\bPIX\b|PCIe switch", ln, re.IGNORECASE)), None)

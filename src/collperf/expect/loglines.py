@@ -40,11 +40,19 @@ _NETWORK_NAMES = (
 )
 # host names or headers that name an instance type -> catalogue system
 _HOSTS = (
-    (r"a3-?mega", "gcp-a3-mega"), (r"a3-?ultra", "gcp-a3-ultra"), (r"a3-?high", "gcp-a3-high"),
-    (r"\ba4-?high|\ba4-\w*gpu", "gcp-a4"), (r"p5en", "aws-p5en"), (r"\bp5\.48xlarge|\bp5-", "aws-p5"),
-    (r"\bp4d", "aws-p4d"), (r"g4dn\.12xlarge", "aws-g4dn-12xlarge"), (r"g4dn\.metal", "aws-g4dn-metal"),
-    (r"nd96isr|ndv5|nd-?h100-?v5", "azure-nd-h100-v5"), (r"nd96asr|nd-?a100-?v4", "azure-nd-a100-v4"),
-    (r"bm\.gpu\.h100|bm-gpu-h100", "oci-bm-gpu-h100"), (r"bm\.gpu\.b200|bm-gpu-b200", "oci-bm-gpu-b200"),
+    (r"a3-?mega", "gcp-a3-mega"),
+    (r"a3-?ultra", "gcp-a3-ultra"),
+    (r"a3-?high", "gcp-a3-high"),
+    (r"\ba4-?high|\ba4-\w*gpu", "gcp-a4"),
+    (r"p5en", "aws-p5en"),
+    (r"\bp5\.48xlarge|\bp5-", "aws-p5"),
+    (r"\bp4d", "aws-p4d"),
+    (r"g4dn\.12xlarge", "aws-g4dn-12xlarge"),
+    (r"g4dn\.metal", "aws-g4dn-metal"),
+    (r"nd96isr|ndv5|nd-?h100-?v5", "azure-nd-h100-v5"),
+    (r"nd96asr|nd-?a100-?v4", "azure-nd-a100-v4"),
+    (r"bm\.gpu\.h100|bm-gpu-h100", "oci-bm-gpu-h100"),
+    (r"bm\.gpu\.b200|bm-gpu-b200", "oci-bm-gpu-b200"),
 )
 
 
@@ -55,7 +63,7 @@ _GRAPH_TYPE = re.compile(r"Pattern \d{1,3}, crossNic \d{1,3}, nChannels \d{1,4},
 class LogFacts:
     """What a log's own lines say about the hardware: value name -> (value, the line that decided it)."""
 
-    values: dict[str, tuple[Any, str]] = field(default_factory=dict)   # the values are of every kind
+    values: dict[str, tuple[Any, str]] = field(default_factory=dict)  # the values are of every kind
 
     def get(self, key: str, default: Any = None) -> Any:
         return self.values[key][0] if key in self.values else default
@@ -67,12 +75,12 @@ class LogFacts:
         return key in self.values
 
     def set(self, key: str, value: object, line: str) -> None:
-        if key not in self.values:           # the first line that says it decides
+        if key not in self.values:  # the first line that says it decides
             self.values[key] = (value, _short(line))
 
 
 def _short(line: str) -> str:
-    line = re.sub(r"^\[\d{1,9},\d{1,9}\]<std\w{1,8}>:", "", line.strip())   # mpirun --tag-output prefixes
+    line = re.sub(r"^\[\d{1,9},\d{1,9}\]<std\w{1,8}>:", "", line.strip())  # mpirun --tag-output prefixes
     return line if len(line) <= 160 else line[:157] + "..."
 
 
@@ -88,8 +96,10 @@ HOST_LITERALS = ("a3", "a4", "p5", "p4d", "g4dn", "nd96", "v5", "v4", "bm")
 # anchored: compiled, a pattern may be searched, and a search of `\s*#` would rescan a run of blanks from each blank
 _PERSON = re.compile(r"^\s*#\s*(hardware|source)\s*:")
 _VERSION = re.compile(r"NCCL version (\d{1,9}\.\d{1,9}\.\d{1,9})|RCCL version (\d{1,9}\.\d{1,9}\.\d{1,9})")
-_CHANNELS = re.compile(r"(?<!\d)(\d{1,9}) coll channels, (?:(\d{1,9}) collnet channels, )?(?:(\d{1,9}) nvls channels, )?"
-                       r"(\d{1,9}) p2p channels")
+_CHANNELS = re.compile(
+    r"(?<!\d)(\d{1,9}) coll channels, (?:(\d{1,9}) collnet channels, )?(?:(\d{1,9}) nvls channels, )?"
+    r"(\d{1,9}) p2p channels"
+)
 
 
 def read_facts(text: str) -> LogFacts:
@@ -128,7 +138,7 @@ def read_facts(text: str) -> LogFacts:
         fabric = {"cxi": "slingshot", "efa": "efa"}.get(facts.get("ofi_provider"))
         if fabric:
             facts.values["fabric"] = (fabric, facts.line("ofi_provider"))
-    if facts.get("plugin") == "gib" and "fabric" not in facts:     # asked for, and no NCCL line says otherwise
+    if facts.get("plugin") == "gib" and "fabric" not in facts:  # asked for, and no NCCL line says otherwise
         facts.set("fabric", "roce", facts.line("plugin"))
     launch = _launch_vars(lines)
     _command_env(facts, lines, launch)
@@ -141,14 +151,23 @@ def read_facts(text: str) -> LogFacts:
             for pattern, key in _HOSTS:
                 if re.search(pattern, ln, re.IGNORECASE):
                     facts.set("instance", key, ln)
-                    return facts      # the first line that names an instance decides: no later line can change it
+                    return facts  # the first line that names an instance decides: no later line can change it
     return facts
 
 
 def _has_host_piece(low: str) -> bool:
     """Whether a lowered line holds one of HOST_LITERALS (spelt out: a generator over them cost more than the test)."""
-    return ("a3" in low or "a4" in low or "p5" in low or "p4d" in low or "g4dn" in low or "nd96" in low
-            or "v5" in low or "v4" in low or "bm" in low)
+    return (
+        "a3" in low
+        or "a4" in low
+        or "p5" in low
+        or "p4d" in low
+        or "g4dn" in low
+        or "nd96" in low
+        or "v5" in low
+        or "v4" in low
+        or "bm" in low
+    )
 
 
 # Google's gIB NCCL plugin (RDMA over Converged Ethernet on GCP's A3 Ultra, A4 and A4X): its INFO lines say NCCL
@@ -176,7 +195,7 @@ def _network(facts: LogFacts, ln: str) -> None:
     m = re.search(r"NET/OFI Selected [Pp]rovider is (\w{1,16})", ln) if "NET/OFI" in ln else None
     if m:
         facts.set("ofi_provider", m.group(1).lower(), ln)
-    if "fabric" in facts:       # each test below only sets the fabric, which an earlier line decided
+    if "fabric" in facts:  # each test below only sets the fabric, which an earlier line decided
         return
     if "NET/OFI" in ln and _OFI_EFA.search(ln):
         facts.set("fabric", "efa", ln)
@@ -194,20 +213,26 @@ def _nics(facts: LogFacts, ln: str) -> None:
         facts.set("nics", int(m.group(1)), ln)
         return
     # once the NICs are counted, only a line that may still change the fabric (RoCE ports, sockets) is read again
-    m = re.search(r"NET/(?:IB|Socket|GPUDirectTCPX|FasTrak)\w{0,32}\s*:\s*Using\s*(\[\d{1,9}\]\S.*)", ln) \
-        if "NET/" in ln and ("nics" not in facts or "/RoCE" in ln or "NET/Socket" in ln) else None
+    m = (
+        re.search(r"NET/(?:IB|Socket|GPUDirectTCPX|FasTrak)\w{0,32}\s*:\s*Using\s*(\[\d{1,9}\]\S.*)", ln)
+        if "NET/" in ln and ("nics" not in facts or "/RoCE" in ln or "NET/Socket" in ln)
+        else None
+    )
     if m:
         # the devices: each "[n]name" up to the first token that is not one ("; OOB eth0:...")
         end = re.search(r"\s(?![\s\[])|\s\[(?!\d)", m.group(1))
-        devices = m.group(1)[:end.start()] if end else m.group(1)
+        devices = m.group(1)[: end.start()] if end else m.group(1)
         facts.set("nics", len(re.findall(r"\[\d{1,9}\]", devices)), ln)
         if "NET/IB" in ln and "ib_ports" not in facts:
             # each listed port's link layer, by its index ("[1]mlx5_2:1/IB"): the channels' "via NET/IB/1" say
             # which of them the run uses (_used_ports)
-            facts.set("ib_ports", dict((int(i), kind) for i, kind in
-                                       re.findall(r"\[(\d{1,9})\]\S{1,64}?/(RoCE|IB)\b", devices)), ln)
+            facts.set(
+                "ib_ports",
+                dict((int(i), kind) for i, kind in re.findall(r"\[(\d{1,9})\]\S{1,64}?/(RoCE|IB)\b", devices)),
+                ln,
+            )
         if "/RoCE" in devices:
-            facts.values["fabric"] = ("roce", _short(ln))   # NET/IB over Ethernet ports is RoCE
+            facts.values["fabric"] = ("roce", _short(ln))  # NET/IB over Ethernet ports is RoCE
         if "NET/Socket" in ln and "fabric" not in facts:
             facts.set("socket_devices", True, ln)
 
@@ -239,8 +264,11 @@ def _transport(facts: LogFacts, ln: str) -> None:
         facts.set("p2p", True, ln)
     elif "via SHM/" in ln:
         facts.set("p2p", False, ln)
-    if ("NVLS" in ln or "nvls" in ln) and "nvls" not in facts \
-            and re.search(r"NVLS multicast support is available|NVLS comm|nvls channels", ln):
+    if (
+        ("NVLS" in ln or "nvls" in ln)
+        and "nvls" not in facts
+        and re.search(r"NVLS multicast support is available|NVLS comm|nvls channels", ln)
+    ):
         if not re.search(r"0 nvls channels|not available", ln):
             facts.set("nvls", True, ln)
 
@@ -271,13 +299,16 @@ _COLLNET_SETUP = re.compile(r"tree_type:(?:LLT|SAT)\b|\bConnected collnet\b|\bCo
 def _collnet(facts: LogFacts, lines: list[str]) -> None:
     """collnet: True where a line shows CollNet set up or enabled, False where NCCL_COLLNET_ENABLE=0 is echoed."""
     for ln in lines:
-        m = re.search(r"NCCL_COLLNET_ENABLE(?: set by environment to |=)[\"']?(\d)", ln) \
-            if "NCCL_COLLNET_ENABLE" in ln else None
+        m = (
+            re.search(r"NCCL_COLLNET_ENABLE(?: set by environment to |=)[\"']?(\d)", ln)
+            if "NCCL_COLLNET_ENABLE" in ln
+            else None
+        )
         if m:
             facts.set("collnet", m.group(1) != "0", ln if "NCCL INFO" in ln else m.group(0))
         elif ("tree_type" in ln or "ollnet" in ln.lower()) and _collnet_words(ln.lower()) and _COLLNET_SETUP.search(ln):
             facts.set("collnet", True, ln)
-        if "collnet" in facts:     # the first line that says it decides
+        if "collnet" in facts:  # the first line that says it decides
             break
     algorithms = str(facts.get("algorithms", ""))
     if "collnet" not in facts and _enables_collnet(algorithms):
@@ -325,8 +356,9 @@ def _launch_vars(lines: list[str]) -> dict[str, tuple[str, str]]:
             if "$" in value:
                 continue
             # quoted as the assignment itself: a launch line is too long to show whole
-            env.setdefault(name, (value.strip("\"'"), f"{launcher.group(1) + ' ... ' if launcher else ''}"
-                                                       f"{name}={value}"))
+            env.setdefault(
+                name, (value.strip("\"'"), f"{launcher.group(1) + ' ... ' if launcher else ''}{name}={value}")
+            )
     return env
 
 
@@ -352,11 +384,33 @@ def _command_env(facts: LogFacts, lines: list[str], env: dict[str, tuple[str, st
 
 # the NCCL settings that change how fast a collective runs (NCCL 2.30.7 src/misc/param.cc and the transports read
 # them); diagnose names the ones a log shows set (expect/suspects.py), not logging or interface names
-PERF_SETTINGS = ("NET_GDR_LEVEL", "NET_GDR_READ", "P2P_DISABLE", "P2P_LEVEL", "SHM_DISABLE", "NVLS_ENABLE",
-                 "MIN_NCHANNELS", "MAX_NCHANNELS", "MIN_CTAS", "MAX_CTAS", "NCHANNELS_PER_NET_PEER", "BUFFSIZE",
-                 "IB_QPS_PER_CONNECTION", "IB_SPLIT_DATA_ON_QPS", "CROSS_NIC", "P2P_NET_CHUNKSIZE", "P2P_PXN_LEVEL",
-                 "PXN_DISABLE", "IB_PCI_RELAXED_ORDERING", "IB_ADAPTIVE_ROUTING", "SOCKET_NTHREADS",
-                 "NSOCKS_PERTHREAD", "DMABUF_ENABLE", "CUMEM_ENABLE", "LAUNCH_MODE")
+PERF_SETTINGS = (
+    "NET_GDR_LEVEL",
+    "NET_GDR_READ",
+    "P2P_DISABLE",
+    "P2P_LEVEL",
+    "SHM_DISABLE",
+    "NVLS_ENABLE",
+    "MIN_NCHANNELS",
+    "MAX_NCHANNELS",
+    "MIN_CTAS",
+    "MAX_CTAS",
+    "NCHANNELS_PER_NET_PEER",
+    "BUFFSIZE",
+    "IB_QPS_PER_CONNECTION",
+    "IB_SPLIT_DATA_ON_QPS",
+    "CROSS_NIC",
+    "P2P_NET_CHUNKSIZE",
+    "P2P_PXN_LEVEL",
+    "PXN_DISABLE",
+    "IB_PCI_RELAXED_ORDERING",
+    "IB_ADAPTIVE_ROUTING",
+    "SOCKET_NTHREADS",
+    "NSOCKS_PERTHREAD",
+    "DMABUF_ENABLE",
+    "CUMEM_ENABLE",
+    "LAUNCH_MODE",
+)
 _SET_BY_ENV = re.compile(r"\bNCCL_(" + "|".join(PERF_SETTINGS) + r") set by environment to ([^\s.]+(?:\.\d+)?)")
 
 
@@ -373,8 +427,10 @@ def _settings(facts: LogFacts, lines: list[str], launch: dict[str, tuple[str, st
             facts.set(f"setting.{name}", value.rstrip(","), quoted)
 
 
-_DEVICE = re.compile(r"Rank\s+\d{1,9}\s+Group\s+\d{1,9}\s+Pid\s+\d{1,12}\s+on\s+(\S+)\s+device\s+\d{1,9}\s+"
-                     r"\[(?:0x)?(?:[0-9a-fA-F]{4}:)?([0-9a-fA-F]{2})(?::[0-9a-fA-F]{2})?(?:\.\d)?\]")
+_DEVICE = re.compile(
+    r"Rank\s+\d{1,9}\s+Group\s+\d{1,9}\s+Pid\s+\d{1,12}\s+on\s+(\S+)\s+device\s+\d{1,9}\s+"
+    r"\[(?:0x)?(?:[0-9a-fA-F]{4}:)?([0-9a-fA-F]{2})(?::[0-9a-fA-F]{2})?(?:\.\d)?\]"
+)
 
 
 def _pci_buses(facts: LogFacts, lines: list[str]) -> None:
@@ -385,7 +441,7 @@ def _pci_buses(facts: LogFacts, lines: list[str]) -> None:
     for ln in lines:
         m = _DEVICE.search(ln) if "Rank" in ln else None
         if m:
-            buses.setdefault(m.group(1), []).append((int(m.group(2), 16), " ".join(ln[m.start(1):m.end()].split())))
+            buses.setdefault(m.group(1), []).append((int(m.group(2), 16), " ".join(ln[m.start(1) : m.end()].split())))
     for host, seen in buses.items():
         low = next((ln for bus, ln in seen if bus < 0x80), None)
         high = next((ln for bus, ln in seen if bus >= 0x80), None)

@@ -39,9 +39,11 @@ class Peers:
 
     size: int
     busbw_GBps: list[float] = field(default_factory=list)
-    runs: list[dict[str, Any]] = field(default_factory=list)     # id, source_url, system, nic, size_bytes, busbw_GBps there,
-                                                       # from_sizes_bytes (the measured rows it is read from)
-    like: str = ""                                     # what "like this one" meant
+    runs: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # id, source_url, system, nic, size_bytes, busbw_GBps there,
+    # from_sizes_bytes (the measured rows it is read from)
+    like: str = ""  # what "like this one" meant
     yours_busbw_GBps: float | None = None
 
     def describe(self) -> str:
@@ -50,8 +52,10 @@ class Peers:
         yours = f"; yours: {_busbw(self.yours_busbw_GBps)} GB/s" if self.yours_busbw_GBps is not None else ""
         nics = sorted({_nics(r.get("nic", "")) for r in self.runs} - {""})
         theirs = f"; their NICs per node: {', '.join(nics)}" if nics else ""
-        return (f"public runs on {self.like} reach {self._reach()} "
-                f"({len(self.runs)} run{'s' if len(self.runs) != 1 else ''}{theirs}){yours}")
+        return (
+            f"public runs on {self.like} reach {self._reach()} "
+            f"({len(self.runs)} run{'s' if len(self.runs) != 1 else ''}{theirs}){yours}"
+        )
 
     def _reach(self) -> str:
         """'441-449 GB/s busbw at 1 GiB', and apart the runs whose sweep stops short of this size, at the
@@ -61,8 +65,11 @@ class Peers:
             bus = [r["busbw_GBps"] for r in self.runs if r["size_bytes"] == at]
             lo, hi = _busbw(min(bus)), _busbw(max(bus))
             reach = f"{lo} GB/s" if lo == hi else f"{lo}-{hi} GB/s"
-            where = f"at {units.format_size(at)}" if at == self.size else \
-                f"at {units.format_size(at)}, the nearest size {len(bus)} of them measured"
+            where = (
+                f"at {units.format_size(at)}"
+                if at == self.size
+                else f"at {units.format_size(at)}, the nearest size {len(bus)} of them measured"
+            )
             parts.append(f"{reach} busbw {where}" if not parts else f"{reach} {where}")
         return ", ".join(parts)
 
@@ -72,9 +79,14 @@ class Peers:
         return [min(self.busbw_GBps), max(self.busbw_GBps)] if self.busbw_GBps else []
 
     def to_json(self) -> dict[str, Any]:
-        return {"size_bytes": self.size, "like": self.like, "busbw_GBps": self.low_high,
-                "yours_busbw_GBps": self.yours_busbw_GBps,
-                "summary": self.describe(), "sources": self.runs}
+        return {
+            "size_bytes": self.size,
+            "like": self.like,
+            "busbw_GBps": self.low_high,
+            "yours_busbw_GBps": self.yours_busbw_GBps,
+            "summary": self.describe(),
+            "sources": self.runs,
+        }
 
 
 def at_size(rows: Sequence[Sequence[float]], size: int) -> tuple[float, list[int]] | None:
@@ -95,8 +107,10 @@ def at_size(rows: Sequence[Sequence[float]], size: int) -> tuple[float, list[int
         if bus[lo] <= 0 or bus[hi] <= 0:
             return None
         t = (np.log(size) - np.log(sizes[lo])) / (np.log(sizes[hi]) - np.log(sizes[lo]))
-        return float(np.exp(np.log(bus[lo]) + t * (np.log(bus[hi]) - np.log(bus[lo])))), \
-            [int(sizes[lo]), int(sizes[hi])]
+        return float(np.exp(np.log(bus[lo]) + t * (np.log(bus[hi]) - np.log(bus[lo])))), [
+            int(sizes[lo]),
+            int(sizes[hi]),
+        ]
     i = 0 if size < sizes[0] else -1
     if abs(np.log2(sizes[i]) - np.log2(size)) > 1:
         return None
@@ -116,8 +130,15 @@ def gpu_model(text: str) -> str:
 
 
 def _like(system: System, collective: str) -> str:
-    nets = {"ib": "InfiniBand", "roce": "RoCE", "efa": "EFA", "tcpx": "GPUDirect-TCPX", "tcpxo": "GPUDirect-TCPXO",
-            "socket": "sockets", "nvl72": "one NVL72 NVLink domain"}
+    nets = {
+        "ib": "InfiniBand",
+        "roce": "RoCE",
+        "efa": "EFA",
+        "tcpx": "GPUDirect-TCPX",
+        "tcpxo": "GPUDirect-TCPXO",
+        "socket": "sockets",
+        "nvl72": "one NVL72 NVLink domain",
+    }
     where = f"{system.nodes}x{system.gpus_per_node} {system.gpu}"
     fabric = system.fabric_class
     # what peers match on (GPU, layout, fabric class), not this system's NICs: a peer's own NICs are its record's
@@ -133,8 +154,14 @@ def _nics(nic: str) -> str:
     return f"{m.group(1)}x " + ("(rate not stated)" if m.group(2) == "?" else f"{float(m.group(2)):g} Gb/s")
 
 
-def peers(collective: str, system: System | None, size: int, yours_busbw_GBps: float | None = None,
-          runs: list[dict[str, Any]] | None = None, exclude: str = "") -> Peers | None:
+def peers(
+    collective: str,
+    system: System | None,
+    size: int,
+    yours_busbw_GBps: float | None = None,
+    runs: list[dict[str, Any]] | None = None,
+    exclude: str = "",
+) -> Peers | None:
     """Healthy public runs of the same collective on the same GPU family, fabric class and layout (nodes x
     GPUs per node), with each one's busbw at `size` (at_size: interpolated within its sweep, else its nearest
     size within a factor 2, named)."""
@@ -144,21 +171,32 @@ def peers(collective: str, system: System | None, size: int, yours_busbw_GBps: f
     family, model = gpu_family(system), gpu_model(system.gpu)
     found = Peers(int(size), like=_like(system, collective), yours_busbw_GBps=yours_busbw_GBps)
     for run in runs:
-        if (run["collective"], run["family"], run["fabric"], run["nodes"], run["gpus_per_node"]) != \
-                (collective, family, system.fabric_class, system.nodes, system.gpus_per_node) or run["id"] == exclude \
-                or (model and run.get("gpu") and gpu_model(run["gpu"]) != model):
+        if (
+            (run["collective"], run["family"], run["fabric"], run["nodes"], run["gpus_per_node"])
+            != (collective, family, system.fabric_class, system.nodes, system.gpus_per_node)
+            or run["id"] == exclude
+            or (model and run.get("gpu") and gpu_model(run["gpu"]) != model)
+        ):
             continue
         here = at_size(run["busbw"], int(size))
         if here is None:
             continue
         bus, measured = here
         if yours_busbw_GBps and measured == [int(size)] and abs(bus - yours_busbw_GBps) <= 1e-3 * yours_busbw_GBps:
-            continue            # the same busbw at the same size: this log itself (the corpus ships it)
+            continue  # the same busbw at the same size: this log itself (the corpus ships it)
         bus = round(bus, 2)
         found.busbw_GBps.append(bus)
         # size_bytes: where busbw_GBps is (yours, unless the run's sweep stops short of it); from_sizes_bytes:
         # the measured rows it is read from (two when interpolated)
-        found.runs.append({"id": run["id"], "source_url": run["source_url"], "system": run["system"],
-                           "nic": run.get("nic", ""), "size_bytes": int(size) if len(measured) == 2 else measured[0],
-                           "busbw_GBps": bus, "from_sizes_bytes": measured})
+        found.runs.append(
+            {
+                "id": run["id"],
+                "source_url": run["source_url"],
+                "system": run["system"],
+                "nic": run.get("nic", ""),
+                "size_bytes": int(size) if len(measured) == 2 else measured[0],
+                "busbw_GBps": bus,
+                "from_sizes_bytes": measured,
+            }
+        )
     return found

@@ -42,18 +42,30 @@ _SHOWN: tuple[tuple[str, str, Callable[[System], str | None]], ...] = (
     ("gpu", "GPU", lambda s: s.gpu),
     ("nodes", "nodes", lambda s: str(s.nodes)),
     ("gpus_per_node", "GPUs per node", lambda s: str(s.gpus_per_node)),
-    ("nvlink_GBps", "intra-node link", lambda s: (f"{s.nvlink_links}x {s.link_name}, {s.nvlink_GBps * s.phys_scale:g} "
-                                                  f"GB/s per GPU per direction{', NVSwitch' if s.nvswitch else ''}")
-     if s.nvlink_links else f"PCIe Gen{s.pcie_gen}{'' if s.p2p else ' without P2P (through host memory)'}"
-                            f"{', GPUs behind one PCIe switch' if s.pcie_switch_shared else ''}"),
+    (
+        "nvlink_GBps",
+        "intra-node link",
+        lambda s: (
+            (
+                f"{s.nvlink_links}x {s.link_name}, {s.nvlink_GBps * s.phys_scale:g} "
+                f"GB/s per GPU per direction{', NVSwitch' if s.nvswitch else ''}"
+            )
+            if s.nvlink_links
+            else f"PCIe Gen{s.pcie_gen}{'' if s.p2p else ' without P2P (through host memory)'}"
+            f"{', GPUs behind one PCIe switch' if s.pcie_switch_shared else ''}"
+        ),
+    ),
     ("nvls", "in-switch reduction (NVLS)", lambda s: "yes" if s.nvls else "no"),
     ("fabric", "fabric", lambda s: s.fabric_class),
     ("collnet", "in-network reduction (SHARP)", lambda s: ("yes" if s.collnet else "no") if s.nodes > 1 else None),
     # the network only where one is used (several nodes)
     ("nics_per_node", "NICs per node", lambda s: str(s.nics_per_node) if s.nodes > 1 else None),
     ("nic_Gbps", "NIC rate", lambda s: f"{s.nic_Gbps:g} Gb/s" if s.nodes > 1 else None),
-    ("net_gdr", "GPUDirect RDMA", lambda s: None if s.nodes == 1 else
-     "yes" if s.net_gdr else "no (network data staged through host memory)"),
+    (
+        "net_gdr",
+        "GPUDirect RDMA",
+        lambda s: None if s.nodes == 1 else "yes" if s.net_gdr else "no (network data staged through host memory)",
+    ),
     ("protocols", "NCCL protocols", lambda s: ", ".join(s.protocols)),
     # shown where they are set or read (None: left out): NCCL_PROTO/ALGO when set, the CPU where the NVLS-tree
     # correction reads it (sm100+), the GPU-NIC path where the LL128 rule does (several nodes)
@@ -61,13 +73,23 @@ _SHOWN: tuple[tuple[str, str, Callable[[System], str | None]], ...] = (
     ("nccl_algo", "NCCL_ALGO", lambda s: s.nccl_algo or None),
     ("cpu_arch", "CPU architecture", lambda s: s.cpu_arch if s.compute_capability >= 100 else None),
     ("nic_path", "GPU-NIC path", lambda s: s.nic_path if s.nodes > 1 else None),
-    ("launch_overhead_us", "launch overhead", lambda s: f"{s.launch_overhead_us:g} us per call"
-     if s.protocol_overhead_us is None else "per call " + ", ".join(
-         f"{p} {o:g} us" for p, o in zip(("LL", "LL128", "Simple"), s.protocol_overhead_us))),
+    (
+        "launch_overhead_us",
+        "launch overhead",
+        lambda s: (
+            f"{s.launch_overhead_us:g} us per call"
+            if s.protocol_overhead_us is None
+            else "per call "
+            + ", ".join(f"{p} {o:g} us" for p, o in zip(("LL", "LL128", "Simple"), s.protocol_overhead_us))
+        ),
+    ),
 )
 # a shown value's provenance may sit under another field name (pcie_gen/p2p set the PCIe link)
-_ALSO = {"nvlink_GBps": ("nvlink_links", "pcie_gen", "p2p", "pcie_switch_shared", "phys_scale"), "nodes": (),
-         "gpu": ("compute_capability",)}
+_ALSO = {
+    "nvlink_GBps": ("nvlink_links", "pcie_gen", "p2p", "pcie_switch_shared", "phys_scale"),
+    "nodes": (),
+    "gpu": ("compute_capability",),
+}
 
 
 @dataclass
@@ -78,8 +100,8 @@ class Assumed:
     values: list[tuple[str, str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     why_none: str = ""
-    suspects: list[tuple[str, str]] = field(default_factory=list)   # what to check first, the log line showing it
-    settings: list[tuple[str, str]] = field(default_factory=list)   # other NCCL settings the log shows, its line
+    suspects: list[tuple[str, str]] = field(default_factory=list)  # what to check first, the log line showing it
+    settings: list[tuple[str, str]] = field(default_factory=list)  # other NCCL settings the log shows, its line
 
     def describe(self) -> str:
         return self.system.describe() if self.system else f"none assumed: {self.why_none}"
@@ -90,12 +112,15 @@ class Assumed:
         return self.system is not None and self.system.name in CATALOGUE
 
     def to_json(self) -> dict[str, Any]:
-        return {"system": self.system.name if self.system else None,
-                "description": self.describe(), "catalogue_source": self.system.source if self.system else "",
-                "values": [{"name": label, "value": value, "source": src} for label, value, src in self.values],
-                "notes": self.notes,
-                "check_first": [{"what": what, "log_line": line} for what, line in self.suspects],
-                "settings_in_effect": [{"setting": what, "log_line": line} for what, line in self.settings]}
+        return {
+            "system": self.system.name if self.system else None,
+            "description": self.describe(),
+            "catalogue_source": self.system.source if self.system else "",
+            "values": [{"name": label, "value": value, "source": src} for label, value, src in self.values],
+            "notes": self.notes,
+            "check_first": [{"what": what, "log_line": line} for what, line in self.suspects],
+            "settings_in_effect": [{"setting": what, "log_line": line} for what, line in self.settings],
+        }
 
 
 # the most GPUs one PCIe server usually holds (8 double-width cards): --gpu with no more ranks is one machine
@@ -111,8 +136,14 @@ def _values(system: System) -> list[tuple[str, str, str]]:
         src = system.provenance.get(key)
         for other in _ALSO.get(key, ()):
             theirs = system.provenance.get(other, "")
-            src = system.provenance.get(other, src) if src is None or "user" in theirs or "fitted" in theirs \
-                or (other in ("pcie_switch_shared", "p2p") and theirs.startswith("from ")) else src
+            src = (
+                system.provenance.get(other, src)
+                if src is None
+                or "user" in theirs
+                or "fitted" in theirs
+                or (other in ("pcie_switch_shared", "p2p") and theirs.startswith("from "))
+                else src
+            )
         out.append((label, shown, src or f"default for {system.name}"))
     return out
 
@@ -139,10 +170,16 @@ def _nccl_version(table: Table | Hints, info: str) -> str | None:
 # the GPU model's catalogue entry and the network the log names -> the one cloud instance that has both. Only
 # networks one cloud has (GPUDirect-TCPX/TCPXO and gIB: Google; EFA: AWS): RoCE alone names no instance (OCI,
 # Google and many clusters of one's own run H100, H200 and B200 over RoCE), so it keeps the GPU's own entry
-_CLOUD = {("dgx-h100", "tcpx"): "gcp-a3-high", ("dgx-h100", "tcpxo"): "gcp-a3-mega",
-          ("dgx-h200", "gib"): "gcp-a3-ultra", ("dgx-b200", "gib"): "gcp-a4",
-          ("dgx-a100", "efa"): "aws-p4d", ("dgx-h100", "efa"): "aws-p5", ("dgx-h200", "efa"): "aws-p5en",
-          ("pcie-t4", "efa"): "pcie-t4"}
+_CLOUD = {
+    ("dgx-h100", "tcpx"): "gcp-a3-high",
+    ("dgx-h100", "tcpxo"): "gcp-a3-mega",
+    ("dgx-h200", "gib"): "gcp-a3-ultra",
+    ("dgx-b200", "gib"): "gcp-a4",
+    ("dgx-a100", "efa"): "aws-p4d",
+    ("dgx-h100", "efa"): "aws-p5",
+    ("dgx-h200", "efa"): "aws-p5en",
+    ("pcie-t4", "efa"): "pcie-t4",
+}
 
 
 def _cloud_base(base: System, fabric: str, why: str, per_node: int | None) -> System:
@@ -153,14 +190,18 @@ def _cloud_base(base: System, fabric: str, why: str, per_node: int | None) -> Sy
     if key is None or key == base.name:
         return base
     cloud = get_system(key)
-    return cloud.with_(f"{why}: the {cloud.instance} instance", **{k: getattr(cloud, k) for k in (
-        "nics_per_node", "nic_Gbps", "fabric", "net_gdr")}).with_(base.provenance.get("gpu", ""), gpu=base.gpu)
+    return cloud.with_(
+        f"{why}: the {cloud.instance} instance",
+        **{k: getattr(cloud, k) for k in ("nics_per_node", "nic_Gbps", "fabric", "net_gdr")},
+    ).with_(base.provenance.get("gpu", ""), gpu=base.gpu)
 
 
 def _apply_facts(system: System, facts: LogFacts, ngpus: int) -> System:
     """The log's own lines over the catalogue's defaults, each value quoting its line."""
+
     def quote(key: str) -> str:
         return f"from the log line '{facts.line(key)}'"
+
     if "fabric" in facts and system.nodes > 1:
         if facts.get("fabric") == "slingshot" and system.fabric != "slingshot":
             # one NIC on Slingshot 11: the Cassini NIC's 200 Gb/s (model/hardware/fabrics.py), not the board's NIC
@@ -176,8 +217,10 @@ def _apply_facts(system: System, facts: LogFacts, ngpus: int) -> System:
         # PCIe cards on two CPU sockets: NCCL 2.30.7 src/graph/paths.cc ncclTopoCheckP2p allows P2P only up to
         # PATH_PXB on Intel and ARM hosts, so their traffic goes through host memory (SHM); a 'via P2P' line
         # below overrides this
-        system = system.with_(f"from the PCI buses in the device lines ('{facts.line('cross_socket')}'): "
-                              "GPUs on two CPU sockets", p2p=False)
+        system = system.with_(
+            f"from the PCI buses in the device lines ('{facts.line('cross_socket')}'): GPUs on two CPU sockets",
+            p2p=False,
+        )
     bridge = bridge_values(system)
     if facts.get("intra_path") == "NVL" and bridge and system.gpus_per_node > 1:
         # NCCL's graph runs over NVLink between PCIe cards: their NVLink bridge
@@ -185,14 +228,17 @@ def _apply_facts(system: System, facts: LogFacts, ngpus: int) -> System:
     if "p2p" in facts and not system.nvlink_links and system.gpus_per_node > 1:
         system = system.with_(quote("p2p"), p2p=bool(facts.get("p2p")))
     if "nvls" in facts:
-        system = system.with_(quote("nvls"), nvls=bool(facts.get("nvls")) and system.nvswitch
-                              and system.compute_capability >= 90)
+        system = system.with_(
+            quote("nvls"), nvls=bool(facts.get("nvls")) and system.nvswitch and system.compute_capability >= 90
+        )
     if "collnet" in facts and system.nodes > 1:
         system = system.with_(quote("collnet"), collnet=bool(facts.get("collnet")))
     if "protocols" in facts:
         system = system.with_(quote("protocols"), protocols=tuple(facts.get("protocols")))
-    for fact, key, names in (("nccl_proto", "nccl_proto", NCCL_PROTO_NAMES),
-                             ("algorithms", "nccl_algo", NCCL_ALGO_NAMES)):
+    for fact, key, names in (
+        ("nccl_proto", "nccl_proto", NCCL_PROTO_NAMES),
+        ("algorithms", "nccl_algo", NCCL_ALGO_NAMES),
+    ):
         if fact in facts and _nccl_accepts(str(facts.get(fact)), names):
             system = system.with_(quote(fact), **{key: str(facts.get(fact))})
     if "nccl_version" in facts:
@@ -212,7 +258,7 @@ def _transport_settings(system: System) -> System:
         return system
     why = f"the {system.fabric_class} transport's required NCCL settings ({source})"
     for key, value in settings.items():
-        if not getattr(system, key):    # an echoed NCCL_ALGO/NCCL_PROTO in the log rules
+        if not getattr(system, key):  # an echoed NCCL_ALGO/NCCL_PROTO in the log rules
             system = system.with_(why, **{key: value})
     return system
 
@@ -226,17 +272,25 @@ def _nccl_accepts(value: str, names: tuple[str, ...]) -> bool:
     return True
 
 
-def _log_gpu_nodes(table: Table | Hints | None, hw: HardwareSpec, comments: list[str]
-                   ) -> tuple[str | None, str, int | None, str, int | None]:
+def _log_gpu_nodes(
+    table: Table | Hints | None, hw: HardwareSpec, comments: list[str]
+) -> tuple[str | None, str, int | None, str, int | None]:
     """(GPU model, its source, nodes, their source, GPUs per node from a comment) from the log and --nodes."""
     header = table.header if table is not None else {}
-    gpu, gpu_src = (header.get("gpus") or [None])[0] or None, "from GPU model in device lines"   # '' names none
+    gpu, gpu_src = (header.get("gpus") or [None])[0] or None, "from GPU model in device lines"  # '' names none
     c_gpu, c_nodes, c_per, c_line = gpu_from_comments(tuple(comments))
     if gpu is None and c_gpu:
         gpu, gpu_src = c_gpu, f"from a comment line in the log ('{c_line}')"
-    nodes, nodes_src = (table.nodes, "from the hosts in the device lines" if header.get("nodes_from") is None else
-                        "from the host numbering of the device lines that remain") if table is not None and table.nodes \
+    nodes, nodes_src = (
+        (
+            table.nodes,
+            "from the hosts in the device lines"
+            if header.get("nodes_from") is None
+            else "from the host numbering of the device lines that remain",
+        )
+        if table is not None and table.nodes
         else (None, "")
+    )
     if nodes is None and c_nodes:
         nodes, nodes_src = c_nodes, f"from a comment line in the log ('{c_line}')"
     if hw.nodes is not None:
@@ -244,8 +298,9 @@ def _log_gpu_nodes(table: Table | Hints | None, hw: HardwareSpec, comments: list
     return gpu, gpu_src, nodes, nodes_src, c_per
 
 
-def _base(hw: HardwareSpec, gpu_text: str | None, gpu_src: str, facts: LogFacts, notes: list[str],
-          per_node: int | None = None) -> tuple[System | None, str | None, str]:
+def _base(
+    hw: HardwareSpec, gpu_text: str | None, gpu_src: str, facts: LogFacts, notes: list[str], per_node: int | None = None
+) -> tuple[System | None, str | None, str]:
     """The catalogue system to start from: --cluster, an instance named by a host, else the GPU's entry."""
     if hw.cluster is not None:
         base = get_system(hw.cluster)
@@ -258,8 +313,11 @@ def _base(hw: HardwareSpec, gpu_text: str | None, gpu_src: str, facts: LogFacts,
     if "instance" in facts:
         base = get_system(facts.get("instance"))
         why = f"from the host name in '{facts.line('instance')}' ({base.instance})"
-        return base.with_(why, **{k: getattr(base, k) for k in base.sources if k != "gpu"}), gpu_text or base.gpu, \
-            gpu_src if gpu_text else why
+        return (
+            base.with_(why, **{k: getattr(base, k) for k in base.sources if k != "gpu"}),
+            gpu_text or base.gpu,
+            gpu_src if gpu_text else why,
+        )
     if gpu_text is None:
         return None, gpu_text, gpu_src
     try:
@@ -270,7 +328,7 @@ def _base(hw: HardwareSpec, gpu_text: str | None, gpu_src: str, facts: LogFacts,
     except UsageError as e:
         if hw.gpu is None:
             raise
-        raise type(e)(f"--gpu {hw.gpu}: {e}") from None     # an AmbiguousGPU stays one
+        raise type(e)(f"--gpu {hw.gpu}: {e}") from None  # an AmbiguousGPU stays one
 
 
 def _same_gpu(flag: str, logged: str | None, where: str) -> None:
@@ -284,16 +342,26 @@ def _same_gpu(flag: str, logged: str | None, where: str) -> None:
     except UsageError:
         return
     if theirs is not None and theirs.family != ours.family:
-        raise UsageError(f"--gpu {flag} ({ours.name}) contradicts the log's device lines ({logged}: {theirs.name}): "
-                         "drop --gpu to judge the log on its own GPUs, or give the log of the GPUs you mean")
+        raise UsageError(
+            f"--gpu {flag} ({ours.name}) contradicts the log's device lines ({logged}: {theirs.name}): "
+            "drop --gpu to judge the log on its own GPUs, or give the log of the GPUs you mean"
+        )
 
 
-def _nodes(base: System | None, nodes: int | None, nodes_src: str, ranks: int | None, hw: HardwareSpec,
-           from_log: bool) -> tuple[int, str]:
+def _nodes(
+    base: System | None, nodes: int | None, nodes_src: str, ranks: int | None, hw: HardwareSpec, from_log: bool
+) -> tuple[int, str]:
     fabric_flag = hw.fabric
     per_default = base.gpus_per_node if base is not None else (ranks or 1)
-    if base is not None and base.nvlink_domain and ranks and nodes and nodes > 1 and ranks <= base.nvlink_domain \
-            and fabric_flag not in (None, "nvl72"):
+    if (
+        base is not None
+        and base.nvlink_domain
+        and ranks
+        and nodes
+        and nodes > 1
+        and ranks <= base.nvlink_domain
+        and fabric_flag not in (None, "nvl72")
+    ):
         # ranks that fit one NVLink domain, yet --fabric names a network: the trays sit in separate domains
         # (e.g. two node pools of a rack-scale cloud instance), so each node's GPUs reach the others over it
         return nodes, f"{nodes_src}; --fabric {fabric_flag}: each node's trays in an NVLink domain of their own"
@@ -301,14 +369,18 @@ def _nodes(base: System | None, nodes: int | None, nodes_src: str, ranks: int | 
         # the trays of a rack-scale system share NVSwitch: the model's "node" is one NVLink domain, as --nodes counts
         if hw.nodes is not None:
             if -(-ranks // hw.nodes) > base.nvlink_domain:
-                raise UsageError(f"--nodes {hw.nodes} puts {-(-ranks // hw.nodes)} GPUs in an NVLink domain of {base.name}, "
-                                 f"which holds {base.nvlink_domain}: give --nodes {-(-ranks // base.nvlink_domain)} or more")
+                raise UsageError(
+                    f"--nodes {hw.nodes} puts {-(-ranks // hw.nodes)} GPUs in an NVLink domain of {base.name}, "
+                    f"which holds {base.nvlink_domain}: give --nodes {-(-ranks // base.nvlink_domain)} or more"
+                )
             return hw.nodes, f"user override (--nodes: {base.name}'s NVLink domains)"
         k = -(-ranks // base.nvlink_domain)
         while ranks % k:
             k += 1
-        return k, (f"{ranks} GPUs on {k} NVLink domain(s) of up to {base.nvlink_domain} ({base.name}: the trays of "
-                   "a rack share NVSwitch" + ("; the fewest that hold them: --nodes N sets the count)" if k > 1 else ")"))
+        return k, (
+            f"{ranks} GPUs on {k} NVLink domain(s) of up to {base.nvlink_domain} ({base.name}: the trays of "
+            "a rack share NVSwitch" + ("; the fewest that hold them: --nodes N sets the count)" if k > 1 else ")")
+        )
     one_node = "assumed: one node (the log does not say)" if from_log else "assumed: one node (--nodes not given)"
     # the system the user named: --cluster, or (one number, no --nodes) --gpu's catalogue system
     named = hw.cluster is not None or (not from_log and hw.gpu is not None and nodes is None)
@@ -319,16 +391,25 @@ def _nodes(base: System | None, nodes: int | None, nodes_src: str, ranks: int | 
             return 1, f"assumed: one node (--nodes not given; a PCIe box holds up to {PCIE_BOX_GPUS} GPUs)"
         # its nodes hold its GPUs per node, no more (model/hardware/nodes.py, as predict checks)
         said = f"--nodes {nodes}" if hw.nodes is not None else f"{nodes} node(s) ({nodes_src})" if nodes else None
-        count = nodes_for(ranks, nodes, base.gpus_per_node,
-                          system=f"--cluster {hw.cluster}" if hw.cluster else f"--gpu {hw.gpu}'s {base.name}",
-                          ranks_said=f"the log's {ranks} ranks" if from_log else None, nodes_said=said)
+        count = nodes_for(
+            ranks,
+            nodes,
+            base.gpus_per_node,
+            system=f"--cluster {hw.cluster}" if hw.cluster else f"--gpu {hw.gpu}'s {base.name}",
+            ranks_said=f"the log's {ranks} ranks" if from_log else None,
+            nodes_said=said,
+        )
         if nodes is None:
-            return count, (f"ranks {ranks} / {base.gpus_per_node} GPUs per node of {base.name} (assumed)"
-                           if count > 1 else one_node)
+            return count, (
+                f"ranks {ranks} / {base.gpus_per_node} GPUs per node of {base.name} (assumed)"
+                if count > 1
+                else one_node
+            )
     if nodes is None and ranks:
         if ranks > per_default and ranks % per_default == 0:
-            return ranks // per_default, (f"ranks {ranks} / {per_default} GPUs per node of "
-                                          f"{base.name if base else 'the profile'} (assumed)")
+            return ranks // per_default, (
+                f"ranks {ranks} / {per_default} GPUs per node of {base.name if base else 'the profile'} (assumed)"
+            )
         return 1, one_node
     return nodes or 1, nodes_src or "assumed: one node"
 
@@ -345,29 +426,43 @@ def assume(table: Table | Hints | None = None, hw: HardwareSpec | None = None, r
         facts.set("nccl_version", version, "the nccl-tests header")
     gpu_log, gpu_src, nodes, nodes_src, c_per = _log_gpu_nodes(table, hw, comments)
     if hw.cluster is None and hw.gpu is None and gpu_log is None and hw.profile is None and "instance" not in facts:
-        why = ("the log names no GPU (no device lines)" if table is not None else "no system given") + \
-              ": pass --cluster SYSTEM (or --gpu MODEL) to get NCCL's expected time and the hardware bound"
+        why = (
+            "the log names no GPU (no device lines)" if table is not None else "no system given"
+        ) + ": pass --cluster SYSTEM (or --gpu MODEL) to get NCCL's expected time and the hardware bound"
         return Assumed(None, [], notes, why)
     if hw.cluster is None and hw.gpu is None and hw.profile is None and gpu_log and _cpu(gpu_log):
-        return Assumed(None, [], notes, "a CPU run (the log's devices are 'cpu'): NCCL's model and the GPU "
-                                        "catalogue do not apply; give --peak BUSBW (e.g. the link's rate) for a "
-                                        "bound, or --profile FILE (collperf calibrate -o FILE) for the expected time")
+        return Assumed(
+            None,
+            [],
+            notes,
+            "a CPU run (the log's devices are 'cpu'): NCCL's model and the GPU "
+            "catalogue do not apply; give --peak BUSBW (e.g. the link's rate) for a "
+            "bound, or --profile FILE (collperf calibrate -o FILE) for the expected time",
+        )
     if hw.gpu is not None and hw.cluster is None:
         _same_gpu(hw.gpu, gpu_log, gpu_src)
     try:
         # the GPUs per node a log or a measurement shows picks between boards of one part (a GH200 alone or four to
         # a node, a bridged pair of NVL cards): ranks over nodes, else a comment's count, else the ranks of one box
-        hint = ranks // nodes if ranks and nodes and ranks % nodes == 0 else \
-            c_per or (ranks if ranks and ranks <= PCIE_BOX_GPUS else None)
+        hint = (
+            ranks // nodes
+            if ranks and nodes and ranks % nodes == 0
+            else c_per or (ranks if ranks and ranks <= PCIE_BOX_GPUS else None)
+        )
         base, gpu_text, gpu_src = _base(hw, gpu_log, gpu_src, facts, notes, hint)
     except AmbiguousGPU:
-        raise               # the name matches two parts: the error says which, and what settles it
+        raise  # the name matches two parts: the error says which, and what settles it
     except UsageError:
         if hw.profile is None:
             gpu_said = f"--gpu {hw.gpu!r}" if hw.gpu else f"GPU model {gpu_log!r}"
-            return Assumed(None, [], notes, f"{gpu_said} is not in the parts table: pass --gpu MODEL (collperf "
-                                            "systems --gpus lists the GPUs) or --cluster SYSTEM for NCCL's expected "
-                                            "time, or --peak BUSBW / --profile FILE for a bound")
+            return Assumed(
+                None,
+                [],
+                notes,
+                f"{gpu_said} is not in the parts table: pass --gpu MODEL (collperf "
+                "systems --gpus lists the GPUs) or --cluster SYSTEM for NCCL's expected "
+                "time, or --peak BUSBW / --profile FILE for a bound",
+            )
         base, gpu_text = None, gpu_log
     nodes, nodes_src = _nodes(base, nodes, nodes_src, ranks, hw, table is not None)
     if ranks and ranks % nodes:
@@ -375,7 +470,7 @@ def assume(table: Table | Hints | None = None, hw: HardwareSpec | None = None, r
         where = f"--nodes {nodes}" if hw.nodes is not None else f"{nodes} nodes ({nodes_src})"
         raise UsageError(f"{said} cannot be split evenly over {where}: set --nodes to a divisor of {ranks}")
     per_node = ranks // nodes if ranks else (c_per or (base.gpus_per_node if base else 1))
-    base = base or get_system("pcie-p2p")      # a profile on a log that names no GPU: PCIe GPUs, P2P
+    base = base or get_system("pcie-p2p")  # a profile on a log that names no GPU: PCIe GPUs, P2P
     fabric = hw.fabric or (facts.get("fabric") if nodes > 1 else None)
     if hw.cluster is None and "instance" not in facts and fabric:
         why = "user override (--fabric)" if hw.fabric else f"from the log line '{facts.line('fabric')}'"
@@ -385,11 +480,14 @@ def assume(table: Table | Hints | None = None, hw: HardwareSpec | None = None, r
         base = _cloud_base(base, network, why, per_node)
     system = base.with_(nodes_src, nodes=nodes).with_(
         "from the ranks in the log / nodes" if table is not None and ranks else "from --ranks / nodes",
-        gpus_per_node=per_node)
+        gpus_per_node=per_node,
+    )
     if nics_used(base.nics_per_node, base.gpus_per_node, per_node) != base.nics_per_node:
         # a run on some of a node's GPUs uses their NICs (one rail per GPU), not the whole node's
-        system = system.with_(f"{base.nics_per_node} NICs of {base.name} scaled to the {per_node} GPU(s) per node "
-                              "used", nics_per_node=nics_used(base.nics_per_node, base.gpus_per_node, per_node))
+        system = system.with_(
+            f"{base.nics_per_node} NICs of {base.name} scaled to the {per_node} GPU(s) per node used",
+            nics_per_node=nics_used(base.nics_per_node, base.gpus_per_node, per_node),
+        )
     if hw.cluster is None and gpu_text and "instance" not in facts:
         system = system.with_(gpu_src, gpu=gpu_text)
     ngpus = int((table.header if table is not None else {}).get("ngpus", 1) or 1)

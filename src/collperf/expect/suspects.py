@@ -20,9 +20,17 @@ from collperf.model.nccl.constants import PATH_TYPES
 # (levelsOldToNew: 0 LOC, 1 PIX, 2 PXB, 3 PHB, 4 and 5 SYS)
 _OLD_LEVELS = ("LOC", "PIX", "PXB", "PHB", "SYS", "SYS")
 # the order things are said in: what changes the most first
-_ORDER = ("NET_GDR_LEVEL", "NET_GDR_READ", "P2P_DISABLE", "P2P_LEVEL", "SHM_DISABLE", "NVLS_ENABLE", "MAX_NCHANNELS",
-          "MAX_CTAS")
-_SOCKET_ONLY = ("SOCKET_NTHREADS", "NSOCKS_PERTHREAD")     # read by the socket transport alone
+_ORDER = (
+    "NET_GDR_LEVEL",
+    "NET_GDR_READ",
+    "P2P_DISABLE",
+    "P2P_LEVEL",
+    "SHM_DISABLE",
+    "NVLS_ENABLE",
+    "MAX_NCHANNELS",
+    "MAX_CTAS",
+)
+_SOCKET_ONLY = ("SOCKET_NTHREADS", "NSOCKS_PERTHREAD")  # read by the socket transport alone
 _FEW_CHANNELS = 4
 
 
@@ -46,9 +54,11 @@ def _costly(name: str, value: str, system: System, facts: LogFacts) -> str | Non
     if name == "NET_GDR_LEVEL" and level == "LOC":
         return "GPUDirect RDMA is turned off: network data is staged through host memory"
     if name == "NET_GDR_LEVEL" and level == "SYS":
-        return ("GPUDirect RDMA is allowed across the CPU sockets' link (NCCL's default stops at PXB): a GPU and NIC "
-                f"on different sockets often do better staging through host memory; check the GPU-NIC path "
-                f"({_topo_hint(system)}) and the BIOS's NUMA/PCIe settings (ACS, relaxed ordering)")
+        return (
+            "GPUDirect RDMA is allowed across the CPU sockets' link (NCCL's default stops at PXB): a GPU and NIC "
+            f"on different sockets often do better staging through host memory; check the GPU-NIC path "
+            f"({_topo_hint(system)}) and the BIOS's NUMA/PCIe settings (ACS, relaxed ordering)"
+        )
     if name == "NET_GDR_READ" and value.strip() == "0":
         return "sends do not read GPU memory directly (GPUDirect RDMA for receives only)"
     if name == "P2P_DISABLE" and value.strip() == "1" or name == "P2P_LEVEL" and level == "LOC":
@@ -59,8 +69,13 @@ def _costly(name: str, value: str, system: System, facts: LogFacts) -> str | Non
         return "NVLink SHARP (in-switch reduction) is turned off on a system that has it"
     # a short run of ASCII digits: int() refuses thousands of digits, and isdigit() takes '²' and other scripts'
     count = value.strip()
-    if name in ("MAX_NCHANNELS", "MAX_CTAS") and count.isascii() and count.isdigit() and len(count) <= 9 \
-            and int(count) <= _FEW_CHANNELS:
+    if (
+        name in ("MAX_NCHANNELS", "MAX_CTAS")
+        and count.isascii()
+        and count.isdigit()
+        and len(count) <= 9
+        and int(count) <= _FEW_CHANNELS
+    ):
         return f"the channel count is capped at {int(count)}: fewer channels move less at once"
     return None
 
@@ -77,7 +92,9 @@ def _applies(name: str, system: System, network: bool, facts: LogFacts) -> bool:
     return True
 
 
-def suspects(facts: LogFacts, system: System | None, catalogue: System | None = None) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+def suspects(
+    facts: LogFacts, system: System | None, catalogue: System | None = None
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """(what to check first, the settings in effect): each a list of (text, the log line that shows it), the first
     most telling first. `catalogue`: the system's catalogue entry before the log's facts (the NICs and GPUDirect
     RDMA the hardware has: fewer in the log means NCCL did not find or was not given them)."""
@@ -89,19 +106,35 @@ def suspects(facts: LogFacts, system: System | None, catalogue: System | None = 
     network = system.nodes > 1 and system.fabric_class in ("ib", "roce", "efa")
     if socket:
         plugin = facts.get("plugin")
-        check.append((f"NCCL fell back to TCP sockets although the {plugin} plugin was asked for: check that it "
-                      "loads (NCCL_NET_PLUGIN, LD_LIBRARY_PATH) and its NICs" if plugin else
-                      "NCCL runs over TCP sockets between nodes (no RDMA): if the nodes have RDMA NICs, check "
-                      "NCCL_IB_DISABLE and the network plugin", facts.line("fabric")))
+        check.append(
+            (
+                f"NCCL fell back to TCP sockets although the {plugin} plugin was asked for: check that it "
+                "loads (NCCL_NET_PLUGIN, LD_LIBRARY_PATH) and its NICs"
+                if plugin
+                else "NCCL runs over TCP sockets between nodes (no RDMA): if the nodes have RDMA NICs, check "
+                "NCCL_IB_DISABLE and the network plugin",
+                facts.line("fabric"),
+            )
+        )
     has_gdr = bool(getattr(catalogue or system, "net_gdr", True))
     if network and has_gdr and "net_gdr" in facts and not facts.get("net_gdr"):
-        check.append(("GPUDirect RDMA is not used: network data is staged through host memory; check that "
-                      "nvidia-peermem (or DMA-BUF) is loaded and NCCL_NET_GDR_LEVEL", facts.line("net_gdr")))
+        check.append(
+            (
+                "GPUDirect RDMA is not used: network data is staged through host memory; check that "
+                "nvidia-peermem (or DMA-BUF) is loaded and NCCL_NET_GDR_LEVEL",
+                facts.line("net_gdr"),
+            )
+        )
     nics = getattr(catalogue, "nics_per_node", 0) if catalogue is not None else 0
     if network and "nics" in facts and nics and int(facts.get("nics")) < nics:
-        check.append((f"NCCL uses {facts.get('nics')} NIC(s) per node where {system.name} has {nics} for "
-                      f"{system.gpus_per_node} GPUs: check NCCL_IB_HCA and that every NIC is up (ibstat, "
-                      "ibdev2netdev)", facts.line("nics")))
+        check.append(
+            (
+                f"NCCL uses {facts.get('nics')} NIC(s) per node where {system.name} has {nics} for "
+                f"{system.gpus_per_node} GPUs: check NCCL_IB_HCA and that every NIC is up (ibstat, "
+                "ibdev2netdev)",
+                facts.line("nics"),
+            )
+        )
     names = [k.split(".", 1)[1] for k in facts.values if k.startswith("setting.")]
     for name in sorted(names, key=lambda n: (_ORDER.index(n) if n in _ORDER else len(_ORDER), n)):
         key = f"setting.{name}"

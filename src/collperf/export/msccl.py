@@ -33,11 +33,17 @@ from collperf.schedule.arrays import as_tuples
 from collperf.schedule.ir import REDUCE, Schedule
 
 # our collective -> MSCCL's `coll` (RCCL msccl parser); the others go as "custom" with our name in `name`
-MSCCL_COLL = {"allreduce": "allreduce", "allgather": "allgather", "reducescatter": "reduce_scatter",
-              "broadcast": "broadcast", "reduce": "reduce", "alltoall": "alltoall"}
-SPLIT = ("alltoall", "sendrecv")            # collectives with distinct input and output buffers
-WHOLE_IN_OUTPUT = ("allgather", "gather")   # the whole buffer is the output
-MAX_STEPS_PER_TB = 256                      # MSCCL executor limit (RCCL's MSCCL executor)
+MSCCL_COLL = {
+    "allreduce": "allreduce",
+    "allgather": "allgather",
+    "reducescatter": "reduce_scatter",
+    "broadcast": "broadcast",
+    "reduce": "reduce",
+    "alltoall": "alltoall",
+}
+SPLIT = ("alltoall", "sendrecv")  # collectives with distinct input and output buffers
+WHOLE_IN_OUTPUT = ("allgather", "gather")  # the whole buffer is the output
+MAX_STEPS_PER_TB = 256  # MSCCL executor limit (RCCL's MSCCL executor)
 MAX_TBS_PER_CHANNEL = 32
 PROTOCOLS = ("Simple", "LL", "LL128")
 
@@ -50,14 +56,14 @@ class Buffers:
     ranks: int
     chunks: int
     root: int = 0
-    inputs: list = field(default_factory=list)    # per rank: its input chunks in buffer order
+    inputs: list = field(default_factory=list)  # per rank: its input chunks in buffer order
     outputs: list = field(default_factory=list)
 
     @classmethod
     def of(cls, collective: str, ranks: int, chunks: int, root: int = 0) -> Buffers:
         coll = get_collective(collective)
         whole = coll.blocks(ranks)
-        block = [c * whole // chunks for c in range(chunks)]   # the block each chunk lies in (schedule/verify.py)
+        block = [c * whole // chunks for c in range(chunks)]  # the block each chunk lies in (schedule/verify.py)
         b = cls(coll.name, ranks, chunks, root)
         for r in range(ranks):
             held, wanted = set(coll.input_blocks(r, ranks, root)), set(coll.output_blocks(r, ranks, root))
@@ -85,7 +91,7 @@ class Buffers:
         if self.collective not in SPLIT and buf == self.whole_buffer:
             return offset if 0 <= offset < self.chunks else None
         if self.collective not in SPLIT and get_collective(self.collective).whole == "1":
-            return offset if 0 <= offset < self.chunks else None    # input and output are the same buffer
+            return offset if 0 <= offset < self.chunks else None  # input and output are the same buffer
         # the other buffer of an in-place collective is the rank's slot of the whole buffer
         slot = self.inputs[rank] if buf == "i" else self.outputs[rank]
         return slot[offset] if 0 <= offset < len(slot) else None
@@ -102,8 +108,8 @@ class Buffers:
 
 @dataclass
 class _Op:
-    kind: str             # s, r, rrc, nop, cpy
-    step: int             # our step (-1 for fillers and dependency holders)
+    kind: str  # s, r, rrc, nop, cpy
+    step: int  # our step (-1 for fillers and dependency holders)
     src: tuple = ("i", 0)
     dst: tuple = ("i", 0)
     count: int = 1
@@ -118,7 +124,7 @@ class _Block:
     recv: int
     chan: int
     ops: list = field(default_factory=list)
-    level: int = 0        # our steps this block has accounted for (operations and fillers)
+    level: int = 0  # our steps this block has accounted for (operations and fillers)
 
 
 def _runs(s_buffers: Buffers, src: int, dst: int, chunks) -> list[list[int]]:
@@ -140,9 +146,9 @@ class _Gpu:
     def __init__(self, rank: int):
         self.rank = rank
         self.blocks: dict[tuple, _Block] = {}
-        self.writer: dict[int, tuple] = {}            # chunk -> (block id, op index) that last wrote it
-        self.readers: dict[int, list[tuple]] = {}     # chunk -> readers since that write
-        self.step_writer: dict[int, tuple] = {}       # the same within the step being laid out
+        self.writer: dict[int, tuple] = {}  # chunk -> (block id, op index) that last wrote it
+        self.readers: dict[int, list[tuple]] = {}  # chunk -> readers since that write
+        self.step_writer: dict[int, tuple] = {}  # the same within the step being laid out
         self.step_readers: dict[int, list[tuple]] = {}
 
     def block(self, role: str, peer: int, chan: int) -> _Block:
@@ -170,7 +176,7 @@ class _Gpu:
                 deps.add(self.step_writer[c])
         latest: dict[int, int] = {}
         for tb, index in deps:
-            if tb != block.id:   # a block's own operations are ordered already
+            if tb != block.id:  # a block's own operations are ordered already
                 latest[tb] = max(latest.get(tb, -1), index)
         return sorted(latest.items())
 
@@ -216,20 +222,24 @@ def _layout(s: Schedule, buffers: Buffers) -> list[_Gpu]:
                 by_pair[(t.src, t.dst)] = chan + 1
                 src_loc, dst_loc = buffers.location(t.src, run[0]), buffers.location(t.dst, run[0])
                 sends.append((gpus[t.src], ("send", t.dst, chan), _Op("s", k, src_loc, dst_loc, len(run)), run, ()))
-                op = _Op("rrc", k, dst_loc, dst_loc, len(run)) if t.op == REDUCE else _Op("r", k, src_loc, dst_loc,
-                                                                                             len(run))
+                op = (
+                    _Op("rrc", k, dst_loc, dst_loc, len(run))
+                    if t.op == REDUCE
+                    else _Op("r", k, src_loc, dst_loc, len(run))
+                )
                 receives.append((gpus[t.dst], ("recv", t.src, chan), op, (), run))
-        for gpu, key, op, reads, writes in sends + receives:   # reads first: they see the step's start
+        for gpu, key, op, reads, writes in sends + receives:  # reads first: they see the step's start
             block = gpu.block(*key)
             ref = _place(gpu, block, op, k, gpu.hazards(block, reads, writes))
             gpu.record(ref, reads, writes)
         for gpu in gpus:
             gpu.end_step()
     if s.collective == "alltoall" and s.chunks == s.ranks * s.ranks:
-        for r, gpu in enumerate(gpus):   # a rank's block to itself: a local copy from its input to its output
+        for r, gpu in enumerate(gpus):  # a rank's block to itself: a local copy from its input to its output
             own = r * s.ranks + r
-            gpu.block("local", -1, 0).ops.append(_Op("cpy", -1, ("i", buffers.inputs[r].index(own)),
-                                                     ("o", buffers.outputs[r].index(own)), 1))
+            gpu.block("local", -1, 0).ops.append(
+                _Op("cpy", -1, ("i", buffers.inputs[r].index(own)), ("o", buffers.outputs[r].index(own)), 1)
+            )
     return gpus
 
 
@@ -243,33 +253,69 @@ def to_xml(schedule, proto: str = "Simple", name: str | None = None) -> ET.Eleme
     channels = max((b.chan for g in gpus for b in g.blocks.values()), default=0) + 1
     split = s.collective in SPLIT
     rooted = get_collective(s.collective).rooted
-    algo = ET.Element("algo", {
-        "name": name or f"collperf {s.collective} {s.algorithm}" + (f" root={s.root}" if rooted else ""),
-        "proto": proto, "nchannels": str(channels),
-        "nchunksperloop": str(len(buffers.inputs[0]) if split else s.chunks), "ngpus": str(s.ranks),
-        "coll": MSCCL_COLL.get(s.collective, "custom"),
-        "inplace": "0" if split else "1", "outofplace": "1" if split else "0", "minBytes": "0", "maxBytes": "0"})
+    algo = ET.Element(
+        "algo",
+        {
+            "name": name or f"collperf {s.collective} {s.algorithm}" + (f" root={s.root}" if rooted else ""),
+            "proto": proto,
+            "nchannels": str(channels),
+            "nchunksperloop": str(len(buffers.inputs[0]) if split else s.chunks),
+            "ngpus": str(s.ranks),
+            "coll": MSCCL_COLL.get(s.collective, "custom"),
+            "inplace": "0" if split else "1",
+            "outofplace": "1" if split else "0",
+            "minBytes": "0",
+            "maxBytes": "0",
+        },
+    )
     for gpu in gpus:
         i_chunks, o_chunks, s_chunks = buffers.sizes(gpu.rank)
-        g = ET.SubElement(algo, "gpu", {"id": str(gpu.rank), "i_chunks": str(i_chunks), "o_chunks": str(o_chunks),
-                                        "s_chunks": str(s_chunks if split else 0)})
+        g = ET.SubElement(
+            algo,
+            "gpu",
+            {
+                "id": str(gpu.rank),
+                "i_chunks": str(i_chunks),
+                "o_chunks": str(o_chunks),
+                "s_chunks": str(s_chunks if split else 0),
+            },
+        )
         for block in sorted(gpu.blocks.values(), key=lambda b: b.id):
             if len(block.ops) > MAX_STEPS_PER_TB:
-                raise UsageError(f"{s.collective} {s.algorithm} on {s.ranks} ranks needs {len(block.ops)} steps in "
-                                 f"one thread block: MSCCL executors take at most {MAX_STEPS_PER_TB}")
-            tb = ET.SubElement(g, "tb", {"id": str(block.id), "send": str(block.send), "recv": str(block.recv),
-                                         "chan": str(block.chan)})
+                raise UsageError(
+                    f"{s.collective} {s.algorithm} on {s.ranks} ranks needs {len(block.ops)} steps in "
+                    f"one thread block: MSCCL executors take at most {MAX_STEPS_PER_TB}"
+                )
+            tb = ET.SubElement(
+                g,
+                "tb",
+                {"id": str(block.id), "send": str(block.send), "recv": str(block.recv), "chan": str(block.chan)},
+            )
             for index, op in enumerate(block.ops):
-                ET.SubElement(tb, "step", {
-                    "s": str(index), "type": op.kind, "srcbuf": op.src[0], "srcoff": str(op.src[1]),
-                    "dstbuf": op.dst[0], "dstoff": str(op.dst[1]), "cnt": str(op.count if op.kind != "nop" else 0),
-                    "depid": str(op.dep[0]), "deps": str(op.dep[1]), "hasdep": "1" if op.hasdep else "0"})
+                ET.SubElement(
+                    tb,
+                    "step",
+                    {
+                        "s": str(index),
+                        "type": op.kind,
+                        "srcbuf": op.src[0],
+                        "srcoff": str(op.src[1]),
+                        "dstbuf": op.dst[0],
+                        "dstoff": str(op.dst[1]),
+                        "cnt": str(op.count if op.kind != "nop" else 0),
+                        "depid": str(op.dep[0]),
+                        "deps": str(op.dep[1]),
+                        "hasdep": "1" if op.hasdep else "0",
+                    },
+                )
         per_channel: dict[int, int] = {}
         for block in gpu.blocks.values():
             per_channel[block.chan] = per_channel.get(block.chan, 0) + 1
         if max(per_channel.values(), default=0) > MAX_TBS_PER_CHANNEL:
-            raise UsageError(f"{s.collective} {s.algorithm} on {s.ranks} ranks needs more than {MAX_TBS_PER_CHANNEL} "
-                             "thread blocks on one channel: MSCCL executors take at most that many")
+            raise UsageError(
+                f"{s.collective} {s.algorithm} on {s.ranks} ranks needs more than {MAX_TBS_PER_CHANNEL} "
+                "thread blocks on one channel: MSCCL executors take at most that many"
+            )
     return algo
 
 

@@ -49,8 +49,10 @@ def _parse(text: str, source: str) -> tuple[ET.Element, dict]:
         parser.Parse(text, True)
         root = builder.close()
     except expat.ExpatError as e:
-        raise UsageError(f"{source}, line {e.lineno}: broken XML ({expat.ErrorString(e.code)}): expected an MSCCL "
-                         "algorithm file (<algo ...><gpu ...><tb ...><step .../>)") from None
+        raise UsageError(
+            f"{source}, line {e.lineno}: broken XML ({expat.ErrorString(e.code)}): expected an MSCCL "
+            "algorithm file (<algo ...><gpu ...><tb ...><step .../>)"
+        ) from None
     except (AssertionError, IndexError):
         raise UsageError(f"{source}: the XML has no root element: expected <algo ...>") from None
     return root, lines
@@ -74,17 +76,17 @@ class _Reader:
 
 @dataclass
 class _Unit:
-    kind: str                 # send, recv, nop (dependency holder or filler), local
+    kind: str  # send, recv, nop (dependency holder or filler), local
     gpu: int
     peer: int = -1
     chan: int = 0
     chunks: tuple = ()
     op: str = COPY
-    weight: int = 1           # levels the next unit of the block comes after this one
+    weight: int = 1  # levels the next unit of the block comes after this one
     elem: object = None
-    preds: list = field(default_factory=list)    # (unit index, weight)
+    preds: list = field(default_factory=list)  # (unit index, weight)
     level: int = 0
-    partner: int = -1         # a send's receive
+    partner: int = -1  # a send's receive
 
 
 def read(path):
@@ -131,8 +133,17 @@ def _build(rd, root, collective, algorithm, p, chunks, root_rank, units, blocks,
     _dependencies(rd, fresh, blocks)
     _match(rd, fresh)
     steps = _levels(rd, root, fresh)
-    return make(collective, algorithm, p, chunks, steps, root_rank, chunks // p if collective in SPLIT else 0,
-                source=source, proto=root.attrib.get("proto", ""))
+    return make(
+        collective,
+        algorithm,
+        p,
+        chunks,
+        steps,
+        root_rank,
+        chunks // p if collective in SPLIT else 0,
+        source=source,
+        proto=root.attrib.get("proto", ""),
+    )
 
 
 def _verifies(schedule) -> bool:
@@ -153,8 +164,11 @@ def _names(rd: _Reader, root) -> tuple[str, str]:
         ours, algorithm = None, name or "msccl"
     collective = _COLL.get(coll) or (ours if coll == "custom" else None)
     if collective is None:
-        raise rd.error(root, f"coll={coll!r}: expected one of {', '.join(sorted(set(MSCCL_COLL.values())))} (or custom "
-                       "with name='collperf COLLECTIVE ALGORITHM')")
+        raise rd.error(
+            root,
+            f"coll={coll!r}: expected one of {', '.join(sorted(set(MSCCL_COLL.values())))} (or custom "
+            "with name='collperf COLLECTIVE ALGORITHM')",
+        )
     return collective, algorithm
 
 
@@ -170,7 +184,9 @@ def _block(rd: _Reader, tb, gid: int, p: int, units: list, blocks: dict) -> None
     refs = []
     for index, st in enumerate(steps):
         if rd.int(st, "s", 0, 1 << 16) != index:
-            raise rd.error(st, f"s={st.attrib['s']}: expected the steps of a thread block numbered 0, 1, ... (here {index})")
+            raise rd.error(
+                st, f"s={st.attrib['s']}: expected the steps of a thread block numbered 0, 1, ... (here {index})"
+            )
         kind = st.attrib.get("type", "")
         dep = (rd.int(st, "depid", -1, 1 << 16), rd.int(st, "deps", -1, 1 << 16))
         first = len(units)
@@ -181,8 +197,11 @@ def _block(rd: _Reader, tb, gid: int, p: int, units: list, blocks: dict) -> None
             if recv < 0:
                 raise rd.error(st, f"type {kind!r} receives but its thread block has recv=-1")
             into = dst if kind != "rrs" else src
-            units.append(_Unit("recv", gid, recv, chan, tuple((into[0], into[1] + i) for i in range(count)),
-                               _RECV[kind], elem=st))
+            units.append(
+                _Unit(
+                    "recv", gid, recv, chan, tuple((into[0], into[1] + i) for i in range(count)), _RECV[kind], elem=st
+                )
+            )
         if kind in _SENDS:
             if send < 0:
                 raise rd.error(st, f"type {kind!r} sends but its thread block has send=-1")
@@ -207,8 +226,11 @@ def _chunk(rd: _Reader, buffers: Buffers, u: _Unit, buf: str, offset: int) -> in
     c = buffers.chunk_at(u.gpu, buf, offset)
     if c is None:
         names = "i, o, s" if buffers.collective in SPLIT else "i, o"
-        raise rd.error(u.elem, f"buffer {buf!r} offset {offset} on gpu {u.gpu} holds no chunk of this "
-                       f"{buffers.collective} ({buffers.chunks} chunks in buffers {names})")
+        raise rd.error(
+            u.elem,
+            f"buffer {buf!r} offset {offset} on gpu {u.gpu} holds no chunk of this "
+            f"{buffers.collective} ({buffers.chunks} chunks in buffers {names})",
+        )
     return c
 
 
@@ -219,8 +241,11 @@ def _local(rd: _Reader, buffers: Buffers, u: _Unit) -> tuple:
     for i in range(count):
         a, b = buffers.chunk_at(u.gpu, sb, so + i), buffers.chunk_at(u.gpu, db, do + i)
         if a is None or a != b:
-            raise rd.error(u.elem, f"a local {u.elem.attrib.get('type')} from {sb}[{so + i}] to {db}[{do + i}] moves "
-                           "data between chunks: collperf's IR has no local operations")
+            raise rd.error(
+                u.elem,
+                f"a local {u.elem.attrib.get('type')} from {sb}[{so + i}] to {db}[{do + i}] moves "
+                "data between chunks: collperf's IR has no local operations",
+            )
     return ()
 
 
@@ -233,8 +258,8 @@ def _dependencies(rd: _Reader, units: list, blocks: dict) -> None:
             if target is None or not 0 <= deps < len(target):
                 raise rd.error(units[first].elem, f"depid={depid} deps={deps}: no such step on gpu {gid}")
             t_first, t_last, _ = target[deps]
-            sent = {c for u in units[first:last + 1] if u.kind == "send" for c in u.chunks}
-            written = {c for u in units[t_first:t_last + 1] if u.kind == "recv" for c in u.chunks}
+            sent = {c for u in units[first : last + 1] if u.kind == "send" for c in u.chunks}
+            written = {c for u in units[t_first : t_last + 1] if u.kind == "recv" for c in u.chunks}
             # a level boundary is where data flows from a receive to a send; waiting for a read or for
             # another reduction into the same chunk is ordering within one step
             weight = 1 if sent & written else units[t_last].weight if units[t_last].kind == "nop" else 0
@@ -255,13 +280,19 @@ def _match(rd: _Reader, units: list) -> None:
         out, into = sends.get(key, []), recvs.get(key, [])
         if len(out) != len(into):
             a, b, c = key
-            raise rd.error(units[(out or into)[0]].elem, f"gpu {a} sends {len(out)} message(s) to gpu {b} on channel "
-                           f"{c} but gpu {b} receives {len(into)}: every send needs its receive")
+            raise rd.error(
+                units[(out or into)[0]].elem,
+                f"gpu {a} sends {len(out)} message(s) to gpu {b} on channel "
+                f"{c} but gpu {b} receives {len(into)}: every send needs its receive",
+            )
         for i, j in zip(out, into):
             if len(units[i].chunks) != len(units[j].chunks) or units[i].chunks != units[j].chunks:
-                raise rd.error(units[j].elem, f"receives chunks {list(units[j].chunks)} but the matching send of gpu "
-                               f"{units[i].gpu} sends chunks {list(units[i].chunks)}: collperf's IR moves a chunk to "
-                               "the same chunk")
+                raise rd.error(
+                    units[j].elem,
+                    f"receives chunks {list(units[j].chunks)} but the matching send of gpu "
+                    f"{units[i].gpu} sends chunks {list(units[i].chunks)}: collperf's IR moves a chunk to "
+                    "the same chunk",
+                )
             units[i].op, units[i].partner = units[j].op, j
             units[j].preds.append((i, 0))
 
@@ -290,10 +321,12 @@ def _levels(rd: _Reader, root, units: list) -> list:
     by_level: dict[int, dict] = {}
     for u in units:
         if u.kind == "send" and u.chunks:
-            merged = by_level.setdefault(units[u.partner].level, {})   # done when received
+            merged = by_level.setdefault(units[u.partner].level, {})  # done when received
             merged.setdefault((u.gpu, u.peer, u.op), []).extend(u.chunks)
-    return [step(Transfer(src, dst, tuple(sorted(set(ch))), op) for (src, dst, op), ch in sorted(by_level[k].items()))
-            for k in sorted(by_level)]
+    return [
+        step(Transfer(src, dst, tuple(sorted(set(ch))), op) for (src, dst, op), ch in sorted(by_level[k].items()))
+        for k in sorted(by_level)
+    ]
 
 
 def _roots(collective: str, p: int, units: list, name: str) -> list[int]:

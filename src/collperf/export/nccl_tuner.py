@@ -27,11 +27,11 @@ import numpy as np
 from collperf.errors import UsageError
 from collperf.fit import MIN_ROWS_PER_REGIME, fit, fit_rows
 
-COLLECTIVES = ("broadcast", "reduce", "allgather", "reducescatter", "allreduce")   # the functions NCCL tunes
+COLLECTIVES = ("broadcast", "reduce", "allgather", "reducescatter", "allreduce")  # the functions NCCL tunes
 ALGORITHMS = ("tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat")
 PROTOCOLS = ("ll", "ll128", "simple")
 _ALGO_ALIASES = {"collnetdirect": "collnet_direct", "collnetchain": "collnet_chain", "nvlstree": "nvls_tree"}
-GRID_PER_OCTAVE = 8      # envelope sampled at 8 sizes per doubling, then every change bisected to the byte
+GRID_PER_OCTAVE = 8  # envelope sampled at 8 sizes per doubling, then every change bisected to the byte
 MIN_BYTES, MAX_BYTES = 1, 1 << 34
 
 
@@ -40,12 +40,12 @@ class Choice:
     """One measured (algorithm, protocol) of one collective: its fit and how many channels it ran on."""
 
     collective: str
-    algorithm: str            # NCCL name (ALGORITHMS), or "default" for a run NCCL chose itself
+    algorithm: str  # NCCL name (ALGORITHMS), or "default" for a run NCCL chose itself
     protocol: str
     channels: int | None
-    fit: object               # fit.Fit, PointsCurve, or anything with predict(size) -> seconds
+    fit: object  # fit.Fit, PointsCurve, or anything with predict(size) -> seconds
     source: str
-    dims: tuple = (None, None, -1, -1)   # (nodes, ranks, numPipeOps, regBuff) it was measured on; None/-1: unknown
+    dims: tuple = (None, None, -1, -1)  # (nodes, ranks, numPipeOps, regBuff) it was measured on; None/-1: unknown
 
     @property
     def label(self) -> str:
@@ -63,12 +63,12 @@ class Choice:
 class Rule:
     collective: str
     min_bytes: int
-    max_bytes: int            # -1: no upper end
+    max_bytes: int  # -1: no upper end
     choice: Choice
     runner_up: Choice | None
-    gain_vs_default: tuple[float, float] | None    # (least, most) time saved over the range, fraction
+    gain_vs_default: tuple[float, float] | None  # (least, most) time saved over the range, fraction
     gain_vs_runner_up: tuple[float, float] | None
-    dims: tuple = (-1, -1, -1, -1)        # nNodes, nRanks, numPipeOps, regBuff of the rule (-1 = any)
+    dims: tuple = (-1, -1, -1, -1)  # nNodes, nRanks, numPipeOps, regBuff of the rule (-1 = any)
 
 
 @dataclass
@@ -96,8 +96,7 @@ def labels_from(table) -> tuple[str | None, str | None, int | None]:
         proto = proto or next((w for w in words if w in PROTOCOLS), None)
         if algo is None and proto is None and "default" in words:
             algo = proto = "default"
-    return (_ALGO_ALIASES.get(algo.lower(), algo.lower()) if algo else None,
-            proto.lower() if proto else None, channels)
+    return (_ALGO_ALIASES.get(algo.lower(), algo.lower()) if algo else None, proto.lower() if proto else None, channels)
 
 
 def choices(tables, fits) -> list[Choice]:
@@ -107,15 +106,19 @@ def choices(tables, fits) -> list[Choice]:
         if not t.collective:
             raise UsageError(f"{t.source}: the collective is unknown: pass --collective")
         if t.collective not in COLLECTIVES:
-            raise UsageError(f"{t.source}: {t.collective} is not tuned by NCCL's tuner plugins: expected one of "
-                             f"{', '.join(COLLECTIVES)}")
+            raise UsageError(
+                f"{t.source}: {t.collective} is not tuned by NCCL's tuner plugins: expected one of "
+                f"{', '.join(COLLECTIVES)}"
+            )
         if algo == "default" or (algo is None and proto is None and t.header.get("nccl_default")):
             algo = proto = "default"
         if algo is None or proto is None or (algo != "default" and (algo not in ALGORITHMS or proto not in PROTOCOLS)):
-            raise UsageError(f"{t.source}: cannot tell which NCCL algorithm and protocol it ran with (read "
-                             f"{algo!r}/{proto!r}): expected NCCL_ALGO/NCCL_PROTO in a -J file's env, or a file "
-                             f"name with one of {', '.join(ALGORITHMS)} and one of {', '.join(PROTOCOLS)} "
-                             "(allreduce_ring_ll128.txt), or 'default' for a run NCCL chose itself")
+            raise UsageError(
+                f"{t.source}: cannot tell which NCCL algorithm and protocol it ran with (read "
+                f"{algo!r}/{proto!r}): expected NCCL_ALGO/NCCL_PROTO in a -J file's env, or a file "
+                f"name with one of {', '.join(ALGORITHMS)} and one of {', '.join(PROTOCOLS)} "
+                "(allreduce_ring_ll128.txt), or 'default' for a run NCCL chose itself"
+            )
         dims = (t.nodes, t.ranks, _whole_or_any(t.header.get("pipe_ops")), _whole_or_any(t.header.get("reg_buff")))
         out.append(Choice(t.collective, algo, proto, channels, f, t.source, dims))
     return out
@@ -164,15 +167,16 @@ def envelope(options: list[Choice], lo: int = MIN_BYTES, hi: int = MAX_BYTES) ->
     """(first size, last size, index of the fastest option) over [lo, hi]: a change of the fastest option
     is found on a geometric grid, then bisected to the first byte where it holds."""
     octaves = math.log2(hi / lo)
-    grid = sorted({lo, hi} | {round(lo * 2 ** (i / GRID_PER_OCTAVE))
-                              for i in range(int(octaves * GRID_PER_OCTAVE) + 1)})
+    grid = sorted(
+        {lo, hi} | {round(lo * 2 ** (i / GRID_PER_OCTAVE)) for i in range(int(octaves * GRID_PER_OCTAVE) + 1)}
+    )
     # steps of a curve (a model's ring plateau: `fit.breakpoints`) a grid could step over
     grid = sorted(set(grid) | {b + d for o in options for b in getattr(o.fit, "breakpoints", ()) for d in (-1, 0)})
     grid = [s for s in grid if lo <= s <= hi]
     ranges, start, current = [], lo, _best(options, lo)
     for a, b in pairwise(grid):
         while _best(options, b) != current:
-            left, right = a, b      # best(left) == current, best(right) != current: first size that changes
+            left, right = a, b  # best(left) == current, best(right) != current: first size that changes
             while right - left > 1:
                 mid = (left + right) // 2
                 if _best(options, mid) == current:
@@ -193,8 +197,9 @@ def _gain(winner: Choice, other: Choice | None, lo: int, hi: int) -> tuple[float
     return min(gains), max(gains)
 
 
-def build(options: list[Choice], nodes: int | None = None, ranks: int | None = None,
-          channels: int | None = None) -> TunerRules:
+def build(
+    options: list[Choice], nodes: int | None = None, ranks: int | None = None, channels: int | None = None
+) -> TunerRules:
     """Rules for every collective among `options` (Choice per measured algorithm/protocol/channels), one group of
     rules per shape measured (nNodes, nRanks, numPipeOps, regBuff; `nodes`/`ranks` override the shape)."""
     if not options:
@@ -212,8 +217,10 @@ def build(options: list[Choice], nodes: int | None = None, ranks: int | None = N
             if mine:
                 _build_one(out, collective, mine, dims, channels, len(shapes) > 1)
     for c in sorted({id(o.fit): o for o in options if isinstance(o.fit, PointsCurve)}.values(), key=lambda o: o.source):
-        out.notes.append(f"{c.source}: {len(c.fit.sizes)} size(s), too few to fit regimes: the curve joins them, "
-                         "the smallest one's time below, the largest one's scaled with size above")
+        out.notes.append(
+            f"{c.source}: {len(c.fit.sizes)} size(s), too few to fit regimes: the curve joins them, "
+            "the smallest one's time below, the largest one's scaled with size above"
+        )
     return out
 
 
@@ -226,21 +233,37 @@ def _build_one(out: TunerRules, collective: str, mine: list[Choice], dims: tuple
     seen = {}
     for o in forced:
         if o.key in seen:
-            raise UsageError(f"{collective}{where} {o.label} on {o.channels or 'unknown'} channels is given twice "
-                             f"({seen[o.key]} and {o.source}): merge the runs into one log or leave one out")
+            raise UsageError(
+                f"{collective}{where} {o.label} on {o.channels or 'unknown'} channels is given twice "
+                f"({seen[o.key]} and {o.source}): merge the runs into one log or leave one out"
+            )
         seen[o.key] = o.source
         if o.channels is None and channels is None:
-            raise UsageError(f"{o.source}: the channel count it ran with is unknown and NCCL's example plugin "
-                             "needs an explicit one on every rule: pass --channels N (NCCL_MIN_NCHANNELS = "
-                             "NCCL_MAX_NCHANNELS of the run)")
+            raise UsageError(
+                f"{o.source}: the channel count it ran with is unknown and NCCL's example plugin "
+                "needs an explicit one on every rule: pass --channels N (NCCL_MIN_NCHANNELS = "
+                "NCCL_MAX_NCHANNELS of the run)"
+            )
     for lo, hi, i in envelope(forced):
         others = [o for o in forced if o is not forced[i]]
         runner = min(others, key=lambda o: o.time_s(math.sqrt(lo * hi))) if others else None
-        out.rules.append(Rule(collective, 0 if lo == MIN_BYTES else lo, -1 if hi == MAX_BYTES else hi, forced[i],
-                              runner, _gain(forced[i], default, lo, hi), _gain(forced[i], runner, lo, hi), dims))
+        out.rules.append(
+            Rule(
+                collective,
+                0 if lo == MIN_BYTES else lo,
+                -1 if hi == MAX_BYTES else hi,
+                forced[i],
+                runner,
+                _gain(forced[i], default, lo, hi),
+                _gain(forced[i], runner, lo, hi),
+                dims,
+            )
+        )
     if default is None:
-        out.notes.append(f"{collective}{where}: no run without NCCL_ALGO/NCCL_PROTO was given, so the gain over "
-                         "NCCL's default choice is unknown (the comments give the gain over the next best choice)")
+        out.notes.append(
+            f"{collective}{where}: no run without NCCL_ALGO/NCCL_PROTO was given, so the gain over "
+            "NCCL's default choice is unknown (the comments give the gain over the next best choice)"
+        )
 
 
 def _pct(g: tuple[float, float] | None) -> str:
@@ -251,23 +274,30 @@ def _pct(g: tuple[float, float] | None) -> str:
 
 
 def render(r: TunerRules) -> str:
-    lines = ["# NCCL example tuner plugin rules (NCCL_TUNER_CONFIG_FILE), written by collperf export nccl-tuner",
-             "# collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff",
-             "# first match wins; byte ranges inclusive, in NCCL's nBytes (= nccl-tests size); -1 = any"]
+    lines = [
+        "# NCCL example tuner plugin rules (NCCL_TUNER_CONFIG_FILE), written by collperf export nccl-tuner",
+        "# collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff",
+        "# first match wins; byte ranges inclusive, in NCCL's nBytes (= nccl-tests size); -1 = any",
+    ]
     lines += [f"# note: {n}" for n in r.notes]
     for rule in r.rules:
         c = rule.choice
         channels = c.channels if c.channels is not None else r.channels
         span = f"{rule.min_bytes}..{'' if rule.max_bytes == -1 else rule.max_bytes} B"
-        lines.append(f"# {rule.collective} {span}: {c.label} from {c.source}; time saved vs NCCL default "
-                     f"{_pct(rule.gain_vs_default)}, vs next best "
-                     f"{rule.runner_up.label if rule.runner_up else '-'} {_pct(rule.gain_vs_runner_up)}")
-        lines.append(f"{rule.collective},{rule.min_bytes},{rule.max_bytes},{c.algorithm},{c.protocol},{channels},"
-                     + ",".join(map(str, rule.dims)))
+        lines.append(
+            f"# {rule.collective} {span}: {c.label} from {c.source}; time saved vs NCCL default "
+            f"{_pct(rule.gain_vs_default)}, vs next best "
+            f"{rule.runner_up.label if rule.runner_up else '-'} {_pct(rule.gain_vs_runner_up)}"
+        )
+        lines.append(
+            f"{rule.collective},{rule.min_bytes},{rule.max_bytes},{c.algorithm},{c.protocol},{channels},"
+            + ",".join(map(str, rule.dims))
+        )
     return "\n".join(lines) + "\n"
 
 
 # --- the plugin's own matching, for checking what a file does ----------------------------------------
+
 
 def parse_rules(text: str, source: str = "<rules>") -> list[dict]:
     """Rules as the example plugin reads them (8 to 10 comma-separated fields, '#' comments)."""
@@ -278,8 +308,10 @@ def parse_rules(text: str, source: str = "<rules>") -> list[dict]:
             continue
         f = [x.strip() for x in line.split(",")]
         if not 8 <= len(f) <= 10:
-            raise UsageError(f"{source}, line {number}: {len(f)} fields: expected 8 to 10 (collective_type,min_bytes,"
-                             "max_bytes,algorithm,protocol,channels,nNodes,nRanks[,numPipeOps[,regBuff]])")
+            raise UsageError(
+                f"{source}, line {number}: {len(f)} fields: expected 8 to 10 (collective_type,min_bytes,"
+                "max_bytes,algorithm,protocol,channels,nNodes,nRanks[,numPipeOps[,regBuff]])"
+            )
         try:
             nums = [int(x) for x in (f[1], f[2], f[5], f[6], f[7], *f[8:])]
         except ValueError:
@@ -287,18 +319,37 @@ def parse_rules(text: str, source: str = "<rules>") -> list[dict]:
         if f[0] not in COLLECTIVES or f[3] not in ALGORITHMS or f[4] not in PROTOCOLS:
             raise UsageError(f"{source}, line {number}: unknown collective, algorithm or protocol: {line[:80]!r}")
         pipe, reg = (nums[5:] + [-1, -1])[:2]
-        rules.append({"collective": f[0], "min": nums[0], "max": nums[1], "algorithm": f[3], "protocol": f[4],
-                      "channels": nums[2], "nodes": nums[3], "ranks": nums[4], "pipe_ops": pipe, "reg_buff": reg,
-                      "line": number})
+        rules.append(
+            {
+                "collective": f[0],
+                "min": nums[0],
+                "max": nums[1],
+                "algorithm": f[3],
+                "protocol": f[4],
+                "channels": nums[2],
+                "nodes": nums[3],
+                "ranks": nums[4],
+                "pipe_ops": pipe,
+                "reg_buff": reg,
+                "line": number,
+            }
+        )
     return rules
 
 
-def match(rules: list[dict], collective: str, size: int, nodes: int, ranks: int, pipe_ops: int = 1,
-          reg_buff: int = 0) -> dict | None:
+def match(
+    rules: list[dict], collective: str, size: int, nodes: int, ranks: int, pipe_ops: int = 1, reg_buff: int = 0
+) -> dict | None:
     """The first rule that matches (inclusive byte range; -1 = any), as the example plugin picks."""
     for r in rules:
-        if (r["collective"] == collective and r["min"] <= size and (r["max"] == -1 or size <= r["max"])
-                and r["nodes"] in (-1, nodes) and r["ranks"] in (-1, ranks)
-                and r["pipe_ops"] in (-1, pipe_ops) and r["reg_buff"] in (-1, reg_buff)):
+        if (
+            r["collective"] == collective
+            and r["min"] <= size
+            and (r["max"] == -1 or size <= r["max"])
+            and r["nodes"] in (-1, nodes)
+            and r["ranks"] in (-1, ranks)
+            and r["pipe_ops"] in (-1, pipe_ops)
+            and r["reg_buff"] in (-1, reg_buff)
+        ):
             return r
     return None

@@ -44,7 +44,7 @@ class _Table:
     def times_s(self, size: float) -> np.ndarray:
         if size not in self.cache:
             lat, bw = entry_times_us(self.table, self.system, np.array([float(size)]))
-            self.cache[size] = (lat + bw)[:, 0] * 1e-6      # NaN where the cell is disabled
+            self.cache[size] = (lat + bw)[:, 0] * 1e-6  # NaN where the cell is disabled
         return self.cache[size]
 
 
@@ -69,7 +69,7 @@ class DefaultCurve:
 
     def choice(self, size: float) -> int:
         t = self.believed.times_s(size)
-        return int(np.argmin(np.where(np.isnan(t), np.inf, t)))    # first cell wins ties, as NCCL's loop
+        return int(np.argmin(np.where(np.isnan(t), np.inf, t)))  # first cell wins ties, as NCCL's loop
 
     def predict(self, size: float) -> float:
         t = self.real.times_s(size)[self.choice(size)]
@@ -93,15 +93,24 @@ def choices(system, believed=None, collectives=COLLECTIVES, label: str = "NCCL m
         real = _Table(table, system)
         believed_table = real if believed is None else _Table(tuning_table(collective, believed), believed)
         if not table.enabled():
-            continue             # nothing NCCL could run (build() says which collectives have rules)
+            continue  # nothing NCCL could run (build() says which collectives have rules)
         breaks = _plateau_bytes(system, table)
         for i, (a, p) in enumerate(TuningTable.entries()):
             if table.bandwidth_GBps[(a, p)] <= 0:
                 continue
             algorithm, protocol = plugin_names(a, p)
             channels = channels_run(a, system, table.graphs)
-            out.append(Choice(collective, algorithm, protocol, channels, CellCurve(real, i, breaks),
-                              f"{label} cell {a}/{p}"))
-        out.append(Choice(collective, "default", "default", None, DefaultCurve(real, believed_table),
-                          f"{label}: NCCL's own choice"))
+            out.append(
+                Choice(collective, algorithm, protocol, channels, CellCurve(real, i, breaks), f"{label} cell {a}/{p}")
+            )
+        out.append(
+            Choice(
+                collective,
+                "default",
+                "default",
+                None,
+                DefaultCurve(real, believed_table),
+                f"{label}: NCCL's own choice",
+            )
+        )
     return out

@@ -15,7 +15,7 @@ from collperf.ingest.table import IngestError, Row, Table
 __all__ = ["load", "parse", "IngestError", "OtherInput", "Row", "Table"]
 
 
-STDIN = "-"      # the path that means standard input (`kubectl logs ... | collperf diagnose -`)
+STDIN = "-"  # the path that means standard input (`kubectl logs ... | collperf diagnose -`)
 
 
 def load(path, collective: str | None = None, ranks: int | None = None, max_bytes: int | None = None) -> list[Table]:
@@ -25,9 +25,11 @@ def load(path, collective: str | None = None, ranks: int | None = None, max_byte
         return parse(_stdin_text(max_bytes), "<stdin>", collective, ranks)
     try:
         if max_bytes is not None and (size := Path(path).stat().st_size) > max_bytes:
-            raise IngestError(f"{path}: {units.format_size(size)} is over the {units.format_size(max_bytes)} a log may "
-                              f"have (--max-bytes): pass --max-bytes {-(-size // (1 << 20))}MiB (it is read whole "
-                              "into memory), or split the log and read the parts")
+            raise IngestError(
+                f"{path}: {units.format_size(size)} is over the {units.format_size(max_bytes)} a log may "
+                f"have (--max-bytes): pass --max-bytes {-(-size // (1 << 20))}MiB (it is read whole "
+                "into memory), or split the log and read the parts"
+            )
         with open(path, "rb") as f:
             head = f.read(4)
         if head.startswith(_GZIP):
@@ -57,13 +59,14 @@ def _gunzip(source, name: str) -> str:
     import gzip
     import io
     import zlib
+
     try:
         with gzip.open(io.BytesIO(source) if isinstance(source, bytes) else source, "rb") as f:
             head = f.read(65536)
             if formats.KINETO.encode() in head:
                 raise IngestError(formats.trace_message(name))
             return decode(head + f.read())
-    except (OSError, EOFError, zlib.error) as e:    # zlib's error: a stream corrupt past its header
+    except (OSError, EOFError, zlib.error) as e:  # zlib's error: a stream corrupt past its header
         raise IngestError(f"{name}: a broken gzip file ({e}): decompress it, or give the log itself") from None
 
 
@@ -90,15 +93,20 @@ def _utf16_le_without_bom(head: bytes) -> bool:
 
 def _stdin_text(max_bytes: int | None) -> str:
     import sys
+
     if sys.stdin is None or sys.stdin.isatty():
-        raise IngestError("log '-' is standard input, and nothing is piped in: pipe a log, e.g. "
-                          "`kubectl logs POD | collperf diagnose -`, or give a file")
+        raise IngestError(
+            "log '-' is standard input, and nothing is piped in: pipe a log, e.g. "
+            "`kubectl logs POD | collperf diagnose -`, or give a file"
+        )
     stream = getattr(sys.stdin, "buffer", None)
     limit = max_bytes + 1 if max_bytes is not None else -1
     data = stream.read(limit) if stream is not None else sys.stdin.read(limit).encode()
     if max_bytes is not None and len(data) > max_bytes:
-        raise IngestError(f"<stdin>: more than the {units.format_size(max_bytes)} a log may have (--max-bytes): pass "
-                          "a larger --max-bytes, or save the log and split it")
+        raise IngestError(
+            f"<stdin>: more than the {units.format_size(max_bytes)} a log may have (--max-bytes): pass "
+            "a larger --max-bytes, or save the log and split it"
+        )
     return _gunzip(data, "<stdin>") if data.startswith(_GZIP) else decode(data)
 
 
@@ -112,7 +120,7 @@ def _checked(collective: str | None, ranks: int | None) -> str | None:
 def _finish(tables: list[Table], ranks: int | None) -> list[Table]:
     for t in tables:
         _given_ranks(t, ranks)
-        host_layout.settle(t)      # nodes x GPUs per node from elided device lines, once the rank count is known
+        host_layout.settle(t)  # nodes x GPUs per node from elided device lines, once the rank count is known
     return tables
 
 
@@ -124,7 +132,7 @@ def parse(text: str, source: str = "<log>", collective: str | None = None, ranks
     for t in tables:
         t.text = log.text
         if ranks is None:
-            consistency.read_ranks_from_counts(t)     # the count column states it: before anything guesses
+            consistency.read_ranks_from_counts(t)  # the count column states it: before anything guesses
     return _finish(tables, ranks)
 
 
@@ -134,12 +142,15 @@ def _given_ranks(t: Table, ranks: int | None) -> None:
         return
     if t.ranks is not None:
         where = t.header.get("ranks_from", "the log")
-        raise IngestError(f"{t.source}: --ranks {ranks} but the log says {t.ranks} ranks (from {where}): leave --ranks "
-                          "out, or check that this is the log you meant")
+        raise IngestError(
+            f"{t.source}: --ranks {ranks} but the log says {t.ranks} ranks (from {where}): leave --ranks "
+            "out, or check that this is the log you meant"
+        )
     at_least = t.header.get("ranks_at_least")
     if at_least and ranks < at_least:
-        raise IngestError(f"{t.source}: --ranks {ranks} but the device lines list rank {at_least - 1}: expected "
-                          f"--ranks >= {at_least}")
+        raise IngestError(
+            f"{t.source}: --ranks {ranks} but the device lines list rank {at_least - 1}: expected --ranks >= {at_least}"
+        )
     t.ranks = ranks
     t.notes.append(f"rank count {ranks} given on the command line")
     if t.header.get("collective_from") == "given" or t.collective:

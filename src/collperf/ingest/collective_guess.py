@@ -33,9 +33,11 @@ def count_multiple(t: Table) -> int | None:
 def undecided(t: Table, candidates: tuple[str, ...], why: str) -> str:
     """Record that the table cannot settle its collective: no collective, and the flag that settles it."""
     flags = " or ".join(f"--collective {c}" for c in candidates)
-    t.header["collective_undecided"] = (f"{t.source}: the log does not name its test and the table cannot tell "
-                                        f"{' from '.join(candidates)} ({why}): give {flags} (the nccl-tests binary "
-                                        "that printed it)")
+    t.header["collective_undecided"] = (
+        f"{t.source}: the log does not name its test and the table cannot tell "
+        f"{' from '.join(candidates)} ({why}): give {flags} (the nccl-tests binary "
+        "that printed it)"
+    )
     t.header["collective_candidates"] = list(candidates)
     return ""
 
@@ -52,11 +54,17 @@ def guess(t: Table, ratio: float) -> str:
             return "reducescatter"
         if abs(ratio - 1) < 0.02:
             if t.ranks and t.ranks != 2:
-                return "sendrecv"      # all_reduce's 2(n-1)/n is 1 only on 2 ranks
-            return undecided(t, ("allreduce", "sendrecv"), f"busbw/algbw = {ratio:.4f}: a 2-rank all_reduce and a "
-                                                           "sendrecv both print 1")
-        return "allreduce" if ratio > 1 or (t.ranks and abs(ratio - 2 * (t.ranks - 1) / t.ranks) < 0.02) \
+                return "sendrecv"  # all_reduce's 2(n-1)/n is 1 only on 2 ranks
+            return undecided(
+                t,
+                ("allreduce", "sendrecv"),
+                f"busbw/algbw = {ratio:.4f}: a 2-rank all_reduce and a sendrecv both print 1",
+            )
+        return (
+            "allreduce"
+            if ratio > 1 or (t.ranks and abs(ratio - 2 * (t.ranks - 1) / t.ranks) < 0.02)
             else "reducescatter"
+        )
     if roots and roots != {-1}:
         return "broadcast"
     # legacy alltoall: the header names a redop column that its rows leave empty (allgather has none)
@@ -64,8 +72,9 @@ def guess(t: Table, ratio: float) -> str:
     if "redop" in columns and not roots:
         return "alltoall"
     if columns and "redop" not in columns:
-        return "allgather"     # legacy all_gather printed `size count type` alone (no redop, no root column)
+        return "allgather"  # legacy all_gather printed `size count type` alone (no redop, no root column)
     if k == 1 or (k is None and abs(ratio - 1) < 0.02):
-        return "sendrecv"              # no op, no root, count x type = size, busbw = algbw
-    return undecided(t, ("allgather", "alltoall"), "both print size = count x type size x ranks and busbw = algbw x "
-                                                   "(n-1)/n")
+        return "sendrecv"  # no op, no root, count x type = size, busbw = algbw
+    return undecided(
+        t, ("allgather", "alltoall"), "both print size = count x type size x ranks and busbw = algbw x (n-1)/n"
+    )

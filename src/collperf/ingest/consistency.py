@@ -53,10 +53,10 @@ def _possible(collective: str, ratio: float) -> bool:
     if collective == "allreduce":
         return 0.99 <= ratio < 2.0
     if collective in ("allgather", "reducescatter"):
-        return 0.49 <= ratio <= 1.01   # 1: the pre-2020 convention
+        return 0.49 <= ratio <= 1.01  # 1: the pre-2020 convention
     if collective in ("alltoall", "gather", "scatter"):
         return 0.49 <= ratio < 1.0
-    return abs(ratio - 1) < 0.01       # broadcast, reduce, sendrecv
+    return abs(ratio - 1) < 0.01  # broadcast, reduce, sendrecv
 
 
 def _matching(ratio: float, ranks: int | None) -> list[str]:
@@ -78,20 +78,23 @@ def check_factor(t: Table) -> None:
         odd = disagreeing(t, factor)
     else:
         odd = [] if _possible(t.collective, ratio) else rows
-        expected = f"{t.collective}: {'1' if t.collective in ('broadcast', 'reduce', 'sendrecv') else 'a ratio'}" \
-            + ("" if t.collective in ('broadcast', 'reduce', 'sendrecv') else
-               (" in [1, 2)" if t.collective == "allreduce" else " in [0.5, 1)"))
+        expected = f"{t.collective}: {'1' if t.collective in ('broadcast', 'reduce', 'sendrecv') else 'a ratio'}" + (
+            ""
+            if t.collective in ("broadcast", "reduce", "sendrecv")
+            else (" in [1, 2)" if t.collective == "allreduce" else " in [0.5, 1)")
+        )
     if not odd:
         return
     if t.header.get("collective_from") == "given" and 2 * len(odd) > len(rows):
         others = [c for c in _matching(ratio, t.ranks) if c != t.collective]
         hint = f" (it matches {' or '.join(others)})" if others else ""
-        raise IngestError(f"{t.source}: --collective {t.collective} does not fit this log: busbw/algbw = {ratio:.4f} "
-                          f"at {big.size} B (line {big.line}){hint}, expected {expected}; pass the collective the "
-                          "log measured, or leave --collective out")
+        raise IngestError(
+            f"{t.source}: --collective {t.collective} does not fit this log: busbw/algbw = {ratio:.4f} "
+            f"at {big.size} B (line {big.line}){hint}, expected {expected}; pass the collective the "
+            "log measured, or leave --collective out"
+        )
     for r in odd:
-        r.flags.append(f"busbw {r.busbw_GBps:g} GB/s is not algbw {r.algbw_GBps:g} x the busbw factor "
-                       f"({expected})")
+        r.flags.append(f"busbw {r.busbw_GBps:g} GB/s is not algbw {r.algbw_GBps:g} x the busbw factor ({expected})")
 
 
 def note_flags(t: Table) -> None:
@@ -99,14 +102,34 @@ def note_flags(t: Table) -> None:
     flagged = t.flagged()
     if flagged:
         first = flagged[0]
-        t.notes.append(f"{len(flagged)} row(s) have columns that disagree (kept, flagged, left out of the fit): "
-                       f"line {first.line}: {first.flags[0]}" + (" ..." if len(flagged) > 1 else ""))
+        t.notes.append(
+            f"{len(flagged)} row(s) have columns that disagree (kept, flagged, left out of the fit): "
+            f"line {first.line}: {first.flags[0]}" + (" ..." if len(flagged) > 1 else "")
+        )
 
 
 # Bytes per element of nccl-tests' type names (nccl-tests src/common.cu test_typenames; rccl-tests the same)
-TYPE_BYTES = {"int8": 1, "uint8": 1, "char": 1, "int32": 4, "uint32": 4, "int": 4, "int64": 8, "uint64": 8,
-              "half": 2, "float16": 2, "float": 4, "float32": 4, "double": 8, "float64": 8, "bfloat16": 2,
-              "f8e4m3": 1, "f8e5m2": 1, "fp8_e4m3": 1, "fp8_e5m2": 1}
+TYPE_BYTES = {
+    "int8": 1,
+    "uint8": 1,
+    "char": 1,
+    "int32": 4,
+    "uint32": 4,
+    "int": 4,
+    "int64": 8,
+    "uint64": 8,
+    "half": 2,
+    "float16": 2,
+    "float": 4,
+    "float32": 4,
+    "double": 8,
+    "float64": 8,
+    "bfloat16": 2,
+    "f8e4m3": 1,
+    "f8e5m2": 1,
+    "fp8_e4m3": 1,
+    "fp8_e5m2": 1,
+}
 
 # the collectives whose count column is per rank (nccl-tests' paramcount: size / nranks / type size), so that
 # size / (count x type size) is the rank count; the others print count = size / type size
@@ -138,10 +161,17 @@ def read_ranks_from_counts(t: Table) -> None:
     if ranks is None or ranks == t.ranks or source not in (None, "busbw/algbw"):
         return
     if ranks < (t.header.get("ranks_at_least") or 0):
-        return      # the device lines name a higher rank: the count column is not what it seems
+        return  # the device lines name a higher rank: the count column is not what it seems
     before = t.ranks
     t.ranks, t.header["ranks_from"] = ranks, "count x type size"
-    t.notes.append(f"rank count {ranks} read from size / (count x type size)" +
-                   (f" (busbw/algbw suggested {before}: its printed digits cannot tell)" if before else
-                    " (the device lines do not list every rank)" if t.header.get("devices_elided") else ""))
+    t.notes.append(
+        f"rank count {ranks} read from size / (count x type size)"
+        + (
+            f" (busbw/algbw suggested {before}: its printed digits cannot tell)"
+            if before
+            else " (the device lines do not list every rank)"
+            if t.header.get("devices_elided")
+            else ""
+        )
+    )
     check_factor(t)

@@ -13,12 +13,12 @@ from __future__ import annotations
 import re
 
 _NUMBERED = re.compile(r"^(.*?)(\d+)$")
-_LETTERED = re.compile(r"^(.*[^A-Za-z])([a-z])$")     # node-a, node-b: one lower-case letter after a separator
+_LETTERED = re.compile(r"^(.*[^A-Za-z])([a-z])$")  # node-a, node-b: one lower-case letter after a separator
 
 
 def _host_number(host: str) -> tuple[str, int] | None:
     """(the name's prefix, its number): node-031 -> ('node-', 31); node-b -> ('node-', 1); None without one."""
-    name = host.split(".")[0]              # a domain after the host's own name is no part of its number
+    name = host.split(".")[0]  # a domain after the host's own name is no part of its number
     if m := _NUMBERED.match(name):
         return m.group(1), int(m.group(2))
     if m := _LETTERED.match(name):
@@ -45,8 +45,10 @@ def read_layout(devices: list[dict]) -> tuple[int | None, str, int]:
         return None, "ranks that do not follow the hosts' numbers", 0
     base = first[0] - (first[1] - first[2]) // step
     # every line: its rank is (host number - the first host's) x g + its device, its device below g
-    if any(device >= step or (rank - device) % step or number - base != (rank - device) // step
-           for number, rank, device in lines):
+    if any(
+        device >= step or (rank - device) % step or number - base != (rank - device) // step
+        for number, rank, device in lines
+    ):
         return None, "ranks that do not follow the hosts' numbers", 0
     return step, f"rank = host x {step} + device on every device line listed", max(lines)[0] - base + 1
 
@@ -61,8 +63,10 @@ def settle(t) -> None:
     if per_host and t.ranks and t.ranks % per_host == 0 and t.ranks // per_host >= t.header["hosts_at_least"]:
         t.nodes = t.ranks // per_host
         t.header["nodes_from"] = "host numbering"
-        t.notes.append(f"{t.nodes} node(s) x {per_host} GPUs read from the device lines that remain ({why}; "
-                       f"{t.ranks} ranks / {per_host})")
+        t.notes.append(
+            f"{t.nodes} node(s) x {per_host} GPUs read from the device lines that remain ({why}; "
+            f"{t.ranks} ranks / {per_host})"
+        )
         return
     if per_host and t.ranks:
         why = f"{t.ranks} ranks do not fill hosts of {per_host} GPUs numbered as the device lines are"

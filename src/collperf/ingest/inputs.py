@@ -13,7 +13,9 @@ class OtherInput(IngestError):
     LinkTest). The message tells a command that needs a table where the input goes instead."""
 
     def __init__(self, value, what: str, source: str):
-        super().__init__(f"{source}: {what}, not a table of collective measurements: `collperf diagnose {source}` "
-                         "reads it (what the system is, what NCCL chose, what to check first)")
+        super().__init__(
+            f"{source}: {what}, not a table of collective measurements: `collperf diagnose {source}` "
+            "reads it (what the system is, what NCCL chose, what to check first)"
+        )
         self.value = value
         self.what = what

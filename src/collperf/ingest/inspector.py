@@ -26,14 +26,32 @@ from collperf.collectives import busbw_factor
 from collperf.ingest import validate as v
 from collperf.ingest.table import Grouped, Row, Table, finish
 
-_NAMES = {"allreduce": "allreduce", "allgather": "allgather", "reducescatter": "reducescatter",
-          "broadcast": "broadcast", "reduce": "reduce", "alltoall": "alltoall", "gather": "gather",
-          "scatter": "scatter", "sendrecv": "sendrecv"}
-_RECORD = {"header?": {"id?": ("string", "integer"), "rank?": "integer", "n_ranks?": "integer", "nnodes?": "integer"},
-           "coll_perf": {"coll": "string", "coll_msg_size_bytes": "number", "coll_exec_time_us": "number",
-                         "coll_sn?": "number", "coll_timing_source?": "string", "coll_algobw_gbs?": ("number", None),
-                         "coll_busbw_gbs?": ("number", None), "algo_proto?": "string",
-                         "coll_algo?": "string", "coll_proto?": "string"}}     # coll_algo/coll_proto: v4.2
+_NAMES = {
+    "allreduce": "allreduce",
+    "allgather": "allgather",
+    "reducescatter": "reducescatter",
+    "broadcast": "broadcast",
+    "reduce": "reduce",
+    "alltoall": "alltoall",
+    "gather": "gather",
+    "scatter": "scatter",
+    "sendrecv": "sendrecv",
+}
+_RECORD = {
+    "header?": {"id?": ("string", "integer"), "rank?": "integer", "n_ranks?": "integer", "nnodes?": "integer"},
+    "coll_perf": {
+        "coll": "string",
+        "coll_msg_size_bytes": "number",
+        "coll_exec_time_us": "number",
+        "coll_sn?": "number",
+        "coll_timing_source?": "string",
+        "coll_algobw_gbs?": ("number", None),
+        "coll_busbw_gbs?": ("number", None),
+        "algo_proto?": "string",
+        "coll_algo?": "string",
+        "coll_proto?": "string",
+    },
+}  # coll_algo/coll_proto: v4.2
 
 
 def check_record(rec) -> None:
@@ -66,7 +84,7 @@ _PER_RANK = ("allgather", "reducescatter")
 
 
 def _bucket(size: int) -> int:
-    return size.bit_length()   # sizes in [2^(k-1), 2^k) share k; 0 bytes alone
+    return size.bit_length()  # sizes in [2^(k-1), 2^k) share k; 0 bytes alone
 
 
 def parse_jsonl(lines, source: str, collective: str | None = None) -> list[Table]:
@@ -96,8 +114,18 @@ def parse_jsonl(lines, source: str, collective: str | None = None) -> list[Table
             skipped.append(f"line {number}: {e}")
             continue
         comm = str(head.get("id", "?"))
-        g = groups.setdefault((comm, name), {"ranks": ranks, "nodes": nodes, "rows": {}, "algo_proto": set(),
-                                              "timing": set(), "calls": 0, "first_line": number})
+        g = groups.setdefault(
+            (comm, name),
+            {
+                "ranks": ranks,
+                "nodes": nodes,
+                "rows": {},
+                "algo_proto": set(),
+                "timing": set(),
+                "calls": 0,
+                "first_line": number,
+            },
+        )
         bucket = g["rows"].get(_bucket(size))
         if bucket is None:
             bucket = g["rows"][_bucket(size)] = _Calls(number)
@@ -107,8 +135,11 @@ def parse_jsonl(lines, source: str, collective: str | None = None) -> list[Table
             g["algo_proto"].add(perf["algo_proto"])
         if perf.get("coll_timing_source"):
             g["timing"].add(perf["coll_timing_source"])
-    return finish([_table(source, comm, name, g) for (comm, name), g in groups.items()], skipped,
-                  f"{source}: no readable NCCL Inspector records")
+    return finish(
+        [_table(source, comm, name, g) for (comm, name), g in groups.items()],
+        skipped,
+        f"{source}: no readable NCCL Inspector records",
+    )
 
 
 class _Calls:
@@ -165,8 +196,14 @@ def _decoded(numbered):
 
 def _table(source: str, comm: str, name: str, g: dict) -> Table:
     t = Table(f"{source} [comm {comm} {name}]", name, g["ranks"], g["nodes"])
-    t.header.update(format="NCCL Inspector JSONL", comm=comm, calls=g["calls"],
-                    timing_source=sorted(g["timing"]), algo_proto=sorted(g["algo_proto"]), buckets={})
+    t.header.update(
+        format="NCCL Inspector JSONL",
+        comm=comm,
+        calls=g["calls"],
+        timing_source=sorted(g["timing"]),
+        algo_proto=sorted(g["algo_proto"]),
+        buckets={},
+    )
     _algo_proto(t, g["algo_proto"])
     factor = busbw_factor(name, g["ranks"]) if g["ranks"] and name not in ("sendrecv",) else None
     for k in sorted(g["rows"]):
@@ -179,10 +216,14 @@ def _table(source: str, comm: str, name: str, g: dict) -> Table:
         if reported and row.busbw_GBps:
             median_bus = statistics.median(reported)
             if abs(median_bus - row.busbw_GBps) > 0.02 * row.busbw_GBps + 0.01:
-                row.flags.append(f"coll_busbw_gbs {median_bus:.4g} disagrees with size x factor / time = "
-                                 f"{row.busbw_GBps:.4g} GB/s")
-        t.header["buckets"][size] = {"calls": len(calls.sizes), "min_time_s": min(calls.times_s),
-                                     "max_time_s": max(calls.times_s)}
+                row.flags.append(
+                    f"coll_busbw_gbs {median_bus:.4g} disagrees with size x factor / time = {row.busbw_GBps:.4g} GB/s"
+                )
+        t.header["buckets"][size] = {
+            "calls": len(calls.sizes),
+            "min_time_s": min(calls.times_s),
+            "max_time_s": max(calls.times_s),
+        }
         t.rows.append(row)
     t.notes.append(f"{g['calls']} calls in {len(t.rows)} size buckets (powers of two): median size and time per bucket")
     return t
@@ -207,13 +248,13 @@ def _labels(body: str, number: int) -> dict:
     while i < len(body):
         eq = body.find("=", i)
         if eq < 0 or eq + 1 >= len(body) or body[eq + 1] != '"':
-            raise v.BadValue(f"label list {body[:40]!r} is not name=\"value\",...")
+            raise v.BadValue(f'label list {body[:40]!r} is not name="value",...')
         end = body.find('"', eq + 2)
         while end > 0 and body[end - 1] == "\\":
             end = body.find('"', end + 1)
         if end < 0:
             raise v.BadValue(f"label list {body[:40]!r} has an unclosed quote")
-        out[body[i:eq].strip().lstrip(",").strip()] = body[eq + 2:end]
+        out[body[i:eq].strip().lstrip(",").strip()] = body[eq + 2 : end]
         i = end + 1
         while i < len(body) and body[i] in ", ":
             i += 1
@@ -266,8 +307,10 @@ def parse_prometheus(text: str, source: str, collective: str | None = None) -> l
             _prom_row(labels, m, grouped, source, collective)
         except v.BadValue as e:
             grouped.skipped.append(f"line {m['line']}: {e}")
-    out = grouped.finish(f"{source}: no readable NCCL Inspector Prometheus series "
-                 "(nccl_collective_exec_time_microseconds{comm_name=...,collective=...,message_size=...})")
+    out = grouped.finish(
+        f"{source}: no readable NCCL Inspector Prometheus series "
+        "(nccl_collective_exec_time_microseconds{comm_name=...,collective=...,message_size=...})"
+    )
     for t in out:
         t.rows.sort(key=lambda r: r.size)
     return out
@@ -275,7 +318,7 @@ def parse_prometheus(text: str, source: str, collective: str | None = None) -> l
 
 def _prom_row(labels: dict, m: dict, grouped: Grouped, source: str, collective: str | None) -> None:
     if "time_us" not in m:
-        return   # a bandwidth without its time says nothing a row needs
+        return  # a bandwidth without its time says nothing a row needs
     name = collective or collective_name(labels.get("collective", ""))
     if name is None:
         raise v.BadValue(f"collective {labels.get('collective', '')[:20]!r} is not one collperf knows")
@@ -291,8 +334,10 @@ def _prom_row(labels: dict, m: dict, grouped: Grouped, source: str, collective: 
     else:
         size = _bucket_middle(labels.get("message_size", ""))
         if size is None:
-            raise v.BadValue(f"message_size {labels.get('message_size', '')[:20]!r} is not a range such as 4-5GB "
-                             "and there is no bus bandwidth to derive the size from")
+            raise v.BadValue(
+                f"message_size {labels.get('message_size', '')[:20]!r} is not a range such as 4-5GB "
+                "and there is no bus bandwidth to derive the size from"
+            )
         size = v.size_bytes(size)
     row = Row(size, time_s, size / time_s / 1e9, line=m["line"])
     row.busbw_GBps = row.algbw_GBps * factor if factor else None

@@ -20,25 +20,25 @@ from collperf.ingest.table import IngestError
 
 @dataclass(frozen=True)
 class LinkMeasurement:
-    link: str                    # "mlx5_0", "GPU 0 -> GPU 1"
-    kind: str                    # "nic" or "gpu-pair"
-    bandwidth_GBps: float        # 10^9 bytes/s, as measured
-    directions: int              # 1: one direction; 2: both counted together
-    test: str                    # the test or matrix it comes from
+    link: str  # "mlx5_0", "GPU 0 -> GPU 1"
+    kind: str  # "nic" or "gpu-pair"
+    bandwidth_GBps: float  # 10^9 bytes/s, as measured
+    directions: int  # 1: one direction; 2: both counted together
+    test: str  # the test or matrix it comes from
     line: str
     src: int | None = None
     dst: int | None = None
-    p2p: bool | None = None      # p2pBandwidthLatencyTest: peer-to-peer on or off for this matrix
-    link_type: str = ""          # perftest: IB or Ethernet (RoCE)
+    p2p: bool | None = None  # p2pBandwidthLatencyTest: peer-to-peer on or off for this matrix
+    link_type: str = ""  # perftest: IB or Ethernet (RoCE)
 
 
 @dataclass(frozen=True)
 class LinkTest:
     source: str
-    tool: str                                    # "perftest", "nvbandwidth", "p2pBandwidthLatencyTest"
+    tool: str  # "perftest", "nvbandwidth", "p2pBandwidthLatencyTest"
     measurements: tuple[LinkMeasurement, ...]
-    devices: tuple[str, ...] = ()                # GPU names the output lists, in device order
-    no_peer: tuple[tuple[int, int], ...] = ()    # pairs the output says cannot access each other
+    devices: tuple[str, ...] = ()  # GPU names the output lists, in device order
+    no_peer: tuple[tuple[int, int], ...] = ()  # pairs the output says cannot access each other
     tests: tuple[str, ...] = ()
 
 
@@ -50,7 +50,8 @@ def detect(text: str) -> str | None:
     if "nvbandwidth Version" in head or re.search(r"^Running \w+_(?:ce|sm)\.", head, re.MULTILINE):
         return "nvbandwidth"
     if "P2P (Peer-to-Peer) GPU Bandwidth Latency Test" in head or re.search(
-            r"(?:Unidirectional|Bidirectional) P2P=(?:Enabled|Disabled) Bandwidth", head):
+        r"(?:Unidirectional|Bidirectional) P2P=(?:Enabled|Disabled) Bandwidth", head
+    ):
         return "p2pBandwidthLatencyTest"
     return None
 
@@ -63,8 +64,9 @@ def parse(text: str, source: str = "<link test>") -> LinkTest:
         return _nvbandwidth(text, source)
     if tool == "p2pBandwidthLatencyTest":
         return _p2p(text, source)
-    raise IngestError(f"{source}: not a link test: expected ib_write_bw/ib_read_bw, nvbandwidth or "
-                      "p2pBandwidthLatencyTest output")
+    raise IngestError(
+        f"{source}: not a link test: expected ib_write_bw/ib_read_bw, nvbandwidth or p2pBandwidthLatencyTest output"
+    )
 
 
 def _number(token: str, source: str, number: int) -> float:
@@ -107,17 +109,20 @@ def _perftest(text: str, source: str) -> LinkTest:
             average = _number(words[3], source, number)
             GBps = average * (1048576 / 1e9 if unit == "MB/sec" else 1 / 8)
             both = 2 if "Bidirectional" in test else 1
-            row = LinkMeasurement(device, "nic", GBps, both, test or "perftest", f"line {number}: {' '.join(words)}",
-                                  link_type=link_type)
+            row = LinkMeasurement(
+                device, "nic", GBps, both, test or "perftest", f"line {number}: {' '.join(words)}", link_type=link_type
+            )
             if best is None or int(words[0]) >= _size(best):
-                best = row     # the largest message size: the bandwidth regime, past per-message costs
+                best = row  # the largest message size: the bandwidth regime, past per-message costs
         elif s.startswith("---") and best is not None and unit:
             close()
             unit = None
     close()
     if not out:
-        raise IngestError(f"{source}: perftest output with no result row under '#bytes #iterations BW peak ... BW "
-                          "average': the test did not finish (give the client's output)")
+        raise IngestError(
+            f"{source}: perftest output with no result row under '#bytes #iterations BW peak ... BW "
+            "average': the test did not finish (give the client's output)"
+        )
     # a server's and a client's output of one run list the same device twice: its best is what the link carried
     best_of = {}
     for m in out:
@@ -160,7 +165,7 @@ def _nvbandwidth(text: str, source: str) -> LinkTest:
     i = 0
     while i < len(lines):
         ln = lines[i]
-        if (m := re.match(r"\s*Running (\w+)\.", ln)):
+        if m := re.match(r"\s*Running (\w+)\.", ln):
             test = m.group(1)
             tests.append(test)
         elif _MATRIX_TITLE.search(ln) and "GPU(row)" in ln and "GPU(column)" in ln and i + 1 < len(lines):
@@ -168,7 +173,7 @@ def _nvbandwidth(text: str, source: str) -> LinkTest:
             # or the SUM line after it (a pasted output may keep only one of them)
             arrow = "<-" if "<-" in ln else "->"
             cells, i = _matrix(lines, i + 1, source)
-            after = next((m.group(1) for ln2 in lines[i:i + 3] if (m := re.match(r"\s*SUM (\w+)", ln2))), None)
+            after = next((m.group(1) for ln2 in lines[i : i + 3] if (m := re.match(r"\s*SUM (\w+)", ln2))), None)
             test = after or test or "GPU-to-GPU copy"
             tests.append(test)
             for r, c, GBps, where in cells:
@@ -178,18 +183,23 @@ def _nvbandwidth(text: str, source: str) -> LinkTest:
             continue
         i += 1
     if not out:
-        raise IngestError(f"{source}: nvbandwidth output with no device_to_device matrix (ran: "
-                          f"{', '.join(tests) or 'no test'}): run e.g. `nvbandwidth -t device_to_device_memcpy_write_ce` "
-                          "on a node with two or more GPUs")
+        raise IngestError(
+            f"{source}: nvbandwidth output with no device_to_device matrix (ran: "
+            f"{', '.join(tests) or 'no test'}): run e.g. `nvbandwidth -t device_to_device_memcpy_write_ce` "
+            "on a node with two or more GPUs"
+        )
     return LinkTest(source, "nvbandwidth", tuple(out), tuple(devices), tests=tuple(tests))
 
 
 def _p2p(text: str, source: str) -> LinkTest:
     lines = text.splitlines()
     devices = [m.group(1).strip() for ln in lines if (m := re.match(r"\s*Device: \d{1,4}, ([^,]+),", ln))]
-    no_peer = tuple((int(a), int(b)) for ln in lines
-                    if (m := re.match(r"\s*Device=(\d{1,4}) CANNOT Access Peer Device=(\d{1,4})", ln))
-                    for a, b in [m.groups()])
+    no_peer = tuple(
+        (int(a), int(b))
+        for ln in lines
+        if (m := re.match(r"\s*Device=(\d{1,4}) CANNOT Access Peer Device=(\d{1,4})", ln))
+        for a, b in [m.groups()]
+    )
     out, tests = [], []
     i = 0
     while i < len(lines):
@@ -200,11 +210,24 @@ def _p2p(text: str, source: str) -> LinkTest:
             both = 2 if ln.startswith("Bidirectional") else 1
             cells, i = _matrix(lines, i + 1, source)
             for r, c, GBps, where in cells:
-                out.append(LinkMeasurement(f"GPU {r} -> GPU {c}" if both == 1 else f"GPU {r} <-> GPU {c}", "gpu-pair",
-                                           GBps, both, title, where, r, c, "P2P=Enabled" in ln))
+                out.append(
+                    LinkMeasurement(
+                        f"GPU {r} -> GPU {c}" if both == 1 else f"GPU {r} <-> GPU {c}",
+                        "gpu-pair",
+                        GBps,
+                        both,
+                        title,
+                        where,
+                        r,
+                        c,
+                        "P2P=Enabled" in ln,
+                    )
+                )
             continue
         i += 1
     if not out:
-        raise IngestError(f"{source}: p2pBandwidthLatencyTest output with no bandwidth matrix: give the whole output "
-                          "(the matrices follow the 'P2P Connectivity Matrix')")
+        raise IngestError(
+            f"{source}: p2pBandwidthLatencyTest output with no bandwidth matrix: give the whole output "
+            "(the matrices follow the 'P2P Connectivity Matrix')"
+        )
     return LinkTest(source, "p2pBandwidthLatencyTest", tuple(out), tuple(devices), no_peer, tuple(tests))

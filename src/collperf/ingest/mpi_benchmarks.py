@@ -11,10 +11,19 @@ from collperf.ingest.table import IngestError, Row, Table, finish
 
 # --- OSU micro-benchmarks ----------------------------------------------------------------------------
 
-_OSU_NAMES = {"allreduce": "allreduce", "allgather": "allgather", "reduce_scatter": "reducescatter",
-              "reduce scatter": "reducescatter", "alltoall": "alltoall", "all-to-all": "alltoall",
-              "broadcast": "broadcast", "bcast": "broadcast", "reduce": "reduce", "gather": "gather",
-              "scatter": "scatter"}
+_OSU_NAMES = {
+    "allreduce": "allreduce",
+    "allgather": "allgather",
+    "reduce_scatter": "reducescatter",
+    "reduce scatter": "reducescatter",
+    "alltoall": "alltoall",
+    "all-to-all": "alltoall",
+    "broadcast": "broadcast",
+    "bcast": "broadcast",
+    "reduce": "reduce",
+    "gather": "gather",
+    "scatter": "scatter",
+}
 # OSU and IMB print the message size per process; nccl-tests' size is the whole buffer for these
 _PER_RANK = ("allgather", "alltoall", "gather", "scatter", "reducescatter")
 
@@ -26,8 +35,9 @@ def parse_osu(text: str, source: str, collective: str | None, ranks: int | None)
     table = Table(source, collective or found or "", ranks)
     table.header["title"] = title.strip("# ").strip()[:200]
     if not table.collective:
-        raise IngestError(f"{source}: cannot tell the collective from the OSU title {title.strip()[:80]!r}; "
-                          "pass --collective")
+        raise IngestError(
+            f"{source}: cannot tell the collective from the OSU title {title.strip()[:80]!r}; pass --collective"
+        )
     columns = None
     skipped: list[str] = []
     for number, raw in enumerate(lines, 1):
@@ -59,10 +69,21 @@ def parse_osu(text: str, source: str, collective: str | None, ranks: int | None)
 # IMB-MPI1 names -> collective. The point-to-point benchmarks time one message to a neighbour: PingPong's
 # t[usec] is half the round trip, PingPing's one message each way at once, Sendrecv the chain shift,
 # Exchange a message to each neighbour (Intel MPI Benchmarks User Guide, "MPI-1 Benchmarks").
-_IMB_NAMES = {"allreduce": "allreduce", "allgather": "allgather", "reducescatter": "reducescatter",
-              "reducescatterblock": "reducescatter", "alltoall": "alltoall", "bcast": "broadcast",
-              "reduce": "reduce", "gather": "gather", "scatter": "scatter", "pingpong": "sendrecv",
-              "pingping": "sendrecv", "sendrecv": "sendrecv", "exchange": "sendrecv"}
+_IMB_NAMES = {
+    "allreduce": "allreduce",
+    "allgather": "allgather",
+    "reducescatter": "reducescatter",
+    "reducescatterblock": "reducescatter",
+    "alltoall": "alltoall",
+    "bcast": "broadcast",
+    "reduce": "reduce",
+    "gather": "gather",
+    "scatter": "scatter",
+    "pingpong": "sendrecv",
+    "pingping": "sendrecv",
+    "sendrecv": "sendrecv",
+    "exchange": "sendrecv",
+}
 # the time column, in order of preference; never Mbytes/sec
 _IMB_TIME = ("t_avg[usec]", "t[usec]")
 
@@ -91,8 +112,9 @@ def parse_imb(text: str, source: str, collective: str | None, ranks: int | None)
         _imb_row(table, line.split(), number, raw)
     tables = [t for t in tables if t.rows]
     if not tables:
-        raise IngestError(f"{source}: no IMB result blocks found (expected '#bytes #repetitions t_min[usec] ...' and "
-                          "number lines)")
+        raise IngestError(
+            f"{source}: no IMB result blocks found (expected '#bytes #repetitions t_min[usec] ...' and number lines)"
+        )
     for t in tables:
         if not t.collective:
             raise IngestError(f"{t.source}: unknown IMB benchmark; pass --collective")
@@ -104,14 +126,17 @@ def parse_imb(text: str, source: str, collective: str | None, ranks: int | None)
 def _imb_table(source, name, procs, collective, ranks, columns, number) -> Table:
     time_column = next((c for c in _IMB_TIME if c in columns), None)
     if time_column is None:
-        raise IngestError(f"{source}, line {number}: IMB header {' '.join(columns)[:80]!r} has no time column: "
-                          f"expected one of {', '.join(_IMB_TIME)}")
+        raise IngestError(
+            f"{source}, line {number}: IMB header {' '.join(columns)[:80]!r} has no time column: "
+            f"expected one of {', '.join(_IMB_TIME)}"
+        )
     table = Table(f"{source} [{name} np={procs}]", collective or _IMB_NAMES.get(name or "", ""), procs or ranks)
     table.header.update(columns=columns, time_column=time_column, benchmark=name)
     if name in ("pingpong", "pingping", "sendrecv", "exchange"):
         both = " (each rank sends it to both neighbours)" if name == "exchange" else ""
-        table.notes.append(f"IMB {name}: point-to-point, read as sendrecv; size is the message, time from "
-                           f"{time_column}{both}")
+        table.notes.append(
+            f"IMB {name}: point-to-point, read as sendrecv; size is the message, time from {time_column}{both}"
+        )
     return table
 
 
@@ -136,19 +161,25 @@ def _total(size: int, table: Table) -> int:
 def _note_per_rank(table: Table, tool: str) -> None:
     if table.collective in _PER_RANK:
         if table.ranks:
-            table.notes.append(f"{tool} sizes are per process; multiplied by {table.ranks} ranks to the nccl-tests size")
+            table.notes.append(
+                f"{tool} sizes are per process; multiplied by {table.ranks} ranks to the nccl-tests size"
+            )
         else:
-            table.notes.append(f"{tool} sizes are per process and the rank count is unknown: sizes are kept per "
-                               "process (pass --ranks to convert)")
+            table.notes.append(
+                f"{tool} sizes are per process and the rank count is unknown: sizes are kept per "
+                "process (pass --ranks to convert)"
+            )
 
 
 def _bandwidths(table: Table) -> None:
     factor = busbw_factor(table.collective, table.ranks) if table.ranks else None
     if table.collective in ("broadcast", "reduce", "sendrecv"):
-        factor = 1.0   # independent of the rank count (collectives.busbw_factor)
+        factor = 1.0  # independent of the rank count (collectives.busbw_factor)
     if factor is None and table.collective not in ("broadcast", "reduce", "sendrecv"):
-        table.notes.append("rank count unknown: busbw cannot be computed (its factor depends on the rank count) and "
-                           "is left empty; the fit works on algbw. Pass --ranks N for busbw")
+        table.notes.append(
+            "rank count unknown: busbw cannot be computed (its factor depends on the rank count) and "
+            "is left empty; the fit works on algbw. Pass --ranks N for busbw"
+        )
     for r in table.rows:
         r.algbw_GBps = r.size / r.time_s / 1e9
         r.busbw_GBps = r.algbw_GBps * factor if factor is not None else None

@@ -17,18 +17,26 @@ from dataclasses import dataclass, field
 
 # the prefix NCCL writes before each debug line (src/debug.cc: "%s:%d:%d [%d] NCCL INFO"); a launcher's tag
 # ("[1,0]<stdout>:", "[155] ", "0: ") may come before it
-_PREFIX = re.compile(r"^(?:\[\d{1,9}(?:,\d{1,9})?\](?:<std\w{1,8}>:)?\s?|\d{1,9}:\s)?\s*([\w.\-]{1,253}):(\d{1,9}):"
-                     r"\d{1,9} \[(\d{1,9})\] NCCL (?:INFO|WARN)")
+_PREFIX = re.compile(
+    r"^(?:\[\d{1,9}(?:,\d{1,9})?\](?:<std\w{1,8}>:)?\s?|\d{1,9}:\s)?\s*([\w.\-]{1,253}):(\d{1,9}):"
+    r"\d{1,9} \[(\d{1,9})\] NCCL (?:INFO|WARN)"
+)
 _COMM = re.compile(r"\brank (\d{1,9}) n[Rr]anks (\d{1,9})\b")
 _NODES = re.compile(r"\bnNodes (\d{1,9}) localRanks (\d{1,9})\b")
 _RING = re.compile(r"NCCL INFO Channel (\d{1,4})/(\d{1,4}) :((?:\s+\d{1,9})+)\s*$")
-_TUNING = re.compile(r"NCCL INFO (\w{3,32}): (\d{1,20}) Bytes -> Algo (\w{1,24}) proto (\w{1,12})(?: time ([\d.]{1,20}))?")
+_TUNING = re.compile(
+    r"NCCL INFO (\w{3,32}): (\d{1,20}) Bytes -> Algo (\w{1,24}) proto (\w{1,12})(?: time ([\d.]{1,20}))?"
+)
 # the enums older NCCL printed as numbers (src/include/devcomm.h of 2.18: NCCL_ALGO_TREE 0, RING 1, COLLNET_DIRECT 2,
 # COLLNET_CHAIN 3, NVLS 4, NVLS_TREE 5; NCCL_PROTO_LL 0, LL128 1, SIMPLE 2)
 _ALGOS = ("Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree")
 _PROTOS = ("LL", "LL128", "Simple")
-_ALGO_NAMES = {a.upper(): a for a in _ALGOS} | {"COLLNET_DIRECT": "CollNetDirect", "COLLNET_CHAIN": "CollNetChain",
-                                               "NVLS_TREE": "NVLSTree", "PAT": "PAT"}
+_ALGO_NAMES = {a.upper(): a for a in _ALGOS} | {
+    "COLLNET_DIRECT": "CollNetDirect",
+    "COLLNET_CHAIN": "CollNetChain",
+    "NVLS_TREE": "NVLSTree",
+    "PAT": "PAT",
+}
 # the first bytes a debug log is recognised in, and how many of its lines must be NCCL's
 _SNIFF_CHARS = 1 << 20
 _MIN_LINES = 3
@@ -37,6 +45,7 @@ _MIN_LINES = 3
 @dataclass(frozen=True)
 class TuningChoice:
     """One call's choice as NCCL_DEBUG_SUBSYS=TUNING prints it on rank 0."""
+
     collective: str
     size_bytes: int
     algorithm: str
@@ -47,18 +56,19 @@ class TuningChoice:
 @dataclass(frozen=True)
 class NcclDebugLog:
     """What a standalone NCCL debug log says about the run, each count with the line it came from."""
+
     source: str
     text: str = field(repr=False)
-    ranks: int | None = None             # the largest communicator's nranks (the world; others are its splits)
-    nodes: int | None = None             # nNodes, else the hosts the lines name
-    ranks_per_node: int | None = None    # localRanks, else ranks / nodes where it divides
+    ranks: int | None = None  # the largest communicator's nranks (the world; others are its splits)
+    nodes: int | None = None  # nNodes, else the hosts the lines name
+    ranks_per_node: int | None = None  # localRanks, else ranks / nodes where it divides
     hosts: tuple[str, ...] = ()
     version: str = ""
-    rings: int = 0                       # ring channels of the largest communicator ("Channel 00/16 :")
+    rings: int = 0  # ring channels of the largest communicator ("Channel 00/16 :")
     trees: bool = False
     tuning: tuple[TuningChoice, ...] = ()
-    warnings: tuple[str, ...] = ()       # NCCL WARN lines (the first few)
-    lines: dict = field(default_factory=dict)    # what -> the line that decided it
+    warnings: tuple[str, ...] = ()  # NCCL WARN lines (the first few)
+    lines: dict = field(default_factory=dict)  # what -> the line that decided it
 
     @property
     def rccl(self) -> bool:
@@ -81,10 +91,10 @@ def looks_like(text: str) -> bool:
 
 def parse(text: str, source: str = "<log>") -> NcclDebugLog:
     hosts: dict[str, None] = {}
-    devices: dict[str, set] = {}         # host -> the CUDA devices its lines name ("[3]")
+    devices: dict[str, set] = {}  # host -> the CUDA devices its lines name ("[3]")
     ranks = nodes = per_node = None
     lines: dict[str, str] = {}
-    rings: dict[int, set[int]] = {}      # nranks -> ring channel numbers seen for a communicator of that size
+    rings: dict[int, set[int]] = {}  # nranks -> ring channel numbers seen for a communicator of that size
     trees = False
     version = ""
     tuning: list[TuningChoice] = []
@@ -104,8 +114,13 @@ def parse(text: str, source: str = "<log>") -> NcclDebugLog:
         if "anks" in ln and (c := _COMM.search(ln)) and (ranks is None or int(c.group(2)) > ranks):
             ranks = int(c.group(2))
             lines["ranks"] = _short(ln)
-        if "nNodes" in ln and (n := _NODES.search(ln)) and ranks is not None and _COMM.search(ln) \
-                and int(_COMM.search(ln).group(2)) == ranks:
+        if (
+            "nNodes" in ln
+            and (n := _NODES.search(ln))
+            and ranks is not None
+            and _COMM.search(ln)
+            and int(_COMM.search(ln).group(2)) == ranks
+        ):
             nodes, per_node = int(n.group(1)), int(n.group(2))
             lines["nodes"] = _short(ln)
         if "Channel" in ln and " : " in ln and (r := _RING.search(ln)):
@@ -116,13 +131,15 @@ def parse(text: str, source: str = "<log>") -> NcclDebugLog:
             trees = True
             lines["trees"] = _short(ln)
         if "Bytes -> Algo" in ln and (t := _TUNING.search(ln)):
-            tuning.append(TuningChoice(t.group(1), int(t.group(2)), _algorithm(t.group(3)), _protocol(t.group(4)),
-                                       _short(ln)))
+            tuning.append(
+                TuningChoice(t.group(1), int(t.group(2)), _algorithm(t.group(3)), _protocol(t.group(4)), _short(ln))
+            )
     host_list = tuple(hosts)
     if nodes is None and host_list:
         nodes = len(host_list)
-        lines["nodes"] = f"{nodes} host name(s) in the line prefixes: {', '.join(host_list[:4])}" + \
-            (" ..." if len(host_list) > 4 else "")
+        lines["nodes"] = f"{nodes} host name(s) in the line prefixes: {', '.join(host_list[:4])}" + (
+            " ..." if len(host_list) > 4 else ""
+        )
     if per_node is None and ranks and nodes and ranks % nodes == 0:
         per_node = ranks // nodes
     elif per_node is None and ranks is None and devices:
@@ -136,8 +153,20 @@ def parse(text: str, source: str = "<log>") -> NcclDebugLog:
     ring_count = len(rings.get(ranks, ())) if ranks else 0
     if ring_count:
         lines["rings"] = lines[f"ring{ranks}"]
-    return NcclDebugLog(source, text, ranks, nodes, per_node, host_list, version, ring_count, trees, tuple(tuning),
-                        tuple(warnings), lines)
+    return NcclDebugLog(
+        source,
+        text,
+        ranks,
+        nodes,
+        per_node,
+        host_list,
+        version,
+        ring_count,
+        trees,
+        tuple(tuning),
+        tuple(warnings),
+        lines,
+    )
 
 
 def _algorithm(token: str) -> str:

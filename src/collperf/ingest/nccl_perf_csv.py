@@ -14,10 +14,28 @@ import csv
 from collperf.ingest import validate as v
 from collperf.ingest.table import Grouped, IngestError, Row, Table
 
-HEADER = ("collective", "size_bytes", "algorithm", "protocol", "channels", "nodes", "ranks", "pipeOps", "regBuff",
-          "cost_metric", "bandwidth_gbps", "latency_us")
-_NAMES = {"allreduce": "allreduce", "allgather": "allgather", "reducescatter": "reducescatter",
-          "reduce_scatter": "reducescatter", "broadcast": "broadcast", "reduce": "reduce"}
+HEADER = (
+    "collective",
+    "size_bytes",
+    "algorithm",
+    "protocol",
+    "channels",
+    "nodes",
+    "ranks",
+    "pipeOps",
+    "regBuff",
+    "cost_metric",
+    "bandwidth_gbps",
+    "latency_us",
+)
+_NAMES = {
+    "allreduce": "allreduce",
+    "allgather": "allgather",
+    "reducescatter": "reducescatter",
+    "reduce_scatter": "reducescatter",
+    "broadcast": "broadcast",
+    "reduce": "reduce",
+}
 
 
 def looks_like(text: str) -> bool:
@@ -32,8 +50,10 @@ def parse(text: str, source: str, collective: str | None = None) -> list[Table]:
     if "latency_us" not in header and "bandwidth_gbps" not in header:
         missing.append("latency_us (or bandwidth_gbps)")
     if missing:
-        raise IngestError(f"{source}, line 1: the header lacks {', '.join(missing)}: expected optimize_config.py's "
-                          f"columns ({','.join(HEADER)})")
+        raise IngestError(
+            f"{source}, line 1: the header lacks {', '.join(missing)}: expected optimize_config.py's "
+            f"columns ({','.join(HEADER)})"
+        )
     grouped = Grouped()
     for number, line in enumerate(lines[1:], 2):
         if not line.strip() or line.lstrip().startswith("#"):
@@ -53,10 +73,20 @@ def parse(text: str, source: str, collective: str | None = None) -> list[Table]:
 
 def _table(source: str, key: tuple, collective: str | None) -> Table:
     name, algo, proto, channels, nodes, ranks, pipe, reg = key
-    t = Table(f"{source} [{name} {algo}/{proto} ch={channels} {nodes}x{ranks}]", collective or name,
-              ranks if ranks > 0 else None, nodes if nodes > 0 else None)
-    t.header.update(nccl_algo=algo, nccl_proto=proto, nccl_channels=channels if channels > 0 else None,
-                    pipe_ops=pipe, reg_buff=reg, format="optimize_config.py CSV")
+    t = Table(
+        f"{source} [{name} {algo}/{proto} ch={channels} {nodes}x{ranks}]",
+        collective or name,
+        ranks if ranks > 0 else None,
+        nodes if nodes > 0 else None,
+    )
+    t.header.update(
+        nccl_algo=algo,
+        nccl_proto=proto,
+        nccl_channels=channels if channels > 0 else None,
+        pipe_ops=pipe,
+        reg_buff=reg,
+        format="optimize_config.py CSV",
+    )
     return t
 
 

@@ -22,20 +22,38 @@ from collperf.ingest.table import IngestError, Row, Table
 _PREFIX = re.compile(r"^\s*(?:\[\d+,\d+\]<std(?:out|err)>:|\d+:(?=\s))\s?")
 # program name without `_perf` -> collective: one per collective (collectives.py), plus the nccl-tests
 # programs that measure a collective under another name (alltoallv_perf, hypercube_perf: an allgather)
-_COLLECTIVE = {program.removesuffix("_perf"): c.name for program, c in PROGRAMS.items()} | \
-    {"alltoallv": "alltoall", "hypercube": "allgather"}
+_COLLECTIVE = {program.removesuffix("_perf"): c.name for program, c in PROGRAMS.items()} | {
+    "alltoallv": "alltoall",
+    "hypercube": "allgather",
+}
 _BINARY = re.compile(r"\b(" + "|".join(sorted(_COLLECTIVE, key=len, reverse=True)) + r")_perf")
 _DEVICE = re.compile(r"Rank (\S+) (?:Group \S+ )?Pid \S+ on (\S+) device (\S+) \[[^\]]*\] ?(.*)")
 _FLAGS = re.compile(r"nThread (\S+) nGpus (\S+) minBytes \S+ maxBytes \S+(.*)")
-_NOISE = re.compile(r"NCCL (INFO|WARN)|^\s*\S+:\d+:\d+ \[\d+\]|mpirun|WARNING|warning|Warning|^\s*--|"
-                    r"^\s*\*|^\s*(ubuntu|root)@|^\s*\$|Authorization|xpmem|btl|pml|orte|prterun|plm:")
-DTYPES = {"int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "float", "double", "bfloat16",
-          "f8e4m3", "f8e5m2", "fp8_e4m3", "fp8_e5m2"}
+_NOISE = re.compile(
+    r"NCCL (INFO|WARN)|^\s*\S+:\d+:\d+ \[\d+\]|mpirun|WARNING|warning|Warning|^\s*--|"
+    r"^\s*\*|^\s*(ubuntu|root)@|^\s*\$|Authorization|xpmem|btl|pml|orte|prterun|plm:"
+)
+DTYPES = {
+    "int8",
+    "uint8",
+    "int32",
+    "uint32",
+    "int64",
+    "uint64",
+    "half",
+    "float",
+    "double",
+    "bfloat16",
+    "f8e4m3",
+    "f8e5m2",
+    "fp8_e4m3",
+    "fp8_e5m2",
+}
 # Largest |error| a legacy (pre-2.13) nccl-tests run accepted per type: DeltaMaxValue() in its src/common.cu
 # (half 5e-2, float 1e-5, double 1e-12, integer types exact). A larger value counted as an out-of-bounds test.
 _DELTA_MAX = {"half": 5e-2, "bfloat16": 5e-2, "float": 1e-5, "double": 1e-12}
 _ELISION = ("...", "\u2026")
-_NUMBER_START = frozenset("0123456789+-.eE")   # validate.is_number's characters; isdigit's ASCII ones among them
+_NUMBER_START = frozenset("0123456789+-.eE")  # validate.is_number's characters; isdigit's ASCII ones among them
 # the lines a table's header and footer are made of, each anchored at the line's start (after the '#'); a line is
 # matched against them only when it starts with their literal (most lines of an INFO-heavy log start with none)
 _TESTS_VERSION = re.compile(r"nccl-tests version (\S+)(.*)")
@@ -44,9 +62,15 @@ _NCCL_VERSION = re.compile(r"NCCL version (\S+)")
 _OUT_OF_BOUNDS = re.compile(r"Out of bounds values ?: ?(\S+) ?(\w*)")
 _AVG_BUSBW = re.compile(r"Avg bus bandwidth ?: ?(\S+)")
 _INCOMPLETE = re.compile(r"(?:Collective test INCOMPLETE: ?\S+?:|collperf run: INCOMPLETE:) ?(.*)")
-_ANCHORS = ("nccl-tests version ", "Collective test ", "NCCL version ", "Out of bounds values", "Avg bus bandwidth",
-            "collperf run: INCOMPLETE:")
-_COLLPERF_COLUMNS = ("algorithm", "pred(us)", "meas/pred")   # collperf bench's own, after nccl-tests' columns
+_ANCHORS = (
+    "nccl-tests version ",
+    "Collective test ",
+    "NCCL version ",
+    "Out of bounds values",
+    "Avg bus bandwidth",
+    "collperf run: INCOMPLETE:",
+)
+_COLLPERF_COLUMNS = ("algorithm", "pred(us)", "meas/pred")  # collperf bench's own, after nccl-tests' columns
 
 
 def looks_like(text: str) -> bool:
@@ -91,8 +115,9 @@ def parse(text: str, source: str = "<log>", collective: str | None = None) -> li
         nonlocal current
         if current.rows:
             if not current.footer:
-                current.notes.append("the table has no footer (Out of bounds / Avg bus bandwidth): the log may be "
-                                     "truncated")
+                current.notes.append(
+                    "the table has no footer (Out of bounds / Avg bus bandwidth): the log may be truncated"
+                )
                 current.header.setdefault("incomplete", "the table has no footer: the log may be truncated")
             _legacy_wrong(current)
             tables.append(current)
@@ -139,11 +164,16 @@ def parse(text: str, source: str = "<log>", collective: str | None = None) -> li
                 if current.rows:
                     finish()
                 try:
-                    device = {"rank": v.whole(m.group(1), "device line rank", 0, v.MAX_RANK), "host": m.group(2),
-                              "device": v.whole(m.group(3), "device index", 0, v.MAX_RANK), "gpu": m.group(4).strip()}
+                    device = {
+                        "rank": v.whole(m.group(1), "device line rank", 0, v.MAX_RANK),
+                        "host": m.group(2),
+                        "device": v.whole(m.group(3), "device index", 0, v.MAX_RANK),
+                        "gpu": m.group(4).strip(),
+                    }
                 except v.BadValue as e:
-                    current.skipped.append(f"line {number}: {e}: expected '#  Rank N Group N Pid N on HOST device N "
-                                           "...'")
+                    current.skipped.append(
+                        f"line {number}: {e}: expected '#  Rank N Group N Pid N on HOST device N ...'"
+                    )
                 else:
                     current.header.setdefault("devices", []).append(device)
                 continue
@@ -166,8 +196,7 @@ def parse(text: str, source: str = "<log>", collective: str | None = None) -> li
                 continue
             if m := _AVG_BUSBW.match(body):
                 try:
-                    current.footer["avg_busbw_GBps"] = v.real(m.group(1), "Avg bus bandwidth", 0,
-                                                              v.MAX_BANDWIDTH_GBPS)
+                    current.footer["avg_busbw_GBps"] = v.real(m.group(1), "Avg bus bandwidth", 0, v.MAX_BANDWIDTH_GBPS)
                 except v.BadValue as e:
                     current.skipped.append(f"line {number}: {e}: expected '# Avg bus bandwidth : GB/s'")
                 continue
@@ -198,8 +227,10 @@ def parse(text: str, source: str = "<log>", collective: str | None = None) -> li
     finish()
     if not tables:
         why = f"; {orphans[0]}" if orphans else ""
-        raise IngestError(f"{source}: no nccl-tests result rows found (expected lines of "
-                          f"'size count type redop root time algbw busbw #wrong ...' under a column header){why}")
+        raise IngestError(
+            f"{source}: no nccl-tests result rows found (expected lines of "
+            f"'size count type redop root time algbw busbw #wrong ...' under a column header){why}"
+        )
     if orphans:
         tables[0].skipped[:0] = orphans
     for t in tables:
@@ -214,9 +245,15 @@ def _layout(header: list[str]) -> dict:
     extra = 0
     while extra < len(names) and names[len(names) - 1 - extra] in _COLLPERF_COLUMNS:
         extra += 1
-    return {"legacy": "error" in names, "per_iter": "i_min" in names, "timestamp": "timestamp" in names,
-            "preamble": names[:names.index("time")] if "time" in names else [], "extra": extra, "width": len(names),
-            "extra_names": names[len(names) - extra:]}
+    return {
+        "legacy": "error" in names,
+        "per_iter": "i_min" in names,
+        "timestamp": "timestamp" in names,
+        "preamble": names[: names.index("time")] if "time" in names else [],
+        "extra": extra,
+        "width": len(names),
+        "extra_names": names[len(names) - extra :],
+    }
 
 
 def _resolution(token: str) -> float:
@@ -224,7 +261,7 @@ def _resolution(token: str) -> float:
     mantissa, _, exponent = token.lower().partition("e")
     decimals = len(mantissa.partition(".")[2])
     scale = 10.0 ** int(exponent) if exponent else 1.0
-    return 0.5 * 10.0 ** -decimals * scale
+    return 0.5 * 10.0**-decimals * scale
 
 
 def _time_vs_algbw(size: int, time_text: str, time_us: float, alg_text: str, algbw: float) -> str | None:
@@ -234,23 +271,25 @@ def _time_vs_algbw(size: int, time_text: str, time_us: float, alg_text: str, alg
     hi = (size / (time_us - dt) / 1e3 if time_us > dt else float("inf")) + da
     if lo * 0.99 - 1e-9 <= algbw <= hi * 1.01 + 1e-9:
         return None
-    return (f"algbw {alg_text} GB/s disagrees with size / time = {size / time_us / 1e3:.4g} GB/s "
-            f"(size {size} B, time {time_text} us)")
+    return (
+        f"algbw {alg_text} GB/s disagrees with size / time = {size / time_us / 1e3:.4g} GB/s "
+        f"(size {size} B, time {time_text} us)"
+    )
 
 
 def _row(tokens: list[str], layout: dict | None, number: int):
     """Rows (out-of-place, in-place) from one line, or why it is not one."""
     layout = layout or {"legacy": False, "per_iter": False, "timestamp": False, "preamble": []}
     extra = layout.get("extra", 0)
-    if extra and len(tokens) > layout["width"] - extra:   # a row that has our columns (not one cut to nccl-tests')
-        tokens = tokens[:len(tokens) - extra]
+    if extra and len(tokens) > layout["width"] - extra:  # a row that has our columns (not one cut to nccl-tests')
+        tokens = tokens[: len(tokens) - extra]
     if layout["timestamp"] and len(tokens) >= 2 and re.match(r"\d{4}-\d\d-\d\d", tokens[-2]):
         tokens = tokens[:-2]
     group = 8 if layout["per_iter"] else 4
     # the measurement groups are at the end; the preamble (3 to 5 fields) in front
     for halves in (2, 1):
         n_measure = group * halves
-        preamble = tokens[:len(tokens) - n_measure]
+        preamble = tokens[: len(tokens) - n_measure]
         if 2 <= len(preamble) <= 5 and len(tokens) > n_measure:
             break
     else:
@@ -264,9 +303,9 @@ def _row(tokens: list[str], layout: dict | None, number: int):
     op = next((t for t in preamble[2:] if t.isalpha() and t not in DTYPES), "")
     rows = []
     for h in range(halves):
-        fields = tokens[len(preamble) + h * group: len(preamble) + (h + 1) * group]
+        fields = tokens[len(preamble) + h * group : len(preamble) + (h + 1) * group]
         time_text, alg_text, bus_text, wrong_text = fields[:4]
-        if time_text == "N/A":   # a placement that was not run (collperf bench writes N/A for all four)
+        if time_text == "N/A":  # a placement that was not run (collperf bench writes N/A for all four)
             continue
         try:
             time_us = v.time_us(time_text)
@@ -278,8 +317,20 @@ def _row(tokens: list[str], layout: dict | None, number: int):
                 error, wrong = None, v.wrong_count(wrong_text)
         except v.BadValue as e:
             return str(e)
-        row = Row(size, time_us * 1e-6, algbw, busbw, wrong, ("out-of-place", "in-place")[h], count, dtype, op,
-                  roots[0] if roots else None, number, error)
+        row = Row(
+            size,
+            time_us * 1e-6,
+            algbw,
+            busbw,
+            wrong,
+            ("out-of-place", "in-place")[h],
+            count,
+            dtype,
+            op,
+            roots[0] if roots else None,
+            number,
+            error,
+        )
         if algbw is not None and (why := _time_vs_algbw(size, time_text, time_us, alg_text, algbw)):
             row.flags.append(why)
         rows.append(row)
@@ -295,10 +346,15 @@ def _legacy_wrong(t: Table) -> None:
     for r in legacy:
         r.wrong = 0 if footer_ok or r.max_error <= _DELTA_MAX.get(r.dtype, 0.0) else 1
     if any(r.max_error > 0 for r in legacy):
-        t.notes.append("legacy 'error' column is the largest |error|, not a count: "
-                       + ("the footer says 0 out-of-bounds, so non-zero values are rounding within tolerance"
-                          if footer_ok else "values above the type's tolerance (nccl-tests DeltaMaxValue: half "
-                          "5e-2, float 1e-5, double 1e-12, integers 0) count as wrong"))
+        t.notes.append(
+            "legacy 'error' column is the largest |error|, not a count: "
+            + (
+                "the footer says 0 out-of-bounds, so non-zero values are rounding within tolerance"
+                if footer_ok
+                else "values above the type's tolerance (nccl-tests DeltaMaxValue: half "
+                "5e-2, float 1e-5, double 1e-12, integers 0) count as wrong"
+            )
+        )
 
 
 def _identify(t: Table, collective: str | None, file_binary: str | None) -> None:
@@ -313,8 +369,10 @@ def _identify(t: Table, collective: str | None, file_binary: str | None) -> None
         if not t.collective:
             t.notes.append(t.header["collective_undecided"])
             return
-        t.notes.append(f"collective not stated in the log; inferred {t.collective} from the columns "
-                       "(give --collective to override)")
+        t.notes.append(
+            f"collective not stated in the log; inferred {t.collective} from the columns "
+            "(give --collective to override)"
+        )
     ratio = _bus_ratio(t)
     if t.ranks is None and ratio is not None:
         inferred = _ranks_from_ratio(t.collective, ratio)
@@ -325,11 +383,17 @@ def _identify(t: Table, collective: str | None, file_binary: str | None) -> None
             t.notes.append(f"rank count not in the log ({why}); inferred {inferred} from busbw/algbw = {ratio:.4f}")
     # a table-wide convention: every row's algbw is off by (n-1)/n, so look at the flagged rows too
     whole_table = consistency.ratio_of(t, flagged=True)
-    if t.collective in ("allgather", "reducescatter") and whole_table and abs(whole_table[0] - 1) < 0.005 \
-            and (t.ranks or 0) > 1:
+    if (
+        t.collective in ("allgather", "reducescatter")
+        and whole_table
+        and abs(whole_table[0] - 1) < 0.005
+        and (t.ranks or 0) > 1
+    ):
         t.header["old_algbw_convention"] = True
-        t.notes.append("busbw equals algbw: the pre-June-2020 nccl-tests convention for all_gather/reduce_scatter "
-                       "(algbw printed as size x (n-1)/n / time); algbw recomputed as size / time")
+        t.notes.append(
+            "busbw equals algbw: the pre-June-2020 nccl-tests convention for all_gather/reduce_scatter "
+            "(algbw printed as size x (n-1)/n / time); algbw recomputed as size / time"
+        )
         for r in t.rows:
             r.flags = [f for f in r.flags if not f.startswith("algbw")]
             r.algbw_GBps = r.size / r.time_s / 1e9
@@ -349,8 +413,10 @@ def _ranks_from_devices(t: Table) -> None:
     if t.header.get("devices_elided") or ranks != set(range(len(ranks))):
         t.header["devices_elided"] = True
         t.header["ranks_at_least"] = max(ranks) + 1
-        t.notes.append(f"device lines are elided (ranks listed: {len(ranks)}, highest {max(ranks)}): the rank and "
-                       "node counts are not read from them")
+        t.notes.append(
+            f"device lines are elided (ranks listed: {len(ranks)}, highest {max(ranks)}): the rank and "
+            "node counts are not read from them"
+        )
         # the lines that remain may still number the hosts: the layout once the rank count is known (host_layout)
         per_host, why, hosts = host_layout.read_layout(devices)
         t.header.update(gpus_per_host=per_host, host_layout=why, hosts_at_least=hosts)
@@ -383,7 +449,9 @@ def _guess_collective(t: Table) -> str:
     ratio = found[0] if found else None
     if found and (odd := consistency.disagreeing(t, found[0], found[1])):
         r = odd[0]
-        raise IngestError(f"{t.source}, line {r.line}: the log does not name its test and busbw/algbw differs "
-                          f"between rows ({r.busbw_GBps:g}/{r.algbw_GBps:g} here, {ratio:.4f} at the largest algbw): "
-                          "cannot infer the collective; pass --collective")
+        raise IngestError(
+            f"{t.source}, line {r.line}: the log does not name its test and busbw/algbw differs "
+            f"between rows ({r.busbw_GBps:g}/{r.algbw_GBps:g} here, {ratio:.4f} at the largest algbw): "
+            "cannot infer the collective; pass --collective"
+        )
     return collective_guess.guess(t, ratio or 0)

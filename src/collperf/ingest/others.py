@@ -12,25 +12,57 @@ from collperf.ingest.row import PLACEMENTS, Row as BenchRow
 
 # --- nccl-tests -J and collperf bench JSON ---------------------------------------------------------
 # Shapes (validate.check): nccl-tests -J (NCCL tests 2.19 src/util.cu) and collperf's results.to_json.
-_BW = ("number", None, "string")            # a number, null or "N/A" (checked by validate.bandwidth)
-_MEASURE = {"time?": "number", "cpu_time?": "number", "alg_bw?": _BW, "bus_bw?": _BW, "nwrong?": ("integer", None,
-                                                                                                  "number", "string")}
-_PER_ITER = {"min_us?": "number", "max_us?": "number", "avg_us?": "number", "p50_us?": "number", "p95_us?": "number",
-             "p99_us?": "number", "stdev_us?": "number", "cv_pct?": "number", "skipped_iterations?": "integer",
-             "times_us?": ["number"], "per_process_max_times_us?": [["number"]]}
-_NCCL_DOC = {"results": ["any"], "args?": ["any"], "version?": "any", "nccl_version?": "any",
-             "env?": (["any"], {}),
-             "config?": {"devices?": [{"rank?": "integer", "hostname?": ("string", "number"),
-                                       "device_info?": ("string", None)}]}}
-_NCCL_RESULT = {"size": "number", "count?": ("number", None), "type?": ("string", None), "redop?": ("string", None),
-                "root?": ("number", "string", None), "out_of_place?": (_MEASURE, None), "in_place?": (_MEASURE, None)}
+_BW = ("number", None, "string")  # a number, null or "N/A" (checked by validate.bandwidth)
+_MEASURE = {
+    "time?": "number",
+    "cpu_time?": "number",
+    "alg_bw?": _BW,
+    "bus_bw?": _BW,
+    "nwrong?": ("integer", None, "number", "string"),
+}
+_PER_ITER = {
+    "min_us?": "number",
+    "max_us?": "number",
+    "avg_us?": "number",
+    "p50_us?": "number",
+    "p95_us?": "number",
+    "p99_us?": "number",
+    "stdev_us?": "number",
+    "cv_pct?": "number",
+    "skipped_iterations?": "integer",
+    "times_us?": ["number"],
+    "per_process_max_times_us?": [["number"]],
+}
+_NCCL_DOC = {
+    "results": ["any"],
+    "args?": ["any"],
+    "version?": "any",
+    "nccl_version?": "any",
+    "env?": (["any"], {}),
+    "config?": {
+        "devices?": [{"rank?": "integer", "hostname?": ("string", "number"), "device_info?": ("string", None)}]
+    },
+}
+_NCCL_RESULT = {
+    "size": "number",
+    "count?": ("number", None),
+    "type?": ("string", None),
+    "redop?": ("string", None),
+    "root?": ("number", "string", None),
+    "out_of_place?": (_MEASURE, None),
+    "in_place?": (_MEASURE, None),
+}
 _COLLPERF_DOC = {"version": "string", "collective": "string", "ranks": "integer", "results": ["any"]}
-_COLLPERF_RESULT = {"algorithm": "string", "size": "number", "count?": ("number", None), "type?": ("string", None),
-                    "redop?": ("string", None), "root?": ("number", None),
-                    "out_of_place?": ({"time": "number", "alg_bw": _BW, "bus_bw": _BW,
-                                       "nwrong?": ("integer", None, "number")}, None),
-                    "in_place?": ({"time": "number", "alg_bw": _BW, "bus_bw": _BW,
-                                   "nwrong?": ("integer", None, "number")}, None)}
+_COLLPERF_RESULT = {
+    "algorithm": "string",
+    "size": "number",
+    "count?": ("number", None),
+    "type?": ("string", None),
+    "redop?": ("string", None),
+    "root?": ("number", None),
+    "out_of_place?": ({"time": "number", "alg_bw": _BW, "bus_bw": _BW, "nwrong?": ("integer", None, "number")}, None),
+    "in_place?": ({"time": "number", "alg_bw": _BW, "bus_bw": _BW, "nwrong?": ("integer", None, "number")}, None),
+}
 
 
 def _shape(doc, shape, source: str, path: str = "$") -> None:
@@ -44,12 +76,13 @@ def result_lines(text: str) -> list[int]:
     """The line each element of the top-level "results" list starts on (1-based), so that a bad result is
     reported by line as well as by JSON path; [] when the list cannot be found (messages keep the path)."""
     import json
+
     m = re.search(r'"results"\s*:\s*\[', text)
     if m is None:
         return []
     decoder, at, out = json.JSONDecoder(), m.end(), []
     blank = re.compile(r"[\s,]*")
-    counted, line = 0, 1   # newlines counted so far, up to `counted`: each character is counted once
+    counted, line = 0, 1  # newlines counted so far, up to `counted`: each character is counted once
     while True:
         at = blank.match(text, at).end()
         if at >= len(text) or text[at] == "]":
@@ -91,7 +124,9 @@ def parse_json(doc, source: str, collective: str | None = None, lines=None) -> l
     """nccl-tests -J or collperf bench JSON; `lines`: where each result starts (a list, or ResultLines of
     its text, which numbers them only if a result is bad), so that bad results are named by line."""
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
-        raise IngestError(f"{source}: JSON without a 'results' list: expected nccl-tests -J output or collperf bench -J FILE")
+        raise IngestError(
+            f"{source}: JSON without a 'results' list: expected nccl-tests -J output or collperf bench -J FILE"
+        )
     if doc.get("version") == "collperf":
         return _collperf_json(doc, source, collective, lines)
     _shape(doc, _NCCL_DOC, source)
@@ -103,14 +138,16 @@ def parse_json(doc, source: str, collective: str | None = None, lines=None) -> l
             table.ranks = len(ranks)
             table.nodes = len({str(d.get("hostname")) for d in devices})
         else:
-            table.notes.append(f"config.devices lists ranks {sorted(r for r in ranks if r is not None)[:8]}: not "
-                               "0..n-1, so the rank count is not read from it")
+            table.notes.append(
+                f"config.devices lists ranks {sorted(r for r in ranks if r is not None)[:8]}: not "
+                "0..n-1, so the rank count is not read from it"
+            )
         table.header["hosts"] = sorted({str(d.get("hostname")) for d in devices})
         table.header["gpus"] = sorted({str(d.get("device_info") or "") for d in devices})
     _env(table, doc.get("env"))
     _version(table, doc)
     config = doc.get("config") or {}
-    for key in ("nthreads", "ngpus"):          # as the text log's "# nThread N nGpus N" line
+    for key in ("nthreads", "ngpus"):  # as the text log's "# nThread N nGpus N" line
         if isinstance(config.get(key), int) and not isinstance(config[key], bool) and config[key] >= 1:
             table.header[key] = config[key]
     argv = " ".join(map(str, doc.get("args") or []))
@@ -128,8 +165,13 @@ def parse_json(doc, source: str, collective: str | None = None, lines=None) -> l
             rows, bad = _json_rows(r, where, i + 1)
             for key, row in rows:
                 m = r[key]
-                _per_iter(table, row, r.get(f"{key}_per_iter", m.get("per_iter")), f"{where}.{key}_per_iter",
-                          lambda: _at(i, lines))   # noqa: B023 (called at once)
+                _per_iter(
+                    table,
+                    row,
+                    r.get(f"{key}_per_iter", m.get("per_iter")),
+                    f"{where}.{key}_per_iter",
+                    lambda: _at(i, lines),
+                )  # noqa: B023 (called at once)
                 table.rows.append(row)
             if bad is not None:
                 raise bad
@@ -168,9 +210,11 @@ def _per_iter(table: Table, row: Row, stats, where: str, line=lambda: "") -> Non
         return
     try:
         v.check(stats, _PER_ITER, where)
-        kept = {k: v.real(stats[k], f"{where}.{k}", 0.0, v.MAX_TIME_US if k != "cv_pct" else 1e6)
-                for k in ("min_us", "max_us", "avg_us", "p50_us", "p95_us", "p99_us", "stdev_us", "cv_pct")
-                if k in stats}
+        kept = {
+            k: v.real(stats[k], f"{where}.{k}", 0.0, v.MAX_TIME_US if k != "cv_pct" else 1e6)
+            for k in ("min_us", "max_us", "avg_us", "p50_us", "p95_us", "p99_us", "stdev_us", "cv_pct")
+            if k in stats
+        }
         times = [v.time_us(x, f"{where}.times_us[]") for x in stats.get("times_us", [])]
         if "min_us" in kept and "max_us" in kept and kept["min_us"] > kept["max_us"]:
             raise v.BadValue(f"{where}: min_us {kept['min_us']:g} > max_us {kept['max_us']:g}")
@@ -214,15 +258,23 @@ def _checked(r: dict, m: dict, where: str) -> tuple[dict, dict]:
         time = m["time"] if "time" in m else m.get("cpu_time")
         if time is None:
             raise v.BadValue("no 'time' (us)")
-        for key in ("alg_bw", "bus_bw"):   # JSON carries numbers; a string other than N/A is a broken writer
+        for key in ("alg_bw", "bus_bw"):  # JSON carries numbers; a string other than N/A is a broken writer
             if isinstance(m.get(key), str) and m[key] != "N/A":
                 raise v.BadValue(f"{key} {m[key][:20]!r} is a string: expected a number, null or 'N/A'")
         size, time_us = v.size_bytes(r["size"]), v.time_us(time)
-        measure = {"time": time_us, "alg_bw": v.bandwidth(m.get("alg_bw"), "alg_bw"),
-                   "bus_bw": v.bandwidth(m.get("bus_bw"), "bus_bw"), "nwrong": v.wrong_count(m.get("nwrong"))}
-        columns = {"size": size,
-                   "count": None if r.get("count") is None else v.whole(r["count"], "count", 0, v.MAX_COUNT),
-                   "type": str(r.get("type") or ""), "redop": str(r.get("redop") or ""), "root": _root(r.get("root"))}
+        measure = {
+            "time": time_us,
+            "alg_bw": v.bandwidth(m.get("alg_bw"), "alg_bw"),
+            "bus_bw": v.bandwidth(m.get("bus_bw"), "bus_bw"),
+            "nwrong": v.wrong_count(m.get("nwrong")),
+        }
+        columns = {
+            "size": size,
+            "count": None if r.get("count") is None else v.whole(r["count"], "count", 0, v.MAX_COUNT),
+            "type": str(r.get("type") or ""),
+            "redop": str(r.get("redop") or ""),
+            "root": _root(r.get("root")),
+        }
     except v.BadValue as e:
         raise v.BadValue(f"{where}: {e}") from None
     return columns, measure
@@ -237,8 +289,9 @@ def _footer(table: Table, doc: dict) -> None:
             table.footer["out_of_bounds"] = v.whole(bounds["count"], "$.out_of_bounds.count", 0, 1 << 63)
             table.footer["status"] = "OK" if table.footer["out_of_bounds"] == 0 else "FAILED"
         if isinstance(avg, dict) and "bandwidth" in avg:
-            table.footer["avg_busbw_GBps"] = v.real(avg["bandwidth"], "$.average_bus_bandwidth.bandwidth", 0,
-                                                    v.MAX_BANDWIDTH_GBPS)
+            table.footer["avg_busbw_GBps"] = v.real(
+                avg["bandwidth"], "$.average_bus_bandwidth.bandwidth", 0, v.MAX_BANDWIDTH_GBPS
+            )
     except v.BadValue as e:
         table.notes.append(f"summary not read: {e}")
 
@@ -270,9 +323,11 @@ def _collperf_json(doc: dict, source: str, collective: str | None = None, lines=
     _shape(doc, _COLLPERF_DOC, source)
     # ranks bounded as every reader bounds them: a 400-digit count is no float, and busbw's factor divides by it
     if doc["collective"] not in COLLECTIVES or not 1 <= doc["ranks"] <= v.MAX_RANK:
-        ranks = str(doc["ranks"]) if doc["ranks"] < 10 ** 20 else f"{str(doc['ranks'])[:12]}... (a huge number)"
-        raise IngestError(f"{source}: JSON $.collective {doc['collective']!r} / $.ranks {ranks}: expected one "
-                          f"of {', '.join(COLLECTIVES)} and 1 <= ranks <= {v.MAX_RANK}")
+        ranks = str(doc["ranks"]) if doc["ranks"] < 10**20 else f"{str(doc['ranks'])[:12]}... (a huge number)"
+        raise IngestError(
+            f"{source}: JSON $.collective {doc['collective']!r} / $.ranks {ranks}: expected one "
+            f"of {', '.join(COLLECTIVES)} and 1 <= ranks <= {v.MAX_RANK}"
+        )
     grouped = Grouped()
     for i, r in enumerate(doc["results"]):
         where = f"$.results[{i}]"
@@ -285,8 +340,14 @@ def _collperf_json(doc: dict, source: str, collective: str | None = None, lines=
         except v.BadValue as e:
             grouped.skipped.append(f"{_at(i, lines)}{e}")
             continue
-        t = grouped.table(r["algorithm"], lambda: Table(f"{source} [{r['algorithm']}]",  # noqa: B023 (called at once)
-                                                        collective or doc["collective"], doc["ranks"]))
+        t = grouped.table(
+            r["algorithm"],
+            lambda: Table(
+                f"{source} [{r['algorithm']}]",  # noqa: B023 (called at once)
+                collective or doc["collective"],
+                doc["ranks"],
+            ),
+        )
         t.header["algorithm"] = r["algorithm"]
         t.header["collective_from"] = "given" if collective else "log"
         t.rows.extend(rows)
@@ -294,7 +355,7 @@ def _collperf_json(doc: dict, source: str, collective: str | None = None, lines=
     for t in out:
         consistency.check_factor(t)
         consistency.note_flags(t)
-        if doc.get("complete") is False:   # bench's marker: the run ended early, or was still running
+        if doc.get("complete") is False:  # bench's marker: the run ended early, or was still running
             t.header["incomplete"] = str(doc.get("stopped") or "the run had not finished (complete: false)")
     return out
 
@@ -308,8 +369,10 @@ def parse_collperf_csv(text: str, source: str, collective: str | None, ranks: in
     header = lines[0].split(",")
     missing = [c for c in _CSV_REQUIRED if c not in header]
     if missing:
-        raise IngestError(f"{source}, line 1: the CSV header lacks {', '.join(missing)}: expected collperf bench "
-                          f"--csv columns ({', '.join(_CSV_REQUIRED)}, ...)")
+        raise IngestError(
+            f"{source}, line 1: the CSV header lacks {', '.join(missing)}: expected collperf bench "
+            f"--csv columns ({', '.join(_CSV_REQUIRED)}, ...)"
+        )
     grouped = Grouped()
     runs: dict[str, str] = {}
     for number, line in enumerate(lines[1:], 2):
@@ -321,12 +384,18 @@ def parse_collperf_csv(text: str, source: str, collective: str | None, ranks: in
         except v.BadValue as e:
             grouped.skipped.append(f"line {number}: {e}")
             continue
-        t = grouped.table(rec["algorithm"], lambda: Table(f"{source} [{rec['algorithm']}]",  # noqa: B023 (called at once)
-                                                          collective or "", ranks))
+        t = grouped.table(
+            rec["algorithm"],
+            lambda: Table(
+                f"{source} [{rec['algorithm']}]",  # noqa: B023 (called at once)
+                collective or "",
+                ranks,
+            ),
+        )
         t.header["algorithm"] = rec["algorithm"]
         _csv_identity(t, rec, ranks)
         t.rows.append(row)
-        runs[rec["algorithm"]] = rec.get("run") or "complete"   # the run column: the last line's state
+        runs[rec["algorithm"]] = rec.get("run") or "complete"  # the run column: the last line's state
     out = grouped.finish(f"{source}: no readable collperf CSV rows")
     for t in out:
         if not t.collective:
@@ -351,8 +420,16 @@ def _csv_row(rec: dict, number: int) -> Row:
     if placement not in ("out-of-place", "in-place"):
         raise v.BadValue(f"placement {rec['placement'][:20]!r} is not out_of_place or in_place")
     optional = {k: rec.get(k) or None for k in ("count", "root", "wrong")}
-    return Row(v.size_bytes(rec["size"]), v.time_us(rec["time_us"]) * 1e-6, v.bandwidth(rec["algbw_GBps"], "algbw"),
-               v.bandwidth(rec["busbw_GBps"], "busbw"), v.wrong_count(optional["wrong"]), placement,
-               None if optional["count"] is None else v.whole(optional["count"], "count", 0, v.MAX_COUNT),
-               rec.get("type", ""), rec.get("redop", ""),
-               None if optional["root"] is None else v.whole(optional["root"], "root", -1, v.MAX_RANK), number)
+    return Row(
+        v.size_bytes(rec["size"]),
+        v.time_us(rec["time_us"]) * 1e-6,
+        v.bandwidth(rec["algbw_GBps"], "algbw"),
+        v.bandwidth(rec["busbw_GBps"], "busbw"),
+        v.wrong_count(optional["wrong"]),
+        placement,
+        None if optional["count"] is None else v.whole(optional["count"], "count", 0, v.MAX_COUNT),
+        rec.get("type", ""),
+        rec.get("redop", ""),
+        None if optional["root"] is None else v.whole(optional["root"], "root", -1, v.MAX_RANK),
+        number,
+    )

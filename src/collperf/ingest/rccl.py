@@ -38,10 +38,18 @@ def _row(rec: dict, number: int, collective: str | None) -> tuple[tuple, Row]:
         raise v.BadValue(f"name {str(rec['name'])[:20]!r} is not a collective test")
     gpus = v.whole(rec["gpus"], "gpus", 1, v.MAX_RANK)
     in_place = str(rec.get("inPlace", "0")).strip().lower() in ("1", "true")
-    row = Row(v.size_bytes(rec["size"]), v.time_us(rec["time"]) * 1e-6, v.bandwidth(rec.get("algBw"), "algBw"),
-              v.bandwidth(rec.get("busBw"), "busBw"), v.wrong_count(rec.get("#wrong")),
-              "in-place" if in_place else "out-of-place", None, str(rec.get("type") or ""), str(rec.get("redop") or ""),
-              line=number)
+    row = Row(
+        v.size_bytes(rec["size"]),
+        v.time_us(rec["time"]) * 1e-6,
+        v.bandwidth(rec.get("algBw"), "algBw"),
+        v.bandwidth(rec.get("busBw"), "busBw"),
+        v.wrong_count(rec.get("#wrong")),
+        "in-place" if in_place else "out-of-place",
+        None,
+        str(rec.get("type") or ""),
+        str(rec.get("redop") or ""),
+        line=number,
+    )
     return (name, gpus), row
 
 
@@ -81,7 +89,7 @@ def parse_csv(text: str, source: str, collective: str | None = None) -> list[Tab
     start = next(i for i, line in enumerate(lines) if line.strip())
     header = [h.strip() for h in lines[start].split(",")]
     items = []
-    for number, line in enumerate(lines[start + 1:], start + 2):
+    for number, line in enumerate(lines[start + 1 :], start + 2):
         if not line.strip():
             continue
         try:

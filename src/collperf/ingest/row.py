@@ -46,7 +46,7 @@ class Timing(_ReadAsMapping):
     the fastest and median iteration, the bandwidths at that time and #wrong (None: not checked)."""
 
     time_us: float
-    min_us: float | None = None     # None: the file did not say (nccl-tests -J writes only the mean)
+    min_us: float | None = None  # None: the file did not say (nccl-tests -J writes only the mean)
     p50_us: float | None = None
     algbw_GBps: float | None = None  # None: not reported (nccl-tests writes "N/A" or null)
     busbw_GBps: float | None = None
@@ -59,13 +59,25 @@ class Timing(_ReadAsMapping):
         """A Timing from a Timing, None, or a dict with the keys the rows had (time_us, algbw, busbw, ...)."""
         if value is None or isinstance(value, Timing):
             return value
-        return cls(time_us=value["time_us"], min_us=value["min_us"], p50_us=value["p50_us"],
-                   algbw_GBps=value["algbw"], busbw_GBps=value["busbw"], wrong=value.get("wrong"))
+        return cls(
+            time_us=value["time_us"],
+            min_us=value["min_us"],
+            p50_us=value["p50_us"],
+            algbw_GBps=value["algbw"],
+            busbw_GBps=value["busbw"],
+            wrong=value.get("wrong"),
+        )
 
     def to_json(self) -> dict:
         """nccl-tests -J's placement object (time in us, bandwidths in GB/s), with our min and p50."""
-        return {"time": self.time_us, "alg_bw": self.algbw_GBps, "bus_bw": self.busbw_GBps, "nwrong": self.wrong,
-                "min_us": self.min_us, "p50_us": self.p50_us}
+        return {
+            "time": self.time_us,
+            "alg_bw": self.algbw_GBps,
+            "bus_bw": self.busbw_GBps,
+            "nwrong": self.wrong,
+            "min_us": self.min_us,
+            "p50_us": self.p50_us,
+        }
 
     @classmethod
     def from_json(cls, entry: dict) -> Timing:
@@ -76,9 +88,14 @@ class Timing(_ReadAsMapping):
         if time is None:
             raise ValueError("no 'time' (us)")
         wrong = entry.get("nwrong")
-        return cls(time_us=time, min_us=entry.get("min_us"), p50_us=entry.get("p50_us"),
-                   algbw_GBps=_reported(entry.get("alg_bw")), busbw_GBps=_reported(entry.get("bus_bw")),
-                   wrong=None if wrong is None else int(wrong))
+        return cls(
+            time_us=time,
+            min_us=entry.get("min_us"),
+            p50_us=entry.get("p50_us"),
+            algbw_GBps=_reported(entry.get("alg_bw")),
+            busbw_GBps=_reported(entry.get("bus_bw")),
+            wrong=None if wrong is None else int(wrong),
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -89,10 +106,10 @@ class Row(_ReadAsMapping):
 
     algorithm: str
     size: int
-    count: int | None = 0       # None: the file did not say
+    count: int | None = 0  # None: the file did not say
     type: str = "float"
     redop: str = "none"
-    root: int | None = -1       # None: the file did not say
+    root: int | None = -1  # None: the file did not say
     out_of_place: Timing | None = None
     in_place: Timing | None = None
     auto: dict | None = None
@@ -133,10 +150,17 @@ class Row(_ReadAsMapping):
 
     def to_json(self) -> dict:
         """One entry of nccl-tests -J's results, with our fields (algorithm, predicted_us, auto)."""
-        return {"size": self.size, "count": self.count, "type": self.type, "redop": self.redop, "root": self.root,
-                "algorithm": self.algorithm, "predicted_us": self.predicted_us,
-                **({"auto": self.auto} if self.auto is not None else {}),
-                **{name: None if (t := getattr(self, name)) is None else t.to_json() for name in PLACEMENTS}}
+        return {
+            "size": self.size,
+            "count": self.count,
+            "type": self.type,
+            "redop": self.redop,
+            "root": self.root,
+            "algorithm": self.algorithm,
+            "predicted_us": self.predicted_us,
+            **({"auto": self.auto} if self.auto is not None else {}),
+            **{name: None if (t := getattr(self, name)) is None else t.to_json() for name in PLACEMENTS},
+        }
 
     @classmethod
     def from_json(cls, entry: dict) -> Row:
@@ -144,15 +168,34 @@ class Row(_ReadAsMapping):
         the text column's `%6i` string "    -1", missing columns as None or ""). Keys it does not know
         (nccl-tests -I's per-iteration blocks, actual_iterations) are left to the reader."""
         root = entry.get("root")
-        return cls(algorithm=entry.get("algorithm") or "", size=entry["size"], count=entry.get("count"),
-                   type=entry.get("type") or "", redop=entry.get("redop") or "",
-                   root=int(root.strip()) if isinstance(root, str) else root,
-                   auto=entry.get("auto"), predicted_us=entry.get("predicted_us"),
-                   **{name: None if not entry.get(name) else Timing.from_json(entry[name]) for name in PLACEMENTS})
+        return cls(
+            algorithm=entry.get("algorithm") or "",
+            size=entry["size"],
+            count=entry.get("count"),
+            type=entry.get("type") or "",
+            redop=entry.get("redop") or "",
+            root=int(root.strip()) if isinstance(root, str) else root,
+            auto=entry.get("auto"),
+            predicted_us=entry.get("predicted_us"),
+            **{name: None if not entry.get(name) else Timing.from_json(entry[name]) for name in PLACEMENTS},
+        )
 
     def placements(self, line: int = 0) -> list[dict]:
         """One record per placement that ran, out-of-place first, under the ingest table's row fields
         (size, time_s, algbw_GBps, ..., placement "out-of-place"/"in-place"); `line`: where the row was read."""
-        return [{"size": self.size, "time_s": t.time_us * 1e-6, "algbw_GBps": t.algbw_GBps, "busbw_GBps": t.busbw_GBps,
-                 "wrong": t.wrong, "placement": name.replace("_", "-"), "count": self.count, "dtype": self.type,
-                 "op": self.redop, "root": self.root, "line": line} for name, t in self.timings()]
+        return [
+            {
+                "size": self.size,
+                "time_s": t.time_us * 1e-6,
+                "algbw_GBps": t.algbw_GBps,
+                "busbw_GBps": t.busbw_GBps,
+                "wrong": t.wrong,
+                "placement": name.replace("_", "-"),
+                "count": self.count,
+                "dtype": self.type,
+                "op": self.redop,
+                "root": self.root,
+                "line": line,
+            }
+            for name, t in self.timings()
+        ]

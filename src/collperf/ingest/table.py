@@ -14,19 +14,19 @@ class IngestError(UsageError):
 
 @dataclass
 class Row:
-    size: int                  # bytes, nccl-tests convention
+    size: int  # bytes, nccl-tests convention
     time_s: float
     algbw_GBps: float | None = None
     busbw_GBps: float | None = None
-    wrong: int | None = None   # #wrong (legacy logs: 1 if the max error was non-zero); None = not checked
+    wrong: int | None = None  # #wrong (legacy logs: 1 if the max error was non-zero); None = not checked
     placement: str = "out-of-place"
     count: int | None = None
     dtype: str = ""
     op: str = ""
     root: int | None = None
-    line: int = 0              # line number in the source
-    max_error: float | None = None   # legacy `error` column: max |error| as printed
-    flags: list[str] = field(default_factory=list)   # columns that disagree with each other, and why
+    line: int = 0  # line number in the source
+    max_error: float | None = None  # legacy `error` column: max |error| as printed
+    flags: list[str] = field(default_factory=list)  # columns that disagree with each other, and why
 
 
 @dataclass
@@ -36,10 +36,10 @@ class Table:
     ranks: int | None = None
     nodes: int | None = None
     rows: list[Row] = field(default_factory=list)
-    header: dict = field(default_factory=dict)     # versions, flags, GPUs, hosts, ...
-    skipped: list[str] = field(default_factory=list)   # "line N: why" for lines that were not rows
-    notes: list[str] = field(default_factory=list)     # conventions detected, inferences made
-    footer: dict = field(default_factory=dict)     # out_of_bounds, avg_busbw as printed
+    header: dict = field(default_factory=dict)  # versions, flags, GPUs, hosts, ...
+    skipped: list[str] = field(default_factory=list)  # "line N: why" for lines that were not rows
+    notes: list[str] = field(default_factory=list)  # conventions detected, inferences made
+    footer: dict = field(default_factory=dict)  # out_of_bounds, avg_busbw as printed
     # the text the table was read from (the same string for every table of one log): what its other lines say
     # (NCCL INFO lines, comments) is read from here by the hardware resolver, never by reading the file again
     text: str = field(default="", repr=False, compare=False)

@@ -19,10 +19,10 @@ import math
 MAX_SIZE_BYTES = 1 << 50
 MAX_COUNT = 1 << 53
 MAX_RANK = 1 << 31
-MIN_TIME_US = 1e-3          # 1 ns: no collective completes faster; nccl-tests prints us with 2 decimals
+MIN_TIME_US = 1e-3  # 1 ns: no collective completes faster; nccl-tests prints us with 2 decimals
 MAX_TIME_US = 1e12
-MAX_BANDWIDTH_GBPS = 1e9    # 1 EB/s
-MAX_TOKEN = 40              # characters a number may have (nccl-tests prints at most ~20)
+MAX_BANDWIDTH_GBPS = 1e9  # 1 EB/s
+MAX_TOKEN = 40  # characters a number may have (nccl-tests prints at most ~20)
 _NUMBER_CHARS = frozenset("0123456789+-.eE")
 
 
@@ -38,8 +38,9 @@ def csv_fields(line: str, header: list[str]) -> list[str]:
     except (csv.Error, ValueError) as e:
         raise BadValue(f"unreadable CSV ({e})") from None
     if len(fields) != len(header):
-        raise BadValue(f"{len(fields)} fields, expected {len(header)} ({','.join(header)[:80]}): the file may be "
-                       "truncated")
+        raise BadValue(
+            f"{len(fields)} fields, expected {len(header)} ({','.join(header)[:80]}): the file may be truncated"
+        )
     return fields
 
 
@@ -95,7 +96,7 @@ def whole(value, what: str, lo: int, hi: int) -> int:
             raise BadValue(f"{what} {_show(value)} is not a whole number")
         x = int(value)
     elif isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, float) and math.isfinite(value) and value == int(value) and abs(value) < 2 ** 53:
+        if isinstance(value, float) and math.isfinite(value) and value == int(value) and abs(value) < 2**53:
             x = int(value)
         else:
             raise BadValue(f"{what} {_show(value)} is not a whole number")
@@ -129,7 +130,7 @@ def wrong_count(value):
     if value is None or value == "N/A":
         return None
     if isinstance(value, str) and ("e" in value or "E" in value):
-        x = real(value, "#wrong", 0.0, 2.0 ** 63)
+        x = real(value, "#wrong", 0.0, 2.0**63)
         return max(1, round(x)) if x > 0 else 0
     return whole(value, "#wrong", 0, 1 << 63)
 
@@ -149,8 +150,11 @@ def describe(shape) -> str:
     if isinstance(shape, list):
         return "an array"
     if isinstance(shape, dict):
-        return "an object with " + ", ".join(k.rstrip("?") for k in shape if not k.endswith("?")) \
-            if any(not k.endswith("?") for k in shape) else "an object"
+        return (
+            "an object with " + ", ".join(k.rstrip("?") for k in shape if not k.endswith("?"))
+            if any(not k.endswith("?") for k in shape)
+            else "an object"
+        )
     return _NAMES.get(shape, repr(shape))
 
 
@@ -179,7 +183,7 @@ def check(value, shape, path: str = "$") -> None:
     if isinstance(shape, tuple):
         if any(matches(value, s) for s in shape):
             return
-        for s in shape:   # the value is of a kind the union allows: say what inside it is wrong
+        for s in shape:  # the value is of a kind the union allows: say what inside it is wrong
             if (isinstance(s, dict) and isinstance(value, dict)) or (isinstance(s, list) and isinstance(value, list)):
                 check(value, s, path)
         raise BadValue(f"{path}: expected {describe(shape)}, got {_kind(value)}")
@@ -199,9 +203,13 @@ def check(value, shape, path: str = "$") -> None:
             elif not key.endswith("?"):
                 raise BadValue(f"{path}: the key {name!r} is missing (expected {describe(shape)})")
         return
-    ok = {"any": True, None: value is None, "string": isinstance(value, str),
-          "integer": isinstance(value, int) and not isinstance(value, bool),
-          "number": isinstance(value, (int, float)) and not isinstance(value, bool)}[shape]
+    ok = {
+        "any": True,
+        None: value is None,
+        "string": isinstance(value, str),
+        "integer": isinstance(value, int) and not isinstance(value, bool),
+        "number": isinstance(value, (int, float)) and not isinstance(value, bool),
+    }[shape]
     if ok and isinstance(value, float) and not math.isfinite(value):
         ok = False
     if not ok:

@@ -50,9 +50,17 @@ class BenchInterrupted(RunError):
         self.results, self.reason = results, reason
 
 
-def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
-        network: Network | None = None, testbed=None, on_row=None, on_note=None, force: bool = False,
-        schedules: dict | None = None) -> Results | None:
+def run(
+    config: SweepSpec,
+    ranks: int | None = None,
+    timeout_s: float = 300.0,
+    network: Network | None = None,
+    testbed=None,
+    on_row=None,
+    on_note=None,
+    force: bool = False,
+    schedules: dict | None = None,
+) -> Results | None:
     """Run the sweep; under torchrun every rank runs it and rank 0 gets the Results (others None);
     on a testbed (an up lab.testbed.Testbed) every rank runs inside its host. `on_row(results, row)` is called
     as each row completes, `on_note(text)` with warnings before the run starts; `force` runs a sweep that
@@ -71,11 +79,15 @@ def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
     if network is not None and network.ranks != world:
         raise UsageError(f"the network has {network.ranks} ranks but the run has {world}")
     shape = two_level_shape(world, where, testbed, network)
-    bench_job = dataclasses.replace(BenchJob.of(config), sizes=tuple(distinct_sizes(config, world)),
-                                    two_level=shape, schedules=schedules)
+    bench_job = dataclasses.replace(
+        BenchJob.of(config), sizes=tuple(distinct_sizes(config, world)), two_level=shape, schedules=schedules
+    )
     _check_ranks(config, world, {a for a, _ in schedules or ()}, shape)
-    local = {"local": world, "testbed": world,
-             "torchrun": launch.torchrun_int("LOCAL_WORLD_SIZE", 1, low=1) if where == "torchrun" else 1}[where]
+    local = {
+        "local": world,
+        "testbed": world,
+        "torchrun": launch.torchrun_int("LOCAL_WORLD_SIZE", 1, low=1) if where == "torchrun" else 1,
+    }[where]
     for note in check_capacity(config, local, force, gpu=(backend == "nccl"), spawned=(where != "torchrun")):
         if on_note is not None:
             on_note(note)
@@ -101,7 +113,7 @@ def run(config: SweepSpec, ranks: int | None = None, timeout_s: float = 300.0,
     try:
         with sigterm_interrupts():
             out = _launch(job, ranks, testbed, where, timeout_s, on_message)
-        if out is None:   # a torchrun rank other than 0
+        if out is None:  # a torchrun rank other than 0
             return None
     except (RunError, KeyboardInterrupt) as e:
         raise _interrupted(results, network, e, _vanished(testbed)) from None
@@ -143,6 +155,7 @@ def sigterm_interrupts():
 
     def terminated(signum, frame):
         raise Terminated("SIGTERM")
+
     before = signal.signal(signal.SIGTERM, terminated)
     try:
         yield
@@ -157,27 +170,43 @@ def _vanished(testbed) -> str:
     # `ip netns` keeps each namespace as a file under /run/netns: the testbed's first host is gone with it
     if os.path.exists(os.path.join("/run/netns", testbed.host(testbed.host_of(0)))):
         return ""
-    return (f"testbed {testbed.name!r} vanished during the run (its namespaces are gone: something ran "
-            "`collperf testbed down` or deleted them), which killed the ranks")
+    return (
+        f"testbed {testbed.name!r} vanished during the run (its namespaces are gone: something ran "
+        "`collperf testbed down` or deleted them), which killed the ranks"
+    )
 
 
 def _interrupted(results: Results, network, e: BaseException, cause: str = "") -> BenchInterrupted:
-    reason = "terminated (SIGTERM)" if isinstance(e, Terminated) else "interrupted" \
-        if isinstance(e, KeyboardInterrupt) else "stalled" if isinstance(e, RunStalled) else "timed out" \
-        if isinstance(e, RunTimeout) else "failed"
+    reason = (
+        "terminated (SIGTERM)"
+        if isinstance(e, Terminated)
+        else "interrupted"
+        if isinstance(e, KeyboardInterrupt)
+        else "stalled"
+        if isinstance(e, RunStalled)
+        else "timed out"
+        if isinstance(e, RunTimeout)
+        else "failed"
+    )
     n = len(results.rows)
     results.stopped = head = f"{reason} after {n} row{'s' if n != 1 else ''}"
-    if isinstance(e, RunStalled):   # the footer of every format names the rank, its pid and its phase
+    if isinstance(e, RunStalled):  # the footer of every format names the rank, its pid and its phase
         results.stopped += f": {e.culprit}"
     if results.rows and network is None:
         add_predictions(results, None)
-    why = "Ctrl-C" if reason == "interrupted" else "SIGTERM received: the ranks were stopped" \
-        if isinstance(e, Terminated) else cause or str(e)
+    why = (
+        "Ctrl-C"
+        if reason == "interrupted"
+        else "SIGTERM received: the ranks were stopped"
+        if isinstance(e, Terminated)
+        else cause or str(e)
+    )
     return BenchInterrupted(f"{head}: {why}", results, reason)
 
 
 def _cuda() -> bool:
     import torch
+
     return torch.cuda.is_available()
 
 
@@ -194,8 +223,7 @@ def distinct_sizes(config: SweepSpec, world: int) -> list[int]:
     return out
 
 
-def two_level_shape(world: int, where: str, testbed=None,
-                    network: Network | None = None) -> tuple[int, int] | None:
+def two_level_shape(world: int, where: str, testbed=None, network: Network | None = None) -> tuple[int, int] | None:
     """(nodes, ranks per node) of the run, for `-A hierarchical` and auto: the testbed's hosts, torchrun's
     nodes (LOCAL_WORLD_SIZE ranks each), or local ranks grouped as the given two-level network says
     (--nodes/--ranks-per-node, --cluster, --profile); None for local ranks without one (one host)."""
@@ -213,13 +241,16 @@ def _check_hierarchical(config: SweepSpec, shape) -> None:
     """SweepSpec has refused collectives without a two-level plan; here: the run's shape and the root."""
     if shape is None or shape[0] < 2 or shape[1] < 2:
         where = "one host" if shape is None else f"{shape[0]} node(s) x {shape[1]} rank(s)"
-        raise UsageError(f"-A hierarchical runs an intra-node then an inter-node phase, and this run is {where}: "
-                         "run it on a testbed with several ranks per host (ranks-per-host=2), under torchrun "
-                         "across nodes, or group local ranks into nodes with --nodes N --ranks-per-node G "
-                         "(and their links, e.g. --intra-bandwidth/--inter-bandwidth)")
+        raise UsageError(
+            f"-A hierarchical runs an intra-node then an inter-node phase, and this run is {where}: "
+            "run it on a testbed with several ranks per host (ranks-per-host=2), under torchrun "
+            "across nodes, or group local ranks into nodes with --nodes N --ranks-per-node G "
+            "(and their links, e.g. --intra-bandwidth/--inter-bandwidth)"
+        )
     if not roots_at_zero(config.collective, config.root):
-        raise UsageError(f"--root {config.root}: -A hierarchical's root is rank 0 (the first rank of the first "
-                         "node); drop --root")
+        raise UsageError(
+            f"--root {config.root}: -A hierarchical's root is rank 0 (the first rank of the first node); drop --root"
+        )
 
 
 def _check_ranks(config: SweepSpec, ranks: int, prebuilt=(), shape=None) -> None:
@@ -236,6 +267,7 @@ def _check_ranks(config: SweepSpec, ranks: int, prebuilt=(), shape=None) -> None
 
 # --- -A auto ----------------------------------------------------------------------------------------------
 
+
 def auto_plan(job: BenchJob, world: int, network: Network | None, ranks_per_host: int) -> BenchJob:
     """The job with what `-A auto` runs at each size: chosen here from the given network (--profile, --cluster
     or link options), or left to the ranks (`auto` None) to choose after a quick calibration of this run's own
@@ -243,8 +275,7 @@ def auto_plan(job: BenchJob, world: int, network: Network | None, ranks_per_host
     job = dataclasses.replace(job, auto_ranks_per_host=max(1, min(ranks_per_host, world)))
     if network is None:
         return job
-    return dataclasses.replace(job, auto=tuple(choices_for(job, network)),
-                               auto_network=f"given: {network.describe()}")
+    return dataclasses.replace(job, auto=tuple(choices_for(job, network)), auto_network=f"given: {network.describe()}")
 
 
 # --- what the machine can hold ------------------------------------------------------------------------
@@ -252,8 +283,8 @@ def auto_plan(job: BenchJob, world: int, network: Network | None, ranks_per_host
 # Resident memory of one rank once torch is imported and gloo is up, before any buffer: 232 MiB (243 MB)
 # measured with the CPU wheel of torch 2.13 (ru_maxrss of the ranks of `collperf bench --ranks 2 -b 1K -e 16K`),
 # rounded up for other builds and Python versions.
-TORCH_RANK_BYTES = 300 * 10 ** 6
-CHECK_BYTES = 32 << 20    # runtime/data.py builds expected values in chunks of 2^18 elements (index, values)
+TORCH_RANK_BYTES = 300 * 10**6
+CHECK_BYTES = 32 << 20  # runtime/data.py builds expected values in chunks of 2^18 elements (index, values)
 FORCE_HINT = "pass --force (API: BenchSpec(force=True)) to run it anyway"
 
 
@@ -286,16 +317,19 @@ def available_memory_bytes() -> int | None:
     return None
 
 
-def check_capacity(config: SweepSpec, local_ranks: int, force: bool = False, gpu: bool = False,
-                   spawned: bool = True) -> list[str]:
+def check_capacity(
+    config: SweepSpec, local_ranks: int, force: bool = False, gpu: bool = False, spawned: bool = True
+) -> list[str]:
     """Refuse (UsageError) a sweep this machine cannot hold: more local ranks than max_local_ranks(), or an
     estimated memory above MemAvailable; return warnings for one above 80 % of it. `force` turns refusals
     into warnings. Under torchrun (spawned=False) only warnings: the launcher has already started us."""
     notes = []
     limit = max_local_ranks()
     if spawned and local_ranks > limit:
-        why = (f"--ranks {local_ranks} is more local processes than this machine can run (limit max(64, 8 x "
-               f"{os.cpu_count()} cores) = {limit})")
+        why = (
+            f"--ranks {local_ranks} is more local processes than this machine can run (limit max(64, 8 x "
+            f"{os.cpu_count()} cores) = {limit})"
+        )
         if not force:
             raise UsageError(f"{why}: give fewer ranks, use torchrun across hosts, or {FORCE_HINT}")
         notes.append(why + "; running anyway (--force)")
@@ -303,10 +337,12 @@ def check_capacity(config: SweepSpec, local_ranks: int, force: bool = False, gpu
     need, have = per_rank * local_ranks, available_memory_bytes()
     if have is None:
         return notes
-    gib = 2 ** 30
-    what = (f"{local_ranks} ranks x {per_rank / gib:.2f} GiB (torch {TORCH_RANK_BYTES / gib:.2f} GiB + buffers, "
-            f"scratch and check at {max(config.sizes())} B) = {need / gib:.1f} GiB, and {have / gib:.1f} GiB is "
-            "available (/proc/meminfo MemAvailable)")
+    gib = 2**30
+    what = (
+        f"{local_ranks} ranks x {per_rank / gib:.2f} GiB (torch {TORCH_RANK_BYTES / gib:.2f} GiB + buffers, "
+        f"scratch and check at {max(config.sizes())} B) = {need / gib:.1f} GiB, and {have / gib:.1f} GiB is "
+        "available (/proc/meminfo MemAvailable)"
+    )
     if need > have:
         if spawned and not force:
             raise UsageError(f"the sweep needs an estimated {what}: lower -e/--maxbytes or --ranks, or {FORCE_HINT}")
@@ -318,23 +354,25 @@ def check_capacity(config: SweepSpec, local_ranks: int, force: bool = False, gpu
 
 # --- predictions --------------------------------------------------------------------------------------
 
+
 def fit_link(results: Results) -> Link | None:
     """alpha, bandwidth and reduce bandwidth fitted to the run's rows of our own algorithms."""
     from scipy.optimize import nnls
+
     rows_a, rows_t = [], []
     p, segments = results.ranks, results.config["segments"]
     for r in results.rows:
         if is_runtime_only(r.algorithm) or not r.correct():
-            continue   # never fit to a wrong run
-        name, k = r.ran_as()   # auto's rows: the algorithm auto ran, with its segments
+            continue  # never fit to a wrong run
+        name, k = r.ran_as()  # auto's rows: the algorithm auto ran, with its segments
         k = k or segments
         if name not in _registered(results.collective):
-            continue   # blink, patterns: no closed form in the registry
+            continue  # blink, patterns: no closed form in the registry
         alg = get_algorithm(results.collective, name)
         a, b, c = coefficients(results.collective, alg.name, p, k if alg.pipeline else None)
         t = r.out_of_place.p50_us * 1e-6
         if t > 0:
-            rows_a.append(np.array([a, b * r.size, c * r.size]) / t)   # relative error
+            rows_a.append(np.array([a, b * r.size, c * r.size]) / t)  # relative error
             rows_t.append(1.0)
     if len(rows_a) < 2:
         return None
@@ -353,7 +391,9 @@ def add_predictions(results: Results, network: Network | None) -> None:
     if network is None:
         link = fit_link(results)
         if link is None:
-            results.model = "no prediction (give --latency/--bandwidth or --cluster; too few rows of our algorithms to fit)"
+            results.model = (
+                "no prediction (give --latency/--bandwidth or --cluster; too few rows of our algorithms to fit)"
+            )
             return
         network = Network.of(link, results.ranks)
         results.model = f"fitted to this run: {link.describe()}"
@@ -370,16 +410,22 @@ def predict_rows(results: Results, network: Network, rows: list[Row]) -> list[Ro
         return []
     rows = [Row.of(r) for r in rows]
     sizes = sorted({r.size for r in rows})
-    phase = default_phase(results.collective)   # what -A hierarchical runs (model/two_level/build.py build_two_level)
-    costs, _ = candidates(results.collective, network, sizes, segments=results.config["segments"],
-                          intra_algorithm=phase, inter_algorithm=phase)
+    phase = default_phase(results.collective)  # what -A hierarchical runs (model/two_level/build.py build_two_level)
+    costs, _ = candidates(
+        results.collective,
+        network,
+        sizes,
+        segments=results.config["segments"],
+        intra_algorithm=phase,
+        inter_algorithm=phase,
+    )
     table = {c.name: dict(zip(sizes, c.cost.total_s)) for c in costs}
     best = dict(zip(sizes, lowest([c.cost for c in costs], [c.name for c in costs])[0].total_s))
     return [r.with_prediction(_predicted_us(r, table, best)) for r in rows]
 
 
 def _predicted_us(r: Row, table: dict, best: dict) -> float | None:
-    if is_chooser(r.algorithm):   # the prediction auto chose by (given or calibrated network)
+    if is_chooser(r.algorithm):  # the prediction auto chose by (given or calibrated network)
         return r.auto["predicted_us"]
     t = best[r.size] if is_runtime_only(r.algorithm) else table.get(r.algorithm, {}).get(r.size)
     return float(t) * 1e6 if t else None

@@ -23,12 +23,16 @@ def check_ranks(ranks: int | None = None, testbed=None) -> None:
     """Before any testbed comes up: a link is measured between two ranks, so there must be two."""
     if testbed is not None:
         if testbed.ranks < 2:
-            raise UsageError(f"calibration measures a link between 2 ranks; the testbed has {testbed.ranks} "
-                             f"({testbed.describe()}): give hosts=2 (the link between hosts) or "
-                             "ranks-per-host=2 (within a host) in --testbed")
+            raise UsageError(
+                f"calibration measures a link between 2 ranks; the testbed has {testbed.ranks} "
+                f"({testbed.describe()}): give hosts=2 (the link between hosts) or "
+                "ranks-per-host=2 (within a host) in --testbed"
+            )
     elif not ranks or ranks < 2:
-        raise UsageError(f"calibration measures a link between 2 ranks (got --ranks {ranks}): give --ranks 2 "
-                         "(or --testbed hosts=2,rate=200mbit)")
+        raise UsageError(
+            f"calibration measures a link between 2 ranks (got --ranks {ranks}): give --ranks 2 "
+            "(or --testbed hosts=2,rate=200mbit)"
+        )
 
 
 def calibrate(ranks: int | None = None, testbed=None, timeout_s: float = 300.0, big_bytes: int = 16 << 20) -> dict:

@@ -42,12 +42,12 @@ class Results:
     ranks: int
     backend: str
     config: dict
-    rows: list[Row]                       # dicts with the rows' keys are taken too (Row.of)
-    model: str = ""                       # where the predictions come from
+    rows: list[Row]  # dicts with the rows' keys are taken too (Row.of)
+    model: str = ""  # where the predictions come from
     started: float = field(default_factory=time.time)
-    devices: list[dict] = field(default_factory=list)      # per rank: rank, host, pid, device, name
-    peak_rss_bytes: list[int] = field(default_factory=list)   # per rank, getrusage ru_maxrss at the end
-    stopped: str = ""                     # "timed out after 3 rows" when the sweep ended early
+    devices: list[dict] = field(default_factory=list)  # per rank: rank, host, pid, device, name
+    peak_rss_bytes: list[int] = field(default_factory=list)  # per rank, getrusage ru_maxrss at the end
+    stopped: str = ""  # "timed out after 3 rows" when the sweep ended early
 
     def __post_init__(self):
         self.rows = [Row.of(r) for r in self.rows]
@@ -90,34 +90,44 @@ def text_header(res: Results, algorithm: str, streaming: bool = False) -> str:
     out = io.StringIO()
     out.write(f"# collperf bench: {res.collective}, algorithm {algorithm}, {res.ranks} ranks, {res.backend}\n")
     out.write(f"# Collective test starting: {binary}\n")
-    out.write(f"# nThread 1 nGpus 1 minBytes {min(c['sizes'])} maxBytes {max(c['sizes'])} step: "
-              f"{c['step']} warmup iters: {c['warmup']} iters: {c['iters']} agg iters: 1 "
-              f"validation: {1 if c['check'] else 0} graph: 0\n")
+    out.write(
+        f"# nThread 1 nGpus 1 minBytes {min(c['sizes'])} maxBytes {max(c['sizes'])} step: "
+        f"{c['step']} warmup iters: {c['warmup']} iters: {c['iters']} agg iters: 1 "
+        f"validation: {1 if c['check'] else 0} graph: 0\n"
+    )
     out.write("#\n")
     if res.devices:
         out.write("# Using devices\n")
         for d in res.devices:
-            out.write(f"#  Rank {d['rank']:2d} Group  0 Pid {d['pid']:6d} on {d['host']:>10s} device {d['device']:2d} "
-                      f"[{'cpu' if d['name'] == 'cpu' else 'gpu'}] {d['name']}\n")
+            out.write(
+                f"#  Rank {d['rank']:2d} Group  0 Pid {d['pid']:6d} on {d['host']:>10s} device {d['device']:2d} "
+                f"[{'cpu' if d['name'] == 'cpu' else 'gpu'}] {d['name']}\n"
+            )
     if is_chooser(algorithm) and c.get("auto_network"):
         out.write(f"# auto: per size the model's fastest of our algorithms on {c['auto_network']}\n")
         for choice in c.get("auto") or []:
             m = choice.get("measured") if choice.get("decided_by") == "measured" else None
-            if m:   # a close call timed before the sweep (model/auto/confirm.py)
+            if m:  # a close call timed before the sweep (model/auto/confirm.py)
                 also = f" (also timed: {m['runner_up']['algorithm']})" if m.get("runner_up") else ""
-                out.write(f"# auto: {choice['size']} B decided by measurement at {m['size']} B: {m['algorithm']} "
-                          f"{m['ours_us']:.0f} us vs builtin {m['builtin_us']:.0f} us{also} -> {choice['algorithm']}\n")
+                out.write(
+                    f"# auto: {choice['size']} B decided by measurement at {m['size']} B: {m['algorithm']} "
+                    f"{m['ours_us']:.0f} us vs builtin {m['builtin_us']:.0f} us{also} -> {choice['algorithm']}\n"
+                )
     if res.model:
         out.write(f"# model: {res.model}\n")
     elif streaming:
         out.write("# model: fitted to this run's rows once the sweep ends (predictions after the last block)\n")
     out.write("#\n")
     out.write("#" + " " * 62 + "out-of-place                       in-place\n")
-    out.write("#       size         count      type   redop    root     time   algbw   busbw  #wrong"
-              "     time   algbw   busbw  #wrong  " + f"{EXTRA_COLUMNS[0]:18s}  {EXTRA_COLUMNS[1]:>8s}  "
-              f"{EXTRA_COLUMNS[2]:>9s}\n")
-    out.write("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)        "
-              "     (us)  (GB/s)  (GB/s)\n")
+    out.write(
+        "#       size         count      type   redop    root     time   algbw   busbw  #wrong"
+        "     time   algbw   busbw  #wrong  " + f"{EXTRA_COLUMNS[0]:18s}  {EXTRA_COLUMNS[1]:>8s}  "
+        f"{EXTRA_COLUMNS[2]:>9s}\n"
+    )
+    out.write(
+        "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)        "
+        "     (us)  (GB/s)  (GB/s)\n"
+    )
     return out.getvalue()
 
 
@@ -131,13 +141,16 @@ def text_row(r: Row) -> str:
             out.write(f"  {'N/A':>7s}  {'N/A':>6s}  {'N/A':>6s}  {'N/A':>6s}")
         else:
             wrong = "N/A" if m.wrong is None else str(m.wrong)
-            out.write(f"  {_float_str(m.time_us, 7):>7s}  {_float_str(m.algbw_GBps, 6):>6s}  "
-                      f"{_float_str(m.busbw_GBps, 6):>6s}  {wrong:>6s}")
+            out.write(
+                f"  {_float_str(m.time_us, 7):>7s}  {_float_str(m.algbw_GBps, 6):>6s}  "
+                f"{_float_str(m.busbw_GBps, 6):>6s}  {wrong:>6s}"
+            )
     pred = r.predicted_us
     ratio = r.out_of_place.time_us / pred if pred and r.out_of_place else None
-    name = r.algorithm if r.auto is None else f"auto:{r.auto['algorithm']}"   # what auto ran
-    out.write(f"  {name:18s}  {_float_str(pred, 8) if pred else 'N/A':>8s}  "
-              f"{_float_str(ratio, 9) if ratio else 'N/A':>9s}\n")
+    name = r.algorithm if r.auto is None else f"auto:{r.auto['algorithm']}"  # what auto ran
+    out.write(
+        f"  {name:18s}  {_float_str(pred, 8) if pred else 'N/A':>8s}  {_float_str(ratio, 9) if ratio else 'N/A':>9s}\n"
+    )
     return out.getvalue()
 
 
@@ -148,11 +161,17 @@ def text_footer(res: Results, algorithm: str) -> str:
     wrong = res.wrong_rows(rows)
     binary = get_collective(res.collective).nccl_tests_binary
     cut = res.stopped and algorithm == (res.algorithms() or [algorithm])[-1]
-    end = f"# Collective test INCOMPLETE: {binary}: {res.stopped}\n" if cut else \
-        f"# Collective test concluded: {binary}\n"
-    return (f"# Out of bounds values : {wrong} {'OK' if wrong == 0 else 'FAILED'}"
-            + (f" (of the {len(rows)} rows measured)" if cut else "") + "\n"
-            f"# Avg bus bandwidth    : {res.avg_busbw(algorithm):g}\n#\n{end}#\n\n")
+    end = (
+        f"# Collective test INCOMPLETE: {binary}: {res.stopped}\n"
+        if cut
+        else f"# Collective test concluded: {binary}\n"
+    )
+    return (
+        f"# Out of bounds values : {wrong} {'OK' if wrong == 0 else 'FAILED'}"
+        + (f" (of the {len(rows)} rows measured)" if cut else "")
+        + "\n"
+        f"# Avg bus bandwidth    : {res.avg_busbw(algorithm):g}\n#\n{end}#\n\n"
+    )
 
 
 def run_state(res: Results) -> str:
@@ -174,12 +193,16 @@ def text_summary(res: Results, predictions: bool = False) -> str:
             for r in res.rows:
                 m, pred = r.out_of_place, r.predicted_us
                 if m and pred:
-                    out.write(f"# {r.algorithm:>18s}  {r.size:12d}  {_float_str(m.time_us, 9):>9s}  "
-                              f"{_float_str(pred, 9):>9s}  {_float_str(m.time_us / pred, 9):>9s}\n")
+                    out.write(
+                        f"# {r.algorithm:>18s}  {r.size:12d}  {_float_str(m.time_us, 9):>9s}  "
+                        f"{_float_str(pred, 9):>9s}  {_float_str(m.time_us / pred, 9):>9s}\n"
+                    )
     if res.peak_rss_bytes:
         peak = max(res.peak_rss_bytes)
-        out.write(f"# peak resident memory per rank (getrusage ru_maxrss): max {peak / 2 ** 20:.0f} MiB (rank "
-                  f"{res.peak_rss_bytes.index(peak)}), min {min(res.peak_rss_bytes) / 2 ** 20:.0f} MiB\n")
+        out.write(
+            f"# peak resident memory per rank (getrusage ru_maxrss): max {peak / 2**20:.0f} MiB (rank "
+            f"{res.peak_rss_bytes.index(peak)}), min {min(res.peak_rss_bytes) / 2**20:.0f} MiB\n"
+        )
     if res.stopped:
         out.write(f"# collperf bench {res.stopped}\n")
     out.write(f"# collperf run: {run_state(res)}\n")
@@ -228,15 +251,39 @@ def to_json(res: Results) -> dict:
     """The nccl-tests -J document shape, with our fields added to each result."""
     c = res.config
     return {
-        "version": "collperf", "start_time": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(res.started)),
-        "collective": res.collective, "ranks": res.ranks, "backend": res.backend, "model": res.model,
-        "config": {"nthreads": 1, "ngpus": 1, "minimum_bytes": min(c["sizes"]), "maximum_bytes": max(c["sizes"]),
-                   "step_factor": c.get("factor"), "warmup_iters": c["warmup"], "iterations": c["iters"],
-                   "aggregated_iterations": 1, "validation": c["check"], "graph": 0, "dtype": c["dtype"],
-                   "op": c["op"], "algorithms": c["algorithms"], "slice_bytes": c["slice_bytes"],
-                   "devices": [{"rank": d["rank"], "hostname": d["host"], "pid": d["pid"], "device": d["device"],
-                                "device_info": d["name"]} for d in res.devices],
-                   **({"placement": c["placement"]} if "placement" in c else {})},   # -A blink, --pattern
+        "version": "collperf",
+        "start_time": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(res.started)),
+        "collective": res.collective,
+        "ranks": res.ranks,
+        "backend": res.backend,
+        "model": res.model,
+        "config": {
+            "nthreads": 1,
+            "ngpus": 1,
+            "minimum_bytes": min(c["sizes"]),
+            "maximum_bytes": max(c["sizes"]),
+            "step_factor": c.get("factor"),
+            "warmup_iters": c["warmup"],
+            "iterations": c["iters"],
+            "aggregated_iterations": 1,
+            "validation": c["check"],
+            "graph": 0,
+            "dtype": c["dtype"],
+            "op": c["op"],
+            "algorithms": c["algorithms"],
+            "slice_bytes": c["slice_bytes"],
+            "devices": [
+                {
+                    "rank": d["rank"],
+                    "hostname": d["host"],
+                    "pid": d["pid"],
+                    "device": d["device"],
+                    "device_info": d["name"],
+                }
+                for d in res.devices
+            ],
+            **({"placement": c["placement"]} if "placement" in c else {}),
+        },  # -A blink, --pattern
         "results": [r.to_json() for r in res.rows],
         "out_of_bounds": {"count": res.wrong_rows(), "okay": res.wrong_rows() == 0},
         "average_bus_bandwidth": {a: res.avg_busbw(a) for a in res.algorithms()},
@@ -248,9 +295,26 @@ def to_json(res: Results) -> dict:
 
 # "algorithm,size,count" first: ingest sniffs the format from it; collective and ranks let `collperf fit`
 # read the file without --collective
-CSV_COLUMNS = ["algorithm", "size", "count", "type", "redop", "root", "placement", "time_us", "min_us", "p50_us",
-               "algbw_GBps", "busbw_GBps", "wrong", "predicted_us", "measured_over_predicted", "collective", "ranks",
-               "run"]   # run_state on every line, as of the file's last rewrite (a killed run stays INCOMPLETE)
+CSV_COLUMNS = [
+    "algorithm",
+    "size",
+    "count",
+    "type",
+    "redop",
+    "root",
+    "placement",
+    "time_us",
+    "min_us",
+    "p50_us",
+    "algbw_GBps",
+    "busbw_GBps",
+    "wrong",
+    "predicted_us",
+    "measured_over_predicted",
+    "collective",
+    "ranks",
+    "run",
+]  # run_state on every line, as of the file's last rewrite (a killed run stays INCOMPLETE)
 
 
 def to_csv(res: Results) -> str:
@@ -261,11 +325,28 @@ def to_csv(res: Results) -> str:
     for r in res.rows:
         for pl, m in r.timings():
             pred = r.predicted_us
-            writer.writerow([r.algorithm, r.size, r.count, r.type, r.redop, r.root, pl,
-                             f"{m.time_us:.3f}", f"{m.min_us:.3f}", f"{m.p50_us:.3f}", f"{m.algbw_GBps:.4f}",
-                             f"{m.busbw_GBps:.4f}", "" if m.wrong is None else m.wrong,
-                             f"{pred:.3f}" if pred else "", f"{m.time_us / pred:.4f}" if pred else "",
-                             res.collective, res.ranks, state])
+            writer.writerow(
+                [
+                    r.algorithm,
+                    r.size,
+                    r.count,
+                    r.type,
+                    r.redop,
+                    r.root,
+                    pl,
+                    f"{m.time_us:.3f}",
+                    f"{m.min_us:.3f}",
+                    f"{m.p50_us:.3f}",
+                    f"{m.algbw_GBps:.4f}",
+                    f"{m.busbw_GBps:.4f}",
+                    "" if m.wrong is None else m.wrong,
+                    f"{pred:.3f}" if pred else "",
+                    f"{m.time_us / pred:.4f}" if pred else "",
+                    res.collective,
+                    res.ranks,
+                    state,
+                ]
+            )
     return buffer.getvalue()
 
 
@@ -276,13 +357,15 @@ def _replace(path: str, text: str, flag: str) -> None:
         with open(tmp, "w", newline="") as f:
             f.write(text)
         os.replace(tmp, path)
-    except OSError as e:   # a full disk, a file-size limit: the previous file stays, the temporary goes
+    except OSError as e:  # a full disk, a file-size limit: the previous file stays, the temporary goes
         try:
             os.remove(tmp)
         except OSError:
             pass
-        raise OutputError(f"cannot write {path}: {e.strerror or e}; it holds the rows up to the previous one "
-                          "(free space or pick another path)") from None
+        raise OutputError(
+            f"cannot write {path}: {e.strerror or e}; it holds the rows up to the previous one "
+            "(free space or pick another path)"
+        ) from None
 
 
 class ResultFiles:

@@ -26,28 +26,54 @@ from collperf.runtime.launch import Job, run_local, run_testbed
 from collperf.spec import SweepSpec
 from collperf.spec.network import load_cluster
 
-GRID = {"allreduce": ["ring", "rhd", "mesh", "builtin"], "allgather": ["ring", "bruck", "builtin"],
-        "reducescatter": ["ring", "pairwise", "builtin"], "broadcast": ["binomial", "scatter-allgather", "builtin"],
-        "alltoall": ["pairwise", "mesh", "builtin"]}
+GRID = {
+    "allreduce": ["ring", "rhd", "mesh", "builtin"],
+    "allgather": ["ring", "bruck", "builtin"],
+    "reducescatter": ["ring", "pairwise", "builtin"],
+    "broadcast": ["binomial", "scatter-allgather", "builtin"],
+    "alltoall": ["pairwise", "mesh", "builtin"],
+}
 
 
-def bound(size_bytes: int, ranks: int, testbed=None, algorithms=("ring", "rhd", "builtin"), network: Network | None = None,
-          timeout_s: float = 300.0) -> dict:
+def bound(
+    size_bytes: int,
+    ranks: int,
+    testbed=None,
+    algorithms=("ring", "rhd", "builtin"),
+    network: Network | None = None,
+    timeout_s: float = 300.0,
+) -> dict:
     hosts = testbed.hosts if testbed else 1
     rph = testbed.ranks_per_host if testbed else ranks
     # one chain process per host first, so that the chain crosses the network where there is one
     order = [h * rph + k for k in range(rph) for h in range(hosts)]
-    chain_ranks = order[:ceil_log2(ranks) + 1]
+    chain_ranks = order[: ceil_log2(ranks) + 1]
     job = Job("collperf.runtime.measure:measured_bound", (size_bytes, ranks, chain_ranks))
     measured = run_testbed(job, testbed, timeout_s) if testbed else run_local(job, ranks, timeout_s)
-    config = SweepSpec(collective="allreduce", algorithms=list(algorithms), min_bytes=size_bytes, max_bytes=size_bytes, factor=2, iters=5, warmup=1,
-                         in_place=False, progress=False)
+    config = SweepSpec(
+        collective="allreduce",
+        algorithms=list(algorithms),
+        min_bytes=size_bytes,
+        max_bytes=size_bytes,
+        factor=2,
+        iters=5,
+        warmup=1,
+        in_place=False,
+        progress=False,
+    )
     res = run(config, ranks, timeout_s, network, testbed=testbed)
-    out = {"size_bytes": size_bytes, "ranks": ranks, "measured_bound": measured,
-           "algorithms": {r.algorithm: r.out_of_place.p50_us * 1e-6 for r in res.rows}}
+    out = {
+        "size_bytes": size_bytes,
+        "ranks": ranks,
+        "measured_bound": measured,
+        "algorithms": {r.algorithm: r.out_of_place.p50_us * 1e-6 for r in res.rows},
+    }
     if network is not None:
-        out["model_bound_s"] = float(lower_bound("allreduce", ranks, [size_bytes], network.flat_link,
-                                                 ports="single").total_s[0]) if network.cluster is None else None
+        out["model_bound_s"] = (
+            float(lower_bound("allreduce", ranks, [size_bytes], network.flat_link, ports="single").total_s[0])
+            if network.cluster is None
+            else None
+        )
         if network.cluster is not None:
             out["model_bound_s"] = float(network_lower_bound("allreduce", network, [size_bytes]).total_s[0])
     return out
@@ -72,39 +98,70 @@ class ValidationRow:
         return [(self.regime, self.error)]
 
 
-def validate(network: Network, testbed=None, ranks: int | None = None, sizes=("64K", "256K", "1M", "4M"), grid=None,
-             iters: int = 5, timeout_s: float = 600.0, on_step=None) -> list[ValidationRow]:
+def validate(
+    network: Network,
+    testbed=None,
+    ranks: int | None = None,
+    sizes=("64K", "256K", "1M", "4M"),
+    grid=None,
+    iters: int = 5,
+    timeout_s: float = 600.0,
+    on_step=None,
+) -> list[ValidationRow]:
     """Measure each of `sizes` (exactly those) for the grid; on_step(text) hears of each collective as it starts."""
     rows = []
     for collective, algorithms in (grid or GRID).items():
-        usable = [a for a in algorithms if is_runtime_only(a) or not get_algorithm(collective, a).unavailable(network.ranks)]
+        usable = [
+            a for a in algorithms if is_runtime_only(a) or not get_algorithm(collective, a).unavailable(network.ranks)
+        ]
         if on_step is not None:
             on_step(f"measuring {collective}")
-        config = SweepSpec(collective=collective, algorithms=usable, iters=iters, warmup=1, in_place=False, progress=False,
-                           size_list=list(sizes))
+        config = SweepSpec(
+            collective=collective,
+            algorithms=usable,
+            iters=iters,
+            warmup=1,
+            in_place=False,
+            progress=False,
+            size_list=list(sizes),
+        )
         config_sizes = sorted({s for s in config.sizes()})
         res = run(config, ranks, timeout_s, network, testbed=testbed)
         costs, _ = candidates(collective, network, config_sizes)
-        terms = {c.name: {s: (c.cost.latency_s[i], c.cost.bandwidth_s[i]) for i, s in enumerate(config_sizes)}
-                 for c in costs}
+        terms = {
+            c.name: {s: (c.cost.latency_s[i], c.cost.bandwidth_s[i]) for i, s in enumerate(config_sizes)} for c in costs
+        }
         for r in res.rows:
             if not r.correct() or not r.predicted_us:
                 continue
-            name = r.algorithm if r.algorithm in terms else min(
-                terms, key=lambda n: sum(terms[n].get(r.size, (np.inf, 0))))   # noqa: B023 (called at once)
+            name = (
+                r.algorithm
+                if r.algorithm in terms
+                else min(terms, key=lambda n: sum(terms[n].get(r.size, (np.inf, 0))))
+            )  # noqa: B023 (called at once)
             lat, bw = terms[name].get(r.size, (0.0, 1.0))
-            rows.append(ValidationRow(collective, r.algorithm, network.ranks, r.size, r.out_of_place.p50_us * 1e-6,
-                                      r.predicted_us * 1e-6, "latency" if lat > bw else "bandwidth"))
+            rows.append(
+                ValidationRow(
+                    collective,
+                    r.algorithm,
+                    network.ranks,
+                    r.size,
+                    r.out_of_place.p50_us * 1e-6,
+                    r.predicted_us * 1e-6,
+                    "latency" if lat > bw else "bandwidth",
+                )
+            )
     return rows
 
 
-def calibrated_grid(testbed, ranks: int | None, sizes, iters: int, timeout_s: float,
-                    profile=None, on_step=None) -> tuple[str, list[ValidationRow]]:
+def calibrated_grid(
+    testbed, ranks: int | None, sizes, iters: int, timeout_s: float, profile=None, on_step=None
+) -> tuple[str, list[ValidationRow]]:
     """On `testbed` (up) or `ranks` local processes: calibrate unless a profile file is given, predict the grid
     from the profile alone, measure it; (the network validated on, described; the rows). on_step(text) hears
     of each phase as it starts."""
     nodes, per_node = (testbed.hosts, testbed.ranks_per_host) if testbed is not None else (None, ranks)
-    if profile is None:    # the calibrated profile is used for this run only
+    if profile is None:  # the calibrated profile is used for this run only
         if on_step is not None:
             on_step("calibrating")
         cluster = cluster_from(calibrate(ranks, testbed, timeout_s), "calibrated profile", nodes, per_node)
@@ -112,8 +169,9 @@ def calibrated_grid(testbed, ranks: int | None, sizes, iters: int, timeout_s: fl
         cluster = load_cluster(profile, nodes, per_node)
     net = Network.of(cluster)
     described = net.describe() + (f" (profile {profile})" if profile else " (calibrated)")
-    return described, validate(net, testbed, None if testbed is not None else ranks, sizes, iters=iters,
-                               timeout_s=timeout_s, on_step=on_step)
+    return described, validate(
+        net, testbed, None if testbed is not None else ranks, sizes, iters=iters, timeout_s=timeout_s, on_step=on_step
+    )
 
 
 def error_stats(members, signed_errors) -> dict:
@@ -123,8 +181,13 @@ def error_stats(members, signed_errors) -> dict:
     signed = np.asarray(signed_errors, dtype=float)
     errors = np.abs(signed)
     worst = int(np.argmax(errors))
-    return {"rows": len(members), "median_abs_error": float(np.median(errors)), "worst_abs_error": float(errors[worst]),
-            "worst_size": members[worst].size, "worst_signed_error": float(signed[worst])}
+    return {
+        "rows": len(members),
+        "median_abs_error": float(np.median(errors)),
+        "worst_abs_error": float(errors[worst]),
+        "worst_size": members[worst].size,
+        "worst_signed_error": float(signed[worst]),
+    }
 
 
 def summary(rows) -> list[dict]:
@@ -137,6 +200,13 @@ def summary(rows) -> list[dict]:
             groups.setdefault((r.collective, r.algorithm, r.ranks, regime), []).append((r, error))
     out = []
     for (collective, algorithm, ranks, regime), pairs in sorted(groups.items()):
-        out.append({"collective": collective, "algorithm": algorithm, "ranks": ranks, "regime": regime,
-                    **error_stats([r for r, _ in pairs], [e for _, e in pairs])})
+        out.append(
+            {
+                "collective": collective,
+                "algorithm": algorithm,
+                "ranks": ranks,
+                "regime": regime,
+                **error_stats([r for r, _ in pairs], [e for _, e in pairs]),
+            }
+        )
     return out

@@ -61,8 +61,9 @@ def bound_coefficients(collective: str, ranks: int, ports: str = "multi") -> tup
 def lower_bound(collective: str, ranks: int, size_bytes: npt.ArrayLike, link: Link, ports: str = "multi") -> Cost:
     a, b, c = bound_coefficients(collective, ranks, ports)
     n = np.atleast_1d(formula_bytes(collective, size_bytes)).astype(float)
-    return Cost(np.full(n.shape, a * link.latency_s), b * n * link.seconds_per_byte,
-                c * n * link.seconds_per_reduced_byte)
+    return Cost(
+        np.full(n.shape, a * link.latency_s), b * n * link.seconds_per_byte, c * n * link.seconds_per_reduced_byte
+    )
 
 
 # ---- two-level (nodes x GPUs) bounds ------------------------------------------------------------
@@ -88,15 +89,16 @@ _NODE_NET: dict[str, Callable[[int, int], float]] = {
     "reducescatter": lambda N, g: (N - 1) / N,
     "broadcast": lambda N, g: 1.0,
     "reduce": lambda N, g: 1.0,
-    "alltoall": lambda N, g: g * (N - 1) / N,     # every rank's off-node blocks
+    "alltoall": lambda N, g: g * (N - 1) / N,  # every rank's off-node blocks
     "scatter": lambda N, g: (N - 1) / N,
     "gather": lambda N, g: (N - 1) / N,
     "sendrecv": lambda N, g: 1.0,
 }
 
 
-def node_network_coefficient(collective: str, nodes: int, gpus_per_node: int,
-                             in_network_reduction: bool = False) -> float:
+def node_network_coefficient(
+    collective: str, nodes: int, gpus_per_node: int, in_network_reduction: bool = False
+) -> float:
     """Bytes per byte of size that each node must send over its NICs (0 on one node); with in-network
     reduction (SHARP), allreduce's is 1: the node's vector up once, the result down once."""
     name = get_collective(collective).name
@@ -124,8 +126,9 @@ def _host_bridge_coefficient(name: str, p: int) -> float:
     through host memory): the sum over ranks of what each must receive (Patarasuk-Yuan per rank)."""
     if p <= 1:
         return 0.0
-    return {"allreduce": 2.0 * (p - 1), "broadcast": float(p - 1), "reduce": 1.0,
-            "sendrecv": 1.0}.get(name, float(p - 1))
+    return {"allreduce": 2.0 * (p - 1), "broadcast": float(p - 1), "reduce": 1.0, "sendrecv": 1.0}.get(
+        name, float(p - 1)
+    )
 
 
 @dataclass(frozen=True)
@@ -152,14 +155,24 @@ class TwoLevelBound:
     @property
     def peak_busbw_Bps(self) -> float:
         """The busbw no size can exceed (bandwidth terms are linear in size)."""
-        per_byte = max(float(np.max(t / np.maximum(self.size_bytes, 1))) for t in
-                       (self.network_s, self.intra_s, self.host_bridge_s))
+        per_byte = max(
+            float(np.max(t / np.maximum(self.size_bytes, 1)))
+            for t in (self.network_s, self.intra_s, self.host_bridge_s)
+        )
         return math.inf if per_byte == 0 else busbw_factor(self.collective, self.ranks) / per_byte
 
 
-def two_level_bound(collective: str, size_bytes: npt.ArrayLike, nodes: int, gpus_per_node: int, intra_Bps: float,
-                    node_network_Bps: float, in_switch_reduction: bool = False,
-                    host_bridge_Bps: float | None = None, in_network_reduction: bool = False) -> TwoLevelBound:
+def two_level_bound(
+    collective: str,
+    size_bytes: npt.ArrayLike,
+    nodes: int,
+    gpus_per_node: int,
+    intra_Bps: float,
+    node_network_Bps: float,
+    in_switch_reduction: bool = False,
+    host_bridge_Bps: float | None = None,
+    in_network_reduction: bool = False,
+) -> TwoLevelBound:
     """max(node-level network bound, intra-node bound, host-bridge bound) per size.
 
     node_network_Bps: one node's NICs together (NICs x rate). intra_Bps: one GPU's links to the other

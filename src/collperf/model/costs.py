@@ -23,8 +23,8 @@ from collperf.model.network import Link
 class Phase:
     """One phase of a composed (two-level) algorithm."""
 
-    name: str          # e.g. "intra reducescatter"
-    algorithms: tuple[str, ...]   # the algorithm used, per size
+    name: str  # e.g. "intra reducescatter"
+    algorithms: tuple[str, ...]  # the algorithm used, per size
     ranks: int
     link: str
     cost: "Cost"
@@ -37,7 +37,7 @@ class Cost:
     latency_s: npt.NDArray[np.float64]
     bandwidth_s: npt.NDArray[np.float64]
     compute_s: npt.NDArray[np.float64]
-    segments: npt.NDArray[np.float64] | None = None   # pipeline segments per size, for pipelined algorithms
+    segments: npt.NDArray[np.float64] | None = None  # pipeline segments per size, for pipelined algorithms
     phases: tuple[Phase, ...] = field(default=())
 
     @property
@@ -45,8 +45,12 @@ class Cost:
         return self.latency_s + self.bandwidth_s + self.compute_s
 
     def __add__(self, other: "Cost") -> "Cost":
-        return Cost(self.latency_s + other.latency_s, self.bandwidth_s + other.bandwidth_s,
-                    self.compute_s + other.compute_s, phases=self.phases + other.phases)
+        return Cost(
+            self.latency_s + other.latency_s,
+            self.bandwidth_s + other.bandwidth_s,
+            self.compute_s + other.compute_s,
+            phases=self.phases + other.phases,
+        )
 
 
 class NotApplicable(UsageError):
@@ -70,7 +74,7 @@ def _zeros(n: np.ndarray) -> Cost:
     return Cost(z, z.copy(), z.copy())
 
 
-_SMALL_K = 64          # pipelines are searched exhaustively up to here (past the fill/drain region)
+_SMALL_K = 64  # pipelines are searched exhaustively up to here (past the fill/drain region)
 _MAX_SEGMENTS = 1 << 20
 
 
@@ -82,14 +86,14 @@ def _best_segments(alg: Algorithm, p: int, n: np.ndarray, link: Link) -> np.ndar
     Below that the profile is irregular, so k = 1.._SMALL_K are tried as well. The minimum over all
     k is taken, which also makes the optimal time monotonic in the size.
     """
-    assert alg.pipeline is not None     # called for pipelined algorithms only
+    assert alg.pipeline is not None  # called for pipelined algorithms only
     alpha, beta, gamma = link.latency_s, link.seconds_per_byte, link.seconds_per_reduced_byte
     k_max = np.clip(np.floor(n), 1, _MAX_SEGMENTS)
     big = np.array([_SMALL_K, 2 * _SMALL_K])
     a, b, c = (np.broadcast_to(x, big.shape).astype(float) for x in alg.pipeline(p, big))
     da = (a[1] - a[0]) / _SMALL_K * alpha
     e = max((b[0] - b[1]) * 2 * _SMALL_K, 0.0) * beta + max((c[0] - c[1]) * 2 * _SMALL_K, 0.0) * gamma
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):   # inf: handled below
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # inf: handled below
         k_star = np.sqrt(e * n / da) if da > 0 else np.full_like(n, np.inf)
     k_star = np.where(np.isfinite(k_star), k_star, k_max)
     best_k = np.clip(np.floor(k_star), 1, k_max)
@@ -99,7 +103,7 @@ def _best_segments(alg: Algorithm, p: int, n: np.ndarray, link: Link) -> np.ndar
         best_k, best_t = np.where(t < best_t, k_up, best_k), np.minimum(t, best_t)
     small_a, small_b, small_c = alg.pipeline(p, np.arange(1, _SMALL_K + 1))
     small_c = np.broadcast_to(small_c, small_a.shape)
-    for k in range(1, _SMALL_K + 1):   # scalar coefficients: cheap over many sizes
+    for k in range(1, _SMALL_K + 1):  # scalar coefficients: cheap over many sizes
         t = small_a[k - 1] * alpha + (small_b[k - 1] * beta + small_c[k - 1] * gamma) * n
         better = (t < best_t) & (k <= k_max)
         best_k, best_t = np.where(better, k, best_k), np.where(better, t, best_t)
@@ -107,14 +111,19 @@ def _best_segments(alg: Algorithm, p: int, n: np.ndarray, link: Link) -> np.ndar
 
 
 def _pipeline_cost(alg: Algorithm, p: int, n: np.ndarray, link: Link, k: np.ndarray) -> Cost:
-    assert alg.pipeline is not None     # called for pipelined algorithms only
+    assert alg.pipeline is not None  # called for pipelined algorithms only
     a, b, c = alg.pipeline(p, k)
-    return Cost(a * link.latency_s, b * n * link.seconds_per_byte, c * n * link.seconds_per_reduced_byte,
-                segments=np.asarray(k, dtype=float))
+    return Cost(
+        a * link.latency_s,
+        b * n * link.seconds_per_byte,
+        c * n * link.seconds_per_reduced_byte,
+        segments=np.asarray(k, dtype=float),
+    )
 
 
-def cost(collective: str, algorithm: str, ranks: int, size_bytes: npt.ArrayLike, link: Link,
-         segments: int | None = None) -> Cost:
+def cost(
+    collective: str, algorithm: str, ranks: int, size_bytes: npt.ArrayLike, link: Link, segments: int | None = None
+) -> Cost:
     """Closed-form cost of one algorithm over an array of nccl-tests sizes."""
     alg = get_algorithm(collective, algorithm)
     p = check_ranks(ranks)
@@ -134,10 +143,11 @@ def cost(collective: str, algorithm: str, ranks: int, size_bytes: npt.ArrayLike,
         else:
             k = _best_segments(alg, p, n, link)
         return _pipeline_cost(alg, p, n, link, k)
-    assert alg.coefficients is not None     # Algorithm: exactly one closed form, and it is not pipelined
+    assert alg.coefficients is not None  # Algorithm: exactly one closed form, and it is not pipelined
     a, b, c = alg.coefficients(p)
-    return Cost(np.full(n.shape, a * link.latency_s), b * n * link.seconds_per_byte,
-                c * n * link.seconds_per_reduced_byte)
+    return Cost(
+        np.full(n.shape, a * link.latency_s), b * n * link.seconds_per_byte, c * n * link.seconds_per_reduced_byte
+    )
 
 
 def coefficients(collective: str, algorithm: str, ranks: int, segments: int | None = None) -> Coefficients:
@@ -154,6 +164,6 @@ def coefficients(collective: str, algorithm: str, ranks: int, segments: int | No
             raise UsageError(f"{alg.name} is pipelined: its coefficients depend on the segment count; pass segments=")
         a, b, c = alg.pipeline(p, np.array([segments]))
         return float(a[0]), float(b[0]), float(np.asarray(c).ravel()[0])
-    assert alg.coefficients is not None     # Algorithm: exactly one closed form, and it is not pipelined
+    assert alg.coefficients is not None  # Algorithm: exactly one closed form, and it is not pipelined
     closed = alg.coefficients(p)
     return float(closed[0]), float(closed[1]), float(closed[2])

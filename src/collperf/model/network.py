@@ -30,8 +30,10 @@ class Link:
         if not self.bandwidth_Bps > 0:
             raise UsageError(f"bandwidth {self.bandwidth_Bps!r} B/s is not > 0: give e.g. --bandwidth 50GB/s")
         if not self.reduce_bandwidth_Bps > 0:
-            raise UsageError(f"reduce bandwidth {self.reduce_bandwidth_Bps!r} B/s is not > 0: "
-                             "give e.g. --reduce-bandwidth 500GB/s, or leave it out for infinite")
+            raise UsageError(
+                f"reduce bandwidth {self.reduce_bandwidth_Bps!r} B/s is not > 0: "
+                "give e.g. --reduce-bandwidth 500GB/s, or leave it out for infinite"
+            )
 
     @property
     def seconds_per_byte(self) -> float:
@@ -50,11 +52,13 @@ class Link:
         return text
 
     @classmethod
-    def parse(cls, latency: str | float, bandwidth: str | float, reduce_bandwidth: str | float = "inf",
-              name: str = "") -> "Link":
+    def parse(
+        cls, latency: str | float, bandwidth: str | float, reduce_bandwidth: str | float = "inf", name: str = ""
+    ) -> "Link":
         """From strings such as ('5us', '50GB/s', 'inf')."""
-        return cls(units.parse_time(latency), units.parse_bandwidth(bandwidth),
-                   units.parse_bandwidth(reduce_bandwidth), name)
+        return cls(
+            units.parse_time(latency), units.parse_bandwidth(bandwidth), units.parse_bandwidth(reduce_bandwidth), name
+        )
 
 
 @dataclass(frozen=True)
@@ -74,8 +78,11 @@ class Cluster:
     source: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
-        for label, value in (("nodes", self.nodes), ("ranks_per_node", self.ranks_per_node),
-                             ("nics_per_node", self.nics_per_node)):
+        for label, value in (
+            ("nodes", self.nodes),
+            ("ranks_per_node", self.ranks_per_node),
+            ("nics_per_node", self.nics_per_node),
+        ):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise UsageError(f"{label} {value!r} is not a positive whole number: give e.g. --nodes 4")
 
@@ -87,8 +94,9 @@ class Cluster:
     def inter_per_rank(self) -> Link:
         """The inter-node link one rank sees while all ranks of its node use the network."""
         share = self.nics_per_node / self.ranks_per_node
-        return replace(self.inter, bandwidth_Bps=self.inter.bandwidth_Bps * share,
-                       name=f"{self.inter.name or 'inter'} per rank")
+        return replace(
+            self.inter, bandwidth_Bps=self.inter.bandwidth_Bps * share, name=f"{self.inter.name or 'inter'} per rank"
+        )
 
     @property
     def bottleneck(self) -> Link:
@@ -98,19 +106,24 @@ class Cluster:
         if self.ranks_per_node == 1:
             return self.inter_per_rank
         inter = self.inter_per_rank
-        return Link(max(self.intra.latency_s, inter.latency_s),
-                    min(self.intra.bandwidth_Bps, inter.bandwidth_Bps),
-                    min(self.intra.reduce_bandwidth_Bps, inter.reduce_bandwidth_Bps), "bottleneck")
+        return Link(
+            max(self.intra.latency_s, inter.latency_s),
+            min(self.intra.bandwidth_Bps, inter.bandwidth_Bps),
+            min(self.intra.reduce_bandwidth_Bps, inter.reduce_bandwidth_Bps),
+            "bottleneck",
+        )
 
     def with_nodes(self, nodes: int) -> "Cluster":
         return replace(self, nodes=nodes)
 
     def describe(self) -> str:
-        if self.nodes == 1:     # no network used: its NICs would only suggest a bound that plays no part
+        if self.nodes == 1:  # no network used: its NICs would only suggest a bound that plays no part
             return f"1 node x {self.ranks_per_node} ranks; intra {self.intra.describe()} (one node: no network)"
-        return (f"{self.nodes} nodes x {self.ranks_per_node} ranks; intra {self.intra.describe()}; "
-                f"inter {self.inter_per_rank.describe()} per rank "
-                f"({self.nics_per_node} NIC(s) of {units.format_bandwidth(self.inter.bandwidth_Bps)} per node)")
+        return (
+            f"{self.nodes} nodes x {self.ranks_per_node} ranks; intra {self.intra.describe()}; "
+            f"inter {self.inter_per_rank.describe()} per rank "
+            f"({self.nics_per_node} NIC(s) of {units.format_bandwidth(self.inter.bandwidth_Bps)} per node)"
+        )
 
 
 @dataclass(frozen=True)
@@ -124,14 +137,18 @@ class Network:
     def __post_init__(self) -> None:
         check_ranks(self.ranks)
         if (self.link is None) == (self.cluster is None):
-            raise UsageError("give either a link (--latency/--bandwidth) or a cluster (--cluster or "
-                             "--nodes/--ranks-per-node with intra/inter links), not both or neither")
+            raise UsageError(
+                "give either a link (--latency/--bandwidth) or a cluster (--cluster or "
+                "--nodes/--ranks-per-node with intra/inter links), not both or neither"
+            )
         if self.cluster is not None and self.cluster.ranks != self.ranks:
             c = self.cluster
-            raise UsageError(f"{self.ranks} ranks (--ranks) is not the cluster's {c.nodes} node(s) (--nodes) x "
-                             f"{c.ranks_per_node} ranks per node{f' of {c.name}' if c.name else ''} = {c.ranks}: give "
-                             f"--ranks {c.ranks} (or leave it out), or --nodes and --ranks-per-node that multiply to "
-                             f"{self.ranks}")
+            raise UsageError(
+                f"{self.ranks} ranks (--ranks) is not the cluster's {c.nodes} node(s) (--nodes) x "
+                f"{c.ranks_per_node} ranks per node{f' of {c.name}' if c.name else ''} = {c.ranks}: give "
+                f"--ranks {c.ranks} (or leave it out), or --nodes and --ranks-per-node that multiply to "
+                f"{self.ranks}"
+            )
 
     @classmethod
     def of(cls, link_or_cluster: Link | Cluster, ranks: int | None = None) -> "Network":
@@ -145,11 +162,11 @@ class Network:
     def flat_link(self) -> Link:
         if self.link is not None:
             return self.link
-        assert self.cluster is not None     # __post_init__: a link or a cluster, exactly one
+        assert self.cluster is not None  # __post_init__: a link or a cluster, exactly one
         return self.cluster.bottleneck
 
     def describe(self) -> str:
         if self.cluster is not None:
             return self.cluster.describe()
-        assert self.link is not None        # __post_init__: a link or a cluster, exactly one
+        assert self.link is not None  # __post_init__: a link or a cluster, exactly one
         return f"{self.ranks} ranks; {self.link.describe()}"

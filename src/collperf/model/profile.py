@@ -26,11 +26,17 @@ KIND = "collperf-profile"
 
 def profile_from(raw: dict[str, Any], nodes: int, ranks_per_node: int) -> dict[str, Any]:
     """The profile of a calibration's raw measurements (runtime/measure.py calibrate) on nodes x ranks_per_node."""
+
     def link(measured: dict[str, Any]) -> dict[str, Any]:
         return {"latency_s": measured["latency_s"], "bandwidth_Bps": measured["bandwidth_Bps"]}
 
-    doc: dict[str, Any] = {"kind": KIND, "nodes": nodes, "ranks_per_node": ranks_per_node,
-           "reduce_bandwidth_Bps": raw["reduce_bandwidth_Bps"], "measured": raw}
+    doc: dict[str, Any] = {
+        "kind": KIND,
+        "nodes": nodes,
+        "ranks_per_node": ranks_per_node,
+        "reduce_bandwidth_Bps": raw["reduce_bandwidth_Bps"],
+        "measured": raw,
+    }
     if raw.get("intra"):
         doc["intra"] = link(raw["intra"])
     if raw.get("inter"):
@@ -47,18 +53,28 @@ def links_profile(testbed: str, hosts: int, ranks_per_host: int, links: list[dic
     under `links`, the median link as the uniform network `--profile` reads."""
     if not links:
         raise UsageError(f"{testbed}: no link was measured, so there is no profile to write")
-    median = {"latency_s": statistics.median(m["latency_s"] for m in links),
-              "bandwidth_Bps": statistics.median(m["measured_Bps"] for m in links)}
-    return {"kind": KIND, "nodes": hosts, "ranks_per_node": ranks_per_host, "intra": dict(median),
-            "inter": dict(median), "testbed": testbed, "links": links}
+    median = {
+        "latency_s": statistics.median(m["latency_s"] for m in links),
+        "bandwidth_Bps": statistics.median(m["measured_Bps"] for m in links),
+    }
+    return {
+        "kind": KIND,
+        "nodes": hosts,
+        "ranks_per_node": ranks_per_host,
+        "intra": dict(median),
+        "inter": dict(median),
+        "testbed": testbed,
+        "links": links,
+    }
 
 
 def cluster_from(doc: object, name: str, nodes: int | None = None, ranks_per_node: int | None = None) -> Cluster:
     """The Cluster of a profile document (node and per-node rank counts may be changed); `name` says where the
     document came from in every error."""
     if not isinstance(doc, dict) or doc.get("kind") != KIND:
-        raise UsageError(f"{name} is not a collperf profile (no \"kind\": \"{KIND}\"): make one with "
-                         "`collperf calibrate -o FILE`")
+        raise UsageError(
+            f'{name} is not a collperf profile (no "kind": "{KIND}"): make one with `collperf calibrate -o FILE`'
+        )
     gamma = doc.get("reduce_bandwidth_Bps") or math.inf
 
     def link(key: str, label: str) -> Link:
@@ -67,8 +83,14 @@ def cluster_from(doc: object, name: str, nodes: int | None = None, ranks_per_nod
         except (KeyError, TypeError):
             raise UsageError(f"{name}: missing {key}.latency_s or {key}.bandwidth_Bps") from None
 
-    return Cluster(nodes or doc["nodes"], ranks_per_node or doc["ranks_per_node"], link("intra", "intra (profile)"),
-                   link("inter", "inter (profile)"), nics_per_node=1, name=name)
+    return Cluster(
+        nodes or doc["nodes"],
+        ranks_per_node or doc["ranks_per_node"],
+        link("intra", "intra (profile)"),
+        link("inter", "inter (profile)"),
+        nics_per_node=1,
+        name=name,
+    )
 
 
 def bandwidth_from(small_s: float, large_s: float, large_bytes: int) -> float:

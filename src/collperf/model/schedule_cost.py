@@ -63,15 +63,19 @@ def coefficients(s: Schedule | ArraySchedule) -> tuple[float, float, float]:
     """(a, b, c) of T = a alpha + b n beta + c n gamma for this schedule."""
     runs = _runs(s)
     per_chunk = 1.0 / s.chunks_per_buffer
-    return (float(sum(repeat for _, repeat in runs)), sum(x.port_chunks * r for x, r in runs) * per_chunk,
-            sum(x.reduce_chunks * r for x, r in runs) * per_chunk)
+    return (
+        float(sum(repeat for _, repeat in runs)),
+        sum(x.port_chunks * r for x, r in runs) * per_chunk,
+        sum(x.reduce_chunks * r for x, r in runs) * per_chunk,
+    )
 
 
 def schedule_cost(s: Schedule | ArraySchedule, size_bytes: npt.ArrayLike, link: Link) -> Cost:
     a, b, c = coefficients(s)
     n = np.atleast_1d(np.asarray(size_bytes, dtype=float))
-    return Cost(np.full(n.shape, a * link.latency_s), b * n * link.seconds_per_byte,
-                c * n * link.seconds_per_reduced_byte)
+    return Cost(
+        np.full(n.shape, a * link.latency_s), b * n * link.seconds_per_byte, c * n * link.seconds_per_reduced_byte
+    )
 
 
 def messages_per_rank(s: Schedule | ArraySchedule) -> dict[tuple[int, int], int]:

@@ -61,8 +61,13 @@ def _step_terms(transfers: Sequence[Transfer], ranks: int, hosts: HostLinks, int
     across = host[src] != host[dst]
     within = ~across
     # each rank's own port inside its host
-    port = max(np.bincount(src[within], count[within], ranks).max(initial=0),
-               np.bincount(dst[within], count[within], ranks).max(initial=0)) * intra.seconds_per_byte
+    port = (
+        max(
+            np.bincount(src[within], count[within], ranks).max(initial=0),
+            np.bincount(dst[within], count[within], ranks).max(initial=0),
+        )
+        * intra.seconds_per_byte
+    )
     n_hosts = int(host.max()) + 1
     link_s = 0.0
     for ends in (host[src[across]], host[dst[across]]):
@@ -86,12 +91,20 @@ def shared_link_cost(schedule: Schedule, size_bytes: npt.ArrayLike, intra: Link,
         latency_s, per_chunk_s, reduce_chunks = latency_s + a, per_chunk_s + b, reduce_chunks + c
     n = np.atleast_1d(np.asarray(size_bytes, dtype=float))
     chunk = n / schedule.chunks_per_buffer
-    return Cost(np.full(n.shape, latency_s), per_chunk_s * chunk,
-                reduce_chunks * chunk * intra.seconds_per_reduced_byte)
+    return Cost(
+        np.full(n.shape, latency_s), per_chunk_s * chunk, reduce_chunks * chunk * intra.seconds_per_reduced_byte
+    )
 
 
-def host_priced(collective: str, algorithm: str, sizes: npt.ArrayLike, segments: npt.ArrayLike | None, intra: Link, hosts: HostLinks,
-                root: int = 0) -> Cost:
+def host_priced(
+    collective: str,
+    algorithm: str,
+    sizes: npt.ArrayLike,
+    segments: npt.ArrayLike | None,
+    intra: Link,
+    hosts: HostLinks,
+    root: int = 0,
+) -> Cost:
     """A flat algorithm's cost over nccl-tests sizes on shared host links: its schedule (with the segment
     count chosen per size, `segments` an array or None) priced by shared_link_cost."""
     n = formula_bytes(collective, np.atleast_1d(np.asarray(sizes, dtype=float)))
@@ -99,7 +112,8 @@ def host_priced(collective: str, algorithm: str, sizes: npt.ArrayLike, segments:
     latency, bandwidth, compute = np.zeros(n.shape), np.zeros(n.shape), np.zeros(n.shape)
     for k in np.unique(ks):
         at = ks == k
-        c = shared_link_cost(build(collective, algorithm, len(hosts.host_of), root=root, segments=int(k)),
-                             n[at], intra, hosts)
+        c = shared_link_cost(
+            build(collective, algorithm, len(hosts.host_of), root=root, segments=int(k)), n[at], intra, hosts
+        )
         latency[at], bandwidth[at], compute[at] = c.latency_s, c.bandwidth_s, c.compute_s
     return Cost(latency, bandwidth, compute, segments=None if segments is None else ks)

@@ -30,6 +30,7 @@ def is_pow2(p: int) -> bool:
 # ---------------------------------------------------------------------------------------------
 # NCCL's binary trees (NVIDIA/nccl src/graph/trees.cc, ncclGetBtree / ncclGetDtree), ported.
 
+
 def nccl_btree_parent(nranks: int) -> list[int]:
     """Parent of every rank in NCCL's in-order binary tree rooted at 0 (-1 for the root)."""
     parent = [-1] * nranks
@@ -101,13 +102,14 @@ def rooted_dtree_parents(nranks: int, root: int = 0) -> tuple[list[int], list[in
 # The reduce direction is the exact time reversal. Per step the cost model charges one alpha and
 # the busiest rank's max(bytes sent, bytes received) (full-duplex port shared by its messages).
 
+
 @dataclass(frozen=True)
 class TreeProfile:
     """Step count and load of a pipelined forest, in units of one segment (n / (trees * k))."""
 
     steps: int
-    port_units: int     # sum over steps of the busiest rank's max(sent, received) segments
-    reduce_units: int   # same for segments reduced (reduce direction: received from children)
+    port_units: int  # sum over steps of the busiest rank's max(sent, received) segments
+    reduce_units: int  # same for segments reduced (reduce direction: received from children)
 
 
 @lru_cache(maxsize=None)
@@ -174,12 +176,13 @@ def tree_height(trees: Sequence[Sequence[int]]) -> int:
 # Fold-in for recursive algorithms on a non-power-of-two p (MPICH, Thakur et al. 2005):
 # p' = 2^floor(lg p) ranks take part; the other r = p - p' fold their data into a neighbour first.
 
+
 @dataclass(frozen=True)
 class Fold:
     ranks: int
-    pow2: int          # p'
-    extra: int         # r = p - p'
-    survivors: tuple[int, ...]          # real rank of each virtual rank 0..p'-1
+    pow2: int  # p'
+    extra: int  # r = p - p'
+    survivors: tuple[int, ...]  # real rank of each virtual rank 0..p'-1
     folded: tuple[tuple[int, int], ...]  # (folded-away rank, its survivor) pairs
 
 

@@ -36,13 +36,13 @@ from collperf.plan.zero3 import get_impl
 
 @dataclass(frozen=True)
 class Demand:
-    kind: str           # TP PP CP EP DP ZeRO
-    dim: str            # the group: tp cp pp dp ep edp dps dpr dph; "pp" and "cp" are neighbour send/recv
+    kind: str  # TP PP CP EP DP ZeRO
+    dim: str  # the group: tp cp pp dp ep edp dps dpr dph; "pp" and "cp" are neighbour send/recv
     collective: str
-    count: int          # per rank per step
+    count: int  # per rank per step
     size_bytes: float
-    role: str           # how it overlaps with compute (plan/core.py)
-    reductions: int = 1     # DP buckets: how many times per step the bucket set is reduced
+    role: str  # how it overlaps with compute (plan/core.py)
+    reductions: int = 1  # DP buckets: how many times per step the bucket set is reduced
 
 
 def _buckets(kind, dim, collective, total_bytes, bucket_bytes, role, reductions):
@@ -64,13 +64,16 @@ def pp_message_bytes(model, layout) -> float:
 
 def demands(model, layout) -> list[Demand]:
     m, v = layout.micro_batches, layout.virtual_stages
-    layers = max(stage_layers(model, layout))       # the busiest stage sets the pace
+    layers = max(stage_layers(model, layout))  # the busiest stage sets the pace
     act = model.activation / layout.cp
     out: list[Demand] = []
     if layout.tp > 1:
         ops = (4 + (2 if layout.recompute == "full" else 0)) * layers * m
         if layout.sequence_parallel:
-            out += [Demand("TP", "tp", "allgather", ops, act, "tp"), Demand("TP", "tp", "reducescatter", ops, act, "tp")]
+            out += [
+                Demand("TP", "tp", "allgather", ops, act, "tp"),
+                Demand("TP", "tp", "reducescatter", ops, act, "tp"),
+            ]
         else:
             out.append(Demand("TP", "tp", "allreduce", ops, act, "tp"))
     if layout.pp > 1:
@@ -100,8 +103,10 @@ def _ep_demands(model, layout, layers, tokens) -> list[Demand]:
     dispatch, combine = (1 + redo) * moe_layers * m, (3 + redo) * moe_layers * m
     if model.dispatch_element_bytes == model.act_bytes:
         return [Demand("EP", "ep", "alltoall", dispatch + combine, per_token * model.act_bytes, "ep")]
-    return [Demand("EP", "ep", "alltoall", dispatch, per_token * model.dispatch_element_bytes, "ep"),
-            Demand("EP", "ep", "alltoall", combine, per_token * model.act_bytes, "ep")]
+    return [
+        Demand("EP", "ep", "alltoall", dispatch, per_token * model.dispatch_element_bytes, "ep"),
+        Demand("EP", "ep", "alltoall", combine, per_token * model.act_bytes, "ep"),
+    ]
 
 
 def kv_bytes(model, layout) -> float:
@@ -118,8 +123,10 @@ def _cp_demands(model, layout, layers) -> list[Demand]:
     m, kv = layout.micro_batches, kv_bytes(model, layout)
     redo = 1 if layout.recompute == "full" else 0
     if layout.cp_allgather:
-        return [Demand("CP", "cp", "allgather", (1 + redo) * layers * m, kv * layout.cp, "cp"),
-                Demand("CP", "cp", "reducescatter", layers * m, kv * layout.cp, "cp")]
+        return [
+            Demand("CP", "cp", "allgather", (1 + redo) * layers * m, kv * layout.cp, "cp"),
+            Demand("CP", "cp", "reducescatter", layers * m, kv * layout.cp, "cp"),
+        ]
     hops = (3 + redo) * (layout.cp - 1)
     return [Demand("CP", "cp", "sendrecv", hops * layers * m, kv, "cp")]
 
@@ -137,12 +144,16 @@ def _zero3_demands(dim, params, grads, layers, layout) -> list[Demand]:
     if shard == "dps" and layout.dp > layout.zero3_shard:
         out += _buckets("ZeRO", "dpr", "allreduce", grads / layout.zero3_shard, layout.bucket_bytes, "bucket", 1)
     if layout.keep_params:
-        return out + [Demand("ZeRO", shard, "allgather", ops, p_op, "z3-keep-ag"),
-                      Demand("ZeRO", shard, "reducescatter", ops, g_op, "z3-keep-rs")]
+        return out + [
+            Demand("ZeRO", shard, "allgather", ops, p_op, "z3-keep-ag"),
+            Demand("ZeRO", shard, "reducescatter", ops, g_op, "z3-keep-rs"),
+        ]
     m = layout.micro_batches
-    return out + [Demand("ZeRO", shard, "allgather", ops * m, p_op, "z3-fwd"),
-                  Demand("ZeRO", back, "allgather", ops * m, p_op, "z3-bwd"),
-                  Demand("ZeRO", shard, "reducescatter", ops * m, g_op, "z3-bwd")]
+    return out + [
+        Demand("ZeRO", shard, "allgather", ops * m, p_op, "z3-fwd"),
+        Demand("ZeRO", back, "allgather", ops * m, p_op, "z3-bwd"),
+        Demand("ZeRO", shard, "reducescatter", ops * m, g_op, "z3-bwd"),
+    ]
 
 
 def _dp_demands(model, layout, layers) -> list[Demand]:
@@ -151,7 +162,7 @@ def _dp_demands(model, layout, layers) -> list[Demand]:
     if model.expert_params:
         groups.append(("edp", model.expert_params / (split * layout.expert_parallel)))
     if layout.expert_parallel == layout.dp:
-        groups = [g for g in groups if g[0] != "edp"]       # each expert on one rank: nothing to reduce
+        groups = [g for g in groups if g[0] != "edp"]  # each expert on one rank: nothing to reduce
     out: list[Demand] = []
     for dim, shard in groups:
         grads, params = shard * model.grad_bytes, shard * model.param_bytes

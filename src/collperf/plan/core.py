@@ -17,11 +17,11 @@ from collperf.plan.zero3 import exposed_role, get_impl, prefetched_share
 
 @dataclass
 class CommItem:
-    kind: str            # TP, PP, CP, EP, DP, ZeRO
+    kind: str  # TP, PP, CP, EP, DP, ZeRO
     collective: str
     group_ranks: int
-    level: str           # intra, inter, two-level
-    count: int           # per rank per step
+    level: str  # intra, inter, two-level
+    count: int  # per rank per step
     size_bytes: float
     time_per_op_s: float
     algorithm: str
@@ -41,10 +41,10 @@ class Plan:
     items: list[CommItem]
     compute_s: float | None
     overlap: dict
-    exposed: dict = field(default_factory=dict)     # kind -> exposed seconds
+    exposed: dict = field(default_factory=dict)  # kind -> exposed seconds
     bubble_s: float = 0.0
     memory: Memory | None = None
-    measured: object = None      # plan/from_trace.Measured: the traced step beside the plan
+    measured: object = None  # plan/from_trace.Measured: the traced step beside the plan
 
     def by_kind(self) -> dict:
         totals: dict = {}
@@ -86,30 +86,49 @@ class Plan:
         out = []
         if self.memory is not None and self.memory.fits is False:
             m = self.memory
-            out.append(f"does not fit: {m.total_bytes / 2**30:.1f} GiB per GPU (weights {m.weights_bytes / 2**30:.1f}"
-                       f" + gradients {m.grads_bytes / 2**30:.1f} + optimizer {m.optimizer_bytes / 2**30:.1f} + "
-                       f"activations {m.activations_bytes / 2**30:.1f}) > {m.usable_bytes / 2**30:.1f} GiB usable "
-                       f"({headroom_words(m)}): try --recompute selective|full, --sp, a higher --zero, more "
-                       "--tp/--pp, or --gpu-memory/--memory-headroom")
+            out.append(
+                f"does not fit: {m.total_bytes / 2**30:.1f} GiB per GPU (weights {m.weights_bytes / 2**30:.1f}"
+                f" + gradients {m.grads_bytes / 2**30:.1f} + optimizer {m.optimizer_bytes / 2**30:.1f} + "
+                f"activations {m.activations_bytes / 2**30:.1f}) > {m.usable_bytes / 2**30:.1f} GiB usable "
+                f"({headroom_words(m)}): try --recompute selective|full, --sp, a higher --zero, more "
+                "--tp/--pp, or --gpu-memory/--memory-headroom"
+            )
         return out
 
     def to_json(self) -> dict:
         layout = {**vars(self.layout), "placement": "-".join(self.layout.placement)}
-        return {"model": vars(self.model), "layout": layout,
-                "cluster": self.cluster.describe(), "ranks": self.cluster.ranks,
-                "items": [{**vars(i), "total_s": i.total_s} for i in self.items],
-                "by_kind_s": self.by_kind(), "exposed_s": self.exposed, "communication_s": self.comm_s,
-                "compute_s": self.compute_s, "bubble_s": self.bubble_s if self.compute_s else None,
-                "bubble_fraction": bubble_fraction(self.layout),
-                "step_s": self.step_s if self.compute_s else None,
-                "speedup_from_overlap": self.speedup, "dominant": self.dominant,
-                "memory": self.memory.to_json() if self.memory else None, "warnings": self.warnings,
-                "from_trace": self.measured.to_json() if self.measured else None}
+        return {
+            "model": vars(self.model),
+            "layout": layout,
+            "cluster": self.cluster.describe(),
+            "ranks": self.cluster.ranks,
+            "items": [{**vars(i), "total_s": i.total_s} for i in self.items],
+            "by_kind_s": self.by_kind(),
+            "exposed_s": self.exposed,
+            "communication_s": self.comm_s,
+            "compute_s": self.compute_s,
+            "bubble_s": self.bubble_s if self.compute_s else None,
+            "bubble_fraction": bubble_fraction(self.layout),
+            "step_s": self.step_s if self.compute_s else None,
+            "speedup_from_overlap": self.speedup,
+            "dominant": self.dominant,
+            "memory": self.memory.to_json() if self.memory else None,
+            "warnings": self.warnings,
+            "from_trace": self.measured.to_json() if self.measured else None,
+        }
 
 
-def plan(model: ModelSpec, layout: Layout, cluster: Cluster, compute_s: float | ComputeSplit | None = None,
-         overlap: dict | None = None, algorithm: str = "best", intra_algorithm: str = "best",
-         inter_algorithm: str = "best", pricer: Pricer | None = None) -> Plan:
+def plan(
+    model: ModelSpec,
+    layout: Layout,
+    cluster: Cluster,
+    compute_s: float | ComputeSplit | None = None,
+    overlap: dict | None = None,
+    algorithm: str = "best",
+    intra_algorithm: str = "best",
+    inter_algorithm: str = "best",
+    pricer: Pricer | None = None,
+) -> Plan:
     """The communication of one training step, priced on `cluster`, with overlap against compute, the
     pipeline bubble and the memory per GPU (`plan.warnings` says when it does not fit). `compute_s` is
     a time per step (split 1:2 forward:backward plus recompute) or a ComputeSplit (kernels.py)."""
@@ -129,15 +148,23 @@ def assemble(model, layout, cluster, wanted: list[tuple[Demand, tuple]], pricer:
         if d.count <= 0 or d.size_bytes <= 0 or net.ranks == 1:
             continue
         time_s, name = pricer.price(d.collective, net, d.size_bytes)
-        items.append(CommItem(d.kind, d.collective, net.ranks, level, d.count, d.size_bytes, time_s, name,
-                              d.role, d.reductions))
+        items.append(
+            CommItem(d.kind, d.collective, net.ranks, level, d.count, d.size_bytes, time_s, name, d.role, d.reductions)
+        )
     split = compute_s if isinstance(compute_s, ComputeSplit) else None
     if split is not None:
         compute_s = split.total_s
     elif compute_s:
         split = split_compute(model, layout, compute_s)
-    result = Plan(model, layout, cluster, items, compute_s, dict(overlap or {}),
-                  memory=memory(model, layout, gpu_memory_of(cluster)))
+    result = Plan(
+        model,
+        layout,
+        cluster,
+        items,
+        compute_s,
+        dict(overlap or {}),
+        memory=memory(model, layout, gpu_memory_of(cluster)),
+    )
     result.exposed = exposed(result, split)
     result.bubble_s = bubble_fraction(layout) * compute_s if compute_s else 0.0
     return result
@@ -157,8 +184,10 @@ def exposed(p: Plan, split: ComputeSplit | None) -> dict:
         elif split is None:
             out[kind] = total
         else:
-            out[kind] = sum(_exposed_role(p, [i for i in p.items if i.kind == kind and i.role == role], split)
-                            for role in {i.role for i in p.items if i.kind == kind})
+            out[kind] = sum(
+                _exposed_role(p, [i for i in p.items if i.kind == kind and i.role == role], split)
+                for role in {i.role for i in p.items if i.kind == kind}
+            )
     return out
 
 

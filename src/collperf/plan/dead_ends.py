@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collperf.plan.memory import GIB, memory
 
-MAX_NODES = 1 << 17         # the search for the fewest nodes that fit stops here (far past any cluster built)
+MAX_NODES = 1 << 17  # the search for the fewest nodes that fit stops here (far past any cluster built)
 
 
 def explain_empty(result, model, gpus: int, ranks_per_node: int, global_batch: int, gpu_bytes, layouts) -> None:
@@ -22,22 +22,28 @@ def explain_empty(result, model, gpus: int, ranks_per_node: int, global_batch: i
         result.why_empty = (
             f"no layout of {gpus} GPUs splits a global batch of {global_batch} sequences: every tp x pp of "
             f"{model.name} leaves more data-parallel replicas than sequences (or none divides the batch into "
-            "micro-batches of 1, 2 or 4). " + (f"Give fewer --nodes (--nodes {largest} has a layout for this "
-                                               "batch) or " if largest else "Give ") +
-            "a larger --global-batch (a multiple of the data-parallel degree).")
+            "micro-batches of 1, 2 or 4). "
+            + (f"Give fewer --nodes (--nodes {largest} has a layout for this batch) or " if largest else "Give ")
+            + "a larger --global-batch (a multiple of the data-parallel degree)."
+        )
         return
-    tight = min((memory(sized, lay, gpu_bytes).total_bytes, lay.describe(), sized.micro_batch)
-                for sized, lay in layouts(gpus))
+    tight = min(
+        (memory(sized, lay, gpu_bytes).total_bytes, lay.describe(), sized.micro_batch) for sized, lay in layouts(gpus)
+    )
     usable = gpu_bytes * (1 - result.headroom)
     result.tightest = (f"{tight[1]} micro-batch {tight[2]}", tight[0])
     result.min_nodes = _fewest_nodes(layouts, nodes, ranks_per_node, gpu_bytes)
-    fewest = (f"the fewest nodes on which one fits: --nodes {result.min_nodes}"
-              if result.min_nodes else f"no node count up to {MAX_NODES} fits it")
+    fewest = (
+        f"the fewest nodes on which one fits: --nodes {result.min_nodes}"
+        if result.min_nodes
+        else f"no node count up to {MAX_NODES} fits it"
+    )
     result.why_empty = (
         f"none of the {result.considered} layouts of {model.name} on {gpus} GPUs fits in {usable / GIB:.1f} GiB "
         f"usable per GPU ({gpu_bytes / GIB:.1f} GiB less {100 * result.headroom:.0f} % kept free: "
         f"--memory-headroom); the tightest, {result.tightest[0]}, needs {tight[0] / GIB:.1f} GiB; {fewest}, "
-        "or a GPU with more memory (--cluster).")
+        "or a GPU with more memory (--cluster)."
+    )
 
 
 def _node_counts(after: int):
@@ -55,7 +61,7 @@ def _fewest_nodes(layouts, nodes: int, ranks_per_node: int, gpu_bytes) -> int | 
             found = True
             if memory(sized, lay, gpu_bytes).fits:
                 return n
-        if not found:       # past here no layout splits the batch: more nodes cannot help
+        if not found:  # past here no layout splits the batch: more nodes cannot help
             return None
     return None
 

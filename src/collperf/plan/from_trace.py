@@ -18,8 +18,13 @@ import numpy as np
 from collperf.errors import UsageError
 
 # a dimension and the words a process group's name uses for it
-_WORDS = (("TP", ("tp", "tensor", "mp", "model")), ("PP", ("pp", "pipe", "pipeline")), ("CP", ("cp", "context")),
-          ("EP", ("ep", "expert", "moe")), ("DP", ("dp", "data", "ddp", "fsdp", "default", "world", "zero")))
+_WORDS = (
+    ("TP", ("tp", "tensor", "mp", "model")),
+    ("PP", ("pp", "pipe", "pipeline")),
+    ("CP", ("cp", "context")),
+    ("EP", ("ep", "expert", "moe")),
+    ("DP", ("dp", "data", "ddp", "fsdp", "default", "world", "zero")),
+)
 
 
 @dataclass
@@ -29,13 +34,19 @@ class Measured:
     source: str
     steps: int
     compute_s: float | None
-    comm_s: dict = field(default_factory=dict)        # kind -> seconds per step
-    hidden: dict = field(default_factory=dict)        # kind -> fraction of it under computation
-    kinds: dict = field(default_factory=dict)         # process group -> kind
+    comm_s: dict = field(default_factory=dict)  # kind -> seconds per step
+    hidden: dict = field(default_factory=dict)  # kind -> fraction of it under computation
+    kinds: dict = field(default_factory=dict)  # process group -> kind
 
     def to_json(self) -> dict:
-        return {"source": self.source, "steps": self.steps, "compute_s": self.compute_s,
-                "comm_s_per_step": self.comm_s, "hidden_fraction": self.hidden, "process_groups": self.kinds}
+        return {
+            "source": self.source,
+            "steps": self.steps,
+            "compute_s": self.compute_s,
+            "comm_s_per_step": self.comm_s,
+            "hidden_fraction": self.hidden,
+            "process_groups": self.kinds,
+        }
 
 
 def kind_of(process_group: str, group_size: int, sizes: dict) -> str:
@@ -47,10 +58,12 @@ def kind_of(process_group: str, group_size: int, sizes: dict) -> str:
     fits = [k for k, n in sizes.items() if n == group_size]
     if len(fits) == 1:
         return fits[0]
-    raise UsageError(f"process group {process_group!r} of {group_size} ranks: its layout dimension is not clear "
-                     f"(tp={sizes['TP']}, pp={sizes['PP']}, cp={sizes['CP']}, dp={sizes['DP']}); name the group "
-                     "when creating it (torch.distributed.new_group(..., group_desc='tp')) or give a layout with one "
-                     f"dimension of {group_size} ranks")
+    raise UsageError(
+        f"process group {process_group!r} of {group_size} ranks: its layout dimension is not clear "
+        f"(tp={sizes['TP']}, pp={sizes['PP']}, cp={sizes['CP']}, dp={sizes['DP']}); name the group "
+        "when creating it (torch.distributed.new_group(..., group_desc='tp')) or give a layout with one "
+        f"dimension of {group_size} ranks"
+    )
 
 
 def measured(report, layout) -> Measured:
@@ -68,6 +81,11 @@ def measured(report, layout) -> Measured:
             hidden_s[kind] += call.time_s - exposed
     n = max(1, len(views))
     compute = float(np.median([v.compute_s for v in views])) if views else None
-    return Measured(", ".join(report.sources), len(views), compute if compute else None,
-                    {k: t / n for k, t in time_s.items()},
-                    {k: min(1.0, max(0.0, hidden_s[k] / t)) for k, t in time_s.items() if t > 0}, kinds)
+    return Measured(
+        ", ".join(report.sources),
+        len(views),
+        compute if compute else None,
+        {k: t / n for k, t in time_s.items()},
+        {k: min(1.0, max(0.0, hidden_s[k] / t)) for k, t in time_s.items() if t > 0},
+        kinds,
+    )

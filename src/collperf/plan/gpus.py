@@ -37,8 +37,8 @@ from collperf.model.hardware.catalogue import get_system, gpu_family
 @dataclass(frozen=True)
 class GPU:
     name: str
-    peak_flops: float           # dense bf16/fp16 FLOP/s
-    hbm_Bps: float              # HBM bandwidth, bytes/s
+    peak_flops: float  # dense bf16/fp16 FLOP/s
+    hbm_Bps: float  # HBM bandwidth, bytes/s
     memory_bytes: float
     gemm: float = 0.80
     gemm_half: float = 96.0
@@ -55,19 +55,33 @@ class GPU:
         return self.gemm * edge / (edge + self.gemm_half)
 
 
-GIB = 2 ** 30
-_A100 = GPU("A100 SXM", 312e12, 2039e9, 80 * GIB, gemm=0.80, flash=0.60,
-            source="NVIDIA A100 datasheet (SXM 80GB)")
-_H100 = GPU("H100 SXM", 989e12, 3350e9, 80 * GIB, gemm=0.70, flash=0.45, fp8_flops=1979e12,
-            source="NVIDIA H100 datasheet (SXM5)")
-_B200 = GPU("B200", 2250e12, 8000e9, 180e9, gemm=0.70, flash=0.45, fp8_flops=4500e12,
-            source="NVIDIA DGX B200 datasheet")
+GIB = 2**30
+_A100 = GPU("A100 SXM", 312e12, 2039e9, 80 * GIB, gemm=0.80, flash=0.60, source="NVIDIA A100 datasheet (SXM 80GB)")
+_H100 = GPU(
+    "H100 SXM",
+    989e12,
+    3350e9,
+    80 * GIB,
+    gemm=0.70,
+    flash=0.45,
+    fp8_flops=1979e12,
+    source="NVIDIA H100 datasheet (SXM5)",
+)
+_B200 = GPU(
+    "B200", 2250e12, 8000e9, 180e9, gemm=0.70, flash=0.45, fp8_flops=4500e12, source="NVIDIA DGX B200 datasheet"
+)
 _V100 = GPU("V100 SXM", 125e12, 900e9, 32 * GIB, gemm=0.75, flash=0.45, source="NVIDIA V100 datasheet")
 
 # cluster preset -> its GPU (the presets' own names; "nvlink300-400gbe" is the DGX H100 the cost-model
 # chapter describes)
-GPUS = {"dgx-a100": _A100, "dgx-h100": _H100, "dgx-b200": _B200, "dgx-1v": _V100, "dgx-2": _V100,
-        "nvlink300-400gbe": _H100}
+GPUS = {
+    "dgx-a100": _A100,
+    "dgx-h100": _H100,
+    "dgx-b200": _B200,
+    "dgx-1v": _V100,
+    "dgx-2": _V100,
+    "nvlink300-400gbe": _H100,
+}
 
 
 # The efficiencies of an architecture the parameters above were not set for: the newest set measured (Hopper's),
@@ -81,8 +95,15 @@ def gpu_of_part(part) -> GPU | None:
     prints neither peak (GB10's gives FP4 only: plan asks for --flops)."""
     if not part.flops("bf16"):
         return None
-    return GPU(part.name, part.flops("bf16"), part.memory_Bps, part.memory_bytes, fp8_flops=part.flops("fp8"),
-               source=part.sources.get("tflops.bf16") or part.sources.get("tflops.fp16", ""), **_DEFAULT_EFFICIENCY)
+    return GPU(
+        part.name,
+        part.flops("bf16"),
+        part.memory_Bps,
+        part.memory_bytes,
+        fp8_flops=part.flops("fp8"),
+        source=part.sources.get("tflops.bf16") or part.sources.get("tflops.fp16", ""),
+        **_DEFAULT_EFFICIENCY,
+    )
 
 
 def gpu_of(cluster) -> GPU | None:
@@ -98,7 +119,7 @@ def gpu_of(cluster) -> GPU | None:
     except UsageError:
         return None
     if system.gpu_part and (part := BY_KEY.get(system.gpu_part)) is not None and part.family not in _MEASURED:
-        return gpu_of_part(part)      # None where its sheet prints no bf16/fp16 peak
+        return gpu_of_part(part)  # None where its sheet prints no bf16/fp16 peak
     known = GPUS.get(gpu_family(system))
     if known is not None:
         return known
@@ -121,7 +142,9 @@ _MEASURED = ("A100", "H100", "B200", "V100")
 def require_gpu(cluster) -> GPU:
     gpu = gpu_of(cluster)
     if gpu is None:
-        raise UsageError(f"no GPU compute rates known for cluster {getattr(cluster, 'name', '') or '(custom)'!r}: "
-                         f"give --flops (e.g. 400TFLOPS) or --compute (e.g. 2000ms), or a --cluster of "
-                         f"{', '.join(GPUS)}")
+        raise UsageError(
+            f"no GPU compute rates known for cluster {getattr(cluster, 'name', '') or '(custom)'!r}: "
+            f"give --flops (e.g. 400TFLOPS) or --compute (e.g. 2000ms), or a --cluster of "
+            f"{', '.join(GPUS)}"
+        )
     return gpu

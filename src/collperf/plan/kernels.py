@@ -29,16 +29,16 @@ from collperf.plan.gpus import GPU
 from collperf.plan.memory import model_states
 from collperf.plan.pipeline import ComputeSplit, stage_layers
 
-ELEMENTWISE_H = 16      # 2 layer norms (in, out), 2 dropouts (in, out, mask), 2 residual adds (2 in, out)
-ELEMENTWISE_FFN = 4     # bias + activation (GeLU/SwiGLU) in and out
-SCORE_PASSES = 6        # fused scale-mask-softmax in and out, dropout in, out and mask
-LOGIT_PASSES = 6        # cross-entropy over fp32 logits: softmax in/out, the loss gradient (4-byte values)
+ELEMENTWISE_H = 16  # 2 layer norms (in, out), 2 dropouts (in, out, mask), 2 residual adds (2 in, out)
+ELEMENTWISE_FFN = 4  # bias + activation (GeLU/SwiGLU) in and out
+SCORE_PASSES = 6  # fused scale-mask-softmax in and out, dropout in, out and mask
+LOGIT_PASSES = 6  # cross-entropy over fp32 logits: softmax in/out, the loss gradient (4-byte values)
 
 
 @dataclass(frozen=True)
 class LayerTime:
     forward_s: float
-    backward_s: float       # recompute included
+    backward_s: float  # recompute included
     gemm_efficiency: float  # of the layer's dense GEMMs (shown in the plan)
 
 
@@ -94,8 +94,9 @@ def _mlp_s(model, layout, gpu: GPU, tokens: float) -> float:
     per_expert_tokens = tokens * model.top_k / model.experts * layout.expert_parallel
     routed = 2 * tokens * model.top_k * model.mlp_matrices * h * model.expert_ffn / t * model.moe_layers / model.layers
     rest = flops - routed
-    return (_gemm_s(gpu, routed, per_expert_tokens, model.expert_ffn / t, h)
-            + _gemm_s(gpu, rest, tokens, min(model.ffn, model.expert_ffn) / t, h))
+    return _gemm_s(gpu, routed, per_expert_tokens, model.expert_ffn / t, h) + _gemm_s(
+        gpu, rest, tokens, min(model.ffn, model.expert_ffn) / t, h
+    )
 
 
 def head_time(model, layout, gpu: GPU) -> tuple[float, float]:
@@ -123,8 +124,13 @@ def modelled_compute(model, layout, gpu: GPU) -> ComputeSplit:
     layer = layer_time(model, layout, gpu)
     head_f, head_b = head_time(model, layout, gpu)
     counts = stage_layers(model, layout)
-    stages = [(n * layer.forward_s + (head_f if i == len(counts) - 1 else 0.0),
-               n * layer.backward_s + (head_b if i == len(counts) - 1 else 0.0)) for i, n in enumerate(counts)]
+    stages = [
+        (
+            n * layer.forward_s + (head_f if i == len(counts) - 1 else 0.0),
+            n * layer.backward_s + (head_b if i == len(counts) - 1 else 0.0),
+        )
+        for i, n in enumerate(counts)
+    ]
     forward, backward = max(stages, key=sum)
     m = layout.micro_batches
     return ComputeSplit(m * forward, m * backward + optimizer_time(model, layout, gpu))

@@ -21,30 +21,30 @@ class Layout:
     dp: int = 1
     zero: int = 0
     sequence_parallel: bool = False
-    micro_batches: int = 1              # per DP replica and step (gradient accumulation steps)
-    bucket_bytes: float = 25e6          # PyTorch DDP's default bucket (25 MB)
-    placement: tuple = ("tp", "pp", "dp")   # innermost first; cp, when absent, sits right after tp
-    virtual_stages: int = 1             # interleaved 1F1B: model chunks per pipeline rank
-    recompute: str = "none"             # none | selective | full (Korthikanti et al. 2022)
-    keep_params: bool = False           # ZeRO-3: keep gathered parameters across micro-batches
-    reduce_every_microbatch: bool = False   # DP/ZeRO-1: reduce gradients after every micro-batch
-    prefetch: bool = True               # ZeRO-3: next layer's allgather under this layer's compute
-    scatter_gather: bool = False        # Megatron's PP scatter/gather: send 1/tp of the activation
-    cp: int = 1                         # context parallel: sequence split, K/V exchanged in a ring
-    expert_parallel: int = 1            # MoE: experts spread over this many ranks of the DP group
-    gpu_memory_bytes: float | None = None   # None: from the cluster preset
-    memory_headroom: float = 0.10       # fraction of the GPU's memory kept free (memory.py: HEADROOM)
-    first_stage_layers: int | None = None   # Megatron's --decoder-first-pipeline-num-layers (None: the rule)
-    last_stage_layers: int | None = None    # Megatron's --decoder-last-pipeline-num-layers
-    zero3_shard: int | None = None      # HSDP (FSDP HYBRID_SHARD): ZeRO-3 shards over groups of this many DP
-                                        # ranks, replicas reduce their gradient shards once per step
-    hpz: int | None = None              # ZeRO++ hpZ: a secondary copy sharded over this many DP ranks (a node),
-                                        # so the backward gathers inside it
-    replicate_kv: bool = False          # tp > K/V heads: each K/V head copied on tp / kv_heads ranks
-    zero3_impl: str = "fsdp"            # how ZeRO-3 issues its collectives: fsdp | deepspeed (zero3.py)
-    cp_allgather: bool = False          # context parallel by all-gathered K/V (Llama 3) instead of the ring
-    flash_attention: bool = True        # fused attention core (FlashAttention); False: Megatron 2021-22's
-                                        # unfused QK^T, softmax, dropout, weighted sum
+    micro_batches: int = 1  # per DP replica and step (gradient accumulation steps)
+    bucket_bytes: float = 25e6  # PyTorch DDP's default bucket (25 MB)
+    placement: tuple = ("tp", "pp", "dp")  # innermost first; cp, when absent, sits right after tp
+    virtual_stages: int = 1  # interleaved 1F1B: model chunks per pipeline rank
+    recompute: str = "none"  # none | selective | full (Korthikanti et al. 2022)
+    keep_params: bool = False  # ZeRO-3: keep gathered parameters across micro-batches
+    reduce_every_microbatch: bool = False  # DP/ZeRO-1: reduce gradients after every micro-batch
+    prefetch: bool = True  # ZeRO-3: next layer's allgather under this layer's compute
+    scatter_gather: bool = False  # Megatron's PP scatter/gather: send 1/tp of the activation
+    cp: int = 1  # context parallel: sequence split, K/V exchanged in a ring
+    expert_parallel: int = 1  # MoE: experts spread over this many ranks of the DP group
+    gpu_memory_bytes: float | None = None  # None: from the cluster preset
+    memory_headroom: float = 0.10  # fraction of the GPU's memory kept free (memory.py: HEADROOM)
+    first_stage_layers: int | None = None  # Megatron's --decoder-first-pipeline-num-layers (None: the rule)
+    last_stage_layers: int | None = None  # Megatron's --decoder-last-pipeline-num-layers
+    zero3_shard: int | None = None  # HSDP (FSDP HYBRID_SHARD): ZeRO-3 shards over groups of this many DP
+    # ranks, replicas reduce their gradient shards once per step
+    hpz: int | None = None  # ZeRO++ hpZ: a secondary copy sharded over this many DP ranks (a node),
+    # so the backward gathers inside it
+    replicate_kv: bool = False  # tp > K/V heads: each K/V head copied on tp / kv_heads ranks
+    zero3_impl: str = "fsdp"  # how ZeRO-3 issues its collectives: fsdp | deepspeed (zero3.py)
+    cp_allgather: bool = False  # context parallel by all-gathered K/V (Llama 3) instead of the ring
+    flash_attention: bool = True  # fused attention core (FlashAttention); False: Megatron 2021-22's
+    # unfused QK^T, softmax, dropout, weighted sum
 
     def __post_init__(self):
         for name in ("tp", "pp", "dp", "micro_batches", "virtual_stages", "cp", "expert_parallel"):
@@ -57,18 +57,22 @@ class Layout:
             raise UsageError(f"zero3 implementation {self.zero3_impl!r}: expected fsdp or deepspeed")
         if self.recompute not in RECOMPUTE:
             raise UsageError(f"recompute {self.recompute!r}: expected one of {', '.join(RECOMPUTE)}")
-        self.order   # validates the placement
+        self.order  # validates the placement
         if not self.bucket_bytes > 0:
             raise UsageError(f"bucket size {self.bucket_bytes} must be positive")
         if self.dp % self.expert_parallel:
-            raise UsageError(f"expert_parallel({self.expert_parallel}) must divide dp({self.dp}): experts are "
-                             "spread over ranks of the data-parallel group")
+            raise UsageError(
+                f"expert_parallel({self.expert_parallel}) must divide dp({self.dp}): experts are "
+                "spread over ranks of the data-parallel group"
+            )
         if self.virtual_stages > 1:
             if self.pp == 1:
                 raise UsageError(f"virtual_stages({self.virtual_stages}) needs pp > 1 (pp is {self.pp})")
             if self.micro_batches % self.pp:
-                raise UsageError(f"interleaved schedule: micro_batches({self.micro_batches}) must be a multiple "
-                                 f"of pp({self.pp}) (Megatron's requirement)")
+                raise UsageError(
+                    f"interleaved schedule: micro_batches({self.micro_batches}) must be a multiple "
+                    f"of pp({self.pp}) (Megatron's requirement)"
+                )
         for name in ("zero3_shard", "hpz"):
             value = getattr(self, name)
             if value is None:
@@ -86,8 +90,10 @@ class Layout:
         if self.gpu_memory_bytes is not None and not self.gpu_memory_bytes > 0:
             raise UsageError(f"gpu memory {self.gpu_memory_bytes!r} bytes must be positive, e.g. --gpu-memory 80GB")
         if isinstance(self.memory_headroom, bool) or not 0 <= self.memory_headroom < 1:
-            raise UsageError(f"memory headroom {self.memory_headroom!r}: expected a fraction of the GPU's memory in "
-                             "[0, 1), e.g. --memory-headroom 10%")
+            raise UsageError(
+                f"memory headroom {self.memory_headroom!r}: expected a fraction of the GPU's memory in "
+                "[0, 1), e.g. --memory-headroom 10%"
+            )
 
     @property
     def order(self) -> tuple:
@@ -97,8 +103,10 @@ class Layout:
             i = names.index("tp") + 1
             names = names[:i] + ("cp",) + names[i:]
         if sorted(names) != sorted(DIMS):
-            raise UsageError(f"placement {'-'.join(self.placement)!r}: expected an order of tp, pp and dp "
-                             "(and cp), innermost first, e.g. tp-pp-dp")
+            raise UsageError(
+                f"placement {'-'.join(self.placement)!r}: expected an order of tp, pp and dp "
+                "(and cp), innermost first, e.g. tp-pp-dp"
+            )
         return names
 
     @property
@@ -108,11 +116,15 @@ class Layout:
     def check(self, ranks: int, layers: int) -> None:
         if self.ranks != ranks:
             cp = f" x cp({self.cp})" if self.cp > 1 else ""
-            raise UsageError(f"tp({self.tp}){cp} x pp({self.pp}) x dp({self.dp}) = {self.ranks} != ranks({ranks}): "
-                             f"choose degrees whose product is {ranks}, or leave the layout out to search them")
+            raise UsageError(
+                f"tp({self.tp}){cp} x pp({self.pp}) x dp({self.dp}) = {self.ranks} != ranks({ranks}): "
+                f"choose degrees whose product is {ranks}, or leave the layout out to search them"
+            )
         if layers < self.pp * self.virtual_stages:
-            raise UsageError(f"layers({layers}) < pp({self.pp}) x virtual_stages({self.virtual_stages}): every "
-                             "pipeline stage (and model chunk) must hold at least one layer")
+            raise UsageError(
+                f"layers({layers}) < pp({self.pp}) x virtual_stages({self.virtual_stages}): every "
+                "pipeline stage (and model chunk) must hold at least one layer"
+            )
 
     def check_model(self, model) -> None:
         if model.experts % self.expert_parallel:
@@ -120,14 +132,18 @@ class Layout:
         if model.seq_len % self.cp:
             raise UsageError(f"cp({self.cp}) must divide seq_len({model.seq_len})")
         if model.n_heads % self.tp:
-            raise UsageError(f"tp({self.tp}) must divide the attention heads({model.n_heads}): tensor parallelism "
-                             "splits whole heads (Megatron refuses it); choose tp from "
-                             f"{', '.join(str(d) for d in range(1, model.n_heads + 1) if model.n_heads % d == 0 and d <= 64)}")
+            raise UsageError(
+                f"tp({self.tp}) must divide the attention heads({model.n_heads}): tensor parallelism "
+                "splits whole heads (Megatron refuses it); choose tp from "
+                f"{', '.join(str(d) for d in range(1, model.n_heads + 1) if model.n_heads % d == 0 and d <= 64)}"
+            )
         kv = model.n_kv_heads
         if kv % self.tp and not (self.replicate_kv and self.tp % kv == 0):
-            raise UsageError(f"tp({self.tp}) must divide the K/V heads({kv}) (Megatron-Core's num_query_groups rule); "
-                             f"with tp a multiple of {kv}, give replicate_kv (--replicate-kv) to copy each K/V head "
-                             f"on tp / kv_heads ranks")
+            raise UsageError(
+                f"tp({self.tp}) must divide the K/V heads({kv}) (Megatron-Core's num_query_groups rule); "
+                f"with tp a multiple of {kv}, give replicate_kv (--replicate-kv) to copy each K/V head "
+                f"on tp / kv_heads ranks"
+            )
 
     def describe(self) -> str:
         text = f"tp{self.tp} x pp{self.pp} x dp{self.dp}"
@@ -167,20 +183,33 @@ def group_shape(layout: Layout, dim: str, ranks_per_node: int) -> tuple[int, int
         degree = layout.expert_parallel
     elif dim == "edp":
         degree, stride = layout.dp // layout.expert_parallel, stride * layout.expert_parallel
-    elif dim == "dps":      # HSDP: the innermost zero3_shard ranks of a DP group hold one copy, sharded
+    elif dim == "dps":  # HSDP: the innermost zero3_shard ranks of a DP group hold one copy, sharded
         degree = layout.zero3_shard
-    elif dim == "dpr":      # HSDP: the ranks holding the same shard in each copy
+    elif dim == "dpr":  # HSDP: the ranks holding the same shard in each copy
         degree, stride = layout.dp // layout.zero3_shard, stride * layout.zero3_shard
-    elif dim == "dph":      # hpZ: the innermost hpz ranks of a DP group
+    elif dim == "dph":  # hpZ: the innermost hpz ranks of a DP group
         degree = layout.hpz
     ranks = [k * stride for k in range(degree)]
     nodes = {r // ranks_per_node for r in ranks}
     return degree // len(nodes), len(nodes)
 
 
-_FIELDS = {"tp": "tp", "pp": "pp", "dp": "dp", "cp": "cp", "ep": "expert_parallel", "zero": "zero",
-           "sp": "sequence_parallel", "mb": "micro_batches", "v": "virtual_stages", "recompute": "recompute",
-           "first": "first_stage_layers", "last": "last_stage_layers", "hsdp": "zero3_shard", "hpz": "hpz"}
+_FIELDS = {
+    "tp": "tp",
+    "pp": "pp",
+    "dp": "dp",
+    "cp": "cp",
+    "ep": "expert_parallel",
+    "zero": "zero",
+    "sp": "sequence_parallel",
+    "mb": "micro_batches",
+    "v": "virtual_stages",
+    "recompute": "recompute",
+    "first": "first_stage_layers",
+    "last": "last_stage_layers",
+    "hsdp": "zero3_shard",
+    "hpz": "hpz",
+}
 _FLAGS = {"sp"}
 
 

@@ -34,14 +34,20 @@ from dataclasses import dataclass
 from collperf.plan.gpus import gpu_of, part_of
 from collperf.plan.pipeline import stage_layers
 
-GIB = 2 ** 30
-HEADROOM = 0.10         # fraction of a GPU's memory kept free by default (see the module's docstring)
+GIB = 2**30
+HEADROOM = 0.10  # fraction of a GPU's memory kept free by default (see the module's docstring)
 
 # Memory of one GPU per cluster preset (HBM stacks are binary units: an "80GB" H100 or A100 holds 80 GiB).
 # NVIDIA H100 SXM and A100 SXM 80GB datasheets (DGX H100, DGX A100 640GB); V100 SXM2/SXM3 32GB (DGX-1V, DGX-2);
 # AWS Trainium: 32 GB HBM per chip (trn1 architecture page); nvlink300-400gbe (the cost-model example) follows the DGX H100 it describes.
-GPU_MEMORY_BYTES = {"dgx-h100": 80 * GIB, "dgx-a100": 80 * GIB, "dgx-1v": 32 * GIB, "dgx-2": 32 * GIB,
-                    "trn1": 32 * GIB, "nvlink300-400gbe": 80 * GIB}
+GPU_MEMORY_BYTES = {
+    "dgx-h100": 80 * GIB,
+    "dgx-a100": 80 * GIB,
+    "dgx-1v": 32 * GIB,
+    "dgx-2": 32 * GIB,
+    "trn1": 32 * GIB,
+    "nvlink300-400gbe": 80 * GIB,
+}
 
 
 @dataclass(frozen=True)
@@ -51,7 +57,7 @@ class Memory:
     optimizer_bytes: float
     activations_bytes: float
     gpu_bytes: float | None = None
-    headroom: float = 0.0             # fraction of gpu_bytes kept free (not usable by the plan)
+    headroom: float = 0.0  # fraction of gpu_bytes kept free (not usable by the plan)
 
     @property
     def total_bytes(self) -> float:
@@ -67,10 +73,17 @@ class Memory:
         return None if self.gpu_bytes is None else self.total_bytes <= self.usable_bytes
 
     def to_json(self) -> dict:
-        return {"weights_bytes": self.weights_bytes, "grads_bytes": self.grads_bytes,
-                "optimizer_bytes": self.optimizer_bytes, "activations_bytes": self.activations_bytes,
-                "total_bytes": self.total_bytes, "gpu_bytes": self.gpu_bytes, "headroom": self.headroom,
-                "usable_bytes": self.usable_bytes, "fits": self.fits}
+        return {
+            "weights_bytes": self.weights_bytes,
+            "grads_bytes": self.grads_bytes,
+            "optimizer_bytes": self.optimizer_bytes,
+            "activations_bytes": self.activations_bytes,
+            "total_bytes": self.total_bytes,
+            "gpu_bytes": self.gpu_bytes,
+            "headroom": self.headroom,
+            "usable_bytes": self.usable_bytes,
+            "fits": self.fits,
+        }
 
 
 def activation_per_layer(model, layout) -> float:
@@ -78,15 +91,15 @@ def activation_per_layer(model, layout) -> float:
     context parallel splits the sequence (and the score matrix's rows) over cp ranks."""
     s, b, h, a, t = model.seq_len, model.micro_batch, model.hidden, model.n_heads, layout.tp
     sbh = s * b * h / layout.cp
-    scores = 5 * a * s * s * b / (t * layout.cp)        # 5 a s^2 b / t: softmax input/output, dropout mask
+    scores = 5 * a * s * s * b / (t * layout.cp)  # 5 a s^2 b / t: softmax input/output, dropout mask
     sp = layout.sequence_parallel
     if layout.recompute == "full":
         per_layer = 2 * sbh / (t if sp else 1)
     else:
         per_layer = 34 * sbh / t if sp else sbh * (10 + 24 / t)
         if layout.recompute == "none" and not layout.flash_attention:
-            per_layer += scores     # a fused attention core (FlashAttention) never stores the a s^2 scores
-    return per_layer * model.act_bytes / 2      # the paper counts 16-bit activations
+            per_layer += scores  # a fused attention core (FlashAttention) never stores the a s^2 scores
+    return per_layer * model.act_bytes / 2  # the paper counts 16-bit activations
 
 
 def layers_in_flight(model, layout) -> float:
@@ -104,9 +117,9 @@ def model_states(model, layout) -> tuple[float, float, float]:
     split = layout.tp * layout.pp
     dense, experts = model.dense_params / split, model.expert_params / (split * layout.expert_parallel)
     edp = layout.dp // layout.expert_parallel
-    group = layout.zero3_shard or layout.dp     # HSDP shards over its group, not the whole DP
+    group = layout.zero3_shard or layout.dp  # HSDP shards over its group, not the whole DP
 
-    def shard(stage):   # a state sharded over the DP group from this ZeRO stage on
+    def shard(stage):  # a state sharded over the DP group from this ZeRO stage on
         return dense / group + experts / edp if layout.zero >= stage else dense + experts
 
     weights = model.param_bytes * shard(3)
@@ -115,7 +128,7 @@ def model_states(model, layout) -> tuple[float, float, float]:
         layers = max(stage_layers(model, layout))
         weights += model.param_bytes * (dense + experts) * (1 if layout.keep_params else min(1.0, 2 / layers))
         if layout.hpz:
-            weights += model.param_bytes * dense / layout.hpz     # hpZ's secondary copy
+            weights += model.param_bytes * dense / layout.hpz  # hpZ's secondary copy
     return weights, model.grad_bytes * shard(2), model.optimizer_bytes * shard(1)
 
 
@@ -134,7 +147,7 @@ def gpu_memory_of(cluster) -> float | None:
     gpu = gpu_of(cluster)
     if gpu is not None:
         return gpu.memory_bytes
-    part = part_of(cluster)       # a part whose sheet prints no bf16 peak still has its memory
+    part = part_of(cluster)  # a part whose sheet prints no bf16 peak still has its memory
     return part.memory_bytes if part is not None else None
 
 

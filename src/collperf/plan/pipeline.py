@@ -32,13 +32,15 @@ def stage_layers(model, layout) -> tuple[int, ...]:
                 raise UsageError(f"first/last stage layers ({first}, {last}) must add up to layers({total}) on pp 2")
             return tuple(counts)
         if rest < middle_stages or rest % middle_stages:
-            raise UsageError(f"layers({total}) - first({first or 0}) - last({last or 0}) = {rest} must split evenly "
-                             f"over the {middle_stages} other stages (at least one layer each)")
+            raise UsageError(
+                f"layers({total}) - first({first or 0}) - last({last or 0}) = {rest} must split evenly "
+                f"over the {middle_stages} other stages (at least one layer each)"
+            )
         counts = [rest // middle_stages] * middle_stages
         return tuple(([first] if first is not None else []) + counts + ([last] if last is not None else []))
     base = -(-total // p)
     counts = [base] * p
-    order = [i for pair in zip(range(p - 1, -1, -1), range(p)) for i in pair]     # last, first, last-1, ...
+    order = [i for pair in zip(range(p - 1, -1, -1), range(p)) for i in pair]  # last, first, last-1, ...
     short, k = base * p - total, 0
     while short:
         i = order[k % len(order)]
@@ -83,6 +85,7 @@ def recompute_flops_per_token(model, recompute: str) -> float:
 @dataclass(frozen=True)
 class ComputeSplit:
     """One rank's compute in a step: forward and backward (recompute included in the backward)."""
+
     forward_s: float
     backward_s: float
 

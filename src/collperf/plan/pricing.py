@@ -68,9 +68,14 @@ class Pricer:
         algorithm, intra, inter = self.options
         for (collective, network), sizes in self._pending.items():
             sizes = sorted(sizes)
-            alg = "ring" if collective == "sendrecv" else (algorithm if algorithm != "best" else NCCL_BEST.get(collective, "all"))
-            cost, names = best(collective, network, np.array(sizes), algorithm=alg,
-                               intra_algorithm=intra, inter_algorithm=inter)
+            alg = (
+                "ring"
+                if collective == "sendrecv"
+                else (algorithm if algorithm != "best" else NCCL_BEST.get(collective, "all"))
+            )
+            cost, names = best(
+                collective, network, np.array(sizes), algorithm=alg, intra_algorithm=intra, inter_algorithm=inter
+            )
             for size, t, name in zip(sizes, np.atleast_1d(cost.total_s), np.atleast_1d(names)):
                 self._done[(collective, network, size)] = (float(t), "p2p" if collective == "sendrecv" else str(name))
         self._pending.clear()

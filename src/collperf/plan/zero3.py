@@ -30,8 +30,8 @@ from collperf.errors import UsageError
 @dataclass(frozen=True)
 class Zero3Impl:
     name: str
-    tensors_per_layer: int          # collectives per layer and direction
-    prefetch_elements: float | None     # None: the whole next layer
+    tensors_per_layer: int  # collectives per layer and direction
+    prefetch_elements: float | None  # None: the whole next layer
 
 
 IMPLEMENTATIONS = {
@@ -58,8 +58,9 @@ def exposed_per_layer(gather_s: float, reduce_s: float, compute_s: float, share:
     return gather_s * (1 - share) + max(0.0, share * gather_s + reduce_s - compute_s)
 
 
-def exposed_role(role: str, items, layers: int, micro_batches: int, forward_s: float, backward_s: float,
-                 share: float, prefetch: bool) -> float:
+def exposed_role(
+    role: str, items, layers: int, micro_batches: int, forward_s: float, backward_s: float, share: float, prefetch: bool
+) -> float:
     """Exposed seconds of one ZeRO-3 role (z3-fwd, z3-bwd, z3-keep-ag, z3-keep-rs) in a step."""
     total = sum(i.total_s for i in items)
     if not prefetch:

@@ -48,12 +48,14 @@ def read_validation(path) -> dict | None:
             return None
         doc = json.loads(Path(path).read_text(errors="replace"))
     except (OSError, ValueError, RecursionError):
-        return None   # ingest reads it next and says what is wrong with it
+        return None  # ingest reads it next and says what is wrong with it
     if not is_validation(doc):
         return None
     if not all(isinstance(doc[k], list) for k in VALIDATION_KEYS):
-        raise UsageError(f"{path}: a validation document needs lists under 'networks', 'summary' and 'rows' "
-                         "(collperf validate --json writes them)")
+        raise UsageError(
+            f"{path}: a validation document needs lists under 'networks', 'summary' and 'rows' "
+            "(collperf validate --json writes them)"
+        )
     return doc
 
 
@@ -62,19 +64,29 @@ def results_tables(results, source: str = "collperf bench") -> list:
     return ingest.parse(json.dumps(to_json(results)), source)
 
 
-def render_page(diagnoses=(), validations=(), comparison=None, command: str = "", title: str | None = None,
-                traces=(), inputs=()) -> str:
+def render_page(
+    diagnoses=(), validations=(), comparison=None, command: str = "", title: str | None = None, traces=(), inputs=()
+) -> str:
     """The HTML page for Diagnosis objects, validations (api.Validation or its JSON document), trace
     reports (collperf.trace.TraceReport) and system inputs (diagnose.inputs.InputReport: an NCCL debug log, a
     topology or graph dump, a link test)."""
     if not diagnoses and not validations and not traces and not inputs:
-        raise UsageError("nothing to report: give at least one log, bench JSON, validate JSON, profiler trace, NCCL "
-                         "debug log, topology dump or link test")
-    return page.render([view.diagnosis_view(d) for d in diagnoses], [view.validation_view(v) for v in validations],
-                       comparison, command, __version__, title, [trace_page.trace_section(t) for t in traces],
-                       ([input_page.overview(inputs)] if len(inputs) > 1 else [])
-                       + [input_page.input_section(r, i) for i, r in enumerate(inputs)],
-                       [(r.kind, r.source) for r in inputs])
+        raise UsageError(
+            "nothing to report: give at least one log, bench JSON, validate JSON, profiler trace, NCCL "
+            "debug log, topology dump or link test"
+        )
+    return page.render(
+        [view.diagnosis_view(d) for d in diagnoses],
+        [view.validation_view(v) for v in validations],
+        comparison,
+        command,
+        __version__,
+        title,
+        [trace_page.trace_section(t) for t in traces],
+        ([input_page.overview(inputs)] if len(inputs) > 1 else [])
+        + [input_page.input_section(r, i) for i, r in enumerate(inputs)],
+        [(r.kind, r.source) for r in inputs],
+    )
 
 
 def is_input_report(item) -> bool:
@@ -98,7 +110,7 @@ def is_trace(item) -> bool:
             start = f.read(4096)
     except (OSError, EOFError):
         return False
-    except zlib.error:      # a gzip stream corrupt past its header: the trace reader names it as such
+    except zlib.error:  # a gzip stream corrupt past its header: the trace reader names it as such
         return True
     return b'"traceEvents"' in start or b'"schemaVersion"' in start or b'"distributedInfo"' in start
 

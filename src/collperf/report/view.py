@@ -24,8 +24,8 @@ FINDING_KINDS = {
     "non-monotonic": "a larger message finished faster than a smaller one.",
     "above-bound": "a size ran faster than the lower bound of the assumed hardware: the assumed system is wrong.",
     "slower-overall": "most bandwidth-bound sizes are above the band of healthy public runs (or, without a band, "
-                      "slower than NCCL's expected time): a warning when the largest are too, else where the slow "
-                      "part is.",
+    "slower than NCCL's expected time): a warning when the largest are too, else where the slow "
+    "part is.",
     "single-rank": "the table ran on one rank, where busbw is zero by definition.",
     "avg-busbw": "nccl-tests' 'Avg bus bandwidth' averages all sizes, latency-bound ones included.",
     "placement": "in-place and out-of-place times of one size disagree.",
@@ -62,14 +62,14 @@ class RowView:
     size: int
     time_s: float | None
     fitted_s: float | None
-    expected_s: float | None      # NCCL's expected time on the assumed system
+    expected_s: float | None  # NCCL's expected time on the assumed system
     bound_s: float | None
     busbw_GBps: float | None
     efficiency: float | None
     regime: str
-    verdict: str                  # short label: as expected, slower than expected by X, above the bound, ...
-    verdict_detail: str           # the rest of diagnose's verdict text (why, what to check)
-    tone: str                     # good, ok, bad, neutral: the colour of the verdict
+    verdict: str  # short label: as expected, slower than expected by X, above the bound, ...
+    verdict_detail: str  # the rest of diagnose's verdict text (why, what to check)
+    tone: str  # good, ok, bad, neutral: the colour of the verdict
 
 
 @dataclass
@@ -93,15 +93,15 @@ class RegimeView:
 @dataclass
 class DiagnosisView:
     source: str
-    name: str                     # the file name of the source
+    name: str  # the file name of the source
     collective: str
     ranks: int | None
     nodes: int | None
     busbw_factor: float
     system: list[tuple[str, str]]  # (label, value) lines: GPUs, hosts, NCCL version, ...
-    peak_GBps: float | None       # the lower bound's busbw: what no size can exceed
+    peak_GBps: float | None  # the lower bound's busbw: what no size can exceed
     peak_source: str
-    expected_GBps: float | None   # the expected model's busbw at `expected_at`, the size the verdict reads
+    expected_GBps: float | None  # the expected model's busbw at `expected_at`, the size the verdict reads
     expected_at: int | None
     expected_source: str
     measured_peak_GBps: float | None
@@ -113,7 +113,7 @@ class DiagnosisView:
     rows: list[RowView]
     findings: list[FindingView]
     notes: list[str]
-    verdict: str                  # the overall verdict, short
+    verdict: str  # the overall verdict, short
     verdict_detail: str
     tone: str
 
@@ -124,17 +124,33 @@ def _split_verdict(text: str) -> tuple[str, str]:
 
 
 # the tone of each verdict kind (others: neutral)
-TONES = {Kind.AS_EXPECTED: "good", Kind.SLOW_END: "good", Kind.FASTER: "good", Kind.FASTER_THAN_TYPICAL: "good",
-         Kind.IMPLAUSIBLE: "good", Kind.ABOVE_BOUND: "ok", Kind.SLOWER: "bad", Kind.SLOWER_THAN_BOUND: "bad",
-         Kind.ERROR: "bad"}
+TONES = {
+    Kind.AS_EXPECTED: "good",
+    Kind.SLOW_END: "good",
+    Kind.FASTER: "good",
+    Kind.FASTER_THAN_TYPICAL: "good",
+    Kind.IMPLAUSIBLE: "good",
+    Kind.ABOVE_BOUND: "ok",
+    Kind.SLOWER: "bad",
+    Kind.SLOWER_THAN_BOUND: "bad",
+    Kind.ERROR: "bad",
+}
 
 
 def _tone(label) -> str:
     """A Verdict's tone by its kind; a text (another tool's object, an older document) by its first words."""
     if isinstance(label, Verdict):
         return TONES.get(label.kind, "neutral")
-    for start, tone in (("as expected", "good"), ("faster", "good"), ("excellent", "good"), ("typical", "ok"), ("above", "ok"),
-                        ("slower", "bad"), ("investigate", "bad"), ("error", "bad")):
+    for start, tone in (
+        ("as expected", "good"),
+        ("faster", "good"),
+        ("excellent", "good"),
+        ("typical", "ok"),
+        ("above", "ok"),
+        ("slower", "bad"),
+        ("investigate", "bad"),
+        ("error", "bad"),
+    ):
         if label.startswith(start):
             return tone
     return "neutral"
@@ -144,25 +160,42 @@ def row_view(s) -> RowView:
     said = _get(s, "verdict", "")
     label, detail = _split_verdict(said)
     causes = [str(c) for c in _get(s, "causes", [])]
-    if causes:   # diagnose's likely causes for a slower row
+    if causes:  # diagnose's likely causes for a slower row
         detail = "; ".join([detail] * bool(detail) + ["likely: " + "; ".join(causes)])
     # diagnose's expected model: `expected_s` when it has one, the ideal model's time until then
     expected = _number(_get(s, "expected_s", _get(s, "ideal_s")))
-    return RowView(int(_get(s, "size_bytes", 0)), _number(_get(s, "time_s")), _number(_get(s, "fitted_s")), expected,
-                   _number(_get(s, "bound_s")), _number(_get(s, "busbw_GBps")), _number(_get(s, "efficiency")),
-                   str(_get(s, "regime", "")), label, detail, _tone(said if isinstance(said, Verdict) else label))
+    return RowView(
+        int(_get(s, "size_bytes", 0)),
+        _number(_get(s, "time_s")),
+        _number(_get(s, "fitted_s")),
+        expected,
+        _number(_get(s, "bound_s")),
+        _number(_get(s, "busbw_GBps")),
+        _number(_get(s, "efficiency")),
+        str(_get(s, "regime", "")),
+        label,
+        detail,
+        _tone(said if isinstance(said, Verdict) else label),
+    )
 
 
 def _system(table, assumed=None) -> list[tuple[str, str]]:
     header = _get(table, "header", {})
     lines = []
-    if assumed is not None:   # diagnose's system assumed, each value with where it came from
-        lines.append(("system assumed", str(assumed.describe() if hasattr(assumed, "describe")
-                                            else _get(assumed, "description", ""))))
+    if assumed is not None:  # diagnose's system assumed, each value with where it came from
+        lines.append(
+            (
+                "system assumed",
+                str(assumed.describe() if hasattr(assumed, "describe") else _get(assumed, "description", "")),
+            )
+        )
         values = _get(assumed, "values", [])
         for v in values:
-            label, value, source = (v if isinstance(v, (list, tuple)) else
-                                    (_get(v, "name", ""), _get(v, "value", ""), _get(v, "source", "")))
+            label, value, source = (
+                v
+                if isinstance(v, (list, tuple))
+                else (_get(v, "name", ""), _get(v, "value", ""), _get(v, "source", ""))
+            )
             lines.append((str(label), f"{value} ({source})"))
     if header.get("gpus"):
         lines.append(("GPUs", ", ".join(map(str, header["gpus"]))))
@@ -196,8 +229,9 @@ def overall_verdict(d, rows: list[RowView], findings: list[FindingView]) -> tupl
     if top.efficiency is None:
         return ("not judged", "no peak to judge busbw against: pass --peak RATE or --cluster PRESET", "neutral")
     where = f"at {units.format_size(top.size)}, the largest bandwidth-bound size"
-    detail = (f"{where}: {top.verdict_detail}" if top.verdict_detail
-              else f"{100 * top.efficiency:.0f} % of the peak {where}")
+    detail = (
+        f"{where}: {top.verdict_detail}" if top.verdict_detail else f"{100 * top.efficiency:.0f} % of the peak {where}"
+    )
     return top.verdict, detail, top.tone
 
 
@@ -215,13 +249,27 @@ def diagnosis_view(d) -> DiagnosisView:
     """A Diagnosis (collperf.diagnose) as the report shows it."""
     table, fitted = _get(d, "table"), _get(d, "fit")
     rows = [row_view(s) for s in _get(d, "sizes", [])]
-    findings = [FindingView(str(_get(f, "severity", "info")), str(_get(f, "kind", "")), str(_get(f, "message", "")),
-                            FINDING_KINDS.get(str(_get(f, "kind", "")), ""), list(_get(f, "sizes_bytes", [])))
-                for f in _get(d, "findings", [])]
+    findings = [
+        FindingView(
+            str(_get(f, "severity", "info")),
+            str(_get(f, "kind", "")),
+            str(_get(f, "message", "")),
+            FINDING_KINDS.get(str(_get(f, "kind", "")), ""),
+            list(_get(f, "sizes_bytes", [])),
+        )
+        for f in _get(d, "findings", [])
+    ]
     findings.sort(key=lambda f: SEVERITY_ORDER.get(f.severity, 3))
-    regimes = [RegimeView(int(_get(r, "from_bytes", 0)), int(_get(r, "to_bytes", 0)), _number(_get(r, "latency_s")),
-                          _number(_get(r, "busbw_GBps")), int(_get(r, "rows", 0)))
-               for r in _get(fitted, "regimes", [])]
+    regimes = [
+        RegimeView(
+            int(_get(r, "from_bytes", 0)),
+            int(_get(r, "to_bytes", 0)),
+            _number(_get(r, "latency_s")),
+            _number(_get(r, "busbw_GBps")),
+            int(_get(r, "rows", 0)),
+        )
+        for r in _get(fitted, "regimes", [])
+    ]
     source = str(_get(table, "source", "<log>"))
     label, detail, tone = overall_verdict(d, rows, findings)
     factor = float(_get(fitted, "factor", 1.0))
@@ -229,22 +277,38 @@ def diagnosis_view(d) -> DiagnosisView:
     notes = list(map(str, _get(table, "notes", []))) + list(map(str, _get(fitted, "notes", [])))
     median = _get(fitted, "median_error")
     return DiagnosisView(
-        source=source, name=Path(source).name or source, collective=str(_get(table, "collective", "")),
-        ranks=_get(table, "ranks"), nodes=_get(table, "nodes"), busbw_factor=factor,
-        system=_system(table, _get(d, "assumed", _get(d, "system"))), peak_GBps=_number(_get(d, "peak_GBps")),
-        peak_source=str(_get(d, "peak_source", "")), expected_GBps=expected_GBps, expected_at=expected_at,
+        source=source,
+        name=Path(source).name or source,
+        collective=str(_get(table, "collective", "")),
+        ranks=_get(table, "ranks"),
+        nodes=_get(table, "nodes"),
+        busbw_factor=factor,
+        system=_system(table, _get(d, "assumed", _get(d, "system"))),
+        peak_GBps=_number(_get(d, "peak_GBps")),
+        peak_source=str(_get(d, "peak_source", "")),
+        expected_GBps=expected_GBps,
+        expected_at=expected_at,
         expected_source=str(_get(d, "expected_from", "")),
-        measured_peak_GBps=_number(_get(fitted, "peak_busbw_GBps")), measured_peak_size=_get(fitted, "peak_size_bytes"),
-        n_half_bytes=_number(_get(fitted, "n_half_bytes")), fit_r2=_number(_get(fitted, "r2")),
-        fit_median_error=_number(median), regimes=regimes, rows=rows, findings=findings, notes=notes,
-        verdict=label, verdict_detail=detail, tone=tone)
+        measured_peak_GBps=_number(_get(fitted, "peak_busbw_GBps")),
+        measured_peak_size=_get(fitted, "peak_size_bytes"),
+        n_half_bytes=_number(_get(fitted, "n_half_bytes")),
+        fit_r2=_number(_get(fitted, "r2")),
+        fit_median_error=_number(median),
+        regimes=regimes,
+        rows=rows,
+        findings=findings,
+        notes=notes,
+        verdict=label,
+        verdict_detail=detail,
+        tone=tone,
+    )
 
 
 @dataclass
 class ValidationView:
     networks: list[str]
     summary: list[dict]
-    rows: list[dict]              # collective, algorithm, ranks, size, measured_s, predicted_s, regime, error
+    rows: list[dict]  # collective, algorithm, ranks, size, measured_s, predicted_s, regime, error
     median_abs_error: float | None
     verdict: str
     tone: str
@@ -258,9 +322,18 @@ def validation_view(v) -> ValidationView:
         error = _number(_get(r, "error"))
         if error is None and measured and predicted is not None:
             error = (predicted - measured) / measured
-        rows.append({"collective": str(_get(r, "collective", "")), "algorithm": str(_get(r, "algorithm", "")),
-                     "ranks": _get(r, "ranks"), "size": int(_get(r, "size", 0)), "measured_s": measured,
-                     "predicted_s": predicted, "regime": str(_get(r, "regime", "")), "error": error})
+        rows.append(
+            {
+                "collective": str(_get(r, "collective", "")),
+                "algorithm": str(_get(r, "algorithm", "")),
+                "ranks": _get(r, "ranks"),
+                "size": int(_get(r, "size", 0)),
+                "measured_s": measured,
+                "predicted_s": predicted,
+                "regime": str(_get(r, "regime", "")),
+                "error": error,
+            }
+        )
     errors = [abs(r["error"]) for r in rows if r["error"] is not None]
     median = statistics.median(errors) if errors else None
     if median is None:
@@ -268,8 +341,14 @@ def validation_view(v) -> ValidationView:
     else:
         # the report's own bands (not a published threshold): within 10 % median the model can pick
         # algorithms and sizes; beyond 30 % it cannot be trusted for that
-        band = round(median, 9)   # 1.1e-3 vs 1e-3 is 10 %, not 10.000000000000009 %
+        band = round(median, 9)  # 1.1e-3 vs 1e-3 is 10 %, not 10.000000000000009 %
         verdict = "model agrees" if band <= 0.1 else ("model roughly agrees" if band <= 0.3 else "model disagrees")
         tone = {"model agrees": "good", "model roughly agrees": "ok"}.get(verdict, "bad")
-    return ValidationView([str(n) for n in _get(v, "networks", [])], [dict(s) for s in _get(v, "summary", [])],
-                          rows, median, verdict, tone)
+    return ValidationView(
+        [str(n) for n in _get(v, "networks", [])],
+        [dict(s) for s in _get(v, "summary", [])],
+        rows,
+        median,
+        verdict,
+        tone,
+    )

@@ -8,12 +8,17 @@ import torch.distributed as dist
 from collperf.collectives import COLLECTIVES, get_collective
 from collperf.errors import UsageError
 
-_OPS = {"sum": dist.ReduceOp.SUM, "prod": dist.ReduceOp.PRODUCT, "min": dist.ReduceOp.MIN,
-        "max": dist.ReduceOp.MAX, "avg": dist.ReduceOp.AVG}
+_OPS = {
+    "sum": dist.ReduceOp.SUM,
+    "prod": dist.ReduceOp.PRODUCT,
+    "min": dist.ReduceOp.MIN,
+    "max": dist.ReduceOp.MAX,
+    "avg": dist.ReduceOp.AVG,
+}
 
 
 def _all_gather(inp, out, op, root, group):
-    fn = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor   # the newer name first
+    fn = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor  # the newer name first
     fn(out, inp, group=group)
 
 
@@ -61,8 +66,12 @@ def _sendrecv(inp, out, op, root, group):
     if p == 1:
         out.copy_(inp)
         return
-    works = dist.batch_isend_irecv([dist.P2POp(dist.isend, inp, _global(group, (rank + 1) % p), group),
-                                    dist.P2POp(dist.irecv, out, _global(group, (rank - 1) % p), group)])
+    works = dist.batch_isend_irecv(
+        [
+            dist.P2POp(dist.isend, inp, _global(group, (rank + 1) % p), group),
+            dist.P2POp(dist.irecv, out, _global(group, (rank - 1) % p), group),
+        ]
+    )
     for w in works:
         w.wait()
 
@@ -90,8 +99,7 @@ _BUILTIN = {
 }
 
 
-def run_builtin(collective, inp: torch.Tensor, out: torch.Tensor, op: str = "sum", root: int = 0,
-                group=None) -> None:
+def run_builtin(collective, inp: torch.Tensor, out: torch.Tensor, op: str = "sum", root: int = 0, group=None) -> None:
     """One call of the backend's collective with nccl-tests' buffers (out-of-place unless out is inp), on
     `group` (None: the default group; root is a rank of the group)."""
     coll = get_collective(collective)

@@ -43,7 +43,7 @@ class Pipes:
         while True:
             try:
                 self.inbox.put(reader.recv())
-            except (EOFError, OSError, ValueError, pickle.UnpicklingError):   # the rank left (or was killed)
+            except (EOFError, OSError, ValueError, pickle.UnpicklingError):  # the rank left (or was killed)
                 return
 
     def get(self, timeout: float):
@@ -66,5 +66,5 @@ class FileChannel:
         path = os.path.join(self.directory, self.pending.pop(0))
         with open(path, "rb") as f:
             message = pickle.load(f)
-        os.remove(path)   # read once; the directory stays small however long the run
+        os.remove(path)  # read once; the directory stays small however long the run
         return message

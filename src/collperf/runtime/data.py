@@ -15,12 +15,26 @@ import torch
 from collperf.collectives import get_collective
 from collperf.errors import UsageError
 
-DTYPES = {"float32": torch.float32, "float": torch.float32, "float64": torch.float64, "double": torch.float64,
-          "float16": torch.float16, "half": torch.float16, "bfloat16": torch.bfloat16,
-          "int32": torch.int32, "int64": torch.int64}
+DTYPES = {
+    "float32": torch.float32,
+    "float": torch.float32,
+    "float64": torch.float64,
+    "double": torch.float64,
+    "float16": torch.float16,
+    "half": torch.float16,
+    "bfloat16": torch.bfloat16,
+    "int32": torch.int32,
+    "int64": torch.int64,
+}
 OPS = ("sum", "prod", "min", "max", "avg")
-NCCL_TESTS_TYPE = {torch.float32: "float", torch.float64: "double", torch.float16: "half",
-                   torch.bfloat16: "bfloat16", torch.int32: "int32", torch.int64: "int64"}
+NCCL_TESTS_TYPE = {
+    torch.float32: "float",
+    torch.float64: "double",
+    torch.float16: "half",
+    torch.bfloat16: "bfloat16",
+    torch.int32: "int32",
+    torch.int64: "int64",
+}
 
 
 def get_dtype(name: str) -> torch.dtype:
@@ -37,7 +51,7 @@ def values(rank, index: torch.Tensor, op: str) -> torch.Tensor:
         return (1 + (rank + index) % 2).double()
     if op in ("min", "max"):
         return ((rank * 13 + index * 3) % 17).double()
-    return ((rank * 67 + index * 13) % 251 + 1).double()   # no reduction: identify (rank, index)
+    return ((rank * 67 + index * 13) % 251 + 1).double()  # no reduction: identify (rank, index)
 
 
 # values(rank, index, op) repeats with this period both in rank and in index (31*5, 7*5 are 0 mod 5;
@@ -51,14 +65,14 @@ def reduced_table(p: int, op: str) -> torch.Tensor:
     """The float64 reduction over ranks 0..p-1 of values(rank, i, op), for i = 0..period-1."""
     period = _PERIOD[op]
     residues = torch.arange(period)
-    cycle = torch.stack([values(r, residues, op) for r in range(period)])   # [rank mod period, i mod period]
+    cycle = torch.stack([values(r, residues, op) for r in range(period)])  # [rank mod period, i mod period]
     q, s = divmod(p, period)
     head = cycle[:s]
     if op in ("sum", "avg"):
-        table = q * cycle.sum(0) + head.sum(0)       # integers < 2^53: exact in float64
+        table = q * cycle.sum(0) + head.sum(0)  # integers < 2^53: exact in float64
         return table / p if op == "avg" else table
     if op == "prod":
-        return cycle.prod(0) ** q * head.prod(0)      # powers of two: exact
+        return cycle.prod(0) ** q * head.prod(0)  # powers of two: exact
     pick = (lambda t: t.min(0).values) if op == "min" else (lambda t: t.max(0).values)
     return pick(cycle) if q else pick(head)
 
@@ -100,7 +114,7 @@ def expected_chunks(collective, rank: int, p: int, in_elements: int, dtype, op: 
     for block in wanted:
         source = sources[block]
         held = coll.input_blocks(rank if source is None else source, p, root)
-        m = in_elements // len(held)           # elements per block of an input
+        m = in_elements // len(held)  # elements per block of an input
         first = held.index(block) * m
         for start in range(first, first + m, CHUNK_ELEMENTS):
             index = torch.arange(start, min(start + CHUNK_ELEMENTS, first + m))
@@ -112,18 +126,21 @@ def expected_chunks(collective, rank: int, p: int, in_elements: int, dtype, op: 
 def expected_output(collective, rank: int, p: int, in_elements: int, dtype, op: str, root: int = 0):
     """What rank `rank`'s output must hold, whole (for tests and small buffers), or None where not checked."""
     pieces = [piece for _, piece in expected_chunks(collective, rank, p, in_elements, dtype, op, root)]
-    return torch.cat(pieces) if pieces else (None if not get_collective(collective).output_blocks(rank, p, root)
-                                             else torch.zeros(0, dtype=dtype))
+    return (
+        torch.cat(pieces)
+        if pieces
+        else (None if not get_collective(collective).output_blocks(rank, p, root) else torch.zeros(0, dtype=dtype))
+    )
 
 
 def check_output(out: torch.Tensor, collective, rank: int, p: int, in_elements: int, op: str, root: int = 0) -> int:
     """Mismatching elements of `out` (any device), compared chunk by chunk with the expected values."""
     wrong, covered = 0, 0
     for offset, want in expected_chunks(collective, rank, p, in_elements, out.dtype, op, root):
-        wrong += count_wrong(out[offset:offset + len(want)], want, op)
+        wrong += count_wrong(out[offset : offset + len(want)], want, op)
         covered = offset + len(want)
     if get_collective(collective).output_blocks(rank, p, root) and covered != out.numel():
-        wrong += abs(out.numel() - covered)   # a buffer of the wrong length: the missing or extra elements
+        wrong += abs(out.numel() - covered)  # a buffer of the wrong length: the missing or extra elements
     return wrong
 
 

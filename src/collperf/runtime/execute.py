@@ -28,7 +28,7 @@ from collperf.schedule.ir import COPY, Schedule, coalesce
 
 _REDUCE = {
     "sum": lambda acc, x: acc.add_(x),
-    "avg": lambda acc, x: acc.add_(x),      # divided by p at the end
+    "avg": lambda acc, x: acc.add_(x),  # divided by p at the end
     "prod": lambda acc, x: acc.mul_(x),
     "min": lambda acc, x: torch.minimum(acc, x, out=acc),
     "max": lambda acc, x: torch.maximum(acc, x, out=acc),
@@ -50,7 +50,7 @@ class BufferLayout:
         self.scratch_like = inp if inp.numel() else out
         self.coll = get_collective(s.collective)
         p, name = s.ranks, self.coll.name
-        n = self.coll.buffer_elements(in_elements, p)    # elements of the whole buffer
+        n = self.coll.buffer_elements(in_elements, p)  # elements of the whole buffer
         if name in ("allreduce", "broadcast", "reduce"):
             if name != "broadcast" or rank == s.root:
                 if out.data_ptr() != inp.data_ptr():
@@ -71,9 +71,9 @@ class BufferLayout:
         elif name == "alltoall":
             m = in_elements // p if p else 0
             for d in range(p):
-                self.views[rank * p + d] = inp[d * m:(d + 1) * m]
-                self.views[d * p + rank] = out[d * m:(d + 1) * m]
-            self.views[rank * p + rank].copy_(inp[rank * m:(rank + 1) * m])
+                self.views[rank * p + d] = inp[d * m : (d + 1) * m]
+                self.views[d * p + rank] = out[d * m : (d + 1) * m]
+            self.views[rank * p + rank].copy_(inp[rank * m : (rank + 1) * m])
             self.block = m
         elif name == "sendrecv":
             self.views[rank] = inp
@@ -161,8 +161,15 @@ def _slices(tensor: torch.Tensor, slice_elements: int) -> list[torch.Tensor]:
     return list(torch.split(tensor, slice_elements))
 
 
-def run_schedule(s: Schedule, inp: torch.Tensor, out: torch.Tensor, op: str = "sum",
-                 in_elements: int | None = None, slice_bytes: int = 1 << 20, group=None) -> None:
+def run_schedule(
+    s: Schedule,
+    inp: torch.Tensor,
+    out: torch.Tensor,
+    op: str = "sum",
+    in_elements: int | None = None,
+    slice_bytes: int = 1 << 20,
+    group=None,
+) -> None:
     """Execute schedule `s` on this rank: `inp` and `out` as the nccl-tests buffers of the collective."""
     rank = dist.get_rank(group) if group is not None else dist.get_rank()
     layout = BufferLayout(s, rank, inp, out, inp.numel() if in_elements is None else in_elements)
@@ -201,8 +208,9 @@ def run_schedule(s: Schedule, inp: torch.Tensor, out: torch.Tensor, op: str = "s
         # they all go to scratch (reductions) and so cannot touch what this step still sends or reduces
         early = None
         if gloo and index + 1 < len(steps) and _all_reduce_receives(steps[index + 1], rank):
-            next_ops, next_pending = _receives(steps[index + 1], rank, layout, set(), inp, slice_elements, peer,
-                                               group, (index + 1) % 2)
+            next_ops, next_pending = _receives(
+                steps[index + 1], rank, layout, set(), inp, slice_elements, peer, group, (index + 1) % 2
+            )
             early = ([_Posted(w) for w in _issue(next_ops, gloo)], next_pending)
         sends_done = False
         for t, views, buffer, in_place, first, last in pending:
@@ -217,8 +225,9 @@ def run_schedule(s: Schedule, inp: torch.Tensor, out: torch.Tensor, op: str = "s
                 if not in_place:
                     _scatter_back(buffer, views, lambda dst, src: dst.copy_(src))
             else:
-                _reduce_as_slices_arrive(buffer, views, [lambda i=i: works.wait(i) for i in range(first, last)],
-                                         slice_elements, reduce_fn)
+                _reduce_as_slices_arrive(
+                    buffer, views, [lambda i=i: works.wait(i) for i in range(first, last)], slice_elements, reduce_fn
+                )
         works.wait_all()
     layout.finish(out, op)
 
@@ -266,8 +275,9 @@ def _receives(step, rank, layout, sends, inp, slice_elements, peer, group, parit
             views = _message(layout, t.chunks)
             direct = t.op == COPY and not sends.intersection(t.chunks)
             target = _contiguous(views) if direct else None
-            buffer = target if target is not None else _scratch((parity, len(pending)), sum(v.numel() for v in views),
-                                                                inp)
+            buffer = (
+                target if target is not None else _scratch((parity, len(pending)), sum(v.numel() for v in views), inp)
+            )
             first = len(ops)
             for piece in _slices(buffer, slice_elements):
                 if piece.numel():
@@ -308,7 +318,7 @@ class _Once:
 def _scatter_back(buffer: torch.Tensor, views: list[torch.Tensor], apply) -> None:
     offset = 0
     for v in views:
-        apply(v, buffer[offset:offset + v.numel()])
+        apply(v, buffer[offset : offset + v.numel()])
         offset += v.numel()
 
 
@@ -323,7 +333,7 @@ def _reduce_as_slices_arrive(buffer, views, works, slice_elements, reduce_fn) ->
         for offset, v in targets:
             lo, hi = max(start, offset), min(end, offset + v.numel())
             if lo < hi:
-                reduce_fn(v[lo - offset:hi - offset], buffer[lo:hi])
+                reduce_fn(v[lo - offset : hi - offset], buffer[lo:hi])
         position = end
 
 

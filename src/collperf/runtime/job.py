@@ -29,35 +29,50 @@ class BenchJob:
     root: int
     check: int
     average: int
-    segments: int                       # 1 where --segments was not given
+    segments: int  # 1 where --segments was not given
     slice_bytes: int
     in_place: bool
     progress: bool
     size_list: tuple[int, ...] | None
     min_time_s: float
-    segments_given: bool                # --segments N fixes the segments -A auto would choose
-    sizes: tuple[int, ...]              # what the ranks measure (lab/bench.py: the distinct buffers)
-    step: str                           # '2(factor)' or '1048576(bytes)', as nccl-tests -J reports it
+    segments_given: bool  # --segments N fixes the segments -A auto would choose
+    sizes: tuple[int, ...]  # what the ranks measure (lab/bench.py: the distinct buffers)
+    step: str  # '2(factor)' or '1048576(bytes)', as nccl-tests -J reports it
     # what the run decides (lab/bench.py)
-    two_level: tuple[int, int] | None = None    # (nodes, ranks per node): -A hierarchical and auto
-    auto_ranks_per_host: int | None = None       # set when the sweep has -A auto: its calibration's host size
-    auto_network: str | None = None              # what the launcher's choices were made on (None: the ranks choose)
-    auto: tuple[dict, ...] | None = None         # AutoChoice JSON per size, or None: the ranks choose
+    two_level: tuple[int, int] | None = None  # (nodes, ranks per node): -A hierarchical and auto
+    auto_ranks_per_host: int | None = None  # set when the sweep has -A auto: its calibration's host size
+    auto_network: str | None = None  # what the launcher's choices were made on (None: the ranks choose)
+    auto: tuple[dict, ...] | None = None  # AutoChoice JSON per size, or None: the ranks choose
     # prebuilt schedules keyed (algorithm, size) for what the registry cannot build from p alone (Blink's
     # packed trees and patterns); not in the JSON
     schedules: dict | None = field(default=None, repr=False)
 
     @classmethod
     def of(cls, sweep: SweepSpec) -> BenchJob:
-        return cls(collective=sweep.collective, algorithms=tuple(sweep.algorithms), min_bytes=sweep.min_size_bytes,
-                   max_bytes=sweep.max_size_bytes, factor=sweep.factor, step_bytes=sweep.step_size_bytes,
-                   iters=sweep.iters, warmup=sweep.warmup, dtype=sweep.dtype, op=sweep.op, root=sweep.root,
-                   check=sweep.check, average=sweep.average, segments=sweep.segments or 1,
-                   slice_bytes=sweep.slice_size_bytes, in_place=sweep.in_place, progress=sweep.progress,
-                   size_list=None if sweep.size_list is None else tuple(sweep.size_list),
-                   min_time_s=sweep.min_time_s, segments_given=sweep.segments is not None,
-                   sizes=tuple(sweep.sizes()),
-                   step=f"{sweep.factor}(factor)" if sweep.factor > 1 else f"{sweep.step_size_bytes}(bytes)")
+        return cls(
+            collective=sweep.collective,
+            algorithms=tuple(sweep.algorithms),
+            min_bytes=sweep.min_size_bytes,
+            max_bytes=sweep.max_size_bytes,
+            factor=sweep.factor,
+            step_bytes=sweep.step_size_bytes,
+            iters=sweep.iters,
+            warmup=sweep.warmup,
+            dtype=sweep.dtype,
+            op=sweep.op,
+            root=sweep.root,
+            check=sweep.check,
+            average=sweep.average,
+            segments=sweep.segments or 1,
+            slice_bytes=sweep.slice_size_bytes,
+            in_place=sweep.in_place,
+            progress=sweep.progress,
+            size_list=None if sweep.size_list is None else tuple(sweep.size_list),
+            min_time_s=sweep.min_time_s,
+            segments_given=sweep.segments is not None,
+            sizes=tuple(sweep.sizes()),
+            step=f"{sweep.factor}(factor)" if sweep.factor > 1 else f"{sweep.step_size_bytes}(bytes)",
+        )
 
     @property
     def has_auto(self) -> bool:

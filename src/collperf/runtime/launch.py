@@ -84,8 +84,10 @@ def torchrun_int(name: str, default: int | None = None, low: int = 0) -> int:
     except ValueError:
         value = None
     if value is None or value < low:
-        raise UsageError(f"environment variable {name}={text!r}: expected a whole number >= {low} (torchrun sets "
-                         f"it; unset RANK, WORLD_SIZE and TORCHELASTIC_RUN_ID to run local ranks with --ranks)")
+        raise UsageError(
+            f"environment variable {name}={text!r}: expected a whole number >= {low} (torchrun sets "
+            f"it; unset RANK, WORLD_SIZE and TORCHELASTIC_RUN_ID to run local ranks with --ranks)"
+        )
     return value
 
 
@@ -93,6 +95,7 @@ def device():
     """The device this rank computes on: its GPU under NCCL, else the CPU."""
     import torch
     import torch.distributed as dist
+
     if dist.is_initialized() and dist.get_backend() == "nccl":
         return torch.device("cuda", torch.cuda.current_device())
     return torch.device("cpu")
@@ -102,6 +105,7 @@ def sync(dev) -> None:
     """Wait for the device's queued work (a GPU's kernels run asynchronously), so that a clock read after it
     times the work; nothing to wait for on the CPU."""
     import torch
+
     if dev.type == "cuda":
         torch.cuda.synchronize(dev)
 
@@ -109,10 +113,10 @@ def sync(dev) -> None:
 # --- what a running job tells the launcher --------------------------------------------------------------
 
 HEARTBEAT_S = 1.0
-STARTUP_S = 120.0          # importing torch and meeting the other ranks, before the run's own timeout starts
-_CHANNEL = None            # (rank, channel) in a rank spawned by run_local / run_testbed
-_LOCAL_HANDLER = None      # under torchrun: on_message(rank, kind, payload), called in this process
-_STEP = [0, "", 0, None]   # this rank's progress: steps done, what it is doing, iterations, expected s each
+STARTUP_S = 120.0  # importing torch and meeting the other ranks, before the run's own timeout starts
+_CHANNEL = None  # (rank, channel) in a rank spawned by run_local / run_testbed
+_LOCAL_HANDLER = None  # under torchrun: on_message(rank, kind, payload), called in this process
+_STEP = [0, "", 0, None]  # this rank's progress: steps done, what it is doing, iterations, expected s each
 
 
 def report(kind: str, payload=None) -> None:
@@ -140,12 +144,13 @@ def tick() -> None:
 def _heartbeat() -> None:
     """A thread that says 'alive, at step N' every HEARTBEAT_S: a rank stopped by a signal goes silent
     (all its threads stop), while one that waits for a peer inside a collective keeps beating."""
+
     def beat():
         while True:
             time.sleep(HEARTBEAT_S)
             try:
                 report("beat", tuple(_STEP))
-            except (OSError, ValueError):   # the channel is closed: the rank is leaving
+            except (OSError, ValueError):  # the channel is closed: the rank is leaving
                 return
 
     threading.Thread(target=beat, name="collperf-heartbeat", daemon=True).start()
@@ -157,9 +162,10 @@ def run_torchrun(job: Job, timeout_s: float, on_message=None):
     global _LOCAL_HANDLER
     import torch
     import torch.distributed as dist
+
     if on_message is not None:
         rank = torchrun_int("RANK")
-        _LOCAL_HANDLER = lambda kind, payload: on_message(rank, kind, payload)   # noqa: E731
+        _LOCAL_HANDLER = lambda kind, payload: on_message(rank, kind, payload)  # noqa: E731
     backend = "nccl" if torch.cuda.is_available() else "gloo"
     if backend == "nccl":
         torch.cuda.set_device(torchrun_int("LOCAL_RANK", 0))
@@ -177,7 +183,8 @@ def _die_with_parent(parent_pid: int) -> None:
     to init, so check that the parent is still the launcher and leave at once if not."""
     try:
         import ctypes
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)   # 1 = PR_SET_PDEATHSIG
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
     if os.getppid() != parent_pid:
@@ -187,11 +194,11 @@ def _die_with_parent(parent_pid: int) -> None:
 def worker_main(rank: int, world: int, store_path: str, job: Job, results, timeout_s: float, parent_pid: int) -> None:
     global _CHANNEL
     _die_with_parent(parent_pid)
-    os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")   # a testbed host sets eth0
+    os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")  # a testbed host sets eth0
     os.environ["OMP_NUM_THREADS"] = "1"
-    signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent handles Ctrl-C and kills us
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})   # blocked by the launcher while it spawned us
-    if not hasattr(results, "put"):   # the write end of this rank's pipe to a local launcher
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and kills us
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked by the launcher while it spawned us
+    if not hasattr(results, "put"):  # the write end of this rank's pipe to a local launcher
         results = PipeReporter(results)
     _CHANNEL = (rank, results)
     report("started", os.getpid())
@@ -199,19 +206,19 @@ def worker_main(rank: int, world: int, store_path: str, job: Job, results, timeo
     try:
         import torch
         import torch.distributed as dist
+
         torch.set_num_threads(1)
         report("imported")
         store = dist.FileStore(store_path, world)
-        dist.init_process_group("gloo", store=store, rank=rank, world_size=world,
-                                timeout=timedelta(seconds=timeout_s))
+        dist.init_process_group("gloo", store=store, rank=rank, world_size=world, timeout=timedelta(seconds=timeout_s))
         results.put((rank, "ready", None))
         result = job.call()
         results.put((rank, "ok", result if rank == 0 else None))
         dist.destroy_process_group()
-    except BaseException:   # report every failure to the parent, then exit non-zero
+    except BaseException:  # report every failure to the parent, then exit non-zero
         results.put((rank, "error", traceback.format_exc(limit=6)))
         results.close()
-        results.join_thread()   # flush the report before leaving
+        results.join_thread()  # flush the report before leaving
         os._exit(1)
 
 
@@ -230,13 +237,16 @@ def run_local(job: Job, ranks: int, timeout_s: float = 300.0, startup_s: float =
         try:
             with _children_ignore_sigint():
                 for rank in range(ranks):
-                    reader, writer = ctx.Pipe(duplex=False)   # one per rank: a stopped rank blocks no other
+                    reader, writer = ctx.Pipe(duplex=False)  # one per rank: a stopped rank blocks no other
                     readers.append(reader)
-                    proc = ctx.Process(target=worker_main, name=f"collperf-rank{rank}", daemon=True,
-                                       args=(rank, ranks, os.path.join(tmp, "store"), job, writer, timeout_s,
-                                             os.getpid()))
+                    proc = ctx.Process(
+                        target=worker_main,
+                        name=f"collperf-rank{rank}",
+                        daemon=True,
+                        args=(rank, ranks, os.path.join(tmp, "store"), job, writer, timeout_s, os.getpid()),
+                    )
                     proc.start()
-                    writer.close()   # the rank holds the only write end: its death is an end of file here
+                    writer.close()  # the rank holds the only write end: its death is an end of file here
                     procs.append(proc)
             return _supervise(procs, Pipes(readers), timeout_s, startup_s, on_message)
         finally:
@@ -265,7 +275,7 @@ class _children_ignore_sigint:
 
     def __exit__(self, *exc):
         if self.old is not None:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})   # a pending Ctrl-C is recorded here
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # a pending Ctrl-C is recorded here
             signal.signal(signal.SIGINT, self.old)
             if self.interrupted and exc[0] is None:
                 raise KeyboardInterrupt
@@ -279,7 +289,7 @@ def _supervise(procs, results, timeout_s: float, startup_s: float = STARTUP_S, o
     first_failure = None
     while len(done) < len(procs):
         try:
-            for _ in range(10 * len(procs) + 100):   # drain what has arrived before looking at the clock
+            for _ in range(10 * len(procs) + 100):  # drain what has arrived before looking at the clock
                 rank, status, payload = results.get(timeout=0.05)
                 state.heard(rank, status, payload)
                 if status == "ready" and len(state.ready()) == len(procs):
@@ -299,9 +309,9 @@ def _supervise(procs, results, timeout_s: float, startup_s: float = STARTUP_S, o
             raise RunStalled(*stalled)
         if (errors or dead) and first_failure is None:
             first_failure = now
-        if first_failure is not None and now - first_failure > 1.0:   # let the others report too
+        if first_failure is not None and now - first_failure > 1.0:  # let the others report too
             stalled = state.stall_message(errors, dead, timeout_s, startup_s)
-            if stalled:   # the others timed out waiting for a stopped or silent rank
+            if stalled:  # the others timed out waiting for a stopped or silent rank
                 raise RunTimeout(stalled)
             failure = RunError(_failure_message(errors, dead, len(procs)))
             # the ranks killed by a signal (not those that left because a peer went away): a caller names their hosts
@@ -322,7 +332,7 @@ def _failure_message(errors: dict, dead: dict, world: int) -> str:
     killed = {r: code for r, code in dead.items() if code is not None and code < 0}
     if killed:
         rank, code = min(killed.items())
-        return (f"rank {rank} of {world} died ({signal_name(code)}); the run was stopped and all ranks killed")
+        return f"rank {rank} of {world} died ({signal_name(code)}); the run was stopped and all ranks killed"
     # a rank that raised for a reason of its own, rather than because a peer went away
     own = {r: e for r, e in errors.items() if "Connection reset" not in e and "Connection closed" not in e}
     rank, text = min((own or errors).items()) if (own or errors) else (min(dead), f"exit status {dead[min(dead)]}")
@@ -335,7 +345,7 @@ class _Subprocess:
 
     def __init__(self, popen: subprocess.Popen):
         self.popen = popen
-        self.pid = popen.pid   # `ip netns exec` execs the rank: the same process
+        self.pid = popen.pid  # `ip netns exec` execs the rank: the same process
 
     @property
     def exitcode(self):
@@ -361,14 +371,32 @@ def run_testbed(job: Job, testbed, timeout_s: float = 300.0, on_message=None):
         with open(os.path.join(tmp, "job.pkl"), "wb") as f:
             pickle.dump((job, testbed.ranks, timeout_s, os.getpid()), f)
         # a switch testbed's host has its eth0; a topology testbed's its own address on id0
-        env = {**os.environ, "GLOO_SOCKET_IFNAME": getattr(testbed, "ifname", "eth0"), "OMP_NUM_THREADS": "1",
-               "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        env = {
+            **os.environ,
+            "GLOO_SOCKET_IFNAME": getattr(testbed, "ifname", "eth0"),
+            "OMP_NUM_THREADS": "1",
+            "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),
+        }
         try:
             for rank in range(testbed.ranks):
-                cmd = ["ip", "netns", "exec", testbed.host(testbed.host_of(rank)), sys.executable, "-m",
-                       "collperf.runtime.worker", tmp, str(rank)]
-                procs.append(_Subprocess(subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL,
-                                                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)))
+                cmd = [
+                    "ip",
+                    "netns",
+                    "exec",
+                    testbed.host(testbed.host_of(rank)),
+                    sys.executable,
+                    "-m",
+                    "collperf.runtime.worker",
+                    tmp,
+                    str(rank),
+                ]
+                procs.append(
+                    _Subprocess(
+                        subprocess.Popen(
+                            cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+                        )
+                    )
+                )
             return _supervise(procs, FileChannel(tmp), timeout_s, on_message=on_message)
         finally:
             _kill_all(procs)

@@ -24,6 +24,7 @@ from collperf.model.trees import ceil_log2
 from collperf.runtime import data, launch
 from collperf.runtime.auto.run import auto_here
 from collperf.runtime.builtin import run_builtin
+
 # the quick calibration lives in runtime/auto/calibration.py; its job name stays collperf.runtime.measure:calibrate
 from collperf.runtime.auto.calibration import calibrate, pingpong  # noqa: F401
 from collperf.runtime.execute import run_schedule
@@ -32,18 +33,19 @@ from collperf.runtime.launch import device, sync
 from collperf.runtime.pace import Pace
 from collperf.runtime.rounds import run_rounds, timed_round
 
+
 def _buffers(coll, rank, p, in_elems, out_elems, dtype, op, root, in_place, dev):
     """(input, output) tensors on this rank, with the input data in place. In place (nccl-tests), the
     smaller buffer is block `rank` of the larger one (allgather: sendbuff = recvbuff + rank x count)."""
     if not in_place or in_elems == out_elems:
         inp = torch.empty(in_elems, dtype=dtype, device=dev)
         out = inp if in_place else torch.empty(out_elems, dtype=dtype, device=dev)
-    elif out_elems > in_elems:   # allgather, gather: the input is the rank's block of the output
+    elif out_elems > in_elems:  # allgather, gather: the input is the rank's block of the output
         out = torch.empty(out_elems, dtype=dtype, device=dev)
-        inp = out[rank * in_elems:(rank + 1) * in_elems]
-    else:   # reducescatter, scatter: the output is the rank's block of the input buffer
+        inp = out[rank * in_elems : (rank + 1) * in_elems]
+    else:  # reducescatter, scatter: the output is the rank's block of the input buffer
         inp = torch.empty(in_elems, dtype=dtype, device=dev)
-        out = inp[rank * out_elems:(rank + 1) * out_elems]
+        out = inp[rank * out_elems : (rank + 1) * out_elems]
     _reset(coll, rank, op, inp, out)
     return inp, out
 
@@ -60,25 +62,35 @@ class _Runner:
     """One (collective, algorithm) on this process group: a callable op(inp, out). `auto` is auto's choice
     at this size (model/auto/select.py choices_for): the algorithm and segments it runs."""
 
-    def __init__(self, coll, algorithm, p, op, root, segments, slice_bytes, in_elems, schedule=None, auto=None,
-                 two_level=None):
+    def __init__(
+        self, coll, algorithm, p, op, root, segments, slice_bytes, in_elems, schedule=None, auto=None, two_level=None
+    ):
         self.collective, self.op, self.root = coll, op, root
         if is_chooser(algorithm):
             algorithm, segments = auto["algorithm"], auto.get("segments") or segments
         if is_runtime_only(algorithm):
             self.call = lambda inp, out: run_builtin(coll, inp, out, op, root)
         else:
-            if is_two_level(algorithm):   # two_level: [nodes, ranks per node] (lab/bench.py two_level_shape)
+            if is_two_level(algorithm):  # two_level: [nodes, ranks per node] (lab/bench.py two_level_shape)
                 schedule = build_two_level(coll.name, *two_level, segments=segments)
             # a prebuilt schedule (Blink's packed trees, patterns: built on a topology by the launcher)
             schedule = schedule or build(coll.name, algorithm, p, root=root, segments=segments)
             self.call = lambda inp, out: run_schedule(schedule, inp, out, op, in_elems, slice_bytes)
 
 
-
-
-def check(collective, algorithm, count, dtype_name="float32", op="sum", root=0, segments=1, slice_bytes=1 << 20,
-          in_place=False, schedule=None, two_level=None) -> int:
+def check(
+    collective,
+    algorithm,
+    count,
+    dtype_name="float32",
+    op="sum",
+    root=0,
+    segments=1,
+    slice_bytes=1 << 20,
+    in_place=False,
+    schedule=None,
+    two_level=None,
+) -> int:
     """#wrong of one run: mismatching elements summed over all ranks. `schedule`: a prebuilt one (Blink's);
     two_level: [nodes, ranks per node] for algorithm "hierarchical"."""
     rank, p, dev = dist.get_rank(), dist.get_world_size(), device()
@@ -150,9 +162,15 @@ def _devices(dev) -> list[dict]:
     """Every rank's host, pid and device (nccl-tests prints one '#  Rank N Group 0 Pid P on HOST device D
     [bus] NAME' line each), gathered on every rank."""
     import socket
+
     name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu"
-    mine = {"rank": dist.get_rank(), "host": socket.gethostname(), "pid": os.getpid(),
-            "device": dev.index or 0, "name": name}
+    mine = {
+        "rank": dist.get_rank(),
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+        "device": dev.index or 0,
+        "name": name,
+    }
     everyone = [None] * dist.get_world_size()
     dist.all_gather_object(everyone, mine)
     return everyone
@@ -161,6 +179,7 @@ def _devices(dev) -> list[dict]:
 def _peak_rss_bytes(dev) -> list[int]:
     """Every rank's peak resident memory so far (getrusage ru_maxrss: KiB on Linux), gathered."""
     import resource
+
     mine = torch.tensor([resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024], dtype=torch.int64, device=dev)
     everyone = [torch.zeros_like(mine) for _ in range(dist.get_world_size())]
     dist.all_gather(everyone, mine)
@@ -184,9 +203,19 @@ def bench(job: BenchJob) -> dict:
     for algorithm in job.algorithms:
         for size_bytes in job.sizes:
             count, size, in_elems, out_elems = coll.counts(size_bytes, p, dtype.itemsize)
-            runner = _Runner(coll, algorithm, p, op_used, root, job.segments, job.slice_bytes, in_elems,
-                             (job.schedules or {}).get((algorithm, size_bytes)), choices.get(size_bytes),
-                             job.two_level)
+            runner = _Runner(
+                coll,
+                algorithm,
+                p,
+                op_used,
+                root,
+                job.segments,
+                job.slice_bytes,
+                in_elems,
+                (job.schedules or {}).get((algorithm, size_bytes)),
+                choices.get(size_bytes),
+                job.two_level,
+            )
             timings = {}
             for placement in ("out_of_place", "in_place"):
                 if placement == "in_place" and not (coll.in_place and job.in_place):
@@ -196,12 +225,34 @@ def bench(job: BenchJob) -> dict:
 
                 def phase(name, step=step, what=what, size_bytes=size_bytes):
                     launch.progress(step, f"{what}: {name}", pace.expected_s(size_bytes, name))
-                timings[placement] = _measure(runner, coll, rank, p, in_elems, out_elems, dtype, op_used, root,
-                                              placement == "in_place", size, job, dev, phase)
+
+                timings[placement] = _measure(
+                    runner,
+                    coll,
+                    rank,
+                    p,
+                    in_elems,
+                    out_elems,
+                    dtype,
+                    op_used,
+                    root,
+                    placement == "in_place",
+                    size,
+                    job,
+                    dev,
+                    phase,
+                )
                 pace.measured(size_bytes, timings[placement].time_us * 1e-6)
-            row = Row(algorithm=algorithm, size=size, count=count, type=data.NCCL_TESTS_TYPE[dtype],
-                      redop=op if coll.reduces else "none", root=root if coll.rooted else -1,
-                      auto=choices[size_bytes] if is_chooser(algorithm) else None, **timings)
+            row = Row(
+                algorithm=algorithm,
+                size=size,
+                count=count,
+                type=data.NCCL_TESTS_TYPE[dtype],
+                redop=op if coll.reduces else "none",
+                root=root if coll.rooted else -1,
+                auto=choices[size_bytes] if is_chooser(algorithm) else None,
+                **timings,
+            )
             rows.append(row)
             if rank == 0:
                 launch.report("row", row)
@@ -213,17 +264,18 @@ def _measure(runner, coll, rank, p, in_elems, out_elems, dtype, op, root, in_pla
     `phase(name)` reports each phase (buffers, warm-up, timed loop, check) to the launcher's watchdog."""
     phase("buffers")
     inp, out = _buffers(coll, rank, p, in_elems, out_elems, dtype, op, root, in_place, dev)
-    mean, fastest, median = _combine(_time(runner, inp, out, job.iters, job.warmup, dev, phase),
-                                     job.average, dev)
+    mean, fastest, median = _combine(_time(runner, inp, out, job.iters, job.warmup, dev, phase), job.average, dev)
     if job.check:
         phase("check")
     wrong = _check_on(runner, inp, out, in_elems, job.check, dev) if job.check else None
     algbw, busbw = coll.bandwidths_GBps(size, p, mean) if mean > 0 else (0.0, 0.0)
-    return Timing(time_us=mean * 1e6, min_us=fastest * 1e6, p50_us=median * 1e6, algbw_GBps=algbw, busbw_GBps=busbw,
-                  wrong=wrong)
+    return Timing(
+        time_us=mean * 1e6, min_us=fastest * 1e6, p50_us=median * 1e6, algbw_GBps=algbw, busbw_GBps=busbw, wrong=wrong
+    )
 
 
 # --- the measured lower bound -------------------------------------------------------
+
 
 def chain(elements: int, chain_ranks: list[int], iters: int = 3) -> float:
     """Time for `elements` floats to be forwarded along chain_ranks (receive, then send on), from the
@@ -269,10 +321,15 @@ def measured_bound(size_bytes: int, p: int, chain_ranks: list[int]) -> dict:
     n = size_bytes // 4
     hops = max(1, ceil_log2(p))
     per_hop = int(2 * n * (p - 1) / p / hops)
-    forward = chain(per_hop, chain_ranks[:hops + 1])
+    forward = chain(per_hop, chain_ranks[: hops + 1])
     compute = reduce_time(int(n * (p - 1) / p))
-    return {"forward_s": forward, "compute_s": compute, "bound_s": forward + compute, "items_per_hop": per_hop,
-            "hops": hops}
+    return {
+        "forward_s": forward,
+        "compute_s": compute,
+        "bound_s": forward + compute,
+        "items_per_hop": per_hop,
+        "hops": hops,
+    }
 
 
 def head_to_head(job: BenchJob) -> dict:
@@ -296,19 +353,30 @@ def head_to_head(job: BenchJob) -> dict:
     table = {label: [] for label in labels}
     for size_bytes in job.sizes:
         count, size, in_elems, out_elems = coll.counts(size_bytes, p, dtype.itemsize)
-        runners = {label: _Runner(coll, a, p, op_used, root, job.segments, job.slice_bytes, in_elems,
-                                  auto=choices.get(size_bytes)) for label, a in labels.items()}
-        buffers = {label: _buffers(coll, rank, p, in_elems, out_elems, dtype, op_used, root, False, dev)
-                   for label in runners}
+        runners = {
+            label: _Runner(
+                coll, a, p, op_used, root, job.segments, job.slice_bytes, in_elems, auto=choices.get(size_bytes)
+            )
+            for label, a in labels.items()
+        }
+        buffers = {
+            label: _buffers(coll, rank, p, in_elems, out_elems, dtype, op_used, root, False, dev) for label in runners
+        }
         samples = _rounds(runners, buffers, job, dev)
-        times = {label: _combine(s, 1, dev) for label, s in samples.items()}   # per round, the mean over ranks
+        times = {label: _combine(s, 1, dev) for label, s in samples.items()}  # per round, the mean over ranks
         last = times[list(labels)[-1]]
         for label, runner in runners.items():
             t = statistics.median(times[label])
             wrong = _check_on(runner, *buffers[label], in_elems, 1, dev)
             algbw, busbw = coll.bandwidths_GBps(size, p, t) if t > 0 else (0.0, 0.0)
-            row = {"size": size, "p50_us": t * 1e6, "busbw": busbw, "wrong": wrong, "rounds": len(times[label]),
-                   "vs_last": paired_ratio(last, times[label]).to_json()}
+            row = {
+                "size": size,
+                "p50_us": t * 1e6,
+                "busbw": busbw,
+                "wrong": wrong,
+                "rounds": len(times[label]),
+                "vs_last": paired_ratio(last, times[label]).to_json(),
+            }
             if is_chooser(labels[label]):
                 row["auto"] = choices[size_bytes]
             table[label].append(row)
@@ -330,9 +398,16 @@ def _rounds(runners: dict, buffers: dict, job: BenchJob, dev) -> dict[str, list[
     the slowest over the ranks, sets how many rounds fill job.min_time_s, the same count on every rank."""
     names = list(runners)
     calls = {a: (lambda a=a: runners[a].call(*buffers[a])) for a in names}
-    step = (lambda i: timed_round(names, i, calls, dist.barrier, time.perf_counter, lambda: sync(dev)))
-    return run_rounds(names, step, job.warmup, job.iters, job.min_time_s,
-                      lambda round_s: _slowest_over_ranks(round_s, dev), launch.tick)
+    step = lambda i: timed_round(names, i, calls, dist.barrier, time.perf_counter, lambda: sync(dev))
+    return run_rounds(
+        names,
+        step,
+        job.warmup,
+        job.iters,
+        job.min_time_s,
+        lambda round_s: _slowest_over_ranks(round_s, dev),
+        launch.tick,
+    )
 
 
 def _slowest_over_ranks(round_s: float, dev) -> float:

@@ -32,14 +32,22 @@ from collperf.runtime.execute import run_schedule
 from collperf.runtime.auto.calibration import add_rate_Bps, link
 from collperf.runtime.auto.confirm import confirm_choices
 
-DEFAULT_SLICE_BYTES = 0      # execute.py slices_for: per message, from the per-message cost
+DEFAULT_SLICE_BYTES = 0  # execute.py slices_for: per message, from the per-message cost
 _OPS = (("sum", "SUM"), ("prod", "PRODUCT"), ("min", "MIN"), ("max", "MAX"), ("avg", "AVG"))
 # the schedule each function runs (collectives.py names)
-_COLLECTIVE = {"all_reduce": "allreduce", "broadcast": "broadcast", "reduce": "reduce", "all_gather": "allgather",
-               "all_gather_into_tensor": "allgather", "reduce_scatter": "reducescatter",
-               "reduce_scatter_tensor": "reducescatter", "all_to_all": "alltoall", "all_to_all_single": "alltoall"}
-_NETWORKS: dict = {}     # group key -> Network (given or calibrated)
-_CHOICES: dict = {}      # (group key, collective, bytes) -> (algorithm, segments)
+_COLLECTIVE = {
+    "all_reduce": "allreduce",
+    "broadcast": "broadcast",
+    "reduce": "reduce",
+    "all_gather": "allgather",
+    "all_gather_into_tensor": "allgather",
+    "reduce_scatter": "reducescatter",
+    "reduce_scatter_tensor": "reducescatter",
+    "all_to_all": "alltoall",
+    "all_to_all_single": "alltoall",
+}
+_NETWORKS: dict = {}  # group key -> Network (given or calibrated)
+_CHOICES: dict = {}  # (group key, collective, bytes) -> (algorithm, segments)
 
 
 def _op_name(op) -> str:
@@ -66,15 +74,19 @@ def _group_rank(group, global_rank: int) -> int:
     """src/dst are global ranks, as in torch.distributed: their rank in `group`, or a UsageError."""
     if group is None or group is dist.group.WORLD:
         if not 0 <= global_rank < dist.get_world_size():
-            raise UsageError(f"rank {global_rank} is not in the world of {dist.get_world_size()} ranks: give a "
-                             f"global rank 0..{dist.get_world_size() - 1}")
+            raise UsageError(
+                f"rank {global_rank} is not in the world of {dist.get_world_size()} ranks: give a "
+                f"global rank 0..{dist.get_world_size() - 1}"
+            )
         return global_rank
     try:
         return dist.get_group_rank(group, global_rank)
     except (ValueError, RuntimeError):
         members = [dist.get_global_rank(group, r) for r in range(_size(group))]
-        raise UsageError(f"rank {global_rank} is not in the group (global ranks {members}): src/dst are global "
-                         "ranks, as in torch.distributed") from None
+        raise UsageError(
+            f"rank {global_rank} is not in the group (global ranks {members}): src/dst are global "
+            "ranks, as in torch.distributed"
+        ) from None
 
 
 def set_network(network, group=None) -> None:
@@ -114,8 +126,9 @@ def calibrate(group=None, device=None, big_bytes: int = 1 << 20):
     # what a step of our executor costs on the group (gloo's per-message work included), and never less than
     # the ping-pong's slowest link: the segments of pipelined schedules follow what runs
     step = exchange_link([FIT_MIN_BYTES, FIT_MAX_BYTES], p, group=group, dev=dev)
-    return Network.of(Link(max(alpha, step.latency_s), min(bandwidth, step.bandwidth_Bps), gamma,
-                           name="quick calibration"), p)
+    return Network.of(
+        Link(max(alpha, step.latency_s), min(bandwidth, step.bandwidth_Bps), gamma, name="quick calibration"), p
+    )
 
 
 def choose(collective: str, size_bytes: int, group=None, device=None, root: int = 0) -> tuple[str, int | None]:
@@ -131,8 +144,7 @@ def choose(collective: str, size_bytes: int, group=None, device=None, root: int 
         # one fit per group and collective, over the sizes the fit covers (sizes differ from call to call)
         fit = builtin_fit(collective, [FIT_MIN_BYTES, FIT_MAX_BYTES], _size(group), root, group=group, dev=dev)
         c = auto_choices(collective, network, [size_bytes], root=root, builtin=fit)[0]
-        _CHOICES[key] = confirm_choices([c], collective, root, group, DEFAULT_SLICE_BYTES, _shape(network),
-                                        dev=dev)[0]
+        _CHOICES[key] = confirm_choices([c], collective, root, group, DEFAULT_SLICE_BYTES, _shape(network), dev=dev)[0]
     return _CHOICES[key].algorithm, _CHOICES[key].segments
 
 
@@ -160,22 +172,35 @@ def _two_level(collective: str, group, root: int) -> tuple[int, int]:
     network = _NETWORKS.get(_key(group))
     c = network.cluster if network is not None else None
     if c is None:
-        raise UsageError("algorithm='hierarchical' needs the group's nodes: call collperf.runtime.set_network("
-                         "Network.of(Cluster(nodes, ranks_per_node, intra, inter), p), group) first")
+        raise UsageError(
+            "algorithm='hierarchical' needs the group's nodes: call collperf.runtime.set_network("
+            "Network.of(Cluster(nodes, ranks_per_node, intra, inter), p), group) first"
+        )
     if not roots_at_zero(collective, root):
-        raise UsageError(f"algorithm='hierarchical' roots {collective} at group rank 0, not {root}: use another "
-                         "algorithm or root 0")
+        raise UsageError(
+            f"algorithm='hierarchical' roots {collective} at group rank 0, not {root}: use another algorithm or root 0"
+        )
     return (c.nodes, c.ranks_per_node)
 
 
-def _run(collective: str, algorithm: str, inp: torch.Tensor, out: torch.Tensor, op: str, group, root: int = 0,
-         segments: int = 1, slice_bytes: int | None = None) -> None:
+def _run(
+    collective: str,
+    algorithm: str,
+    inp: torch.Tensor,
+    out: torch.Tensor,
+    op: str,
+    group,
+    root: int = 0,
+    segments: int = 1,
+    slice_bytes: int | None = None,
+) -> None:
     p = _size(group)
     if is_chooser(algorithm):
-        algorithm, chosen = choose(collective, max(inp.numel(), out.numel()) * inp.element_size(), group,
-                                   inp.device, root)
+        algorithm, chosen = choose(
+            collective, max(inp.numel(), out.numel()) * inp.element_size(), group, inp.device, root
+        )
         segments = chosen or segments
-        if is_runtime_only(algorithm):   # auto chose the backend's own
+        if is_runtime_only(algorithm):  # auto chose the backend's own
             return run_builtin(collective, inp, out, op, root, group)
     shape = _two_level(collective, group, root) if is_two_level(algorithm) else None
     s = _schedule(collective, algorithm, p, root, segments, shape)
@@ -200,8 +225,14 @@ def _check(name: str, async_op: bool, *tensors) -> None:
             raise UsageError(f"{name}: expected tensors, got {type(t).__name__}")
 
 
-def all_reduce(tensor: torch.Tensor, op="sum", group=None, algorithm: str = "auto", async_op: bool = False,
-               slice_bytes: int | None = None) -> None:
+def all_reduce(
+    tensor: torch.Tensor,
+    op="sum",
+    group=None,
+    algorithm: str = "auto",
+    async_op: bool = False,
+    slice_bytes: int | None = None,
+) -> None:
     """dist.all_reduce: `tensor` becomes the reduction over the group's ranks, in place."""
     _check("all_reduce", async_op, tensor)
     name = _op_name(op)
@@ -214,8 +245,14 @@ def all_reduce(tensor: torch.Tensor, op="sum", group=None, algorithm: str = "aut
     _back(tensor, flat)
 
 
-def broadcast(tensor: torch.Tensor, src: int, group=None, algorithm: str = "auto", async_op: bool = False,
-              slice_bytes: int | None = None) -> None:
+def broadcast(
+    tensor: torch.Tensor,
+    src: int,
+    group=None,
+    algorithm: str = "auto",
+    async_op: bool = False,
+    slice_bytes: int | None = None,
+) -> None:
     """dist.broadcast: every rank's `tensor` becomes global rank `src`'s, in place."""
     _check("broadcast", async_op, tensor)
     if is_runtime_only(algorithm):
@@ -225,8 +262,15 @@ def broadcast(tensor: torch.Tensor, src: int, group=None, algorithm: str = "auto
     _back(tensor, flat)
 
 
-def reduce(tensor: torch.Tensor, dst: int, op="sum", group=None, algorithm: str = "auto", async_op: bool = False,
-           slice_bytes: int | None = None) -> None:
+def reduce(
+    tensor: torch.Tensor,
+    dst: int,
+    op="sum",
+    group=None,
+    algorithm: str = "auto",
+    async_op: bool = False,
+    slice_bytes: int | None = None,
+) -> None:
     """dist.reduce: global rank `dst`'s `tensor` becomes the reduction, in place (others' are scratch)."""
     _check("reduce", async_op, tensor)
     name = _op_name(op)
@@ -237,24 +281,37 @@ def reduce(tensor: torch.Tensor, dst: int, op="sum", group=None, algorithm: str 
     _back(tensor, flat)
 
 
-def all_gather_into_tensor(output_tensor: torch.Tensor, input_tensor: torch.Tensor, group=None,
-                           algorithm: str = "auto", async_op: bool = False, slice_bytes: int | None = None) -> None:
+def all_gather_into_tensor(
+    output_tensor: torch.Tensor,
+    input_tensor: torch.Tensor,
+    group=None,
+    algorithm: str = "auto",
+    async_op: bool = False,
+    slice_bytes: int | None = None,
+) -> None:
     """dist.all_gather_into_tensor: `output_tensor` holds every rank's input, in rank order."""
     _check("all_gather_into_tensor", async_op, output_tensor, input_tensor)
     p = _size(group)
     if output_tensor.numel() != p * input_tensor.numel():
-        raise UsageError(f"all_gather: output has {output_tensor.numel()} elements, expected {p} x "
-                         f"{input_tensor.numel()}")
+        raise UsageError(
+            f"all_gather: output has {output_tensor.numel()} elements, expected {p} x {input_tensor.numel()}"
+        )
     if is_runtime_only(algorithm):
-        fn = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor   # the newer name first
+        fn = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor  # the newer name first
         return fn(output_tensor, input_tensor, group=group)
     out = _flat(output_tensor)
     _run("allgather", algorithm, _flat(input_tensor), out, "sum", group, slice_bytes=slice_bytes)
     _back(output_tensor, out)
 
 
-def all_gather(tensor_list: list, tensor: torch.Tensor, group=None, algorithm: str = "auto",
-               async_op: bool = False, slice_bytes: int | None = None) -> None:
+def all_gather(
+    tensor_list: list,
+    tensor: torch.Tensor,
+    group=None,
+    algorithm: str = "auto",
+    async_op: bool = False,
+    slice_bytes: int | None = None,
+) -> None:
     """dist.all_gather: tensor_list[i] becomes group rank i's `tensor`."""
     _check("all_gather", async_op, tensor, *tensor_list)
     _same_sizes("all_gather", tensor_list, tensor, _size(group))
@@ -264,11 +321,18 @@ def all_gather(tensor_list: list, tensor: torch.Tensor, group=None, algorithm: s
     _run("allgather", algorithm, _flat(tensor), out, "sum", group, slice_bytes=slice_bytes)
     n = tensor.numel()
     for i, t in enumerate(tensor_list):
-        t.copy_(out[i * n:(i + 1) * n].view(t.shape))
+        t.copy_(out[i * n : (i + 1) * n].view(t.shape))
 
 
-def reduce_scatter_tensor(output: torch.Tensor, input: torch.Tensor, op="sum", group=None, algorithm: str = "auto",
-                          async_op: bool = False, slice_bytes: int | None = None) -> None:
+def reduce_scatter_tensor(
+    output: torch.Tensor,
+    input: torch.Tensor,
+    op="sum",
+    group=None,
+    algorithm: str = "auto",
+    async_op: bool = False,
+    slice_bytes: int | None = None,
+) -> None:
     """dist.reduce_scatter_tensor: `output` becomes block (group rank) of the reduction of the inputs."""
     _check("reduce_scatter_tensor", async_op, output, input)
     name, p = _op_name(op), _size(group)
@@ -282,26 +346,42 @@ def reduce_scatter_tensor(output: torch.Tensor, input: torch.Tensor, op="sum", g
     _back(output, out)
 
 
-def reduce_scatter(output: torch.Tensor, input_list: list, op="sum", group=None, algorithm: str = "auto",
-                   async_op: bool = False, slice_bytes: int | None = None) -> None:
+def reduce_scatter(
+    output: torch.Tensor,
+    input_list: list,
+    op="sum",
+    group=None,
+    algorithm: str = "auto",
+    async_op: bool = False,
+    slice_bytes: int | None = None,
+) -> None:
     """dist.reduce_scatter: `output` becomes the reduction over ranks of their input_list[group rank]."""
     _check("reduce_scatter", async_op, output, *input_list)
     _same_sizes("reduce_scatter", input_list, output, _size(group))
     if is_runtime_only(algorithm):
         name = _op_name(op)
         return dist.reduce_scatter(output, input_list, op=getattr(dist.ReduceOp, dict(_OPS)[name]), group=group)
-    reduce_scatter_tensor(output, torch.cat([t.reshape(-1) for t in input_list]), op, group, algorithm,
-                          slice_bytes=slice_bytes)
+    reduce_scatter_tensor(
+        output, torch.cat([t.reshape(-1) for t in input_list]), op, group, algorithm, slice_bytes=slice_bytes
+    )
 
 
-def all_to_all_single(output: torch.Tensor, input: torch.Tensor, group=None, algorithm: str = "auto",
-                      async_op: bool = False, slice_bytes: int | None = None) -> None:
+def all_to_all_single(
+    output: torch.Tensor,
+    input: torch.Tensor,
+    group=None,
+    algorithm: str = "auto",
+    async_op: bool = False,
+    slice_bytes: int | None = None,
+) -> None:
     """dist.all_to_all_single with equal splits: block j of rank i's input becomes block i of rank j's output."""
     _check("all_to_all_single", async_op, output, input)
     p = _size(group)
     if input.numel() != output.numel() or input.numel() % p:
-        raise UsageError(f"all_to_all_single: input and output need the same number of elements, a multiple of "
-                         f"{p} (got {input.numel()} and {output.numel()}); uneven splits: use algorithm='builtin'")
+        raise UsageError(
+            f"all_to_all_single: input and output need the same number of elements, a multiple of "
+            f"{p} (got {input.numel()} and {output.numel()}); uneven splits: use algorithm='builtin'"
+        )
     if is_runtime_only(algorithm):
         return dist.all_to_all_single(output, input, group=group)
     out = _flat(output)
@@ -309,8 +389,14 @@ def all_to_all_single(output: torch.Tensor, input: torch.Tensor, group=None, alg
     _back(output, out)
 
 
-def all_to_all(output_tensor_list: list, input_tensor_list: list, group=None, algorithm: str = "auto",
-               async_op: bool = False, slice_bytes: int | None = None) -> None:
+def all_to_all(
+    output_tensor_list: list,
+    input_tensor_list: list,
+    group=None,
+    algorithm: str = "auto",
+    async_op: bool = False,
+    slice_bytes: int | None = None,
+) -> None:
     """dist.all_to_all (tensors of one size): output_tensor_list[i] becomes rank i's input_tensor_list[me]."""
     _check("all_to_all", async_op, *output_tensor_list, *input_tensor_list)
     p = _size(group)
@@ -326,7 +412,7 @@ def all_to_all(output_tensor_list: list, input_tensor_list: list, group=None, al
     _run("alltoall", algorithm, inp, out, "sum", group, slice_bytes=slice_bytes)
     n = out.numel() // p
     for i, t in enumerate(output_tensor_list):
-        t.copy_(out[i * n:(i + 1) * n].view(t.shape))
+        t.copy_(out[i * n : (i + 1) * n].view(t.shape))
 
 
 def _same_sizes(name: str, tensors: list, like: torch.Tensor, p: int) -> None:

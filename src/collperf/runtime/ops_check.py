@@ -8,8 +8,20 @@ import torch.distributed as dist
 
 from collperf.errors import UsageError
 from collperf.runtime import data
-from collperf.runtime.ops import (_size, all_gather, all_gather_into_tensor, all_reduce, all_to_all, all_to_all_single,
-                                  broadcast, decisions, reduce, reduce_scatter, reduce_scatter_tensor, set_network)
+from collperf.runtime.ops import (
+    _size,
+    all_gather,
+    all_gather_into_tensor,
+    all_reduce,
+    all_to_all,
+    all_to_all_single,
+    broadcast,
+    decisions,
+    reduce,
+    reduce_scatter,
+    reduce_scatter_tensor,
+    set_network,
+)
 
 
 def selftest_decisions(plan) -> dict:
@@ -25,7 +37,7 @@ def selftest(plan) -> list:
     in closed form; rank 0 returns [(members, case, mismatching elements over all ranks)]."""
     groups = [(None if entry[0] is None else dist.new_group(entry[0]), *entry) for entry in plan]
     out = []
-    for group, members, cases, *network in groups:   # every rank creates every group, in the same order
+    for group, members, cases, *network in groups:  # every rank creates every group, in the same order
         if network and (members is None or dist.get_rank() in members):
             set_network(network[0], group)
         for case in cases:
@@ -44,7 +56,7 @@ def _one_case(case, group, data) -> int:
     gl = (lambda r: dist.get_global_rank(group, r)) if group is not None else (lambda r: r)
     idx = torch.arange(n)
 
-    def mine(r, kind="none", offset=0):      # group rank r's input block: values of (r, offset + i)
+    def mine(r, kind="none", offset=0):  # group rank r's input block: values of (r, offset + i)
         return data.values(r, idx + offset, kind).to(dtype)
 
     def reduced(offset=0):
@@ -71,13 +83,13 @@ def _one_case(case, group, data) -> int:
     if fn == "all_gather_into_tensor":
         o = torch.full((p * n,), -1, dtype=dtype)
         all_gather_into_tensor(o, mine(me), group=group, algorithm=algorithm)
-        return sum(data.count_wrong(o[r * n:(r + 1) * n], mine(r)) for r in range(p))
+        return sum(data.count_wrong(o[r * n : (r + 1) * n], mine(r)) for r in range(p))
     if fn in ("reduce_scatter", "reduce_scatter_tensor"):
         # rank r's whole input is values(r, 0 .. p n): block b of it is values(r, b n + i)
         whole = data.values(me, torch.arange(p * n), op).to(dtype)
         o = torch.full((n,), -1, dtype=dtype)
         if fn == "reduce_scatter":
-            reduce_scatter(o, [whole[b * n:(b + 1) * n] for b in range(p)], op=op, group=group, algorithm=algorithm)
+            reduce_scatter(o, [whole[b * n : (b + 1) * n] for b in range(p)], op=op, group=group, algorithm=algorithm)
         else:
             reduce_scatter_tensor(o, whole, op=op, group=group, algorithm=algorithm)
         return data.count_wrong(o, reduced(me * n), op)
@@ -86,10 +98,10 @@ def _one_case(case, group, data) -> int:
         whole = data.values(me, torch.arange(p * n), "none").to(dtype)
         if fn == "all_to_all":
             outs = [torch.full((n,), -1, dtype=dtype) for _ in range(p)]
-            all_to_all(outs, [whole[b * n:(b + 1) * n] for b in range(p)], group=group, algorithm=algorithm)
+            all_to_all(outs, [whole[b * n : (b + 1) * n] for b in range(p)], group=group, algorithm=algorithm)
             got = torch.cat(outs) if outs else torch.zeros(0, dtype=dtype)
         else:
             got = torch.full((p * n,), -1, dtype=dtype)
             all_to_all_single(got, whole, group=group, algorithm=algorithm)
-        return sum(data.count_wrong(got[r * n:(r + 1) * n], mine(r, offset=me * n)) for r in range(p))
+        return sum(data.count_wrong(got[r * n : (r + 1) * n], mine(r, offset=me * n)) for r in range(p))
     raise UsageError(f"unknown function {fn!r}")

@@ -30,7 +30,7 @@ def start_ticks(pid: int) -> int | None:
     except (OSError, ValueError):
         return None
     # the command name (field 2) may hold spaces and parentheses: count fields after its last ')'
-    fields = stat[stat.rfind(")") + 2:].split()
+    fields = stat[stat.rfind(")") + 2 :].split()
     return int(fields[19]) if len(fields) > 19 else None
 
 
@@ -51,7 +51,7 @@ def sweep(base: str | None = None) -> list[str]:
     return their paths. Another user's, or one being removed meanwhile, is skipped without a word."""
     base = Path(base or tempfile.gettempdir())
     removed = []
-    if start_ticks(os.getpid()) is None:   # no /proc (not Linux): no owner can be judged, so none is
+    if start_ticks(os.getpid()) is None:  # no /proc (not Linux): no owner can be judged, so none is
         return removed
     try:
         entries = list(base.iterdir())

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 PRIOR_LATENCY_S = 1e-3
 PRIOR_RATE_Bps = 50e6
-CHECK_FACTOR = 4.0   # a check iteration: reset the buffers, call, compare against the expected values
+CHECK_FACTOR = 4.0  # a check iteration: reset the buffers, call, compare against the expected values
 
 
 class Pace:
     def __init__(self):
-        self.last = None   # (size_bytes, seconds per iteration) of the last timed loop
+        self.last = None  # (size_bytes, seconds per iteration) of the last timed loop
 
     def measured(self, size_bytes: int, per_iteration_s: float) -> None:
         self.last = (size_bytes, per_iteration_s)

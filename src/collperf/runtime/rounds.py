@@ -34,9 +34,14 @@ def rounds_for(min_rounds: int, min_time_s: float, round_s: float, max_rounds: i
     return max(min_rounds, min(max_rounds, math.ceil(min_time_s / round_s)))
 
 
-def timed_round(names: Sequence[Hashable], round_index: int, calls: dict[Hashable, Callable[[], None]],
-                barrier: Callable[[], None], clock: Callable[[], float],
-                sync: Callable[[], None]) -> dict[Hashable, float]:
+def timed_round(
+    names: Sequence[Hashable],
+    round_index: int,
+    calls: dict[Hashable, Callable[[], None]],
+    barrier: Callable[[], None],
+    clock: Callable[[], float],
+    sync: Callable[[], None],
+) -> dict[Hashable, float]:
     """Seconds of each call in one round: barrier, then clock, call, sync, clock, per name in the round's order."""
     times = {}
     for name in order_of(names, round_index):
@@ -48,9 +53,15 @@ def timed_round(names: Sequence[Hashable], round_index: int, calls: dict[Hashabl
     return times
 
 
-def run_rounds(names: Sequence[Hashable], step: Callable[[int], dict], warmup: int, min_rounds: int,
-               min_time_s: float, slowest_over_ranks: Callable[[float], float],
-               after_timed: Callable[[], None] = lambda: None) -> dict[Hashable, list[float]]:
+def run_rounds(
+    names: Sequence[Hashable],
+    step: Callable[[int], dict],
+    warmup: int,
+    min_rounds: int,
+    min_time_s: float,
+    slowest_over_ranks: Callable[[float], float],
+    after_timed: Callable[[], None] = lambda: None,
+) -> dict[Hashable, list[float]]:
     """Each name's seconds per timed round: `warmup` untimed rounds, then at least `min_rounds` timed ones,
     more where short calls fill `min_time_s` per name (rounds_for). The round time that sets the count is
     the last warm-up round's (the first ones pay for connections and first use), the slowest over the
@@ -61,7 +72,7 @@ def run_rounds(names: Sequence[Hashable], step: Callable[[int], dict], warmup: i
     last_round_s, first = 0.0, warmup
     for i in range(warmup):
         last_round_s = sum(step(i).values())
-    if warmup == 0 and min_time_s > 0:   # nothing else to time the rounds by
+    if warmup == 0 and min_time_s > 0:  # nothing else to time the rounds by
         for name, t in step(0).items():
             samples[name].append(t)
         last_round_s, first = sum(samples[name][0] for name in names), 1

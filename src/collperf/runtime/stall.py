@@ -23,9 +23,9 @@ import time
 
 _PHASES = ("not started", "started (importing torch)", "imported (meeting the other ranks)", "ready")
 _WHILE = ("before its Python started", "while importing torch", "while meeting the other ranks", "after start-up")
-SILENT_S = 5.0   # heartbeats come every second; this much silence is not a busy machine's hiccup
-FLOOR_S = 10.0   # the watchdog's least bound: several heartbeats, and more than a loaded machine's stall
-K = 20.0         # ... and this many times the step's expected time per iteration: a 20x slower machine is not hung
+SILENT_S = 5.0  # heartbeats come every second; this much silence is not a busy machine's hiccup
+FLOOR_S = 10.0  # the watchdog's least bound: several heartbeats, and more than a loaded machine's stall
+K = 20.0  # ... and this many times the step's expected time per iteration: a 20x slower machine is not hung
 
 
 def proc_state(pid) -> str | None:
@@ -47,10 +47,10 @@ class Ranks:
         self.procs = procs
         now = time.monotonic()
         self.phase = [0] * len(procs)
-        self.seen = [now] * len(procs)        # last message of any kind
+        self.seen = [now] * len(procs)  # last message of any kind
         self.heard_any = [False] * len(procs)
         self.step = [(0, "")] * len(procs)
-        self.moved = [now] * len(procs)       # last progress: the step, its phase or its iteration count moved
+        self.moved = [now] * len(procs)  # last progress: the step, its phase or its iteration count moved
         self.where = [(0, "", 0)] * len(procs)
         self.expected_s = [None] * len(procs)
 
@@ -74,7 +74,7 @@ class Ranks:
 
     def _stalled(self, rank: int, now: float, starting: bool) -> bool:
         """Whether `rank` has made no progress for its bound (see the module's note for what counts)."""
-        if starting:   # only a rank the kernel holds stopped
+        if starting:  # only a rank the kernel holds stopped
             return now - self.seen[rank] > FLOOR_S and bool(self._stopped([rank]))
         last = self.moved[rank] if self.step[rank][0] > 0 else self.seen[rank]
         return now - last > self.bound_s(rank)
@@ -88,15 +88,15 @@ class Ranks:
         if not late:
             return None
         found, others = self.culprits(running, starting)
-        if not found:   # every rank equally still: the first late one
+        if not found:  # every rank equally still: the first late one
             found = {late[0]: "made no progress"}
             others = [r for r in running if r != late[0]]
         rank = min(found)
         since = now - (self.seen[rank] if starting or self.step[rank][0] == 0 else self.moved[rank])
-        head = (f"no progress from rank {rank} for {since:.0f} s (the watchdog's bound: "
-                f"{self._bound_text(rank)})")
-        culprit = f"no progress from rank {rank} (pid {getattr(self.procs[rank], 'pid', '?')}) " \
-                  f"{self._where(rank, starting)}"
+        head = f"no progress from rank {rank} for {since:.0f} s (the watchdog's bound: {self._bound_text(rank)})"
+        culprit = (
+            f"no progress from rank {rank} (pid {getattr(self.procs[rank], 'pid', '?')}) {self._where(rank, starting)}"
+        )
         return f"{head}: {self._describe(found, others, starting)}; all ranks were killed", culprit
 
     def _bound_text(self, rank: int) -> str:
@@ -118,9 +118,15 @@ class Ranks:
 
     def _silent(self, among) -> dict[int, str]:
         now = time.monotonic()
-        return {r: (f"went silent (no heartbeat for {now - self.seen[r]:.0f} s)" if self.heard_any[r]
-                    else "never reported (stuck before Python started?)")
-                for r in among if now - self.seen[r] > SILENT_S}
+        return {
+            r: (
+                f"went silent (no heartbeat for {now - self.seen[r]:.0f} s)"
+                if self.heard_any[r]
+                else "never reported (stuck before Python started?)"
+            )
+            for r in among
+            if now - self.seen[r] > SILENT_S
+        }
 
     def _where(self, r: int, starting: bool) -> str:
         if starting:
@@ -140,8 +146,10 @@ class Ranks:
         return found, [r for r in among if r not in found]
 
     def _describe(self, found: dict, others: list, starting: bool) -> str:
-        parts = [f"rank {r} (pid {getattr(self.procs[r], 'pid', '?')}) {why}, {self._where(r, starting)}"
-                 for r, why in sorted(found.items())]
+        parts = [
+            f"rank {r} (pid {getattr(self.procs[r], 'pid', '?')}) {why}, {self._where(r, starting)}"
+            for r, why in sorted(found.items())
+        ]
         if others:
             wheres = [self._where(r, starting) for r in others]
             where = wheres[0] if len(set(wheres)) == 1 else ", ".join(f"rank {r} {w}" for r, w in zip(others, wheres))
@@ -165,19 +173,24 @@ class Ranks:
     def stall_message(self, errors: dict, dead: dict, timeout_s: float, startup_s: float) -> str | None:
         """When ranks failed only because a peer stopped answering (their timeouts), name that peer."""
         if dead and any(code is not None and code < 0 for code in dead.values()):
-            return None   # a rank killed by a signal: the failure message names it
+            return None  # a rank killed by a signal: the failure message names it
         if not errors or not all(_waiting_error(text) for text in errors.values()):
             return None
         alive = [r for r in range(len(self.procs)) if r not in errors and r not in dead]
         starting = len(self.ready()) < len(self.procs)
-        found = self._stopped(alive) or self._silent(alive) or \
-            {r: "did not answer (it kept running while the others timed out waiting)" for r in alive}
+        found = (
+            self._stopped(alive)
+            or self._silent(alive)
+            or {r: "did not answer (it kept running while the others timed out waiting)" for r in alive}
+        )
         if not found:
             return None
         others = [r for r in range(len(self.procs)) if r not in found]
         head = "the ranks did not all start" if starting else "the run stopped progressing"
-        return (f"{head}: {self._describe(found, [], starting)}; {_ranks(others)} gave up waiting for it; "
-                "all ranks were killed")
+        return (
+            f"{head}: {self._describe(found, [], starting)}; {_ranks(others)} gave up waiting for it; "
+            "all ranks were killed"
+        )
 
 
 def _phase_name(kind: str) -> str:

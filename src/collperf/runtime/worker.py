@@ -18,7 +18,8 @@ class FileReporter:
 
     def __init__(self, directory: str):
         import threading
-        self.directory, self.seq, self.lock = directory, 0, threading.Lock()   # the heartbeat thread puts too
+
+        self.directory, self.seq, self.lock = directory, 0, threading.Lock()  # the heartbeat thread puts too
 
     def put(self, message) -> None:
         rank = message[0]

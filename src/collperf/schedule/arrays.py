@@ -52,14 +52,16 @@ class ArrayStep:
         rows = len(_ints(self.src))
         for name in ("src", "dst", "start", "stop"):
             object.__setattr__(self, name, np.broadcast_to(_ints(getattr(self, name)), (rows,)).copy())
-        object.__setattr__(self, "reduce", np.broadcast_to(np.asarray(self.reduce, dtype=bool).reshape(-1),
-                                                           (rows,)).copy())
+        object.__setattr__(
+            self, "reduce", np.broadcast_to(np.asarray(self.reduce, dtype=bool).reshape(-1), (rows,)).copy()
+        )
         if self.transfer is not None:
             object.__setattr__(self, "transfer", _ints(self.transfer))
         if self.repeat < 1:
             raise ValueError(f"a run repeats {self.repeat} times; expected >= 1")
-        if self.shift and (self.modulus < 1 or np.any(self.start % self.modulus + self.stop - self.start
-                                                     > self.modulus)):
+        if self.shift and (
+            self.modulus < 1 or np.any(self.start % self.modulus + self.stop - self.start > self.modulus)
+        ):
             raise ValueError("a shifted run's chunk ranges must each lie inside one block of `modulus` chunks")
 
     @property
@@ -96,7 +98,7 @@ class ArrayStep:
         if not wraps.any():
             return replace(self, start=start, stop=stop, repeat=1, shift=0, modulus=0)
         ids = self.transfer if self.transfer is not None else np.arange(self.rows)
-        order = np.repeat(np.arange(self.rows), 1 + wraps)          # a wrapping row becomes two
+        order = np.repeat(np.arange(self.rows), 1 + wraps)  # a wrapping row becomes two
         second = np.zeros(len(order), dtype=bool)
         second[np.flatnonzero(wraps) + np.arange(1, wraps.sum() + 1)] = True
         first_start = start[order]
@@ -124,14 +126,31 @@ class ArrayStep:
         return steps
 
 
-def array_step(src: npt.ArrayLike, dst: npt.ArrayLike, start: npt.ArrayLike, stop: npt.ArrayLike, reduce: npt.ArrayLike,
-               transfer: npt.ArrayLike | None = None, repeat: int = 1, shift: int = 0,
-               modulus: int = 0) -> ArrayStep | None:
+def array_step(
+    src: npt.ArrayLike,
+    dst: npt.ArrayLike,
+    start: npt.ArrayLike,
+    stop: npt.ArrayLike,
+    reduce: npt.ArrayLike,
+    transfer: npt.ArrayLike | None = None,
+    repeat: int = 1,
+    shift: int = 0,
+    modulus: int = 0,
+) -> ArrayStep | None:
     """A step without its empty rows (a transfer of no chunks is dropped, as ir.step does);
     None when nothing is left."""
     # as arrays already (ArrayStep's __post_init__ makes them so; the checker sees the fields' types)
-    s = ArrayStep(_ints(src), _ints(dst), _ints(start), _ints(stop), np.asarray(reduce, dtype=bool),
-                  None if transfer is None else _ints(transfer), repeat, shift, modulus)
+    s = ArrayStep(
+        _ints(src),
+        _ints(dst),
+        _ints(start),
+        _ints(stop),
+        np.asarray(reduce, dtype=bool),
+        None if transfer is None else _ints(transfer),
+        repeat,
+        shift,
+        modulus,
+    )
     keep = s.stop > s.start
     if keep.all():
         return s if s.rows else None
@@ -166,21 +185,40 @@ class ArraySchedule:
         return sum(s.repeat * s.transfer_count for s in self.steps)
 
     def __repr__(self) -> str:
-        return (f"ArraySchedule({self.collective} {self.algorithm}, ranks={self.ranks}, chunks={self.chunks}, "
-                f"steps={self.step_count} in {len(self.steps)} runs, transfers={self.transfer_count})")
+        return (
+            f"ArraySchedule({self.collective} {self.algorithm}, ranks={self.ranks}, chunks={self.chunks}, "
+            f"steps={self.step_count} in {len(self.steps)} runs, transfers={self.transfer_count})"
+        )
 
     def to_schedule(self) -> Schedule:
         """The tuple form, step for step and transfer for transfer."""
         steps = tuple(st for s in self.steps for st in s.to_steps())
-        return Schedule(self.collective, self.algorithm, self.ranks, self.chunks, steps, self.root,
-                        self.buffer_chunks, dict(self.meta))
+        return Schedule(
+            self.collective,
+            self.algorithm,
+            self.ranks,
+            self.chunks,
+            steps,
+            self.root,
+            self.buffer_chunks,
+            dict(self.meta),
+        )
 
 
-def make_arrays(collective: str, algorithm: str, ranks: int, chunks: int, steps: Iterable[ArrayStep | None],
-                root: int = 0, buffer_chunks: int = 0, **meta: Any) -> ArraySchedule:
+def make_arrays(
+    collective: str,
+    algorithm: str,
+    ranks: int,
+    chunks: int,
+    steps: Iterable[ArrayStep | None],
+    root: int = 0,
+    buffer_chunks: int = 0,
+    **meta: Any,
+) -> ArraySchedule:
     """As ir.make: steps that hold nothing (None) are dropped."""
-    return ArraySchedule(collective, algorithm, ranks, chunks, tuple(s for s in steps if s is not None), root,
-                         buffer_chunks, dict(meta))
+    return ArraySchedule(
+        collective, algorithm, ranks, chunks, tuple(s for s in steps if s is not None), root, buffer_chunks, dict(meta)
+    )
 
 
 def from_schedule(s: Schedule) -> ArraySchedule:
@@ -198,8 +236,9 @@ def from_schedule(s: Schedule) -> ArraySchedule:
         if rows:
             src, dst, start, stop, red, tid = (np.array(col) for col in zip(*rows))
             steps.append(ArrayStep(src, dst, start, stop, red, None if len(tid) == len(st.transfers) else tid))
-    return ArraySchedule(s.collective, s.algorithm, s.ranks, s.chunks, tuple(steps), s.root, s.buffer_chunks,
-                         dict(s.meta))
+    return ArraySchedule(
+        s.collective, s.algorithm, s.ranks, s.chunks, tuple(steps), s.root, s.buffer_chunks, dict(s.meta)
+    )
 
 
 def as_arrays(s: Schedule | ArraySchedule) -> ArraySchedule:
@@ -212,10 +251,13 @@ def as_tuples(s: Schedule | ArraySchedule) -> Schedule:
 
 # --- combinators (the array twins of ir.concat, ir.reverse, ir.relabel, ir.embed + ir.parallel) --
 
+
 def concat_arrays(first: ArraySchedule, second: ArraySchedule, collective: str, algorithm: str) -> ArraySchedule:
     if (first.ranks, first.chunks) != (second.ranks, second.chunks):
-        raise ValueError(f"cannot concatenate schedules on {first.ranks}x{first.chunks} and "
-                         f"{second.ranks}x{second.chunks} ranks x chunks")
+        raise ValueError(
+            f"cannot concatenate schedules on {first.ranks}x{first.chunks} and "
+            f"{second.ranks}x{second.chunks} ranks x chunks"
+        )
     return replace(first, collective=collective, algorithm=algorithm, steps=first.steps + second.steps)
 
 
@@ -254,11 +296,17 @@ def embed_groups(sub: ArraySchedule, groups: np.ndarray, scale: int, offsets: np
     for st in sub.steps:
         n_t = st.transfer_count
         ids = st.transfer if st.transfer is not None else np.arange(st.rows)
-        out.append(ArrayStep(groups[:, st.src].ravel(), groups[:, st.dst].ravel(),
-                             (scale * st.start[None, :] + offsets[:, None]).ravel(),
-                             (scale * st.stop[None, :] + offsets[:, None]).ravel(),
-                             np.tile(st.reduce, count),
-                             (ids[None, :] + n_t * np.arange(count)[:, None]).ravel()
-                             if st.transfer is not None else None,
-                             st.repeat, st.shift * scale, st.modulus * scale))
+        out.append(
+            ArrayStep(
+                groups[:, st.src].ravel(),
+                groups[:, st.dst].ravel(),
+                (scale * st.start[None, :] + offsets[:, None]).ravel(),
+                (scale * st.stop[None, :] + offsets[:, None]).ravel(),
+                np.tile(st.reduce, count),
+                (ids[None, :] + n_t * np.arange(count)[:, None]).ravel() if st.transfer is not None else None,
+                st.repeat,
+                st.shift * scale,
+                st.modulus * scale,
+            )
+        )
     return out

@@ -25,7 +25,7 @@ class Transfer(NamedTuple):
 
     src: int
     dst: int
-    chunks: Sequence[int]   # a tuple, or a range for contiguous chunks (compact for big schedules)
+    chunks: Sequence[int]  # a tuple, or a range for contiguous chunks (compact for big schedules)
     op: str = COPY
 
     def __repr__(self) -> str:
@@ -48,7 +48,7 @@ class Schedule:
     chunks: int
     steps: tuple[Step, ...]
     root: int = 0
-    buffer_chunks: int = 0            # chunks that make up n; 0 means `chunks`
+    buffer_chunks: int = 0  # chunks that make up n; 0 means `chunks`
     meta: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
@@ -62,8 +62,10 @@ class Schedule:
                 yield index, t
 
     def __repr__(self) -> str:
-        return (f"Schedule({self.collective} {self.algorithm}, ranks={self.ranks}, chunks={self.chunks}, "
-                f"steps={len(self.steps)}, transfers={sum(len(s.transfers) for s in self.steps)})")
+        return (
+            f"Schedule({self.collective} {self.algorithm}, ranks={self.ranks}, chunks={self.chunks}, "
+            f"steps={len(self.steps)}, transfers={sum(len(s.transfers) for s in self.steps)})"
+        )
 
     def render(self, max_steps: int | None = None) -> str:
         """Who sends which chunks to whom at each step; '->' copies, '+>' reduces into the receiver."""
@@ -97,12 +99,21 @@ def _ranges(chunks: Iterable[int]) -> str:
 
 # --- building blocks ----------------------------------------------------------------------------
 
+
 def step(transfers: Iterable[Transfer]) -> Step:
     return Step(tuple(t for t in transfers if t.chunks))
 
 
-def make(collective: str, algorithm: str, ranks: int, chunks: int, steps: Iterable[Step], root: int = 0,
-         buffer_chunks: int = 0, **meta: Any) -> Schedule:
+def make(
+    collective: str,
+    algorithm: str,
+    ranks: int,
+    chunks: int,
+    steps: Iterable[Step],
+    root: int = 0,
+    buffer_chunks: int = 0,
+    **meta: Any,
+) -> Schedule:
     kept = tuple(s for s in steps if s.transfers)
     return Schedule(collective, algorithm, ranks, chunks, kept, root, buffer_chunks, dict(meta))
 
@@ -112,16 +123,19 @@ def reverse(schedule: Schedule, collective: str, algorithm: str, reduce: bool) -
     when `reduce` (broadcast -> reduce, allgather -> reduce-scatter), stay copies otherwise
     (scatter -> gather)."""
     op = REDUCE if reduce else COPY
-    steps = tuple(Step(tuple(Transfer(t.dst, t.src, t.chunks, op) for t in s.transfers))
-                  for s in reversed(schedule.steps))
+    steps = tuple(
+        Step(tuple(Transfer(t.dst, t.src, t.chunks, op) for t in s.transfers)) for s in reversed(schedule.steps)
+    )
     return replace(schedule, collective=collective, algorithm=algorithm, steps=steps)
 
 
 def concat(first: Schedule, second: Schedule, collective: str, algorithm: str) -> Schedule:
     """`first` then `second` on the same ranks and chunks."""
     if (first.ranks, first.chunks) != (second.ranks, second.chunks):
-        raise ValueError(f"cannot concatenate schedules on {first.ranks}x{first.chunks} and "
-                         f"{second.ranks}x{second.chunks} ranks x chunks")
+        raise ValueError(
+            f"cannot concatenate schedules on {first.ranks}x{first.chunks} and "
+            f"{second.ranks}x{second.chunks} ranks x chunks"
+        )
     return replace(first, collective=collective, algorithm=algorithm, steps=first.steps + second.steps)
 
 
@@ -136,13 +150,27 @@ def relabel(schedule: Schedule, root: int) -> Schedule:
     def chunk(c: int) -> int:
         return (c + root) % p if rotate_chunks else c
 
-    steps = tuple(Step(tuple(Transfer((t.src + root) % p, (t.dst + root) % p, tuple(chunk(c) for c in t.chunks), t.op)
-                             for t in s.transfers)) for s in schedule.steps)
+    steps = tuple(
+        Step(
+            tuple(
+                Transfer((t.src + root) % p, (t.dst + root) % p, tuple(chunk(c) for c in t.chunks), t.op)
+                for t in s.transfers
+            )
+        )
+        for s in schedule.steps
+    )
     return replace(schedule, steps=steps, root=root)
 
 
-def parallel(schedules: Sequence[Schedule], ranks: int, chunks: int, collective: str, algorithm: str, buffer_chunks: int = 0,
-             root: int = 0) -> Schedule:
+def parallel(
+    schedules: Sequence[Schedule],
+    ranks: int,
+    chunks: int,
+    collective: str,
+    algorithm: str,
+    buffer_chunks: int = 0,
+    root: int = 0,
+) -> Schedule:
     """Run already-embedded schedules side by side: step k of each becomes one step k."""
     depth = max((len(s.steps) for s in schedules), default=0)
     steps = []
@@ -151,13 +179,20 @@ def parallel(schedules: Sequence[Schedule], ranks: int, chunks: int, collective:
     return make(collective, algorithm, ranks, chunks, steps, root, buffer_chunks)
 
 
-def embed(schedule: Schedule, rank_map: Sequence[int], chunk_map: Sequence[Sequence[int]], ranks: int,
-          chunks: int) -> Schedule:
+def embed(
+    schedule: Schedule, rank_map: Sequence[int], chunk_map: Sequence[Sequence[int]], ranks: int, chunks: int
+) -> Schedule:
     """A sub-group's schedule in global terms: its rank i is rank_map[i], its chunk j the global
     chunks chunk_map[j] (a list)."""
-    steps = tuple(Step(tuple(Transfer(rank_map[t.src], rank_map[t.dst],
-                                      tuple(g for c in t.chunks for g in chunk_map[c]), t.op)
-                             for t in s.transfers)) for s in schedule.steps)
+    steps = tuple(
+        Step(
+            tuple(
+                Transfer(rank_map[t.src], rank_map[t.dst], tuple(g for c in t.chunks for g in chunk_map[c]), t.op)
+                for t in s.transfers
+            )
+        )
+        for s in schedule.steps
+    )
     return replace(schedule, ranks=ranks, chunks=chunks, steps=steps)
 
 
@@ -174,6 +209,9 @@ def coalesce(step: Step) -> Step:
         groups.setdefault((t.src, t.dst, t.op), []).append(t)
     if len(groups) == len(step.transfers):
         return step
-    return Step(tuple(ts[0] if len(ts) == 1 else
-                      Transfer(ts[0].src, ts[0].dst, tuple(c for t in ts for c in t.chunks), ts[0].op)
-                      for ts in groups.values()))
+    return Step(
+        tuple(
+            ts[0] if len(ts) == 1 else Transfer(ts[0].src, ts[0].dst, tuple(c for t in ts for c in t.chunks), ts[0].op)
+            for ts in groups.values()
+        )
+    )

@@ -90,11 +90,14 @@ def verify(s: Schedule | ArraySchedule, empty_chunks: frozenset[int] = frozenset
                 state[t.dst][chunk] = value
             else:
                 if old == 0:
-                    raise VerificationError(f"step {k}, transfer {t!r}: rank {t.dst} reduces into chunk {chunk}, "
-                                            "which it does not hold yet")
+                    raise VerificationError(
+                        f"step {k}, transfer {t!r}: rank {t.dst} reduces into chunk {chunk}, which it does not hold yet"
+                    )
                 if old & value:
-                    raise VerificationError(f"step {k}, transfer {t!r}: rank {t.dst} chunk {chunk} would count "
-                                            f"contributions {_names(old & value)} twice")
+                    raise VerificationError(
+                        f"step {k}, transfer {t!r}: rank {t.dst} chunk {chunk} would count "
+                        f"contributions {_names(old & value)} twice"
+                    )
                 state[t.dst][chunk] = old | value
     blocks, sources = _blocks_of_chunks(s), get_collective(s.collective).sources(p, s.root)
     for r in range(p):
@@ -104,8 +107,10 @@ def verify(s: Schedule | ArraySchedule, empty_chunks: frozenset[int] = frozenset
                 continue
             want = wanted[chunk]
             if want is not None and state[r][chunk] != want:
-                raise VerificationError(f"after the last step ({len(s.steps)} steps), rank {r} chunk {chunk} holds "
-                                        f"{_names(state[r][chunk])}, expected {_names(want)}")
+                raise VerificationError(
+                    f"after the last step ({len(s.steps)} steps), rank {r} chunk {chunk} holds "
+                    f"{_names(state[r][chunk])}, expected {_names(want)}"
+                )
 
 
 def empty_chunks_for(s: Schedule, elements: int) -> frozenset[int]:

@@ -57,7 +57,7 @@ class LinkUse:
     link: str
     bytes: float
     capacity_Bps: float
-    utilisation: float   # bytes / (capacity x total time)
+    utilisation: float  # bytes / (capacity x total time)
 
 
 @dataclass
@@ -67,20 +67,34 @@ class SimResult:
     time_s: float
     step_start_s: np.ndarray
     step_end_s: np.ndarray
-    links: list[LinkUse] = field(default_factory=list)   # busiest first
-    engine: str = "rounds"      # rounds, or events mode's: grouped (classes of like transfers) or per-transfer
+    links: list[LinkUse] = field(default_factory=list)  # busiest first
+    engine: str = "rounds"  # rounds, or events mode's: grouped (classes of like transfers) or per-transfer
     estimate: budget.Estimate | None = None
 
     def to_json(self, top: int = 10) -> dict:
-        return {"mode": self.mode, "engine": self.engine, "size_bytes": self.size_bytes, "time_s": self.time_s,
-                "step_times_s": (self.step_end_s - self.step_start_s).tolist(),
-                "estimate": None if self.estimate is None else vars(self.estimate),
-                "busiest_links": [vars(u) for u in self.links[:top]]}
+        return {
+            "mode": self.mode,
+            "engine": self.engine,
+            "size_bytes": self.size_bytes,
+            "time_s": self.time_s,
+            "step_times_s": (self.step_end_s - self.step_start_s).tolist(),
+            "estimate": None if self.estimate is None else vars(self.estimate),
+            "busiest_links": [vars(u) for u in self.links[:top]],
+        }
 
 
-def simulate(s, topo: Topology, size_bytes: float, mode: str = "rounds", reduce_bandwidth_Bps: float = math.inf, *,
-             engine: str = "auto", memory_limit_bytes: float | None = None, progress=None,
-             on_estimate=None) -> SimResult:
+def simulate(
+    s,
+    topo: Topology,
+    size_bytes: float,
+    mode: str = "rounds",
+    reduce_bandwidth_Bps: float = math.inf,
+    *,
+    engine: str = "auto",
+    memory_limit_bytes: float | None = None,
+    progress=None,
+    on_estimate=None,
+) -> SimResult:
     """Time of schedule `s` (a Schedule or an ArraySchedule) moving `size_bytes` (the nccl-tests
     size) on `topo`. Events mode's engine: auto (grouped where the classes are few), grouped (wherever
     refinement converges) or per-transfer. progress(phase, done, total) hears how far a long run
@@ -95,20 +109,29 @@ def simulate(s, topo: Topology, size_bytes: float, mode: str = "rounds", reduce_
     classes = step_classes(a, route_of)
     estimate = budget.setup_estimate(sum(len(m[0]) for m in classes[1]))
     _announce(estimate, memory_limit_bytes, on_estimate)
-    net = compile_network(topo, a.ranks, _column(classes, 0), _column(classes, 1),
-                          None if route_of is None else _column(classes, 4), paths, progress)
+    net = compile_network(
+        topo,
+        a.ranks,
+        _column(classes, 0),
+        _column(classes, 1),
+        None if route_of is None else _column(classes, 4),
+        paths,
+        progress,
+    )
     chunk_bytes = size_bytes / a.chunks_per_buffer
     gamma = 0.0 if math.isinf(reduce_bandwidth_Bps) else 1.0 / reduce_bandwidth_Bps
     time_s, start, end, load = _rounds(a, net, classes, chunk_bytes, gamma)
     used = "rounds"
     if mode == "events":
-        if progress is not None:       # the refinement reports no steps: the bar names it while it runs
+        if progress is not None:  # the refinement reports no steps: the bar names it while it runs
             progress("grouping like transfers", 0, 1)
-        flows, estimate = _flows(a, net, classes, chunk_bytes, route_of, engine, estimate, memory_limit_bytes,
-                                 on_estimate)
+        flows, estimate = _flows(
+            a, net, classes, chunk_bytes, route_of, engine, estimate, memory_limit_bytes, on_estimate
+        )
         used = estimate.engine
-        time_s, start, end = run(flows, chunk_bytes, gamma,
-                                 None if progress is None else lambda done, total: progress("events", done, total))
+        time_s, start, end = run(
+            flows, chunk_bytes, gamma, None if progress is None else lambda done, total: progress("events", done, total)
+        )
     return SimResult(mode, float(size_bytes), float(time_s), start, end, _link_use(net, load, time_s), used, estimate)
 
 
@@ -118,8 +141,17 @@ def _announce(estimate: budget.Estimate, limit: float | None, on_estimate) -> No
         on_estimate(estimate)
 
 
-def _flows(a, net: RoutedPairs, classes, chunk_bytes: float, route_of, engine: str, setup: budget.Estimate,
-           limit: float | None, on_estimate) -> tuple[Flows, budget.Estimate]:
+def _flows(
+    a,
+    net: RoutedPairs,
+    classes,
+    chunk_bytes: float,
+    route_of,
+    engine: str,
+    setup: budget.Estimate,
+    limit: float | None,
+    on_estimate,
+) -> tuple[Flows, budget.Estimate]:
     """Events mode's flows: grouped where refinement finds few classes (or where asked), else per transfer."""
     if engine != "per-transfer":
         of_step, members = classes

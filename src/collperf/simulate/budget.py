@@ -16,11 +16,11 @@ from pathlib import Path
 
 from collperf.errors import UsageError
 
-_BASE_BYTES = 150 * 2**20           # the interpreter, numpy, scipy and the schedule itself
-_SETUP_BYTES = 2048                 # per transfer of the step classes (routes, sparse matrix, refinement)
+_BASE_BYTES = 150 * 2**20  # the interpreter, numpy, scipy and the schedule itself
+_SETUP_BYTES = 2048  # per transfer of the step classes (routes, sparse matrix, refinement)
 _SETUP_S = 15e-6
-_REFINE_S = 40e-6                   # grouped: colour refinement, per transfer of the step classes
-_FLOW_BYTES = 320                   # per flow of events mode (its arrays, groups, DAG, active state)
+_REFINE_S = 40e-6  # grouped: colour refinement, per transfer of the step classes
+_FLOW_BYTES = 320  # per flow of events mode (its arrays, groups, DAG, active state)
 # grouped: between one event per step (classes in lockstep) and one per flow (a flat ring's classes drift apart)
 _FLOW_S = {"per-transfer": 2.5e-6, "grouped": 150e-6}
 
@@ -29,27 +29,36 @@ _FLOW_S = {"per-transfer": 2.5e-6, "grouped": 150e-6}
 class Estimate:
     time_s: float
     memory_bytes: float
-    engine: str                     # rounds, per-transfer or grouped
-    flows: int                      # what the engine holds: transfers, or classes x steps
-    class_transfers: int = 0        # transfers of one occurrence of every step class
+    engine: str  # rounds, per-transfer or grouped
+    flows: int  # what the engine holds: transfers, or classes x steps
+    class_transfers: int = 0  # transfers of one occurrence of every step class
 
     def describe(self) -> str:
-        what = {"rounds": "rounds mode", "per-transfer": f"events mode, {self.flows:,} flows (one per transfer)",
-                "grouped": f"events mode, {self.flows:,} flows (classes of like transfers)"}[self.engine]
+        what = {
+            "rounds": "rounds mode",
+            "per-transfer": f"events mode, {self.flows:,} flows (one per transfer)",
+            "grouped": f"events mode, {self.flows:,} flows (classes of like transfers)",
+        }[self.engine]
         return f"{what}: about {_duration(self.time_s)} and {_gib(self.memory_bytes)}"
 
 
 def setup_estimate(class_transfers: int) -> Estimate:
     """Rounds mode, or the set-up that every mode does first."""
-    return Estimate(class_transfers * _SETUP_S, _BASE_BYTES + class_transfers * _SETUP_BYTES, "rounds", 0,
-                    class_transfers)
+    return Estimate(
+        class_transfers * _SETUP_S, _BASE_BYTES + class_transfers * _SETUP_BYTES, "rounds", 0, class_transfers
+    )
 
 
 def events_estimate(setup: Estimate, engine: str, flows: int) -> Estimate:
     """The whole run in events mode: set-up, the refinement where grouped, the event loop."""
     refine_s = setup.class_transfers * _REFINE_S if engine == "grouped" else 0.0
-    return Estimate(setup.time_s + refine_s + flows * _FLOW_S[engine], setup.memory_bytes + flows * _FLOW_BYTES,
-                    engine, flows, setup.class_transfers)
+    return Estimate(
+        setup.time_s + refine_s + flows * _FLOW_S[engine],
+        setup.memory_bytes + flows * _FLOW_BYTES,
+        engine,
+        flows,
+        setup.class_transfers,
+    )
 
 
 def available_memory_bytes() -> float:
@@ -70,15 +79,19 @@ def check(estimate: Estimate, limit_bytes: float | None) -> None:
     """Refuse, before it starts, a run whose estimate exceeds the limit (None: the available memory)."""
     limit = available_memory_bytes() if limit_bytes is None else limit_bytes
     if estimate.memory_bytes > limit:
-        raise UsageError(f"this simulation would need {estimate.describe()}, over the memory limit of {_gib(limit)} "
-                         f"({'the memory available now' if limit_bytes is None else 'the limit given'}); "
-                         f"{_HINTS[estimate.engine]}, or raise --memory-limit")
+        raise UsageError(
+            f"this simulation would need {estimate.describe()}, over the memory limit of {_gib(limit)} "
+            f"({'the memory available now' if limit_bytes is None else 'the limit given'}); "
+            f"{_HINTS[estimate.engine]}, or raise --memory-limit"
+        )
 
 
-_HINTS = {"rounds": "simulate fewer ranks",
-          "grouped": "simulate fewer ranks or use --mode rounds (no contention, less memory)",
-          "per-transfer": "simulate fewer ranks, use --mode rounds (no contention, far less memory), or a symmetric "
-                          "topology and algorithm (events mode then moves classes of like transfers)"}
+_HINTS = {
+    "rounds": "simulate fewer ranks",
+    "grouped": "simulate fewer ranks or use --mode rounds (no contention, less memory)",
+    "per-transfer": "simulate fewer ranks, use --mode rounds (no contention, far less memory), or a symmetric "
+    "topology and algorithm (events mode then moves classes of like transfers)",
+}
 
 
 def _gib(n: float) -> str:

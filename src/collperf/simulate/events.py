@@ -60,8 +60,9 @@ class Flows:
     capacity: np.ndarray
 
 
-def max_min_rates(flow_of: np.ndarray, res_of: np.ndarray, flows: int, capacity: np.ndarray,
-                  weight: np.ndarray | None = None) -> np.ndarray:
+def max_min_rates(
+    flow_of: np.ndarray, res_of: np.ndarray, flows: int, capacity: np.ndarray, weight: np.ndarray | None = None
+) -> np.ndarray:
     """Max-min fair rates by progressive filling over the flow x resource incidence (flow_of[i]
     uses res_of[i], weight[i] times: a class of like flows): every round, the resources with the
     smallest fair share fix the rate of all their still-free flows at once (ties included). A flow
@@ -81,8 +82,10 @@ def max_min_rates(flow_of: np.ndarray, res_of: np.ndarray, flows: int, capacity:
         newly[flow_of[live & bottleneck[res_of]]] = True
         rate[newly] = smallest
         fixed = newly[flow_of]
-        left -= np.bincount(res_of[fixed], weights=None if weight is None else weight[fixed],
-                            minlength=len(capacity)) * smallest
+        left -= (
+            np.bincount(res_of[fixed], weights=None if weight is None else weight[fixed], minlength=len(capacity))
+            * smallest
+        )
         free &= ~newly
     return rate
 
@@ -116,8 +119,22 @@ def per_transfer(s: ArraySchedule, net: RoutedPairs, chunk_bytes: float, route_o
     route ids (rounds.step_classes)."""
     step, src, dst, count, red, route = _flatten(s, route_of)
     pair = net.pair_index(src, dst, route)
-    return Flows(s.step_count, step, src, dst, count * chunk_bytes, red, None, net.seg_ptr[pair],
-                 net.seg_ptr[pair + 1], net.seg_res_ptr, net.seg_res, None, net.seg_latency, net.capacity)
+    return Flows(
+        s.step_count,
+        step,
+        src,
+        dst,
+        count * chunk_bytes,
+        red,
+        None,
+        net.seg_ptr[pair],
+        net.seg_ptr[pair + 1],
+        net.seg_res_ptr,
+        net.seg_res,
+        None,
+        net.seg_latency,
+        net.capacity,
+    )
 
 
 class _Groups:
@@ -163,9 +180,9 @@ def run(f: Flows, chunk_bytes: float, gamma: float, progress=None):
     step_start = np.full(n_steps, math.inf)
     step_end = np.zeros(n_steps)
     tolerance = 1e-9 * max(1.0, chunk_bytes)
-    timers: list = []          # (time, seq, kind, payload)
+    timers: list = []  # (time, seq, kind, payload)
     seq = 0
-    flow_t = np.zeros(0, dtype=np.int64)     # active flows: transfer, segment, bytes left
+    flow_t = np.zeros(0, dtype=np.int64)  # active flows: transfer, segment, bytes left
     flow_seg = np.zeros(0, dtype=np.int64)
     flow_rem = np.zeros(0)
     now = 0.0

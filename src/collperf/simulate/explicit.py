@@ -35,8 +35,15 @@ def transfer_routes(a: ArraySchedule):
     route_of = []
     for st in steps:
         first = st.first_rows()
-        keys = zip(st.src[first].tolist(), st.dst[first].tolist(),
-                   np.where(st.reduce[first], REDUCE, COPY).tolist(), st.start[first].tolist())
-        route_of.append(np.fromiter((ids.setdefault(tuple(given[k]), len(ids) + 1) if k in given else 0
-                                     for k in keys), np.int64, len(first)))
+        keys = zip(
+            st.src[first].tolist(),
+            st.dst[first].tolist(),
+            np.where(st.reduce[first], REDUCE, COPY).tolist(),
+            st.start[first].tolist(),
+        )
+        route_of.append(
+            np.fromiter(
+                (ids.setdefault(tuple(given[k]), len(ids) + 1) if k in given else 0 for k in keys), np.int64, len(first)
+            )
+        )
     return replace(a, steps=tuple(steps)), route_of, tuple(ids)

@@ -54,7 +54,19 @@ def grouped_flows(s: ArraySchedule, of_step, part: Partition, net: RoutedPairs, 
         flow_type.append(np.tile(by_class[k], st.repeat))
         k0 += st.repeat
     t = np.concatenate(flow_type) if flow_type else np.zeros(0, dtype=np.int64)
-    return Flows(s.step_count, np.concatenate(steps) if steps else t, part.rank_class[part.src[rep]][t],
-                 part.rank_class[part.dst[rep]][t], (part.count[rep] * chunk_bytes)[t], part.red[rep][t],
-                 in_weight[t], seg_ptr[:-1][t], seg_ptr[1:][t], np.searchsorted(q_seg_of, np.arange(len(seg) + 1)),
-                 q_res, weight, net.seg_latency[seg], capacity)
+    return Flows(
+        s.step_count,
+        np.concatenate(steps) if steps else t,
+        part.rank_class[part.src[rep]][t],
+        part.rank_class[part.dst[rep]][t],
+        (part.count[rep] * chunk_bytes)[t],
+        part.red[rep][t],
+        in_weight[t],
+        seg_ptr[:-1][t],
+        seg_ptr[1:][t],
+        np.searchsorted(q_seg_of, np.arange(len(seg) + 1)),
+        q_res,
+        weight,
+        net.seg_latency[seg],
+        capacity,
+    )

@@ -34,16 +34,16 @@ _PROGRESS_PAIRS = 8192
 @dataclass
 class RoutedPairs:
     ranks: int
-    codes: np.ndarray        # sorted src * ranks + dst of every routed pair
-    latency: np.ndarray      # per pair: the route's latency, s
-    routes: object           # scipy.sparse.csr_matrix, pairs x resources: times the route crosses it
-    seg_ptr: np.ndarray      # pair i's segments are seg_ptr[i] .. seg_ptr[i + 1] - 1
+    codes: np.ndarray  # sorted src * ranks + dst of every routed pair
+    latency: np.ndarray  # per pair: the route's latency, s
+    routes: object  # scipy.sparse.csr_matrix, pairs x resources: times the route crosses it
+    seg_ptr: np.ndarray  # pair i's segments are seg_ptr[i] .. seg_ptr[i + 1] - 1
     seg_res_ptr: np.ndarray  # segment j's resources are seg_res[seg_res_ptr[j] : seg_res_ptr[j + 1]]
     seg_res: np.ndarray
     seg_latency: np.ndarray  # per segment, s
-    capacity: np.ndarray     # per resource, bytes/s
-    names: list              # per resource
-    is_port: np.ndarray      # per resource
+    capacity: np.ndarray  # per resource, bytes/s
+    names: list  # per resource
+    is_port: np.ndarray  # per resource
 
     def pair_index(self, src: np.ndarray, dst: np.ndarray, route: np.ndarray | None = None) -> np.ndarray:
         return np.searchsorted(self.codes, pair_codes(self.ranks, src, dst, route))
@@ -61,14 +61,25 @@ def pair_codes(ranks: int, src, dst, route=None) -> np.ndarray:
 def _check_path(topo: Topology, src: int, dst: int, path) -> list:
     """A schedule-given route must join src to dst over the topology's links."""
     path = list(path)
-    if (len(path) < 2 or path[0] != src or path[-1] != dst
-            or any(not topo.graph.has_edge(u, v) for u, v in itertools.pairwise(path))):
+    if (
+        len(path) < 2
+        or path[0] != src
+        or path[-1] != dst
+        or any(not topo.graph.has_edge(u, v) for u, v in itertools.pairwise(path))
+    ):
         raise UsageError(f"route {path} of transfer {src}->{dst} is not a path of links in topology {topo.name}")
     return path
 
 
-def compile_network(topo: Topology, ranks: int, src: np.ndarray, dst: np.ndarray,
-                    route: np.ndarray | None = None, paths=(), progress=None) -> RoutedPairs:
+def compile_network(
+    topo: Topology,
+    ranks: int,
+    src: np.ndarray,
+    dst: np.ndarray,
+    route: np.ndarray | None = None,
+    paths=(),
+    progress=None,
+) -> RoutedPairs:
     """Route every distinct (src, dst) pair among the given transfers; with `route` (per transfer)
     and `paths`, a transfer of route k >= 1 takes paths[k - 1] instead of the topology's route.
     progress("routing", done, total) hears how far it is, every few thousand pairs."""
@@ -78,7 +89,7 @@ def compile_network(topo: Topology, ranks: int, src: np.ndarray, dst: np.ndarray
         raise UsageError(f"the schedule needs {ranks} ranks but topology {topo.name} has {topo.ranks}")
     codes = np.unique(pair_codes(ranks, src, dst, route))
     capacity, names, ports = [], [], []
-    edges: dict = {}           # (u, v) -> (resource id or -1 for an unlimited link, latency)
+    edges: dict = {}  # (u, v) -> (resource id or -1 for an unlimited link, latency)
     out_port, in_port = [-1] * ranks, [-1] * ranks
 
     def resource(cap, name, port):
@@ -90,8 +101,10 @@ def compile_network(topo: Topology, ranks: int, src: np.ndarray, dst: np.ndarray
     def edge_of(u, v):
         attrs = topo.link(u, v)
         finite = math.isfinite(attrs["bandwidth_Bps"])
-        edge = edges[(u, v)] = (resource(attrs["bandwidth_Bps"], f"{u}->{v}", False) if finite else -1,
-                                attrs["latency_s"])
+        edge = edges[(u, v)] = (
+            resource(attrs["bandwidth_Bps"], f"{u}->{v}", False) if finite else -1,
+            attrs["latency_s"],
+        )
         return edge
 
     # the hot loop of big simulations (one pass per distinct pair): kept free of calls it can avoid
@@ -113,7 +126,7 @@ def compile_network(topo: Topology, ranks: int, src: np.ndarray, dst: np.ndarray
             if edge[0] >= 0:
                 ids.append(edge[0])
             seg_lat += edge[1]
-            if isinstance(v, int):       # a rank: the segment ends here
+            if isinstance(v, int):  # a rank: the segment ends here
                 if v == dst_r:
                     if in_port[v] < 0:
                         in_port[v] = resource(topo.port_Bps(v), f"port {v} in", True)
@@ -132,5 +145,16 @@ def compile_network(topo: Topology, ranks: int, src: np.ndarray, dst: np.ndarray
     res = np.array(seg_res, dtype=np.int64)
     routes = sparse.csr_matrix((np.ones(len(res)), (rows, res)), shape=(len(codes), len(capacity)))
     routes.sum_duplicates()
-    return RoutedPairs(ranks, codes, np.array(latency), routes, seg_ptr_a, seg_res_ptr_a, res,
-                   np.array(seg_latency), np.array(capacity, dtype=float), names, np.array(ports, dtype=bool))
+    return RoutedPairs(
+        ranks,
+        codes,
+        np.array(latency),
+        routes,
+        seg_ptr_a,
+        seg_res_ptr_a,
+        res,
+        np.array(seg_latency),
+        np.array(capacity, dtype=float),
+        names,
+        np.array(ports, dtype=bool),
+    )

@@ -26,8 +26,7 @@ def step_classes(s: ArraySchedule, route_of=None):
     for i, st in enumerate(s.steps):
         src, dst, count, red = st.transfers()
         route = None if route_of is None else route_of[i]
-        key = (src.tobytes(), dst.tobytes(), count.tobytes(), red.tobytes(),
-               None if route is None else route.tobytes())
+        key = (src.tobytes(), dst.tobytes(), count.tobytes(), red.tobytes(), None if route is None else route.tobytes())
         if key not in index:
             index[key] = len(members)
             members.append((src, dst, count, red, route))
@@ -42,7 +41,7 @@ def rounds(s: ArraySchedule, net: RoutedPairs, classes, chunk_bytes: float, gamm
     for st, k in zip(s.steps, of_step):
         occurrences[k] += st.repeat
     pattern = net.routes.copy()
-    pattern.data[:] = 1.0          # a route that crossed a resource twice still waits on it once
+    pattern.data[:] = 1.0  # a route that crossed a resource twice still waits on it once
     total = np.zeros(len(net.capacity))
     class_time = np.zeros(len(members))
     positive = net.capacity > 0

@@ -78,10 +78,10 @@ def _relabel(*columns) -> np.ndarray:
         col = np.asarray(col, dtype=np.int64)
         low = int(col.min(initial=0))
         span = int(col.max(initial=0)) - low + 1
-        if span_ids * span >= 2**62:          # the key would overflow: rank what is folded so far
+        if span_ids * span >= 2**62:  # the key would overflow: rank what is folded so far
             ids = np.unique(ids, return_inverse=True)[1].ravel()
             span_ids = int(ids.max(initial=0)) + 1
-            if span_ids * span >= 2**62:      # one wide column: rank its values first
+            if span_ids * span >= 2**62:  # one wide column: rank its values first
                 col = np.unique(col, return_inverse=True)[1].ravel()
                 low, span = 0, int(col.max(initial=0)) + 1
         ids = ids * span + (col - low)
@@ -120,8 +120,9 @@ def refine(members, net: RoutedPairs, ranks: int, max_classes: int, max_rounds: 
             seg_tok = _row_ids(net.seg_res_ptr, res_class[net.seg_res], sort=True, lead=latency)
             route = _row_ids(net.seg_ptr, seg_tok, sort=False)
             type_of = _relabel(cls, rank_class[src], rank_class[dst], count, red, route[pair])
-            new_rank = _signature(np.concatenate([src, dst]),
-                                  np.concatenate([2 * type_of, 2 * type_of + 1]), ranks, rank_class)
+            new_rank = _signature(
+                np.concatenate([src, dst]), np.concatenate([2 * type_of, 2 * type_of + 1]), ranks, rank_class
+            )
             positions = int(inc_pos.max(initial=0)) + 1
             new_res = _signature(inc_res, type_of[inc_t] * positions + inc_pos, len(res_class), res_class)
             stable = new_rank.max() == rank_class.max() and new_res.max() == res_class.max()

@@ -28,6 +28,7 @@ def output_path(path: PathT | None, flag: str) -> PathT | None:
     the path is not a folder. Returns the path (None stays None)."""
     import os
     from pathlib import Path
+
     if path is None:
         return None
     p = Path(path)
@@ -73,7 +74,7 @@ def sizes(value: SizesArg) -> list[int]:
 
 def path_list(paths: PathArg | Iterable[PathArg] | None) -> list[PathArg]:
     """Files given as one path (a str or a Path) or several: always a list (a copy)."""
-    if isinstance(paths, (str, os.PathLike)):   # os.PathLike: anything with __fspath__
+    if isinstance(paths, (str, os.PathLike)):  # os.PathLike: anything with __fspath__
         return [paths]
     return list(paths or [])
 
@@ -97,8 +98,9 @@ def rank_list(value: str | Iterable[int | str] | None, flag: str = "--ranks") ->
         raise UsageError(f"{flag} {value!r}: expected rank numbers >= 0 such as 0,1,4")
     twice = sorted({r for r in ranks if ranks.count(r) > 1})
     if twice:
-        raise UsageError(f"{flag} {','.join(map(str, ranks))}: rank(s) {', '.join(map(str, twice))} given twice; "
-                         "list each rank once")
+        raise UsageError(
+            f"{flag} {','.join(map(str, ranks))}: rank(s) {', '.join(map(str, twice))} given twice; list each rank once"
+        )
     return ranks
 
 

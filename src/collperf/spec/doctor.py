@@ -13,14 +13,37 @@ from collperf.spec.checks import cli_option, whole
 class DoctorPlanSpec:
     """What a health campaign on `nodes` hosts costs: tests, rounds and wall time per strategy."""
 
-    nodes: int | None = field(default=None, metadata=cli_option("--nodes", type=int, help=(
-        "Hosts to check, e.g. 232 (--plan).")))
-    leaves: int | None = field(default=None, metadata=cli_option("--leaves", type=int, help=(
-        "Leaf switches the hosts sit under, in equal runs (the screening groups); default about sqrt(N) groups.")))
-    fault_rate: float | None = field(default=None, metadata=cli_option("--fault-rate", type=float, help=(
-        "The prior: each host faulty with this probability (default 1/N, one fault expected).")))
-    test_time: str | float = field(default="30s", metadata=cli_option("--test-time", type=str, help=(
-        "Time of one test round (launch, warm-up, the timed sizes), e.g. 30s: the wall time is rounds x this.")))
+    nodes: int | None = field(
+        default=None, metadata=cli_option("--nodes", type=int, help=("Hosts to check, e.g. 232 (--plan)."))
+    )
+    leaves: int | None = field(
+        default=None,
+        metadata=cli_option(
+            "--leaves",
+            type=int,
+            help=(
+                "Leaf switches the hosts sit under, in equal runs (the screening groups); default about sqrt(N) groups."
+            ),
+        ),
+    )
+    fault_rate: float | None = field(
+        default=None,
+        metadata=cli_option(
+            "--fault-rate",
+            type=float,
+            help=("The prior: each host faulty with this probability (default 1/N, one fault expected)."),
+        ),
+    )
+    test_time: str | float = field(
+        default="30s",
+        metadata=cli_option(
+            "--test-time",
+            type=str,
+            help=(
+                "Time of one test round (launch, warm-up, the timed sizes), e.g. 30s: the wall time is rounds x this."
+            ),
+        ),
+    )
 
     def __post_init__(self) -> None:
         if self.nodes is None:

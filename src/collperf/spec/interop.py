@@ -23,16 +23,26 @@ class ThresholdSpec:
     directory for superbench: baseline.json, rule.yaml), else printed."""
 
     cluster: str = field(metadata=cli_option("--cluster", help="A catalogue system (collperf systems)."))
-    nodes: int = field(default=2, metadata=cli_option(
-        "--nodes", help="The multi-node group (one node is always there too)."))
-    format: str = field(default="csv", metadata=cli_option(
-        "--format", help="superbench, cvs, azure, google or csv."))
-    size: str | list[str | int] | None = field(default=None, metadata=cli_option(
-        "--size", "-s", type=str, help="Sizes, comma list (default 1M..16G, doubling)."))
-    threshold: float = field(default=0.05, metadata=cli_option(
-        "--threshold", help="The shortfall allowed below the expected busbw (0.05: SuperBench's 5 %)."))
-    output: str | None = field(default=None, metadata=cli_option(
-        "--output", "-o", type=str, help="A file (a directory for superbench: baseline.json, rule.yaml)."))
+    nodes: int = field(
+        default=2, metadata=cli_option("--nodes", help="The multi-node group (one node is always there too).")
+    )
+    format: str = field(default="csv", metadata=cli_option("--format", help="superbench, cvs, azure, google or csv."))
+    size: str | list[str | int] | None = field(
+        default=None,
+        metadata=cli_option("--size", "-s", type=str, help="Sizes, comma list (default 1M..16G, doubling)."),
+    )
+    threshold: float = field(
+        default=0.05,
+        metadata=cli_option(
+            "--threshold", help="The shortfall allowed below the expected busbw (0.05: SuperBench's 5 %)."
+        ),
+    )
+    output: str | None = field(
+        default=None,
+        metadata=cli_option(
+            "--output", "-o", type=str, help="A file (a directory for superbench: baseline.json, rule.yaml)."
+        ),
+    )
 
     def __post_init__(self) -> None:
         if self.format not in THRESHOLD_FORMATS:
@@ -48,16 +58,22 @@ class TunerSpec:
     """`collperf export nccl-tuner`: rules from one log per forced NCCL_ALGO/NCCL_PROTO (`logs`), or without
     logs from NCCL's model on `hardware`; nodes/ranks default to what the logs say; written to `output`."""
 
-    logs: Sequence[PathArg] = field(default_factory=list)     # one path is read as a list of one
-    output: str | None = field(default=None, metadata=cli_option(
-        "--output", "-o", type=str, help="Write the rules here."))
+    logs: Sequence[PathArg] = field(default_factory=list)  # one path is read as a list of one
+    output: str | None = field(
+        default=None, metadata=cli_option("--output", "-o", type=str, help="Write the rules here.")
+    )
     nodes: int | None = None
-    ranks: int | None = field(default=None, metadata=cli_option(
-        "--ranks", "-p", type=int, help="nRanks of the rules (default: the logs', else -1 = any)."))
-    channels: int | None = field(default=None, metadata=cli_option(
-        "--channels", type=int, help="Channel count, where the logs do not say."))
-    collective: str | None = field(default=None, metadata=cli_option(
-        "--collective", type=str, help="Override the collective (model: only this one)."))
+    ranks: int | None = field(
+        default=None,
+        metadata=cli_option("--ranks", "-p", type=int, help="nRanks of the rules (default: the logs', else -1 = any)."),
+    )
+    channels: int | None = field(
+        default=None, metadata=cli_option("--channels", type=int, help="Channel count, where the logs do not say.")
+    )
+    collective: str | None = field(
+        default=None,
+        metadata=cli_option("--collective", type=str, help="Override the collective (model: only this one)."),
+    )
     hardware: HardwareSpec = field(default_factory=HardwareSpec)
 
     def __post_init__(self) -> None:
@@ -76,26 +92,45 @@ class MscclExportSpec:
     (network's latency/bandwidth: the link of a switch:P, mesh:P or ring:P)."""
 
     collective: str = field(metadata=cli_option("--collective", type=str, help="The collective."))
-    algorithm: str = field(metadata=cli_option(
-        "--algorithm", "-A", type=str, help="The algorithm (collperf algorithms), or blink (packed trees on "
-        "--topology)."))
+    algorithm: str = field(
+        metadata=cli_option(
+            "--algorithm",
+            "-A",
+            type=str,
+            help="The algorithm (collperf algorithms), or blink (packed trees on --topology).",
+        )
+    )
     # a rank count; -A blink: the group, '0,1,4'
-    ranks: int | str | None = field(default=None, metadata=cli_option(
-        "--ranks", "-p", type=str, help="Rank count; -A blink: the group of the topology's GPUs, e.g. 0,1,4."))
-    output: str | None = field(default=None, metadata=cli_option(
-        "--output", "-o", type=str, help="Write the XML here."))
-    proto: str = field(default="Simple", metadata=cli_option(
-        "--proto", help="MSCCL protocol: Simple, LL or LL128."))
-    topology: str | None = field(default=None, metadata=cli_option(
-        "--topology", "-t", type=str, help="-A blink: dgx1v, dgx2, switch:P, cluster:NxG or a file."))
+    ranks: int | str | None = field(
+        default=None,
+        metadata=cli_option(
+            "--ranks", "-p", type=str, help="Rank count; -A blink: the group of the topology's GPUs, e.g. 0,1,4."
+        ),
+    )
+    output: str | None = field(
+        default=None, metadata=cli_option("--output", "-o", type=str, help="Write the XML here.")
+    )
+    proto: str = field(default="Simple", metadata=cli_option("--proto", help="MSCCL protocol: Simple, LL or LL128."))
+    topology: str | None = field(
+        default=None,
+        metadata=cli_option(
+            "--topology", "-t", type=str, help="-A blink: dgx1v, dgx2, switch:P, cluster:NxG or a file."
+        ),
+    )
     network: NetworkSpec = field(default_factory=NetworkSpec)
-    root: int | None = field(default=None, metadata=cli_option(
-        "--root", type=int, help="Root rank of rooted collectives (default 0; blink: the group's first)."))
-    segments: int | None = field(default=None, metadata=cli_option(
-        "--segments", type=int, help="Pipeline segments (default 1; blink 16)."))
+    root: int | None = field(
+        default=None,
+        metadata=cli_option(
+            "--root", type=int, help="Root rank of rooted collectives (default 0; blink: the group's first)."
+        ),
+    )
+    segments: int | None = field(
+        default=None, metadata=cli_option("--segments", type=int, help="Pipeline segments (default 1; blink 16).")
+    )
     nodes: int | None = field(default=None, metadata=cli_option("--nodes", type=int, help="Nodes (hierarchical)."))
-    ranks_per_node: int | None = field(default=None, metadata=cli_option(
-        "--ranks-per-node", type=int, help="Ranks per node."))
+    ranks_per_node: int | None = field(
+        default=None, metadata=cli_option("--ranks-per-node", type=int, help="Ranks per node.")
+    )
     intra_algorithm: str | None = None
     inter_algorithm: str | None = None
 

@@ -14,8 +14,9 @@ from collperf.spec.checks import SizesArg, cli_option, output_path, sizes, whole
 from collperf.spec.runs import SweepSpec
 
 # the options these commands share, declared once (bench's --testbed and --timeout are these too)
-TESTBED_OPTION = cli_option("--testbed", type=str, help="hosts=4,rate=200mbit[,ranks-per-host=2]: brought up and "
-                            "torn down.")
+TESTBED_OPTION = cli_option(
+    "--testbed", type=str, help="hosts=4,rate=200mbit[,ranks-per-host=2]: brought up and torn down."
+)
 TIMEOUT_OPTION = cli_option("--timeout", help="Seconds before the whole run is stopped.")
 RANKS_OPTION = cli_option("--ranks", "-p", type=int, help="Local processes to run (or a --testbed).")
 
@@ -31,12 +32,13 @@ class CalibrateSpec:
     processes or of a testbed, as a profile (written to `output` when given)."""
 
     ranks: int | None = field(default=None, metadata=RANKS_OPTION)
-    testbed: object = field(default=None, metadata=TESTBED_OPTION)   # a Testbed or its description
+    testbed: object = field(default=None, metadata=TESTBED_OPTION)  # a Testbed or its description
     timeout_s: float = field(default=300.0, metadata=TIMEOUT_OPTION)
-    output: str | None = field(default=None, metadata=cli_option(
-        "-o", "--output", type=str, help="The profile file to write."))
+    output: str | None = field(
+        default=None, metadata=cli_option("-o", "--output", type=str, help="The profile file to write.")
+    )
 
-    def __post_init__(self) -> None:   # the rank count is checked by what runs (one rank cannot be calibrated)
+    def __post_init__(self) -> None:  # the rank count is checked by what runs (one rank cannot be calibrated)
         _timeout(self.timeout_s)
         output_path(self.output, "--output")
 
@@ -50,8 +52,12 @@ class BoundSpec:
     ranks: int | None = field(default=None, metadata=RANKS_OPTION)
     size: str | int = field(default="4M", metadata=cli_option("--size", "-s", type=str, help="The message size."))
     testbed: object = field(default=None, metadata=TESTBED_OPTION)
-    profile: str | None = field(default=None, metadata=cli_option(
-        "--profile", type=str, help="A calibrated profile, for the model's bound beside the measured one."))
+    profile: str | None = field(
+        default=None,
+        metadata=cli_option(
+            "--profile", type=str, help="A calibrated profile, for the model's bound beside the measured one."
+        ),
+    )
     timeout_s: float = field(default=300.0, metadata=TIMEOUT_OPTION)
 
     def __post_init__(self) -> None:
@@ -71,22 +77,31 @@ class ValidateSpec:
     given), predict a grid of collectives from the profile alone, measure them and report the errors. The
     sizes are `sizes` (exactly those, e.g. '64K,1M') or else min_bytes to max_bytes by `factor`."""
 
-    testbeds: tuple[object, ...] = field(default=(), metadata=cli_option(   # Testbeds or their descriptions
-        "--testbed", type=list[str], help="hosts=4,rate=200mbit[,ranks-per-host=2]; repeat for several rank "
-        "counts and flat/two-level shapes."))
+    testbeds: tuple[object, ...] = field(
+        default=(),
+        metadata=cli_option(  # Testbeds or their descriptions
+            "--testbed",
+            type=list[str],
+            help="hosts=4,rate=200mbit[,ranks-per-host=2]; repeat for several rank counts and flat/two-level shapes.",
+        ),
+    )
     ranks: int | None = field(default=None, metadata=RANKS_OPTION)
-    profile: str | None = field(default=None, metadata=cli_option(
-        "--profile", type=str, help="Use this profile instead of calibrating first."))
-    sizes: SizesArg | None = field(default=None, metadata=cli_option(
-        "--sizes", type=str, help="Exactly these sizes, e.g. 64K,1M (instead of -b/-e/-f)."))
+    profile: str | None = field(
+        default=None, metadata=cli_option("--profile", type=str, help="Use this profile instead of calibrating first.")
+    )
+    sizes: SizesArg | None = field(
+        default=None,
+        metadata=cli_option("--sizes", type=str, help="Exactly these sizes, e.g. 64K,1M (instead of -b/-e/-f)."),
+    )
     iters: int = field(default=5, metadata=cli_option("-n", "--iters", help="Timed iterations per size."))
     timeout_s: float = field(default=600.0, metadata=TIMEOUT_OPTION)
-    min_bytes: str | int = field(default="64K", metadata=cli_option(
-        "-b", "--minbytes", type=str, help="Smallest size of the grid."))
-    max_bytes: str | int = field(default="4M", metadata=cli_option(
-        "-e", "--maxbytes", type=str, help="Largest size of the grid."))
-    factor: int = field(default=4, metadata=cli_option(
-        "-f", "--stepfactor", help="Multiplicative step from -b to -e."))
+    min_bytes: str | int = field(
+        default="64K", metadata=cli_option("-b", "--minbytes", type=str, help="Smallest size of the grid.")
+    )
+    max_bytes: str | int = field(
+        default="4M", metadata=cli_option("-e", "--maxbytes", type=str, help="Largest size of the grid.")
+    )
+    factor: int = field(default=4, metadata=cli_option("-f", "--stepfactor", help="Multiplicative step from -b to -e."))
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "testbeds", tuple(self.testbeds or ()))
@@ -101,8 +116,12 @@ class ValidateSpec:
     @property
     def sizes_bytes(self) -> list[int]:
         """The grid's sizes (the sweep's reading of -b/-e/-f or --sizes)."""
-        return SweepSpec(min_bytes=self.min_bytes, max_bytes=self.max_bytes, factor=self.factor,
-                         size_list=None if self.sizes is None else sizes(self.sizes)).sizes()
+        return SweepSpec(
+            min_bytes=self.min_bytes,
+            max_bytes=self.max_bytes,
+            factor=self.factor,
+            size_list=None if self.sizes is None else sizes(self.sizes),
+        ).sizes()
 
 
 _TESTBED_NAME = "A testbed's name: its namespaces are called after it."
@@ -114,18 +133,29 @@ class TestbedSpec:
     whose links follow a topology (the hosts `group` ranks run on); `description` is the same testbed as
     --testbed takes it."""
 
-    __test__ = False   # a spec, not a test class, whatever pytest makes of its name
+    __test__ = False  # a spec, not a test class, whatever pytest makes of its name
 
     hosts: int = field(default=4, metadata=cli_option("--hosts", help="Hosts on the switch."))
     ranks_per_host: int = field(default=1, metadata=cli_option("--ranks-per-host", help="Ranks each host runs."))
-    rate: str = field(default="200mbit", metadata=cli_option(
-        "--rate", help="Each host's link, each way (tc spelling)."))
+    rate: str = field(
+        default="200mbit", metadata=cli_option("--rate", help="Each host's link, each way (tc spelling).")
+    )
     name: str = field(default="tb0", metadata=cli_option("--name", help=_TESTBED_NAME))
-    topology: str | None = field(default=None, metadata=cli_option(
-        "--topology", "-t", type=str, help="dgx1v-like or a topology .json: point-to-point links at their own "
-        "rates, forwarding hosts."))
-    group: str | None = field(default=None, metadata=cli_option(
-        "--group", type=str, help="With --topology: the hosts ranks run on, e.g. 0+1+4 (default all)."))
+    topology: str | None = field(
+        default=None,
+        metadata=cli_option(
+            "--topology",
+            "-t",
+            type=str,
+            help="dgx1v-like or a topology .json: point-to-point links at their own rates, forwarding hosts.",
+        ),
+    )
+    group: str | None = field(
+        default=None,
+        metadata=cli_option(
+            "--group", type=str, help="With --topology: the hosts ranks run on, e.g. 0+1+4 (default all)."
+        ),
+    )
 
     def __post_init__(self) -> None:
         # hosts, rate and ranks per host are checked by the testbed the description makes (lab.testbed)
@@ -136,8 +166,9 @@ class TestbedSpec:
     def description(self) -> str:
         """The testbed as --testbed takes it ('hosts=4,rate=200mbit,...' or 'topology=...,group=...')."""
         if self.topology is not None:
-            return (f"topology={self.topology},ranks-per-host={self.ranks_per_host},name={self.name}"
-                    + (f",group={self.group}" if self.group else ""))
+            return f"topology={self.topology},ranks-per-host={self.ranks_per_host},name={self.name}" + (
+                f",group={self.group}" if self.group else ""
+            )
         return f"hosts={self.hosts},rate={self.rate},ranks-per-host={self.ranks_per_host},name={self.name}"
 
 
@@ -148,8 +179,14 @@ class TestbedDownSpec:
 
     __test__ = False
 
-    name: str | None = field(default=None, metadata=cli_option(
-        "--name", type=str, help="Only this testbed (default: every testbed whose run has ended; status: every "
-        "testbed)."))
-    everything: bool = field(default=False, metadata=cli_option(
-        "--all", help="Also testbeds a live run or `testbed up` holds."))
+    name: str | None = field(
+        default=None,
+        metadata=cli_option(
+            "--name",
+            type=str,
+            help="Only this testbed (default: every testbed whose run has ended; status: every testbed).",
+        ),
+    )
+    everything: bool = field(
+        default=False, metadata=cli_option("--all", help="Also testbeds a live run or `testbed up` holds.")
+    )

@@ -24,14 +24,23 @@ MAX_LOG_BYTES = 256 << 20
 class LogSpec:
     """Logs to read (nccl-tests text/JSON, collperf JSON/CSV, OSU, IMB), with what the user says of them."""
 
-    paths: Sequence[PathArg] = field(default_factory=list)   # one path (a str or Path) is read as a list of one
-    collective: str | None = field(default=None, metadata=cli_option(
-        "--collective", type=str, help="Override the collective the log is taken to be."))
-    ranks: int | None = field(default=None, metadata=cli_option(
-        "--ranks", "-p", type=int, help="Rank count, where the log does not say."))
-    max_bytes: int | str | None = field(default=None, metadata=cli_option(   # default: MAX_LOG_BYTES
-        "--max-bytes", type=str, help="Refuse a log file larger than this (default 256MiB): a log is held in "
-        "memory while read; e.g. --max-bytes 2GiB."))
+    paths: Sequence[PathArg] = field(default_factory=list)  # one path (a str or Path) is read as a list of one
+    collective: str | None = field(
+        default=None,
+        metadata=cli_option("--collective", type=str, help="Override the collective the log is taken to be."),
+    )
+    ranks: int | None = field(
+        default=None, metadata=cli_option("--ranks", "-p", type=int, help="Rank count, where the log does not say.")
+    )
+    max_bytes: int | str | None = field(
+        default=None,
+        metadata=cli_option(  # default: MAX_LOG_BYTES
+            "--max-bytes",
+            type=str,
+            help="Refuse a log file larger than this (default 256MiB): a log is held in "
+            "memory while read; e.g. --max-bytes 2GiB.",
+        ),
+    )
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "paths", path_list(self.paths))
@@ -57,16 +66,30 @@ class DiagnoseSpec:
     `network` (the shared network options) is read as hardware when `hardware` is not given."""
 
     logs: LogSpec
-    peak: str | float | None = field(default=None, metadata=cli_option("--peak", type=str, help=(
-        "Per-rank busbw that is the bound, e.g. 50GB/s (with --cluster: the cluster gives the expected time, "
-        "this the bound).")))
+    peak: str | float | None = field(
+        default=None,
+        metadata=cli_option(
+            "--peak",
+            type=str,
+            help=(
+                "Per-rank busbw that is the bound, e.g. 50GB/s (with --cluster: the cluster gives the expected time, "
+                "this the bound)."
+            ),
+        ),
+    )
     network: NetworkSpec = field(default_factory=NetworkSpec)
-    model_from: str | None = field(default=None, metadata=cli_option("--model-from", type=str, help=(
-        "Expected times from NCCL's model fitted to this log (e.g. an allreduce log of the same machine).")))
+    model_from: str | None = field(
+        default=None,
+        metadata=cli_option(
+            "--model-from",
+            type=str,
+            help=("Expected times from NCCL's model fitted to this log (e.g. an allreduce log of the same machine)."),
+        ),
+    )
     hardware: HardwareSpec | None = None
 
     def __post_init__(self) -> None:
-        if self.hardware is None:     # the network options read as hardware (the declared type, filled once)
+        if self.hardware is None:  # the network options read as hardware (the declared type, filled once)
             object.__setattr__(self, "hardware", HardwareSpec.from_network(self.network))
         elif self.network.given:
             raise UsageError("diagnose got both network= and hardware=: give the hardware once (HardwareSpec)")
@@ -84,12 +107,28 @@ class BaselineSpec:
     degraded or within the run-to-run noise the logs show."""
 
     logs: LogSpec
-    baseline: Sequence[PathArg] = field(default_factory=list, metadata=cli_option("--baseline", type=list[str], help=(
-        "Healthy runs of the same system to judge the logs against: a log, several (repeat the option) or a "
-        "directory of them; the threshold per size is the noise they show, at least --threshold.")))
-    threshold: str | float = field(default="5%", metadata=cli_option("--threshold", type=str, help=(
-        "The least shortfall against the baseline that is called degraded where the measured noise is "
-        "smaller (default 5%, SuperBench's), e.g. 3% or 0.03.")))
+    baseline: Sequence[PathArg] = field(
+        default_factory=list,
+        metadata=cli_option(
+            "--baseline",
+            type=list[str],
+            help=(
+                "Healthy runs of the same system to judge the logs against: a log, several (repeat the option) or a "
+                "directory of them; the threshold per size is the noise they show, at least --threshold."
+            ),
+        ),
+    )
+    threshold: str | float = field(
+        default="5%",
+        metadata=cli_option(
+            "--threshold",
+            type=str,
+            help=(
+                "The least shortfall against the baseline that is called degraded where the measured noise is "
+                "smaller (default 5%, SuperBench's), e.g. 3% or 0.03."
+            ),
+        ),
+    )
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "baseline", path_list(self.baseline))
@@ -114,8 +153,11 @@ class MeasurementSpec:
     the buffer per rank), judged like a row of a log on `hardware`."""
 
     collective: str
-    size: str | int = field(metadata=cli_option(
-        "--size", "-s", type=str, help="One measurement: its size (nccl-tests convention), e.g. 1GB."))
+    size: str | int = field(
+        metadata=cli_option(
+            "--size", "-s", type=str, help="One measurement: its size (nccl-tests convention), e.g. 1GB."
+        )
+    )
     time: str | float = field(metadata=cli_option("--time", type=str, help="One measurement: its time, e.g. 500ms."))
     ranks: int | None = None
     hardware: HardwareSpec = field(default_factory=HardwareSpec)
@@ -132,7 +174,7 @@ class MeasurementSpec:
             whole("ranks", self.ranks, low=2, flag="--ranks")
         if self.ranks is None and self.hardware.cluster is None:
             raise UsageError("a single measurement needs --ranks N (and --cluster SYSTEM --nodes N, or --gpu MODEL)")
-        self.peak_Bps    # parsed now: a bad value fails here
+        self.peak_Bps  # parsed now: a bad value fails here
 
     @property
     def size_bytes(self) -> int:
@@ -152,10 +194,12 @@ class MeasurementSpec:
             get_collective(self.collective)
         except UsageError:
             if isinstance(self.collective, str) and Path(self.collective).exists():
-                raise UsageError(f"--size and --time judge one measurement and take no log ({self.collective} is a "
-                                 "file): drop --size/--time to diagnose the log, or give a collective instead, e.g. "
-                                 "collperf diagnose allreduce --size 1GB --time 500ms --cluster dgx-h100 --ranks 16 "
-                                 "--nodes 2") from None
+                raise UsageError(
+                    f"--size and --time judge one measurement and take no log ({self.collective} is a "
+                    "file): drop --size/--time to diagnose the log, or give a collective instead, e.g. "
+                    "collperf diagnose allreduce --size 1GB --time 500ms --cluster dgx-h100 --ranks 16 "
+                    "--nodes 2"
+                ) from None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -165,17 +209,20 @@ class ReportSpec:
     profiler trace (files, a directory or a glob) or a TraceReport. `peak`, `network`, `collective` and `ranks`
     are diagnose's options for the logs; `command` is shown as what made the page (default: the API call)."""
 
-    inputs: Sequence[Any] = field(default_factory=list)   # anything report reads; one input is read as a list of one
-    output: str = field(default="report.html", metadata=cli_option(
-        "-o", "--output", help="The HTML file to write."))
+    inputs: Sequence[Any] = field(default_factory=list)  # anything report reads; one input is read as a list of one
+    output: str = field(default="report.html", metadata=cli_option("-o", "--output", help="The HTML file to write."))
     command: str | None = None
-    peak: str | float | None = field(default=None, metadata=cli_option(
-        "--peak", type=str, help="Per-rank link rate busbw is judged against, e.g. 50GB/s."))
+    peak: str | float | None = field(
+        default=None,
+        metadata=cli_option("--peak", type=str, help="Per-rank link rate busbw is judged against, e.g. 50GB/s."),
+    )
     network: NetworkSpec | None = None
-    collective: str | None = field(default=None, metadata=cli_option(
-        "--collective", type=str, help="Override the collective."))
-    ranks: int | None = field(default=None, metadata=cli_option(
-        "--ranks", "-p", type=int, help="Rank count, where a log does not say."))
+    collective: str | None = field(
+        default=None, metadata=cli_option("--collective", type=str, help="Override the collective.")
+    )
+    ranks: int | None = field(
+        default=None, metadata=cli_option("--ranks", "-p", type=int, help="Rank count, where a log does not say.")
+    )
     title: str | None = field(default=None, metadata=cli_option("--title", type=str, help="The page's title."))
 
     def __post_init__(self) -> None:

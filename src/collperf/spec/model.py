@@ -13,8 +13,7 @@ from collperf.model.network import Network
 from collperf.spec.checks import SizesArg, cli_option, sizes, whole
 from collperf.spec.network import HardwareSpec, NetworkSpec
 
-COLLECTIVES_HELP = ("allreduce, allgather, reducescatter, broadcast, reduce, alltoall, scatter, gather or "
-                    "sendrecv.")
+COLLECTIVES_HELP = "allreduce, allgather, reducescatter, broadcast, reduce, alltoall, scatter, gather or sendrecv."
 # the two-level algorithms' phases, as predict, crossover and plan take them
 INTRA_ALGORITHM = cli_option("--intra-algorithm", help="Algorithm of the intra-node phases (or best).")
 INTER_ALGORITHM = cli_option("--inter-algorithm", help="Algorithm of the inter-node phase (or best).")
@@ -29,36 +28,65 @@ class PredictSpec:
     NCCL's band and the system's bound, never our algorithms, whose schedules reduce on the GPUs."""
 
     collective: str = field(metadata=cli_option(help=COLLECTIVES_HELP))
-    size: SizesArg = field(default="1M,64M,1G", metadata=cli_option(
-        "--size", "-s", type=str, help="Sizes (nccl-tests convention), comma list."))
+    size: SizesArg = field(
+        default="1M,64M,1G",
+        metadata=cli_option("--size", "-s", type=str, help="Sizes (nccl-tests convention), comma list."),
+    )
     network: NetworkSpec | Network = field(default_factory=NetworkSpec)
-    algorithm: str | list[str] = field(default="all", metadata=cli_option("--algorithm", "-A", type=str, help=(
-        "An algorithm, a comma list, or all (allreduce: single-hop is Blink's single-hop trees, an alias of mesh).")))
+    algorithm: str | list[str] = field(
+        default="all",
+        metadata=cli_option(
+            "--algorithm",
+            "-A",
+            type=str,
+            help=(
+                "An algorithm, a comma list, or all (allreduce: single-hop is Blink's single-hop trees, an alias of mesh)."
+            ),
+        ),
+    )
     intra_algorithm: str = field(default="best", metadata=INTRA_ALGORITHM)
     inter_algorithm: str = field(default="best", metadata=INTER_ALGORITHM)
-    segments: int | None = field(default=None, metadata=cli_option(   # None: the best per size when pipelined
-        "--segments", type=int, help="Pipeline segments for chain/double-binary-tree (default: the best per size)."))
+    segments: int | None = field(
+        default=None,
+        metadata=cli_option(  # None: the best per size when pipelined
+            "--segments", type=int, help="Pipeline segments for chain/double-binary-tree (default: the best per size)."
+        ),
+    )
     expected: bool = False
-    sharp: bool | None = field(default=None, metadata=cli_option("--sharp/--no-sharp", type=bool, help=(
-        "InfiniBand SHARP (in-network reduction, NCCL's CollNet) on or off on the --cluster system: changes NCCL's "
-        "expected band and the system's bound printed below our algorithms (with --nccl: NCCL prices CollNet), not "
-        "our algorithms (their schedules reduce on the GPUs).")))
+    sharp: bool | None = field(
+        default=None,
+        metadata=cli_option(
+            "--sharp/--no-sharp",
+            type=bool,
+            help=(
+                "InfiniBand SHARP (in-network reduction, NCCL's CollNet) on or off on the --cluster system: changes NCCL's "
+                "expected band and the system's bound printed below our algorithms (with --nccl: NCCL prices CollNet), not "
+                "our algorithms (their schedules reduce on the GPUs)."
+            ),
+        ),
+    )
 
     def __post_init__(self) -> None:
         get_collective(self.collective)
-        self.sizes_bytes     # parsed now: a bad size fails here
+        self.sizes_bytes  # parsed now: a bad size fails here
         if self.segments is not None:
             whole("segments", self.segments, flag="--segments")
         if self.expected and (not isinstance(self.network, NetworkSpec) or self.network.cluster is None):
             raise UsageError("NCCL's expected time is priced on a catalogue system: give --cluster SYSTEM")
-        if self.sharp is not None and not self.expected and isinstance(self.network, NetworkSpec) \
-                and self.network.cluster is not None:
-            object.__setattr__(self, "expected", True)     # SHARP says something only about NCCL's band
+        if (
+            self.sharp is not None
+            and not self.expected
+            and isinstance(self.network, NetworkSpec)
+            and self.network.cluster is not None
+        ):
+            object.__setattr__(self, "expected", True)  # SHARP says something only about NCCL's band
         if self.sharp is not None and not self.expected:
             flag = "--sharp" if self.sharp else "--no-sharp"
-            raise UsageError(f"{flag}: in-network reduction (SHARP) is a property of a catalogue system's InfiniBand "
-                             "switches, priced in NCCL's expected band and the system's bound: give --cluster "
-                             f"SYSTEM --nodes N (our algorithms reduce on the GPUs and do not change with {flag})")
+            raise UsageError(
+                f"{flag}: in-network reduction (SHARP) is a property of a catalogue system's InfiniBand "
+                "switches, priced in NCCL's expected band and the system's bound: give --cluster "
+                f"SYSTEM --nodes N (our algorithms reduce on the GPUs and do not change with {flag})"
+            )
 
     @property
     def sizes_bytes(self) -> list[int]:
@@ -94,8 +122,9 @@ class CrossoverSpec:
     network: NetworkSpec | Network = field(default_factory=NetworkSpec)
     min_size: str | int = field(default="1", metadata=cli_option("--min", help="Smallest size."))
     max_size: str | int = field(default="16G", metadata=cli_option("--max", help="Largest size."))
-    algorithm: str | list[str] = field(default="all", metadata=cli_option(
-        "--algorithm", "-A", help="Restrict to these (comma list)."))
+    algorithm: str | list[str] = field(
+        default="all", metadata=cli_option("--algorithm", "-A", help="Restrict to these (comma list).")
+    )
     intra_algorithm: str = field(default="best", metadata=INTRA_ALGORITHM)
     inter_algorithm: str = field(default="best", metadata=INTER_ALGORITHM)
 
@@ -131,8 +160,10 @@ class NcclCrossoverSpec:
         if self.min_size_bytes > self.max_size_bytes:
             raise UsageError(f"--min {self.min_size} > --max {self.max_size}: give the smaller size first")
         if self.min_size_bytes == self.max_size_bytes:
-            raise UsageError(f"--min {self.min_size} = --max {self.max_size}: a range has two ends; for one size "
-                             "NCCL's choice is `collperf predict --nccl -s SIZE`")
+            raise UsageError(
+                f"--min {self.min_size} = --max {self.max_size}: a range has two ends; for one size "
+                "NCCL's choice is `collperf predict --nccl -s SIZE`"
+            )
 
     @property
     def min_size_bytes(self) -> int:
@@ -150,19 +181,30 @@ class ScheduleSpec:
     simulator takes at scale, instead of the listed transfers."""
 
     collective: str = field(metadata=cli_option(help=COLLECTIVES_HELP))
-    algorithm: str = field(metadata=cli_option("--algorithm", "-A", help="An algorithm of the collective, or "
-                                                                          "hierarchical."))
+    algorithm: str = field(
+        metadata=cli_option("--algorithm", "-A", help="An algorithm of the collective, or hierarchical.")
+    )
     ranks: int | None = field(default=None, metadata=cli_option("--ranks", "-p", type=int, help="Rank count."))
     root: int = field(default=0, metadata=cli_option("--root", help="Root rank of rooted collectives."))
-    segments: int = field(default=1, metadata=cli_option(
-        "--segments", help="Pipeline segments (chain, double-binary-tree)."))
+    segments: int = field(
+        default=1, metadata=cli_option("--segments", help="Pipeline segments (chain, double-binary-tree).")
+    )
     nodes: int | None = field(default=None, metadata=cli_option("--nodes", type=int, help="hierarchical: nodes."))
-    ranks_per_node: int | None = field(default=None, metadata=cli_option(
-        "--ranks-per-node", type=int, help="hierarchical: ranks per node."))
-    intra_algorithm: str | None = field(default=None, metadata=cli_option(
-        "--intra-algorithm", help="hierarchical: the intra-node phases' algorithm (default: the collective's)."))
-    inter_algorithm: str | None = field(default=None, metadata=cli_option(
-        "--inter-algorithm", help="hierarchical: the inter-node phase's algorithm (default: the collective's)."))
+    ranks_per_node: int | None = field(
+        default=None, metadata=cli_option("--ranks-per-node", type=int, help="hierarchical: ranks per node.")
+    )
+    intra_algorithm: str | None = field(
+        default=None,
+        metadata=cli_option(
+            "--intra-algorithm", help="hierarchical: the intra-node phases' algorithm (default: the collective's)."
+        ),
+    )
+    inter_algorithm: str | None = field(
+        default=None,
+        metadata=cli_option(
+            "--inter-algorithm", help="hierarchical: the inter-node phase's algorithm (default: the collective's)."
+        ),
+    )
     arrays: bool = False
 
     def __post_init__(self) -> None:
@@ -189,7 +231,9 @@ class VerifySpec:
     def __post_init__(self) -> None:
         if self.collective is not None:
             get_collective(self.collective)
-        if not (isinstance(self.min_ranks, int) and isinstance(self.max_ranks, int)
-                and 1 <= self.min_ranks <= self.max_ranks):
-            raise UsageError(f"rank range {self.min_ranks}..{self.max_ranks}: expected 1 <= --min-ranks <= "
-                             "--max-ranks")
+        if not (
+            isinstance(self.min_ranks, int)
+            and isinstance(self.max_ranks, int)
+            and 1 <= self.min_ranks <= self.max_ranks
+        ):
+            raise UsageError(f"rank range {self.min_ranks}..{self.max_ranks}: expected 1 <= --min-ranks <= --max-ranks")

@@ -24,7 +24,7 @@ CPU_ARCHS = ("x86", "arm", "power")
 # HardwareSpec's fields that predict takes only with --nccl: what NCCL's model reads. SHARP is not among them:
 # plain predict takes it too (PredictSpec.sharp), for the NCCL band and the bound it prints beside our algorithms
 NCCL_VIEW = ("cpu_arch", "nic_path", "proto", "algo")
-NIC_PATHS = ("PIX", "PXB", "P2C", "PXN", "PHB", "SYS")   # NCCL 2.30.7 src/graph/topo.h path types up to SYS
+NIC_PATHS = ("PIX", "PXB", "P2C", "PXN", "PHB", "SYS")  # NCCL 2.30.7 src/graph/topo.h path types up to SYS
 
 
 def load_cluster(path: PathArg, nodes: int | None = None, ranks_per_node: int | None = None) -> Cluster:
@@ -34,10 +34,12 @@ def load_cluster(path: PathArg, nodes: int | None = None, ranks_per_node: int | 
         return cluster_from(doc, f"profile {Path(path).name}", nodes, ranks_per_node)
     except UsageError:
         raise
-    except (KeyError, TypeError, ValueError, OverflowError, ZeroDivisionError) as e:   # a hand-edited profile
+    except (KeyError, TypeError, ValueError, OverflowError, ZeroDivisionError) as e:  # a hand-edited profile
         what = f"missing field {e.args[0]!r}" if isinstance(e, KeyError) else str(e) or type(e).__name__
-        raise UsageError(f"profile {path}: {what}: expected nodes, ranks_per_node, intra and inter "
-                         "{latency_s, bandwidth_Bps} as `collperf calibrate -o FILE` writes them") from None
+        raise UsageError(
+            f"profile {path}: {what}: expected nodes, ranks_per_node, intra and inter "
+            "{latency_s, bandwidth_Bps} as `collperf calibrate -o FILE` writes them"
+        ) from None
 
 
 FLAG_FABRICS = tuple(f for f in NETWORK_FABRICS if f != "nvl72")
@@ -51,32 +53,53 @@ class NetworkSpec:
     the CLI takes them ('5us', '50GB/s') or numbers in seconds and bytes/s. Unset intra/inter values
     fall back to the preset's, then to latency/bandwidth when no preset is given."""
 
-    ranks: int | None = field(default=None, metadata=cli_option(
-        "--ranks", "-p", type=int, help="Number of ranks (with --latency/--bandwidth)."))
-    latency: str | float | None = field(default=None, metadata=cli_option(
-        "--latency", help="Per-message latency alpha of a uniform link, e.g. 10us."))
-    bandwidth: str | float | None = field(default=None, metadata=cli_option(
-        "--bandwidth", help="Per-rank bandwidth of a uniform link, e.g. 100GB/s or 400Gbps."))
-    reduce_bandwidth: str | float = field(default="inf", metadata=cli_option(
-        "--reduce-bandwidth", help="Local reduction rate (1/gamma), e.g. 500GB/s; default infinite."))
-    cluster: str | None = field(default=None, metadata=cli_option(
-        "--cluster", help="Preset: dgx-h100, dgx-a100, dgx-1v, dgx-2, trn1, pcie-gen4, nvlink300-400gbe."))
-    nodes: int | None = field(default=None, metadata=cli_option(
-        "--nodes", type=int, help="Nodes of a two-level cluster."))
-    ranks_per_node: int | None = field(default=None, metadata=cli_option(
-        "--ranks-per-node", type=int, help="Ranks per node."))
-    intra_latency: str | float | None = field(default=None, metadata=cli_option(
-        "--intra-latency", help="Latency inside a node."))
-    intra_bandwidth: str | float | None = field(default=None, metadata=cli_option(
-        "--intra-bandwidth", help="Per-rank bandwidth inside a node."))
-    inter_latency: str | float | None = field(default=None, metadata=cli_option(
-        "--inter-latency", help="Latency between nodes."))
-    inter_bandwidth: str | float | None = field(default=None, metadata=cli_option(
-        "--inter-bandwidth", help="Bandwidth of one NIC."))
-    nics_per_node: int | None = field(default=None, metadata=cli_option(
-        "--nics-per-node", type=int, help="NICs per node (default: one per rank)."))
-    profile: str | None = field(default=None, metadata=cli_option(
-        "--profile", help="A calibrated profile (collperf calibrate -o FILE)."))
+    ranks: int | None = field(
+        default=None,
+        metadata=cli_option("--ranks", "-p", type=int, help="Number of ranks (with --latency/--bandwidth)."),
+    )
+    latency: str | float | None = field(
+        default=None, metadata=cli_option("--latency", help="Per-message latency alpha of a uniform link, e.g. 10us.")
+    )
+    bandwidth: str | float | None = field(
+        default=None,
+        metadata=cli_option("--bandwidth", help="Per-rank bandwidth of a uniform link, e.g. 100GB/s or 400Gbps."),
+    )
+    reduce_bandwidth: str | float = field(
+        default="inf",
+        metadata=cli_option(
+            "--reduce-bandwidth", help="Local reduction rate (1/gamma), e.g. 500GB/s; default infinite."
+        ),
+    )
+    cluster: str | None = field(
+        default=None,
+        metadata=cli_option(
+            "--cluster", help="Preset: dgx-h100, dgx-a100, dgx-1v, dgx-2, trn1, pcie-gen4, nvlink300-400gbe."
+        ),
+    )
+    nodes: int | None = field(
+        default=None, metadata=cli_option("--nodes", type=int, help="Nodes of a two-level cluster.")
+    )
+    ranks_per_node: int | None = field(
+        default=None, metadata=cli_option("--ranks-per-node", type=int, help="Ranks per node.")
+    )
+    intra_latency: str | float | None = field(
+        default=None, metadata=cli_option("--intra-latency", help="Latency inside a node.")
+    )
+    intra_bandwidth: str | float | None = field(
+        default=None, metadata=cli_option("--intra-bandwidth", help="Per-rank bandwidth inside a node.")
+    )
+    inter_latency: str | float | None = field(
+        default=None, metadata=cli_option("--inter-latency", help="Latency between nodes.")
+    )
+    inter_bandwidth: str | float | None = field(
+        default=None, metadata=cli_option("--inter-bandwidth", help="Bandwidth of one NIC.")
+    )
+    nics_per_node: int | None = field(
+        default=None, metadata=cli_option("--nics-per-node", type=int, help="NICs per node (default: one per rank).")
+    )
+    profile: str | None = field(
+        default=None, metadata=cli_option("--profile", help="A calibrated profile (collperf calibrate -o FILE).")
+    )
 
     def __post_init__(self) -> None:
         for name in ("ranks", "nodes", "ranks_per_node", "nics_per_node"):
@@ -85,12 +108,15 @@ class NetworkSpec:
         uniform = [f"--{n}" for n in ("latency", "bandwidth") if getattr(self, n) is not None]
         if uniform and (self.cluster is not None or self.profile is not None):
             base = f"--cluster {self.cluster}" if self.cluster is not None else f"--profile {self.profile}"
-            raise UsageError(f"{' and '.join(uniform)} describe a uniform link and would be ignored with {base}: "
-                             "drop them, or override one level with --intra-latency/--intra-bandwidth/"
-                             "--inter-latency/--inter-bandwidth")
+            raise UsageError(
+                f"{' and '.join(uniform)} describe a uniform link and would be ignored with {base}: "
+                "drop them, or override one level with --intra-latency/--intra-bandwidth/"
+                "--inter-latency/--inter-bandwidth"
+            )
         if self.cluster is not None and self.profile is not None:
-            raise UsageError(f"--cluster {self.cluster} and --profile {self.profile} both describe the network: "
-                             "give one")
+            raise UsageError(
+                f"--cluster {self.cluster} and --profile {self.profile} both describe the network: give one"
+            )
 
     @property
     def given(self) -> bool:
@@ -99,8 +125,12 @@ class NetworkSpec:
 
     @property
     def two_level(self) -> bool:
-        return (self.cluster is not None or self.nodes is not None or self.ranks_per_node is not None
-                or any(getattr(self, n) is not None for n in _LEVELS))
+        return (
+            self.cluster is not None
+            or self.nodes is not None
+            or self.ranks_per_node is not None
+            or any(getattr(self, n) is not None for n in _LEVELS)
+        )
 
     def with_ranks(self, ranks: int | None, nodes: int | None = None) -> "NetworkSpec":
         """The same network for another rank count (and node count, where given)."""
@@ -109,14 +139,20 @@ class NetworkSpec:
     def resolve(self) -> Network:
         if self.profile is not None:
             c = load_cluster(self.profile, self.nodes, self.ranks_per_node)
-            if self.ranks is not None and self.ranks != c.ranks and self.nodes is None \
-                    and self.ranks % c.ranks_per_node == 0:
+            if (
+                self.ranks is not None
+                and self.ranks != c.ranks
+                and self.nodes is None
+                and self.ranks % c.ranks_per_node == 0
+            ):
                 c = replace(c, nodes=self.ranks // c.ranks_per_node)
             return Network.of(c, self.ranks)
         if not self.two_level:
             if self.latency is None or self.bandwidth is None:
-                raise UsageError("no network given: pass --latency and --bandwidth (with --ranks), "
-                                 "or --cluster PRESET, or --nodes/--ranks-per-node with intra/inter links")
+                raise UsageError(
+                    "no network given: pass --latency and --bandwidth (with --ranks), "
+                    "or --cluster PRESET, or --nodes/--ranks-per-node with intra/inter links"
+                )
             if self.ranks is None:
                 raise UsageError("a uniform link needs a rank count: pass --ranks, e.g. --ranks 16")
             return Network.of(Link.parse(self.latency, self.bandwidth, self.reduce_bandwidth), self.ranks)
@@ -129,28 +165,42 @@ class NetworkSpec:
             if base is not None:
                 # the catalogue's node holds ranks_per_node GPUs: the ranks fill whole nodes, fit on one, or spread
                 # over --nodes at most that many per node (model/hardware/nodes.py, diagnose's check too)
-                nodes = nodes_for(ranks, nodes, base.ranks_per_node, system=f"--cluster {self.cluster}",
-                                  escape="; or --ranks-per-node N to price nodes of N ranks anyway")
+                nodes = nodes_for(
+                    ranks,
+                    nodes,
+                    base.ranks_per_node,
+                    system=f"--cluster {self.cluster}",
+                    escape="; or --ranks-per-node N to price nodes of N ranks anyway",
+                )
                 per_node = ranks // nodes if ranks else base.ranks_per_node
             elif nodes and ranks:
                 if ranks % nodes:
-                    raise UsageError(f"--ranks {ranks} does not split into --nodes {nodes} equal nodes: give --ranks "
-                                     f"a multiple of {nodes}, or --ranks-per-node")
+                    raise UsageError(
+                        f"--ranks {ranks} does not split into --nodes {nodes} equal nodes: give --ranks "
+                        f"a multiple of {nodes}, or --ranks-per-node"
+                    )
                 per_node = ranks // nodes
             else:
                 raise UsageError("a two-level cluster needs --ranks-per-node (or --ranks with --nodes, or --cluster)")
         if nodes is not None and ranks is not None and nodes * per_node != ranks:
-            raise UsageError(f"--ranks {ranks} is not --nodes {nodes} x --ranks-per-node {per_node} = "
-                             f"{nodes * per_node}: give --ranks {nodes * per_node} (or leave --ranks out), or "
-                             f"--nodes and --ranks-per-node that multiply to {ranks}")
+            raise UsageError(
+                f"--ranks {ranks} is not --nodes {nodes} x --ranks-per-node {per_node} = "
+                f"{nodes * per_node}: give --ranks {nodes * per_node} (or leave --ranks out), or "
+                f"--nodes and --ranks-per-node that multiply to {ranks}"
+            )
         if nodes is None:
             if ranks is not None and ranks % per_node:
-                where = f"--ranks-per-node {per_node}" if self.ranks_per_node is not None else \
-                    f"{per_node} ranks per node of --cluster {self.cluster} (--ranks-per-node overrides it)"
+                where = (
+                    f"--ranks-per-node {per_node}"
+                    if self.ranks_per_node is not None
+                    else f"{per_node} ranks per node of --cluster {self.cluster} (--ranks-per-node overrides it)"
+                )
                 lower = ranks // per_node * per_node
-                raise UsageError(f"--ranks {ranks} does not fill whole nodes of {where}: give --ranks a multiple of "
-                                 f"{per_node} (e.g. {lower or per_node} or {lower + per_node}), or a --ranks-per-node "
-                                 f"that divides {ranks}")
+                raise UsageError(
+                    f"--ranks {ranks} does not fill whole nodes of {where}: give --ranks a multiple of "
+                    f"{per_node} (e.g. {lower or per_node} or {lower + per_node}), or a --ranks-per-node "
+                    f"that divides {ranks}"
+                )
             nodes = 1 if ranks is None else ranks // per_node
         intra = self._level("intra", base.intra if base else None)
         inter = self._level("inter", base.inter if base else None)
@@ -158,8 +208,9 @@ class NetworkSpec:
         if self.nics_per_node is None and base is not None:
             # a run on some of a node's GPUs uses their NICs where each GPU has its own (as diagnose assumes)
             nics = nics_used(base.nics_per_node, base.ranks_per_node, per_node)
-        return Cluster(nodes, per_node, intra, inter, nics, name=self.cluster or "custom",
-                       source=base.source if base else "")
+        return Cluster(
+            nodes, per_node, intra, inter, nics, name=self.cluster or "custom", source=base.source if base else ""
+        )
 
     def _level(self, name: str, preset: Link | None) -> Link:
         lat, bw = getattr(self, f"{name}_latency"), getattr(self, f"{name}_bandwidth")
@@ -167,8 +218,10 @@ class NetworkSpec:
         lat = lat if lat is not None else (preset.latency_s if preset else self.latency)
         bw = bw if bw is not None else (preset.bandwidth_Bps if preset else self.bandwidth)
         if lat is None or bw is None:
-            raise UsageError(f"the {name}-node link is not given: pass --{name}-latency and --{name}-bandwidth "
-                             "(or --latency/--bandwidth for both levels, or --cluster PRESET)")
+            raise UsageError(
+                f"the {name}-node link is not given: pass --{name}-latency and --{name}-bandwidth "
+                "(or --latency/--bandwidth for both levels, or --cluster PRESET)"
+            )
         return Link.parse(lat, bw, self.reduce_bandwidth, preset.name if preset and not overridden else name)
 
 
@@ -200,46 +253,102 @@ class HardwareSpec:
     (`cluster`, model/hardware/catalogue.py CATALOGUE), a GPU model, node count, NICs and their rate, NVLS on/off, SHARP on/off,
     the intra-node rate, or a calibrated profile. Unset values come from the log (expect/resolve.py)."""
 
-    cluster: str | None = field(default=None, metadata=cli_option(
-        "--cluster", "--system", help="A catalogue system or cloud instance (collperf systems lists them): dgx-h100, "
-        "gb200-nvl72, gcp-a3-mega, aws-p5, azure-nd-h100-v5, oci-bm-gpu-h100, pcie-2080ti, ..."))
-    gpu: str | None = field(default=None, metadata=cli_option(
-        "--gpu", help="GPU model, e.g. H100 or 'NVIDIA A100-SXM4-80GB' (picks the catalogue system)."))
-    nodes: int | None = field(default=None, metadata=cli_option(
-        "--nodes", type=int, help="Nodes (GPUs per node = ranks / nodes)."))
-    nics_per_node: int | None = field(default=None, metadata=cli_option("--nics-per-node", type=int,
-                                                                        help="NICs per node."))
-    nic_rate: str | float | None = field(default=None, metadata=cli_option(
-        "--nic-rate", help="One NIC's line rate, e.g. 400Gb/s."))
-    nvls: bool | None = field(default=None, metadata=cli_option(
-        "--nvls/--no-nvls", type=bool, help="NVLink SHARP (in-switch reduction) on or off."))
-    sharp: bool | None = field(default=None, metadata=cli_option(
-        "--sharp/--no-sharp", type=bool, help="InfiniBand SHARP (in-network reduction, NCCL's CollNet) on or off "
-        "between nodes."))
-    intra_bandwidth: str | float | None = field(default=None, metadata=cli_option(
-        "--gpu-link-rate", "--intra-bandwidth", help="One GPU's physical rate to the other GPUs of its node, per "
-        "direction, as sold: e.g. 450GB/s for NVLink 4 (--intra-bandwidth is kept as another name here; in predict it "
-        "is the alpha-beta level)."))
-    profile: str | None = field(default=None, metadata=cli_option(
-        "--profile", help="A calibrated profile (collperf calibrate -o FILE)."))
-    fabric: str | None = field(default=None, metadata=cli_option(
-        "--fabric", help="The network between nodes, where the log does not say: ib|roce|efa|tcpx|tcpxo|socket|slingshot."))
-    p2p: bool | None = field(default=None, metadata=cli_option(
-        "--p2p/--no-p2p", type=bool, help="PCIe GPUs reach each other peer-to-peer (on), or through host memory (off: "
-        "NCCL's SHM); default from the log's 'via P2P'/'via SHM' lines, else from the GPU (GeForce: off)."))
-    pcie_switch: bool | None = field(default=None, metadata=cli_option(
-        "--pcie-switch", type=bool, help="The node's PCIe GPUs sit behind one PCIe switch (nvidia-smi topo: PIX) and "
-        "share its uplink."))
-    cpu_arch: str | None = field(default=None, metadata=cli_option(
-        "--cpu-arch", help="x86|arm|power: NCCL's cpuArch (NVLS-tree size correction on x86 only; default from the "
-        "system: Grace is arm)."))
-    nic_path: str | None = field(default=None, metadata=cli_option(
-        "--nic-path", help="The GPU-NIC path type of nvidia-smi topo -m: PIX|PXB|P2C|PXN|PHB|SYS (NCCL's LL128 rule "
-        "reads it; default PIX)."))
-    proto: str | None = field(default=None, metadata=cli_option(
-        "--proto", help="NCCL_PROTO as NCCL reads it, e.g. Simple, ^LL128, 'LL;allreduce:Simple'."))
-    algo: str | None = field(default=None, metadata=cli_option(
-        "--algo", help="NCCL_ALGO as NCCL reads it, e.g. Ring, Tree,Ring, ^NVLS."))
+    cluster: str | None = field(
+        default=None,
+        metadata=cli_option(
+            "--cluster",
+            "--system",
+            help="A catalogue system or cloud instance (collperf systems lists them): dgx-h100, "
+            "gb200-nvl72, gcp-a3-mega, aws-p5, azure-nd-h100-v5, oci-bm-gpu-h100, pcie-2080ti, ...",
+        ),
+    )
+    gpu: str | None = field(
+        default=None,
+        metadata=cli_option(
+            "--gpu", help="GPU model, e.g. H100 or 'NVIDIA A100-SXM4-80GB' (picks the catalogue system)."
+        ),
+    )
+    nodes: int | None = field(
+        default=None, metadata=cli_option("--nodes", type=int, help="Nodes (GPUs per node = ranks / nodes).")
+    )
+    nics_per_node: int | None = field(
+        default=None, metadata=cli_option("--nics-per-node", type=int, help="NICs per node.")
+    )
+    nic_rate: str | float | None = field(
+        default=None, metadata=cli_option("--nic-rate", help="One NIC's line rate, e.g. 400Gb/s.")
+    )
+    nvls: bool | None = field(
+        default=None,
+        metadata=cli_option("--nvls/--no-nvls", type=bool, help="NVLink SHARP (in-switch reduction) on or off."),
+    )
+    sharp: bool | None = field(
+        default=None,
+        metadata=cli_option(
+            "--sharp/--no-sharp",
+            type=bool,
+            help="InfiniBand SHARP (in-network reduction, NCCL's CollNet) on or off between nodes.",
+        ),
+    )
+    intra_bandwidth: str | float | None = field(
+        default=None,
+        metadata=cli_option(
+            "--gpu-link-rate",
+            "--intra-bandwidth",
+            help="One GPU's physical rate to the other GPUs of its node, per "
+            "direction, as sold: e.g. 450GB/s for NVLink 4 (--intra-bandwidth is kept as another name here; in predict it "
+            "is the alpha-beta level).",
+        ),
+    )
+    profile: str | None = field(
+        default=None, metadata=cli_option("--profile", help="A calibrated profile (collperf calibrate -o FILE).")
+    )
+    fabric: str | None = field(
+        default=None,
+        metadata=cli_option(
+            "--fabric",
+            help="The network between nodes, where the log does not say: ib|roce|efa|tcpx|tcpxo|socket|slingshot.",
+        ),
+    )
+    p2p: bool | None = field(
+        default=None,
+        metadata=cli_option(
+            "--p2p/--no-p2p",
+            type=bool,
+            help="PCIe GPUs reach each other peer-to-peer (on), or through host memory (off: "
+            "NCCL's SHM); default from the log's 'via P2P'/'via SHM' lines, else from the GPU (GeForce: off).",
+        ),
+    )
+    pcie_switch: bool | None = field(
+        default=None,
+        metadata=cli_option(
+            "--pcie-switch",
+            type=bool,
+            help="The node's PCIe GPUs sit behind one PCIe switch (nvidia-smi topo: PIX) and share its uplink.",
+        ),
+    )
+    cpu_arch: str | None = field(
+        default=None,
+        metadata=cli_option(
+            "--cpu-arch",
+            help="x86|arm|power: NCCL's cpuArch (NVLS-tree size correction on x86 only; default from the "
+            "system: Grace is arm).",
+        ),
+    )
+    nic_path: str | None = field(
+        default=None,
+        metadata=cli_option(
+            "--nic-path",
+            help="The GPU-NIC path type of nvidia-smi topo -m: PIX|PXB|P2C|PXN|PHB|SYS (NCCL's LL128 rule "
+            "reads it; default PIX).",
+        ),
+    )
+    proto: str | None = field(
+        default=None,
+        metadata=cli_option("--proto", help="NCCL_PROTO as NCCL reads it, e.g. Simple, ^LL128, 'LL;allreduce:Simple'."),
+    )
+    algo: str | None = field(
+        default=None, metadata=cli_option("--algo", help="NCCL_ALGO as NCCL reads it, e.g. Ring, Tree,Ring, ^NVLS.")
+    )
 
     def __post_init__(self) -> None:
         for name in ("nodes", "nics_per_node"):
@@ -249,17 +358,21 @@ class HardwareSpec:
             try:
                 cluster_key(self.cluster)
             except UsageError as e:
-                raise UsageError(f"--cluster {self.cluster}: {e} (or give --gpu, --nics-per-node, --nic-rate, "
-                                 "...)") from None
+                raise UsageError(
+                    f"--cluster {self.cluster}: {e} (or give --gpu, --nics-per-node, --nic-rate, ...)"
+                ) from None
         if self.fabric is not None:
             object.__setattr__(self, "fabric", str(self.fabric).strip().lower())
             if self.fabric not in FLAG_FABRICS:
-                raise UsageError(f"--fabric {self.fabric}: expected one of {'|'.join(FLAG_FABRICS)} (the network "
-                                 "between nodes: InfiniBand, RoCE, AWS EFA, GCP GPUDirect-TCPX/TCPXO, sockets)")
+                raise UsageError(
+                    f"--fabric {self.fabric}: expected one of {'|'.join(FLAG_FABRICS)} (the network "
+                    "between nodes: InfiniBand, RoCE, AWS EFA, GCP GPUDirect-TCPX/TCPXO, sockets)"
+                )
         self._check_nccl_view()
         if self.cluster is not None and self.profile is not None:
-            raise UsageError(f"--cluster {self.cluster} and --profile {self.profile} both describe the hardware: "
-                             "give one")
+            raise UsageError(
+                f"--cluster {self.cluster} and --profile {self.profile} both describe the hardware: give one"
+            )
         if self.gpu is not None and not str(self.gpu).strip():
             raise UsageError("--gpu '': expected a GPU model such as 'H100' or 'NVIDIA A100-SXM4-80GB'")
         for label, value in (("--nic-rate", self.nic_Gbps), ("--gpu-link-rate", self.intra_GBps)):
@@ -273,28 +386,38 @@ class HardwareSpec:
         if self.nic_Gbps is not None and self.nic_Gbps > 2 * MAX_NIC_Gbps:
             as_bits = _bits_reading(self.nic_rate)
             hint = f": did you mean {as_bits}?" if as_bits else ""
-            raise UsageError(f"--nic-rate {self.nic_rate} is {self.nic_Gbps:g} Gb/s ({self.nic_Gbps / 1000:g} Tb/s), "
-                             f"beyond any NIC (the fastest port ships at {MAX_NIC_Gbps:g} Gb/s){hint} NICs are rated "
-                             "in bits: write e.g. 400Gb/s")
+            raise UsageError(
+                f"--nic-rate {self.nic_rate} is {self.nic_Gbps:g} Gb/s ({self.nic_Gbps / 1000:g} Tb/s), "
+                f"beyond any NIC (the fastest port ships at {MAX_NIC_Gbps:g} Gb/s){hint} NICs are rated "
+                "in bits: write e.g. 400Gb/s"
+            )
         if self.intra_GBps is not None and self.intra_GBps > 2 * MAX_GPU_LINK_GBps:
-            raise UsageError(f"--gpu-link-rate {self.intra_bandwidth} is {self.intra_GBps:g} GB/s per direction, "
-                             f"beyond any GPU's links (NVLink 5: {MAX_GPU_LINK_GBps:g} GB/s per GPU per direction): "
-                             "give one GPU's rate per direction (data sheets print both directions: 900 GB/s NVLink 4 "
-                             "is 450GB/s)")
+            raise UsageError(
+                f"--gpu-link-rate {self.intra_bandwidth} is {self.intra_GBps:g} GB/s per direction, "
+                f"beyond any GPU's links (NVLink 5: {MAX_GPU_LINK_GBps:g} GB/s per GPU per direction): "
+                "give one GPU's rate per direction (data sheets print both directions: 900 GB/s NVLink 4 "
+                "is 450GB/s)"
+            )
         if self.intra_GBps is not None and self.intra_GBps < MIN_GPU_LINK_GBps:
-            raise UsageError(f"--gpu-link-rate {self.intra_bandwidth} is {self.intra_GBps:g} GB/s, below any GPU's "
-                             f"host link (PCIe Gen3 x4: {MIN_GPU_LINK_GBps:g} GB/s): GPU links are quoted in bytes, "
-                             "e.g. 450GB/s (a value in bits is 8x smaller)")
+            raise UsageError(
+                f"--gpu-link-rate {self.intra_bandwidth} is {self.intra_GBps:g} GB/s, below any GPU's "
+                f"host link (PCIe Gen3 x4: {MIN_GPU_LINK_GBps:g} GB/s): GPU links are quoted in bytes, "
+                "e.g. 450GB/s (a value in bits is 8x smaller)"
+            )
 
     def questioned(self) -> list[str]:
         """Notes on rates taken as given whose unit reads oddly for the link: a GPU link in bits, a NIC in bytes."""
         notes = []
         if self.intra_bandwidth is not None and _in_bits(self.intra_bandwidth):
-            notes.append(f"--gpu-link-rate {self.intra_bandwidth} is {self.intra_GBps:g} GB/s (given in bits): GPU "
-                         f"links are quoted in bytes; if you meant {_bytes_reading(self.intra_bandwidth)} write it so")
+            notes.append(
+                f"--gpu-link-rate {self.intra_bandwidth} is {self.intra_GBps:g} GB/s (given in bits): GPU "
+                f"links are quoted in bytes; if you meant {_bytes_reading(self.intra_bandwidth)} write it so"
+            )
         if self.nic_rate is not None and isinstance(self.nic_rate, str) and not _in_bits(self.nic_rate):
-            notes.append(f"--nic-rate {self.nic_rate} is {self.nic_Gbps:g} Gb/s (given in bytes): NICs are rated in "
-                         f"bits; if you meant {_bits_reading(self.nic_rate)} write it so")
+            notes.append(
+                f"--nic-rate {self.nic_rate} is {self.nic_Gbps:g} Gb/s (given in bytes): NICs are rated in "
+                f"bits; if you meant {_bits_reading(self.nic_rate)} write it so"
+            )
         return notes
 
     def _check_nccl_view(self) -> None:
@@ -302,13 +425,17 @@ class HardwareSpec:
         if self.cpu_arch is not None:
             object.__setattr__(self, "cpu_arch", str(self.cpu_arch).strip().lower())
             if self.cpu_arch not in CPU_ARCHS:
-                raise UsageError(f"--cpu-arch {self.cpu_arch}: expected one of {'|'.join(CPU_ARCHS)} (NCCL's cpuArch; "
-                                 "Grace systems such as GB200 are arm)")
+                raise UsageError(
+                    f"--cpu-arch {self.cpu_arch}: expected one of {'|'.join(CPU_ARCHS)} (NCCL's cpuArch; "
+                    "Grace systems such as GB200 are arm)"
+                )
         if self.nic_path is not None:
             object.__setattr__(self, "nic_path", str(self.nic_path).strip().upper())
             if self.nic_path not in NIC_PATHS:
-                raise UsageError(f"--nic-path {self.nic_path}: expected one of {'|'.join(NIC_PATHS)} (the GPU-NIC "
-                                 "entry of nvidia-smi topo -m; PXN: through another GPU's NIC)")
+                raise UsageError(
+                    f"--nic-path {self.nic_path}: expected one of {'|'.join(NIC_PATHS)} (the GPU-NIC "
+                    "entry of nvidia-smi topo -m; PXN: through another GPU's NIC)"
+                )
         check_env(self.proto or "", "--proto", NCCL_PROTO_NAMES)
         check_env(self.algo or "", "--algo", NCCL_ALGO_NAMES)
 
@@ -338,5 +465,10 @@ class HardwareSpec:
         # predict's --intra-bandwidth is the alpha-beta level of its cost models, not the GPU's link as sold
         # (--gpu-link-rate): the system's bound and band keep the parts' rate, and predict says where its own
         # algorithms price below that bound
-        return cls(cluster=cluster, nodes=net.nodes, nics_per_node=net.nics_per_node, nic_rate=net.inter_bandwidth,
-                   profile=net.profile)
+        return cls(
+            cluster=cluster,
+            nodes=net.nodes,
+            nics_per_node=net.nics_per_node,
+            nic_rate=net.inter_bandwidth,
+            profile=net.profile,
+        )

@@ -16,20 +16,28 @@ from collperf.spec.network import NCCL_VIEW, HardwareSpec, NetworkSpec
 from collperf.spec.patterns import PatternSpec
 from collperf.spec.topology import SimulateSpec, TopologyPredictSpec, predict_network
 
-_PREDICT_KEYS = ({f.name for f in fields(PredictSpec)} | {f.name for f in fields(TopologyPredictSpec)}
-                 | set(NCCL_VIEW) | {"nccl"}) - {"expected"}
+_PREDICT_KEYS = (
+    {f.name for f in fields(PredictSpec)} | {f.name for f in fields(TopologyPredictSpec)} | set(NCCL_VIEW) | {"nccl"}
+) - {"expected"}
 _SIMULATE_KEYS = {f.name for f in fields(SimulateSpec)} | {f.name for f in fields(PatternSpec)} | {"timeline"}
 # what a pattern sets itself, with the option that gives it
-_PATTERN_SETS = (("collective", "COLLECTIVE"), ("algorithm", "-A"), ("root", "--root"), ("ranks", "--ranks"),
-                 ("timeline", "--timeline"))
+_PATTERN_SETS = (
+    ("collective", "COLLECTIVE"),
+    ("algorithm", "-A"),
+    ("root", "--root"),
+    ("ranks", "--ranks"),
+    ("timeline", "--timeline"),
+)
 _PATTERN_ONLY = ("gpus", "center", "successor", "source")
 
 
 def _given(command: str, given: dict[str, Any], known: set[str]) -> dict[str, Any]:
     unknown = sorted(set(given) - known)
     if unknown:
-        raise UsageError(f"{command}: unknown option {unknown[0]!r}: {did_you_mean(unknown[0], sorted(known))}"
-                         f"expected some of {', '.join(sorted(known))}")
+        raise UsageError(
+            f"{command}: unknown option {unknown[0]!r}: {did_you_mean(unknown[0], sorted(known))}"
+            f"expected some of {', '.join(sorted(known))}"
+        )
     return {k: v for k, v in given.items() if v is not None}
 
 
@@ -47,18 +55,28 @@ def predict_request(**given: Any) -> PredictSpec | TopologyPredictSpec | NcclPre
     nccl = bool(g.pop("nccl", False))
     view = {k: g.pop(k) for k in NCCL_VIEW if k in g}
     if view and not nccl:
-        raise UsageError(f"--{next(iter(view)).replace('_', '-')} describes what NCCL sees: it applies to predict "
-                         "--nccl; add --nccl (or drop it)")
+        raise UsageError(
+            f"--{next(iter(view)).replace('_', '-')} describes what NCCL sees: it applies to predict "
+            "--nccl; add --nccl (or drop it)"
+        )
     network = g.pop("network", None) or NetworkSpec()
     if g.get("topology") is not None:
         if nccl:
             raise UsageError("--nccl prices NCCL on a catalogue system (--cluster): drop --topology or --nccl")
         if "sharp" in g:
-            raise UsageError(f"--{'' if g['sharp'] else 'no-'}sharp describes a catalogue system's InfiniBand "
-                             "switches (--cluster): drop --topology or --sharp")
+            raise UsageError(
+                f"--{'' if g['sharp'] else 'no-'}sharp describes a catalogue system's InfiniBand "
+                "switches (--cluster): drop --topology or --sharp"
+            )
         return TopologyPredictSpec(**_only(TopologyPredictSpec, g), network=network)
-    network = predict_network(network, g.pop("ranks", None), g.pop("root", None), g.pop("hybrid", False),
-                              g.pop("t_dpa", "0"), g.pop("transit", "devices"))
+    network = predict_network(
+        network,
+        g.pop("ranks", None),
+        g.pop("root", None),
+        g.pop("hybrid", False),
+        g.pop("t_dpa", "0"),
+        g.pop("transit", "devices"),
+    )
     if nccl:
         hardware = _nccl_hardware("predict", network, g.get("sharp"), view)
         return NcclPredictSpec(**_only(NcclPredictSpec, g), ranks=network.ranks, hardware=hardware)
@@ -68,15 +86,20 @@ def predict_request(**given: Any) -> PredictSpec | TopologyPredictSpec | NcclPre
 def _nccl_hardware(command: str, network: NetworkSpec, sharp: bool | None, view: dict[str, Any]) -> HardwareSpec:
     """The catalogue system NCCL is priced on, from the network options and what NCCL sees of it."""
     if network.cluster is None and network.profile is None:
-        raise UsageError(f"{command} --nccl needs a system: --cluster NAME (with --nodes), one of the catalogue's "
-                         f"{', '.join(CATALOGUE)} (collperf systems lists them)")
+        raise UsageError(
+            f"{command} --nccl needs a system: --cluster NAME (with --nodes), one of the catalogue's "
+            f"{', '.join(CATALOGUE)} (collperf systems lists them)"
+        )
     return replace(HardwareSpec.from_network(network), sharp=sharp, **view)
 
 
 _CROSSOVER_KEYS = {f.name for f in fields(CrossoverSpec)} | set(NCCL_VIEW) | {"nccl", "sharp"}
 # the options that pick among collperf's algorithms, with their defaults: not NCCL's choice
-_OURS = (("-A", "algorithm", "all"), ("--intra-algorithm", "intra_algorithm", "best"),
-         ("--inter-algorithm", "inter_algorithm", "best"))
+_OURS = (
+    ("-A", "algorithm", "all"),
+    ("--intra-algorithm", "intra_algorithm", "best"),
+    ("--inter-algorithm", "inter_algorithm", "best"),
+)
 
 
 def crossover_request(**given: Any) -> CrossoverSpec | NcclCrossoverSpec:
@@ -90,19 +113,29 @@ def crossover_request(**given: Any) -> CrossoverSpec | NcclCrossoverSpec:
     network = g.pop("network", None) or NetworkSpec()
     if not nccl:
         if view:
-            raise UsageError(f"--{next(iter(view)).replace('_', '-')} describes what NCCL sees: it applies to "
-                             "crossover --nccl; add --nccl (or drop it)")
+            raise UsageError(
+                f"--{next(iter(view)).replace('_', '-')} describes what NCCL sees: it applies to "
+                "crossover --nccl; add --nccl (or drop it)"
+            )
         if sharp is not None:
-            raise UsageError(f"--{'' if sharp else 'no-'}sharp describes a catalogue system's InfiniBand switches, "
-                             "which NCCL prices: add --nccl (our algorithms reduce on the GPUs)")
+            raise UsageError(
+                f"--{'' if sharp else 'no-'}sharp describes a catalogue system's InfiniBand switches, "
+                "which NCCL prices: add --nccl (our algorithms reduce on the GPUs)"
+            )
         return CrossoverSpec(**g, network=network.resolve())
     ours = [flag for flag, name, default in _OURS if g.get(name, default) != default]
     if ours:
-        raise UsageError(f"{', '.join(ours)}: these pick among our algorithms, while crossover --nccl gives NCCL's "
-                         "own choice; drop them (restrict NCCL with --algo/--proto, as NCCL_ALGO/NCCL_PROTO do)")
-    return NcclCrossoverSpec(collective=g["collective"], min_size=g.get("min_size", "1"),
-                             max_size=g.get("max_size", "16G"), hardware=_nccl_hardware("crossover", network, sharp, view),
-                             ranks=network.ranks)
+        raise UsageError(
+            f"{', '.join(ours)}: these pick among our algorithms, while crossover --nccl gives NCCL's "
+            "own choice; drop them (restrict NCCL with --algo/--proto, as NCCL_ALGO/NCCL_PROTO do)"
+        )
+    return NcclCrossoverSpec(
+        collective=g["collective"],
+        min_size=g.get("min_size", "1"),
+        max_size=g.get("max_size", "16G"),
+        hardware=_nccl_hardware("crossover", network, sharp, view),
+        ranks=network.ranks,
+    )
 
 
 def simulate_request(**given: Any) -> SimulateSpec | PatternSpec:

@@ -31,7 +31,6 @@ from collperf.topology import fabrics
 from collperf.topology.graph import Topology
 
 
-
 MAX_RANKS = 1 << 16
 
 
@@ -43,12 +42,15 @@ def load(path) -> Topology:
 def from_json(doc: dict, where: str = "topology") -> Topology:
     """A topology from its JSON document; every inconsistency is a UsageError naming the field."""
     import networkx as nx
+
     if not isinstance(doc, dict):
-        raise UsageError(f"{where}: expected a JSON object with ranks, links (and devices, ports, routes), "
-                         f"got a {type(doc).__name__ if not isinstance(doc, list) else 'JSON array'}")
+        raise UsageError(
+            f"{where}: expected a JSON object with ranks, links (and devices, ports, routes), "
+            f"got a {type(doc).__name__ if not isinstance(doc, list) else 'JSON array'}"
+        )
     try:
         ranks = int(doc["ranks"])
-        if not 1 <= ranks <= MAX_RANKS:   # a graph node per rank: a typo'd 10**30 would never finish
+        if not 1 <= ranks <= MAX_RANKS:  # a graph node per rank: a typo'd 10**30 would never finish
             raise ValueError(f"ranks {ranks} must be 1..{MAX_RANKS}")
         devices = [_vertex(v) for v in doc.get("devices", [])]
         graph = nx.Graph()
@@ -59,15 +61,23 @@ def from_json(doc: dict, where: str = "topology") -> Topology:
             a, b = _vertex(link["a"]), _vertex(link["b"])
             for end in (a, b):
                 if end not in known:
-                    what = f"rank {end} >= ranks ({ranks})" if isinstance(end, int) else f"device {end!r} is not declared"
-                    raise ValueError(f"links[{i}] ({a} - {b}): {what}; declare devices in \"devices\" and use "
-                                     f"ranks 0..{ranks - 1}")
+                    what = (
+                        f"rank {end} >= ranks ({ranks})" if isinstance(end, int) else f"device {end!r} is not declared"
+                    )
+                    raise ValueError(
+                        f'links[{i}] ({a} - {b}): {what}; declare devices in "devices" and use ranks 0..{ranks - 1}'
+                    )
             if a == b:
                 raise ValueError(f"links[{i}] joins {a!r} to itself")
             if graph.has_edge(a, b):
                 raise ValueError(f"links[{i}] ({a} - {b}) is given twice: links are full-duplex, give each pair once")
-            graph.add_edge(a, b, latency_s=units.parse_time(link["latency"]),
-                           bandwidth_Bps=units.parse_bandwidth(link["bandwidth"]), name=link.get("name", ""))
+            graph.add_edge(
+                a,
+                b,
+                latency_s=units.parse_time(link["latency"]),
+                bandwidth_Bps=units.parse_bandwidth(link["bandwidth"]),
+                name=link.get("name", ""),
+            )
         for rank, rate in doc.get("ports", {}).items():
             if _vertex(rank) not in range(ranks):
                 raise ValueError(f"ports[{rank!r}]: not a rank of 0..{ranks - 1}")
@@ -77,8 +87,10 @@ def from_json(doc: dict, where: str = "topology") -> Topology:
             ends = _route_ends(pair, ranks)
             routes[ends] = _route(ends, pair, [_vertex(v) for v in path], graph)
     except KeyError as e:
-        raise UsageError(f"{where}: missing field {e.args[0]!r}; see the format in `collperf simulate --help`") from None
-    except (TypeError, ValueError, AttributeError, OverflowError) as e:   # OverflowError: "ranks": Infinity
+        raise UsageError(
+            f"{where}: missing field {e.args[0]!r}; see the format in `collperf simulate --help`"
+        ) from None
+    except (TypeError, ValueError, AttributeError, OverflowError) as e:  # OverflowError: "ranks": Infinity
         raise UsageError(f"{where}: {e}") from None
     return Topology(doc.get("name", where), ranks, graph, routes)
 
@@ -86,7 +98,7 @@ def from_json(doc: dict, where: str = "topology") -> Topology:
 def _route_ends(pair: str, ranks: int) -> tuple[int, int]:
     s, sep, d = str(pair).partition("-")
     if not (sep and s.isdigit() and d.isdigit() and int(s) < ranks and int(d) < ranks):
-        raise ValueError(f"routes[{pair!r}]: expected SRC-DST with ranks of 0..{ranks - 1}, e.g. \"0-3\"")
+        raise ValueError(f'routes[{pair!r}]: expected SRC-DST with ranks of 0..{ranks - 1}, e.g. "0-3"')
     return int(s), int(d)
 
 
@@ -112,14 +124,16 @@ def subset(topo: Topology, ranks) -> Topology:
     device named "rank{r}" (node attribute `rank` = r) that still carries traffic, cut-through like a
     switch. Explicit routes and the router are kept, renamed (those to or from idle ranks dropped)."""
     import networkx as nx
+
     try:
         group = [int(r) for r in ranks]
     except (TypeError, ValueError):
         raise UsageError(f"ranks {ranks!r}: expected rank numbers such as 0,1,4") from None
     bad = [r for r in group if not 0 <= r < topo.ranks]
     if bad or len(set(group)) != len(group) or not group:
-        raise UsageError(f"ranks {group} on topology {topo.name!r}: expected distinct ranks of 0..{topo.ranks - 1}, "
-                         "at least one")
+        raise UsageError(
+            f"ranks {group} on topology {topo.name!r}: expected distinct ranks of 0..{topo.ranks - 1}, at least one"
+        )
     local = {r: i for i, r in enumerate(group)}
 
     def rename(v):
@@ -129,26 +143,34 @@ def subset(topo: Topology, ranks) -> Topology:
     for r in range(topo.ranks):
         if r not in local:
             g.nodes[f"rank{r}"]["rank"] = r
-    routes = {(local[s], local[d]): [rename(v) for v in path] for (s, d), path in topo.routes.items()
-              if s in local and d in local}
+    routes = {
+        (local[s], local[d]): [rename(v) for v in path]
+        for (s, d), path in topo.routes.items()
+        if s in local and d in local
+    }
     router = None
     if topo.router is not None:
+
         def router(src: int, dst: int) -> list:
             return [rename(v) for v in topo.router(group[src], group[dst])]
+
     name = f"{topo.name}[{','.join(map(str, group))}]"
     return Topology(name, len(group), g, routes, router)
 
 
 # --- presets --------------------------------------------------------------------------------
 
+
 def full_mesh(p: int, link: Link) -> Topology:
     """Every pair one hop apart; each rank injects and ejects at the link rate (the closed forms'
     full-duplex port model), so on this topology simulation equals the closed form."""
     import networkx as nx
+
     g = nx.Graph()
     g.add_nodes_from(range(p), port_Bps=link.bandwidth_Bps)
-    g.add_edges_from(itertools.combinations(range(p), 2), latency_s=link.latency_s,
-                     bandwidth_Bps=link.bandwidth_Bps, name="mesh")
+    g.add_edges_from(
+        itertools.combinations(range(p), 2), latency_s=link.latency_s, bandwidth_Bps=link.bandwidth_Bps, name="mesh"
+    )
     if p == 1:
         g.nodes[0]["port_Bps"] = link.bandwidth_Bps
     return Topology(f"mesh:{p}", p, g)
@@ -157,6 +179,7 @@ def full_mesh(p: int, link: Link) -> Topology:
 def single_switch(p: int, link: Link) -> Topology:
     """Each rank's one NIC to a non-blocking switch; the link's latency is split over the two hops."""
     import networkx as nx
+
     g = nx.Graph()
     for r in range(p):
         g.add_edge(r, "switch", latency_s=link.latency_s / 2, bandwidth_Bps=link.bandwidth_Bps, name="nic")
@@ -165,6 +188,7 @@ def single_switch(p: int, link: Link) -> Topology:
 
 def ring(p: int, link: Link) -> Topology:
     import networkx as nx
+
     g = nx.Graph()
     g.add_nodes_from(range(p))
     for r in range(p):
@@ -178,6 +202,7 @@ def two_level(cluster: Cluster, intra: str = "switch", oversubscription: float =
     ranks_per_node / nics_per_node ranks each; a fabric switch; optional oversubscription of each
     node's uplinks (node NIC bandwidth / oversubscription reaches the fabric)."""
     import networkx as nx
+
     if intra not in ("switch", "mesh"):
         raise UsageError(f"intra-node fabric {intra!r}: expected 'switch' or 'mesh'")
     if not oversubscription >= 1:
@@ -192,8 +217,9 @@ def two_level(cluster: Cluster, intra: str = "switch", oversubscription: float =
             for r in ranks:
                 g.add_edge(r, f"n{n}.switch", latency_s=a.latency_s / 2, bandwidth_Bps=a.bandwidth_Bps, name="intra")
         else:
-            g.add_edges_from(itertools.combinations(ranks, 2), latency_s=a.latency_s, bandwidth_Bps=a.bandwidth_Bps,
-                             name="intra")
+            g.add_edges_from(
+                itertools.combinations(ranks, 2), latency_s=a.latency_s, bandwidth_Bps=a.bandwidth_Bps, name="intra"
+            )
         if nodes == 1:
             continue
         uplink = f"n{n}.leaf" if oversubscription > 1 else "fabric"
@@ -205,16 +231,26 @@ def two_level(cluster: Cluster, intra: str = "switch", oversubscription: float =
             # the NIC's latency is split over the two NIC hops of an inter-node route
             g.add_edge(f"n{n}.nic{j}", uplink, latency_s=nic.latency_s / 2, bandwidth_Bps=nic.bandwidth_Bps, name="nic")
         if oversubscription > 1:
-            g.add_edge(uplink, "fabric", latency_s=0.0,
-                       bandwidth_Bps=nic.bandwidth_Bps * cluster.nics_per_node / oversubscription, name="uplink")
+            g.add_edge(
+                uplink,
+                "fabric",
+                latency_s=0.0,
+                bandwidth_Bps=nic.bandwidth_Bps * cluster.nics_per_node / oversubscription,
+                name="uplink",
+            )
 
     def route(src: int, dst: int) -> list:
         (ns, ls), (nd, ld) = divmod(src, gpn), divmod(dst, gpn)
         if ns == nd:
             return [src, f"n{ns}.switch", dst] if intra == "switch" else [src, dst]
         up = [f"n{ns}.leaf", "fabric", f"n{nd}.leaf"] if oversubscription > 1 else ["fabric"]
-        return [src, f"n{ns}.nic{_nic_of(ls, gpn, cluster.nics_per_node)}", *up,
-                f"n{nd}.nic{_nic_of(ld, gpn, cluster.nics_per_node)}", dst]
+        return [
+            src,
+            f"n{ns}.nic{_nic_of(ls, gpn, cluster.nics_per_node)}",
+            *up,
+            f"n{nd}.nic{_nic_of(ld, gpn, cluster.nics_per_node)}",
+            dst,
+        ]
 
     return Topology(f"cluster:{nodes}x{gpn}", nodes * gpn, g, router=route, shape=(nodes, gpn))
 
@@ -224,8 +260,8 @@ def _nic_of(local: int, gpn: int, nics: int) -> int:
     return local * nics // gpn
 
 
-_NV = 25e9   # one NVLink2 link, per direction (NVIDIA V100 datasheet: 6 links, 300 GB/s bidirectional)
-_PCIE3 = 12e9   # NCCL topo.h PCI_BW for Gen3 x16 (Blink appendix: PCIe 8-12 GB/s)
+_NV = 25e9  # one NVLink2 link, per direction (NVIDIA V100 datasheet: 6 links, 300 GB/s bidirectional)
+_PCIE3 = 12e9  # NCCL topo.h PCI_BW for Gen3 x16 (Blink appendix: PCIe 8-12 GB/s)
 
 
 def dgx1v(nvlink_latency_s: float = 1e-6, pcie_latency_s: float = 2e-6) -> Topology:
@@ -233,8 +269,25 @@ def dgx1v(nvlink_latency_s: float = 1e-6, pcie_latency_s: float = 2e-6) -> Topol
     1 and 4 have no NVLink, as the Blink appendix notes) plus its PCIe tree: GPU pairs on four PCIe
     switches, two per CPU, the CPUs joined by QPI."""
     import networkx as nx
-    nv = {(0, 1): 1, (0, 2): 1, (0, 3): 2, (0, 4): 2, (1, 2): 2, (1, 3): 1, (1, 5): 2, (2, 3): 2, (2, 6): 1,
-          (3, 7): 1, (4, 5): 1, (4, 6): 1, (4, 7): 2, (5, 6): 2, (5, 7): 1, (6, 7): 2}
+
+    nv = {
+        (0, 1): 1,
+        (0, 2): 1,
+        (0, 3): 2,
+        (0, 4): 2,
+        (1, 2): 2,
+        (1, 3): 1,
+        (1, 5): 2,
+        (2, 3): 2,
+        (2, 6): 1,
+        (3, 7): 1,
+        (4, 5): 1,
+        (4, 6): 1,
+        (4, 7): 2,
+        (5, 6): 2,
+        (5, 7): 1,
+        (6, 7): 2,
+    }
     g = nx.Graph()
     for (u, v), count in nv.items():
         g.add_edge(u, v, latency_s=nvlink_latency_s, bandwidth_Bps=count * _NV, name=f"NV{count}")
@@ -242,7 +295,7 @@ def dgx1v(nvlink_latency_s: float = 1e-6, pcie_latency_s: float = 2e-6) -> Topol
         g.add_edge(gpu, f"plx{gpu // 2}", latency_s=pcie_latency_s / 2, bandwidth_Bps=_PCIE3, name="pcie")
     for s in range(4):
         g.add_edge(f"plx{s}", f"cpu{s // 2}", latency_s=0.0, bandwidth_Bps=_PCIE3, name="pcie")
-    g.add_edge("cpu0", "cpu1", latency_s=0.0, bandwidth_Bps=10e9, name="qpi")   # NCCL topo.h SKL QPI 10 GB/s
+    g.add_edge("cpu0", "cpu1", latency_s=0.0, bandwidth_Bps=10e9, name="qpi")  # NCCL topo.h SKL QPI 10 GB/s
     return Topology("dgx1v", 8, g)
 
 
@@ -258,21 +311,36 @@ def _renamed(topo: Topology, name: str) -> Topology:
 
 def rail_fat_tree(cluster: Cluster, su_nodes: int = 32, oversubscription: float = 1.0, name: str = "") -> Topology:
     """Rail-optimized leaf/spine: NIC j of each node to its scalable unit's leaf of rail j (fabrics.py)."""
-    return _fabric(name or f"rail:{cluster.nodes}x{cluster.ranks_per_node}", cluster,
-                   fabrics.rail_fat_tree(cluster, su_nodes, oversubscription))
+    return _fabric(
+        name or f"rail:{cluster.nodes}x{cluster.ranks_per_node}",
+        cluster,
+        fabrics.rail_fat_tree(cluster, su_nodes, oversubscription),
+    )
 
 
-def fat_tree(cluster: Cluster, rack_nodes: int = 16, pod_racks: int = 8, oversubscription: float = 1.0,
-             core_oversubscription: float = 1.0, name: str = "") -> Topology:
+def fat_tree(
+    cluster: Cluster,
+    rack_nodes: int = 16,
+    pod_racks: int = 8,
+    oversubscription: float = 1.0,
+    core_oversubscription: float = 1.0,
+    name: str = "",
+) -> Topology:
     """3-tier fat-tree (top-of-rack, aggregation, core), oversubscribed k:1 at the racks and the pods (fabrics.py)."""
-    return _fabric(name or f"fattree:{cluster.nodes}x{cluster.ranks_per_node}", cluster,
-                   fabrics.fat_tree(cluster, rack_nodes, pod_racks, oversubscription, core_oversubscription))
+    return _fabric(
+        name or f"fattree:{cluster.nodes}x{cluster.ranks_per_node}",
+        cluster,
+        fabrics.fat_tree(cluster, rack_nodes, pod_racks, oversubscription, core_oversubscription),
+    )
 
 
 def dragonfly(cluster: Cluster, routers: int = 8, router_nodes: int = 4, name: str = "") -> Topology:
     """Dragonfly: all-to-all groups of routers, one global link between every two groups (fabrics.py)."""
-    return _fabric(name or f"dragonfly:{cluster.nodes}x{cluster.ranks_per_node}", cluster,
-                   fabrics.dragonfly(cluster, routers, router_nodes))
+    return _fabric(
+        name or f"dragonfly:{cluster.nodes}x{cluster.ranks_per_node}",
+        cluster,
+        fabrics.dragonfly(cluster, routers, router_nodes),
+    )
 
 
 def _fabric(name: str, cluster: Cluster, built) -> Topology:
@@ -291,9 +359,11 @@ _SPEC = re.compile(r"^(mesh|switch|ring):(\d+)$|^cluster:(\d+)x(\d+)$")
 _FABRIC = re.compile(r"^(rail|fattree|dragonfly):(\d+)x(\d+)((?:,[a-z-]+=[0-9.]+)*)$")
 _BUILD = {"rail": rail_fat_tree, "fattree": fat_tree, "dragonfly": dragonfly}
 # every form parse takes, named once: its error and the --topology help of the commands that call it say this
-KINDS = ("dgx1v, dgx2, mesh:P, switch:P, ring:P, cluster:NxG, rail:NxG[,su=32,oversub=1], "
-          "fattree:NxG[,rack=16,pod=8,oversub=1,core-oversub=1], dragonfly:NxG[,routers=8,router-nodes=4], "
-          "nvl72:RACKS or a .json file")
+KINDS = (
+    "dgx1v, dgx2, mesh:P, switch:P, ring:P, cluster:NxG, rail:NxG[,su=32,oversub=1], "
+    "fattree:NxG[,rack=16,pod=8,oversub=1,core-oversub=1], dragonfly:NxG[,routers=8,router-nodes=4], "
+    "nvl72:RACKS or a .json file"
+)
 
 
 def parse(spec: str, link: Link | None = None, cluster: Cluster | None = None) -> Topology:
@@ -329,9 +399,11 @@ def parse(spec: str, link: Link | None = None, cluster: Cluster | None = None) -
     except UsageError:
         raise UsageError(f"unknown topology {spec!r}: expected {KINDS}") from None
     # a catalogue system named where a topology goes: the system's links come with --cluster, the shape with -t
-    raise UsageError(f"{spec!r} is a system of the catalogue, not a topology: give it as --cluster {text} "
-                     f"(its links priced) and the shape as --topology, e.g. cluster:2x8 for 2 nodes of 8 GPUs; "
-                     f"expected a topology: {KINDS}")
+    raise UsageError(
+        f"{spec!r} is a system of the catalogue, not a topology: give it as --cluster {text} "
+        f"(its links priced) and the shape as --topology, e.g. cluster:2x8 for 2 nodes of 8 GPUs; "
+        f"expected a topology: {KINDS}"
+    )
 
 
 def _cluster(text: str, nodes: int, gpn: int, cluster: Cluster | None) -> Cluster:

@@ -21,20 +21,33 @@ from typing import TYPE_CHECKING
 from collperf.errors import UsageError
 from collperf.model.network import Cluster, Link
 
-if TYPE_CHECKING:     # networkx is imported where a graph is built, so that importing this stays light
+if TYPE_CHECKING:  # networkx is imported where a graph is built, so that importing this stays light
     import networkx as nx
 
 # NVIDIA GB200 NVL72 data sheet: 72 Blackwell GPUs in one NVLink domain, NVLink 5 at 1.8 TB/s
 # bidirectional per GPU (900 GB/s per direction); DGX GB200: one ConnectX-7 400 Gb/s NIC per GPU.
-NVL72 = Cluster(1, 72, Link(1e-6, 900e9, name="NVLink 5 (NVL72)"), Link(5e-6, 400e9 / 8, name="400G NIC"),
-                nics_per_node=72, name="nvl72", source="NVIDIA GB200 NVL72 / DGX GB200 data sheets")
+NVL72 = Cluster(
+    1,
+    72,
+    Link(1e-6, 900e9, name="NVLink 5 (NVL72)"),
+    Link(5e-6, 400e9 / 8, name="400G NIC"),
+    nics_per_node=72,
+    name="nvl72",
+    source="NVIDIA GB200 NVL72 / DGX GB200 data sheets",
+)
 
 
 # what a spec may give after commas: its name -> (the builder's keyword, type)
-OPTIONS = {"rail": {"su": ("su_nodes", int), "oversub": ("oversubscription", float)},
-           "fattree": {"rack": ("rack_nodes", int), "pod": ("pod_racks", int), "oversub": ("oversubscription", float),
-                       "core-oversub": ("core_oversubscription", float)},
-           "dragonfly": {"routers": ("routers", int), "router-nodes": ("router_nodes", int)}}
+OPTIONS = {
+    "rail": {"su": ("su_nodes", int), "oversub": ("oversubscription", float)},
+    "fattree": {
+        "rack": ("rack_nodes", int),
+        "pod": ("pod_racks", int),
+        "oversub": ("oversubscription", float),
+        "core-oversub": ("core_oversubscription", float),
+    },
+    "dragonfly": {"routers": ("routers", int), "router-nodes": ("router_nodes", int)},
+}
 
 
 def _nic_of(local: int, gpn: int, nics: int) -> int:
@@ -52,8 +65,13 @@ def _nodes(g: nx.Graph, c: Cluster, uplink_of) -> None:
             g.add_edge(r, f"n{n}.switch", latency_s=a.latency_s / 2, bandwidth_Bps=a.bandwidth_Bps, name="intra")
             g.add_edge(r, f"n{n}.nic{_nic_of(i, gpn, nics)}", latency_s=0.0, bandwidth_Bps=math.inf, name="attach")
         for j in range(nics):
-            g.add_edge(f"n{n}.nic{j}", uplink_of(n, j), latency_s=nic.latency_s / 2, bandwidth_Bps=nic.bandwidth_Bps,
-                       name="nic")
+            g.add_edge(
+                f"n{n}.nic{j}",
+                uplink_of(n, j),
+                latency_s=nic.latency_s / 2,
+                bandwidth_Bps=nic.bandwidth_Bps,
+                name="nic",
+            )
 
 
 def _trunk(g: nx.Graph, low: str, high: str, bandwidth_Bps: float, name: str) -> None:
@@ -85,6 +103,7 @@ def rail_fat_tree(c: Cluster, su_nodes: int = 32, oversubscription: float = 1.0)
     same-rail traffic inside a unit crosses one leaf; every leaf reaches the spine layer with its
     downlink bandwidth / oversubscription. Cross-rail traffic goes up to the spines (no PXN)."""
     import networkx as nx
+
     _check_ratio("oversub", oversubscription)
     if su_nodes < 1:
         raise UsageError(f"su {su_nodes}: a scalable unit holds at least one node")
@@ -104,14 +123,20 @@ def rail_fat_tree(c: Cluster, su_nodes: int = 32, oversubscription: float = 1.0)
     return g, _router(c, middle)
 
 
-def fat_tree(c: Cluster, rack_nodes: int = 16, pod_racks: int = 8, oversubscription: float = 1.0,
-             core_oversubscription: float = 1.0):
+def fat_tree(
+    c: Cluster,
+    rack_nodes: int = 16,
+    pod_racks: int = 8,
+    oversubscription: float = 1.0,
+    core_oversubscription: float = 1.0,
+):
     """3-tier fat-tree: every node's NICs to its rack's top-of-rack (edge) switch, `rack_nodes` nodes
     a rack; `pod_racks` racks a pod under an aggregation tier; pods under the core. A rack reaches
     its pod with its NIC bandwidth / oversubscription, a pod the core with its racks' uplink
     bandwidth / core_oversubscription (k:1 oversubscription: k times more bandwidth below a tier
     than above it)."""
     import networkx as nx
+
     _check_ratio("oversub", oversubscription)
     _check_ratio("core-oversub", core_oversubscription)
     if rack_nodes < 1 or pod_racks < 1:
@@ -136,8 +161,11 @@ def fat_tree(c: Cluster, rack_nodes: int = 16, pod_racks: int = 8, oversubscript
         if rs == rd:
             return [f"tor{rs}"]
         (ps, pd) = rs // pod_racks, rd // pod_racks
-        return [f"tor{rs}", f"pod{ps}", f"tor{rd}"] if ps == pd else [f"tor{rs}", f"pod{ps}", "core", f"pod{pd}",
-                                                                     f"tor{rd}"]
+        return (
+            [f"tor{rs}", f"pod{ps}", f"tor{rd}"]
+            if ps == pd
+            else [f"tor{rs}", f"pod{ps}", "core", f"pod{pd}", f"tor{rd}"]
+        )
 
     return g, _router(c, middle)
 
@@ -149,6 +177,7 @@ def dragonfly(c: Cluster, routers: int = 8, router_nodes: int = 4):
     router-to-router link runs at the NIC rate x NICs of a node. Minimal routing: local hop to the
     router holding the global link, global link, local hop to the destination's router."""
     import networkx as nx
+
     if routers < 1 or router_nodes < 1:
         raise UsageError(f"routers {routers}, nodes per router {router_nodes}: give at least 1 of each")
     per_group = routers * router_nodes
@@ -157,7 +186,7 @@ def dragonfly(c: Cluster, routers: int = 8, router_nodes: int = 4):
     link_Bps = c.inter.bandwidth_Bps * c.nics_per_node
     g = nx.Graph()
     _nodes(g, c, lambda n, j: f"g{n // per_group}.r{n % per_group // router_nodes}")
-    used = {n // router_nodes for n in range(c.nodes)}      # (group, router) pairs that exist
+    used = {n // router_nodes for n in range(c.nodes)}  # (group, router) pairs that exist
 
     def name(gr: int, r: int) -> str:
         return f"g{gr}.r{r}"
@@ -165,7 +194,7 @@ def dragonfly(c: Cluster, routers: int = 8, router_nodes: int = 4):
     for gr in range(groups):
         here = [r for r in range(routers) if gr * routers + r in used]
         for i, u in enumerate(here):
-            for v in here[i + 1:]:
+            for v in here[i + 1 :]:
                 _trunk(g, name(gr, u), name(gr, v), link_Bps, "local")
 
     def gateway(gs: int, gd: int) -> int:
@@ -174,7 +203,7 @@ def dragonfly(c: Cluster, routers: int = 8, router_nodes: int = 4):
     for gs in range(groups):
         for gd in range(gs + 1, groups):
             a, b = (gs, gateway(gs, gd)), (gd, gateway(gd, gs))
-            for gr, r in (a, b):           # a gateway router with no nodes still routes
+            for gr, r in (a, b):  # a gateway router with no nodes still routes
                 g.add_node(name(gr, r))
             for gr, r in (a, b):
                 for v in range(routers):
@@ -199,12 +228,15 @@ def options(text: str, kind: str, given: str) -> dict:
     for item in filter(None, given.split(",")):
         key, _, value = item.partition("=")
         if key not in known:
-            raise UsageError(f"topology {text}: unknown option {key!r} for {kind}; expected "
-                             f"{', '.join(known)} (e.g. {kind}:64x8,{next(iter(known))}=...)")
+            raise UsageError(
+                f"topology {text}: unknown option {key!r} for {kind}; expected "
+                f"{', '.join(known)} (e.g. {kind}:64x8,{next(iter(known))}=...)"
+            )
         name, kind_of = known[key]
         try:
             out[name] = kind_of(value)
         except ValueError:
-            raise UsageError(f"topology {text}: {key}={value} is not a {'whole ' if kind_of is int else ''}"
-                             "number") from None
+            raise UsageError(
+                f"topology {text}: {key}={value} is not a {'whole ' if kind_of is int else ''}number"
+            ) from None
     return out

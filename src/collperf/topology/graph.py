@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from collperf.errors import UsageError
 
-if TYPE_CHECKING:     # networkx is imported where a graph is searched, so that importing this stays light
+if TYPE_CHECKING:  # networkx is imported where a graph is searched, so that importing this stays light
     import networkx as nx
 
 
@@ -21,15 +21,17 @@ class Topology:
     name: str
     ranks: int
     graph: nx.Graph
-    routes: dict = field(default_factory=dict)   # (src, dst) -> explicit vertex path
-    router: object = None                         # optional (src, dst) -> path, for presets
-    shape: tuple | None = None                    # (nodes, ranks per node) of a two-level cluster
+    routes: dict = field(default_factory=dict)  # (src, dst) -> explicit vertex path
+    router: object = None  # optional (src, dst) -> path, for presets
+    shape: tuple | None = None  # (nodes, ranks per node) of a two-level cluster
 
     def __post_init__(self):
         missing = [r for r in range(self.ranks) if r not in self.graph]
         if missing:
-            raise UsageError(f"topology {self.name!r}: ranks {missing[:5]} have no links; every rank 0..{self.ranks - 1} "
-                             "must be connected")
+            raise UsageError(
+                f"topology {self.name!r}: ranks {missing[:5]} have no links; every rank 0..{self.ranks - 1} "
+                "must be connected"
+            )
         for r in range(self.ranks):
             links = [self.graph.edges[r, v]["bandwidth_Bps"] for v in self.graph[r]]
             self.graph.nodes[r].setdefault("port_Bps", sum(links))
@@ -48,6 +50,7 @@ class Topology:
 
     def _shortest(self, src, dst):
         import networkx as nx
+
         key = ("_p", src, dst)
         cache = self.__dict__.setdefault("_path_cache", {})
         if key not in cache:
@@ -71,13 +74,24 @@ class Topology:
 
     # --- file format -----------------------------------------------------------------------
     def to_json(self) -> dict:
-        links = [{"a": u, "b": v, "latency": f"{d['latency_s'] * 1e6:.12g}us", "bandwidth": _rate(d["bandwidth_Bps"]),
-                  **({"name": d["name"]} if d.get("name") else {})}
-                 for u, v, d in self.graph.edges(data=True)]
+        links = [
+            {
+                "a": u,
+                "b": v,
+                "latency": f"{d['latency_s'] * 1e6:.12g}us",
+                "bandwidth": _rate(d["bandwidth_Bps"]),
+                **({"name": d["name"]} if d.get("name") else {}),
+            }
+            for u, v, d in self.graph.edges(data=True)
+        ]
         ports = {str(r): _rate(self.port_Bps(r)) for r in range(self.ranks)}
-        doc = {"name": self.name, "ranks": self.ranks,
-               "devices": sorted((v for v in self.graph if not isinstance(v, int)), key=str),
-               "links": links, "ports": ports}
+        doc = {
+            "name": self.name,
+            "ranks": self.ranks,
+            "devices": sorted((v for v in self.graph if not isinstance(v, int)), key=str),
+            "links": links,
+            "ports": ports,
+        }
         if self.routes:
             doc["routes"] = {f"{s}-{d}": path for (s, d), path in self.routes.items()}
         return doc

@@ -10,13 +10,25 @@ from functools import lru_cache
 
 from collperf.ingest.validate import MAX_RANK, MAX_SIZE_BYTES, MAX_TIME_US, BadValue, _show, real, whole
 
-MAX_TS_US = float(2 ** 53)      # beyond, a microsecond timestamp is not exact as a float: a corrupt field
-MAX_DUR_US = MAX_TIME_US        # ~11.6 days
-MAX_WORLD = 1 << 20             # ranks in a job; a group's ranks are listed in memory
+MAX_TS_US = float(2**53)  # beyond, a microsecond timestamp is not exact as a float: a corrupt field
+MAX_DUR_US = MAX_TIME_US  # ~11.6 days
+MAX_WORLD = 1 << 20  # ranks in a job; a group's ranks are listed in memory
 MAX_ELEMENTS = 1 << 53
-MAX_ID = 1 << 63                # correlation ids, sequence numbers
-__all__ = ["BadValue", "MAX_SIZE_BYTES", "MAX_WORLD", "timestamp", "duration", "text", "optional_text", "ranks",
-           "dims", "types", "identifier", "kernel_args"]
+MAX_ID = 1 << 63  # correlation ids, sequence numbers
+__all__ = [
+    "BadValue",
+    "MAX_SIZE_BYTES",
+    "MAX_WORLD",
+    "timestamp",
+    "duration",
+    "text",
+    "optional_text",
+    "ranks",
+    "dims",
+    "types",
+    "identifier",
+    "kernel_args",
+]
 
 
 def _number(value, what: str):
@@ -61,12 +73,12 @@ def ranks(value, what: str) -> tuple:
         if len(value) > MAX_WORLD:
             raise BadValue(f"{what}: {len(value)} ranks, more than {MAX_WORLD}")
         if value and all(type(r) is int for r in value) and 0 <= min(value) and max(value) <= MAX_RANK:
-            return tuple(value)       # what whole() gives each: a job's group lists thousands of ranks
+            return tuple(value)  # what whole() gives each: a job's group lists thousands of ranks
         return tuple(whole(r, f"{what}[{i}]", 0, MAX_RANK) for i, r in enumerate(value))
     raise BadValue(f"{what} {_show(value)} is not a list of ranks")
 
 
-@lru_cache(maxsize=64)       # every call of a process group repeats its ranks' text
+@lru_cache(maxsize=64)  # every call of a process group repeats its ranks' text
 def _ranks_text(value: str, what: str) -> tuple:
     body = value.strip()
     if body in ("", "[]"):
@@ -89,8 +101,10 @@ def dims(value, what: str) -> list:
         for j, d in enumerate(shape if isinstance(shape, list) else [shape]):
             for k, n in enumerate(d if isinstance(d, list) else [d]):
                 if isinstance(n, list):
-                    raise BadValue(f"{what}[{i}][{j}][{k}]: a list where an element count was expected "
-                                   "(a shape or a list of shapes)")
+                    raise BadValue(
+                        f"{what}[{i}][{j}][{k}]: a list where an element count was expected "
+                        "(a shape or a list of shapes)"
+                    )
                 whole(n, f"{what}[{i}][{j}][{k}]", 0, MAX_ELEMENTS)
     return value
 

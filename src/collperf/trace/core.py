@@ -21,12 +21,16 @@ from collperf.trace.whatif import WhatIf, target_system, what_if
 
 
 # one rank's measured durations include waiting for the others, which another system would not remove
-WAITING_IN_WHAT_IF = ("one rank's trace: the measured times include waiting for the other ranks, which a faster "
-                      "network does not remove; the change is an upper estimate")
+WAITING_IN_WHAT_IF = (
+    "one rank's trace: the measured times include waiting for the other ranks, which a faster "
+    "network does not remove; the change is an upper estimate"
+)
 
 
-AS_RUN = ("NCCL Inspector records name the algorithm and protocol each call ran (coll_algo/coll_proto): each row's "
-          "expected time is NCCL's model of what ran; the choice check says where NCCL's default differs")
+AS_RUN = (
+    "NCCL Inspector records name the algorithm and protocol each call ran (coll_algo/coll_proto): each row's "
+    "expected time is NCCL's model of what ran; the choice check says where NCCL's default differs"
+)
 
 
 @dataclass
@@ -39,24 +43,29 @@ class TraceReport:
     bound_from: str
     collectives: list[Row]
     steps: list[StepView]
-    ranks: list                         # RankSkew per rank (several files)
+    ranks: list  # RankSkew per rank (several files)
     straggler: dict | None
     critical_path: list
     what_if: WhatIf | None
     traces: list = field(repr=False, default_factory=list)
     notes: list = field(default_factory=list)
-    verdicts: list = field(default_factory=list)      # Verdict: hang, desync, compute-side, network-side
+    verdicts: list = field(default_factory=list)  # Verdict: hang, desync, compute-side, network-side
 
     def to_json(self) -> dict:
-        return {"sources": self.sources, "backend": self.backend, "world_size": self.world_size,
-                "system": {**self.assumed.to_json(), "expected_from": self.expected_from,
-                           "bound_from": self.bound_from},
-                "collectives": [r.to_json() for r in self.collectives],
-                "steps": [s.to_json() for s in self.steps],
-                "ranks": [s.to_json() for s in self.ranks] if len(self.ranks) > 1 else [],
-                "straggler": self.straggler, "critical_path": self.critical_path,
-                "what_if": self.what_if.to_json() if self.what_if else None, "notes": self.notes,
-                "verdicts": [v.to_json() for v in self.verdicts]}
+        return {
+            "sources": self.sources,
+            "backend": self.backend,
+            "world_size": self.world_size,
+            "system": {**self.assumed.to_json(), "expected_from": self.expected_from, "bound_from": self.bound_from},
+            "collectives": [r.to_json() for r in self.collectives],
+            "steps": [s.to_json() for s in self.steps],
+            "ranks": [s.to_json() for s in self.ranks] if len(self.ranks) > 1 else [],
+            "straggler": self.straggler,
+            "critical_path": self.critical_path,
+            "what_if": self.what_if.to_json() if self.what_if else None,
+            "notes": self.notes,
+            "verdicts": [v.to_json() for v in self.verdicts],
+        }
 
 
 def _provenance(assumed: Assumed, collectives: list[Row], peak_Bps: float | None = None) -> tuple[str, str]:
@@ -64,14 +73,15 @@ def _provenance(assumed: Assumed, collectives: list[Row], peak_Bps: float | None
     judged = next((r for r in collectives if r.size_bytes and r.group_size > 1), None)
     if judged is not None and assumed.system is None and peak_Bps is not None:
         why = assumed.why_none or "no system assumed"
-        return f"none: {why}", expected_and_bound(judged.collective, [judged.size_bytes], assumed, peak_Bps,
-                                                     judged.group_size).bound_from
+        return f"none: {why}", expected_and_bound(
+            judged.collective, [judged.size_bytes], assumed, peak_Bps, judged.group_size
+        ).bound_from
     if judged is None or assumed.system is None:
         why = assumed.why_none or "no collective with a known size"
         return f"none: {why}", f"none: {why}"
     try:
         ex = expected_and_bound(judged.collective, [judged.size_bytes], sized(assumed, judged), peak_Bps)
-    except UsageError:   # a collective NCCL has no model of: its row says so
+    except UsageError:  # a collective NCCL has no model of: its row says so
         return "NCCL's model on the assumed system", "the two-level bound on the assumed system"
     return ex.expected_from, ex.bound_from
 
@@ -96,7 +106,7 @@ def analyse(spec, on_progress=None) -> TraceReport:
         notes.append(AS_RUN)
     if not many:
         notes += one_rank(table)
-    views = [v for t in traces if t.kind == KINETO for v in step_views(t)]   # a dump records no computation
+    views = [v for t in traces if t.kind == KINETO for v in step_views(t)]  # a dump records no computation
     stats = R.skew(traces, matched) if many else []
     whatif = None
     if spec.what_if_cluster is not None or spec.algorithm:
@@ -107,17 +117,47 @@ def analyse(spec, on_progress=None) -> TraceReport:
     expected_from, bound_from = _provenance(assumed, table, spec.peak_Bps)
     notes = list(dict.fromkeys(reading + [n for t in traces for n in t.notes] + notes + assumed.notes))
     if many and len({t.host for t in traces}) > 1:
-        notes.append("ranks on several hosts: their start times are compared as recorded, so the skew includes "
-                     "any offset between the hosts' clocks")
-    return TraceReport([t.source for t in traces], traces[0].backend, traces[0].world_size, assumed, expected_from,
-                       bound_from, table, views, stats, R.straggler(stats) if many else None, critical(views),
-                       whatif, traces, notes, found + (verdicts(traces, matched, table) if many else []))
+        notes.append(
+            "ranks on several hosts: their start times are compared as recorded, so the skew includes "
+            "any offset between the hosts' clocks"
+        )
+    return TraceReport(
+        [t.source for t in traces],
+        traces[0].backend,
+        traces[0].world_size,
+        assumed,
+        expected_from,
+        bound_from,
+        table,
+        views,
+        stats,
+        R.straggler(stats) if many else None,
+        critical(views),
+        whatif,
+        traces,
+        notes,
+        found + (verdicts(traces, matched, table) if many else []),
+    )
 
 
 def _ras_only(files, found) -> TraceReport:
     """A report of RAS files alone: their verdicts, no calls."""
     why = "an NCCL RAS report names no GPU"
     none = Assumed(None, [], [], why)
-    return TraceReport([str(f) for f in files], "nccl", 0, none, f"none: {why}", f"none: {why}", [], [], [], None,
-                       [], None, [], ["NCCL RAS reports only: no calls to judge; give the ranks' traces or Flight "
-                                      "Recorder dumps with them"], found)
+    return TraceReport(
+        [str(f) for f in files],
+        "nccl",
+        0,
+        none,
+        f"none: {why}",
+        f"none: {why}",
+        [],
+        [],
+        [],
+        None,
+        [],
+        None,
+        [],
+        ["NCCL RAS reports only: no calls to judge; give the ranks' traces or Flight Recorder dumps with them"],
+        found,
+    )

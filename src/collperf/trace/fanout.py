@@ -25,6 +25,7 @@ from pathlib import Path
 from collperf.errors import RunError, UsageError
 from collperf.spec.trace import LOCAL, engine_address
 from collperf.trace.read import read_rank
+
 # A pool costs each worker an interpreter start and the reader's imports (about 0.5 s): below this many bytes
 # in all, one process reads faster than a pool starts.
 POOL_FROM_BYTES = 32 << 20
@@ -50,10 +51,10 @@ class Progress:
 
 @dataclass(frozen=True)
 class MemoryEstimate:
-    workers: int                  # processes reading on this machine (0: the workers are a cluster's)
-    worker_MB: float              # each
-    parent_MB: float              # this process: every rank's calls and intervals
-    available_MB: float | None    # what the machine has available now (None: not known)
+    workers: int  # processes reading on this machine (0: the workers are a cluster's)
+    worker_MB: float  # each
+    parent_MB: float  # this process: every rank's calls and intervals
+    available_MB: float | None  # what the machine has available now (None: not known)
 
     @property
     def total_MB(self) -> float:
@@ -63,12 +64,16 @@ class MemoryEstimate:
         """Refuse (UsageError) an estimate above the available memory; a note when it is above 70% of it."""
         if self.available_MB is None:
             return []
-        words = (f"reading needs about {self.total_MB:,.0f} MB ({self.workers} workers x {self.worker_MB:,.0f} MB "
-                 f"and {self.parent_MB:,.0f} MB for every rank's calls here) of {self.available_MB:,.0f} MB "
-                 "available")
+        words = (
+            f"reading needs about {self.total_MB:,.0f} MB ({self.workers} workers x {self.worker_MB:,.0f} MB "
+            f"and {self.parent_MB:,.0f} MB for every rank's calls here) of {self.available_MB:,.0f} MB "
+            "available"
+        )
         if self.total_MB > self.available_MB:
-            raise UsageError(f"{words}: give fewer --jobs, or --engine dask://SCHEDULER:8786 so that the reading "
-                             "runs on a cluster's workers, or fewer rank files")
+            raise UsageError(
+                f"{words}: give fewer --jobs, or --engine dask://SCHEDULER:8786 so that the reading "
+                "runs on a cluster's workers, or fewer rank files"
+            )
         return [f"{words}: close to the limit"] if self.total_MB > 0.7 * self.available_MB else []
 
 
@@ -80,7 +85,7 @@ def trace_bytes(path: Path) -> int:
     with open(path, "rb") as f:
         f.seek(-4, os.SEEK_END)
         isize = struct.unpack("<I", f.read(4))[0]
-    return isize if isize >= size else size * 10      # past 4 GiB the record wraps: a usual ratio instead
+    return isize if isize >= size else size * 10  # past 4 GiB the record wraps: a usual ratio instead
 
 
 def available_MB() -> float | None:
@@ -92,15 +97,19 @@ def available_MB() -> float | None:
     except OSError:
         pass
     try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2 ** 20
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2**20
     except (ValueError, OSError, AttributeError):
         return None
 
 
 def estimate(sizes: list[int], workers: int) -> MemoryEstimate:
     largest = max(sizes, default=0)
-    return MemoryEstimate(workers, WORKER_BASE_MB + KEPT_PER_BYTE * largest / 2 ** 20 if workers else 0.0,
-                          WORKER_BASE_MB + KEPT_PER_BYTE * sum(sizes) / 2 ** 20, available_MB())
+    return MemoryEstimate(
+        workers,
+        WORKER_BASE_MB + KEPT_PER_BYTE * largest / 2**20 if workers else 0.0,
+        WORKER_BASE_MB + KEPT_PER_BYTE * sum(sizes) / 2**20,
+        available_MB(),
+    )
 
 
 def cores() -> int:
@@ -110,8 +119,9 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
-def read_files(files: list, jobs: int | None = None, engine: str | None = None,
-               on_progress=None) -> tuple[list, list[str]]:
+def read_files(
+    files: list, jobs: int | None = None, engine: str | None = None, on_progress=None
+) -> tuple[list, list[str]]:
     """Every file's RankTrace, in the order given, and notes on how they were read. `jobs`: processes (None:
     the cores, where the files are big enough to repay a pool; 1: this process); `on_progress(Progress)` after
     each file."""
@@ -131,7 +141,7 @@ def read_files(files: list, jobs: int | None = None, engine: str | None = None,
         return [done(read_rank(p)) for p in paths], notes
     run = _pool if kind == LOCAL else _dask
     # how the files were read is not among the notes: the report is the same whichever way they were
-    return run(paths, workers, address, done, STALL_S + max(sizes) / 2 ** 20), notes
+    return run(paths, workers, address, done, STALL_S + max(sizes) / 2**20), notes
 
 
 class _Done:
@@ -150,7 +160,7 @@ class _Done:
 
 
 def _quiet_worker() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)     # Ctrl-C is the parent's: it stops the pool
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's: it stops the pool
 
 
 def _read_one(item):
@@ -166,8 +176,13 @@ def _pool(paths, workers, _address, done, stall_s) -> list:
     # with threads (a progress bar's) fork is unsafe: workers forked from a server that imported the reader
     # once, or spawned where there is no forkserver
     methods = multiprocessing.get_all_start_methods()
-    method = "fork" if "fork" in methods and threading.active_count() == 1 else \
-        "forkserver" if "forkserver" in methods else "spawn"
+    method = (
+        "fork"
+        if "fork" in methods and threading.active_count() == 1
+        else "forkserver"
+        if "forkserver" in methods
+        else "spawn"
+    )
     ctx = multiprocessing.get_context(method)
     if method == "forkserver":
         ctx.set_forkserver_preload(["collperf.trace.read"])
@@ -180,13 +195,15 @@ def _pool(paths, workers, _address, done, stall_s) -> list:
                 index, trace = results.next(timeout=stall_s)
             except multiprocessing.TimeoutError:
                 left = [str(p) for p, t in zip(paths, out) if t is None]
-                raise RunError(f"no rank file was read in {stall_s:.0f} s ({len(left)} left, e.g. {left[0]}): a "
-                               "filesystem that does not answer, or a worker lost; check the files can be read "
-                               "(head -c 100 FILE) and run again") from None
+                raise RunError(
+                    f"no rank file was read in {stall_s:.0f} s ({len(left)} left, e.g. {left[0]}): a "
+                    "filesystem that does not answer, or a worker lost; check the files can be read "
+                    "(head -c 100 FILE) and run again"
+                ) from None
             out[index] = done(trace, index)
         pool.close()
     finally:
-        pool.terminate()          # on Ctrl-C or an error in one file: the others stop now
+        pool.terminate()  # on Ctrl-C or an error in one file: the others stop now
         pool.join()
     return out
 
@@ -195,20 +212,25 @@ def _dask(paths, workers, address, done, stall_s) -> list:
     try:
         import distributed
     except ImportError:
-        raise UsageError("--engine dask needs Dask's distributed scheduler: pip install 'collperf[dask]' (or "
-                         "pip install dask distributed)") from None
+        raise UsageError(
+            "--engine dask needs Dask's distributed scheduler: pip install 'collperf[dask]' (or "
+            "pip install dask distributed)"
+        ) from None
     cluster = None
     try:
         if address is None:
-            cluster = distributed.LocalCluster(n_workers=max(1, workers), threads_per_worker=1, processes=True,
-                                               dashboard_address=None, silence_logs=40)
+            cluster = distributed.LocalCluster(
+                n_workers=max(1, workers), threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40
+            )
             client = distributed.Client(cluster, timeout=60)
         else:
             try:
                 client = distributed.Client(address, timeout=60)
             except OSError as e:
-                raise UsageError(f"--engine dask://{address[6:]}: no Dask scheduler answers there ({e}); start one "
-                                 "(dask scheduler; dask worker ADDRESS on each node) or check the address") from None
+                raise UsageError(
+                    f"--engine dask://{address[6:]}: no Dask scheduler answers there ({e}); start one "
+                    "(dask scheduler; dask worker ADDRESS on each node) or check the address"
+                ) from None
         # the workers open the files by these paths: a filesystem they share with this machine
         futures = client.map(read_rank, [str(p.resolve()) for p in paths], pure=False)
         index = {f.key: i for i, f in enumerate(futures)}
@@ -218,8 +240,10 @@ def _dask(paths, workers, address, done, stall_s) -> list:
                 i = index[future.key]
                 out[i] = done(future.result(), i)
         except distributed.TimeoutError:
-            raise RunError(f"the Dask cluster did not read every rank file in time ({sum(t is None for t in out)} "
-                           "left): check its workers (client.dashboard_link) and that they see the files") from None
+            raise RunError(
+                f"the Dask cluster did not read every rank file in time ({sum(t is None for t in out)} "
+                "left): check its workers (client.dashboard_link) and that they see the files"
+            ) from None
         finally:
             client.cancel(futures)
             client.close()

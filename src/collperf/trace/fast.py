@@ -20,16 +20,17 @@ import json
 from typing import Any
 
 from collperf.trace import checks as C
-from collperf.trace.events import (C10D_PREFIX, GLOO_PREFIX, KERNEL_ARGS, STEP_PREFIX, HostOp, LAUNCH_CATS,
-                                   Collected)
+from collperf.trace.events import C10D_PREFIX, GLOO_PREFIX, KERNEL_ARGS, STEP_PREFIX, HostOp, LAUNCH_CATS, Collected
 
 try:
     import msgspec
-except ImportError:          # the optional extra: `pip install collperf[fast]`; the pure-Python reader stands in
+except ImportError:  # the optional extra: `pip install collperf[fast]`; the pure-Python reader stands in
     msgspec = None
 
-WHY_SLOW = ("msgspec is not installed: traces are read by the pure-Python streaming reader (about 5x slower); "
-            "pip install msgspec (or collperf[fast]) for the C parser")
+WHY_SLOW = (
+    "msgspec is not installed: traces are read by the pure-Python streaming reader (about 5x slower); "
+    "pip install msgspec (or collperf[fast]) for the C parser"
+)
 
 
 def available() -> bool:
@@ -47,23 +48,35 @@ if msgspec is not None:
         return msgspec.field(default=_UNSET, name=key)
 
     # the args read (events.py's KERNEL_ARGS and a c10d op's shapes), by attribute; other keys are skipped in C
-    _NAMES = {"Collective name": "collective", "In msg nelems": "in_nelems", "Out msg nelems": "out_nelems",
-              "Group size": "group_size", "dtype": "dtype", "In split size": "in_split", "Process Group Name": "pg_name",
-              "Process Group Description": "pg_desc", "Process Group Ranks": "pg_ranks", "Seq": "seq",
-              "correlation": "correlation", "External id": "external_id", "Input Dims": "dims",
-              "Input type": "types"}
+    _NAMES = {
+        "Collective name": "collective",
+        "In msg nelems": "in_nelems",
+        "Out msg nelems": "out_nelems",
+        "Group size": "group_size",
+        "dtype": "dtype",
+        "In split size": "in_split",
+        "Process Group Name": "pg_name",
+        "Process Group Description": "pg_desc",
+        "Process Group Ranks": "pg_ranks",
+        "Seq": "seq",
+        "correlation": "correlation",
+        "External id": "external_id",
+        "Input Dims": "dims",
+        "Input type": "types",
+    }
     assert set(KERNEL_ARGS) <= set(_NAMES), "an arg read by events.py is not decoded here"
     # a c10d op's shapes are kept undecoded (as their JSON text) until an op that needs them: every aten op has them
     _RAW = ("dims", "types")
-    _Args = msgspec.defstruct("_Args", [(attr, msgspec.Raw if attr in _RAW else Any, _arg(key))
-                                        for key, attr in _NAMES.items()], gc=False)
+    _Args = msgspec.defstruct(
+        "_Args", [(attr, msgspec.Raw if attr in _RAW else Any, _arg(key)) for key, attr in _NAMES.items()], gc=False
+    )
     _KERNEL_ATTRS = tuple((key, _NAMES[key]) for key in KERNEL_ARGS)
 
     class _Event(msgspec.Struct, gc=False):
         ph: Any = _UNSET
         name: str = _UNSET
         cat: str = _UNSET
-        ts: float = _UNSET            # an int is taken as its float, as checks.timestamp takes it
+        ts: float = _UNSET  # an int is taken as its float, as checks.timestamp takes it
         dur: float = _UNSET
         tid: int | str | None = None
         args: _Args | None = None
@@ -142,8 +155,15 @@ def _reduce(events: list, first_index: int) -> tuple:
             if name.startswith(("nccl", "rccl")) and "Kernel" in name[:16]:
                 if dur <= 0:
                     raise _Slow
-                kernels.append({"name": name, "ts": ts, "dur": dur,
-                                "args": _checked(C.kernel_args, _args(a), KERNEL_ARGS), "index": index})
+                kernels.append(
+                    {
+                        "name": name,
+                        "ts": ts,
+                        "dur": dur,
+                        "args": _checked(C.kernel_args, _args(a), KERNEL_ARGS),
+                        "index": index,
+                    }
+                )
             else:
                 corr = a.correlation
                 if type(corr) is not int or not -max_id <= corr <= max_id:
@@ -184,11 +204,12 @@ def _json(raw):
         return None
     try:
         return json.loads(bytes(raw))
-    except (ValueError, RecursionError):      # NaN is json's; a number of thousands of digits, deep nesting
+    except (ValueError, RecursionError):  # NaN is json's; a number of thousands of digits, deep nesting
         raise _Slow from None
 
 
 def _host_op(name: str, ts: float, dur: float, a) -> HostOp:
     dims, types = _json(a.dims), _json(a.types)
-    return HostOp(name, ts, dur, _checked(C.dims, dims, "args.'Input Dims'"),
-                  _checked(C.types, types, "args.'Input type'"))
+    return HostOp(
+        name, ts, dur, _checked(C.dims, dims, "args.'Input Dims'"), _checked(C.types, types, "args.'Input type'")
+    )

@@ -47,7 +47,7 @@ from collperf.trace.events import Call, RankTrace
 NS = 1e-9
 KIND = "flight recorder"
 BARRIER = "barrier"
-_TRAILING = re.compile(r"(?<!\d)(\d{1,9})(?:\.json)?(?:\.gz)?$")     # a rank: at most 9 digits, found once
+_TRAILING = re.compile(r"(?<!\d)(\d{1,9})(?:\.json)?(?:\.gz)?$")  # a rank: at most 9 digits, found once
 # what tells a dump from a Kineto trace in a file's first bytes
 _SNIFF_BYTES = 4096
 
@@ -88,8 +88,9 @@ def is_dump(path) -> bool:
         return True
     # a job's pg_config (every group's ranks) may fill the sniffed bytes before `entries` does; a Kineto trace's
     # distributedInfo holds a pg_config too, so a key only Kineto writes first says it is no dump
-    kineto = any(key in head for key in (b'"traceEvents"', b'"schemaVersion"', b'"deviceProperties"',
-                                         b'"distributedInfo"'))
+    kineto = any(
+        key in head for key in (b'"traceEvents"', b'"schemaVersion"', b'"deviceProperties"', b'"distributedInfo"')
+    )
     return head.lstrip()[:1] == b"{" and (b'"entries"' in head or b'"pg_config"' in head) and not kineto
 
 
@@ -102,27 +103,33 @@ def load(path: Path) -> dict:
         else:
             dump = json.loads(data)
     except (pickle.UnpicklingError, EOFError, ValueError, OSError, UnicodeDecodeError, RecursionError) as e:
-        raise UsageError(f"{path}: not a readable Flight Recorder dump ({str(e)[:80]}); expected the pickle of "
-                         "torch._C._distributed_c10d._dump_fr_trace() or the JSON of _dump_fr_trace_json()") from None
+        raise UsageError(
+            f"{path}: not a readable Flight Recorder dump ({str(e)[:80]}); expected the pickle of "
+            "torch._C._distributed_c10d._dump_fr_trace() or the JSON of _dump_fr_trace_json()"
+        ) from None
     if not isinstance(dump, dict) or not isinstance(dump.get("entries", []), list):
-        raise UsageError(f"{path}: $.entries is not a list; expected a Flight Recorder dump (version, pg_config, "
-                         "entries)")
+        raise UsageError(
+            f"{path}: $.entries is not a list; expected a Flight Recorder dump (version, pg_config, entries)"
+        )
     return dump
 
 
 def _rank_of(path: Path) -> int:
     m = _TRAILING.search(path.name)
     if not m:
-        raise UsageError(f"{path}: a Flight Recorder dump names its rank only in its file name (the trailing "
-                         "number, as TORCH_FR_DUMP_TEMP_FILE writes it, e.g. nccl_trace_rank_3): rename it so")
+        raise UsageError(
+            f"{path}: a Flight Recorder dump names its rank only in its file name (the trailing "
+            "number, as TORCH_FR_DUMP_TEMP_FILE writes it, e.g. nccl_trace_rank_3): rename it so"
+        )
     return int(m.group(1))
 
 
 def _ranks_text(value, where: str) -> tuple:
     try:
         ranks = json.loads(value) if isinstance(value, str) else value
-        if not isinstance(ranks, list) or not all(isinstance(r, int) and not isinstance(r, bool) and 0 <= r < 1 << 20
-                                                  for r in ranks):
+        if not isinstance(ranks, list) or not all(
+            isinstance(r, int) and not isinstance(r, bool) and 0 <= r < 1 << 20 for r in ranks
+        ):
             raise ValueError
     except ValueError:
         raise UsageError(f"{where} {str(value)[:60]!r}: expected the group's ranks, e.g. '[0, 1, 2, 3]'") from None
@@ -170,15 +177,14 @@ def _size_bytes(collective: str, entry: dict, group_size: int) -> tuple[int | No
     if not elt:
         return None, K.dtype_name(dtype) if dtype else ""
     count = [sum(_elements(s) for s in (entry.get(k) or [])) for k in ("input_sizes", "output_sizes")]
-    if max(count) >= 1 << 62:     # no tensor holds 2^62 elements: a dump's sizes out of range say no size
+    if max(count) >= 1 << 62:  # no tensor holds 2^62 elements: a dump's sizes out of range say no size
         return None, K.dtype_name(dtype)
     return K.whole_elements(collective, count[0], count[1], group_size) * elt, K.dtype_name(dtype)
 
 
 def _elements(shape) -> int:
     """A tensor's element count from its shape: dimensions that are whole numbers >= 0, else 0 (no size)."""
-    if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
-                                              for d in shape):
+    if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
         return 0
     return math.prod(shape)
 
@@ -209,10 +215,18 @@ def _entries(path: Path, dump: dict) -> list[_Entry]:
         duration_ms = _number(e, "duration_ms", where)
         started = _number(e, "time_discovered_started_ns", where)
         label = str(pg[1]) if pg[1] and pg[1] != "undefined" else str(pg[0])
-        out.append(_Entry(label + (" (p2p)" if p2p else ""), int(seq), str(e.get("profiling_name", "")),
-                          _number(e, "time_created_ns", where, 0) * NS,
-                          duration_ms / 1e3 if duration_ms is not None else None,
-                          started * NS if started else None, str(e.get("state", "")), e))
+        out.append(
+            _Entry(
+                label + (" (p2p)" if p2p else ""),
+                int(seq),
+                str(e.get("profiling_name", "")),
+                _number(e, "time_created_ns", where, 0) * NS,
+                duration_ms / 1e3 if duration_ms is not None else None,
+                started * NS if started else None,
+                str(e.get("state", "")),
+                e,
+            )
+        )
     return sorted(out, key=lambda x: x.created_s)
 
 
@@ -229,8 +243,7 @@ def read_dump(path):
     calls = []
     for k, e in enumerate(entries):
         w = windows.get(e.group)
-        windows[e.group] = GroupWindow(w.first_seq if w else e.seq, e.seq, e.op) if not w or e.seq >= w.last_seq \
-            else w
+        windows[e.group] = GroupWindow(w.first_seq if w else e.seq, e.seq, e.op) if not w or e.seq >= w.last_seq else w
         name = e.op.split(":", 1)[-1]
         collective = BARRIER if BARRIER in name else K.collective_of(name)
         if collective is None:
@@ -246,13 +259,46 @@ def read_dump(path):
             start, time_s = e.created_s, entries[k + 1].created_s - e.created_s
         else:
             start, time_s = e.created_s, float("nan")
-        calls.append(Call(rank, e.group, tuple(ranks), collective, size, dtype, p, "-", "-", start, time_s,
-                          e.created_s, e.seq, state=e.state, timed=e.duration_s is not None))
+        calls.append(
+            Call(
+                rank,
+                e.group,
+                tuple(ranks),
+                collective,
+                size,
+                dtype,
+                p,
+                "-",
+                "-",
+                start,
+                time_s,
+                e.created_s,
+                e.seq,
+                state=e.state,
+                timed=e.duration_s is not None,
+            )
+        )
     notes = []
     if calls and all(not c.timed for c in calls):
-        notes.append("Flight Recorder dumps without durations (gloo, or NCCL without TORCH_NCCL_ENABLE_TIMING=1): a call's end "
-                     "is taken as the rank's next enqueue; no computation is recorded, so no step view")
+        notes.append(
+            "Flight Recorder dumps without durations (gloo, or NCCL without TORCH_NCCL_ENABLE_TIMING=1): a call's end "
+            "is taken as the rank's next enqueue; no computation is recorded, so no step view"
+        )
     backend = entries[0].op.split(":", 1)[0] if entries else ""
     version = str(dump.get("comm_lib_version") or "") or None
-    return RankTrace(str(path), rank, world, backend, version, None, None, dict(groups), calls, np.empty((0, 3)),
-                     [], notes, windows=windows, kind=KIND)
+    return RankTrace(
+        str(path),
+        rank,
+        world,
+        backend,
+        version,
+        None,
+        None,
+        dict(groups),
+        calls,
+        np.empty((0, 3)),
+        [],
+        notes,
+        windows=windows,
+        kind=KIND,
+    )

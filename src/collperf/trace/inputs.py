@@ -22,15 +22,15 @@ from collperf.trace.fanout import read_files
 PREFERENCE = (KINETO, profiler_plugin.KIND, flight.KIND, inspector_trace.KIND)
 
 
-def read_job(files, jobs: int | None = None, engine: str | None = None, on_progress=None,
-             notes: list | None = None) -> list:
+def read_job(
+    files, jobs: int | None = None, engine: str | None = None, on_progress=None, notes: list | None = None
+) -> list:
     """Every rank's record of one job, one RankTrace per rank, in rank order. The one-file-per-rank records are
     read side by side (fanout.read_files: `jobs` processes or a Dask cluster by `engine`, `on_progress` after
     each); what it notes on the reading (memory) is added to `notes`."""
     plugin = [f for f in files if profiler_plugin.is_plugin_trace(f)]
     inspector = [f for f in files if f not in plugin and inspector_trace.is_inspector(f)]
-    traces, said = read_files([f for f in files if f not in plugin and f not in inspector], jobs, engine,
-                              on_progress)
+    traces, said = read_files([f for f in files if f not in plugin and f not in inspector], jobs, engine, on_progress)
     if notes is not None:
         notes += said
     if plugin:
@@ -41,11 +41,13 @@ def read_job(files, jobs: int | None = None, engine: str | None = None, on_progr
     by_rank = defaultdict(list)
     for t in traces:
         by_rank[t.rank].append(t)
-    set_aside: dict = defaultdict(list)         # (kept kind, other kind, what it adds) -> ranks
+    set_aside: dict = defaultdict(list)  # (kept kind, other kind, what it adds) -> ranks
     out = [_merge(held, set_aside) for _, held in sorted(by_rank.items())]
     if set_aside and out:
-        out[0].notes.extend(f"rank(s) {_ranks(r)}: calls from the {kept} records; the {other} records add {adds}"
-                            for (kept, other, adds), r in set_aside.items())
+        out[0].notes.extend(
+            f"rank(s) {_ranks(r)}: calls from the {kept} records; the {other} records add {adds}"
+            for (kept, other, adds), r in set_aside.items()
+        )
     stated = {t.world_size for t in traces if t.kind == KINETO}
     if len(stated) > 1:
         raise UsageError(f"the traces disagree on the world size ({sorted(stated)}): give traces of one job")
@@ -63,8 +65,10 @@ def _merge(held: list, set_aside: dict):
     kinds: dict = {}
     for t in held:
         if t.kind in kinds:
-            raise UsageError(f"two records of rank {t.rank} of one kind ({t.kind}): {kinds[t.kind].source} and "
-                             f"{t.source}; give one file per rank of each kind")
+            raise UsageError(
+                f"two records of rank {t.rank} of one kind ({t.kind}): {kinds[t.kind].source} and "
+                f"{t.source}; give one file per rank of each kind"
+            )
         kinds[t.kind] = t
     main = kinds[next(k for k in PREFERENCE if k in kinds)]
     for t in held:

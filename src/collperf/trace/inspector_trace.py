@@ -39,9 +39,11 @@ US = 1e-6
 SNIFF_BYTES = 4096
 # where a call without kernel times ends, on a clock of its own: its sequence number x this (s), per collective type
 _SPACING_S = 1e3
-WITHOUT_KERNEL_TIMES = ("Inspector records without kernel times (NCCL_INSPECTOR_DUMP_VERBOSE=1 writes them): a call is "
-                        "taken to end together on every rank, so a rank's longer time is waiting: the shortest is the "
-                        "transfer")
+WITHOUT_KERNEL_TIMES = (
+    "Inspector records without kernel times (NCCL_INSPECTOR_DUMP_VERBOSE=1 writes them): a call is "
+    "taken to end together on every rank, so a rank's longer time is waiting: the shortest is the "
+    "transfer"
+)
 
 
 def is_inspector(path) -> bool:
@@ -52,8 +54,11 @@ def is_inspector(path) -> bool:
     except OSError:
         return False
     first = head.lstrip().split(b"\n", 1)[0]
-    return (first.startswith(b"{") and b'"header"' in first
-            and any(k in first for k in (b'"coll_perf"', b'"p2p_perf"', b'"dump_stats"')))
+    return (
+        first.startswith(b"{")
+        and b'"header"' in first
+        and any(k in first for k in (b'"coll_perf"', b'"p2p_perf"', b'"dump_stats"'))
+    )
 
 
 def _algo_proto(perf: dict) -> tuple[str, str]:
@@ -71,7 +76,7 @@ def _kernel_times(perf: dict) -> tuple[float, float] | None:
         return None
     starts = [e.get("kernel_start_ts") for e in events if isinstance(e, dict)]
     stops = [e.get("kernel_stop_ts") for e in events if isinstance(e, dict)]
-    ok = lambda x: isinstance(x, (int, float)) and not isinstance(x, bool) and 0 < x < 2 ** 62
+    ok = lambda x: isinstance(x, (int, float)) and not isinstance(x, bool) and 0 < x < 2**62
     starts, stops = [s for s in starts if ok(s)], [s for s in stops if ok(s)]
     if not starts or not stops or max(stops) < min(starts):
         return None
@@ -95,25 +100,26 @@ def _records(path: Path, out: list, drops: dict, skipped: list) -> None:
                 comm, rank = str(head.get("id", "?"))[:40], v.whole(head.get("rank", 0), "rank", 0, v.MAX_RANK)
                 if "dump_stats" in rec:
                     stats = rec["dump_stats"] if isinstance(rec["dump_stats"], dict) else {}
-                    lost = v.whole(stats.get("coll_dropped_total", 0), "coll_dropped_total", 0, 2 ** 62)
+                    lost = v.whole(stats.get("coll_dropped_total", 0), "coll_dropped_total", 0, 2**62)
                     drops[(comm, rank)] = max(drops.get((comm, rank), 0), lost)
                     continue
                 if "p2p_perf" in rec and "coll_perf" not in rec:
-                    continue          # send/recv records carry no partner's sequence: not matched, not read
+                    continue  # send/recv records carry no partner's sequence: not matched, not read
                 check_record(rec)
                 perf = rec["coll_perf"]
                 n_ranks = v.whole(head.get("n_ranks", 1), "n_ranks", 1, v.MAX_RANK)
                 name = collective_name(perf["coll"]) or "unknown"
-                size = v.size_bytes(perf["coll_msg_size_bytes"]) * (n_ranks if name in ("allgather", "reducescatter")
-                                                                     else 1)
+                size = v.size_bytes(perf["coll_msg_size_bytes"]) * (
+                    n_ranks if name in ("allgather", "reducescatter") else 1
+                )
                 if size > v.MAX_SIZE_BYTES:
-                    raise v.BadValue(f"a {name} of {size} bytes (coll_msg_size_bytes x n_ranks): expected at most "
-                                     f"{v.MAX_SIZE_BYTES}")
+                    raise v.BadValue(
+                        f"a {name} of {size} bytes (coll_msg_size_bytes x n_ranks): expected at most {v.MAX_SIZE_BYTES}"
+                    )
                 time_s = v.time_us(perf["coll_exec_time_us"], "coll_exec_time_us") * US
-                pid = meta.get("pid")      # a process is its host and pid: a pid of another type is none
+                pid = meta.get("pid")  # a process is its host and pid: a pid of another type is none
                 pid = pid if isinstance(pid, int) and not isinstance(pid, bool) else None
-                out.append((comm, rank, n_ranks, str(meta.get("hostname", ""))[:80], pid,
-                            (perf, name, size, time_s)))
+                out.append((comm, rank, n_ranks, str(meta.get("hostname", ""))[:80], pid, (perf, name, size, time_s)))
             except v.BadValue as e:
                 skipped.append(f"{path.name} line {number}: {e}")
 
@@ -128,8 +134,10 @@ def read_inspector(paths) -> list[RankTrace]:
         _records(Path(p), records, drops, skipped)
     if not records:
         why = f": {skipped[0]}" if skipped else ""
-        raise UsageError(f"{paths[0]}: no NCCL Inspector collective record{why}; expected JSON lines with header and "
-                         "coll_perf (NCCL_INSPECTOR_ENABLE=1, NCCL_INSPECTOR_DUMP_DIR)")
+        raise UsageError(
+            f"{paths[0]}: no NCCL Inspector collective record{why}; expected JSON lines with header and "
+            "coll_perf (NCCL_INSPECTOR_ENABLE=1, NCCL_INSPECTOR_DUMP_DIR)"
+        )
     world = max({(r[0], r[2]) for r in records}, key=lambda c: (c[1], c[0]))[0]
     process = {(host, pid): rank for comm, rank, _, host, pid, *_ in records if comm == world}
     members = defaultdict(set)
@@ -143,9 +151,24 @@ def read_inspector(paths) -> list[RankTrace]:
         r = process.get((host, pid))
         if r is None:
             continue
-        t = traces.get(r) or traces.setdefault(r, RankTrace(", ".join(map(str, paths)), r, n_world, "nccl", None,
-                                                             None, host or None, {}, [], np.empty((0, 3)), [], [],
-                                                             kind=KIND))
+        t = traces.get(r) or traces.setdefault(
+            r,
+            RankTrace(
+                ", ".join(map(str, paths)),
+                r,
+                n_world,
+                "nccl",
+                None,
+                None,
+                host or None,
+                {},
+                [],
+                np.empty((0, 3)),
+                [],
+                [],
+                kind=KIND,
+            ),
+        )
         label = "world" if comm == world else f"comm {comm}"
         ranks = tuple(sorted(members[comm])) if len(members[comm]) == n_ranks else ()
         t.groups[label] = ranks
@@ -154,14 +177,17 @@ def read_inspector(paths) -> list[RankTrace]:
     notes = out[0].notes
     lost = sum(drops.values())
     if lost:
-        notes.append(f"the Inspector dropped {lost} collective record(s) before writing them (dump_stats "
-                     "coll_dropped_total): the calls here are a sample; raise NCCL_INSPECTOR_DUMP_COLL_RING_SIZE or "
-                     "shorten NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS")
+        notes.append(
+            f"the Inspector dropped {lost} collective record(s) before writing them (dump_stats "
+            "coll_dropped_total): the calls here are a sample; raise NCCL_INSPECTOR_DUMP_COLL_RING_SIZE or "
+            "shorten NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS"
+        )
     if no_kernel:
         notes.append(WITHOUT_KERNEL_TIMES)
     if skipped:
-        notes.append(f"{len(skipped)} Inspector line(s) skipped ({'; '.join(skipped[:2])}"
-                     f"{', ...' if len(skipped) > 2 else ''})")
+        notes.append(
+            f"{len(skipped)} Inspector line(s) skipped ({'; '.join(skipped[:2])}{', ...' if len(skipped) > 2 else ''})"
+        )
     if any(not t.groups.get("world") for t in out):
         notes.append("not every rank's Inspector file is given: a group's calls are matched among the ranks present")
     return out
@@ -171,13 +197,14 @@ def _call(t: RankTrace, label: str, ranks: tuple, p: int, perf: dict, name: str,
     """One record (checked) as a Call on its rank; 1 when it has no kernel times (its end is set as the module
     says)."""
     seq = perf.get("coll_sn")
-    seq = int(seq) if isinstance(seq, (int, float)) and 0 <= seq < 2 ** 53 else None
+    seq = int(seq) if isinstance(seq, (int, float)) and 0 <= seq < 2**53 else None
     algorithm, protocol = _algo_proto(perf)
     kernel = _kernel_times(perf)
     if kernel is not None:
         start, time_s = kernel[0], kernel[1] - kernel[0]
     else:
         start = (seq or 0) * _SPACING_S - time_s
-    t.calls.append(Call(t.rank, label, ranks, name, size, "", p, algorithm, protocol, start, time_s, start, seq,
-                        seq_scope=name))
+    t.calls.append(
+        Call(t.rank, label, ranks, name, size, "", p, algorithm, protocol, start, time_s, start, seq, seq_scope=name)
+    )
     return 0 if kernel is not None else 1

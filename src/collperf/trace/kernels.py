@@ -16,35 +16,117 @@ from functools import lru_cache
 from collperf.collectives import get_collective
 
 KERNEL = re.compile(r"^(?:nccl|rccl)(?:Dev)?Kernel(?:Debug)?_([A-Za-z]+)")
-_ALGO_PROTO = re.compile(r"_(RING|TREE|NVLS_TREE|NVLS|COLLNET_DIRECT|COLLNET_CHAIN|COLLNET|PAT)_(LL128|LL|SIMPLE)"
-                         r"(?=_|\(|$)")
+_ALGO_PROTO = re.compile(
+    r"_(RING|TREE|NVLS_TREE|NVLS|COLLNET_DIRECT|COLLNET_CHAIN|COLLNET|PAT)_(LL128|LL|SIMPLE)"
+    r"(?=_|\(|$)"
+)
 # NCCL's algorithm names -> model/nccl's
-ALGORITHMS = {"RING": "ring", "TREE": "tree", "NVLS_TREE": "nvls-tree", "NVLS": "nvls",
-              "COLLNET_DIRECT": "collnet-direct", "COLLNET_CHAIN": "collnet-chain", "COLLNET": "collnet-direct",
-              "PAT": "pat"}
+ALGORITHMS = {
+    "RING": "ring",
+    "TREE": "tree",
+    "NVLS_TREE": "nvls-tree",
+    "NVLS": "nvls",
+    "COLLNET_DIRECT": "collnet-direct",
+    "COLLNET_CHAIN": "collnet-chain",
+    "COLLNET": "collnet-direct",
+    "PAT": "pat",
+}
 PROTOCOLS = {"LL": "LL", "LL128": "LL128", "SIMPLE": "Simple"}
-_FUNCTIONS = {"allreduce": "allreduce", "allgather": "allgather", "reducescatter": "reducescatter",
-              "broadcast": "broadcast", "reduce": "reduce", "sendrecv": "sendrecv", "alltoall": "alltoall"}
+_FUNCTIONS = {
+    "allreduce": "allreduce",
+    "allgather": "allgather",
+    "reducescatter": "reducescatter",
+    "broadcast": "broadcast",
+    "reduce": "reduce",
+    "sendrecv": "sendrecv",
+    "alltoall": "alltoall",
+}
 
 # element bytes by every spelling a trace uses: c10 ScalarType names (record_param_comms' dtype), the
 # C++ names of gloo's annotations and the profiler's 'Input type', and NCCL kernel name suffixes
 _BYTES = {
-    1: ("int8", "int8_t", "char", "signedchar", "uint8", "uint8_t", "unsignedchar", "byte", "bool", "i8", "u8",
-        "f8e4m3", "f8e5m2", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "__nv_fp8_e4m3",
-        "__nv_fp8_e5m2", "fp8"),
-    2: ("half", "float16", "f16", "__half", "bf16", "bfloat16", "__nv_bfloat16", "hip_bfloat16", "rccl_bfloat16",
-        "short", "shortint", "int16", "int16_t"),
+    1: (
+        "int8",
+        "int8_t",
+        "char",
+        "signedchar",
+        "uint8",
+        "uint8_t",
+        "unsignedchar",
+        "byte",
+        "bool",
+        "i8",
+        "u8",
+        "f8e4m3",
+        "f8e5m2",
+        "float8_e4m3fn",
+        "float8_e5m2",
+        "float8_e4m3fnuz",
+        "float8_e5m2fnuz",
+        "__nv_fp8_e4m3",
+        "__nv_fp8_e5m2",
+        "fp8",
+    ),
+    2: (
+        "half",
+        "float16",
+        "f16",
+        "__half",
+        "bf16",
+        "bfloat16",
+        "__nv_bfloat16",
+        "hip_bfloat16",
+        "rccl_bfloat16",
+        "short",
+        "shortint",
+        "int16",
+        "int16_t",
+    ),
     4: ("float", "float32", "f32", "int", "int32", "int32_t", "i32", "uint32", "uint32_t", "u32", "unsignedint"),
-    8: ("double", "float64", "f64", "long", "longint", "longlong", "longlongint", "int64", "int64_t", "i64",
-        "uint64", "uint64_t", "u64", "unsignedlong", "unsignedlongint"),
+    8: (
+        "double",
+        "float64",
+        "f64",
+        "long",
+        "longint",
+        "longlong",
+        "longlongint",
+        "int64",
+        "int64_t",
+        "i64",
+        "uint64",
+        "uint64_t",
+        "u64",
+        "unsignedlong",
+        "unsignedlongint",
+    ),
 }
 ELEMENT_BYTES = {name: size for size, names in _BYTES.items() for name in names}
 # the names shown: one per kind
-_SHOWN = {"half": "float16", "f16": "float16", "__half": "float16", "bf16": "bfloat16", "__nv_bfloat16": "bfloat16",
-          "hip_bfloat16": "bfloat16", "rccl_bfloat16": "bfloat16", "float": "float32", "f32": "float32",
-          "double": "float64", "f64": "float64", "int": "int32", "int32_t": "int32", "long": "int64",
-          "longint": "int64", "int64_t": "int64", "char": "int8", "signedchar": "int8", "int8_t": "int8",
-          "byte": "uint8", "unsignedchar": "uint8", "uint8_t": "uint8"}
+_SHOWN = {
+    "half": "float16",
+    "f16": "float16",
+    "__half": "float16",
+    "bf16": "bfloat16",
+    "__nv_bfloat16": "bfloat16",
+    "hip_bfloat16": "bfloat16",
+    "rccl_bfloat16": "bfloat16",
+    "float": "float32",
+    "f32": "float32",
+    "double": "float64",
+    "f64": "float64",
+    "int": "int32",
+    "int32_t": "int32",
+    "long": "int64",
+    "longint": "int64",
+    "int64_t": "int64",
+    "char": "int8",
+    "signedchar": "int8",
+    "int8_t": "int8",
+    "byte": "uint8",
+    "unsignedchar": "uint8",
+    "uint8_t": "uint8",
+}
 
 
 # the pure functions below are called once per collective kernel with a handful of distinct values: cached
@@ -73,7 +155,7 @@ def parse_kernel(name: str) -> tuple[str | None, str, str, str] | None:
     ap = _ALGO_PROTO.search(name)
     algorithm, protocol = (ALGORITHMS[ap.group(1)], PROTOCOLS[ap.group(2)]) if ap else ("-", "-")
     base = name.split("(", 1)[0]
-    parts = [p for p in (base[:ap.start()] + base[ap.end():] if ap else base).split("_")[1:] if p]
+    parts = [p for p in (base[: ap.start()] + base[ap.end() :] if ap else base).split("_")[1:] if p]
     dtype = next((p for p in parts[1:] if _key(p) in ELEMENT_BYTES), "")
     return collective, algorithm, protocol, dtype
 
@@ -82,9 +164,18 @@ def collective_of(name: str) -> str | None:
     """A PyTorch collective name ('allreduce', '_allgather_base', 'all_to_allv', 'reduce_scatter_tensor_coalesced',
     'gloo:all_reduce', 'c10d::allgather_', 'send') as one of ours; None for a barrier or anything else."""
     key = str(name).split(":")[-1].lower().replace("_", "")
-    for word, ours in (("allreduce", "allreduce"), ("allgather", "allgather"), ("reducescatter", "reducescatter"),
-                       ("alltoall", "alltoall"), ("broadcast", "broadcast"), ("reduce", "reduce"),
-                       ("gather", "gather"), ("scatter", "scatter"), ("send", "sendrecv"), ("recv", "sendrecv")):
+    for word, ours in (
+        ("allreduce", "allreduce"),
+        ("allgather", "allgather"),
+        ("reducescatter", "reducescatter"),
+        ("alltoall", "alltoall"),
+        ("broadcast", "broadcast"),
+        ("reduce", "reduce"),
+        ("gather", "gather"),
+        ("scatter", "scatter"),
+        ("send", "sendrecv"),
+        ("recv", "sendrecv"),
+    ):
         if word in key:
             return ours
     return None

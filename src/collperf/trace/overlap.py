@@ -35,9 +35,10 @@ def covered_before(u: np.ndarray, x) -> np.ndarray:
     if not len(u):
         return np.zeros_like(x)
     done = np.r_[0.0, np.cumsum(u[:, 1] - u[:, 0])]
-    i = np.searchsorted(u[:, 0], x, side="right")       # intervals that started at or before x
-    partial = np.where(i > 0, np.clip(x - u[np.maximum(i - 1, 0), 0], 0,
-                                      u[np.maximum(i - 1, 0), 1] - u[np.maximum(i - 1, 0), 0]), 0.0)
+    i = np.searchsorted(u[:, 0], x, side="right")  # intervals that started at or before x
+    partial = np.where(
+        i > 0, np.clip(x - u[np.maximum(i - 1, 0), 0], 0, u[np.maximum(i - 1, 0), 1] - u[np.maximum(i - 1, 0), 0]), 0.0
+    )
     return done[np.maximum(i - 1, 0)] * (i > 0) + partial
 
 

@@ -45,15 +45,22 @@ from collperf.trace.events import Call, RankTrace
 
 KIND = "nccl profiler plugin"
 NS, US = 1e-9, 1e-6
-_NAME = re.compile(r"_(\d{1,20})_(\d{1,9})\.json$")       # _<commHash>_<rank>.json (plugin.cc openTraceFile)
+_NAME = re.compile(r"_(\d{1,20})_(\d{1,9})\.json$")  # _<commHash>_<rank>.json (plugin.cc openTraceFile)
 _CATEGORY = re.compile(r'"cat"\s*:\s*"([A-Z_]+)"')
 _READ = {"COLL", "P2P", "GPU", "PROXY", "NET"}
 _WAITS = ("SendGpuWait", "SendPeerWait", "SendWait", "RecvWait", "RecvFlushWait", "RecvGpuWait")
-_FUNCS = {"AllReduce": "allreduce", "AllGather": "allgather", "ReduceScatter": "reducescatter",
-          "Broadcast": "broadcast", "Reduce": "reduce", "AlltoAll": "alltoall", "Send": "sendrecv",
-          "Recv": "sendrecv"}
+_FUNCS = {
+    "AllReduce": "allreduce",
+    "AllGather": "allgather",
+    "ReduceScatter": "reducescatter",
+    "Broadcast": "broadcast",
+    "Reduce": "reduce",
+    "AlltoAll": "alltoall",
+    "Send": "sendrecv",
+    "Recv": "sendrecv",
+}
 SNIFF_BYTES = 4096
-MAX_NUMBER = float(2 ** 64)
+MAX_NUMBER = float(2**64)
 
 
 def is_plugin_trace(path) -> bool:
@@ -64,8 +71,13 @@ def is_plugin_trace(path) -> bool:
     except OSError:
         return False
     text = head.lstrip()
-    return (text.startswith(b"[") and b'"ph"' in head and b'"cat"' in head and b'"traceEvents"' not in head
-            and any(f'"cat": "{c}"'.encode() in head for c in ("GROUP_API", "COLL", "P2P", "PROXY", "GROUP")))
+    return (
+        text.startswith(b"[")
+        and b'"ph"' in head
+        and b'"cat"' in head
+        and b'"traceEvents"' not in head
+        and any(f'"cat": "{c}"'.encode() in head for c in ("GROUP_API", "COLL", "P2P", "PROXY", "GROUP"))
+    )
 
 
 @dataclass
@@ -74,13 +86,13 @@ class LinkWait:
 
     peer: int
     send: bool
-    waits_s: dict            # SendWait, SendPeerWait, ... -> seconds
+    waits_s: dict  # SendWait, SendPeerWait, ... -> seconds
 
 
 @dataclass
 class _Call:
     comm: str
-    rank: int                # in the communicator
+    rank: int  # in the communicator
     func: str
     seq: int | None
     count: int
@@ -128,8 +140,8 @@ def read_file(path) -> PluginFile:
     skipped = 0
     pid = None
     call: _Call | None = None
-    proxy: tuple | None = None          # (peer, send) of the proxy operation being read
-    net: dict = {}                      # name -> its b's ts
+    proxy: tuple | None = None  # (peer, send) of the proxy operation being read
+    net: dict = {}  # name -> its b's ts
     with open(path, encoding="utf-8", errors="replace") as f:
         for number, line in enumerate(f, 1):
             line = line.strip().rstrip(",")
@@ -154,11 +166,12 @@ def read_file(path) -> PluginFile:
                 elif call is None:
                     continue
                 elif cat == "GPU" and begin:
-                    start, stop = _num(args, "StartGpuClk", f"line {number}", 0), _num(args, "StopGpuClk",
-                                                                                       f"line {number}", 0)
+                    start, stop = (
+                        _num(args, "StartGpuClk", f"line {number}", 0),
+                        _num(args, "StopGpuClk", f"line {number}", 0),
+                    )
                     if 0 < start <= stop:
-                        call.gpu_start_ns, call.gpu_stop_ns = min(call.gpu_start_ns, start), max(call.gpu_stop_ns,
-                                                                                                  stop)
+                        call.gpu_start_ns, call.gpu_stop_ns = min(call.gpu_start_ns, start), max(call.gpu_stop_ns, stop)
                 elif cat == "PROXY" and begin and name.startswith("Progress"):
                     proxy = (int(_num(args, "Peer", f"line {number}", 0)), name.endswith("Send"))
                 elif cat == "NET" and name in _WAITS and proxy is not None:
@@ -169,8 +182,10 @@ def read_file(path) -> PluginFile:
             except (ValueError, TypeError, KeyError, RecursionError):
                 skipped += 1
     if not calls and not named:
-        raise UsageError(f"{path}: no collective in this NCCL profiler plugin trace (no 'COLL' event): record with "
-                         "NCCL_PROFILE_EVENT_MASK including 2 (ncclProfileColl) and 64 (ncclProfileKernelCh)")
+        raise UsageError(
+            f"{path}: no collective in this NCCL profiler plugin trace (no 'COLL' event): record with "
+            "NCCL_PROFILE_EVENT_MASK including 2 (ncclProfileColl) and 64 (ncclProfileKernelCh)"
+        )
     comm = calls[0].comm if calls else f"0x{int(named.group(1)):x}"
     rank = calls[0].rank if calls else int(named.group(2))
     return PluginFile(path, comm, rank, pid, calls, skipped)
@@ -185,9 +200,18 @@ def _begin(cat: str, name: str, args: dict, ts: float, where: str) -> _Call:
     algorithm = K.ALGORITHMS.get(_text(args, "Algorithm").upper(), "-")
     protocol = K.PROTOCOLS.get(_text(args, "Protocol").upper(), "-")
     peer = int(_num(args, "Peer", where, 0)) if cat == "P2P" else None
-    return _Call(comm, int(_num(args, "Rank", where, 0)), name if cat == "COLL" else "p2p",
-                 int(seq) if seq is not None else None, int(_num(args, "Count", where, 0)),
-                 _text(args, "Datatype").removeprefix("nccl"), algorithm, protocol, peer, cpu_start_us=ts)
+    return _Call(
+        comm,
+        int(_num(args, "Rank", where, 0)),
+        name if cat == "COLL" else "p2p",
+        int(seq) if seq is not None else None,
+        int(_num(args, "Count", where, 0)),
+        _text(args, "Datatype").removeprefix("nccl"),
+        algorithm,
+        protocol,
+        peer,
+        cpu_start_us=ts,
+    )
 
 
 def _size(c: _Call, collective: str, p: int) -> int | None:
@@ -199,7 +223,8 @@ def _size(c: _Call, collective: str, p: int) -> int | None:
     if collective == "sendrecv":
         return c.count * elt
     held_in, held_out = {"allgather": (c.count, c.count * p), "reducescatter": (c.count * p, c.count)}.get(
-        collective, (c.count, c.count))
+        collective, (c.count, c.count)
+    )
     return K.whole_elements(collective, held_in, held_out, p) * elt
 
 
@@ -221,13 +246,17 @@ def read_plugin(paths) -> list[RankTrace]:
     for f in files:
         ranks = {f.rank} if f.comm == world else by_pid.get(f.pid, set())
         if len(ranks) != 1:
-            notes.append(f"{f.path.name}: communicator {f.comm} rank {f.rank} has no single process among the world "
-                         f"communicator's files (pid {f.pid}): its calls are left out")
+            notes.append(
+                f"{f.path.name}: communicator {f.comm} rank {f.rank} has no single process among the world "
+                f"communicator's files (pid {f.pid}): its calls are left out"
+            )
             continue
         owner[(f.comm, f.rank)] = next(iter(ranks))
     size = max(members[world]) + 1
-    traces = {r: RankTrace("", r, size, "nccl", None, None, None, {}, [], np.empty((0, 3)), [], [], kind=KIND)
-              for r in sorted(members[world])}
+    traces = {
+        r: RankTrace("", r, size, "nccl", None, None, None, {}, [], np.empty((0, 3)), [], [], kind=KIND)
+        for r in sorted(members[world])
+    }
     untimed = 0
     for f in files:
         r = owner.get((f.comm, f.rank))
@@ -245,12 +274,16 @@ def read_plugin(paths) -> list[RankTrace]:
     for t in traces.values():
         t.calls.sort(key=lambda c: c.start_s)
     if untimed:
-        notes.append(f"{untimed} call(s) without KernelCh events (NCCL_PROFILE_EVENT_MASK without 64): their times are "
-                     "the plugin's per-process clock, not compared across ranks")
+        notes.append(
+            f"{untimed} call(s) without KernelCh events (NCCL_PROFILE_EVENT_MASK without 64): their times are "
+            "the plugin's per-process clock, not compared across ranks"
+        )
     out = [t for t in traces.values() if t.calls]
     if not out:
-        raise UsageError(f"{files[0].path}: no collective with a rank in the world communicator among the NCCL "
-                         "profiler plugin traces given: give every rank's files")
+        raise UsageError(
+            f"{files[0].path}: no collective with a rank in the world communicator among the NCCL "
+            "profiler plugin traces given: give every rank's files"
+        )
     out[0].notes.extend(notes)
     return out
 
@@ -262,14 +295,30 @@ def _add(t: RankTrace, c: _Call, label: str, ranks: tuple, owner: dict, comm: st
     timed = c.gpu_stop_ns > 0
     start = c.gpu_start_ns * NS if timed else c.cpu_start_us * US
     time_s = (c.gpu_stop_ns - c.gpu_start_ns) * NS if timed else (c.cpu_stop_us - c.cpu_start_us) * US
-    if c.peer is not None:       # a send and its receive share a scope: matched by their order between the two
+    if c.peer is not None:  # a send and its receive share a scope: matched by their order between the two
         peer = owner.get((comm, c.peer), c.peer)
         scope = f"p2p {min(t.rank, peer)}-{max(t.rank, peer)}"
     else:
         scope = collective
-    t.calls.append(Call(t.rank, label, ranks, collective, _size(c, collective, p), K.dtype_name(c.dtype) if c.dtype
-                        else "", p, c.algorithm, c.protocol, start, time_s if np.isfinite(time_s) else float("nan"),
-                        start, c.seq, seq_scope=scope + ("" if timed else f" (rank {t.rank}'s clock)"), timed=timed))
+    t.calls.append(
+        Call(
+            t.rank,
+            label,
+            ranks,
+            collective,
+            _size(c, collective, p),
+            K.dtype_name(c.dtype) if c.dtype else "",
+            p,
+            c.algorithm,
+            c.protocol,
+            start,
+            time_s if np.isfinite(time_s) else float("nan"),
+            start,
+            c.seq,
+            seq_scope=scope + ("" if timed else f" (rank {t.rank}'s clock)"),
+            timed=timed,
+        )
+    )
     for (peer, send), waits in c.links.items():
         t.links.append(LinkWait(owner.get((comm, peer), peer), send, dict(waits)))
     return 0 if timed else 1

@@ -21,8 +21,8 @@ class Matched:
     """One collective call as every rank that holds it saw it."""
 
     process_group: str
-    index: int                         # its sequence number in its group (or its position)
-    calls: dict                        # rank -> Call
+    index: int  # its sequence number in its group (or its position)
+    calls: dict  # rank -> Call
 
     @property
     def first(self):
@@ -71,14 +71,21 @@ class RankSkew:
     source: str
     calls: int = 0
     last_arrivals: int = 0
-    lateness_s: list = field(default_factory=list)   # its start minus the earliest start, per call
-    waited_s: float = 0.0                            # time it waited for others
-    cost_s: float = 0.0                              # time others waited for it, where it came last
+    lateness_s: list = field(default_factory=list)  # its start minus the earliest start, per call
+    waited_s: float = 0.0  # time it waited for others
+    cost_s: float = 0.0  # time others waited for it, where it came last
 
     def to_json(self) -> dict:
         late = float(np.median(self.lateness_s)) if self.lateness_s else 0.0
-        return {"rank": self.rank, "source": self.source, "calls": self.calls, "last_arrivals": self.last_arrivals,
-                "median_lateness_s": late, "waited_s": self.waited_s, "cost_to_others_s": self.cost_s}
+        return {
+            "rank": self.rank,
+            "source": self.source,
+            "calls": self.calls,
+            "last_arrivals": self.last_arrivals,
+            "median_lateness_s": late,
+            "waited_s": self.waited_s,
+            "cost_to_others_s": self.cost_s,
+        }
 
 
 def match(traces) -> tuple[list[Matched], list[str]]:
@@ -103,8 +110,10 @@ def match(traces) -> tuple[list[Matched], list[str]]:
             mismatched += len(kinds) > 1
             out.append(Matched(group, index, calls))
         if mismatched:
-            notes.append(f"{group}: {mismatched} calls differ between ranks (collective or size) at the same "
-                         "position: the traces cover different windows; give traces of the same profiled steps")
+            notes.append(
+                f"{group}: {mismatched} calls differ between ranks (collective or size) at the same "
+                "position: the traces cover different windows; give traces of the same profiled steps"
+            )
     out.sort(key=lambda m: m.first.start_s)
     return out, notes
 
@@ -122,7 +131,7 @@ def skew(traces, matched: list[Matched]) -> list[RankSkew]:
             s.calls += 1
             s.lateness_s.append(c.start_s - earliest)
             s.waited_s += waits[r]
-        if max(waits.values()) > 0:       # a tie has no last arrival
+        if max(waits.values()) > 0:  # a tie has no last arrival
             stats[last].last_arrivals += 1
             stats[last].cost_s += sum(waits.values())
     return [stats[r] for r in sorted(stats)]
@@ -142,9 +151,15 @@ def straggler(stats: list[RankSkew]) -> dict | None:
     worst = max(ranked, key=lambda s: s.cost_s)
     total = sum(s.cost_s for s in ranked)
     late = float(np.median(worst.lateness_s)) if worst.lateness_s else 0.0
-    return {"rank": worst.rank, "last_arrivals": worst.last_arrivals, "calls": worst.calls,
-            "cost_to_others_s": worst.cost_s, "share_of_all_waiting": worst.cost_s / total if total else 0.0,
-            "median_lateness_s": late, "clear": total > 0 and worst.cost_s >= STRAGGLER_SHARE * total}
+    return {
+        "rank": worst.rank,
+        "last_arrivals": worst.last_arrivals,
+        "calls": worst.calls,
+        "cost_to_others_s": worst.cost_s,
+        "share_of_all_waiting": worst.cost_s / total if total else 0.0,
+        "median_lateness_s": late,
+        "clear": total > 0 and worst.cost_s >= STRAGGLER_SHARE * total,
+    }
 
 
 def spread(matched: list[Matched]) -> dict:

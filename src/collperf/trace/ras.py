@@ -15,8 +15,8 @@ from pathlib import Path
 from collperf.errors import UsageError
 from collperf.trace.verdicts import Verdict
 
-KEYS = ("nccl_version", "communicators")      # a RAS report's top level holds both (jsonWriteHeader)
-SHOWN = 8                                     # lagging ranks named per communicator and collective
+KEYS = ("nccl_version", "communicators")  # a RAS report's top level holds both (jsonWriteHeader)
+SHOWN = 8  # lagging ranks named per communicator and collective
 
 
 def is_ras(path) -> bool:
@@ -32,8 +32,9 @@ def is_ras(path) -> bool:
 
 def _field(path, where: str, value, kind, what: str):
     if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
-        raise UsageError(f"{path}: {where} is {json.dumps(value)[:60]}; expected {what} (NCCL RAS's JSON, "
-                         "ncclras --format json)")
+        raise UsageError(
+            f"{path}: {where} is {json.dumps(value)[:60]}; expected {what} (NCCL RAS's JSON, ncclras --format json)"
+        )
     return value
 
 
@@ -42,7 +43,7 @@ def read_ras(path) -> list[dict]:
     dead, unresponsive}]}, checked."""
     try:
         doc = json.loads(Path(path).read_text())
-    except (OSError, ValueError, UnicodeDecodeError, RecursionError) as e:   # nesting past the decoder too
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError) as e:  # nesting past the decoder too
         raise UsageError(f"{path}: not a readable NCCL RAS JSON report ({str(e)[:80]})") from None
     comms = _field(path, "$.communicators", doc.get("communicators"), list, "an array of communicators")
     out = []
@@ -55,17 +56,32 @@ def read_ras(path) -> list[dict]:
             counts = _field(path, f"{at}.collective_counts", r.get("collective_counts", {}), dict, "an object")
             for op, n in counts.items():
                 _field(path, f"{at}.collective_counts.{op}", n, int, "a whole number of calls")
-            ranks.append({"rank": _field(path, f"{at}.rank", r.get("rank"), int, "a rank"),
-                          "host": str(r.get("host", "")), "counts": counts})
+            ranks.append(
+                {
+                    "rank": _field(path, f"{at}.rank", r.get("rank"), int, "a rank"),
+                    "host": str(r.get("host", "")),
+                    "counts": counts,
+                }
+            )
         for j, r in enumerate(_field(path, f"{where}.missing_ranks", c.get("missing_ranks", []), list, "an array")):
             at = f"{where}.missing_ranks[{j}]"
             status = _field(path, f"{at}.status", r.get("status", {}), dict, "an object")
-            missing.append({"rank": _field(path, f"{at}.rank", r.get("rank"), int, "a rank"),
-                            "host": str(r.get("host", "")),
-                            "dead": _field(path, f"{at}.status.considered_dead", status.get("considered_dead", False),
-                                           bool, "true or false"),
-                            "unresponsive": _field(path, f"{at}.status.unresponsive",
-                                                   status.get("unresponsive", False), bool, "true or false")})
+            missing.append(
+                {
+                    "rank": _field(path, f"{at}.rank", r.get("rank"), int, "a rank"),
+                    "host": str(r.get("host", "")),
+                    "dead": _field(
+                        path,
+                        f"{at}.status.considered_dead",
+                        status.get("considered_dead", False),
+                        bool,
+                        "true or false",
+                    ),
+                    "unresponsive": _field(
+                        path, f"{at}.status.unresponsive", status.get("unresponsive", False), bool, "true or false"
+                    ),
+                }
+            )
         out.append({"hash": str(c.get("hash", f"#{i}")), "size": c.get("size"), "ranks": ranks, "missing": missing})
     return out
 
@@ -80,11 +96,23 @@ def ras_verdicts(path) -> list[Verdict]:
     for c in read_ras(path):
         for m in c["missing"]:
             if m["dead"]:
-                out.append(Verdict("dead", f"dead: {_who(m)} of communicator {c['hash']} is considered dead by NCCL "
-                                           "RAS (its process or host is gone): restart the job without it", m["rank"]))
+                out.append(
+                    Verdict(
+                        "dead",
+                        f"dead: {_who(m)} of communicator {c['hash']} is considered dead by NCCL "
+                        "RAS (its process or host is gone): restart the job without it",
+                        m["rank"],
+                    )
+                )
             elif m["unresponsive"]:
-                out.append(Verdict("missing", f"missing: {_who(m)} of communicator {c['hash']} did not answer NCCL "
-                                              "RAS (unresponsive: hung or overloaded)", m["rank"]))
+                out.append(
+                    Verdict(
+                        "missing",
+                        f"missing: {_who(m)} of communicator {c['hash']} did not answer NCCL "
+                        "RAS (unresponsive: hung or overloaded)",
+                        m["rank"],
+                    )
+                )
         ops = sorted({op for r in c["ranks"] for op in r["counts"]})
         for op in ops:
             counts = [r["counts"].get(op, 0) for r in c["ranks"]]
@@ -93,10 +121,20 @@ def ras_verdicts(path) -> list[Verdict]:
             top = max(counts)
             behind = [r for r in c["ranks"] if r["counts"].get(op, 0) < top]
             for r in behind[:SHOWN]:
-                out.append(Verdict("lagging", f"lagging: {_who(r)} has run {r['counts'].get(op, 0)} {op} calls on "
-                                              f"communicator {c['hash']} where others ran {top}: the collective the "
-                                              "others wait in is one it has not reached", r["rank"]))
+                out.append(
+                    Verdict(
+                        "lagging",
+                        f"lagging: {_who(r)} has run {r['counts'].get(op, 0)} {op} calls on "
+                        f"communicator {c['hash']} where others ran {top}: the collective the "
+                        "others wait in is one it has not reached",
+                        r["rank"],
+                    )
+                )
             if len(behind) > SHOWN:
-                out.append(Verdict("lagging", f"lagging: {len(behind) - SHOWN} more ranks behind in {op} on "
-                                              f"communicator {c['hash']}"))
+                out.append(
+                    Verdict(
+                        "lagging",
+                        f"lagging: {len(behind) - SHOWN} more ranks behind in {op} on communicator {c['hash']}",
+                    )
+                )
     return out

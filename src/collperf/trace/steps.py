@@ -25,7 +25,7 @@ class StepView:
     compute_s: float
     comm_s: float
     exposed_comm_s: float
-    calls: list                       # (Call, exposed_s) of the step, in time order
+    calls: list  # (Call, exposed_s) of the step, in time order
     gaps_host_s: float | None = None  # time in the window when neither computation nor a call runs while the
     #                                   host runs a CPU op (None: a CPU job, whose CPU ops are its computation)
 
@@ -43,9 +43,16 @@ class StepView:
         return None if self.gaps_host_s is None else min(self.gaps_host_s, self.idle_s)
 
     def to_json(self) -> dict:
-        return {"name": self.name, "time_s": self.time_s, "compute_s": self.compute_s, "comm_s": self.comm_s,
-                "exposed_comm_s": self.exposed_comm_s, "idle_s": self.idle_s, "host_bound_s": self.host_bound_s,
-                "rank": self.rank}
+        return {
+            "name": self.name,
+            "time_s": self.time_s,
+            "compute_s": self.compute_s,
+            "comm_s": self.comm_s,
+            "exposed_comm_s": self.exposed_comm_s,
+            "idle_s": self.idle_s,
+            "host_bound_s": self.host_bound_s,
+            "rank": self.rank,
+        }
 
 
 def _windows(trace) -> list[tuple[str, float, float]]:
@@ -90,9 +97,18 @@ def step_views(trace) -> list[StepView]:
         mine = trace.compute[(trace.compute[:, 2] >= start) & (trace.compute[:, 2] < stop), :2]
         comm = length(spans)
         hidden = float(np.sum(overlapped(busy, spans))) if len(spans) else 0.0
-        views.append(StepView(trace.rank, name, end - start, length(mine), comm, comm - hidden,
-                              [(trace.calls[i], float(exposed[i])) for i in pick],
-                              _host_bound(trace, busy, every_call, start, end) if len(trace.host_ops) else None))
+        views.append(
+            StepView(
+                trace.rank,
+                name,
+                end - start,
+                length(mine),
+                comm,
+                comm - hidden,
+                [(trace.calls[i], float(exposed[i])) for i in pick],
+                _host_bound(trace, busy, every_call, start, end) if len(trace.host_ops) else None,
+            )
+        )
     return views
 
 
@@ -101,6 +117,16 @@ def critical(views: list[StepView], top: int = 5) -> list[dict]:
     out = []
     for v in views:
         worst = sorted((ce for ce in v.calls if ce[1] > 0), key=lambda ce: -ce[1])[:top]
-        out += [{"rank": v.rank, "step": v.name, "process_group": c.process_group, "collective": c.collective,
-                 "size_bytes": c.size_bytes, "time_s": c.time_s, "exposed_s": e} for c, e in worst]
+        out += [
+            {
+                "rank": v.rank,
+                "step": v.name,
+                "process_group": c.process_group,
+                "collective": c.collective,
+                "size_bytes": c.size_bytes,
+                "time_s": c.time_s,
+                "exposed_s": e,
+            }
+            for c, e in worst
+        ]
     return out

@@ -30,14 +30,14 @@ from pathlib import Path
 
 from collperf.errors import UsageError
 
-_CHUNK = 1 << 20          # characters read at a time
-_LIMIT = 64 << 20         # no single value (an event, distributedInfo) is this long in a real trace
+_CHUNK = 1 << 20  # characters read at a time
+_LIMIT = 64 << 20  # no single value (an event, distributedInfo) is this long in a real trace
 _SEPARATORS = re.compile(r"[\s,]*")
 _AFTER_NUMBER = re.compile(r"[^0-9.eE+-]")
 _DECODER = json.JSONDecoder()
 # a string (escapes included; the unrolled form is one pass) or a bracket; a lone '"' is a string cut by the window
 _TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}"]')
-_NOT_SPACE = re.compile(r"\S")     # one character class: linear on any line (a whitespace run is stepped once)
+_NOT_SPACE = re.compile(r"\S")  # one character class: linear on any line (a whitespace run is stepped once)
 
 
 class _TooDeep(Exception):
@@ -48,19 +48,21 @@ class _Window:
     def __init__(self, f, source: str):
         self.f, self.source = f, source
         self.text, self.pos, self.eof = "", 0, False
-        self.offset = 0               # characters of the file before text[0]
+        self.offset = 0  # characters of the file before text[0]
 
     def _more(self) -> bool:
         try:
             chunk = self.f.read(_CHUNK)
         except (zlib.error, EOFError, gzip.BadGzipFile) as e:
-            raise UsageError(f"{self.source}: the gzip stream cannot be read ({e}): the file is cut or corrupt; "
-                             "compress the trace again (gzip trace.json) or give the .json") from None
+            raise UsageError(
+                f"{self.source}: the gzip stream cannot be read ({e}): the file is cut or corrupt; "
+                "compress the trace again (gzip trace.json) or give the .json"
+            ) from None
         if not chunk:
             self.eof = True
             return False
         self.offset += self.pos
-        self.text = self.text[self.pos:] + chunk
+        self.text = self.text[self.pos :] + chunk
         self.pos = 0
         return True
 
@@ -77,9 +79,9 @@ class _Window:
         end = len(self.text)
         while (k := self.text.rfind("}", self.pos, end)) >= 0 and not self._ends_event(k):
             end = k
-        if k < 0:                      # no event ends in the window: one is read the slow way
+        if k < 0:  # no event ends in the window: one is read the slow way
             return None, self.at + 1
-        return decode("[" + self.text[self.pos:k + 1] + "]"), self.offset + k + 1
+        return decode("[" + self.text[self.pos : k + 1] + "]"), self.offset + k + 1
 
     def _ends_event(self, k: int) -> bool:
         """The '}' at k closes an event of the array: the next character that is not a space is ',' or ']'."""
@@ -91,13 +93,15 @@ class _Window:
         while True:
             self.pos = _SEPARATORS.match(self.text, self.pos).end()
             if self.pos < len(self.text) or not self._more():
-                return self.text[self.pos:self.pos + 1]
+                return self.text[self.pos : self.pos + 1]
 
     def expect(self, char: str, what: str) -> None:
         if self.peek() != char:
-            found = self.text[self.pos:self.pos + 40] or "the end of the file"
-            raise UsageError(f"{self.source}: not a Kineto trace: expected {what} ('{char}'), found {found!r}; "
-                             "give a file written by torch.profiler's export_chrome_trace (.json or .json.gz)")
+            found = self.text[self.pos : self.pos + 40] or "the end of the file"
+            raise UsageError(
+                f"{self.source}: not a Kineto trace: expected {what} ('{char}'), found {found!r}; "
+                "give a file written by torch.profiler's export_chrome_trace (.json or .json.gz)"
+            )
         self.pos += 1
 
     def value(self):
@@ -108,20 +112,26 @@ class _Window:
                 value, end = _DECODER.raw_decode(self.text, self.pos)
             except RecursionError:
                 self._skip()
-                raise _TooDeep("nested deeper than the reader decodes (a Kineto event is a few levels deep)") \
-                    from None
+                raise _TooDeep("nested deeper than the reader decodes (a Kineto event is a few levels deep)") from None
             except json.JSONDecodeError as e:
                 if len(self.text) - self.pos > _LIMIT or not self._more():
-                    raise UsageError(f"{self.source}: not valid JSON near character {e.pos} of its window "
-                                     f"({e.msg}); the trace is cut or corrupt: export it again") from None
+                    raise UsageError(
+                        f"{self.source}: not valid JSON near character {e.pos} of its window "
+                        f"({e.msg}); the trace is cut or corrupt: export it again"
+                    ) from None
                 continue
-            except ValueError:     # an integer of more than 4,300 digits (sys.get_int_max_str_digits)
+            except ValueError:  # an integer of more than 4,300 digits (sys.get_int_max_str_digits)
                 self._skip()
                 raise _TooDeep("a number of thousands of digits") from None
             # a number cut by the window's end decodes as its prefix ('0' of '0.5'): unless a character that
             # cannot continue it follows, it may go on in the next chunk
-            if (isinstance(value, (int, float)) and not isinstance(value, bool) and not self.eof
-                    and not _AFTER_NUMBER.search(self.text, end) and self._more()):
+            if (
+                isinstance(value, (int, float))
+                and not isinstance(value, bool)
+                and not self.eof
+                and not _AFTER_NUMBER.search(self.text, end)
+                and self._more()
+            ):
                 continue
             self.pos = end
             return value
@@ -129,7 +139,7 @@ class _Window:
     def _skip(self) -> None:
         """Step over the value at pos without decoding it: brackets counted outside strings, the window grown
         as needed. A scalar (a long number) ends at the next ',', ']' or '}'."""
-        if self.text[self.pos:self.pos + 1] not in ("[", "{"):
+        if self.text[self.pos : self.pos + 1] not in ("[", "{"):
             while (m := re.compile(r"[,\]}]").search(self.text, self.pos)) is None:
                 if not self._grow():
                     return
@@ -139,7 +149,7 @@ class _Window:
         while True:
             for m in _TOKENS.finditer(self.text, at):
                 token = m.group()
-                if token == '"':            # a string the window cuts: read on
+                if token == '"':  # a string the window cuts: read on
                     break
                 at = m.end()
                 if token in "[{":
@@ -151,14 +161,17 @@ class _Window:
                         return
             offset = at - self.pos
             if not self._grow():
-                raise UsageError(f"{self.source}: not valid JSON: a value is not closed before the end of the file; "
-                                 "the trace is cut or corrupt: export it again")
+                raise UsageError(
+                    f"{self.source}: not valid JSON: a value is not closed before the end of the file; "
+                    "the trace is cut or corrupt: export it again"
+                )
             at = self.pos + offset
 
     def _grow(self) -> bool:
         if len(self.text) - self.pos > _LIMIT:
-            raise UsageError(f"{self.source}: a value longer than {_LIMIT >> 20} MiB: the trace is corrupt; export "
-                             "it again")
+            raise UsageError(
+                f"{self.source}: a value longer than {_LIMIT >> 20} MiB: the trace is corrupt; export it again"
+            )
         return self._more()
 
 
@@ -168,8 +181,12 @@ def _open(path: Path):
     return open(path, encoding="utf-8", errors="replace")
 
 
-def scan(path, on_event: Callable[[dict], None], on_bad: Callable[[int, str], None] | None = None,
-         batches: tuple[Callable, Callable] | None = None) -> dict:
+def scan(
+    path,
+    on_event: Callable[[dict], None],
+    on_bad: Callable[[int, str], None] | None = None,
+    batches: tuple[Callable, Callable] | None = None,
+) -> dict:
     """Call `on_event` for every event of `traceEvents` in file order, `on_bad(index, why)` for an element that is
     not one (not an object, nested too deep); return the other top-level keys. `batches` = (decode, on_batch):
     runs of events decoded by `decode(text)` and given to `on_batch(events)`, which returns whether it kept them
@@ -183,19 +200,25 @@ def scan(path, on_event: Callable[[dict], None], on_bad: Callable[[int, str], No
             while w.peek() not in ("}", ""):
                 try:
                     key = w.value()
-                except _TooDeep as e:    # a key that is a number of thousands of digits, or a nested value
-                    raise UsageError(f"{path}: not a Kineto trace: a key of the top-level object is {e}, not a "
-                                     "string; give a file written by torch.profiler") from None
+                except _TooDeep as e:  # a key that is a number of thousands of digits, or a nested value
+                    raise UsageError(
+                        f"{path}: not a Kineto trace: a key of the top-level object is {e}, not a "
+                        "string; give a file written by torch.profiler"
+                    ) from None
                 w.expect(":", "a ':' after a key")
                 if not isinstance(key, str):
-                    raise UsageError(f"{path}: not a Kineto trace: a key of the top-level object is "
-                                     f"{type(key).__name__}, not a string; give a file written by torch.profiler")
+                    raise UsageError(
+                        f"{path}: not a Kineto trace: a key of the top-level object is "
+                        f"{type(key).__name__}, not a string; give a file written by torch.profiler"
+                    )
                 if key != "traceEvents":
                     try:
                         top[key] = w.value()
                     except _TooDeep as e:
-                        raise UsageError(f"{path}: $.{key}: {e}; expected the flat values torch.profiler writes: "
-                                         "the trace is corrupt, export it again") from None
+                        raise UsageError(
+                            f"{path}: $.{key}: {e}; expected the flat values torch.profiler writes: "
+                            "the trace is corrupt, export it again"
+                        ) from None
                     continue
                 w.expect("[", "traceEvents to be an array")
                 top["traceEvents"] = 0
@@ -207,7 +230,7 @@ def scan(path, on_event: Callable[[dict], None], on_bad: Callable[[int, str], No
                             w.pos = stop - w.offset
                             top["traceEvents"] += len(events)
                             index += len(events)
-                        else:                       # read below, one event at a time, up to where the run ends
+                        else:  # read below, one event at a time, up to where the run ends
                             slow_until = stop
                         continue
                     try:
@@ -218,14 +241,20 @@ def scan(path, on_event: Callable[[dict], None], on_bad: Callable[[int, str], No
                         on_event(event)
                         top["traceEvents"] += 1
                     elif on_bad is not None:
-                        on_bad(index, str(event) if isinstance(event, _TooDeep) else
-                               f"{type(event).__name__} {str(event)[:20]!r}, not an event object")
+                        on_bad(
+                            index,
+                            str(event)
+                            if isinstance(event, _TooDeep)
+                            else f"{type(event).__name__} {str(event)[:20]!r}, not an event object",
+                        )
                     index += 1
                 w.expect("]", "the end of traceEvents")
             w.expect("}", "the end of the JSON object")
     except (OSError, EOFError, zlib.error) as e:
         raise UsageError(f"{path}: cannot read it ({e}); give a Kineto trace (.json or .json.gz)") from None
     if "traceEvents" not in top:
-        raise UsageError(f"{path}: no traceEvents array: not a PyTorch profiler (Kineto) trace; "
-                         "export one with prof.export_chrome_trace('trace.json')")
+        raise UsageError(
+            f"{path}: no traceEvents array: not a PyTorch profiler (Kineto) trace; "
+            "export one with prof.export_chrome_trace('trace.json')"
+        )
     return top

@@ -26,10 +26,14 @@ def assume_system(traces, hardware) -> Assumed:
     if assumed.system is None:
         kinds = {t.kind for t in traces}
         # a Kineto trace names its GPUs; a Flight Recorder dump and NCCL's own records never do
-        what = "a CPU/gloo job" if kinds == {"kineto"} or first.backend == "gloo" else \
-            f"{' and '.join(sorted(kinds - {'kineto'}))} records name none"
-        why = assumed.why_none.replace("the log names no GPU (no device lines)",
-                                       f"the trace names no GPU (no deviceProperties: {what})")
+        what = (
+            "a CPU/gloo job"
+            if kinds == {"kineto"} or first.backend == "gloo"
+            else f"{' and '.join(sorted(kinds - {'kineto'}))} records name none"
+        )
+        why = assumed.why_none.replace(
+            "the log names no GPU (no device lines)", f"the trace names no GPU (no deviceProperties: {what})"
+        )
         return Assumed(None, [], assumed.notes, why)
     system = assumed.system
     if first.gpu and hardware.cluster is None and hardware.gpu is None:

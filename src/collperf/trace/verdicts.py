@@ -1,13 +1,13 @@
 """Who is stuck or slow, in words an operator acts on, from the calls matched across ranks (trace/ranks.py):
 
-  hang          a rank whose record stops before a call the others are in: "hang: rank 2 did not join
-                allreduce seq 7 of group default_pg"; Flight Recorder dumps only (a profiler trace is a window)
-  desync        the same call (group and sequence id) with a different collective or size on some rank
-  compute-side  one rank arrives last in most calls, by more than the calls take once everyone is there:
-                what it does before the call (compute, data loading, the host) is late, not the network
-  network-side  the calls spend most of their time after everyone has arrived: the transfer is slow; with
-                a model of the system, how many times the model's time it takes; with several process groups,
-                the host in every slow group; with NCCL's proxy waits (profiler plugin), the slow link
+hang          a rank whose record stops before a call the others are in: "hang: rank 2 did not join
+              allreduce seq 7 of group default_pg"; Flight Recorder dumps only (a profiler trace is a window)
+desync        the same call (group and sequence id) with a different collective or size on some rank
+compute-side  one rank arrives last in most calls, by more than the calls take once everyone is there:
+              what it does before the call (compute, data loading, the host) is late, not the network
+network-side  the calls spend most of their time after everyone has arrived: the transfer is slow; with
+              a model of the system, how many times the model's time it takes; with several process groups,
+              the host in every slow group; with NCCL's proxy waits (profiler plugin), the slow link
 """
 
 from __future__ import annotations
@@ -35,22 +35,27 @@ TRANSFER_SHARE = 2 / 3
 # testbed link reaches 0.95 of the link rate in busbw at 64 MiB and about 0.96 at 4 MiB (benchmarks/README.md,
 # "A flat testbed"), so twice the bound leaves room for the per-step latency of MiB-sized calls
 SLOW_OVER_BOUND = 2.0
-SHOWN = 3            # desyncs (and slow links) listed; the rest counted
+SHOWN = 3  # desyncs (and slow links) listed; the rest counted
 # a link is slow when its sends' time on the wire is more than this many times the median link's
 SLOW_LINK = 3.0
 
 
 @dataclass
 class Verdict:
-    kind: str                     # hang, desync, compute-side, network-side
+    kind: str  # hang, desync, compute-side, network-side
     text: str
     rank: int | None = None
     process_group: str = ""
     seq: int | None = None
 
     def to_json(self) -> dict:
-        return {"kind": self.kind, "text": self.text, "rank": self.rank, "process_group": self.process_group,
-                "seq": self.seq}
+        return {
+            "kind": self.kind,
+            "text": self.text,
+            "rank": self.rank,
+            "process_group": self.process_group,
+            "seq": self.seq,
+        }
 
 
 def _op(matched_by_key: dict, group: str, seq: int, fallback: str) -> str:
@@ -72,8 +77,16 @@ def hangs(traces, matched) -> list[Verdict]:
                 continue
             missed = w.last_seq + 1
             op = _op(by_key, g, missed, have[ahead[0]].last_op if top == missed else "call")
-            out.append(Verdict("hang", f"hang: rank {r} did not join {op} seq {missed} of group {g} (its last call "
-                                       f"there is seq {w.last_seq}; rank(s) {_list(ahead)} reached seq {top})", r, g, missed))
+            out.append(
+                Verdict(
+                    "hang",
+                    f"hang: rank {r} did not join {op} seq {missed} of group {g} (its last call "
+                    f"there is seq {w.last_seq}; rank(s) {_list(ahead)} reached seq {top})",
+                    r,
+                    g,
+                    missed,
+                )
+            )
     return out
 
 
@@ -96,10 +109,19 @@ def desyncs(matched) -> list[Verdict]:
         if len(out) >= SHOWN:
             more += 1
             continue
-        what = "; ".join(f"rank(s) {_list(rs)}: {coll} {units.format_size(size) if size is not None else '?'}"
-                         for (coll, size), rs in kinds.items())
-        out.append(Verdict("desync", f"desync: call seq {m.index} of group {m.process_group} differs between ranks "
-                                     f"({what})", None, m.process_group, m.index))
+        what = "; ".join(
+            f"rank(s) {_list(rs)}: {coll} {units.format_size(size) if size is not None else '?'}"
+            for (coll, size), rs in kinds.items()
+        )
+        out.append(
+            Verdict(
+                "desync",
+                f"desync: call seq {m.index} of group {m.process_group} differs between ranks ({what})",
+                None,
+                m.process_group,
+                m.index,
+            )
+        )
     if more:
         out.append(Verdict("desync", f"desync: {more} more calls differ between ranks"))
     return out
@@ -122,26 +144,42 @@ def stragglers(traces, matched, rows=()) -> list[Verdict]:
     out = []
     if last:
         rank, count = last.most_common(1)[0]
-        uneven = sum(m.skew_s > 0 for m in full)      # calls where someone arrived last (the others: ties)
+        uneven = sum(m.skew_s > 0 for m in full)  # calls where someone arrived last (the others: ties)
         share = count / uneven
         late = float(np.median([_lateness(m) for m in full if m.last_rank == rank]))
         if share >= max(LAST_SHARE, 2 / p) and late >= LATENESS_OVER_TRANSFER * transfer:
-            out.append(Verdict("compute-side", f"rank {rank}{_host(traces, rank)} arrives last in {share:.0%} of "
-                                               f"{_calls(uneven, len(full))}, by a median of {units.format_time(late)}: compute-side (the "
-                                               f"calls then take {units.format_time(transfer)}: the others wait for "
-                                               "what the rank does before the call, not for the network)", rank))
+            out.append(
+                Verdict(
+                    "compute-side",
+                    f"rank {rank}{_host(traces, rank)} arrives last in {share:.0%} of "
+                    f"{_calls(uneven, len(full))}, by a median of {units.format_time(late)}: compute-side (the "
+                    f"calls then take {units.format_time(transfer)}: the others wait for "
+                    "what the rank does before the call, not for the network)",
+                    rank,
+                )
+            )
     if transfer > skew:
         share = transfer / (transfer + skew)
         z, against = _over_model(rows)
         if z is not None and z > (SLOW_OVER_MODEL if against == "model" else SLOW_OVER_BOUND):
-            out.append(Verdict("network-side", f"calls after everyone arrived run at {z:.2g}x the {against} (median "
-                                               f"transfer {units.format_time(transfer)}, {share:.0%} of the calls' "
-                                               "time): network-side"))
+            out.append(
+                Verdict(
+                    "network-side",
+                    f"calls after everyone arrived run at {z:.2g}x the {against} (median "
+                    f"transfer {units.format_time(transfer)}, {share:.0%} of the calls' "
+                    "time): network-side",
+                )
+            )
         elif z is None and share >= TRANSFER_SHARE:
-            out.append(Verdict("network-side", f"calls spend {share:.0%} of their time after everyone arrived "
-                                               f"(median transfer {units.format_time(transfer)}, arrival skew "
-                                               f"{units.format_time(skew)}): network-side; no model of this system "
-                                               "to say how slow (give --cluster)"))
+            out.append(
+                Verdict(
+                    "network-side",
+                    f"calls spend {share:.0%} of their time after everyone arrived "
+                    f"(median transfer {units.format_time(transfer)}, arrival skew "
+                    f"{units.format_time(skew)}): network-side; no model of this system "
+                    "to say how slow (give --cluster)",
+                )
+            )
     return out
 
 
@@ -173,8 +211,10 @@ def slow_host(traces, rows) -> list[Verdict]:
     Needs groups that leave the host out; one world group cannot tell which member is slow."""
     names = {t.rank: t.host for t in traces}
     by_host = len({h for h in names.values() if h}) > 1
+
     def unit(r):
         return f"host {names[r]}" if by_host and names.get(r) else f"rank {r}"
+
     groups: dict = {}
     for r in rows:
         z, against = _ratio(r)
@@ -185,7 +225,8 @@ def slow_host(traces, rows) -> list[Verdict]:
         against = "model" if any(a == "model" for _, a in zs) else "bound"
         z = float(np.median([v for v, a in zs if a == against]))
         (slow if z > (SLOW_OVER_MODEL if against == "model" else SLOW_OVER_BOUND) else fine).append(
-            (members, z, against))
+            (members, z, against)
+        )
     if not slow or not fine:
         return []
     units_of = [{unit(r) for r in m} for m, _, _ in slow]
@@ -196,10 +237,15 @@ def slow_host(traces, rows) -> list[Verdict]:
     z = float(np.median([v for _, v, _ in slow]))
     against = slow[0][2]
     fast = float(np.median([v for _, v, _ in fine]))
-    return [Verdict("network-side", f"calls through {who} run at {z:.2g}x the {against} after everyone has arrived "
-                                    f"({len(slow)} process group(s) that include it), the {len(fine)} group(s) without "
-                                    f"it at {fast:.2g}x: network-side, {who}'s link or NIC",
-                    int(who.split()[1]) if who.startswith("rank ") else None)]
+    return [
+        Verdict(
+            "network-side",
+            f"calls through {who} run at {z:.2g}x the {against} after everyone has arrived "
+            f"({len(slow)} process group(s) that include it), the {len(fine)} group(s) without "
+            f"it at {fast:.2g}x: network-side, {who}'s link or NIC",
+            int(who.split()[1]) if who.startswith("rank ") else None,
+        )
+    ]
 
 
 def _calls(uneven: int, total: int) -> str:
@@ -233,12 +279,22 @@ def slow_links(traces) -> list[Verdict]:
     who = f"rank {min(common)}{_host(traces, min(common))}'s link or NIC" if len(common) == 1 else "those links"
     links = ", ".join(f"{a} -> {b}" for a, b in slow[:SHOWN]) + (" and more" if len(slow) > SHOWN else "")
     worst = max(per[k] for k in slow)
-    return [Verdict("network-side", f"sends {links} spend {units.format_time(worst)} per call on the wire (NCCL's proxy "
-                                    f"SendWait), {worst / typical:.2g}x the median link's "
-                                    f"{units.format_time(typical)}: network-side, {who}",
-                    min(common) if len(common) == 1 else None)]
+    return [
+        Verdict(
+            "network-side",
+            f"sends {links} spend {units.format_time(worst)} per call on the wire (NCCL's proxy "
+            f"SendWait), {worst / typical:.2g}x the median link's "
+            f"{units.format_time(typical)}: network-side, {who}",
+            min(common) if len(common) == 1 else None,
+        )
+    ]
 
 
 def verdicts(traces, matched, rows=()) -> list[Verdict]:
-    return (hangs(traces, matched) + desyncs(matched) + stragglers(traces, matched, rows) + slow_host(traces, rows)
-            + slow_links(traces))
+    return (
+        hangs(traces, matched)
+        + desyncs(matched)
+        + stragglers(traces, matched, rows)
+        + slow_host(traces, rows)
+        + slow_links(traces)
+    )

@@ -28,29 +28,38 @@ from collperf.trace.system import group_system
 class WhatIf:
     system: str
     description: str
-    algorithm: str                 # 'NCCL's choice' or the -A names
+    algorithm: str  # 'NCCL's choice' or the -A names
     priced_with: str
-    collectives: list = field(default_factory=list)   # per row: measured and what-if time
-    steps: list = field(default_factory=list)         # per step: exposed now and what-if
+    collectives: list = field(default_factory=list)  # per row: measured and what-if time
+    steps: list = field(default_factory=list)  # per step: exposed now and what-if
     notes: list = field(default_factory=list)
 
     def to_json(self) -> dict:
         now = sum(s["exposed_comm_s"] for s in self.steps)
         then = sum(s["what_if_exposed_comm_s"] for s in self.steps)
-        return {"system": self.system, "description": self.description, "algorithm": self.algorithm,
-                "priced_with": self.priced_with, "collectives": self.collectives, "steps": self.steps,
-                "exposed_comm_s": now, "what_if_exposed_comm_s": then, "exposed_change_s": then - now,
-                "notes": self.notes}
+        return {
+            "system": self.system,
+            "description": self.description,
+            "algorithm": self.algorithm,
+            "priced_with": self.priced_with,
+            "collectives": self.collectives,
+            "steps": self.steps,
+            "exposed_comm_s": now,
+            "what_if_exposed_comm_s": then,
+            "exposed_change_s": then - now,
+            "notes": self.notes,
+        }
 
 
 def target_system(cluster: str | None, nodes: int | None, assumed: Assumed):
     """The system to price on: a catalogue system with `nodes` nodes, or the assumed one."""
     if cluster is None:
         if assumed.system is None:
-            raise UsageError(f"-A prices the trace's collectives on a system, and none is known: "
-                             f"{assumed.why_none}; or give --what-if-cluster SYSTEM")
-        return assumed.system if nodes is None else assumed.system.with_("user override (--what-if-nodes)",
-                                                                           nodes=nodes)
+            raise UsageError(
+                f"-A prices the trace's collectives on a system, and none is known: "
+                f"{assumed.why_none}; or give --what-if-cluster SYSTEM"
+            )
+        return assumed.system if nodes is None else assumed.system.with_("user override (--what-if-nodes)", nodes=nodes)
     try:
         system = get_system(cluster)
     except UsageError as e:
@@ -63,8 +72,14 @@ def cluster_of(system) -> Cluster:
     (NCCL 2.30 src/graph/tuning.cc hwLatencies, ring Simple) as the per-message latency."""
     hop = C.HW_LATENCY_US["NVLINK" if system.nvlink_links else "PCI"]["ring"][2] * 1e-6
     net = (C.HW_LATENCY_US["NET"]["ring"][2] + 2 * system.net_latency_us) * 1e-6
-    return Cluster(system.nodes, system.gpus_per_node, Link(hop, system.intra_Bps, name="intra"),
-                   Link(net, system.nic_Bps, name="NIC"), system.nics_per_node, name=system.name)
+    return Cluster(
+        system.nodes,
+        system.gpus_per_node,
+        Link(hop, system.intra_Bps, name="intra"),
+        Link(net, system.nic_Bps, name="NIC"),
+        system.nics_per_node,
+        name=system.name,
+    )
 
 
 def _moved(row, system, world: int):
@@ -73,8 +88,12 @@ def _moved(row, system, world: int):
         return system
     g = system.gpus_per_node
     nodes = -(-row.group_size // g)
-    return group_system(system, tuple(range(row.group_size)) if nodes == 1 else tuple(range(nodes * g)),
-                        row.group_size, "what-if: the process group packed on the fewest nodes")
+    return group_system(
+        system,
+        tuple(range(row.group_size)) if nodes == 1 else tuple(range(nodes * g)),
+        row.group_size,
+        "what-if: the process group packed on the fewest nodes",
+    )
 
 
 def price(row, system, world: int, algorithm) -> tuple[float | None, str]:
@@ -86,10 +105,9 @@ def price(row, system, world: int, algorithm) -> tuple[float | None, str]:
     if algorithm:
         net = Network.of(cluster_of(mine)) if mine.nodes > 1 else Network.of(cluster_of(mine).intra, mine.ranks)
         times, refused = [], []
-        for name in algorithm:     # the registry says which of them run this collective here
+        for name in algorithm:  # the registry says which of them run this collective here
             try:
-                times.append(float(predict.best(row.collective, net, [row.size_bytes], algorithm=[name])[0]
-                                   .total_s[0]))
+                times.append(float(predict.best(row.collective, net, [row.size_bytes], algorithm=[name])[0].total_s[0]))
             except UsageError as e:
                 refused.append(str(e))
         if times:
@@ -109,8 +127,16 @@ def what_if(rows, views, system, world: int, algorithm) -> WhatIf:
         if note:
             notes.append(note)
         priced[(r.process_group, r.collective, r.size_bytes)] = t
-        table.append({"process_group": r.process_group, "collective": r.collective, "size_bytes": r.size_bytes,
-                      "time_s": r.time_s, "what_if_s": t, "ratio": t / r.time_s if t and r.time_s else None})
+        table.append(
+            {
+                "process_group": r.process_group,
+                "collective": r.collective,
+                "size_bytes": r.size_bytes,
+                "time_s": r.time_s,
+                "what_if_s": t,
+                "ratio": t / r.time_s if t and r.time_s else None,
+            }
+        )
     steps = []
     for v in views:
         now = v.exposed_comm_s
@@ -126,6 +152,9 @@ def what_if(rows, views, system, world: int, algorithm) -> WhatIf:
             then = now * (sum(parts) / before) if before > 0 else float(np.sum(parts))
         steps.append({"rank": v.rank, "name": v.name, "exposed_comm_s": now, "what_if_exposed_comm_s": then})
     names = ",".join(algorithm) if isinstance(algorithm, (list, tuple)) else algorithm
-    how = (f"our algorithms ({names}) on a two-level network of {system.name}" if algorithm else
-           f"NCCL's expected time on {system.name} (diagnose's expectation)")
+    how = (
+        f"our algorithms ({names}) on a two-level network of {system.name}"
+        if algorithm
+        else f"NCCL's expected time on {system.name} (diagnose's expectation)"
+    )
     return WhatIf(system.name, system.describe(), names or "NCCL's choice", how, table, steps, notes)

@@ -24,7 +24,7 @@ from typing import Callable
 
 @dataclass(frozen=True)
 class Test:
-    stage: str                  # alone, recheck, screen, bisect, confirm, cross
+    stage: str  # alone, recheck, screen, bisect, confirm, cross
     hosts: tuple[int, ...]
 
 
@@ -32,19 +32,19 @@ class Test:
 class Outcome:
     test: Test
     passed: bool
-    ratio: float | None = None          # measured / expected speed; None: did not finish (dead or hung)
-    dead: tuple[int, ...] = ()          # hosts that did not answer in time
+    ratio: float | None = None  # measured / expected speed; None: did not finish (dead or hung)
+    dead: tuple[int, ...] = ()  # hosts that did not answer in time
     measured_s: float | None = None
     expected_s: float | None = None
-    threshold: float | None = None      # the shortfall the test was allowed (its noise, at least the floor)
+    threshold: float | None = None  # the shortfall the test was allowed (its noise, at least the floor)
     repeats: int = 0
 
 
 @dataclass
 class Verdict:
-    component: str              # host3, leaf1-uplink
-    kind: str = "healthy"       # healthy, degraded, failed
-    by: float = 0.0             # degraded by this fraction
+    component: str  # host3, leaf1-uplink
+    kind: str = "healthy"  # healthy, degraded, failed
+    by: float = 0.0  # degraded by this fraction
     evidence: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
@@ -66,12 +66,30 @@ class Campaign:
         return [v for v in self.verdicts.values() if v.kind != "healthy"]
 
     def to_json(self) -> dict:
-        return {"hosts": self.hosts, "groups": self.groups, "tests": self.tests, "rounds": len(self.rounds),
-                "components": [v.to_json() for v in self.verdicts.values()],
-                "log": [[{"stage": o.test.stage, "hosts": [host_name(h) for h in o.test.hosts], "passed": o.passed,
-                          "ratio": o.ratio, "dead": [host_name(h) for h in o.dead], "measured_s": o.measured_s,
-                          "expected_s": o.expected_s, "threshold": o.threshold, "repeats": o.repeats}
-                         for o in r] for r in self.rounds]}
+        return {
+            "hosts": self.hosts,
+            "groups": self.groups,
+            "tests": self.tests,
+            "rounds": len(self.rounds),
+            "components": [v.to_json() for v in self.verdicts.values()],
+            "log": [
+                [
+                    {
+                        "stage": o.test.stage,
+                        "hosts": [host_name(h) for h in o.test.hosts],
+                        "passed": o.passed,
+                        "ratio": o.ratio,
+                        "dead": [host_name(h) for h in o.dead],
+                        "measured_s": o.measured_s,
+                        "expected_s": o.expected_s,
+                        "threshold": o.threshold,
+                        "repeats": o.repeats,
+                    }
+                    for o in r
+                ]
+                for r in self.rounds
+            ],
+        }
 
 
 Runner = Callable[[list[Test]], list[Outcome]]
@@ -149,7 +167,7 @@ class _Doctor:
                 slow[h] = o
         if not slow:
             return
-        references = passed[:len(slow) + 1]
+        references = passed[: len(slow) + 1]
         for o in self.stage([Test("recheck", (h,)) for h in [*slow, *references]]):
             h = o.test.hosts[0]
             if h in slow and not o.passed:
@@ -192,15 +210,18 @@ class _Doctor:
                 self._dead(o)
                 (self.good.update if o.passed else lambda _: failing.append(o.test.hosts))(o.test.hosts)
                 by_parent.setdefault(o.test.hosts, o)
-            for a, b in zip(tests[::2], tests[1::2]):    # both halves passed: the whole fails only together
+            for a, b in zip(tests[::2], tests[1::2]):  # both halves passed: the whole fails only together
                 if by_parent[a.hosts].passed and by_parent[b.hosts].passed:
                     suspects += a.hosts + b.hosts
         return [h for h in dict.fromkeys(suspects) if h not in self.bad]
 
     def confirm(self, suspects: list[int]) -> None:
         partners = sorted(self.good - set(suspects))
-        tests = [Test("confirm", (h, partners[i % len(partners)])) for i, h in enumerate(suspects)] if partners \
+        tests = (
+            [Test("confirm", (h, partners[i % len(partners)])) for i, h in enumerate(suspects)]
+            if partners
             else [Test("confirm", tuple(suspects))]
+        )
         for o in self.stage(tests):
             self._dead(o)
             if not o.passed and partners:
@@ -236,8 +257,10 @@ class _Doctor:
                 v = self.c.verdicts[uplink_name(g)]
                 v.evidence += [_evidence(o) for o in touching[g] if o is not worst]
                 if len(groups) == 2:
-                    v.evidence.append("two groups only: both uplinks are on every path between them, so both are "
-                                      "named (a third group tells them apart)")
+                    v.evidence.append(
+                        "two groups only: both uplinks are on every path between them, so both are "
+                        "named (a third group tells them apart)"
+                    )
 
     def campaign(self) -> Campaign:
         self.alone()
@@ -259,6 +282,8 @@ def _evidence(o: Outcome) -> str:
         dead = ", ".join(host_name(h) for h in o.dead) or "a host"
         return f"{o.test.stage} {who}: did not finish ({dead} did not answer)"
     if o.measured_s is not None and o.expected_s is not None:
-        return (f"{o.test.stage} {who}: {o.measured_s * 1e3:.3g} ms against {o.expected_s * 1e3:.3g} ms expected "
-                f"({o.ratio:.2f}x the expected speed)")
+        return (
+            f"{o.test.stage} {who}: {o.measured_s * 1e3:.3g} ms against {o.expected_s * 1e3:.3g} ms expected "
+            f"({o.ratio:.2f}x the expected speed)"
+        )
     return f"{o.test.stage} {who}: {o.ratio:.2f}x the expected speed"

@@ -23,8 +23,8 @@ from typing import Callable
 
 from collperf.lab.doctor.campaign import Outcome, Test
 
-FLOOR = 0.05          # SuperBench's data-diagnosis rules fail a metric 5 % below its baseline
-NOISE_K = 3.0         # threshold = max(FLOOR, NOISE_K x noise)
+FLOOR = 0.05  # SuperBench's data-diagnosis rules fail a metric 5 % below its baseline
+NOISE_K = 3.0  # threshold = max(FLOOR, NOISE_K x noise)
 
 
 @dataclass
@@ -58,8 +58,8 @@ class Judge:
 
     def __init__(self, round_s: Callable[[list[tuple[int, ...]]], list[float]], group_of: Callable[[int], int]):
         self.round_s, self.group_of = round_s, group_of
-        self.efficiency: float | None = None       # simulated / measured time of a healthy group on this box
-        self.box_noise: float | None = None        # the median noise of that round's tests
+        self.efficiency: float | None = None  # simulated / measured time of a healthy group on this box
+        self.box_noise: float | None = None  # the median noise of that round's tests
 
     def __call__(self, batch: list[Test], ordered: list[tuple[int, ...]], measured: list[Measured]) -> list[Outcome]:
         model = self.round_s(ordered)
@@ -76,17 +76,16 @@ class Judge:
             if not m.times_s:
                 out.append(Outcome(t, False, None, m.dead))
                 continue
-            if len(hosts) == 1:       # against the other hosts alone, held to their spread
+            if len(hosts) == 1:  # against the other hosts alone, held to their spread
                 expected = fleet
                 ratio, threshold = fleet / min(m.times_s), max(FLOOR, NOISE_K * spread)
             else:
                 expected = model[i] / (self.efficiency or 1.0)
-                if i in pooled:       # held to the box's noise (the screen's): the pool's own is the unfairness
+                if i in pooled:  # held to the box's noise (the screen's): the pool's own is the unfairness
                     ratio, threshold = pooled[i], max(FLOOR, NOISE_K * (self.box_noise or 0.0))
                 else:
                     ratio, threshold = expected / m.median_s, max(FLOOR, NOISE_K * m.noise)
-            out.append(Outcome(t, ratio >= 1 - threshold, ratio, (), m.median_s, expected, threshold,
-                               len(m.times_s)))
+            out.append(Outcome(t, ratio >= 1 - threshold, ratio, (), m.median_s, expected, threshold, len(m.times_s)))
         return out
 
     def _pooled(self, batch, ordered, model, measured) -> dict[int, float]:

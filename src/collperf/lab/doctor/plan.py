@@ -19,7 +19,8 @@ from collperf.lab.doctor.campaign import Outcome, Test, adaptive, default_groups
 class Fault:
     """A simulated fault: a host's network (shows in tests with other hosts), a host's own ranks (shows alone
     too), a dead host, or a group's uplink (shows in tests across groups)."""
-    kind: str                   # nic, rank, dead, uplink
+
+    kind: str  # nic, rank, dead, uplink
     where: int
 
     def fails(self, test: Test, groups: list[list[int]]) -> bool:
@@ -33,6 +34,7 @@ class Fault:
 
 def simulated(faults: list[Fault], groups: list[list[int]], slow: float = 0.5):
     """A runner that answers each test as the faults would: failed tests at `slow` x the expected speed."""
+
     def run(batch: list[Test]) -> list[Outcome]:
         out = []
         for t in batch:
@@ -40,6 +42,7 @@ def simulated(faults: list[Fault], groups: list[list[int]], slow: float = 0.5):
             dead = tuple(f.where for f in hit if f.kind == "dead")
             out.append(Outcome(t, not hit, None if dead else (slow if hit else 1.0), dead))
         return out
+
     return run
 
 
@@ -48,11 +51,11 @@ class Strategy:
     name: str
     tests_healthy: int
     rounds_healthy: int
-    tests_one_fault: float      # mean over every placement of one host fault
+    tests_one_fault: float  # mean over every placement of one host fault
     rounds_one_fault: float
     expected_tests: float
     expected_rounds: float
-    wall_s: float               # expected rounds x the time of one round
+    wall_s: float  # expected rounds x the time of one round
     note: str = ""
 
     def to_json(self) -> dict:
@@ -66,12 +69,18 @@ class Plan:
     fault_rate: float
     test_time_s: float
     strategies: list[Strategy] = field(default_factory=list)
-    round_bound: int = 0        # ceil(log2 N) + 3
+    round_bound: int = 0  # ceil(log2 N) + 3
 
     def to_json(self) -> dict:
-        return {"nodes": self.nodes, "groups": len(self.groups), "group_sizes": [len(g) for g in self.groups],
-                "fault_rate": self.fault_rate, "test_time_s": self.test_time_s, "round_bound": self.round_bound,
-                "strategies": [s.to_json() for s in self.strategies]}
+        return {
+            "nodes": self.nodes,
+            "groups": len(self.groups),
+            "group_sizes": [len(g) for g in self.groups],
+            "fault_rate": self.fault_rate,
+            "test_time_s": self.test_time_s,
+            "round_bound": self.round_bound,
+            "strategies": [s.to_json() for s in self.strategies],
+        }
 
 
 def _weights(n: int, p: float) -> tuple[float, float]:
@@ -104,16 +113,48 @@ def plan(nodes: int, leaves: int | None = None, fault_rate: float | None = None,
     faulty = [adaptive(nodes, groups, simulated([Fault("nic", h)], groups)) for h in range(nodes)]
     t1 = sum(c.tests for c in faulty) / nodes
     r1 = sum(len(c.rounds) for c in faulty) / nodes
-    result.strategies.append(_strategy("adaptive", healthy.tests, len(healthy.rounds), t1, r1, none, some,
-                                       test_time_s, "each host alone, screen groups, bisect, confirm with a "
-                                       "known-good partner, cross-group probe"))
+    result.strategies.append(
+        _strategy(
+            "adaptive",
+            healthy.tests,
+            len(healthy.rounds),
+            t1,
+            r1,
+            none,
+            some,
+            test_time_s,
+            "each host alone, screen groups, bisect, confirm with a known-good partner, cross-group probe",
+        )
+    )
     tests, rounds = pairs_counts(nodes)
-    result.strategies.append(_strategy("exhaustive-pairs", tests, rounds, tests, rounds, none, some, test_time_s,
-                                       "every pair of hosts once, N/2 pairs per round"))
+    result.strategies.append(
+        _strategy(
+            "exhaustive-pairs",
+            tests,
+            rounds,
+            tests,
+            rounds,
+            none,
+            some,
+            test_time_s,
+            "every pair of hosts once, N/2 pairs per round",
+        )
+    )
     th, rh = _two_pass(nodes, None)
     tf, rf = _two_pass(nodes, 0)
-    result.strategies.append(_strategy("two-pass", th, rh, tf, rf, none, some, test_time_s,
-                                       "disjoint pairs, then each host of a failing pair with a known-good host"))
+    result.strategies.append(
+        _strategy(
+            "two-pass",
+            th,
+            rh,
+            tf,
+            rf,
+            none,
+            some,
+            test_time_s,
+            "disjoint pairs, then each host of a failing pair with a known-good host",
+        )
+    )
     return result
 
 

@@ -25,6 +25,7 @@ def _die_at(when: float) -> None:
     def die():
         time.sleep(max(0.0, when - time.time()))
         os.kill(os.getpid(), signal.SIGKILL)
+
     if when <= time.time():
         os.kill(os.getpid(), signal.SIGKILL)
     threading.Thread(target=die, name="collperf-doctor-kill", daemon=True).start()
@@ -49,8 +50,17 @@ def _round_barrier(directory: str, test: int, tests: int, wait_s: float) -> None
         time.sleep(0.02)
 
 
-def allreduce(size_bytes: int, repeats: int, warmup: int, delay_s: dict, kill_at: dict,
-              barrier: tuple | None = None, window_s: float = 0.0, group=None, device: str = "cpu") -> list[float]:
+def allreduce(
+    size_bytes: int,
+    repeats: int,
+    warmup: int,
+    delay_s: dict,
+    kill_at: dict,
+    barrier: tuple | None = None,
+    window_s: float = 0.0,
+    group=None,
+    device: str = "cpu",
+) -> list[float]:
     """Every repeat's time in seconds (the slowest rank's), on rank 0; delay_s and kill_at map a rank to its
     injected fault; barrier (directory, this test, tests of the round, wait in s) starts the round's tests
     together, and each repeats until window_s has passed since. `group`: the test's process group (None: the
@@ -89,7 +99,7 @@ def allreduce(size_bytes: int, repeats: int, warmup: int, delay_s: dict, kill_at
         start = time.perf_counter()
         if delay:
             _spin(delay)
-        if schedule is None:          # alone: ALONE_BYTES of local reduction, long enough to outlast a time slice
+        if schedule is None:  # alone: ALONE_BYTES of local reduction, long enough to outlast a time slice
             out.copy_(inp)
             for _ in range(max(1, ALONE_BYTES // (elements * 4))):
                 out.add_(inp)

@@ -57,15 +57,17 @@ from collperf.topology import Topology
 
 SPINE = "spine"
 ALONE_WINDOW_S = 0.1  # a host alone repeats for 2 x (repeats + 1) x this: many repeats, the fastest is its own
-BARRIER_S = 60.0      # the longest a round's tests wait for each other before timing
+BARRIER_S = 60.0  # the longest a round's tests wait for each other before timing
 
 
 # --- the topology ---------------------------------------------------------------------------------------
+
 
 def topology(spec: DoctorTestbedSpec, faulty: bool = True):
     """Hosts 0..N-1 under leaf0..leafL-1 under one spine; with `faulty`, the spec's slowed links (the testbed
     the doctor runs on), without, the healthy one (what the doctor's model knows)."""
     import networkx as nx
+
     g = nx.Graph()
     for h in range(spec.hosts):
         rate = spec.rate_Bps
@@ -96,6 +98,7 @@ def order(spec: DoctorTestbedSpec, hosts) -> tuple[int, ...]:
 
 
 # --- the runner -----------------------------------------------------------------------------------------
+
 
 class _View:
     """The hosts of one test as run_testbed sees a testbed: rank i on host hosts[i]."""
@@ -151,11 +154,14 @@ class TestbedRunner:
                 kill[rank] = self.start + self.spec.kill_host[1]
         return delay, kill
 
-    def measure(self, hosts: tuple[int, ...], barrier: tuple | None = None, window_s: float = 0.0,
-                model_s: float = 0.0) -> Measured:
+    def measure(
+        self, hosts: tuple[int, ...], barrier: tuple | None = None, window_s: float = 0.0, model_s: float = 0.0
+    ) -> Measured:
         delay, kill = self._faults_for(hosts)
-        job = Job("collperf.lab.doctor.probe:allreduce",
-                  (self.spec.size, self.spec.repeats, 1, delay, kill, barrier, window_s))
+        job = Job(
+            "collperf.lab.doctor.probe:allreduce",
+            (self.spec.size, self.spec.repeats, 1, delay, kill, barrier, window_s),
+        )
         timeout = self.spec.test_timeout_s
         if len(hosts) > 1:
             timeout = max(timeout, 20 * (self.spec.repeats + 1) * model_s)
@@ -172,11 +178,15 @@ class TestbedRunner:
         model = self.round_s(ordered)
         with owned.tempdir("run") as marks, ThreadPoolExecutor(max_workers=len(batch)) as pool:
             # the window: the slowest test's repeats at twice its expected time, so that all overlap throughout
-            window = max(s if len(h) > 1 else ALONE_WINDOW_S for h, s in zip(ordered, model)) * 2 * \
-                (self.spec.repeats + 1)
-            measured = list(pool.map(
-                lambda i: self.measure(ordered[i], (marks, i, len(batch), BARRIER_S), window, model[i]),
-                range(len(batch))))
+            window = (
+                max(s if len(h) > 1 else ALONE_WINDOW_S for h, s in zip(ordered, model)) * 2 * (self.spec.repeats + 1)
+            )
+            measured = list(
+                pool.map(
+                    lambda i: self.measure(ordered[i], (marks, i, len(batch), BARRIER_S), window, model[i]),
+                    range(len(batch)),
+                )
+            )
         self.wall_s.append(time.monotonic() - started)
         out = self.judge(batch, ordered, measured)
         if self.on_round is not None:
@@ -197,12 +207,13 @@ def run(spec: DoctorTestbedSpec, on_round=None) -> tuple[Campaign, TestbedRunner
 @dataclass
 class TestbedReport:
     """A campaign on the testbed: what was injected, what the doctor found, what it cost."""
+
     spec: DoctorTestbedSpec
     campaign: Campaign
     efficiency: float | None
     wall_s: float
     round_wall_s: list[float]
-    predicted_tests: int            # the plan's count for this case (campaign.adaptive on simulated faults)
+    predicted_tests: int  # the plan's count for this case (campaign.adaptive on simulated faults)
     pairs_tests: int
     pairs_rounds: int
 
@@ -212,14 +223,26 @@ class TestbedReport:
 
     def to_json(self) -> dict:
         doc = self.campaign.to_json()
-        doc.update({"testbed": {"hosts": self.spec.hosts, "leaves": len(self.spec.groups()), "rate": self.spec.rate,
-                                "uplink_Bps": self.spec.uplink_Bps, "size_bytes": self.spec.size,
-                                "repeats": self.spec.repeats},
-                    "injected": self.spec.faults(), "efficiency": self.efficiency, "wall_s": self.wall_s,
-                    "round_wall_s": self.round_wall_s, "round_bound": self.round_bound,
-                    "predicted_tests": self.predicted_tests,
-                    "exhaustive_pairs": {"tests": self.pairs_tests, "rounds": self.pairs_rounds},
-                    "threshold": {"floor": FLOOR, "noise_k": NOISE_K}})
+        doc.update(
+            {
+                "testbed": {
+                    "hosts": self.spec.hosts,
+                    "leaves": len(self.spec.groups()),
+                    "rate": self.spec.rate,
+                    "uplink_Bps": self.spec.uplink_Bps,
+                    "size_bytes": self.spec.size,
+                    "repeats": self.spec.repeats,
+                },
+                "injected": self.spec.faults(),
+                "efficiency": self.efficiency,
+                "wall_s": self.wall_s,
+                "round_wall_s": self.round_wall_s,
+                "round_bound": self.round_bound,
+                "predicted_tests": self.predicted_tests,
+                "exhaustive_pairs": {"tests": self.pairs_tests, "rounds": self.pairs_rounds},
+                "threshold": {"floor": FLOOR, "noise_k": NOISE_K},
+            }
+        )
         return doc
 
 

@@ -58,8 +58,10 @@ class DoctorTestbedSpec:
         return out
 
 
-_FIELDS = "hosts=8,leaves=2,rate=100mbit[,uplink=RATE][,size=1M][,repeats=5][,name=dr0][,slow-link=HOST:RATE]" \
-          "[,slow-uplink=LEAF:RATE][,slow-rank=HOST:DELAY][,kill-host=HOST:AFTER]"
+_FIELDS = (
+    "hosts=8,leaves=2,rate=100mbit[,uplink=RATE][,size=1M][,repeats=5][,name=dr0][,slow-link=HOST:RATE]"
+    "[,slow-uplink=LEAF:RATE][,slow-rank=HOST:DELAY][,kill-host=HOST:AFTER]"
+)
 
 
 def parse_spec(text: str) -> DoctorTestbedSpec:
@@ -73,8 +75,20 @@ def parse_spec(text: str) -> DoctorTestbedSpec:
         if not eq or not value.strip():
             raise UsageError(f"doctor testbed {text!r}: {part.strip()!r} is not FIELD=VALUE; expected {_FIELDS}")
         fields[key] = value.strip()
-    known = {"hosts", "leaves", "rate", "uplink", "size", "repeats", "name", "slow_link", "slow_uplink", "slow_rank",
-             "kill_host", "timeout"}
+    known = {
+        "hosts",
+        "leaves",
+        "rate",
+        "uplink",
+        "size",
+        "repeats",
+        "name",
+        "slow_link",
+        "slow_uplink",
+        "slow_rank",
+        "kill_host",
+        "timeout",
+    }
     unknown = sorted(set(fields) - known)
     if unknown:
         raise UsageError(f"doctor testbed {text!r}: unknown field(s) {', '.join(unknown)}; expected {_FIELDS}")
@@ -85,8 +99,9 @@ def parse_spec(text: str) -> DoctorTestbedSpec:
         except ValueError:
             v = None
         if v is None or not low <= v <= high:
-            raise UsageError(f"doctor testbed {text!r}: {key}={fields.get(key)!r}: expected a whole number "
-                             f"from {low} to {high}")
+            raise UsageError(
+                f"doctor testbed {text!r}: {key}={fields.get(key)!r}: expected a whole number from {low} to {high}"
+            )
         return v
 
     hosts = whole("hosts", 8, 2, 32)
@@ -101,15 +116,24 @@ def parse_spec(text: str) -> DoctorTestbedSpec:
     except UsageError:
         size = 0
     if not 4 <= size <= 1 << 30:
-        raise UsageError(f"doctor testbed {text!r}: size={fields.get('size')!r}: expected a size from 4 bytes "
-                         "to 1G, e.g. 1M")
+        raise UsageError(
+            f"doctor testbed {text!r}: size={fields.get('size')!r}: expected a size from 4 bytes to 1G, e.g. 1M"
+        )
     name = fields.get("name", "dr0")
     if not re.fullmatch(r"[a-z0-9]{1,6}", name):
         raise UsageError(f"doctor testbed {text!r}: name={name!r}: expected 1 to 6 lowercase letters or digits")
     timeout = _time(text, "timeout", fields.get("timeout", "60s"))
     per_leaf = math.ceil(hosts / leaves)
-    spec = dict(hosts=hosts, leaves=leaves, rate=rate, uplink=fields.get("uplink"), size=size, repeats=repeats,
-                name=name, test_timeout_s=timeout)
+    spec = dict(
+        hosts=hosts,
+        leaves=leaves,
+        rate=rate,
+        uplink=fields.get("uplink"),
+        size=size,
+        repeats=repeats,
+        name=name,
+        test_timeout_s=timeout,
+    )
     for key, kind in (("slow_link", "host"), ("slow_uplink", "leaf"), ("slow_rank", "host"), ("kill_host", "host")):
         if key not in fields:
             continue
@@ -118,9 +142,11 @@ def parse_spec(text: str) -> DoctorTestbedSpec:
         m = re.fullmatch(rf"(?:{kind})?(\d+)", where.strip())
         if not colon or m is None or not int(m.group(1)) < count:
             flag = key.replace("_", "-")
-            raise UsageError(f"doctor testbed {text!r}: {flag}={fields[key]!r}: expected {kind.upper()}:VALUE with "
-                             f"{kind.upper()} one of {kind}0..{kind}{count - 1}, e.g. {flag}={kind}1:"
-                             f"{'50mbit' if key.startswith('slow_l') or key == 'slow_uplink' else '0.05s' if key == 'slow_rank' else '5s'}")
+            raise UsageError(
+                f"doctor testbed {text!r}: {flag}={fields[key]!r}: expected {kind.upper()}:VALUE with "
+                f"{kind.upper()} one of {kind}0..{kind}{count - 1}, e.g. {flag}={kind}1:"
+                f"{'50mbit' if key.startswith('slow_l') or key == 'slow_uplink' else '0.05s' if key == 'slow_rank' else '5s'}"
+            )
         index = int(m.group(1))
         if key in ("slow_link", "slow_uplink"):
             _rate(text, key.replace("_", "-"), value)
@@ -136,8 +162,10 @@ def _rate(text: str, key: str, value: str) -> float:
     except UsageError:
         rate = 0.0
     if not 0 < rate < math.inf:
-        raise UsageError(f"doctor testbed {text!r}: {key}={value!r}: expected a finite rate with its unit, e.g. "
-                         "100mbit (tc spelling) or 12.5MB/s")
+        raise UsageError(
+            f"doctor testbed {text!r}: {key}={value!r}: expected a finite rate with its unit, e.g. "
+            "100mbit (tc spelling) or 12.5MB/s"
+        )
     return rate
 
 

@@ -40,8 +40,8 @@ from collperf.topology import Topology
 
 ENV_HOST, ENV_DELAY = "COLLPERF_DOCTOR_HOST", "COLLPERF_DOCTOR_DELAY"
 PROBE = "collperf.lab.doctor.probe:allreduce"
-START_S = 30.0          # allowance for a round's groups to connect, beyond the test's own bound
-WAIT_ROUND_S = 3600.0   # the longest a rank waits for the next round (rank 0 judging, other tests running)
+START_S = 30.0  # allowance for a round's groups to connect, beyond the test's own bound
+WAIT_ROUND_S = 3600.0  # the longest a rank waits for the next round (rank 0 judging, other tests running)
 NIC_Bps, NVLINK_RATIO = 50e9, 9.0
 _FIELDS = "size=1M,repeats=5,timeout=120s"
 
@@ -51,7 +51,7 @@ class WorldOptions:
     size_bytes: int = 1 << 20
     repeats: int = 5
     timeout_s: float = 120.0
-    leaves: int | None = None          # screening groups (hosts in that many equal runs), else about sqrt(N)
+    leaves: int | None = None  # screening groups (hosts in that many equal runs), else about sqrt(N)
 
 
 def parse_options(text: str | None, leaves: int | None = None) -> WorldOptions:
@@ -76,6 +76,7 @@ def parse_options(text: str | None, leaves: int | None = None) -> WorldOptions:
 
 # --- who is where ---------------------------------------------------------------------------------------
 
+
 def first_node(nodelist: str) -> str:
     """The first host of a Slurm hostlist: 'gpu-[003-005,007],cpu1' -> 'gpu-003' (as `scontrol show
     hostnames` would list it first; zero padding kept)."""
@@ -91,11 +92,17 @@ def slurm_environment(env) -> dict[str, str]:
     nodelist = env.get("SLURM_JOB_NODELIST") or env.get("SLURM_NODELIST")
     missing = [k for k in ("SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID") if k not in env]
     if missing or not nodelist:
-        raise UsageError(f"--slurm: {', '.join(missing or ['SLURM_JOB_NODELIST'])} not set: run it under srun "
-                         "(srun --nodes 8 --ntasks-per-node 8 python -m collperf doctor --slurm)")
-    return {"RANK": env["SLURM_PROCID"], "WORLD_SIZE": env["SLURM_NTASKS"], "LOCAL_RANK": env["SLURM_LOCALID"],
-            "MASTER_ADDR": env.get("MASTER_ADDR") or first_node(nodelist),
-            "MASTER_PORT": env.get("MASTER_PORT", "29500")}
+        raise UsageError(
+            f"--slurm: {', '.join(missing or ['SLURM_JOB_NODELIST'])} not set: run it under srun "
+            "(srun --nodes 8 --ntasks-per-node 8 python -m collperf doctor --slurm)"
+        )
+    return {
+        "RANK": env["SLURM_PROCID"],
+        "WORLD_SIZE": env["SLURM_NTASKS"],
+        "LOCAL_RANK": env["SLURM_LOCALID"],
+        "MASTER_ADDR": env.get("MASTER_ADDR") or first_node(nodelist),
+        "MASTER_PORT": env.get("MASTER_PORT", "29500"),
+    }
 
 
 def host_of_rank(env, rank: int, local_rank: int) -> str:
@@ -121,25 +128,28 @@ def delays(env) -> dict[str, float]:
 def model_topology(ranks_of: list[list[int]]):
     """One NIC per rank to a switch, a host's ranks joined at NVLINK_RATIO x that (the module's model)."""
     import networkx as nx
+
     g = nx.Graph()
     for ranks in ranks_of:
         for i, r in enumerate(ranks):
             g.add_edge(r, "switch", bandwidth_Bps=NIC_Bps, latency_s=0.0, name=f"nic{r}")
-            for q in ranks[i + 1:]:       # direct: one hop, shorter than through the switch
+            for q in ranks[i + 1 :]:  # direct: one hop, shorter than through the switch
                 g.add_edge(r, q, bandwidth_Bps=NIC_Bps * NVLINK_RATIO, latency_s=0.0, name=f"nvlink{r}-{q}")
     return Topology(f"world-{len(ranks_of)}-hosts", sum(len(r) for r in ranks_of), g)
 
 
 # --- the campaign over the world ------------------------------------------------------------------------
 
+
 @dataclass
 class World:
     """This rank's view: the process group is up, hosts are known."""
+
     rank: int
     local_rank: int
     size: int
-    hosts: list[str]                     # host index -> name
-    ranks_of: list[list[int]]            # host index -> its ranks
+    hosts: list[str]  # host index -> name
+    ranks_of: list[list[int]]  # host index -> its ranks
     store: object
     device: str
     options: WorldOptions
@@ -157,6 +167,7 @@ def connect(options: WorldOptions, env=None) -> World:
     import torch
     import torch.distributed as dist
     from torch.distributed import distributed_c10d
+
     env = os.environ if env is None else env
     rank, local_rank = int(env.get("RANK", "0")), int(env.get("LOCAL_RANK", "0"))
     gpus = torch.cuda.is_available()
@@ -168,15 +179,24 @@ def connect(options: WorldOptions, env=None) -> World:
     dist.all_gather_object(names, host_of_rank(env, rank, local_rank))
     hosts = list(dict.fromkeys(names))
     ranks_of = [[r for r, n in enumerate(names) if n == h] for h in hosts]
-    return World(rank, local_rank, dist.get_world_size(), hosts, ranks_of, distributed_c10d._get_default_store(),
-                 f"cuda:{torch.cuda.current_device()}" if gpus else "cpu", options, delays(env))
+    return World(
+        rank,
+        local_rank,
+        dist.get_world_size(),
+        hosts,
+        ranks_of,
+        distributed_c10d._get_default_store(),
+        f"cuda:{torch.cuda.current_device()}" if gpus else "cpu",
+        options,
+        delays(env),
+    )
 
 
 def _wait(store, key: str, seconds: float) -> bool:
     try:
         store.wait([key], timedelta(seconds=max(0.001, seconds)))
         return True
-    except Exception:       # the store's timeout (its error type differs across torch versions)
+    except Exception:  # the store's timeout (its error type differs across torch versions)
         return False
 
 
@@ -184,6 +204,7 @@ def participate(w: World, k: int, tests: list[list[int]], window_s: float) -> No
     """Round k on this rank: every test's group created (all ranks, same order), this rank's test run, its
     report put in the store (times on the test's first rank; an error where the test broke)."""
     import torch.distributed as dist
+
     mine = None
     groups = []
     for i, hosts in enumerate(tests):
@@ -204,10 +225,22 @@ def participate(w: World, k: int, tests: list[list[int]], window_s: float) -> No
     delay = w.delay.get(w.hosts[w.host_index(w.rank)], 0.0)
     try:
         # probe.py through its Job (torch is loaded where a test runs, not where the campaign is planned)
-        times = Job(PROBE, (w.options.size_bytes, w.options.repeats, 1, {ranks.index(w.rank): delay} if delay
-                            else {}, {}, None, window_s, g, w.device)).call()
+        times = Job(
+            PROBE,
+            (
+                w.options.size_bytes,
+                w.options.repeats,
+                1,
+                {ranks.index(w.rank): delay} if delay else {},
+                {},
+                None,
+                window_s,
+                g,
+                w.device,
+            ),
+        ).call()
         report = {"test": i, "times": times if ranks[0] == w.rank else []}
-    except Exception as e:           # a peer hung or died: the group's timeout ended the wait
+    except Exception as e:  # a peer hung or died: the group's timeout ended the wait
         report = {"test": i, "error": str(e).splitlines()[0][:200] if str(e) else type(e).__name__}
     w.store.set(f"doctor/report/{k}/{w.rank}", json.dumps(report))
     for group in groups:
@@ -252,8 +285,14 @@ class WorldRunner:
             first = reports.get(self.w.test_ranks(hosts)[0], {})
             dead = tuple(dict.fromkeys(self.w.host_index(r) for r in missing))
             ok = not missing and all("error" not in x for x in reports.values()) and first.get("times")
-            measured.append(Measured(tuple(hosts), [float(t) for t in first["times"]] if ok else [], dead,
-                                     "; ".join(x["error"] for x in reports.values() if "error" in x)))
+            measured.append(
+                Measured(
+                    tuple(hosts),
+                    [float(t) for t in first["times"]] if ok else [],
+                    dead,
+                    "; ".join(x["error"] for x in reports.values() if "error" in x),
+                )
+            )
         self.wall_s.append(time.monotonic() - started)
         out = self.judge(batch, [tuple(t) for t in tests], measured)
         if self.on_round is not None:
@@ -277,6 +316,7 @@ def serve(w: World) -> None:
 @dataclass
 class WorldReport:
     """The campaign over a world: the hosts by name, what was found, what it cost."""
+
     campaign: Campaign
     hosts: list[str]
     ranks_of: list[list[int]]
@@ -305,25 +345,40 @@ class WorldReport:
             for t in r:
                 t["hosts"], t["dead"] = [self.name(h) for h in t["hosts"]], [self.name(h) for h in t["dead"]]
         ranks = sum(len(r) for r in self.ranks_of)
-        doc.update({"where": f"{self.backend}: {len(self.hosts)} hosts, {ranks} ranks",
-                    "world": {"hosts": self.hosts, "ranks_per_host": [len(r) for r in self.ranks_of],
-                              "backend": self.backend, "size_bytes": self.options.size_bytes,
-                              "repeats": self.options.repeats, "timeout_s": self.options.timeout_s},
-                    "efficiency": self.efficiency, "wall_s": self.wall_s, "round_wall_s": self.round_wall_s,
-                    "round_bound": self.round_bound, "predicted_tests": self.predicted_tests,
-                    "exhaustive_pairs": {"tests": self.pairs_tests, "rounds": self.pairs_rounds},
-                    "threshold": {"floor": FLOOR, "noise_k": NOISE_K}})
+        doc.update(
+            {
+                "where": f"{self.backend}: {len(self.hosts)} hosts, {ranks} ranks",
+                "world": {
+                    "hosts": self.hosts,
+                    "ranks_per_host": [len(r) for r in self.ranks_of],
+                    "backend": self.backend,
+                    "size_bytes": self.options.size_bytes,
+                    "repeats": self.options.repeats,
+                    "timeout_s": self.options.timeout_s,
+                },
+                "efficiency": self.efficiency,
+                "wall_s": self.wall_s,
+                "round_wall_s": self.round_wall_s,
+                "round_bound": self.round_bound,
+                "predicted_tests": self.predicted_tests,
+                "exhaustive_pairs": {"tests": self.pairs_tests, "rounds": self.pairs_rounds},
+                "threshold": {"floor": FLOOR, "noise_k": NOISE_K},
+            }
+        )
         return doc
 
 
 def doctor_world(options: WorldOptions, slurm: bool = False, on_round=None) -> WorldReport | None:
     """The campaign over this process's world: the report on rank 0, None on the others."""
     import torch.distributed as dist
+
     if slurm:
         os.environ.update(slurm_environment(os.environ))
     elif "RANK" not in os.environ or "WORLD_SIZE" not in os.environ:
-        raise UsageError("--torchrun: RANK and WORLD_SIZE are not set: start it with torchrun (torchrun "
-                         "--nproc-per-node 8 -m collperf doctor --torchrun), or under srun with --slurm")
+        raise UsageError(
+            "--torchrun: RANK and WORLD_SIZE are not set: start it with torchrun (torchrun "
+            "--nproc-per-node 8 -m collperf doctor --torchrun), or under srun with --slurm"
+        )
     started = time.monotonic()
     w = connect(options)
     try:
@@ -336,8 +391,18 @@ def doctor_world(options: WorldOptions, slurm: bool = False, on_round=None) -> W
         campaign = adaptive(n, groups, runner)
         w.store.set(f"doctor/round/{runner.k + 1}", json.dumps({"done": True}))
         tests, rounds = pairs_counts(n)
-        return WorldReport(campaign, w.hosts, w.ranks_of, dist.get_backend(), options, runner.judge.efficiency,
-                           time.monotonic() - started, runner.wall_s,
-                           adaptive(n, groups, simulated([], groups)).tests, tests, rounds)
+        return WorldReport(
+            campaign,
+            w.hosts,
+            w.ranks_of,
+            dist.get_backend(),
+            options,
+            runner.judge.efficiency,
+            time.monotonic() - started,
+            runner.wall_s,
+            adaptive(n, groups, simulated([], groups)).tests,
+            tests,
+            rounds,
+        )
     finally:
         dist.destroy_process_group()

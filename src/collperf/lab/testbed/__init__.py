@@ -27,7 +27,7 @@ class Testbed(Protocol):
 
     name: str
     ranks_per_host: int
-    topology: object      # the Topology it follows (its links, routes, devices), None for one switch
+    topology: object  # the Topology it follows (its links, routes, devices), None for one switch
 
     @property
     def ranks(self) -> int: ...
@@ -75,7 +75,7 @@ def parse_spec(text: str) -> Testbed:
     """'hosts=4,rate=200mbit[,ranks-per-host=2][,name=tb0]' -> the switch testbed;
     'topology=dgx1v-like|FILE.json[,group=0+1+4][,ranks-per-host=1][,name=tb0]' -> the routed testbed."""
     fields = split_fields(text)
-    if "topology" in fields:      # point-to-point links following a topology
+    if "topology" in fields:  # point-to-point links following a topology
         return _routed_from_fields(fields, text)
     return _switch_from_fields(fields, text)
 

@@ -31,8 +31,8 @@ from collperf.errors import UsageError
 from collperf.topology import dgx1v, Topology
 
 PRESETS = ("dgx1v-like",)
-NV1_RATE = "100mbit"          # dgx1v-like: one NVLink on the box
-_MAX_VERTICES = 250            # addresses 10.B.0.1 .. 10.B.0.250
+NV1_RATE = "100mbit"  # dgx1v-like: one NVLink on the box
+_MAX_VERTICES = 250  # addresses 10.B.0.1 .. 10.B.0.250
 
 
 @dataclass(frozen=True)
@@ -50,12 +50,12 @@ class LinkPlan:
 
 @dataclass
 class Plan:
-    name: str                          # the testbed's name (namespaces cptb-NAME-...)
-    topology: Topology                 # with an explicit route for every pair of ranks
-    namespace: dict                    # vertex -> namespace
-    address: dict                      # vertex -> its /32 address
+    name: str  # the testbed's name (namespaces cptb-NAME-...)
+    topology: Topology  # with an explicit route for every pair of ranks
+    namespace: dict  # vertex -> namespace
+    address: dict  # vertex -> its /32 address
     links: list[LinkPlan]
-    next_hop: dict                     # vertex -> {destination vertex: (next vertex, device)}
+    next_hop: dict  # vertex -> {destination vertex: (next vertex, device)}
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -111,7 +111,9 @@ def plan(topo: Topology, name: str) -> Plan:
     ns = namespace_names(topo, name)
     vertices = sorted(ns, key=_sort_key)
     if len(vertices) > _MAX_VERTICES:
-        raise UsageError(f"topology {topo.name!r} has {len(vertices)} vertices; a testbed holds at most {_MAX_VERTICES}")
+        raise UsageError(
+            f"topology {topo.name!r} has {len(vertices)} vertices; a testbed holds at most {_MAX_VERTICES}"
+        )
     ns = {v: ns[v] for v in vertices}
     index = {v: i for i, v in enumerate(vertices)}
     routed = with_routes(topo)
@@ -124,7 +126,7 @@ def plan(topo: Topology, name: str) -> Plan:
         dev[(u, v)], dev[(v, u)] = f"l{index[v]}", f"l{index[u]}"
         links.append(LinkPlan(u, v, dev[(u, v)], dev[(v, u)], rate, attrs.get("latency_s", 0.0), attrs.get("name", "")))
     next_hop: dict = {v: {} for v in vertices}
-    owner: dict = {}                       # (vertex, destination) -> the route that set it
+    owner: dict = {}  # (vertex, destination) -> the route that set it
     for (s, d), path in sorted(routed.routes.items()):
         for here, after in zip(path[:-1], path[1:]):
             have = next_hop[here].get(d)
@@ -132,11 +134,12 @@ def plan(topo: Topology, name: str) -> Plan:
                 raise UsageError(
                     f"topology {topo.name!r}: the routes {owner[(here, d)][0]}->{d} ({_fmt(owner[(here, d)][1])}) and "
                     f"{s}->{d} ({_fmt(path)}) leave {here} for {d} by different links ({have[0]} and {after}); a "
-                    "testbed routes by destination only: give routes that agree where they meet, or drop them")
+                    "testbed routes by destination only: give routes that agree where they meet, or drop them"
+                )
             next_hop[here][d] = (after, dev[(here, after)])
             owner.setdefault((here, d), (s, path))
     for u, v in list(dev):
-        next_hop[u].setdefault(v, (v, dev[(u, v)]))          # every neighbour directly, unless routed
+        next_hop[u].setdefault(v, (v, dev[(u, v)]))  # every neighbour directly, unless routed
     notes = []
     unshaped = [f"{link.a}-{link.b}" for link in links if link.rate_Bps == float("inf")]
     if unshaped:
@@ -152,12 +155,14 @@ def _fmt(path) -> str:
 
 # --- presets --------------------------------------------------------------------------------------
 
+
 def dgx1v_like(nv1_rate: str = NV1_RATE) -> Topology:
     """topology.dgx1v scaled so that one NVLink is `nv1_rate`, latencies left to the network stack, and
     GPU pairs without an NVLink routed through the PCIe switches and CPUs (QPI between the CPUs)."""
-    import networkx as nx       # networkx where it is used: the testbed's other plans do not need it
+    import networkx as nx  # networkx where it is used: the testbed's other plans do not need it
+
     base = dgx1v()
-    scale = units.parse_bandwidth(nv1_rate) / 25e9          # topology._NV: one NVLink2, per direction
+    scale = units.parse_bandwidth(nv1_rate) / 25e9  # topology._NV: one NVLink2, per direction
     g = nx.Graph()
     for u, v, attrs in base.graph.edges(data=True):
         g.add_edge(u, v, latency_s=0.0, bandwidth_Bps=attrs["bandwidth_Bps"] * scale, name=attrs["name"])
@@ -178,5 +183,7 @@ def parse(spec: str) -> Topology:
     try:
         return topologies.parse(text)
     except UsageError as e:
-        raise UsageError(f"testbed topology {spec!r}: {e}; expected dgx1v-like or a topology .json file "
-                         "(rates the box can shape, e.g. \"100mbit\")") from None
+        raise UsageError(
+            f"testbed topology {spec!r}: {e}; expected dgx1v-like or a topology .json file "
+            '(rates the box can shape, e.g. "100mbit")'
+        ) from None

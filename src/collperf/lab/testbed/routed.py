@@ -64,9 +64,11 @@ class TopologyTestbed:
 
     def describe(self) -> str:
         rates = sorted({units.format_bandwidth(link.rate_Bps) for link in self.plan.links})
-        return (f"testbed {self.name}: topology {self.topology.name} ({len(self.plan.namespace)} namespaces, "
-                f"{len(self.plan.links)} point-to-point links at {', '.join(rates)}), ranks on hosts "
-                f"{','.join(map(str, self.group))} x {self.ranks_per_host}")
+        return (
+            f"testbed {self.name}: topology {self.topology.name} ({len(self.plan.namespace)} namespaces, "
+            f"{len(self.plan.links)} point-to-point links at {', '.join(rates)}), ranks on hosts "
+            f"{','.join(map(str, self.group))} x {self.ranks_per_host}"
+        )
 
     # the Testbed protocol's capabilities: each link measured, the simulator on the testbed's own topology ---
     def calibrate(self, timeout_s: float = 300.0, on_link=None) -> dict:
@@ -86,13 +88,15 @@ class TopologyTestbed:
 
     def validation_grid(self, sizes, iters: int, timeout_s: float, profile=None, on_step=None) -> tuple[str, list]:
         """The simulator on the testbed's own topology predicts, in both modes: a profile is not needed."""
-        return (f"{self.describe()} (simulated on its topology, events and rounds modes)",
-                routed_runs.validate(self, sizes, iters=iters, timeout_s=timeout_s, on_step=on_step))
+        return (
+            f"{self.describe()} (simulated on its topology, events and rounds modes)",
+            routed_runs.validate(self, sizes, iters=iters, timeout_s=timeout_s, on_step=on_step),
+        )
 
     # life cycle -------------------------------------------------------------------------------------
     def up(self) -> "TopologyTestbed":
         T.check_supported()
-        T.take(self.name)   # refused while another live run holds the name
+        T.take(self.name)  # refused while another live run holds the name
         try:
             self._build()
         except BaseException:
@@ -116,9 +120,11 @@ class TopologyTestbed:
         root = []
         for k, link in enumerate(p.links):
             a, b = f"{T.PREFIX}{self.name}a{k}", f"{T.PREFIX}{self.name}b{k}"
-            root += [f"link add {a} type veth peer name {b}",
-                     f"link set {a} netns {p.namespace[link.a]} name {link.dev_a}",
-                     f"link set {b} netns {p.namespace[link.b]} name {link.dev_b}"]
+            root += [
+                f"link add {a} type veth peer name {b}",
+                f"link set {a} netns {p.namespace[link.a]} name {link.dev_a}",
+                f"link set {b} netns {p.namespace[link.b]} name {link.dev_b}",
+            ]
         _batch(["ip", "-batch", "-"], root)
         devices = {v: [] for v in p.namespace}
         for link in p.links:
@@ -126,18 +132,34 @@ class TopologyTestbed:
             devices[link.b].append((link.dev_b, link.rate_Bps))
         for v, ns in p.namespace.items():
             me = p.address[v]
-            lines = ["link set lo up", f"link add {IFNAME} type bridge", f"link set {IFNAME} up",
-                     f"addr add {me}/32 dev {IFNAME}"]
+            lines = [
+                "link set lo up",
+                f"link add {IFNAME} type bridge",
+                f"link set {IFNAME} up",
+                f"addr add {me}/32 dev {IFNAME}",
+            ]
             lines += [f"link set {dev} up" for dev, _ in devices[v]]
             # the next hop is the neighbour's own /32, reached on the link itself (onlink: no subnet)
-            lines += [f"route add {p.address[dst]}/32 via {p.address[nxt]} dev {dev} onlink src {me}"
-                      for dst, (nxt, dev) in sorted(p.next_hop[v].items(), key=lambda kv: p.address[kv[0]])]
+            lines += [
+                f"route add {p.address[dst]}/32 via {p.address[nxt]} dev {dev} onlink src {me}"
+                for dst, (nxt, dev) in sorted(p.next_hop[v].items(), key=lambda kv: p.address[kv[0]])
+            ]
             _batch(["ip", "-n", ns, "-batch", "-"], lines)
             # forwarding hosts; no reverse-path filter (a route's way back may differ from its way out); a
             # collective's idle connections keep their window (lab/testbed/switch.py)
-            T._run("ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1",
-                   "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0",
-                   "net.ipv4.tcp_slow_start_after_idle=0")
+            T._run(
+                "ip",
+                "netns",
+                "exec",
+                ns,
+                "sysctl",
+                "-q",
+                "-w",
+                "net.ipv4.ip_forward=1",
+                "net.ipv4.conf.all.rp_filter=0",
+                "net.ipv4.conf.default.rp_filter=0",
+                "net.ipv4.tcp_slow_start_after_idle=0",
+            )
             shaping = [line for dev, rate in devices[v] if rate != float("inf") for line in T.shape_commands(dev, rate)]
             if shaping:
                 _batch(["ip", "netns", "exec", ns, "tc", "-batch", "-"], shaping)
@@ -155,13 +177,16 @@ def parse_fields(fields: dict, text: str) -> TopologyTestbed:
     """topology=dgx1v-like|FILE.json[,group=0+1+4][,ranks-per-host=1][,name=tb0] (fields already split)."""
     unknown = set(fields) - {"topology", "group", "ranks_per_host", "name"}
     if unknown:
-        raise UsageError(f"testbed spec {text!r}: unknown field(s) {', '.join(sorted(unknown))}; expected "
-                         "topology=dgx1v-like|FILE.json[,group=0+1+4][,ranks-per-host=1][,name=tb0]")
+        raise UsageError(
+            f"testbed spec {text!r}: unknown field(s) {', '.join(sorted(unknown))}; expected "
+            "topology=dgx1v-like|FILE.json[,group=0+1+4][,ranks-per-host=1][,name=tb0]"
+        )
     group = fields.get("group")
     try:
         hosts = None if not group else [int(h) for h in group.replace("/", "+").split("+")]
         rph = int(fields.get("ranks_per_host", 1))
     except ValueError:
-        raise UsageError(f"testbed spec {text!r}: group is hosts joined by '+' (e.g. group=0+1+4) and ranks-per-host "
-                         "a whole number") from None
+        raise UsageError(
+            f"testbed spec {text!r}: group is hosts joined by '+' (e.g. group=0+1+4) and ranks-per-host a whole number"
+        ) from None
     return TopologyTestbed(fields["topology"], hosts, rph, fields.get("name", "tb0"))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from collperf.blink.runs import SEGMENTS      # packed trees: segments pipelined down each tree
+from collperf.blink.runs import SEGMENTS  # packed trees: segments pipelined down each tree
 from collperf.blink import runs as blink_runs
 from collperf.blink.algorithms import BLINK
 from collperf.blink.routed_packing import pack_on_routes
@@ -35,20 +35,25 @@ BLINK_COLLECTIVES = ("broadcast", "allgather")
 
 def _one_rank_per_host(bed, what: str) -> None:
     if bed.ranks_per_host != 1:
-        raise UsageError(f"{what} on a topology testbed places one rank per host: drop ranks-per-host="
-                         f"{bed.ranks_per_host}")
+        raise UsageError(
+            f"{what} on a topology testbed places one rank per host: drop ranks-per-host={bed.ranks_per_host}"
+        )
 
 
 def _blink_roots(bed, collective: str, root: int) -> list:
     """The topology ranks that root the packed trees (one for broadcast, every rank for allgather), checked."""
     if collective not in BLINK_COLLECTIVES:
-        raise UsageError(f"-A blink on a topology testbed builds {' and '.join(BLINK_COLLECTIVES)} on the testbed's "
-                         f"routes; not {collective}")
+        raise UsageError(
+            f"-A blink on a topology testbed builds {' and '.join(BLINK_COLLECTIVES)} on the testbed's "
+            f"routes; not {collective}"
+        )
     _one_rank_per_host(bed, "-A blink")
     group = bed.group
     if collective == "broadcast" and not (isinstance(root, int) and 0 <= root < len(group)):
-        raise UsageError(f"--root {root}: the testbed's group has {len(group)} ranks (0..{len(group) - 1}): "
-                         f"give --root between 0 and {len(group) - 1}")
+        raise UsageError(
+            f"--root {root}: the testbed's group has {len(group)} ranks (0..{len(group) - 1}): "
+            f"give --root between 0 and {len(group) - 1}"
+        )
     return [group[root]] if collective == "broadcast" else group
 
 
@@ -61,9 +66,15 @@ def blink_schedule(bed, collective: str, root: int = 0, segments: int | None = N
     """The packed schedule the ranks run (segments None, not given, means SEGMENTS here): blink/runs.py's
     builder with the trees packed on the testbed's routes."""
     roots = _blink_roots(bed, collective, root)
-    s, _, _ = blink_runs.blink_schedule(bed.topology, bed.group, collective,
-                                        roots[0] if collective == "broadcast" else None, segments or SEGMENTS,
-                                        resolution=RESOLUTION[collective], packing=pack_on_routes)
+    s, _, _ = blink_runs.blink_schedule(
+        bed.topology,
+        bed.group,
+        collective,
+        roots[0] if collective == "broadcast" else None,
+        segments or SEGMENTS,
+        resolution=RESOLUTION[collective],
+        packing=pack_on_routes,
+    )
     return s
 
 
@@ -102,9 +113,9 @@ def predict_rows(results, bed, rows, prebuilt=None, mode: str = "events") -> Non
         return
     cfg = results.config
     cache: dict = {}
-    for i, r in enumerate(rows):   # rows are frozen: each is replaced in the list by its predicted copy
+    for i, r in enumerate(rows):  # rows are frozen: each is replaced in the list by its predicted copy
         r = Row.of(r)
-        algorithm, segments = r.ran_as()   # what auto ran at this size, with its segments (runtime/measure._Runner)
+        algorithm, segments = r.ran_as()  # what auto ran at this size, with its segments (runtime/measure._Runner)
         segments = segments or cfg["segments"]
         if is_runtime_only(algorithm):
             rows[i] = r.with_prediction(None)
@@ -120,13 +131,14 @@ def predict_rows(results, bed, rows, prebuilt=None, mode: str = "events") -> Non
 
 # --- per-link calibration -------------------------------------------------------------------------
 
+
 @dataclass
 class LinkMeasure:
     a: object
     b: object
     configured_Bps: float
-    measured_Bps: float          # a -> b, bulk TCP through the link's shaping
-    latency_s: float             # one-way, half a small round trip
+    measured_Bps: float  # a -> b, bulk TCP through the link's shaping
+    latency_s: float  # one-way, half a small round trip
 
 
 def calibrate_links(bed, size_bytes: int = 4 << 20, timeout_s: float = 120.0, on_link=None) -> list[LinkMeasure]:
@@ -193,6 +205,7 @@ def _measure_pair(bed, a, b, size_bytes: int, timeout_s: float) -> tuple[float, 
     import subprocess
     import sys
     import time
+
     link = f"calibrate: link ({a}, {b})"
     deadline = time.monotonic() + timeout_s
 
@@ -204,23 +217,34 @@ def _measure_pair(bed, a, b, size_bytes: int, timeout_s: float) -> tuple[float, 
         try:
             return wait()
         except subprocess.TimeoutExpired:
-            raise RunError(f"{link}: {who} ran past the timeout of {timeout_s:g} s: give a longer "
-                           "--timeout") from None
+            raise RunError(f"{link}: {who} ran past the timeout of {timeout_s:g} s: give a longer --timeout") from None
 
     addr = bed.address(b)
     args = [addr, str(size_bytes), repr(float(timeout_s))]
-    server = subprocess.Popen(["ip", "netns", "exec", bed.host(b), sys.executable, "-c", _SERVER, *args],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        ["ip", "netns", "exec", bed.host(b), sys.executable, "-c", _SERVER, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         # the receiver binds a free port (two calibrations, or a test on loopback, never collide) and names it
         ready = _ready(server, left()).split()
         if len(ready) != 2 or ready[0] != "ready":
             server.kill()
-            raise RunError(f"{link}: the receiver on {b} did not start within {timeout_s:g} s: "
-                           f"{_last_line(server.communicate(timeout=5)[1])}")
-        client = bounded(f"the sender on {a}", lambda: subprocess.run(
-            ["ip", "netns", "exec", bed.host(a), sys.executable, "-c", _CLIENT, *args, ready[1]],
-            capture_output=True, text=True, timeout=left()))
+            raise RunError(
+                f"{link}: the receiver on {b} did not start within {timeout_s:g} s: "
+                f"{_last_line(server.communicate(timeout=5)[1])}"
+            )
+        client = bounded(
+            f"the sender on {a}",
+            lambda: subprocess.run(
+                ["ip", "netns", "exec", bed.host(a), sys.executable, "-c", _CLIENT, *args, ready[1]],
+                capture_output=True,
+                text=True,
+                timeout=left(),
+            ),
+        )
         if client.returncode != 0:
             raise RunError(f"{link}: the sender on {a} failed: {_last_line(client.stderr)}")
         stdout, stderr = bounded(f"the receiver on {b}", lambda: server.communicate(timeout=left()))
@@ -229,11 +253,15 @@ def _measure_pair(bed, a, b, size_bytes: int, timeout_s: float) -> tuple[float, 
         try:
             rate, latency = float(_last_line(stdout)), float(client.stdout.strip())
         except ValueError:
-            raise RunError(f"{link}: unreadable measurement (receiver {_last_line(stdout)!r}, sender "
-                           f"{_last_line(client.stdout)!r})") from None
+            raise RunError(
+                f"{link}: unreadable measurement (receiver {_last_line(stdout)!r}, sender "
+                f"{_last_line(client.stdout)!r})"
+            ) from None
         if not math.isfinite(rate):
-            raise RunError(f"{link}: all {size_bytes} bytes were queued before the receiver's first read, so "
-                           "nothing was timed: calibrate with a larger size")
+            raise RunError(
+                f"{link}: all {size_bytes} bytes were queued before the receiver's first read, so "
+                "nothing was timed: calibrate with a larger size"
+            )
         return rate, latency
     finally:
         if server.poll() is None:
@@ -245,6 +273,7 @@ def _ready(process, timeout_s: float) -> str:
     """The process's first line of output, or '' if none comes within timeout_s (readline alone would wait
     forever on a receiver stuck before it prints)."""
     import selectors
+
     with selectors.DefaultSelector() as sel:
         sel.register(process.stdout, selectors.EVENT_READ)
         if not sel.select(timeout_s):
@@ -268,7 +297,7 @@ class TopologyValidationRow:
     events_s: float
 
     @property
-    def error(self) -> float:          # the events mode (congestion-aware) against the measurement
+    def error(self) -> float:  # the events mode (congestion-aware) against the measurement
         return (self.events_s - self.measured_s) / self.measured_s
 
     @property
@@ -280,32 +309,62 @@ class TopologyValidationRow:
         return [("events mode", self.error), ("rounds mode", self.rounds_error)]
 
 
-def validate(bed, sizes=("1M", "2M", "4M"), grid=None, iters: int = 3, segments: int = SEGMENTS,
-             timeout_s: float = 600.0, on_step=None) -> list[TopologyValidationRow]:
+def validate(
+    bed,
+    sizes=("1M", "2M", "4M"),
+    grid=None,
+    iters: int = 3,
+    segments: int = SEGMENTS,
+    timeout_s: float = 600.0,
+    on_step=None,
+) -> list[TopologyValidationRow]:
     """On an up topology testbed: run the grid, simulate each measured row in both modes on the bed's
     topology, and return measured beside predicted."""
     _one_rank_per_host(bed, "validate")
     rows = []
     for collective, algorithms in (grid or GRID).items():
-        usable = [a for a in algorithms if _is_blink(a) and collective in BLINK_COLLECTIVES or
-                  is_flat(a) and not get_algorithm(collective, a).unavailable(bed.ranks)]
+        usable = [
+            a
+            for a in algorithms
+            if _is_blink(a)
+            and collective in BLINK_COLLECTIVES
+            or is_flat(a)
+            and not get_algorithm(collective, a).unavailable(bed.ranks)
+        ]
         if not usable:
             continue
         # the slowest rank's time (nccl-tests -a 3): the simulator's time is when the last rank is done, and
         # ranks of a tree finish at different times (a mean over ranks would be below the makespan)
         if on_step is not None:
             on_step(f"measuring {collective}")
-        config = SweepSpec(collective=collective, algorithms=usable, iters=iters, warmup=1, in_place=False, segments=segments, average=3,
-                           progress=False, size_list=list(sizes))
+        config = SweepSpec(
+            collective=collective,
+            algorithms=usable,
+            iters=iters,
+            warmup=1,
+            in_place=False,
+            segments=segments,
+            average=3,
+            progress=False,
+            size_list=list(sizes),
+        )
         pre = schedules(bed, config)
         res = run(config, None, timeout_s, None, testbed=bed, schedules=pre or None)
         for r in res.rows:
             if not r.correct():
                 continue
             s = schedule_of(bed, collective, r.algorithm, 0, segments, pre.get((r.algorithm, r.size)))
-            rows.append(TopologyValidationRow(collective, r.algorithm, bed.ranks, r.size,
-                                              r.out_of_place.p50_us * 1e-6, simulated_s(bed, s, r.size, "rounds"),
-                                              simulated_s(bed, s, r.size, "events")))
+            rows.append(
+                TopologyValidationRow(
+                    collective,
+                    r.algorithm,
+                    bed.ranks,
+                    r.size,
+                    r.out_of_place.p50_us * 1e-6,
+                    simulated_s(bed, s, r.size, "rounds"),
+                    simulated_s(bed, s, r.size, "events"),
+                )
+            )
     return rows
 
 

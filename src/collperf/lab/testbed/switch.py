@@ -33,10 +33,10 @@ from collperf.lab.testbed import owners
 from collperf.runtime import owned
 from collperf.lab.validate import calibrated_grid
 
-PREFIX = "cptb"   # every namespace of every testbed starts with this
+PREFIX = "cptb"  # every namespace of every testbed starts with this
 
 
-QUEUE_S = 0.02   # the data queue of a shaped link holds this many seconds at the rate
+QUEUE_S = 0.02  # the data queue of a shaped link holds this many seconds at the rate
 
 
 class TestbedError(UsageError):
@@ -48,8 +48,10 @@ def check_supported() -> None:
     if platform.system() != "Linux":
         raise UsageError(f"the testbed needs Linux network namespaces; this is {platform.system()}")
     if os.geteuid() != 0:
-        raise UsageError("the testbed needs root (it creates network namespaces and shapes links with tc): "
-                         "run as root, e.g. in CI or a container")
+        raise UsageError(
+            "the testbed needs root (it creates network namespaces and shapes links with tc): "
+            "run as root, e.g. in CI or a container"
+        )
     for tool in ("ip", "tc"):
         if shutil.which(tool) is None:
             raise UsageError(f"the testbed needs `{tool}` from iproute2: install it (apt-get install iproute2)")
@@ -72,18 +74,24 @@ class Testbed:
     def __post_init__(self):
         # the flag and the spec field both, as either may be what the user typed (testbed up / --testbed)
         if isinstance(self.hosts, bool) or not isinstance(self.hosts, int) or not 1 <= self.hosts <= 64:
-            raise UsageError(f"hosts {self.hosts!r}: a testbed has at least 1 host and at most 64 (--hosts N, "
-                             "or hosts=N in --testbed)")
+            raise UsageError(
+                f"hosts {self.hosts!r}: a testbed has at least 1 host and at most 64 (--hosts N, "
+                "or hosts=N in --testbed)"
+            )
         if isinstance(self.ranks_per_host, bool) or not isinstance(self.ranks_per_host, int) or self.ranks_per_host < 1:
-            raise UsageError(f"ranks per host {self.ranks_per_host!r}: expected a whole number >= 1 "
-                             "(--ranks-per-host N, or ranks-per-host=N in --testbed)")
+            raise UsageError(
+                f"ranks per host {self.ranks_per_host!r}: expected a whole number >= 1 "
+                "(--ranks-per-host N, or ranks-per-host=N in --testbed)"
+            )
         if not re.fullmatch(r"[a-z0-9]{1,6}", self.name):
             raise UsageError(f"testbed name {self.name!r}: expected 1 to 6 lowercase letters or digits")
         try:
             self.rate_Bps = units.parse_bandwidth(self.rate)
         except UsageError:
-            raise UsageError(f"testbed rate {self.rate!r}: expected a rate with its unit, e.g. 200mbit or 1gbit "
-                             "(tc spelling) or 25MB/s (--rate R, or rate=R in --testbed)") from None
+            raise UsageError(
+                f"testbed rate {self.rate!r}: expected a rate with its unit, e.g. 200mbit or 1gbit "
+                "(tc spelling) or 25MB/s (--rate R, or rate=R in --testbed)"
+            ) from None
         if self.rate_Bps == float("inf") or self.rate_Bps <= 0:
             raise UsageError(f"testbed rate {self.rate!r}: must be finite and positive, e.g. 200mbit")
 
@@ -112,7 +120,7 @@ class Testbed:
     # life cycle -------------------------------------------------------------------------------
     def up(self) -> "Testbed":
         check_supported()
-        take(self.name)   # refused while another live run holds the name; what a dead one left is removed
+        take(self.name)  # refused while another live run holds the name; what a dead one left is removed
         try:
             _run("ip", "netns", "add", self.switch)
             _run("ip", "-n", self.switch, "link", "add", "br0", "type", "bridge")
@@ -121,8 +129,17 @@ class Testbed:
             for h in range(self.hosts):
                 ns, port = self.host(h), f"p{h}"
                 _run("ip", "netns", "add", ns)
-                _run("ip", "link", "add", f"{PREFIX}{self.name}x{h}", "type", "veth", "peer", "name",
-                     f"{PREFIX}{self.name}y{h}")
+                _run(
+                    "ip",
+                    "link",
+                    "add",
+                    f"{PREFIX}{self.name}x{h}",
+                    "type",
+                    "veth",
+                    "peer",
+                    "name",
+                    f"{PREFIX}{self.name}y{h}",
+                )
                 _run("ip", "link", "set", f"{PREFIX}{self.name}x{h}", "netns", ns, "name", "eth0")
                 _run("ip", "link", "set", f"{PREFIX}{self.name}y{h}", "netns", self.switch, "name", port)
                 _run("ip", "-n", ns, "addr", "add", f"{self.address(h)}/24", "dev", "eth0")
@@ -154,8 +171,10 @@ class Testbed:
         self.down()
 
     def describe(self) -> str:
-        return (f"testbed {self.name}: {self.hosts} hosts x {self.ranks_per_host} ranks, links shaped to "
-                f"{units.format_bandwidth(self.rate_Bps)} ({self.rate}) each way")
+        return (
+            f"testbed {self.name}: {self.hosts} hosts x {self.ranks_per_host} ranks, links shaped to "
+            f"{units.format_bandwidth(self.rate_Bps)} ({self.rate}) each way"
+        )
 
     # the Testbed protocol's capabilities (lab/testbed/__init__.py) ----------------------------------
     # one shaped link per host into one switch: no topology of its own, so the network a profile describes
@@ -168,13 +187,13 @@ class Testbed:
         return calibrate(None, self, timeout_s)
 
     def prebuilt_schedules(self, sweep) -> None:
-        return None      # every schedule run here is built from the rank count alone
+        return None  # every schedule run here is built from the rank count alone
 
     def predict_rows(self, results, rows, schedules=None) -> bool:
         return False
 
     def check_calibration(self) -> None:
-        check_ranks(None, self)     # a link is measured between two ranks
+        check_ranks(None, self)  # a link is measured between two ranks
 
     def validation_grid(self, sizes, iters: int, timeout_s: float, profile=None, on_step=None) -> tuple[str, list]:
         return calibrated_grid(self, None, sizes, iters, timeout_s, profile, on_step=on_step)
@@ -188,12 +207,14 @@ def shape_commands(dev: str, rate_Bps: float) -> list[str]:
     random, which no cost model predicts)."""
     rate, tenth = f"{int(rate_Bps * 8)}bit", f"{max(1, int(rate_Bps * 8 / 10))}bit"
     bulk = f"{max(1, int(rate_Bps * 8 * 9 / 10))}bit"
-    return [f"qdisc add dev {dev} root handle 1: htb default 20 r2q 1000",
-            f"class add dev {dev} parent 1: classid 1:1 htb rate {rate} ceil {rate}",
-            f"class add dev {dev} parent 1:1 classid 1:10 htb rate {tenth} ceil {rate} prio 0",
-            f"class add dev {dev} parent 1:1 classid 1:20 htb rate {bulk} ceil {rate} prio 1",
-            f"filter add dev {dev} parent 1: protocol ip prio 1 u32 match u16 0x0000 0xff80 at 2 flowid 1:10",
-            f"qdisc add dev {dev} parent 1:20 handle 20: bfifo limit {max(256 * 1024, int(rate_Bps * QUEUE_S))}"]
+    return [
+        f"qdisc add dev {dev} root handle 1: htb default 20 r2q 1000",
+        f"class add dev {dev} parent 1: classid 1:1 htb rate {rate} ceil {rate}",
+        f"class add dev {dev} parent 1:1 classid 1:10 htb rate {tenth} ceil {rate} prio 0",
+        f"class add dev {dev} parent 1:1 classid 1:20 htb rate {bulk} ceil {rate} prio 1",
+        f"filter add dev {dev} parent 1: protocol ip prio 1 u32 match u16 0x0000 0xff80 at 2 flowid 1:10",
+        f"qdisc add dev {dev} parent 1:20 handle 20: bfifo limit {max(256 * 1024, int(rate_Bps * QUEUE_S))}",
+    ]
 
 
 def namespaces(name: str | None = None) -> list[str]:
@@ -207,7 +228,7 @@ def namespaces(name: str | None = None) -> list[str]:
 
 def testbed_of(ns: str) -> str:
     """The testbed name of one of its namespaces (PREFIX-NAME-host)."""
-    return ns[len(PREFIX) + 1:].rsplit("-", 1)[0]
+    return ns[len(PREFIX) + 1 :].rsplit("-", 1)[0]
 
 
 def take(name: str) -> None:
@@ -215,8 +236,10 @@ def take(name: str) -> None:
     tear each other down); remove what a dead holder left; record this process as the holder."""
     who = owners.holder(name)
     if who is not None and not owners.mine(name):
-        raise TestbedError(f"testbed {name!r} is in use by {who}: give this run another name (name=tb1 in "
-                           "--testbed, or --name tb1), or wait for that one to end")
+        raise TestbedError(
+            f"testbed {name!r} is in use by {who}: give this run another name (name=tb1 in "
+            "--testbed, or --name tb1), or wait for that one to end"
+        )
     _remove(name)
     owners.claim(name)
     _remove_dead()
@@ -237,8 +260,9 @@ def down(name: str | None = None, everything: bool = False) -> list[str]:
     if name is not None:
         who = owners.holder(name)
         if who is not None and not everything and not owners.mine(name) and not who.startswith("`collperf testbed up`"):
-            raise TestbedError(f"testbed {name!r} is in use by {who}: taking it down would kill that run; "
-                               "pass --all to do it anyway")
+            raise TestbedError(
+                f"testbed {name!r} is in use by {who}: taking it down would kill that run; pass --all to do it anyway"
+            )
         removed = _remove(name)
         owners.release(name)
         return removed
@@ -247,7 +271,7 @@ def down(name: str | None = None, everything: bool = False) -> list[str]:
         if everything or owners.holder(bed) is None:
             removed += _remove(bed)
             owners.release(bed)
-    owned.sweep()   # and the temporary directories of launchers that were killed
+    owned.sweep()  # and the temporary directories of launchers that were killed
     return removed
 
 
@@ -290,11 +314,22 @@ def status(name: str | None = None) -> list[dict]:
     for ns in namespaces(name):
         addr = _run("ip", "-n", ns, "-4", "-o", "addr", "show", check=False).stdout
         devices = re.findall(r"^\d+: ([^:@]+)", _run("ip", "-n", ns, "-o", "link", check=False).stdout, re.M)
-        rates = [rate for dev in devices for rate in re.findall(
-            r"class htb 1:1 root rate (\S+)", _run("ip", "netns", "exec", ns, "tc", "class", "show", "dev", dev,
-                                                    check=False).stdout)]
-        out.append({"namespace": ns, "addresses": re.findall(r"inet (\S+)", addr), "shaping": rates,
-                    "processes": len(_run("ip", "netns", "pids", ns, check=False).stdout.split())})
+        rates = [
+            rate
+            for dev in devices
+            for rate in re.findall(
+                r"class htb 1:1 root rate (\S+)",
+                _run("ip", "netns", "exec", ns, "tc", "class", "show", "dev", dev, check=False).stdout,
+            )
+        ]
+        out.append(
+            {
+                "namespace": ns,
+                "addresses": re.findall(r"inet (\S+)", addr),
+                "shaping": rates,
+                "processes": len(_run("ip", "netns", "pids", ns, check=False).stdout.split()),
+            }
+        )
     return out
 
 
@@ -317,13 +352,16 @@ def parse_fields(fields: dict, text: str) -> Testbed:
     """The switch testbed of a description's fields (split_fields); `text` is the description, for errors."""
     unknown = set(fields) - {"hosts", "rate", "ranks_per_host", "name"}
     if unknown:
-        raise UsageError(f"testbed spec {text!r}: unknown field(s) {', '.join(sorted(unknown))}; expected "
-                         "hosts=4,rate=200mbit[,ranks-per-host=2][,name=tb0]")
+        raise UsageError(
+            f"testbed spec {text!r}: unknown field(s) {', '.join(sorted(unknown))}; expected "
+            "hosts=4,rate=200mbit[,ranks-per-host=2][,name=tb0]"
+        )
     counts = {}
     for key, default in (("hosts", 4), ("ranks_per_host", 1)):
         try:
             counts[key] = int(fields.get(key, default))
         except ValueError:
-            raise UsageError(f"testbed spec {text!r}: {key.replace('_', '-')}={fields[key]!r} is not a whole "
-                             "number") from None
+            raise UsageError(
+                f"testbed spec {text!r}: {key.replace('_', '-')}={fields[key]!r} is not a whole number"
+            ) from None
     return Testbed(counts["hosts"], fields.get("rate", "200mbit"), counts["ranks_per_host"], fields.get("name", "tb0"))

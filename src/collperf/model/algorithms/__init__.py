@@ -12,11 +12,32 @@ registry and so live outside it. Every module of this folder is imported here.
 """
 
 from collperf.model.algorithms import bruck, mesh, modes, recursive, ring, trees  # noqa: F401  (they register)
-from collperf.model.algorithms.base import (ALGORITHMS, ORDER, REGISTRY, Algorithm, Coefficients,
-                                            RegistrationError, algorithm, algorithms_for, check_complete,
-                                            get_algorithm, register)
+from collperf.model.algorithms.base import (
+    ALGORITHMS,
+    ORDER,
+    REGISTRY,
+    Algorithm,
+    Coefficients,
+    RegistrationError,
+    algorithm,
+    algorithms_for,
+    check_complete,
+    get_algorithm,
+    register,
+)
 
 check_complete()
 
-__all__ = ["ALGORITHMS", "ORDER", "REGISTRY", "Algorithm", "Coefficients", "RegistrationError", "algorithm",
-           "algorithms_for", "check_complete", "get_algorithm", "register"]
+__all__ = [
+    "ALGORITHMS",
+    "ORDER",
+    "REGISTRY",
+    "Algorithm",
+    "Coefficients",
+    "RegistrationError",
+    "algorithm",
+    "algorithms_for",
+    "check_complete",
+    "get_algorithm",
+    "register",
+]

@@ -26,7 +26,7 @@ from collperf.collectives import COLLECTIVES, get_collective
 from collperf.errors import UsageError, did_you_mean
 from collperf.model import trees as T
 
-if TYPE_CHECKING:     # the builders' results, named for the checker only
+if TYPE_CHECKING:  # the builders' results, named for the checker only
     from collperf.schedule.arrays import ArraySchedule
     from collperf.schedule.ir import Schedule
 
@@ -51,13 +51,13 @@ def _no_requirement(p: int) -> str | None:
 class Algorithm:
     collective: str
     name: str
-    formula: str                 # the cost in words, for `collperf algorithms`
-    source: str                  # paper / MPICH file / NCCL file the formula and schedule follow
+    formula: str  # the cost in words, for `collperf algorithms`
+    source: str  # paper / MPICH file / NCCL file the formula and schedule follow
     coefficients: Callable[[int], Coefficients] | None = None
     # pipelined algorithms: (p, k array) -> (a, b, c) arrays for k segments per tree/chain
     pipeline: Pipeline | None = None
     requires: Callable[[int], str | None] = _no_requirement
-    multiport: bool = False      # talks to several peers in one step (mesh, one-shot)
+    multiport: bool = False  # talks to several peers in one step (mesh, one-shot)
     # (p, segments) -> schedule.ir.Schedule on ranks 0..p-1, rooted at rank 0 where rooted
     builder: Callable[[int, int], Schedule] | None = None
     # optional: (p, segments) -> the same schedule built straight into the array form (schedule/arrays.py) by
@@ -101,16 +101,15 @@ ORDER: dict[str, tuple[str, ...]] = {
     "gather": ("binomial", "linear"),
     "allgather": ("ring", "recursive-doubling", "bruck", "mesh"),
     "reducescatter": ("ring", "recursive-halving", "pairwise", "mesh"),
-    "allreduce": ("ring", "recursive-doubling", "rhd", "reduce-broadcast", "double-binary-tree", "mesh",
-                  "one-shot"),
+    "allreduce": ("ring", "recursive-doubling", "rhd", "reduce-broadcast", "double-binary-tree", "mesh", "one-shot"),
     "alltoall": ("pairwise", "bruck", "mesh"),
     "sendrecv": ("ring",),
 }
 _RANK = {(c, name): i for i, (c, name) in enumerate((c, n) for c, names in ORDER.items() for n in names)}
 
 REGISTRY: dict[tuple[str, str], Algorithm] = {}
-MODE_NAMES: set[str] = set()        # the -A names that are modes (modes.py adds each): offered by a did-you-mean
-ALGORITHMS: list[Algorithm] = []     # every registered algorithm, in ORDER
+MODE_NAMES: set[str] = set()  # the -A names that are modes (modes.py adds each): offered by a did-you-mean
+ALGORITHMS: list[Algorithm] = []  # every registered algorithm, in ORDER
 
 
 def register(alg: Algorithm) -> Algorithm:
@@ -119,20 +118,25 @@ def register(alg: Algorithm) -> Algorithm:
     if key in REGISTRY:
         raise RegistrationError(f"algorithm {alg.collective} {alg.name} is registered twice")
     if key not in _RANK:
-        raise RegistrationError(f"algorithm {alg.collective} {alg.name} is not listed in "
-                                "model/algorithms/base.py ORDER: add it where it should be listed")
+        raise RegistrationError(
+            f"algorithm {alg.collective} {alg.name} is not listed in "
+            "model/algorithms/base.py ORDER: add it where it should be listed"
+        )
     REGISTRY[key] = alg
     ALGORITHMS.append(alg)
     ALGORITHMS.sort(key=lambda a: _RANK[(a.collective, a.name)])
     return alg
 
 
-def algorithm(collective: str, name: str, formula: str, source: str,
-              **closed_form: Any) -> Callable[[_Builder], _Builder]:
+def algorithm(
+    collective: str, name: str, formula: str, source: str, **closed_form: Any
+) -> Callable[[_Builder], _Builder]:
     """Decorator: register the decorated builder (p, segments=1) -> Schedule with its closed form."""
+
     def wrap(builder: _Builder) -> _Builder:
         register(Algorithm(collective, name, formula, source, builder=builder, **closed_form))
         return builder
+
     return wrap
 
 
@@ -161,6 +165,7 @@ def get_algorithm(collective: str, algorithm: str) -> Algorithm:
 # ---------------------------------------------------------------------------------------------
 # Coefficient helpers shared by the families. lg = ceil(log2 p) for trees; q = (p-1)/p.
 
+
 def lg(p: int) -> int:
     return T.ceil_log2(p)
 
@@ -180,11 +185,13 @@ def fold(p: int) -> int:
     return 1 if not T.is_pow2(p) else 0
 
 
-def const(a: float | Callable[[int], float], b: float | Callable[[int], float],
-          c: float | Callable[[int], float]) -> Callable[[int], Coefficients]:
+def const(
+    a: float | Callable[[int], float], b: float | Callable[[int], float], c: float | Callable[[int], float]
+) -> Callable[[int], Coefficients]:
     """Coefficients given as functions of p, or numbers."""
+
     def coefficients(p: int) -> Coefficients:
         fa, fb, fc = (float(x(p)) if callable(x) else float(x) for x in (a, b, c))
         return fa, fb, fc
-    return coefficients
 
+    return coefficients

@@ -33,16 +33,22 @@ def allgather_arrays(p: int, segments: int = 1) -> ArraySchedule:
     return make_arrays("allgather", "bruck", p, p, steps)
 
 
-@algorithm("allgather", "bruck", "ceil(lg p) alpha + (p-1)/p n beta (any p)",
-           "Bruck et al. 1997; " + MPICH + "allgather_intra_brucks.c", coefficients=const(lg, q, 0),
-           array_builder=allgather_arrays)
+@algorithm(
+    "allgather",
+    "bruck",
+    "ceil(lg p) alpha + (p-1)/p n beta (any p)",
+    "Bruck et al. 1997; " + MPICH + "allgather_intra_brucks.c",
+    coefficients=const(lg, q, 0),
+    array_builder=allgather_arrays,
+)
 def allgather(p: int, segments: int = 1) -> Schedule:
     # at distance 2^k, rank r sends the blocks it holds, r .. r + cnt - 1, to r - 2^k
     steps, distance = [], 1
     while distance < p:
         count = min(distance, p - distance)
-        steps.append(step(Transfer(r, (r - distance) % p, tuple((r + i) % p for i in range(count)), COPY)
-                          for r in range(p)))
+        steps.append(
+            step(Transfer(r, (r - distance) % p, tuple((r + i) % p for i in range(count)), COPY) for r in range(p))
+        )
         distance *= 2
     return make("allgather", "bruck", p, p, steps)
 
@@ -65,16 +71,28 @@ def alltoall_arrays(p: int, segments: int = 1) -> ArraySchedule:
         senders = x[starts]
         transfer = np.cumsum(np.r_[True, senders[1:] != senders[:-1]]) - 1
         rows_are_transfers = transfer[-1] + 1 == len(starts) if len(starts) else True
-        steps.append(array_step(senders, (senders + (1 << k)) % p, c[starts], c[stops - 1] + 1, False,
-                                None if rows_are_transfers else transfer))
+        steps.append(
+            array_step(
+                senders,
+                (senders + (1 << k)) % p,
+                c[starts],
+                c[stops - 1] + 1,
+                False,
+                None if rows_are_transfers else transfer,
+            )
+        )
         where[moving] = (where[moving] + (1 << k)) % p
     return make_arrays("alltoall", "bruck", p, p * p, steps, buffer_chunks=p)
 
 
-@algorithm("alltoall", "bruck", "ceil(lg p) alpha + (sum of popcounts below p)/p n beta; = lg p n/2 beta for pow2",
-           "Bruck et al. 1997; " + MPICH + "alltoall_intra_brucks.c",
-           coefficients=const(lg, lambda p: shapes.bruck_alltoall_blocks(p) / p, 0),
-           array_builder=alltoall_arrays)
+@algorithm(
+    "alltoall",
+    "bruck",
+    "ceil(lg p) alpha + (sum of popcounts below p)/p n beta; = lg p n/2 beta for pow2",
+    "Bruck et al. 1997; " + MPICH + "alltoall_intra_brucks.c",
+    coefficients=const(lg, lambda p: shapes.bruck_alltoall_blocks(p) / p, 0),
+    array_builder=alltoall_arrays,
+)
 def alltoall(p: int, segments: int = 1) -> Schedule:
     # block (s, d) moves by the bits of its displacement (d - s) mod p, lowest bit first
     where = {(s, d): s for s in range(p) for d in range(p)}
@@ -89,10 +107,13 @@ def alltoall(p: int, segments: int = 1) -> Schedule:
     return make("alltoall", "bruck", p, p * p, steps, buffer_chunks=p)
 
 
-@algorithm("broadcast", "scatter-allgather",
-           "2 ceil(lg p) alpha + 2 (p-1)/p n beta  (binomial scatter + Bruck allgather; van de Geijn)",
-           MPICH + "bcast_intra_scatter_recursive_doubling_allgather.c",
-           coefficients=const(lambda p: 2 * lg(p), lambda p: 2 * q(p), 0))
+@algorithm(
+    "broadcast",
+    "scatter-allgather",
+    "2 ceil(lg p) alpha + 2 (p-1)/p n beta  (binomial scatter + Bruck allgather; van de Geijn)",
+    MPICH + "bcast_intra_scatter_recursive_doubling_allgather.c",
+    coefficients=const(lambda p: 2 * lg(p), lambda p: 2 * q(p), 0),
+)
 def broadcast_scatter_allgather(p: int, segments: int = 1) -> Schedule:
     """van de Geijn: binomial scatter of p blocks, then a Bruck allgather of them."""
     scatter = scatter_binomial(p)

@@ -17,13 +17,13 @@ from collperf.model.algorithms.base import MODE_NAMES, RegistrationError
 @dataclass(frozen=True)
 class Mode:
     name: str
-    summary: str                          # one line for help texts
-    collectives: tuple[str, ...] | None = None   # None: every collective (further limits are the caller's)
-    two_level: bool = False               # flat phases composed on nodes x ranks per node
-    chooser: bool = False                 # stands for the registry's fastest algorithm per size
-    runtime_only: bool = False            # the backend's own collective: no schedule, no closed form
-    needs_topology: bool = False          # a schedule placed on a topology before the ranks start
-    hybrid: bool = False                  # splits the data between two link kinds (Blink equation 8)
+    summary: str  # one line for help texts
+    collectives: tuple[str, ...] | None = None  # None: every collective (further limits are the caller's)
+    two_level: bool = False  # flat phases composed on nodes x ranks per node
+    chooser: bool = False  # stands for the registry's fastest algorithm per size
+    runtime_only: bool = False  # the backend's own collective: no schedule, no closed form
+    needs_topology: bool = False  # a schedule placed on a topology before the ranks start
+    hybrid: bool = False  # splits the data between two link kinds (Blink equation 8)
 
     def __post_init__(self) -> None:
         if not self.name or self.name != self.name.strip().lower():
@@ -90,7 +90,12 @@ def topology_collectives() -> dict[str, tuple[str, ...]]:
     return {m.name: m.collectives or () for m in MODES.values() if m.needs_topology}
 
 
-HIERARCHICAL = register_mode(Mode("hierarchical", "two levels: an intra-node and an inter-node phase per step of "
-                                                  "model/hierarchy.PLANS", two_level=True))
+HIERARCHICAL = register_mode(
+    Mode(
+        "hierarchical",
+        "two levels: an intra-node and an inter-node phase per step of model/hierarchy.PLANS",
+        two_level=True,
+    )
+)
 AUTO = register_mode(Mode("auto", "per size the model's fastest algorithm for the network", chooser=True))
 BUILTIN = register_mode(Mode("builtin", "the backend's own collective (torch.distributed)", runtime_only=True))

@@ -71,6 +71,7 @@ def _fold_out(fold: shapes.Fold, chunks_of: Callable[[int], Sequence[int]]) -> S
 # Array forms: each is the schedule of its tuple twin below (same steps, transfers, chunks, in order),
 # built in numpy as schedule/arrays.py steps; tests/test_simulate_arrays.py holds them to it.
 
+
 def _fold_arrays(p: int, keep: str = "odd") -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
     """model/trees.fold_plan as arrays: survivors (real rank of each virtual rank), gone, kept."""
     fold = shapes.fold_plan(p, keep)
@@ -86,8 +87,9 @@ def _fold_out_arrays(gone: np.ndarray, kept: np.ndarray, start: npt.ArrayLike, s
     return array_step(kept, gone, start, stop, False)
 
 
-def _halving_arrays(survivors: np.ndarray, pow2: int, first_chunk: Callable[[np.ndarray], np.ndarray],
-                    op_reduce: bool = True) -> list[ArrayStep | None]:
+def _halving_arrays(
+    survivors: np.ndarray, pow2: int, first_chunk: Callable[[np.ndarray], np.ndarray], op_reduce: bool = True
+) -> list[ArrayStep | None]:
     """Halving among the survivors (model/trees.halving_ranges in closed form): at mask m, v keeps
     [v // m * m, + m) of the virtual blocks and sends its partner's half to v ^ m."""
     v = np.arange(pow2)
@@ -99,7 +101,9 @@ def _halving_arrays(survivors: np.ndarray, pow2: int, first_chunk: Callable[[np.
     return steps
 
 
-def _doubling_arrays(survivors: np.ndarray, pow2: int, first_chunk: Callable[[np.ndarray], np.ndarray]) -> list[ArrayStep | None]:
+def _doubling_arrays(
+    survivors: np.ndarray, pow2: int, first_chunk: Callable[[np.ndarray], np.ndarray]
+) -> list[ArrayStep | None]:
     v = np.arange(pow2)
     steps, mask = [], 1
     while mask < pow2:
@@ -119,15 +123,22 @@ def allgather_recursive_doubling_arrays(p: int, segments: int = 1) -> ArraySched
     return make_arrays("allgather", "recursive-doubling", p, p, steps)
 
 
-@algorithm("allgather", "recursive-doubling", "lg p alpha + (p-1)/p n beta (power-of-two p)",
-           MPICH + "allgather_intra_recursive_doubling.c", coefficients=const(lg, q, 0), requires=needs_pow2,
-           array_builder=allgather_recursive_doubling_arrays)
+@algorithm(
+    "allgather",
+    "recursive-doubling",
+    "lg p alpha + (p-1)/p n beta (power-of-two p)",
+    MPICH + "allgather_intra_recursive_doubling.c",
+    coefficients=const(lg, q, 0),
+    requires=needs_pow2,
+    array_builder=allgather_recursive_doubling_arrays,
+)
 def allgather_recursive_doubling(p: int, segments: int = 1) -> Schedule:
     # power-of-two p: with mask m, rank r sends its aligned block of m blocks to r ^ m
     steps, mask = [], 1
     while mask < p:
-        steps.append(step(Transfer(r, r ^ mask, range(r & ~(mask - 1), (r & ~(mask - 1)) + mask), COPY)
-                          for r in range(p)))
+        steps.append(
+            step(Transfer(r, r ^ mask, range(r & ~(mask - 1), (r & ~(mask - 1)) + mask), COPY) for r in range(p))
+        )
         mask *= 2
     return make("allgather", "recursive-doubling", p, p, steps)
 
@@ -143,9 +154,14 @@ def allreduce_recursive_doubling_arrays(p: int, segments: int = 1) -> ArraySched
     return make_arrays("allreduce", "recursive-doubling", p, 1, steps)
 
 
-@algorithm("allreduce", "recursive-doubling", "lg p (alpha + n beta + n gamma) (+ fold-in if p != p')",
-           MPICH + "allreduce_intra_recursive_doubling.c", coefficients=_recursive_doubling_allreduce,
-           array_builder=allreduce_recursive_doubling_arrays)
+@algorithm(
+    "allreduce",
+    "recursive-doubling",
+    "lg p (alpha + n beta + n gamma) (+ fold-in if p != p')",
+    MPICH + "allreduce_intra_recursive_doubling.c",
+    coefficients=_recursive_doubling_allreduce,
+    array_builder=allreduce_recursive_doubling_arrays,
+)
 def allreduce_recursive_doubling(p: int, segments: int = 1) -> Schedule:
     fold = shapes.fold_plan(p, "odd")
     v2r = fold.survivors
@@ -158,18 +174,24 @@ def allreduce_recursive_doubling(p: int, segments: int = 1) -> Schedule:
     return make("allreduce", "recursive-doubling", p, 1, steps)
 
 
-def _halving_steps(fold: shapes.Fold, chunks_of_range: Callable[[int, int], Sequence[int]], op: str = REDUCE) -> list[Step]:
+def _halving_steps(
+    fold: shapes.Fold, chunks_of_range: Callable[[int, int], Sequence[int]], op: str = REDUCE
+) -> list[Step]:
     """Recursive halving among the survivors: v sends the chunks of the half it gives up to v ^ mask."""
     v2r = fold.survivors
-    return [step(Transfer(v2r[v], v2r[v ^ mask], chunks_of_range(*sent[v]), op) for v in range(fold.pow2))
-            for mask, _, sent in shapes.halving_ranges(fold.pow2)]
+    return [
+        step(Transfer(v2r[v], v2r[v ^ mask], chunks_of_range(*sent[v]), op) for v in range(fold.pow2))
+        for mask, _, sent in shapes.halving_ranges(fold.pow2)
+    ]
 
 
 def _doubling_steps(fold: shapes.Fold, chunks_of_range: Callable[[int, int], Sequence[int]]) -> list[Step]:
     """The mirror image of the halving: v sends the (now complete) half it kept back to v ^ mask."""
     v2r = fold.survivors
-    return [step(Transfer(v2r[v], v2r[v ^ mask], chunks_of_range(*kept[v]), COPY) for v in range(fold.pow2))
-            for mask, kept, _ in reversed(shapes.halving_ranges(fold.pow2))]
+    return [
+        step(Transfer(v2r[v], v2r[v ^ mask], chunks_of_range(*kept[v]), COPY) for v in range(fold.pow2))
+        for mask, kept, _ in reversed(shapes.halving_ranges(fold.pow2))
+    ]
 
 
 def reducescatter_recursive_halving_arrays(p: int, segments: int = 1) -> ArraySchedule:
@@ -181,20 +203,29 @@ def reducescatter_recursive_halving_arrays(p: int, segments: int = 1) -> ArraySc
     def first_chunk(v: np.ndarray) -> np.ndarray:
         return np.where(v < extra, 2 * v, v + extra)
 
-    steps = ([_fold_in_arrays(gone, kept, 0, p)] + _halving_arrays(v2r, pow2, first_chunk)
-             + [_fold_out_arrays(gone, kept, gone, gone + 1)])
+    steps = (
+        [_fold_in_arrays(gone, kept, 0, p)]
+        + _halving_arrays(v2r, pow2, first_chunk)
+        + [_fold_out_arrays(gone, kept, gone, gone + 1)]
+    )
     return make_arrays("reducescatter", "recursive-halving", p, p, steps)
 
 
-@algorithm("reducescatter", "recursive-halving", "lg p alpha + (p-1)/p n (beta + gamma) for pow2; fold-in otherwise",
-           MPICH + "reduce_scatter_intra_recursive_halving.c", coefficients=_recursive_halving_rs,
-           array_builder=reducescatter_recursive_halving_arrays)
+@algorithm(
+    "reducescatter",
+    "recursive-halving",
+    "lg p alpha + (p-1)/p n (beta + gamma) for pow2; fold-in otherwise",
+    MPICH + "reduce_scatter_intra_recursive_halving.c",
+    coefficients=_recursive_halving_rs,
+    array_builder=reducescatter_recursive_halving_arrays,
+)
 def reducescatter_recursive_halving(p: int, segments: int = 1) -> Schedule:
     # p chunks, block b final at rank b. Survivor v stands for its own block and, if it absorbed
     # a folded rank, that rank's block too; a virtual range [lo, hi) is the blocks of v in [lo, hi).
     fold = shapes.fold_plan(p, "odd")
-    blocks_of = [sorted([fold.survivors[v]] + [g for g, k in fold.folded if k == fold.survivors[v]])
-                 for v in range(fold.pow2)]
+    blocks_of = [
+        sorted([fold.survivors[v]] + [g for g, k in fold.folded if k == fold.survivors[v]]) for v in range(fold.pow2)
+    ]
 
     def chunks(lo: int, hi: int) -> Sequence[int]:
         return range(lo, hi) if not fold.extra else [b for v in range(lo, hi) for b in blocks_of[v]]
@@ -206,28 +237,43 @@ def reducescatter_recursive_halving(p: int, segments: int = 1) -> Schedule:
 def allreduce_rhd_arrays(p: int, segments: int = 1) -> ArraySchedule:
     pow2, v2r, gone, kept = _fold_arrays(p)
     same = lambda x: x
-    steps = ([_fold_in_arrays(gone, kept, 0, pow2)] + _halving_arrays(v2r, pow2, same)
-             + _doubling_arrays(v2r, pow2, same)
-             + [_fold_out_arrays(gone, kept, 0, pow2)])
+    steps = (
+        [_fold_in_arrays(gone, kept, 0, pow2)]
+        + _halving_arrays(v2r, pow2, same)
+        + _doubling_arrays(v2r, pow2, same)
+        + [_fold_out_arrays(gone, kept, 0, pow2)]
+    )
     return make_arrays("allreduce", "rhd", p, pow2, steps)
 
 
-@algorithm("allreduce", "rhd",
-           "2 lg p' alpha + 2 (p'-1)/p' n beta + (p'-1)/p' n gamma (+ 2 alpha + 2 n beta + n gamma if p != p')",
-           MPICH + "allreduce_intra_reduce_scatter_allgather.c (Rabenseifner)", coefficients=_rhd_allreduce,
-           array_builder=allreduce_rhd_arrays)
+@algorithm(
+    "allreduce",
+    "rhd",
+    "2 lg p' alpha + 2 (p'-1)/p' n beta + (p'-1)/p' n gamma (+ 2 alpha + 2 n beta + n gamma if p != p')",
+    MPICH + "allreduce_intra_reduce_scatter_allgather.c (Rabenseifner)",
+    coefficients=_rhd_allreduce,
+    array_builder=allreduce_rhd_arrays,
+)
 def allreduce_rhd(p: int, segments: int = 1) -> Schedule:
     # Rabenseifner on p' chunks: fold in, halving reduce-scatter, doubling allgather, fold out
     fold = shapes.fold_plan(p, "odd")
     whole = range(fold.pow2)
-    steps = ([_fold_in(fold, whole)] + _halving_steps(fold, range) + _doubling_steps(fold, range)
-             + [_fold_out(fold, lambda r: whole)])
+    steps = (
+        [_fold_in(fold, whole)]
+        + _halving_steps(fold, range)
+        + _doubling_steps(fold, range)
+        + [_fold_out(fold, lambda r: whole)]
+    )
     return make("allreduce", "rhd", p, fold.pow2, steps)
 
 
-@algorithm("reduce", "rhd",
-           "2 lg p' alpha + 2 (p'-1)/p' n beta + (p'-1)/p' n gamma (+ alpha + n beta + n gamma fold-in if p != p')",
-           MPICH + "reduce_intra_reduce_scatter_gather.c (Rabenseifner)", coefficients=_rhd_reduce)
+@algorithm(
+    "reduce",
+    "rhd",
+    "2 lg p' alpha + 2 (p'-1)/p' n beta + (p'-1)/p' n gamma (+ alpha + n beta + n gamma fold-in if p != p')",
+    MPICH + "reduce_intra_reduce_scatter_gather.c (Rabenseifner)",
+    coefficients=_rhd_reduce,
+)
 def reduce_rhd(p: int, segments: int = 1) -> Schedule:
     # MPICH reduce_intra_reduce_scatter_gather: odd ranks fold into their left neighbour (so rank 0
     # survives), halving reduce-scatter, then a binomial gather of the reduced chunks to rank 0
@@ -236,7 +282,8 @@ def reduce_rhd(p: int, segments: int = 1) -> Schedule:
     steps = [_fold_in(fold, range(fold.pow2))] + _halving_steps(fold, range)
     mask = 1
     while mask < fold.pow2:
-        steps.append(step(Transfer(v2r[v], v2r[v - mask], range(v, v + mask), COPY)
-                          for v in range(mask, fold.pow2, 2 * mask)))
+        steps.append(
+            step(Transfer(v2r[v], v2r[v - mask], range(v, v + mask), COPY) for v in range(mask, fold.pow2, 2 * mask))
+        )
         mask *= 2
     return make("reduce", "rhd", p, fold.pow2, steps)

@@ -16,9 +16,14 @@ def allgather_arrays(p: int, segments: int = 1) -> ArraySchedule:
     return make_arrays("allgather", "ring", p, p, [run])
 
 
-@algorithm("allgather", "ring", "(p-1) alpha + (p-1)/p n beta", MPICH + "allgather_intra_ring.c; " + CHAN,
-           coefficients=const(lambda p: p - 1, q, 0),
-           array_builder=allgather_arrays)
+@algorithm(
+    "allgather",
+    "ring",
+    "(p-1) alpha + (p-1)/p n beta",
+    MPICH + "allgather_intra_ring.c; " + CHAN,
+    coefficients=const(lambda p: p - 1, q, 0),
+    array_builder=allgather_arrays,
+)
 def allgather(p: int, segments: int = 1) -> Schedule:
     # step s: rank r forwards block (r - s) to r + 1
     steps = [step(Transfer(r, (r + 1) % p, ((r - s) % p,), COPY) for r in range(p)) for s in range(p - 1)]
@@ -32,9 +37,14 @@ def reducescatter_arrays(p: int, segments: int = 1) -> ArraySchedule:
     return make_arrays("reducescatter", "ring", p, p, [run])
 
 
-@algorithm("reducescatter", "ring", "(p-1) alpha + (p-1)/p n beta + (p-1)/p n gamma", CHAN + " (bucket); NCCL ring",
-           coefficients=const(lambda p: p - 1, q, q),
-           array_builder=reducescatter_arrays)
+@algorithm(
+    "reducescatter",
+    "ring",
+    "(p-1) alpha + (p-1)/p n beta + (p-1)/p n gamma",
+    CHAN + " (bucket); NCCL ring",
+    coefficients=const(lambda p: p - 1, q, q),
+    array_builder=reducescatter_arrays,
+)
 def reducescatter(p: int, segments: int = 1) -> Schedule:
     # step s: rank r reduces block (r - s - 1) into r + 1; block b starts at b + 1 and, summing
     # as it goes round, arrives complete at its owner b after p - 1 steps
@@ -46,23 +56,33 @@ def allreduce_arrays(p: int, segments: int = 1) -> ArraySchedule:
     return concat_arrays(reducescatter_arrays(p), allgather_arrays(p), "allreduce", "ring")
 
 
-@algorithm("allreduce", "ring", "2(p-1) alpha + 2 (p-1)/p n beta + (p-1)/p n gamma",
-           CHAN + "; Patarasuk & Yuan 2009; NCCL ring",
-           coefficients=const(lambda p: 2 * (p - 1), lambda p: 2 * q(p), q),
-           array_builder=allreduce_arrays)
+@algorithm(
+    "allreduce",
+    "ring",
+    "2(p-1) alpha + 2 (p-1)/p n beta + (p-1)/p n gamma",
+    CHAN + "; Patarasuk & Yuan 2009; NCCL ring",
+    coefficients=const(lambda p: 2 * (p - 1), lambda p: 2 * q(p), q),
+    array_builder=allreduce_arrays,
+)
 def allreduce(p: int, segments: int = 1) -> Schedule:
     return concat(reducescatter(p), allgather(p), "allreduce", "ring")
 
 
 def sendrecv_arrays(p: int, segments: int = 1) -> ArraySchedule:
     r = np.arange(p)
-    return make_arrays("sendrecv", "ring", p, p, [array_step(r, (r + 1) % p, r, r + 1, False)] if p > 1 else [],
-                       buffer_chunks=1)
+    return make_arrays(
+        "sendrecv", "ring", p, p, [array_step(r, (r + 1) % p, r, r + 1, False)] if p > 1 else [], buffer_chunks=1
+    )
 
 
-@algorithm("sendrecv", "ring", "alpha + n beta (each rank sends to its right neighbour)", "nccl-tests sendrecv_perf",
-           coefficients=const(1, 1, 0),
-           array_builder=sendrecv_arrays)
+@algorithm(
+    "sendrecv",
+    "ring",
+    "alpha + n beta (each rank sends to its right neighbour)",
+    "nccl-tests sendrecv_perf",
+    coefficients=const(1, 1, 0),
+    array_builder=sendrecv_arrays,
+)
 def sendrecv(p: int, segments: int = 1) -> Schedule:
     # one chunk per rank (its message), one buffer chunk: every rank sends to its right neighbour
     steps = [step(Transfer(r, (r + 1) % p, (r,), COPY) for r in range(p))] if p > 1 else []

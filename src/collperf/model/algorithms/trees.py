@@ -33,7 +33,7 @@ def _tree_pipeline(forest: Callable[[int], tuple[list[int], list[int]]], directi
     def coefficients(p: int, k: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         trees = forest(p)
         steps, port, reduced = shapes.tree_profile(trees, k)
-        segment = 1.0 / (len(trees) * np.asarray(k, dtype=float))   # of n
+        segment = 1.0 / (len(trees) * np.asarray(k, dtype=float))  # of n
         return directions * steps, directions * port * segment, (reduced * segment if reduces else 0 * steps)
 
     return coefficients
@@ -60,9 +60,14 @@ def broadcast_binomial_arrays(p: int, segments: int = 1) -> ArraySchedule:
     return make_arrays("broadcast", "binomial", p, 1, steps)
 
 
-@algorithm("broadcast", "binomial", "ceil(lg p) alpha + ceil(lg p) n beta", MPICH + "bcast_intra_binomial.c",
-           coefficients=_binomial(),
-           array_builder=broadcast_binomial_arrays)
+@algorithm(
+    "broadcast",
+    "binomial",
+    "ceil(lg p) alpha + ceil(lg p) n beta",
+    MPICH + "bcast_intra_binomial.c",
+    coefficients=_binomial(),
+    array_builder=broadcast_binomial_arrays,
+)
 def broadcast_binomial(p: int, segments: int = 1) -> Schedule:
     # step k: every rank that has the data (r < 2^k) sends it all to r + 2^k
     steps = []
@@ -77,9 +82,14 @@ def reduce_binomial_arrays(p: int, segments: int = 1) -> ArraySchedule:
     return reverse_arrays(broadcast_binomial_arrays(p), "reduce", "binomial", reduce=True)
 
 
-@algorithm("reduce", "binomial", "ceil(lg p) (alpha + n beta + n gamma)", MPICH + "reduce_intra_binomial.c",
-           coefficients=_binomial(1, 1, 1),
-           array_builder=reduce_binomial_arrays)
+@algorithm(
+    "reduce",
+    "binomial",
+    "ceil(lg p) (alpha + n beta + n gamma)",
+    MPICH + "reduce_intra_binomial.c",
+    coefficients=_binomial(1, 1, 1),
+    array_builder=reduce_binomial_arrays,
+)
 def reduce_binomial(p: int, segments: int = 1) -> Schedule:
     return reverse(broadcast_binomial(p), "reduce", "binomial", reduce=True)
 
@@ -88,28 +98,48 @@ def allreduce_reduce_broadcast_arrays(p: int, segments: int = 1) -> ArraySchedul
     return concat_arrays(reduce_binomial_arrays(p), broadcast_binomial_arrays(p), "allreduce", "reduce-broadcast")
 
 
-@algorithm("allreduce", "reduce-broadcast", "2 ceil(lg p) alpha + 2 ceil(lg p) n beta + ceil(lg p) n gamma",
-           "binomial reduce + binomial broadcast (MPICH rows composed)", coefficients=_binomial(2, 2, 1),
-           array_builder=allreduce_reduce_broadcast_arrays)
+@algorithm(
+    "allreduce",
+    "reduce-broadcast",
+    "2 ceil(lg p) alpha + 2 ceil(lg p) n beta + ceil(lg p) n gamma",
+    "binomial reduce + binomial broadcast (MPICH rows composed)",
+    coefficients=_binomial(2, 2, 1),
+    array_builder=allreduce_reduce_broadcast_arrays,
+)
 def allreduce_reduce_broadcast(p: int, segments: int = 1) -> Schedule:
     return concat(reduce_binomial(p), broadcast_binomial(p), "allreduce", "reduce-broadcast")
 
 
-@algorithm("scatter", "binomial", "ceil(lg p) alpha + (p-1)/p n beta", MPICH + "scatter_intra_binomial.c",
-           coefficients=const(lg, q, 0))
+@algorithm(
+    "scatter",
+    "binomial",
+    "ceil(lg p) alpha + (p-1)/p n beta",
+    MPICH + "scatter_intra_binomial.c",
+    coefficients=const(lg, q, 0),
+)
 def scatter_binomial(p: int, segments: int = 1) -> Schedule:
     # top-down: with mask m, each rank r holding blocks [r, r + 2m) hands [r + m, r + 2m) to r + m
     steps = []
     mask = 1 << max(0, shapes.ceil_log2(p) - 1)
     while mask >= 1 and p > 1:
-        steps.append(step(Transfer(r, r + mask, range(r + mask, min(r + 2 * mask, p)), COPY)
-                          for r in range(0, p, 2 * mask) if r + mask < p))
+        steps.append(
+            step(
+                Transfer(r, r + mask, range(r + mask, min(r + 2 * mask, p)), COPY)
+                for r in range(0, p, 2 * mask)
+                if r + mask < p
+            )
+        )
         mask //= 2
     return make("scatter", "binomial", p, p, steps)
 
 
-@algorithm("gather", "binomial", "ceil(lg p) alpha + (p-1)/p n beta", MPICH + "gather_intra_binomial.c",
-           coefficients=const(lg, q, 0))
+@algorithm(
+    "gather",
+    "binomial",
+    "ceil(lg p) alpha + (p-1)/p n beta",
+    MPICH + "gather_intra_binomial.c",
+    coefficients=const(lg, q, 0),
+)
 def gather_binomial(p: int, segments: int = 1) -> Schedule:
     return reverse(scatter_binomial(p), "gather", "binomial", reduce=False)
 
@@ -117,13 +147,18 @@ def gather_binomial(p: int, segments: int = 1) -> Schedule:
 # ---------------------------------------------------------------------------------------------
 # Pipelined chain and double binary tree
 
-@algorithm("broadcast", "chain", "(p-2+k)(alpha + n beta / k), k* = sqrt((p-2) n beta / alpha)",
-           "pipelined chain; Bar-Noy & Kipnis 1994 for the round bound", pipeline=_chain)
+
+@algorithm(
+    "broadcast",
+    "chain",
+    "(p-2+k)(alpha + n beta / k), k* = sqrt((p-2) n beta / alpha)",
+    "pipelined chain; Bar-Noy & Kipnis 1994 for the round bound",
+    pipeline=_chain,
+)
 def broadcast_chain(p: int, segments: int = 1) -> Schedule:
     # segment j leaves rank i at step i + j
     k = segments
-    steps = [step(Transfer(i, i + 1, (s - i,), COPY) for i in range(p - 1) if 0 <= s - i < k)
-             for s in range(p - 2 + k)]
+    steps = [step(Transfer(i, i + 1, (s - i,), COPY) for i in range(p - 1) if 0 <= s - i < k) for s in range(p - 2 + k)]
     return make("broadcast", "chain", p, k, steps, segments=k)
 
 
@@ -142,25 +177,37 @@ def _forest_broadcast(trees: Sequence[list[int]], segments: int, collective: str
     return make(collective, algorithm, p, len(trees) * k, [step(ts) for ts in by_step], segments=k)
 
 
-@algorithm("broadcast", "double-binary-tree",
-           "(k+H-1) alpha + (steps' busiest-port segments) n beta / 2k; -> n beta for large n",
-           "Sanders, Speck & Traeff 2009 two-tree; NCCL trees.cc double binary tree",
-           pipeline=_tree_pipeline(_rooted_dtree, 1, False))
+@algorithm(
+    "broadcast",
+    "double-binary-tree",
+    "(k+H-1) alpha + (steps' busiest-port segments) n beta / 2k; -> n beta for large n",
+    "Sanders, Speck & Traeff 2009 two-tree; NCCL trees.cc double binary tree",
+    pipeline=_tree_pipeline(_rooted_dtree, 1, False),
+)
 def broadcast_double_binary_tree(p: int, segments: int = 1) -> Schedule:
     if p == 1:
         return make("broadcast", "double-binary-tree", 1, 2 * segments, [])
     return _forest_broadcast(_rooted_dtree(p), segments, "broadcast", "double-binary-tree")
 
 
-@algorithm("reduce", "double-binary-tree", "time reversal of the double-binary-tree broadcast, plus reduction",
-           "Sanders, Speck & Traeff 2009 two-tree reduction", pipeline=_tree_pipeline(_rooted_dtree, 1, True))
+@algorithm(
+    "reduce",
+    "double-binary-tree",
+    "time reversal of the double-binary-tree broadcast, plus reduction",
+    "Sanders, Speck & Traeff 2009 two-tree reduction",
+    pipeline=_tree_pipeline(_rooted_dtree, 1, True),
+)
 def reduce_double_binary_tree(p: int, segments: int = 1) -> Schedule:
     return reverse(broadcast_double_binary_tree(p, segments), "reduce", "double-binary-tree", reduce=True)
 
 
-@algorithm("allreduce", "double-binary-tree",
-           "reduce up and broadcast down NCCL's two complementary trees, n/2 each, k segments; -> 2 n beta",
-           "NCCL trees.cc ncclGetDtree; Sanders et al. 2009", pipeline=_tree_pipeline(_dtree, 2, True))
+@algorithm(
+    "allreduce",
+    "double-binary-tree",
+    "reduce up and broadcast down NCCL's two complementary trees, n/2 each, k segments; -> 2 n beta",
+    "NCCL trees.cc ncclGetDtree; Sanders et al. 2009",
+    pipeline=_tree_pipeline(_dtree, 2, True),
+)
 def allreduce_double_binary_tree(p: int, segments: int = 1) -> Schedule:
     if p == 1:
         return make("allreduce", "double-binary-tree", 1, 2 * segments, [])

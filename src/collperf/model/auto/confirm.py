@@ -32,11 +32,11 @@ from collperf.model.auto.select import AutoChoice
 # on a loaded machine the fit itself was off by more than 4x (4 gloo ranks, allreduce: a fitted alpha of 9.4 ms
 # made mesh look 4x faster at 1 MiB, and it ran at 0.61x), so every pick of ours is timed
 DECISIVE_MARGIN = math.inf
-MEASURED_MARGIN = 1.10   # ours must measure >= 10 % faster to replace the built-in: a loaded machine's
-                         # medians of a few rounds move by that much between two runs of one call
-FIRST_ROUNDS = 7    # every close call: a clear win or a clear loss is decided here
-MORE_ROUNDS = 14    # an unclear one gets these too (21 in all): allgather on 2 gloo ranks at 4 MiB measured ring
-                    # 1.1x faster in 7 rounds and 0.91x in a sweep's 21
+MEASURED_MARGIN = 1.10  # ours must measure >= 10 % faster to replace the built-in: a loaded machine's
+# medians of a few rounds move by that much between two runs of one call
+FIRST_ROUNDS = 7  # every close call: a clear win or a clear loss is decided here
+MORE_ROUNDS = 14  # an unclear one gets these too (21 in all): allgather on 2 gloo ranks at 4 MiB measured ring
+# 1.1x faster in 7 rounds and 0.91x in a sweep's 21
 
 # measure(algorithm, segments, size_bytes, rounds) -> (our times in s, the built-in's in s), one pair per round
 Measure = Callable[[str, "int | None", int, int], "tuple[list[float], list[float]]"]
@@ -63,9 +63,15 @@ def timings(ours_s: Sequence[float], builtin_s: Sequence[float]) -> dict[str, fl
     """Two timed series, one pair per round (seconds): each median (ours_us, builtin_us), and ours / built-in
     per round (< 1: ours faster): its median (paired_ratio) and bounds (ratio_low, ratio_high;
     model/auto/paired_ratio.py) over `rounds`, the number of pairs."""
-    r = paired_ratio(ours_s, builtin_s)   # checks that the times are paired and positive
-    return {"ours_us": float(np.median(ours_s)) * 1e6, "builtin_us": float(np.median(builtin_s)) * 1e6,
-            "paired_ratio": r.median, "ratio_low": r.low, "ratio_high": r.high, "rounds": r.rounds}
+    r = paired_ratio(ours_s, builtin_s)  # checks that the times are paired and positive
+    return {
+        "ours_us": float(np.median(ours_s)) * 1e6,
+        "builtin_us": float(np.median(builtin_s)) * 1e6,
+        "paired_ratio": r.median,
+        "ratio_low": r.low,
+        "ratio_high": r.high,
+        "rounds": r.rounds,
+    }
 
 
 def verdict(seen: Mapping[str, Any]) -> str:
@@ -90,9 +96,13 @@ def timed(choice: AutoChoice, measure: Measure) -> dict[str, Any]:
     return seen
 
 
-def confirm(choices: list[AutoChoice], measure: Measure, cache: dict[tuple[object, ...], dict[str, Any]],
-            key: tuple[object, ...] = (),
-            decisive_margin: float = DECISIVE_MARGIN) -> list[AutoChoice]:
+def confirm(
+    choices: list[AutoChoice],
+    measure: Measure,
+    cache: dict[tuple[object, ...], dict[str, Any]],
+    key: tuple[object, ...] = (),
+    decisive_margin: float = DECISIVE_MARGIN,
+) -> list[AutoChoice]:
     """`choices` with every close call decided by `measure` (once per cache key; `key` names the group,
     collective and root). Ours runs only on the verdict "ours" (an unsure call after all rounds goes to the
     built-in); where the model could not tell the pick from its runner-up, both are timed against the built-in
@@ -105,8 +115,10 @@ def confirm(choices: list[AutoChoice], measure: Measure, cache: dict[tuple[objec
             out.append(c)
             continue
         tried = [(c.algorithm, c.segments, c.predicted_s)] + ([c.runner_up] if c.runner_up else [])
-        seen = [_timed_once(cache, (*key, octave(c.size_bytes), a, k), replace(c, algorithm=a, segments=k), measure)
-                for a, k, _ in tried]
+        seen = [
+            _timed_once(cache, (*key, octave(c.size_bytes), a, k), replace(c, algorithm=a, segments=k), measure)
+            for a, k, _ in tried
+        ]
         passed = [i for i, s in enumerate(seen) if verdict(s) == "ours"]
         i = min(passed, key=lambda j: seen[j]["paired_ratio"]) if passed else 0
         measured = dict(seen[i])
@@ -116,16 +128,26 @@ def confirm(choices: list[AutoChoice], measure: Measure, cache: dict[tuple[objec
         if passed:
             a, k, predicted_s = tried[i]
             others = [t for j, t in enumerate(tried) if j != i]
-            out.append(replace(c, algorithm=a, segments=k, predicted_s=predicted_s, decided_by="measured",
-                               measured=measured, runner_up=others[0] if others else None))
+            out.append(
+                replace(
+                    c,
+                    algorithm=a,
+                    segments=k,
+                    predicted_s=predicted_s,
+                    decided_by="measured",
+                    measured=measured,
+                    runner_up=others[0] if others else None,
+                )
+            )
         else:
-            assert c.builtin_s is not None      # needs_confirmation: only a priced built-in is timed against
+            assert c.builtin_s is not None  # needs_confirmation: only a priced built-in is timed against
             out.append(AutoChoice(c.size_bytes, BUILTIN, c.builtin_s, None, c.builtin_s, "measured", measured))
     return out
 
 
-def _timed_once(cache: dict[tuple[object, ...], dict[str, Any]], slot: tuple[object, ...], choice: AutoChoice,
-                measure: Measure) -> dict[str, Any]:
+def _timed_once(
+    cache: dict[tuple[object, ...], dict[str, Any]], slot: tuple[object, ...], choice: AutoChoice, measure: Measure
+) -> dict[str, Any]:
     if slot not in cache:
         cache[slot] = timed(choice, measure)
     return cache[slot]

@@ -35,8 +35,13 @@ class PairedRatio:
     confidence: float = CONFIDENCE
 
     def to_json(self) -> dict[str, float]:
-        return {"median": self.median, "low": self.low, "high": self.high, "rounds": self.rounds,
-                "confidence": self.confidence}
+        return {
+            "median": self.median,
+            "low": self.low,
+            "high": self.high,
+            "rounds": self.rounds,
+            "confidence": self.confidence,
+        }
 
 
 def bound_rank(rounds: int, confidence: float = CONFIDENCE) -> int:
@@ -44,12 +49,11 @@ def bound_rank(rounds: int, confidence: float = CONFIDENCE) -> int:
     `confidence`: the largest k with P(Binomial(n, 1/2) <= k - 1) <= (1 - confidence) / 2. 1 (the extremes)
     when n is too small for the confidence: the extremes are then all there is."""
     if rounds < 1:
-        raise UsageError(f"a paired ratio needs at least one round (got {rounds}): time each call at least "
-                         "once")
+        raise UsageError(f"a paired ratio needs at least one round (got {rounds}): time each call at least once")
     tail, k, below = (1 - confidence) / 2, 1, 0.0
     while k < (rounds + 1) // 2:
-        below += math.comb(rounds, k - 1) / 2 ** rounds   # P(B <= k - 1)
-        if below + math.comb(rounds, k) / 2 ** rounds > tail:
+        below += math.comb(rounds, k - 1) / 2**rounds  # P(B <= k - 1)
+        if below + math.comb(rounds, k) / 2**rounds > tail:
             break
         k += 1
     return k
@@ -59,12 +63,15 @@ def paired_ratio(a_s: npt.ArrayLike, b_s: npt.ArrayLike, confidence: float = CON
     """The median of a[i] / b[i] over the rounds i with its order-statistic bounds (both lists in seconds)."""
     a, b = _times(a_s, "a_s"), _times(b_s, "b_s")
     if a.size != b.size or a.size == 0:
-        raise UsageError(f"a paired ratio needs paired times: got {a.size} and {b.size} of them; give two "
-                         "equally long, non-empty lists of positive seconds, one pair per round")
+        raise UsageError(
+            f"a paired ratio needs paired times: got {a.size} and {b.size} of them; give two "
+            "equally long, non-empty lists of positive seconds, one pair per round"
+        )
     ratios = np.sort(a / b)
     k = bound_rank(ratios.size, confidence)
-    return PairedRatio(float(np.median(ratios)), float(ratios[k - 1]), float(ratios[ratios.size - k]), int(ratios.size),
-                       confidence)
+    return PairedRatio(
+        float(np.median(ratios)), float(ratios[k - 1]), float(ratios[ratios.size - k]), int(ratios.size), confidence
+    )
 
 
 def _times(times_s: object, name: str) -> np.ndarray:
@@ -72,13 +79,18 @@ def _times(times_s: object, name: str) -> np.ndarray:
     try:
         out = np.asarray(times_s, dtype=float)
     except (TypeError, ValueError):
-        raise UsageError(f"{name} {times_s!r:.60}: a paired ratio needs two equally long lists of positive "
-                         "seconds") from None
+        raise UsageError(
+            f"{name} {times_s!r:.60}: a paired ratio needs two equally long lists of positive seconds"
+        ) from None
     if out.ndim != 1:
-        raise UsageError(f"{name} has shape {out.shape}: a paired ratio needs two equally long (flat) lists of "
-                         "positive seconds, one per round")
+        raise UsageError(
+            f"{name} has shape {out.shape}: a paired ratio needs two equally long (flat) lists of "
+            "positive seconds, one per round"
+        )
     bad = np.flatnonzero(~(np.isfinite(out) & (out > 0)))
     if bad.size:
-        raise UsageError(f"{name}[{bad[0]}] = {float(out[bad[0]])!r} is not a positive number of seconds: a paired "
-                         "ratio needs two equally long lists of positive seconds")
+        raise UsageError(
+            f"{name}[{bad[0]}] = {float(out[bad[0]])!r} is not a positive number of seconds: a paired "
+            "ratio needs two equally long lists of positive seconds"
+        )
     return out

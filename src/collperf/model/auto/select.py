@@ -33,19 +33,25 @@ def best_algorithm(collective: str, sizes: npt.ArrayLike, network: Network, **op
 @dataclass(frozen=True)
 class BestRange:
     algorithm: str
-    from_bytes: float     # inclusive
-    to_bytes: float       # exclusive; inf for the last
+    from_bytes: float  # inclusive
+    to_bytes: float  # exclusive; inf for the last
 
 
 @dataclass(frozen=True)
 class Crossover:
-    size_bytes: float     # the smallest size at which `to` is best
+    size_bytes: float  # the smallest size at which `to` is best
     from_algorithm: str
     to_algorithm: str
 
 
-def crossovers(collective: str, network: Network, min_bytes: float = 1, max_bytes: float = 1 << 34,
-               points_per_octave: int = 16, **options: Any) -> tuple[list[Crossover], list[BestRange]]:
+def crossovers(
+    collective: str,
+    network: Network,
+    min_bytes: float = 1,
+    max_bytes: float = 1 << 34,
+    points_per_octave: int = 16,
+    **options: Any,
+) -> tuple[list[Crossover], list[BestRange]]:
     """Where the best algorithm changes between min_bytes and max_bytes.
 
     A geometric grid finds the changes; each is then bisected on the size (to 1 byte) between
@@ -94,15 +100,23 @@ class AutoChoice:
     runner_up: tuple[str, int | None, float] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"size": self.size_bytes, "algorithm": self.algorithm, "predicted_us": self.predicted_s * 1e6,
-               "segments": self.segments, "decided_by": self.decided_by}
+        out: dict[str, Any] = {
+            "size": self.size_bytes,
+            "algorithm": self.algorithm,
+            "predicted_us": self.predicted_s * 1e6,
+            "segments": self.segments,
+            "decided_by": self.decided_by,
+        }
         if self.builtin_s is not None:
             out["builtin_predicted_us"] = self.builtin_s * 1e6
         if self.measured is not None:
             out["measured"] = dict(self.measured)
         if self.runner_up is not None:
-            out["runner_up"] = {"algorithm": self.runner_up[0], "segments": self.runner_up[1],
-                                "predicted_us": self.runner_up[2] * 1e6}
+            out["runner_up"] = {
+                "algorithm": self.runner_up[0],
+                "segments": self.runner_up[1],
+                "predicted_us": self.runner_up[2] * 1e6,
+            }
         return out
 
 
@@ -117,20 +131,31 @@ def auto_algorithms(collective: str, network: Network, root: int = 0) -> list[st
     algorithms, and auto prices exactly those; a rooted one only from rank 0, its root)."""
     names = runnable_algorithms(collective, network.ranks)
     c = network.cluster
-    if c is not None and c.nodes > 1 and c.ranks_per_node > 1 and collective in PLANS and \
-            roots_at_zero(collective, root):
+    if (
+        c is not None
+        and c.nodes > 1
+        and c.ranks_per_node > 1
+        and collective in PLANS
+        and roots_at_zero(collective, root)
+    ):
         names.append(HIERARCHICAL)
     return names
 
 
-BUILTIN_MARGIN = 1.25   # ours predicted >= 1.25x faster than the built-in's fit, else the built-in runs
-TIE_MARGIN = 1.10       # ours within 10 % of the pick: a tie the model cannot break (on 4 testbed hosts it
-                        # priced alltoall's mesh and pairwise alike; pairwise measured 2-7 % faster)
+BUILTIN_MARGIN = 1.25  # ours predicted >= 1.25x faster than the built-in's fit, else the built-in runs
+TIE_MARGIN = 1.10  # ours within 10 % of the pick: a tie the model cannot break (on 4 testbed hosts it
+# priced alltoall's mesh and pairwise alike; pairwise measured 2-7 % faster)
 
 
-def auto_choices(collective: str, network: Network, sizes: Iterable[int], segments: int | None = None,
-                 root: int = 0, builtin: BuiltinFit | None = None, hosts: HostLinks | None = None
-                 ) -> list[AutoChoice]:
+def auto_choices(
+    collective: str,
+    network: Network,
+    sizes: Iterable[int],
+    segments: int | None = None,
+    root: int = 0,
+    builtin: BuiltinFit | None = None,
+    hosts: HostLinks | None = None,
+) -> list[AutoChoice]:
     """Per size, the model's best runnable algorithm on `network` (the rule of `best`: least predicted
     time, ties to the first registered). Pipelined algorithms get the model's best segment count unless
     `segments` fixes it. `hosts`: the flat schedules priced on shared host links (model/shared_links.py);
@@ -142,26 +167,42 @@ def auto_choices(collective: str, network: Network, sizes: Iterable[int], segmen
     if not names and builtin is None:
         raise UsageError(f"no algorithm of ours can run {collective} on {network.ranks} ranks: use builtin")
     phase = default_phase(collective)
-    costs, _ = candidates(collective, network, sizes, algorithm=names, segments=segments,
-                          intra_algorithm=phase, inter_algorithm=phase) if names else ([], {})
+    costs, _ = (
+        candidates(
+            collective, network, sizes, algorithm=names, segments=segments, intra_algorithm=phase, inter_algorithm=phase
+        )
+        if names
+        else ([], {})
+    )
     pairs = [(c.name, _on_hosts(collective, c, sizes, network, hosts, root)) for c in costs]
     if builtin is not None:
         # the built-in's time is measured, ours predicted: ours must be predicted BUILTIN_MARGIN times faster
         # to be run instead, so that a calibration's noise cannot make auto slower than doing nothing
-        pairs.append((BUILTIN, Cost(np.zeros(len(sizes)), builtin.time_s(sizes) / BUILTIN_MARGIN,
-                                    np.zeros(len(sizes)))))
+        pairs.append(
+            (BUILTIN, Cost(np.zeros(len(sizes)), builtin.time_s(sizes) / BUILTIN_MARGIN, np.zeros(len(sizes))))
+        )
     by_name = dict(pairs)
     cost, picked = lowest([c for _, c in pairs], [name for name, _ in pairs])
     if builtin is not None:
-        cost = Cost(np.where([is_runtime_only(name) for name in picked], builtin.time_s(sizes), cost.total_s), np.zeros(len(sizes)),
-                    np.zeros(len(sizes)))
+        cost = Cost(
+            np.where([is_runtime_only(name) for name in picked], builtin.time_s(sizes), cost.total_s),
+            np.zeros(len(sizes)),
+            np.zeros(len(sizes)),
+        )
     theirs = builtin.time_s(sizes) if builtin is not None else None
     out = []
     for i, size in enumerate(sizes):
         name = str(picked[i])
-        out.append(AutoChoice(size, name, float(cost.total_s[i]), _segments(by_name[name], i),
-                              float(theirs[i]) if theirs is not None else None,
-                              runner_up=_runner_up(pairs, name, i)))
+        out.append(
+            AutoChoice(
+                size,
+                name,
+                float(cost.total_s[i]),
+                _segments(by_name[name], i),
+                float(theirs[i]) if theirs is not None else None,
+                runner_up=_runner_up(pairs, name, i),
+            )
+        )
     return out
 
 
@@ -181,12 +222,13 @@ def _runner_up(pairs: list[tuple[str, Cost]], picked: str, i: int) -> tuple[str,
     return (name, _segments(c, i), time_s) if time_s <= TIE_MARGIN * best_s else None
 
 
-def _on_hosts(collective: str, candidate: AlgorithmCost, sizes: list[int], network: Network, hosts: HostLinks | None,
-              root: int) -> Cost:
+def _on_hosts(
+    collective: str, candidate: AlgorithmCost, sizes: list[int], network: Network, hosts: HostLinks | None, root: int
+) -> Cost:
     """A candidate's cost, repriced on shared host links where they are given (flat unpipelined schedules: the
     hierarchical composition prices each phase on its own link)."""
     if hosts is None or is_two_level(candidate.name) or candidate.cost.segments is not None:
-        return candidate.cost   # pipelined: thousands of steps at their best segment count; closed form kept
+        return candidate.cost  # pipelined: thousands of steps at their best segment count; closed form kept
     c = network.cluster
     intra = c.intra if c is not None else network.flat_link
     return host_priced(collective, candidate.name, sizes, candidate.cost.segments, intra, hosts, root)
@@ -194,7 +236,7 @@ def _on_hosts(collective: str, candidate: AlgorithmCost, sizes: list[int], netwo
 
 # --- what -A auto runs: the choices per size of a sweep, on a given network or a quick calibration's ---
 
-AUTO_CALIBRATION_BYTES = 4 << 20   # the quick calibration's ping-pong size: seconds on a 200 Mbit/s link
+AUTO_CALIBRATION_BYTES = 4 << 20  # the quick calibration's ping-pong size: seconds on a 200 Mbit/s link
 
 
 class Sweep(Protocol):
@@ -212,19 +254,20 @@ class Sweep(Protocol):
     def segments_given(self) -> bool: ...
 
 
-def choices_for(job: Sweep, network: Network, builtin: BuiltinFit | None = None,
-                hosts: HostLinks | None = None) -> list[dict[str, Any]]:
+def choices_for(
+    job: Sweep, network: Network, builtin: BuiltinFit | None = None, hosts: HostLinks | None = None
+) -> list[dict[str, Any]]:
     """auto's choice per size of the sweep on `network` (auto_choices), as JSON."""
     return [c.to_json() for c in choose_for(job, network, builtin, hosts)]
 
 
-def choose_for(job: Sweep, network: Network, builtin: BuiltinFit | None = None,
-               hosts: HostLinks | None = None) -> list[AutoChoice]:
+def choose_for(
+    job: Sweep, network: Network, builtin: BuiltinFit | None = None, hosts: HostLinks | None = None
+) -> list[AutoChoice]:
     """auto's choice per size of a bench job's sweep on `network` (auto_choices). `job`: runtime/job.py's
     BenchJob (its collective, sizes, root, segments and segments_given)."""
-    fixed = job.segments if job.segments_given else None   # --segments N fixes them
-    return auto_choices(job.collective, network, list(job.sizes), fixed, job.root,
-                        builtin, hosts)
+    fixed = job.segments if job.segments_given else None  # --segments N fixes them
+    return auto_choices(job.collective, network, list(job.sizes), fixed, job.root, builtin, hosts)
 
 
 def auto_network(raw: dict[str, Any], world: int, ranks_per_host: int) -> Network:

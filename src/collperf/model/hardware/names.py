@@ -16,7 +16,7 @@ from collperf.errors import UsageError, did_you_mean
 from collperf.model.hardware.gpus import GPUS
 from collperf.model.hardware.parts import GPU
 
-_MAX_NAME = 200     # a device name is a few dozen characters; longer text is not a name
+_MAX_NAME = 200  # a device name is a few dozen characters; longer text is not a name
 
 
 def normalize(text: str) -> str:
@@ -35,7 +35,7 @@ def _matches(name: str) -> tuple[tuple[int, GPU], ...]:
                 best = max(best, len(m.group(0)))
         if best:
             found.append((best, gpu))
-    return tuple(sorted(found, key=lambda f: -f[0]))   # cached: every table of a log names its GPU again
+    return tuple(sorted(found, key=lambda f: -f[0]))  # cached: every table of a log names its GPU again
 
 
 class AmbiguousGPU(UsageError):
@@ -52,8 +52,10 @@ def find_gpu(text: str) -> GPU | None:
         return None
     if len(found) > 1 and found[0][0] == found[1][0]:
         tied = [g.name for n, g in found if n == found[0][0]]
-        raise AmbiguousGPU(f"GPU name {str(text)!r} could mean {' or '.join(tied)}: give the form factor or memory "
-                         "(e.g. 'H100 SXM', 'A100 PCIe 80GB')")
+        raise AmbiguousGPU(
+            f"GPU name {str(text)!r} could mean {' or '.join(tied)}: give the form factor or memory "
+            "(e.g. 'H100 SXM', 'A100 PCIe 80GB')"
+        )
     return found[0][1]
 
 
@@ -62,7 +64,9 @@ def gpu_part(text: str) -> GPU:
     gpu = find_gpu(text)
     if gpu is None:
         hint = did_you_mean(text, [g.name for g in GPUS])
-        raise UsageError(f"GPU {str(text)!r} is not in the parts table: {hint}`collperf systems --gpus` lists the "
-                         "GPUs collperf knows; give the link and network by flags (--gpu-link-rate, --nic-rate) "
-                         "for a GPU it does not")
+        raise UsageError(
+            f"GPU {str(text)!r} is not in the parts table: {hint}`collperf systems --gpus` lists the "
+            "GPUs collperf knows; give the link and network by flags (--gpu-link-rate, --nic-rate) "
+            "for a GPU it does not"
+        )
     return gpu

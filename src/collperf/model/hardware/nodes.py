@@ -11,8 +11,16 @@ from __future__ import annotations
 from collperf.errors import UsageError
 
 
-def nodes_for(ranks: int | None, nodes: int | None, gpus_per_node: int, *, system: str,
-              ranks_said: str | None = None, nodes_said: str | None = None, escape: str = "") -> int:
+def nodes_for(
+    ranks: int | None,
+    nodes: int | None,
+    gpus_per_node: int,
+    *,
+    system: str,
+    ranks_said: str | None = None,
+    nodes_said: str | None = None,
+    escape: str = "",
+) -> int:
     """The node count `ranks` run on, on a system (`system`: how the user named it, e.g. '--cluster dgx-h100')
     whose nodes hold `gpus_per_node` GPUs; a UsageError naming the inputs as typed (`ranks_said`,
     `nodes_said`: '--ranks 12', '--nodes 2' by default) and the layouts that would work. `escape` ends a refusal
@@ -25,20 +33,26 @@ def nodes_for(ranks: int | None, nodes: int | None, gpus_per_node: int, *, syste
     if nodes is not None:
         nodes_said = nodes_said or f"--nodes {nodes}"
         if ranks % nodes:
-            raise UsageError(f"{ranks_said} does not split evenly over {nodes_said}: give {spread}, or a rank count "
-                             f"that is a multiple of {nodes}")
+            raise UsageError(
+                f"{ranks_said} does not split evenly over {nodes_said}: give {spread}, or a rank count "
+                f"that is a multiple of {nodes}"
+            )
         if ranks // nodes > gpus_per_node:
-            raise UsageError(f"{ranks_said} on {nodes_said} puts {ranks // nodes} ranks on each node, but a node of "
-                             f"{system} has {gpus_per_node} GPUs: give {spread}, or at most {nodes * gpus_per_node} "
-                             f"ranks on {nodes} node(s){escape}")
+            raise UsageError(
+                f"{ranks_said} on {nodes_said} puts {ranks // nodes} ranks on each node, but a node of "
+                f"{system} has {gpus_per_node} GPUs: give {spread}, or at most {nodes * gpus_per_node} "
+                f"ranks on {nodes} node(s){escape}"
+            )
         return nodes
     if ranks <= gpus_per_node:
         return 1
     if ranks % gpus_per_node:
         lower = ranks // gpus_per_node * gpus_per_node
-        raise UsageError(f"{ranks_said} neither fills whole nodes of {system} ({gpus_per_node} GPUs each) nor fits "
-                         f"on one: give a multiple of {gpus_per_node} (e.g. {lower} or {lower + gpus_per_node}), or "
-                         f"say how they spread: {spread}{escape}")
+        raise UsageError(
+            f"{ranks_said} neither fills whole nodes of {system} ({gpus_per_node} GPUs each) nor fits "
+            f"on one: give a multiple of {gpus_per_node} (e.g. {lower} or {lower + gpus_per_node}), or "
+            f"say how they spread: {spread}{escape}"
+        )
     return ranks // gpus_per_node
 
 

@@ -22,8 +22,20 @@ FORMS = ("SXM", "OAM", "PCIe", "NVL", "superchip", "SoC")
 # The dtypes a peak is quoted for (dense: without 2:4 structured sparsity)
 DTYPES = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "fp4", "int8")
 # The GPU-to-GPU link families: NVLink generations, AMD Infinity Fabric (xGMI) generations, AWS NeuronLink
-LINKS = ("", "NVLink1", "NVLink2", "NVLink3", "NVLink4", "NVLink5", "NVLink-C2C",
-         "xGMI2", "xGMI3", "xGMI4", "NeuronLink-v2", "NeuronLink-v3")
+LINKS = (
+    "",
+    "NVLink1",
+    "NVLink2",
+    "NVLink3",
+    "NVLink4",
+    "NVLink5",
+    "NVLink-C2C",
+    "xGMI2",
+    "xGMI3",
+    "xGMI4",
+    "NeuronLink-v2",
+    "NeuronLink-v3",
+)
 # PCIe x16 per direction after encoding, GB/s (PCI-SIG: Gen3 8 GT/s 128b/130b ... Gen6 64 GT/s FLIT)
 PCIE_X16_GBps = {3: 15.75, 4: 31.5, 5: 63.0, 6: 126.0}
 # the fields each row must source (the rest are derived or structural)
@@ -49,8 +61,9 @@ def figure_in(value: float, quote: str) -> bool:
         elif re.match(r"(?i)(PFLOP|petaFLOP|POPS|PF\b|petaOPS)", unit):
             numbers.append(n * 1000)
     sparse = "sparsity" in quote.lower() or "sparse" in quote.lower()
-    return any(abs(n - value) <= 1e-6 * max(1.0, n) or (sparse and abs(n - 2 * value) <= 1e-6 * max(1.0, n))
-               for n in numbers)
+    return any(
+        abs(n - value) <= 1e-6 * max(1.0, n) or (sparse and abs(n - 2 * value) <= 1e-6 * max(1.0, n)) for n in numbers
+    )
 
 
 @dataclass(frozen=True)
@@ -58,26 +71,28 @@ class GPU:
     """One GPU as its data sheet gives it. `quotes[field]` holds the sheet's words for the figure (for `tflops`,
     one quote per dtype under 'tflops.bf16', ...): the test reads each figure back out of its quote."""
 
-    key: str                       # kebab-case, unique: 'h100-sxm5-80gb'
-    name: str                      # as people write it: 'H100 SXM5 80GB'
-    vendor: str                    # VENDORS
-    family: str                    # the model number that makes peers: 'H100', 'MI300X', 'RTX 4090'
-    arch: str                      # 'Hopper', 'CDNA 3', 'Ada Lovelace', ...
-    compute_capability: int        # NVIDIA's sm (90 for Hopper); AMD and AWS: the NCCL table row RCCL/Neuron use
-    form: str                      # FORMS
-    memory_GB: float               # as the sheet prints it (80 for '80GB HBM3')
-    memory_TBps: float             # memory bandwidth as printed (3.35 for '3.35TB/s')
-    tflops: dict[str, float]       # dtype -> dense peak TFLOPS as printed (no sparsity); only dtypes the sheet gives
-    link: str = ""                 # LINKS: the GPU-to-GPU link family ('' none)
-    links: int = 0                 # GPU-to-GPU links per GPU
-    link_total_GBps: float = 0.0   # all links together, both directions, as the sheet prints it (900 for NVLink4)
-    pcie_gen: int = 4              # host interface generation
+    key: str  # kebab-case, unique: 'h100-sxm5-80gb'
+    name: str  # as people write it: 'H100 SXM5 80GB'
+    vendor: str  # VENDORS
+    family: str  # the model number that makes peers: 'H100', 'MI300X', 'RTX 4090'
+    arch: str  # 'Hopper', 'CDNA 3', 'Ada Lovelace', ...
+    compute_capability: int  # NVIDIA's sm (90 for Hopper); AMD and AWS: the NCCL table row RCCL/Neuron use
+    form: str  # FORMS
+    memory_GB: float  # as the sheet prints it (80 for '80GB HBM3')
+    memory_TBps: float  # memory bandwidth as printed (3.35 for '3.35TB/s')
+    tflops: dict[str, float]  # dtype -> dense peak TFLOPS as printed (no sparsity); only dtypes the sheet gives
+    link: str = ""  # LINKS: the GPU-to-GPU link family ('' none)
+    links: int = 0  # GPU-to-GPU links per GPU
+    link_total_GBps: float = 0.0  # all links together, both directions, as the sheet prints it (900 for NVLink4)
+    pcie_gen: int = 4  # host interface generation
     pcie_lanes: int = 16
-    p2p: bool = True               # peer-to-peer over PCIe allowed by the driver (GeForce since Turing: no)
-    gcds: int = 1                  # graphics compute dies seen as separate GPUs (MI250X: 2)
-    names: tuple[str, ...] = ()    # regular expressions over the normalized name (names.py) that mean this part
-    sources: dict[str, str] = field(default_factory=dict, compare=False)   # field (or 'tflops.bf16') -> sheet title (URL)
-    quotes: dict[str, str] = field(default_factory=dict, compare=False)    # field (or 'tflops.bf16') -> the sheet's words
+    p2p: bool = True  # peer-to-peer over PCIe allowed by the driver (GeForce since Turing: no)
+    gcds: int = 1  # graphics compute dies seen as separate GPUs (MI250X: 2)
+    names: tuple[str, ...] = ()  # regular expressions over the normalized name (names.py) that mean this part
+    sources: dict[str, str] = field(
+        default_factory=dict, compare=False
+    )  # field (or 'tflops.bf16') -> sheet title (URL)
+    quotes: dict[str, str] = field(default_factory=dict, compare=False)  # field (or 'tflops.bf16') -> the sheet's words
 
     def __post_init__(self) -> None:
         where = f"GPU part {self.key!r}"
@@ -92,8 +107,10 @@ class GPU:
         if bad or not self.tflops or not all(v > 0 for v in self.tflops.values()):
             raise UsageError(f"{where}: tflops {self.tflops!r}: expected dtypes of {DTYPES} with peaks > 0")
         if bool(self.links) != bool(self.link_total_GBps > 0) or bool(self.links) != bool(self.link):
-            raise UsageError(f"{where}: links {self.links}, link {self.link!r} and link_total_GBps "
-                             f"{self.link_total_GBps} must be given together")
+            raise UsageError(
+                f"{where}: links {self.links}, link {self.link!r} and link_total_GBps "
+                f"{self.link_total_GBps} must be given together"
+            )
         if self.pcie_gen not in PCIE_X16_GBps or self.pcie_lanes not in (4, 8, 16):
             raise UsageError(f"{where}: PCIe Gen{self.pcie_gen} x{self.pcie_lanes} is not a host interface")
         for name in SOURCED:
@@ -106,7 +123,7 @@ class GPU:
             if missing:
                 raise UsageError(f"{where}: no source for {', '.join(missing)}")
         for name, quote in self.quotes.items():
-            value = self.tflops.get(name[len("tflops."):]) if name.startswith("tflops.") else getattr(self, name, None)
+            value = self.tflops.get(name[len("tflops.") :]) if name.startswith("tflops.") else getattr(self, name, None)
             if value is None or not figure_in(value, quote):
                 raise UsageError(f"{where}: the quote for {name} ({quote!r}) does not hold its figure {value!r}")
         for pattern in self.names:
@@ -119,7 +136,7 @@ class GPU:
     def memory_bytes(self) -> float:
         """One device's memory in bytes. GPU memory is sold in binary units whatever the sheet writes (an "80GB"
         H100 holds 80 GiB: nvidia-smi shows 81,559 MiB; HBM stacks are 2^k bytes), so GB here is GiB."""
-        return self.memory_GB * 2 ** 30 / self.gcds
+        return self.memory_GB * 2**30 / self.gcds
 
     @property
     def memory_Bps(self) -> float:

@@ -38,49 +38,49 @@ class System:
 
     name: str
     gpu: str
-    compute_capability: int          # 70 V100, 75 Turing, 80 A100, 90 H100, 100 B200
+    compute_capability: int  # 70 V100, 75 Turing, 80 A100, 90 H100, 100 B200
     gpus_per_node: int
     nodes: int = 1
-    nvlink_links: int = 0            # NVLink links per GPU (0: none)
-    nvlink_GBps: float = 0.0         # physical NVLink rate per GPU per direction (data sheet)
-    links_per_peer: int = 0          # a direct mesh (no switch): links from each GPU to each other GPU of the node
-                                     # (xGMI platforms 1, a quad-GH200 node 6); 0 behind a switch or not known
-    nvswitch: bool = False           # all GPUs of a node behind NVSwitch (any pair at full rate)
+    nvlink_links: int = 0  # NVLink links per GPU (0: none)
+    nvlink_GBps: float = 0.0  # physical NVLink rate per GPU per direction (data sheet)
+    links_per_peer: int = 0  # a direct mesh (no switch): links from each GPU to each other GPU of the node
+    # (xGMI platforms 1, a quad-GH200 node 6); 0 behind a switch or not known
+    nvswitch: bool = False  # all GPUs of a node behind NVSwitch (any pair at full rate)
     pcie_gen: int = 3
-    p2p: bool = True                 # GPU peer-to-peer over PCIe (False: via host memory)
+    p2p: bool = True  # GPU peer-to-peer over PCIe (False: via host memory)
     pcie_switch_shared: bool = False  # the node's GPUs sit behind one PCIe switch (topo "PIX"): without
-                                      # P2P their host-memory traffic shares its uplink (nccl/transport.py)
+    # P2P their host-memory traffic shares its uplink (nccl/transport.py)
     host_duplex_efficiency: float = 1.0  # link rate left to a GPU sending and receiving through host
-                                      # memory at once (1: none assumed; a fit to an allreduce measures it)
+    # memory at once (1: none assumed; a fit to an allreduce measures it)
     nics_per_node: int = 1
-    nic_Gbps: float = 100.0          # one NIC's line rate
-    net_gdr: bool = True             # GPUDirect RDMA to the NIC (False: the network path is staged
-                                     # through host memory; NCCL INFO channel lines lack "/GDRDMA")
-    nvls: bool = False               # NVLink SHARP (in-switch reduction), Hopper+ NVSwitch
-    collnet: bool = False            # network SHARP (CollNet) enabled
-    cpu_vendor: str = "intel"        # NCCL's llMaxBw/netOverhead choice on several nodes
-    cpu_arch: str = "x86"            # "x86", "arm" (Grace) or "power": NCCL's cpuArch (tuning.cc)
-    nic_path: str = "PIX"            # NCCL's path type from a GPU to its nearest NIC (graph.h: PIX, PXB,
-                                     # P2C, PXN, PHB, SYS): the graphs' typeInter, read by the LL128 rule
-    net_latency_us: float = 0.0      # graph.latencyInter: the net plugin's reported latency
+    nic_Gbps: float = 100.0  # one NIC's line rate
+    net_gdr: bool = True  # GPUDirect RDMA to the NIC (False: the network path is staged
+    # through host memory; NCCL INFO channel lines lack "/GDRDMA")
+    nvls: bool = False  # NVLink SHARP (in-switch reduction), Hopper+ NVSwitch
+    collnet: bool = False  # network SHARP (CollNet) enabled
+    cpu_vendor: str = "intel"  # NCCL's llMaxBw/netOverhead choice on several nodes
+    cpu_arch: str = "x86"  # "x86", "arm" (Grace) or "power": NCCL's cpuArch (tuning.cc)
+    nic_path: str = "PIX"  # NCCL's path type from a GPU to its nearest NIC (graph.h: PIX, PXB,
+    # P2C, PXN, PHB, SYS): the graphs' typeInter, read by the LL128 rule
+    net_latency_us: float = 0.0  # graph.latencyInter: the net plugin's reported latency
     protocols: tuple[str, ...] = ("LL", "LL128", "Simple")  # what the platform runs (e.g. aws-ofi-nccl: Simple)
-    nccl_proto: str = ""             # NCCL_PROTO as set in the environment (model/nccl/env.py), "" unset
-    nccl_algo: str = ""              # NCCL_ALGO as set in the environment, "" unset
-    nccl_version: str = ""           # informational
+    nccl_proto: str = ""  # NCCL_PROTO as set in the environment (model/nccl/env.py), "" unset
+    nccl_algo: str = ""  # NCCL_ALGO as set in the environment, "" unset
+    nccl_version: str = ""  # informational
     launch_overhead_us: float = 0.0  # host-side cost per call not in NCCL's model (launch, sync)
     protocol_overhead_us: tuple[float, float, float] | None = None  # per call of each protocol (LL,
-                                      # LL128, Simple) in place of launch_overhead_us: a fit measures it
-    fabric: str = "ib"               # the network's class between nodes (NETWORK_FABRICS)
-    nvlink_domain: int = 0           # GPUs in one NVLink domain across trays (NVL72: 72; 0: the node)
-    instance: str = ""               # the cloud instance type or product name, e.g. "p5.48xlarge"
-    intra_latency_us: float = 1.0    # alpha of the intra-node link for the alpha-beta presets (NCCL 2.30.7
-    inter_latency_us: float = 5.0    # tuning.cc hwLat NVLINK/PCI ~1-2.5 us, NET ~2.7-4 us, rounded up)
-    bw_scale: float = 1.0            # multiplies NCCL's per-channel bandwidths (a fit sets it)
-    phys_scale: float = 1.0          # multiplies the physical rates the bound uses (a fit sets it)
-    gpu_part: str = ""               # the GPU's row in the parts table (model/hardware/gpus.py), "" not known
-    board: str = ""                  # how the node links its GPUs (model/hardware/boards.py), "" not known
+    # LL128, Simple) in place of launch_overhead_us: a fit measures it
+    fabric: str = "ib"  # the network's class between nodes (NETWORK_FABRICS)
+    nvlink_domain: int = 0  # GPUs in one NVLink domain across trays (NVL72: 72; 0: the node)
+    instance: str = ""  # the cloud instance type or product name, e.g. "p5.48xlarge"
+    intra_latency_us: float = 1.0  # alpha of the intra-node link for the alpha-beta presets (NCCL 2.30.7
+    inter_latency_us: float = 5.0  # tuning.cc hwLat NVLINK/PCI ~1-2.5 us, NET ~2.7-4 us, rounded up)
+    bw_scale: float = 1.0  # multiplies NCCL's per-channel bandwidths (a fit sets it)
+    phys_scale: float = 1.0  # multiplies the physical rates the bound uses (a fit sets it)
+    gpu_part: str = ""  # the GPU's row in the parts table (model/hardware/gpus.py), "" not known
+    board: str = ""  # how the node links its GPUs (model/hardware/boards.py), "" not known
     source: str = field(default="", compare=False)
-    sources: dict[str, str] = field(default_factory=dict, compare=False)     # value name -> data sheet (title, URL)
+    sources: dict[str, str] = field(default_factory=dict, compare=False)  # value name -> data sheet (title, URL)
     provenance: dict[str, str] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
@@ -89,33 +89,46 @@ class System:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise UsageError(f"{label} {value!r} is not a positive whole number (system {self.name!r})")
         if self.links_per_peer < 0 or (self.links_per_peer and self.links_per_peer > self.nvlink_links):
-            raise UsageError(f"system {self.name!r}: links_per_peer {self.links_per_peer} must be between 0 and "
-                             f"its {self.nvlink_links} links per GPU")
+            raise UsageError(
+                f"system {self.name!r}: links_per_peer {self.links_per_peer} must be between 0 and "
+                f"its {self.nvlink_links} links per GPU"
+            )
         if self.nvlink_links and not self.nvlink_GBps > 0:
-            raise UsageError(f"system {self.name!r}: nvlink_links={self.nvlink_links} but nvlink_GBps="
-                             f"{self.nvlink_GBps!r}: give the NVLink rate per GPU per direction")
+            raise UsageError(
+                f"system {self.name!r}: nvlink_links={self.nvlink_links} but nvlink_GBps="
+                f"{self.nvlink_GBps!r}: give the NVLink rate per GPU per direction"
+            )
         if not self.nic_Gbps > 0:
             raise UsageError(f"system {self.name!r}: nic_Gbps {self.nic_Gbps!r} is not > 0")
         if not (self.bw_scale > 0 and self.phys_scale > 0 and self.launch_overhead_us >= 0):
-            raise UsageError(f"system {self.name!r}: bw_scale {self.bw_scale!r} must be > 0 and "
-                             f"launch_overhead_us {self.launch_overhead_us!r} >= 0")
+            raise UsageError(
+                f"system {self.name!r}: bw_scale {self.bw_scale!r} must be > 0 and "
+                f"launch_overhead_us {self.launch_overhead_us!r} >= 0"
+            )
         if self.protocol_overhead_us is not None and (
-                len(self.protocol_overhead_us) != 3 or not all(o >= 0 for o in self.protocol_overhead_us)):
-            raise UsageError(f"system {self.name!r}: protocol_overhead_us {self.protocol_overhead_us!r}: "
-                             "expected three times >= 0 (LL, LL128, Simple) in us")
+            len(self.protocol_overhead_us) != 3 or not all(o >= 0 for o in self.protocol_overhead_us)
+        ):
+            raise UsageError(
+                f"system {self.name!r}: protocol_overhead_us {self.protocol_overhead_us!r}: "
+                "expected three times >= 0 (LL, LL128, Simple) in us"
+            )
         if not 0 < self.host_duplex_efficiency <= 1:
-            raise UsageError(f"system {self.name!r}: host_duplex_efficiency {self.host_duplex_efficiency!r} "
-                             "must be in (0, 1]")
+            raise UsageError(
+                f"system {self.name!r}: host_duplex_efficiency {self.host_duplex_efficiency!r} must be in (0, 1]"
+            )
         if self.fabric not in NETWORK_FABRICS:
-            raise UsageError(f"system {self.name!r}: fabric {self.fabric!r}: expected one of "
-                             f"{', '.join(NETWORK_FABRICS)}")
+            raise UsageError(
+                f"system {self.name!r}: fabric {self.fabric!r}: expected one of {', '.join(NETWORK_FABRICS)}"
+            )
         if self.cpu_vendor not in ("intel", "amd"):
             raise UsageError(f"cpu_vendor {self.cpu_vendor!r}: expected 'intel' or 'amd'")
         if self.cpu_arch not in ("x86", "arm", "power"):
             raise UsageError(f"cpu_arch {self.cpu_arch!r}: expected 'x86', 'arm' or 'power'")
-        if self.nic_path not in PATH_TYPES[PATH_TYPES.index("PIX"):PATH_TYPES.index("NET")]:
-            raise UsageError(f"nic_path {self.nic_path!r}: expected one of PIX, PXB, P2C, PXN, PHB, SYS "
-                             "(nvidia-smi topo -m between a GPU and its NIC)")
+        if self.nic_path not in PATH_TYPES[PATH_TYPES.index("PIX") : PATH_TYPES.index("NET")]:
+            raise UsageError(
+                f"nic_path {self.nic_path!r}: expected one of PIX, PXB, P2C, PXN, PHB, SYS "
+                "(nvidia-smi topo -m between a GPU and its NIC)"
+            )
         check_env(self.nccl_proto, "NCCL_PROTO", NCCL_PROTO_NAMES)
         check_env(self.nccl_algo, "NCCL_ALGO", NCCL_ALGO_NAMES)
         bad = [p for p in self.protocols if p not in ("LL", "LL128", "Simple")]
@@ -199,7 +212,7 @@ class System:
         total_Gbps = self.nics_per_node * self.nic_Gbps
         if not self.one_nic_per_gpu:
             return total_Gbps / self.nccl_nics / 8.0
-        return min(total_Gbps / self.nccl_nics / 8.0, pcie_bw(self.pcie_gen))   # one GPU's share, through its PCIe
+        return min(total_Gbps / self.nccl_nics / 8.0, pcie_bw(self.pcie_gen))  # one GPU's share, through its PCIe
 
     @property
     def amd(self) -> bool:
@@ -229,13 +242,22 @@ class System:
         return "xGMI" if self.amd and not self.nvswitch else "NVLink"
 
     def describe(self) -> str:
-        intra = (f"{self.nvlink_links}x {self.link_name} ({self.nvlink_GBps:g} GB/s/dir"
-                 f"{', NVSwitch' if self.nvswitch else ''}"
-                 f"{', NVLS' if self.nvls else ''})" if self.nvlink_links else
-                 f"PCIe Gen{self.pcie_gen}{'' if self.p2p else ' without P2P (via host)'}")
+        intra = (
+            f"{self.nvlink_links}x {self.link_name} ({self.nvlink_GBps:g} GB/s/dir"
+            f"{', NVSwitch' if self.nvswitch else ''}"
+            f"{', NVLS' if self.nvls else ''})"
+            if self.nvlink_links
+            else f"PCIe Gen{self.pcie_gen}{'' if self.p2p else ' without P2P (via host)'}"
+        )
         # one node uses no network: its NICs would only suggest a bound or a fabric that plays no part
-        network = (f"; {self.nics_per_node}x {self.nic_Gbps:g} Gb/s NIC per node ({self.fabric}"
-                   f"{', SHARP' if self.collnet else ''})") if self.nodes > 1 else ""
+        network = (
+            (
+                f"; {self.nics_per_node}x {self.nic_Gbps:g} Gb/s NIC per node ({self.fabric}"
+                f"{', SHARP' if self.collnet else ''})"
+            )
+            if self.nodes > 1
+            else ""
+        )
         return f"{self.name}: {self.nodes} node(s) x {self.gpus_per_node} {self.gpu}; {intra}{network}"
 
     def with_(self, why: str = "user override", **changes: Any) -> "System":

@@ -14,21 +14,19 @@ The topology search gives each graph a channel count (graphs.py). The communicat
 
 from __future__ import annotations
 
-from collperf.model.nccl.constants import (MAX_CHANNELS, NVLS_CHANNELS_SM90, NVLS_CHANNELS_SM100,
-                                           NVLS_CHANNELS_SM100_NVL)
+from collperf.model.nccl.constants import MAX_CHANNELS, NVLS_CHANNELS_SM90, NVLS_CHANNELS_SM100, NVLS_CHANNELS_SM100_NVL
 from collperf.model.nccl.graphs import Graph
 from collperf.model.hardware.system import System
 
 
-
 def comm_channels(system: "System", graphs: dict[str, "Graph"]) -> int:
     """comm->nChannels after ncclTopoPostset (connect.cc:460, 481-483)."""
-    n = min(graphs["tree"].n_channels, graphs["ring"].n_channels)      # init.cc:1459
-    n = min(MAX_CHANNELS, 2 * n)                                         # connect.cc:460
+    n = min(graphs["tree"].n_channels, graphs["ring"].n_channels)  # init.cc:1459
+    n = min(MAX_CHANNELS, 2 * n)  # connect.cc:460
     # the rule reads the searched bwIntra, before any fitted efficiency scales it
     ring_bw_intra = graphs["ring"].bw_intra / system.bw_scale
     if system.compute_capability >= 90 and system.nodes > 1 and ring_bw_intra > 45.0 and n < 16:
-        n = min(MAX_CHANNELS, 2 * n)                                     # connect.cc:481-483
+        n = min(MAX_CHANNELS, 2 * n)  # connect.cc:481-483
     return n
 
 
@@ -38,8 +36,8 @@ def nvls_channels(system: "System") -> int:
     if cc < 100:
         return NVLS_CHANNELS_SM90
     n = NVLS_CHANNELS_SM100 if nodes > 1 else NVLS_CHANNELS_SM100_NVL
-    if nodes > 1:                                                        # ncclNvlsTreeSm100Tuning
-        nic_bw = system.nccl_nic_bw                                      # comm->minNetBw, GB/s
+    if nodes > 1:  # ncclNvlsTreeSm100Tuning
+        nic_bw = system.nccl_nic_bw  # comm->minNetBw, GB/s
         if nodes == 2 and nic_bw >= 48.0:
             n = 32
         elif nic_bw >= 96.0:

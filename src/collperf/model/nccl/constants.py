@@ -17,19 +17,44 @@ FUNCTIONS = ("broadcast", "reduce", "allgather", "reducescatter", "allreduce")
 
 # tuning.cc baseLatencies[algorithm][LL, LL128, Simple] (HEAD; 2.21 had Tree Simple 0)
 BASE_LATENCY_US = {
-    "tree": (6.8, 14.0, 8.4), "ring": (6.6, 14.0, 8.4),
-    "collnet-direct": (0.0, 0.0, 0.0), "collnet-chain": (0.0, 0.0, 0.0),
-    "nvls": (0.0, 0.0, 0.0), "nvls-tree": (0.0, 0.0, 0.0), "pat": (8.0, 8.0, 8.0),
+    "tree": (6.8, 14.0, 8.4),
+    "ring": (6.6, 14.0, 8.4),
+    "collnet-direct": (0.0, 0.0, 0.0),
+    "collnet-chain": (0.0, 0.0, 0.0),
+    "nvls": (0.0, 0.0, 0.0),
+    "nvls-tree": (0.0, 0.0, 0.0),
+    "pat": (8.0, 8.0, 8.0),
 }
 
 # tuning.cc hwLatencies[NVLINK | PCI | NET][algorithm][LL, LL128, Simple] (HEAD)
 HW_LATENCY_US = {
-    "NVLINK": {"tree": (0.6, 1.25, 4.0), "ring": (0.6, 1.9, 3.4), "collnet-direct": (0, 0, 3.7),
-               "collnet-chain": (0, 0, 2.8), "nvls": (0, 0, 25), "nvls-tree": (0, 0, 25), "pat": (0, 0, 4.0)},
-    "PCI": {"tree": (1.0, 1.9, 4.0), "ring": (1.0, 2.5, 5.7), "collnet-direct": (0, 0, 3.7),
-            "collnet-chain": (0, 0, 2.8), "nvls": (0, 0, 0), "nvls-tree": (0, 0, 0), "pat": (0, 0, 4.0)},
-    "NET": {"tree": (5.0, 8.5, 14), "ring": (2.7, 4.0, 14.0), "collnet-direct": (0, 0, 31),
-            "collnet-chain": (0, 0, 30), "nvls": (0, 0, 18), "nvls-tree": (0, 0, 20.9), "pat": (0, 0, 14)},
+    "NVLINK": {
+        "tree": (0.6, 1.25, 4.0),
+        "ring": (0.6, 1.9, 3.4),
+        "collnet-direct": (0, 0, 3.7),
+        "collnet-chain": (0, 0, 2.8),
+        "nvls": (0, 0, 25),
+        "nvls-tree": (0, 0, 25),
+        "pat": (0, 0, 4.0),
+    },
+    "PCI": {
+        "tree": (1.0, 1.9, 4.0),
+        "ring": (1.0, 2.5, 5.7),
+        "collnet-direct": (0, 0, 3.7),
+        "collnet-chain": (0, 0, 2.8),
+        "nvls": (0, 0, 0),
+        "nvls-tree": (0, 0, 0),
+        "pat": (0, 0, 4.0),
+    },
+    "NET": {
+        "tree": (5.0, 8.5, 14),
+        "ring": (2.7, 4.0, 14.0),
+        "collnet-direct": (0, 0, 31),
+        "collnet-chain": (0, 0, 30),
+        "nvls": (0, 0, 18),
+        "nvls-tree": (0, 0, 20.9),
+        "pat": (0, 0, 14),
+    },
 }
 
 # Index [generation] x [1 node, 2 nodes, >= 4 nodes]; generation 0 Volta, 1 Ampere, 2 Hopper, 3 Blackwell.
@@ -43,28 +68,126 @@ NVLS_EFFICIENCY = (0.0, 0.0, 0.85, 0.74)
 
 # tuning.cc treeCorrectionFactor[protocol][log2(nBytes >> 6)], powers of two 64 B .. 256 MB.
 TREE_CORRECTION = (
-    (1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0, 1.0),
-    (1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0, 1.0),
-    (.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9),
+    (
+        1.0,
+        1.0,
+        1.0,
+        1.0,
+        0.9,
+        0.8,
+        0.7,
+        0.7,
+        0.7,
+        0.7,
+        0.6,
+        0.5,
+        0.4,
+        0.4,
+        0.5,
+        0.6,
+        0.7,
+        0.8,
+        0.9,
+        1.0,
+        1.0,
+        1.0,
+        1.0,
+        1.0,
+    ),
+    (
+        1.0,
+        1.0,
+        1.0,
+        1.0,
+        1.0,
+        0.9,
+        0.8,
+        0.8,
+        0.8,
+        0.7,
+        0.6,
+        0.6,
+        0.6,
+        0.6,
+        0.6,
+        0.6,
+        0.8,
+        0.9,
+        0.9,
+        0.9,
+        0.9,
+        1.0,
+        1.0,
+        1.0,
+    ),
+    (
+        0.9,
+        0.9,
+        0.9,
+        0.9,
+        0.9,
+        0.9,
+        0.9,
+        0.8,
+        0.7,
+        0.6,
+        0.6,
+        0.5,
+        0.5,
+        0.5,
+        0.5,
+        0.6,
+        0.7,
+        0.8,
+        0.7,
+        0.7,
+        0.8,
+        0.9,
+        0.9,
+        0.9,
+    ),
 )
 
 # search.cc speed ladders (GB/s per channel), tried from the top down.
-SPEEDS_INTRA = {0: (40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0),
-                90: (60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0),
-                100: (90.0, 80.0, 70.0, 60.0, 50.0, 45.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0)}
-SPEEDS_INTER = {0: (48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0, 2.4, 1.2,
-                    0.24, 0.12),
-                90: (48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12),
-                100: (96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0,
-                      2.4, 1.2, 0.24, 0.12)}
+SPEEDS_INTRA = {
+    0: (40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0),
+    90: (60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0),
+    100: (90.0, 80.0, 70.0, 60.0, 50.0, 45.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0),
+}
+SPEEDS_INTER = {
+    0: (48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0, 2.4, 1.2, 0.24, 0.12),
+    90: (48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12),
+    100: (
+        96.0,
+        86.0,
+        80.0,
+        48.0,
+        45.1,
+        42.0,
+        40.0,
+        30.0,
+        24.0,
+        22.0,
+        20.0,
+        17.5,
+        15.0,
+        12.0,
+        6.0,
+        3.0,
+        2.4,
+        1.2,
+        0.24,
+        0.12,
+    ),
+}
 
 # topo.h:19-24 SM*_NVLINK_BW: NVLink bandwidth per link (GB/s); nvlink_bw_per_link picks one as
 # ncclTopoNVLinkBw does (topo.h:274-281). PCI_BW (Gen3 x16).
 NVLINK_BW_PER_LINK = {60: 18.0, 70: 20.0, 80: 20.0, 86: 12.0, 90: 20.6, 100: 40.1}
 PCI_BW = 12.0
-MAX_CHANNELS = 64          # device.h:91 MAXCHANNELS: what a communicator may run (connect.cc:460 caps here)
-MAX_RING_CHANNELS = MAX_CHANNELS // 2   # init.cc:1177 ringGraph->maxChannels = MAXCHANNELS / 2 (the search's cap)
-MAX_NVLS_ARITY = 32        # device.h NCCL_MAX_NVLS_ARITY
+MAX_CHANNELS = 64  # device.h:91 MAXCHANNELS: what a communicator may run (connect.cc:460 caps here)
+MAX_RING_CHANNELS = MAX_CHANNELS // 2  # init.cc:1177 ringGraph->maxChannels = MAXCHANNELS / 2 (the search's cap)
+MAX_NVLS_ARITY = 32  # device.h NCCL_MAX_NVLS_ARITY
 # transport/nvls.cc:155-157: NVLS channels by default (sm90; sm100 on several nodes; sm100 on one node)
 NVLS_CHANNELS_SM90, NVLS_CHANNELS_SM100, NVLS_CHANNELS_SM100_NVL = 16, 32, 24
 
@@ -93,7 +216,9 @@ def nvlink_bw_per_link(compute_capability: int) -> float:
     if cc >= 60:
         return NVLINK_BW_PER_LINK[60]
     return NVLINK_BW_PER_LINK[80]
-NET_OVERHEAD_US = {"intel": 1.0, "amd": 2.0}   # tuning.cc getNetOverhead (NCCL_NET_OVERHEAD default)
+
+
+NET_OVERHEAD_US = {"intel": 1.0, "amd": 2.0}  # tuning.cc getNetOverhead (NCCL_NET_OVERHEAD default)
 
 
 def generation_index(compute_capability: int) -> int:

@@ -27,26 +27,34 @@ DEFAULT, OFF, ON = "default", "off", "on"
 def _parse(value: str, names: tuple[str, ...], what: str) -> dict[str, dict[str, bool]]:
     """{function: {name: enabled}} for the functions the value sets (a first entry without a prefix sets all)."""
     out: dict[str, dict[str, bool]] = {}
-    for i, entry in enumerate(e for e in value.strip().split(";") if e.strip()):   # strtok skips empty tokens
+    for i, entry in enumerate(e for e in value.strip().split(";") if e.strip()):  # strtok skips empty tokens
         prefix, _, elems = entry.partition(":")
         if not _:
             if i:
-                raise UsageError(f"{what} {value!r}: every entry after the first needs a function prefix "
-                                 f"(e.g. 'ring;allreduce:tree'), as NCCL requires")
+                raise UsageError(
+                    f"{what} {value!r}: every entry after the first needs a function prefix "
+                    f"(e.g. 'ring;allreduce:tree'), as NCCL requires"
+                )
             prefix, elems = "", entry
-        functions = C.FUNCTIONS if not prefix else [f for f, n in zip(C.FUNCTIONS, NCCL_FUNC_NAMES)
-                                                    if n.lower() == prefix.strip().lower()]
+        functions = (
+            C.FUNCTIONS
+            if not prefix
+            else [f for f, n in zip(C.FUNCTIONS, NCCL_FUNC_NAMES) if n.lower() == prefix.strip().lower()]
+        )
         if not functions:
-            raise UsageError(f"{what} {value!r}: unknown function {prefix!r}: expected one of "
-                             f"{', '.join(NCCL_FUNC_NAMES)}")
+            raise UsageError(
+                f"{what} {value!r}: unknown function {prefix!r}: expected one of {', '.join(NCCL_FUNC_NAMES)}"
+            )
         exclude = elems.strip().startswith("^")
-        given = [e.strip() for e in elems.strip().lstrip("^").split(",") if e.strip()]   # strtok skips empties
+        given = [e.strip() for e in elems.strip().lstrip("^").split(",") if e.strip()]  # strtok skips empties
         lowered = {n.lower(): n for n in names}
         unknown = [e for e in given if e.lower() not in lowered]
         if unknown:
-            raise UsageError(f"{what} {value!r}: unknown name(s) {', '.join(map(repr, unknown))}: expected some of "
-                             f"{', '.join(names)}, optionally after ^ to exclude them "
-                             f"(e.g. {names[1]!r} or '^{names[0]}')")
+            raise UsageError(
+                f"{what} {value!r}: unknown name(s) {', '.join(map(repr, unknown))}: expected some of "
+                f"{', '.join(names)}, optionally after ^ to exclude them "
+                f"(e.g. {names[1]!r} or '^{names[0]}')"
+            )
         chosen = {lowered[e.lower()] for e in given}
         for f in functions:
             out[f] = {n: (n in chosen) != exclude for n in names}

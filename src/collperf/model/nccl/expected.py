@@ -34,14 +34,14 @@ class NcclPrediction:
     ranks: int
     nodes: int
     size_bytes: npt.NDArray[np.float64]
-    algorithm: np.ndarray          # str per size ("ring", "tree", "nvls-tree", ..., "p2p")
-    protocol: np.ndarray           # "LL" / "LL128" / "Simple"
-    latency_s: npt.NDArray[np.float64]   # the chosen entry's latency term (+ launch overhead in expect)
-    bandwidth_s: npt.NDArray[np.float64]   # the chosen entry's size / bandwidth term
+    algorithm: np.ndarray  # str per size ("ring", "tree", "nvls-tree", ..., "p2p")
+    protocol: np.ndarray  # "LL" / "LL128" / "Simple"
+    latency_s: npt.NDArray[np.float64]  # the chosen entry's latency term (+ launch overhead in expect)
+    bandwidth_s: npt.NDArray[np.float64]  # the chosen entry's size / bandwidth term
     runner_up_algorithm: np.ndarray
     runner_up_protocol: np.ndarray
-    runner_up_time_s: npt.NDArray[np.float64]   # inf where nothing else is enabled
-    bound_s: npt.NDArray[np.float64] | None = None   # the physical lower bound (expect only)
+    runner_up_time_s: npt.NDArray[np.float64]  # inf where nothing else is enabled
+    bound_s: npt.NDArray[np.float64] | None = None  # the physical lower bound (expect only)
 
     @property
     def time_s(self) -> npt.NDArray[np.float64]:
@@ -77,7 +77,9 @@ def _sizes(size_bytes: npt.ArrayLike) -> np.ndarray:
     return n
 
 
-def select(collective: str, size_bytes: npt.ArrayLike, system: "System", table: TuningTable | None = None) -> NcclPrediction:
+def select(
+    collective: str, size_bytes: npt.ArrayLike, system: "System", table: TuningTable | None = None
+) -> NcclPrediction:
     """NCCL's choice per size and its model time (no launch overhead, no bound)."""
     name = get_collective(collective).name
     n = _sizes(size_bytes)
@@ -86,18 +88,29 @@ def select(collective: str, size_bytes: npt.ArrayLike, system: "System", table: 
     total = lat_us + bw_us
     entries = TuningTable.entries()
     if np.all(np.isnan(total)):
-        raise UsageError(f"no NCCL algorithm is enabled for {name} on {system.describe()} "
-                         f"(protocols {system.protocols}); check the system's protocols and ranks")
+        raise UsageError(
+            f"no NCCL algorithm is enabled for {name} on {system.describe()} "
+            f"(protocols {system.protocols}); check the system's protocols and ranks"
+        )
     masked = np.where(np.isnan(total), np.inf, total)
-    order = np.argsort(masked, axis=0, kind="stable")   # stable: NCCL's loop order breaks ties
+    order = np.argsort(masked, axis=0, kind="stable")  # stable: NCCL's loop order breaks ties
     best, second = order[0], order[1]
     cols = np.arange(n.size)
     names_a = np.array([a for a, _ in entries], dtype=object)
     names_p = np.array([p for _, p in entries], dtype=object)
     return NcclPrediction(
-        name, system.ranks, system.nodes, n, names_a[best], names_p[best],
-        lat_us[best, cols] * 1e-6, bw_us[best, cols] * 1e-6,
-        names_a[second], names_p[second], masked[second, cols] * 1e-6)
+        name,
+        system.ranks,
+        system.nodes,
+        n,
+        names_a[best],
+        names_p[best],
+        lat_us[best, cols] * 1e-6,
+        bw_us[best, cols] * 1e-6,
+        names_a[second],
+        names_p[second],
+        masked[second, cols] * 1e-6,
+    )
 
 
 # NCCL 2.x src/graph/paths.cc ncclTopoGetNchannels: a peer across the network gets NCCL_NCHANNELS_PER_NET_PEER
@@ -153,8 +166,11 @@ def p2p_time(collective: str, size_bytes: npt.ArrayLike, system: "System") -> tu
     if collective == "sendrecv":
         crosses = system.nodes > 1
         k = system.bw_scale
-        rate = min(system.nic_Bps * k, system.intra_Bps * k, net_Bps * g) if crosses else \
-            (intra_Bps if system.host_bridge else system.intra_Bps * k)
+        rate = (
+            min(system.nic_Bps * k, system.intra_Bps * k, net_Bps * g)
+            if crosses
+            else (intra_Bps if system.host_bridge else system.intra_Bps * k)
+        )
         lat = base + (hop_net if crosses else hop_intra)
         return np.full_like(n, lat * 1e-6), n / rate
     on_node = n * (g - 1) / p / intra_Bps if g > 1 else np.zeros_like(n)
@@ -166,10 +182,17 @@ def p2p_time(collective: str, size_bytes: npt.ArrayLike, system: "System") -> tu
 def system_bound(collective: str, size_bytes: npt.ArrayLike, system: "System") -> "TwoLevelBound":
     """The physical lower bound on this system (bounds.two_level_bound with its rates)."""
     k = system.phys_scale
-    return two_level_bound(collective, size_bytes, system.nodes, system.gpus_per_node, system.intra_Bps * k,
-                           system.node_network_Bps * k, in_switch_reduction=system.nvls,
-                           in_network_reduction=system.collnet,
-                           host_bridge_Bps=system.pcie_GBps * 1e9 * k if system.host_bridge else None)
+    return two_level_bound(
+        collective,
+        size_bytes,
+        system.nodes,
+        system.gpus_per_node,
+        system.intra_Bps * k,
+        system.node_network_Bps * k,
+        in_switch_reduction=system.nvls,
+        in_network_reduction=system.collnet,
+        host_bridge_Bps=system.pcie_GBps * 1e9 * k if system.host_bridge else None,
+    )
 
 
 def system_bound_latency_s(collective: str, system: "System") -> float:
@@ -205,17 +228,39 @@ def expect(collective: str, size_bytes: npt.ArrayLike, system: "System") -> Nccl
             # link of that path, not NCCL's channel bandwidth, sets the bandwidth term (transport.py)
             bandwidth_s = np.maximum(bandwidth_s, host_staged_time(name, n, system))
         # the host overhead is not in NCCL's model, so it cannot change NCCL's choice: added after it
-        return NcclPrediction(name, pred.ranks, pred.nodes, n, pred.algorithm, pred.protocol,
-                              pred.latency_s + system.overhead_s(pred.protocol), bandwidth_s,
-                              pred.runner_up_algorithm, pred.runner_up_protocol,
-                              pred.runner_up_time_s + system.overhead_s(pred.runner_up_protocol), bound)
+        return NcclPrediction(
+            name,
+            pred.ranks,
+            pred.nodes,
+            n,
+            pred.algorithm,
+            pred.protocol,
+            pred.latency_s + system.overhead_s(pred.protocol),
+            bandwidth_s,
+            pred.runner_up_algorithm,
+            pred.runner_up_protocol,
+            pred.runner_up_time_s + system.overhead_s(pred.runner_up_protocol),
+            bound,
+        )
     if name not in ("alltoall", "sendrecv"):
-        raise UsageError(f"{name}: NCCL has no {name} of its own (nccl-tests builds it from send/recv); "
-                         "expected one of allreduce, allgather, reducescatter, broadcast, reduce, "
-                         "alltoall, sendrecv")
+        raise UsageError(
+            f"{name}: NCCL has no {name} of its own (nccl-tests builds it from send/recv); "
+            "expected one of allreduce, allgather, reducescatter, broadcast, reduce, "
+            "alltoall, sendrecv"
+        )
     lat, bw = p2p_time(name, n, system)
     none = np.full(n.shape, "-", dtype=object)
-    return NcclPrediction(name, system.ranks, system.nodes, n, np.full(n.shape, "p2p", dtype=object),
-                          np.full(n.shape, "Simple", dtype=object), lat + system.overhead_s(["Simple"]), bw,
-                          none, none,
-                          np.full(n.shape, np.inf), bound)
+    return NcclPrediction(
+        name,
+        system.ranks,
+        system.nodes,
+        n,
+        np.full(n.shape, "p2p", dtype=object),
+        np.full(n.shape, "Simple", dtype=object),
+        lat + system.overhead_s(["Simple"]),
+        bw,
+        none,
+        none,
+        np.full(n.shape, np.inf),
+        bound,
+    )

@@ -29,30 +29,36 @@ from collperf.model.nccl.transport import host_staged_time, is_duplex
 from collperf.model.hardware.system import System
 
 
-
 @dataclass(frozen=True)
 class FitResult:
-    system: "System"            # the fitted system (provenance says "fitted to <source>")
-    k_bw: float                 # bandwidth scale of NCCL's channels
-    level: str                  # "intra" or "network": the level it mostly describes
-    launch_overhead_us: float   # the mean per-call overhead (per protocol in system.protocol_overhead_us)
+    system: "System"  # the fitted system (provenance says "fitted to <source>")
+    k_bw: float  # bandwidth scale of NCCL's channels
+    level: str  # "intra" or "network": the level it mostly describes
+    launch_overhead_us: float  # the mean per-call overhead (per protocol in system.protocol_overhead_us)
     rms_log_error: float
-    median_abs_error: float     # |model - measured| / measured, median over the rows used
+    median_abs_error: float  # |model - measured| / measured, median over the rows used
 
     def describe(self) -> str:
-        what = f"{self.level} {self.system.host_duplex_efficiency:.3f}" if "duplex" in self.level else \
-            f"{self.level} bandwidth x{self.k_bw:.3f}"
+        what = (
+            f"{self.level} {self.system.host_duplex_efficiency:.3f}"
+            if "duplex" in self.level
+            else f"{self.level} bandwidth x{self.k_bw:.3f}"
+        )
         per = self.system.protocol_overhead_us
-        overhead = (f"launch overhead {self.launch_overhead_us:.1f} us" if per is None else
-                    "launch overhead " + " / ".join(f"{p} {o:.1f}" for p, o in zip(_PROTOCOLS, per)) + " us")
+        overhead = (
+            f"launch overhead {self.launch_overhead_us:.1f} us"
+            if per is None
+            else "launch overhead " + " / ".join(f"{p} {o:.1f}" for p, o in zip(_PROTOCOLS, per)) + " us"
+        )
         return f"{what}, {overhead}; median error {self.median_abs_error:.1%}"
 
 
 _PROTOCOLS = ("LL", "LL128", "Simple")
 
 
-def _scaled(system: "System", k_bw: float, overhead_us: float | Sequence[float] | npt.NDArray[np.float64],
-            why: str, mode: str) -> "System":
+def _scaled(
+    system: "System", k_bw: float, overhead_us: float | Sequence[float] | npt.NDArray[np.float64], why: str, mode: str
+) -> "System":
     """`system` with the fitted scale and overheads (one number, or one per protocol)."""
     per = tuple(float(o) for o in np.asarray(overhead_us)) if np.ndim(overhead_us) else None
     common = float(np.mean(overhead_us))
@@ -68,16 +74,25 @@ def _fit_mode(collective: str, n: np.ndarray, system: "System") -> str:
     """What the fit scales: 'duplex' (host-staged PCIe and a collective whose ranks send and receive
     through host memory at once: the log measures what that costs, transport.py), 'physical' (the
     physical bound sets most of the unfitted expectation), else 'channels' (NCCL's channel bandwidths)."""
-    if system.host_bridge and collective in ("allreduce", "allgather", "reducescatter", "broadcast", "reduce") \
-            and is_duplex(collective, system.ranks):
+    if (
+        system.host_bridge
+        and collective in ("allreduce", "allgather", "reducescatter", "broadcast", "reduce")
+        and is_duplex(collective, system.ranks)
+    ):
         staged = host_staged_time(collective, n, system)
         if np.mean(staged > select(collective, n, system).bandwidth_s) > 0.5:
             return "duplex"
     return "physical" if np.mean(expect(collective, n, system).regime == "bound") > 0.5 else "channels"
 
 
-def fit_system(collective: str, size_bytes: npt.ArrayLike, time_s: npt.ArrayLike, system: "System", min_size_bytes: int = 0,
-               source: str = "log") -> FitResult:
+def fit_system(
+    collective: str,
+    size_bytes: npt.ArrayLike,
+    time_s: npt.ArrayLike,
+    system: "System",
+    min_size_bytes: int = 0,
+    source: str = "log",
+) -> FitResult:
     """Fit `system` to measured (size, time) rows of one collective; returns the fitted system."""
     from scipy.optimize import least_squares
 
@@ -85,8 +100,9 @@ def fit_system(collective: str, size_bytes: npt.ArrayLike, time_s: npt.ArrayLike
     t = np.asarray(time_s, dtype=float)
     keep = (n >= max(min_size_bytes, 1)) & (t > 0)
     if keep.sum() < 2:
-        raise UsageError(f"fit needs at least 2 rows with size >= {min_size_bytes} B and time > 0; "
-                         f"got {int(keep.sum())}")
+        raise UsageError(
+            f"fit needs at least 2 rows with size >= {min_size_bytes} B and time > 0; got {int(keep.sum())}"
+        )
     n, t = n[keep], t[keep]
     level = "network" if system.nodes > 1 else "intra"
     # Scale what sets the time: on host-staged PCIe with ranks that send and receive at once, the
@@ -124,10 +140,16 @@ def fit_system(collective: str, size_bytes: npt.ArrayLike, time_s: npt.ArrayLike
         res = least_squares(residual, np.array([k0] + [o0] * k, dtype=float), bounds=([-5] + [0] * k, [3] + [1e4] * k))
         if best is None or res.cost < best.cost:
             best = res
-    assert best is not None     # three starting points were tried
+    assert best is not None  # three starting points were tried
     k_bw = float(np.exp(best.x[0]))
     overhead = np.round(overheads(best.x), 2)
     fitted = _scaled(system, k_bw, overhead, why, mode)
     err = np.abs(model(best.x) / t - 1)
-    return FitResult(fitted, k_bw, level, round(float(np.mean(overhead)), 2),
-                     float(np.sqrt(np.mean(np.log(model(best.x) / t) ** 2))), float(np.median(err)))
+    return FitResult(
+        fitted,
+        k_bw,
+        level,
+        round(float(np.mean(overhead)), 2),
+        float(np.sqrt(np.mean(np.log(model(best.x) / t) ** 2))),
+        float(np.median(err)),
+    )

@@ -40,19 +40,18 @@ from collperf.model.nccl.constants import MAX_NVLS_ARITY, MAX_RING_CHANNELS, pci
 from collperf.model.hardware.system import System
 
 
-
 @dataclass(frozen=True)
 class Graph:
     n_channels: int
-    bw_intra: float        # GB/s per channel
-    bw_inter: float        # GB/s per channel
-    type_intra: str = "NVLINK"   # "NVLINK" or "PCI": which hwLatencies row
+    bw_intra: float  # GB/s per channel
+    bw_inter: float  # GB/s per channel
+    type_intra: str = "NVLINK"  # "NVLINK" or "PCI": which hwLatencies row
     latency_inter_us: float = 0.0
     same_channels: bool = True
-    pattern: str = "ring"        # "ring", "balanced-tree", "tree" (NCCL_TOPO_PATTERN_TREE) or "nvls"
-    path_intra: str = "NVL"      # graph.h path type of the GPU-to-GPU hops (typeIntra)
-    path_inter: str = "PIX"      # graph.h path type of the GPU-to-NIC hops (typeInter)
-    cross_nic: bool = False      # a ring leaves through another NIC than it came in by
+    pattern: str = "ring"  # "ring", "balanced-tree", "tree" (NCCL_TOPO_PATTERN_TREE) or "nvls"
+    path_intra: str = "NVL"  # graph.h path type of the GPU-to-GPU hops (typeIntra)
+    path_inter: str = "PIX"  # graph.h path type of the GPU-to-NIC hops (typeInter)
+    cross_nic: bool = False  # a ring leaves through another NIC than it came in by
 
 
 def _best_speed(ladder: Sequence[float], max_bw: float, channels_at: Callable[[float], int]) -> tuple[float, int]:
@@ -68,7 +67,7 @@ def _best_speed(ladder: Sequence[float], max_bw: float, channels_at: Callable[[f
         n = channels_at(speed)
         if n >= 1 and n * speed > best[0] * best[1] + 1e-9:
             best = (speed, n)
-    if best[1] == 0:   # nothing fits: search.cc falls back to the slowest speed, one channel
+    if best[1] == 0:  # nothing fits: search.cc falls back to the slowest speed, one channel
         best = (ladder[-1], 1)
     return best
 
@@ -94,7 +93,7 @@ def search_graphs(system: "System") -> dict[str, Graph]:
     # the lower bound (bounds.host_bridge_time), which reads sample 12 (broadcast) correctly.
     cross_nic = inter and g > 1 and system.nccl_nics > 1
     if inter:
-        net_path = min(system.nccl_nic_bw, pcie_bw(system.pcie_gen))   # GPU -> NIC over PCIe, then the NIC
+        net_path = min(system.nccl_nic_bw, pcie_bw(system.pcie_gen))  # GPU -> NIC over PCIe, then the NIC
         max_bw = net_path if g == 1 else min(net_path, gpu_bw)
 
         def ring_channels(speed: float, cross: bool = cross_nic) -> int:
@@ -102,10 +101,11 @@ def search_graphs(system: "System") -> dict[str, Graph]:
             by_gpu = _ring_channels_by_gpu(gpu_bw, speed, g, cross) if g > 1 else MAX_RING_CHANNELS
             return min(MAX_RING_CHANNELS, system.nccl_nics * per_nic, by_gpu)
     else:
-        max_bw = gpu_bw if g > 1 else 5000.0   # LOC_BW for a single GPU
+        max_bw = gpu_bw if g > 1 else 5000.0  # LOC_BW for a single GPU
 
         def ring_channels(speed: float, cross: bool = False) -> int:
             return min(MAX_RING_CHANNELS, math.floor(gpu_bw / speed + 1e-9))
+
     speed, n = _best_speed(ladder, max_bw, ring_channels)
     # crossNic is what found the ring when the plain ring at that speed has fewer channels
     used_cross = cross_nic and ring_channels(speed, False) < n
@@ -115,12 +115,22 @@ def search_graphs(system: "System") -> dict[str, Graph]:
     path_inter = system.nic_path if inter else "PIX"
     ring = Graph(n, speed, speed, type_intra, lat, True, "ring", path_intra, path_inter, used_cross)
     graphs = {"ring": ring, "collnet": Graph(n, speed, speed, type_intra, lat, True, "tree", path_intra, path_inter)}
-    graphs["tree"] = Graph(n, _tree_bw_intra(system, ladder, speed, n), speed, type_intra, lat, True,
-                           _tree_pattern(system), path_intra, path_inter)
+    graphs["tree"] = Graph(
+        n,
+        _tree_bw_intra(system, ladder, speed, n),
+        speed,
+        type_intra,
+        lat,
+        True,
+        _tree_pattern(system),
+        path_intra,
+        path_inter,
+    )
     # collNetChainGraph (NCCL 2.30.7 src/init.cc): NCCL_TOPO_PATTERN_TREE with the ring's channel count, so
     # the search's pass 2 raises its bwIntra as it does the tree's (a chain, like a tree, need not close a ring)
-    graphs["collnet-chain"] = Graph(n, graphs["tree"].bw_intra, speed, type_intra, lat, True, "tree", path_intra,
-                                    path_inter)
+    graphs["collnet-chain"] = Graph(
+        n, graphs["tree"].bw_intra, speed, type_intra, lat, True, "tree", path_intra, path_inter
+    )
     # no NVLS where the node's topology holds two GPUs or fewer (NCCL 2.30.7 src/transport/nvls.cc ncclNvlsInit:
     # gpuCount <= 2): a pair of B200s runs rings and trees although its NVSwitch could reduce
     if system.nvls and system.nvswitch and cc >= 90 and g > 2:
@@ -145,7 +155,7 @@ def search_graphs(system: "System") -> dict[str, Graph]:
                 if inter_bw < s <= limit and inter_bw < 2 * intra:
                     inter_bw = s
             graphs["nvls"] = Graph(heads, intra, inter_bw, "NVLINK", lat, False, "nvls", "NVL", path_inter)
-    if system.bw_scale != 1.0:   # a fitted efficiency, applied after the (discrete) search
+    if system.bw_scale != 1.0:  # a fitted efficiency, applied after the (discrete) search
         k = system.bw_scale
         graphs = {name: replace(gr, bw_intra=gr.bw_intra * k, bw_inter=gr.bw_inter * k) for name, gr in graphs.items()}
     return graphs
@@ -196,7 +206,7 @@ def _tree_pattern(system: "System") -> str:
     if system.nodes == 1:
         return "balanced-tree"
     if system.gpus_per_node == 1:
-        return "tree"                                 # search.cc:1133
+        return "tree"  # search.cc:1133
     if system.compute_capability >= 90 and system.nics_per_node >= system.gpus_per_node:
-        return "tree"                                 # search.cc:1215-1219, the balanced tree found no path
+        return "tree"  # search.cc:1215-1219, the balanced tree found no path
     return "balanced-tree"

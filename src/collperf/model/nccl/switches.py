@@ -27,7 +27,7 @@ from collperf.model.nccl.tuning import TuningTable, tuning_table
 from collperf.model.hardware.system import System
 
 P2P_CHOICE = "p2p/Simple"
-_TREE_CORRECTION_STEPS = 24       # tuning.cc corrects log2(nBytes / 64) < 23 (tree), < 24 (NVLS-tree)
+_TREE_CORRECTION_STEPS = 24  # tuning.cc corrects log2(nBytes / 64) < 23 (tree), < 24 (NVLS-tree)
 
 
 @dataclass(frozen=True)
@@ -56,9 +56,9 @@ class Switch:
     size_bytes: int
     before: str
     after: str
-    before_time_s: float       # `before` at size_bytes - 1
-    after_time_s: float        # `after` at size_bytes
-    step: str = ""             # where a step of NCCL's model (not two lines crossing) makes the switch: which
+    before_time_s: float  # `before` at size_bytes - 1
+    after_time_s: float  # `after` at size_bytes
+    step: str = ""  # where a step of NCCL's model (not two lines crossing) makes the switch: which
 
 
 @dataclass(frozen=True)
@@ -69,21 +69,22 @@ class SwitchPoints:
     min_bytes: int
     max_bytes: int
     ranges: list[ChoiceRange]  # ChoiceRange, in size order, covering min_bytes..max_bytes
-    switches: list[Switch]     # Switch, in size order
-    p2p: bool = False          # alltoall / sendrecv: no tuning table, one choice
+    switches: list[Switch]  # Switch, in size order
+    p2p: bool = False  # alltoall / sendrecv: no tuning table, one choice
 
 
 def _steps(system: System, table: TuningTable, lo: int, hi: int) -> dict[int, str]:
     """The sizes within (lo, hi] where a line's intercept or slope steps (see the module's note), each with what
     steps there."""
     steps = {64 << k: f"tree correction: log2(size / 64) = {k}" for k in range(_TREE_CORRECTION_STEPS + 1)}
-    if table.collective == "allreduce" and system.nodes > 1:      # the ring plateau (tuning.cc:647-648)
+    if table.collective == "allreduce" and system.nodes > 1:  # the ring plateau (tuning.cc:647-648)
         steps[64 * comm_channels(system, table.graphs) * system.ranks] = "ring plateau: size / (channels x ranks) = 64"
     return {size: why for size, why in steps.items() if lo < size <= hi}
 
 
-def switch_points(collective: str, system: System, min_bytes: int = 1, max_bytes: int = 16 << 30,
-                  points_per_octave: int = 8) -> SwitchPoints:
+def switch_points(
+    collective: str, system: System, min_bytes: int = 1, max_bytes: int = 16 << 30, points_per_octave: int = 8
+) -> SwitchPoints:
     """Every size in [min_bytes, max_bytes] where NCCL's (algorithm, protocol) changes on `system`, exact to the
     byte for NCCL's model (select); the ranges between them with their choice."""
     name = get_collective(collective).name
@@ -114,7 +115,7 @@ def switch_points(collective: str, system: System, min_bytes: int = 1, max_bytes
                 a = mid
             elif cm == cb:
                 b = mid
-            else:                        # a third choice in between: each half holds switches
+            else:  # a third choice in between: each half holds switches
                 refine(a, mid, ca, cm)
                 a, ca = mid, cm
         found.append((b, ca, cb))

@@ -38,9 +38,11 @@ from collperf.model.hardware.system import System
 
 
 # collectives whose every rank sends and receives the same amount (per GPU, as a fraction of S)
-_SYMMETRIC = {"allreduce": lambda p: 2.0 * (p - 1) / p,
-              "allgather": lambda p: (p - 1) / p,
-              "reducescatter": lambda p: (p - 1) / p}
+_SYMMETRIC = {
+    "allreduce": lambda p: 2.0 * (p - 1) / p,
+    "allgather": lambda p: (p - 1) / p,
+    "reducescatter": lambda p: (p - 1) / p,
+}
 _CHAIN = ("broadcast", "reduce")
 
 
@@ -91,7 +93,7 @@ def host_staged_time(collective: str, size_bytes: npt.ArrayLike, system: "System
         return np.zeros_like(n)
     rate = link_rate_Bps(system)
     traffic = per_gpu_traffic(collective, system.ranks)
-    worst = 0.0   # seconds per byte of size
+    worst = 0.0  # seconds per byte of size
     for up, down in traffic:
         duplex = up > 0 and down > 0
         eff = system.host_duplex_efficiency if duplex else 1.0

@@ -21,7 +21,6 @@ from collperf.model.nccl.graphs import Graph, search_graphs
 from collperf.model.hardware.system import System
 
 
-
 @dataclass(frozen=True)
 class TuningTable:
     """One function's table: latency_us / bandwidth_GBps per (algorithm, protocol); bw 0 = disabled."""
@@ -74,19 +73,19 @@ def _version_at_least(version: str, major: int, minor: int) -> bool:
 def _algorithm_enabled(system: "System", collective: str, a: str, graphs: dict[str, Graph]) -> bool:
     """NCCL_ALGO, the disable rules of ncclTopoTuneModel, and what the graphs make possible."""
     nodes = system.nodes
-    if not env.algorithm_enabled(system.nccl_algo, collective, a):   # tuning.cc:538
+    if not env.algorithm_enabled(system.nccl_algo, collective, a):  # tuning.cc:538
         return False
     if a in ("nvls", "nvls-tree"):
         if "nvls" not in graphs or graphs["nvls"].n_channels < 2:
             return False
-        if a == "nvls-tree" and nodes == 1:            # "Disable NVLS Tree on a single node"
+        if a == "nvls-tree" and nodes == 1:  # "Disable NVLS Tree on a single node"
             return False
-        if a == "nvls" and nodes > 1 and not system.collnet:   # multi-node NVLS needs CollNet
+        if a == "nvls" and nodes > 1 and not system.collnet:  # multi-node NVLS needs CollNet
             return False
     if a in ("collnet-direct", "collnet-chain"):
         if not system.collnet or nodes == 1:
             return False
-        if a == "collnet-direct" and not system.nvswitch:    # needs an NVSwitch system
+        if a == "collnet-direct" and not system.nvswitch:  # needs an NVSwitch system
             return False
     if a == "pat":
         # ncclPatEnable: sm60+, one GPU per node, host network; PAT exists from NCCL 2.23
@@ -98,14 +97,14 @@ def _algorithm_enabled(system: "System", collective: str, a: str, graphs: dict[s
 
 
 def _protocol_enabled(system: "System", collective: str, a: str, p: str, g: Graph) -> bool:
-    if p not in system.protocols:                       # what the platform runs
+    if p not in system.protocols:  # what the platform runs
         return False
     if a in ("nvls", "nvls-tree", "pat", "collnet-direct", "collnet-chain") and p != "Simple":
         return False
     state = env.protocol_state(system.nccl_proto, collective, p)
-    if state == env.OFF:                                # tuning.cc:537: pEnable == 0
+    if state == env.OFF:  # tuning.cc:537: pEnable == 0
         return False
-    if p == "LL128" and state == env.DEFAULT:           # tuning.cc:518: only the default (2) runs the rule
+    if p == "LL128" and state == env.DEFAULT:  # tuning.cc:518: only the default (2) runs the rule
         return _ll128_enabled(system, g)
     return True
 
@@ -116,8 +115,11 @@ def _ll128_enabled(system: "System", g: Graph) -> bool:
     one compute capability (always here); sm70+."""
     cc = system.compute_capability
     max_inter = "PXN" if cc >= 90 else "PXB"
-    return (C.path_rank(g.path_inter) <= C.path_rank(max_inter)
-            and C.path_rank(g.path_intra) <= C.path_rank("NVB") and cc >= 70)
+    return (
+        C.path_rank(g.path_inter) <= C.path_rank(max_inter)
+        and C.path_rank(g.path_intra) <= C.path_rank("NVB")
+        and cc >= 70
+    )
 
 
 def _bus_bandwidth(system: "System", collective: str, a: str, p: str, g: Graph) -> float:
@@ -130,7 +132,7 @@ def _bus_bandwidth(system: "System", collective: str, a: str, p: str, g: Graph) 
     bw = g.bw_intra if (nodes <= 2 or collnet) else g.bw_inter
     if a in ("nvls", "nvls-tree"):
         intra = g.bw_intra * C.NVLS_EFFICIENCY[gen] * (g.n_channels - 1) / g.n_channels
-        intra *= 2.0 if collective == "allreduce" else (ppn - 1) / ppn   # allreduce pipelines two ops
+        intra *= 2.0 if collective == "allreduce" else (ppn - 1) / ppn  # allreduce pipelines two ops
         inter = g.bw_inter * (2 if (nodes <= 2 and a == "nvls-tree") else 1)
         cap = C.PER_CH_MAX_NVLS_TREE_BW[gen][ni] if a == "nvls-tree" else math.inf
         bw = min(intra, inter, cap)
@@ -144,10 +146,11 @@ def _bus_bandwidth(system: "System", collective: str, a: str, p: str, g: Graph) 
     if a == "tree" and p == "LL":
         bus = min(bus / 3.8, ll_max)
     if a == "tree" and p == "LL128":
-        bus = min(bus * (7.0 / 9.0 if nodes == 1 else 120.0 / 128.0),
-                  g.n_channels * C.PER_CH_MAX_TREE_LL128_BW[gen][ni])
+        bus = min(
+            bus * (7.0 / 9.0 if nodes == 1 else 120.0 / 128.0), g.n_channels * C.PER_CH_MAX_TREE_LL128_BW[gen][ni]
+        )
     if a == "tree" and g.pattern == "tree":
-        bus *= 0.85      # tuning.cc:336: comm->maxTreePattern == NCCL_TOPO_PATTERN_TREE
+        bus *= 0.85  # tuning.cc:336: comm->maxTreePattern == NCCL_TOPO_PATTERN_TREE
     if a == "pat":
         bus *= 0.75
     if a == "collnet-direct":
@@ -160,7 +163,7 @@ def _bus_bandwidth(system: "System", collective: str, a: str, p: str, g: Graph) 
             if system.compute_capability >= 90:
                 bus *= 0.85
     if a in ("nvls", "collnet-direct") and collective in ("allgather", "reducescatter") and nodes > 1:
-        bus = 0.0   # needs CollNet allgather/reducescatter and one NIC head per local GPU: not modelled
+        bus = 0.0  # needs CollNet allgather/reducescatter and one NIC head per local GPU: not modelled
     # bus -> algorithm bandwidth (not for non-ring allgather/reducescatter)
     if not (a != "ring" and collective in ("allgather", "reducescatter")):
         ratio = ranks / _nsteps(collective, ranks) if a in ("ring", "nvls", "nvls-tree") else 0.5
@@ -178,7 +181,7 @@ def _latency(system: "System", collective: str, a: str, p: str, g: Graph) -> flo
     # "With ppn=1 latencies are fully exposed, use the Tree network latency"
     inter_lat = C.HW_LATENCY_US["NET"]["tree" if ppn == 1 else a][pi] + g.latency_inter_us
     if p == "Simple":
-        inter_lat += g.latency_inter_us          # the flush
+        inter_lat += g.latency_inter_us  # the flush
     log_nodes = _log2i(nodes)
     if a == "ring":
         hw = g.type_intra if nodes == 1 else "NET"
@@ -225,8 +228,10 @@ def _graph_of(algorithm: str, graphs: dict[str, Graph]) -> str:
 def tuning_table(collective: str, system: "System", graphs: dict[str, Graph] | None = None) -> TuningTable:
     """The latency/bandwidth table NCCL builds at init for one function (ncclTopoTuneModel)."""
     if collective not in C.FUNCTIONS:
-        raise UsageError(f"collective {collective!r} is not in NCCL's tuning model: expected one of "
-                         f"{', '.join(C.FUNCTIONS)} (alltoall and sendrecv are point-to-point: use expect)")
+        raise UsageError(
+            f"collective {collective!r} is not in NCCL's tuning model: expected one of "
+            f"{', '.join(C.FUNCTIONS)} (alltoall and sendrecv are point-to-point: use expect)"
+        )
     graphs = graphs if graphs is not None else search_graphs(system)
     lat: dict[tuple[str, str], float] = {}
     bw: dict[tuple[str, str], float] = {}
@@ -253,7 +258,7 @@ def entry_times_us(table: TuningTable, system: "System", size_bytes: np.ndarray)
     bw_t = np.full((len(entries), n.size), np.nan)
     blocks = np.floor(n / 64.0)
     log_size = np.where(blocks >= 1, np.floor(np.log2(np.maximum(blocks, 1))), -1).astype(int)
-    n_channels = comm_channels(system, table.graphs)      # comm->nChannels (tuning.cc:647-648)
+    n_channels = comm_channels(system, table.graphs)  # comm->nChannels (tuning.cc:647-648)
     for i, (a, p) in enumerate(entries):
         bw = table.bandwidth_GBps[(a, p)]
         if bw <= 0:
@@ -262,15 +267,18 @@ def entry_times_us(table: TuningTable, system: "System", size_bytes: np.ndarray)
         factor = np.ones_like(n)
         # tuning.cc:643-644: NVLS-tree is corrected only on sm100+ with an x86 CPU
         corrected = (a == "tree" and table.collective == "allreduce") or (
-            a == "nvls-tree" and table.collective == "allreduce" and system.compute_capability >= 100
-            and system.cpu_arch == "x86")
+            a == "nvls-tree"
+            and table.collective == "allreduce"
+            and system.compute_capability >= 100
+            and system.cpu_arch == "x86"
+        )
         if corrected:
             limit = 23 if a == "tree" else 24
             ok = (log_size >= 0) & (log_size < limit)
             factor[ok] = np.asarray(C.TREE_CORRECTION[pi])[log_size[ok]]
         lat = np.full_like(n, table.latency_us[(a, p)])
         if a == "ring" and p == "Simple" and system.nodes > 1 and table.collective == "allreduce":
-            plateau = np.floor(n / (n_channels * system.ranks)) >= 64     # "Plateau effect of ring"
+            plateau = np.floor(n / (n_channels * system.ranks)) >= 64  # "Plateau effect of ring"
             lat = np.where(plateau, lat * (1.9 if system.compute_capability < 80 else 1.4), lat)
         lat_t[i] = lat
         bw_t[i] = n / (1000.0 * bw * factor)

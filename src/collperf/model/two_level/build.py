@@ -20,13 +20,14 @@ def build(collective: str, algorithm: str, ranks: int, root: int = 0, segments: 
     """The schedule of a flat algorithm on `ranks` ranks (rooted collectives: rooted at `root`)."""
     alg = get_algorithm(collective, algorithm)
     p = checked_ranks(alg, ranks, root, segments)
-    assert alg.builder is not None      # Algorithm.__post_init__: every algorithm has a builder
+    assert alg.builder is not None  # Algorithm.__post_init__: every algorithm has a builder
     schedule = alg.builder(p, segments)
     return relabel(schedule, root) if get_collective(alg.collective).rooted else schedule
 
 
-def build_hierarchical(collective: str, nodes: int, ranks_per_node: int, intra_algorithm: str,
-                       inter_algorithm: str, segments: int = 1) -> Schedule:
+def build_hierarchical(
+    collective: str, nodes: int, ranks_per_node: int, intra_algorithm: str, inter_algorithm: str, segments: int = 1
+) -> Schedule:
     """The two-level schedule (model/two_level/hierarchy.py) with the given phase algorithms."""
     name = get_plan(collective).collective
 
@@ -72,7 +73,7 @@ def build_array(collective: str, algorithm: str, ranks: int, root: int = 0, segm
     if not alg.builds_arrays or (root and alg.collective in _ROTATES_CHUNKS):
         return from_schedule(build(collective, algorithm, ranks, root, segments))
     p = checked_ranks(alg, ranks, root, segments)
-    assert alg.array_builder is not None    # builds_arrays, checked above
+    assert alg.array_builder is not None  # builds_arrays, checked above
     s = alg.array_builder(p, segments)
     return relabel_arrays(s, root) if get_collective(alg.collective).rooted else s
 
@@ -91,16 +92,18 @@ def checked_ranks(alg: Algorithm, ranks: int, root: int, segments: int) -> int:
     return p
 
 
-def build_hierarchical_array(collective: str, nodes: int, ranks_per_node: int, intra_algorithm: str,
-                             inter_algorithm: str, segments: int = 1) -> ArraySchedule:
+def build_hierarchical_array(
+    collective: str, nodes: int, ranks_per_node: int, intra_algorithm: str, inter_algorithm: str, segments: int = 1
+) -> ArraySchedule:
     """The two-level schedule of model/two_level/hierarchical.py in array form: composed from the phases'
     array forms where the plan's layout has an array composer (_ARRAY_COMPOSERS), otherwise built as tuples
     and packed."""
     plan = get_plan(collective)
     composer = _ARRAY_COMPOSERS.get(plan.layout)
     if composer is None:
-        return from_schedule(build_hierarchical(plan.collective, nodes, ranks_per_node, intra_algorithm,
-                                                inter_algorithm, segments))
+        return from_schedule(
+            build_hierarchical(plan.collective, nodes, ranks_per_node, intra_algorithm, inter_algorithm, segments)
+        )
     nodes, g = check_ranks(nodes), check_ranks(ranks_per_node)
     phases = []
     for level, phase_collective, _ in plan.phases:
@@ -111,7 +114,9 @@ def build_hierarchical_array(collective: str, nodes: int, ranks_per_node: int, i
     return composer(plan, nodes, g, phases)
 
 
-def _split_blocks_arrays(plan: TwoLevelPlan, nodes: int, g: int, phases: list[tuple[str, ArraySchedule]]) -> ArraySchedule:
+def _split_blocks_arrays(
+    plan: TwoLevelPlan, nodes: int, g: int, phases: list[tuple[str, ArraySchedule]]
+) -> ArraySchedule:
     """Every node, every local-index group at once; global chunk b * c + j: sub-chunk j (of the inter
     phase's c) of intra block b (hierarchical._split_blocks)."""
     c = next((s.chunks for level, s in phases if level == "inter"), 1)
@@ -128,4 +133,6 @@ def _split_blocks_arrays(plan: TwoLevelPlan, nodes: int, g: int, phases: list[tu
 
 
 # the layouts composed straight in array form (the others are packed from tuples)
-_ARRAY_COMPOSERS: dict[str, Callable[[TwoLevelPlan, int, int, list[tuple[str, ArraySchedule]]], ArraySchedule]] = {"split-blocks": _split_blocks_arrays}
+_ARRAY_COMPOSERS: dict[str, Callable[[TwoLevelPlan, int, int, list[tuple[str, ArraySchedule]]], ArraySchedule]] = {
+    "split-blocks": _split_blocks_arrays
+}

@@ -25,7 +25,7 @@ def build(collective: str, nodes: int, g: int, intra: PhaseBuilder, inter: Phase
     phases = []
     for level, phase_collective, _ in plan.phases:
         ranks = phase_ranks(level, nodes, g)
-        if ranks > 1:   # a level with one rank does nothing
+        if ranks > 1:  # a level with one rank does nothing
             phases.append((level, (intra if level == "intra" else inter)(phase_collective, ranks)))
     return COMPOSERS[plan.layout](plan, nodes, g, phases)
 
@@ -37,8 +37,17 @@ def _groups(level: str, nodes: int, g: int, rooted: bool) -> list[list[int]]:
     return [[n * g + b for n in range(nodes)] for b in locals_]
 
 
-def _phase(sched: Schedule, level: str, nodes: int, g: int, rooted: bool, chunk_map: ChunkMap, chunks: int,
-           collective: str, buffer_chunks: int = 0) -> Schedule:
+def _phase(
+    sched: Schedule,
+    level: str,
+    nodes: int,
+    g: int,
+    rooted: bool,
+    chunk_map: ChunkMap,
+    chunks: int,
+    collective: str,
+    buffer_chunks: int = 0,
+) -> Schedule:
     """One phase on all its groups at once; chunk_map(group) maps the phase's chunks to global ones."""
     p = nodes * g
     subs = [embed(sched, group, chunk_map(group), p, chunks) for group in _groups(level, nodes, g, rooted)]
@@ -46,8 +55,9 @@ def _phase(sched: Schedule, level: str, nodes: int, g: int, rooted: bool, chunk_
 
 
 def _assemble(collective: str, p: int, chunks: int, parts: Sequence[Schedule], buffer_chunks: int = 0) -> Schedule:
-    return make(collective, "hierarchical", p, chunks, [s for part in parts for s in part.steps],
-                buffer_chunks=buffer_chunks)
+    return make(
+        collective, "hierarchical", p, chunks, [s for part in parts for s in part.steps], buffer_chunks=buffer_chunks
+    )
 
 
 def _blocks(plan: TwoLevelPlan, nodes: int, g: int, phases: list[tuple[str, Schedule]]) -> Schedule:
@@ -92,10 +102,13 @@ def _whole_buffer(plan: TwoLevelPlan, nodes: int, g: int, phases: list[tuple[str
     p, collective, rooted = nodes * g, plan.collective, not plan.all_ranks_cross
     counts = [s.chunks for _, s in phases] + [1, 1]
     c0, c1 = counts[0], counts[1]
-    maps = [lambda group: [[i * c1 + j for j in range(c1)] for i in range(c0)],
-            lambda group: [[i * c1 + j for i in range(c0)] for j in range(c1)]]
-    parts = [_phase(sched, level, nodes, g, rooted, maps[k], c0 * c1, collective)
-             for k, (level, sched) in enumerate(phases)]
+    maps = [
+        lambda group: [[i * c1 + j for j in range(c1)] for i in range(c0)],
+        lambda group: [[i * c1 + j for i in range(c0)] for j in range(c1)],
+    ]
+    parts = [
+        _phase(sched, level, nodes, g, rooted, maps[k], c0 * c1, collective) for k, (level, sched) in enumerate(phases)
+    ]
     return _assemble(collective, p, c0 * c1, parts)
 
 
@@ -114,10 +127,17 @@ def _pairs(plan: TwoLevelPlan, nodes: int, g: int, phases: list[tuple[str, Sched
         return [[(n * g + a) * p + m * g + b for a in range(g)] for n in range(nodes) for m in range(nodes)]
 
     maps = {"intra": intra_map, "inter": inter_map}
-    parts = [_phase(sched, level, nodes, g, False, maps[level], p * p, plan.collective, buffer_chunks=p)
-             for level, sched in phases]
+    parts = [
+        _phase(sched, level, nodes, g, False, maps[level], p * p, plan.collective, buffer_chunks=p)
+        for level, sched in phases
+    ]
     return _assemble(plan.collective, p, p * p, parts, buffer_chunks=p)
 
 
 # how a plan's phases sit in the whole buffer, by TwoLevelPlan.layout
-COMPOSERS: dict[str, Callable[[TwoLevelPlan, int, int, list[tuple[str, Schedule]]], Schedule]] = {"blocks": _blocks, "split-blocks": _split_blocks, "whole-buffer": _whole_buffer, "pairs": _pairs}
+COMPOSERS: dict[str, Callable[[TwoLevelPlan, int, int, list[tuple[str, Schedule]]], Schedule]] = {
+    "blocks": _blocks,
+    "split-blocks": _split_blocks,
+    "whole-buffer": _whole_buffer,
+    "pairs": _pairs,
+}

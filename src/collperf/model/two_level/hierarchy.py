@@ -32,15 +32,17 @@ from collperf.model.network import Cluster, Link
 
 class PlanPhase(NamedTuple):
     """One phase of a two-level plan: on which level, which sub-collective, and what it moves."""
-    level: str            # "intra" (every node at once) or "inter" (the groups that span the nodes)
-    collective: str       # the sub-collective the phase runs, with its own algorithm
-    divisor: str | int    # the phase's size is n / divisor: "g" ranks per node, "N" nodes, or 1
+
+    level: str  # "intra" (every node at once) or "inter" (the groups that span the nodes)
+    collective: str  # the sub-collective the phase runs, with its own algorithm
+    divisor: str | int  # the phase's size is n / divisor: "g" ranks per node, "N" nodes, or 1
 
 
 @dataclass(frozen=True)
 class TwoLevelPlan:
     """A collective's two-level composition, read by the cost (two_level_cost), the schedule builder
     (model/two_level/hierarchical.py) and the runner (model/two_level/build.py build_two_level)."""
+
     collective: str
     phases: tuple[PlanPhase, ...]
     # the phase algorithm `-A hierarchical` runs (bench, auto, the user collectives) when none is given
@@ -57,24 +59,35 @@ class TwoLevelPlan:
         return iter(self.phases)
 
 
-def _plan(collective: str, default_algorithm: str, all_ranks_cross: bool, layout: str,
-          *phases: tuple[str, str, str | int]) -> tuple[str, TwoLevelPlan]:
-    return collective, TwoLevelPlan(collective, tuple(PlanPhase(*ph) for ph in phases), default_algorithm,
-                                    all_ranks_cross, layout)
+def _plan(
+    collective: str, default_algorithm: str, all_ranks_cross: bool, layout: str, *phases: tuple[str, str, str | int]
+) -> tuple[str, TwoLevelPlan]:
+    return collective, TwoLevelPlan(
+        collective, tuple(PlanPhase(*ph) for ph in phases), default_algorithm, all_ranks_cross, layout
+    )
 
 
 # one row per collective, in the order of the module docstring
-PLANS: dict[str, TwoLevelPlan] = dict([
-    _plan("allreduce", "ring", True, "split-blocks",
-          ("intra", "reducescatter", 1), ("inter", "allreduce", "g"), ("intra", "allgather", 1)),
-    _plan("allgather", "ring", True, "blocks", ("inter", "allgather", "g"), ("intra", "allgather", 1)),
-    _plan("reducescatter", "ring", True, "blocks", ("intra", "reducescatter", 1), ("inter", "reducescatter", "g")),
-    _plan("alltoall", "pairwise", True, "pairs", ("intra", "alltoall", 1), ("inter", "alltoall", 1)),
-    _plan("broadcast", "binomial", False, "whole-buffer", ("inter", "broadcast", 1), ("intra", "broadcast", 1)),
-    _plan("reduce", "binomial", False, "whole-buffer", ("intra", "reduce", 1), ("inter", "reduce", 1)),
-    _plan("scatter", "binomial", False, "blocks", ("inter", "scatter", 1), ("intra", "scatter", "N")),
-    _plan("gather", "binomial", False, "blocks", ("intra", "gather", "N"), ("inter", "gather", 1)),
-])
+PLANS: dict[str, TwoLevelPlan] = dict(
+    [
+        _plan(
+            "allreduce",
+            "ring",
+            True,
+            "split-blocks",
+            ("intra", "reducescatter", 1),
+            ("inter", "allreduce", "g"),
+            ("intra", "allgather", 1),
+        ),
+        _plan("allgather", "ring", True, "blocks", ("inter", "allgather", "g"), ("intra", "allgather", 1)),
+        _plan("reducescatter", "ring", True, "blocks", ("intra", "reducescatter", 1), ("inter", "reducescatter", "g")),
+        _plan("alltoall", "pairwise", True, "pairs", ("intra", "alltoall", 1), ("inter", "alltoall", 1)),
+        _plan("broadcast", "binomial", False, "whole-buffer", ("inter", "broadcast", 1), ("intra", "broadcast", 1)),
+        _plan("reduce", "binomial", False, "whole-buffer", ("intra", "reduce", 1), ("inter", "reduce", 1)),
+        _plan("scatter", "binomial", False, "blocks", ("inter", "scatter", 1), ("intra", "scatter", "N")),
+        _plan("gather", "binomial", False, "blocks", ("intra", "gather", "N"), ("inter", "gather", 1)),
+    ]
+)
 
 
 def get_plan(collective: str) -> TwoLevelPlan:
@@ -102,8 +115,9 @@ def best_cost(collective: str, ranks: int, size_bytes: npt.ArrayLike, link: Link
     return lowest(costs, names)
 
 
-def _phase_cost(collective: str, algorithm: str, ranks: int, size: npt.NDArray[np.float64],
-                link: Link) -> tuple[Cost, tuple[str, ...]]:
+def _phase_cost(
+    collective: str, algorithm: str, ranks: int, size: npt.NDArray[np.float64], link: Link
+) -> tuple[Cost, tuple[str, ...]]:
     if algorithm == "best":
         phase_cost, names = best_cost(collective, ranks, size, link)
         return phase_cost, tuple(names)
@@ -113,8 +127,13 @@ def _phase_cost(collective: str, algorithm: str, ranks: int, size: npt.NDArray[n
         raise NotApplicable(f"hierarchical {collective} phase: {err}") from None
 
 
-def two_level_cost(collective: str, cluster: Cluster, size_bytes: npt.ArrayLike,
-                   intra_algorithm: str = "best", inter_algorithm: str = "best") -> Cost:
+def two_level_cost(
+    collective: str,
+    cluster: Cluster,
+    size_bytes: npt.ArrayLike,
+    intra_algorithm: str = "best",
+    inter_algorithm: str = "best",
+) -> Cost:
     """Cost of the hierarchical algorithm; the result's `phases` holds each phase's cost."""
     plan = get_plan(collective)
     n = np.atleast_1d(np.asarray(size_bytes, dtype=float))
@@ -125,7 +144,7 @@ def two_level_cost(collective: str, cluster: Cluster, size_bytes: npt.ArrayLike,
     for level, phase_collective, divisor in plan.phases:
         ranks = phase_ranks(level, nodes, g)
         if ranks == 1:
-            continue   # a level with one rank does nothing
+            continue  # a level with one rank does nothing
         size = n / {"g": g, "N": nodes, 1: 1}[divisor]
         link = cluster.intra if level == "intra" else inter_link
         algorithm = intra_algorithm if level == "intra" else inter_algorithm

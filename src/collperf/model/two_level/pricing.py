@@ -42,8 +42,8 @@ from collperf.model.network import Cluster
 from collperf.schedule.arrays import ArraySchedule
 from collperf.schedule.ir import Schedule
 
-EXACT_SEGMENTS = 8      # pipelines priced at their own segment count up to here (the fill region)
-PRICED_SEGMENTS = 64    # ... then at powers of two up to here (thousands of steps above)
+EXACT_SEGMENTS = 8  # pipelines priced at their own segment count up to here (the fill region)
+PRICED_SEGMENTS = 64  # ... then at powers of two up to here (thousands of steps above)
 
 
 def reference_segments(k: int) -> int:
@@ -67,8 +67,9 @@ def node_nic_Bps(cluster: Cluster) -> float:
     return cluster.inter.bandwidth_Bps * cluster.nics_per_node
 
 
-def _step_seconds(src: np.ndarray, dst: np.ndarray, count: np.ndarray, node: np.ndarray,
-                  cluster: Cluster) -> tuple[float, float]:
+def _step_seconds(
+    src: np.ndarray, dst: np.ndarray, count: np.ndarray, node: np.ndarray, cluster: Cluster
+) -> tuple[float, float]:
     """(alpha, seconds per chunk byte) of one step's transfers (counts in chunks)."""
     ranks, nodes = cluster.ranks, cluster.nodes
     across = node[src] != node[dst]
@@ -107,8 +108,12 @@ def _step_traffic(s: ArraySchedule | Schedule) -> Iterator[tuple[np.ndarray, np.
             yield src, dst, count.astype(float), st.repeat
         return
     for step in s.steps:
-        src, dst, count = (np.array(x, dtype=kind) for x, kind in zip(
-            zip(*((t.src, t.dst, len(t.chunks)) for t in step.transfers)), (np.int64, np.int64, float)))
+        src, dst, count = (
+            np.array(x, dtype=kind)
+            for x, kind in zip(
+                zip(*((t.src, t.dst, len(t.chunks)) for t in step.transfers)), (np.int64, np.int64, float)
+            )
+        )
         yield src, dst, count, 1
 
 
@@ -133,7 +138,7 @@ def schedule_terms(s: ArraySchedule, cluster: Cluster) -> tuple[float, float]:
 
 def _steps(alg: Algorithm, ranks: int, segments: int) -> float:
     """Steps of a pipeline of `segments` segments: its closed form's alpha coefficient."""
-    assert alg.pipeline is not None     # called for pipelined algorithms only
+    assert alg.pipeline is not None  # called for pipelined algorithms only
     return float(np.asarray(alg.pipeline(ranks, np.array([segments]))[0]).ravel()[0])
 
 
@@ -144,8 +149,9 @@ def _terms(collective: str, algorithm: str, cluster: Cluster, segments: int) -> 
     return level_terms(schedule, cluster)
 
 
-def flat_cost(collective: str, algorithm: str, cluster: Cluster, size_bytes: npt.ArrayLike,
-              segments: int | None = None) -> Cost:
+def flat_cost(
+    collective: str, algorithm: str, cluster: Cluster, size_bytes: npt.ArrayLike, segments: int | None = None
+) -> Cost:
     """A flat algorithm's cost over nccl-tests sizes on `cluster`: the closed form on the bottleneck link where
     one link carries everything (one node, one rank per node), else its schedule priced per level."""
     name = get_collective(collective).name
@@ -161,7 +167,7 @@ def flat_cost(collective: str, algorithm: str, cluster: Cluster, size_bytes: npt
     if alg.pipeline is None:
         ks = np.ones(n.shape, dtype=int)
     else:
-        assert on_slow.segments is not None     # a pipelined cost carries its segment counts
+        assert on_slow.segments is not None  # a pipelined cost carries its segment counts
         ks = on_slow.segments.astype(int)
     latency, bandwidth = np.zeros(n.shape), np.zeros(n.shape)
     for k in np.unique(ks):

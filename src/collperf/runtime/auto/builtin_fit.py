@@ -29,7 +29,7 @@ _FLOWS: dict[tuple, float] = {}
 _EXCHANGES: dict[tuple, Link] = {}
 
 FIT_MIN_BYTES = 64 << 10
-FIT_MAX_BYTES = 16 << 20   # past this the time is linear in size on every backend we measured; it saves minutes
+FIT_MAX_BYTES = 16 << 20  # past this the time is linear in size on every backend we measured; it saves minutes
 
 
 def fit_sizes(sweep_sizes, max_bytes: int = FIT_MAX_BYTES) -> list[int]:
@@ -53,8 +53,16 @@ def _key(collective: str, ranks_per_host: int, group=None) -> tuple:
     return (*group_key(group), ranks_per_host, collective)
 
 
-def builtin_fit(collective: str, sweep_sizes, ranks_per_host: int, root: int = 0, iters: int = 3,
-                max_bytes: int = FIT_MAX_BYTES, group=None, dev=None) -> BuiltinFit:
+def builtin_fit(
+    collective: str,
+    sweep_sizes,
+    ranks_per_host: int,
+    root: int = 0,
+    iters: int = 3,
+    max_bytes: int = FIT_MAX_BYTES,
+    group=None,
+    dev=None,
+) -> BuiltinFit:
     """The built-in of `collective` on `group` (None: the default group; root a rank of it) timed at fit_sizes
     (float32 sum, out-of-place, after a barrier; the median over `iters` of the mean over ranks) and fitted;
     the same on every rank of the group."""
@@ -66,7 +74,7 @@ def builtin_fit(collective: str, sweep_sizes, ranks_per_host: int, root: int = 0
             _, _, in_elems, out_elems = coll.counts(size, p, 4)
             inp = torch.ones(in_elems, dtype=torch.float32, device=dev)
             out = torch.zeros(out_elems, dtype=torch.float32, device=dev)
-            run_builtin(coll, inp, out, "sum", root, group)   # warm-up: the backend's buffers and connections
+            run_builtin(coll, inp, out, "sum", root, group)  # warm-up: the backend's buffers and connections
             samples = []
             for _ in range(iters):
                 dist.barrier(group=group)
@@ -108,7 +116,7 @@ def flow_overhead(ranks_per_host: int, big_bytes: int = 4 << 20, iters: int = 3)
             dist.barrier()
             if rank == 0:
                 t = _send_to(peers_now, pieces)
-                if i:   # the first round opens the connections
+                if i:  # the first round opens the connections
                     samples.append(t)
             elif rank in peers_now:
                 dist.recv(pieces[peers_now.index(rank)].clone(), 0)
@@ -146,8 +154,9 @@ def auto_extras_text(fit: BuiltinFit | None, hosts: HostLinks | None) -> str:
     return text
 
 
-def exchange_link(sweep_sizes, ranks_per_host: int, iters: int = 3, max_bytes: int = FIT_MAX_BYTES, group=None,
-                  dev=None) -> Link:
+def exchange_link(
+    sweep_sizes, ranks_per_host: int, iters: int = 3, max_bytes: int = FIT_MAX_BYTES, group=None, dev=None
+) -> Link:
     """The per-step cost of our executor on this backend: every rank of `group` (None: the default group) sends
     n bytes to the rank one host on (r + ranks_per_host on several hosts, r + 1 on one) and receives as much,
     posted together (batch_isend_irecv, as runtime/execute.py posts a step), timed at fit_sizes and fitted
@@ -168,18 +177,21 @@ def exchange_link(sweep_sizes, ranks_per_host: int, iters: int = 3, max_bytes: i
             for i in range(iters + 1):
                 dist.barrier(group=group)
                 t0 = time.perf_counter()
-                ops = [dist.P2POp(dist.isend, send, peer((rank + hop) % p), group),
-                       dist.P2POp(dist.irecv, recv, peer((rank - hop) % p), group)]
+                ops = [
+                    dist.P2POp(dist.isend, send, peer((rank + hop) % p), group),
+                    dist.P2POp(dist.irecv, recv, peer((rank - hop) % p), group),
+                ]
                 for w in dist.batch_isend_irecv(ops):
                     w.wait()
-                if i:   # the first round opens the connections
+                if i:  # the first round opens the connections
                     samples.append(time.perf_counter() - t0)
             mean = torch.tensor(samples, dtype=torch.float64)
             dist.all_reduce(mean, group=group)
             times.append(statistics.median((mean / p).tolist()))
         fit = fit_builtin("sendrecv", sizes, times)
-        _EXCHANGES[key] = Link(fit.latency_s, 1 / fit.seconds_per_byte if fit.seconds_per_byte else math.inf,
-                               name="executor exchange")
+        _EXCHANGES[key] = Link(
+            fit.latency_s, 1 / fit.seconds_per_byte if fit.seconds_per_byte else math.inf, name="executor exchange"
+        )
     return _EXCHANGES[key]
 
 
@@ -201,10 +213,14 @@ def auto_inputs(collective: str, sweep_sizes, ranks_per_host: int) -> dict:
     fit = builtin_fit(collective, sweep_sizes, ranks_per_host)
     link = exchange_link(sweep_sizes, ranks_per_host)
     several = dist.get_world_size() > ranks_per_host
-    return {"builtin": fit.to_json(), "builtin_latency_s": fit.latency_s,
-            "builtin_seconds_per_byte": fit.seconds_per_byte, "exchange_latency_s": link.latency_s,
-            "exchange_bandwidth_Bps": link.bandwidth_Bps,
-            "flow_overhead": flow_overhead(ranks_per_host) if several else 0.0}
+    return {
+        "builtin": fit.to_json(),
+        "builtin_latency_s": fit.latency_s,
+        "builtin_seconds_per_byte": fit.seconds_per_byte,
+        "exchange_latency_s": link.latency_s,
+        "exchange_bandwidth_Bps": link.bandwidth_Bps,
+        "flow_overhead": flow_overhead(ranks_per_host) if several else 0.0,
+    }
 
 
 def step_link(sweep_sizes, ranks_per_host: int) -> Link:

@@ -42,9 +42,13 @@ def link(a: int, b: int, big_elements: int, iters: int, dev, group=None) -> dict
     large = pingpong(a, b, big_elements, iters, dev, group)
     if small is None:
         return None
-    return {"ranks": [a, b], "latency_s": small, "bytes": big_elements * 4, "time_s": large,
-            "bandwidth_Bps": bandwidth_from(small, large, big_elements * 4)}
-
+    return {
+        "ranks": [a, b],
+        "latency_s": small,
+        "bytes": big_elements * 4,
+        "time_s": large,
+        "bandwidth_Bps": bandwidth_from(small, large, big_elements * 4),
+    }
 
 
 def calibrate(ranks_per_host: int, big_bytes: int = 16 << 20, iters: int = 5) -> dict:
@@ -66,7 +70,7 @@ def calibrate(ranks_per_host: int, big_bytes: int = 16 << 20, iters: int = 5) ->
     for _ in range(50):
         dist.all_reduce(tiny)
     elapsed = (time.perf_counter() - t0) / 50
-    out["allreduce_alpha_s"] = elapsed / max(1, 2 * (p - 1))   # the chapter's measure_alpha
+    out["allreduce_alpha_s"] = elapsed / max(1, 2 * (p - 1))  # the chapter's measure_alpha
     out["reduce_bandwidth_Bps"] = add_rate_Bps(big * 4, dev)
     return out
 

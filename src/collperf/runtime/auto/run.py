@@ -26,7 +26,7 @@ def auto_here(job: BenchJob, dev) -> dict:
         return {"choices": list(job.auto), "network": job.auto_network}
     # a job that lab/bench.py did not plan (a benchmark's head_to_head): its ranks on one host
     rph = job.auto_ranks_per_host or dist.get_world_size()
-    if dist.get_world_size() == 1:   # nothing moves: any algorithm does
+    if dist.get_world_size() == 1:  # nothing moves: any algorithm does
         network = Network.of(Link(1e-6, 1e9), 1)
         return {"choices": choices_for(job, network), "network": "one rank"}
     raw = calibrate(rph, big_bytes=AUTO_CALIBRATION_BYTES, iters=3)
@@ -37,12 +37,15 @@ def auto_here(job: BenchJob, dev) -> dict:
     if dist.get_rank() == 0:
         network = auto_network(raw, dist.get_world_size(), rph)
         hosts = auto_hosts(network, overhead)
-        box[0] = (choose_for(job, network, fit, hosts),
-                  f"quick calibration: {network.describe()}" + auto_extras_text(fit, hosts))
+        box[0] = (
+            choose_for(job, network, fit, hosts),
+            f"quick calibration: {network.describe()}" + auto_extras_text(fit, hosts),
+        )
     dist.broadcast_object_list(box, src=0)
     choices, described = box[0]
-    choices = confirm_choices(choices, job.collective, job.root, slice_bytes=job.slice_bytes, two_level=job.two_level,
-                              dev=dev)
+    choices = confirm_choices(
+        choices, job.collective, job.root, slice_bytes=job.slice_bytes, two_level=job.two_level, dev=dev
+    )
     out = {"choices": [c.to_json() for c in choices], "network": described}
     if dist.get_rank() == 0:
         launch.report("auto_choices", out)
