@@ -215,31 +215,40 @@ def _memory_kib(pids: list[int]) -> tuple[int, int]:
     return rss, pss
 
 
+# A small interpreter that forks the command and reports its wait4 usage: a process's ru_maxrss starts from the
+# peak of the process it was forked from (exec keeps the old image's high-water mark), and this benchmark's own
+# peak (writing 100 MB files) would otherwise show as the command's.
+LAUNCH = ("import os, sys, time; w0 = time.perf_counter(); pid = os.fork()\n"
+          "if pid == 0: os.execvp(sys.argv[2], sys.argv[2:])\n"
+          "_, status, u = os.wait4(pid, 0)\n"
+          "open(sys.argv[1], 'w').write(f'{time.perf_counter() - w0} {u.ru_utime + u.ru_stime} {u.ru_maxrss} '"
+          "f'{os.waitstatus_to_exitcode(status)}')")
+
+
 def measure_command(argv: list[str], out: Path, env: dict, timeout_s: float = 3600.0) -> dict:
-    """Wall and CPU seconds of a whole command (interpreter start and imports included), the peak RSS of its
-    largest process (wait4's ru_maxrss) and the peak of its process tree's summed RSS and PSS, sampled every
-    0.1 s (a peak shorter than that can be missed); stdout to `out`, stderr to `out`.err. Killed past timeout_s."""
+    """Wall and CPU seconds of a whole command (interpreter start and imports included; CPU of it and the
+    children it reaped), the peak RSS of its largest process (wait4's ru_maxrss) and the peak of its process
+    tree's summed RSS and PSS, sampled every 0.1 s (a shorter peak can be missed); stdout to `out`, stderr to
+    `out`.err. Killed past timeout_s."""
+    usage = Path(f"{out}.usage")
     with open(out, "wb") as stdout, open(f"{out}.err", "wb") as stderr:
-        w0 = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=stdout, stderr=stderr, env=env, start_new_session=True)
-        tree_rss = tree_pss = 0
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
+        launcher = subprocess.Popen([sys.executable, "-c", LAUNCH, str(usage), *argv], stdout=stdout, stderr=stderr,
+                                    env=env, start_new_session=True)
+        w0, tree_rss, tree_pss = time.perf_counter(), 0, 0
+        while launcher.poll() is None:
             if time.perf_counter() - w0 > timeout_s:
-                os.killpg(proc.pid, 9)
-                os.wait4(proc.pid, 0)
+                os.killpg(launcher.pid, 9)
+                launcher.wait(timeout=60)
                 raise SystemExit(f"{argv[:3]}... ran past {timeout_s:.0f} s: stopped")
-            rss, pss = _memory_kib(_tree(proc.pid))
+            rss, pss = _memory_kib(_tree(launcher.pid)[1:])  # the command's tree, not the launcher
             tree_rss, tree_pss = max(tree_rss, rss), max(tree_pss, pss)
             time.sleep(0.1)
-        wall = time.perf_counter() - w0
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode:
+    wall, cpu, kib, code = usage.read_text().split() if launcher.returncode == 0 else (0, 0, 0, "launcher failed")
+    usage.unlink(missing_ok=True)
+    if code != "0":
         tail = Path(f"{out}.err").read_text(errors="replace").strip().splitlines()[-1:]
-        raise SystemExit(f"{argv[:3]}... exited {proc.returncode}: {tail}")
-    return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "peak_MB": usage.ru_maxrss / 1024,
+        raise SystemExit(f"{argv[:3]}... exited {code}: {tail}")
+    return {"wall_s": float(wall), "cpu_s": float(cpu), "peak_MB": int(kib) / 1024,
             "tree_rss_MB": tree_rss / 1024, "tree_pss_MB": tree_pss / 1024}
 
 
@@ -264,8 +273,9 @@ def versus_hta(tmp: Path, megabytes: float, hta_python: str, rounds: int) -> Non
             if side == "collperf":  # the report, so a run that printed nothing is not counted as fast
                 report = json.loads((tmp / "out.txt").read_text())
                 calls = sum(c["calls"] for c in report["collectives"])
-                print(f"    {len(report['collectives'])} collective kinds, {calls} calls matched across ranks, JSON sha256 "
-                      f"{hashlib.sha256((tmp / 'out.txt').read_bytes()).hexdigest()[:12]}")
+                same = (tmp / "out.txt").read_text().replace(str(folder), "DIR")  # the same from run to run
+                print(f"    {len(report['collectives'])} collective kinds, {calls} calls matched across ranks, JSON "
+                      f"(folder as DIR) sha256 {hashlib.sha256(same.encode()).hexdigest()[:12]}")
     median = {side: {k: statistics.median(r[k] for r in runs) for k in runs[0]} for side, runs in found.items()}
     c, h = median["collperf"], median["HTA"]
     print(f"  median: collperf {c['wall_s']:.1f} s wall ({c['cpu_s']:.1f} cpu), HTA {h['wall_s']:.1f} s wall "
