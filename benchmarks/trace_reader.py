@@ -14,9 +14,16 @@ worker's for a pool) and its CPU time are its own:
   jobs (--ranks 8,64,1024 files of --rank-mb each, default 1 MB): api.trace with 1, 2 and all cores
   --big: the 1,024-rank job of 10 MB per rank (10 GB on disk), all cores; with --dask also through a local
          Dask cluster of worker processes, the JSON compared with the pool's
-  --hta: Holistic Trace Analysis (pip install HolisticTraceAnalysis) on the same 8-rank folder
+  --hta: `collperf trace DIR --json` against Holistic Trace Analysis on the same 8-rank folder of --hta-mb per
+         rank (default 10,100: one folder per size), interleaved (collperf, HTA, collperf, HTA... --rounds times),
+         each a whole command measured from outside: wall, CPU of the process tree (os.wait4: it and the
+         children it reaped), its largest process's peak RSS, and the tree's summed RSS and PSS sampled every
+         0.1 s. HTA runs in --hta-python, an interpreter where `pip install HolisticTraceAnalysis 'pandas<3'`
+         worked (HTA 0.5.0 fails with pandas 3): TraceAnalysis(trace_dir=DIR), then get_temporal_breakdown and
+         get_comm_comp_overlap (visualize=False), what an HTA user runs first on a distributed job.
 
-    .venv/bin/python benchmarks/trace_reader.py [--mb 100] [--ranks 8,64,1024] [--rank-mb 1] [--big] [--dask] [--hta]
+    .venv/bin/python benchmarks/trace_reader.py [--mb 100] [--ranks 8,64,1024] [--rank-mb 1] [--big] [--dask]
+        [--hta --hta-python /path/to/hta-venv/bin/python --hta-mb 10,100 --rounds 2]
 """
 
 from __future__ import annotations
@@ -25,9 +32,11 @@ import argparse
 import hashlib
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
@@ -49,7 +58,10 @@ JOB = (
     "from collperf import api; r = api.trace(PATH, jobs=JOBS, engine=ENGINE); OUT and open(OUT, 'w').write("
     "__import__('json').dumps(r.to_json(), sort_keys=True)); n = len(r.collectives)"
 )
-HTA = "from hta.trace_analysis import TraceAnalysis; a = TraceAnalysis(trace_dir=PATH); n = len(a.t.traces)"
+HTA = (
+    "import sys; from hta.trace_analysis import TraceAnalysis; a = TraceAnalysis(trace_dir=sys.argv[1]); "
+    "a.get_temporal_breakdown(visualize=False); a.get_comm_comp_overlap(visualize=False)"
+)
 
 
 def _head(rank: int, world: int) -> str:
@@ -188,6 +200,11 @@ def write_job(folder: Path, ranks: int, megabytes: float) -> list[Path]:
     return files
 
 
+def _env() -> dict:
+    """This environment with the repository's collperf first on the path."""
+    return {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
 def measure(code: str, path: Path, **names) -> dict:
     """Wall and CPU seconds (this process and its children) and the peak RSS (the larger of this process's and
     its largest child's) of `code`, in a fresh interpreter with collperf's reader imported (Linux)."""
@@ -201,8 +218,9 @@ def measure(code: str, path: Path, **names) -> dict:
         "hwm = next(int(x.split()[1]) for x in open('/proc/self/status') if x.startswith('VmHWM'))\n"
         "print(w, cpu, max(hwm, c.ru_maxrss))"
     )
-    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=7200)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=_env(), check=False, timeout=7200
+    )
     if done.returncode:
         raise SystemExit(f"{code[:60]}...: {done.stderr.strip().splitlines()[-1]}")
     wall, cpu, kib = done.stdout.split()[-3:]
@@ -231,7 +249,7 @@ def one_file(tmp: Path, megabytes: float) -> None:
     path.unlink()
 
 
-def job(tmp: Path, ranks: int, megabytes: float, jobs_list, engines=("local",), hta: bool = False) -> None:
+def job(tmp: Path, ranks: int, megabytes: float, jobs_list, engines=("local",)) -> None:
     folder = tmp / f"job{ranks}"
     folder.mkdir()
     files = write_job(folder, ranks, megabytes)
@@ -250,12 +268,131 @@ def job(tmp: Path, ranks: int, megabytes: float, jobs_list, engines=("local",), 
             out.unlink()
     if len(set(digests.values())) > 1:
         print(f"  the JSON differs between runs: {digests}")
-    if hta:
+    for f in files:
+        f.unlink()
+    folder.rmdir()
+
+
+def _tree(root: int) -> list[int]:
+    """`root` and its descendants now, from /proc (Linux)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                stat = Path(entry.path, "stat").read_text()
+            except OSError:  # gone since the listing
+                continue
+            ppid = int(stat[stat.rindex(")") + 2 :].split()[1])  # the name in () may hold spaces
+            children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(children.get(pid, ()))
+    return found
+
+
+def _memory_kib(pids: list[int]) -> tuple[int, int]:
+    """Summed RSS and PSS of `pids` (PSS shares the pages forked workers have in common, RSS counts them in each)."""
+    rss = pss = 0
+    for pid in pids:
         try:
-            r = measure(HTA, folder)
-            print(f"{ranks:>5} ranks: HTA {r['wall_s']:.1f} s wall, {r['cpu_s']:.1f} s cpu, peak {r['peak_MB']:.0f} MB")
-        except SystemExit as e:
-            print(f"HTA not measured: {e}")
+            for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Rss:"):
+                    rss += int(line.split()[1])
+                elif line.startswith("Pss:"):
+                    pss += int(line.split()[1])
+        except OSError:  # exited between the listing and the read
+            pass
+    return rss, pss
+
+
+# A small interpreter that forks the command and reports its wait4 usage: a process's ru_maxrss starts from the
+# peak of the process it was forked from (exec keeps the old image's high-water mark), and this benchmark's own
+# peak (writing 100 MB files) would otherwise show as the command's.
+LAUNCH = (
+    "import os, sys, time; w0 = time.perf_counter(); pid = os.fork()\n"
+    "if pid == 0: os.execvp(sys.argv[2], sys.argv[2:])\n"
+    "_, status, u = os.wait4(pid, 0)\n"
+    "open(sys.argv[1], 'w').write(f'{time.perf_counter() - w0} {u.ru_utime + u.ru_stime} {u.ru_maxrss} '"
+    "f'{os.waitstatus_to_exitcode(status)}')"
+)
+
+
+def measure_command(argv: list[str], out: Path, env: dict, timeout_s: float = 3600.0) -> dict:
+    """Wall and CPU seconds of a whole command (interpreter start and imports included; CPU of it and the
+    children it reaped), the peak RSS of its largest process (wait4's ru_maxrss) and the peak of its process
+    tree's summed RSS and PSS, sampled every 0.1 s (a shorter peak can be missed); stdout to `out`, stderr to
+    `out`.err. Killed past timeout_s."""
+    usage = Path(f"{out}.usage")
+    with open(out, "wb") as stdout, open(f"{out}.err", "wb") as stderr:
+        launcher = subprocess.Popen(
+            [sys.executable, "-c", LAUNCH, str(usage), *argv],
+            stdout=stdout,
+            stderr=stderr,
+            env=env,
+            start_new_session=True,
+        )
+        w0, tree_rss, tree_pss = time.perf_counter(), 0, 0
+        while launcher.poll() is None:
+            if time.perf_counter() - w0 > timeout_s:
+                os.killpg(launcher.pid, 9)
+                launcher.wait(timeout=60)
+                raise SystemExit(f"{argv[:3]}... ran past {timeout_s:.0f} s: stopped")
+            rss, pss = _memory_kib(_tree(launcher.pid)[1:])  # the command's tree, not the launcher
+            tree_rss, tree_pss = max(tree_rss, rss), max(tree_pss, pss)
+            time.sleep(0.1)
+    wall, cpu, kib, code = usage.read_text().split() if launcher.returncode == 0 else (0, 0, 0, "launcher failed")
+    usage.unlink(missing_ok=True)
+    if code != "0":
+        tail = Path(f"{out}.err").read_text(errors="replace").strip().splitlines()[-1:]
+        raise SystemExit(f"{argv[:3]}... exited {code}: {tail}")
+    return {
+        "wall_s": float(wall),
+        "cpu_s": float(cpu),
+        "peak_MB": int(kib) / 1024,
+        "tree_rss_MB": tree_rss / 1024,
+        "tree_pss_MB": tree_pss / 1024,
+    }
+
+
+def versus_hta(tmp: Path, megabytes: float, hta_python: str, rounds: int) -> None:
+    """`collperf trace DIR --json` (default jobs) and HTA on the same 8-rank folder, interleaved round by round."""
+    folder = tmp / f"hta{megabytes:g}"
+    folder.mkdir()
+    files = write_job(folder, 8, megabytes)
+    total_MB = sum(f.stat().st_size for f in files) / 1e6
+    sides = {
+        "collperf": [sys.executable, "-m", "collperf", "trace", str(folder), "--json"],
+        "HTA": [hta_python, "-c", HTA, str(folder)],
+    }
+    print(f"8 ranks x {megabytes:g} MB ({total_MB:,.0f} MB), {rounds} rounds, collperf then HTA in each")
+    found: dict[str, list[dict]] = {side: [] for side in sides}
+    for round_ in range(rounds):
+        for side, argv in sides.items():
+            load0 = os.getloadavg()[0]
+            r = measure_command(argv, tmp / "out.txt", _env())
+            found[side].append(r)
+            print(
+                f"  round {round_ + 1} {side:<8}: {r['wall_s']:6.1f} s wall, {r['cpu_s']:6.1f} s cpu, largest process "
+                f"{r['peak_MB']:5.0f} MB, tree RSS {r['tree_rss_MB']:5.0f} MB, PSS {r['tree_pss_MB']:5.0f} MB "
+                f"(load {load0:.1f} -> {os.getloadavg()[0]:.1f})"
+            )
+            if side == "collperf":  # the report, so a run that printed nothing is not counted as fast
+                report = json.loads((tmp / "out.txt").read_text())
+                calls = sum(c["calls"] for c in report["collectives"])
+                same = (tmp / "out.txt").read_text().replace(str(folder), "DIR")  # the same from run to run
+                print(
+                    f"    {len(report['collectives'])} collective kinds, {calls} calls matched across ranks, JSON "
+                    f"(folder as DIR) sha256 {hashlib.sha256(same.encode()).hexdigest()[:12]}"
+                )
+    median = {side: {k: statistics.median(r[k] for r in runs) for k in runs[0]} for side, runs in found.items()}
+    c, h = median["collperf"], median["HTA"]
+    print(
+        f"  median: collperf {c['wall_s']:.1f} s wall ({c['cpu_s']:.1f} cpu), HTA {h['wall_s']:.1f} s wall "
+        f"({h['cpu_s']:.1f} cpu): {h['wall_s'] / c['wall_s']:.1f}x wall, {h['cpu_s'] / c['cpu_s']:.1f}x cpu; tree PSS "
+        f"{c['tree_pss_MB']:.0f} MB against {h['tree_pss_MB']:.0f} MB"
+    )
     for f in files:
         f.unlink()
     folder.rmdir()
@@ -268,8 +405,10 @@ def main() -> None:
     parser.add_argument("--rank-mb", type=float, default=1.0, help="MB per rank file of those jobs")
     parser.add_argument("--big", action="store_true", help="the 1,024-rank job of 10 MB per rank, all cores")
     parser.add_argument("--dask", action="store_true", help="with --big: also through a local Dask cluster")
-    parser.add_argument("--hta", action="store_true", help="HTA on the 8-rank job (--hta-mb per rank)")
-    parser.add_argument("--hta-mb", type=float, default=10.0)
+    parser.add_argument("--hta", action="store_true", help="collperf trace against HTA on 8-rank folders")
+    parser.add_argument("--hta-mb", default="10,100", help="MB per rank of those folders")
+    parser.add_argument("--hta-python", default=sys.executable, help="an interpreter with HTA (and pandas<3)")
+    parser.add_argument("--rounds", type=int, default=2, help="rounds of collperf then HTA per folder")
     args = parser.parse_args()
     cores = len(os.sched_getaffinity(0))
     with tempfile.TemporaryDirectory() as tmp:
@@ -278,7 +417,8 @@ def main() -> None:
         for ranks in [int(r) for r in args.ranks.split(",") if r]:
             job(Path(tmp), ranks, args.rank_mb, sorted({1, 2, cores}))
         if args.hta:
-            job(Path(tmp), 8, args.hta_mb, [cores], hta=True)
+            for megabytes in [float(m) for m in args.hta_mb.split(",") if m]:
+                versus_hta(Path(tmp), megabytes, args.hta_python, args.rounds)
         if args.big:
             job(Path(tmp), 1024, 10.0, [cores], ("local",) + (("local-dask",) if args.dask else ()))
 

@@ -1,7 +1,7 @@
 """The trace reader at scale: the C parser's path (trace/fast.py) reads every fixture and any hypothesis-made
 trace exactly as the streaming reader does (the same RankTrace, or the same error); rank files read by a
 process pool, or a Dask cluster, give the same report as one process; the memory estimate refuses what
-cannot fit; --jobs and --engine are checked."""
+cannot fit; --jobs and --engine are checked; the benchmark measures a whole command's tree, not its own memory."""
 
 from __future__ import annotations
 
@@ -310,3 +310,33 @@ def test_a_local_dask_cluster_gives_the_report_of_one_process(tmp_path):
     files = bench.write_job(tmp_path, ranks=8, megabytes=0.3)
     assert len(files) == 8
     assert _json(tmp_path, engine="local-dask", jobs=2) == _json(tmp_path, jobs=1)
+
+
+# --- the benchmark's measure of a whole command (its comparison with HTA) --------------------------------------
+
+
+def test_a_command_is_measured_with_its_children_not_the_benchmark(tmp_path):
+    """The grandchild's CPU counts (it is reaped), and the peak is the command's 150 MiB even while this process
+    holds 300 MiB: exec keeps the forking process's high-water mark, which the launcher keeps small."""
+    held = b"x" * (300 << 20)
+    child = (
+        "import time; x = b'x' * (150 << 20); t = time.process_time()\n"
+        "while time.process_time() - t < 0.3: pass\ntime.sleep(0.3)"
+    )
+    parent = f"import subprocess, sys; subprocess.run([sys.executable, '-c', {child!r}], check=True)"
+    r = bench.measure_command([bench.sys.executable, "-c", parent], tmp_path / "out", dict(bench.os.environ))
+    assert len(held) == 300 << 20
+    assert r["cpu_s"] >= 0.3
+    assert r["wall_s"] >= 0.6
+    assert 150 <= r["peak_MB"] < 250
+    assert r["tree_rss_MB"] >= 150 and r["tree_pss_MB"] >= 150  # sampled while the child sleeps
+
+
+def test_a_failing_or_late_command_stops_the_benchmark_with_why(tmp_path):
+    env = dict(bench.os.environ)
+    with pytest.raises(SystemExit, match=r"exited 3: \['boom'\]"):
+        bench.measure_command(
+            [bench.sys.executable, "-c", "import sys; print('boom', file=sys.stderr); sys.exit(3)"], tmp_path / "a", env
+        )
+    with pytest.raises(SystemExit, match="ran past 1 s: stopped"):
+        bench.measure_command(["sleep", "30"], tmp_path / "b", env, timeout_s=1)
