@@ -10,19 +10,22 @@ off the rule), the table says so and names the flag that settles it (--nodes).
 
 from __future__ import annotations
 
-import re
+import string
 
-_NUMBERED = re.compile(r"^(.*?)(\d+)$")
-_LETTERED = re.compile(r"^(.*[^A-Za-z])([a-z])$")  # node-a, node-b: one lower-case letter after a separator
+_DIGITS = "0123456789"
+_MAX_DIGITS = 12  # a host's number; a longer run of digits numbers no host
 
 
 def _host_number(host: str) -> tuple[str, int] | None:
     """(the name's prefix, its number): node-031 -> ('node-', 31); node-b -> ('node-', 1); None without one."""
     name = host.split(".")[0]  # a domain after the host's own name is no part of its number
-    if m := _NUMBERED.match(name):
-        return m.group(1), int(m.group(2))
-    if m := _LETTERED.match(name):
-        return m.group(1), ord(m.group(2)) - ord("a")
+    # string methods, not patterns: a name is any text a log prints, and a pattern that backtracks over a long
+    # run of digits is quadratic (tests/line_patterns.py)
+    stem = name.rstrip(_DIGITS)
+    if 0 < len(name) - len(stem) <= _MAX_DIGITS:
+        return stem, int(name[len(stem) :])
+    if len(name) >= 2 and name[-1] in string.ascii_lowercase and name[-2] not in string.ascii_letters:
+        return name[:-1], ord(name[-1]) - ord("a")  # node-a, node-b: one lower-case letter after a separator
     return None
 
 

@@ -205,7 +205,8 @@ def _p2p(text: str, source: str) -> LinkTest:
     while i < len(lines):
         ln = lines[i].strip()
         if "Bandwidth" in ln and "Matrix" in ln and "P2P=" in ln and i + 1 < len(lines):
-            title = re.sub(r"\s*\(GB/s\)", "", ln)
+            parts = ln.split("(GB/s)")  # the unit and the spaces before it dropped (no pattern: linear on any line)
+            title = "".join(p.rstrip() for p in parts[:-1]) + parts[-1]
             tests.append(title)
             both = 2 if ln.startswith("Bidirectional") else 1
             cells, i = _matrix(lines, i + 1, source)
