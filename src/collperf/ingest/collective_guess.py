@@ -11,23 +11,8 @@ convention, same factor) unless the legacy redop column tells (alltoall printed 
 
 from __future__ import annotations
 
-from collperf.ingest.consistency import TYPE_BYTES
+from collperf.ingest.consistency import count_multiple
 from collperf.ingest.table import Table
-
-
-def count_multiple(t: Table) -> int | None:
-    """size / (count x type size), the same whole number on every row that prints both (None: no row does, or the
-    rows disagree)."""
-    found = set()
-    for r in t.rows:
-        element = TYPE_BYTES.get((r.dtype or "").lower())
-        if not r.count or not element or not r.size:
-            continue
-        k, rest = divmod(r.size, r.count * element)
-        if rest:
-            return None
-        found.add(k)
-    return found.pop() if len(found) == 1 else None
 
 
 def undecided(t: Table, candidates: tuple[str, ...], why: str) -> str:

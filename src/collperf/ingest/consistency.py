@@ -136,21 +136,28 @@ TYPE_BYTES = {
 PER_RANK_COUNT = ("allgather", "reducescatter", "alltoall", "gather", "scatter")
 
 
-def ranks_from_counts(t: Table) -> int | None:
-    """The rank count the count column states: size / (count x type size), the same whole number >= 2 on every
-    row with a count (exact, unlike busbw/algbw, whose printed digits cannot tell 127/128 from 71/72)."""
-    if t.collective not in PER_RANK_COUNT:
-        return None
+def count_multiple(t: Table) -> int | None:
+    """size / (count x type size), the same whole number on every row that prints both (None: no row does, or the
+    rows disagree)."""
     found = set()
     for r in t.rows:
         element = TYPE_BYTES.get((r.dtype or "").lower())
         if not r.count or not element or not r.size:
             continue
-        ranks, rest = divmod(r.size, r.count * element)
+        k, rest = divmod(r.size, r.count * element)
         if rest:
             return None
-        found.add(ranks)
-    return found.pop() if len(found) == 1 and min(found) >= 2 else None
+        found.add(k)
+    return found.pop() if len(found) == 1 else None
+
+
+def ranks_from_counts(t: Table) -> int | None:
+    """The rank count the count column states: size / (count x type size), the same whole number >= 2 on every
+    row with a count (exact, unlike busbw/algbw, whose printed digits cannot tell 127/128 from 71/72)."""
+    if t.collective not in PER_RANK_COUNT:
+        return None
+    k = count_multiple(t)
+    return k if k is not None and k >= 2 else None
 
 
 def read_ranks_from_counts(t: Table) -> None:
