@@ -30,3 +30,12 @@ def pids_until_first_row(proc) -> tuple[dict, list]:
         elif line.strip() and not line.startswith("#"):
             break
     return pids, lines
+
+
+def as_a_shell_starts_it() -> None:
+    """preexec_fn of a command a test interrupts: SIGINT unblocked and at its default, as a shell starts a command,
+    whatever the test process inherited or was left with (a signal mask and ignored signals pass to children)."""
+    import signal
+
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

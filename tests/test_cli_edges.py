@@ -14,6 +14,7 @@ import typer
 
 from collperf.cli import app
 from cli_support import cli_error
+from rank_support import as_a_shell_starts_it
 from collperf.diagnose.findings import _dips
 from collperf.lab.bench import distinct_sizes
 from collperf.model.network import Link
@@ -197,6 +198,7 @@ def test_interrupted_bench_before_its_first_row_leaves_no_complete_file(tmp_path
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=as_a_shell_starts_it,
     )
     try:
         deadline = time.monotonic() + 120

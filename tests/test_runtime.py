@@ -20,7 +20,7 @@ from collperf.errors import UsageError  # noqa: E402
 from collperf.model.algorithms import ALGORITHMS  # noqa: E402
 from collperf.lab.results import to_csv, to_json, to_text  # noqa: E402
 from collperf.runtime.launch import Job, RunError, RunStalled, _children_ignore_sigint, run_local  # noqa: E402
-from rank_support import children as _children, pids_until_first_row  # noqa: E402
+from rank_support import as_a_shell_starts_it, children as _children, pids_until_first_row  # noqa: E402
 from collperf import api, ingest
 from collperf.runtime import data
 from collperf.runtime.channels import FileChannel
@@ -485,7 +485,9 @@ def test_ctrl_c_keeps_the_rows_measured_so_far():
         "--timeout",
         "120",
     ]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=as_a_shell_starts_it
+    )
     pids, lines = [], []
     try:
         for line in proc.stdout:
@@ -526,6 +528,28 @@ def test_the_file_channel_delivers_each_report_once_in_order(tmp_path):
     assert [m for m in got if m[0] == 0] == [(0, "beat", (i, "")) for i in range(0, 12, 2)]
     assert [m for m in got if m[0] == 1] == [(1, "beat", (i, "")) for i in range(1, 12, 2)]
     assert not os.listdir(tmp_path)
+
+
+def test_sigint_is_unblocked_after_the_spawn_where_its_handler_was_set_outside_python(monkeypatch):
+    """signal.signal returns None where the previous SIGINT handler was a C library's: the window must still unblock
+    SIGINT and leave a handler, or every process started later inherits a blocked Ctrl-C (a bench that would not
+    stop)."""
+    import collperf.runtime.launch as launch
+
+    real = signal.signal
+    first = []
+
+    def from_c(signum, handler):
+        previous = real(signum, handler)
+        first.append(previous)
+        return None if len(first) == 1 else previous  # the first call finds a handler set outside Python
+
+    monkeypatch.setattr(launch.signal, "signal", from_c)
+    with _children_ignore_sigint():
+        assert signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    monkeypatch.undo()
+    assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
 def test_a_ctrl_c_taken_by_another_thread_while_ranks_spawn_still_ends_the_run():

@@ -265,18 +265,22 @@ class _children_ignore_sigint:
     run would go on. Only the main thread may change signal handlers; elsewhere this does nothing."""
 
     def __enter__(self):
-        self.old, self.interrupted = None, False
+        self.old, self.installed, self.interrupted = None, False, False
         if threading.current_thread() is threading.main_thread():
             self.old = signal.signal(signal.SIGINT, self._record)
+            self.installed = True
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
 
     def _record(self, signum, frame):
         self.interrupted = True
 
     def __exit__(self, *exc):
-        if self.old is not None:
+        # `installed`, not the old handler: signal.signal returns None where the handler was set outside Python
+        # (a C library's), and SIGINT must be unblocked whatever it was, or every process started later (a
+        # subprocess inherits the mask) would never see a Ctrl-C
+        if self.installed:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # a pending Ctrl-C is recorded here
-            signal.signal(signal.SIGINT, self.old)
+            signal.signal(signal.SIGINT, self.old if self.old is not None else signal.default_int_handler)
             if self.interrupted and exc[0] is None:
                 raise KeyboardInterrupt
 
