@@ -13,7 +13,8 @@ from typer.testing import CliRunner
 from collperf.cli import app
 from collperf.diagnose import findings as F
 from collperf.diagnose.verdict import Kind, Verdict
-from collperf.diagnose.core import SizeVerdict, _curve_anomalies, overall
+from collperf.diagnose.core import SizeVerdict, overall
+from collperf.diagnose.overall import curve_anomalies as _curve_anomalies
 from collperf.diagnose.corpus_fit import hardware_for, read_index
 from collperf.expect.resolve import Assumed, assume
 from collperf.expect.wording import merge_counts

@@ -20,76 +20,21 @@ from __future__ import annotations
 import copy
 import functools
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from collperf.expect.hints import Hints, bridge_values, from_comments, gpu_from_comments, log_text_hints
+from collperf.expect.log_facts import apply_facts, transport_settings
+from collperf.expect.shown import shown_values
+from collperf.expect.hints import Hints, from_comments, gpu_from_comments, log_text_hints
 from collperf.expect.loglines import LogFacts, read_facts
 from collperf.expect.overrides import apply_overrides, from_profile, unused_on_one_node
 from collperf.expect.suspects import suspects
 from collperf.errors import UsageError
-from collperf.model.hardware.fabrics import NICS
 from collperf.model.hardware.names import AmbiguousGPU, find_gpu, gpu_part, normalize
-from collperf.model.nccl.env import NCCL_ALGO_NAMES, NCCL_PROTO_NAMES, check as check_env
 from collperf.model.hardware.nodes import nics_used, nodes_for
-from collperf.model.hardware.catalogue import CATALOGUE, System, fabric_nccl_settings, get_system, system_for_gpu
+from collperf.model.hardware.catalogue import CATALOGUE, System, get_system, system_for_gpu
 from collperf.ingest.table import Table
 from collperf.spec import HardwareSpec
-
-# the values the output lists, in order, with how each is shown
-_SHOWN: tuple[tuple[str, str, Callable[[System], str | None]], ...] = (
-    ("gpu", "GPU", lambda s: s.gpu),
-    ("nodes", "nodes", lambda s: str(s.nodes)),
-    ("gpus_per_node", "GPUs per node", lambda s: str(s.gpus_per_node)),
-    (
-        "nvlink_GBps",
-        "intra-node link",
-        lambda s: (
-            (
-                f"{s.nvlink_links}x {s.link_name}, {s.nvlink_GBps * s.phys_scale:g} "
-                f"GB/s per GPU per direction{', NVSwitch' if s.nvswitch else ''}"
-            )
-            if s.nvlink_links
-            else f"PCIe Gen{s.pcie_gen}{'' if s.p2p else ' without P2P (through host memory)'}"
-            f"{', GPUs behind one PCIe switch' if s.pcie_switch_shared else ''}"
-        ),
-    ),
-    ("nvls", "in-switch reduction (NVLS)", lambda s: "yes" if s.nvls else "no"),
-    ("fabric", "fabric", lambda s: s.fabric_class),
-    ("collnet", "in-network reduction (SHARP)", lambda s: ("yes" if s.collnet else "no") if s.nodes > 1 else None),
-    # the network only where one is used (several nodes)
-    ("nics_per_node", "NICs per node", lambda s: str(s.nics_per_node) if s.nodes > 1 else None),
-    ("nic_Gbps", "NIC rate", lambda s: f"{s.nic_Gbps:g} Gb/s" if s.nodes > 1 else None),
-    (
-        "net_gdr",
-        "GPUDirect RDMA",
-        lambda s: None if s.nodes == 1 else "yes" if s.net_gdr else "no (network data staged through host memory)",
-    ),
-    ("protocols", "NCCL protocols", lambda s: ", ".join(s.protocols)),
-    # shown where they are set or read (None: left out): NCCL_PROTO/ALGO when set, the CPU where the NVLS-tree
-    # correction reads it (sm100+), the GPU-NIC path where the LL128 rule does (several nodes)
-    ("nccl_proto", "NCCL_PROTO", lambda s: s.nccl_proto or None),
-    ("nccl_algo", "NCCL_ALGO", lambda s: s.nccl_algo or None),
-    ("cpu_arch", "CPU architecture", lambda s: s.cpu_arch if s.compute_capability >= 100 else None),
-    ("nic_path", "GPU-NIC path", lambda s: s.nic_path if s.nodes > 1 else None),
-    (
-        "launch_overhead_us",
-        "launch overhead",
-        lambda s: (
-            f"{s.launch_overhead_us:g} us per call"
-            if s.protocol_overhead_us is None
-            else "per call "
-            + ", ".join(f"{p} {o:g} us" for p, o in zip(("LL", "LL128", "Simple"), s.protocol_overhead_us))
-        ),
-    ),
-)
-# a shown value's provenance may sit under another field name (pcie_gen/p2p set the PCIe link)
-_ALSO = {
-    "nvlink_GBps": ("nvlink_links", "pcie_gen", "p2p", "pcie_switch_shared", "phys_scale"),
-    "nodes": (),
-    "gpu": ("compute_capability",),
-}
 
 
 @dataclass
@@ -125,32 +70,6 @@ class Assumed:
 
 # the most GPUs one PCIe server usually holds (8 double-width cards): --gpu with no more ranks is one machine
 PCIE_BOX_GPUS = 8
-
-
-def _values(system: System) -> list[tuple[str, str, str]]:
-    out = []
-    for key, label, show in _SHOWN:
-        shown = show(system)
-        if shown is None:
-            continue
-        src = system.provenance.get(key)
-        for other in _ALSO.get(key, ()):
-            theirs = system.provenance.get(other, "")
-            src = (
-                system.provenance.get(other, src)
-                if src is None
-                or "user" in theirs
-                or "fitted" in theirs
-                or (other in ("pcie_switch_shared", "p2p") and theirs.startswith("from "))
-                else src
-            )
-        out.append((label, shown, src or f"default for {system.name}"))
-    return out
-
-
-def shown_values(system: System) -> list[tuple[str, str, str]]:
-    """The values the output lists for a system, each with its provenance (for a system changed after `assume`)."""
-    return _values(system)
 
 
 @functools.lru_cache(maxsize=2)
@@ -194,82 +113,6 @@ def _cloud_base(base: System, fabric: str, why: str, per_node: int | None) -> Sy
         f"{why}: the {cloud.instance} instance",
         **{k: getattr(cloud, k) for k in ("nics_per_node", "nic_Gbps", "fabric", "net_gdr")},
     ).with_(base.provenance.get("gpu", ""), gpu=base.gpu)
-
-
-def _apply_facts(system: System, facts: LogFacts, ngpus: int) -> System:
-    """The log's own lines over the catalogue's defaults, each value quoting its line."""
-
-    def quote(key: str) -> str:
-        return f"from the log line '{facts.line(key)}'"
-
-    if "fabric" in facts and system.nodes > 1:
-        if facts.get("fabric") == "slingshot" and system.fabric != "slingshot":
-            # one NIC on Slingshot 11: the Cassini NIC's 200 Gb/s (model/hardware/fabrics.py), not the board's NIC
-            system = system.with_(quote("fabric") + " (HPE Slingshot 11 NIC, 200 Gb/s)", nic_Gbps=NICS["cassini"].Gbps)
-        system = system.with_(quote("fabric"), fabric=facts.get("fabric"))
-        if facts.get("fabric") == "socket":
-            system = system.with_(quote("fabric"), net_gdr=False)
-    if "nics" in facts and system.nodes > 1:
-        system = system.with_(quote("nics"), nics_per_node=int(facts.get("nics")))
-    if "net_gdr" in facts and system.nodes > 1:
-        system = system.with_(quote("net_gdr"), net_gdr=bool(facts.get("net_gdr")))
-    if "cross_socket" in facts and not system.nvlink_links and system.gpus_per_node > 1:
-        # PCIe cards on two CPU sockets: NCCL 2.30.7 src/graph/paths.cc ncclTopoCheckP2p allows P2P only up to
-        # PATH_PXB on Intel and ARM hosts, so their traffic goes through host memory (SHM); a 'via P2P' line
-        # below overrides this
-        system = system.with_(
-            f"from the PCI buses in the device lines ('{facts.line('cross_socket')}'): GPUs on two CPU sockets",
-            p2p=False,
-        )
-    bridge = bridge_values(system)
-    if facts.get("intra_path") == "NVL" and bridge and system.gpus_per_node > 1:
-        # NCCL's graph runs over NVLink between PCIe cards: their NVLink bridge
-        system = system.with_(quote("intra_path") + " (an NVLink bridge)", **bridge)
-    if "p2p" in facts and not system.nvlink_links and system.gpus_per_node > 1:
-        system = system.with_(quote("p2p"), p2p=bool(facts.get("p2p")))
-    if "nvls" in facts:
-        system = system.with_(
-            quote("nvls"), nvls=bool(facts.get("nvls")) and system.nvswitch and system.compute_capability >= 90
-        )
-    if "collnet" in facts and system.nodes > 1:
-        system = system.with_(quote("collnet"), collnet=bool(facts.get("collnet")))
-    if "protocols" in facts:
-        system = system.with_(quote("protocols"), protocols=tuple(facts.get("protocols")))
-    for fact, key, names in (
-        ("nccl_proto", "nccl_proto", NCCL_PROTO_NAMES),
-        ("algorithms", "nccl_algo", NCCL_ALGO_NAMES),
-    ):
-        if fact in facts and _nccl_accepts(str(facts.get(fact)), names):
-            system = system.with_(quote(fact), **{key: str(facts.get(fact))})
-    if "nccl_version" in facts:
-        system = system.with_(quote("nccl_version"), nccl_version=str(facts.get("nccl_version")))
-    if ngpus > 1:
-        # One host thread launching g kernels per iteration (nccl-tests -g g) adds about 2.5 us per GPU to
-        # every call (samples 01 and 10: 35 us and 11.7 us floors vs NCCL's 15 us / 8.6 us model latency).
-        system = system.with_("from nccl-tests -g (one thread launches every GPU)", launch_overhead_us=2.5 * ngpus)
-    return system
-
-
-def _transport_settings(system: System) -> System:
-    """What the network's transport makes NCCL run, where the log does not say: the catalogue's settings for
-    the fabric class (model/hardware/catalogue.py FABRIC_NCCL_SETTINGS; GPUDirect-TCPX: NCCL_ALGO=Ring, NCCL_PROTO=Simple)."""
-    settings, source = fabric_nccl_settings(system.fabric_class)
-    if system.nodes < 2:
-        return system
-    why = f"the {system.fabric_class} transport's required NCCL settings ({source})"
-    for key, value in settings.items():
-        if not getattr(system, key):  # an echoed NCCL_ALGO/NCCL_PROTO in the log rules
-            system = system.with_(why, **{key: value})
-    return system
-
-
-def _nccl_accepts(value: str, names: tuple[str, ...]) -> bool:
-    """Whether this NCCL's parser reads an NCCL_PROTO/NCCL_ALGO echo (an older NCCL's names are left out)."""
-    try:
-        check_env(value, "NCCL_ALGO/NCCL_PROTO", names)
-    except UsageError:
-        return False
-    return True
 
 
 def _log_gpu_nodes(
@@ -492,15 +335,15 @@ def assume(table: Table | Hints | None = None, hw: HardwareSpec | None = None, r
         system = system.with_(gpu_src, gpu=gpu_text)
     ngpus = int((table.header if table is not None else {}).get("ngpus", 1) or 1)
     catalogue = system
-    system = _apply_facts(system, facts, ngpus)
-    system = _transport_settings(system)
+    system = apply_facts(system, facts, ngpus)
+    system = transport_settings(system)
     system = from_comments(system, comments, facts)
     if hw.profile is not None:
         system = from_profile(system, hw.profile)
     system = apply_overrides(system, hw)
     notes += unused_on_one_node(system, hw) + hw.questioned()
     check, settings = suspects(facts, system, catalogue)
-    return Assumed(system, _values(system), notes, suspects=check, settings=settings)
+    return Assumed(system, shown_values(system), notes, suspects=check, settings=settings)
 
 
 def _cpu(device: str) -> bool:

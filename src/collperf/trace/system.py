@@ -5,7 +5,7 @@ each process group's share of it."""
 from __future__ import annotations
 
 from collperf.diagnose import Assumed, assume
-from collperf.expect.resolve import _values
+from collperf.expect.shown import shown_values
 from collperf.expect.hints import Hints
 
 FROM_TRACE = "from deviceProperties in the trace"
@@ -42,7 +42,7 @@ def assume_system(traces, hardware) -> Assumed:
         system = system.with_(f"from the {nodes} host name(s) of the traces", nodes=system.nodes)
     if first.nccl_version and hardware.cluster is None:
         system = system.with_("from distributedInfo in the trace", nccl_version=first.nccl_version)
-    return Assumed(system, _values(system), assumed.notes)
+    return Assumed(system, shown_values(system), assumed.notes)
 
 
 def group_system(system, pg_ranks: tuple, group_size: int, why: str = "from the process group's ranks"):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from collperf.diagnose import Assumed
-from collperf.expect.resolve import _values
+from collperf.expect.shown import shown_values
 from collperf.errors import UsageError
 from collperf.model import predict
 from collperf.model.nccl import constants as C
@@ -115,7 +115,7 @@ def price(row, system, world: int, algorithm) -> tuple[float | None, str]:
         why = f"{row.collective}: {'; '.join(refused)}; priced with NCCL's choice"
     else:
         why = ""
-    ex = expected_and_bound(row.collective, [row.size_bytes], Assumed(mine, _values(mine)))
+    ex = expected_and_bound(row.collective, [row.size_bytes], Assumed(mine, shown_values(mine)))
     return (float(ex.expected_s[0]) if ex.expected_s is not None else None), why
 
 
